@@ -1,0 +1,60 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "gifpack",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "gifpack", targets: ["gifpack"]),
+        .executable(name: "exercisedb-fixture", targets: ["exercisedb-fixture"]),
+        .library(name: "GifPack", targets: ["GifPack"]),
+        .library(name: "GifPackFormat", targets: ["GifPackFormat"]),
+        .library(name: "GifPackHTTP", targets: ["GifPackHTTP"]),
+        .library(name: "GifPackClient", targets: ["GifPackClient"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+    ],
+    targets: [
+        // System libraries (Debian -dev packages); the headers add small inline shims.
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CArchive", pkgConfig: "libarchive", providers: [.apt(["libarchive-dev"])]),
+        .systemLibrary(name: "CGif", pkgConfig: "libgif", providers: [.apt(["libgif-dev"])]),
+        .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
+
+        // The contract between builder and client: index and pack models, pack reader.
+        .target(name: "GifPackFormat", dependencies: [
+            "CZstd", .product(name: "Crypto", package: "swift-crypto"),
+        ]),
+        // GIF structural decoding (giflib), shared by builder, client and fixtures.
+        .target(name: "GifPackGIF", dependencies: ["CGif"]),
+        // Async HTTP over libcurl's multi interface.
+        .target(name: "GifPackHTTP", dependencies: [
+            "CCurl", .product(name: "Crypto", package: "swift-crypto"),
+        ]),
+        // The builder.
+        .target(name: "GifPack", dependencies: [
+            "GifPackFormat", "GifPackGIF", "GifPackHTTP", "CArchive", "CZstd",
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "Yams", package: "Yams"),
+        ]),
+        // What an app links: fetch, verify and install packs.
+        .target(name: "GifPackClient", dependencies: ["GifPackFormat", "GifPackGIF", "GifPackHTTP"]),
+        // Loopback ExerciseDB stand-in with switchable faults.
+        .target(name: "ExerciseDBFixture", dependencies: [
+            "GifPackGIF", "CZstd", .product(name: "Crypto", package: "swift-crypto"),
+        ]),
+        .executableTarget(name: "exercisedb-fixture", dependencies: [
+            "ExerciseDBFixture", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+        .executableTarget(name: "gifpack", dependencies: [
+            "GifPack", "GifPackClient", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+        .testTarget(name: "GifPackTests", dependencies: [
+            "GifPack", "GifPackFormat", "GifPackGIF", "GifPackHTTP", "GifPackClient", "ExerciseDBFixture",
+        ]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,1 @@
+// placeholder file removed once the module has code
