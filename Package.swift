@@ -54,6 +54,7 @@ let package = Package(
         ]),
         .testTarget(name: "GifPackTests", dependencies: [
             "GifPack", "GifPackFormat", "GifPackGIF", "GifPackHTTP", "GifPackClient", "ExerciseDBFixture",
+            .product(name: "Crypto", package: "swift-crypto"),
         ]),
     ],
     swiftLanguageModes: [.v6]

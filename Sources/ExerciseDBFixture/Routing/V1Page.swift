@@ -1,0 +1,47 @@
+/// The v1 list envelope: `{success, metadata{totalExercises, totalPages, currentPage,
+/// previousPage, nextPage}, data}`, with `previousPage`/`nextPage` as full URLs or `null`.
+///
+/// ```swift
+/// let page = V1Page(exercises: all, page: request, listURL: "http://127.0.0.1:8080/api/v1/exercises")
+/// ```
+struct V1Page: Encodable {
+    struct Metadata: Encodable {
+        let totalExercises: Int
+        let totalPages: Int
+        let currentPage: Int
+        let previousPage: String?
+        let nextPage: String?
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(totalExercises, forKey: .totalExercises)
+            try container.encode(totalPages, forKey: .totalPages)
+            try container.encode(currentPage, forKey: .currentPage)
+            try container.encode(previousPage, forKey: .previousPage)  // null, not absent
+            try container.encode(nextPage, forKey: .nextPage)
+        }
+
+        private enum CodingKeys: String, CodingKey {
+            case totalExercises, totalPages, currentPage, previousPage, nextPage
+        }
+    }
+
+    let success = true
+    let metadata: Metadata
+    let data: [V1Exercise]
+
+    init(exercises: [V1Exercise], page: PageRequest, listURL: String) {
+        let total = exercises.count
+        let range = page.range(in: total)
+        func link(offset: Int) -> String { "\(listURL)?offset=\(offset)&limit=\(page.limit)" }
+        metadata = Metadata(
+            totalExercises: total,
+            totalPages: (total + page.limit - 1) / page.limit,
+            currentPage: page.offset / page.limit + 1,
+            previousPage: page.offset > 0 ? link(offset: max(0, page.offset - page.limit)) : nil,
+            nextPage: page.offset + page.limit < total ? link(offset: page.offset + page.limit) : nil)
+        data = Array(exercises[range])
+    }
+
+    private enum CodingKeys: String, CodingKey { case success, metadata, data }
+}

@@ -1,0 +1,145 @@
+import Foundation
+import Glibc
+
+/// A loopback stand-in for ExerciseDB, in both API shapes, with switchable faults: an HTTP/1.1
+/// server written directly on POSIX sockets so every byte (and every misbehaviour) is under
+/// the test's control.
+///
+/// Design: all GIFs are made in `init` and kept in memory (other resolutions lazily). `start()`
+/// binds 127.0.0.1 and runs one accept thread; each connection gets its own thread serving
+/// keep-alive requests with `Content-Length` responses. `stop()` closes the listener, shuts
+/// every connection down, interrupts latency sleeps and dripped bodies, and joins the threads.
+/// Routes: `GET /exercises`, `GET /image` (RapidAPI, `X-RapidAPI-Key` when configured),
+/// `GET /api/v1/exercises`, `GET /media/<id>.gif` (v1), `GET /__stats`, `POST /__reset`.
+///
+/// ```swift
+/// var configuration = FixtureConfiguration()
+/// configuration.exerciseCount = 12
+/// let server = try FixtureServer(configuration)
+/// try server.start()
+/// defer { server.stop() }
+/// server.schedule([.status(503)], forExercise: server.catalog.exercises[0].id)
+/// print(server.rapidAPIBaseURL)   // http://127.0.0.1:41234
+/// ```
+public final class FixtureServer: @unchecked Sendable {
+    public let configuration: FixtureConfiguration
+
+    private let state: FixtureState
+    private let faults = FaultBook()
+    private let recorder = StatsRecorder()
+    private let registry = ConnectionRegistry()
+    private let stopSignal = StopSignal()
+    private let lock = NSLock()
+    private var listener: ListeningSocket?
+    private var acceptThread: pthread_t?
+    private var boundPort = 0
+
+    /// Validates the configuration and builds the catalog with all its GIFs.
+    public init(_ configuration: FixtureConfiguration) throws(FixtureError) {
+        try configuration.validate()
+        self.configuration = configuration
+        state = FixtureState(catalog: try FixtureCatalog(configuration: configuration), configuration: configuration)
+    }
+
+    deinit { stop() }
+
+    /// Binds 127.0.0.1 on ``FixtureConfiguration/port`` (0 = any free port) and starts serving.
+    /// A stopped server can be started again.
+    public func start() throws(FixtureError) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard listener == nil else { throw .alreadyRunning }
+        let listener = try ListeningSocket.open(port: configuration.port)
+        registry.reopen()
+        stopSignal.rearm()
+        state.baseURL = "http://127.0.0.1:\(listener.port)"
+        let handler = ConnectionHandler(
+            router: FixtureRouter(configuration: configuration, state: state, faults: faults, stats: recorder),
+            registry: registry, stopSignal: stopSignal)
+        let registry = registry
+        do {
+            acceptThread = try ServerThread.spawn {
+                while let client = listener.accept() {
+                    guard registry.admit(client) else {
+                        close(client)
+                        continue
+                    }
+                    do {
+                        _ = try ServerThread.spawn(detached: true) { handler.serve(descriptor: client) }
+                    } catch {
+                        registry.close(client, reset: false)
+                    }
+                }
+            }
+        } catch {
+            listener.close()
+            throw error
+        }
+        self.listener = listener
+        boundPort = listener.port
+    }
+
+    /// Stops accepting, closes every connection and waits for their threads; idempotent.
+    public func stop() {
+        lock.lock()
+        let listener = self.listener
+        let thread = acceptThread
+        self.listener = nil
+        acceptThread = nil
+        lock.unlock()
+        guard let listener else { return }
+        listener.wake()
+        if let thread { ServerThread.join(thread) }
+        listener.close()
+        stopSignal.fire()
+        registry.closeAll(timeout: 5)
+    }
+
+    /// The port listened on (kept after `stop()`; 0 before the first `start()`).
+    public var port: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return boundPort
+    }
+
+    /// `http://127.0.0.1:PORT`, the base of `/exercises` and `/image`.
+    public var rapidAPIBaseURL: String { "http://127.0.0.1:\(port)" }
+
+    /// `http://127.0.0.1:PORT/api/v1`, the base of the v1 `/exercises`.
+    public var v1BaseURL: String { rapidAPIBaseURL + "/api/v1" }
+
+    /// What the server serves now (replacements included), v1 `gifUrl`s pointing at it.
+    public var catalog: FixtureCatalog {
+        let catalog = state.catalog
+        return port == 0 ? catalog : catalog.resolvingMediaURLs(base: rapidAPIBaseURL)
+    }
+
+    public var stats: FixtureStats { recorder.snapshot }
+
+    /// Requests left of the configured quota (nil without one).
+    public var quotaRemaining: Int? { state.quotaRemaining }
+
+    public func resetStats() { recorder.reset() }
+
+    /// Queues faults for the exercise's next image requests (either shape's id), one per
+    /// request, in order; once consumed, requests behave normally (or get the default fault).
+    public func schedule(_ faults: [Fault], forExercise id: String) {
+        self.faults.schedule(faults, for: state.catalog.canonicalID(id))
+    }
+
+    /// A fault for every image request of the exercise once its queue is empty; nil clears it.
+    public func setDefaultFault(_ fault: Fault?, forExercise id: String) {
+        faults.setDefault(fault, for: state.catalog.canonicalID(id))
+    }
+
+    /// Serves `bytes` for the exercise (both shapes, every resolution) from now on, with a new
+    /// `ETag` and `Last-Modified`: an upstream change.
+    public func replaceGIF(id: String, with bytes: [UInt8]) {
+        state.replaceGIF(id: id, with: bytes)
+    }
+
+    /// Changes the delay added before each response.
+    public func setLatency(milliseconds: Int) {
+        state.latencyMilliseconds = milliseconds
+    }
+}

@@ -1,0 +1,79 @@
+import Foundation
+
+/// The server state that changes while it runs, behind one lock: the catalog (GIFs can be
+/// replaced), the latency, the remaining quota and the base URL v1 `gifUrl`s point at.
+///
+/// ```swift
+/// let state = FixtureState(catalog: catalog, configuration: configuration)
+/// guard state.spendQuota() else { /* 429 monthly quota */ }
+/// ```
+final class FixtureState: @unchecked Sendable {
+    private let lock = NSLock()
+    private var catalogValue: FixtureCatalog
+    private var latency: Int
+    private var remaining: Int?
+    private var base: String?
+    let quotaLimit: Int?
+
+    init(catalog: FixtureCatalog, configuration: FixtureConfiguration) {
+        catalogValue = catalog
+        latency = configuration.latencyMilliseconds
+        remaining = configuration.quota
+        quotaLimit = configuration.quota
+    }
+
+    var catalog: FixtureCatalog {
+        lock.lock()
+        defer { lock.unlock() }
+        return catalogValue
+    }
+
+    var latencyMilliseconds: Int {
+        get {
+            lock.lock()
+            defer { lock.unlock() }
+            return latency
+        }
+        set {
+            lock.lock()
+            latency = max(0, newValue)
+            lock.unlock()
+        }
+    }
+
+    /// `http://127.0.0.1:PORT` while listening.
+    var baseURL: String? {
+        get {
+            lock.lock()
+            defer { lock.unlock() }
+            return base
+        }
+        set {
+            lock.lock()
+            base = newValue
+            lock.unlock()
+        }
+    }
+
+    var quotaRemaining: Int? {
+        lock.lock()
+        defer { lock.unlock() }
+        return remaining
+    }
+
+    /// Spends one request of the quota; false when it is used up (or true with no quota).
+    func spendQuota() -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let left = remaining else { return true }
+        guard left > 0 else { return false }
+        remaining = left - 1
+        return true
+    }
+
+    func replaceGIF(id: String, with bytes: [UInt8]) {
+        lock.lock()
+        catalogValue.replaceGIF(id: id, with: bytes, at: HTTPDate.now())
+        lock.unlock()
+    }
+}

@@ -1,0 +1,30 @@
+/// The process exit statuses of `gifpack build`, distinct so cron wrappers and CI steps can branch
+/// on them. Documented in the README and in `gifpack build --help`.
+public enum ExitStatus: Int32, Sendable, Codable, CaseIterable {
+    /// Success: a new version was published, or nothing had changed (the report says which).
+    case success = 0
+    /// The build failed; what was published before is untouched.
+    case failed = 1
+    /// Bad manifest or command line; nothing was fetched.
+    case usage = 2
+    /// Published, but some exercises have no GIF (within `max_missing`).
+    case partial = 3
+    /// The API rejected the key (401/403).
+    case authRejected = 4
+    /// The API quota, the request budget or the deadline ran out.
+    case quotaExhausted = 5
+    /// Another gifpack run holds the lock on the output or cache directory.
+    case locked = 6
+
+    public var summary: String {
+        switch self {
+        case .success: "success"
+        case .failed: "build failed"
+        case .usage: "bad manifest or usage"
+        case .partial: "published with exercises missing"
+        case .authRejected: "API key rejected"
+        case .quotaExhausted: "quota, budget or deadline exhausted"
+        case .locked: "another run holds the lock"
+        }
+    }
+}

@@ -1,0 +1,99 @@
+import Crypto
+import Foundation
+
+/// Turns one planned pack into a published pack file, or finds that the published one is current.
+///
+/// The pack's `catalog.json` is built first; its SHA-256 is the content digest. When it equals the
+/// digest of the pack in the previous index (and that file is still there, at its recorded size),
+/// nothing is written and the previous description is kept, so an unchanged build republishes
+/// nothing. Otherwise version N+1 is assembled from the precompressed frames under a temporary name,
+/// fsynced and renamed into `packs/<name>-v<N+1>.tar.zst`; the index that points at it is written
+/// later, last.
+///
+/// ```swift
+/// let publisher = PackPublisher(outputDirectory: "dist", frames: frames, source: source)
+/// let (description, outcome) = try publisher.publish(entry, results: results, previous: nil)
+/// ```
+struct PackPublisher: Sendable {
+    let outputDirectory: String
+    let frames: FrameCache
+    let source: SourceDescription
+
+    enum Outcome: String { case published, unchanged }
+
+    func publish(_ entry: PackPlan.Entry, results: [String: GIFFetchResult],
+                 previous: PackDescription?) throws -> (PackDescription, Outcome) {
+        var exercises: [PackExercise] = []
+        var refs: [ExerciseRef] = []
+        var distinct: [String: Int64] = [:]
+        for exercise in entry.exercises {
+            var metadata: GIFMetadata?
+            if case .stored(let gif)? = results[exercise.id] {
+                metadata = gif.metadata
+                distinct[gif.sha256] = gif.bytes
+            }
+            exercises.append(PackExercise(id: exercise.id, name: exercise.name, gif: metadata, data: exercise.raw))
+            refs.append(ExerciseRef(id: exercise.id, gif: metadata?.sha256))
+        }
+        let catalogSource = SourceDescription(kind: source.kind, baseURL: nil, resolution: source.resolution)
+        let catalogBytes = try PackCatalog(pack: entry.spec.name, source: catalogSource, exercises: exercises).encoded()
+        let digest = SHA256.hash(data: catalogBytes).hexString
+
+        if let previous, previous.contentDigest == digest,
+           FileSystem.fileSize("\(outputDirectory)/\(previous.file)") == previous.bytes {
+            return (previous, .unchanged)
+        }
+
+        let version = (previous?.version ?? 0) + 1
+        let file = "packs/\(entry.spec.name)-v\(version).tar.zst"
+        let finalPath = "\(outputDirectory)/\(file)"
+        try FileSystem.createDirectory("\(outputDirectory)/packs")
+        let temporary = FileSystem.temporaryPath(beside: finalPath)
+        let summary: PackFileSummary
+        do {
+            var assembler = try PackAssembler(path: temporary, level: frames.level, mtime: frames.mtime)
+            try assembler.appendEntry(name: PackCatalog.path, bytes: catalogBytes)
+            for hash in distinct.keys.sorted() {
+                let size = distinct[hash]!
+                try frames.ensureFrame(sha256: hash, blobPath: frames.layout.blobPath(sha256: hash), size: size)
+                try assembler.appendFrame(copyingFrom: frames.path(sha256: hash),
+                                          uncompressedLength: FrameCache.entryLength(dataSize: size))
+            }
+            summary = try assembler.finish()
+            try FileSystem.publish(temporary, as: finalPath)
+        } catch {
+            FileSystem.remove(temporary)
+            throw error
+        }
+
+        guard let catalogEntry = summary.entries.first, catalogEntry.name == PackCatalog.path else {
+            throw PackPublishError.unexpectedLayout(file)
+        }
+        let gifs = summary.entries.dropFirst().map { packed in
+            GIFEntry(sha256: String(packed.name.dropFirst("gifs/".count).dropLast(".gif".count)),
+                     location: EntryLocation(path: packed.name, size: packed.size,
+                                             frameOffset: packed.frameOffset, frameLength: packed.frameLength))
+        }
+        let description = PackDescription(
+            name: entry.spec.name, version: version, file: file, bytes: summary.bytes, sha256: summary.sha256,
+            entryCount: summary.entries.count, uncompressedBytes: summary.uncompressedBytes, contentDigest: digest,
+            catalog: EntryLocation(path: catalogEntry.name, size: catalogEntry.size,
+                                   frameOffset: catalogEntry.frameOffset, frameLength: catalogEntry.frameLength),
+            gifs: gifs, exercises: refs)
+        return (description, .published)
+    }
+}
+
+enum PackPublishError: Error, CustomStringConvertible {
+    case unexpectedLayout(String)
+
+    var description: String {
+        switch self {
+        case .unexpectedLayout(let file): "the assembled pack \(file) does not start with catalog.json"
+        }
+    }
+}
+
+extension Digest {
+    var hexString: String { map { String(format: "%02x", $0) }.joined() }
+}

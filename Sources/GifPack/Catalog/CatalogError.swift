@@ -1,0 +1,26 @@
+import GifPackHTTP
+
+/// Why the catalog could not be fetched. The build stops before any image request.
+public enum CatalogError: Error, Sendable, Equatable, CustomStringConvertible {
+    case transport(url: String, HTTPError)
+    case status(url: String, status: Int, message: String?)
+    case authRejected(status: Int, environmentVariable: String?)
+    case notJSON(url: String, detail: String)
+    case unexpectedShape(url: String, detail: String)
+    case pagingDoesNotAdvance(url: String)
+    case tooManyPages(limit: Int)
+
+    public var description: String {
+        switch self {
+        case .transport(let url, let error): "fetching the catalog page \(url) failed: \(error.reason) (\(error))"
+        case .status(let url, let status, let message):
+            "catalog page \(url) answered HTTP \(status)" + (message.map { ": \($0)" } ?? "")
+        case .authRejected(let status, let variable):
+            "the API rejected the key (HTTP \(status))" + (variable.map { ": check the key in the environment variable \($0)" } ?? "")
+        case .notJSON(let url, let detail): "catalog page \(url) is not JSON: \(detail)"
+        case .unexpectedShape(let url, let detail): "catalog page \(url) does not have the expected shape: \(detail)"
+        case .pagingDoesNotAdvance(let url): "catalog paging does not advance at \(url): the server returned the same page again"
+        case .tooManyPages(let limit): "the catalog has more than \(limit) pages; refusing to go on"
+        }
+    }
+}

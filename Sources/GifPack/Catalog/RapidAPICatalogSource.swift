@@ -1,0 +1,32 @@
+import Foundation
+
+/// The RapidAPI shape: each page is a bare JSON array of exercises; GIFs come from
+/// `GET /image?exerciseId=<id>&resolution=<px>` with the key headers.
+struct RapidAPICatalogSource: CatalogSource {
+    let pager: CatalogPager
+
+    func fetchCatalog() async throws(CatalogError) -> Catalog {
+        let source = pager.source
+        let base = source.baseURL.hasSuffix("/") ? String(source.baseURL.dropLast()) : source.baseURL
+        let resolution = source.resolution ?? 180
+        return try await pager.collect(records: { json, url throws(CatalogError) in
+            guard let items = json.arrayValue else {
+                throw .unexpectedShape(url: url, detail: "expected a JSON array of exercises")
+            }
+            return (items, false)
+        }, normalise: { record in
+            guard case .object = record else { return .failure(.init(displayID: nil, reason: "not-an-object")) }
+            let rawID = record["id"]?.stringValue
+            guard let id = rawID, ExerciseID.isValid(id) else { return .failure(.invalidID(rawID)) }
+            guard let name = record["name"]?.stringValue else {
+                return .failure(.init(displayID: id, reason: "missing-name"))
+            }
+            return .success(Exercise(id: id, name: name,
+                                     bodyParts: record["bodyPart"]?.stringList ?? [],
+                                     equipment: record["equipment"]?.stringList ?? [],
+                                     targets: record["target"]?.stringList ?? [],
+                                     imageURL: "\(base)/image?exerciseId=\(id)&resolution=\(resolution)",
+                                     raw: record))
+        })
+    }
+}

@@ -1,0 +1,36 @@
+import Foundation
+
+/// A GIF that passed every check and sits in the blob store.
+public struct StoredGIF: Sendable, Equatable {
+    public var exerciseID: String
+    public var sha256: String
+    public var bytes: Int64
+    public var info: GIFInfo
+    /// False when the same bytes were already in the store (a duplicate of another exercise or an
+    /// earlier build).
+    public var newlyStored: Bool
+    /// The GIF's size differs from the requested resolution (the API silently downgrades).
+    public var resolutionMismatch: Bool
+
+    public var metadata: GIFMetadata {
+        GIFMetadata(sha256: sha256, bytes: bytes, width: info.width, height: info.height, frames: info.frameCount,
+                    durationMilliseconds: info.durationMilliseconds, loopCount: info.loopCount)
+    }
+}
+
+/// A response that was refused, with a stable reason code (`html-body`, `wrong-content-type`,
+/// `truncated`, `not-a-gif`, `too-large`, `bad-frame`, `http-404`, …) and a human detail. Its GIF
+/// never enters a pack.
+public struct FetchRejection: Sendable, Equatable, Codable {
+    public var exerciseID: String
+    public var url: String
+    public var reason: String
+    public var detail: String
+    public var status: Int?
+}
+
+/// The outcome of fetching one exercise's GIF.
+public enum GIFFetchResult: Sendable, Equatable {
+    case stored(StoredGIF)
+    case rejected(FetchRejection)
+}

@@ -1,0 +1,114 @@
+import Foundation
+
+/// What a build should do: where the catalog comes from, how to fetch, which packs to make and where
+/// to put them. Loaded from YAML (or JSON) by ``ManifestLoader``, which validates every key before any
+/// network traffic; see the manifest reference in `README.md`.
+///
+/// ```swift
+/// let manifest = try ManifestLoader().load(path: "manifests/demo.yaml", environment: ProcessInfo.processInfo.environment)
+/// print(manifest.packs.map(\.name))
+/// ```
+public struct Manifest: Sendable, Equatable {
+    public var source: SourceSettings
+    public var fetch: FetchSettings
+    /// Never empty: a manifest without packs gets one pack named `all` selecting everything.
+    public var packs: [PackSpec]
+    public var output: OutputSettings
+    public var cache: CacheSettings
+}
+
+/// The two API shapes gifpack reads.
+public enum SourceKind: String, Sendable, Equatable, CaseIterable {
+    case rapidAPI = "exercisedb-rapidapi"
+    case v1 = "exercisedb-v1"
+}
+
+/// Where the catalog and GIFs come from. The API key itself is never stored here: only the name of the
+/// environment variable that holds it, and the key read from it at load time, kept out of every
+/// description so it cannot leak into logs.
+public struct SourceSettings: Sendable, Equatable {
+    public var kind: SourceKind
+    public var baseURL: String
+    /// Name of the environment variable holding the API key (RapidAPI only).
+    public var apiKeyEnvironmentVariable: String?
+    public var apiKey: APIKey?
+    /// `X-RapidAPI-Host` header value.
+    public var hostHeader: String?
+    /// Requested GIF resolution in pixels (RapidAPI: 180, 360, 720 or 1080).
+    public var resolution: Int?
+    public var pageSize: Int
+}
+
+/// An API key. Its description is redacted, so printing a manifest, an error or a log line that
+/// holds one never reveals it.
+public struct APIKey: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible {
+    public let value: String
+    public init(_ value: String) { self.value = value }
+    public var description: String { "<redacted>" }
+    public var debugDescription: String { "<redacted>" }
+}
+
+/// How GIFs are fetched and what a valid GIF may look like.
+public struct FetchSettings: Sendable, Equatable {
+    /// Requests in flight at once (1...3).
+    public var concurrency: Int = 3
+    public var connectTimeout: Duration = .seconds(10)
+    public var requestTimeout: Duration = .seconds(120)
+    public var lowSpeedBytesPerSecond: Int = 1024
+    public var lowSpeedTime: Duration = .seconds(30)
+    public var maxGIFBytes: Int64 = 8 * 1024 * 1024
+    public var maxCatalogBytes: Int64 = 64 * 1024 * 1024
+    public var maxWidth: Int = 4096
+    public var maxHeight: Int = 4096
+    public var maxFrames: Int = 5000
+    public var maxTotalPixels: Int = 400_000_000
+    /// How many exercises may end up without a GIF before the build refuses to publish.
+    public var maxMissing: MissingAllowance = .percent(1)
+}
+
+/// `max_missing`: a count (`5`) or a share of the catalog (`"2%"`).
+public enum MissingAllowance: Sendable, Equatable, CustomStringConvertible {
+    case count(Int)
+    case percent(Double)
+
+    public func allows(missing: Int, of total: Int) -> Bool {
+        switch self {
+        case .count(let limit): missing <= limit
+        case .percent(let share): Double(missing) <= Double(total) * share / 100 + 1e-9
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .count(let n): "\(n)"
+        case .percent(let p): "\(p)%"
+        }
+    }
+}
+
+/// One pack to build: a name (used in file names) and a selector.
+public struct PackSpec: Sendable, Equatable {
+    public var name: String
+    public var selector: Selector
+}
+
+/// Chooses exercises for a pack. Each non-empty list must match (case-insensitively, any value of the
+/// list); an empty selector matches everything.
+public struct Selector: Sendable, Equatable {
+    public var bodyParts: [String] = []
+    public var equipment: [String] = []
+    public var targets: [String] = []
+    public var ids: [String] = []
+
+    public var isEmpty: Bool { bodyParts.isEmpty && equipment.isEmpty && targets.isEmpty && ids.isEmpty }
+}
+
+public struct OutputSettings: Sendable, Equatable {
+    public var directory: String = "dist"
+    /// zstd level of every frame (1...19); part of the pinned compression parameters.
+    public var zstdLevel: Int32 = 12
+}
+
+public struct CacheSettings: Sendable, Equatable {
+    public var directory: String = ".gifpack-cache"
+}

@@ -1,0 +1,193 @@
+import Foundation
+import Yams
+
+/// Reads and validates a manifest. Every problem is reported with its key path before any network
+/// traffic: unknown keys, wrong types, bad values, and an API key variable that is not set.
+///
+/// ```swift
+/// let manifest = try ManifestLoader().load(path: "manifests/exercisedb.yaml",
+///                                          environment: ProcessInfo.processInfo.environment)
+/// ```
+public struct ManifestLoader: Sendable {
+    public init() {}
+
+    public func load(path: String, environment: [String: String]) throws(ManifestError) -> Manifest {
+        let text: String
+        do { text = try String(contentsOfFile: path, encoding: .utf8) } catch {
+            throw .unreadable(path: path, reason: (error as NSError).localizedDescription)
+        }
+        return try parse(text, environment: environment)
+    }
+
+    public func parse(_ text: String, environment: [String: String]) throws(ManifestError) -> Manifest {
+        let root: Node
+        do {
+            guard let node = try Yams.compose(yaml: text) else { throw ManifestError.syntax("the manifest is empty") }
+            root = node
+        } catch let error as ManifestError {
+            throw error
+        } catch {
+            throw .syntax(String(describing: error))
+        }
+        let top = try ManifestNode(node: root, path: "").mapping(allowed: ["version", "source", "fetch", "packs", "output", "cache"])
+        if let version = top["version"] {
+            _ = try version.int(in: 1...1)
+        }
+        guard let sourceNode = top["source"] else { throw .missingKey(path: "source") }
+        let source = try parseSource(sourceNode, environment: environment)
+        let fetch = try top["fetch"].map { node throws(ManifestError) in try parseFetch(node) } ?? FetchSettings()
+        var packs = try top["packs"].map { node throws(ManifestError) in try parsePacks(node) } ?? []
+        if packs.isEmpty { packs = [PackSpec(name: "all", selector: Selector())] }
+        let output = try top["output"].map { node throws(ManifestError) in try parseOutput(node) } ?? OutputSettings()
+        let cache = try top["cache"].map { node throws(ManifestError) in try parseCache(node) } ?? CacheSettings()
+        return Manifest(source: source, fetch: fetch, packs: packs, output: output, cache: cache)
+    }
+
+    private func parseSource(_ node: ManifestNode, environment: [String: String]) throws(ManifestError) -> SourceSettings {
+        let keys = try node.mapping(allowed: ["kind", "base_url", "api_key_env", "host_header", "resolution", "page_size"])
+        guard let kindNode = keys["kind"] else { throw .missingKey(path: node.child("kind")) }
+        let kindText = try kindNode.string()
+        guard let kind = SourceKind(rawValue: kindText) else {
+            throw .invalidValue(path: kindNode.path, reason: "\"\(kindText)\" is not one of \(SourceKind.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        let defaultURL = kind == .rapidAPI ? "https://exercisedb.p.rapidapi.com" : "https://oss.exercisedb.dev/api/v1"
+        let baseURL = try keys["base_url"]?.string() ?? defaultURL
+        if let urlNode = keys["base_url"] { try Self.checkHTTPURL(baseURL, path: urlNode.path) }
+
+        var settings = SourceSettings(kind: kind, baseURL: baseURL, apiKeyEnvironmentVariable: nil, apiKey: nil,
+                                      hostHeader: nil, resolution: nil, pageSize: kind == .rapidAPI ? 100 : 100)
+        if let pageNode = keys["page_size"] { settings.pageSize = try pageNode.int(in: 1...(kind == .v1 ? 100 : 1000)) }
+        switch kind {
+        case .rapidAPI:
+            guard let envNode = keys["api_key_env"] else { throw .missingKey(path: node.child("api_key_env")) }
+            let variable = try envNode.string()
+            guard variable.range(of: "^[A-Za-z_][A-Za-z0-9_]*$", options: .regularExpression) != nil else {
+                throw .invalidValue(path: envNode.path, reason: "\"\(variable)\" is not an environment variable name")
+            }
+            guard let key = environment[variable], !key.isEmpty else {
+                throw .missingEnvironmentVariable(path: envNode.path, variable: variable)
+            }
+            settings.apiKeyEnvironmentVariable = variable
+            settings.apiKey = APIKey(key)
+            settings.hostHeader = try keys["host_header"]?.string() ?? URLComponents(string: baseURL)?.host
+            let resolution = try keys["resolution"]?.int(in: 1...10_000) ?? 180
+            guard [180, 360, 720, 1080].contains(resolution) else {
+                throw .invalidValue(path: node.child("resolution"), reason: "\(resolution) is not one of 180, 360, 720, 1080")
+            }
+            settings.resolution = resolution
+        case .v1:
+            for key in ["api_key_env", "host_header", "resolution"] where keys[key] != nil {
+                throw .invalidValue(path: node.child(key), reason: "not used by exercisedb-v1 (it needs no key and serves one resolution)")
+            }
+        }
+        return settings
+    }
+
+    private func parseFetch(_ node: ManifestNode) throws(ManifestError) -> FetchSettings {
+        let keys = try node.mapping(allowed: ["concurrency", "connect_timeout", "request_timeout", "low_speed_limit",
+                                              "low_speed_time", "max_gif_bytes", "max_catalog_bytes", "max_width",
+                                              "max_height", "max_frames", "max_total_pixels", "max_missing"])
+        var fetch = FetchSettings()
+        if let n = keys["concurrency"] { fetch.concurrency = try n.int(in: 1...3) }
+        if let n = keys["connect_timeout"] { fetch.connectTimeout = try positive(n.duration(), n) }
+        if let n = keys["request_timeout"] { fetch.requestTimeout = try positive(n.duration(), n) }
+        if let n = keys["low_speed_limit"] { fetch.lowSpeedBytesPerSecond = try n.int(in: 0...1_000_000_000) }
+        if let n = keys["low_speed_time"] { fetch.lowSpeedTime = try positive(n.duration(), n) }
+        if let n = keys["max_gif_bytes"] { fetch.maxGIFBytes = try n.byteSize() }
+        if let n = keys["max_catalog_bytes"] { fetch.maxCatalogBytes = try n.byteSize() }
+        if let n = keys["max_width"] { fetch.maxWidth = try n.int(in: 1...65535) }
+        if let n = keys["max_height"] { fetch.maxHeight = try n.int(in: 1...65535) }
+        if let n = keys["max_frames"] { fetch.maxFrames = try n.int(in: 1...1_000_000) }
+        if let n = keys["max_total_pixels"] { fetch.maxTotalPixels = try n.int(in: 1...Int.max) }
+        if let n = keys["max_missing"] {
+            let text = try n.string().trimmingCharacters(in: .whitespaces)
+            if text.hasSuffix("%"), let share = Double(text.dropLast()), (0...100).contains(share) {
+                fetch.maxMissing = .percent(share)
+            } else if let count = Int(text), count >= 0 {
+                fetch.maxMissing = .count(count)
+            } else {
+                throw .invalidValue(path: n.path, reason: "\"\(text)\" is neither a count (5) nor a percentage (2%)")
+            }
+        }
+        return fetch
+    }
+
+    private func parsePacks(_ node: ManifestNode) throws(ManifestError) -> [PackSpec] {
+        var packs: [PackSpec] = []
+        for element in try node.sequence() {
+            let keys = try element.mapping(allowed: ["name", "selector"])
+            guard let nameNode = keys["name"] else { throw .missingKey(path: element.child("name")) }
+            let name = try nameNode.string()
+            guard PackSpec.isValidName(name) else {
+                throw .invalidValue(path: nameNode.path, reason: "\"\(name)\" must match [a-z0-9][a-z0-9_-]{0,63} (it becomes a file name)")
+            }
+            guard !packs.contains(where: { $0.name == name }) else {
+                throw .invalidValue(path: nameNode.path, reason: "pack name \"\(name)\" is used twice")
+            }
+            var selector = Selector()
+            if let selectorNode = keys["selector"], !selectorNode.isNull {
+                let fields = try selectorNode.mapping(allowed: ["bodyPart", "equipment", "target", "ids"])
+                selector.bodyParts = try nonEmptyList(fields["bodyPart"])
+                selector.equipment = try nonEmptyList(fields["equipment"])
+                selector.targets = try nonEmptyList(fields["target"])
+                selector.ids = try nonEmptyList(fields["ids"])
+                for (index, id) in selector.ids.enumerated() where !ExerciseID.isValid(id) {
+                    throw .invalidValue(path: "\(selectorNode.child("ids"))[\(index)]", reason: "\"\(id)\" is not a valid exercise id")
+                }
+            }
+            packs.append(PackSpec(name: name, selector: selector))
+        }
+        return packs
+    }
+
+    private func parseOutput(_ node: ManifestNode) throws(ManifestError) -> OutputSettings {
+        let keys = try node.mapping(allowed: ["directory", "zstd_level"])
+        var output = OutputSettings()
+        if let n = keys["directory"] { output.directory = try nonEmptyPath(n) }
+        if let n = keys["zstd_level"] { output.zstdLevel = Int32(try n.int(in: 1...19)) }
+        return output
+    }
+
+    private func parseCache(_ node: ManifestNode) throws(ManifestError) -> CacheSettings {
+        let keys = try node.mapping(allowed: ["directory"])
+        var cache = CacheSettings()
+        if let n = keys["directory"] { cache.directory = try nonEmptyPath(n) }
+        return cache
+    }
+
+    private func nonEmptyList(_ node: ManifestNode?) throws(ManifestError) -> [String] {
+        guard let node else { return [] }
+        let values = try node.stringList()
+        guard !values.isEmpty, !values.contains(where: { $0.isEmpty }) else {
+            throw .invalidValue(path: node.path, reason: "must list at least one non-empty value")
+        }
+        return values
+    }
+
+    private func nonEmptyPath(_ node: ManifestNode) throws(ManifestError) -> String {
+        let value = try node.string()
+        guard !value.isEmpty, !value.contains("\0") else { throw .invalidValue(path: node.path, reason: "must be a non-empty path") }
+        return value
+    }
+
+    private func positive(_ duration: Duration, _ node: ManifestNode) throws(ManifestError) -> Duration {
+        guard duration > .zero else { throw .invalidValue(path: node.path, reason: "must be greater than zero") }
+        return duration
+    }
+
+    public static func checkHTTPURL(_ text: String, path: String) throws(ManifestError) {
+        guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
+              scheme == "http" || scheme == "https", components.host?.isEmpty == false else {
+            throw .invalidValue(path: path, reason: "\"\(text)\" is not an http(s) URL")
+        }
+        guard components.user == nil, components.password == nil else {
+            throw .invalidValue(path: path, reason: "credentials in the URL are not allowed; use api_key_env")
+        }
+    }
+}
+
+extension PackSpec {
+    static func isValidName(_ name: String) -> Bool {
+        name.range(of: "^[a-z0-9][a-z0-9_-]{0,63}$", options: .regularExpression) != nil
+    }
+}

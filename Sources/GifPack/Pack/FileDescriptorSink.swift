@@ -1,0 +1,116 @@
+import Crypto
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An append-only writer over a POSIX file descriptor that tracks its offset and can hash
+/// everything written.
+///
+/// Writes are complete or throw: short writes are continued and `EINTR` is retried. `offset`
+/// counts bytes written through this sink (plus the starting offset given at creation), which is
+/// how ``FrameExtent`` offsets are computed. When created with `hashing: true` every byte also
+/// goes into an incremental SHA-256 (swift-crypto), so a pack's digest costs no second read.
+/// A sink is used by one writer on one thread.
+///
+/// ```swift
+/// let sink = try FileDescriptorSink(creating: "/tmp/x.tar.zst", hashing: true)
+/// try sink.write([1, 2, 3])
+/// try sink.syncAndClose()
+/// print(sink.offset, sink.sha256Hex()!)   // 3 039058c6...
+/// ```
+public final class FileDescriptorSink {
+    public let path: String
+    /// Bytes written so far, plus the starting offset.
+    public private(set) var offset: Int64
+    private var fd: Int32
+    private let ownsDescriptor: Bool
+    private var hasher: SHA256?
+
+    /// Wraps an open, writable descriptor; `startOffset` is where the first write lands.
+    /// The descriptor is not closed by the sink.
+    public init(fileDescriptor: Int32, path: String, startOffset: Int64 = 0, hashing: Bool = false) {
+        self.fd = fileDescriptor
+        self.path = path
+        self.offset = startOffset
+        self.ownsDescriptor = false
+        self.hasher = hashing ? SHA256() : nil
+    }
+
+    /// Creates (or truncates) `path` with mode 0644 and writes from its start; the sink owns the
+    /// descriptor and closes it in ``close()`` or when deallocated.
+    public init(creating path: String, hashing: Bool = false) throws(PackWriteError) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw .io(path: path, operation: "open", errno: errno) }
+        self.fd = fd
+        self.path = path
+        self.offset = 0
+        self.ownsDescriptor = true
+        self.hasher = hashing ? SHA256() : nil
+    }
+
+    deinit {
+        if ownsDescriptor, fd >= 0 { Glibc.close(fd) }
+    }
+
+    /// Writes all of `bytes`.
+    public func write(_ bytes: UnsafeRawBufferPointer) throws(PackWriteError) {
+        guard !bytes.isEmpty else { return }
+        guard fd >= 0 else { throw .io(path: path, operation: "write", errno: EBADF) }
+        var done = 0
+        while done < bytes.count {
+            let result = Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done)
+            if result < 0 {
+                if errno == EINTR { continue }
+                throw .io(path: path, operation: "write", errno: errno)
+            }
+            done += result
+        }
+        hasher?.update(bufferPointer: bytes)
+        offset += Int64(bytes.count)
+    }
+
+    /// Writes all of `bytes`.
+    public func write(_ bytes: [UInt8]) throws(PackWriteError) {
+        let result: Result<Void, PackWriteError> = bytes.withUnsafeBytes { buffer in
+            do throws(PackWriteError) { try write(buffer) } catch { return .failure(error) }
+            return .success(())
+        }
+        try result.get()
+    }
+
+    /// Flushes the file's data and metadata to stable storage (`fsync`).
+    public func synchronize() throws(PackWriteError) {
+        while fsync(fd) != 0 {
+            if errno == EINTR { continue }
+            throw .io(path: path, operation: "fsync", errno: errno)
+        }
+    }
+
+    /// Closes the descriptor if the sink owns it; later writes fail. Safe to call twice.
+    public func close() throws(PackWriteError) {
+        guard ownsDescriptor, fd >= 0 else { return }
+        let descriptor = fd
+        fd = -1
+        // Linux always releases the descriptor, even when close reports an error: never retry.
+        if Glibc.close(descriptor) != 0 && errno != EINTR {
+            throw .io(path: path, operation: "close", errno: errno)
+        }
+    }
+
+    /// ``synchronize()`` then ``close()``: the usual end of writing a file that must survive a crash.
+    public func syncAndClose() throws(PackWriteError) {
+        try synchronize()
+        try close()
+    }
+
+    /// Lowercase hex SHA-256 of everything written so far, or nil if the sink does not hash.
+    public func sha256Hex() -> String? {
+        guard let hasher else { return nil }
+        return hasher.finalize().map { byte in
+            let digits = Array("0123456789abcdef".utf8)
+            return String(decoding: [digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]], as: UTF8.self)
+        }.joined()
+    }
+}

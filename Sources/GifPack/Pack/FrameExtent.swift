@@ -1,0 +1,22 @@
+/// Where an encoded zstd frame landed in a ``FileDescriptorSink`` and how much tar data it holds.
+///
+/// `offset` is the sink's offset when the frame began, `compressedLength` the frame's size in the
+/// file, and `uncompressedLength` the tar bytes inside it (512-byte header + data + padding, or
+/// 1024 for the end-of-archive frame). Offset and compressed length are what a pack index stores
+/// so a reader can `pread` the frame alone.
+///
+/// ```swift
+/// let extent = try encoder.encodeBytes(name: "catalog.json", bytes: json, to: sink)
+/// // extent.uncompressedLength == 512 + ((json.count + 511) / 512) * 512
+/// ```
+public struct FrameExtent: Sendable, Equatable, Codable {
+    public var offset: Int64
+    public var compressedLength: Int64
+    public var uncompressedLength: Int64
+
+    public init(offset: Int64, compressedLength: Int64, uncompressedLength: Int64) {
+        self.offset = offset
+        self.compressedLength = compressedLength
+        self.uncompressedLength = uncompressedLength
+    }
+}

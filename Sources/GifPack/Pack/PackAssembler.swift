@@ -1,0 +1,124 @@
+import GifPackFormat
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Writes a pack file: tar entry frames in order, then the end-of-archive frame.
+///
+/// Entries are either encoded directly (``appendEntry(name:bytes:)``,
+/// ``appendEntry(name:sourcePath:)``) or copied from precompressed entry frame files
+/// (``appendFrame(copyingFrom:uncompressedLength:)``), which is how a builder reuses the frame it
+/// made for a GIF as soon as the GIF was validated: the entry `gifs/<sha256>.gif` depends only on
+/// the GIF, the level and the mtime, so a pack is mostly a concatenation of cached frames. A copied
+/// frame is first decoded and checked (one tar entry, zstd checksum, expected length) so a damaged
+/// cache file cannot slip into a pack. Everything written is hashed on the way out.
+///
+/// ``finish()`` appends the end-of-archive frame, fsyncs and closes the file and returns its
+/// ``PackFileSummary``. The assembler writes `path` in place: write to a temporary name and rename
+/// after `finish()`. It is noncopyable because it owns the open file; an assembler dropped
+/// without `finish()` closes the file, leaving an incomplete pack for the caller to delete.
+///
+/// ```swift
+/// var assembler = try PackAssembler(path: "dist/.chest.tmp", level: 12, mtime: 1_700_000_000)
+/// try assembler.appendEntry(name: "catalog.json", bytes: catalogJSON)
+/// try assembler.appendFrame(copyingFrom: "cache/frames/ab12.zst", uncompressedLength: 95_232)
+/// let summary = try assembler.finish()
+/// ```
+public struct PackAssembler: ~Copyable {
+    /// Bytes copied per `read(2)` when appending a frame file.
+    public static let copyChunkSize = 64 * 1024
+
+    private let sink: FileDescriptorSink
+    private let encoder: TarEntryFrameEncoder
+    private var entries: [PackedEntry] = []
+    private var uncompressedBytes: Int64 = 0
+
+    /// Creates (truncating) the pack file at `path`.
+    public init(path: String, level: Int32, mtime: Int64) throws(PackWriteError) {
+        sink = try FileDescriptorSink(creating: path, hashing: true)
+        encoder = TarEntryFrameEncoder(level: level, mtime: mtime)
+    }
+
+    /// The pack file being written.
+    public var path: String { sink.path }
+
+    /// Encodes `bytes` as the next entry.
+    @discardableResult
+    public mutating func appendEntry(name: String, bytes: [UInt8]) throws(PackWriteError) -> PackedEntry {
+        let extent = try encoder.encodeBytes(name: name, bytes: bytes, to: sink)
+        return record(name: name, size: Int64(bytes.count), extent: extent)
+    }
+
+    /// Encodes the file at `sourcePath` as the next entry, streaming it.
+    @discardableResult
+    public mutating func appendEntry(name: String, sourcePath: String) throws(PackWriteError) -> PackedEntry {
+        let (extent, size) = try encoder.encodeFileReportingSize(name: name, sourcePath: sourcePath, to: sink)
+        return record(name: name, size: size, extent: extent)
+    }
+
+    /// Copies the precompressed entry frame file at `framePath` (as made by
+    /// ``TarEntryFrameEncoder``) as the next entry. `uncompressedLength` is the tar bytes the
+    /// frame must hold (header + data + padding); the frame is verified before it is copied.
+    @discardableResult
+    public mutating func appendFrame(copyingFrom framePath: String,
+                                     uncompressedLength: Int64) throws(PackWriteError) -> PackedEntry {
+        let header = try verifyFrame(framePath, uncompressedLength: uncompressedLength)
+        let fd = open(framePath, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw .io(path: framePath, operation: "open", errno: errno) }
+        defer { close(fd) }
+        let start = sink.offset
+        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.copyChunkSize, alignment: 16)
+        defer { chunk.deallocate() }
+        while true {
+            let got = read(fd, chunk.baseAddress, chunk.count)
+            if got < 0 {
+                if errno == EINTR { continue }
+                throw .io(path: framePath, operation: "read", errno: errno)
+            }
+            if got == 0 { break }
+            try sink.write(UnsafeRawBufferPointer(rebasing: chunk[0..<got]))
+        }
+        let extent = FrameExtent(offset: start, compressedLength: sink.offset - start,
+                                 uncompressedLength: uncompressedLength)
+        return record(name: header.name, size: header.size, extent: extent)
+    }
+
+    /// Appends the end-of-archive frame, fsyncs and closes the file, and describes it.
+    public consuming func finish() throws(PackWriteError) -> PackFileSummary {
+        let end = try encoder.encodeEndOfArchive(to: sink)
+        uncompressedBytes += end.uncompressedLength
+        try sink.syncAndClose()
+        return PackFileSummary(bytes: sink.offset, sha256: sink.sha256Hex() ?? "",
+                               uncompressedBytes: uncompressedBytes, entries: entries)
+    }
+
+    private mutating func record(name: String, size: Int64, extent: FrameExtent) -> PackedEntry {
+        let entry = PackedEntry(name: name, size: size, frameOffset: extent.offset, frameLength: extent.compressedLength)
+        entries.append(entry)
+        uncompressedBytes += extent.uncompressedLength
+        return entry
+    }
+
+    /// Decodes the whole frame file and returns its header if it is one regular-file tar entry of
+    /// exactly `uncompressedLength` bytes.
+    private func verifyFrame(_ framePath: String, uncompressedLength: Int64) throws(PackWriteError) -> TarHeader {
+        let maxSize = uncompressedLength - Int64(TarHeader.blockSize)
+        guard maxSize >= 0 else {
+            throw .invalidFrame(path: framePath, reason: "uncompressed length \(uncompressedLength) is below one block")
+        }
+        do throws(PackReadError) {
+            let reader = try PackFrameReader(path: framePath)
+            let header = try reader.streamEntry(frameOffset: 0, frameLength: try reader.fileSize(),
+                                                maxSize: maxSize, into: { _ in })
+            guard header.entryLength == uncompressedLength else {
+                throw .badTarHeader("entry is \(header.entryLength) bytes, expected \(uncompressedLength)")
+            }
+            guard header.isRegularFile else { throw .badTarHeader("entry \(header.name) is not a regular file") }
+            return header
+        } catch {
+            throw .invalidFrame(path: framePath, reason: error.description)
+        }
+    }
+}

@@ -1,0 +1,63 @@
+import CZstd
+
+/// Streams bytes into one zstd frame written to a ``FileDescriptorSink``, with pinned parameters.
+///
+/// Parameters are set explicitly (compression level, content checksum on, content size in the
+/// header on, no worker threads) so output depends only on the input and the level; the pledged
+/// source size lets zstd record the content size in the frame header and fail if the input does
+/// not match it. One compressor writes one frame; it is used on one thread.
+final class ZstdFrameCompressor {
+    private let context: OpaquePointer
+    private let output: UnsafeMutableRawBufferPointer
+    private let sink: FileDescriptorSink
+
+    init(level: Int32, pledgedSize: Int64, sink: FileDescriptorSink) throws(PackWriteError) {
+        let bounds = ZSTD_cParam_getBounds(ZSTD_c_compressionLevel)
+        guard (max(1, bounds.lowerBound)...bounds.upperBound).contains(level) else {
+            throw .zstd("compression level \(level) is outside 1...\(bounds.upperBound)")
+        }
+        guard let context = ZSTD_createCCtx() else { throw .zstd("ZSTD_createCCtx failed (out of memory)") }
+        self.context = context
+        self.sink = sink
+        output = .allocate(byteCount: ZSTD_CStreamOutSize(), alignment: 16)
+        try check(ZSTD_CCtx_setParameter(context, ZSTD_c_compressionLevel, level), "compression level")
+        try check(ZSTD_CCtx_setParameter(context, ZSTD_c_checksumFlag, 1), "checksum flag")
+        try check(ZSTD_CCtx_setParameter(context, ZSTD_c_contentSizeFlag, 1), "content size flag")
+        try check(ZSTD_CCtx_setParameter(context, ZSTD_c_nbWorkers, 0), "worker count")
+        try check(ZSTD_CCtx_setPledgedSrcSize(context, UInt64(pledgedSize)), "pledged size")
+    }
+
+    deinit {
+        ZSTD_freeCCtx(context)
+        output.deallocate()
+    }
+
+    /// Compresses `bytes`, writing whatever output zstd produces.
+    func compress(_ bytes: UnsafeRawBufferPointer) throws(PackWriteError) {
+        var input = ZSTD_inBuffer(src: bytes.baseAddress, size: bytes.count, pos: 0)
+        while input.pos < input.size {
+            _ = try step(&input, ZSTD_e_continue)
+        }
+    }
+
+    /// Ends the frame (last block and checksum) and writes it out.
+    func finish() throws(PackWriteError) {
+        var input = ZSTD_inBuffer(src: nil, size: 0, pos: 0)
+        while try step(&input, ZSTD_e_end) != 0 {}
+    }
+
+    /// One `ZSTD_compressStream2` call; returns zstd's "bytes left to flush" hint.
+    private func step(_ input: inout ZSTD_inBuffer, _ directive: ZSTD_EndDirective) throws(PackWriteError) -> Int {
+        var target = ZSTD_outBuffer(dst: output.baseAddress, size: output.count, pos: 0)
+        let remaining = ZSTD_compressStream2(context, &target, &input, directive)
+        try check(remaining, "compression")
+        try sink.write(UnsafeRawBufferPointer(rebasing: output[0..<target.pos]))
+        return remaining
+    }
+
+    private func check(_ result: Int, _ what: String) throws(PackWriteError) {
+        if ZSTD_isError(result) != 0 {
+            throw .zstd("\(what): \(String(cString: ZSTD_getErrorName(result)))")
+        }
+    }
+}

@@ -1,0 +1,34 @@
+import Foundation
+
+/// The content-addressed store of validated GIFs: each distinct GIF is kept once, at
+/// `blobs/sha256/ab/<sha256>.gif`, however many exercises (or packs) use it. A GIF enters only after
+/// it passed validation, through `adopt`, which fsyncs it and renames it into place.
+///
+/// ```swift
+/// let store = BlobStore(layout: CacheLayout(root: ".gifpack-cache"))
+/// let isNew = try store.adopt(temporaryFile: download.path, sha256: download.sha256)
+/// ```
+public struct BlobStore: Sendable {
+    public let layout: CacheLayout
+
+    public init(layout: CacheLayout) { self.layout = layout }
+
+    public func contains(sha256: String) -> Bool { FileSystem.exists(layout.blobPath(sha256: sha256)) }
+
+    public func path(sha256: String) -> String { layout.blobPath(sha256: sha256) }
+
+    /// Moves a validated download into the store. Returns false (and deletes the download) when the
+    /// same content was already stored.
+    @discardableResult
+    public func adopt(temporaryFile: String, sha256: String) throws(FileSystemError) -> Bool {
+        let destination = layout.blobPath(sha256: sha256)
+        if FileSystem.exists(destination) {
+            FileSystem.remove(temporaryFile)
+            return false
+        }
+        try FileSystem.createDirectory((destination as NSString).deletingLastPathComponent)
+        try FileSystem.fsync(path: temporaryFile)
+        try FileSystem.publish(temporaryFile, as: destination)
+        return true
+    }
+}

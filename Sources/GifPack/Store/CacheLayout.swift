@@ -1,0 +1,36 @@
+import Foundation
+
+/// Where the builder keeps its working files under the cache directory:
+///
+/// ```
+/// <cache>/tmp/                                   downloads in progress (*.part)
+/// <cache>/blobs/sha256/ab/<sha256>.gif           validated GIFs, content-addressed
+/// <cache>/frames/zstd<L>-mtime<T>/ab/<sha256>.zst  each GIF's tar entry as one compressed zstd frame
+/// ```
+public struct CacheLayout: Sendable, Equatable {
+    public var root: String
+
+    public init(root: String) { self.root = root }
+
+    public var temporaryDirectory: String { "\(root)/tmp" }
+    public var blobsDirectory: String { "\(root)/blobs/sha256" }
+
+    public func blobPath(sha256: String) -> String { "\(blobsDirectory)/\(sha256.prefix(2))/\(sha256).gif" }
+
+    public func framesDirectory(level: Int32, mtime: Int64) -> String { "\(root)/frames/zstd\(level)-mtime\(mtime)" }
+
+    public func framePath(sha256: String, level: Int32, mtime: Int64) -> String {
+        "\(framesDirectory(level: level, mtime: mtime))/\(sha256.prefix(2))/\(sha256).zst"
+    }
+
+    /// Creates the directories and clears downloads left over by an interrupted run.
+    public func prepare() throws(FileSystemError) {
+        try FileSystem.createDirectory(temporaryDirectory)
+        try FileSystem.createDirectory(blobsDirectory)
+        if let leftovers = try? FileManager.default.contentsOfDirectory(atPath: temporaryDirectory) {
+            for name in leftovers where name.hasSuffix(".part") { FileSystem.remove("\(temporaryDirectory)/\(name)") }
+        }
+    }
+
+    public func newTemporaryDownloadPath() -> String { "\(temporaryDirectory)/\(UUID().uuidString).part" }
+}

@@ -1,0 +1,39 @@
+import Foundation
+
+/// Each stored GIF's tar entry (`gifs/<sha256>.gif`), compressed once as a standalone zstd frame.
+///
+/// A GIF's entry depends only on its bytes, the pinned zstd level and the tar mtime, so it is
+/// compressed as soon as the GIF is validated (on the processor's queue, while other downloads are
+/// in flight) and kept in the cache; assembling a pack is then a copy of frames in hash order.
+///
+/// ```swift
+/// let frames = FrameCache(layout: layout, level: 12, mtime: 0)
+/// try frames.ensureFrame(sha256: hash, blobPath: store.path(sha256: hash), size: bytes)
+/// ```
+struct FrameCache: Sendable {
+    let layout: CacheLayout
+    let level: Int32
+    let mtime: Int64
+
+    func path(sha256: String) -> String { layout.framePath(sha256: sha256, level: level, mtime: mtime) }
+
+    /// Size of a tar entry holding `dataSize` bytes: one header block plus the data padded to 512.
+    static func entryLength(dataSize: Int64) -> Int64 { 512 + (dataSize + 511) / 512 * 512 }
+
+    func ensureFrame(sha256: String, blobPath: String, size: Int64) throws {
+        let destination = path(sha256: sha256)
+        if FileSystem.exists(destination) { return }
+        try FileSystem.createDirectory((destination as NSString).deletingLastPathComponent)
+        let temporary = FileSystem.temporaryPath(beside: destination)
+        do {
+            let sink = try FileDescriptorSink(creating: temporary)
+            let encoder = TarEntryFrameEncoder(level: level, mtime: mtime)
+            _ = try encoder.encodeFile(name: GIFEntry.path(forSHA256: sha256), sourcePath: blobPath, to: sink)
+            try sink.syncAndClose()
+            try FileSystem.publish(temporary, as: destination)
+        } catch {
+            FileSystem.remove(temporary)
+            throw error
+        }
+    }
+}

@@ -1,0 +1,2 @@
+@_exported import GifPackFormat
+@_exported import GifPackGIF

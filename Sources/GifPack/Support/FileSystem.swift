@@ -1,0 +1,108 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Failures of the few file operations the builder makes, with the path and errno to act on.
+public enum FileSystemError: Error, Sendable, Equatable, CustomStringConvertible {
+    case io(operation: String, path: String, errno: Int32)
+
+    public var description: String {
+        switch self {
+        case .io(let operation, let path, let code): "\(operation) \(path) failed: \(String(cString: strerror(code)))"
+        }
+    }
+}
+
+/// Thin wrappers over POSIX calls with crash-safe publishing: write to a temporary name in the same
+/// directory, fsync, rename over the final name, fsync the directory. A reader (or a crash) sees the
+/// old file or the new one, never a partial one.
+///
+/// ```swift
+/// try FileSystem.writeAtomically(Array("hello".utf8), to: "dist/index.json")
+/// ```
+public enum FileSystem {
+    public static func createDirectory(_ path: String) throws(FileSystemError) {
+        do { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) } catch {
+            throw .io(operation: "mkdir", path: path, errno: Int32((error as NSError).code == 0 ? EIO : EACCES))
+        }
+    }
+
+    public static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0
+    }
+
+    public static func fileSize(_ path: String) -> Int64? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return Int64(info.st_size)
+    }
+
+    public static func remove(_ path: String) {
+        unlink(path)
+    }
+
+    public static func fsync(path: String) throws(FileSystemError) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw .io(operation: "open", path: path, errno: errno) }
+        defer { close(fd) }
+        guard Glibc.fsync(fd) == 0 else { throw .io(operation: "fsync", path: path, errno: errno) }
+    }
+
+    public static func fsyncDirectory(_ path: String) throws(FileSystemError) {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw .io(operation: "open", path: path, errno: errno) }
+        defer { close(fd) }
+        _ = Glibc.fsync(fd)
+    }
+
+    /// Renames `source` over `destination` and makes the rename durable.
+    public static func publish(_ source: String, as destination: String) throws(FileSystemError) {
+        guard rename(source, destination) == 0 else { throw .io(operation: "rename", path: destination, errno: errno) }
+        try fsyncDirectory((destination as NSString).deletingLastPathComponent.isEmpty ? "." : (destination as NSString).deletingLastPathComponent)
+    }
+
+    /// A temporary name beside `path`, unique to this process and call.
+    public static func temporaryPath(beside path: String) -> String {
+        let directory = (path as NSString).deletingLastPathComponent
+        let name = (path as NSString).lastPathComponent
+        let unique = "\(getpid())-\(UUID().uuidString.prefix(8))"
+        return directory.isEmpty ? ".\(name).tmp-\(unique)" : "\(directory)/.\(name).tmp-\(unique)"
+    }
+
+    /// Writes `bytes` to `path` atomically and durably.
+    public static func writeAtomically(_ bytes: [UInt8], to path: String) throws(FileSystemError) {
+        let temporary = temporaryPath(beside: path)
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw .io(operation: "create", path: temporary, errno: errno) }
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, bytes.count - offset) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                let code = errno
+                close(fd)
+                unlink(temporary)
+                throw .io(operation: "write", path: temporary, errno: code)
+            }
+            offset += written
+        }
+        guard Glibc.fsync(fd) == 0 else {
+            let code = errno
+            close(fd)
+            unlink(temporary)
+            throw .io(operation: "fsync", path: temporary, errno: code)
+        }
+        close(fd)
+        do { try publish(temporary, as: path) } catch {
+            unlink(temporary)
+            throw error
+        }
+    }
+
+    public static func readAll(_ path: String) -> [UInt8]? {
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        return [UInt8](data)
+    }
+}

@@ -1,0 +1,53 @@
+/// The version of the pack and index format described in `docs/FORMAT.md`.
+///
+/// A reader accepts any index whose major version equals its own and refuses a newer major version:
+/// minor versions only add optional fields.
+///
+/// ```swift
+/// let version = try FormatVersion(parsing: "1.0")
+/// version.isReadable // true for any "1.x"
+/// ```
+public struct FormatVersion: Sendable, Equatable, Comparable, CustomStringConvertible, Codable {
+    public var major: Int
+    public var minor: Int
+
+    /// The format this library writes.
+    public static let current = FormatVersion(major: 1, minor: 0)
+
+    public init(major: Int, minor: Int) {
+        self.major = major
+        self.minor = minor
+    }
+
+    /// Parses `"MAJOR.MINOR"`; returns nil for anything else.
+    public init?(parsing text: String) {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 2, let major = Int(parts[0]), let minor = Int(parts[1]), major >= 0, minor >= 0 else {
+            return nil
+        }
+        self.init(major: major, minor: minor)
+    }
+
+    /// True when a reader of `FormatVersion.current` can read this version.
+    public var isReadable: Bool { major == FormatVersion.current.major }
+
+    public var description: String { "\(major).\(minor)" }
+
+    public static func < (lhs: FormatVersion, rhs: FormatVersion) -> Bool {
+        (lhs.major, lhs.minor) < (rhs.major, rhs.minor)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        guard let version = FormatVersion(parsing: text) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath,
+                                                    debugDescription: "format version \"\(text)\" is not MAJOR.MINOR"))
+        }
+        self = version
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(description)
+    }
+}

@@ -1,0 +1,187 @@
+import Foundation
+
+/// `index.json`: the list of published packs a client downloads first.
+///
+/// The index is the contract between the builder and every client. It names each pack's current
+/// file, how to verify it (size and SHA-256) and where each GIF sits inside it (the byte offset and
+/// length of the zstd frame that holds its tar entry), so a client can read one GIF without
+/// decompressing the whole pack. Its JSON is canonical (sorted keys, sorted arrays), so the same
+/// inputs give byte-identical files.
+///
+/// ```swift
+/// let index = try PackIndex.decode(from: Data(contentsOf: indexURL))
+/// for pack in index.packs { print(pack.name, pack.version, pack.file) }
+/// ```
+public struct PackIndex: Sendable, Equatable, Codable {
+    public var formatVersion: FormatVersion
+    /// The program that wrote the index, e.g. `"gifpack 0.1.0"`.
+    public var generator: String
+    public var source: SourceDescription
+    /// Sorted by name.
+    public var packs: [PackDescription]
+
+    public init(formatVersion: FormatVersion = .current, generator: String, source: SourceDescription,
+                packs: [PackDescription]) {
+        self.formatVersion = formatVersion
+        self.generator = generator
+        self.source = source
+        self.packs = packs.sorted { $0.name < $1.name }
+    }
+
+    public func pack(named name: String) -> PackDescription? { packs.first { $0.name == name } }
+
+    /// Canonical JSON: sorted keys, two-space pretty printing, trailing newline.
+    public func encoded() throws -> Data {
+        var data = try PackIndex.encoder.encode(self)
+        data.append(0x0A)
+        return data
+    }
+
+    /// Decodes an index, refusing a format whose major version this reader does not know.
+    public static func decode(from data: Data) throws(IndexError) -> PackIndex {
+        struct VersionProbe: Decodable { var formatVersion: String }
+        let probe: VersionProbe
+        do { probe = try JSONDecoder().decode(VersionProbe.self, from: data) } catch {
+            throw .malformed(String(describing: error))
+        }
+        guard let version = FormatVersion(parsing: probe.formatVersion) else {
+            throw .malformed("formatVersion \"\(probe.formatVersion)\" is not MAJOR.MINOR")
+        }
+        guard version.isReadable else { throw .unsupportedVersion(version) }
+        do { return try JSONDecoder().decode(PackIndex.self, from: data) } catch {
+            throw .malformed(String(describing: error))
+        }
+    }
+
+    static var encoder: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+        return encoder
+    }
+}
+
+/// Why an index could not be read.
+public enum IndexError: Error, Sendable, Equatable, CustomStringConvertible {
+    case malformed(String)
+    case unsupportedVersion(FormatVersion)
+
+    public var description: String {
+        switch self {
+        case .malformed(let detail): "index.json is malformed: \(detail)"
+        case .unsupportedVersion(let version):
+            "index.json has format version \(version); this reader understands \(FormatVersion.current.major).x only — upgrade gifpack"
+        }
+    }
+}
+
+/// Where the packs' content came from. Never holds a key or any other secret.
+public struct SourceDescription: Sendable, Equatable, Codable {
+    /// `exercisedb-rapidapi` or `exercisedb-v1`.
+    public var kind: String
+    /// Present in the index; left out of a pack's catalog, so moving the API does not change packs.
+    public var baseURL: String?
+    public var resolution: Int?
+
+    public init(kind: String, baseURL: String?, resolution: Int?) {
+        self.kind = kind
+        self.baseURL = baseURL
+        self.resolution = resolution
+    }
+}
+
+/// One published pack in the index.
+public struct PackDescription: Sendable, Equatable, Codable {
+    public var name: String
+    /// Rises by one each time the pack's content digest changes.
+    public var version: Int
+    /// Path of the pack file relative to the index, e.g. `packs/chest-v3.tar.zst`.
+    public var file: String
+    /// Size of the pack file in bytes.
+    public var bytes: Int64
+    /// SHA-256 of the pack file, lowercase hex.
+    public var sha256: String
+    /// Number of tar entries (catalog.json plus one per distinct GIF).
+    public var entryCount: Int
+    /// Size of the uncompressed tar stream.
+    public var uncompressedBytes: Int64
+    /// SHA-256 over the pack's content (its catalog.json, which names every GIF by hash): equal digests
+    /// mean equal content whatever the compression settings.
+    public var contentDigest: String
+    /// The `catalog.json` entry.
+    public var catalog: EntryLocation
+    /// One per distinct GIF, sorted by SHA-256.
+    public var gifs: [GIFEntry]
+    /// Every exercise of the pack, sorted by id; `gif` is nil when the exercise has no GIF
+    /// (a client shows a placeholder).
+    public var exercises: [ExerciseRef]
+
+    public init(name: String, version: Int, file: String, bytes: Int64, sha256: String, entryCount: Int,
+                uncompressedBytes: Int64, contentDigest: String, catalog: EntryLocation, gifs: [GIFEntry],
+                exercises: [ExerciseRef]) {
+        self.name = name
+        self.version = version
+        self.file = file
+        self.bytes = bytes
+        self.sha256 = sha256
+        self.entryCount = entryCount
+        self.uncompressedBytes = uncompressedBytes
+        self.contentDigest = contentDigest
+        self.catalog = catalog
+        self.gifs = gifs.sorted { $0.sha256 < $1.sha256 }
+        self.exercises = exercises.sorted { $0.id < $1.id }
+    }
+
+    /// The GIF entry for an exercise id, if the pack has one.
+    public func gifEntry(forExercise id: String) -> GIFEntry? {
+        guard let hash = exercises.first(where: { $0.id == id })?.gif else { return nil }
+        return gifs.first { $0.sha256 == hash }
+    }
+}
+
+/// Where a tar entry sits in a pack: the zstd frame at `frameOffset` of `frameLength` bytes
+/// decompresses to the entry's 512-byte tar header, its `size` bytes of data and padding.
+public struct EntryLocation: Sendable, Equatable, Codable {
+    public var path: String
+    public var size: Int64
+    public var frameOffset: Int64
+    public var frameLength: Int64
+
+    public init(path: String, size: Int64, frameOffset: Int64, frameLength: Int64) {
+        self.path = path
+        self.size = size
+        self.frameOffset = frameOffset
+        self.frameLength = frameLength
+    }
+}
+
+/// A distinct GIF in a pack, stored once at `gifs/<sha256>.gif` however many exercises use it.
+public struct GIFEntry: Sendable, Equatable, Codable {
+    public var sha256: String
+    public var location: EntryLocation
+
+    public init(sha256: String, location: EntryLocation) {
+        self.sha256 = sha256
+        self.location = location
+    }
+
+    /// The tar path of a GIF with this hash.
+    public static func path(forSHA256 hash: String) -> String { "gifs/\(hash).gif" }
+}
+
+/// An exercise of a pack and the hash of its GIF (nil: no GIF, show a placeholder).
+public struct ExerciseRef: Sendable, Equatable, Codable {
+    public var id: String
+    public var gif: String?
+
+    public init(id: String, gif: String?) {
+        self.id = id
+        self.gif = gif
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        // Encode nil explicitly so "no GIF" is visible in the JSON rather than a missing key.
+        try container.encode(gif, forKey: .gif)
+    }
+}

@@ -1,0 +1,29 @@
+/// Upper bounds ``GIFInspector`` enforces before it decodes any pixels, so a hostile or broken
+/// file cannot make it spend unbounded time or memory.
+///
+/// `maxTotalPixels` bounds the sum of all frames' areas (the decoding work); `maxWidth` and
+/// `maxHeight` bound the logical screen (and so the one line buffer); `maxFrames` bounds the
+/// number of image records.
+///
+/// ```swift
+/// var limits = GIFLimits.standard
+/// limits.maxFrames = 300
+/// let info = try GIFInspector.inspect(bytes: bytes, limits: limits)
+/// ```
+public struct GIFLimits: Sendable, Equatable {
+    public var maxWidth: Int
+    public var maxHeight: Int
+    public var maxFrames: Int
+    public var maxTotalPixels: Int
+
+    public init(maxWidth: Int = 4096, maxHeight: Int = 4096, maxFrames: Int = 5000,
+                maxTotalPixels: Int = 400_000_000) {
+        self.maxWidth = maxWidth
+        self.maxHeight = maxHeight
+        self.maxFrames = maxFrames
+        self.maxTotalPixels = maxTotalPixels
+    }
+
+    /// 4096x4096 screen, 5000 frames, 400 million decoded pixels in total.
+    public static let standard = GIFLimits()
+}

@@ -1,0 +1,111 @@
+import CGif
+
+/// Walks the records of an opened giflib decoder until the trailer, validating each frame and
+/// accumulating ``GIFInfo``. One walker serves one ``GIFInspector`` call.
+struct GIFRecordWalker {
+    private let gif: UnsafeMutablePointer<GifFileType>
+    private let source: GIFByteSource
+    private let limits: GIFLimits
+
+    private var frameCount = 0
+    private var totalPixels = 0
+    private var durationMilliseconds = 0
+    private var pendingDelayCentiseconds = 0
+    private var loopCount: Int?
+    private var line: [GifPixelType] = []
+
+    init(gif: UnsafeMutablePointer<GifFileType>, source: GIFByteSource, limits: GIFLimits) {
+        self.gif = gif
+        self.source = source
+        self.limits = limits
+    }
+
+    mutating func walk(version: String) throws(GIFRejection) -> GIFInfo {
+        let width = Int(gif.pointee.SWidth)
+        let height = Int(gif.pointee.SHeight)
+        guard width <= limits.maxWidth, height <= limits.maxHeight else {
+            throw .tooLarge("logical screen \(width)x\(height) exceeds \(limits.maxWidth)x\(limits.maxHeight)")
+        }
+        guard width > 0, height > 0 else {
+            throw .corrupt("logical screen has zero size (\(width)x\(height))")
+        }
+        line = [GifPixelType](repeating: 0, count: width)
+
+        var record = UNDEFINED_RECORD_TYPE
+        repeat {
+            guard DGifGetRecordType(gif, &record) == GIF_OK else {
+                throw failure("reading the record after frame \(frameCount)")
+            }
+            switch record {
+            case IMAGE_DESC_RECORD_TYPE: try readFrame(screenWidth: width, screenHeight: height)
+            case EXTENSION_RECORD_TYPE: try readExtension()
+            default: break
+            }
+        } while record != TERMINATE_RECORD_TYPE
+
+        guard frameCount > 0 else { throw .badFrame("the GIF contains no frames") }
+        return GIFInfo(width: width, height: height, frameCount: frameCount,
+                       durationMilliseconds: durationMilliseconds, loopCount: loopCount, version: version)
+    }
+
+    private mutating func readFrame(screenWidth: Int, screenHeight: Int) throws(GIFRejection) {
+        let number = frameCount + 1
+        guard number <= limits.maxFrames else {
+            throw .tooLarge("more than \(limits.maxFrames) frames")
+        }
+        guard DGifGetImageHeader(gif) == GIF_OK else {
+            throw failure("reading the image descriptor of frame \(number)")
+        }
+        let image = gif.pointee.Image
+        let (left, top, width, height) = (Int(image.Left), Int(image.Top), Int(image.Width), Int(image.Height))
+        guard width > 0, height > 0 else {
+            throw .badFrame("frame \(number) has zero size (\(width)x\(height))")
+        }
+        guard left + width <= screenWidth, top + height <= screenHeight else {
+            throw .badFrame("frame \(number) (\(width)x\(height) at \(left),\(top)) lies outside the "
+                + "\(screenWidth)x\(screenHeight) logical screen")
+        }
+        totalPixels += width * height
+        guard totalPixels <= limits.maxTotalPixels else {
+            throw .tooLarge("frames hold more than \(limits.maxTotalPixels) pixels in total")
+        }
+        for row in 0..<height {
+            let ok = line.withUnsafeMutableBufferPointer { buffer in
+                DGifGetLine(gif, buffer.baseAddress, Int32(width)) == GIF_OK
+            }
+            guard ok else { throw failure("decoding row \(row) of frame \(number)", inFrame: true) }
+        }
+        frameCount = number
+        durationMilliseconds += pendingDelayCentiseconds * 10
+        pendingDelayCentiseconds = 0
+    }
+
+    private mutating func readExtension() throws(GIFRejection) {
+        var code: Int32 = 0
+        var block: UnsafeMutablePointer<GifByteType>?
+        guard DGifGetExtension(gif, &code, &block) == GIF_OK else {
+            throw failure("reading an extension after frame \(frameCount)")
+        }
+        var isLoopApplication = false
+        var isFirstBlock = true
+        while let data = block {
+            let length = Int(data[0])
+            if code == GRAPHICS_EXT_FUNC_CODE, isFirstBlock, length >= 4 {
+                pendingDelayCentiseconds = Int(data[2]) | Int(data[3]) << 8
+            } else if code == APPLICATION_EXT_FUNC_CODE, isFirstBlock, length == 11 {
+                let identifier = String(decoding: UnsafeBufferPointer(start: data + 1, count: 11), as: UTF8.self)
+                isLoopApplication = identifier == "NETSCAPE2.0" || identifier == "ANIMEXTS1.0"
+            } else if isLoopApplication, length >= 3, data[1] == 1, loopCount == nil {
+                loopCount = Int(data[2]) | Int(data[3]) << 8
+            }
+            isFirstBlock = false
+            guard DGifGetExtensionNext(gif, &block) == GIF_OK else {
+                throw failure("reading an extension block after frame \(frameCount)")
+            }
+        }
+    }
+
+    private func failure(_ step: String, inFrame: Bool = false) -> GIFRejection {
+        GIFInspector.rejection(source: source, code: gif.pointee.Error, step: step, inFrame: inFrame)
+    }
+}

@@ -1,0 +1,29 @@
+import CCurl
+
+/// Maps a finished transfer's `CURLcode` onto ``HTTPError``.
+enum CurlErrorMapping {
+    /// `callbackFailure` (set when our write callback refused a chunk) wins over curl's code, which
+    /// then only says `CURLE_WRITE_ERROR`.
+    static func error(for code: CURLcode, transfer: Transfer, expectedLength: Int64?) -> HTTPError {
+        if let failure = transfer.callbackFailure { return failure }
+        let message = transfer.errorMessage(for: code)
+        switch code {
+        case CURLE_URL_MALFORMAT, CURLE_UNSUPPORTED_PROTOCOL:
+            return .invalidURL(transfer.request.url)
+        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_CONNECT:
+            return .connectFailed(message)
+        case CURLE_OPERATION_TIMEDOUT:
+            return .timedOut(message)
+        case CURLE_PARTIAL_FILE:
+            return .truncated(expected: expectedLength, received: transfer.bodyBytes)
+        case CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING, CURLE_HTTP2_STREAM:
+            return .connectionReset(message)
+        case CURLE_FILESIZE_EXCEEDED:
+            return .bodyTooLarge(limit: transfer.sink.maxBytes)
+        case CURLE_ABORTED_BY_CALLBACK:
+            return .cancelled
+        default:
+            return .transport(code: Int(code.rawValue), message: message)
+        }
+    }
+}

@@ -1,0 +1,250 @@
+import CCurl
+import Foundation
+
+/// The dedicated thread that owns a `CURLM` handle and drives every transfer of one client.
+///
+/// Callers only touch the lock-protected queues (``submit(_:)``, ``cancel(_:)``) and then call
+/// `curl_multi_wakeup`, the one multi function that is safe from any thread. Everything else —
+/// adding and removing easy handles, `curl_multi_perform`, the callbacks, reading completions,
+/// the easy-handle pool — happens on the loop thread, so curl is never used concurrently and the
+/// Swift cooperative pool never blocks on it. The loop thread also frees the multi handle when it
+/// stops; every wakeup is sent under the lock and only while not stopping, so none can reach a
+/// freed handle.
+final class CurlMultiLoop: @unchecked Sendable {
+    private struct Shared {
+        var submitted: [Transfer] = []
+        var cancelled: [Transfer] = []
+        var stopping = false
+        var statistics = HTTPClientStatistics()
+    }
+
+    private let multi: UnsafeMutableRawPointer
+    private let lock = NSLock()
+    private var shared = Shared() // guarded by `lock`
+    private let maxIdleHandles: Int
+
+    // Loop thread only.
+    private var active: [UnsafeMutableRawPointer: Transfer] = [:]
+    private var idleHandles: [UnsafeMutableRawPointer] = []
+
+    init(maxConnections: Int) throws(HTTPError) {
+        try CurlGlobal.ensureInitialized()
+        guard let multi = curl_multi_init() else {
+            throw .transport(code: Int(CURLE_FAILED_INIT.rawValue), message: "curl_multi_init failed")
+        }
+        self.multi = multi
+        maxIdleHandles = maxConnections * 2
+        let limit = Int(maxConnections)
+        let codes = [
+            gp_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, limit),
+            gp_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, limit),
+            gp_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, limit),
+            gp_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX)),
+        ]
+        if let failed = codes.first(where: { $0 != CURLM_OK }) {
+            curl_multi_cleanup(multi)
+            throw .transport(code: Int(failed.rawValue), message: String(cString: curl_multi_strerror(failed)))
+        }
+    }
+
+    /// Starts the loop thread; it keeps the loop alive until ``shutdown()``.
+    func start() {
+        let thread = Thread { [self] in run() }
+        thread.name = "gifpack-http"
+        thread.start()
+    }
+
+    var statistics: HTTPClientStatistics { lock.withLock { shared.statistics } }
+
+    // MARK: Any thread
+
+    /// Queues a transfer whose continuation is installed; after shutdown it fails at once.
+    func submit(_ transfer: Transfer) {
+        let accepted = lock.withLock { () -> Bool in
+            guard !shared.stopping else { return false }
+            shared.submitted.append(transfer)
+            curl_multi_wakeup(multi)
+            return true
+        }
+        if !accepted { transfer.finish(.failure(.cancelled)) }
+    }
+
+    /// Asks the loop to abandon a transfer its task no longer waits for.
+    func cancel(_ transfer: Transfer) {
+        transfer.requestCancel()
+        lock.withLock {
+            guard !shared.stopping else { return }
+            shared.cancelled.append(transfer)
+            curl_multi_wakeup(multi)
+        }
+    }
+
+    /// Tells the loop to stop, without waiting for it: the loop thread wakes at once, fails every
+    /// queued or running transfer with `.cancelled`, frees curl's handles and exits; submissions
+    /// made from now on fail at once.
+    func shutdown() {
+        lock.withLock {
+            guard !shared.stopping else { return }
+            shared.stopping = true
+            curl_multi_wakeup(multi)
+        }
+    }
+
+    // MARK: Loop thread
+
+    private func run() {
+        while true {
+            let (submitted, cancelled, stopping) = lock.withLock { () -> ([Transfer], [Transfer], Bool) in
+                defer { shared.submitted = []; shared.cancelled = [] }
+                return (shared.submitted, shared.cancelled, shared.stopping)
+            }
+            if stopping {
+                tearDown(unstarted: submitted)
+                return
+            }
+            submitted.forEach(begin)
+            cancelled.forEach(abandon)
+            var running: Int32 = 0
+            _ = curl_multi_perform(multi, &running)
+            drainCompletions()
+            _ = curl_multi_poll(multi, nil, 0, 1000, nil)
+        }
+    }
+
+    private func begin(_ transfer: Transfer) {
+        guard !transfer.isCancelRequested else {
+            transfer.finish(.failure(.cancelled))
+            return
+        }
+        guard let easy = idleHandles.popLast() ?? curl_easy_init() else {
+            transfer.finish(.failure(.transport(code: Int(CURLE_FAILED_INIT.rawValue), message: "curl_easy_init failed")))
+            return
+        }
+        do {
+            try transfer.sink.open()
+        } catch {
+            recycle(easy)
+            transfer.finish(.failure(error))
+            return
+        }
+        do {
+            try EasyHandleSetup.configure(easy, for: transfer)
+        } catch {
+            _ = transfer.sink.close()
+            recycle(easy)
+            transfer.releaseCurlResources()
+            transfer.finish(.failure(error))
+            return
+        }
+        let added = curl_multi_add_handle(multi, easy)
+        guard added == CURLM_OK else {
+            _ = transfer.sink.close()
+            recycle(easy)
+            transfer.releaseCurlResources()
+            transfer.finish(.failure(.transport(code: Int(added.rawValue), message: String(cString: curl_multi_strerror(added)))))
+            return
+        }
+        transfer.easy = easy
+        active[easy] = transfer
+        let inFlight = active.count
+        lock.withLock {
+            shared.statistics.requestsStarted += 1
+            shared.statistics.currentlyInFlight = inFlight
+            shared.statistics.maxInFlight = max(shared.statistics.maxInFlight, inFlight)
+        }
+    }
+
+    private func drainCompletions() {
+        var remaining: Int32 = 0
+        while let message = curl_multi_info_read(multi, &remaining) {
+            guard gp_msg_is_done(message) != 0, let easy = gp_msg_easy(message) else { continue }
+            finish(easy: easy, code: gp_msg_result(message))
+        }
+    }
+
+    /// Ends a transfer curl reported done: detach, read the results, recycle, resume.
+    private func finish(easy: UnsafeMutableRawPointer, code: CURLcode) {
+        guard let transfer = detach(easy) else { return }
+        var result = outcome(of: transfer, easy: easy, code: code)
+        if let closeFailure = transfer.sink.close(), case .success = result { result = .failure(closeFailure) }
+        recordEnd(of: transfer, easy: easy, result: result)
+        recycle(easy)
+        transfer.releaseCurlResources()
+        transfer.finish(result)
+    }
+
+    /// Removes a transfer its task cancelled, if curl still runs it.
+    private func abandon(_ transfer: Transfer) {
+        guard let easy = transfer.easy, active[easy] === transfer, detach(easy) != nil else { return }
+        _ = transfer.sink.close()
+        recordEnd(of: transfer, easy: easy, result: .failure(.cancelled))
+        recycle(easy)
+        transfer.releaseCurlResources()
+        transfer.finish(.failure(.cancelled))
+    }
+
+    private func detach(_ easy: UnsafeMutableRawPointer) -> Transfer? {
+        guard let transfer = active.removeValue(forKey: easy) else { return nil }
+        curl_multi_remove_handle(multi, easy)
+        return transfer
+    }
+
+    private func outcome(of transfer: Transfer, easy: UnsafeMutableRawPointer, code: CURLcode) -> Result<TransferOutcome, HTTPError> {
+        guard code == CURLE_OK, transfer.callbackFailure == nil else {
+            var length: curl_off_t = -1
+            _ = gp_easy_getinfo_off(easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length)
+            return .failure(CurlErrorMapping.error(for: code, transfer: transfer, expectedLength: length >= 0 ? Int64(length) : nil))
+        }
+        var status = 0
+        _ = gp_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
+        var micros: curl_off_t = 0
+        _ = gp_easy_getinfo_off(easy, CURLINFO_TOTAL_TIME_T, &micros)
+        let head = HTTPResponseHead(status: status > 0 ? status : transfer.head.status,
+                                    httpVersion: transfer.head.httpVersion.isEmpty ? Self.httpVersion(of: easy) : transfer.head.httpVersion,
+                                    headers: transfer.head.headers)
+        return .success(TransferOutcome(head: head, elapsed: .microseconds(micros)))
+    }
+
+    private static func httpVersion(of easy: UnsafeMutableRawPointer) -> String {
+        var version = 0
+        _ = gp_easy_getinfo_long(easy, CURLINFO_HTTP_VERSION, &version)
+        switch version {
+        case Int(CURL_HTTP_VERSION_1_0): return "1.0"
+        case Int(CURL_HTTP_VERSION_1_1): return "1.1"
+        case Int(CURL_HTTP_VERSION_2_0): return "2"
+        case Int(CURL_HTTP_VERSION_3): return "3"
+        default: return ""
+        }
+    }
+
+    private func recordEnd(of transfer: Transfer, easy: UnsafeMutableRawPointer, result: Result<TransferOutcome, HTTPError>) {
+        var connects = 0
+        _ = gp_easy_getinfo_long(easy, CURLINFO_NUM_CONNECTS, &connects)
+        let inFlight = active.count
+        lock.withLock {
+            switch result {
+            case .success: shared.statistics.requestsCompleted += 1
+            case .failure(.cancelled): shared.statistics.requestsCancelled += 1
+            case .failure: shared.statistics.requestsFailed += 1
+            }
+            shared.statistics.connectionsOpened += connects
+            shared.statistics.bytesReceived += transfer.bodyBytes
+            shared.statistics.currentlyInFlight = inFlight
+        }
+    }
+
+    /// Returns an easy handle to the pool, reset to defaults; the connection it used stays in the
+    /// multi handle's cache.
+    private func recycle(_ easy: UnsafeMutableRawPointer) {
+        curl_easy_reset(easy)
+        if idleHandles.count < maxIdleHandles { idleHandles.append(easy) } else { curl_easy_cleanup(easy) }
+    }
+
+    private func tearDown(unstarted: [Transfer]) {
+        for transfer in Array(active.values) { abandon(transfer) }
+        for transfer in unstarted { transfer.finish(.failure(.cancelled)) }
+        idleHandles.forEach { curl_easy_cleanup($0) }
+        idleHandles = []
+        curl_multi_cleanup(multi)
+    }
+}

@@ -1,0 +1,89 @@
+import CCurl
+
+/// Turns an ``HTTPRequest`` into options on a fresh (or freshly reset) easy handle.
+enum EasyHandleSetup {
+    static let userAgent = "gifpack-http/1 libcurl"
+    static let maxRedirects = 5
+
+    /// True for an absolute http(s) URL that curl's URL parser accepts.
+    static func isValid(url: String) -> Bool {
+        let lowered = url.prefix(8).lowercased()
+        guard lowered.hasPrefix("http://") || lowered.hasPrefix("https://") else { return false }
+        guard let handle = curl_url() else { return false }
+        defer { curl_url_cleanup(handle) }
+        return curl_url_set(handle, CURLUPART_URL, url, 0) == CURLUE_OK
+    }
+
+    /// Applies every option of the request to `easy`, wiring the callbacks to `transfer`.
+    static func configure(_ easy: UnsafeMutableRawPointer, for transfer: Transfer) throws(HTTPError) {
+        let request = transfer.request
+        let context = Unmanaged.passUnretained(transfer).toOpaque()
+        let timeouts = request.timeouts
+        var codes: [CURLcode] = [
+            gp_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, UnsafeMutableRawPointer(transfer.errorBuffer)),
+            gp_easy_setopt_string(easy, CURLOPT_URL, request.url),
+            gp_easy_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "http,https"),
+            gp_easy_setopt_string(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"),
+            gp_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1),
+            gp_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS)),
+            gp_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1),
+            gp_easy_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1),
+            gp_easy_setopt_long(easy, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1),
+            gp_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, request.followRedirects ? 1 : 0),
+            gp_easy_setopt_long(easy, CURLOPT_MAXREDIRS, maxRedirects),
+            gp_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, timeouts.connect.curlMilliseconds),
+            gp_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, timeouts.total.curlMilliseconds),
+            gp_easy_setopt_long(easy, CURLOPT_LOW_SPEED_LIMIT, max(0, timeouts.lowSpeedBytesPerSecond)),
+            gp_easy_setopt_long(easy, CURLOPT_LOW_SPEED_TIME,
+                                timeouts.lowSpeedBytesPerSecond > 0 ? timeouts.lowSpeedWindow.curlWholeSeconds : 0),
+            gp_easy_setopt_data_cb(easy, CURLOPT_WRITEFUNCTION, curlBodyCallback),
+            gp_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, context),
+            gp_easy_setopt_data_cb(easy, CURLOPT_HEADERFUNCTION, curlHeaderCallback),
+            gp_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, context),
+        ]
+        if request.acceptCompressedBody {
+            codes.append(gp_easy_setopt_string(easy, CURLOPT_ACCEPT_ENCODING, ""))
+        }
+        if let offset = request.resumeFrom, offset > 0 {
+            codes.append(gp_easy_setopt_off(easy, CURLOPT_RESUME_FROM_LARGE, curl_off_t(offset)))
+        } else {
+            // An early refusal when Content-Length already exceeds the cap; the write callback
+            // enforces the cap for bodies without a length.
+            codes.append(gp_easy_setopt_off(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(max(0, transfer.sink.maxBytes))))
+        }
+        if !request.headers.contains(name: "User-Agent") {
+            codes.append(gp_easy_setopt_string(easy, CURLOPT_USERAGENT, userAgent))
+        }
+        transfer.headerList = try headerList(for: request.headers)
+        if let list = transfer.headerList {
+            codes.append(gp_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, list))
+        }
+        if let failed = codes.first(where: { $0 != CURLE_OK }) {
+            throw .transport(code: Int(failed.rawValue), message: String(cString: curl_easy_strerror(failed)))
+        }
+    }
+
+    /// The request headers as curl wants them. A field with an empty value is sent as `Name;`
+    /// (curl reads `Name:` as "remove this header"). Names and values holding line breaks are
+    /// refused, naming the field but never showing its value.
+    static func headerList(for headers: HTTPHeaders) throws(HTTPError) -> UnsafeMutablePointer<curl_slist>? {
+        var list: UnsafeMutablePointer<curl_slist>?
+        for (name, value) in headers {
+            let nameIsToken = !name.isEmpty && name.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: ":") }
+            let valueIsClean = !value.utf8.contains { $0 == 0x0A || $0 == 0x0D || $0 == 0 }
+            guard nameIsToken, valueIsClean else {
+                if let list { curl_slist_free_all(list) }
+                let shownName = nameIsToken ? name : String(name.unicodeScalars.filter { $0.isASCII && $0.value > 0x20 }.prefix(40))
+                throw .transport(code: Int(CURLE_BAD_FUNCTION_ARGUMENT.rawValue),
+                                 message: "request header \"\(shownName)\" holds a control character or an invalid name")
+            }
+            let line = value.isEmpty ? "\(name);" : "\(name): \(value)"
+            guard let appended = curl_slist_append(list, line) else {
+                if let list { curl_slist_free_all(list) }
+                throw .transport(code: Int(CURLE_OUT_OF_MEMORY.rawValue), message: "out of memory building the request headers")
+            }
+            list = appended
+        }
+        return list
+    }
+}

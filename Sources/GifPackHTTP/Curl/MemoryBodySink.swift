@@ -1,0 +1,19 @@
+/// Collects a body in memory, refusing it once it would exceed `maxBytes`.
+final class MemoryBodySink: BodySink, @unchecked Sendable {
+    let maxBytes: Int64
+    private(set) var bytes: [UInt8] = []
+
+    init(maxBytes: Int64) {
+        self.maxBytes = maxBytes
+    }
+
+    func open() throws(HTTPError) {}
+
+    func write(_ chunk: UnsafeRawBufferPointer) -> HTTPError? {
+        guard Int64(bytes.count) + Int64(chunk.count) <= maxBytes else { return .bodyTooLarge(limit: maxBytes) }
+        bytes.append(contentsOf: chunk)
+        return nil
+    }
+
+    func close() -> HTTPError? { nil }
+}

@@ -1,0 +1,48 @@
+/// Builds the final response head from the header lines curl hands to `CURLOPT_HEADERFUNCTION`.
+///
+/// Each status line (`HTTP/1.1 100 Continue`, `HTTP/2 301`, …) starts a new head, dropping the
+/// fields collected so far, so that only the last head — the one whose body is delivered —
+/// remains. Lines after the body started (chunked trailers) are ignored.
+struct ResponseHeadCollector {
+    private(set) var httpVersion = ""
+    private(set) var status = 0
+    private(set) var headers = HTTPHeaders()
+    var bodyStarted = false
+
+    mutating func consume(_ raw: UnsafeRawBufferPointer) {
+        guard !bodyStarted else { return }
+        var bytes = raw[...]
+        while let last = bytes.last, last == 0x0A || last == 0x0D { bytes = bytes.dropLast() }
+        let line = String(decoding: bytes, as: UTF8.self)
+        if line.hasPrefix("HTTP/") {
+            startHead(statusLine: line)
+        } else if line.isEmpty {
+            return
+        } else if line.first == " " || line.first == "\t" {
+            headers.extendLastValue(with: trimmed(Substring(line)))
+        } else if let colon = line.firstIndex(of: ":") {
+            headers.append(name: trimmed(line[..<colon]), value: trimmed(line[line.index(after: colon)...]))
+        }
+    }
+
+    private mutating func startHead(statusLine: String) {
+        headers = HTTPHeaders()
+        let parts = statusLine.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)
+        httpVersion = parts.first.map { String($0.dropFirst("HTTP/".count)) } ?? ""
+        status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
+    }
+
+    private func trimmed(_ text: Substring) -> String {
+        String(text.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+    }
+}
+
+extension HTTPHeaders {
+    /// Appends an obsolete line-folded continuation to the last field's value.
+    mutating func extendLastValue(with continuation: String) {
+        guard let last = self.reversed().first else { return }
+        var fields = Array(self)
+        fields[fields.count - 1].value = last.value.isEmpty ? continuation : last.value + " " + continuation
+        self = HTTPHeaders(fields)
+    }
+}

@@ -1,0 +1,116 @@
+import CCurl
+
+/// What a finished transfer hands back besides its sink's contents.
+struct TransferOutcome: Sendable {
+    var head: HTTPResponseHead
+    var elapsed: Duration
+}
+
+/// The per-request context: the request, its body sink, and the state curl's callbacks fill.
+///
+/// Curl's callbacks receive an unretained pointer to it (the loop's table of active transfers
+/// keeps it alive while curl may call back). Fields below "loop thread only" are touched by the
+/// loop thread alone; the completion state is shared with the awaiting task and guarded by a lock,
+/// which is what makes "resumed exactly once" hold whatever races cancellation, completion and
+/// shutdown run: the first ``finish(_:)`` takes the continuation, the others find none.
+final class Transfer: @unchecked Sendable {
+    typealias Continuation = CheckedContinuation<Result<TransferOutcome, HTTPError>, Never>
+
+    private struct Completion {
+        var continuation: Continuation?
+        var cancelRequested = false
+        var finished = false
+    }
+
+    let request: HTTPRequest
+    let sink: any BodySink
+    private let completion = Locked(Completion())
+
+    // Loop thread only.
+    var easy: UnsafeMutableRawPointer?
+    var headerList: UnsafeMutablePointer<curl_slist>?
+    let errorBuffer: UnsafeMutablePointer<CChar>
+    var head = ResponseHeadCollector()
+    var bodyBytes: Int64 = 0
+    /// A failure decided in a callback (cap hit, disk error); it explains curl's CURLE_WRITE_ERROR.
+    var callbackFailure: HTTPError?
+
+    init(request: HTTPRequest, sink: any BodySink) {
+        self.request = request
+        self.sink = sink
+        errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
+    }
+
+    deinit {
+        if let headerList { curl_slist_free_all(headerList) }
+        errorBuffer.deallocate()
+    }
+
+    // MARK: Completion (any thread)
+
+    /// Stores the continuation; returns false (having resumed it with `.cancelled`) when the task
+    /// was cancelled before the request could be submitted.
+    func install(_ continuation: Continuation) -> Bool {
+        let cancelled = completion.withLock { state -> Bool in
+            if state.cancelRequested { state.finished = true; return true }
+            state.continuation = continuation
+            return false
+        }
+        if cancelled { continuation.resume(returning: .failure(.cancelled)) }
+        return !cancelled
+    }
+
+    /// Marks the transfer as cancelled by its task.
+    func requestCancel() {
+        completion.withLock { $0.cancelRequested = true }
+    }
+
+    var isCancelRequested: Bool { completion.withLock { $0.cancelRequested } }
+
+    /// Resumes the awaiting task, once; later calls do nothing.
+    func finish(_ result: Result<TransferOutcome, HTTPError>) {
+        let continuation = completion.withLock { state -> Continuation? in
+            guard !state.finished else { return nil }
+            state.finished = true
+            defer { state.continuation = nil }
+            return state.continuation
+        }
+        continuation?.resume(returning: result)
+    }
+
+    // MARK: Callbacks (loop thread)
+
+    func receiveBody(_ chunk: UnsafeRawBufferPointer) -> Int {
+        head.bodyStarted = true
+        if let failure = sink.write(chunk) {
+            callbackFailure = failure
+            return 0
+        }
+        bodyBytes += Int64(chunk.count)
+        return chunk.count
+    }
+
+    func receiveHeader(_ line: UnsafeRawBufferPointer) -> Int {
+        head.consume(line)
+        return line.count
+    }
+
+    /// Frees what curl needed during the transfer; call after the handle left the multi handle.
+    func releaseCurlResources() {
+        if let headerList { curl_slist_free_all(headerList) }
+        headerList = nil
+        easy = nil
+    }
+
+    /// curl's message for the failure, with any request header value blanked out.
+    func errorMessage(for code: CURLcode) -> String {
+        var message = String(cString: errorBuffer)
+        while message.last?.isNewline == true { message.removeLast() }
+        if message.isEmpty { message = String(cString: curl_easy_strerror(code)) }
+        for (_, value) in request.headers where value.count >= 4 {
+            message = message.replacing(value, with: "<redacted>")
+        }
+        return message
+    }
+}

@@ -1,0 +1,95 @@
+/// Async HTTP GETs over libcurl's multi interface, run by one dedicated thread.
+///
+/// ## Threading
+/// Each client starts one thread that owns a `CURLM` multi handle and runs this loop:
+/// take newly submitted requests from a lock-protected queue and add their easy handles,
+/// `curl_multi_perform`, hand every finished transfer (`curl_multi_info_read`) back to its
+/// awaiting task by resuming its continuation, then `curl_multi_poll` for up to a second.
+/// Submitting or cancelling a request calls `curl_multi_wakeup`, so the loop reacts at once.
+/// Tasks only enqueue and await: no Swift concurrency thread ever blocks on curl, and curl is
+/// only ever called from the loop thread (`curl_multi_wakeup` excepted, which is thread-safe).
+///
+/// Easy handles are pooled and reset between requests; connections stay open in the multi
+/// handle's cache (at most `maxConnections`, which is also the limit of parallel connections per
+/// host and in total: further requests wait inside curl for a free connection, HTTP/2 requests
+/// share one). Body bytes are handled in curl's write callback on the loop thread: collected in
+/// memory up to a cap, or streamed to a file while being hashed.
+///
+/// Cancelling the awaiting task removes the transfer from curl and throws ``HTTPError/cancelled``;
+/// ``shutdown()`` (also run by `deinit`) stops the thread and fails whatever is still pending
+/// the same way.
+///
+/// ```swift
+/// let client = try HTTPClient(maxConnections: 8)
+/// defer { client.shutdown() }
+/// let page = try await client.data(HTTPRequest(url: listURL, headers: ["X-RapidAPI-Key": key],
+///                                              acceptCompressedBody: true), maxBytes: 8 << 20)
+/// try await withThrowingTaskGroup(of: HTTPDownload.self) { group in
+///     for (id, path) in targets {
+///         group.addTask { try await client.download(HTTPRequest(url: imageURL(id)), to: path, maxBytes: 5 << 20) }
+///     }
+///     for try await download in group { print(download.sha256, download.bytesWritten) }
+/// }
+/// print(client.statistics.connectionsOpened) // a handful, not one per request
+/// ```
+public final class HTTPClient: Sendable {
+    private let loop: CurlMultiLoop
+
+    /// Starts the loop thread. Throws when curl cannot be initialised.
+    public init(maxConnections: Int = 8) throws(HTTPError) {
+        loop = try CurlMultiLoop(maxConnections: max(1, maxConnections))
+        loop.start()
+    }
+
+    deinit {
+        loop.shutdown()
+    }
+
+    /// Fetches a response with its body in memory. A body longer than `maxBytes` (after content
+    /// decoding) aborts the transfer with ``HTTPError/bodyTooLarge(limit:)``.
+    public func data(_ request: HTTPRequest, maxBytes: Int64) async throws(HTTPError) -> HTTPDataResponse {
+        let sink = MemoryBodySink(maxBytes: maxBytes)
+        let outcome = try await perform(request, sink: sink)
+        return HTTPDataResponse(head: outcome.head, body: sink.bytes)
+    }
+
+    /// Streams the body to `path` as it arrives, whatever the status (the caller decides what a
+    /// non-200 body is worth). The file is created or truncated, or appended to when
+    /// `request.resumeFrom` is set; it is closed on every path. The SHA-256, the prefix and the
+    /// byte count cover this request's bytes. More than `maxBytes` bytes abort the transfer with
+    /// ``HTTPError/bodyTooLarge(limit:)``, leaving at most `maxBytes` bytes in the file. On any
+    /// error the file is left as it is (a resumable partial body, or garbage): do not trust it.
+    public func download(_ request: HTTPRequest, to path: String, maxBytes: Int64) async throws(HTTPError) -> HTTPDownload {
+        let sink = FileBodySink(path: path, maxBytes: maxBytes, append: (request.resumeFrom ?? 0) > 0)
+        let outcome = try await perform(request, sink: sink)
+        return HTTPDownload(head: outcome.head, bytesWritten: sink.bytesWritten, sha256: sink.sha256Hex,
+                            prefix: sink.prefix, elapsed: outcome.elapsed)
+    }
+
+    /// Stops the loop thread without waiting for it: pending and running requests fail with
+    /// ``HTTPError/cancelled`` as soon as the thread wakes (at once), requests made afterwards fail
+    /// the same way immediately. Safe to call more than once.
+    public func shutdown() {
+        loop.shutdown()
+    }
+
+    /// Counters since the client was made.
+    public var statistics: HTTPClientStatistics { loop.statistics }
+
+    private func perform(_ request: HTTPRequest, sink: any BodySink) async throws(HTTPError) -> TransferOutcome {
+        guard EasyHandleSetup.isValid(url: request.url) else { throw .invalidURL(request.url) }
+        let transfer = Transfer(request: request, sink: sink)
+        let loop = self.loop
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                if transfer.install(continuation) { loop.submit(transfer) }
+            }
+        } onCancel: {
+            loop.cancel(transfer)
+        }
+        switch result {
+        case .success(let outcome): return outcome
+        case .failure(let error): throw error
+        }
+    }
+}

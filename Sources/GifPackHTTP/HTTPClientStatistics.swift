@@ -1,0 +1,29 @@
+/// Counters of an ``HTTPClient`` since it was made, read with ``HTTPClient/statistics``.
+///
+/// `connectionsOpened` sums curl's `CURLINFO_NUM_CONNECTS` over finished transfers: with keep-alive
+/// working it stays far below `requestsStarted`.
+///
+/// ```swift
+/// let stats = client.statistics
+/// print("\(stats.requestsStarted) requests over \(stats.connectionsOpened) connections, peak \(stats.maxInFlight)")
+/// ```
+public struct HTTPClientStatistics: Sendable, Equatable {
+    /// Transfers handed to curl.
+    public var requestsStarted = 0
+    /// Transfers that ended with a response (any status).
+    public var requestsCompleted = 0
+    /// Transfers that ended with an ``HTTPError`` other than ``HTTPError/cancelled``.
+    public var requestsFailed = 0
+    /// Transfers cancelled by their task or by ``HTTPClient/shutdown()``.
+    public var requestsCancelled = 0
+    /// Transfers in curl right now (connecting, waiting for a connection or transferring).
+    public var currentlyInFlight = 0
+    /// Highest ``currentlyInFlight`` seen.
+    public var maxInFlight = 0
+    /// New connections curl opened (the rest were reused).
+    public var connectionsOpened = 0
+    /// Body bytes received, after content decoding.
+    public var bytesReceived: Int64 = 0
+
+    public init() {}
+}

@@ -1,0 +1,66 @@
+import Glibc
+
+/// Why a request produced no usable response.
+///
+/// An HTTP error status is not an `HTTPError`: a 404 or a 500 is a response, returned with its
+/// body for the caller to judge. These cases are the transfers that did not complete. Messages
+/// come from curl's error buffer and may name the URL or host, never a request header value
+/// (any such value is replaced by `<redacted>` before the error is made).
+///
+/// ```swift
+/// do { _ = try await client.download(request, to: path, maxBytes: 1 << 20) }
+/// catch .bodyTooLarge(let limit) { print("more than \(limit) bytes") }
+/// catch { print(error.reason, error) } // "timeout", "timed out: Operation too slow. …"
+/// ```
+public enum HTTPError: Error, Sendable, Equatable {
+    /// The URL is not an absolute http(s) URL curl can parse.
+    case invalidURL(String)
+    /// The host could not be resolved or connected to.
+    case connectFailed(String)
+    /// The connect, total or low-speed limit was hit (`CURLE_OPERATION_TIMEDOUT`).
+    case timedOut(String)
+    /// The connection closed before the announced body length (`CURLE_PARTIAL_FILE`).
+    case truncated(expected: Int64?, received: Int64)
+    /// The connection broke while sending or receiving, or closed without any response.
+    case connectionReset(String)
+    /// The body exceeded the caller's byte cap; the transfer was aborted.
+    case bodyTooLarge(limit: Int64)
+    /// The download file could not be opened, written or closed.
+    case fileError(path: String, errno: Int32)
+    /// The awaiting task was cancelled, or the client was shut down.
+    case cancelled
+    /// Any other curl failure: the `CURLcode` and curl's message.
+    case transport(code: Int, message: String)
+
+    /// A stable short code for reports and logs.
+    public var reason: String {
+        switch self {
+        case .invalidURL: "invalid-url"
+        case .connectFailed: "connect-failed"
+        case .timedOut: "timeout"
+        case .truncated: "truncated"
+        case .connectionReset: "connection-reset"
+        case .bodyTooLarge: "too-large"
+        case .fileError: "file-error"
+        case .cancelled: "cancelled"
+        case .transport: "transport"
+        }
+    }
+}
+
+extension HTTPError: CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case .invalidURL(let url): "invalid URL: \(url)"
+        case .connectFailed(let message): "could not connect: \(message)"
+        case .timedOut(let message): "timed out: \(message)"
+        case .truncated(let expected?, let received): "truncated body: received \(received) of \(expected) bytes"
+        case .truncated(nil, let received): "truncated body: the connection closed after \(received) bytes"
+        case .connectionReset(let message): "connection reset: \(message)"
+        case .bodyTooLarge(let limit): "the body exceeds the limit of \(limit) bytes"
+        case .fileError(let path, let code): "cannot write \(path): \(String(cString: strerror(code)))"
+        case .cancelled: "the request was cancelled"
+        case .transport(let code, let message): "transfer failed (curl error \(code)): \(message)"
+        }
+    }
+}

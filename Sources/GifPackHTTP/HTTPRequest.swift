@@ -1,0 +1,43 @@
+/// One GET request: where to, with which headers, under which limits.
+///
+/// Request header values (such as `X-RapidAPI-Key`) are handed to curl and nowhere else: they are
+/// never logged, never part of an ``HTTPError`` and print as `<redacted>` when they look secret.
+///
+/// ```swift
+/// var request = HTTPRequest(url: "https://exercisedb.p.rapidapi.com/exercises?limit=100&offset=0",
+///                           headers: ["X-RapidAPI-Key": key], acceptCompressedBody: true)
+/// request.followRedirects = true
+/// let page = try await client.data(request, maxBytes: 8 << 20)
+/// ```
+public struct HTTPRequest: Sendable {
+    /// Absolute `http://` or `https://` URL.
+    public var url: String
+    /// Request headers, sent as given.
+    public var headers: HTTPHeaders
+    /// Connect, total and low-speed limits.
+    public var timeouts: HTTPTimeouts
+    /// Follow up to five redirects (to http or https only) when true; otherwise a 3xx is the response.
+    public var followRedirects: Bool = false
+    /// Send `Accept-Encoding` with every encoding curl decodes (gzip, deflate, br, zstd) and hand
+    /// back the decoded body. Meant for JSON; leave it off for binary downloads.
+    public var acceptCompressedBody: Bool
+    /// Ask for the body from this byte offset on (`Range: bytes=N-`); ``HTTPClient/download(_:to:maxBytes:)``
+    /// then appends to the file instead of truncating it.
+    public var resumeFrom: Int64? = nil
+
+    public init(url: String, headers: HTTPHeaders = [], timeouts: HTTPTimeouts = .init(),
+                acceptCompressedBody: Bool = false) {
+        self.url = url
+        self.headers = headers
+        self.timeouts = timeouts
+        self.acceptCompressedBody = acceptCompressedBody
+    }
+}
+
+extension HTTPRequest: CustomStringConvertible {
+    /// `GET <url>` plus header names; no header value.
+    public var description: String {
+        let names = headers.map(\.name)
+        return "GET \(url)" + (names.isEmpty ? "" : " (headers: \(names.joined(separator: ", ")))")
+    }
+}

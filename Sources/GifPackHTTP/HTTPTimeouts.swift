@@ -1,0 +1,47 @@
+/// The time limits of one request, each enforced by curl.
+///
+/// - ``connect``: name resolution plus TCP and TLS handshakes (`CURLOPT_CONNECTTIMEOUT_MS`).
+/// - ``total``: the whole transfer, body included (`CURLOPT_TIMEOUT_MS`); zero means no limit.
+/// - ``lowSpeedBytesPerSecond`` / ``lowSpeedWindow``: abort when the transfer stays below that rate
+///   for the whole window (`CURLOPT_LOW_SPEED_LIMIT` / `CURLOPT_LOW_SPEED_TIME`, whole seconds,
+///   at least one); a rate of zero disables the check.
+///
+/// All three end the request with ``HTTPError/timedOut(_:)``.
+///
+/// ```swift
+/// let timeouts = HTTPTimeouts(connect: .seconds(5), total: .seconds(60),
+///                             lowSpeedBytesPerSecond: 512, lowSpeedWindow: .seconds(20))
+/// let request = HTTPRequest(url: url, timeouts: timeouts)
+/// ```
+public struct HTTPTimeouts: Sendable, Equatable {
+    public var connect: Duration = .seconds(10)
+    public var total: Duration = .seconds(120)
+    public var lowSpeedBytesPerSecond: Int = 1024
+    public var lowSpeedWindow: Duration = .seconds(30)
+
+    public init(connect: Duration = .seconds(10), total: Duration = .seconds(120),
+                lowSpeedBytesPerSecond: Int = 1024, lowSpeedWindow: Duration = .seconds(30)) {
+        self.connect = connect
+        self.total = total
+        self.lowSpeedBytesPerSecond = lowSpeedBytesPerSecond
+        self.lowSpeedWindow = lowSpeedWindow
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds, rounded up so that a positive duration never becomes zero ("no limit").
+    var curlMilliseconds: Int {
+        let (seconds, attoseconds) = components
+        guard seconds >= 0, attoseconds >= 0 else { return 0 }
+        let millis = attoseconds / 1_000_000_000_000_000
+        let rest = attoseconds % 1_000_000_000_000_000
+        let total = seconds.multipliedReportingOverflow(by: 1000)
+        guard !total.overflow else { return Int.max }
+        return Int(total.partialValue + millis + (rest > 0 ? 1 : 0))
+    }
+
+    /// Whole seconds, rounded up, at least one.
+    var curlWholeSeconds: Int {
+        max(1, (curlMilliseconds + 999) / 1000)
+    }
+}

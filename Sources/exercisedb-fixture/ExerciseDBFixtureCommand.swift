@@ -1,0 +1,90 @@
+import ArgumentParser
+import ExerciseDBFixture
+import Foundation
+
+/// `exercisedb-fixture`: runs the loopback ExerciseDB stand-in until SIGTERM/SIGINT (for
+/// `make demo` and `make bench`), or dumps its distinct GIFs and exits.
+///
+/// ```sh
+/// exercisedb-fixture --port 0 --realistic --latency-ms 20 --port-file /tmp/fixture.port
+/// exercisedb-fixture --realistic --dump-gifs /tmp/gifs
+/// ```
+@main
+struct ExerciseDBFixtureCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "exercisedb-fixture",
+        abstract: "Serve a loopback ExerciseDB stand-in (RapidAPI and v1 shapes) with generated or real-sample GIFs.")
+
+    @Option(help: "TCP port on 127.0.0.1 (0 = any free port).")
+    var port = 0
+
+    @Option(help: "Number of generated exercises (default 40, or 1324 with --realistic).")
+    var count: Int?
+
+    @Flag(help: "Real-service sizes: 180x180 GIFs of about 94 KB, 46-233 KB.")
+    var realistic = false
+
+    @Option(help: "Seed of the generated catalog and GIFs.")
+    var seed: UInt64 = 1
+
+    @Option(name: .customLong("latency-ms"), help: "Delay added before each response, in milliseconds.")
+    var latencyMilliseconds = 0
+
+    @Option(name: .customLong("api-key"), help: "Require this X-RapidAPI-Key on the RapidAPI routes.")
+    var apiKey: String?
+
+    @Option(help: "Monthly quota of /image requests (unlimited when absent).")
+    var quota: Int?
+
+    @Option(name: .customLong("plan-max-resolution"), help: "Highest resolution served (180, 360, 720, 1080).")
+    var planMaxResolution = 1080
+
+    @Option(name: .customLong("max-page-size"), help: "Largest list page.")
+    var maxPageSize = 100
+
+    @Option(name: .customLong("real-data"), help: "Serve this real-sample folder's catalogs and GIFs instead.")
+    var realData: String?
+
+    @Option(name: .customLong("port-file"), help: "Write the chosen port to this file (atomically).")
+    var portFile: String?
+
+    @Option(name: .customLong("dump-gifs"), help: "Write each distinct GIF to DIR/<id>.gif and exit.")
+    var dumpGifs: String?
+
+    func validate() throws {
+        if let count, count < 1 { throw ValidationError("--count must be at least 1") }
+    }
+
+    func run() throws {
+        let server = try FixtureServer(fixtureConfiguration())
+        if let dumpGifs {
+            let written = try GIFDump.write(server.catalog, to: dumpGifs)
+            print("wrote \(written) GIFs to \(dumpGifs)")
+            return
+        }
+        try server.start()
+        let url = server.rapidAPIBaseURL
+        if let portFile {
+            try Data("\(server.port)\n".utf8).write(to: URL(fileURLWithPath: portFile), options: .atomic)
+        }
+        print("listening on \(url)")
+        fflush(nil)  // scripts wait for this line; stdout may be a pipe
+        TerminationSignals.wait()
+        server.stop()
+        print("stopped")
+    }
+
+    private func fixtureConfiguration() -> FixtureConfiguration {
+        var configuration = realistic ? FixtureConfiguration.realistic(count: count ?? 1324) : FixtureConfiguration()
+        if !realistic, let count { configuration.exerciseCount = count }
+        configuration.port = port
+        configuration.seed = seed
+        configuration.latencyMilliseconds = latencyMilliseconds
+        configuration.apiKey = apiKey
+        configuration.quota = quota
+        configuration.planMaxResolution = planMaxResolution
+        configuration.maxPageSize = maxPageSize
+        configuration.realDataDirectory = realData
+        return configuration
+    }
+}

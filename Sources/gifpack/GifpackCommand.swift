@@ -1,0 +1,14 @@
+import ArgumentParser
+import GifPack
+
+/// The `gifpack` command line: one subcommand per type.
+@main
+struct GifpackCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "gifpack",
+        abstract: "Build verified, deduplicated, versioned offline packs of ExerciseDB GIFs.",
+        version: BuildOptions.version,
+        subcommands: [BuildCommand.self],
+        defaultSubcommand: nil
+    )
+}

@@ -1,0 +1,105 @@
+import Testing
+@testable import GifPack
+
+@Suite("Manifest")
+struct ManifestTests {
+    let environment = ["KEY_VAR": "secret-key-123"]
+
+    func load(_ text: String) throws(ManifestError) -> Manifest {
+        try ManifestLoader().parse(text, environment: environment)
+    }
+
+    func failure(_ text: String) -> ManifestError? {
+        do { _ = try load(text) } catch { return error }
+        return nil
+    }
+
+    let minimal = """
+    source:
+      kind: exercisedb-rapidapi
+      api_key_env: KEY_VAR
+    """
+
+    @Test func minimalManifestGetsDefaultsAndOnePackOfEverything() throws {
+        let manifest = try load(minimal)
+        #expect(manifest.source.kind == .rapidAPI)
+        #expect(manifest.source.baseURL == "https://exercisedb.p.rapidapi.com")
+        #expect(manifest.source.hostHeader == "exercisedb.p.rapidapi.com")
+        #expect(manifest.source.resolution == 180)
+        #expect(manifest.source.apiKey?.value == "secret-key-123")
+        #expect(manifest.fetch.concurrency == 3)
+        #expect(manifest.packs == [PackSpec(name: "all", selector: Selector())])
+        #expect(manifest.output.zstdLevel == 12)
+    }
+
+    @Test func theKeyNeverShowsInDescriptions() throws {
+        let manifest = try load(minimal)
+        #expect(!String(describing: manifest).contains("secret-key-123"))
+        #expect(!String(reflecting: manifest).contains("secret-key-123"))
+    }
+
+    @Test func shippedManifestsLoad() throws {
+        let env = ["EXERCISEDB_API_KEY": "k", "DEMO_EXERCISEDB_KEY": "k"]
+        for name in ["exercisedb", "exercisedb-v1", "demo"] {
+            let path = #filePath.replacingOccurrences(of: "Tests/GifPackTests/ManifestTests.swift", with: "manifests/\(name).yaml")
+            _ = try ManifestLoader().load(path: path, environment: env)
+        }
+    }
+
+    @Test func jsonIsAccepted() throws {
+        let manifest = try load(#"{"source": {"kind": "exercisedb-v1", "base_url": "http://127.0.0.1:1/api/v1"}, "packs": [{"name": "a", "selector": {"ids": ["x1"]}}]}"#)
+        #expect(manifest.source.kind == .v1)
+        #expect(manifest.packs.first?.selector.ids == ["x1"])
+    }
+
+    @Test func errorsNameTheKeyPath() {
+        let packs = minimal + """
+
+        packs:
+          - name: one
+          - name: two
+            selector:
+              bodyParts: chest
+        """
+        #expect(failure(packs) == .unknownKey(path: "packs[1].selector.bodyParts", allowed: ["bodyPart", "equipment", "target", "ids"]))
+        #expect(failure(packs)?.description.contains("packs[1].selector.bodyParts") == true)
+
+        #expect(failure(minimal + "\nfetch:\n  concurrency: 8") == .invalidValue(path: "fetch.concurrency", reason: "8 is outside 1...3"))
+        #expect(failure(minimal + "\nfetch:\n  concurrency: many") == .wrongType(path: "fetch.concurrency", expected: "an integer"))
+        #expect(failure(minimal + "\nfetch:\n  request_timeout: soon")?.description.contains("fetch.request_timeout") == true)
+        #expect(failure(minimal + "\noutput:\n  zstd_level: 30")?.description.contains("output.zstd_level") == true)
+        #expect(failure(minimal + "\nsurprise: 1") == .unknownKey(path: "surprise", allowed: ["version", "source", "fetch", "packs", "output", "cache"]))
+        #expect(failure("source:\n  kind: exercisedb-rapidapi") == .missingKey(path: "source.api_key_env"))
+        #expect(failure("source:\n  kind: flickr")?.description.contains("source.kind") == true)
+        #expect(failure(minimal + "\n  resolution: 200")?.description.contains("source.resolution") == true)
+        #expect(failure(minimal + "\npacks:\n  - name: ../evil")?.description.contains("packs[0].name") == true)
+        #expect(failure(minimal + "\npacks:\n  - name: a\n  - name: a")?.description.contains("packs[1].name") == true)
+        #expect(failure(minimal + "\npacks:\n  - name: a\n    selector:\n      ids: [\"../x\"]")?.description.contains("packs[0].selector.ids[0]") == true)
+        #expect(failure("source: [1, 2]") == .wrongType(path: "source", expected: "a mapping"))
+        #expect(failure("source: {kind: exercisedb-v1, base_url: 'ftp://x'}")?.description.contains("source.base_url") == true)
+        #expect(failure("{{{") != nil)
+    }
+
+    @Test func aMissingKeyVariableIsReportedWithoutTheKey() {
+        let error = failure("source:\n  kind: exercisedb-rapidapi\n  api_key_env: NOT_SET_ANYWHERE")
+        #expect(error == .missingEnvironmentVariable(path: "source.api_key_env", variable: "NOT_SET_ANYWHERE"))
+    }
+
+    @Test func maxMissingAcceptsCountsAndPercentages() throws {
+        #expect(try load(minimal + "\nfetch:\n  max_missing: 3").fetch.maxMissing == .count(3))
+        #expect(try load(minimal + "\nfetch:\n  max_missing: 2.5%").fetch.maxMissing == .percent(2.5))
+        #expect(MissingAllowance.percent(10).allows(missing: 1, of: 10))
+        #expect(!MissingAllowance.percent(10).allows(missing: 2, of: 10))
+        #expect(failure(minimal + "\nfetch:\n  max_missing: lots")?.description.contains("fetch.max_missing") == true)
+    }
+
+    @Test func unitsParse() {
+        #expect(UnitParser.duration("500ms") == .milliseconds(500))
+        #expect(UnitParser.duration("30d") == .seconds(30 * 86400))
+        #expect(UnitParser.duration("-1s") == nil)
+        #expect(UnitParser.bytes("8MB") == 8_000_000)
+        #expect(UnitParser.bytes("1MiB") == 1 << 20)
+        #expect(UnitParser.bytes("12") == 12)
+        #expect(UnitParser.bytes("x") == nil)
+    }
+}

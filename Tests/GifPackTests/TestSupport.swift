@@ -1,0 +1,108 @@
+import ExerciseDBFixture
+import Foundation
+@testable import GifPack
+
+/// A temporary directory that removes itself, with helpers shared by the build tests.
+final class TemporaryDirectory: @unchecked Sendable {
+    let path: String
+
+    init() throws {
+        path = FileManager.default.temporaryDirectory.appendingPathComponent("gifpack-test-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+
+    func file(_ name: String) -> String { "\(path)/\(name)" }
+
+    func write(_ text: String, to name: String) throws -> String {
+        let target = file(name)
+        try text.write(toFile: target, atomically: true, encoding: .utf8)
+        return target
+    }
+}
+
+/// Runs an external program and captures its output.
+struct ProcessResult {
+    var status: Int32
+    var output: String
+    var error: String
+}
+
+func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
+         currentDirectory: String? = nil) throws -> ProcessResult {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    if let environment { process.environment = environment }
+    if let currentDirectory { process.currentDirectoryURL = URL(fileURLWithPath: currentDirectory) }
+    let out = Pipe()
+    let err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    try process.run()
+    let outData = out.fileHandleForReading.readDataToEndOfFile()
+    let errData = err.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return ProcessResult(status: process.terminationStatus, output: String(decoding: outData, as: UTF8.self),
+                         error: String(decoding: errData, as: UTF8.self))
+}
+
+/// The test key; tests check it never leaks into any output.
+let testAPIKey = "sk-test-1f2e3d4c5b6a"
+
+/// A manifest for the fixture server's RapidAPI shape.
+func rapidAPIManifest(server: FixtureServer, packs: String = "", fetch: String = "", pageSize: Int = 10) -> String {
+    """
+    version: 1
+    source:
+      kind: exercisedb-rapidapi
+      base_url: \(server.rapidAPIBaseURL)
+      api_key_env: GIFPACK_TEST_KEY
+      resolution: 180
+      page_size: \(pageSize)
+    fetch:
+      concurrency: 3
+      max_gif_bytes: 1MB
+      max_missing: 100%
+    \(fetch)
+    \(packs)
+    """
+}
+
+/// Loads a manifest text and runs a build into `workspace/<out>` with its cache in `workspace/<cache>`.
+func runBuild(manifest text: String, workspace: TemporaryDirectory, out: String = "dist", cache: String = "cache",
+              epoch: Int64 = 1_700_000_000) async throws -> BuildReport {
+    let manifest = try ManifestLoader().parse(text, environment: ["GIFPACK_TEST_KEY": testAPIKey])
+    let options = BuildOptions(outputDirectory: workspace.file(out), cacheDirectory: workspace.file(cache),
+                               sourceDateEpoch: epoch)
+    return await BuildPipeline(manifest: manifest, options: options).run()
+}
+
+func readIndex(_ path: String) throws -> PackIndex {
+    try PackIndex.decode(from: Data(contentsOf: URL(fileURLWithPath: path)))
+}
+
+func sha256Hex(_ bytes: [UInt8]) -> String {
+    var hasher = SHA256Hasher()
+    hasher.update(bytes)
+    return hasher.finalize()
+}
+
+import Crypto
+
+struct SHA256Hasher {
+    private var inner = SHA256()
+    mutating func update(_ bytes: [UInt8]) { inner.update(data: bytes) }
+    func finalize() -> String { inner.finalize().map { String(format: "%02x", $0) }.joined() }
+}
+
+/// Path of a built product (the test bundle sits in the same folder).
+func productPath(_ name: String) -> String {
+    let bundle = Bundle.main.bundleURL.deletingLastPathComponent().path
+    for candidate in [bundle, CommandLine.arguments.first.map { URL(fileURLWithPath: $0).deletingLastPathComponent().path } ?? ""] {
+        let path = "\(candidate)/\(name)"
+        if FileManager.default.isExecutableFile(atPath: path) { return path }
+    }
+    return "\(#filePath.replacingOccurrences(of: "Tests/GifPackTests/TestSupport.swift", with: ".build/debug"))/\(name)"
+}
