@@ -16,6 +16,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // System libraries (Debian -dev packages); the headers add small inline shims.
@@ -39,6 +40,7 @@ let package = Package(
             "GifPackFormat", "GifPackGIF", "GifPackHTTP", "CArchive", "CZstd",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Yams", package: "Yams"),
+            .product(name: "GRDB", package: "GRDB.swift"),
         ]),
         // What an app links: fetch, verify and install packs.
         .target(name: "GifPackClient", dependencies: ["GifPackFormat", "GifPackGIF", "GifPackHTTP"]),

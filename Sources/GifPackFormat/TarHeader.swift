@@ -76,14 +76,16 @@ public struct TarHeader: Sendable, Equatable {
     }
 
     /// A NUL-terminated (or field-filling) ASCII string.
-    private static func text(_ block: [UInt8], _ offset: Int, _ length: Int, _ field: String) throws(PackReadError) -> String {
+    private static func text(_ block: [UInt8], _ offset: Int, _ length: Int,
+                             _ field: String) throws(PackReadError) -> String {
         let bytes = block[offset..<offset + length].prefix { $0 != 0 }
         guard bytes.allSatisfy({ $0 < 0x80 }) else { throw .badTarHeader("\(field) is not ASCII") }
         return String(decoding: bytes, as: UTF8.self)
     }
 
     /// An octal number, optionally surrounded by spaces and terminated by NUL or space.
-    private static func number(_ block: [UInt8], _ offset: Int, _ length: Int, _ field: String) throws(PackReadError) -> Int64 {
+    private static func number(_ block: [UInt8], _ offset: Int, _ length: Int,
+                               _ field: String) throws(PackReadError) -> Int64 {
         var digits = block[offset..<offset + length].drop { $0 == 0x20 }
         digits = digits.prefix { $0 != 0 && $0 != 0x20 }
         guard !digits.isEmpty, digits.count <= 21 else { throw .badTarHeader("\(field) is not an octal number") }

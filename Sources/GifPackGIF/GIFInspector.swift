@@ -84,7 +84,9 @@ public enum GIFInspector {
             return .corrupt("read failed while \(step): \(String(cString: strerror(readErrno)))")
         }
         if source.reachedEnd { return .truncated }
-        let text = GIFSynthesizer.errorText(code)
+        // giflib also reports out-of-range fields (e.g. an LZW code size above 8) as read failures.
+        let text = code == D_GIF_ERR_READ_FAILED
+            ? "invalid field value (giflib error \(code))" : GIFSynthesizer.errorText(code)
         switch code {
         case D_GIF_ERR_NOT_GIF_FILE:
             return .notAGIF

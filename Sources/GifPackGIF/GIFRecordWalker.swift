@@ -54,7 +54,7 @@ struct GIFRecordWalker {
             throw .tooLarge("more than \(limits.maxFrames) frames")
         }
         guard DGifGetImageHeader(gif) == GIF_OK else {
-            throw failure("reading the image descriptor of frame \(number)")
+            throw failure("reading the image descriptor of frame \(number)", inFrame: true)
         }
         let image = gif.pointee.Image
         let (left, top, width, height) = (Int(image.Left), Int(image.Top), Int(image.Width), Int(image.Height))

@@ -16,8 +16,11 @@ public struct HTTPClientStatistics: Sendable, Equatable {
     public var requestsFailed = 0
     /// Transfers cancelled by their task or by ``HTTPClient/shutdown()``.
     public var requestsCancelled = 0
-    /// Transfers in curl right now (connecting, waiting for a connection or transferring).
+    /// Transfers in curl right now (connecting or transferring); at most the client's
+    /// `maxConnections`.
     public var currentlyInFlight = 0
+    /// Requests waiting for a free slot before they reach curl.
+    public var currentlyQueued = 0
     /// Highest ``currentlyInFlight`` seen.
     public var maxInFlight = 0
     /// New connections curl opened (the rest were reused).

@@ -1,7 +1,7 @@
 /// One GET request: where to, with which headers, under which limits.
 ///
 /// Request header values (such as `X-RapidAPI-Key`) are handed to curl and nowhere else: they are
-/// never logged, never part of an ``HTTPError`` and print as `<redacted>` when they look secret.
+/// never logged, never part of an ``HTTPError``, and printing a request shows header names only.
 ///
 /// ```swift
 /// var request = HTTPRequest(url: "https://exercisedb.p.rapidapi.com/exercises?limit=100&offset=0",
@@ -34,10 +34,25 @@ public struct HTTPRequest: Sendable {
     }
 }
 
-extension HTTPRequest: CustomStringConvertible {
-    /// `GET <url>` plus header names; no header value.
+/// However a request is printed (`description`, `debugDescription`, `dump`), it shows header
+/// names and never a header value, whatever the header's name.
+extension HTTPRequest: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// `GET <url>` plus header names.
     public var description: String {
         let names = headers.map(\.name)
         return "GET \(url)" + (names.isEmpty ? "" : " (headers: \(names.joined(separator: ", ")))")
+    }
+
+    public var debugDescription: String { "HTTPRequest(\(description))" }
+
+    public var customMirror: Mirror {
+        Mirror(self, children: [
+            "url": url,
+            "headerNames": headers.map(\.name),
+            "timeouts": timeouts,
+            "followRedirects": followRedirects,
+            "acceptCompressedBody": acceptCompressedBody,
+            "resumeFrom": resumeFrom as Any,
+        ], displayStyle: .struct)
     }
 }

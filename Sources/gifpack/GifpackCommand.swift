@@ -8,7 +8,7 @@ struct GifpackCommand: AsyncParsableCommand {
         commandName: "gifpack",
         abstract: "Build verified, deduplicated, versioned offline packs of ExerciseDB GIFs.",
         version: BuildOptions.version,
-        subcommands: [BuildCommand.self],
+        subcommands: [BuildCommand.self, PruneCommand.self],
         defaultSubcommand: nil
     )
 }

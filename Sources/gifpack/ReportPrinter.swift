@@ -14,7 +14,13 @@ struct ReportPrinter {
             out("catalog: \(report.catalog.exercises) exercises in \(report.catalog.pages) page(s)"
                 + (report.catalog.rejectedRecords.isEmpty ? "" : ", \(report.catalog.rejectedRecords.count) record(s) refused")
                 + (report.catalog.duplicateIDs.isEmpty ? "" : ", duplicate ids: \(report.catalog.duplicateIDs.joined(separator: ", "))"))
-            out("gifs: \(gifs.wanted) wanted, \(gifs.downloaded) valid (\(gifs.newlyStored) new, \(gifs.deduplicated) already stored), \(gifs.rejected) rejected, \(gifs.bytesDownloaded) bytes")
+            out("gifs: \(gifs.wanted) wanted, \(gifs.valid) valid: \(gifs.downloaded) downloaded (\(gifs.newlyStored) new, \(gifs.deduplicated) already stored, \(gifs.bytesDownloaded) bytes), \(gifs.notModified) not modified, \(gifs.skippedFresh) fresh, \(gifs.reusedLastGood) last known good; \(gifs.rejected) rejected")
+            if let changes = report.catalogChanges, changes.hadPrevious {
+                out("catalog changes: \(changes.added.count) added, \(changes.removed.count) removed, \(changes.changed.count) changed")
+            }
+            let http = report.http
+            out("requests: \(http.requests) sent, \(http.retries) retries, \(http.rateLimited) rate-limited"
+                + (http.quotaRemaining.map { ", quota left \($0)" } ?? ""))
             for (reason, count) in gifs.rejectedByReason.sorted(by: { $0.key < $1.key }) {
                 out("  rejected \(reason): \(count)")
             }

@@ -55,6 +55,7 @@ struct BuildPipelineTests {
           low_speed_limit: 1000
           low_speed_time: 1s
           request_timeout: 3s
+          circuit_breaker: 0
         """)
 
         let report = try await runBuild(manifest: manifest, workspace: workspace)
@@ -156,13 +157,15 @@ struct BuildPipelineTests {
         try server.start()
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
-        let manifest = rapidAPIManifest(server: server)
+        let manifest = rapidAPIManifest(server: server, fetch: "  refresh_after: 0")
         let first = try await runBuild(manifest: manifest, workspace: workspace)
         let indexBefore = try Data(contentsOf: URL(fileURLWithPath: workspace.file("dist/index.json")))
         let second = try await runBuild(manifest: manifest, workspace: workspace)
         #expect(first.packs.map(\.outcome) == ["published"])
         #expect(second.packs.map(\.outcome) == ["unchanged"])
         #expect(second.packs.first?.version == 1)
+        #expect(second.gifs.notModified == 12, "conditional requests answered 304")
+        #expect(second.gifs.downloaded == 0)
         #expect(try Data(contentsOf: URL(fileURLWithPath: workspace.file("dist/index.json"))) == indexBefore)
 
         // One changed GIF: a new version of the pack.

@@ -350,10 +350,10 @@ import Testing
         }
         defer { server.stop() }
         let urls = server.catalog.exercises.map { imageURL(server, id: $0.id) }
-        let result = try curl(["--parallel", "--parallel-max", "3", "-o", "/dev/null", "-o", "/dev/null",
+        let result = try curl(["--parallel", "--parallel-immediate", "--parallel-max", "3", "-o", "/dev/null", "-o", "/dev/null",
                                "-o", "/dev/null", "-w", "%{http_code}\n"] + urls, includeHeaders: false)
         #expect(result.text.split(separator: "\n") == ["200", "200", "200"])
-        let stats = server.stats
+        let stats = settledStats(server)
         #expect(stats.maxInFlight == 3)
         #expect(stats.imageRequests == 3)
         #expect(stats.connectionsAccepted == 3)
@@ -391,7 +391,7 @@ import Testing
         _ = try curl(imageURL(server, id: id))
         _ = try curl(imageURL(server, id: id))
         _ = try curl("\(server.rapidAPIBaseURL)/image?exerciseId=9999&resolution=180")
-        let stats = server.stats
+        let stats = settledStats(server)
         #expect(stats.totalRequests == 4 && stats.listRequests == 1 && stats.imageRequests == 3)
         #expect(stats.requestsByExercise == [id: 2, "9999": 1])
         #expect(stats.statusCounts == [200: 3, 404: 1])
@@ -403,6 +403,7 @@ import Testing
         #expect(try curl("\(server.rapidAPIBaseURL)/__reset", "-X", "POST").status == 200)
         #expect(server.stats.totalRequests == 0 && server.stats.requestsByExercise.isEmpty)
         _ = try curl(imageURL(server, id: id))
+        _ = settledStats(server)
         server.resetStats()
         #expect(server.stats == FixtureStats())
     }
@@ -417,7 +418,9 @@ import Testing
         client.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
         client.arguments = ["-s", "-o", "/dev/null", url]
         try client.run()
-        while server.stats.inFlight == 0 { usleep(10_000) }
+        let deadline = Date(timeIntervalSinceNow: 5)
+        while server.stats.inFlight == 0, Date() < deadline { usleep(10_000) }
+        try #require(server.stats.inFlight == 1)
         let started = Date()
         server.stop()
         #expect(Date().timeIntervalSince(started) < 1)
@@ -486,6 +489,14 @@ private func startedServer(_ configure: (inout FixtureConfiguration) -> Void) th
     let server = try FixtureServer(configuration)
     try server.start()
     return server
+}
+
+/// The stats once every response has been fully written: a client can finish reading a
+/// response a moment before the server's thread settles `inFlight`.
+private func settledStats(_ server: FixtureServer) -> FixtureStats {
+    let deadline = Date(timeIntervalSinceNow: 2)
+    while server.stats.inFlight > 0, Date() < deadline { usleep(1000) }
+    return server.stats
 }
 
 private func imageURL(_ server: FixtureServer, id: String, resolution: Int = 180) -> String {

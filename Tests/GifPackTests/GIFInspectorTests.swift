@@ -111,6 +111,16 @@ struct GIFInspectorTests {
         }
     }
 
+    @Test func invalidLZWCodeSizeIsABadFrame() throws {
+        var bytes = try Self.gif(frames: 1)
+        let descriptor = Self.firstImageDescriptor(in: bytes)
+        bytes[descriptor + 10] = 12  // LZW minimum code size must be at most 8.
+        let expected = "reading the image descriptor of frame 1: invalid field value (giflib error 102)"
+        #expect(throws: GIFRejection.badFrame(expected)) {
+            try GIFInspector.inspect(bytes: bytes)
+        }
+    }
+
     @Test func interlacedAndGIF87aFilesAreAccepted() throws {
         var bytes = try Self.gif(frames: 2, loop: nil)
         let descriptor = Self.firstImageDescriptor(in: bytes)

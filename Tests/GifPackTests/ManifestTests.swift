@@ -29,7 +29,7 @@ struct ManifestTests {
         #expect(manifest.source.apiKey?.value == "secret-key-123")
         #expect(manifest.fetch.concurrency == 3)
         #expect(manifest.packs == [PackSpec(name: "all", selector: Selector())])
-        #expect(manifest.output.zstdLevel == 12)
+        #expect(manifest.output.zstdLevel == 9)
     }
 
     @Test func theKeyNeverShowsInDescriptions() throws {

@@ -65,6 +65,9 @@ func rapidAPIManifest(server: FixtureServer, packs: String = "", fetch: String =
       concurrency: 3
       max_gif_bytes: 1MB
       max_missing: 100%
+      retry:
+        base_delay: 10ms
+        max_delay: 50ms
     \(fetch)
     \(packs)
     """

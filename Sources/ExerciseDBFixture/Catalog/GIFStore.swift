@@ -50,8 +50,6 @@ final class GIFStore: @unchecked Sendable {
         self.baseDimension = baseDimension
     }
 
-    var keys: Dictionary<String, StoredGIF>.Keys { originals.keys }
-
     /// The GIF of `key` at `resolution`, or nil for an unknown key or a failed synthesis.
     func gif(key: String, resolution: Int) -> StoredGIF? {
         guard let original = originals[key] else { return nil }

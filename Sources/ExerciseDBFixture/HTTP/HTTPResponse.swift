@@ -43,10 +43,6 @@ struct HTTPResponse: Sendable {
         headers.append((name: name, value: value))
     }
 
-    func header(_ name: String) -> String? {
-        headers.first { $0.name.lowercased() == name.lowercased() }?.value
-    }
-
     /// Whether the status forbids a body (RFC 9110: 1xx, 204, 304).
     var statusForbidsBody: Bool { status == 204 || status == 304 || (100..<200).contains(status) }
 

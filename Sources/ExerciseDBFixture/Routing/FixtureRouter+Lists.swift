@@ -22,9 +22,9 @@ extension FixtureRouter {
             return FixtureRouter.json(422, GatewayBodies.message(error.message))
         }
         let base = state.baseURL ?? ""
-        let exercises = state.catalog.resolvingMediaURLs(base: base).v1Exercises
         return listResponse(
-            encoding: V1Page(exercises: exercises, page: page, listURL: base + "/api/v1/exercises"),
+            encoding: V1Page(exercises: state.catalog.v1Exercises, page: page, mediaBase: base,
+                             listURL: base + "/api/v1/exercises"),
             for: request)
     }
 

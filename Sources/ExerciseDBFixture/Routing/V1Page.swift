@@ -2,7 +2,8 @@
 /// previousPage, nextPage}, data}`, with `previousPage`/`nextPage` as full URLs or `null`.
 ///
 /// ```swift
-/// let page = V1Page(exercises: all, page: request, listURL: "http://127.0.0.1:8080/api/v1/exercises")
+/// let page = V1Page(exercises: all, page: request, mediaBase: "http://127.0.0.1:8080",
+///                   listURL: "http://127.0.0.1:8080/api/v1/exercises")
 /// ```
 struct V1Page: Encodable {
     struct Metadata: Encodable {
@@ -30,7 +31,8 @@ struct V1Page: Encodable {
     let metadata: Metadata
     let data: [V1Exercise]
 
-    init(exercises: [V1Exercise], page: PageRequest, listURL: String) {
+    /// The page of `exercises` that `page` selects, their `gifUrl`s pointing at `mediaBase`.
+    init(exercises: [V1Exercise], page: PageRequest, mediaBase: String, listURL: String) {
         let total = exercises.count
         let range = page.range(in: total)
         func link(offset: Int) -> String { "\(listURL)?offset=\(offset)&limit=\(page.limit)" }
@@ -40,7 +42,11 @@ struct V1Page: Encodable {
             currentPage: page.offset / page.limit + 1,
             previousPage: page.offset > 0 ? link(offset: max(0, page.offset - page.limit)) : nil,
             nextPage: page.offset + page.limit < total ? link(offset: page.offset + page.limit) : nil)
-        data = Array(exercises[range])
+        data = exercises[range].map { exercise in
+            var exercise = exercise
+            exercise.gifUrl = mediaBase + V1Exercise.mediaPath(for: exercise.exerciseId)
+            return exercise
+        }
     }
 
     private enum CodingKeys: String, CodingKey { case success, metadata, data }

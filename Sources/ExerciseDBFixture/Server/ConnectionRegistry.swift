@@ -53,10 +53,4 @@ final class ConnectionRegistry: @unchecked Sendable {
         closing = false
         condition.unlock()
     }
-
-    var count: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return open.count
-    }
 }

@@ -33,8 +33,17 @@ public struct BuildPipeline: Sendable {
         do {
             try await build(into: &report, clock: clock)
         } catch let error as CatalogError {
-            report.exitStatus = if case .authRejected = error { .authRejected } else { .failed }
+            switch error {
+            case .authRejected: report.exitStatus = .authRejected
+            case .quotaExhausted: report.exitStatus = .quotaExhausted
+            default: report.exitStatus = .failed
+            }
             report.message = error.description
+        } catch let error as BuildLock.LockError {
+            report.exitStatus = if case .held = error { .locked } else { .failed }
+            report.message = error.description
+            report.stageSeconds["total"] = (clock.now - started).seconds
+            return report // the report file belongs to the run holding the lock
         } catch {
             report.exitStatus = .failed
             report.message = String(describing: error)
@@ -45,9 +54,15 @@ public struct BuildPipeline: Sendable {
     }
 
     private func build(into report: inout BuildReport, clock: ContinuousClock) async throws {
+        let started = clock.now
         let layout = CacheLayout(root: options.cacheDirectory)
-        try layout.prepare()
+        try FileSystem.createDirectory(options.cacheDirectory)
         try FileSystem.createDirectory(options.outputDirectory)
+        let outputLock = try BuildLock(directory: options.outputDirectory)
+        let cacheLock = try BuildLock(directory: options.cacheDirectory)
+        defer { withExtendedLifetime((outputLock, cacheLock)) {} }
+        try layout.prepare()
+        let state = try BuildState(path: layout.statePath, source: "\(manifest.source.kind.rawValue) \(manifest.source.baseURL)")
         let client = try HTTPClient()
         defer { client.shutdown() }
 
@@ -60,6 +75,7 @@ public struct BuildPipeline: Sendable {
         let catalog = try await CatalogSources.make(for: manifest.source, fetch: manifest.fetch, client: client).fetchCatalog()
         report.catalog = .init(exercises: catalog.exercises.count, pages: catalog.pagesFetched,
                                rejectedRecords: catalog.rejected, duplicateIDs: catalog.duplicateIDs)
+        report.catalogChanges = try state.replaceCatalog(CatalogFingerprint.fingerprints(of: catalog))
         endStage("catalog")
 
         let plan = PackPlan(specs: manifest.packs, catalog: catalog)
@@ -68,12 +84,29 @@ public struct BuildPipeline: Sendable {
         endStage("plan")
 
         let frames = FrameCache(layout: layout, level: manifest.output.zstdLevel, mtime: options.sourceDateEpoch)
-        let fetcher = GIFFetcher(client: client, source: manifest.source, settings: manifest.fetch, layout: layout, frames: frames)
-        let results = await fetcher.fetch(wanted)
-        summarise(results, wanted: wanted, into: &report)
+        let governor = FetchGovernor(settings: manifest.fetch, requestsAlreadySent: client.statistics.requestsStarted,
+                                     startedAt: started)
+        let fetcher = GIFFetcher(client: client, source: manifest.source, settings: manifest.fetch, layout: layout,
+                                 frames: frames, state: state, governor: governor)
+        let outcome = await fetcher.fetch(wanted)
+        var results = outcome.results
+        report.stateErrors = fetcher.processor.stateWriteErrors
         let statistics = client.statistics
-        report.http = .init(requests: statistics.requestsStarted, maxInFlight: statistics.maxInFlight,
+        report.http = .init(requests: statistics.requestsStarted, retries: outcome.retries, rateLimited: outcome.rateLimited,
+                            quotaRemaining: outcome.quotaRemaining, maxInFlight: statistics.maxInFlight,
                             connectionsOpened: statistics.connectionsOpened)
+        if let stop = outcome.stop {
+            summarise(results, wanted: wanted, into: &report)
+            report.stopReason = stop
+            report.exitStatus = stop.exitStatus
+            report.message = "\(stop); nothing was published. Every GIF fetched so far is kept, and the next run goes on from there"
+            if case .authRejected = stop, let variable = manifest.source.apiKeyEnvironmentVariable {
+                report.message = "\(stop): check the key in the environment variable \(variable); nothing was published"
+            }
+            return
+        }
+        report.reusedLastGood = keepLastKnownGood(&results, wanted: wanted, state: state, store: BlobStore(layout: layout))
+        summarise(results, wanted: wanted, into: &report)
         endStage("fetch")
 
         let missing = report.gifs.missing
@@ -88,9 +121,11 @@ public struct BuildPipeline: Sendable {
                                                   resolution: manifest.source.resolution)
         let publisher = PackPublisher(outputDirectory: options.outputDirectory, frames: frames, source: sourceDescription)
         var descriptions: [PackDescription] = []
+        let finalResults = results
         for entry in plan.entries {
-            let (description, outcome) = try publisher.publish(entry, results: results,
-                                                               previous: previous?.pack(named: entry.spec.name))
+            let (description, outcome) = try await Blocking.run {
+                try publisher.publish(entry, results: finalResults, previous: previous?.pack(named: entry.spec.name))
+            }
             descriptions.append(description)
             report.packs.append(.init(name: description.name, version: description.version, file: description.file,
                                       outcome: outcome.rawValue, exercises: entry.exercises.count,
@@ -105,7 +140,15 @@ public struct BuildPipeline: Sendable {
         if FileSystem.readAll(indexPath) != indexBytes {
             try FileSystem.writeAtomically(indexBytes, to: indexPath)
         }
+        for (description, result) in zip(descriptions, report.packs) where result.outcome == PackPublisher.Outcome.published.rawValue {
+            try state.recordPublished(pack: description.name, version: description.version, file: description.file,
+                                      sha256: description.sha256, contentDigest: description.contentDigest, at: Date())
+        }
         endStage("index")
+
+        report.pruned = try Pruner(outputDirectory: options.outputDirectory, layout: layout,
+                                   keep: manifest.output.keepVersions).prune(index: index, state: state)
+        endStage("prune")
 
         let published = report.packs.filter { $0.outcome == PackPublisher.Outcome.published.rawValue }.count
         report.exitStatus = missing > 0 ? .partial : .success
@@ -115,13 +158,39 @@ public struct BuildPipeline: Sendable {
         if missing > 0 { report.message += "; \(missing) exercise(s) have no GIF" }
     }
 
+    /// Replaces this run's failures by the GIF an earlier run stored for the same exercise, when
+    /// there is one. Returns the failures that were covered that way.
+    private func keepLastKnownGood(_ results: inout [String: GIFFetchResult], wanted: [Exercise], state: BuildState,
+                                   store: BlobStore) -> [FetchRejection] {
+        var covered: [FetchRejection] = []
+        let known = (try? state.gifs(resolution: manifest.source.resolution ?? 0)) ?? [:]
+        for exercise in wanted {
+            guard case .rejected(let rejection)? = results[exercise.id],
+                  let metadata = known[exercise.id]?.metadata, store.contains(sha256: metadata.sha256) else { continue }
+            let info = GIFInfo(width: metadata.width, height: metadata.height, frameCount: metadata.frames,
+                               durationMilliseconds: metadata.durationMilliseconds, loopCount: metadata.loopCount, version: "89a")
+            results[exercise.id] = .stored(StoredGIF(exerciseID: exercise.id, sha256: metadata.sha256, bytes: metadata.bytes,
+                                                     info: info, newlyStored: false, resolutionMismatch: false,
+                                                     origin: .lastKnownGood))
+            covered.append(rejection)
+        }
+        return covered
+    }
+
     private func summarise(_ results: [String: GIFFetchResult], wanted: [Exercise], into report: inout BuildReport) {
         for exercise in wanted {
             switch results[exercise.id] {
             case .stored(let gif)?:
-                report.gifs.downloaded += 1
-                report.gifs.bytesDownloaded += gif.bytes
-                if gif.newlyStored { report.gifs.newlyStored += 1 } else { report.gifs.deduplicated += 1 }
+                report.gifs.valid += 1
+                switch gif.origin {
+                case .downloaded:
+                    report.gifs.downloaded += 1
+                    report.gifs.bytesDownloaded += gif.bytes
+                    if gif.newlyStored { report.gifs.newlyStored += 1 } else { report.gifs.deduplicated += 1 }
+                case .notModified: report.gifs.notModified += 1
+                case .fresh: report.gifs.skippedFresh += 1
+                case .lastKnownGood: report.gifs.reusedLastGood += 1
+                }
                 if gif.resolutionMismatch, let requested = manifest.source.resolution {
                     report.resolutionMismatches.append(.init(exerciseID: gif.exerciseID, requested: requested,
                                                              width: gif.info.width, height: gif.info.height))

@@ -19,6 +19,15 @@ public struct BuildReport: Sendable, Codable, Equatable {
     /// Exercises whose GIF size differs from the requested resolution (served downgraded).
     public var resolutionMismatches: [ResolutionMismatch] = []
     public var packs: [PackResult] = []
+    /// Why the build stopped scheduling requests early, if it did.
+    public var stopReason: StopReason?
+    /// Exercises whose fetch failed this run but whose earlier GIF was kept.
+    public var reusedLastGood: [FetchRejection] = []
+    public var catalogChanges: CatalogChanges?
+    /// What the end-of-build retention pass deleted.
+    public var pruned: Pruner.Result?
+    /// State database writes that failed (the build went on).
+    public var stateErrors: [String] = []
     public var stageSeconds: [String: Double] = [:]
     public var http = HTTPSummary()
 
@@ -32,7 +41,16 @@ public struct BuildReport: Sendable, Codable, Equatable {
     public struct GIFSummary: Sendable, Codable, Equatable {
         /// Exercises selected by at least one pack.
         public var wanted = 0
+        /// Valid GIFs this build has, however obtained.
+        public var valid = 0
+        /// Bodies downloaded and validated.
         public var downloaded = 0
+        /// Conditional requests answered 304.
+        public var notModified = 0
+        /// Not requested: fetched more recently than refresh_after.
+        public var skippedFresh = 0
+        /// This run's fetch failed; an earlier build's GIF was kept.
+        public var reusedLastGood = 0
         public var newlyStored = 0
         /// Valid GIFs whose bytes were already stored (another exercise's GIF or an earlier build's).
         public var deduplicated = 0
@@ -64,6 +82,9 @@ public struct BuildReport: Sendable, Codable, Equatable {
 
     public struct HTTPSummary: Sendable, Codable, Equatable {
         public var requests = 0
+        public var retries = 0
+        public var rateLimited = 0
+        public var quotaRemaining: Int?
         public var maxInFlight = 0
         public var connectionsOpened = 0
     }

@@ -9,6 +9,7 @@ public enum CatalogError: Error, Sendable, Equatable, CustomStringConvertible {
     case unexpectedShape(url: String, detail: String)
     case pagingDoesNotAdvance(url: String)
     case tooManyPages(limit: Int)
+    case quotaExhausted(url: String)
 
     public var description: String {
         switch self {
@@ -21,6 +22,7 @@ public enum CatalogError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unexpectedShape(let url, let detail): "catalog page \(url) does not have the expected shape: \(detail)"
         case .pagingDoesNotAdvance(let url): "catalog paging does not advance at \(url): the server returned the same page again"
         case .tooManyPages(let limit): "the catalog has more than \(limit) pages; refusing to go on"
+        case .quotaExhausted(let url): "the API's monthly quota is used up (HTTP 429 at \(url))"
         }
     }
 }

@@ -42,8 +42,30 @@ struct CatalogPager: Sendable {
         return "\(base)/exercises?limit=\(source.pageSize)&offset=\(offset)"
     }
 
-    /// Fetches one page and decodes it as JSON.
+    /// Fetches one page and decodes it as JSON, retrying transient failures like image requests.
     func page(offset: Int) async throws(CatalogError) -> JSONValue {
+        var attempt = 1
+        while true {
+            do {
+                return try await pageOnce(offset: offset)
+            } catch let failure as PageFailure {
+                guard failure.retryable, attempt < fetch.retry.maxAttempts else { throw failure.error }
+                attempt += 1
+                let wait = max(failure.retryAfter ?? .zero, fetch.retry.delay(beforeAttempt: attempt))
+                try? await Task.sleep(for: wait)
+            } catch {
+                throw error as! CatalogError
+            }
+        }
+    }
+
+    private struct PageFailure: Error {
+        var error: CatalogError
+        var retryable: Bool
+        var retryAfter: Duration? = nil
+    }
+
+    private func pageOnce(offset: Int) async throws -> JSONValue {
         let url = pageURL(offset: offset)
         var request = HTTPRequest(url: url, headers: CatalogSources.headers(for: source),
                                   timeouts: HTTPTimeouts(connect: fetch.connectTimeout, total: fetch.requestTimeout,
@@ -53,18 +75,27 @@ struct CatalogPager: Sendable {
         request.followRedirects = true
         let response: HTTPDataResponse
         do { response = try await client.data(request, maxBytes: fetch.maxCatalogBytes) } catch {
-            throw .transport(url: url, error)
+            throw PageFailure(error: .transport(url: url, error), retryable: RetryPolicy.retryableTransport.contains(error.reason))
         }
         let status = response.head.status
         if status == 401 || status == 403 {
-            throw .authRejected(status: status, environmentVariable: source.apiKeyEnvironmentVariable)
+            throw PageFailure(error: .authRejected(status: status, environmentVariable: source.apiKeyEnvironmentVariable),
+                              retryable: false)
         }
-        let json: JSONValue
-        do { json = try JSONDecoder().decode(JSONValue.self, from: Data(response.body)) } catch {
-            if status != 200 { throw .status(url: url, status: status, message: nil) }
-            throw .notJSON(url: url, detail: String(describing: error).prefix(200).description)
+        if status == 429, ResponseChecks.isMonthlyQuotaBody(Array(response.body.prefix(512))) {
+            throw PageFailure(error: .quotaExhausted(url: url), retryable: false)
         }
-        guard status == 200 else { throw .status(url: url, status: status, message: json["message"]?.stringValue) }
+        let json = try? JSONDecoder().decode(JSONValue.self, from: Data(response.body))
+        guard status == 200 else {
+            throw PageFailure(error: .status(url: url, status: status, message: json?["message"]?.stringValue),
+                              retryable: RetryPolicy.retryableStatuses.contains(status),
+                              retryAfter: fetch.retry.retryAfter(response.head.headers["retry-after"]))
+        }
+        guard let json else {
+            let html = ResponseChecks.looksLikeHTML(Array(response.body.prefix(512)))
+            throw PageFailure(error: .notJSON(url: url, detail: html ? "the body is an HTML page" : "the body does not parse as JSON"),
+                              retryable: html)
+        }
         return json
     }
 

@@ -11,11 +11,24 @@ public struct StoredGIF: Sendable, Equatable {
     public var newlyStored: Bool
     /// The GIF's size differs from the requested resolution (the API silently downgrades).
     public var resolutionMismatch: Bool
+    public var origin: GIFOrigin
 
     public var metadata: GIFMetadata {
         GIFMetadata(sha256: sha256, bytes: bytes, width: info.width, height: info.height, frames: info.frameCount,
                     durationMilliseconds: info.durationMilliseconds, loopCount: info.loopCount)
     }
+}
+
+/// How a valid GIF was obtained in this run.
+public enum GIFOrigin: String, Sendable, Equatable, Codable {
+    /// A full body was downloaded and validated.
+    case downloaded
+    /// A conditional request answered 304: the stored blob is current.
+    case notModified
+    /// Fetched more recently than `refresh_after`: no request was sent.
+    case fresh
+    /// This run's fetch failed; the GIF stored by an earlier build is kept.
+    case lastKnownGood
 }
 
 /// A response that was refused, with a stable reason code (`html-body`, `wrong-content-type`,

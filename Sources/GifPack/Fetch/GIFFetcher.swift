@@ -1,87 +1,140 @@
 import Foundation
 import GifPackHTTP
 
-/// Downloads the GIFs of a list of exercises with at most `concurrency` requests in flight.
+/// What the fetch stage produced.
+struct FetchOutcome: Sendable {
+    var results: [String: GIFFetchResult]
+    var stop: StopReason?
+    var retries: Int
+    var rateLimited: Int
+    var quotaRemaining: Int?
+}
+
+/// Downloads the GIFs of a list of exercises with at most `concurrency` requests in flight,
+/// retries included.
 ///
-/// The window is a `TaskGroup` that never holds more than `concurrency` child tasks: it starts that
-/// many downloads, and each time one finishes it hands the file to the ``GIFProcessor`` and starts
-/// the next — a sliding window, not one task per exercise parked on a semaphore. Each child task
-/// only awaits curl (which runs on its own thread), streams the body to a temporary file in the
-/// cache and makes the cheap response checks; decoding and storing happen on the processor's queue.
+/// The window is a `TaskGroup` that never holds more than the governor's current window of
+/// download tasks: it starts that many, and each time one finishes it hands the file to the
+/// ``GIFProcessor`` and starts the next — a sliding window, not one task per exercise parked on a
+/// semaphore. A retry goes back into the queue with a `notBefore` time (backoff or `Retry-After`);
+/// a timer task in the same group wakes the loop when it is due. Child tasks only await curl (which
+/// runs on its own thread); decoding and storing happen on the processor's queue.
 ///
 /// ```swift
-/// let fetcher = GIFFetcher(client: client, manifest: manifest, layout: layout, frames: frames)
-/// let results = await fetcher.fetch(catalog.exercises)
+/// let outcome = await fetcher.fetch(catalog.exercises)
 /// ```
 struct GIFFetcher: Sendable {
-    let client: HTTPClient
-    let source: SourceSettings
-    let settings: FetchSettings
-    let layout: CacheLayout
+    let attempt: FetchAttempt
     let processor: GIFProcessor
+    let planner: FetchPlanner
+    let state: BuildState?
+    let governor: FetchGovernor
+    let retry: RetryPolicy
+    let resolutionKey: Int
 
-    init(client: HTTPClient, source: SourceSettings, settings: FetchSettings, layout: CacheLayout, frames: FrameCache) {
-        self.client = client
-        self.source = source
-        self.settings = settings
-        self.layout = layout
+    init(client: HTTPClient, source: SourceSettings, settings: FetchSettings, layout: CacheLayout, frames: FrameCache,
+         state: BuildState?, governor: FetchGovernor) {
         let limits = GIFLimits(maxWidth: settings.maxWidth, maxHeight: settings.maxHeight,
                                maxFrames: settings.maxFrames, maxTotalPixels: settings.maxTotalPixels)
-        self.processor = GIFProcessor(store: BlobStore(layout: layout), frames: frames, limits: limits,
-                                      resolution: source.resolution)
+        let store = BlobStore(layout: layout)
+        resolutionKey = source.resolution ?? 0
+        attempt = FetchAttempt(client: client, source: source, settings: settings, layout: layout, governor: governor)
+        processor = GIFProcessor(store: store, frames: frames, limits: limits, resolution: source.resolution,
+                                 state: state, resolutionKey: resolutionKey)
+        planner = FetchPlanner(settings: settings, store: store, now: Date())
+        self.state = state
+        self.governor = governor
+        self.retry = settings.retry
     }
 
-    func fetch(_ exercises: [Exercise]) async -> [String: GIFFetchResult] {
-        let window = max(1, min(settings.concurrency, 3))
-        await withTaskGroup(of: Void.self) { group in
-            var pending = exercises.makeIterator()
-            for _ in 0..<window {
-                guard let exercise = pending.next() else { break }
-                group.addTask { await download(exercise) }
+    private enum Event: Sendable {
+        case finished(AttemptResult)
+        case timer
+    }
+
+    func fetch(_ exercises: [Exercise]) async -> FetchOutcome {
+        let known = (try? state?.gifs(resolution: resolutionKey)) ?? [:]
+        var queue: [FetchWorkItem] = []
+        for exercise in exercises {
+            switch planner.decide(exercise, known: known[exercise.id]) {
+            case .reuseFresh(let gif): processor.reuse(exercise: exercise, known: gif, origin: .fresh)
+            case .knownMissing(let gif):
+                processor.record(.rejected(FetchRejection(exerciseID: exercise.id, url: exercise.imageURL, reason: "known-missing",
+                                                          detail: "HTTP 404 at the last try (\(gif.lastError ?? "missing")); not asked again until missing_ttl passes",
+                                                          status: 404)), for: exercise.id)
+            case .request(let conditional): queue.append(FetchWorkItem(exercise: exercise, conditional: conditional))
             }
-            while await group.next() != nil {
-                if let exercise = pending.next() {
-                    group.addTask { await download(exercise) }
+        }
+        queue.reverse() // pop from the end: exercises go out in id order
+
+        await withTaskGroup(of: Event.self) { group in
+            var running = 0
+            var timerPending = false
+            while true {
+                // Fill the window with items that are due.
+                while governor.stopReason == nil, running < governor.window,
+                      let index = queue.lastIndex(where: { $0.notBefore <= .now }) {
+                    guard governor.reserveRequest() else { break }
+                    let item = queue.remove(at: index)
+                    running += 1
+                    group.addTask { .finished(await attempt.run(item)) }
+                }
+                if running == 0 && (queue.isEmpty || governor.stopReason != nil) { break }
+                if !timerPending, running < governor.window, governor.stopReason == nil,
+                   let due = queue.map(\.notBefore).min(), due > .now {
+                    timerPending = true
+                    group.addTask {
+                        try? await Task.sleep(until: due, clock: .continuous)
+                        return .timer
+                    }
+                }
+                guard let event = await group.next() else { break }
+                switch event {
+                case .timer: timerPending = false
+                case .finished(let result):
+                    running -= 1
+                    if let requeued = handle(result) { queue.append(requeued) }
                 }
             }
+            group.cancelAll()
         }
-        return await processor.drain()
-    }
-
-    private func request(for exercise: Exercise) -> HTTPRequest {
-        var request = HTTPRequest(url: exercise.imageURL,
-                                  headers: source.kind == .rapidAPI ? CatalogSources.headers(for: source) : HTTPHeaders(),
-                                  timeouts: HTTPTimeouts(connect: settings.connectTimeout, total: settings.requestTimeout,
-                                                         lowSpeedBytesPerSecond: settings.lowSpeedBytesPerSecond,
-                                                         lowSpeedWindow: settings.lowSpeedTime),
-                                  acceptCompressedBody: false)
-        request.followRedirects = source.kind == .v1
-        return request
-    }
-
-    private func download(_ exercise: Exercise) async {
-        let path = layout.newTemporaryDownloadPath()
-        let url = exercise.imageURL
-        do {
-            let download = try await client.download(request(for: exercise), to: path, maxBytes: settings.maxGIFBytes)
-            if let problem = ResponseChecks.problem(with: download) {
-                FileSystem.remove(path)
-                processor.record(.rejected(FetchRejection(exerciseID: exercise.id, url: url, reason: problem.reason,
-                                                          detail: problem.detail, status: download.head.status)),
-                                 for: exercise.id)
-                return
+        if let reason = governor.stopReason {
+            for item in queue {
+                processor.record(.rejected(item.lastFailure ?? FetchRejection(
+                    exerciseID: item.exercise.id, url: item.exercise.imageURL, reason: "not-attempted",
+                    detail: "the build stopped before this GIF was fetched: \(reason)", status: nil)), for: item.exercise.id)
             }
-            processor.submit(exerciseID: exercise.id, url: url,
-                             download: HTTPDownloadSummary(status: download.head.status, sha256: download.sha256,
-                                                           bytes: download.bytesWritten),
-                             path: path)
-        } catch {
-            FileSystem.remove(path)
-            let detail = error == .bodyTooLarge(limit: settings.maxGIFBytes)
-                ? "the body exceeds max_gif_bytes (\(settings.maxGIFBytes) bytes)" : String(describing: error)
-            processor.record(.rejected(FetchRejection(exerciseID: exercise.id, url: url, reason: error.reason,
-                                                      detail: detail, status: nil)),
-                             for: exercise.id)
         }
+        let results = await processor.drain()
+        return FetchOutcome(results: results, stop: governor.stopReason, retries: governor.retries,
+                            rateLimited: governor.rateLimited, quotaRemaining: governor.quotaRemaining)
+    }
+
+    /// Acts on one finished attempt; returns the item to try again, if any.
+    private func handle(_ result: AttemptResult) -> FetchWorkItem? {
+        switch result {
+        case .downloaded(let item, let download, let path):
+            governor.noteSuccess()
+            processor.submit(exercise: item.exercise, download: download, path: path)
+        case .notModified(let item, let known):
+            governor.noteSuccess()
+            processor.reuse(exercise: item.exercise, known: known, origin: .notModified)
+        case .retry(var item, let failure, let wait):
+            governor.noteFailure()
+            if item.attempt < retry.maxAttempts, governor.stopReason == nil {
+                governor.noteRetry()
+                item.attempt += 1
+                item.lastFailure = failure
+                item.notBefore = .now + max(wait ?? .zero, retry.delay(beforeAttempt: item.attempt))
+                return item
+            }
+            var final = failure
+            if item.attempt > 1 { final.detail += " (after \(item.attempt) attempts)" }
+            processor.recordFailure(final, missing: false)
+        case .failed(let item, let failure, let missing):
+            _ = item
+            processor.recordFailure(failure, missing: missing)
+        }
+        return nil
     }
 }

@@ -1,16 +1,17 @@
 import Foundation
+import GifPackHTTP
 import Synchronization
 
-/// Validates, stores and precompresses downloaded GIFs off the Swift cooperative pool.
+/// Validates, stores, precompresses and records downloaded GIFs off the Swift cooperative pool.
 ///
-/// Decoding a GIF, fsyncing it into the blob store and compressing its pack frame are blocking,
-/// CPU- and disk-heavy steps. They run one at a time on a dedicated serial dispatch queue, so the
-/// fetch window is never held up by them and the second core does this work while curl's thread
-/// waits on the network. `submit` returns at once; `drain()` waits for everything submitted.
+/// Decoding a GIF, fsyncing it into the blob store, compressing its pack frame and writing the
+/// state database are blocking, CPU- and disk-heavy steps. They run one at a time on a dedicated
+/// serial dispatch queue, so the fetch window is never held up by them and the second core does
+/// this work while curl's thread waits on the network. Each finished GIF is recorded in the state
+/// in its own transaction. `submit` returns at once; `drain()` waits for everything submitted.
 ///
 /// ```swift
-/// let processor = GIFProcessor(store: store, frames: frames, limits: .standard, resolution: 180)
-/// processor.submit(exerciseID: "0001", url: url, download: download, path: partPath)
+/// processor.submit(exercise: exercise, download: download, path: partPath)
 /// let results = await processor.drain()
 /// ```
 final class GIFProcessor: Sendable {
@@ -19,25 +20,58 @@ final class GIFProcessor: Sendable {
     private let frames: FrameCache
     private let limits: GIFLimits
     private let resolution: Int?
+    private let resolutionKey: Int
+    private let state: BuildState?
     private let results = Mutex<[String: GIFFetchResult]>([:])
+    private let stateErrors = Mutex<[String]>([])
 
-    init(store: BlobStore, frames: FrameCache, limits: GIFLimits, resolution: Int?) {
+    init(store: BlobStore, frames: FrameCache, limits: GIFLimits, resolution: Int?, state: BuildState?, resolutionKey: Int) {
         self.store = store
         self.frames = frames
         self.limits = limits
         self.resolution = resolution
+        self.state = state
+        self.resolutionKey = resolutionKey
     }
 
-    /// Records a result decided without processing (a rejected response).
+    /// Records a result decided without processing.
     func record(_ result: GIFFetchResult, for exerciseID: String) {
         results.withLock { $0[exerciseID] = result }
     }
 
-    /// Queues a download that passed the response checks for full validation and storage.
-    func submit(exerciseID: String, url: String, download: HTTPDownloadSummary, path: String) {
+    /// Records a final failure (and remembers it in the state: a 404 as missing).
+    func recordFailure(_ rejection: FetchRejection, missing: Bool) {
+        record(.rejected(rejection), for: rejection.exerciseID)
         queue.async { [self] in
-            let result = process(exerciseID: exerciseID, url: url, download: download, path: path)
-            results.withLock { $0[exerciseID] = result }
+            remember { try state?.recordFailure(exerciseID: rejection.exerciseID, resolution: resolutionKey, url: rejection.url,
+                                                reason: "\(rejection.reason): \(rejection.detail)", missing: missing, at: Date()) }
+        }
+    }
+
+    /// Queues a download that passed the response checks for full validation and storage.
+    func submit(exercise: Exercise, download: HTTPDownload, path: String) {
+        queue.async { [self] in
+            let result = process(exercise: exercise, download: download, path: path)
+            results.withLock { $0[exercise.id] = result }
+        }
+    }
+
+    /// Uses the stored blob of a GIF the state knows (fresh, or confirmed by a 304).
+    func reuse(exercise: Exercise, known: GIFState, origin: GIFOrigin) {
+        queue.async { [self] in
+            guard let metadata = known.metadata, store.contains(sha256: metadata.sha256) else {
+                results.withLock {
+                    $0[exercise.id] = .rejected(FetchRejection(exerciseID: exercise.id, url: exercise.imageURL, reason: "store-failed",
+                                                               detail: "the stored GIF is gone from the cache", status: nil))
+                }
+                return
+            }
+            if origin == .notModified { remember { try state?.recordNotModified(exerciseID: exercise.id, resolution: resolutionKey, at: Date()) } }
+            let info = GIFInfo(width: metadata.width, height: metadata.height, frameCount: metadata.frames,
+                               durationMilliseconds: metadata.durationMilliseconds, loopCount: metadata.loopCount, version: "89a")
+            let gif = StoredGIF(exerciseID: exercise.id, sha256: metadata.sha256, bytes: metadata.bytes, info: info,
+                                newlyStored: false, resolutionMismatch: mismatch(info), origin: origin)
+            results.withLock { $0[exercise.id] = .stored(gif) }
         }
     }
 
@@ -49,31 +83,46 @@ final class GIFProcessor: Sendable {
         return results.withLock { $0 }
     }
 
-    private func process(exerciseID: String, url: String, download: HTTPDownloadSummary, path: String) -> GIFFetchResult {
+    /// State write failures (the build goes on; the report lists them).
+    var stateWriteErrors: [String] { stateErrors.withLock { $0 } }
+
+    private func remember(_ write: () throws -> Void) {
+        do { try write() } catch { stateErrors.withLock { $0.append(String(describing: error)) } }
+    }
+
+    private func mismatch(_ info: GIFInfo) -> Bool {
+        resolution.map { max(info.width, info.height) != $0 } ?? false
+    }
+
+    private func process(exercise: Exercise, download: HTTPDownload, path: String) -> GIFFetchResult {
+        let url = exercise.imageURL
+        let sha256 = download.sha256
         let info: GIFInfo
         do { info = try GIFInspector.inspect(path: path, limits: limits) } catch {
             FileSystem.remove(path)
-            return .rejected(FetchRejection(exerciseID: exerciseID, url: url, reason: error.reason,
-                                            detail: error.detail, status: download.status))
+            let rejection = FetchRejection(exerciseID: exercise.id, url: url, reason: error.reason,
+                                           detail: error.detail, status: download.head.status)
+            remember { try state?.recordFailure(exerciseID: exercise.id, resolution: resolutionKey, url: url,
+                                                reason: "\(rejection.reason): \(rejection.detail)", missing: false, at: Date()) }
+            return .rejected(rejection)
         }
         let newlyStored: Bool
         do {
-            newlyStored = try store.adopt(temporaryFile: path, sha256: download.sha256)
-            try frames.ensureFrame(sha256: download.sha256, blobPath: store.path(sha256: download.sha256), size: download.bytes)
+            newlyStored = try store.adopt(temporaryFile: path, sha256: sha256)
+            try frames.ensureFrame(sha256: sha256, blobPath: store.path(sha256: sha256), size: download.bytesWritten)
         } catch {
             FileSystem.remove(path)
-            return .rejected(FetchRejection(exerciseID: exerciseID, url: url, reason: "store-failed",
-                                            detail: String(describing: error), status: download.status))
+            return .rejected(FetchRejection(exerciseID: exercise.id, url: url, reason: "store-failed",
+                                            detail: String(describing: error), status: download.head.status))
         }
-        let mismatch = resolution.map { max(info.width, info.height) != $0 } ?? false
-        return .stored(StoredGIF(exerciseID: exerciseID, sha256: download.sha256, bytes: download.bytes, info: info,
-                                 newlyStored: newlyStored, resolutionMismatch: mismatch))
+        let gif = StoredGIF(exerciseID: exercise.id, sha256: sha256, bytes: download.bytesWritten, info: info,
+                            newlyStored: newlyStored, resolutionMismatch: mismatch(info), origin: .downloaded)
+        remember {
+            try state?.recordSuccess(GIFState(exerciseID: exercise.id, resolution: resolutionKey, url: url,
+                                              etag: download.head.headers["etag"],
+                                              lastModified: download.head.headers["last-modified"],
+                                              metadata: gif.metadata, fetchedAt: Date()))
+        }
+        return .stored(gif)
     }
-}
-
-/// The parts of a finished download the processor needs.
-struct HTTPDownloadSummary: Sendable {
-    var status: Int
-    var sha256: String
-    var bytes: Int64
 }

@@ -1,14 +1,11 @@
+import Foundation
 import GifPackHTTP
 
-/// The cheap checks made on a finished download before the GIF is decoded: status, body sniffing,
-/// content type. Returns the rejection reason and detail, or nil when the download may go on to
-/// full validation.
+/// The cheap checks made on a finished 200 response before the GIF is decoded: body sniffing,
+/// content type, magic bytes. Returns the rejection reason and detail, or nil when the download may
+/// go on to full validation.
 enum ResponseChecks {
     static func problem(with download: HTTPDownload) -> (reason: String, detail: String)? {
-        let status = download.head.status
-        if status != 200 {
-            return ("http-\(status)", "the server answered HTTP \(status)")
-        }
         if looksLikeHTML(download.prefix) {
             return ("html-body", "the body is an HTML page, not a GIF (content type \(download.head.contentType ?? "none"))")
         }
@@ -24,6 +21,10 @@ enum ResponseChecks {
         if download.bytesWritten == 0 {
             return ("truncated", "the body is empty")
         }
+        let magic = download.prefix.prefix(6)
+        guard magic.elementsEqual("GIF87a".utf8) || magic.elementsEqual("GIF89a".utf8) else {
+            return ("not-a-gif", "the body does not start with GIF87a or GIF89a")
+        }
         return nil
     }
 
@@ -34,6 +35,9 @@ enum ResponseChecks {
         guard let first = bytes.first(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }) else { return false }
         return first == UInt8(ascii: "<")
     }
-}
 
-import Foundation
+    /// True for the gateway's "monthly quota used up" 429 body.
+    static func isMonthlyQuotaBody(_ prefix: [UInt8]) -> Bool {
+        String(decoding: prefix, as: UTF8.self).lowercased().contains("monthly quota")
+    }
+}

@@ -64,6 +64,20 @@ public struct FetchSettings: Sendable, Equatable {
     public var maxTotalPixels: Int = 400_000_000
     /// How many exercises may end up without a GIF before the build refuses to publish.
     public var maxMissing: MissingAllowance = .percent(1)
+    public var retry = RetryPolicy()
+    /// Consecutive failed requests that end the build (0: never).
+    public var circuitBreaker: Int = 12
+    /// Stop scheduling when `x-ratelimit-requests-remaining` falls to this.
+    public var quotaReserve: Int = 0
+    /// Requests this run may send (catalog pages included); nil: no limit.
+    public var maxRequests: Int?
+    /// How long this run may keep scheduling requests; nil: no limit.
+    public var maxDuration: Duration?
+    /// GIFs fetched (or confirmed) more recently than this are not requested at all; nil: always ask
+    /// (conditionally).
+    public var refreshAfter: Duration? = .seconds(7 * 86400)
+    /// A 404 is remembered this long before the image is asked for again.
+    public var missingTTL: Duration = .seconds(7 * 86400)
 }
 
 /// `max_missing`: a count (`5`) or a share of the catalog (`"2%"`).
@@ -106,7 +120,9 @@ public struct Selector: Sendable, Equatable {
 public struct OutputSettings: Sendable, Equatable {
     public var directory: String = "dist"
     /// zstd level of every frame (1...19); part of the pinned compression parameters.
-    public var zstdLevel: Int32 = 12
+    public var zstdLevel: Int32 = 9
+    /// Pack versions kept per pack (the current one included); older files are pruned.
+    public var keepVersions: Int = 3
 }
 
 public struct CacheSettings: Sendable, Equatable {

@@ -86,7 +86,9 @@ public struct ManifestLoader: Sendable {
     private func parseFetch(_ node: ManifestNode) throws(ManifestError) -> FetchSettings {
         let keys = try node.mapping(allowed: ["concurrency", "connect_timeout", "request_timeout", "low_speed_limit",
                                               "low_speed_time", "max_gif_bytes", "max_catalog_bytes", "max_width",
-                                              "max_height", "max_frames", "max_total_pixels", "max_missing"])
+                                              "max_height", "max_frames", "max_total_pixels", "max_missing", "retry",
+                                              "circuit_breaker", "quota_reserve", "max_requests", "max_duration",
+                                              "refresh_after", "missing_ttl"])
         var fetch = FetchSettings()
         if let n = keys["concurrency"] { fetch.concurrency = try n.int(in: 1...3) }
         if let n = keys["connect_timeout"] { fetch.connectTimeout = try positive(n.duration(), n) }
@@ -108,6 +110,22 @@ public struct ManifestLoader: Sendable {
             } else {
                 throw .invalidValue(path: n.path, reason: "\"\(text)\" is neither a count (5) nor a percentage (2%)")
             }
+        }
+        if let n = keys["circuit_breaker"] { fetch.circuitBreaker = try n.int(in: 0...1_000_000) }
+        if let n = keys["quota_reserve"] { fetch.quotaReserve = try n.int(in: 0...Int.max) }
+        if let n = keys["max_requests"] { fetch.maxRequests = try n.int(in: 1...Int.max) }
+        if let n = keys["max_duration"] { fetch.maxDuration = try positive(n.duration(), n) }
+        if let n = keys["refresh_after"] {
+            let duration = try n.duration()
+            fetch.refreshAfter = duration == .zero ? nil : duration
+        }
+        if let n = keys["missing_ttl"] { fetch.missingTTL = try n.duration() }
+        if let n = keys["retry"] {
+            let retry = try n.mapping(allowed: ["max_attempts", "base_delay", "max_delay", "max_retry_after"])
+            if let m = retry["max_attempts"] { fetch.retry.maxAttempts = try m.int(in: 1...20) }
+            if let m = retry["base_delay"] { fetch.retry.baseDelay = try m.duration() }
+            if let m = retry["max_delay"] { fetch.retry.maxDelay = try m.duration() }
+            if let m = retry["max_retry_after"] { fetch.retry.maxRetryAfter = try m.duration() }
         }
         return fetch
     }
@@ -141,10 +159,11 @@ public struct ManifestLoader: Sendable {
     }
 
     private func parseOutput(_ node: ManifestNode) throws(ManifestError) -> OutputSettings {
-        let keys = try node.mapping(allowed: ["directory", "zstd_level"])
+        let keys = try node.mapping(allowed: ["directory", "zstd_level", "keep_versions"])
         var output = OutputSettings()
         if let n = keys["directory"] { output.directory = try nonEmptyPath(n) }
         if let n = keys["zstd_level"] { output.zstdLevel = Int32(try n.int(in: 1...19)) }
+        if let n = keys["keep_versions"] { output.keepVersions = try n.int(in: 1...1000) }
         return output
     }
 

@@ -51,7 +51,7 @@ public final class FileDescriptorSink {
     }
 
     deinit {
-        if ownsDescriptor, fd >= 0 { Glibc.close(fd) }
+        if ownsDescriptor, fd >= 0 { _ = posixClose(fd) }
     }
 
     /// Writes all of `bytes`.
@@ -60,7 +60,7 @@ public final class FileDescriptorSink {
         guard fd >= 0 else { throw .io(path: path, operation: "write", errno: EBADF) }
         var done = 0
         while done < bytes.count {
-            let result = Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done)
+            let result = posixWrite(fd, bytes.baseAddress! + done, bytes.count - done)
             if result < 0 {
                 if errno == EINTR { continue }
                 throw .io(path: path, operation: "write", errno: errno)
@@ -94,7 +94,7 @@ public final class FileDescriptorSink {
         let descriptor = fd
         fd = -1
         // Linux always releases the descriptor, even when close reports an error: never retry.
-        if Glibc.close(descriptor) != 0 && errno != EINTR {
+        if posixClose(descriptor) != 0 && errno != EINTR {
             throw .io(path: path, operation: "close", errno: errno)
         }
     }
@@ -114,3 +114,7 @@ public final class FileDescriptorSink {
         }.joined()
     }
 }
+
+// `write(2)` and `close(2)`, reachable from inside the sink whose own methods shadow them.
+private func posixWrite(_ fd: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int { write(fd, bytes, count) }
+private func posixClose(_ fd: Int32) -> Int32 { close(fd) }

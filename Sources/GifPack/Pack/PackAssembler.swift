@@ -95,7 +95,8 @@ public struct PackAssembler: ~Copyable {
     }
 
     private mutating func record(name: String, size: Int64, extent: FrameExtent) -> PackedEntry {
-        let entry = PackedEntry(name: name, size: size, frameOffset: extent.offset, frameLength: extent.compressedLength)
+        let entry = PackedEntry(name: name, size: size, frameOffset: extent.offset,
+                                frameLength: extent.compressedLength)
         entries.append(entry)
         uncompressedBytes += extent.uncompressedLength
         return entry

@@ -18,7 +18,8 @@ import Darwin
 /// Files are streamed in 64 KiB chunks, so memory does not depend on their size. Names must be
 /// printable ASCII, at most 99 bytes (they fit the ustar name field alone), relative, and free of
 /// empty, "." and ".." components. The encoder is a value holding only settings; each call uses
-/// its own zstd context and is safe to make from any thread (calls block on I/O).
+/// its own zstd context and is safe to make from any thread (calls block on I/O). When a call
+/// throws, the sink may hold part of a frame: discard that output file.
 ///
 /// ```swift
 /// let encoder = TarEntryFrameEncoder(level: 12, mtime: 1_700_000_000)
@@ -49,8 +50,9 @@ public struct TarEntryFrameEncoder: Sendable {
     }
 
     /// ``encodeFile(name:sourcePath:to:)``, also returning the data size that was stored.
-    func encodeFileReportingSize(name: String, sourcePath: String,
-                                 to output: FileDescriptorSink) throws(PackWriteError) -> (extent: FrameExtent, size: Int64) {
+    func encodeFileReportingSize(
+        name: String, sourcePath: String, to output: FileDescriptorSink
+    ) throws(PackWriteError) -> (extent: FrameExtent, size: Int64) {
         try Self.validate(name: name)
         let fd = open(sourcePath, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw .io(path: sourcePath, operation: "open", errno: errno) }

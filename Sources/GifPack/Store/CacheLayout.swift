@@ -6,6 +6,7 @@ import Foundation
 /// <cache>/tmp/                                   downloads in progress (*.part)
 /// <cache>/blobs/sha256/ab/<sha256>.gif           validated GIFs, content-addressed
 /// <cache>/frames/zstd<L>-mtime<T>/ab/<sha256>.zst  each GIF's tar entry as one compressed zstd frame
+/// <cache>/state.sqlite                           what each exercise's last fetch learnt (see BuildState)
 /// ```
 public struct CacheLayout: Sendable, Equatable {
     public var root: String
@@ -14,6 +15,8 @@ public struct CacheLayout: Sendable, Equatable {
 
     public var temporaryDirectory: String { "\(root)/tmp" }
     public var blobsDirectory: String { "\(root)/blobs/sha256" }
+    /// The build state database (SQLite, WAL).
+    public var statePath: String { "\(root)/state.sqlite" }
 
     public func blobPath(sha256: String) -> String { "\(blobsDirectory)/\(sha256.prefix(2))/\(sha256).gif" }
 

@@ -10,6 +10,12 @@ import Foundation
 /// Swift cooperative pool never blocks on it. The loop thread also frees the multi handle when it
 /// stops; every wakeup is sent under the lock and only while not stopping, so none can reach a
 /// freed handle.
+///
+/// Admission: at most `maxConcurrent` transfers are in curl at once; later ones wait in the
+/// loop's own FIFO and start as running ones end. curl therefore never queues a transfer itself
+/// (its pending queue counts the wait against the transfer's total timeout and releases waiters
+/// one at a time), and with one transfer per connection at most `maxConcurrent` connections are
+/// open or cached at any time.
 final class CurlMultiLoop: @unchecked Sendable {
     private struct Shared {
         var submitted: [Transfer] = []
@@ -21,9 +27,10 @@ final class CurlMultiLoop: @unchecked Sendable {
     private let multi: UnsafeMutableRawPointer
     private let lock = NSLock()
     private var shared = Shared() // guarded by `lock`
-    private let maxIdleHandles: Int
+    private let maxConcurrent: Int
 
     // Loop thread only.
+    private var waiting: [Transfer] = []
     private var active: [UnsafeMutableRawPointer: Transfer] = [:]
     private var idleHandles: [UnsafeMutableRawPointer] = []
 
@@ -33,12 +40,9 @@ final class CurlMultiLoop: @unchecked Sendable {
             throw .transport(code: Int(CURLE_FAILED_INIT.rawValue), message: "curl_multi_init failed")
         }
         self.multi = multi
-        maxIdleHandles = maxConnections * 2
-        let limit = Int(maxConnections)
+        maxConcurrent = maxConnections
         let codes = [
-            gp_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, limit),
-            gp_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, limit),
-            gp_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, limit),
+            gp_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, maxConnections),
             gp_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX)),
         ]
         if let failed = codes.first(where: { $0 != CURLM_OK }) {
@@ -102,13 +106,28 @@ final class CurlMultiLoop: @unchecked Sendable {
                 tearDown(unstarted: submitted)
                 return
             }
-            submitted.forEach(begin)
+            waiting += submitted
             cancelled.forEach(abandon)
+            admitWaiting()
             var running: Int32 = 0
             _ = curl_multi_perform(multi, &running)
             drainCompletions()
+            // Slots freed by completions are refilled at once rather than after the poll.
+            if !waiting.isEmpty && active.count < maxConcurrent { continue }
             _ = curl_multi_poll(multi, nil, 0, 1000, nil)
         }
+    }
+
+    /// Starts waiting transfers, oldest first, while there is a free slot.
+    private func admitWaiting() {
+        var started = 0
+        while active.count < maxConcurrent && started < waiting.count {
+            begin(waiting[started])
+            started += 1
+        }
+        waiting.removeFirst(started)
+        let queued = waiting.count
+        lock.withLock { shared.statistics.currentlyQueued = queued }
     }
 
     private func begin(_ transfer: Transfer) {
@@ -173,8 +192,15 @@ final class CurlMultiLoop: @unchecked Sendable {
         transfer.finish(result)
     }
 
-    /// Removes a transfer its task cancelled, if curl still runs it.
+    /// Ends a transfer its task cancelled: drops it from the waiting line, or removes it from
+    /// curl if curl still runs it.
     private func abandon(_ transfer: Transfer) {
+        if let index = waiting.firstIndex(where: { $0 === transfer }) {
+            waiting.remove(at: index)
+            lock.withLock { shared.statistics.requestsCancelled += 1 }
+            transfer.finish(.failure(.cancelled))
+            return
+        }
         guard let easy = transfer.easy, active[easy] === transfer, detach(easy) != nil else { return }
         _ = transfer.sink.close()
         recordEnd(of: transfer, easy: easy, result: .failure(.cancelled))
@@ -237,11 +263,11 @@ final class CurlMultiLoop: @unchecked Sendable {
     /// multi handle's cache.
     private func recycle(_ easy: UnsafeMutableRawPointer) {
         curl_easy_reset(easy)
-        if idleHandles.count < maxIdleHandles { idleHandles.append(easy) } else { curl_easy_cleanup(easy) }
+        if idleHandles.count < maxConcurrent { idleHandles.append(easy) } else { curl_easy_cleanup(easy) }
     }
 
     private func tearDown(unstarted: [Transfer]) {
-        for transfer in Array(active.values) { abandon(transfer) }
+        for transfer in Array(active.values) + waiting { abandon(transfer) }
         for transfer in unstarted { transfer.finish(.failure(.cancelled)) }
         idleHandles.forEach { curl_easy_cleanup($0) }
         idleHandles = []

@@ -1,0 +1,68 @@
+import Foundation
+import GifPackHTTP
+
+/// What a build would do, without sending a single image request: the catalog is fetched (those
+/// requests are counted), then each wanted GIF is classified from the build state.
+///
+/// ```swift
+/// let plan = try await DryRun(manifest: manifest, options: options).plan()
+/// print(plan.fullRequests, plan.conditionalRequests)
+/// ```
+public struct DryRun: Sendable {
+    public let manifest: Manifest
+    public let options: BuildOptions
+
+    public init(manifest: Manifest, options: BuildOptions) {
+        self.manifest = manifest
+        self.options = options
+    }
+
+    public struct Plan: Sendable, Codable, Equatable {
+        public var catalogRequests = 0
+        public var exercises = 0
+        public var wanted = 0
+        public var packs: [String: Int] = [:]
+        /// Requests for GIFs the cache does not have.
+        public var fullRequests = 0
+        /// Requests with If-None-Match / If-Modified-Since (304 when unchanged).
+        public var conditionalRequests = 0
+        /// Not requested: fetched more recently than refresh_after.
+        public var skippedFresh = 0
+        /// Not requested: a 404 remembered within missing_ttl.
+        public var skippedKnownMissing = 0
+        /// The request budget (max_requests), if any.
+        public var requestBudget: Int?
+        /// Image requests, at most, this build would send: one per GIF plus retries.
+        public var imageRequests: Int { fullRequests + conditionalRequests }
+    }
+
+    public func plan() async throws -> Plan {
+        let layout = CacheLayout(root: options.cacheDirectory)
+        let client = try HTTPClient()
+        defer { client.shutdown() }
+        let catalog = try await CatalogSources.make(for: manifest.source, fetch: manifest.fetch, client: client).fetchCatalog()
+        let packPlan = PackPlan(specs: manifest.packs, catalog: catalog)
+        var plan = Plan()
+        plan.catalogRequests = client.statistics.requestsStarted
+        plan.exercises = catalog.exercises.count
+        plan.packs = Dictionary(uniqueKeysWithValues: packPlan.entries.map { ($0.spec.name, $0.exercises.count) })
+        plan.requestBudget = manifest.fetch.maxRequests
+        let wanted = packPlan.wanted
+        plan.wanted = wanted.count
+        var known: [String: GIFState] = [:]
+        if FileSystem.exists(layout.statePath) {
+            let state = try BuildState(path: layout.statePath, source: "\(manifest.source.kind.rawValue) \(manifest.source.baseURL)")
+            known = try state.gifs(resolution: manifest.source.resolution ?? 0)
+        }
+        let planner = FetchPlanner(settings: manifest.fetch, store: BlobStore(layout: layout), now: Date())
+        for exercise in wanted {
+            switch planner.decide(exercise, known: known[exercise.id]) {
+            case .reuseFresh: plan.skippedFresh += 1
+            case .knownMissing: plan.skippedKnownMissing += 1
+            case .request(let conditional):
+                if conditional == nil { plan.fullRequests += 1 } else { plan.conditionalRequests += 1 }
+            }
+        }
+        return plan
+    }
+}

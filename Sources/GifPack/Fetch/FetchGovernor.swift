@@ -1,0 +1,151 @@
+import Foundation
+import Synchronization
+
+/// Why a build stopped scheduling requests before it had tried every GIF.
+public enum StopReason: Sendable, Equatable, Codable, CustomStringConvertible {
+    case authRejected(status: Int)
+    case monthlyQuotaExhausted
+    case quotaReserveReached(remaining: Int, reserve: Int)
+    case requestBudgetSpent(limit: Int)
+    case deadlinePassed(limit: Double)
+    case circuitOpen(consecutiveFailures: Int)
+
+    public var exitStatus: ExitStatus {
+        switch self {
+        case .authRejected: .authRejected
+        case .monthlyQuotaExhausted, .quotaReserveReached, .requestBudgetSpent, .deadlinePassed: .quotaExhausted
+        case .circuitOpen: .failed
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .authRejected(let status): "the API rejected the key (HTTP \(status))"
+        case .monthlyQuotaExhausted: "the API's monthly quota is used up (HTTP 429)"
+        case .quotaReserveReached(let remaining, let reserve):
+            "the API quota left (\(remaining) requests) reached the reserve of \(reserve)"
+        case .requestBudgetSpent(let limit): "the request budget of this run (max_requests: \(limit)) is spent"
+        case .deadlinePassed(let limit): "the run's deadline (max_duration: \(Int(limit)) s) passed"
+        case .circuitOpen(let failures): "\(failures) requests in a row failed (circuit_breaker): the API looks down"
+        }
+    }
+}
+
+/// Shared fetch state that every request consults: the adaptive window, a cool-down after a 429,
+/// the request budget, the quota headers, the circuit breaker and the reason to stop.
+///
+/// A 429 slows the whole build, not just one task: it halves the window (never below 1) and sets a
+/// cool-down that every request waits out before it is sent; each run of successes grows the window
+/// back by one, up to the manifest's cap (at most 3).
+///
+/// ```swift
+/// let governor = FetchGovernor(settings: manifest.fetch, requestsAlreadySent: 3, clock: .init())
+/// guard governor.reserveRequest() else { return }
+/// ```
+final class FetchGovernor: Sendable {
+    private struct State {
+        var window: Int
+        var successStreak = 0
+        var coolDownUntil: ContinuousClock.Instant?
+        var stop: StopReason?
+        var consecutiveFailures = 0
+        var requestsSent: Int
+        var quotaRemaining: Int?
+        var retries = 0
+        var rateLimited = 0
+    }
+
+    private let state: Mutex<State>
+    let cap: Int
+    let settings: FetchSettings
+    let deadline: ContinuousClock.Instant?
+    static let successesToGrow = 5
+
+    init(settings: FetchSettings, requestsAlreadySent: Int, startedAt: ContinuousClock.Instant) {
+        self.settings = settings
+        cap = max(1, min(settings.concurrency, 3))
+        deadline = settings.maxDuration.map { startedAt + $0 }
+        state = Mutex(State(window: cap, requestsSent: requestsAlreadySent))
+    }
+
+    var window: Int { state.withLock { $0.window } }
+    var stopReason: StopReason? { state.withLock { $0.stop } }
+    var requestsSent: Int { state.withLock { $0.requestsSent } }
+    var quotaRemaining: Int? { state.withLock { $0.quotaRemaining } }
+    var retries: Int { state.withLock { $0.retries } }
+    var rateLimited: Int { state.withLock { $0.rateLimited } }
+
+    func stop(_ reason: StopReason) {
+        state.withLock { if $0.stop == nil { $0.stop = reason } }
+    }
+
+    /// Claims one request from the budget; false (and the build stops) when it is spent or the
+    /// deadline has passed.
+    func reserveRequest(now: ContinuousClock.Instant = .now) -> Bool {
+        state.withLock { state in
+            if state.stop != nil { return false }
+            if let deadline, now >= deadline {
+                state.stop = .deadlinePassed(limit: settings.maxDuration!.milliseconds / 1000)
+                return false
+            }
+            if let limit = settings.maxRequests, state.requestsSent >= limit {
+                state.stop = .requestBudgetSpent(limit: limit)
+                return false
+            }
+            state.requestsSent += 1
+            return true
+        }
+    }
+
+    func noteRetry() { state.withLock { $0.retries += 1 } }
+
+    /// Waits out a cool-down set by a 429 before sending.
+    func waitForCoolDown() async {
+        while let until = state.withLock({ $0.coolDownUntil }), until > .now {
+            try? await Task.sleep(until: until, clock: .continuous)
+        }
+    }
+
+    func noteSuccess() {
+        state.withLock { state in
+            state.consecutiveFailures = 0
+            state.successStreak += 1
+            if state.successStreak >= Self.successesToGrow, state.window < cap {
+                state.window += 1
+                state.successStreak = 0
+            }
+        }
+    }
+
+    /// Counts a failed attempt towards the circuit breaker.
+    func noteFailure() {
+        state.withLock { state in
+            state.consecutiveFailures += 1
+            state.successStreak = 0
+            if settings.circuitBreaker > 0, state.consecutiveFailures >= settings.circuitBreaker, state.stop == nil {
+                state.stop = .circuitOpen(consecutiveFailures: state.consecutiveFailures)
+            }
+        }
+    }
+
+    /// A 429: shrink the window and make everyone wait `coolDown`.
+    func noteRateLimited(coolDown: Duration) {
+        state.withLock { state in
+            state.rateLimited += 1
+            state.window = max(1, state.window / 2)
+            state.successStreak = 0
+            let until = ContinuousClock.now + coolDown
+            if state.coolDownUntil.map({ $0 < until }) ?? true { state.coolDownUntil = until }
+        }
+    }
+
+    /// Reads `x-ratelimit-requests-remaining`; stops scheduling at the reserve.
+    func noteQuota(remaining: Int) {
+        state.withLock { state in
+            state.quotaRemaining = remaining
+            if remaining <= settings.quotaReserve, state.stop == nil {
+                state.stop = .quotaReserveReached(remaining: remaining, reserve: settings.quotaReserve)
+            }
+        }
+    }
+}

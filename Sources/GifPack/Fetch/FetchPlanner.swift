@@ -1,0 +1,35 @@
+import Foundation
+
+/// Decides, from the build state, what each wanted exercise needs: nothing (fetched recently
+/// enough, or known to be missing), a conditional request (a stored GIF with an ETag or
+/// Last-Modified), or a plain request.
+///
+/// ```swift
+/// let plan = FetchPlanner(settings: manifest.fetch, store: store, now: Date()).plan(exercises, known: known)
+/// ```
+struct FetchPlanner: Sendable {
+    enum Decision: Sendable, Equatable {
+        case reuseFresh(GIFState)
+        case knownMissing(GIFState)
+        case request(conditional: GIFState?)
+    }
+
+    let settings: FetchSettings
+    let store: BlobStore
+    let now: Date
+
+    func decide(_ exercise: Exercise, known: GIFState?) -> Decision {
+        guard let known, known.url == exercise.imageURL else { return .request(conditional: nil) }
+        if known.status == .missing, now.timeIntervalSince(known.attemptedAt) < settings.missingTTL.milliseconds / 1000 {
+            return .knownMissing(known)
+        }
+        guard let metadata = known.metadata, store.contains(sha256: metadata.sha256) else {
+            return .request(conditional: nil)
+        }
+        if known.status == .ok, let refresh = settings.refreshAfter, let fetchedAt = known.fetchedAt,
+           now.timeIntervalSince(fetchedAt) < refresh.milliseconds / 1000 {
+            return .reuseFresh(known)
+        }
+        return .request(conditional: (known.etag != nil || known.lastModified != nil) ? known : nil)
+    }
+}

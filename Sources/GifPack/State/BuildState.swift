@@ -1,0 +1,269 @@
+import Foundation
+import GRDB
+
+/// The builder's memory between runs: an SQLite database (WAL mode) in the cache directory.
+///
+/// For each (source, exercise id, resolution) it keeps what the last fetch learnt — URL, ETag,
+/// Last-Modified, the blob's hash and GIF metadata, status, when it was fetched, consecutive
+/// failures and the last error — plus the last catalog (to report what changed) and the history of
+/// published pack versions. Every finished download is recorded in its own transaction, so a killed
+/// run loses at most the requests that were in flight. The schema is created and upgraded by
+/// migrations.
+///
+/// ```swift
+/// let state = try BuildState(path: "\(cache)/state.sqlite", source: "exercisedb-rapidapi https://…")
+/// if let known = try state.gif(exerciseID: "0001", resolution: 180), known.status == .ok { … }
+/// ```
+public final class BuildState: Sendable {
+    private let database: DatabasePool
+    /// Identifies the API (kind and base URL): state of one source never answers for another.
+    public let source: String
+
+    public init(path: String, source: String) throws {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        database = try DatabasePool(path: path, configuration: configuration)
+        self.source = source
+        try Self.migrator.migrate(database)
+    }
+
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE gif (
+                    source TEXT NOT NULL,
+                    exercise_id TEXT NOT NULL,
+                    resolution INTEGER NOT NULL,
+                    url TEXT NOT NULL,
+                    etag TEXT,
+                    last_modified TEXT,
+                    sha256 TEXT,
+                    bytes INTEGER,
+                    width INTEGER,
+                    height INTEGER,
+                    frames INTEGER,
+                    duration_ms INTEGER,
+                    loop_count INTEGER,
+                    status TEXT NOT NULL,
+                    fetched_at REAL,
+                    attempted_at REAL NOT NULL,
+                    consecutive_failures INTEGER NOT NULL DEFAULT 0,
+                    last_error TEXT,
+                    PRIMARY KEY (source, exercise_id, resolution)
+                );
+                CREATE TABLE catalog_entry (
+                    source TEXT NOT NULL,
+                    exercise_id TEXT NOT NULL,
+                    fingerprint TEXT NOT NULL,
+                    PRIMARY KEY (source, exercise_id)
+                );
+                CREATE TABLE published_pack (
+                    pack TEXT NOT NULL,
+                    version INTEGER NOT NULL,
+                    file TEXT NOT NULL,
+                    sha256 TEXT NOT NULL,
+                    content_digest TEXT NOT NULL,
+                    published_at REAL NOT NULL,
+                    PRIMARY KEY (pack, version)
+                );
+                """)
+        }
+        return migrator
+    }
+
+    // MARK: GIFs
+
+    public func gif(exerciseID: String, resolution: Int) throws -> GIFState? {
+        try database.read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM gif WHERE source = ? AND exercise_id = ? AND resolution = ?",
+                             arguments: [source, exerciseID, resolution]).map(GIFState.init(row:))
+        }
+    }
+
+    /// Every known GIF of this source at a resolution, by exercise id.
+    public func gifs(resolution: Int) throws -> [String: GIFState] {
+        try database.read { db in
+            let rows = try Row.fetchAll(db, sql: "SELECT * FROM gif WHERE source = ? AND resolution = ?",
+                                        arguments: [source, resolution])
+            return Dictionary(rows.map { GIFState(row: $0) }.map { ($0.exerciseID, $0) }, uniquingKeysWith: { a, _ in a })
+        }
+    }
+
+    /// Records a fetch that produced (or confirmed, with a 304) a valid stored GIF.
+    public func recordSuccess(_ gif: GIFState) throws {
+        try database.write { db in
+            try db.execute(sql: """
+                INSERT INTO gif (source, exercise_id, resolution, url, etag, last_modified, sha256, bytes, width, height,
+                                 frames, duration_ms, loop_count, status, fetched_at, attempted_at, consecutive_failures, last_error)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'ok', ?, ?, 0, NULL)
+                ON CONFLICT (source, exercise_id, resolution) DO UPDATE SET
+                    url = excluded.url, etag = excluded.etag, last_modified = excluded.last_modified,
+                    sha256 = excluded.sha256, bytes = excluded.bytes, width = excluded.width, height = excluded.height,
+                    frames = excluded.frames, duration_ms = excluded.duration_ms, loop_count = excluded.loop_count,
+                    status = 'ok', fetched_at = excluded.fetched_at, attempted_at = excluded.attempted_at,
+                    consecutive_failures = 0, last_error = NULL
+                """, arguments: [source, gif.exerciseID, gif.resolution, gif.url, gif.etag, gif.lastModified,
+                                 gif.sha256, gif.bytes, gif.width, gif.height, gif.frames, gif.durationMilliseconds,
+                                 gif.loopCount, gif.fetchedAt?.timeIntervalSince1970, gif.attemptedAt.timeIntervalSince1970])
+        }
+    }
+
+    /// Records a failed fetch. The stored blob and metadata of an earlier success are kept (they are
+    /// the last known good GIF); `missing` marks a 404, remembered so it is not asked for again
+    /// until its TTL expires.
+    public func recordFailure(exerciseID: String, resolution: Int, url: String, reason: String, missing: Bool,
+                              at date: Date) throws {
+        try database.write { db in
+            try db.execute(sql: """
+                INSERT INTO gif (source, exercise_id, resolution, url, status, attempted_at, consecutive_failures, last_error)
+                VALUES (?, ?, ?, ?, ?, ?, 1, ?)
+                ON CONFLICT (source, exercise_id, resolution) DO UPDATE SET
+                    url = excluded.url, status = excluded.status, attempted_at = excluded.attempted_at,
+                    consecutive_failures = gif.consecutive_failures + 1, last_error = excluded.last_error
+                """, arguments: [source, exerciseID, resolution, url, missing ? "missing" : "failed",
+                                 date.timeIntervalSince1970, reason])
+        }
+    }
+
+    /// Marks a GIF as just confirmed unchanged (a 304): its fetch time moves on.
+    public func recordNotModified(exerciseID: String, resolution: Int, at date: Date) throws {
+        try database.write { db in
+            try db.execute(sql: """
+                UPDATE gif SET status = 'ok', fetched_at = ?, attempted_at = ?, consecutive_failures = 0, last_error = NULL
+                WHERE source = ? AND exercise_id = ? AND resolution = ?
+                """, arguments: [date.timeIntervalSince1970, date.timeIntervalSince1970, source, exerciseID, resolution])
+        }
+    }
+
+    /// Every blob hash the state still refers to.
+    public func referencedBlobs() throws -> Set<String> {
+        try database.read { db in
+            Set(try String.fetchAll(db, sql: "SELECT DISTINCT sha256 FROM gif WHERE sha256 IS NOT NULL"))
+        }
+    }
+
+    // MARK: Catalog
+
+    /// Replaces the remembered catalog with `fingerprints` and returns how it changed.
+    public func replaceCatalog(_ fingerprints: [String: String]) throws -> CatalogChanges {
+        try database.write { db in
+            let rows = try Row.fetchAll(db, sql: "SELECT exercise_id, fingerprint FROM catalog_entry WHERE source = ?",
+                                        arguments: [source])
+            let previous = Dictionary(rows.map { ($0["exercise_id"] as String, $0["fingerprint"] as String) },
+                                      uniquingKeysWith: { a, _ in a })
+            try db.execute(sql: "DELETE FROM catalog_entry WHERE source = ?", arguments: [source])
+            for (id, fingerprint) in fingerprints {
+                try db.execute(sql: "INSERT INTO catalog_entry (source, exercise_id, fingerprint) VALUES (?, ?, ?)",
+                               arguments: [source, id, fingerprint])
+            }
+            return CatalogChanges(previous: previous, current: fingerprints)
+        }
+    }
+
+    // MARK: Published packs
+
+    public func recordPublished(pack: String, version: Int, file: String, sha256: String, contentDigest: String,
+                                at date: Date) throws {
+        try database.write { db in
+            try db.execute(sql: """
+                INSERT OR REPLACE INTO published_pack (pack, version, file, sha256, content_digest, published_at)
+                VALUES (?, ?, ?, ?, ?, ?)
+                """, arguments: [pack, version, file, sha256, contentDigest, date.timeIntervalSince1970])
+        }
+    }
+
+    public func publishedVersions(pack: String) throws -> [Int] {
+        try database.read { db in
+            try Int.fetchAll(db, sql: "SELECT version FROM published_pack WHERE pack = ? ORDER BY version", arguments: [pack])
+        }
+    }
+}
+
+/// What the state knows of one exercise's GIF.
+public struct GIFState: Sendable, Equatable {
+    public enum Status: String, Sendable { case ok, missing, failed }
+
+    public var exerciseID: String
+    public var resolution: Int
+    public var url: String
+    public var etag: String?
+    public var lastModified: String?
+    public var sha256: String?
+    public var bytes: Int64?
+    public var width: Int?
+    public var height: Int?
+    public var frames: Int?
+    public var durationMilliseconds: Int?
+    public var loopCount: Int?
+    public var status: Status
+    /// When a valid body was last downloaded or confirmed (304).
+    public var fetchedAt: Date?
+    public var attemptedAt: Date
+    public var consecutiveFailures: Int
+    public var lastError: String?
+
+    public init(exerciseID: String, resolution: Int, url: String, etag: String?, lastModified: String?,
+                metadata: GIFMetadata, fetchedAt: Date) {
+        self.exerciseID = exerciseID
+        self.resolution = resolution
+        self.url = url
+        self.etag = etag
+        self.lastModified = lastModified
+        self.sha256 = metadata.sha256
+        self.bytes = metadata.bytes
+        self.width = metadata.width
+        self.height = metadata.height
+        self.frames = metadata.frames
+        self.durationMilliseconds = metadata.durationMilliseconds
+        self.loopCount = metadata.loopCount
+        self.status = .ok
+        self.fetchedAt = fetchedAt
+        self.attemptedAt = fetchedAt
+        self.consecutiveFailures = 0
+        self.lastError = nil
+    }
+
+    init(row: Row) {
+        exerciseID = row["exercise_id"]
+        resolution = row["resolution"]
+        url = row["url"]
+        etag = row["etag"]
+        lastModified = row["last_modified"]
+        sha256 = row["sha256"]
+        bytes = row["bytes"]
+        width = row["width"]
+        height = row["height"]
+        frames = row["frames"]
+        durationMilliseconds = row["duration_ms"]
+        loopCount = row["loop_count"]
+        status = Status(rawValue: row["status"]) ?? .failed
+        fetchedAt = (row["fetched_at"] as Double?).map { Date(timeIntervalSince1970: $0) }
+        attemptedAt = Date(timeIntervalSince1970: row["attempted_at"])
+        consecutiveFailures = row["consecutive_failures"]
+        lastError = row["last_error"]
+    }
+
+    /// The stored GIF's metadata, if a valid GIF was ever stored.
+    public var metadata: GIFMetadata? {
+        guard let sha256, let bytes, let width, let height, let frames, let durationMilliseconds else { return nil }
+        return GIFMetadata(sha256: sha256, bytes: bytes, width: width, height: height, frames: frames,
+                           durationMilliseconds: durationMilliseconds, loopCount: loopCount)
+    }
+}
+
+/// How the catalog changed since the last run.
+public struct CatalogChanges: Sendable, Equatable, Codable {
+    public var added: [String]
+    public var removed: [String]
+    public var changed: [String]
+    /// False on the first run (nothing to compare with).
+    public var hadPrevious: Bool
+
+    init(previous: [String: String], current: [String: String]) {
+        hadPrevious = !previous.isEmpty
+        added = current.keys.filter { previous[$0] == nil }.sorted()
+        removed = previous.keys.filter { current[$0] == nil }.sorted()
+        changed = current.keys.filter { previous[$0] != nil && previous[$0] != current[$0] }.sorted()
+    }
+}

@@ -1,0 +1,47 @@
+import ArgumentParser
+import Foundation
+import GifPack
+
+struct PruneCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "prune",
+        abstract: "Delete old pack versions and unreferenced blobs; never anything index.json references.",
+        discussion: """
+        Keeps the last K versions of each pack (output.keep_versions, default 3, or --keep), removes
+        temporary files left by killed runs, and deletes cached GIFs no exercise refers to. A build
+        does the same at its end.
+
+        Example:
+          gifpack prune --manifest manifests/exercisedb.yaml --keep 2
+        """
+    )
+
+    @OptionGroup var source: ManifestOptions
+
+    @Option(help: "Versions to keep per pack (overrides output.keep_versions).")
+    var keep: Int?
+
+    func run() async throws {
+        let (manifest, options) = try source.load()
+        let layout = CacheLayout(root: options.cacheDirectory)
+        do {
+            let lockOut = try BuildLock(directory: options.outputDirectory)
+            let lockCache = try BuildLock(directory: options.cacheDirectory)
+            defer { withExtendedLifetime((lockOut, lockCache)) {} }
+            let index = try? PackIndex.decode(from: Data(contentsOf: URL(fileURLWithPath: "\(options.outputDirectory)/index.json")))
+            let state = FileSystem.exists(layout.statePath)
+                ? try BuildState(path: layout.statePath, source: "\(manifest.source.kind.rawValue) \(manifest.source.baseURL)") : nil
+            let result = try Pruner(outputDirectory: options.outputDirectory, layout: layout,
+                                    keep: keep ?? manifest.output.keepVersions).prune(index: index, state: state)
+            Terminal.output("deleted \(result.deletedPacks.count) pack file(s), \(result.deletedBlobs) blob(s), \(result.deletedTemporaryFiles) temporary file(s); freed \(result.freedBytes) bytes")
+            for file in result.deletedPacks { Terminal.output("  \(file)") }
+        } catch let error as BuildLock.LockError {
+            Terminal.error("gifpack: \(error)")
+            let status: ExitStatus = if case .held = error { .locked } else { .failed }
+            throw ExitCode(status.rawValue)
+        } catch {
+            Terminal.error("gifpack: \(error)")
+            throw ExitCode(ExitStatus.failed.rawValue)
+        }
+    }
+}

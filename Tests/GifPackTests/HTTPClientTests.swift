@@ -1,0 +1,400 @@
+import ExerciseDBFixture
+import Foundation
+import GifPackHTTP
+import Testing
+
+/// GifPackHTTP against the loopback fixture server: bodies and digests, compression, connection
+/// reuse, the byte cap, every transport failure the fixture can stage, cancellation, shutdown,
+/// header handling, and that no error ever shows a request header value.
+@Suite struct HTTPClientTests {
+    static let secret = "sk-http-test-9a8b7c6d5e4f"
+
+    // MARK: Bodies
+
+    @Test func listIsFetchedZstdCompressedAndDecoded() async throws {
+        let (server, client) = try Self.start { $0.exerciseCount = 30 }
+        defer { client.shutdown(); server.stop() }
+        let url = "\(server.rapidAPIBaseURL)/exercises?limit=30&offset=0"
+
+        let compressed = try await client.data(HTTPRequest(url: url, acceptCompressedBody: true), maxBytes: 1 << 20)
+        #expect(compressed.head.status == 200)
+        #expect(compressed.head.httpVersion == "1.1")
+        #expect(compressed.head.headers["content-encoding"] == "zstd")
+        #expect(compressed.head.contentType == "application/json; charset=utf-8")
+        let decoded = try JSONDecoder().decode([RapidAPIExercise].self, from: Data(compressed.body))
+        #expect(decoded == server.catalog.exercises)
+
+        let plain = try await client.data(HTTPRequest(url: url), maxBytes: 1 << 20)
+        #expect(plain.head.headers["content-encoding"] == nil)
+        #expect(plain.body == compressed.body)
+        let sentLength = try #require(compressed.head.headers["content-length"].flatMap { Int($0) })
+        #expect(sentLength < plain.body.count, "the compressed body travelled, not the plain one")
+    }
+
+    @Test func downloadStreamsTheGIFWithItsDigestAndPrefix() async throws {
+        let (server, client) = try Self.start { $0.gifDimension = 48 }
+        defer { client.shutdown(); server.stop() }
+        let directory = try TemporaryDirectory()
+        let id = server.catalog.exercises[3].id
+        let expected = try #require(server.catalog.gifBytes(id: id, resolution: 180))
+        let path = directory.file("gif")
+
+        let download = try await client.download(HTTPRequest(url: Self.imageURL(server, id)), to: path, maxBytes: 1 << 20)
+
+        #expect(download.head.status == 200)
+        #expect(download.head.contentType == "image/gif")
+        #expect(download.head.headers["ETag"] == server.catalog.gifETag(id: id, resolution: 180))
+        #expect(download.bytesWritten == Int64(expected.count))
+        #expect(download.sha256 == sha256Hex(expected))
+        #expect(download.prefix == Array(expected.prefix(512)))
+        #expect(download.elapsed > .zero)
+        #expect(try Array(Data(contentsOf: URL(fileURLWithPath: path))) == expected)
+    }
+
+    @Test func anErrorStatusIsAResponseWithItsBody() async throws {
+        let (server, client) = try Self.start { $0.apiKey = Self.secret }
+        defer { client.shutdown(); server.stop() }
+        let response = try await client.data(HTTPRequest(url: "\(server.rapidAPIBaseURL)/exercises",
+                                                         headers: ["X-RapidAPI-Key": "wrong-key"]), maxBytes: 1 << 16)
+        #expect(response.head.status == 401)
+        #expect(String(decoding: response.body, as: UTF8.self).contains("Invalid API key"))
+
+        let accepted = try await client.data(HTTPRequest(url: "\(server.rapidAPIBaseURL)/exercises",
+                                                         headers: ["x-rapidapi-key": Self.secret]), maxBytes: 1 << 16)
+        #expect(accepted.head.status == 200)
+    }
+
+    // MARK: Connections
+
+    @Test func concurrentDownloadsReuseConnections() async throws {
+        let (server, client) = try Self.start(maxConnections: 4) { $0.exerciseCount = 20 }
+        defer { client.shutdown(); server.stop() }
+        let directory = try TemporaryDirectory()
+        let catalog = server.catalog
+
+        let digests = try await withThrowingTaskGroup(of: (String, String).self) { group in
+            for exercise in catalog.exercises {
+                group.addTask {
+                    let download = try await client.download(HTTPRequest(url: Self.imageURL(server, exercise.id)),
+                                                             to: directory.file(exercise.id), maxBytes: 1 << 20)
+                    return (exercise.id, download.sha256)
+                }
+            }
+            return try await group.reduce(into: [String: String]()) { $0[$1.0] = $1.1 }
+        }
+
+        #expect(digests.count == 20)
+        for exercise in catalog.exercises {
+            #expect(digests[exercise.id] == catalog.gifBytes(id: exercise.id).map(sha256Hex))
+        }
+        let statistics = client.statistics
+        #expect(statistics.requestsStarted == 20)
+        #expect(statistics.requestsCompleted == 20)
+        #expect(statistics.currentlyInFlight == 0)
+        #expect(statistics.maxInFlight > 1)
+        #expect(statistics.connectionsOpened >= 1 && statistics.connectionsOpened <= 4)
+        #expect(server.stats.connectionsAccepted == statistics.connectionsOpened)
+        #expect(server.stats.maxInFlight <= 4)
+        #expect(statistics.bytesReceived == Int64(catalog.exercises.compactMap { catalog.gifBytes(id: $0.id)?.count }.reduce(0, +)))
+    }
+
+    // MARK: Byte cap
+
+    @Test func announcedBodyOverTheCapIsRefused() async throws {
+        let (server, client) = try Self.start()
+        defer { client.shutdown(); server.stop() }
+        let directory = try TemporaryDirectory()
+        let path = directory.file("capped")
+        let id = server.catalog.exercises[0].id
+        let size = try #require(server.catalog.gifBytes(id: id)?.count)
+
+        let error = await Self.error {
+            try await client.download(HTTPRequest(url: Self.imageURL(server, id)), to: path, maxBytes: Int64(size - 1))
+        }
+        #expect(error == .bodyTooLarge(limit: Int64(size - 1)))
+        #expect(Self.fileSize(path) < size, "the partial file is never the whole body")
+        #expect(await Self.error { try await client.data(HTTPRequest(url: Self.imageURL(server, id)), maxBytes: 10) }
+            == .bodyTooLarge(limit: 10))
+    }
+
+    /// A compressed body's Content-Length is under the cap, its decoded bytes are not: only the
+    /// write callback can stop it.
+    @Test func decodedBodyOverTheCapIsStoppedInTheWriteCallback() async throws {
+        let (server, client) = try Self.start { $0.exerciseCount = 100 }
+        defer { client.shutdown(); server.stop() }
+        let directory = try TemporaryDirectory()
+        let url = "\(server.rapidAPIBaseURL)/exercises?limit=100&offset=0"
+        let plainSize = try await client.data(HTTPRequest(url: url), maxBytes: 1 << 22).body.count
+        let head = try await client.data(HTTPRequest(url: url, acceptCompressedBody: true), maxBytes: 1 << 22).head
+        let compressedSize = try #require(head.headers["content-length"].flatMap { Int($0) })
+        let cap = Int64(compressedSize + (plainSize - compressedSize) / 2)
+        try #require(compressedSize < Int(cap) && Int(cap) < plainSize)
+
+        let memoryError = await Self.error {
+            try await client.data(HTTPRequest(url: url, acceptCompressedBody: true), maxBytes: cap)
+        }
+        #expect(memoryError == .bodyTooLarge(limit: cap))
+
+        let path = directory.file("list.json")
+        let fileError = await Self.error {
+            try await client.download(HTTPRequest(url: url, acceptCompressedBody: true), to: path, maxBytes: cap)
+        }
+        #expect(fileError == .bodyTooLarge(limit: cap))
+        #expect(Self.fileSize(path) <= Int(cap), "nothing past the cap reaches the file")
+    }
+
+    // MARK: Transport failures
+
+    @Test func truncatedBodyIsReported() async throws {
+        let (server, client) = try Self.start()
+        defer { client.shutdown(); server.stop() }
+        let directory = try TemporaryDirectory()
+        let id = server.catalog.exercises[1].id
+        let size = try #require(server.catalog.gifBytes(id: id)?.count)
+        server.schedule([.truncatedBody], forExercise: id)
+
+        let error = await Self.error {
+            try await client.download(HTTPRequest(url: Self.imageURL(server, id)), to: directory.file("t"), maxBytes: 1 << 20)
+        }
+        #expect(error == .truncated(expected: Int64(size), received: Int64(size / 2)))
+        #expect(error?.reason == "truncated")
+
+        let retry = try await client.download(HTTPRequest(url: Self.imageURL(server, id)), to: directory.file("t"), maxBytes: 1 << 20)
+        #expect(retry.bytesWritten == Int64(size), "the file is truncated again, not appended to")
+        #expect(Self.fileSize(directory.file("t")) == size)
+    }
+
+    @Test func connectionResetIsReported() async throws {
+        let (server, client) = try Self.start()
+        defer { client.shutdown(); server.stop() }
+        let id = server.catalog.exercises[2].id
+        server.setDefaultFault(.connectionReset, forExercise: id)
+
+        let error = await Self.error { try await client.data(HTTPRequest(url: Self.imageURL(server, id)), maxBytes: 1 << 20) }
+        guard case .connectionReset = error else {
+            Issue.record("expected connectionReset, got \(String(describing: error))")
+            return
+        }
+        #expect(error?.reason == "connection-reset")
+    }
+
+    @Test func lowSpeedAndTotalLimitsTimeOut() async throws {
+        let (server, client) = try Self.start { $0.gifDimension = 64 }
+        defer { client.shutdown(); server.stop() }
+        let id = server.catalog.exercises[0].id
+        let clock = ContinuousClock()
+
+        server.schedule([.slowBody(bytesPerSecond: 100)], forExercise: id)
+        let lowSpeed = HTTPTimeouts(lowSpeedBytesPerSecond: 2000, lowSpeedWindow: .seconds(1))
+        var started = clock.now
+        let slowError = await Self.error {
+            try await client.data(HTTPRequest(url: Self.imageURL(server, id), timeouts: lowSpeed), maxBytes: 1 << 20)
+        }
+        guard case .timedOut(let message) = slowError else {
+            Issue.record("expected timedOut, got \(String(describing: slowError))")
+            return
+        }
+        #expect(message.contains("too slow"))
+        #expect(clock.now - started < .seconds(3))
+
+        server.schedule([.slowBody(bytesPerSecond: 100)], forExercise: id)
+        let total = HTTPTimeouts(total: .milliseconds(400), lowSpeedBytesPerSecond: 0)
+        started = clock.now
+        let totalError = await Self.error {
+            try await client.data(HTTPRequest(url: Self.imageURL(server, id), timeouts: total), maxBytes: 1 << 20)
+        }
+        #expect(totalError?.reason == "timeout")
+        let waited = clock.now - started
+        #expect(waited >= .milliseconds(380) && waited < .seconds(2))
+    }
+
+    @Test func unreachableHostAndMalformedURLFail() async throws {
+        let (server, client) = try Self.start()
+        let closedBase = server.rapidAPIBaseURL
+        server.stop()
+        defer { client.shutdown() }
+
+        let refused = await Self.error { try await client.data(HTTPRequest(url: "\(closedBase)/exercises"), maxBytes: 100) }
+        #expect(refused?.reason == "connect-failed")
+        for url in ["not a url", "ftp://127.0.0.1/file", "http://", "http://exa mple.com/"] {
+            #expect(await Self.error { try await client.data(HTTPRequest(url: url), maxBytes: 100) } == .invalidURL(url))
+        }
+    }
+
+    /// The fixture ignores `Range`, so a resumed request gets the whole body with 200: curl
+    /// refuses to append it, and the partial file keeps its bytes.
+    @Test func resumeAgainstAServerWithoutRangesKeepsThePartialFile() async throws {
+        let (server, client) = try Self.start()
+        defer { client.shutdown(); server.stop() }
+        let directory = try TemporaryDirectory()
+        let id = server.catalog.exercises[0].id
+        let gif = try #require(server.catalog.gifBytes(id: id))
+        let path = directory.file("partial")
+        try Data(gif.prefix(10)).write(to: URL(fileURLWithPath: path))
+
+        var request = HTTPRequest(url: Self.imageURL(server, id))
+        request.resumeFrom = 10
+        let error = await Self.error { try await client.download(request, to: path, maxBytes: 1 << 20) }
+        #expect(error?.reason == "transport")
+        #expect(try Array(Data(contentsOf: URL(fileURLWithPath: path))) == Array(gif.prefix(10)))
+    }
+
+    // MARK: Cancellation and shutdown
+
+    @Test func cancellingASlowDownloadReturnsPromptly() async throws {
+        let (server, client) = try Self.start { $0.gifDimension = 64 }
+        defer { client.shutdown(); server.stop() }
+        let directory = try TemporaryDirectory()
+        let id = server.catalog.exercises[0].id
+        server.schedule([.slowBody(bytesPerSecond: 50)], forExercise: id)
+
+        let task = Task {
+            try await client.download(HTTPRequest(url: Self.imageURL(server, id)), to: directory.file("slow"), maxBytes: 1 << 20)
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(client.statistics.currentlyInFlight == 1)
+        let clock = ContinuousClock()
+        let cancelled = clock.now
+        task.cancel()
+        let result = await task.result
+        #expect(clock.now - cancelled < .milliseconds(300))
+        #expect(Self.httpError(result) == .cancelled)
+        #expect(client.statistics.requestsCancelled == 1)
+        #expect(client.statistics.currentlyInFlight == 0)
+
+        let alreadyCancelled = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await client.data(HTTPRequest(url: Self.imageURL(server, id)), maxBytes: 1 << 20)
+        }
+        #expect(Self.httpError(await alreadyCancelled.result) == .cancelled)
+
+        let after = try await client.data(HTTPRequest(url: Self.imageURL(server, id)), maxBytes: 1 << 20)
+        #expect(after.head.status == 200, "the client goes on serving after a cancellation")
+    }
+
+    @Test func shutdownFailsPendingAndLaterRequests() async throws {
+        let (server, client) = try Self.start { $0.gifDimension = 64 }
+        defer { server.stop() }
+        let id = server.catalog.exercises[0].id
+        server.setDefaultFault(.slowBody(bytesPerSecond: 50), forExercise: id)
+
+        let pending = (0..<3).map { _ in
+            Task { try await client.data(HTTPRequest(url: Self.imageURL(server, id)), maxBytes: 1 << 20) }
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        client.shutdown()
+        for task in pending { #expect(Self.httpError(await task.result) == .cancelled) }
+        #expect(await Self.error { try await client.data(HTTPRequest(url: Self.imageURL(server, id)), maxBytes: 100) } == .cancelled)
+        client.shutdown()
+    }
+
+    // MARK: Headers and secrets
+
+    @Test func headersAreOrderedAndCaseInsensitive() async throws {
+        var headers: HTTPHeaders = ["Accept": "application/json", "X-Trace": "one"]
+        headers.append(name: "x-trace", value: "two")
+        #expect(headers["ACCEPT"] == "application/json")
+        #expect(headers["x-TRACE"] == "one")
+        #expect(headers.values(for: "X-TRACE") == ["one", "two"])
+        #expect(headers["missing"] == nil)
+        headers["X-Trace"] = "three"
+        #expect(headers.values(for: "x-trace") == ["three"])
+        #expect(headers.map(\.name) == ["Accept", "X-Trace"])
+        headers["accept"] = nil
+        #expect(headers.count == 1)
+
+        let (server, client) = try Self.start()
+        defer { client.shutdown(); server.stop() }
+        let response = try await client.data(HTTPRequest(url: Self.imageURL(server, server.catalog.exercises[0].id)), maxBytes: 1 << 20)
+        #expect(response.head.headers["CONTENT-TYPE"] == "image/gif")
+        #expect(response.head.headers["content-length"] == String(response.body.count))
+        #expect(response.head.headers.contains(name: "etag"))
+    }
+
+    @Test func noErrorOrDescriptionShowsASentHeaderValue() async throws {
+        let (server, client) = try Self.start { $0.apiKey = Self.secret; $0.gifDimension = 64 }
+        defer { client.shutdown() }
+        let directory = try TemporaryDirectory()
+        let ids = server.catalog.exercises.map(\.id)
+        let headers: HTTPHeaders = ["X-RapidAPI-Key": Self.secret, "X-RapidAPI-Host": "exercisedb.p.rapidapi.com"]
+        func request(_ id: String, _ timeouts: HTTPTimeouts = .init()) -> HTTPRequest {
+            HTTPRequest(url: Self.imageURL(server, id), headers: headers, timeouts: timeouts)
+        }
+        server.schedule([.truncatedBody], forExercise: ids[0])
+        server.setDefaultFault(.connectionReset, forExercise: ids[1])
+        server.schedule([.slowBody(bytesPerSecond: 50)], forExercise: ids[2])
+
+        var errors: [HTTPError?] = []
+        errors.append(await Self.error { try await client.download(request(ids[0]), to: directory.file("a"), maxBytes: 1 << 20) })
+        errors.append(await Self.error { try await client.data(request(ids[1]), maxBytes: 1 << 20) })
+        errors.append(await Self.error {
+            try await client.data(request(ids[2], HTTPTimeouts(total: .milliseconds(300))), maxBytes: 1 << 20)
+        })
+        errors.append(await Self.error { try await client.data(request(ids[3]), maxBytes: 16) })
+        errors.append(await Self.error { try await client.download(request(ids[3]), to: directory.file("no/such/dir"), maxBytes: 1 << 20) })
+        var leaked = HTTPRequest(url: "\(server.rapidAPIBaseURL)/image", headers: headers)
+        leaked.headers.append(name: "X-Bad", value: "\(Self.secret)\r\nInjected: yes")
+        errors.append(await Self.error { try await client.data(leaked, maxBytes: 100) })
+        server.stop()
+        errors.append(await Self.error { try await client.data(request(ids[4]), maxBytes: 1 << 20) })
+
+        #expect(errors.map { $0?.reason } == ["truncated", "connection-reset", "timeout", "too-large", "file-error",
+                                              "transport", "connect-failed"])
+        for error in errors {
+            for text in [String(describing: error), String(reflecting: error)] {
+                #expect(!text.contains(Self.secret), "an error shows the key: \(text)")
+            }
+        }
+        var dumpedRequest = "", dumpedHeaders = ""
+        dump(leaked, to: &dumpedRequest)
+        dump(headers, to: &dumpedHeaders)
+        let printedRequest = [String(describing: leaked), String(reflecting: leaked), dumpedRequest]
+        for text in printedRequest + [String(describing: headers), String(reflecting: headers), dumpedHeaders] {
+            #expect(!text.contains(Self.secret), "a description shows the key: \(text)")
+            #expect(text.contains("X-RapidAPI-Key"))
+        }
+        for text in printedRequest {
+            #expect(text.contains("X-Bad") && !text.contains("Injected"), "a request shows names, never values")
+        }
+    }
+
+    // MARK: Helpers
+
+    static func start(maxConnections: Int = 8, _ configure: (inout FixtureConfiguration) -> Void = { _ in })
+        throws -> (FixtureServer, HTTPClient) {
+        var configuration = FixtureConfiguration()
+        configuration.exerciseCount = 12
+        configuration.gifDimension = 24
+        configuration.framesRange = 2...3
+        configure(&configuration)
+        let server = try FixtureServer(configuration)
+        try server.start()
+        return (server, try HTTPClient(maxConnections: maxConnections))
+    }
+
+    static func imageURL(_ server: FixtureServer, _ id: String) -> String {
+        "\(server.rapidAPIBaseURL)/image?exerciseId=\(id)&resolution=180"
+    }
+
+    /// The ``HTTPError`` `body` throws, or nil when it succeeds (any other error is an issue).
+    static func error<T>(_ body: () async throws -> T) async -> HTTPError? {
+        do {
+            _ = try await body()
+            return nil
+        } catch let error as HTTPError {
+            return error
+        } catch {
+            Issue.record("unexpected error type: \(error)")
+            return nil
+        }
+    }
+
+    static func httpError<T>(_ result: Result<T, any Error>) -> HTTPError? {
+        guard case .failure(let error) = result else { return nil }
+        return error as? HTTPError
+    }
+
+    static func fileSize(_ path: String) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? NSNumber)?.intValue ?? -1
+    }
+}
