@@ -9,11 +9,12 @@
 /// Tasks only enqueue and await: no Swift concurrency thread ever blocks on curl, and curl is
 /// only ever called from the loop thread (`curl_multi_wakeup` excepted, which is thread-safe).
 ///
-/// Easy handles are pooled and reset between requests; connections stay open in the multi
-/// handle's cache (at most `maxConnections`, which is also the limit of parallel connections per
-/// host and in total: further requests wait inside curl for a free connection, HTTP/2 requests
-/// share one). Body bytes are handled in curl's write callback on the loop thread: collected in
-/// memory up to a cap, or streamed to a file while being hashed.
+/// At most `maxConnections` transfers run at once; further requests wait in the loop's own
+/// first-in-first-out line (their timeouts start when they reach curl). Easy handles are pooled
+/// and reset between requests, and connections stay open in the multi handle's cache (keep-alive,
+/// up to `maxConnections`), so a burst of requests to one host reuses a handful of connections;
+/// over TLS, curl prefers HTTP/2 and multiplexes. Body bytes are handled in curl's write callback
+/// on the loop thread: collected in memory up to a cap, or streamed to a file while being hashed.
 ///
 /// Cancelling the awaiting task removes the transfer from curl and throws ``HTTPError/cancelled``;
 /// ``shutdown()`` (also run by `deinit`) stops the thread and fails whatever is still pending
@@ -35,7 +36,8 @@
 public final class HTTPClient: Sendable {
     private let loop: CurlMultiLoop
 
-    /// Starts the loop thread. Throws when curl cannot be initialised.
+    /// Starts the loop thread. `maxConnections` bounds both the transfers running at once and the
+    /// connections kept open (values below 1 count as 1). Throws when curl cannot be initialised.
     public init(maxConnections: Int = 8) throws(HTTPError) {
         loop = try CurlMultiLoop(maxConnections: max(1, maxConnections))
         loop.start()

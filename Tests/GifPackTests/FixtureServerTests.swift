@@ -346,7 +346,7 @@ import Testing
     @Test func maxInFlightSeesParallelRequests() throws {
         let server = try startedServer {
             $0.exerciseCount = 3
-            $0.latencyMilliseconds = 300
+            $0.latencyMilliseconds = 500
         }
         defer { server.stop() }
         let urls = server.catalog.exercises.map { imageURL(server, id: $0.id) }

@@ -1,6 +1,6 @@
 import ExerciseDBFixture
 import Foundation
-import GifPackHTTP
+@testable import GifPackHTTP
 import Testing
 
 /// GifPackHTTP against the loopback fixture server: bodies and digests, compression, connection
@@ -272,6 +272,32 @@ import Testing
         #expect(after.head.status == 200, "the client goes on serving after a cancellation")
     }
 
+    @Test func requestsBeyondTheLimitQueueAndCanBeCancelledThere() async throws {
+        let (server, client) = try Self.start(maxConnections: 1) { $0.gifDimension = 64 }
+        defer { client.shutdown(); server.stop() }
+        let ids = server.catalog.exercises.map(\.id)
+        server.schedule([.slowBody(bytesPerSecond: 50)], forExercise: ids[0])
+
+        let running = Task { try await client.data(HTTPRequest(url: Self.imageURL(server, ids[0])), maxBytes: 1 << 20) }
+        try await Task.sleep(for: .milliseconds(200))
+        let queued = Task { try await client.data(HTTPRequest(url: Self.imageURL(server, ids[1])), maxBytes: 1 << 20) }
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(client.statistics.currentlyInFlight == 1)
+        #expect(client.statistics.currentlyQueued == 1)
+
+        queued.cancel()
+        #expect(Self.httpError(await queued.result) == .cancelled)
+        #expect(client.statistics.currentlyQueued == 0)
+        running.cancel()
+        #expect(Self.httpError(await running.result) == .cancelled)
+        #expect(server.stats.requestsByExercise[ids[1]] == nil, "the queued request never reached the server")
+
+        let next = try await client.data(HTTPRequest(url: Self.imageURL(server, ids[1])), maxBytes: 1 << 20)
+        #expect(next.head.status == 200)
+        #expect(client.statistics.requestsStarted == 2)
+        #expect(client.statistics.maxInFlight == 1)
+    }
+
     @Test func shutdownFailsPendingAndLaterRequests() async throws {
         let (server, client) = try Self.start { $0.gifDimension = 64 }
         defer { server.stop() }
@@ -356,6 +382,28 @@ import Testing
         for text in printedRequest {
             #expect(text.contains("X-Bad") && !text.contains("Injected"), "a request shows names, never values")
         }
+    }
+
+    /// The head kept is the final one: interim `100 Continue` and redirect heads are dropped,
+    /// folded lines joined, trailers after the body ignored, HTTP/2 status lines understood.
+    @Test func responseHeadKeepsOnlyTheFinalHead() {
+        var collector = ResponseHeadCollector()
+        let lines = ["HTTP/1.1 100 Continue\r\n", "\r\n",
+                     "HTTP/2 301\r\n", "location: /elsewhere\r\n", "\r\n",
+                     "HTTP/2 200\r\n", "content-type: image/gif\r\n", "x-note: first\r\n", "\t second \r\n",
+                     "Set-Cookie: a=1\r\n", "set-cookie: b=2\r\n", "\r\n"]
+        for line in lines { Array(line.utf8).withUnsafeBytes { collector.consume($0) } }
+        collector.bodyStarted = true
+        Array("x-trailer: late\r\n".utf8).withUnsafeBytes { collector.consume($0) }
+
+        #expect(collector.status == 200)
+        #expect(collector.httpVersion == "2")
+        #expect(collector.headers["Location"] == nil)
+        #expect(collector.headers["Content-Type"] == "image/gif")
+        #expect(collector.headers["X-Note"] == "first second")
+        #expect(collector.headers.values(for: "SET-COOKIE") == ["a=1", "b=2"])
+        #expect(collector.headers["x-trailer"] == nil)
+        #expect(collector.headers.count == 4)
     }
 
     // MARK: Helpers

@@ -16,46 +16,55 @@ struct ConnectionHandler: Sendable {
     let registry: ConnectionRegistry
     let stopSignal: StopSignal
 
+    /// What the connection does after a request.
+    private enum Next {
+        case keepGoing
+        case close
+        case reset
+    }
+
     /// Runs until the connection ends, then closes it through the registry.
     func serve(descriptor: Int32) {
         let connection = SocketConnection(descriptor: descriptor)
         router.stats.connectionAccepted()
-        var reset = false
-        defer { registry.close(descriptor, reset: reset) }
-        while !stopSignal.isFired {
+        var next = Next.keepGoing
+        defer { registry.close(descriptor, reset: next == .reset) }
+        while next == .keepGoing, !stopSignal.isFired {
             switch connection.readRequest() {
             case .closed:
-                return
+                next = .close
             case .rejected(let status):
                 router.stats.begin()
                 _ = write(FixtureRouter.rejection(status: status), kind: .other, keepAlive: false, to: connection)
-                return
+                next = .close
+            case .request(let request) where FixtureRouter.isControl(request):
+                let response = router.route(request).response
+                let head = response.head(keepAlive: request.wantsKeepAlive, date: HTTPDate.now())
+                connection.send(head[...] + response.bodyToWrite)
+                next = request.wantsKeepAlive ? .keepGoing : .close
             case .request(let request):
-                if FixtureRouter.isControl(request) {
-                    let response = router.route(request).response
-                    connection.send(response.head(keepAlive: request.wantsKeepAlive, date: HTTPDate.now())[...]
-                                    + response.bodyToWrite)
-                    if !request.wantsKeepAlive { return }
-                    continue
-                }
-                router.stats.begin()
-                let routed = router.route(request)
-                guard stopSignal.sleep(milliseconds: router.state.latencyMilliseconds) else {
-                    router.stats.record(status: 0, kind: routed.kind, plannedBytes: 0)
-                    router.stats.finish(unsentBytes: 0)
-                    return
-                }
-                if routed.response.delivery == .reset {
-                    router.stats.record(status: 0, kind: routed.kind, plannedBytes: 0)
-                    router.stats.finish(unsentBytes: 0)
-                    reset = true
-                    return
-                }
-                let keepAlive = request.wantsKeepAlive && !isTruncated(routed.response)
-                guard write(routed.response, kind: routed.kind, keepAlive: keepAlive, to: connection),
-                      keepAlive else { return }
+                next = serveData(request, on: connection)
             }
         }
+    }
+
+    /// Routes, waits the latency (a reset comes at once), writes; counted in flight throughout.
+    private func serveData(_ request: HTTPRequest, on connection: SocketConnection) -> Next {
+        router.stats.begin()
+        let routed = router.route(request)
+        if routed.response.delivery == .reset {
+            router.stats.record(status: 0, kind: routed.kind, plannedBytes: 0)
+            router.stats.finish(unsentBytes: 0)
+            return .reset
+        }
+        guard stopSignal.sleep(milliseconds: router.state.latencyMilliseconds) else {
+            router.stats.record(status: 0, kind: routed.kind, plannedBytes: 0)
+            router.stats.finish(unsentBytes: 0)
+            return .close
+        }
+        let keepAlive = request.wantsKeepAlive && !isTruncated(routed.response)
+        let complete = write(routed.response, kind: routed.kind, keepAlive: keepAlive, to: connection)
+        return complete && keepAlive ? .keepGoing : .close
     }
 
     private func isTruncated(_ response: HTTPResponse) -> Bool {

@@ -138,7 +138,7 @@ public struct BuildPipeline: Sendable {
         let index = PackIndex(generator: options.generator, source: sourceDescription, packs: descriptions)
         let indexBytes = [UInt8](try index.encoded())
         if FileSystem.readAll(indexPath) != indexBytes {
-            try FileSystem.writeAtomically(indexBytes, to: indexPath)
+            try FileSystem.writeAtomically(indexBytes, to: indexPath) { CrashPoint.reach(.beforeIndexRename) }
         }
         for (description, result) in zip(descriptions, report.packs) where result.outcome == PackPublisher.Outcome.published.rawValue {
             try state.recordPublished(pack: description.name, version: description.version, file: description.file,

@@ -53,13 +53,16 @@ struct PackPublisher: Sendable {
         do {
             var assembler = try PackAssembler(path: temporary, level: frames.level, mtime: frames.mtime)
             try assembler.appendEntry(name: PackCatalog.path, bytes: catalogBytes)
-            for hash in distinct.keys.sorted() {
+            let hashes = distinct.keys.sorted()
+            for (position, hash) in hashes.enumerated() {
+                if position == hashes.count / 2 { CrashPoint.reach(.midPack) }
                 let size = distinct[hash]!
                 try frames.ensureFrame(sha256: hash, blobPath: frames.layout.blobPath(sha256: hash), size: size)
                 try assembler.appendFrame(copyingFrom: frames.path(sha256: hash),
                                           uncompressedLength: FrameCache.entryLength(dataSize: size))
             }
             summary = try assembler.finish()
+            CrashPoint.reach(.beforePackRename)
             try FileSystem.publish(temporary, as: finalPath)
         } catch {
             FileSystem.remove(temporary)

@@ -71,6 +71,9 @@ struct GIFFetcher: Sendable {
             var running = 0
             var timerPending = false
             while true {
+                // Back-pressure: never run further ahead of validation and storage than a couple of
+                // GIFs, so a crash loses little besides the requests in flight.
+                await processor.waitForBacklog()
                 // Fill the window with items that are due.
                 while governor.stopReason == nil, running < governor.window,
                       let index = queue.lastIndex(where: { $0.notBefore <= .now }) {

@@ -24,6 +24,11 @@ final class GIFProcessor: Sendable {
     private let state: BuildState?
     private let results = Mutex<[String: GIFFetchResult]>([:])
     private let stateErrors = Mutex<[String]>([])
+    private let processed = Mutex(0)
+    private let backlog = Mutex<(pending: Int, waiters: [CheckedContinuation<Void, Never>])>((0, []))
+    /// Downloads waiting for processing before the fetch window pauses: a crash loses at most
+    /// this many finished downloads besides the requests in flight.
+    static let maxBacklog = 2
 
     init(store: BlobStore, frames: FrameCache, limits: GIFLimits, resolution: Int?, state: BuildState?, resolutionKey: Int) {
         self.store = store
@@ -50,9 +55,29 @@ final class GIFProcessor: Sendable {
 
     /// Queues a download that passed the response checks for full validation and storage.
     func submit(exercise: Exercise, download: HTTPDownload, path: String) {
+        backlog.withLock { $0.pending += 1 }
         queue.async { [self] in
             let result = process(exercise: exercise, download: download, path: path)
             results.withLock { $0[exercise.id] = result }
+            let waiters = backlog.withLock { state -> [CheckedContinuation<Void, Never>] in
+                state.pending -= 1
+                guard state.pending < Self.maxBacklog else { return [] }
+                defer { state.waiters = [] }
+                return state.waiters
+            }
+            waiters.forEach { $0.resume() }
+        }
+    }
+
+    /// Returns once fewer than ``maxBacklog`` downloads wait for processing.
+    func waitForBacklog() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = backlog.withLock { state -> Bool in
+                if state.pending < Self.maxBacklog { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if ready { continuation.resume() }
         }
     }
 
@@ -123,6 +148,7 @@ final class GIFProcessor: Sendable {
                                               lastModified: download.head.headers["last-modified"],
                                               metadata: gif.metadata, fetchedAt: Date()))
         }
+        if processed.withLock({ $0 += 1; return $0 }) == 5 { CrashPoint.reach(.duringDownloads) }
         return .stored(gif)
     }
 }

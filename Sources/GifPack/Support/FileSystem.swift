@@ -71,8 +71,9 @@ public enum FileSystem {
         return directory.isEmpty ? ".\(name).tmp-\(unique)" : "\(directory)/.\(name).tmp-\(unique)"
     }
 
-    /// Writes `bytes` to `path` atomically and durably.
-    public static func writeAtomically(_ bytes: [UInt8], to path: String) throws(FileSystemError) {
+    /// Writes `bytes` to `path` atomically and durably; `beforeRename` runs once the temporary file
+    /// is complete (crash-safety tests stop the process there).
+    public static func writeAtomically(_ bytes: [UInt8], to path: String, beforeRename: () -> Void = {}) throws(FileSystemError) {
         let temporary = temporaryPath(beside: path)
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw .io(operation: "create", path: temporary, errno: errno) }
@@ -95,6 +96,7 @@ public enum FileSystem {
             throw .io(operation: "fsync", path: temporary, errno: code)
         }
         close(fd)
+        beforeRename()
         do { try publish(temporary, as: path) } catch {
             unlink(temporary)
             throw error

@@ -118,33 +118,42 @@ final class CurlMultiLoop: @unchecked Sendable {
         }
     }
 
-    /// Starts waiting transfers, oldest first, while there is a free slot.
+    /// Starts waiting transfers, oldest first, while there is a free slot. Statistics are
+    /// published before any continuation is resumed.
     private func admitWaiting() {
-        var started = 0
-        while active.count < maxConcurrent && started < waiting.count {
-            begin(waiting[started])
-            started += 1
+        while active.count < maxConcurrent, !waiting.isEmpty {
+            let transfer = waiting.removeFirst()
+            let failure = begin(transfer)
+            let (queued, inFlight) = (waiting.count, active.count)
+            lock.withLock {
+                shared.statistics.currentlyQueued = queued
+                shared.statistics.currentlyInFlight = inFlight
+                switch failure {
+                case nil:
+                    shared.statistics.requestsStarted += 1
+                    shared.statistics.maxInFlight = max(shared.statistics.maxInFlight, inFlight)
+                case .cancelled?: shared.statistics.requestsCancelled += 1
+                case _?: shared.statistics.requestsFailed += 1
+                }
+            }
+            if let failure { transfer.finish(.failure(failure)) }
         }
-        waiting.removeFirst(started)
         let queued = waiting.count
         lock.withLock { shared.statistics.currentlyQueued = queued }
     }
 
-    private func begin(_ transfer: Transfer) {
-        guard !transfer.isCancelRequested else {
-            transfer.finish(.failure(.cancelled))
-            return
-        }
+    /// Hands a transfer to curl: takes a pooled easy handle, opens the sink, sets the options,
+    /// adds the handle. Returns why it could not start (everything acquired released again).
+    private func begin(_ transfer: Transfer) -> HTTPError? {
+        guard !transfer.isCancelRequested else { return .cancelled }
         guard let easy = idleHandles.popLast() ?? curl_easy_init() else {
-            transfer.finish(.failure(.transport(code: Int(CURLE_FAILED_INIT.rawValue), message: "curl_easy_init failed")))
-            return
+            return .transport(code: Int(CURLE_FAILED_INIT.rawValue), message: "curl_easy_init failed")
         }
         do {
             try transfer.sink.open()
         } catch {
             recycle(easy)
-            transfer.finish(.failure(error))
-            return
+            return error
         }
         do {
             try EasyHandleSetup.configure(easy, for: transfer)
@@ -152,25 +161,18 @@ final class CurlMultiLoop: @unchecked Sendable {
             _ = transfer.sink.close()
             recycle(easy)
             transfer.releaseCurlResources()
-            transfer.finish(.failure(error))
-            return
+            return error
         }
         let added = curl_multi_add_handle(multi, easy)
         guard added == CURLM_OK else {
             _ = transfer.sink.close()
             recycle(easy)
             transfer.releaseCurlResources()
-            transfer.finish(.failure(.transport(code: Int(added.rawValue), message: String(cString: curl_multi_strerror(added)))))
-            return
+            return .transport(code: Int(added.rawValue), message: String(cString: curl_multi_strerror(added)))
         }
         transfer.easy = easy
         active[easy] = transfer
-        let inFlight = active.count
-        lock.withLock {
-            shared.statistics.requestsStarted += 1
-            shared.statistics.currentlyInFlight = inFlight
-            shared.statistics.maxInFlight = max(shared.statistics.maxInFlight, inFlight)
-        }
+        return nil
     }
 
     private func drainCompletions() {
@@ -197,7 +199,11 @@ final class CurlMultiLoop: @unchecked Sendable {
     private func abandon(_ transfer: Transfer) {
         if let index = waiting.firstIndex(where: { $0 === transfer }) {
             waiting.remove(at: index)
-            lock.withLock { shared.statistics.requestsCancelled += 1 }
+            let queued = waiting.count
+            lock.withLock {
+                shared.statistics.requestsCancelled += 1
+                shared.statistics.currentlyQueued = queued
+            }
             transfer.finish(.failure(.cancelled))
             return
         }
