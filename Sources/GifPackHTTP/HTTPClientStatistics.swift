@@ -8,13 +8,14 @@
 /// print("\(stats.requestsStarted) requests over \(stats.connectionsOpened) connections, peak \(stats.maxInFlight)")
 /// ```
 public struct HTTPClientStatistics: Sendable, Equatable {
-    /// Transfers handed to curl.
+    /// Transfers handed to curl (queued requests count once they start).
     public var requestsStarted = 0
     /// Transfers that ended with a response (any status).
     public var requestsCompleted = 0
     /// Transfers that ended with an ``HTTPError`` other than ``HTTPError/cancelled``.
     public var requestsFailed = 0
-    /// Transfers cancelled by their task or by ``HTTPClient/shutdown()``.
+    /// Requests cancelled by their task or by ``HTTPClient/shutdown()`` once submitted to the loop
+    /// (queued or running); a task cancelled before it submitted is not counted.
     public var requestsCancelled = 0
     /// Transfers in curl right now (connecting or transferring); at most the client's
     /// `maxConnections`.

@@ -281,7 +281,7 @@ struct BuildPipelineTests {
         defer { server.stop() }
         server.setDefaultFault(.status(404), forExercise: server.catalog.exercises[0].id)
         let workspace = try TemporaryDirectory()
-        let manifest = rapidAPIManifest(server: server).replacingOccurrences(of: "max_missing: 100%", with: "max_missing: 0")
+        let manifest = rapidAPIManifest(server: server, maxMissing: "0")
         let report = try await runBuild(manifest: manifest, workspace: workspace)
         #expect(report.exitStatus == .failed)
         #expect(report.message.contains("max_missing"))

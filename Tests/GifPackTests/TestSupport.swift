@@ -52,7 +52,8 @@ func run(_ executable: String, _ arguments: [String], environment: [String: Stri
 let testAPIKey = "sk-test-1f2e3d4c5b6a"
 
 /// A manifest for the fixture server's RapidAPI shape.
-func rapidAPIManifest(server: FixtureServer, packs: String = "", fetch: String = "", pageSize: Int = 10) -> String {
+func rapidAPIManifest(server: FixtureServer, packs: String = "", fetch: String = "", maxMissing: String = "100%",
+                      pageSize: Int = 10) -> String {
     """
     version: 1
     source:
@@ -64,7 +65,7 @@ func rapidAPIManifest(server: FixtureServer, packs: String = "", fetch: String =
     fetch:
       concurrency: 3
       max_gif_bytes: 1MB
-      max_missing: 100%
+      max_missing: \(maxMissing)
       retry:
         base_delay: 10ms
         max_delay: 50ms

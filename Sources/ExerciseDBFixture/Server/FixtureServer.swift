@@ -121,6 +121,12 @@ public final class FixtureServer: @unchecked Sendable {
 
     public func resetStats() { recorder.reset() }
 
+    /// Image and list requests answered since the last reset, in order, with their times.
+    public var requestLog: [FixtureRequestRecord] { recorder.requestLog }
+
+    /// Sets the quota left (as if a new month began); nil removes the quota.
+    public func setQuota(_ remaining: Int?) { state.setQuota(remaining) }
+
     /// Queues faults for the exercise's next image requests (either shape's id), one per
     /// request, in order; once consumed, requests behave normally (or get the default fault).
     public func schedule(_ faults: [Fault], forExercise id: String) {

@@ -61,6 +61,13 @@ final class FixtureState: @unchecked Sendable {
         return remaining
     }
 
+    /// Sets the requests left of the quota (a new month, or a plan upgrade); nil removes the quota.
+    func setQuota(_ value: Int?) {
+        lock.lock()
+        remaining = value
+        lock.unlock()
+    }
+
     /// Spends one request of the quota; false when it is used up (or true with no quota).
     func spendQuota() -> Bool {
         lock.lock()

@@ -20,6 +20,14 @@ final class StatsRecorder: @unchecked Sendable {
 
     private let lock = NSLock()
     private var stats = FixtureStats()
+    private var log: [FixtureRequestRecord] = []
+
+    /// Every image and list request answered since the last reset, in order.
+    var requestLog: [FixtureRequestRecord] {
+        lock.lock()
+        defer { lock.unlock() }
+        return log
+    }
 
     var snapshot: FixtureStats {
         lock.lock()
@@ -49,10 +57,13 @@ final class StatsRecorder: @unchecked Sendable {
         stats.bytesSent += plannedBytes
         if status == 304 { stats.notModified += 1 }
         switch kind {
-        case .list: stats.listRequests += 1
+        case .list:
+            stats.listRequests += 1
+            log.append(FixtureRequestRecord(exerciseID: nil, status: status, answeredAt: Date()))
         case .image(let id):
             stats.imageRequests += 1
             if let id { stats.requestsByExercise[id, default: 0] += 1 }
+            log.append(FixtureRequestRecord(exerciseID: id, status: status, answeredAt: Date()))
         case .other: break
         }
     }
@@ -69,8 +80,17 @@ final class StatsRecorder: @unchecked Sendable {
         lock.lock()
         let inFlight = stats.inFlight
         stats = FixtureStats()
+        log = []
         stats.inFlight = inFlight
         stats.maxInFlight = inFlight
         lock.unlock()
     }
+}
+
+/// One answered request: the exercise an image request named (nil for list pages), the status
+/// (0: reset without a response) and when the answer went out.
+public struct FixtureRequestRecord: Sendable, Equatable {
+    public var exerciseID: String?
+    public var status: Int
+    public var answeredAt: Date
 }

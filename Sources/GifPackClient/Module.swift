@@ -1,1 +1,0 @@
-// placeholder file removed once the module has code

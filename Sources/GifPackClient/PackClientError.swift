@@ -1,0 +1,63 @@
+import GifPackFormat
+import GifPackHTTP
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Why a client operation (reading an index, fetching a pack, installing, reading one GIF) failed.
+///
+/// Hostile or broken pack content is always ``rejected(_:)`` with a ``PackRejection`` that names
+/// the reason; the other cases are about getting at the data (network, file system, arguments).
+/// Every case carries the path, URL or name needed to act on it, never a credential.
+///
+/// ```swift
+/// do { _ = try await PackIndexSource("https://cdn.example.com/index.json").load() }
+/// catch .index(.unsupportedVersion(let version)) { print("index \(version) needs a newer app") }
+/// catch { print(error) }
+/// ```
+public enum PackClientError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The index (or a pack) could not be read: a local file error or an HTTP error status.
+    case unreadable(location: String, detail: String)
+    /// The index is malformed or has a newer major format version.
+    case index(IndexError)
+    /// The transfer itself failed (connection, timeout, truncation after every retry).
+    case transfer(url: String, HTTPError)
+    /// The content was refused; the cache is untouched.
+    case rejected(PackRejection)
+    /// A file system call failed while staging or switching the cache.
+    case fileSystem(path: String, operation: String, errno: Int32)
+    /// The cache path exists but is not a directory installed by this library (a non-empty real
+    /// directory, a file, or a symbolic link pointing elsewhere); it is left alone.
+    case cacheNotManaged(path: String, detail: String)
+    /// Another install holds the cache's lock.
+    case cacheLocked(path: String)
+    /// `--pack` named a pack the index does not have.
+    case unknownPack(String, available: [String])
+    /// No pack of the index lists this exercise.
+    case unknownExercise(String)
+    /// The exercise is listed without a GIF (show a placeholder).
+    case noGIF(exercise: String)
+
+    public var description: String {
+        switch self {
+        case let .unreadable(location, detail): "cannot read \(location): \(detail)"
+        case let .index(error): error.description
+        case let .transfer(url, error): "download of \(url) failed: \(error)"
+        case let .rejected(rejection): "refused: \(rejection)"
+        case let .fileSystem(path, operation, code):
+            "\(operation) \(path): \(String(cString: strerror(code))) (errno \(code))"
+        case let .cacheNotManaged(path, detail): "\(path) is not a gifpack cache: \(detail)"
+        case let .cacheLocked(path): "another install is running on \(path)"
+        case let .unknownPack(name, available):
+            "the index has no pack named \(name) (packs: \(available.joined(separator: ", ")))"
+        case let .unknownExercise(id): "no pack lists exercise \(id)"
+        case let .noGIF(id): "exercise \(id) has no GIF (show a placeholder)"
+        }
+    }
+
+    static func posix(_ path: String, _ operation: String, _ code: Int32 = errno) -> PackClientError {
+        .fileSystem(path: path, operation: operation, errno: code)
+    }
+}

@@ -1,0 +1,79 @@
+/// Why a pack (or the index entry describing it) was refused.
+///
+/// A rejection is raised before anything reaches an installed cache: installs stage everything in
+/// a separate directory and switch only when every check passed, so a rejected pack leaves the cache
+/// exactly as it was. ``reason`` is a stable machine-readable code (see ``Reason``), ``pack`` and
+/// ``entry`` locate the problem (a tar path, an exercise id or a frame offset), ``detail`` explains it.
+///
+/// ```swift
+/// do { try await installer.install(from: source) }
+/// catch .rejected(let rejection) {
+///     print(rejection.reason.rawValue)   // "link"
+///     print(rejection)                   // "pack chest: gifs/ab….gif: link: entry is a symbolic link to /etc/passwd"
+/// }
+/// ```
+public struct PackRejection: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The kinds of hostile or broken content a client refuses.
+    public enum Reason: String, Sendable, CaseIterable {
+        /// A path starts with `/`.
+        case absolutePath = "absolute-path"
+        /// A path has a `..` (or `.`, or empty) component.
+        case parentDirectory = "parent-directory"
+        /// A name is not plain ASCII of the allowed characters (pack names, exercise ids, hashes).
+        case unsafeName = "unsafe-name"
+        /// A tar entry is a symbolic or hard link.
+        case link = "link"
+        /// A tar entry is a character or block device or a FIFO.
+        case deviceFile = "device-file"
+        /// A tar entry is a directory or another non-regular type.
+        case notARegularFile = "not-a-regular-file"
+        /// The pack holds a frame (entry) the index does not list.
+        case unlistedEntry = "unlisted-entry"
+        /// The index lists an entry that is not where it says, or a reference that leads nowhere.
+        case missingEntry = "missing-entry"
+        /// The entry's tar name is not the one the index gives for that frame.
+        case entryMismatch = "entry-mismatch"
+        /// The data's SHA-256 is not the index's.
+        case hashMismatch = "hash-mismatch"
+        /// The entry is smaller than the index says.
+        case sizeMismatch = "size-mismatch"
+        /// The entry (its tar header or its frame's declared size) is larger than the index says,
+        /// or larger than the client's limit.
+        case oversize = "oversize"
+        /// Decompression produced more bytes than the frame declared and the index allows.
+        case bomb = "bomb"
+        /// A zstd frame is corrupt, truncated, lacks its content size or checksum, or fails it.
+        case badFrame = "bad-frame"
+        /// The pack file's size is not the index's.
+        case packSize = "pack-size"
+        /// The pack file's SHA-256 is not the index's.
+        case packChecksum = "pack-checksum"
+        /// An id or hash appears twice where it must be unique.
+        case duplicate = "duplicate"
+        /// `catalog.json` does not match the index (content digest, exercises or GIF hashes).
+        case catalogMismatch = "catalog-mismatch"
+        /// The data does not start with a GIF signature, or (verify) does not decode as a GIF.
+        case notAGIF = "not-a-gif"
+        /// Two installed packs give one exercise different GIFs.
+        case conflict = "conflict"
+    }
+
+    public var reason: Reason
+    /// The pack's name as the index gives it.
+    public var pack: String
+    /// The tar path, exercise id or frame that is wrong, when there is one.
+    public var entry: String?
+    /// What exactly is wrong, for a person.
+    public var detail: String
+
+    public init(_ reason: Reason, pack: String, entry: String? = nil, detail: String) {
+        self.reason = reason
+        self.pack = pack
+        self.entry = entry
+        self.detail = detail
+    }
+
+    public var description: String {
+        "pack \(pack): " + (entry.map { "\($0): " } ?? "") + "\(reason.rawValue): \(detail)"
+    }
+}

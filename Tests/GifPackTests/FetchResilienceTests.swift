@@ -1,0 +1,192 @@
+import ExerciseDBFixture
+import Foundation
+import Testing
+@testable import GifPack
+
+@Suite("Fetching that survives the real API")
+struct FetchResilienceTests {
+    func server(count: Int, configure: (inout FixtureConfiguration) -> Void = { _ in }) throws -> FixtureServer {
+        var configuration = FixtureConfiguration()
+        configuration.exerciseCount = count
+        configuration.apiKey = testAPIKey
+        configure(&configuration)
+        let server = try FixtureServer(configuration)
+        try server.start()
+        return server
+    }
+
+    @Test func aFaultMixOnFirstAttemptsStillYieldsACompleteByteIdenticalPack() async throws {
+        let server = try server(count: 30) { $0.latencyMilliseconds = 5 }
+        defer { server.stop() }
+        let ids = server.catalog.exercises.map(\.id).sorted()
+        let mix: [[Fault]] = [
+            [.status(500)], [.tooManyRequests(retryAfter: nil)], [.tooManyRequests(retryAfter: .seconds(1))],
+            [.htmlWith200], [.truncatedBody], [.connectionReset], [.status(502), .status(503)], [.notAGIF],
+            [.wrongContentType], [.status(504)], [.tooManyRequests(retryAfter: .httpDate(secondsFromNow: 1))],
+        ]
+        for (index, faults) in mix.enumerated() { server.schedule(faults, forExercise: ids[index * 2]) }
+        let workspace = try TemporaryDirectory()
+
+        let report = try await runBuild(manifest: rapidAPIManifest(server: server, maxMissing: "0"), workspace: workspace)
+
+        #expect(report.exitStatus == .success, "\(report.message)")
+        #expect(report.gifs.valid == 30)
+        // Every scheduled fault was served, and each faulted GIF was fetched again until it was good.
+        // (curl itself resends a request whose reused connection was reset before any answer.)
+        for (index, faults) in mix.enumerated() {
+            #expect(server.stats.requestsByExercise[ids[index * 2]] == faults.count + 1, "\(faults)")
+        }
+        #expect(report.http.retries >= 11)
+        #expect(server.stats.maxInFlight <= 3, "retries share the window")
+        let pack = try #require(try readIndex(workspace.file("dist/index.json")).packs.first)
+        let extract = workspace.file("extract")
+        try FileManager.default.createDirectory(atPath: extract, withIntermediateDirectories: true)
+        #expect(try run("/usr/bin/tar", ["--zstd", "-xf", workspace.file("dist/\(pack.file)"), "-C", extract]).status == 0)
+        for id in ids {
+            let entry = try #require(pack.gifEntry(forExercise: id))
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: "\(extract)/\(entry.location.path)"))
+            #expect([UInt8](bytes) == server.catalog.gifBytes(id: id, resolution: 180), "\(id) differs from the server's GIF")
+        }
+    }
+
+    @Test func retryAfterDelaysThatExercisesRetry() async throws {
+        let server = try server(count: 4)
+        defer { server.stop() }
+        let id = server.catalog.exercises.map(\.id).sorted()[1]
+        server.schedule([.tooManyRequests(retryAfter: .seconds(2))], forExercise: id)
+        let workspace = try TemporaryDirectory()
+
+        let report = try await runBuild(manifest: rapidAPIManifest(server: server), workspace: workspace)
+
+        #expect(report.exitStatus == .success, "\(report.message)")
+        let times = server.requestLog.filter { $0.exerciseID == id }.map(\.answeredAt)
+        #expect(times.count == 2)
+        if times.count == 2 {
+            #expect(times[1].timeIntervalSince(times[0]) >= 2.0, "the retry came \(times[1].timeIntervalSince(times[0])) s after the 429")
+        }
+        #expect(report.http.rateLimited == 1)
+    }
+
+    @Test func aRejectedKeyStopsTheBuildWithFewerThanTenRequests() async throws {
+        let server = try server(count: 40)
+        defer { server.stop() }
+        for exercise in server.catalog.exercises { server.setDefaultFault(.status(403), forExercise: exercise.id) }
+        let workspace = try TemporaryDirectory()
+
+        let report = try await runBuild(manifest: rapidAPIManifest(server: server), workspace: workspace)
+
+        #expect(report.exitStatus == .authRejected)
+        #expect(server.stats.imageRequests < 10)
+        #expect(report.message.contains("GIFPACK_TEST_KEY"))
+        #expect(!report.message.contains(testAPIKey))
+        #expect(!FileManager.default.fileExists(atPath: workspace.file("dist/index.json")))
+    }
+
+    @Test func theMonthlyQuotaStopsTheBuildAndTheNextRunFetchesOnlyWhatIsMissing() async throws {
+        let server = try server(count: 20) { $0.quota = 8 }
+        defer { server.stop() }
+        let workspace = try TemporaryDirectory()
+        let manifest = rapidAPIManifest(server: server)
+
+        let first = try await runBuild(manifest: manifest, workspace: workspace)
+        #expect(first.exitStatus == .quotaExhausted, "\(first.message)")
+        #expect(!FileManager.default.fileExists(atPath: workspace.file("dist/index.json")))
+        let fetchedFirst = Set(server.requestLog.filter { $0.status == 200 && $0.exerciseID != nil }.compactMap(\.exerciseID))
+        #expect(!fetchedFirst.isEmpty)
+
+        server.setQuota(100)
+        server.resetStats()
+        let second = try await runBuild(manifest: manifest, workspace: workspace)
+        #expect(second.exitStatus == .success, "\(second.message)")
+        let requestedSecond = Set(server.requestLog.compactMap(\.exerciseID))
+        #expect(requestedSecond.isDisjoint(with: fetchedFirst), "GIFs stored by the first run were fetched again")
+        #expect(requestedSecond.count + fetchedFirst.count == 20)
+        #expect(second.gifs.skippedFresh == fetchedFirst.count)
+    }
+
+    @Test func aRequestBudgetStopsTheBuild() async throws {
+        let server = try server(count: 12)
+        defer { server.stop() }
+        let workspace = try TemporaryDirectory()
+        let report = try await runBuild(manifest: rapidAPIManifest(server: server, fetch: "  max_requests: 6"), workspace: workspace)
+        #expect(report.exitStatus == .quotaExhausted)
+        #expect(server.stats.totalRequests <= 6)
+        #expect(report.stopReason == .requestBudgetSpent(limit: 6))
+    }
+
+    @Test func theCircuitBreakerEndsABuildAgainstADeadAPI() async throws {
+        let server = try server(count: 40)
+        defer { server.stop() }
+        for exercise in server.catalog.exercises { server.setDefaultFault(.status(500), forExercise: exercise.id) }
+        let workspace = try TemporaryDirectory()
+        let report = try await runBuild(manifest: rapidAPIManifest(server: server, fetch: "  circuit_breaker: 6"), workspace: workspace)
+        #expect(report.exitStatus == .failed)
+        guard case .circuitOpen? = report.stopReason else {
+            Issue.record("expected the circuit breaker to stop the build, got \(String(describing: report.stopReason))")
+            return
+        }
+        #expect(server.stats.imageRequests < 12)
+    }
+
+    @Test func aFailingGIFKeepsTheLastKnownGoodOne() async throws {
+        let server = try server(count: 6)
+        defer { server.stop() }
+        let workspace = try TemporaryDirectory()
+        let manifest = rapidAPIManifest(server: server, fetch: "  refresh_after: 0", maxMissing: "0")
+        let first = try await runBuild(manifest: manifest, workspace: workspace)
+        #expect(first.exitStatus == .success)
+        let id = server.catalog.exercises[2].id
+        let good = server.catalog.gifBytes(id: id, resolution: 180)!
+        server.setDefaultFault(.status(500), forExercise: id)
+
+        let second = try await runBuild(manifest: manifest, workspace: workspace)
+
+        #expect(second.exitStatus == .success, "\(second.message)")
+        #expect(second.reusedLastGood.map(\.exerciseID) == [id])
+        #expect(second.gifs.reusedLastGood == 1)
+        let pack = try #require(try readIndex(workspace.file("dist/index.json")).packs.first)
+        #expect(pack.gifEntry(forExercise: id)?.sha256 == sha256Hex(good))
+    }
+
+    @Test func missingExercisesWithinMaxMissingPublishWithThePartialStatus() async throws {
+        let server = try server(count: 10)
+        defer { server.stop() }
+        let id = server.catalog.exercises[0].id
+        server.setDefaultFault(.status(404), forExercise: id)
+        let workspace = try TemporaryDirectory()
+        let report = try await runBuild(manifest: rapidAPIManifest(server: server, maxMissing: "10%"), workspace: workspace)
+        #expect(report.exitStatus == .partial)
+        let pack = try #require(try readIndex(workspace.file("dist/index.json")).packs.first)
+        #expect(pack.exercises.first { $0.id == id }?.gif == nil)
+        #expect(server.stats.requestsByExercise[id] == 1, "a 404 is not retried")
+    }
+
+    @Test func retryAfterParsesBothForms() {
+        let now = Date(timeIntervalSince1970: 1_700_000_000)
+        #expect(RetryPolicy.parseRetryAfter("2", now: now) == .seconds(2))
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        let date = formatter.string(from: now.addingTimeInterval(30))
+        #expect(RetryPolicy.parseRetryAfter(date, now: now) == .seconds(30))
+        #expect(RetryPolicy.parseRetryAfter("soon", now: now) == nil)
+        var policy = RetryPolicy()
+        policy.maxRetryAfter = .seconds(10)
+        #expect(policy.retryAfter("3600", now: now) == .seconds(10))
+    }
+
+    @Test func backoffIsFullJitterWithACap() {
+        var policy = RetryPolicy()
+        policy.baseDelay = .milliseconds(100)
+        policy.maxDelay = .milliseconds(250)
+        #expect(policy.delay(beforeAttempt: 2, random: 0.999) < .milliseconds(100))
+        #expect(policy.delay(beforeAttempt: 3, random: 0.999) < .milliseconds(200))
+        #expect(policy.delay(beforeAttempt: 9, random: 0.999) <= .milliseconds(250))
+        #expect(policy.delay(beforeAttempt: 9, random: 0) == .zero)
+    }
+
+    @Test func exitStatusesAreDistinct() {
+        #expect(Set(ExitStatus.allCases.map(\.rawValue)).count == ExitStatus.allCases.count)
+    }
+}
