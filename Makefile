@@ -29,7 +29,7 @@ test: deps
 demo: build
 	@rm -rf $(DEMO_DIR); mkdir -p $(DEMO_DIR)
 	@bin="$(RELEASE_BIN)"; \
-	"$$bin/exercisedb-fixture" --port 0 --count 60 --port-file $(DEMO_DIR)/port --api-key demo-key > $(DEMO_DIR)/fixture.log 2>&1 & \
+	"$$bin/exercisedb-fixture" --port 0 --realistic --count 60 --port-file $(DEMO_DIR)/port --api-key demo-key > $(DEMO_DIR)/fixture.log 2>&1 & \
 	server=$$!; trap 'kill $$server 2>/dev/null; wait $$server 2>/dev/null' EXIT; \
 	for i in $$(seq 100); do [ -s $(DEMO_DIR)/port ] && break; sleep 0.1; done; \
 	port=$$(cat $(DEMO_DIR)/port); echo "fixture server on port $$port"; \

@@ -42,6 +42,8 @@ public struct PackRejection: Error, Sendable, Equatable, CustomStringConvertible
         case oversize = "oversize"
         /// Decompression produced more bytes than the frame declared and the index allows.
         case bomb = "bomb"
+        /// A tar header is malformed (checksum, magic, numbers) or a frame holds other than one entry.
+        case badEntry = "bad-entry"
         /// A zstd frame is corrupt, truncated, lacks its content size or checksum, or fails it.
         case badFrame = "bad-frame"
         /// The pack file's size is not the index's.
@@ -54,6 +56,8 @@ public struct PackRejection: Error, Sendable, Equatable, CustomStringConvertible
         case catalogMismatch = "catalog-mismatch"
         /// The data does not start with a GIF signature, or (verify) does not decode as a GIF.
         case notAGIF = "not-a-gif"
+        /// The pack file is missing or cannot be read.
+        case unreadable = "unreadable"
         /// Two installed packs give one exercise different GIFs.
         case conflict = "conflict"
     }

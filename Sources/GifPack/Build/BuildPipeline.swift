@@ -17,10 +17,12 @@ import GifPackHTTP
 public struct BuildPipeline: Sendable {
     public let manifest: Manifest
     public let options: BuildOptions
+    public let observer: BuildObserver?
 
-    public init(manifest: Manifest, options: BuildOptions) {
+    public init(manifest: Manifest, options: BuildOptions, observer: BuildObserver? = nil) {
         self.manifest = manifest
         self.options = options
+        self.observer = observer
     }
 
     public var indexPath: String { "\(options.outputDirectory)/index.json" }
@@ -50,6 +52,7 @@ public struct BuildPipeline: Sendable {
         }
         report.stageSeconds["total"] = (clock.now - started).seconds
         writeReport(report)
+        observer?(.finished(report))
         return report
     }
 
@@ -67,15 +70,19 @@ public struct BuildPipeline: Sendable {
         defer { client.shutdown() }
 
         var stage = clock.now
+        var stages = BuildStage.allCases.makeIterator()
+        observer?(.stageStarted(stages.next()!))
         func endStage(_ name: String) {
             report.stageSeconds[name] = (clock.now - stage).seconds
             stage = clock.now
+            if let next = stages.next() { observer?(.stageStarted(next)) }
         }
 
         let catalog = try await CatalogSources.make(for: manifest.source, fetch: manifest.fetch, client: client).fetchCatalog()
         report.catalog = .init(exercises: catalog.exercises.count, pages: catalog.pagesFetched,
                                rejectedRecords: catalog.rejected, duplicateIDs: catalog.duplicateIDs)
         report.catalogChanges = try state.replaceCatalog(CatalogFingerprint.fingerprints(of: catalog))
+        observer?(.catalogFetched(exercises: catalog.exercises.count, pages: catalog.pagesFetched))
         endStage("catalog")
 
         let plan = PackPlan(specs: manifest.packs, catalog: catalog)
@@ -87,7 +94,7 @@ public struct BuildPipeline: Sendable {
         let governor = FetchGovernor(settings: manifest.fetch, requestsAlreadySent: client.statistics.requestsStarted,
                                      startedAt: started)
         let fetcher = GIFFetcher(client: client, source: manifest.source, settings: manifest.fetch, layout: layout,
-                                 frames: frames, state: state, governor: governor)
+                                 frames: frames, state: state, governor: governor, observer: observer)
         let outcome = await fetcher.fetch(wanted)
         var results = outcome.results
         report.stateErrors = fetcher.processor.stateWriteErrors
@@ -98,6 +105,7 @@ public struct BuildPipeline: Sendable {
         if let stop = outcome.stop {
             summarise(results, wanted: wanted, into: &report)
             report.stopReason = stop
+            observer?(.stopped(stop))
             report.exitStatus = stop.exitStatus
             report.message = "\(stop); nothing was published. Every GIF fetched so far is kept, and the next run goes on from there"
             if case .authRejected = stop, let variable = manifest.source.apiKeyEnvironmentVariable {
@@ -132,6 +140,7 @@ public struct BuildPipeline: Sendable {
                                       missing: description.exercises.filter { $0.gif == nil }.count,
                                       distinctGIFs: description.gifs.count, bytes: description.bytes,
                                       uncompressedBytes: description.uncompressedBytes))
+            observer?(.packFinished(report.packs[report.packs.count - 1]))
         }
         endStage("pack")
 

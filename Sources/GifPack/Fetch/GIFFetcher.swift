@@ -31,16 +31,18 @@ struct GIFFetcher: Sendable {
     let governor: FetchGovernor
     let retry: RetryPolicy
     let resolutionKey: Int
+    let observer: BuildObserver?
 
     init(client: HTTPClient, source: SourceSettings, settings: FetchSettings, layout: CacheLayout, frames: FrameCache,
-         state: BuildState?, governor: FetchGovernor) {
+         state: BuildState?, governor: FetchGovernor, observer: BuildObserver? = nil) {
+        self.observer = observer
         let limits = GIFLimits(maxWidth: settings.maxWidth, maxHeight: settings.maxHeight,
                                maxFrames: settings.maxFrames, maxTotalPixels: settings.maxTotalPixels)
         let store = BlobStore(layout: layout)
         resolutionKey = source.resolution ?? 0
         attempt = FetchAttempt(client: client, source: source, settings: settings, layout: layout, governor: governor)
         processor = GIFProcessor(store: store, frames: frames, limits: limits, resolution: source.resolution,
-                                 state: state, resolutionKey: resolutionKey)
+                                 state: state, resolutionKey: resolutionKey, observer: observer)
         planner = FetchPlanner(settings: settings, store: store, now: Date())
         self.state = state
         self.governor = governor
@@ -48,7 +50,7 @@ struct GIFFetcher: Sendable {
     }
 
     private enum Event: Sendable {
-        case finished(AttemptResult)
+        case finished(AttemptResult, elapsed: Duration)
         case timer
     }
 
@@ -66,6 +68,7 @@ struct GIFFetcher: Sendable {
             }
         }
         queue.reverse() // pop from the end: exercises go out in id order
+        observer?(.fetchPlanned(total: exercises.count, toRequest: queue.count))
 
         await withTaskGroup(of: Event.self) { group in
             var running = 0
@@ -80,7 +83,11 @@ struct GIFFetcher: Sendable {
                     guard governor.reserveRequest() else { break }
                     let item = queue.remove(at: index)
                     running += 1
-                    group.addTask { .finished(await attempt.run(item)) }
+                    group.addTask {
+                        let started = ContinuousClock.now
+                        let result = await attempt.run(item)
+                        return .finished(result, elapsed: .now - started)
+                    }
                 }
                 if running == 0 && (queue.isEmpty || governor.stopReason != nil) { break }
                 if !timerPending, running < governor.window, governor.stopReason == nil,
@@ -94,9 +101,11 @@ struct GIFFetcher: Sendable {
                 guard let event = await group.next() else { break }
                 switch event {
                 case .timer: timerPending = false
-                case .finished(let result):
+                case .finished(let result, let elapsed):
                     running -= 1
-                    if let requeued = handle(result) { queue.append(requeued) }
+                    let requeued = handle(result)
+                    report(result, elapsed: elapsed, retryAt: requeued?.notBefore)
+                    if let requeued { queue.append(requeued) }
                 }
             }
             group.cancelAll()
@@ -111,6 +120,28 @@ struct GIFFetcher: Sendable {
         let results = await processor.drain()
         return FetchOutcome(results: results, stop: governor.stopReason, retries: governor.retries,
                             rateLimited: governor.rateLimited, quotaRemaining: governor.quotaRemaining)
+    }
+
+    private func report(_ result: AttemptResult, elapsed: Duration, retryAt: ContinuousClock.Instant?) {
+        guard let observer else { return }
+        let event: AttemptEvent
+        switch result {
+        case .downloaded(let item, let download, _):
+            event = AttemptEvent(exerciseID: item.exercise.id, url: item.exercise.imageURL, attempt: item.attempt, status: 200,
+                                 elapsed: elapsed, outcome: .downloaded, reason: nil, bytes: download.bytesWritten, retryIn: nil)
+        case .notModified(let item, _):
+            event = AttemptEvent(exerciseID: item.exercise.id, url: item.exercise.imageURL, attempt: item.attempt, status: 304,
+                                 elapsed: elapsed, outcome: .notModified, reason: nil, bytes: 0, retryIn: nil)
+        case .retry(let item, let failure, _):
+            event = AttemptEvent(exerciseID: item.exercise.id, url: item.exercise.imageURL, attempt: item.attempt,
+                                 status: failure.status, elapsed: elapsed, outcome: retryAt == nil ? .failed : .retry,
+                                 reason: failure.reason, bytes: 0, retryIn: retryAt.map { $0 - .now })
+        case .failed(let item, let failure, _):
+            event = AttemptEvent(exerciseID: item.exercise.id, url: item.exercise.imageURL, attempt: item.attempt,
+                                 status: failure.status, elapsed: elapsed, outcome: .failed, reason: failure.reason,
+                                 bytes: 0, retryIn: nil)
+        }
+        observer(.attempt(event))
     }
 
     /// Acts on one finished attempt; returns the item to try again, if any.

@@ -30,7 +30,11 @@ final class GIFProcessor: Sendable {
     /// this many finished downloads besides the requests in flight.
     static let maxBacklog = 2
 
-    init(store: BlobStore, frames: FrameCache, limits: GIFLimits, resolution: Int?, state: BuildState?, resolutionKey: Int) {
+    private let observer: BuildObserver?
+
+    init(store: BlobStore, frames: FrameCache, limits: GIFLimits, resolution: Int?, state: BuildState?, resolutionKey: Int,
+         observer: BuildObserver? = nil) {
+        self.observer = observer
         self.store = store
         self.frames = frames
         self.limits = limits
@@ -42,6 +46,7 @@ final class GIFProcessor: Sendable {
     /// Records a result decided without processing.
     func record(_ result: GIFFetchResult, for exerciseID: String) {
         results.withLock { $0[exerciseID] = result }
+        observer?(.gifFinished(exerciseID: exerciseID, result: result))
     }
 
     /// Records a final failure (and remembers it in the state: a 404 as missing).
@@ -57,8 +62,7 @@ final class GIFProcessor: Sendable {
     func submit(exercise: Exercise, download: HTTPDownload, path: String) {
         backlog.withLock { $0.pending += 1 }
         queue.async { [self] in
-            let result = process(exercise: exercise, download: download, path: path)
-            results.withLock { $0[exercise.id] = result }
+            record(process(exercise: exercise, download: download, path: path), for: exercise.id)
             let waiters = backlog.withLock { state -> [CheckedContinuation<Void, Never>] in
                 state.pending -= 1
                 guard state.pending < Self.maxBacklog else { return [] }
@@ -85,10 +89,8 @@ final class GIFProcessor: Sendable {
     func reuse(exercise: Exercise, known: GIFState, origin: GIFOrigin) {
         queue.async { [self] in
             guard let metadata = known.metadata, store.contains(sha256: metadata.sha256) else {
-                results.withLock {
-                    $0[exercise.id] = .rejected(FetchRejection(exerciseID: exercise.id, url: exercise.imageURL, reason: "store-failed",
-                                                               detail: "the stored GIF is gone from the cache", status: nil))
-                }
+                record(.rejected(FetchRejection(exerciseID: exercise.id, url: exercise.imageURL, reason: "store-failed",
+                                                detail: "the stored GIF is gone from the cache", status: nil)), for: exercise.id)
                 return
             }
             if origin == .notModified { remember { try state?.recordNotModified(exerciseID: exercise.id, resolution: resolutionKey, at: Date()) } }
@@ -96,7 +98,7 @@ final class GIFProcessor: Sendable {
                                durationMilliseconds: metadata.durationMilliseconds, loopCount: metadata.loopCount, version: "89a")
             let gif = StoredGIF(exerciseID: exercise.id, sha256: metadata.sha256, bytes: metadata.bytes, info: info,
                                 newlyStored: false, resolutionMismatch: mismatch(info), origin: origin)
-            results.withLock { $0[exercise.id] = .stored(gif) }
+            record(.stored(gif), for: exercise.id)
         }
     }
 

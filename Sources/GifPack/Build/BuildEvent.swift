@@ -1,0 +1,51 @@
+import Foundation
+
+/// What a running build reports as it goes, for progress lines, logs and metrics.
+///
+/// Events arrive from several threads (the fetch loop, the processing queue); an observer must be
+/// thread-safe and quick. URLs never carry the API key (it travels in a header).
+///
+/// ```swift
+/// let pipeline = BuildPipeline(manifest: manifest, options: options) { event in
+///     if case .gifFinished(let id, _) = event { print("done", id) }
+/// }
+/// ```
+public enum BuildEvent: Sendable {
+    case stageStarted(BuildStage)
+    case catalogFetched(exercises: Int, pages: Int)
+    /// `total` GIFs are wanted; `toRequest` of them need a request (the rest are fresh or known missing).
+    case fetchPlanned(total: Int, toRequest: Int)
+    case attempt(AttemptEvent)
+    /// The final result for one exercise in this run.
+    case gifFinished(exerciseID: String, result: GIFFetchResult)
+    case packFinished(BuildReport.PackResult)
+    case stopped(StopReason)
+    case finished(BuildReport)
+}
+
+/// The stages of a build, in order.
+public enum BuildStage: String, Sendable, CaseIterable, Codable {
+    case catalog, plan, fetch, pack, index, prune
+}
+
+/// One HTTP attempt for one exercise's GIF.
+public struct AttemptEvent: Sendable, Equatable {
+    public enum Outcome: String, Sendable, Equatable {
+        case downloaded, notModified = "not-modified", retry, failed
+    }
+
+    public var exerciseID: String
+    public var url: String
+    public var attempt: Int
+    public var status: Int?
+    public var elapsed: Duration
+    public var outcome: Outcome
+    /// The rejection reason for `retry` and `failed`.
+    public var reason: String?
+    public var bytes: Int64
+    /// For `retry`: how long until the next attempt.
+    public var retryIn: Duration?
+}
+
+/// Receives ``BuildEvent``s.
+public typealias BuildObserver = @Sendable (BuildEvent) -> Void

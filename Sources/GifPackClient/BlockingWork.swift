@@ -1,0 +1,21 @@
+import Foundation
+
+/// Runs blocking work (file I/O, decompression, fsync) on a dedicated thread and awaits it, so
+/// Swift's cooperative pool never blocks.
+///
+/// ```swift
+/// let report = try await BlockingWork.run("gifpack.install") { () throws(PackClientError) in try install() }
+/// ```
+enum BlockingWork {
+    static func run<T: Sendable>(_ name: String,
+                                 _ body: @escaping @Sendable () throws(PackClientError) -> T) async throws(PackClientError) -> T {
+        let result: Result<T, PackClientError> = await withCheckedContinuation { continuation in
+            let thread = Thread {
+                continuation.resume(returning: Result { () throws(PackClientError) -> T in try body() })
+            }
+            thread.name = name
+            thread.start()
+        }
+        return try result.get()
+    }
+}

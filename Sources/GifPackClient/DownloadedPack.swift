@@ -1,0 +1,32 @@
+import GifPackFormat
+
+/// A pack file on local disk whose size and SHA-256 were checked against the index.
+///
+/// Only ``PackDownloader`` makes these, so holding one means the file was verified. For an index
+/// on local disk `path` is the index's own pack file (nothing is copied and ``isCopy`` is false);
+/// for a URL it is the verified download in the downloader's directory.
+///
+/// ```swift
+/// let downloaded = try await downloader.fetch(pack, from: source)
+/// print(downloaded.path, downloaded.bytesTransferred, downloaded.resumedFrom ?? 0)
+/// ```
+public struct DownloadedPack: Sendable, Equatable {
+    /// The pack as the index describes it.
+    public let pack: PackDescription
+    /// The verified file.
+    public let path: String
+    /// True when the file is a download the installer may delete after use.
+    public let isCopy: Bool
+    /// Bytes received over the network for this pack (0 for a local index or a finished earlier download).
+    public let bytesTransferred: Int64
+    /// The offset of the first Range request, when an earlier partial download was resumed.
+    public let resumedFrom: Int64?
+
+    init(pack: PackDescription, path: String, isCopy: Bool, bytesTransferred: Int64, resumedFrom: Int64?) {
+        self.pack = pack
+        self.path = path
+        self.isCopy = isCopy
+        self.bytesTransferred = bytesTransferred
+        self.resumedFrom = resumedFrom
+    }
+}

@@ -1,0 +1,59 @@
+import GifPackFormat
+
+/// Reads an entry where the index says it is and holds it to everything the index says.
+///
+/// On top of ``EntryReading``: the tar header must be a regular file with a safe name equal to the
+/// location's path and exactly the location's size; the decompression cap is the location's entry
+/// length; the data's SHA-256 must equal `sha256`; a GIF must start with a GIF signature.
+///
+/// ```swift
+/// let bytes = try IndexedEntry.readAll(gif.location, sha256: gif.sha256, isGIF: true, pack: "all", reader: reader)
+/// ```
+enum IndexedEntry {
+    static func read(_ location: EntryLocation, sha256 expected: String, isGIF: Bool, pack: String,
+                     reader: PackFrameReader,
+                     into consumer: (UnsafeRawBufferPointer) throws(PackReadError) -> Void) throws(PackClientError) {
+        let entry = SafePath.printable(location.path)
+        let allowed = TarHeader.entryLength(dataSize: location.size) - Int64(TarHeader.blockSize)
+        let result = try EntryReading.read(
+            reader: reader, pack: pack, entry: entry, frameOffset: location.frameOffset,
+            frameLength: location.frameLength, maxSize: allowed,
+            validate: { header in headerProblem(header, location: location, pack: pack) }, into: consumer)
+        guard result.sha256 == expected else {
+            throw .rejected(PackRejection(.hashMismatch, pack: pack, entry: entry,
+                                          detail: "the data hashes to \(result.sha256), the index says \(expected)"))
+        }
+        if isGIF, !EntryReading.hasGIFSignature(result.prefix) {
+            throw .rejected(PackRejection(.notAGIF, pack: pack, entry: entry, detail: "the data does not start with GIF87a or GIF89a"))
+        }
+    }
+
+    /// Reads the entry into memory.
+    static func readAll(_ location: EntryLocation, sha256: String, isGIF: Bool, pack: String,
+                        reader: PackFrameReader) throws(PackClientError) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(Int(max(0, location.size)))
+        try read(location, sha256: sha256, isGIF: isGIF, pack: pack, reader: reader) { chunk in
+            bytes.append(contentsOf: chunk)
+        }
+        return bytes
+    }
+
+    static func headerProblem(_ header: TarHeader, location: EntryLocation, pack: String) -> PackRejection? {
+        if let problem = EntryReading.unsafeHeaderProblem(header, pack: pack) { return problem }
+        let name = SafePath.printable(header.name)
+        guard header.name == location.path else {
+            return PackRejection(.entryMismatch, pack: pack, entry: name,
+                                 detail: "the frame holds \(name) where the index puts \(SafePath.printable(location.path))")
+        }
+        if header.size > location.size {
+            return PackRejection(.oversize, pack: pack, entry: name,
+                                 detail: "the entry is \(header.size) bytes, the index says \(location.size)")
+        }
+        if header.size < location.size {
+            return PackRejection(.sizeMismatch, pack: pack, entry: name,
+                                 detail: "the entry is \(header.size) bytes, the index says \(location.size)")
+        }
+        return nil
+    }
+}

@@ -1,0 +1,98 @@
+import GifPackFormat
+
+/// Structural checks of one pack's description in an index, made before its file is touched.
+///
+/// Everything an index says is untrusted: the pack name and file path must be safe names, hashes
+/// must be SHA-256 hex, every location must name its expected tar path (`catalog.json`,
+/// `gifs/<sha256>.gif`) and lie inside the pack file, sizes must be within ``PackLimits``, GIF
+/// hashes and exercise ids must be unique, ids must pass `ExerciseID.isValid` (they become file
+/// names) and every exercise's GIF must be one the pack lists.
+///
+/// ```swift
+/// let problems = PackDescriptionCheck.problems(in: pack, limits: .standard)
+/// if let first = problems.first { throw PackClientError.rejected(first) }
+/// ```
+enum PackDescriptionCheck {
+    static func problems(in pack: PackDescription, limits: PackLimits) -> [PackRejection] {
+        var problems: [PackRejection] = []
+        func add(_ reason: PackRejection.Reason, _ entry: String?, _ detail: String) {
+            problems.append(PackRejection(reason, pack: SafePath.printable(pack.name), entry: entry, detail: detail))
+        }
+        if !ExerciseID.isValid(pack.name) {
+            add(.unsafeName, nil, "the pack name is not 1-64 characters of A-Z a-z 0-9 _ -")
+        }
+        if let (reason, detail) = SafePath.problem(in: pack.file) {
+            add(reason, pack.file, detail)
+        } else if !isPlainFilePath(pack.file) {
+            add(.unsafeName, pack.file, "the pack file path must use only A-Z a-z 0-9 . _ - /")
+        }
+        if !SafePath.isSHA256(pack.sha256) { add(.unsafeName, nil, "sha256 \"\(SafePath.printable(pack.sha256))\" is not 64 hex digits") }
+        if !SafePath.isSHA256(pack.contentDigest) {
+            add(.unsafeName, nil, "contentDigest \"\(SafePath.printable(pack.contentDigest))\" is not 64 hex digits")
+        }
+        if pack.bytes <= 0 || pack.bytes > limits.maxPackBytes {
+            add(.oversize, nil, "the pack size \(pack.bytes) is outside 1...\(limits.maxPackBytes)")
+        }
+        problems += locationProblems(pack.catalog, expectedPath: PackCatalog.path, maxSize: limits.maxCatalogBytes, pack: pack)
+
+        var hashes = Set<String>()
+        for gif in pack.gifs {
+            guard SafePath.isSHA256(gif.sha256) else {
+                add(.unsafeName, SafePath.printable(gif.location.path), "GIF hash \"\(SafePath.printable(gif.sha256))\" is not 64 hex digits")
+                continue
+            }
+            if !hashes.insert(gif.sha256).inserted { add(.duplicate, gif.location.path, "the GIF is listed twice") }
+            problems += locationProblems(gif.location, expectedPath: GIFEntry.path(forSHA256: gif.sha256),
+                                         maxSize: limits.maxGIFBytes, pack: pack)
+        }
+        if pack.entryCount != pack.gifs.count + 1 {
+            add(.missingEntry, nil, "entryCount is \(pack.entryCount) but the index lists \(pack.gifs.count + 1) entries")
+        }
+
+        var ids = Set<String>()
+        for exercise in pack.exercises {
+            guard ExerciseID.isValid(exercise.id) else {
+                add(.unsafeName, SafePath.printable(exercise.id), "the exercise id is not 1-64 characters of A-Z a-z 0-9 _ -")
+                continue
+            }
+            if !ids.insert(exercise.id).inserted { add(.duplicate, exercise.id, "the exercise is listed twice") }
+            if let hash = exercise.gif, !hashes.contains(hash) {
+                add(.missingEntry, exercise.id, "its GIF \(SafePath.printable(hash)) is not among the pack's GIFs")
+            }
+        }
+        return problems
+    }
+
+    /// Problems with one entry location: a safe path equal to `expectedPath`, a size within
+    /// `0...maxSize`, and a frame range inside the file.
+    static func locationProblems(_ location: EntryLocation, expectedPath: String, maxSize: Int64,
+                                 pack: PackDescription) -> [PackRejection] {
+        let name = SafePath.printable(pack.name)
+        let entry = SafePath.printable(location.path)
+        if let (reason, detail) = SafePath.problem(in: location.path) {
+            return [PackRejection(reason, pack: name, entry: entry, detail: detail)]
+        }
+        var problems: [PackRejection] = []
+        if location.path != expectedPath {
+            problems.append(PackRejection(.entryMismatch, pack: name, entry: entry,
+                                          detail: "the index names this entry \(entry), expected \(expectedPath)"))
+        }
+        if location.size < 0 || location.size > maxSize {
+            problems.append(PackRejection(.oversize, pack: name, entry: entry,
+                                          detail: "size \(location.size) is outside the allowed 0...\(maxSize)"))
+        }
+        let end = location.frameOffset.addingReportingOverflow(location.frameLength)
+        if location.frameOffset < 0 || location.frameLength <= 0 || end.overflow || end.partialValue > pack.bytes {
+            problems.append(PackRejection(.missingEntry, pack: name, entry: entry,
+                                          detail: "frame \(location.frameOffset)+\(location.frameLength) lies outside the \(pack.bytes)-byte pack"))
+        }
+        return problems
+    }
+
+    /// Letters, digits, `.`, `_`, `-` and `/` only: safe both as a relative file path and inside a URL.
+    static func isPlainFilePath(_ path: String) -> Bool {
+        path.utf8.allSatisfy { byte in
+            ExerciseID.isValid(String(decoding: [byte], as: UTF8.self)) || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "/")
+        }
+    }
+}

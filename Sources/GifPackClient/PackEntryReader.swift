@@ -1,0 +1,83 @@
+import GifPackFormat
+
+/// Random access to single GIFs inside a pack file, using the index's frame offsets.
+///
+/// Reading one exercise's GIF costs one `pread` of its zstd frame and its decompression; nothing
+/// else in the pack is read. Each read checks the tar header (a regular file with the expected
+/// name and size), caps decompression at the entry's size (bombs stop there), and compares the
+/// SHA-256 with the index. The description is checked once, when the reader is made, and the
+/// file's size must be the index's. The whole-file SHA-256 is not checked (that would read
+/// everything): use ``PackDownloader`` or `gifpack verify` for that.
+///
+/// Reads block on disk I/O: call them off Swift's cooperative pool (a dedicated thread, or a
+/// `DispatchQueue`). The reader is a value that shares one read-only file descriptor and is safe to
+/// use from several threads at once.
+///
+/// ```swift
+/// let index = try await PackIndexSource("dist/index.json").load()
+/// let pack = index.pack(named: "all")!
+/// let reader = try PackEntryReader(path: "dist/" + pack.file, pack: pack)
+/// let gif: [UInt8] = try reader.gif(forExercise: "0001")
+/// ```
+public struct PackEntryReader: Sendable {
+    /// The pack as the index describes it.
+    public let pack: PackDescription
+    private let reader: PackFrameReader
+    private let name: String
+
+    /// Opens the pack file at `path`; throws if `pack` fails the index checks or the file's size
+    /// is not `pack.bytes`.
+    public init(path: String, pack: PackDescription, limits: PackLimits = .standard) throws(PackClientError) {
+        if let problem = PackDescriptionCheck.problems(in: pack, limits: limits).first { throw .rejected(problem) }
+        let reader: PackFrameReader
+        let size: Int64
+        do {
+            reader = try PackFrameReader(path: path)
+            size = try reader.fileSize()
+        } catch {
+            throw EntryReading.translate(error, pack: pack.name, entry: path, readerPath: path)
+        }
+        guard size == pack.bytes else {
+            throw .rejected(PackRejection(.packSize, pack: pack.name, entry: path,
+                                          detail: "the file is \(size) bytes, the index says \(pack.bytes)"))
+        }
+        self.pack = pack
+        self.reader = reader
+        self.name = pack.name
+    }
+
+    /// The GIF of exercise `id`, verified. Throws ``PackClientError/unknownExercise(_:)`` when the
+    /// pack does not list it and ``PackClientError/noGIF(exercise:)`` when it has no GIF.
+    public func gif(forExercise id: String) throws(PackClientError) -> [UInt8] {
+        guard let exercise = pack.exercises.first(where: { $0.id == id }) else { throw .unknownExercise(id) }
+        guard let hash = exercise.gif else { throw .noGIF(exercise: id) }
+        return try gif(sha256: hash)
+    }
+
+    /// The GIF whose SHA-256 is `hash`, verified.
+    public func gif(sha256 hash: String) throws(PackClientError) -> [UInt8] {
+        guard let entry = pack.gifs.first(where: { $0.sha256 == hash }) else {
+            throw .rejected(PackRejection(.missingEntry, pack: name, entry: GIFEntry.path(forSHA256: hash),
+                                          detail: "the pack lists no GIF with this hash"))
+        }
+        return try IndexedEntry.readAll(entry.location, sha256: entry.sha256, isGIF: true, pack: name, reader: reader)
+    }
+
+    /// Streams the GIF whose SHA-256 is `hash` to `consumer` in chunks as it is decompressed, so
+    /// memory does not depend on its size. The hash is only known to match once the call returns:
+    /// discard what was consumed if it throws.
+    public func streamGIF(sha256 hash: String,
+                          into consumer: (UnsafeRawBufferPointer) throws(PackReadError) -> Void) throws(PackClientError) {
+        guard let entry = pack.gifs.first(where: { $0.sha256 == hash }) else {
+            throw .rejected(PackRejection(.missingEntry, pack: name, entry: GIFEntry.path(forSHA256: hash),
+                                          detail: "the pack lists no GIF with this hash"))
+        }
+        try IndexedEntry.read(entry.location, sha256: entry.sha256, isGIF: true, pack: name, reader: reader, into: consumer)
+    }
+
+    /// The pack's `catalog.json` (exercise names, API records, GIF metadata), verified against the
+    /// index's content digest and exercise list.
+    public func catalog() throws(PackClientError) -> PackCatalog {
+        try CatalogCheck.read(pack: pack, reader: reader)
+    }
+}

@@ -1,0 +1,32 @@
+/// Upper bounds a client enforces on what an index or pack may make it read, allocate or write.
+///
+/// An index is untrusted input: these caps keep a hostile one from making the client download or
+/// decompress without bound. A GIF larger than ``maxGIFBytes`` is refused as
+/// ``PackRejection/Reason/oversize`` before any of it is decompressed.
+///
+/// ```swift
+/// var limits = PackLimits.standard
+/// limits.maxGIFBytes = 8 << 20
+/// let installer = PackInstaller(cacheDirectory: dir, limits: limits)
+/// ```
+public struct PackLimits: Sendable, Equatable {
+    /// Largest `index.json` read into memory.
+    public var maxIndexBytes: Int64
+    /// Largest `catalog.json` entry read into memory.
+    public var maxCatalogBytes: Int64
+    /// Largest single GIF entry.
+    public var maxGIFBytes: Int64
+    /// Largest pack file downloaded.
+    public var maxPackBytes: Int64
+
+    public init(maxIndexBytes: Int64 = 64 << 20, maxCatalogBytes: Int64 = 64 << 20, maxGIFBytes: Int64 = 32 << 20,
+                maxPackBytes: Int64 = 8 << 30) {
+        self.maxIndexBytes = maxIndexBytes
+        self.maxCatalogBytes = maxCatalogBytes
+        self.maxGIFBytes = maxGIFBytes
+        self.maxPackBytes = maxPackBytes
+    }
+
+    /// 64 MiB index and catalog, 32 MiB per GIF, 8 GiB per pack.
+    public static let standard = PackLimits()
+}
