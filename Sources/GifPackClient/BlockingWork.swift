@@ -19,3 +19,11 @@ enum BlockingWork {
         return try result.get()
     }
 }
+
+extension BlockingWork {
+    /// Like ``run(_:_:)`` but hands back the outcome instead of throwing it.
+    static func result<T: Sendable>(_ name: String,
+                                    _ body: @escaping @Sendable () throws(PackClientError) -> T) async -> Result<T, PackClientError> {
+        do { return .success(try await run(name, body)) } catch { return .failure(error) }
+    }
+}

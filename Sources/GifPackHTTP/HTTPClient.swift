@@ -16,6 +16,9 @@
 /// over TLS, curl prefers HTTP/2 and multiplexes. Body bytes are handled in curl's write callback
 /// on the loop thread: collected in memory up to a cap, or streamed to a file while being hashed.
 ///
+/// Redirects are followed by the client, not by curl, so that request headers (the API key) are
+/// only ever sent to the origin they were meant for (see ``HTTPRequest/followRedirects``).
+///
 /// Cancelling the awaiting task removes the transfer from curl and throws ``HTTPError/cancelled``;
 /// ``shutdown()`` (also run by `deinit`) stops the thread and fails whatever is still pending
 /// the same way.
@@ -78,8 +81,26 @@ public final class HTTPClient: Sendable {
     /// Counters since the client was made.
     public var statistics: HTTPClientStatistics { loop.statistics }
 
+    /// Runs the request, then each redirect hop it asks to follow (see ``RedirectPolicy``).
     private func perform(_ request: HTTPRequest, sink: any BodySink) async throws(HTTPError) -> TransferOutcome {
-        guard EasyHandleSetup.isValid(url: request.url) else { throw .invalidURL(request.url) }
+        var current = request
+        var elapsed = Duration.zero
+        var redirects = 0
+        while true {
+            guard CurlURL.isValid(current.url) else { throw .invalidURL(current.url) }
+            var outcome = try await performOnce(current, sink: sink)
+            elapsed += outcome.elapsed
+            guard let next = outcome.redirectURL else {
+                outcome.elapsed = elapsed
+                return outcome
+            }
+            redirects += 1
+            guard redirects <= RedirectPolicy.maxRedirects else { throw RedirectPolicy.tooManyRedirects(last: next) }
+            current = RedirectPolicy.request(following: current, to: next)
+        }
+    }
+
+    private func performOnce(_ request: HTTPRequest, sink: any BodySink) async throws(HTTPError) -> TransferOutcome {
         let transfer = Transfer(request: request, sink: sink)
         let loop = self.loop
         let result = await withTaskCancellationHandler {

@@ -83,6 +83,12 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence {
         fields.map { (name: $0.name, value: $0.value) }.makeIterator()
     }
 
+    /// Appends an obsolete line-folded continuation to the last field's value.
+    mutating func extendLastValue(with continuation: String) {
+        guard let last = fields.indices.last else { return }
+        fields[last].value = fields[last].value.isEmpty ? continuation : fields[last].value + " " + continuation
+    }
+
     /// ASCII case-insensitive comparison of two field names.
     static func sameName(_ lhs: String, _ rhs: String) -> Bool {
         let left = lhs.utf8, right = rhs.utf8

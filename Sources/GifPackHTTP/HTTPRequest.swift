@@ -16,7 +16,10 @@ public struct HTTPRequest: Sendable {
     public var headers: HTTPHeaders
     /// Connect, total and low-speed limits.
     public var timeouts: HTTPTimeouts
-    /// Follow up to five redirects (to http or https only) when true; otherwise a 3xx is the response.
+    /// Follow up to five redirects (301, 302, 303, 307, 308; to http or https only) when true;
+    /// otherwise a 3xx is the response. The headers go along only while the origin (scheme, host,
+    /// port) stays the same: a redirect elsewhere is requested without any of them, so an API key
+    /// never reaches a third party.
     public var followRedirects: Bool = false
     /// Send `Accept-Encoding` with every encoding curl decodes (gzip, deflate, br, zstd) and hand
     /// back the decoded body. Meant for JSON; leave it off for binary downloads.

@@ -406,6 +406,33 @@ import Testing
         #expect(collector.headers.count == 4)
     }
 
+    /// Redirect hops keep the request headers only while scheme, host and port stay the same.
+    @Test func redirectsKeepHeadersOnlyWithinTheOrigin() {
+        var request = HTTPRequest(url: "https://exercisedb.p.rapidapi.com/exercises?limit=10",
+                                  headers: ["X-RapidAPI-Key": Self.secret])
+        request.followRedirects = true
+        let sameOrigin = ["https://exercisedb.p.rapidapi.com/v2/exercises", "https://EXERCISEDB.p.rapidapi.com:443/x"]
+        for url in sameOrigin {
+            let next = RedirectPolicy.request(following: request, to: url)
+            #expect(next.url == url)
+            #expect(next.headers["x-rapidapi-key"] == Self.secret, "kept for \(url)")
+            #expect(next.followRedirects)
+        }
+        let elsewhere = ["https://cdn.example.com/exercises", "http://exercisedb.p.rapidapi.com/exercises",
+                         "https://exercisedb.p.rapidapi.com:8443/exercises", "https://exercisedb.p.rapidapi.com.evil.example/"]
+        for url in elsewhere {
+            #expect(RedirectPolicy.request(following: request, to: url).headers.isEmpty, "stripped for \(url)")
+        }
+
+        let location: HTTPHeaders = ["Location": "/next"]
+        #expect(RedirectPolicy.follows(status: 302, headers: location, request: request))
+        #expect(RedirectPolicy.follows(status: 308, headers: location, request: request))
+        #expect(!RedirectPolicy.follows(status: 304, headers: location, request: request))
+        #expect(!RedirectPolicy.follows(status: 301, headers: [:], request: request))
+        request.followRedirects = false
+        #expect(!RedirectPolicy.follows(status: 302, headers: location, request: request))
+    }
+
     // MARK: Helpers
 
     static func start(maxConnections: Int = 8, _ configure: (inout FixtureConfiguration) -> Void = { _ in })

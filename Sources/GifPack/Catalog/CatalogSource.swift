@@ -120,19 +120,25 @@ struct CatalogPager: Sendable {
             if isLast || items.count < source.pageSize { break }
             offset += items.count
         }
+        return Self.assemble(records: all, pages: pages, normalise: normalise)
+    }
+
+    /// Normalises every record, refusing bad ones and keeping the first of duplicate ids.
+    static func assemble(records: [JSONValue], pages: Int,
+                         normalise: (JSONValue) -> Result<Exercise, CatalogRejectionReason>) -> Catalog {
         var exercises: [Exercise] = []
         var rejected: [CatalogRejection] = []
         var seen: Set<String> = []
-        var duplicates: [String] = []
-        for (position, record) in all.enumerated() {
+        var duplicates: Set<String> = []
+        for (position, record) in records.enumerated() {
             switch normalise(record) {
             case .success(let exercise):
-                if seen.insert(exercise.id).inserted { exercises.append(exercise) } else { duplicates.append(exercise.id) }
+                if seen.insert(exercise.id).inserted { exercises.append(exercise) } else { duplicates.insert(exercise.id) }
             case .failure(let reason):
                 rejected.append(CatalogRejection(position: position, id: reason.displayID, reason: reason.reason))
             }
         }
-        return Catalog(exercises: exercises, rejected: rejected, duplicateIDs: Array(Set(duplicates)).sorted(), pagesFetched: pages)
+        return Catalog(exercises: exercises, rejected: rejected, duplicateIDs: duplicates.sorted(), pagesFetched: pages)
     }
 }
 

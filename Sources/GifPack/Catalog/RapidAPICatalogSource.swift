@@ -15,6 +15,12 @@ struct RapidAPICatalogSource: CatalogSource {
             }
             return (items, false)
         }, normalise: { record in
+            Self.normalise(record, base: base, resolution: resolution)
+        })
+    }
+
+    /// One RapidAPI record as an ``Exercise``, or why it was refused.
+    static func normalise(_ record: JSONValue, base: String, resolution: Int) -> Result<Exercise, CatalogRejectionReason> {
             guard case .object = record else { return .failure(.init(displayID: nil, reason: "not-an-object")) }
             let rawID = record["id"]?.stringValue
             guard let id = rawID, ExerciseID.isValid(id) else { return .failure(.invalidID(rawID)) }
@@ -27,6 +33,5 @@ struct RapidAPICatalogSource: CatalogSource {
                                      targets: record["target"]?.stringList ?? [],
                                      imageURL: "\(base)/image?exerciseId=\(id)&resolution=\(resolution)",
                                      raw: record))
-        })
     }
 }

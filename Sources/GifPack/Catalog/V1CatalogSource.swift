@@ -16,7 +16,11 @@ struct V1CatalogSource: CatalogSource {
             let next = json["metadata"]?["nextPage"]
             let isLast = json["metadata"] != nil && (next == nil || next == .null)
             return (items, isLast)
-        }, normalise: { record in
+        }, normalise: Self.normalise)
+    }
+
+    /// One v1 record as an ``Exercise``, or why it was refused.
+    static func normalise(_ record: JSONValue) -> Result<Exercise, CatalogRejectionReason> {
             guard case .object = record else { return .failure(.init(displayID: nil, reason: "not-an-object")) }
             let rawID = record["exerciseId"]?.stringValue
             guard let id = rawID, ExerciseID.isValid(id) else { return .failure(.invalidID(rawID)) }
@@ -33,6 +37,5 @@ struct V1CatalogSource: CatalogSource {
                                      equipment: record["equipments"]?.stringList ?? [],
                                      targets: record["targetMuscles"]?.stringList ?? [],
                                      imageURL: gifURL, raw: record))
-        })
     }
 }

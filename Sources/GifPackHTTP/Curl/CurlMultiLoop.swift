@@ -234,7 +234,14 @@ final class CurlMultiLoop: @unchecked Sendable {
         let head = HTTPResponseHead(status: status > 0 ? status : transfer.head.status,
                                     httpVersion: transfer.head.httpVersion.isEmpty ? Self.httpVersion(of: easy) : transfer.head.httpVersion,
                                     headers: transfer.head.headers)
-        return .success(TransferOutcome(head: head, elapsed: .microseconds(micros)))
+        var redirectURL: String?
+        if transfer.discardsBody {
+            var location: UnsafeMutablePointer<CChar>?
+            _ = gp_easy_getinfo_string(easy, CURLINFO_REDIRECT_URL, &location)
+            guard let location else { return .failure(.invalidURL(head.headers["location"] ?? "")) }
+            redirectURL = String(cString: location)
+        }
+        return .success(TransferOutcome(head: head, elapsed: .microseconds(micros), redirectURL: redirectURL))
     }
 
     private static func httpVersion(of easy: UnsafeMutableRawPointer) -> String {

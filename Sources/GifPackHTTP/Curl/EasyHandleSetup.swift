@@ -3,18 +3,9 @@ import CCurl
 /// Turns an ``HTTPRequest`` into options on a fresh (or freshly reset) easy handle.
 enum EasyHandleSetup {
     static let userAgent = "gifpack-http/1 libcurl"
-    static let maxRedirects = 5
 
-    /// True for an absolute http(s) URL that curl's URL parser accepts.
-    static func isValid(url: String) -> Bool {
-        let lowered = url.prefix(8).lowercased()
-        guard lowered.hasPrefix("http://") || lowered.hasPrefix("https://") else { return false }
-        guard let handle = curl_url() else { return false }
-        defer { curl_url_cleanup(handle) }
-        return curl_url_set(handle, CURLUPART_URL, url, 0) == CURLUE_OK
-    }
-
-    /// Applies every option of the request to `easy`, wiring the callbacks to `transfer`.
+    /// Applies every option of the request to `easy`, wiring the callbacks to `transfer`. curl never
+    /// follows redirects itself (see ``RedirectPolicy``).
     static func configure(_ easy: UnsafeMutableRawPointer, for transfer: Transfer) throws(HTTPError) {
         let request = transfer.request
         let context = Unmanaged.passUnretained(transfer).toOpaque()
@@ -23,14 +14,12 @@ enum EasyHandleSetup {
             gp_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, UnsafeMutableRawPointer(transfer.errorBuffer)),
             gp_easy_setopt_string(easy, CURLOPT_URL, request.url),
             gp_easy_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "http,https"),
-            gp_easy_setopt_string(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"),
             gp_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1),
             gp_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS)),
             gp_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1),
             gp_easy_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1),
             gp_easy_setopt_long(easy, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1),
-            gp_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, request.followRedirects ? 1 : 0),
-            gp_easy_setopt_long(easy, CURLOPT_MAXREDIRS, maxRedirects),
+            gp_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 0),
             gp_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, timeouts.connect.curlMilliseconds),
             gp_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, timeouts.total.curlMilliseconds),
             gp_easy_setopt_long(easy, CURLOPT_LOW_SPEED_LIMIT, max(0, timeouts.lowSpeedBytesPerSecond)),

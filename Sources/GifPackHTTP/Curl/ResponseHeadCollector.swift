@@ -7,6 +7,8 @@ struct ResponseHeadCollector {
     private(set) var httpVersion = ""
     private(set) var status = 0
     private(set) var headers = HTTPHeaders()
+    /// The blank line closing the current head was seen.
+    private(set) var headEnded = false
     var bodyStarted = false
 
     mutating func consume(_ raw: UnsafeRawBufferPointer) {
@@ -17,7 +19,7 @@ struct ResponseHeadCollector {
         if line.hasPrefix("HTTP/") {
             startHead(statusLine: line)
         } else if line.isEmpty {
-            return
+            headEnded = true
         } else if line.first == " " || line.first == "\t" {
             headers.extendLastValue(with: trimmed(Substring(line)))
         } else if let colon = line.firstIndex(of: ":") {
@@ -27,6 +29,7 @@ struct ResponseHeadCollector {
 
     private mutating func startHead(statusLine: String) {
         headers = HTTPHeaders()
+        headEnded = false
         let parts = statusLine.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)
         httpVersion = parts.first.map { String($0.dropFirst("HTTP/".count)) } ?? ""
         status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
@@ -34,15 +37,5 @@ struct ResponseHeadCollector {
 
     private func trimmed(_ text: Substring) -> String {
         String(text.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
-    }
-}
-
-extension HTTPHeaders {
-    /// Appends an obsolete line-folded continuation to the last field's value.
-    mutating func extendLastValue(with continuation: String) {
-        guard let last = self.reversed().first else { return }
-        var fields = Array(self)
-        fields[fields.count - 1].value = last.value.isEmpty ? continuation : last.value + " " + continuation
-        self = HTTPHeaders(fields)
     }
 }

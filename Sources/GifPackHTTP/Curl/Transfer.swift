@@ -4,6 +4,8 @@ import CCurl
 struct TransferOutcome: Sendable {
     var head: HTTPResponseHead
     var elapsed: Duration
+    /// Where to go next when the response was a redirect to follow (its body was discarded).
+    var redirectURL: String?
 }
 
 /// The per-request context: the request, its body sink, and the state curl's callbacks fill.
@@ -32,6 +34,9 @@ final class Transfer: @unchecked Sendable {
     let errorBuffer: UnsafeMutablePointer<CChar>
     var head = ResponseHeadCollector()
     var bodyBytes: Int64 = 0
+    /// The response is a redirect the client follows: its body is read and dropped.
+    var discardsBody = false
+    private var discardedBytes: Int64 = 0
     /// A failure decided in a callback (cap hit, disk error); it explains curl's CURLE_WRITE_ERROR.
     var callbackFailure: HTTPError?
 
@@ -83,6 +88,14 @@ final class Transfer: @unchecked Sendable {
 
     func receiveBody(_ chunk: UnsafeRawBufferPointer) -> Int {
         head.bodyStarted = true
+        if discardsBody {
+            discardedBytes += Int64(chunk.count)
+            guard discardedBytes <= sink.maxBytes else {
+                callbackFailure = .bodyTooLarge(limit: sink.maxBytes)
+                return 0
+            }
+            return chunk.count
+        }
         if let failure = sink.write(chunk) {
             callbackFailure = failure
             return 0
@@ -93,6 +106,9 @@ final class Transfer: @unchecked Sendable {
 
     func receiveHeader(_ line: UnsafeRawBufferPointer) -> Int {
         head.consume(line)
+        if head.headEnded && !head.bodyStarted {
+            discardsBody = RedirectPolicy.follows(status: head.status, headers: head.headers, request: request)
+        }
         return line.count
     }
 

@@ -1,0 +1,27 @@
+/// How installed GIFs are named inside the cache directory.
+///
+/// - ``byID`` (`by-id`, the default): `<cache>/<exerciseId>.gif`, the layout an app's cache lookup
+///   already uses. Exercises that share a GIF get one hard link each to the same file (a copy where
+///   the file system refuses links). Exercises without a GIF have no file: show a placeholder.
+/// - ``byHash`` (`by-hash`): `<cache>/gifs/<sha256>.gif`, each distinct GIF once, plus
+///   `<cache>/index-by-id.json` mapping every exercise id to its hash (or `null`).
+///
+/// ```swift
+/// let installer = PackInstaller(cacheDirectory: dir, layout: .byHash)
+/// InstallLayout(rawValue: "by-id")   // .byID
+/// ```
+public enum InstallLayout: String, Sendable, Codable, CaseIterable {
+    case byID = "by-id"
+    case byHash = "by-hash"
+
+    /// The file name of the id → hash map of the `by-hash` layout.
+    public static let idMapFileName = "index-by-id.json"
+
+    /// The path, relative to the cache, of the file that holds `hash` for the exercise `id`.
+    public func relativePath(exercise id: String, sha256 hash: String) -> String {
+        switch self {
+        case .byID: "\(id).gif"
+        case .byHash: "gifs/\(hash).gif"
+        }
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import GifPackFormat
+
+/// The record of what an installed cache holds, `<cache>/gifpack-manifest.json`.
+///
+/// Written last into each new generation before it is switched in, so it always describes the
+/// files next to it: the layout, the installed packs with their versions and hashes, and every
+/// exercise with the SHA-256 of its GIF (`null`: no GIF, show a placeholder). The next install
+/// reads it to find the files it can keep. Canonical JSON (sorted keys, pretty printed).
+///
+/// ```swift
+/// if let manifest = try InstallManifest.read(cacheDirectory: dir) {
+///     print(manifest.packs.map { "\($0.name) v\($0.version)" })
+/// }
+/// ```
+public struct InstallManifest: Sendable, Equatable, Codable {
+    public static let fileName = "gifpack-manifest.json"
+
+    public var formatVersion: FormatVersion
+    /// The generation number of the directory holding this manifest.
+    public var generation: Int
+    public var layout: InstallLayout
+    /// The installed packs, sorted by name.
+    public var packs: [InstalledPack]
+    /// Exercise id → SHA-256 of its GIF, nil when it has none.
+    public var exercises: [String: String?]
+
+    public init(generation: Int, layout: InstallLayout, packs: [InstalledPack], exercises: [String: String?]) {
+        self.formatVersion = .current
+        self.generation = generation
+        self.layout = layout
+        self.packs = packs.sorted { $0.name < $1.name }
+        self.exercises = exercises
+    }
+
+    /// The manifest of the installed cache at `cacheDirectory`, or nil when nothing is installed.
+    public static func read(cacheDirectory: String) throws(PackClientError) -> InstallManifest? {
+        try read(directory: cacheDirectory)
+    }
+
+    static func read(directory: String) throws(PackClientError) -> InstallManifest? {
+        let path = "\(directory)/\(fileName)"
+        guard FileOps.regularFileSize(path) != nil else { return nil }
+        let data = try PackIndexSource.readFile(path, maxBytes: 256 << 20)
+        do { return try JSONDecoder().decode(InstallManifest.self, from: data) } catch {
+            throw .unreadable(location: path, detail: "not a gifpack manifest: \(error)")
+        }
+    }
+
+    func encoded() throws(PackClientError) -> [UInt8] {
+        try Self.canonicalJSON(self, path: Self.fileName)
+    }
+
+    static func canonicalJSON<T: Encodable>(_ value: T, path: String) throws(PackClientError) -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+        do { return Array(try encoder.encode(value)) + [0x0A] } catch {
+            throw .unreadable(location: path, detail: "cannot encode: \(error)")
+        }
+    }
+}
+
+/// One pack recorded in an ``InstallManifest``.
+public struct InstalledPack: Sendable, Equatable, Codable {
+    public var name: String
+    public var version: Int
+    /// SHA-256 of the pack file that was installed.
+    public var sha256: String
+    public var contentDigest: String
+    /// Exercises the pack lists.
+    public var exercises: Int
+
+    public init(name: String, version: Int, sha256: String, contentDigest: String, exercises: Int) {
+        self.name = name
+        self.version = version
+        self.sha256 = sha256
+        self.contentDigest = contentDigest
+        self.exercises = exercises
+    }
+}

@@ -1,0 +1,185 @@
+import GifPackFormat
+import GifPackHTTP
+
+/// Fetches pack files named by an index and proves they are the ones the index describes.
+///
+/// For an index on local disk the pack file beside it is checked in place (size and SHA-256) and
+/// nothing is copied. For a URL the file is streamed to `<directory>/<name>-v<version>-<hash>.tar.zst.part`
+/// and renamed without the `.part` suffix once its size and SHA-256 match the index; a finished
+/// download found there later is re-checked and reused without network traffic.
+///
+/// Interrupted transfers resume: the next attempt (up to ``maxAttempts`` per call, and across
+/// calls, since the `.part` file stays) sends `Range: bytes=<size of the .part>-`. A `206` whose
+/// `Content-Range` starts there is appended; a server that ignores the range and answers `200`
+/// (detected when the body overflows what is missing) or a `416` restarts from zero. A resumed
+/// file whose SHA-256 is wrong is downloaded again from zero once, then refused as
+/// ``PackRejection/Reason/packChecksum``. More bytes than the index announces are never written.
+///
+/// ```swift
+/// let client = try HTTPClient(maxConnections: 4)
+/// let downloader = PackDownloader(directory: "/var/cache/app/gifs.d/downloads", client: client)
+/// let source = PackIndexSource("https://cdn.example.com/gifpack/index.json")
+/// let index = try await source.load(client: client)
+/// let downloaded = try await downloader.fetch(index.packs[0], from: source)
+/// ```
+public struct PackDownloader: Sendable {
+    /// Where downloads (and their `.part` files) are kept.
+    public let directory: String
+    /// Transfer attempts per ``fetch(_:from:)`` call; each retry resumes where the last one stopped.
+    public var maxAttempts = 3
+    /// The limits of each request.
+    public var timeouts = HTTPTimeouts()
+    public var limits: PackLimits
+    private let client: HTTPClient?
+
+    /// `client` is used for URLs; without one each URL fetch makes a short-lived client.
+    public init(directory: String, client: HTTPClient? = nil, limits: PackLimits = .standard) {
+        self.directory = directory
+        self.client = client
+        self.limits = limits
+    }
+
+    /// Fetches (or finds) `pack` and verifies it.
+    public func fetch(_ pack: PackDescription, from source: PackIndexSource) async throws(PackClientError) -> DownloadedPack {
+        if let problem = PackDescriptionCheck.problems(in: pack, limits: limits).first { throw .rejected(problem) }
+        switch try source.packLocation(for: pack) {
+        case .file(let path):
+            try await BlockingWork.run("gifpack.verify-pack") { () throws(PackClientError) in
+                try Self.verify(path, pack: pack)
+            }
+            return DownloadedPack(pack: pack, path: path, isCopy: false, bytesTransferred: 0, resumedFrom: nil)
+        case .url(let url):
+            return try await download(pack, url: url)
+        }
+    }
+
+    /// The final path of `pack`'s download.
+    public func downloadPath(for pack: PackDescription) -> String {
+        "\(directory)/\(pack.name)-v\(pack.version)-\(pack.sha256.prefix(16)).tar.zst"
+    }
+
+    /// Throws unless the file at `path` has the pack's size and SHA-256.
+    static func verify(_ path: String, pack: PackDescription) throws(PackClientError) {
+        guard let size = FileOps.regularFileSize(path) else {
+            throw .unreadable(location: path, detail: "no such regular file")
+        }
+        guard size == pack.bytes else {
+            throw .rejected(PackRejection(.packSize, pack: pack.name, entry: pack.file,
+                                          detail: "the file is \(size) bytes, the index says \(pack.bytes)"))
+        }
+        let digest = try SHA256Digest.file(at: path)
+        guard digest.size == pack.bytes, digest.sha256 == pack.sha256 else {
+            throw .rejected(PackRejection(.packChecksum, pack: pack.name, entry: pack.file,
+                                          detail: "the file hashes to \(digest.sha256), the index says \(pack.sha256)"))
+        }
+    }
+
+    private func download(_ pack: PackDescription, url: String) async throws(PackClientError) -> DownloadedPack {
+        let final = downloadPath(for: pack)
+        let part = final + ".part"
+        try await BlockingWork.run("gifpack.downloads") { [directory] () throws(PackClientError) in
+            try FileOps.makeDirectories(directory)
+        }
+        if FileOps.regularFileSize(final) != nil {
+            let reusable = await BlockingWork.result("gifpack.verify-pack") { () throws(PackClientError) in
+                try Self.verify(final, pack: pack)
+            }
+            if case .success = reusable {
+                return DownloadedPack(pack: pack, path: final, isCopy: true, bytesTransferred: 0, resumedFrom: nil)
+            }
+            FileOps.remove(final)
+        }
+
+        let owned: HTTPClient?
+        do { owned = client == nil ? try HTTPClient(maxConnections: 2) : nil } catch { throw .transfer(url: url, error) }
+        defer { owned?.shutdown() }
+        guard let http = client ?? owned else { throw .transfer(url: url, .cancelled) }
+
+        var transfer = TransferState()
+        var restartedAfterMismatch = false
+        while true {
+            try await transferAttempts(url: url, part: part, pack: pack, client: http, state: &transfer)
+            let outcome = await BlockingWork.result("gifpack.verify-pack") { () throws(PackClientError) in
+                try Self.verify(part, pack: pack)
+            }
+            switch outcome {
+            case .success:
+                try FileOps.move(part, to: final)
+                return DownloadedPack(pack: pack, path: final, isCopy: true, bytesTransferred: transfer.bytes,
+                                      resumedFrom: transfer.resumedFrom)
+            case .failure(let error):
+                FileOps.remove(part)
+                // A resumed file may splice two different uploads: start over once before refusing.
+                guard transfer.resumedFrom != nil, !restartedAfterMismatch else { throw error }
+                restartedAfterMismatch = true
+            }
+        }
+    }
+
+    /// What the attempts of one fetch have done so far.
+    private struct TransferState {
+        var bytes: Int64 = 0
+        var resumedFrom: Int64?
+    }
+
+    /// Runs attempts until `part` holds `pack.bytes` bytes, resuming each time.
+    private func transferAttempts(url: String, part: String, pack: PackDescription, client: HTTPClient,
+                                  state: inout TransferState) async throws(PackClientError) {
+        var lastError: HTTPError?
+        for _ in 0..<max(1, maxAttempts) {
+            var have = FileOps.regularFileSize(part) ?? 0
+            if have > pack.bytes {
+                FileOps.remove(part)
+                have = 0
+            }
+            if have == pack.bytes { return }
+            var request = HTTPRequest(url: url, timeouts: timeouts)
+            request.followRedirects = true
+            if have > 0 {
+                request.resumeFrom = have
+                if state.resumedFrom == nil { state.resumedFrom = have }
+            }
+            let download: HTTPDownload
+            do {
+                download = try await client.download(request, to: part, maxBytes: pack.bytes - have)
+            } catch {
+                switch error {
+                case .bodyTooLarge where have > 0:
+                    // The server ignored the range and sent the whole file: start again from zero.
+                    FileOps.remove(part)
+                    lastError = error
+                    continue
+                case .bodyTooLarge:
+                    FileOps.remove(part)
+                    throw .rejected(PackRejection(.packSize, pack: pack.name, entry: pack.file,
+                                                  detail: "\(url) sends more than the \(pack.bytes) bytes the index announces"))
+                case .truncated, .connectionReset, .timedOut, .connectFailed:
+                    state.bytes += (FileOps.regularFileSize(part) ?? 0) - have
+                    lastError = error
+                    continue
+                default:
+                    throw .transfer(url: url, error)
+                }
+            }
+            state.bytes += download.bytesWritten
+            switch download.head.status {
+            case 200 where have == 0:
+                continue
+            case 206 where have > 0:
+                let range = download.head.headers["content-range"] ?? ""
+                guard range.lowercased().hasPrefix("bytes \(have)-") else {
+                    FileOps.remove(part)
+                    continue
+                }
+            case 200, 206, 416:
+                // A 200 that fits what was missing, a range we did not ask for, or a stale range.
+                FileOps.remove(part)
+            default:
+                FileOps.remove(part)
+                throw .unreadable(location: url, detail: "HTTP status \(download.head.status)")
+            }
+        }
+        if FileOps.regularFileSize(part) == pack.bytes { return }
+        throw .transfer(url: url, lastError ?? .truncated(expected: pack.bytes, received: FileOps.regularFileSize(part) ?? 0))
+    }
+}
