@@ -8,7 +8,8 @@
 /// print("\(stats.requestsStarted) requests over \(stats.connectionsOpened) connections, peak \(stats.maxInFlight)")
 /// ```
 public struct HTTPClientStatistics: Sendable, Equatable {
-    /// Transfers handed to curl (queued requests count once they start).
+    /// Transfers handed to curl (queued requests count once they start; each followed redirect
+    /// is a transfer of its own).
     public var requestsStarted = 0
     /// Transfers that ended with a response (any status).
     public var requestsCompleted = 0

@@ -8,7 +8,7 @@ struct BuildPipelineTests {
     @Test func neverMoreThanThreeRequestsInFlight() async throws {
         var configuration = FixtureConfiguration()
         configuration.exerciseCount = 36
-        configuration.latencyMilliseconds = 15
+        configuration.latencyMilliseconds = 40
         configuration.apiKey = testAPIKey
         let server = try FixtureServer(configuration)
         try server.start()

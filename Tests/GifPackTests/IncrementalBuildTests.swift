@@ -151,6 +151,29 @@ struct IncrementalBuildTests {
                 "changed GIFs are downloaded once, plus at most those in flight or awaiting storage at the kill")
     }
 
+    @Test func aDamagedCachedFrameIsCompressedAgain() async throws {
+        let server = try server(count: 5)
+        defer { server.stop() }
+        let workspace = try TemporaryDirectory()
+        let manifest = rapidAPIManifest(server: server, fetch: "  refresh_after: 0")
+        _ = try await runBuild(manifest: manifest, workspace: workspace)
+        let frames = try allFiles(under: workspace.file("cache/frames")).sorted()
+        #expect(frames.count == 5)
+        for frame in frames {
+            let handle = try FileHandle(forUpdating: URL(fileURLWithPath: frame))
+            try handle.truncate(atOffset: 20)
+            try handle.close()
+        }
+        server.replaceGIF(id: server.catalog.exercises[0].id,
+                          with: try GIFSynthesizer.animatedGIF(width: 16, height: 16, frames: 2, colors: 2, seed: 3))
+        let report = try await runBuild(manifest: manifest, workspace: workspace)
+        #expect(report.exitStatus == .success, "\(report.message)")
+        #expect(report.packs.first?.version == 2)
+        try expectIndexVerifies(workspace.file("dist"))
+        let pack = try #require(try readIndex(workspace.file("dist/index.json")).packs.first)
+        #expect(try run("/usr/bin/zstd", ["-q", "-t", workspace.file("dist/\(pack.file)")]).status == 0)
+    }
+
     @Test func aConcurrentRunExitsWithTheLockStatus() async throws {
         let server = try server(count: 3)
         defer { server.stop() }

@@ -57,9 +57,19 @@ struct PackPublisher: Sendable {
             for (position, hash) in hashes.enumerated() {
                 if position == hashes.count / 2 { CrashPoint.reach(.midPack) }
                 let size = distinct[hash]!
-                try frames.ensureFrame(sha256: hash, blobPath: frames.layout.blobPath(sha256: hash), size: size)
-                try assembler.appendFrame(copyingFrom: frames.path(sha256: hash),
-                                          uncompressedLength: FrameCache.entryLength(dataSize: size))
+                let blob = frames.layout.blobPath(sha256: hash)
+                let length = FrameCache.entryLength(dataSize: size)
+                try frames.ensureFrame(sha256: hash, blobPath: blob, size: size)
+                if case .failure(let error) = Result(catching: { () throws(PackWriteError) in
+                    try assembler.appendFrame(copyingFrom: frames.path(sha256: hash), uncompressedLength: length)
+                }) {
+                    // A cached frame that does not verify (cut short by a crash: frames are not
+                    // fsynced) is compressed again from the blob.
+                    guard case .invalidFrame = error else { throw error }
+                    FileSystem.remove(frames.path(sha256: hash))
+                    try frames.ensureFrame(sha256: hash, blobPath: blob, size: size)
+                    try assembler.appendFrame(copyingFrom: frames.path(sha256: hash), uncompressedLength: length)
+                }
             }
             summary = try assembler.finish()
             CrashPoint.reach(.beforePackRename)

@@ -15,7 +15,10 @@ import Synchronization
 /// let results = await processor.drain()
 /// ```
 final class GIFProcessor: Sendable {
-    private let queue = DispatchQueue(label: "gifpack.process", qos: .userInitiated)
+    /// Two serial workers: decoding and compressing keep the second core busy, and one worker's
+    /// fsync wait overlaps the other's work.
+    private let workers = (0..<2).map { DispatchQueue(label: "gifpack.process.\($0)", qos: .userInitiated) }
+    private let nextWorker = Mutex(0)
     private let store: BlobStore
     private let frames: FrameCache
     private let limits: GIFLimits
@@ -28,7 +31,7 @@ final class GIFProcessor: Sendable {
     private let backlog = Mutex<(pending: Int, waiters: [CheckedContinuation<Void, Never>])>((0, []))
     /// Downloads waiting for processing before the fetch window pauses: a crash loses at most
     /// this many finished downloads besides the requests in flight.
-    static let maxBacklog = 2
+    static let maxBacklog = 3
 
     private let observer: BuildObserver?
 
@@ -41,6 +44,14 @@ final class GIFProcessor: Sendable {
         self.resolution = resolution
         self.state = state
         self.resolutionKey = resolutionKey
+    }
+
+    /// The worker for the next job, round robin.
+    private var queue: DispatchQueue {
+        workers[nextWorker.withLock { index in
+            defer { index = (index + 1) % workers.count }
+            return index
+        }]
     }
 
     /// Records a result decided without processing.
@@ -104,8 +115,10 @@ final class GIFProcessor: Sendable {
 
     /// Waits until every submitted GIF is processed and returns all results by exercise id.
     func drain() async -> [String: GIFFetchResult] {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            queue.async { continuation.resume() }
+        for worker in workers {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                worker.async { continuation.resume() }
+            }
         }
         return results.withLock { $0 }
     }

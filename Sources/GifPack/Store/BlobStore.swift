@@ -1,4 +1,8 @@
 import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The content-addressed store of validated GIFs: each distinct GIF is kept once, at
 /// `blobs/sha256/ab/<sha256>.gif`, however many exercises (or packs) use it. A GIF enters only after
@@ -19,6 +23,7 @@ public struct BlobStore: Sendable {
 
     /// Moves a validated download into the store. Returns false (and deletes the download) when the
     /// same content was already stored.
+    /// Safe to call from several threads: the check-and-rename is serialised, the fsyncs are not.
     @discardableResult
     public func adopt(temporaryFile: String, sha256: String) throws(FileSystemError) -> Bool {
         let destination = layout.blobPath(sha256: sha256)
@@ -26,9 +31,22 @@ public struct BlobStore: Sendable {
             FileSystem.remove(temporaryFile)
             return false
         }
-        try FileSystem.createDirectory((destination as NSString).deletingLastPathComponent)
+        let directory = (destination as NSString).deletingLastPathComponent
+        try FileSystem.createDirectory(directory)
         try FileSystem.fsync(path: temporaryFile)
-        try FileSystem.publish(temporaryFile, as: destination)
-        return true
+        let adopted = try Self.adoption.withLock { _ throws(FileSystemError) -> Bool in
+            if FileSystem.exists(destination) {
+                FileSystem.remove(temporaryFile)
+                return false
+            }
+            guard rename(temporaryFile, destination) == 0 else {
+                throw .io(operation: "rename", path: destination, errno: errno)
+            }
+            return true
+        }
+        if adopted { try FileSystem.fsyncDirectory(directory) }
+        return adopted
     }
+
+    private static let adoption = Mutex(())
 }

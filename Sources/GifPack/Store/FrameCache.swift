@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Each stored GIF's tar entry (`gifs/<sha256>.gif`), compressed once as a standalone zstd frame.
 ///
@@ -29,8 +32,12 @@ struct FrameCache: Sendable {
             let sink = try FileDescriptorSink(creating: temporary)
             let encoder = TarEntryFrameEncoder(level: level, mtime: mtime)
             _ = try encoder.encodeFile(name: GIFEntry.path(forSHA256: sha256), sourcePath: blobPath, to: sink)
-            try sink.syncAndClose()
-            try FileSystem.publish(temporary, as: destination)
+            // No fsync: the frame is a cache. The pack assembler verifies every frame it copies and
+            // a frame cut short by a crash is simply compressed again.
+            try sink.close()
+            guard rename(temporary, destination) == 0 else {
+                throw FileSystemError.io(operation: "rename", path: destination, errno: errno)
+            }
         } catch {
             FileSystem.remove(temporary)
             throw error

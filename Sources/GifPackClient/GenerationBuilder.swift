@@ -1,0 +1,139 @@
+import GifPackFormat
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Fills a staging directory with one complete generation of the cache.
+///
+/// For each GIF the plan needs, in hash order: if the previous generation holds a file with that
+/// hash (per its manifest, and confirmed by hashing the file) it is hard-linked in, so an upgrade
+/// leaves unchanged files alone (same inode, same mtime); otherwise the GIF is decompressed from
+/// its pack frame straight into a new file (checked header, capped size, SHA-256 compared before
+/// the file counts) and fsynced. Further names for the same GIF (exercises sharing it, `by-id`)
+/// are hard links to the first. Where the file system refuses a hard link the file is copied.
+/// The manifest (and for `by-hash` the id map) is written last, and the directories are fsynced.
+///
+/// ```swift
+/// var builder = GenerationBuilder(staging: dir, layout: .byID, previous: previous)
+/// try builder.build(plan, generation: 8)
+/// builder.counts.gifsWritten
+/// ```
+struct GenerationBuilder {
+    struct Counts: Equatable {
+        var gifsWritten = 0
+        var gifsReused = 0
+        var linksCreated = 0
+        var bytesWritten: Int64 = 0
+    }
+
+    /// The generation an install replaces: its directory and manifest.
+    struct Previous {
+        let directory: String
+        let manifest: InstallManifest
+    }
+
+    let staging: String
+    let layout: InstallLayout
+    let previous: Previous?
+    private(set) var counts = Counts()
+
+    init(staging: String, layout: InstallLayout, previous: Previous?) {
+        self.staging = staging
+        self.layout = layout
+        self.previous = previous
+    }
+
+    mutating func build(_ plan: InstallPlan, generation: Int) throws(PackClientError) {
+        try FileOps.makeDirectory(staging)
+        if layout == .byHash { try FileOps.makeDirectory("\(staging)/gifs") }
+        let reusable = previousFiles()
+        for hash in plan.idsByHash.keys.sorted() {
+            guard let ids = plan.idsByHash[hash], let source = plan.gifs[hash] else { continue }
+            let names = layout == .byID ? ids.map { "\($0).gif" } : ["gifs/\(hash).gif"]
+            let first = "\(staging)/\(names[0])"
+            if let old = reusable[hash], Self.holds(old, sha256: hash, size: source.entry.location.size) {
+                try Self.linkOrCopy(old, to: first)
+                counts.gifsReused += 1
+            } else {
+                try write(source, to: first)
+                counts.gifsWritten += 1
+                counts.bytesWritten += source.entry.location.size
+            }
+            for name in names.dropFirst() {
+                try Self.linkOrCopy(first, to: "\(staging)/\(name)")
+                counts.linksCreated += 1
+            }
+        }
+        if layout == .byHash {
+            try FileOps.writeNew("\(staging)/\(InstallLayout.idMapFileName)",
+                                 try InstallManifest.canonicalJSON(plan.exercises, path: InstallLayout.idMapFileName))
+            try FileOps.sync("\(staging)/gifs")
+        }
+        let manifest = InstallManifest(generation: generation, layout: layout, packs: plan.packs, exercises: plan.exercises)
+        try FileOps.writeNew("\(staging)/\(InstallManifest.fileName)", try manifest.encoded())
+        try FileOps.sync(staging)
+    }
+
+    /// Hash → a file of the previous generation holding it.
+    private func previousFiles() -> [String: String] {
+        guard let previous else { return [:] }
+        var files: [String: String] = [:]
+        for (id, hash) in previous.manifest.exercises.sorted(by: { $0.key < $1.key }) {
+            guard let hash, files[hash] == nil, ExerciseID.isValid(id), SafePath.isSHA256(hash) else { continue }
+            files[hash] = "\(previous.directory)/\(previous.manifest.layout.relativePath(exercise: id, sha256: hash))"
+        }
+        return files
+    }
+
+    /// True when `path` is a regular file of `size` bytes hashing to `sha256`.
+    private static func holds(_ path: String, sha256: String, size: Int64) -> Bool {
+        guard FileOps.regularFileSize(path) == size, let digest = try? SHA256Digest.file(at: path) else { return false }
+        return digest.sha256 == sha256
+    }
+
+    /// Decompresses the GIF into a new file at `path`, verified, fsynced.
+    private func write(_ source: InstallPlan.Source, to path: String) throws(PackClientError) {
+        let file = try NewFile(path: path)
+        try IndexedEntry.read(source.entry.location, sha256: source.entry.sha256, isGIF: true, pack: source.pack,
+                              reader: source.reader) { chunk throws(PackReadError) in
+            do throws(PackClientError) { try file.append(chunk) } catch {
+                if case let .fileSystem(path, operation, code) = error {
+                    throw .io(path: path, operation: operation, errno: code)
+                }
+                throw .io(path: path, operation: "write", errno: EIO)
+            }
+        }
+        try file.finish()
+    }
+
+    /// A hard link from `source` to `target`, or a copy where links are not possible.
+    static func linkOrCopy(_ source: String, to target: String) throws(PackClientError) {
+        if link(source, target) == 0 { return }
+        let code = errno
+        guard [EXDEV, EPERM, EMLINK, ENOTSUP, EOPNOTSUPP, EACCES].contains(code) else {
+            throw .posix(target, "link \(source) to", code)
+        }
+        try copy(source, to: target)
+    }
+
+    private static func copy(_ source: String, to target: String) throws(PackClientError) {
+        let fd = open(source, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw .posix(source, "open") }
+        defer { close(fd) }
+        let file = try NewFile(path: target)
+        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 * 1024, alignment: 16)
+        defer { chunk.deallocate() }
+        while true {
+            let got = read(fd, chunk.baseAddress, chunk.count)
+            if got < 0 {
+                if errno == EINTR { continue }
+                throw .posix(source, "read")
+            }
+            if got == 0 { break }
+            try file.append(UnsafeRawBufferPointer(rebasing: chunk[0..<got]))
+        }
+        try file.finish()
+    }
+}

@@ -1,0 +1,182 @@
+import Foundation
+import GifPackFormat
+import GifPackHTTP
+
+/// Installs packs into an app's cache directory so that finding an exercise's GIF is a file read.
+///
+/// ``install(from:packs:client:)`` reads the index, fetches the chosen packs (all by default) with
+/// ``PackDownloader`` into `<cache>.d/downloads/` (resuming interrupted downloads; a local index's
+/// packs are read in place), verifies them, and installs exactly those packs as a new generation
+/// of the cache, in the chosen ``InstallLayout``:
+///
+/// 1. Every check runs before anything reaches the cache: the index description, the pack file's
+///    size and SHA-256, its zstd frame sequence against the index (no unlisted entry), its
+///    `catalog.json`, and for every GIF the tar header (regular file, expected name and size), a
+///    decompression cap at the indexed size and the SHA-256. Tar names never become file names:
+///    files are named from validated exercise ids or hashes. Libarchive and `tar` are not used.
+/// 2. The generation is staged in `<cache>.d/.staging-…`, unchanged GIFs hard-linked from the
+///    previous generation, new ones decompressed and fsynced (see ``GenerationBuilder``), and the
+///    manifest (``InstallManifest``) written last.
+/// 3. `<cache>` — a symbolic link — is switched to the new generation with one `rename(2)`, so
+///    readers see the old complete set or the new one, never a mix (see ``CacheGenerations``).
+///    The previous generation is kept until the next install; older ones are removed.
+///
+/// Any failure, including a refused pack (``PackClientError/rejected(_:)``), deletes the staging
+/// directory and leaves `<cache>` exactly as it was. One install runs per cache at a time (an
+/// exclusive lock on `<cache>.d/install.lock`; a second one fails with
+/// ``PackClientError/cacheLocked(path:)``). Disk work runs on a dedicated thread.
+///
+/// ```swift
+/// let installer = PackInstaller(cacheDirectory: cachesURL.appendingPathComponent("exercise-gifs").path)
+/// let report = try await installer.install(from: PackIndexSource("https://cdn.example.com/gifpack/index.json"))
+/// // <cache>/0001.gif … ; report.gifsWritten, report.removed
+/// ```
+public struct PackInstaller: Sendable {
+    /// The path apps read GIFs from.
+    public let cacheDirectory: String
+    public var layout: InstallLayout
+    public var limits: PackLimits
+    /// Keep verified pack downloads after installing them (by default they are deleted).
+    public var keepDownloads = false
+    /// Transfer attempts per pack, each resuming the last.
+    public var downloadAttempts = 3
+
+    public init(cacheDirectory: String, layout: InstallLayout = .byID, limits: PackLimits = .standard) {
+        self.cacheDirectory = CacheGenerations(cachePath: cacheDirectory).cachePath
+        self.layout = layout
+        self.limits = limits
+    }
+
+    /// Where pack downloads and their resumable `.part` files go.
+    public var downloadDirectory: String { CacheGenerations(cachePath: cacheDirectory).downloadsPath }
+
+    /// Loads the index at `source` and installs the packs named in `names` (nil: every pack).
+    public func install(from source: PackIndexSource, packs names: [String]? = nil,
+                        client: HTTPClient? = nil) async throws(PackClientError) -> InstallReport {
+        let generations = CacheGenerations(cachePath: cacheDirectory)
+        let lock = try await BlockingWork.run("gifpack.lock") { () throws(PackClientError) -> InstallLock in
+            try FileOps.makeDirectories(generations.storePath)
+            return try InstallLock(path: generations.lockPath, cachePath: generations.cachePath)
+        }
+        defer { withExtendedLifetime(lock) {} }
+
+        let index = try await source.load(client: client, limits: limits)
+        let chosen = try select(names, from: index)
+        if let report = try await unchangedReport(for: chosen, generations: generations) { return report }
+
+        var downloader = PackDownloader(directory: generations.downloadsPath, client: client, limits: limits)
+        downloader.maxAttempts = downloadAttempts
+        var downloaded: [DownloadedPack] = []
+        for pack in chosen {
+            do { downloaded.append(try await downloader.fetch(pack, from: source)) } catch {
+                removeCopies(downloaded)
+                throw error
+            }
+        }
+        return try await installLocked(downloaded, generations: generations)
+    }
+
+    /// Installs packs already fetched and verified by a ``PackDownloader``.
+    public func install(_ packs: [DownloadedPack]) async throws(PackClientError) -> InstallReport {
+        let generations = CacheGenerations(cachePath: cacheDirectory)
+        let lock = try await BlockingWork.run("gifpack.lock") { () throws(PackClientError) -> InstallLock in
+            try FileOps.makeDirectories(generations.storePath)
+            return try InstallLock(path: generations.lockPath, cachePath: generations.cachePath)
+        }
+        defer { withExtendedLifetime(lock) {} }
+        return try await installLocked(packs, generations: generations)
+    }
+
+    private func installLocked(_ packs: [DownloadedPack],
+                               generations: CacheGenerations) async throws(PackClientError) -> InstallReport {
+        let settings = self
+        let outcome = await BlockingWork.result("gifpack.install") { () throws(PackClientError) -> InstallReport in
+            try settings.installGeneration(packs, generations: generations)
+        }
+        switch outcome {
+        case .success(let report):
+            if !keepDownloads { removeCopies(packs) }
+            return report
+        case .failure(let error):
+            if case .rejected = error { removeCopies(packs) }
+            throw error
+        }
+    }
+
+    /// Plans, stages and switches in a new generation. Runs on a dedicated thread.
+    private func installGeneration(_ packs: [DownloadedPack],
+                                   generations: CacheGenerations) throws(PackClientError) -> InstallReport {
+        let current = try generations.current()
+        let previous: GenerationBuilder.Previous? = try current.flatMap { generation throws(PackClientError) in
+            let directory = generations.generationPath(generation)
+            return try InstallManifest.read(directory: directory).map { .init(directory: directory, manifest: $0) }
+        }
+        generations.removeStale(keeping: Set([current].compactMap { $0 }))
+
+        let plan = try InstallPlan(packs: packs, limits: limits)
+        let generation = (generations.existing().max() ?? 0) + 1
+        let staging = "\(generations.storePath)/.staging-\(CacheGenerations.directoryName(generation))-\(UUID().uuidString)"
+        var builder = GenerationBuilder(staging: staging, layout: layout, previous: previous)
+        do {
+            try builder.build(plan, generation: generation)
+            try FileOps.move(staging, to: generations.generationPath(generation))
+        } catch {
+            FileOps.remove(staging)
+            throw error
+        }
+        do { try generations.switchTo(generation) } catch {
+            FileOps.remove(generations.generationPath(generation))
+            throw error
+        }
+        generations.removeStale(keeping: Set([generation] + [current].compactMap { $0 }))
+
+        let old = previous?.manifest.exercises ?? [:]
+        let new = plan.exercises
+        let counts = builder.counts
+        return InstallReport(
+            cacheDirectory: cacheDirectory, generationDirectory: generations.generationPath(generation),
+            generation: generation, layout: layout, packs: plan.packs, exercises: new.count,
+            placeholders: new.values.filter { $0 == nil }.count, gifsWritten: counts.gifsWritten,
+            gifsReused: counts.gifsReused, linksCreated: counts.linksCreated, bytesWritten: counts.bytesWritten,
+            bytesDownloaded: packs.reduce(0) { $0 + $1.bytesTransferred },
+            added: new.keys.filter { old[$0] == nil }.sorted(),
+            removed: old.keys.filter { new[$0] == nil }.sorted(),
+            changed: new.keys.filter { id in old[id].map { $0 != new[id]! } ?? false }.sorted(),
+            isUnchanged: false)
+    }
+
+    /// The packs to install, in index order, without repeats.
+    private func select(_ names: [String]?, from index: PackIndex) throws(PackClientError) -> [PackDescription] {
+        guard let names, !names.isEmpty else { return index.packs }
+        var chosen: [PackDescription] = []
+        for name in names where !chosen.contains(where: { $0.name == name }) {
+            guard let pack = index.pack(named: name) else {
+                throw .unknownPack(name, available: index.packs.map(\.name))
+            }
+            chosen.append(pack)
+        }
+        return chosen.sorted { $0.name < $1.name }
+    }
+
+    /// A report without any work when exactly these packs are installed in this layout.
+    private func unchangedReport(for packs: [PackDescription],
+                                 generations: CacheGenerations) async throws(PackClientError) -> InstallReport? {
+        try await BlockingWork.run("gifpack.manifest") { [layout, cacheDirectory] () throws(PackClientError) -> InstallReport? in
+            guard let generation = try generations.current(),
+                  let manifest = try InstallManifest.read(directory: generations.generationPath(generation)),
+                  manifest.layout == layout,
+                  manifest.packs.map({ [$0.name, $0.sha256] }) == packs.sorted(by: { $0.name < $1.name }).map({ [$0.name, $0.sha256] })
+            else { return nil }
+            return InstallReport(
+                cacheDirectory: cacheDirectory, generationDirectory: generations.generationPath(generation),
+                generation: generation, layout: layout, packs: manifest.packs, exercises: manifest.exercises.count,
+                placeholders: manifest.exercises.values.filter { $0 == nil }.count, gifsWritten: 0, gifsReused: 0,
+                linksCreated: 0, bytesWritten: 0, bytesDownloaded: 0, added: [], removed: [], changed: [],
+                isUnchanged: true)
+        }
+    }
+
+    private func removeCopies(_ packs: [DownloadedPack]) {
+        for pack in packs where pack.isCopy { FileOps.remove(pack.path) }
+    }
+}
