@@ -17,6 +17,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         // System libraries (Debian -dev packages); the headers add small inline shims.
@@ -53,6 +54,7 @@ let package = Package(
         ]),
         .executableTarget(name: "gifpack", dependencies: [
             "GifPack", "GifPackClient", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "GifPackTests", dependencies: [
             "GifPack", "GifPackFormat", "GifPackGIF", "GifPackHTTP", "GifPackClient", "ExerciseDBFixture",

@@ -79,7 +79,8 @@ struct CacheGenerations {
     }
 
     /// Makes `generation` the installed one: a new link renamed over `<cache>`, then both parent
-    /// directories fsynced. An empty real directory at `<cache>` is removed first.
+    /// directories fsynced (best effort: once the rename is done the switch has happened, and after
+    /// a crash the link holds either generation). An empty real directory at `<cache>` is removed first.
     func switchTo(_ generation: Int) throws(PackClientError) {
         let link = "\(storePath)/.link-\(UUID().uuidString)"
         guard symlink(linkTarget(generation), link) == 0 else { throw .posix(link, "symlink") }
@@ -93,8 +94,9 @@ struct CacheGenerations {
             FileOps.remove(link)
             throw error
         }
-        try FileOps.sync((cachePath as NSString).deletingLastPathComponent.isEmpty ? "." : (cachePath as NSString).deletingLastPathComponent)
-        try FileOps.sync(storePath)
+        let parent = (cachePath as NSString).deletingLastPathComponent
+        try? FileOps.sync(parent.isEmpty ? "." : parent)
+        try? FileOps.sync(storePath)
     }
 
     /// Removes every generation not in `keep`, and staging directories and links left by

@@ -69,7 +69,7 @@ public struct PackInstaller: Sendable {
         var downloaded: [DownloadedPack] = []
         for pack in chosen {
             do { downloaded.append(try await downloader.fetch(pack, from: source)) } catch {
-                removeCopies(downloaded)
+                await removeCopies(downloaded)
                 throw error
             }
         }
@@ -95,10 +95,10 @@ public struct PackInstaller: Sendable {
         }
         switch outcome {
         case .success(let report):
-            if !keepDownloads { removeCopies(packs) }
+            if !keepDownloads { await removeCopies(packs) }
             return report
         case .failure(let error):
-            if case .rejected = error { removeCopies(packs) }
+            if case .rejected = error { await removeCopies(packs) }
             throw error
         }
     }
@@ -176,7 +176,12 @@ public struct PackInstaller: Sendable {
         }
     }
 
-    private func removeCopies(_ packs: [DownloadedPack]) {
-        for pack in packs where pack.isCopy { FileOps.remove(pack.path) }
+    /// Deletes downloaded pack files (never a local index's own packs).
+    private func removeCopies(_ packs: [DownloadedPack]) async {
+        let paths = packs.filter(\.isCopy).map(\.path)
+        guard !paths.isEmpty else { return }
+        _ = await BlockingWork.result("gifpack.cleanup") { () throws(PackClientError) in
+            for path in paths { FileOps.remove(path) }
+        }
     }
 }

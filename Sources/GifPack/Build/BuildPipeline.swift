@@ -51,7 +51,8 @@ public struct BuildPipeline: Sendable {
             report.message = String(describing: error)
         }
         report.stageSeconds["total"] = (clock.now - started).seconds
-        writeReport(report)
+        let finalReport = report
+        _ = try? await Blocking.run { writeReport(finalReport) }
         observer?(.finished(report))
         return report
     }
@@ -64,8 +65,11 @@ public struct BuildPipeline: Sendable {
         let outputLock = try BuildLock(directory: options.outputDirectory)
         let cacheLock = try BuildLock(directory: options.cacheDirectory)
         defer { withExtendedLifetime((outputLock, cacheLock)) {} }
-        try layout.prepare()
-        let state = try BuildState(path: layout.statePath, source: "\(manifest.source.kind.rawValue) \(manifest.source.baseURL)")
+        let sourceKey = "\(manifest.source.kind.rawValue) \(manifest.source.baseURL)"
+        let state = try await Blocking.run {
+            try layout.prepare()
+            return try BuildState(path: layout.statePath, source: sourceKey)
+        }
         let client = try HTTPClient()
         defer { client.shutdown() }
 
@@ -81,7 +85,7 @@ public struct BuildPipeline: Sendable {
         let catalog = try await CatalogSources.make(for: manifest.source, fetch: manifest.fetch, client: client).fetchCatalog()
         report.catalog = .init(exercises: catalog.exercises.count, pages: catalog.pagesFetched,
                                rejectedRecords: catalog.rejected, duplicateIDs: catalog.duplicateIDs)
-        report.catalogChanges = try state.replaceCatalog(CatalogFingerprint.fingerprints(of: catalog))
+        report.catalogChanges = try await Blocking.run { try state.replaceCatalog(CatalogFingerprint.fingerprints(of: catalog)) }
         observer?(.catalogFetched(exercises: catalog.exercises.count, pages: catalog.pagesFetched))
         endStage("catalog")
 
@@ -113,7 +117,14 @@ public struct BuildPipeline: Sendable {
             }
             return
         }
-        report.reusedLastGood = keepLastKnownGood(&results, wanted: wanted, state: state, store: BlobStore(layout: layout))
+        let fetched = results
+        let (filled, reused) = try await Blocking.run {
+            var filled = fetched
+            let reused = keepLastKnownGood(&filled, wanted: wanted, state: state, store: BlobStore(layout: layout))
+            return (filled, reused)
+        }
+        results = filled
+        report.reusedLastGood = reused
         summarise(results, wanted: wanted, into: &report)
         endStage("fetch")
 
@@ -124,7 +135,8 @@ public struct BuildPipeline: Sendable {
             return
         }
 
-        let previous = try? PackIndex.decode(from: Data(contentsOf: URL(fileURLWithPath: indexPath)))
+        let indexURL = URL(fileURLWithPath: indexPath)
+        let previous = try await Blocking.run { try? PackIndex.decode(from: Data(contentsOf: indexURL)) }
         let sourceDescription = SourceDescription(kind: manifest.source.kind.rawValue, baseURL: manifest.source.baseURL,
                                                   resolution: manifest.source.resolution)
         let publisher = PackPublisher(outputDirectory: options.outputDirectory, frames: frames, source: sourceDescription)
@@ -146,17 +158,22 @@ public struct BuildPipeline: Sendable {
 
         let index = PackIndex(generator: options.generator, source: sourceDescription, packs: descriptions)
         let indexBytes = [UInt8](try index.encoded())
-        if FileSystem.readAll(indexPath) != indexBytes {
-            try FileSystem.writeAtomically(indexBytes, to: indexPath) { CrashPoint.reach(.beforeIndexRename) }
-        }
-        for (description, result) in zip(descriptions, report.packs) where result.outcome == PackPublisher.Outcome.published.rawValue {
-            try state.recordPublished(pack: description.name, version: description.version, file: description.file,
-                                      sha256: description.sha256, contentDigest: description.contentDigest, at: Date())
+        let newlyPublished = zip(descriptions, report.packs)
+            .filter { $0.1.outcome == PackPublisher.Outcome.published.rawValue }.map(\.0)
+        let indexPath = self.indexPath
+        try await Blocking.run {
+            if FileSystem.readAll(indexPath) != indexBytes {
+                try FileSystem.writeAtomically(indexBytes, to: indexPath) { CrashPoint.reach(.beforeIndexRename) }
+            }
+            for description in newlyPublished {
+                try state.recordPublished(pack: description.name, version: description.version, file: description.file,
+                                          sha256: description.sha256, contentDigest: description.contentDigest, at: Date())
+            }
         }
         endStage("index")
 
-        report.pruned = try Pruner(outputDirectory: options.outputDirectory, layout: layout,
-                                   keep: manifest.output.keepVersions).prune(index: index, state: state)
+        let pruner = Pruner(outputDirectory: options.outputDirectory, layout: layout, keep: manifest.output.keepVersions)
+        report.pruned = try await Blocking.run { try pruner.prune(index: index, state: state) }
         endStage("prune")
 
         let published = report.packs.filter { $0.outcome == PackPublisher.Outcome.published.rawValue }.count

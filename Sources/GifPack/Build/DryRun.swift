@@ -49,14 +49,18 @@ public struct DryRun: Sendable {
         plan.requestBudget = manifest.fetch.maxRequests
         let wanted = packPlan.wanted
         plan.wanted = wanted.count
-        var known: [String: GIFState] = [:]
-        if FileSystem.exists(layout.statePath) {
-            let state = try BuildState(path: layout.statePath, source: "\(manifest.source.kind.rawValue) \(manifest.source.baseURL)")
-            known = try state.gifs(resolution: manifest.source.resolution ?? 0)
-        }
+        let sourceKey = "\(manifest.source.kind.rawValue) \(manifest.source.baseURL)"
+        let resolution = manifest.source.resolution ?? 0
         let planner = FetchPlanner(settings: manifest.fetch, store: BlobStore(layout: layout), now: Date())
-        for exercise in wanted {
-            switch planner.decide(exercise, known: known[exercise.id]) {
+        let decisions = try await Blocking.run {
+            var known: [String: GIFState] = [:]
+            if FileSystem.exists(layout.statePath) {
+                known = try BuildState(path: layout.statePath, source: sourceKey).gifs(resolution: resolution)
+            }
+            return wanted.map { planner.decide($0, known: known[$0.id]) }
+        }
+        for decision in decisions {
+            switch decision {
             case .reuseFresh: plan.skippedFresh += 1
             case .knownMissing: plan.skippedKnownMissing += 1
             case .request(let conditional):

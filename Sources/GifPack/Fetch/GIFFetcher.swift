@@ -55,10 +55,14 @@ struct GIFFetcher: Sendable {
     }
 
     func fetch(_ exercises: [Exercise]) async -> FetchOutcome {
-        let known = (try? state?.gifs(resolution: resolutionKey)) ?? [:]
+        let (state, resolutionKey, planner) = (self.state, self.resolutionKey, self.planner)
+        let decisions = (try? await Blocking.run {
+            let known = (try? state?.gifs(resolution: resolutionKey)) ?? [:]
+            return exercises.map { planner.decide($0, known: known[$0.id]) }
+        }) ?? exercises.map { _ in .request(conditional: nil) }
         var queue: [FetchWorkItem] = []
-        for exercise in exercises {
-            switch planner.decide(exercise, known: known[exercise.id]) {
+        for (exercise, decision) in zip(exercises, decisions) {
+            switch decision {
             case .reuseFresh(let gif): processor.reuse(exercise: exercise, known: gif, origin: .fresh)
             case .knownMissing(let gif):
                 processor.record(.rejected(FetchRejection(exerciseID: exercise.id, url: exercise.imageURL, reason: "known-missing",

@@ -1,0 +1,32 @@
+import GifPackFormat
+import GifPackGIF
+
+/// Decodes a GIF with `GIFInspector` and compares what it finds with the pack catalog's record.
+///
+/// ```swift
+/// let problems = GIFMetadataCheck.problems(bytes: gif, metadata: exercise.gif, pack: "all", entry: path)
+/// ```
+enum GIFMetadataCheck {
+    static func problems(bytes: [UInt8], metadata: GIFMetadata?, pack: String, entry: String) -> [PackRejection] {
+        let info: GIFInfo
+        do { info = try GIFInspector.inspect(bytes: bytes) } catch {
+            return [PackRejection(.notAGIF, pack: pack, entry: entry, detail: "does not decode: \(error)")]
+        }
+        guard let metadata else { return [] }
+        var differences: [String] = []
+        if metadata.bytes != Int64(bytes.count) { differences.append("bytes \(metadata.bytes) vs \(bytes.count)") }
+        if metadata.width != info.width || metadata.height != info.height {
+            differences.append("dimensions \(metadata.width)x\(metadata.height) vs \(info.width)x\(info.height)")
+        }
+        if metadata.frames != info.frameCount { differences.append("frames \(metadata.frames) vs \(info.frameCount)") }
+        if metadata.durationMilliseconds != info.durationMilliseconds {
+            differences.append("duration \(metadata.durationMilliseconds) ms vs \(info.durationMilliseconds) ms")
+        }
+        if metadata.loopCount != info.loopCount {
+            differences.append("loop count \(metadata.loopCount.map(String.init) ?? "none") vs \(info.loopCount.map(String.init) ?? "none")")
+        }
+        guard !differences.isEmpty else { return [] }
+        return [PackRejection(.catalogMismatch, pack: pack, entry: entry,
+                              detail: "catalog.json vs the decoded GIF: " + differences.joined(separator: ", "))]
+    }
+}

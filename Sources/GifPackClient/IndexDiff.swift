@@ -1,0 +1,68 @@
+import GifPackFormat
+
+/// What changes for a client between two indexes: exercises added, removed and changed, and the
+/// bytes it would download.
+///
+/// Exercises are compared by id across all packs (an exercise "changes" when its GIF hash does,
+/// including gaining or losing a GIF). Packs are downloaded whole, so ``downloadBytes`` is the size
+/// of every pack that is new or whose file changed. ``newGIFFrameBytes`` is what a client reading
+/// single GIFs by frame offset (``PackEntryReader``) would fetch instead: the compressed frames of
+/// GIFs the old index did not have.
+///
+/// ```swift
+/// let diff = IndexDiff(old: try await PackIndexSource("v1/index.json").load(),
+///                      new: try await PackIndexSource("v2/index.json").load())
+/// print(diff.changed, diff.downloadBytes)
+/// ```
+public struct IndexDiff: Sendable, Equatable {
+    /// A pack a client has to download (new, or with a new file).
+    public struct PackDownload: Sendable, Equatable {
+        public var name: String
+        public var oldVersion: Int?
+        public var newVersion: Int
+        public var bytes: Int64
+    }
+
+    public var added: [String]
+    public var removed: [String]
+    public var changed: [String]
+    /// Packs to download, sorted by name.
+    public var downloads: [PackDownload]
+    /// Packs the new index no longer has.
+    public var removedPacks: [String]
+
+    public var downloadBytes: Int64 { downloads.reduce(0) { $0 + $1.bytes } }
+    public var newGIFFrameBytes: Int64
+
+    public init(old: PackIndex, new: PackIndex) {
+        let before = Self.exercises(old)
+        let after = Self.exercises(new)
+        added = after.keys.filter { before[$0] == nil }.sorted()
+        removed = before.keys.filter { after[$0] == nil }.sorted()
+        changed = after.keys.filter { id in before[id].map { $0 != after[id]! } ?? false }.sorted()
+        downloads = new.packs.compactMap { pack in
+            let previous = old.pack(named: pack.name)
+            guard previous?.sha256 != pack.sha256 else { return nil }
+            return PackDownload(name: pack.name, oldVersion: previous?.version, newVersion: pack.version, bytes: pack.bytes)
+        }.sorted { $0.name < $1.name }
+        removedPacks = old.packs.map(\.name).filter { new.pack(named: $0) == nil }.sorted()
+        let oldHashes = Set(old.packs.flatMap { $0.gifs.map(\.sha256) })
+        var counted = Set<String>()
+        var frameBytes: Int64 = 0
+        for pack in new.packs {
+            for gif in pack.gifs where !oldHashes.contains(gif.sha256) && counted.insert(gif.sha256).inserted {
+                frameBytes += gif.location.frameLength
+            }
+        }
+        newGIFFrameBytes = frameBytes
+    }
+
+    /// Exercise id → GIF hash over every pack (the first pack by name wins for an id listed twice).
+    private static func exercises(_ index: PackIndex) -> [String: String?] {
+        var result: [String: String?] = [:]
+        for pack in index.packs.sorted(by: { $0.name < $1.name }) {
+            for exercise in pack.exercises where result[exercise.id] == nil { result[exercise.id] = exercise.gif }
+        }
+        return result
+    }
+}

@@ -1,0 +1,43 @@
+import Foundation
+import GifPackFormat
+
+/// Read access to an installed cache, pinned to one generation.
+///
+/// Opening resolves `<cache>` (a symbolic link) once and reads that generation's manifest, so every
+/// later lookup answers from the same complete set even if an install switches the cache
+/// meanwhile (the previous generation stays on disk until the next install). Lookups are pure
+/// path computations; they touch no file.
+///
+/// ```swift
+/// let cache = try InstalledCache(directory: gifsDirectory)
+/// if let path = cache.gifPath(forExercise: "0001") {
+///     imageView.image = try await loadAnimatedGIF(URL(fileURLWithPath: path))
+/// } else {
+///     imageView.image = placeholder   // unknown exercise, or listed without a GIF
+/// }
+/// ```
+public struct InstalledCache: Sendable {
+    /// The resolved generation directory all paths point into.
+    public let generationDirectory: String
+    public let manifest: InstallManifest
+
+    /// Opens the cache installed at `directory`; throws ``PackClientError/unreadable(location:detail:)``
+    /// when nothing is installed there.
+    public init(directory: String) throws(PackClientError) {
+        let resolved = URL(fileURLWithPath: directory).resolvingSymlinksInPath().path
+        guard let manifest = try InstallManifest.read(directory: resolved) else {
+            throw .unreadable(location: directory, detail: "no \(InstallManifest.fileName): nothing is installed there")
+        }
+        generationDirectory = resolved
+        self.manifest = manifest
+    }
+
+    /// The GIF file of exercise `id`, or nil when the exercise is unknown or has no GIF.
+    public func gifPath(forExercise id: String) -> String? {
+        guard ExerciseID.isValid(id), let entry = manifest.exercises[id], let hash = entry else { return nil }
+        return "\(generationDirectory)/\(manifest.layout.relativePath(exercise: id, sha256: hash))"
+    }
+
+    /// Every installed exercise id, sorted.
+    public var exerciseIDs: [String] { manifest.exercises.keys.sorted() }
+}

@@ -1,0 +1,165 @@
+import Foundation
+import GifPackFormat
+
+/// Full verification of a published output directory or of a single pack file, collecting every
+/// problem instead of stopping at the first.
+///
+/// ``verifyDirectory(_:limits:)`` reads `<dir>/index.json` and, for every pack: checks the
+/// description (names, paths, hashes, ids), the file's size and SHA-256, every frame offset
+/// against the real frame sequence (and that no unlisted frame exists), `uncompressedBytes`, the
+/// end-of-archive frame, `catalog.json` against the content digest and the index, and every GIF
+/// read through its frame offset (header, size, SHA-256), decoded with `GIFInspector` and compared
+/// with its catalog record.
+///
+/// ``verifyPack(_:limits:)`` does the same for a pack file alone: it walks the frames, parses each
+/// tar header, checks each `gifs/<sha256>.gif` against its name, matches the catalog's GIFs with
+/// the entries both ways and decodes every GIF.
+///
+/// Both block on disk I/O and decoding.
+///
+/// ```swift
+/// let report = PackVerifier.verifyPack("dist/packs/all-v3.tar.zst")
+/// print(report.isOK, report.gifs)
+/// ```
+public enum PackVerifier {
+    public static func verifyDirectory(_ directory: String, limits: PackLimits = .standard) -> VerificationReport {
+        var report = VerificationReport()
+        let indexPath = "\(directory)/index.json"
+        let index: PackIndex
+        do {
+            index = try PackIndex.decode(from: try PackIndexSource.readFile(indexPath, maxBytes: limits.maxIndexBytes))
+        } catch let error as IndexError {
+            report.problems.append(PackRejection(.unreadable, pack: "index.json", detail: error.description))
+            return report
+        } catch {
+            report.problems.append(PackRejection(.unreadable, pack: "index.json", detail: "\(error)"))
+            return report
+        }
+        var seen = Set<String>()
+        for pack in index.packs where !seen.insert(pack.name).inserted {
+            report.problems.append(PackRejection(.duplicate, pack: pack.name, detail: "the index lists this pack twice"))
+        }
+        let source = PackIndexSource(location: .file(indexPath))
+        for pack in index.packs { verify(pack, source: source, limits: limits, into: &report) }
+        return report
+    }
+
+    public static func verifyPack(_ path: String, limits: PackLimits = .standard) -> VerificationReport {
+        var report = VerificationReport()
+        let name = (path as NSString).lastPathComponent
+        report.packs = 1
+        let scan: PackFileScan
+        do { scan = try PackFileScan(path: path, limits: limits) } catch {
+            report.problems.append(problem(error, pack: name))
+            return report
+        }
+        report.frames = scan.frames.count
+        var catalog: PackCatalog?
+        do { catalog = try scan.catalog() } catch { report.problems.append(problem(error, pack: name)) }
+        let metadata = Dictionary((catalog?.exercises ?? []).compactMap { $0.gif.map { ($0.sha256, $0) } },
+                                  uniquingKeysWith: { first, _ in first })
+        var entries = Set<String>()
+        for frame in scan.frames.dropFirst().dropLast() {
+            let entry: PackFileScan.Entry
+            do { entry = try scan.entry(frame, maxSize: limits.maxGIFBytes) } catch {
+                report.problems.append(problem(error, pack: name))
+                continue
+            }
+            let path = SafePath.printable(entry.header.name)
+            let hash = entry.header.name.hasPrefix("gifs/") && entry.header.name.hasSuffix(".gif")
+                ? String(entry.header.name.dropFirst(5).dropLast(4)) : ""
+            guard SafePath.isSHA256(hash), entry.header.name == GIFEntry.path(forSHA256: hash) else {
+                report.problems.append(PackRejection(.unlistedEntry, pack: name, entry: path,
+                                                     detail: "not a gifs/<sha256>.gif entry"))
+                continue
+            }
+            if !entries.insert(hash).inserted {
+                report.problems.append(PackRejection(.duplicate, pack: name, entry: path, detail: "the GIF is stored twice"))
+            }
+            if entry.sha256 != hash {
+                report.problems.append(PackRejection(.hashMismatch, pack: name, entry: path,
+                                                     detail: "the data hashes to \(entry.sha256)"))
+            }
+            if catalog != nil, metadata[hash] == nil {
+                report.problems.append(PackRejection(.unlistedEntry, pack: name, entry: path,
+                                                     detail: "no exercise of catalog.json uses this GIF"))
+            }
+            report.gifs += 1
+            report.problems += GIFMetadataCheck.problems(bytes: entry.data, metadata: metadata[hash], pack: name, entry: path)
+        }
+        if let last = scan.frames.last, let endProblem = EndOfArchiveCheck.problem(path: path, frame: last, pack: name) {
+            report.problems.append(endProblem)
+        }
+        if let catalog {
+            for exercise in catalog.exercises {
+                if !ExerciseID.isValid(exercise.id) {
+                    report.problems.append(PackRejection(.unsafeName, pack: name, entry: SafePath.printable(exercise.id),
+                                                         detail: "the exercise id is not 1-64 characters of A-Z a-z 0-9 _ -"))
+                }
+                if let gif = exercise.gif, !entries.contains(gif.sha256) {
+                    report.problems.append(PackRejection(.missingEntry, pack: name, entry: exercise.id,
+                                                         detail: "its GIF \(SafePath.printable(gif.sha256)) is not in the pack"))
+                }
+            }
+        }
+        return report
+    }
+
+    private static func verify(_ pack: PackDescription, source: PackIndexSource, limits: PackLimits,
+                               into report: inout VerificationReport) {
+        report.packs += 1
+        let name = SafePath.printable(pack.name)
+        let descriptionProblems = PackDescriptionCheck.problems(in: pack, limits: limits)
+        report.problems += descriptionProblems
+        guard case .file(let path) = (try? source.packLocation(for: pack)) ?? .url("") else { return }
+        guard let size = FileOps.regularFileSize(path) else {
+            report.problems.append(PackRejection(.unreadable, pack: name, entry: pack.file, detail: "the pack file is missing"))
+            return
+        }
+        do { try PackDownloader.verify(path, pack: pack) } catch {
+            report.problems.append(problem(error, pack: name))
+            if size != pack.bytes { return }
+        }
+        let frames: [ZstdFrameExtent]
+        let reader: PackFrameReader
+        do {
+            frames = try ZstdFrames.frameExtents(in: path)
+            reader = try PackFrameReader(path: path)
+        } catch {
+            report.problems.append(problem(EntryReading.translate(error, pack: name, entry: pack.file, readerPath: path), pack: name))
+            return
+        }
+        report.frames += frames.count
+        report.problems += FrameLayoutCheck.problems(frames: frames, pack: pack)
+        let uncompressed = frames.reduce(Int64(0)) { $0 + ($1.contentSize ?? 0) }
+        if uncompressed != pack.uncompressedBytes {
+            report.problems.append(PackRejection(.sizeMismatch, pack: name, detail: "the frames hold \(uncompressed) bytes, uncompressedBytes says \(pack.uncompressedBytes)"))
+        }
+        if let last = frames.last, let endProblem = EndOfArchiveCheck.problem(path: path, frame: last, pack: name) {
+            report.problems.append(endProblem)
+        }
+        var metadata: [String: GIFMetadata] = [:]
+        do {
+            let catalog = try CatalogCheck.read(pack: pack, reader: reader)
+            for exercise in catalog.exercises { if let gif = exercise.gif { metadata[gif.sha256] = gif } }
+        } catch {
+            report.problems.append(problem(error, pack: name))
+        }
+        guard descriptionProblems.isEmpty else { return }
+        for gif in pack.gifs {
+            do {
+                let bytes = try IndexedEntry.readAll(gif.location, sha256: gif.sha256, isGIF: true, pack: name, reader: reader)
+                report.gifs += 1
+                report.problems += GIFMetadataCheck.problems(bytes: bytes, metadata: metadata[gif.sha256], pack: name,
+                                                             entry: gif.location.path)
+            } catch {
+                report.problems.append(problem(error, pack: name))
+            }
+        }
+    }
+
+    private static func problem(_ error: PackClientError, pack: String) -> PackRejection {
+        if case .rejected(let rejection) = error { return rejection }
+        return PackRejection(.unreadable, pack: pack, detail: error.description)
+    }
+}

@@ -1,0 +1,49 @@
+import ArgumentParser
+import Foundation
+import GifPackClient
+
+struct DiffCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "diff",
+        abstract: "Compare two indexes: exercises added, removed and changed, and the bytes a client would download.",
+        discussion: """
+        Exercises are compared by id across all packs; "changed" means the GIF's hash changed (or the
+        exercise gained or lost its GIF). A client installing packs downloads every pack whose file
+        changed; a client reading single GIFs by frame offset fetches only the new GIFs' frames.
+
+        Examples:
+          gifpack diff old/index.json dist/index.json
+          gifpack diff https://cdn.example.com/gifpack/index.json dist/index.json
+        """
+    )
+
+    @Argument(help: "The old index (path or http(s) URL).")
+    var old: String
+
+    @Argument(help: "The new index (path or http(s) URL).")
+    var new: String
+
+    @Flag(help: "List every exercise id (by default at most 20 per kind).")
+    var all = false
+
+    func run() async throws {
+        let diff: IndexDiff
+        do {
+            diff = IndexDiff(old: try await PackIndexSource(old).load(), new: try await PackIndexSource(new).load())
+        } catch {
+            Terminal.error("gifpack: \(error)")
+            throw ExitCode(1)
+        }
+        for (label, ids) in [("added", diff.added), ("removed", diff.removed), ("changed", diff.changed)] {
+            let shown = all ? ids : Array(ids.prefix(20))
+            let more = ids.count > shown.count ? " … (\(ids.count - shown.count) more)" : ""
+            Terminal.output("\(label): \(ids.count)" + (ids.isEmpty ? "" : " — " + shown.joined(separator: " ") + more))
+        }
+        Terminal.output("download: \(diff.downloadBytes) bytes in \(diff.downloads.count) pack(s)")
+        for pack in diff.downloads {
+            Terminal.output("  \(pack.name) \(pack.oldVersion.map { "v\($0)" } ?? "new") -> v\(pack.newVersion): \(pack.bytes) bytes")
+        }
+        if !diff.removedPacks.isEmpty { Terminal.output("packs removed: \(diff.removedPacks.joined(separator: " "))") }
+        Terminal.output("single-GIF reads instead: \(diff.newGIFFrameBytes) bytes of new GIF frames")
+    }
+}

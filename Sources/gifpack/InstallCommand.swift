@@ -1,0 +1,74 @@
+import ArgumentParser
+import Foundation
+import GifPackClient
+
+extension InstallLayout: ExpressibleByArgument {}
+
+struct InstallCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "install",
+        abstract: "Fetch, verify and install packs into a cache directory, switching atomically.",
+        discussion: """
+        Reads the index (a path or an http(s) URL), downloads the chosen packs into <cache>.d/downloads
+        (resuming an interrupted download with a Range request; a local index's packs are read in
+        place), verifies every pack and GIF, and installs them as a new generation: <cache> is a
+        symbolic link switched with one rename, so readers see the old complete set or the new one.
+        Unchanged GIFs are hard-linked from the previous generation, GIFs that left are dropped.
+        A refused pack leaves <cache> untouched and names its reason.
+
+        Layouts: by-id puts <cache>/<exerciseId>.gif (exercises sharing a GIF share one file
+        through hard links); by-hash puts <cache>/gifs/<sha256>.gif plus <cache>/index-by-id.json.
+        Either way <cache>/gifpack-manifest.json records the installed packs and versions.
+
+        Examples:
+          gifpack install --index dist/index.json --cache ~/Library/Caches/exercise-gifs
+          gifpack install --index https://cdn.example.com/gifpack/index.json --cache /var/cache/gifs --pack chest --pack back
+          gifpack install --index dist/index.json --cache /tmp/gifs --layout by-hash
+
+        Exit status: 0 installed (or already up to date), 1 failed or refused, 2 bad arguments,
+        6 another install holds the cache.
+        """
+    )
+
+    @Option(help: "The index: a path to index.json or an http(s) URL.")
+    var index: String
+
+    @Option(help: "The cache directory apps read (becomes a symbolic link to the installed generation).")
+    var cache: String
+
+    @Option(name: .customLong("pack"), help: "A pack to install (repeatable); default: every pack of the index.")
+    var packs: [String] = []
+
+    @Option(help: "by-id (<id>.gif, default) or by-hash (gifs/<sha256>.gif plus index-by-id.json).")
+    var layout: InstallLayout = .byID
+
+    @Flag(help: "Keep verified pack downloads in <cache>.d/downloads after installing.")
+    var keepDownloads = false
+
+    func run() async throws {
+        var installer = PackInstaller(cacheDirectory: cache, layout: layout)
+        installer.keepDownloads = keepDownloads
+        let report: InstallReport
+        do {
+            report = try await installer.install(from: PackIndexSource(index), packs: packs.isEmpty ? nil : packs)
+        } catch {
+            Terminal.error("gifpack: \(error)")
+            switch error {
+            case .unknownPack: throw ExitCode(2)
+            case .cacheLocked: throw ExitCode(6)
+            default: throw ExitCode(1)
+            }
+        }
+        let packs = report.packs.map { "\($0.name) v\($0.version)" }.joined(separator: ", ")
+        if report.isUnchanged {
+            Terminal.output("ok: \(packs) already installed in \(report.cacheDirectory) (generation \(report.generation))")
+            return
+        }
+        Terminal.output("installed \(packs) into \(report.cacheDirectory) -> \(report.generationDirectory) (\(report.layout.rawValue))")
+        Terminal.output("exercises: \(report.exercises) (\(report.placeholders) without GIF): \(report.added.count) added, "
+            + "\(report.changed.count) changed, \(report.removed.count) removed")
+        Terminal.output("gifs: \(report.gifsWritten) written (\(report.bytesWritten) bytes), \(report.gifsReused) unchanged kept, "
+            + "\(report.linksCreated) shared by hard link; downloaded \(report.bytesDownloaded) bytes")
+        Terminal.output("ok: generation \(report.generation)")
+    }
+}
