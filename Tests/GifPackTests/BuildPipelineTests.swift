@@ -6,12 +6,7 @@ import Testing
 @Suite("Build pipeline against the fixture server")
 struct BuildPipelineTests {
     @Test func neverMoreThanThreeRequestsInFlight() async throws {
-        var configuration = FixtureConfiguration()
-        configuration.exerciseCount = 36
-        configuration.latencyMilliseconds = 40
-        configuration.apiKey = testAPIKey
-        let server = try FixtureServer(configuration)
-        try server.start()
+        let server = try startFixture(count: 36) { $0.latencyMilliseconds = 40 }
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
 
@@ -26,12 +21,7 @@ struct BuildPipelineTests {
     }
 
     @Test func everyFaultIsRejectedWithItsReasonAndKeptOutOfThePack() async throws {
-        var configuration = FixtureConfiguration()
-        configuration.exerciseCount = 16
-        configuration.duplicateEvery = 0
-        configuration.apiKey = testAPIKey
-        let server = try FixtureServer(configuration)
-        try server.start()
+        let server = try startFixture(count: 16) { $0.duplicateEvery = 0 }
         defer { server.stop() }
         let ids = server.catalog.exercises.map(\.id).sorted()
         let faults: [(Fault, String)] = [
@@ -78,11 +68,7 @@ struct BuildPipelineTests {
     }
 
     @Test func tooLargeBodiesAreRejected() async throws {
-        var configuration = FixtureConfiguration()
-        configuration.exerciseCount = 3
-        configuration.apiKey = testAPIKey
-        let server = try FixtureServer(configuration)
-        try server.start()
+        let server = try startFixture(count: 3)
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
         let manifest = rapidAPIManifest(server: server).replacingOccurrences(of: "max_gif_bytes: 1MB", with: "max_gif_bytes: 100")
@@ -91,12 +77,7 @@ struct BuildPipelineTests {
     }
 
     @Test func identicalGIFsAreStoredAndPackedOnce() async throws {
-        var configuration = FixtureConfiguration()
-        configuration.exerciseCount = 21
-        configuration.duplicateEvery = 3
-        configuration.apiKey = testAPIKey
-        let server = try FixtureServer(configuration)
-        try server.start()
+        let server = try startFixture(count: 21) { $0.duplicateEvery = 3 }
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
 
@@ -116,11 +97,7 @@ struct BuildPipelineTests {
     }
 
     @Test func twoBuildsOfTheSameInputsAreByteIdentical() async throws {
-        var configuration = FixtureConfiguration()
-        configuration.exerciseCount = 24
-        configuration.apiKey = testAPIKey
-        let server = try FixtureServer(configuration)
-        try server.start()
+        let server = try startFixture(count: 24)
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
         let packs = """
@@ -150,11 +127,7 @@ struct BuildPipelineTests {
     }
 
     @Test func aRebuildWithNothingChangedPublishesNothing() async throws {
-        var configuration = FixtureConfiguration()
-        configuration.exerciseCount = 12
-        configuration.apiKey = testAPIKey
-        let server = try FixtureServer(configuration)
-        try server.start()
+        let server = try startFixture(count: 12)
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
         let manifest = rapidAPIManifest(server: server, fetch: "  refresh_after: 0")
@@ -181,11 +154,7 @@ struct BuildPipelineTests {
     }
 
     @Test func frameOffsetsInTheIndexYieldExactlyTheGIFs() async throws {
-        var configuration = FixtureConfiguration()
-        configuration.exerciseCount = 10
-        configuration.apiKey = testAPIKey
-        let server = try FixtureServer(configuration)
-        try server.start()
+        let server = try startFixture(count: 10)
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
         _ = try await runBuild(manifest: rapidAPIManifest(server: server), workspace: workspace)
@@ -220,10 +189,7 @@ struct BuildPipelineTests {
     }
 
     @Test func v1CatalogWithItsEnvelopeAndGifURLs() async throws {
-        var configuration = FixtureConfiguration()
-        configuration.exerciseCount = 23
-        let server = try FixtureServer(configuration)
-        try server.start()
+        let server = try startFixture(count: 23)
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
         let manifest = """
@@ -240,11 +206,7 @@ struct BuildPipelineTests {
     }
 
     @Test func theAPIKeyNeverAppearsInAnyOutput() async throws {
-        var configuration = FixtureConfiguration()
-        configuration.exerciseCount = 6
-        configuration.apiKey = testAPIKey
-        let server = try FixtureServer(configuration)
-        try server.start()
+        let server = try startFixture(count: 6)
         defer { server.stop() }
         server.setDefaultFault(.status(500), forExercise: server.catalog.exercises[0].id)
         let workspace = try TemporaryDirectory()
@@ -257,11 +219,7 @@ struct BuildPipelineTests {
     }
 
     @Test func aRejectedKeyStopsTheBuildWithItsStatus() async throws {
-        var configuration = FixtureConfiguration()
-        configuration.exerciseCount = 4
-        configuration.apiKey = "the-real-key"
-        let server = try FixtureServer(configuration)
-        try server.start()
+        let server = try startFixture(count: 4) { $0.apiKey = "the-real-key" }
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
         let report = try await runBuild(manifest: rapidAPIManifest(server: server), workspace: workspace)
@@ -273,11 +231,7 @@ struct BuildPipelineTests {
     }
 
     @Test func tooManyMissingPublishesNothing() async throws {
-        var configuration = FixtureConfiguration()
-        configuration.exerciseCount = 5
-        configuration.apiKey = testAPIKey
-        let server = try FixtureServer(configuration)
-        try server.start()
+        let server = try startFixture(count: 5)
         defer { server.stop() }
         server.setDefaultFault(.status(404), forExercise: server.catalog.exercises[0].id)
         let workspace = try TemporaryDirectory()

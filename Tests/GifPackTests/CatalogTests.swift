@@ -57,12 +57,7 @@ struct CatalogTests {
     }
 
     @Test func aDowngradedResolutionIsFlaggedInTheReport() async throws {
-        var configuration = FixtureConfiguration()
-        configuration.exerciseCount = 4
-        configuration.apiKey = testAPIKey
-        configuration.planMaxResolution = 180
-        let server = try FixtureServer(configuration)
-        try server.start()
+        let server = try startFixture(count: 4) { $0.planMaxResolution = 180 }
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
         let manifest = rapidAPIManifest(server: server).replacingOccurrences(of: "resolution: 180", with: "resolution: 360")
@@ -70,7 +65,7 @@ struct CatalogTests {
         #expect(report.exitStatus == .success, "\(report.message)")
         #expect(report.resolutionMismatches.count == 4)
         #expect(report.resolutionMismatches.first?.requested == 360)
-        #expect(report.resolutionMismatches.first?.width == configuration.gifDimension)
+        #expect(report.resolutionMismatches.first?.width == server.configuration.gifDimension)
     }
 
     @Test func theCommandLineRefusesABadManifestWithStatusTwoAndTheKeyPath() throws {

@@ -6,13 +6,7 @@ import Testing
 @Suite("Fetching that survives the real API")
 struct FetchResilienceTests {
     func server(count: Int, configure: (inout FixtureConfiguration) -> Void = { _ in }) throws -> FixtureServer {
-        var configuration = FixtureConfiguration()
-        configuration.exerciseCount = count
-        configuration.apiKey = testAPIKey
-        configure(&configuration)
-        let server = try FixtureServer(configuration)
-        try server.start()
-        return server
+        try startFixture(count: count, configure: configure)
     }
 
     @Test func aFaultMixOnFirstAttemptsStillYieldsACompleteByteIdenticalPack() async throws {

@@ -6,13 +6,7 @@ import Testing
 @Suite("Incremental, crash-safe builds")
 struct IncrementalBuildTests {
     func server(count: Int, latency: Int = 0) throws -> FixtureServer {
-        var configuration = FixtureConfiguration()
-        configuration.exerciseCount = count
-        configuration.apiKey = testAPIKey
-        configuration.latencyMilliseconds = latency
-        let server = try FixtureServer(configuration)
-        try server.start()
-        return server
+        try startFixture(count: count) { $0.latencyMilliseconds = latency }
     }
 
     /// Every pack the index names exists with the recorded size and SHA-256.

@@ -48,6 +48,17 @@ func run(_ executable: String, _ arguments: [String], environment: [String: Stri
                          error: String(decoding: errData, as: UTF8.self))
 }
 
+/// Starts an in-process fixture server with `count` exercises that requires the test key.
+func startFixture(count: Int, configure: (inout FixtureConfiguration) -> Void = { _ in }) throws -> FixtureServer {
+    var configuration = FixtureConfiguration()
+    configuration.exerciseCount = count
+    configuration.apiKey = testAPIKey
+    configure(&configuration)
+    let server = try FixtureServer(configuration)
+    try server.start()
+    return server
+}
+
 /// The test key; tests check it never leaks into any output.
 let testAPIKey = "sk-test-1f2e3d4c5b6a"
 
