@@ -184,3 +184,56 @@ struct FetchResilienceTests {
         #expect(Set(ExitStatus.allCases.map(\.rawValue)).count == ExitStatus.allCases.count)
     }
 }
+
+@Suite("Fetch governor")
+struct FetchGovernorTests {
+    @Test func a429ShrinksTheWindowAndSuccessesGrowItBackToTheCap() {
+        var settings = FetchSettings()
+        settings.concurrency = 3
+        let governor = FetchGovernor(settings: settings, requestsAlreadySent: 0, startedAt: .now)
+        #expect(governor.window == 3)
+        governor.noteRateLimited(coolDown: .milliseconds(1))
+        #expect(governor.window == 1)
+        governor.noteRateLimited(coolDown: .milliseconds(1))
+        #expect(governor.window == 1, "never below one")
+        for _ in 0..<FetchGovernor.successesToGrow { governor.noteSuccess() }
+        #expect(governor.window == 2)
+        for _ in 0..<(FetchGovernor.successesToGrow * 5) { governor.noteSuccess() }
+        #expect(governor.window == 3, "never above the cap")
+    }
+
+    @Test func theBudgetTheDeadlineAndTheQuotaReserveStopScheduling() {
+        var settings = FetchSettings()
+        settings.maxRequests = 3
+        let budget = FetchGovernor(settings: settings, requestsAlreadySent: 1, startedAt: .now)
+        #expect(budget.reserveRequest() && budget.reserveRequest())
+        #expect(!budget.reserveRequest())
+        #expect(budget.stopReason == .requestBudgetSpent(limit: 3))
+
+        var timed = FetchSettings()
+        timed.maxDuration = .seconds(1)
+        let deadline = FetchGovernor(settings: timed, requestsAlreadySent: 0, startedAt: .now - .seconds(2))
+        #expect(!deadline.reserveRequest())
+        #expect(deadline.stopReason == .deadlinePassed(limit: 1))
+
+        var reserve = FetchSettings()
+        reserve.quotaReserve = 10
+        let quota = FetchGovernor(settings: reserve, requestsAlreadySent: 0, startedAt: .now)
+        quota.noteQuota(remaining: 11)
+        #expect(quota.stopReason == nil)
+        quota.noteQuota(remaining: 10)
+        #expect(quota.stopReason == .quotaReserveReached(remaining: 10, reserve: 10))
+        #expect(quota.stopReason?.exitStatus == .quotaExhausted)
+    }
+
+    @Test func theCircuitOpensAfterConsecutiveFailuresOnly() {
+        var settings = FetchSettings()
+        settings.circuitBreaker = 3
+        let governor = FetchGovernor(settings: settings, requestsAlreadySent: 0, startedAt: .now)
+        governor.noteFailure(); governor.noteFailure(); governor.noteSuccess()
+        governor.noteFailure(); governor.noteFailure()
+        #expect(governor.stopReason == nil)
+        governor.noteFailure()
+        #expect(governor.stopReason == .circuitOpen(consecutiveFailures: 3))
+    }
+}

@@ -1,0 +1,188 @@
+import Foundation
+import Glibc
+
+/// A tiny loopback HTTP/1.1 file server for the client tests: serves files under `root` for GET,
+/// honours `Range: bytes=N-` with `206 Partial Content`, and can misbehave on purpose — cut a
+/// response short after N body bytes (the full `Content-Length` is announced, then the
+/// connection closes, as a dropped download looks to curl) or ignore Range headers (answer 200).
+///
+/// One thread accepts (woken through a pipe to stop) and each connection is served on its own
+/// thread with `Connection: close`. Every request's path and Range header are recorded.
+///
+/// ```swift
+/// let server = try ClientStaticFileServer(root: workspace.file("dist"))
+/// defer { server.stop() }
+/// server.cutShort(path: "/packs/all-v1.tar.zst", afterBytes: 1000, times: 1)
+/// let url = server.baseURL + "/index.json"
+/// ```
+final class ClientStaticFileServer: @unchecked Sendable {
+    struct Request: Sendable, Equatable {
+        var path: String
+        var range: String?
+    }
+
+    let root: String
+    let port: Int
+    private let listener: Int32
+    private let wakeRead: Int32
+    private let wakeWrite: Int32
+    private let lock = NSLock()
+    private var recorded: [Request] = []
+    private var cuts: [String: (bytes: Int, times: Int)] = [:]
+    private var rangeIgnored: Set<String> = []
+    private var stopped = false
+    private let finished = DispatchSemaphore(value: 0)
+
+    init(root: String) throws {
+        self.root = root
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listen(fd, 64) == 0 else {
+            let code = errno
+            close(fd)
+            throw POSIXError(.init(rawValue: code) ?? .EIO)
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        var ends: [Int32] = [0, 0]
+        guard pipe(&ends) == 0 else {
+            close(fd)
+            throw POSIXError(.EMFILE)
+        }
+        listener = fd
+        port = Int(UInt16(bigEndian: address.sin_port))
+        wakeRead = ends[0]
+        wakeWrite = ends[1]
+        let thread = Thread { [self] in acceptLoop() }
+        thread.name = "static-file-server"
+        thread.start()
+    }
+
+    deinit { stop() }
+
+    var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    /// Requests received so far, in order.
+    var requests: [Request] { lock.withLock { recorded } }
+
+    /// The next `times` responses for `path` send only `afterBytes` body bytes, then close.
+    func cutShort(path: String, afterBytes: Int, times: Int = 1) {
+        lock.withLock { cuts[path] = (afterBytes, times) }
+    }
+
+    /// Requests for `path` get the whole file with 200 even when they ask for a range.
+    func ignoreRange(path: String) {
+        lock.withLock { _ = rangeIgnored.insert(path) }
+    }
+
+    /// Stops accepting and waits for the accept thread to end. Safe to call twice.
+    func stop() {
+        let first = lock.withLock { () -> Bool in
+            defer { stopped = true }
+            return !stopped
+        }
+        guard first else { return }
+        var byte: UInt8 = 1
+        _ = write(wakeWrite, &byte, 1)
+        finished.wait()
+        close(listener)
+        close(wakeRead)
+        close(wakeWrite)
+    }
+
+    private func acceptLoop() {
+        defer { finished.signal() }
+        while true {
+            var fds = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0),
+                       pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
+            if poll(&fds, 2, -1) < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            if fds[1].revents != 0 { return }
+            guard fds[0].revents & Int16(POLLIN) != 0 else { continue }
+            let client = accept4(listener, nil, nil, Int32(SOCK_CLOEXEC.rawValue))
+            guard client >= 0 else { continue }
+            let thread = Thread { [self] in serve(client) }
+            thread.start()
+        }
+    }
+
+    private func serve(_ client: Int32) {
+        defer { close(client) }
+        guard let head = readHead(client) else { return }
+        let lines = head.split(separator: "\r\n", omittingEmptySubsequences: false)
+        let parts = lines.first?.split(separator: " ") ?? []
+        guard parts.count >= 2, parts[0] == "GET" else { return respond(client, status: "405 Method Not Allowed", body: []) }
+        let path = String(parts[1])
+        let range = lines.dropFirst().first { $0.lowercased().hasPrefix("range:") }
+            .map { $0.dropFirst("range:".count).trimmingCharacters(in: .whitespaces) }
+        let (cut, ignoreRange) = lock.withLock { () -> (Int?, Bool) in
+            recorded.append(Request(path: path, range: range))
+            var cut: Int?
+            if let entry = cuts[path], entry.times > 0 {
+                cut = entry.bytes
+                cuts[path] = (entry.bytes, entry.times - 1)
+            }
+            return (cut, rangeIgnored.contains(path))
+        }
+        guard !path.contains(".."), let data = FileManager.default.contents(atPath: root + path) else {
+            return respond(client, status: "404 Not Found", body: Array("not found\n".utf8))
+        }
+        let bytes = [UInt8](data)
+        var start = 0
+        if let range, !ignoreRange, range.hasPrefix("bytes="), range.hasSuffix("-"),
+           let from = Int(range.dropFirst("bytes=".count).dropLast()) {
+            guard from < bytes.count else {
+                return respond(client, status: "416 Range Not Satisfiable", body: [],
+                               headers: ["Content-Range: bytes */\(bytes.count)"])
+            }
+            start = from
+        }
+        let body = Array(bytes[start...])
+        let status = start > 0 ? "206 Partial Content" : "200 OK"
+        let extra = start > 0 ? ["Content-Range: bytes \(start)-\(bytes.count - 1)/\(bytes.count)"] : []
+        respond(client, status: status, body: body, headers: extra + ["Accept-Ranges: bytes"], cutAfter: cut)
+    }
+
+    private func readHead(_ client: Int32) -> String? {
+        var buffer: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while buffer.count < 65536 {
+            let got = chunk.withUnsafeMutableBytes { recv(client, $0.baseAddress, $0.count, 0) }
+            guard got > 0 else { return nil }
+            buffer.append(contentsOf: chunk[0..<got])
+            if let end = buffer.firstRange(of: Array("\r\n\r\n".utf8)) {
+                return String(decoding: buffer[..<end.lowerBound], as: UTF8.self)
+            }
+        }
+        return nil
+    }
+
+    private func respond(_ client: Int32, status: String, body: [UInt8], headers: [String] = [], cutAfter: Int? = nil) {
+        let head = (["HTTP/1.1 \(status)", "Content-Length: \(body.count)", "Content-Type: application/octet-stream",
+                     "Connection: close"] + headers).joined(separator: "\r\n") + "\r\n\r\n"
+        let sent = cutAfter.map { min($0, body.count) } ?? body.count
+        send(client, Array(head.utf8) + body[0..<sent])
+    }
+
+    private func send(_ client: Int32, _ bytes: [UInt8]) {
+        var offset = 0
+        while offset < bytes.count {
+            let wrote = bytes[offset...].withUnsafeBytes { Glibc.send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if wrote <= 0 { return }
+            offset += wrote
+        }
+    }
+}
