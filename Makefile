@@ -43,6 +43,11 @@ demo: build
 	  echo "== gifpack verify $$pack"; "$$bin/gifpack" verify "$$pack"; \
 	done
 
+# Benchmarks (README.md, "Benchmarks"): prints a table, writes bench/results.json. BENCH_QUICK=1 for a
+# quick pass; BENCH_ARGS passes flags, e.g. BENCH_ARGS="--count 500 --latency-ms 50 --real-data DIR".
+bench: build
+	bench/run.sh --bin "$(RELEASE_BIN)" $(BENCH_ARGS)
+
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 "$(RELEASE_BIN)/gifpack" $(DESTDIR)$(PREFIX)/bin/gifpack

@@ -32,15 +32,13 @@ struct CacheGenerations {
     let cachePath: String
 
     init(cachePath: String) {
-        var path = cachePath
-        while path.count > 1, path.hasSuffix("/") { path.removeLast() }
-        self.cachePath = path
+        self.cachePath = PathText.trimmingTrailingSlashes(cachePath)
     }
 
     var storePath: String { cachePath + ".d" }
     var lockPath: String { storePath + "/install.lock" }
     var downloadsPath: String { storePath + "/downloads" }
-    private var cacheName: String { (cachePath as NSString).lastPathComponent }
+    private var cacheName: String { PathText.lastComponent(cachePath) }
 
     static func directoryName(_ generation: Int) -> String {
         let digits = String(generation)
@@ -94,8 +92,7 @@ struct CacheGenerations {
             FileOps.remove(link)
             throw error
         }
-        let parent = (cachePath as NSString).deletingLastPathComponent
-        try? FileOps.sync(parent.isEmpty ? "." : parent)
+        try? FileOps.sync(PathText.parent(cachePath))
         try? FileOps.sync(storePath)
     }
 
@@ -112,7 +109,7 @@ struct CacheGenerations {
     }
 
     private func parse(_ target: String) -> Int? {
-        Self.parseDirectoryName((target as NSString).lastPathComponent)
+        Self.parseDirectoryName(PathText.lastComponent(target))
     }
 
     static func parseDirectoryName(_ name: String) -> Int? {

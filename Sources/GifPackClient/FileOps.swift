@@ -61,14 +61,14 @@ enum FileOps {
         guard fsync(fd) == 0 else { throw .posix(path, "fsync") }
     }
 
-    /// Writes `bytes` to a new file (failing if it exists) and fsyncs it.
+    /// Writes `bytes` to a new file (failing if it exists), without fsync (see ``Durability``).
     static func writeNew(_ path: String, _ bytes: [UInt8]) throws(PackClientError) {
         let file = try NewFile(path: path)
         let result: Result<Void, PackClientError> = bytes.withUnsafeBytes { buffer in
             Result { () throws(PackClientError) in try file.append(buffer) }
         }
         try result.get()
-        try file.finish()
+        try file.finish(sync: false)
     }
 
     /// Directory entries (names only), or an empty list when the directory does not exist.
@@ -77,13 +77,14 @@ enum FileOps {
     }
 }
 
-/// A file created with `O_EXCL` (mode 0644), written sequentially, fsynced and closed by ``finish()``.
-/// Dropped without `finish()` it is closed, leaving the partial file for the caller to remove.
+/// A file created with `O_EXCL` (mode 0644), written sequentially and closed by ``finish(sync:)``
+/// (fsynced first when asked). Dropped without `finish` it is closed, leaving the partial file for
+/// the caller to remove.
 ///
 /// ```swift
 /// let file = try NewFile(path: "/cache.d/.staging/0001.gif")
 /// try file.append(chunk)
-/// try file.finish()
+/// try file.finish(sync: false)
 /// ```
 final class NewFile {
     let path: String
@@ -112,9 +113,9 @@ final class NewFile {
         bytesWritten += Int64(bytes.count)
     }
 
-    /// fsyncs and closes the file.
-    func finish() throws(PackClientError) {
-        guard fsync(fd) == 0 else { throw .posix(path, "fsync") }
+    /// Closes the file, fsyncing it first when `sync` is true.
+    func finish(sync: Bool) throws(PackClientError) {
+        if sync, fsync(fd) != 0 { throw .posix(path, "fsync") }
         let result = close(fd)
         fd = -1
         guard result == 0 else { throw .posix(path, "close") }

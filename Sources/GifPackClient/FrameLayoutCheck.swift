@@ -16,6 +16,13 @@ enum FrameLayoutCheck {
     /// Uncompressed size of the end-of-archive frame: two zero blocks.
     static let endOfArchiveSize = Int64(2 * TarHeader.blockSize)
 
+    /// `TarHeader.entryLength` for sizes an index may claim, nil when negative or so large the
+    /// arithmetic would overflow.
+    static func entryLength(_ size: Int64) -> Int64? {
+        guard size >= 0, size <= Int64.max / 2 else { return nil }
+        return TarHeader.entryLength(dataSize: size)
+    }
+
     static func problems(frames: [ZstdFrameExtent], pack: PackDescription) -> [PackRejection] {
         var problems: [PackRejection] = []
         func add(_ reason: PackRejection.Reason, _ entry: String?, _ detail: String) {
@@ -39,7 +46,10 @@ enum FrameLayoutCheck {
                 add(.badFrame, entry, "the frame at offset \(frame.offset) does not declare its content size")
                 continue
             }
-            let expected = TarHeader.entryLength(dataSize: max(0, location.size))
+            guard let expected = entryLength(location.size) else {
+                add(.oversize, entry, "size \(location.size) is not a possible entry size")
+                continue
+            }
             if declared > expected {
                 add(.oversize, entry, "the frame declares \(declared) bytes; a \(location.size)-byte entry takes \(expected)")
             } else if declared < expected {

@@ -7,13 +7,16 @@ import Darwin
 
 /// Fills a staging directory with one complete generation of the cache.
 ///
-/// For each GIF the plan needs, in hash order: if the previous generation holds a file with that
-/// hash (per its manifest, and confirmed by hashing the file) it is hard-linked in, so an upgrade
-/// leaves unchanged files alone (same inode, same mtime); otherwise the GIF is decompressed from
-/// its pack frame straight into a new file (checked header, capped size, SHA-256 compared before
-/// the file counts) and fsynced. Further names for the same GIF (exercises sharing it, `by-id`)
+/// Every GIF entry of every pack is read from its frame and checked (header, capped size,
+/// SHA-256), so a pack is refused for any hostile entry, even one whose GIF needs no writing.
+/// For each GIF an exercise uses: if the previous generation holds a file with that hash (per its
+/// manifest, and confirmed by hashing the file) it is hard-linked in, so an upgrade leaves
+/// unchanged files alone (same inode, same mtime) and the pack entry is only verified; otherwise
+/// the GIF is decompressed from its frame straight into a new file, which counts only once its
+/// SHA-256 matched. Further names for the same GIF (exercises sharing it, `by-id`)
 /// are hard links to the first. Where the file system refuses a hard link the file is copied.
-/// The manifest (and for `by-hash` the id map) is written last, and the directories are fsynced.
+/// The manifest (and for `by-hash` the id map) is written last, and everything new is made durable
+/// at once (``Durability``).
 ///
 /// ```swift
 /// var builder = GenerationBuilder(staging: dir, layout: .byID, previous: previous)
@@ -38,6 +41,8 @@ struct GenerationBuilder {
     let layout: InstallLayout
     let previous: Previous?
     private(set) var counts = Counts()
+    /// Files created (not linked) in the staging directory.
+    private var written: [String] = []
 
     init(staging: String, layout: InstallLayout, previous: Previous?) {
         self.staging = staging
@@ -49,15 +54,22 @@ struct GenerationBuilder {
         try FileOps.makeDirectory(staging)
         if layout == .byHash { try FileOps.makeDirectory("\(staging)/gifs") }
         let reusable = previousFiles()
-        for hash in plan.idsByHash.keys.sorted() {
-            guard let ids = plan.idsByHash[hash], let source = plan.gifs[hash] else { continue }
+        var placed = Set<String>()
+        for source in plan.entries {
+            let hash = source.entry.sha256
+            guard let ids = plan.idsByHash[hash], placed.insert(hash).inserted else {
+                try Self.verify(source)
+                continue
+            }
             let names = layout == .byID ? ids.map { "\($0).gif" } : ["gifs/\(hash).gif"]
             let first = "\(staging)/\(names[0])"
             if let old = reusable[hash], Self.holds(old, sha256: hash, size: source.entry.location.size) {
+                try Self.verify(source)
                 try Self.linkOrCopy(old, to: first)
                 counts.gifsReused += 1
             } else {
                 try write(source, to: first)
+                written.append(first)
                 counts.gifsWritten += 1
                 counts.bytesWritten += source.entry.location.size
             }
@@ -66,14 +78,18 @@ struct GenerationBuilder {
                 counts.linksCreated += 1
             }
         }
+        var directories = [staging]
         if layout == .byHash {
-            try FileOps.writeNew("\(staging)/\(InstallLayout.idMapFileName)",
-                                 try InstallManifest.canonicalJSON(plan.exercises, path: InstallLayout.idMapFileName))
-            try FileOps.sync("\(staging)/gifs")
+            let map = "\(staging)/\(InstallLayout.idMapFileName)"
+            try FileOps.writeNew(map, try InstallManifest.canonicalJSON(plan.exercises, path: InstallLayout.idMapFileName))
+            written.append(map)
+            directories.append("\(staging)/gifs")
         }
         let manifest = InstallManifest(generation: generation, layout: layout, packs: plan.packs, exercises: plan.exercises)
-        try FileOps.writeNew("\(staging)/\(InstallManifest.fileName)", try manifest.encoded())
-        try FileOps.sync(staging)
+        let manifestPath = "\(staging)/\(InstallManifest.fileName)"
+        try FileOps.writeNew(manifestPath, try manifest.encoded())
+        written.append(manifestPath)
+        try Durability.flush(files: written, directories: directories)
     }
 
     /// Hash → a file of the previous generation holding it.
@@ -93,7 +109,13 @@ struct GenerationBuilder {
         return digest.sha256 == sha256
     }
 
-    /// Decompresses the GIF into a new file at `path`, verified, fsynced.
+    /// Reads the entry and checks it without keeping the data.
+    private static func verify(_ source: InstallPlan.Source) throws(PackClientError) {
+        try IndexedEntry.read(source.entry.location, sha256: source.entry.sha256, isGIF: true, pack: source.pack,
+                              reader: source.reader) { _ in }
+    }
+
+    /// Decompresses the GIF into a new file at `path`, verified; made durable later with the rest.
     private func write(_ source: InstallPlan.Source, to path: String) throws(PackClientError) {
         let file = try NewFile(path: path)
         try IndexedEntry.read(source.entry.location, sha256: source.entry.sha256, isGIF: true, pack: source.pack,
@@ -105,10 +127,10 @@ struct GenerationBuilder {
                 throw .io(path: path, operation: "write", errno: EIO)
             }
         }
-        try file.finish()
+        try file.finish(sync: false)
     }
 
-    /// A hard link from `source` to `target`, or a copy where links are not possible.
+    /// A hard link from `source` to `target`, or a copy (fsynced) where links are not possible.
     static func linkOrCopy(_ source: String, to target: String) throws(PackClientError) {
         if link(source, target) == 0 { return }
         let code = errno
@@ -134,6 +156,6 @@ struct GenerationBuilder {
             if got == 0 { break }
             try file.append(UnsafeRawBufferPointer(rebasing: chunk[0..<got]))
         }
-        try file.finish()
+        try file.finish(sync: true)
     }
 }

@@ -7,7 +7,8 @@ import GifPackFormat
 /// (``PackDescriptionCheck``), the pack's real frame sequence against the index
 /// (``FrameLayoutCheck``, so no unlisted entry exists) and `catalog.json` against the index
 /// (``CatalogCheck``). Two packs that give one exercise different GIFs are a
-/// ``PackRejection/Reason/conflict``. Only GIFs some exercise uses are planned.
+/// ``PackRejection/Reason/conflict``. ``entries`` lists every GIF entry of every pack, so the
+/// installer reads (and so verifies) all of them, including GIFs it does not need to write.
 ///
 /// ```swift
 /// let plan = try InstallPlan(packs: downloaded, limits: .standard)
@@ -23,8 +24,8 @@ struct InstallPlan {
 
     /// Exercise id → GIF hash (nil: placeholder).
     private(set) var exercises: [String: String?] = [:]
-    /// GIF hash → where to read it, for every hash an exercise uses.
-    private(set) var gifs: [String: Source] = [:]
+    /// Every GIF entry of every pack, in pack order then hash order.
+    private(set) var entries: [Source] = []
     /// Exercise ids by GIF hash, sorted.
     private(set) var idsByHash: [String: [String]] = [:]
     let packs: [InstalledPack]
@@ -46,7 +47,7 @@ struct InstallPlan {
             if let problem = FrameLayoutCheck.problems(frames: frames, pack: pack).first { throw .rejected(problem) }
             _ = try CatalogCheck.read(pack: pack, reader: reader)
 
-            let entries = Dictionary(pack.gifs.map { ($0.sha256, $0) }, uniquingKeysWith: { first, _ in first })
+            entries += pack.gifs.map { Source(reader: reader, pack: pack.name, entry: $0) }
             for exercise in pack.exercises {
                 if let existing = exercises[exercise.id], existing != exercise.gif {
                     throw .rejected(PackRejection(.conflict, pack: pack.name, entry: exercise.id,
@@ -54,9 +55,6 @@ struct InstallPlan {
                 }
                 exercises[exercise.id] = exercise.gif
                 owner[exercise.id] = pack.name
-                if let hash = exercise.gif, gifs[hash] == nil, let entry = entries[hash] {
-                    gifs[hash] = Source(reader: reader, pack: pack.name, entry: entry)
-                }
             }
             installed.append(InstalledPack(name: pack.name, version: pack.version, sha256: pack.sha256,
                                            contentDigest: pack.contentDigest, exercises: pack.exercises.count))

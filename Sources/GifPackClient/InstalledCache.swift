@@ -38,6 +38,13 @@ public struct InstalledCache: Sendable {
         return "\(generationDirectory)/\(manifest.layout.relativePath(exercise: id, sha256: hash))"
     }
 
+    /// The SHA-256 of exercise `id`'s GIF: a stable key for image caches (it changes exactly when
+    /// the GIF does), or nil when the exercise is unknown or has no GIF.
+    public func gifSHA256(forExercise id: String) -> String? {
+        guard let entry = manifest.exercises[id] else { return nil }
+        return entry
+    }
+
     /// Every installed exercise id, sorted.
     public var exerciseIDs: [String] { manifest.exercises.keys.sorted() }
 }

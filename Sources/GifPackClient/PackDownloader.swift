@@ -116,6 +116,9 @@ public struct PackDownloader: Sendable {
         }
     }
 
+    /// `CURLE_RANGE_ERROR`: curl's verdict on a 200 answer to a resumed request.
+    static let curlRangeError = 33
+
     /// What the attempts of one fetch have done so far.
     private struct TransferState {
         var bytes: Int64 = 0
@@ -144,8 +147,9 @@ public struct PackDownloader: Sendable {
                 download = try await client.download(request, to: part, maxBytes: pack.bytes - have)
             } catch {
                 switch error {
-                case .bodyTooLarge where have > 0:
-                    // The server ignored the range and sent the whole file: start again from zero.
+                case .bodyTooLarge where have > 0, .transport(code: Self.curlRangeError, message: _) where have > 0:
+                    // The server ignored the range and answers 200 with the whole file (curl refuses
+                    // it as CURLE_RANGE_ERROR, or it overflows what was missing): start again from zero.
                     FileOps.remove(part)
                     lastError = error
                     continue

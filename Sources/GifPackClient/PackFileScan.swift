@@ -29,10 +29,10 @@ public struct PackFileScan: Sendable {
     public let frames: [ZstdFrameExtent]
     public let limits: PackLimits
     private let reader: PackFrameReader
-    private var name: String { (path as NSString).lastPathComponent }
+    private var name: String { PathText.lastComponent(path) }
 
     public init(path: String, limits: PackLimits = .standard) throws(PackClientError) {
-        let name = (path as NSString).lastPathComponent
+        let name = PathText.lastComponent(path)
         do {
             frames = try ZstdFrames.frameExtents(in: path)
             reader = try PackFrameReader(path: path)

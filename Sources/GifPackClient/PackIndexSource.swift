@@ -78,8 +78,8 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
         }
         switch location {
         case .file(let path):
-            let directory = (path as NSString).deletingLastPathComponent
-            return .file(directory.isEmpty ? pack.file : "\(directory)/\(pack.file)")
+            let directory = PathText.parent(path)
+            return .file(directory == "." ? pack.file : directory == "/" ? "/\(pack.file)" : "\(directory)/\(pack.file)")
         case .url(let url):
             let withoutQuery = url.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)[0]
                 .split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]

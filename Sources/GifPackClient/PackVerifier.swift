@@ -46,7 +46,7 @@ public enum PackVerifier {
 
     public static func verifyPack(_ path: String, limits: PackLimits = .standard) -> VerificationReport {
         var report = VerificationReport()
-        let name = (path as NSString).lastPathComponent
+        let name = PathText.lastComponent(path)
         report.packs = 1
         let scan: PackFileScan
         do { scan = try PackFileScan(path: path, limits: limits) } catch {
@@ -138,6 +138,8 @@ public enum PackVerifier {
         if let last = frames.last, let endProblem = EndOfArchiveCheck.problem(path: path, frame: last, pack: name) {
             report.problems.append(endProblem)
         }
+        // Entries are read only through a description that passed its checks (sizes within limits).
+        guard descriptionProblems.isEmpty else { return }
         var metadata: [String: GIFMetadata] = [:]
         do {
             let catalog = try CatalogCheck.read(pack: pack, reader: reader)
@@ -145,7 +147,6 @@ public enum PackVerifier {
         } catch {
             report.problems.append(problem(error, pack: name))
         }
-        guard descriptionProblems.isEmpty else { return }
         for gif in pack.gifs {
             do {
                 let bytes = try IndexedEntry.readAll(gif.location, sha256: gif.sha256, isGIF: true, pack: name, reader: reader)

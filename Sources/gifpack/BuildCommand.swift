@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GifPack
+import Logging
 
 struct BuildCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -12,10 +13,20 @@ struct BuildCommand: AsyncParsableCommand {
         hashes, failures) lives in <cache>/state.sqlite, so a rebuild sends conditional requests or
         none at all (refresh_after), and a killed run is finished by the next one.
 
+        Progress and logs go to standard error: on a terminal a live progress line, otherwise a
+        plain log line every --progress-interval seconds and every 10%, never a control character.
+        The summary goes to standard output (standard error when the build did not succeed, unless
+        --log-format json keeps standard error for one JSON object per line).
+
         Examples:
           EXERCISEDB_API_KEY=… gifpack build --manifest manifests/exercisedb.yaml --out dist/
           gifpack build --manifest manifests/demo.yaml --base-url http://127.0.0.1:8080
           gifpack build --manifest manifests/exercisedb.yaml --dry-run
+          gifpack build -m manifests/exercisedb.yaml --quiet --log-format json \\
+              --metrics-file /var/lib/node_exporter/textfile/gifpack.prom      # cron
+          gifpack build -m manifests/exercisedb.yaml --progress plain \\
+              --summary-file "$GITHUB_STEP_SUMMARY"                               # CI step
+          gifpack build -m manifests/demo.yaml --verbose                         # every request attempt
 
         Exit status:
         \(ExitStatus.allCases.map { "  \($0.rawValue)  \($0.summary)" }.joined(separator: "\n"))
@@ -27,18 +38,59 @@ struct BuildCommand: AsyncParsableCommand {
     @Flag(help: "Print the plan (requests of each kind, budget) without sending any image request.")
     var dryRun = false
 
-    @Flag(name: .shortAndLong, help: "Print only errors and the last line.")
-    var quiet = false
+    @OptionGroup(title: "Progress, logs and reports") var operation: OperationOptions
 
     func run() async throws {
-        let (manifest, options) = try source.load()
+        let manifest: Manifest
+        let options: BuildOptions
+        do {
+            (manifest, options) = try source.load()
+        } catch {
+            writeRunFiles(BuildReport(generator: "gifpack \(BuildOptions.version)", exitStatus: .usage,
+                                      message: "the manifest or command line was refused; nothing was fetched"),
+                          redactor: SecretRedactor(secrets: []), logger: nil)
+            throw error
+        }
         if dryRun {
             try await printDryRun(manifest: manifest, options: options)
             return
         }
-        let report = await BuildPipeline(manifest: manifest, options: options).run()
-        ReportPrinter(report: report).print(quiet: quiet)
+        let environment = ProcessInfo.processInfo.environment
+        let terminal = TerminalInfo(environment: environment)
+        let console = Console()
+        let redactor = SecretRedactor(secrets: [manifest.source.apiKey?.value].compactMap { $0 })
+        let logger = LogSetup.bootstrap(format: operation.logFormat == .json ? .json : .text, level: operation.resolvedLogLevel,
+                                        color: terminal.allowsColor && operation.logFormat == .text, console: console,
+                                        redactor: redactor)
+        let tracker = ProgressTracker()
+        let renderer = operation.progressMode(terminal: terminal).map {
+            ProgressRenderer(mode: $0, tracker: tracker, console: console, logger: logger, terminal: terminal)
+        }
+        let monitor = BuildMonitor(logger: logger, renderer: renderer, tracker: tracker)
+        monitor.start()
+        let report = await BuildPipeline(manifest: manifest, options: options, observer: monitor.observer).run()
+        monitor.stop()
+        ReportPrinter(report: report).print(quiet: operation.quiet, alwaysToStandardOutput: operation.logFormat == .json)
+        writeRunFiles(report, redactor: redactor, logger: logger)
         if report.exitStatus != .success { throw ExitCode(report.exitStatus.rawValue) }
+    }
+
+    /// The metrics file and the CI summary, written whatever the outcome; a failure to write them
+    /// is logged and leaves the exit status alone.
+    private func writeRunFiles(_ report: BuildReport, redactor: SecretRedactor, logger: Logger?) {
+        func complain(_ text: String) {
+            if let logger { logger.error("\(text)") } else { Terminal.error("gifpack: \(text)") }
+        }
+        if let path = operation.metricsFile {
+            do { try MetricsFile(path: path).write(report, finishedAt: Date()) } catch {
+                complain("could not write the metrics file: \(error)")
+            }
+        }
+        if let path = operation.summaryFile {
+            do { try StepSummary.append(redactor.redact(StepSummary.markdown(report)), to: path) } catch {
+                complain("could not append the summary: \(error)")
+            }
+        }
     }
 
     private func printDryRun(manifest: Manifest, options: BuildOptions) async throws {

@@ -1,11 +1,14 @@
+import Foundation
 import GifPack
 
 /// The human summary printed at the end of a build.
 struct ReportPrinter {
     let report: BuildReport
 
-    func print(quiet: Bool) {
-        let toStandardOutput = report.exitStatus == .success
+    /// Prints the summary: on standard output after a success, on standard error otherwise, unless
+    /// `alwaysToStandardOutput` (JSON logs keep standard error for JSON lines alone).
+    func print(quiet: Bool, alwaysToStandardOutput: Bool = false) {
+        let toStandardOutput = alwaysToStandardOutput || report.exitStatus == .success
         let out: (String) -> Void = { line in
             if toStandardOutput { Terminal.output(line) } else { Terminal.error(line) }
         }
@@ -14,7 +17,7 @@ struct ReportPrinter {
             out("catalog: \(report.catalog.exercises) exercises in \(report.catalog.pages) page(s)"
                 + (report.catalog.rejectedRecords.isEmpty ? "" : ", \(report.catalog.rejectedRecords.count) record(s) refused")
                 + (report.catalog.duplicateIDs.isEmpty ? "" : ", duplicate ids: \(report.catalog.duplicateIDs.joined(separator: ", "))"))
-            out("gifs: \(gifs.wanted) wanted, \(gifs.valid) valid: \(gifs.downloaded) downloaded (\(gifs.newlyStored) new, \(gifs.deduplicated) already stored, \(gifs.bytesDownloaded) bytes), \(gifs.notModified) not modified, \(gifs.skippedFresh) fresh, \(gifs.reusedLastGood) last known good; \(gifs.rejected) rejected")
+            out("gifs: \(gifs.wanted) wanted, \(gifs.valid) valid: \(gifs.downloaded) downloaded (\(gifs.newlyStored) new, \(gifs.deduplicated) deduplicated, \(gifs.bytesDownloaded) bytes), \(gifs.notModified) not modified, \(gifs.skippedFresh) fresh, \(gifs.reusedLastGood) last known good; \(gifs.rejected) rejected, \(gifs.missing) missing")
             if let changes = report.catalogChanges, changes.hadPrevious {
                 out("catalog changes: \(changes.added.count) added, \(changes.removed.count) removed, \(changes.changed.count) changed")
             }
@@ -31,8 +34,19 @@ struct ReportPrinter {
                 out("warning: \(report.resolutionMismatches.count) GIF(s) are not at the requested resolution (plan downgrade?)")
             }
             for pack in report.packs {
-                out("pack \(pack.name) v\(pack.version) \(pack.outcome): \(pack.exercises) exercises, \(pack.distinctGIFs) GIFs, \(pack.bytes) bytes -> \(pack.file)")
+                let ratio = pack.compressionRatio.map { String(format: ", ratio %.2f", $0) } ?? ""
+                out("pack \(pack.name) v\(pack.version) \(pack.isNewVersion ? "published (new version)" : "unchanged"): \(pack.exercises) exercises, \(pack.distinctGIFs) GIFs, \(pack.bytes) bytes\(ratio) -> \(pack.file)")
             }
+            let bytes = report.bytes
+            if !report.packs.isEmpty {
+                out("bytes: \(HumanUnits.bytes(bytes.downloaded)) downloaded; packs \(HumanUnits.bytes(bytes.packed)) from \(HumanUnits.bytes(bytes.packedUncompressed))"
+                    + (bytes.compressionRatio.map { String(format: " (ratio %.2f)", $0) } ?? "") + ", \(HumanUnits.bytes(bytes.written)) written")
+            }
+            let stages = BuildStage.allCases.compactMap { stage in
+                report.stageSeconds[stage.rawValue].map { "\(stage.rawValue) \(HumanUnits.duration($0))" }
+            }
+            out("time: \(HumanUnits.duration(report.stageSeconds["total"] ?? 0))"
+                + (stages.isEmpty ? "" : " (\(stages.joined(separator: ", ")))"))
         }
         out("\(report.exitStatus == .success ? "ok" : "error"): \(report.message) (exit \(report.exitStatus.rawValue))")
     }

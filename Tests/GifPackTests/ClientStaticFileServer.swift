@@ -112,8 +112,9 @@ final class ClientStaticFileServer: @unchecked Sendable {
             }
             if fds[1].revents != 0 { return }
             guard fds[0].revents & Int16(POLLIN) != 0 else { continue }
-            let client = accept4(listener, nil, nil, Int32(SOCK_CLOEXEC.rawValue))
+            let client = accept(listener, nil, nil)
             guard client >= 0 else { continue }
+            _ = fcntl(client, F_SETFD, FD_CLOEXEC)
             let thread = Thread { [self] in serve(client) }
             thread.start()
         }

@@ -32,6 +32,7 @@ public struct BuildPipeline: Sendable {
         var report = BuildReport(generator: options.generator, exitStatus: .failed, message: "")
         let clock = ContinuousClock()
         let started = clock.now
+        let startDate = Date()
         do {
             try await build(into: &report, clock: clock)
         } catch let error as CatalogError {
@@ -45,12 +46,14 @@ public struct BuildPipeline: Sendable {
             report.exitStatus = if case .held = error { .locked } else { .failed }
             report.message = error.description
             report.stageSeconds["total"] = (clock.now - started).seconds
+            report.complete(startedAt: startDate, finishedAt: Date())
             return report // the report file belongs to the run holding the lock
         } catch {
             report.exitStatus = .failed
             report.message = String(describing: error)
         }
         report.stageSeconds["total"] = (clock.now - started).seconds
+        report.complete(startedAt: startDate, finishedAt: Date())
         let finalReport = report
         _ = try? await Blocking.run { writeReport(finalReport) }
         observer?(.finished(report))
@@ -107,6 +110,7 @@ public struct BuildPipeline: Sendable {
                             quotaRemaining: outcome.quotaRemaining, maxInFlight: statistics.maxInFlight,
                             connectionsOpened: statistics.connectionsOpened)
         if let stop = outcome.stop {
+            report.stageSeconds["fetch"] = (clock.now - stage).seconds
             summarise(results, wanted: wanted, into: &report)
             report.stopReason = stop
             observer?(.stopped(stop))

@@ -3,16 +3,27 @@ import Foundation
 /// What a build did, written as `report.json` beside the index (atomically) and summarised on the
 /// terminal. Unlike the index it holds timings, so it differs from run to run.
 ///
+/// The pipeline fills the counters as it goes and calls ``complete(startedAt:finishedAt:)`` once at
+/// the end, which derives the totals (bytes packed, compression ratios, the exit status's meaning)
+/// from them. Schema 2 added `startedAt`, `finishedAt`, `exitMeaning`, `bytes` and each pack's
+/// `compressionRatio`; fields are only ever added within a schema version.
+///
 /// ```swift
 /// let report = try await BuildPipeline(manifest: manifest, options: options).run()
-/// print(report.exitStatus, report.gifs.downloaded)
+/// print(report.exitStatus, report.gifs.downloaded, report.bytes.compressionRatio ?? 0)
 /// ```
 public struct BuildReport: Sendable, Codable, Equatable {
-    public static let schemaVersion = 1
+    public static let schemaVersion = 2
     public var schemaVersion = BuildReport.schemaVersion
     public var generator: String
     public var exitStatus: ExitStatus
+    /// ``ExitStatus/summary`` of `exitStatus`, for readers without the table.
+    public var exitMeaning = ""
     public var message: String
+    /// When the run started and finished, ISO 8601 in UTC (`2026-05-01T04:00:00.123Z`).
+    public var startedAt: String?
+    public var finishedAt: String?
+    public var bytes = ByteSummary()
     public var catalog = CatalogSummary()
     public var gifs = GIFSummary()
     public var rejections: [FetchRejection] = []
@@ -28,8 +39,56 @@ public struct BuildReport: Sendable, Codable, Equatable {
     public var pruned: Pruner.Result?
     /// State database writes that failed (the build went on).
     public var stateErrors: [String] = []
+    /// Seconds spent in each stage that ran (`catalog`, `plan`, `fetch`, `pack`, `index`, `prune`)
+    /// and in the whole run (`total`).
     public var stageSeconds: [String: Double] = [:]
     public var http = HTTPSummary()
+
+    public init(generator: String, exitStatus: ExitStatus, message: String) {
+        self.generator = generator
+        self.exitStatus = exitStatus
+        self.exitMeaning = exitStatus.summary
+        self.message = message
+    }
+
+    /// Derives the totals from the counters and stamps the run's times; call once, at the end.
+    public mutating func complete(startedAt: Date, finishedAt: Date) {
+        self.startedAt = BuildReport.timestamp(startedAt)
+        self.finishedAt = BuildReport.timestamp(finishedAt)
+        exitMeaning = exitStatus.summary
+        for index in packs.indices {
+            packs[index].compressionRatio = BuildReport.ratio(packs[index].uncompressedBytes, packs[index].bytes)
+        }
+        bytes.downloaded = gifs.bytesDownloaded
+        bytes.packed = packs.reduce(0) { $0 + $1.bytes }
+        bytes.packedUncompressed = packs.reduce(0) { $0 + $1.uncompressedBytes }
+        bytes.written = packs.filter(\.isNewVersion).reduce(0) { $0 + $1.bytes }
+        bytes.compressionRatio = BuildReport.ratio(bytes.packedUncompressed, bytes.packed)
+    }
+
+    /// ISO 8601 in UTC with milliseconds, the form of `startedAt` and `finishedAt`.
+    public static func timestamp(_ date: Date) -> String {
+        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: .gmt))
+    }
+
+    private static func ratio(_ uncompressed: Int64, _ compressed: Int64) -> Double? {
+        guard compressed > 0 else { return nil }
+        return (Double(uncompressed) / Double(compressed) * 1000).rounded() / 1000
+    }
+
+    /// Byte totals of the run.
+    public struct ByteSummary: Sendable, Codable, Equatable {
+        /// GIF bodies downloaded and validated (the same as `gifs.bytesDownloaded`).
+        public var downloaded: Int64 = 0
+        /// Size of every pack file the index now lists, compressed.
+        public var packed: Int64 = 0
+        /// The same packs' tar streams before compression.
+        public var packedUncompressed: Int64 = 0
+        /// Size of the pack files this run wrote (new versions only).
+        public var written: Int64 = 0
+        /// `packedUncompressed / packed`, rounded to 3 decimals; nil without packs.
+        public var compressionRatio: Double?
+    }
 
     public struct CatalogSummary: Sendable, Codable, Equatable {
         public var exercises = 0
@@ -78,6 +137,11 @@ public struct BuildReport: Sendable, Codable, Equatable {
         public var distinctGIFs: Int
         public var bytes: Int64
         public var uncompressedBytes: Int64
+        /// `uncompressedBytes / bytes`, rounded to 3 decimals; filled by ``BuildReport/complete(startedAt:finishedAt:)``.
+        public var compressionRatio: Double?
+
+        /// True when this run published a new version of the pack.
+        public var isNewVersion: Bool { outcome == "published" }
     }
 
     public struct HTTPSummary: Sendable, Codable, Equatable {

@@ -1,0 +1,110 @@
+import Foundation
+
+/// What a ``BuildEvent`` says in the log: a severity, a short human message and typed fields.
+///
+/// The library emits events and knows nothing of logging back ends; the command line turns these
+/// entries into swift-log records. Every entry has an `event` field (`stage`, `catalog`, `plan`,
+/// `attempt`, `gif`, `pack`, `stopped`, `finished`), so JSON logs can be filtered by it. Each
+/// attempt carries `exercise_id`, `url`, `attempt`, `status` (absent when no response came),
+/// `duration_ms`, `outcome` (`downloaded`, `not-modified`, `retry`, `failed`), and for failures
+/// `reason` and `retry_in_ms`.
+///
+/// Levels: successful attempts and stored GIFs are `debug`/`trace` (shown with `--verbose`),
+/// stages, retries and final summaries `info`/`notice`, refused GIFs `warning`, a stopped build
+/// `error`.
+///
+/// ```swift
+/// if let entry = BuildEventLog.entry(for: event) {
+///     logger.log(level: Logger.Level(rawValue: entry.level.rawValue)!, "\(entry.message)", metadata: …)
+/// }
+/// ```
+public enum BuildEventLog {
+    /// One log entry, without its timestamp and label (the logger adds those).
+    public struct Entry: Sendable, Equatable {
+        public var level: LogSeverity
+        public var message: String
+        public var fields: [String: LogField]
+    }
+
+    public static func entry(for event: BuildEvent) -> Entry? {
+        switch event {
+        case .stageStarted(let stage):
+            return Entry(level: .info, message: "stage \(stage.rawValue) started",
+                         fields: ["event": .string("stage"), "stage": .string(stage.rawValue)])
+        case .catalogFetched(let exercises, let pages):
+            return Entry(level: .info, message: "catalog: \(exercises) exercises in \(pages) page(s)",
+                         fields: ["event": .string("catalog"), "exercises": .int(Int64(exercises)), "pages": .int(Int64(pages))])
+        case .fetchPlanned(let total, let toRequest):
+            return Entry(level: .info, message: "fetch: \(total) GIFs wanted, \(toRequest) to request, \(total - toRequest) not asked for (fresh or known missing)",
+                         fields: ["event": .string("plan"), "total": .int(Int64(total)), "to_request": .int(Int64(toRequest))])
+        case .attempt(let attempt):
+            return attemptEntry(attempt)
+        case .gifFinished(let id, let result):
+            return gifEntry(id: id, result: result)
+        case .packFinished(let pack):
+            return Entry(level: .notice, message: "pack \(pack.name) v\(pack.version) \(pack.outcome): \(pack.exercises) exercises, \(pack.distinctGIFs) GIFs, \(HumanUnits.bytes(pack.bytes))",
+                         fields: ["event": .string("pack"), "pack": .string(pack.name), "version": .int(Int64(pack.version)),
+                                  "outcome": .string(pack.outcome), "bytes": .int(pack.bytes), "file": .string(pack.file),
+                                  "exercises": .int(Int64(pack.exercises)), "gifs": .int(Int64(pack.distinctGIFs))])
+        case .stopped(let reason):
+            return Entry(level: .error, message: "build stopped: \(reason)",
+                         fields: ["event": .string("stopped"), "exit_status": .int(Int64(reason.exitStatus.rawValue))])
+        case .finished(let report):
+            let level: LogSeverity = switch report.exitStatus {
+            case .success: .notice
+            case .partial: .warning
+            default: .error
+            }
+            return Entry(level: level, message: "build finished: \(report.message)",
+                         fields: ["event": .string("finished"), "exit_status": .int(Int64(report.exitStatus.rawValue)),
+                                  "duration_ms": .double(((report.stageSeconds["total"] ?? 0) * 1_000_000).rounded() / 1000),
+                                  "requests": .int(Int64(report.http.requests)), "downloaded": .int(Int64(report.gifs.downloaded)),
+                                  "missing": .int(Int64(report.gifs.missing))])
+        }
+    }
+
+    private static func attemptEntry(_ attempt: AttemptEvent) -> Entry {
+        var fields: [String: LogField] = [
+            "event": .string("attempt"), "exercise_id": .string(attempt.exerciseID), "url": .string(attempt.url),
+            "attempt": .int(Int64(attempt.attempt)), "outcome": .string(attempt.outcome.rawValue),
+            "duration_ms": .double(milliseconds(attempt.elapsed)), "bytes": .int(attempt.bytes),
+        ]
+        if let status = attempt.status { fields["status"] = .int(Int64(status)) }
+        if let reason = attempt.reason { fields["reason"] = .string(reason) }
+        if let wait = attempt.retryIn { fields["retry_in_ms"] = .double(max(0, milliseconds(wait))) }
+        let level: LogSeverity
+        let message: String
+        switch attempt.outcome {
+        case .downloaded, .notModified:
+            level = .debug
+            message = "GET \(attempt.exerciseID): \(attempt.outcome.rawValue)"
+        case .retry:
+            level = .info
+            message = "GET \(attempt.exerciseID): \(attempt.reason ?? "failed"), trying again"
+        case .failed:
+            level = .info
+            message = "GET \(attempt.exerciseID): \(attempt.reason ?? "failed"), giving up"
+        }
+        return Entry(level: level, message: message, fields: fields)
+    }
+
+    private static func gifEntry(id: String, result: GIFFetchResult) -> Entry {
+        switch result {
+        case .stored(let gif):
+            return Entry(level: .trace, message: "GIF \(id) stored (\(gif.origin.rawValue))",
+                         fields: ["event": .string("gif"), "exercise_id": .string(id), "outcome": .string(gif.origin.rawValue),
+                                  "sha256": .string(gif.sha256), "bytes": .int(gif.bytes)])
+        case .rejected(let rejection):
+            var fields: [String: LogField] = ["event": .string("gif"), "exercise_id": .string(id), "outcome": .string("rejected"),
+                                              "reason": .string(rejection.reason), "url": .string(rejection.url)]
+            if let status = rejection.status { fields["status"] = .int(Int64(status)) }
+            let expected = rejection.reason == "known-missing"
+            return Entry(level: expected ? .info : .warning, message: "GIF \(id) refused: \(rejection.reason) — \(rejection.detail)",
+                         fields: fields)
+        }
+    }
+
+    private static func milliseconds(_ duration: Duration) -> Double {
+        (duration.seconds * 1_000_000).rounded() / 1000
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import Synchronization
+
+/// Folds ``BuildEvent``s into the counters a progress line shows. Thread-safe: the pipeline calls
+/// ``observe(_:)`` from the fetch loop and the processing workers, a renderer reads
+/// ``snapshot(at:)`` from its own thread.
+///
+/// ```swift
+/// let tracker = ProgressTracker()
+/// let pipeline = BuildPipeline(manifest: manifest, options: options) { tracker.observe($0) }
+/// // elsewhere, ten times a second:
+/// let line = ProgressLine.live(tracker.snapshot(), width: 80, color: false)
+/// ```
+public final class ProgressTracker: Sendable {
+    private struct State {
+        var snapshot = ProgressSnapshot()
+        var finished: Set<String> = []
+        var fetchStarted: ContinuousClock.Instant?
+        /// When the fetch ended (a later stage began, or the build stopped): the rate freezes there.
+        var fetchEnded: ContinuousClock.Instant?
+        var stageStarted: ContinuousClock.Instant?
+    }
+
+    private let state = Mutex(State())
+
+    public init() {}
+
+    public func observe(_ event: BuildEvent, at now: ContinuousClock.Instant = .now) {
+        state.withLock { state in
+            switch event {
+            case .stageStarted(let stage):
+                if state.snapshot.stage == .fetch, state.fetchEnded == nil { state.fetchEnded = now }
+                state.snapshot.stage = stage
+                state.stageStarted = now
+            case .fetchPlanned(let total, let toRequest):
+                state.snapshot.total = total
+                state.snapshot.toRequest = toRequest
+                state.fetchStarted = now
+            case .attempt(let attempt):
+                if attempt.outcome == .downloaded { state.snapshot.bytesDownloaded += attempt.bytes }
+                if attempt.outcome == .retry { state.snapshot.retries += 1 }
+            case .gifFinished(let id, let result):
+                guard state.finished.insert(id).inserted else { return }
+                state.snapshot.done += 1
+                switch result {
+                case .stored(let gif) where gif.origin == .fresh: break
+                case .stored: state.snapshot.requestedDone += 1
+                case .rejected(let rejection) where rejection.reason == "known-missing": break
+                case .rejected:
+                    state.snapshot.requestedDone += 1
+                    state.snapshot.failures += 1
+                }
+            case .packFinished:
+                state.snapshot.packsDone += 1
+            case .stopped:
+                if state.fetchEnded == nil { state.fetchEnded = now }
+            case .finished:
+                if state.fetchEnded == nil { state.fetchEnded = now }
+                state.snapshot.stage = nil
+            case .catalogFetched:
+                break
+            }
+        }
+    }
+
+    public func snapshot(at now: ContinuousClock.Instant = .now) -> ProgressSnapshot {
+        state.withLock { state in
+            var snapshot = state.snapshot
+            snapshot.fetchSeconds = state.fetchStarted.map { (min(now, state.fetchEnded ?? now) - $0).seconds } ?? 0
+            snapshot.stageSeconds = state.stageStarted.map { (now - $0).seconds } ?? 0
+            return snapshot
+        }
+    }
+}

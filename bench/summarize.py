@@ -1,0 +1,216 @@
+#!/usr/bin/env python3
+"""Turns the facts bench/run.sh measured (one JSON object a line: {"key": ..., "value": ...}) into
+bench/results.json and the table `make bench` prints: ratios against the fetch floor and the
+curl/xargs script, no-change rebuilds, packing alone, memory at scale, and each target met or not.
+
+    python3 bench/summarize.py bench/work/facts.jsonl bench/results.json
+"""
+import json
+import sys
+
+MB = 1_000_000
+
+
+def load(path):
+    facts = {}
+    with open(path) as lines:
+        for line in lines:
+            record = json.loads(line)
+            facts[record["key"]] = record["value"]
+    return facts
+
+
+def ratio(a, b):
+    return a / b if a is not None and b else None
+
+
+def cpu(run):
+    return run["user"] + run["sys"]
+
+
+def summarize(f):
+    images = f["images"]
+    build1, floor, script = f["build1"], f["floor"], f["script"]
+    report1 = f.get("build1.report") or {}
+    pack1 = (report1.get("packs") or [{}])[0]
+    end_to_end = {
+        "gifs": images,
+        "gifpack": {
+            "wall_s": build1["wall"], "cpu_s": cpu(build1), "cpu_ms_per_gif": 1000 * cpu(build1) / images,
+            "peak_rss_mb": build1["rss_kb"] / 1024, "status": build1["status"],
+            "stage_s": report1.get("stageSeconds"), "pack_bytes": pack1.get("bytes"),
+            "distinct_gifs": pack1.get("distinctGIFs"), "server": f.get("build1.server"),
+        },
+        "fetch_floor": {
+            "wall_s": floor["wall"], "cpu_s": cpu(floor), "peak_rss_mb": floor["rss_kb"] / 1024,
+            "status": floor["status"], "bytes": f.get("floor.bytes"), "server": f.get("floor.server"),
+        },
+        "script": {
+            "wall_s": script["wall"], "cpu_s": cpu(script), "cpu_ms_per_gif": 1000 * cpu(script) / images,
+            "status": script["status"], "phases_s": f.get("script.phases"), "pack_bytes": f.get("script.bytes"),
+            "server": f.get("script.server"),
+        },
+    }
+    end_to_end["gifpack_over_floor"] = ratio(build1["wall"], floor["wall"])
+    end_to_end["script_over_gifpack"] = ratio(script["wall"], build1["wall"])
+
+    rebuilds = {}
+    for name, label in (("build2", "refresh_after_7d"), ("build3", "refresh_after_0")):
+        run, server = f[name], f.get(name + ".server") or {}
+        report = f.get(name + ".report") or {}
+        rebuilds[label] = {
+            "wall_s": run["wall"], "cpu_s": cpu(run), "peak_rss_mb": run["rss_kb"] / 1024, "status": run["status"],
+            "of_first_build": ratio(run["wall"], build1["wall"]),
+            "requests": server.get("totalRequests"), "image_requests": server.get("imageRequests"),
+            "not_modified": server.get("notModified"),
+            "bytes_sent": server.get("bytesSent"), "stage_s": report.get("stageSeconds"),
+            "message": report.get("message"),
+        }
+
+    cold = f["packcold"]
+    cold_report = f.get("packcold.report") or {}
+    cold_pack = (cold_report.get("packs") or [{}])[0]
+    cold_seconds = (cold_report.get("stageSeconds") or {}).get("pack")
+    solid = f["solid"]
+    pack_input = cold_pack.get("uncompressedBytes")
+    packing = {
+        "gif_bytes": f.get("solid.gif_bytes"),
+        "gifpack": {
+            "input_bytes": pack_input, "pack_stage_s": cold_seconds,
+            "mb_per_s": ratio(pack_input, cold_seconds) / MB if cold_seconds else None,
+            "bytes": f.get("packcold.bytes"), "build_wall_s": cold["wall"], "build_cpu_s": cpu(cold),
+            "peak_rss_mb": cold["rss_kb"] / 1024, "status": cold["status"],
+            "first_build_pack_stage_s": (report1.get("stageSeconds") or {}).get("pack"),
+        },
+        "solid_tar_zstd_9": {
+            "input_bytes": f.get("solid.input"), "wall_s": solid["wall"], "cpu_s": cpu(solid),
+            "mb_per_s": f.get("solid.input") / solid["wall"] / MB, "bytes": f.get("solid.bytes"),
+            "status": solid["status"],
+        },
+    }
+    packing["throughput_ratio"] = ratio(packing["gifpack"]["mb_per_s"], packing["solid_tar_zstd_9"]["mb_per_s"])
+    packing["size_ratio"] = ratio(packing["gifpack"]["bytes"], packing["solid_tar_zstd_9"]["bytes"])
+
+    scale = []
+    for n in f["config"]["scale"]:
+        run = f.get(f"scale{n}")
+        if run is None:
+            continue
+        report = f.get(f"scale{n}.report") or {}
+        gifs = report.get("gifs") or {}
+        scale.append({
+            "gifs": n, "wall_s": run["wall"], "cpu_s": cpu(run), "peak_rss_mb": run["rss_kb"] / 1024,
+            "status": run["status"], "downloaded": gifs.get("downloaded"), "valid": gifs.get("valid"),
+            "bytes_downloaded": gifs.get("bytesDownloaded"), "stage_s": report.get("stageSeconds"),
+        })
+
+    return {
+        "machine": {**f["machine"], "load_at_end": f.get("load_at_end")},
+        "config": f["config"],
+        "end_to_end": end_to_end,
+        "rebuild": rebuilds,
+        "packing": packing,
+        "scale": scale,
+        "targets": targets(end_to_end, rebuilds, packing, scale),
+    }
+
+
+def bodies(rebuild):
+    """Image requests not answered 304: GIF bodies sent (or errors)."""
+    if rebuild["image_requests"] is None:
+        return None
+    return rebuild["image_requests"] - (rebuild["not_modified"] or 0)
+
+
+def targets(end_to_end, rebuilds, packing, scale):
+    rss = [row["peak_rss_mb"] for row in scale] + [end_to_end["gifpack"]["peak_rss_mb"]]
+    flat = (scale[-1]["peak_rss_mb"] / scale[0]["peak_rss_mb"]) if len(scale) > 1 else None
+    nochange = rebuilds["refresh_after_7d"]
+    cached = rebuilds["refresh_after_0"]
+    rows = [
+        ("end to end / fetch floor", "<= 1.05", end_to_end["gifpack_over_floor"], lambda v: v <= 1.05),
+        ("curl/xargs script / gifpack", ">= 1.3", end_to_end["script_over_gifpack"], lambda v: v >= 1.3),
+        ("peak RSS, every run (MB)", "< 64", max(rss), lambda v: v < 64),
+        ("peak RSS, largest / smallest scale", "<= 1.10 (flat)", flat, lambda v: v <= 1.10),
+        ("pack size / solid tar|zstd -9", "<= 1.00", packing["size_ratio"], lambda v: v <= 1.0),
+        ("pack stage throughput / solid", ">= 1.00", packing["throughput_ratio"], lambda v: v >= 1.0),
+        ("no-change rebuild / first build (wall)", "< 0.20", nochange["of_first_build"], lambda v: v < 0.20),
+        ("no-change rebuild: GIF bodies downloaded", "0", bodies(nochange), lambda v: v == 0),
+        ("refresh_after 0 rebuild: GIF bodies", "0 (all 304)", bodies(cached), lambda v: v == 0),
+    ]
+    return [{"target": name, "goal": goal, "measured": value, "met": (check(value) if value is not None else None)}
+            for name, goal, value, check in rows]
+
+
+def fmt(value, digits=2):
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return f"{value:,.{digits}f}"
+
+
+def table(r):
+    e, p, m = r["end_to_end"], r["packing"], r["machine"]
+    g, fl, s = e["gifpack"], e["fetch_floor"], e["script"]
+    lines = []
+    add = lines.append
+    add(f"machine: {m['nproc']} cores, {m['cpu']}, {m['mem_kb'] / 1024 / 1024:.1f} GiB; "
+        f"load {m['load_at_start']} at start, {m['load_at_end']} at end")
+    c = r["config"]
+    source = f"real data {c['real_data']}" if c["real_data"] else f"realistic catalog of {c['count']}"
+    add(f"fixture: {source}, {e['gifs']} GIFs, latency {c['latency_ms']} ms")
+    add("")
+    add("targets")
+    for t in r["targets"]:
+        met = {True: "met", False: "MISSED", None: "-"}[t["met"]]
+        add(f"  {t['target']:<44} {fmt(t['measured'], 3):>10}   goal {t['goal']:<15} {met}")
+    add("")
+    add("1-2. end to end                              wall s    cpu s   cpu ms/GIF   peak RSS MB   ratio")
+    add(f"  gifpack build                          {g['wall_s']:>10.2f} {g['cpu_s']:>8.2f} {g['cpu_ms_per_gif']:>12.2f} "
+        f"{g['peak_rss_mb']:>13.1f}   1.00")
+    add(f"  fetch floor (curl --parallel-max 3)    {fl['wall_s']:>10.2f} {fl['cpu_s']:>8.2f} "
+        f"{1000 * fl['cpu_s'] / e['gifs']:>12.2f} {fl['peak_rss_mb']:>13.1f}   {fmt(ratio(fl['wall_s'], g['wall_s']))}")
+    add(f"  curl + xargs -P3 + tar | zstd script   {s['wall_s']:>10.2f} {s['cpu_s']:>8.2f} {s['cpu_ms_per_gif']:>12.2f} "
+        f"{'-':>13}   {fmt(ratio(s['wall_s'], g['wall_s']))}")
+    stages = g["stage_s"] or {}
+    add("  gifpack stages s: " + ", ".join(f"{k} {v:.2f}" for k, v in sorted(stages.items())))
+    if s["phases_s"]:
+        add("  script phases s:  " + ", ".join(f"{k} {v:.2f}" for k, v in s["phases_s"].items()))
+    add(f"  pack bytes: gifpack {fmt(g['pack_bytes'])} ({fmt(g['distinct_gifs'])} distinct GIFs), "
+        f"script {fmt(s['pack_bytes'])} (every GIF)")
+    add("")
+    add("3. rebuilds on the same output and cache     wall s   of first   requests   image req   304s   bytes sent")
+    for label, row in r["rebuild"].items():
+        add(f"  {label:<40} {row['wall_s']:>8.2f} {fmt(row['of_first_build'], 3):>10} {fmt(row['requests']):>10} "
+            f"{fmt(row['image_requests']):>11} {fmt(row['not_modified']):>6} {fmt(row['bytes_sent']):>12}")
+    add("")
+    gp, so = p["gifpack"], p["solid_tar_zstd_9"]
+    add("4. packing alone (same entries)               s      MB/s        bytes")
+    add(f"  gifpack pack stage, every frame compressed {fmt(gp['pack_stage_s']):>6} {fmt(gp['mb_per_s'], 1):>9} "
+        f"{fmt(gp['bytes']):>12}")
+    add(f"  solid tar | zstd -T1 -9                 {so['wall_s']:>9.2f} {so['mb_per_s']:>9.1f} {fmt(so['bytes']):>12}")
+    add(f"  throughput ratio {fmt(p['throughput_ratio'], 3)}, size ratio {fmt(p['size_ratio'], 4)}; "
+        f"first build's pack stage (frames compressed while fetching): {fmt(gp['first_build_pack_stage_s'])} s")
+    add("")
+    add("5. scale (latency 0)   GIFs     wall s    cpu s   peak RSS MB")
+    for row in r["scale"]:
+        add(f"  {'':<18} {row['gifs']:>6,} {row['wall_s']:>10.2f} {row['cpu_s']:>8.2f} {row['peak_rss_mb']:>13.1f}"
+            + ("" if row["status"] == 0 else f"   exit {row['status']}"))
+    return "\n".join(lines)
+
+
+def main():
+    facts_path, results_path = sys.argv[1], sys.argv[2]
+    results = summarize(load(facts_path))
+    with open(results_path, "w") as out:
+        json.dump(results, out, indent=2, sort_keys=True)
+        out.write("\n")
+    print(table(results))
+    print(f"\nwritten: {results_path}")
+
+
+if __name__ == "__main__":
+    main()
