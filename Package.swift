@@ -44,7 +44,9 @@ let package = Package(
             .product(name: "GRDB", package: "GRDB.swift"),
         ]),
         // What an app links: fetch, verify and install packs.
-        .target(name: "GifPackClient", dependencies: ["GifPackFormat", "GifPackGIF", "GifPackHTTP"]),
+        .target(name: "GifPackClient", dependencies: [
+            "GifPackFormat", "GifPackGIF", "GifPackHTTP", "CZstd", .product(name: "Crypto", package: "swift-crypto"),
+        ]),
         // Loopback ExerciseDB stand-in with switchable faults.
         .target(name: "ExerciseDBFixture", dependencies: [
             "GifPackGIF", "CZstd", .product(name: "Crypto", package: "swift-crypto"),
@@ -57,7 +59,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "GifPackTests", dependencies: [
-            "GifPack", "GifPackFormat", "GifPackGIF", "GifPackHTTP", "GifPackClient", "ExerciseDBFixture",
+            "GifPack", "GifPackFormat", "GifPackGIF", "GifPackHTTP", "GifPackClient", "ExerciseDBFixture", "CZstd",
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
     ],

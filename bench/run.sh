@@ -194,7 +194,7 @@ mkdir -p "$runs/floor"
 
 log "fetch floor: curl --parallel --parallel-max 3, $images GIFs"
 reset_stats
-measure floor curl -sS --fail --parallel --parallel-max 3 --config "$runs/floor.curl"
+measure floor curl -sS --no-progress-meter --fail --parallel --parallel-max 3 --config "$runs/floor.curl"
 record_stats floor.server
 fact floor.bytes "$(cat "$runs"/floor/*.gif | wc -c)"
 

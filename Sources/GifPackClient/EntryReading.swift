@@ -82,10 +82,6 @@ enum EntryReading {
         prefix.starts(with: Array("GIF87a".utf8)) || prefix.starts(with: Array("GIF89a".utf8))
     }
 
-    /// `ZSTD_getErrorName(ZSTD_error_dstSize_tooSmall)`, what zstd reports when a frame's data
-    /// outgrows the content size its header declares.
-    static let zstdOutputOverflow = "Destination buffer is too small"
-
     static func translate(_ error: PackReadError, pack: String, entry: String, readerPath: String) -> PackClientError {
         switch error {
         case let .io(path, operation, code):
@@ -93,10 +89,6 @@ enum EntryReading {
         case let .frameTooLarge(offset, limit):
             return .rejected(PackRejection(.bomb, pack: pack, entry: entry,
                                            detail: "the frame at offset \(offset) decompresses to more than the \(limit) bytes the index allows"))
-        case let .corruptFrame(offset, reason) where reason == zstdOutputOverflow:
-            // zstd stops a frame whose data outgrows its declared content size with this error.
-            return .rejected(PackRejection(.bomb, pack: pack, entry: entry,
-                                           detail: "the frame at offset \(offset) decompresses to more than it declares"))
         case .badTarHeader(let detail):
             return .rejected(PackRejection(.badEntry, pack: pack, entry: entry, detail: detail))
         case .notZstd, .badFrameHeader, .checksumMismatch, .corruptFrame, .truncatedFrame, .trailingData:

@@ -54,17 +54,22 @@ public struct PackInstaller: Sendable {
     public func install(from source: PackIndexSource, packs names: [String]? = nil,
                         client: HTTPClient? = nil) async throws(PackClientError) -> InstallReport {
         let generations = CacheGenerations(cachePath: cacheDirectory)
-        let lock = try await BlockingWork.run("gifpack.lock") { () throws(PackClientError) -> InstallLock in
-            try FileOps.makeDirectories(generations.storePath)
-            return try InstallLock(path: generations.lockPath, cachePath: generations.cachePath)
-        }
+        let lock = try await Self.lock(generations)
         defer { withExtendedLifetime(lock) {} }
 
-        let index = try await source.load(client: client, limits: limits)
+        // One client for the index and every pack of a remote source, unless the caller brought one.
+        var owned: HTTPClient?
+        if client == nil, case .url(let url) = source.location {
+            do { owned = try HTTPClient(maxConnections: 2) } catch { throw .transfer(url: url, error) }
+        }
+        defer { owned?.shutdown() }
+        let http = client ?? owned
+
+        let index = try await source.load(client: http, limits: limits)
         let chosen = try select(names, from: index)
         if let report = try await unchangedReport(for: chosen, generations: generations) { return report }
 
-        var downloader = PackDownloader(directory: generations.downloadsPath, client: client, limits: limits)
+        var downloader = PackDownloader(directory: generations.downloadsPath, client: http, limits: limits)
         downloader.maxAttempts = downloadAttempts
         var downloaded: [DownloadedPack] = []
         for pack in chosen {
@@ -79,12 +84,17 @@ public struct PackInstaller: Sendable {
     /// Installs packs already fetched and verified by a ``PackDownloader``.
     public func install(_ packs: [DownloadedPack]) async throws(PackClientError) -> InstallReport {
         let generations = CacheGenerations(cachePath: cacheDirectory)
-        let lock = try await BlockingWork.run("gifpack.lock") { () throws(PackClientError) -> InstallLock in
+        let lock = try await Self.lock(generations)
+        defer { withExtendedLifetime(lock) {} }
+        return try await installLocked(packs, generations: generations)
+    }
+
+    /// Creates `<cache>.d` and takes the install lock.
+    private static func lock(_ generations: CacheGenerations) async throws(PackClientError) -> InstallLock {
+        try await BlockingWork.run("gifpack.lock") { () throws(PackClientError) -> InstallLock in
             try FileOps.makeDirectories(generations.storePath)
             return try InstallLock(path: generations.lockPath, cachePath: generations.cachePath)
         }
-        defer { withExtendedLifetime(lock) {} }
-        return try await installLocked(packs, generations: generations)
     }
 
     private func installLocked(_ packs: [DownloadedPack],
@@ -111,8 +121,6 @@ public struct PackInstaller: Sendable {
             let directory = generations.generationPath(generation)
             return try InstallManifest.read(directory: directory).map { .init(directory: directory, manifest: $0) }
         }
-        generations.removeStale(keeping: Set([current].compactMap { $0 }))
-
         let plan = try InstallPlan(packs: packs, limits: limits)
         let generation = (generations.existing().max() ?? 0) + 1
         let staging = "\(generations.storePath)/.staging-\(CacheGenerations.directoryName(generation))-\(UUID().uuidString)"
@@ -128,6 +136,7 @@ public struct PackInstaller: Sendable {
             FileOps.remove(generations.generationPath(generation))
             throw error
         }
+        // Only now, with the new generation in place: older generations and leftovers of interrupted installs.
         generations.removeStale(keeping: Set([generation] + [current].compactMap { $0 }))
 
         let old = previous?.manifest.exercises ?? [:]

@@ -98,6 +98,8 @@ final class ZstdFrameStreamDecoder {
     private func decodingError(_ code: Int) -> PackReadError {
         if ZSTD_getErrorCode(code) == ZSTD_error_checksum_wrong { return .checksumMismatch(offset: frameOffset) }
         if ZSTD_getErrorCode(code) == ZSTD_error_prefix_unknown { return .notZstd(offset: frameOffset) }
+        // zstd stops a frame whose data outgrows the content size its header declares: a bomb.
+        if ZSTD_getErrorCode(code) == ZSTD_error_dstSize_tooSmall { return .frameTooLarge(offset: frameOffset, limit: maxContentSize) }
         return .corruptFrame(offset: frameOffset, reason: String(cString: ZSTD_getErrorName(code)))
     }
 }

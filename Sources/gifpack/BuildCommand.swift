@@ -8,25 +8,22 @@ struct BuildCommand: AsyncParsableCommand {
         commandName: "build",
         abstract: "Fetch the catalog and GIFs named by a manifest and publish packs plus index.json.",
         discussion: """
-        Writes <out>/packs/<pack>-v<N>.tar.zst, <out>/index.json (replaced atomically, last) and
-        <out>/report.json. A pack gets a new version only when its content changes. State (ETags,
-        hashes, failures) lives in <cache>/state.sqlite, so a rebuild sends conditional requests or
-        none at all (refresh_after), and a killed run is finished by the next one.
+        Writes <out>/packs/<pack>-v<N>.tar.zst, <out>/index.json (replaced atomically, last) and <out>/report.json. A pack gets a new version only when its content changes. State (ETags, hashes, failures) lives in <cache>/state.sqlite, so a rebuild sends conditional requests or none at all (refresh_after), and a killed run is finished by the next one.
 
-        Progress and logs go to standard error: on a terminal a live progress line, otherwise a
-        plain log line every --progress-interval seconds and every 10%, never a control character.
-        The summary goes to standard output (standard error when the build did not succeed, unless
-        --log-format json keeps standard error for one JSON object per line).
+        Progress and logs go to standard error: on a terminal a live progress line, otherwise a plain log line every --progress-interval seconds and every 10%, never a control character. The summary goes to standard output (to standard error when the build did not succeed, unless --log-format json keeps standard error for one JSON object per line). --metrics-file and --summary-file are written whatever the outcome.
 
         Examples:
-          EXERCISEDB_API_KEY=… gifpack build --manifest manifests/exercisedb.yaml --out dist/
-          gifpack build --manifest manifests/demo.yaml --base-url http://127.0.0.1:8080
-          gifpack build --manifest manifests/exercisedb.yaml --dry-run
+          EXERCISEDB_API_KEY=… gifpack build -m manifests/exercisedb.yaml --out dist/
+          gifpack build -m manifests/demo.yaml --base-url http://127.0.0.1:8080
+          gifpack build -m manifests/exercisedb.yaml --dry-run
+          # cron: JSON logs and Prometheus metrics for node_exporter
           gifpack build -m manifests/exercisedb.yaml --quiet --log-format json \\
-              --metrics-file /var/lib/node_exporter/textfile/gifpack.prom      # cron
+            --metrics-file /var/lib/node_exporter/textfile/gifpack.prom
+          # CI step: plain progress and a Markdown summary of the build
           gifpack build -m manifests/exercisedb.yaml --progress plain \\
-              --summary-file "$GITHUB_STEP_SUMMARY"                               # CI step
-          gifpack build -m manifests/demo.yaml --verbose                         # every request attempt
+            --summary-file "$GITHUB_STEP_SUMMARY"
+          # every request attempt in the log
+          gifpack build -m manifests/demo.yaml --verbose
 
         Exit status:
         \(ExitStatus.allCases.map { "  \($0.rawValue)  \($0.summary)" }.joined(separator: "\n"))
@@ -55,6 +52,9 @@ struct BuildCommand: AsyncParsableCommand {
             try await printDryRun(manifest: manifest, options: options)
             return
         }
+        // A log reader that goes away (`gifpack build 2>&1 | logger`) must not kill the build
+        // half-way: writes to a closed pipe fail with EPIPE instead.
+        signal(SIGPIPE, SIG_IGN)
         let environment = ProcessInfo.processInfo.environment
         let terminal = TerminalInfo(environment: environment)
         let console = Console()

@@ -7,9 +7,9 @@ struct CatCommand: ParsableCommand {
         commandName: "cat",
         abstract: "Write one exercise's GIF, byte for byte, to standard output.",
         discussion: """
-        With an index (a local index.json), the GIF's zstd frame is read at its offset and nothing
-        else of the pack is decompressed; with a pack file alone, the catalog is read and the frames
-        are decoded until the GIF's entry. Either way the tar header and the SHA-256 are checked
+        With an index (a local index.json), the GIF's zstd frame is read at its offset and nothing \
+        else of the pack is decompressed; with a pack file alone, the catalog is read and the frames \
+        are decoded until the GIF's entry. Either way the tar header and the SHA-256 are checked \
         before any byte is written.
 
         Examples:

@@ -7,13 +7,13 @@ struct DiffCommand: AsyncParsableCommand {
         commandName: "diff",
         abstract: "Compare two indexes: exercises added, removed and changed, and the bytes a client would download.",
         discussion: """
-        Exercises are compared by id across all packs; "changed" means the GIF's hash changed (or the
-        exercise gained or lost its GIF). A client installing packs downloads every pack whose file
+        Exercises are compared by id across all packs; "changed" means the GIF's hash changed (or the \
+        exercise gained or lost its GIF). A client installing packs downloads every pack whose file \
         changed; a client reading single GIFs by frame offset fetches only the new GIFs' frames.
 
         Examples:
           gifpack diff old/index.json dist/index.json
-          gifpack diff https://cdn.example.com/gifpack/index.json dist/index.json
+          gifpack diff https://cdn.example.com/index.json dist/index.json
         """
     )
 

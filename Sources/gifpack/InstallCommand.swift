@@ -9,23 +9,24 @@ struct InstallCommand: AsyncParsableCommand {
         commandName: "install",
         abstract: "Fetch, verify and install packs into a cache directory, switching atomically.",
         discussion: """
-        Reads the index (a path or an http(s) URL), downloads the chosen packs into <cache>.d/downloads
-        (resuming an interrupted download with a Range request; a local index's packs are read in
-        place), verifies every pack and GIF, and installs them as a new generation: <cache> is a
-        symbolic link switched with one rename, so readers see the old complete set or the new one.
-        Unchanged GIFs are hard-linked from the previous generation, GIFs that left are dropped.
+        Reads the index (a path or an http(s) URL), downloads the chosen packs into <cache>.d/downloads \
+        (resuming an interrupted download with a Range request; a local index's packs are read in \
+        place), verifies every pack and GIF, and installs them as a new generation: <cache> is a \
+        symbolic link switched with one rename, so readers see the old complete set or the new one. \
+        Unchanged GIFs are hard-linked from the previous generation, GIFs that left are dropped. \
         A refused pack leaves <cache> untouched and names its reason.
 
-        Layouts: by-id puts <cache>/<exerciseId>.gif (exercises sharing a GIF share one file
-        through hard links); by-hash puts <cache>/gifs/<sha256>.gif plus <cache>/index-by-id.json.
+        Layouts: by-id puts <cache>/<exerciseId>.gif (exercises sharing a GIF share one file \
+        through hard links); by-hash puts <cache>/gifs/<sha256>.gif plus <cache>/index-by-id.json. \
         Either way <cache>/gifpack-manifest.json records the installed packs and versions.
 
         Examples:
-          gifpack install --index dist/index.json --cache ~/Library/Caches/exercise-gifs
-          gifpack install --index https://cdn.example.com/gifpack/index.json --cache /var/cache/gifs --pack chest --pack back
+          gifpack install --index dist/index.json --cache /var/cache/gifs
+          gifpack install --index https://cdn.example.com/index.json \\
+                          --cache /var/cache/gifs --pack chest --pack back
           gifpack install --index dist/index.json --cache /tmp/gifs --layout by-hash
 
-        Exit status: 0 installed (or already up to date), 1 failed or refused, 2 bad arguments,
+        Exit status: 0 installed (or already up to date), 1 failed or refused, 2 bad arguments, \
         6 another install holds the cache.
         """
     )

@@ -7,12 +7,11 @@ struct PruneCommand: AsyncParsableCommand {
         commandName: "prune",
         abstract: "Delete old pack versions and unreferenced blobs; never anything index.json references.",
         discussion: """
-        Keeps the last K versions of each pack (output.keep_versions, default 3, or --keep), removes
-        temporary files left by killed runs, and deletes cached GIFs no exercise refers to. A build
-        does the same at its end.
+        Keeps the last K versions of each pack (output.keep_versions, default 3, or --keep), removes temporary files left by killed runs, and deletes cached GIFs no exercise refers to. A build does the same at its end.
 
-        Example:
+        Examples:
           gifpack prune --manifest manifests/exercisedb.yaml --keep 2
+          gifpack prune -m manifests/demo.yaml --out dist --cache .gifpack-cache
         """
     )
 

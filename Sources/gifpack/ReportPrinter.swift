@@ -9,9 +9,10 @@ struct ReportPrinter {
     /// `alwaysToStandardOutput` (JSON logs keep standard error for JSON lines alone).
     func print(quiet: Bool, alwaysToStandardOutput: Bool = false) {
         let toStandardOutput = alwaysToStandardOutput || report.exitStatus == .success
-        let out: (String) -> Void = { line in
-            if toStandardOutput { Terminal.output(line) } else { Terminal.error(line) }
-        }
+        // A reader that went away (EPIPE) must not turn a finished build into a crash: the
+        // throwing write is used and its error ignored.
+        let handle = toStandardOutput ? FileHandle.standardOutput : FileHandle.standardError
+        let out: (String) -> Void = { line in try? handle.write(contentsOf: Data((line + "\n").utf8)) }
         if !quiet {
             let gifs = report.gifs
             out("catalog: \(report.catalog.exercises) exercises in \(report.catalog.pages) page(s)"

@@ -7,13 +7,13 @@ struct VerifyCommand: ParsableCommand {
         commandName: "verify",
         abstract: "Check an output directory or a pack file: every hash, every frame offset, every GIF decodes.",
         discussion: """
-        DIR (a directory holding index.json): for every pack, its size and SHA-256, every frame
-        offset against the file's real zstd frames (no unlisted entry), catalog.json against the
-        content digest and the index, and every GIF read through its frame offset, hashed, decoded
+        DIR (a directory holding index.json): for every pack, its size and SHA-256, every frame \
+        offset against the file's real zstd frames (no unlisted entry), catalog.json against the \
+        content digest and the index, and every GIF read through its frame offset, hashed, decoded \
         and compared with its catalog record.
 
-        PACK (a .tar.zst file alone): walks the zstd frames, parses every tar header, checks each
-        gifs/<sha256>.gif against its name, matches catalog.json with the entries both ways and
+        PACK (a .tar.zst file alone): walks the zstd frames, parses every tar header, checks each \
+        gifs/<sha256>.gif against its name, matches catalog.json with the entries both ways and \
         decodes every GIF.
 
         Every problem is listed, one per line, as "<pack>: <entry>: <reason>: <detail>".

@@ -1,5 +1,6 @@
 import ExerciseDBFixture
 import Foundation
+import Glibc
 import GifPackClient
 import GifPackGIF
 import Testing
@@ -109,9 +110,11 @@ struct ClientInstallTests {
         _ = try await installer.install(from: PackIndexSource(built.indexPath))
         let ids = built.server.catalog.exercises.map(\.id).sorted()
         let before = Dictionary(uniqueKeysWithValues: ids.map { ($0, fileIdentity("\(cache)/\($0).gif")) })
+        let pinned = try InstalledCache(directory: cache)
 
         // v2: one GIF changes, two exercises leave the pack.
         let changedID = ids[3]
+        let oldChanged = built.served(changedID)
         let replacement = try GIFSynthesizer.animatedGIF(width: 32, height: 32, frames: 3, colors: 4, seed: 4242)
         built.server.replaceGIF(id: changedID, with: replacement)
         let kept = ids.filter { $0 != ids[0] && $0 != ids[1] }
@@ -138,7 +141,27 @@ struct ClientInstallTests {
         }
         #expect(!FileManager.default.fileExists(atPath: "\(cache)/\(ids[0]).gif"))
         #expect(!FileManager.default.fileExists(atPath: "\(cache)/\(ids[1]).gif"))
+        // A reader that pinned the old generation still reads the old complete set.
+        #expect(try fileBytes(try #require(pinned.gifPath(forExercise: changedID))) == oldChanged)
+        #expect(try fileBytes(try #require(pinned.gifPath(forExercise: ids[0]))) == built.served(ids[0]))
         // The previous generation stays for readers that resolved it; nothing else is left behind.
         #expect(Set(DirectoryListing.names("\(cache).d")) == ["g000001", "g000002", "install.lock"])
+    }
+
+    @Test func aSecondInstallWhileOneHoldsTheLockIsRefused() async throws {
+        let workspace = try TemporaryDirectory()
+        let index = try ForgedPack(gifs: try ClientHostilePackTests.gifs()).write(to: workspace.file("dist"))
+        let cache = workspace.file("locked")
+        try FileManager.default.createDirectory(atPath: "\(cache).d", withIntermediateDirectories: true)
+        let fd = open("\(cache).d/install.lock", O_RDWR | O_CREAT, 0o644)
+        defer { close(fd) }
+        #expect(flock(fd, LOCK_EX) == 0)
+
+        await #expect(throws: PackClientError.cacheLocked(path: cache)) {
+            _ = try await PackInstaller(cacheDirectory: cache).install(from: PackIndexSource(index))
+        }
+        flock(fd, LOCK_UN)
+        let report = try await PackInstaller(cacheDirectory: cache).install(from: PackIndexSource(index))
+        #expect(report.gifsWritten == 3)
     }
 }

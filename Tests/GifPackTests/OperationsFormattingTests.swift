@@ -107,6 +107,7 @@ struct OperationsFormattingTests {
         #expect(object["retried"] as? Bool == true)
         #expect(object["_level"] as? String == "shadowed", "a field never overwrites the record's own keys")
         #expect(object["echo"] as? String == "k=<redacted>")
+        #expect(SecretRedactor(secrets: ["k"]).redact("pack") == "pack", "a one-letter test key cannot be told from text")
     }
 
     @Test func textLogLinesEscapeControlCharactersAndQuoteValues() {

@@ -6,10 +6,10 @@ import Foundation
 /// The pipeline fills the counters as it goes and calls ``complete(startedAt:finishedAt:)`` once at
 /// the end, which derives the totals (bytes packed, compression ratios, the exit status's meaning)
 /// from them. Schema 2 added `startedAt`, `finishedAt`, `exitMeaning`, `bytes` and each pack's
-/// `compressionRatio`; fields are only ever added within a schema version.
+/// `compressionRatio`.
 ///
 /// ```swift
-/// let report = try await BuildPipeline(manifest: manifest, options: options).run()
+/// let report = await BuildPipeline(manifest: manifest, options: options).run()
 /// print(report.exitStatus, report.gifs.downloaded, report.bytes.compressionRatio ?? 0)
 /// ```
 public struct BuildReport: Sendable, Codable, Equatable {

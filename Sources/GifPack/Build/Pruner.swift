@@ -51,7 +51,7 @@ public struct Pruner: Sendable {
                 && (file.version < oldestKept || file.version > pack.version) {
                 result.freedBytes += FileSystem.fileSize(file.file) ?? 0
                 FileSystem.remove(file.file)
-                result.deletedPacks.append((file.file as NSString).lastPathComponent)
+                result.deletedPacks.append(PathText.lastComponent(file.file))
             }
         }
         if let state {

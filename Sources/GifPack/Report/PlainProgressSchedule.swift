@@ -21,13 +21,14 @@ public struct PlainProgressSchedule: Sendable, Equatable {
     /// reported.
     public mutating func isDue(_ snapshot: ProgressSnapshot, at seconds: Double) -> Bool {
         guard snapshot.stage == .fetch, let fraction = snapshot.fraction else { return false }
+        // A tiny epsilon so 0.3 / 0.1 counts as the third step, not 2.999….
+        let currentStep = step > 0 ? Int((fraction / step + 1e-9).rounded(.down)) : 0
         guard let last = lastTime else {
             // The first call starts the clock; nothing has happened yet.
             lastTime = seconds
-            lastStep = Int((fraction / step).rounded(.down))
+            lastStep = currentStep
             return false
         }
-        let currentStep = step > 0 ? Int((fraction / step + 1e-9).rounded(.down)) : 0
         let due = currentStep > lastStep || (interval > 0 && seconds - last >= interval)
         if due {
             lastTime = seconds

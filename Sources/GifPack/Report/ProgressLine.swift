@@ -72,7 +72,7 @@ public enum ProgressLine {
     private static func stageDescription(_ snapshot: ProgressSnapshot) -> String {
         let elapsed = HumanUnits.duration(snapshot.stageSeconds)
         switch snapshot.stage {
-        case nil: return "starting"
+        case nil: return snapshot.total == nil ? "starting" : "finishing"
         case .catalog?: return "catalog: reading the exercise list (\(elapsed))"
         case .plan?: return "plan: choosing what to fetch (\(elapsed))"
         case .fetch?: return "fetch: planning requests (\(elapsed))"

@@ -3,7 +3,9 @@
 ///
 /// URLs and messages never carry the key by construction (it travels in a request header); this
 /// is the last line of defence for log lines, in case a server echoes it back in an error body or a
-/// future change lets it slip into a message.
+/// future change lets it slip into a message. Secrets shorter than ``minimumLength`` are not
+/// replaced: they occur inside ordinary words (a test key `k` would eat every "k"), and no real API
+/// key is that short (RapidAPI keys have 50 characters).
 ///
 /// ```swift
 /// let redactor = SecretRedactor(secrets: [manifest.source.apiKey?.value].compactMap { $0 })
@@ -11,11 +13,12 @@
 /// ```
 public struct SecretRedactor: Sendable, Equatable {
     public static let replacement = "<redacted>"
-    /// The non-empty secrets, longest first (so a secret containing another is replaced whole).
+    public static let minimumLength = 4
+    /// The secrets to replace, longest first (so a secret containing another is replaced whole).
     public let secrets: [String]
 
     public init(secrets: [String]) {
-        self.secrets = Array(Set(secrets.filter { !$0.isEmpty })).sorted { $0.count > $1.count }
+        self.secrets = Array(Set(secrets.filter { $0.count >= Self.minimumLength })).sorted { $0.count > $1.count }
     }
 
     public func redact(_ text: String) -> String {

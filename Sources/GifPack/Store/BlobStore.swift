@@ -31,7 +31,7 @@ public struct BlobStore: Sendable {
             FileSystem.remove(temporaryFile)
             return false
         }
-        let directory = (destination as NSString).deletingLastPathComponent
+        let directory = PathText.parent(destination)
         try FileSystem.createDirectory(directory)
         try FileSystem.fsync(path: temporaryFile)
         let adopted = try Self.adoption.withLock { _ throws(FileSystemError) -> Bool in

@@ -26,7 +26,7 @@ struct FrameCache: Sendable {
     func ensureFrame(sha256: String, blobPath: String, size: Int64) throws {
         let destination = path(sha256: sha256)
         if FileSystem.exists(destination) { return }
-        try FileSystem.createDirectory((destination as NSString).deletingLastPathComponent)
+        try FileSystem.createDirectory(PathText.parent(destination))
         let temporary = FileSystem.temporaryPath(beside: destination)
         do {
             let sink = try FileDescriptorSink(creating: temporary)

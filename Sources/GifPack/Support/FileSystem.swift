@@ -60,15 +60,13 @@ public enum FileSystem {
     /// Renames `source` over `destination` and makes the rename durable.
     public static func publish(_ source: String, as destination: String) throws(FileSystemError) {
         guard rename(source, destination) == 0 else { throw .io(operation: "rename", path: destination, errno: errno) }
-        try fsyncDirectory((destination as NSString).deletingLastPathComponent.isEmpty ? "." : (destination as NSString).deletingLastPathComponent)
+        try fsyncDirectory(PathText.parent(destination))
     }
 
     /// A temporary name beside `path`, unique to this process and call.
     public static func temporaryPath(beside path: String) -> String {
-        let directory = (path as NSString).deletingLastPathComponent
-        let name = (path as NSString).lastPathComponent
         let unique = "\(getpid())-\(UUID().uuidString.prefix(8))"
-        return directory.isEmpty ? ".\(name).tmp-\(unique)" : "\(directory)/.\(name).tmp-\(unique)"
+        return "\(PathText.parent(path))/.\(PathText.lastComponent(path)).tmp-\(unique)"
     }
 
     /// Writes `bytes` to `path` atomically and durably; `beforeRename` runs once the temporary file
