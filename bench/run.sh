@@ -51,7 +51,12 @@ for tool in curl jq tar zstd python3 /usr/bin/time "$bin/gifpack" "$bin/exercise
 done
 
 work=$root/bench/work
-rm -rf "$work"; mkdir -p "$work"
+rm -rf "$work"; mkdir -p "$work/bin"
+# The build directory is shared: copy the binaries so one run measures one build.
+cp "$bin/gifpack" "$bin/exercisedb-fixture" "$work/bin/"
+bin=$work/bin
+revision=$(git -C "$root" rev-parse --short HEAD 2> /dev/null || echo unknown)
+[ -z "$(git -C "$root" status --porcelain --untracked-files=no -- Sources Package.swift 2> /dev/null)" ] || revision="$revision+uncommitted"
 facts=$work/facts.jsonl
 : > "$facts"
 key=bench-key
@@ -152,8 +157,8 @@ fact machine "$(jq -nc --arg cpu "$(grep -m1 'model name' /proc/cpuinfo | cut -d
   --argjson nproc "$(nproc)" --argjson mem_kb "$(awk '/MemTotal/ {print $2}' /proc/meminfo)" \
   --arg load "$(cut -d' ' -f1-3 /proc/loadavg)" --arg kernel "$(uname -r)" \
   --arg swift "$(swift --version 2>&1 | head -n 1)" --arg curl "$(curl --version | head -n 1 | cut -d' ' -f1-2)" \
-  --arg zstd "$(zstd --version)" --arg date "$(date -u +%FT%TZ)" \
-  '{cpu: $cpu, nproc: $nproc, mem_kb: $mem_kb, load_at_start: $load, kernel: $kernel, swift: $swift, curl: $curl, zstd: $zstd, date: $date}')"
+  --arg zstd "$(zstd --version)" --arg date "$(date -u +%FT%TZ)" --arg revision "$revision" \
+  '{cpu: $cpu, nproc: $nproc, mem_kb: $mem_kb, load_at_start: $load, kernel: $kernel, swift: $swift, curl: $curl, zstd: $zstd, date: $date, revision: $revision}')"
 fact config "$(jq -nc --argjson count "$count" --argjson latency "$latency" --arg real "$real_data" \
   --arg scale "$scale" --argjson quick "$quick" --argjson small "$small_scale" \
   '{count: $count, latency_ms: $latency, real_data: $real, scale: ($scale | split(" ") | map(select(. != "") | tonumber)), quick: ($quick == 1), small_scale_gifs: ($small == 1)}')"
@@ -192,16 +197,27 @@ mkdir -p "$runs/floor"
   done < "$runs/ids"
 } > "$runs/floor.curl"
 
+# floor NAME: one curl process, keep-alive, 3 transfers at a time, nothing validated or packed.
+floor() {
+  rm -rf "$runs/floor"; mkdir -p "$runs/floor"
+  reset_stats
+  measure "$1" curl -sS --no-progress-meter --fail --parallel --parallel-max 3 --config "$runs/floor.curl"
+  record_stats "$1.server"
+}
+
+# The floor is measured just before and just after gifpack's build; the ratio uses their mean,
+# so a change of machine load during the run weighs on both sides alike.
 log "fetch floor: curl --parallel --parallel-max 3, $images GIFs"
-reset_stats
-measure floor curl -sS --no-progress-meter --fail --parallel --parallel-max 3 --config "$runs/floor.curl"
-record_stats floor.server
+floor floor
 fact floor.bytes "$(cat "$runs"/floor/*.gif | wc -c)"
 
 log "gifpack build (fresh output and cache)"
 reset_stats
 gifpack_build build1 "$runs/bench.yaml" "$runs/out" "$runs/cache"
 record_stats build1.server
+
+log "fetch floor again"
+floor floor2
 
 log "curl + xargs -P3 + tar | zstd script"
 reset_stats

@@ -31,6 +31,8 @@ def cpu(run):
 def summarize(f):
     images = f["images"]
     build1, floor, script = f["build1"], f["floor"], f["script"]
+    floor2 = f.get("floor2", floor)
+    floor_wall = (floor["wall"] + floor2["wall"]) / 2
     report1 = f.get("build1.report") or {}
     pack1 = (report1.get("packs") or [{}])[0]
     end_to_end = {
@@ -42,7 +44,7 @@ def summarize(f):
             "distinct_gifs": pack1.get("distinctGIFs"), "server": f.get("build1.server"),
         },
         "fetch_floor": {
-            "wall_s": floor["wall"], "cpu_s": cpu(floor), "peak_rss_mb": floor["rss_kb"] / 1024,
+            "wall_s": floor_wall, "runs_wall_s": [floor["wall"], floor2["wall"]], "cpu_s": cpu(floor), "peak_rss_mb": floor["rss_kb"] / 1024,
             "status": floor["status"], "bytes": f.get("floor.bytes"), "server": f.get("floor.server"),
         },
         "script": {
@@ -51,7 +53,19 @@ def summarize(f):
             "server": f.get("script.server"),
         },
     }
-    end_to_end["gifpack_over_floor"] = ratio(build1["wall"], floor["wall"])
+    end_to_end["gifpack_over_floor"] = ratio(build1["wall"], floor_wall)
+    stages = report1.get("stageSeconds") or {}
+    if stages:
+        # Where gifpack's wall time beyond the floor goes: the catalog pages (fetched before any
+        # image), the fetch stage beyond the floor, the pack stage after the last download, the rest.
+        end_to_end["beyond_floor_s"] = {
+            "total": build1["wall"] - floor_wall,
+            "catalog": stages.get("catalog", 0),
+            "fetch_minus_floor": stages.get("fetch", 0) - floor_wall,
+            "pack": stages.get("pack", 0),
+            "other": build1["wall"] - stages.get("total", 0) + sum(
+                v for k, v in stages.items() if k not in ("total", "catalog", "fetch", "pack")),
+        }
     end_to_end["script_over_gifpack"] = ratio(script["wall"], build1["wall"])
 
     rebuilds = {}
@@ -157,6 +171,7 @@ def table(r):
     g, fl, s = e["gifpack"], e["fetch_floor"], e["script"]
     lines = []
     add = lines.append
+    add(f"gifpack {m.get('revision', '?')}, {m['date']}")
     add(f"machine: {m['nproc']} cores, {m['cpu']}, {m['mem_kb'] / 1024 / 1024:.1f} GiB; "
         f"load {m['load_at_start']} at start, {m['load_at_end']} at end")
     c = r["config"]
@@ -171,10 +186,15 @@ def table(r):
     add("1-2. end to end                              wall s    cpu s   cpu ms/GIF   peak RSS MB   ratio")
     add(f"  gifpack build                          {g['wall_s']:>10.2f} {g['cpu_s']:>8.2f} {g['cpu_ms_per_gif']:>12.2f} "
         f"{g['peak_rss_mb']:>13.1f}   1.00")
-    add(f"  fetch floor (curl --parallel-max 3)    {fl['wall_s']:>10.2f} {fl['cpu_s']:>8.2f} "
+    add(f"  fetch floor (curl --parallel-max 3)*   {fl['wall_s']:>10.2f} {fl['cpu_s']:>8.2f} "
         f"{1000 * fl['cpu_s'] / e['gifs']:>12.2f} {fl['peak_rss_mb']:>13.1f}   {fmt(ratio(fl['wall_s'], g['wall_s']))}")
     add(f"  curl + xargs -P3 + tar | zstd script   {s['wall_s']:>10.2f} {s['cpu_s']:>8.2f} {s['cpu_ms_per_gif']:>12.2f} "
         f"{'-':>13}   {fmt(ratio(s['wall_s'], g['wall_s']))}")
+    add("  * mean of " + " and ".join(f"{w:.2f}" for w in fl["runs_wall_s"]) + " s, measured just before and after gifpack")
+    if e.get("beyond_floor_s"):
+        b = e["beyond_floor_s"]
+        add(f"  gifpack beyond the floor: {b['total']:.2f} s = catalog {b['catalog']:.2f} + fetch beyond floor "
+            f"{b['fetch_minus_floor']:.2f} + pack {b['pack']:.2f} + other {b['other']:.2f}")
     stages = g["stage_s"] or {}
     add("  gifpack stages s: " + ", ".join(f"{k} {v:.2f}" for k, v in sorted(stages.items())))
     if s["phases_s"]:

@@ -56,6 +56,44 @@ struct CatalogTests {
         #expect(!Selector(ids: ["0002"]).matches(exercise))
     }
 
+    @Test func pagesAreFetchedInParallelAndAPlanThatCapsThePageSizeLosesNothing() async throws {
+        let server = try startFixture(count: 37) { $0.maxPageSize = 10 }
+        defer { server.stop() }
+        let workspace = try TemporaryDirectory()
+        let manifest = rapidAPIManifest(server: server, pageSize: 25)
+        let first = try await runBuild(manifest: manifest, workspace: workspace)
+        #expect(first.catalog.exercises == 37, "a page of 10 when 25 were asked for is not the last page")
+        #expect(server.stats.listRequests >= 4 && server.stats.listRequests <= 6, "at most two pages past the end on a first run")
+        server.resetStats()
+        let second = try await runBuild(manifest: manifest, workspace: workspace)
+        #expect(second.catalog.exercises == 37)
+        #expect(server.stats.listRequests == 4, "with the last catalog's size known, no page past the end")
+    }
+
+    @Test func theStreamedCatalogIsTheCanonicalJSONOfThePackCatalog() throws {
+        let raw = try json(#"{"name": "45\u00b0 side \"bend\"\\ /x\n\u0001", "id": "0001", "list": [1, 2.5, true, null]}"#)
+        let exercises = [
+            Exercise(id: "0002", name: "b", bodyParts: [], equipment: [], targets: [], imageURL: "", raw: .object([:])),
+            Exercise(id: "0001", name: "45° side \"bend\"\\ /x\n\u{1}", bodyParts: [], equipment: [], targets: [],
+                     imageURL: "", raw: raw),
+        ]
+        let gif = GIFMetadata(sha256: String(repeating: "a", count: 64), bytes: 10, width: 1, height: 2, frames: 3,
+                              durationMilliseconds: 40, loopCount: 0)
+        let rows = [PackCatalogWriter.Row(exercise: exercises[0], gif: nil), PackCatalogWriter.Row(exercise: exercises[1], gif: gif)]
+        let source = SourceDescription(kind: "exercisedb-rapidapi", baseURL: nil, resolution: 180)
+        let workspace = try TemporaryDirectory()
+        let written = try PackCatalogWriter.write(pack: "all", source: source, exercises: rows, to: workspace.file("c.json"))
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: workspace.file("c.json"))))
+        #expect(written.sha256 == sha256Hex(bytes))
+        #expect(written.bytes == Int64(bytes.count))
+        let expected = PackCatalog(pack: "all", source: source, exercises: [
+            PackExercise(id: "0001", name: exercises[1].name, gif: gif, data: raw),
+            PackExercise(id: "0002", name: "b", gif: nil, data: .object([:])),
+        ])
+        #expect(try PackCatalog.decode(from: bytes) == expected)
+        #expect(bytes == (try expected.encoded()), "the same canonical bytes JSONEncoder gives")
+    }
+
     @Test func aDowngradedResolutionIsFlaggedInTheReport() async throws {
         let server = try startFixture(count: 4) { $0.planMaxResolution = 180 }
         defer { server.stop() }

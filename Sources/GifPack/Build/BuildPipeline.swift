@@ -69,9 +69,10 @@ public struct BuildPipeline: Sendable {
         let cacheLock = try BuildLock(directory: options.cacheDirectory)
         defer { withExtendedLifetime((outputLock, cacheLock)) {} }
         let sourceKey = "\(manifest.source.kind.rawValue) \(manifest.source.baseURL)"
-        let state = try await Blocking.run {
+        let (state, expectedCount) = try await Blocking.run {
             try layout.prepare()
-            return try BuildState(path: layout.statePath, source: sourceKey)
+            let state = try BuildState(path: layout.statePath, source: sourceKey)
+            return (state, try state.lastCatalogCount())
         }
         let client = try HTTPClient()
         defer { client.shutdown() }
@@ -85,7 +86,8 @@ public struct BuildPipeline: Sendable {
             if let next = stages.next() { observer?(.stageStarted(next)) }
         }
 
-        let catalog = try await CatalogSources.make(for: manifest.source, fetch: manifest.fetch, client: client).fetchCatalog()
+        let catalog = try await CatalogSources.make(for: manifest.source, fetch: manifest.fetch, client: client,
+                                                    expectedCount: expectedCount).fetchCatalog()
         report.catalog = .init(exercises: catalog.exercises.count, pages: catalog.pagesFetched,
                                rejectedRecords: catalog.rejected, duplicateIDs: catalog.duplicateIDs)
         report.catalogChanges = try await Blocking.run { try state.replaceCatalog(CatalogFingerprint.fingerprints(of: catalog)) }

@@ -23,7 +23,7 @@ struct PackPublisher: Sendable {
 
     func publish(_ entry: PackPlan.Entry, results: [String: GIFFetchResult],
                  previous: PackDescription?) throws -> (PackDescription, Outcome) {
-        var exercises: [PackExercise] = []
+        var rows: [PackCatalogWriter.Row] = []
         var refs: [ExerciseRef] = []
         var distinct: [String: Int64] = [:]
         for exercise in entry.exercises {
@@ -32,12 +32,15 @@ struct PackPublisher: Sendable {
                 metadata = gif.metadata
                 distinct[gif.sha256] = gif.bytes
             }
-            exercises.append(PackExercise(id: exercise.id, name: exercise.name, gif: metadata, data: exercise.raw))
+            rows.append(PackCatalogWriter.Row(exercise: exercise, gif: metadata))
             refs.append(ExerciseRef(id: exercise.id, gif: metadata?.sha256))
         }
+        try FileSystem.createDirectory("\(outputDirectory)/packs")
         let catalogSource = SourceDescription(kind: source.kind, baseURL: nil, resolution: source.resolution)
-        let catalogBytes = try PackCatalog(pack: entry.spec.name, source: catalogSource, exercises: exercises).encoded()
-        let digest = SHA256.hash(data: catalogBytes).hexString
+        let catalogPath = FileSystem.temporaryPath(beside: "\(outputDirectory)/packs/\(entry.spec.name).catalog.json")
+        defer { FileSystem.remove(catalogPath) }
+        let digest = try PackCatalogWriter.write(pack: entry.spec.name, source: catalogSource, exercises: rows,
+                                                 to: catalogPath).sha256
 
         if let previous, previous.contentDigest == digest,
            FileSystem.fileSize("\(outputDirectory)/\(previous.file)") == previous.bytes {
@@ -47,12 +50,11 @@ struct PackPublisher: Sendable {
         let version = (previous?.version ?? 0) + 1
         let file = "packs/\(entry.spec.name)-v\(version).tar.zst"
         let finalPath = "\(outputDirectory)/\(file)"
-        try FileSystem.createDirectory("\(outputDirectory)/packs")
         let temporary = FileSystem.temporaryPath(beside: finalPath)
         let summary: PackFileSummary
         do {
             var assembler = try PackAssembler(path: temporary, level: frames.level, mtime: frames.mtime)
-            try assembler.appendEntry(name: PackCatalog.path, bytes: catalogBytes)
+            try assembler.appendEntry(name: PackCatalog.path, sourcePath: catalogPath)
             let hashes = distinct.keys.sorted()
             for (position, hash) in hashes.enumerated() {
                 if position == hashes.count / 2 { CrashPoint.reach(.midPack) }

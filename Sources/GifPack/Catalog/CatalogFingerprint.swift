@@ -5,13 +5,12 @@ import Foundation
 /// which exercises changed between two catalogs.
 enum CatalogFingerprint {
     static func fingerprints(of catalog: Catalog) -> [String: String] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         var result: [String: String] = [:]
         for exercise in catalog.exercises {
-            var bytes = (try? encoder.encode(exercise.raw)) ?? Data()
-            bytes.append(contentsOf: Array(exercise.imageURL.utf8))
-            result[exercise.id] = SHA256.hash(data: bytes).hexString
+            var hasher = SHA256()
+            hasher.update(data: exercise.record.canonicalJSON)
+            hasher.update(data: Array(exercise.imageURL.utf8))
+            result[exercise.id] = hasher.finalize().hexString
         }
         return result
     }

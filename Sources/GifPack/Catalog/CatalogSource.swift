@@ -13,8 +13,11 @@ public protocol CatalogSource: Sendable {
 }
 
 public enum CatalogSources {
-    public static func make(for source: SourceSettings, fetch: FetchSettings, client: HTTPClient) -> any CatalogSource {
-        let pager = CatalogPager(source: source, fetch: fetch, client: client)
+    /// `expectedCount` (the size of the last catalog, if known) lets the pages be fetched in
+    /// parallel without a request past the end.
+    public static func make(for source: SourceSettings, fetch: FetchSettings, client: HTTPClient,
+                            expectedCount: Int? = nil) -> any CatalogSource {
+        let pager = CatalogPager(source: source, fetch: fetch, client: client, expectedCount: expectedCount)
         switch source.kind {
         case .rapidAPI: return RapidAPICatalogSource(pager: pager)
         case .v1: return V1CatalogSource(pager: pager)
@@ -35,6 +38,7 @@ struct CatalogPager: Sendable {
     let source: SourceSettings
     let fetch: FetchSettings
     let client: HTTPClient
+    var expectedCount: Int? = nil
     static let maxPages = 10_000
 
     func pageURL(offset: Int) -> String {
@@ -99,39 +103,99 @@ struct CatalogPager: Sendable {
         return json
     }
 
-    /// Pages until `records(page)` returns fewer than a page of records (or `isLast` says so), then
-    /// normalises every record with `normalise`.
-    func collect(records: (JSONValue, String) throws(CatalogError) -> (items: [JSONValue], isLast: Bool),
+    /// What one list page holds: its records, whether the API says it is the last, and the catalog
+    /// size when the API tells it (v1's `metadata.totalExercises`).
+    struct PageContent: Sendable {
+        var items: [JSONValue]
+        var isLast: Bool
+        var total: Int?
+    }
+
+    /// Pages through the list and normalises every record.
+    ///
+    /// The first page gives the effective page size (a plan may cap `limit` below `page_size`, so a
+    /// page is "short" only when it is shorter than the first one). Later pages are fetched up to
+    /// three at a time: exactly as many as needed when the size is known (v1's total, or
+    /// `expectedCount` from the last run), and otherwise speculatively, which can cost at most two
+    /// requests past the end, on a first run only.
+    func collect(expectedCount: Int? = nil, records: @escaping @Sendable (JSONValue, String) throws(CatalogError) -> PageContent,
                  normalise: (JSONValue) -> Result<Exercise, CatalogRejectionReason>) async throws(CatalogError) -> Catalog {
-        var offset = 0
-        var pages = 0
-        var all: [JSONValue] = []
-        var previousFirst: JSONValue?
-        while true {
-            guard pages < Self.maxPages else { throw .tooManyPages(limit: Self.maxPages) }
-            let json = try await page(offset: offset)
-            pages += 1
-            let (items, isLast) = try records(json, pageURL(offset: offset))
-            if let first = items.first, offset > 0, first == previousFirst {
+        // Each page is normalised as it arrives, so only compact exercises are kept, never the trees
+        // of every page.
+        let first = try records(try await page(offset: 0), pageURL(offset: 0))
+        var pages: [Int: [Result<Exercise, CatalogRejectionReason>]] = [0: first.items.map(normalise)]
+        let step = first.items.count
+        if !first.isLast, step > 0 {
+            let known = first.total ?? expectedCount
+            var end: Int? = first.total // offset just past the last record, once known
+            var next = step
+            var running = 0
+            var failure: CatalogError?
+            await withTaskGroup(of: (Int, Result<PageContent, CatalogError>).self) { group in
+                while true {
+                    while failure == nil, running < 3, next / step < Self.maxPages, end.map({ next < $0 }) ?? true,
+                          running == 0 || known.map({ next <= $0 }) ?? true {
+                        let offset = next
+                        group.addTask {
+                            do throws(CatalogError) {
+                                return (offset, .success(try records(try await page(offset: offset), pageURL(offset: offset))))
+                            } catch {
+                                return (offset, .failure(error))
+                            }
+                        }
+                        next += step
+                        running += 1
+                    }
+                    guard running > 0, let (offset, result) = await group.next() else { break }
+                    running -= 1
+                    switch result {
+                    case .failure(let error):
+                        failure = failure ?? error
+                        group.cancelAll()
+                    case .success(let content):
+                        pages[offset] = content.items.map(normalise)
+                        if content.isLast || content.items.count < step {
+                            end = min(end ?? .max, offset + content.items.count)
+                        }
+                    }
+                }
+            }
+            if let failure { throw failure }
+            if next / step >= Self.maxPages, end == nil { throw .tooManyPages(limit: Self.maxPages) }
+        }
+        // Pages in order, up to the first short one; pages fetched past the end are dropped.
+        var all: [Result<Exercise, CatalogRejectionReason>] = []
+        var previousFirst: Result<Exercise, CatalogRejectionReason>?
+        for offset in pages.keys.sorted() {
+            let items = pages[offset]!
+            if let firstItem = items.first, offset > 0, let previousFirst, Self.same(firstItem, previousFirst) {
                 throw .pagingDoesNotAdvance(url: pageURL(offset: offset))
             }
             previousFirst = items.first
             all.append(contentsOf: items)
-            if isLast || items.count < source.pageSize { break }
-            offset += items.count
+            if items.count < step || items.isEmpty { break }
         }
-        return Self.assemble(records: all, pages: pages, normalise: normalise)
+        return Self.assemble(normalised: all, pages: pages.count)
+    }
+
+    private static func same(_ a: Result<Exercise, CatalogRejectionReason>, _ b: Result<Exercise, CatalogRejectionReason>) -> Bool {
+        if case .success(let x) = a, case .success(let y) = b { return x.record == y.record }
+        return false
     }
 
     /// Normalises every record, refusing bad ones and keeping the first of duplicate ids.
     static func assemble(records: [JSONValue], pages: Int,
                          normalise: (JSONValue) -> Result<Exercise, CatalogRejectionReason>) -> Catalog {
+        assemble(normalised: records.map(normalise), pages: pages)
+    }
+
+    static func assemble(normalised: [Result<Exercise, CatalogRejectionReason>], pages: Int) -> Catalog {
         var exercises: [Exercise] = []
         var rejected: [CatalogRejection] = []
         var seen: Set<String> = []
         var duplicates: Set<String> = []
-        for (position, record) in records.enumerated() {
-            switch normalise(record) {
+        for (position, result) in normalised.enumerated() {
+            switch result {
             case .success(let exercise):
                 if seen.insert(exercise.id).inserted { exercises.append(exercise) } else { duplicates.insert(exercise.id) }
             case .failure(let reason):

@@ -14,7 +14,9 @@ public struct Exercise: Sendable, Equatable {
     public var equipment: [String]
     public var targets: [String]
     public var imageURL: String
-    public var raw: JSONValue
+    /// The API's record as canonical JSON bytes (sorted keys, compact): a few hundred bytes to keep
+    /// per exercise instead of a tree of values.
+    public var record: RawRecord
 
     public init(id: String, name: String, bodyParts: [String], equipment: [String], targets: [String],
                 imageURL: String, raw: JSONValue) {
@@ -24,7 +26,19 @@ public struct Exercise: Sendable, Equatable {
         self.equipment = equipment
         self.targets = targets
         self.imageURL = imageURL
-        self.raw = raw
+        self.record = RawRecord(raw)
+    }
+}
+
+/// A JSON value stored as its canonical bytes (sorted keys, compact, slashes unescaped), ready to be
+/// copied verbatim into a pack's `catalog.json`.
+public struct RawRecord: Sendable, Equatable {
+    public let canonicalJSON: [UInt8]
+
+    public init(_ value: JSONValue) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        canonicalJSON = (try? encoder.encode(value)).map { [UInt8]($0) } ?? Array("null".utf8)
     }
 }
 

@@ -9,11 +9,11 @@ struct RapidAPICatalogSource: CatalogSource {
         let source = pager.source
         let base = source.baseURL.hasSuffix("/") ? String(source.baseURL.dropLast()) : source.baseURL
         let resolution = source.resolution ?? 180
-        return try await pager.collect(records: { json, url throws(CatalogError) in
+        return try await pager.collect(expectedCount: pager.expectedCount, records: { json, url throws(CatalogError) in
             guard let items = json.arrayValue else {
                 throw .unexpectedShape(url: url, detail: "expected a JSON array of exercises")
             }
-            return (items, false)
+            return CatalogPager.PageContent(items: items, isLast: false, total: nil)
         }, normalise: { record in
             Self.normalise(record, base: base, resolution: resolution)
         })

@@ -6,7 +6,7 @@ struct V1CatalogSource: CatalogSource {
     let pager: CatalogPager
 
     func fetchCatalog() async throws(CatalogError) -> Catalog {
-        try await pager.collect(records: { json, url throws(CatalogError) in
+        try await pager.collect(expectedCount: pager.expectedCount, records: { json, url throws(CatalogError) in
             guard let items = json["data"]?.arrayValue else {
                 throw .unexpectedShape(url: url, detail: "expected an object with a \"data\" array")
             }
@@ -15,7 +15,9 @@ struct V1CatalogSource: CatalogSource {
             }
             let next = json["metadata"]?["nextPage"]
             let isLast = json["metadata"] != nil && (next == nil || next == .null)
-            return (items, isLast)
+            var total: Int?
+            if case .integer(let count)? = json["metadata"]?["totalExercises"] { total = Int(count) }
+            return CatalogPager.PageContent(items: items, isLast: isLast, total: total)
         }, normalise: Self.normalise)
     }
 

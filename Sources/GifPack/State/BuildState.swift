@@ -145,6 +145,14 @@ public final class BuildState: Sendable {
 
     // MARK: Catalog
 
+    /// How many exercises the last catalog had (nil before the first run).
+    public func lastCatalogCount() throws -> Int? {
+        try database.read { db in
+            let count = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM catalog_entry WHERE source = ?", arguments: [source]) ?? 0
+            return count > 0 ? count : nil
+        }
+    }
+
     /// Replaces the remembered catalog with `fingerprints` and returns how it changed.
     public func replaceCatalog(_ fingerprints: [String: String]) throws -> CatalogChanges {
         try database.write { db in
