@@ -16,8 +16,9 @@ import Synchronization
 /// ```
 final class GIFProcessor: Sendable {
     /// Two serial workers: decoding and compressing keep the second core busy, and one worker's
-    /// fsync wait overlaps the other's work.
-    private let workers = (0..<2).map { DispatchQueue(label: "gifpack.process.\($0)", qos: .userInitiated) }
+    /// fsync wait overlaps the other's work. They run at a lower priority than the threads that
+    /// move requests along (see ``WorkerThread``).
+    private let workers = (0..<2).map { WorkerThread(name: "gifpack.process.\($0)") }
     private let nextWorker = Mutex(0)
     private let store: BlobStore
     private let frames: FrameCache
@@ -35,6 +36,8 @@ final class GIFProcessor: Sendable {
 
     private let observer: BuildObserver?
 
+    deinit { workers.forEach { $0.stop() } }
+
     init(store: BlobStore, frames: FrameCache, limits: GIFLimits, resolution: Int?, state: BuildState?, resolutionKey: Int,
          observer: BuildObserver? = nil) {
         self.observer = observer
@@ -47,7 +50,7 @@ final class GIFProcessor: Sendable {
     }
 
     /// The worker for the next job, round robin.
-    private var queue: DispatchQueue {
+    private var queue: WorkerThread {
         workers[nextWorker.withLock { index in
             defer { index = (index + 1) % workers.count }
             return index
@@ -115,11 +118,7 @@ final class GIFProcessor: Sendable {
 
     /// Waits until every submitted GIF is processed and returns all results by exercise id.
     func drain() async -> [String: GIFFetchResult] {
-        for worker in workers {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                worker.async { continuation.resume() }
-            }
-        }
+        for worker in workers { await worker.drain() }
         return results.withLock { $0 }
     }
 
