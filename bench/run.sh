@@ -69,7 +69,7 @@ stop_fixture() {
 }
 finish() {
   stop_fixture
-  [ "$keep" = 1 ] || rm -rf "$work/runs"
+  [ "$keep" = 1 ] || rm -rf "$work/runs" "$work/bin"
 }
 trap finish EXIT
 
