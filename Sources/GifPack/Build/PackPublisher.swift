@@ -62,8 +62,10 @@ struct PackPublisher: Sendable {
                 let blob = frames.layout.blobPath(sha256: hash)
                 let length = FrameCache.entryLength(dataSize: size)
                 try frames.ensureFrame(sha256: hash, blobPath: blob, size: size)
+                let trusted = frames.wasMadeHere(sha256: hash) ? (name: GIFEntry.path(forSHA256: hash), size: size) : nil
                 if case .failure(let error) = Result(catching: { () throws(PackWriteError) in
-                    try assembler.appendFrame(copyingFrom: frames.path(sha256: hash), uncompressedLength: length)
+                    try assembler.appendFrame(copyingFrom: frames.path(sha256: hash), uncompressedLength: length,
+                                              trustedEntry: trusted)
                 }) {
                     // A cached frame that does not verify (cut short by a crash: frames are not
                     // fsynced) is compressed again from the blob.
@@ -110,5 +112,14 @@ enum PackPublishError: Error, CustomStringConvertible {
 }
 
 extension Digest {
-    var hexString: String { map { String(format: "%02x", $0) }.joined() }
+    var hexString: String {
+        let digits = Array("0123456789abcdef".utf8)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(Self.byteCount * 2)
+        for byte in self {
+            bytes.append(digits[Int(byte >> 4)])
+            bytes.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
 }

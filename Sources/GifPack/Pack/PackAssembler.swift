@@ -60,11 +60,18 @@ public struct PackAssembler: ~Copyable {
 
     /// Copies the precompressed entry frame file at `framePath` (as made by
     /// ``TarEntryFrameEncoder``) as the next entry. `uncompressedLength` is the tar bytes the
-    /// frame must hold (header + data + padding); the frame is verified before it is copied.
+    /// frame must hold (header + data + padding); the frame is verified before it is copied, unless
+    /// the caller made it in this process and passes its `trustedEntry` name and size.
     @discardableResult
-    public mutating func appendFrame(copyingFrom framePath: String,
-                                     uncompressedLength: Int64) throws(PackWriteError) -> PackedEntry {
-        let header = try verifyFrame(framePath, uncompressedLength: uncompressedLength)
+    public mutating func appendFrame(copyingFrom framePath: String, uncompressedLength: Int64,
+                                     trustedEntry: (name: String, size: Int64)? = nil) throws(PackWriteError) -> PackedEntry {
+        let header: (name: String, size: Int64)
+        if let trustedEntry {
+            header = trustedEntry
+        } else {
+            let verified = try verifyFrame(framePath, uncompressedLength: uncompressedLength)
+            header = (verified.name, verified.size)
+        }
         let fd = open(framePath, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw .io(path: framePath, operation: "open", errno: errno) }
         defer { close(fd) }

@@ -11,6 +11,9 @@ final class ZstdFrameCompressor {
     private let output: UnsafeMutableRawBufferPointer
     private let sink: FileDescriptorSink
 
+    /// Entries above this size get pinned table sizes (see `init`).
+    static let largeEntry: Int64 = 256 * 1024
+
     init(level: Int32, pledgedSize: Int64, sink: FileDescriptorSink) throws(PackWriteError) {
         let bounds = ZSTD_cParam_getBounds(ZSTD_c_compressionLevel)
         guard (max(1, bounds.lowerBound)...bounds.upperBound).contains(level) else {
@@ -25,6 +28,15 @@ final class ZstdFrameCompressor {
         try check(ZSTD_CCtx_setParameter(context, ZSTD_c_contentSizeFlag, 1), "content size flag")
         try check(ZSTD_CCtx_setParameter(context, ZSTD_c_nbWorkers, 0), "worker count")
         try check(ZSTD_CCtx_setPledgedSrcSize(context, UInt64(pledgedSize)), "pledged size")
+        if pledgedSize > Self.largeEntry {
+            // A large entry (a big catalog.json) would get level 9's full tables, 14-18 MB of memory;
+            // these caps cost about 0.1% in size and keep the context near 6 MB.
+            try check(ZSTD_CCtx_setParameter(context, ZSTD_c_windowLog, 20), "window log")
+            if level >= 6 { // lower levels already use smaller tables
+                try check(ZSTD_CCtx_setParameter(context, ZSTD_c_hashLog, 18), "hash log")
+                try check(ZSTD_CCtx_setParameter(context, ZSTD_c_chainLog, 18), "chain log")
+            }
+        }
     }
 
     deinit {

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -17,6 +18,16 @@ struct FrameCache: Sendable {
     let layout: CacheLayout
     let level: Int32
     let mtime: Int64
+    /// Frames this process compressed itself: the assembler need not decode them again.
+    private let madeHere = FreshFrames()
+
+    init(layout: CacheLayout, level: Int32, mtime: Int64) {
+        self.layout = layout
+        self.level = level
+        self.mtime = mtime
+    }
+
+    func wasMadeHere(sha256: String) -> Bool { madeHere.contains(sha256) }
 
     func path(sha256: String) -> String { layout.framePath(sha256: sha256, level: level, mtime: mtime) }
 
@@ -38,9 +49,17 @@ struct FrameCache: Sendable {
             guard rename(temporary, destination) == 0 else {
                 throw FileSystemError.io(operation: "rename", path: destination, errno: errno)
             }
+            madeHere.insert(sha256)
         } catch {
             FileSystem.remove(temporary)
             throw error
         }
     }
+}
+
+/// The set of hashes whose frames this process wrote.
+private final class FreshFrames: Sendable {
+    private let hashes = Mutex<Set<String>>([])
+    func insert(_ hash: String) { hashes.withLock { _ = $0.insert(hash) } }
+    func contains(_ hash: String) -> Bool { hashes.withLock { $0.contains(hash) } }
 }
