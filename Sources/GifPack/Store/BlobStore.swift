@@ -44,7 +44,8 @@ public struct BlobStore: Sendable {
             }
             return true
         }
-        if adopted { try FileSystem.fsyncDirectory(directory) }
+        // The directory is not fsynced per blob: if a power loss undoes the rename, the state still
+        // names the blob but the store no longer has it, and the next run fetches it again.
         return adopted
     }
 
