@@ -30,11 +30,10 @@ public struct PackIndex: Sendable, Equatable, Codable {
 
     public func pack(named name: String) -> PackDescription? { packs.first { $0.name == name } }
 
-    /// Canonical JSON: sorted keys, two-space pretty printing, trailing newline.
+    /// Canonical JSON: sorted keys, two-space pretty printing, trailing newline (the form
+    /// `JSONEncoder` gives, written without its intermediate tree; see ``IndexJSONWriter``).
     public func encoded() throws -> Data {
-        var data = try PackIndex.encoder.encode(self)
-        data.append(0x0A)
-        return data
+        Data(IndexJSONWriter.encode(self))
     }
 
     /// Decodes an index, refusing a format whose major version this reader does not know.

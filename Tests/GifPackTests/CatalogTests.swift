@@ -129,3 +129,36 @@ struct CatalogTests {
         #expect(keyResult.error.contains("source.api_key_env") && keyResult.error.contains("GIFPACK_UNSET_VARIABLE_X"))
     }
 }
+
+@Suite("Index JSON")
+struct IndexJSONTests {
+    func sample(emptyPack: Bool) -> PackIndex {
+        let location = EntryLocation(path: "gifs/\(String(repeating: "b", count: 64)).gif", size: 5, frameOffset: 10, frameLength: 20)
+        let full = PackDescription(name: "all", version: 3, file: "packs/all-v3.tar.zst", bytes: 100, sha256: "ab", entryCount: 2,
+                                   uncompressedBytes: 2048, contentDigest: "cd",
+                                   catalog: EntryLocation(path: "catalog.json", size: 9, frameOffset: 0, frameLength: 10),
+                                   gifs: [GIFEntry(sha256: String(repeating: "b", count: 64), location: location)],
+                                   exercises: [ExerciseRef(id: "0002", gif: nil), ExerciseRef(id: "0001", gif: String(repeating: "b", count: 64))])
+        var packs = [full]
+        if emptyPack {
+            packs.append(PackDescription(name: "none", version: 1, file: "packs/none-v1.tar.zst", bytes: 1, sha256: "x", entryCount: 1,
+                                         uncompressedBytes: 1, contentDigest: "y", catalog: full.catalog, gifs: [], exercises: []))
+        }
+        return PackIndex(generator: "gifpack \"test\"/1\n", source: SourceDescription(kind: "exercisedb-v1", baseURL: "http://h/api/v1", resolution: nil),
+                         packs: packs)
+    }
+
+    @Test func theWriterGivesJSONEncodersCanonicalBytes() throws {
+        let index = sample(emptyPack: false)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+        var expected = try encoder.encode(index)
+        expected.append(0x0A)
+        #expect(try index.encoded() == expected)
+    }
+
+    @Test func emptyListsStillRoundTrip() throws {
+        let index = sample(emptyPack: true)
+        #expect(try PackIndex.decode(from: index.encoded()) == index)
+    }
+}

@@ -1,0 +1,139 @@
+/// Writes `index.json` straight into bytes, in the same canonical form `JSONEncoder` gives with
+/// sorted keys, pretty printing and unescaped slashes (two-space indentation, `"key" : value`).
+///
+/// `JSONEncoder` first builds a tree of the whole index, several times the size of the result (tens
+/// of megabytes for a catalog of 20,000 exercises); this writer needs only the output buffer.
+///
+/// ```swift
+/// let bytes = IndexJSONWriter.encode(index)   // what PackIndex.encoded() returns
+/// ```
+enum IndexJSONWriter {
+    static func encode(_ index: PackIndex) -> [UInt8] {
+        var writer = Writer()
+        writer.object(0) { w in
+            w.field("formatVersion", 1) { $0.string(index.formatVersion.description) }
+            w.field("generator", 1) { $0.string(index.generator) }
+            w.field("packs", 1) { w in
+                w.array(1, index.packs) { w, description in pack(description)(&w, 2) }
+            }
+            w.field("source", 1) { w in source(index.source, &w, 1) }
+        }
+        writer.bytes.append(0x0A)
+        return writer.bytes
+    }
+
+    private static func source(_ source: SourceDescription, _ w: inout Writer, _ level: Int) {
+        w.object(level) { w in
+            if let baseURL = source.baseURL { w.field("baseURL", level + 1) { $0.string(baseURL) } }
+            w.field("kind", level + 1) { $0.string(source.kind) }
+            if let resolution = source.resolution { w.field("resolution", level + 1) { $0.number(Int64(resolution)) } }
+        }
+    }
+
+    private static func location(_ location: EntryLocation, _ w: inout Writer, _ level: Int) {
+        w.object(level) { w in
+            w.field("frameLength", level + 1) { $0.number(location.frameLength) }
+            w.field("frameOffset", level + 1) { $0.number(location.frameOffset) }
+            w.field("path", level + 1) { $0.string(location.path) }
+            w.field("size", level + 1) { $0.number(location.size) }
+        }
+    }
+
+    private static func pack(_ pack: PackDescription) -> (inout Writer, Int) -> Void {
+        { w, level in
+            w.object(level) { w in
+                let inner = level + 1
+                w.field("bytes", inner) { $0.number(pack.bytes) }
+                w.field("catalog", inner) { w in location(pack.catalog, &w, inner) }
+                w.field("contentDigest", inner) { $0.string(pack.contentDigest) }
+                w.field("entryCount", inner) { $0.number(Int64(pack.entryCount)) }
+                w.field("exercises", inner) { w in
+                    w.array(inner, pack.exercises) { w, exercise in
+                        w.object(inner + 1) { w in
+                            w.field("gif", inner + 2) { w in
+                                if let gif = exercise.gif { w.string(gif) } else { w.raw("null") }
+                            }
+                            w.field("id", inner + 2) { $0.string(exercise.id) }
+                        }
+                    }
+                }
+                w.field("file", inner) { $0.string(pack.file) }
+                w.field("gifs", inner) { w in
+                    w.array(inner, pack.gifs) { w, gif in
+                        w.object(inner + 1) { w in
+                            w.field("location", inner + 2) { w in location(gif.location, &w, inner + 2) }
+                            w.field("sha256", inner + 2) { $0.string(gif.sha256) }
+                        }
+                    }
+                }
+                w.field("name", inner) { $0.string(pack.name) }
+                w.field("sha256", inner) { $0.string(pack.sha256) }
+                w.field("uncompressedBytes", inner) { $0.number(pack.uncompressedBytes) }
+                w.field("version", inner) { $0.number(Int64(pack.version)) }
+            }
+        }
+    }
+
+    /// The output buffer and the punctuation of pretty-printed JSON.
+    struct Writer {
+        var bytes: [UInt8] = []
+        private var needsComma: [Bool] = []
+
+        mutating func raw(_ text: String) { bytes += Array(text.utf8) }
+
+        mutating func indent(_ level: Int) { bytes += [UInt8](repeating: 0x20, count: level * 2) }
+
+        mutating func number(_ value: Int64) { raw(String(value)) }
+
+        mutating func object(_ level: Int, _ body: (inout Writer) -> Void) {
+            raw("{")
+            needsComma.append(false)
+            body(&self)
+            needsComma.removeLast()
+            raw("\n")
+            indent(level)
+            raw("}")
+        }
+
+        mutating func array<T>(_ level: Int, _ elements: [T], _ element: (inout Writer, T) -> Void) {
+            guard !elements.isEmpty else { return raw("[\n\n" + String(repeating: " ", count: level * 2) + "]") }
+            raw("[")
+            for (position, value) in elements.enumerated() {
+                raw(position == 0 ? "\n" : ",\n")
+                indent(level + 1)
+                element(&self, value)
+            }
+            raw("\n")
+            indent(level)
+            raw("]")
+        }
+
+        mutating func field(_ key: String, _ level: Int, _ value: (inout Writer) -> Void) {
+            raw(needsComma[needsComma.count - 1] ? ",\n" : "\n")
+            needsComma[needsComma.count - 1] = true
+            indent(level)
+            string(key)
+            raw(" : ")
+            value(&self)
+        }
+
+        /// A JSON string: quotes, backslashes and control characters escaped, the rest as UTF-8.
+        mutating func string(_ text: String) {
+            bytes.append(0x22)
+            for byte in text.utf8 {
+                switch byte {
+                case 0x22: bytes += [0x5C, 0x22]
+                case 0x5C: bytes += [0x5C, 0x5C]
+                case 0x0A: bytes += [0x5C, 0x6E]
+                case 0x0D: bytes += [0x5C, 0x72]
+                case 0x09: bytes += [0x5C, 0x74]
+                case 0x00..<0x20:
+                    let hex = Array("0123456789abcdef".utf8)
+                    bytes += Array("\\u00".utf8) + [hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
+                default: bytes.append(byte)
+                }
+            }
+            bytes.append(0x22)
+        }
+    }
+}
