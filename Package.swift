@@ -25,6 +25,8 @@ let package = Package(
         .systemLibrary(name: "CArchive", pkgConfig: "libarchive", providers: [.apt(["libarchive-dev"])]),
         .systemLibrary(name: "CGif", pkgConfig: "libgif", providers: [.apt(["libgif-dev"])]),
         .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
+        // glibc's mallopt, for the command-line tool's memory settings.
+        .systemLibrary(name: "CMalloc"),
 
         // The contract between builder and client: index and pack models, pack reader.
         .target(name: "GifPackFormat", dependencies: [
@@ -55,7 +57,7 @@ let package = Package(
             "ExerciseDBFixture", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "gifpack", dependencies: [
-            "GifPack", "GifPackClient", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "GifPack", "GifPackClient", "CMalloc", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "GifPackTests", dependencies: [

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CMalloc
 import GifPack
 
 /// The `gifpack` command line: one subcommand per type.
@@ -11,4 +12,9 @@ struct GifpackCommand: AsyncParsableCommand {
         subcommands: [BuildCommand.self, PruneCommand.self, VerifyCommand.self, InspectCommand.self, InstallCommand.self, CatCommand.self, DiffCommand.self],
         defaultSubcommand: nil
     )
+
+    static func main() async {
+        gp_limit_malloc_arenas()
+        await main(nil)
+    }
 }
