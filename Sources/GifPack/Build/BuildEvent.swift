@@ -30,6 +30,7 @@ public enum BuildStage: String, Sendable, CaseIterable, Codable {
 
 /// One HTTP attempt for one exercise's GIF.
 public struct AttemptEvent: Sendable, Equatable {
+    /// How the attempt ended.
     public enum Outcome: String, Sendable, Equatable {
         case downloaded, notModified = "not-modified", retry, failed
     }

@@ -11,6 +11,7 @@ import Glibc
 /// let lock = try BuildLock(directory: "dist")   // throws .held(pid:) while another run builds
 /// ```
 public final class BuildLock: Sendable {
+    /// Why the lock was not taken: another run holds it (with its pid when known), or the lock file failed.
     public enum LockError: Error, Sendable, Equatable, CustomStringConvertible {
         case held(directory: String, pid: Int32?)
         case io(directory: String, errno: Int32)

@@ -90,6 +90,7 @@ public struct BuildReport: Sendable, Codable, Equatable {
         public var compressionRatio: Double?
     }
 
+    /// The catalog as fetched: exercises, pages, refused records, duplicate ids.
     public struct CatalogSummary: Sendable, Codable, Equatable {
         public var exercises = 0
         public var pages = 0
@@ -97,6 +98,7 @@ public struct BuildReport: Sendable, Codable, Equatable {
         public var duplicateIDs: [String] = []
     }
 
+    /// Counts of the wanted GIFs by outcome.
     public struct GIFSummary: Sendable, Codable, Equatable {
         /// Exercises selected by at least one pack.
         public var wanted = 0
@@ -119,6 +121,7 @@ public struct BuildReport: Sendable, Codable, Equatable {
         public var bytesDownloaded: Int64 = 0
     }
 
+    /// A GIF served at another size than the requested resolution.
     public struct ResolutionMismatch: Sendable, Codable, Equatable {
         public var exerciseID: String
         public var requested: Int
@@ -126,6 +129,7 @@ public struct BuildReport: Sendable, Codable, Equatable {
         public var height: Int
     }
 
+    /// What happened to one pack.
     public struct PackResult: Sendable, Codable, Equatable {
         public var name: String
         public var version: Int
@@ -144,6 +148,7 @@ public struct BuildReport: Sendable, Codable, Equatable {
         public var isNewVersion: Bool { outcome == "published" }
     }
 
+    /// Requests sent, retries, rate limits, quota left and connection use.
     public struct HTTPSummary: Sendable, Codable, Equatable {
         public var requests = 0
         public var retries = 0

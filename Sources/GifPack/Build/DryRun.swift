@@ -17,6 +17,7 @@ public struct DryRun: Sendable {
         self.options = options
     }
 
+    /// The requests a build would make, by kind.
     public struct Plan: Sendable, Codable, Equatable {
         public var catalogRequests = 0
         public var exercises = 0

@@ -5,6 +5,7 @@
 /// plan.wanted // every exercise some pack needs, fetched once each
 /// ```
 public struct PackPlan: Sendable, Equatable {
+    /// One pack and the exercises its selector chose.
     public struct Entry: Sendable, Equatable {
         public var spec: PackSpec
         /// Sorted by id.

@@ -19,6 +19,7 @@ public struct Pruner: Sendable {
         self.keep = max(1, keep)
     }
 
+    /// What a pruning pass deleted.
     public struct Result: Sendable, Equatable, Codable {
         public var deletedPacks: [String] = []
         public var deletedTemporaryFiles = 0

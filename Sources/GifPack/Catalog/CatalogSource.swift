@@ -12,6 +12,7 @@ public protocol CatalogSource: Sendable {
     func fetchCatalog() async throws(CatalogError) -> Catalog
 }
 
+/// Makes the ``CatalogSource`` for a manifest's source kind.
 public enum CatalogSources {
     /// `expectedCount` (the size of the last catalog, if known) lets the pages be fetched in
     /// parallel without a request past the end.

@@ -117,6 +117,7 @@ public struct Selector: Sendable, Equatable {
     public var isEmpty: Bool { bodyParts.isEmpty && equipment.isEmpty && targets.isEmpty && ids.isEmpty }
 }
 
+/// Where packs go and how they are compressed and kept.
 public struct OutputSettings: Sendable, Equatable {
     public var directory: String = "dist"
     /// zstd level of every frame (1...19); part of the pinned compression parameters.
@@ -125,6 +126,7 @@ public struct OutputSettings: Sendable, Equatable {
     public var keepVersions: Int = 3
 }
 
+/// Where the state database, blobs and frames live between runs.
 public struct CacheSettings: Sendable, Equatable {
     public var directory: String = ".gifpack-cache"
 }

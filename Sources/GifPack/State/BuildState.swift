@@ -190,6 +190,7 @@ public final class BuildState: Sendable {
 
 /// What the state knows of one exercise's GIF.
 public struct GIFState: Sendable, Equatable {
+    /// `ok`: a valid GIF is stored; `missing`: the last answer was a 404; `failed`: the last fetch failed otherwise.
     public enum Status: String, Sendable { case ok, missing, failed }
 
     public var exerciseID: String
