@@ -24,9 +24,8 @@ struct PruneCommand: AsyncParsableCommand {
         let (manifest, options) = try source.load()
         let layout = CacheLayout(root: options.cacheDirectory)
         do {
-            let lockOut = try BuildLock(directory: options.outputDirectory)
-            let lockCache = try BuildLock(directory: options.cacheDirectory)
-            defer { withExtendedLifetime((lockOut, lockCache)) {} }
+            let locks = try BuildLock.acquire([options.outputDirectory, options.cacheDirectory])
+            defer { withExtendedLifetime(locks) {} }
             let index = try? PackIndex.decode(from: Data(contentsOf: URL(fileURLWithPath: "\(options.outputDirectory)/index.json")))
             let state = FileSystem.exists(layout.statePath)
                 ? try BuildState(path: layout.statePath, source: "\(manifest.source.kind.rawValue) \(manifest.source.baseURL)") : nil

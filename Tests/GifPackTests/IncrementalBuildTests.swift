@@ -185,6 +185,14 @@ struct IncrementalBuildTests {
         #expect(server.stats.totalRequests == 0)
     }
 
+    @Test func oneDirectoryForOutputAndCacheIsLockedOnce() async throws {
+        let server = try server(count: 2)
+        defer { server.stop() }
+        let workspace = try TemporaryDirectory()
+        let report = try await runBuild(manifest: rapidAPIManifest(server: server), workspace: workspace, out: "both", cache: "both")
+        #expect(report.exitStatus == .success, "\(report.message)")
+    }
+
     @Test func pruningKeepsExactlyKVersions() async throws {
         let server = try server(count: 4)
         defer { server.stop() }

@@ -48,6 +48,21 @@ public final class BuildLock: Sendable {
         descriptor = fd
     }
 
+    /// Locks each distinct directory once (the output and cache directories may be the same).
+    public static func acquire(_ directories: [String]) throws(LockError) -> [BuildLock] {
+        var seen: Set<String> = []
+        var locks: [BuildLock] = []
+        for directory in directories {
+            let key = realpath(directory, nil).map { pointer in
+                defer { free(pointer) }
+                return String(cString: pointer)
+            } ?? directory
+            guard seen.insert(key).inserted else { continue }
+            locks.append(try BuildLock(directory: directory))
+        }
+        return locks
+    }
+
     deinit {
         flock(descriptor, LOCK_UN)
         close(descriptor)

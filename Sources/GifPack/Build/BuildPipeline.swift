@@ -65,9 +65,8 @@ public struct BuildPipeline: Sendable {
         let layout = CacheLayout(root: options.cacheDirectory)
         try FileSystem.createDirectory(options.cacheDirectory)
         try FileSystem.createDirectory(options.outputDirectory)
-        let outputLock = try BuildLock(directory: options.outputDirectory)
-        let cacheLock = try BuildLock(directory: options.cacheDirectory)
-        defer { withExtendedLifetime((outputLock, cacheLock)) {} }
+        let locks = try BuildLock.acquire([options.outputDirectory, options.cacheDirectory])
+        defer { withExtendedLifetime(locks) {} }
         let sourceKey = "\(manifest.source.kind.rawValue) \(manifest.source.baseURL)"
         let (state, expectedCount) = try await Blocking.run {
             try layout.prepare()
