@@ -3,13 +3,14 @@ SHELL := /bin/bash
 PREFIX ?= /usr/local
 SWIFT ?= swift
 APT_PACKAGES := libcurl4-openssl-dev libarchive-dev libgif-dev libzstd-dev zstd tar curl jq pkg-config
+BENCH_PACKAGES := time python3
 RELEASE_BIN = $(shell $(SWIFT) build -c release --show-bin-path 2>/dev/null)
 DEMO_DIR := .demo
 
 .PHONY: deps build test demo install bench clean
 
 deps:
-	@missing=""; for p in $(APT_PACKAGES); do \
+	@missing=""; for p in $(APT_PACKAGES) $(EXTRA_PACKAGES); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -46,6 +47,7 @@ demo: build
 # Benchmarks (README.md, "Benchmarks"): prints a table, writes bench/results.json. BENCH_QUICK=1 for a
 # quick pass; BENCH_ARGS passes flags, e.g. BENCH_ARGS="--count 500 --latency-ms 50 --real-data DIR".
 bench: build
+	@$(MAKE) --no-print-directory deps EXTRA_PACKAGES="$(BENCH_PACKAGES)"
 	bench/run.sh --bin "$(RELEASE_BIN)" $(BENCH_ARGS)
 
 install: build
