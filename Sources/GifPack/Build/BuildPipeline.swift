@@ -194,6 +194,7 @@ public struct BuildPipeline: Sendable {
     private func keepLastKnownGood(_ results: inout [String: GIFFetchResult], wanted: [Exercise], state: BuildState,
                                    store: BlobStore) -> [FetchRejection] {
         var covered: [FetchRejection] = []
+        guard wanted.contains(where: { if case .rejected? = results[$0.id] { true } else { false } }) else { return [] }
         let known = (try? state.gifs(resolution: manifest.source.resolution ?? 0)) ?? [:]
         for exercise in wanted {
             guard case .rejected(let rejection)? = results[exercise.id],

@@ -65,21 +65,7 @@ enum PackCatalogWriter {
         buffer += Array(text.utf8)
     }
 
-    /// A JSON string literal: quotes, backslashes and control characters escaped, everything else
-    /// (slashes and non-ASCII included) as UTF-8.
     static func appendString(_ string: String, to buffer: inout [UInt8]) {
-        buffer.append(UInt8(ascii: "\""))
-        for byte in string.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): buffer += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
-            case UInt8(ascii: "\\"): buffer += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
-            case 0x0A: buffer += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
-            case 0x0D: buffer += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
-            case 0x09: buffer += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
-            case 0x00..<0x20: buffer += Array(String(format: "\\u%04x", byte).utf8)
-            default: buffer.append(byte)
-            }
-        }
-        buffer.append(UInt8(ascii: "\""))
+        JSONText.appendString(string, to: &buffer)
     }
 }

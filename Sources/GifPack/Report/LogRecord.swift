@@ -57,16 +57,16 @@ public struct LogRecord: Sendable, Equatable {
 
     public func jsonLine(redactor: SecretRedactor) -> String {
         var members = [
-            ("timestamp", JSONText.string(BuildReport.timestamp(timestamp))),
-            ("level", JSONText.string(level.rawValue)),
-            ("label", JSONText.string(redactor.redact(label))),
-            ("message", JSONText.string(redactor.redact(message))),
+            ("timestamp", LogJSONText.string(BuildReport.timestamp(timestamp))),
+            ("level", LogJSONText.string(level.rawValue)),
+            ("label", LogJSONText.string(redactor.redact(label))),
+            ("message", LogJSONText.string(redactor.redact(message))),
         ]
         for key in fields.keys.sorted() {
             let name = LogRecord.reservedKeys.contains(key) ? "_" + key : key
-            members.append((name, JSONText.value(fields[key]!, redactor: redactor)))
+            members.append((name, LogJSONText.value(fields[key]!, redactor: redactor)))
         }
-        return "{" + members.map { JSONText.string(redactor.redact($0.0)) + ":" + $0.1 }.joined(separator: ",") + "}"
+        return "{" + members.map { LogJSONText.string(redactor.redact($0.0)) + ":" + $0.1 }.joined(separator: ",") + "}"
     }
 
     public func textLine(color: Bool, redactor: SecretRedactor) -> String {
@@ -94,7 +94,7 @@ public struct LogRecord: Sendable, Equatable {
 }
 
 /// JSON text for log lines: strings with every control character escaped.
-enum JSONText {
+enum LogJSONText {
     static func string(_ text: String) -> String {
         var out = "\""
         for scalar in text.unicodeScalars {
