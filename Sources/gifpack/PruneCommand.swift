@@ -28,7 +28,7 @@ struct PruneCommand: AsyncParsableCommand {
             defer { withExtendedLifetime(locks) {} }
             let index = try? PackIndex.decode(from: Data(contentsOf: URL(fileURLWithPath: "\(options.outputDirectory)/index.json")))
             let state = FileSystem.exists(layout.statePath)
-                ? try BuildState(path: layout.statePath, source: "\(manifest.source.kind.rawValue) \(manifest.source.baseURL)") : nil
+                ? try BuildState(path: layout.statePath, source: manifest.source.stateKey) : nil
             let result = try Pruner(outputDirectory: options.outputDirectory, layout: layout,
                                     keep: keep ?? manifest.output.keepVersions).prune(index: index, state: state)
             Terminal.output("deleted \(result.deletedPacks.count) pack file(s), \(result.deletedBlobs) blob(s), \(result.deletedTemporaryFiles) temporary file(s); freed \(result.freedBytes) bytes")

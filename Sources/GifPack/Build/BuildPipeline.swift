@@ -67,7 +67,7 @@ public struct BuildPipeline: Sendable {
         try FileSystem.createDirectory(options.outputDirectory)
         let locks = try BuildLock.acquire([options.outputDirectory, options.cacheDirectory])
         defer { withExtendedLifetime(locks) {} }
-        let sourceKey = "\(manifest.source.kind.rawValue) \(manifest.source.baseURL)"
+        let sourceKey = manifest.source.stateKey
         let (state, expectedCount) = try await Blocking.run {
             try layout.prepare()
             let state = try BuildState(path: layout.statePath, source: sourceKey)
@@ -199,11 +199,8 @@ public struct BuildPipeline: Sendable {
         for exercise in wanted {
             guard case .rejected(let rejection)? = results[exercise.id],
                   let metadata = known[exercise.id]?.metadata, store.contains(sha256: metadata.sha256) else { continue }
-            let info = GIFInfo(width: metadata.width, height: metadata.height, frameCount: metadata.frames,
-                               durationMilliseconds: metadata.durationMilliseconds, loopCount: metadata.loopCount, version: "89a")
-            results[exercise.id] = .stored(StoredGIF(exerciseID: exercise.id, sha256: metadata.sha256, bytes: metadata.bytes,
-                                                     info: info, newlyStored: false, resolutionMismatch: false,
-                                                     origin: .lastKnownGood))
+            results[exercise.id] = .stored(StoredGIF(exerciseID: exercise.id, reusing: metadata, origin: .lastKnownGood,
+                                                     requestedResolution: nil))
             covered.append(rejection)
         }
         return covered

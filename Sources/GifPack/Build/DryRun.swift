@@ -50,7 +50,7 @@ public struct DryRun: Sendable {
         plan.requestBudget = manifest.fetch.maxRequests
         let wanted = packPlan.wanted
         plan.wanted = wanted.count
-        let sourceKey = "\(manifest.source.kind.rawValue) \(manifest.source.baseURL)"
+        let sourceKey = manifest.source.stateKey
         let resolution = manifest.source.resolution ?? 0
         let planner = FetchPlanner(settings: manifest.fetch, store: BlobStore(layout: layout), now: Date())
         let decisions = try await Blocking.run {

@@ -73,9 +73,7 @@ struct CatalogPager: Sendable {
     private func pageOnce(offset: Int) async throws -> JSONValue {
         let url = pageURL(offset: offset)
         var request = HTTPRequest(url: url, headers: CatalogSources.headers(for: source),
-                                  timeouts: HTTPTimeouts(connect: fetch.connectTimeout, total: fetch.requestTimeout,
-                                                         lowSpeedBytesPerSecond: fetch.lowSpeedBytesPerSecond,
-                                                         lowSpeedWindow: fetch.lowSpeedTime),
+                                  timeouts: fetch.httpTimeouts,
                                   acceptCompressedBody: true)
         request.followRedirects = true
         let response: HTTPDataResponse

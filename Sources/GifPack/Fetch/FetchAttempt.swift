@@ -98,9 +98,7 @@ struct FetchAttempt: Sendable {
             if let lastModified = known.lastModified { headers.append(name: "If-Modified-Since", value: lastModified) }
         }
         var request = HTTPRequest(url: item.exercise.imageURL, headers: headers,
-                                  timeouts: HTTPTimeouts(connect: settings.connectTimeout, total: settings.requestTimeout,
-                                                         lowSpeedBytesPerSecond: settings.lowSpeedBytesPerSecond,
-                                                         lowSpeedWindow: settings.lowSpeedTime),
+                                  timeouts: settings.httpTimeouts,
                                   acceptCompressedBody: false)
         request.followRedirects = source.kind == .v1
         return request

@@ -108,11 +108,8 @@ final class GIFProcessor: Sendable {
                 return
             }
             if origin == .notModified { remember { try state?.recordNotModified(exerciseID: exercise.id, resolution: resolutionKey, at: Date()) } }
-            let info = GIFInfo(width: metadata.width, height: metadata.height, frameCount: metadata.frames,
-                               durationMilliseconds: metadata.durationMilliseconds, loopCount: metadata.loopCount, version: "89a")
-            let gif = StoredGIF(exerciseID: exercise.id, sha256: metadata.sha256, bytes: metadata.bytes, info: info,
-                                newlyStored: false, resolutionMismatch: mismatch(info), origin: origin)
-            record(.stored(gif), for: exercise.id)
+            record(.stored(StoredGIF(exerciseID: exercise.id, reusing: metadata, origin: origin,
+                                     requestedResolution: resolution)), for: exercise.id)
         }
     }
 

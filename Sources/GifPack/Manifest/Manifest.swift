@@ -130,3 +130,19 @@ public struct OutputSettings: Sendable, Equatable {
 public struct CacheSettings: Sendable, Equatable {
     public var directory: String = ".gifpack-cache"
 }
+
+import GifPackHTTP
+
+extension FetchSettings {
+    /// The connect, total and low-speed limits of every request.
+    var httpTimeouts: HTTPTimeouts {
+        HTTPTimeouts(connect: connectTimeout, total: requestTimeout, lowSpeedBytesPerSecond: lowSpeedBytesPerSecond,
+                     lowSpeedWindow: lowSpeedTime)
+    }
+}
+
+extension SourceSettings {
+    /// The source's name in the build state: kind and base URL, so the state of one API never
+    /// answers for another.
+    public var stateKey: String { "\(kind.rawValue) \(baseURL)" }
+}
