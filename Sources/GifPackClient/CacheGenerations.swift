@@ -11,7 +11,7 @@ import Darwin
 /// <cache>            symbolic link → <name>.d/g000007   (relative, so the pair can move)
 /// <cache>.d/g000007/ the installed generation: GIFs and gifpack-manifest.json
 /// <cache>.d/g000006/ the previous generation, kept until the next install
-/// <cache>.d/.staging-000008-<uuid>/  an install in progress
+/// <cache>.d/.staging-g000008-<uuid>/ an install in progress
 /// <cache>.d/downloads/               pack downloads and resumable .part files
 /// <cache>.d/install.lock             held (flock) by the running install
 /// ```
@@ -40,9 +40,21 @@ struct CacheGenerations {
     var downloadsPath: String { storePath + "/downloads" }
     private var cacheName: String { PathText.lastComponent(cachePath) }
 
+    /// `g` and the number, zero-padded to six digits: `g000007`, …, `g999999`, then `g1000000`
+    /// and on (any positive `Int`).
     static func directoryName(_ generation: Int) -> String {
         let digits = String(generation)
         return "g" + String(repeating: "0", count: max(0, 6 - digits.count)) + digits
+    }
+
+    /// The number of the next generation: one above the highest in the store, or, should that
+    /// overflow `Int`, the lowest number not in use (the counter starts again from 1).
+    static func next(after existing: [Int]) -> Int {
+        guard let highest = existing.max() else { return 1 }
+        let (next, overflow) = highest.addingReportingOverflow(1)
+        if !overflow { return next }
+        let used = Set(existing)
+        return (1...).first { !used.contains($0) }!
     }
 
     func generationPath(_ generation: Int) -> String { "\(storePath)/\(Self.directoryName(generation))" }
@@ -71,9 +83,37 @@ struct CacheGenerations {
         }
     }
 
-    /// Generation numbers present in the store.
-    func existing() -> [Int] {
-        FileOps.list(storePath).compactMap(Self.parseDirectoryName).sorted()
+    /// Every generation number a store entry is named with, whoever made it: a new generation
+    /// takes none of them.
+    func numbersInUse() -> [Int] {
+        FileOps.list(storePath).compactMap(Self.parseDirectoryName)
+    }
+
+    /// A real directory (not a symbolic link) with `gifpack-manifest.json` in it.
+    private func isOwnDirectory(_ path: String) -> Bool {
+        guard let info = try? FileOps.status(path), info.st_mode & S_IFMT == S_IFDIR else { return false }
+        return FileOps.regularFileSize("\(path)/\(InstallManifest.fileName)") != nil
+    }
+
+    /// Refuses a `<cache>.d` that is not a real directory (a symbolic link would make every write
+    /// and every clean-up land in its target), or a directory with other files but no
+    /// `install.lock` (not made by an install). Creates it when missing.
+    func prepareStore() throws(PackClientError) {
+        if let info = try FileOps.status(storePath) {
+            switch info.st_mode & S_IFMT {
+            case S_IFLNK:
+                throw .cacheNotManaged(path: cachePath, detail: "\(storePath) is a symbolic link; gifpack only uses a real directory there")
+            case S_IFDIR:
+                let names = FileOps.list(storePath)
+                guard names.isEmpty || names.contains(PathText.lastComponent(lockPath)) else {
+                    throw .cacheNotManaged(path: cachePath, detail: "\(storePath) holds files gifpack did not make (no install.lock)")
+                }
+            default:
+                throw .cacheNotManaged(path: cachePath, detail: "\(storePath) is not a directory")
+            }
+        } else {
+            try FileOps.makeDirectories(storePath)
+        }
     }
 
     /// Makes `generation` the installed one: a new link renamed over `<cache>`, then both parent
@@ -97,23 +137,43 @@ struct CacheGenerations {
     }
 
     /// Removes every generation not in `keep`, and staging directories and links left by
-    /// interrupted installs.
+    /// interrupted installs — only entries an install makes: generation directories holding a
+    /// manifest, `.staging-g<N>-<UUID>` directories and `.link-<UUID>` symbolic links. Anything
+    /// else in the store is left alone.
     func removeStale(keeping keep: Set<Int>) {
         for name in FileOps.list(storePath) {
+            let path = "\(storePath)/\(name)"
             if let generation = Self.parseDirectoryName(name) {
-                if !keep.contains(generation) { FileOps.remove("\(storePath)/\(name)") }
-            } else if name.hasPrefix(".staging-") || name.hasPrefix(".link-") {
-                FileOps.remove("\(storePath)/\(name)")
+                if !keep.contains(generation), isOwnDirectory(path) { FileOps.remove(path) }
+            } else if Self.isStagingName(name) {
+                if let info = try? FileOps.status(path), info.st_mode & S_IFMT == S_IFDIR { FileOps.remove(path) }
+            } else if name.hasPrefix(".link-"), UUID(uuidString: String(name.dropFirst(".link-".count))) != nil {
+                if let info = try? FileOps.status(path), info.st_mode & S_IFMT == S_IFLNK { FileOps.remove(path) }
             }
         }
+    }
+
+    /// The name of a staging directory: `.staging-` + a generation directory name + `-` + a UUID.
+    static func stagingName(_ generation: Int) -> String {
+        ".staging-\(directoryName(generation))-\(UUID().uuidString)"
+    }
+
+    static func isStagingName(_ name: String) -> Bool {
+        let parts = name.split(separator: "-", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0] == ".staging", parseDirectoryName(String(parts[1])) != nil else { return false }
+        return UUID(uuidString: String(parts[2])) != nil
     }
 
     private func parse(_ target: String) -> Int? {
         Self.parseDirectoryName(PathText.lastComponent(target))
     }
 
+    /// The generation a directory name stands for, for names ``directoryName(_:)`` makes only
+    /// (`g000001`, `g1000000`; not `g1`, `g0000001` or `g+00001`).
     static func parseDirectoryName(_ name: String) -> Int? {
-        guard name.count == 7, name.hasPrefix("g"), let number = Int(name.dropFirst()), number > 0 else { return nil }
+        guard name.utf8.count >= 7, name.hasPrefix("g"),
+              name.utf8.dropFirst().allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+              let number = Int(name.dropFirst()), number > 0, directoryName(number) == name else { return nil }
         return number
     }
 }

@@ -86,6 +86,8 @@ enum EntryReading {
         switch error {
         case let .io(path, operation, code):
             return .fileSystem(path: path, operation: operation, errno: code)
+        case let .notRegularFile(path, kind):
+            return .unreadable(location: path, detail: "not a regular file (\(kind))")
         case let .frameTooLarge(offset, limit):
             return .rejected(PackRejection(.bomb, pack: pack, entry: entry,
                                            detail: "the frame at offset \(offset) decompresses to more than the \(limit) bytes the index allows"))

@@ -12,9 +12,23 @@ enum GIFMetadataCheck {
         do { info = try GIFInspector.inspect(bytes: bytes) } catch {
             return [PackRejection(.notAGIF, pack: pack, entry: entry, detail: "does not decode: \(error)")]
         }
+        return compare(info, byteCount: Int64(bytes.count), metadata: metadata, pack: pack, entry: entry)
+    }
+
+    /// The same for a GIF already written to `path` (decoded from the file, not held in memory).
+    static func problems(file path: String, metadata: GIFMetadata?, pack: String, entry: String) -> [PackRejection] {
+        let info: GIFInfo
+        do { info = try GIFInspector.inspect(path: path) } catch {
+            return [PackRejection(.notAGIF, pack: pack, entry: entry, detail: "does not decode: \(error)")]
+        }
+        return compare(info, byteCount: FileOps.regularFileSize(path) ?? -1, metadata: metadata, pack: pack, entry: entry)
+    }
+
+    private static func compare(_ info: GIFInfo, byteCount: Int64, metadata: GIFMetadata?, pack: String,
+                                entry: String) -> [PackRejection] {
         guard let metadata else { return [] }
         var differences: [String] = []
-        if metadata.bytes != Int64(bytes.count) { differences.append("bytes \(metadata.bytes) vs \(bytes.count)") }
+        if metadata.bytes != byteCount { differences.append("bytes \(metadata.bytes) vs \(byteCount)") }
         if metadata.width != info.width || metadata.height != info.height {
             differences.append("dimensions \(metadata.width)x\(metadata.height) vs \(info.width)x\(info.height)")
         }

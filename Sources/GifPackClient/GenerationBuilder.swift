@@ -8,7 +8,8 @@ import Darwin
 /// Fills a staging directory with one complete generation of the cache.
 ///
 /// Every GIF entry of every pack is read from its frame and checked (header, capped size,
-/// SHA-256), so a pack is refused for any hostile entry, even one whose GIF needs no writing.
+/// SHA-256, then decoded and compared with its catalog record, as `verify` does), so a pack is
+/// refused for any hostile entry, even one whose GIF needs no writing.
 /// For each GIF an exercise uses: if the previous generation holds a file with that hash (per its
 /// manifest, and confirmed by hashing the file) it is hard-linked in, so an upgrade leaves
 /// unchanged files alone (same inode, same mtime) and the pack entry is only verified; otherwise
@@ -64,7 +65,8 @@ struct GenerationBuilder {
             let names = layout == .byID ? ids.map { "\($0).gif" } : ["gifs/\(hash).gif"]
             let first = "\(staging)/\(names[0])"
             if let old = reusable[hash], Self.holds(old, sha256: hash, size: source.entry.location.size) {
-                try Self.verify(source)
+                try IndexedEntry.read(source.entry.location, sha256: hash, isGIF: true, pack: source.pack,
+                                      reader: source.reader) { _ in }
                 try Self.linkOrCopy(old, to: first)
                 counts.gifsReused += 1
             } else {
@@ -73,6 +75,7 @@ struct GenerationBuilder {
                 counts.gifsWritten += 1
                 counts.bytesWritten += source.entry.location.size
             }
+            try Self.check(.file(first), source)
             for name in names.dropFirst() {
                 try Self.linkOrCopy(first, to: "\(staging)/\(name)")
                 counts.linksCreated += 1
@@ -109,10 +112,20 @@ struct GenerationBuilder {
         return digest.sha256 == sha256
     }
 
-    /// Reads the entry and checks it without keeping the data.
+    /// Reads the entry and runs the GIF checks on it without writing it anywhere.
     private static func verify(_ source: InstallPlan.Source) throws(PackClientError) {
-        try IndexedEntry.read(source.entry.location, sha256: source.entry.sha256, isGIF: true, pack: source.pack,
-                              reader: source.reader) { _ in }
+        let bytes = try IndexedEntry.readAll(source.entry.location, sha256: source.entry.sha256, isGIF: true,
+                                             pack: source.pack, reader: source.reader)
+        try check(.bytes(bytes), source)
+    }
+
+    /// The GIF decodes and matches its catalog record (the checks `verify` runs), else the pack is refused.
+    private static func check(_ gif: PackChecks.GIFSource, _ source: InstallPlan.Source) throws(PackClientError) {
+        let name = SafePath.printable(source.pack)
+        if let problem = PackChecks.gifProblems(gif, metadata: source.metadata, pack: name,
+                                                entry: SafePath.printable(source.entry.location.path)).first {
+            throw .rejected(problem)
+        }
     }
 
     /// Decompresses the GIF into a new file at `path`, verified; made durable later with the rest.

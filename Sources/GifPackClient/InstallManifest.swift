@@ -42,8 +42,11 @@ public struct InstallManifest: Sendable, Equatable, Codable {
         let path = "\(directory)/\(fileName)"
         guard FileOps.regularFileSize(path) != nil else { return nil }
         let data = try PackIndexSource.readFile(path, maxBytes: 256 << 20)
-        do { return try JSONDecoder().decode(InstallManifest.self, from: data) } catch {
-            throw .unreadable(location: path, detail: "not a gifpack manifest: \(error)")
+        do {
+            return try JSONValueDecoder.decode(InstallManifest.self, from: [UInt8](data),
+                                               limits: JSONLimits(maxBytes: 256 << 20))
+        } catch {
+            throw .unreadable(location: path, detail: "not a gifpack manifest: \(JSONValueDecoder.describe(error))")
         }
     }
 

@@ -3,12 +3,13 @@ import GifPackFormat
 /// The verified content of the packs chosen for one install: which GIF each exercise gets and
 /// where in which pack file each GIF is.
 ///
-/// Making a plan runs every check that does not need the GIF data: the index description
-/// (``PackDescriptionCheck``), the pack's real frame sequence against the index
-/// (``FrameLayoutCheck``, so no unlisted entry exists) and `catalog.json` against the index
-/// (``CatalogCheck``). Two packs that give one exercise different GIFs are a
-/// ``PackRejection/Reason/conflict``. ``entries`` lists every GIF entry of every pack, so the
-/// installer reads (and so verifies) all of them, including GIFs it does not need to write.
+/// Making a plan runs every check of ``PackChecks/structure(path:pack:limits:report:)`` — the list
+/// `verify` runs too: the index description, the pack's real frame sequence against the index (no
+/// unlisted entry), the uncompressed size, the end-of-archive frame (exactly 1024 zero bytes) and
+/// `catalog.json` against the index — stopping at the first problem. Two packs that give one
+/// exercise different GIFs are a ``PackRejection/Reason/conflict``. ``entries`` lists every GIF
+/// entry of every pack with its catalog record, so the installer reads, decodes and compares all
+/// of them (``PackChecks/gifProblems(_:metadata:pack:entry:)``), including GIFs it does not write.
 ///
 /// ```swift
 /// let plan = try InstallPlan(packs: downloaded, limits: .standard)
@@ -20,6 +21,8 @@ struct InstallPlan {
         let reader: PackFrameReader
         let pack: String
         let entry: GIFEntry
+        /// The pack catalog's record of this GIF.
+        let metadata: GIFMetadata?
     }
 
     /// Exercise id → GIF hash (nil: placeholder).
@@ -35,19 +38,13 @@ struct InstallPlan {
         var owner: [String: String] = [:]
         for item in downloaded {
             let pack = item.pack
-            if let problem = PackDescriptionCheck.problems(in: pack, limits: limits).first { throw .rejected(problem) }
-            let frames: [ZstdFrameExtent]
-            let reader: PackFrameReader
-            do {
-                frames = try ZstdFrames.frameExtents(in: item.path)
-                reader = try PackFrameReader(path: item.path)
-            } catch {
-                throw EntryReading.translate(error, pack: pack.name, entry: pack.file, readerPath: item.path)
+            let checked = try PackChecks.structure(path: item.path, pack: pack, limits: limits) { problem throws(PackClientError) in
+                throw .rejected(problem)
             }
-            if let problem = FrameLayoutCheck.problems(frames: frames, pack: pack).first { throw .rejected(problem) }
-            _ = try CatalogCheck.read(pack: pack, reader: reader)
-
-            entries += pack.gifs.map { Source(reader: reader, pack: pack.name, entry: $0) }
+            guard let checked, checked.entriesReadable, let metadata = checked.metadata else {
+                throw .rejected(PackRejection(.unreadable, pack: SafePath.printable(pack.name), detail: "the pack could not be checked"))
+            }
+            entries += pack.gifs.map { Source(reader: checked.reader, pack: pack.name, entry: $0, metadata: metadata[$0.sha256]) }
             for exercise in pack.exercises {
                 if let existing = exercises[exercise.id], existing != exercise.gif {
                     throw .rejected(PackRejection(.conflict, pack: pack.name, entry: exercise.id,

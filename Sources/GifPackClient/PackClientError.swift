@@ -40,7 +40,13 @@ public enum PackClientError: Error, Sendable, Equatable, CustomStringConvertible
     /// The exercise is listed without a GIF (show a placeholder).
     case noGIF(exercise: String)
 
+    /// One line; every name, id, path or message that came from outside is escaped
+    /// (`TerminalText`), so it cannot carry terminal control sequences.
     public var description: String {
+        TerminalText.escaped(rawDescription)
+    }
+
+    private var rawDescription: String {
         switch self {
         case let .unreadable(location, detail): "cannot read \(location): \(detail)"
         case let .index(error): error.description

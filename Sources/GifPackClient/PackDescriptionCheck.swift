@@ -13,6 +13,18 @@ import GifPackFormat
 /// if let first = problems.first { throw PackClientError.rejected(first) }
 /// ```
 enum PackDescriptionCheck {
+    /// The rules of a whole index, checked when it is loaded, before anything trusts it: every
+    /// pack's description (``problems(in:limits:)``) and pack names that appear once.
+    static func indexProblems(in index: PackIndex, limits: PackLimits) -> [PackRejection] {
+        var problems: [PackRejection] = []
+        var names = Set<String>()
+        for pack in index.packs where !names.insert(pack.name).inserted {
+            problems.append(PackRejection(.duplicate, pack: SafePath.printable(pack.name), detail: "the index lists this pack name twice"))
+        }
+        for pack in index.packs { problems += self.problems(in: pack, limits: limits) }
+        return problems
+    }
+
     static func problems(in pack: PackDescription, limits: PackLimits) -> [PackRejection] {
         var problems: [PackRejection] = []
         func add(_ reason: PackRejection.Reason, _ entry: String?, _ detail: String) {
@@ -30,7 +42,9 @@ enum PackDescriptionCheck {
         if !SafePath.isSHA256(pack.contentDigest) {
             add(.unsafeName, nil, "contentDigest \"\(SafePath.printable(pack.contentDigest))\" is not 64 hex digits")
         }
-        if pack.bytes <= 0 || pack.bytes > limits.maxPackBytes {
+        if pack.bytes < 0 {
+            add(.invalidNumber, nil, "the pack size \(pack.bytes) is negative")
+        } else if pack.bytes == 0 || pack.bytes > limits.maxPackBytes {
             add(.oversize, nil, "the pack size \(pack.bytes) is outside 1...\(limits.maxPackBytes)")
         }
         problems += locationProblems(pack.catalog, expectedPath: PackCatalog.path, maxSize: limits.maxCatalogBytes, pack: pack)
@@ -44,6 +58,23 @@ enum PackDescriptionCheck {
             if !hashes.insert(gif.sha256).inserted { add(.duplicate, gif.location.path, "the GIF is listed twice") }
             problems += locationProblems(gif.location, expectedPath: GIFEntry.path(forSHA256: gif.sha256),
                                          maxSize: limits.maxGIFBytes, pack: pack)
+        }
+        if pack.version < 1 { add(.invalidNumber, nil, "version \(pack.version) is not a positive number") }
+        if pack.uncompressedBytes < 0 {
+            add(.invalidNumber, nil, "uncompressedBytes \(pack.uncompressedBytes) is negative")
+        }
+        if pack.catalog.frameOffset != 0 {
+            add(.entryMismatch, PackCatalog.path, "catalog.json must be the first frame (offset 0), not at \(pack.catalog.frameOffset)")
+        }
+        // Entries are frames in file order (catalog.json first, GIFs by hash) that never overlap.
+        var end: Int64 = 0
+        for location in [pack.catalog] + pack.gifs.map(\.location) where location.frameOffset >= 0 && location.frameLength > 0 {
+            if location.frameOffset < end {
+                add(.badFrame, SafePath.printable(location.path),
+                    "frame \(location.frameOffset)+\(location.frameLength) starts before the previous entry's frame ends at \(end)")
+            }
+            let next = location.frameOffset.addingReportingOverflow(location.frameLength)
+            end = next.overflow ? .max : max(end, next.partialValue)
         }
         if pack.entryCount != pack.gifs.count + 1 {
             add(.missingEntry, nil, "entryCount is \(pack.entryCount) but the index lists \(pack.gifs.count + 1) entries")
@@ -77,12 +108,17 @@ enum PackDescriptionCheck {
             problems.append(PackRejection(.entryMismatch, pack: name, entry: entry,
                                           detail: "the index names this entry \(entry), expected \(expectedPath)"))
         }
-        if location.size < 0 || location.size > maxSize {
+        if location.size < 0 {
+            problems.append(PackRejection(.invalidNumber, pack: name, entry: entry, detail: "size \(location.size) is negative"))
+        } else if location.size > maxSize {
             problems.append(PackRejection(.oversize, pack: name, entry: entry,
                                           detail: "size \(location.size) is outside the allowed 0...\(maxSize)"))
         }
         let end = location.frameOffset.addingReportingOverflow(location.frameLength)
-        if location.frameOffset < 0 || location.frameLength <= 0 || end.overflow || end.partialValue > pack.bytes {
+        if location.frameOffset < 0 || location.frameLength <= 0 {
+            problems.append(PackRejection(.invalidNumber, pack: name, entry: entry,
+                                          detail: "frame \(location.frameOffset)+\(location.frameLength): a negative offset or a length below 1"))
+        } else if end.overflow || end.partialValue > pack.bytes {
             problems.append(PackRejection(.missingEntry, pack: name, entry: entry,
                                           detail: "frame \(location.frameOffset)+\(location.frameLength) lies outside the \(pack.bytes)-byte pack"))
         }

@@ -1,12 +1,20 @@
 import Foundation
 import GifPackFormat
 import GifPackHTTP
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Where an index lives — a local path or an http(s) URL — and how to reach the packs it names.
 ///
 /// ``load(client:limits:)`` reads and decodes `index.json` (over HTTP with libcurl, following
-/// redirects, at most ``PackLimits/maxIndexBytes``), and refuses an index whose format has a newer
-/// major version with ``PackClientError/index(_:)`` carrying `IndexError.unsupportedVersion`.
+/// redirects, at most ``PackLimits/maxIndexBytes``; a local path only when it is a regular file of
+/// at most that size), and refuses an index whose format has a newer major version with
+/// ``PackClientError/index(_:)`` carrying `IndexError.unsupportedVersion`, and an index that breaks
+/// the format's rules (negative sizes, repeated pack names or ids, overlapping frames…) with
+/// ``PackClientError/rejected(_:)`` naming the reason.
 /// ``packLocation(for:)`` resolves a pack's `file` against the index's own location: a sibling
 /// path for a local index, a URL in the same directory for a remote one. Pack paths are checked
 /// first (relative, no `..`, plain characters), so an index cannot point outside its directory.
@@ -64,7 +72,21 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
         case .url(let url):
             bytes = try await Self.fetch(url, client: client, maxBytes: limits.maxIndexBytes)
         }
-        do { return try PackIndex.decode(from: bytes) } catch { throw .index(error) }
+        return try Self.decode(bytes, limits: limits)
+    }
+
+    /// Reads a local index synchronously, with the same cap and checks as ``load(client:limits:)``.
+    public static func loadFile(_ path: String, limits: PackLimits = .standard) throws(PackClientError) -> PackIndex {
+        try decode(try readFile(path, maxBytes: limits.maxIndexBytes), limits: limits)
+    }
+
+    /// Decodes the index (linear-time JSON, bounded nesting) and checks it against the format's
+    /// rules (``PackDescriptionCheck/indexProblems(in:limits:)``): the first problem is thrown.
+    static func decode(_ bytes: Data, limits: PackLimits) throws(PackClientError) -> PackIndex {
+        let index: PackIndex
+        do { index = try PackIndex.decode(from: bytes) } catch { throw .index(error) }
+        if let problem = PackDescriptionCheck.indexProblems(in: index, limits: limits).first { throw .rejected(problem) }
+        return index
     }
 
     /// The pack file's location: `file` resolved against the index's directory.
@@ -88,18 +110,42 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// Reads a whole local file of at most `maxBytes` (an index or an install manifest).
+    ///
+    /// Only a regular file is read: the path is opened with `O_NONBLOCK` (so a FIFO without a
+    /// writer cannot block the open) and checked with `fstat` before any read, which refuses a FIFO,
+    /// socket, device or directory at once, and a file larger than `maxBytes` without reading it.
     static func readFile(_ path: String, maxBytes: Int64) throws(PackClientError) -> Data {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw .unreadable(location: path, detail: FileManager.default.fileExists(atPath: path) ? "permission denied" : "no such file")
+        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+        guard fd >= 0 else {
+            let code = errno
+            throw .unreadable(location: path, detail: code == ENOENT ? "no such file" : String(cString: strerror(code)))
         }
-        defer { try? handle.close() }
-        let data: Data
-        do { data = try handle.read(upToCount: Int(maxBytes) + 1) ?? Data() } catch {
-            throw .unreadable(location: path, detail: "\(error)")
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw .unreadable(location: path, detail: String(cString: strerror(errno))) }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            throw .unreadable(location: path, detail: "not a regular file (\(FileKind.name(info.st_mode)))")
         }
-        guard Int64(data.count) <= maxBytes else {
-            throw .unreadable(location: path, detail: "larger than the \(maxBytes)-byte limit for an index")
+        guard Int64(info.st_size) <= maxBytes else {
+            throw .unreadable(location: path, detail: "\(info.st_size) bytes, larger than the \(maxBytes)-byte limit")
         }
+        // Reads stop at maxBytes + 1 whatever the file grows to meanwhile.
+        var data = Data(count: Int(maxBytes) + 1)
+        var filled = 0
+        while filled < data.count {
+            let got = data.withUnsafeMutableBytes { read(fd, $0.baseAddress! + filled, $0.count - filled) }
+            if got < 0 {
+                if errno == EINTR { continue }
+                throw .unreadable(location: path, detail: String(cString: strerror(errno)))
+            }
+            if got == 0 { break }
+            filled += got
+        }
+        guard Int64(filled) <= maxBytes else {
+            throw .unreadable(location: path, detail: "larger than the \(maxBytes)-byte limit")
+        }
+        data.count = filled
         return data
     }
 

@@ -92,7 +92,7 @@ public struct PackInstaller: Sendable {
     /// Creates `<cache>.d` and takes the install lock.
     private static func lock(_ generations: CacheGenerations) async throws(PackClientError) -> InstallLock {
         try await BlockingWork.run("gifpack.lock") { () throws(PackClientError) -> InstallLock in
-            try FileOps.makeDirectories(generations.storePath)
+            try generations.prepareStore()
             return try InstallLock(path: generations.lockPath, cachePath: generations.cachePath)
         }
     }
@@ -122,8 +122,8 @@ public struct PackInstaller: Sendable {
             return try InstallManifest.read(directory: directory).map { .init(directory: directory, manifest: $0) }
         }
         let plan = try InstallPlan(packs: packs, limits: limits)
-        let generation = (generations.existing().max() ?? 0) + 1
-        let staging = "\(generations.storePath)/.staging-\(CacheGenerations.directoryName(generation))-\(UUID().uuidString)"
+        let generation = CacheGenerations.next(after: generations.numbersInUse() + [current].compactMap { $0 })
+        let staging = "\(generations.storePath)/\(CacheGenerations.stagingName(generation))"
         var builder = GenerationBuilder(staging: staging, layout: layout, previous: previous)
         do {
             try builder.build(plan, generation: generation)

@@ -1,3 +1,5 @@
+import GifPackFormat
+
 /// Why a pack (or the index entry describing it) was refused.
 ///
 /// A rejection is raised before anything reaches an installed cache: installs stage everything in
@@ -60,6 +62,8 @@ public struct PackRejection: Error, Sendable, Equatable, CustomStringConvertible
         case unreadable = "unreadable"
         /// Two installed packs give one exercise different GIFs.
         case conflict = "conflict"
+        /// A version, size, offset or count in the index is negative or otherwise impossible.
+        case invalidNumber = "invalid-number"
     }
 
     public var reason: Reason
@@ -77,7 +81,8 @@ public struct PackRejection: Error, Sendable, Equatable, CustomStringConvertible
         self.detail = detail
     }
 
+    /// One line, with every part escaped (`TerminalText`).
     public var description: String {
-        "pack \(pack): " + (entry.map { "\($0): " } ?? "") + "\(reason.rawValue): \(detail)"
+        TerminalText.escaped("pack \(pack): " + (entry.map { "\($0): " } ?? "") + "\(reason.rawValue): \(detail)")
     }
 }

@@ -109,50 +109,39 @@ public enum PackVerifier {
                                into report: inout VerificationReport) {
         report.packs += 1
         let name = SafePath.printable(pack.name)
-        let descriptionProblems = PackDescriptionCheck.problems(in: pack, limits: limits)
-        report.problems += descriptionProblems
-        guard case .file(let path) = (try? source.packLocation(for: pack)) ?? .url("") else { return }
+        guard case .file(let path) = (try? source.packLocation(for: pack)) ?? .url("") else {
+            report.problems += PackDescriptionCheck.problems(in: pack, limits: limits)
+            return
+        }
         guard let size = FileOps.regularFileSize(path) else {
+            report.problems += PackDescriptionCheck.problems(in: pack, limits: limits)
             report.problems.append(PackRejection(.unreadable, pack: name, entry: pack.file, detail: "the pack file is missing"))
             return
         }
-        do { try PackDownloader.verify(path, pack: pack) } catch {
-            report.problems.append(problem(error, pack: name))
+        var fileProblem: PackRejection?
+        do { try PackDownloader.verify(path, pack: pack) } catch { fileProblem = problem(error, pack: name) }
+        // The same check list as an install (PackChecks), every problem collected.
+        var found: [PackRejection] = []
+        let opened = try? PackChecks.structure(path: path, pack: pack, limits: limits) { problem throws(PackClientError) in
+            found.append(problem)
+        }
+        // Problems in description order first, then the file's checksum, then the rest.
+        let descriptionCount = PackDescriptionCheck.problems(in: pack, limits: limits).count
+        report.problems += found.prefix(descriptionCount)
+        if let fileProblem {
+            report.problems.append(fileProblem)
             if size != pack.bytes { return }
         }
-        let frames: [ZstdFrameExtent]
-        let reader: PackFrameReader
-        do {
-            frames = try ZstdFrames.frameExtents(in: path)
-            reader = try PackFrameReader(path: path)
-        } catch {
-            report.problems.append(problem(EntryReading.translate(error, pack: name, entry: pack.file, readerPath: path), pack: name))
-            return
-        }
-        report.frames += frames.count
-        report.problems += FrameLayoutCheck.problems(frames: frames, pack: pack)
-        let uncompressed = frames.reduce(Int64(0)) { $0 + ($1.contentSize ?? 0) }
-        if uncompressed != pack.uncompressedBytes {
-            report.problems.append(PackRejection(.sizeMismatch, pack: name, detail: "the frames hold \(uncompressed) bytes, uncompressedBytes says \(pack.uncompressedBytes)"))
-        }
-        if let last = frames.last, let endProblem = EndOfArchiveCheck.problem(path: path, frame: last, pack: name) {
-            report.problems.append(endProblem)
-        }
-        // Entries are read only through a description that passed its checks (sizes within limits).
-        guard descriptionProblems.isEmpty else { return }
-        var metadata: [String: GIFMetadata] = [:]
-        do {
-            let catalog = try CatalogCheck.read(pack: pack, reader: reader)
-            for exercise in catalog.exercises { if let gif = exercise.gif { metadata[gif.sha256] = gif } }
-        } catch {
-            report.problems.append(problem(error, pack: name))
-        }
+        report.problems += found.dropFirst(descriptionCount)
+        guard let opened else { return }
+        report.frames += opened.frames.count
+        guard opened.entriesReadable else { return }
         for gif in pack.gifs {
             do {
-                let bytes = try IndexedEntry.readAll(gif.location, sha256: gif.sha256, isGIF: true, pack: name, reader: reader)
+                let bytes = try IndexedEntry.readAll(gif.location, sha256: gif.sha256, isGIF: true, pack: name, reader: opened.reader)
                 report.gifs += 1
-                report.problems += GIFMetadataCheck.problems(bytes: bytes, metadata: metadata[gif.sha256], pack: name,
-                                                             entry: gif.location.path)
+                report.problems += PackChecks.gifProblems(.bytes(bytes), metadata: opened.metadata?[gif.sha256], pack: name,
+                                                          entry: gif.location.path)
             } catch {
                 report.problems.append(problem(error, pack: name))
             }

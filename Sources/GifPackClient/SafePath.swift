@@ -1,3 +1,5 @@
+import GifPackFormat
+
 /// Checks for names and relative paths that come from an index or a tar header.
 ///
 /// Nothing from a pack is trusted to be a safe file name: a path is refused when it is absolute,
@@ -29,10 +31,8 @@ enum SafePath {
         text.utf8.count == 64 && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
     }
 
-    /// `text` with control and non-ASCII characters escaped, for messages.
+    /// `text` with control and non-ASCII characters escaped, for messages (at most 200 characters).
     static func printable(_ text: String) -> String {
-        String(text.unicodeScalars.prefix(200).map { scalar in
-            (0x20...0x7E).contains(scalar.value) ? String(scalar) : "\\u{\(String(scalar.value, radix: 16))}"
-        }.joined())
+        TerminalText.escaped(text, asciiOnly: true, maxScalars: 200)
     }
 }

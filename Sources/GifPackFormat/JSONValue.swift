@@ -4,9 +4,11 @@ import Foundation
 /// canonically (object keys sorted by the encoder), so equal values give equal bytes.
 ///
 /// ```swift
-/// let value = try JSONDecoder().decode(JSONValue.self, from: Data(#"{"id":"0001"}"#.utf8))
+/// let value = try JSONValue(parsing: Array(#"{"id":"0001"}"#.utf8))
 /// value["id"]?.stringValue // "0001"
 /// ```
+///
+/// Untrusted JSON is parsed with ``JSONParser`` (linear time, bounded nesting), never `JSONDecoder`.
 public enum JSONValue: Sendable, Equatable, Codable {
     case null
     case bool(Bool)
@@ -15,6 +17,11 @@ public enum JSONValue: Sendable, Equatable, Codable {
     case string(String)
     case array([JSONValue])
     case object([String: JSONValue])
+
+    /// Parses a JSON document with ``JSONParser``.
+    public init(parsing bytes: [UInt8], limits: JSONLimits = .standard) throws(JSONParseError) {
+        self = try JSONParser.parse(bytes, limits: limits)
+    }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()

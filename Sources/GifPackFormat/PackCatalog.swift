@@ -34,8 +34,10 @@ public struct PackCatalog: Sendable, Equatable, Codable {
         return [UInt8](data)
     }
 
-    public static func decode(from bytes: [UInt8]) throws -> PackCatalog {
-        try JSONDecoder().decode(PackCatalog.self, from: Data(bytes))
+    /// Decodes a catalog with ``JSONParser`` (at most ``JSONLimits/standardDepth`` levels of
+    /// nesting): throws ``JSONParseError`` or a `DecodingError` (see ``JSONValueDecoder/describe(_:)``).
+    public static func decode(from bytes: [UInt8], limits: JSONLimits = .standard) throws -> PackCatalog {
+        try JSONValueDecoder.decode(PackCatalog.self, from: bytes, limits: limits)
     }
 }
 

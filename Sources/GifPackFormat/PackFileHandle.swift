@@ -12,9 +12,21 @@ final class PackFileHandle: Sendable {
     let path: String
     private let fd: Int32
 
+    /// Opens a regular file: `O_NONBLOCK` keeps a FIFO without a writer from blocking the open, and
+    /// `fstat` refuses anything that is not a regular file before a read could block.
     init(path: String) throws(PackReadError) {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
         guard fd >= 0 else { throw .io(path: path, operation: "open", errno: errno) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            let code = errno
+            close(fd)
+            throw .io(path: path, operation: "fstat", errno: code)
+        }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            close(fd)
+            throw .notRegularFile(path: path, kind: FileKind.name(info.st_mode))
+        }
         self.path = path
         self.fd = fd
     }
@@ -42,5 +54,25 @@ final class PackFileHandle: Sendable {
             done += got
         }
         return done
+    }
+}
+
+/// Words for file types, for messages about paths that are not regular files.
+///
+/// ```swift
+/// FileKind.name(S_IFIFO)   // "a FIFO"
+/// ```
+public enum FileKind {
+    public static func name(_ mode: mode_t) -> String {
+        switch mode & S_IFMT {
+        case S_IFREG: "a regular file"
+        case S_IFDIR: "a directory"
+        case S_IFIFO: "a FIFO"
+        case S_IFSOCK: "a socket"
+        case S_IFCHR: "a character device"
+        case S_IFBLK: "a block device"
+        case S_IFLNK: "a symbolic link"
+        default: "an unknown file type"
+        }
     }
 }

@@ -36,19 +36,21 @@ public struct PackIndex: Sendable, Equatable, Codable {
         Data(IndexJSONWriter.encode(self))
     }
 
-    /// Decodes an index, refusing a format whose major version this reader does not know.
-    public static func decode(from data: Data) throws(IndexError) -> PackIndex {
-        struct VersionProbe: Decodable { var formatVersion: String }
-        let probe: VersionProbe
-        do { probe = try JSONDecoder().decode(VersionProbe.self, from: data) } catch {
-            throw .malformed(String(describing: error))
+    /// Decodes an index with ``JSONParser`` (linear time, at most ``JSONLimits/standardDepth``
+    /// levels of nesting), refusing a format whose major version this reader does not know. The
+    /// client checks the decoded model against the format's rules before using it.
+    public static func decode(from data: Data, limits: JSONLimits = .standard) throws(IndexError) -> PackIndex {
+        let tree: JSONValue
+        do { tree = try JSONParser.parse([UInt8](data), limits: limits) } catch { throw .malformed(error.description) }
+        guard let text = tree["formatVersion"]?.stringValue else {
+            throw .malformed("formatVersion: missing or not a string")
         }
-        guard let version = FormatVersion(parsing: probe.formatVersion) else {
-            throw .malformed("formatVersion \"\(probe.formatVersion)\" is not MAJOR.MINOR")
+        guard let version = FormatVersion(parsing: text) else {
+            throw .malformed("formatVersion \"\(TerminalText.escaped(text, maxScalars: 40))\" is not MAJOR.MINOR")
         }
         guard version.isReadable else { throw .unsupportedVersion(version) }
-        do { return try JSONDecoder().decode(PackIndex.self, from: data) } catch {
-            throw .malformed(String(describing: error))
+        do { return try JSONValueDecoder.decode(PackIndex.self, from: tree) } catch {
+            throw .malformed(JSONValueDecoder.describe(error))
         }
     }
 

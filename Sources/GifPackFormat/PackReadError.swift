@@ -16,6 +16,9 @@ import Darwin
 public enum PackReadError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A system call failed (`operation` is e.g. "open", "pread").
     case io(path: String, operation: String, errno: Int32)
+    /// The path is a FIFO, socket, device or directory: only regular files are read (a FIFO would
+    /// block forever).
+    case notRegularFile(path: String, kind: String)
     /// The bytes at `offset` do not start a zstd frame.
     case notZstd(offset: Int64)
     /// The frame header lacks something the pack format requires (content size, checksum).
@@ -37,6 +40,8 @@ public enum PackReadError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case let .io(path, operation, code):
             "\(operation) \(path): \(String(cString: strerror(code))) (errno \(code))"
+        case let .notRegularFile(path, kind):
+            "\(path) is not a regular file (\(kind))"
         case let .notZstd(offset):
             "no zstd frame at offset \(offset)"
         case let .badFrameHeader(offset, reason):

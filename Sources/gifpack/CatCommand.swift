@@ -1,6 +1,9 @@
 import ArgumentParser
 import Foundation
 import GifPackClient
+#if canImport(Glibc)
+import Glibc
+#endif
 
 struct CatCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -27,13 +30,14 @@ struct CatCommand: ParsableCommand {
     var id: String
 
     func run() throws {
-        guard FileManager.default.isReadableFile(atPath: source) else {
-            Terminal.error("gifpack: cannot read \(source)")
+        let isPack: Bool
+        do { isPack = try Self.startsWithZstdMagic(source) } catch {
+            Terminal.error("gifpack: \(error)")
             throw ExitCode(2)
         }
         let bytes: [UInt8]
         do {
-            bytes = try isPack(source) ? PackFileScan(path: source).gif(forExercise: id) : gifThroughIndex()
+            bytes = try isPack ? PackFileScan(path: source).gif(forExercise: id) : gifThroughIndex()
         } catch {
             Terminal.error("gifpack: \(error)")
             throw ExitCode(1)
@@ -41,17 +45,26 @@ struct CatCommand: ParsableCommand {
         FileHandle.standardOutput.write(Data(bytes))
     }
 
-    /// True when the file starts with the zstd magic number.
-    private func isPack(_ path: String) -> Bool {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
-        defer { try? handle.close() }
-        return (try? handle.read(upToCount: 4)).map { Array($0) } == [0x28, 0xB5, 0x2F, 0xFD]
+    /// True when the file starts with the zstd magic number. Only a regular file is opened for
+    /// reading (`O_NONBLOCK`, then `fstat`): a FIFO, device or directory is refused at once.
+    static func startsWithZstdMagic(_ path: String) throws(PackClientError) -> Bool {
+        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+        guard fd >= 0 else { throw .unreadable(location: path, detail: String(cString: strerror(errno))) }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw .unreadable(location: path, detail: String(cString: strerror(errno))) }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            throw .unreadable(location: path, detail: "not a regular file (\(FileKind.name(info.st_mode)))")
+        }
+        var magic = [UInt8](repeating: 0, count: 4)
+        let got = magic.withUnsafeMutableBytes { pread(fd, $0.baseAddress, 4, 0) }
+        return got == 4 && magic == [0x28, 0xB5, 0x2F, 0xFD]
     }
 
+    /// The index is read by the same loader as every other command (64 MiB cap, regular files only,
+    /// validated).
     private func gifThroughIndex() throws(PackClientError) -> [UInt8] {
-        let data = try IndexFile.read(source)
-        let index: PackIndex
-        do throws(IndexError) { index = try PackIndex.decode(from: data) } catch { throw .index(error) }
+        let index = try PackIndexSource.loadFile(source)
         guard let pack = index.packs.first(where: { $0.exercises.contains { $0.id == id } }) else {
             throw .unknownExercise(id)
         }
@@ -59,15 +72,5 @@ struct CatCommand: ParsableCommand {
             throw .unreadable(location: source, detail: "not a local index")
         }
         return try PackEntryReader(path: path, pack: pack).gif(forExercise: id)
-    }
-}
-
-/// Reads a local index file for the synchronous commands.
-enum IndexFile {
-    static func read(_ path: String) throws(PackClientError) -> Data {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw .unreadable(location: path, detail: "cannot read the file")
-        }
-        return data
     }
 }

@@ -35,15 +35,15 @@ struct DiffCommand: AsyncParsableCommand {
             throw ExitCode(1)
         }
         for (label, ids) in [("added", diff.added), ("removed", diff.removed), ("changed", diff.changed)] {
-            let shown = all ? ids : Array(ids.prefix(20))
+            let shown = (all ? ids : Array(ids.prefix(20))).map { TerminalText.escaped($0, maxScalars: 70) }
             let more = ids.count > shown.count ? " … (\(ids.count - shown.count) more)" : ""
             Terminal.output("\(label): \(ids.count)" + (ids.isEmpty ? "" : " — " + shown.joined(separator: " ") + more))
         }
         Terminal.output("download: \(diff.downloadBytes) bytes in \(diff.downloads.count) pack(s)")
         for pack in diff.downloads {
-            Terminal.output("  \(pack.name) \(pack.oldVersion.map { "v\($0)" } ?? "new") -> v\(pack.newVersion): \(pack.bytes) bytes")
+            Terminal.output("  \(TerminalText.escaped(pack.name, maxScalars: 70)) \(pack.oldVersion.map { "v\($0)" } ?? "new") -> v\(pack.newVersion): \(pack.bytes) bytes")
         }
-        if !diff.removedPacks.isEmpty { Terminal.output("packs removed: \(diff.removedPacks.joined(separator: " "))") }
+        if !diff.removedPacks.isEmpty { Terminal.output("packs removed: \(diff.removedPacks.map { TerminalText.escaped($0, maxScalars: 70) }.joined(separator: " "))") }
         Terminal.output("single-GIF reads instead: \(diff.newGIFFrameBytes) bytes of new GIF frames")
     }
 }

@@ -25,12 +25,13 @@ struct InspectCommand: ParsableCommand {
         }
         var rows = [["exercise", "name", "bytes", "dimensions", "frames", "duration"]]
         for exercise in catalog.exercises {
-            let name = Self.printable(exercise.name)
+            let id = TerminalText.escaped(exercise.id, maxScalars: 70)
+            let name = TerminalText.escaped(exercise.name, maxScalars: 40)
             if let gif = exercise.gif {
                 let seconds = String(format: "%.2fs", Double(gif.durationMilliseconds) / 1000)
-                rows.append([exercise.id, name, String(gif.bytes), "\(gif.width)x\(gif.height)", String(gif.frames), seconds])
+                rows.append([id, name, String(gif.bytes), "\(gif.width)x\(gif.height)", String(gif.frames), seconds])
             } else {
-                rows.append([exercise.id, name, "-", "-", "-", "-"])
+                rows.append([id, name, "-", "-", "-", "-"])
             }
         }
         let widths = (0..<rows[0].count).map { column in rows.map { $0[column].count }.max() ?? 0 }
@@ -45,13 +46,7 @@ struct InspectCommand: ParsableCommand {
         let withGIF: [GIFMetadata] = catalog.exercises.compactMap { $0.gif }
         let distinct = Set(withGIF.map { $0.sha256 }).count
         let bytes = withGIF.reduce(Int64(0)) { $0 + $1.bytes }
-        Terminal.output("\(catalog.exercises.count) exercise(s) in pack \(Self.printable(catalog.pack)), "
+        Terminal.output("\(catalog.exercises.count) exercise(s) in pack \(TerminalText.escaped(catalog.pack, maxScalars: 70)), "
             + "\(withGIF.count) with a GIF, \(distinct) distinct GIF(s), \(bytes) bytes")
-    }
-
-    /// At most 40 characters of untrusted API text, without control characters.
-    private static func printable(_ text: String) -> String {
-        let scalars = text.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }.prefix(40)
-        return String(String.UnicodeScalarView(scalars))
     }
 }

@@ -60,7 +60,7 @@ struct InstallCommand: AsyncParsableCommand {
             default: throw ExitCode(1)
             }
         }
-        let packs = report.packs.map { "\($0.name) v\($0.version)" }.joined(separator: ", ")
+        let packs = report.packs.map { "\(TerminalText.escaped($0.name, maxScalars: 70)) v\($0.version)" }.joined(separator: ", ")
         if report.isUnchanged {
             Terminal.output("ok: \(packs) already installed in \(report.cacheDirectory) (generation \(report.generation))")
             return

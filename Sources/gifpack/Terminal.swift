@@ -1,12 +1,24 @@
 import Foundation
+import GifPackFormat
 
 /// Writes to standard output and standard error.
+///
+/// Every line passes `TerminalText.escaped` (newlines kept), so no message — whatever id, name or
+/// path from an index, pack or API it quotes — can put a raw control character, C1 control or bidi
+/// override on the terminal. Commands escape untrusted fields themselves as well (tables are
+/// measured after escaping); this is the backstop.
 enum Terminal {
     static func error(_ line: String) {
-        try? FileHandle.standardError.write(contentsOf: Data((line + "\n").utf8))
+        try? FileHandle.standardError.write(contentsOf: Data((safe(line) + "\n").utf8))
     }
 
     static func output(_ line: String) {
-        try? FileHandle.standardOutput.write(contentsOf: Data((line + "\n").utf8))
+        try? FileHandle.standardOutput.write(contentsOf: Data((safe(line) + "\n").utf8))
+    }
+
+    /// `text` escaped line by line.
+    static func safe(_ text: String) -> String {
+        text.split(separator: "\n", omittingEmptySubsequences: false)
+            .map { TerminalText.escaped(String($0)) }.joined(separator: "\n")
     }
 }

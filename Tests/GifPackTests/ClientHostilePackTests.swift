@@ -154,6 +154,7 @@ struct ClientHostilePackTests {
         let html = Array("<html><body>rate limited</body></html>".utf8)
         var forged = ForgedPack(gifs: try Self.gifs() + [html])
         forged.exercises = forged.exercises.map { ($0.id, $0.entry) }
-        #expect(try await Self.rejection(of: forged)?.reason == .notAGIF)
+        let rejection = try await Self.rejection(of: forged)
+        #expect(rejection?.reason == .notAGIF, "\(String(describing: rejection))")
     }
 }

@@ -173,6 +173,10 @@ struct ForgedPack {
     var name = "evil"
     var entries: [Entry]
     var extraFrames: [[UInt8]] = []
+    /// Replaces the end-of-archive frame (1024 zero bytes) when set.
+    var endFrame: [UInt8]?
+    /// Raw JSON text written as the first exercise's `data` in catalog.json (default `{}`).
+    var firstExerciseData: String?
     /// Exercise ids and the entry index each uses (nil: no GIF).
     var exercises: [(id: String, entry: Int?)]
     /// Overrides the pack SHA-256 the index gives.
@@ -188,21 +192,30 @@ struct ForgedPack {
 
     /// Writes `<directory>/packs/<name>-v1.tar.zst` and `<directory>/index.json`; returns the index path.
     func write(to directory: String) throws -> String {
-        let catalogExercises = exercises.map { exercise in
+        let placeholder = "@@first-exercise-data@@"
+        let catalogExercises = exercises.enumerated().map { position, exercise in
             PackExercise(id: exercise.id, name: "exercise \(exercise.id)",
                          gif: exercise.entry.map { index in
-                             GIFMetadata(sha256: entries[index].sha256, bytes: Int64(entries[index].indexSize), width: 1,
-                                         height: 1, frames: 1, durationMilliseconds: 0, loopCount: 0)
-                         }, data: .object([:]))
+                             // The GIF's real metadata where it decodes (install and verify compare it).
+                             let info = try? GIFInspector.inspect(bytes: entries[index].data)
+                             return GIFMetadata(sha256: entries[index].sha256, bytes: Int64(entries[index].indexSize),
+                                                width: info?.width ?? 1, height: info?.height ?? 1, frames: info?.frameCount ?? 1,
+                                                durationMilliseconds: info?.durationMilliseconds ?? 0, loopCount: info?.loopCount)
+                         }, data: position == 0 && firstExerciseData != nil ? .string(placeholder) : .object([:]))
         }
-        let catalog = try PackCatalog(pack: name, source: SourceDescription(kind: "forged", baseURL: nil, resolution: 180),
+        var catalog = try PackCatalog(pack: name, source: SourceDescription(kind: "forged", baseURL: nil, resolution: 180),
                                       exercises: catalogExercises).encoded()
+        if let firstExerciseData {
+            catalog = Array(String(decoding: catalog, as: UTF8.self)
+                .replacingOccurrences(of: "\"\(placeholder)\"", with: firstExerciseData).utf8)
+        }
         var file = RawPack.frame(RawPack.entry(header: RawPack.header(name: "catalog.json", size: catalog.count), data: catalog))
         let catalogLocation = EntryLocation(path: "catalog.json", size: Int64(catalog.count), frameOffset: 0,
                                             frameLength: Int64(file.count))
         var uncompressed = Int64(RawPack.entry(header: RawPack.header(name: "x", size: catalog.count), data: catalog).count)
         var gifs: [GIFEntry] = []
-        for entry in entries {
+        // Frames in hash order, as the format has them.
+        for entry in entries.sorted(by: { $0.sha256 < $1.sha256 }) {
             let content = RawPack.entry(header: entry.header ?? RawPack.header(name: entry.indexPath, size: entry.data.count),
                                         data: entry.data)
             let frame = entry.frame ?? RawPack.frame(content)
@@ -213,7 +226,7 @@ struct ForgedPack {
             uncompressed += Int64(content.count)
         }
         for frame in extraFrames { file += frame }
-        file += RawPack.endOfArchive
+        file += endFrame ?? RawPack.endOfArchive
         uncompressed += 1024
         let pack = PackDescription(
             name: name, version: 1, file: "packs/\(name)-v1.tar.zst", bytes: Int64(file.count),

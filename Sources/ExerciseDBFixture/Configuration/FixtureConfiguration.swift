@@ -45,6 +45,9 @@ public struct FixtureConfiguration: Sendable, Equatable {
     /// Monthly request quota: every `/image` request spends one; at zero they get the 429
     /// monthly-quota body. `nil` = unlimited and no `x-ratelimit-requests-*` headers.
     public var quota: Int? = nil
+    /// When above 0, every RapidAPI list record carries an extra field `attributes` holding arrays
+    /// nested this deep (`[[[…]]]`): a hostile catalog for parsers.
+    public var recordNesting: Int = 0
     /// TCP port to listen on (127.0.0.1 only); 0 picks a free ephemeral port.
     public var port: Int = 0
 

@@ -10,7 +10,8 @@ extension FixtureRouter {
             return FixtureRouter.json(422, GatewayBodies.message(error.message))
         }
         let exercises = state.catalog.exercises
-        return listResponse(encoding: Array(exercises[page.range(in: exercises.count)]), for: request)
+        return listResponse(encoding: Array(exercises[page.range(in: exercises.count)]), for: request,
+                            nesting: configuration.recordNesting)
     }
 
     /// `GET /api/v1/exercises?limit=&offset=`: the v1 envelope with `gifUrl`s on this server.
@@ -28,12 +29,17 @@ extension FixtureRouter {
             for: request)
     }
 
-    /// JSON, zstd-compressed when the client accepts it.
-    private func listResponse(encoding value: some Encodable, for request: HTTPRequest) -> HTTPResponse {
+    /// JSON, zstd-compressed when the client accepts it. With `nesting` above 0 every record
+    /// (an object starting `{"bodyPart":`) gets `"attributes":[[…]]` nested that deep first.
+    private func listResponse(encoding value: some Encodable, for request: HTTPRequest, nesting: Int = 0) -> HTTPResponse {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]  // deterministic bytes
-        guard let json = try? encoder.encode(value) else {
+        guard var json = try? encoder.encode(value) else {
             return FixtureRouter.json(500, GatewayBodies.forStatus(500))
+        }
+        if nesting > 0 {
+            let deep = "{\"attributes\":" + String(repeating: "[", count: nesting) + String(repeating: "]", count: nesting) + ","
+            json = Data(String(decoding: json, as: UTF8.self).replacingOccurrences(of: "{\"bodyPart\":", with: deep + "\"bodyPart\":").utf8)
         }
         var response = FixtureRouter.json(200, [UInt8](json))
         response.addHeader("Vary", "Accept-Encoding")

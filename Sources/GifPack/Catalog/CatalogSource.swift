@@ -88,7 +88,13 @@ struct CatalogPager: Sendable {
         if status == 429, ResponseChecks.isMonthlyQuotaBody(Array(response.body.prefix(512))) {
             throw PageFailure(error: .quotaExhausted(url: url), retryable: false)
         }
-        let json = try? JSONDecoder().decode(JSONValue.self, from: Data(response.body))
+        // Linear-time parse with bounded nesting; a page nested deeper than the limit is refused with
+        // the byte where it happens (a record must still fit the 64 levels readers allow in catalog.json).
+        let parsed = Result { () throws(JSONParseError) -> JSONValue in
+            try JSONParser.parse(response.body, limits: JSONLimits(maxDepth: JSONLimits.catalogPageDepth,
+                                                                   maxBytes: Int(clamping: fetch.maxCatalogBytes)))
+        }
+        let json = try? parsed.get()
         guard status == 200 else {
             throw PageFailure(error: .status(url: url, status: status, message: json?["message"]?.stringValue),
                               retryable: RetryPolicy.retryableStatuses.contains(status),
@@ -96,8 +102,9 @@ struct CatalogPager: Sendable {
         }
         guard let json else {
             let html = ResponseChecks.looksLikeHTML(Array(response.body.prefix(512)))
-            throw PageFailure(error: .notJSON(url: url, detail: html ? "the body is an HTML page" : "the body does not parse as JSON"),
-                              retryable: html)
+            let reason: String
+            if case .failure(let error) = parsed { reason = "the body does not parse as JSON: \(error)" } else { reason = "" }
+            throw PageFailure(error: .notJSON(url: url, detail: html ? "the body is an HTML page" : reason), retryable: html)
         }
         return json
     }

@@ -1,0 +1,92 @@
+import GifPackFormat
+import GifPackGIF
+
+/// The one list of checks a pack file must pass, run by both `install` (which stops at the first
+/// problem) and `verify` (which lists them all), so the two cannot drift apart.
+///
+/// ``structure(path:pack:limits:report:)`` runs, in order: the index description
+/// (``PackDescriptionCheck``); the file's real zstd frames against the index (``FrameLayoutCheck``:
+/// every entry one listed frame, no unlisted frame, nothing after the last frame); the frames'
+/// total content size against `uncompressedBytes`; the end-of-archive frame, which must decompress
+/// to exactly 1024 zero bytes (``EndOfArchiveCheck``; stock `tar` would extract anything hidden
+/// there); and `catalog.json` against the content digest and the index (``CatalogCheck``). Then
+/// every GIF entry is read through its frame (tar header, capped size, SHA-256: ``IndexedEntry``) and
+/// decoded and compared with its catalog record (``gifProblems(_:metadata:pack:entry:)``). The file's
+/// size and SHA-256 are checked before, by ``PackDownloader``.
+///
+/// ```swift
+/// let opened = try PackChecks.structure(path: path, pack: pack, limits: limits) { throw .rejected($0) }
+/// ```
+enum PackChecks {
+    /// A pack file whose structure was checked: its reader and its catalog's GIF records by hash.
+    struct Opened {
+        let reader: PackFrameReader
+        let frames: [ZstdFrameExtent]
+        /// Nil when the catalog could not be read (verify goes on without it).
+        let metadata: [String: GIFMetadata]?
+        /// False when the description failed its checks: no entry may be read through it.
+        let entriesReadable: Bool
+    }
+
+    /// Runs every check that does not read GIF data; each problem goes to `report`, which throws to
+    /// stop or records and returns to go on. Returns nil when the file's frames cannot be read.
+    static func structure(path: String, pack: PackDescription, limits: PackLimits,
+                          report: (PackRejection) throws(PackClientError) -> Void) throws(PackClientError) -> Opened? {
+        let name = SafePath.printable(pack.name)
+        let descriptionProblems = PackDescriptionCheck.problems(in: pack, limits: limits)
+        for problem in descriptionProblems { try report(problem) }
+        let frames: [ZstdFrameExtent]
+        let reader: PackFrameReader
+        do {
+            frames = try ZstdFrames.frameExtents(in: path)
+            reader = try PackFrameReader(path: path)
+        } catch {
+            try report(rejection(EntryReading.translate(error, pack: name, entry: pack.file, readerPath: path), pack: name))
+            return nil
+        }
+        for problem in FrameLayoutCheck.problems(frames: frames, pack: pack) { try report(problem) }
+        var uncompressed: Int64 = 0
+        for frame in frames { uncompressed = uncompressed.addingReportingOverflow(frame.contentSize ?? 0).partialValue }
+        if uncompressed != pack.uncompressedBytes {
+            try report(PackRejection(.sizeMismatch, pack: name,
+                                     detail: "the frames hold \(uncompressed) bytes, uncompressedBytes says \(pack.uncompressedBytes)"))
+        }
+        if let last = frames.last, let problem = EndOfArchiveCheck.problem(path: path, frame: last, pack: name) {
+            try report(problem)
+        }
+        // Entries are read only through a description that passed its checks (sizes within limits).
+        guard descriptionProblems.isEmpty else {
+            return Opened(reader: reader, frames: frames, metadata: nil, entriesReadable: false)
+        }
+        var metadata: [String: GIFMetadata]?
+        do {
+            let catalog = try CatalogCheck.read(pack: pack, reader: reader)
+            var byHash: [String: GIFMetadata] = [:]
+            for exercise in catalog.exercises { if let gif = exercise.gif { byHash[gif.sha256] = gif } }
+            metadata = byHash
+        } catch {
+            try report(rejection(error, pack: name))
+        }
+        return Opened(reader: reader, frames: frames, metadata: metadata, entriesReadable: true)
+    }
+
+    /// The GIF (already read through ``IndexedEntry``, so its hash is right) decoded and compared
+    /// with its catalog record.
+    static func gifProblems(_ gif: GIFSource, metadata: GIFMetadata?, pack: String, entry: String) -> [PackRejection] {
+        switch gif {
+        case .bytes(let bytes): GIFMetadataCheck.problems(bytes: bytes, metadata: metadata, pack: pack, entry: entry)
+        case .file(let path): GIFMetadataCheck.problems(file: path, metadata: metadata, pack: pack, entry: entry)
+        }
+    }
+
+    /// Where a GIF's verified bytes are.
+    enum GIFSource {
+        case bytes([UInt8])
+        case file(String)
+    }
+
+    static func rejection(_ error: PackClientError, pack: String) -> PackRejection {
+        if case .rejected(let rejection) = error { return rejection }
+        return PackRejection(.unreadable, pack: pack, detail: error.description)
+    }
+}
