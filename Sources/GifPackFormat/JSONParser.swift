@@ -365,8 +365,9 @@ public enum JSONParser {
             let text = String(decoding: UnsafeBufferPointer(rebasing: input[start..<position]), as: UTF8.self)
             if isInteger, let integer = Int64(text) { return .integer(integer) }
             guard let double = Double(text), double.isFinite else { throw JSONParseError(.numberOutOfRange, at: start) }
-            // Integral values in Int64's range are integers, as JSONDecoder reads them (1.0, 1e2).
-            if double == double.rounded(), double >= -0x1p63, double < 0x1p63 { return .integer(Int64(double)) }
+            // Integral values in Int64's range written with a fraction or exponent are integers, as
+            // JSONDecoder reads them (1.0, 1e2); digits alone beyond Int64 stay doubles.
+            if !isInteger, double == double.rounded(), double >= -0x1p63, double < 0x1p63 { return .integer(Int64(double)) }
             return .number(double)
         }
     }

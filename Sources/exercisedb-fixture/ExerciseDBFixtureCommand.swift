@@ -42,6 +42,9 @@ struct ExerciseDBFixtureCommand: ParsableCommand {
     @Option(name: .customLong("max-page-size"), help: "Largest list page.")
     var maxPageSize = 100
 
+    @Option(name: .customLong("record-nesting"), help: "Give every RapidAPI list record a field of arrays nested this deep (a hostile catalog).")
+    var recordNesting = 0
+
     @Option(name: .customLong("real-data"), help: "Serve this real-sample folder's catalogs and GIFs instead.")
     var realData: String?
 
@@ -82,6 +85,7 @@ struct ExerciseDBFixtureCommand: ParsableCommand {
         configuration.latencyMilliseconds = latencyMilliseconds
         configuration.apiKey = apiKey
         configuration.quota = quota
+        configuration.recordNesting = recordNesting
         configuration.planMaxResolution = planMaxResolution
         configuration.maxPageSize = maxPageSize
         configuration.realDataDirectory = realData

@@ -313,16 +313,16 @@ struct ClientHostileInputTests {
     }
 
     @Test func anIndexBreakingTheFormatRulesIsRefusedOnLoadWithAReason() async throws {
-        func reason(_ error: PackClientError?) -> PackRejection.Reason? {
-            if case .rejected(let rejection) = error { return rejection.reason }
+        func reason(_ error: PackClientError?) -> String? {
+            if case .rejected(let rejection) = error { return rejection.reason.rawValue }
             return nil
         }
         // Same pack file, so a lax reader answers "already installed".
-        #expect(reason(try await Self.refusalOfChangedIndex { $0.packs[0].gifs[0].location.size = -5 }) == .invalidNumber)
-        #expect(reason(try await Self.refusalOfChangedIndex { $0.packs[0].uncompressedBytes = -1 }) == .invalidNumber)
-        #expect(reason(try await Self.refusalOfChangedIndex { $0.packs[0].gifs[1].location.frameOffset -= 10 }) == .badFrame)
-        #expect(reason(try await Self.refusalOfChangedIndex { $0.packs[0].version = -3 }) == .invalidNumber)
-        #expect(reason(try await Self.refusalOfChangedIndex { $0.packs.append($0.packs[0]) }) == .duplicate)
-        #expect(reason(try await Self.refusalOfChangedIndex { $0.packs[0].exercises.append($0.packs[0].exercises[0]) }) == .duplicate)
+        #expect(reason(try await Self.refusalOfChangedIndex { $0.packs[0].gifs[0].location.size = -5 }) == "invalid-number")
+        #expect(reason(try await Self.refusalOfChangedIndex { $0.packs[0].uncompressedBytes = -1 }) == "invalid-number")
+        #expect(reason(try await Self.refusalOfChangedIndex { $0.packs[0].gifs[1].location.frameOffset -= 10 }) == "bad-frame")
+        #expect(reason(try await Self.refusalOfChangedIndex { $0.packs[0].version = -3 }) == "invalid-number")
+        #expect(reason(try await Self.refusalOfChangedIndex { $0.packs.append($0.packs[0]) }) == "duplicate")
+        #expect(reason(try await Self.refusalOfChangedIndex { $0.packs[0].exercises.append($0.packs[0].exercises[0]) }) == "duplicate")
     }
 }

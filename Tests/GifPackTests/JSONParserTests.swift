@@ -1,0 +1,157 @@
+import Foundation
+import GifPack
+import GifPackClient
+import GifPackFormat
+import Testing
+
+@Suite("JSON parser: strict, linear, bounded")
+struct JSONParserTests {
+    func parse(_ text: String, limits: JSONLimits = .standard) throws(JSONParseError) -> JSONValue {
+        try JSONParser.parse(Array(text.utf8), limits: limits)
+    }
+
+    func error(_ text: String, limits: JSONLimits = .standard) -> JSONParseError? {
+        do { _ = try parse(text, limits: limits) } catch { return error }
+        return nil
+    }
+
+    func error(bytes: [UInt8]) -> JSONParseError? {
+        do { _ = try JSONParser.parse(bytes) } catch { return error }
+        return nil
+    }
+
+    @Test func numbersAreReadAsJSONDecoderReadsThem() throws {
+        let cases = ["0", "-0", "1", "-17", "1.0", "-0.0", "1e2", "1E+2", "100e-2", "2.5e1", "1.5", "0.1", "-2.75e-3",
+                     "9223372036854775807", "-9223372036854775808", "9223372036854775808", "-9223372036854775809",
+                     "12345678901234567890123", "1e-400", "4.9e-324", "1.7976931348623157e308"]
+        for text in cases {
+            let ours = try parse(text)
+            let foundation = try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
+            #expect(ours == foundation, "\(text): \(ours) vs \(foundation)")
+        }
+        #expect(try parse("1.0") == .integer(1))
+        #expect(try parse("1.5") == .number(1.5))
+        #expect(try parse("9223372036854775808") == .number(9_223_372_036_854_775_808))
+        #expect(error("1e400")?.kind == .numberOutOfRange)
+        #expect(error("-1e400")?.kind == .numberOutOfRange)
+        for bad in ["01", "-", "1.", ".5", "1e", "1e+", "+1", "0x10", "NaN", "Infinity", "-01"] {
+            #expect(error(bad) != nil, "\(bad) was accepted")
+        }
+    }
+
+    @Test func escapesAndSurrogatePairs() throws {
+        #expect(try parse(#""a\"b\\c\/d\b\f\n\r\t""#) == .string("a\"b\\c/d\u{8}\u{C}\n\r\t"))
+        #expect(try parse(#""\u00e9\u00E9 \u0000""#) == .string("éé \u{0}"))
+        #expect(try parse(#""\ud83d\ude00""#) == .string("😀"))
+        #expect(try parse(#""\uD83D\uDE00x""#) == .string("😀x"))
+        #expect(try parse("\"été 😀\"") == .string("été 😀"))
+        #expect(error(#""\ud83d""#)?.kind == .invalidText("\\ud83d is a lone high surrogate"))
+        #expect(error(#""\ud83dx""#) != nil)
+        #expect(error(#""\ud83d\u0041""#) != nil)
+        #expect(error(#""\ude00""#)?.kind == .invalidText("\\ude00 is a lone low surrogate"))
+        #expect(error(#""\x41""#) != nil)
+        #expect(error(#""\u12""#) != nil)
+        #expect(error(#""\u12g4""#) != nil)
+        #expect(error("\"a\nb\"") != nil, "a raw control character inside a string")
+        #expect(error(#""abc"#)?.kind == .unexpectedEnd("the string is not closed"))
+    }
+
+    @Test func invalidUTF8IsRefused() {
+        for bytes: [UInt8] in [[0x22, 0xFF, 0x22], [0x22, 0xC3, 0x22], [0x22, 0xED, 0xA0, 0x80, 0x22], [0x22, 0xC0, 0xAF, 0x22],
+                               [0x22, 0x5C, 0x6E, 0xFE, 0x22]] {
+            #expect(error(bytes: bytes)?.kind == .invalidText("the bytes are not UTF-8"), "\(bytes)")
+        }
+        // A byte-order mark is not JSON.
+        #expect(error(bytes: [0xEF, 0xBB, 0xBF] + Array("{}".utf8)) != nil)
+    }
+
+    @Test func trailingDataAndOtherSyntaxErrorsNameTheByte() {
+        #expect(error("{} x") == JSONParseError(.trailingData, at: 3))
+        #expect(error("[1] [2]") == JSONParseError(.trailingData, at: 4))
+        #expect(error(" [1,2,]")?.offset == 6)
+        #expect(error("[1,]") != nil, "a trailing comma")
+        #expect(error(#"{"a":1,}"#) != nil)
+        #expect(error(#"{"a" 1}"#) != nil)
+        #expect(error("{1:2}") != nil)
+        #expect(error("[1 2]") != nil)
+        #expect(error("") == JSONParseError(.unexpectedEnd("expected a value"), at: 0))
+        #expect(error("[") == JSONParseError(.unexpectedEnd("expected a value"), at: 1))
+        #expect(error("tru")?.kind == .unexpectedEnd("expected true"))
+        #expect(error("nul l") != nil)
+        #expect(error("// comment\n1") != nil)
+        #expect(error("'a'") != nil)
+        #expect((try? parse(" \t\r\n[ true , false , null ] \n")) == .array([.bool(true), .bool(false), .null]))
+    }
+
+    @Test func duplicateKeysAreRefused() {
+        let refused = error(#"{"sha256":"aa","size":1,"sha256":"bb"}"#)
+        #expect(refused == JSONParseError(.duplicateKey("sha256"), at: 24))
+        #expect(refused?.description == #"JSON object repeats the key "sha256" at byte 24"#)
+        // The same key in different objects is fine.
+        #expect((try? parse(#"[{"a":1},{"a":2}]"#)) == .array([.object(["a": .integer(1)]), .object(["a": .integer(2)])]))
+    }
+
+    @Test func nestingIsBoundedAndReportedWithItsByte() throws {
+        let within = String(repeating: "[", count: 64) + String(repeating: "]", count: 64)
+        #expect(throws: Never.self) { try parse(within) }
+        let deep = String(repeating: "[", count: 500) + String(repeating: "]", count: 500)
+        let refused = error(deep)
+        #expect(refused == JSONParseError(.tooDeep(limit: 64), at: 64))
+        #expect(refused?.description == "JSON nested deeper than 64 levels at byte 64")
+        let objects = String(repeating: #"{"a":"#, count: 65) + "1" + String(repeating: "}", count: 65)
+        #expect(error(objects)?.kind == .tooDeep(limit: 64))
+        #expect(error("[[[1]]]", limits: JSONLimits(maxDepth: 2))?.description == "JSON nested deeper than 2 levels at byte 2")
+        // Depth is nesting, not the count of containers: a million siblings are fine.
+        let wide = "[" + Array(repeating: "[]", count: 100_000).joined(separator: ",") + "]"
+        #expect(try parse(wide).arrayValue?.count == 100_000)
+    }
+
+    @Test func sizeIsBounded() {
+        #expect(error("[1, 2, 3]", limits: JSONLimits(maxBytes: 8))?.description == "JSON of 9 bytes is larger than the 8-byte limit")
+        #expect((try? parse("[1, 2, 3]", limits: JSONLimits(maxBytes: 9))) != nil)
+    }
+
+    @Test func theFormatModelsDecodeFromTheParsedTreeAsBefore() throws {
+        let pack = PackDescription(
+            name: "all", version: 3, file: "packs/all-v3.tar.zst", bytes: 4096, sha256: String(repeating: "a", count: 64),
+            entryCount: 2, uncompressedBytes: 8192, contentDigest: String(repeating: "b", count: 64),
+            catalog: EntryLocation(path: "catalog.json", size: 300, frameOffset: 0, frameLength: 200),
+            gifs: [GIFEntry(sha256: String(repeating: "c", count: 64),
+                            location: EntryLocation(path: "gifs/\(String(repeating: "c", count: 64)).gif", size: 900,
+                                                    frameOffset: 200, frameLength: 800))],
+            exercises: [ExerciseRef(id: "0001", gif: String(repeating: "c", count: 64)), ExerciseRef(id: "0002", gif: nil)])
+        let index = PackIndex(generator: "gifpack test", source: SourceDescription(kind: "exercisedb-v1", baseURL: "http://x", resolution: nil),
+                              packs: [pack])
+        #expect(try PackIndex.decode(from: index.encoded()) == index)
+        let catalog = PackCatalog(pack: "all", source: SourceDescription(kind: "exercisedb-v1", baseURL: nil, resolution: 180), exercises: [
+            PackExercise(id: "0001", name: "squat \"deep\"", gif: GIFMetadata(sha256: String(repeating: "c", count: 64), bytes: 900,
+                                                                         width: 180, height: 180, frames: 12, durationMilliseconds: 960,
+                                                                         loopCount: nil),
+                         data: .object(["bodyPart": .string("legs"), "score": .number(2.5), "tags": .array([.null, .bool(true)])])),
+            PackExercise(id: "0002", name: "plank", gif: nil, data: .object([:])),
+        ])
+        #expect(try PackCatalog.decode(from: catalog.encoded()) == catalog)
+        // A wrong type names its key path.
+        var text = String(decoding: try index.encoded(), as: UTF8.self)
+        text = text.replacingOccurrences(of: "\"bytes\" : 4096", with: "\"bytes\" : \"4096\"")
+        #expect(throws: IndexError.malformed("packs[0].bytes: expected Int64, found a string")) {
+            try PackIndex.decode(from: Data(text.utf8))
+        }
+    }
+
+    @Test func terminalTextEscapesEveryControlAndBidiCharacter() {
+        #expect(TerminalText.escaped("plain Übung 😀") == "plain Übung 😀")
+        #expect(TerminalText.escaped("a\u{1B}[2Jb") == "a\\u{1b}[2Jb")
+        #expect(TerminalText.escaped("\u{9B}31m\u{7F}\u{85}") == "\\u{9b}31m\\u{7f}\\u{85}")
+        #expect(TerminalText.escaped("x\u{202E}gpj.exe\u{2066}\u{200F}") == "x\\u{202e}gpj.exe\\u{2066}\\u{200f}")
+        #expect(TerminalText.escaped("line\nnext\r\t") == "line\\nnext\\r\\t")
+        #expect(TerminalText.escaped("Übung", asciiOnly: true) == "\\u{dc}bung")
+        #expect(TerminalText.escaped("abcdef", maxScalars: 3) == "abc…")
+        let leaking = (UInt32(0)...0x2FFFF).filter { value in
+            guard let scalar = Unicode.Scalar(value) else { return false }
+            return TerminalText.escaped(String(scalar)).unicodeScalars.contains { TerminalText.isUnsafe($0) }
+        }
+        #expect(leaking.isEmpty, "\(leaking.prefix(5).map { String($0, radix: 16) })")
+    }
+}
+
