@@ -18,7 +18,7 @@ enum CatalogCheck {
         let catalog: PackCatalog
         do { catalog = try PackCatalog.decode(from: bytes) } catch {
             throw .rejected(PackRejection(.catalogMismatch, pack: name, entry: PackCatalog.path,
-                                          detail: "catalog.json does not decode: \(error)"))
+                                          detail: "catalog.json does not decode: \(JSONValueDecoder.describe(error))"))
         }
         if let problem = problems(catalog, pack: pack).first { throw .rejected(problem) }
         return catalog

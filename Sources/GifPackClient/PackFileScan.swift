@@ -73,7 +73,7 @@ public struct PackFileScan: Sendable {
                                           detail: "the first entry must be catalog.json"))
         }
         do { return try PackCatalog.decode(from: first.data) } catch {
-            throw .rejected(PackRejection(.catalogMismatch, pack: name, entry: PackCatalog.path, detail: "does not decode: \(error)"))
+            throw .rejected(PackRejection(.catalogMismatch, pack: name, entry: PackCatalog.path, detail: "does not decode: \(JSONValueDecoder.describe(error))"))
         }
     }
 

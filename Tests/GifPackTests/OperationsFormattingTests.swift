@@ -173,3 +173,17 @@ struct OperationsFormattingTests {
         #expect(HumanUnits.duration(7380) == "2h03m")
     }
 }
+
+@Suite("Operations: log lines never carry terminal controls")
+struct LogLineControlTests {
+    @Test func c1ControlsAndBidiOverridesAreEscapedInTextAndJSONLines() throws {
+        let record = LogRecord(timestamp: Date(timeIntervalSince1970: 0), level: .info, label: "gifpack",
+                               message: "id 0001\u{9B}2J", fields: ["name": .string("abc\u{202E}fig.exe")])
+        let redactor = SecretRedactor(secrets: [])
+        for line in [record.textLine(color: false, redactor: redactor), record.jsonLine(redactor: redactor)] {
+            #expect(!line.unicodeScalars.contains { $0.value == 0x9B || $0.value == 0x202E }, "\(line)")
+        }
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(record.jsonLine(redactor: redactor).utf8)) as? [String: Any])
+        #expect(object["name"] as? String == "abc\u{202E}fig.exe", "JSON escapes keep the value")
+    }
+}

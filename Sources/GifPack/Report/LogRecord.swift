@@ -1,3 +1,4 @@
+import GifPackFormat
 import Foundation
 
 /// The severity of a log record; the raw values are swift-log's `Logger.Level` names.
@@ -124,8 +125,10 @@ enum LogJSONText {
 
 /// Plain text for human log lines: control characters shown as escapes, values quoted when needed.
 enum PlainText {
+    /// The characters no log line may carry raw: `TerminalText`'s set (C0, DEL, C1, bidi controls,
+    /// line and paragraph separators), shared with every client command.
     static func isControl(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+        TerminalText.isUnsafe(scalar)
     }
 
     static func escaped(_ text: String) -> String {
