@@ -130,8 +130,8 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
         guard Int64(info.st_size) <= maxBytes else {
             throw .unreadable(location: path, detail: "\(info.st_size) bytes, larger than the \(maxBytes)-byte limit")
         }
-        // Reads stop at maxBytes + 1 whatever the file grows to meanwhile.
-        var data = Data(count: Int(maxBytes) + 1)
+        // One byte more than fstat reported: a file that grew meanwhile is noticed, never read past.
+        var data = Data(count: Int(info.st_size) + 1)
         var filled = 0
         while filled < data.count {
             let got = data.withUnsafeMutableBytes { read(fd, $0.baseAddress! + filled, $0.count - filled) }
@@ -142,8 +142,8 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
             if got == 0 { break }
             filled += got
         }
-        guard Int64(filled) <= maxBytes else {
-            throw .unreadable(location: path, detail: "larger than the \(maxBytes)-byte limit")
+        guard filled < data.count else {
+            throw .unreadable(location: path, detail: "the file grew while it was read")
         }
         data.count = filled
         return data
