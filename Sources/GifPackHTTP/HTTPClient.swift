@@ -1,3 +1,4 @@
+import Foundation
 /// Async HTTP GETs over libcurl's multi interface, run by one dedicated thread.
 ///
 /// ## Threading
@@ -41,9 +42,24 @@ public final class HTTPClient: Sendable {
 
     /// Starts the loop thread. `maxConnections` bounds both the transfers running at once and the
     /// connections kept open (values below 1 count as 1). Throws when curl cannot be initialised.
-    public init(maxConnections: Int = 8) throws(HTTPError) {
-        loop = try CurlMultiLoop(maxConnections: max(1, maxConnections))
+    ///
+    /// `caFile` is a PEM file of the certificate authorities https servers must chain to (a private
+    /// CA, a TLS-inspecting proxy); nil takes ``caFile(environment:)``, and without either, the
+    /// system's bundle. Proxies: curl reads `http_proxy`, `https_proxy` and `no_proxy` (lowercase;
+    /// `HTTPS_PROXY` too, but never an uppercase `HTTP_PROXY`) itself.
+    public init(maxConnections: Int = 8, caFile: String? = nil) throws(HTTPError) {
+        loop = try CurlMultiLoop(maxConnections: max(1, maxConnections),
+                                 caFile: caFile ?? HTTPClient.caFile(environment: ProcessInfo.processInfo.environment))
         loop.start()
+    }
+
+    /// The CA bundle the environment names, as curl's command-line tool reads it: `CURL_CA_BUNDLE`,
+    /// else `SSL_CERT_FILE`; nil when neither is set (or both are empty).
+    public static func caFile(environment: [String: String]) -> String? {
+        for name in ["CURL_CA_BUNDLE", "SSL_CERT_FILE"] {
+            if let value = environment[name], !value.isEmpty { return value }
+        }
+        return nil
     }
 
     deinit {

@@ -10,7 +10,7 @@ struct BuildCommand: AsyncParsableCommand {
         discussion: """
         Writes <out>/packs/<pack>-v<N>.tar.zst, <out>/index.json (replaced atomically, last) and <out>/report.json. A pack gets a new version only when its content changes. State (ETags, hashes, failures) lives in <cache>/state.sqlite, so a rebuild sends conditional requests or none at all (refresh_after), and a killed run is finished by the next one.
 
-        Progress and logs go to standard error: on a terminal a live progress line, otherwise a plain log line every --progress-interval seconds and every 10%, never a control character. The summary goes to standard output (to standard error when the build did not succeed, unless --log-format json keeps standard error for one JSON object per line). --metrics-file and --summary-file are written whatever the outcome.
+        Progress and logs go to standard error: on a terminal a live progress line, otherwise a plain log line every --progress-interval seconds and every 10%, never a control character. The summary goes to standard output after a build that published (exit 0 or 3), to standard error when nothing was published (unless --log-format json keeps standard error for one JSON object per line); --quiet prints nothing after a success and only the last line otherwise. --metrics-file and --summary-file are written whatever the outcome, a refused command line included. Relative paths in the manifest are relative to the manifest's folder; --out and --cache to the working directory.
 
         Examples:
           EXERCISEDB_API_KEY=… gifpack build -m manifests/exercisedb.yaml --out dist/
@@ -21,7 +21,7 @@ struct BuildCommand: AsyncParsableCommand {
             --metrics-file /var/lib/node_exporter/textfile/gifpack.prom
           # CI step: plain progress and a Markdown summary of the build
           gifpack build -m manifests/exercisedb.yaml --progress plain \\
-            --summary-file "$GITHUB_STEP_SUMMARY"
+            --summary-file "$GITHUB_STEP_SUMMARY" --github-output "$GITHUB_OUTPUT"
           # every request attempt in the log
           gifpack build -m manifests/demo.yaml --verbose
 
@@ -41,12 +41,12 @@ struct BuildCommand: AsyncParsableCommand {
         let manifest: Manifest
         let options: BuildOptions
         do {
-            (manifest, options) = try source.load()
+            (manifest, options) = try source.loadManifest()
         } catch {
-            writeRunFiles(BuildReport(generator: "gifpack \(BuildOptions.version)", exitStatus: .usage,
-                                      message: "the manifest or command line was refused; nothing was fetched"),
-                          redactor: SecretRedactor(secrets: []), logger: nil)
-            throw error
+            Terminal.error("gifpack: \(error)")
+            runFiles(outputDirectory: source.outputDirectory ?? RunFiles.outputDirectory(ofManifest: source.manifest))
+                .recordRefusal(message: error.description)
+            throw ExitCode(ExitStatus.usage.rawValue)
         }
         if dryRun {
             try await printDryRun(manifest: manifest, options: options)
@@ -75,22 +75,15 @@ struct BuildCommand: AsyncParsableCommand {
         if report.exitStatus != .success { throw ExitCode(report.exitStatus.rawValue) }
     }
 
+    private func runFiles(outputDirectory: String?) -> RunFiles {
+        RunFiles(metricsFile: operation.metricsFile, summaryFile: operation.summaryFile, githubOutput: operation.githubOutput,
+                 outputDirectory: outputDirectory)
+    }
+
     /// The metrics file and the CI summary, written whatever the outcome; a failure to write them
     /// is logged and leaves the exit status alone.
-    private func writeRunFiles(_ report: BuildReport, redactor: SecretRedactor, logger: Logger?) {
-        func complain(_ text: String) {
-            if let logger { logger.error("\(text)") } else { Terminal.error("gifpack: \(text)") }
-        }
-        if let path = operation.metricsFile {
-            do { try MetricsFile(path: path).write(report, finishedAt: Date()) } catch {
-                complain("could not write the metrics file: \(error)")
-            }
-        }
-        if let path = operation.summaryFile {
-            do { try StepSummary.append(redactor.redact(StepSummary.markdown(report)), to: path) } catch {
-                complain("could not append the summary: \(error)")
-            }
-        }
+    private func writeRunFiles(_ report: BuildReport, redactor: SecretRedactor, logger: Logger) {
+        runFiles(outputDirectory: nil).write(report, redactor: redactor) { logger.error("\($0)") }
     }
 
     private func printDryRun(manifest: Manifest, options: BuildOptions) async throws {

@@ -1,8 +1,15 @@
 import ArgumentParser
 import CMalloc
+import Foundation
 import GifPack
 
 /// The `gifpack` command line: one subcommand per type.
+///
+/// `main()` parses the command line itself so that every command-line mistake (a missing or
+/// unknown option, a bad value, `-q -v` together, a misspelled subcommand) exits with status 2 as
+/// the README documents — swift-argument-parser's own `main()` would exit 64 (`EX_USAGE`) — and a
+/// refused `build` still writes its metrics file, step summary and `report.json` (see
+/// ``RunFiles``).
 @main
 struct GifpackCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -15,6 +22,58 @@ struct GifpackCommand: AsyncParsableCommand {
 
     static func main() async {
         gp_limit_malloc_arenas()
-        await main(nil)
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        do {
+            var command = try await asyncParseAsRoot(arguments)
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            // Help, --version, and the exit statuses the commands throw keep swift-argument-parser's handling.
+            guard exitCode(for: error) == .validationFailure else { exit(withError: error) }
+            let message = unknownCommandMessage(arguments) ?? fullMessage(for: error)
+            Terminal.error(message)
+            RunFiles(arguments: arguments).recordRefusal(message: message.split(separator: "\n").first.map(String.init) ?? message)
+            exit(withError: ExitCode(ExitStatus.usage.rawValue))
+        }
+    }
+
+    /// The names `gifpack <name>` accepts.
+    static var commandNames: [String] {
+        configuration.subcommands.compactMap { $0.configuration.commandName } + ["help"]
+    }
+
+    /// "unknown command 'instal' — did you mean 'install'?" when the first argument is not an
+    /// option and names no subcommand; nil otherwise.
+    static func unknownCommandMessage(_ arguments: [String]) -> String? {
+        guard let first = arguments.first, !first.hasPrefix("-"), !commandNames.contains(first) else { return nil }
+        let names = commandNames.filter { $0 != "help" }
+        let nearest = names.map { ($0, EditDistance.between(first, $0)) }.min { $0.1 < $1.1 }
+        let shown = Terminal.printable(first)
+        var message = "gifpack: unknown command '\(shown)'"
+        if let (name, distance) = nearest, distance <= max(2, first.count / 3) {
+            message += " — did you mean '\(name)'?"
+        }
+        return message + "\ncommands: \(names.joined(separator: ", ")) (gifpack --help)"
+    }
+}
+
+/// Levenshtein distance, for suggesting the subcommand a user probably meant.
+enum EditDistance {
+    static func between(_ a: String, _ b: String) -> Int {
+        let a = Array(a.lowercased()), b = Array(b.lowercased())
+        guard !a.isEmpty else { return b.count }
+        guard !b.isEmpty else { return a.count }
+        var previous = Array(0...b.count)
+        for i in 1...a.count {
+            var current = [i] + Array(repeating: 0, count: b.count)
+            for j in 1...b.count {
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            }
+            previous = current
+        }
+        return previous[b.count]
     }
 }

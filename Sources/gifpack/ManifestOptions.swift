@@ -4,7 +4,7 @@ import GifPack
 
 /// The options every manifest-driven command shares.
 struct ManifestOptions: ParsableArguments {
-    @Option(name: .shortAndLong, help: "The manifest (YAML or JSON).")
+    @Option(name: .shortAndLong, help: "The manifest (YAML or JSON). Its relative paths are relative to its own folder.")
     var manifest: String
 
     @Option(name: .customLong("out"), help: "Output directory (overrides output.directory).")
@@ -16,19 +16,24 @@ struct ManifestOptions: ParsableArguments {
     @Option(name: .customLong("base-url"), help: "API base URL (overrides source.base_url), e.g. a fixture server.")
     var baseURL: String?
 
-    /// Loads and validates the manifest; a problem exits with status 2 before any network traffic.
-    func load() throws -> (Manifest, BuildOptions) {
+    /// Loads and validates the manifest and the options that override it; a problem is a
+    /// ``ManifestError`` naming the key path, before any network traffic. `requiresAPIKey: false`
+    /// loads a manifest whose key variable is unset (for commands that send no request).
+    func loadManifest(requiresAPIKey: Bool = true) throws(ManifestError) -> (Manifest, BuildOptions) {
         let environment = ProcessInfo.processInfo.environment
-        do {
-            var manifest = try ManifestLoader().load(path: self.manifest, environment: environment)
-            if let baseURL {
-                try ManifestLoader.checkHTTPURL(baseURL, path: "--base-url")
-                manifest.source.baseURL = baseURL
-            }
-            let options = try BuildOptions.resolve(manifest: manifest, outputDirectory: outputDirectory,
-                                                   cacheDirectory: cacheDirectory, environment: environment)
-            return (manifest, options)
-        } catch {
+        var manifest = try ManifestLoader(requiresAPIKey: requiresAPIKey).load(path: self.manifest, environment: environment)
+        if let baseURL {
+            try ManifestLoader.checkHTTPURL(baseURL, path: "--base-url")
+            manifest.source.baseURL = baseURL
+        }
+        let options = try BuildOptions.resolve(manifest: manifest, outputDirectory: outputDirectory,
+                                               cacheDirectory: cacheDirectory, environment: environment)
+        return (manifest, options)
+    }
+
+    /// ``loadManifest(requiresAPIKey:)``, printing a refusal and exiting with status 2.
+    func load(requiresAPIKey: Bool = true) throws -> (Manifest, BuildOptions) {
+        do { return try loadManifest(requiresAPIKey: requiresAPIKey) } catch {
             Terminal.error("gifpack: \(error)")
             throw ExitCode(ExitStatus.usage.rawValue)
         }

@@ -22,7 +22,7 @@ struct OperationOptions: ParsableArguments {
         case trace, debug, info, notice, warning, error, critical
     }
 
-    @Flag(name: .shortAndLong, help: "Print only errors and the last line; no progress.")
+    @Flag(name: .shortAndLong, help: "Print nothing after a success, else only the last line; no progress.")
     var quiet = false
 
     @Flag(name: .shortAndLong, help: "Also log every request attempt (log level debug).")
@@ -47,6 +47,10 @@ struct OperationOptions: ParsableArguments {
 
     @Option(help: ArgumentHelp("Append a Markdown summary of the build here, e.g. \"$GITHUB_STEP_SUMMARY\".", valueName: "path"))
     var summaryFile: String?
+
+    @Option(help: ArgumentHelp("Append the step outputs published=true|false, exit-status=N and packs=… here, e.g. \"$GITHUB_OUTPUT\".",
+                               valueName: "path"))
+    var githubOutput: String?
 
     func validate() throws {
         if quiet && verbose { throw ValidationError("--quiet and --verbose exclude each other") }

@@ -21,7 +21,8 @@ struct PruneCommand: AsyncParsableCommand {
     var keep: Int?
 
     func run() async throws {
-        let (manifest, options) = try source.load()
+        // Prune sends no request: the API key variable need not be set.
+        let (manifest, options) = try source.load(requiresAPIKey: false)
         let layout = CacheLayout(root: options.cacheDirectory)
         do {
             let locks = try BuildLock.acquire([options.outputDirectory, options.cacheDirectory])

@@ -5,15 +5,20 @@ import GifPack
 struct ReportPrinter {
     let report: BuildReport
 
-    /// Prints the summary: on standard output after a success, on standard error otherwise, unless
-    /// `alwaysToStandardOutput` (JSON logs keep standard error for JSON lines alone).
+    /// Prints the summary: on standard output after a build that published (exit 0 or 3), on
+    /// standard error otherwise, unless `alwaysToStandardOutput` (JSON logs keep standard error for
+    /// JSON lines alone). The block of counts only follows a run that got as far as the catalog;
+    /// `quiet` leaves it out always, and after a full success prints nothing at all (cron mails
+    /// any output).
     func print(quiet: Bool, alwaysToStandardOutput: Bool = false) {
-        let toStandardOutput = alwaysToStandardOutput || report.exitStatus == .success
+        if quiet && report.exitStatus == .success { return }
+        let published = report.exitStatus == .success || report.exitStatus == .partial
+        let toStandardOutput = alwaysToStandardOutput || published
         // A reader that went away (EPIPE) must not turn a finished build into a crash: the
         // throwing write is used and its error ignored.
         let handle = toStandardOutput ? FileHandle.standardOutput : FileHandle.standardError
         let out: (String) -> Void = { line in try? handle.write(contentsOf: Data((line + "\n").utf8)) }
-        if !quiet {
+        if !quiet && report.stageSeconds["catalog"] != nil {
             let gifs = report.gifs
             out("catalog: \(report.catalog.exercises) exercises in \(report.catalog.pages) page(s)"
                 + (report.catalog.rejectedRecords.isEmpty ? "" : ", \(report.catalog.rejectedRecords.count) record(s) refused")
@@ -49,6 +54,11 @@ struct ReportPrinter {
             out("time: \(HumanUnits.duration(report.stageSeconds["total"] ?? 0))"
                 + (stages.isEmpty ? "" : " (\(stages.joined(separator: ", ")))"))
         }
-        out("\(report.exitStatus == .success ? "ok" : "error"): \(report.message) (exit \(report.exitStatus.rawValue))")
+        let word = switch report.exitStatus {
+        case .success: "ok"
+        case .partial: "published"
+        default: "error"
+        }
+        out("\(word): \(report.message) (exit \(report.exitStatus.rawValue))")
     }
 }

@@ -42,7 +42,11 @@ struct ManifestTests {
         let env = ["EXERCISEDB_API_KEY": "k", "DEMO_EXERCISEDB_KEY": "k"]
         for name in ["exercisedb", "exercisedb-v1", "demo"] {
             let path = #filePath.replacingOccurrences(of: "Tests/GifPackTests/ManifestTests.swift", with: "manifests/\(name).yaml")
-            _ = try ManifestLoader().load(path: path, environment: env)
+            let manifest = try ManifestLoader().load(path: path, environment: env)
+            // Relative to the manifest's folder: the repository root's dist and cache, from any working directory.
+            let root = #filePath.replacingOccurrences(of: "Tests/GifPackTests/ManifestTests.swift", with: "manifests/../")
+            #expect(manifest.output.directory.hasPrefix(root + "dist"), "\(manifest.output.directory)")
+            #expect(manifest.cache.directory.hasPrefix(root + ".gifpack-cache"), "\(manifest.cache.directory)")
         }
     }
 

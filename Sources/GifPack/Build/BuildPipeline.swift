@@ -73,8 +73,10 @@ public struct BuildPipeline: Sendable {
             let state = try BuildState(path: layout.statePath, source: sourceKey)
             return (state, try state.lastCatalogCount())
         }
-        let client = try HTTPClient()
+        let client = try HTTPClient(caFile: manifest.fetch.caFile)
         defer { client.shutdown() }
+        // Every request sent counts, those of a run that stops early (a 401 on the first page) too.
+        defer { report.http.requests = client.statistics.requestsStarted }
 
         var stage = clock.now
         var stages = BuildStage.allCases.makeIterator()
@@ -142,7 +144,8 @@ public struct BuildPipeline: Sendable {
 
         let indexURL = URL(fileURLWithPath: indexPath)
         let previous = try await Blocking.run { try? PackIndex.decode(from: Data(contentsOf: indexURL)) }
-        let sourceDescription = SourceDescription(kind: manifest.source.kind.rawValue, baseURL: manifest.source.baseURL,
+        let sourceDescription = SourceDescription(kind: manifest.source.kind.rawValue,
+                                                  baseURL: manifest.output.publishBaseURL ? manifest.source.baseURL : nil,
                                                   resolution: manifest.source.resolution)
         let publisher = PackPublisher(outputDirectory: options.outputDirectory, frames: frames, source: sourceDescription)
         var descriptions: [PackDescription] = []
@@ -237,12 +240,7 @@ public struct BuildPipeline: Sendable {
 
     private func writeReport(_ report: BuildReport) {
         guard FileSystem.exists(options.outputDirectory) else { return }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
-        if var data = try? encoder.encode(report) {
-            data.append(0x0A)
-            try? FileSystem.writeAtomically([UInt8](data), to: reportPath)
-        }
+        try? report.write(toDirectory: options.outputDirectory)
     }
 }
 

@@ -66,6 +66,16 @@ public struct BuildReport: Sendable, Codable, Equatable {
         bytes.compressionRatio = BuildReport.ratio(bytes.packedUncompressed, bytes.packed)
     }
 
+    /// Writes the report as `<directory>/report.json`, atomically (sorted keys, pretty-printed,
+    /// ending in a newline).
+    public func write(toDirectory directory: String) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+        var data = try encoder.encode(self)
+        data.append(0x0A)
+        try FileSystem.writeAtomically([UInt8](data), to: "\(directory)/report.json")
+    }
+
     /// ISO 8601 in UTC with milliseconds, the form of `startedAt` and `finishedAt`.
     public static func timestamp(_ date: Date) -> String {
         date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: .gmt))

@@ -39,7 +39,7 @@ public struct DryRun: Sendable {
 
     public func plan() async throws -> Plan {
         let layout = CacheLayout(root: options.cacheDirectory)
-        let client = try HTTPClient()
+        let client = try HTTPClient(caFile: manifest.fetch.caFile)
         defer { client.shutdown() }
         let catalog = try await CatalogSources.make(for: manifest.source, fetch: manifest.fetch, client: client).fetchCatalog()
         let packPlan = PackPlan(specs: manifest.packs, catalog: catalog)

@@ -15,6 +15,20 @@ public struct Manifest: Sendable, Equatable {
     public var packs: [PackSpec]
     public var output: OutputSettings
     public var cache: CacheSettings
+
+    /// Makes the manifest's relative paths (`output.directory`, `cache.directory`, `fetch.ca_file`,
+    /// defaults included) relative to `folder`, the folder holding the manifest file, so a run
+    /// from another working directory (cron starts in `$HOME`) finds the same files.
+    public mutating func resolvePaths(against folder: String) {
+        func resolved(_ path: String) -> String {
+            if path.hasPrefix("/") { return path }
+            let base = folder.hasSuffix("/") ? String(folder.dropLast()) : folder
+            return path == "." ? base : "\(base)/\(path)"
+        }
+        output.directory = resolved(output.directory)
+        cache.directory = resolved(cache.directory)
+        fetch.caFile = fetch.caFile.map(resolved)
+    }
 }
 
 /// The two API shapes gifpack reads.
@@ -78,6 +92,9 @@ public struct FetchSettings: Sendable, Equatable {
     public var refreshAfter: Duration? = .seconds(7 * 86400)
     /// A 404 is remembered this long before the image is asked for again.
     public var missingTTL: Duration = .seconds(7 * 86400)
+    /// PEM file of the certificate authorities to trust for https (`fetch.ca_file`); nil: the
+    /// environment's `CURL_CA_BUNDLE` or `SSL_CERT_FILE`, else the system's bundle.
+    public var caFile: String?
 }
 
 /// `max_missing`: a count (`5`) or a share of the catalog (`"2%"`).
@@ -124,6 +141,9 @@ public struct OutputSettings: Sendable, Equatable {
     public var zstdLevel: Int32 = 9
     /// Pack versions kept per pack (the current one included); older files are pruned.
     public var keepVersions: Int = 3
+    /// Write `source.base_url` into `index.json` (`output.publish_base_url`). Off by default: the
+    /// address a build fetched from (a mirror, a proxy, a fixture) is nobody else's business.
+    public var publishBaseURL: Bool = false
 }
 
 /// Where the state database, blobs and frames live between runs.

@@ -9,14 +9,44 @@ import Yams
 ///                                          environment: ProcessInfo.processInfo.environment)
 /// ```
 public struct ManifestLoader: Sendable {
-    public init() {}
+    /// When false, a RapidAPI manifest whose key variable is unset still loads (with no key):
+    /// for commands that send no request, such as `gifpack prune`.
+    public var requiresAPIKey: Bool
 
+    public init(requiresAPIKey: Bool = true) {
+        self.requiresAPIKey = requiresAPIKey
+    }
+
+    /// Reads the manifest at `path`. Its relative paths are resolved against the manifest's own
+    /// folder (see ``Manifest/resolvePaths(against:)``) and `fetch.ca_file` must be readable.
     public func load(path: String, environment: [String: String]) throws(ManifestError) -> Manifest {
-        let text: String
-        do { text = try String(contentsOfFile: path, encoding: .utf8) } catch {
-            throw .unreadable(path: path, reason: (error as NSError).localizedDescription)
+        let text = try Self.readText(path)
+        var manifest = try parse(text, environment: environment)
+        manifest.resolvePaths(against: URL(fileURLWithPath: path).deletingLastPathComponent().path)
+        if let caFile = manifest.fetch.caFile, access(caFile, R_OK) != 0 {
+            throw .invalidValue(path: "fetch.ca_file", reason: "cannot read \(caFile): \(String(cString: strerror(errno)))")
         }
-        return try parse(text, environment: environment)
+        return manifest
+    }
+
+    /// The manifest's text, or why it cannot be had, with the system's words (`Is a directory`,
+    /// `No such file or directory`, `Permission denied`).
+    private static func readText(_ path: String) throws(ManifestError) -> String {
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw .unreadable(path: path, reason: String(cString: strerror(errno))) }
+        if (info.st_mode & S_IFMT) == S_IFDIR {
+            throw .unreadable(path: path, reason: "it is a directory; name the manifest file (e.g. \(path)/exercisedb.yaml)")
+        }
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw .unreadable(path: path, reason: String(cString: strerror(errno)))
+        }
+        defer { try? handle.close() }
+        let data: Data
+        do { data = try handle.readToEnd() ?? Data() } catch {
+            throw .unreadable(path: path, reason: String(describing: error))
+        }
+        guard let text = String(data: data, encoding: .utf8) else { throw .unreadable(path: path, reason: "not UTF-8 text") }
+        return text
     }
 
     public func parse(_ text: String, environment: [String: String]) throws(ManifestError) -> Manifest {
@@ -64,11 +94,12 @@ public struct ManifestLoader: Sendable {
             guard variable.range(of: "^[A-Za-z_][A-Za-z0-9_]*$", options: .regularExpression) != nil else {
                 throw .invalidValue(path: envNode.path, reason: "\"\(variable)\" is not an environment variable name")
             }
-            guard let key = environment[variable], !key.isEmpty else {
+            settings.apiKeyEnvironmentVariable = variable
+            if let key = environment[variable], !key.isEmpty {
+                settings.apiKey = APIKey(key)
+            } else if requiresAPIKey {
                 throw .missingEnvironmentVariable(path: envNode.path, variable: variable)
             }
-            settings.apiKeyEnvironmentVariable = variable
-            settings.apiKey = APIKey(key)
             settings.hostHeader = try keys["host_header"]?.string() ?? URLComponents(string: baseURL)?.host
             let resolution = try keys["resolution"]?.int(in: 1...10_000) ?? 180
             guard [180, 360, 720, 1080].contains(resolution) else {
@@ -88,7 +119,7 @@ public struct ManifestLoader: Sendable {
                                               "low_speed_time", "max_gif_bytes", "max_catalog_bytes", "max_width",
                                               "max_height", "max_frames", "max_total_pixels", "max_missing", "retry",
                                               "circuit_breaker", "quota_reserve", "max_requests", "max_duration",
-                                              "refresh_after", "missing_ttl"])
+                                              "refresh_after", "missing_ttl", "ca_file"])
         var fetch = FetchSettings()
         if let n = keys["concurrency"] { fetch.concurrency = try n.int(in: 1...3) }
         if let n = keys["connect_timeout"] { fetch.connectTimeout = try positive(n.duration(), n) }
@@ -120,6 +151,7 @@ public struct ManifestLoader: Sendable {
             fetch.refreshAfter = duration == .zero ? nil : duration
         }
         if let n = keys["missing_ttl"] { fetch.missingTTL = try n.duration() }
+        if let n = keys["ca_file"] { fetch.caFile = try nonEmptyPath(n) }
         if let n = keys["retry"] {
             let retry = try n.mapping(allowed: ["max_attempts", "base_delay", "max_delay", "max_retry_after"])
             if let m = retry["max_attempts"] { fetch.retry.maxAttempts = try m.int(in: 1...20) }
@@ -159,11 +191,12 @@ public struct ManifestLoader: Sendable {
     }
 
     private func parseOutput(_ node: ManifestNode) throws(ManifestError) -> OutputSettings {
-        let keys = try node.mapping(allowed: ["directory", "zstd_level", "keep_versions"])
+        let keys = try node.mapping(allowed: ["directory", "zstd_level", "keep_versions", "publish_base_url"])
         var output = OutputSettings()
         if let n = keys["directory"] { output.directory = try nonEmptyPath(n) }
         if let n = keys["zstd_level"] { output.zstdLevel = Int32(try n.int(in: 1...19)) }
         if let n = keys["keep_versions"] { output.keepVersions = try n.int(in: 1...1000) }
+        if let n = keys["publish_base_url"] { output.publishBaseURL = try n.bool() }
         return output
     }
 

@@ -34,6 +34,15 @@ struct ManifestNode {
         return scalar.string
     }
 
+    func bool() throws(ManifestError) -> Bool {
+        guard case .scalar(let scalar) = node else { throw .wrongType(path: path, expected: "true or false") }
+        switch scalar.string {
+        case "true", "True", "TRUE": return true
+        case "false", "False", "FALSE": return false
+        default: throw .wrongType(path: path, expected: "true or false")
+        }
+    }
+
     func int(in range: ClosedRange<Int>) throws(ManifestError) -> Int {
         guard case .scalar(let scalar) = node, let value = Int(scalar.string) else {
             throw .wrongType(path: path, expected: "an integer")

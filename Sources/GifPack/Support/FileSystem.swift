@@ -22,9 +22,28 @@ public enum FileSystemError: Error, Sendable, Equatable, CustomStringConvertible
 /// try FileSystem.writeAtomically(Array("hello".utf8), to: "dist/index.json")
 /// ```
 public enum FileSystem {
+    /// `mkdir -p`: creates `path` and its missing parents (mode 0755 before the umask). A failure
+    /// names the path that could not be made and the system's own errno (`File exists` when a
+    /// file is in the way, `Permission denied`, `No space left on device`, …).
     public static func createDirectory(_ path: String) throws(FileSystemError) {
-        do { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) } catch {
-            throw .io(operation: "mkdir", path: path, errno: Int32((error as NSError).code == 0 ? EIO : EACCES))
+        if mkdir(path, 0o755) == 0 { return }
+        let code = errno
+        switch code {
+        case EEXIST:
+            var info = stat()
+            if stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR { return }
+            throw .io(operation: "mkdir", path: path, errno: EEXIST)
+        case ENOENT:
+            let parent = PathText.parent(path)
+            guard !parent.isEmpty, parent != path else { throw .io(operation: "mkdir", path: path, errno: code) }
+            try createDirectory(parent)
+            if mkdir(path, 0o755) == 0 { return }
+            let again = errno
+            var info = stat()
+            if again == EEXIST, stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR { return }
+            throw .io(operation: "mkdir", path: path, errno: again)
+        default:
+            throw .io(operation: "mkdir", path: path, errno: code)
         }
     }
 

@@ -28,19 +28,21 @@ final class CurlMultiLoop: @unchecked Sendable {
     private let lock = NSLock()
     private var shared = Shared() // guarded by `lock`
     private let maxConcurrent: Int
+    private let caFile: String?
 
     // Loop thread only.
     private var waiting: [Transfer] = []
     private var active: [UnsafeMutableRawPointer: Transfer] = [:]
     private var idleHandles: [UnsafeMutableRawPointer] = []
 
-    init(maxConnections: Int) throws(HTTPError) {
+    init(maxConnections: Int, caFile: String?) throws(HTTPError) {
         try CurlGlobal.ensureInitialized()
         guard let multi = curl_multi_init() else {
             throw .transport(code: Int(CURLE_FAILED_INIT.rawValue), message: "curl_multi_init failed")
         }
         self.multi = multi
         maxConcurrent = maxConnections
+        self.caFile = caFile
         let codes = [
             gp_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, maxConnections),
             gp_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX)),
@@ -156,7 +158,7 @@ final class CurlMultiLoop: @unchecked Sendable {
             return error
         }
         do {
-            try EasyHandleSetup.configure(easy, for: transfer)
+            try EasyHandleSetup.configure(easy, for: transfer, caFile: caFile)
         } catch {
             _ = transfer.sink.close()
             recycle(easy)

@@ -5,8 +5,10 @@ enum EasyHandleSetup {
     static let userAgent = "gifpack-http/1 libcurl"
 
     /// Applies every option of the request to `easy`, wiring the callbacks to `transfer`. curl never
-    /// follows redirects itself (see ``RedirectPolicy``).
-    static func configure(_ easy: UnsafeMutableRawPointer, for transfer: Transfer) throws(HTTPError) {
+    /// follows redirects itself (see ``RedirectPolicy``). `caFile` replaces the system's trusted
+    /// certificate authorities (`CURLOPT_CAINFO`); proxies come from curl's own reading of
+    /// `http_proxy`, `https_proxy` and `no_proxy`.
+    static func configure(_ easy: UnsafeMutableRawPointer, for transfer: Transfer, caFile: String?) throws(HTTPError) {
         let request = transfer.request
         let context = Unmanaged.passUnretained(transfer).toOpaque()
         let timeouts = request.timeouts
@@ -30,6 +32,9 @@ enum EasyHandleSetup {
             gp_easy_setopt_data_cb(easy, CURLOPT_HEADERFUNCTION, curlHeaderCallback),
             gp_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, context),
         ]
+        if let caFile {
+            codes.append(gp_easy_setopt_string(easy, CURLOPT_CAINFO, caFile))
+        }
         if request.acceptCompressedBody {
             codes.append(gp_easy_setopt_string(easy, CURLOPT_ACCEPT_ENCODING, ""))
         }

@@ -1,0 +1,87 @@
+import ExerciseDBFixture
+import Foundation
+import Testing
+@testable import GifPack
+import GifPackHTTP
+
+/// https through a real nginx TLS reverse proxy whose certificate a private CA signed.
+@Suite("TLS: a private certificate authority")
+struct TLSTests {
+    private func proxiedManifest(_ server: FixtureServer, _ proxy: TLSProxy, fetch: String = "") -> String {
+        rapidAPIManifest(server: server, fetch: fetch).replacingOccurrences(of: server.rapidAPIBaseURL, with: proxy.baseURL)
+    }
+
+    @Test func aBuildTrustsAPrivateCAOnlyThroughFetchCAFile() async throws {
+        let server = try startFixture(count: 6)
+        defer { server.stop() }
+        let workspace = try TemporaryDirectory()
+        let proxy = try TLSProxy(upstreamPort: server.port, filesRoot: workspace.file("dist"), workspace: workspace)
+        defer { proxy.stop() }
+
+        let untrusted = try await runBuild(manifest: proxiedManifest(server, proxy), workspace: workspace, out: "untrusted",
+                                           cache: "cache-untrusted")
+        #expect(untrusted.exitStatus == .failed)
+        #expect(untrusted.message.lowercased().contains("certificate"), "\(untrusted.message)")
+        #expect(!FileSystem.exists(workspace.file("untrusted/index.json")))
+
+        let trusted = try await runBuild(manifest: proxiedManifest(server, proxy, fetch: "  ca_file: \(proxy.caPath)"),
+                                         workspace: workspace)
+        #expect(trusted.exitStatus == .success, "\(trusted.message)")
+        #expect(trusted.gifs.downloaded == 6)
+        #expect(FileSystem.exists(workspace.file("dist/index.json")))
+    }
+
+    @Test func theCommandLineHonoursSSLCertFileAndCurlCABundle() throws {
+        let server = try startFixture(count: 6)
+        defer { server.stop() }
+        let workspace = try TemporaryDirectory()
+        let proxy = try TLSProxy(upstreamPort: server.port, filesRoot: workspace.file("dist"), workspace: workspace)
+        defer { proxy.stop() }
+        let manifest = try workspace.write(proxiedManifest(server, proxy), to: "manifest.yaml")
+        var environment = ProcessInfo.processInfo.environment
+        environment["GIFPACK_TEST_KEY"] = testAPIKey
+        environment.removeValue(forKey: "CURL_CA_BUNDLE")
+        environment.removeValue(forKey: "SSL_CERT_FILE")
+        let build = ["build", "-m", manifest, "--out", workspace.file("dist"), "--cache", workspace.file("cache"), "-q"]
+
+        let refused = try run(productPath("gifpack"), build, environment: environment)
+        #expect(refused.status == 1)
+        #expect(refused.error.lowercased().contains("certificate"), "\(refused.error)")
+
+        var withCertFile = environment
+        withCertFile["SSL_CERT_FILE"] = proxy.caPath
+        let built = try run(productPath("gifpack"), build, environment: withCertFile)
+        #expect(built.status == 0, "\(built.error)")
+
+        // The client side: an index served over https by the same proxy.
+        let install = ["install", "--index", proxy.baseURL + "/files/index.json", "--cache", workspace.file("gifs")]
+        let untrusted = try run(productPath("gifpack"), install, environment: environment)
+        #expect(untrusted.status == 1)
+        #expect(untrusted.error.lowercased().contains("certificate"), "\(untrusted.error)")
+        var withBundle = environment
+        withBundle["CURL_CA_BUNDLE"] = proxy.caPath
+        let installed = try run(productPath("gifpack"), install, environment: withBundle)
+        #expect(installed.status == 0, "\(installed.error)")
+        #expect(FileSystem.exists(workspace.file("gifs/gifpack-manifest.json")))
+    }
+
+    @Test func caFileComesFromTheEnvironmentAsCurlReadsIt() {
+        #expect(HTTPClient.caFile(environment: [:]) == nil)
+        #expect(HTTPClient.caFile(environment: ["SSL_CERT_FILE": "/a.pem"]) == "/a.pem")
+        #expect(HTTPClient.caFile(environment: ["SSL_CERT_FILE": "/a.pem", "CURL_CA_BUNDLE": "/b.pem"]) == "/b.pem")
+        #expect(HTTPClient.caFile(environment: ["CURL_CA_BUNDLE": "", "SSL_CERT_FILE": "/a.pem"]) == "/a.pem")
+    }
+
+    @Test func anUnreadableCAFileIsRefusedWithItsKeyPath() throws {
+        let workspace = try TemporaryDirectory()
+        let text = "version: 1\nsource:\n  kind: exercisedb-v1\nfetch:\n  ca_file: certs/missing.pem\n"
+        let manifest = try workspace.write(text, to: "m.yaml")
+        #expect(throws: ManifestError.invalidValue(path: "fetch.ca_file",
+                                                   reason: "cannot read \(workspace.file("certs/missing.pem")): No such file or directory")) {
+            try ManifestLoader().load(path: manifest, environment: [:])
+        }
+        try FileManager.default.createDirectory(atPath: workspace.file("certs"), withIntermediateDirectories: true)
+        _ = try workspace.write("-----BEGIN CERTIFICATE-----\n", to: "certs/missing.pem")
+        #expect(try ManifestLoader().load(path: manifest, environment: [:]).fetch.caFile == workspace.file("certs/missing.pem"))
+    }
+}
