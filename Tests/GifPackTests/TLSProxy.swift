@@ -72,7 +72,7 @@ final class TLSProxy: @unchecked Sendable {
                 self.process = process
                 return
             }
-            if process.isRunning { process.terminate() }
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             process.waitUntilExit()
             lastError = (try? String(contentsOfFile: errorLog, encoding: .utf8)) ?? "nginx exited"
         }
@@ -81,9 +81,11 @@ final class TLSProxy: @unchecked Sendable {
 
     deinit { stop() }
 
+    /// Kills nginx. SIGKILL, not SIGTERM: a child spawned from a test thread inherits that thread's
+    /// blocked signals, and a single-process nginx never sees a blocked SIGTERM.
     func stop() {
         guard process.isRunning else { return }
-        process.terminate()
+        kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
     }
 
