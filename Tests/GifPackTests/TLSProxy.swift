@@ -5,7 +5,9 @@ import Glibc
 /// stock `openssl` and `nginx` binaries: `https://127.0.0.1:<port>/` forwards to `upstream`
 /// (the fixture server), `https://127.0.0.1:<port>/files/` serves `filesRoot`. The server
 /// certificate (for IP 127.0.0.1) is signed by a fresh CA that no system bundle trusts, so a
-/// client succeeds only when it is told about `caPath`.
+/// client succeeds only when it is told about `caPath`. `http://127.0.0.1:<plainPort>` is a plain
+/// http listener that forwards every request to `upstream` whatever host it names, so it serves as
+/// an `http_proxy` for made-up host names.
 ///
 /// ```swift
 /// let proxy = try TLSProxy(upstreamPort: server.port, filesRoot: workspace.file("dist"), workspace: workspace)
@@ -15,6 +17,7 @@ import Glibc
 final class TLSProxy: @unchecked Sendable {
     let caPath: String
     let port: Int
+    let plainPort: Int
     private let process: Process
     private let errorLog: String
 
@@ -32,6 +35,7 @@ final class TLSProxy: @unchecked Sendable {
         var lastError = ""
         for _ in 0..<5 {
             let port = try TLSProxy.freePort()
+            let plainPort = try TLSProxy.freePort()
             let config = """
             daemon off;
             master_process off;
@@ -58,6 +62,15 @@ final class TLSProxy: @unchecked Sendable {
                   proxy_buffering off;
                 }
               }
+              server {
+                listen 127.0.0.1:\(plainPort);
+                location / {
+                  proxy_pass http://127.0.0.1:\(upstreamPort);
+                  proxy_http_version 1.1;
+                  proxy_set_header Connection "";
+                  proxy_buffering off;
+                }
+              }
             }
             """
             try config.write(toFile: "\(dir)/nginx.conf", atomically: true, encoding: .utf8)
@@ -67,8 +80,10 @@ final class TLSProxy: @unchecked Sendable {
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()
-            if TLSProxy.waitUntilListening(port: port, process: process) {
+            if TLSProxy.waitUntilListening(port: port, process: process),
+               TLSProxy.waitUntilListening(port: plainPort, process: process) {
                 self.port = port
+                self.plainPort = plainPort
                 self.process = process
                 return
             }

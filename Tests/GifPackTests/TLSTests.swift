@@ -84,4 +84,33 @@ struct TLSTests {
         _ = try workspace.write("-----BEGIN CERTIFICATE-----\n", to: "certs/missing.pem")
         #expect(try ManifestLoader().load(path: manifest, environment: [:]).fetch.caFile == workspace.file("certs/missing.pem"))
     }
+
+    /// curl's own proxy variables: `http_proxy` carries a build to a host only the proxy can reach,
+    /// `no_proxy` exempts it.
+    @Test func httpProxyAndNoProxyAreHonoured() throws {
+        let server = try startFixture(count: 4)
+        defer { server.stop() }
+        let workspace = try TemporaryDirectory()
+        let proxy = try TLSProxy(upstreamPort: server.port, filesRoot: workspace.file("dist"), workspace: workspace)
+        defer { proxy.stop() }
+        // A host name that resolves nowhere (.invalid, RFC 2606): only the proxy can answer for it.
+        let manifest = try workspace.write(rapidAPIManifest(server: server)
+            .replacingOccurrences(of: server.rapidAPIBaseURL, with: "http://exercisedb.invalid:8080"), to: "manifest.yaml")
+        var environment = ProcessInfo.processInfo.environment
+        environment["GIFPACK_TEST_KEY"] = testAPIKey
+        for name in ["http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY"] {
+            environment.removeValue(forKey: name)
+        }
+        func build(_ out: String, _ extra: [String: String]) throws -> ProcessResult {
+            try run(productPath("gifpack"), ["build", "-m", manifest, "--out", workspace.file(out), "--cache", workspace.file("cache-\(out)"), "-q"],
+                    environment: environment.merging(extra) { $1 })
+        }
+        let direct = try build("direct", [:])
+        #expect(direct.status == 1, "\(direct.error)")
+        let proxied = try build("proxied", ["http_proxy": "http://127.0.0.1:\(proxy.plainPort)"])
+        #expect(proxied.status == 0, "\(proxied.error)")
+        #expect(FileSystem.exists(workspace.file("proxied/index.json")))
+        let exempt = try build("exempt", ["http_proxy": "http://127.0.0.1:\(proxy.plainPort)", "no_proxy": "localhost,.invalid"])
+        #expect(exempt.status == 1, "no_proxy sends the request direct: \(exempt.error)")
+    }
 }
