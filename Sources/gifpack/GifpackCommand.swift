@@ -51,7 +51,7 @@ struct GifpackCommand: AsyncParsableCommand {
         guard let first = arguments.first, !first.hasPrefix("-"), !commandNames.contains(first) else { return nil }
         let names = commandNames.filter { $0 != "help" }
         let nearest = names.map { ($0, EditDistance.between(first, $0)) }.min { $0.1 < $1.1 }
-        let shown = Terminal.printable(first)
+        let shown = TerminalText.escaped(first, maxScalars: 60)
         var message = "gifpack: unknown command '\(shown)'"
         if let (name, distance) = nearest, distance <= max(2, first.count / 3) {
             message += " — did you mean '\(name)'?"

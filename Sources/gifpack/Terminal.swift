@@ -22,12 +22,3 @@ enum Terminal {
             .map { TerminalText.escaped(String($0)) }.joined(separator: "\n")
     }
 }
-
-extension Terminal {
-    /// At most 60 characters of text a user typed (or a file held), without control characters,
-    /// fit to be echoed in an error message.
-    static func printable(_ text: String) -> String {
-        let scalars = text.unicodeScalars.filter { $0.value >= 0x20 && !(0x7F...0x9F).contains($0.value) }.prefix(60)
-        return String(String.UnicodeScalarView(scalars))
-    }
-}
