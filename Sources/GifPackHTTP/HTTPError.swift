@@ -4,8 +4,8 @@ import Glibc
 ///
 /// An HTTP error status is not an `HTTPError`: a 404 or a 500 is a response, returned with its
 /// body for the caller to judge. These cases are the transfers that did not complete. Messages
-/// come from curl's error buffer and may name the URL or host, never a request header value
-/// (any such value is replaced by `<redacted>` before the error is made).
+/// come from curl's error buffer and may name the URL or host, never a secret request header value
+/// (the API key's value is replaced by `<redacted>` before the error is made).
 ///
 /// ```swift
 /// do { _ = try await client.download(request, to: path, maxBytes: 1 << 20) }
@@ -29,6 +29,8 @@ public enum HTTPError: Error, Sendable, Equatable {
     case fileError(path: String, errno: Int32)
     /// The awaiting task was cancelled, or the client was shut down.
     case cancelled
+    /// The response's header block is larger than curl accepts (a misbehaving or hostile server).
+    case headersTooLarge(String)
     /// Any other curl failure: the `CURLcode` and curl's message.
     case transport(code: Int, message: String)
 
@@ -43,6 +45,7 @@ public enum HTTPError: Error, Sendable, Equatable {
         case .bodyTooLarge: "too-large"
         case .fileError: "file-error"
         case .cancelled: "cancelled"
+        case .headersTooLarge: "headers-too-large"
         case .transport: "transport"
         }
     }
@@ -60,6 +63,7 @@ extension HTTPError: CustomStringConvertible {
         case .bodyTooLarge(let limit): "the body exceeds the limit of \(limit) bytes"
         case .fileError(let path, let code): "cannot write \(path): \(String(cString: strerror(code)))"
         case .cancelled: "the request was cancelled"
+        case .headersTooLarge(let message): "response headers too large: \(message)"
         case .transport(let code, let message): "transfer failed (curl error \(code)): \(message)"
         }
     }

@@ -89,7 +89,7 @@ struct BuildCommand: AsyncParsableCommand {
     private func printDryRun(manifest: Manifest, options: BuildOptions) async throws {
         let plan: DryRun.Plan
         do { plan = try await DryRun(manifest: manifest, options: options).plan() } catch {
-            Terminal.error("gifpack: \(error)")
+            Terminal.error("gifpack: " + SecretRedactor(source: manifest.source).redact(String(describing: error)))
             let status: ExitStatus = if case CatalogError.authRejected = error { .authRejected } else { .failed }
             throw ExitCode(status.rawValue)
         }

@@ -106,4 +106,49 @@ struct ManifestTests {
         #expect(UnitParser.bytes("12") == 12)
         #expect(UnitParser.bytes("x") == nil)
     }
+
+    /// Every duration, size and count key refuses a value beyond what it can hold with exit 2 and
+    /// its key path, instead of trapping on an Int64 overflow.
+    @Test func hugeNumbersAreRefusedWithTheKeyPath() {
+        let durations = ["fetch.connect_timeout", "fetch.request_timeout", "fetch.low_speed_time", "fetch.max_duration",
+                         "fetch.refresh_after", "fetch.missing_ttl", "fetch.retry.base_delay", "fetch.retry.max_delay",
+                         "fetch.retry.max_retry_after"]
+        let sizes = ["fetch.max_gif_bytes", "fetch.max_catalog_bytes"]
+        let counts = ["fetch.concurrency", "fetch.low_speed_limit", "fetch.max_width", "fetch.max_height", "fetch.max_frames",
+                      "fetch.max_total_pixels", "fetch.circuit_breaker", "fetch.quota_reserve", "fetch.max_requests",
+                      "fetch.max_catalog_records", "fetch.retry.max_attempts", "fetch.max_missing",
+                      "source.resolution", "source.page_size", "output.zstd_level", "output.keep_versions"]
+        func manifest(_ path: String, _ value: String) -> String {
+            let parts = path.split(separator: ".").map(String.init)
+            var text = ""
+            for (depth, part) in parts.enumerated() {
+                text += String(repeating: "  ", count: depth) + part + ":" + (depth == parts.count - 1 ? " \(value)\n" : "\n")
+            }
+            if parts[0] == "source" {
+                return "source:\n  kind: exercisedb-rapidapi\n  api_key_env: KEY_VAR\n  " + parts[1] + ": \(value)\n"
+            }
+            return minimal + "\n" + text
+        }
+        var cases: [(String, String)] = []
+        for key in durations {
+            for value in ["99999999999999999999s", "99999999999999999999", "1e300ms", "9223372036854775807d", "200000000d"] {
+                cases.append((key, value))
+            }
+        }
+        for key in sizes {
+            for value in ["99999999999999999999", "99999999999999999999GiB", "1e300B", "9223372036854775808", "16EiB", "9000000000GB"] {
+                cases.append((key, value))
+            }
+        }
+        for key in counts {
+            for value in ["99999999999999999999", "-99999999999999999999", "9223372036854775808"] {
+                cases.append((key, value))
+            }
+        }
+        for (key, value) in cases {
+            let error = failure(manifest(key, value))
+            #expect(error != nil, "\(key): \(value) was accepted")
+            #expect(error?.description.hasPrefix(key) == true, "\(key): \(value) gave \(String(describing: error))")
+        }
+    }
 }

@@ -30,6 +30,8 @@ public enum Fault: Sendable, Equatable {
     case connectionReset
     /// A 200 GIF whose first image descriptor places the frame outside the logical screen.
     case corruptFrame
+    /// The normal response with an extra `X-Padding` header of this many bytes.
+    case hugeHeader(bytes: Int)
 }
 
 /// The two forms of an HTTP `Retry-After` header.
@@ -43,4 +45,24 @@ public enum RetryAfter: Sendable, Equatable {
     case seconds(Int)
     /// An HTTP date this many seconds after the response is made.
     case httpDate(secondsFromNow: Int)
+}
+
+/// A misbehaviour of the RapidAPI list route (`GET /exercises`), set for the whole server with
+/// ``FixtureConfiguration/listFault``, to exercise a builder's defences against a hostile or
+/// broken catalog.
+///
+/// ```swift
+/// var configuration = FixtureConfiguration()
+/// configuration.listFault = .repeatFirstPage   // every offset answers page 0
+/// ```
+public enum ListFault: Sendable, Equatable {
+    /// Every list request gets this status with `{"message": "bad key <the key that came>"}`.
+    case echoKeyInErrorBody(status: Int)
+    /// Every record carries an extra field `note` holding `"echo: <the key that came>"`.
+    case echoKeyInRecord
+    /// The list never ends: every offset answers a full page of fresh ids, each record padded
+    /// with a `padding` string of this many bytes.
+    case endless(paddingBytes: Int)
+    /// Every offset answers the first page again.
+    case repeatFirstPage
 }

@@ -48,6 +48,8 @@ public struct FixtureConfiguration: Sendable, Equatable {
     /// When above 0, every RapidAPI list record carries an extra field `attributes` holding arrays
     /// nested this deep (`[[[…]]]`): a hostile catalog for parsers.
     public var recordNesting: Int = 0
+    /// When set, the RapidAPI list route misbehaves this way (see ``ListFault``).
+    public var listFault: ListFault? = nil
     /// TCP port to listen on (127.0.0.1 only); 0 picks a free ephemeral port.
     public var port: Int = 0
 

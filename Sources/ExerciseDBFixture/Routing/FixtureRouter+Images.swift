@@ -51,6 +51,8 @@ extension FixtureRouter {
             response = HTTPResponse(
                 status: 200, contentType: "image/gif",
                 body: GIFCorruptor.placingFirstFrameOffScreen(gif.bytes) ?? gif.bytes)
+        case .hugeHeader(let bytes)?:
+            response.addHeader("X-Padding", String(repeating: "a", count: max(0, bytes)))
         default:
             break
         }
@@ -86,7 +88,7 @@ extension FixtureRouter {
             var response = HTTPResponse(status: 0)
             response.delivery = .reset
             return response
-        case .wrongContentType, .truncatedBody, .slowBody, .corruptFrame:
+        case .wrongContentType, .truncatedBody, .slowBody, .corruptFrame, .hugeHeader:
             return nil
         }
     }

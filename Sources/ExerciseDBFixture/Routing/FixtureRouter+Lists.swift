@@ -10,8 +10,37 @@ extension FixtureRouter {
             return FixtureRouter.json(422, GatewayBodies.message(error.message))
         }
         let exercises = state.catalog.exercises
+        if let fault = configuration.listFault {
+            return faultyRapidAPIList(fault, page: page, exercises: exercises, request: request)
+        }
         return listResponse(encoding: Array(exercises[page.range(in: exercises.count)]), for: request,
                             nesting: configuration.recordNesting)
+    }
+
+    private func faultyRapidAPIList(_ fault: ListFault, page: PageRequest, exercises: [RapidAPIExercise],
+                                    request: HTTPRequest) -> HTTPResponse {
+        let key = request.header("x-rapidapi-key") ?? ""
+        switch fault {
+        case .echoKeyInErrorBody(let status):
+            return FixtureRouter.json(status, GatewayBodies.message("bad key \(key)"))
+        case .echoKeyInRecord:
+            let records = exercises[page.range(in: exercises.count)].map { NotedExercise(exercise: $0, note: "echo: \(key)") }
+            return listResponse(encoding: Array(records), for: request)
+        case .endless(let paddingBytes):
+            let template = exercises.first ?? RapidAPIExercise(bodyPart: "waist", equipment: "body weight", id: "0001",
+                                                               name: "sit-up", target: "abs", secondaryMuscles: [],
+                                                               instructions: [], description: "", difficulty: "beginner",
+                                                               category: "strength")
+            let padding = String(repeating: "x", count: paddingBytes)
+            let records = (page.offset..<page.offset + page.limit).map { position -> PaddedExercise in
+                var exercise = template
+                exercise.id = "e\(position)"
+                return PaddedExercise(exercise: exercise, padding: padding)
+            }
+            return listResponse(encoding: records, for: request)
+        case .repeatFirstPage:
+            return listResponse(encoding: Array(exercises[0..<min(exercises.count, page.limit)]), for: request)
+        }
     }
 
     /// `GET /api/v1/exercises?limit=&offset=`: the v1 envelope with `gifUrl`s on this server.
@@ -49,4 +78,35 @@ extension FixtureRouter {
         }
         return response
     }
+}
+
+/// A RapidAPI record with an extra `note` field (``ListFault/echoKeyInRecord``).
+private struct NotedExercise: Encodable {
+    let exercise: RapidAPIExercise
+    let note: String
+
+    func encode(to encoder: any Encoder) throws {
+        try exercise.encode(to: encoder)
+        var container = encoder.container(keyedBy: Key.self)
+        try container.encode(note, forKey: Key(stringValue: "note"))
+    }
+}
+
+/// A RapidAPI record with an extra `padding` field (``ListFault/endless(paddingBytes:)``).
+private struct PaddedExercise: Encodable {
+    let exercise: RapidAPIExercise
+    let padding: String
+
+    func encode(to encoder: any Encoder) throws {
+        try exercise.encode(to: encoder)
+        var container = encoder.container(keyedBy: Key.self)
+        try container.encode(padding, forKey: Key(stringValue: "padding"))
+    }
+}
+
+private struct Key: CodingKey {
+    var stringValue: String
+    var intValue: Int? { nil }
+    init(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
 }

@@ -47,13 +47,16 @@ public struct BuildPipeline: Sendable {
             report.message = error.description
             report.stageSeconds["total"] = (clock.now - started).seconds
             report.complete(startedAt: startDate, finishedAt: Date())
-            return report // the report file belongs to the run holding the lock
+            return SecretRedactor(source: manifest.source).redact(report) // the report file belongs to the run holding the lock
         } catch {
             report.exitStatus = .failed
             report.message = String(describing: error)
         }
         report.stageSeconds["total"] = (clock.now - started).seconds
         report.complete(startedAt: startDate, finishedAt: Date())
+        // Whatever path the key came by (an error body, a header, a record), the report written,
+        // printed, turned into metrics or a step summary never holds it.
+        report = SecretRedactor(source: manifest.source).redact(report)
         let finalReport = report
         _ = try? await Blocking.run { writeReport(finalReport) }
         observer?(.finished(report))
@@ -116,11 +119,13 @@ public struct BuildPipeline: Sendable {
             report.stageSeconds["fetch"] = (clock.now - stage).seconds
             summarise(results, wanted: wanted, into: &report)
             report.stopReason = stop
+            if !outcome.notAttempted.isEmpty { report.notAttempted = .init(ids: outcome.notAttempted) }
             observer?(.stopped(stop))
             report.exitStatus = stop.exitStatus
-            report.message = "\(stop); nothing was published. Every GIF fetched so far is kept, and the next run goes on from there"
+            let skipped = report.notAttempted.map { "; \($0.sentence)" } ?? ""
+            report.message = "\(stop)\(skipped); nothing was published. Every GIF fetched so far is kept, and the next run goes on from there"
             if case .authRejected = stop, let variable = manifest.source.apiKeyEnvironmentVariable {
-                report.message = "\(stop): check the key in the environment variable \(variable); nothing was published"
+                report.message = "\(stop): check the key in the environment variable \(variable)\(skipped); nothing was published"
             }
             return
         }
@@ -151,8 +156,27 @@ public struct BuildPipeline: Sendable {
         var descriptions: [PackDescription] = []
         let finalResults = results
         for entry in plan.entries {
-            let (description, outcome) = try await Blocking.run {
-                try publisher.publish(entry, results: finalResults, previous: previous?.pack(named: entry.spec.name))
+            let description: PackDescription, outcome: PackPublisher.Outcome
+            do {
+                (description, outcome) = try await Blocking.run {
+                    try publisher.publish(entry, results: finalResults, previous: previous?.pack(named: entry.spec.name))
+                }
+            } catch PackPublishError.damagedBlob(let hash) {
+                // Bytes that no longer match their hash never enter a pack. The blob and what the
+                // state knows of it go, so the next run downloads it whole instead of trusting it.
+                let users = wanted.filter { if case .stored(let gif)? = finalResults[$0.id] { gif.sha256 == hash } else { false } }
+                    .map(\.id)
+                let framePath = frames.path(sha256: hash)
+                try? await Blocking.run {
+                    FileSystem.remove(layout.blobPath(sha256: hash))
+                    FileSystem.remove(framePath)
+                    try state.forgetBlob(sha256: hash)
+                }
+                report.exitStatus = .failed
+                report.message = "the cached GIF \(hash) of exercise(s) \(users.prefix(5).joined(separator: ", ")) was damaged "
+                    + "(its bytes no longer match their hash); it was removed from the cache and the next run downloads it again. "
+                    + "The index was not changed: nothing was published"
+                return
             }
             descriptions.append(description)
             report.packs.append(.init(name: description.name, version: description.version, file: description.file,
@@ -231,7 +255,8 @@ public struct BuildPipeline: Sendable {
                 report.gifs.rejected += 1
                 report.gifs.missing += 1
                 report.gifs.rejectedByReason[rejection.reason, default: 0] += 1
-                report.rejections.append(rejection)
+                // Never-attempted exercises are counted in `notAttempted`, not listed one by one.
+                if rejection.reason != FetchRejection.notAttempted { report.rejections.append(rejection) }
             case nil:
                 report.gifs.missing += 1
             }

@@ -32,6 +32,9 @@ public struct BuildReport: Sendable, Codable, Equatable {
     public var packs: [PackResult] = []
     /// Why the build stopped scheduling requests early, if it did.
     public var stopReason: StopReason?
+    /// The exercises a stopped build never sent a request for, counted (they are not listed one
+    /// by one in `rejections`: a budget stop can leave 100,000 of them).
+    public var notAttempted: NotAttemptedSummary?
     /// Exercises whose fetch failed this run but whose earlier GIF was kept.
     public var reusedLastGood: [FetchRejection] = []
     public var catalogChanges: CatalogChanges?
@@ -84,6 +87,25 @@ public struct BuildReport: Sendable, Codable, Equatable {
     private static func ratio(_ uncompressed: Int64, _ compressed: Int64) -> Double? {
         guard compressed > 0 else { return nil }
         return (Double(uncompressed) / Double(compressed) * 1000).rounded() / 1000
+    }
+
+    /// How many exercises a stopped build never attempted, with a few of their ids.
+    public struct NotAttemptedSummary: Sendable, Codable, Equatable {
+        /// How many ids ``examples`` holds at most.
+        public static let exampleCount = 5
+        public var count: Int
+        /// The first ids (in id order), at most ``exampleCount``.
+        public var examples: [String]
+
+        public init(ids: [String]) {
+            count = ids.count
+            examples = Array(ids.prefix(Self.exampleCount))
+        }
+
+        /// `1234 exercise(s) not attempted (e.g. 0001, 0002, 0003, 0004, 0005)`.
+        public var sentence: String {
+            "\(count) exercise(s) not attempted" + (examples.isEmpty ? "" : " (e.g. \(examples.joined(separator: ", ")))")
+        }
     }
 
     /// Byte totals of the run.

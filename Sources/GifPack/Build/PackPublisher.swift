@@ -61,18 +61,22 @@ struct PackPublisher: Sendable {
                 let size = distinct[hash]!
                 let blob = frames.layout.blobPath(sha256: hash)
                 let length = FrameCache.entryLength(dataSize: size)
-                try frames.ensureFrame(sha256: hash, blobPath: blob, size: size)
+                // Every frame that enters the pack holds bytes checked against the hash naming them:
+                // a frame made now hashed the blob as it compressed it (ensureFrame), a cached one is
+                // decoded and hashed before it is copied.
+                try Self.checkingBlob(hash) { try frames.ensureFrame(sha256: hash, blobPath: blob, size: size) }
                 let trusted = frames.wasMadeHere(sha256: hash) ? (name: GIFEntry.path(forSHA256: hash), size: size) : nil
                 if case .failure(let error) = Result(catching: { () throws(PackWriteError) in
                     try assembler.appendFrame(copyingFrom: frames.path(sha256: hash), uncompressedLength: length,
-                                              trustedEntry: trusted)
+                                              trustedEntry: trusted, expectedSHA256: hash)
                 }) {
                     // A cached frame that does not verify (cut short by a crash: frames are not
-                    // fsynced) is compressed again from the blob.
+                    // fsynced; or damaged) is compressed again from the blob.
                     guard case .invalidFrame = error else { throw error }
                     FileSystem.remove(frames.path(sha256: hash))
-                    try frames.ensureFrame(sha256: hash, blobPath: blob, size: size)
-                    try assembler.appendFrame(copyingFrom: frames.path(sha256: hash), uncompressedLength: length)
+                    try Self.checkingBlob(hash) { try frames.ensureFrame(sha256: hash, blobPath: blob, size: size) }
+                    try assembler.appendFrame(copyingFrom: frames.path(sha256: hash), uncompressedLength: length,
+                                              expectedSHA256: hash)
                 }
             }
             summary = try assembler.finish()
@@ -101,12 +105,25 @@ struct PackPublisher: Sendable {
     }
 }
 
+extension PackPublisher {
+    /// Runs `body`, turning a blob whose bytes no longer match their hash into
+    /// ``PackPublishError/damagedBlob(sha256:)``.
+    static func checkingBlob(_ hash: String, _ body: () throws -> Void) throws {
+        do { try body() } catch PackWriteError.contentMismatch {
+            throw PackPublishError.damagedBlob(sha256: hash)
+        }
+    }
+}
+
 enum PackPublishError: Error, CustomStringConvertible {
     case unexpectedLayout(String)
+    /// The cached GIF stored under this hash no longer hashes to it (the cache was damaged).
+    case damagedBlob(sha256: String)
 
     var description: String {
         switch self {
         case .unexpectedLayout(let file): "the assembled pack \(file) does not start with catalog.json"
+        case .damagedBlob(let hash): "the cached GIF \(hash) no longer matches its hash"
         }
     }
 }

@@ -10,6 +10,10 @@ public enum CatalogError: Error, Sendable, Equatable, CustomStringConvertible {
     case pagingDoesNotAdvance(url: String)
     case tooManyPages(limit: Int)
     case quotaExhausted(url: String)
+    /// All pages together are larger than `max_catalog_bytes`.
+    case catalogTooLarge(limit: Int64)
+    /// All pages together hold more records than `max_catalog_records`.
+    case tooManyRecords(limit: Int)
 
     public var description: String {
         switch self {
@@ -23,6 +27,10 @@ public enum CatalogError: Error, Sendable, Equatable, CustomStringConvertible {
         case .pagingDoesNotAdvance(let url): "catalog paging does not advance at \(url): the server returned the same page again"
         case .tooManyPages(let limit): "the catalog has more than \(limit) pages; refusing to go on"
         case .quotaExhausted(let url): "the API's monthly quota is used up (HTTP 429 at \(url))"
+        case .catalogTooLarge(let limit):
+            "the catalog's pages together exceed max_catalog_bytes (\(limit) bytes); refusing to go on (a catalog without end?)"
+        case .tooManyRecords(let limit):
+            "the catalog holds more than max_catalog_records (\(limit)) records; refusing to go on (a catalog without end?)"
         }
     }
 }

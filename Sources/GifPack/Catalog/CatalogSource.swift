@@ -1,5 +1,7 @@
+import Crypto
 import Foundation
 import GifPackHTTP
+import Synchronization
 
 /// Fetches the exercise list from one API shape. The two implementations page through
 /// `GET /exercises?limit=&offset=` until a short page and turn both schemas into ``Exercise``s.
@@ -48,11 +50,12 @@ struct CatalogPager: Sendable {
     }
 
     /// Fetches one page and decodes it as JSON, retrying transient failures like image requests.
-    func page(offset: Int) async throws(CatalogError) -> JSONValue {
+    /// The page's bytes count against `budget`, shared by every page of the catalog.
+    func page(offset: Int, budget: CatalogBudget) async throws(CatalogError) -> JSONValue {
         var attempt = 1
         while true {
             do {
-                return try await pageOnce(offset: offset)
+                return try await pageOnce(offset: offset, budget: budget)
             } catch let failure as PageFailure {
                 guard failure.retryable, attempt < fetch.retry.maxAttempts else { throw failure.error }
                 attempt += 1
@@ -70,15 +73,23 @@ struct CatalogPager: Sendable {
         var retryAfter: Duration? = nil
     }
 
-    private func pageOnce(offset: Int) async throws -> JSONValue {
+    private func pageOnce(offset: Int, budget: CatalogBudget) async throws -> JSONValue {
         let url = pageURL(offset: offset)
         var request = HTTPRequest(url: url, headers: CatalogSources.headers(for: source),
                                   timeouts: fetch.httpTimeouts,
                                   acceptCompressedBody: true)
         request.followRedirects = true
         let response: HTTPDataResponse
-        do { response = try await client.data(request, maxBytes: fetch.maxCatalogBytes) } catch {
+        let remaining = budget.remainingBytes
+        guard remaining > 0 else { throw PageFailure(error: .catalogTooLarge(limit: fetch.maxCatalogBytes), retryable: false) }
+        do { response = try await client.data(request, maxBytes: remaining) } catch {
+            if case .bodyTooLarge = error {
+                throw PageFailure(error: .catalogTooLarge(limit: fetch.maxCatalogBytes), retryable: false)
+            }
             throw PageFailure(error: .transport(url: url, error), retryable: RetryPolicy.retryableTransport.contains(error.reason))
+        }
+        guard budget.spend(bytes: Int64(response.body.count)) else {
+            throw PageFailure(error: .catalogTooLarge(limit: fetch.maxCatalogBytes), retryable: false)
         }
         let status = response.head.status
         if status == 401 || status == 403 {
@@ -94,7 +105,9 @@ struct CatalogPager: Sendable {
             try JSONParser.parse(response.body, limits: JSONLimits(maxDepth: JSONLimits.catalogPageDepth,
                                                                    maxBytes: Int(clamping: fetch.maxCatalogBytes)))
         }
-        let json = try? parsed.get()
+        // A server that echoes the key (in an error message, in a record) must not get it into a
+        // report, a log or a pack: the page is redacted before anything reads it.
+        let json = (try? parsed.get()).map(SecretRedactor(source: source).redact)
         guard status == 200 else {
             throw PageFailure(error: .status(url: url, status: status, message: json?["message"]?.stringValue),
                               retryable: RetryPolicy.retryableStatuses.contains(status),
@@ -128,7 +141,20 @@ struct CatalogPager: Sendable {
                  normalise: (JSONValue) -> Result<Exercise, CatalogRejectionReason>) async throws(CatalogError) -> Catalog {
         // Each page is normalised as it arrives, so only compact exercises are kept, never the trees
         // of every page.
-        let first = try records(try await page(offset: 0), pageURL(offset: 0))
+        let budget = CatalogBudget(maxBytes: fetch.maxCatalogBytes)
+        var recordCount = 0
+        var seenPages: Set<SHA256Digest> = []
+        /// Counts a page's records against `max_catalog_records` and refuses a page seen before
+        /// (same records at another offset: a server ignoring `offset`), as soon as it arrives.
+        func admit(_ content: PageContent, offset: Int) throws(CatalogError) {
+            recordCount += content.items.count
+            guard recordCount <= fetch.maxCatalogRecords else { throw .tooManyRecords(limit: fetch.maxCatalogRecords) }
+            guard !content.items.isEmpty else { return }
+            let digest = SHA256.hash(data: RawRecord(.array(content.items)).canonicalJSON)
+            guard seenPages.insert(digest).inserted else { throw .pagingDoesNotAdvance(url: pageURL(offset: offset)) }
+        }
+        let first = try records(try await page(offset: 0, budget: budget), pageURL(offset: 0))
+        try admit(first, offset: 0)
         var pages: [Int: [Result<Exercise, CatalogRejectionReason>]] = [0: first.items.map(normalise)]
         let step = first.items.count
         if !first.isLast, step > 0 {
@@ -144,7 +170,8 @@ struct CatalogPager: Sendable {
                         let offset = next
                         group.addTask {
                             do throws(CatalogError) {
-                                return (offset, .success(try records(try await page(offset: offset), pageURL(offset: offset))))
+                                return (offset, .success(try records(try await page(offset: offset, budget: budget),
+                                                                     pageURL(offset: offset))))
                             } catch {
                                 return (offset, .failure(error))
                             }
@@ -159,6 +186,11 @@ struct CatalogPager: Sendable {
                         failure = failure ?? error
                         group.cancelAll()
                     case .success(let content):
+                        do throws(CatalogError) { try admit(content, offset: offset) } catch {
+                            failure = failure ?? error
+                            group.cancelAll()
+                            continue
+                        }
                         pages[offset] = content.items.map(normalise)
                         if content.isLast || content.items.count < step {
                             end = min(end ?? .max, offset + content.items.count)
@@ -209,6 +241,26 @@ struct CatalogPager: Sendable {
             }
         }
         return Catalog(exercises: exercises, rejected: rejected, duplicateIDs: duplicates.sorted(), pagesFetched: pages)
+    }
+}
+
+/// The bytes every page of one catalog may take together (`max_catalog_bytes`), shared by the
+/// pages fetched in parallel.
+final class CatalogBudget: Sendable {
+    private let maxBytes: Int64
+    private let used = Mutex<Int64>(0)
+
+    init(maxBytes: Int64) { self.maxBytes = maxBytes }
+
+    /// What a page may still take: the most one response body may be.
+    var remainingBytes: Int64 { maxBytes - used.withLock { $0 } }
+
+    /// Counts a page's bytes; false once all pages together exceed the bound.
+    func spend(bytes: Int64) -> Bool {
+        used.withLock { total in
+            total += bytes
+            return total <= maxBytes
+        }
     }
 }
 

@@ -40,6 +40,9 @@ public struct FetchRejection: Sendable, Equatable, Codable {
     public var reason: String
     public var detail: String
     public var status: Int?
+
+    /// The reason of an exercise a stopped build never sent a request for.
+    public static let notAttempted = "not-attempted"
 }
 
 /// The outcome of fetching one exercise's GIF.

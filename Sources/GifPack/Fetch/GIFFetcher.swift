@@ -8,6 +8,8 @@ struct FetchOutcome: Sendable {
     var retries: Int
     var rateLimited: Int
     var quotaRemaining: Int?
+    /// Exercises a stopped build never sent a request for, by id.
+    var notAttempted: [String] = []
 }
 
 /// Downloads the GIFs of a list of exercises with at most `concurrency` requests in flight,
@@ -114,16 +116,26 @@ struct GIFFetcher: Sendable {
             }
             group.cancelAll()
         }
+        var notAttempted: [String] = []
         if let reason = governor.stopReason {
             for item in queue {
-                processor.record(.rejected(item.lastFailure ?? FetchRejection(
-                    exerciseID: item.exercise.id, url: item.exercise.imageURL, reason: "not-attempted",
-                    detail: "the build stopped before this GIF was fetched: \(reason)", status: nil)), for: item.exercise.id)
+                if let failure = item.lastFailure {
+                    processor.record(.rejected(failure), for: item.exercise.id)
+                } else {
+                    // Not one event (one log line) per exercise: a budget stop can leave 100,000 of
+                    // them. They are counted and summarised once, in the report and its message.
+                    notAttempted.append(item.exercise.id)
+                    processor.record(.rejected(FetchRejection(
+                        exerciseID: item.exercise.id, url: item.exercise.imageURL, reason: FetchRejection.notAttempted,
+                        detail: "the build stopped before this GIF was fetched: \(reason)", status: nil)),
+                                     for: item.exercise.id, notify: false)
+                }
             }
         }
         let results = await processor.drain()
         return FetchOutcome(results: results, stop: governor.stopReason, retries: governor.retries,
-                            rateLimited: governor.rateLimited, quotaRemaining: governor.quotaRemaining)
+                            rateLimited: governor.rateLimited, quotaRemaining: governor.quotaRemaining,
+                            notAttempted: notAttempted.sorted())
     }
 
     private func report(_ result: AttemptResult, elapsed: Duration, retryAt: ContinuousClock.Instant?) {

@@ -57,10 +57,11 @@ final class GIFProcessor: Sendable {
         }]
     }
 
-    /// Records a result decided without processing.
-    func record(_ result: GIFFetchResult, for exerciseID: String) {
+    /// Records a result decided without processing; `notify: false` keeps it out of the event
+    /// stream (the exercises a stopped build never attempted are summarised once instead).
+    func record(_ result: GIFFetchResult, for exerciseID: String, notify: Bool = true) {
         results.withLock { $0[exerciseID] = result }
-        observer?(.gifFinished(exerciseID: exerciseID, result: result))
+        if notify { observer?(.gifFinished(exerciseID: exerciseID, result: result)) }
     }
 
     /// Records a final failure (and remembers it in the state: a 404 as missing).

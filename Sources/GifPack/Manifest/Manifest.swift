@@ -71,7 +71,10 @@ public struct FetchSettings: Sendable, Equatable {
     public var lowSpeedBytesPerSecond: Int = 1024
     public var lowSpeedTime: Duration = .seconds(30)
     public var maxGIFBytes: Int64 = 8 * 1024 * 1024
+    /// Bytes of all catalog pages together (not per page).
     public var maxCatalogBytes: Int64 = 64 * 1024 * 1024
+    /// Records of all catalog pages together, refused ones included.
+    public var maxCatalogRecords: Int = 50_000
     public var maxWidth: Int = 4096
     public var maxHeight: Int = 4096
     public var maxFrames: Int = 5000

@@ -116,7 +116,7 @@ public struct ManifestLoader: Sendable {
 
     private func parseFetch(_ node: ManifestNode) throws(ManifestError) -> FetchSettings {
         let keys = try node.mapping(allowed: ["concurrency", "connect_timeout", "request_timeout", "low_speed_limit",
-                                              "low_speed_time", "max_gif_bytes", "max_catalog_bytes", "max_width",
+                                              "low_speed_time", "max_gif_bytes", "max_catalog_bytes", "max_catalog_records", "max_width",
                                               "max_height", "max_frames", "max_total_pixels", "max_missing", "retry",
                                               "circuit_breaker", "quota_reserve", "max_requests", "max_duration",
                                               "refresh_after", "missing_ttl", "ca_file"])
@@ -128,6 +128,7 @@ public struct ManifestLoader: Sendable {
         if let n = keys["low_speed_time"] { fetch.lowSpeedTime = try positive(n.duration(), n) }
         if let n = keys["max_gif_bytes"] { fetch.maxGIFBytes = try n.byteSize() }
         if let n = keys["max_catalog_bytes"] { fetch.maxCatalogBytes = try n.byteSize() }
+        if let n = keys["max_catalog_records"] { fetch.maxCatalogRecords = try n.int(in: 1...10_000_000) }
         if let n = keys["max_width"] { fetch.maxWidth = try n.int(in: 1...65535) }
         if let n = keys["max_height"] { fetch.maxHeight = try n.int(in: 1...65535) }
         if let n = keys["max_frames"] { fetch.maxFrames = try n.int(in: 1...1_000_000) }

@@ -44,7 +44,11 @@ struct ManifestNode {
     }
 
     func int(in range: ClosedRange<Int>) throws(ManifestError) -> Int {
-        guard case .scalar(let scalar) = node, let value = Int(scalar.string) else {
+        guard case .scalar(let scalar) = node else { throw .wrongType(path: path, expected: "an integer") }
+        guard let value = Int(scalar.string) else {
+            if UnitParser.isInteger(scalar.string) {
+                throw .invalidValue(path: path, reason: "\(scalar.string) is outside \(range.lowerBound)...\(range.upperBound)")
+            }
             throw .wrongType(path: path, expected: "an integer")
         }
         guard range.contains(value) else {
@@ -75,44 +79,90 @@ struct ManifestNode {
     /// `"500ms"`, `"10s"`, `"5m"`, `"2h"`, `"30d"` or a bare number of seconds.
     func duration() throws(ManifestError) -> Duration {
         let text = try string().trimmingCharacters(in: .whitespaces)
-        guard let duration = UnitParser.duration(text) else {
+        switch UnitParser.parseDuration(text) {
+        case .value(let duration): return duration
+        case .tooLarge:
+            throw .invalidValue(path: path, reason: "\"\(text)\" is longer than the largest duration accepted, \(UnitParser.maxDurationDays)d")
+        case .invalid:
             throw .invalidValue(path: path, reason: "\"\(text)\" is not a duration (examples: 500ms, 10s, 5m, 2h, 30d)")
         }
-        return duration
     }
 
     /// `"8MB"`, `"512KB"`, `"1GiB"` or a bare number of bytes.
     func byteSize() throws(ManifestError) -> Int64 {
         let text = try string().trimmingCharacters(in: .whitespaces)
-        guard let bytes = UnitParser.bytes(text), bytes > 0 else {
+        switch UnitParser.parseBytes(text) {
+        case .value(let bytes) where bytes > 0: return bytes
+        case .tooLarge:
+            throw .invalidValue(path: path, reason: "\"\(text)\" is larger than the largest size accepted, \(UnitParser.maxBytes) bytes (1 TiB)")
+        default:
             throw .invalidValue(path: path, reason: "\"\(text)\" is not a byte size (examples: 4194304, 512KB, 8MB)")
         }
-        return bytes
     }
 }
 
 import Foundation
 
-/// Parses the human units used in manifests.
+/// Parses the human units used in manifests. Values are bounded well inside `Int64` (durations
+/// to ``maxDurationDays`` days, sizes to ``maxBytes``), so no later arithmetic on them (deadlines,
+/// millisecond timeouts, byte budgets) can overflow.
 enum UnitParser {
+    /// The longest duration a manifest may give: 100 years.
+    static let maxDurationDays = 36_500
+    /// The largest byte size a manifest may give: 1 TiB.
+    static let maxBytes: Int64 = 1 << 40
+
+    enum Parsed<Value> {
+        case value(Value)
+        case tooLarge
+        case invalid
+    }
+
     static func duration(_ text: String) -> Duration? {
-        let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600), ("d", 86400)]
-        for (suffix, seconds) in units where text.hasSuffix(suffix) {
-            guard let number = Double(text.dropLast(suffix.count)), number >= 0, number.isFinite else { return nil }
-            return .milliseconds(Int64((number * seconds * 1000).rounded()))
-        }
-        guard let number = Double(text), number >= 0, number.isFinite else { return nil }
-        return .milliseconds(Int64((number * 1000).rounded()))
+        if case .value(let duration) = parseDuration(text) { return duration }
+        return nil
     }
 
     static func bytes(_ text: String) -> Int64? {
+        if case .value(let bytes) = parseBytes(text) { return bytes }
+        return nil
+    }
+
+    static func parseDuration(_ text: String) -> Parsed<Duration> {
+        let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600), ("d", 86400)]
+        var number: Double?
+        var factor = 1.0
+        if let (suffix, seconds) = units.first(where: { text.hasSuffix($0.0) }) {
+            number = Double(text.dropLast(suffix.count))
+            factor = seconds
+        } else {
+            number = Double(text)
+        }
+        guard let number, number >= 0, !number.isNaN else { return .invalid }
+        let milliseconds = number * factor * 1000
+        guard milliseconds.isFinite, milliseconds <= Double(maxDurationDays) * 86_400_000 else { return .tooLarge }
+        return .value(.milliseconds(Int64(milliseconds.rounded())))
+    }
+
+    static func parseBytes(_ text: String) -> Parsed<Int64> {
         let units: [(String, Double)] = [("KiB", 1024), ("MiB", 1_048_576), ("GiB", 1_073_741_824),
                                          ("KB", 1000), ("MB", 1_000_000), ("GB", 1_000_000_000), ("B", 1)]
-        for (suffix, factor) in units where text.hasSuffix(suffix) {
-            guard let number = Double(text.dropLast(suffix.count).trimmingCharacters(in: .whitespaces)),
-                  number >= 0, number.isFinite else { return nil }
-            return Int64(number * factor)
+        var number: Double?
+        if let (suffix, factor) = units.first(where: { text.hasSuffix($0.0) }) {
+            number = Double(text.dropLast(suffix.count).trimmingCharacters(in: .whitespaces)).map { $0 * factor }
+        } else if let whole = Int64(text) {
+            number = Double(whole)
+        } else if isInteger(text) {
+            return .tooLarge
         }
-        return Int64(text)
+        guard let number, number >= 0, !number.isNaN else { return .invalid }
+        guard number.isFinite, number <= Double(maxBytes) else { return .tooLarge }
+        return .value(Int64(number))
+    }
+
+    /// True for an optionally signed run of decimal digits (an integer, however large).
+    static func isInteger(_ text: String) -> Bool {
+        let digits = text.hasPrefix("-") || text.hasPrefix("+") ? text.dropFirst() : Substring(text)
+        return !digits.isEmpty && digits.allSatisfy { $0.isASCII && $0.isNumber }
     }
 }

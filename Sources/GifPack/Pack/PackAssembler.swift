@@ -1,3 +1,4 @@
+import Crypto
 import GifPackFormat
 #if canImport(Glibc)
 import Glibc
@@ -61,15 +62,18 @@ public struct PackAssembler: ~Copyable {
     /// Copies the precompressed entry frame file at `framePath` (as made by
     /// ``TarEntryFrameEncoder``) as the next entry. `uncompressedLength` is the tar bytes the
     /// frame must hold (header + data + padding); the frame is verified before it is copied, unless
-    /// the caller made it in this process and passes its `trustedEntry` name and size.
+    /// the caller made it in this process and passes its `trustedEntry` name and size. With
+    /// `expectedSHA256` the verification also hashes the entry's data: a frame whose content does
+    /// not hash to the name it is stored under is an ``PackWriteError/invalidFrame(path:reason:)``.
     @discardableResult
     public mutating func appendFrame(copyingFrom framePath: String, uncompressedLength: Int64,
-                                     trustedEntry: (name: String, size: Int64)? = nil) throws(PackWriteError) -> PackedEntry {
+                                     trustedEntry: (name: String, size: Int64)? = nil,
+                                     expectedSHA256: String? = nil) throws(PackWriteError) -> PackedEntry {
         let header: (name: String, size: Int64)
         if let trustedEntry {
             header = trustedEntry
         } else {
-            let verified = try verifyFrame(framePath, uncompressedLength: uncompressedLength)
+            let verified = try verifyFrame(framePath, uncompressedLength: uncompressedLength, expectedSHA256: expectedSHA256)
             header = (verified.name, verified.size)
         }
         let fd = open(framePath, O_RDONLY | O_CLOEXEC)
@@ -111,15 +115,20 @@ public struct PackAssembler: ~Copyable {
 
     /// Decodes the whole frame file and returns its header if it is one regular-file tar entry of
     /// exactly `uncompressedLength` bytes.
-    private func verifyFrame(_ framePath: String, uncompressedLength: Int64) throws(PackWriteError) -> TarHeader {
+    private func verifyFrame(_ framePath: String, uncompressedLength: Int64,
+                             expectedSHA256: String?) throws(PackWriteError) -> TarHeader {
         let maxSize = uncompressedLength - Int64(TarHeader.blockSize)
         guard maxSize >= 0 else {
             throw .invalidFrame(path: framePath, reason: "uncompressed length \(uncompressedLength) is below one block")
         }
         do throws(PackReadError) {
             let reader = try PackFrameReader(path: framePath)
+            var hasher = SHA256()
             let header = try reader.streamEntry(frameOffset: 0, frameLength: try reader.fileSize(),
-                                                maxSize: maxSize, into: { _ in })
+                                                maxSize: maxSize, into: { hasher.update(bufferPointer: $0) })
+            if let expectedSHA256, case let actual = hasher.finalize().hexString, actual != expectedSHA256 {
+                throw .badTarHeader("its data hashes to \(actual), not \(expectedSHA256)")
+            }
             guard header.entryLength == uncompressedLength else {
                 throw .badTarHeader("entry is \(header.entryLength) bytes, expected \(uncompressedLength)")
             }

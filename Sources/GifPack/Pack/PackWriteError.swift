@@ -23,6 +23,8 @@ public enum PackWriteError: Error, Sendable, Equatable, CustomStringConvertible 
     case sourceChanged(path: String, expectedSize: Int64, actualSize: Int64)
     /// A precompressed entry frame file is not one valid tar entry frame.
     case invalidFrame(path: String, reason: String)
+    /// The bytes read from `path` do not hash to the SHA-256 that names them (a damaged cache).
+    case contentMismatch(path: String, expected: String, actual: String)
 
     public var description: String {
         switch self {
@@ -38,6 +40,8 @@ public enum PackWriteError: Error, Sendable, Equatable, CustomStringConvertible 
             "\(path) changed while packing: expected \(expected) bytes, found \(actual)"
         case let .invalidFrame(path, reason):
             "\(path) is not a valid entry frame: \(reason)"
+        case let .contentMismatch(path, expected, actual):
+            "\(path) should hash to \(expected) but its bytes hash to \(actual)"
         }
     }
 }

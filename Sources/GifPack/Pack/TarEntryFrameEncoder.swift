@@ -1,3 +1,4 @@
+import Crypto
 import GifPackFormat
 #if canImport(Glibc)
 import Glibc
@@ -49,9 +50,11 @@ public struct TarEntryFrameEncoder: Sendable {
         try encodeFileReportingSize(name: name, sourcePath: sourcePath, to: output).extent
     }
 
-    /// ``encodeFile(name:sourcePath:to:)``, also returning the data size that was stored.
+    /// ``encodeFile(name:sourcePath:to:)``, also returning the data size that was stored. With
+    /// `expectedSHA256`, the data is hashed as it is framed and a mismatch throws
+    /// ``PackWriteError/contentMismatch(path:expected:actual:)`` (the frame is then unusable).
     func encodeFileReportingSize(
-        name: String, sourcePath: String, to output: FileDescriptorSink
+        name: String, sourcePath: String, to output: FileDescriptorSink, expectedSHA256: String? = nil
     ) throws(PackWriteError) -> (extent: FrameExtent, size: Int64) {
         try Self.validate(name: name)
         let fd = open(sourcePath, O_RDONLY | O_CLOEXEC)
@@ -66,6 +69,7 @@ public struct TarEntryFrameEncoder: Sendable {
 
         let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.readChunkSize, alignment: 16)
         defer { chunk.deallocate() }
+        var hasher = expectedSHA256 == nil ? nil : SHA256()
         let extent = try encode(name: name, size: size, to: output) { tar throws(PackWriteError) in
             var copied: Int64 = 0
             while true {
@@ -77,10 +81,15 @@ public struct TarEntryFrameEncoder: Sendable {
                 if got == 0 { break }
                 copied += Int64(got)
                 guard copied <= size else { break }
-                try tar.writeData(UnsafeRawBufferPointer(rebasing: chunk[0..<got]))
+                let data = UnsafeRawBufferPointer(rebasing: chunk[0..<got])
+                hasher?.update(bufferPointer: data)
+                try tar.writeData(data)
             }
             guard copied == size else {
                 throw .sourceChanged(path: sourcePath, expectedSize: size, actualSize: copied)
+            }
+            if let expectedSHA256, let actual = hasher?.finalize().hexString, actual != expectedSHA256 {
+                throw .contentMismatch(path: sourcePath, expected: expectedSHA256, actual: actual)
             }
         }
         return (extent, size)

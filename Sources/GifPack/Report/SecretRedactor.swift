@@ -1,3 +1,5 @@
+import Foundation
+
 /// Replaces secrets (the API key) by `<redacted>`, as `APIKey` prints itself, in any text about to
 /// be written out.
 ///
@@ -26,6 +28,41 @@ public struct SecretRedactor: Sendable, Equatable {
         for secret in secrets where result.contains(secret) {
             result = result.replacingOccurrences(of: secret, with: Self.replacement)
         }
+        return result
+    }
+}
+
+extension SecretRedactor {
+    /// The redactor for a source's API key (none for a source without a key).
+    public init(source: SourceSettings) { self.init(secrets: [source.apiKey?.value].compactMap { $0 }) }
+
+    /// True when there is nothing to redact.
+    public var isEmpty: Bool { secrets.isEmpty }
+
+    /// `value` with every secret replaced in every string and object key, the structure unchanged.
+    /// This is how a catalog record that echoes the key is published: the field stays, its text
+    /// reads `<redacted>` where the key was, the same on every run.
+    public func redact(_ value: JSONValue) -> JSONValue {
+        guard !secrets.isEmpty else { return value }
+        switch value {
+        case .string(let text): return .string(redact(text))
+        case .array(let values): return .array(values.map { redact($0) })
+        case .object(let members):
+            var result: [String: JSONValue] = [:]
+            for key in members.keys.sorted() { result[redact(key)] = redact(members[key]!) }
+            return .object(result)
+        default: return value
+        }
+    }
+
+    /// `value` with every secret replaced in every string it encodes to (through its `Codable`
+    /// form), so a report is clean whatever field a secret reached.
+    public func redact<Value: Codable>(_ value: Value) -> Value {
+        guard !secrets.isEmpty, let data = try? JSONEncoder().encode(value),
+              let tree = try? JSONDecoder().decode(JSONValue.self, from: data) else { return value }
+        let clean = redact(tree)
+        guard clean != tree, let cleanData = try? JSONEncoder().encode(clean),
+              let result = try? JSONDecoder().decode(Value.self, from: cleanData) else { return value }
         return result
     }
 }

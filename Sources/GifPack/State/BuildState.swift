@@ -136,6 +136,16 @@ public final class BuildState: Sendable {
         }
     }
 
+    /// Forgets that a blob was fetched: its GIFs are neither fresh nor conditionally requested
+    /// again, so the next fetch downloads them whole (the blob was found damaged and removed).
+    public func forgetBlob(sha256: String) throws {
+        try database.write { db in
+            try db.execute(sql: """
+                UPDATE gif SET etag = NULL, last_modified = NULL, fetched_at = NULL WHERE source = ? AND sha256 = ?
+                """, arguments: [source, sha256])
+        }
+    }
+
     /// Every blob hash the state still refers to.
     public func referencedBlobs() throws -> Set<String> {
         try database.read { db in

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Synchronization
 #if canImport(Glibc)
@@ -28,8 +29,12 @@ public struct BlobStore: Sendable {
     public func adopt(temporaryFile: String, sha256: String) throws(FileSystemError) -> Bool {
         let destination = layout.blobPath(sha256: sha256)
         if FileSystem.exists(destination) {
-            FileSystem.remove(temporaryFile)
-            return false
+            if Self.hashes(destination, to: sha256) {
+                FileSystem.remove(temporaryFile)
+                return false
+            }
+            // The stored copy was damaged: the fresh, validated download replaces it.
+            FileSystem.remove(destination)
         }
         let directory = PathText.parent(destination)
         try FileSystem.createDirectory(directory)
@@ -50,4 +55,10 @@ public struct BlobStore: Sendable {
     }
 
     private static let adoption = Mutex(())
+
+    /// True when the file at `path` hashes to `sha256`.
+    static func hashes(_ path: String, to sha256: String) -> Bool {
+        guard let bytes = FileSystem.readAll(path) else { return false }
+        return SHA256.hash(data: bytes).hexString == sha256
+    }
 }

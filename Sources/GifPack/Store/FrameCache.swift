@@ -42,7 +42,9 @@ struct FrameCache: Sendable {
         do {
             let sink = try FileDescriptorSink(creating: temporary)
             let encoder = TarEntryFrameEncoder(level: level, mtime: mtime)
-            _ = try encoder.encodeFile(name: GIFEntry.path(forSHA256: sha256), sourcePath: blobPath, to: sink)
+            // The blob is hashed as it is framed: bytes damaged in the cache never make a frame.
+            _ = try encoder.encodeFileReportingSize(name: GIFEntry.path(forSHA256: sha256), sourcePath: blobPath,
+                                                    to: sink, expectedSHA256: sha256)
             // No fsync: the frame is a cache. The pack assembler verifies every frame it copies and
             // a frame cut short by a crash is simply compressed again.
             try sink.close()

@@ -119,12 +119,14 @@ final class Transfer: @unchecked Sendable {
         easy = nil
     }
 
-    /// curl's message for the failure, with any request header value blanked out.
+    /// curl's message for the failure, with any secret request header value blanked out.
     func errorMessage(for code: CURLcode) -> String {
         var message = String(cString: errorBuffer)
         while message.last?.isNewline == true { message.removeLast() }
         if message.isEmpty { message = String(cString: curl_easy_strerror(code)) }
-        for (_, value) in request.headers where value.count >= 4 {
+        // Only secret-looking headers (the API key) are blanked: the host header's value is the host
+        // curl's message names, and hiding it would hide which server failed.
+        for (name, value) in request.headers where value.count >= 4 && HTTPHeaders.isSensitive(name: name) {
             message = message.replacing(value, with: "<redacted>")
         }
         return message

@@ -1,0 +1,84 @@
+import ExerciseDBFixture
+import Foundation
+import Synchronization
+import Testing
+@testable import GifPack
+
+/// The builder against a damaged cache and runs that stop early.
+@Suite("Hostile builds")
+struct HostileBuildTests {
+    private func verify(_ dist: String) throws -> ProcessResult {
+        try run(productPath("gifpack"), ["verify", dist])
+    }
+
+    @Test func aCorruptedCachedGIFIsNeverPublishedAndTheNextRunHeals() async throws {
+        let server = try startFixture(count: 12) { $0.duplicateEvery = 0 }
+        defer { server.stop() }
+        let workspace = try TemporaryDirectory()
+        // refresh_after 0: every GIF is asked for conditionally, and a 304 reuses the cached blob.
+        let manifest = rapidAPIManifest(server: server, fetch: "  refresh_after: 0", maxMissing: "0")
+        let first = try await runBuild(manifest: manifest, workspace: workspace)
+        #expect(first.exitStatus == .success, "\(first.message)")
+        let ids = server.catalog.exercises.map(\.id).sorted()
+        let victim = try #require(readIndex(workspace.file("dist/index.json")).packs.first?.exercises.first { $0.id == ids[2] }?.gif)
+
+        // Flip one byte in the middle of the cached blob and drop every cached frame.
+        let blob = CacheLayout(root: workspace.file("cache")).blobPath(sha256: victim)
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: blob)))
+        bytes[bytes.count / 2] ^= 0x55
+        try Data(bytes).write(to: URL(fileURLWithPath: blob))
+        try FileManager.default.removeItem(atPath: workspace.file("cache/frames"))
+        // Another GIF changes: the pack needs a new version, assembled from the cache.
+        server.replaceGIF(id: ids[7], with: try GIFSynthesizer.animatedGIF(width: 32, height: 32, frames: 2, colors: 4, seed: 77))
+
+        let second = try await runBuild(manifest: manifest, workspace: workspace)
+        let afterSecond = try verify(workspace.file("dist"))
+        #expect(afterSecond.status == 0, "a corrupted GIF was published: \(afterSecond.output) \(afterSecond.error)")
+        if second.exitStatus == .success {
+            #expect(second.packs.first?.outcome == "published")
+        } else {
+            #expect(second.exitStatus == .failed)
+            #expect(second.message.contains(victim), "\(second.message)")
+            #expect(try readIndex(workspace.file("dist/index.json")).packs.first?.version == 1, "nothing was published")
+        }
+
+        // The next run heals: the GIF is fetched again and the new pack holds the true bytes.
+        let third = try await runBuild(manifest: manifest, workspace: workspace)
+        #expect(third.exitStatus == .success, "\(third.message)")
+        #expect(!third.message.contains("nothing changed") || second.exitStatus == .success)
+        let afterThird = try verify(workspace.file("dist"))
+        #expect(afterThird.status == 0, "\(afterThird.output) \(afterThird.error)")
+        let index = try readIndex(workspace.file("dist/index.json"))
+        #expect(index.packs.first?.version == 2)
+        #expect(index.packs.first?.exercises.first { $0.id == ids[2] }?.gif == victim)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: blob)) == Data(server.catalog.gifBytes(id: ids[2]) ?? []),
+                "the cache holds the true bytes again")
+    }
+
+    @Test func aBudgetStopSummarisesTheExercisesItNeverAttempted() async throws {
+        let server = try startFixture(count: 60)
+        defer { server.stop() }
+        let workspace = try TemporaryDirectory()
+        let manifest = try ManifestLoader().parse(rapidAPIManifest(server: server, fetch: "  max_requests: 8"),
+                                                  environment: ["GIFPACK_TEST_KEY": testAPIKey])
+        let options = BuildOptions(outputDirectory: workspace.file("dist"), cacheDirectory: workspace.file("cache"),
+                                   sourceDateEpoch: 1_700_000_000)
+        let lines = Mutex<[String]>([])
+        let report = await BuildPipeline(manifest: manifest, options: options) { event in
+            if let entry = BuildEventLog.entry(for: event) { lines.withLock { $0.append(entry.message) } }
+        }.run()
+        #expect(report.stopReason == .requestBudgetSpent(limit: 8))
+        let summary = try #require(report.notAttempted)
+        let ids = server.catalog.exercises.map(\.id).sorted()
+        #expect(summary.count == report.gifs.rejectedByReason[FetchRejection.notAttempted])
+        #expect(summary.count >= 50, "60 wanted, at most 8 requests: \(summary.count)")
+        #expect(summary.examples.count == 5 && summary.examples == summary.examples.sorted())
+        #expect(summary.examples.allSatisfy(ids.contains))
+        #expect(!report.rejections.contains { $0.reason == FetchRejection.notAttempted }, "not listed one by one")
+        #expect(report.message.contains("\(summary.count) exercise(s) not attempted (e.g. \(summary.examples[0])"), "\(report.message)")
+        let mentions = lines.withLock { $0.filter { $0.contains("not-attempted") || $0.contains("not attempted") } }
+        #expect(mentions.count <= 2, "one log line per unattempted exercise: \(mentions.count)")
+        let written = try String(contentsOfFile: workspace.file("dist/report.json"), encoding: .utf8)
+        #expect(written.components(separatedBy: FetchRejection.notAttempted).count <= 3)
+    }
+}
