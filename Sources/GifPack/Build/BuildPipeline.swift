@@ -42,6 +42,17 @@ public struct BuildPipeline: Sendable {
             default: report.exitStatus = .failed
             }
             report.message = error.description
+        } catch let error as DirectoryClaimError {
+            report.exitStatus = .usage
+            report.message = error.description + "; nothing was fetched"
+            if error.concernsOutput {
+                // Not even report.json goes into a directory that is not gifpack's.
+                report.stageSeconds["total"] = (clock.now - started).seconds
+                report.complete(startedAt: startDate, finishedAt: Date())
+                report = SecretRedactor(source: manifest.source).redact(report)
+                observer?(.finished(report))
+                return report
+            }
         } catch let error as BuildLock.LockError {
             report.exitStatus = if case .held = error { .locked } else { .failed }
             report.message = error.description
@@ -66,8 +77,7 @@ public struct BuildPipeline: Sendable {
     private func build(into report: inout BuildReport, clock: ContinuousClock) async throws {
         let started = clock.now
         let layout = CacheLayout(root: options.cacheDirectory)
-        try FileSystem.createDirectory(options.cacheDirectory)
-        try FileSystem.createDirectory(options.outputDirectory)
+        try claimDirectories()
         let locks = try BuildLock.acquire([options.outputDirectory, options.cacheDirectory])
         defer { withExtendedLifetime(locks) {} }
         let sourceKey = manifest.source.stateKey
@@ -214,6 +224,21 @@ public struct BuildPipeline: Sendable {
             ? "nothing changed: \(report.packs.count) pack(s) already current"
             : "published \(published) new pack version(s) of \(report.packs.count)"
         if missing > 0 { report.message += "; \(missing) exercise(s) have no GIF" }
+    }
+
+    /// Refuses an output or cache directory that is neither empty nor gifpack's, and marks the
+    /// ones it takes (see ``DirectoryClaim``), before anything is written, created or deleted.
+    private func claimDirectories() throws {
+        func canonical(_ path: String) -> String { URL(fileURLWithPath: path).standardizedFileURL.path }
+        if canonical(options.outputDirectory) == canonical(options.cacheDirectory) {
+            try DirectoryClaim.claim(options.outputDirectory, roles: [.output, .cache])
+        } else {
+            // Both are checked before either is created or marked.
+            try DirectoryClaim.check(options.outputDirectory, roles: [.output])
+            try DirectoryClaim.check(options.cacheDirectory, roles: [.cache])
+            try DirectoryClaim.claim(options.outputDirectory, roles: [.output])
+            try DirectoryClaim.claim(options.cacheDirectory, roles: [.cache])
+        }
     }
 
     /// Replaces this run's failures by the GIF an earlier run stored for the same exercise, when

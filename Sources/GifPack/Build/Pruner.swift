@@ -35,7 +35,7 @@ public struct Pruner: Sendable {
         var versions: [String: [(version: Int, file: String)]] = [:]
         for name in names {
             let path = "\(packsDirectory)/\(name)"
-            if name.hasPrefix("."), name.contains(".tmp-") {
+            if FileSystem.isOwnTemporaryName(name) {
                 result.freedBytes += FileSystem.fileSize(path) ?? 0
                 FileSystem.remove(path)
                 result.deletedTemporaryFiles += 1
@@ -78,11 +78,17 @@ public struct Pruner: Sendable {
         return (String(stem[..<marker.lowerBound]), version)
     }
 
+    /// 64 lowercase hex digits: a blob's name as gifpack stores it (nothing else is deleted).
+    static func isSHA256Hex(_ text: Substring) -> Bool {
+        text.utf8.count == 64 && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+    }
+
     private func blobs() -> [(String, String)] {
         var found: [(String, String)] = []
         let root = layout.blobsDirectory
         for shard in (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? [] {
-            for name in (try? FileManager.default.contentsOfDirectory(atPath: "\(root)/\(shard)")) ?? [] where name.hasSuffix(".gif") {
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: "\(root)/\(shard)")) ?? []
+            where name.hasSuffix(".gif") && Self.isSHA256Hex(name.dropLast(4)) && name.hasPrefix(shard) {
                 found.append((String(name.dropLast(4)), "\(root)/\(shard)/\(name)"))
             }
         }

@@ -26,13 +26,21 @@ public struct CacheLayout: Sendable, Equatable {
         "\(framesDirectory(level: level, mtime: mtime))/\(sha256.prefix(2))/\(sha256).zst"
     }
 
-    /// Creates the directories and clears downloads left over by an interrupted run.
+    /// Creates the directories and clears downloads left over by an interrupted run (its own
+    /// `<UUID>.part` files only).
     public func prepare() throws(FileSystemError) {
         try FileSystem.createDirectory(temporaryDirectory)
         try FileSystem.createDirectory(blobsDirectory)
         if let leftovers = try? FileManager.default.contentsOfDirectory(atPath: temporaryDirectory) {
-            for name in leftovers where name.hasSuffix(".part") { FileSystem.remove("\(temporaryDirectory)/\(name)") }
+            for name in leftovers where Self.isOwnDownload(name) { FileSystem.remove("\(temporaryDirectory)/\(name)") }
         }
+    }
+
+    /// True for the name of a download in progress as ``newTemporaryDownloadPath()`` makes it
+    /// (`<UUID>.part`): the only files gifpack ever deletes from `tmp/`.
+    static func isOwnDownload(_ name: String) -> Bool {
+        guard name.hasSuffix(".part") else { return false }
+        return UUID(uuidString: String(name.dropLast(".part".count))) != nil && name.count == 36 + 5
     }
 
     public func newTemporaryDownloadPath() -> String { "\(temporaryDirectory)/\(UUID().uuidString).part" }

@@ -83,6 +83,15 @@ public enum FileSystem {
     }
 
     /// A temporary name beside `path`, unique to this process and call.
+    /// True for a name ``temporaryPath(beside:)`` makes (`.<name>.tmp-<pid>-<8 hex>`): the only
+    /// temporary files gifpack deletes as its own.
+    public static func isOwnTemporaryName(_ name: String) -> Bool {
+        guard name.hasPrefix("."), let marker = name.range(of: ".tmp-", options: .backwards) else { return false }
+        let parts = name[marker.upperBound...].split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 2, !parts[0].isEmpty, parts[0].allSatisfy(\.isNumber), parts[1].count == 8 else { return false }
+        return parts[1].allSatisfy(\.isHexDigit)
+    }
+
     public static func temporaryPath(beside path: String) -> String {
         let unique = "\(getpid())-\(UUID().uuidString.prefix(8))"
         return "\(PathText.parent(path))/.\(PathText.lastComponent(path)).tmp-\(unique)"

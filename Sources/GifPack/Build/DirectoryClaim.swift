@@ -1,0 +1,107 @@
+import Foundation
+
+/// Makes sure a build writes only into directories that are gifpack's: empty (or absent) ones,
+/// which it marks, or ones it marked before.
+///
+/// A directory gifpack creates or adopts gets a marker file (`.gifpack-output` in the output
+/// directory, `.gifpack-cache` in the cache). A directory an earlier version wrote, without a
+/// marker, is recognised by its layout (`index.json` and `packs/` for an output directory,
+/// `state.sqlite` for a cache) and marked. Anything else that is not empty — `/`, a home
+/// directory, a project folder — is refused before a single file is written, created or deleted
+/// in it (exit 2).
+///
+/// ```swift
+/// try DirectoryClaim.claim("dist", roles: [.output])        // creates dist/.gifpack-output
+/// try DirectoryClaim.claim("/", roles: [.cache])            // throws: not empty, not gifpack's
+/// ```
+public enum DirectoryClaim {
+    /// What a directory is used for; one directory may be both.
+    public enum Role: String, Sendable, CaseIterable {
+        case output, cache
+
+        /// The marker file gifpack keeps in a directory it owns in this role.
+        public var marker: String { ".gifpack-\(rawValue)" }
+
+        /// Names an earlier gifpack version could have left at the top level in this role.
+        var knownNames: Set<String> {
+            switch self {
+            case .output: ["index.json", "report.json", "packs", ".gifpack.lock"]
+            case .cache: ["state.sqlite", "state.sqlite-wal", "state.sqlite-shm", ".gifpack.lock"]
+            }
+        }
+
+        /// True when `names` (a directory's entries) show this role's layout.
+        func recognises(_ names: Set<String>) -> Bool {
+            switch self {
+            case .output: names.contains("index.json") && names.contains("packs")
+            case .cache: names.contains("state.sqlite")
+            }
+        }
+    }
+
+    /// Checks `path` for `roles` without changing anything: returns true when it is already marked.
+    @discardableResult
+    public static func check(_ path: String, roles: Set<Role>) throws(DirectoryClaimError) -> Bool {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { return false }
+        guard isDirectory.boolValue else { throw .notADirectory(path: path, roles: roles) }
+        let names: Set<String>
+        do { names = Set(try FileManager.default.contentsOfDirectory(atPath: path)) } catch {
+            throw .unreadable(path: path, roles: roles, reason: String(describing: error))
+        }
+        if roles.allSatisfy({ names.contains($0.marker) }) { return true }
+        if names.isEmpty { return false }
+        // Ours in another role already, or an earlier version's layout, or nothing but names an
+        // earlier version leaves (a first run that failed before publishing).
+        let ours = Role.allCases.contains { names.contains($0.marker) || $0.recognises(names) }
+        let known = Role.allCases.reduce(into: Set<String>()) { $0.formUnion([$1.marker]); $0.formUnion($1.knownNames) }
+        guard ours || names.isSubset(of: known) else {
+            throw .foreign(path: path, roles: roles, examples: names.sorted().prefix(3).map { $0 })
+        }
+        return false
+    }
+
+    /// Creates `path` if needed and marks it for `roles`, or throws when it is not gifpack's.
+    public static func claim(_ path: String, roles: Set<Role>) throws(DirectoryClaimError) {
+        if try check(path, roles: roles) { return }
+        do {
+            try FileSystem.createDirectory(path)
+            for role in roles.sorted(by: { $0.rawValue < $1.rawValue }) where !FileSystem.exists("\(path)/\(role.marker)") {
+                let text = "This directory is a gifpack \(role.rawValue) directory. gifpack refuses to write into a non-empty directory without this file.\n"
+                try FileSystem.writeAtomically(Array(text.utf8), to: "\(path)/\(role.marker)")
+            }
+        } catch {
+            throw .unreadable(path: path, roles: roles, reason: String(describing: error))
+        }
+    }
+}
+
+/// Why a directory was refused as the output or cache directory (exit 2).
+public enum DirectoryClaimError: Error, Sendable, Equatable, CustomStringConvertible {
+    case foreign(path: String, roles: Set<DirectoryClaim.Role>, examples: [String])
+    case notADirectory(path: String, roles: Set<DirectoryClaim.Role>)
+    case unreadable(path: String, roles: Set<DirectoryClaim.Role>, reason: String)
+
+    /// True when the output directory is the one refused (no report may be written into it).
+    public var concernsOutput: Bool {
+        switch self {
+        case .foreign(_, let roles, _), .notADirectory(_, let roles), .unreadable(_, let roles, _): roles.contains(.output)
+        }
+    }
+
+    public var description: String {
+        func role(_ roles: Set<DirectoryClaim.Role>) -> String {
+            roles.map(\.rawValue).sorted().joined(separator: " and ") + " directory"
+        }
+        switch self {
+        case .foreign(let path, let roles, let examples):
+            let markers = roles.map(\.marker).sorted().joined(separator: ", ")
+            return "refusing \(path) as the \(role(roles)): it is not empty (\(examples.joined(separator: ", ")), …) "
+                + "and not a gifpack directory (no \(markers)); give an empty or new directory"
+        case .notADirectory(let path, let roles):
+            return "refusing \(path) as the \(role(roles)): it is not a directory"
+        case .unreadable(let path, let roles, let reason):
+            return "cannot use \(path) as the \(role(roles)): \(reason)"
+        }
+    }
+}
