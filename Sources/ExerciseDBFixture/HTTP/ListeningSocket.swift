@@ -48,6 +48,9 @@ final class ListeningSocket: @unchecked Sendable {
             Glibc.close(descriptor)
             throw .socketFailed(operation: "listen", errno: code)
         }
+        // Non-blocking: accept(2) runs only after poll said a connection waits, and must not block
+        // (under the registry's lock) should it have gone in between.
+        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         _ = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
@@ -65,7 +68,9 @@ final class ListeningSocket: @unchecked Sendable {
     }
 
     /// The next client's descriptor (close-on-exec), or nil once ``wake()`` has been called.
-    func accept() -> Int32? {
+    /// `admit` runs `accept(2)` for it (the registry does so under its lock, so a connection is
+    /// never between the accept queue and the registry while someone checks both).
+    func accept(through admit: (() -> Int32) -> Int32 = { $0() }) -> Int32? {
         while true {
             var polled = [
                 pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
@@ -78,7 +83,8 @@ final class ListeningSocket: @unchecked Sendable {
             }
             if polled[1].revents != 0 { return nil }
             guard polled[0].revents & Int16(POLLIN) != 0 else { continue }
-            let client = Glibc.accept(descriptor, nil, nil)
+            let descriptor = self.descriptor
+            let client = admit { Glibc.accept(descriptor, nil, nil) }
             if client >= 0 {
                 _ = fcntl(client, F_SETFD, FD_CLOEXEC)  // curl subprocesses must not inherit it
                 return client
@@ -89,6 +95,12 @@ final class ListeningSocket: @unchecked Sendable {
             default: return nil
             }
         }
+    }
+
+    /// True when a connection waits in the accept queue.
+    var hasPendingConnection: Bool {
+        var polled = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        return poll(&polled, 1, 0) > 0 && polled.revents & Int16(POLLIN) != 0
     }
 
     /// Makes a pending or future ``accept()`` return nil.

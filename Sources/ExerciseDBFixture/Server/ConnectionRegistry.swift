@@ -24,6 +24,37 @@ final class ConnectionRegistry: @unchecked Sendable {
         return true
     }
 
+    /// Accepts a connection with `accept` and registers it, under the lock: the connection is in
+    /// the accept queue or in the registry at every moment ``waitUntilIdle(timeout:hasPending:)``
+    /// looks. A connection arriving while the server stops is closed at once.
+    func acceptAndAdmit(_ accept: () -> Int32) -> Int32 {
+        condition.lock()
+        defer { condition.unlock() }
+        let client = accept()
+        guard client >= 0 else { return client }
+        guard !closing else {
+            Glibc.close(client)
+            errno = ECONNABORTED
+            return -1
+        }
+        open.insert(client)
+        return client
+    }
+
+    /// Waits until no connection is open and `hasPending()` (the accept queue) is false, up to
+    /// `timeout` seconds; true when that happened.
+    func waitUntilIdle(timeout: Double, hasPending: () -> Bool) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while true {
+            if open.isEmpty && !hasPending() { return true }
+            guard Date() < deadline else { return false }
+            // A closing connection broadcasts; a queued one does not, so look again soon.
+            _ = condition.wait(until: min(deadline, Date(timeIntervalSinceNow: 0.01)))
+        }
+    }
+
     /// Closes a connection; with `reset`, SO_LINGER 0 makes the close send a TCP RST.
     func close(_ descriptor: Int32, reset: Bool) {
         condition.lock()

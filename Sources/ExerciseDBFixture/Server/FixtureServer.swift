@@ -59,11 +59,7 @@ public final class FixtureServer: @unchecked Sendable {
         let registry = registry
         do {
             acceptThread = try ServerThread.spawn {
-                while let client = listener.accept() {
-                    guard registry.admit(client) else {
-                        close(client)
-                        continue
-                    }
+                while let client = listener.accept(through: registry.acceptAndAdmit) {
                     do {
                         _ = try ServerThread.spawn(detached: true) { handler.serve(descriptor: client) }
                     } catch {
@@ -93,6 +89,23 @@ public final class FixtureServer: @unchecked Sendable {
         listener.close()
         stopSignal.fire()
         registry.closeAll(timeout: 5)
+    }
+
+    /// Waits until the server has handled every connection made so far to its end — none open,
+    /// none waiting to be accepted — so the stats count every request a client (say, a process
+    /// that was just killed) sent. False if that took longer than `timeout` seconds.
+    ///
+    /// ```swift
+    /// _ = try run(gifpack, arguments, environment: crashing)   // killed mid-download
+    /// #expect(server.waitUntilIdle())
+    /// let before = server.stats.requestsByExercise
+    /// ```
+    @discardableResult
+    public func waitUntilIdle(timeout: Double = 10) -> Bool {
+        lock.lock()
+        let listener = self.listener
+        lock.unlock()
+        return registry.waitUntilIdle(timeout: timeout) { listener?.hasPendingConnection ?? false }
     }
 
     /// The port listened on (kept after `stop()`; 0 before the first `start()`).
