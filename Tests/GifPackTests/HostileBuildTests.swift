@@ -81,4 +81,33 @@ struct HostileBuildTests {
         let written = try String(contentsOfFile: workspace.file("dist/report.json"), encoding: .utf8)
         #expect(written.components(separatedBy: FetchRejection.notAttempted).count <= 3)
     }
+
+    @Test func aCorruptStateIsMovedAsideRebuiltFromTheIndexAndTheBlobsAndTheBuildGoesOn() async throws {
+        let server = try startFixture(count: 8)
+        defer { server.stop() }
+        let workspace = try TemporaryDirectory()
+        let manifest = rapidAPIManifest(server: server, maxMissing: "0")
+        let first = try await runBuild(manifest: manifest, workspace: workspace)
+        #expect(first.exitStatus == .success, "\(first.message)")
+        let statePath = workspace.file("cache/state.sqlite")
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: statePath + suffix) }
+        try Data(String(repeating: "this is not a database; ", count: 400).utf8).write(to: URL(fileURLWithPath: statePath))
+        server.resetStats()
+
+        let second = try await runBuild(manifest: manifest, workspace: workspace)
+        #expect(second.exitStatus == .success, "\(second.message)")
+        let recovery = try #require(second.stateRecovery)
+        #expect(recovery.movedTo.hasPrefix(statePath + ".corrupt-"))
+        #expect(FileManager.default.fileExists(atPath: recovery.movedTo), "the damaged file is kept for inspection")
+        #expect(recovery.rebuiltPacks == 1 && recovery.rebuiltGIFs == 8, "\(recovery)")
+        #expect(second.message.contains("state.sqlite") && second.message.contains(recovery.movedTo), "\(second.message)")
+        // Rebuilt from the blobs and the index: nothing fetched again, nothing republished.
+        #expect(server.stats.imageRequests == 0)
+        #expect(second.packs.map(\.outcome) == ["unchanged"])
+        let written = try String(contentsOfFile: workspace.file("dist/report.json"), encoding: .utf8)
+        #expect(written.contains("stateRecovery"))
+
+        let third = try await runBuild(manifest: manifest, workspace: workspace)
+        #expect(third.exitStatus == .success && third.stateRecovery == nil, "\(third.message)")
+    }
 }

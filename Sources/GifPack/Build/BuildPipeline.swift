@@ -63,6 +63,7 @@ public struct BuildPipeline: Sendable {
             report.exitStatus = .failed
             report.message = String(describing: error)
         }
+        if let recovery = report.stateRecovery { report.message += "; \(recovery.sentence)" }
         report.stageSeconds["total"] = (clock.now - started).seconds
         report.complete(startedAt: startDate, finishedAt: Date())
         // Whatever path the key came by (an error body, a header, a record), the report written,
@@ -81,11 +82,12 @@ public struct BuildPipeline: Sendable {
         let locks = try BuildLock.acquire([options.outputDirectory, options.cacheDirectory])
         defer { withExtendedLifetime(locks) {} }
         let sourceKey = manifest.source.stateKey
-        let (state, expectedCount) = try await Blocking.run {
+        let (state, expectedCount, recovery) = try await Blocking.run {
             try layout.prepare()
-            let state = try BuildState(path: layout.statePath, source: sourceKey)
-            return (state, try state.lastCatalogCount())
+            let (state, recovery) = try StateOpener.open(layout: layout, source: sourceKey)
+            return (state, try state.lastCatalogCount(), recovery)
         }
+        report.stateRecovery = recovery
         let client = try HTTPClient(caFile: manifest.fetch.caFile)
         defer { client.shutdown() }
         // Every request sent counts, those of a run that stops early (a 401 on the first page) too.
@@ -105,6 +107,19 @@ public struct BuildPipeline: Sendable {
         report.catalog = .init(exercises: catalog.exercises.count, pages: catalog.pagesFetched,
                                rejectedRecords: catalog.rejected, duplicateIDs: catalog.duplicateIDs)
         report.catalogChanges = try await Blocking.run { try state.replaceCatalog(CatalogFingerprint.fingerprints(of: catalog)) }
+        if let damaged = report.stateRecovery {
+            let (indexPath, resolution, fetch) = (self.indexPath, manifest.source.resolution ?? 0, manifest.fetch)
+            report.stateRecovery = try await Blocking.run {
+                var rebuilt = damaged
+                let index = try? PackIndex.decode(from: Data(contentsOf: URL(fileURLWithPath: indexPath)))
+                let date = (try? FileManager.default.attributesOfItem(atPath: indexPath))?[.modificationDate] as? Date
+                try StateOpener.rebuild(&rebuilt, state: state, index: index, indexDate: date, catalog: catalog.exercises,
+                                        store: BlobStore(layout: layout), resolution: resolution,
+                                        limits: GIFLimits(maxWidth: fetch.maxWidth, maxHeight: fetch.maxHeight,
+                                                          maxFrames: fetch.maxFrames, maxTotalPixels: fetch.maxTotalPixels))
+                return rebuilt
+            }
+        }
         observer?(.catalogFetched(exercises: catalog.exercises.count, pages: catalog.pagesFetched))
         endStage("catalog")
 

@@ -40,6 +40,8 @@ public struct BuildReport: Sendable, Codable, Equatable {
     public var catalogChanges: CatalogChanges?
     /// What the end-of-build retention pass deleted.
     public var pruned: Pruner.Result?
+    /// Present when `state.sqlite` was found damaged, moved aside and rebuilt (see ``StateRecovery``).
+    public var stateRecovery: StateRecovery?
     /// State database writes that failed (the build went on).
     public var stateErrors: [String] = []
     /// Seconds spent in each stage that ran (`catalog`, `plan`, `fetch`, `pack`, `index`, `prune`)

@@ -27,6 +27,18 @@ public final class BuildState: Sendable {
         try Self.migrator.migrate(database)
     }
 
+    /// `PRAGMA quick_check` found damage.
+    struct IntegrityError: Error, CustomStringConvertible {
+        var findings: [String]
+        var description: String { "integrity check: " + findings.prefix(3).joined(separator: "; ") }
+    }
+
+    /// Throws ``IntegrityError`` unless SQLite's quick check finds the database sound.
+    func checkIntegrity() throws {
+        let findings = try database.read { db in try String.fetchAll(db, sql: "PRAGMA quick_check") }
+        guard findings == ["ok"] else { throw IntegrityError(findings: findings) }
+    }
+
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
