@@ -110,4 +110,34 @@ struct HostileBuildTests {
         let third = try await runBuild(manifest: manifest, workspace: workspace)
         #expect(third.exitStatus == .success && third.stateRecovery == nil, "\(third.message)")
     }
+
+    /// A real full disk: the cache lives on a small tmpfs mounted for the test (root only; the
+    /// suite runs as root here, and mount(8) is the only way to get a genuine ENOSPC).
+    @Test(.enabled(if: getuid() == 0, "mounting a small tmpfs needs root"))
+    func aFullCacheDiskStopsTheBuildAtTheFirstENOSPC() async throws {
+        let server = try startFixture(count: 40) { $0.gifDimension = 96; $0.duplicateEvery = 0; $0.colorsRange = 8...16 }
+        defer { server.stop() }
+        let workspace = try TemporaryDirectory()
+        let mountPoint = workspace.file("small")
+        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+        let total = server.catalog.exercises.compactMap { server.catalog.gifBytes(id: $0.id)?.count }.reduce(0, +)
+        // Room for the state and about a third of the GIFs (each is kept as a blob and a frame).
+        let size = (256 * 1024 + total / 3) / 4096 * 4096
+        let mounted = try run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", mountPoint])
+        try #require(mounted.status == 0, "mount: \(mounted.error)")
+        defer { _ = try? run("/bin/umount", [mountPoint]) }
+
+        let report = try await runBuild(manifest: rapidAPIManifest(server: server), workspace: workspace, cache: "small/cache")
+        guard case .diskFull? = report.stopReason else {
+            Issue.record("expected a disk-full stop, got \(String(describing: report.stopReason)): \(report.message)")
+            return
+        }
+        #expect(report.exitStatus == .failed)
+        #expect(report.message.contains("disk is full"), "\(report.message)")
+        let stored = report.gifs.downloaded
+        #expect(server.stats.imageRequests <= stored + 3 + 3 + GIFProcessor.maxBacklog,
+                "requests went on after the disk was full: \(server.stats.imageRequests) sent, \(stored) stored")
+        #expect((report.notAttempted?.count ?? 0) > 0)
+        #expect(!FileManager.default.fileExists(atPath: workspace.file("dist/index.json")), "nothing was published")
+    }
 }

@@ -44,6 +44,10 @@ struct FetchAttempt: Sendable {
             download = try await client.download(request(for: item), to: path, maxBytes: settings.maxGIFBytes)
         } catch {
             FileSystem.remove(path)
+            if case .fileError(let file, let code) = error, FetchGovernor.isDiskFull(code) {
+                // The first full-disk error stops the build: later downloads would only be dropped.
+                governor.stop(.diskFull(path: file))
+            }
             if case .bodyTooLarge = error {
                 return .failed(item, rejection("too-large", "the body exceeds max_gif_bytes (\(settings.maxGIFBytes) bytes)", nil), missing: false)
             }

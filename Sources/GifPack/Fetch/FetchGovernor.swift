@@ -9,12 +9,15 @@ public enum StopReason: Sendable, Equatable, Codable, CustomStringConvertible {
     case requestBudgetSpent(limit: Int)
     case deadlinePassed(limit: Double)
     case circuitOpen(consecutiveFailures: Int)
+    /// Writing into the cache failed with ENOSPC (or EDQUOT): every further download would be
+    /// fetched only to be dropped.
+    case diskFull(path: String)
 
     public var exitStatus: ExitStatus {
         switch self {
         case .authRejected: .authRejected
         case .monthlyQuotaExhausted, .quotaReserveReached, .requestBudgetSpent, .deadlinePassed: .quotaExhausted
-        case .circuitOpen: .failed
+        case .circuitOpen, .diskFull: .failed
         }
     }
 
@@ -27,6 +30,7 @@ public enum StopReason: Sendable, Equatable, Codable, CustomStringConvertible {
         case .requestBudgetSpent(let limit): "the request budget of this run (max_requests: \(limit)) is spent"
         case .deadlinePassed(let limit): "the run's deadline (max_duration: \(Int(limit)) s) passed"
         case .circuitOpen(let failures): "\(failures) requests in a row failed (circuit_breaker): the API looks down"
+        case .diskFull(let path): "the cache's disk is full (no space left on device writing \(path)): free space and run again"
         }
     }
 }
@@ -74,6 +78,9 @@ final class FetchGovernor: Sendable {
     var quotaRemaining: Int? { state.withLock { $0.quotaRemaining } }
     var retries: Int { state.withLock { $0.retries } }
     var rateLimited: Int { state.withLock { $0.rateLimited } }
+
+    /// True for the errno of a full disk or quota (ENOSPC, EDQUOT).
+    static func isDiskFull(_ code: Int32) -> Bool { code == ENOSPC || code == EDQUOT }
 
     func stop(_ reason: StopReason) {
         state.withLock { if $0.stop == nil { $0.stop = reason } }

@@ -44,7 +44,8 @@ struct GIFFetcher: Sendable {
         resolutionKey = source.resolution ?? 0
         attempt = FetchAttempt(client: client, source: source, settings: settings, layout: layout, governor: governor)
         processor = GIFProcessor(store: store, frames: frames, limits: limits, resolution: source.resolution,
-                                 state: state, resolutionKey: resolutionKey, observer: observer)
+                                 state: state, resolutionKey: resolutionKey, observer: observer,
+                                 onDiskFull: { [governor] path in governor.stop(.diskFull(path: path)) })
         planner = FetchPlanner(settings: settings, store: store, now: Date())
         self.state = state
         self.governor = governor

@@ -35,12 +35,15 @@ final class GIFProcessor: Sendable {
     static let maxBacklog = 3
 
     private let observer: BuildObserver?
+    /// Called with the path when storing a GIF fails because the disk is full.
+    private let onDiskFull: (@Sendable (String) -> Void)?
 
     deinit { workers.forEach { $0.stop() } }
 
     init(store: BlobStore, frames: FrameCache, limits: GIFLimits, resolution: Int?, state: BuildState?, resolutionKey: Int,
-         observer: BuildObserver? = nil) {
+         observer: BuildObserver? = nil, onDiskFull: (@Sendable (String) -> Void)? = nil) {
         self.observer = observer
+        self.onDiskFull = onDiskFull
         self.store = store
         self.frames = frames
         self.limits = limits
@@ -149,6 +152,11 @@ final class GIFProcessor: Sendable {
             try frames.ensureFrame(sha256: sha256, blobPath: store.path(sha256: sha256), size: download.bytesWritten)
         } catch {
             FileSystem.remove(path)
+            switch error {
+            case FileSystemError.io(_, let file, let code) where FetchGovernor.isDiskFull(code): onDiskFull?(file)
+            case PackWriteError.io(let file, _, let code) where FetchGovernor.isDiskFull(code): onDiskFull?(file)
+            default: break
+            }
             return .rejected(FetchRejection(exerciseID: exercise.id, url: url, reason: "store-failed",
                                             detail: String(describing: error), status: download.head.status))
         }
