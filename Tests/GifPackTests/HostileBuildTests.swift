@@ -34,25 +34,47 @@ struct HostileBuildTests {
         let second = try await runBuild(manifest: manifest, workspace: workspace)
         let afterSecond = try verify(workspace.file("dist"))
         #expect(afterSecond.status == 0, "a corrupted GIF was published: \(afterSecond.output) \(afterSecond.error)")
-        if second.exitStatus == .success {
-            #expect(second.packs.first?.outcome == "published")
-        } else {
-            #expect(second.exitStatus == .failed)
-            #expect(second.message.contains(victim), "\(second.message)")
-            #expect(try readIndex(workspace.file("dist/index.json")).packs.first?.version == 1, "nothing was published")
-        }
-
-        // The next run heals: the GIF is fetched again and the new pack holds the true bytes.
-        let third = try await runBuild(manifest: manifest, workspace: workspace)
-        #expect(third.exitStatus == .success, "\(third.message)")
-        #expect(!third.message.contains("nothing changed") || second.exitStatus == .success)
-        let afterThird = try verify(workspace.file("dist"))
-        #expect(afterThird.status == 0, "\(afterThird.output) \(afterThird.error)")
+        // The damaged blob was dropped and fetched again in the same run; the pack holds the true bytes.
+        #expect(second.exitStatus == .success, "\(second.message)")
+        #expect(second.damagedBlobs == [victim])
+        #expect(second.message.contains("1 damaged cached GIF(s) were downloaded again"), "\(second.message)")
+        #expect(second.packs.first?.outcome == "published")
         let index = try readIndex(workspace.file("dist/index.json"))
         #expect(index.packs.first?.version == 2)
         #expect(index.packs.first?.exercises.first { $0.id == ids[2] }?.gif == victim)
         #expect(try Data(contentsOf: URL(fileURLWithPath: blob)) == Data(server.catalog.gifBytes(id: ids[2]) ?? []),
                 "the cache holds the true bytes again")
+
+        // Healed: the next run finds nothing to do and nothing damaged.
+        let third = try await runBuild(manifest: manifest, workspace: workspace)
+        #expect(third.exitStatus == .success && third.damagedBlobs.isEmpty, "\(third.message)")
+        #expect(third.message.contains("nothing changed"), "\(third.message)")
+        #expect(try verify(workspace.file("dist")).status == 0)
+    }
+
+    @Test func aGIFDamagedAgainAfterItsNewDownloadFailsTheBuildAndPublishesNothing() async throws {
+        let server = try startFixture(count: 6) { $0.duplicateEvery = 0 }
+        defer { server.stop() }
+        let workspace = try TemporaryDirectory()
+        let manifest = rapidAPIManifest(server: server, fetch: "  refresh_after: 0", maxMissing: "0")
+        #expect(try await runBuild(manifest: manifest, workspace: workspace).exitStatus == .success)
+        let ids = server.catalog.exercises.map(\.id).sorted()
+        let victim = try #require(readIndex(workspace.file("dist/index.json")).packs.first?.exercises.first { $0.id == ids[1] }?.gif)
+        let blob = CacheLayout(root: workspace.file("cache")).blobPath(sha256: victim)
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: blob)))
+        bytes[bytes.count / 2] ^= 0x55
+        try Data(bytes).write(to: URL(fileURLWithPath: blob))
+        try FileManager.default.removeItem(atPath: workspace.file("cache/frames"))
+        server.replaceGIF(id: ids[4], with: try GIFSynthesizer.animatedGIF(width: 32, height: 32, frames: 2, colors: 4, seed: 78))
+        // The server now answers the victim's full download with a GIF that fails validation.
+        server.setDefaultFault(.corruptFrame, forExercise: ids[1])
+
+        let second = try await runBuild(manifest: manifest, workspace: workspace)
+        #expect(second.exitStatus == .failed, "\(second.message)")
+        #expect(second.message.contains(victim) && second.message.contains("max_missing"), "\(second.message)")
+        #expect(try readIndex(workspace.file("dist/index.json")).packs.first?.version == 1, "the index was not changed")
+        #expect(try verify(workspace.file("dist")).status == 0)
+        #expect(!FileManager.default.fileExists(atPath: blob), "the damaged blob is gone")
     }
 
     @Test func aBudgetStopSummarisesTheExercisesItNeverAttempted() async throws {

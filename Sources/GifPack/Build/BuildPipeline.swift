@@ -179,30 +179,59 @@ public struct BuildPipeline: Sendable {
                                                   resolution: manifest.source.resolution)
         let publisher = PackPublisher(outputDirectory: options.outputDirectory, frames: frames, source: sourceDescription)
         var descriptions: [PackDescription] = []
-        let finalResults = results
-        for entry in plan.entries {
+        var finalResults = results
+        var position = 0
+        while position < plan.entries.count {
+            let entry = plan.entries[position]
+            let current = finalResults
             let description: PackDescription, outcome: PackPublisher.Outcome
             do {
                 (description, outcome) = try await Blocking.run {
-                    try publisher.publish(entry, results: finalResults, previous: previous?.pack(named: entry.spec.name))
+                    try publisher.publish(entry, results: current, previous: previous?.pack(named: entry.spec.name))
                 }
             } catch PackPublishError.damagedBlob(let hash) {
                 // Bytes that no longer match their hash never enter a pack. The blob and what the
-                // state knows of it go, so the next run downloads it whole instead of trusting it.
-                let users = wanted.filter { if case .stored(let gif)? = finalResults[$0.id] { gif.sha256 == hash } else { false } }
-                    .map(\.id)
+                // state knows of it go; its exercises are downloaded again, whole, and the pack is
+                // assembled again. A second damage of the same GIF in one run fails the build.
+                let users = wanted.filter { if case .stored(let gif)? = current[$0.id] { gif.sha256 == hash } else { false } }
                 let framePath = frames.path(sha256: hash)
                 try? await Blocking.run {
                     FileSystem.remove(layout.blobPath(sha256: hash))
                     FileSystem.remove(framePath)
                     try state.forgetBlob(sha256: hash)
                 }
-                report.exitStatus = .failed
-                report.message = "the cached GIF \(hash) of exercise(s) \(users.prefix(5).joined(separator: ", ")) was damaged "
-                    + "(its bytes no longer match their hash); it was removed from the cache and the next run downloads it again. "
-                    + "The index was not changed: nothing was published"
-                return
+                let ids = users.prefix(5).map(\.id).joined(separator: ", ")
+                let failure = "the cached GIF \(hash) of exercise(s) \(ids) was damaged (its bytes no longer match their hash)"
+                guard !report.damagedBlobs.contains(hash) else {
+                    report.exitStatus = .failed
+                    report.message = failure + " again after it was downloaded again; the index was not changed"
+                    return
+                }
+                report.damagedBlobs.append(hash)
+                let again = await GIFFetcher(client: client, source: manifest.source, settings: manifest.fetch, layout: layout,
+                                             frames: frames, state: state, governor: governor, observer: observer).fetch(users)
+                if let stop = again.stop {
+                    report.exitStatus = stop.exitStatus
+                    report.stopReason = stop
+                    report.message = failure + "; downloading it again stopped: \(stop). It was removed from the cache and "
+                        + "the next run downloads it; the index was not changed"
+                    return
+                }
+                for (id, result) in again.results { finalResults[id] = result }
+                report.gifs = BuildReport.GIFSummary()
+                report.gifs.wanted = wanted.count
+                report.rejections = []
+                report.resolutionMismatches = []
+                summarise(finalResults, wanted: wanted, into: &report)
+                guard manifest.fetch.maxMissing.allows(missing: report.gifs.missing, of: wanted.count) else {
+                    report.exitStatus = .failed
+                    report.message = failure + "; downloading it again failed, leaving \(report.gifs.missing) of \(wanted.count) "
+                        + "exercises without a valid GIF, more than max_missing (\(manifest.fetch.maxMissing)); the index was not changed"
+                    return
+                }
+                continue
             }
+            position += 1
             descriptions.append(description)
             report.packs.append(.init(name: description.name, version: description.version, file: description.file,
                                       outcome: outcome.rawValue, exercises: entry.exercises.count,
@@ -234,11 +263,15 @@ public struct BuildPipeline: Sendable {
         endStage("prune")
 
         let published = report.packs.filter { $0.outcome == PackPublisher.Outcome.published.rawValue }.count
-        report.exitStatus = missing > 0 ? .partial : .success
+        let stillMissing = report.gifs.missing
+        report.exitStatus = stillMissing > 0 ? .partial : .success
         report.message = published == 0
             ? "nothing changed: \(report.packs.count) pack(s) already current"
             : "published \(published) new pack version(s) of \(report.packs.count)"
-        if missing > 0 { report.message += "; \(missing) exercise(s) have no GIF" }
+        if stillMissing > 0 { report.message += "; \(stillMissing) exercise(s) have no GIF" }
+        if !report.damagedBlobs.isEmpty {
+            report.message += "; \(report.damagedBlobs.count) damaged cached GIF(s) were downloaded again"
+        }
     }
 
     /// Refuses an output or cache directory that is neither empty nor gifpack's, and marks the

@@ -40,6 +40,9 @@ public struct BuildReport: Sendable, Codable, Equatable {
     public var catalogChanges: CatalogChanges?
     /// What the end-of-build retention pass deleted.
     public var pruned: Pruner.Result?
+    /// Hashes of cached GIFs found damaged while packing (bytes no longer matching their hash):
+    /// each was removed and its exercises downloaded again in the same run.
+    public var damagedBlobs: [String] = []
     /// Present when `state.sqlite` was found damaged, moved aside and rebuilt (see ``StateRecovery``).
     public var stateRecovery: StateRecovery?
     /// State database writes that failed (the build went on).
