@@ -7,22 +7,13 @@ import Glibc
 /// it was closed and reused.
 ///
 /// ```swift
-/// guard registry.admit(fd) else { close(fd); return }
+/// let fd = registry.acceptAndAdmit { accept(listener, nil, nil) }
 /// defer { registry.close(fd, reset: false) }
 /// ```
 final class ConnectionRegistry: @unchecked Sendable {
     private let condition = NSCondition()
     private var open = Set<Int32>()
     private var closing = false
-
-    /// Registers a new connection; false when the server is stopping (the caller closes it).
-    func admit(_ descriptor: Int32) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        guard !closing else { return false }
-        open.insert(descriptor)
-        return true
-    }
 
     /// Accepts a connection with `accept` and registers it, under the lock: the connection is in
     /// the accept queue or in the registry at every moment ``waitUntilIdle(timeout:hasPending:)``
