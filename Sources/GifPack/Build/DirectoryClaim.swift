@@ -43,8 +43,10 @@ public enum DirectoryClaim {
     @discardableResult
     public static func check(_ path: String, roles: Set<Role>) throws(DirectoryClaimError) -> Bool {
         var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { return false }
-        guard isDirectory.boolValue else { throw .notADirectory(path: path, roles: roles) }
+        // Absent, or not a directory: creating it says what is wrong, with the real errno.
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            return false
+        }
         let names: Set<String>
         do { names = Set(try FileManager.default.contentsOfDirectory(atPath: path)) } catch {
             throw .unreadable(path: path, roles: roles, reason: String(describing: error))
@@ -61,17 +63,14 @@ public enum DirectoryClaim {
         return false
     }
 
-    /// Creates `path` if needed and marks it for `roles`, or throws when it is not gifpack's.
-    public static func claim(_ path: String, roles: Set<Role>) throws(DirectoryClaimError) {
+    /// Creates `path` if needed and marks it for `roles`. Throws ``DirectoryClaimError`` when it is
+    /// not gifpack's, and the ``FileSystemError`` (with its errno) when it cannot be made or marked.
+    public static func claim(_ path: String, roles: Set<Role>) throws {
         if try check(path, roles: roles) { return }
-        do {
-            try FileSystem.createDirectory(path)
-            for role in roles.sorted(by: { $0.rawValue < $1.rawValue }) where !FileSystem.exists("\(path)/\(role.marker)") {
-                let text = "This directory is a gifpack \(role.rawValue) directory. gifpack refuses to write into a non-empty directory without this file.\n"
-                try FileSystem.writeAtomically(Array(text.utf8), to: "\(path)/\(role.marker)")
-            }
-        } catch {
-            throw .unreadable(path: path, roles: roles, reason: String(describing: error))
+        try FileSystem.createDirectory(path)
+        for role in roles.sorted(by: { $0.rawValue < $1.rawValue }) where !FileSystem.exists("\(path)/\(role.marker)") {
+            let text = "This directory is a gifpack \(role.rawValue) directory. gifpack refuses to write into a non-empty directory without this file.\n"
+            try FileSystem.writeAtomically(Array(text.utf8), to: "\(path)/\(role.marker)")
         }
     }
 }
@@ -79,13 +78,12 @@ public enum DirectoryClaim {
 /// Why a directory was refused as the output or cache directory (exit 2).
 public enum DirectoryClaimError: Error, Sendable, Equatable, CustomStringConvertible {
     case foreign(path: String, roles: Set<DirectoryClaim.Role>, examples: [String])
-    case notADirectory(path: String, roles: Set<DirectoryClaim.Role>)
     case unreadable(path: String, roles: Set<DirectoryClaim.Role>, reason: String)
 
     /// True when the output directory is the one refused (no report may be written into it).
     public var concernsOutput: Bool {
         switch self {
-        case .foreign(_, let roles, _), .notADirectory(_, let roles), .unreadable(_, let roles, _): roles.contains(.output)
+        case .foreign(_, let roles, _), .unreadable(_, let roles, _): roles.contains(.output)
         }
     }
 
@@ -98,8 +96,6 @@ public enum DirectoryClaimError: Error, Sendable, Equatable, CustomStringConvert
             let markers = roles.map(\.marker).sorted().joined(separator: ", ")
             return "refusing \(path) as the \(role(roles)): it is not empty (\(examples.joined(separator: ", ")), …) "
                 + "and not a gifpack directory (no \(markers)); give an empty or new directory"
-        case .notADirectory(let path, let roles):
-            return "refusing \(path) as the \(role(roles)): it is not a directory"
         case .unreadable(let path, let roles, let reason):
             return "cannot use \(path) as the \(role(roles)): \(reason)"
         }
