@@ -7,8 +7,8 @@ import Testing
 /// The builder against a damaged cache and runs that stop early.
 @Suite("Hostile builds")
 struct HostileBuildTests {
-    private func verify(_ dist: String) throws -> ProcessResult {
-        try run(productPath("gifpack"), ["verify", dist])
+    private func verify(_ dist: String) async throws -> ProcessResult {
+        try await runOffThePool(productPath("gifpack"), ["verify", dist])
     }
 
     @Test func aCorruptedCachedGIFIsNeverPublishedAndTheNextRunHeals() async throws {
@@ -32,7 +32,7 @@ struct HostileBuildTests {
         server.replaceGIF(id: ids[7], with: try GIFSynthesizer.animatedGIF(width: 32, height: 32, frames: 2, colors: 4, seed: 77))
 
         let second = try await runBuild(manifest: manifest, workspace: workspace)
-        let afterSecond = try verify(workspace.file("dist"))
+        let afterSecond = try await verify(workspace.file("dist"))
         #expect(afterSecond.status == 0, "a corrupted GIF was published: \(afterSecond.output) \(afterSecond.error)")
         // The damaged blob was dropped and fetched again in the same run; the pack holds the true bytes.
         #expect(second.exitStatus == .success, "\(second.message)")
@@ -49,7 +49,7 @@ struct HostileBuildTests {
         let third = try await runBuild(manifest: manifest, workspace: workspace)
         #expect(third.exitStatus == .success && third.damagedBlobs.isEmpty, "\(third.message)")
         #expect(third.message.contains("nothing changed"), "\(third.message)")
-        #expect(try verify(workspace.file("dist")).status == 0)
+        #expect(try await verify(workspace.file("dist")).status == 0)
     }
 
     @Test func aGIFDamagedAgainAfterItsNewDownloadFailsTheBuildAndPublishesNothing() async throws {
@@ -73,7 +73,7 @@ struct HostileBuildTests {
         #expect(second.exitStatus == .failed, "\(second.message)")
         #expect(second.message.contains(victim) && second.message.contains("max_missing"), "\(second.message)")
         #expect(try readIndex(workspace.file("dist/index.json")).packs.first?.version == 1, "the index was not changed")
-        #expect(try verify(workspace.file("dist")).status == 0)
+        #expect(try await verify(workspace.file("dist")).status == 0)
         #expect(!FileManager.default.fileExists(atPath: blob), "the damaged blob is gone")
     }
 
@@ -145,7 +145,7 @@ struct HostileBuildTests {
         let total = server.catalog.exercises.compactMap { server.catalog.gifBytes(id: $0.id)?.count }.reduce(0, +)
         // Room for the state and about a third of the GIFs (each is kept as a blob and a frame).
         let size = (256 * 1024 + total / 3) / 4096 * 4096
-        let mounted = try run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", mountPoint])
+        let mounted = try await runOffThePool("/bin/mount", ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", mountPoint])
         try #require(mounted.status == 0, "mount: \(mounted.error)")
         defer { _ = try? run("/bin/umount", [mountPoint]) }
 

@@ -14,7 +14,7 @@ struct HostileCatalogTests {
     }
 
     /// Every byte of every file under `directory`, packs decompressed, as text.
-    private func everything(under directory: String) throws -> [(String, String)] {
+    private func everything(under directory: String) async throws -> [(String, String)] {
         var files: [(String, String)] = []
         let enumerator = FileManager.default.enumerator(atPath: directory)
         while let relative = enumerator?.nextObject() as? String {
@@ -24,7 +24,7 @@ struct HostileCatalogTests {
             let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
             files.append((relative, String(decoding: bytes, as: UTF8.self)))
             if path.hasSuffix(".tar.zst") {
-                let unpacked = try run("/usr/bin/zstd", ["-dc", path])
+                let unpacked = try await runOffThePool("/usr/bin/zstd", ["-dc", path])
                 #expect(unpacked.status == 0, "\(unpacked.error)")
                 files.append((relative + " (decompressed)", unpacked.output))
             }
@@ -33,21 +33,21 @@ struct HostileCatalogTests {
     }
 
     private func runCLI(_ server: FixtureServer, _ workspace: TemporaryDirectory, logFormat: String,
-                        fetch: String = "") throws -> ProcessResult {
+                        fetch: String = "") async throws -> ProcessResult {
         let manifest = try workspace.write(rapidAPIManifest(server: server, fetch: fetch), to: "manifest-\(logFormat).yaml")
-        return try run(productPath("gifpack"), [
+        return try await runOffThePool(productPath("gifpack"), [
             "build", "--manifest", manifest, "--out", workspace.file("dist"), "--cache", workspace.file("cache"),
             "--log-format", logFormat, "--verbose", "--metrics-file", workspace.file("metrics-\(logFormat).prom"),
             "--summary-file", workspace.file("summary-\(logFormat).md"),
         ], environment: environment())
     }
 
-    @Test func aKeyEchoedInACatalogErrorBodyIsRedactedEverywhere() throws {
+    @Test func aKeyEchoedInACatalogErrorBodyIsRedactedEverywhere() async throws {
         let server = try startFixture(count: 12) { $0.listFault = .echoKeyInErrorBody(status: 400) }
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
         for format in ["text", "json"] {
-            let result = try runCLI(server, workspace, logFormat: format)
+            let result = try await runCLI(server, workspace, logFormat: format)
             #expect(result.status == 1, "\(result.error)")
             let said = result.output + result.error
             #expect(said.contains("bad key \(SecretRedactor.replacement)"), "the echo is shown, redacted: \(said)")
@@ -55,30 +55,30 @@ struct HostileCatalogTests {
         }
         let report = try String(contentsOfFile: workspace.file("dist/report.json"), encoding: .utf8)
         #expect(report.contains("bad key \(SecretRedactor.replacement)"))
-        for (name, text) in try everything(under: workspace.path) {
+        for (name, text) in try await everything(under: workspace.path) {
             #expect(!text.contains(testAPIKey), "\(name) holds the key")
         }
     }
 
-    @Test func aRecordEchoingTheKeyIsPublishedRedacted() throws {
+    @Test func aRecordEchoingTheKeyIsPublishedRedacted() async throws {
         let server = try startFixture(count: 12) { $0.listFault = .echoKeyInRecord }
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
-        let result = try runCLI(server, workspace, logFormat: "json")
+        let result = try await runCLI(server, workspace, logFormat: "json")
         #expect(result.status == 0, "\(result.error)")
         #expect(!(result.output + result.error).contains(testAPIKey))
-        let files = try everything(under: workspace.file("dist"))
+        let files = try await everything(under: workspace.file("dist"))
         let catalogs = files.filter { $0.0.hasSuffix("(decompressed)") }
         #expect(!catalogs.isEmpty)
         for (_, text) in catalogs {
             #expect(text.contains(#""note":"echo: <redacted>""#), "the field is kept, its key redacted")
         }
-        for (name, text) in files + (try everything(under: workspace.path)) {
+        for (name, text) in files + (try await everything(under: workspace.path)) {
             #expect(!text.contains(testAPIKey), "\(name) holds the key")
         }
         // Deterministic: a second build from scratch gives the same bytes.
         let again = try TemporaryDirectory()
-        let second = try runCLI(server, again, logFormat: "json")
+        let second = try await runCLI(server, again, logFormat: "json")
         #expect(second.status == 0)
         let first = try Data(contentsOf: URL(fileURLWithPath: workspace.file("dist/index.json")))
         #expect(try Data(contentsOf: URL(fileURLWithPath: again.file("dist/index.json"))) == first)
@@ -120,4 +120,10 @@ struct HostileCatalogTests {
         #expect(server.stats.listRequests <= 4, "the first page and the few in flight: \(server.stats.listRequests)")
         #expect(server.stats.imageRequests == 0)
     }
+}
+
+/// ``run(_:_:environment:currentDirectory:)`` on a thread of its own: a test waiting for a child
+/// process must not hold one of the two cooperative threads the other tests' awaits resume on.
+func runOffThePool(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) async throws -> ProcessResult {
+    try await Blocking.run { try run(executable, arguments, environment: environment) }
 }
