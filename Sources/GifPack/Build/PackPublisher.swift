@@ -60,7 +60,7 @@ struct PackPublisher: Sendable {
                 if position == hashes.count / 2 { CrashPoint.reach(.midPack) }
                 let size = distinct[hash]!
                 let blob = frames.layout.blobPath(sha256: hash)
-                let length = FrameCache.entryLength(dataSize: size)
+                let length = TarHeader.entryLength(dataSize: size)
                 try frames.ensureFrame(sha256: hash, blobPath: blob, size: size)
                 let trusted = frames.wasMadeHere(sha256: hash) ? (name: GIFEntry.path(forSHA256: hash), size: size) : nil
                 if case .failure(let error) = Result(catching: { () throws(PackWriteError) in
@@ -108,18 +108,5 @@ enum PackPublishError: Error, CustomStringConvertible {
         switch self {
         case .unexpectedLayout(let file): "the assembled pack \(file) does not start with catalog.json"
         }
-    }
-}
-
-extension Digest {
-    var hexString: String {
-        let digits = Array("0123456789abcdef".utf8)
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(Self.byteCount * 2)
-        for byte in self {
-            bytes.append(digits[Int(byte >> 4)])
-            bytes.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: bytes, as: UTF8.self)
     }
 }

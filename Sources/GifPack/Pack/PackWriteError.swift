@@ -23,6 +23,8 @@ public enum PackWriteError: Error, Sendable, Equatable, CustomStringConvertible 
     case sourceChanged(path: String, expectedSize: Int64, actualSize: Int64)
     /// A precompressed entry frame file is not one valid tar entry frame.
     case invalidFrame(path: String, reason: String)
+    /// A digest was asked of a sink that was not hashing what it wrote.
+    case notHashed(path: String)
 
     public var description: String {
         switch self {
@@ -38,6 +40,8 @@ public enum PackWriteError: Error, Sendable, Equatable, CustomStringConvertible 
             "\(path) changed while packing: expected \(expected) bytes, found \(actual)"
         case let .invalidFrame(path, reason):
             "\(path) is not a valid entry frame: \(reason)"
+        case let .notHashed(path):
+            "no SHA-256 of \(path): its sink was not hashing"
         }
     }
 }

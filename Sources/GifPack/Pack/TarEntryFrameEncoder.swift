@@ -69,10 +69,9 @@ public struct TarEntryFrameEncoder: Sendable {
         let extent = try encode(name: name, size: size, to: output) { tar throws(PackWriteError) in
             var copied: Int64 = 0
             while true {
-                let got = read(fd, chunk.baseAddress, chunk.count)
-                if got < 0 {
-                    if errno == EINTR { continue }
-                    throw .io(path: sourcePath, operation: "read", errno: errno)
+                let got: Int
+                do throws(Errno) { got = try POSIXIO.read(fd, into: chunk) } catch {
+                    throw .io(path: sourcePath, operation: "read", errno: error.code)
                 }
                 if got == 0 { break }
                 copied += Int64(got)

@@ -30,8 +30,8 @@ public struct CacheLayout: Sendable, Equatable {
     public func prepare() throws(FileSystemError) {
         try FileSystem.createDirectory(temporaryDirectory)
         try FileSystem.createDirectory(blobsDirectory)
-        if let leftovers = try? FileManager.default.contentsOfDirectory(atPath: temporaryDirectory) {
-            for name in leftovers where name.hasSuffix(".part") { FileSystem.remove("\(temporaryDirectory)/\(name)") }
+        for name in try FileSystem.list(temporaryDirectory) where name.hasSuffix(".part") {
+            FileSystem.remove("\(temporaryDirectory)/\(name)")
         }
     }
 
