@@ -42,6 +42,10 @@ public struct BuildPipeline: Sendable {
             default: report.exitStatus = .failed
             }
             report.message = error.description
+        } catch let error as StateUnreadable {
+            report.exitStatus = .failed
+            report.message = error.description
+            report.stateErrors.append(error.detail)
         } catch let error as BuildLock.LockError {
             report.exitStatus = if case .held = error { .locked } else { .failed }
             report.message = error.description
@@ -55,7 +59,10 @@ public struct BuildPipeline: Sendable {
         report.stageSeconds["total"] = (clock.now - started).seconds
         report.complete(startedAt: startDate, finishedAt: Date())
         let finalReport = report
-        _ = try? await Blocking.run { writeReport(finalReport) }
+        if let problem = await BlockingWork.run("gifpack.report", { writeReport(finalReport) }) {
+            // The file cannot say it was not written: the returned report and the log do.
+            report.stateErrors.append(problem)
+        }
         observer?(.finished(report))
         return report
     }
@@ -68,7 +75,7 @@ public struct BuildPipeline: Sendable {
         let locks = try BuildLock.acquire([options.outputDirectory, options.cacheDirectory])
         defer { withExtendedLifetime(locks) {} }
         let sourceKey = manifest.source.stateKey
-        let (state, expectedCount) = try await Blocking.run {
+        let (state, expectedCount) = try await BlockingWork.run {
             try layout.prepare()
             let state = try BuildState(path: layout.statePath, source: sourceKey)
             return (state, try state.lastCatalogCount())
@@ -91,7 +98,7 @@ public struct BuildPipeline: Sendable {
                                                     expectedCount: expectedCount).fetchCatalog()
         report.catalog = .init(exercises: catalog.exercises.count, pages: catalog.pagesFetched,
                                rejectedRecords: catalog.rejected, duplicateIDs: catalog.duplicateIDs)
-        report.catalogChanges = try await Blocking.run { try state.replaceCatalog(CatalogFingerprint.fingerprints(of: catalog)) }
+        report.catalogChanges = try await BlockingWork.run { try state.replaceCatalog(CatalogFingerprint.fingerprints(of: catalog)) }
         observer?(.catalogFetched(exercises: catalog.exercises.count, pages: catalog.pagesFetched))
         endStage("catalog")
 
@@ -105,7 +112,7 @@ public struct BuildPipeline: Sendable {
                                      startedAt: started)
         let fetcher = GIFFetcher(client: client, source: manifest.source, settings: manifest.fetch, layout: layout,
                                  frames: frames, state: state, governor: governor, observer: observer)
-        let outcome = await fetcher.fetch(wanted)
+        let outcome = try await fetcher.fetch(wanted)
         var results = outcome.results
         report.stateErrors = fetcher.processor.stateWriteErrors
         let statistics = client.statistics
@@ -125,9 +132,9 @@ public struct BuildPipeline: Sendable {
             return
         }
         let fetched = results
-        let (filled, reused) = try await Blocking.run {
+        let (filled, reused) = try await BlockingWork.run("gifpack.last-known-good") { () throws(StateUnreadable) in
             var filled = fetched
-            let reused = keepLastKnownGood(&filled, wanted: wanted, state: state, store: BlobStore(layout: layout))
+            let reused = try keepLastKnownGood(&filled, wanted: wanted, state: state, store: BlobStore(layout: layout))
             return (filled, reused)
         }
         results = filled
@@ -142,8 +149,10 @@ public struct BuildPipeline: Sendable {
             return
         }
 
-        let indexURL = URL(fileURLWithPath: indexPath)
-        let previous = try await Blocking.run { try? PackIndex.decode(from: Data(contentsOf: indexURL)) }
+        let indexPath = self.indexPath
+        let previous = try await BlockingWork.run("gifpack.index") { () throws(PublishedIndexUnreadable) in
+            try PackIndex.loadPublished(from: indexPath)
+        }
         let sourceDescription = SourceDescription(kind: manifest.source.kind.rawValue,
                                                   baseURL: manifest.output.publishBaseURL ? manifest.source.baseURL : nil,
                                                   resolution: manifest.source.resolution)
@@ -151,7 +160,7 @@ public struct BuildPipeline: Sendable {
         var descriptions: [PackDescription] = []
         let finalResults = results
         for entry in plan.entries {
-            let (description, outcome) = try await Blocking.run {
+            let (description, outcome) = try await BlockingWork.run {
                 try publisher.publish(entry, results: finalResults, previous: previous?.pack(named: entry.spec.name))
             }
             descriptions.append(description)
@@ -168,9 +177,8 @@ public struct BuildPipeline: Sendable {
         let indexBytes = [UInt8](try index.encoded())
         let newlyPublished = zip(descriptions, report.packs)
             .filter { $0.1.outcome == PackPublisher.Outcome.published.rawValue }.map(\.0)
-        let indexPath = self.indexPath
-        try await Blocking.run {
-            if FileSystem.readAll(indexPath) != indexBytes {
+        try await BlockingWork.run {
+            if try FileSystem.readAll(indexPath) != indexBytes {
                 try FileSystem.writeAtomically(indexBytes, to: indexPath) { CrashPoint.reach(.beforeIndexRename) }
             }
             for description in newlyPublished {
@@ -181,7 +189,7 @@ public struct BuildPipeline: Sendable {
         endStage("index")
 
         let pruner = Pruner(outputDirectory: options.outputDirectory, layout: layout, keep: manifest.output.keepVersions)
-        report.pruned = try await Blocking.run { try pruner.prune(index: index, state: state) }
+        report.pruned = try await BlockingWork.run { try pruner.prune(index: index, state: state) }
         endStage("prune")
 
         let published = report.packs.filter { $0.outcome == PackPublisher.Outcome.published.rawValue }.count
@@ -193,12 +201,16 @@ public struct BuildPipeline: Sendable {
     }
 
     /// Replaces this run's failures by the GIF an earlier run stored for the same exercise, when
-    /// there is one. Returns the failures that were covered that way.
-    private func keepLastKnownGood(_ results: inout [String: GIFFetchResult], wanted: [Exercise], state: BuildState,
-                                   store: BlobStore) -> [FetchRejection] {
+    /// there is one. Returns the failures that were covered that way. Throws when the state cannot
+    /// be read: going on would silently drop GIFs an earlier pack had.
+    func keepLastKnownGood(_ results: inout [String: GIFFetchResult], wanted: [Exercise], state: BuildState,
+                           store: BlobStore) throws(StateUnreadable) -> [FetchRejection] {
         var covered: [FetchRejection] = []
         guard wanted.contains(where: { if case .rejected? = results[$0.id] { true } else { false } }) else { return [] }
-        let known = (try? state.gifs(resolution: manifest.source.resolution ?? 0)) ?? [:]
+        let known: [String: GIFState]
+        do { known = try state.gifs(resolution: manifest.source.resolution ?? 0) } catch {
+            throw StateUnreadable(step: .lookingUpLastKnownGood, path: state.path, error: String(describing: error))
+        }
         for exercise in wanted {
             guard case .rejected(let rejection)? = results[exercise.id],
                   let metadata = known[exercise.id]?.metadata, store.contains(sha256: metadata.sha256) else { continue }
@@ -230,7 +242,7 @@ public struct BuildPipeline: Sendable {
             case .rejected(let rejection)?:
                 report.gifs.rejected += 1
                 report.gifs.missing += 1
-                report.gifs.rejectedByReason[rejection.reason, default: 0] += 1
+                report.gifs.rejectedByReason[rejection.reason.code, default: 0] += 1
                 report.rejections.append(rejection)
             case nil:
                 report.gifs.missing += 1
@@ -238,9 +250,15 @@ public struct BuildPipeline: Sendable {
         }
     }
 
-    private func writeReport(_ report: BuildReport) {
-        guard FileSystem.exists(options.outputDirectory) else { return }
-        try? report.write(toDirectory: options.outputDirectory)
+    /// Writes `report.json`; returns what went wrong, if anything.
+    private func writeReport(_ report: BuildReport) -> String? {
+        guard FileSystem.exists(options.outputDirectory) else { return nil }
+        do {
+            try report.write(toDirectory: options.outputDirectory)
+            return nil
+        } catch {
+            return "\(reportPath) was not written: \(error)"
+        }
     }
 }
 
