@@ -78,7 +78,7 @@ struct CatalogPager: Sendable {
         request.followRedirects = true
         let response: HTTPDataResponse
         do { response = try await client.data(request, maxBytes: fetch.maxCatalogBytes) } catch {
-            throw PageFailure(error: .transport(url: url, error), retryable: RetryPolicy.retryableTransport.contains(error.reason))
+            throw PageFailure(error: .transport(url: url, error), retryable: RejectionReason(error).isRetryable)
         }
         let status = response.head.status
         if status == 401 || status == 403 {
@@ -215,7 +215,7 @@ struct CatalogPager: Sendable {
 /// Why one catalog record was refused.
 struct CatalogRejectionReason: Error {
     var displayID: String?
-    var reason: String
+    var reason: CatalogRejectionCode
 
     /// Shows an untrusted id safely: printable ASCII only, at most 80 characters.
     static func display(_ raw: String?) -> String? {
@@ -227,7 +227,6 @@ struct CatalogRejectionReason: Error {
     }
 
     static func invalidID(_ raw: String?) -> CatalogRejectionReason {
-        CatalogRejectionReason(displayID: display(raw),
-                               reason: raw == nil ? "missing-id" : "invalid-id (must match ^[A-Za-z0-9_-]{1,64}$)")
+        CatalogRejectionReason(displayID: display(raw), reason: raw == nil ? .missingID : .invalidID)
     }
 }
