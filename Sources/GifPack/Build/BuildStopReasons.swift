@@ -13,6 +13,7 @@ import Foundation
 /// catch let error as StateUnreadable { report.stateErrors.append(error.detail) }
 /// ```
 public struct StateUnreadable: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Where in the build the state was read.
     public enum Step: String, Sendable, Equatable {
         case planningFetches = "planning fetches"
         case lookingUpLastKnownGood = "looking up last known good GIFs"
