@@ -45,13 +45,7 @@ struct ErrorsThatMatterTests {
         try layout.prepare()
         let state = try BuildState(path: layout.statePath, source: "test")
         try Self.breakGIFTable(layout.statePath)
-        let manifest = try ManifestLoader().parse("""
-            source:
-              kind: exercisedb-v1
-              base_url: http://127.0.0.1:9
-            packs:
-              - name: all
-            """, environment: [:])
+        let manifest = try offlineManifest()
         let pipeline = BuildPipeline(manifest: manifest, options: BuildOptions(outputDirectory: workspace.file("dist"),
                                                                                cacheDirectory: layout.root, sourceDateEpoch: 0))
         let exercise = try Exercise(id: "0001", name: "a", bodyParts: [], equipment: [], targets: [],

@@ -126,13 +126,7 @@ struct StatePlannerPrunerTests {
     @Test func theGovernorAndPlannerDocExamplesCompileAndRun() throws {
         let workspace = try TemporaryDirectory()
         let store = BlobStore(layout: CacheLayout(root: workspace.file("cache")))
-        let manifest = try ManifestLoader().parse("""
-            source:
-              kind: exercisedb-v1
-              base_url: http://127.0.0.1:9
-            packs:
-              - name: all
-            """, environment: [:])
+        let manifest = try offlineManifest()
         let governor = FetchGovernor(settings: manifest.fetch, requestsAlreadySent: 3, startedAt: .now)
         #expect(governor.reserveRequest())
         let exercises = [try Exercise(id: "0001", name: "a", bodyParts: [], equipment: [], targets: [], imageURL: "u", raw: .null)]

@@ -94,6 +94,17 @@ func runBuild(manifest text: String, workspace: TemporaryDirectory, out: String 
     return await BuildPipeline(manifest: manifest, options: options).run()
 }
 
+/// A valid manifest for in-process tests that never reach a server (port 9, discard).
+func offlineManifest() throws -> Manifest {
+    try ManifestLoader().parse("""
+        source:
+          kind: exercisedb-v1
+          base_url: http://127.0.0.1:9
+        packs:
+          - name: all
+        """, environment: [:])
+}
+
 func readIndex(_ path: String) throws -> PackIndex {
     try PackIndex.decode(from: Data(contentsOf: URL(fileURLWithPath: path)))
 }
