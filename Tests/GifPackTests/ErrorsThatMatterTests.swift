@@ -11,7 +11,9 @@ struct ErrorsThatMatterTests {
     /// Replaces the state's `gif` table by one the queries cannot read (as a damaged or foreign
     /// database would be); the other tables keep working.
     static func breakGIFTable(_ path: String) throws {
-        let database = try DatabaseQueue(path: path)
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10) // the finished build's connection may still be closing
+        let database = try DatabaseQueue(path: path, configuration: configuration)
         try database.write { db in
             try db.execute(sql: "ALTER TABLE gif RENAME TO gif_damaged; CREATE TABLE gif (unrelated TEXT)")
         }
