@@ -29,15 +29,18 @@ let package = Package(
         // glibc's mallopt, for the command-line tool's memory settings.
         .systemLibrary(name: "CMalloc"),
 
+        // The one home of the small system helpers every module needs: hex, POSIX read/write
+        // loops, blocking work on dedicated threads, file locks, file-system operations.
+        .target(name: "GifPackSystem"),
         // The contract between builder and client: index and pack models, pack reader.
         .target(name: "GifPackFormat", dependencies: [
-            "CZstd", .product(name: "Crypto", package: "swift-crypto"),
+            "GifPackSystem", "CZstd", .product(name: "Crypto", package: "swift-crypto"),
         ]),
-        // GIF structural decoding (giflib), shared by builder, client and fixtures.
-        .target(name: "GifPackGIF", dependencies: ["CGif"]),
+        // GIF structural decoding (giflib), shared by builder and client.
+        .target(name: "GifPackGIF", dependencies: ["GifPackSystem", "CGif"]),
         // Async HTTP over libcurl's multi interface.
         .target(name: "GifPackHTTP", dependencies: [
-            "CCurl", .product(name: "Crypto", package: "swift-crypto"),
+            "GifPackSystem", "CCurl", .product(name: "Crypto", package: "swift-crypto"),
         ]),
         // The builder.
         .target(name: "GifPack", dependencies: [
@@ -45,25 +48,29 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Yams", package: "Yams"),
             .product(name: "GRDB", package: "GRDB.swift"),
+        ], swiftSettings: [
+            // The crash-point test hook (GIFPACK_CRASH_AT) exists only in debug builds, which is
+            // what `swift test` builds; release builds do not contain it.
+            .define("GIFPACK_CRASH_POINTS", .when(configuration: .debug)),
         ]),
         // What an app links: fetch, verify and install packs.
         .target(name: "GifPackClient", dependencies: [
             "GifPackFormat", "GifPackGIF", "GifPackHTTP", "CZstd", .product(name: "Crypto", package: "swift-crypto"),
         ]),
-        // Loopback ExerciseDB stand-in with switchable faults.
+        // Loopback ExerciseDB stand-in with switchable faults, and the GIF synthesizer it serves.
         .target(name: "ExerciseDBFixture", dependencies: [
-            "GifPackGIF", "CZstd", .product(name: "Crypto", package: "swift-crypto"),
+            "GifPackGIF", "GifPackSystem", "CGif", "CZstd", .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .executableTarget(name: "exercisedb-fixture", dependencies: [
             "ExerciseDBFixture", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "gifpack", dependencies: [
-            "GifPack", "GifPackClient", "CMalloc", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "GifPack", "GifPackClient", "GifPackSystem", "CMalloc", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "GifPackTests", dependencies: [
-            "GifPack", "GifPackFormat", "GifPackGIF", "GifPackHTTP", "GifPackClient", "ExerciseDBFixture", "CZstd",
-            .product(name: "Crypto", package: "swift-crypto"),
+            "GifPack", "GifPackFormat", "GifPackGIF", "GifPackHTTP", "GifPackClient", "GifPackSystem", "ExerciseDBFixture",
+            "CZstd", .product(name: "Crypto", package: "swift-crypto"), .product(name: "GRDB", package: "GRDB.swift"),
         ]),
     ],
     swiftLanguageModes: [.v6]

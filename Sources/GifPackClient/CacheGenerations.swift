@@ -185,22 +185,13 @@ struct CacheGenerations {
 /// defer { withExtendedLifetime(lock) {} }
 /// ```
 final class InstallLock: Sendable {
-    private let fd: Int32
+    private let lock: FileLock
 
     init(path: String, cachePath: String) throws(PackClientError) {
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw .posix(path, "open") }
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-            let code = errno
-            close(fd)
-            if code == EWOULDBLOCK { throw .cacheLocked(path: cachePath) }
-            throw .posix(path, "flock", code)
+        switch FileLock.acquire(path: path) {
+        case .locked(let lock): self.lock = lock
+        case .held: throw .cacheLocked(path: cachePath)
+        case .failed(let error): throw PackClientError(error)
         }
-        self.fd = fd
-    }
-
-    deinit {
-        flock(fd, LOCK_UN)
-        close(fd)
     }
 }

@@ -1,123 +1,52 @@
-import Foundation
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
 #endif
 
-/// The POSIX file operations the client needs, each throwing ``PackClientError/fileSystem(path:operation:errno:)``.
+/// The client's view of the package's one set of file helpers (``FileSystem``, ``NewFile`` in
+/// GifPackSystem): the same operations, failing with ``PackClientError/fileSystem(path:operation:errno:)``.
 ///
 /// ```swift
 /// try FileOps.makeDirectories("/cache.d/downloads")
 /// if let size = FileOps.regularFileSize("/cache.d/downloads/all.part") { … }
 /// ```
 enum FileOps {
-    /// The size of a regular file (not following a final symbolic link), or nil when there is none.
-    static func regularFileSize(_ path: String) -> Int64? {
-        var info = stat()
-        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
-        return Int64(info.st_size)
-    }
+    static func regularFileSize(_ path: String) -> Int64? { FileSystem.regularFileSize(path) }
 
-    /// `lstat`, or nil when the path does not exist.
-    static func status(_ path: String) throws(PackClientError) -> stat? {
-        var info = stat()
-        if lstat(path, &info) == 0 { return info }
-        if errno == ENOENT { return nil }
-        throw .posix(path, "lstat")
-    }
+    static func status(_ path: String) throws(PackClientError) -> stat? { try client { () throws(FileSystemError) in try FileSystem.status(path) } }
 
-    static func makeDirectories(_ path: String) throws(PackClientError) {
-        do { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) } catch {
-            throw .posix(path, "mkdir", (error as NSError).code == NSFileWriteNoPermissionError ? EACCES : EIO)
-        }
-    }
+    static func makeDirectories(_ path: String) throws(PackClientError) { try client { () throws(FileSystemError) in try FileSystem.createDirectory(path) } }
 
-    static func makeDirectory(_ path: String) throws(PackClientError) {
-        guard mkdir(path, 0o755) == 0 else { throw .posix(path, "mkdir") }
-    }
+    static func makeDirectory(_ path: String) throws(PackClientError) { try client { () throws(FileSystemError) in try FileSystem.makeDirectory(path) } }
 
-    /// Removes a file or a whole tree; a missing path is fine.
-    static func remove(_ path: String) {
-        var info = stat()
-        guard lstat(path, &info) == 0 else { return }
-        if info.st_mode & S_IFMT == S_IFDIR {
-            try? FileManager.default.removeItem(atPath: path)
-        } else {
-            unlink(path)
-        }
-    }
+    static func remove(_ path: String) { FileSystem.removeTree(path) }
 
-    /// `rename(2)`: atomic within one file system, replacing `to` if it is a file or symbolic link.
-    static func move(_ from: String, to: String) throws(PackClientError) {
-        guard rename(from, to) == 0 else { throw .posix(to, "rename \(from) to") }
-    }
+    static func move(_ from: String, to: String) throws(PackClientError) { try client { () throws(FileSystemError) in try FileSystem.move(from, to: to) } }
 
-    /// `fsync` of a file or directory, so a rename or new entries survive a crash.
-    static func sync(_ path: String) throws(PackClientError) {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw .posix(path, "open") }
-        defer { close(fd) }
-        guard fsync(fd) == 0 else { throw .posix(path, "fsync") }
-    }
+    static func sync(_ path: String) throws(PackClientError) { try client { () throws(FileSystemError) in try FileSystem.fsync(path: path) } }
 
     /// Writes `bytes` to a new file (failing if it exists), without fsync (see ``Durability``).
     static func writeNew(_ path: String, _ bytes: [UInt8]) throws(PackClientError) {
-        let file = try NewFile(path: path)
-        let result: Result<Void, PackClientError> = bytes.withUnsafeBytes { buffer in
-            Result { () throws(PackClientError) in try file.append(buffer) }
+        try client { () throws(FileSystemError) in
+            let file = try NewFile(path: path)
+            try file.append(bytes)
+            try file.finish(sync: false)
         }
-        try result.get()
-        try file.finish(sync: false)
     }
 
-    /// Directory entries (names only), or an empty list when the directory does not exist.
-    static func list(_ path: String) -> [String] {
-        (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+    /// Directory entries (names only); an empty list when the directory does not exist or cannot be read.
+    static func list(_ path: String) -> [String] { (try? FileSystem.list(path)) ?? [] }
+
+    /// Runs file-system work, reporting its failure as a client error.
+    static func client<T>(_ body: () throws(FileSystemError) -> T) throws(PackClientError) -> T {
+        do { return try body() } catch { throw PackClientError(error) }
     }
 }
 
-/// A file created with `O_EXCL` (mode 0644), written sequentially and closed by ``finish(sync:)``
-/// (fsynced first when asked). Dropped without `finish` it is closed, leaving the partial file for
-/// the caller to remove.
-///
-/// ```swift
-/// let file = try NewFile(path: "/cache.d/.staging/0001.gif")
-/// try file.append(chunk)
-/// try file.finish(sync: false)
-/// ```
-final class NewFile {
-    let path: String
-    private var fd: Int32
-    private(set) var bytesWritten: Int64 = 0
-
-    init(path: String) throws(PackClientError) {
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw .posix(path, "create") }
-        self.path = path
-        self.fd = fd
-    }
-
-    deinit { if fd >= 0 { close(fd) } }
-
-    func append(_ bytes: UnsafeRawBufferPointer) throws(PackClientError) {
-        var done = 0
-        while done < bytes.count {
-            let wrote = write(fd, bytes.baseAddress! + done, bytes.count - done)
-            if wrote < 0 {
-                if errno == EINTR { continue }
-                throw .posix(path, "write")
-            }
-            done += wrote
+extension PackClientError {
+    /// A file-system failure, with its path, operation and errno.
+    init(_ error: FileSystemError) {
+        switch error {
+        case .io(let operation, let path, let code): self = .fileSystem(path: path, operation: operation, errno: code)
         }
-        bytesWritten += Int64(bytes.count)
-    }
-
-    /// Closes the file, fsyncing it first when `sync` is true.
-    func finish(sync: Bool) throws(PackClientError) {
-        if sync, fsync(fd) != 0 { throw .posix(path, "fsync") }
-        let result = close(fd)
-        fd = -1
-        guard result == 0 else { throw .posix(path, "close") }
     }
 }

@@ -130,17 +130,14 @@ struct GenerationBuilder {
 
     /// Decompresses the GIF into a new file at `path`, verified; made durable later with the rest.
     private func write(_ source: InstallPlan.Source, to path: String) throws(PackClientError) {
-        let file = try NewFile(path: path)
+        let file = try FileOps.client { () throws(FileSystemError) in try NewFile(path: path) }
         try IndexedEntry.read(source.entry.location, sha256: source.entry.sha256, isGIF: true, pack: source.pack,
                               reader: source.reader) { chunk throws(PackReadError) in
-            do throws(PackClientError) { try file.append(chunk) } catch {
-                if case let .fileSystem(path, operation, code) = error {
-                    throw .io(path: path, operation: operation, errno: code)
-                }
-                throw .io(path: path, operation: "write", errno: EIO)
+            do throws(FileSystemError) { try file.append(chunk) } catch {
+                throw .io(path: path, operation: "write", errno: error.errno)
             }
         }
-        try file.finish(sync: false)
+        try FileOps.client { () throws(FileSystemError) in try file.finish(sync: false) }
     }
 
     /// A hard link from `source` to `target`, or a copy (fsynced) where links are not possible.
@@ -157,18 +154,15 @@ struct GenerationBuilder {
         let fd = open(source, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw .posix(source, "open") }
         defer { close(fd) }
-        let file = try NewFile(path: target)
+        let file = try FileOps.client { () throws(FileSystemError) in try NewFile(path: target) }
         let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 * 1024, alignment: 16)
         defer { chunk.deallocate() }
         while true {
-            let got = read(fd, chunk.baseAddress, chunk.count)
-            if got < 0 {
-                if errno == EINTR { continue }
-                throw .posix(source, "read")
-            }
+            let got: Int
+            do throws(Errno) { got = try POSIXIO.read(fd, into: chunk) } catch { throw .posix(source, "read", error.code) }
             if got == 0 { break }
-            try file.append(UnsafeRawBufferPointer(rebasing: chunk[0..<got]))
+            try FileOps.client { () throws(FileSystemError) in try file.append(UnsafeRawBufferPointer(rebasing: chunk[0..<got])) }
         }
-        try file.finish(sync: true)
+        try FileOps.client { () throws(FileSystemError) in try file.finish(sync: true) }
     }
 }

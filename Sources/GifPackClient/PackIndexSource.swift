@@ -132,16 +132,11 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
         }
         // One byte more than fstat reported: a file that grew meanwhile is noticed, never read past.
         var data = Data(count: Int(info.st_size) + 1)
-        var filled = 0
-        while filled < data.count {
-            let got = data.withUnsafeMutableBytes { read(fd, $0.baseAddress! + filled, $0.count - filled) }
-            if got < 0 {
-                if errno == EINTR { continue }
-                throw .unreadable(location: path, detail: String(cString: strerror(errno)))
-            }
-            if got == 0 { break }
-            filled += got
+        let result: Result<Int, Errno> = data.withUnsafeMutableBytes { buffer in
+            Result { () throws(Errno) in try POSIXIO.read(fd, into: buffer, at: 0) }
         }
+        let filled: Int
+        do { filled = try result.get() } catch { throw .unreadable(location: path, detail: String(cString: strerror(error.code))) }
         guard filled < data.count else {
             throw .unreadable(location: path, detail: "the file grew while it was read")
         }

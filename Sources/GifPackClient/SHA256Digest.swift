@@ -22,17 +22,7 @@ struct SHA256Digest {
 
     mutating func update(_ bytes: [UInt8]) { hasher.update(data: bytes) }
 
-    var hex: String { Self.hex(hasher.finalize()) }
-
-    static func hex<D: Sequence>(_ bytes: D) -> String where D.Element == UInt8 {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
+    var hex: String { Hex.lowercase(hasher.finalize()) }
 
     static func of(_ bytes: [UInt8]) -> String {
         var digest = SHA256Digest()
@@ -50,11 +40,8 @@ struct SHA256Digest {
         var digest = SHA256Digest()
         var size: Int64 = 0
         while true {
-            let got = read(fd, chunk.baseAddress, chunk.count)
-            if got < 0 {
-                if errno == EINTR { continue }
-                throw .posix(path, "read")
-            }
+            let got: Int
+            do throws(Errno) { got = try POSIXIO.read(fd, into: chunk) } catch { throw .posix(path, "read", error.code) }
             if got == 0 { break }
             digest.update(UnsafeRawBufferPointer(rebasing: chunk[0..<got]))
             size += Int64(got)

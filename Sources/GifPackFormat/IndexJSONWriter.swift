@@ -117,30 +117,6 @@ enum IndexJSONWriter {
             value(&self)
         }
 
-        mutating func string(_ text: String) { JSONText.appendString(text, to: &bytes) }
-    }
-}
-
-/// JSON text helpers shared by the canonical writers of `index.json` and `catalog.json`.
-public enum JSONText {
-    /// Appends a JSON string literal: quotes, backslashes and control characters escaped, everything
-    /// else (slashes and non-ASCII included) as UTF-8 — what `JSONEncoder` writes with
-    /// `.withoutEscapingSlashes`.
-    public static func appendString(_ text: String, to bytes: inout [UInt8]) {
-        bytes.append(0x22)
-        for byte in text.utf8 {
-            switch byte {
-            case 0x22: bytes += [0x5C, 0x22]
-            case 0x5C: bytes += [0x5C, 0x5C]
-            case 0x0A: bytes += [0x5C, 0x6E]
-            case 0x0D: bytes += [0x5C, 0x72]
-            case 0x09: bytes += [0x5C, 0x74]
-            case 0x00..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                bytes += Array("\\u00".utf8) + [hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
-            default: bytes.append(byte)
-            }
-        }
-        bytes.append(0x22)
+        mutating func string(_ text: String) { CanonicalJSON.appendString(text, to: &bytes) }
     }
 }

@@ -25,13 +25,15 @@ public struct PackCatalog: Sendable, Equatable, Codable {
     /// The tar path of the catalog inside a pack.
     public static let path = "catalog.json"
 
-    /// Canonical JSON bytes (sorted keys, compact, trailing newline).
-    public func encoded() throws -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        var data = try encoder.encode(self)
-        data.append(0x0A)
-        return [UInt8](data)
+    /// Canonical JSON bytes (``CanonicalJSON``, trailing newline): the bytes a pack stores and hashes.
+    public func encoded() throws(CanonicalJSON.EncodingError) -> [UInt8] {
+        var bytes = PackCatalogJSON.opening
+        for (position, exercise) in exercises.enumerated() {
+            PackCatalogJSON.appendExercise(id: exercise.id, name: exercise.name, gif: exercise.gif,
+                                           data: try CanonicalJSON.encode(exercise.data), first: position == 0, to: &bytes)
+        }
+        PackCatalogJSON.appendClosing(formatVersion: formatVersion, pack: pack, source: source, to: &bytes)
+        return bytes
     }
 
     /// Decodes a catalog with ``JSONParser`` (at most ``JSONLimits/standardDepth`` levels of
@@ -85,5 +87,73 @@ public struct GIFMetadata: Sendable, Equatable, Codable {
         self.frames = frames
         self.durationMilliseconds = durationMilliseconds
         self.loopCount = loopCount
+    }
+}
+
+/// The layout of `catalog.json` in canonical JSON (docs/FORMAT.md): written by ``PackCatalog/encoded()``
+/// and, one exercise at a time, by the builder. Exercises go between ``opening`` and the closing part.
+///
+/// ```swift
+/// var bytes = PackCatalogJSON.opening
+/// PackCatalogJSON.appendExercise(id: "0001", name: "3/4 sit-up", gif: nil, data: Array("{}".utf8), first: true, to: &bytes)
+/// PackCatalogJSON.appendClosing(formatVersion: .current, pack: "all", source: source, to: &bytes)
+/// ```
+public enum PackCatalogJSON {
+    public static let opening = Array(#"{"exercises":["#.utf8)
+
+    /// Appends one exercise; `data` must already be canonical JSON (``CanonicalJSON``).
+    public static func appendExercise(id: String, name: String, gif: GIFMetadata?, data: [UInt8], first: Bool,
+                                      to bytes: inout [UInt8]) {
+        if !first { bytes.append(UInt8(ascii: ",")) }
+        bytes += Array(#"{"data":"#.utf8)
+        bytes += data
+        bytes += Array(#","gif":"#.utf8)
+        if let gif { appendMetadata(gif, to: &bytes) } else { bytes += Array("null".utf8) }
+        bytes += Array(#","id":"#.utf8)
+        CanonicalJSON.appendString(id, to: &bytes)
+        bytes += Array(#","name":"#.utf8)
+        CanonicalJSON.appendString(name, to: &bytes)
+        bytes.append(UInt8(ascii: "}"))
+    }
+
+    /// Closes the exercise list and appends the remaining keys and the trailing newline.
+    public static func appendClosing(formatVersion: FormatVersion, pack: String, source: SourceDescription,
+                                     to bytes: inout [UInt8]) {
+        bytes += Array(#"],"formatVersion":"#.utf8)
+        CanonicalJSON.appendString(formatVersion.description, to: &bytes)
+        bytes += Array(#","pack":"#.utf8)
+        CanonicalJSON.appendString(pack, to: &bytes)
+        bytes += Array(#","source":{"#.utf8)
+        if let baseURL = source.baseURL {
+            bytes += Array(#""baseURL":"#.utf8)
+            CanonicalJSON.appendString(baseURL, to: &bytes)
+            bytes.append(UInt8(ascii: ","))
+        }
+        bytes += Array(#""kind":"#.utf8)
+        CanonicalJSON.appendString(source.kind, to: &bytes)
+        if let resolution = source.resolution {
+            bytes += Array(#","resolution":"#.utf8)
+            CanonicalJSON.appendInteger(Int64(resolution), to: &bytes)
+        }
+        bytes += Array("}}\n".utf8)
+    }
+
+    private static func appendMetadata(_ gif: GIFMetadata, to bytes: inout [UInt8]) {
+        func field(_ key: String, _ value: Int64) {
+            bytes += Array("\"\(key)\":".utf8)
+            CanonicalJSON.appendInteger(value, to: &bytes)
+            bytes.append(UInt8(ascii: ","))
+        }
+        bytes.append(UInt8(ascii: "{"))
+        field("bytes", gif.bytes)
+        field("durationMilliseconds", Int64(gif.durationMilliseconds))
+        field("frames", Int64(gif.frames))
+        field("height", Int64(gif.height))
+        if let loop = gif.loopCount { field("loopCount", Int64(loop)) }
+        bytes += Array(#""sha256":"#.utf8)
+        CanonicalJSON.appendString(gif.sha256, to: &bytes)
+        bytes += Array(#","width":"#.utf8)
+        CanonicalJSON.appendInteger(Int64(gif.width), to: &bytes)
+        bytes.append(UInt8(ascii: "}"))
     }
 }

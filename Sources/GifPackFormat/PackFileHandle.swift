@@ -1,3 +1,4 @@
+import GifPackSystem
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -43,17 +44,9 @@ final class PackFileHandle: Sendable {
     /// Reads up to `destination.count` bytes at `offset`, retrying short reads; returns the count
     /// read, which is smaller only at end of file.
     func read(into destination: UnsafeMutableRawBufferPointer, at offset: Int64) throws(PackReadError) -> Int {
-        var done = 0
-        while done < destination.count {
-            let got = pread(fd, destination.baseAddress! + done, destination.count - done, off_t(offset) + off_t(done))
-            if got < 0 {
-                if errno == EINTR { continue }
-                throw .io(path: path, operation: "pread", errno: errno)
-            }
-            if got == 0 { break }
-            done += got
+        do { return try POSIXIO.read(fd, into: destination, at: offset) } catch {
+            throw .io(path: path, operation: "pread", errno: error.code)
         }
-        return done
     }
 }
 

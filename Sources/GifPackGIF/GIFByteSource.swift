@@ -1,3 +1,4 @@
+import GifPackSystem
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -85,21 +86,16 @@ final class GIFByteSource {
         }
         let start = buffer.count
         buffer.append(contentsOf: repeatElement(0, count: Self.chunkSize))
-        var got = -1
-        while true {
-            got = buffer.withUnsafeMutableBufferPointer { target in
-                posixRead(fd, target.baseAddress! + start, Self.chunkSize)
-            }
-            if got >= 0 || errno != EINTR { break }
+        let result: Result<Int, Errno> = buffer.withUnsafeMutableBytes { target in
+            Result { () throws(Errno) in try POSIXIO.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: target[start...])) }
         }
-        if got < 0 { readErrno = errno }
+        let got: Int
+        do { got = try result.get() } catch {
+            got = -1
+            readErrno = error.code
+        }
         buffer.removeSubrange((start + max(got, 0))...)
         if got <= 0 { fileAtEOF = true }
         return got > 0
     }
-}
-
-/// `read(2)`, reachable from inside ``GIFByteSource`` whose own `read` method shadows it.
-private func posixRead(_ fd: Int32, _ destination: UnsafeMutableRawPointer, _ count: Int) -> Int {
-    read(fd, destination, count)
 }

@@ -22,8 +22,7 @@ import Darwin
 /// be present; bytes after the trailer are ignored.
 ///
 /// ```swift
-/// let gif = try GIFSynthesizer.animatedGIF(width: 180, height: 180, frames: 12, colors: 4, seed: 1)
-/// let info = try GIFInspector.inspect(bytes: gif)
+/// let info = try GIFInspector.inspect(bytes: gifBytes)   // a 12-frame GIF of 80 ms frames
 /// // info.frameCount == 12, info.durationMilliseconds == 960, info.loopCount == 0
 /// ```
 public enum GIFInspector {
@@ -86,7 +85,7 @@ public enum GIFInspector {
         if source.reachedEnd { return .truncated }
         // giflib also reports out-of-range fields (e.g. an LZW code size above 8) as read failures.
         let text = code == D_GIF_ERR_READ_FAILED
-            ? "invalid field value (giflib error \(code))" : GIFSynthesizer.errorText(code)
+            ? "invalid field value (giflib error \(code))" : GiflibError.text(code)
         switch code {
         case D_GIF_ERR_NOT_GIF_FILE:
             return .notAGIF
@@ -103,4 +102,12 @@ private let gifByteSourceRead: InputFunc = { gif, destination, count in
     guard let gif, let destination, let userData = gif.pointee.UserData, count > 0 else { return 0 }
     let source = Unmanaged<GIFByteSource>.fromOpaque(userData).takeUnretainedValue()
     return Int32(source.read(into: destination, count: Int(count)))
+}
+
+/// giflib's text for an error code.
+package enum GiflibError {
+    package static func text(_ code: Int32) -> String {
+        guard let text = GifErrorString(code) else { return "giflib error \(code)" }
+        return "\(String(cString: text)) (giflib error \(code))"
+    }
 }

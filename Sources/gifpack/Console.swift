@@ -1,4 +1,5 @@
 import Foundation
+import GifPackSystem
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -48,16 +49,8 @@ final class Console: @unchecked Sendable {
         }
     }
 
+    /// Writes all of `text` to standard error; a closed or broken stderr has nobody left to tell.
     private static func writeAll(_ text: String) {
-        let bytes = Array(text.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress! + offset, bytes.count - offset) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                return
-            }
-            offset += written
-        }
+        try? POSIXIO.writeAll(STDERR_FILENO, Array(text.utf8))
     }
 }

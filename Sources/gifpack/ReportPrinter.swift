@@ -30,6 +30,9 @@ struct ReportPrinter {
             let http = report.http
             out("requests: \(http.requests) sent, \(http.retries) retries, \(http.rateLimited) rate-limited"
                 + (http.quotaRemaining.map { ", quota left \($0)" } ?? ""))
+            for problem in report.stateErrors {
+                out("warning: \(problem)")
+            }
             for (reason, count) in gifs.rejectedByReason.sorted(by: { $0.key < $1.key }) {
                 out("  rejected \(reason): \(count)")
             }

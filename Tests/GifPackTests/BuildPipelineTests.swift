@@ -24,18 +24,18 @@ struct BuildPipelineTests {
         let server = try startFixture(count: 16) { $0.duplicateEvery = 0 }
         defer { server.stop() }
         let ids = server.catalog.exercises.map(\.id).sorted()
-        let faults: [(Fault, String)] = [
-            (.htmlWith200, "html-body"),
-            (.wrongContentType, "wrong-content-type"),
-            (.truncatedBody, "truncated"),
-            (.notAGIF, "not-a-gif"),
-            (.status(404), "http-404"),
-            (.tooManyRequests(retryAfter: nil), "http-429"),
-            (.status(500), "http-500"),
-            (.corruptFrame, "bad-frame"),
-            (.slowBody(bytesPerSecond: 200), "timeout"),
+        let faults: [(Fault, RejectionReason)] = [
+            (.htmlWith200, .htmlBody),
+            (.wrongContentType, .wrongContentType),
+            (.truncatedBody, .truncated),
+            (.notAGIF, .notAGIF),
+            (.status(404), .httpStatus(404)),
+            (.tooManyRequests(retryAfter: nil), .httpStatus(429)),
+            (.status(500), .httpStatus(500)),
+            (.corruptFrame, .badFrame),
+            (.slowBody(bytesPerSecond: 200), .timeout),
         ]
-        var expected: [String: String] = [:]
+        var expected: [String: RejectionReason] = [:]
         for (index, (fault, reason)) in faults.enumerated() {
             server.setDefaultFault(fault, forExercise: ids[index])
             expected[ids[index]] = reason

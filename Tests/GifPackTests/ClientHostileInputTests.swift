@@ -181,7 +181,7 @@ struct ClientHostileInputTests {
             guard case .rejected(let rejection) = error else { Issue.record("expected a rejection, got \(error)"); return }
             #expect([.packSize, .packChecksum].contains(rejection.reason), "\(rejection)")
         }
-        #expect(treeSnapshot(installed.cache) == installed.snapshot, "the cache changed")
+        #expect(try treeSnapshot(installed.cache) == installed.snapshot, "the cache changed")
     }
 
     // MARK: generations
@@ -307,7 +307,7 @@ struct ClientHostileInputTests {
             Issue.record("the index was accepted (unchanged: \(report.isUnchanged))")
             return nil
         } catch {
-            #expect(treeSnapshot(installed.cache) == installed.snapshot, "the cache changed")
+            #expect(try treeSnapshot(installed.cache) == installed.snapshot, "the cache changed")
             return error
         }
     }

@@ -1,3 +1,4 @@
+import ExerciseDBFixture
 import Foundation
 import GifPackClient
 import GifPackGIF
@@ -25,7 +26,7 @@ struct ClientHostilePackTests {
         let cache = workspace.file("cache")
         let report = try await PackInstaller(cacheDirectory: cache).install(from: PackIndexSource(index))
         #expect(report.gifsWritten == 3)
-        return SeededCache(workspace: workspace, cache: cache, snapshot: treeSnapshot(cache))
+        return SeededCache(workspace: workspace, cache: cache, snapshot: try treeSnapshot(cache))
     }
 
     /// Installs the forged pack and returns the rejection it gets; checks that the cache did not change.
@@ -37,7 +38,7 @@ struct ClientHostilePackTests {
             Issue.record("the hostile pack was installed")
             return nil
         } catch {
-            #expect(treeSnapshot(installed.cache) == installed.snapshot, "the cache changed")
+            #expect(try treeSnapshot(installed.cache) == installed.snapshot, "the cache changed")
             #expect(Set(DirectoryListing.names("\(installed.cache).d")) == ["g000001", "install.lock"], "staging left behind")
             guard case .rejected(let rejection) = error else {
                 Issue.record("expected a rejection, got \(error)")

@@ -27,7 +27,7 @@ struct ClientInstallTests {
         // Exercises sharing a GIF share one inode.
         let byHash = Dictionary(grouping: pack.exercises.filter { $0.gif != nil }, by: { $0.gif! })
         let shared = try #require(byHash.values.first { $0.count > 1 }, "the fixture repeats a GIF every 7 exercises")
-        #expect(Set(shared.map { fileIdentity("\(cache)/\($0.id).gif").inode }).count == 1)
+        #expect(Set(try shared.map { try fileIdentity("\(cache)/\($0.id).gif").inode }).count == 1)
         // The cache is a link to a generation holding the manifest; the pack file was read in place.
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: cache) == "gifs.d/g000001")
         let manifest = try #require(try InstallManifest.read(cacheDirectory: cache))
@@ -109,7 +109,7 @@ struct ClientInstallTests {
         let installer = PackInstaller(cacheDirectory: cache)
         _ = try await installer.install(from: PackIndexSource(built.indexPath))
         let ids = built.server.catalog.exercises.map(\.id).sorted()
-        let before = Dictionary(uniqueKeysWithValues: ids.map { ($0, fileIdentity("\(cache)/\($0).gif")) })
+        let before = Dictionary(uniqueKeysWithValues: try ids.map { ($0, try fileIdentity("\(cache)/\($0).gif")) })
         let pinned = try InstalledCache(directory: cache)
 
         // v2: one GIF changes, two exercises leave the pack.
@@ -133,9 +133,9 @@ struct ClientInstallTests {
         #expect(report.changed == [changedID])
         #expect(report.gifsWritten == 1)
         #expect(try fileBytes("\(cache)/\(changedID).gif") == replacement)
-        #expect(fileIdentity("\(cache)/\(changedID).gif").inode != before[changedID]!.inode)
+        #expect(try fileIdentity("\(cache)/\(changedID).gif").inode != before[changedID]!.inode)
         for id in kept where id != changedID {
-            let now = fileIdentity("\(cache)/\(id).gif")
+            let now = try fileIdentity("\(cache)/\(id).gif")
             #expect(now.inode == before[id]!.inode && now.mtime == before[id]!.mtime, "\(id) must be untouched")
             #expect(try fileBytes("\(cache)/\(id).gif") == built.served(id))
         }

@@ -51,16 +51,17 @@ func fileBytes(_ path: String) throws -> [UInt8] {
     Array(try Data(contentsOf: URL(fileURLWithPath: path)))
 }
 
-/// inode number and modification time of a file.
-func fileIdentity(_ path: String) -> (inode: UInt64, mtime: Int) {
+/// inode number and modification time of a file; a missing file throws (two missing files must
+/// not compare as the same one).
+func fileIdentity(_ path: String) throws -> (inode: UInt64, mtime: Int) {
     var info = stat()
-    guard stat(path, &info) == 0 else { return (0, 0) }
+    guard stat(path, &info) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
     return (UInt64(info.st_ino), info.st_mtim.tv_sec * 1_000_000_000 + info.st_mtim.tv_nsec)
 }
 
 /// Every path under the cache (through its link), with its type and content digest, and the link
 /// target itself: two equal snapshots mean nothing in the cache changed.
-func treeSnapshot(_ cache: String) -> [String] {
+func treeSnapshot(_ cache: String) throws -> [String] {
     var lines: [String] = []
     lines.append("link -> " + ((try? FileManager.default.destinationOfSymbolicLink(atPath: cache)) ?? "none"))
     let root = URL(fileURLWithPath: cache).resolvingSymlinksInPath().path
@@ -69,10 +70,10 @@ func treeSnapshot(_ cache: String) -> [String] {
         let path = "\(root)/\(name)"
         var info = stat()
         lstat(path, &info)
-        let identity = fileIdentity(path)
+        let identity = try fileIdentity(path)
         switch info.st_mode & S_IFMT {
         case S_IFREG:
-            lines.append("\(name) file \(sha256Hex((try? fileBytes(path)) ?? [])) inode \(identity.inode) mtime \(identity.mtime)")
+            lines.append("\(name) file \(sha256Hex(try fileBytes(path))) inode \(identity.inode) mtime \(identity.mtime)")
         case S_IFDIR: lines.append("\(name) dir")
         default: lines.append("\(name) other \(info.st_mode)")
         }

@@ -179,10 +179,6 @@ struct FetchResilienceTests {
         #expect(policy.delay(beforeAttempt: 9, random: 0.999) <= .milliseconds(250))
         #expect(policy.delay(beforeAttempt: 9, random: 0) == .zero)
     }
-
-    @Test func exitStatusesAreDistinct() {
-        #expect(Set(ExitStatus.allCases.map(\.rawValue)).count == ExitStatus.allCases.count)
-    }
 }
 
 @Suite("Fetch governor")

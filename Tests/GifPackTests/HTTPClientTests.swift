@@ -112,7 +112,7 @@ import Testing
             try await client.download(HTTPRequest(url: Self.imageURL(server, id)), to: path, maxBytes: Int64(size - 1))
         }
         #expect(error == .bodyTooLarge(limit: Int64(size - 1)))
-        #expect(Self.fileSize(path) < size, "the partial file is never the whole body")
+        #expect(try Self.fileSize(path) < size, "the partial file is never the whole body")
         #expect(await Self.error { try await client.data(HTTPRequest(url: Self.imageURL(server, id)), maxBytes: 10) }
             == .bodyTooLarge(limit: 10))
     }
@@ -140,7 +140,7 @@ import Testing
             try await client.download(HTTPRequest(url: url, acceptCompressedBody: true), to: path, maxBytes: cap)
         }
         #expect(fileError == .bodyTooLarge(limit: cap))
-        #expect(Self.fileSize(path) <= Int(cap), "nothing past the cap reaches the file")
+        #expect(try Self.fileSize(path) <= Int(cap), "nothing past the cap reaches the file")
     }
 
     // MARK: Transport failures
@@ -161,7 +161,7 @@ import Testing
 
         let retry = try await client.download(HTTPRequest(url: Self.imageURL(server, id)), to: directory.file("t"), maxBytes: 1 << 20)
         #expect(retry.bytesWritten == Int64(size), "the file is truncated again, not appended to")
-        #expect(Self.fileSize(directory.file("t")) == size)
+        #expect(try Self.fileSize(directory.file("t")) == size)
     }
 
     @Test func connectionResetIsReported() async throws {
@@ -471,7 +471,9 @@ import Testing
         return error as? HTTPError
     }
 
-    static func fileSize(_ path: String) -> Int {
-        ((try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? NSNumber)?.intValue ?? -1
+    /// The file's size; a missing file throws (it must not pass a "smaller than" check).
+    static func fileSize(_ path: String) throws -> Int {
+        let size = try FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber
+        return try #require(size).intValue
     }
 }

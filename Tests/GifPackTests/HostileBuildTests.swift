@@ -92,16 +92,16 @@ struct HostileBuildTests {
         #expect(report.stopReason == .requestBudgetSpent(limit: 8))
         let summary = try #require(report.notAttempted)
         let ids = server.catalog.exercises.map(\.id).sorted()
-        #expect(summary.count == report.gifs.rejectedByReason[FetchRejection.notAttempted])
+        #expect(summary.count == report.gifs.rejectedByReason[RejectionReason.notAttempted.code])
         #expect(summary.count >= 50, "60 wanted, at most 8 requests: \(summary.count)")
         #expect(summary.examples.count == 5 && summary.examples == summary.examples.sorted())
         #expect(summary.examples.allSatisfy(ids.contains))
-        #expect(!report.rejections.contains { $0.reason == FetchRejection.notAttempted }, "not listed one by one")
+        #expect(!report.rejections.contains { $0.reason == .notAttempted }, "not listed one by one")
         #expect(report.message.contains("\(summary.count) exercise(s) not attempted (e.g. \(summary.examples[0])"), "\(report.message)")
         let mentions = lines.withLock { $0.filter { $0.contains("not-attempted") || $0.contains("not attempted") } }
         #expect(mentions.count <= 2, "one log line per unattempted exercise: \(mentions.count)")
         let written = try String(contentsOfFile: workspace.file("dist/report.json"), encoding: .utf8)
-        #expect(written.components(separatedBy: FetchRejection.notAttempted).count <= 3)
+        #expect(written.components(separatedBy: RejectionReason.notAttempted.code).count <= 3)
     }
 
     @Test func aCorruptStateIsMovedAsideRebuiltFromTheIndexAndTheBlobsAndTheBuildGoesOn() async throws {

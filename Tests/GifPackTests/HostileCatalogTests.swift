@@ -122,8 +122,3 @@ struct HostileCatalogTests {
     }
 }
 
-/// ``run(_:_:environment:currentDirectory:)`` on a thread of its own: a test waiting for a child
-/// process must not hold one of the two cooperative threads the other tests' awaits resume on.
-func runOffThePool(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) async throws -> ProcessResult {
-    try await Blocking.run { try run(executable, arguments, environment: environment) }
-}

@@ -57,13 +57,13 @@ struct OperationsFormattingTests {
                 info: GIFInfo(width: 1, height: 1, frameCount: 1, durationMilliseconds: 0, loopCount: 0, version: "89a"),
                 newlyStored: true, resolutionMismatch: false, origin: origin)))
         }
-        func rejected(_ id: String, _ reason: String) -> BuildEvent {
+        func rejected(_ id: String, _ reason: RejectionReason) -> BuildEvent {
             .gifFinished(exerciseID: id, result: .rejected(FetchRejection(exerciseID: id, url: "u", reason: reason, detail: "d", status: nil)))
         }
         tracker.observe(.stageStarted(.fetch), at: start)
         tracker.observe(.fetchPlanned(total: 5, toRequest: 3), at: start)
-        for event in [stored("a", .fresh), rejected("b", "known-missing"), attempt("c", .retry), attempt("c", .downloaded, bytes: 1000),
-                      stored("c", .downloaded), stored("c", .downloaded), attempt("d", .failed), rejected("d", "http-500")] {
+        for event in [stored("a", .fresh), rejected("b", .knownMissing), attempt("c", .retry), attempt("c", .downloaded, bytes: 1000),
+                      stored("c", .downloaded), stored("c", .downloaded), attempt("d", .failed), rejected("d", .httpStatus(500))] {
             tracker.observe(event, at: start + .seconds(1))
         }
         tracker.observe(.stageStarted(.pack), at: start + .seconds(2))
@@ -123,7 +123,7 @@ struct OperationsFormattingTests {
 
     @Test func buildEventsBecomeLogEntriesWithTheirFields() throws {
         let attempt = AttemptEvent(exerciseID: "0042", url: "http://127.0.0.1:1/image?exerciseId=0042", attempt: 2, status: 503,
-                                   elapsed: .milliseconds(1500), outcome: .retry, reason: "http-503", bytes: 0, retryIn: .milliseconds(250))
+                                   elapsed: .milliseconds(1500), outcome: .retry, reason: .httpStatus(503), bytes: 0, retryIn: .milliseconds(250))
         let entry = try #require(BuildEventLog.entry(for: .attempt(attempt)))
         #expect(entry.level == .info)
         #expect(entry.fields["event"] == .string("attempt"))

@@ -75,7 +75,7 @@ struct OperationsReportTests {
         #expect(second.gifs.skippedFresh == 0)
         #expect(second.gifs.reusedLastGood == 1)
         #expect(second.reusedLastGood.map(\.exerciseID) == [ids[3]])
-        #expect(second.reusedLastGood.first?.reason == "http-500")
+        #expect(second.reusedLastGood.first?.reason == .httpStatus(500))
         #expect(second.gifs.valid == 11)
         #expect(second.gifs.rejectedByReason == ["known-missing": 1])
         #expect(second.gifs.missing == 1)

@@ -1,5 +1,6 @@
 import ExerciseDBFixture
 import Foundation
+import GifPackSystem
 @testable import GifPack
 
 /// A temporary directory that removes itself, with helpers shared by the build tests.
@@ -48,6 +49,15 @@ func run(_ executable: String, _ arguments: [String], environment: [String: Stri
                          error: String(decoding: errData, as: UTF8.self))
 }
 
+/// ``run(_:_:environment:currentDirectory:)`` on a thread of its own: a test waiting for a child
+/// process must not hold one of the two cooperative threads the other tests' awaits resume on.
+func runOffThePool(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
+                   currentDirectory: String? = nil) async throws -> ProcessResult {
+    try await BlockingWork.run("gifpack.test-process") {
+        try run(executable, arguments, environment: environment, currentDirectory: currentDirectory)
+    }
+}
+
 /// Starts an in-process fixture server with `count` exercises that requires the test key.
 func startFixture(count: Int, configure: (inout FixtureConfiguration) -> Void = { _ in }) throws -> FixtureServer {
     var configuration = FixtureConfiguration()
@@ -92,6 +102,17 @@ func runBuild(manifest text: String, workspace: TemporaryDirectory, out: String 
     let options = BuildOptions(outputDirectory: workspace.file(out), cacheDirectory: workspace.file(cache),
                                sourceDateEpoch: epoch)
     return await BuildPipeline(manifest: manifest, options: options).run()
+}
+
+/// A valid manifest for in-process tests that never reach a server (port 9, discard).
+func offlineManifest() throws -> Manifest {
+    try ManifestLoader().parse("""
+        source:
+          kind: exercisedb-v1
+          base_url: http://127.0.0.1:9
+        packs:
+          - name: all
+        """, environment: [:])
 }
 
 func readIndex(_ path: String) throws -> PackIndex {

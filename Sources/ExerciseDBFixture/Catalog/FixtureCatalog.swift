@@ -27,7 +27,7 @@ public struct FixtureCatalog: Sendable {
     private let v1GIFKeys: [String: String]
     /// v1 id → RapidAPI id for generated twins: both name one exercise.
     private let rapidIDByV1ID: [String: String]
-    private var replacements: [String: StoredGIF] = [:]
+    private var replacements: [String: ServedGIF] = [:]
     private let store: GIFStore
 
     init(configuration: FixtureConfiguration) throws(FixtureError) {
@@ -55,12 +55,12 @@ public struct FixtureCatalog: Sendable {
     /// maximum: the maximum's bytes), or `/media/<id>.gif` for a v1 id at 180. Nil for an unknown
     /// id or a resolution `/image` does not accept.
     public func gifBytes(id: String, resolution: Int = FixtureCatalog.baseResolution) -> [UInt8]? {
-        storedGIF(id: id, resolution: resolution)?.bytes
+        servedGIF(id: id, resolution: resolution)?.bytes
     }
 
     /// The `ETag` header value (quotes included) served with ``gifBytes(id:resolution:)``.
     public func gifETag(id: String, resolution: Int = FixtureCatalog.baseResolution) -> String? {
-        storedGIF(id: id, resolution: resolution)?.etag
+        servedGIF(id: id, resolution: resolution)?.etag
     }
 
     /// Whether `id` is a RapidAPI or v1 id of this catalog.
@@ -75,7 +75,7 @@ public struct FixtureCatalog: Sendable {
         var seen = Set<String>()
         var result: [String: [UInt8]] = [:]
         for id in exercises.map(\.id) + v1Exercises.map(\.exerciseId) {
-            guard let gif = storedGIF(id: id, resolution: FixtureCatalog.baseResolution),
+            guard let gif = servedGIF(id: id, resolution: FixtureCatalog.baseResolution),
                   seen.insert(gif.etag).inserted else { continue }
             result[id] = gif.bytes
         }
@@ -87,7 +87,7 @@ public struct FixtureCatalog: Sendable {
     func canonicalID(_ id: String) -> String { rapidIDByV1ID[id] ?? id }
 
     /// The GIF served for `id` at a requested resolution, with its validators.
-    func storedGIF(id: String, resolution: Int) -> StoredGIF? {
+    func servedGIF(id: String, resolution: Int) -> ServedGIF? {
         guard FixtureCatalog.resolutions.contains(resolution) else { return nil }
         if let replacement = replacements[canonicalID(id)] { return replacement }
         guard let key = rapidGIFKeys[id] ?? v1GIFKeys[id] else { return nil }
@@ -96,7 +96,7 @@ public struct FixtureCatalog: Sendable {
 
     /// From now on `id` (and its twin) serves `bytes` at every resolution, modified at `time`.
     mutating func replaceGIF(id: String, with bytes: [UInt8], at time: Int) {
-        replacements[canonicalID(id)] = StoredGIF(bytes: bytes, lastModified: time)
+        replacements[canonicalID(id)] = ServedGIF(bytes: bytes, lastModified: time)
     }
 
     /// The catalog with every v1 `gifUrl` pointing at `base` (e.g. `http://127.0.0.1:8080`).

@@ -20,17 +20,17 @@ final class GIFStore: @unchecked Sendable {
         let resolution: Int
     }
 
-    private let originals: [String: StoredGIF]
+    private let originals: [String: ServedGIF]
     private let recipes: [String: GIFRecipe]
     private let baseDimension: Int
     private let lock = NSLock()
-    private var scaled: [ScaledKey: StoredGIF] = [:]
+    private var scaled: [ScaledKey: ServedGIF] = [:]
     private var scaledOrder: [ScaledKey] = []
     private var scaledBytes = 0
 
     /// GIFs loaded from files, by key.
     init(loaded: [String: [UInt8]]) {
-        originals = loaded.mapValues { StoredGIF(bytes: $0, lastModified: StoredGIF.originalLastModified) }
+        originals = loaded.mapValues { ServedGIF(bytes: $0, lastModified: ServedGIF.originalLastModified) }
         recipes = [:]
         baseDimension = 0
     }
@@ -38,7 +38,7 @@ final class GIFStore: @unchecked Sendable {
     /// Synthesizes every recipe at the base resolution, in parallel.
     init(recipes: [GIFRecipe], baseDimension: Int) throws(FixtureError) {
         let results = GIFStore.synthesizeAll(recipes, baseDimension: baseDimension)
-        var originals: [String: StoredGIF] = [:]
+        var originals: [String: ServedGIF] = [:]
         for (recipe, result) in zip(recipes, results) {
             switch result {
             case .success(let gif): originals[recipe.key] = gif
@@ -51,7 +51,7 @@ final class GIFStore: @unchecked Sendable {
     }
 
     /// The GIF of `key` at `resolution`, or nil for an unknown key or a failed synthesis.
-    func gif(key: String, resolution: Int) -> StoredGIF? {
+    func gif(key: String, resolution: Int) -> ServedGIF? {
         guard let original = originals[key] else { return nil }
         guard resolution != FixtureCatalog.baseResolution, let recipe = recipes[key] else { return original }
         let scaledKey = ScaledKey(key: key, resolution: resolution)
@@ -62,7 +62,7 @@ final class GIFStore: @unchecked Sendable {
         guard let bytes = try? recipe.synthesize(baseDimension: baseDimension, resolution: resolution) else {
             return nil
         }
-        let made = StoredGIF(bytes: bytes, lastModified: StoredGIF.originalLastModified)
+        let made = ServedGIF(bytes: bytes, lastModified: ServedGIF.originalLastModified)
         lock.lock()
         defer { lock.unlock() }
         if scaled[scaledKey] == nil {
@@ -79,14 +79,14 @@ final class GIFStore: @unchecked Sendable {
 
     private static func synthesizeAll(
         _ recipes: [GIFRecipe], baseDimension: Int
-    ) -> [Result<StoredGIF, FixtureError>] {
+    ) -> [Result<ServedGIF, FixtureError>] {
         let lock = NSLock()
-        nonisolated(unsafe) var results = [Result<StoredGIF, FixtureError>?](repeating: nil, count: recipes.count)
+        nonisolated(unsafe) var results = [Result<ServedGIF, FixtureError>?](repeating: nil, count: recipes.count)
         DispatchQueue.concurrentPerform(iterations: recipes.count) { index in
-            let result = Result { () throws(FixtureError) -> StoredGIF in
+            let result = Result { () throws(FixtureError) -> ServedGIF in
                 let bytes = try recipes[index].synthesize(
                     baseDimension: baseDimension, resolution: FixtureCatalog.baseResolution)
-                return StoredGIF(bytes: bytes, lastModified: StoredGIF.originalLastModified)
+                return ServedGIF(bytes: bytes, lastModified: ServedGIF.originalLastModified)
             }
             lock.lock()
             results[index] = result

@@ -1,3 +1,4 @@
+import GifPackSystem
 import Glibc
 
 /// One accepted TCP connection, used by its own thread only: reads request heads (keeping any
@@ -74,13 +75,10 @@ final class SocketConnection {
         guard !bytes.isEmpty else { return 0 }
         return bytes.withUnsafeBytes { raw -> Int in
             var sent = 0
-            while sent < raw.count {
-                let written = Glibc.send(descriptor, raw.baseAddress! + sent, raw.count - sent, Int32(MSG_NOSIGNAL))
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    break
-                }
-                sent += written
+            try? POSIXIO.writeAll(raw) { pointer, count in
+                let written = Glibc.send(descriptor, pointer, count, Int32(MSG_NOSIGNAL))
+                if written > 0 { sent += written }
+                return written
             }
             return sent
         }

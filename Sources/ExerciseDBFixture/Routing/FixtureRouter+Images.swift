@@ -30,7 +30,7 @@ extension FixtureRouter {
     ) -> HTTPResponse {
         let fault = faults.next(for: catalog.canonicalID(id))
         if let fault, let response = response(for: fault, id: id) { return response }
-        guard let gif = catalog.storedGIF(id: id, resolution: resolution) else {
+        guard let gif = catalog.servedGIF(id: id, resolution: resolution) else {
             return FixtureRouter.json(500, GatewayBodies.forStatus(500))
         }
         if ConditionalRequest.isNotModified(request, etag: gif.etag, lastModified: gif.lastModified) {
@@ -93,7 +93,7 @@ extension FixtureRouter {
         }
     }
 
-    private func addValidators(of gif: StoredGIF, to response: inout HTTPResponse) {
+    private func addValidators(of gif: ServedGIF, to response: inout HTTPResponse) {
         response.addHeader("ETag", gif.etag)
         response.addHeader("Last-Modified", HTTPDate.format(gif.lastModified))
         response.addHeader("Cache-Control", "public, max-age=86400")

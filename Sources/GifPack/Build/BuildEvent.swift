@@ -42,7 +42,7 @@ public struct AttemptEvent: Sendable, Equatable {
     public var elapsed: Duration
     public var outcome: Outcome
     /// The rejection reason for `retry` and `failed`.
-    public var reason: String?
+    public var reason: RejectionReason?
     public var bytes: Int64
     /// For `retry`: how long until the next attempt.
     public var retryIn: Duration?

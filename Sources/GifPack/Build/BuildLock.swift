@@ -25,27 +25,14 @@ public final class BuildLock: Sendable {
         }
     }
 
-    private let descriptor: Int32
+    private let lock: FileLock
 
     public init(directory: String) throws(LockError) {
-        let path = "\(directory)/.gifpack.lock"
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw .io(directory: directory, errno: errno) }
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-            let code = errno
-            var buffer = [UInt8](repeating: 0, count: 32)
-            let count = pread(fd, &buffer, 31, 0)
-            close(fd)
-            if code == EWOULDBLOCK {
-                let pid = count > 0 ? Int32(String(decoding: buffer[0..<count], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) : nil
-                throw .held(directory: directory, pid: pid)
-            }
-            throw .io(directory: directory, errno: code)
+        switch FileLock.acquire(path: "\(directory)/.gifpack.lock", note: "\(getpid())\n") {
+        case .locked(let lock): self.lock = lock
+        case .held(let note): throw .held(directory: directory, pid: note.flatMap { Int32($0) })
+        case .failed(let error): throw .io(directory: directory, errno: error.errno)
         }
-        let text = Array("\(getpid())\n".utf8)
-        _ = ftruncate(fd, 0)
-        _ = text.withUnsafeBytes { pwrite(fd, $0.baseAddress, text.count, 0) }
-        descriptor = fd
     }
 
     /// Locks each distinct directory once (the output and cache directories may be the same).
@@ -61,10 +48,5 @@ public final class BuildLock: Sendable {
             locks.append(try BuildLock(directory: directory))
         }
         return locks
-    }
-
-    deinit {
-        flock(descriptor, LOCK_UN)
-        close(descriptor)
     }
 }

@@ -53,6 +53,10 @@ public struct BuildPipeline: Sendable {
                 observer?(.finished(report))
                 return report
             }
+        } catch let error as StateUnreadable {
+            report.exitStatus = .failed
+            report.message = error.description
+            report.stateErrors.append(error.detail)
         } catch let error as BuildLock.LockError {
             report.exitStatus = if case .held = error { .locked } else { .failed }
             report.message = error.description
@@ -70,7 +74,10 @@ public struct BuildPipeline: Sendable {
         // printed, turned into metrics or a step summary never holds it.
         report = SecretRedactor(source: manifest.source).redact(report)
         let finalReport = report
-        _ = try? await Blocking.run { writeReport(finalReport) }
+        if let problem = await BlockingWork.run("gifpack.report", { writeReport(finalReport) }) {
+            // The file cannot say it was not written: the returned report and the log do.
+            report.stateErrors.append(problem)
+        }
         observer?(.finished(report))
         return report
     }
@@ -82,7 +89,7 @@ public struct BuildPipeline: Sendable {
         let locks = try BuildLock.acquire([options.outputDirectory, options.cacheDirectory])
         defer { withExtendedLifetime(locks) {} }
         let sourceKey = manifest.source.stateKey
-        let (state, expectedCount, recovery) = try await Blocking.run {
+        let (state, expectedCount, recovery) = try await BlockingWork.run {
             try layout.prepare()
             let (state, recovery) = try StateOpener.open(layout: layout, source: sourceKey)
             return (state, try state.lastCatalogCount(), recovery)
@@ -106,10 +113,10 @@ public struct BuildPipeline: Sendable {
                                                     expectedCount: expectedCount).fetchCatalog()
         report.catalog = .init(exercises: catalog.exercises.count, pages: catalog.pagesFetched,
                                rejectedRecords: catalog.rejected, duplicateIDs: catalog.duplicateIDs)
-        report.catalogChanges = try await Blocking.run { try state.replaceCatalog(CatalogFingerprint.fingerprints(of: catalog)) }
+        report.catalogChanges = try await BlockingWork.run { try state.replaceCatalog(CatalogFingerprint.fingerprints(of: catalog)) }
         if let damaged = report.stateRecovery {
             let (indexPath, resolution, fetch) = (self.indexPath, manifest.source.resolution ?? 0, manifest.fetch)
-            report.stateRecovery = try await Blocking.run {
+            report.stateRecovery = try await BlockingWork.run {
                 var rebuilt = damaged
                 let index = try? PackIndex.decode(from: Data(contentsOf: URL(fileURLWithPath: indexPath)))
                 let date = (try? FileManager.default.attributesOfItem(atPath: indexPath))?[.modificationDate] as? Date
@@ -133,7 +140,7 @@ public struct BuildPipeline: Sendable {
                                      startedAt: started)
         let fetcher = GIFFetcher(client: client, source: manifest.source, settings: manifest.fetch, layout: layout,
                                  frames: frames, state: state, governor: governor, observer: observer)
-        let outcome = await fetcher.fetch(wanted)
+        let outcome = try await fetcher.fetch(wanted)
         var results = outcome.results
         report.stateErrors = fetcher.processor.stateWriteErrors
         let statistics = client.statistics
@@ -155,9 +162,9 @@ public struct BuildPipeline: Sendable {
             return
         }
         let fetched = results
-        let (filled, reused) = try await Blocking.run {
+        let (filled, reused) = try await BlockingWork.run("gifpack.last-known-good") { () throws(StateUnreadable) in
             var filled = fetched
-            let reused = keepLastKnownGood(&filled, wanted: wanted, state: state, store: BlobStore(layout: layout))
+            let reused = try keepLastKnownGood(&filled, wanted: wanted, state: state, store: BlobStore(layout: layout))
             return (filled, reused)
         }
         results = filled
@@ -172,8 +179,10 @@ public struct BuildPipeline: Sendable {
             return
         }
 
-        let indexURL = URL(fileURLWithPath: indexPath)
-        let previous = try await Blocking.run { try? PackIndex.decode(from: Data(contentsOf: indexURL)) }
+        let indexPath = self.indexPath
+        let previous = try await BlockingWork.run("gifpack.index") { () throws(PublishedIndexUnreadable) in
+            try PackIndex.loadPublished(from: indexPath)
+        }
         let sourceDescription = SourceDescription(kind: manifest.source.kind.rawValue,
                                                   baseURL: manifest.output.publishBaseURL ? manifest.source.baseURL : nil,
                                                   resolution: manifest.source.resolution)
@@ -186,7 +195,7 @@ public struct BuildPipeline: Sendable {
             let current = finalResults
             let description: PackDescription, outcome: PackPublisher.Outcome
             do {
-                (description, outcome) = try await Blocking.run {
+                (description, outcome) = try await BlockingWork.run {
                     try publisher.publish(entry, results: current, previous: previous?.pack(named: entry.spec.name))
                 }
             } catch PackPublishError.damagedBlob(let hash) {
@@ -195,7 +204,7 @@ public struct BuildPipeline: Sendable {
                 // assembled again. A second damage of the same GIF in one run fails the build.
                 let users = wanted.filter { if case .stored(let gif)? = current[$0.id] { gif.sha256 == hash } else { false } }
                 let framePath = frames.path(sha256: hash)
-                try? await Blocking.run {
+                try await BlockingWork.run {
                     FileSystem.remove(layout.blobPath(sha256: hash))
                     FileSystem.remove(framePath)
                     try state.forgetBlob(sha256: hash)
@@ -208,7 +217,7 @@ public struct BuildPipeline: Sendable {
                     return
                 }
                 report.damagedBlobs.append(hash)
-                let again = await GIFFetcher(client: client, source: manifest.source, settings: manifest.fetch, layout: layout,
+                let again = try await GIFFetcher(client: client, source: manifest.source, settings: manifest.fetch, layout: layout,
                                              frames: frames, state: state, governor: governor, observer: observer).fetch(users)
                 if let stop = again.stop {
                     report.exitStatus = stop.exitStatus
@@ -246,9 +255,8 @@ public struct BuildPipeline: Sendable {
         let indexBytes = [UInt8](try index.encoded())
         let newlyPublished = zip(descriptions, report.packs)
             .filter { $0.1.outcome == PackPublisher.Outcome.published.rawValue }.map(\.0)
-        let indexPath = self.indexPath
-        try await Blocking.run {
-            if FileSystem.readAll(indexPath) != indexBytes {
+        try await BlockingWork.run {
+            if try FileSystem.readAll(indexPath) != indexBytes {
                 try FileSystem.writeAtomically(indexBytes, to: indexPath) { CrashPoint.reach(.beforeIndexRename) }
             }
             for description in newlyPublished {
@@ -259,7 +267,7 @@ public struct BuildPipeline: Sendable {
         endStage("index")
 
         let pruner = Pruner(outputDirectory: options.outputDirectory, layout: layout, keep: manifest.output.keepVersions)
-        report.pruned = try await Blocking.run { try pruner.prune(index: index, state: state) }
+        report.pruned = try await BlockingWork.run { try pruner.prune(index: index, state: state) }
         endStage("prune")
 
         let published = report.packs.filter { $0.outcome == PackPublisher.Outcome.published.rawValue }.count
@@ -290,12 +298,16 @@ public struct BuildPipeline: Sendable {
     }
 
     /// Replaces this run's failures by the GIF an earlier run stored for the same exercise, when
-    /// there is one. Returns the failures that were covered that way.
-    private func keepLastKnownGood(_ results: inout [String: GIFFetchResult], wanted: [Exercise], state: BuildState,
-                                   store: BlobStore) -> [FetchRejection] {
+    /// there is one. Returns the failures that were covered that way. Throws when the state cannot
+    /// be read: going on would silently drop GIFs an earlier pack had.
+    func keepLastKnownGood(_ results: inout [String: GIFFetchResult], wanted: [Exercise], state: BuildState,
+                           store: BlobStore) throws(StateUnreadable) -> [FetchRejection] {
         var covered: [FetchRejection] = []
         guard wanted.contains(where: { if case .rejected? = results[$0.id] { true } else { false } }) else { return [] }
-        let known = (try? state.gifs(resolution: manifest.source.resolution ?? 0)) ?? [:]
+        let known: [String: GIFState]
+        do { known = try state.gifs(resolution: manifest.source.resolution ?? 0) } catch {
+            throw StateUnreadable(step: .lookingUpLastKnownGood, path: state.path, error: String(describing: error))
+        }
         for exercise in wanted {
             guard case .rejected(let rejection)? = results[exercise.id],
                   let metadata = known[exercise.id]?.metadata, store.contains(sha256: metadata.sha256) else { continue }
@@ -327,18 +339,24 @@ public struct BuildPipeline: Sendable {
             case .rejected(let rejection)?:
                 report.gifs.rejected += 1
                 report.gifs.missing += 1
-                report.gifs.rejectedByReason[rejection.reason, default: 0] += 1
+                report.gifs.rejectedByReason[rejection.reason.code, default: 0] += 1
                 // Never-attempted exercises are counted in `notAttempted`, not listed one by one.
-                if rejection.reason != FetchRejection.notAttempted { report.rejections.append(rejection) }
+                if rejection.reason != .notAttempted { report.rejections.append(rejection) }
             case nil:
                 report.gifs.missing += 1
             }
         }
     }
 
-    private func writeReport(_ report: BuildReport) {
-        guard FileSystem.exists(options.outputDirectory) else { return }
-        try? report.write(toDirectory: options.outputDirectory)
+    /// Writes `report.json`; returns what went wrong, if anything.
+    private func writeReport(_ report: BuildReport) -> String? {
+        guard FileSystem.exists(options.outputDirectory) else { return nil }
+        do {
+            try report.write(toDirectory: options.outputDirectory)
+            return nil
+        } catch {
+            return "\(reportPath) was not written: \(error)"
+        }
     }
 }
 

@@ -53,7 +53,7 @@ public struct DryRun: Sendable {
         let sourceKey = manifest.source.stateKey
         let resolution = manifest.source.resolution ?? 0
         let planner = FetchPlanner(settings: manifest.fetch, store: BlobStore(layout: layout), now: Date())
-        let decisions = try await Blocking.run {
+        let decisions = try await BlockingWork.run {
             var known: [String: GIFState] = [:]
             if FileSystem.exists(layout.statePath) {
                 known = try BuildState(path: layout.statePath, source: sourceKey).gifs(resolution: resolution)

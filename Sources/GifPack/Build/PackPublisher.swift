@@ -60,7 +60,7 @@ struct PackPublisher: Sendable {
                 if position == hashes.count / 2 { CrashPoint.reach(.midPack) }
                 let size = distinct[hash]!
                 let blob = frames.layout.blobPath(sha256: hash)
-                let length = FrameCache.entryLength(dataSize: size)
+                let length = TarHeader.entryLength(dataSize: size)
                 // Every frame that enters the pack holds bytes checked against the hash naming them:
                 // a frame made now hashed the blob as it compressed it (ensureFrame), a cached one is
                 // decoded and hashed before it is copied.
@@ -125,18 +125,5 @@ enum PackPublishError: Error, CustomStringConvertible {
         case .unexpectedLayout(let file): "the assembled pack \(file) does not start with catalog.json"
         case .damagedBlob(let hash): "the cached GIF \(hash) no longer matches its hash"
         }
-    }
-}
-
-extension Digest {
-    var hexString: String {
-        let digits = Array("0123456789abcdef".utf8)
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(Self.byteCount * 2)
-        for byte in self {
-            bytes.append(digits[Int(byte >> 4)])
-            bytes.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: bytes, as: UTF8.self)
     }
 }

@@ -31,7 +31,7 @@ public struct Pruner: Sendable {
         var result = Result()
         let packsDirectory = "\(outputDirectory)/packs"
         let referenced = Set(index?.packs.map { "\(outputDirectory)/\($0.file)" } ?? [])
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: packsDirectory)) ?? []
+        let names = try FileSystem.list(packsDirectory)
         var versions: [String: [(version: Int, file: String)]] = [:]
         for name in names {
             let path = "\(packsDirectory)/\(name)"
@@ -57,11 +57,11 @@ public struct Pruner: Sendable {
         }
         if let state {
             let wanted = try state.referencedBlobs()
-            for (hash, path) in blobs() where !wanted.contains(hash) {
+            for (hash, path) in try blobs() where !wanted.contains(hash) {
                 result.freedBytes += FileSystem.fileSize(path) ?? 0
                 FileSystem.remove(path)
                 result.deletedBlobs += 1
-                removeFrames(sha256: hash)
+                try removeFrames(sha256: hash)
             }
         }
         result.deletedPacks.sort()
@@ -83,11 +83,11 @@ public struct Pruner: Sendable {
         text.utf8.count == 64 && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
     }
 
-    private func blobs() -> [(String, String)] {
+    private func blobs() throws(FileSystemError) -> [(String, String)] {
         var found: [(String, String)] = []
         let root = layout.blobsDirectory
-        for shard in (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? [] {
-            for name in (try? FileManager.default.contentsOfDirectory(atPath: "\(root)/\(shard)")) ?? []
+        for shard in try FileSystem.list(root) where shard.utf8.count == 2 && FileSystem.isDirectory("\(root)/\(shard)") {
+            for name in try FileSystem.list("\(root)/\(shard)")
             where name.hasSuffix(".gif") && Self.isSHA256Hex(name.dropLast(4)) && name.hasPrefix(shard) {
                 found.append((String(name.dropLast(4)), "\(root)/\(shard)/\(name)"))
             }
@@ -95,9 +95,9 @@ public struct Pruner: Sendable {
         return found
     }
 
-    private func removeFrames(sha256: String) {
+    private func removeFrames(sha256: String) throws(FileSystemError) {
         let framesRoot = "\(layout.root)/frames"
-        for directory in (try? FileManager.default.contentsOfDirectory(atPath: framesRoot)) ?? [] {
+        for directory in try FileSystem.list(framesRoot) {
             FileSystem.remove("\(framesRoot)/\(directory)/\(sha256.prefix(2))/\(sha256).zst")
         }
     }

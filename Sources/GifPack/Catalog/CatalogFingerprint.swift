@@ -10,7 +10,7 @@ enum CatalogFingerprint {
             var hasher = SHA256()
             hasher.update(data: exercise.record.canonicalJSON)
             hasher.update(data: Array(exercise.imageURL.utf8))
-            result[exercise.id] = hasher.finalize().hexString
+            result[exercise.id] = Hex.lowercase(hasher.finalize())
         }
         return result
     }

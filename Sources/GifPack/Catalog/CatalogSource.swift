@@ -86,7 +86,7 @@ struct CatalogPager: Sendable {
             if case .bodyTooLarge = error {
                 throw PageFailure(error: .catalogTooLarge(limit: fetch.maxCatalogBytes), retryable: false)
             }
-            throw PageFailure(error: .transport(url: url, error), retryable: RetryPolicy.retryableTransport.contains(error.reason))
+            throw PageFailure(error: .transport(url: url, error), retryable: RejectionReason(error).isRetryable)
         }
         guard budget.spend(bytes: Int64(response.body.count)) else {
             throw PageFailure(error: .catalogTooLarge(limit: fetch.maxCatalogBytes), retryable: false)
@@ -150,7 +150,11 @@ struct CatalogPager: Sendable {
             recordCount += content.items.count
             guard recordCount <= fetch.maxCatalogRecords else { throw .tooManyRecords(limit: fetch.maxCatalogRecords) }
             guard !content.items.isEmpty else { return }
-            let digest = SHA256.hash(data: RawRecord(.array(content.items)).canonicalJSON)
+            let pageBytes: [UInt8]
+            do { pageBytes = try CanonicalJSON.encode(.array(content.items)) } catch {
+                throw .unexpectedShape(url: pageURL(offset: offset), detail: "\(error)")
+            }
+            let digest = SHA256.hash(data: pageBytes)
             guard seenPages.insert(digest).inserted else { throw .pagingDoesNotAdvance(url: pageURL(offset: offset)) }
         }
         let first = try records(try await page(offset: 0, budget: budget), pageURL(offset: 0))
@@ -267,7 +271,7 @@ final class CatalogBudget: Sendable {
 /// Why one catalog record was refused.
 struct CatalogRejectionReason: Error {
     var displayID: String?
-    var reason: String
+    var reason: CatalogRejectionCode
 
     /// Shows an untrusted id safely: printable ASCII only, at most 80 characters.
     static func display(_ raw: String?) -> String? {
@@ -279,7 +283,6 @@ struct CatalogRejectionReason: Error {
     }
 
     static func invalidID(_ raw: String?) -> CatalogRejectionReason {
-        CatalogRejectionReason(displayID: display(raw),
-                               reason: raw == nil ? "missing-id" : "invalid-id (must match ^[A-Za-z0-9_-]{1,64}$)")
+        CatalogRejectionReason(displayID: display(raw), reason: raw == nil ? .missingID : .invalidID)
     }
 }

@@ -4,7 +4,7 @@ import Foundation
 /// the raw record for the pack. Its `id` has been validated (``ExerciseID``).
 ///
 /// ```swift
-/// let squat = Exercise(id: "0001", name: "3/4 sit-up", bodyParts: ["waist"], equipment: ["body weight"],
+/// let squat = try Exercise(id: "0001", name: "3/4 sit-up", bodyParts: ["waist"], equipment: ["body weight"],
 ///                      targets: ["abs"], imageURL: "https://…/image?exerciseId=0001&resolution=180", raw: .null)
 /// ```
 public struct Exercise: Sendable, Equatable {
@@ -18,27 +18,32 @@ public struct Exercise: Sendable, Equatable {
     /// per exercise instead of a tree of values.
     public var record: RawRecord
 
+    /// Throws when `raw` has no canonical JSON form (a non-finite number).
     public init(id: String, name: String, bodyParts: [String], equipment: [String], targets: [String],
-                imageURL: String, raw: JSONValue) {
+                imageURL: String, raw: JSONValue) throws(CanonicalJSON.EncodingError) {
         self.id = id
         self.name = name
         self.bodyParts = bodyParts
         self.equipment = equipment
         self.targets = targets
         self.imageURL = imageURL
-        self.record = RawRecord(raw)
+        self.record = try RawRecord(raw)
     }
 }
 
-/// A JSON value stored as its canonical bytes (sorted keys, compact, slashes unescaped), ready to be
-/// copied verbatim into a pack's `catalog.json`.
+/// A JSON value stored as its canonical bytes (``CanonicalJSON``), ready to be copied verbatim into a
+/// pack's `catalog.json`.
+///
+/// ```swift
+/// let record = try RawRecord(.object(["id": .string("0001")]))   // canonicalJSON: {"id":"0001"}
+/// ```
 public struct RawRecord: Sendable, Equatable {
     public let canonicalJSON: [UInt8]
 
-    public init(_ value: JSONValue) {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        canonicalJSON = (try? encoder.encode(value)).map { [UInt8]($0) } ?? Array("null".utf8)
+    /// Throws when `value` has no canonical JSON form (a non-finite number): such a record is refused
+    /// rather than packed as something else.
+    public init(_ value: JSONValue) throws(CanonicalJSON.EncodingError) {
+        canonicalJSON = try CanonicalJSON.encode(value)
     }
 }
 
@@ -63,7 +68,27 @@ public struct Catalog: Sendable, Equatable {
 public struct CatalogRejection: Sendable, Equatable, Codable {
     public var position: Int
     public var id: String?
-    public var reason: String
+    public var reason: CatalogRejectionCode
+}
+
+/// Why a catalog record was refused: the machine-readable code reports carry (its raw value).
+///
+/// ```swift
+/// if rejection.reason == .invalidID { print("ids must match ^[A-Za-z0-9_-]{1,64}$") }
+/// ```
+public enum CatalogRejectionCode: String, Sendable, Equatable, Codable, CaseIterable {
+    /// The record is not a JSON object.
+    case notAnObject = "not-an-object"
+    /// The record has no string id.
+    case missingID = "missing-id"
+    /// The id does not match `^[A-Za-z0-9_-]{1,64}$` (it would become a file name).
+    case invalidID = "invalid-id"
+    /// The record has no string name.
+    case missingName = "missing-name"
+    /// A v1 record's `gifUrl` is missing or not an absolute http(s) URL.
+    case missingOrInvalidGIFURL = "missing-or-invalid-gifUrl"
+    /// The record holds a value JSON cannot carry canonically (a non-finite number).
+    case unencodableRecord = "unencodable-record"
 }
 
 extension Selector {

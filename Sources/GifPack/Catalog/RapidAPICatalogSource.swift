@@ -21,17 +21,21 @@ struct RapidAPICatalogSource: CatalogSource {
 
     /// One RapidAPI record as an ``Exercise``, or why it was refused.
     static func normalise(_ record: JSONValue, base: String, resolution: Int) -> Result<Exercise, CatalogRejectionReason> {
-            guard case .object = record else { return .failure(.init(displayID: nil, reason: "not-an-object")) }
+            guard case .object = record else { return .failure(.init(displayID: nil, reason: .notAnObject)) }
             let rawID = record["id"]?.stringValue
             guard let id = rawID, ExerciseID.isValid(id) else { return .failure(.invalidID(rawID)) }
             guard let name = record["name"]?.stringValue else {
-                return .failure(.init(displayID: id, reason: "missing-name"))
+                return .failure(.init(displayID: id, reason: .missingName))
             }
-            return .success(Exercise(id: id, name: name,
+            do {
+                return .success(try Exercise(id: id, name: name,
                                      bodyParts: record["bodyPart"]?.stringList ?? [],
                                      equipment: record["equipment"]?.stringList ?? [],
                                      targets: record["target"]?.stringList ?? [],
                                      imageURL: "\(base)/image?exerciseId=\(id)&resolution=\(resolution)",
                                      raw: record))
+            } catch {
+                return .failure(.init(displayID: id, reason: .unencodableRecord))
+            }
     }
 }

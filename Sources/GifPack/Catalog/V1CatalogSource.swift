@@ -23,21 +23,25 @@ struct V1CatalogSource: CatalogSource {
 
     /// One v1 record as an ``Exercise``, or why it was refused.
     static func normalise(_ record: JSONValue) -> Result<Exercise, CatalogRejectionReason> {
-            guard case .object = record else { return .failure(.init(displayID: nil, reason: "not-an-object")) }
+            guard case .object = record else { return .failure(.init(displayID: nil, reason: .notAnObject)) }
             let rawID = record["exerciseId"]?.stringValue
             guard let id = rawID, ExerciseID.isValid(id) else { return .failure(.invalidID(rawID)) }
             guard let name = record["name"]?.stringValue else {
-                return .failure(.init(displayID: id, reason: "missing-name"))
+                return .failure(.init(displayID: id, reason: .missingName))
             }
             guard let gifURL = record["gifUrl"]?.stringValue, let components = URLComponents(string: gifURL),
                   let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
                   components.host?.isEmpty == false else {
-                return .failure(.init(displayID: id, reason: "missing-or-invalid-gifUrl"))
+                return .failure(.init(displayID: id, reason: .missingOrInvalidGIFURL))
             }
-            return .success(Exercise(id: id, name: name,
+            do {
+                return .success(try Exercise(id: id, name: name,
                                      bodyParts: record["bodyParts"]?.stringList ?? [],
                                      equipment: record["equipments"]?.stringList ?? [],
                                      targets: record["targetMuscles"]?.stringList ?? [],
                                      imageURL: gifURL, raw: record))
+            } catch {
+                return .failure(.init(displayID: id, reason: .unencodableRecord))
+            }
     }
 }

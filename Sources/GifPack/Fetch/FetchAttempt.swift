@@ -36,7 +36,7 @@ struct FetchAttempt: Sendable {
         await governor.waitForCoolDown()
         let path = layout.newTemporaryDownloadPath()
         let url = item.exercise.imageURL
-        func rejection(_ reason: String, _ detail: String, _ status: Int?) -> FetchRejection {
+        func rejection(_ reason: RejectionReason, _ detail: String, _ status: Int?) -> FetchRejection {
             FetchRejection(exerciseID: item.exercise.id, url: url, reason: reason, detail: detail, status: status)
         }
         let download: HTTPDownload
@@ -49,11 +49,10 @@ struct FetchAttempt: Sendable {
                 governor.stop(.diskFull(path: file))
             }
             if case .bodyTooLarge = error {
-                return .failed(item, rejection("too-large", "the body exceeds max_gif_bytes (\(settings.maxGIFBytes) bytes)", nil), missing: false)
+                return .failed(item, rejection(.tooLarge, "the body exceeds max_gif_bytes (\(settings.maxGIFBytes) bytes)", nil), missing: false)
             }
-            let failure = rejection(error.reason, String(describing: error), nil)
-            return RetryPolicy.retryableTransport.contains(error.reason) ? .retry(item, failure, wait: nil)
-                                                                         : .failed(item, failure, missing: false)
+            let failure = rejection(RejectionReason(error), String(describing: error), nil)
+            return failure.reason.isRetryable ? .retry(item, failure, wait: nil) : .failed(item, failure, missing: false)
         }
         let head = download.head
         if let remaining = head.headers["x-ratelimit-requests-remaining"].flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) }) {
@@ -66,8 +65,7 @@ struct FetchAttempt: Sendable {
             if let problem = ResponseChecks.problem(with: download) {
                 FileSystem.remove(path)
                 let failure = rejection(problem.reason, problem.detail, status)
-                return RetryPolicy.retryableBodies.contains(problem.reason) ? .retry(item, failure, wait: nil)
-                                                                            : .failed(item, failure, missing: false)
+                return failure.reason.isRetryable ? .retry(item, failure, wait: nil) : .failed(item, failure, missing: false)
             }
             return .downloaded(item, download, path: path)
         case 304 where item.conditional != nil:
@@ -75,23 +73,23 @@ struct FetchAttempt: Sendable {
         case 401, 403:
             governor.stop(.authRejected(status: status))
             let variable = source.apiKeyEnvironmentVariable.map { " (check the key in \($0))" } ?? ""
-            return .failed(item, rejection("http-\(status)", "the API rejected the key\(variable)", status), missing: false)
+            return .failed(item, rejection(.httpStatus(status), "the API rejected the key\(variable)", status), missing: false)
         case 429 where ResponseChecks.isMonthlyQuotaBody(download.prefix):
             governor.stop(.monthlyQuotaExhausted)
-            return .failed(item, rejection("quota-exhausted", "the monthly quota is used up", status), missing: false)
+            return .failed(item, rejection(.quotaExhausted, "the monthly quota is used up", status), missing: false)
         case 429, 503:
             let wait = settings.retry.retryAfter(head.headers["retry-after"])
             if status == 429 {
                 governor.noteRateLimited(coolDown: wait ?? settings.retry.delay(beforeAttempt: item.attempt + 1))
             }
-            return .retry(item, rejection("http-\(status)", "the server answered HTTP \(status)"
+            return .retry(item, rejection(.httpStatus(status), "the server answered HTTP \(status)"
                 + (wait.map { " (Retry-After \($0.milliseconds / 1000) s)" } ?? ""), status), wait: wait)
         case 404:
-            return .failed(item, rejection("http-404", "the API has no image for this exercise", status), missing: true)
+            return .failed(item, rejection(.httpStatus(404), "the API has no image for this exercise", status), missing: true)
         case let code where RetryPolicy.retryableStatuses.contains(code):
-            return .retry(item, rejection("http-\(code)", "the server answered HTTP \(code)", code), wait: nil)
+            return .retry(item, rejection(.httpStatus(code), "the server answered HTTP \(code)", code), wait: nil)
         default:
-            return .failed(item, rejection("http-\(status)", "the server answered HTTP \(status)", status), missing: false)
+            return .failed(item, rejection(.httpStatus(status), "the server answered HTTP \(status)", status), missing: false)
         }
     }
 

@@ -43,7 +43,7 @@ public enum StopReason: Sendable, Equatable, Codable, CustomStringConvertible {
 /// back by one, up to the manifest's cap (at most 3).
 ///
 /// ```swift
-/// let governor = FetchGovernor(settings: manifest.fetch, requestsAlreadySent: 3, clock: .init())
+/// let governor = FetchGovernor(settings: manifest.fetch, requestsAlreadySent: 3, startedAt: .now)
 /// guard governor.reserveRequest() else { return }
 /// ```
 final class FetchGovernor: Sendable {

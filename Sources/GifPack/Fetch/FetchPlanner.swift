@@ -5,7 +5,8 @@ import Foundation
 /// Last-Modified), or a plain request.
 ///
 /// ```swift
-/// let plan = FetchPlanner(settings: manifest.fetch, store: store, now: Date()).plan(exercises, known: known)
+/// let planner = FetchPlanner(settings: manifest.fetch, store: store, now: Date())
+/// let decisions = exercises.map { planner.decide($0, known: known[$0.id]) }
 /// ```
 struct FetchPlanner: Sendable {
     enum Decision: Sendable, Equatable {

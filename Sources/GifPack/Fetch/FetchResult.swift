@@ -31,18 +31,15 @@ public enum GIFOrigin: String, Sendable, Equatable, Codable {
     case lastKnownGood
 }
 
-/// A response that was refused, with a stable reason code (`html-body`, `wrong-content-type`,
-/// `truncated`, `not-a-gif`, `too-large`, `bad-frame`, `http-404`, …) and a human detail. Its GIF
-/// never enters a pack.
+/// A response that was refused, with a stable reason (``RejectionReason``: `html-body`,
+/// `wrong-content-type`, `truncated`, `not-a-gif`, `too-large`, `bad-frame`, `http-404`, …) and a
+/// human detail. Its GIF never enters a pack.
 public struct FetchRejection: Sendable, Equatable, Codable {
     public var exerciseID: String
     public var url: String
-    public var reason: String
+    public var reason: RejectionReason
     public var detail: String
     public var status: Int?
-
-    /// The reason of an exercise a stopped build never sent a request for.
-    public static let notAttempted = "not-attempted"
 }
 
 /// The outcome of fetching one exercise's GIF.

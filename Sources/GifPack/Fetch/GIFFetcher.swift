@@ -57,18 +57,24 @@ struct GIFFetcher: Sendable {
         case timer
     }
 
-    func fetch(_ exercises: [Exercise]) async -> FetchOutcome {
+    /// Throws ``StateUnreadable`` before sending any request when the state cannot be read: without
+    /// it every GIF would be requested in full (no conditional requests, nothing fresh), spending
+    /// quota for nothing.
+    func fetch(_ exercises: [Exercise]) async throws(StateUnreadable) -> FetchOutcome {
         let (state, resolutionKey, planner) = (self.state, self.resolutionKey, self.planner)
-        let decisions = (try? await Blocking.run {
-            let known = (try? state?.gifs(resolution: resolutionKey)) ?? [:]
+        let decisions = try await BlockingWork.run("gifpack.plan") { () throws(StateUnreadable) -> [FetchPlanner.Decision] in
+            let known: [String: GIFState]
+            do { known = try state?.gifs(resolution: resolutionKey) ?? [:] } catch {
+                throw StateUnreadable(step: .planningFetches, path: state?.path, error: String(describing: error))
+            }
             return exercises.map { planner.decide($0, known: known[$0.id]) }
-        }) ?? exercises.map { _ in .request(conditional: nil) }
+        }
         var queue: [FetchWorkItem] = []
         for (exercise, decision) in zip(exercises, decisions) {
             switch decision {
             case .reuseFresh(let gif): processor.reuse(exercise: exercise, known: gif, origin: .fresh)
             case .knownMissing(let gif):
-                processor.record(.rejected(FetchRejection(exerciseID: exercise.id, url: exercise.imageURL, reason: "known-missing",
+                processor.record(.rejected(FetchRejection(exerciseID: exercise.id, url: exercise.imageURL, reason: .knownMissing,
                                                           detail: "HTTP 404 at the last try (\(gif.lastError ?? "missing")); not asked again until missing_ttl passes",
                                                           status: 404)), for: exercise.id)
             case .request(let conditional): queue.append(FetchWorkItem(exercise: exercise, conditional: conditional))
@@ -127,7 +133,7 @@ struct GIFFetcher: Sendable {
                     // them. They are counted and summarised once, in the report and its message.
                     notAttempted.append(item.exercise.id)
                     processor.record(.rejected(FetchRejection(
-                        exerciseID: item.exercise.id, url: item.exercise.imageURL, reason: FetchRejection.notAttempted,
+                        exerciseID: item.exercise.id, url: item.exercise.imageURL, reason: .notAttempted,
                         detail: "the build stopped before this GIF was fetched: \(reason)", status: nil)),
                                      for: item.exercise.id, notify: false)
                 }

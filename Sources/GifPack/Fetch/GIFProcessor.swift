@@ -6,7 +6,7 @@ import Synchronization
 ///
 /// Decoding a GIF, fsyncing it into the blob store, compressing its pack frame and writing the
 /// state database are blocking, CPU- and disk-heavy steps. They run one at a time on a dedicated
-/// serial dispatch queue, so the fetch window is never held up by them and the second core does
+/// serial worker thread, so the fetch window is never held up by them and the second core does
 /// this work while curl's thread waits on the network. Each finished GIF is recorded in the state
 /// in its own transaction. `submit` returns at once; `drain()` waits for everything submitted.
 ///
@@ -18,7 +18,7 @@ final class GIFProcessor: Sendable {
     /// Two serial workers: decoding and compressing keep the second core busy, and one worker's
     /// fsync wait overlaps the other's work. They run at a lower priority than the threads that
     /// move requests along (see ``WorkerThread``).
-    private let workers = (0..<2).map { WorkerThread(name: "gifpack.process.\($0)") }
+    private let workers = (0..<2).map { WorkerThread(name: "gifpack.process.\($0)", niceness: 5) }
     private let nextWorker = Mutex(0)
     private let store: BlobStore
     private let frames: FrameCache
@@ -107,7 +107,7 @@ final class GIFProcessor: Sendable {
     func reuse(exercise: Exercise, known: GIFState, origin: GIFOrigin) {
         queue.async { [self] in
             guard let metadata = known.metadata, store.contains(sha256: metadata.sha256) else {
-                record(.rejected(FetchRejection(exerciseID: exercise.id, url: exercise.imageURL, reason: "store-failed",
+                record(.rejected(FetchRejection(exerciseID: exercise.id, url: exercise.imageURL, reason: .storeFailed,
                                                 detail: "the stored GIF is gone from the cache", status: nil)), for: exercise.id)
                 return
             }
@@ -140,7 +140,7 @@ final class GIFProcessor: Sendable {
         let info: GIFInfo
         do { info = try GIFInspector.inspect(path: path, limits: limits) } catch {
             FileSystem.remove(path)
-            let rejection = FetchRejection(exerciseID: exercise.id, url: url, reason: error.reason,
+            let rejection = FetchRejection(exerciseID: exercise.id, url: url, reason: RejectionReason(error),
                                            detail: error.detail, status: download.head.status)
             remember { try state?.recordFailure(exerciseID: exercise.id, resolution: resolutionKey, url: url,
                                                 reason: "\(rejection.reason): \(rejection.detail)", missing: false, at: Date()) }
@@ -157,7 +157,7 @@ final class GIFProcessor: Sendable {
             case PackWriteError.io(let file, _, let code) where FetchGovernor.isDiskFull(code): onDiskFull?(file)
             default: break
             }
-            return .rejected(FetchRejection(exerciseID: exercise.id, url: url, reason: "store-failed",
+            return .rejected(FetchRejection(exerciseID: exercise.id, url: url, reason: .storeFailed,
                                             detail: String(describing: error), status: download.head.status))
         }
         let gif = StoredGIF(exerciseID: exercise.id, sha256: sha256, bytes: download.bytesWritten, info: info,

@@ -5,25 +5,25 @@ import GifPackHTTP
 /// content type, magic bytes. Returns the rejection reason and detail, or nil when the download may
 /// go on to full validation.
 enum ResponseChecks {
-    static func problem(with download: HTTPDownload) -> (reason: String, detail: String)? {
+    static func problem(with download: HTTPDownload) -> (reason: RejectionReason, detail: String)? {
         if looksLikeHTML(download.prefix) {
-            return ("html-body", "the body is an HTML page, not a GIF (content type \(download.head.contentType ?? "none"))")
+            return (.htmlBody, "the body is an HTML page, not a GIF (content type \(download.head.contentType ?? "none"))")
         }
         guard let contentType = download.head.contentType else {
-            return ("wrong-content-type", "the response has no Content-Type; expected image/gif")
+            return (.wrongContentType, "the response has no Content-Type; expected image/gif")
         }
         let mediaType = contentType.split(separator: ";", maxSplits: 1).first.map {
             $0.trimmingCharacters(in: .whitespaces).lowercased()
         } ?? ""
         guard mediaType == "image/gif" else {
-            return ("wrong-content-type", "Content-Type is \(contentType.prefix(100)); expected image/gif")
+            return (.wrongContentType, "Content-Type is \(contentType.prefix(100)); expected image/gif")
         }
         if download.bytesWritten == 0 {
-            return ("truncated", "the body is empty")
+            return (.truncated, "the body is empty")
         }
         let magic = download.prefix.prefix(6)
         guard magic.elementsEqual("GIF87a".utf8) || magic.elementsEqual("GIF89a".utf8) else {
-            return ("not-a-gif", "the body does not start with GIF87a or GIF89a")
+            return (.notAGIF, "the body does not start with GIF87a or GIF89a")
         }
         return nil
     }

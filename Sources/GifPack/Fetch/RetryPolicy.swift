@@ -21,12 +21,8 @@ public struct RetryPolicy: Sendable, Equatable {
 
     public init() {}
 
-    /// Statuses worth another attempt.
+    /// Statuses worth another attempt (other failures: ``RejectionReason/isRetryable``).
     public static let retryableStatuses: Set<Int> = [408, 429, 500, 502, 503, 504]
-    /// Transport failures worth another attempt (``HTTPError/reason`` codes).
-    public static let retryableTransport: Set<String> = ["connect-failed", "timeout", "truncated", "connection-reset", "transport"]
-    /// Rejections of a 200 response worth another attempt: gateways serve maintenance pages with 200.
-    public static let retryableBodies: Set<String> = ["html-body", "not-a-gif", "wrong-content-type", "truncated"]
 
     /// The full-jitter backoff before `attempt` (2 for the first retry).
     public func delay(beforeAttempt attempt: Int, random: Double = Double.random(in: 0..<1)) -> Duration {

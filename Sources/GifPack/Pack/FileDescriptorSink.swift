@@ -18,7 +18,7 @@ import Darwin
 /// let sink = try FileDescriptorSink(creating: "/tmp/x.tar.zst", hashing: true)
 /// try sink.write([1, 2, 3])
 /// try sink.syncAndClose()
-/// print(sink.offset, sink.sha256Hex()!)   // 3 039058c6...
+/// print(sink.offset, try sink.sha256Hex())   // 3 039058c6...
 /// ```
 public final class FileDescriptorSink {
     public let path: String
@@ -58,15 +58,7 @@ public final class FileDescriptorSink {
     public func write(_ bytes: UnsafeRawBufferPointer) throws(PackWriteError) {
         guard !bytes.isEmpty else { return }
         guard fd >= 0 else { throw .io(path: path, operation: "write", errno: EBADF) }
-        var done = 0
-        while done < bytes.count {
-            let result = posixWrite(fd, bytes.baseAddress! + done, bytes.count - done)
-            if result < 0 {
-                if errno == EINTR { continue }
-                throw .io(path: path, operation: "write", errno: errno)
-            }
-            done += result
-        }
+        do { try POSIXIO.writeAll(fd, bytes) } catch { throw .io(path: path, operation: "write", errno: error.code) }
         hasher?.update(bufferPointer: bytes)
         offset += Int64(bytes.count)
     }
@@ -105,16 +97,13 @@ public final class FileDescriptorSink {
         try close()
     }
 
-    /// Lowercase hex SHA-256 of everything written so far, or nil if the sink does not hash.
-    public func sha256Hex() -> String? {
-        guard let hasher else { return nil }
-        return hasher.finalize().map { byte in
-            let digits = Array("0123456789abcdef".utf8)
-            return String(decoding: [digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]], as: UTF8.self)
-        }.joined()
+    /// Lowercase hex SHA-256 of everything written so far; throws ``PackWriteError/notHashed(path:)``
+    /// for a sink created without `hashing` (there is no digest to give, not even an empty one).
+    public func sha256Hex() throws(PackWriteError) -> String {
+        guard let hasher else { throw .notHashed(path: path) }
+        return Hex.lowercase(hasher.finalize())
     }
 }
 
-// `write(2)` and `close(2)`, reachable from inside the sink whose own methods shadow them.
-private func posixWrite(_ fd: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int { write(fd, bytes, count) }
+// `close(2)`, reachable from inside the sink whose own method shadows it.
 private func posixClose(_ fd: Int32) -> Int32 { close(fd) }

@@ -7,7 +7,7 @@
 ///
 /// ```swift
 /// let extent = try encoder.encodeBytes(name: "catalog.json", bytes: json, to: sink)
-/// // extent.uncompressedLength == 512 + ((json.count + 511) / 512) * 512
+/// // extent.uncompressedLength == TarHeader.entryLength(dataSize: Int64(json.count))
 /// ```
 public struct FrameExtent: Sendable, Equatable, Codable {
     public var offset: Int64

@@ -83,11 +83,8 @@ public struct PackAssembler: ~Copyable {
         let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.copyChunkSize, alignment: 16)
         defer { chunk.deallocate() }
         while true {
-            let got = read(fd, chunk.baseAddress, chunk.count)
-            if got < 0 {
-                if errno == EINTR { continue }
-                throw .io(path: framePath, operation: "read", errno: errno)
-            }
+            let got: Int
+            do throws(Errno) { got = try POSIXIO.read(fd, into: chunk) } catch { throw .io(path: framePath, operation: "read", errno: error.code) }
             if got == 0 { break }
             try sink.write(UnsafeRawBufferPointer(rebasing: chunk[0..<got]))
         }
@@ -101,7 +98,7 @@ public struct PackAssembler: ~Copyable {
         let end = try encoder.encodeEndOfArchive(to: sink)
         uncompressedBytes += end.uncompressedLength
         try sink.syncAndClose()
-        return PackFileSummary(bytes: sink.offset, sha256: sink.sha256Hex() ?? "",
+        return PackFileSummary(bytes: sink.offset, sha256: try sink.sha256Hex(),
                                uncompressedBytes: uncompressedBytes, entries: entries)
     }
 
@@ -126,7 +123,7 @@ public struct PackAssembler: ~Copyable {
             var hasher = SHA256()
             let header = try reader.streamEntry(frameOffset: 0, frameLength: try reader.fileSize(),
                                                 maxSize: maxSize, into: { hasher.update(bufferPointer: $0) })
-            if let expectedSHA256, case let actual = hasher.finalize().hexString, actual != expectedSHA256 {
+            if let expectedSHA256, case let actual = Hex.lowercase(hasher.finalize()), actual != expectedSHA256 {
                 throw .badTarHeader("its data hashes to \(actual), not \(expectedSHA256)")
             }
             guard header.entryLength == uncompressedLength else {

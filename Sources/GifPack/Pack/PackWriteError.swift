@@ -25,6 +25,8 @@ public enum PackWriteError: Error, Sendable, Equatable, CustomStringConvertible 
     case invalidFrame(path: String, reason: String)
     /// The bytes read from `path` do not hash to the SHA-256 that names them (a damaged cache).
     case contentMismatch(path: String, expected: String, actual: String)
+    /// A digest was asked of a sink that was not hashing what it wrote.
+    case notHashed(path: String)
 
     public var description: String {
         switch self {
@@ -42,6 +44,8 @@ public enum PackWriteError: Error, Sendable, Equatable, CustomStringConvertible 
             "\(path) is not a valid entry frame: \(reason)"
         case let .contentMismatch(path, expected, actual):
             "\(path) should hash to \(expected) but its bytes hash to \(actual)"
+        case let .notHashed(path):
+            "no SHA-256 of \(path): its sink was not hashing"
         }
     }
 }

@@ -73,10 +73,9 @@ public struct TarEntryFrameEncoder: Sendable {
         let extent = try encode(name: name, size: size, to: output) { tar throws(PackWriteError) in
             var copied: Int64 = 0
             while true {
-                let got = read(fd, chunk.baseAddress, chunk.count)
-                if got < 0 {
-                    if errno == EINTR { continue }
-                    throw .io(path: sourcePath, operation: "read", errno: errno)
+                let got: Int
+                do throws(Errno) { got = try POSIXIO.read(fd, into: chunk) } catch {
+                    throw .io(path: sourcePath, operation: "read", errno: error.code)
                 }
                 if got == 0 { break }
                 copied += Int64(got)
@@ -88,7 +87,7 @@ public struct TarEntryFrameEncoder: Sendable {
             guard copied == size else {
                 throw .sourceChanged(path: sourcePath, expectedSize: size, actualSize: copied)
             }
-            if let expectedSHA256, let actual = hasher?.finalize().hexString, actual != expectedSHA256 {
+            if let expectedSHA256, let actual = hasher.map({ Hex.lowercase($0.finalize()) }), actual != expectedSHA256 {
                 throw .contentMismatch(path: sourcePath, expected: expectedSHA256, actual: actual)
             }
         }

@@ -70,7 +70,7 @@ public enum BuildEventLog {
             "duration_ms": .double(milliseconds(attempt.elapsed)), "bytes": .int(attempt.bytes),
         ]
         if let status = attempt.status { fields["status"] = .int(Int64(status)) }
-        if let reason = attempt.reason { fields["reason"] = .string(reason) }
+        if let reason = attempt.reason { fields["reason"] = .string(reason.code) }
         if let wait = attempt.retryIn { fields["retry_in_ms"] = .double(max(0, milliseconds(wait))) }
         let level: LogSeverity
         let message: String
@@ -80,10 +80,10 @@ public enum BuildEventLog {
             message = "GET \(attempt.exerciseID): \(attempt.outcome.rawValue)"
         case .retry:
             level = .info
-            message = "GET \(attempt.exerciseID): \(attempt.reason ?? "failed"), trying again"
+            message = "GET \(attempt.exerciseID): \(attempt.reason?.code ?? "failed"), trying again"
         case .failed:
             level = .info
-            message = "GET \(attempt.exerciseID): \(attempt.reason ?? "failed"), giving up"
+            message = "GET \(attempt.exerciseID): \(attempt.reason?.code ?? "failed"), giving up"
         }
         return Entry(level: level, message: message, fields: fields)
     }
@@ -96,9 +96,9 @@ public enum BuildEventLog {
                                   "sha256": .string(gif.sha256), "bytes": .int(gif.bytes)])
         case .rejected(let rejection):
             var fields: [String: LogField] = ["event": .string("gif"), "exercise_id": .string(id), "outcome": .string("rejected"),
-                                              "reason": .string(rejection.reason), "url": .string(rejection.url)]
+                                              "reason": .string(rejection.reason.code), "url": .string(rejection.url)]
             if let status = rejection.status { fields["status"] = .int(Int64(status)) }
-            let expected = rejection.reason == "known-missing"
+            let expected = rejection.reason == .knownMissing
             return Entry(level: expected ? .info : .warning, message: "GIF \(id) refused: \(rejection.reason) — \(rejection.detail)",
                          fields: fields)
         }

@@ -18,7 +18,7 @@ public struct MetricsFile: Sendable, Equatable {
     /// Renders `report` and replaces the file; returns the text written.
     @discardableResult
     public func write(_ report: BuildReport, finishedAt: Date) throws(FileSystemError) -> String {
-        let previous = FileSystem.readAll(path).flatMap { MetricsText.lastSuccess(in: String(decoding: $0, as: UTF8.self)) }
+        let previous = (try? FileSystem.readAll(path)).flatMap { MetricsText.lastSuccess(in: String(decoding: $0, as: UTF8.self)) }
         let text = MetricsText.render(report, finishedAt: finishedAt, previousLastSuccess: previous)
         let directory = (path as NSString).deletingLastPathComponent
         if !directory.isEmpty { try FileSystem.createDirectory(directory) }

@@ -45,7 +45,7 @@ public final class ProgressTracker: Sendable {
                 switch result {
                 case .stored(let gif) where gif.origin == .fresh: break
                 case .stored: state.snapshot.requestedDone += 1
-                case .rejected(let rejection) where rejection.reason == "known-missing": break
+                case .rejected(let rejection) where rejection.reason == .knownMissing: break
                 case .rejected:
                     state.snapshot.requestedDone += 1
                     state.snapshot.failures += 1

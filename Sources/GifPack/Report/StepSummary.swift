@@ -42,19 +42,7 @@ public enum StepSummary {
 
     /// Appends `markdown` to the file at `path`, creating it if needed.
     public static func append(_ markdown: String, to path: String) throws(FileSystemError) {
-        let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw .io(operation: "open", path: path, errno: errno) }
-        defer { close(fd) }
-        let bytes = Array(markdown.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, bytes.count - offset) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw .io(operation: "write", path: path, errno: errno)
-            }
-            offset += written
-        }
+        try FileSystem.append(Array(markdown.utf8), to: path)
     }
 
     /// Text safe inside a table cell: no pipes breaking the row, no newlines.

@@ -18,8 +18,11 @@ public final class BuildState: Sendable {
     private let database: DatabasePool
     /// Identifies the API (kind and base URL): state of one source never answers for another.
     public let source: String
+    /// The database file.
+    public let path: String
 
     public init(path: String, source: String) throws {
+        self.path = path
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         database = try DatabasePool(path: path, configuration: configuration)

@@ -58,7 +58,8 @@ public struct BlobStore: Sendable {
 
     /// True when the file at `path` hashes to `sha256`.
     static func hashes(_ path: String, to sha256: String) -> Bool {
-        guard let bytes = FileSystem.readAll(path) else { return false }
-        return SHA256.hash(data: bytes).hexString == sha256
+        // A file that cannot be read is as good as damaged: the caller replaces it.
+        guard let bytes = (try? FileSystem.readAll(path)) ?? nil else { return false }
+        return Hex.lowercase(SHA256.hash(data: bytes)) == sha256
     }
 }

@@ -31,8 +31,8 @@ public struct CacheLayout: Sendable, Equatable {
     public func prepare() throws(FileSystemError) {
         try FileSystem.createDirectory(temporaryDirectory)
         try FileSystem.createDirectory(blobsDirectory)
-        if let leftovers = try? FileManager.default.contentsOfDirectory(atPath: temporaryDirectory) {
-            for name in leftovers where Self.isOwnDownload(name) { FileSystem.remove("\(temporaryDirectory)/\(name)") }
+        for name in try FileSystem.list(temporaryDirectory) where Self.isOwnDownload(name) {
+            FileSystem.remove("\(temporaryDirectory)/\(name)")
         }
     }
 

@@ -31,9 +31,6 @@ struct FrameCache: Sendable {
 
     func path(sha256: String) -> String { layout.framePath(sha256: sha256, level: level, mtime: mtime) }
 
-    /// Size of a tar entry holding `dataSize` bytes: one header block plus the data padded to 512.
-    static func entryLength(dataSize: Int64) -> Int64 { 512 + (dataSize + 511) / 512 * 512 }
-
     func ensureFrame(sha256: String, blobPath: String, size: Int64) throws {
         let destination = path(sha256: sha256)
         if FileSystem.exists(destination) { return }

@@ -4,9 +4,11 @@ import Glibc
 
 /// Named places in the build where crash-safety tests kill the process with SIGKILL.
 ///
-/// Setting `GIFPACK_CRASH_AT=<name>` (for example `before-index-rename`) makes the process send
-/// itself SIGKILL when it reaches that point — an exact, repeatable `kill -9` for the tests that
-/// prove a crash never leaves a broken index. Unset (always, in normal use) it does nothing.
+/// In debug builds (what `swift test` builds; `GIFPACK_CRASH_POINTS` is defined for them in
+/// Package.swift), setting `GIFPACK_CRASH_AT=<name>` (for example `before-index-rename`) makes the
+/// process send itself SIGKILL when it reaches that point — an exact, repeatable `kill -9` for the
+/// tests that prove a crash never leaves a broken index. Release builds contain no hook at all:
+/// ``reach(_:)`` is empty and the variable is never read.
 ///
 /// ```swift
 /// CrashPoint.reach(.beforeIndexRename)
@@ -21,12 +23,26 @@ public enum CrashPoint: String, Sendable, CaseIterable {
     /// The new index is written under its temporary name.
     case beforeIndexRename = "before-index-rename"
 
+    /// True when this build contains the hook (debug builds only).
+    public static var isCompiledIn: Bool {
+        #if GIFPACK_CRASH_POINTS
+        true
+        #else
+        false
+        #endif
+    }
+
+    #if GIFPACK_CRASH_POINTS
     private static let armed: CrashPoint? = {
         guard let value = getenv("GIFPACK_CRASH_AT") else { return nil }
         return CrashPoint(rawValue: String(cString: value))
     }()
+    #endif
 
+    @inline(__always)
     public static func reach(_ point: CrashPoint) {
+        #if GIFPACK_CRASH_POINTS
         if armed == point { kill(getpid(), SIGKILL) }
+        #endif
     }
 }

@@ -1,5 +1,6 @@
 import CCurl
 import Foundation
+import Synchronization
 
 /// The dedicated thread that owns a `CURLM` handle and drives every transfer of one client.
 ///
@@ -25,8 +26,7 @@ final class CurlMultiLoop: @unchecked Sendable {
     }
 
     private let multi: UnsafeMutableRawPointer
-    private let lock = NSLock()
-    private var shared = Shared() // guarded by `lock`
+    private let shared = Mutex(Shared())
     private let maxConcurrent: Int
     private let caFile: String?
 
@@ -60,13 +60,13 @@ final class CurlMultiLoop: @unchecked Sendable {
         thread.start()
     }
 
-    var statistics: HTTPClientStatistics { lock.withLock { shared.statistics } }
+    var statistics: HTTPClientStatistics { shared.withLock { $0.statistics } }
 
     // MARK: Any thread
 
     /// Queues a transfer whose continuation is installed; after shutdown it fails at once.
     func submit(_ transfer: Transfer) {
-        let accepted = lock.withLock { () -> Bool in
+        let accepted = shared.withLock { shared -> Bool in
             guard !shared.stopping else { return false }
             shared.submitted.append(transfer)
             curl_multi_wakeup(multi)
@@ -78,7 +78,7 @@ final class CurlMultiLoop: @unchecked Sendable {
     /// Asks the loop to abandon a transfer its task no longer waits for.
     func cancel(_ transfer: Transfer) {
         transfer.requestCancel()
-        lock.withLock {
+        shared.withLock { shared in
             guard !shared.stopping else { return }
             shared.cancelled.append(transfer)
             curl_multi_wakeup(multi)
@@ -89,7 +89,7 @@ final class CurlMultiLoop: @unchecked Sendable {
     /// queued or running transfer with `.cancelled`, frees curl's handles and exits; submissions
     /// made from now on fail at once.
     func shutdown() {
-        lock.withLock {
+        shared.withLock { shared in
             guard !shared.stopping else { return }
             shared.stopping = true
             curl_multi_wakeup(multi)
@@ -100,7 +100,7 @@ final class CurlMultiLoop: @unchecked Sendable {
 
     private func run() {
         while true {
-            let (submitted, cancelled, stopping) = lock.withLock { () -> ([Transfer], [Transfer], Bool) in
+            let (submitted, cancelled, stopping) = shared.withLock { shared -> ([Transfer], [Transfer], Bool) in
                 defer { shared.submitted = []; shared.cancelled = [] }
                 return (shared.submitted, shared.cancelled, shared.stopping)
             }
@@ -127,7 +127,7 @@ final class CurlMultiLoop: @unchecked Sendable {
             let transfer = waiting.removeFirst()
             let failure = begin(transfer)
             let (queued, inFlight) = (waiting.count, active.count)
-            lock.withLock {
+            shared.withLock { shared in
                 shared.statistics.currentlyQueued = queued
                 shared.statistics.currentlyInFlight = inFlight
                 switch failure {
@@ -141,7 +141,7 @@ final class CurlMultiLoop: @unchecked Sendable {
             if let failure { transfer.finish(.failure(failure)) }
         }
         let queued = waiting.count
-        lock.withLock { shared.statistics.currentlyQueued = queued }
+        shared.withLock { $0.statistics.currentlyQueued = queued }
     }
 
     /// Hands a transfer to curl: takes a pooled easy handle, opens the sink, sets the options,
@@ -202,7 +202,7 @@ final class CurlMultiLoop: @unchecked Sendable {
         if let index = waiting.firstIndex(where: { $0 === transfer }) {
             waiting.remove(at: index)
             let queued = waiting.count
-            lock.withLock {
+            shared.withLock { shared in
                 shared.statistics.requestsCancelled += 1
                 shared.statistics.currentlyQueued = queued
             }
@@ -262,7 +262,7 @@ final class CurlMultiLoop: @unchecked Sendable {
         var connects = 0
         _ = gp_easy_getinfo_long(easy, CURLINFO_NUM_CONNECTS, &connects)
         let inFlight = active.count
-        lock.withLock {
+        shared.withLock { shared in
             switch result {
             case .success: shared.statistics.requestsCompleted += 1
             case .failure(.cancelled): shared.statistics.requestsCancelled += 1

@@ -1,5 +1,6 @@
 import Crypto
 import Glibc
+import GifPackSystem
 
 /// Streams a body into a file as it arrives, hashing it (SHA-256) and keeping its first bytes.
 ///
@@ -31,16 +32,8 @@ final class FileBodySink: BodySink, @unchecked Sendable {
 
     func write(_ chunk: UnsafeRawBufferPointer) -> HTTPError? {
         guard bytesWritten + Int64(chunk.count) <= maxBytes else { return .bodyTooLarge(limit: maxBytes) }
-        guard let base = chunk.baseAddress, !chunk.isEmpty else { return nil }
-        var offset = 0
-        while offset < chunk.count {
-            let written = Glibc.write(descriptor, base + offset, chunk.count - offset)
-            if written < 0 {
-                if errno == EINTR { continue }
-                return .fileError(path: path, errno: errno)
-            }
-            offset += written
-        }
+        guard !chunk.isEmpty else { return nil }
+        do { try POSIXIO.writeAll(descriptor, chunk) } catch { return .fileError(path: path, errno: error.code) }
         hasher.update(bufferPointer: chunk)
         if prefix.count < HTTPDownload.prefixLength {
             prefix.append(contentsOf: chunk.prefix(HTTPDownload.prefixLength - prefix.count))
@@ -57,13 +50,5 @@ final class FileBodySink: BodySink, @unchecked Sendable {
     }
 
     /// Lowercase hex SHA-256 of the bytes written so far.
-    var sha256Hex: String {
-        let digits = Array("0123456789abcdef".utf8)
-        var hex: [UInt8] = []
-        for byte in hasher.finalize() {
-            hex.append(digits[Int(byte >> 4)])
-            hex.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: hex, as: UTF8.self)
-    }
+    var sha256Hex: String { Hex.lowercase(hasher.finalize()) }
 }

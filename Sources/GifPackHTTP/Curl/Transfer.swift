@@ -1,4 +1,5 @@
 import CCurl
+import Synchronization
 
 /// What a finished transfer hands back besides its sink's contents.
 struct TransferOutcome: Sendable {
@@ -26,7 +27,7 @@ final class Transfer: @unchecked Sendable {
 
     let request: HTTPRequest
     let sink: any BodySink
-    private let completion = Locked(Completion())
+    private let completion = Mutex(Completion())
 
     // Loop thread only.
     var easy: UnsafeMutableRawPointer?

@@ -1,4 +1,5 @@
 import CGif
+import GifPackGIF
 
 /// Builds deterministic animated GIF89a files in memory with giflib's encoder (`EGifOpen` with an
 /// output callback), for fixtures and tests.
@@ -167,10 +168,7 @@ public enum GIFSynthesizer {
         }
     }
 
-    static func errorText(_ code: Int32) -> String {
-        guard let text = GifErrorString(code) else { return "giflib error \(code)" }
-        return "\(String(cString: text)) (giflib error \(code))"
-    }
+    static func errorText(_ code: Int32) -> String { GiflibError.text(code) }
 }
 
 /// Collects the encoder's output; reached from giflib's C callback through `GifFileType.UserData`.

@@ -1,13 +1,14 @@
 import Crypto
+import GifPackSystem
 
 /// GIF bytes as served, with the validators computed once: the `ETag` (a SHA-256 prefix) and
 /// the `Last-Modified` time.
 ///
 /// ```swift
-/// let gif = StoredGIF(bytes: bytes, lastModified: StoredGIF.originalLastModified)
+/// let gif = ServedGIF(bytes: bytes, lastModified: ServedGIF.originalLastModified)
 /// gif.etag   // "\"3f2a9c0d1e2b4a59\""
 /// ```
-struct StoredGIF: Sendable {
+struct ServedGIF: Sendable {
     /// `Last-Modified` of every GIF the catalog started with: 2025-01-01T00:00:00Z.
     static let originalLastModified = 1_735_689_600
 
@@ -21,9 +22,6 @@ struct StoredGIF: Sendable {
         self.bytes = bytes
         self.lastModified = lastModified
         let digest = SHA256.hash(data: bytes)
-        etag = "\"" + digest.prefix(8).map { byte in
-            let hex = String(byte, radix: 16)
-            return byte < 16 ? "0" + hex : hex
-        }.joined() + "\""
+        etag = "\"" + Hex.lowercase(digest.prefix(8)) + "\""
     }
 }

@@ -1,0 +1,65 @@
+import Foundation
+
+/// The build state could not be read at a step whose answer changes what the build does. The build
+/// stops there, publishes nothing, and says so; the error also goes into the report's `stateErrors`.
+///
+/// - planning fetches: without the state every GIF would be requested in full (no conditional
+///   requests, nothing fresh, known-missing ones asked again), spending quota for nothing; no
+///   request has been sent yet.
+/// - looking up last known good GIFs: this run's failures would silently drop GIFs an earlier
+///   pack had.
+///
+/// ```swift
+/// catch let error as StateUnreadable { report.stateErrors.append(error.detail) }
+/// ```
+public struct StateUnreadable: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Where in the build the state was read.
+    public enum Step: String, Sendable, Equatable {
+        case planningFetches = "planning fetches"
+        case lookingUpLastKnownGood = "looking up last known good GIFs"
+    }
+
+    public var step: Step
+    public var path: String?
+    public var error: String
+
+    /// One line for the report's `stateErrors`.
+    public var detail: String { "reading \(path ?? "the build state") while \(step.rawValue) failed: \(error)" }
+
+    public var description: String {
+        switch step {
+        case .planningFetches:
+            "cannot read the build state \(path ?? ""): \(error); no GIF was requested (without the state every GIF would be downloaded again in full) and nothing was published"
+        case .lookingUpLastKnownGood:
+            "cannot read the build state \(path ?? ""): \(error) while looking up last known good GIFs for this run's failures; nothing was published"
+        }
+    }
+}
+
+/// `index.json` exists in the output directory but cannot be read or decoded. Publishing on would
+/// restart every pack at version 1 and overwrite published pack files, so the build stops.
+///
+/// ```swift
+/// let previous = try PackIndex.loadPublished(from: "dist/index.json")   // nil on a first build
+/// ```
+public struct PublishedIndexUnreadable: Error, Sendable, Equatable, CustomStringConvertible {
+    public var path: String
+    public var error: String
+
+    public var description: String {
+        "\(path) exists but cannot be read (\(error)); nothing was published. Restore it, or move it away to start the pack versions over"
+    }
+}
+
+extension PackIndex {
+    /// The published index at `path`, or nil when there is none (a first build). An index that
+    /// exists but cannot be read or decoded throws: it is never taken for a missing one.
+    public static func loadPublished(from path: String) throws(PublishedIndexUnreadable) -> PackIndex? {
+        let bytes: [UInt8]?
+        do { bytes = try FileSystem.readAll(path) } catch { throw PublishedIndexUnreadable(path: path, error: error.description) }
+        guard let bytes else { return nil }
+        do { return try PackIndex.decode(from: Data(bytes)) } catch {
+            throw PublishedIndexUnreadable(path: path, error: error.description)
+        }
+    }
+}

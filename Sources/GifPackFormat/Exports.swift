@@ -1,0 +1,4 @@
+// PathText and FileSystemError are part of the format's and builder's API; the package-level
+// helpers of GifPackSystem (hex, POSIX loops, blocking work, locks, files) come along for the
+// modules of this package only.
+@_exported import GifPackSystem

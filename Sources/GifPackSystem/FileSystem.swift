@@ -1,0 +1,259 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A failed file operation, with the path and the real `errno` to act on.
+///
+/// ```swift
+/// catch let error as FileSystemError { print(error) }   // "mkdir dist/packs failed: Not a directory"
+/// ```
+public enum FileSystemError: Error, Sendable, Equatable, CustomStringConvertible {
+    case io(operation: String, path: String, errno: Int32)
+
+    public var description: String {
+        switch self {
+        case .io(let operation, let path, let code): "\(operation) \(path) failed: \(String(cString: strerror(code)))"
+        }
+    }
+
+    package var errno: Int32 {
+        switch self {
+        case .io(_, _, let code): code
+        }
+    }
+}
+
+/// The package's one set of file helpers, thin wrappers over POSIX calls, with crash-safe
+/// publishing: write to a temporary name in the same directory, fsync, rename over the final
+/// name, fsync the directory. A reader (or a crash) sees the old file or the new one, never a
+/// partial one. Every failure names the operation, the path and the real `errno`.
+///
+/// ```swift
+/// try FileSystem.writeAtomically(Array("hello".utf8), to: "dist/index.json")
+/// for name in try FileSystem.list("dist/packs") { … }
+/// ```
+package enum FileSystem {
+    /// `mkdir -p`: creates `path` and its missing parents (mode 0755 before the umask). A failure
+    /// names the path that could not be made and the system's own errno (`File exists` when a
+    /// file is in the way, `Permission denied`, `No space left on device`, …).
+    package static func createDirectory(_ path: String) throws(FileSystemError) {
+        if mkdir(path, 0o755) == 0 { return }
+        let code = errno
+        switch code {
+        case EEXIST:
+            if isDirectory(path) { return }
+            throw .io(operation: "mkdir", path: path, errno: EEXIST)
+        case ENOENT:
+            let parent = PathText.parent(path)
+            guard !parent.isEmpty, parent != path else { throw .io(operation: "mkdir", path: path, errno: code) }
+            try createDirectory(parent)
+            if mkdir(path, 0o755) == 0 { return }
+            let again = errno
+            if again == EEXIST, isDirectory(path) { return }
+            throw .io(operation: "mkdir", path: path, errno: again)
+        default:
+            throw .io(operation: "mkdir", path: path, errno: code)
+        }
+    }
+
+    /// One `mkdir(2)` (mode 0755); fails if `path` exists.
+    package static func makeDirectory(_ path: String) throws(FileSystemError) {
+        guard mkdir(path, 0o755) == 0 else { throw .io(operation: "mkdir", path: path, errno: errno) }
+    }
+
+    package static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0
+    }
+
+    package static func isDirectory(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
+    }
+
+    package static func fileSize(_ path: String) -> Int64? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return Int64(info.st_size)
+    }
+
+    /// The size of a regular file (not following a final symbolic link), or nil when there is none.
+    package static func regularFileSize(_ path: String) -> Int64? {
+        guard let info = try? status(path), info.st_mode & S_IFMT == S_IFREG else { return nil }
+        return Int64(info.st_size)
+    }
+
+    /// `lstat`, or nil when the path does not exist.
+    package static func status(_ path: String) throws(FileSystemError) -> stat? {
+        var info = stat()
+        if lstat(path, &info) == 0 { return info }
+        if errno == ENOENT { return nil }
+        throw .io(operation: "lstat", path: path, errno: errno)
+    }
+
+    /// Unlinks a file; a missing one is fine.
+    package static func remove(_ path: String) {
+        unlink(path)
+    }
+
+    /// Removes a file or a whole tree; a missing path is fine.
+    package static func removeTree(_ path: String) {
+        guard let info = try? status(path) else { return }
+        if info.st_mode & S_IFMT == S_IFDIR {
+            try? FileManager.default.removeItem(atPath: path)
+        } else {
+            unlink(path)
+        }
+    }
+
+    /// Directory entries (names only); an empty list when the directory does not exist.
+    package static func list(_ path: String) throws(FileSystemError) -> [String] {
+        guard let directory = opendir(path) else {
+            if errno == ENOENT { return [] }
+            throw .io(operation: "opendir", path: path, errno: errno)
+        }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name != ".", name != ".." { names.append(name) }
+        }
+        return names.sorted()
+    }
+
+    /// `rename(2)`: atomic within one file system, replacing `destination` if it is a file.
+    package static func move(_ source: String, to destination: String) throws(FileSystemError) {
+        guard rename(source, destination) == 0 else {
+            throw .io(operation: "rename \(source) to", path: destination, errno: errno)
+        }
+    }
+
+    /// `fsync` of a file or directory, so its data or new entries survive a crash.
+    package static func fsync(path: String) throws(FileSystemError) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw .io(operation: "open", path: path, errno: errno) }
+        defer { close(fd) }
+        guard Glibc.fsync(fd) == 0 else { throw .io(operation: "fsync", path: path, errno: errno) }
+    }
+
+    /// `fsync` of a directory; file systems that cannot sync directories (`EINVAL`) are accepted.
+    package static func fsyncDirectory(_ path: String) throws(FileSystemError) {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw .io(operation: "open", path: path, errno: errno) }
+        defer { close(fd) }
+        guard Glibc.fsync(fd) == 0 || errno == EINVAL else { throw .io(operation: "fsync", path: path, errno: errno) }
+    }
+
+    /// Renames `source` over `destination` and makes the rename durable.
+    package static func publish(_ source: String, as destination: String) throws(FileSystemError) {
+        guard rename(source, destination) == 0 else { throw .io(operation: "rename", path: destination, errno: errno) }
+        try fsyncDirectory(PathText.parent(destination))
+    }
+
+    /// True for a name ``temporaryPath(beside:)`` makes (`.<name>.tmp-<pid>-<8 hex>`): the only
+    /// temporary files gifpack deletes as its own.
+    package static func isOwnTemporaryName(_ name: String) -> Bool {
+        guard name.hasPrefix("."), let marker = name.range(of: ".tmp-", options: .backwards) else { return false }
+        let parts = name[marker.upperBound...].split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 2, !parts[0].isEmpty, parts[0].allSatisfy(\.isNumber), parts[1].count == 8 else { return false }
+        return parts[1].allSatisfy(\.isHexDigit)
+    }
+
+    /// A temporary name beside `path`, unique to this process and call.
+    package static func temporaryPath(beside path: String) -> String {
+        let unique = "\(getpid())-\(UUID().uuidString.prefix(8))"
+        return "\(PathText.parent(path))/.\(PathText.lastComponent(path)).tmp-\(unique)"
+    }
+
+    /// Writes `bytes` to `path` atomically and durably; `beforeRename` runs once the temporary file
+    /// is complete (crash-safety tests stop the process there).
+    package static func writeAtomically(_ bytes: [UInt8], to path: String, beforeRename: () -> Void = {}) throws(FileSystemError) {
+        let temporary = temporaryPath(beside: path)
+        do throws(FileSystemError) {
+            let file = try NewFile(path: temporary, exclusive: false)
+            try file.append(bytes)
+            try file.finish(sync: true)
+            beforeRename()
+            try publish(temporary, as: path)
+        } catch {
+            unlink(temporary)
+            throw error
+        }
+    }
+
+    /// Appends `bytes` to `path`, creating it (mode 0644) if needed.
+    package static func append(_ bytes: [UInt8], to path: String) throws(FileSystemError) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw .io(operation: "open", path: path, errno: errno) }
+        defer { close(fd) }
+        do { try POSIXIO.writeAll(fd, bytes) } catch { throw .io(operation: "write", path: path, errno: error.code) }
+    }
+
+    /// The whole file, or nil when it does not exist; any other failure throws.
+    package static func readAll(_ path: String) throws(FileSystemError) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            if errno == ENOENT { return nil }
+            throw .io(operation: "open", path: path, errno: errno)
+        }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let result: Result<Int, Errno> = chunk.withUnsafeMutableBytes { buffer in
+                Result { () throws(Errno) in try POSIXIO.read(fd, into: buffer) }
+            }
+            let got: Int
+            do { got = try result.get() } catch { throw .io(operation: "read", path: path, errno: error.code) }
+            if got == 0 { return bytes }
+            bytes += chunk[0..<got]
+        }
+    }
+}
+
+/// A new file (mode 0644; with `exclusive`, `O_EXCL`: failing if it exists), written sequentially
+/// and closed by ``finish(sync:)`` (fsynced first when asked). Dropped without `finish` it is
+/// closed, leaving the partial file for the caller to remove.
+///
+/// ```swift
+/// let file = try NewFile(path: "/cache.d/.staging/0001.gif")
+/// try file.append(chunk)
+/// try file.finish(sync: false)
+/// ```
+package final class NewFile {
+    package let path: String
+    private var fd: Int32
+    package private(set) var bytesWritten: Int64 = 0
+
+    package init(path: String, exclusive: Bool = true) throws(FileSystemError) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (exclusive ? O_EXCL : O_TRUNC), 0o644)
+        guard fd >= 0 else { throw .io(operation: "create", path: path, errno: errno) }
+        self.path = path
+        self.fd = fd
+    }
+
+    deinit { if fd >= 0 { close(fd) } }
+
+    package func append(_ bytes: UnsafeRawBufferPointer) throws(FileSystemError) {
+        do { try POSIXIO.writeAll(fd, bytes) } catch { throw .io(operation: "write", path: path, errno: error.code) }
+        bytesWritten += Int64(bytes.count)
+    }
+
+    package func append(_ bytes: [UInt8]) throws(FileSystemError) {
+        let result: Result<Void, FileSystemError> = bytes.withUnsafeBytes { buffer in
+            Result { () throws(FileSystemError) in try append(buffer) }
+        }
+        try result.get()
+    }
+
+    /// Closes the file, fsyncing it first when `sync` is true.
+    package func finish(sync: Bool) throws(FileSystemError) {
+        if sync, Glibc.fsync(fd) != 0 { throw .io(operation: "fsync", path: path, errno: errno) }
+        let result = close(fd)
+        fd = -1
+        guard result == 0 else { throw .io(operation: "close", path: path, errno: errno) }
+    }
+}
