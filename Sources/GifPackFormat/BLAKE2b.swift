@@ -1,0 +1,109 @@
+/// BLAKE2b (RFC 7693), unkeyed, with an output of 1 to 64 bytes.
+///
+/// minisign prehashes the signed file with BLAKE2b-512 (its `ED` signatures) and checksums a
+/// secret key with BLAKE2b-256; swift-crypto has neither, so the index signature uses this one.
+/// Streaming: feed any number of chunks with ``update(_:)``.
+///
+/// ```swift
+/// var hasher = BLAKE2b(outputLength: 64)
+/// hasher.update(Array("abc".utf8))
+/// let digest = hasher.finalize()   // ba80a53f981c4d0d…
+/// ```
+public struct BLAKE2b: Sendable {
+    private static let iv: [UInt64] = [
+        0x6a09e667f3bcc908, 0xbb67ae8584caa73b, 0x3c6ef372fe94f82b, 0xa54ff53a5f1d36f1,
+        0x510e527fade682d1, 0x9b05688c2b3e6c1f, 0x1f83d9abfb41bd6b, 0x5be0cd19137e2179,
+    ]
+    private static let sigma: [[Int]] = [
+        [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15],
+        [14, 10, 4, 8, 9, 15, 13, 6, 1, 12, 0, 2, 11, 7, 5, 3],
+        [11, 8, 12, 0, 5, 2, 15, 13, 10, 14, 3, 6, 7, 1, 9, 4],
+        [7, 9, 3, 1, 13, 12, 11, 14, 2, 6, 5, 10, 4, 0, 15, 8],
+        [9, 0, 5, 7, 2, 4, 10, 15, 14, 1, 11, 12, 6, 8, 3, 13],
+        [2, 12, 6, 10, 0, 11, 8, 3, 4, 13, 7, 5, 15, 14, 1, 9],
+        [12, 5, 1, 15, 14, 13, 4, 10, 0, 7, 6, 3, 9, 2, 8, 11],
+        [13, 11, 7, 14, 12, 1, 3, 9, 5, 0, 15, 4, 8, 6, 2, 10],
+        [6, 15, 14, 9, 11, 3, 0, 8, 12, 2, 13, 7, 1, 4, 10, 5],
+        [10, 2, 8, 4, 7, 6, 1, 5, 15, 11, 9, 14, 3, 12, 13, 0],
+    ]
+
+    private var h: [UInt64]
+    private var buffer: [UInt8] = []
+    private var counter: UInt64 = 0 // bytes compressed so far (messages below 2^64 bytes)
+    public let outputLength: Int
+
+    /// `outputLength`: 1...64 bytes (64 for BLAKE2b-512).
+    public init(outputLength: Int = 64) {
+        precondition((1...64).contains(outputLength), "BLAKE2b output is 1 to 64 bytes")
+        self.outputLength = outputLength
+        h = Self.iv
+        h[0] ^= 0x0101_0000 ^ UInt64(outputLength)
+        buffer.reserveCapacity(128)
+    }
+
+    /// One-shot hash.
+    public static func hash<Bytes: Sequence>(_ bytes: Bytes, outputLength: Int = 64) -> [UInt8] where Bytes.Element == UInt8 {
+        var hasher = BLAKE2b(outputLength: outputLength)
+        hasher.update(bytes)
+        return hasher.finalize()
+    }
+
+    public mutating func update<Bytes: Sequence>(_ bytes: Bytes) where Bytes.Element == UInt8 {
+        for byte in bytes {
+            // The last block is compressed by finalize(), so a full buffer waits for more input.
+            if buffer.count == 128 {
+                counter &+= 128
+                compress(buffer, last: false)
+                buffer.removeAll(keepingCapacity: true)
+            }
+            buffer.append(byte)
+        }
+    }
+
+    public mutating func finalize() -> [UInt8] {
+        counter &+= UInt64(buffer.count)
+        var block = buffer
+        block += [UInt8](repeating: 0, count: 128 - block.count)
+        compress(block, last: true)
+        var out: [UInt8] = []
+        out.reserveCapacity(64)
+        for word in h { for shift in stride(from: 0, to: 64, by: 8) { out.append(UInt8(truncatingIfNeeded: word >> UInt64(shift))) } }
+        return Array(out.prefix(outputLength))
+    }
+
+    private mutating func compress(_ block: [UInt8], last: Bool) {
+        var m = [UInt64](repeating: 0, count: 16)
+        for i in 0..<16 {
+            var word: UInt64 = 0
+            for j in 0..<8 { word |= UInt64(block[i * 8 + j]) << UInt64(8 * j) }
+            m[i] = word
+        }
+        var v = h + Self.iv
+        v[12] ^= counter
+        // v[13] ^= high 64 bits of the counter: always 0 here.
+        if last { v[14] = ~v[14] }
+        @inline(__always) func rotr(_ x: UInt64, _ n: UInt64) -> UInt64 { (x >> n) | (x << (64 - n)) }
+        @inline(__always) func g(_ v: inout [UInt64], _ a: Int, _ b: Int, _ c: Int, _ d: Int, _ x: UInt64, _ y: UInt64) {
+            v[a] = v[a] &+ v[b] &+ x
+            v[d] = rotr(v[d] ^ v[a], 32)
+            v[c] = v[c] &+ v[d]
+            v[b] = rotr(v[b] ^ v[c], 24)
+            v[a] = v[a] &+ v[b] &+ y
+            v[d] = rotr(v[d] ^ v[a], 16)
+            v[c] = v[c] &+ v[d]
+            v[b] = rotr(v[b] ^ v[c], 63)
+        }
+        for round in 0..<12 {
+            let s = Self.sigma[round % 10]
+            g(&v, 0, 4, 8, 12, m[s[0]], m[s[1]])
+            g(&v, 1, 5, 9, 13, m[s[2]], m[s[3]])
+            g(&v, 2, 6, 10, 14, m[s[4]], m[s[5]])
+            g(&v, 3, 7, 11, 15, m[s[6]], m[s[7]])
+            g(&v, 0, 5, 10, 15, m[s[8]], m[s[9]])
+            g(&v, 1, 6, 11, 12, m[s[10]], m[s[11]])
+            g(&v, 2, 7, 8, 13, m[s[12]], m[s[13]])
+            g(&v, 3, 4, 9, 14, m[s[14]], m[s[15]])
+        }
+        for i in 0..<8 { h[i] ^= v[i] ^ v[i + 8] }
+    }
+}
