@@ -3,15 +3,16 @@ import Foundation
 import Glibc
 #endif
 
-/// An exclusive `flock` on a directory, held for the life of the value. The lock file
-/// (`.gifpack.lock`) holds the holder's pid so a second run can say who has it. The kernel drops
-/// the lock when the process dies, even on `kill -9`, so a crash never leaves a stale lock.
+/// An exclusive `flock` on a directory's own descriptor, held for the life of the value. Nothing is
+/// written into the directory, so a published output directory holds only what clients fetch. A
+/// second run that finds the lock held names the holder's pid (read from `/proc/locks`). The kernel
+/// drops the lock when the process dies, even on `kill -9`, so a crash never leaves a stale lock.
 ///
 /// ```swift
 /// let lock = try BuildLock(directory: "dist")   // throws .held(pid:) while another run builds
 /// ```
 public final class BuildLock: Sendable {
-    /// Why the lock was not taken: another run holds it (with its pid when known), or the lock file failed.
+    /// Why the lock was not taken: another run holds it (with its pid when known), or the directory could not be opened.
     public enum LockError: Error, Sendable, Equatable, CustomStringConvertible {
         case held(directory: String, pid: Int32?)
         case io(directory: String, errno: Int32)
@@ -28,24 +29,31 @@ public final class BuildLock: Sendable {
     private let descriptor: Int32
 
     public init(directory: String) throws(LockError) {
-        let path = "\(directory)/.gifpack.lock"
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { throw .io(directory: directory, errno: errno) }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             let code = errno
-            var buffer = [UInt8](repeating: 0, count: 32)
-            let count = pread(fd, &buffer, 31, 0)
+            var info = stat()
+            let inode = fstat(fd, &info) == 0 ? UInt64(info.st_ino) : nil
             close(fd)
-            if code == EWOULDBLOCK {
-                let pid = count > 0 ? Int32(String(decoding: buffer[0..<count], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) : nil
-                throw .held(directory: directory, pid: pid)
-            }
+            if code == EWOULDBLOCK { throw .held(directory: directory, pid: inode.flatMap(Self.holder(inode:))) }
             throw .io(directory: directory, errno: code)
         }
-        let text = Array("\(getpid())\n".utf8)
-        _ = ftruncate(fd, 0)
-        _ = text.withUnsafeBytes { pwrite(fd, $0.baseAddress, text.count, 0) }
         descriptor = fd
+        // Earlier versions left a lock file here; it is no part of the published directory.
+        unlink("\(directory)/.gifpack.lock")
+    }
+
+    /// The pid holding a `flock` on the inode, from `/proc/locks` (`1: FLOCK ADVISORY WRITE <pid> <maj>:<min>:<inode> 0 EOF`).
+    private static func holder(inode: UInt64) -> Int32? {
+        guard let text = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) else { return nil }
+        for line in text.split(separator: "\n") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count >= 6, fields[1] == "FLOCK", !fields.contains("->"),
+                  fields[5].split(separator: ":").last.flatMap({ UInt64($0) }) == inode else { continue }
+            return Int32(fields[4])
+        }
+        return nil
     }
 
     /// Locks each distinct directory once (the output and cache directories may be the same).

@@ -77,6 +77,10 @@ public struct BuildPipeline: Sendable {
         defer { client.shutdown() }
         // Every request sent counts, those of a run that stops early (a 401 on the first page) too.
         defer { report.http.requests = client.statistics.requestsStarted }
+        // The live index first: without it the build cannot know which names and sequence are taken.
+        let previous: PreviousIndex? = if let location = options.previousIndex {
+            try await PreviousIndex.load(location, client: client)
+        } else { nil }
 
         var stage = clock.now
         var stages = BuildStage.allCases.makeIterator()
@@ -143,7 +147,7 @@ public struct BuildPipeline: Sendable {
         }
 
         let indexURL = URL(fileURLWithPath: indexPath)
-        let previous = try await Blocking.run { try? PackIndex.decode(from: Data(contentsOf: indexURL)) }
+        let local = try await Blocking.run { try? PackIndex.decode(from: Data(contentsOf: indexURL)) }
         let sourceDescription = SourceDescription(kind: manifest.source.kind.rawValue,
                                                   baseURL: manifest.output.publishBaseURL ? manifest.source.baseURL : nil,
                                                   resolution: manifest.source.resolution)
@@ -151,8 +155,11 @@ public struct BuildPipeline: Sendable {
         var descriptions: [PackDescription] = []
         let finalResults = results
         for entry in plan.entries {
+            let name = entry.spec.name
             let (description, outcome) = try await Blocking.run {
-                try publisher.publish(entry, results: finalResults, previous: previous?.pack(named: entry.spec.name))
+                let history = PackPublisher.History(references: [local?.pack(named: name), previous?.index.pack(named: name)].compactMap { $0 },
+                                                    recorded: try state.publishedPacks(pack: name))
+                return try publisher.publish(entry, results: finalResults, history: history)
             }
             descriptions.append(description)
             report.packs.append(.init(name: description.name, version: description.version, file: description.file,
@@ -165,18 +172,18 @@ public struct BuildPipeline: Sendable {
         endStage("pack")
 
         let index = PackIndex(generator: options.generator, source: sourceDescription, packs: descriptions)
-        let indexBytes = [UInt8](try index.encoded())
-        let newlyPublished = zip(descriptions, report.packs)
-            .filter { $0.1.outcome == PackPublisher.Outcome.published.rawValue }.map(\.0)
-        let indexPath = self.indexPath
-        try await Blocking.run {
-            if FileSystem.readAll(indexPath) != indexBytes {
-                try FileSystem.writeAtomically(indexBytes, to: indexPath) { CrashPoint.reach(.beforeIndexRename) }
-            }
-            for description in newlyPublished {
+        let finalDescriptions = descriptions
+        let indexPublisher = IndexPublisher(outputDirectory: options.outputDirectory)
+        let signing = manifest.signing
+        let now = options.now ?? Date()
+        report.index = try await Blocking.run {
+            let summary = try indexPublisher.publish(index, signing: signing, previous: previous, state: state, now: now)
+            // Every listed version counts as published from now on (earlier records are kept as they are).
+            for description in finalDescriptions {
                 try state.recordPublished(pack: description.name, version: description.version, file: description.file,
-                                          sha256: description.sha256, contentDigest: description.contentDigest, at: Date())
+                                          sha256: description.sha256, contentDigest: description.contentDigest, at: now)
             }
+            return summary
         }
         endStage("index")
 
@@ -189,6 +196,9 @@ public struct BuildPipeline: Sendable {
         report.message = published == 0
             ? "nothing changed: \(report.packs.count) pack(s) already current"
             : "published \(published) new pack version(s) of \(report.packs.count)"
+        if published == 0, let summary = report.index, summary.signed, summary.written, let sequence = summary.sequence {
+            report.message += "; index signed anew (sequence \(sequence), expires \(summary.expires ?? "?"))"
+        }
         if missing > 0 { report.message += "; \(missing) exercise(s) have no GIF" }
     }
 

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -118,6 +119,20 @@ public enum FileSystem {
             unlink(temporary)
             throw error
         }
+    }
+
+    /// Lowercase hex SHA-256 of a file, read in 1 MiB pieces; nil when it cannot be read.
+    public static func sha256Hex(_ path: String) -> String? {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? handle.close() }
+        var hasher = SHA256()
+        while true {
+            let chunk: Data?
+            do { chunk = try handle.read(upToCount: 1 << 20) } catch { return nil }
+            guard let chunk, !chunk.isEmpty else { break } // nil or empty: end of file
+            hasher.update(data: chunk)
+        }
+        return hasher.finalize().hexString
     }
 
     public static func readAll(_ path: String) -> [UInt8]? {
