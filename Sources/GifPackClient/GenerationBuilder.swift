@@ -41,6 +41,8 @@ struct GenerationBuilder {
     let staging: String
     let layout: InstallLayout
     let previous: Previous?
+    /// Recorded in the manifest: the verified sequence of the index the packs came from.
+    var indexSequence: Int?
     private(set) var counts = Counts()
     /// Files created (not linked) in the staging directory.
     private var written: [String] = []
@@ -88,7 +90,8 @@ struct GenerationBuilder {
             written.append(map)
             directories.append("\(staging)/gifs")
         }
-        let manifest = InstallManifest(generation: generation, layout: layout, packs: plan.packs, exercises: plan.exercises)
+        let manifest = InstallManifest(generation: generation, layout: layout, packs: plan.packs, exercises: plan.exercises,
+                                       indexSequence: indexSequence)
         let manifestPath = "\(staging)/\(InstallManifest.fileName)"
         try FileOps.writeNew(manifestPath, try manifest.encoded())
         written.append(manifestPath)
