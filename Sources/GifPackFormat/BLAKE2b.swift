@@ -49,14 +49,29 @@ public struct BLAKE2b: Sendable {
     }
 
     public mutating func update<Bytes: Sequence>(_ bytes: Bytes) where Bytes.Element == UInt8 {
-        for byte in bytes {
+        let done: Void? = bytes.withContiguousStorageIfAvailable { update(UnsafeRawBufferPointer($0)) }
+        if done == nil { Array(bytes).withUnsafeBytes { update($0) } }
+    }
+
+    public mutating func update(_ bytes: UnsafeRawBufferPointer) {
+        var position = 0
+        while position < bytes.count {
             // The last block is compressed by finalize(), so a full buffer waits for more input.
             if buffer.count == 128 {
                 counter &+= 128
-                compress(buffer, last: false)
+                buffer.withUnsafeBytes { compress($0, last: false) }
                 buffer.removeAll(keepingCapacity: true)
             }
-            buffer.append(byte)
+            if buffer.isEmpty, bytes.count - position > 128 {
+                // Whole blocks straight from the input, keeping at least one byte back.
+                counter &+= 128
+                compress(UnsafeRawBufferPointer(rebasing: bytes[position..<position + 128]), last: false)
+                position += 128
+                continue
+            }
+            let take = min(128 - buffer.count, bytes.count - position)
+            buffer.append(contentsOf: bytes[position..<position + take])
+            position += take
         }
     }
 
@@ -64,46 +79,52 @@ public struct BLAKE2b: Sendable {
         counter &+= UInt64(buffer.count)
         var block = buffer
         block += [UInt8](repeating: 0, count: 128 - block.count)
-        compress(block, last: true)
+        block.withUnsafeBytes { compress($0, last: true) }
         var out: [UInt8] = []
         out.reserveCapacity(64)
         for word in h { for shift in stride(from: 0, to: 64, by: 8) { out.append(UInt8(truncatingIfNeeded: word >> UInt64(shift))) } }
         return Array(out.prefix(outputLength))
     }
 
-    private mutating func compress(_ block: [UInt8], last: Bool) {
-        var m = [UInt64](repeating: 0, count: 16)
-        for i in 0..<16 {
-            var word: UInt64 = 0
-            for j in 0..<8 { word |= UInt64(block[i * 8 + j]) << UInt64(8 * j) }
-            m[i] = word
+    private mutating func compress(_ block: UnsafeRawBufferPointer, last: Bool) {
+        withUnsafeTemporaryAllocation(of: UInt64.self, capacity: 32) { words in
+            let m = words.baseAddress!
+            let v = m + 16
+            for i in 0..<16 { m[i] = UInt64(littleEndian: block.loadUnaligned(fromByteOffset: i * 8, as: UInt64.self)) }
+            for i in 0..<8 {
+                v[i] = h[i]
+                v[i + 8] = Self.iv[i]
+            }
+            v[12] ^= counter
+            // v[13] ^= high 64 bits of the counter: always 0 here.
+            if last { v[14] = ~v[14] }
+            @inline(__always) func g(_ a: Int, _ b: Int, _ c: Int, _ d: Int, _ x: UInt64, _ y: UInt64) {
+                v[a] = v[a] &+ v[b] &+ x
+                v[d] = (v[d] ^ v[a]).rotatedRight(32)
+                v[c] = v[c] &+ v[d]
+                v[b] = (v[b] ^ v[c]).rotatedRight(24)
+                v[a] = v[a] &+ v[b] &+ y
+                v[d] = (v[d] ^ v[a]).rotatedRight(16)
+                v[c] = v[c] &+ v[d]
+                v[b] = (v[b] ^ v[c]).rotatedRight(63)
+            }
+            for round in 0..<12 {
+                Self.sigma[round % 10].withUnsafeBufferPointer { s in
+                    g(0, 4, 8, 12, m[s[0]], m[s[1]])
+                    g(1, 5, 9, 13, m[s[2]], m[s[3]])
+                    g(2, 6, 10, 14, m[s[4]], m[s[5]])
+                    g(3, 7, 11, 15, m[s[6]], m[s[7]])
+                    g(0, 5, 10, 15, m[s[8]], m[s[9]])
+                    g(1, 6, 11, 12, m[s[10]], m[s[11]])
+                    g(2, 7, 8, 13, m[s[12]], m[s[13]])
+                    g(3, 4, 9, 14, m[s[14]], m[s[15]])
+                }
+            }
+            for i in 0..<8 { h[i] ^= v[i] ^ v[i + 8] }
         }
-        var v = h + Self.iv
-        v[12] ^= counter
-        // v[13] ^= high 64 bits of the counter: always 0 here.
-        if last { v[14] = ~v[14] }
-        @inline(__always) func rotr(_ x: UInt64, _ n: UInt64) -> UInt64 { (x >> n) | (x << (64 - n)) }
-        @inline(__always) func g(_ v: inout [UInt64], _ a: Int, _ b: Int, _ c: Int, _ d: Int, _ x: UInt64, _ y: UInt64) {
-            v[a] = v[a] &+ v[b] &+ x
-            v[d] = rotr(v[d] ^ v[a], 32)
-            v[c] = v[c] &+ v[d]
-            v[b] = rotr(v[b] ^ v[c], 24)
-            v[a] = v[a] &+ v[b] &+ y
-            v[d] = rotr(v[d] ^ v[a], 16)
-            v[c] = v[c] &+ v[d]
-            v[b] = rotr(v[b] ^ v[c], 63)
-        }
-        for round in 0..<12 {
-            let s = Self.sigma[round % 10]
-            g(&v, 0, 4, 8, 12, m[s[0]], m[s[1]])
-            g(&v, 1, 5, 9, 13, m[s[2]], m[s[3]])
-            g(&v, 2, 6, 10, 14, m[s[4]], m[s[5]])
-            g(&v, 3, 7, 11, 15, m[s[6]], m[s[7]])
-            g(&v, 0, 5, 10, 15, m[s[8]], m[s[9]])
-            g(&v, 1, 6, 11, 12, m[s[10]], m[s[11]])
-            g(&v, 2, 7, 8, 13, m[s[12]], m[s[13]])
-            g(&v, 3, 4, 9, 14, m[s[14]], m[s[15]])
-        }
-        for i in 0..<8 { h[i] ^= v[i] ^ v[i + 8] }
     }
+}
+
+private extension UInt64 {
+    @inline(__always) func rotatedRight(_ n: UInt64) -> UInt64 { (self >> n) | (self << (64 - n)) }
 }
