@@ -81,6 +81,22 @@ public struct IndexTrust: Sendable {
                    limits: limits, checkRules: true)
     }
 
+    /// Reads a local index and `index.json.minisig` beside it (regular files, capped) and verifies them.
+    public func verifyFile(_ indexPath: String, installedSequence: Int? = nil,
+                           limits: PackLimits = .standard) throws(PackClientError) -> PackIndex {
+        try verifyFile(indexPath, installedSequence: installedSequence, limits: limits, checkRules: true)
+    }
+
+    func verifyFile(_ indexPath: String, installedSequence: Int?, limits: PackLimits,
+                    checkRules: Bool) throws(PackClientError) -> PackIndex {
+        let bytes = try PackIndexSource.readFile(indexPath, maxBytes: limits.maxIndexBytes)
+        let signaturePath = SignatureLocation.beside(indexPath)
+        let signature = FileManager.default.fileExists(atPath: signaturePath)
+            ? try PackIndexSource.readFile(signaturePath, maxBytes: 4096) : nil
+        return try verify(indexBytes: bytes, signature: signature, location: indexPath, installedSequence: installedSequence,
+                          limits: limits, checkRules: checkRules)
+    }
+
     /// `checkRules` false: decode only, for ``PackVerifier``, which lists every problem of the index itself.
     func verify(indexBytes: Data, signature: Data?, location: String, installedSequence: Int?, limits: PackLimits,
                 checkRules: Bool) throws(PackClientError) -> PackIndex {

@@ -30,15 +30,10 @@ public enum PackVerifier {
         let indexPath = "\(directory)/index.json"
         let index: PackIndex
         do {
-            let bytes = try PackIndexSource.readFile(indexPath, maxBytes: limits.maxIndexBytes)
             if let trust {
-                let signaturePath = SignatureLocation.beside(indexPath)
-                let signature = FileManager.default.fileExists(atPath: signaturePath)
-                    ? try PackIndexSource.readFile(signaturePath, maxBytes: 4096) : nil
-                index = try trust.verify(indexBytes: bytes, signature: signature, location: indexPath, installedSequence: nil,
-                                         limits: limits, checkRules: false)
+                index = try trust.verifyFile(indexPath, installedSequence: nil, limits: limits, checkRules: false)
             } else {
-                index = try PackIndex.decode(from: bytes)
+                index = try PackIndex.decode(from: try PackIndexSource.readFile(indexPath, maxBytes: limits.maxIndexBytes))
             }
         } catch PackClientError.untrusted(let refusal) {
             report.indexRefusal = refusal

@@ -76,11 +76,7 @@ struct CatCommand: ParsableCommand {
     private func gifThroughIndex(trust: IndexTrust?) throws(PackClientError) -> [UInt8] {
         let index: PackIndex
         if let trust {
-            let data = try PackIndexSource.readFile(source, maxBytes: PackLimits.standard.maxIndexBytes)
-            let signaturePath = SignatureLocation.beside(source)
-            let signature = FileManager.default.fileExists(atPath: signaturePath)
-                ? try PackIndexSource.readFile(signaturePath, maxBytes: 4096) : nil
-            index = try trust.verify(indexBytes: data, signature: signature, location: source)
+            index = try trust.verifyFile(source)
         } else {
             index = try PackIndexSource.loadFile(source)
         }
