@@ -86,42 +86,54 @@ public struct BLAKE2b: Sendable {
         return Array(out.prefix(outputLength))
     }
 
+    private static let flatSigma: [Int] = sigma.flatMap { $0 } + sigma[0] + sigma[1]
+
     private mutating func compress(_ block: UnsafeRawBufferPointer, last: Bool) {
-        withUnsafeTemporaryAllocation(of: UInt64.self, capacity: 32) { words in
-            let m = words.baseAddress!
-            let v = m + 16
+        withUnsafeTemporaryAllocation(of: UInt64.self, capacity: 16) { m in
             for i in 0..<16 { m[i] = UInt64(littleEndian: block.loadUnaligned(fromByteOffset: i * 8, as: UInt64.self)) }
-            for i in 0..<8 {
-                v[i] = h[i]
-                v[i + 8] = Self.iv[i]
-            }
-            v[12] ^= counter
-            // v[13] ^= high 64 bits of the counter: always 0 here.
-            if last { v[14] = ~v[14] }
-            @inline(__always) func g(_ a: Int, _ b: Int, _ c: Int, _ d: Int, _ x: UInt64, _ y: UInt64) {
-                v[a] = v[a] &+ v[b] &+ x
-                v[d] = (v[d] ^ v[a]).rotatedRight(32)
-                v[c] = v[c] &+ v[d]
-                v[b] = (v[b] ^ v[c]).rotatedRight(24)
-                v[a] = v[a] &+ v[b] &+ y
-                v[d] = (v[d] ^ v[a]).rotatedRight(16)
-                v[c] = v[c] &+ v[d]
-                v[b] = (v[b] ^ v[c]).rotatedRight(63)
-            }
-            for round in 0..<12 {
-                Self.sigma[round % 10].withUnsafeBufferPointer { s in
-                    g(0, 4, 8, 12, m[s[0]], m[s[1]])
-                    g(1, 5, 9, 13, m[s[2]], m[s[3]])
-                    g(2, 6, 10, 14, m[s[4]], m[s[5]])
-                    g(3, 7, 11, 15, m[s[6]], m[s[7]])
-                    g(0, 5, 10, 15, m[s[8]], m[s[9]])
-                    g(1, 6, 11, 12, m[s[10]], m[s[11]])
-                    g(2, 7, 8, 13, m[s[12]], m[s[13]])
-                    g(3, 4, 9, 14, m[s[14]], m[s[15]])
-                }
-            }
-            for i in 0..<8 { h[i] ^= v[i] ^ v[i + 8] }
+            mix(m, last: last)
         }
+    }
+
+    private mutating func mix(_ m: UnsafeMutableBufferPointer<UInt64>, last: Bool) {
+        @inline(__always) func msg(_ i: Int) -> UInt64 { m[i] }
+        var v0 = h[0], v1 = h[1], v2 = h[2], v3 = h[3], v4 = h[4], v5 = h[5], v6 = h[6], v7 = h[7]
+        var v8 = Self.iv[0], v9 = Self.iv[1], v10 = Self.iv[2], v11 = Self.iv[3]
+        var v12 = Self.iv[4] ^ counter, v13 = Self.iv[5], v14 = Self.iv[6], v15 = Self.iv[7]
+        // v13 ^= high 64 bits of the counter: always 0 here.
+        if last { v14 = ~v14 }
+        @inline(__always) func g(_ a: inout UInt64, _ b: inout UInt64, _ c: inout UInt64, _ d: inout UInt64,
+                                 _ x: UInt64, _ y: UInt64) {
+            a = a &+ b &+ x
+            d = (d ^ a).rotatedRight(32)
+            c = c &+ d
+            b = (b ^ c).rotatedRight(24)
+            a = a &+ b &+ y
+            d = (d ^ a).rotatedRight(16)
+            c = c &+ d
+            b = (b ^ c).rotatedRight(63)
+        }
+        Self.flatSigma.withUnsafeBufferPointer { sigma in
+            for round in 0..<12 {
+                let s = round * 16
+                g(&v0, &v4, &v8, &v12, msg(sigma[s]), msg(sigma[s + 1]))
+                g(&v1, &v5, &v9, &v13, msg(sigma[s + 2]), msg(sigma[s + 3]))
+                g(&v2, &v6, &v10, &v14, msg(sigma[s + 4]), msg(sigma[s + 5]))
+                g(&v3, &v7, &v11, &v15, msg(sigma[s + 6]), msg(sigma[s + 7]))
+                g(&v0, &v5, &v10, &v15, msg(sigma[s + 8]), msg(sigma[s + 9]))
+                g(&v1, &v6, &v11, &v12, msg(sigma[s + 10]), msg(sigma[s + 11]))
+                g(&v2, &v7, &v8, &v13, msg(sigma[s + 12]), msg(sigma[s + 13]))
+                g(&v3, &v4, &v9, &v14, msg(sigma[s + 14]), msg(sigma[s + 15]))
+            }
+        }
+        h[0] ^= v0 ^ v8
+        h[1] ^= v1 ^ v9
+        h[2] ^= v2 ^ v10
+        h[3] ^= v3 ^ v11
+        h[4] ^= v4 ^ v12
+        h[5] ^= v5 ^ v13
+        h[6] ^= v6 ^ v14
+        h[7] ^= v7 ^ v15
     }
 }
 

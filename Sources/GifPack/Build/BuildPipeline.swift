@@ -177,7 +177,8 @@ public struct BuildPipeline: Sendable {
         let signing = manifest.signing
         let now = options.now ?? Date()
         report.index = try await Blocking.run {
-            let summary = try indexPublisher.publish(index, signing: signing, previous: previous, state: state, now: now)
+            let summary = try indexPublisher.publish(index, localIndex: local, signing: signing, previous: previous,
+                                                     state: state, now: now)
             // Every listed version counts as published from now on (earlier records are kept as they are).
             for description in finalDescriptions {
                 try state.recordPublished(pack: description.name, version: description.version, file: description.file,

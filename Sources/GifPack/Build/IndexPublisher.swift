@@ -81,7 +81,7 @@ enum IndexPublishError: Error, CustomStringConvertible {
 /// expiry `expires_after` from now. The index is renamed into place first, then its signature.
 ///
 /// ```swift
-/// let summary = try IndexPublisher(outputDirectory: "dist").publish(index, signing: manifest.signing,
+/// let summary = try IndexPublisher(outputDirectory: "dist").publish(index, localIndex: nil, signing: manifest.signing,
 ///                                                                   previous: nil, state: state, now: Date())
 /// ```
 struct IndexPublisher: Sendable {
@@ -90,8 +90,10 @@ struct IndexPublisher: Sendable {
     var indexPath: String { "\(outputDirectory)/index.json" }
     var signaturePath: String { SignatureLocation.beside(indexPath) }
 
-    func publish(_ unsigned: PackIndex, signing: SigningSettings?, previous: PreviousIndex?, state: BuildState,
-                 now: Date) throws -> BuildReport.IndexSummary {
+    /// `localIndex`: the output directory's index as the build read it (under its lock), nil when
+    /// absent or unreadable.
+    func publish(_ unsigned: PackIndex, localIndex: PackIndex?, signing: SigningSettings?, previous: PreviousIndex?,
+                 state: BuildState, now: Date) throws -> BuildReport.IndexSummary {
         let localBytes = FileSystem.readAll(indexPath)
         guard let signing else {
             let bytes = [UInt8](try unsigned.encoded())
@@ -104,12 +106,11 @@ struct IndexPublisher: Sendable {
             return .init(written: written, signed: false)
         }
 
-        let local = localBytes.map { (bytes: $0, signature: FileSystem.readAll(signaturePath), isLocal: true) }
-        let live = previous.map { (bytes: $0.bytes, signature: $0.signature, isLocal: false) }
+        let local = localBytes.map { (bytes: $0, signature: FileSystem.readAll(signaturePath), index: localIndex, isLocal: true) }
+        let live = previous.map { (bytes: $0.bytes, signature: $0.signature, index: Optional($0.index), isLocal: false) }
         let halfLife = Double(signing.expiresAfter.components.seconds) / 2
         for candidate in [local, live].compactMap({ $0 }) {
-            guard let signatureBytes = candidate.signature,
-                  let index = try? PackIndex.decode(from: Data(candidate.bytes)),
+            guard let signatureBytes = candidate.signature, let index = candidate.index,
                   let sequence = index.sequence, let expiry = index.expiryDate, let expires = index.expires,
                   Self.sameContent(index, unsigned), expiry.timeIntervalSince(now) >= halfLife,
                   let signature = try? MinisignSignature(text: String(decoding: signatureBytes, as: UTF8.self)),
@@ -123,7 +124,6 @@ struct IndexPublisher: Sendable {
                          sequence: sequence, expires: expires)
         }
 
-        let localIndex = localBytes.flatMap { try? PackIndex.decode(from: Data($0)) }
         let highest = [try state.highestIndexSequence(), localIndex?.sequence, previous?.index.sequence].compactMap { $0 }.max() ?? 0
         var signed = unsigned
         signed.sequence = highest + 1
