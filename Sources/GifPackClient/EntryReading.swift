@@ -25,7 +25,7 @@ enum EntryReading {
                      maxSize: Int64, validate: (TarHeader) -> PackRejection?,
                      into consumer: (UnsafeRawBufferPointer) throws(PackReadError) -> Void) throws(PackClientError) -> Result {
         var headerProblem: PackRejection?
-        var digest = SHA256Digest()
+        var digest = StreamingSHA256()
         var prefix: [UInt8] = []
         let header: TarHeader
         do {

@@ -41,6 +41,8 @@ struct GenerationBuilder {
     let staging: String
     let layout: InstallLayout
     let previous: Previous?
+    /// Recorded in the manifest: the verified sequence of the index the packs came from.
+    var indexSequence: Int?
     private(set) var counts = Counts()
     /// Files created (not linked) in the staging directory.
     private var written: [String] = []
@@ -88,7 +90,8 @@ struct GenerationBuilder {
             written.append(map)
             directories.append("\(staging)/gifs")
         }
-        let manifest = InstallManifest(generation: generation, layout: layout, packs: plan.packs, exercises: plan.exercises)
+        let manifest = InstallManifest(generation: generation, layout: layout, packs: plan.packs, exercises: plan.exercises,
+                                       indexSequence: indexSequence)
         let manifestPath = "\(staging)/\(InstallManifest.fileName)"
         try FileOps.writeNew(manifestPath, try manifest.encoded())
         written.append(manifestPath)
@@ -108,7 +111,7 @@ struct GenerationBuilder {
 
     /// True when `path` is a regular file of `size` bytes hashing to `sha256`.
     private static func holds(_ path: String, sha256: String, size: Int64) -> Bool {
-        guard FileOps.regularFileSize(path) == size, let digest = try? SHA256Digest.file(at: path) else { return false }
+        guard FileOps.regularFileSize(path) == size, let digest = try? StreamingSHA256.file(at: path) else { return false } // unreadable: not reusable
         return digest.sha256 == sha256
     }
 

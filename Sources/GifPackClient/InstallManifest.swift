@@ -24,13 +24,18 @@ public struct InstallManifest: Sendable, Equatable, Codable {
     public var packs: [InstalledPack]
     /// Exercise id → SHA-256 of its GIF, nil when it has none.
     public var exercises: [String: String?]
+    /// The `sequence` of the signed index this generation was installed from, when it was installed
+    /// with trusted keys; a later install with keys refuses an index with a lower sequence.
+    public var indexSequence: Int?
 
-    public init(generation: Int, layout: InstallLayout, packs: [InstalledPack], exercises: [String: String?]) {
+    public init(generation: Int, layout: InstallLayout, packs: [InstalledPack], exercises: [String: String?],
+                indexSequence: Int? = nil) {
         self.formatVersion = .current
         self.generation = generation
         self.layout = layout
         self.packs = packs.sorted { $0.name < $1.name }
         self.exercises = exercises
+        self.indexSequence = indexSequence
     }
 
     /// The manifest of the installed cache at `cacheDirectory`, or nil when nothing is installed.

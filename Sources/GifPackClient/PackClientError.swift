@@ -26,6 +26,9 @@ public enum PackClientError: Error, Sendable, Equatable, CustomStringConvertible
     case transfer(url: String, HTTPError)
     /// The content was refused; the cache is untouched.
     case rejected(PackRejection)
+    /// With trusted keys: the index is not signed by one of them, or is older than the installed one
+    /// or expired; the cache is untouched.
+    case untrusted(IndexRefusal)
     /// A file system call failed while staging or switching the cache.
     case fileSystem(path: String, operation: String, errno: Int32)
     /// The cache path exists but is not a directory installed by this library (a non-empty real
@@ -52,6 +55,7 @@ public enum PackClientError: Error, Sendable, Equatable, CustomStringConvertible
         case let .index(error): error.description
         case let .transfer(url, error): "download of \(url) failed: \(error)"
         case let .rejected(rejection): "refused: \(rejection)"
+        case let .untrusted(refusal): "refused: \(refusal)"
         case let .fileSystem(path, operation, code):
             "\(operation) \(path): \(String(cString: strerror(code))) (errno \(code))"
         case let .cacheNotManaged(path, detail): "\(path) is not a gifpack cache: \(detail)"

@@ -12,7 +12,7 @@ import GifPackFormat
 /// Calls block on disk I/O.
 ///
 /// ```swift
-/// let scan = try PackFileScan(path: "dist/packs/all-v3.tar.zst")
+/// let scan = try PackFileScan(path: "dist/packs/all-v3-1a2b3c4d.tar.zst")
 /// let catalog = try scan.catalog()
 /// let gif = try scan.gif(forExercise: "0001")
 /// ```

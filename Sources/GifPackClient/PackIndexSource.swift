@@ -23,7 +23,7 @@ import Darwin
 /// let source = PackIndexSource("https://cdn.example.com/gifpack/index.json")
 /// let index = try await source.load()
 /// let packLocation = try source.packLocation(for: index.packs[0])
-/// // .url("https://cdn.example.com/gifpack/packs/all-v3.tar.zst")
+/// // .url("https://cdn.example.com/gifpack/packs/all-v3-1a2b3c4d.tar.zst")
 /// ```
 public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
     /// A local file or a URL.
@@ -63,15 +63,7 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
     /// Reads and decodes the index. `client` is used for URLs; without one a short-lived client is
     /// made for the call.
     public func load(client: HTTPClient? = nil, limits: PackLimits = .standard) async throws(PackClientError) -> PackIndex {
-        let bytes: Data
-        switch location {
-        case .file(let path):
-            bytes = try await BlockingWork.run("gifpack.index") { () throws(PackClientError) -> Data in
-                try Self.readFile(path, maxBytes: limits.maxIndexBytes)
-            }
-        case .url(let url):
-            bytes = try await Self.fetch(url, client: client, maxBytes: limits.maxIndexBytes)
-        }
+        let bytes = try await loadBytes(location.description, client: client, maxBytes: limits.maxIndexBytes, optional: false)!
         return try Self.decode(bytes, limits: limits)
     }
 
@@ -87,6 +79,34 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
         do { index = try PackIndex.decode(from: bytes) } catch { throw .index(error) }
         if let problem = PackDescriptionCheck.indexProblems(in: index, limits: limits).first { throw .rejected(problem) }
         return index
+    }
+
+    /// Reads the index and `index.json.minisig` beside it and accepts the index only as ``IndexTrust``
+    /// says (signed by a trusted key, not expired, `sequence` not below `installedSequence`);
+    /// otherwise throws ``PackClientError/untrusted(_:)``.
+    public func load(trust: IndexTrust, installedSequence: Int? = nil, client: HTTPClient? = nil,
+                     limits: PackLimits = .standard) async throws(PackClientError) -> PackIndex {
+        let bytes = try await loadBytes(location.description, client: client, maxBytes: limits.maxIndexBytes, optional: false)!
+        let signature = try await loadBytes(signatureLocation, client: client, maxBytes: 4096, optional: true)
+        return try trust.verify(indexBytes: bytes, signature: signature, location: location.description,
+                                installedSequence: installedSequence, limits: limits)
+    }
+
+    /// Where the index's signature is: `index.json.minisig` beside it.
+    public var signatureLocation: String { SignatureLocation.beside(location.description) }
+
+    /// A file or URL of the same kind as the index; `optional`: nil when it does not exist (404).
+    private func loadBytes(_ target: String, client: HTTPClient?, maxBytes: Int64,
+                           optional: Bool) async throws(PackClientError) -> Data? {
+        switch location {
+        case .file:
+            return try await BlockingWork.run("gifpack.index") { () throws(PackClientError) -> Data? in
+                if optional && !FileManager.default.fileExists(atPath: target) { return nil }
+                return try Self.readFile(target, maxBytes: maxBytes)
+            }
+        case .url:
+            return try await Self.fetch(target, client: client, maxBytes: maxBytes, notFoundIsNil: optional)
+        }
     }
 
     /// The pack file's location: `file` resolved against the index's directory.
@@ -144,7 +164,8 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
         return data
     }
 
-    static func fetch(_ url: String, client: HTTPClient?, maxBytes: Int64) async throws(PackClientError) -> Data {
+    static func fetch(_ url: String, client: HTTPClient?, maxBytes: Int64,
+                      notFoundIsNil: Bool = false) async throws(PackClientError) -> Data? {
         let owned: HTTPClient?
         do { owned = client == nil ? try HTTPClient(maxConnections: 2) : nil } catch { throw .transfer(url: url, error) }
         defer { owned?.shutdown() }
@@ -153,6 +174,7 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
         request.followRedirects = true
         let response: HTTPDataResponse
         do { response = try await http.data(request, maxBytes: maxBytes) } catch { throw .transfer(url: url, error) }
+        if notFoundIsNil && (response.head.status == 404 || response.head.status == 410) { return nil }
         guard response.head.status == 200 else {
             throw .unreadable(location: url, detail: "HTTP status \(response.head.status)")
         }

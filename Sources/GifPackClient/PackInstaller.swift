@@ -21,6 +21,11 @@ import GifPackHTTP
 ///    readers see the old complete set or the new one, never a mix (see ``CacheGenerations``).
 ///    The previous generation is kept until the next install; older ones are removed.
 ///
+/// With ``trust`` set, the index must first pass ``IndexTrust``: signed (`index.json.minisig` beside
+/// it) by a trusted key, not expired, its `sequence` not below the installed generation's; a refusal
+/// (``PackClientError/untrusted(_:)``) comes before any download. The new generation records the
+/// sequence. ``install(_:)`` (packs already downloaded) has no index to check.
+///
 /// Any failure, including a refused pack (``PackClientError/rejected(_:)``), deletes the staging
 /// directory and leaves `<cache>` exactly as it was. One install runs per cache at a time (an
 /// exclusive lock on `<cache>.d/install.lock`; a second one fails with
@@ -40,6 +45,10 @@ public struct PackInstaller: Sendable {
     public var keepDownloads = false
     /// Transfer attempts per pack, each resuming the last.
     public var downloadAttempts = 3
+    /// Trusted signing keys: when set, ``install(from:packs:client:)`` accepts only an index signed
+    /// by one of them, not expired and not older (by `sequence`) than the installed generation, and
+    /// records its sequence in the new generation. nil: any index is accepted (see README).
+    public var trust: IndexTrust?
 
     public init(cacheDirectory: String, layout: InstallLayout = .byID, limits: PackLimits = .standard) {
         self.cacheDirectory = CacheGenerations(cachePath: cacheDirectory).cachePath
@@ -65,7 +74,13 @@ public struct PackInstaller: Sendable {
         defer { owned?.shutdown() }
         let http = client ?? owned
 
-        let index = try await source.load(client: http, limits: limits)
+        let index: PackIndex
+        if let trust {
+            let installed = try await installedSequence(generations)
+            index = try await source.load(trust: trust, installedSequence: installed, client: http, limits: limits)
+        } else {
+            index = try await source.load(client: http, limits: limits)
+        }
         let chosen = try select(names, from: index)
         if let report = try await unchangedReport(for: chosen, generations: generations) { return report }
 
@@ -78,7 +93,15 @@ public struct PackInstaller: Sendable {
                 throw error
             }
         }
-        return try await installLocked(downloaded, generations: generations)
+        return try await installLocked(downloaded, generations: generations, indexSequence: trust == nil ? nil : index.sequence)
+    }
+
+    /// The verified index sequence the installed generation came from.
+    private func installedSequence(_ generations: CacheGenerations) async throws(PackClientError) -> Int? {
+        try await BlockingWork.run("gifpack.manifest") { () throws(PackClientError) -> Int? in
+            guard let generation = try generations.current() else { return nil }
+            return try InstallManifest.read(directory: generations.generationPath(generation))?.indexSequence
+        }
     }
 
     /// Installs packs already fetched and verified by a ``PackDownloader``.
@@ -97,11 +120,11 @@ public struct PackInstaller: Sendable {
         }
     }
 
-    private func installLocked(_ packs: [DownloadedPack],
-                               generations: CacheGenerations) async throws(PackClientError) -> InstallReport {
+    private func installLocked(_ packs: [DownloadedPack], generations: CacheGenerations,
+                               indexSequence: Int? = nil) async throws(PackClientError) -> InstallReport {
         let settings = self
         let outcome = await BlockingWork.result("gifpack.install") { () throws(PackClientError) -> InstallReport in
-            try settings.installGeneration(packs, generations: generations)
+            try settings.installGeneration(packs, generations: generations, indexSequence: indexSequence)
         }
         switch outcome {
         case .success(let report):
@@ -114,8 +137,8 @@ public struct PackInstaller: Sendable {
     }
 
     /// Plans, stages and switches in a new generation. Runs on a dedicated thread.
-    private func installGeneration(_ packs: [DownloadedPack],
-                                   generations: CacheGenerations) throws(PackClientError) -> InstallReport {
+    private func installGeneration(_ packs: [DownloadedPack], generations: CacheGenerations,
+                                   indexSequence: Int?) throws(PackClientError) -> InstallReport {
         let current = try generations.current()
         let previous: GenerationBuilder.Previous? = try current.flatMap { generation throws(PackClientError) in
             let directory = generations.generationPath(generation)
@@ -125,6 +148,7 @@ public struct PackInstaller: Sendable {
         let generation = CacheGenerations.next(after: generations.numbersInUse() + [current].compactMap { $0 })
         let staging = "\(generations.storePath)/\(CacheGenerations.stagingName(generation))"
         var builder = GenerationBuilder(staging: staging, layout: layout, previous: previous)
+        builder.indexSequence = indexSequence
         do {
             try builder.build(plan, generation: generation)
             try FileOps.move(staging, to: generations.generationPath(generation))

@@ -18,16 +18,29 @@ import GifPackFormat
 /// Both block on disk I/O and decoding.
 ///
 /// ```swift
-/// let report = PackVerifier.verifyPack("dist/packs/all-v3.tar.zst")
+/// let report = PackVerifier.verifyPack("dist/packs/all-v3-1a2b3c4d.tar.zst")
 /// print(report.isOK, report.gifs)
 /// ```
 public enum PackVerifier {
-    public static func verifyDirectory(_ directory: String, limits: PackLimits = .standard) -> VerificationReport {
+    /// With `trust`, the index must first pass ``IndexTrust/verify(indexBytes:signature:location:installedSequence:)``
+    /// with `index.json.minisig` beside it; a refused index ends the check with ``VerificationReport/indexRefusal``.
+    public static func verifyDirectory(_ directory: String, limits: PackLimits = .standard,
+                                       trust: IndexTrust? = nil) -> VerificationReport {
         var report = VerificationReport()
         let indexPath = "\(directory)/index.json"
         let index: PackIndex
         do {
-            index = try PackIndex.decode(from: try PackIndexSource.readFile(indexPath, maxBytes: limits.maxIndexBytes))
+            if let trust {
+                index = try trust.verifyFile(indexPath, installedSequence: nil, limits: limits, checkRules: false)
+            } else {
+                index = try PackIndex.decode(from: try PackIndexSource.readFile(indexPath, maxBytes: limits.maxIndexBytes))
+            }
+        } catch PackClientError.untrusted(let refusal) {
+            report.indexRefusal = refusal
+            return report
+        } catch PackClientError.index(let error) {
+            report.problems.append(PackRejection(.unreadable, pack: "index.json", detail: error.description))
+            return report
         } catch let error as IndexError {
             report.problems.append(PackRejection(.unreadable, pack: "index.json", detail: error.description))
             return report

@@ -14,8 +14,10 @@ public struct VerificationReport: Sendable, Equatable {
     public var frames: Int = 0
     /// Everything wrong, in the order found.
     public var problems: [PackRejection] = []
+    /// With trusted keys: why the index itself was refused (then no pack was examined).
+    public var indexRefusal: IndexRefusal?
 
     public init() {}
 
-    public var isOK: Bool { problems.isEmpty }
+    public var isOK: Bool { problems.isEmpty && indexRefusal == nil }
 }

@@ -12,7 +12,7 @@ public struct FormatVersion: Sendable, Equatable, Comparable, CustomStringConver
     public var minor: Int
 
     /// The format this library writes.
-    public static let current = FormatVersion(major: 1, minor: 0)
+    public static let current = FormatVersion(major: 1, minor: 1)
 
     public init(major: Int, minor: Int) {
         self.major = major

@@ -11,11 +11,13 @@ enum IndexJSONWriter {
     static func encode(_ index: PackIndex) -> [UInt8] {
         var writer = Writer()
         writer.object(0) { w in
+            if let expires = index.expires { w.field("expires", 1) { $0.string(expires) } }
             w.field("formatVersion", 1) { $0.string(index.formatVersion.description) }
             w.field("generator", 1) { $0.string(index.generator) }
             w.field("packs", 1) { w in
                 w.array(1, index.packs) { w, description in pack(description)(&w, 2) }
             }
+            if let sequence = index.sequence { w.field("sequence", 1) { $0.number(Int64(sequence)) } }
             w.field("source", 1) { w in source(index.source, &w, 1) }
         }
         writer.bytes.append(0x0A)

@@ -19,14 +19,25 @@ public struct PackIndex: Sendable, Equatable, Codable {
     public var source: SourceDescription
     /// Sorted by name.
     public var packs: [PackDescription]
+    /// Signed indexes only (format 1.1): rises by one with every index that differs, so a client can
+    /// refuse an older index than the one it installed (a rollback).
+    public var sequence: Int?
+    /// Signed indexes only (format 1.1): when the index stops being valid, UTC, `YYYY-MM-DDTHH:MM:SSZ`.
+    /// A client that checks signatures refuses an index past this time (a freeze).
+    public var expires: String?
 
     public init(formatVersion: FormatVersion = .current, generator: String, source: SourceDescription,
-                packs: [PackDescription]) {
+                packs: [PackDescription], sequence: Int? = nil, expires: String? = nil) {
         self.formatVersion = formatVersion
         self.generator = generator
         self.source = source
         self.packs = packs.sorted { $0.name < $1.name }
+        self.sequence = sequence
+        self.expires = expires
     }
+
+    /// ``expires`` as a date; nil when absent or not in the `YYYY-MM-DDTHH:MM:SSZ` form.
+    public var expiryDate: Date? { expires.flatMap(IndexTimestamp.parse) }
 
     public func pack(named name: String) -> PackDescription? { packs.first { $0.name == name } }
 
@@ -95,7 +106,7 @@ public struct PackDescription: Sendable, Equatable, Codable {
     public var name: String
     /// Rises by one each time the pack's content digest changes.
     public var version: Int
-    /// Path of the pack file relative to the index, e.g. `packs/chest-v3.tar.zst`.
+    /// Path of the pack file relative to the index, e.g. `packs/chest-v3-1a2b3c4d.tar.zst`: the version and the first 8 hex digits of the file's SHA-256, so a name never refers to two contents.
     public var file: String
     /// Size of the pack file in bytes.
     public var bytes: Int64
@@ -184,5 +195,41 @@ public struct ExerciseRef: Sendable, Equatable, Codable {
         try container.encode(id, forKey: .id)
         // Encode nil explicitly so "no GIF" is visible in the JSON rather than a missing key.
         try container.encode(gif, forKey: .gif)
+    }
+}
+
+/// The UTC timestamps of a signed index (`expires`): `YYYY-MM-DDTHH:MM:SSZ`, whole seconds.
+///
+/// ```swift
+/// IndexTimestamp.format(Date(timeIntervalSince1970: 0))   // "1970-01-01T00:00:00Z"
+/// ```
+public enum IndexTimestamp {
+    public static func format(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        return formatter.string(from: Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down)))
+    }
+
+    public static func parse(_ text: String) -> Date? {
+        guard text.count == 20, text.hasSuffix("Z") else { return nil }
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        return formatter.date(from: text)
+    }
+
+    /// The clock gifpack uses for expiry: now, or `GIFPACK_NOW` (Unix seconds or `YYYY-MM-DDTHH:MM:SSZ`)
+    /// when set — for tests and for reproducing what a client saw at a given time.
+    public static func now(environment: [String: String]) throws(InvalidClock) -> Date {
+        guard let text = environment["GIFPACK_NOW"], !text.isEmpty else { return Date() }
+        if let seconds = Int64(text) { return Date(timeIntervalSince1970: TimeInterval(seconds)) }
+        guard let date = parse(text) else { throw InvalidClock(text: text) }
+        return date
+    }
+
+    /// `GIFPACK_NOW` holds something other than a time.
+    public struct InvalidClock: Error, Sendable, CustomStringConvertible {
+        public let text: String
+        public var description: String { "GIFPACK_NOW \"\(text)\" is neither Unix seconds nor YYYY-MM-DDTHH:MM:SSZ" }
     }
 }

@@ -47,6 +47,35 @@ package final class FileLock: Sendable {
         return .locked(FileLock(descriptor: fd))
     }
 
+    /// Locks the directory's own descriptor: nothing is written into the directory. When another
+    /// process holds it, the note is that process's pid, read from `/proc/locks`.
+    package static func acquire(directory: String) -> Attempt {
+        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return .failed(.io(operation: "open", path: directory, errno: errno)) }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            let code = errno
+            var info = stat()
+            let inode = fstat(fd, &info) == 0 ? UInt64(info.st_ino) : nil
+            close(fd)
+            guard code == EWOULDBLOCK else { return .failed(.io(operation: "flock", path: directory, errno: code)) }
+            return .held(note: inode.flatMap(holder(inode:)).map(String.init))
+        }
+        return .locked(FileLock(descriptor: fd))
+    }
+
+    /// The pid holding a `flock` on the inode, from `/proc/locks`
+    /// (`1: FLOCK ADVISORY WRITE <pid> <maj>:<min>:<inode> 0 EOF`).
+    private static func holder(inode: UInt64) -> Int32? {
+        guard let text = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) else { return nil }
+        for line in text.split(separator: "\n") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count >= 6, fields[1] == "FLOCK", !fields.contains("->"),
+                  fields[5].split(separator: ":").last.flatMap({ UInt64($0) }) == inode else { continue }
+            return Int32(fields[4])
+        }
+        return nil
+    }
+
     deinit {
         flock(descriptor, LOCK_UN)
         close(descriptor)

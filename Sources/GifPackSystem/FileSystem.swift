@@ -22,6 +22,13 @@ public enum FileSystemError: Error, Sendable, Equatable, CustomStringConvertible
         case .io(_, _, let code): code
         }
     }
+
+    /// The call that failed (`open`, `read`, `mkdir`, …).
+    package var operation: String {
+        switch self {
+        case .io(let operation, _, _): operation
+        }
+    }
 }
 
 /// The package's one set of file helpers, thin wrappers over POSIX calls, with crash-safe

@@ -8,7 +8,7 @@ struct BuildCommand: AsyncParsableCommand {
         commandName: "build",
         abstract: "Fetch the catalog and GIFs named by a manifest and publish packs plus index.json.",
         discussion: """
-        Writes <out>/packs/<pack>-v<N>.tar.zst, <out>/index.json (replaced atomically, last) and <out>/report.json. A pack gets a new version only when its content changes. State (ETags, hashes, failures) lives in <cache>/state.sqlite, so a rebuild sends conditional requests or none at all (refresh_after), and a killed run is finished by the next one.
+        Writes <out>/packs/<pack>-v<N>-<sha8>.tar.zst, <out>/index.json (replaced atomically, last), with a signing block <out>/index.json.minisig, and <out>/report.json (not for upload). A pack gets a new version only when its content changes; a pack file name never refers to two contents, and versions continue from the state, the output directory and --previous-index. A signed index carries sequence and expires and is signed again once less than half of expires_after remains. State (ETags, hashes, failures) lives in <cache>/state.sqlite, so a rebuild sends conditional requests or none at all (refresh_after), and a killed run is finished by the next one.
 
         Progress and logs go to standard error: on a terminal a live progress line, otherwise a plain log line every --progress-interval seconds and every 10%, never a control character. The summary goes to standard output after a build that published (exit 0 or 3), to standard error when nothing was published (unless --log-format json keeps standard error for one JSON object per line); --quiet prints nothing after a success and only the last line otherwise. --metrics-file, --summary-file and --github-output are written whatever the outcome, a refused command line included. Relative paths in the manifest are relative to the manifest's folder; --out and --cache to the working directory.
 
@@ -24,6 +24,8 @@ struct BuildCommand: AsyncParsableCommand {
             --summary-file "$GITHUB_STEP_SUMMARY" --github-output "$GITHUB_OUTPUT"
           # every request attempt in the log
           gifpack build -m manifests/demo.yaml --verbose
+          # a release runner that starts empty: continue from the live index
+          gifpack build -m manifests/exercisedb.yaml --previous-index https://cdn.example.com/gifpack/index.json
 
         Exit status:
         \(ExitStatus.allCases.map { "  \($0.rawValue)  \($0.summary)" }.joined(separator: "\n"))
@@ -35,13 +37,16 @@ struct BuildCommand: AsyncParsableCommand {
     @Flag(help: "Print the plan (requests of each kind, budget) without sending any image request.")
     var dryRun = false
 
+    @Option(help: ArgumentHelp("The live index (a path or an http(s) URL): pack versions and the index sequence continue from it, for a runner without the last output directory or cache.", valueName: "path|url"))
+    var previousIndex: String?
+
     @OptionGroup(title: "Progress, logs and reports") var operation: OperationOptions
 
     func run() async throws {
         let manifest: Manifest
         let options: BuildOptions
         do {
-            (manifest, options) = try source.loadManifest()
+            (manifest, options) = try source.loadManifest(previousIndex: previousIndex)
         } catch {
             Terminal.error("gifpack: \(error)")
             runFiles(outputDirectory: source.outputDirectory ?? RunFiles.outputDirectory(ofManifest: source.manifest))

@@ -13,11 +13,14 @@ struct CatCommand: ParsableCommand {
         With an index (a local index.json), the GIF's zstd frame is read at its offset and nothing \
         else of the pack is decompressed; with a pack file alone, the catalog is read and the frames \
         are decoded until the GIF's entry. Either way the tar header and the SHA-256 are checked \
-        before any byte is written.
+        before any byte is written. With --trusted-key (repeatable) the index must verify against \
+        index.json.minisig beside it with one of the keys and not be expired (a pack file alone is \
+        refused: it carries no signature).
 
         Examples:
           gifpack cat dist/index.json 0001 > 0001.gif
-          gifpack cat dist/packs/all-v3.tar.zst 0001 > 0001.gif
+          gifpack cat dist/packs/all-v3-1a2b3c4d.tar.zst 0001 > 0001.gif
+          gifpack cat dist/index.json 0001 --trusted-key gifpack.pub > 0001.gif
 
         Exit status: 0 written, 1 unknown exercise, no GIF or a refused pack, 2 bad arguments.
         """
@@ -29,15 +32,22 @@ struct CatCommand: ParsableCommand {
     @Argument(help: "The exercise id.")
     var id: String
 
+    @OptionGroup var trust: TrustOptions
+
     func run() throws {
         let isPack: Bool
         do { isPack = try Self.startsWithZstdMagic(source) } catch {
             Terminal.error("gifpack: \(error)")
             throw ExitCode(2)
         }
+        let trust = try self.trust.load()
+        if trust != nil && isPack {
+            Terminal.error("gifpack: a pack file alone carries no signature; read the GIF through its index.json with --trusted-key")
+            throw ExitCode(2)
+        }
         let bytes: [UInt8]
         do {
-            bytes = try isPack ? PackFileScan(path: source).gif(forExercise: id) : gifThroughIndex()
+            bytes = try isPack ? PackFileScan(path: source).gif(forExercise: id) : gifThroughIndex(trust: trust)
         } catch {
             Terminal.error("gifpack: \(error)")
             throw ExitCode(1)
@@ -62,9 +72,14 @@ struct CatCommand: ParsableCommand {
     }
 
     /// The index is read by the same loader as every other command (64 MiB cap, regular files only,
-    /// validated).
-    private func gifThroughIndex() throws(PackClientError) -> [UInt8] {
-        let index = try PackIndexSource.loadFile(source)
+    /// validated); with trusted keys, its signature beside it must verify first.
+    private func gifThroughIndex(trust: IndexTrust?) throws(PackClientError) -> [UInt8] {
+        let index: PackIndex
+        if let trust {
+            index = try trust.verifyFile(source)
+        } else {
+            index = try PackIndexSource.loadFile(source)
+        }
         guard let pack = index.packs.first(where: { $0.exercises.contains { $0.id == id } }) else {
             throw .unknownExercise(id)
         }

@@ -10,7 +10,7 @@ struct InspectCommand: ParsableCommand {
         Reads the pack's catalog.json (its first frame) only. Exercises without a GIF show "-".
 
         Example:
-          gifpack inspect dist/packs/all-v3.tar.zst
+          gifpack inspect dist/packs/all-v3-1a2b3c4d.tar.zst
         """
     )
 

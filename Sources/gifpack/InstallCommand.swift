@@ -16,6 +16,11 @@ struct InstallCommand: AsyncParsableCommand {
         Unchanged GIFs are hard-linked from the previous generation, GIFs that left are dropped. \
         A refused pack leaves <cache> untouched and names its reason.
 
+        With --trusted-key (repeatable), the index must be signed: index.json.minisig beside it must \
+        verify with one of the keys, the index must not be expired, and its sequence must not be \
+        lower than the installed generation's; otherwise nothing is downloaded and the refusal names \
+        its reason (unsigned, malformed-signature, unknown-key, bad-signature, expired, rollback).
+
         Layouts: by-id puts <cache>/<exerciseId>.gif (exercises sharing a GIF share one file \
         through hard links); by-hash puts <cache>/gifs/<sha256>.gif plus <cache>/index-by-id.json. \
         Either way <cache>/gifpack-manifest.json records the installed packs and versions.
@@ -25,8 +30,10 @@ struct InstallCommand: AsyncParsableCommand {
           gifpack install --index https://cdn.example.com/index.json \\
                           --cache /var/cache/gifs --pack chest --pack back
           gifpack install --index dist/index.json --cache /tmp/gifs --layout by-hash
+          gifpack install --index https://cdn.example.com/index.json --cache /var/cache/gifs \\
+                          --trusted-key gifpack.pub --trusted-key gifpack-next.pub
 
-        Exit status: 0 installed (or already up to date), 1 failed or refused, 2 bad arguments, \
+        Exit status: 0 installed (or already up to date), 1 failed or refused, 2 bad arguments (or key file), \
         6 another install holds the cache.
         """
     )
@@ -46,9 +53,12 @@ struct InstallCommand: AsyncParsableCommand {
     @Flag(help: "Keep verified pack downloads in <cache>.d/downloads after installing.")
     var keepDownloads = false
 
+    @OptionGroup var trust: TrustOptions
+
     func run() async throws {
         var installer = PackInstaller(cacheDirectory: cache, layout: layout)
         installer.keepDownloads = keepDownloads
+        installer.trust = try trust.load()
         let report: InstallReport
         do {
             report = try await installer.install(from: PackIndexSource(index), packs: packs.isEmpty ? nil : packs)

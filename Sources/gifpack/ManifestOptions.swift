@@ -19,15 +19,24 @@ struct ManifestOptions: ParsableArguments {
     /// Loads and validates the manifest and the options that override it; a problem is a
     /// ``ManifestError`` naming the key path, before any network traffic. `requiresAPIKey: false`
     /// loads a manifest whose key variable is unset (for commands that send no request).
-    func loadManifest(requiresAPIKey: Bool = true) throws(ManifestError) -> (Manifest, BuildOptions) {
+    /// `previousIndex`: `build --previous-index`, a path or an http(s) URL.
+    func loadManifest(requiresAPIKey: Bool = true, previousIndex: String? = nil) throws(ManifestError) -> (Manifest, BuildOptions) {
         let environment = ProcessInfo.processInfo.environment
         var manifest = try ManifestLoader(requiresAPIKey: requiresAPIKey).load(path: self.manifest, environment: environment)
         if let baseURL {
             try ManifestLoader.checkHTTPURL(baseURL, path: "--base-url")
             manifest.source.baseURL = baseURL
         }
-        let options = try BuildOptions.resolve(manifest: manifest, outputDirectory: outputDirectory,
+        var options = try BuildOptions.resolve(manifest: manifest, outputDirectory: outputDirectory,
                                                cacheDirectory: cacheDirectory, environment: environment)
+        if let previousIndex {
+            if previousIndex.lowercased().hasPrefix("http:") || previousIndex.lowercased().hasPrefix("https:") {
+                try ManifestLoader.checkHTTPURL(previousIndex, path: "--previous-index")
+            } else if previousIndex.isEmpty {
+                throw .invalidValue(path: "--previous-index", reason: "must be a path or an http(s) URL")
+            }
+            options.previousIndex = previousIndex
+        }
         return (manifest, options)
     }
 

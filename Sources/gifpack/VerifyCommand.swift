@@ -18,16 +18,23 @@ struct VerifyCommand: ParsableCommand {
 
         Every problem is listed, one per line, as "<pack>: <entry>: <reason>: <detail>".
 
+        With --trusted-key (repeatable), DIR's index.json must first verify against \
+        index.json.minisig with one of the keys and not be expired; a refused index is reported as \
+        "refused: index <path>: <reason>: <detail>" and nothing else is checked.
+
         Examples:
           gifpack verify dist/
-          gifpack verify dist/packs/all-v3.tar.zst
+          gifpack verify dist/packs/all-v3-1a2b3c4d.tar.zst
+          gifpack verify dist/ --trusted-key gifpack.pub
 
-        Exit status: 0 all good, 1 problems found (listed), 2 no such file or directory.
+        Exit status: 0 all good, 1 problems found (listed) or index refused, 2 no such file or directory, or a bad key file.
         """
     )
 
     @Argument(help: "An output directory with index.json, or a .tar.zst pack file.")
     var target: String
+
+    @OptionGroup var trust: TrustOptions
 
     func run() throws {
         var isDirectory: ObjCBool = false
@@ -35,7 +42,16 @@ struct VerifyCommand: ParsableCommand {
             Terminal.error("gifpack: no such file or directory: \(target)")
             throw ExitCode(2)
         }
-        let report = isDirectory.boolValue ? PackVerifier.verifyDirectory(target) : PackVerifier.verifyPack(target)
+        let trust = try self.trust.load()
+        if trust != nil && !isDirectory.boolValue {
+            Terminal.error("gifpack: a pack file alone carries no signature; verify its directory (index.json and index.json.minisig) with --trusted-key")
+            throw ExitCode(2)
+        }
+        let report = isDirectory.boolValue ? PackVerifier.verifyDirectory(target, trust: trust) : PackVerifier.verifyPack(target)
+        if let refusal = report.indexRefusal {
+            Terminal.error("error: refused: \(refusal)")
+            throw ExitCode(1)
+        }
         for problem in report.problems { Terminal.output("problem: \(problem)") }
         let summary = "\(report.packs) pack(s), \(report.frames) frame(s), \(report.gifs) GIF(s)"
         if report.isOK {

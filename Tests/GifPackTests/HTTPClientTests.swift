@@ -184,7 +184,7 @@ import Testing
         let id = server.catalog.exercises[0].id
         let clock = ContinuousClock()
 
-        server.schedule([.slowBody(bytesPerSecond: 100)], forExercise: id)
+        server.schedule([.slowBody(bytesPerSecond: 10)], forExercise: id)
         let lowSpeed = HTTPTimeouts(lowSpeedBytesPerSecond: 2000, lowSpeedWindow: .seconds(1))
         var started = clock.now
         let slowError = await Self.error {
@@ -195,8 +195,9 @@ import Testing
             return
         }
         #expect(message.contains("too slow"))
-        // The whole body would take over 20 s at 100 B/s: aborting well before proves the limit.
-        #expect(clock.now - started < .seconds(15))
+        // The whole body would take minutes at 10 B/s: aborting well before proves the limit (the
+        // bound is loose: a loaded machine delays the abort by seconds, never by minutes).
+        #expect(clock.now - started < .seconds(60))
 
         server.schedule([.slowBody(bytesPerSecond: 100)], forExercise: id)
         let total = HTTPTimeouts(total: .milliseconds(400), lowSpeedBytesPerSecond: 0)
@@ -206,7 +207,7 @@ import Testing
         }
         #expect(totalError?.reason == "timeout")
         let waited = clock.now - started
-        #expect(waited >= .milliseconds(380) && waited < .seconds(15))
+        #expect(waited >= .milliseconds(380) && waited < .seconds(60))
     }
 
     @Test func unreachableHostAndMalformedURLFail() async throws {

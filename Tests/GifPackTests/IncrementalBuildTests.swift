@@ -25,7 +25,7 @@ struct IncrementalBuildTests {
 
     func snapshot(_ dist: String) throws -> [String: String] {
         var files: [String: String] = [:]
-        for file in try allFiles(under: dist) where !file.hasSuffix("report.json") && !file.hasSuffix(".gifpack.lock") {
+        for file in try allFiles(under: dist) where !file.hasSuffix("report.json") {
             files[file] = sha256Hex([UInt8](try Data(contentsOf: URL(fileURLWithPath: file))))
         }
         return files
@@ -208,7 +208,7 @@ struct IncrementalBuildTests {
             #expect(report.packs.first?.version == round)
         }
         let files = try FileManager.default.contentsOfDirectory(atPath: workspace.file("dist/packs")).sorted()
-        #expect(files == ["all-v4.tar.zst", "all-v5.tar.zst"])
+        #expect(files.count == 2 && files.map { String($0.prefix(7)) } == ["all-v4-", "all-v5-"], "\(files)")
         try expectIndexVerifies(workspace.file("dist"))
         // Blobs of replaced GIFs are gone; the current ones stay.
         #expect(try allFiles(under: workspace.file("cache/blobs")).count == 4)

@@ -72,7 +72,7 @@ struct ManifestTests {
         #expect(failure(minimal + "\nfetch:\n  concurrency: many") == .wrongType(path: "fetch.concurrency", expected: "an integer"))
         #expect(failure(minimal + "\nfetch:\n  request_timeout: soon")?.description.contains("fetch.request_timeout") == true)
         #expect(failure(minimal + "\noutput:\n  zstd_level: 30")?.description.contains("output.zstd_level") == true)
-        #expect(failure(minimal + "\nsurprise: 1") == .unknownKey(path: "surprise", allowed: ["version", "source", "fetch", "packs", "output", "cache"]))
+        #expect(failure(minimal + "\nsurprise: 1") == .unknownKey(path: "surprise", allowed: ["version", "source", "fetch", "packs", "output", "cache", "signing"]))
         #expect(failure("source:\n  kind: exercisedb-rapidapi") == .missingKey(path: "source.api_key_env"))
         #expect(failure("source:\n  kind: flickr")?.description.contains("source.kind") == true)
         #expect(failure(minimal + "\n  resolution: 200")?.description.contains("source.resolution") == true)

@@ -171,12 +171,12 @@ struct StatePlannerPrunerTests {
                               packs: [description("all", 5), description("chest", 1)])
         let result = try Pruner(outputDirectory: dist, layout: layout, keep: 2).prune(index: index, state: state)
 
-        #expect(result.deletedPacks == ["all-v1.tar.zst", "all-v2.tar.zst", "all-v3.tar.zst", "all-v6.tar.zst"],
-                "v4 and v5 kept (keep 2); v6 is above the index's version, left by a killed run")
+        #expect(result.deletedPacks == ["all-v1.tar.zst", "all-v2.tar.zst", "all-v3.tar.zst"],
+                "v4 and v5 kept (keep 2); v6 is above the index's version: names are immutable, so it is never deleted")
         #expect(result.deletedTemporaryFiles == 1)
         #expect(result.deletedBlobs == 1)
-        #expect(result.freedBytes == 1 + 2 + 3 + 6 + 4 + 5)
-        #expect(try FileSystem.list("\(dist)/packs") == ["all-v4.tar.zst", "all-v5.tar.zst", "chest-v1.tar.zst", "notes.txt"])
+        #expect(result.freedBytes == 1 + 2 + 3 + 4 + 5)
+        #expect(try FileSystem.list("\(dist)/packs") == ["all-v4.tar.zst", "all-v5.tar.zst", "all-v6.tar.zst", "chest-v1.tar.zst", "notes.txt"])
         #expect(store.contains(sha256: kept.sha256) && !store.contains(sha256: orphan.sha256))
         #expect(FileSystem.exists(layout.framePath(sha256: kept.sha256, level: 12, mtime: 0)))
         #expect(!FileSystem.exists(layout.framePath(sha256: orphan.sha256, level: 12, mtime: 0)), "an orphan's frames go with it")
@@ -186,10 +186,14 @@ struct StatePlannerPrunerTests {
     }
 
     @Test func packFileNamesParseOnlyInTheirOwnForm() {
-        #expect(Pruner.parsePackFileName("all-v12.tar.zst")! == ("all", 12))
-        #expect(Pruner.parsePackFileName("upper-body-v3.tar.zst")! == ("upper-body", 3))
-        #expect(Pruner.parsePackFileName("all-v12.tar") == nil)
-        #expect(Pruner.parsePackFileName("all.tar.zst") == nil)
-        #expect(Pruner.parsePackFileName("all-vx.tar.zst") == nil)
+        #expect(PackFileName.version(of: "all-v12.tar.zst", pack: "all") == 12, "the form before immutable names")
+        #expect(PackFileName.version(of: "upper-body-v3-1a2b3c4d.tar.zst", pack: "upper-body") == 3)
+        #expect(PackFileName.version(of: "upper-body-v3-1a2b3c4d.tar.zst", pack: "upper") == nil)
+        #expect(PackFileName.version(of: "all-v3-1A2B3C4D.tar.zst", pack: "all") == nil)
+        #expect(PackFileName.version(of: "all-v3-1a2b.tar.zst", pack: "all") == nil)
+        #expect(PackFileName.version(of: "all-v12.tar", pack: "all") == nil)
+        #expect(PackFileName.version(of: "all.tar.zst", pack: "all") == nil)
+        #expect(PackFileName.version(of: "all-vx.tar.zst", pack: "all") == nil)
+        #expect(PackFileName.version(of: "all-v0.tar.zst", pack: "all") == nil)
     }
 }

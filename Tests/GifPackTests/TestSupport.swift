@@ -97,10 +97,10 @@ func rapidAPIManifest(server: FixtureServer, packs: String = "", fetch: String =
 
 /// Loads a manifest text and runs a build into `workspace/<out>` with its cache in `workspace/<cache>`.
 func runBuild(manifest text: String, workspace: TemporaryDirectory, out: String = "dist", cache: String = "cache",
-              epoch: Int64 = 1_700_000_000) async throws -> BuildReport {
+              epoch: Int64 = 1_700_000_000, now: Date? = nil, previousIndex: String? = nil) async throws -> BuildReport {
     let manifest = try ManifestLoader().parse(text, environment: ["GIFPACK_TEST_KEY": testAPIKey])
     let options = BuildOptions(outputDirectory: workspace.file(out), cacheDirectory: workspace.file(cache),
-                               sourceDateEpoch: epoch)
+                               sourceDateEpoch: epoch, previousIndex: previousIndex, now: now)
     return await BuildPipeline(manifest: manifest, options: options).run()
 }
 

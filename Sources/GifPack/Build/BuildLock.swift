@@ -3,15 +3,16 @@ import Foundation
 import Glibc
 #endif
 
-/// An exclusive `flock` on a directory, held for the life of the value. The lock file
-/// (`.gifpack.lock`) holds the holder's pid so a second run can say who has it. The kernel drops
-/// the lock when the process dies, even on `kill -9`, so a crash never leaves a stale lock.
+/// An exclusive `flock` on a directory's own descriptor, held for the life of the value. Nothing is
+/// written into the directory, so a published output directory holds only what clients fetch. A
+/// second run that finds the lock held names the holder's pid (read from `/proc/locks`). The kernel
+/// drops the lock when the process dies, even on `kill -9`, so a crash never leaves a stale lock.
 ///
 /// ```swift
 /// let lock = try BuildLock(directory: "dist")   // throws .held(pid:) while another run builds
 /// ```
 public final class BuildLock: Sendable {
-    /// Why the lock was not taken: another run holds it (with its pid when known), or the lock file failed.
+    /// Why the lock was not taken: another run holds it (with its pid when known), or the directory could not be opened.
     public enum LockError: Error, Sendable, Equatable, CustomStringConvertible {
         case held(directory: String, pid: Int32?)
         case io(directory: String, errno: Int32)
@@ -28,11 +29,13 @@ public final class BuildLock: Sendable {
     private let lock: FileLock
 
     public init(directory: String) throws(LockError) {
-        switch FileLock.acquire(path: "\(directory)/.gifpack.lock", note: "\(getpid())\n") {
+        switch FileLock.acquire(directory: directory) {
         case .locked(let lock): self.lock = lock
         case .held(let note): throw .held(directory: directory, pid: note.flatMap { Int32($0) })
         case .failed(let error): throw .io(directory: directory, errno: error.errno)
         }
+        // Earlier versions left a lock file here; it is no part of the published directory.
+        unlink("\(directory)/.gifpack.lock")
     }
 
     /// Locks each distinct directory once (the output and cache directories may be the same).

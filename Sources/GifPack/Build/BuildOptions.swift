@@ -8,15 +8,22 @@ public struct BuildOptions: Sendable, Equatable {
     public var sourceDateEpoch: Int64
     /// Written into the index and report.
     public var generator: String
+    /// `--previous-index`: the live index (a path or an http(s) URL) whose versions and sequence
+    /// this build continues, for a runner that starts without the output directory or cache.
+    public var previousIndex: String?
+    /// The time a signed index's expiry is counted from; nil: the clock. Set from `GIFPACK_NOW` (tests).
+    public var now: Date?
 
     public static let version = "0.1.0"
 
     public init(outputDirectory: String, cacheDirectory: String, sourceDateEpoch: Int64 = 0,
-                generator: String = "gifpack \(BuildOptions.version)") {
+                generator: String = "gifpack \(BuildOptions.version)", previousIndex: String? = nil, now: Date? = nil) {
         self.outputDirectory = outputDirectory
         self.cacheDirectory = cacheDirectory
         self.sourceDateEpoch = sourceDateEpoch
         self.generator = generator
+        self.previousIndex = previousIndex
+        self.now = now
     }
 
     /// Options from the manifest, overridden by the command line, with `SOURCE_DATE_EPOCH` read
@@ -30,7 +37,13 @@ public struct BuildOptions: Sendable, Equatable {
             }
             epoch = value
         }
+        var now: Date?
+        if environment["GIFPACK_NOW"]?.isEmpty == false {
+            do { now = try IndexTimestamp.now(environment: environment) } catch {
+                throw .invalidValue(path: "GIFPACK_NOW", reason: error.description)
+            }
+        }
         return BuildOptions(outputDirectory: outputDirectory ?? manifest.output.directory,
-                            cacheDirectory: cacheDirectory ?? manifest.cache.directory, sourceDateEpoch: epoch)
+                            cacheDirectory: cacheDirectory ?? manifest.cache.directory, sourceDateEpoch: epoch, now: now)
     }
 }

@@ -99,6 +99,10 @@ public struct BuildPipeline: Sendable {
         defer { client.shutdown() }
         // Every request sent counts, those of a run that stops early (a 401 on the first page) too.
         defer { report.http.requests = client.statistics.requestsStarted }
+        // The live index first: without it the build cannot know which names and sequence are taken.
+        let previous: PreviousIndex? = if let location = options.previousIndex {
+            try await PreviousIndex.load(location, client: client)
+        } else { nil }
 
         var stage = clock.now
         var stages = BuildStage.allCases.makeIterator()
@@ -180,7 +184,7 @@ public struct BuildPipeline: Sendable {
         }
 
         let indexPath = self.indexPath
-        let previous = try await BlockingWork.run("gifpack.index") { () throws(PublishedIndexUnreadable) in
+        let local = try await BlockingWork.run("gifpack.index") { () throws(PublishedIndexUnreadable) in
             try PackIndex.loadPublished(from: indexPath)
         }
         let sourceDescription = SourceDescription(kind: manifest.source.kind.rawValue,
@@ -195,8 +199,11 @@ public struct BuildPipeline: Sendable {
             let current = finalResults
             let description: PackDescription, outcome: PackPublisher.Outcome
             do {
+                let name = entry.spec.name
                 (description, outcome) = try await BlockingWork.run {
-                    try publisher.publish(entry, results: current, previous: previous?.pack(named: entry.spec.name))
+                    let references = [local?.pack(named: name), previous?.index.pack(named: name)].compactMap { $0 }
+                    let history = PackPublisher.History(references: references, recorded: try state.publishedPacks(pack: name))
+                    return try publisher.publish(entry, results: current, history: history)
                 }
             } catch PackPublishError.damagedBlob(let hash) {
                 // Bytes that no longer match their hash never enter a pack. The blob and what the
@@ -252,17 +259,19 @@ public struct BuildPipeline: Sendable {
         endStage("pack")
 
         let index = PackIndex(generator: options.generator, source: sourceDescription, packs: descriptions)
-        let indexBytes = [UInt8](try index.encoded())
-        let newlyPublished = zip(descriptions, report.packs)
-            .filter { $0.1.outcome == PackPublisher.Outcome.published.rawValue }.map(\.0)
-        try await BlockingWork.run {
-            if try FileSystem.readAll(indexPath) != indexBytes {
-                try FileSystem.writeAtomically(indexBytes, to: indexPath) { CrashPoint.reach(.beforeIndexRename) }
-            }
-            for description in newlyPublished {
+        let finalDescriptions = descriptions
+        let indexPublisher = IndexPublisher(outputDirectory: options.outputDirectory)
+        let signing = manifest.signing
+        let now = options.now ?? Date()
+        report.index = try await BlockingWork.run {
+            let summary = try indexPublisher.publish(index, localIndex: local, signing: signing, previous: previous,
+                                                     state: state, now: now)
+            // Every listed version counts as published from now on (earlier records are kept as they are).
+            for description in finalDescriptions {
                 try state.recordPublished(pack: description.name, version: description.version, file: description.file,
-                                          sha256: description.sha256, contentDigest: description.contentDigest, at: Date())
+                                          sha256: description.sha256, contentDigest: description.contentDigest, at: now)
             }
+            return summary
         }
         endStage("index")
 
@@ -276,6 +285,9 @@ public struct BuildPipeline: Sendable {
         report.message = published == 0
             ? "nothing changed: \(report.packs.count) pack(s) already current"
             : "published \(published) new pack version(s) of \(report.packs.count)"
+        if published == 0, let summary = report.index, summary.signed, summary.written, let sequence = summary.sequence {
+            report.message += "; index signed anew (sequence \(sequence), expires \(summary.expires ?? "?"))"
+        }
         if stillMissing > 0 { report.message += "; \(stillMissing) exercise(s) have no GIF" }
         if !report.damagedBlobs.isEmpty {
             report.message += "; \(report.damagedBlobs.count) damaged cached GIF(s) were downloaded again"

@@ -30,6 +30,8 @@ public struct BuildReport: Sendable, Codable, Equatable {
     /// Exercises whose GIF size differs from the requested resolution (served downgraded).
     public var resolutionMismatches: [ResolutionMismatch] = []
     public var packs: [PackResult] = []
+    /// What happened to `index.json` (absent when the build published nothing).
+    public var index: IndexSummary?
     /// Why the build stopped scheduling requests early, if it did.
     public var stopReason: StopReason?
     /// The exercises a stopped build never sent a request for, counted (they are not listed one
@@ -164,6 +166,16 @@ public struct BuildReport: Sendable, Codable, Equatable {
         public var requested: Int
         public var width: Int
         public var height: Int
+    }
+
+    /// Whether `index.json` was written and, for a signed build, the key id, sequence and expiry.
+    public struct IndexSummary: Sendable, Codable, Equatable {
+        /// False when the index already in place was kept byte for byte.
+        public var written: Bool
+        public var signed: Bool
+        public var keyID: String?
+        public var sequence: Int?
+        public var expires: String?
     }
 
     /// What happened to one pack.

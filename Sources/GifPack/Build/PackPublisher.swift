@@ -4,15 +4,24 @@ import Foundation
 /// Turns one planned pack into a published pack file, or finds that the published one is current.
 ///
 /// The pack's `catalog.json` is built first; its SHA-256 is the content digest. When it equals the
-/// digest of the pack in the previous index (and that file is still there, at its recorded size),
-/// nothing is written and the previous description is kept, so an unchanged build republishes
-/// nothing. Otherwise version N+1 is assembled from the precompressed frames under a temporary name,
-/// fsynced and renamed into `packs/<name>-v<N+1>.tar.zst`; the index that points at it is written
-/// later, last.
+/// digest of a pack in a previous index (the output directory's, or `--previous-index`) whose file is
+/// here at its recorded size, nothing is written and that description is kept, so an unchanged build
+/// republishes nothing. Otherwise the pack is assembled from the precompressed frames under a
+/// temporary name and fsynced; its file name carries its version and the first 8 hex digits of its
+/// SHA-256 (`packs/<name>-v<N>-<sha8>.tar.zst`). Names are immutable:
+///
+/// - bytes equal to a version published before (in either index or the state's history) keep that
+///   version and name;
+/// - anything else gets version `highest + 1`, the highest of the state's history, both indexes and
+///   the pack files in `packs/`, so a lost index or cache never numbers a pack from 1 again;
+/// - a file already present under the chosen name is never replaced: equal bytes are kept, different
+///   bytes are a hard error naming the file (``PackPublishError/nameTaken(_:)``).
+///
+/// The index that points at the pack is written later, last.
 ///
 /// ```swift
 /// let publisher = PackPublisher(outputDirectory: "dist", frames: frames, source: source)
-/// let (description, outcome) = try publisher.publish(entry, results: results, previous: nil)
+/// let (description, outcome) = try publisher.publish(entry, results: results, history: history)
 /// ```
 struct PackPublisher: Sendable {
     let outputDirectory: String
@@ -21,8 +30,16 @@ struct PackPublisher: Sendable {
 
     enum Outcome: String { case published, unchanged }
 
+    /// What earlier builds published of one pack.
+    struct History: Sendable {
+        /// The pack in the output directory's index and in `--previous-index`, when present.
+        var references: [PackDescription] = []
+        /// Versions the state recorded (pack files this cache's builds published).
+        var recorded: [PublishedPack] = []
+    }
+
     func publish(_ entry: PackPlan.Entry, results: [String: GIFFetchResult],
-                 previous: PackDescription?) throws -> (PackDescription, Outcome) {
+                 history: History) throws -> (PackDescription, Outcome) {
         var rows: [PackCatalogWriter.Row] = []
         var refs: [ExerciseRef] = []
         var distinct: [String: Int64] = [:]
@@ -42,16 +59,16 @@ struct PackPublisher: Sendable {
         let digest = try PackCatalogWriter.write(pack: entry.spec.name, source: catalogSource, exercises: rows,
                                                  to: catalogPath).sha256
 
-        if let previous, previous.contentDigest == digest,
-           FileSystem.fileSize("\(outputDirectory)/\(previous.file)") == previous.bytes {
-            return (previous, .unchanged)
-        }
+        let current = history.references
+            .filter { $0.contentDigest == digest && FileSystem.fileSize("\(outputDirectory)/\($0.file)") == $0.bytes }
+            .max { $0.version < $1.version }
+        if let current { return (current, .unchanged) }
 
-        let version = (previous?.version ?? 0) + 1
-        let file = "packs/\(entry.spec.name)-v\(version).tar.zst"
-        let finalPath = "\(outputDirectory)/\(file)"
-        let temporary = FileSystem.temporaryPath(beside: finalPath)
+        let temporary = FileSystem.temporaryPath(beside: "\(outputDirectory)/packs/\(entry.spec.name).tar.zst")
         let summary: PackFileSummary
+        let version: Int
+        let file: String
+        let outcome: Outcome
         do {
             var assembler = try PackAssembler(path: temporary, level: frames.level, mtime: frames.mtime)
             try assembler.appendEntry(name: PackCatalog.path, sourcePath: catalogPath)
@@ -80,8 +97,31 @@ struct PackPublisher: Sendable {
                 }
             }
             summary = try assembler.finish()
+            let packsDirectory = "\(outputDirectory)/packs"
+            let known = history.references.map { PublishedPack(version: $0.version, file: $0.file, sha256: $0.sha256) }
+                + history.recorded + PackFileName.present(of: entry.spec.name, in: packsDirectory, sha256: summary.sha256)
+            if let same = known.first(where: { $0.sha256 == summary.sha256 && PackFileName.isPlain($0.file) }) {
+                // The same bytes were published before (or renamed into place by a run killed before
+                // its index): same version, same name.
+                version = same.version
+                file = same.file
+                outcome = history.references.contains { $0.version == same.version && $0.file == same.file } ? .unchanged : .published
+            } else {
+                version = max(known.map(\.version).max() ?? 0, PackFileName.highestVersion(of: entry.spec.name, in: packsDirectory)) + 1
+                file = PackFileName.file(pack: entry.spec.name, version: version, sha256: summary.sha256)
+                outcome = .published
+            }
+            let finalPath = "\(outputDirectory)/\(file)"
             CrashPoint.reach(.beforePackRename)
-            try FileSystem.publish(temporary, as: finalPath)
+            if FileSystem.exists(finalPath) {
+                // Never replaced: equal bytes are the same pack, different bytes a hard error.
+                guard FileSystem.fileSize(finalPath) == summary.bytes, (try? StreamingSHA256.file(at: finalPath))?.sha256 == summary.sha256 else {
+                    throw PackPublishError.nameTaken(file)
+                }
+                FileSystem.remove(temporary)
+            } else {
+                try FileSystem.publish(temporary, as: finalPath)
+            }
         } catch {
             FileSystem.remove(temporary)
             throw error
@@ -101,7 +141,69 @@ struct PackPublisher: Sendable {
             catalog: EntryLocation(path: catalogEntry.name, size: catalogEntry.size,
                                    frameOffset: catalogEntry.frameOffset, frameLength: catalogEntry.frameLength),
             gifs: gifs, exercises: refs)
-        return (description, .published)
+        return (description, outcome)
+    }
+}
+
+/// A pack version an earlier build published: its version, file (relative to the output
+/// directory) and the file's SHA-256.
+public struct PublishedPack: Sendable, Equatable {
+    public var version: Int
+    public var file: String
+    public var sha256: String
+
+    public init(version: Int, file: String, sha256: String) {
+        self.version = version
+        self.file = file
+        self.sha256 = sha256
+    }
+}
+
+/// Pack file names: `packs/<name>-v<N>-<sha8>.tar.zst`, where `<sha8>` is the first 8 hex digits
+/// of the file's SHA-256; builds before format 1.1 wrote `packs/<name>-v<N>.tar.zst`.
+///
+/// ```swift
+/// PackFileName.file(pack: "all", version: 3, sha256: "1a2b3c4d…")   // "packs/all-v3-1a2b3c4d.tar.zst"
+/// PackFileName.version(of: "all-v3-1a2b3c4d.tar.zst", pack: "all")   // 3
+/// ```
+enum PackFileName {
+    static func file(pack: String, version: Int, sha256: String) -> String {
+        "packs/\(pack)-v\(version)-\(sha256.prefix(8)).tar.zst"
+    }
+
+    /// The version of a file name of `pack` (either form), nil for any other name.
+    static func version(of name: String, pack: String) -> Int? {
+        guard name.hasPrefix("\(pack)-v"), name.hasSuffix(".tar.zst") else { return nil }
+        let rest = name.dropFirst(pack.count + 2).dropLast(".tar.zst".count)
+        let parts = rest.split(separator: "-", omittingEmptySubsequences: false)
+        guard (1...2).contains(parts.count), !parts[0].isEmpty, parts[0].allSatisfy(\.isASCII), let version = Int(parts[0]),
+              version > 0 else { return nil }
+        if parts.count == 2 {
+            guard parts[1].count == 8, parts[1].allSatisfy({ $0.isHexDigit && !$0.isUppercase }) else { return nil }
+        }
+        return version
+    }
+
+    /// The highest version of `pack` among the files in `directory`, 0 when there is none.
+    static func highestVersion(of pack: String, in directory: String) -> Int {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [])
+            .compactMap { version(of: $0, pack: pack) }.max() ?? 0
+    }
+
+    /// Files of `pack` in `directory` whose name carries the first 8 digits of `sha256` and whose
+    /// bytes hash to it.
+    static func present(of pack: String, in directory: String, sha256: String) -> [PublishedPack] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).compactMap { name in
+            guard name.hasSuffix("-\(sha256.prefix(8)).tar.zst"), let version = version(of: name, pack: pack),
+                  (try? StreamingSHA256.file(at: "\(directory)/\(name)"))?.sha256 == sha256 else { return nil }
+            return PublishedPack(version: version, file: "packs/\(name)", sha256: sha256)
+        }
+    }
+
+    /// A `packs/…` path made of plain characters, safe to join to the output directory.
+    static func isPlain(_ file: String) -> Bool {
+        file.hasPrefix("packs/") && !file.dropFirst(6).contains("/") && !file.hasPrefix("packs/.")
+            && file.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "._-/".contains($0)) }
     }
 }
 
@@ -119,11 +221,15 @@ enum PackPublishError: Error, CustomStringConvertible {
     case unexpectedLayout(String)
     /// The cached GIF stored under this hash no longer hashes to it (the cache was damaged).
     case damagedBlob(sha256: String)
+    case nameTaken(String)
 
     var description: String {
         switch self {
         case .unexpectedLayout(let file): "the assembled pack \(file) does not start with catalog.json"
         case .damagedBlob(let hash): "the cached GIF \(hash) no longer matches its hash"
+        case .nameTaken(let file):
+            "\(file) already exists with different bytes; a published pack name never changes content, so nothing was "
+                + "published (if that file was never published, move it away and run again)"
         }
     }
 }

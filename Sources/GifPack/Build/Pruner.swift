@@ -2,7 +2,8 @@ import Foundation
 
 /// Deletes what nothing needs any more, never anything the current index references: pack files
 /// older than the last `keep` versions of each pack, temporary files left by killed runs, blobs no
-/// exercise in the state refers to, and their precompressed frames.
+/// exercise in the state refers to, and their precompressed frames. Versions above the current one
+/// are kept: pack names are immutable and no build reuses their numbers.
 ///
 /// ```swift
 /// let result = try Pruner(outputDirectory: "dist", layout: layout, keep: 3).prune(index: index, state: state)
@@ -32,27 +33,24 @@ public struct Pruner: Sendable {
         let packsDirectory = "\(outputDirectory)/packs"
         let referenced = Set(index?.packs.map { "\(outputDirectory)/\($0.file)" } ?? [])
         let names = try FileSystem.list(packsDirectory)
-        var versions: [String: [(version: Int, file: String)]] = [:]
-        for name in names {
+        for name in names where FileSystem.isOwnTemporaryName(name) {
             let path = "\(packsDirectory)/\(name)"
-            if FileSystem.isOwnTemporaryName(name) {
-                result.freedBytes += FileSystem.fileSize(path) ?? 0
-                FileSystem.remove(path)
-                result.deletedTemporaryFiles += 1
-                continue
-            }
-            guard let (pack, version) = Self.parsePackFileName(name) else { continue }
-            versions[pack, default: []].append((version, path))
+            result.freedBytes += FileSystem.fileSize(path) ?? 0
+            FileSystem.remove(path)
+            result.deletedTemporaryFiles += 1
         }
         for pack in index?.packs ?? [] {
-            // Keep versions V-keep+1 ... V. Versions above V were left by a run killed before it
-            // published its index: nothing references them, and the next publish rewrites them.
+            // Retention: keep versions V-keep+1 ... V. A version above V (published by a build whose
+            // index this one does not know, or left by a killed run) is never deleted here: names are
+            // immutable, and no build reuses its number.
             let oldestKept = pack.version - keep + 1
-            for file in versions[pack.name] ?? [] where !referenced.contains(file.file)
-                && (file.version < oldestKept || file.version > pack.version) {
-                result.freedBytes += FileSystem.fileSize(file.file) ?? 0
-                FileSystem.remove(file.file)
-                result.deletedPacks.append(PathText.lastComponent(file.file))
+            for name in names {
+                guard let version = PackFileName.version(of: name, pack: pack.name), version < oldestKept else { continue }
+                let path = "\(packsDirectory)/\(name)"
+                guard !referenced.contains(path) else { continue }
+                result.freedBytes += FileSystem.fileSize(path) ?? 0
+                FileSystem.remove(path)
+                result.deletedPacks.append(name)
             }
         }
         if let state {
@@ -66,16 +64,6 @@ public struct Pruner: Sendable {
         }
         result.deletedPacks.sort()
         return result
-    }
-
-    /// `<name>-v<N>.tar.zst` → (name, N).
-    static func parsePackFileName(_ file: String) -> (String, Int)? {
-        guard file.hasSuffix(".tar.zst") else { return nil }
-        let stem = file.dropLast(".tar.zst".count)
-        guard let marker = stem.range(of: "-v", options: .backwards), let version = Int(stem[marker.upperBound...]) else {
-            return nil
-        }
-        return (String(stem[..<marker.lowerBound]), version)
     }
 
     /// 64 lowercase hex digits: a blob's name as gifpack stores it (nothing else is deleted).

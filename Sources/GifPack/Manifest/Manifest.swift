@@ -1,4 +1,5 @@
 import Foundation
+import GifPackFormat
 
 /// What a build should do: where the catalog comes from, how to fetch, which packs to make and where
 /// to put them. Loaded from YAML (or JSON) by ``ManifestLoader``, which validates every key before any
@@ -15,6 +16,8 @@ public struct Manifest: Sendable, Equatable {
     public var packs: [PackSpec]
     public var output: OutputSettings
     public var cache: CacheSettings
+    /// The `signing:` block; nil: the index is not signed.
+    public var signing: SigningSettings? = nil
 
     /// Makes the manifest's relative paths (`output.directory`, `cache.directory`, `fetch.ca_file`,
     /// defaults included) relative to `folder`, the folder holding the manifest file, so a run
@@ -28,6 +31,30 @@ public struct Manifest: Sendable, Equatable {
         output.directory = resolved(output.directory)
         cache.directory = resolved(cache.directory)
         fetch.caFile = fetch.caFile.map(resolved)
+    }
+}
+
+/// How the index is signed: the secret key (read when the manifest is loaded, from the file or
+/// environment variable the manifest names — never from the manifest itself) and how long a signed
+/// index stays valid. Printing it never shows the key.
+///
+/// ```yaml
+/// signing:
+///   secret_key_file: /etc/gifpack/gifpack.key   # or secret_key_env: GIFPACK_SECRET_KEY
+///   expires_after: 30d
+/// ```
+public struct SigningSettings: Sendable, Equatable, CustomStringConvertible {
+    /// Where the key came from, for messages: `file /etc/gifpack/gifpack.key` or `environment variable NAME`.
+    public var keySource: String
+    public var secretKey: MinisignSecretKey
+    /// How long after signing the index expires (> 0; default 30 days). A run re-signs an unchanged
+    /// index once less than half of this remains.
+    public var expiresAfter: Duration = .seconds(30 * 86400)
+
+    public var description: String { "signing with \(secretKey) from \(keySource), expires after \(expiresAfter)" }
+
+    public static func == (lhs: SigningSettings, rhs: SigningSettings) -> Bool {
+        lhs.keySource == rhs.keySource && lhs.secretKey.publicKey == rhs.secretKey.publicKey && lhs.expiresAfter == rhs.expiresAfter
     }
 }
 

@@ -21,8 +21,9 @@ public struct ManifestLoader: Sendable {
     /// folder (see ``Manifest/resolvePaths(against:)``) and `fetch.ca_file` must be readable.
     public func load(path: String, environment: [String: String]) throws(ManifestError) -> Manifest {
         let text = try Self.readText(path)
-        var manifest = try parse(text, environment: environment)
-        manifest.resolvePaths(against: URL(fileURLWithPath: path).deletingLastPathComponent().path)
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        var manifest = try parse(text, environment: environment, folder: folder)
+        manifest.resolvePaths(against: folder)
         if let caFile = manifest.fetch.caFile, access(caFile, R_OK) != 0 {
             throw .invalidValue(path: "fetch.ca_file", reason: "cannot read \(caFile): \(String(cString: strerror(errno)))")
         }
@@ -49,7 +50,8 @@ public struct ManifestLoader: Sendable {
         return text
     }
 
-    public func parse(_ text: String, environment: [String: String]) throws(ManifestError) -> Manifest {
+    /// `folder`: where a relative `signing.secret_key_file` is (the manifest's folder); nil: the working directory.
+    public func parse(_ text: String, environment: [String: String], folder: String? = nil) throws(ManifestError) -> Manifest {
         let root: Node
         do {
             guard let node = try Yams.compose(yaml: text) else { throw ManifestError.syntax("the manifest is empty") }
@@ -59,7 +61,7 @@ public struct ManifestLoader: Sendable {
         } catch {
             throw .syntax(String(describing: error))
         }
-        let top = try ManifestNode(node: root, path: "").mapping(allowed: ["version", "source", "fetch", "packs", "output", "cache"])
+        let top = try ManifestNode(node: root, path: "").mapping(allowed: ["version", "source", "fetch", "packs", "output", "cache", "signing"])
         if let version = top["version"] {
             _ = try version.int(in: 1...1)
         }
@@ -70,7 +72,57 @@ public struct ManifestLoader: Sendable {
         if packs.isEmpty { packs = [PackSpec(name: "all", selector: Selector())] }
         let output = try top["output"].map { node throws(ManifestError) in try parseOutput(node) } ?? OutputSettings()
         let cache = try top["cache"].map { node throws(ManifestError) in try parseCache(node) } ?? CacheSettings()
-        return Manifest(source: source, fetch: fetch, packs: packs, output: output, cache: cache)
+        let signing = try top["signing"].map { node throws(ManifestError) in try parseSigning(node, environment: environment, folder: folder) }
+        return Manifest(source: source, fetch: fetch, packs: packs, output: output, cache: cache, signing: signing)
+    }
+
+    /// Reads the secret key now, so a missing or wrong key stops the build before any traffic.
+    /// Messages name the key path and the file or variable, never the key.
+    private func parseSigning(_ node: ManifestNode, environment: [String: String],
+                              folder: String?) throws(ManifestError) -> SigningSettings {
+        let keys = try node.mapping(allowed: ["secret_key_file", "secret_key_env", "expires_after"])
+        let text: String
+        let keySource: String
+        let keyPath: String
+        switch (keys["secret_key_file"], keys["secret_key_env"]) {
+        case (let fileNode?, nil):
+            var file = try nonEmptyPath(fileNode)
+            if let folder, !file.hasPrefix("/") { file = (folder.hasSuffix("/") ? folder : folder + "/") + file }
+            keyPath = fileNode.path
+            keySource = "file \(file)"
+            do { text = try String(contentsOfFile: file, encoding: .utf8) } catch {
+                let reason = FileManager.default.fileExists(atPath: file) ? "cannot be read" : "does not exist"
+                throw .invalidValue(path: keyPath, reason: "the secret key file \(file) \(reason)")
+            }
+        case (nil, let envNode?):
+            let variable = try envNode.string()
+            keyPath = envNode.path
+            guard variable.range(of: "^[A-Za-z_][A-Za-z0-9_]*$", options: .regularExpression) != nil else {
+                throw .invalidValue(path: keyPath, reason: "\"\(variable)\" is not an environment variable name")
+            }
+            guard let value = environment[variable], !value.isEmpty else {
+                throw .invalidValue(path: keyPath, reason: "the environment variable \(variable) is not set or empty: export the secret key (the text of the file gifpack keygen wrote) in it")
+            }
+            keySource = "environment variable \(variable)"
+            text = value
+        case (nil, nil):
+            throw .missingKey(path: node.child("secret_key_file"))
+        case (_?, _?):
+            throw .invalidValue(path: node.path, reason: "give secret_key_file or secret_key_env, not both")
+        }
+        let secretKey: MinisignSecretKey
+        do { secretKey = try MinisignSecretKey(text: text) } catch {
+            throw .invalidValue(path: keyPath, reason: "the \(keySource) does not hold a usable secret key: \(error)")
+        }
+        var settings = SigningSettings(keySource: keySource, secretKey: secretKey)
+        if let n = keys["expires_after"] {
+            let duration = try n.duration()
+            guard duration >= .seconds(60) else {
+                throw .invalidValue(path: n.path, reason: "must be at least 1m (an index that expires at once cannot be installed)")
+            }
+            settings.expiresAfter = duration
+        }
+        return settings
     }
 
     private func parseSource(_ node: ManifestNode, environment: [String: String]) throws(ManifestError) -> SourceSettings {

@@ -84,6 +84,16 @@ public final class BuildState: Sendable {
                 );
                 """)
         }
+        migrator.registerMigration("v2") { db in
+            try db.execute(sql: """
+                CREATE TABLE published_index (
+                    sequence INTEGER PRIMARY KEY,
+                    sha256 TEXT NOT NULL,
+                    expires TEXT NOT NULL,
+                    published_at REAL NOT NULL
+                );
+                """)
+        }
         return migrator
     }
 
@@ -200,9 +210,30 @@ public final class BuildState: Sendable {
                                 at date: Date) throws {
         try database.write { db in
             try db.execute(sql: """
-                INSERT OR REPLACE INTO published_pack (pack, version, file, sha256, content_digest, published_at)
+                INSERT OR IGNORE INTO published_pack (pack, version, file, sha256, content_digest, published_at)
                 VALUES (?, ?, ?, ?, ?, ?)
                 """, arguments: [pack, version, file, sha256, contentDigest, date.timeIntervalSince1970])
+        }
+    }
+
+    /// Records a signed index this cache's builds published.
+    public func recordSignedIndex(sequence: Int, sha256: String, expires: String, at date: Date) throws {
+        try database.write { db in
+            try db.execute(sql: "INSERT OR REPLACE INTO published_index (sequence, sha256, expires, published_at) VALUES (?, ?, ?, ?)",
+                           arguments: [sequence, sha256, expires, date.timeIntervalSince1970])
+        }
+    }
+
+    /// The highest sequence of a signed index recorded here, nil before the first.
+    public func highestIndexSequence() throws -> Int? {
+        try database.read { db in try Int.fetchOne(db, sql: "SELECT MAX(sequence) FROM published_index") }
+    }
+
+    /// Every version of `pack` recorded as published, oldest first.
+    public func publishedPacks(pack: String) throws -> [PublishedPack] {
+        try database.read { db in
+            try Row.fetchAll(db, sql: "SELECT version, file, sha256 FROM published_pack WHERE pack = ? ORDER BY version",
+                             arguments: [pack]).map { PublishedPack(version: $0["version"], file: $0["file"], sha256: $0["sha256"]) }
         }
     }
 

@@ -1,4 +1,5 @@
 import Crypto
+import GifPackSystem
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -8,40 +9,40 @@ import Darwin
 /// Incremental SHA-256 with lowercase hex output, and whole-file hashing with `pread`.
 ///
 /// ```swift
-/// var digest = SHA256Digest()
+/// var digest = StreamingSHA256()
 /// digest.update(bytes)
 /// digest.hex               // "9f86d081…"
-/// try SHA256Digest.file(at: "/tmp/pack.tar.zst").hex
+/// try StreamingSHA256.file(at: "/tmp/pack.tar.zst").hex
 /// ```
-struct SHA256Digest {
+package struct StreamingSHA256 {
     private var hasher = SHA256()
 
-    init() {}
+    package init() {}
 
-    mutating func update(_ bytes: UnsafeRawBufferPointer) { hasher.update(bufferPointer: bytes) }
+    package mutating func update(_ bytes: UnsafeRawBufferPointer) { hasher.update(bufferPointer: bytes) }
 
-    mutating func update(_ bytes: [UInt8]) { hasher.update(data: bytes) }
+    package mutating func update(_ bytes: [UInt8]) { hasher.update(data: bytes) }
 
-    var hex: String { Hex.lowercase(hasher.finalize()) }
+    package var hex: String { Hex.lowercase(hasher.finalize()) }
 
-    static func of(_ bytes: [UInt8]) -> String {
-        var digest = SHA256Digest()
+    package static func of(_ bytes: [UInt8]) -> String {
+        var digest = StreamingSHA256()
         digest.update(bytes)
         return digest.hex
     }
 
     /// Hashes a whole file, reading it in 256 KiB chunks; returns its size and digest.
-    static func file(at path: String) throws(PackClientError) -> (size: Int64, sha256: String) {
+    package static func file(at path: String) throws(FileSystemError) -> (size: Int64, sha256: String) {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw .posix(path, "open") }
+        guard fd >= 0 else { throw .io(operation: "open", path: path, errno: errno) }
         defer { close(fd) }
         let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 * 1024, alignment: 16)
         defer { chunk.deallocate() }
-        var digest = SHA256Digest()
+        var digest = StreamingSHA256()
         var size: Int64 = 0
         while true {
             let got: Int
-            do throws(Errno) { got = try POSIXIO.read(fd, into: chunk) } catch { throw .posix(path, "read", error.code) }
+            do throws(Errno) { got = try POSIXIO.read(fd, into: chunk) } catch { throw .io(operation: "read", path: path, errno: error.code) }
             if got == 0 { break }
             digest.update(UnsafeRawBufferPointer(rebasing: chunk[0..<got]))
             size += Int64(got)

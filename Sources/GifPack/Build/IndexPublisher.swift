@@ -1,0 +1,157 @@
+import Foundation
+import GifPackHTTP
+
+/// The live index a build continues from (`--previous-index`): its versions and sequence count as
+/// published, and when it is signed and still current its bytes are kept.
+///
+/// ```swift
+/// let previous = try await PreviousIndex.load("https://cdn.example.com/gifpack/index.json", client: client)
+/// print(previous.index.sequence ?? 0)
+/// ```
+struct PreviousIndex: Sendable {
+    var index: PackIndex
+    var bytes: [UInt8]
+    /// Its `index.json.minisig`, when there is one.
+    var signature: [UInt8]?
+
+    static let maxBytes: Int64 = 256 << 20
+
+    /// Reads a path or fetches an http(s) URL (following redirects), with the signature beside it.
+    /// Anything but a readable, decodable index is an error: a build must not lose track of what
+    /// is live.
+    static func load(_ location: String, client: HTTPClient) async throws(IndexPublishError) -> PreviousIndex {
+        let lowered = location.lowercased()
+        let bytes: [UInt8]
+        let signature: [UInt8]?
+        if lowered.hasPrefix("http://") || lowered.hasPrefix("https://") {
+            bytes = try await fetch(location, client: client, optional: false)!
+            signature = try await fetch(SignatureLocation.beside(location), client: client, optional: true)
+        } else {
+            let data: [UInt8]?
+            do { data = try FileSystem.readAll(location) } catch { throw .previousIndex(location: location, detail: error.description) }
+            guard let data else { throw .previousIndex(location: location, detail: "no such file") }
+            bytes = data
+            let signatureLocation = SignatureLocation.beside(location)
+            do { signature = try FileSystem.readAll(signatureLocation) } catch {
+                throw .previousIndex(location: signatureLocation, detail: error.description)
+            }
+        }
+        do {
+            return PreviousIndex(index: try PackIndex.decode(from: Data(bytes)), bytes: bytes, signature: signature)
+        } catch {
+            throw .previousIndex(location: location, detail: error.description)
+        }
+    }
+
+    private static func fetch(_ url: String, client: HTTPClient, optional: Bool) async throws(IndexPublishError) -> [UInt8]? {
+        var request = HTTPRequest(url: url, acceptCompressedBody: true)
+        request.followRedirects = true
+        let response: HTTPDataResponse
+        do { response = try await client.data(request, maxBytes: maxBytes) } catch {
+            if optional { return nil }
+            throw .previousIndex(location: url, detail: "\(error)")
+        }
+        guard response.head.status == 200 else {
+            if optional { return nil }
+            throw .previousIndex(location: url, detail: "HTTP status \(response.head.status)")
+        }
+        return response.body
+    }
+}
+
+/// Why the index could not be published.
+enum IndexPublishError: Error, CustomStringConvertible {
+    case previousIndex(location: String, detail: String)
+    case signing(String)
+
+    var description: String {
+        switch self {
+        case .previousIndex(let location, let detail):
+            "cannot read the previous index \(location): \(detail); nothing was published (versions continue from it, so the build does not guess)"
+        case .signing(let detail): "cannot sign the index: \(detail)"
+        }
+    }
+}
+
+/// Writes `index.json` and, for a signed build, `index.json.minisig`.
+///
+/// Unsigned: the index is replaced (atomically) only when its bytes change, and a signature left
+/// by an earlier signed build is removed. Signed: the index carries `sequence` and `expires`. An
+/// index that lists the same packs as the current one — the output directory's, else the previous
+/// index's — is kept byte for byte with its signature while that signature verifies with this key
+/// and at least half of `expires_after` remains; otherwise it is signed anew with the next sequence
+/// (the highest of the state's, the output directory's and the previous index's, plus one) and an
+/// expiry `expires_after` from now. The index is renamed into place first, then its signature.
+///
+/// ```swift
+/// let summary = try IndexPublisher(outputDirectory: "dist").publish(index, localIndex: nil, signing: manifest.signing,
+///                                                                   previous: nil, state: state, now: Date())
+/// ```
+struct IndexPublisher: Sendable {
+    let outputDirectory: String
+
+    var indexPath: String { "\(outputDirectory)/index.json" }
+    var signaturePath: String { SignatureLocation.beside(indexPath) }
+
+    /// `localIndex`: the output directory's index as the build read it (under its lock), nil when
+    /// absent or unreadable.
+    func publish(_ unsigned: PackIndex, localIndex: PackIndex?, signing: SigningSettings?, previous: PreviousIndex?,
+                 state: BuildState, now: Date) throws -> BuildReport.IndexSummary {
+        let localBytes = try FileSystem.readAll(indexPath)
+        guard let signing else {
+            let bytes = [UInt8](try unsigned.encoded())
+            let written = localBytes != bytes
+            if written { try FileSystem.writeAtomically(bytes, to: indexPath) { CrashPoint.reach(.beforeIndexRename) } }
+            if FileSystem.exists(signaturePath) {
+                FileSystem.remove(signaturePath)
+                try FileSystem.fsyncDirectory(outputDirectory)
+            }
+            return .init(written: written, signed: false)
+        }
+
+        let localSignature = try FileSystem.readAll(signaturePath)
+        let local = localBytes.map { (bytes: $0, signature: localSignature, index: localIndex, isLocal: true) }
+        let live = previous.map { (bytes: $0.bytes, signature: $0.signature, index: Optional($0.index), isLocal: false) }
+        let halfLife = Double(signing.expiresAfter.components.seconds) / 2
+        for candidate in [local, live].compactMap({ $0 }) {
+            guard let signatureBytes = candidate.signature, let index = candidate.index,
+                  let sequence = index.sequence, let expiry = index.expiryDate, let expires = index.expires,
+                  Self.sameContent(index, unsigned), expiry.timeIntervalSince(now) >= halfLife,
+                  let signature = try? MinisignSignature(text: String(decoding: signatureBytes, as: UTF8.self)),
+                  (try? signing.secretKey.publicKey.verify(signature, of: candidate.bytes)) != nil else { continue }
+            if !candidate.isLocal {
+                try FileSystem.writeAtomically(candidate.bytes, to: indexPath) { CrashPoint.reach(.beforeIndexRename) }
+                try FileSystem.writeAtomically(signatureBytes, to: signaturePath)
+            }
+            try state.recordSignedIndex(sequence: sequence, sha256: try StreamingSHA256.file(at: indexPath).sha256, expires: expires, at: now)
+            return .init(written: !candidate.isLocal, signed: true, keyID: signing.secretKey.publicKey.keyIDText,
+                         sequence: sequence, expires: expires)
+        }
+
+        let highest = [try state.highestIndexSequence(), localIndex?.sequence, previous?.index.sequence].compactMap { $0 }.max() ?? 0
+        var signed = unsigned
+        signed.sequence = highest + 1
+        signed.expires = IndexTimestamp.format(now.addingTimeInterval(Double(signing.expiresAfter.components.seconds)))
+        let bytes = [UInt8](try signed.encoded())
+        let signature: MinisignSignature
+        do {
+            signature = try signing.secretKey.sign(bytes, trustedComment: "timestamp:\(Int64(now.timeIntervalSince1970))\tfile:index.json\thashed")
+        } catch {
+            throw IndexPublishError.signing("\(error)")
+        }
+        try FileSystem.writeAtomically(bytes, to: indexPath) { CrashPoint.reach(.beforeIndexRename) }
+        try FileSystem.writeAtomically(Array(signature.fileText.utf8), to: signaturePath)
+        try state.recordSignedIndex(sequence: signed.sequence!, sha256: try StreamingSHA256.file(at: indexPath).sha256,
+                                    expires: signed.expires!, at: now)
+        return .init(written: true, signed: true, keyID: signing.secretKey.publicKey.keyIDText, sequence: signed.sequence,
+                     expires: signed.expires)
+    }
+
+    /// Equal but for `sequence` and `expires`.
+    static func sameContent(_ a: PackIndex, _ b: PackIndex) -> Bool {
+        var a = a
+        var b = b
+        (a.sequence, a.expires, b.sequence, b.expires) = (nil, nil, nil, nil)
+        return a == b
+    }
+}

@@ -1,0 +1,138 @@
+import Foundation
+import GifPackFormat
+
+/// Why an index was refused by a client that checks signatures. ``reason`` is a stable code.
+///
+/// ```swift
+/// catch .untrusted(let refusal) { print(refusal.reason.rawValue) }   // "expired"
+/// ```
+public struct IndexRefusal: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Reason: String, Sendable, CaseIterable {
+        /// No `index.json.minisig` beside the index, or the signed index lacks `sequence`/`expires`.
+        case unsigned = "unsigned"
+        /// The signature file is not a minisign Ed25519 signature.
+        case malformedSignature = "malformed-signature"
+        /// Signed by a key that is not trusted.
+        case unknownKey = "unknown-key"
+        /// The signature does not match the index (changed after signing) or its trusted comment.
+        case badSignature = "bad-signature"
+        /// The index's `sequence` is lower than that of the installed generation.
+        case rollback = "rollback"
+        /// The index's `expires` has passed.
+        case expired = "expired"
+    }
+
+    public var reason: Reason
+    /// Where the index came from.
+    public var index: String
+    public var detail: String
+
+    public init(_ reason: Reason, index: String, detail: String) {
+        self.reason = reason
+        self.index = index
+        self.detail = detail
+    }
+
+    public var description: String { "index \(index): \(reason.rawValue): \(detail)" }
+}
+
+/// The public keys a client trusts to sign `index.json`, and the clock expiry is judged by.
+///
+/// With an ``IndexTrust``, ``PackInstaller``, ``PackVerifier`` and the `gifpack` commands accept an
+/// index only when `index.json.minisig` beside it is a valid minisign signature by one of `keys`
+/// (several keys allow a rotation), the index carries `sequence` and `expires`, `expires` has not
+/// passed, and (when installing) `sequence` is not below the one the installed generation came
+/// from. The pack hashes are inside the signed bytes, so a pack changed after signing fails its
+/// SHA-256 check as before.
+///
+/// ```swift
+/// let trust = try IndexTrust(keyFiles: [Bundle.main.path(forResource: "gifpack", ofType: "pub")!])
+/// var installer = PackInstaller(cacheDirectory: cacheDir)
+/// installer.trust = trust
+/// ```
+public struct IndexTrust: Sendable {
+    public var keys: [MinisignPublicKey]
+    /// The time expiry is judged by; nil: the clock.
+    public var now: Date?
+
+    public init(keys: [MinisignPublicKey], now: Date? = nil) {
+        self.keys = keys
+        self.now = now
+    }
+
+    /// Reads minisign public key files.
+    public init(keyFiles: [String], now: Date? = nil) throws(PackClientError) {
+        var keys: [MinisignPublicKey] = []
+        for path in keyFiles {
+            let data = try PackIndexSource.readFile(path, maxBytes: 4096)
+            do { keys.append(try MinisignPublicKey(text: String(decoding: data, as: UTF8.self))) } catch {
+                throw .unreadable(location: path, detail: "not a trusted key: \(error)")
+            }
+        }
+        self.init(keys: keys, now: now)
+    }
+
+    /// Checks `signature` over `indexBytes` and decodes the index; `installedSequence` is the
+    /// sequence of what is installed (nil: nothing, or installed without a signature).
+    /// The verified bytes are then decoded and checked like any index (``PackIndexSource``'s rules).
+    public func verify(indexBytes: Data, signature: Data?, location: String, installedSequence: Int? = nil,
+                       limits: PackLimits = .standard) throws(PackClientError) -> PackIndex {
+        try verify(indexBytes: indexBytes, signature: signature, location: location, installedSequence: installedSequence,
+                   limits: limits, checkRules: true)
+    }
+
+    /// Reads a local index and `index.json.minisig` beside it (regular files, capped) and verifies them.
+    public func verifyFile(_ indexPath: String, installedSequence: Int? = nil,
+                           limits: PackLimits = .standard) throws(PackClientError) -> PackIndex {
+        try verifyFile(indexPath, installedSequence: installedSequence, limits: limits, checkRules: true)
+    }
+
+    func verifyFile(_ indexPath: String, installedSequence: Int?, limits: PackLimits,
+                    checkRules: Bool) throws(PackClientError) -> PackIndex {
+        let bytes = try PackIndexSource.readFile(indexPath, maxBytes: limits.maxIndexBytes)
+        let signaturePath = SignatureLocation.beside(indexPath)
+        let signature = FileManager.default.fileExists(atPath: signaturePath)
+            ? try PackIndexSource.readFile(signaturePath, maxBytes: 4096) : nil
+        return try verify(indexBytes: bytes, signature: signature, location: indexPath, installedSequence: installedSequence,
+                          limits: limits, checkRules: checkRules)
+    }
+
+    /// `checkRules` false: decode only, for ``PackVerifier``, which lists every problem of the index itself.
+    func verify(indexBytes: Data, signature: Data?, location: String, installedSequence: Int?, limits: PackLimits,
+                checkRules: Bool) throws(PackClientError) -> PackIndex {
+        func refuse(_ reason: IndexRefusal.Reason, _ detail: String) -> PackClientError {
+            .untrusted(IndexRefusal(reason, index: location, detail: detail))
+        }
+        guard let signature else {
+            throw refuse(.unsigned, "there is no \(PathText.lastComponent(SignatureLocation.beside(location))) beside it, and trusted keys were given")
+        }
+        let parsed: MinisignSignature
+        do { parsed = try MinisignSignature(text: String(decoding: signature, as: UTF8.self)) } catch {
+            throw refuse(.malformedSignature, error.description)
+        }
+        do { _ = try MinisignPublicKey.verify(parsed, of: indexBytes, trusting: keys) } catch {
+            switch error {
+            case .unknownKey: throw refuse(.unknownKey, "\(error.description) (trusted: \(keys.map(\.keyIDText).joined(separator: ", ")))")
+            case .malformed: throw refuse(.malformedSignature, error.description)
+            case .badSignature: throw refuse(.badSignature, error.description)
+            }
+        }
+        let index: PackIndex
+        if checkRules {
+            index = try PackIndexSource.decode(indexBytes, limits: limits)
+        } else {
+            do { index = try PackIndex.decode(from: indexBytes) } catch { throw .index(error) }
+        }
+        guard let sequence = index.sequence, let expiry = index.expiryDate else {
+            throw refuse(.unsigned, "the signed index has no sequence or expires field")
+        }
+        let now = self.now ?? Date()
+        guard expiry > now else {
+            throw refuse(.expired, "it expired at \(index.expires!) (now \(IndexTimestamp.format(now))); the publisher has not re-signed it — a stale or frozen mirror?")
+        }
+        if let installedSequence, sequence < installedSequence {
+            throw refuse(.rollback, "its sequence \(sequence) is lower than the installed generation's \(installedSequence)")
+        }
+        return index
+    }
+}

@@ -1,0 +1,197 @@
+import ExerciseDBFixture
+import Foundation
+import GifPackClient
+import GifPackGIF
+import Testing
+@testable import GifPack
+
+/// A fixture server and a workspace whose `dist` is built and signed with `key`.
+struct SignedDist {
+    let server: FixtureServer
+    let workspace: TemporaryDirectory
+    let key: TestSigningKey
+    var dist: String { workspace.file("dist") }
+    var indexPath: String { workspace.file("dist/index.json") }
+
+    init(count: Int = 8) throws {
+        server = try startFixture(count: count)
+        workspace = try TemporaryDirectory()
+        key = try TestSigningKey(workspace: workspace)
+    }
+
+    func build(with key: TestSigningKey? = nil, at now: Date = trustT0) async throws {
+        let manifest = rapidAPIManifest(server: server, fetch: "  refresh_after: 0") + "\n" + (key ?? self.key).block(expiresAfter: "10d")
+        let report = try await runBuild(manifest: manifest, workspace: workspace, now: now)
+        guard report.exitStatus == .success else { throw ClientTestFailure("build failed: \(report.message)") }
+    }
+
+    func changeAGIF(seed: UInt64) throws {
+        server.replaceGIF(id: server.catalog.exercises.map(\.id).sorted()[0],
+                          with: try GIFSynthesizer.animatedGIF(width: 20, height: 20, frames: 2, colors: 4, seed: seed))
+    }
+
+    /// Copies `index.json` (and its signature, unless `signed` is false) to `dist/<name>`, optionally changed.
+    func copyIndex(to name: String, signed: Bool = true, change: (inout [UInt8]) -> Void = { _ in }) throws -> String {
+        var bytes = try fileBytes(indexPath)
+        change(&bytes)
+        try Data(bytes).write(to: URL(fileURLWithPath: "\(dist)/\(name)"))
+        if signed {
+            try FileManager.default.copyItem(atPath: "\(indexPath).minisig", toPath: "\(dist)/\(name).minisig")
+        }
+        return "\(dist)/\(name)"
+    }
+}
+
+@Suite("Trusted delivery: verifying clients")
+struct TrustedInstallTests {
+    func trust(_ keys: [TestSigningKey], at now: Date = trustT0.addingTimeInterval(3600)) -> IndexTrust {
+        IndexTrust(keys: keys.map(\.secret.publicKey), now: now)
+    }
+
+    func install(_ index: String, cache: String, trust: IndexTrust) async throws(PackClientError) -> InstallReport {
+        var installer = PackInstaller(cacheDirectory: cache)
+        installer.trust = trust
+        return try await installer.install(from: PackIndexSource(index))
+    }
+
+    /// Installs and expects the refusal `reason`, with the cache exactly as before.
+    func expectRefusal(_ reason: IndexRefusal.Reason, index: String, cache: String, trust: IndexTrust,
+                       sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let before = try treeSnapshot(cache)
+        do {
+            _ = try await install(index, cache: cache, trust: trust)
+            Issue.record("installed an index that should be refused (\(reason.rawValue))", sourceLocation: sourceLocation)
+        } catch {
+            guard case .untrusted(let refusal) = error else {
+                Issue.record("refused for another reason: \(error)", sourceLocation: sourceLocation)
+                return
+            }
+            #expect(refusal.reason == reason, "\(refusal)", sourceLocation: sourceLocation)
+        }
+        #expect(try treeSnapshot(cache) == before, "the cache changed", sourceLocation: sourceLocation)
+    }
+
+    @Test func eachRefusalHasItsReasonAndLeavesTheCacheUntouched() async throws {
+        let signed = try SignedDist()
+        defer { signed.server.stop() }
+        let cache = signed.workspace.file("app/gifs")
+        let trusted = trust([signed.key])
+
+        try await signed.build()
+        let first = try await install(signed.indexPath, cache: cache, trust: trusted)
+        #expect(try InstallManifest.read(cacheDirectory: cache)?.indexSequence == 1 && first.generation == 1)
+        let old = try signed.copyIndex(to: "index-seq1.json")
+
+        try signed.changeAGIF(seed: 71)
+        try await signed.build()
+        _ = try await install(signed.indexPath, cache: cache, trust: trusted)
+        #expect(try InstallManifest.read(cacheDirectory: cache)?.indexSequence == 2)
+
+        // Rollback: a validly signed, unexpired, older index.
+        try await expectRefusal(.rollback, index: old, cache: cache, trust: trusted)
+        // Freeze: the current index, once expired (10 days after signing).
+        try await expectRefusal(.expired, index: signed.indexPath, cache: cache, trust: trust([signed.key], at: trustT0.addingTimeInterval(11 * 86400)))
+        // Unsigned.
+        try await expectRefusal(.unsigned, index: try signed.copyIndex(to: "index-unsigned.json", signed: false), cache: cache, trust: trusted)
+        // The index changed after signing (one byte of the generator).
+        let tampered = try signed.copyIndex(to: "index-tampered.json") { bytes in
+            let at = bytes.firstIndex(of: UInt8(ascii: "0"))!
+            bytes[at] = UInt8(ascii: "9")
+        }
+        try await expectRefusal(.badSignature, index: tampered, cache: cache, trust: trusted)
+        // Signed by a key nobody trusts.
+        let stranger = try TestSigningKey(workspace: signed.workspace, name: "stranger")
+        try await expectRefusal(.unknownKey, index: signed.indexPath, cache: cache, trust: trust([stranger]))
+        // A signature file that is not one.
+        let garbled = try signed.copyIndex(to: "index-garbled.json")
+        try Data("untrusted comment: x\nnot a signature\n".utf8).write(to: URL(fileURLWithPath: garbled + ".minisig"))
+        try await expectRefusal(.malformedSignature, index: garbled, cache: cache, trust: trusted)
+
+        // A pack changed after signing: its hash is inside the signed bytes.
+        try signed.changeAGIF(seed: 72)
+        try await signed.build()
+        let pack = try #require(try readIndex(signed.indexPath).packs.first)
+        let packPath = "\(signed.dist)/\(pack.file)"
+        var bytes = try fileBytes(packPath)
+        bytes[bytes.count / 2] ^= 0x40
+        try Data(bytes).write(to: URL(fileURLWithPath: packPath))
+        let before = try treeSnapshot(cache)
+        await #expect { _ = try await install(signed.indexPath, cache: cache, trust: trusted) } throws: { error in
+            guard case PackClientError.rejected(let rejection) = error else { return false }
+            return rejection.reason == .packChecksum
+        }
+        #expect(try treeSnapshot(cache) == before)
+        // Without keys nothing about signatures is checked: the old index installs (as before this change).
+        let unchecked = try await PackInstaller(cacheDirectory: cache).install(from: PackIndexSource(old))
+        #expect(unchecked.generation == 3)
+        #expect(try InstallManifest.read(cacheDirectory: cache)?.indexSequence == nil)
+    }
+
+    @Test func twoTrustedKeysLetARotatedIndexInstall() async throws {
+        let signed = try SignedDist()
+        defer { signed.server.stop() }
+        let next = try TestSigningKey(workspace: signed.workspace, name: "next")
+        let cache = signed.workspace.file("app/gifs")
+        let both = trust([signed.key, next])
+
+        try await signed.build()
+        _ = try await install(signed.indexPath, cache: cache, trust: both)
+
+        // The publisher moves to the next key; the sequence goes on.
+        try signed.changeAGIF(seed: 73)
+        try await signed.build(with: next)
+        #expect(try readIndex(signed.indexPath).sequence == 2)
+        let report = try await install(signed.indexPath, cache: cache, trust: both)
+        #expect(report.generation == 2 && !report.isUnchanged)
+        #expect(try InstallManifest.read(cacheDirectory: cache)?.indexSequence == 2)
+        // An app that only knows the old key refuses it.
+        try await expectRefusal(.unknownKey, index: signed.indexPath, cache: cache, trust: trust([signed.key]))
+    }
+
+    @Test func installVerifyAndCatTakeTrustedKeysOnTheCommandLine() async throws {
+        let signed = try SignedDist()
+        defer { signed.server.stop() }
+        try await signed.build()
+        let cdn = try ClientStaticFileServer(root: signed.dist)
+        defer { cdn.stop() }
+        let gifpack = productPath("gifpack")
+        var environment = ProcessInfo.processInfo.environment
+        environment["GIFPACK_NOW"] = String(Int(trustT0.timeIntervalSince1970) + 60)
+        let cache = signed.workspace.file("cli/gifs")
+
+        let installed = try run(gifpack, ["install", "--index", cdn.baseURL + "/index.json", "--cache", cache,
+                                          "--trusted-key", signed.key.publicPath], environment: environment)
+        #expect(installed.status == 0, "\(installed.error)")
+        #expect(cdn.requests.map(\.path).contains("/index.json.minisig"))
+
+        let verified = try run(gifpack, ["verify", signed.dist, "--trusted-key", signed.key.publicPath], environment: environment)
+        #expect(verified.status == 0, "\(verified.output)\(verified.error)")
+        let id = try #require(try readIndex(signed.indexPath).packs.first?.exercises.first { $0.gif != nil }?.id)
+        let cat = try run(gifpack, ["cat", signed.indexPath, id, "--trusted-key", signed.key.publicPath], environment: environment)
+        #expect(cat.status == 0 && cat.output.hasPrefix("GIF"))
+
+        // Expired by the clock: every command refuses with the reason code; the cache stays.
+        var later = environment
+        later["GIFPACK_NOW"] = "2099-01-01T00:00:00Z"
+        let before = try treeSnapshot(cache)
+        let refused = try run(gifpack, ["install", "--index", cdn.baseURL + "/index.json", "--cache", cache,
+                                        "--trusted-key", signed.key.publicPath], environment: later)
+        #expect(refused.status == 1 && refused.error.contains("expired"), "\(refused.error)")
+        #expect(try treeSnapshot(cache) == before)
+        let verifyLater = try run(gifpack, ["verify", signed.dist, "--trusted-key", signed.key.publicPath], environment: later)
+        #expect(verifyLater.status == 1 && verifyLater.error.contains("expired"))
+        let catLater = try run(gifpack, ["cat", signed.indexPath, id, "--trusted-key", signed.key.publicPath], environment: later)
+        #expect(catLater.status == 1 && catLater.error.contains("expired") && catLater.output.isEmpty)
+
+        // Unsigned over HTTP: the signature is simply not there.
+        try FileManager.default.removeItem(atPath: signed.indexPath + ".minisig")
+        let unsigned = try run(gifpack, ["install", "--index", cdn.baseURL + "/index.json", "--cache", cache,
+                                         "--trusted-key", signed.key.publicPath], environment: environment)
+        #expect(unsigned.status == 1 && unsigned.error.contains("unsigned"), "\(unsigned.error)")
+        // A bad key file is a usage error.
+        let badKey = try run(gifpack, ["install", "--index", signed.indexPath, "--cache", cache,
+                                       "--trusted-key", signed.key.secretPath], environment: environment)
+        #expect(badKey.status == 2 && badKey.error.contains(signed.key.secretPath), "\(badKey.error)")
+        #expect(!badKey.error.contains(signed.key.secretText))
+    }
+}
