@@ -21,6 +21,13 @@ import GifPackHTTP
 ///    readers see the old complete set or the new one, never a mix (see ``CacheGenerations``).
 ///    The previous generation is kept until the next install; older ones are removed.
 ///
+/// With a previous generation installed and a remote index, an upgrade fetches only what the
+/// cache lacks: the new pack's catalog frame and the frames of GIFs not held yet, by single-range
+/// requests into a sparse file, each frame checked as above (the whole-file size, SHA-256 and frame
+/// scan only apply to whole downloads); see ``SparseUpgradeSettings`` and
+/// ``InstallReport/fetches``. It downloads the whole pack when the server ignores `Range`, when
+/// the ranges would cost more, or with nothing installed yet.
+///
 /// Any failure, including a refused pack (``PackClientError/rejected(_:)``), deletes the staging
 /// directory and leaves `<cache>` exactly as it was. One install runs per cache at a time (an
 /// exclusive lock on `<cache>.d/install.lock`; a second one fails with
@@ -38,8 +45,11 @@ public struct PackInstaller: Sendable {
     public var limits: PackLimits
     /// Keep verified pack downloads after installing them (by default they are deleted).
     public var keepDownloads = false
-    /// Transfer attempts per pack, each resuming the last.
+    /// Transfer attempts per pack, each resuming the last (and per range of a sparse upgrade).
     public var downloadAttempts = 3
+    /// Upgrades fetch only the frames the cache lacks, by range, when that costs less than the
+    /// whole pack (see ``SparseUpgradeSettings``).
+    public var sparseUpgrades = SparseUpgradeSettings()
 
     public init(cacheDirectory: String, layout: InstallLayout = .byID, limits: PackLimits = .standard) {
         self.cacheDirectory = CacheGenerations(cachePath: cacheDirectory).cachePath
@@ -60,7 +70,7 @@ public struct PackInstaller: Sendable {
         // One client for the index and every pack of a remote source, unless the caller brought one.
         var owned: HTTPClient?
         if client == nil, case .url(let url) = source.location {
-            do { owned = try HTTPClient(maxConnections: 2) } catch { throw .transfer(url: url, error) }
+            do { owned = try HTTPClient(maxConnections: max(2, sparseUpgrades.maxRequestsInFlight)) } catch { throw .transfer(url: url, error) }
         }
         defer { owned?.shutdown() }
         let http = client ?? owned
@@ -71,14 +81,23 @@ public struct PackInstaller: Sendable {
 
         var downloader = PackDownloader(directory: generations.downloadsPath, client: http, limits: limits)
         downloader.maxAttempts = downloadAttempts
+        // Sparse upgrades (PackInstaller+Sparse.swift): only the missing frames, by range, when it pays.
+        let previous = try await sparseBasis(for: source, generations: generations)
         var downloaded: [DownloadedPack] = []
+        var fetches: [PackFetchSummary] = []
         for pack in chosen {
-            do { downloaded.append(try await downloader.fetch(pack, from: source)) } catch {
+            do {
+                let (item, summary) = try await fetchPack(pack, from: source, downloader: downloader, client: http, previous: previous)
+                downloaded.append(item)
+                fetches.append(summary)
+            } catch {
                 await removeCopies(downloaded)
                 throw error
             }
         }
-        return try await installLocked(downloaded, generations: generations)
+        var report = try await installLocked(downloaded, generations: generations)
+        report.fetches = fetches
+        return report
     }
 
     /// Installs packs already fetched and verified by a ``PackDownloader``.
