@@ -136,7 +136,7 @@ public final class LazyGIFCache: Sendable {
             try store.prepare()
             return store.readIndex(url: url, maxBytes: maxBytes)
         }
-        let storedIndex = stored.flatMap { memo.decode($0) }
+        let storedIndex = stored.flatMap { memo.decode($0, limits: limits) }
         let age = Int(Date().timeIntervalSince1970) - (stored?.validatedAt ?? 0)
         if let storedIndex, !forceRevalidation, Duration.seconds(max(0, age)) < indexMaxAge { return storedIndex }
 
@@ -157,8 +157,8 @@ public final class LazyGIFCache: Sendable {
             throw .unreadable(location: url, detail: "HTTP status \(response.head.status)")
         }
         let json = Data(response.body)
-        let index: PackIndex
-        do { index = try PackIndex.decode(from: json) } catch { throw .index(error) }
+        // The same decoding and index rules as every other index load.
+        let index = try PackIndexSource.decode(json, limits: limits)
         let etag = response.head.headers["etag"]
         try await BlockingWork.run("gifpack.lazy-index") { () throws(PackClientError) in
             try store.writeIndex(json, url: url, etag: etag)
@@ -286,9 +286,9 @@ final class LockedIndexMemo: @unchecked Sendable {
     private var json = Data()
     private var index: PackIndex?
 
-    func decode(_ stored: LazyGIFStore.StoredIndex) -> PackIndex? {
+    func decode(_ stored: LazyGIFStore.StoredIndex, limits: PackLimits) -> PackIndex? {
         if let hit = lock.withLock({ json == stored.json ? index : nil }) { return hit }
-        guard let decoded = try? PackIndex.decode(from: stored.json) else { return nil }
+        guard let decoded = try? PackIndexSource.decode(stored.json, limits: limits) else { return nil }
         lock.withLock {
             json = stored.json
             index = decoded
