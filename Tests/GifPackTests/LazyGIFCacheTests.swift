@@ -1,4 +1,5 @@
 import Foundation
+@testable import GifPack
 import GifPackClient
 import Testing
 
@@ -18,7 +19,7 @@ struct LazyGIFCacheTests {
         let noGIF = dists.ids[5]
         defer { dists.server.stop() }
         try dists.publish()
-        let nginx = try NginxServer(root: dists.site)
+        let nginx = try await NginxServer.start(root: dists.site)
         defer { nginx.stop() }
         let url = nginx.baseURL + "/index.json"
         let directory = dists.workspace.file("lazy")
@@ -47,18 +48,18 @@ struct LazyGIFCacheTests {
         let other = try #require(Self.distinctGIFs(dists).first { $0 != id && $0 != noGIF })
         let otherFrame = try #require(pack.gifEntry(forExercise: other)).location
         mark = try await nginx.mark()
-        let cat = try ClientCommandTests.gifpack(["cat", "--index", url, "--cache", directory, other])
+        let cat = try await gifpackOffThePool(["cat", "--index", url, "--cache", directory, other])
         #expect(cat.status == 0, "\(cat.error)")
         #expect(cat.output == dists.served(other))
         lines = try await nginx.log(since: mark)
         #expect(lines.map(\.path) == ["/\(pack.file)"] && lines.first?.range == "bytes=\(otherFrame.frameOffset)-\(otherFrame.frameOffset + otherFrame.frameLength - 1)", "\(lines)")
-        let cached = try ClientCommandTests.gifpack(["cat", "--index", url, "--cache", directory, id])
+        let cached = try await gifpackOffThePool(["cat", "--index", url, "--cache", directory, id])
         #expect(cached.output == dists.served(id))
-        let placeholder = try ClientCommandTests.gifpack(["cat", "--index", url, "--cache", directory, noGIF])
+        let placeholder = try await gifpackOffThePool(["cat", "--index", url, "--cache", directory, noGIF])
         #expect(placeholder.status == 1 && placeholder.output.isEmpty && placeholder.error.contains("no GIF"))
         #expect(try await nginx.log(since: mark).count == 1)
         // A local index still works with --index, and without it.
-        let local = try ClientCommandTests.gifpack(["cat", "--index", "\(dists.site)/index.json", id])
+        let local = try await gifpackOffThePool(["cat", "--index", "\(dists.site)/index.json", id])
         #expect(local.status == 0 && local.output == dists.served(id))
     }
 
@@ -66,7 +67,7 @@ struct LazyGIFCacheTests {
         let dists = try await UpgradeDist.make(count: 20)
         defer { dists.server.stop() }
         try dists.publish()
-        let nginx = try NginxServer(root: dists.site)
+        let nginx = try await NginxServer.start(root: dists.site)
         defer { nginx.stop() }
         let url = nginx.baseURL + "/index.json"
         let cache = LazyGIFCache(directory: dists.workspace.file("fresh"), indexURL: url, indexMaxAge: .zero)
@@ -93,7 +94,7 @@ struct LazyGIFCacheTests {
         let dists = try await UpgradeDist.make(count: 20)
         defer { dists.server.stop() }
         try dists.publish()
-        let nginx = try NginxServer(root: dists.site)
+        let nginx = try await NginxServer.start(root: dists.site)
         defer { nginx.stop() }
         let directory = dists.workspace.file("lru")
         // b is the largest of four, so storing d evicts exactly the least recently used: b.
@@ -124,7 +125,7 @@ struct LazyGIFCacheTests {
         let dists = try await UpgradeDist.make(count: 24)
         defer { dists.server.stop() }
         try dists.publish()
-        let nginx = try NginxServer(root: dists.site)
+        let nginx = try await NginxServer.start(root: dists.site)
         defer { nginx.stop() }
         let url = nginx.baseURL + "/index.json"
         let directory = dists.workspace.file("shared")
@@ -161,10 +162,15 @@ struct LazyGIFCacheTests {
             }
             #expect(bytes == dists.served(id), "\(id)")
         }
-        for (id, process, out) in processes {
-            let output = out.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 0 && Array(output) == dists.served(id), "\(id)")
+        let finished = try await Blocking.run {
+            processes.map { id, process, out -> (String, Int32, [UInt8]) in
+                let output = out.fileHandleForReading.readDataToEndOfFile()
+                process.waitUntilExit()
+                return (id, process.terminationStatus, Array(output))
+            }
+        }
+        for (id, status, output) in finished {
+            #expect(status == 0 && output == dists.served(id), "\(id)")
         }
         #expect(await caches[0].storedBytes() <= limit)
         #expect(DirectoryListing.names("\(directory)/tmp").isEmpty)

@@ -9,7 +9,7 @@ struct SparseUpgradeTests {
         let dists = try await UpgradeDist.make(count: 100)
         defer { dists.server.stop() }
         try dists.publish()
-        let nginx = try NginxServer(root: dists.site)
+        let nginx = try await NginxServer.start(root: dists.site)
         defer { nginx.stop() }
         let url = nginx.baseURL + "/index.json"
         let sparseCache = dists.workspace.file("sparse/gifs")
@@ -64,7 +64,7 @@ struct SparseUpgradeTests {
         let dists = try await UpgradeDist.make(count: 30)
         defer { dists.server.stop() }
         try dists.publish()
-        let nginx = try NginxServer(root: dists.site)
+        let nginx = try await NginxServer.start(root: dists.site)
         defer { nginx.stop() }
         let url = nginx.baseURL + "/index.json"
         let cache = dists.workspace.file("moved")
@@ -97,12 +97,12 @@ struct SparseUpgradeTests {
         let dists = try await UpgradeDist.make(count: 30)
         defer { dists.server.stop() }
         try dists.publish()
-        let nginx = try NginxServer(root: dists.site, ignoreRanges: true)
+        let nginx = try await NginxServer.start(root: dists.site, ignoreRanges: true)
         defer { nginx.stop() }
         let url = nginx.baseURL + "/index.json"
         let cache = dists.workspace.file("norange")
 
-        let first = try ClientCommandTests.gifpack(["install", "--index", url, "--cache", cache])
+        let first = try await gifpackOffThePool(["install", "--index", url, "--cache", cache])
         #expect(first.status == 0, "\(first.error)")
         #expect(ClientCommandTests.text(first.output).contains("whole pack") && ClientCommandTests.text(first.output).contains("no previous generation"))
 
@@ -112,7 +112,7 @@ struct SparseUpgradeTests {
         try dists.publish()
         let v2 = try #require(try dists.index().packs.first)
         let mark = try await nginx.mark()
-        let second = try ClientCommandTests.gifpack(["install", "--index", url, "--cache", cache])
+        let second = try await gifpackOffThePool(["install", "--index", url, "--cache", cache])
         let lines = try await nginx.log(since: mark)
 
         #expect(second.status == 0, "\(second.error)")
@@ -130,7 +130,7 @@ struct SparseUpgradeTests {
         let dists = try await UpgradeDist.make(count: 12)
         defer { dists.server.stop() }
         try dists.publish()
-        let nginx = try NginxServer(root: dists.site)
+        let nginx = try await NginxServer.start(root: dists.site)
         defer { nginx.stop() }
         let url = nginx.baseURL + "/index.json"
         var installer = PackInstaller(cacheDirectory: dists.workspace.file("costly"))
@@ -182,7 +182,7 @@ struct SparseUpgradeTests {
         try dists.publish()
         let files = try ClientStaticFileServer(root: dists.site)
         defer { files.stop() }
-        let nginx = try NginxServer(root: dists.site)
+        let nginx = try await NginxServer.start(root: dists.site)
         defer { nginx.stop() }
         let cache = dists.workspace.file("refusing")
         let installer = PackInstaller(cacheDirectory: cache)
