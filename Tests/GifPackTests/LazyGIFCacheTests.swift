@@ -3,7 +3,7 @@ import Foundation
 import GifPackClient
 import Testing
 
-@Suite("Client: one GIF on demand from a bounded disk cache, against nginx")
+@Suite("Client: one GIF on demand from a bounded disk cache, against nginx", .serialized)
 struct LazyGIFCacheTests {
     /// Ids of exercises with distinct GIFs, in id order.
     static func distinctGIFs(_ dists: UpgradeDist) -> [String] {
