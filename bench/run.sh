@@ -4,10 +4,11 @@
 # Prints a table and writes bench/results.json. See README.md, "Benchmarks".
 #
 #   bench/run.sh [--bin DIR] [--count N] [--latency-ms MS] [--real-data DIR] [--scale "1000 5000 20000"]
-#                [--small-scale-gifs] [--quick] [--keep]
+#                [--small-scale-gifs] [--quick] [--keep] [--upgrade-only] [--upgrade-percents "0.1 1 10"]
 #
 # Environment equivalents: BENCH_COUNT, BENCH_LATENCY_MS, BENCH_REAL_DATA, BENCH_SCALE,
-# BENCH_SMALL_SCALE_GIFS=1, BENCH_QUICK=1 (200 GIFs, scale 1000 only), BENCH_KEEP=1 (keep bench/work).
+# BENCH_SMALL_SCALE_GIFS=1, BENCH_QUICK=1 (200 GIFs, scale 1000 only), BENCH_KEEP=1 (keep bench/work),
+# BENCH_UPGRADE_ONLY=1 (section 6 alone: upgrades served by nginx), BENCH_UPGRADE_PERCENTS ("none": skip it).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -20,6 +21,8 @@ scale=${BENCH_SCALE:-}
 small_scale=${BENCH_SMALL_SCALE_GIFS:-0}
 keep=${BENCH_KEEP:-0}
 bin=${BENCH_BIN:-}
+upgrade_only=${BENCH_UPGRADE_ONLY:-0}
+upgrade_percents=${BENCH_UPGRADE_PERCENTS:-0.1 1 10}
 
 while [ $# -gt 0 ]; do
   case $1 in
@@ -31,7 +34,9 @@ while [ $# -gt 0 ]; do
     --small-scale-gifs) small_scale=1; shift ;;
     --quick) quick=1; shift ;;
     --keep) keep=1; shift ;;
-    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+    --upgrade-only) upgrade_only=1; shift ;;
+    --upgrade-percents) upgrade_percents=$2; shift 2 ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
     *) echo "bench/run.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -42,11 +47,12 @@ fi
 count=${count:-1324}
 scale=${scale:-1000 5000 20000}
 [ "$scale" != none ] || scale=""
+[ "$upgrade_percents" != none ] || upgrade_percents=""
 bin=${bin:-$(cd "$root" && swift build -c release --show-bin-path)}
 if [ -n "$real_data" ] && [ ! -d "$real_data" ]; then
   echo "bench/run.sh: --real-data $real_data is not a directory" >&2; exit 2
 fi
-for tool in curl jq tar zstd python3 /usr/bin/time "$bin/gifpack" "$bin/exercisedb-fixture"; do
+for tool in curl jq tar zstd python3 /usr/bin/time /usr/sbin/nginx "$bin/gifpack" "$bin/exercisedb-fixture"; do
   command -v "$tool" > /dev/null || { echo "bench/run.sh: $tool not found" >&2; exit 2; }
 done
 
@@ -67,8 +73,14 @@ stop_fixture() {
   if [ -n "$fixture_pid" ]; then kill "$fixture_pid" 2> /dev/null || true; wait "$fixture_pid" 2> /dev/null || true; fi
   fixture_pid=""
 }
+nginx_pid=""
+stop_nginx() {
+  if [ -n "$nginx_pid" ]; then kill "$nginx_pid" 2> /dev/null || true; wait "$nginx_pid" 2> /dev/null || true; fi
+  nginx_pid=""
+}
 finish() {
   stop_fixture
+  stop_nginx
   [ "$keep" = 1 ] || rm -rf "$work/runs" "$work/bin"
 }
 trap finish EXIT
@@ -161,12 +173,15 @@ fact machine "$(jq -nc --arg cpu "$(grep -m1 'model name' /proc/cpuinfo | cut -d
   '{cpu: $cpu, nproc: $nproc, mem_kb: $mem_kb, load_at_start: $load, kernel: $kernel, swift: $swift, curl: $curl, zstd: $zstd, date: $date, revision: $revision}')"
 fact config "$(jq -nc --argjson count "$count" --argjson latency "$latency" --arg real "$real_data" \
   --arg scale "$scale" --argjson quick "$quick" --argjson small "$small_scale" \
-  '{count: $count, latency_ms: $latency, real_data: $real, scale: ($scale | split(" ") | map(select(. != "") | tonumber)), quick: ($quick == 1), small_scale_gifs: ($small == 1)}')"
+  --arg percents "$upgrade_percents" --argjson upgrade_only "$upgrade_only" \
+  '{count: $count, latency_ms: $latency, real_data: $real, scale: ($scale | split(" ") | map(select(. != "") | tonumber)), quick: ($quick == 1), small_scale_gifs: ($small == 1),
+    upgrade_percents: ($percents | split(" ") | map(select(. != "") | tonumber)), upgrade_only: ($upgrade_only == 1)}')"
 
 # Warm the page cache with every program timed below, so the first timed step does not pay for it.
 "$bin/gifpack" --version > /dev/null; "$bin/exercisedb-fixture" --help > /dev/null
 curl --version > /dev/null; zstd --version > /dev/null; tar --version > /dev/null; jq --version > /dev/null
 
+if [ "$upgrade_only" != 1 ]; then
 # ---------------------------------------------------------------------------------------------
 # 1-4: one fixture server process.
 if [ -n "$real_data" ]; then
@@ -273,6 +288,90 @@ for n in $scale; do
   stop_fixture
   rm -rf "$runs/scale-out" "$runs/scale-cache"
 done
+fi
+
+# ---------------------------------------------------------------------------------------------
+# 6: upgrades from static hosting: `gifpack install` of a new release served by nginx, sparse (only
+# the frames the cache lacks, by range) against whole-pack (--no-sparse), for each percentage of
+# GIFs changed. Bytes and requests come from nginx's access log; both caches must end identical.
+start_nginx() { # ROOT
+  local dir=$runs/nginx
+  rm -rf "$dir"; mkdir -p "$dir"
+  nginx_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  {
+    echo "worker_processes 1; daemon off; master_process off;"
+    [ "$(id -u)" -ne 0 ] || echo "user root;"
+    echo "pid $dir/nginx.pid; error_log $dir/error.log warn;"
+    echo "events { worker_connections 256; }"
+    echo "http {"
+    echo "  log_format bench \"\$request\\t\$status\\t\$bytes_sent\\t\$body_bytes_sent\\t\$http_range\";"
+    echo "  access_log $dir/access.log bench;"
+    echo "  client_body_temp_path $dir/body; proxy_temp_path $dir/proxy; fastcgi_temp_path $dir/fastcgi;"
+    echo "  uwsgi_temp_path $dir/uwsgi; scgi_temp_path $dir/scgi;"
+    echo "  default_type application/octet-stream; sendfile on;"
+    echo "  server { listen 127.0.0.1:$nginx_port; root $1; }"
+    echo "}"
+  } > "$dir/nginx.conf"
+  /usr/sbin/nginx -c "$dir/nginx.conf" -p "$dir" -e "$dir/error.log" &
+  nginx_pid=$!
+  for _ in $(seq 100); do
+    [ -s "$dir/nginx.pid" ] && curl -fsS -o /dev/null "http://127.0.0.1:$nginx_port/index.json" 2> /dev/null && return 0
+    sleep 0.1
+  done
+  cat "$dir/error.log" >&2; echo "bench/run.sh: nginx did not start" >&2; exit 1
+}
+access_lines() { wc -l < "$runs/nginx/access.log"; }
+# served_since MARK: requests, bytes sent (headers included), body bytes and range requests logged after line MARK.
+served_since() {
+  sleep 0.2
+  tail -n +"$(( $1 + 1 ))" "$runs/nginx/access.log" | awk -F '\t' '{n++; sent += $3; body += $4; if ($5 != "-") r++}
+    END {printf "{\"requests\": %d, \"bytes_sent\": %d, \"body_bytes\": %d, \"range_requests\": %d}", n, sent, body, r}'
+}
+publish() { # OUT SITE: new packs first, the index last
+  mkdir -p "$2/packs"; cp -n "$1"/packs/*.tar.zst "$2/packs/"
+  cp "$1/index.json" "$2/index.json.tmp"; mv "$2/index.json.tmp" "$2/index.json"
+}
+
+if [ -n "$upgrade_percents" ]; then
+  log "upgrades: v1 of a realistic catalog of $count"
+  start_fixture --realistic --count "$count"
+  manifest "$runs/up.yaml" 0
+  "$bin/gifpack" build --quiet --manifest "$runs/up.yaml" --out "$runs/up-v1/out" --cache "$runs/up-v1/cache" \
+    || { echo "bench/run.sh: the v1 build failed" >&2; exit 1; }
+  stop_fixture
+  for pct in $upgrade_percents; do
+    rm -rf "$runs/up" "$runs/site"; mkdir -p "$runs/up" "$runs/site"
+    cp -a "$runs/up-v1/out" "$runs/up-v1/cache" "$runs/up/"
+    publish "$runs/up/out" "$runs/site"
+    start_nginx "$runs/site"
+    url=http://127.0.0.1:$nginx_port/index.json
+    "$bin/gifpack" install --index "$url" --cache "$runs/up/sparse" > /dev/null
+    "$bin/gifpack" install --no-sparse --index "$url" --cache "$runs/up/whole" > /dev/null
+    log "upgrades: $pct% of GIFs changed, v2 build"
+    start_fixture --realistic --count "$count" --change-percent "$pct"
+    manifest "$runs/up.yaml" 0
+    "$bin/gifpack" build --quiet --manifest "$runs/up.yaml" --out "$runs/up/out" --cache "$runs/up/cache" \
+      || { echo "bench/run.sh: the v2 build failed" >&2; exit 1; }
+    stop_fixture
+    publish "$runs/up/out" "$runs/site"
+    fact "upgrade$pct.pack" "$(jq -c '.packs[0] | {bytes, gifs: (.gifs | length)}' "$runs/site/index.json")"
+    fact "upgrade$pct.index_bytes" "$(stat -c %s "$runs/site/index.json")"
+    for mode in sparse whole; do
+      log "upgrades: $pct% changed, $mode install"
+      mark=$(access_lines)
+      if [ "$mode" = sparse ]; then
+        measure "upgrade$pct.$mode" "$bin/gifpack" install --index "$url" --cache "$runs/up/$mode"
+      else
+        measure "upgrade$pct.$mode" "$bin/gifpack" install --no-sparse --index "$url" --cache "$runs/up/$mode"
+      fi
+      fact "upgrade$pct.$mode.served" "$(served_since "$mark")"
+      fact "upgrade$pct.$mode.fetch" "$(grep -m1 '^fetch ' "$runs/upgrade$pct.$mode.out" | jq -Rc . || echo null)"
+    done
+    if diff -r "$runs/up/sparse/" "$runs/up/whole/" > /dev/null; then fact "upgrade$pct.identical" true; else fact "upgrade$pct.identical" false; fi
+    stop_nginx
+  done
+  rm -rf "$runs/up" "$runs/up-v1" "$runs/site"
+fi
 
 fact load_at_end "\"$(cut -d' ' -f1-3 /proc/loadavg)\""
 python3 "$here/summarize.py" "$facts" "$root/bench/results.json"

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Turns the facts bench/run.sh measured (one JSON object a line: {"key": ..., "value": ...}) into
 bench/results.json and the table `make bench` prints: ratios against the fetch floor and the
-curl/xargs script, no-change rebuilds, packing alone, memory at scale, and each target met or not.
+curl/xargs script, no-change rebuilds, packing alone, memory at scale, upgrades (sparse against
+whole-pack), and each target met or not. With --upgrade-only runs only the upgrade rows exist.
 
     python3 bench/summarize.py bench/work/facts.jsonl bench/results.json
 """
 import json
+import re
 import sys
 
 MB = 1_000_000
@@ -29,6 +31,42 @@ def cpu(run):
 
 
 def summarize(f):
+    result = {"machine": {**f["machine"], "load_at_end": f.get("load_at_end")}, "config": f["config"]}
+    if "build1" in f:
+        result.update(summarize_builds(f))
+    else:
+        result["targets"] = []
+    result["upgrade"] = upgrades(f)
+    result["targets"] += upgrade_targets(result["upgrade"])
+    return result
+
+
+def upgrades(f):
+    """Section 6: one row per percentage of GIFs changed, sparse install against whole-pack."""
+    rows = []
+    percents = sorted({m.group(1) for k in f for m in [re.match(r"upgrade(.+)\.sparse$", k)] if m}, key=float)
+    for pct in percents:
+        row = {"percent_changed": float(pct), "pack": f.get(f"upgrade{pct}.pack"),
+               "index_bytes": f.get(f"upgrade{pct}.index_bytes"), "identical": f.get(f"upgrade{pct}.identical")}
+        for mode in ("sparse", "whole"):
+            run = f.get(f"upgrade{pct}.{mode}") or {}
+            served = f.get(f"upgrade{pct}.{mode}.served") or {}
+            row[mode] = {"wall_s": run.get("wall"), "cpu_s": cpu(run) if run else None, "status": run.get("status"),
+                         "peak_rss_mb": run["rss_kb"] / 1024 if run else None, "requests": served.get("requests"),
+                         "range_requests": served.get("range_requests"), "body_bytes": served.get("body_bytes"),
+                         "bytes_sent": served.get("bytes_sent"), "report": f.get(f"upgrade{pct}.{mode}.fetch")}
+        row["bytes_ratio"] = ratio(row["sparse"]["bytes_sent"], row["whole"]["bytes_sent"])
+        row["time_ratio"] = ratio(row["sparse"]["wall_s"], row["whole"]["wall_s"])
+        rows.append(row)
+    return rows
+
+
+def upgrade_targets(rows):
+    return [{"target": f"upgrade {fmt(row['percent_changed'], 1)}% changed: sparse = whole-pack files", "goal": "identical",
+             "measured": row["identical"], "met": row["identical"]} for row in rows]
+
+
+def summarize_builds(f):
     images = f["images"]
     build1, floor, script = f["build1"], f["floor"], f["script"]
     floor2 = f.get("floor2", floor)
@@ -119,8 +157,6 @@ def summarize(f):
         })
 
     return {
-        "machine": {**f["machine"], "load_at_end": f.get("load_at_end")},
-        "config": f["config"],
         "end_to_end": end_to_end,
         "rebuild": rebuilds,
         "packing": packing,
@@ -167,22 +203,42 @@ def fmt(value, digits=2):
 
 
 def table(r):
-    e, p, m = r["end_to_end"], r["packing"], r["machine"]
-    g, fl, s = e["gifpack"], e["fetch_floor"], e["script"]
+    m, c = r["machine"], r["config"]
     lines = []
     add = lines.append
     add(f"gifpack {m.get('revision', '?')}, {m['date']}")
     add(f"machine: {m['nproc']} cores, {m['cpu']}, {m['mem_kb'] / 1024 / 1024:.1f} GiB; "
         f"load {m['load_at_start']} at start, {m['load_at_end']} at end")
-    c = r["config"]
     source = f"real data {c['real_data']}" if c["real_data"] else f"realistic catalog of {c['count']}"
-    add(f"fixture: {source}, {e['gifs']} GIFs, latency {c['latency_ms']} ms")
+    add(f"fixture: {source}" + (f", {r['end_to_end']['gifs']} GIFs, latency {c['latency_ms']} ms" if "end_to_end" in r else ""))
     add("")
     add("targets")
     for t in r["targets"]:
         met = {True: "met", False: "MISSED", None: "-"}[t["met"]]
         add(f"  {t['target']:<44} {fmt(t['measured'], 3):>10}   goal {t['goal']:<15} {met}")
     add("")
+    if "end_to_end" in r:
+        lines += build_tables(r)
+        add("")
+    if r["upgrade"]:
+        add("6. upgrades served by nginx    install   wall s   requests   ranges   body bytes   bytes sent   sparse/whole")
+        for row in r["upgrade"]:
+            for mode in ("sparse", "whole"):
+                x = row[mode]
+                share = f"{fmt(row['bytes_ratio'], 4)} bytes, {fmt(row['time_ratio'], 2)} time" if mode == "sparse" else ""
+                add(f"  {fmt(row['percent_changed'], 1):>5}% of GIFs changed     {mode:<7} {fmt(x['wall_s']):>8} {fmt(x['requests']):>10} "
+                    f"{fmt(x['range_requests']):>8} {fmt(x['body_bytes']):>12} {fmt(x['bytes_sent']):>12}   {share}")
+        pack = r["upgrade"][0]["pack"] or {}
+        add(f"  pack {fmt(pack.get('bytes'))} bytes, {fmt(pack.get('gifs'))} distinct GIFs; index {fmt(r['upgrade'][0]['index_bytes'])} bytes; "
+            "the caches of both installs are compared file by file")
+    return "\n".join(lines)
+
+
+def build_tables(r):
+    e, p = r["end_to_end"], r["packing"]
+    g, fl, s = e["gifpack"], e["fetch_floor"], e["script"]
+    lines = []
+    add = lines.append
     add("1-2. end to end                              wall s    cpu s   cpu ms/GIF   peak RSS MB   ratio")
     add(f"  gifpack build                          {g['wall_s']:>10.2f} {g['cpu_s']:>8.2f} {g['cpu_ms_per_gif']:>12.2f} "
         f"{g['peak_rss_mb']:>13.1f}   1.00")
@@ -219,7 +275,7 @@ def table(r):
     for row in r["scale"]:
         add(f"  {'':<18} {row['gifs']:>6,} {row['wall_s']:>10.2f} {row['cpu_s']:>8.2f} {row['peak_rss_mb']:>13.1f}"
             + ("" if row["status"] == 0 else f"   exit {row['status']}"))
-    return "\n".join(lines)
+    return lines
 
 
 def main():

@@ -21,12 +21,18 @@ public struct DownloadedPack: Sendable, Equatable {
     public let bytesTransferred: Int64
     /// The offset of the first Range request, when an earlier partial download was resumed.
     public let resumedFrom: Int64?
+    /// nil: the whole file is there, checked as above. A set: a sparse upgrade's file holding only
+    /// the catalog's frame and these GIFs' frames at their offsets, each checked on its own
+    /// (``RangeFetcher``); every other GIF must come from the previous generation.
+    let fetchedGIFs: Set<String>?
 
-    init(pack: PackDescription, path: String, isCopy: Bool, bytesTransferred: Int64, resumedFrom: Int64?) {
+    init(pack: PackDescription, path: String, isCopy: Bool, bytesTransferred: Int64, resumedFrom: Int64?,
+         fetchedGIFs: Set<String>? = nil) {
         self.pack = pack
         self.path = path
         self.isCopy = isCopy
         self.bytesTransferred = bytesTransferred
         self.resumedFrom = resumedFrom
+        self.fetchedGIFs = fetchedGIFs
     }
 }

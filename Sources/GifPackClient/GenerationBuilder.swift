@@ -61,16 +61,21 @@ struct GenerationBuilder {
         for source in plan.entries {
             let hash = source.entry.sha256
             guard let ids = plan.idsByHash[hash], placed.insert(hash).inserted else {
-                try Self.verify(source)
+                if source.isPresent { try Self.verify(source) }
                 continue
             }
             let names = layout == .byID ? ids.map { "\($0).gif" } : ["gifs/\(hash).gif"]
             let first = "\(staging)/\(names[0])"
             if let old = reusable[hash], Self.holds(old, sha256: hash, size: source.entry.location.size) {
-                try IndexedEntry.read(source.entry.location, sha256: hash, isGIF: true, pack: source.pack,
-                                      reader: source.reader) { _ in }
+                if source.isPresent {
+                    try IndexedEntry.read(source.entry.location, sha256: hash, isGIF: true, pack: source.pack,
+                                          reader: source.reader) { _ in }
+                }
                 try Self.linkOrCopy(old, to: first)
                 counts.gifsReused += 1
+            } else if !source.isPresent {
+                throw .unreadable(location: reusable[hash] ?? GIFEntry.path(forSHA256: hash),
+                                  detail: "the previous generation no longer holds this GIF intact and the sparse upgrade did not fetch it; install again")
             } else {
                 try write(source, to: first)
                 written.append(first)
@@ -100,17 +105,11 @@ struct GenerationBuilder {
 
     /// Hash → a file of the previous generation holding it.
     private func previousFiles() -> [String: String] {
-        guard let previous else { return [:] }
-        var files: [String: String] = [:]
-        for (id, hash) in previous.manifest.exercises.sorted(by: { $0.key < $1.key }) {
-            guard let hash, files[hash] == nil, ExerciseID.isValid(id), SafePath.isSHA256(hash) else { continue }
-            files[hash] = "\(previous.directory)/\(previous.manifest.layout.relativePath(exercise: id, sha256: hash))"
-        }
-        return files
+        previous?.filesByHash ?? [:]
     }
 
     /// True when `path` is a regular file of `size` bytes hashing to `sha256`.
-    private static func holds(_ path: String, sha256: String, size: Int64) -> Bool {
+    static func holds(_ path: String, sha256: String, size: Int64) -> Bool {
         guard FileOps.regularFileSize(path) == size, let digest = try? StreamingSHA256.file(at: path) else { return false } // unreadable: not reusable
         return digest.sha256 == sha256
     }
@@ -167,5 +166,17 @@ struct GenerationBuilder {
             try FileOps.client { () throws(FileSystemError) in try file.append(UnsafeRawBufferPointer(rebasing: chunk[0..<got])) }
         }
         try FileOps.client { () throws(FileSystemError) in try file.finish(sync: true) }
+    }
+}
+
+extension GenerationBuilder.Previous {
+    /// Hash → a file of this generation holding it (per the manifest; not checked).
+    var filesByHash: [String: String] {
+        var files: [String: String] = [:]
+        for (id, hash) in manifest.exercises.sorted(by: { $0.key < $1.key }) {
+            guard let hash, files[hash] == nil, ExerciseID.isValid(id), SafePath.isSHA256(hash) else { continue }
+            files[hash] = "\(directory)/\(manifest.layout.relativePath(exercise: id, sha256: hash))"
+        }
+        return files
     }
 }

@@ -23,6 +23,8 @@ struct InstallPlan {
         let entry: GIFEntry
         /// The pack catalog's record of this GIF.
         let metadata: GIFMetadata?
+        /// False for a GIF a sparse upgrade did not fetch: its frame is not in the file.
+        var isPresent = true
     }
 
     /// Exercise id → GIF hash (nil: placeholder).
@@ -38,13 +40,20 @@ struct InstallPlan {
         var owner: [String: String] = [:]
         for item in downloaded {
             let pack = item.pack
-            let checked = try PackChecks.structure(path: item.path, pack: pack, limits: limits) { problem throws(PackClientError) in
-                throw .rejected(problem)
-            }
+            // A sparse upgrade's file holds only the fetched frames: its layout cannot be scanned,
+            // and only the description and the catalog apply (PackChecks.sparseStructure).
+            let checked = item.fetchedGIFs == nil
+                ? try PackChecks.structure(path: item.path, pack: pack, limits: limits) { problem throws(PackClientError) in
+                    throw .rejected(problem)
+                }
+                : try PackChecks.sparseStructure(path: item.path, pack: pack, limits: limits)
             guard let checked, checked.entriesReadable, let metadata = checked.metadata else {
                 throw .rejected(PackRejection(.unreadable, pack: SafePath.printable(pack.name), detail: "the pack could not be checked"))
             }
-            entries += pack.gifs.map { Source(reader: checked.reader, pack: pack.name, entry: $0, metadata: metadata[$0.sha256]) }
+            entries += pack.gifs.map {
+                Source(reader: checked.reader, pack: pack.name, entry: $0, metadata: metadata[$0.sha256],
+                       isPresent: item.fetchedGIFs?.contains($0.sha256) ?? true)
+            }
             for exercise in pack.exercises {
                 if let existing = exercises[exercise.id], existing != exercise.gif {
                     throw .rejected(PackRejection(.conflict, pack: pack.name, entry: exercise.id,

@@ -36,4 +36,7 @@ public struct InstallReport: Sendable, Equatable {
     public var changed: [String]
     /// True when the same packs were already installed in the same layout; nothing was written.
     public var isUnchanged: Bool
+    /// How each pack was fetched (sparse by range or whole), in install order; empty when
+    /// nothing was fetched (``isUnchanged``, or ``PackInstaller/install(_:)`` with packs in hand).
+    public var fetches: [PackFetchSummary] = []
 }

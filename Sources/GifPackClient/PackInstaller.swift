@@ -26,6 +26,13 @@ import GifPackHTTP
 /// (``PackClientError/untrusted(_:)``) comes before any download. The new generation records the
 /// sequence. ``install(_:)`` (packs already downloaded) has no index to check.
 ///
+/// With a previous generation installed and a remote index, an upgrade fetches only what the
+/// cache lacks: the new pack's catalog frame and the frames of GIFs not held yet, by single-range
+/// requests into a sparse file, each frame checked as above (the whole-file size, SHA-256 and frame
+/// scan only apply to whole downloads); see ``SparseUpgradeSettings`` and
+/// ``InstallReport/fetches``. It downloads the whole pack when the server ignores `Range`, when
+/// the ranges would cost more, or with nothing installed yet.
+///
 /// Any failure, including a refused pack (``PackClientError/rejected(_:)``), deletes the staging
 /// directory and leaves `<cache>` exactly as it was. One install runs per cache at a time (an
 /// exclusive lock on `<cache>.d/install.lock`; a second one fails with
@@ -43,12 +50,15 @@ public struct PackInstaller: Sendable {
     public var limits: PackLimits
     /// Keep verified pack downloads after installing them (by default they are deleted).
     public var keepDownloads = false
-    /// Transfer attempts per pack, each resuming the last.
+    /// Transfer attempts per pack, each resuming the last (and per range of a sparse upgrade).
     public var downloadAttempts = 3
     /// Trusted signing keys: when set, ``install(from:packs:client:)`` accepts only an index signed
     /// by one of them, not expired and not older (by `sequence`) than the installed generation, and
     /// records its sequence in the new generation. nil: any index is accepted (see README).
     public var trust: IndexTrust?
+    /// Upgrades fetch only the frames the cache lacks, by range, when that costs less than the
+    /// whole pack (see ``SparseUpgradeSettings``).
+    public var sparseUpgrades = SparseUpgradeSettings()
 
     public init(cacheDirectory: String, layout: InstallLayout = .byID, limits: PackLimits = .standard) {
         self.cacheDirectory = CacheGenerations(cachePath: cacheDirectory).cachePath
@@ -69,7 +79,7 @@ public struct PackInstaller: Sendable {
         // One client for the index and every pack of a remote source, unless the caller brought one.
         var owned: HTTPClient?
         if client == nil, case .url(let url) = source.location {
-            do { owned = try HTTPClient(maxConnections: 2) } catch { throw .transfer(url: url, error) }
+            do { owned = try HTTPClient(maxConnections: max(2, sparseUpgrades.maxRequestsInFlight)) } catch { throw .transfer(url: url, error) }
         }
         defer { owned?.shutdown() }
         let http = client ?? owned
@@ -86,14 +96,23 @@ public struct PackInstaller: Sendable {
 
         var downloader = PackDownloader(directory: generations.downloadsPath, client: http, limits: limits)
         downloader.maxAttempts = downloadAttempts
+        // Sparse upgrades (PackInstaller+Sparse.swift): only the missing frames, by range, when it pays.
+        let previous = try await sparseBasis(for: source, generations: generations)
         var downloaded: [DownloadedPack] = []
+        var fetches: [PackFetchSummary] = []
         for pack in chosen {
-            do { downloaded.append(try await downloader.fetch(pack, from: source)) } catch {
+            do {
+                let (item, summary) = try await fetchPack(pack, from: source, downloader: downloader, client: http, previous: previous)
+                downloaded.append(item)
+                fetches.append(summary)
+            } catch {
                 await removeCopies(downloaded)
                 throw error
             }
         }
-        return try await installLocked(downloaded, generations: generations, indexSequence: trust == nil ? nil : index.sequence)
+        var report = try await installLocked(downloaded, generations: generations, indexSequence: trust == nil ? nil : index.sequence)
+        report.fetches = fetches
+        return report
     }
 
     /// The verified index sequence the installed generation came from.

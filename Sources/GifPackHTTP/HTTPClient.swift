@@ -87,6 +87,19 @@ public final class HTTPClient: Sendable {
                             prefix: sink.prefix, elapsed: outcome.elapsed)
     }
 
+    /// Like ``download(_:to:maxBytes:)`` but writes the body into the file at `path` from byte
+    /// `offset` on, creating the file if needed and truncating nothing: the way to fill a sparse
+    /// file with ``HTTPRequest/byteRange`` answers. ``HTTPDownload/bytesWritten`` says how far the
+    /// body got, also when the transfer failed part way (then the error is thrown and what was
+    /// written stays in place, to be asked for again).
+    public func download(_ request: HTTPRequest, to path: String, atOffset offset: Int64,
+                         maxBytes: Int64) async throws(HTTPError) -> HTTPDownload {
+        let sink = FileBodySink(path: path, maxBytes: maxBytes, append: false, offset: max(0, offset))
+        let outcome = try await perform(request, sink: sink)
+        return HTTPDownload(head: outcome.head, bytesWritten: sink.bytesWritten, sha256: sink.sha256Hex,
+                            prefix: sink.prefix, elapsed: outcome.elapsed)
+    }
+
     /// Stops the loop thread without waiting for it: pending and running requests fail with
     /// ``HTTPError/cancelled`` as soon as the thread wakes (at once), requests made afterwards fail
     /// the same way immediately. Safe to call more than once.

@@ -27,6 +27,13 @@ public struct HTTPRequest: Sendable {
     /// Ask for the body from this byte offset on (`Range: bytes=N-`); ``HTTPClient/download(_:to:maxBytes:)``
     /// then appends to the file instead of truncating it.
     public var resumeFrom: Int64? = nil
+    /// Ask for exactly these bytes (`Range: bytes=<first>-<last>`, a single range; never several).
+    /// Only a `206` delivers a body: any other final status (a `200` from a server that ignores
+    /// ranges, a `416`, a `412` for a failed `If-Match`) is handed back with its head and an empty
+    /// body, the transfer stopped before the body, so a server that ignores the range costs no
+    /// body bytes. Check the `206`'s `Content-Range` with ``HTTPContentRange``. Takes precedence
+    /// over ``resumeFrom``.
+    public var byteRange: ClosedRange<Int64>? = nil
 
     public init(url: String, headers: HTTPHeaders = [], timeouts: HTTPTimeouts = .init(),
                 acceptCompressedBody: Bool = false) {
@@ -56,6 +63,7 @@ extension HTTPRequest: CustomStringConvertible, CustomDebugStringConvertible, Cu
             "followRedirects": followRedirects,
             "acceptCompressedBody": acceptCompressedBody,
             "resumeFrom": resumeFrom as Any,
+            "byteRange": byteRange as Any,
         ], displayStyle: .struct)
     }
 }

@@ -54,8 +54,15 @@ struct ExerciseDBFixtureCommand: ParsableCommand {
     @Option(name: .customLong("dump-gifs"), help: "Write each distinct GIF to DIR/<id>.gif and exit.")
     var dumpGifs: String?
 
+    @Option(name: .customLong("change-percent"),
+            help: "Give this percentage of exercises (at least one) a newly drawn GIF: a later release, for upgrade benchmarks.")
+    var changePercent: Double?
+
     func validate() throws {
         if let count, count < 1 { throw ValidationError("--count must be at least 1") }
+        if let changePercent, !(changePercent > 0 && changePercent <= 100) {
+            throw ValidationError("--change-percent must be above 0 and at most 100")
+        }
     }
 
     func run() throws {
@@ -64,6 +71,10 @@ struct ExerciseDBFixtureCommand: ParsableCommand {
             let written = try GIFDump.write(server.catalog, to: dumpGifs)
             print("wrote \(written) GIFs to \(dumpGifs)")
             return
+        }
+        if let changePercent {
+            let changed = try server.renewGIFs(percent: changePercent)
+            print("changed the GIFs of \(changed.count) exercises")
         }
         try server.start()
         let url = server.rapidAPIBaseURL

@@ -5,7 +5,7 @@ import GifPackClient
 import Glibc
 #endif
 
-struct CatCommand: ParsableCommand {
+struct CatCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cat",
         abstract: "Write one exercise's GIF, byte for byte, to standard output.",
@@ -17,24 +17,57 @@ struct CatCommand: ParsableCommand {
         index.json.minisig beside it with one of the keys and not be expired (a pack file alone is \
         refused: it carries no signature).
 
+        With --index URL, the GIF comes from a disk cache (--cache) or is fetched alone: one range \
+        request for exactly its frame, checked the same way, then kept in the cache (at most \
+        --cache-limit bytes, least recently used GIFs evicted). The index is kept there too and \
+        revalidated with If-None-Match. An exercise without a GIF makes no GIF request.
+
         Examples:
           gifpack cat dist/index.json 0001 > 0001.gif
           gifpack cat dist/packs/all-v3-1a2b3c4d.tar.zst 0001 > 0001.gif
           gifpack cat dist/index.json 0001 --trusted-key gifpack.pub > 0001.gif
+          gifpack cat --index https://cdn.example.com/gifpack/index.json 0001 > 0001.gif
 
         Exit status: 0 written, 1 unknown exercise, no GIF or a refused pack, 2 bad arguments.
         """
     )
 
-    @Argument(help: "A local index.json or a .tar.zst pack file.")
-    var source: String
+    @Option(help: "An index (http(s) URL or local path) to find the GIF through; then give only the exercise id.")
+    var index: String?
 
-    @Argument(help: "The exercise id.")
-    var id: String
+    @Option(help: "With --index URL: the GIF cache directory (default $XDG_CACHE_HOME/gifpack/gifs, else ~/.cache/gifpack/gifs).")
+    var cache: String?
 
     @OptionGroup var trust: TrustOptions
 
-    func run() throws {
+    @Option(help: "With --index URL: most bytes of GIFs the cache keeps.")
+    var cacheLimit: Int64 = 64 << 20
+
+    @Argument(help: "A local index.json or a .tar.zst pack file, then the exercise id (with --index: the exercise id alone).")
+    var operands: [String] = []
+
+    private var source: String { operands.first ?? "" }
+    private var id: String { operands.last ?? "" }
+
+    func validate() throws {
+        let wanted = index == nil ? 2 : 1
+        guard operands.count == wanted else {
+            throw ValidationError(index == nil ? "expected a source (index.json or pack) and an exercise id"
+                                               : "with --index, expected the exercise id alone")
+        }
+        guard cacheLimit >= 0 else { throw ValidationError("--cache-limit must not be negative") }
+        // The lazy cache reads frames by range and does not check index signatures: refuse rather
+        // than let a trusted-key run fetch through an index nobody verified.
+        if index != nil, !trust.trustedKeys.isEmpty {
+            throw ValidationError("--trusted-key cannot be combined with --index: the on-demand cache does not verify signed indexes; install the packs with `gifpack install --trusted-key` instead")
+        }
+    }
+
+    func run() async throws {
+        if let index {
+            try await lazyGIF(index: index)
+            return
+        }
         let isPack: Bool
         do { isPack = try Self.startsWithZstdMagic(source) } catch {
             Terminal.error("gifpack: \(error)")
@@ -53,6 +86,27 @@ struct CatCommand: ParsableCommand {
             throw ExitCode(1)
         }
         FileHandle.standardOutput.write(Data(bytes))
+    }
+
+    /// Through an index: from the lazy GIF cache (a URL) or read in place (a local path).
+    private func lazyGIF(index: String) async throws {
+        let cache = LazyGIFCache(directory: self.cache ?? Self.defaultCacheDirectory(), indexURL: index, byteLimit: cacheLimit)
+        let result: LazyGIF
+        do { result = try await cache.gif(forExercise: id) } catch {
+            Terminal.error("gifpack: \(error)")
+            throw ExitCode(1)
+        }
+        guard case .gif(let bytes, _) = result else {
+            Terminal.error("gifpack: \(PackClientError.noGIF(exercise: id))")
+            throw ExitCode(1)
+        }
+        FileHandle.standardOutput.write(Data(bytes))
+    }
+
+    static func defaultCacheDirectory() -> String {
+        let environment = ProcessInfo.processInfo.environment
+        if let base = environment["XDG_CACHE_HOME"], base.hasPrefix("/") { return "\(base)/gifpack/gifs" }
+        return "\(environment["HOME"] ?? NSTemporaryDirectory())/.cache/gifpack/gifs"
     }
 
     /// True when the file starts with the zstd magic number. Only a regular file is opened for

@@ -21,6 +21,12 @@ struct InstallCommand: AsyncParsableCommand {
         lower than the installed generation's; otherwise nothing is downloaded and the refusal names \
         its reason (unsigned, malformed-signature, unknown-key, bad-signature, expired, rollback).
 
+        Upgrades from a URL are sparse: with a generation installed, only the new pack's catalog \
+        frame and the frames of GIFs the cache lacks are fetched, with single-range requests (at \
+        most 3 at once), each frame checked like a whole download's. The whole pack is downloaded \
+        when the server ignores Range, when the ranges would cost more, or on a first install \
+        (--no-sparse: always). The report says which way each pack came and the bytes it took.
+
         Layouts: by-id puts <cache>/<exerciseId>.gif (exercises sharing a GIF share one file \
         through hard links); by-hash puts <cache>/gifs/<sha256>.gif plus <cache>/index-by-id.json. \
         Either way <cache>/gifpack-manifest.json records the installed packs and versions.
@@ -55,10 +61,14 @@ struct InstallCommand: AsyncParsableCommand {
 
     @OptionGroup var trust: TrustOptions
 
+    @Flag(help: "Always download whole packs (no sparse upgrade by range requests).")
+    var noSparse = false
+
     func run() async throws {
         var installer = PackInstaller(cacheDirectory: cache, layout: layout)
         installer.keepDownloads = keepDownloads
         installer.trust = try trust.load()
+        installer.sparseUpgrades.isEnabled = !noSparse
         let report: InstallReport
         do {
             report = try await installer.install(from: PackIndexSource(index), packs: packs.isEmpty ? nil : packs)
@@ -80,6 +90,22 @@ struct InstallCommand: AsyncParsableCommand {
             + "\(report.changed.count) changed, \(report.removed.count) removed")
         Terminal.output("gifs: \(report.gifsWritten) written (\(report.bytesWritten) bytes), \(report.gifsReused) unchanged kept, "
             + "\(report.linksCreated) shared by hard link; downloaded \(report.bytesDownloaded) bytes")
+        for fetch in report.fetches { Terminal.output(Self.describe(fetch)) }
         Terminal.output("ok: generation \(report.generation)")
+    }
+
+    /// One line per pack: which path it took, the bytes fetched and what the whole pack costs.
+    static func describe(_ fetch: PackFetchSummary) -> String {
+        let head = "fetch \(fetch.pack) v\(fetch.version): "
+        switch fetch.method {
+        case .sparse:
+            return head + "sparse, \(fetch.framesFetched ?? 0) GIF frames and the catalog in \(fetch.requests ?? 0) range requests, "
+                + "\(fetch.bytesFetched) bytes (whole pack: \(fetch.wholePackBytes) bytes)"
+        case .wholePack:
+            return head + "whole pack, \(fetch.bytesFetched) bytes downloaded (pack: \(fetch.wholePackBytes) bytes)"
+                + (fetch.fallbackReason.map { "; not sparse: \($0)" } ?? "")
+        case .local:
+            return head + "read in place (\(fetch.wholePackBytes) bytes)"
+        }
     }
 }

@@ -2,9 +2,10 @@ import Foundation
 import Glibc
 
 /// A tiny loopback HTTP/1.1 file server for the client tests: serves files under `root` for GET,
-/// honours `Range: bytes=N-` with `206 Partial Content`, and can misbehave on purpose — cut a
-/// response short after N body bytes (the full `Content-Length` is announced, then the
-/// connection closes, as a dropped download looks to curl) or ignore Range headers (answer 200).
+/// honours `Range: bytes=N-` and `Range: bytes=N-M` with `206 Partial Content`, and can misbehave
+/// on purpose — cut a response short after N body bytes (the full `Content-Length` is announced,
+/// then the connection closes, as a dropped download looks to curl), ignore Range headers (answer
+/// 200), or answer a range with the right length but a `Content-Range` one byte off.
 ///
 /// One thread accepts (woken through a pipe to stop) and each connection is served on its own
 /// thread with `Connection: close`. Every request's path and Range header are recorded.
@@ -30,6 +31,7 @@ final class ClientStaticFileServer: @unchecked Sendable {
     private var recorded: [Request] = []
     private var cuts: [String: (bytes: Int, times: Int)] = [:]
     private var rangeIgnored: Set<String> = []
+    private var rangeShifted: Set<String> = []
     private var stopped = false
     private let finished = DispatchSemaphore(value: 0)
 
@@ -86,6 +88,11 @@ final class ClientStaticFileServer: @unchecked Sendable {
         lock.withLock { _ = rangeIgnored.insert(path) }
     }
 
+    /// Range answers for `path` carry bytes and a `Content-Range` one byte further than asked.
+    func shiftRanges(path: String) {
+        lock.withLock { _ = rangeShifted.insert(path) }
+    }
+
     /// Stops accepting and waits for the accept thread to end. Safe to call twice.
     func stop() {
         let first = lock.withLock { () -> Bool in
@@ -129,31 +136,41 @@ final class ClientStaticFileServer: @unchecked Sendable {
         let path = String(parts[1])
         let range = lines.dropFirst().first { $0.lowercased().hasPrefix("range:") }
             .map { $0.dropFirst("range:".count).trimmingCharacters(in: .whitespaces) }
-        let (cut, ignoreRange) = lock.withLock { () -> (Int?, Bool) in
+        let (cut, ignoreRange, shift) = lock.withLock { () -> (Int?, Bool, Bool) in
             recorded.append(Request(path: path, range: range))
             var cut: Int?
             if let entry = cuts[path], entry.times > 0 {
                 cut = entry.bytes
                 cuts[path] = (entry.bytes, entry.times - 1)
             }
-            return (cut, rangeIgnored.contains(path))
+            return (cut, rangeIgnored.contains(path), rangeShifted.contains(path))
         }
         guard !path.contains(".."), let data = FileManager.default.contents(atPath: root + path) else {
             return respond(client, status: "404 Not Found", body: Array("not found\n".utf8))
         }
         let bytes = [UInt8](data)
         var start = 0
-        if let range, !ignoreRange, range.hasPrefix("bytes="), range.hasSuffix("-"),
-           let from = Int(range.dropFirst("bytes=".count).dropLast()) {
-            guard from < bytes.count else {
-                return respond(client, status: "416 Range Not Satisfiable", body: [],
-                               headers: ["Content-Range: bytes */\(bytes.count)"])
+        var end = bytes.count - 1
+        var partial = false
+        if let range, !ignoreRange, range.hasPrefix("bytes=") {
+            let bounds = range.dropFirst("bytes=".count).split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+            if bounds.count == 2, let from = Int(bounds[0]) {
+                guard from < bytes.count else {
+                    return respond(client, status: "416 Range Not Satisfiable", body: [],
+                                   headers: ["Content-Range: bytes */\(bytes.count)"])
+                }
+                start = from
+                if let to = Int(bounds[1]) { end = min(to, bytes.count - 1) }
+                if shift, end + 1 < bytes.count {
+                    start += 1
+                    end += 1
+                }
+                partial = start > 0 || end < bytes.count - 1 || !bounds[1].isEmpty
             }
-            start = from
         }
-        let body = Array(bytes[start...])
-        let status = start > 0 ? "206 Partial Content" : "200 OK"
-        let extra = start > 0 ? ["Content-Range: bytes \(start)-\(bytes.count - 1)/\(bytes.count)"] : []
+        let body = Array(bytes[start...end])
+        let status = partial ? "206 Partial Content" : "200 OK"
+        let extra = partial ? ["Content-Range: bytes \(start)-\(end)/\(bytes.count)"] : []
         respond(client, status: status, body: body, headers: extra + ["Accept-Ranges: bytes"], cutAfter: cut)
     }
 

@@ -224,7 +224,8 @@ final class CurlMultiLoop: @unchecked Sendable {
     }
 
     private func outcome(of transfer: Transfer, easy: UnsafeMutableRawPointer, code: CURLcode) -> Result<TransferOutcome, HTTPError> {
-        guard code == CURLE_OK, transfer.callbackFailure == nil else {
+        let stoppedAtHead = transfer.stoppedAtHead && code == CURLE_WRITE_ERROR
+        guard code == CURLE_OK || stoppedAtHead, transfer.callbackFailure == nil else {
             var length: curl_off_t = -1
             _ = gp_easy_getinfo_off(easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length)
             return .failure(CurlErrorMapping.error(for: code, transfer: transfer, expectedLength: length >= 0 ? Int64(length) : nil))

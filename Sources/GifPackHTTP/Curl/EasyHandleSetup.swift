@@ -38,7 +38,11 @@ enum EasyHandleSetup {
         if request.acceptCompressedBody {
             codes.append(gp_easy_setopt_string(easy, CURLOPT_ACCEPT_ENCODING, ""))
         }
-        if let offset = request.resumeFrom, offset > 0 {
+        if let range = request.byteRange {
+            // No CURLOPT_MAXFILESIZE here: a 200 announcing the whole file would fail on its
+            // Content-Length before its head could be handed back; the sink's cap still holds.
+            codes.append(gp_easy_setopt_string(easy, CURLOPT_RANGE, "\(range.lowerBound)-\(range.upperBound)"))
+        } else if let offset = request.resumeFrom, offset > 0 {
             codes.append(gp_easy_setopt_off(easy, CURLOPT_RESUME_FROM_LARGE, curl_off_t(offset)))
         } else {
             // An early refusal when Content-Length already exceeds the cap; the write callback

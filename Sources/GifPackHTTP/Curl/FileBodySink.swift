@@ -4,26 +4,31 @@ import GifPackSystem
 
 /// Streams a body into a file as it arrives, hashing it (SHA-256) and keeping its first bytes.
 ///
-/// The file is created or truncated, or appended to when `append` is set (resumed downloads).
+/// The file is created or truncated, or appended to when `append` is set (resumed downloads), or
+/// written in place from `offset` on without truncating anything (range requests filling a
+/// sparse file).
 /// The cap is checked before each chunk is written: the chunk that would cross it is not written,
 /// so the file never holds more than `maxBytes` bytes of this request.
 final class FileBodySink: BodySink, @unchecked Sendable {
     let path: String
     let maxBytes: Int64
     let append: Bool
+    /// Where the body goes in the file when it is written in place; nil: truncate or append.
+    let offset: Int64?
     private var descriptor: Int32 = -1
     private var hasher = SHA256()
     private(set) var bytesWritten: Int64 = 0
     private(set) var prefix: [UInt8] = []
 
-    init(path: String, maxBytes: Int64, append: Bool) {
+    init(path: String, maxBytes: Int64, append: Bool, offset: Int64? = nil) {
         self.path = path
         self.maxBytes = maxBytes
         self.append = append
+        self.offset = offset
     }
 
     func open() throws(HTTPError) {
-        let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC)
+        let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (offset != nil ? 0 : append ? O_APPEND : O_TRUNC)
         var fd: Int32
         repeat { fd = Glibc.open(path, flags, 0o644) } while fd < 0 && errno == EINTR
         guard fd >= 0 else { throw .fileError(path: path, errno: errno) }
@@ -32,8 +37,16 @@ final class FileBodySink: BodySink, @unchecked Sendable {
 
     func write(_ chunk: UnsafeRawBufferPointer) -> HTTPError? {
         guard bytesWritten + Int64(chunk.count) <= maxBytes else { return .bodyTooLarge(limit: maxBytes) }
-        guard !chunk.isEmpty else { return nil }
-        do { try POSIXIO.writeAll(descriptor, chunk) } catch { return .fileError(path: path, errno: error.code) }
+        guard let base = chunk.baseAddress, !chunk.isEmpty else { return nil }
+        do {
+            if let start = self.offset {
+                // A range of a sparse file: each piece lands at its own place.
+                let origin = off_t(start + bytesWritten)
+                try POSIXIO.writeAll(chunk) { pointer, count in pwrite(descriptor, pointer, count, origin + off_t(pointer - base)) }
+            } else {
+                try POSIXIO.writeAll(descriptor, chunk)
+            }
+        } catch { return .fileError(path: path, errno: error.code) }
         hasher.update(bufferPointer: chunk)
         if prefix.count < HTTPDownload.prefixLength {
             prefix.append(contentsOf: chunk.prefix(HTTPDownload.prefixLength - prefix.count))

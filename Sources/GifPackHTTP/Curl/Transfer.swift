@@ -38,6 +38,9 @@ final class Transfer: @unchecked Sendable {
     /// The response is a redirect the client follows: its body is read and dropped.
     var discardsBody = false
     private var discardedBytes: Int64 = 0
+    /// A range request got a final answer other than 206: the transfer was stopped at its head on
+    /// purpose and counts as a response without a body.
+    var stoppedAtHead = false
     /// A failure decided in a callback (cap hit, disk error); it explains curl's CURLE_WRITE_ERROR.
     var callbackFailure: HTTPError?
 
@@ -109,6 +112,11 @@ final class Transfer: @unchecked Sendable {
         head.consume(line)
         if head.headEnded && !head.bodyStarted {
             discardsBody = RedirectPolicy.follows(status: head.status, headers: head.headers, request: request)
+            if request.byteRange != nil, !discardsBody, head.status >= 200, head.status != 206 {
+                // Returning less than the line's length makes curl stop with CURLE_WRITE_ERROR.
+                stoppedAtHead = true
+                return 0
+            }
         }
         return line.count
     }

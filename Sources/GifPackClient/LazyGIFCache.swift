@@ -1,0 +1,298 @@
+import Foundation
+import GifPackFormat
+import GifPackHTTP
+
+/// One exercise's GIF on demand: from a bounded disk cache, or fetched alone with one range request.
+///
+/// For an app that shows an exercise before (or instead of) installing whole packs.
+/// ``gif(forExercise:)`` looks the exercise up in the index and:
+///
+/// - answers ``LazyGIF/noGIF`` for an exercise listed without a GIF (show a placeholder) — no
+///   request beyond keeping the index fresh;
+/// - returns the GIF from `<directory>/gifs/<sha256>.gif` when stored (size and SHA-256 checked
+///   on every read); GIFs are stored by hash, so an exercise whose GIF moved to a hash already
+///   stored costs nothing;
+/// - otherwise fetches exactly the GIF's zstd frame from the pack with one single-range request
+///   (`Range: bytes=<frameOffset>-<end>`), checks the answer (`206`, the `Content-Range` asked for,
+///   the pack's size from the index), decompresses it with an install's checks (tar header,
+///   decompression cap, SHA-256) and stores it.
+///
+/// The index is stored in the directory with its URL and `ETag` and revalidated with `If-None-Match`
+/// once it is older than ``indexMaxAge`` (a `304` costs no body); if the server cannot be reached
+/// the stored index is used. A range answer that shows the index is out of date (a `416`, a
+/// different pack size, a `404`) reloads the index and tries once more. A server that ignores `Range`
+/// (answers `200`) is refused: install the pack instead (``PackInstaller``).
+///
+/// The cache holds at most ``byteLimit`` bytes of GIFs, evicting the least recently used (use
+/// times are the files' mtimes, so they survive the process). It is safe for concurrent callers and
+/// for several processes sharing the directory: files appear only by `rename(2)` of a verified
+/// temporary file, and renames and evictions happen under an exclusive `flock` on
+/// `<directory>/lock` (see ``LazyGIFStore``). Failures leave the cache as it was. Disk work runs
+/// on dedicated threads.
+///
+/// ```swift
+/// let gifs = LazyGIFCache(directory: cachesURL.appendingPathComponent("gif-cache").path,
+///                         indexURL: "https://cdn.example.com/gifpack/index.json", byteLimit: 50 << 20)
+/// switch try await gifs.gif(forExercise: "0001") {
+/// case .gif(let bytes, _): show(bytes)
+/// case .noGIF: showPlaceholder()
+/// }
+/// ```
+public final class LazyGIFCache: Sendable {
+    /// Where the index and the GIFs are kept.
+    public let directory: String
+    /// The index: an http(s) URL (a local path works too: its packs are read in place, nothing is stored).
+    public let source: PackIndexSource
+    /// Most bytes of GIFs kept on disk.
+    public let byteLimit: Int64
+    /// How long a stored index is used before it is revalidated (`If-None-Match`).
+    public let indexMaxAge: Duration
+    public let limits: PackLimits
+    /// Transfer attempts per request (a dropped range request is made again).
+    public let attempts: Int
+    public let timeouts: HTTPTimeouts
+    private let client: HTTPClient?
+    private let store: LazyGIFStore
+    /// The decoded index of the stored file, so it is parsed once per version.
+    private let memo = LockedIndexMemo()
+
+    /// `client` is used for every request; without one each call makes a short-lived client.
+    public init(directory: String, indexURL: String, byteLimit: Int64 = 64 << 20, indexMaxAge: Duration = .seconds(300),
+                client: HTTPClient? = nil, limits: PackLimits = .standard, attempts: Int = 3,
+                timeouts: HTTPTimeouts = HTTPTimeouts()) {
+        self.directory = PathText.trimmingTrailingSlashes(directory)
+        self.source = PackIndexSource(indexURL)
+        self.byteLimit = byteLimit
+        self.indexMaxAge = indexMaxAge
+        self.client = client
+        self.limits = limits
+        self.attempts = max(1, attempts)
+        self.timeouts = timeouts
+        self.store = LazyGIFStore(directory: self.directory)
+    }
+
+    /// The GIF of exercise `id`, or ``LazyGIF/noGIF``. Throws
+    /// ``PackClientError/unknownExercise(_:)`` when no pack lists it.
+    public func gif(forExercise id: String) async throws(PackClientError) -> LazyGIF {
+        if case .file = source.location { return try await localGIF(id) }
+        let http = try makeClient()
+        defer { if client == nil { http.shutdown() } }
+        var index = try await currentIndex(client: http, forceRevalidation: false)
+        var reloaded = false
+        while true {
+            guard let pack = index.packs.first(where: { $0.exercises.contains { $0.id == id } }) else {
+                throw .unknownExercise(id)
+            }
+            guard let hash = pack.exercises.first(where: { $0.id == id })?.gif else { return .noGIF }
+            if let problem = PackDescriptionCheck.problems(in: pack, limits: limits).first { throw .rejected(problem) }
+            guard let entry = pack.gifs.first(where: { $0.sha256 == hash }) else {
+                throw .rejected(PackRejection(.missingEntry, pack: pack.name, entry: id, detail: "its GIF is not among the pack's GIFs"))
+            }
+            let store = self.store
+            try await BlockingWork.run("gifpack.lazy-prepare") { () throws(PackClientError) in try store.prepare() }
+            let cached = await BlockingWork.result("gifpack.lazy-read") { () throws(PackClientError) -> [UInt8]? in
+                store.readGIF(sha256: hash, size: entry.location.size)
+            }
+            if case .success(let bytes?) = cached { return .gif(bytes: bytes, fromCache: true) }
+            do {
+                return .gif(bytes: try await fetch(entry, of: pack, client: http), fromCache: false)
+            } catch let error as IndexOutOfDate {
+                // The pack on the server is not the one the index names: load the index again, once.
+                guard !reloaded else { throw error.underlying }
+                reloaded = true
+                let fresh = try await currentIndex(client: http, forceRevalidation: true)
+                guard fresh != index else { throw error.underlying }
+                index = fresh
+            } catch let error as PackClientError {
+                throw error
+            } catch {
+                throw .unreadable(location: directory, detail: "\(error)")
+            }
+        }
+    }
+
+    /// The index, revalidated when the stored copy is older than ``indexMaxAge`` (or always with
+    /// `forceRevalidation`).
+    public func index(forceRevalidation: Bool = false) async throws(PackClientError) -> PackIndex {
+        if case .file = source.location { return try await source.load(client: nil, limits: limits) }
+        let http = try makeClient()
+        defer { if client == nil { http.shutdown() } }
+        return try await currentIndex(client: http, forceRevalidation: forceRevalidation)
+    }
+
+    /// Bytes of GIFs stored now.
+    public func storedBytes() async -> Int64 {
+        let store = self.store
+        return (try? await BlockingWork.run("gifpack.lazy-size") { () throws(PackClientError) -> Int64 in store.storedBytes() }) ?? 0
+    }
+
+    // MARK: Index
+
+    private func currentIndex(client http: HTTPClient, forceRevalidation: Bool) async throws(PackClientError) -> PackIndex {
+        guard case .url(let url) = source.location else { return try await source.load(client: nil, limits: limits) }
+        let store = self.store
+        let maxBytes = limits.maxIndexBytes
+        let stored = try await BlockingWork.run("gifpack.lazy-index") { () throws(PackClientError) -> LazyGIFStore.StoredIndex? in
+            try store.prepare()
+            return store.readIndex(url: url, maxBytes: maxBytes)
+        }
+        let storedIndex = stored.flatMap { memo.decode($0, limits: limits) }
+        let age = Int(Date().timeIntervalSince1970) - (stored?.validatedAt ?? 0)
+        if let storedIndex, !forceRevalidation, Duration.seconds(max(0, age)) < indexMaxAge { return storedIndex }
+
+        var request = HTTPRequest(url: url, timeouts: timeouts, acceptCompressedBody: true)
+        request.followRedirects = true
+        if storedIndex != nil, let etag = stored?.etag { request.headers.append(name: "If-None-Match", value: etag) }
+        let response: HTTPDataResponse
+        do { response = try await http.data(request, maxBytes: maxBytes) } catch {
+            // Offline: the stored index still names the GIFs stored.
+            if let storedIndex { return storedIndex }
+            throw .transfer(url: url, error)
+        }
+        if response.head.status == 304, let storedIndex {
+            _ = await BlockingWork.result("gifpack.lazy-index") { () throws(PackClientError) in store.touchIndex() }
+            return storedIndex
+        }
+        guard response.head.status == 200 else {
+            throw .unreadable(location: url, detail: "HTTP status \(response.head.status)")
+        }
+        let json = Data(response.body)
+        // The same decoding and index rules as every other index load.
+        let index = try PackIndexSource.decode(json, limits: limits)
+        let etag = response.head.headers["etag"]
+        try await BlockingWork.run("gifpack.lazy-index") { () throws(PackClientError) in
+            try store.writeIndex(json, url: url, etag: etag)
+        }
+        return index
+    }
+
+    // MARK: GIFs
+
+    /// A range answer showing that the server's pack is not the index's.
+    private struct IndexOutOfDate: Error {
+        let underlying: PackClientError
+    }
+
+    /// Fetches the GIF's frame, checks it, stores the GIF and returns it.
+    private func fetch(_ entry: GIFEntry, of pack: PackDescription, client http: HTTPClient) async throws -> [UInt8] {
+        guard case .url(let url) = try source.packLocation(for: pack) else {
+            throw PackClientError.unreadable(location: source.description, detail: "not a remote index")
+        }
+        let location = entry.location
+        let asked = location.frameOffset...(location.frameOffset + location.frameLength - 1)
+        let store = self.store
+        let frameFile = store.temporaryFile("frame")
+        defer { FileOps.remove(frameFile) }
+        var request = HTTPRequest(url: url, timeouts: timeouts)
+        request.followRedirects = true
+        request.byteRange = asked
+        var lastError = PackClientError.transfer(url: url, .cancelled)
+        for _ in 0..<attempts {
+            let download: HTTPDownload
+            do { download = try await http.download(request, to: frameFile, maxBytes: location.frameLength) } catch {
+                lastError = .transfer(url: url, error)
+                switch error {
+                case .truncated, .connectionReset, .timedOut, .connectFailed: continue
+                default: throw lastError
+                }
+            }
+            switch RangeAnswer.judge(download.head, bodyBytes: download.bytesWritten, asked: asked, pack: pack, url: url, etag: nil) {
+            case .partial:
+                return try await decodeAndStore(entry, pack: pack, frameFile: frameFile)
+            case .rangeIgnored:
+                throw PackClientError.unreadable(location: url, detail: "the server ignores Range requests (it answered 200): "
+                    + "a single GIF cannot be fetched from it; install the pack instead")
+            case .refused(let error):
+                if [206, 404, 410, 412, 416].contains(download.head.status) {
+                    throw IndexOutOfDate(underlying: error)
+                }
+                throw error
+            }
+        }
+        throw lastError
+    }
+
+    /// Decompresses the frame (the file holds just it) with every check into a temporary GIF,
+    /// then renames it into the cache and trims the cache.
+    private func decodeAndStore(_ entry: GIFEntry, pack: PackDescription, frameFile: String) async throws(PackClientError) -> [UInt8] {
+        let store = self.store
+        let byteLimit = self.byteLimit
+        return try await BlockingWork.run("gifpack.lazy-store") { () throws(PackClientError) -> [UInt8] in
+            let reader: PackFrameReader
+            do throws(PackReadError) { reader = try PackFrameReader(path: frameFile) } catch {
+                throw EntryReading.translate(error, pack: pack.name, entry: frameFile, readerPath: frameFile)
+            }
+            var alone = entry.location
+            alone.frameOffset = 0
+            let temporary = store.temporaryFile("gif")
+            do throws(PackClientError) {
+                let file = try FileOps.client { () throws(FileSystemError) in try NewFile(path: temporary) }
+                var bytes: [UInt8] = []
+                bytes.reserveCapacity(Int(max(0, entry.location.size)))
+                try IndexedEntry.read(alone, sha256: entry.sha256, isGIF: true, pack: SafePath.printable(pack.name),
+                                      reader: reader) { chunk in bytes.append(contentsOf: chunk) }
+                let written: Result<Void, PackClientError> = bytes.withUnsafeBytes { buffer in
+                    Result { () throws(PackClientError) in try FileOps.client { () throws(FileSystemError) in try file.append(buffer) } }
+                }
+                try written.get()
+                try FileOps.client { () throws(FileSystemError) in try file.finish(sync: false) }
+                if Int64(bytes.count) <= byteLimit {
+                    try store.storeGIF(temporary, sha256: entry.sha256, byteLimit: byteLimit)
+                } else {
+                    FileOps.remove(temporary)
+                }
+                return bytes
+            } catch {
+                FileOps.remove(temporary)
+                throw error
+            }
+        }
+    }
+
+    /// A local index: the GIF read in place from its pack file.
+    private func localGIF(_ id: String) async throws(PackClientError) -> LazyGIF {
+        let index = try await source.load(client: nil, limits: limits)
+        guard let pack = index.packs.first(where: { $0.exercises.contains { $0.id == id } }) else { throw .unknownExercise(id) }
+        guard pack.exercises.first(where: { $0.id == id })?.gif != nil else { return .noGIF }
+        guard case .file(let path) = try source.packLocation(for: pack) else { throw .unknownExercise(id) }
+        let limits = self.limits
+        let bytes = try await BlockingWork.run("gifpack.lazy-local") { () throws(PackClientError) -> [UInt8] in
+            try PackEntryReader(path: path, pack: pack, limits: limits).gif(forExercise: id)
+        }
+        return .gif(bytes: bytes, fromCache: false)
+    }
+
+    private func makeClient() throws(PackClientError) -> HTTPClient {
+        if let client { return client }
+        do { return try HTTPClient(maxConnections: 2) } catch { throw .transfer(url: source.description, error) }
+    }
+}
+
+/// What ``LazyGIFCache/gif(forExercise:)`` found.
+///
+/// ```swift
+/// if case .gif(let bytes, let fromCache) = try await cache.gif(forExercise: "0001") { … }
+/// ```
+public enum LazyGIF: Sendable, Equatable {
+    /// The verified GIF; `fromCache` is false when it was fetched for this call.
+    case gif(bytes: [UInt8], fromCache: Bool)
+    /// The exercise has no GIF: show a placeholder.
+    case noGIF
+}
+
+/// The last decoded stored index, keyed by its bytes, shared by a cache's callers.
+final class LockedIndexMemo: @unchecked Sendable {
+    private let lock = NSLock()
+    private var json = Data()
+    private var index: PackIndex?
+
+    func decode(_ stored: LazyGIFStore.StoredIndex, limits: PackLimits) -> PackIndex? {
+        if let hit = lock.withLock({ json == stored.json ? index : nil }) { return hit }
+        guard let decoded = try? PackIndexSource.decode(stored.json, limits: limits) else { return nil }
+        lock.withLock {
+            json = stored.json
+            index = decoded
+        }
+        return decoded
+    }
+}

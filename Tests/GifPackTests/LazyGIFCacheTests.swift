@@ -1,0 +1,223 @@
+import Foundation
+import GifPackSystem
+@testable import GifPack
+import GifPackClient
+import Testing
+
+@Suite("Client: one GIF on demand from a bounded disk cache, against nginx", .serialized)
+struct LazyGIFCacheTests {
+    /// Ids of exercises with distinct GIFs, in id order.
+    static func distinctGIFs(_ dists: UpgradeDist) -> [String] {
+        var seen = Set<[UInt8]>()
+        return dists.ids.filter { id in
+            let bytes = dists.served(id)
+            return !bytes.isEmpty && seen.insert(bytes).inserted
+        }
+    }
+
+    @Test func aGIFIsOneRangeRequestForItsFrameThenComesFromDiskAndCatUsesTheCache() async throws {
+        let dists = try await UpgradeDist.make(count: 20, noGIF: [5])
+        let noGIF = dists.ids[5]
+        defer { dists.server.stop() }
+        try dists.publish()
+        let nginx = try await NginxServer.start(root: dists.site)
+        defer { nginx.stop() }
+        let url = nginx.baseURL + "/index.json"
+        let directory = dists.workspace.file("lazy")
+        let pack = try #require(try dists.index().packs.first)
+        let id = try #require(Self.distinctGIFs(dists).first { $0 != noGIF })
+        let frame = try #require(pack.gifEntry(forExercise: id)).location
+        let cache = LazyGIFCache(directory: directory, indexURL: url)
+
+        var mark = try await nginx.mark()
+        #expect(try await cache.gif(forExercise: id) == .gif(bytes: dists.served(id), fromCache: false))
+        var lines = try await nginx.log(since: mark)
+        #expect(lines.map(\.path) == ["/index.json", "/\(pack.file)"], "\(lines)")
+        #expect(lines.last?.status == 206 && lines.last?.range == "bytes=\(frame.frameOffset)-\(frame.frameOffset + frame.frameLength - 1)")
+        #expect(lines.last?.bodyBytes == frame.frameLength)
+
+        // Again, from this cache, another cache on the same directory, and a no-GIF exercise: no request.
+        mark = try await nginx.mark()
+        #expect(try await cache.gif(forExercise: id) == .gif(bytes: dists.served(id), fromCache: true))
+        #expect(try await LazyGIFCache(directory: directory, indexURL: url).gif(forExercise: id) == .gif(bytes: dists.served(id), fromCache: true))
+        #expect(pack.exercises.first { $0.id == noGIF }?.gif == .some(nil))
+        #expect(try await cache.gif(forExercise: noGIF) == .noGIF)
+        await #expect(throws: PackClientError.unknownExercise("nope")) { _ = try await cache.gif(forExercise: "nope") }
+        #expect(try await nginx.log(since: mark).isEmpty)
+
+        // gifpack cat --index URL: one range request for a GIF not cached yet, none for one cached.
+        let other = try #require(Self.distinctGIFs(dists).first { $0 != id && $0 != noGIF })
+        let otherFrame = try #require(pack.gifEntry(forExercise: other)).location
+        mark = try await nginx.mark()
+        let cat = try await gifpackOffThePool(["cat", "--index", url, "--cache", directory, other])
+        #expect(cat.status == 0, "\(cat.error)")
+        #expect(cat.output == dists.served(other))
+        lines = try await nginx.log(since: mark)
+        #expect(lines.map(\.path) == ["/\(pack.file)"] && lines.first?.range == "bytes=\(otherFrame.frameOffset)-\(otherFrame.frameOffset + otherFrame.frameLength - 1)", "\(lines)")
+        let cached = try await gifpackOffThePool(["cat", "--index", url, "--cache", directory, id])
+        #expect(cached.output == dists.served(id))
+        let placeholder = try await gifpackOffThePool(["cat", "--index", url, "--cache", directory, noGIF])
+        #expect(placeholder.status == 1 && placeholder.output.isEmpty && placeholder.error.contains("no GIF"))
+        #expect(try await nginx.log(since: mark).count == 1)
+        // A local index still works with --index, and without it.
+        let local = try await gifpackOffThePool(["cat", "--index", "\(dists.site)/index.json", id])
+        #expect(local.status == 0 && local.output == dists.served(id))
+    }
+
+    @Test func theIndexIsRevalidatedWithIfNoneMatchAndAGIFThatMovedToAStoredHashCostsNothing() async throws {
+        let dists = try await UpgradeDist.make(count: 20)
+        defer { dists.server.stop() }
+        try dists.publish()
+        let nginx = try await NginxServer.start(root: dists.site)
+        defer { nginx.stop() }
+        let url = nginx.baseURL + "/index.json"
+        let cache = LazyGIFCache(directory: dists.workspace.file("fresh"), indexURL: url, indexMaxAge: .zero)
+        let distinct = Self.distinctGIFs(dists)
+        let (a, b) = (distinct[2], distinct[3])
+        #expect(try await cache.gif(forExercise: b) == .gif(bytes: dists.served(b), fromCache: false))
+
+        var mark = try await nginx.mark()
+        #expect(try await cache.gif(forExercise: b) == .gif(bytes: dists.served(b), fromCache: true))
+        var lines = try await nginx.log(since: mark)
+        #expect(lines.count == 1 && lines.first?.path == "/index.json" && lines.first?.status == 304 && lines.first?.ifNoneMatch != nil, "\(lines)")
+
+        // v2: exercise a now shows b's GIF, already stored: the new index, and no GIF bytes.
+        dists.server.replaceGIF(id: a, with: dists.served(b))
+        try await dists.build()
+        try dists.publish()
+        mark = try await nginx.mark()
+        #expect(try await cache.gif(forExercise: a) == .gif(bytes: dists.served(b), fromCache: true))
+        lines = try await nginx.log(since: mark)
+        #expect(lines.map(\.path) == ["/index.json"] && lines.first?.status == 200, "\(lines)")
+    }
+
+    @Test func theCacheKeepsItsByteLimitEvictingTheLeastRecentlyUsed() async throws {
+        let dists = try await UpgradeDist.make(count: 20)
+        defer { dists.server.stop() }
+        try dists.publish()
+        let nginx = try await NginxServer.start(root: dists.site)
+        defer { nginx.stop() }
+        let directory = dists.workspace.file("lru")
+        // b is the largest of four, so storing d evicts exactly the least recently used: b.
+        var four = Array(Self.distinctGIFs(dists).prefix(4))
+        let largest = try #require(four.max { dists.served($0).count < dists.served($1).count })
+        four.removeAll { $0 == largest }
+        let (a, b, c, d) = (four[0], largest, four[1], four[2])
+        let limit = Int64(dists.served(a).count + dists.served(b).count + dists.served(c).count)
+        let cache = LazyGIFCache(directory: directory, indexURL: nginx.baseURL + "/index.json", byteLimit: limit)
+
+        for id in [a, b, c] {
+            _ = try await cache.gif(forExercise: id)
+            // File times tick in jiffies: keep each use distinct.
+            try await Task.sleep(for: .milliseconds(30))
+        }
+        #expect(try await cache.gif(forExercise: a) == .gif(bytes: dists.served(a), fromCache: true))
+        try await Task.sleep(for: .milliseconds(30))
+        #expect(try await cache.gif(forExercise: d) == .gif(bytes: dists.served(d), fromCache: false))
+
+        let stored = Set(DirectoryListing.names("\(directory)/gifs"))
+        #expect(stored == Set([a, c, d].map { "\(sha256Hex(dists.served($0))).gif" }))
+        #expect(await cache.storedBytes() <= limit)
+        #expect(try await cache.gif(forExercise: b) == .gif(bytes: dists.served(b), fromCache: false))
+        #expect(await cache.storedBytes() <= limit)
+    }
+
+    @Test func concurrentCallersAndProcessesShareOneBoundedCache() async throws {
+        let dists = try await UpgradeDist.make(count: 24)
+        defer { dists.server.stop() }
+        try dists.publish()
+        let nginx = try await NginxServer.start(root: dists.site)
+        defer { nginx.stop() }
+        let url = nginx.baseURL + "/index.json"
+        let directory = dists.workspace.file("shared")
+        let ids = Self.distinctGIFs(dists)
+        let limit = Int64(ids.prefix(4).reduce(0) { $0 + dists.served($1).count })
+
+        // Three processes at once…
+        let processes = try ids.suffix(3).map { id -> (String, Process, Pipe) in
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: productPath("gifpack"))
+            process.arguments = ["cat", "--index", url, "--cache", directory, "--cache-limit", String(limit), id]
+            let out = Pipe()
+            process.standardOutput = out
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            return (id, process, out)
+        }
+        // …while two caches in this process ask for every GIF, twice, concurrently.
+        let caches = (0..<2).map { _ in LazyGIFCache(directory: directory, indexURL: url, byteLimit: limit) }
+        let results = try await withThrowingTaskGroup(of: (String, LazyGIF).self) { group in
+            for cache in caches {
+                for id in ids + ids.reversed() {
+                    group.addTask { (id, try await cache.gif(forExercise: id)) }
+                }
+            }
+            var all: [(String, LazyGIF)] = []
+            for try await result in group { all.append(result) }
+            return all
+        }
+        for (id, result) in results {
+            guard case .gif(let bytes, _) = result else {
+                Issue.record("\(id): \(result)")
+                continue
+            }
+            #expect(bytes == dists.served(id), "\(id)")
+        }
+        let finished = try await BlockingWork.run {
+            processes.map { id, process, out -> (String, Int32, [UInt8]) in
+                let output = out.fileHandleForReading.readDataToEndOfFile()
+                process.waitUntilExit()
+                return (id, process.terminationStatus, Array(output))
+            }
+        }
+        for (id, status, output) in finished {
+            #expect(status == 0 && output == dists.served(id), "\(id)")
+        }
+        #expect(await caches[0].storedBytes() <= limit)
+        #expect(DirectoryListing.names("\(directory)/tmp").isEmpty)
+        for name in DirectoryListing.names("\(directory)/gifs") {
+            #expect(try sha256Hex(fileBytes("\(directory)/gifs/\(name)")) + ".gif" == name)
+        }
+    }
+
+    @Test func badRangeAnswersAreRefusedAndNothingIsStored() async throws {
+        let dists = try await UpgradeDist.make(count: 12)
+        defer { dists.server.stop() }
+        try dists.publish()
+        let files = try ClientStaticFileServer(root: dists.site)
+        defer { files.stop() }
+        let pack = try #require(try dists.index().packs.first)
+        let id = try #require(Self.distinctGIFs(dists).first)
+        let directory = dists.workspace.file("refusing")
+        let cache = LazyGIFCache(directory: directory, indexURL: files.baseURL + "/index.json")
+
+        files.shiftRanges(path: "/\(pack.file)")
+        await #expect { _ = try await cache.gif(forExercise: id) } throws: { error in
+            "\(error)".contains("not the bytes asked for")
+        }
+        files.ignoreRange(path: "/\(pack.file)")
+        await #expect { _ = try await cache.gif(forExercise: id) } throws: { error in
+            "\(error)".contains("ignores Range")
+        }
+        // The pack on the server is shorter than the index says: the frame's range is past its end.
+        let packPath = "\(dists.site)/\(pack.file)"
+        let good = try fileBytes(packPath)
+        try Data(good.prefix(10)).write(to: URL(fileURLWithPath: packPath))
+        let plain = try ClientStaticFileServer(root: dists.site)
+        defer { plain.stop() }
+        let short = LazyGIFCache(directory: directory, indexURL: plain.baseURL + "/index.json")
+        await #expect { _ = try await short.gif(forExercise: id) } throws: { error in
+            "\(error)".contains("416") && "\(error)".contains("index changed")
+        }
+        try Data(good).write(to: URL(fileURLWithPath: packPath))
+        #expect(DirectoryListing.names("\(directory)/gifs").isEmpty)
+        #expect(DirectoryListing.names("\(directory)/tmp").isEmpty)
+        // A dropped transfer is asked for again.
+        let healthy = try ClientStaticFileServer(root: dists.site)
+        defer { healthy.stop() }
+        healthy.cutShort(path: "/\(pack.file)", afterBytes: 10, times: 1)
+        let retrying = LazyGIFCache(directory: directory, indexURL: healthy.baseURL + "/index.json")
+        #expect(try await retrying.gif(forExercise: id) == .gif(bytes: dists.served(id), fromCache: false))
+        #expect(healthy.requests.filter { $0.path == "/\(pack.file)" }.count == 2)
+    }
+}

@@ -1,0 +1,105 @@
+import ExerciseDBFixture
+import GifPackSystem
+import Foundation
+@testable import GifPack
+import GifPackClient
+import GifPackGIF
+
+/// `gifpack` with these arguments, waited for on a thread of its own: a test must not hold one of
+/// the two cooperative threads while a child process runs.
+func gifpackOffThePool(_ arguments: [String]) async throws -> (status: Int32, output: [UInt8], error: String) {
+    try await BlockingWork.run { try ClientCommandTests.gifpack(arguments) }
+}
+
+extension NginxServer {
+    /// Starts nginx (which waits for it to listen) off the cooperative pool.
+    static func start(root: String, ignoreRanges: Bool = false) async throws -> NginxServer {
+        try await BlockingWork.run { try NginxServer(root: root, ignoreRanges: ignoreRanges) }
+    }
+}
+
+/// A fixture server, builds of it in `workspace/dist`, and a web root `workspace/site` that
+/// receives each build the way a release publishes one: pack files first, `index.json` last.
+///
+/// GIFs are 64 px with 3 to 5 frames (a few KB each), so frames are large next to HTTP headers
+/// and a pack of 100 exercises is about a megabyte.
+///
+/// ```swift
+/// let dists = try await UpgradeDist.make()
+/// try dists.publish()                       // v1 on the site
+/// dists.server.replaceGIF(id: id, with: gif)
+/// try await dists.build(); try dists.publish()   // v2
+/// ```
+struct UpgradeDist {
+    let server: FixtureServer
+    let workspace: TemporaryDirectory
+
+    var dist: String { workspace.file("dist") }
+    var site: String { workspace.file("site") }
+
+    /// Starts the fixture (the exercises at `noGIF` positions of ``ids`` answer 404, so they are
+    /// published without a GIF) and builds v1 into `dist`.
+    static func make(count: Int = 100, noGIF: [Int] = []) async throws -> UpgradeDist {
+        var configuration = FixtureConfiguration()
+        configuration.exerciseCount = count
+        configuration.apiKey = testAPIKey
+        configuration.gifDimension = 64
+        configuration.framesRange = 3...5
+        let server = try FixtureServer(configuration)
+        try server.start()
+        let dists = UpgradeDist(server: server, workspace: try TemporaryDirectory())
+        for position in noGIF { server.setDefaultFault(.status(404), forExercise: dists.ids[position]) }
+        try FileManager.default.createDirectory(atPath: dists.site + "/packs", withIntermediateDirectories: true)
+        try await dists.build()
+        return dists
+    }
+
+    /// Builds the fixture's current content into `dist` (every GIF fetched again).
+    func build() async throws {
+        let report = try await runBuild(manifest: rapidAPIManifest(server: server, fetch: "  refresh_after: 0", pageSize: 50),
+                                        workspace: workspace)
+        // .partial: published, with the no-GIF exercises asked for.
+        guard report.exitStatus == .success || report.exitStatus == .partial else {
+            throw ClientTestFailure("build failed: \(report.message)")
+        }
+    }
+
+    /// Copies the current build to the site: new pack files, then the index.
+    func publish() throws {
+        let files = FileManager.default
+        for name in try files.contentsOfDirectory(atPath: dist + "/packs") where !files.fileExists(atPath: "\(site)/packs/\(name)") {
+            try files.copyItem(atPath: "\(dist)/packs/\(name)", toPath: "\(site)/packs/\(name)")
+        }
+        let index = try Data(contentsOf: URL(fileURLWithPath: dist + "/index.json"))
+        try index.write(to: URL(fileURLWithPath: site + "/index.json"), options: .atomic)
+    }
+
+    /// The published index.
+    func index() throws -> PackIndex { try readIndex(site + "/index.json") }
+
+    var indexBytes: Int64 { Int64((try? fileBytes(site + "/index.json"))?.count ?? 0) }
+
+    /// What the fixture serves for `id` now.
+    func served(_ id: String) -> [UInt8] { server.catalog.gifBytes(id: id, resolution: 180) ?? [] }
+
+    /// Exercise ids, sorted.
+    var ids: [String] { server.catalog.exercises.map(\.id).sorted() }
+
+    /// A GIF no exercise has, different for each seed.
+    static func newGIF(seed: UInt64) throws -> [UInt8] {
+        try GIFSynthesizer.animatedGIF(width: 64, height: 64, frames: 4, colors: 4, seed: 90_000 + seed)
+    }
+}
+
+/// Every regular file under a cache (through its link) with its bytes' SHA-256, the manifest's
+/// generation-specific fields left as they are: equal lists mean byte-identical installs.
+func cacheContents(_ cache: String) throws -> [String: String] {
+    let root = URL(fileURLWithPath: cache).resolvingSymlinksInPath().path
+    var contents: [String: String] = [:]
+    for name in (FileManager.default.enumerator(atPath: root)?.allObjects as? [String] ?? []) {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: "\(root)/\(name)", isDirectory: &isDirectory), !isDirectory.boolValue else { continue }
+        contents[name] = sha256Hex(try fileBytes("\(root)/\(name)"))
+    }
+    return contents
+}
