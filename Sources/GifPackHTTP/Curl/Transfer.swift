@@ -26,6 +26,8 @@ final class Transfer: @unchecked Sendable {
 
     let request: HTTPRequest
     let sink: any BodySink
+    /// The PUT body, when the request has one.
+    let upload: UploadSource?
     private let completion = Locked(Completion())
 
     // Loop thread only.
@@ -43,6 +45,7 @@ final class Transfer: @unchecked Sendable {
     init(request: HTTPRequest, sink: any BodySink) {
         self.request = request
         self.sink = sink
+        upload = request.body.map(UploadSource.init)
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
     }
@@ -117,6 +120,7 @@ final class Transfer: @unchecked Sendable {
         if let headerList { curl_slist_free_all(headerList) }
         headerList = nil
         easy = nil
+        upload?.close()
     }
 
     /// curl's message for the failure, with any request header value blanked out.
@@ -126,6 +130,11 @@ final class Transfer: @unchecked Sendable {
         if message.isEmpty { message = String(cString: curl_easy_strerror(code)) }
         for (_, value) in request.headers where value.count >= 4 {
             message = message.replacing(value, with: "<redacted>")
+        }
+        if let signature = request.awsSignature {
+            for value in [signature.secretAccessKey, signature.accessKeyID] where value.count >= 4 {
+                message = message.replacing(value, with: "<redacted>")
+            }
         }
         return message
     }
