@@ -9,13 +9,11 @@ import Testing
 @Suite("Publish: S3 target against moto")
 struct PublishS3Tests {
     static let bucket = "gifpack-cdn"
-    static let credentials = ["AWS_ACCESS_KEY_ID": "AKIAGIFPACKTEST00001", "AWS_SECRET_ACCESS_KEY": "gifpack-test-secret-0123456789abcdef",
-                              "AWS_REGION": "us-east-1", "AWS_SESSION_TOKEN": ""]
 
     static func publish(_ from: String, moto: MotoServer, prefix: String = "gifpack", extra: [String] = [],
                         environment: [String: String] = [:]) throws -> ProcessResult {
         try gifpackCLI(["publish", "--from", from, "--to", "s3://\(bucket)/\(prefix)", "--endpoint", moto.endpoint] + extra,
-                       environment: credentials.merging(environment) { $1 })
+                       environment: moto.credentials.merging(environment) { $1 })
     }
 
     static func problems(_ moto: MotoServer, prefix: String = "gifpack") throws -> [String] {
@@ -25,7 +23,8 @@ struct PublishS3Tests {
     @Test func packsGoUpAndAreConfirmedBeforeTheSignatureAndIndexWithCacheHeadersAndOnlyOnce() async throws {
         let builds = try await PublishBuilds.make()
         defer { builds.built.server.stop() }
-        let moto = try MotoServer()
+        // moto verifies every signature (SigV4 by libcurl, the streamed bodies' x-amz-content-sha256 included).
+        let moto = try MotoServer(strictAuth: true)
         defer { moto.stop() }
         try moto.createBucket(Self.bucket)
         let result = try Self.publish(builds.v2, moto: moto, extra: ["--index-max-age", "30"])
@@ -69,7 +68,7 @@ struct PublishS3Tests {
 
         // Credentials appear in no output.
         for text in [result.output, result.error, again.output, again.error] {
-            #expect(!text.contains(Self.credentials["AWS_SECRET_ACCESS_KEY"]!) && !text.contains(Self.credentials["AWS_ACCESS_KEY_ID"]!))
+            #expect(!text.contains(moto.credentials["AWS_SECRET_ACCESS_KEY"]!) && !text.contains(moto.credentials["AWS_ACCESS_KEY_ID"]!))
         }
     }
 
@@ -118,7 +117,7 @@ struct PublishS3Tests {
         // The store's conditional write: If-None-Match: * on an index that appeared after it was read.
         let http = try GifPackHTTP.HTTPClient(maxConnections: 1)
         defer { http.shutdown() }
-        let target = try S3Target(bucket: Self.bucket, prefix: "race/", endpoint: moto.endpoint, environment: Self.credentials, client: http)
+        let target = try S3Target(bucket: Self.bucket, prefix: "race/", endpoint: moto.endpoint, environment: moto.credentials, client: http)
         try await target.putMetadataFile("index.json", bytes: Array("{}".utf8), contentType: "application/json", maxAge: 60,
                                          replacing: nil, conditional: true)
         await #expect(throws: PublishError.self) {
@@ -147,23 +146,26 @@ struct PublishS3Tests {
         #expect(unset.status == 2 && unset.error.contains("AWS_ACCESS_KEY_ID") && unset.error.contains("AWS_SECRET_ACCESS_KEY"), "\(unset.error)")
         // Unreachable endpoint: exit 1.
         let port = try PublishServers.freePort()
+        let moto = try MotoServer(strictAuth: true)
+        defer { moto.stop() }
         let unreachable = try gifpackCLI(["publish", "--from", builds.v1, "--to", "s3://b/p", "--endpoint", "http://127.0.0.1:\(port)"],
-                                         environment: Self.credentials)
+                                         environment: moto.credentials)
         #expect(unreachable.status == 1 && unreachable.error.contains("127.0.0.1:\(port)"), "\(unreachable.error)")
 
-        // Wrong credentials: a moto that checks them (no IAM user exists, so every key is unknown).
-        let strict = try MotoServer(environment: ["INITIAL_NO_AUTH_ACTION_COUNT": "0"])
-        defer { strict.stop() }
-        let refused = try Self.publish(builds.v1, moto: strict)
-        #expect(refused.status == 4, "\(refused.status) \(refused.error)")
-        #expect(refused.error.contains("AWS_ACCESS_KEY_ID") && refused.error.contains("AWS_SECRET_ACCESS_KEY"), "\(refused.error)")
-        for text in [refused.output, refused.error, unreachable.error] {
-            #expect(!text.contains(Self.credentials["AWS_SECRET_ACCESS_KEY"]!) && !text.contains(Self.credentials["AWS_ACCESS_KEY_ID"]!))
+        // Wrong credentials against a moto that verifies signatures: a wrong secret, an unknown key.
+        let wrongSecret = "wrong-secret-\(UUID().uuidString)"
+        for wrong in [["AWS_SECRET_ACCESS_KEY": wrongSecret], ["AWS_ACCESS_KEY_ID": "AKIAUNKNOWN000000000"]] {
+            let refused = try Self.publish(builds.v1, moto: moto, environment: wrong)
+            #expect(refused.status == 4, "\(refused.status) \(refused.error)")
+            #expect(refused.error.contains("AWS_ACCESS_KEY_ID") && refused.error.contains("AWS_SECRET_ACCESS_KEY"), "\(refused.error)")
+            for text in [refused.output, refused.error] {
+                #expect(!text.contains(wrongSecret) && !text.contains(moto.credentials["AWS_SECRET_ACCESS_KEY"]!)
+                        && !text.contains("AKIAUNKNOWN000000000") && !text.contains(moto.credentials["AWS_ACCESS_KEY_ID"]!))
+            }
         }
+        #expect(!unreachable.error.contains(moto.credentials["AWS_SECRET_ACCESS_KEY"]!))
 
         // A bucket that does not exist: exit 1, named.
-        let moto = try MotoServer()
-        defer { moto.stop() }
         let noBucket = try Self.publish(builds.v1, moto: moto)
         #expect(noBucket.status == 1 && noBucket.error.contains("bucket \(Self.bucket) does not exist"), "\(noBucket.error)")
         #expect(!moto.requests.contains { $0.hasPrefix("PUT ") })

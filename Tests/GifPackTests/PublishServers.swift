@@ -69,7 +69,44 @@ final class MotoServer: @unchecked Sendable {
 
     static var binary: String { "\(PublishServers.repositoryRoot)/.venv-test/bin/moto_server" }
 
+    /// The credentials requests are signed with: fixed test values, or with `strictAuth` an access
+    /// key moto's IAM made, whose signatures moto then verifies.
+    private(set) var credentials = ["AWS_ACCESS_KEY_ID": "AKIAGIFPACKTEST00001", "AWS_SECRET_ACCESS_KEY": "gifpack-test-secret-0123456789abcdef",
+                                    "AWS_REGION": "us-east-1", "AWS_SESSION_TOKEN": ""]
+
     /// Starts moto; throws (the test fails) when `.venv-test` lacks it: `make test-venv` installs it.
+    /// `strictAuth`: moto checks every request's signature and the key's IAM policy (the first three
+    /// requests, which make the IAM user, its key and its policy, excepted).
+    convenience init(strictAuth: Bool) throws {
+        try self.init(environment: strictAuth ? ["INITIAL_NO_AUTH_ACTION_COUNT": "3"] : [:])
+        if strictAuth { try makeIAMCredentials() }
+    }
+
+    private func makeIAMCredentials() throws {
+        let iam = ["--aws-sigv4", "aws:amz:us-east-1:iam", "--user", "AKIAGIFPACKTEST00001:unused", "-sS", "-f", "-X", "POST"]
+        let policy = #"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"s3:*","Resource":"*"}]}"#
+        let calls: [[String]] = [
+            ["--data-urlencode", "Action=CreateUser", "--data-urlencode", "UserName=publisher", "--data-urlencode", "Version=2010-05-08"],
+            ["--data-urlencode", "Action=CreateAccessKey", "--data-urlencode", "UserName=publisher", "--data-urlencode", "Version=2010-05-08"],
+            ["--data-urlencode", "Action=PutUserPolicy", "--data-urlencode", "UserName=publisher", "--data-urlencode", "PolicyName=s3",
+             "--data-urlencode", "PolicyDocument=\(policy)", "--data-urlencode", "Version=2010-05-08"],
+        ]
+        for (number, call) in calls.enumerated() {
+            let result = try run("/usr/bin/curl", iam + call + ["\(endpoint)/"])
+            guard result.status == 0 else { throw PublishTestFailure("IAM call \(number) failed: \(result.error) \(result.output)") }
+            if number == 1 {
+                func element(_ name: String) -> String? {
+                    result.output.components(separatedBy: "<\(name)>").dropFirst().first?.components(separatedBy: "</\(name)>").first
+                }
+                guard let id = element("AccessKeyId"), let secret = element("SecretAccessKey") else {
+                    throw PublishTestFailure("no access key in \(result.output)")
+                }
+                credentials["AWS_ACCESS_KEY_ID"] = id
+                credentials["AWS_SECRET_ACCESS_KEY"] = secret
+            }
+        }
+    }
+
     init(environment extra: [String: String] = [:]) throws {
         guard FileManager.default.isExecutableFile(atPath: Self.binary) else {
             throw PublishTestFailure("\(Self.binary) is missing: run `make test-venv` (creates .venv-test from Tests/requirements.txt)")
@@ -107,16 +144,23 @@ final class MotoServer: @unchecked Sendable {
 
     var endpoint: String { "http://127.0.0.1:\(port)" }
 
-    /// Creates a bucket (moto accepts unsigned requests by default).
+    /// curl's options for a request signed with ``credentials`` (moto refuses anonymous reads).
+    var signing: [String] {
+        ["--aws-sigv4", "aws:amz:us-east-1:s3", "--user", "\(credentials["AWS_ACCESS_KEY_ID"]!):\(credentials["AWS_SECRET_ACCESS_KEY"]!)",
+         "-H", "x-amz-content-sha256: UNSIGNED-PAYLOAD"]
+    }
+
     func createBucket(_ name: String) throws {
-        let result = try run("/usr/bin/curl", ["-sS", "-f", "-X", "PUT", "\(endpoint)/\(name)"])
+        let result = try run("/usr/bin/curl", ["-sS", "-f", "-X", "PUT"] + signing + ["\(endpoint)/\(name)"])
         guard result.status == 0 else { throw PublishTestFailure("cannot create bucket \(name): \(result.error)") }
     }
 
     /// The request lines moto logged so far, in order: `"PUT /bucket/key"`.
     var requests: [String] {
         let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
-        return text.split(separator: "\n").compactMap { line in
+        // Werkzeug colours the request line with ANSI escapes, even into a file.
+        let plain = text.replacingOccurrences(of: "\u{1B}\\[[0-9;]*m", with: "", options: .regularExpression)
+        return plain.split(separator: "\n").compactMap { line in
             guard let open = line.firstIndex(of: "\""), let close = line[line.index(after: open)...].firstIndex(of: "\"") else { return nil }
             let parts = line[line.index(after: open)..<close].split(separator: " ")
             guard parts.count >= 2, ["GET", "PUT", "HEAD", "DELETE", "POST"].contains(String(parts[0])) else { return nil }
@@ -126,7 +170,7 @@ final class MotoServer: @unchecked Sendable {
 
     /// The response head of an object (`curl -I`), names lowercased.
     func head(_ path: String) throws -> [String: String] {
-        let result = try run("/usr/bin/curl", ["-sS", "-I", "\(endpoint)/\(path)"])
+        let result = try run("/usr/bin/curl", ["-sS", "-I"] + signing + ["\(endpoint)/\(path)"])
         var headers: [String: String] = [:]
         for line in result.output.split(separator: "\r\n") {
             guard let colon = line.firstIndex(of: ":") else { continue }
@@ -139,14 +183,14 @@ final class MotoServer: @unchecked Sendable {
     /// The bytes of an object, nil when it is not there.
     func get(_ path: String) throws -> [UInt8]? {
         let out = directory.file("get-\(UUID().uuidString)")
-        let result = try run("/usr/bin/curl", ["-sS", "-f", "-o", out, "\(endpoint)/\(path)"])
+        let result = try run("/usr/bin/curl", ["-sS", "-f", "-o", out] + signing + ["\(endpoint)/\(path)"])
         defer { unlink(out) }
         return result.status == 0 ? try fileBytes(out) : nil
     }
 
     /// Keys under a prefix (ListObjectsV2, unsigned).
     func keys(bucket: String, prefix: String) throws -> [String] {
-        let result = try run("/usr/bin/curl", ["-sS", "-f", "\(endpoint)/\(bucket)?list-type=2&prefix=\(prefix)"])
+        let result = try run("/usr/bin/curl", ["-sS", "-f"] + signing + ["\(endpoint)/\(bucket)?list-type=2&prefix=\(prefix)"])
         return result.output.components(separatedBy: "<Key>").dropFirst().compactMap { $0.components(separatedBy: "</Key>").first }.sorted()
     }
 }
