@@ -197,17 +197,19 @@ public struct Publisher: Sendable {
             var versions: [String: Set<Int>] = [:]
             var parsed: [(key: String, pack: String, version: Int)] = []
             for key in stored {
-                guard let (pack, version) = parse(key) else { continue }
-                versions[pack, default: []].insert(version)
-                parsed.append((key, pack, version))
+                guard let name = parse(key) else { continue }
+                versions[name.pack, default: []].insert(name.version)
+                parsed.append((key, name.pack, name.version))
             }
-            for key in protected { if let (pack, version) = parse(key) { versions[pack, default: []].insert(version) } }
+            for key in protected {
+                if let name = parse(key) { versions[name.pack, default: []].insert(name.version) }
+            }
             let kept = versions.mapValues { Set($0.sorted(by: >).prefix(max(1, keepVersions))) }
             return parsed.filter { !protected.contains($0.key) && !(kept[$0.pack]?.contains($0.version) ?? true) }.map(\.key).sorted()
         }
 
         /// `packs/NAME-vN-xxxxxxxx.tar.zst` → (NAME, N).
-        static func parse(_ key: String) -> (String, Int)? {
+        static func parse(_ key: String) -> (pack: String, version: Int)? {
             guard key.hasPrefix("packs/"), key.hasSuffix(".tar.zst") else { return nil }
             let stem = key.dropFirst("packs/".count).dropLast(".tar.zst".count)
             let parts = stem.split(separator: "-", omittingEmptySubsequences: false)

@@ -33,7 +33,7 @@ struct S3Target: PublishTarget {
     var displayName: String { "s3://\(bucket.bucket)/\(bucket.prefix)" + (bucket.endpoint.map { " at \($0)" } ?? "") }
 
     func readLiveIndex() async throws(PublishError) -> LiveIndex? {
-        let response = try await call("read index.json") { () throws(HTTPError) in try await bucket.get("index.json", maxBytes: 256 << 20) }
+        let response = try await call("read index.json") { () async throws(HTTPError) in try await bucket.get("index.json", maxBytes: 256 << 20) }
         switch response.head.status {
         case 200: return LiveIndex(bytes: response.body, etag: response.head.headers["etag"])
         case 404 where S3ErrorBody(xml: String(decoding: response.body, as: UTF8.self)).code != "NoSuchBucket": return nil
@@ -42,7 +42,7 @@ struct S3Target: PublishTarget {
     }
 
     func stat(_ key: String) async throws(PublishError) -> StoredObject? {
-        let head = try await call("check \(key)") { () throws(HTTPError) in try await bucket.head(key) }
+        let head = try await call("check \(key)") { () async throws(HTTPError) in try await bucket.head(key) }
         switch head.status {
         case 200:
             let size = head.headers["content-length"].flatMap { Int64($0) } ?? -1
@@ -58,7 +58,7 @@ struct S3Target: PublishTarget {
             "Content-Type": PublishHeaders.packContentType,
             "x-amz-meta-sha256": sha256,
         ]
-        let response = try await call("upload \(key)") { () throws(HTTPError) in
+        let response = try await call("upload \(key)") { () async throws(HTTPError) in
             try await bucket.put(key, body: .file(path: path), payloadSHA256: sha256, headers: headers)
         }
         guard response.head.status == 200 else { throw refusal(response, doing: "upload \(key)") }
@@ -77,7 +77,7 @@ struct S3Target: PublishTarget {
             }
         }
         let sha = SHA256Hex.of(bytes)
-        let response = try await call("upload \(key)") { () throws(HTTPError) in
+        let response = try await call("upload \(key)") { () async throws(HTTPError) in
             try await bucket.put(key, body: .bytes(bytes), payloadSHA256: sha, headers: headers)
         }
         switch response.head.status {
@@ -93,19 +93,19 @@ struct S3Target: PublishTarget {
         var continuation: String?
         repeat {
             let token = continuation
-            let page = try await call("list packs/") { () throws(HTTPError) in try await bucket.listPage(keyPrefix: "packs/", continuation: token) }
+            let page = try await call("list packs/") { () async throws(HTTPError) in try await bucket.listPage(keyPrefix: "packs/", continuation: token) }
             switch page {
-            case .success(let page):
+            case .page(let page):
                 keys += page.objects.map(\.key)
                 continuation = page.isTruncated ? page.nextContinuationToken : nil
-            case .failure(let response): throw refusal(response, doing: "list packs/")
+            case .refused(let response): throw refusal(response, doing: "list packs/")
             }
         } while continuation != nil
         return keys.sorted()
     }
 
     func delete(_ key: String) async throws(PublishError) {
-        let response = try await call("delete \(key)") { () throws(HTTPError) in try await bucket.delete(key) }
+        let response = try await call("delete \(key)") { () async throws(HTTPError) in try await bucket.delete(key) }
         guard response.head.status == 204 || response.head.status == 200 || response.head.status == 404 else {
             throw refusal(response, doing: "delete \(key)")
         }

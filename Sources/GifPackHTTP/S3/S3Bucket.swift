@@ -90,11 +90,11 @@ public struct S3Bucket: Sendable {
 
     /// One ListObjectsV2 page of the keys starting with `prefix + keyPrefix`; keys come back
     /// without the bucket's prefix. Non-200 answers are returned as the response to judge.
-    public func listPage(keyPrefix: String, continuation: String?) async throws(HTTPError) -> Result<S3ListPage, HTTPDataResponse> {
+    public func listPage(keyPrefix: String, continuation: String?) async throws(HTTPError) -> S3ListOutcome {
         var query = "list-type=2&prefix=\(Self.encode(prefix + keyPrefix, keepSlash: false))"
         if let continuation { query += "&continuation-token=\(Self.encode(continuation, keepSlash: false))" }
         let response = try await send(request(.get, url: "\(bucketURL)/?\(query)"), maxBytes: 64 << 20)
-        guard response.head.status == 200 else { return .failure(response) }
+        guard response.head.status == 200 else { return .refused(response) }
         var page = S3ListPage(xml: String(decoding: response.body, as: UTF8.self))
         page.objects = page.objects.compactMap { object in
             guard object.key.hasPrefix(prefix) else { return nil }
@@ -102,7 +102,7 @@ public struct S3Bucket: Sendable {
             object.key = String(object.key.dropFirst(prefix.count))
             return object
         }
-        return .success(page)
+        return .page(page)
     }
 
     private func request(_ method: HTTPMethod, url: String, payloadSHA256: String = S3Bucket.emptyPayloadSHA256) -> HTTPRequest {
@@ -138,4 +138,10 @@ public struct S3Bucket: Sendable {
         }
         return out
     }
+}
+
+/// A ListObjectsV2 answer: a page, or the store's refusal (any status but 200) to judge.
+public enum S3ListOutcome: Sendable {
+    case page(S3ListPage)
+    case refused(HTTPDataResponse)
 }

@@ -113,8 +113,8 @@ enum S3XML {
             case "quot": "\""
             case "apos": "'"
             default:
-                if entity.hasPrefix("#x") || entity.hasPrefix("#X") { UInt32(entity.dropFirst(2), radix: 16).flatMap(Unicode.Scalar.init) }
-                else if entity.hasPrefix("#") { UInt32(entity.dropFirst()).flatMap(Unicode.Scalar.init) }
+                if entity.hasPrefix("#x") || entity.hasPrefix("#X") { UInt32(entity.dropFirst(2), radix: 16).flatMap { Unicode.Scalar($0) } }
+                else if entity.hasPrefix("#") { UInt32(entity.dropFirst()).flatMap { Unicode.Scalar($0) } }
                 else { nil }
             }
             if let scalar { out.unicodeScalars.append(scalar) } else { out += rest[amp...semi] }
