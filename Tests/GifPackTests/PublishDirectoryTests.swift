@@ -212,4 +212,38 @@ struct PublishDirectoryTests {
         let head = try run("/usr/bin/curl", ["-sS", "-I", "\(nginx.baseURL)/\(try readIndex("\(builds.v2)/index.json").packs[0].file)"])
         #expect(head.output.lowercased().contains("cache-control: public, max-age=31536000, immutable"), "\(head.output)")
     }
+
+    @Test func buildPublishesWithTheFlagOrTheManifestKey() async throws {
+        let server = try startFixture(count: 6)
+        defer { server.stop() }
+        let workspace = try TemporaryDirectory()
+        let environment = ["GIFPACK_TEST_KEY": testAPIKey, "SOURCE_DATE_EPOCH": "1700000000"]
+        let plain = try workspace.write(rapidAPIManifest(server: server), to: "plain.yaml")
+        let flag = try gifpackCLI(["build", "-m", plain, "--out", workspace.file("dist"), "--cache", workspace.file("cache"), "--quiet",
+                                   "--publish", workspace.file("www")], environment: environment)
+        #expect(flag.status == 0, "\(flag.error)")
+        #expect(try fileBytes(workspace.file("www/index.json")) == fileBytes(workspace.file("dist/index.json")))
+        #expect(try directoryIndexProblems(workspace.file("www")).isEmpty)
+        #expect(!FileSystem.exists(workspace.file("www/report.json")))
+
+        let keyed = try workspace.write(rapidAPIManifest(server: server) + """
+
+        output:
+          directory: \(workspace.file("dist2"))
+          publish: \(workspace.file("www2"))
+          index_max_age: 5m
+        """, to: "keyed.yaml")
+        let manifest = try ManifestLoader().load(path: keyed, environment: environment)
+        #expect(manifest.output.publish == workspace.file("www2") && manifest.output.indexMaxAge == 300)
+        let viaKey = try gifpackCLI(["build", "-m", keyed, "--cache", workspace.file("cache"), "--quiet"], environment: environment)
+        #expect(viaKey.status == 0, "\(viaKey.error)")
+        #expect(try directoryIndexProblems(workspace.file("www2")).isEmpty)
+
+        // A bad key is refused with its path before any traffic.
+        let bad = try workspace.write(rapidAPIManifest(server: server) + "\noutput:\n  publish: ftp://x/y\n", to: "bad.yaml")
+        let refused = try gifpackCLI(["build", "-m", bad, "--quiet"], environment: environment)
+        #expect(refused.status == 2 && refused.error.contains("output.publish"), "\(refused.error)")
+        let endpointAlone = try workspace.write(rapidAPIManifest(server: server) + "\noutput:\n  publish_endpoint: http://127.0.0.1:1\n", to: "e.yaml")
+        #expect(try gifpackCLI(["build", "-m", endpointAlone, "--quiet"], environment: environment).status == 2)
+    }
 }
