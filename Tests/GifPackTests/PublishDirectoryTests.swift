@@ -26,7 +26,7 @@ struct PublishDirectoryTests {
         #expect(changeTime("\(target)/index.json.minisig") <= changeTime("\(target)/index.json"))
         // Lines in the order of the actions.
         let lines = first.output.split(separator: "\n").map(String.init)
-        let indexLine = try #require(lines.firstIndex { $0.hasPrefix("write: index.json") })
+        let indexLine = try #require(lines.firstIndex { $0.hasPrefix("write: index.json") && !$0.hasPrefix("write: index.json.minisig") })
         let signatureLine = try #require(lines.firstIndex { $0 == "write: index.json.minisig" })
         #expect(lines.indices.filter { lines[$0].hasPrefix("upload: packs/") }.allSatisfy { $0 < signatureLine })
         #expect(signatureLine < indexLine)
@@ -130,7 +130,7 @@ struct PublishDirectoryTests {
         let real = try gifpackCLI(["publish", "--from", v4, "--to", target, "--keep-versions", "2"])
         #expect(real.status == 0, "\(real.error)")
         let lines = real.output.split(separator: "\n").map(String.init)
-        let indexLine = try #require(lines.firstIndex { $0.hasPrefix("write: index.json") })
+        let indexLine = try #require(lines.firstIndex { $0.hasPrefix("write: index.json") && !$0.hasPrefix("write: index.json.minisig") })
         let deleteLine = try #require(lines.firstIndex { $0 == "delete: \(p1)" })
         #expect(indexLine < deleteLine, "deleted only after the new index is live")
         #expect(!FileSystem.exists("\(target)/\(p1)"))

@@ -50,8 +50,10 @@ enum EasyHandleSetup {
         }
         codes += try methodOptions(easy, for: transfer, context: context)
         transfer.headerList = try headerList(for: request.headers)
-        if request.method == .put {
-            // No `Expect: 100-continue` round trip before a body.
+        if request.method == .put && request.awsSignature == nil {
+            // No `Expect: 100-continue` round trip before a body. Not for signed requests: curl
+            // 7.88's SigV4 signs the empty `Expect:` line it then does not send (S3 answers
+            // SignatureDoesNotMatch), so those keep curl's own Expect, which is not signed.
             transfer.headerList = curl_slist_append(transfer.headerList, "Expect:")
         }
         if let list = transfer.headerList {
