@@ -70,13 +70,14 @@ struct S3Target: PublishTarget {
 
     func putMetadataFile(_ key: String, bytes: [UInt8], contentType: String, maxAge: Int, replacing live: LiveIndex?,
                          conditional: Bool) async throws(PublishError) {
-        var headers: HTTPHeaders = ["Cache-Control": PublishHeaders.shortCacheControl(maxAge: maxAge), "Content-Type": contentType]
+        let sha = SHA256Hex.of(bytes)
+        var headers: HTTPHeaders = ["Cache-Control": PublishHeaders.shortCacheControl(maxAge: maxAge), "Content-Type": contentType,
+                                    "x-amz-meta-sha256": sha]
         if conditional {
             if let etag = live?.etag { headers.append(name: "If-Match", value: etag) } else if live == nil {
                 headers.append(name: "If-None-Match", value: "*")
             }
         }
-        let sha = SHA256Hex.of(bytes)
         let response = try await call("upload \(key)") { () async throws(HTTPError) in
             try await bucket.put(key, body: .bytes(bytes), payloadSHA256: sha, headers: headers)
         }
