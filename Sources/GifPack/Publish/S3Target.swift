@@ -83,7 +83,7 @@ struct S3Target: PublishTarget {
         }
         switch response.head.status {
         case 200: return
-        case 412, 409 where conditional:
+        case 412 where conditional, 409 where conditional:
             throw .superseded("\(displayName)index.json changed while this publish ran (the store refused the conditional write, HTTP \(response.head.status)); another publisher was faster — nothing was replaced, run again to compare sequences")
         default: throw refusal(response, doing: "upload \(key)")
         }
