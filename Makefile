@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 PREFIX ?= /usr/local
 SWIFT ?= swift
-APT_PACKAGES := libcurl4-openssl-dev libarchive-dev libgif-dev libzstd-dev zstd tar curl jq pkg-config openssl nginx-light minisign
+APT_PACKAGES := libcurl4-openssl-dev libarchive-dev libgif-dev libzstd-dev zstd tar curl jq pkg-config openssl nginx-light minisign python3-venv
 BENCH_PACKAGES := time python3
 RELEASE_BIN = $(shell $(SWIFT) build -c release --show-bin-path 2>/dev/null)
 DEMO_DIR := .demo
@@ -17,7 +17,10 @@ FISH_COMPLETION_DIR ?= $(PREFIX)/share/fish/vendor_completions.d
 # the repository, so that installing needs no extra build.
 MAN_PAGE := docs/man/gifpack.1
 
-.PHONY: deps build test demo install install-files man bench clean
+# Python packages the tests start as servers (moto's S3), in a virtual environment of their own.
+TEST_VENV := .venv-test
+
+.PHONY: deps build test test-venv demo install install-files man bench clean
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES) $(EXTRA_PACKAGES); do \
@@ -33,7 +36,15 @@ build: deps
 	$(SWIFT) build -c release --product gifpack
 	$(SWIFT) build -c release --product exercisedb-fixture
 
-test: deps
+# (Re)creates $(TEST_VENV) when Tests/requirements.txt is newer than the last install.
+test-venv: deps $(TEST_VENV)/.installed
+
+$(TEST_VENV)/.installed: Tests/requirements.txt
+	[ -x $(TEST_VENV)/bin/python ] || python3 -m venv $(TEST_VENV)
+	$(TEST_VENV)/bin/pip install --quiet --disable-pip-version-check -r Tests/requirements.txt
+	touch $@
+
+test: deps test-venv
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 
@@ -83,4 +94,4 @@ man:
 	cp .build/plugins/GenerateManual/outputs/gifpack/gifpack.1 $(MAN_PAGE)
 
 clean:
-	rm -rf .build $(DEMO_DIR) dist
+	rm -rf .build $(DEMO_DIR) dist $(TEST_VENV)

@@ -1,4 +1,4 @@
-/// One GET request: where to, with which headers, under which limits.
+/// One request (GET unless ``method`` says otherwise): where to, with which headers, under which limits.
 ///
 /// Request header values (such as `X-RapidAPI-Key`) are handed to curl and nowhere else: they are
 /// never logged, never part of an ``HTTPError``, and printing a request shows header names only.
@@ -34,6 +34,12 @@ public struct HTTPRequest: Sendable {
     /// body bytes. Check the `206`'s `Content-Range` with ``HTTPContentRange``. Takes precedence
     /// over ``resumeFrom``.
     public var byteRange: ClosedRange<Int64>? = nil
+    /// GET unless set; HEAD asks for the head only (an empty body).
+    public var method: HTTPMethod = .get
+    /// The body of a PUT, streamed as curl asks for it (`Content-Length` from its size).
+    public var body: HTTPRequestBody? = nil
+    /// Sign the request with AWS SigV4 (libcurl computes the signature).
+    public var awsSignature: AWSSignature? = nil
 
     public init(url: String, headers: HTTPHeaders = [], timeouts: HTTPTimeouts = .init(),
                 acceptCompressedBody: Bool = false) {
@@ -50,7 +56,7 @@ extension HTTPRequest: CustomStringConvertible, CustomDebugStringConvertible, Cu
     /// `GET <url>` plus header names.
     public var description: String {
         let names = headers.map(\.name)
-        return "GET \(url)" + (names.isEmpty ? "" : " (headers: \(names.joined(separator: ", ")))")
+        return "\(method.rawValue) \(url)" + (names.isEmpty ? "" : " (headers: \(names.joined(separator: ", ")))")
     }
 
     public var debugDescription: String { "HTTPRequest(\(description))" }
@@ -64,6 +70,8 @@ extension HTTPRequest: CustomStringConvertible, CustomDebugStringConvertible, Cu
             "acceptCompressedBody": acceptCompressedBody,
             "resumeFrom": resumeFrom as Any,
             "byteRange": byteRange as Any,
+            "method": method.rawValue,
+            "signed": awsSignature != nil,
         ], displayStyle: .struct)
     }
 }

@@ -26,6 +26,8 @@ struct BuildCommand: AsyncParsableCommand {
           gifpack build -m manifests/demo.yaml --verbose
           # a release runner that starts empty: continue from the live index
           gifpack build -m manifests/exercisedb.yaml --previous-index https://cdn.example.com/gifpack/index.json
+          # build, then publish: packs first, index last
+          gifpack build -m manifests/exercisedb.yaml --publish s3://cdn-bucket/gifpack
 
         Exit status:
         \(ExitStatus.allCases.map { "  \($0.rawValue)  \($0.summary)" }.joined(separator: "\n"))
@@ -40,6 +42,12 @@ struct BuildCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The live index (a path or an http(s) URL): pack versions and the index sequence continue from it, for a runner without the last output directory or cache.", valueName: "path|url"))
     var previousIndex: String?
 
+    @Option(help: ArgumentHelp("After a successful build, publish the output to a directory or s3://bucket/prefix (overrides output.publish; see `gifpack publish`).", valueName: "target"))
+    var publish: String?
+
+    @Option(help: ArgumentHelp("S3-compatible endpoint for --publish (overrides output.publish_endpoint).", valueName: "url"))
+    var endpoint: String?
+
     @OptionGroup(title: "Progress, logs and reports") var operation: OperationOptions
 
     func run() async throws {
@@ -51,6 +59,20 @@ struct BuildCommand: AsyncParsableCommand {
             Terminal.error("gifpack: \(error)")
             runFiles(outputDirectory: source.outputDirectory ?? RunFiles.outputDirectory(ofManifest: source.manifest))
                 .recordRefusal(message: error.description)
+            throw ExitCode(ExitStatus.usage.rawValue)
+        }
+        var publishOptions: PublishOptions?
+        if let to = publish ?? manifest.output.publish {
+            do {
+                let target = try PublishTargetSpec.parse(to, endpoint: endpoint ?? (publish == nil ? manifest.output.publishEndpoint : nil))
+                publishOptions = PublishOptions(from: options.outputDirectory, target: target, keepVersions: manifest.output.keepVersions,
+                                                indexMaxAge: manifest.output.indexMaxAge)
+            } catch {
+                Terminal.error("gifpack: \(error)")
+                throw ExitCode(error.exitStatus.rawValue)
+            }
+        } else if endpoint != nil {
+            Terminal.error("gifpack: --endpoint needs --publish or output.publish")
             throw ExitCode(ExitStatus.usage.rawValue)
         }
         if dryRun {
@@ -77,6 +99,9 @@ struct BuildCommand: AsyncParsableCommand {
         monitor.stop()
         ReportPrinter(report: report).print(quiet: operation.quiet, alwaysToStandardOutput: operation.logFormat == .json)
         writeRunFiles(report, redactor: redactor, logger: logger)
+        if let publishOptions, report.exitStatus == .success || report.exitStatus == .partial {
+            try await PublishCommand.publish(publishOptions, quiet: operation.quiet)
+        }
         if report.exitStatus != .success { throw ExitCode(report.exitStatus.rawValue) }
     }
 

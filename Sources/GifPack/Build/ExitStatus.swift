@@ -15,6 +15,8 @@ public enum ExitStatus: Int32, Sendable, Codable, CaseIterable {
     case quotaExhausted = 5
     /// Another gifpack run holds the lock on the output or cache directory.
     case locked = 6
+    /// `gifpack publish`: the target serves a newer index (a higher `sequence`) than the one to publish.
+    case superseded = 7
 
     public var summary: String {
         switch self {
@@ -25,6 +27,7 @@ public enum ExitStatus: Int32, Sendable, Codable, CaseIterable {
         case .authRejected: "API key rejected"
         case .quotaExhausted: "quota, budget or deadline exhausted"
         case .locked: "another run holds the lock"
+        case .superseded: "publish: the target serves a newer index"
         }
     }
 }

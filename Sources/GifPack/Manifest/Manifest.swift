@@ -174,6 +174,13 @@ public struct OutputSettings: Sendable, Equatable {
     /// Write `source.base_url` into `index.json` (`output.publish_base_url`). Off by default: the
     /// address a build fetched from (a mirror, a proxy, a fixture) is nobody else's business.
     public var publishBaseURL: Bool = false
+    /// `output.publish`: where `gifpack build` publishes after a successful build (a directory or
+    /// `s3://bucket/prefix`); nil: it does not.
+    public var publish: String? = nil
+    /// `output.publish_endpoint`: the S3-compatible endpoint for an `s3://` target.
+    public var publishEndpoint: String? = nil
+    /// `output.index_max_age`: the `Cache-Control` max-age of a published index and signature, in seconds.
+    public var indexMaxAge: Int = 60
 }
 
 /// Where the state database, blobs and frames live between runs.

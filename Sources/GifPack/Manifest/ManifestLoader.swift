@@ -244,8 +244,24 @@ public struct ManifestLoader: Sendable {
     }
 
     private func parseOutput(_ node: ManifestNode) throws(ManifestError) -> OutputSettings {
-        let keys = try node.mapping(allowed: ["directory", "zstd_level", "keep_versions", "publish_base_url"])
+        let keys = try node.mapping(allowed: ["directory", "zstd_level", "keep_versions", "publish_base_url", "publish", "publish_endpoint",
+                                              "index_max_age"])
         var output = OutputSettings()
+        if let n = keys["publish"] {
+            output.publish = try nonEmptyPath(n)
+            let endpoint = try keys["publish_endpoint"].map { n throws(ManifestError) in try n.string() }
+            do { _ = try PublishTargetSpec.parse(output.publish!, endpoint: endpoint) } catch {
+                throw .invalidValue(path: n.path, reason: error.description)
+            }
+            output.publishEndpoint = endpoint
+        } else if let n = keys["publish_endpoint"] {
+            throw .invalidValue(path: n.path, reason: "needs output.publish")
+        }
+        if let n = keys["index_max_age"] {
+            let age = try n.duration()
+            guard age >= .zero, age <= .seconds(86400) else { throw .invalidValue(path: n.path, reason: "must be between 0s and 1d") }
+            output.indexMaxAge = Int(age.components.seconds)
+        }
         if let n = keys["directory"] { output.directory = try nonEmptyPath(n) }
         if let n = keys["zstd_level"] { output.zstdLevel = Int32(try n.int(in: 1...19)) }
         if let n = keys["keep_versions"] { output.keepVersions = try n.int(in: 1...1000) }

@@ -52,13 +52,51 @@ enum EasyHandleSetup {
         if !request.headers.contains(name: "User-Agent") {
             codes.append(gp_easy_setopt_string(easy, CURLOPT_USERAGENT, userAgent))
         }
+        codes += try methodOptions(easy, for: transfer, context: context)
         transfer.headerList = try headerList(for: request.headers)
+        if request.method == .put && request.awsSignature == nil {
+            // No `Expect: 100-continue` round trip before a body. Not for signed requests: curl
+            // 7.88's SigV4 signs the empty `Expect:` line it then does not send (S3 answers
+            // SignatureDoesNotMatch), so those keep curl's own Expect, which is not signed.
+            transfer.headerList = curl_slist_append(transfer.headerList, "Expect:")
+        }
         if let list = transfer.headerList {
             codes.append(gp_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, list))
         }
         if let failed = codes.first(where: { $0 != CURLE_OK }) {
             throw .transport(code: Int(failed.rawValue), message: String(cString: curl_easy_strerror(failed)))
         }
+    }
+
+    /// HEAD, PUT (with its streamed body) and DELETE, and AWS SigV4 signing.
+    private static func methodOptions(_ easy: UnsafeMutableRawPointer, for transfer: Transfer,
+                                      context: UnsafeMutableRawPointer) throws(HTTPError) -> [CURLcode] {
+        let request = transfer.request
+        var codes: [CURLcode] = []
+        switch request.method {
+        case .get: break
+        case .head: codes.append(gp_easy_setopt_long(easy, CURLOPT_NOBODY, 1))
+        case .delete: codes.append(gp_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, "DELETE"))
+        case .put:
+            guard let upload = transfer.upload else {
+                throw .transport(code: Int(CURLE_BAD_FUNCTION_ARGUMENT.rawValue), message: "a PUT needs a body")
+            }
+            try upload.open()
+            codes += [
+                gp_easy_setopt_long(easy, CURLOPT_UPLOAD, 1),
+                gp_easy_setopt_data_cb(easy, CURLOPT_READFUNCTION, curlReadCallback),
+                gp_easy_setopt_pointer(easy, CURLOPT_READDATA, context),
+                gp_easy_setopt_off(easy, CURLOPT_INFILESIZE_LARGE, curl_off_t(upload.length)),
+            ]
+        }
+        if let signature = request.awsSignature {
+            codes += [
+                gp_easy_setopt_string(easy, CURLOPT_AWS_SIGV4, signature.curlProvider),
+                gp_easy_setopt_string(easy, CURLOPT_USERNAME, signature.accessKeyID),
+                gp_easy_setopt_string(easy, CURLOPT_PASSWORD, signature.secretAccessKey),
+            ]
+        }
+        return codes
     }
 
     /// The request headers as curl wants them. A field with an empty value is sent as `Name;`

@@ -27,6 +27,8 @@ final class Transfer: @unchecked Sendable {
 
     let request: HTTPRequest
     let sink: any BodySink
+    /// The PUT body, when the request has one.
+    let upload: UploadSource?
     private let completion = Mutex(Completion())
 
     // Loop thread only.
@@ -47,6 +49,7 @@ final class Transfer: @unchecked Sendable {
     init(request: HTTPRequest, sink: any BodySink) {
         self.request = request
         self.sink = sink
+        upload = request.body.map(UploadSource.init)
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
     }
@@ -126,6 +129,7 @@ final class Transfer: @unchecked Sendable {
         if let headerList { curl_slist_free_all(headerList) }
         headerList = nil
         easy = nil
+        upload?.close()
     }
 
     /// curl's message for the failure, with any secret request header value blanked out.
@@ -137,6 +141,11 @@ final class Transfer: @unchecked Sendable {
         // curl's message names, and hiding it would hide which server failed.
         for (name, value) in request.headers where value.count >= 4 && HTTPHeaders.isSensitive(name: name) {
             message = message.replacing(value, with: "<redacted>")
+        }
+        if let signature = request.awsSignature {
+            for value in [signature.secretAccessKey, signature.accessKeyID] where value.count >= 4 {
+                message = message.replacing(value, with: "<redacted>")
+            }
         }
         return message
     }

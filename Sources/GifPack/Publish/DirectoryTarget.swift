@@ -1,0 +1,145 @@
+import Crypto
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Publishes into a directory (a web root, a mounted share). Each file is written to a temporary
+/// name in its final directory, fsynced, read back and checked (size and SHA-256), then renamed
+/// into place and the directory fsynced, so a web server only ever serves whole files. Cache
+/// headers are the web server's job (README, "Publishing", has an nginx snippet).
+///
+/// ```swift
+/// let target = DirectoryTarget(root: "/var/www/gifpack")
+/// try await target.putPack("packs/all-v1-1a2b3c4d.tar.zst", from: "dist/packs/all-v1-1a2b3c4d.tar.zst", bytes: n, sha256: h)
+/// ```
+struct DirectoryTarget: PublishTarget {
+    let root: String
+
+    var displayName: String { root }
+
+    private func path(_ key: String) -> String { "\(root)/\(key)" }
+
+    func readLiveIndex() async throws(PublishError) -> LiveIndex? {
+        let indexPath = path("index.json")
+        guard FileSystem.exists(indexPath) else { return nil }
+        let read: [UInt8]?
+        do { read = try FileSystem.readAll(indexPath) } catch { throw .failed("cannot read \(indexPath): \(error)") }
+        guard let bytes = read else { throw .failed("cannot read \(indexPath)") }
+        return LiveIndex(bytes: bytes, etag: nil)
+    }
+
+    func stat(_ key: String) async throws(PublishError) -> StoredObject? {
+        let file = path(key)
+        guard let size = FileSystem.fileSize(file) else { return nil }
+        // An unreadable file has no hash: it is treated as absent and sent again.
+        let hash = try await blocking { (try? StreamingSHA256.file(at: file))?.sha256 }
+        return StoredObject(bytes: size, sha256: hash)
+    }
+
+    func putPack(_ key: String, from source: String, bytes: Int64, sha256: String) async throws(PublishError) {
+        let destination = path(key)
+        try await blocking { () throws(PublishError) in
+            try Self.makeDirectory(PathText.parent(destination))
+            try Self.copyDurably(from: source, to: destination, expectedBytes: bytes, expectedSHA256: sha256)
+        }
+    }
+
+    func putMetadataFile(_ key: String, bytes: [UInt8], contentType: String, maxAge: Int, replacing live: LiveIndex?,
+                         conditional: Bool) async throws(PublishError) {
+        let destination = path(key)
+        try await blocking { () throws(PublishError) in
+            try Self.makeDirectory(PathText.parent(destination))
+            do {
+                try FileSystem.writeAtomically(bytes, to: destination) {
+                    if key == "index.json" { PublishCrashPoint.reach(.beforeIndexRename) }
+                }
+            } catch { throw .failed("cannot write \(destination): \(error)") }
+        }
+    }
+
+    func listPackKeys() async throws(PublishError) -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: path("packs"))) ?? []
+        return names.filter { !$0.hasPrefix(".") }.map { "packs/\($0)" }.sorted()
+    }
+
+    func delete(_ key: String) async throws(PublishError) {
+        let file = path(key)
+        guard unlink(file) == 0 || errno == ENOENT else {
+            throw .failed("cannot delete \(file): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Temporary files of killed publishes (`.NAME.tmp-PID-…`) whose process is gone.
+    func removeLeftovers() async {
+        for directory in [root, path("packs")] {
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] {
+                guard name.hasPrefix("."), let range = name.range(of: ".tmp-") else { continue }
+                let pidText = name[range.upperBound...].prefix { $0.isNumber }
+                guard let pid = Int32(pidText), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
+                unlink("\(directory)/\(name)")
+            }
+        }
+    }
+
+    private static func makeDirectory(_ directory: String) throws(PublishError) {
+        do { try FileSystem.createDirectory(directory) } catch { throw .failed("cannot create \(directory): \(error)") }
+    }
+
+    /// Copies to a temporary name beside `destination`, fsyncs, reads the copy back and checks its
+    /// size and SHA-256, then renames it into place.
+    static func copyDurably(from source: String, to destination: String, expectedBytes: Int64, expectedSHA256: String) throws(PublishError) {
+        let temporary = FileSystem.temporaryPath(beside: destination)
+        let input = open(source, O_RDONLY | O_CLOEXEC)
+        guard input >= 0 else { throw .failed("cannot open \(source): \(String(cString: strerror(errno)))") }
+        defer { close(input) }
+        let output = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard output >= 0 else { throw .failed("cannot create \(temporary): \(String(cString: strerror(errno)))") }
+        var failure: String?
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
+        var copied: Int64 = 0
+        var crashed = false
+        copy: while true {
+            let got = read(input, buffer, 1 << 20)
+            if got < 0 { if errno == EINTR { continue }; failure = "read \(source): \(String(cString: strerror(errno)))"; break }
+            if got == 0 { break }
+            var offset = 0
+            while offset < got {
+                let written = write(output, buffer + offset, got - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    failure = "write \(temporary): \(String(cString: strerror(errno)))"
+                    break copy
+                }
+                offset += written
+            }
+            copied += Int64(got)
+            if !crashed && copied * 2 >= expectedBytes { crashed = true; PublishCrashPoint.reach(.midPack) }
+        }
+        if failure == nil && fsync(output) != 0 { failure = "fsync \(temporary): \(String(cString: strerror(errno)))" }
+        close(output)
+        if failure == nil {
+            let size = FileSystem.fileSize(temporary) ?? -1
+            let hash: String
+            do { hash = try StreamingSHA256.file(at: temporary).sha256 } catch { hash = "unreadable (\(error))" }
+            if size != expectedBytes || hash != expectedSHA256 {
+                failure = "the copy of \(source) reads back as \(size) bytes, SHA-256 \(hash.prefix(16))…; expected \(expectedBytes) bytes, \(expectedSHA256.prefix(16))…"
+            }
+        }
+        if let failure {
+            unlink(temporary)
+            throw .failed("cannot publish \(destination): \(failure)")
+        }
+        do { try FileSystem.publish(temporary, as: destination) } catch {
+            unlink(temporary)
+            throw .failed("cannot publish \(destination): \(error)")
+        }
+    }
+
+    private func blocking<T: Sendable>(_ work: @escaping @Sendable () throws(PublishError) -> T) async throws(PublishError) -> T {
+        do { return try await BlockingWork.run { try work() } } catch let error as PublishError { throw error } catch {
+            throw .failed("\(error)")
+        }
+    }
+}

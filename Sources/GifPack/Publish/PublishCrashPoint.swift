@@ -1,0 +1,33 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Named places in `gifpack publish` where crash-safety tests kill the process with SIGKILL,
+/// armed like ``CrashPoint`` by `GIFPACK_CRASH_AT=<name>` (unset in normal use: nothing happens).
+///
+/// ```swift
+/// PublishCrashPoint.reach(.beforeIndex)
+/// ```
+public enum PublishCrashPoint: String, Sendable, CaseIterable {
+    /// Directory target: halfway through copying a pack to its temporary name.
+    case midPack = "publish-mid-pack"
+    /// The first pack was uploaded and confirmed, the others not yet.
+    case afterFirstPack = "publish-after-first-pack"
+    /// Every pack is up; neither the signature nor the index yet.
+    case beforeIndex = "publish-before-index"
+    /// The signature is up (signed builds), the index not yet.
+    case afterSignature = "publish-after-signature"
+    /// Directory target: the new index is complete under its temporary name.
+    case beforeIndexRename = "publish-before-index-rename"
+    /// The new index is live; retention has not run.
+    case beforeRetention = "publish-before-retention"
+
+    private static let armed: PublishCrashPoint? = {
+        guard let value = getenv("GIFPACK_CRASH_AT") else { return nil }
+        return PublishCrashPoint(rawValue: String(cString: value))
+    }()
+
+    public static func reach(_ point: PublishCrashPoint) {
+        if armed == point { kill(getpid(), SIGKILL) }
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+
+/// A build's output directory, checked before anything is uploaded: `index.json` decodes, every
+/// pack file it names sits under `packs/` with the size and SHA-256 the index gives.
+struct PublishSource: Sendable {
+    let directory: String
+    let index: PackIndex
+    let indexBytes: [UInt8]
+    /// `index.json.minisig`, when the build signed the index.
+    let signature: [UInt8]?
+    /// `report.json`, when present (uploaded only with `--with-report`).
+    let report: [UInt8]?
+
+    static func load(_ directory: String) async throws(PublishError) -> PublishSource {
+        let indexPath = "\(directory)/index.json"
+        guard let bytes = (try? FileSystem.readAll(indexPath)) ?? nil else {
+            throw .badSource("\(directory) is not a gifpack output directory: \(FileSystem.exists(directory) ? "it has no readable index.json" : "it does not exist"); nothing was uploaded")
+        }
+        let index: PackIndex
+        do { index = try PackIndex.decode(from: Data(bytes)) } catch {
+            throw .badSource("\(indexPath): \(error); nothing was uploaded")
+        }
+        for pack in index.packs {
+            guard isPackKey(pack.file) else {
+                throw .badSource("\(indexPath) names pack file \"\(TerminalText.escaped(pack.file, maxScalars: 120))\", which is not packs/<name>; nothing was uploaded")
+            }
+            let path = "\(directory)/\(pack.file)"
+            guard let size = FileSystem.fileSize(path) else {
+                throw .badSource("\(path) is missing (index.json names it); nothing was uploaded")
+            }
+            guard size == pack.bytes else {
+                throw .badSource("\(path) has \(size) bytes, index.json says \(pack.bytes); nothing was uploaded")
+            }
+            let hash: String?
+            do { hash = try await BlockingWork.run { try StreamingSHA256.file(at: path).sha256 } } catch { hash = nil }
+            guard hash == pack.sha256 else {
+                throw .badSource("\(path) does not match index.json (SHA-256 \(hash ?? "unreadable") instead of \(pack.sha256)); nothing was uploaded")
+            }
+        }
+        let signature: [UInt8]?
+        do { signature = try FileSystem.readAll(SignatureLocation.beside(indexPath)) } catch {
+            throw .badSource("\(error); nothing was uploaded")
+        }
+        let report: [UInt8]?
+        do { report = try FileSystem.readAll("\(directory)/report.json") } catch {
+            throw .badSource("\(error); nothing was uploaded")
+        }
+        if let signature, (try? MinisignSignature(text: String(decoding: signature, as: UTF8.self))) == nil {
+            throw .badSource("\(SignatureLocation.beside(indexPath)) is not a minisign signature; nothing was uploaded")
+        }
+        return PublishSource(directory: directory, index: index, indexBytes: bytes, signature: signature,
+                             report: report)
+    }
+
+    /// `packs/<file name>` with a plain file name.
+    static func isPackKey(_ key: String) -> Bool {
+        guard key.hasPrefix("packs/") else { return false }
+        let name = key.dropFirst("packs/".count)
+        return !name.isEmpty && !name.hasPrefix(".") && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == ".") }
+    }
+}

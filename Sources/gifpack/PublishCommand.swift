@@ -1,0 +1,93 @@
+import ArgumentParser
+import Foundation
+import GifPack
+
+struct PublishCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "publish",
+        abstract: "Upload a build's packs, then its signature and index, to a directory or S3.",
+        discussion: """
+        Every pack file index.json names is uploaded and confirmed (size and SHA-256) before index.json.minisig \
+        (when the build is signed) and then index.json are written, so the target serves the old index or the new \
+        one, never an index whose packs are missing. A pack already at the target with the same size and SHA-256 \
+        is not sent again: a killed publish is finished by running it again. A live index with a higher sequence \
+        is never replaced (exit 7). Nothing else is uploaded (report.json only with --with-report). After the new \
+        index is live, pack files older than the newest --keep-versions versions of their pack are deleted, never \
+        one the live index names.
+
+        S3: credentials from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN (optional), region from \
+        AWS_REGION (default us-east-1); --endpoint for S3-compatible stores (path-style). Packs get \
+        Cache-Control: public, max-age=31536000, immutable; index.json and index.json.minisig public, \
+        max-age=--index-max-age. A directory target's headers are the web server's job (README, "Publishing").
+
+        Examples:
+          gifpack publish --from dist --to /var/www/gifpack
+          gifpack publish --from dist --to s3://cdn-bucket/gifpack --dry-run
+          AWS_REGION=auto gifpack publish --from dist --to s3://packs/gifpack --endpoint https://ACCOUNT.r2.cloudflarestorage.com
+
+        Exit status: 0 published (or already current), 1 failed (unreachable, no such bucket, I/O), 2 bad command line \
+        or --from (nothing uploaded), 4 credentials refused, 7 the target serves a newer index.
+        """
+    )
+
+    @Option(help: ArgumentHelp("The build's output directory.", valueName: "dir"))
+    var from = "dist"
+
+    @Option(help: ArgumentHelp("A directory or s3://bucket/prefix.", valueName: "target"))
+    var to: String
+
+    @Option(help: ArgumentHelp("S3-compatible endpoint, e.g. http://127.0.0.1:9000 (path-style addressing).", valueName: "url"))
+    var endpoint: String?
+
+    @Option(help: "Pack versions kept at the target per pack (the manifest's keep_versions).")
+    var keepVersions = 3
+
+    @Option(help: "Cache-Control max-age of index.json and its signature, in seconds.")
+    var indexMaxAge = 60
+
+    @Flag(help: "Upload report.json too (after the index).")
+    var withReport = false
+
+    @Flag(help: "List what would be uploaded and deleted; change nothing.")
+    var dryRun = false
+
+    @Flag(help: "Print only the last line.")
+    var quiet = false
+
+    func run() async throws {
+        guard keepVersions >= 1, (0...86400).contains(indexMaxAge) else {
+            Terminal.error("gifpack: --keep-versions must be at least 1 and --index-max-age between 0 and 86400")
+            throw ExitCode(ExitStatus.usage.rawValue)
+        }
+        let target: PublishTargetSpec
+        do { target = try PublishTargetSpec.parse(to, endpoint: endpoint) } catch {
+            Terminal.error("gifpack: \(error)")
+            throw ExitCode(error.exitStatus.rawValue)
+        }
+        let options = PublishOptions(from: from, target: target, keepVersions: keepVersions, indexMaxAge: indexMaxAge,
+                                     withReport: withReport, dryRun: dryRun)
+        try await Self.publish(options, quiet: quiet)
+    }
+
+    /// Runs a publish and prints its lines and summary; a failure exits with its status.
+    static func publish(_ options: PublishOptions, quiet: Bool) async throws {
+        signal(SIGPIPE, SIG_IGN)
+        let started = ContinuousClock.now
+        let report: PublishReport
+        do {
+            report = try await Publisher(options: options, environment: ProcessInfo.processInfo.environment).run { line in
+                if !quiet { Terminal.output(line) }
+            }
+        } catch {
+            Terminal.error("gifpack: publish to \(options.target) failed: \(error)")
+            throw ExitCode(error.exitStatus.rawValue)
+        }
+        let elapsed = (ContinuousClock.now - started).components
+        let seconds = Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
+        let verb = report.dryRun ? "dry run, would publish" : "published"
+        Terminal.output("\(verb) to \(options.target): \(report.uploaded.count) pack(s) uploaded (\(report.bytesUploaded) bytes), "
+            + "\(report.alreadyThere.count) already there, index \(report.indexWritten ? "written" : "unchanged")"
+            + (report.sequence.map { " (sequence \($0))" } ?? "") + ", \(report.deleted.count) old pack file(s) deleted"
+            + String(format: " in %.2f s", seconds))
+    }
+}

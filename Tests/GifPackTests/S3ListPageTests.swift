@@ -1,0 +1,42 @@
+import GifPackHTTP
+import Testing
+
+@Suite("S3: ListObjectsV2 and error bodies")
+struct S3ListPageTests {
+    @Test func listingsAreReadWhateverTheNamespaceSpacingAndEntities() {
+        let xml = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">
+          <Name>cdn</Name><Prefix>gifpack/packs/</Prefix><KeyCount>2</KeyCount>
+          <IsTruncated>true</IsTruncated>
+          <NextContinuationToken>1ueGcxLPRx1Tr/XYExHnhbYLgveDs2J/wm36Hy4vbOwM=&amp;x</NextContinuationToken>
+          <Contents>
+            <Key>gifpack/packs/all-v1-1a2b3c4d.tar.zst</Key><LastModified>2026-11-23T10:00:00.000Z</LastModified>
+            <ETag>&quot;9b2cf535f27731c974343645a3985328&quot;</ETag><Size>107248349</Size><StorageClass>STANDARD</StorageClass>
+          </Contents>
+          <Contents><Key>gifpack/packs/a&amp;b &#x3C;c&#62;.txt</Key><Size>3</Size></Contents>
+          <Contents><Size>4</Size></Contents>
+        </ListBucketResult>
+        """
+        let page = S3ListPage(xml: xml)
+        #expect(page.objects == [S3Object(key: "gifpack/packs/all-v1-1a2b3c4d.tar.zst", size: 107_248_349),
+                                 S3Object(key: "gifpack/packs/a&b <c>.txt", size: 3)])
+        #expect(page.isTruncated)
+        #expect(page.nextContinuationToken == "1ueGcxLPRx1Tr/XYExHnhbYLgveDs2J/wm36Hy4vbOwM=&x")
+
+        let prefixed = S3ListPage(xml: "<s3:ListBucketResult><s3:IsTruncated>false</s3:IsTruncated><s3:Contents><s3:Key>k</s3:Key></s3:Contents></s3:ListBucketResult>")
+        #expect(prefixed.objects == [S3Object(key: "k", size: nil)] && !prefixed.isTruncated && prefixed.nextContinuationToken == nil)
+        // Garbage and cut-off bodies give an empty page, never a crash.
+        for broken in ["", "<Contents><Key>a", "not xml at all", "<Contents><Key>&#xFFFFFFFF;</Key></Contents>", "<<<>>>"] {
+            #expect(S3ListPage(xml: broken).objects.count <= 1)
+        }
+        #expect(S3ErrorBody(xml: "<Error><Code>NoSuchBucket</Code><Message>The specified bucket does not exist</Message></Error>")
+                == S3ErrorBody(xml: "<Error>\n <Code>NoSuchBucket</Code>\n <Message>The specified bucket does not exist</Message></Error>"))
+        #expect(S3ErrorBody(xml: "<Error><Code>SignatureDoesNotMatch</Code></Error>").code == "SignatureDoesNotMatch")
+    }
+
+    @Test func keysArePercentEncodedAsSigV4WantsThem() {
+        #expect(S3Bucket.encode("gifpack/packs/all-v1-1a2b3c4d.tar.zst", keepSlash: true) == "gifpack/packs/all-v1-1a2b3c4d.tar.zst")
+        #expect(S3Bucket.encode("a b+c/é~", keepSlash: false) == "a%20b%2Bc%2F%C3%A9~")
+    }
+}
