@@ -57,13 +57,11 @@ struct LazyGIFStore: Sendable {
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var bytes = [UInt8](repeating: 0, count: Int(max(0, size)) + 1)
-        var got = 0
-        while got < bytes.count {
-            let count = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + got, $0.count - got) }
-            if count < 0, errno == EINTR { continue }
-            if count <= 0 { break }
-            got += count
+        // One byte more than the size: a longer file reads past it and is refused below.
+        let read: Result<Int, Errno> = bytes.withUnsafeMutableBytes { buffer in
+            Result { () throws(Errno) in try POSIXIO.read(fd, into: buffer, at: 0) }
         }
+        guard case .success(let got) = read else { return nil }
         guard got == Int(size) else {
             unlink(path)
             return nil

@@ -101,18 +101,15 @@ struct DirectoryTarget: PublishTarget {
         var copied: Int64 = 0
         var crashed = false
         copy: while true {
-            let got = read(input, buffer, 1 << 20)
-            if got < 0 { if errno == EINTR { continue }; failure = "read \(source): \(String(cString: strerror(errno)))"; break }
+            let got: Int
+            do throws(Errno) { got = try POSIXIO.read(input, into: UnsafeMutableRawBufferPointer(start: buffer, count: 1 << 20)) } catch {
+                failure = "read \(source): \(String(cString: strerror(error.code)))"
+                break
+            }
             if got == 0 { break }
-            var offset = 0
-            while offset < got {
-                let written = write(output, buffer + offset, got - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    failure = "write \(temporary): \(String(cString: strerror(errno)))"
-                    break copy
-                }
-                offset += written
+            do throws(Errno) { try POSIXIO.writeAll(output, UnsafeRawBufferPointer(start: buffer, count: got)) } catch {
+                failure = "write \(temporary): \(String(cString: strerror(error.code)))"
+                break copy
             }
             copied += Int64(got)
             if !crashed && copied * 2 >= expectedBytes { crashed = true; PublishCrashPoint.reach(.midPack) }

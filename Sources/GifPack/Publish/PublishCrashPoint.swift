@@ -3,7 +3,8 @@ import Glibc
 #endif
 
 /// Named places in `gifpack publish` where crash-safety tests kill the process with SIGKILL,
-/// armed like ``CrashPoint`` by `GIFPACK_CRASH_AT=<name>` (unset in normal use: nothing happens).
+/// armed like ``CrashPoint`` by `GIFPACK_CRASH_AT=<name>` in debug builds only (release builds contain
+/// no hook).
 ///
 /// ```swift
 /// PublishCrashPoint.reach(.beforeIndex)
@@ -22,12 +23,5 @@ public enum PublishCrashPoint: String, Sendable, CaseIterable {
     /// The new index is live; retention has not run.
     case beforeRetention = "publish-before-retention"
 
-    private static let armed: PublishCrashPoint? = {
-        guard let value = getenv("GIFPACK_CRASH_AT") else { return nil }
-        return PublishCrashPoint(rawValue: String(cString: value))
-    }()
-
-    public static func reach(_ point: PublishCrashPoint) {
-        if armed == point { kill(getpid(), SIGKILL) }
-    }
+    public static func reach(_ point: PublishCrashPoint) { CrashPoint.reach(named: point.rawValue) }
 }

@@ -33,16 +33,18 @@ public enum CrashPoint: String, Sendable, CaseIterable {
     }
 
     #if GIFPACK_CRASH_POINTS
-    private static let armed: CrashPoint? = {
-        guard let value = getenv("GIFPACK_CRASH_AT") else { return nil }
-        return CrashPoint(rawValue: String(cString: value))
-    }()
+    private static let armed: String? = getenv("GIFPACK_CRASH_AT").map { String(cString: $0) }
     #endif
 
     @inline(__always)
-    public static func reach(_ point: CrashPoint) {
+    public static func reach(_ point: CrashPoint) { reach(named: point.rawValue) }
+
+    /// The one hook every set of crash points goes through (``PublishCrashPoint`` too): kills the
+    /// process when `GIFPACK_CRASH_AT` is `name`, in debug builds only.
+    @inline(__always)
+    public static func reach(named name: String) {
         #if GIFPACK_CRASH_POINTS
-        if armed == point { kill(getpid(), SIGKILL) }
+        if armed == name { kill(getpid(), SIGKILL) }
         #endif
     }
 }

@@ -1,3 +1,4 @@
+import GifPackSystem
 import Glibc
 
 /// Feeds a PUT body to curl's `CURLOPT_READFUNCTION`: a file read piece by piece from its
@@ -49,10 +50,8 @@ final class UploadSource: @unchecked Sendable {
             return count
         case .file:
             guard descriptor >= 0, let base = buffer.baseAddress else { return Self.abort }
-            while true {
-                let got = Glibc.read(descriptor, base, buffer.count)
-                if got < 0 && errno == EINTR { continue }
-                return got < 0 ? Self.abort : got
+            do throws(Errno) { return try POSIXIO.read(descriptor, into: UnsafeMutableRawBufferPointer(start: base, count: buffer.count)) } catch {
+                return Self.abort
             }
         }
     }
