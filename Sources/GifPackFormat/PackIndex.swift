@@ -126,10 +126,12 @@ public struct PackDescription: Sendable, Equatable, Codable {
     /// Every exercise of the pack, sorted by id; `gif` is nil when the exercise has no GIF
     /// (a client shows a placeholder).
     public var exercises: [ExerciseRef]
+    /// The companion posters pack (format 1.1; nil in 1.0 or when the manifest asks for no posters).
+    public var posters: PosterPackDescription?
 
     public init(name: String, version: Int, file: String, bytes: Int64, sha256: String, entryCount: Int,
                 uncompressedBytes: Int64, contentDigest: String, catalog: EntryLocation, gifs: [GIFEntry],
-                exercises: [ExerciseRef]) {
+                exercises: [ExerciseRef], posters: PosterPackDescription? = nil) {
         self.name = name
         self.version = version
         self.file = file
@@ -141,6 +143,7 @@ public struct PackDescription: Sendable, Equatable, Codable {
         self.catalog = catalog
         self.gifs = gifs.sorted { $0.sha256 < $1.sha256 }
         self.exercises = exercises.sorted { $0.id < $1.id }
+        self.posters = posters
     }
 
     /// The GIF entry for an exercise id, if the pack has one.
@@ -170,10 +173,13 @@ public struct EntryLocation: Sendable, Equatable, Codable {
 public struct GIFEntry: Sendable, Equatable, Codable {
     public var sha256: String
     public var location: EntryLocation
+    /// BlurHash, average colour, size and timing (format 1.1; nil in a 1.0 index).
+    public var placeholder: GIFPlaceholder?
 
-    public init(sha256: String, location: EntryLocation) {
+    public init(sha256: String, location: EntryLocation, placeholder: GIFPlaceholder? = nil) {
         self.sha256 = sha256
         self.location = location
+        self.placeholder = placeholder
     }
 
     /// The tar path of a GIF with this hash.
