@@ -152,6 +152,16 @@ public enum PackCatalogJSON {
             bytes.append(UInt8(ascii: ","))
         }
         bytes.append(UInt8(ascii: "{"))
+        if let color = gif.averageColor {
+            bytes += Array(#""averageColor":"#.utf8)
+            CanonicalJSON.appendString(color, to: &bytes)
+            bytes.append(UInt8(ascii: ","))
+        }
+        if let hash = gif.blurHash {
+            bytes += Array(#""blurHash":"#.utf8)
+            CanonicalJSON.appendString(hash, to: &bytes)
+            bytes.append(UInt8(ascii: ","))
+        }
         field("bytes", gif.bytes)
         field("durationMilliseconds", Int64(gif.durationMilliseconds))
         field("frames", Int64(gif.frames))

@@ -140,10 +140,11 @@ public struct BuildPipeline: Sendable {
         endStage("plan")
 
         let frames = FrameCache(layout: layout, level: manifest.output.zstdLevel, mtime: options.sourceDateEpoch)
+        let placeholders = PlaceholderCache(layout: layout, settings: manifest.output.placeholderSettings)
         let governor = FetchGovernor(settings: manifest.fetch, requestsAlreadySent: client.statistics.requestsStarted,
                                      startedAt: started)
         let fetcher = GIFFetcher(client: client, source: manifest.source, settings: manifest.fetch, layout: layout,
-                                 frames: frames, state: state, governor: governor, observer: observer)
+                                 frames: frames, state: state, governor: governor, placeholders: placeholders, observer: observer)
         let outcome = try await fetcher.fetch(wanted)
         var results = outcome.results
         report.stateErrors = fetcher.processor.stateWriteErrors
@@ -190,7 +191,10 @@ public struct BuildPipeline: Sendable {
         let sourceDescription = SourceDescription(kind: manifest.source.kind.rawValue,
                                                   baseURL: manifest.output.publishBaseURL ? manifest.source.baseURL : nil,
                                                   resolution: manifest.source.resolution)
-        let publisher = PackPublisher(outputDirectory: options.outputDirectory, frames: frames, source: sourceDescription)
+        let publisher = PackPublisher(outputDirectory: options.outputDirectory, frames: frames, source: sourceDescription,
+                                      placeholders: placeholders)
+        let posterPublisher = PosterPackPublisher(outputDirectory: options.outputDirectory, frames: frames,
+                                                  placeholders: placeholders)
         var descriptions: [PackDescription] = []
         var finalResults = results
         var position = 0
@@ -225,7 +229,8 @@ public struct BuildPipeline: Sendable {
                 }
                 report.damagedBlobs.append(hash)
                 let again = try await GIFFetcher(client: client, source: manifest.source, settings: manifest.fetch, layout: layout,
-                                             frames: frames, state: state, governor: governor, observer: observer).fetch(users)
+                                             frames: frames, state: state, governor: governor, placeholders: placeholders,
+                                             observer: observer).fetch(users)
                 if let stop = again.stop {
                     report.exitStatus = stop.exitStatus
                     report.stopReason = stop
@@ -248,6 +253,17 @@ public struct BuildPipeline: Sendable {
                 continue
             }
             position += 1
+            var description = description
+            if !manifest.output.posterSizes.isEmpty {
+                let packDescription = description
+                let previousPosters = previous?.pack(named: entry.spec.name)?.posters
+                let (posters, postersOutcome) = try await BlockingWork.run {
+                    try posterPublisher.publish(pack: packDescription.name, gifHashes: packDescription.gifs.map(\.sha256),
+                                                previous: previousPosters)
+                }
+                description.posters = posters
+                if postersOutcome == .published { report.posterPacksPublished.append(posters.file) }
+            }
             descriptions.append(description)
             report.packs.append(.init(name: description.name, version: description.version, file: description.file,
                                       outcome: outcome.rawValue, exercises: entry.exercises.count,
@@ -256,6 +272,7 @@ public struct BuildPipeline: Sendable {
                                       uncompressedBytes: description.uncompressedBytes))
             observer?(.packFinished(report.packs[report.packs.count - 1]))
         }
+        report.gifs.placeholdersDerived = placeholders.derivedCount
         endStage("pack")
 
         let index = PackIndex(generator: options.generator, source: sourceDescription, packs: descriptions)

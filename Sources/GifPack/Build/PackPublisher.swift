@@ -27,6 +27,8 @@ struct PackPublisher: Sendable {
     let outputDirectory: String
     let frames: FrameCache
     let source: SourceDescription
+    /// Each GIF's BlurHash and average colour (format 1.1), found in (or derived into) the cache.
+    var placeholders: PlaceholderCache? = nil
 
     enum Outcome: String { case published, unchanged }
 
@@ -43,11 +45,21 @@ struct PackPublisher: Sendable {
         var rows: [PackCatalogWriter.Row] = []
         var refs: [ExerciseRef] = []
         var distinct: [String: Int64] = [:]
+        var previews: [String: GIFPlaceholder] = [:]
         for exercise in entry.exercises {
             var metadata: GIFMetadata?
             if case .stored(let gif)? = results[exercise.id] {
                 metadata = gif.metadata
                 distinct[gif.sha256] = gif.bytes
+                if let placeholders {
+                    let record = try placeholders.ensure(sha256: gif.sha256, blobPath: frames.layout.blobPath(sha256: gif.sha256))
+                    metadata?.blurHash = record.blurHash
+                    metadata?.averageColor = record.averageColor
+                    previews[gif.sha256] = GIFPlaceholder(
+                        blurHash: record.blurHash, averageColor: record.averageColor, width: gif.info.width,
+                        height: gif.info.height, frames: gif.info.frameCount,
+                        durationMilliseconds: gif.info.durationMilliseconds, loopCount: gif.info.loopCount)
+                }
             }
             rows.append(PackCatalogWriter.Row(exercise: exercise, gif: metadata))
             refs.append(ExerciseRef(id: exercise.id, gif: metadata?.sha256))
@@ -131,9 +143,11 @@ struct PackPublisher: Sendable {
             throw PackPublishError.unexpectedLayout(file)
         }
         let gifs = summary.entries.dropFirst().map { packed in
-            GIFEntry(sha256: String(packed.name.dropFirst("gifs/".count).dropLast(".gif".count)),
-                     location: EntryLocation(path: packed.name, size: packed.size,
-                                             frameOffset: packed.frameOffset, frameLength: packed.frameLength))
+            let hash = String(packed.name.dropFirst("gifs/".count).dropLast(".gif".count))
+            return GIFEntry(sha256: hash,
+                            location: EntryLocation(path: packed.name, size: packed.size,
+                                                    frameOffset: packed.frameOffset, frameLength: packed.frameLength),
+                            placeholder: previews[hash])
         }
         let description = PackDescription(
             name: entry.spec.name, version: version, file: file, bytes: summary.bytes, sha256: summary.sha256,
