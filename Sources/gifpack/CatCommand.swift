@@ -83,6 +83,10 @@ struct CatCommand: AsyncParsableCommand {
             Terminal.error("gifpack: \(error)")
             throw ExitCode(2)
         }
+        if let posterSize, !(16...512).contains(posterSize) {
+            Terminal.error("gifpack: --poster \(posterSize) is outside 16...512")
+            throw ExitCode(2)
+        }
         let trust = try self.trust.load()
         if trust != nil && isPack {
             Terminal.error("gifpack: a pack file alone carries no signature; read the GIF through its index.json with --trusted-key")

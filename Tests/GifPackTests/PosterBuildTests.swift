@@ -156,5 +156,6 @@ struct PosterBuildTests {
         #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: output))) == expected)
         let unknownSize = try run(productPath("gifpack"), ["cat", "--poster", "33", indexPath, exercise.id])
         #expect(unknownSize.status == 1 && unknownSize.error.contains("33 px"))
+        #expect(try run(productPath("gifpack"), ["cat", "--poster", "8", indexPath, exercise.id]).status == 2)
     }
 }
