@@ -1,3 +1,4 @@
+import ExerciseDBFixture
 import Foundation
 import GifPackGIF
 import Testing

@@ -201,7 +201,7 @@ public struct BuildPipeline: Sendable {
         while position < plan.entries.count {
             let entry = plan.entries[position]
             let current = finalResults
-            let description: PackDescription, outcome: PackPublisher.Outcome
+            var description: PackDescription, outcome: PackPublisher.Outcome
             do {
                 let name = entry.spec.name
                 (description, outcome) = try await BlockingWork.run {
@@ -253,7 +253,6 @@ public struct BuildPipeline: Sendable {
                 continue
             }
             position += 1
-            var description = description
             if !manifest.output.posterSizes.isEmpty {
                 let packDescription = description
                 let previousPosters = previous?.pack(named: entry.spec.name)?.posters

@@ -36,21 +36,21 @@ struct PosterPackPublisher: Sendable {
         items.sort { $0.path < $1.path }
 
         var catalog = Array(#"{"formatVersion":"#.utf8)
-        JSONText.appendString(FormatVersion.current.description, to: &catalog)
+        CanonicalJSON.appendString(FormatVersion.current.description, to: &catalog)
         catalog += Array(#","pack":"#.utf8)
-        JSONText.appendString(name, to: &catalog)
+        CanonicalJSON.appendString(name, to: &catalog)
         catalog += Array(#","posters":["#.utf8)
         for (position, item) in items.enumerated() {
-            guard let bytes = FileSystem.readAll(item.source) else {
+            guard let bytes = try FileSystem.readAll(item.source) else {
                 throw PosterPackError.missingPoster(item.path)
             }
-            let hash = SHA256.hash(data: bytes).hexString
+            let hash = Hex.lowercase(SHA256.hash(data: bytes))
             if position > 0 { catalog.append(UInt8(ascii: ",")) }
             catalog += Array(#"{"bytes":\#(bytes.count),"gif":"\#(item.gif)","path":"\#(item.path)","sha256":"\#(hash)","size":\#(item.size)}"#.utf8)
         }
         catalog += Array(#"],"sizes":[\#(sizes.map(String.init).joined(separator: ","))]}"#.utf8)
         catalog.append(0x0A)
-        let digest = SHA256.hash(data: catalog).hexString
+        let digest = Hex.lowercase(SHA256.hash(data: catalog))
 
         if let previous, previous.contentDigest == digest,
            FileSystem.fileSize("\(outputDirectory)/\(previous.file)") == previous.bytes {

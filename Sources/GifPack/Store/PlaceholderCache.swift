@@ -50,7 +50,7 @@ struct PlaceholderCache: Sendable {
 
     /// The cached record, or nil when it is missing or incomplete.
     func cached(sha256: String) -> Record? {
-        guard let bytes = FileSystem.readAll(recordPath(sha256: sha256)),
+        guard let bytes = try? FileSystem.readAll(recordPath(sha256: sha256)),
               let record = Self.parse(String(decoding: bytes, as: UTF8.self)),
               Set(record.posterBytes.keys) == Set(settings.posterSizes) else { return nil }
         for (size, length) in record.posterBytes where FileSystem.fileSize(posterPath(sha256: sha256, size: size)) != length {
