@@ -2,7 +2,7 @@ import GifPackFormat
 
 /// Everything an app needs to lay out an exercise's cell and detail view before its GIF is
 /// downloaded or decoded: a BlurHash and average colour for the placeholder, the GIF's size for
-/// the aspect ratio, and its timing (format 1.1 indexes; a 1.0 index has none).
+/// the aspect ratio, and its timing (format 1.2 indexes; a 1.0 or 1.1 index has none).
 ///
 /// ```swift
 /// let index = try await PackIndexSource("https://cdn.example.com/gifpack/index.json").load()
@@ -31,7 +31,7 @@ public struct ExercisePlaceholder: Sendable, Equatable {
 
 extension PackIndex {
     /// The placeholder of exercise `id` from the index alone, or nil when no pack lists the
-    /// exercise with a GIF or the index predates format 1.1.
+    /// exercise with a GIF or the index predates format 1.2.
     public func placeholder(forExercise id: String) -> ExercisePlaceholder? {
         for pack in packs {
             guard let entry = pack.gifEntry(forExercise: id), let value = entry.placeholder else { continue }

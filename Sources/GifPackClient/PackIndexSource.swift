@@ -114,7 +114,7 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
         try fileLocation(pack.file, pack: pack.name)
     }
 
-    /// A posters pack's location (format 1.1), resolved like ``packLocation(for:)``.
+    /// A posters pack's location (format 1.2), resolved like ``packLocation(for:)``.
     public func packLocation(for posters: PosterPackDescription) throws(PackClientError) -> Location {
         try fileLocation(posters.file, pack: posters.name)
     }

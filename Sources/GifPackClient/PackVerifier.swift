@@ -76,7 +76,7 @@ public enum PackVerifier {
             return report
         }
         report.frames = scan.frames.count
-        // A posters pack (format 1.1) has its own catalog.
+        // A posters pack (format 1.2) has its own catalog.
         if let first = try? scan.entry(scan.frames[0], maxSize: limits.maxCatalogBytes), first.header.name == PackCatalog.path,
            let posters = try? PosterPackCatalog.decode(from: first.data) {
             PosterPackVerifier.verifyFile(scan, catalog: posters, into: &report)

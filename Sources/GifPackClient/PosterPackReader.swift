@@ -1,6 +1,6 @@
 import GifPackFormat
 
-/// Reads posters from a local posters pack (`<pack>-posters`, format 1.1) through its index
+/// Reads posters from a local posters pack (`<pack>-posters`, format 1.2) through its index
 /// description: the catalog is checked against the content digest, each poster against the SHA-256
 /// the catalog gives it, and only the frames read are decompressed.
 ///

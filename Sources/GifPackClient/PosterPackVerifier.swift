@@ -1,7 +1,7 @@
 import GifPackFormat
 import GifPackGIF
 
-/// Verification of a posters pack (`<pack>-posters`, format 1.1), for ``PackVerifier``.
+/// Verification of a posters pack (`<pack>-posters`, format 1.2), for ``PackVerifier``.
 ///
 /// Alone (``verifyFile(_:catalog:into:)``): every entry after `catalog.json` must be a poster the
 /// catalog lists (`posters/<size>/<sha256>.gif`, at one of its sizes), with the listed SHA-256 and
@@ -44,7 +44,7 @@ enum PosterPackVerifier {
         report.packs += 1
         let name = SafePath.printable(posters.name)
         do {
-            let hash = try SHA256Digest.file(at: path).sha256
+            let hash = try StreamingSHA256.file(at: path).sha256
             if hash != posters.sha256 {
                 report.problems.append(PackRejection(.packChecksum, pack: name, entry: posters.file,
                                                      detail: "the file hashes to \(hash), the index says \(posters.sha256)"))

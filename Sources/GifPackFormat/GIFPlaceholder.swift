@@ -1,5 +1,5 @@
-/// What an app needs to lay out and play one GIF before downloading it (format 1.1): its BlurHash,
-/// average colour, size and timing. Each ``GIFEntry`` of an index written by format 1.1 carries one.
+/// What an app needs to lay out and play one GIF before downloading it (format 1.2): its BlurHash,
+/// average colour, size and timing. Each ``GIFEntry`` of an index written by format 1.2 carries one.
 ///
 /// ```swift
 /// if let placeholder = index.packs[0].gifEntry(forExercise: "0001")?.placeholder {
@@ -30,7 +30,7 @@ public struct GIFPlaceholder: Sendable, Equatable, Codable {
     }
 }
 
-/// The companion pack of a pack's still posters (format 1.1): `<pack>-posters`, same
+/// The companion pack of a pack's still posters (format 1.2): `<pack>-posters`, same
 /// frame-per-entry layout and versioning as the pack it belongs to. Its first entry is a
 /// `catalog.json` listing every poster (its SHA-256 is the content digest), then one entry per
 /// poster at ``path(size:sha256:)``, sorted by path.

@@ -78,9 +78,9 @@ public struct GIFMetadata: Sendable, Equatable, Codable {
     public var durationMilliseconds: Int
     /// nil: plays once (no loop extension); 0: loops forever.
     public var loopCount: Int?
-    /// BlurHash of the still (format 1.1).
+    /// BlurHash of the still (format 1.2).
     public var blurHash: String?
-    /// `#rrggbb` mean colour of the still (format 1.1).
+    /// `#rrggbb` mean colour of the still (format 1.2).
     public var averageColor: String?
 
     public init(sha256: String, bytes: Int64, width: Int, height: Int, frames: Int, durationMilliseconds: Int, loopCount: Int?,

@@ -126,7 +126,7 @@ public struct PackDescription: Sendable, Equatable, Codable {
     /// Every exercise of the pack, sorted by id; `gif` is nil when the exercise has no GIF
     /// (a client shows a placeholder).
     public var exercises: [ExerciseRef]
-    /// The companion posters pack (format 1.1; nil in 1.0 or when the manifest asks for no posters).
+    /// The companion posters pack (format 1.2; nil before 1.2 or when the manifest asks for no posters).
     public var posters: PosterPackDescription?
 
     public init(name: String, version: Int, file: String, bytes: Int64, sha256: String, entryCount: Int,
@@ -173,7 +173,7 @@ public struct EntryLocation: Sendable, Equatable, Codable {
 public struct GIFEntry: Sendable, Equatable, Codable {
     public var sha256: String
     public var location: EntryLocation
-    /// BlurHash, average colour, size and timing (format 1.1; nil in a 1.0 index).
+    /// BlurHash, average colour, size and timing (format 1.2; nil in a 1.0 or 1.1 index).
     public var placeholder: GIFPlaceholder?
 
     public init(sha256: String, location: EntryLocation, placeholder: GIFPlaceholder? = nil) {

@@ -44,7 +44,7 @@ struct ClientCommandTests {
         let packPath = "\(built.dist)/\(pack.file)"
         let good = try Self.gifpack(["verify", built.dist])
         #expect(good.status == 0, "\(good.error)")
-        // The pack and its posters pack (format 1.1, one 80 px poster per GIF).
+        // The pack and its posters pack (format 1.2, one 80 px poster per GIF).
         let posters = try #require(pack.posters)
         #expect(Self.text(good.output).contains(
             "ok: verified 2 pack(s), \(pack.entryCount + 1 + posters.entryCount + 1) frame(s), \(pack.gifs.count * 2) GIF(s)"))
