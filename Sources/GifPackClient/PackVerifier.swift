@@ -54,7 +54,7 @@ public enum PackVerifier {
         }
         let source = PackIndexSource(location: .file(indexPath))
         for pack in index.packs { verify(pack, source: source, limits: limits, into: &report) }
-        // Format 1.1: each pack's posters pack.
+        // Format 1.2: each pack's posters pack.
         for posters in index.packs.compactMap(\.posters) {
             do {
                 guard case .file(let path) = try source.packLocation(for: posters) else { continue }

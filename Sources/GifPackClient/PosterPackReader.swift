@@ -1,16 +1,20 @@
 import GifPackFormat
 
 /// Reads posters from a local posters pack (`<pack>-posters`, format 1.2) through its index
-/// description: the catalog is checked against the content digest, each poster against the SHA-256
-/// the catalog gives it, and only the frames read are decompressed.
+/// description: the catalog is read once, when the reader is made, and checked against the content
+/// digest; each poster is checked against the SHA-256 the catalog gives it, and only the frames read
+/// are decompressed.
 ///
 /// ```swift
-/// let reader = try PosterPackReader(path: "dist/packs/all-posters-v1.tar.zst", posters: pack.posters!)
+/// let reader = try PosterPackReader(path: "dist/packs/all-posters-v1-1a2b3c4d.tar.zst", posters: pack.posters!)
 /// let gif = try reader.poster(size: 80, gifSHA256: hash)
 /// ```
 public struct PosterPackReader: Sendable {
     public let posters: PosterPackDescription
     private let reader: PackFrameReader
+    private let listed: PosterPackCatalog
+    private let byPath: [String: PosterPackCatalog.Poster]
+    private let locations: [String: EntryLocation]
 
     public init(path: String, posters: PosterPackDescription) throws(PackClientError) {
         let reader: PackFrameReader
@@ -25,28 +29,30 @@ public struct PosterPackReader: Sendable {
             throw .rejected(PackRejection(.packSize, pack: posters.name, entry: path,
                                           detail: "the file is \(size) bytes, the index says \(posters.bytes)"))
         }
-        self.posters = posters
-        self.reader = reader
-    }
-
-    /// The posters pack's catalog, checked against its content digest.
-    public func catalog() throws(PackClientError) -> PosterPackCatalog {
         let bytes = try IndexedEntry.readAll(posters.catalog, sha256: posters.contentDigest, isGIF: false,
                                              pack: posters.name, reader: reader)
-        do { return try PosterPackCatalog.decode(from: bytes) } catch {
+        let catalog: PosterPackCatalog
+        do { catalog = try PosterPackCatalog.decode(from: bytes) } catch {
             throw .rejected(PackRejection(.catalogMismatch, pack: posters.name, entry: PackCatalog.path,
                                           detail: JSONValueDecoder.describe(error)))
         }
+        self.posters = posters
+        self.reader = reader
+        self.listed = catalog
+        self.byPath = Dictionary(catalog.posters.map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
+        self.locations = Dictionary(posters.posters.map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
     }
+
+    /// The posters pack's catalog (checked against its content digest).
+    public func catalog() -> PosterPackCatalog { listed }
 
     /// The poster of the GIF with hash `gifSHA256` at longest side `size`.
     public func poster(size: Int, gifSHA256: String) throws(PackClientError) -> [UInt8] {
         let path = PosterPackDescription.path(size: size, sha256: gifSHA256)
-        guard let location = posters.poster(size: size, sha256: gifSHA256),
-              let listed = try catalog().posters.first(where: { $0.path == path }) else {
+        guard let location = locations[path], let entry = byPath[path] else {
             throw .rejected(PackRejection(.missingEntry, pack: posters.name, entry: SafePath.printable(path),
                                           detail: "the posters pack has no poster of this GIF at \(size) px (sizes: \(posters.sizes.map(String.init).joined(separator: ", ")))"))
         }
-        return try IndexedEntry.readAll(location, sha256: listed.sha256, isGIF: true, pack: posters.name, reader: reader)
+        return try IndexedEntry.readAll(location, sha256: entry.sha256, isGIF: true, pack: posters.name, reader: reader)
     }
 }

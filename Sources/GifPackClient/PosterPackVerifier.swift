@@ -63,7 +63,7 @@ enum PosterPackVerifier {
                 report.problems.append(endProblem)
             }
             let reader = try PosterPackReader(path: path, posters: posters)
-            let catalog = try reader.catalog()
+            let catalog = reader.catalog()
             let listed = Dictionary(catalog.posters.map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
             if Set(listed.keys) != Set(posters.posters.map(\.path)) {
                 report.problems.append(PackRejection(.catalogMismatch, pack: name, entry: PackCatalog.path,

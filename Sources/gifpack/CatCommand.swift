@@ -149,7 +149,12 @@ struct CatCommand: AsyncParsableCommand {
 
     /// The exercise's poster from its pack's posters pack.
     private func posterThroughIndex(size: Int, trust: IndexTrust?) throws(PackClientError) -> [UInt8] {
-        let index = try trust.map { trust throws(PackClientError) in try trust.verifyFile(source) } ?? PackIndexSource.loadFile(source)
+        let index: PackIndex
+        if let trust {
+            index = try trust.verifyFile(source)
+        } else {
+            index = try PackIndexSource.loadFile(source)
+        }
         guard let pack = index.packs.first(where: { $0.exercises.contains { $0.id == id } }) else {
             throw .unknownExercise(id)
         }

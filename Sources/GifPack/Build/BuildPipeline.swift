@@ -255,10 +255,12 @@ public struct BuildPipeline: Sendable {
             position += 1
             if !manifest.output.posterSizes.isEmpty {
                 let packDescription = description
-                let previousPosters = previous?.pack(named: entry.spec.name)?.posters
+                let references = [local?.pack(named: entry.spec.name)?.posters,
+                                  previous?.index.pack(named: entry.spec.name)?.posters].compactMap { $0 }
                 let (posters, postersOutcome) = try await BlockingWork.run {
                     try posterPublisher.publish(pack: packDescription.name, gifHashes: packDescription.gifs.map(\.sha256),
-                                                previous: previousPosters)
+                                                references: references,
+                                                recorded: try state.publishedPacks(pack: PosterPackPublisher.name(forPack: packDescription.name)))
                 }
                 description.posters = posters
                 if postersOutcome == .published { report.posterPacksPublished.append(posters.file) }
@@ -286,6 +288,10 @@ public struct BuildPipeline: Sendable {
             for description in finalDescriptions {
                 try state.recordPublished(pack: description.name, version: description.version, file: description.file,
                                           sha256: description.sha256, contentDigest: description.contentDigest, at: now)
+                if let posters = description.posters {
+                    try state.recordPublished(pack: posters.name, version: posters.version, file: posters.file,
+                                              sha256: posters.sha256, contentDigest: posters.contentDigest, at: now)
+                }
             }
             return summary
         }

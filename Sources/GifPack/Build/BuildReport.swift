@@ -32,7 +32,7 @@ public struct BuildReport: Sendable, Codable, Equatable {
     public var packs: [PackResult] = []
     /// What happened to `index.json` (absent when the build published nothing).
     public var index: IndexSummary?
-    /// Posters pack files (`packs/<pack>-posters-vN.tar.zst`) this run published.
+    /// Posters pack files (`packs/<pack>-posters-v<N>-<sha8>.tar.zst`) this run published.
     public var posterPacksPublished: [String] = []
     /// Why the build stopped scheduling requests early, if it did.
     public var stopReason: StopReason?

@@ -27,7 +27,7 @@ struct PackPublisher: Sendable {
     let outputDirectory: String
     let frames: FrameCache
     let source: SourceDescription
-    /// Each GIF's BlurHash and average colour (format 1.1), found in (or derived into) the cache.
+    /// Each GIF's BlurHash and average colour (format 1.2), found in (or derived into) the cache.
     var placeholders: PlaceholderCache? = nil
 
     enum Outcome: String { case published, unchanged }
@@ -109,31 +109,10 @@ struct PackPublisher: Sendable {
                 }
             }
             summary = try assembler.finish()
-            let packsDirectory = "\(outputDirectory)/packs"
-            let known = history.references.map { PublishedPack(version: $0.version, file: $0.file, sha256: $0.sha256) }
-                + history.recorded + PackFileName.present(of: entry.spec.name, in: packsDirectory, sha256: summary.sha256)
-            if let same = known.first(where: { $0.sha256 == summary.sha256 && PackFileName.isPlain($0.file) }) {
-                // The same bytes were published before (or renamed into place by a run killed before
-                // its index): same version, same name.
-                version = same.version
-                file = same.file
-                outcome = history.references.contains { $0.version == same.version && $0.file == same.file } ? .unchanged : .published
-            } else {
-                version = max(known.map(\.version).max() ?? 0, PackFileName.highestVersion(of: entry.spec.name, in: packsDirectory)) + 1
-                file = PackFileName.file(pack: entry.spec.name, version: version, sha256: summary.sha256)
-                outcome = .published
-            }
-            let finalPath = "\(outputDirectory)/\(file)"
-            CrashPoint.reach(.beforePackRename)
-            if FileSystem.exists(finalPath) {
-                // Never replaced: equal bytes are the same pack, different bytes a hard error.
-                guard FileSystem.fileSize(finalPath) == summary.bytes, (try? StreamingSHA256.file(at: finalPath))?.sha256 == summary.sha256 else {
-                    throw PackPublishError.nameTaken(file)
-                }
-                FileSystem.remove(temporary)
-            } else {
-                try FileSystem.publish(temporary, as: finalPath)
-            }
+            (version, file, outcome) = try Self.place(temporary, summary: summary, pack: entry.spec.name,
+                                                      outputDirectory: outputDirectory,
+                                                      referenced: history.references.map(\.published),
+                                                      recorded: history.recorded)
         } catch {
             FileSystem.remove(temporary)
             throw error
@@ -171,6 +150,16 @@ public struct PublishedPack: Sendable, Equatable {
         self.file = file
         self.sha256 = sha256
     }
+}
+
+extension PackDescription {
+    /// The version, file and SHA-256 this description publishes.
+    var published: PublishedPack { PublishedPack(version: version, file: file, sha256: sha256) }
+}
+
+extension PosterPackDescription {
+    /// The version, file and SHA-256 this description publishes.
+    var published: PublishedPack { PublishedPack(version: version, file: file, sha256: sha256) }
 }
 
 /// Pack file names: `packs/<name>-v<N>-<sha8>.tar.zst`, where `<sha8>` is the first 8 hex digits
@@ -222,6 +211,43 @@ enum PackFileName {
 }
 
 extension PackPublisher {
+    /// Names an assembled pack file (pack or posters pack) and moves it into place, by the rules of
+    /// the type's comment: bytes equal to a version published before (`referenced`: the indexes';
+    /// `recorded`: the state's; or a file of this pack already in `packs/`) keep that version and
+    /// name, anything else gets `highest + 1`; a file already under the chosen name is never
+    /// replaced. Removes `temporary` in every case but a rename.
+    static func place(_ temporary: String, summary: PackFileSummary, pack name: String, outputDirectory: String,
+                      referenced: [PublishedPack], recorded: [PublishedPack]) throws -> (version: Int, file: String, outcome: Outcome) {
+        let version: Int
+        let file: String
+        let outcome: Outcome
+        let packsDirectory = "\(outputDirectory)/packs"
+        let known = referenced + recorded + PackFileName.present(of: name, in: packsDirectory, sha256: summary.sha256)
+        if let same = known.first(where: { $0.sha256 == summary.sha256 && PackFileName.isPlain($0.file) }) {
+            // The same bytes were published before (or renamed into place by a run killed before
+            // its index): same version, same name.
+            version = same.version
+            file = same.file
+            outcome = referenced.contains { $0.version == same.version && $0.file == same.file } ? .unchanged : .published
+        } else {
+            version = max(known.map(\.version).max() ?? 0, PackFileName.highestVersion(of: name, in: packsDirectory)) + 1
+            file = PackFileName.file(pack: name, version: version, sha256: summary.sha256)
+            outcome = .published
+        }
+        let finalPath = "\(outputDirectory)/\(file)"
+        CrashPoint.reach(.beforePackRename)
+        if FileSystem.exists(finalPath) {
+            // Never replaced: equal bytes are the same pack, different bytes a hard error.
+            guard FileSystem.fileSize(finalPath) == summary.bytes, (try? StreamingSHA256.file(at: finalPath))?.sha256 == summary.sha256 else {
+                throw PackPublishError.nameTaken(file)
+            }
+            FileSystem.remove(temporary)
+        } else {
+            try FileSystem.publish(temporary, as: finalPath)
+        }
+        return (version, file, outcome)
+    }
+
     /// Runs `body`, turning a blob whose bytes no longer match their hash into
     /// ``PackPublishError/damagedBlob(sha256:)``.
     static func checkingBlob(_ hash: String, _ body: () throws -> Void) throws {

@@ -31,8 +31,7 @@ public struct Pruner: Sendable {
     public func prune(index: PackIndex?, state: BuildState?) throws -> Result {
         var result = Result()
         let packsDirectory = "\(outputDirectory)/packs"
-        let referenced = Set(index?.packs.flatMap { [$0.file] + ($0.posters.map { [$0.file] } ?? []) }
-            .map { "\(outputDirectory)/\($0)" } ?? [])
+        let referenced = Set(index?.packFiles.map { "\(outputDirectory)/\($0.file)" } ?? [])
         let names = try FileSystem.list(packsDirectory)
         for name in names where FileSystem.isOwnTemporaryName(name) {
             let path = "\(packsDirectory)/\(name)"

@@ -59,6 +59,11 @@ struct PlaceholderCache: Sendable {
         return record
     }
 
+    /// Removes the cached record (its posters are written again by the next ``ensure(sha256:blobPath:)``).
+    func forget(sha256: String) {
+        FileSystem.remove(recordPath(sha256: sha256))
+    }
+
     /// Returns the cached record, deriving and storing it first when needed. Blocking: call it on
     /// a worker thread.
     func ensure(sha256: String, blobPath: String) throws -> Record {
