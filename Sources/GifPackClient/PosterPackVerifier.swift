@@ -88,6 +88,10 @@ enum PosterPackVerifier {
     private static func problems(_ bytes: [UInt8], sha256: String, poster: PosterPackCatalog.Poster, pack: String) -> [PackRejection] {
         let entry = SafePath.printable(poster.path)
         var found: [PackRejection] = []
+        if poster.path != PosterPackDescription.path(size: poster.size, sha256: poster.gif) {
+            found.append(PackRejection(.catalogMismatch, pack: pack, entry: entry,
+                                       detail: "catalog.json gives it size \(poster.size) and GIF \(SafePath.printable(poster.gif)), which name another path"))
+        }
         if sha256 != poster.sha256 || Int64(bytes.count) != poster.bytes {
             found.append(PackRejection(.hashMismatch, pack: pack, entry: entry, detail: "the poster does not match its catalog record"))
         }

@@ -43,7 +43,7 @@ public struct PosterPackDescription: Sendable, Equatable, Codable {
     /// `<pack>-posters`.
     public var name: String
     public var version: Int
-    /// Path relative to the index, e.g. `packs/chest-posters-v2.tar.zst`.
+    /// Path relative to the index, e.g. `packs/chest-posters-v2-5e6f7a8b.tar.zst`.
     public var file: String
     public var bytes: Int64
     public var sha256: String

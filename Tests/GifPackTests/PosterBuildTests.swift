@@ -157,6 +157,14 @@ struct PosterBuildTests {
         let unknownSize = try run(productPath("gifpack"), ["cat", "--poster", "33", indexPath, exercise.id])
         #expect(unknownSize.status == 1 && unknownSize.error.contains("33 px"))
         #expect(try run(productPath("gifpack"), ["cat", "--poster", "8", indexPath, exercise.id]).status == 2)
+
+        // inspect lists a posters pack poster by poster.
+        let inspect = try run(productPath("gifpack"), ["inspect", workspace.file("dist/\(posters.file)")])
+        #expect(inspect.status == 0, "\(inspect.error)")
+        let distinct = pack.gifs.count
+        #expect(inspect.output.contains("\(distinct * 2) poster(s) in posters pack all-posters, sizes 80, 200 px, \(distinct) GIF(s)"),
+                "\(inspect.output)")
+        #expect(inspect.output.contains(PosterPackDescription.path(size: 200, sha256: entry.sha256)))
     }
 }
 
