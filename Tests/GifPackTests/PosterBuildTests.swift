@@ -102,13 +102,15 @@ struct PosterBuildTests {
 
         server.resetStats()
         let second = try await runBuild(manifest: Self.postersManifest(server, output: "  posters: [80]"), workspace: workspace)
+        #expect(server.stats.imageRequests == 0)
         #expect(second.gifs.placeholdersDerived == 0)
         #expect(second.packs.map(\.outcome) == ["unchanged"] && second.posterPacksPublished.isEmpty)
 
         // New poster sizes: derived again from the stored blobs, no request; only the posters pack moves.
         server.resetStats()
         let third = try await runBuild(manifest: Self.postersManifest(server, output: "  posters: [80, 120]"), workspace: workspace)
-        #expect(server.stats.imageRequests == 0)
+        // Only the catalog's list pages were asked for: no GIF, nothing else.
+        #expect(server.stats.imageRequests == 0 && server.stats.totalRequests == server.stats.listRequests, "\(server.stats)")
         #expect(third.gifs.placeholdersDerived == distinct)
         #expect(third.packs.map(\.outcome) == ["unchanged"])
         #expect(third.posterPacksPublished.map(unhashedPackName) == ["packs/all-posters-v2"], "\(third.posterPacksPublished)")
@@ -128,6 +130,57 @@ struct PosterBuildTests {
         #expect(fifth.exitStatus == .success)
         let last = try #require(readIndex(workspace.file("dist/index.json")).packs.first)
         #expect(last.posters == nil && last.gifs.allSatisfy { $0.placeholder != nil })
+    }
+
+    @Test func aGIFWhoseFirstFrameIsBlankGetsThePosterOfItsFirstRealFrame() async throws {
+        let server = try startFixture(count: 3)
+        defer { server.stop() }
+        // Frame 1: a white screen; frame 2: a blue and red picture over it.
+        let palette: [(UInt8, UInt8, UInt8)] = [(255, 255, 255), (10, 20, 200), (220, 30, 30), (0, 0, 0)]
+        let white = TestFrame(width: 40, height: 40, indices: [UInt8](repeating: 0, count: 1600))
+        let picture = TestFrame(left: 4, top: 4, width: 32, height: 32, indices: (0..<1024).map { UInt8($0 < 512 ? 1 : 2) })
+        let gif = try writeTestGIF(width: 40, height: 40, palette: palette, frames: [white, picture])
+        let id = try #require(server.catalog.exercises.first?.id)
+        server.replaceGIF(id: id, with: gif)
+        let workspace = try TemporaryDirectory()
+        let report = try await runBuild(manifest: Self.postersManifest(server, output: "  posters: [16, 32]"), workspace: workspace)
+        #expect(report.exitStatus == .success, "\(report.message)")
+        let index = try readIndex(workspace.file("dist/index.json"))
+        let pack = try #require(index.packs.first)
+        let hash = try #require(pack.exercises.first { $0.id == id }?.gif)
+        #expect(hash == sha256Hex(gif))
+        let placeholder = try #require(pack.gifs.first { $0.sha256 == hash }?.placeholder)
+        #expect(placeholder.averageColor != "#ffffff")
+        let posters = try #require(pack.posters)
+        let reader = try PosterPackReader(path: workspace.file("dist/\(posters.file)"), posters: posters)
+        for size in [16, 32] {
+            let poster = try StillFrameDecoder.decode(bytes: reader.poster(size: size, gifSHA256: hash)).image
+            #expect(poster.width == size && poster.height == size)
+            let colours = Set(stride(from: 0, to: poster.pixels.count, by: 3).map { Array(poster.pixels[$0..<$0 + 3]) })
+            #expect(colours.count > 1 && colours.contains { $0[2] > 150 && $0[0] < 100 }, "the \(size) px poster shows the picture, not the blank frame")
+        }
+    }
+
+    @Test func badPosterSettingsExitTwoNamingTheKeyBeforeAnyRequest() async throws {
+        let server = try startFixture(count: 3)
+        defer { server.stop() }
+        let workspace = try TemporaryDirectory()
+        let cases: [(output: String, path: String)] = [
+            ("  posters: [80, 8]", "output.posters[1]"),
+            ("  posters: [80, 1024]", "output.posters[1]"),
+            ("  posters: [80, 200, 80]", "output.posters[2]"),
+            ("  blurhash: {x: 0, y: 3}", "output.blurhash.x"),
+            ("  blurhash: {x: 4, y: 10}", "output.blurhash.y"),
+        ]
+        for (position, item) in cases.enumerated() {
+            let manifest = try workspace.write(Self.postersManifest(server, output: item.output), to: "bad-\(position).yaml")
+            let result = try run(productPath("gifpack"), ["build", "-m", manifest, "--out", workspace.file("dist"),
+                                                          "--cache", workspace.file("cache"), "--quiet"],
+                                 environment: ["GIFPACK_TEST_KEY": testAPIKey, "PATH": "/usr/bin:/bin"])
+            #expect(result.status == 2 && result.error.contains(item.path), "\(item.output): \(result.status) \(result.error)")
+        }
+        #expect(server.stats.totalRequests == 0, "a bad manifest sends no request")
+        #expect(!FileManager.default.fileExists(atPath: workspace.file("dist/index.json")))
     }
 
     @Test func theClientAndCLIServePlaceholdersAndPostersFromTheIndex() async throws {
