@@ -5,10 +5,12 @@
 #
 #   bench/run.sh [--bin DIR] [--count N] [--latency-ms MS] [--real-data DIR] [--scale "1000 5000 20000"]
 #                [--small-scale-gifs] [--quick] [--keep] [--upgrade-only] [--upgrade-percents "0.1 1 10"]
+#                [--publish-only] [--no-publish]
 #
 # Environment equivalents: BENCH_COUNT, BENCH_LATENCY_MS, BENCH_REAL_DATA, BENCH_SCALE,
 # BENCH_SMALL_SCALE_GIFS=1, BENCH_QUICK=1 (200 GIFs, scale 1000 only), BENCH_KEEP=1 (keep bench/work),
-# BENCH_UPGRADE_ONLY=1 (section 6 alone: upgrades served by nginx), BENCH_UPGRADE_PERCENTS ("none": skip it).
+# BENCH_UPGRADE_ONLY=1 (section 6 alone: upgrades served by nginx), BENCH_UPGRADE_PERCENTS ("none": skip it),
+# BENCH_PUBLISH_ONLY=1 (section 7 alone: gifpack publish to a directory and to moto's S3), BENCH_PUBLISH=0 (skip it).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -23,6 +25,8 @@ keep=${BENCH_KEEP:-0}
 bin=${BENCH_BIN:-}
 upgrade_only=${BENCH_UPGRADE_ONLY:-0}
 upgrade_percents=${BENCH_UPGRADE_PERCENTS:-0.1 1 10}
+publish_only=${BENCH_PUBLISH_ONLY:-0}
+publish_bench=${BENCH_PUBLISH:-1}
 
 while [ $# -gt 0 ]; do
   case $1 in
@@ -36,7 +40,9 @@ while [ $# -gt 0 ]; do
     --keep) keep=1; shift ;;
     --upgrade-only) upgrade_only=1; shift ;;
     --upgrade-percents) upgrade_percents=$2; shift 2 ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    --publish-only) publish_only=1; shift ;;
+    --no-publish) publish_bench=0; shift ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     *) echo "bench/run.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -48,6 +54,11 @@ count=${count:-1324}
 scale=${scale:-1000 5000 20000}
 [ "$scale" != none ] || scale=""
 [ "$upgrade_percents" != none ] || upgrade_percents=""
+if [ "$publish_only" = 1 ]; then upgrade_only=1; upgrade_percents=""; publish_bench=1; fi
+moto=$root/.venv-test/bin/moto_server
+if [ "$publish_bench" = 1 ] && [ ! -x "$moto" ]; then
+  echo "bench/run.sh: $moto is missing: run \`make test-venv\` (make bench does)" >&2; exit 2
+fi
 bin=${bin:-$(cd "$root" && swift build -c release --show-bin-path)}
 if [ -n "$real_data" ] && [ ! -d "$real_data" ]; then
   echo "bench/run.sh: --real-data $real_data is not a directory" >&2; exit 2
@@ -73,6 +84,11 @@ stop_fixture() {
   if [ -n "$fixture_pid" ]; then kill "$fixture_pid" 2> /dev/null || true; wait "$fixture_pid" 2> /dev/null || true; fi
   fixture_pid=""
 }
+moto_pid=""
+stop_moto() {
+  if [ -n "$moto_pid" ]; then kill -9 "$moto_pid" 2> /dev/null || true; wait "$moto_pid" 2> /dev/null || true; fi
+  moto_pid=""
+}
 nginx_pid=""
 stop_nginx() {
   if [ -n "$nginx_pid" ]; then kill "$nginx_pid" 2> /dev/null || true; wait "$nginx_pid" 2> /dev/null || true; fi
@@ -81,6 +97,7 @@ stop_nginx() {
 finish() {
   stop_fixture
   stop_nginx
+  stop_moto
   [ "$keep" = 1 ] || rm -rf "$work/runs" "$work/bin"
 }
 trap finish EXIT
@@ -174,8 +191,10 @@ fact machine "$(jq -nc --arg cpu "$(grep -m1 'model name' /proc/cpuinfo | cut -d
 fact config "$(jq -nc --argjson count "$count" --argjson latency "$latency" --arg real "$real_data" \
   --arg scale "$scale" --argjson quick "$quick" --argjson small "$small_scale" \
   --arg percents "$upgrade_percents" --argjson upgrade_only "$upgrade_only" \
+  --argjson publish "$publish_bench" --argjson publish_only "$publish_only" \
   '{count: $count, latency_ms: $latency, real_data: $real, scale: ($scale | split(" ") | map(select(. != "") | tonumber)), quick: ($quick == 1), small_scale_gifs: ($small == 1),
-    upgrade_percents: ($percents | split(" ") | map(select(. != "") | tonumber)), upgrade_only: ($upgrade_only == 1)}')"
+    upgrade_percents: ($percents | split(" ") | map(select(. != "") | tonumber)), upgrade_only: ($upgrade_only == 1),
+    publish: ($publish == 1), publish_only: ($publish_only == 1)}')"
 
 # Warm the page cache with every program timed below, so the first timed step does not pay for it.
 "$bin/gifpack" --version > /dev/null; "$bin/exercisedb-fixture" --help > /dev/null
@@ -328,8 +347,7 @@ served_since() {
     END {printf "{\"requests\": %d, \"bytes_sent\": %d, \"body_bytes\": %d, \"range_requests\": %d}", n, sent, body, r}'
 }
 publish() { # OUT SITE: new packs first, the index last
-  mkdir -p "$2/packs"; cp -n "$1"/packs/*.tar.zst "$2/packs/"
-  cp "$1/index.json" "$2/index.json.tmp"; mv "$2/index.json.tmp" "$2/index.json"
+  "$bin/gifpack" publish --quiet --from "$1" --to "$2" || { echo "bench/run.sh: publish $1 to $2 failed" >&2; exit 1; }
 }
 
 if [ -n "$upgrade_percents" ]; then
@@ -371,6 +389,40 @@ if [ -n "$upgrade_percents" ]; then
     stop_nginx
   done
   rm -rf "$runs/up" "$runs/up-v1" "$runs/site"
+fi
+
+# ---------------------------------------------------------------------------------------------
+# 7: gifpack publish of a realistic build of $count GIFs (latency 0) to a directory and to moto's S3
+# server on loopback: the first publish, then the same build again (nothing to send).
+if [ "$publish_bench" = 1 ]; then
+  log "publish: build of a realistic catalog of $count"
+  start_fixture --realistic --count "$count"
+  manifest "$runs/pub.yaml" 7d
+  "$bin/gifpack" build --quiet --manifest "$runs/pub.yaml" --out "$runs/pub/out" --cache "$runs/pub/cache" \
+    || { echo "bench/run.sh: the publish build failed" >&2; exit 1; }
+  stop_fixture
+  fact publish.build "$(jq -c '{packs: (.packs | length), bytes: ([.packs[].bytes] | add), gifs: ([.packs[].gifs | length] | add)}' "$runs/pub/out/index.json")"
+  publish_run() { # NAME ARGS...: one timed publish; its summary line (the last of standard output) as NAME.summary
+    local name=$1; shift
+    measure "$name" "$bin/gifpack" publish --from "$runs/pub/out" "$@"
+    fact "$name.summary" "$(tail -n 1 "$runs/$name.out" | jq -Rc .)"
+  }
+  log "publish: to a directory"
+  publish_run publish.dir.first --to "$runs/pub/site"
+  publish_run publish.dir.again --to "$runs/pub/site"
+  log "publish: to S3 (moto on loopback)"
+  moto_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  "$moto" -H 127.0.0.1 -p "$moto_port" > "$runs/moto.log" 2>&1 &
+  moto_pid=$!
+  for _ in $(seq 600); do curl -s -o /dev/null "http://127.0.0.1:$moto_port/" && break; sleep 0.1; done
+  export AWS_ACCESS_KEY_ID=AKIAGIFPACKBENCH0001 AWS_SECRET_ACCESS_KEY=gifpack-bench-secret AWS_REGION=us-east-1
+  curl -fsS -X PUT --aws-sigv4 "aws:amz:us-east-1:s3" --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" \
+    "http://127.0.0.1:$moto_port/bench" > /dev/null || { echo "bench/run.sh: cannot create the moto bucket" >&2; exit 1; }
+  publish_run publish.s3.first --to s3://bench/gifpack --endpoint "http://127.0.0.1:$moto_port"
+  publish_run publish.s3.again --to s3://bench/gifpack --endpoint "http://127.0.0.1:$moto_port"
+  unset AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_REGION
+  stop_moto
+  rm -rf "$runs/pub"
 fi
 
 fact load_at_end "\"$(cut -d' ' -f1-3 /proc/loadavg)\""

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Testing
 @testable import GifPack
+import GifPackClient
 
 @Suite("Publish: directory target, command line, retention, racing")
 struct PublishDirectoryTests {
@@ -184,32 +185,51 @@ struct PublishDirectoryTests {
         let builds = try await PublishBuilds.make(count: 16)
         defer { builds.built.server.stop() }
         let target = builds.workspace.file("www")
-        #expect(try gifpackCLI(["publish", "--from", builds.v1, "--to", target]).status == 0)
+        #expect(try await gifpackCLIOffThePool(["publish", "--from", builds.v1, "--to", target]).status == 0)
         let nginx = try StaticNginx(root: target)
         defer { nginx.stop() }
+        let v1Packs = try readIndex("\(builds.v1)/index.json").packs.map(\.name).sorted()
+        let v2Packs = try readIndex("\(builds.v2)/index.json").packs.map(\.name).sorted()
+        #expect(v1Packs != v2Packs, "the two builds are told apart by their pack names")
 
-        // The publish of v2 runs in the background while installs fetch the index and packs from nginx.
+        // The publish of v2 stops at each of its phases (a debug-build hook) while an install runs
+        // against nginx: after the first new pack, with every pack up but the old index live, and
+        // with the new index live before retention. Every install must succeed, and get the version
+        // the live index names at that moment.
+        let points: [(PublishCrashPoint, [String])] = [(.afterFirstPack, v1Packs), (.beforeIndex, v1Packs), (.beforeRetention, v2Packs)]
+        let pauses = builds.workspace.file("pauses")
+        try FileManager.default.createDirectory(atPath: pauses, withIntermediateDirectories: true)
         let publish = Process()
         publish.executableURL = URL(fileURLWithPath: productPath("gifpack"))
         publish.arguments = ["publish", "--from", builds.v2, "--to", target]
+        var environment = ProcessInfo.processInfo.environment
+        environment["GIFPACK_PAUSE_AT"] = points.map(\.0.rawValue).joined(separator: ",")
+        environment["GIFPACK_PAUSE_DIR"] = pauses
+        publish.environment = environment
         publish.standardOutput = FileHandle.nullDevice
         publish.standardError = FileHandle.nullDevice
         try publish.run()
-        var installs = 0
-        var failures: [String] = []
-        repeat {
-            let cache = builds.workspace.file("cache-\(installs)")
-            let result = try gifpackCLI(["install", "--index", "\(nginx.baseURL)/index.json", "--cache", cache])
-            if result.status != 0 { failures.append(result.error) }
-            installs += 1
-        } while publish.isRunning && installs < 50
-        publish.waitUntilExit()
+        defer { if publish.isRunning { publish.terminate() } }
+        for (index, (point, expected)) in points.enumerated() {
+            var waited = 0
+            while !FileSystem.exists("\(pauses)/\(point.rawValue).reached") && publish.isRunning && waited < 6000 {
+                try await Task.sleep(for: .milliseconds(20)); waited += 1
+            }
+            try #require(FileSystem.exists("\(pauses)/\(point.rawValue).reached"), "the publish reached \(point.rawValue)")
+            let cache = builds.workspace.file("cache-\(index)")
+            let result = try await gifpackCLIOffThePool(["install", "--index", "\(nginx.baseURL)/index.json", "--cache", cache])
+            #expect(result.status == 0, "install at \(point.rawValue): \(result.error)")
+            let installed = try InstallManifest.read(cacheDirectory: cache)
+            #expect(installed?.packs.map(\.name) == expected, "install at \(point.rawValue) got \(installed?.packs.map(\.name) ?? [])")
+            FileManager.default.createFile(atPath: "\(pauses)/\(point.rawValue).go", contents: nil)
+        }
+        try await BlockingWork.run("gifpack.test-wait") { publish.waitUntilExit() }
         #expect(publish.terminationStatus == 0)
-        #expect(failures.isEmpty, "\(failures)")
         // And once it is done, an install gets v2 over HTTP, with nginx's cache headers.
-        let after = try gifpackCLI(["install", "--index", "\(nginx.baseURL)/index.json", "--cache", builds.workspace.file("cache-final")])
+        let after = try await gifpackCLIOffThePool(["install", "--index", "\(nginx.baseURL)/index.json", "--cache", builds.workspace.file("cache-final")])
         #expect(after.status == 0, "\(after.error)")
-        let head = try run("/usr/bin/curl", ["-sS", "-I", "\(nginx.baseURL)/\(try readIndex("\(builds.v2)/index.json").packs[0].file)"])
+        #expect(try InstallManifest.read(cacheDirectory: builds.workspace.file("cache-final"))?.packs.map(\.name) == v2Packs)
+        let head = try await runOffThePool("/usr/bin/curl", ["-sS", "-I", "\(nginx.baseURL)/\(try readIndex("\(builds.v2)/index.json").packs[0].file)"])
         #expect(head.output.lowercased().contains("cache-control: public, max-age=31536000, immutable"), "\(head.output)")
     }
 

@@ -59,6 +59,11 @@ func gifpackCLI(_ arguments: [String], environment extra: [String: String] = [:]
     return try run(productPath("gifpack"), arguments, environment: environment)
 }
 
+/// ``gifpackCLI(_:environment:)`` on a thread of its own, for async tests.
+func gifpackCLIOffThePool(_ arguments: [String], environment extra: [String: String] = [:]) async throws -> ProcessResult {
+    try await BlockingWork.run("gifpack.test-process") { try gifpackCLI(arguments, environment: extra) }
+}
+
 /// The index a directory serves, checked: every pack it names is there with its size and SHA-256.
 /// Returns the problems (empty: complete).
 func servedIndexProblems(index bytes: [UInt8]?, pack: (String) throws -> [UInt8]?) throws -> [String] {
