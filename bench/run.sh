@@ -347,16 +347,21 @@ served_since() {
     END {printf "{\"requests\": %d, \"bytes_sent\": %d, \"body_bytes\": %d, \"range_requests\": %d}", n, sent, body, r}'
 }
 publish() { # OUT SITE: new packs first, the index last
-  "$bin/gifpack" publish --quiet --from "$1" --to "$2" || { echo "bench/run.sh: publish $1 to $2 failed" >&2; exit 1; }
+  "$bin/gifpack" publish --quiet --from "$1" --to "$2" > /dev/null || { echo "bench/run.sh: publish $1 to $2 failed" >&2; exit 1; }
+}
+# untimed_build LABEL OUT CACHE REFRESH_AFTER [FIXTURE ARGS...]: an untimed build of a realistic catalog of $count.
+untimed_build() {
+  local label=$1 out=$2 cache=$3 refresh=$4; shift 4
+  start_fixture --realistic --count "$count" "$@"
+  manifest "$runs/untimed.yaml" "$refresh"
+  "$bin/gifpack" build --quiet --manifest "$runs/untimed.yaml" --out "$out" --cache "$cache" \
+    || { echo "bench/run.sh: the $label build failed" >&2; exit 1; }
+  stop_fixture
 }
 
 if [ -n "$upgrade_percents" ]; then
   log "upgrades: v1 of a realistic catalog of $count"
-  start_fixture --realistic --count "$count"
-  manifest "$runs/up.yaml" 0
-  "$bin/gifpack" build --quiet --manifest "$runs/up.yaml" --out "$runs/up-v1/out" --cache "$runs/up-v1/cache" \
-    || { echo "bench/run.sh: the v1 build failed" >&2; exit 1; }
-  stop_fixture
+  untimed_build v1 "$runs/up-v1/out" "$runs/up-v1/cache" 0
   for pct in $upgrade_percents; do
     rm -rf "$runs/up" "$runs/site"; mkdir -p "$runs/up" "$runs/site"
     cp -a "$runs/up-v1/out" "$runs/up-v1/cache" "$runs/up/"
@@ -366,11 +371,7 @@ if [ -n "$upgrade_percents" ]; then
     "$bin/gifpack" install --index "$url" --cache "$runs/up/sparse" > /dev/null
     "$bin/gifpack" install --no-sparse --index "$url" --cache "$runs/up/whole" > /dev/null
     log "upgrades: $pct% of GIFs changed, v2 build"
-    start_fixture --realistic --count "$count" --change-percent "$pct"
-    manifest "$runs/up.yaml" 0
-    "$bin/gifpack" build --quiet --manifest "$runs/up.yaml" --out "$runs/up/out" --cache "$runs/up/cache" \
-      || { echo "bench/run.sh: the v2 build failed" >&2; exit 1; }
-    stop_fixture
+    untimed_build v2 "$runs/up/out" "$runs/up/cache" 0 --change-percent "$pct"
     publish "$runs/up/out" "$runs/site"
     fact "upgrade$pct.pack" "$(jq -c '.packs[0] | {bytes, gifs: (.gifs | length)}' "$runs/site/index.json")"
     fact "upgrade$pct.index_bytes" "$(stat -c %s "$runs/site/index.json")"
@@ -396,11 +397,7 @@ fi
 # server on loopback: the first publish, then the same build again (nothing to send).
 if [ "$publish_bench" = 1 ]; then
   log "publish: build of a realistic catalog of $count"
-  start_fixture --realistic --count "$count"
-  manifest "$runs/pub.yaml" 7d
-  "$bin/gifpack" build --quiet --manifest "$runs/pub.yaml" --out "$runs/pub/out" --cache "$runs/pub/cache" \
-    || { echo "bench/run.sh: the publish build failed" >&2; exit 1; }
-  stop_fixture
+  untimed_build publish "$runs/pub/out" "$runs/pub/cache" 7d
   fact publish.build "$(jq -c '{packs: (.packs | length), bytes: ([.packs[].bytes] | add), gifs: ([.packs[].gifs | length] | add)}' "$runs/pub/out/index.json")"
   publish_run() { # NAME ARGS...: one timed publish; its summary line (the last of standard output) as NAME.summary
     local name=$1; shift
