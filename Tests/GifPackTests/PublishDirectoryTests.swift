@@ -186,7 +186,7 @@ struct PublishDirectoryTests {
         defer { builds.built.server.stop() }
         let target = builds.workspace.file("www")
         #expect(try await gifpackCLIOffThePool(["publish", "--from", builds.v1, "--to", target]).status == 0)
-        let nginx = try StaticNginx(root: target)
+        let nginx = try await NginxServer.start(.init(root: target, publishCacheHeaders: true))
         defer { nginx.stop() }
         let v1Packs = try readIndex("\(builds.v1)/index.json").packs.map(\.name).sorted()
         let v2Packs = try readIndex("\(builds.v2)/index.json").packs.map(\.name).sorted()

@@ -145,7 +145,7 @@ struct PublishS3Tests {
                                    environment: ["AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": ""])
         #expect(unset.status == 2 && unset.error.contains("AWS_ACCESS_KEY_ID") && unset.error.contains("AWS_SECRET_ACCESS_KEY"), "\(unset.error)")
         // Unreachable endpoint: exit 1.
-        let port = try PublishServers.freePort()
+        let port = try LoopbackPort.free()
         let moto = try MotoServer(strictAuth: true)
         defer { moto.stop() }
         let unreachable = try gifpackCLI(["publish", "--from", builds.v1, "--to", "s3://b/p", "--endpoint", "http://127.0.0.1:\(port)"],

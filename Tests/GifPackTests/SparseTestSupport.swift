@@ -11,13 +11,6 @@ func gifpackOffThePool(_ arguments: [String]) async throws -> (status: Int32, ou
     try await BlockingWork.run { try ClientCommandTests.gifpack(arguments) }
 }
 
-extension NginxServer {
-    /// Starts nginx (which waits for it to listen) off the cooperative pool.
-    static func start(root: String, ignoreRanges: Bool = false) async throws -> NginxServer {
-        try await BlockingWork.run { try NginxServer(root: root, ignoreRanges: ignoreRanges) }
-    }
-}
-
 /// A fixture server, builds of it in `workspace/dist`, and a web root `workspace/site` that
 /// receives each build the way a release publishes one: pack files first, `index.json` last.
 ///
