@@ -208,9 +208,15 @@ struct HostileBuildTests {
         let size = (256 * 1024 + total / 3) / 4096 * 4096
         let mounted = try await runOffThePool("/bin/mount", ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", mountPoint])
         try #require(mounted.status == 0, "mount: \(mounted.error)")
-        defer { _ = try? run("/bin/umount", [mountPoint]) }
-
-        let report = try await runBuild(manifest: rapidAPIManifest(server: server), workspace: workspace, cache: "small/cache")
+        // Unmounted as soon as the build is done (off the cooperative pool: a defer cannot await).
+        let report: BuildReport
+        do {
+            report = try await runBuild(manifest: rapidAPIManifest(server: server), workspace: workspace, cache: "small/cache")
+        } catch {
+            _ = try? await runOffThePool("/bin/umount", [mountPoint])
+            throw error
+        }
+        _ = try? await runOffThePool("/bin/umount", [mountPoint])
         guard case .diskFull? = report.stopReason else {
             Issue.record("expected a disk-full stop, got \(String(describing: report.stopReason)): \(report.message)")
             return

@@ -1,4 +1,5 @@
 import Foundation
+import GifPackSystem
 import Glibc
 
 // moto's S3 server from the Makefile's `.venv-test`, for the publish tests (nginx is NginxServer).
@@ -31,9 +32,15 @@ final class MotoServer: @unchecked Sendable {
     private(set) var credentials = ["AWS_ACCESS_KEY_ID": "AKIAGIFPACKTEST00001", "AWS_SECRET_ACCESS_KEY": "gifpack-test-secret-0123456789abcdef",
                                     "AWS_REGION": "us-east-1", "AWS_SESSION_TOKEN": ""]
 
-    /// Starts moto; throws (the test fails) when `.venv-test` lacks it: `make test-venv` installs it.
-    /// `strictAuth`: moto checks every request's signature and the key's IAM policy (the first three
-    /// requests, which make the IAM user, its key and its policy, excepted).
+    /// Starts moto off the cooperative pool (see ``init(strictAuth:)``).
+    static func start(strictAuth: Bool = false) async throws -> MotoServer {
+        try await BlockingWork.run("gifpack.test-moto") { try MotoServer(strictAuth: strictAuth) }
+    }
+
+    /// Starts moto, blocking until it listens; throws (the test fails) when `.venv-test` lacks it:
+    /// `make test-venv` installs it. `strictAuth`: moto checks every request's signature and the
+    /// key's IAM policy (the first three requests, which make the IAM user, its key and its policy,
+    /// excepted). From async code use ``start(strictAuth:)``.
     convenience init(strictAuth: Bool) throws {
         try self.init(environment: strictAuth ? ["INITIAL_NO_AUTH_ACTION_COUNT": "3"] : [:])
         if strictAuth { try makeIAMCredentials() }
@@ -64,6 +71,7 @@ final class MotoServer: @unchecked Sendable {
         }
     }
 
+    /// Blocks until moto listens: from async code use ``start(strictAuth:)``.
     init(environment extra: [String: String] = [:]) throws {
         guard FileManager.default.isExecutableFile(atPath: Self.binary) else {
             throw PublishTestFailure("\(Self.binary) is missing: run `make test-venv` (creates .venv-test from Tests/requirements.txt)")
@@ -107,8 +115,8 @@ final class MotoServer: @unchecked Sendable {
          "-H", "x-amz-content-sha256: UNSIGNED-PAYLOAD"]
     }
 
-    func createBucket(_ name: String) throws {
-        let result = try run("/usr/bin/curl", ["-sS", "-f", "-X", "PUT"] + signing + ["\(endpoint)/\(name)"])
+    func createBucket(_ name: String) async throws {
+        let result = try await runOffThePool("/usr/bin/curl", ["-sS", "-f", "-X", "PUT"] + signing + ["\(endpoint)/\(name)"])
         guard result.status == 0 else { throw PublishTestFailure("cannot create bucket \(name): \(result.error)") }
     }
 
@@ -126,8 +134,8 @@ final class MotoServer: @unchecked Sendable {
     }
 
     /// The response head of an object (`curl -I`), names lowercased.
-    func head(_ path: String) throws -> [String: String] {
-        let result = try run("/usr/bin/curl", ["-sS", "-I"] + signing + ["\(endpoint)/\(path)"])
+    func head(_ path: String) async throws -> [String: String] {
+        let result = try await runOffThePool("/usr/bin/curl", ["-sS", "-I"] + signing + ["\(endpoint)/\(path)"])
         var headers: [String: String] = [:]
         for line in result.output.split(separator: "\r\n") {
             guard let colon = line.firstIndex(of: ":") else { continue }
@@ -138,16 +146,16 @@ final class MotoServer: @unchecked Sendable {
     }
 
     /// The bytes of an object, nil when it is not there.
-    func get(_ path: String) throws -> [UInt8]? {
+    func get(_ path: String) async throws -> [UInt8]? {
         let out = directory.file("get-\(UUID().uuidString)")
-        let result = try run("/usr/bin/curl", ["-sS", "-f", "-o", out] + signing + ["\(endpoint)/\(path)"])
+        let result = try await runOffThePool("/usr/bin/curl", ["-sS", "-f", "-o", out] + signing + ["\(endpoint)/\(path)"])
         defer { unlink(out) }
         return result.status == 0 ? try fileBytes(out) : nil
     }
 
     /// Keys under a prefix (ListObjectsV2, unsigned).
-    func keys(bucket: String, prefix: String) throws -> [String] {
-        let result = try run("/usr/bin/curl", ["-sS", "-f"] + signing + ["\(endpoint)/\(bucket)?list-type=2&prefix=\(prefix)"])
+    func keys(bucket: String, prefix: String) async throws -> [String] {
+        let result = try await runOffThePool("/usr/bin/curl", ["-sS", "-f"] + signing + ["\(endpoint)/\(bucket)?list-type=2&prefix=\(prefix)"])
         return result.output.components(separatedBy: "<Key>").dropFirst().compactMap { $0.components(separatedBy: "</Key>").first }.sorted()
     }
 }
