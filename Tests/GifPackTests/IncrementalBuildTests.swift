@@ -177,12 +177,17 @@ struct IncrementalBuildTests {
         let workspace = try TemporaryDirectory()
         try FileManager.default.createDirectory(atPath: workspace.file("dist"), withIntermediateDirectories: true)
         let holder = try BuildLock(directory: workspace.file("dist"))
+        // Locks enough to make /proc/locks longer than one read (a busy host): the holder is still found.
+        let crowd = try (0..<120).map { number -> BuildLock in
+            try FileManager.default.createDirectory(atPath: workspace.file("crowd/\(number)"), withIntermediateDirectories: true)
+            return try BuildLock(directory: workspace.file("crowd/\(number)"))
+        }
         let manifestPath = try workspace.write(rapidAPIManifest(server: server), to: "manifest.yaml")
         var environment = ProcessInfo.processInfo.environment
         environment["GIFPACK_TEST_KEY"] = testAPIKey
         let result = try await runOffThePool(productPath("gifpack"), ["build", "--manifest", manifestPath, "--out", workspace.file("dist"),
                                                      "--cache", workspace.file("cache")], environment: environment)
-        withExtendedLifetime(holder) {}
+        withExtendedLifetime((holder, crowd)) {}
         #expect(result.status == ExitStatus.locked.rawValue)
         #expect(result.error.contains("pid \(getpid())"), "\(result.error)")
         #expect(server.stats.totalRequests == 0)
