@@ -68,7 +68,7 @@ demo: build
 
 # Benchmarks (README.md, "Benchmarks"): prints a table, writes bench/results.json. BENCH_QUICK=1 for a
 # quick pass; BENCH_ARGS passes flags, e.g. BENCH_ARGS="--count 500 --latency-ms 50 --real-data DIR".
-bench: build
+bench: build test-venv
 	@$(MAKE) --no-print-directory deps EXTRA_PACKAGES="$(BENCH_PACKAGES)"
 	bench/run.sh --bin "$(RELEASE_BIN)" $(BENCH_ARGS)
 

@@ -5,12 +5,13 @@
 #
 #   bench/run.sh [--bin DIR] [--count N] [--latency-ms MS] [--real-data DIR] [--scale "1000 5000 20000"]
 #                [--small-scale-gifs] [--quick] [--keep] [--upgrade-only] [--upgrade-percents "0.1 1 10"]
-#                [--posters-only] [--no-posters]
+#                [--posters-only] [--no-posters] [--publish-only] [--no-publish]
 #
 # Environment equivalents: BENCH_COUNT, BENCH_LATENCY_MS, BENCH_REAL_DATA, BENCH_SCALE,
 # BENCH_SMALL_SCALE_GIFS=1, BENCH_QUICK=1 (200 GIFs, scale 1000 only), BENCH_KEEP=1 (keep bench/work),
 # BENCH_UPGRADE_ONLY=1 (section 6 alone: upgrades served by nginx), BENCH_UPGRADE_PERCENTS ("none": skip it),
-# BENCH_POSTERS_ONLY=1 (section 7 alone: placeholders and posters), BENCH_POSTERS=0 (skip section 7).
+# BENCH_PUBLISH_ONLY=1 (section 7 alone: gifpack publish to a directory and to moto's S3), BENCH_PUBLISH=0 (skip it),
+# BENCH_POSTERS_ONLY=1 (section 8 alone: placeholders and posters), BENCH_POSTERS=0 (skip section 8).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -27,6 +28,8 @@ upgrade_only=${BENCH_UPGRADE_ONLY:-0}
 upgrade_percents=${BENCH_UPGRADE_PERCENTS:-0.1 1 10}
 posters_only=${BENCH_POSTERS_ONLY:-0}
 posters=${BENCH_POSTERS:-1}
+publish_only=${BENCH_PUBLISH_ONLY:-0}
+publish_bench=${BENCH_PUBLISH:-1}
 
 while [ $# -gt 0 ]; do
   case $1 in
@@ -42,6 +45,8 @@ while [ $# -gt 0 ]; do
     --upgrade-percents) upgrade_percents=$2; shift 2 ;;
     --posters-only) posters_only=1; shift ;;
     --no-posters) posters=0; shift ;;
+    --publish-only) publish_only=1; shift ;;
+    --no-publish) publish_bench=0; shift ;;
     -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     *) echo "bench/run.sh: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -55,10 +60,17 @@ scale=${scale:-1000 5000 20000}
 [ "$scale" != none ] || scale=""
 [ "$upgrade_percents" != none ] || upgrade_percents=""
 if [ "$posters_only" = 1 ]; then
-  [ "$upgrade_only" != 1 ] || { echo "bench/run.sh: --posters-only and --upgrade-only exclude each other" >&2; exit 2; }
-  upgrade_percents=""; posters=1
+  [ "$upgrade_only" != 1 ] && [ "$publish_only" != 1 ] \
+    || { echo "bench/run.sh: --posters-only excludes --upgrade-only and --publish-only" >&2; exit 2; }
+  upgrade_only=1; upgrade_percents=""; publish_bench=0; posters=1
+elif [ "$upgrade_only" = 1 ] || [ "$publish_only" = 1 ]; then
+  posters=0
 fi
-[ "$upgrade_only" != 1 ] || posters=0
+if [ "$publish_only" = 1 ]; then upgrade_only=1; upgrade_percents=""; publish_bench=1; fi
+moto=$root/.venv-test/bin/moto_server
+if [ "$publish_bench" = 1 ] && [ ! -x "$moto" ]; then
+  echo "bench/run.sh: $moto is missing: run \`make test-venv\` (make bench does)" >&2; exit 2
+fi
 bin=${bin:-$(cd "$root" && swift build -c release --show-bin-path)}
 if [ -n "$real_data" ] && [ ! -d "$real_data" ]; then
   echo "bench/run.sh: --real-data $real_data is not a directory" >&2; exit 2
@@ -84,6 +96,11 @@ stop_fixture() {
   if [ -n "$fixture_pid" ]; then kill "$fixture_pid" 2> /dev/null || true; wait "$fixture_pid" 2> /dev/null || true; fi
   fixture_pid=""
 }
+moto_pid=""
+stop_moto() {
+  if [ -n "$moto_pid" ]; then kill -9 "$moto_pid" 2> /dev/null || true; wait "$moto_pid" 2> /dev/null || true; fi
+  moto_pid=""
+}
 nginx_pid=""
 stop_nginx() {
   if [ -n "$nginx_pid" ]; then kill "$nginx_pid" 2> /dev/null || true; wait "$nginx_pid" 2> /dev/null || true; fi
@@ -92,6 +109,7 @@ stop_nginx() {
 finish() {
   stop_fixture
   stop_nginx
+  stop_moto
   [ "$keep" = 1 ] || rm -rf "$work/runs" "$work/bin"
 }
 trap finish EXIT
@@ -188,9 +206,11 @@ fact machine "$(jq -nc --arg cpu "$(grep -m1 'model name' /proc/cpuinfo | cut -d
   '{cpu: $cpu, nproc: $nproc, mem_kb: $mem_kb, load_at_start: $load, kernel: $kernel, swift: $swift, curl: $curl, zstd: $zstd, date: $date, revision: $revision}')"
 fact config "$(jq -nc --argjson count "$count" --argjson latency "$latency" --arg real "$real_data" \
   --arg scale "$scale" --argjson quick "$quick" --argjson small "$small_scale" \
-  --arg percents "$upgrade_percents" --argjson upgrade_only "$upgrade_only" --argjson posters_only "$posters_only" \
+  --arg percents "$upgrade_percents" --argjson upgrade_only "$upgrade_only" \
+  --argjson publish "$publish_bench" --argjson publish_only "$publish_only" --argjson posters_only "$posters_only" \
   '{count: $count, latency_ms: $latency, real_data: $real, scale: ($scale | split(" ") | map(select(. != "") | tonumber)), quick: ($quick == 1), small_scale_gifs: ($small == 1),
-    upgrade_percents: ($percents | split(" ") | map(select(. != "") | tonumber)), upgrade_only: ($upgrade_only == 1), posters_only: ($posters_only == 1)}')"
+    upgrade_percents: ($percents | split(" ") | map(select(. != "") | tonumber)), upgrade_only: ($upgrade_only == 1),
+    publish: ($publish == 1), publish_only: ($publish_only == 1), posters_only: ($posters_only == 1)}')"
 
 # Warm the page cache with every program timed below, so the first timed step does not pay for it.
 "$bin/gifpack" --version > /dev/null; "$bin/exercisedb-fixture" --help > /dev/null
@@ -343,17 +363,21 @@ served_since() {
     END {printf "{\"requests\": %d, \"bytes_sent\": %d, \"body_bytes\": %d, \"range_requests\": %d}", n, sent, body, r}'
 }
 publish() { # OUT SITE: new packs first, the index last
-  mkdir -p "$2/packs"; cp -n "$1"/packs/*.tar.zst "$2/packs/"
-  cp "$1/index.json" "$2/index.json.tmp"; mv "$2/index.json.tmp" "$2/index.json"
+  "$bin/gifpack" publish --quiet --from "$1" --to "$2" > /dev/null || { echo "bench/run.sh: publish $1 to $2 failed" >&2; exit 1; }
+}
+# untimed_build LABEL OUT CACHE REFRESH_AFTER [FIXTURE ARGS...]: an untimed build of a realistic catalog of $count.
+untimed_build() {
+  local label=$1 out=$2 cache=$3 refresh=$4; shift 4
+  start_fixture --realistic --count "$count" "$@"
+  manifest "$runs/untimed.yaml" "$refresh"
+  "$bin/gifpack" build --quiet --manifest "$runs/untimed.yaml" --out "$out" --cache "$cache" \
+    || { echo "bench/run.sh: the $label build failed" >&2; exit 1; }
+  stop_fixture
 }
 
 if [ -n "$upgrade_percents" ]; then
   log "upgrades: v1 of a realistic catalog of $count"
-  start_fixture --realistic --count "$count"
-  manifest "$runs/up.yaml" 0
-  "$bin/gifpack" build --quiet --manifest "$runs/up.yaml" --out "$runs/up-v1/out" --cache "$runs/up-v1/cache" \
-    || { echo "bench/run.sh: the v1 build failed" >&2; exit 1; }
-  stop_fixture
+  untimed_build v1 "$runs/up-v1/out" "$runs/up-v1/cache" 0
   for pct in $upgrade_percents; do
     rm -rf "$runs/up" "$runs/site"; mkdir -p "$runs/up" "$runs/site"
     cp -a "$runs/up-v1/out" "$runs/up-v1/cache" "$runs/up/"
@@ -363,11 +387,7 @@ if [ -n "$upgrade_percents" ]; then
     "$bin/gifpack" install --index "$url" --cache "$runs/up/sparse" > /dev/null
     "$bin/gifpack" install --no-sparse --index "$url" --cache "$runs/up/whole" > /dev/null
     log "upgrades: $pct% of GIFs changed, v2 build"
-    start_fixture --realistic --count "$count" --change-percent "$pct"
-    manifest "$runs/up.yaml" 0
-    "$bin/gifpack" build --quiet --manifest "$runs/up.yaml" --out "$runs/up/out" --cache "$runs/up/cache" \
-      || { echo "bench/run.sh: the v2 build failed" >&2; exit 1; }
-    stop_fixture
+    untimed_build v2 "$runs/up/out" "$runs/up/cache" 0 --change-percent "$pct"
     publish "$runs/up/out" "$runs/site"
     fact "upgrade$pct.pack" "$(jq -c '.packs[0] | {bytes, gifs: (.gifs | length)}' "$runs/site/index.json")"
     fact "upgrade$pct.index_bytes" "$(stat -c %s "$runs/site/index.json")"
@@ -389,7 +409,37 @@ if [ -n "$upgrade_percents" ]; then
 fi
 
 # ---------------------------------------------------------------------------------------------
-# 7: placeholders and posters. Fresh builds (empty output and cache, same latency as section 1)
+# 7: gifpack publish of a realistic build of $count GIFs (latency 0) to a directory and to moto's S3
+# server on loopback: the first publish, then the same build again (nothing to send).
+if [ "$publish_bench" = 1 ]; then
+  log "publish: build of a realistic catalog of $count"
+  untimed_build publish "$runs/pub/out" "$runs/pub/cache" 7d
+  fact publish.build "$(jq -c '{packs: (.packs | length), bytes: ([.packs[].bytes] | add), gifs: ([.packs[].gifs | length] | add)}' "$runs/pub/out/index.json")"
+  publish_run() { # NAME ARGS...: one timed publish; its summary line (the last of standard output) as NAME.summary
+    local name=$1; shift
+    measure "$name" "$bin/gifpack" publish --from "$runs/pub/out" "$@"
+    fact "$name.summary" "$(tail -n 1 "$runs/$name.out" | jq -Rc .)"
+  }
+  log "publish: to a directory"
+  publish_run publish.dir.first --to "$runs/pub/site"
+  publish_run publish.dir.again --to "$runs/pub/site"
+  log "publish: to S3 (moto on loopback)"
+  moto_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  "$moto" -H 127.0.0.1 -p "$moto_port" > "$runs/moto.log" 2>&1 &
+  moto_pid=$!
+  for _ in $(seq 600); do curl -s -o /dev/null "http://127.0.0.1:$moto_port/" && break; sleep 0.1; done
+  export AWS_ACCESS_KEY_ID=AKIAGIFPACKBENCH0001 AWS_SECRET_ACCESS_KEY=gifpack-bench-secret AWS_REGION=us-east-1
+  curl -fsS -X PUT --aws-sigv4 "aws:amz:us-east-1:s3" --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" \
+    "http://127.0.0.1:$moto_port/bench" > /dev/null || { echo "bench/run.sh: cannot create the moto bucket" >&2; exit 1; }
+  publish_run publish.s3.first --to s3://bench/gifpack --endpoint "http://127.0.0.1:$moto_port"
+  publish_run publish.s3.again --to s3://bench/gifpack --endpoint "http://127.0.0.1:$moto_port"
+  unset AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_REGION
+  stop_moto
+  rm -rf "$runs/pub"
+fi
+
+# ---------------------------------------------------------------------------------------------
+# 8: placeholders and posters. Fresh builds (empty output and cache, same latency as section 1)
 # without posters, with 80 px and with 200 px posters; then the 200 px build's cache rebuilt with
 # [80, 200], which derives again from the stored GIFs without a GIF request. Recorded: wall and CPU,
 # the posters pack's size, the index with and without placeholders (both re-indented by jq alike).

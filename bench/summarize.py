@@ -39,13 +39,42 @@ def summarize(f):
         result["targets"] = []
     result["upgrade"] = upgrades(f)
     result["targets"] += upgrade_targets(result["upgrade"])
+    result["publish"] = publishes(f)
+    result["targets"] += publish_targets(result["publish"])
     result["posters"] = posters(f)
     result["targets"] += poster_targets(result["posters"])
     return result
 
 
+def publishes(f):
+    """Section 7: gifpack publish to a directory and to S3 (moto), first and unchanged again."""
+    if "publish.build" not in f:
+        return None
+    rows = []
+    for target in ("dir", "s3"):
+        for attempt in ("first", "again"):
+            run = f.get(f"publish.{target}.{attempt}")
+            if not run:
+                continue
+            summary = f.get(f"publish.{target}.{attempt}.summary") or ""
+            uploaded = re.search(r"(\d+) pack\(s\) uploaded \((\d+) bytes\)", summary)
+            rows.append({"target": target, "attempt": attempt, "wall_s": run["wall"], "cpu_s": cpu(run),
+                         "peak_rss_mb": run["rss_kb"] / 1024, "status": run["status"],
+                         "packs_uploaded": int(uploaded.group(1)) if uploaded else None,
+                         "bytes_uploaded": int(uploaded.group(2)) if uploaded else None, "summary": summary})
+    return {"build": f["publish.build"], "rows": rows}
+
+
+def publish_targets(p):
+    if not p:
+        return []
+    return [{"target": f"publish to {row['target']} again: nothing sent", "goal": "0 bytes",
+             "measured": row["bytes_uploaded"], "met": row["status"] == 0 and row["bytes_uploaded"] == 0}
+            for row in p["rows"] if row["attempt"] == "again"]
+
+
 def posters(f):
-    """Section 7: fresh builds without posters, with 80 px and 200 px posters, and a settings change
+    """Section 8: fresh builds without posters, with 80 px and 200 px posters, and a settings change
     derived from the cache; posters pack sizes and the index's growth per exercise."""
     if "posters.none" not in f:
         return None
@@ -282,6 +311,15 @@ def table(r):
         add(f"  pack {fmt(pack.get('bytes'))} bytes, {fmt(pack.get('gifs'))} distinct GIFs; index {fmt(r['upgrade'][0]['index_bytes'])} bytes; "
             "the caches of both installs are compared file by file")
         add("")
+    if r.get("publish"):
+        b = r["publish"]["build"]
+        add(f"7. gifpack publish ({fmt(b.get('gifs'))} GIFs, {fmt(b.get('packs'))} pack(s), {fmt(b.get('bytes'))} bytes)"
+            "   wall s    cpu s   peak RSS MB   packs sent   bytes sent")
+        for row in r["publish"]["rows"]:
+            label = {"dir": "to a directory", "s3": "to S3 (moto, loopback)"}[row["target"]] + ("" if row["attempt"] == "first" else ", again")
+            add(f"  {label:<40} {row['wall_s']:>8.2f} {row['cpu_s']:>8.2f} {row['peak_rss_mb']:>13.1f} {fmt(row['packs_uploaded']):>12} "
+                f"{fmt(row['bytes_uploaded']):>12}" + ("" if row["status"] == 0 else f"   exit {row['status']}"))
+        add("")
     if r.get("posters"):
         lines += poster_table(r["posters"])
     return "\n".join(lines)
@@ -292,7 +330,7 @@ def poster_table(p):
     add = lines.append
     labels = {"none": "fresh build, posters: []", "80": "fresh build, posters: [80]", "200": "fresh build, posters: [200]",
               "80_200": "same cache, posters: [80, 200]"}
-    add("7. placeholders and posters          wall s    cpu s   derived   GIF req   posters pack bytes   per poster")
+    add("8. placeholders and posters          wall s    cpu s   derived   GIF req   posters pack bytes   per poster")
     for name, row in p["builds"].items():
         add(f"  {labels[name]:<32} {fmt(row['wall_s']):>8} {fmt(row['cpu_s']):>8} {fmt(row['placeholders_derived']):>9} "
             f"{fmt(row['image_requests']):>9} {fmt(row['posters_pack_bytes']):>20} {fmt(row['bytes_per_poster'], 0):>12}"

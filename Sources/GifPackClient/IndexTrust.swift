@@ -100,39 +100,53 @@ public struct IndexTrust: Sendable {
     /// `checkRules` false: decode only, for ``PackVerifier``, which lists every problem of the index itself.
     func verify(indexBytes: Data, signature: Data?, location: String, installedSequence: Int?, limits: PackLimits,
                 checkRules: Bool) throws(PackClientError) -> PackIndex {
-        func refuse(_ reason: IndexRefusal.Reason, _ detail: String) -> PackClientError {
-            .untrusted(IndexRefusal(reason, index: location, detail: detail))
-        }
+        let index = try verifySignature(indexBytes: indexBytes, signature: signature, location: location, limits: limits,
+                                        checkRules: checkRules)
+        try accept(index, location: location, installedSequence: installedSequence)
+        return index
+    }
+
+    /// The first half of ``verify(indexBytes:signature:location:installedSequence:limits:)``: the
+    /// signature over the bytes by a trusted key, then the decoding. Its result does not change with
+    /// time, so it may be remembered; ``accept(_:location:installedSequence:)`` must still follow.
+    func verifySignature(indexBytes: Data, signature: Data?, location: String, limits: PackLimits,
+                         checkRules: Bool = true) throws(PackClientError) -> PackIndex {
         guard let signature else {
-            throw refuse(.unsigned, "there is no \(PathText.lastComponent(SignatureLocation.beside(location))) beside it, and trusted keys were given")
+            throw Self.refuse(.unsigned, location, "there is no \(PathText.lastComponent(SignatureLocation.beside(location))) beside it, and trusted keys were given")
         }
         let parsed: MinisignSignature
         do { parsed = try MinisignSignature(text: String(decoding: signature, as: UTF8.self)) } catch {
-            throw refuse(.malformedSignature, error.description)
+            throw Self.refuse(.malformedSignature, location, error.description)
         }
         do { _ = try MinisignPublicKey.verify(parsed, of: indexBytes, trusting: keys) } catch {
             switch error {
-            case .unknownKey: throw refuse(.unknownKey, "\(error.description) (trusted: \(keys.map(\.keyIDText).joined(separator: ", ")))")
-            case .malformed: throw refuse(.malformedSignature, error.description)
-            case .badSignature: throw refuse(.badSignature, error.description)
+            case .unknownKey: throw Self.refuse(.unknownKey, location, "\(error.description) (trusted: \(keys.map(\.keyIDText).joined(separator: ", ")))")
+            case .malformed: throw Self.refuse(.malformedSignature, location, error.description)
+            case .badSignature: throw Self.refuse(.badSignature, location, error.description)
             }
         }
-        let index: PackIndex
-        if checkRules {
-            index = try PackIndexSource.decode(indexBytes, limits: limits)
-        } else {
-            do { index = try PackIndex.decode(from: indexBytes) } catch { throw .index(error) }
-        }
+        if checkRules { return try PackIndexSource.decode(indexBytes, limits: limits) }
+        do { return try PackIndex.decode(from: indexBytes) } catch { throw .index(error) }
+    }
+
+    /// The second half: the signed index carries `sequence` and `expires`, has not expired by
+    /// ``now``, and its sequence is not below `installedSequence` (whose holder `holder` names in
+    /// the refusal).
+    func accept(_ index: PackIndex, location: String, installedSequence: Int?,
+                holder: String = "the installed generation's") throws(PackClientError) {
         guard let sequence = index.sequence, let expiry = index.expiryDate else {
-            throw refuse(.unsigned, "the signed index has no sequence or expires field")
+            throw Self.refuse(.unsigned, location, "the signed index has no sequence or expires field")
         }
         let now = self.now ?? Date()
         guard expiry > now else {
-            throw refuse(.expired, "it expired at \(index.expires!) (now \(IndexTimestamp.format(now))); the publisher has not re-signed it — a stale or frozen mirror?")
+            throw Self.refuse(.expired, location, "it expired at \(index.expires!) (now \(IndexTimestamp.format(now))); the publisher has not re-signed it — a stale or frozen mirror?")
         }
         if let installedSequence, sequence < installedSequence {
-            throw refuse(.rollback, "its sequence \(sequence) is lower than the installed generation's \(installedSequence)")
+            throw Self.refuse(.rollback, location, "its sequence \(sequence) is lower than \(holder) \(installedSequence)")
         }
-        return index
+    }
+
+    private static func refuse(_ reason: IndexRefusal.Reason, _ location: String, _ detail: String) -> PackClientError {
+        .untrusted(IndexRefusal(reason, index: location, detail: detail))
     }
 }

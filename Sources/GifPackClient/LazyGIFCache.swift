@@ -23,6 +23,13 @@ import GifPackHTTP
 /// different pack size, a `404`) reloads the index and tries once more. A server that ignores `Range`
 /// (answers `200`) is refused: install the pack instead (``PackInstaller``).
 ///
+/// With ``trust``, the index is accepted only as ``IndexTrust`` says, the rules of
+/// `install --trusted-key`: `index.json.minisig` beside it (fetched with every new index) must verify it with a trusted key, it must carry `sequence` and `expires` and not be
+/// expired, and its sequence must not be lower than that of the verified index the cache holds. The
+/// signature is stored with the index and checked again (expiry included) whenever the stored index
+/// is used, so an index that expires meanwhile is refused even offline. A refused index throws
+/// ``PackClientError/untrusted(_:)`` before any GIF request; nothing is stored.
+///
 /// The cache holds at most ``byteLimit`` bytes of GIFs, evicting the least recently used (use
 /// times are the files' mtimes, so they survive the process). It is safe for concurrent callers and
 /// for several processes sharing the directory: files appear only by `rename(2)` of a verified
@@ -51,6 +58,8 @@ public final class LazyGIFCache: Sendable {
     /// Transfer attempts per request (a dropped range request is made again).
     public let attempts: Int
     public let timeouts: HTTPTimeouts
+    /// Trusted keys the index must be signed with (see above); nil: any index is used.
+    public let trust: IndexTrust?
     private let client: HTTPClient?
     private let store: LazyGIFStore
     /// The decoded index of the stored file, so it is parsed once per version.
@@ -59,7 +68,8 @@ public final class LazyGIFCache: Sendable {
     /// `client` is used for every request; without one each call makes a short-lived client.
     public init(directory: String, indexURL: String, byteLimit: Int64 = 64 << 20, indexMaxAge: Duration = .seconds(300),
                 client: HTTPClient? = nil, limits: PackLimits = .standard, attempts: Int = 3,
-                timeouts: HTTPTimeouts = HTTPTimeouts()) {
+                timeouts: HTTPTimeouts = HTTPTimeouts(), trust: IndexTrust? = nil) {
+        self.trust = trust
         self.directory = PathText.trimmingTrailingSlashes(directory)
         self.source = PackIndexSource(indexURL)
         self.byteLimit = byteLimit
@@ -114,7 +124,7 @@ public final class LazyGIFCache: Sendable {
     /// The index, revalidated when the stored copy is older than ``indexMaxAge`` (or always with
     /// `forceRevalidation`).
     public func index(forceRevalidation: Bool = false) async throws(PackClientError) -> PackIndex {
-        if case .file = source.location { return try await source.load(client: nil, limits: limits) }
+        if case .file = source.location { return try await loadLocal() }
         let http = try makeClient()
         defer { if client == nil { http.shutdown() } }
         return try await currentIndex(client: http, forceRevalidation: forceRevalidation)
@@ -129,14 +139,16 @@ public final class LazyGIFCache: Sendable {
     // MARK: Index
 
     private func currentIndex(client http: HTTPClient, forceRevalidation: Bool) async throws(PackClientError) -> PackIndex {
-        guard case .url(let url) = source.location else { return try await source.load(client: nil, limits: limits) }
+        guard case .url(let url) = source.location else { return try await loadLocal() }
         let store = self.store
         let maxBytes = limits.maxIndexBytes
         let stored = try await BlockingWork.run("gifpack.lazy-index") { () throws(PackClientError) -> LazyGIFStore.StoredIndex? in
             try store.prepare()
-            return store.readIndex(url: url, maxBytes: maxBytes)
+            return store.readIndex(maxBytes: maxBytes)
         }
-        let storedIndex = stored.flatMap { memo.decode($0, limits: limits) }
+        // With trust, the highest sequence this cache accepted (whatever URL it came from) is the floor.
+        let floor = trust == nil ? nil : stored?.verifiedSequence
+        let storedIndex = stored.flatMap { $0.isFrom(url) ? usable($0, url: url) : nil }
         let age = Int(Date().timeIntervalSince1970) - (stored?.validatedAt ?? 0)
         if let storedIndex, !forceRevalidation, Duration.seconds(max(0, age)) < indexMaxAge { return storedIndex }
 
@@ -150,6 +162,7 @@ public final class LazyGIFCache: Sendable {
             throw .transfer(url: url, error)
         }
         if response.head.status == 304, let storedIndex {
+            // Unchanged: with trust, the stored index was just verified with its stored signature.
             _ = await BlockingWork.result("gifpack.lazy-index") { () throws(PackClientError) in store.touchIndex() }
             return storedIndex
         }
@@ -157,12 +170,34 @@ public final class LazyGIFCache: Sendable {
             throw .unreadable(location: url, detail: "HTTP status \(response.head.status)")
         }
         let json = Data(response.body)
-        // The same decoding and index rules as every other index load.
-        let index = try PackIndexSource.decode(json, limits: limits)
         let etag = response.head.headers["etag"]
-        try await BlockingWork.run("gifpack.lazy-index") { () throws(PackClientError) in
-            try store.writeIndex(json, url: url, etag: etag)
+        guard let trust else {
+            // The same decoding and index rules as every other index load.
+            let index = try PackIndexSource.decode(json, limits: limits)
+            try await BlockingWork.run("gifpack.lazy-index") { () throws(PackClientError) in
+                try store.writeIndex(json, url: url, etag: etag)
+            }
+            return index
         }
+        // A new index: its signature beside it, then the rules of a trusted install, before anything is stored.
+        let signature = try await PackIndexSource.fetch(source.signatureLocation, client: http, maxBytes: 4096, notFoundIsNil: true)
+        let index = try trust.verifySignature(indexBytes: json, signature: signature, location: url, limits: limits)
+        try trust.accept(index, location: url, installedSequence: floor, holder: "the cached index's")
+        try await BlockingWork.run("gifpack.lazy-index") { () throws(PackClientError) in
+            try store.writeIndex(json, url: url, etag: etag, signature: signature, verifiedSequence: index.sequence)
+        }
+        return index
+    }
+
+    /// The stored index when it may be used now: decoded; with ``trust``, its stored signature
+    /// verifies it and it has not expired.
+    private func usable(_ stored: LazyGIFStore.StoredIndex, url: String) -> PackIndex? {
+        guard let trust else { return memo.index(of: stored) { () throws(PackClientError) in try PackIndexSource.decode(stored.json, limits: limits) } }
+        guard stored.verifiedSequence != nil, let signature = stored.signature else { return nil }
+        let index = memo.index(of: stored) { () throws(PackClientError) in
+            try trust.verifySignature(indexBytes: stored.json, signature: signature, location: url, limits: limits)
+        }
+        guard let index, (try? trust.accept(index, location: url, installedSequence: stored.verifiedSequence)) != nil else { return nil }
         return index
     }
 
@@ -251,7 +286,7 @@ public final class LazyGIFCache: Sendable {
 
     /// A local index: the GIF read in place from its pack file.
     private func localGIF(_ id: String) async throws(PackClientError) -> LazyGIF {
-        let index = try await source.load(client: nil, limits: limits)
+        let index = try await loadLocal()
         guard let pack = index.packs.first(where: { $0.exercises.contains { $0.id == id } }) else { throw .unknownExercise(id) }
         guard pack.exercises.first(where: { $0.id == id })?.gif != nil else { return .noGIF }
         guard case .file(let path) = try source.packLocation(for: pack) else { throw .unknownExercise(id) }
@@ -260,6 +295,12 @@ public final class LazyGIFCache: Sendable {
             try PackEntryReader(path: path, pack: pack, limits: limits).gif(forExercise: id)
         }
         return .gif(bytes: bytes, fromCache: false)
+    }
+
+    /// A local index, verified with its signature beside it when there is ``trust``.
+    private func loadLocal() async throws(PackClientError) -> PackIndex {
+        if let trust { return try await source.load(trust: trust, client: nil, limits: limits) }
+        return try await source.load(client: nil, limits: limits)
     }
 
     private func makeClient() throws(PackClientError) -> HTTPClient {
@@ -280,19 +321,21 @@ public enum LazyGIF: Sendable, Equatable {
     case noGIF
 }
 
-/// The last decoded stored index, keyed by its bytes, shared by a cache's callers.
+/// The last decoded (and, with trusted keys, signature-checked) stored index, keyed by its bytes
+/// and signature, shared by a cache's callers.
 final class LockedIndexMemo: @unchecked Sendable {
     private let lock = NSLock()
-    private var json = Data()
+    private var key: (json: Data, signature: Data?) = (Data(), nil)
     private var index: PackIndex?
 
-    func decode(_ stored: LazyGIFStore.StoredIndex, limits: PackLimits) -> PackIndex? {
-        if let hit = lock.withLock({ json == stored.json ? index : nil }) { return hit }
-        guard let decoded = try? PackIndexSource.decode(stored.json, limits: limits) else { return nil }
+    /// The remembered index of these bytes, or `make`'s (nil when it throws).
+    func index(of stored: LazyGIFStore.StoredIndex, make: () throws(PackClientError) -> PackIndex) -> PackIndex? {
+        if let hit = lock.withLock({ key.json == stored.json && key.signature == stored.signature ? index : nil }) { return hit }
+        guard let made = try? make() else { return nil }
         lock.withLock {
-            json = stored.json
-            index = decoded
+            key = (stored.json, stored.signature)
+            index = made
         }
-        return decoded
+        return made
     }
 }

@@ -10,7 +10,9 @@ import Darwin
 /// (run it on a dedicated thread).
 ///
 /// ```
-/// <dir>/index        "gifpack-lazy-index 2\n<URL>\n<ETag>\n" then the index JSON; mtime = last validated
+/// <dir>/index        "gifpack-lazy-index 3\n<URL>\n<ETag>\n<sequence>\n<signature>\n" then the index JSON;
+///                    mtime = last validated. <sequence> and <signature> (base64 of index.json.minisig) are
+///                    set when the index was verified with trusted keys, empty otherwise.
 /// <dir>/gifs/<sha256>.gif   verified GIFs; mtime = last used (the LRU clock)
 /// <dir>/tmp/         downloads in progress (removed when older than an hour)
 /// <dir>/lock         flock: held exclusively while a file is renamed in or the cache is trimmed
@@ -27,7 +29,7 @@ import Darwin
 /// if let bytes = store.readGIF(sha256: hash, size: size) { … }
 /// ```
 struct LazyGIFStore: Sendable {
-    static let indexMagic = "gifpack-lazy-index 2"
+    static let indexMagic = "gifpack-lazy-index 3"
     /// Temporary files older than this are leftovers of a killed process.
     static let staleTemporarySeconds = 3600
 
@@ -128,34 +130,47 @@ struct LazyGIFStore: Sendable {
 
     // MARK: Index
 
-    /// The stored index bytes, its ETag and when it was last validated (seconds since 1970).
+    /// The stored index bytes, where they came from, their ETag and when they were last validated
+    /// (seconds since 1970); with the signature and sequence when they were verified with trusted keys.
     struct StoredIndex: Sendable {
         var json: Data
+        /// The URL (as ``LazyGIFStore/oneLine(_:)`` keeps it).
+        var url: String
         var etag: String?
         var validatedAt: Int
+        /// `index.json.minisig` as it verified these bytes.
+        var signature: Data?
+        /// The index's `sequence`, recorded only when it verified.
+        var verifiedSequence: Int?
+
+        func isFrom(_ url: String) -> Bool { self.url == LazyGIFStore.oneLine(url) }
     }
 
-    /// The stored index when it was fetched from `url`.
-    func readIndex(url: String, maxBytes: Int64) -> StoredIndex? {
+    /// The stored index, whatever URL it came from (nil when there is none or it is unreadable).
+    func readIndex(maxBytes: Int64) -> StoredIndex? {
         var info = stat()
         guard stat(indexPath, &info) == 0,
-              let data = try? PackIndexSource.readFile(indexPath, maxBytes: maxBytes + 8192) else { return nil }
+              let data = try? PackIndexSource.readFile(indexPath, maxBytes: maxBytes + 16384) else { return nil }
         let bytes = [UInt8](data)
         var lines: [String] = []
         var start = bytes.startIndex
-        while lines.count < 3, let end = bytes[start...].firstIndex(of: 0x0A) {
+        while lines.count < 5, let end = bytes[start...].firstIndex(of: 0x0A) {
             lines.append(String(decoding: bytes[start..<end], as: UTF8.self))
             start = end + 1
         }
-        guard lines.count == 3, lines[0] == Self.indexMagic, lines[1] == Self.oneLine(url) else { return nil }
-        return StoredIndex(json: Data(bytes[start...]), etag: lines[2].isEmpty ? nil : lines[2], validatedAt: info.st_mtim.tv_sec)
+        guard lines.count == 5, lines[0] == Self.indexMagic else { return nil }
+        return StoredIndex(json: Data(bytes[start...]), url: lines[1], etag: lines[2].isEmpty ? nil : lines[2],
+                           validatedAt: info.st_mtim.tv_sec, signature: Data(base64Encoded: lines[4]).flatMap { $0.isEmpty ? nil : $0 },
+                           verifiedSequence: Int(lines[3]))
     }
 
-    /// Replaces the stored index (temporary file and rename, under the lock).
-    func writeIndex(_ json: Data, url: String, etag: String?) throws(PackClientError) {
+    /// Replaces the stored index (temporary file and rename, under the lock). `signature` and
+    /// `verifiedSequence` only for an index verified with trusted keys.
+    func writeIndex(_ json: Data, url: String, etag: String?, signature: Data? = nil, verifiedSequence: Int? = nil) throws(PackClientError) {
         let temporary = temporaryFile("index")
         do {
             let head = "\(Self.indexMagic)\n\(Self.oneLine(url))\n\(Self.oneLine(etag ?? ""))\n"
+                + "\(verifiedSequence.map(String.init) ?? "")\n\(signature?.base64EncodedString() ?? "")\n"
             try FileOps.writeNew(temporary, Array(head.utf8) + [UInt8](json))
             try withLock { () throws(PackClientError) in try FileOps.move(temporary, to: indexPath) }
         } catch {

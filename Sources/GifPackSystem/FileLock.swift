@@ -64,9 +64,12 @@ package final class FileLock: Sendable {
     }
 
     /// The pid holding a `flock` on the inode, from `/proc/locks`
-    /// (`1: FLOCK ADVISORY WRITE <pid> <maj>:<min>:<inode> 0 EOF`).
+    /// (`1: FLOCK ADVISORY WRITE <pid> <maj>:<min>:<inode> 0 EOF`). Read to its end with `read(2)`:
+    /// the file reports size 0, and Foundation's `String(contentsOfFile:)` stops after its first
+    /// 4 KiB, which on a busy host misses the holder.
     private static func holder(inode: UInt64) -> Int32? {
-        guard let text = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) else { return nil }
+        guard let bytes = try? FileSystem.readAll("/proc/locks") else { return nil }
+        let text = String(decoding: bytes, as: UTF8.self)
         for line in text.split(separator: "\n") {
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
             guard fields.count >= 6, fields[1] == "FLOCK", !fields.contains("->"),

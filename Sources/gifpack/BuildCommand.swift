@@ -124,6 +124,11 @@ struct BuildCommand: AsyncParsableCommand {
             throw ExitCode(status.rawValue)
         }
         Terminal.output("dry run: no image request sent (\(plan.catalogRequests) catalog request(s) made)")
+        if let recovery = plan.stateRecovery {
+            Terminal.output("state: the state database is damaged (\(recovery.reason)): a build would move it aside to \(recovery.movedTo) "
+                + "and rebuild it from the index and the blobs (\(recovery.rebuiltPacks) pack(s), \(recovery.rebuiltGIFs) GIF(s)); "
+                + "nothing was moved, the counts below assume the rebuilt state")
+        }
         Terminal.output("catalog: \(plan.exercises) exercises; \(plan.wanted) wanted by \(plan.packs.count) pack(s)")
         for (name, count) in plan.packs.sorted(by: { $0.key < $1.key }) { Terminal.output("  pack \(name): \(count) exercises") }
         Terminal.output("would send: \(plan.fullRequests) full request(s), \(plan.conditionalRequests) conditional request(s)")

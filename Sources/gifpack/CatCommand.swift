@@ -20,19 +20,23 @@ struct CatCommand: AsyncParsableCommand {
         With --index URL, the GIF comes from a disk cache (--cache) or is fetched alone: one range \
         request for exactly its frame, checked the same way, then kept in the cache (at most \
         --cache-limit bytes, least recently used GIFs evicted). The index is kept there too and \
-        revalidated with If-None-Match. An exercise without a GIF makes no GIF request.
+        revalidated with If-None-Match. An exercise without a GIF makes no GIF request. With \
+        --trusted-key, the index must verify against index.json.minisig beside the URL (fetched with \
+        it), not be expired, and its sequence must not be lower than that of the index the cache \
+        holds; a refused index is reported with its reason and nothing is fetched or cached.
 
         Examples:
           gifpack cat dist/index.json 0001 > 0001.gif
           gifpack cat dist/packs/all-v3-1a2b3c4d.tar.zst 0001 > 0001.gif
           gifpack cat dist/index.json 0001 --trusted-key gifpack.pub > 0001.gif
           gifpack cat --index https://cdn.example.com/gifpack/index.json 0001 > 0001.gif
+          gifpack cat --index https://cdn.example.com/gifpack/index.json 0001 --trusted-key gifpack.pub > 0001.gif
           gifpack cat --poster 80 dist/index.json 0001 > 0001-80.gif
 
         With --poster SIZE (a local index.json only), the exercise's still poster at that longest side \
         is read from the pack's posters pack instead (format 1.2).
 
-        Exit status: 0 written, 1 unknown exercise, no GIF or a refused pack, 2 bad arguments.
+        Exit status: 0 written, 1 unknown exercise, no GIF, a refused pack or a refused index, 2 bad arguments.
         """
     )
 
@@ -66,11 +70,6 @@ struct CatCommand: AsyncParsableCommand {
             throw ValidationError("--poster reads a local index.json and its posters pack; it cannot be combined with --index")
         }
         guard cacheLimit >= 0 else { throw ValidationError("--cache-limit must not be negative") }
-        // The lazy cache reads frames by range and does not check index signatures: refuse rather
-        // than let a trusted-key run fetch through an index nobody verified.
-        if index != nil, !trust.trustedKeys.isEmpty {
-            throw ValidationError("--trusted-key cannot be combined with --index: the on-demand cache does not verify signed indexes; install the packs with `gifpack install --trusted-key` instead")
-        }
     }
 
     func run() async throws {
@@ -112,7 +111,8 @@ struct CatCommand: AsyncParsableCommand {
 
     /// Through an index: from the lazy GIF cache (a URL) or read in place (a local path).
     private func lazyGIF(index: String) async throws {
-        let cache = LazyGIFCache(directory: self.cache ?? Self.defaultCacheDirectory(), indexURL: index, byteLimit: cacheLimit)
+        let cache = LazyGIFCache(directory: self.cache ?? Self.defaultCacheDirectory(), indexURL: index, byteLimit: cacheLimit,
+                                 trust: try trust.load())
         let result: LazyGIF
         do { result = try await cache.gif(forExercise: id) } catch {
             Terminal.error("gifpack: \(error)")

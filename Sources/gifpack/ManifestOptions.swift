@@ -20,9 +20,12 @@ struct ManifestOptions: ParsableArguments {
     /// ``ManifestError`` naming the key path, before any network traffic. `requiresAPIKey: false`
     /// loads a manifest whose key variable is unset (for commands that send no request).
     /// `previousIndex`: `build --previous-index`, a path or an http(s) URL.
-    func loadManifest(requiresAPIKey: Bool = true, previousIndex: String? = nil) throws(ManifestError) -> (Manifest, BuildOptions) {
+    /// `readsSigningKey: false` leaves the secret key of a `signing` block unread (for commands that never sign).
+    func loadManifest(requiresAPIKey: Bool = true, readsSigningKey: Bool = true,
+                      previousIndex: String? = nil) throws(ManifestError) -> (Manifest, BuildOptions) {
         let environment = ProcessInfo.processInfo.environment
-        var manifest = try ManifestLoader(requiresAPIKey: requiresAPIKey).load(path: self.manifest, environment: environment)
+        var manifest = try ManifestLoader(requiresAPIKey: requiresAPIKey, readsSigningKey: readsSigningKey)
+            .load(path: self.manifest, environment: environment)
         if let baseURL {
             try ManifestLoader.checkHTTPURL(baseURL, path: "--base-url")
             manifest.source.baseURL = baseURL
@@ -40,9 +43,9 @@ struct ManifestOptions: ParsableArguments {
         return (manifest, options)
     }
 
-    /// ``loadManifest(requiresAPIKey:)``, printing a refusal and exiting with status 2.
-    func load(requiresAPIKey: Bool = true) throws -> (Manifest, BuildOptions) {
-        do { return try loadManifest(requiresAPIKey: requiresAPIKey) } catch {
+    /// ``loadManifest(requiresAPIKey:readsSigningKey:previousIndex:)``, printing a refusal and exiting with status 2.
+    func load(requiresAPIKey: Bool = true, readsSigningKey: Bool = true) throws -> (Manifest, BuildOptions) {
+        do { return try loadManifest(requiresAPIKey: requiresAPIKey, readsSigningKey: readsSigningKey) } catch {
             Terminal.error("gifpack: \(error)")
             throw ExitCode(ExitStatus.usage.rawValue)
         }

@@ -21,8 +21,9 @@ struct PruneCommand: AsyncParsableCommand {
     var keep: Int?
 
     func run() async throws {
-        // Prune sends no request: the API key variable need not be set.
-        let (manifest, options) = try source.load(requiresAPIKey: false)
+        // Prune sends no request and never rewrites (so never signs) index.json: neither the API key
+        // variable nor the signing key need be there.
+        let (manifest, options) = try source.load(requiresAPIKey: false, readsSigningKey: false)
         let layout = CacheLayout(root: options.cacheDirectory)
         do {
             let locks = try BuildLock.acquire([options.outputDirectory, options.cacheDirectory])

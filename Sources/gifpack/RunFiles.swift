@@ -58,7 +58,7 @@ struct RunFiles {
 
     /// The output directory a manifest names, when it can be read even without its API key.
     static func outputDirectory(ofManifest path: String) -> String? {
-        try? ManifestLoader(requiresAPIKey: false).load(path: path, environment: ProcessInfo.processInfo.environment).output.directory
+        try? ManifestLoader(requiresAPIKey: false, readsSigningKey: false).load(path: path, environment: ProcessInfo.processInfo.environment).output.directory
     }
 
     /// Writes the files for a run refused with exit status 2 and `message`. A failure to write one

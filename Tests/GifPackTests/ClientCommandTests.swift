@@ -5,10 +5,11 @@ import Testing
 @Suite("Client: gifpack verify, inspect, install, cat, diff")
 struct ClientCommandTests {
     /// Runs the built `gifpack` and returns its exit status, raw standard output and standard error.
-    static func gifpack(_ arguments: [String]) throws -> (status: Int32, output: [UInt8], error: String) {
+    static func gifpack(_ arguments: [String], environment: [String: String]? = nil) throws -> (status: Int32, output: [UInt8], error: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: productPath("gifpack"))
         process.arguments = arguments
+        if let environment { process.environment = environment }
         let out = Pipe()
         let err = Pipe()
         process.standardOutput = out

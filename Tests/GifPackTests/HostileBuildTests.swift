@@ -133,6 +133,67 @@ struct HostileBuildTests {
         #expect(third.exitStatus == .success && third.stateRecovery == nil, "\(third.message)")
     }
 
+    /// Every file under `directory` with the SHA-256 of its bytes.
+    static func files(under directory: String) throws -> [String: String] {
+        var files: [String: String] = [:]
+        for name in (FileManager.default.enumerator(atPath: directory)?.allObjects as? [String]) ?? [] {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: "\(directory)/\(name)", isDirectory: &isDirectory), !isDirectory.boolValue else { continue }
+            files[name] = sha256Hex([UInt8](try Data(contentsOf: URL(fileURLWithPath: "\(directory)/\(name)"))))
+        }
+        return files
+    }
+
+    @Test func aDryRunReportsACorruptStateAndWhatABuildWouldRebuildWithoutMovingAnything() async throws {
+        let server = try startFixture(count: 8)
+        defer { server.stop() }
+        let workspace = try TemporaryDirectory()
+        let manifestText = rapidAPIManifest(server: server, maxMissing: "0")
+        #expect(try await runBuild(manifest: manifestText, workspace: workspace).exitStatus == .success)
+        let cache = workspace.file("cache")
+        let statePath = "\(cache)/state.sqlite"
+        let manifest = try ManifestLoader().parse(manifestText, environment: ["GIFPACK_TEST_KEY": testAPIKey])
+        let options = BuildOptions(outputDirectory: workspace.file("dist"), cacheDirectory: cache)
+
+        // A sound state: read, not changed (no migration, no journal files left beside it).
+        let sound = try Self.files(under: cache)
+        let soundPlan = try await DryRun(manifest: manifest, options: options).plan()
+        #expect(soundPlan.stateRecovery == nil && soundPlan.skippedFresh == 8, "\(soundPlan)")
+        let afterSound = try Self.files(under: cache)
+        #expect(afterSound == sound, "\(afterSound.filter { sound[$0.key] != $0.value }.keys.sorted()) \(sound.filter { afterSound[$0.key] == nil }.keys.sorted())")
+
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: statePath + suffix) }
+        try Data(String(repeating: "this is not a database; ", count: 400).utf8).write(to: URL(fileURLWithPath: statePath))
+        let before = try Self.files(under: cache)
+        let outputBefore = try Self.files(under: workspace.file("dist"))
+        server.resetStats()
+
+        // The library: the recovery a build would make, worked out in memory; the plan made from it
+        // (every GIF rebuilt and fresh: no image request, where an empty state would ask for all 8).
+        let plan = try await DryRun(manifest: manifest, options: options).plan()
+        let recovery = try #require(plan.stateRecovery)
+        #expect(recovery.movedTo.hasPrefix(statePath + ".corrupt-"))
+        #expect(recovery.rebuiltPacks == 1 && recovery.rebuiltGIFs == 8, "\(recovery)")
+        #expect(plan.fullRequests == 0 && plan.skippedFresh == 8, "\(plan)")
+
+        // The command line says so, exits 0, and moves nothing either.
+        let file = try workspace.write(manifestText, to: "manifest.yaml")
+        var environment = ProcessInfo.processInfo.environment
+        environment["GIFPACK_TEST_KEY"] = testAPIKey
+        let dry = try await runOffThePool(productPath("gifpack"), ["build", "-m", file, "--out", workspace.file("dist"), "--cache", cache, "--dry-run"],
+                                          environment: environment)
+        #expect(dry.status == 0, "\(dry.error)")
+        #expect(dry.output.contains("state: the state database is damaged") && dry.output.contains("would move it aside to \(statePath).corrupt-")
+                && dry.output.contains("(1 pack(s), 8 GIF(s))") && dry.output.contains("nothing was moved"), "\(dry.output)")
+        #expect(try Self.files(under: cache) == before, "a dry run moves, creates and changes nothing in the cache")
+        #expect(try Self.files(under: workspace.file("dist")) == outputBefore)
+        #expect(server.stats.imageRequests == 0)
+
+        // The real build then does what the dry run said.
+        let built = try await runBuild(manifest: manifestText, workspace: workspace)
+        #expect(built.stateRecovery?.rebuiltGIFs == 8 && server.stats.imageRequests == 0, "\(built.message)")
+    }
+
     /// A real full disk: the cache lives on a small tmpfs mounted for the test (root only; the
     /// suite runs as root here, and mount(8) is the only way to get a genuine ENOSPC).
     @Test(.enabled(if: getuid() == 0, "mounting a small tmpfs needs root"))
@@ -147,9 +208,15 @@ struct HostileBuildTests {
         let size = (256 * 1024 + total / 3) / 4096 * 4096
         let mounted = try await runOffThePool("/bin/mount", ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", mountPoint])
         try #require(mounted.status == 0, "mount: \(mounted.error)")
-        defer { _ = try? run("/bin/umount", [mountPoint]) }
-
-        let report = try await runBuild(manifest: rapidAPIManifest(server: server), workspace: workspace, cache: "small/cache")
+        // Unmounted as soon as the build is done (off the cooperative pool: a defer cannot await).
+        let report: BuildReport
+        do {
+            report = try await runBuild(manifest: rapidAPIManifest(server: server), workspace: workspace, cache: "small/cache")
+        } catch {
+            _ = try? await runOffThePool("/bin/umount", [mountPoint])
+            throw error
+        }
+        _ = try? await runOffThePool("/bin/umount", [mountPoint])
         guard case .diskFull? = report.stopReason else {
             Issue.record("expected a disk-full stop, got \(String(describing: report.stopReason)): \(report.message)")
             return

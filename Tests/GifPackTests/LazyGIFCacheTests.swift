@@ -220,4 +220,102 @@ struct LazyGIFCacheTests {
         #expect(try await retrying.gif(forExercise: id) == .gif(bytes: dists.served(id), fromCache: false))
         #expect(healthy.requests.filter { $0.path == "/\(pack.file)" }.count == 2)
     }
+
+    /// The files a lazy cache directory holds (its lock and empty folders aside).
+    static func storedFiles(_ directory: String) -> [String] {
+        let names = (FileManager.default.enumerator(atPath: directory)?.allObjects as? [String]) ?? []
+        return names.filter { name in
+            var isDirectory: ObjCBool = false
+            return name != "lock" && FileManager.default.fileExists(atPath: "\(directory)/\(name)", isDirectory: &isDirectory) && !isDirectory.boolValue
+        }.sorted()
+    }
+
+    @Test func withTrustedKeysTheIndexIsVerifiedLikeAnInstallAndARefusedOneCachesNothing() async throws {
+        let signed = try SignedDist(count: 8)
+        defer { signed.server.stop() }
+        try await signed.build()
+        let nginx = try await NginxServer.start(root: signed.dist)
+        defer { nginx.stop() }
+        let now = trustT0.addingTimeInterval(3600)
+        let trusted = IndexTrust(keys: [signed.key.secret.publicKey], now: now)
+        let index = try readIndex(signed.indexPath)
+        let pack = try #require(index.packs.first)
+        let id = try #require(pack.exercises.first { $0.gif != nil }?.id)
+        let gif = try PackEntryReader(path: "\(signed.dist)/\(pack.file)", pack: pack).gif(forExercise: id)
+
+        // A good signature: the index and its signature, then the GIF's frame; the signature is stored with the index.
+        let good = signed.workspace.file("lazy-good")
+        var mark = try await nginx.mark()
+        let cache = LazyGIFCache(directory: good, indexURL: nginx.baseURL + "/index.json", trust: trusted)
+        #expect(try await cache.gif(forExercise: id) == .gif(bytes: gif, fromCache: false))
+        #expect(try await nginx.log(since: mark).map(\.path) == ["/index.json", "/index.json.minisig", "/\(pack.file)"])
+        // The stored index is checked again when used: expired by the clock, it is refused with no request.
+        mark = try await nginx.mark()
+        let later = IndexTrust(keys: [signed.key.secret.publicKey], now: trustT0.addingTimeInterval(11 * 86400))
+        await #expect(throws: PackClientError.self) {
+            _ = try await LazyGIFCache(directory: good, indexURL: nginx.baseURL + "/index.json", trust: later).gif(forExercise: id)
+        }
+        #expect(try await nginx.log(since: mark).map(\.path) == ["/index.json", "/index.json.minisig"], "revalidated, then refused")
+
+        /// Expects the refusal `reason` for the index at `name`, nothing stored and no pack request.
+        func expectRefused(_ reason: IndexRefusal.Reason, _ name: String, trust: IndexTrust = trusted,
+                           sourceLocation: SourceLocation = #_sourceLocation) async throws {
+            let directory = signed.workspace.file("lazy-\(reason.rawValue)")
+            let mark = try await nginx.mark()
+            do {
+                _ = try await LazyGIFCache(directory: directory, indexURL: "\(nginx.baseURL)/\(name)", trust: trust).gif(forExercise: id)
+                Issue.record("a GIF through an index that should be refused (\(reason.rawValue))", sourceLocation: sourceLocation)
+            } catch {
+                guard case .untrusted(let refusal) = error else {
+                    Issue.record("refused for another reason: \(error)", sourceLocation: sourceLocation)
+                    return
+                }
+                #expect(refusal.reason == reason, "\(refusal)", sourceLocation: sourceLocation)
+            }
+            #expect(Self.storedFiles(directory).isEmpty, "nothing cached: \(Self.storedFiles(directory))", sourceLocation: sourceLocation)
+            #expect(!(try await nginx.log(since: mark)).contains { $0.path.hasPrefix("/packs/") }, sourceLocation: sourceLocation)
+        }
+        try await expectRefused(.unsigned, try PathText.lastComponent(signed.copyIndex(to: "unsigned.json", signed: false)))
+        try await expectRefused(.badSignature, try PathText.lastComponent(signed.copyIndex(to: "tampered.json") { bytes in
+            let at = bytes.firstIndex(of: UInt8(ascii: "0"))!
+            bytes[at] = UInt8(ascii: "9")
+        }))
+        let stranger = try TestSigningKey(workspace: signed.workspace, name: "stranger")
+        try await expectRefused(.unknownKey, "index.json", trust: IndexTrust(keys: [stranger.secret.publicKey], now: now))
+
+        // The sequence never goes backwards for a cache: v2 taken, then v1 served again at the same URL.
+        let v1 = try signed.copyIndex(to: "index-v1.json")
+        try signed.changeAGIF(seed: 91)
+        try await signed.build(at: trustT0.addingTimeInterval(60))
+        // nginx's ETag is mtime and size: give v2 another mtime than v1 (written in the same second, same size).
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(120)], ofItemAtPath: signed.indexPath)
+        let fresh = LazyGIFCache(directory: good, indexURL: nginx.baseURL + "/index.json", indexMaxAge: .zero, trust: trusted)
+        #expect(try await fresh.index().sequence == 2)
+        try FileManager.default.removeItem(atPath: signed.indexPath)
+        try FileManager.default.removeItem(atPath: signed.indexPath + ".minisig")
+        try FileManager.default.copyItem(atPath: v1, toPath: signed.indexPath)
+        try FileManager.default.copyItem(atPath: v1 + ".minisig", toPath: signed.indexPath + ".minisig")
+        await #expect {
+            _ = try await fresh.index()
+        } throws: { error in
+            guard case PackClientError.untrusted(let refusal) = error else { return false }
+            return refusal.reason == .rollback && refusal.detail.contains("cached index")
+        }
+        let storedHead = try String(decoding: fileBytes("\(good)/index").prefix(4096), as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(storedHead.prefix(1) == ["gifpack-lazy-index 3"] && storedHead.dropFirst(3).first == "2", "the stored index stays v2")
+
+        // The command line takes --trusted-key with --index: a signed index works, an unsigned one is
+        // refused with its reason (exit 1) and nothing is cached.
+        var environment = ProcessInfo.processInfo.environment
+        environment["GIFPACK_NOW"] = String(Int(now.timeIntervalSince1970))
+        let cli = signed.workspace.file("lazy-cli")
+        let cat = try await gifpackOffThePool(["cat", "--index", nginx.baseURL + "/index.json", "--cache", cli, id,
+                                               "--trusted-key", signed.key.publicPath], environment: environment)
+        #expect(cat.status == 0 && cat.output == gif, "\(cat.error)")
+        let unsignedCache = signed.workspace.file("lazy-cli-unsigned")
+        let refused = try await gifpackOffThePool(["cat", "--index", nginx.baseURL + "/unsigned.json", "--cache", unsignedCache, id,
+                                                   "--trusted-key", signed.key.publicPath], environment: environment)
+        #expect(refused.status == 1 && refused.output.isEmpty && refused.error.contains("unsigned"), "\(refused.error)")
+        #expect(Self.storedFiles(unsignedCache).isEmpty)
+    }
 }

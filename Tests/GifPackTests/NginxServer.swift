@@ -1,26 +1,64 @@
 import Foundation
 import GifPackHTTP
+import GifPackSystem
 import Glibc
 
-/// A real nginx (Debian's nginx-light) serving a directory on a free loopback port, for the tests
-/// of range requests, conditional requests and sparse upgrades.
+/// The tests' one nginx (Debian's nginx-light) on free loopback ports: a static root with or
+/// without range support, a publish target's cache headers, https with a private CA, a reverse
+/// proxy in front of the fixture server, and an access log with the bytes of every answer.
 ///
-/// The configuration is generated into a temporary directory: one process (`master_process off`,
-/// `daemon off`, so stopping it is one signal to the child the test started), the given root,
+/// The configuration (``Options``) is generated into a temporary directory: one process
+/// (`master_process off`, `daemon off`, so stopping it is one SIGKILL to the child the test started),
 /// pid, error log and temp paths inside the temporary directory, `user root;` only when running as
 /// root, and an access log with one tab-separated line per request: the request line, status,
 /// `$bytes_sent` (headers included), `$body_bytes_sent`, `Range`, `If-Match` and `If-None-Match`.
-/// ``ignoreRanges`` adds `max_ranges 0;`, which makes nginx answer every range request with `200`
-/// and the whole file, as some CDNs and object stores do.
+/// Ports are picked, nginx started, and its readiness (pid file written, every port accepting)
+/// awaited in one place, ``start(_:)``, which runs off the cooperative pool; ``stop()`` (also run
+/// by `deinit`) kills and reaps it.
 ///
 /// ```swift
-/// let nginx = try NginxServer(root: site)
-/// defer { nginx.stop() }
+/// let nginx = try await NginxServer.start(root: site)                       // ranges, access log
+/// let proxy = try await NginxServer.start(.init(root: dist, tls: true, proxyTo: fixture.port))
+/// defer { nginx.stop(); proxy.stop() }
 /// let mark = try await nginx.mark()
 /// … requests …
 /// let lines = try await nginx.log(since: mark)
 /// ```
 final class NginxServer: @unchecked Sendable {
+    /// What the generated configuration serves.
+    struct Options: Sendable {
+        /// The directory served: at `/`, or at `/files/` when ``proxyTo`` takes `/`.
+        var root: String
+        /// false: `max_ranges 0;`, so every range request is answered `200` with the whole file, as some
+        /// CDNs and object stores do.
+        var ranges = true
+        /// A publish target's headers: `Cache-Control: public, max-age=31536000, immutable` under
+        /// `/packs/`, `public, max-age=60` on `/index.json`.
+        var publishCacheHeaders = false
+        /// https, with a certificate for IP 127.0.0.1 signed by a fresh CA that no system bundle
+        /// trusts (``caPath``).
+        var tls = false
+        /// Forward `/` to this loopback port (HTTP/1.1, unbuffered); the root is then at `/files/`.
+        var proxyTo: Int?
+        /// A second, plain-http listener (``plainPort``) that forwards every request to ``proxyTo``
+        /// whatever host it names, so it serves as an `http_proxy` for made-up host names.
+        var forwardProxy = false
+        /// Every path answers with this file of the root (its name, e.g. `list.xml`): a canned answer
+        /// for clients whose URLs carry queries.
+        var everyPathServes: String?
+
+        init(root: String, ranges: Bool = true, publishCacheHeaders: Bool = false, tls: Bool = false, proxyTo: Int? = nil,
+             forwardProxy: Bool = false, everyPathServes: String? = nil) {
+            self.root = root
+            self.ranges = ranges
+            self.publishCacheHeaders = publishCacheHeaders
+            self.tls = tls
+            self.proxyTo = proxyTo
+            self.forwardProxy = forwardProxy
+            self.everyPathServes = everyPathServes
+        }
+    }
+
     struct LogLine: Sendable, Equatable, CustomStringConvertible {
         var method: String
         var path: String
@@ -38,54 +76,73 @@ final class NginxServer: @unchecked Sendable {
 
     static let executable = "/usr/sbin/nginx"
 
-    let root: String
+    let options: Options
     private(set) var port = 0
+    /// The plain-http forwarding listener (``Options/forwardProxy``), 0 without one.
+    private(set) var plainPort = 0
     private let workspace: TemporaryDirectory
     private var process: Process?
     private var sentinels = 0
     private let lock = NSLock()
 
-    var baseURL: String { "http://127.0.0.1:\(port)" }
+    var root: String { options.root }
+    var baseURL: String { "\(options.tls ? "https" : "http")://127.0.0.1:\(port)" }
     var accessLogPath: String { workspace.file("access.log") }
+    /// The private CA's certificate (with ``Options/tls``): a client succeeds only when told about it.
+    var caPath: String { workspace.file("ca.pem") }
 
-    init(root: String, ignoreRanges: Bool = false) throws {
-        self.root = root
+    /// Starts nginx off the cooperative pool (certificates made, ports picked, readiness awaited).
+    static func start(_ options: Options) async throws -> NginxServer {
+        try await BlockingWork.run("gifpack.test-nginx") { try NginxServer(options) }
+    }
+
+    static func start(root: String, ignoreRanges: Bool = false) async throws -> NginxServer {
+        try await start(Options(root: root, ranges: !ignoreRanges))
+    }
+
+    /// Blocks until nginx is ready: from async code use ``start(_:)``.
+    private init(_ options: Options) throws {
+        precondition(!options.forwardProxy || options.proxyTo != nil, "forwardProxy needs proxyTo")
+        self.options = options
         workspace = try TemporaryDirectory()
+        if options.tls { try Self.makeCertificates(in: workspace.path) }
         var lastError = ""
         // A port found free can be taken by a parallel test before nginx binds it: try a few.
         for _ in 0..<8 {
-            let port = try Self.freePort()
-            try config(port: port, ignoreRanges: ignoreRanges).write(toFile: workspace.file("nginx.conf"), atomically: true, encoding: .utf8)
+            let port = try LoopbackPort.free()
+            let plainPort = options.forwardProxy ? try LoopbackPort.free() : 0
+            try config(port: port, plainPort: plainPort).write(toFile: workspace.file("nginx.conf"), atomically: true, encoding: .utf8)
+            unlink(workspace.file("nginx.pid"))
             let process = Process()
             process.executableURL = URL(fileURLWithPath: Self.executable)
             process.arguments = ["-c", workspace.file("nginx.conf"), "-p", workspace.path, "-e", workspace.file("error.log")]
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()
-            if Self.waitForListener(port: port, process: process, pidFile: workspace.file("nginx.pid")) {
+            // nginx writes its pid file once its ports are bound; it retries a taken port for 2.5 s, then exits.
+            let pidFile = workspace.file("nginx.pid")
+            if LoopbackPort.waitUntilListening(ports: [port] + (plainPort == 0 ? [] : [plainPort]), process: process, seconds: 10,
+                                               ready: { FileManager.default.fileExists(atPath: pidFile) }) {
                 self.port = port
+                self.plainPort = plainPort
                 self.process = process
                 return
             }
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            process.waitUntilExit()
-            lastError = (try? String(contentsOfFile: workspace.file("error.log"), encoding: .utf8)) ?? ""
+            LoopbackPort.kill(process)
+            lastError = (try? String(contentsOfFile: workspace.file("error.log"), encoding: .utf8)) ?? "nginx exited"
         }
         throw ClientTestFailure("nginx did not start: \(lastError)")
     }
 
     deinit { stop() }
 
-    /// Stops nginx (SIGKILL to the process this test started: it inherits the test process's
-    /// blocked signals, and in single-process mode never unblocks SIGTERM) and waits for it.
+    /// Kills nginx and reaps it (see ``LoopbackPort/kill(_:)``). Safe to call twice.
     func stop() {
         let running = lock.withLock { () -> Process? in
             defer { process = nil }
             return process
         }
-        guard let running else { return }
-        if running.isRunning { kill(running.processIdentifier, SIGKILL) }
-        running.waitUntilExit()
+        if let running { LoopbackPort.kill(running) }
     }
 
     /// The number of log lines so far, once every earlier request is logged.
@@ -105,7 +162,7 @@ final class NginxServer: @unchecked Sendable {
             sentinels += 1
             return "/__sentinel-\(sentinels)"
         }
-        let client = try HTTPClient(maxConnections: 1)
+        let client = try HTTPClient(maxConnections: 1, caFile: options.tls ? caPath : nil)
         defer { client.shutdown() }
         _ = try await client.data(HTTPRequest(url: baseURL + name), maxBytes: 1 << 16)
         for _ in 0..<500 {
@@ -131,8 +188,41 @@ final class NginxServer: @unchecked Sendable {
         }
     }
 
-    private func config(port: Int, ignoreRanges: Bool) -> String {
+    /// The whole configuration for these ports.
+    private func config(port: Int, plainPort: Int) -> String {
         let temp = workspace.path
+        let root = options.root
+        let proxy = options.proxyTo.map { upstream in
+            """
+            proxy_pass http://127.0.0.1:\(upstream);
+                        proxy_http_version 1.1;
+                        proxy_set_header Connection "";
+                        proxy_buffering off;
+            """
+        }
+        // The root is at `/`, or at `/files/` when `/` is proxied; `sub` is a path below it.
+        let mount = proxy == nil ? "/" : "/files/"
+        func serve(_ sub: String) -> String { mount == "/" ? "root \(root);" : "alias \(root)/\(sub);" }
+        var locations: [String] = []
+        if let file = options.everyPathServes {
+            locations.append("location \(mount) { root \(root); try_files /\(file) =404; }")
+        } else {
+            locations.append("location \(mount) { \(serve("")) }")
+        }
+        if options.publishCacheHeaders {
+            locations.append("location \(mount)packs/ { \(serve("packs/")) add_header Cache-Control \"public, max-age=31536000, immutable\"; }")
+            locations.append("location = \(mount)index.json { \(serve("index.json")) add_header Cache-Control \"public, max-age=60\"; }")
+        }
+        if let proxy { locations.append("location / {\n            \(proxy)\n        }") }
+        let tls = options.tls ? "ssl_certificate \(temp)/server.pem;\n        ssl_certificate_key \(temp)/server.key;" : ""
+        let forward = plainPort == 0 ? "" : """
+            server {
+                    listen 127.0.0.1:\(plainPort);
+                    location / {
+                        \(proxy ?? "")
+                    }
+                }
+            """
         return """
         worker_processes 1;
         daemon off;
@@ -149,59 +239,37 @@ final class NginxServer: @unchecked Sendable {
             fastcgi_temp_path \(temp)/fastcgi;
             uwsgi_temp_path \(temp)/uwsgi;
             scgi_temp_path \(temp)/scgi;
-            types { application/json json; application/zstd zst; }
+            types { application/json json; application/zstd zst; application/xml xml; }
             default_type application/octet-stream;
             sendfile on;
             keepalive_timeout 30s;
             server {
-                listen 127.0.0.1:\(port);
-                root \(root);
-                \(ignoreRanges ? "max_ranges 0;" : "")
+                listen 127.0.0.1:\(port)\(options.tls ? " ssl" : "");
+                \(tls)
+                \(options.ranges ? "" : "max_ranges 0;")
+                \(locations.joined(separator: "\n        "))
             }
+            \(forward)
         }
 
         """
     }
 
-    /// A port the kernel just handed out for loopback (free a moment ago).
-    private static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw POSIXError(.EMFILE) }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Bool in
-                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
-            }
+    /// A CA (`ca.pem`) and a server key and certificate for IP 127.0.0.1 signed by it, with the
+    /// stock `openssl`.
+    private static func makeCertificates(in dir: String) throws {
+        let steps: [[String]] = [
+            ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "2",
+             "-subj", "/CN=gifpack test CA", "-keyout", "\(dir)/ca.key", "-out", "\(dir)/ca.pem"],
+            ["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+             "-subj", "/CN=127.0.0.1", "-keyout", "\(dir)/server.key", "-out", "\(dir)/server.csr"],
+            ["x509", "-req", "-in", "\(dir)/server.csr", "-CA", "\(dir)/ca.pem", "-CAkey", "\(dir)/ca.key",
+             "-CAcreateserial", "-days", "2", "-extfile", "\(dir)/san.cnf", "-out", "\(dir)/server.pem"],
+        ]
+        try "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n".write(toFile: "\(dir)/san.cnf", atomically: true, encoding: .utf8)
+        for step in steps {
+            let result = try run("/usr/bin/openssl", step)
+            guard result.status == 0 else { throw ClientTestFailure("openssl \(step[0]) failed: \(result.error)") }
         }
-        guard bound else { throw POSIXError(.EADDRINUSE) }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    /// True once nginx wrote its pid file (it does so after binding its port) and the port
-    /// accepts connections while `process` runs. nginx retries a taken port for 2.5 s, then exits.
-    private static func waitForListener(port: Int, process: Process, pidFile: String) -> Bool {
-        for _ in 0..<600 {
-            guard process.isRunning else { return false }
-            guard FileManager.default.fileExists(atPath: pidFile) else {
-                usleep(10_000)
-                continue
-            }
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = in_port_t(UInt16(port)).bigEndian
-            address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-            }
-            close(fd)
-            if connected { return process.isRunning }
-            usleep(10_000)
-        }
-        return false
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Testing
 @testable import GifPack
+import GifPackClient
 
 @Suite("Publish: directory target, command line, retention, racing")
 struct PublishDirectoryTests {
@@ -9,7 +10,7 @@ struct PublishDirectoryTests {
         let builds = try await PublishBuilds.make()
         defer { builds.built.server.stop() }
         let target = builds.workspace.file("www")
-        let first = try gifpackCLI(["publish", "--from", builds.v2, "--to", target])
+        let first = try await gifpackCLIOffThePool(["publish", "--from", builds.v2, "--to", target])
         #expect(first.status == 0, "\(first.error)")
         let index = try readIndex("\(builds.v2)/index.json")
         #expect(index.packs.count == 2)
@@ -36,14 +37,14 @@ struct PublishDirectoryTests {
         #expect(signatureLine < indexLine)
 
         let identities = try packFiles.map { try fileIdentity("\(target)/\($0)") }
-        let second = try gifpackCLI(["publish", "--from", builds.v2, "--to", target])
+        let second = try await gifpackCLIOffThePool(["publish", "--from", builds.v2, "--to", target])
         #expect(second.status == 0, "\(second.error)")
         #expect(second.output.contains("0 pack(s) uploaded") && second.output.contains("4 already there")
                 && second.output.contains("index unchanged"), "\(second.output)")
         #expect(try packFiles.map { "\(try fileIdentity("\(target)/\($0)"))" } == identities.map { "\($0)" }, "no pack was written again")
 
         // --with-report adds report.json, after the index.
-        let withReport = try gifpackCLI(["publish", "--from", builds.v2, "--to", target, "--with-report"])
+        let withReport = try await gifpackCLIOffThePool(["publish", "--from", builds.v2, "--to", target, "--with-report"])
         #expect(withReport.status == 0 && FileSystem.exists("\(target)/report.json"), "\(withReport.error)")
     }
 
@@ -52,11 +53,11 @@ struct PublishDirectoryTests {
         let builds = try await PublishBuilds.make()
         defer { builds.built.server.stop() }
         let target = builds.workspace.file("www")
-        let setup = try gifpackCLI(["publish", "--from", builds.v1, "--to", target])
+        let setup = try await gifpackCLIOffThePool(["publish", "--from", builds.v1, "--to", target])
         #expect(setup.status == 0, "\(setup.error)")
         let oldIndex = try fileBytes("\(target)/index.json")
 
-        let crashed = try gifpackCLI(["publish", "--from", builds.v2, "--to", target, "--keep-versions", "1"],
+        let crashed = try await gifpackCLIOffThePool(["publish", "--from", builds.v2, "--to", target, "--keep-versions", "1"],
                                      environment: ["GIFPACK_CRASH_AT": point.rawValue])
         #expect(killedBySIGKILL(crashed), "expected SIGKILL at \(point.rawValue), got \(crashed.status): \(crashed.error)")
         #expect(try directoryIndexProblems(target).isEmpty, "killed at \(point.rawValue)")
@@ -65,7 +66,7 @@ struct PublishDirectoryTests {
         #expect(served == oldIndex || served == newIndex)
         #expect((served == newIndex) == (point == .beforeRetention), "the index goes live only after every pack")
 
-        let finished = try gifpackCLI(["publish", "--from", builds.v2, "--to", target, "--keep-versions", "1"])
+        let finished = try await gifpackCLIOffThePool(["publish", "--from", builds.v2, "--to", target, "--keep-versions", "1"])
         #expect(finished.status == 0, "\(finished.error)")
         #expect(try fileBytes("\(target)/index.json") == newIndex)
         #expect(try directoryIndexProblems(target).isEmpty)
@@ -80,12 +81,12 @@ struct PublishDirectoryTests {
         let builds = try await PublishBuilds.make()
         defer { builds.built.server.stop() }
         let target = builds.workspace.file("www")
-        #expect(try gifpackCLI(["publish", "--from", builds.v2, "--to", target]).status == 0)
+        #expect(try await gifpackCLIOffThePool(["publish", "--from", builds.v2, "--to", target]).status == 0)
         let live = try fileBytes("\(target)/index.json")
         let before = relativeFiles(target)
 
         // v1 is unsigned (no sequence) and v2 carries sequence 1: refused before anything is sent.
-        let older = try gifpackCLI(["publish", "--from", builds.v1, "--to", target])
+        let older = try await gifpackCLIOffThePool(["publish", "--from", builds.v1, "--to", target])
         #expect(older.status == 7, "\(older.status) \(older.error)")
         #expect(older.error.contains("sequence 1") && older.error.contains("this build's is 0"), "\(older.error)")
         #expect(try fileBytes("\(target)/index.json") == live)
@@ -93,17 +94,17 @@ struct PublishDirectoryTests {
 
         // A rival build with the same sequence and other content is refused as well.
         let rival = builds.workspace.file("rival")
-        try copyTree(builds.v2, to: rival)
+        try await copyTree(builds.v2, to: rival)
         var index = try readIndex("\(rival)/index.json")
         index.generator = "rival"
         try FileSystem.writeAtomically([UInt8](try index.encoded()), to: "\(rival)/index.json")
-        let same = try gifpackCLI(["publish", "--from", rival, "--to", target])
+        let same = try await gifpackCLIOffThePool(["publish", "--from", rival, "--to", target])
         #expect(same.status == 7, "\(same.error)")
 
         // A higher sequence goes through.
         index.sequence = 2
         try FileSystem.writeAtomically([UInt8](try index.encoded()), to: "\(rival)/index.json")
-        let newer = try gifpackCLI(["publish", "--from", rival, "--to", target])
+        let newer = try await gifpackCLIOffThePool(["publish", "--from", rival, "--to", target])
         #expect(newer.status == 0, "\(newer.error)")
         #expect(try readIndex("\(target)/index.json").sequence == 2)
     }
@@ -122,7 +123,7 @@ struct PublishDirectoryTests {
         let (s1, s3, s4) = (try postersOf(builds.v1), try postersOf(v3), try postersOf(v4))
         #expect(s1.hasPrefix("packs/all-posters-v1-") && s3.hasPrefix("packs/all-posters-v2-") && s4.hasPrefix("packs/all-posters-v3-"))
         for dir in [builds.v1, v3] {
-            let result = try gifpackCLI(["publish", "--from", dir, "--to", target, "--keep-versions", "2"])
+            let result = try await gifpackCLIOffThePool(["publish", "--from", dir, "--to", target, "--keep-versions", "2"])
             #expect(result.status == 0, "\(result.error)")
         }
         #expect(FileSystem.exists("\(target)/\(p1)") && FileSystem.exists("\(target)/\(p3)"))
@@ -130,14 +131,14 @@ struct PublishDirectoryTests {
         // A file that is not a pack name is never touched.
         try "x".write(toFile: "\(target)/packs/README.txt", atomically: true, encoding: .utf8)
 
-        let dry = try gifpackCLI(["publish", "--from", v4, "--to", target, "--keep-versions", "2", "--dry-run"])
+        let dry = try await gifpackCLIOffThePool(["publish", "--from", v4, "--to", target, "--keep-versions", "2", "--dry-run"])
         #expect(dry.status == 0, "\(dry.error)")
         #expect(dry.output.contains("would upload: \(p4)") && dry.output.contains("would delete: \(p1)"), "\(dry.output)")
         #expect(dry.output.contains("would upload: \(s4)") && dry.output.contains("would delete: \(s1)"), "\(dry.output)")
         #expect(dry.output.contains("would write: index.json"))
         #expect(!FileSystem.exists("\(target)/\(p4)") && FileSystem.exists("\(target)/\(p1)"), "a dry run changes nothing")
 
-        let real = try gifpackCLI(["publish", "--from", v4, "--to", target, "--keep-versions", "2"])
+        let real = try await gifpackCLIOffThePool(["publish", "--from", v4, "--to", target, "--keep-versions", "2"])
         #expect(real.status == 0, "\(real.error)")
         let lines = real.output.split(separator: "\n").map(String.init)
         let indexLine = try #require(lines.firstIndex { $0.hasPrefix("write: index.json") && !$0.hasPrefix("write: index.json.minisig") })
@@ -178,26 +179,26 @@ struct PublishDirectoryTests {
         defer { builds.built.server.stop() }
         let target = builds.workspace.file("www")
 
-        let missing = try gifpackCLI(["publish", "--from", builds.workspace.file("nope"), "--to", target])
+        let missing = try await gifpackCLIOffThePool(["publish", "--from", builds.workspace.file("nope"), "--to", target])
         #expect(missing.status == 2 && missing.error.contains("not a gifpack output directory"), "\(missing.error)")
 
         let damaged = builds.workspace.file("damaged")
-        try copyTree(builds.v2, to: damaged)
+        try await copyTree(builds.v2, to: damaged)
         let pack = try #require(try readIndex("\(damaged)/index.json").packs.last?.file)
         var bytes = try fileBytes("\(damaged)/\(pack)")
         bytes[bytes.count / 2] ^= 0xFF
         try Data(bytes).write(to: URL(fileURLWithPath: "\(damaged)/\(pack)"))
-        let refused = try gifpackCLI(["publish", "--from", damaged, "--to", target])
+        let refused = try await gifpackCLIOffThePool(["publish", "--from", damaged, "--to", target])
         #expect(refused.status == 2 && refused.error.contains(pack) && refused.error.contains("does not match"), "\(refused.error)")
 
         try FileManager.default.removeItem(atPath: "\(damaged)/\(pack)")
-        let gone = try gifpackCLI(["publish", "--from", damaged, "--to", target])
+        let gone = try await gifpackCLIOffThePool(["publish", "--from", damaged, "--to", target])
         #expect(gone.status == 2 && gone.error.contains("missing"), "\(gone.error)")
         #expect(!FileSystem.exists(target), "nothing was created at the target")
 
-        let badTarget = try gifpackCLI(["publish", "--from", builds.v2, "--to", "ftp://example.com/x"])
+        let badTarget = try await gifpackCLIOffThePool(["publish", "--from", builds.v2, "--to", "ftp://example.com/x"])
         #expect(badTarget.status == 2)
-        let endpointWithoutS3 = try gifpackCLI(["publish", "--from", builds.v2, "--to", target, "--endpoint", "http://127.0.0.1:1"])
+        let endpointWithoutS3 = try await gifpackCLIOffThePool(["publish", "--from", builds.v2, "--to", target, "--endpoint", "http://127.0.0.1:1"])
         #expect(endpointWithoutS3.status == 2)
     }
 
@@ -205,32 +206,52 @@ struct PublishDirectoryTests {
         let builds = try await PublishBuilds.make(count: 16)
         defer { builds.built.server.stop() }
         let target = builds.workspace.file("www")
-        #expect(try gifpackCLI(["publish", "--from", builds.v1, "--to", target]).status == 0)
-        let nginx = try StaticNginx(root: target)
+        #expect(try await gifpackCLIOffThePool(["publish", "--from", builds.v1, "--to", target]).status == 0)
+        let nginx = try await NginxServer.start(.init(root: target, publishCacheHeaders: true))
         defer { nginx.stop() }
+        let v1Packs = try readIndex("\(builds.v1)/index.json").packs.map(\.name).sorted()
+        let v2Packs = try readIndex("\(builds.v2)/index.json").packs.map(\.name).sorted()
+        #expect(v1Packs != v2Packs, "the two builds are told apart by their pack names")
 
-        // The publish of v2 runs in the background while installs fetch the index and packs from nginx.
+        // The publish of v2 stops at each of its phases (a debug-build hook) while an install runs
+        // against nginx: after the first new pack, with every pack up but the old index live, and
+        // with the new index live before retention. Every install must succeed, and get the version
+        // the live index names at that moment.
+        let points: [(PublishCrashPoint, [String])] = [(.afterFirstPack, v1Packs), (.beforeIndex, v1Packs), (.beforeRetention, v2Packs)]
+        let pauses = builds.workspace.file("pauses")
+        try FileManager.default.createDirectory(atPath: pauses, withIntermediateDirectories: true)
         let publish = Process()
         publish.executableURL = URL(fileURLWithPath: productPath("gifpack"))
         publish.arguments = ["publish", "--from", builds.v2, "--to", target]
+        var environment = ProcessInfo.processInfo.environment
+        environment["GIFPACK_PAUSE_AT"] = points.map(\.0.rawValue).joined(separator: ",")
+        environment["GIFPACK_PAUSE_DIR"] = pauses
+        publish.environment = environment
         publish.standardOutput = FileHandle.nullDevice
         publish.standardError = FileHandle.nullDevice
         try publish.run()
-        var installs = 0
-        var failures: [String] = []
-        repeat {
-            let cache = builds.workspace.file("cache-\(installs)")
-            let result = try gifpackCLI(["install", "--index", "\(nginx.baseURL)/index.json", "--cache", cache])
-            if result.status != 0 { failures.append(result.error) }
-            installs += 1
-        } while publish.isRunning && installs < 50
-        publish.waitUntilExit()
+        // SIGKILL, not terminate(): a child inherits the test thread's blocked SIGTERM.
+        defer { if publish.isRunning { kill(publish.processIdentifier, SIGKILL) } }
+        for (index, (point, expected)) in points.enumerated() {
+            var waited = 0
+            while !FileSystem.exists("\(pauses)/\(point.rawValue).reached") && publish.isRunning && waited < 6000 {
+                try await Task.sleep(for: .milliseconds(20)); waited += 1
+            }
+            try #require(FileSystem.exists("\(pauses)/\(point.rawValue).reached"), "the publish reached \(point.rawValue)")
+            let cache = builds.workspace.file("cache-\(index)")
+            let result = try await gifpackCLIOffThePool(["install", "--index", "\(nginx.baseURL)/index.json", "--cache", cache])
+            #expect(result.status == 0, "install at \(point.rawValue): \(result.error)")
+            let installed = try InstallManifest.read(cacheDirectory: cache)
+            #expect(installed?.packs.map(\.name) == expected, "install at \(point.rawValue) got \(installed?.packs.map(\.name) ?? [])")
+            FileManager.default.createFile(atPath: "\(pauses)/\(point.rawValue).go", contents: nil)
+        }
+        try await BlockingWork.run("gifpack.test-wait") { publish.waitUntilExit() }
         #expect(publish.terminationStatus == 0)
-        #expect(failures.isEmpty, "\(failures)")
         // And once it is done, an install gets v2 over HTTP, with nginx's cache headers.
-        let after = try gifpackCLI(["install", "--index", "\(nginx.baseURL)/index.json", "--cache", builds.workspace.file("cache-final")])
+        let after = try await gifpackCLIOffThePool(["install", "--index", "\(nginx.baseURL)/index.json", "--cache", builds.workspace.file("cache-final")])
         #expect(after.status == 0, "\(after.error)")
-        let head = try run("/usr/bin/curl", ["-sS", "-I", "\(nginx.baseURL)/\(try readIndex("\(builds.v2)/index.json").packs[0].file)"])
+        #expect(try InstallManifest.read(cacheDirectory: builds.workspace.file("cache-final"))?.packs.map(\.name) == v2Packs)
+        let head = try await runOffThePool("/usr/bin/curl", ["-sS", "-I", "\(nginx.baseURL)/\(try readIndex("\(builds.v2)/index.json").packs[0].file)"])
         #expect(head.output.lowercased().contains("cache-control: public, max-age=31536000, immutable"), "\(head.output)")
     }
 
@@ -240,7 +261,7 @@ struct PublishDirectoryTests {
         let workspace = try TemporaryDirectory()
         let environment = ["GIFPACK_TEST_KEY": testAPIKey, "SOURCE_DATE_EPOCH": "1700000000"]
         let plain = try workspace.write(rapidAPIManifest(server: server), to: "plain.yaml")
-        let flag = try gifpackCLI(["build", "-m", plain, "--out", workspace.file("dist"), "--cache", workspace.file("cache"), "--quiet",
+        let flag = try await gifpackCLIOffThePool(["build", "-m", plain, "--out", workspace.file("dist"), "--cache", workspace.file("cache"), "--quiet",
                                    "--publish", workspace.file("www")], environment: environment)
         #expect(flag.status == 0, "\(flag.error)")
         #expect(try fileBytes(workspace.file("www/index.json")) == fileBytes(workspace.file("dist/index.json")))
@@ -256,15 +277,15 @@ struct PublishDirectoryTests {
         """, to: "keyed.yaml")
         let manifest = try ManifestLoader().load(path: keyed, environment: environment)
         #expect(manifest.output.publish == workspace.file("www2") && manifest.output.indexMaxAge == 300)
-        let viaKey = try gifpackCLI(["build", "-m", keyed, "--cache", workspace.file("cache"), "--quiet"], environment: environment)
+        let viaKey = try await gifpackCLIOffThePool(["build", "-m", keyed, "--cache", workspace.file("cache"), "--quiet"], environment: environment)
         #expect(viaKey.status == 0, "\(viaKey.error)")
         #expect(try directoryIndexProblems(workspace.file("www2")).isEmpty)
 
         // A bad key is refused with its path before any traffic.
         let bad = try workspace.write(rapidAPIManifest(server: server) + "\noutput:\n  publish: ftp://x/y\n", to: "bad.yaml")
-        let refused = try gifpackCLI(["build", "-m", bad, "--quiet"], environment: environment)
+        let refused = try await gifpackCLIOffThePool(["build", "-m", bad, "--quiet"], environment: environment)
         #expect(refused.status == 2 && refused.error.contains("output.publish"), "\(refused.error)")
         let endpointAlone = try workspace.write(rapidAPIManifest(server: server) + "\noutput:\n  publish_endpoint: http://127.0.0.1:1\n", to: "e.yaml")
-        #expect(try gifpackCLI(["build", "-m", endpointAlone, "--quiet"], environment: environment).status == 2)
+        #expect(try await gifpackCLIOffThePool(["build", "-m", endpointAlone, "--quiet"], environment: environment).status == 2)
     }
 }

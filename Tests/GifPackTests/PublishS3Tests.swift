@@ -11,23 +11,29 @@ struct PublishS3Tests {
     static let bucket = "gifpack-cdn"
 
     static func publish(_ from: String, moto: MotoServer, prefix: String = "gifpack", extra: [String] = [],
-                        environment: [String: String] = [:]) throws -> ProcessResult {
-        try gifpackCLI(["publish", "--from", from, "--to", "s3://\(bucket)/\(prefix)", "--endpoint", moto.endpoint] + extra,
+                        environment: [String: String] = [:]) async throws -> ProcessResult {
+        try await gifpackCLIOffThePool(["publish", "--from", from, "--to", "s3://\(bucket)/\(prefix)", "--endpoint", moto.endpoint] + extra,
                        environment: moto.credentials.merging(environment) { $1 })
     }
 
-    static func problems(_ moto: MotoServer, prefix: String = "gifpack") throws -> [String] {
-        try servedIndexProblems(index: try moto.get("\(bucket)/\(prefix)/index.json")) { try moto.get("\(bucket)/\(prefix)/\($0)") }
+    /// The served index's problems (``servedIndexProblems(index:pack:)``), its packs fetched first.
+    static func problems(_ moto: MotoServer, prefix: String = "gifpack") async throws -> [String] {
+        let index = try await moto.get("\(bucket)/\(prefix)/index.json")
+        var packs: [String: [UInt8]] = [:]
+        for file in (try index.map { try PackIndex.decode(from: Data($0)) }?.packFiles.map(\.file)) ?? [] {
+            packs[file] = try await moto.get("\(bucket)/\(prefix)/\(file)")
+        }
+        return try servedIndexProblems(index: index) { packs[$0] }
     }
 
     @Test func packsGoUpAndAreConfirmedBeforeTheSignatureAndIndexWithCacheHeadersAndOnlyOnce() async throws {
         let builds = try await PublishBuilds.make()
         defer { builds.built.server.stop() }
         // moto verifies every signature (SigV4 by libcurl, the streamed bodies' x-amz-content-sha256 included).
-        let moto = try MotoServer(strictAuth: true)
+        let moto = try await MotoServer.start(strictAuth: true)
         defer { moto.stop() }
-        try moto.createBucket(Self.bucket)
-        let result = try Self.publish(builds.v2, moto: moto, extra: ["--index-max-age", "30"])
+        try await moto.createBucket(Self.bucket)
+        let result = try await Self.publish(builds.v2, moto: moto, extra: ["--index-max-age", "30"])
         #expect(result.status == 0, "\(result.error)")
         let index = try readIndex("\(builds.v2)/index.json")
         let root = "/\(Self.bucket)/gifpack"
@@ -46,24 +52,24 @@ struct PublishS3Tests {
             #expect(put < confirm && confirm < signaturePut, "\(pack.file) confirmed before the signature")
         }
         // Nothing but packs, signature and index.
-        #expect(try moto.keys(bucket: Self.bucket, prefix: "gifpack/")
+        #expect(try await moto.keys(bucket: Self.bucket, prefix: "gifpack/")
                 == (index.packFiles.map { "gifpack/\($0.file)" } + ["gifpack/index.json", "gifpack/index.json.minisig"]).sorted())
-        #expect(try Self.problems(moto).isEmpty)
-        #expect(try moto.get("\(Self.bucket)/gifpack/index.json") == fileBytes("\(builds.v2)/index.json"))
+        #expect(try await Self.problems(moto).isEmpty)
+        #expect(try await moto.get("\(Self.bucket)/gifpack/index.json") == fileBytes("\(builds.v2)/index.json"))
 
         // Cache headers and types.
-        let packHead = try moto.head("\(Self.bucket)/gifpack/\(index.packs[0].file)")
+        let packHead = try await moto.head("\(Self.bucket)/gifpack/\(index.packs[0].file)")
         #expect(packHead["cache-control"] == "public, max-age=31536000, immutable", "\(packHead)")
         #expect(packHead["x-amz-meta-sha256"] == index.packs[0].sha256)
-        let indexHead = try moto.head("\(Self.bucket)/gifpack/index.json")
+        let indexHead = try await moto.head("\(Self.bucket)/gifpack/index.json")
         #expect(indexHead["cache-control"] == "public, max-age=30" && indexHead["content-type"] == "application/json", "\(indexHead)")
-        let signatureHead = try moto.head("\(Self.bucket)/gifpack/index.json.minisig")
+        let signatureHead = try await moto.head("\(Self.bucket)/gifpack/index.json.minisig")
         #expect(signatureHead["cache-control"] == "public, max-age=30")
         #expect(signatureHead["content-type"]?.hasPrefix("text/plain") == true, "\(signatureHead)")
 
         // The same build again: no PUT at all.
         let before = moto.requests.count
-        let again = try Self.publish(builds.v2, moto: moto)
+        let again = try await Self.publish(builds.v2, moto: moto)
         #expect(again.status == 0, "\(again.error)")
         #expect(!moto.requests[before...].contains { $0.hasPrefix("PUT ") }, "\(moto.requests[before...])")
         #expect(again.output.contains("0 pack(s) uploaded"))
@@ -77,25 +83,25 @@ struct PublishS3Tests {
     @Test func killedPublishesNeverServeAnIndexWithMissingPacksAndTheNextRunCompletes() async throws {
         let builds = try await PublishBuilds.make()
         defer { builds.built.server.stop() }
-        let moto = try MotoServer()
+        let moto = try await MotoServer.start()
         defer { moto.stop() }
-        try moto.createBucket(Self.bucket)
+        try await moto.createBucket(Self.bucket)
         let newIndex = try fileBytes("\(builds.v2)/index.json")
         let points: [PublishCrashPoint] = [.afterFirstPack, .beforeIndex, .afterSignature, .beforeRetention]
         for (number, point) in points.enumerated() {
             let prefix = "kill\(number)"
-            #expect(try Self.publish(builds.v1, moto: moto, prefix: prefix).status == 0)
-            let oldIndex = try #require(try moto.get("\(Self.bucket)/\(prefix)/index.json"))
-            let crashed = try Self.publish(builds.v2, moto: moto, prefix: prefix, environment: ["GIFPACK_CRASH_AT": point.rawValue])
+            #expect(try await Self.publish(builds.v1, moto: moto, prefix: prefix).status == 0)
+            let oldIndex = try #require(try await moto.get("\(Self.bucket)/\(prefix)/index.json"))
+            let crashed = try await Self.publish(builds.v2, moto: moto, prefix: prefix, environment: ["GIFPACK_CRASH_AT": point.rawValue])
             #expect(killedBySIGKILL(crashed), "\(point.rawValue): \(crashed.status) \(crashed.error)")
-            let served = try moto.get("\(Self.bucket)/\(prefix)/index.json")
+            let served = try await moto.get("\(Self.bucket)/\(prefix)/index.json")
             #expect(served == oldIndex || served == newIndex)
             #expect((served == newIndex) == (point == .beforeRetention), "\(point.rawValue)")
-            #expect(try Self.problems(moto, prefix: prefix).isEmpty, "\(point.rawValue)")
-            let finished = try Self.publish(builds.v2, moto: moto, prefix: prefix)
+            #expect(try await Self.problems(moto, prefix: prefix).isEmpty, "\(point.rawValue)")
+            let finished = try await Self.publish(builds.v2, moto: moto, prefix: prefix)
             #expect(finished.status == 0, "\(finished.error)")
-            #expect(try moto.get("\(Self.bucket)/\(prefix)/index.json") == newIndex)
-            #expect(try Self.problems(moto, prefix: prefix).isEmpty)
+            #expect(try await moto.get("\(Self.bucket)/\(prefix)/index.json") == newIndex)
+            #expect(try await Self.problems(moto, prefix: prefix).isEmpty)
             if point != .afterFirstPack {
                 #expect(finished.output.contains("0 pack(s) uploaded"), "packs of the killed run are not sent again: \(finished.output)")
             }
@@ -105,16 +111,16 @@ struct PublishS3Tests {
     @Test func anOlderBuildCannotOverwriteANewerIndexAndConditionalWritesGuardTheRace() async throws {
         let builds = try await PublishBuilds.make()
         defer { builds.built.server.stop() }
-        let moto = try MotoServer()
+        let moto = try await MotoServer.start()
         defer { moto.stop() }
-        try moto.createBucket(Self.bucket)
-        #expect(try Self.publish(builds.v2, moto: moto).status == 0)
-        let live = try moto.get("\(Self.bucket)/gifpack/index.json")
+        try await moto.createBucket(Self.bucket)
+        #expect(try await Self.publish(builds.v2, moto: moto).status == 0)
+        let live = try await moto.get("\(Self.bucket)/gifpack/index.json")
         let before = moto.requests.count
-        let older = try Self.publish(builds.v1, moto: moto)
+        let older = try await Self.publish(builds.v1, moto: moto)
         #expect(older.status == 7 && older.error.contains("sequence 1"), "\(older.status) \(older.error)")
         #expect(!moto.requests[before...].contains { $0.hasPrefix("PUT ") }, "refused before uploading anything")
-        #expect(try moto.get("\(Self.bucket)/gifpack/index.json") == live)
+        #expect(try await moto.get("\(Self.bucket)/gifpack/index.json") == live)
 
         // The store's conditional write: If-None-Match: * on an index that appeared after it was read.
         let http = try GifPackHTTP.HTTPClient(maxConnections: 1)
@@ -136,28 +142,28 @@ struct PublishS3Tests {
         }
         try await target.putMetadataFile("index.json", bytes: Array("{\"z\":3}".utf8), contentType: "application/json", maxAge: 60,
                                          replacing: current, conditional: true)
-        #expect(try moto.get("\(Self.bucket)/race/index.json") == Array("{\"z\":3}".utf8))
+        #expect(try await moto.get("\(Self.bucket)/race/index.json") == Array("{\"z\":3}".utf8))
     }
 
     @Test func badTargetsFailWithClearMessagesAndNoSecrets() async throws {
         let builds = try await PublishBuilds.make(count: 6)
         defer { builds.built.server.stop() }
         // Missing credentials: exit 2, naming the variables.
-        let unset = try gifpackCLI(["publish", "--from", builds.v1, "--to", "s3://b/p", "--endpoint", "http://127.0.0.1:9"],
+        let unset = try await gifpackCLIOffThePool(["publish", "--from", builds.v1, "--to", "s3://b/p", "--endpoint", "http://127.0.0.1:9"],
                                    environment: ["AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": ""])
         #expect(unset.status == 2 && unset.error.contains("AWS_ACCESS_KEY_ID") && unset.error.contains("AWS_SECRET_ACCESS_KEY"), "\(unset.error)")
         // Unreachable endpoint: exit 1.
-        let port = try PublishServers.freePort()
-        let moto = try MotoServer(strictAuth: true)
+        let port = try LoopbackPort.free()
+        let moto = try await MotoServer.start(strictAuth: true)
         defer { moto.stop() }
-        let unreachable = try gifpackCLI(["publish", "--from", builds.v1, "--to", "s3://b/p", "--endpoint", "http://127.0.0.1:\(port)"],
+        let unreachable = try await gifpackCLIOffThePool(["publish", "--from", builds.v1, "--to", "s3://b/p", "--endpoint", "http://127.0.0.1:\(port)"],
                                          environment: moto.credentials)
         #expect(unreachable.status == 1 && unreachable.error.contains("127.0.0.1:\(port)"), "\(unreachable.error)")
 
         // Wrong credentials against a moto that verifies signatures: a wrong secret, an unknown key.
         let wrongSecret = "wrong-secret-\(UUID().uuidString)"
         for wrong in [["AWS_SECRET_ACCESS_KEY": wrongSecret], ["AWS_ACCESS_KEY_ID": "AKIAUNKNOWN000000000"]] {
-            let refused = try Self.publish(builds.v1, moto: moto, environment: wrong)
+            let refused = try await Self.publish(builds.v1, moto: moto, environment: wrong)
             #expect(refused.status == 4, "\(refused.status) \(refused.error)")
             #expect(refused.error.contains("AWS_ACCESS_KEY_ID") && refused.error.contains("AWS_SECRET_ACCESS_KEY"), "\(refused.error)")
             for text in [refused.output, refused.error] {
@@ -168,7 +174,7 @@ struct PublishS3Tests {
         #expect(!unreachable.error.contains(moto.credentials["AWS_SECRET_ACCESS_KEY"]!))
 
         // A bucket that does not exist: exit 1, named.
-        let noBucket = try Self.publish(builds.v1, moto: moto)
+        let noBucket = try await Self.publish(builds.v1, moto: moto)
         #expect(noBucket.status == 1 && noBucket.error.contains("bucket \(Self.bucket) does not exist"), "\(noBucket.error)")
         #expect(!moto.requests.contains { $0.hasPrefix("PUT ") })
     }

@@ -1,9 +1,11 @@
 import Foundation
+import GifPackSystem
 import Glibc
 
-/// Loopback servers for the publish tests: moto's S3 server from the Makefile's `.venv-test`, and
-/// nginx serving a directory. Both are killed with SIGKILL by `stop()` (a child spawned from a test
-/// thread inherits its blocked signals and may never see a SIGTERM).
+// moto's S3 server from the Makefile's `.venv-test`, for the publish tests (nginx is NginxServer).
+// Ports, readiness and SIGKILL on `stop()` come from LoopbackPort.
+
+/// A publish test's failure to set up.
 struct PublishTestFailure: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
@@ -13,50 +15,6 @@ enum PublishServers {
     /// The repository's root, from this file's path.
     static var repositoryRoot: String {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
-    }
-
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw PublishTestFailure("socket failed") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Int32 in
-                guard bind(fd, pointer, length) == 0 else { return -1 }
-                return getsockname(fd, pointer, &length)
-            }
-        }
-        guard bound == 0 else { throw PublishTestFailure("bind failed") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    /// Waits (up to `seconds`) until something accepts connections on the port.
-    static func waitUntilListening(port: Int, process: Process, seconds: Double) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            guard process.isRunning else { return false }
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = in_port_t(UInt16(port)).bigEndian
-            address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-            close(fd)
-            if connected == 0 { return true }
-            usleep(50_000)
-        }
-        return false
-    }
-
-    static func kill(_ process: Process) {
-        guard process.isRunning else { return }
-        Glibc.kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
     }
 }
 
@@ -74,9 +32,15 @@ final class MotoServer: @unchecked Sendable {
     private(set) var credentials = ["AWS_ACCESS_KEY_ID": "AKIAGIFPACKTEST00001", "AWS_SECRET_ACCESS_KEY": "gifpack-test-secret-0123456789abcdef",
                                     "AWS_REGION": "us-east-1", "AWS_SESSION_TOKEN": ""]
 
-    /// Starts moto; throws (the test fails) when `.venv-test` lacks it: `make test-venv` installs it.
-    /// `strictAuth`: moto checks every request's signature and the key's IAM policy (the first three
-    /// requests, which make the IAM user, its key and its policy, excepted).
+    /// Starts moto off the cooperative pool (see ``init(strictAuth:)``).
+    static func start(strictAuth: Bool = false) async throws -> MotoServer {
+        try await BlockingWork.run("gifpack.test-moto") { try MotoServer(strictAuth: strictAuth) }
+    }
+
+    /// Starts moto, blocking until it listens; throws (the test fails) when `.venv-test` lacks it:
+    /// `make test-venv` installs it. `strictAuth`: moto checks every request's signature and the
+    /// key's IAM policy (the first three requests, which make the IAM user, its key and its policy,
+    /// excepted). From async code use ``start(strictAuth:)``.
     convenience init(strictAuth: Bool) throws {
         try self.init(environment: strictAuth ? ["INITIAL_NO_AUTH_ACTION_COUNT": "3"] : [:])
         if strictAuth { try makeIAMCredentials() }
@@ -107,6 +71,7 @@ final class MotoServer: @unchecked Sendable {
         }
     }
 
+    /// Blocks until moto listens: from async code use ``start(strictAuth:)``.
     init(environment extra: [String: String] = [:]) throws {
         guard FileManager.default.isExecutableFile(atPath: Self.binary) else {
             throw PublishTestFailure("\(Self.binary) is missing: run `make test-venv` (creates .venv-test from Tests/requirements.txt)")
@@ -116,7 +81,7 @@ final class MotoServer: @unchecked Sendable {
         FileManager.default.createFile(atPath: logPath, contents: nil)
         var lastError = ""
         for _ in 0..<3 {
-            let port = try PublishServers.freePort()
+            let port = try LoopbackPort.free()
             let process = Process()
             process.executableURL = URL(fileURLWithPath: Self.binary)
             process.arguments = ["-H", "127.0.0.1", "-p", "\(port)"]
@@ -127,12 +92,12 @@ final class MotoServer: @unchecked Sendable {
             process.standardOutput = log
             process.standardError = log
             try process.run()
-            if PublishServers.waitUntilListening(port: port, process: process, seconds: 60) {
+            if LoopbackPort.waitUntilListening(port: port, process: process, seconds: 60) {
                 self.port = port
                 self.process = process
                 return
             }
-            PublishServers.kill(process)
+            LoopbackPort.kill(process)
             lastError = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
         }
         throw PublishTestFailure("moto did not start: \(lastError.suffix(2000))")
@@ -140,7 +105,7 @@ final class MotoServer: @unchecked Sendable {
 
     deinit { stop() }
 
-    func stop() { PublishServers.kill(process) }
+    func stop() { LoopbackPort.kill(process) }
 
     var endpoint: String { "http://127.0.0.1:\(port)" }
 
@@ -150,8 +115,8 @@ final class MotoServer: @unchecked Sendable {
          "-H", "x-amz-content-sha256: UNSIGNED-PAYLOAD"]
     }
 
-    func createBucket(_ name: String) throws {
-        let result = try run("/usr/bin/curl", ["-sS", "-f", "-X", "PUT"] + signing + ["\(endpoint)/\(name)"])
+    func createBucket(_ name: String) async throws {
+        let result = try await runOffThePool("/usr/bin/curl", ["-sS", "-f", "-X", "PUT"] + signing + ["\(endpoint)/\(name)"])
         guard result.status == 0 else { throw PublishTestFailure("cannot create bucket \(name): \(result.error)") }
     }
 
@@ -169,8 +134,8 @@ final class MotoServer: @unchecked Sendable {
     }
 
     /// The response head of an object (`curl -I`), names lowercased.
-    func head(_ path: String) throws -> [String: String] {
-        let result = try run("/usr/bin/curl", ["-sS", "-I"] + signing + ["\(endpoint)/\(path)"])
+    func head(_ path: String) async throws -> [String: String] {
+        let result = try await runOffThePool("/usr/bin/curl", ["-sS", "-I"] + signing + ["\(endpoint)/\(path)"])
         var headers: [String: String] = [:]
         for line in result.output.split(separator: "\r\n") {
             guard let colon = line.firstIndex(of: ":") else { continue }
@@ -181,78 +146,16 @@ final class MotoServer: @unchecked Sendable {
     }
 
     /// The bytes of an object, nil when it is not there.
-    func get(_ path: String) throws -> [UInt8]? {
+    func get(_ path: String) async throws -> [UInt8]? {
         let out = directory.file("get-\(UUID().uuidString)")
-        let result = try run("/usr/bin/curl", ["-sS", "-f", "-o", out] + signing + ["\(endpoint)/\(path)"])
+        let result = try await runOffThePool("/usr/bin/curl", ["-sS", "-f", "-o", out] + signing + ["\(endpoint)/\(path)"])
         defer { unlink(out) }
         return result.status == 0 ? try fileBytes(out) : nil
     }
 
     /// Keys under a prefix (ListObjectsV2, unsigned).
-    func keys(bucket: String, prefix: String) throws -> [String] {
-        let result = try run("/usr/bin/curl", ["-sS", "-f"] + signing + ["\(endpoint)/\(bucket)?list-type=2&prefix=\(prefix)"])
+    func keys(bucket: String, prefix: String) async throws -> [String] {
+        let result = try await runOffThePool("/usr/bin/curl", ["-sS", "-f"] + signing + ["\(endpoint)/\(bucket)?list-type=2&prefix=\(prefix)"])
         return result.output.components(separatedBy: "<Key>").dropFirst().compactMap { $0.components(separatedBy: "</Key>").first }.sorted()
     }
-}
-
-/// nginx serving a directory on a free loopback port.
-final class StaticNginx: @unchecked Sendable {
-    let port: Int
-    let process: Process
-    private let directory: TemporaryDirectory
-
-    init(root: String) throws {
-        directory = try TemporaryDirectory()
-        let dir = directory.path
-        let errorLog = "\(dir)/error.log"
-        var lastError = ""
-        for _ in 0..<5 {
-            let port = try PublishServers.freePort()
-            let config = """
-            daemon off;
-            master_process off;
-            worker_processes 1;
-            pid \(dir)/nginx.pid;
-            error_log \(errorLog) warn;
-            events { worker_connections 64; }
-            http {
-              access_log off;
-              client_body_temp_path \(dir)/tmp-body;
-              proxy_temp_path \(dir)/tmp-proxy;
-              fastcgi_temp_path \(dir)/tmp-fastcgi;
-              uwsgi_temp_path \(dir)/tmp-uwsgi;
-              scgi_temp_path \(dir)/tmp-scgi;
-              types { application/json json; }
-              default_type application/octet-stream;
-              server {
-                listen 127.0.0.1:\(port);
-                root \(root);
-                location /packs/ { add_header Cache-Control "public, max-age=31536000, immutable"; }
-                location = /index.json { add_header Cache-Control "public, max-age=60"; }
-              }
-            }
-            """
-            try config.write(toFile: "\(dir)/nginx.conf", atomically: true, encoding: .utf8)
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/sbin/nginx")
-            process.arguments = ["-p", dir, "-e", errorLog, "-c", "\(dir)/nginx.conf"]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            if PublishServers.waitUntilListening(port: port, process: process, seconds: 10) {
-                self.port = port
-                self.process = process
-                return
-            }
-            PublishServers.kill(process)
-            lastError = (try? String(contentsOfFile: errorLog, encoding: .utf8)) ?? "nginx exited"
-        }
-        throw PublishTestFailure("nginx did not start: \(lastError)")
-    }
-
-    deinit { stop() }
-
-    func stop() { PublishServers.kill(process) }
-
-    var baseURL: String { "http://127.0.0.1:\(port)" }
 }

@@ -17,7 +17,7 @@ struct PublishBuilds {
         let built = try await ClientBuiltDist.make(count: count)
         let key = try TestSigningKey(workspace: built.workspace)
         let builds = PublishBuilds(built: built, key: key)
-        try copyTree(built.dist, to: builds.v1)
+        try await copyTree(built.dist, to: builds.v1)
         let ids = built.server.catalog.exercises.map(\.id).sorted()
         built.server.replaceGIF(id: ids[0], with: try GIFSynthesizer.animatedGIF(width: 30, height: 30, frames: 2, colors: 4, seed: 77))
         let half = ids.count / 2
@@ -31,7 +31,7 @@ struct PublishBuilds {
               ids: [\(ids[half...].map { "\"\($0)\"" }.joined(separator: ", "))]
         \(key.block())
         """, fetch: "  refresh_after: 0")
-        try copyTree(built.dist, to: builds.v2)
+        try await copyTree(built.dist, to: builds.v2)
         return builds
     }
 
@@ -40,14 +40,15 @@ struct PublishBuilds {
         let ids = built.server.catalog.exercises.map(\.id).sorted()
         built.server.replaceGIF(id: ids[1], with: try GIFSynthesizer.animatedGIF(width: 28, height: 28, frames: 2, colors: 4, seed: seed))
         try await built.build(fetch: "  refresh_after: 0")
-        try copyTree(built.dist, to: workspace.file(name))
+        try await copyTree(built.dist, to: workspace.file(name))
         return workspace.file(name)
     }
 }
 
-func copyTree(_ source: String, to destination: String) throws {
+/// `cp -a`, waited for off the cooperative pool.
+func copyTree(_ source: String, to destination: String) async throws {
     try? FileManager.default.removeItem(atPath: destination)
-    let result = try run("/bin/cp", ["-a", source, destination])
+    let result = try await runOffThePool("/bin/cp", ["-a", source, destination])
     guard result.status == 0 else { throw PublishTestFailure("cp -a \(source) \(destination): \(result.error)") }
 }
 
@@ -57,6 +58,11 @@ func gifpackCLI(_ arguments: [String], environment extra: [String: String] = [:]
     environment.removeValue(forKey: "GIFPACK_CRASH_AT")
     environment.merge(extra) { $1 }
     return try run(productPath("gifpack"), arguments, environment: environment)
+}
+
+/// ``gifpackCLI(_:environment:)`` on a thread of its own, for async tests.
+func gifpackCLIOffThePool(_ arguments: [String], environment extra: [String: String] = [:]) async throws -> ProcessResult {
+    try await BlockingWork.run("gifpack.test-process") { try gifpackCLI(arguments, environment: extra) }
 }
 
 /// The index a directory serves, checked: every pack (and posters pack) it names is there with its

@@ -1,3 +1,5 @@
+import Foundation
+@testable import GifPack
 import GifPackHTTP
 import Testing
 
@@ -38,5 +40,53 @@ struct S3ListPageTests {
     @Test func keysArePercentEncodedAsSigV4WantsThem() {
         #expect(S3Bucket.encode("gifpack/packs/all-v1-1a2b3c4d.tar.zst", keepSlash: true) == "gifpack/packs/all-v1-1a2b3c4d.tar.zst")
         #expect(S3Bucket.encode("a b+c/é~", keepSlash: false) == "a%20b%2Bc%2F%C3%A9~")
+    }
+
+    /// A ListObjectsV2 page with these keys under `gifpack/packs/`.
+    static func listing(_ count: Int, truncated: Bool = false, token: String? = nil, padding: Int = 0) -> String {
+        var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<ListBucketResult><IsTruncated>\(truncated)</IsTruncated>"
+        if let token { xml += "<NextContinuationToken>\(token)</NextContinuationToken>" }
+        for number in 0..<count { xml += "<Contents><Key>gifpack/packs/all-v\(number + 1)-0123abcd.tar.zst</Key><Size>10</Size></Contents>" }
+        return xml + String(repeating: " ", count: padding) + "</ListBucketResult>\n"
+    }
+
+    /// Real HTTP (nginx answering every path with `list.xml`): a page too large, with more keys than
+    /// asked, or a listing that never ends is refused with the reason; a sound page is read.
+    @Test func listPagesAreBoundedInBytesKeysAndPages() async throws {
+        let workspace = try TemporaryDirectory()
+        let nginx = try await NginxServer.start(.init(root: workspace.path, everyPathServes: "list.xml"))
+        defer { nginx.stop() }
+        let http = try GifPackHTTP.HTTPClient(maxConnections: 1)
+        defer { http.shutdown() }
+        let target = try S3Target(bucket: "cdn", prefix: "gifpack/", endpoint: nginx.baseURL,
+                                  environment: ["AWS_ACCESS_KEY_ID": "AKIAGIFPACKTEST00001", "AWS_SECRET_ACCESS_KEY": "secret"], client: http)
+        func serve(_ xml: String) throws { try xml.write(toFile: workspace.file("list.xml"), atomically: true, encoding: .utf8) }
+        func refusal() async -> String {
+            do {
+                let keys = try await target.listPackKeys()
+                return "listed \(keys.count) keys"
+            } catch {
+                return error.description
+            }
+        }
+
+        try serve(Self.listing(3))
+        #expect(try await target.listPackKeys() == (1...3).map { "packs/all-v\($0)-0123abcd.tar.zst" })
+        let mark = try await nginx.mark()
+        _ = try await target.listPackKeys()
+        #expect(try await nginx.log(since: mark).first?.path.contains("max-keys=1000") == true, "the page size is asked for")
+
+        try serve(Self.listing(1, padding: Int(S3Bucket.maxListPageBytes)))
+        let tooLarge = await refusal()
+        #expect(tooLarge.contains("larger than \(S3Bucket.maxListPageBytes) bytes") && tooLarge.contains("s3://cdn/gifpack/"), "\(tooLarge)")
+
+        try serve(Self.listing(S3Bucket.maxListPageKeys + 1))
+        let tooMany = await refusal()
+        #expect(tooMany.contains("holds \(S3Bucket.maxListPageKeys + 1) keys"), "\(tooMany)")
+
+        // Truncated with the same token every time: stopped at the second page, not looped forever.
+        try serve(Self.listing(2, truncated: true, token: "again"))
+        let endless = await refusal()
+        #expect(endless.contains("same continuation token"), "\(endless)")
     }
 }

@@ -7,15 +7,9 @@ import GifPackGIF
 
 /// `gifpack` with these arguments, waited for on a thread of its own: a test must not hold one of
 /// the two cooperative threads while a child process runs.
-func gifpackOffThePool(_ arguments: [String]) async throws -> (status: Int32, output: [UInt8], error: String) {
-    try await BlockingWork.run { try ClientCommandTests.gifpack(arguments) }
-}
-
-extension NginxServer {
-    /// Starts nginx (which waits for it to listen) off the cooperative pool.
-    static func start(root: String, ignoreRanges: Bool = false) async throws -> NginxServer {
-        try await BlockingWork.run { try NginxServer(root: root, ignoreRanges: ignoreRanges) }
-    }
+func gifpackOffThePool(_ arguments: [String], environment: [String: String]? = nil) async throws
+    -> (status: Int32, output: [UInt8], error: String) {
+    try await BlockingWork.run { try ClientCommandTests.gifpack(arguments, environment: environment) }
 }
 
 /// A fixture server, builds of it in `workspace/dist`, and a web root `workspace/site` that

@@ -196,4 +196,28 @@ struct StatePlannerPrunerTests {
         #expect(PackFileName.version(of: "all-vx.tar.zst", pack: "all") == nil)
         #expect(PackFileName.version(of: "all-v0.tar.zst", pack: "all") == nil)
     }
+
+    @Test func thePacksDirectoryIsListedOnceAndAnUnreadableOneIsAnErrorNotAnEmptyList() throws {
+        let workspace = try TemporaryDirectory()
+        let packs = workspace.file("dist/packs")
+        try FileManager.default.createDirectory(atPath: packs, withIntermediateDirectories: true)
+        let bytes = Array("pack bytes".utf8)
+        let sha = sha256Hex(bytes)
+        try Data(bytes).write(to: URL(fileURLWithPath: "\(packs)/all-v2-\(sha.prefix(8)).tar.zst"))
+        try Data("other".utf8).write(to: URL(fileURLWithPath: "\(packs)/all-v5-0badc0de.tar.zst"))
+        try Data("x".utf8).write(to: URL(fileURLWithPath: "\(packs)/legs-v9-0badc0de.tar.zst"))
+        let listing = try PackFileName.Listing(of: "all", in: packs)
+        #expect(listing.highestVersion == 5)
+        #expect(try listing.present(sha256: sha) == [PublishedPack(version: 2, file: "packs/all-v2-\(sha.prefix(8)).tar.zst", sha256: sha)])
+        #expect(try PackFileName.Listing(of: "all", in: workspace.file("dist/missing")).highestVersion == 0, "no directory yet: no versions")
+
+        // `packs` under a regular file: ENOTDIR (as root, permissions cannot make a directory unreadable).
+        _ = try workspace.write("not a directory", to: "file")
+        #expect(throws: FileSystemError.io(operation: "opendir", path: workspace.file("file/packs"), errno: ENOTDIR)) {
+            try PackFileName.Listing(of: "all", in: workspace.file("file/packs"))
+        }
+        // A file of the pack with these bytes' name that cannot be read (a directory) is an error too, not "absent".
+        try FileManager.default.createDirectory(atPath: "\(packs)/all-v3-\(sha.prefix(8)).tar.zst", withIntermediateDirectories: false)
+        #expect(throws: FileSystemError.self) { try PackFileName.Listing(of: "all", in: packs).present(sha256: sha) }
+    }
 }

@@ -7,7 +7,7 @@ import GifPackHTTP
 /// https through a real nginx TLS reverse proxy whose certificate a private CA signed.
 @Suite("TLS: a private certificate authority")
 struct TLSTests {
-    private func proxiedManifest(_ server: FixtureServer, _ proxy: TLSProxy, fetch: String = "") -> String {
+    private func proxiedManifest(_ server: FixtureServer, _ proxy: NginxServer, fetch: String = "") -> String {
         rapidAPIManifest(server: server, fetch: fetch).replacingOccurrences(of: server.rapidAPIBaseURL, with: proxy.baseURL)
     }
 
@@ -15,7 +15,7 @@ struct TLSTests {
         let server = try startFixture(count: 6)
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
-        let proxy = try TLSProxy(upstreamPort: server.port, filesRoot: workspace.file("dist"), workspace: workspace)
+        let proxy = try await NginxServer.start(.init(root: workspace.file("dist"), tls: true, proxyTo: server.port))
         defer { proxy.stop() }
 
         let untrusted = try await runBuild(manifest: proxiedManifest(server, proxy), workspace: workspace, out: "untrusted",
@@ -31,11 +31,11 @@ struct TLSTests {
         #expect(FileSystem.exists(workspace.file("dist/index.json")))
     }
 
-    @Test func theCommandLineHonoursSSLCertFileAndCurlCABundle() throws {
+    @Test func theCommandLineHonoursSSLCertFileAndCurlCABundle() async throws {
         let server = try startFixture(count: 6)
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
-        let proxy = try TLSProxy(upstreamPort: server.port, filesRoot: workspace.file("dist"), workspace: workspace)
+        let proxy = try await NginxServer.start(.init(root: workspace.file("dist"), tls: true, proxyTo: server.port))
         defer { proxy.stop() }
         let manifest = try workspace.write(proxiedManifest(server, proxy), to: "manifest.yaml")
         var environment = ProcessInfo.processInfo.environment
@@ -44,23 +44,23 @@ struct TLSTests {
         environment.removeValue(forKey: "SSL_CERT_FILE")
         let build = ["build", "-m", manifest, "--out", workspace.file("dist"), "--cache", workspace.file("cache"), "-q"]
 
-        let refused = try run(productPath("gifpack"), build, environment: environment)
+        let refused = try await runOffThePool(productPath("gifpack"), build, environment: environment)
         #expect(refused.status == 1)
         #expect(refused.error.lowercased().contains("certificate"), "\(refused.error)")
 
         var withCertFile = environment
         withCertFile["SSL_CERT_FILE"] = proxy.caPath
-        let built = try run(productPath("gifpack"), build, environment: withCertFile)
+        let built = try await runOffThePool(productPath("gifpack"), build, environment: withCertFile)
         #expect(built.status == 0, "\(built.error)")
 
         // The client side: an index served over https by the same proxy.
         let install = ["install", "--index", proxy.baseURL + "/files/index.json", "--cache", workspace.file("gifs")]
-        let untrusted = try run(productPath("gifpack"), install, environment: environment)
+        let untrusted = try await runOffThePool(productPath("gifpack"), install, environment: environment)
         #expect(untrusted.status == 1)
         #expect(untrusted.error.lowercased().contains("certificate"), "\(untrusted.error)")
         var withBundle = environment
         withBundle["CURL_CA_BUNDLE"] = proxy.caPath
-        let installed = try run(productPath("gifpack"), install, environment: withBundle)
+        let installed = try await runOffThePool(productPath("gifpack"), install, environment: withBundle)
         #expect(installed.status == 0, "\(installed.error)")
         #expect(FileSystem.exists(workspace.file("gifs/gifpack-manifest.json")))
     }
@@ -87,11 +87,11 @@ struct TLSTests {
 
     /// curl's own proxy variables: `http_proxy` carries a build to a host only the proxy can reach,
     /// `no_proxy` exempts it.
-    @Test func httpProxyAndNoProxyAreHonoured() throws {
+    @Test func httpProxyAndNoProxyAreHonoured() async throws {
         let server = try startFixture(count: 4)
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
-        let proxy = try TLSProxy(upstreamPort: server.port, filesRoot: workspace.file("dist"), workspace: workspace)
+        let proxy = try await NginxServer.start(.init(root: workspace.file("dist"), tls: true, proxyTo: server.port, forwardProxy: true))
         defer { proxy.stop() }
         // A host name that resolves nowhere (.invalid, RFC 2606): only the proxy can answer for it.
         let manifest = try workspace.write(rapidAPIManifest(server: server)
@@ -101,16 +101,16 @@ struct TLSTests {
         for name in ["http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY"] {
             environment.removeValue(forKey: name)
         }
-        func build(_ out: String, _ extra: [String: String]) throws -> ProcessResult {
-            try run(productPath("gifpack"), ["build", "-m", manifest, "--out", workspace.file(out), "--cache", workspace.file("cache-\(out)"), "-q"],
+        func build(_ out: String, _ extra: [String: String]) async throws -> ProcessResult {
+            try await runOffThePool(productPath("gifpack"), ["build", "-m", manifest, "--out", workspace.file(out), "--cache", workspace.file("cache-\(out)"), "-q"],
                     environment: environment.merging(extra) { $1 })
         }
-        let direct = try build("direct", [:])
+        let direct = try await build("direct", [:])
         #expect(direct.status == 1, "\(direct.error)")
-        let proxied = try build("proxied", ["http_proxy": "http://127.0.0.1:\(proxy.plainPort)"])
+        let proxied = try await build("proxied", ["http_proxy": "http://127.0.0.1:\(proxy.plainPort)"])
         #expect(proxied.status == 0, "\(proxied.error)")
         #expect(FileSystem.exists(workspace.file("proxied/index.json")))
-        let exempt = try build("exempt", ["http_proxy": "http://127.0.0.1:\(proxy.plainPort)", "no_proxy": "localhost,.invalid"])
+        let exempt = try await build("exempt", ["http_proxy": "http://127.0.0.1:\(proxy.plainPort)", "no_proxy": "localhost,.invalid"])
         #expect(exempt.status == 1, "no_proxy sends the request direct: \(exempt.error)")
     }
 }

@@ -181,6 +181,41 @@ struct UserFacingTests {
         #expect(refused.error.contains("GIFPACK_TEST_KEY"))
     }
 
+    /// Prune never rewrites index.json, so it never signs: the manifest's signing key is not read.
+    @Test func pruneReadsNoSigningKey() async throws {
+        let server = try startFixture(count: 6)
+        defer { server.stop() }
+        let workspace = try TemporaryDirectory()
+        let key = try TestSigningKey(workspace: workspace)
+        let manifest = try workspace.write(rapidAPIManifest(server: server) + "\n" + key.block(), to: "manifest.yaml")
+        let dirs = ["--out", workspace.file("dist"), "--cache", workspace.file("cache")]
+        let built = try await runOffThePool(productPath("gifpack"), ["build", "-m", manifest, "-q"] + dirs, environment: environment())
+        #expect(built.status == 0, "\(built.error)")
+        let index = try fileBytes(workspace.file("dist/index.json"))
+        let signature = try fileBytes(workspace.file("dist/index.json.minisig"))
+
+        // The key file is gone (a pruning host without it): prune works and leaves the signed index alone.
+        try FileManager.default.removeItem(atPath: key.secretPath)
+        let pruned = try await runOffThePool(productPath("gifpack"), ["prune", "-m", manifest] + dirs, environment: environment(key: nil))
+        #expect(pruned.status == 0, "\(pruned.error)")
+        #expect(pruned.output.contains("deleted 0 pack file(s)"), "\(pruned.output)")
+        #expect(try fileBytes(workspace.file("dist/index.json")) == index)
+        #expect(try fileBytes(workspace.file("dist/index.json.minisig")) == signature)
+        // The same with the key in an unset variable.
+        let fromEnvironment = try workspace.write(rapidAPIManifest(server: server) + "\nsigning:\n  secret_key_env: GIFPACK_TEST_SIGNING_KEY\n",
+                                                  to: "manifest-env.yaml")
+        var unset = environment(key: nil)
+        unset.removeValue(forKey: "GIFPACK_TEST_SIGNING_KEY")
+        let prunedEnv = try await runOffThePool(productPath("gifpack"), ["prune", "-m", fromEnvironment] + dirs, environment: unset)
+        #expect(prunedEnv.status == 0, "\(prunedEnv.error)")
+        // A bad signing block is still a usage error, and a build still needs the key.
+        let badBlock = try workspace.write(rapidAPIManifest(server: server) + "\nsigning:\n  secret_key_env: not a name\n", to: "manifest-bad.yaml")
+        let refusedPrune = try await runOffThePool(productPath("gifpack"), ["prune", "-m", badBlock] + dirs, environment: unset)
+        #expect(refusedPrune.status == 2 && refusedPrune.error.contains("signing.secret_key_env"), "\(refusedPrune.error)")
+        let refusedBuild = try await runOffThePool(productPath("gifpack"), ["build", "-m", manifest] + dirs, environment: environment())
+        #expect(refusedBuild.status == 2 && refusedBuild.error.contains("signing.secret_key_file"), "\(refusedBuild.error)")
+    }
+
     @Test func aRefusedRunWritesReportJSONInAnExistingOutputDirectory() throws {
         let workspace = try TemporaryDirectory()
         try FileManager.default.createDirectory(atPath: workspace.file("conf/dist"), withIntermediateDirectories: true)

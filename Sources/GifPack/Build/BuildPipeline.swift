@@ -122,12 +122,8 @@ public struct BuildPipeline: Sendable {
             let (indexPath, resolution, fetch) = (self.indexPath, manifest.source.resolution ?? 0, manifest.fetch)
             report.stateRecovery = try await BlockingWork.run {
                 var rebuilt = damaged
-                let index = try? PackIndex.decode(from: Data(contentsOf: URL(fileURLWithPath: indexPath)))
-                let date = (try? FileManager.default.attributesOfItem(atPath: indexPath))?[.modificationDate] as? Date
-                try StateOpener.rebuild(&rebuilt, state: state, index: index, indexDate: date, catalog: catalog.exercises,
-                                        store: BlobStore(layout: layout), resolution: resolution,
-                                        limits: GIFLimits(maxWidth: fetch.maxWidth, maxHeight: fetch.maxHeight,
-                                                          maxFrames: fetch.maxFrames, maxTotalPixels: fetch.maxTotalPixels))
+                try StateOpener.rebuild(&rebuilt, state: state, indexPath: indexPath, catalog: catalog.exercises, layout: layout,
+                                        resolution: resolution, fetch: fetch)
                 return rebuilt
             }
         }

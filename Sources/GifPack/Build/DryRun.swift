@@ -4,6 +4,11 @@ import GifPackHTTP
 /// What a build would do, without sending a single image request: the catalog is fetched (those
 /// requests are counted), then each wanted GIF is classified from the build state.
 ///
+/// Nothing is written: the state is read from a private copy, with the checks a build makes. A damaged
+/// state (see ``StateRecovery``) is not moved aside; the plan says so (``Plan/stateRecovery``) and
+/// is made from what a build would rebuild — the same recovery, worked out in memory from the
+/// output directory's `index.json` and the cached blobs.
+///
 /// ```swift
 /// let plan = try await DryRun(manifest: manifest, options: options).plan()
 /// print(plan.fullRequests, plan.conditionalRequests)
@@ -33,6 +38,9 @@ public struct DryRun: Sendable {
         public var skippedKnownMissing = 0
         /// The request budget (max_requests), if any.
         public var requestBudget: Int?
+        /// Set when the state database is damaged: where a build would move it (nothing was moved)
+        /// and what it would rebuild from the index and the blobs.
+        public var stateRecovery: StateRecovery?
         /// Image requests, at most, this build would send: one per GIF plus retries.
         public var imageRequests: Int { fullRequests + conditionalRequests }
     }
@@ -53,13 +61,24 @@ public struct DryRun: Sendable {
         let sourceKey = manifest.source.stateKey
         let resolution = manifest.source.resolution ?? 0
         let planner = FetchPlanner(settings: manifest.fetch, store: BlobStore(layout: layout), now: Date())
-        let decisions = try await BlockingWork.run {
+        let (indexPath, fetch, exercises) = ("\(options.outputDirectory)/index.json", manifest.fetch, catalog.exercises)
+        let (decisions, recovery) = try await BlockingWork.run { () throws -> ([FetchPlanner.Decision], StateRecovery?) in
             var known: [String: GIFState] = [:]
-            if FileSystem.exists(layout.statePath) {
-                known = try BuildState(path: layout.statePath, source: sourceKey).gifs(resolution: resolution)
+            var recovery: StateRecovery?
+            switch try StateOpener.inspect(layout: layout, source: sourceKey, reading: { try $0.gifs(resolution: resolution) }) {
+            case .absent: break
+            case .sound(let gifs): known = gifs
+            case .damaged(var damaged):
+                // What the build would record again, in memory: the disk stays as it is.
+                let rebuilt = try BuildState(inMemorySource: sourceKey)
+                try StateOpener.rebuild(&damaged, state: rebuilt, indexPath: indexPath, catalog: exercises, layout: layout,
+                                        resolution: resolution, fetch: fetch)
+                known = try rebuilt.gifs(resolution: resolution)
+                recovery = damaged
             }
-            return wanted.map { planner.decide($0, known: known[$0.id]) }
+            return (wanted.map { planner.decide($0, known: known[$0.id]) }, recovery)
         }
+        plan.stateRecovery = recovery
         for decision in decisions {
             switch decision {
             case .reuseFresh: plan.skippedFresh += 1

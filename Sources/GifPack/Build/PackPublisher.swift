@@ -187,19 +187,44 @@ enum PackFileName {
         return version
     }
 
-    /// The highest version of `pack` among the files in `directory`, 0 when there is none.
-    static func highestVersion(of pack: String, in directory: String) -> Int {
-        ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [])
-            .compactMap { version(of: $0, pack: pack) }.max() ?? 0
-    }
+    /// The files of one pack in `packs/`, listed once: their versions, and which of them hold given
+    /// bytes. An unreadable directory is an error (``FileSystemError``, naming the directory and the
+    /// system's reason), never taken for an empty one: a version present there but unseen could be
+    /// numbered again.
+    ///
+    /// ```swift
+    /// let files = try PackFileName.Listing(of: "all", in: "dist/packs")
+    /// files.highestVersion                      // 3
+    /// try files.present(sha256: summary.sha256) // [PublishedPack(version: 2, …)] when v2 has these bytes
+    /// ```
+    struct Listing {
+        let directory: String
+        /// File names of the pack, with their versions.
+        let files: [(name: String, version: Int)]
 
-    /// Files of `pack` in `directory` whose name carries the first 8 digits of `sha256` and whose
-    /// bytes hash to it.
-    static func present(of pack: String, in directory: String, sha256: String) -> [PublishedPack] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).compactMap { name in
-            guard name.hasSuffix("-\(sha256.prefix(8)).tar.zst"), let version = version(of: name, pack: pack),
-                  (try? StreamingSHA256.file(at: "\(directory)/\(name)"))?.sha256 == sha256 else { return nil }
-            return PublishedPack(version: version, file: "packs/\(name)", sha256: sha256)
+        init(of pack: String, in directory: String) throws(FileSystemError) {
+            self.directory = directory
+            files = try FileSystem.list(directory).compactMap { name in
+                PackFileName.version(of: name, pack: pack).map { (name, $0) }
+            }
+        }
+
+        /// The highest version among the files, 0 when there is none.
+        var highestVersion: Int { files.map(\.version).max() ?? 0 }
+
+        /// The files whose name carries the first 8 digits of `sha256` and whose bytes hash to it; a
+        /// file that cannot be read is an error (one removed meanwhile is skipped).
+        func present(sha256: String) throws(FileSystemError) -> [PublishedPack] {
+            var found: [PublishedPack] = []
+            for file in files where file.name.hasSuffix("-\(sha256.prefix(8)).tar.zst") {
+                let digest: String
+                do { digest = try StreamingSHA256.file(at: "\(directory)/\(file.name)").sha256 } catch {
+                    if error.errno == ENOENT { continue }
+                    throw error
+                }
+                if digest == sha256 { found.append(PublishedPack(version: file.version, file: "packs/\(file.name)", sha256: sha256)) }
+            }
+            return found
         }
     }
 
@@ -221,8 +246,8 @@ extension PackPublisher {
         let version: Int
         let file: String
         let outcome: Outcome
-        let packsDirectory = "\(outputDirectory)/packs"
-        let known = referenced + recorded + PackFileName.present(of: name, in: packsDirectory, sha256: summary.sha256)
+        let packFiles = try PackFileName.Listing(of: name, in: "\(outputDirectory)/packs")
+        let known = referenced + recorded + (try packFiles.present(sha256: summary.sha256))
         if let same = known.first(where: { $0.sha256 == summary.sha256 && PackFileName.isPlain($0.file) }) {
             // The same bytes were published before (or renamed into place by a run killed before
             // its index): same version, same name.
@@ -230,7 +255,7 @@ extension PackPublisher {
             file = same.file
             outcome = referenced.contains { $0.version == same.version && $0.file == same.file } ? .unchanged : .published
         } else {
-            version = max(known.map(\.version).max() ?? 0, PackFileName.highestVersion(of: name, in: packsDirectory)) + 1
+            version = max(known.map(\.version).max() ?? 0, packFiles.highestVersion) + 1
             file = PackFileName.file(pack: name, version: version, sha256: summary.sha256)
             outcome = .published
         }

@@ -12,9 +12,14 @@ public struct ManifestLoader: Sendable {
     /// When false, a RapidAPI manifest whose key variable is unset still loads (with no key):
     /// for commands that send no request, such as `gifpack prune`.
     public var requiresAPIKey: Bool
+    /// When false, the `signing` block is checked (its keys, one key source, the variable's name,
+    /// `expires_after`) but the secret key is not read and ``Manifest/signing`` is nil: for commands
+    /// that never sign, such as `gifpack prune`, which then run without the key file or variable.
+    public var readsSigningKey: Bool
 
-    public init(requiresAPIKey: Bool = true) {
+    public init(requiresAPIKey: Bool = true, readsSigningKey: Bool = true) {
         self.requiresAPIKey = requiresAPIKey
+        self.readsSigningKey = readsSigningKey
     }
 
     /// Reads the manifest at `path`. Its relative paths are resolved against the manifest's own
@@ -72,7 +77,7 @@ public struct ManifestLoader: Sendable {
         if packs.isEmpty { packs = [PackSpec(name: "all", selector: Selector())] }
         let output = try top["output"].map { node throws(ManifestError) in try parseOutput(node) } ?? OutputSettings()
         let cache = try top["cache"].map { node throws(ManifestError) in try parseCache(node) } ?? CacheSettings()
-        let signing = try top["signing"].map { node throws(ManifestError) in try parseSigning(node, environment: environment, folder: folder) }
+        let signing = try top["signing"].flatMap { node throws(ManifestError) in try parseSigning(node, environment: environment, folder: folder) }
         if !output.posterSizes.isEmpty, let clash = packs.firstIndex(where: { pack in
             packs.contains { PosterPackPublisher.name(forPack: $0.name) == pack.name }
         }) {
@@ -83,16 +88,25 @@ public struct ManifestLoader: Sendable {
     }
 
     /// Reads the secret key now, so a missing or wrong key stops the build before any traffic.
-    /// Messages name the key path and the file or variable, never the key.
+    /// Messages name the key path and the file or variable, never the key. Without
+    /// ``readsSigningKey`` the block is checked and nil returned, the key left unread.
     private func parseSigning(_ node: ManifestNode, environment: [String: String],
-                              folder: String?) throws(ManifestError) -> SigningSettings {
+                              folder: String?) throws(ManifestError) -> SigningSettings? {
         let keys = try node.mapping(allowed: ["secret_key_file", "secret_key_env", "expires_after"])
+        let expiresAfter = try keys["expires_after"].map { n throws(ManifestError) -> Duration in
+            let duration = try n.duration()
+            guard duration >= .seconds(60) else {
+                throw .invalidValue(path: n.path, reason: "must be at least 1m (an index that expires at once cannot be installed)")
+            }
+            return duration
+        }
         let text: String
         let keySource: String
         let keyPath: String
         switch (keys["secret_key_file"], keys["secret_key_env"]) {
         case (let fileNode?, nil):
             var file = try nonEmptyPath(fileNode)
+            guard readsSigningKey else { return nil }
             if let folder, !file.hasPrefix("/") { file = (folder.hasSuffix("/") ? folder : folder + "/") + file }
             keyPath = fileNode.path
             keySource = "file \(file)"
@@ -106,6 +120,7 @@ public struct ManifestLoader: Sendable {
             guard variable.range(of: "^[A-Za-z_][A-Za-z0-9_]*$", options: .regularExpression) != nil else {
                 throw .invalidValue(path: keyPath, reason: "\"\(variable)\" is not an environment variable name")
             }
+            guard readsSigningKey else { return nil }
             guard let value = environment[variable], !value.isEmpty else {
                 throw .invalidValue(path: keyPath, reason: "the environment variable \(variable) is not set or empty: export the secret key (the text of the file gifpack keygen wrote) in it")
             }
@@ -121,13 +136,7 @@ public struct ManifestLoader: Sendable {
             throw .invalidValue(path: keyPath, reason: "the \(keySource) does not hold a usable secret key: \(error)")
         }
         var settings = SigningSettings(keySource: keySource, secretKey: secretKey)
-        if let n = keys["expires_after"] {
-            let duration = try n.duration()
-            guard duration >= .seconds(60) else {
-                throw .invalidValue(path: n.path, reason: "must be at least 1m (an index that expires at once cannot be installed)")
-            }
-            settings.expiresAfter = duration
-        }
+        if let expiresAfter { settings.expiresAfter = expiresAfter }
         return settings
     }
 

@@ -89,9 +89,14 @@ struct S3Target: PublishTarget {
         }
     }
 
+    /// The most keys a listing of `packs/` may gather (100 pages): retention keeps a few versions of
+    /// each pack, so more means a runaway listing.
+    static let maxListedKeys = 100 * S3Bucket.maxListPageKeys
+
     func listPackKeys() async throws(PublishError) -> [String] {
         var keys: [String] = []
         var continuation: String?
+        var tokens: Set<String> = []
         repeat {
             let token = continuation
             let page = try await call("list packs/") { () async throws(HTTPError) in try await bucket.listPage(keyPrefix: "packs/", continuation: token) }
@@ -100,6 +105,13 @@ struct S3Target: PublishTarget {
                 keys += page.objects.map(\.key)
                 continuation = page.isTruncated ? page.nextContinuationToken : nil
             case .refused(let response): throw refusal(response, doing: "list packs/")
+            case .unacceptable(let why): throw .failed("cannot list packs/ at \(displayName): \(why)")
+            }
+            guard keys.count <= Self.maxListedKeys else {
+                throw .failed("cannot list packs/ at \(displayName): more than \(Self.maxListedKeys) keys under packs/ (retention keeps a few versions per pack); nothing was deleted")
+            }
+            if let continuation, !tokens.insert(continuation).inserted {
+                throw .failed("cannot list packs/ at \(displayName): the store gave the same continuation token twice (a listing that never ends); nothing was deleted")
             }
         } while continuation != nil
         return keys.sorted()

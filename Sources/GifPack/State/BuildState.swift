@@ -15,7 +15,7 @@ import GRDB
 /// if let known = try state.gif(exerciseID: "0001", resolution: 180), known.status == .ok { … }
 /// ```
 public final class BuildState: Sendable {
-    private let database: DatabasePool
+    private let database: any DatabaseWriter
     /// Identifies the API (kind and base URL): state of one source never answers for another.
     public let source: String
     /// The database file.
@@ -26,6 +26,14 @@ public final class BuildState: Sendable {
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         database = try DatabasePool(path: path, configuration: configuration)
+        self.source = source
+        try Self.migrator.migrate(database)
+    }
+
+    /// A state in memory, for working out what a recovery would record without touching the disk.
+    init(inMemorySource source: String) throws {
+        path = ":memory:"
+        database = try DatabaseQueue()
         self.source = source
         try Self.migrator.migrate(database)
     }

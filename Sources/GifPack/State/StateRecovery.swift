@@ -31,28 +31,87 @@ public struct StateRecovery: Sendable, Codable, Equatable {
     }
 }
 
-/// Opens the build state, moving a damaged one aside (see ``StateRecovery``).
+/// Opens the build state, moving a damaged one aside (see ``StateRecovery``), or, for a dry run,
+/// tells what opening it would do without changing anything.
 enum StateOpener {
     /// The state, and the recovery when the database had to be replaced.
     static func open(layout: CacheLayout, source: String, now: Date = Date()) throws -> (BuildState, StateRecovery?) {
         let reason: String
-        do {
-            let state = try BuildState(path: layout.statePath, source: source)
-            try state.checkIntegrity()
-            return (state, nil)
-        } catch let error as DatabaseError where [.SQLITE_CORRUPT, .SQLITE_NOTADB].contains(error.resultCode) {
-            reason = error.message ?? "\(error.resultCode)"
-        } catch let error as BuildState.IntegrityError {
-            reason = error.description
+        switch try check({ try BuildState(path: layout.statePath, source: source) }) {
+        case .success(let state): return (state, nil)
+        case .failure(let damage): reason = damage.reason
         }
-        let stamp = now.formatted(Date.ISO8601FormatStyle(timeZone: .gmt)).replacingOccurrences(of: ":", with: "")
-        let movedTo = "\(layout.statePath).corrupt-\(stamp)"
+        let movedTo = corruptPath(layout: layout, now: now)
         for suffix in ["", "-wal", "-shm"] where FileSystem.exists(layout.statePath + suffix) {
             guard rename(layout.statePath + suffix, movedTo + suffix) == 0 else {
                 throw FileSystemError.io(operation: "rename", path: layout.statePath + suffix, errno: errno)
             }
         }
         return (try BuildState(path: layout.statePath, source: source), StateRecovery(reason: reason, movedTo: movedTo))
+    }
+
+    /// What ``open(layout:source:now:)`` would find, by the same checks, changing nothing: the
+    /// checks run on a private copy of the database (and its `-wal`) in the temporary directory,
+    /// because even a read-only SQLite connection leaves `-wal` and `-shm` files beside a WAL
+    /// database. No state yet; a sound one, which `reading` reads; or the recovery a build would make
+    /// (`movedTo` is where it would move the damaged file; nothing is rebuilt yet).
+    static func inspect<T>(layout: CacheLayout, source: String, now: Date = Date(),
+                           reading: (BuildState) throws -> T) throws -> Inspection<T> {
+        guard FileSystem.exists(layout.statePath) else { return .absent }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gifpack-state-\(UUID().uuidString)").path
+        try FileSystem.makeDirectory(directory)
+        defer { FileSystem.removeTree(directory) }
+        let copy = "\(directory)/state.sqlite"
+        for suffix in ["", "-wal"] where FileSystem.exists(layout.statePath + suffix) {
+            try FileManager.default.copyItem(atPath: layout.statePath + suffix, toPath: copy + suffix)
+        }
+        switch try check({ try BuildState(path: copy, source: source) }) {
+        case .success(let state): return .sound(try reading(state))
+        case .failure(let damage): return .damaged(StateRecovery(reason: damage.reason, movedTo: corruptPath(layout: layout, now: now)))
+        }
+    }
+
+    /// What ``inspect(layout:source:now:reading:)`` found.
+    enum Inspection<T> {
+        case absent
+        case sound(T)
+        case damaged(StateRecovery)
+    }
+
+    /// Why SQLite cannot use the state.
+    struct Damage: Error {
+        var reason: String
+    }
+
+    /// Opens the state with `make` and checks its integrity: the state, or the damage SQLite found
+    /// (a corrupt file, or not a database at all). Any other failure is thrown.
+    private static func check(_ make: () throws -> BuildState) throws -> Result<BuildState, Damage> {
+        do {
+            let state = try make()
+            try state.checkIntegrity()
+            return .success(state)
+        } catch let error as DatabaseError where [.SQLITE_CORRUPT, .SQLITE_NOTADB].contains(error.resultCode) {
+            return .failure(Damage(reason: error.message ?? "\(error.resultCode)"))
+        } catch let error as BuildState.IntegrityError {
+            return .failure(Damage(reason: error.description))
+        }
+    }
+
+    /// Where a damaged state is moved: `state.sqlite.corrupt-<UTC time>`.
+    static func corruptPath(layout: CacheLayout, now: Date) -> String {
+        let stamp = now.formatted(Date.ISO8601FormatStyle(timeZone: .gmt)).replacingOccurrences(of: ":", with: "")
+        return "\(layout.statePath).corrupt-\(stamp)"
+    }
+
+    /// ``rebuild(_:state:index:indexDate:catalog:store:resolution:limits:)`` from the output
+    /// directory's `index.json` (its mtime is when it was last confirmed) and the cache's blobs.
+    static func rebuild(_ recovery: inout StateRecovery, state: BuildState, indexPath: String, catalog: [Exercise],
+                        layout: CacheLayout, resolution: Int, fetch: FetchSettings) throws {
+        let index = try? PackIndex.decode(from: Data(contentsOf: URL(fileURLWithPath: indexPath)))
+        let date = (try? FileManager.default.attributesOfItem(atPath: indexPath))?[.modificationDate] as? Date
+        try rebuild(&recovery, state: state, index: index, indexDate: date, catalog: catalog, store: BlobStore(layout: layout),
+                    resolution: resolution, limits: GIFLimits(maxWidth: fetch.maxWidth, maxHeight: fetch.maxHeight,
+                                                              maxFrames: fetch.maxFrames, maxTotalPixels: fetch.maxTotalPixels))
     }
 
     /// Records again what the index and the blobs tell: each pack's published version, and each

@@ -34,17 +34,34 @@ public enum CrashPoint: String, Sendable, CaseIterable {
 
     #if GIFPACK_CRASH_POINTS
     private static let armed: String? = getenv("GIFPACK_CRASH_AT").map { String(cString: $0) }
+    private static let pausing: Set<String> = Set(
+        (getenv("GIFPACK_PAUSE_AT").map { String(cString: $0) } ?? "").split(separator: ",").map(String.init))
+    private static let pauseDirectory: String? = getenv("GIFPACK_PAUSE_DIR").map { String(cString: $0) }
     #endif
 
     @inline(__always)
     public static func reach(_ point: CrashPoint) { reach(named: point.rawValue) }
 
-    /// The one hook every set of crash points goes through (``PublishCrashPoint`` too): kills the
-    /// process when `GIFPACK_CRASH_AT` is `name`, in debug builds only.
+    /// The one hook every set of crash points goes through (``PublishCrashPoint`` too), in debug
+    /// builds only: kills the process when `GIFPACK_CRASH_AT` is `name`; and when `GIFPACK_PAUSE_AT`
+    /// (a comma-separated list) names it, creates `<GIFPACK_PAUSE_DIR>/<name>.reached` and waits
+    /// until the test creates `<GIFPACK_PAUSE_DIR>/<name>.go` (at most two minutes), so a test can
+    /// act exactly while the process stands at that point — an install while a publish is half done.
     @inline(__always)
     public static func reach(named name: String) {
         #if GIFPACK_CRASH_POINTS
         if armed == name { kill(getpid(), SIGKILL) }
+        if pausing.contains(name), let directory = pauseDirectory { pause(at: name, directory: directory) }
         #endif
     }
+
+    #if GIFPACK_CRASH_POINTS
+    private static func pause(at name: String, directory: String) {
+        let reached = open("\(directory)/\(name).reached", O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+        if reached >= 0 { close(reached) }
+        for _ in 0..<6000 where access("\(directory)/\(name).go", F_OK) != 0 {
+            usleep(20_000)
+        }
+    }
+    #endif
 }

@@ -88,14 +88,29 @@ public struct S3Bucket: Sendable {
         try await send(request(.delete, url: url(of: key)), maxBytes: 1 << 20)
     }
 
-    /// One ListObjectsV2 page of the keys starting with `prefix + keyPrefix`; keys come back
-    /// without the bucket's prefix. Non-200 answers are returned as the response to judge.
+    /// Keys asked for per ListObjectsV2 page (`max-keys`; S3's own ceiling) and the most a page may hold.
+    public static let maxListPageKeys = 1000
+    /// The largest ListObjectsV2 page body read: 1000 keys of S3's longest (1024 bytes) with their
+    /// other elements fit well below it; anything larger is not a listing to trust.
+    public static let maxListPageBytes: Int64 = 4 << 20
+
+    /// One ListObjectsV2 page (at most ``maxListPageKeys`` keys, asked with `max-keys`) of the keys
+    /// starting with `prefix + keyPrefix`; keys come back without the bucket's prefix. Non-200
+    /// answers are returned as the response to judge; a page body over ``maxListPageBytes`` or with
+    /// more keys than asked is ``S3ListOutcome/unacceptable(_:)``, never parsed into a list.
     public func listPage(keyPrefix: String, continuation: String?) async throws(HTTPError) -> S3ListOutcome {
-        var query = "list-type=2&prefix=\(Self.encode(prefix + keyPrefix, keepSlash: false))"
+        var query = "list-type=2&max-keys=\(Self.maxListPageKeys)&prefix=\(Self.encode(prefix + keyPrefix, keepSlash: false))"
         if let continuation { query += "&continuation-token=\(Self.encode(continuation, keepSlash: false))" }
-        let response = try await send(request(.get, url: "\(bucketURL)/?\(query)"), maxBytes: 64 << 20)
+        let response: HTTPDataResponse
+        do { response = try await send(request(.get, url: "\(bucketURL)/?\(query)"), maxBytes: Self.maxListPageBytes) } catch {
+            guard case .bodyTooLarge = error else { throw error }
+            return .unacceptable("the listing page is larger than \(Self.maxListPageBytes) bytes (a page of \(Self.maxListPageKeys) keys is far smaller): not a ListObjectsV2 answer to use")
+        }
         guard response.head.status == 200 else { return .refused(response) }
         var page = S3ListPage(xml: String(decoding: response.body, as: UTF8.self))
+        guard page.objects.count <= Self.maxListPageKeys else {
+            return .unacceptable("the listing page holds \(page.objects.count) keys, more than the \(Self.maxListPageKeys) asked for (max-keys)")
+        }
         page.objects = page.objects.compactMap { object in
             guard object.key.hasPrefix(prefix) else { return nil }
             var object = object
@@ -140,8 +155,10 @@ public struct S3Bucket: Sendable {
     }
 }
 
-/// A ListObjectsV2 answer: a page, or the store's refusal (any status but 200) to judge.
+/// A ListObjectsV2 answer: a page, the store's refusal (any status but 200) to judge, or a page
+/// outside the bounds (too large, too many keys), with why.
 public enum S3ListOutcome: Sendable {
     case page(S3ListPage)
     case refused(HTTPDataResponse)
+    case unacceptable(String)
 }

@@ -1,0 +1,73 @@
+import Foundation
+import Glibc
+
+/// Loopback ports and child server processes, shared by every server the tests start (nginx, moto):
+/// a port that was free a moment ago, waiting until a child accepts connections on one, and
+/// stopping a child for good.
+///
+/// ```swift
+/// let port = try LoopbackPort.free()
+/// try process.run()
+/// guard LoopbackPort.waitUntilListening(port: port, process: process, seconds: 10) else { … }
+/// defer { LoopbackPort.kill(process) }
+/// ```
+enum LoopbackPort {
+    /// A port the kernel just handed out for 127.0.0.1 (free a moment ago: a parallel test can take
+    /// it before the child binds it, so callers try a few).
+    static func free() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EMFILE) }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Bool in
+                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
+            }
+        }
+        guard bound else { throw POSIXError(.EADDRINUSE) }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// True when something accepts a connection on 127.0.0.1:`port` now.
+    static func accepts(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port)).bigEndian
+        address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+    }
+
+    /// Waits (up to `seconds`, blocking: call it off the cooperative pool) until every port accepts
+    /// connections while `process` runs; false when the process exited or time ran out. `ready`, when
+    /// given, must hold first (nginx writes its pid file once it has bound its ports).
+    static func waitUntilListening(ports: [Int], process: Process, seconds: Double,
+                                   ready: () -> Bool = { true }) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            guard process.isRunning else { return false }
+            if ready(), ports.allSatisfy(accepts) { return process.isRunning }
+            usleep(10_000)
+        }
+        return false
+    }
+
+    static func waitUntilListening(port: Int, process: Process, seconds: Double) -> Bool {
+        waitUntilListening(ports: [port], process: process, seconds: seconds)
+    }
+
+    /// Stops a child for good: SIGKILL, then reaps it. Not SIGTERM: a child spawned from a test
+    /// thread inherits that thread's blocked signals, and a single-process nginx never sees a blocked
+    /// SIGTERM.
+    static func kill(_ process: Process) {
+        if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+}
