@@ -123,6 +123,22 @@ public final class BuildState: Sendable {
         }
     }
 
+    /// The known GIFs of this source at a resolution whose exercise ids lie between `low` and
+    /// `high` (inclusive, byte order), by exercise id: what a batch of the fetch plan needs.
+    public func gifs(resolution: Int, from low: String, through high: String) throws -> [String: GIFState] {
+        try database.read { db in
+            let rows = try Row.fetchCursor(db, sql: """
+                SELECT * FROM gif WHERE source = ? AND exercise_id BETWEEN ? AND ? AND resolution = ?
+                """, arguments: [source, low, high, resolution])
+            var result: [String: GIFState] = [:]
+            while let row = try rows.next() {
+                let gif = GIFState(row: row)
+                if result[gif.exerciseID] == nil { result[gif.exerciseID] = gif }
+            }
+            return result
+        }
+    }
+
     /// Records a fetch that produced (or confirmed, with a 304) a valid stored GIF.
     public func recordSuccess(_ gif: GIFState) throws {
         try database.write { db in
@@ -198,17 +214,49 @@ public final class BuildState: Sendable {
 
     /// Replaces the remembered catalog with `fingerprints` and returns how it changed.
     public func replaceCatalog(_ fingerprints: [String: String]) throws -> CatalogChanges {
+        try replaceCatalog(fingerprints.lazy.map { (id: $0.key, fingerprint: $0.value) })
+    }
+
+    /// Replaces the remembered catalog with `fingerprints` (each id once), consumed one at a time,
+    /// and returns how it changed. The comparison runs in SQLite (a temporary table of the new
+    /// catalog joined with the remembered one), and only the rows that differ are written, so
+    /// neither catalog is held in memory and an unchanged catalog costs no writes to the file.
+    public func replaceCatalog<S: Sequence>(_ fingerprints: S) throws -> CatalogChanges
+        where S.Element == (id: String, fingerprint: String) {
         try database.write { db in
-            let rows = try Row.fetchAll(db, sql: "SELECT exercise_id, fingerprint FROM catalog_entry WHERE source = ?",
-                                        arguments: [source])
-            let previous = Dictionary(rows.map { ($0["exercise_id"] as String, $0["fingerprint"] as String) },
-                                      uniquingKeysWith: { a, _ in a })
-            try db.execute(sql: "DELETE FROM catalog_entry WHERE source = ?", arguments: [source])
-            for (id, fingerprint) in fingerprints {
-                try db.execute(sql: "INSERT INTO catalog_entry (source, exercise_id, fingerprint) VALUES (?, ?, ?)",
-                               arguments: [source, id, fingerprint])
-            }
-            return CatalogChanges(previous: previous, current: fingerprints)
+            try db.execute(sql: """
+                CREATE TEMP TABLE IF NOT EXISTS catalog_now (exercise_id TEXT PRIMARY KEY, fingerprint TEXT NOT NULL);
+                DELETE FROM temp.catalog_now;
+                """)
+            let insert = try db.cachedStatement(sql: "INSERT OR REPLACE INTO temp.catalog_now (exercise_id, fingerprint) VALUES (?, ?)")
+            for (id, fingerprint) in fingerprints { try insert.execute(arguments: [id, fingerprint]) }
+            let hadPrevious = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM catalog_entry WHERE source = ?)",
+                                                arguments: [source]) ?? false
+            let added = try String.fetchAll(db, sql: """
+                SELECT n.exercise_id FROM temp.catalog_now n
+                WHERE NOT EXISTS (SELECT 1 FROM catalog_entry c WHERE c.source = ? AND c.exercise_id = n.exercise_id)
+                ORDER BY n.exercise_id
+                """, arguments: [source])
+            let removed = try String.fetchAll(db, sql: """
+                SELECT c.exercise_id FROM catalog_entry c
+                WHERE c.source = ? AND NOT EXISTS (SELECT 1 FROM temp.catalog_now n WHERE n.exercise_id = c.exercise_id)
+                ORDER BY c.exercise_id
+                """, arguments: [source])
+            let changed = try String.fetchAll(db, sql: """
+                SELECT n.exercise_id FROM temp.catalog_now n JOIN catalog_entry c ON c.source = ? AND c.exercise_id = n.exercise_id
+                WHERE c.fingerprint != n.fingerprint ORDER BY n.exercise_id
+                """, arguments: [source])
+            try db.execute(sql: """
+                DELETE FROM catalog_entry
+                WHERE source = ? AND NOT EXISTS (SELECT 1 FROM temp.catalog_now n WHERE n.exercise_id = catalog_entry.exercise_id);
+                INSERT INTO catalog_entry (source, exercise_id, fingerprint)
+                SELECT ?, n.exercise_id, n.fingerprint FROM temp.catalog_now n
+                WHERE NOT EXISTS (SELECT 1 FROM catalog_entry c WHERE c.source = ? AND c.exercise_id = n.exercise_id
+                                  AND c.fingerprint = n.fingerprint)
+                ON CONFLICT (source, exercise_id) DO UPDATE SET fingerprint = excluded.fingerprint;
+                DELETE FROM temp.catalog_now;
+                """, arguments: [source, source, source])
+            return CatalogChanges(hadPrevious: hadPrevious, added: added, removed: removed, changed: changed)
         }
     }
 
@@ -333,10 +381,10 @@ public struct CatalogChanges: Sendable, Equatable, Codable {
     /// False on the first run (nothing to compare with).
     public var hadPrevious: Bool
 
-    init(previous: [String: String], current: [String: String]) {
-        hadPrevious = !previous.isEmpty
-        added = current.keys.filter { previous[$0] == nil }.sorted()
-        removed = previous.keys.filter { current[$0] == nil }.sorted()
-        changed = current.keys.filter { previous[$0] != nil && previous[$0] != current[$0] }.sorted()
+    init(hadPrevious: Bool, added: [String], removed: [String], changed: [String]) {
+        self.hadPrevious = hadPrevious
+        self.added = added
+        self.removed = removed
+        self.changed = changed
     }
 }
