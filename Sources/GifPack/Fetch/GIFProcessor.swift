@@ -105,15 +105,27 @@ final class GIFProcessor: Sendable {
 
     /// Uses the stored blob of a GIF the state knows (fresh, or confirmed by a 304).
     func reuse(exercise: Exercise, known: GIFState, origin: GIFOrigin) {
+        reuse([(exercise, known)], origin: origin)
+    }
+
+    /// Uses the stored blobs of several GIFs the state knows, in one job: a batch of the plan's
+    /// fresh exercises costs one hand-over to a worker, and one look at the store per distinct GIF.
+    func reuse(_ items: [(exercise: Exercise, known: GIFState)], origin: GIFOrigin) {
+        guard !items.isEmpty else { return }
         queue.async { [self] in
-            guard let metadata = known.metadata, store.contains(sha256: metadata.sha256) else {
-                record(.rejected(FetchRejection(exerciseID: exercise.id, url: exercise.imageURL, reason: .storeFailed,
-                                                detail: "the stored GIF is gone from the cache", status: nil)), for: exercise.id)
-                return
+            var present: [String: Bool] = [:]
+            for (exercise, known) in items {
+                guard let metadata = known.metadata,
+                      present[metadata.sha256] ?? store.contains(sha256: metadata.sha256) else {
+                    record(.rejected(FetchRejection(exerciseID: exercise.id, url: exercise.imageURL, reason: .storeFailed,
+                                                    detail: "the stored GIF is gone from the cache", status: nil)), for: exercise.id)
+                    continue
+                }
+                present[metadata.sha256] = true
+                if origin == .notModified { remember { try state?.recordNotModified(exerciseID: exercise.id, resolution: resolutionKey, at: Date()) } }
+                record(.stored(StoredGIF(exerciseID: exercise.id, reusing: metadata, origin: origin,
+                                         requestedResolution: resolution)), for: exercise.id)
             }
-            if origin == .notModified { remember { try state?.recordNotModified(exerciseID: exercise.id, resolution: resolutionKey, at: Date()) } }
-            record(.stored(StoredGIF(exerciseID: exercise.id, reusing: metadata, origin: origin,
-                                     requestedResolution: resolution)), for: exercise.id)
         }
     }
 
