@@ -99,7 +99,7 @@ struct IndexPublisher: Sendable {
                  state: BuildState, now: Date) throws -> BuildReport.IndexSummary {
         let localBytes = try FileSystem.readAll(indexPath)
         guard let signing else {
-            let bytes = [UInt8](try unsigned.encoded())
+            let bytes = unsigned.encodedBytes()
             let written = localBytes != bytes
             if written { try FileSystem.writeAtomically(bytes, to: indexPath) { CrashPoint.reach(.beforeIndexRename) } }
             if FileSystem.exists(signaturePath) {
@@ -132,7 +132,7 @@ struct IndexPublisher: Sendable {
         var signed = unsigned
         signed.sequence = highest + 1
         signed.expires = IndexTimestamp.format(now.addingTimeInterval(Double(signing.expiresAfter.components.seconds)))
-        let bytes = [UInt8](try signed.encoded())
+        let bytes = signed.encodedBytes()
         let signature: MinisignSignature
         do {
             signature = try signing.secretKey.sign(bytes, trustedComment: "timestamp:\(Int64(now.timeIntervalSince1970))\tfile:index.json\thashed")
