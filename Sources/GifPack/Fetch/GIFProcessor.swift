@@ -26,7 +26,7 @@ final class GIFProcessor: Sendable {
     private let resolution: Int?
     private let resolutionKey: Int
     private let state: BuildState?
-    private let results = Mutex<[String: GIFFetchResult]>([:])
+    private let results = Mutex<(byID: [String: GIFFetchResult], hashes: Set<String>)>(([:], []))
     private let stateErrors = Mutex<[String]>([])
     private let processed = Mutex(0)
     private let backlog = Mutex<(pending: Int, waiters: [CheckedContinuation<Void, Never>])>((0, []))
@@ -63,7 +63,17 @@ final class GIFProcessor: Sendable {
     /// Records a result decided without processing; `notify: false` keeps it out of the event
     /// stream (the exercises a stopped build never attempted are summarised once instead).
     func record(_ result: GIFFetchResult, for exerciseID: String, notify: Bool = true) {
-        results.withLock { $0[exerciseID] = result }
+        results.withLock { results in
+            var kept = result
+            // Exercises that share a GIF share one copy of its hash: at 100,000 exercises and a
+            // thousand GIFs, one string per GIF instead of one per exercise.
+            if case .stored(var gif) = result {
+                let (inserted, shared) = results.hashes.insert(gif.sha256)
+                if !inserted { gif.sha256 = shared }
+                kept = .stored(gif)
+            }
+            results.byID[exerciseID] = kept
+        }
         if notify { observer?(.gifFinished(exerciseID: exerciseID, result: result)) }
     }
 
@@ -132,7 +142,7 @@ final class GIFProcessor: Sendable {
     /// Waits until every submitted GIF is processed and returns all results by exercise id.
     func drain() async -> [String: GIFFetchResult] {
         for worker in workers { await worker.drain() }
-        return results.withLock { $0 }
+        return results.withLock { $0.byID }
     }
 
     /// State write failures (the build goes on; the report lists them).
