@@ -150,7 +150,9 @@ public struct PackDescription: Sendable, Equatable, Codable {
         self.contentDigest = contentDigest
         self.catalog = catalog
         self.gifs = gifs.sorted { $0.sha256 < $1.sha256 }
-        self.exercises = exercises.sorted { $0.id < $1.id }
+        // Builders pass them in id order: then the array is kept as it is, with no sorted copy.
+        let inOrder = zip(exercises, exercises.dropFirst()).allSatisfy { $0.id < $1.id }
+        self.exercises = inOrder ? exercises : exercises.sorted { $0.id < $1.id }
     }
 
     /// The GIF entry for an exercise id, if the pack has one.

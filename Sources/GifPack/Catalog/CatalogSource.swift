@@ -276,8 +276,11 @@ struct CatalogPager: Sendable {
     }
 
     /// Collects normalised records in order, refusing bad ones and keeping the first of duplicate ids.
+    /// Equal body part, equipment and target lists (a catalog has a few hundred different ones)
+    /// share one array, so they cost nothing per exercise.
     struct Assembler {
         private var exercises: [Exercise] = []
+        private var lists: Set<[String]> = []
         private var rejected: [CatalogRejection] = []
         private var seen: Set<String> = []
         private var duplicates: Set<String> = []
@@ -288,8 +291,12 @@ struct CatalogPager: Sendable {
         mutating func add(_ normalised: [Result<Exercise, CatalogRejectionReason>]) {
             for result in normalised {
                 switch result {
-                case .success(let exercise):
-                    if seen.insert(exercise.id).inserted { exercises.append(exercise) } else { duplicates.insert(exercise.id) }
+                case .success(var exercise):
+                    guard seen.insert(exercise.id).inserted else { duplicates.insert(exercise.id); break }
+                    exercise.bodyParts = lists.insert(exercise.bodyParts).memberAfterInsert
+                    exercise.equipment = lists.insert(exercise.equipment).memberAfterInsert
+                    exercise.targets = lists.insert(exercise.targets).memberAfterInsert
+                    exercises.append(exercise)
                 case .failure(let reason):
                     rejected.append(CatalogRejection(position: position, id: reason.displayID, reason: reason.reason))
                 }
