@@ -54,6 +54,9 @@ struct ScaleBuildTests {
         let written = try PackCatalogWriter.write(pack: pack.name, source: packed.source, exercises: rows,
                                                   to: workspace.file("in-memory.json"))
         #expect(written.sha256 == pack.contentDigest)
+        // Hashing without writing (how a rebuild finds a pack unchanged) gives the same digest and size.
+        #expect(try PackCatalogWriter.digest(pack: pack.name, source: packed.source, sortedExercises: rows) == written)
+        #expect(written.bytes == Int64(built.count))
         #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: workspace.file("in-memory.json")))) == built)
     }
 

@@ -61,13 +61,20 @@ struct PackPublisher: Sendable {
         let catalogSource = SourceDescription(kind: source.kind, baseURL: nil, resolution: source.resolution)
         let catalogPath = FileSystem.temporaryPath(beside: "\(outputDirectory)/packs/\(entry.spec.name).catalog.json")
         defer { FileSystem.remove(catalogPath) }
+        func current(_ digest: String) -> PackDescription? {
+            history.references
+                .filter { $0.contentDigest == digest && FileSystem.fileSize("\(outputDirectory)/\($0.file)") == $0.bytes }
+                .max { $0.version < $1.version }
+        }
+        // With a published version to compare with, catalog.json is hashed first without being
+        // written: an unchanged pack (every no-change rebuild) writes nothing.
+        if !history.references.isEmpty,
+           let current = current(try PackCatalogWriter.digest(pack: entry.spec.name, source: catalogSource, sortedExercises: rows).sha256) {
+            return (current, .unchanged)
+        }
         let digest = try PackCatalogWriter.write(pack: entry.spec.name, source: catalogSource, sortedExercises: rows,
                                                  to: catalogPath).sha256
-
-        let current = history.references
-            .filter { $0.contentDigest == digest && FileSystem.fileSize("\(outputDirectory)/\($0.file)") == $0.bytes }
-            .max { $0.version < $1.version }
-        if let current { return (current, .unchanged) }
+        if let current = current(digest) { return (current, .unchanged) }
 
         let temporary = FileSystem.temporaryPath(beside: "\(outputDirectory)/packs/\(entry.spec.name).tar.zst")
         let summary: PackFileSummary
