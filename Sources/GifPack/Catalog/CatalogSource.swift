@@ -167,9 +167,10 @@ struct CatalogPager: Sendable {
     /// `expectedCount` from the last run), and otherwise speculatively, which can cost at most two
     /// requests past the end, on a first run only.
     func collect(expectedCount: Int? = nil, records: @escaping @Sendable (JSONValue, String) throws(CatalogError) -> PageContent,
-                 normalise: (JSONValue) -> Result<Exercise, CatalogRejectionReason>) async throws(CatalogError) -> Catalog {
+                 normalise: @escaping @Sendable (JSONValue) -> Result<Exercise, CatalogRejectionReason>) async throws(CatalogError) -> Catalog {
         // Each page is normalised as it arrives, so only compact exercises are kept, never the trees
-        // of every page.
+        // of every page. Later pages are parsed and normalised in their own tasks, in parallel; they
+        // are counted, checked and spooled here, one at a time.
         let budget = CatalogBudget(maxBytes: fetch.maxCatalogBytes)
         var recordCount = 0
         var seenPages: Set<SHA256Digest> = []
@@ -177,10 +178,10 @@ struct CatalogPager: Sendable {
         /// (same records at another offset: a server ignoring `offset`), as soon as it arrives, then
         /// normalises it. A page is known by the digests of its records' canonical bytes (a
         /// normalised record already has its own; a refused one is encoded for it).
-        func admit(_ content: PageContent, offset: Int) throws(CatalogError) -> [Result<Exercise, CatalogRejectionReason>] {
+        func admit(_ content: PageContent, normalised: [Result<Exercise, CatalogRejectionReason>],
+                   offset: Int) throws(CatalogError) -> [Result<Exercise, CatalogRejectionReason>] {
             recordCount += content.items.count
             guard recordCount <= fetch.maxCatalogRecords else { throw .tooManyRecords(limit: fetch.maxCatalogRecords) }
-            let normalised = content.items.map(normalise)
             guard !content.items.isEmpty else { return normalised }
             var page = SHA256()
             for (item, result) in zip(content.items, normalised) {
@@ -196,7 +197,7 @@ struct CatalogPager: Sendable {
             return try spooled(normalised)
         }
         let first = try records(try await page(offset: 0, budget: budget), pageURL(offset: 0))
-        var pages: [Int: [Result<Exercise, CatalogRejectionReason>]] = [0: try admit(first, offset: 0)]
+        var pages: [Int: [Result<Exercise, CatalogRejectionReason>]] = [0: try admit(first, normalised: first.items.map(normalise), offset: 0)]
         let step = first.items.count
         if !first.isLast, step > 0 {
             let known = first.total ?? expectedCount
@@ -204,15 +205,15 @@ struct CatalogPager: Sendable {
             var next = step
             var running = 0
             var failure: CatalogError?
-            await withTaskGroup(of: (Int, Result<PageContent, CatalogError>).self) { group in
+            await withTaskGroup(of: (Int, Result<(PageContent, [Result<Exercise, CatalogRejectionReason>]), CatalogError>).self) { group in
                 while true {
                     while failure == nil, running < 3, next / step < Self.maxPages, end.map({ next < $0 }) ?? true,
                           running == 0 || known.map({ next <= $0 }) ?? true {
                         let offset = next
                         group.addTask {
                             do throws(CatalogError) {
-                                return (offset, .success(try records(try await page(offset: offset, budget: budget),
-                                                                     pageURL(offset: offset))))
+                                let content = try records(try await page(offset: offset, budget: budget), pageURL(offset: offset))
+                                return (offset, .success((content, content.items.map(normalise))))
                             } catch {
                                 return (offset, .failure(error))
                             }
@@ -226,8 +227,8 @@ struct CatalogPager: Sendable {
                     case .failure(let error):
                         failure = failure ?? error
                         group.cancelAll()
-                    case .success(let content):
-                        do throws(CatalogError) { pages[offset] = try admit(content, offset: offset) } catch {
+                    case .success(let (content, normalised)):
+                        do throws(CatalogError) { pages[offset] = try admit(content, normalised: normalised, offset: offset) } catch {
                             failure = failure ?? error
                             group.cancelAll()
                             continue
