@@ -3,15 +3,16 @@
 # write, on one fixture server process; then no-change rebuilds, packing alone and memory at scale.
 # Prints a table and writes bench/results.json. See README.md, "Benchmarks".
 #
-#   bench/run.sh [--bin DIR] [--count N] [--latency-ms MS] [--real-data DIR] [--scale "1000 5000 20000"]
-#                [--small-scale-gifs] [--quick] [--keep] [--upgrade-only] [--upgrade-percents "0.1 1 10"]
-#                [--posters-only] [--no-posters] [--publish-only] [--no-publish]
+#   bench/run.sh [--bin DIR] [--count N] [--latency-ms MS] [--real-data DIR] [--scale "1000 20000 100000"]
+#                [--scale-distinct-gifs N] [--realistic-scale-gifs] [--quick] [--keep] [--upgrade-only]
+#                [--upgrade-percents "0.1 1 10"] [--publish-only] [--no-publish] [--posters-only] [--no-posters]
 #
 # Environment equivalents: BENCH_COUNT, BENCH_LATENCY_MS, BENCH_REAL_DATA, BENCH_SCALE,
-# BENCH_SMALL_SCALE_GIFS=1, BENCH_QUICK=1 (200 GIFs, scale 1000 only), BENCH_KEEP=1 (keep bench/work),
-# BENCH_UPGRADE_ONLY=1 (section 6 alone: upgrades served by nginx), BENCH_UPGRADE_PERCENTS ("none": skip it),
-# BENCH_PUBLISH_ONLY=1 (section 7 alone: gifpack publish to a directory and to moto's S3), BENCH_PUBLISH=0 (skip it),
-# BENCH_POSTERS_ONLY=1 (section 8 alone: placeholders and posters), BENCH_POSTERS=0 (skip section 8).
+# BENCH_SCALE_DISTINCT_GIFS, BENCH_REALISTIC_SCALE_GIFS=1, BENCH_QUICK=1 (200 GIFs, scale 1000 only),
+# BENCH_KEEP=1 (keep bench/work), BENCH_UPGRADE_ONLY=1 (section 6 alone: upgrades served by nginx),
+# BENCH_UPGRADE_PERCENTS ("none": skip it), BENCH_PUBLISH_ONLY=1 (section 7 alone: gifpack publish to a
+# directory and to moto's S3), BENCH_PUBLISH=0 (skip it), BENCH_POSTERS_ONLY=1 (section 8 alone:
+# placeholders and posters), BENCH_POSTERS=0 (skip it).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -21,7 +22,8 @@ count=${BENCH_COUNT:-}
 latency=${BENCH_LATENCY_MS:-20}
 real_data=${BENCH_REAL_DATA:-}
 scale=${BENCH_SCALE:-}
-small_scale=${BENCH_SMALL_SCALE_GIFS:-0}
+realistic_scale=${BENCH_REALISTIC_SCALE_GIFS:-0}
+scale_distinct=${BENCH_SCALE_DISTINCT_GIFS:-1000}
 keep=${BENCH_KEEP:-0}
 bin=${BENCH_BIN:-}
 upgrade_only=${BENCH_UPGRADE_ONLY:-0}
@@ -38,7 +40,9 @@ while [ $# -gt 0 ]; do
     --latency-ms) latency=$2; shift 2 ;;
     --real-data) real_data=$2; shift 2 ;;
     --scale) scale=$2; shift 2 ;;
-    --small-scale-gifs) small_scale=1; shift ;;
+    --scale-distinct-gifs) scale_distinct=$2; shift 2 ;;
+    --realistic-scale-gifs) realistic_scale=1; shift ;;
+    --small-scale-gifs) realistic_scale=0; shift ;; # the default; kept for older command lines
     --quick) quick=1; shift ;;
     --keep) keep=1; shift ;;
     --upgrade-only) upgrade_only=1; shift ;;
@@ -47,7 +51,7 @@ while [ $# -gt 0 ]; do
     --no-posters) posters=0; shift ;;
     --publish-only) publish_only=1; shift ;;
     --no-publish) publish_bench=0; shift ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "bench/run.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -56,7 +60,7 @@ if [ "$quick" = 1 ]; then
   scale=${scale:-1000}
 fi
 count=${count:-1324}
-scale=${scale:-1000 5000 20000}
+scale=${scale:-1000 20000 100000}
 [ "$scale" != none ] || scale=""
 [ "$upgrade_percents" != none ] || upgrade_percents=""
 if [ "$posters_only" = 1 ]; then
@@ -119,22 +123,22 @@ log() { printf '%s  %s\n' "$(date +%T)" "$*" >&2; }
 # fact NAME JSON: one measured value, read by bench/summarize.py.
 fact() { jq -nc --arg k "$1" --argjson v "$2" '{key: $k, value: $v}' >> "$facts"; }
 
-# measure NAME COMMAND...: wall (nanosecond clock), user, sys, peak RSS (of the largest process) and
-# exit status of COMMAND, recorded as fact NAME. Output goes to runs/NAME.out and .err.
+# measure NAME COMMAND...: wall (nanosecond clock), user, sys, peak RSS (of the largest process), bytes
+# written to the file system (%O, 512-byte blocks) and exit status of COMMAND, recorded as fact NAME. Output goes to runs/NAME.out and .err.
 # Dirty pages of the previous step are written back first (sync), so no step pays for another's.
 measure() {
   local name=$1; shift
   local out=$work/runs/$name
-  local t0 t1 rc user sys rss
+  local t0 t1 rc user sys rss blocks
   sync
   t0=$(date +%s%N)
   set +e
-  /usr/bin/time -f '%U %S %M' -o "$out.time" "$@" > "$out.out" 2> "$out.err"
+  /usr/bin/time -f '%U %S %M %O' -o "$out.time" "$@" > "$out.out" 2> "$out.err"
   rc=$?
   set -e
   t1=$(date +%s%N)
-  read -r user sys rss < <(tail -n 1 "$out.time")
-  fact "$name" "{\"wall\": $(( (t1 - t0) / 1000 ))e-6, \"user\": $user, \"sys\": $sys, \"rss_kb\": $rss, \"status\": $rc}"
+  read -r user sys rss blocks < <(tail -n 1 "$out.time")
+  fact "$name" "{\"wall\": $(( (t1 - t0) / 1000 ))e-6, \"user\": $user, \"sys\": $sys, \"rss_kb\": $rss, \"written_bytes\": $(( blocks * 512 )), \"status\": $rc}"
   return 0
 }
 
@@ -158,8 +162,9 @@ reset_stats() { curl -fsS -X POST "$base/__reset" > /dev/null; }
 # record_stats NAME: the server's counters since the last reset, as fact NAME.
 record_stats() { fact "$1" "$(curl -fsS "$base/__stats" | jq -c 'del(.requestsByExercise)')"; }
 
-# manifest PATH REFRESH_AFTER [POSTERS]: manifests/demo.yaml pointed at the fixture, one pack "all",
-# pages of 100; POSTERS, e.g. "[80, 200]" or "[]", sets output.posters (default: the builder's, [80]).
+# manifest PATH REFRESH_AFTER [POSTERS]: manifests/demo.yaml pointed at the fixture, one pack "all", pages
+# of 100, catalog bounds raised for the 100,000-exercise scale row; POSTERS, e.g. "[80, 200]" or "[]",
+# sets output.posters (default: the builder's, [80]).
 manifest() {
   cat > "$1" <<EOF
 # Generated by bench/run.sh from manifests/demo.yaml: the fixture server on port $port, one pack.
@@ -175,6 +180,8 @@ fetch:
   max_gif_bytes: 2MB
   max_missing: 1%
   refresh_after: $2
+  max_catalog_records: 1000000
+  max_catalog_bytes: 1GB
 output:
   directory: dist
   zstd_level: 9
@@ -205,10 +212,10 @@ fact machine "$(jq -nc --arg cpu "$(grep -m1 'model name' /proc/cpuinfo | cut -d
   --arg zstd "$(zstd --version)" --arg date "$(date -u +%FT%TZ)" --arg revision "$revision" \
   '{cpu: $cpu, nproc: $nproc, mem_kb: $mem_kb, load_at_start: $load, kernel: $kernel, swift: $swift, curl: $curl, zstd: $zstd, date: $date, revision: $revision}')"
 fact config "$(jq -nc --argjson count "$count" --argjson latency "$latency" --arg real "$real_data" \
-  --arg scale "$scale" --argjson quick "$quick" --argjson small "$small_scale" \
+  --arg scale "$scale" --argjson quick "$quick" --argjson realistic_scale "$realistic_scale" --argjson distinct "$scale_distinct" \
   --arg percents "$upgrade_percents" --argjson upgrade_only "$upgrade_only" \
   --argjson publish "$publish_bench" --argjson publish_only "$publish_only" --argjson posters_only "$posters_only" \
-  '{count: $count, latency_ms: $latency, real_data: $real, scale: ($scale | split(" ") | map(select(. != "") | tonumber)), quick: ($quick == 1), small_scale_gifs: ($small == 1),
+  '{count: $count, latency_ms: $latency, real_data: $real, scale: ($scale | split(" ") | map(select(. != "") | tonumber)), quick: ($quick == 1), realistic_scale_gifs: ($realistic_scale == 1), scale_distinct_gifs: $distinct,
     upgrade_percents: ($percents | split(" ") | map(select(. != "") | tonumber)), upgrade_only: ($upgrade_only == 1),
     publish: ($publish == 1), publish_only: ($publish_only == 1), posters_only: ($posters_only == 1)}')"
 
@@ -308,18 +315,25 @@ stop_fixture
 rm -rf "$runs/floor" "$runs/script" "$runs/solid"
 
 # ---------------------------------------------------------------------------------------------
-# 5: scale, latency 0, one fixture per size.
+# 5: scale, latency 0, one fixture per size. The fixture makes at most $scale_distinct distinct GIFs
+# and later exercises share them (real catalogs share GIFs too), so 100,000 exercises fit on a disk and
+# the server stays ahead of the build. Then a no-change rebuild of the same size (refresh_after 7d).
 for n in $scale; do
-  if [ "$small_scale" = 1 ]; then
-    log "scale $n: fixture (small generated GIFs)"; start_fixture --count "$n"
+  if [ "$realistic_scale" = 1 ]; then
+    log "scale $n: fixture (realistic GIFs, $scale_distinct distinct; generating them takes a while)"
+    start_fixture --realistic --count "$n" --distinct-gifs "$scale_distinct"
   else
-    log "scale $n: fixture (realistic GIFs; generating them takes a while)"; start_fixture --realistic --count "$n"
+    log "scale $n: fixture (small generated GIFs, $scale_distinct distinct)"; start_fixture --count "$n" --distinct-gifs "$scale_distinct"
   fi
   manifest "$runs/scale.yaml" 7d
   log "scale $n: gifpack build"
   reset_stats
   gifpack_build "scale$n" "$runs/scale.yaml" "$runs/scale-out" "$runs/scale-cache"
   record_stats "scale$n.server"
+  log "scale $n: no-change rebuild"
+  reset_stats
+  gifpack_build "scale$n.rebuild" "$runs/scale.yaml" "$runs/scale-out" "$runs/scale-cache"
+  record_stats "scale$n.rebuild.server"
   stop_fixture
   rm -rf "$runs/scale-out" "$runs/scale-cache"
 done

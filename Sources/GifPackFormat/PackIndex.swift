@@ -44,15 +44,25 @@ public struct PackIndex: Sendable, Equatable, Codable {
     /// Canonical JSON: sorted keys, two-space pretty printing, trailing newline (the form
     /// `JSONEncoder` gives, written without its intermediate tree; see ``IndexJSONWriter``).
     public func encoded() throws -> Data {
-        Data(IndexJSONWriter.encode(self))
+        Data(encodedBytes())
+    }
+
+    /// ``encoded()`` as bytes, without a copy into `Data`.
+    public func encodedBytes() -> [UInt8] {
+        IndexJSONWriter.encode(self)
     }
 
     /// Decodes an index with ``JSONParser`` (linear time, at most ``JSONLimits/standardDepth``
     /// levels of nesting), refusing a format whose major version this reader does not know. The
     /// client checks the decoded model against the format's rules before using it.
     public static func decode(from data: Data, limits: JSONLimits = .standard) throws(IndexError) -> PackIndex {
+        try decode(bytes: [UInt8](data), limits: limits)
+    }
+
+    /// ``decode(from:limits:)`` of bytes already in an array (no copy).
+    public static func decode(bytes: [UInt8], limits: JSONLimits = .standard) throws(IndexError) -> PackIndex {
         let tree: JSONValue
-        do { tree = try JSONParser.parse([UInt8](data), limits: limits) } catch { throw .malformed(error.description) }
+        do { tree = try JSONParser.parse(bytes, limits: limits) } catch { throw .malformed(error.description) }
         guard let text = tree["formatVersion"]?.stringValue else {
             throw .malformed("formatVersion: missing or not a string")
         }
@@ -142,7 +152,9 @@ public struct PackDescription: Sendable, Equatable, Codable {
         self.contentDigest = contentDigest
         self.catalog = catalog
         self.gifs = gifs.sorted { $0.sha256 < $1.sha256 }
-        self.exercises = exercises.sorted { $0.id < $1.id }
+        // Builders pass them in id order: then the array is kept as it is, with no sorted copy.
+        let inOrder = zip(exercises, exercises.dropFirst()).allSatisfy { $0.id < $1.id }
+        self.exercises = inOrder ? exercises : exercises.sorted { $0.id < $1.id }
         self.posters = posters
     }
 

@@ -24,6 +24,10 @@ struct ExerciseDBFixtureCommand: ParsableCommand {
     @Flag(help: "Real-service sizes: 180x180 GIFs of about 94 KB, 46-233 KB.")
     var realistic = false
 
+    @Option(name: .customLong("distinct-gifs"),
+            help: "Make at most this many distinct GIFs; later exercises share them (large catalogs for scale benchmarks).")
+    var distinctGifs: Int?
+
     @Option(help: "Seed of the generated catalog and GIFs.")
     var seed: UInt64 = 1
 
@@ -60,6 +64,7 @@ struct ExerciseDBFixtureCommand: ParsableCommand {
 
     func validate() throws {
         if let count, count < 1 { throw ValidationError("--count must be at least 1") }
+        if let distinctGifs, distinctGifs < 1 { throw ValidationError("--distinct-gifs must be at least 1") }
         if let changePercent, !(changePercent > 0 && changePercent <= 100) {
             throw ValidationError("--change-percent must be above 0 and at most 100")
         }
@@ -92,6 +97,7 @@ struct ExerciseDBFixtureCommand: ParsableCommand {
         var configuration = realistic ? FixtureConfiguration.realistic(count: count ?? 1324) : FixtureConfiguration()
         if !realistic, let count { configuration.exerciseCount = count }
         configuration.port = port
+        configuration.distinctGIFs = distinctGifs
         configuration.seed = seed
         configuration.latencyMilliseconds = latencyMilliseconds
         configuration.apiKey = apiKey

@@ -113,6 +113,23 @@ import Testing
         #expect(try GIFInspector.inspect(bytes: seventh).width == 16)
     }
 
+    @Test func distinctGIFsCapsTheGIFsMadeAndLaterExercisesShareThem() throws {
+        let server = try startedServer {
+            $0.exerciseCount = 60
+            $0.distinctGIFs = 5
+        }
+        defer { server.stop() }
+        let catalog = server.catalog
+        #expect(catalog.exercises.count == 60)
+        #expect(catalog.distinctGIFs().count == 5)
+        let last = try curl(imageURL(server, id: catalog.exercises[59].id))
+        #expect(last.status == 200)
+        #expect(catalog.exercises.prefix(5).contains { catalog.gifBytes(id: $0.id) == last.body })
+        var invalid = FixtureConfiguration()
+        invalid.distinctGIFs = 0
+        #expect(throws: FixtureError.self) { try FixtureServer(invalid) }
+    }
+
     @Test func resolutionScalesAndIsCappedByThePlan() throws {
         let server = try startedServer {
             $0.exerciseCount = 3

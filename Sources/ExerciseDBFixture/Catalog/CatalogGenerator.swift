@@ -132,14 +132,16 @@ enum CatalogGenerator {
             instructions: exercise.instructions.enumerated().map { "Step:\($0.offset + 1) \($0.element)" })
     }
 
-    /// Gives each exercise an original recipe, except every Nth, which takes an earlier one's key.
+    /// Gives each exercise an original recipe, except every Nth, which takes an earlier one's key,
+    /// and, once ``FixtureConfiguration/distinctGIFs`` originals exist, every later one.
     private static func assignGIFs(_ configuration: FixtureConfiguration, ids: [String], into output: inout Output) {
         var duplicates = SplitMix64(seed: configuration.seed, stream: Stream.duplicates.rawValue)
         var recipes = SplitMix64(seed: configuration.seed, stream: Stream.recipes.rawValue)
         let every = configuration.duplicateEvery
         var keys: [String] = []
         for index in ids.indices {
-            if every > 0, index > 0, (index + 1) % every == 0 {
+            let capped = configuration.distinctGIFs.map { output.recipes.count >= $0 } ?? false
+            if capped || (every > 0 && index > 0 && (index + 1) % every == 0) {
                 keys.append(keys[Int.random(in: 0..<index, using: &duplicates)])
                 continue
             }

@@ -5,7 +5,7 @@ extension FixtureConfiguration {
             if !condition { throw .invalidConfiguration(field: field, reason: reason) }
         }
         if realDataDirectory == nil {
-            try require((1...99_999).contains(exerciseCount), "exerciseCount", "must be 1...99999, got \(exerciseCount)")
+            try require((1...1_000_000).contains(exerciseCount), "exerciseCount", "must be 1...1000000, got \(exerciseCount)")
         }
         try require((1...1024).contains(gifDimension), "gifDimension", "must be 1...1024, got \(gifDimension)")
         try require(framesRange.lowerBound >= 1 && framesRange.upperBound <= 1000,
@@ -15,6 +15,7 @@ extension FixtureConfiguration {
         if let typicalColors {
             try require((2...256).contains(typicalColors), "typicalColors", "must be 2...256, got \(typicalColors)")
         }
+        if let distinctGIFs { try require(distinctGIFs >= 1, "distinctGIFs", "must be at least 1, got \(distinctGIFs)") }
         try require(duplicateEvery >= 0, "duplicateEvery", "must be 0 (never) or more, got \(duplicateEvery)")
         try require(latencyMilliseconds >= 0, "latencyMilliseconds", "must not be negative, got \(latencyMilliseconds)")
         try require(maxPageSize >= 1, "maxPageSize", "must be at least 1, got \(maxPageSize)")

@@ -30,6 +30,10 @@ public struct FixtureConfiguration: Sendable, Equatable {
     public var typicalColors: Int? = nil
     /// Every Nth exercise reuses an earlier exercise's exact GIF bytes (0 = never).
     public var duplicateEvery: Int = 7
+    /// When set, at most this many distinct GIFs are made: every exercise past the first this many
+    /// originals reuses one of them (drawn by the seed), so a catalog of 100,000 exercises needs as
+    /// few GIFs as the real data has, and the server is not the bottleneck of a scale benchmark.
+    public var distinctGIFs: Int? = nil
     /// Delay added before every response (control routes excepted).
     public var latencyMilliseconds: Int = 0
     /// When set, the RapidAPI routes require `X-RapidAPI-Key` to equal it, else 401.

@@ -13,8 +13,10 @@ extension FixtureRouter {
         if let fault = configuration.listFault {
             return faultyRapidAPIList(fault, page: page, exercises: exercises, request: request)
         }
-        return listResponse(encoding: Array(exercises[page.range(in: exercises.count)]), for: request,
-                            nesting: configuration.recordNesting)
+        let range = page.range(in: exercises.count)
+        return state.listPage(.init(range: range, compressed: request.accepts(encoding: "zstd"))) {
+            listResponse(encoding: Array(exercises[range]), for: request, nesting: configuration.recordNesting)
+        }
     }
 
     private func faultyRapidAPIList(_ fault: ListFault, page: PageRequest, exercises: [RapidAPIExercise],

@@ -78,6 +78,30 @@ final class FixtureState: @unchecked Sendable {
         return true
     }
 
+    /// A RapidAPI list page as served: which records, and whether it is zstd-compressed.
+    struct ListPageKey: Hashable {
+        var range: Range<Int>
+        var compressed: Bool
+    }
+
+    private var listPages: [ListPageKey: HTTPResponse] = [:]
+
+    /// The list page for `key`, made by `make` the first time and then served as made: the
+    /// records never change while the server runs (only GIFs do), and encoding and compressing a
+    /// page each time made the server, not the client, the bottleneck of a 100,000-exercise catalog.
+    func listPage(_ key: ListPageKey, make: () -> HTTPResponse) -> HTTPResponse {
+        lock.lock()
+        let cached = listPages[key]
+        lock.unlock()
+        if let cached { return cached }
+        let made = make()
+        guard made.status == 200 else { return made }
+        lock.lock()
+        listPages[key] = made
+        lock.unlock()
+        return made
+    }
+
     func replaceGIF(id: String, with bytes: [UInt8]) {
         lock.lock()
         catalogValue.replaceGIF(id: id, with: bytes, at: HTTPDate.now())

@@ -113,8 +113,11 @@ public struct BuildPipeline: Sendable {
             if let next = stages.next() { observer?(.stageStarted(next)) }
         }
 
+        // The records go to a spool file in the cache as pages arrive; the catalog keeps where they are.
+        let spool: RecordSpool
+        do { spool = try RecordSpool(directory: layout.temporaryDirectory) } catch { throw CatalogError.spool(error) }
         let catalog = try await CatalogSources.make(for: manifest.source, fetch: manifest.fetch, client: client,
-                                                    expectedCount: expectedCount).fetchCatalog()
+                                                    expectedCount: expectedCount, spool: spool).fetchCatalog()
         report.catalog = .init(exercises: catalog.exercises.count, pages: catalog.pagesFetched,
                                rejectedRecords: catalog.rejected, duplicateIDs: catalog.duplicateIDs)
         report.catalogChanges = try await BlockingWork.run { try state.replaceCatalog(CatalogFingerprint.fingerprints(of: catalog)) }

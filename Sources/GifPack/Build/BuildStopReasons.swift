@@ -58,7 +58,7 @@ extension PackIndex {
         let bytes: [UInt8]?
         do { bytes = try FileSystem.readAll(path) } catch { throw PublishedIndexUnreadable(path: path, error: error.description) }
         guard let bytes else { return nil }
-        do { return try PackIndex.decode(from: Data(bytes)) } catch {
+        do { return try PackIndex.decode(bytes: bytes) } catch {
             throw PublishedIndexUnreadable(path: path, error: error.description)
         }
     }

@@ -42,39 +42,57 @@ struct PackPublisher: Sendable {
 
     func publish(_ entry: PackPlan.Entry, results: [String: GIFFetchResult],
                  history: History) throws -> (PackDescription, Outcome) {
-        var rows: [PackCatalogWriter.Row] = []
         var refs: [ExerciseRef] = []
+        refs.reserveCapacity(entry.exercises.count)
         var distinct: [String: Int64] = [:]
         var previews: [String: GIFPlaceholder] = [:]
         for exercise in entry.exercises {
-            var metadata: GIFMetadata?
+            var hash: String?
             if case .stored(let gif)? = results[exercise.id] {
-                metadata = gif.metadata
+                hash = gif.sha256
                 distinct[gif.sha256] = gif.bytes
-                if let placeholders {
+                if let placeholders, previews[gif.sha256] == nil {
                     let record = try placeholders.ensure(sha256: gif.sha256, blobPath: frames.layout.blobPath(sha256: gif.sha256))
-                    metadata?.blurHash = record.blurHash
-                    metadata?.averageColor = record.averageColor
                     previews[gif.sha256] = GIFPlaceholder(
                         blurHash: record.blurHash, averageColor: record.averageColor, width: gif.info.width,
                         height: gif.info.height, frames: gif.info.frameCount,
                         durationMilliseconds: gif.info.durationMilliseconds, loopCount: gif.info.loopCount)
                 }
             }
-            rows.append(PackCatalogWriter.Row(exercise: exercise, gif: metadata))
-            refs.append(ExerciseRef(id: exercise.id, gif: metadata?.sha256))
+            refs.append(ExerciseRef(id: exercise.id, gif: hash))
+        }
+        // The plan's exercises are in id order: catalog.json is written from them one at a time,
+        // each GIF with its BlurHash and average colour (format 1.2).
+        let placeholderRecords = previews
+        let rows = entry.exercises.lazy.map { exercise in
+            var metadata: GIFMetadata?
+            if case .stored(let gif)? = results[exercise.id] {
+                metadata = gif.metadata
+                if let preview = placeholderRecords[gif.sha256] {
+                    metadata?.blurHash = preview.blurHash
+                    metadata?.averageColor = preview.averageColor
+                }
+            }
+            return PackCatalogWriter.Row(exercise: exercise, gif: metadata)
         }
         try FileSystem.createDirectory("\(outputDirectory)/packs")
         let catalogSource = SourceDescription(kind: source.kind, baseURL: nil, resolution: source.resolution)
         let catalogPath = FileSystem.temporaryPath(beside: "\(outputDirectory)/packs/\(entry.spec.name).catalog.json")
         defer { FileSystem.remove(catalogPath) }
-        let digest = try PackCatalogWriter.write(pack: entry.spec.name, source: catalogSource, exercises: rows,
+        func current(_ digest: String) -> PackDescription? {
+            history.references
+                .filter { $0.contentDigest == digest && FileSystem.fileSize("\(outputDirectory)/\($0.file)") == $0.bytes }
+                .max { $0.version < $1.version }
+        }
+        // With a published version to compare with, catalog.json is hashed first without being
+        // written: an unchanged pack (every no-change rebuild) writes nothing.
+        if !history.references.isEmpty,
+           let current = current(try PackCatalogWriter.digest(pack: entry.spec.name, source: catalogSource, sortedExercises: rows).sha256) {
+            return (current, .unchanged)
+        }
+        let digest = try PackCatalogWriter.write(pack: entry.spec.name, source: catalogSource, sortedExercises: rows,
                                                  to: catalogPath).sha256
-
-        let current = history.references
-            .filter { $0.contentDigest == digest && FileSystem.fileSize("\(outputDirectory)/\($0.file)") == $0.bytes }
-            .max { $0.version < $1.version }
-        if let current { return (current, .unchanged) }
+        if let current = current(digest) { return (current, .unchanged) }
 
         let temporary = FileSystem.temporaryPath(beside: "\(outputDirectory)/packs/\(entry.spec.name).tar.zst")
         let summary: PackFileSummary

@@ -14,6 +14,8 @@ public enum CatalogError: Error, Sendable, Equatable, CustomStringConvertible {
     case catalogTooLarge(limit: Int64)
     /// All pages together hold more records than `max_catalog_records`.
     case tooManyRecords(limit: Int)
+    /// The records could not be written to (or read back from) the build's spool file in the cache.
+    case spool(FileSystemError)
 
     public var description: String {
         switch self {
@@ -31,6 +33,7 @@ public enum CatalogError: Error, Sendable, Equatable, CustomStringConvertible {
             "the catalog's pages together exceed max_catalog_bytes (\(limit) bytes); refusing to go on (a catalog without end?)"
         case .tooManyRecords(let limit):
             "the catalog holds more than max_catalog_records (\(limit)) records; refusing to go on (a catalog without end?)"
+        case .spool(let error): "the catalog records could not be kept in the cache: \(error)"
         }
     }
 }

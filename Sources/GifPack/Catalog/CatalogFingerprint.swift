@@ -1,17 +1,9 @@
-import Crypto
-import Foundation
-
-/// A stable fingerprint of each exercise record (its canonical JSON and image URL), used to tell
-/// which exercises changed between two catalogs.
+/// A stable fingerprint of each exercise record (its canonical JSON and image URL, see
+/// ``Exercise/fingerprint``), used to tell which exercises changed between two catalogs.
 enum CatalogFingerprint {
-    static func fingerprints(of catalog: Catalog) -> [String: String] {
-        var result: [String: String] = [:]
-        for exercise in catalog.exercises {
-            var hasher = SHA256()
-            hasher.update(data: exercise.record.canonicalJSON)
-            hasher.update(data: Array(exercise.imageURL.utf8))
-            result[exercise.id] = Hex.lowercase(hasher.finalize())
-        }
-        return result
+    /// Each exercise's id and fingerprint (lowercase hex), in the catalog's order, made one at a
+    /// time as the state consumes them.
+    static func fingerprints(of catalog: Catalog) -> some Sequence<(id: String, fingerprint: String)> {
+        catalog.exercises.lazy.map { (id: $0.id, fingerprint: $0.fingerprint.hex) }
     }
 }

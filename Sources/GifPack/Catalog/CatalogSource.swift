@@ -17,10 +17,22 @@ public protocol CatalogSource: Sendable {
 /// Makes the ``CatalogSource`` for a manifest's source kind.
 public enum CatalogSources {
     /// `expectedCount` (the size of the last catalog, if known) lets the pages be fetched in
-    /// parallel without a request past the end.
+    /// parallel without a request past the end. With a `spool`, every page's records go to its file
+    /// as the page arrives and the catalog keeps only where they are.
+    static func make(for source: SourceSettings, fetch: FetchSettings, client: HTTPClient,
+                     expectedCount: Int? = nil, spool: RecordSpool?) -> any CatalogSource {
+        let pager = CatalogPager(source: source, fetch: fetch, client: client, expectedCount: expectedCount, spool: spool)
+        switch source.kind {
+        case .rapidAPI: return RapidAPICatalogSource(pager: pager)
+        case .v1: return V1CatalogSource(pager: pager)
+        }
+    }
+
+    /// `expectedCount` (the size of the last catalog, if known) lets the pages be fetched in
+    /// parallel without a request past the end. The records stay in memory.
     public static func make(for source: SourceSettings, fetch: FetchSettings, client: HTTPClient,
                             expectedCount: Int? = nil) -> any CatalogSource {
-        let pager = CatalogPager(source: source, fetch: fetch, client: client, expectedCount: expectedCount)
+        let pager = CatalogPager(source: source, fetch: fetch, client: client, expectedCount: expectedCount, spool: nil)
         switch source.kind {
         case .rapidAPI: return RapidAPICatalogSource(pager: pager)
         case .v1: return V1CatalogSource(pager: pager)
@@ -42,7 +54,24 @@ struct CatalogPager: Sendable {
     let fetch: FetchSettings
     let client: HTTPClient
     var expectedCount: Int? = nil
+    /// Where the records of each page go as it arrives; nil keeps them in memory.
+    var spool: RecordSpool? = nil
     static let maxPages = 10_000
+
+    /// A page's normalised records with their bytes moved to the spool (one write per page).
+    func spooled(_ items: [Result<Exercise, CatalogRejectionReason>]) throws(CatalogError) -> [Result<Exercise, CatalogRejectionReason>] {
+        guard let spool else { return items }
+        var records: [RawRecord] = []
+        records.reserveCapacity(items.count)
+        for case .success(let exercise) in items { records.append(exercise.record) }
+        let placed: [RawRecord]
+        do { placed = try spool.append(records) } catch { throw .spool(error) }
+        var next = placed.makeIterator()
+        return items.map { item in
+            guard case .success(let exercise) = item, let record = next.next() else { return item }
+            return .success(exercise.spooled(record))
+        }
+    }
 
     func pageURL(offset: Int) -> String {
         let base = source.baseURL.hasSuffix("/") ? String(source.baseURL.dropLast()) : source.baseURL
@@ -138,28 +167,37 @@ struct CatalogPager: Sendable {
     /// `expectedCount` from the last run), and otherwise speculatively, which can cost at most two
     /// requests past the end, on a first run only.
     func collect(expectedCount: Int? = nil, records: @escaping @Sendable (JSONValue, String) throws(CatalogError) -> PageContent,
-                 normalise: (JSONValue) -> Result<Exercise, CatalogRejectionReason>) async throws(CatalogError) -> Catalog {
+                 normalise: @escaping @Sendable (JSONValue) -> Result<Exercise, CatalogRejectionReason>) async throws(CatalogError) -> Catalog {
         // Each page is normalised as it arrives, so only compact exercises are kept, never the trees
-        // of every page.
+        // of every page. Later pages are parsed and normalised in their own tasks, in parallel; they
+        // are counted, checked and spooled here, one at a time.
         let budget = CatalogBudget(maxBytes: fetch.maxCatalogBytes)
         var recordCount = 0
         var seenPages: Set<SHA256Digest> = []
         /// Counts a page's records against `max_catalog_records` and refuses a page seen before
-        /// (same records at another offset: a server ignoring `offset`), as soon as it arrives.
-        func admit(_ content: PageContent, offset: Int) throws(CatalogError) {
+        /// (same records at another offset: a server ignoring `offset`), as soon as it arrives, then
+        /// normalises it. A page is known by the digests of its records' canonical bytes (a
+        /// normalised record already has its own; a refused one is encoded for it).
+        func admit(_ content: PageContent, normalised: [Result<Exercise, CatalogRejectionReason>],
+                   offset: Int) throws(CatalogError) -> [Result<Exercise, CatalogRejectionReason>] {
             recordCount += content.items.count
             guard recordCount <= fetch.maxCatalogRecords else { throw .tooManyRecords(limit: fetch.maxCatalogRecords) }
-            guard !content.items.isEmpty else { return }
-            let pageBytes: [UInt8]
-            do { pageBytes = try CanonicalJSON.encode(.array(content.items)) } catch {
-                throw .unexpectedShape(url: pageURL(offset: offset), detail: "\(error)")
+            guard !content.items.isEmpty else { return normalised }
+            var page = SHA256()
+            for (item, result) in zip(content.items, normalised) {
+                switch result {
+                case .success(let exercise): page.update(data: exercise.record.sha256.bytes)
+                case .failure:
+                    do { page.update(data: Array(SHA256.hash(data: try CanonicalJSON.encode(item)))) } catch {
+                        throw .unexpectedShape(url: pageURL(offset: offset), detail: "\(error)")
+                    }
+                }
             }
-            let digest = SHA256.hash(data: pageBytes)
-            guard seenPages.insert(digest).inserted else { throw .pagingDoesNotAdvance(url: pageURL(offset: offset)) }
+            guard seenPages.insert(page.finalize()).inserted else { throw .pagingDoesNotAdvance(url: pageURL(offset: offset)) }
+            return try spooled(normalised)
         }
         let first = try records(try await page(offset: 0, budget: budget), pageURL(offset: 0))
-        try admit(first, offset: 0)
-        var pages: [Int: [Result<Exercise, CatalogRejectionReason>]] = [0: first.items.map(normalise)]
+        var pages: [Int: [Result<Exercise, CatalogRejectionReason>]] = [0: try admit(first, normalised: first.items.map(normalise), offset: 0)]
         let step = first.items.count
         if !first.isLast, step > 0 {
             let known = first.total ?? expectedCount
@@ -167,15 +205,15 @@ struct CatalogPager: Sendable {
             var next = step
             var running = 0
             var failure: CatalogError?
-            await withTaskGroup(of: (Int, Result<PageContent, CatalogError>).self) { group in
+            await withTaskGroup(of: (Int, Result<(PageContent, [Result<Exercise, CatalogRejectionReason>]), CatalogError>).self) { group in
                 while true {
                     while failure == nil, running < 3, next / step < Self.maxPages, end.map({ next < $0 }) ?? true,
                           running == 0 || known.map({ next <= $0 }) ?? true {
                         let offset = next
                         group.addTask {
                             do throws(CatalogError) {
-                                return (offset, .success(try records(try await page(offset: offset, budget: budget),
-                                                                     pageURL(offset: offset))))
+                                let content = try records(try await page(offset: offset, budget: budget), pageURL(offset: offset))
+                                return (offset, .success((content, content.items.map(normalise))))
                             } catch {
                                 return (offset, .failure(error))
                             }
@@ -189,13 +227,12 @@ struct CatalogPager: Sendable {
                     case .failure(let error):
                         failure = failure ?? error
                         group.cancelAll()
-                    case .success(let content):
-                        do throws(CatalogError) { try admit(content, offset: offset) } catch {
+                    case .success(let (content, normalised)):
+                        do throws(CatalogError) { pages[offset] = try admit(content, normalised: normalised, offset: offset) } catch {
                             failure = failure ?? error
                             group.cancelAll()
                             continue
                         }
-                        pages[offset] = content.items.map(normalise)
                         if content.isLast || content.items.count < step {
                             end = min(end ?? .max, offset + content.items.count)
                         }
@@ -205,19 +242,21 @@ struct CatalogPager: Sendable {
             if let failure { throw failure }
             if next / step >= Self.maxPages, end == nil { throw .tooManyPages(limit: Self.maxPages) }
         }
-        // Pages in order, up to the first short one; pages fetched past the end are dropped.
-        var all: [Result<Exercise, CatalogRejectionReason>] = []
+        // Pages in order, up to the first short one; pages fetched past the end are dropped. Each
+        // page is let go as soon as its records are taken.
+        let pageCount = pages.count
+        var assembler = Assembler(expected: recordCount)
         var previousFirst: Result<Exercise, CatalogRejectionReason>?
         for offset in pages.keys.sorted() {
-            let items = pages[offset]!
+            let items = pages.removeValue(forKey: offset)!
             if let firstItem = items.first, offset > 0, let previousFirst, Self.same(firstItem, previousFirst) {
                 throw .pagingDoesNotAdvance(url: pageURL(offset: offset))
             }
             previousFirst = items.first
-            all.append(contentsOf: items)
+            assembler.add(items)
             if items.count < step || items.isEmpty { break }
         }
-        return Self.assemble(normalised: all, pages: pages.count)
+        return assembler.catalog(pages: pageCount)
     }
 
     private static func same(_ a: Result<Exercise, CatalogRejectionReason>, _ b: Result<Exercise, CatalogRejectionReason>) -> Bool {
@@ -232,19 +271,43 @@ struct CatalogPager: Sendable {
     }
 
     static func assemble(normalised: [Result<Exercise, CatalogRejectionReason>], pages: Int) -> Catalog {
-        var exercises: [Exercise] = []
-        var rejected: [CatalogRejection] = []
-        var seen: Set<String> = []
-        var duplicates: Set<String> = []
-        for (position, result) in normalised.enumerated() {
-            switch result {
-            case .success(let exercise):
-                if seen.insert(exercise.id).inserted { exercises.append(exercise) } else { duplicates.insert(exercise.id) }
-            case .failure(let reason):
-                rejected.append(CatalogRejection(position: position, id: reason.displayID, reason: reason.reason))
+        var assembler = Assembler(expected: normalised.count)
+        assembler.add(normalised)
+        return assembler.catalog(pages: pages)
+    }
+
+    /// Collects normalised records in order, refusing bad ones and keeping the first of duplicate ids.
+    /// Equal body part, equipment and target lists (a catalog has a few hundred different ones)
+    /// share one array, so they cost nothing per exercise.
+    struct Assembler {
+        private var exercises: [Exercise] = []
+        private var lists: Set<[String]> = []
+        private var rejected: [CatalogRejection] = []
+        private var seen: Set<String> = []
+        private var duplicates: Set<String> = []
+        private var position = 0
+
+        init(expected: Int) { exercises.reserveCapacity(expected) }
+
+        mutating func add(_ normalised: [Result<Exercise, CatalogRejectionReason>]) {
+            for result in normalised {
+                switch result {
+                case .success(var exercise):
+                    guard seen.insert(exercise.id).inserted else { duplicates.insert(exercise.id); break }
+                    exercise.bodyParts = lists.insert(exercise.bodyParts).memberAfterInsert
+                    exercise.equipment = lists.insert(exercise.equipment).memberAfterInsert
+                    exercise.targets = lists.insert(exercise.targets).memberAfterInsert
+                    exercises.append(exercise)
+                case .failure(let reason):
+                    rejected.append(CatalogRejection(position: position, id: reason.displayID, reason: reason.reason))
+                }
+                position += 1
             }
         }
-        return Catalog(exercises: exercises, rejected: rejected, duplicateIDs: duplicates.sorted(), pagesFetched: pages)
+
+        consuming func catalog(pages: Int) -> Catalog {
+            Catalog(exercises: exercises, rejected: rejected, duplicateIDs: duplicates.sorted(), pagesFetched: pages)
+        }
     }
 }
 

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 
 /// One exercise from either API shape, normalised: the fields selectors use, where its GIF is, and
@@ -13,10 +14,13 @@ public struct Exercise: Sendable, Equatable {
     public var bodyParts: [String]
     public var equipment: [String]
     public var targets: [String]
-    public var imageURL: String
-    /// The API's record as canonical JSON bytes (sorted keys, compact): a few hundred bytes to keep
-    /// per exercise instead of a tree of values.
-    public var record: RawRecord
+    public private(set) var imageURL: String
+    /// The API's record as canonical JSON bytes (sorted keys, compact), held in memory or, once the
+    /// build spools it (``RecordSpool``), only as the place of those bytes in the spool file.
+    public private(set) var record: RawRecord
+    /// SHA-256 of the record's canonical bytes followed by the image URL: what tells a changed
+    /// exercise from an unchanged one between two catalogs (``CatalogFingerprint``).
+    public let fingerprint: RecordDigest
 
     /// Throws when `raw` has no canonical JSON form (a non-finite number).
     public init(id: String, name: String, bodyParts: [String], equipment: [String], targets: [String],
@@ -27,23 +31,105 @@ public struct Exercise: Sendable, Equatable {
         self.equipment = equipment
         self.targets = targets
         self.imageURL = imageURL
-        self.record = try RawRecord(raw)
+        let bytes = try CanonicalJSON.encode(raw)
+        self.record = RawRecord(bytes: bytes)
+        var hasher = SHA256()
+        hasher.update(data: bytes)
+        hasher.update(data: Array(imageURL.utf8))
+        self.fingerprint = RecordDigest(hasher.finalize())
+    }
+
+    /// The same exercise with its record's bytes in `spool`'s file instead of memory.
+    func spooled(_ record: RawRecord) -> Exercise {
+        var copy = self
+        copy.record = record
+        return copy
     }
 }
 
 /// A JSON value stored as its canonical bytes (``CanonicalJSON``), ready to be copied verbatim into a
-/// pack's `catalog.json`.
+/// pack's `catalog.json`: in memory, or in a build's ``RecordSpool`` file (only its offset and
+/// length are then kept). Two records are equal when their bytes are.
 ///
 /// ```swift
-/// let record = try RawRecord(.object(["id": .string("0001")]))   // canonicalJSON: {"id":"0001"}
+/// let record = try RawRecord(.object(["id": .string("0001")]))
+/// try record.bytes()   // {"id":"0001"}
 /// ```
 public struct RawRecord: Sendable, Equatable {
-    public let canonicalJSON: [UInt8]
+    enum Storage: Sendable {
+        case memory([UInt8])
+        case spooled(RecordSpool, offset: Int64)
+    }
+
+    let storage: Storage
+    /// The number of canonical bytes.
+    public let length: Int
+    /// SHA-256 of the canonical bytes: what equality compares, wherever the bytes are.
+    public let sha256: RecordDigest
 
     /// Throws when `value` has no canonical JSON form (a non-finite number): such a record is refused
     /// rather than packed as something else.
     public init(_ value: JSONValue) throws(CanonicalJSON.EncodingError) {
-        canonicalJSON = try CanonicalJSON.encode(value)
+        self.init(bytes: try CanonicalJSON.encode(value))
+    }
+
+    init(bytes: [UInt8]) {
+        storage = .memory(bytes)
+        length = bytes.count
+        sha256 = RecordDigest(SHA256.hash(data: bytes))
+    }
+
+    init(spooledIn spool: RecordSpool, offset: Int64, length: Int, sha256: RecordDigest) {
+        storage = .spooled(spool, offset: offset)
+        self.length = length
+        self.sha256 = sha256
+    }
+
+    /// The canonical bytes (read back from the spool file when spooled).
+    public func bytes() throws(FileSystemError) -> [UInt8] {
+        switch storage {
+        case .memory(let bytes): bytes
+        case .spooled(let spool, let offset): try spool.read(offset: offset, length: length)
+        }
+    }
+
+    public static func == (a: RawRecord, b: RawRecord) -> Bool { a.length == b.length && a.sha256 == b.sha256 }
+}
+
+/// A SHA-256 digest kept inline (four words, no allocation), as ``RawRecord`` and ``Exercise`` keep
+/// one per record.
+///
+/// ```swift
+/// let digest = RecordDigest(SHA256.hash(data: bytes))
+/// print(digest.hex)   // 64 lowercase hex digits
+/// ```
+public struct RecordDigest: Sendable, Hashable {
+    private var words: (UInt64, UInt64, UInt64, UInt64)
+
+    public init(_ digest: SHA256Digest) {
+        words = digest.withUnsafeBytes { raw in
+            (raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self), raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self),
+             raw.loadUnaligned(fromByteOffset: 16, as: UInt64.self), raw.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
+        }
+    }
+
+    /// The 32 bytes, in the digest's order.
+    public var bytes: [UInt8] {
+        withUnsafeBytes(of: words) { Array($0) }
+    }
+
+    /// Lowercase hex, as SHA-256 digests are written everywhere else.
+    public var hex: String { Hex.lowercase(bytes) }
+
+    public static func == (a: RecordDigest, b: RecordDigest) -> Bool {
+        a.words.0 == b.words.0 && a.words.1 == b.words.1 && a.words.2 == b.words.2 && a.words.3 == b.words.3
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(words.0)
+        hasher.combine(words.1)
+        hasher.combine(words.2)
+        hasher.combine(words.3)
     }
 }
 
@@ -57,7 +143,9 @@ public struct Catalog: Sendable, Equatable {
     public var pagesFetched: Int
 
     public init(exercises: [Exercise], rejected: [CatalogRejection], duplicateIDs: [String], pagesFetched: Int) {
-        self.exercises = exercises.sorted { $0.id < $1.id }
+        // Catalogs usually come in id order: then the array is kept as it is, with no sorted copy.
+        let inOrder = zip(exercises, exercises.dropFirst()).allSatisfy { $0.id < $1.id }
+        self.exercises = inOrder ? exercises : exercises.sorted { $0.id < $1.id }
         self.rejected = rejected
         self.duplicateIDs = duplicateIDs
         self.pagesFetched = pagesFetched

@@ -20,11 +20,20 @@ struct FetchPlanner: Sendable {
     let now: Date
 
     func decide(_ exercise: Exercise, known: GIFState?) -> Decision {
+        var stored: [String: Bool] = [:]
+        return decide(exercise, known: known, stored: &stored)
+    }
+
+    /// `stored` remembers which blobs the store holds, for the exercises of one batch.
+    func decide(_ exercise: Exercise, known: GIFState?, stored: inout [String: Bool]) -> Decision {
         guard let known, known.url == exercise.imageURL else { return .request(conditional: nil) }
         if known.status == .missing, now.timeIntervalSince(known.attemptedAt) < settings.missingTTL.milliseconds / 1000 {
             return .knownMissing(known)
         }
-        guard let metadata = known.metadata, store.contains(sha256: metadata.sha256) else {
+        guard let metadata = known.metadata else { return .request(conditional: nil) }
+        let present = stored[metadata.sha256] ?? store.contains(sha256: metadata.sha256)
+        stored[metadata.sha256] = present
+        guard present else {
             return .request(conditional: nil)
         }
         if known.status == .ok, let refresh = settings.refreshAfter, let fetchedAt = known.fetchedAt,

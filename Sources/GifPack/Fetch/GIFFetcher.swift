@@ -57,32 +57,34 @@ struct GIFFetcher: Sendable {
         case timer
     }
 
+    /// Exercises planned at a time: what the state knows of them is read in one query, and only
+    /// their work items wait in memory.
+    static let planBatch = 512
+
     /// Throws ``StateUnreadable`` before sending any request when the state cannot be read: without
     /// it every GIF would be requested in full (no conditional requests, nothing fresh), spending
     /// quota for nothing.
+    ///
+    /// The plan is made in batches of ``planBatch`` exercises as the window needs more work: the
+    /// state is read a batch at a time (once before the first request, to count what will be
+    /// requested), so memory does not grow with the catalog.
     func fetch(_ exercises: [Exercise]) async throws(StateUnreadable) -> FetchOutcome {
-        let (state, resolutionKey, planner) = (self.state, self.resolutionKey, self.planner)
-        let decisions = try await BlockingWork.run("gifpack.plan") { () throws(StateUnreadable) -> [FetchPlanner.Decision] in
-            let known: [String: GIFState]
-            do { known = try state?.gifs(resolution: resolutionKey) ?? [:] } catch {
-                throw StateUnreadable(step: .planningFetches, path: state?.path, error: String(describing: error))
-            }
-            return exercises.map { planner.decide($0, known: known[$0.id]) }
-        }
-        var queue: [FetchWorkItem] = []
-        for (exercise, decision) in zip(exercises, decisions) {
-            switch decision {
-            case .reuseFresh(let gif): processor.reuse(exercise: exercise, known: gif, origin: .fresh)
-            case .knownMissing(let gif):
-                processor.record(.rejected(FetchRejection(exerciseID: exercise.id, url: exercise.imageURL, reason: .knownMissing,
-                                                          detail: "HTTP 404 at the last try (\(gif.lastError ?? "missing")); not asked again until missing_ttl passes",
-                                                          status: 404)), for: exercise.id)
-            case .request(let conditional): queue.append(FetchWorkItem(exercise: exercise, conditional: conditional))
+        let toRequest = try await countRequests(exercises)
+        observer?(.fetchPlanned(total: exercises.count, toRequest: toRequest))
+        var planned = 0 // exercises planned so far
+        var upcoming: [FetchWorkItem] = [] // this batch's requests, reversed: exercises go out in id order
+        var retries: [FetchWorkItem] = []
+        /// Plans batches until one yields a request or every exercise is planned.
+        func refill() async throws(StateUnreadable) {
+            while upcoming.isEmpty, planned < exercises.count {
+                let batch = exercises[planned..<min(planned + Self.planBatch, exercises.count)]
+                planned = batch.endIndex
+                upcoming = try await plan(batch).reversed()
             }
         }
-        queue.reverse() // pop from the end: exercises go out in id order
-        observer?(.fetchPlanned(total: exercises.count, toRequest: queue.count))
+        try await refill()
 
+        var planFailure: StateUnreadable?
         await withTaskGroup(of: Event.self) { group in
             var running = 0
             var timerPending = false
@@ -90,11 +92,27 @@ struct GIFFetcher: Sendable {
                 // Back-pressure: never run further ahead of validation and storage than a couple of
                 // GIFs, so a crash loses little besides the requests in flight.
                 await processor.waitForBacklog()
-                // Fill the window with items that are due.
-                while governor.stopReason == nil, running < governor.window,
-                      let index = queue.lastIndex(where: { $0.notBefore <= .now }) {
-                    guard governor.reserveRequest() else { break }
-                    let item = queue.remove(at: index)
+                // Fill the window with items that are due: retries first, then the plan in id order.
+                while governor.stopReason == nil, planFailure == nil, running < governor.window {
+                    let item: FetchWorkItem
+                    if let index = retries.lastIndex(where: { $0.notBefore <= .now }) {
+                        item = retries[index]
+                        guard governor.reserveRequest() else { break }
+                        retries.remove(at: index)
+                    } else {
+                        if upcoming.isEmpty {
+                            // A state that became unreadable mid-run: nothing more is sent; the
+                            // requests in flight finish and the build fails with the reason.
+                            do throws(StateUnreadable) { try await refill() } catch {
+                                planFailure = error
+                                break
+                            }
+                        }
+                        guard let next = upcoming.last, governor.stopReason == nil else { break }
+                        item = next
+                        guard governor.reserveRequest() else { break }
+                        upcoming.removeLast()
+                    }
                     running += 1
                     group.addTask {
                         let started = ContinuousClock.now
@@ -102,9 +120,10 @@ struct GIFFetcher: Sendable {
                         return .finished(result, elapsed: .now - started)
                     }
                 }
-                if running == 0 && (queue.isEmpty || governor.stopReason != nil) { break }
+                let exhausted = upcoming.isEmpty && planned == exercises.count && retries.isEmpty
+                if running == 0 && (exhausted || governor.stopReason != nil || planFailure != nil) { break }
                 if !timerPending, running < governor.window, governor.stopReason == nil,
-                   let due = queue.map(\.notBefore).min(), due > .now {
+                   let due = retries.map(\.notBefore).min(), due > .now {
                     timerPending = true
                     group.addTask {
                         try? await Task.sleep(until: due, clock: .continuous)
@@ -118,14 +137,23 @@ struct GIFFetcher: Sendable {
                     running -= 1
                     let requeued = handle(result)
                     report(result, elapsed: elapsed, retryAt: requeued?.notBefore)
-                    if let requeued { queue.append(requeued) }
+                    if let requeued { retries.append(requeued) }
                 }
             }
             group.cancelAll()
         }
+        if let planFailure { throw planFailure }
         var notAttempted: [String] = []
         if let reason = governor.stopReason {
-            for item in queue {
+            // What was never sent: retries waiting, this batch's requests, then the rest of the plan
+            // (its fresh and known-missing exercises are recorded as usual while it is made).
+            var remaining = retries + upcoming.reversed()
+            while planned < exercises.count {
+                let batch = exercises[planned..<min(planned + Self.planBatch, exercises.count)]
+                planned = batch.endIndex
+                remaining += try await plan(batch)
+            }
+            for item in remaining {
                 if let failure = item.lastFailure {
                     processor.record(.rejected(failure), for: item.exercise.id)
                 } else {
@@ -143,6 +171,53 @@ struct GIFFetcher: Sendable {
         return FetchOutcome(results: results, stop: governor.stopReason, retries: governor.retries,
                             rateLimited: governor.rateLimited, quotaRemaining: governor.quotaRemaining,
                             notAttempted: notAttempted.sorted())
+    }
+
+    /// The planner's decision for each exercise of a batch, in order, from what the state knows of
+    /// them (one range query), made off the cooperative pool (the planner looks at the blob store).
+    private func decide(_ batch: ArraySlice<Exercise>) async throws(StateUnreadable) -> [FetchPlanner.Decision] {
+        let (state, resolutionKey, planner) = (self.state, self.resolutionKey, self.planner)
+        return try await BlockingWork.run("gifpack.plan") { () throws(StateUnreadable) -> [FetchPlanner.Decision] in
+            var known: [String: GIFState] = [:]
+            if let state, let low = batch.lazy.map(\.id).min(), let high = batch.lazy.map(\.id).max() {
+                do { known = try state.gifs(resolution: resolutionKey, from: low, through: high) } catch {
+                    throw StateUnreadable(step: .planningFetches, path: state.path, error: String(describing: error))
+                }
+            }
+            var stored: [String: Bool] = [:] // many exercises share a GIF: one look at the store each
+            return batch.map { planner.decide($0, known: known[$0.id], stored: &stored) }
+        }
+    }
+
+    /// How many of `exercises` the plan will request, read from the state a batch at a time.
+    private func countRequests(_ exercises: [Exercise]) async throws(StateUnreadable) -> Int {
+        var count = 0
+        var start = exercises.startIndex
+        while start < exercises.endIndex {
+            let batch = exercises[start..<min(start + Self.planBatch, exercises.endIndex)]
+            start = batch.endIndex
+            count += try await decide(batch).count(where: { if case .request = $0 { true } else { false } })
+        }
+        return count
+    }
+
+    /// Decides a batch: fresh and known-missing exercises are recorded at once; the work items of
+    /// those to request are returned in the batch's order.
+    private func plan(_ batch: ArraySlice<Exercise>) async throws(StateUnreadable) -> [FetchWorkItem] {
+        var requests: [FetchWorkItem] = []
+        var fresh: [(exercise: Exercise, known: GIFState)] = []
+        defer { processor.reuse(fresh, origin: .fresh) }
+        for (exercise, decision) in zip(batch, try await decide(batch)) {
+            switch decision {
+            case .reuseFresh(let gif): fresh.append((exercise, gif))
+            case .knownMissing(let gif):
+                processor.record(.rejected(FetchRejection(exerciseID: exercise.id, url: exercise.imageURL, reason: .knownMissing,
+                                                          detail: "HTTP 404 at the last try (\(gif.lastError ?? "missing")); not asked again until missing_ttl passes",
+                                                          status: 404)), for: exercise.id)
+            case .request(let conditional): requests.append(FetchWorkItem(exercise: exercise, conditional: conditional))
+            }
+        }
+        return requests
     }
 
     private func report(_ result: AttemptResult, elapsed: Duration, retryAt: ContinuousClock.Instant?) {

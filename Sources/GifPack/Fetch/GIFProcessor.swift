@@ -26,7 +26,7 @@ final class GIFProcessor: Sendable {
     private let resolution: Int?
     private let resolutionKey: Int
     private let state: BuildState?
-    private let results = Mutex<[String: GIFFetchResult]>([:])
+    private let results = Mutex<(byID: [String: GIFFetchResult], hashes: Set<String>)>(([:], []))
     private let stateErrors = Mutex<[String]>([])
     private let processed = Mutex(0)
     private let backlog = Mutex<(pending: Int, waiters: [CheckedContinuation<Void, Never>])>((0, []))
@@ -66,7 +66,17 @@ final class GIFProcessor: Sendable {
     /// Records a result decided without processing; `notify: false` keeps it out of the event
     /// stream (the exercises a stopped build never attempted are summarised once instead).
     func record(_ result: GIFFetchResult, for exerciseID: String, notify: Bool = true) {
-        results.withLock { $0[exerciseID] = result }
+        results.withLock { results in
+            var kept = result
+            // Exercises that share a GIF share one copy of its hash: at 100,000 exercises and a
+            // thousand GIFs, one string per GIF instead of one per exercise.
+            if case .stored(var gif) = result {
+                let (inserted, shared) = results.hashes.insert(gif.sha256)
+                if !inserted { gif.sha256 = shared }
+                kept = .stored(gif)
+            }
+            results.byID[exerciseID] = kept
+        }
         if notify { observer?(.gifFinished(exerciseID: exerciseID, result: result)) }
     }
 
@@ -108,25 +118,39 @@ final class GIFProcessor: Sendable {
 
     /// Uses the stored blob of a GIF the state knows (fresh, or confirmed by a 304).
     func reuse(exercise: Exercise, known: GIFState, origin: GIFOrigin) {
+        reuse([(exercise, known)], origin: origin)
+    }
+
+    /// Uses the stored blobs of several GIFs the state knows, in one job: a batch of the plan's
+    /// fresh exercises costs one hand-over to a worker, and one look at the store per distinct GIF.
+    func reuse(_ items: [(exercise: Exercise, known: GIFState)], origin: GIFOrigin) {
+        guard !items.isEmpty else { return }
         queue.async { [self] in
-            guard let metadata = known.metadata, store.contains(sha256: metadata.sha256) else {
-                record(.rejected(FetchRejection(exerciseID: exercise.id, url: exercise.imageURL, reason: .storeFailed,
-                                                detail: "the stored GIF is gone from the cache", status: nil)), for: exercise.id)
-                return
+            var present: [String: Bool] = [:]
+            for (exercise, known) in items {
+                guard let metadata = known.metadata,
+                      present[metadata.sha256] ?? store.contains(sha256: metadata.sha256) else {
+                    record(.rejected(FetchRejection(exerciseID: exercise.id, url: exercise.imageURL, reason: .storeFailed,
+                                                    detail: "the stored GIF is gone from the cache", status: nil)), for: exercise.id)
+                    continue
+                }
+                if present[metadata.sha256] == nil {
+                    // Derived once per blob: a cache hit unless the placeholder settings changed. A
+                    // failure here is reported by the pack publisher, which asks again.
+                    _ = try? placeholders?.ensure(sha256: metadata.sha256, blobPath: store.path(sha256: metadata.sha256))
+                }
+                present[metadata.sha256] = true
+                if origin == .notModified { remember { try state?.recordNotModified(exerciseID: exercise.id, resolution: resolutionKey, at: Date()) } }
+                record(.stored(StoredGIF(exerciseID: exercise.id, reusing: metadata, origin: origin,
+                                         requestedResolution: resolution)), for: exercise.id)
             }
-            // Derived once per blob: a cache hit unless the placeholder settings changed. A failure
-            // here is reported by the pack publisher, which asks again.
-            _ = try? placeholders?.ensure(sha256: metadata.sha256, blobPath: store.path(sha256: metadata.sha256))
-            if origin == .notModified { remember { try state?.recordNotModified(exerciseID: exercise.id, resolution: resolutionKey, at: Date()) } }
-            record(.stored(StoredGIF(exerciseID: exercise.id, reusing: metadata, origin: origin,
-                                     requestedResolution: resolution)), for: exercise.id)
         }
     }
 
     /// Waits until every submitted GIF is processed and returns all results by exercise id.
     func drain() async -> [String: GIFFetchResult] {
         for worker in workers { await worker.drain() }
-        return results.withLock { $0 }
+        return results.withLock { $0.byID }
     }
 
     /// State write failures (the build goes on; the report lists them).

@@ -17,29 +17,64 @@ enum PackCatalogWriter {
         var gif: GIFMetadata?
     }
 
+    /// Rows given as sorted were not: writing them would not be `catalog.json`'s canonical form.
+    struct OutOfOrder: Error, CustomStringConvertible {
+        var previous: String
+        var next: String
+        var description: String { "catalog.json rows out of id order (\(next) after \(previous))" }
+    }
+
     struct Written: Equatable {
         var sha256: String
         var bytes: Int64
     }
 
+    /// Writes `rows` sorted by exercise id.
     static func write(pack: String, source: SourceDescription, exercises rows: [Row], to path: String) throws -> Written {
-        let sink = try FileDescriptorSink(creating: path, hashing: true)
+        try write(pack: pack, source: source, sortedExercises: rows.sorted(by: { $0.exercise.id < $1.exercise.id }), to: path)
+    }
+
+    /// Writes rows that come in ascending id order, one at a time: a lazy sequence keeps nothing
+    /// per exercise in memory (each record is read back from the build's spool as it is written).
+    static func write<Rows: Sequence<Row>>(pack: String, source: SourceDescription, sortedExercises rows: Rows,
+                                           to path: String) throws -> Written {
+        let sink = try FileDescriptorSink(creating: path)
+        let written = try encode(pack: pack, source: source, sortedExercises: rows) { try sink.write($0) }
+        try sink.close()
+        return written
+    }
+
+    /// What ``write(pack:source:sortedExercises:to:)`` would write, hashed and counted without
+    /// writing it: how a rebuild finds a pack unchanged without writing its `catalog.json`.
+    static func digest<Rows: Sequence<Row>>(pack: String, source: SourceDescription, sortedExercises rows: Rows) throws -> Written {
+        try encode(pack: pack, source: source, sortedExercises: rows) { _ in }
+    }
+
+    /// Encodes the rows in 64 KiB pieces handed to `emit`, hashing them on the way.
+    private static func encode<Rows: Sequence<Row>>(pack: String, source: SourceDescription, sortedExercises rows: Rows,
+                                                    emit: ([UInt8]) throws -> Void) throws -> Written {
+        var hasher = SHA256()
+        var count: Int64 = 0
         var buffer: [UInt8] = []
         buffer.reserveCapacity(1 << 16)
         func flush(force: Bool = false) throws {
             guard force || buffer.count >= 1 << 16 else { return }
-            try sink.write(buffer)
+            hasher.update(data: buffer)
+            count += Int64(buffer.count)
+            try emit(buffer)
             buffer.removeAll(keepingCapacity: true)
         }
         buffer += PackCatalogJSON.opening
-        for (index, row) in rows.sorted(by: { $0.exercise.id < $1.exercise.id }).enumerated() {
+        var previous: String?
+        for (index, row) in rows.enumerated() {
+            if let previous, !(previous < row.exercise.id) { throw OutOfOrder(previous: previous, next: row.exercise.id) }
+            previous = row.exercise.id
             PackCatalogJSON.appendExercise(id: row.exercise.id, name: row.exercise.name, gif: row.gif,
-                                           data: row.exercise.record.canonicalJSON, first: index == 0, to: &buffer)
+                                           data: try row.exercise.record.bytes(), first: index == 0, to: &buffer)
             try flush()
         }
         PackCatalogJSON.appendClosing(formatVersion: .current, pack: pack, source: source, to: &buffer)
         try flush(force: true)
-        try sink.close()
-        return Written(sha256: try sink.sha256Hex(), bytes: sink.offset)
+        return Written(sha256: Hex.lowercase(hasher.finalize()), bytes: count)
     }
 }

@@ -1,0 +1,76 @@
+import Foundation
+import Glibc
+import GifPackSystem
+import Synchronization
+
+/// Where a build keeps the catalog's records between the list pages and the packs' `catalog.json`:
+/// an unnamed temporary file in the cache's `tmp/` (created and unlinked at once, so a killed run
+/// leaves nothing behind), appended to a page at a time as pages arrive. A spooled ``RawRecord`` is
+/// only the offset and length of its bytes there, so a catalog of 100,000 exercises does not keep
+/// 100,000 records in memory; `catalog.json` reads each one back when it is written.
+///
+/// ```swift
+/// let spool = try RecordSpool(directory: layout.temporaryDirectory)
+/// let spooled = try spool.append([exercise.record])   // records now backed by the file
+/// let bytes = try spooled[0].bytes()                  // read back
+/// ```
+final class RecordSpool: Sendable {
+    private let fd: Int32
+    /// The file's length: where the next page goes.
+    private let end = Mutex<Int64>(0)
+    /// The path the file had before it was unlinked, for error messages.
+    let path: String
+
+    init(directory: String) throws(FileSystemError) {
+        let path = "\(directory)/.catalog-records-\(UUID().uuidString)"
+        let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw .io(operation: "create", path: path, errno: errno) }
+        unlink(path)
+        self.fd = fd
+        self.path = path
+    }
+
+    deinit { close(fd) }
+
+    /// Writes the records' bytes one after the other and returns them backed by the file. Records
+    /// already spooled are returned as they are.
+    func append(_ records: [RawRecord]) throws(FileSystemError) -> [RawRecord] {
+        var page: [UInt8] = []
+        page.reserveCapacity(records.reduce(0) { $0 + $1.length })
+        var placed: [(Int64, RawRecord)] = []
+        placed.reserveCapacity(records.count)
+        for record in records {
+            guard case .memory(let bytes) = record.storage else { placed.append((-1, record)); continue }
+            placed.append((Int64(page.count), record))
+            page += bytes
+        }
+        let start = end.withLock { end in
+            defer { end += Int64(page.count) }
+            return end
+        }
+        let written = page.withUnsafeBytes { buffer in
+            Result { () throws(Errno) in
+                try POSIXIO.writeAll(buffer) { pointer, count in
+                    pwrite(fd, pointer, count, off_t(start) + off_t(buffer.count - count))
+                }
+            }
+        }
+        if case .failure(let error) = written { throw .io(operation: "write", path: path, errno: error.code) }
+        return placed.map { offset, record in
+            offset < 0 ? record : RawRecord(spooledIn: self, offset: start + offset, length: record.length, sha256: record.sha256)
+        }
+    }
+
+    /// The bytes of a record written at `offset`.
+    func read(offset: Int64, length: Int) throws(FileSystemError) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: length)
+        let got = bytes.withUnsafeMutableBytes { buffer in
+            Result { () throws(Errno) in try POSIXIO.read(fd, into: buffer, at: offset) }
+        }
+        switch got {
+        case .failure(let error): throw .io(operation: "read", path: path, errno: error.code)
+        case .success(let count) where count != length: throw .io(operation: "read", path: path, errno: EIO)
+        case .success: return bytes
+        }
+    }
+}

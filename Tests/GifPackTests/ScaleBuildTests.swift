@@ -1,0 +1,105 @@
+import ExerciseDBFixture
+import Foundation
+import GifPackHTTP
+import Testing
+@testable import GifPack
+
+/// What keeps a build's memory flat as the catalog grows: records spooled to the cache as pages
+/// arrive, the fetch planned a batch at a time, catalog changes compared in SQLite. Each must give
+/// exactly what the in-memory way gave.
+@Suite("Builds that scale")
+struct ScaleBuildTests {
+    @Test func spooledRecordsReadBackByteForByteAndLeaveNoFileBehind() throws {
+        let workspace = try TemporaryDirectory()
+        let spool = try RecordSpool(directory: workspace.path)
+        let first = try [RawRecord(.object(["id": .string("0001"), "name": .string("sit-up")])), RawRecord(.array([]))]
+        let second = try [RawRecord(.string("45° side \"bend\"")), RawRecord(.object([:]))]
+        let spooled = try spool.append(first) + spool.append(second)
+        for (original, copy) in zip(first + second, spooled) {
+            #expect(try copy.bytes() == original.bytes())
+            #expect(copy == original)
+            guard case .spooled = copy.storage else { Issue.record("not spooled"); continue }
+        }
+        #expect(spooled[0] != spooled[1])
+        // Spooling a spooled record again writes nothing and keeps it.
+        #expect(try spool.append([spooled[2]]) == [spooled[2]])
+        // The file was unlinked as soon as it was made: a killed run leaves nothing in tmp/.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: workspace.path).isEmpty)
+    }
+
+    @Test func aBuildWhoseRecordsAreSpooledWritesTheCatalogTheInMemoryRecordsGive() async throws {
+        let server = try startFixture(count: 45)
+        defer { server.stop() }
+        let workspace = try TemporaryDirectory()
+        let text = rapidAPIManifest(server: server)
+        let report = try await runBuild(manifest: text, workspace: workspace)
+        #expect(report.exitStatus == .success)
+        let index = try readIndex(workspace.file("dist/index.json"))
+        let pack = try #require(index.packs.first)
+        let reader = try PackFrameReader(path: workspace.file("dist/\(pack.file)"))
+        let built = try reader.readEntry(frameOffset: pack.catalog.frameOffset, frameLength: pack.catalog.frameLength,
+                                         maxSize: pack.catalog.size).1
+        let packed = try PackCatalog.decode(from: built)
+        #expect(packed.exercises.count == 45)
+
+        // The same catalog fetched into memory (no spool), written by the same writer with the
+        // GIFs the pack holds.
+        let manifest = try ManifestLoader().parse(text, environment: ["GIFPACK_TEST_KEY": testAPIKey])
+        let client = try HTTPClient()
+        defer { client.shutdown() }
+        let catalog = try await CatalogSources.make(for: manifest.source, fetch: manifest.fetch, client: client).fetchCatalog()
+        let gifs = Dictionary(uniqueKeysWithValues: packed.exercises.map { ($0.id, $0.gif) })
+        #expect(catalog.exercises.allSatisfy { if case .memory = $0.record.storage { true } else { false } })
+        let rows = catalog.exercises.map { PackCatalogWriter.Row(exercise: $0, gif: gifs[$0.id] ?? nil) }
+        let written = try PackCatalogWriter.write(pack: pack.name, source: packed.source, exercises: rows,
+                                                  to: workspace.file("in-memory.json"))
+        #expect(written.sha256 == pack.contentDigest)
+        // Hashing without writing (how a rebuild finds a pack unchanged) gives the same digest and size.
+        #expect(try PackCatalogWriter.digest(pack: pack.name, source: packed.source, sortedExercises: rows) == written)
+        #expect(written.bytes == Int64(built.count))
+        #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: workspace.file("in-memory.json")))) == built)
+    }
+
+    @Test func aNoChangeRebuildOfMoreExercisesThanAPlanBatchSendsListRequestsOnly() async throws {
+        let count = GIFFetcher.planBatch + 37 // two batches
+        let server = try startFixture(count: count) {
+            $0.distinctGIFs = 12
+            $0.maxPageSize = 500
+        }
+        defer { server.stop() }
+        let workspace = try TemporaryDirectory()
+        let text = rapidAPIManifest(server: server, pageSize: 500)
+        let first = try await runBuild(manifest: text, workspace: workspace)
+        #expect(first.exitStatus == .success)
+        #expect(first.gifs.downloaded == count)
+        #expect(first.packs.first?.distinctGIFs == 12)
+        #expect(first.catalogChanges?.added.count == count)
+        let before = try Data(contentsOf: URL(fileURLWithPath: workspace.file("dist/index.json")))
+        server.resetStats()
+
+        let second = try await runBuild(manifest: text, workspace: workspace)
+        #expect(second.exitStatus == .success)
+        #expect(server.stats.imageRequests == 0)
+        #expect(server.stats.listRequests == server.stats.totalRequests)
+        #expect(server.stats.listRequests == 2)
+        #expect(second.gifs.skippedFresh == count)
+        #expect(second.packs.map(\.outcome) == ["unchanged"])
+        #expect(second.catalogChanges == CatalogChanges(hadPrevious: true, added: [], removed: [], changed: []))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: workspace.file("dist/index.json"))) == before)
+    }
+
+    @Test func catalogChangesAreComparedInTheStateOneRowAtATime() throws {
+        let workspace = try TemporaryDirectory()
+        let state = try BuildState(path: workspace.file("state.sqlite"), source: "s")
+        let ids = (0..<1500).map { String(format: "%05d", $0) }
+        let first = try state.replaceCatalog(ids.lazy.map { (id: $0, fingerprint: "f\($0)") })
+        #expect(!first.hadPrevious && first.added == ids && first.removed.isEmpty && first.changed.isEmpty)
+        let same = try state.replaceCatalog(ids.lazy.map { (id: $0, fingerprint: "f\($0)") })
+        #expect(same == CatalogChanges(hadPrevious: true, added: [], removed: [], changed: []))
+        let next = Array(ids.dropFirst(2)) + ["99999"]
+        let changes = try state.replaceCatalog(next.lazy.map { (id: $0, fingerprint: $0 == "00700" ? "new" : "f\($0)") })
+        #expect(changes == CatalogChanges(hadPrevious: true, added: ["99999"], removed: ["00000", "00001"], changed: ["00700"]))
+        #expect(try state.lastCatalogCount() == next.count)
+        #expect(try state.replaceCatalog(next.lazy.map { (id: $0, fingerprint: $0 == "00700" ? "new" : "f\($0)") }).changed.isEmpty)
+    }
+}
