@@ -17,7 +17,8 @@ FISH_COMPLETION_DIR ?= $(PREFIX)/share/fish/vendor_completions.d
 # the repository, so that installing needs no extra build.
 MAN_PAGE := docs/man/gifpack.1
 
-# Python packages the tests start as servers (moto's S3), in a virtual environment of their own.
+# Python packages the tests use (moto's S3 server; PyPI blurhash, the reference BlurHash encoder), in a
+# virtual environment of their own.
 TEST_VENV := .venv-test
 
 .PHONY: deps build test test-venv demo install install-files man bench clean

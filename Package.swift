@@ -70,7 +70,7 @@ let package = Package(
         ]),
         .testTarget(name: "GifPackTests", dependencies: [
             "GifPack", "GifPackFormat", "GifPackGIF", "GifPackHTTP", "GifPackClient", "GifPackSystem", "ExerciseDBFixture",
-            "CZstd", .product(name: "Crypto", package: "swift-crypto"), .product(name: "GRDB", package: "GRDB.swift"),
+            "CZstd", "CGif", .product(name: "Crypto", package: "swift-crypto"), .product(name: "GRDB", package: "GRDB.swift"),
         ]),
     ],
     swiftLanguageModes: [.v6]

@@ -2,7 +2,8 @@
 """Turns the facts bench/run.sh measured (one JSON object a line: {"key": ..., "value": ...}) into
 bench/results.json and the table `make bench` prints: ratios against the fetch floor and the
 curl/xargs script, no-change rebuilds, packing alone, memory at scale, upgrades (sparse against
-whole-pack), and each target met or not. With --upgrade-only runs only the upgrade rows exist.
+whole-pack), placeholders and posters, and each target met or not. With --upgrade-only runs only the
+upgrade rows exist, with --posters-only only the posters rows.
 
     python3 bench/summarize.py bench/work/facts.jsonl bench/results.json
 """
@@ -40,6 +41,8 @@ def summarize(f):
     result["targets"] += upgrade_targets(result["upgrade"])
     result["publish"] = publishes(f)
     result["targets"] += publish_targets(result["publish"])
+    result["posters"] = posters(f)
+    result["targets"] += poster_targets(result["posters"])
     return result
 
 
@@ -68,6 +71,53 @@ def publish_targets(p):
     return [{"target": f"publish to {row['target']} again: nothing sent", "goal": "0 bytes",
              "measured": row["bytes_uploaded"], "met": row["status"] == 0 and row["bytes_uploaded"] == 0}
             for row in p["rows"] if row["attempt"] == "again"]
+
+
+def posters(f):
+    """Section 8: fresh builds without posters, with 80 px and 200 px posters, and a settings change
+    derived from the cache; posters pack sizes and the index's growth per exercise."""
+    if "posters.none" not in f:
+        return None
+    rows = {}
+    for name in ("none", "80", "200", "80_200"):
+        run = f.get(f"posters.{name}")
+        if run is None:
+            continue
+        report = f.get(f"posters.{name}.report") or {}
+        server = f.get(f"posters.{name}.server") or {}
+        gifs = report.get("gifs") or {}
+        count = f.get(f"posters.{name}.posters_count") or 0
+        size = f.get(f"posters.{name}.posters_bytes") or 0
+        rows[name] = {
+            "wall_s": run["wall"], "cpu_s": cpu(run), "peak_rss_mb": run["rss_kb"] / 1024, "status": run["status"],
+            "stage_s": report.get("stageSeconds"), "placeholders_derived": gifs.get("placeholdersDerived"),
+            "requests": server.get("totalRequests"), "image_requests": server.get("imageRequests"),
+            "posters_pack_bytes": size, "posters": count, "bytes_per_poster": size / count if count else None,
+            "index_bytes": f.get(f"posters.{name}.index_bytes"),
+        }
+    index = f.get("posters.index") or {}
+    growth = placeholders = listing = None
+    if index.get("exercises"):
+        growth = (index["with"] - index["without"]) / index["exercises"]
+        if index.get("placeholders_only") is not None:
+            placeholders = (index["placeholders_only"] - index["without"]) / index["exercises"]
+            listing = (index["with"] - index["placeholders_only"]) / index["exercises"]
+    none, with80 = rows.get("none"), rows.get("80")
+    return {
+        "builds": rows,
+        "index": {**index, "growth_bytes_per_exercise": growth, "placeholders_bytes_per_exercise": placeholders,
+                  "posters_listing_bytes_per_exercise": listing},
+        "wall_with_80_over_without": ratio(with80["wall_s"], none["wall_s"]) if none and with80 else None,
+        "cpu_with_80_over_without": ratio(with80["cpu_s"], none["cpu_s"]) if none and with80 else None,
+    }
+
+
+def poster_targets(p):
+    if not p or "80_200" not in p["builds"]:
+        return []
+    change = p["builds"]["80_200"]
+    return [{"target": "posters setting change: GIF requests", "goal": "0", "measured": change["image_requests"],
+             "met": change["image_requests"] == 0 if change["image_requests"] is not None else None}]
 
 
 def upgrades(f):
@@ -261,7 +311,7 @@ def table(r):
     add(f"machine: {m['nproc']} cores, {m['cpu']}, {m['mem_kb'] / 1024 / 1024:.1f} GiB; "
         f"load {m['load_at_start']} at start, {m['load_at_end']} at end")
     source = f"real data {c['real_data']}" if c["real_data"] else f"realistic catalog of {c['count']}"
-    add(f"fixture: {source}" + (f", {r['end_to_end']['gifs']} GIFs, latency {c['latency_ms']} ms" if "end_to_end" in r else ""))
+    add(f"fixture: {source}" + (f", {r['end_to_end']['gifs']} GIFs" if "end_to_end" in r else "") + f", latency {c['latency_ms']} ms")
     add("")
     add("targets")
     for t in r["targets"]:
@@ -291,7 +341,29 @@ def table(r):
             label = {"dir": "to a directory", "s3": "to S3 (moto, loopback)"}[row["target"]] + ("" if row["attempt"] == "first" else ", again")
             add(f"  {label:<40} {row['wall_s']:>8.2f} {row['cpu_s']:>8.2f} {row['peak_rss_mb']:>13.1f} {fmt(row['packs_uploaded']):>12} "
                 f"{fmt(row['bytes_uploaded']):>12}" + ("" if row["status"] == 0 else f"   exit {row['status']}"))
+        add("")
+    if r.get("posters"):
+        lines += poster_table(r["posters"])
     return "\n".join(lines)
+
+
+def poster_table(p):
+    lines = []
+    add = lines.append
+    labels = {"none": "fresh build, posters: []", "80": "fresh build, posters: [80]", "200": "fresh build, posters: [200]",
+              "80_200": "same cache, posters: [80, 200]"}
+    add("8. placeholders and posters          wall s    cpu s   derived   GIF req   posters pack bytes   per poster")
+    for name, row in p["builds"].items():
+        add(f"  {labels[name]:<32} {fmt(row['wall_s']):>8} {fmt(row['cpu_s']):>8} {fmt(row['placeholders_derived']):>9} "
+            f"{fmt(row['image_requests']):>9} {fmt(row['posters_pack_bytes']):>20} {fmt(row['bytes_per_poster'], 0):>12}"
+            + ("" if row["status"] == 0 else f"   exit {row['status']}"))
+    i = p["index"]
+    add(f"  index: {fmt(i.get('with'))} bytes with placeholders, {fmt(i.get('without'))} without (both as jq -S --indent 2 prints them), "
+        f"{fmt(i.get('exercises'))} exercises, {fmt(i.get('gifs'))} GIFs")
+    add(f"  index growth per exercise (80 px posters): {fmt(i.get('growth_bytes_per_exercise'), 0)} bytes = "
+        f"placeholders {fmt(i.get('placeholders_bytes_per_exercise'), 0)} + posters pack listing {fmt(i.get('posters_listing_bytes_per_exercise'), 0)}")
+    add(f"  with 80 px posters / without: wall {fmt(p['wall_with_80_over_without'], 3)}, cpu {fmt(p['cpu_with_80_over_without'], 3)}")
+    return lines
 
 
 def build_tables(r):

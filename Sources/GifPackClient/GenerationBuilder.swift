@@ -16,8 +16,9 @@ import Darwin
 /// the GIF is decompressed from its frame straight into a new file, which counts only once its
 /// SHA-256 matched. Further names for the same GIF (exercises sharing it, `by-id`)
 /// are hard links to the first. Where the file system refuses a hard link the file is copied.
-/// The manifest (and for `by-hash` the id map) is written last, and everything new is made durable
-/// at once (``Durability``).
+/// With posters (``PosterInstallPlan``), each exercise's posters are placed the same way
+/// (``placePosters(_:plan:directories:)``). The manifest (and for `by-hash` the id map) is written
+/// last, and everything new is made durable at once (``Durability``).
 ///
 /// ```swift
 /// var builder = GenerationBuilder(staging: dir, layout: .byID, previous: previous)
@@ -30,6 +31,8 @@ struct GenerationBuilder {
         var gifsReused = 0
         var linksCreated = 0
         var bytesWritten: Int64 = 0
+        var postersWritten = 0
+        var postersReused = 0
     }
 
     /// The generation an install replaces: its directory and manifest.
@@ -43,7 +46,7 @@ struct GenerationBuilder {
     let previous: Previous?
     /// Recorded in the manifest: the verified sequence of the index the packs came from.
     var indexSequence: Int?
-    private(set) var counts = Counts()
+    var counts = Counts()
     /// Files created (not linked) in the staging directory.
     private var written: [String] = []
 
@@ -53,7 +56,10 @@ struct GenerationBuilder {
         self.previous = previous
     }
 
-    mutating func build(_ plan: InstallPlan, generation: Int) throws(PackClientError) {
+    /// Notes a file created in the staging directory (made durable with the rest).
+    mutating func recordWritten(_ path: String) { written.append(path) }
+
+    mutating func build(_ plan: InstallPlan, posters: PosterInstallPlan? = nil, generation: Int) throws(PackClientError) {
         try FileOps.makeDirectory(staging)
         if layout == .byHash { try FileOps.makeDirectory("\(staging)/gifs") }
         let reusable = previousFiles()
@@ -95,8 +101,11 @@ struct GenerationBuilder {
             written.append(map)
             directories.append("\(staging)/gifs")
         }
+        let posterRecords = try posters.map { posters throws(PackClientError) in
+            try placePosters(posters, plan: plan, directories: &directories)
+        }
         let manifest = InstallManifest(generation: generation, layout: layout, packs: plan.packs, exercises: plan.exercises,
-                                       indexSequence: indexSequence)
+                                       indexSequence: indexSequence, posterPacks: posters?.packs, posters: posterRecords)
         let manifestPath = "\(staging)/\(InstallManifest.fileName)"
         try FileOps.writeNew(manifestPath, try manifest.encoded())
         written.append(manifestPath)

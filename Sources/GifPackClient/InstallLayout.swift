@@ -6,6 +6,9 @@
 /// - ``byHash`` (`by-hash`): `<cache>/gifs/<sha256>.gif`, each distinct GIF once, plus
 ///   `<cache>/index-by-id.json` mapping every exercise id to its hash (or `null`).
 ///
+/// Posters (`--with-posters`) follow the same rule: `<cache>/posters/<size>/<id>.gif` or
+/// `<cache>/posters/<size>/<sha256>.gif` (the GIF's hash).
+///
 /// ```swift
 /// let installer = PackInstaller(cacheDirectory: dir, layout: .byHash)
 /// InstallLayout(rawValue: "by-id")   // .byID
@@ -16,6 +19,16 @@ public enum InstallLayout: String, Sendable, Codable, CaseIterable {
 
     /// The file name of the id → hash map of the `by-hash` layout.
     public static let idMapFileName = "index-by-id.json"
+
+    /// The path, relative to the cache, of the still poster at `size` of exercise `id`, whose GIF
+    /// has hash `hash` (`--with-posters`): `posters/<size>/<id>.gif` (`by-id`) or
+    /// `posters/<size>/<sha256>.gif` (`by-hash`).
+    public func posterRelativePath(size: Int, exercise id: String, sha256 hash: String) -> String {
+        switch self {
+        case .byID: "posters/\(size)/\(id).gif"
+        case .byHash: "posters/\(size)/\(hash).gif"
+        }
+    }
 
     /// The path, relative to the cache, of the file that holds `hash` for the exercise `id`.
     public func relativePath(exercise id: String, sha256 hash: String) -> String {

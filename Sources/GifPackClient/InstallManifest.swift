@@ -5,8 +5,9 @@ import GifPackFormat
 ///
 /// Written last into each new generation before it is switched in, so it always describes the
 /// files next to it: the layout, the installed packs with their versions and hashes, and every
-/// exercise with the SHA-256 of its GIF (`null`: no GIF, show a placeholder). The next install
-/// reads it to find the files it can keep. Canonical JSON (sorted keys, pretty printed).
+/// exercise with the SHA-256 of its GIF (`null`: no GIF, show a placeholder); with posters, the
+/// posters packs and each installed poster's SHA-256. The next install reads it to find the files
+/// it can keep. Canonical JSON (sorted keys, pretty printed).
 ///
 /// ```swift
 /// if let manifest = try InstallManifest.read(cacheDirectory: dir) {
@@ -27,16 +28,28 @@ public struct InstallManifest: Sendable, Equatable, Codable {
     /// The `sequence` of the signed index this generation was installed from, when it was installed
     /// with trusted keys; a later install with keys refuses an index with a lower sequence.
     public var indexSequence: Int?
+    /// The posters packs installed with this generation (`--with-posters`), sorted by name; nil when
+    /// it was installed without posters.
+    public var posterPacks: [InstalledPosterPack]?
+    /// `"<size>/<GIF sha256>"` → SHA-256 of the installed poster file, for every poster the
+    /// generation holds (at ``InstallLayout/posterRelativePath(size:exercise:sha256:)``); nil
+    /// without posters. The next install keeps a poster file that still hashes to its entry.
+    public var posters: [String: String]?
 
     public init(generation: Int, layout: InstallLayout, packs: [InstalledPack], exercises: [String: String?],
-                indexSequence: Int? = nil) {
+                indexSequence: Int? = nil, posterPacks: [InstalledPosterPack]? = nil, posters: [String: String]? = nil) {
         self.formatVersion = .current
         self.generation = generation
         self.layout = layout
         self.packs = packs.sorted { $0.name < $1.name }
         self.exercises = exercises
         self.indexSequence = indexSequence
+        self.posterPacks = posterPacks?.sorted { $0.name < $1.name }
+        self.posters = posters
     }
+
+    /// The key of ``posters``: `"<size>/<GIF sha256>"`.
+    public static func posterKey(size: Int, gifSHA256: String) -> String { "\(size)/\(gifSHA256)" }
 
     /// The manifest of the installed cache at `cacheDirectory`, or nil when nothing is installed.
     public static func read(cacheDirectory: String) throws(PackClientError) -> InstallManifest? {
@@ -84,5 +97,25 @@ public struct InstalledPack: Sendable, Equatable, Codable {
         self.sha256 = sha256
         self.contentDigest = contentDigest
         self.exercises = exercises
+    }
+}
+
+/// One posters pack (format 1.2) recorded in an ``InstallManifest``.
+public struct InstalledPosterPack: Sendable, Equatable, Codable {
+    /// `<pack>-posters`.
+    public var name: String
+    public var version: Int
+    /// SHA-256 of the posters pack file the posters came from.
+    public var sha256: String
+    public var contentDigest: String
+    /// The poster sizes installed (longest side, px), ascending.
+    public var sizes: [Int]
+
+    public init(name: String, version: Int, sha256: String, contentDigest: String, sizes: [Int]) {
+        self.name = name
+        self.version = version
+        self.sha256 = sha256
+        self.contentDigest = contentDigest
+        self.sizes = sizes.sorted()
     }
 }

@@ -39,4 +39,10 @@ public struct InstallReport: Sendable, Equatable {
     /// How each pack was fetched (sparse by range or whole), in install order; empty when
     /// nothing was fetched (``isUnchanged``, or ``PackInstaller/install(_:)`` with packs in hand).
     public var fetches: [PackFetchSummary] = []
+    /// The posters packs installed with the generation (``PackInstaller/withPosters``); empty without posters.
+    public var posterPacks: [InstalledPosterPack] = []
+    /// Posters written from a posters pack into new files.
+    public var postersWritten = 0
+    /// Unchanged posters hard-linked from the previous generation.
+    public var postersReused = 0
 }

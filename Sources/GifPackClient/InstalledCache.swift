@@ -45,6 +45,23 @@ public struct InstalledCache: Sendable {
         return entry
     }
 
+    /// The still poster of exercise `id` at longest side `size` (installed with posters), or nil
+    /// when the exercise is unknown, has no GIF, or the generation holds no poster of that size.
+    ///
+    /// ```swift
+    /// let still = cache.posterPath(forExercise: "0001", size: 80)   // <cache>/posters/80/0001.gif
+    /// ```
+    public func posterPath(forExercise id: String, size: Int) -> String? {
+        guard ExerciseID.isValid(id), let entry = manifest.exercises[id], let hash = entry,
+              manifest.posters?[InstallManifest.posterKey(size: size, gifSHA256: hash)] != nil else { return nil }
+        return "\(generationDirectory)/\(manifest.layout.posterRelativePath(size: size, exercise: id, sha256: hash))"
+    }
+
+    /// The poster sizes this generation holds, ascending (empty: installed without posters).
+    public var posterSizes: [Int] {
+        Array(Set((manifest.posterPacks ?? []).flatMap(\.sizes))).sorted()
+    }
+
     /// Every installed exercise id, sorted.
     public var exerciseIDs: [String] { manifest.exercises.keys.sorted() }
 }

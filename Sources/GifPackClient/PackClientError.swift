@@ -42,6 +42,9 @@ public enum PackClientError: Error, Sendable, Equatable, CustomStringConvertible
     case unknownExercise(String)
     /// The exercise is listed without a GIF (show a placeholder).
     case noGIF(exercise: String)
+    /// Posters were asked for, but the index gives this pack no posters pack (format before 1.2,
+    /// or built with `output.posters: []`).
+    case noPosters(pack: String)
 
     /// One line; every name, id, path or message that came from outside is escaped
     /// (`TerminalText`), so it cannot carry terminal control sequences.
@@ -64,6 +67,8 @@ public enum PackClientError: Error, Sendable, Equatable, CustomStringConvertible
             "the index has no pack named \(name) (packs: \(available.joined(separator: ", ")))"
         case let .unknownExercise(id): "no pack lists exercise \(id)"
         case let .noGIF(id): "exercise \(id) has no GIF (show a placeholder)"
+        case let .noPosters(pack):
+            "the index gives pack \(pack) no posters pack (format before 1.2, or built with output.posters: []); install without --with-posters"
         }
     }
 

@@ -6,7 +6,8 @@ import GifPackFormat
 /// must be SHA-256 hex, every location must name its expected tar path (`catalog.json`,
 /// `gifs/<sha256>.gif`) and lie inside the pack file, sizes must be within ``PackLimits``, GIF
 /// hashes and exercise ids must be unique, ids must pass `ExerciseID.isValid` (they become file
-/// names) and every exercise's GIF must be one the pack lists.
+/// names) and every exercise's GIF must be one the pack lists. A pack's posters pack (format 1.2)
+/// is held to the same kind of rules (``posterProblems(in:of:gifHashes:limits:)``).
 ///
 /// ```swift
 /// let problems = PackDescriptionCheck.problems(in: pack, limits: .standard)
@@ -91,6 +92,72 @@ enum PackDescriptionCheck {
                 add(.missingEntry, exercise.id, "its GIF \(SafePath.printable(hash)) is not among the pack's GIFs")
             }
         }
+        if let posters = pack.posters { problems += posterProblems(in: posters, of: pack, gifHashes: hashes, limits: limits) }
+        return problems
+    }
+
+    /// The rules of a pack's posters pack description (format 1.2): named `<pack>-posters`, a safe
+    /// plain file path, SHA-256 hex hashes, a size within the limits, sizes 16...512 ascending and
+    /// distinct, `catalog.json` the first frame, and one `posters/<size>/<sha256>.gif` entry per
+    /// listed size and GIF of the pack, frames in order without overlap.
+    static func posterProblems(in posters: PosterPackDescription, of pack: PackDescription, gifHashes: Set<String>,
+                               limits: PackLimits) -> [PackRejection] {
+        var problems: [PackRejection] = []
+        func add(_ reason: PackRejection.Reason, _ entry: String?, _ detail: String) {
+            problems.append(PackRejection(reason, pack: SafePath.printable(posters.name), entry: entry, detail: detail))
+        }
+        if posters.name != "\(pack.name)-posters" {
+            add(.unsafeName, nil, "the posters pack of \(SafePath.printable(pack.name)) must be named \(SafePath.printable(pack.name))-posters")
+        }
+        if let (reason, detail) = SafePath.problem(in: posters.file) {
+            add(reason, SafePath.printable(posters.file), detail)
+        } else if !isPlainFilePath(posters.file) {
+            add(.unsafeName, SafePath.printable(posters.file), "the pack file path must use only A-Z a-z 0-9 . _ - /")
+        }
+        for (label, hash) in [("sha256", posters.sha256), ("contentDigest", posters.contentDigest)] where !SafePath.isSHA256(hash) {
+            add(.unsafeName, nil, "\(label) \"\(SafePath.printable(hash))\" is not 64 hex digits")
+        }
+        if posters.bytes <= 0 || posters.bytes > limits.maxPackBytes {
+            add(posters.bytes < 0 ? .invalidNumber : .oversize, nil, "the pack size \(posters.bytes) is outside 1...\(limits.maxPackBytes)")
+        }
+        if posters.version < 1 { add(.invalidNumber, nil, "version \(posters.version) is not a positive number") }
+        if posters.sizes.isEmpty || posters.sizes.contains(where: { !(16...512).contains($0) }) || Set(posters.sizes).count != posters.sizes.count {
+            add(.invalidNumber, nil, "sizes \(posters.sizes) must be distinct longest sides in 16...512")
+        }
+        problems += locationProblems(posters.catalog, expectedPath: PackCatalog.path, maxSize: limits.maxCatalogBytes,
+                                     packName: posters.name, packBytes: posters.bytes)
+        if posters.catalog.frameOffset != 0 {
+            add(.entryMismatch, PackCatalog.path, "catalog.json must be the first frame (offset 0), not at \(posters.catalog.frameOffset)")
+        }
+        let sizes = Set(posters.sizes)
+        var seen = Set<String>()
+        var end: Int64 = max(0, posters.catalog.frameOffset) &+ max(0, posters.catalog.frameLength)
+        for location in posters.posters {
+            let entry = SafePath.printable(location.path)
+            let parts = location.path.split(separator: "/", omittingEmptySubsequences: false)
+            guard parts.count == 3, parts[0] == "posters", let size = Int(parts[1]), sizes.contains(size),
+                  parts[2].hasSuffix(".gif"), case let hash = String(parts[2].dropLast(4)), gifHashes.contains(hash),
+                  location.path == PosterPackDescription.path(size: size, sha256: hash) else {
+                add(.unlistedEntry, entry, "not a posters/<size>/<sha256>.gif entry of one of the pack's GIFs at one of its sizes")
+                continue
+            }
+            if !seen.insert(location.path).inserted { add(.duplicate, entry, "the poster is listed twice") }
+            problems += locationProblems(location, expectedPath: location.path, maxSize: limits.maxGIFBytes,
+                                         packName: posters.name, packBytes: posters.bytes)
+            if location.frameOffset >= 0, location.frameLength > 0 {
+                if location.frameOffset < end {
+                    add(.badFrame, entry, "frame \(location.frameOffset)+\(location.frameLength) starts before the previous entry's frame ends at \(end)")
+                }
+                let next = location.frameOffset.addingReportingOverflow(location.frameLength)
+                end = next.overflow ? .max : max(end, next.partialValue)
+            }
+        }
+        if problems.isEmpty, seen.count != sizes.count * gifHashes.count {
+            add(.missingEntry, nil, "the posters pack lists \(seen.count) posters; the pack's \(gifHashes.count) GIFs at \(sizes.count) size(s) need \(sizes.count * gifHashes.count)")
+        }
+        if posters.entryCount != posters.posters.count + 1 {
+            add(.missingEntry, nil, "entryCount is \(posters.entryCount) but the index lists \(posters.posters.count + 1) entries")
+        }
         return problems
     }
 
@@ -98,6 +165,12 @@ enum PackDescriptionCheck {
     /// `0...maxSize`, and a frame range inside the file.
     static func locationProblems(_ location: EntryLocation, expectedPath: String, maxSize: Int64,
                                  pack: PackDescription) -> [PackRejection] {
+        locationProblems(location, expectedPath: expectedPath, maxSize: maxSize, packName: pack.name, packBytes: pack.bytes)
+    }
+
+    static func locationProblems(_ location: EntryLocation, expectedPath: String, maxSize: Int64,
+                                 packName: String, packBytes: Int64) -> [PackRejection] {
+        let pack = (name: packName, bytes: packBytes)
         let name = SafePath.printable(pack.name)
         let entry = SafePath.printable(location.path)
         if let (reason, detail) = SafePath.problem(in: location.path) {

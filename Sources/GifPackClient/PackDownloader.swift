@@ -42,12 +42,32 @@ public struct PackDownloader: Sendable {
     /// Fetches (or finds) `pack` and verifies it.
     public func fetch(_ pack: PackDescription, from source: PackIndexSource) async throws(PackClientError) -> DownloadedPack {
         if let problem = PackDescriptionCheck.problems(in: pack, limits: limits).first { throw .rejected(problem) }
-        switch try source.packLocation(for: pack) {
+        let file = try await fetchFile(pack, location: try source.packLocation(for: pack))
+        return DownloadedPack(pack: pack, path: file.path, isCopy: file.isCopy, bytesTransferred: file.bytesTransferred,
+                              resumedFrom: file.resumedFrom)
+    }
+
+    /// Fetches (or finds) a posters pack (format 1.2) whole and verifies its size and SHA-256. Its
+    /// description was checked with its pack's (``PackDescriptionCheck/posterProblems(in:of:gifHashes:limits:)``).
+    func fetch(_ posters: PosterPackDescription, from source: PackIndexSource) async throws(PackClientError) -> FetchedFile {
+        try await fetchFile(posters, location: try source.packLocation(for: posters))
+    }
+
+    /// A verified pack file on disk: where it is, whether it is a download, what it cost.
+    struct FetchedFile: Sendable {
+        let path: String
+        let isCopy: Bool
+        let bytesTransferred: Int64
+        let resumedFrom: Int64?
+    }
+
+    private func fetchFile(_ pack: some PackFileDescription, location: PackIndexSource.Location) async throws(PackClientError) -> FetchedFile {
+        switch location {
         case .file(let path):
             try await BlockingWork.run("gifpack.verify-pack") { () throws(PackClientError) in
                 try Self.verify(path, pack: pack)
             }
-            return DownloadedPack(pack: pack, path: path, isCopy: false, bytesTransferred: 0, resumedFrom: nil)
+            return FetchedFile(path: path, isCopy: false, bytesTransferred: 0, resumedFrom: nil)
         case .url(let url):
             return try await download(pack, url: url)
         }
@@ -55,11 +75,15 @@ public struct PackDownloader: Sendable {
 
     /// The final path of `pack`'s download.
     public func downloadPath(for pack: PackDescription) -> String {
+        downloadPath(of: pack)
+    }
+
+    func downloadPath(of pack: some PackFileDescription) -> String {
         "\(directory)/\(pack.name)-v\(pack.version)-\(pack.sha256.prefix(16)).tar.zst"
     }
 
     /// Throws unless the file at `path` has the pack's size and SHA-256.
-    static func verify(_ path: String, pack: PackDescription) throws(PackClientError) {
+    static func verify(_ path: String, pack: some PackFileDescription) throws(PackClientError) {
         guard let size = FileOps.regularFileSize(path) else {
             throw .unreadable(location: path, detail: "no such regular file")
         }
@@ -75,8 +99,8 @@ public struct PackDownloader: Sendable {
         }
     }
 
-    private func download(_ pack: PackDescription, url: String) async throws(PackClientError) -> DownloadedPack {
-        let final = downloadPath(for: pack)
+    private func download(_ pack: some PackFileDescription, url: String) async throws(PackClientError) -> FetchedFile {
+        let final = downloadPath(of: pack)
         let part = final + ".part"
         try await BlockingWork.run("gifpack.downloads") { [directory] () throws(PackClientError) in
             try FileOps.makeDirectories(directory)
@@ -86,7 +110,7 @@ public struct PackDownloader: Sendable {
                 try Self.verify(final, pack: pack)
             }
             if case .success = reusable {
-                return DownloadedPack(pack: pack, path: final, isCopy: true, bytesTransferred: 0, resumedFrom: nil)
+                return FetchedFile(path: final, isCopy: true, bytesTransferred: 0, resumedFrom: nil)
             }
             FileOps.remove(final)
         }
@@ -106,8 +130,7 @@ public struct PackDownloader: Sendable {
             switch outcome {
             case .success:
                 try FileOps.move(part, to: final)
-                return DownloadedPack(pack: pack, path: final, isCopy: true, bytesTransferred: transfer.bytes,
-                                      resumedFrom: transfer.resumedFrom)
+                return FetchedFile(path: final, isCopy: true, bytesTransferred: transfer.bytes, resumedFrom: transfer.resumedFrom)
             case .failure(let error):
                 FileOps.remove(part)
                 // A resumed file may splice two different uploads: start over once before refusing.
@@ -127,7 +150,7 @@ public struct PackDownloader: Sendable {
     }
 
     /// Runs attempts until `part` holds `pack.bytes` bytes, resuming each time.
-    private func transferAttempts(url: String, part: String, pack: PackDescription, client: HTTPClient,
+    private func transferAttempts(url: String, part: String, pack: some PackFileDescription, client: HTTPClient,
                                   state: inout TransferState) async throws(PackClientError) {
         var lastError: HTTPError?
         for _ in 0..<max(1, maxAttempts) {
@@ -188,3 +211,15 @@ public struct PackDownloader: Sendable {
         throw .transfer(url: url, lastError ?? .truncated(expected: pack.bytes, received: FileOps.regularFileSize(part) ?? 0))
     }
 }
+
+/// What ``PackDownloader`` needs of a pack file the index names: a pack or a posters pack.
+protocol PackFileDescription: Sendable {
+    var name: String { get }
+    var version: Int { get }
+    var file: String { get }
+    var bytes: Int64 { get }
+    var sha256: String { get }
+}
+
+extension PackDescription: PackFileDescription {}
+extension PosterPackDescription: PackFileDescription {}

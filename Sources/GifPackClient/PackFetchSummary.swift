@@ -21,6 +21,9 @@ public struct PackFetchSummary: Sendable, Equatable {
         case wholePack = "whole-pack"
         /// A local index's pack file, read in place.
         case local
+        /// Nothing fetched: the installed generation already holds everything of this file (a
+        /// posters pack whose every poster the cache holds intact).
+        case installed
     }
 
     public var pack: String

@@ -111,6 +111,16 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
 
     /// The pack file's location: `file` resolved against the index's directory.
     public func packLocation(for pack: PackDescription) throws(PackClientError) -> Location {
+        try fileLocation(pack.file, pack: pack.name)
+    }
+
+    /// A posters pack's location (format 1.2), resolved like ``packLocation(for:)``.
+    public func packLocation(for posters: PosterPackDescription) throws(PackClientError) -> Location {
+        try fileLocation(posters.file, pack: posters.name)
+    }
+
+    private func fileLocation(_ file: String, pack name: String) throws(PackClientError) -> Location {
+        let pack = (file: file, name: name)
         if let (reason, detail) = SafePath.problem(in: pack.file) {
             throw .rejected(PackRejection(reason, pack: SafePath.printable(pack.name), entry: SafePath.printable(pack.file), detail: detail))
         }

@@ -26,6 +26,11 @@ import GifPackHTTP
 /// (``PackClientError/untrusted(_:)``) comes before any download. The new generation records the
 /// sequence. ``install(_:)`` (packs already downloaded) has no index to check.
 ///
+/// With ``withPosters``, each chosen pack's posters pack (format 1.2) is fetched whole (unless the
+/// installed generation already holds every poster of that very file), verified like a pack (see
+/// ``PosterInstallPlan``), and its posters are installed in the same generation, at
+/// `<cache>/posters/<size>/<id>.gif`; ``InstalledCache/posterPath(forExercise:size:)`` finds them.
+///
 /// With a previous generation installed and a remote index, an upgrade fetches only what the
 /// cache lacks: the new pack's catalog frame and the frames of GIFs not held yet, by single-range
 /// requests into a sparse file, each frame checked as above (the whole-file size, SHA-256 and frame
@@ -59,6 +64,11 @@ public struct PackInstaller: Sendable {
     /// Upgrades fetch only the frames the cache lacks, by range, when that costs less than the
     /// whole pack (see ``SparseUpgradeSettings``).
     public var sparseUpgrades = SparseUpgradeSettings()
+    /// Also install each chosen pack's still posters (format 1.2), at every size its posters pack
+    /// has, as `<cache>/posters/<size>/<id>.gif` (``InstallLayout/posterRelativePath(size:exercise:sha256:)``).
+    /// A posters pack is fetched whole, and not at all when the installed generation came from the
+    /// same posters pack and still holds every poster. false: nothing poster-related is fetched.
+    public var withPosters = false
 
     public init(cacheDirectory: String, layout: InstallLayout = .byID, limits: PackLimits = .standard) {
         self.cacheDirectory = CacheGenerations(cachePath: cacheDirectory).cachePath
@@ -92,6 +102,7 @@ public struct PackInstaller: Sendable {
             index = try await source.load(client: http, limits: limits)
         }
         let chosen = try select(names, from: index)
+        if withPosters, let bare = chosen.first(where: { $0.posters == nil }) { throw .noPosters(pack: bare.name) }
         if let report = try await unchangedReport(for: chosen, generations: generations) { return report }
 
         var downloader = PackDownloader(directory: generations.downloadsPath, client: http, limits: limits)
@@ -110,9 +121,52 @@ public struct PackInstaller: Sendable {
                 throw error
             }
         }
-        var report = try await installLocked(downloaded, generations: generations, indexSequence: trust == nil ? nil : index.sequence)
+        var posterSources: [PosterSource] = []
+        if withPosters {
+            do {
+                let installed = try await installedGeneration(generations)
+                for posters in chosen.compactMap(\.posters) {
+                    let (item, summary) = try await fetchPosters(posters, from: source, downloader: downloader, installed: installed)
+                    posterSources.append(item)
+                    fetches.append(summary)
+                }
+            } catch {
+                await removeCopies(downloaded)
+                await removeCopies(posterSources)
+                throw error
+            }
+        }
+        var report = try await installLocked(downloaded, posters: posterSources, generations: generations,
+                                             indexSequence: trust == nil ? nil : index.sequence)
         report.fetches = fetches
         return report
+    }
+
+    /// The installed generation (directory and manifest), nil when nothing is installed.
+    private func installedGeneration(_ generations: CacheGenerations) async throws(PackClientError) -> GenerationBuilder.Previous? {
+        try await BlockingWork.run("gifpack.manifest") { () throws(PackClientError) -> GenerationBuilder.Previous? in
+            guard let generation = try generations.current() else { return nil }
+            let directory = generations.generationPath(generation)
+            return try InstallManifest.read(directory: directory).map { .init(directory: directory, manifest: $0) }
+        }
+    }
+
+    /// A posters pack: nothing fetched when the installed generation holds every poster of this
+    /// very file intact, else the whole (small) file, verified like a pack.
+    private func fetchPosters(_ posters: PosterPackDescription, from source: PackIndexSource, downloader: PackDownloader,
+                              installed: GenerationBuilder.Previous?) async throws(PackClientError) -> (PosterSource, PackFetchSummary) {
+        let kept = await BlockingWork.result("gifpack.posters") { () throws(PackClientError) -> Bool in
+            installed?.holdsEveryPoster(of: posters) ?? false
+        }
+        if case .success(true) = kept {
+            return (PosterSource(posters: posters, file: nil),
+                    PackFetchSummary(pack: posters.name, version: posters.version, method: .installed, bytesFetched: 0,
+                                     wholePackBytes: posters.bytes))
+        }
+        let file = try await downloader.fetch(posters, from: source)
+        return (PosterSource(posters: posters, file: file),
+                PackFetchSummary(pack: posters.name, version: posters.version, method: file.isCopy ? .wholePack : .local,
+                                 bytesFetched: file.bytesTransferred, wholePackBytes: posters.bytes))
     }
 
     /// The verified index sequence the installed generation came from.
@@ -139,24 +193,30 @@ public struct PackInstaller: Sendable {
         }
     }
 
-    private func installLocked(_ packs: [DownloadedPack], generations: CacheGenerations,
+    private func installLocked(_ packs: [DownloadedPack], posters: [PosterSource] = [], generations: CacheGenerations,
                                indexSequence: Int? = nil) async throws(PackClientError) -> InstallReport {
         let settings = self
         let outcome = await BlockingWork.result("gifpack.install") { () throws(PackClientError) -> InstallReport in
-            try settings.installGeneration(packs, generations: generations, indexSequence: indexSequence)
+            try settings.installGeneration(packs, posters: posters, generations: generations, indexSequence: indexSequence)
         }
         switch outcome {
         case .success(let report):
-            if !keepDownloads { await removeCopies(packs) }
+            if !keepDownloads {
+                await removeCopies(packs)
+                await removeCopies(posters)
+            }
             return report
         case .failure(let error):
-            if case .rejected = error { await removeCopies(packs) }
+            if case .rejected = error {
+                await removeCopies(packs)
+                await removeCopies(posters)
+            }
             throw error
         }
     }
 
     /// Plans, stages and switches in a new generation. Runs on a dedicated thread.
-    private func installGeneration(_ packs: [DownloadedPack], generations: CacheGenerations,
+    private func installGeneration(_ packs: [DownloadedPack], posters: [PosterSource], generations: CacheGenerations,
                                    indexSequence: Int?) throws(PackClientError) -> InstallReport {
         let current = try generations.current()
         let previous: GenerationBuilder.Previous? = try current.flatMap { generation throws(PackClientError) in
@@ -164,12 +224,13 @@ public struct PackInstaller: Sendable {
             return try InstallManifest.read(directory: directory).map { .init(directory: directory, manifest: $0) }
         }
         let plan = try InstallPlan(packs: packs, limits: limits)
+        let posterPlan = withPosters ? try PosterInstallPlan(sources: posters, previous: previous) : nil
         let generation = CacheGenerations.next(after: generations.numbersInUse() + [current].compactMap { $0 })
         let staging = "\(generations.storePath)/\(CacheGenerations.stagingName(generation))"
         var builder = GenerationBuilder(staging: staging, layout: layout, previous: previous)
         builder.indexSequence = indexSequence
         do {
-            try builder.build(plan, generation: generation)
+            try builder.build(plan, posters: posterPlan, generation: generation)
             try FileOps.move(staging, to: generations.generationPath(generation))
         } catch {
             FileOps.remove(staging)
@@ -190,11 +251,12 @@ public struct PackInstaller: Sendable {
             generation: generation, layout: layout, packs: plan.packs, exercises: new.count,
             placeholders: new.values.filter { $0 == nil }.count, gifsWritten: counts.gifsWritten,
             gifsReused: counts.gifsReused, linksCreated: counts.linksCreated, bytesWritten: counts.bytesWritten,
-            bytesDownloaded: packs.reduce(0) { $0 + $1.bytesTransferred },
+            bytesDownloaded: packs.reduce(0) { $0 + $1.bytesTransferred } + posters.reduce(0) { $0 + ($1.file?.bytesTransferred ?? 0) },
             added: new.keys.filter { old[$0] == nil }.sorted(),
             removed: old.keys.filter { new[$0] == nil }.sorted(),
             changed: new.keys.filter { id in old[id].map { $0 != new[id]! } ?? false }.sorted(),
-            isUnchanged: false)
+            isUnchanged: false, posterPacks: posterPlan?.packs ?? [], postersWritten: counts.postersWritten,
+            postersReused: counts.postersReused)
     }
 
     /// The packs to install, in index order, without repeats.
@@ -210,27 +272,38 @@ public struct PackInstaller: Sendable {
         return chosen.sorted { $0.name < $1.name }
     }
 
-    /// A report without any work when exactly these packs are installed in this layout.
+    /// A report without any work when exactly these packs (and, with posters, their posters packs;
+    /// without, none) are installed in this layout.
     private func unchangedReport(for packs: [PackDescription],
                                  generations: CacheGenerations) async throws(PackClientError) -> InstallReport? {
-        try await BlockingWork.run("gifpack.manifest") { [layout, cacheDirectory] () throws(PackClientError) -> InstallReport? in
+        let wantedPosters = withPosters ? packs.compactMap(\.posters).map { [$0.name, $0.sha256] }.sorted { $0[0] < $1[0] } : []
+        return try await BlockingWork.run("gifpack.manifest") { [layout, cacheDirectory] () throws(PackClientError) -> InstallReport? in
             guard let generation = try generations.current(),
                   let manifest = try InstallManifest.read(directory: generations.generationPath(generation)),
                   manifest.layout == layout,
-                  manifest.packs.map({ [$0.name, $0.sha256] }) == packs.sorted(by: { $0.name < $1.name }).map({ [$0.name, $0.sha256] })
+                  manifest.packs.map({ [$0.name, $0.sha256] }) == packs.sorted(by: { $0.name < $1.name }).map({ [$0.name, $0.sha256] }),
+                  (manifest.posterPacks ?? []).map({ [$0.name, $0.sha256] }) == wantedPosters
             else { return nil }
             return InstallReport(
                 cacheDirectory: cacheDirectory, generationDirectory: generations.generationPath(generation),
                 generation: generation, layout: layout, packs: manifest.packs, exercises: manifest.exercises.count,
                 placeholders: manifest.exercises.values.filter { $0 == nil }.count, gifsWritten: 0, gifsReused: 0,
                 linksCreated: 0, bytesWritten: 0, bytesDownloaded: 0, added: [], removed: [], changed: [],
-                isUnchanged: true)
+                isUnchanged: true, posterPacks: manifest.posterPacks ?? [])
         }
+    }
+
+    /// Deletes downloaded posters pack files (never a local index's own).
+    private func removeCopies(_ posters: [PosterSource]) async {
+        await removeFiles(posters.compactMap(\.file).filter(\.isCopy).map(\.path))
     }
 
     /// Deletes downloaded pack files (never a local index's own packs).
     private func removeCopies(_ packs: [DownloadedPack]) async {
-        let paths = packs.filter(\.isCopy).map(\.path)
+        await removeFiles(packs.filter(\.isCopy).map(\.path))
+    }
+
+    private func removeFiles(_ paths: [String]) async {
         guard !paths.isEmpty else { return }
         _ = await BlockingWork.result("gifpack.cleanup") { () throws(PackClientError) in
             for path in paths { FileOps.remove(path) }

@@ -54,6 +54,15 @@ public enum PackVerifier {
         }
         let source = PackIndexSource(location: .file(indexPath))
         for pack in index.packs { verify(pack, source: source, limits: limits, into: &report) }
+        // Format 1.2: each pack's posters pack.
+        for posters in index.packs.compactMap(\.posters) {
+            do {
+                guard case .file(let path) = try source.packLocation(for: posters) else { continue }
+                PosterPackVerifier.verify(posters, path: path, into: &report)
+            } catch {
+                report.problems.append(problem(error, pack: SafePath.printable(posters.name)))
+            }
+        }
         return report
     }
 
@@ -67,6 +76,15 @@ public enum PackVerifier {
             return report
         }
         report.frames = scan.frames.count
+        // A posters pack (format 1.2) has its own catalog.
+        if let first = try? scan.entry(scan.frames[0], maxSize: limits.maxCatalogBytes), first.header.name == PackCatalog.path,
+           let posters = try? PosterPackCatalog.decode(from: first.data) {
+            PosterPackVerifier.verifyFile(scan, catalog: posters, into: &report)
+            if let last = scan.frames.last, let endProblem = EndOfArchiveCheck.problem(path: path, frame: last, pack: name) {
+                report.problems.append(endProblem)
+            }
+            return report
+        }
         var catalog: PackCatalog?
         do { catalog = try scan.catalog() } catch { report.problems.append(problem(error, pack: name)) }
         let metadata = Dictionary((catalog?.exercises ?? []).compactMap { $0.gif.map { ($0.sha256, $0) } },

@@ -11,8 +11,9 @@ public struct FormatVersion: Sendable, Equatable, Comparable, CustomStringConver
     public var major: Int
     public var minor: Int
 
-    /// The format this library writes.
-    public static let current = FormatVersion(major: 1, minor: 1)
+    /// The format this library writes. 1.1 added the signed index's `sequence` and `expires`; 1.2 added
+    /// GIF placeholders and posters packs. Readers of 1.0 and 1.1 ignore the fields they do not know.
+    public static let current = FormatVersion(major: 1, minor: 2)
 
     public init(major: Int, minor: Int) {
         self.major = major

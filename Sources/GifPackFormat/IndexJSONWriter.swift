@@ -41,6 +41,39 @@ enum IndexJSONWriter {
         }
     }
 
+    private static func placeholder(_ value: GIFPlaceholder, _ w: inout Writer, _ level: Int) {
+        w.object(level) { w in
+            w.field("averageColor", level + 1) { $0.string(value.averageColor) }
+            w.field("blurHash", level + 1) { $0.string(value.blurHash) }
+            w.field("durationMilliseconds", level + 1) { $0.number(Int64(value.durationMilliseconds)) }
+            w.field("frames", level + 1) { $0.number(Int64(value.frames)) }
+            w.field("height", level + 1) { $0.number(Int64(value.height)) }
+            if let loop = value.loopCount { w.field("loopCount", level + 1) { $0.number(Int64(loop)) } }
+            w.field("width", level + 1) { $0.number(Int64(value.width)) }
+        }
+    }
+
+    private static func posters(_ value: PosterPackDescription, _ w: inout Writer, _ level: Int) {
+        w.object(level) { w in
+            let inner = level + 1
+            w.field("bytes", inner) { $0.number(value.bytes) }
+            w.field("catalog", inner) { w in location(value.catalog, &w, inner) }
+            w.field("contentDigest", inner) { $0.string(value.contentDigest) }
+            w.field("entryCount", inner) { $0.number(Int64(value.entryCount)) }
+            w.field("file", inner) { $0.string(value.file) }
+            w.field("name", inner) { $0.string(value.name) }
+            w.field("posters", inner) { w in
+                w.array(inner, value.posters) { w, entry in location(entry, &w, inner + 1) }
+            }
+            w.field("sha256", inner) { $0.string(value.sha256) }
+            w.field("sizes", inner) { w in
+                w.array(inner, value.sizes) { w, size in w.number(Int64(size)) }
+            }
+            w.field("uncompressedBytes", inner) { $0.number(value.uncompressedBytes) }
+            w.field("version", inner) { $0.number(Int64(value.version)) }
+        }
+    }
+
     private static func pack(_ pack: PackDescription) -> (inout Writer, Int) -> Void {
         { w, level in
             w.object(level) { w in
@@ -64,11 +97,15 @@ enum IndexJSONWriter {
                     w.array(inner, pack.gifs) { w, gif in
                         w.object(inner + 1) { w in
                             w.field("location", inner + 2) { w in location(gif.location, &w, inner + 2) }
+                            if let placeholder = gif.placeholder {
+                                w.field("placeholder", inner + 2) { w in Self.placeholder(placeholder, &w, inner + 2) }
+                            }
                             w.field("sha256", inner + 2) { $0.string(gif.sha256) }
                         }
                     }
                 }
                 w.field("name", inner) { $0.string(pack.name) }
+                if let posters = pack.posters { w.field("posters", inner) { w in Self.posters(posters, &w, inner) } }
                 w.field("sha256", inner) { $0.string(pack.sha256) }
                 w.field("uncompressedBytes", inner) { $0.number(pack.uncompressedBytes) }
                 w.field("version", inner) { $0.number(Int64(pack.version)) }

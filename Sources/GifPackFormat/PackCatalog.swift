@@ -78,8 +78,15 @@ public struct GIFMetadata: Sendable, Equatable, Codable {
     public var durationMilliseconds: Int
     /// nil: plays once (no loop extension); 0: loops forever.
     public var loopCount: Int?
+    /// BlurHash of the still (format 1.2).
+    public var blurHash: String?
+    /// `#rrggbb` mean colour of the still (format 1.2).
+    public var averageColor: String?
 
-    public init(sha256: String, bytes: Int64, width: Int, height: Int, frames: Int, durationMilliseconds: Int, loopCount: Int?) {
+    public init(sha256: String, bytes: Int64, width: Int, height: Int, frames: Int, durationMilliseconds: Int, loopCount: Int?,
+                blurHash: String? = nil, averageColor: String? = nil) {
+        self.blurHash = blurHash
+        self.averageColor = averageColor
         self.sha256 = sha256
         self.bytes = bytes
         self.width = width
@@ -145,6 +152,16 @@ public enum PackCatalogJSON {
             bytes.append(UInt8(ascii: ","))
         }
         bytes.append(UInt8(ascii: "{"))
+        if let color = gif.averageColor {
+            bytes += Array(#""averageColor":"#.utf8)
+            CanonicalJSON.appendString(color, to: &bytes)
+            bytes.append(UInt8(ascii: ","))
+        }
+        if let hash = gif.blurHash {
+            bytes += Array(#""blurHash":"#.utf8)
+            CanonicalJSON.appendString(hash, to: &bytes)
+            bytes.append(UInt8(ascii: ","))
+        }
         field("bytes", gif.bytes)
         field("durationMilliseconds", Int64(gif.durationMilliseconds))
         field("frames", Int64(gif.frames))

@@ -136,10 +136,12 @@ public struct PackDescription: Sendable, Equatable, Codable {
     /// Every exercise of the pack, sorted by id; `gif` is nil when the exercise has no GIF
     /// (a client shows a placeholder).
     public var exercises: [ExerciseRef]
+    /// The companion posters pack (format 1.2; nil before 1.2 or when the manifest asks for no posters).
+    public var posters: PosterPackDescription?
 
     public init(name: String, version: Int, file: String, bytes: Int64, sha256: String, entryCount: Int,
                 uncompressedBytes: Int64, contentDigest: String, catalog: EntryLocation, gifs: [GIFEntry],
-                exercises: [ExerciseRef]) {
+                exercises: [ExerciseRef], posters: PosterPackDescription? = nil) {
         self.name = name
         self.version = version
         self.file = file
@@ -153,6 +155,7 @@ public struct PackDescription: Sendable, Equatable, Codable {
         // Builders pass them in id order: then the array is kept as it is, with no sorted copy.
         let inOrder = zip(exercises, exercises.dropFirst()).allSatisfy { $0.id < $1.id }
         self.exercises = inOrder ? exercises : exercises.sorted { $0.id < $1.id }
+        self.posters = posters
     }
 
     /// The GIF entry for an exercise id, if the pack has one.
@@ -182,10 +185,13 @@ public struct EntryLocation: Sendable, Equatable, Codable {
 public struct GIFEntry: Sendable, Equatable, Codable {
     public var sha256: String
     public var location: EntryLocation
+    /// BlurHash, average colour, size and timing (format 1.2; nil in a 1.0 or 1.1 index).
+    public var placeholder: GIFPlaceholder?
 
-    public init(sha256: String, location: EntryLocation) {
+    public init(sha256: String, location: EntryLocation, placeholder: GIFPlaceholder? = nil) {
         self.sha256 = sha256
         self.location = location
+        self.placeholder = placeholder
     }
 
     /// The tar path of a GIF with this hash.

@@ -31,6 +31,10 @@ struct CatCommand: AsyncParsableCommand {
           gifpack cat dist/index.json 0001 --trusted-key gifpack.pub > 0001.gif
           gifpack cat --index https://cdn.example.com/gifpack/index.json 0001 > 0001.gif
           gifpack cat --index https://cdn.example.com/gifpack/index.json 0001 --trusted-key gifpack.pub > 0001.gif
+          gifpack cat --poster 80 dist/index.json 0001 > 0001-80.gif
+
+        With --poster SIZE (a local index.json only), the exercise's still poster at that longest side \
+        is read from the pack's posters pack instead (format 1.2).
 
         Exit status: 0 written, 1 unknown exercise, no GIF, a refused pack or a refused index, 2 bad arguments.
         """
@@ -47,6 +51,9 @@ struct CatCommand: AsyncParsableCommand {
     @Option(help: "With --index URL: most bytes of GIFs the cache keeps.")
     var cacheLimit: Int64 = 64 << 20
 
+    @Option(name: .customLong("poster"), help: "Write the still poster of this longest side (px) instead of the GIF (a local index.json only).")
+    var posterSize: Int?
+
     @Argument(help: "A local index.json or a .tar.zst pack file, then the exercise id (with --index: the exercise id alone).")
     var operands: [String] = []
 
@@ -58,6 +65,9 @@ struct CatCommand: AsyncParsableCommand {
         guard operands.count == wanted else {
             throw ValidationError(index == nil ? "expected a source (index.json or pack) and an exercise id"
                                                : "with --index, expected the exercise id alone")
+        }
+        if posterSize != nil, index != nil {
+            throw ValidationError("--poster reads a local index.json and its posters pack; it cannot be combined with --index")
         }
         guard cacheLimit >= 0 else { throw ValidationError("--cache-limit must not be negative") }
     }
@@ -72,14 +82,26 @@ struct CatCommand: AsyncParsableCommand {
             Terminal.error("gifpack: \(error)")
             throw ExitCode(2)
         }
+        if let posterSize, !(16...512).contains(posterSize) {
+            Terminal.error("gifpack: --poster \(posterSize) is outside 16...512")
+            throw ExitCode(2)
+        }
         let trust = try self.trust.load()
         if trust != nil && isPack {
             Terminal.error("gifpack: a pack file alone carries no signature; read the GIF through its index.json with --trusted-key")
             throw ExitCode(2)
         }
+        if posterSize != nil, isPack {
+            Terminal.error("gifpack: --poster needs an index.json, not a pack file")
+            throw ExitCode(2)
+        }
         let bytes: [UInt8]
         do {
-            bytes = try isPack ? PackFileScan(path: source).gif(forExercise: id) : gifThroughIndex(trust: trust)
+            if let posterSize {
+                bytes = try posterThroughIndex(size: posterSize, trust: trust)
+            } else {
+                bytes = try isPack ? PackFileScan(path: source).gif(forExercise: id) : gifThroughIndex(trust: trust)
+            }
         } catch {
             Terminal.error("gifpack: \(error)")
             throw ExitCode(1)
@@ -123,6 +145,27 @@ struct CatCommand: AsyncParsableCommand {
         var magic = [UInt8](repeating: 0, count: 4)
         let got = magic.withUnsafeMutableBytes { pread(fd, $0.baseAddress, 4, 0) }
         return got == 4 && magic == [0x28, 0xB5, 0x2F, 0xFD]
+    }
+
+    /// The exercise's poster from its pack's posters pack.
+    private func posterThroughIndex(size: Int, trust: IndexTrust?) throws(PackClientError) -> [UInt8] {
+        let index: PackIndex
+        if let trust {
+            index = try trust.verifyFile(source)
+        } else {
+            index = try PackIndexSource.loadFile(source)
+        }
+        guard let pack = index.packs.first(where: { $0.exercises.contains { $0.id == id } }) else {
+            throw .unknownExercise(id)
+        }
+        guard let hash = pack.exercises.first(where: { $0.id == id })?.gif else { throw .noGIF(exercise: id) }
+        guard let posters = pack.posters else {
+            throw .unreadable(location: source, detail: "pack \(pack.name) has no posters pack (format 1.0, or output.posters is empty)")
+        }
+        guard case .file(let path) = try PackIndexSource(location: .file(source)).packLocation(for: posters) else {
+            throw .unreadable(location: source, detail: "not a local index")
+        }
+        return try PosterPackReader(path: path, posters: posters).poster(size: size, gifSHA256: hash)
     }
 
     /// The index is read by the same loader as every other command (64 MiB cap, regular files only,

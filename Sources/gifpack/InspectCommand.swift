@@ -7,10 +7,13 @@ struct InspectCommand: ParsableCommand {
         commandName: "inspect",
         abstract: "Print a pack's exercises as a table: exercise, size, dimensions, frames, duration.",
         discussion: """
-        Reads the pack's catalog.json (its first frame) only. Exercises without a GIF show "-".
+        Reads the pack's catalog.json (its first frame) only. Exercises without a GIF show "-". \
+        A posters pack (<pack>-posters, format 1.2) is listed poster by poster: path, longest side, \
+        bytes, and the GIF it shows.
 
         Example:
           gifpack inspect dist/packs/all-v3-1a2b3c4d.tar.zst
+          gifpack inspect dist/packs/all-posters-v3-5e6f7a8b.tar.zst
         """
     )
 
@@ -19,7 +22,14 @@ struct InspectCommand: ParsableCommand {
 
     func run() throws {
         let catalog: PackCatalog
-        do { catalog = try PackFileScan(path: pack).catalog() } catch {
+        do {
+            let scan = try PackFileScan(path: pack)
+            if let posters = Self.posterCatalog(scan) {
+                printPosters(posters)
+                return
+            }
+            catalog = try scan.catalog()
+        } catch {
             Terminal.error("gifpack: \(error)")
             throw ExitCode(1)
         }
@@ -34,8 +44,36 @@ struct InspectCommand: ParsableCommand {
                 rows.append([id, name, "-", "-", "-", "-"])
             }
         }
+        Self.printTable(rows, numeric: [2, 4, 5])
+        let withGIF: [GIFMetadata] = catalog.exercises.compactMap { $0.gif }
+        let distinct = Set(withGIF.map { $0.sha256 }).count
+        let bytes = withGIF.reduce(Int64(0)) { $0 + $1.bytes }
+        Terminal.output("\(catalog.exercises.count) exercise(s) in pack \(TerminalText.escaped(catalog.pack, maxScalars: 70)), "
+            + "\(withGIF.count) with a GIF, \(distinct) distinct GIF(s), \(bytes) bytes")
+    }
+
+    /// The posters pack catalog, when the first entry is one (a pack's catalog is not).
+    static func posterCatalog(_ scan: PackFileScan) -> PosterPackCatalog? {
+        guard let first = scan.frames.first, let entry = try? scan.entry(first, maxSize: scan.limits.maxCatalogBytes),
+              entry.header.name == PackCatalog.path else { return nil }
+        return try? PosterPackCatalog.decode(from: entry.data)
+    }
+
+    private func printPosters(_ catalog: PosterPackCatalog) {
+        var rows = [["poster", "size", "bytes", "gif"]]
+        for poster in catalog.posters {
+            rows.append([TerminalText.escaped(poster.path, maxScalars: 90), String(poster.size), String(poster.bytes),
+                         TerminalText.escaped(String(poster.gif.prefix(12)), maxScalars: 12)])
+        }
+        Self.printTable(rows, numeric: [1, 2])
+        let bytes = catalog.posters.reduce(Int64(0)) { $0 + $1.bytes }
+        let sizes = catalog.sizes.map(String.init).joined(separator: ", ")
+        Terminal.output("\(catalog.posters.count) poster(s) in posters pack \(TerminalText.escaped(catalog.pack, maxScalars: 70)), "
+            + "sizes \(sizes) px, \(Set(catalog.posters.map(\.gif)).count) GIF(s), \(bytes) bytes")
+    }
+
+    private static func printTable(_ rows: [[String]], numeric: Set<Int>) {
         let widths = (0..<rows[0].count).map { column in rows.map { $0[column].count }.max() ?? 0 }
-        let numeric: Set<Int> = [2, 4, 5]
         for row in rows {
             let cells = row.enumerated().map { column, cell in
                 let padding = String(repeating: " ", count: widths[column] - cell.count)
@@ -43,10 +81,5 @@ struct InspectCommand: ParsableCommand {
             }
             Terminal.output(cells.joined(separator: "  ").trimmingCharacters(in: .whitespaces))
         }
-        let withGIF: [GIFMetadata] = catalog.exercises.compactMap { $0.gif }
-        let distinct = Set(withGIF.map { $0.sha256 }).count
-        let bytes = withGIF.reduce(Int64(0)) { $0 + $1.bytes }
-        Terminal.output("\(catalog.exercises.count) exercise(s) in pack \(TerminalText.escaped(catalog.pack, maxScalars: 70)), "
-            + "\(withGIF.count) with a GIF, \(distinct) distinct GIF(s), \(bytes) bytes")
     }
 }

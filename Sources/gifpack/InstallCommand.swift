@@ -31,11 +31,18 @@ struct InstallCommand: AsyncParsableCommand {
         through hard links); by-hash puts <cache>/gifs/<sha256>.gif plus <cache>/index-by-id.json. \
         Either way <cache>/gifpack-manifest.json records the installed packs and versions.
 
+        With --with-posters, each chosen pack's posters pack (format 1.2) is installed too, in the \
+        same generation: <cache>/posters/<size>/<exerciseId>.gif (by-hash: posters/<size>/<sha256>.gif), \
+        every size the posters pack has. It is fetched whole and verified like a pack, and not at \
+        all when the installed generation holds every poster of that version. Without the flag \
+        nothing poster-related is fetched.
+
         Examples:
           gifpack install --index dist/index.json --cache /var/cache/gifs
           gifpack install --index https://cdn.example.com/index.json \\
                           --cache /var/cache/gifs --pack chest --pack back
           gifpack install --index dist/index.json --cache /tmp/gifs --layout by-hash
+          gifpack install --index https://cdn.example.com/index.json --cache /var/cache/gifs --with-posters
           gifpack install --index https://cdn.example.com/index.json --cache /var/cache/gifs \\
                           --trusted-key gifpack.pub --trusted-key gifpack-next.pub
 
@@ -64,11 +71,15 @@ struct InstallCommand: AsyncParsableCommand {
     @Flag(help: "Always download whole packs (no sparse upgrade by range requests).")
     var noSparse = false
 
+    @Flag(help: "Also install each pack's still posters: <cache>/posters/<size>/<id>.gif (format 1.2 indexes).")
+    var withPosters = false
+
     func run() async throws {
         var installer = PackInstaller(cacheDirectory: cache, layout: layout)
         installer.keepDownloads = keepDownloads
         installer.trust = try trust.load()
         installer.sparseUpgrades.isEnabled = !noSparse
+        installer.withPosters = withPosters
         let report: InstallReport
         do {
             report = try await installer.install(from: PackIndexSource(index), packs: packs.isEmpty ? nil : packs)
@@ -90,6 +101,10 @@ struct InstallCommand: AsyncParsableCommand {
             + "\(report.changed.count) changed, \(report.removed.count) removed")
         Terminal.output("gifs: \(report.gifsWritten) written (\(report.bytesWritten) bytes), \(report.gifsReused) unchanged kept, "
             + "\(report.linksCreated) shared by hard link; downloaded \(report.bytesDownloaded) bytes")
+        if !report.posterPacks.isEmpty {
+            let sizes = Array(Set(report.posterPacks.flatMap(\.sizes))).sorted().map(String.init).joined(separator: ", ")
+            Terminal.output("posters: \(report.postersWritten) written, \(report.postersReused) unchanged kept (sizes \(sizes) px)")
+        }
         for fetch in report.fetches { Terminal.output(Self.describe(fetch)) }
         Terminal.output("ok: generation \(report.generation)")
     }
@@ -106,6 +121,8 @@ struct InstallCommand: AsyncParsableCommand {
                 + (fetch.fallbackReason.map { "; not sparse: \($0)" } ?? "")
         case .local:
             return head + "read in place (\(fetch.wholePackBytes) bytes)"
+        case .installed:
+            return head + "nothing fetched, the installed generation holds all of it (\(fetch.wholePackBytes) bytes)"
         }
     }
 }

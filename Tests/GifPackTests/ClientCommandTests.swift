@@ -45,7 +45,11 @@ struct ClientCommandTests {
         let packPath = "\(built.dist)/\(pack.file)"
         let good = try Self.gifpack(["verify", built.dist])
         #expect(good.status == 0, "\(good.error)")
-        #expect(Self.text(good.output).contains("ok: verified 1 pack(s), \(pack.entryCount + 1) frame(s), \(pack.gifs.count) GIF(s)"))
+        // The pack and its posters pack (format 1.2, one 80 px poster per GIF).
+        let posters = try #require(pack.posters)
+        #expect(Self.text(good.output).contains(
+            "ok: verified 2 pack(s), \(pack.entryCount + 1 + posters.entryCount + 1) frame(s), \(pack.gifs.count * 2) GIF(s)"))
+        #expect(try Self.gifpack(["verify", "\(built.dist)/\(posters.file)"]).status == 0)
         #expect(try Self.gifpack(["verify", packPath]).status == 0)
 
         // Flip one byte inside a GIF's frame: both forms of verify fail and say where.

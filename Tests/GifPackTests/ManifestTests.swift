@@ -152,3 +152,41 @@ struct ManifestTests {
         }
     }
 }
+
+@Suite("Manifest: placeholder and poster settings")
+struct PlaceholderManifestTests {
+    let minimal = """
+    source:
+      kind: exercisedb-rapidapi
+      api_key_env: KEY
+    """
+
+    func failure(_ text: String) -> ManifestError? {
+        do {
+            _ = try ManifestLoader().parse(text, environment: ["KEY": "k"])
+            return nil
+        } catch { return error }
+    }
+
+    @Test func postersAndBlurHashDefaultAndParse() throws {
+        let defaults = try ManifestLoader().parse(minimal, environment: ["KEY": "k"])
+        #expect(defaults.output.placeholderSettings == PlaceholderSettings(componentsX: 4, componentsY: 3, posterSizes: [80]))
+        let custom = try ManifestLoader().parse(minimal + "\noutput:\n  posters: [200, 80]\n  blurhash: {x: 5, y: 2}",
+                                                environment: ["KEY": "k"])
+        #expect(custom.output.placeholderSettings == PlaceholderSettings(componentsX: 5, componentsY: 2, posterSizes: [80, 200]))
+        let none = try ManifestLoader().parse(minimal + "\noutput:\n  posters: []", environment: ["KEY": "k"])
+        #expect(none.output.posterSizes.isEmpty)
+    }
+
+    @Test func badPosterSizesAndComponentsNameTheKeyPath() {
+        #expect(failure(minimal + "\noutput:\n  posters: [80, 8]") == .invalidValue(path: "output.posters[1]", reason: "8 is outside 16...512"))
+        #expect(failure(minimal + "\noutput:\n  posters: [600]") == .invalidValue(path: "output.posters[0]", reason: "600 is outside 16...512"))
+        #expect(failure(minimal + "\noutput:\n  posters: [80, 200, 80]") == .invalidValue(path: "output.posters[2]", reason: "poster size 80 appears twice"))
+        #expect(failure(minimal + "\noutput:\n  posters: 80") == .wrongType(path: "output.posters", expected: "a list"))
+        #expect(failure(minimal + "\noutput:\n  blurhash: {x: 10}") == .invalidValue(path: "output.blurhash.x", reason: "10 is outside 1...9"))
+        #expect(failure(minimal + "\noutput:\n  blurhash: {x: 4, y: 0}") == .invalidValue(path: "output.blurhash.y", reason: "0 is outside 1...9"))
+        #expect(failure(minimal + "\noutput:\n  blurhash: {z: 4}") == .unknownKey(path: "output.blurhash.z", allowed: ["x", "y"]))
+        #expect(failure(minimal + "\npacks:\n  - name: a\n  - name: a-posters")?.description.contains("packs[1].name") == true)
+        #expect(failure(minimal + "\noutput:\n  posters: []\npacks:\n  - name: a\n  - name: a-posters") == nil)
+    }
+}

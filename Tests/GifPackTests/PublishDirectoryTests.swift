@@ -14,30 +14,34 @@ struct PublishDirectoryTests {
         #expect(first.status == 0, "\(first.error)")
         let index = try readIndex("\(builds.v2)/index.json")
         #expect(index.packs.count == 2)
-        #expect(first.output.contains("2 pack(s) uploaded"), "\(first.output)")
+        // Each pack and its posters pack (format 1.2) are pack files like any other.
+        let packFiles = index.packFiles.map(\.file)
+        #expect(packFiles.count == 4 && packFiles.filter { $0.contains("-posters-v") }.count == 2)
+        #expect(first.output.contains("4 pack(s) uploaded"), "\(first.output)")
         // Exactly the packs, the signature and the index: no report, no lock, no temporary file.
-        #expect(relativeFiles(target) == (index.packs.map(\.file) + ["index.json", "index.json.minisig"]).sorted())
+        #expect(relativeFiles(target) == (packFiles + ["index.json", "index.json.minisig"]).sorted())
         #expect(try fileBytes("\(target)/index.json") == fileBytes("\(builds.v2)/index.json"))
         #expect(try fileBytes("\(target)/index.json.minisig") == fileBytes("\(builds.v2)/index.json.minisig"))
         #expect(try directoryIndexProblems(target).isEmpty)
         // Order: each file is renamed into place (which sets its ctime); the signature after the
         // last pack, the index after the signature.
-        let lastPack = index.packs.map { changeTime("\(target)/\($0.file)") }.max() ?? 0
+        let lastPack = packFiles.map { changeTime("\(target)/\($0)") }.max() ?? 0
         #expect(lastPack > 0 && lastPack <= changeTime("\(target)/index.json.minisig"))
         #expect(changeTime("\(target)/index.json.minisig") <= changeTime("\(target)/index.json"))
         // Lines in the order of the actions.
         let lines = first.output.split(separator: "\n").map(String.init)
         let indexLine = try #require(lines.firstIndex { $0.hasPrefix("write: index.json") && !$0.hasPrefix("write: index.json.minisig") })
         let signatureLine = try #require(lines.firstIndex { $0 == "write: index.json.minisig" })
-        #expect(lines.indices.filter { lines[$0].hasPrefix("upload: packs/") }.allSatisfy { $0 < signatureLine })
+        let uploadLines = lines.indices.filter { lines[$0].hasPrefix("upload: packs/") }
+        #expect(uploadLines.count == 4 && uploadLines.allSatisfy { $0 < signatureLine })
         #expect(signatureLine < indexLine)
 
-        let identities = try index.packs.map { try fileIdentity("\(target)/\($0.file)") }
+        let identities = try packFiles.map { try fileIdentity("\(target)/\($0)") }
         let second = try await gifpackCLIOffThePool(["publish", "--from", builds.v2, "--to", target])
         #expect(second.status == 0, "\(second.error)")
-        #expect(second.output.contains("0 pack(s) uploaded") && second.output.contains("2 already there")
+        #expect(second.output.contains("0 pack(s) uploaded") && second.output.contains("4 already there")
                 && second.output.contains("index unchanged"), "\(second.output)")
-        #expect(try index.packs.map { "\(try fileIdentity("\(target)/\($0.file)"))" } == identities.map { "\($0)" }, "no pack was written again")
+        #expect(try packFiles.map { "\(try fileIdentity("\(target)/\($0)"))" } == identities.map { "\($0)" }, "no pack was written again")
 
         // --with-report adds report.json, after the index.
         let withReport = try await gifpackCLIOffThePool(["publish", "--from", builds.v2, "--to", target, "--with-report"])
@@ -112,19 +116,25 @@ struct PublishDirectoryTests {
         let v3 = try await builds.nextAllVersion("v3", seed: 301)
         let v4 = try await builds.nextAllVersion("v4", seed: 302)
         let packOf = { (dir: String) throws -> String in try #require(try readIndex("\(dir)/index.json").packs.first?.file) }
+        let postersOf = { (dir: String) throws -> String in try #require(try readIndex("\(dir)/index.json").packs.first?.posters?.file) }
         let (p1, p3, p4) = (try packOf(builds.v1), try packOf(v3), try packOf(v4))
         #expect(p1.hasPrefix("packs/all-v1-") && p3.hasPrefix("packs/all-v2-") && p4.hasPrefix("packs/all-v3-"))
+        // Each changed GIF changes its poster too: the posters pack has a version per pack version.
+        let (s1, s3, s4) = (try postersOf(builds.v1), try postersOf(v3), try postersOf(v4))
+        #expect(s1.hasPrefix("packs/all-posters-v1-") && s3.hasPrefix("packs/all-posters-v2-") && s4.hasPrefix("packs/all-posters-v3-"))
         for dir in [builds.v1, v3] {
             let result = try await gifpackCLIOffThePool(["publish", "--from", dir, "--to", target, "--keep-versions", "2"])
             #expect(result.status == 0, "\(result.error)")
         }
         #expect(FileSystem.exists("\(target)/\(p1)") && FileSystem.exists("\(target)/\(p3)"))
+        #expect(FileSystem.exists("\(target)/\(s1)") && FileSystem.exists("\(target)/\(s3)"))
         // A file that is not a pack name is never touched.
         try "x".write(toFile: "\(target)/packs/README.txt", atomically: true, encoding: .utf8)
 
         let dry = try await gifpackCLIOffThePool(["publish", "--from", v4, "--to", target, "--keep-versions", "2", "--dry-run"])
         #expect(dry.status == 0, "\(dry.error)")
         #expect(dry.output.contains("would upload: \(p4)") && dry.output.contains("would delete: \(p1)"), "\(dry.output)")
+        #expect(dry.output.contains("would upload: \(s4)") && dry.output.contains("would delete: \(s1)"), "\(dry.output)")
         #expect(dry.output.contains("would write: index.json"))
         #expect(!FileSystem.exists("\(target)/\(p4)") && FileSystem.exists("\(target)/\(p1)"), "a dry run changes nothing")
 
@@ -133,9 +143,13 @@ struct PublishDirectoryTests {
         let lines = real.output.split(separator: "\n").map(String.init)
         let indexLine = try #require(lines.firstIndex { $0.hasPrefix("write: index.json") && !$0.hasPrefix("write: index.json.minisig") })
         let deleteLine = try #require(lines.firstIndex { $0 == "delete: \(p1)" })
-        #expect(indexLine < deleteLine, "deleted only after the new index is live")
-        #expect(!FileSystem.exists("\(target)/\(p1)"))
+        let postersDeleteLine = try #require(lines.firstIndex { $0 == "delete: \(s1)" })
+        let postersUploadLine = try #require(lines.firstIndex { $0.hasPrefix("upload: \(s4)") })
+        #expect(indexLine < deleteLine && indexLine < postersDeleteLine, "deleted only after the new index is live")
+        #expect(postersUploadLine < indexLine, "the posters pack goes up before the index")
+        #expect(!FileSystem.exists("\(target)/\(p1)") && !FileSystem.exists("\(target)/\(s1)"))
         #expect(FileSystem.exists("\(target)/\(p3)") && FileSystem.exists("\(target)/\(p4)") && FileSystem.exists("\(target)/packs/README.txt"))
+        #expect(FileSystem.exists("\(target)/\(s3)") && FileSystem.exists("\(target)/\(s4)"))
         #expect(try directoryIndexProblems(target).isEmpty)
     }
 
@@ -150,6 +164,13 @@ struct PublishDirectoryTests {
                                                                          "packs/upper-body-v9-eeeeeeee.tar.zst"], keepVersions: 2)
                 == [])
         #expect(Publisher.Retention.parse("packs/upper-body-v12-0123abcd.tar.zst").map { "\($0.pack) \($0.version)" } == "upper-body 12")
+        // A posters pack is retained by its own versions, beside its pack's.
+        let withPosters = ["packs/all-v1-aaaaaaaa.tar.zst", "packs/all-posters-v1-11111111.tar.zst", "packs/all-v2-bbbbbbbb.tar.zst",
+                           "packs/all-posters-v2-22222222.tar.zst"]
+        #expect(Publisher.Retention.deletions(stored: withPosters, protected: ["packs/all-v2-bbbbbbbb.tar.zst",
+                                                                              "packs/all-posters-v2-22222222.tar.zst"], keepVersions: 1)
+                == ["packs/all-posters-v1-11111111.tar.zst", "packs/all-v1-aaaaaaaa.tar.zst"])
+        #expect(Publisher.Retention.parse("packs/all-posters-v2-22222222.tar.zst").map { "\($0.pack) \($0.version)" } == "all-posters 2")
         #expect(Publisher.Retention.parse("packs/all-v1-xyz.tar.zst") == nil)
     }
 

@@ -20,7 +20,7 @@ struct PublishS3Tests {
     static func problems(_ moto: MotoServer, prefix: String = "gifpack") async throws -> [String] {
         let index = try await moto.get("\(bucket)/\(prefix)/index.json")
         var packs: [String: [UInt8]] = [:]
-        for file in (try index.map { try PackIndex.decode(from: Data($0)) }?.packs.map(\.file)) ?? [] {
+        for file in (try index.map { try PackIndex.decode(from: Data($0)) }?.packFiles.map(\.file)) ?? [] {
             packs[file] = try await moto.get("\(bucket)/\(prefix)/\(file)")
         }
         return try servedIndexProblems(index: index) { packs[$0] }
@@ -44,14 +44,16 @@ struct PublishS3Tests {
         let indexPut = try #require(log.firstIndex(of: "PUT \(root)/index.json"), "\(log)")
         let signaturePut = try #require(log.firstIndex(of: "PUT \(root)/index.json.minisig"), "\(log)")
         #expect(signaturePut < indexPut)
-        for pack in index.packs {
+        // Posters packs (format 1.2) go up like packs.
+        #expect(index.packFiles.count == 2 * index.packs.count)
+        for pack in index.packFiles {
             let put = try #require(log.firstIndex(of: "PUT \(root)/\(pack.file)"), "\(log)")
             let confirm = try #require(log.lastIndex(of: "HEAD \(root)/\(pack.file)"))
             #expect(put < confirm && confirm < signaturePut, "\(pack.file) confirmed before the signature")
         }
         // Nothing but packs, signature and index.
         #expect(try await moto.keys(bucket: Self.bucket, prefix: "gifpack/")
-                == (index.packs.map { "gifpack/\($0.file)" } + ["gifpack/index.json", "gifpack/index.json.minisig"]).sorted())
+                == (index.packFiles.map { "gifpack/\($0.file)" } + ["gifpack/index.json", "gifpack/index.json.minisig"]).sorted())
         #expect(try await Self.problems(moto).isEmpty)
         #expect(try await moto.get("\(Self.bucket)/gifpack/index.json") == fileBytes("\(builds.v2)/index.json"))
 

@@ -65,13 +65,13 @@ func gifpackCLIOffThePool(_ arguments: [String], environment extra: [String: Str
     try await BlockingWork.run("gifpack.test-process") { try gifpackCLI(arguments, environment: extra) }
 }
 
-/// The index a directory serves, checked: every pack it names is there with its size and SHA-256.
-/// Returns the problems (empty: complete).
+/// The index a directory serves, checked: every pack (and posters pack) it names is there with its
+/// size and SHA-256. Returns the problems (empty: complete).
 func servedIndexProblems(index bytes: [UInt8]?, pack: (String) throws -> [UInt8]?) throws -> [String] {
     guard let bytes else { return ["no index.json"] }
     let index = try PackIndex.decode(from: Data(bytes))
     var problems: [String] = []
-    for description in index.packs {
+    for description in index.packFiles {
         guard let data = try pack(description.file) else { problems.append("\(description.file) missing"); continue }
         if Int64(data.count) != description.bytes || sha256Hex(data) != description.sha256 {
             problems.append("\(description.file) differs from the index")

@@ -69,6 +69,9 @@ struct TrustedPublishTests {
         #expect(second.exitStatus == .success, "\(second.message)")
         let v2 = try #require(try readIndex("\(dist)/index.json").packs.first)
         #expect(v2.version == 2 && v2.file == "packs/all-v2-\(v2.sha256.prefix(8)).tar.zst")
+        // The posters pack continues its versions the same way (format 1.2).
+        let posters2 = try #require(v2.posters)
+        #expect(posters2.version == 2 && posters2.file == "packs/all-posters-v2-\(posters2.sha256.prefix(8)).tar.zst")
         try expectKept(earlier, in: dist)
 
         // index.json and the cache lost: the pack files present continue the versions.
@@ -80,8 +83,10 @@ struct TrustedPublishTests {
         #expect(third.exitStatus == .success, "\(third.message)")
         let v3 = try #require(try readIndex("\(dist)/index.json").packs.first)
         #expect(v3.version == 3 && !earlier.keys.contains(PathText.lastComponent(v3.file)))
+        let posters3 = try #require(v3.posters)
+        #expect(posters3.version == 3 && !earlier.keys.contains(PathText.lastComponent(posters3.file)))
         try expectKept(earlier, in: dist)
-        #expect(try packFiles(dist).count == 3)
+        #expect(try packFiles(dist).count == 6, "three versions of the pack and of its posters pack")
     }
 
     @Test func aFreshRunnerWithOnlyThePreviousIndexContinuesVersionsAndSequence() async throws {
@@ -118,6 +123,7 @@ struct TrustedPublishTests {
         let pack = try #require(index.packs.first)
         #expect(pack.version == 3 && index.sequence == 3)
         #expect(livePacks[PathText.lastComponent(pack.file)] == nil)
+        #expect(pack.posters?.version == 3 && livePacks[PathText.lastComponent(pack.posters?.file ?? "")] == nil)
         try expectKept(livePacks, in: live.file("dist"))
         #expect(cdn.requests.map(\.path).contains("/index.json.minisig"))
 

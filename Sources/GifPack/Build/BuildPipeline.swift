@@ -139,10 +139,11 @@ public struct BuildPipeline: Sendable {
         endStage("plan")
 
         let frames = FrameCache(layout: layout, level: manifest.output.zstdLevel, mtime: options.sourceDateEpoch)
+        let placeholders = PlaceholderCache(layout: layout, settings: manifest.output.placeholderSettings)
         let governor = FetchGovernor(settings: manifest.fetch, requestsAlreadySent: client.statistics.requestsStarted,
                                      startedAt: started)
         let fetcher = GIFFetcher(client: client, source: manifest.source, settings: manifest.fetch, layout: layout,
-                                 frames: frames, state: state, governor: governor, observer: observer)
+                                 frames: frames, state: state, governor: governor, placeholders: placeholders, observer: observer)
         let outcome = try await fetcher.fetch(wanted)
         var results = outcome.results
         report.stateErrors = fetcher.processor.stateWriteErrors
@@ -189,14 +190,17 @@ public struct BuildPipeline: Sendable {
         let sourceDescription = SourceDescription(kind: manifest.source.kind.rawValue,
                                                   baseURL: manifest.output.publishBaseURL ? manifest.source.baseURL : nil,
                                                   resolution: manifest.source.resolution)
-        let publisher = PackPublisher(outputDirectory: options.outputDirectory, frames: frames, source: sourceDescription)
+        let publisher = PackPublisher(outputDirectory: options.outputDirectory, frames: frames, source: sourceDescription,
+                                      placeholders: placeholders)
+        let posterPublisher = PosterPackPublisher(outputDirectory: options.outputDirectory, frames: frames,
+                                                  placeholders: placeholders)
         var descriptions: [PackDescription] = []
         var finalResults = results
         var position = 0
         while position < plan.entries.count {
             let entry = plan.entries[position]
             let current = finalResults
-            let description: PackDescription, outcome: PackPublisher.Outcome
+            var description: PackDescription, outcome: PackPublisher.Outcome
             do {
                 let name = entry.spec.name
                 (description, outcome) = try await BlockingWork.run {
@@ -224,7 +228,8 @@ public struct BuildPipeline: Sendable {
                 }
                 report.damagedBlobs.append(hash)
                 let again = try await GIFFetcher(client: client, source: manifest.source, settings: manifest.fetch, layout: layout,
-                                             frames: frames, state: state, governor: governor, observer: observer).fetch(users)
+                                             frames: frames, state: state, governor: governor, placeholders: placeholders,
+                                             observer: observer).fetch(users)
                 if let stop = again.stop {
                     report.exitStatus = stop.exitStatus
                     report.stopReason = stop
@@ -247,6 +252,18 @@ public struct BuildPipeline: Sendable {
                 continue
             }
             position += 1
+            if !manifest.output.posterSizes.isEmpty {
+                let packDescription = description
+                let references = [local?.pack(named: entry.spec.name)?.posters,
+                                  previous?.index.pack(named: entry.spec.name)?.posters].compactMap { $0 }
+                let (posters, postersOutcome) = try await BlockingWork.run {
+                    try posterPublisher.publish(pack: packDescription.name, gifHashes: packDescription.gifs.map(\.sha256),
+                                                references: references,
+                                                recorded: try state.publishedPacks(pack: PosterPackPublisher.name(forPack: packDescription.name)))
+                }
+                description.posters = posters
+                if postersOutcome == .published { report.posterPacksPublished.append(posters.file) }
+            }
             descriptions.append(description)
             report.packs.append(.init(name: description.name, version: description.version, file: description.file,
                                       outcome: outcome.rawValue, exercises: entry.exercises.count,
@@ -255,6 +272,7 @@ public struct BuildPipeline: Sendable {
                                       uncompressedBytes: description.uncompressedBytes))
             observer?(.packFinished(report.packs[report.packs.count - 1]))
         }
+        report.gifs.placeholdersDerived = placeholders.derivedCount
         endStage("pack")
 
         let index = PackIndex(generator: options.generator, source: sourceDescription, packs: descriptions)
@@ -269,6 +287,10 @@ public struct BuildPipeline: Sendable {
             for description in finalDescriptions {
                 try state.recordPublished(pack: description.name, version: description.version, file: description.file,
                                           sha256: description.sha256, contentDigest: description.contentDigest, at: now)
+                if let posters = description.posters {
+                    try state.recordPublished(pack: posters.name, version: posters.version, file: posters.file,
+                                              sha256: posters.sha256, contentDigest: posters.contentDigest, at: now)
+                }
             }
             return summary
         }

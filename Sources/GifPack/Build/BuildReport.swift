@@ -32,6 +32,8 @@ public struct BuildReport: Sendable, Codable, Equatable {
     public var packs: [PackResult] = []
     /// What happened to `index.json` (absent when the build published nothing).
     public var index: IndexSummary?
+    /// Posters pack files (`packs/<pack>-posters-v<N>-<sha8>.tar.zst`) this run published.
+    public var posterPacksPublished: [String] = []
     /// Why the build stopped scheduling requests early, if it did.
     public var stopReason: StopReason?
     /// The exercises a stopped build never sent a request for, counted (they are not listed one
@@ -158,6 +160,8 @@ public struct BuildReport: Sendable, Codable, Equatable {
         public var rejectedByReason: [String: Int] = [:]
         public var missing = 0
         public var bytesDownloaded: Int64 = 0
+        /// GIFs whose BlurHash, average colour and posters this run derived (0 when the cache had them all).
+        public var placeholdersDerived = 0
     }
 
     /// A GIF served at another size than the requested resolution.

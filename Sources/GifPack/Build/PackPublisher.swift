@@ -27,6 +27,8 @@ struct PackPublisher: Sendable {
     let outputDirectory: String
     let frames: FrameCache
     let source: SourceDescription
+    /// Each GIF's BlurHash and average colour (format 1.2), found in (or derived into) the cache.
+    var placeholders: PlaceholderCache? = nil
 
     enum Outcome: String { case published, unchanged }
 
@@ -43,18 +45,34 @@ struct PackPublisher: Sendable {
         var refs: [ExerciseRef] = []
         refs.reserveCapacity(entry.exercises.count)
         var distinct: [String: Int64] = [:]
+        var previews: [String: GIFPlaceholder] = [:]
         for exercise in entry.exercises {
             var hash: String?
             if case .stored(let gif)? = results[exercise.id] {
                 hash = gif.sha256
                 distinct[gif.sha256] = gif.bytes
+                if let placeholders, previews[gif.sha256] == nil {
+                    let record = try placeholders.ensure(sha256: gif.sha256, blobPath: frames.layout.blobPath(sha256: gif.sha256))
+                    previews[gif.sha256] = GIFPlaceholder(
+                        blurHash: record.blurHash, averageColor: record.averageColor, width: gif.info.width,
+                        height: gif.info.height, frames: gif.info.frameCount,
+                        durationMilliseconds: gif.info.durationMilliseconds, loopCount: gif.info.loopCount)
+                }
             }
             refs.append(ExerciseRef(id: exercise.id, gif: hash))
         }
-        // The plan's exercises are in id order: catalog.json is written from them one at a time.
+        // The plan's exercises are in id order: catalog.json is written from them one at a time,
+        // each GIF with its BlurHash and average colour (format 1.2).
+        let placeholderRecords = previews
         let rows = entry.exercises.lazy.map { exercise in
             var metadata: GIFMetadata?
-            if case .stored(let gif)? = results[exercise.id] { metadata = gif.metadata }
+            if case .stored(let gif)? = results[exercise.id] {
+                metadata = gif.metadata
+                if let preview = placeholderRecords[gif.sha256] {
+                    metadata?.blurHash = preview.blurHash
+                    metadata?.averageColor = preview.averageColor
+                }
+            }
             return PackCatalogWriter.Row(exercise: exercise, gif: metadata)
         }
         try FileSystem.createDirectory("\(outputDirectory)/packs")
@@ -109,31 +127,10 @@ struct PackPublisher: Sendable {
                 }
             }
             summary = try assembler.finish()
-            let packFiles = try PackFileName.Listing(of: entry.spec.name, in: "\(outputDirectory)/packs")
-            let known = history.references.map { PublishedPack(version: $0.version, file: $0.file, sha256: $0.sha256) }
-                + history.recorded + (try packFiles.present(sha256: summary.sha256))
-            if let same = known.first(where: { $0.sha256 == summary.sha256 && PackFileName.isPlain($0.file) }) {
-                // The same bytes were published before (or renamed into place by a run killed before
-                // its index): same version, same name.
-                version = same.version
-                file = same.file
-                outcome = history.references.contains { $0.version == same.version && $0.file == same.file } ? .unchanged : .published
-            } else {
-                version = max(known.map(\.version).max() ?? 0, packFiles.highestVersion) + 1
-                file = PackFileName.file(pack: entry.spec.name, version: version, sha256: summary.sha256)
-                outcome = .published
-            }
-            let finalPath = "\(outputDirectory)/\(file)"
-            CrashPoint.reach(.beforePackRename)
-            if FileSystem.exists(finalPath) {
-                // Never replaced: equal bytes are the same pack, different bytes a hard error.
-                guard FileSystem.fileSize(finalPath) == summary.bytes, (try? StreamingSHA256.file(at: finalPath))?.sha256 == summary.sha256 else {
-                    throw PackPublishError.nameTaken(file)
-                }
-                FileSystem.remove(temporary)
-            } else {
-                try FileSystem.publish(temporary, as: finalPath)
-            }
+            (version, file, outcome) = try Self.place(temporary, summary: summary, pack: entry.spec.name,
+                                                      outputDirectory: outputDirectory,
+                                                      referenced: history.references.map(\.published),
+                                                      recorded: history.recorded)
         } catch {
             FileSystem.remove(temporary)
             throw error
@@ -143,9 +140,11 @@ struct PackPublisher: Sendable {
             throw PackPublishError.unexpectedLayout(file)
         }
         let gifs = summary.entries.dropFirst().map { packed in
-            GIFEntry(sha256: String(packed.name.dropFirst("gifs/".count).dropLast(".gif".count)),
-                     location: EntryLocation(path: packed.name, size: packed.size,
-                                             frameOffset: packed.frameOffset, frameLength: packed.frameLength))
+            let hash = String(packed.name.dropFirst("gifs/".count).dropLast(".gif".count))
+            return GIFEntry(sha256: hash,
+                            location: EntryLocation(path: packed.name, size: packed.size,
+                                                    frameOffset: packed.frameOffset, frameLength: packed.frameLength),
+                            placeholder: previews[hash])
         }
         let description = PackDescription(
             name: entry.spec.name, version: version, file: file, bytes: summary.bytes, sha256: summary.sha256,
@@ -169,6 +168,16 @@ public struct PublishedPack: Sendable, Equatable {
         self.file = file
         self.sha256 = sha256
     }
+}
+
+extension PackDescription {
+    /// The version, file and SHA-256 this description publishes.
+    var published: PublishedPack { PublishedPack(version: version, file: file, sha256: sha256) }
+}
+
+extension PosterPackDescription {
+    /// The version, file and SHA-256 this description publishes.
+    var published: PublishedPack { PublishedPack(version: version, file: file, sha256: sha256) }
 }
 
 /// Pack file names: `packs/<name>-v<N>-<sha8>.tar.zst`, where `<sha8>` is the first 8 hex digits
@@ -245,6 +254,43 @@ enum PackFileName {
 }
 
 extension PackPublisher {
+    /// Names an assembled pack file (pack or posters pack) and moves it into place, by the rules of
+    /// the type's comment: bytes equal to a version published before (`referenced`: the indexes';
+    /// `recorded`: the state's; or a file of this pack already in `packs/`) keep that version and
+    /// name, anything else gets `highest + 1`; a file already under the chosen name is never
+    /// replaced. Removes `temporary` in every case but a rename.
+    static func place(_ temporary: String, summary: PackFileSummary, pack name: String, outputDirectory: String,
+                      referenced: [PublishedPack], recorded: [PublishedPack]) throws -> (version: Int, file: String, outcome: Outcome) {
+        let version: Int
+        let file: String
+        let outcome: Outcome
+        let packFiles = try PackFileName.Listing(of: name, in: "\(outputDirectory)/packs")
+        let known = referenced + recorded + (try packFiles.present(sha256: summary.sha256))
+        if let same = known.first(where: { $0.sha256 == summary.sha256 && PackFileName.isPlain($0.file) }) {
+            // The same bytes were published before (or renamed into place by a run killed before
+            // its index): same version, same name.
+            version = same.version
+            file = same.file
+            outcome = referenced.contains { $0.version == same.version && $0.file == same.file } ? .unchanged : .published
+        } else {
+            version = max(known.map(\.version).max() ?? 0, packFiles.highestVersion) + 1
+            file = PackFileName.file(pack: name, version: version, sha256: summary.sha256)
+            outcome = .published
+        }
+        let finalPath = "\(outputDirectory)/\(file)"
+        CrashPoint.reach(.beforePackRename)
+        if FileSystem.exists(finalPath) {
+            // Never replaced: equal bytes are the same pack, different bytes a hard error.
+            guard FileSystem.fileSize(finalPath) == summary.bytes, (try? StreamingSHA256.file(at: finalPath))?.sha256 == summary.sha256 else {
+                throw PackPublishError.nameTaken(file)
+            }
+            FileSystem.remove(temporary)
+        } else {
+            try FileSystem.publish(temporary, as: finalPath)
+        }
+        return (version, file, outcome)
+    }
+
     /// Runs `body`, turning a blob whose bytes no longer match their hash into
     /// ``PackPublishError/damagedBlob(sha256:)``.
     static func checkingBlob(_ hash: String, _ body: () throws -> Void) throws {

@@ -31,7 +31,7 @@ public struct Pruner: Sendable {
     public func prune(index: PackIndex?, state: BuildState?) throws -> Result {
         var result = Result()
         let packsDirectory = "\(outputDirectory)/packs"
-        let referenced = Set(index?.packs.map { "\(outputDirectory)/\($0.file)" } ?? [])
+        let referenced = Set(index?.packFiles.map { "\(outputDirectory)/\($0.file)" } ?? [])
         let names = try FileSystem.list(packsDirectory)
         for name in names where FileSystem.isOwnTemporaryName(name) {
             let path = "\(packsDirectory)/\(name)"
@@ -39,10 +39,13 @@ public struct Pruner: Sendable {
             FileSystem.remove(path)
             result.deletedTemporaryFiles += 1
         }
-        for pack in index?.packs ?? [] {
-            // Retention: keep versions V-keep+1 ... V. A version above V (published by a build whose
-            // index this one does not know, or left by a killed run) is never deleted here: names are
-            // immutable, and no build reuses its number.
+        let published = (index?.packs ?? []).flatMap { pack in
+            [(pack.name, pack.version)] + (pack.posters.map { [($0.name, $0.version)] } ?? [])
+        }
+        for pack in published.map({ (name: $0.0, version: $0.1) }) {
+            // Retention: keep versions V-keep+1 ... V of each pack and of its posters pack. A version
+            // above V (published by a build whose index this one does not know, or left by a killed
+            // run) is never deleted here: names are immutable, and no build reuses its number.
             let oldestKept = pack.version - keep + 1
             for name in names {
                 guard let version = PackFileName.version(of: name, pack: pack.name), version < oldestKept else { continue }
@@ -87,6 +90,14 @@ public struct Pruner: Sendable {
         let framesRoot = "\(layout.root)/frames"
         for directory in try FileSystem.list(framesRoot) {
             FileSystem.remove("\(framesRoot)/\(directory)/\(sha256.prefix(2))/\(sha256).zst")
+        }
+        // Placeholders and posters derived from the blob, under every settings key.
+        let derivedRoot = "\(layout.root)/derived"
+        for directory in (try? FileManager.default.contentsOfDirectory(atPath: derivedRoot)) ?? [] {
+            let shard = "\(derivedRoot)/\(directory)/\(sha256.prefix(2))"
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: shard)) ?? [] where name.hasPrefix(sha256) {
+                FileSystem.remove("\(shard)/\(name)")
+            }
         }
     }
 }

@@ -36,7 +36,7 @@ struct GIFFetcher: Sendable {
     let observer: BuildObserver?
 
     init(client: HTTPClient, source: SourceSettings, settings: FetchSettings, layout: CacheLayout, frames: FrameCache,
-         state: BuildState?, governor: FetchGovernor, observer: BuildObserver? = nil) {
+         state: BuildState?, governor: FetchGovernor, placeholders: PlaceholderCache? = nil, observer: BuildObserver? = nil) {
         self.observer = observer
         let limits = GIFLimits(maxWidth: settings.maxWidth, maxHeight: settings.maxHeight,
                                maxFrames: settings.maxFrames, maxTotalPixels: settings.maxTotalPixels)
@@ -44,7 +44,7 @@ struct GIFFetcher: Sendable {
         resolutionKey = source.resolution ?? 0
         attempt = FetchAttempt(client: client, source: source, settings: settings, layout: layout, governor: governor)
         processor = GIFProcessor(store: store, frames: frames, limits: limits, resolution: source.resolution,
-                                 state: state, resolutionKey: resolutionKey, observer: observer,
+                                 state: state, resolutionKey: resolutionKey, placeholders: placeholders, observer: observer,
                                  onDiskFull: { [governor] path in governor.stop(.diskFull(path: path)) })
         planner = FetchPlanner(settings: settings, store: store, now: Date())
         self.state = state

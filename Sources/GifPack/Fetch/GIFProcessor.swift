@@ -37,13 +37,16 @@ final class GIFProcessor: Sendable {
     private let observer: BuildObserver?
     /// Called with the path when storing a GIF fails because the disk is full.
     private let onDiskFull: (@Sendable (String) -> Void)?
+    /// Derives each stored GIF's placeholders and posters on the same worker (nil: not wanted).
+    private let placeholders: PlaceholderCache?
 
     deinit { workers.forEach { $0.stop() } }
 
     init(store: BlobStore, frames: FrameCache, limits: GIFLimits, resolution: Int?, state: BuildState?, resolutionKey: Int,
-         observer: BuildObserver? = nil, onDiskFull: (@Sendable (String) -> Void)? = nil) {
+         placeholders: PlaceholderCache? = nil, observer: BuildObserver? = nil, onDiskFull: (@Sendable (String) -> Void)? = nil) {
         self.observer = observer
         self.onDiskFull = onDiskFull
+        self.placeholders = placeholders
         self.store = store
         self.frames = frames
         self.limits = limits
@@ -131,6 +134,11 @@ final class GIFProcessor: Sendable {
                                                     detail: "the stored GIF is gone from the cache", status: nil)), for: exercise.id)
                     continue
                 }
+                if present[metadata.sha256] == nil {
+                    // Derived once per blob: a cache hit unless the placeholder settings changed. A
+                    // failure here is reported by the pack publisher, which asks again.
+                    _ = try? placeholders?.ensure(sha256: metadata.sha256, blobPath: store.path(sha256: metadata.sha256))
+                }
                 present[metadata.sha256] = true
                 if origin == .notModified { remember { try state?.recordNotModified(exerciseID: exercise.id, resolution: resolutionKey, at: Date()) } }
                 record(.stored(StoredGIF(exerciseID: exercise.id, reusing: metadata, origin: origin,
@@ -179,6 +187,12 @@ final class GIFProcessor: Sendable {
             case PackWriteError.io(let file, _, let code) where FetchGovernor.isDiskFull(code): onDiskFull?(file)
             default: break
             }
+            return .rejected(FetchRejection(exerciseID: exercise.id, url: url, reason: .storeFailed,
+                                            detail: String(describing: error), status: download.head.status))
+        }
+        do {
+            _ = try placeholders?.ensure(sha256: sha256, blobPath: store.path(sha256: sha256))
+        } catch {
             return .rejected(FetchRejection(exerciseID: exercise.id, url: url, reason: .storeFailed,
                                             detail: String(describing: error), status: download.head.status))
         }

@@ -181,6 +181,16 @@ public struct OutputSettings: Sendable, Equatable {
     public var publishEndpoint: String? = nil
     /// `output.index_max_age`: the `Cache-Control` max-age of a published index and signature, in seconds.
     public var indexMaxAge: Int = 60
+    /// `output.posters`: longest sides of the still posters (16...512, distinct, ascending); empty: no posters pack.
+    public var posterSizes: [Int] = [80]
+    /// `output.blurhash.x` / `.y`: BlurHash components (1...9).
+    public var blurHashComponentsX: Int = 4
+    public var blurHashComponentsY: Int = 3
+
+    /// How placeholders and posters are derived.
+    public var placeholderSettings: PlaceholderSettings {
+        PlaceholderSettings(componentsX: blurHashComponentsX, componentsY: blurHashComponentsY, posterSizes: posterSizes)
+    }
 }
 
 /// Where the state database, blobs and frames live between runs.

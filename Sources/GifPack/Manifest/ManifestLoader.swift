@@ -78,6 +78,12 @@ public struct ManifestLoader: Sendable {
         let output = try top["output"].map { node throws(ManifestError) in try parseOutput(node) } ?? OutputSettings()
         let cache = try top["cache"].map { node throws(ManifestError) in try parseCache(node) } ?? CacheSettings()
         let signing = try top["signing"].flatMap { node throws(ManifestError) in try parseSigning(node, environment: environment, folder: folder) }
+        if !output.posterSizes.isEmpty, let clash = packs.firstIndex(where: { pack in
+            packs.contains { PosterPackPublisher.name(forPack: $0.name) == pack.name }
+        }) {
+            throw .invalidValue(path: "packs[\(clash)].name",
+                                reason: "\"\(packs[clash].name)\" is the name of another pack's posters pack (output.posters)")
+        }
         return Manifest(source: source, fetch: fetch, packs: packs, output: output, cache: cache, signing: signing)
     }
 
@@ -254,8 +260,10 @@ public struct ManifestLoader: Sendable {
 
     private func parseOutput(_ node: ManifestNode) throws(ManifestError) -> OutputSettings {
         let keys = try node.mapping(allowed: ["directory", "zstd_level", "keep_versions", "publish_base_url", "publish", "publish_endpoint",
-                                              "index_max_age"])
+                                              "index_max_age", "posters", "blurhash"])
         var output = OutputSettings()
+        if let n = keys["posters"] { output.posterSizes = try parsePosterSizes(n) }
+        if let n = keys["blurhash"] { (output.blurHashComponentsX, output.blurHashComponentsY) = try parseBlurHash(n) }
         if let n = keys["publish"] {
             output.publish = try nonEmptyPath(n)
             let endpoint = try keys["publish_endpoint"].map { n throws(ManifestError) in try n.string() }
@@ -319,5 +327,28 @@ public struct ManifestLoader: Sendable {
 extension PackSpec {
     static func isValidName(_ name: String) -> Bool {
         name.range(of: "^[a-z0-9][a-z0-9_-]{0,63}$", options: .regularExpression) != nil
+    }
+}
+
+extension ManifestLoader {
+    /// `output.posters`: a list of distinct longest sides in 16...512 (an empty list: no posters).
+    private func parsePosterSizes(_ node: ManifestNode) throws(ManifestError) -> [Int] {
+        var sizes: [Int] = []
+        for element in try node.sequence() {
+            let size = try element.int(in: PlaceholderSettings.posterSizeRange)
+            guard !sizes.contains(size) else {
+                throw .invalidValue(path: element.path, reason: "poster size \(size) appears twice")
+            }
+            sizes.append(size)
+        }
+        return sizes.sorted()
+    }
+
+    /// `output.blurhash`: `{x: 4, y: 3}`, BlurHash components across and down, each 1...9.
+    private func parseBlurHash(_ node: ManifestNode) throws(ManifestError) -> (Int, Int) {
+        let keys = try node.mapping(allowed: ["x", "y"])
+        let x = try keys["x"].map { n throws(ManifestError) in try n.int(in: BlurHashEncoder.componentRange) } ?? 4
+        let y = try keys["y"].map { n throws(ManifestError) in try n.int(in: BlurHashEncoder.componentRange) } ?? 3
+        return (x, y)
     }
 }

@@ -1,7 +1,8 @@
 import Foundation
 
 /// A build's output directory, checked before anything is uploaded: `index.json` decodes, every
-/// pack file it names sits under `packs/` with the size and SHA-256 the index gives.
+/// pack file it names (packs and their posters packs) sits under `packs/` with the size and SHA-256
+/// the index gives.
 struct PublishSource: Sendable {
     let directory: String
     let index: PackIndex
@@ -20,7 +21,7 @@ struct PublishSource: Sendable {
         do { index = try PackIndex.decode(from: Data(bytes)) } catch {
             throw .badSource("\(indexPath): \(error); nothing was uploaded")
         }
-        for pack in index.packs {
+        for pack in index.packFiles {
             guard isPackKey(pack.file) else {
                 throw .badSource("\(indexPath) names pack file \"\(TerminalText.escaped(pack.file, maxScalars: 120))\", which is not packs/<name>; nothing was uploaded")
             }

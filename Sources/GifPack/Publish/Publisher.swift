@@ -47,8 +47,8 @@ public struct PublishReport: Sendable, Equatable {
     public var sequence: Int?
 }
 
-/// Publishes a build's output directory to a directory or an S3 bucket: every pack the index
-/// names is uploaded and confirmed (size and SHA-256) before `index.json.minisig` and then
+/// Publishes a build's output directory to a directory or an S3 bucket: every pack (and posters
+/// pack) the index names is uploaded and confirmed (size and SHA-256) before `index.json.minisig` and then
 /// `index.json`; packs already there are not sent again; a live index with a higher `sequence`
 /// is never replaced; pack files no longer wanted are deleted only once the new index is live,
 /// and never one the live index names. See README, "Publishing".
@@ -94,8 +94,8 @@ public struct Publisher: Sendable {
         }
 
         // Packs first, each confirmed.
-        var toUpload: [PackDescription] = []
-        for pack in source.index.packs {
+        var toUpload: [IndexedPackFile] = []
+        for pack in source.index.packFiles {
             if let stored = try await target.stat(pack.file), stored.bytes == pack.bytes, stored.sha256 == pack.sha256 {
                 report.alreadyThere.append(pack.file)
                 say("already there: \(pack.file)")
@@ -163,10 +163,10 @@ public struct Publisher: Sendable {
         if !options.dryRun { PublishCrashPoint.reach(.beforeRetention) }
 
         // Retention, once the new index is live: never a file the live index names.
-        var protected = Set(source.index.packs.map(\.file))
-        protected.formUnion(liveIndex?.packs.map(\.file) ?? [])
+        var protected = Set(source.index.packFiles.map(\.file))
+        protected.formUnion(liveIndex?.packFiles.map(\.file) ?? [])
         if !options.dryRun, let current = try await target.readLiveIndex() {
-            protected.formUnion((try? PackIndex.decode(from: Data(current.bytes)))?.packs.map(\.file) ?? [])
+            protected.formUnion((try? PackIndex.decode(from: Data(current.bytes)))?.packFiles.map(\.file) ?? [])
         }
         let stored = try await target.listPackKeys()
         for key in Retention.deletions(stored: stored, protected: protected, keepVersions: options.keepVersions) {
@@ -191,7 +191,9 @@ public struct Publisher: Sendable {
 
     /// Which pack files retention removes: files named `<pack>-v<N>-<hex8>.tar.zst` whose version is
     /// not among the newest `keepVersions` versions of that pack at the target, and which no
-    /// protected index names. Other files under `packs/` are left alone.
+    /// protected index names. A posters pack, `<pack>-posters-v<N>-<hex8>.tar.zst`, counts as a pack
+    /// of its own name, so its versions are kept and deleted like its pack's. Other files under
+    /// `packs/` are left alone.
     enum Retention {
         static func deletions(stored: [String], protected: Set<String>, keepVersions: Int) -> [String] {
             var versions: [String: Set<Int>] = [:]

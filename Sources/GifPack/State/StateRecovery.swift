@@ -124,6 +124,10 @@ enum StateOpener {
             try state.recordPublished(pack: pack.name, version: pack.version, file: pack.file, sha256: pack.sha256,
                                       contentDigest: pack.contentDigest, at: indexDate ?? Date())
             recovery.rebuiltPacks += 1
+            if let posters = pack.posters {
+                try state.recordPublished(pack: posters.name, version: posters.version, file: posters.file,
+                                          sha256: posters.sha256, contentDigest: posters.contentDigest, at: indexDate ?? Date())
+            }
             for exercise in pack.exercises { if let gif = exercise.gif { gifs[exercise.id] = gif } }
         }
         for exercise in catalog {
