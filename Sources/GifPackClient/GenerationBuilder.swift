@@ -12,7 +12,9 @@ import Darwin
 /// refused for any hostile entry, even one whose GIF needs no writing.
 /// For each GIF an exercise uses: if the previous generation holds a file with that hash (per its
 /// manifest, and confirmed by hashing the file) it is hard-linked in, so an upgrade leaves
-/// unchanged files alone (same inode, same mtime) and the pack entry is only verified; otherwise
+/// unchanged files alone (same inode, same mtime) and the pack entry is only verified — and not
+/// decoded again when the previous generation's manifest records that it checked those bytes
+/// against the same catalog record (``InstallManifest/checkedGIFs``); otherwise
 /// the GIF is decompressed from its frame straight into a new file, which counts only once its
 /// SHA-256 matched. Further names for the same GIF (exercises sharing it, `by-id`)
 /// are hard links to the first. Where the file system refuses a hard link the file is copied.
@@ -33,6 +35,9 @@ struct GenerationBuilder {
         var bytesWritten: Int64 = 0
         var postersWritten = 0
         var postersReused = 0
+        /// Kept GIFs not decoded again: the previous generation checked the same bytes against the
+        /// same catalog record.
+        var checksSkipped = 0
     }
 
     /// The generation an install replaces: its directory and manifest.
@@ -64,6 +69,7 @@ struct GenerationBuilder {
         if layout == .byHash { try FileOps.makeDirectory("\(staging)/gifs") }
         let reusable = previousFiles()
         var placed = Set<String>()
+        var checked: [String: GIFMetadata] = [:]
         for source in plan.entries {
             let hash = source.entry.sha256
             guard let ids = plan.idsByHash[hash], placed.insert(hash).inserted else {
@@ -72,6 +78,7 @@ struct GenerationBuilder {
             }
             let names = layout == .byID ? ids.map { "\($0).gif" } : ["gifs/\(hash).gif"]
             let first = "\(staging)/\(names[0])"
+            var alreadyChecked = false
             if let old = reusable[hash], Self.holds(old, sha256: hash, size: source.entry.location.size) {
                 if source.isPresent {
                     try IndexedEntry.read(source.entry.location, sha256: hash, isGIF: true, pack: source.pack,
@@ -79,6 +86,9 @@ struct GenerationBuilder {
                 }
                 try Self.linkOrCopy(old, to: first)
                 counts.gifsReused += 1
+                // These very bytes were decoded and checked against this very record when the
+                // previous generation was installed.
+                alreadyChecked = source.metadata != nil && previous?.manifest.checkedGIFs?[hash] == source.metadata
             } else if !source.isPresent {
                 throw .unreadable(location: reusable[hash] ?? GIFEntry.path(forSHA256: hash),
                                   detail: "the previous generation no longer holds this GIF intact and the sparse upgrade did not fetch it; install again")
@@ -88,7 +98,12 @@ struct GenerationBuilder {
                 counts.gifsWritten += 1
                 counts.bytesWritten += source.entry.location.size
             }
-            try Self.check(.file(first), source)
+            if alreadyChecked {
+                counts.checksSkipped += 1
+            } else {
+                try Self.check(.file(first), source)
+            }
+            if let metadata = source.metadata { checked[hash] = metadata }
             for name in names.dropFirst() {
                 try Self.linkOrCopy(first, to: "\(staging)/\(name)")
                 counts.linksCreated += 1
@@ -105,7 +120,8 @@ struct GenerationBuilder {
             try placePosters(posters, plan: plan, directories: &directories)
         }
         let manifest = InstallManifest(generation: generation, layout: layout, packs: plan.packs, exercises: plan.exercises,
-                                       indexSequence: indexSequence, posterPacks: posters?.packs, posters: posterRecords)
+                                       indexSequence: indexSequence, posterPacks: posters?.packs, posters: posterRecords,
+                                       checkedGIFs: checked)
         let manifestPath = "\(staging)/\(InstallManifest.fileName)"
         try FileOps.writeNew(manifestPath, try manifest.encoded())
         written.append(manifestPath)

@@ -35,14 +35,20 @@ public struct InstallManifest: Sendable, Equatable, Codable {
     /// generation holds (at ``InstallLayout/posterRelativePath(size:exercise:sha256:)``); nil
     /// without posters. The next install keeps a poster file that still hashes to its entry.
     public var posters: [String: String]?
+    /// GIF SHA-256 → the catalog record its file was decoded and checked against. The next install
+    /// that keeps the file (its SHA-256 confirmed) under an identical record skips decoding it
+    /// again: the same bytes passed the same checks. nil in manifests written before it existed.
+    public var checkedGIFs: [String: GIFMetadata]?
 
     public init(generation: Int, layout: InstallLayout, packs: [InstalledPack], exercises: [String: String?],
-                indexSequence: Int? = nil, posterPacks: [InstalledPosterPack]? = nil, posters: [String: String]? = nil) {
+                indexSequence: Int? = nil, posterPacks: [InstalledPosterPack]? = nil, posters: [String: String]? = nil,
+                checkedGIFs: [String: GIFMetadata]? = nil) {
         self.formatVersion = .current
         self.generation = generation
         self.layout = layout
         self.packs = packs.sorted { $0.name < $1.name }
         self.exercises = exercises
+        self.checkedGIFs = checkedGIFs
         self.indexSequence = indexSequence
         self.posterPacks = posterPacks?.sorted { $0.name < $1.name }
         self.posters = posters

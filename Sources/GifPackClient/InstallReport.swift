@@ -45,4 +45,7 @@ public struct InstallReport: Sendable, Equatable {
     public var postersWritten = 0
     /// Unchanged posters hard-linked from the previous generation.
     public var postersReused = 0
+    /// Kept GIFs that were not decoded again: the previous generation had checked the same bytes
+    /// against the same catalog record (``InstallManifest/checkedGIFs``).
+    public var gifChecksSkipped = 0
 }

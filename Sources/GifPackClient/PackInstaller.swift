@@ -256,7 +256,7 @@ public struct PackInstaller: Sendable {
             removed: old.keys.filter { new[$0] == nil }.sorted(),
             changed: new.keys.filter { id in old[id].map { $0 != new[id]! } ?? false }.sorted(),
             isUnchanged: false, posterPacks: posterPlan?.packs ?? [], postersWritten: counts.postersWritten,
-            postersReused: counts.postersReused)
+            postersReused: counts.postersReused, gifChecksSkipped: counts.checksSkipped)
     }
 
     /// The packs to install, in index order, without repeats.

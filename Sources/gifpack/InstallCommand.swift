@@ -99,8 +99,8 @@ struct InstallCommand: AsyncParsableCommand {
         Terminal.output("installed \(packs) into \(report.cacheDirectory) -> \(report.generationDirectory) (\(report.layout.rawValue))")
         Terminal.output("exercises: \(report.exercises) (\(report.placeholders) without GIF): \(report.added.count) added, "
             + "\(report.changed.count) changed, \(report.removed.count) removed")
-        Terminal.output("gifs: \(report.gifsWritten) written (\(report.bytesWritten) bytes), \(report.gifsReused) unchanged kept, "
-            + "\(report.linksCreated) shared by hard link; downloaded \(report.bytesDownloaded) bytes")
+        Terminal.output("gifs: \(report.gifsWritten) written (\(report.bytesWritten) bytes), \(report.gifsReused) unchanged kept "
+            + "(\(report.gifChecksSkipped) already checked), \(report.linksCreated) shared by hard link; downloaded \(report.bytesDownloaded) bytes")
         if !report.posterPacks.isEmpty {
             let sizes = Array(Set(report.posterPacks.flatMap(\.sizes))).sorted().map(String.init).joined(separator: ", ")
             Terminal.output("posters: \(report.postersWritten) written, \(report.postersReused) unchanged kept (sizes \(sizes) px)")

@@ -132,6 +132,8 @@ struct ClientInstallTests {
         #expect(report.removed == [ids[0], ids[1]])
         #expect(report.changed == [changedID])
         #expect(report.gifsWritten == 1)
+        // Every kept GIF was checked by the first install against the same catalog record: none is decoded again.
+        #expect(report.gifChecksSkipped == report.gifsReused && report.gifsReused > 0)
         #expect(try fileBytes("\(cache)/\(changedID).gif") == replacement)
         #expect(try fileIdentity("\(cache)/\(changedID).gif").inode != before[changedID]!.inode)
         for id in kept where id != changedID {
@@ -146,6 +148,40 @@ struct ClientInstallTests {
         #expect(try fileBytes(try #require(pinned.gifPath(forExercise: ids[0]))) == built.served(ids[0]))
         // The previous generation stays for readers that resolved it; nothing else is left behind.
         #expect(Set(DirectoryListing.names("\(cache).d")) == ["g000001", "g000002", "install.lock"])
+    }
+
+    @Test func aKeptGIFIsDecodedAgainUnlessTheSameRecordWasCheckedBefore() async throws {
+        let built = try await ClientBuiltDist.make(fetch: "  refresh_after: 0")
+        defer { built.server.stop() }
+        let cache = built.workspace.file("cache-checked")
+        let installer = PackInstaller(cacheDirectory: cache)
+        let installed = try await installer.install(from: PackIndexSource(built.indexPath))
+        let first = try #require(try InstallManifest.read(cacheDirectory: cache))
+        let recorded = try #require(first.checkedGIFs)
+        let hashes = Set(first.exercises.values.compactMap { $0 })
+        #expect(Set(recorded.keys) == hashes, "every installed GIF is recorded with the record it was checked against")
+        #expect(recorded.allSatisfy { $0.key == $0.value.sha256 })
+
+        // The recorded checks of two GIFs that stay no longer match the catalog (one record edited,
+        // one gone): those two are decoded again, the other kept ones are not.
+        let ids = built.server.catalog.exercises.map(\.id).sorted()
+        let leaving = sha256Hex(built.served(ids[0]))
+        let touched = Array(recorded.keys.filter { $0 != leaving }.sorted().prefix(2))
+        try #require(touched.count == 2)
+        var edited = first
+        edited.checkedGIFs![touched[0]]!.frames += 1
+        edited.checkedGIFs!.removeValue(forKey: touched[1])
+        try JSONEncoder().encode(edited).write(to: URL(fileURLWithPath: "\(installed.generationDirectory)/\(InstallManifest.fileName)"))
+
+        built.server.replaceGIF(id: ids[0], with: try GIFSynthesizer.animatedGIF(width: 30, height: 30, frames: 2, colors: 4, seed: 9191))
+        try await built.build(fetch: "  refresh_after: 0")
+        let report = try await installer.install(from: PackIndexSource(built.indexPath))
+        #expect(report.gifsWritten == 1)
+        #expect(report.gifsReused >= 3)
+        #expect(report.gifChecksSkipped == report.gifsReused - 2, "skipped \(report.gifChecksSkipped) of \(report.gifsReused) kept")
+        let second = try #require(try InstallManifest.read(cacheDirectory: cache))
+        // The new generation records what it checked, from the catalog, not the edited manifest.
+        #expect(second.checkedGIFs?[touched[0]] == recorded[touched[0]] && second.checkedGIFs?[touched[1]] == recorded[touched[1]])
     }
 
     @Test func aSecondInstallWhileOneHoldsTheLockIsRefused() async throws {
