@@ -81,6 +81,24 @@ enum EntryReading {
     static func hasGIFSignature(_ prefix: [UInt8]) -> Bool {
         prefix.starts(with: Array("GIF87a".utf8)) || prefix.starts(with: Array("GIF89a".utf8))
     }
+    /// Opens a pack file (or a posters pack) for reading frames, refusing it when its size is not the
+    /// one its index description gives.
+    static func openPackFile(_ path: String, pack: String, expectedBytes: Int64) throws(PackClientError) -> PackFrameReader {
+        let reader: PackFrameReader
+        let size: Int64
+        do {
+            reader = try PackFrameReader(path: path)
+            size = try reader.fileSize()
+        } catch {
+            throw translate(error, pack: pack, entry: path, readerPath: path)
+        }
+        guard size == expectedBytes else {
+            throw .rejected(PackRejection(.packSize, pack: pack, entry: path,
+                                          detail: "the file is \(size) bytes, the index says \(expectedBytes)"))
+        }
+        return reader
+    }
+
 
     static func translate(_ error: PackReadError, pack: String, entry: String, readerPath: String) -> PackClientError {
         switch error {

@@ -29,18 +29,7 @@ public struct PackEntryReader: Sendable {
     /// is not `pack.bytes`.
     public init(path: String, pack: PackDescription, limits: PackLimits = .standard) throws(PackClientError) {
         if let problem = PackDescriptionCheck.problems(in: pack, limits: limits).first { throw .rejected(problem) }
-        let reader: PackFrameReader
-        let size: Int64
-        do {
-            reader = try PackFrameReader(path: path)
-            size = try reader.fileSize()
-        } catch {
-            throw EntryReading.translate(error, pack: pack.name, entry: path, readerPath: path)
-        }
-        guard size == pack.bytes else {
-            throw .rejected(PackRejection(.packSize, pack: pack.name, entry: path,
-                                          detail: "the file is \(size) bytes, the index says \(pack.bytes)"))
-        }
+        let reader = try EntryReading.openPackFile(path, pack: pack.name, expectedBytes: pack.bytes)
         self.pack = pack
         self.reader = reader
         self.name = pack.name

@@ -17,18 +17,7 @@ public struct PosterPackReader: Sendable {
     private let locations: [String: EntryLocation]
 
     public init(path: String, posters: PosterPackDescription) throws(PackClientError) {
-        let reader: PackFrameReader
-        let size: Int64
-        do {
-            reader = try PackFrameReader(path: path)
-            size = try reader.fileSize()
-        } catch {
-            throw EntryReading.translate(error, pack: posters.name, entry: path, readerPath: path)
-        }
-        guard size == posters.bytes else {
-            throw .rejected(PackRejection(.packSize, pack: posters.name, entry: path,
-                                          detail: "the file is \(size) bytes, the index says \(posters.bytes)"))
-        }
+        let reader = try EntryReading.openPackFile(path, pack: posters.name, expectedBytes: posters.bytes)
         let bytes = try IndexedEntry.readAll(posters.catalog, sha256: posters.contentDigest, isGIF: false,
                                              pack: posters.name, reader: reader)
         let catalog: PosterPackCatalog
