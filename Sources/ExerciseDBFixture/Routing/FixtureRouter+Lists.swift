@@ -26,7 +26,7 @@ extension FixtureRouter {
         case .echoKeyInErrorBody(let status):
             return FixtureRouter.json(status, GatewayBodies.message("bad key \(key)"))
         case .echoKeyInRecord:
-            let records = exercises[page.range(in: exercises.count)].map { NotedExercise(exercise: $0, note: "echo: \(key)") }
+            let records = exercises[page.range(in: exercises.count)].map { ExtendedExercise(exercise: $0, field: "note", value: "echo: \(key)") }
             return listResponse(encoding: Array(records), for: request)
         case .endless(let paddingBytes):
             let template = exercises.first ?? RapidAPIExercise(bodyPart: "waist", equipment: "body weight", id: "0001",
@@ -34,10 +34,10 @@ extension FixtureRouter {
                                                                instructions: [], description: "", difficulty: "beginner",
                                                                category: "strength")
             let padding = String(repeating: "x", count: paddingBytes)
-            let records = (page.offset..<page.offset + page.limit).map { position -> PaddedExercise in
+            let records = (page.offset..<page.offset + page.limit).map { position -> ExtendedExercise in
                 var exercise = template
                 exercise.id = "e\(position)"
-                return PaddedExercise(exercise: exercise, padding: padding)
+                return ExtendedExercise(exercise: exercise, field: "padding", value: padding)
             }
             return listResponse(encoding: records, for: request)
         case .repeatFirstPage:
@@ -82,27 +82,17 @@ extension FixtureRouter {
     }
 }
 
-/// A RapidAPI record with an extra `note` field (``ListFault/echoKeyInRecord``).
-private struct NotedExercise: Encodable {
+/// A RapidAPI record with one extra string field: `note` (``ListFault/echoKeyInRecord``) or
+/// `padding` (``ListFault/endless(paddingBytes:)``).
+private struct ExtendedExercise: Encodable {
     let exercise: RapidAPIExercise
-    let note: String
+    let field: String
+    let value: String
 
     func encode(to encoder: any Encoder) throws {
         try exercise.encode(to: encoder)
         var container = encoder.container(keyedBy: Key.self)
-        try container.encode(note, forKey: Key(stringValue: "note"))
-    }
-}
-
-/// A RapidAPI record with an extra `padding` field (``ListFault/endless(paddingBytes:)``).
-private struct PaddedExercise: Encodable {
-    let exercise: RapidAPIExercise
-    let padding: String
-
-    func encode(to encoder: any Encoder) throws {
-        try exercise.encode(to: encoder)
-        var container = encoder.container(keyedBy: Key.self)
-        try container.encode(padding, forKey: Key(stringValue: "padding"))
+        try container.encode(value, forKey: Key(stringValue: field))
     }
 }
 
