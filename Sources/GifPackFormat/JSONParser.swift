@@ -98,11 +98,25 @@ public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertibl
 public enum JSONParser {
     /// Parses a whole document.
     public static func parse(_ bytes: [UInt8], limits: JSONLimits = .standard) throws(JSONParseError) -> JSONValue {
+        try parse(bytes, limits: limits, discardingArraysNamed: [])
+    }
+
+    /// Parses a whole document, checking it all, but keeps every array that is the value of an
+    /// object member named in `discarded` as an empty array: its elements are parsed one at a time
+    /// and let go. A reader that needs an index's packs but not their exercise lists holds a few
+    /// kilobytes instead of the whole tree.
+    ///
+    /// ```swift
+    /// let value = try JSONParser.parse(Array(#"{"a":[1,2],"b":3}"#.utf8), discardingArraysNamed: ["a"])
+    /// // {"a":[],"b":3}
+    /// ```
+    public static func parse(_ bytes: [UInt8], limits: JSONLimits = .standard,
+                             discardingArraysNamed discarded: Set<String>) throws(JSONParseError) -> JSONValue {
         guard bytes.count <= limits.maxBytes else {
             throw JSONParseError(.tooLarge(bytes: bytes.count, limit: limits.maxBytes), at: 0)
         }
         let result: Result<JSONValue, JSONParseError> = bytes.withUnsafeBufferPointer { buffer in
-            var parser = Parser(input: buffer, maxDepth: limits.maxDepth)
+            var parser = Parser(input: buffer, maxDepth: limits.maxDepth, discarded: discarded)
             return Result { () throws(JSONParseError) -> JSONValue in try parser.document() }
         }
         return try result.get()
@@ -111,12 +125,15 @@ public enum JSONParser {
     private struct Parser {
         let input: UnsafeBufferPointer<UInt8>
         let maxDepth: Int
+        /// Member names whose array values are parsed but not kept.
+        let discarded: Set<String>
         var position = 0
         var depth = 0
 
-        init(input: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
+        init(input: UnsafeBufferPointer<UInt8>, maxDepth: Int, discarded: Set<String> = []) {
             self.input = input
             self.maxDepth = maxDepth
+            self.discarded = discarded
         }
 
         mutating func document() throws(JSONParseError) -> JSONValue {
@@ -170,7 +187,7 @@ public enum JSONParser {
             if depth > maxDepth { throw JSONParseError(.tooDeep(limit: maxDepth), at: position) }
         }
 
-        private mutating func array() throws(JSONParseError) -> JSONValue {
+        private mutating func array(keeping: Bool = true) throws(JSONParseError) -> JSONValue {
             try enter()
             position += 1
             var elements: [JSONValue] = []
@@ -182,7 +199,8 @@ public enum JSONParser {
             }
             while true {
                 skipWhitespace()
-                elements.append(try value())
+                let element = try value()
+                if keeping { elements.append(element) }
                 skipWhitespace()
                 guard position < input.count else { throw fail("expected , or ]") }
                 switch input[position] {
@@ -215,7 +233,12 @@ public enum JSONParser {
                 guard position < input.count, input[position] == UInt8(ascii: ":") else { throw fail("expected :") }
                 position += 1
                 skipWhitespace()
-                let member = try value()
+                let member = if !discarded.isEmpty, discarded.contains(key), position < input.count,
+                                input[position] == UInt8(ascii: "[") {
+                    try array(keeping: false)
+                } else {
+                    try value()
+                }
                 guard members.updateValue(member, forKey: key) == nil else {
                     throw JSONParseError(.duplicateKey(key), at: keyOffset)
                 }

@@ -60,9 +60,17 @@ public struct PackIndex: Sendable, Equatable, Codable {
     }
 
     /// ``decode(from:limits:)`` of bytes already in an array (no copy).
-    public static func decode(bytes: [UInt8], limits: JSONLimits = .standard) throws(IndexError) -> PackIndex {
+    ///
+    /// With `omittingExercises`, the whole document is still checked but every pack's
+    /// ``PackDescription/exercises`` comes back empty, which keeps a few kilobytes where the lists
+    /// of 100,000 exercises would take tens of megabytes (the builder reads its own index that way:
+    /// it knows the exercises from the catalog).
+    public static func decode(bytes: [UInt8], limits: JSONLimits = .standard,
+                              omittingExercises: Bool = false) throws(IndexError) -> PackIndex {
         let tree: JSONValue
-        do { tree = try JSONParser.parse(bytes, limits: limits) } catch { throw .malformed(error.description) }
+        do { tree = try JSONParser.parse(bytes, limits: limits, discardingArraysNamed: omittingExercises ? ["exercises"] : []) } catch {
+            throw .malformed(error.description)
+        }
         guard let text = tree["formatVersion"]?.stringValue else {
             throw .malformed("formatVersion: missing or not a string")
         }

@@ -40,7 +40,7 @@ struct ReportPrinter {
                 out("  \(rejection.exerciseID): \(rejection.reason) — \(rejection.detail)")
             }
             if !report.resolutionMismatches.isEmpty {
-                out("warning: \(report.resolutionMismatches.count) GIF(s) are not at the requested resolution (plan downgrade?)")
+                out("warning: \(max(report.gifs.resolutionMismatches, report.resolutionMismatches.count)) GIF(s) are not at the requested resolution (plan downgrade?)")
             }
             for pack in report.packs {
                 let ratio = pack.compressionRatio.map { String(format: ", ratio %.2f", $0) } ?? ""

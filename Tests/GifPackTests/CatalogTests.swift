@@ -103,6 +103,31 @@ struct CatalogTests {
         #expect(report.resolutionMismatches.count == 4)
         #expect(report.resolutionMismatches.first?.requested == 360)
         #expect(report.resolutionMismatches.first?.width == server.configuration.gifDimension)
+        #expect(report.gifs.resolutionMismatches == 4)
+    }
+
+    @Test func perExerciseListsOfTheReportAreCutAtTheLimitWhileTheirCountsStayWhole() async throws {
+        let server = try startFixture(count: 5) { $0.planMaxResolution = 180 }
+        defer { server.stop() }
+        let ids = server.catalog.exercises.map(\.id).sorted()
+        for id in ids.suffix(2) { server.setDefaultFault(.status(404), forExercise: id) }
+        let workspace = try TemporaryDirectory()
+        let text = rapidAPIManifest(server: server).replacingOccurrences(of: "resolution: 180", with: "resolution: 360")
+        let manifest = try ManifestLoader().parse(text, environment: ["GIFPACK_TEST_KEY": testAPIKey])
+        var options = BuildOptions(outputDirectory: workspace.file("dist"), cacheDirectory: workspace.file("cache"))
+        options.reportListLimit = 2
+        let report = await BuildPipeline(manifest: manifest, options: options).run()
+        #expect(report.exitStatus == .partial, "\(report.message)")
+        #expect(report.gifs.resolutionMismatches == 3)
+        #expect(report.resolutionMismatches.map(\.exerciseID) == Array(ids.prefix(2)), "the first ones, in id order")
+        #expect(report.gifs.rejected == 2)
+        #expect(report.rejections.count == 2)
+        options.reportListLimit = 1
+        let again = await BuildPipeline(manifest: manifest, options: options).run()
+        #expect(again.gifs.resolutionMismatches == 3)
+        #expect(again.resolutionMismatches.map(\.exerciseID) == [ids[0]])
+        #expect(again.rejections.map(\.exerciseID) == [ids[3]])
+        #expect(again.gifs.rejected == 2)
     }
 
     @Test func theCommandLineRefusesABadManifestWithStatusTwoAndTheKeyPath() throws {

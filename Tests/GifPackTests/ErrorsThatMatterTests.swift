@@ -52,9 +52,9 @@ struct ErrorsThatMatterTests {
                                                                                cacheDirectory: layout.root, sourceDateEpoch: 0))
         let exercise = try Exercise(id: "0001", name: "a", bodyParts: [], equipment: [], targets: [],
                                     imageURL: "http://127.0.0.1:9/0001.gif", raw: .null)
-        var results: [String: GIFFetchResult] = [
+        var results = FetchResults([
             "0001": .rejected(FetchRejection(exerciseID: "0001", url: exercise.imageURL, reason: .httpStatus(500), detail: "d", status: 500)),
-        ]
+        ])
         #expect(throws: StateUnreadable.self) {
             try pipeline.keepLastKnownGood(&results, wanted: [exercise], state: state, store: BlobStore(layout: layout))
         }

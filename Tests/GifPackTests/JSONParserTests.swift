@@ -83,6 +83,38 @@ struct JSONParserTests {
         #expect((try? parse(" \t\r\n[ true , false , null ] \n")) == .array([.bool(true), .bool(false), .null]))
     }
 
+    @Test func discardedArraysAreCheckedButKeptEmpty() throws {
+        let text = #"{"packs":[{"name":"a","exercises":[{"id":"1"},{"id":"2"}],"gifs":[1]}],"exercises":"not an array"}"#
+        let value = try JSONParser.parse(Array(text.utf8), discardingArraysNamed: ["exercises"])
+        #expect(value == .object(["packs": .array([.object(["name": .string("a"), "exercises": .array([]), "gifs": .array([.integer(1)])])]),
+                                  "exercises": .string("not an array")]))
+        #expect(try JSONParser.parse(Array(text.utf8)) != value)
+        // What is let go is still checked: syntax, text, nesting, duplicate keys.
+        for bad in [#"{"exercises":[1,]}"#, #"{"exercises":[{"id":"1","id":"2"}]}"#, #"{"exercises":["\#u{01}"]}"#,
+                    #"{"exercises":[[[[1]]]]}"#] {
+            #expect(throws: JSONParseError.self, "\(bad)") {
+                try JSONParser.parse(Array(bad.utf8), limits: JSONLimits(maxDepth: 4), discardingArraysNamed: ["exercises"])
+            }
+        }
+    }
+
+    @Test func anIndexReadWithoutItsExerciseListsKeepsEverythingElse() throws {
+        let gif = GIFEntry(sha256: String(repeating: "a", count: 64),
+                           location: EntryLocation(path: "gifs/\(String(repeating: "a", count: 64)).gif", size: 10, frameOffset: 100, frameLength: 20))
+        let pack = PackDescription(name: "all", version: 2, file: "packs/all-v2-01234567.tar.zst", bytes: 200, sha256: String(repeating: "b", count: 64),
+                                   entryCount: 2, uncompressedBytes: 3072, contentDigest: String(repeating: "c", count: 64),
+                                   catalog: EntryLocation(path: "catalog.json", size: 5, frameOffset: 0, frameLength: 100),
+                                   gifs: [gif], exercises: [ExerciseRef(id: "0001", gif: gif.sha256), ExerciseRef(id: "0002", gif: nil)])
+        let index = PackIndex(generator: "g", source: SourceDescription(kind: "k", baseURL: nil, resolution: 180), packs: [pack])
+        let bytes = index.encodedBytes()
+        let whole = try PackIndex.decode(bytes: bytes)
+        #expect(whole == index)
+        var lean = try PackIndex.decode(bytes: bytes, omittingExercises: true)
+        #expect(lean.packs[0].exercises.isEmpty)
+        lean.packs[0].exercises = pack.exercises
+        #expect(lean == index)
+    }
+
     @Test func duplicateKeysAreRefused() {
         let refused = error(#"{"sha256":"aa","size":1,"sha256":"bb"}"#)
         #expect(refused == JSONParseError(.duplicateKey("sha256"), at: 24))

@@ -110,6 +110,36 @@ struct OperationsFormattingTests {
         #expect(SecretRedactor(secrets: ["k"]).redact("pack") == "pack", "a one-letter test key cannot be told from text")
     }
 
+    @Test func theSecretSearchFindsTheKeyAnywhereAndOnlyTheKey() throws {
+        let key = "abcab-0123"
+        let redactor = SecretRedactor(secrets: [key])
+        for text in [key, "x" + key, key + "x", "abcabcab-0123", "ééé\(key)ü", "a\u{0}\(key)"] {
+            #expect(redactor.mentionsSecret(text), "\(text)")
+            #expect(!redactor.redact(text).contains(key), "\(text)")
+        }
+        for text in ["", "abcab-012", "bcab-0123", "abcab_0123", "ABCAB-0123", String(repeating: "abcab-012", count: 50)] {
+            #expect(!redactor.mentionsSecret(text), "\(text)")
+            #expect(redactor.redact(text) == text)
+        }
+        #expect(!SecretRedactor(secrets: []).mentionsSecret(key))
+        // A tree without the key comes back as it is; one with it anywhere (a key, a nested string) is cleaned.
+        let clean = JSONValue.object(["a": .array([.string("x"), .integer(1)]), "b": .null])
+        #expect(redactor.redact(clean) == clean)
+        let echoed = JSONValue.object(["a": .array([.string("k=\(key)")]), key: .bool(true)])
+        #expect(redactor.redact(echoed) == .object(["a": .array([.string("k=<redacted>")]), "<redacted>": .bool(true)]))
+        #expect(!redactor.mentionsSecret(redactor.redact(echoed)))
+        // A report: searched as encoded bytes; one holding the key anywhere is cleaned.
+        var report = BuildReport(generator: "g", exitStatus: .success, message: "fine")
+        #expect(redactor.redact(report) == report)
+        report.stateErrors = ["write failed near \(key)/x"]
+        let cleaned = redactor.redact(report)
+        #expect(cleaned.stateErrors == ["write failed near <redacted>/x"])
+        // A secret the encoder would escape is looked for in the decoded strings.
+        let quoted = SecretRedactor(secrets: ["ab\"cd\\ef"])
+        report.stateErrors = ["said ab\"cd\\ef"]
+        #expect(quoted.redact(report).stateErrors == ["said <redacted>"])
+    }
+
     @Test func textLogLinesEscapeControlCharactersAndQuoteValues() {
         let redactor = SecretRedactor(secrets: ["topsecret"])
         let record = LogRecord(timestamp: Date(timeIntervalSince1970: 0), level: .info, label: "gifpack", message: "line\none\r",

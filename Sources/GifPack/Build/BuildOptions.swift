@@ -13,6 +13,8 @@ public struct BuildOptions: Sendable, Equatable {
     public var previousIndex: String?
     /// The time a signed index's expiry is counted from; nil: the clock. Set from `GIFPACK_NOW` (tests).
     public var now: Date?
+    /// The most entries each per-exercise list of the report holds (``BuildReport/listLimit``).
+    public var reportListLimit = BuildReport.listLimit
 
     public static let version = "0.1.0"
 

@@ -104,6 +104,14 @@ public struct BuildPipeline: Sendable {
             try await PreviousIndex.load(location, client: client)
         } else { nil }
 
+        // The output directory's own index (which it holds under the lock), read before the first
+        // request: an unreadable one stops the build before any quota is spent. Its exercise lists
+        // are left out: the catalog gives them, and at 100,000 exercises they are tens of megabytes.
+        let indexPath = self.indexPath
+        let local = try await BlockingWork.run("gifpack.index") { () throws(PublishedIndexUnreadable) in
+            try PackIndex.loadPublished(from: indexPath, omittingExercises: true)
+        }
+
         var stage = clock.now
         var stages = BuildStage.allCases.makeIterator()
         observer?(.stageStarted(stages.next()!))
@@ -172,7 +180,7 @@ public struct BuildPipeline: Sendable {
             return (filled, reused)
         }
         results = filled
-        report.reusedLastGood = reused
+        report.reusedLastGood = Array(reused.prefix(options.reportListLimit))
         summarise(results, wanted: wanted, into: &report)
         endStage("fetch")
 
@@ -183,10 +191,6 @@ public struct BuildPipeline: Sendable {
             return
         }
 
-        let indexPath = self.indexPath
-        let local = try await BlockingWork.run("gifpack.index") { () throws(PublishedIndexUnreadable) in
-            try PackIndex.loadPublished(from: indexPath)
-        }
         let sourceDescription = SourceDescription(kind: manifest.source.kind.rawValue,
                                                   baseURL: manifest.output.publishBaseURL ? manifest.source.baseURL : nil,
                                                   resolution: manifest.source.resolution)
@@ -237,7 +241,7 @@ public struct BuildPipeline: Sendable {
                         + "the next run downloads it; the index was not changed"
                     return
                 }
-                for (id, result) in again.results { finalResults[id] = result }
+                again.results.forEach { finalResults[$0] = $1 }
                 report.gifs = BuildReport.GIFSummary()
                 report.gifs.wanted = wanted.count
                 report.rejections = []
@@ -333,7 +337,7 @@ public struct BuildPipeline: Sendable {
     /// Replaces this run's failures by the GIF an earlier run stored for the same exercise, when
     /// there is one. Returns the failures that were covered that way. Throws when the state cannot
     /// be read: going on would silently drop GIFs an earlier pack had.
-    func keepLastKnownGood(_ results: inout [String: GIFFetchResult], wanted: [Exercise], state: BuildState,
+    func keepLastKnownGood(_ results: inout FetchResults, wanted: [Exercise], state: BuildState,
                            store: BlobStore) throws(StateUnreadable) -> [FetchRejection] {
         var covered: [FetchRejection] = []
         guard wanted.contains(where: { if case .rejected? = results[$0.id] { true } else { false } }) else { return [] }
@@ -351,7 +355,7 @@ public struct BuildPipeline: Sendable {
         return covered
     }
 
-    private func summarise(_ results: [String: GIFFetchResult], wanted: [Exercise], into report: inout BuildReport) {
+    private func summarise(_ results: FetchResults, wanted: [Exercise], into report: inout BuildReport) {
         for exercise in wanted {
             switch results[exercise.id] {
             case .stored(let gif)?:
@@ -366,6 +370,8 @@ public struct BuildPipeline: Sendable {
                 case .lastKnownGood: report.gifs.reusedLastGood += 1
                 }
                 if gif.resolutionMismatch, let requested = manifest.source.resolution {
+                    report.gifs.resolutionMismatches += 1
+                    guard report.resolutionMismatches.count < options.reportListLimit else { break }
                     report.resolutionMismatches.append(.init(exerciseID: gif.exerciseID, requested: requested,
                                                              width: gif.info.width, height: gif.info.height))
                 }
@@ -374,7 +380,9 @@ public struct BuildPipeline: Sendable {
                 report.gifs.missing += 1
                 report.gifs.rejectedByReason[rejection.reason.code, default: 0] += 1
                 // Never-attempted exercises are counted in `notAttempted`, not listed one by one.
-                if rejection.reason != .notAttempted { report.rejections.append(rejection) }
+                if rejection.reason != .notAttempted, report.rejections.count < options.reportListLimit {
+                    report.rejections.append(rejection)
+                }
             case nil:
                 report.gifs.missing += 1
             }

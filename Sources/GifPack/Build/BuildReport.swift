@@ -26,8 +26,11 @@ public struct BuildReport: Sendable, Codable, Equatable {
     public var bytes = ByteSummary()
     public var catalog = CatalogSummary()
     public var gifs = GIFSummary()
+    /// The refused exercises in id order, at most ``listLimit`` of them (`gifs.rejected` counts them
+    /// all; the log names every one as it happens).
     public var rejections: [FetchRejection] = []
-    /// Exercises whose GIF size differs from the requested resolution (served downgraded).
+    /// Exercises whose GIF size differs from the requested resolution (served downgraded), in id
+    /// order, at most ``listLimit`` of them (`gifs.resolutionMismatches` counts them all).
     public var resolutionMismatches: [ResolutionMismatch] = []
     public var packs: [PackResult] = []
     /// What happened to `index.json` (absent when the build published nothing).
@@ -39,7 +42,8 @@ public struct BuildReport: Sendable, Codable, Equatable {
     /// The exercises a stopped build never sent a request for, counted (they are not listed one
     /// by one in `rejections`: a budget stop can leave 100,000 of them).
     public var notAttempted: NotAttemptedSummary?
-    /// Exercises whose fetch failed this run but whose earlier GIF was kept.
+    /// Exercises whose fetch failed this run but whose earlier GIF was kept, at most ``listLimit``
+    /// of them (`gifs.reusedLastGood` counts them all).
     public var reusedLastGood: [FetchRejection] = []
     public var catalogChanges: CatalogChanges?
     /// What the end-of-build retention pass deleted.
@@ -55,6 +59,10 @@ public struct BuildReport: Sendable, Codable, Equatable {
     /// and in the whole run (`total`).
     public var stageSeconds: [String: Double] = [:]
     public var http = HTTPSummary()
+
+    /// The most entries a per-exercise list of the report holds, so that the report of a catalog of
+    /// 100,000 exercises served at another resolution stays a few kilobytes; counts are always whole.
+    public static let listLimit = 1_000
 
     public init(generator: String, exitStatus: ExitStatus, message: String) {
         self.generator = generator
@@ -162,6 +170,9 @@ public struct BuildReport: Sendable, Codable, Equatable {
         public var bytesDownloaded: Int64 = 0
         /// GIFs whose BlurHash, average colour and posters this run derived (0 when the cache had them all).
         public var placeholdersDerived = 0
+        /// Valid GIFs whose size differs from the requested resolution (the first ``BuildReport/listLimit``
+        /// are listed in `resolutionMismatches`).
+        public var resolutionMismatches = 0
     }
 
     /// A GIF served at another size than the requested resolution.

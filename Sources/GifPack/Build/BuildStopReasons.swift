@@ -53,12 +53,14 @@ public struct PublishedIndexUnreadable: Error, Sendable, Equatable, CustomString
 
 extension PackIndex {
     /// The published index at `path`, or nil when there is none (a first build). An index that
-    /// exists but cannot be read or decoded throws: it is never taken for a missing one.
-    public static func loadPublished(from path: String) throws(PublishedIndexUnreadable) -> PackIndex? {
+    /// exists but cannot be read or decoded throws: it is never taken for a missing one. With
+    /// `omittingExercises`, every pack's exercise list comes back empty (see
+    /// ``PackIndex/decode(bytes:limits:omittingExercises:)``).
+    public static func loadPublished(from path: String, omittingExercises: Bool = false) throws(PublishedIndexUnreadable) -> PackIndex? {
         let bytes: [UInt8]?
         do { bytes = try FileSystem.readAll(path) } catch { throw PublishedIndexUnreadable(path: path, error: error.description) }
         guard let bytes else { return nil }
-        do { return try PackIndex.decode(bytes: bytes) } catch {
+        do { return try PackIndex.decode(bytes: bytes, omittingExercises: omittingExercises) } catch {
             throw PublishedIndexUnreadable(path: path, error: error.description)
         }
     }

@@ -119,7 +119,9 @@ struct IndexPublisher: Sendable {
         for candidate in [local, live].compactMap({ $0 }) {
             guard let signatureBytes = candidate.signature, let index = candidate.index,
                   let sequence = index.sequence, let expiry = index.expiryDate, let expires = index.expires,
-                  Self.sameContent(index, unsigned), expiry.timeIntervalSince(now) >= halfLife,
+                  candidate.isLocal ? Self.sameBytes(candidate.bytes, unsigned, sequence: sequence, expires: expires)
+                                    : Self.sameContent(index, unsigned),
+                  expiry.timeIntervalSince(now) >= halfLife,
                   let signature = try? MinisignSignature(text: String(decoding: signatureBytes, as: UTF8.self)),
                   (try? signing.secretKey.publicKey.verify(signature, of: candidate.bytes)) != nil else { continue }
             if !candidate.isLocal {
@@ -148,6 +150,16 @@ struct IndexPublisher: Sendable {
                                     expires: signed.expires!, at: now)
         return .init(written: true, signed: true, keyID: signing.secretKey.publicKey.keyIDText, sequence: signed.sequence,
                      expires: signed.expires)
+    }
+
+    /// True when `bytes` are those `unsigned` encodes to once given `sequence` and `expires`: the
+    /// check for the output directory's own index, which the build reads without its exercise
+    /// lists (both are written by ``IndexJSONWriter``, so equal content means equal bytes).
+    static func sameBytes(_ bytes: [UInt8], _ unsigned: PackIndex, sequence: Int, expires: String) -> Bool {
+        var signed = unsigned
+        (signed.sequence, signed.expires) = (sequence, expires)
+        let encoded = signed.encodedBytes()
+        return encoded.count == bytes.count && encoded == bytes
     }
 
     /// Equal but for `sequence` and `expires`.

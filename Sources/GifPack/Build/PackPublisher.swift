@@ -40,7 +40,7 @@ struct PackPublisher: Sendable {
         var recorded: [PublishedPack] = []
     }
 
-    func publish(_ entry: PackPlan.Entry, results: [String: GIFFetchResult],
+    func publish(_ entry: PackPlan.Entry, results: FetchResults,
                  history: History) throws -> (PackDescription, Outcome) {
         var refs: [ExerciseRef] = []
         refs.reserveCapacity(entry.exercises.count)
@@ -80,9 +80,13 @@ struct PackPublisher: Sendable {
         let catalogPath = FileSystem.temporaryPath(beside: "\(outputDirectory)/packs/\(entry.spec.name).catalog.json")
         defer { FileSystem.remove(catalogPath) }
         func current(_ digest: String) -> PackDescription? {
-            history.references
-                .filter { $0.contentDigest == digest && FileSystem.fileSize("\(outputDirectory)/\($0.file)") == $0.bytes }
-                .max { $0.version < $1.version }
+            guard var found = history.references
+                .filter({ $0.contentDigest == digest && FileSystem.fileSize("\(outputDirectory)/\($0.file)") == $0.bytes })
+                .max(by: { $0.version < $1.version }) else { return nil }
+            // Equal content digests mean equal catalog.json, which names every exercise's GIF: the
+            // exercise list is this run's (the builder reads its own index without those lists).
+            found.exercises = refs
+            return found
         }
         // With a published version to compare with, catalog.json is hashed first without being
         // written: an unchanged pack (every no-change rebuild) writes nothing.

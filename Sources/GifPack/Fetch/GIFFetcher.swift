@@ -3,7 +3,7 @@ import GifPackHTTP
 
 /// What the fetch stage produced.
 struct FetchOutcome: Sendable {
-    var results: [String: GIFFetchResult]
+    var results: FetchResults
     var stop: StopReason?
     var retries: Int
     var rateLimited: Int
@@ -70,6 +70,7 @@ struct GIFFetcher: Sendable {
     /// requested), so memory does not grow with the catalog.
     func fetch(_ exercises: [Exercise]) async throws(StateUnreadable) -> FetchOutcome {
         let toRequest = try await countRequests(exercises)
+        processor.reserveResults(exercises.count)
         observer?(.fetchPlanned(total: exercises.count, toRequest: toRequest))
         var planned = 0 // exercises planned so far
         var upcoming: [FetchWorkItem] = [] // this batch's requests, reversed: exercises go out in id order

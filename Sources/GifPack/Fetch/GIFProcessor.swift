@@ -26,7 +26,7 @@ final class GIFProcessor: Sendable {
     private let resolution: Int?
     private let resolutionKey: Int
     private let state: BuildState?
-    private let results = Mutex<(byID: [String: GIFFetchResult], hashes: Set<String>)>(([:], []))
+    private let results = Mutex(FetchResults())
     private let stateErrors = Mutex<[String]>([])
     private let processed = Mutex(0)
     private let backlog = Mutex<(pending: Int, waiters: [CheckedContinuation<Void, Never>])>((0, []))
@@ -66,17 +66,8 @@ final class GIFProcessor: Sendable {
     /// Records a result decided without processing; `notify: false` keeps it out of the event
     /// stream (the exercises a stopped build never attempted are summarised once instead).
     func record(_ result: GIFFetchResult, for exerciseID: String, notify: Bool = true) {
-        results.withLock { results in
-            var kept = result
-            // Exercises that share a GIF share one copy of its hash: at 100,000 exercises and a
-            // thousand GIFs, one string per GIF instead of one per exercise.
-            if case .stored(var gif) = result {
-                let (inserted, shared) = results.hashes.insert(gif.sha256)
-                if !inserted { gif.sha256 = shared }
-                kept = .stored(gif)
-            }
-            results.byID[exerciseID] = kept
-        }
+        // Exercises that share a GIF share one record of it (``FetchResults``).
+        results.withLock { $0[exerciseID] = result }
         if notify { observer?(.gifFinished(exerciseID: exerciseID, result: result)) }
     }
 
@@ -147,10 +138,13 @@ final class GIFProcessor: Sendable {
         }
     }
 
+    /// Makes room for `count` results at once (see ``FetchResults/reserveCapacity(_:)``).
+    func reserveResults(_ count: Int) { results.withLock { $0.reserveCapacity(count) } }
+
     /// Waits until every submitted GIF is processed and returns all results by exercise id.
-    func drain() async -> [String: GIFFetchResult] {
+    func drain() async -> FetchResults {
         for worker in workers { await worker.drain() }
-        return results.withLock { $0.byID }
+        return results.withLock { $0 }
     }
 
     /// State write failures (the build goes on; the report lists them).

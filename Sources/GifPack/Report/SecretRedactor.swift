@@ -24,11 +24,41 @@ public struct SecretRedactor: Sendable, Equatable {
     }
 
     public func redact(_ text: String) -> String {
+        guard mentionsSecret(text) else { return text }
         var result = text
         for secret in secrets where result.contains(secret) {
             result = result.replacingOccurrences(of: secret, with: Self.replacement)
         }
         return result
+    }
+
+    /// True when `text` holds a secret. A byte search over the UTF-8 form (`memchr`, `memcmp`): the check every
+    /// string of every catalog page and every report goes through, so it must cost little when, as
+    /// nearly always, there is nothing to find.
+    public func mentionsSecret(_ text: String) -> Bool {
+        guard !secrets.isEmpty else { return false }
+        var text = text
+        return text.withUTF8 { haystack in secrets.contains { Self.occurs($0, in: UnsafeRawBufferPointer(haystack)) } }
+    }
+
+    static func occurs(_ secret: String, in haystack: UnsafeRawBufferPointer) -> Bool {
+        var needle = secret
+        return needle.withUTF8 { (needle: UnsafeBufferPointer<UInt8>) -> Bool in
+            occurs(UnsafeRawBufferPointer(needle), in: haystack)
+        }
+    }
+
+    /// A byte search: `memchr` finds each place the needle's first byte occurs, `memcmp` checks the rest.
+    static func occurs(_ needle: UnsafeRawBufferPointer, in haystack: UnsafeRawBufferPointer) -> Bool {
+        guard let first = needle.first, let start = needle.baseAddress else { return true }
+        guard let base = haystack.baseAddress, haystack.count >= needle.count else { return false }
+        var offset = 0
+        while haystack.count - offset >= needle.count {
+            guard let hit = memchr(base + offset, Int32(first), haystack.count - offset - needle.count + 1) else { return false }
+            if memcmp(hit, start, needle.count) == 0 { return true }
+            offset = UnsafeRawPointer(hit) - base + 1
+        }
+        return false
     }
 }
 
@@ -43,7 +73,7 @@ extension SecretRedactor {
     /// This is how a catalog record that echoes the key is published: the field stays, its text
     /// reads `<redacted>` where the key was, the same on every run.
     public func redact(_ value: JSONValue) -> JSONValue {
-        guard !secrets.isEmpty else { return value }
+        guard !secrets.isEmpty, mentionsSecret(value) else { return value }
         switch value {
         case .string(let text): return .string(redact(text))
         case .array(let values): return .array(values.map { redact($0) })
@@ -55,11 +85,31 @@ extension SecretRedactor {
         }
     }
 
+    /// True when a string or object key anywhere in `value` holds a secret.
+    public func mentionsSecret(_ value: JSONValue) -> Bool {
+        switch value {
+        case .string(let text): mentionsSecret(text)
+        case .array(let values): values.contains { mentionsSecret($0) }
+        case .object(let members): members.contains { mentionsSecret($0.key) || mentionsSecret($0.value) }
+        default: false
+        }
+    }
+
     /// `value` with every secret replaced in every string it encodes to (through its `Codable`
     /// form), so a report is clean whatever field a secret reached.
+    ///
+    /// The encoded bytes are searched first, and the value is returned as it is when no secret is in
+    /// them (the usual case, whatever the report's size). That search is exact because the encoder
+    /// escapes nothing but `"`, `\` and control characters: a secret holding one of those is looked
+    /// for in the decoded strings instead.
     public func redact<Value: Codable>(_ value: Value) -> Value {
-        guard !secrets.isEmpty, let data = try? JSONEncoder().encode(value),
-              let tree = try? JSONDecoder().decode(JSONValue.self, from: data) else { return value }
+        guard !secrets.isEmpty else { return value }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        guard let data = try? encoder.encode(value) else { return value }
+        let plain = secrets.allSatisfy { $0.utf8.allSatisfy { $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") } }
+        if plain, !data.withUnsafeBytes({ bytes in secrets.contains { Self.occurs($0, in: bytes) } }) { return value }
+        guard let tree = try? JSONDecoder().decode(JSONValue.self, from: data) else { return value }
         let clean = redact(tree)
         guard clean != tree, let cleanData = try? JSONEncoder().encode(clean),
               let result = try? JSONDecoder().decode(Value.self, from: cleanData) else { return value }
