@@ -197,8 +197,33 @@ struct CatalogPager: Sendable {
             return try spooled(normalised)
         }
         let first = try records(try await page(offset: 0, budget: budget), pageURL(offset: 0))
-        var pages: [Int: [Result<Exercise, CatalogRejectionReason>]] = [0: try admit(first, normalised: first.items.map(normalise), offset: 0)]
         let step = first.items.count
+        // Pages are assembled in order as soon as they can be, up to the first short one (pages
+        // fetched past the end are dropped), so only the pages that arrived ahead of an earlier one
+        // wait here: the catalog is held once, with its lists shared, never page by page beside it.
+        var pages: [Int: [Result<Exercise, CatalogRejectionReason>]] = [:]
+        var pageCount = 0
+        // Room for the size the last run saw (or the server announces), within max_catalog_records.
+        var assembler = Assembler(expected: min(expectedCount ?? first.total ?? first.items.count, fetch.maxCatalogRecords))
+        var nextToAssemble = 0
+        var assembled = false // the last page is in
+        var previousFirst: Result<Exercise, CatalogRejectionReason>?
+        func arrived(_ items: [Result<Exercise, CatalogRejectionReason>], offset: Int) throws(CatalogError) {
+            pageCount += 1
+            guard !assembled else { return }
+            pages[offset] = items
+            while !assembled, let items = pages.removeValue(forKey: nextToAssemble) {
+                if let firstItem = items.first, nextToAssemble > 0, let previousFirst, Self.same(firstItem, previousFirst) {
+                    throw .pagingDoesNotAdvance(url: pageURL(offset: nextToAssemble))
+                }
+                previousFirst = items.first
+                assembler.add(items)
+                if items.count < step || items.isEmpty { assembled = true }
+                nextToAssemble += step
+            }
+            if assembled { pages = [:] }
+        }
+        try arrived(try admit(first, normalised: first.items.map(normalise), offset: 0), offset: 0)
         if !first.isLast, step > 0 {
             let known = first.total ?? expectedCount
             var end: Int? = first.total // offset just past the last record, once known
@@ -228,7 +253,7 @@ struct CatalogPager: Sendable {
                         failure = failure ?? error
                         group.cancelAll()
                     case .success(let (content, normalised)):
-                        do throws(CatalogError) { pages[offset] = try admit(content, normalised: normalised, offset: offset) } catch {
+                        do throws(CatalogError) { try arrived(try admit(content, normalised: normalised, offset: offset), offset: offset) } catch {
                             failure = failure ?? error
                             group.cancelAll()
                             continue
@@ -241,20 +266,6 @@ struct CatalogPager: Sendable {
             }
             if let failure { throw failure }
             if next / step >= Self.maxPages, end == nil { throw .tooManyPages(limit: Self.maxPages) }
-        }
-        // Pages in order, up to the first short one; pages fetched past the end are dropped. Each
-        // page is let go as soon as its records are taken.
-        let pageCount = pages.count
-        var assembler = Assembler(expected: recordCount)
-        var previousFirst: Result<Exercise, CatalogRejectionReason>?
-        for offset in pages.keys.sorted() {
-            let items = pages.removeValue(forKey: offset)!
-            if let firstItem = items.first, offset > 0, let previousFirst, Self.same(firstItem, previousFirst) {
-                throw .pagingDoesNotAdvance(url: pageURL(offset: offset))
-            }
-            previousFirst = items.first
-            assembler.add(items)
-            if items.count < step || items.isEmpty { break }
         }
         return assembler.catalog(pages: pageCount)
     }

@@ -14,7 +14,16 @@ public struct Exercise: Sendable, Equatable {
     public var bodyParts: [String]
     public var equipment: [String]
     public var targets: [String]
-    public private(set) var imageURL: String
+    /// Where the GIF is requested.
+    public var imageURL: String {
+        switch image {
+        case .url(let url): url
+        case .template(let template): template.prefix + id + template.suffix
+        }
+    }
+    /// The image URL as given, or made from the id: a RapidAPI catalog's URLs differ only by id, so
+    /// its exercises share one template instead of holding a string each.
+    private var image: ImageLocation
     /// The API's record as canonical JSON bytes (sorted keys, compact), held in memory or, once the
     /// build spools it (``RecordSpool``), only as the place of those bytes in the spool file.
     public private(set) var record: RawRecord
@@ -30,7 +39,7 @@ public struct Exercise: Sendable, Equatable {
         self.bodyParts = bodyParts
         self.equipment = equipment
         self.targets = targets
-        self.imageURL = imageURL
+        self.image = .url(imageURL)
         let bytes = try CanonicalJSON.encode(raw)
         self.record = RawRecord(bytes: bytes)
         var hasher = SHA256()
@@ -39,12 +48,41 @@ public struct Exercise: Sendable, Equatable {
         self.fingerprint = RecordDigest(hasher.finalize())
     }
 
+    /// An exercise whose image URL is `template.prefix + id + template.suffix` (the same URL as
+    /// ``init(id:name:bodyParts:equipment:targets:imageURL:raw:)`` with it spelled out).
+    init(id: String, name: String, bodyParts: [String], equipment: [String], targets: [String],
+         imageTemplate template: ImageURLTemplate, raw: JSONValue) throws(CanonicalJSON.EncodingError) {
+        try self.init(id: id, name: name, bodyParts: bodyParts, equipment: equipment, targets: targets,
+                      imageURL: template.prefix + id + template.suffix, raw: raw)
+        image = .template(template)
+    }
+
+    /// Equal fields, the image URL compared as a URL however it is held.
+    public static func == (a: Exercise, b: Exercise) -> Bool {
+        a.id == b.id && a.name == b.name && a.bodyParts == b.bodyParts && a.equipment == b.equipment && a.targets == b.targets
+            && a.imageURL == b.imageURL && a.record == b.record && a.fingerprint == b.fingerprint
+    }
+
     /// The same exercise with its record's bytes in `spool`'s file instead of memory.
     func spooled(_ record: RawRecord) -> Exercise {
         var copy = self
         copy.record = record
         return copy
     }
+}
+
+/// An image URL made of a fixed prefix, the exercise id and a fixed suffix, e.g.
+/// `https://api.example/image?exerciseId=` + `0001` + `&resolution=180`. Made once per catalog, so
+/// its two strings are shared by every exercise.
+struct ImageURLTemplate: Sendable, Equatable {
+    let prefix: String
+    let suffix: String
+}
+
+/// Where an exercise's GIF is: a URL of its own (v1), or a template filled with its id (RapidAPI).
+enum ImageLocation: Sendable, Equatable {
+    case url(String)
+    case template(ImageURLTemplate)
 }
 
 /// A JSON value stored as its canonical bytes (``CanonicalJSON``), ready to be copied verbatim into a

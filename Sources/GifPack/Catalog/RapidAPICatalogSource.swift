@@ -9,18 +9,28 @@ struct RapidAPICatalogSource: CatalogSource {
         let source = pager.source
         let base = source.baseURL.hasSuffix("/") ? String(source.baseURL.dropLast()) : source.baseURL
         let resolution = source.resolution ?? 180
+        let template = Self.imageTemplate(base: base, resolution: resolution)
         return try await pager.collect(expectedCount: pager.expectedCount, records: { json, url throws(CatalogError) in
             guard let items = json.arrayValue else {
                 throw .unexpectedShape(url: url, detail: "expected a JSON array of exercises")
             }
             return CatalogPager.PageContent(items: items, isLast: false, total: nil)
         }, normalise: { record in
-            Self.normalise(record, base: base, resolution: resolution)
+            Self.normalise(record, template: template)
         })
     }
 
-    /// One RapidAPI record as an ``Exercise``, or why it was refused.
+    /// `<base>/image?exerciseId=<id>&resolution=<px>`, made once for a whole catalog.
+    static func imageTemplate(base: String, resolution: Int) -> ImageURLTemplate {
+        ImageURLTemplate(prefix: "\(base)/image?exerciseId=", suffix: "&resolution=\(resolution)")
+    }
+
     static func normalise(_ record: JSONValue, base: String, resolution: Int) -> Result<Exercise, CatalogRejectionReason> {
+        normalise(record, template: imageTemplate(base: base, resolution: resolution))
+    }
+
+    /// One RapidAPI record as an ``Exercise``, or why it was refused.
+    static func normalise(_ record: JSONValue, template: ImageURLTemplate) -> Result<Exercise, CatalogRejectionReason> {
             guard case .object = record else { return .failure(.init(displayID: nil, reason: .notAnObject)) }
             let rawID = record["id"]?.stringValue
             guard let id = rawID, ExerciseID.isValid(id) else { return .failure(.invalidID(rawID)) }
@@ -32,7 +42,7 @@ struct RapidAPICatalogSource: CatalogSource {
                                      bodyParts: record["bodyPart"]?.stringList ?? [],
                                      equipment: record["equipment"]?.stringList ?? [],
                                      targets: record["target"]?.stringList ?? [],
-                                     imageURL: "\(base)/image?exerciseId=\(id)&resolution=\(resolution)",
+                                     imageTemplate: template,
                                      raw: record))
             } catch {
                 return .failure(.init(displayID: id, reason: .unencodableRecord))
