@@ -93,6 +93,16 @@ struct CatalogTests {
         #expect(bytes == (try expected.encoded()), "the same canonical bytes JSONEncoder gives")
     }
 
+    @Test func aCatalogIsSortedByIDInPlaceWhateverOrderItCameIn() throws {
+        let ids = (0..<300).map { String(format: "%05d", ($0 * 7919) % 1000) }
+        let exercises = try ids.map { try Exercise(id: $0, name: "n\($0)", bodyParts: [], equipment: [], targets: [],
+                                                   imageURL: "http://h/\($0).gif", raw: .string($0)) }
+        for input in [exercises, exercises.reversed(), exercises.sorted { $0.id < $1.id }, [exercises[0]], []] {
+            let catalog = Catalog(exercises: input, rejected: [], duplicateIDs: [], pagesFetched: 1)
+            #expect(catalog.exercises == input.sorted { $0.id < $1.id })
+        }
+    }
+
     @Test func aDowngradedResolutionIsFlaggedInTheReport() async throws {
         let server = try startFixture(count: 4) { $0.planMaxResolution = 180 }
         defer { server.stop() }
