@@ -6,6 +6,7 @@
 #   bench/run.sh [--bin DIR] [--count N] [--latency-ms MS] [--real-data DIR] [--scale "1000 20000 100000"]
 #                [--scale-distinct-gifs N] [--realistic-scale-gifs] [--quick] [--keep] [--upgrade-only]
 #                [--upgrade-percents "0.1 1 10"] [--publish-only] [--no-publish] [--posters-only] [--no-posters]
+#                [--floor-runs N]
 #
 # Environment equivalents: BENCH_COUNT, BENCH_LATENCY_MS, BENCH_REAL_DATA, BENCH_SCALE,
 # BENCH_SCALE_DISTINCT_GIFS, BENCH_REALISTIC_SCALE_GIFS=1, BENCH_QUICK=1 (200 GIFs, scale 1000 only),
@@ -22,6 +23,7 @@ count=${BENCH_COUNT:-}
 latency=${BENCH_LATENCY_MS:-20}
 real_data=${BENCH_REAL_DATA:-}
 scale=${BENCH_SCALE:-}
+floor_runs=${BENCH_FLOOR_RUNS:-3}
 realistic_scale=${BENCH_REALISTIC_SCALE_GIFS:-0}
 scale_distinct=${BENCH_SCALE_DISTINCT_GIFS:-1000}
 keep=${BENCH_KEEP:-0}
@@ -50,6 +52,7 @@ while [ $# -gt 0 ]; do
     --posters-only) posters_only=1; shift ;;
     --no-posters) posters=0; shift ;;
     --publish-only) publish_only=1; shift ;;
+    --floor-runs) floor_runs=$2; shift 2 ;;
     --no-publish) publish_bench=0; shift ;;
     -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "bench/run.sh: unknown argument $1" >&2; exit 2 ;;
@@ -275,6 +278,17 @@ record_stats build1.server
 
 log "fetch floor again"
 floor floor2
+
+# More rounds of the same comparison (a fresh build, then the floor again), so the ratio is known
+# over several runs: round R compares build1.rR with the mean of the floor runs just before and after.
+for round in $(seq 2 "$floor_runs"); do
+  log "floor round $round of $floor_runs: gifpack build (fresh output and cache), fetch floor"
+  reset_stats
+  gifpack_build "build1.r$round" "$runs/bench.yaml" "$runs/out-r$round" "$runs/cache-r$round"
+  rm -rf "$runs/out-r$round" "$runs/cache-r$round"
+  floor "floor$((round + 1))"
+done
+fact floor_runs "$floor_runs"
 
 log "curl + xargs -P3 + tar | zstd script"
 reset_stats

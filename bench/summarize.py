@@ -171,6 +171,21 @@ def summarize_builds(f):
         },
     }
     end_to_end["gifpack_over_floor"] = ratio(build1["wall"], floor_wall)
+    # Every round of build-between-two-floors (--floor-runs): round 1 is build1 between floor and floor2.
+    rounds = [{"round": 1, "gifpack_wall_s": build1["wall"], "floor_wall_s": [floor["wall"], floor2["wall"]],
+               "ratio": ratio(build1["wall"], floor_wall), "stage_s": report1.get("stageSeconds")}]
+    for r in range(2, int(f.get("floor_runs", 1)) + 1):
+        build, before, after = f.get(f"build1.r{r}"), f.get(f"floor{r}"), f.get(f"floor{r + 1}")
+        if not (build and before and after):
+            continue
+        mean = (before["wall"] + after["wall"]) / 2
+        rounds.append({"round": r, "gifpack_wall_s": build["wall"], "floor_wall_s": [before["wall"], after["wall"]],
+                       "ratio": ratio(build["wall"], mean), "status": build["status"],
+                       "stage_s": (f.get(f"build1.r{r}.report") or {}).get("stageSeconds")})
+    end_to_end["floor_rounds"] = rounds
+    ratios = [r["ratio"] for r in rounds if r["ratio"] is not None]
+    if ratios:
+        end_to_end["gifpack_over_floor_rounds"] = {"min": min(ratios), "max": max(ratios), "mean": sum(ratios) / len(ratios)}
     stages = report1.get("stageSeconds") or {}
     if stages:
         # Where gifpack's wall time beyond the floor goes: the catalog pages (fetched before any
@@ -381,6 +396,10 @@ def build_tables(r):
     add("  * mean of " + " and ".join(f"{w:.2f}" for w in fl["runs_wall_s"]) + " s, measured just before and after gifpack; "
         "gifpack / floor: " + " and ".join(fmt(ratio(g["wall_s"], w), 3) for w in fl["runs_wall_s"])
         + f" (mean {fmt(e['gifpack_over_floor'], 3)})")
+    if len(e.get("floor_rounds") or []) > 1:
+        add("  gifpack / floor by round (fresh build between two floor runs): "
+            + ", ".join(f"{fmt(r['ratio'], 3)} ({r['gifpack_wall_s']:.2f} s against {r['floor_wall_s'][0]:.2f} and "
+                        f"{r['floor_wall_s'][1]:.2f} s)" for r in e["floor_rounds"]))
     if e.get("beyond_floor_s"):
         b = e["beyond_floor_s"]
         add(f"  gifpack beyond the floor: {b['total']:.2f} s = catalog {b['catalog']:.2f} + fetch beyond floor "

@@ -42,8 +42,8 @@ public enum CanonicalJSON {
     /// Appends the canonical bytes of `value`.
     public static func append(_ value: JSONValue, to bytes: inout [UInt8]) throws(EncodingError) {
         switch value {
-        case .null: bytes += Array("null".utf8)
-        case .bool(let flag): bytes += Array((flag ? "true" : "false").utf8)
+        case .null: bytes.append(contentsOf: "null".utf8)
+        case .bool(let flag): bytes.append(contentsOf: (flag ? "true" : "false").utf8)
         case .integer(let number): appendInteger(number, to: &bytes)
         case .number(let number): try appendNumber(number, to: &bytes)
         case .string(let text): appendString(text, to: &bytes)
@@ -56,11 +56,10 @@ public enum CanonicalJSON {
             bytes.append(UInt8(ascii: "]"))
         case .object(let members):
             bytes.append(UInt8(ascii: "{"))
-            let sorted = members.map { (key: Array($0.key.utf8), value: $0.value) }
-                .sorted { $0.key.lexicographicallyPrecedes($1.key) }
+            let sorted = members.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
             for (position, member) in sorted.enumerated() {
                 if position > 0 { bytes.append(UInt8(ascii: ",")) }
-                appendString(bytes: member.key, to: &bytes)
+                appendString(member.key, to: &bytes)
                 bytes.append(UInt8(ascii: ":"))
                 try append(member.value, to: &bytes)
             }
@@ -70,7 +69,7 @@ public enum CanonicalJSON {
 
     /// Appends an integer in decimal.
     public static func appendInteger(_ number: Int64, to bytes: inout [UInt8]) {
-        bytes += Array(String(number).utf8)
+        bytes.append(contentsOf: String(number).utf8)
     }
 
     /// Appends a finite number: shortest round-trip digits, a trailing `.0` dropped.
@@ -83,11 +82,18 @@ public enum CanonicalJSON {
 
     /// Appends a string literal, escaped as above.
     public static func appendString(_ text: String, to bytes: inout [UInt8]) {
-        appendString(bytes: Array(text.utf8), to: &bytes)
+        var text = text
+        text.withUTF8 { appendString(bytes: $0, to: &bytes) }
     }
 
-    private static func appendString(bytes text: [UInt8], to bytes: inout [UInt8]) {
+    private static func appendString(bytes text: UnsafeBufferPointer<UInt8>, to bytes: inout [UInt8]) {
         bytes.append(0x22)
+        // Most strings need no escape: their bytes go in at once.
+        if !text.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) {
+            bytes.append(contentsOf: text)
+            bytes.append(0x22)
+            return
+        }
         for byte in text {
             switch byte {
             case 0x22: bytes += [0x5C, 0x22]

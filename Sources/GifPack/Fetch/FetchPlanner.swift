@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Decides, from the build state, what each wanted exercise needs: nothing (fetched recently
 /// enough, or known to be missing), a conditional request (a stored GIF with an ETag or
@@ -18,6 +19,19 @@ struct FetchPlanner: Sendable {
     let settings: FetchSettings
     let store: BlobStore
     let now: Date
+    /// Blobs found in the store so far (a blob is never removed while the plan is made), so a GIF
+    /// shared by many exercises is looked for once per build, not once per batch.
+    private let present = PresentBlobs()
+
+    init(settings: FetchSettings, store: BlobStore, now: Date) {
+        self.settings = settings
+        self.store = store
+        self.now = now
+    }
+
+    private final class PresentBlobs: Sendable {
+        let hashes = Mutex(Set<String>())
+    }
 
     func decide(_ exercise: Exercise, known: GIFState?) -> Decision {
         var stored: [String: Bool] = [:]
@@ -31,8 +45,10 @@ struct FetchPlanner: Sendable {
             return .knownMissing(known)
         }
         guard let metadata = known.metadata else { return .request(conditional: nil) }
-        let present = stored[metadata.sha256] ?? store.contains(sha256: metadata.sha256)
+        let present = stored[metadata.sha256]
+            ?? (self.present.hashes.withLock { $0.contains(metadata.sha256) } || store.contains(sha256: metadata.sha256))
         stored[metadata.sha256] = present
+        if present { self.present.hashes.withLock { _ = $0.insert(metadata.sha256) } }
         guard present else {
             return .request(conditional: nil)
         }

@@ -27,6 +27,9 @@ final class GIFProcessor: Sendable {
     private let resolutionKey: Int
     private let state: BuildState?
     private let results = Mutex(FetchResults())
+    /// Blobs this run found in the store with their placeholders derived: a GIF shared by many
+    /// fresh exercises is looked at once, not once per batch of them.
+    private let confirmedBlobs = Mutex(Set<String>())
     private let stateErrors = Mutex<[String]>([])
     private let processed = Mutex(0)
     private let backlog = Mutex<(pending: Int, waiters: [CheckedContinuation<Void, Never>])>((0, []))
@@ -119,6 +122,9 @@ final class GIFProcessor: Sendable {
         queue.async { [self] in
             var present: [String: Bool] = [:]
             for (exercise, known) in items {
+                if let hash = known.metadata?.sha256, present[hash] == nil, confirmedBlobs.withLock({ $0.contains(hash) }) {
+                    present[hash] = true
+                }
                 guard let metadata = known.metadata,
                       present[metadata.sha256] ?? store.contains(sha256: metadata.sha256) else {
                     record(.rejected(FetchRejection(exerciseID: exercise.id, url: exercise.imageURL, reason: .storeFailed,
@@ -129,6 +135,7 @@ final class GIFProcessor: Sendable {
                     // Derived once per blob: a cache hit unless the placeholder settings changed. A
                     // failure here is reported by the pack publisher, which asks again.
                     _ = try? placeholders?.ensure(sha256: metadata.sha256, blobPath: store.path(sha256: metadata.sha256))
+                    confirmedBlobs.withLock { _ = $0.insert(metadata.sha256) }
                 }
                 present[metadata.sha256] = true
                 if origin == .notModified { remember { try state?.recordNotModified(exerciseID: exercise.id, resolution: resolutionKey, at: Date()) } }
