@@ -34,8 +34,10 @@ final class GIFProcessor: Sendable {
     private let processed = Mutex(0)
     private let backlog = Mutex<(pending: Int, waiters: [CheckedContinuation<Void, Never>])>((0, []))
     /// Downloads waiting for processing before the fetch window pauses: a crash loses at most
-    /// this many finished downloads besides the requests in flight.
-    static let maxBacklog = 3
+    /// this many finished downloads besides the requests in flight. Downloads wait as files, so
+    /// the backlog costs disk, not memory; large enough that a burst of GIFs slow to decode (or a
+    /// busy CPU) does not stop the requests, which would leave the network idle.
+    static let maxBacklog = 16
 
     private let observer: BuildObserver?
     /// Called with the path when storing a GIF fails because the disk is full.

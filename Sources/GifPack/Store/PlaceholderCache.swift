@@ -107,8 +107,14 @@ struct PlaceholderCache: Sendable {
     /// Temporary file and rename, without fsync (a cache; see the type's comment).
     private static func write(_ bytes: [UInt8], to path: String) throws {
         let temporary = FileSystem.temporaryPath(beside: path)
-        guard FileManager.default.createFile(atPath: temporary, contents: Data(bytes)) else {
-            throw FileSystemError.io(operation: "create", path: temporary, errno: errno)
+        // Not FileManager.createFile: it fsyncs every file, which cost 4% of a fresh build's CPU.
+        do {
+            let file = try NewFile(path: temporary)
+            try file.append(bytes)
+            try file.finish(sync: false)
+        } catch {
+            FileSystem.remove(temporary)
+            throw error
         }
         guard rename(temporary, path) == 0 else {
             let code = errno
