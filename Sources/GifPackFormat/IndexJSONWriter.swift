@@ -9,7 +9,22 @@
 /// ```
 enum IndexJSONWriter {
     static func encode(_ index: PackIndex) -> [UInt8] {
-        var writer = Writer()
+        var bytes: [UInt8] = []
+        encode(index, chunkSize: .max) { bytes += $0 }
+        return bytes
+    }
+
+    /// Writes the same bytes in pieces of about `chunkSize` bytes (one piece when `.max`), so an
+    /// index of 100,000 exercises (about 14 MB) can be hashed or written without being held.
+    static func encode(_ index: PackIndex, chunkSize: Int, emit: ([UInt8]) -> Void) {
+        withoutActuallyEscaping(emit) { emit in
+            var writer = Writer(chunkSize: chunkSize, emit: emit)
+            write(index, &writer)
+            writer.flush()
+        }
+    }
+
+    private static func write(_ index: PackIndex, _ writer: inout Writer) {
         writer.object(0) { w in
             if let expires = index.expires { w.field("expires", 1) { $0.string(expires) } }
             w.field("formatVersion", 1) { $0.string(index.formatVersion.description) }
@@ -21,7 +36,6 @@ enum IndexJSONWriter {
             w.field("source", 1) { w in source(index.source, &w, 1) }
         }
         writer.bytes.append(0x0A)
-        return writer.bytes
     }
 
     private static func source(_ source: SourceDescription, _ w: inout Writer, _ level: Int) {
@@ -117,6 +131,20 @@ enum IndexJSONWriter {
     struct Writer {
         var bytes: [UInt8] = []
         private var needsComma: [Bool] = []
+        let chunkSize: Int
+        let emit: ([UInt8]) -> Void
+
+        init(chunkSize: Int, emit: @escaping ([UInt8]) -> Void) {
+            self.chunkSize = chunkSize
+            self.emit = emit
+        }
+
+        /// Hands what is written so far to `emit`.
+        mutating func flush() {
+            guard !bytes.isEmpty else { return }
+            emit(bytes)
+            bytes.removeAll(keepingCapacity: true)
+        }
 
         mutating func raw(_ text: String) { bytes += Array(text.utf8) }
 
@@ -141,6 +169,7 @@ enum IndexJSONWriter {
                 raw(position == 0 ? "\n" : ",\n")
                 indent(level + 1)
                 element(&self, value)
+                if bytes.count >= chunkSize { flush() }
             }
             raw("\n")
             indent(level)

@@ -52,6 +52,17 @@ public struct PackIndex: Sendable, Equatable, Codable {
         IndexJSONWriter.encode(self)
     }
 
+    /// ``encodedBytes()`` handed to `emit` in pieces of about 64 KiB, in order, so the index can be
+    /// hashed or written to a file without being held whole.
+    ///
+    /// ```swift
+    /// var hasher = SHA256()
+    /// index.encode { hasher.update(data: $0) }
+    /// ```
+    public func encode(in emit: ([UInt8]) -> Void) {
+        IndexJSONWriter.encode(self, chunkSize: 64 * 1024, emit: emit)
+    }
+
     /// Decodes an index with ``JSONParser`` (linear time, at most ``JSONLimits/standardDepth``
     /// levels of nesting), refusing a format whose major version this reader does not know. The
     /// client checks the decoded model against the format's rules before using it.

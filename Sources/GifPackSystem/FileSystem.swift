@@ -191,6 +191,23 @@ package enum FileSystem {
         }
     }
 
+    /// ``writeAtomically(_:to:beforeRename:)`` of bytes `body` appends to the new file piece by
+    /// piece, for content too large to hold.
+    package static func writeAtomically(to path: String, beforeRename: () -> Void = {},
+                                        _ body: (NewFile) throws(FileSystemError) -> Void) throws(FileSystemError) {
+        let temporary = temporaryPath(beside: path)
+        do throws(FileSystemError) {
+            let file = try NewFile(path: temporary, exclusive: false)
+            try body(file)
+            try file.finish(sync: true)
+            beforeRename()
+            try publish(temporary, as: path)
+        } catch {
+            unlink(temporary)
+            throw error
+        }
+    }
+
     /// Appends `bytes` to `path`, creating it (mode 0644) if needed.
     package static func append(_ bytes: [UInt8], to path: String) throws(FileSystemError) {
         let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)

@@ -115,6 +115,23 @@ struct JSONParserTests {
         #expect(lean == index)
     }
 
+    @Test func anIndexEncodedInPiecesIsTheSameBytes() throws {
+        let hash = String(repeating: "d", count: 64)
+        let refs = (0..<3000).map { ExerciseRef(id: String(format: "%05d", $0), gif: $0 % 7 == 0 ? nil : hash) }
+        let pack = PackDescription(name: "all", version: 1, file: "packs/all-v1-01234567.tar.zst", bytes: 1, sha256: hash, entryCount: 1,
+                                   uncompressedBytes: 1024, contentDigest: hash,
+                                   catalog: EntryLocation(path: "catalog.json", size: 1, frameOffset: 0, frameLength: 1),
+                                   gifs: [], exercises: refs)
+        let index = PackIndex(generator: "g", source: SourceDescription(kind: "k", baseURL: "http://h", resolution: nil),
+                              packs: [pack], sequence: 4, expires: "2030-01-01T00:00:00Z")
+        var pieces: [[UInt8]] = []
+        index.encode { pieces.append($0) }
+        #expect(pieces.count > 2, "an index of 3,000 exercises comes in pieces of about 64 KiB")
+        #expect(pieces.dropLast().allSatisfy { $0.count >= 64 * 1024 && $0.count < 65 * 1024 })
+        #expect(Array(pieces.joined()) == index.encodedBytes())
+        #expect(try PackIndex.decode(bytes: Array(pieces.joined())) == index)
+    }
+
     @Test func duplicateKeysAreRefused() {
         let refused = error(#"{"sha256":"aa","size":1,"sha256":"bb"}"#)
         #expect(refused == JSONParseError(.duplicateKey("sha256"), at: 24))

@@ -98,12 +98,27 @@ struct IndexPublisher: Sendable {
     func publish(_ unsigned: PackIndex, localIndex: PackIndex?, signing: SigningSettings?, previous: PreviousIndex?,
                  state: BuildState, now: Date) throws -> BuildReport.IndexSummary {
         guard let signing else {
-            let bytes = unsigned.encodedBytes()
-            // The file on disk is hashed as it is read, not held beside the new bytes (an index of
-            // 100,000 exercises is about 13 MB).
+            // Neither the new index nor the file on disk is held whole (an index of 100,000
+            // exercises is about 14 MB): the new one is hashed as it is encoded, the old one as it
+            // is read, and the new one is encoded again, into the file, only when they differ.
+            var digest = StreamingSHA256()
+            var size: Int64 = 0
+            unsigned.encode { piece in
+                digest.update(piece)
+                size += Int64(piece.count)
+            }
             let local: (size: Int64, sha256: String)? = FileSystem.exists(indexPath) ? try StreamingSHA256.file(at: indexPath) : nil
-            let written = local.map { $0.size != Int64(bytes.count) || $0.sha256 != StreamingSHA256.of(bytes) } ?? true
-            if written { try FileSystem.writeAtomically(bytes, to: indexPath) { CrashPoint.reach(.beforeIndexRename) } }
+            let written = local.map { $0.size != size || $0.sha256 != digest.hex } ?? true
+            if written {
+                try FileSystem.writeAtomically(to: indexPath, beforeRename: { CrashPoint.reach(.beforeIndexRename) }) { file throws(FileSystemError) in
+                    var failure: FileSystemError?
+                    unsigned.encode { piece in
+                        guard failure == nil else { return }
+                        do throws(FileSystemError) { try file.append(piece) } catch { failure = error }
+                    }
+                    if let failure { throw failure }
+                }
+            }
             if FileSystem.exists(signaturePath) {
                 FileSystem.remove(signaturePath)
                 try FileSystem.fsyncDirectory(outputDirectory)

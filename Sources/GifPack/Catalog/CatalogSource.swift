@@ -316,8 +316,14 @@ struct CatalogPager: Sendable {
             }
         }
 
-        consuming func catalog(pages: Int) -> Catalog {
-            Catalog(exercises: exercises, rejected: rejected, duplicateIDs: duplicates.sorted(), pagesFetched: pages)
+        /// The catalog, taking the exercises out of the assembler. They are sorted here, once the
+        /// array has no other owner, so in place (Catalog's init then finds them in order): a
+        /// `consuming` method would sort a copy when the assembler is captured by a closure.
+        mutating func catalog(pages: Int) -> Catalog {
+            var list: [Exercise] = []
+            swap(&list, &exercises)
+            Catalog.sortByID(&list)
+            return Catalog(exercises: list, rejected: rejected, duplicateIDs: duplicates.sorted(), pagesFetched: pages)
         }
     }
 }
