@@ -205,13 +205,36 @@ public struct BuildPipeline: Sendable {
             let entry = plan.entries[position]
             let current = finalResults
             var description: PackDescription, outcome: PackPublisher.Outcome
+            var postersResult: (PosterPackDescription, PackPublisher.Outcome)?
             do {
                 let name = entry.spec.name
-                (description, outcome) = try await BlockingWork.run {
-                    let references = [local?.pack(named: name), previous?.index.pack(named: name)].compactMap { $0 }
-                    let history = PackPublisher.History(references: references, recorded: try state.publishedPacks(pack: name))
-                    return try publisher.publish(entry, results: current, history: history)
+                // The posters pack is made on its own thread while the pack is assembled: it needs
+                // only the pack's distinct GIFs, which the results already give, and the second
+                // core would otherwise sit idle after the last download. (Should the pack find a
+                // damaged GIF, this posters pack is dropped and made again with the new one.)
+                let postersWork: Task<(PosterPackDescription, PackPublisher.Outcome), any Error>? =
+                    manifest.output.posterSizes.isEmpty ? nil : Task {
+                        let hashes = Set(entry.exercises.compactMap { exercise -> String? in
+                            if case .stored(let gif)? = current[exercise.id] { gif.sha256 } else { nil }
+                        }).sorted()
+                        let references = [local?.pack(named: name)?.posters, previous?.index.pack(named: name)?.posters].compactMap { $0 }
+                        return try await BlockingWork.run("gifpack.posters") {
+                            try posterPublisher.publish(pack: name, gifHashes: hashes, references: references,
+                                                        recorded: try state.publishedPacks(pack: PosterPackPublisher.name(forPack: name)))
+                        }
+                    }
+                do {
+                    (description, outcome) = try await BlockingWork.run {
+                        let references = [local?.pack(named: name), previous?.index.pack(named: name)].compactMap { $0 }
+                        let history = PackPublisher.History(references: references, recorded: try state.publishedPacks(pack: name))
+                        return try publisher.publish(entry, results: current, history: history)
+                    }
+                } catch {
+                    // Whatever the posters thread does now, it finishes before the pack is tried again.
+                    _ = await postersWork?.result
+                    throw error
                 }
+                postersResult = try await postersWork?.value
             } catch PackPublishError.damagedBlob(let hash) {
                 // Bytes that no longer match their hash never enter a pack. The blob and what the
                 // state knows of it go; its exercises are downloaded again, whole, and the pack is
@@ -256,15 +279,7 @@ public struct BuildPipeline: Sendable {
                 continue
             }
             position += 1
-            if !manifest.output.posterSizes.isEmpty {
-                let packDescription = description
-                let references = [local?.pack(named: entry.spec.name)?.posters,
-                                  previous?.index.pack(named: entry.spec.name)?.posters].compactMap { $0 }
-                let (posters, postersOutcome) = try await BlockingWork.run {
-                    try posterPublisher.publish(pack: packDescription.name, gifHashes: packDescription.gifs.map(\.sha256),
-                                                references: references,
-                                                recorded: try state.publishedPacks(pack: PosterPackPublisher.name(forPack: packDescription.name)))
-                }
+            if let (posters, postersOutcome) = postersResult {
                 description.posters = posters
                 if postersOutcome == .published { report.posterPacksPublished.append(posters.file) }
             }
