@@ -198,6 +198,10 @@ def summarize_builds(f):
             "other": build1["wall"] - stages.get("total", 0) + sum(
                 v for k, v in stages.items() if k not in ("total", "catalog", "fetch", "pack")),
         }
+    http1 = report1.get("http") or {}
+    if http1.get("fetchWindowUse") is not None:
+        # How full the three-request window was during the fetch stage, and its empty slot-seconds.
+        end_to_end["fetch_window"] = {"use": http1["fetchWindowUse"], "idle_slot_s": http1.get("fetchWindowIdleSlotSeconds")}
     end_to_end["script_over_gifpack"] = ratio(script["wall"], build1["wall"])
 
     rebuilds = {}
@@ -396,6 +400,10 @@ def build_tables(r):
     add("  * mean of " + " and ".join(f"{w:.2f}" for w in fl["runs_wall_s"]) + " s, measured just before and after gifpack; "
         "gifpack / floor: " + " and ".join(fmt(ratio(g["wall_s"], w), 3) for w in fl["runs_wall_s"])
         + f" (mean {fmt(e['gifpack_over_floor'], 3)})")
+    if e.get("fetch_window"):
+        w = e["fetch_window"]
+        add(f"  fetch window: {100 * w['use']:.1f}% full over the fetch stage, {w['idle_slot_s']:.2f} empty slot-seconds "
+            "(gaps between requests, start and tail)")
     if len(e.get("floor_rounds") or []) > 1:
         add("  gifpack / floor by round (fresh build between two floor runs): "
             + ", ".join(f"{fmt(r['ratio'], 3)} ({r['gifpack_wall_s']:.2f} s against {r['floor_wall_s'][0]:.2f} and "

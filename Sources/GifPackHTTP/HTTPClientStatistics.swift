@@ -29,6 +29,34 @@ public struct HTTPClientStatistics: Sendable, Equatable {
     public var connectionsOpened = 0
     /// Body bytes received, after content decoding.
     public var bytesReceived: Int64 = 0
+    /// Transfers in flight integrated over time, in seconds, up to ``inFlightChangedAt``: three
+    /// transfers for two seconds count six. Over a stretch of time, its growth against the window
+    /// times the stretch says how full the window was (see ``inFlightSeconds(at:)``).
+    public var inFlightSecondsUntilChange: Double = 0
+    /// When ``currentlyInFlight`` last changed.
+    public var inFlightChangedAt: ContinuousClock.Instant?
 
     public init() {}
+
+    /// ``inFlightSecondsUntilChange`` carried on to `now` at the current ``currentlyInFlight``.
+    ///
+    /// ```swift
+    /// let (t0, s0) = (ContinuousClock.now, client.statistics)
+    /// // … requests …
+    /// let (t1, s1) = (ContinuousClock.now, client.statistics)
+    /// let use = (s1.inFlightSeconds(at: t1) - s0.inFlightSeconds(at: t0)) / (3 * Double((t1 - t0).components.seconds))
+    /// ```
+    public func inFlightSeconds(at now: ContinuousClock.Instant) -> Double {
+        guard let changed = inFlightChangedAt, now > changed else { return inFlightSecondsUntilChange }
+        let elapsed = now - changed
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return inFlightSecondsUntilChange + Double(currentlyInFlight) * seconds
+    }
+
+    /// Sets ``currentlyInFlight``, first adding the time at the old count to the integral.
+    mutating func setInFlight(_ count: Int, at now: ContinuousClock.Instant = .now) {
+        inFlightSecondsUntilChange = inFlightSeconds(at: now)
+        inFlightChangedAt = now
+        currentlyInFlight = count
+    }
 }

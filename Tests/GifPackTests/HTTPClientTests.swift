@@ -11,6 +11,18 @@ import Testing
 
     // MARK: Bodies
 
+    @Test func transfersInFlightAreIntegratedOverTime() {
+        var statistics = HTTPClientStatistics()
+        let start = ContinuousClock.now
+        #expect(statistics.inFlightSeconds(at: start) == 0)
+        statistics.setInFlight(3, at: start)
+        #expect(abs(statistics.inFlightSeconds(at: start + .seconds(2)) - 6) < 1e-9)
+        statistics.setInFlight(1, at: start + .seconds(2))
+        #expect(abs(statistics.inFlightSeconds(at: start + .milliseconds(2500)) - 6.5) < 1e-9)
+        statistics.setInFlight(0, at: start + .seconds(3))
+        #expect(abs(statistics.inFlightSeconds(at: start + .seconds(10)) - 7) < 1e-9, "nothing in flight adds nothing")
+    }
+
     @Test func listIsFetchedZstdCompressedAndDecoded() async throws {
         let (server, client) = try Self.start { $0.exerciseCount = 30 }
         defer { client.shutdown(); server.stop() }

@@ -74,6 +74,9 @@ struct ScaleBuildTests {
         #expect(first.gifs.downloaded == count)
         #expect(first.packs.first?.distinctGIFs == 12)
         #expect(first.catalogChanges?.added.count == count)
+        let use = try #require(first.http.fetchWindowUse, "the fetch stage sent requests")
+        #expect(use > 0 && use <= 1.0001)
+        #expect(try #require(first.http.fetchWindowIdleSlotSeconds) >= 0)
         let before = try Data(contentsOf: URL(fileURLWithPath: workspace.file("dist/index.json")))
         server.resetStats()
 
@@ -83,6 +86,7 @@ struct ScaleBuildTests {
         #expect(server.stats.listRequests == server.stats.totalRequests)
         #expect(server.stats.listRequests == 2)
         #expect(second.gifs.skippedFresh == count)
+        #expect(second.http.fetchWindowUse == nil, "no image request, no window to measure")
         #expect(second.packs.map(\.outcome) == ["unchanged"])
         #expect(second.catalogChanges == CatalogChanges(hadPrevious: true, added: [], removed: [], changed: []))
         #expect(try Data(contentsOf: URL(fileURLWithPath: workspace.file("dist/index.json"))) == before)

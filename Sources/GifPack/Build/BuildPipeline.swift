@@ -152,13 +152,21 @@ public struct BuildPipeline: Sendable {
                                      startedAt: started)
         let fetcher = GIFFetcher(client: client, source: manifest.source, settings: manifest.fetch, layout: layout,
                                  frames: frames, state: state, governor: governor, placeholders: placeholders, observer: observer)
+        let (fetchStarted, before) = (ContinuousClock.now, client.statistics)
         let outcome = try await fetcher.fetch(wanted)
+        let (fetchEnded, after) = (ContinuousClock.now, client.statistics)
         var results = outcome.results
         report.stateErrors = fetcher.processor.stateWriteErrors
         let statistics = client.statistics
         report.http = .init(requests: statistics.requestsStarted, retries: outcome.retries, rateLimited: outcome.rateLimited,
                             quotaRemaining: outcome.quotaRemaining, maxInFlight: statistics.maxInFlight,
                             connectionsOpened: statistics.connectionsOpened)
+        if after.requestsStarted > before.requestsStarted, fetchEnded > fetchStarted {
+            let slots = Double(manifest.fetch.concurrency) * (fetchEnded - fetchStarted).seconds
+            let busy = after.inFlightSeconds(at: fetchEnded) - before.inFlightSeconds(at: fetchStarted)
+            report.http.fetchWindowUse = busy / slots
+            report.http.fetchWindowIdleSlotSeconds = max(0, slots - busy)
+        }
         if let stop = outcome.stop {
             report.stageSeconds["fetch"] = (clock.now - stage).seconds
             summarise(results, wanted: wanted, into: &report)

@@ -220,5 +220,13 @@ public struct BuildReport: Sendable, Codable, Equatable {
         public var quotaRemaining: Int?
         public var maxInFlight = 0
         public var connectionsOpened = 0
+        /// How full the fetch window was during the fetch stage: transfers in flight integrated
+        /// over the stage, over `concurrency` times its length (1 means three requests in flight
+        /// all the time). Absent when the stage sent no request.
+        public var fetchWindowUse: Double?
+        /// The window's empty slots over the fetch stage, in slot-seconds (`concurrency` times the
+        /// stage's length, less the time transfers were in flight): the gaps between requests, and
+        /// the stage's start and tail with fewer requests left than slots.
+        public var fetchWindowIdleSlotSeconds: Double?
     }
 }

@@ -129,7 +129,7 @@ final class CurlMultiLoop: @unchecked Sendable {
             let (queued, inFlight) = (waiting.count, active.count)
             shared.withLock { shared in
                 shared.statistics.currentlyQueued = queued
-                shared.statistics.currentlyInFlight = inFlight
+                shared.statistics.setInFlight(inFlight)
                 switch failure {
                 case nil:
                     shared.statistics.requestsStarted += 1
@@ -271,7 +271,7 @@ final class CurlMultiLoop: @unchecked Sendable {
             }
             shared.statistics.connectionsOpened += connects
             shared.statistics.bytesReceived += transfer.bodyBytes
-            shared.statistics.currentlyInFlight = inFlight
+            shared.statistics.setInFlight(inFlight)
         }
     }
 
