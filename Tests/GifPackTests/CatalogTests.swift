@@ -93,6 +93,25 @@ struct CatalogTests {
         #expect(bytes == (try expected.encoded()), "the same canonical bytes JSONEncoder gives")
     }
 
+    @Test func outOfOrderDuplicatesKeepTheFirstRecordInCatalogOrder() throws {
+        let names = ["0003": ["c1", "c2"], "0001": ["a1", "a2", "a3"], "0002": ["b1"]]
+        let order = ["0003", "0001", "0003", "0002", "0001", "0001"]
+        var seen: [String: Int] = [:]
+        let records: [JSONValue] = order.map { id in
+            defer { seen[id, default: 0] += 1 }
+            return .object(["id": .string(id), "name": .string(names[id]![seen[id, default: 0]])])
+        }
+        // Split over pages as the pager adds them.
+        var assembler = CatalogPager.Assembler(expected: 2)
+        let normalise = { (record: JSONValue) in RapidAPICatalogSource.normalise(record, base: "https://api.example", resolution: 180) }
+        assembler.add(records[0..<2].map(normalise))
+        assembler.add(records[2...].map(normalise))
+        let catalog = assembler.catalog(pages: 2)
+        #expect(catalog.exercises.map(\.id) == ["0001", "0002", "0003"])
+        #expect(catalog.exercises.map(\.name) == ["a1", "b1", "c1"])
+        #expect(catalog.duplicateIDs == ["0001", "0003"])
+    }
+
     @Test func aCatalogIsSortedByIDInPlaceWhateverOrderItCameIn() throws {
         let ids = (0..<300).map { String(format: "%05d", ($0 * 7919) % 1000) }
         let exercises = try ids.map { try Exercise(id: $0, name: "n\($0)", bodyParts: [], equipment: [], targets: [],

@@ -294,7 +294,6 @@ struct CatalogPager: Sendable {
         private var exercises: [Exercise] = []
         private var lists: Set<[String]> = []
         private var rejected: [CatalogRejection] = []
-        private var seen: Set<String> = []
         private var duplicates: Set<String> = []
         private var position = 0
 
@@ -304,7 +303,8 @@ struct CatalogPager: Sendable {
             for result in normalised {
                 switch result {
                 case .success(var exercise):
-                    guard seen.insert(exercise.id).inserted else { duplicates.insert(exercise.id); break }
+                    // Duplicate ids are dropped once the exercises are sorted (see `catalog(pages:)`),
+                    // where they sit side by side: no set of every id is kept.
                     exercise.bodyParts = lists.insert(exercise.bodyParts).memberAfterInsert
                     exercise.equipment = lists.insert(exercise.equipment).memberAfterInsert
                     exercise.targets = lists.insert(exercise.targets).memberAfterInsert
@@ -323,6 +323,17 @@ struct CatalogPager: Sendable {
             var list: [Exercise] = []
             swap(&list, &exercises)
             Catalog.sortByID(&list)
+            // Equal ids are side by side, in catalog order (the sort keeps it): the first stays.
+            var kept = 0
+            for index in list.indices {
+                if kept > 0, list[index].id == list[kept - 1].id {
+                    duplicates.insert(list[index].id)
+                    continue
+                }
+                if kept != index { list[kept] = list[index] }
+                kept += 1
+            }
+            list.removeLast(list.count - kept)
             return Catalog(exercises: list, rejected: rejected, duplicateIDs: duplicates.sorted(), pagesFetched: pages)
         }
     }

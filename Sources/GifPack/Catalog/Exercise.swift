@@ -191,14 +191,17 @@ public struct Catalog: Sendable, Equatable {
 }
 
 extension Catalog {
-    /// Sorts exercises by id in place, with no second array of exercises: catalogs usually come in
+    /// Sorts exercises by id in place (equal ids keep their order), with no second array of exercises: catalogs usually come in
     /// id order (then nothing moves); otherwise positions are sorted (4 bytes each) and the
     /// exercises moved along the cycles of that permutation, so 100,000 exercises cost 400 KB
     /// more, not a sorted copy and a merge buffer.
     static func sortByID(_ exercises: inout [Exercise]) {
         guard !zip(exercises, exercises.dropFirst()).allSatisfy({ $0.id < $1.id }) else { return }
         var order = (0..<Int32(exercises.count)).map { $0 }
-        exercises.withUnsafeBufferPointer { items in order.sort { items[Int($0)].id < items[Int($1)].id } }
+        // Equal ids keep their order (position breaks the tie), so the first of duplicates stays first.
+        exercises.withUnsafeBufferPointer { items in
+            order.sort { items[Int($0)].id < items[Int($1)].id || (items[Int($0)].id == items[Int($1)].id && $0 < $1) }
+        }
         // exercises[i] takes the element at order[i]; each cycle of the permutation is walked once.
         for start in order.indices where order[start] != Int32(start) && order[start] >= 0 {
             let first = exercises[start]
