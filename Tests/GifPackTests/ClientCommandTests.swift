@@ -6,19 +6,8 @@ import Testing
 struct ClientCommandTests {
     /// Runs the built `gifpack` and returns its exit status, raw standard output and standard error.
     static func gifpack(_ arguments: [String], environment: [String: String]? = nil) throws -> (status: Int32, output: [UInt8], error: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: productPath("gifpack"))
-        process.arguments = arguments
-        if let environment { process.environment = environment }
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let output = out.fileHandleForReading.readDataToEndOfFile()
-        let error = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, Array(output), String(decoding: error, as: UTF8.self))
+        let (status, output, error) = try runCapturing(productPath("gifpack"), arguments, environment: environment)
+        return (status, output, String(decoding: error, as: UTF8.self))
     }
 
     static func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }

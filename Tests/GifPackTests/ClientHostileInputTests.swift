@@ -22,26 +22,17 @@ struct ClientHostileInputTests {
     /// Runs the built `gifpack`; a run still going after `limit` seconds (a hang, not slowness: the
     /// commands finish in well under a second) is killed and reported with a nil status.
     static func gifpack(_ arguments: [String], limit: Double = 60) throws -> Run {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: productPath("gifpack"))
-        process.arguments = arguments
         let workspace = try TemporaryDirectory()
         let outPath = workspace.file("stdout"), errPath = workspace.file("stderr")
-        FileManager.default.createFile(atPath: outPath, contents: nil)
-        FileManager.default.createFile(atPath: errPath, contents: nil)
-        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
+        let process = try ChildProcess(productPath("gifpack"), arguments, stdout: .file(outPath), stderr: .file(errPath))
         let deadline = Date().addingTimeInterval(limit)
         while process.isRunning, Date() < deadline { usleep(20_000) }
         var status: Int32?
         if process.isRunning {
-            process.terminate()
+            process.signal(SIGKILL)
             process.waitUntilExit()
         } else {
-            process.waitUntilExit()
-            status = process.terminationStatus
+            status = process.waitUntilExit()
         }
         return Run(status: status, output: try fileBytes(outPath), error: String(decoding: try fileBytes(errPath), as: UTF8.self))
     }

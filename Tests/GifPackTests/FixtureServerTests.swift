@@ -431,10 +431,7 @@ import Testing
             $0.latencyMilliseconds = 10_000
         }
         let url = imageURL(server, id: server.catalog.exercises[0].id)
-        let client = Process()
-        client.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        client.arguments = ["-s", "-o", "/dev/null", url]
-        try client.run()
+        let client = try ChildProcess("/usr/bin/curl", ["-s", "-o", "/dev/null", url])
         let deadline = Date(timeIntervalSinceNow: 5)
         while server.stats.inFlight == 0, Date() < deadline { usleep(10_000) }
         try #require(server.stats.inFlight == 1)
@@ -554,16 +551,8 @@ private func curl(_ url: String, _ options: String...) throws -> CurlResponse {
 
 /// Runs /usr/bin/curl; with `includeHeaders`, parses the `-i` output of a single transfer.
 private func curl(_ arguments: [String], includeHeaders: Bool = true) throws -> CurlResponse {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-    process.arguments = ["-s", "--max-time", "10"] + (includeHeaders ? ["-i"] : []) + arguments
-    let output = Pipe()
-    process.standardOutput = output
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    let bytes = [UInt8](output.fileHandleForReading.readDataToEndOfFile())
-    process.waitUntilExit()
-    var response = CurlResponse(exitCode: process.terminationStatus)
+    let (status, bytes, _) = try runCapturing("/usr/bin/curl", ["-s", "--max-time", "10"] + (includeHeaders ? ["-i"] : []) + arguments)
+    var response = CurlResponse(exitCode: status)
     guard includeHeaders else {
         response.body = bytes
         return response

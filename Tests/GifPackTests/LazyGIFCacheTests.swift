@@ -134,14 +134,11 @@ struct LazyGIFCacheTests {
         let limit = Int64(ids.prefix(4).reduce(0) { $0 + dists.served($1).count })
 
         // Three processes at once…
-        let processes = try ids.suffix(3).map { id -> (String, Process, Pipe) in
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: productPath("gifpack"))
-            process.arguments = ["cat", "--index", url, "--cache", directory, "--cache-limit", String(limit), id]
-            let out = Pipe()
-            process.standardOutput = out
-            process.standardError = FileHandle.nullDevice
-            try process.run()
+        let outputs = try TemporaryDirectory()
+        let processes = try ids.suffix(3).map { id -> (String, ChildProcess, String) in
+            let out = outputs.file("\(id).out")
+            let process = try ChildProcess(productPath("gifpack"), ["cat", "--index", url, "--cache", directory,
+                                                                   "--cache-limit", String(limit), id], stdout: .file(out))
             return (id, process, out)
         }
         // …while two caches in this process ask for every GIF, twice, concurrently.
@@ -164,10 +161,9 @@ struct LazyGIFCacheTests {
             #expect(bytes == dists.served(id), "\(id)")
         }
         let finished = try await BlockingWork.run {
-            processes.map { id, process, out -> (String, Int32, [UInt8]) in
-                let output = out.fileHandleForReading.readDataToEndOfFile()
-                process.waitUntilExit()
-                return (id, process.terminationStatus, Array(output))
+            try processes.map { id, process, out -> (String, Int32, [UInt8]) in
+                let status = process.waitUntilExit()
+                return (id, status, try fileBytes(out))
             }
         }
         for (id, status, output) in finished {

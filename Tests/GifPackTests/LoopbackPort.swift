@@ -48,7 +48,7 @@ enum LoopbackPort {
     /// Waits (up to `seconds`, blocking: call it off the cooperative pool) until every port accepts
     /// connections while `process` runs; false when the process exited or time ran out. `ready`, when
     /// given, must hold first (nginx writes its pid file once it has bound its ports).
-    static func waitUntilListening(ports: [Int], process: Process, seconds: Double,
+    static func waitUntilListening(ports: [Int], process: ChildProcess, seconds: Double,
                                    ready: () -> Bool = { true }) -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
@@ -59,15 +59,15 @@ enum LoopbackPort {
         return false
     }
 
-    static func waitUntilListening(port: Int, process: Process, seconds: Double) -> Bool {
+    static func waitUntilListening(port: Int, process: ChildProcess, seconds: Double) -> Bool {
         waitUntilListening(ports: [port], process: process, seconds: seconds)
     }
 
     /// Stops a child for good: SIGKILL, then reaps it. Not SIGTERM: a child spawned from a test
     /// thread inherits that thread's blocked signals, and a single-process nginx never sees a blocked
     /// SIGTERM.
-    static func kill(_ process: Process) {
-        if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
+    static func kill(_ process: ChildProcess) {
+        process.signal(SIGKILL)
         process.waitUntilExit()
     }
 }

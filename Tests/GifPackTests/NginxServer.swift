@@ -81,7 +81,7 @@ final class NginxServer: @unchecked Sendable {
     /// The plain-http forwarding listener (``Options/forwardProxy``), 0 without one.
     private(set) var plainPort = 0
     private let workspace: TemporaryDirectory
-    private var process: Process?
+    private var process: ChildProcess?
     private var sentinels = 0
     private let lock = NSLock()
 
@@ -113,12 +113,8 @@ final class NginxServer: @unchecked Sendable {
             let plainPort = options.forwardProxy ? try LoopbackPort.free() : 0
             try config(port: port, plainPort: plainPort).write(toFile: workspace.file("nginx.conf"), atomically: true, encoding: .utf8)
             unlink(workspace.file("nginx.pid"))
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: Self.executable)
-            process.arguments = ["-c", workspace.file("nginx.conf"), "-p", workspace.path, "-e", workspace.file("error.log")]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
+            let process = try ChildProcess(Self.executable, ["-c", workspace.file("nginx.conf"), "-p", workspace.path,
+                                                             "-e", workspace.file("error.log")])
             // nginx writes its pid file once its ports are bound; it retries a taken port for 2.5 s, then exits.
             let pidFile = workspace.file("nginx.pid")
             if LoopbackPort.waitUntilListening(ports: [port] + (plainPort == 0 ? [] : [plainPort]), process: process, seconds: 10,
@@ -138,7 +134,7 @@ final class NginxServer: @unchecked Sendable {
 
     /// Kills nginx and reaps it (see ``LoopbackPort/kill(_:)``). Safe to call twice.
     func stop() {
-        let running = lock.withLock { () -> Process? in
+        let running = lock.withLock { () -> ChildProcess? in
             defer { process = nil }
             return process
         }

@@ -220,18 +220,14 @@ struct PublishDirectoryTests {
         let points: [(PublishCrashPoint, [String])] = [(.afterFirstPack, v1Packs), (.beforeIndex, v1Packs), (.beforeRetention, v2Packs)]
         let pauses = builds.workspace.file("pauses")
         try FileManager.default.createDirectory(atPath: pauses, withIntermediateDirectories: true)
-        let publish = Process()
-        publish.executableURL = URL(fileURLWithPath: productPath("gifpack"))
-        publish.arguments = ["publish", "--from", builds.v2, "--to", target]
         var environment = ProcessInfo.processInfo.environment
         environment["GIFPACK_PAUSE_AT"] = points.map(\.0.rawValue).joined(separator: ",")
         environment["GIFPACK_PAUSE_DIR"] = pauses
-        publish.environment = environment
-        publish.standardOutput = FileHandle.nullDevice
-        publish.standardError = FileHandle.nullDevice
-        try publish.run()
-        // SIGKILL, not terminate(): a child inherits the test thread's blocked SIGTERM.
-        defer { if publish.isRunning { kill(publish.processIdentifier, SIGKILL) } }
+        let publish = try ChildProcess(productPath("gifpack"), ["publish", "--from", builds.v2, "--to", target], environment: environment)
+        defer {
+            publish.signal(SIGKILL)
+            publish.waitUntilExit()
+        }
         for (index, (point, expected)) in points.enumerated() {
             var waited = 0
             while !FileSystem.exists("\(pauses)/\(point.rawValue).reached") && publish.isRunning && waited < 6000 {
@@ -245,8 +241,8 @@ struct PublishDirectoryTests {
             #expect(installed?.packs.map(\.name) == expected, "install at \(point.rawValue) got \(installed?.packs.map(\.name) ?? [])")
             FileManager.default.createFile(atPath: "\(pauses)/\(point.rawValue).go", contents: nil)
         }
-        try await BlockingWork.run("gifpack.test-wait") { publish.waitUntilExit() }
-        #expect(publish.terminationStatus == 0)
+        let status = await BlockingWork.run("gifpack.test-wait") { publish.waitUntilExit() }
+        #expect(status == 0)
         // And once it is done, an install gets v2 over HTTP, with nginx's cache headers.
         let after = try await gifpackCLIOffThePool(["install", "--index", "\(nginx.baseURL)/index.json", "--cache", builds.workspace.file("cache-final")])
         #expect(after.status == 0, "\(after.error)")

@@ -21,7 +21,7 @@ enum PublishServers {
 /// moto's standalone S3 server on a free loopback port, its request log in a file.
 final class MotoServer: @unchecked Sendable {
     let port: Int
-    let process: Process
+    let process: ChildProcess
     let logPath: String
     private let directory: TemporaryDirectory
 
@@ -82,16 +82,10 @@ final class MotoServer: @unchecked Sendable {
         var lastError = ""
         for _ in 0..<3 {
             let port = try LoopbackPort.free()
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: Self.binary)
-            process.arguments = ["-H", "127.0.0.1", "-p", "\(port)"]
             var environment = ProcessInfo.processInfo.environment
             environment.merge(extra) { $1 }
-            process.environment = environment
-            let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
-            process.standardOutput = log
-            process.standardError = log
-            try process.run()
+            let process = try ChildProcess(Self.binary, ["-H", "127.0.0.1", "-p", "\(port)"], environment: environment,
+                                           stdout: .file(logPath, append: true), stderr: .file(logPath, append: true))
             if LoopbackPort.waitUntilListening(port: port, process: process, seconds: 60) {
                 self.port = port
                 self.process = process

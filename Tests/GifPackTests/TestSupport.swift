@@ -32,21 +32,20 @@ struct ProcessResult {
 
 func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
          currentDirectory: String? = nil) throws -> ProcessResult {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    if let environment { process.environment = environment }
-    if let currentDirectory { process.currentDirectoryURL = URL(fileURLWithPath: currentDirectory) }
-    let out = Pipe()
-    let err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    try process.run()
-    let outData = out.fileHandleForReading.readDataToEndOfFile()
-    let errData = err.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return ProcessResult(status: process.terminationStatus, output: String(decoding: outData, as: UTF8.self),
-                         error: String(decoding: errData, as: UTF8.self))
+    let (status, output, error) = try runCapturing(executable, arguments, environment: environment, currentDirectory: currentDirectory)
+    return ProcessResult(status: status, output: String(decoding: output, as: UTF8.self), error: String(decoding: error, as: UTF8.self))
+}
+
+/// Runs an external program (a ``ChildProcess``) to its end; its standard output and error go to
+/// files in a temporary directory and come back as bytes.
+func runCapturing(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
+                  currentDirectory: String? = nil) throws -> (status: Int32, output: [UInt8], error: [UInt8]) {
+    let streams = try TemporaryDirectory()
+    let (outPath, errPath) = (streams.file("stdout"), streams.file("stderr"))
+    let child = try ChildProcess(executable, arguments, environment: environment, currentDirectory: currentDirectory,
+                                 stdout: .file(outPath), stderr: .file(errPath))
+    let status = child.waitUntilExit()
+    return (status, try fileBytes(outPath), try fileBytes(errPath))
 }
 
 /// ``run(_:_:environment:currentDirectory:)`` on a thread of its own: a test waiting for a child
