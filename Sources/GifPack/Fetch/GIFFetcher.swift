@@ -78,6 +78,9 @@ struct GIFFetcher: Sendable {
         /// Plans batches until one yields a request or every exercise is planned.
         func refill() async throws(StateUnreadable) {
             while upcoming.isEmpty, planned < exercises.count {
+                // A batch of fresh GIFs is one job for the processor: never more than a few wait, so
+                // a no-change rebuild does not hold every exercise's state row at once.
+                await processor.waitForBacklog()
                 let batch = exercises[planned..<min(planned + Self.planBatch, exercises.count)]
                 planned = batch.endIndex
                 upcoming = try await plan(batch).reversed()

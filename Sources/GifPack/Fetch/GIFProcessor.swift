@@ -33,8 +33,9 @@ final class GIFProcessor: Sendable {
     private let stateErrors = Mutex<[String]>([])
     private let processed = Mutex(0)
     private let backlog = Mutex<(pending: Int, waiters: [CheckedContinuation<Void, Never>])>((0, []))
-    /// Downloads waiting for processing before the fetch window pauses: a crash loses at most
-    /// this many finished downloads besides the requests in flight. Downloads wait as files, so
+    /// Downloads (or batches of fresh GIFs to reuse) waiting for processing before the fetch window
+    /// and the planner pause: a crash loses at most this many finished downloads besides the
+    /// requests in flight. Downloads wait as files, so
     /// the backlog costs disk, not memory; large enough that a burst of GIFs slow to decode (or a
     /// busy CPU) does not stop the requests, which would leave the network idle.
     static let maxBacklog = 16
@@ -90,14 +91,19 @@ final class GIFProcessor: Sendable {
         backlog.withLock { $0.pending += 1 }
         queue.async { [self] in
             record(process(exercise: exercise, download: download, path: path), for: exercise.id)
-            let waiters = backlog.withLock { state -> [CheckedContinuation<Void, Never>] in
-                state.pending -= 1
-                guard state.pending < Self.maxBacklog else { return [] }
-                defer { state.waiters = [] }
-                return state.waiters
-            }
-            waiters.forEach { $0.resume() }
+            finishBacklogJob()
         }
+    }
+
+    /// Counts a queued job as done and wakes the waiters once the backlog is below its bound.
+    private func finishBacklogJob() {
+        let waiters = backlog.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.pending -= 1
+            guard state.pending < Self.maxBacklog else { return [] }
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        waiters.forEach { $0.resume() }
     }
 
     /// Returns once fewer than ``maxBacklog`` downloads wait for processing.
@@ -121,7 +127,10 @@ final class GIFProcessor: Sendable {
     /// fresh exercises costs one hand-over to a worker, and one look at the store per distinct GIF.
     func reuse(_ items: [(exercise: Exercise, known: GIFState)], origin: GIFOrigin) {
         guard !items.isEmpty else { return }
+        // A batch counts as one job of the backlog (see ``waitForBacklog()``).
+        backlog.withLock { $0.pending += 1 }
         queue.async { [self] in
+            defer { finishBacklogJob() }
             var present: [String: Bool] = [:]
             for (exercise, known) in items {
                 if let hash = known.metadata?.sha256, present[hash] == nil, confirmedBlobs.withLock({ $0.contains(hash) }) {
