@@ -12,21 +12,18 @@ import GifPackFormat
 ///     cell.aspectRatio = Double(placeholder.width) / Double(placeholder.height)
 /// }
 /// ```
+@dynamicMemberLookup
 public struct ExercisePlaceholder: Sendable, Equatable {
     public var exerciseID: String
     /// The pack that lists the exercise (the first one, by name, when several do).
     public var pack: String
     /// SHA-256 of the exercise's GIF: the key of its posters (`posters/<size>/<sha256>.gif`).
     public var gifSHA256: String
-    public var blurHash: String
-    /// `#rrggbb`.
-    public var averageColor: String
-    public var width: Int
-    public var height: Int
-    public var frames: Int
-    public var durationMilliseconds: Int
-    /// nil: plays once; 0: loops forever; otherwise the number of loops.
-    public var loopCount: Int?
+    /// The GIF's entry in the index: BlurHash, average colour, size and timing, read through this
+    /// value as `placeholder.blurHash`, `placeholder.width`, `placeholder.loopCount`, …
+    public var gif: GIFPlaceholder
+
+    public subscript<Value>(dynamicMember keyPath: KeyPath<GIFPlaceholder, Value>) -> Value { gif[keyPath: keyPath] }
 }
 
 extension PackIndex {
@@ -35,10 +32,7 @@ extension PackIndex {
     public func placeholder(forExercise id: String) -> ExercisePlaceholder? {
         for pack in packs {
             guard let entry = pack.gifEntry(forExercise: id), let value = entry.placeholder else { continue }
-            return ExercisePlaceholder(exerciseID: id, pack: pack.name, gifSHA256: entry.sha256, blurHash: value.blurHash,
-                                       averageColor: value.averageColor, width: value.width, height: value.height,
-                                       frames: value.frames, durationMilliseconds: value.durationMilliseconds,
-                                       loopCount: value.loopCount)
+            return ExercisePlaceholder(exerciseID: id, pack: pack.name, gifSHA256: entry.sha256, gif: value)
         }
         return nil
     }

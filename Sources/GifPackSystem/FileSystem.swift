@@ -178,17 +178,7 @@ package enum FileSystem {
     /// Writes `bytes` to `path` atomically and durably; `beforeRename` runs once the temporary file
     /// is complete (crash-safety tests stop the process there).
     package static func writeAtomically(_ bytes: [UInt8], to path: String, beforeRename: () -> Void = {}) throws(FileSystemError) {
-        let temporary = temporaryPath(beside: path)
-        do throws(FileSystemError) {
-            let file = try NewFile(path: temporary, exclusive: false)
-            try file.append(bytes)
-            try file.finish(sync: true)
-            beforeRename()
-            try publish(temporary, as: path)
-        } catch {
-            unlink(temporary)
-            throw error
-        }
+        try writeAtomically(to: path, beforeRename: beforeRename) { file throws(FileSystemError) in try file.append(bytes) }
     }
 
     /// ``writeAtomically(_:to:beforeRename:)`` of bytes `body` appends to the new file piece by

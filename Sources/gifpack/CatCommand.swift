@@ -149,15 +149,7 @@ struct CatCommand: AsyncParsableCommand {
 
     /// The exercise's poster from its pack's posters pack.
     private func posterThroughIndex(size: Int, trust: IndexTrust?) throws(PackClientError) -> [UInt8] {
-        let index: PackIndex
-        if let trust {
-            index = try trust.verifyFile(source)
-        } else {
-            index = try PackIndexSource.loadFile(source)
-        }
-        guard let pack = index.packs.first(where: { $0.exercises.contains { $0.id == id } }) else {
-            throw .unknownExercise(id)
-        }
+        let pack = try packListingExercise(trust: trust)
         guard let hash = pack.exercises.first(where: { $0.id == id })?.gif else { throw .noGIF(exercise: id) }
         guard let posters = pack.posters else {
             throw .unreadable(location: source, detail: "pack \(pack.name) has no posters pack (format 1.0, or output.posters is empty)")
@@ -171,18 +163,21 @@ struct CatCommand: AsyncParsableCommand {
     /// The index is read by the same loader as every other command (64 MiB cap, regular files only,
     /// validated); with trusted keys, its signature beside it must verify first.
     private func gifThroughIndex(trust: IndexTrust?) throws(PackClientError) -> [UInt8] {
-        let index: PackIndex
-        if let trust {
-            index = try trust.verifyFile(source)
-        } else {
-            index = try PackIndexSource.loadFile(source)
-        }
-        guard let pack = index.packs.first(where: { $0.exercises.contains { $0.id == id } }) else {
-            throw .unknownExercise(id)
-        }
+        let pack = try packListingExercise(trust: trust)
         guard case .file(let path) = try PackIndexSource(location: .file(source)).packLocation(for: pack) else {
             throw .unreadable(location: source, detail: "not a local index")
         }
         return try PackEntryReader(path: path, pack: pack).gif(forExercise: id)
+    }
+
+    /// The first pack of the index at `source` that lists the exercise. The index is read by the
+    /// same loader as every other command (64 MiB cap, regular files only, validated); with trusted
+    /// keys, its signature beside it must verify first.
+    private func packListingExercise(trust: IndexTrust?) throws(PackClientError) -> PackDescription {
+        let index = if let trust { try trust.verifyFile(source) } else { try PackIndexSource.loadFile(source) }
+        guard let pack = index.packs.first(where: { $0.exercises.contains { $0.id == id } }) else {
+            throw .unknownExercise(id)
+        }
+        return pack
     }
 }
