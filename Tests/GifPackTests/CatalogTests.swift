@@ -101,15 +101,21 @@ struct CatalogTests {
             defer { seen[id, default: 0] += 1 }
             return .object(["id": .string(id), "name": .string(names[id]![seen[id, default: 0]])])
         }
-        // Split over pages as the pager adds them.
-        var assembler = CatalogPager.Assembler(expected: 2)
-        let normalise = { (record: JSONValue) in RapidAPICatalogSource.normalise(record, base: "https://api.example", resolution: 180) }
-        assembler.add(records[0..<2].map(normalise))
-        assembler.add(records[2...].map(normalise))
-        let catalog = assembler.catalog(pages: 2)
-        #expect(catalog.exercises.map(\.id) == ["0001", "0002", "0003"])
-        #expect(catalog.exercises.map(\.name) == ["a1", "b1", "c1"])
-        #expect(catalog.duplicateIDs == ["0001", "0003"])
+        // Split over pages as the pager adds them; in memory, and spooled as a build does.
+        let workspace = try TemporaryDirectory()
+        for spool in [nil, try RecordSpool(directory: workspace.path)] {
+            var assembler = CatalogPager.Assembler(expected: 2, spool: spool)
+            let normalise = { (record: JSONValue) in RapidAPICatalogSource.normalise(record, base: "https://api.example", resolution: 180) }
+            try assembler.add(records[0..<2].map(normalise))
+            try assembler.add(records[2...].map(normalise))
+            let catalog = try assembler.catalog(pages: 2)
+            #expect(catalog.exercises.map(\.id) == ["0001", "0002", "0003"])
+            #expect(catalog.exercises.map(\.name) == ["a1", "b1", "c1"])
+            #expect(catalog.duplicateIDs == ["0001", "0003"])
+            #expect(try catalog.exercises.map { String(decoding: try $0.record.bytes(), as: UTF8.self) }
+                        == [#"{"id":"0001","name":"a1"}"#, #"{"id":"0002","name":"b1"}"#, #"{"id":"0003","name":"c1"}"#])
+            if spool != nil, case .memory = catalog.exercises.storage { Issue.record("the spooled catalog is in memory") }
+        }
     }
 
     @Test func aCatalogIsSortedByIDInPlaceWhateverOrderItCameIn() throws {
@@ -118,7 +124,7 @@ struct CatalogTests {
                                                    imageURL: "http://h/\($0).gif", raw: .string($0)) }
         for input in [exercises, exercises.reversed(), exercises.sorted { $0.id < $1.id }, [exercises[0]], []] {
             let catalog = Catalog(exercises: input, rejected: [], duplicateIDs: [], pagesFetched: 1)
-            #expect(catalog.exercises == input.sorted { $0.id < $1.id })
+            #expect(catalog.exercises == ExerciseList(input.sorted { $0.id < $1.id }))
         }
     }
 

@@ -27,6 +27,46 @@ struct ScaleBuildTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: workspace.path).isEmpty)
     }
 
+    @Test func spooledExercisesReadBackWholeByIndexSliceFilterAndIteration() throws {
+        let workspace = try TemporaryDirectory()
+        let spool = try RecordSpool(directory: workspace.path)
+        let template = RapidAPICatalogSource.imageTemplate(base: "https://api.example", resolution: 360)
+        // One record past the 16 MiB a slot can say (its length is then read from the file).
+        let big = String(repeating: "x", count: 17 << 20)
+        let exercises = try [
+            Exercise(id: "0001", name: "3/4 sit-up", bodyParts: ["waist"], equipment: ["body weight"], targets: ["abs"],
+                     imageTemplate: template, raw: .object(["id": .string("0001"), "name": .string("3/4 sit-up")])),
+            Exercise(id: "0002", name: "45° side \"bend\"", bodyParts: [], equipment: ["dumbbell", "band"], targets: ["obliques"],
+                     imageURL: "https://cdn.example/0002.gif", raw: .object(["id": .string("0002"), "note": .string(big)])),
+            Exercise(id: "0003", name: "", bodyParts: ["waist"], equipment: [], targets: [],
+                     imageTemplate: template, raw: .array([])),
+        ]
+        let slots = try spool.append(exercises: Array(exercises[0..<2])) + spool.append(exercises: [exercises[2]])
+        #expect(slots[1].length == nil && slots[0].length != nil)
+        let list = ExerciseList(spool: spool, slots: slots)
+        #expect(list.count == 3)
+        #expect(Array(list) == exercises, "iteration")
+        #expect(list.indices.map { list[$0] } == exercises, "indexing")
+        #expect(list[1..<3].array == Array(exercises[1...]), "a slice")
+        #expect(list[2].imageURL == "https://api.example/image?exerciseId=0003&resolution=360")
+        #expect(list[1].imageURL == "https://cdn.example/0002.gif")
+        #expect(list.map(\.fingerprint) == exercises.map(\.fingerprint))
+        let waist = list.filtered { $0.bodyParts == ["waist"] }
+        #expect(waist.map(\.id) == ["0001", "0003"])
+        guard case .spooled = waist.storage else { Issue.record("a filtered spooled list is spooled"); return }
+        for (original, read) in zip(exercises, list.readingRecords) {
+            #expect(try read.record.bytes() == original.record.bytes())
+            guard case .memory = read.record.storage else { Issue.record("records read along are in memory"); continue }
+        }
+        for (original, read) in zip(exercises, list) {
+            #expect(try read.record.bytes() == original.record.bytes())
+            guard case .spooled = read.record.storage else { Issue.record("records stay in the spool"); continue }
+        }
+        #expect(spool.ids(at: slots.reversed()) == ["0003", "0002", "0001"])
+        let copied = try spool.rewrite(slots.reversed())
+        #expect(ExerciseList(spool: spool, slots: copied).array == exercises.reversed(), "written again in another order")
+    }
+
     @Test func aBuildWhoseRecordsAreSpooledWritesTheCatalogTheInMemoryRecordsGive() async throws {
         let server = try startFixture(count: 45)
         defer { server.stop() }

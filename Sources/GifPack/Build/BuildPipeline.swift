@@ -153,9 +153,11 @@ public struct BuildPipeline: Sendable {
         let fetcher = GIFFetcher(client: client, source: manifest.source, settings: manifest.fetch, layout: layout,
                                  frames: frames, state: state, governor: governor, placeholders: placeholders, observer: observer)
         let (fetchStarted, before) = (ContinuousClock.now, client.statistics)
-        let outcome = try await fetcher.fetch(wanted)
+        var outcome = try await fetcher.fetch(wanted)
         let (fetchEnded, after) = (ContinuousClock.now, client.statistics)
+        // Taken out of the outcome, so the results have one owner and change in place below.
         var results = outcome.results
+        outcome.results = FetchResults()
         report.stateErrors = fetcher.processor.stateWriteErrors
         let statistics = client.statistics
         report.http = .init(requests: statistics.requestsStarted, retries: outcome.retries, rateLimited: outcome.rateLimited,
@@ -181,14 +183,13 @@ public struct BuildPipeline: Sendable {
             }
             return
         }
-        let fetched = results
-        let (filled, reused) = try await BlockingWork.run("gifpack.last-known-good") { () throws(StateUnreadable) in
-            var filled = fetched
-            let reused = try keepLastKnownGood(&filled, wanted: wanted, state: state, store: BlobStore(layout: layout))
-            return (filled, reused)
+        // The step reads the results and says what to change; they change here, in place: a copy
+        // of every exercise's result (megabytes at 100,000) is never made.
+        let cover = try await BlockingWork.run("gifpack.last-known-good") { [results] () throws(StateUnreadable) in
+            try lastKnownGood(for: results, wanted: wanted, state: state, store: BlobStore(layout: layout))
         }
-        results = filled
-        report.reusedLastGood = Array(reused.prefix(options.reportListLimit))
+        for (gif, _) in cover { results[gif.exerciseID] = .stored(gif) }
+        report.reusedLastGood = Array(cover.lazy.map(\.rejection).prefix(options.reportListLimit))
         summarise(results, wanted: wanted, into: &report)
         endStage("fetch")
 
@@ -264,7 +265,7 @@ public struct BuildPipeline: Sendable {
                 report.damagedBlobs.append(hash)
                 let again = try await GIFFetcher(client: client, source: manifest.source, settings: manifest.fetch, layout: layout,
                                              frames: frames, state: state, governor: governor, placeholders: placeholders,
-                                             observer: observer).fetch(users)
+                                             observer: observer).fetch(ExerciseList(users))
                 if let stop = again.stop {
                     report.exitStatus = stop.exitStatus
                     report.stopReason = stop
@@ -360,9 +361,18 @@ public struct BuildPipeline: Sendable {
     /// Replaces this run's failures by the GIF an earlier run stored for the same exercise, when
     /// there is one. Returns the failures that were covered that way. Throws when the state cannot
     /// be read: going on would silently drop GIFs an earlier pack had.
-    func keepLastKnownGood(_ results: inout FetchResults, wanted: [Exercise], state: BuildState,
+    func keepLastKnownGood(_ results: inout FetchResults, wanted: ExerciseList, state: BuildState,
                            store: BlobStore) throws(StateUnreadable) -> [FetchRejection] {
-        var covered: [FetchRejection] = []
+        let cover = try lastKnownGood(for: results, wanted: wanted, state: state, store: store)
+        for (gif, _) in cover { results[gif.exerciseID] = .stored(gif) }
+        return cover.map(\.rejection)
+    }
+
+    /// The failures of this run an earlier run's GIF can stand in for, each with that GIF (see
+    /// ``keepLastKnownGood(_:wanted:state:store:)``); `results` is only read.
+    func lastKnownGood(for results: FetchResults, wanted: ExerciseList, state: BuildState,
+                       store: BlobStore) throws(StateUnreadable) -> [(gif: StoredGIF, rejection: FetchRejection)] {
+        var covered: [(gif: StoredGIF, rejection: FetchRejection)] = []
         guard wanted.contains(where: { if case .rejected? = results[$0.id] { true } else { false } }) else { return [] }
         let known: [String: GIFState]
         do { known = try state.gifs(resolution: manifest.source.resolution ?? 0) } catch {
@@ -371,14 +381,13 @@ public struct BuildPipeline: Sendable {
         for exercise in wanted {
             guard case .rejected(let rejection)? = results[exercise.id],
                   let metadata = known[exercise.id]?.metadata, store.contains(sha256: metadata.sha256) else { continue }
-            results[exercise.id] = .stored(StoredGIF(exerciseID: exercise.id, reusing: metadata, origin: .lastKnownGood,
-                                                     requestedResolution: nil))
-            covered.append(rejection)
+            covered.append((StoredGIF(exerciseID: exercise.id, reusing: metadata, origin: .lastKnownGood, requestedResolution: nil),
+                            rejection))
         }
         return covered
     }
 
-    private func summarise(_ results: FetchResults, wanted: [Exercise], into report: inout BuildReport) {
+    private func summarise(_ results: FetchResults, wanted: ExerciseList, into report: inout BuildReport) {
         for exercise in wanted {
             switch results[exercise.id] {
             case .stored(let gif)?:

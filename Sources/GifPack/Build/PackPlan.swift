@@ -8,28 +8,28 @@ public struct PackPlan: Sendable, Equatable {
     /// One pack and the exercises its selector chose.
     public struct Entry: Sendable, Equatable {
         public var spec: PackSpec
-        /// Sorted by id.
-        public var exercises: [Exercise]
+        /// Sorted by id (a spooled catalog's choice stays spooled: see ``ExerciseList``).
+        public var exercises: ExerciseList
     }
 
     public var entries: [Entry]
-    /// How many exercises the catalog had: a pack that chose them all shares the catalog's array.
-    private var catalogCount: Int
+    /// Every exercise needed by at least one pack, sorted by id, each once (the catalog's own
+    /// list when a pack chose them all).
+    public var wanted: ExerciseList
 
     public init(specs: [PackSpec], catalog: Catalog) {
-        catalogCount = catalog.exercises.count
         entries = specs.map { spec in
             // A pack of every exercise (the usual "all") keeps no copy of its own.
-            if catalog.exercises.allSatisfy(spec.selector.matches) { return Entry(spec: spec, exercises: catalog.exercises) }
-            return Entry(spec: spec, exercises: catalog.exercises.filter { spec.selector.matches($0) })
+            if spec.selector.isEmpty { return Entry(spec: spec, exercises: catalog.exercises) }
+            let chosen = catalog.exercises.filtered { spec.selector.matches($0) }
+            return Entry(spec: spec, exercises: chosen.count == catalog.exercises.count ? catalog.exercises : chosen)
         }
-    }
-
-    /// Every exercise needed by at least one pack, sorted by id, each once (the catalog's own
-    /// array when a pack chose them all).
-    public var wanted: [Exercise] {
-        if let whole = entries.first(where: { $0.exercises.count == catalogCount }) { return whole.exercises }
-        var seen: Set<String> = []
-        return entries.flatMap(\.exercises).filter { seen.insert($0.id).inserted }.sorted { $0.id < $1.id }
+        if let whole = entries.first(where: { $0.exercises.count == catalog.exercises.count }) {
+            wanted = whole.exercises
+        } else if entries.count == 1 {
+            wanted = entries[0].exercises
+        } else {
+            wanted = catalog.exercises.filtered { exercise in specs.contains { $0.selector.matches(exercise) } }
+        }
     }
 }

@@ -64,7 +64,7 @@ struct PackPublisher: Sendable {
         // The plan's exercises are in id order: catalog.json is written from them one at a time,
         // each GIF with its BlurHash and average colour (format 1.2).
         let placeholderRecords = previews
-        let rows = entry.exercises.lazy.map { exercise in
+        let rows = entry.exercises.readingRecords.lazy.map { exercise in
             var metadata: GIFMetadata?
             if case .stored(let gif)? = results[exercise.id] {
                 metadata = gif.metadata

@@ -58,21 +58,6 @@ struct CatalogPager: Sendable {
     var spool: RecordSpool? = nil
     static let maxPages = 10_000
 
-    /// A page's normalised records with their bytes moved to the spool (one write per page).
-    func spooled(_ items: [Result<Exercise, CatalogRejectionReason>]) throws(CatalogError) -> [Result<Exercise, CatalogRejectionReason>] {
-        guard let spool else { return items }
-        var records: [RawRecord] = []
-        records.reserveCapacity(items.count)
-        for case .success(let exercise) in items { records.append(exercise.record) }
-        let placed: [RawRecord]
-        do { placed = try spool.append(records) } catch { throw .spool(error) }
-        var next = placed.makeIterator()
-        return items.map { item in
-            guard case .success(let exercise) = item, let record = next.next() else { return item }
-            return .success(exercise.spooled(record))
-        }
-    }
-
     func pageURL(offset: Int) -> String {
         let base = source.baseURL.hasSuffix("/") ? String(source.baseURL.dropLast()) : source.baseURL
         return "\(base)/exercises?limit=\(source.pageSize)&offset=\(offset)"
@@ -194,7 +179,7 @@ struct CatalogPager: Sendable {
                 }
             }
             guard seenPages.insert(page.finalize()).inserted else { throw .pagingDoesNotAdvance(url: pageURL(offset: offset)) }
-            return try spooled(normalised)
+            return normalised
         }
         let first = try records(try await page(offset: 0, budget: budget), pageURL(offset: 0))
         let step = first.items.count
@@ -204,7 +189,8 @@ struct CatalogPager: Sendable {
         var pages: [Int: [Result<Exercise, CatalogRejectionReason>]] = [:]
         var pageCount = 0
         // Room for the size the last run saw (or the server announces), within max_catalog_records.
-        var assembler = Assembler(expected: min(expectedCount ?? first.total ?? first.items.count, fetch.maxCatalogRecords))
+        var assembler = Assembler(expected: min(expectedCount ?? first.total ?? first.items.count, fetch.maxCatalogRecords),
+                                  spool: spool)
         var nextToAssemble = 0
         var assembled = false // the last page is in
         var previousFirst: Result<Exercise, CatalogRejectionReason>?
@@ -217,7 +203,7 @@ struct CatalogPager: Sendable {
                     throw .pagingDoesNotAdvance(url: pageURL(offset: nextToAssemble))
                 }
                 previousFirst = items.first
-                assembler.add(items)
+                try assembler.add(items)
                 if items.count < step || items.isEmpty { assembled = true }
                 nextToAssemble += step
             }
@@ -267,7 +253,7 @@ struct CatalogPager: Sendable {
             if let failure { throw failure }
             if next / step >= Self.maxPages, end == nil { throw .tooManyPages(limit: Self.maxPages) }
         }
-        return assembler.catalog(pages: pageCount)
+        return try assembler.catalog(pages: pageCount)
     }
 
     private static func same(_ a: Result<Exercise, CatalogRejectionReason>, _ b: Result<Exercise, CatalogRejectionReason>) -> Bool {
@@ -282,44 +268,75 @@ struct CatalogPager: Sendable {
     }
 
     static func assemble(normalised: [Result<Exercise, CatalogRejectionReason>], pages: Int) -> Catalog {
-        var assembler = Assembler(expected: normalised.count)
-        assembler.add(normalised)
-        return assembler.catalog(pages: pages)
+        var assembler = Assembler(expected: normalised.count, spool: nil)
+        // Nothing is written without a spool: nothing can fail.
+        try! assembler.add(normalised)
+        return try! assembler.catalog(pages: pages)
     }
 
     /// Collects normalised records in order, refusing bad ones and keeping the first of duplicate ids.
-    /// Equal body part, equipment and target lists (a catalog has a few hundred different ones)
-    /// share one array, so they cost nothing per exercise.
+    ///
+    /// With a spool, each page's exercises are written to it whole as the page is added, and only
+    /// where each one is (eight bytes) is kept. In memory, equal body part, equipment and target
+    /// lists (a catalog has a few hundred different ones) share one array.
     struct Assembler {
+        private let spool: RecordSpool?
         private var exercises: [Exercise] = []
+        private var slots: [ExerciseSlot] = []
         private var lists: Set<[String]> = []
         private var rejected: [CatalogRejection] = []
         private var duplicates: Set<String> = []
         private var position = 0
+        /// The last id added, and whether every id so far came after the one before it (then the
+        /// catalog needs no sort and has no duplicate).
+        private var lastID: String?
+        private var inOrder = true
 
-        init(expected: Int) { exercises.reserveCapacity(expected) }
+        init(expected: Int, spool: RecordSpool?) {
+            self.spool = spool
+            if spool == nil { exercises.reserveCapacity(expected) } else { slots.reserveCapacity(expected) }
+        }
 
-        mutating func add(_ normalised: [Result<Exercise, CatalogRejectionReason>]) {
+        mutating func add(_ normalised: [Result<Exercise, CatalogRejectionReason>]) throws(CatalogError) {
+            var page: [Exercise] = []
             for result in normalised {
                 switch result {
                 case .success(var exercise):
+                    if let lastID, !(lastID < exercise.id) { inOrder = false }
+                    lastID = exercise.id
                     // Duplicate ids are dropped once the exercises are sorted (see `catalog(pages:)`),
                     // where they sit side by side: no set of every id is kept.
-                    exercise.bodyParts = lists.insert(exercise.bodyParts).memberAfterInsert
-                    exercise.equipment = lists.insert(exercise.equipment).memberAfterInsert
-                    exercise.targets = lists.insert(exercise.targets).memberAfterInsert
-                    exercises.append(exercise)
+                    if spool != nil {
+                        page.append(exercise)
+                    } else {
+                        exercise.bodyParts = lists.insert(exercise.bodyParts).memberAfterInsert
+                        exercise.equipment = lists.insert(exercise.equipment).memberAfterInsert
+                        exercise.targets = lists.insert(exercise.targets).memberAfterInsert
+                        exercises.append(exercise)
+                    }
                 case .failure(let reason):
                     rejected.append(CatalogRejection(position: position, id: reason.displayID, reason: reason.reason))
                 }
                 position += 1
+            }
+            if let spool, !page.isEmpty {
+                do { slots += try spool.append(exercises: page) } catch { throw .spool(error) }
             }
         }
 
         /// The catalog, taking the exercises out of the assembler. They are sorted here, once the
         /// array has no other owner, so in place (Catalog's init then finds them in order): a
         /// `consuming` method would sort a copy when the assembler is captured by a closure.
-        mutating func catalog(pages: Int) -> Catalog {
+        mutating func catalog(pages: Int) throws(CatalogError) -> Catalog {
+            if let spool {
+                var list: [ExerciseSlot] = []
+                swap(&list, &slots)
+                if !inOrder {
+                    do { list = try sortedSlots(list, spool: spool) } catch { throw .spool(error) }
+                }
+                return Catalog(sorted: ExerciseList(spool: spool, slots: list), rejected: rejected,
+                               duplicateIDs: duplicates.sorted(), pagesFetched: pages)
+            }
             var list: [Exercise] = []
             swap(&list, &exercises)
             Catalog.sortByID(&list)
@@ -335,6 +352,27 @@ struct CatalogPager: Sendable {
             }
             list.removeLast(list.count - kept)
             return Catalog(exercises: list, rejected: rejected, duplicateIDs: duplicates.sorted(), pagesFetched: pages)
+        }
+
+        /// Spooled exercises that came out of id order, sorted by id (the first of equal ids kept,
+        /// the others counted as duplicates) and written again in that order, so that every pass
+        /// over the catalog reads the spool straight through. Only the ids are held, for the sort.
+        private mutating func sortedSlots(_ slots: [ExerciseSlot], spool: RecordSpool) throws(FileSystemError) -> [ExerciseSlot] {
+            let ids = spool.ids(at: slots)
+            var order = Array(ids.indices)
+            order.sort { ids[$0] < ids[$1] || (ids[$0] == ids[$1] && $0 < $1) }
+            var sorted: [ExerciseSlot] = []
+            sorted.reserveCapacity(slots.count)
+            var previous: Int?
+            for index in order {
+                if let previous, ids[previous] == ids[index] {
+                    duplicates.insert(ids[index])
+                    continue
+                }
+                sorted.append(slots[index])
+                previous = index
+            }
+            return try spool.rewrite(sorted)
         }
     }
 }

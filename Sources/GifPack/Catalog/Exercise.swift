@@ -23,7 +23,7 @@ public struct Exercise: Sendable, Equatable {
     }
     /// The image URL as given, or made from the id: a RapidAPI catalog's URLs differ only by id, so
     /// its exercises share one template instead of holding a string each.
-    private var image: ImageLocation
+    var image: ImageLocation
     /// The API's record as canonical JSON bytes (sorted keys, compact), held in memory or, once the
     /// build spools it (``RecordSpool``), only as the place of those bytes in the spool file.
     public private(set) var record: RawRecord
@@ -63,12 +63,19 @@ public struct Exercise: Sendable, Equatable {
             && a.imageURL == b.imageURL && a.record == b.record && a.fingerprint == b.fingerprint
     }
 
-    /// The same exercise with its record's bytes in `spool`'s file instead of memory.
-    func spooled(_ record: RawRecord) -> Exercise {
-        var copy = self
-        copy.record = record
-        return copy
+    /// An exercise from its parts, as a ``RecordSpool`` reads it back.
+    init(id: String, name: String, bodyParts: [String], equipment: [String], targets: [String], image: ImageLocation,
+         record: RawRecord, fingerprint: RecordDigest) {
+        self.id = id
+        self.name = name
+        self.bodyParts = bodyParts
+        self.equipment = equipment
+        self.targets = targets
+        self.image = image
+        self.record = record
+        self.fingerprint = fingerprint
     }
+
 }
 
 /// An image URL made of a fixed prefix, the exercise id and a fixed suffix, e.g.
@@ -117,6 +124,13 @@ public struct RawRecord: Sendable, Equatable {
         sha256 = RecordDigest(SHA256.hash(data: bytes))
     }
 
+    /// Bytes whose hash is known (read back from the spool, where it was written with them).
+    init(bytes: [UInt8], sha256: RecordDigest) {
+        storage = .memory(bytes)
+        length = bytes.count
+        self.sha256 = sha256
+    }
+
     init(spooledIn spool: RecordSpool, offset: Int64, length: Int, sha256: RecordDigest) {
         storage = .spooled(spool, offset: offset)
         self.length = length
@@ -151,6 +165,12 @@ public struct RecordDigest: Sendable, Hashable {
         }
     }
 
+    /// A digest from its 32 bytes (the first 32 of `raw`), as ``bytes`` gives them.
+    init(rawBytes raw: UnsafeRawBufferPointer) {
+        words = (raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self), raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self),
+                 raw.loadUnaligned(fromByteOffset: 16, as: UInt64.self), raw.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
+    }
+
     /// The 32 bytes, in the digest's order.
     public var bytes: [UInt8] {
         withUnsafeBytes(of: words) { Array($0) }
@@ -173,7 +193,8 @@ public struct RecordDigest: Sendable, Hashable {
 
 /// A catalog as fetched: the usable exercises, sorted by id, and what was refused.
 public struct Catalog: Sendable, Equatable {
-    public var exercises: [Exercise]
+    /// Sorted by id, each id once; spooled by a build (see ``ExerciseList``).
+    public var exercises: ExerciseList
     /// Records refused (bad id, missing fields, bad GIF URL), with why.
     public var rejected: [CatalogRejection]
     /// Ids that appeared more than once; the first record was kept.
@@ -183,6 +204,11 @@ public struct Catalog: Sendable, Equatable {
     public init(exercises: [Exercise], rejected: [CatalogRejection], duplicateIDs: [String], pagesFetched: Int) {
         var exercises = exercises
         Self.sortByID(&exercises)
+        self.init(sorted: ExerciseList(exercises), rejected: rejected, duplicateIDs: duplicateIDs, pagesFetched: pagesFetched)
+    }
+
+    /// A catalog of exercises already sorted by id, each id once.
+    init(sorted exercises: ExerciseList, rejected: [CatalogRejection], duplicateIDs: [String], pagesFetched: Int) {
         self.exercises = exercises
         self.rejected = rejected
         self.duplicateIDs = duplicateIDs

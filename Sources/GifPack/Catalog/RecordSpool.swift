@@ -16,10 +16,24 @@ import Synchronization
 /// ```
 final class RecordSpool: Sendable {
     private let fd: Int32
+    /// The open file, for readers of its exercises.
+    var descriptor: Int32 { fd }
     /// The file's length: where the next page goes.
     private let end = Mutex<Int64>(0)
     /// The path the file had before it was unlinked, for error messages.
     let path: String
+    /// The body part, equipment and target lists of spooled exercises, each kept once (a catalog
+    /// has a few hundred different ones), and the image URL templates (one per catalog).
+    private let tables = Mutex(Tables())
+
+    /// The lists and templates kept so far (copies share their storage).
+    var tablesNow: Tables { tables.withLock { $0 } }
+
+    struct Tables {
+        var lists: [[String]] = []
+        var listNumbers: [[String]: UInt32] = [:]
+        var templates: [ImageURLTemplate] = []
+    }
 
     init(directory: String) throws(FileSystemError) {
         let path = "\(directory)/.catalog-records-\(UUID().uuidString)"
@@ -44,10 +58,19 @@ final class RecordSpool: Sendable {
             placed.append((Int64(page.count), record))
             page += bytes
         }
+        let start = try write(page)
+        return placed.map { offset, record in
+            offset < 0 ? record : RawRecord(spooledIn: self, offset: start + offset, length: record.length, sha256: record.sha256)
+        }
+    }
+
+    /// Appends `page` to the file and returns where it starts.
+    func write(_ page: [UInt8]) throws(FileSystemError) -> Int64 {
         let start = end.withLock { end in
             defer { end += Int64(page.count) }
             return end
         }
+        guard start + Int64(page.count) < ExerciseSlot.maxOffset else { throw .io(operation: "write", path: path, errno: EFBIG) }
         let written = page.withUnsafeBytes { buffer in
             Result { () throws(Errno) in
                 try POSIXIO.writeAll(buffer) { pointer, count in
@@ -56,8 +79,44 @@ final class RecordSpool: Sendable {
             }
         }
         if case .failure(let error) = written { throw .io(operation: "write", path: path, errno: error.code) }
-        return placed.map { offset, record in
-            offset < 0 ? record : RawRecord(spooledIn: self, offset: start + offset, length: record.length, sha256: record.sha256)
+        return start
+    }
+
+    /// `length` bytes this process wrote, read back. The file is its own, open and unlinked; a
+    /// read fails only when the disk does, and the process then stops with that error (see
+    /// ``ExerciseList``).
+    func readBack(offset: Int64, length: Int) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: length)
+        let got = bytes.withUnsafeMutableBytes { buffer in
+            Result { () throws(Errno) in try POSIXIO.read(fd, into: buffer, at: offset) }
+        }
+        switch got {
+        case .failure(let error):
+            fatalError("gifpack: the catalog spool \(path) could not be read back: \(error)")
+        case .success(let count) where count != length:
+            fatalError("gifpack: the catalog spool \(path) ended early at byte \(offset + Int64(count))")
+        case .success:
+            return bytes
+        }
+    }
+
+    /// The number `list` is kept under (added when new).
+    func listNumber(_ list: [String]) -> UInt32 {
+        tables.withLock { tables in
+            if let number = tables.listNumbers[list] { return number }
+            let number = UInt32(tables.lists.count)
+            tables.lists.append(list)
+            tables.listNumbers[list] = number
+            return number
+        }
+    }
+
+    /// The number `template` is kept under (added when new).
+    func templateNumber(_ template: ImageURLTemplate) -> UInt32 {
+        tables.withLock { tables in
+            if let number = tables.templates.firstIndex(of: template) { return UInt32(number) }
+            tables.templates.append(template)
+            return UInt32(tables.templates.count - 1)
         }
     }
 

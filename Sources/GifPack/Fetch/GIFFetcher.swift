@@ -68,21 +68,21 @@ struct GIFFetcher: Sendable {
     /// The plan is made in batches of ``planBatch`` exercises as the window needs more work: the
     /// state is read a batch at a time (once before the first request, to count what will be
     /// requested), so memory does not grow with the catalog.
-    func fetch(_ exercises: [Exercise]) async throws(StateUnreadable) -> FetchOutcome {
+    func fetch(_ exercises: ExerciseList) async throws(StateUnreadable) -> FetchOutcome {
         let toRequest = try await countRequests(exercises)
         processor.reserveResults(exercises.count)
         observer?(.fetchPlanned(total: exercises.count, toRequest: toRequest))
-        var planned = 0 // exercises planned so far
+        var planned = exercises.startIndex // where the exercises not yet planned start
         var upcoming: [FetchWorkItem] = [] // this batch's requests, reversed: exercises go out in id order
         var retries: [FetchWorkItem] = []
         /// Plans batches until one yields a request or every exercise is planned.
         func refill() async throws(StateUnreadable) {
-            while upcoming.isEmpty, planned < exercises.count {
+            while upcoming.isEmpty, planned < exercises.endIndex {
                 // A batch of fresh GIFs is one job for the processor: never more than a few wait, so
                 // a no-change rebuild does not hold every exercise's state row at once.
                 await processor.waitForBacklog()
-                let batch = exercises[planned..<min(planned + Self.planBatch, exercises.count)]
-                planned = batch.endIndex
+                let batch = exercises[planned..<min(planned + Self.planBatch, exercises.endIndex)].array[...]
+                planned += batch.count
                 upcoming = try await plan(batch).reversed()
             }
         }
@@ -124,7 +124,7 @@ struct GIFFetcher: Sendable {
                         return .finished(result, elapsed: .now - started)
                     }
                 }
-                let exhausted = upcoming.isEmpty && planned == exercises.count && retries.isEmpty
+                let exhausted = upcoming.isEmpty && planned == exercises.endIndex && retries.isEmpty
                 if running == 0 && (exhausted || governor.stopReason != nil || planFailure != nil) { break }
                 if !timerPending, running < governor.window, governor.stopReason == nil,
                    let due = retries.map(\.notBefore).min(), due > .now {
@@ -152,9 +152,9 @@ struct GIFFetcher: Sendable {
             // What was never sent: retries waiting, this batch's requests, then the rest of the plan
             // (its fresh and known-missing exercises are recorded as usual while it is made).
             var remaining = retries + upcoming.reversed()
-            while planned < exercises.count {
-                let batch = exercises[planned..<min(planned + Self.planBatch, exercises.count)]
-                planned = batch.endIndex
+            while planned < exercises.endIndex {
+                let batch = exercises[planned..<min(planned + Self.planBatch, exercises.endIndex)].array[...]
+                planned += batch.count
                 remaining += try await plan(batch)
             }
             for item in remaining {
@@ -194,12 +194,12 @@ struct GIFFetcher: Sendable {
     }
 
     /// How many of `exercises` the plan will request, read from the state a batch at a time.
-    private func countRequests(_ exercises: [Exercise]) async throws(StateUnreadable) -> Int {
+    private func countRequests(_ exercises: ExerciseList) async throws(StateUnreadable) -> Int {
         var count = 0
         var start = exercises.startIndex
         while start < exercises.endIndex {
-            let batch = exercises[start..<min(start + Self.planBatch, exercises.endIndex)]
-            start = batch.endIndex
+            let batch = exercises[start..<min(start + Self.planBatch, exercises.endIndex)].array[...]
+            start += batch.count
             count += try await decide(batch).count(where: { if case .request = $0 { true } else { false } })
         }
         return count

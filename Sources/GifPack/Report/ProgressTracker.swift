@@ -14,7 +14,6 @@ import Synchronization
 public final class ProgressTracker: Sendable {
     private struct State {
         var snapshot = ProgressSnapshot()
-        var finished: Set<String> = []
         var fetchStarted: ContinuousClock.Instant?
         /// When the fetch ended (a later stage began, or the build stopped): the rate freezes there.
         var fetchEnded: ContinuousClock.Instant?
@@ -33,14 +32,19 @@ public final class ProgressTracker: Sendable {
                 state.snapshot.stage = stage
                 state.stageStarted = now
             case .fetchPlanned(let total, let toRequest):
+                // Each fetch reports each of its exercises once: a second fetch (the exercises of a
+                // damaged cached GIF, downloaded again) counts from zero, so no set of every id
+                // finished is kept (at 100,000 exercises it was megabytes).
                 state.snapshot.total = total
                 state.snapshot.toRequest = toRequest
+                state.snapshot.done = 0
+                state.snapshot.requestedDone = 0
                 state.fetchStarted = now
             case .attempt(let attempt):
                 if attempt.outcome == .downloaded { state.snapshot.bytesDownloaded += attempt.bytes }
                 if attempt.outcome == .retry { state.snapshot.retries += 1 }
-            case .gifFinished(let id, let result):
-                guard state.finished.insert(id).inserted else { return }
+            case .gifFinished(_, let result):
+                guard state.snapshot.total.map({ state.snapshot.done < $0 }) ?? true else { return }
                 state.snapshot.done += 1
                 switch result {
                 case .stored(let gif) where gif.origin == .fresh: break

@@ -105,7 +105,7 @@ enum StateOpener {
 
     /// ``rebuild(_:state:index:indexDate:catalog:store:resolution:limits:)`` from the output
     /// directory's `index.json` (its mtime is when it was last confirmed) and the cache's blobs.
-    static func rebuild(_ recovery: inout StateRecovery, state: BuildState, indexPath: String, catalog: [Exercise],
+    static func rebuild(_ recovery: inout StateRecovery, state: BuildState, indexPath: String, catalog: ExerciseList,
                         layout: CacheLayout, resolution: Int, fetch: FetchSettings) throws {
         let index = try? PackIndex.decode(from: Data(contentsOf: URL(fileURLWithPath: indexPath)))
         let date = (try? FileManager.default.attributesOfItem(atPath: indexPath))?[.modificationDate] as? Date
@@ -117,7 +117,7 @@ enum StateOpener {
     /// Records again what the index and the blobs tell: each pack's published version, and each
     /// catalog exercise's GIF the index names and the store holds intact.
     static func rebuild(_ recovery: inout StateRecovery, state: BuildState, index: PackIndex?, indexDate: Date?,
-                        catalog: [Exercise], store: BlobStore, resolution: Int, limits: GIFLimits) throws {
+                        catalog: ExerciseList, store: BlobStore, resolution: Int, limits: GIFLimits) throws {
         guard let index else { return }
         var gifs: [String: String] = [:]
         for pack in index.packs {

@@ -1,0 +1,131 @@
+/// A list of exercises, in id order: held in memory, or written whole to a build's ``RecordSpool``
+/// with only eight bytes per exercise kept (where it is in the spool file). A build spools its
+/// catalog as pages arrive, so 100,000 exercises cost 800 KB of memory here, not their fields.
+///
+/// It reads like an array: indexing, slicing (a slice is a list too) and iteration decode each
+/// exercise from the spool as it is reached, and iteration reads ahead in large pieces, so a pass
+/// over a spooled catalog costs a few reads, not one per exercise.
+///
+/// ```swift
+/// let list: ExerciseList = [situp, squat]            // in memory
+/// let chosen = catalog.exercises.filtered { selector.matches($0) }   // still spooled, 8 bytes each
+/// for exercise in chosen { print(exercise.id) }
+/// ```
+///
+/// The spool is a file this process wrote and holds open (already unlinked): reading it back fails
+/// only when the disk fails, and then the process stops with that error. A build that stops that way
+/// has published nothing new, as with any crash: the last pack and index stay as they were.
+public struct ExerciseList: RandomAccessCollection, Sendable, Equatable, ExpressibleByArrayLiteral {
+    enum Storage: Sendable {
+        case memory(ArraySlice<Exercise>)
+        case spooled(RecordSpool, ArraySlice<ExerciseSlot>)
+    }
+
+    let storage: Storage
+    /// Whether iteration gives spooled exercises their record's bytes in memory (read with the
+    /// exercise, in the same piece of the file) rather than a place to read them from.
+    private var readsRecords = false
+
+    public init(_ exercises: [Exercise]) { storage = .memory(exercises[...]) }
+
+    public init(arrayLiteral exercises: Exercise...) { self.init(exercises) }
+
+    init(spool: RecordSpool, slots: [ExerciseSlot]) { storage = .spooled(spool, slots[...]) }
+
+    private init(storage: Storage) { self.storage = storage }
+
+    public var startIndex: Int {
+        switch storage {
+        case .memory(let exercises): exercises.startIndex
+        case .spooled(_, let slots): slots.startIndex
+        }
+    }
+
+    public var endIndex: Int {
+        switch storage {
+        case .memory(let exercises): exercises.endIndex
+        case .spooled(_, let slots): slots.endIndex
+        }
+    }
+
+    public subscript(position: Int) -> Exercise {
+        switch storage {
+        case .memory(let exercises): exercises[position]
+        case .spooled(let spool, let slots): spool.exercise(at: slots[position])
+        }
+    }
+
+    public subscript(bounds: Range<Int>) -> ExerciseList {
+        switch storage {
+        case .memory(let exercises): ExerciseList(storage: .memory(exercises[bounds]))
+        case .spooled(let spool, let slots): ExerciseList(storage: .spooled(spool, slots[bounds]))
+        }
+    }
+
+    /// The exercises `isIncluded` accepts, in order, as a list of the same kind: a spooled list
+    /// gives a spooled list (eight bytes per exercise kept), never an array of exercises.
+    public func filtered(_ isIncluded: (Exercise) throws -> Bool) rethrows -> ExerciseList {
+        switch storage {
+        case .memory(let exercises):
+            return ExerciseList(try exercises.filter(isIncluded))
+        case .spooled(let spool, let slots):
+            var kept: [ExerciseSlot] = []
+            var iterator = makeIterator()
+            for slot in slots {
+                guard let exercise = iterator.next() else { break }
+                if try isIncluded(exercise) { kept.append(slot) }
+            }
+            return ExerciseList(spool: spool, slots: kept)
+        }
+    }
+
+    /// The same list, whose iteration hands out each record's bytes along with its exercise: how
+    /// `catalog.json` is written, with no read per record.
+    public var readingRecords: ExerciseList {
+        var list = self
+        list.readsRecords = true
+        return list
+    }
+
+    /// The exercises as an array (a batch of them: an array holds every field of each).
+    public var array: [Exercise] { Array(self) }
+
+    public static func == (a: ExerciseList, b: ExerciseList) -> Bool {
+        a.count == b.count && a.elementsEqual(b)
+    }
+
+    public func makeIterator() -> Iterator { Iterator(storage: storage, readsRecords: readsRecords) }
+
+    /// Walks the list; a spooled one is read a large piece at a time (a catalog spooled in id order
+    /// is read straight through).
+    public struct Iterator: IteratorProtocol {
+        private let storage: Storage
+        private var position: Int
+        private var reader: RecordSpool.ExerciseReader?
+        private let readsRecords: Bool
+
+        init(storage: Storage, readsRecords: Bool) {
+            self.storage = storage
+            self.readsRecords = readsRecords
+            switch storage {
+            case .memory(let exercises): position = exercises.startIndex
+            case .spooled(let spool, let slots):
+                position = slots.startIndex
+                reader = spool.reader()
+            }
+        }
+
+        public mutating func next() -> Exercise? {
+            switch storage {
+            case .memory(let exercises):
+                guard position < exercises.endIndex else { return nil }
+                defer { position += 1 }
+                return exercises[position]
+            case .spooled(_, let slots):
+                guard position < slots.endIndex else { return nil }
+                defer { position += 1 }
+                return reader!.exercise(at: slots[position], withRecord: readsRecords)
+            }
+        }
+    }
+}

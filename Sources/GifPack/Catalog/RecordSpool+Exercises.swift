@@ -1,0 +1,225 @@
+import Foundation
+import Glibc
+import GifPackSystem
+
+/// Where one exercise is in a ``RecordSpool``: its offset (40 bits) and length (24 bits; 0 when the
+/// exercise takes 16 MiB or more, and its length is then read from the file) in one word.
+struct ExerciseSlot: Sendable, Hashable {
+    let bits: UInt64
+
+    static let maxOffset: Int64 = 1 << 40
+    static let lengthMask: UInt64 = (1 << 24) - 1
+
+    init(offset: Int64, length: Int) {
+        bits = UInt64(offset) << 24 | (length <= Int(Self.lengthMask) ? UInt64(length) : 0)
+    }
+
+    var offset: Int64 { Int64(bits >> 24) }
+    /// The exercise's length, or nil when it is too long for the slot (read it from the file).
+    var length: Int? {
+        let length = Int(bits & Self.lengthMask)
+        return length == 0 ? nil : length
+    }
+}
+
+extension RecordSpool {
+    /// An exercise as written to the spool, little-endian:
+    ///
+    ///     u32 length of all of it        u32 record length
+    ///     32  fingerprint                 32  record SHA-256
+    ///     u16 id length, id               u32 name length, name
+    ///     u32 ×3 body part, equipment and target list numbers (lists are kept once, see `lists`)
+    ///     u8  0: u32 length, image URL  |  1: u32 template number
+    ///     the record's canonical bytes (what catalog.json copies)
+    static let fixedHeader = 4 + 4 + 32 + 32
+
+    /// Writes whole exercises (their record bytes included) one after the other with one write,
+    /// and returns where each is.
+    func append(exercises: [Exercise]) throws(FileSystemError) -> [ExerciseSlot] {
+        var page: [UInt8] = []
+        var starts: [(Int, Int)] = [] // (start in page, length)
+        starts.reserveCapacity(exercises.count)
+        for exercise in exercises {
+            let start = page.count
+            let record = try exercise.record.bytes()
+            page.append(contentsOf: [0, 0, 0, 0]) // length, filled in below
+            Self.append(UInt32(record.count), to: &page)
+            page.append(contentsOf: exercise.fingerprint.bytes)
+            page.append(contentsOf: exercise.record.sha256.bytes)
+            Self.append(UInt16(exercise.id.utf8.count), to: &page)
+            page.append(contentsOf: exercise.id.utf8)
+            Self.append(UInt32(exercise.name.utf8.count), to: &page)
+            page.append(contentsOf: exercise.name.utf8)
+            for list in [exercise.bodyParts, exercise.equipment, exercise.targets] {
+                Self.append(listNumber(list), to: &page)
+            }
+            switch exercise.image {
+            case .url(let url):
+                page.append(0)
+                Self.append(UInt32(url.utf8.count), to: &page)
+                page.append(contentsOf: url.utf8)
+            case .template(let template):
+                page.append(1)
+                Self.append(templateNumber(template), to: &page)
+            }
+            page += record
+            let length = page.count - start
+            withUnsafeBytes(of: UInt32(length).littleEndian) { page.replaceSubrange(start..<start + 4, with: $0) }
+            starts.append((start, length))
+        }
+        let base = try write(page)
+        return starts.map { ExerciseSlot(offset: base + Int64($0.0), length: $0.1) }
+    }
+
+    /// The exercise at `slot`, read with one `pread` (two for an exercise of 16 MiB or more).
+    func exercise(at slot: ExerciseSlot) -> Exercise {
+        var reader = reader(chunk: 0)
+        return reader.exercise(at: slot)
+    }
+
+    /// The ids of the exercises at `slots`, read in the order given (the order they were written
+    /// in reads the file straight through): how an unsorted catalog is sorted.
+    func ids(at slots: [ExerciseSlot]) -> [String] {
+        var reader = reader()
+        return slots.map { reader.id(at: $0) }
+    }
+
+    /// Copies the exercises at `slots` to the end of the file, one after the other in the order
+    /// given, and returns where the copies are: a catalog that came out of id order is written
+    /// again in id order, so that every later pass over it reads the file straight through.
+    func rewrite(_ slots: [ExerciseSlot]) throws(FileSystemError) -> [ExerciseSlot] {
+        var reader = reader(chunk: 0) // each exercise where it is: out of order, a larger piece would be wasted
+        var placed: [ExerciseSlot] = []
+        placed.reserveCapacity(slots.count)
+        var page: [UInt8] = []
+        var starts: [(Int, Int)] = []
+        func flush() throws(FileSystemError) {
+            guard !page.isEmpty else { return }
+            let base = try write(page)
+            placed += starts.map { ExerciseSlot(offset: base + Int64($0.0), length: $0.1) }
+            page.removeAll(keepingCapacity: true)
+            starts.removeAll(keepingCapacity: true)
+        }
+        for slot in slots {
+            let start = page.count
+            reader.withBytes(at: slot) { page.append(contentsOf: $0) }
+            starts.append((start, page.count - start))
+            if page.count >= 1 << 20 { try flush() }
+        }
+        try flush()
+        return placed
+    }
+
+    /// Reads exercises back, keeping a large piece of the file so that exercises read in the order
+    /// they were written cost one `pread` per piece.
+    func reader(chunk: Int = 256 << 10) -> ExerciseReader { ExerciseReader(spool: self, chunk: chunk) }
+
+    struct ExerciseReader {
+        let spool: RecordSpool
+        let chunk: Int
+        /// A piece of the file, read once and reused: `count` bytes from `start`.
+        private var buffer: [UInt8] = []
+        private var start: Int64 = 0
+        private var count = 0
+        /// The spool's lists and templates as they were when the reader was made (they only grow).
+        private let tables: Tables
+
+        init(spool: RecordSpool, chunk: Int) {
+            self.spool = spool
+            self.chunk = chunk
+            tables = spool.tablesNow
+        }
+
+        mutating func exercise(at slot: ExerciseSlot, withRecord: Bool = false) -> Exercise {
+            let (spool, tables) = (self.spool, self.tables)
+            return withBytes(at: slot) { raw in
+                Self.decode(raw, at: slot.offset, withRecord: withRecord, spool: spool, tables: tables)
+            }
+        }
+
+        /// The id alone of the exercise at `slot`.
+        mutating func id(at slot: ExerciseSlot) -> String {
+            withBytes(at: slot) { raw in
+                let count = Int(raw.loadUnaligned(fromByteOffset: RecordSpool.fixedHeader, as: UInt16.self).littleEndian)
+                let from = RecordSpool.fixedHeader + 2
+                return String(decoding: UnsafeRawBufferPointer(rebasing: raw[from..<from + count]), as: UTF8.self)
+            }
+        }
+
+        /// Calls `body` with the bytes of the exercise at `slot`, as written.
+        mutating func withBytes<T>(at slot: ExerciseSlot, _ body: (UnsafeRawBufferPointer) -> T) -> T {
+            let length = slot.length ?? Int(spool.readBack(offset: slot.offset, length: 4).withUnsafeBytes {
+                $0.loadUnaligned(as: UInt32.self).littleEndian
+            })
+            if slot.offset < start || slot.offset + Int64(length) > start + Int64(count) { fill(at: slot.offset, length: length) }
+            let from = Int(slot.offset - start)
+            return buffer.withUnsafeBytes { raw in body(UnsafeRawBufferPointer(rebasing: raw[from..<from + length])) }
+        }
+
+        /// Reads `max(length, chunk)` bytes from `offset` (fewer at the end of the file, never
+        /// fewer than `length`) into the buffer.
+        private mutating func fill(at offset: Int64, length: Int) {
+            let wanted = max(length, chunk)
+            if buffer.count < wanted { buffer = [UInt8](repeating: 0, count: wanted) }
+            let (spool, fd) = (self.spool, self.spool.descriptor)
+            let got = buffer.withUnsafeMutableBytes { raw in
+                Result { () throws(Errno) in
+                    try POSIXIO.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: raw[0..<wanted]), at: offset)
+                }
+            }
+            switch got {
+            case .failure(let error): fatalError("gifpack: the catalog spool \(spool.path) could not be read back: \(error)")
+            case .success(let read) where read < length:
+                fatalError("gifpack: the catalog spool \(spool.path) ended early at byte \(offset + Int64(read))")
+            case .success(let read):
+                start = offset
+                count = read
+            }
+        }
+
+        private static func decode(_ raw: UnsafeRawBufferPointer, at offset: Int64, withRecord: Bool, spool: RecordSpool,
+                                   tables: Tables) -> Exercise {
+            var position = 4
+            func u32() -> Int {
+                defer { position += 4 }
+                return Int(raw.loadUnaligned(fromByteOffset: position, as: UInt32.self).littleEndian)
+            }
+            func string(_ count: Int) -> String {
+                defer { position += count }
+                return String(decoding: UnsafeRawBufferPointer(rebasing: raw[position..<position + count]), as: UTF8.self)
+            }
+            let recordLength = u32()
+            let fingerprint = RecordDigest(rawBytes: UnsafeRawBufferPointer(rebasing: raw[position..<position + 32]))
+            let recordSHA = RecordDigest(rawBytes: UnsafeRawBufferPointer(rebasing: raw[position + 32..<position + 64]))
+            position += 64
+            let idLength = Int(raw.loadUnaligned(fromByteOffset: position, as: UInt16.self).littleEndian)
+            position += 2
+            let id = string(idLength)
+            let name = string(u32())
+            let numbers = (u32(), u32(), u32())
+            // Made before the last list was kept: read the spool's tables as they are now.
+            var tables = tables
+            if max(numbers.0, numbers.1, numbers.2) >= tables.lists.count { tables = spool.tablesNow }
+            let kind = raw[position]
+            position += 1
+            let image: ImageLocation
+            if kind == 0 {
+                image = .url(string(u32()))
+            } else {
+                let number = u32()
+                if number >= tables.templates.count { tables = spool.tablesNow }
+                image = .template(tables.templates[number])
+            }
+            let record = withRecord
+                ? RawRecord(bytes: Array(UnsafeRawBufferPointer(rebasing: raw[(raw.count - recordLength)...])), sha256: recordSHA)
+                : RawRecord(spooledIn: spool, offset: offset + Int64(raw.count - recordLength), length: recordLength,
+                            sha256: recordSHA)
+            return Exercise(id: id, name: name, bodyParts: tables.lists[numbers.0], equipment: tables.lists[numbers.1],
+                            targets: tables.lists[numbers.2], image: image, record: record, fingerprint: fingerprint)
+        }
+    }
+
+    private static func append<T: FixedWidthInteger>(_ value: T, to bytes: inout [UInt8]) {
+        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+    }
+}
