@@ -112,14 +112,24 @@ public enum JSONParser {
     /// ```
     public static func parse(_ bytes: [UInt8], limits: JSONLimits = .standard,
                              discardingArraysNamed discarded: Set<String>) throws(JSONParseError) -> JSONValue {
-        guard bytes.count <= limits.maxBytes else {
-            throw JSONParseError(.tooLarge(bytes: bytes.count, limit: limits.maxBytes), at: 0)
-        }
         let result: Result<JSONValue, JSONParseError> = bytes.withUnsafeBufferPointer { buffer in
-            var parser = Parser(input: buffer, maxDepth: limits.maxDepth, discarded: discarded)
-            return Result { () throws(JSONParseError) -> JSONValue in try parser.document() }
+            Result { () throws(JSONParseError) -> JSONValue in try parse(buffer, limits: limits, discardingArraysNamed: discarded) }
         }
         return try result.get()
+    }
+
+    /// Parses a document in memory that is not an array (a mapped file), as
+    /// ``parse(_:limits:discardingArraysNamed:)`` does. `passed` is called now and then, while
+    /// discarded elements are parsed, with an offset before which no byte is read again: a mapped
+    /// file can let those pages go, so a large document is never resident whole.
+    public static func parse(_ buffer: UnsafeBufferPointer<UInt8>, limits: JSONLimits = .standard,
+                             discardingArraysNamed discarded: Set<String>,
+                             passed: ((Int) -> Void)? = nil) throws(JSONParseError) -> JSONValue {
+        guard buffer.count <= limits.maxBytes else {
+            throw JSONParseError(.tooLarge(bytes: buffer.count, limit: limits.maxBytes), at: 0)
+        }
+        var parser = Parser(input: buffer, maxDepth: limits.maxDepth, discarded: discarded, passed: passed)
+        return try parser.document()
     }
 
     private struct Parser {
@@ -127,13 +137,17 @@ public enum JSONParser {
         let maxDepth: Int
         /// Member names whose array values are parsed but not kept.
         let discarded: Set<String>
+        /// Told, every megabyte or so of discarded elements, where the parser is.
+        let passed: ((Int) -> Void)?
+        var lastPassed = 0
         var position = 0
         var depth = 0
 
-        init(input: UnsafeBufferPointer<UInt8>, maxDepth: Int, discarded: Set<String> = []) {
+        init(input: UnsafeBufferPointer<UInt8>, maxDepth: Int, discarded: Set<String> = [], passed: ((Int) -> Void)? = nil) {
             self.input = input
             self.maxDepth = maxDepth
             self.discarded = discarded
+            self.passed = passed
         }
 
         mutating func document() throws(JSONParseError) -> JSONValue {
@@ -200,7 +214,12 @@ public enum JSONParser {
             while true {
                 skipWhitespace()
                 let element = try value()
-                if keeping { elements.append(element) }
+                if keeping {
+                    elements.append(element)
+                } else if let passed, position - lastPassed >= 1 << 20 {
+                    lastPassed = position
+                    passed(position)
+                }
                 skipWhitespace()
                 guard position < input.count else { throw fail("expected , or ]") }
                 switch input[position] {

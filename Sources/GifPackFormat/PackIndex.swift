@@ -82,6 +82,25 @@ public struct PackIndex: Sendable, Equatable, Codable {
         do { tree = try JSONParser.parse(bytes, limits: limits, discardingArraysNamed: omittingExercises ? ["exercises"] : []) } catch {
             throw .malformed(error.description)
         }
+        return try decode(tree: tree)
+    }
+
+    /// An index from bytes in memory (a mapped file), as ``decode(bytes:limits:omittingExercises:)``
+    /// does; `passed` is told where the parser is as it goes through the exercise lists it omits
+    /// (see ``JSONParser/parse(_:limits:discardingArraysNamed:passed:)``).
+    public static func decode(buffer: UnsafeBufferPointer<UInt8>, limits: JSONLimits = .standard, omittingExercises: Bool,
+                              passed: ((Int) -> Void)? = nil) throws(IndexError) -> PackIndex {
+        let tree: JSONValue
+        do {
+            tree = try JSONParser.parse(buffer, limits: limits, discardingArraysNamed: omittingExercises ? ["exercises"] : [],
+                                        passed: passed)
+        } catch {
+            throw .malformed(error.description)
+        }
+        return try decode(tree: tree)
+    }
+
+    private static func decode(tree: JSONValue) throws(IndexError) -> PackIndex {
         guard let text = tree["formatVersion"]?.stringValue else {
             throw .malformed("formatVersion: missing or not a string")
         }

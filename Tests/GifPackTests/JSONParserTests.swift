@@ -115,6 +115,38 @@ struct JSONParserTests {
         #expect(lean == index)
     }
 
+    @Test func aPublishedIndexIsReadMappedAndLetGoOfAsItsListsArePassed() throws {
+        let hash = String(repeating: "e", count: 64)
+        let refs = (0..<40_000).map { ExerciseRef(id: String(format: "%06d", $0), gif: $0 % 5 == 0 ? nil : hash) }
+        let pack = PackDescription(name: "all", version: 3, file: "packs/all-v3-01234567.tar.zst", bytes: 1, sha256: hash, entryCount: 1,
+                                   uncompressedBytes: 1024, contentDigest: hash,
+                                   catalog: EntryLocation(path: "catalog.json", size: 1, frameOffset: 0, frameLength: 1),
+                                   gifs: [], exercises: refs)
+        let index = PackIndex(generator: "g", source: SourceDescription(kind: "k", baseURL: nil, resolution: 180), packs: [pack])
+        let bytes = index.encodedBytes()
+        #expect(bytes.count > 3 << 20)
+        // The parser says, every megabyte or so of a discarded list, how far it has gone.
+        var passed: [Int] = []
+        let tree = try bytes.withUnsafeBufferPointer { buffer in
+            try JSONParser.parse(buffer, discardingArraysNamed: ["exercises"]) { passed.append($0) }
+        }
+        #expect(tree == (try JSONParser.parse(bytes, discardingArraysNamed: ["exercises"])))
+        #expect(passed.count >= 3 && passed == passed.sorted() && passed.last! < bytes.count)
+
+        let directory = try TemporaryDirectory()
+        let path = directory.file("index.json")
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let lean = try #require(try PackIndex.loadPublished(from: path, omittingExercises: true))
+        #expect(lean == (try PackIndex.decode(bytes: bytes, omittingExercises: true)))
+        #expect(try PackIndex.loadPublished(from: path) == index)
+        #expect(try PackIndex.loadPublished(from: directory.file("none.json")) == nil)
+        // Damage after the first megabyte is still found, once those pages are let go.
+        var damaged = bytes
+        damaged[bytes.count / 2] = UInt8(ascii: "}")
+        try Data(damaged).write(to: URL(fileURLWithPath: path))
+        #expect(throws: PublishedIndexUnreadable.self) { try PackIndex.loadPublished(from: path, omittingExercises: true) }
+    }
+
     @Test func anIndexEncodedInPiecesIsTheSameBytes() throws {
         let hash = String(repeating: "d", count: 64)
         let refs = (0..<3000).map { ExerciseRef(id: String(format: "%05d", $0), gif: $0 % 7 == 0 ? nil : hash) }

@@ -223,9 +223,11 @@ public struct BuildPipeline: Sendable {
                 // damaged GIF, this posters pack is dropped and made again with the new one.)
                 let postersWork: Task<(PosterPackDescription, PackPublisher.Outcome), any Error>? =
                     manifest.output.posterSizes.isEmpty ? nil : Task {
-                        let hashes = Set(entry.exercises.compactMap { exercise -> String? in
-                            if case .stored(let gif)? = current[exercise.id] { gif.sha256 } else { nil }
-                        }).sorted()
+                        var distinct: Set<String> = [] // a few thousand GIFs, however many exercises share them
+                        for exercise in entry.exercises {
+                            if case .stored(let gif)? = current[exercise.id] { distinct.insert(gif.sha256) }
+                        }
+                        let hashes = distinct.sorted()
                         let references = [local?.pack(named: name)?.posters, previous?.index.pack(named: name)?.posters].compactMap { $0 }
                         return try await BlockingWork.run("gifpack.posters") {
                             try posterPublisher.publish(pack: name, gifHashes: hashes, references: references,

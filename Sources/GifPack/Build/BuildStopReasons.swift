@@ -57,10 +57,16 @@ extension PackIndex {
     /// `omittingExercises`, every pack's exercise list comes back empty (see
     /// ``PackIndex/decode(bytes:limits:omittingExercises:)``).
     public static func loadPublished(from path: String, omittingExercises: Bool = false) throws(PublishedIndexUnreadable) -> PackIndex? {
-        let bytes: [UInt8]?
-        do { bytes = try FileSystem.readAll(path) } catch { throw PublishedIndexUnreadable(path: path, error: error.description) }
-        guard let bytes else { return nil }
-        do { return try PackIndex.decode(bytes: bytes, omittingExercises: omittingExercises) } catch {
+        // Mapped, not read: the pages of exercise lists already parsed are let go as the parser
+        // moves on, so an index of 100,000 exercises (14 MB) is never in memory whole.
+        let file: MappedFile?
+        do { file = try MappedFile(path: path) } catch { throw PublishedIndexUnreadable(path: path, error: error.description) }
+        guard let file else { return nil }
+        do {
+            return try file.withBytes { (buffer) throws(IndexError) in
+                try PackIndex.decode(buffer: buffer, omittingExercises: omittingExercises) { file.release(before: $0) }
+            }
+        } catch {
             throw PublishedIndexUnreadable(path: path, error: error.description)
         }
     }
