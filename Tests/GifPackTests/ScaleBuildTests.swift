@@ -67,6 +67,40 @@ struct ScaleBuildTests {
         #expect(ExerciseList(spool: spool, slots: copied).array == exercises.reversed(), "written again in another order")
     }
 
+    @Test func fetchResultsReadBackWhatWasWrittenInAnyOrder() throws {
+        func gif(_ n: Int, origin: GIFOrigin = .downloaded) -> GIFFetchResult {
+            .stored(StoredGIF(exerciseID: String(format: "%06d", n), sha256: String(repeating: String(n % 3), count: 64), bytes: Int64(n % 3),
+                              info: GIFInfo(width: 1, height: 1, frameCount: 2, durationMilliseconds: 0, loopCount: 0, version: "89a"),
+                              newlyStored: n % 2 == 0, resolutionMismatch: n % 5 == 0, origin: origin))
+        }
+        func rejection(_ n: Int) -> GIFFetchResult {
+            .rejected(FetchRejection(exerciseID: String(format: "%06d", n), url: "u", reason: .httpStatus(500), detail: "d", status: 500))
+        }
+        // In id order, then a run out of order long enough to be merged in, then odd ones out.
+        let order = Array(0..<3000) + Array((3000..<9000).reversed()) + [9500, 9100, 9300]
+        var expected: [String: GIFFetchResult] = [:]
+        var results = FetchResults()
+        for n in order {
+            let value = n % 7 == 0 ? rejection(n) : gif(n, origin: [.downloaded, .notModified, .fresh, .lastKnownGood][n % 4])
+            results[String(format: "%06d", n)] = value
+            expected[String(format: "%06d", n)] = value
+        }
+        // Taken back and set again, both ways.
+        for n in [14, 15, 8001] {
+            results[String(format: "%06d", n)] = n == 14 ? gif(n) : rejection(n)
+            expected[String(format: "%06d", n)] = n == 14 ? gif(n) : rejection(n)
+        }
+        results["000016"] = nil
+        expected["000016"] = nil
+        #expect(results.count == expected.count)
+        for (id, value) in expected { #expect(results[id] == value, "\(id)") }
+        #expect(results["000016"] == nil && results["999999"] == nil)
+        var seen: [String: GIFFetchResult] = [:]
+        results.forEach { seen[$0] = $1 }
+        #expect(seen == expected)
+        #expect(results == FetchResults(expected))
+    }
+
     @Test func aBuildWhoseRecordsAreSpooledWritesTheCatalogTheInMemoryRecordsGive() async throws {
         let server = try startFixture(count: 45)
         defer { server.stop() }

@@ -1,6 +1,6 @@
-/// Every exercise's fetch outcome, held compactly: one record per distinct GIF and eight bytes per
-/// exercise that has one, so a catalog of 100,000 exercises sharing a thousand GIFs costs a few
-/// megabytes here instead of a ``StoredGIF`` (and its strings) per exercise.
+/// Every exercise's fetch outcome, held compactly: one record per distinct GIF and, per exercise
+/// that has one, its id and four bytes in arrays sorted by id, so a catalog of 100,000 exercises
+/// sharing a thousand GIFs costs 2 MB here instead of a ``StoredGIF`` (and its strings) per exercise.
 ///
 /// Reads and writes look like a dictionary of ``GIFFetchResult`` by exercise id:
 ///
@@ -17,38 +17,77 @@ public struct FetchResults: Sendable, Equatable {
         var info: GIFInfo
     }
 
-    /// One exercise's stored GIF: where its record is, and what is particular to the exercise.
+    /// One exercise's stored GIF in 32 bits: its record's number (28 bits), its origin (2 bits),
+    /// whether it was newly stored and whether its size was not the one asked for.
     private struct Slot: Sendable, Equatable {
-        var record: UInt32
-        var origin: GIFOrigin
-        var newlyStored: Bool
-        var resolutionMismatch: Bool
+        var bits: UInt32
+
+        static let absent = Slot(bits: .max) // a result taken back (see `subscript(id:)`)
+        private static let origins: [GIFOrigin] = [.downloaded, .notModified, .fresh, .lastKnownGood]
+
+        init(bits: UInt32) { self.bits = bits }
+
+        init(record: UInt32, origin: GIFOrigin, newlyStored: Bool, resolutionMismatch: Bool) {
+            bits = record << 4 | UInt32(Self.origins.firstIndex(of: origin)!) << 2 | (newlyStored ? 2 : 0) | (resolutionMismatch ? 1 : 0)
+        }
+
+        var record: Int { Int(bits >> 4) }
+        var origin: GIFOrigin { Self.origins[Int(bits >> 2 & 3)] }
+        var newlyStored: Bool { bits & 2 != 0 }
+        var resolutionMismatch: Bool { bits & 1 != 0 }
     }
 
     private var records: [GIFRecord] = []
     private var recordBySHA: [String: UInt32] = [:]
-    private var stored: [String: Slot] = [:]
+    /// Exercises with a stored GIF, as two arrays sorted by id (20 bytes an exercise, where a
+    /// dictionary took 64 at 100,000): results come in id order, as the fetch plans them, and are
+    /// appended; the few that come out of order wait in `late` and are merged in now and then.
+    private var ids: [String] = []
+    private var slots: [Slot] = []
+    private var late: [String: Slot] = [:]
+    private var storedCount = 0
     private var rejected: [String: FetchRejection] = [:]
+    /// How many results may wait out of order before they are merged into the sorted arrays.
+    private static let lateLimit = 4096
 
     public init() {}
 
     /// Results from a dictionary.
     public init(_ results: [String: GIFFetchResult]) {
-        for (id, result) in results { self[id] = result }
+        for (id, result) in results.sorted(by: { $0.key < $1.key }) { self[id] = result }
     }
 
-    /// Makes room for `count` exercises at once, so the tables are not copied as they grow.
-    public mutating func reserveCapacity(_ count: Int) { stored.reserveCapacity(count) }
+    /// Makes room for `count` exercises at once, so the arrays are not copied as they grow.
+    public mutating func reserveCapacity(_ count: Int) {
+        ids.reserveCapacity(count)
+        slots.reserveCapacity(count)
+    }
 
     /// Number of exercises with a result.
-    public var count: Int { stored.count + rejected.count }
+    public var count: Int { storedCount + rejected.count }
 
     public var isEmpty: Bool { count == 0 }
 
+    /// Where `id` is in `ids`, or nil.
+    private func position(of id: String) -> Int? {
+        if let last = ids.last, last == id { return ids.count - 1 }
+        var (low, high) = (0, ids.count)
+        while low < high {
+            let middle = (low + high) / 2
+            if ids[middle] < id { low = middle + 1 } else { high = middle }
+        }
+        return low < ids.count && ids[low] == id ? low : nil
+    }
+
+    private func slot(of id: String) -> Slot? {
+        if let position = position(of: id), slots[position] != .absent { return slots[position] }
+        return late[id]
+    }
+
     public subscript(id: String) -> GIFFetchResult? {
         get {
-            if let slot = stored[id] {
-                let record = records[Int(slot.record)]
+            if let slot = slot(of: id) {
+                let record = records[slot.record]
                 return .stored(StoredGIF(exerciseID: id, sha256: record.sha256, bytes: record.bytes, info: record.info,
                                          newlyStored: slot.newlyStored, resolutionMismatch: slot.resolutionMismatch,
                                          origin: slot.origin))
@@ -56,6 +95,7 @@ public struct FetchResults: Sendable, Equatable {
             return rejected[id].map { .rejected($0) }
         }
         set {
+            let was = slot(of: id) != nil
             switch newValue {
             case .stored(let gif)?:
                 rejected[id] = nil
@@ -69,21 +109,76 @@ public struct FetchResults: Sendable, Equatable {
                     records.append(GIFRecord(sha256: gif.sha256, bytes: gif.bytes, info: gif.info))
                     if recordBySHA[gif.sha256] == nil { recordBySHA[gif.sha256] = index }
                 }
-                stored[id] = Slot(record: index, origin: gif.origin, newlyStored: gif.newlyStored,
-                                  resolutionMismatch: gif.resolutionMismatch)
+                store(Slot(record: index, origin: gif.origin, newlyStored: gif.newlyStored,
+                           resolutionMismatch: gif.resolutionMismatch), for: id)
+                if !was { storedCount += 1 }
             case .rejected(let rejection)?:
-                stored[id] = nil
+                if was { remove(id) }
                 rejected[id] = rejection
             case nil:
-                stored[id] = nil
+                if was { remove(id) }
                 rejected[id] = nil
             }
         }
     }
 
+    private mutating func store(_ slot: Slot, for id: String) {
+        if let position = position(of: id) {
+            slots[position] = slot
+        } else if late[id] != nil || !(ids.last.map { $0 < id } ?? true) {
+            late[id] = slot
+            if late.count > Self.lateLimit { mergeLate() }
+        } else {
+            ids.append(id)
+            slots.append(slot)
+        }
+    }
+
+    private mutating func remove(_ id: String) {
+        if let position = position(of: id), slots[position] != .absent {
+            slots[position] = .absent
+        } else {
+            late[id] = nil
+        }
+        storedCount -= 1
+    }
+
+    /// Merges the results that came out of order into the sorted arrays.
+    private mutating func mergeLate() {
+        let waiting = late.sorted { $0.key < $1.key }
+        late = [:]
+        var (mergedIDs, mergedSlots) = ([String](), [Slot]())
+        mergedIDs.reserveCapacity(max(ids.capacity, ids.count + waiting.count))
+        mergedSlots.reserveCapacity(max(slots.capacity, slots.count + waiting.count))
+        var (i, j) = (0, 0)
+        while i < ids.count || j < waiting.count {
+            if j == waiting.count || (i < ids.count && ids[i] < waiting[j].key) {
+                if slots[i] != .absent {
+                    mergedIDs.append(ids[i])
+                    mergedSlots.append(slots[i])
+                }
+                i += 1
+            } else {
+                mergedIDs.append(waiting[j].key)
+                mergedSlots.append(waiting[j].value)
+                j += 1
+            }
+        }
+        (ids, slots) = (mergedIDs, mergedSlots)
+    }
+
     /// Calls `body` with every exercise id and its result, in no particular order.
     public func forEach(_ body: (String, GIFFetchResult) throws -> Void) rethrows {
-        for id in stored.keys { try body(id, self[id]!) }
+        for (position, id) in ids.enumerated() where slots[position] != .absent { try body(id, self[id]!) }
+        for id in late.keys { try body(id, self[id]!) }
         for (id, rejection) in rejected { try body(id, .rejected(rejection)) }
+    }
+
+    /// Equal when every exercise has the same result, however the results are held.
+    public static func == (a: FetchResults, b: FetchResults) -> Bool {
+        guard a.count == b.count else { return false }
+        var same = true
+        a.forEach { id, result in if same, b[id] != result { same = false } }
+        return same
     }
 }
