@@ -162,7 +162,7 @@ enum IndexJSONWriter {
             raw("}")
         }
 
-        mutating func array<T>(_ level: Int, _ elements: [T], _ element: (inout Writer, T) -> Void) {
+        mutating func array<C: Collection>(_ level: Int, _ elements: C, _ element: (inout Writer, C.Element) -> Void) {
             guard !elements.isEmpty else { return raw("[\n\n" + String(repeating: " ", count: level * 2) + "]") }
             raw("[")
             for (position, value) in elements.enumerated() {

@@ -172,14 +172,23 @@ public struct PackDescription: Sendable, Equatable, Codable {
     /// One per distinct GIF, sorted by SHA-256.
     public var gifs: [GIFEntry]
     /// Every exercise of the pack, sorted by id; `gif` is nil when the exercise has no GIF
-    /// (a client shows a placeholder).
-    public var exercises: [ExerciseRef]
+    /// (a client shows a placeholder). Held compactly (see ``ExerciseRefList``).
+    public var exercises: ExerciseRefList
     /// The companion posters pack (format 1.2; nil before 1.2 or when the manifest asks for no posters).
     public var posters: PosterPackDescription?
 
     public init(name: String, version: Int, file: String, bytes: Int64, sha256: String, entryCount: Int,
                 uncompressedBytes: Int64, contentDigest: String, catalog: EntryLocation, gifs: [GIFEntry],
                 exercises: [ExerciseRef], posters: PosterPackDescription? = nil) {
+        self.init(name: name, version: version, file: file, bytes: bytes, sha256: sha256, entryCount: entryCount,
+                  uncompressedBytes: uncompressedBytes, contentDigest: contentDigest, catalog: catalog, gifs: gifs,
+                  exerciseList: ExerciseRefList(exercises), posters: posters)
+    }
+
+    /// A description whose exercise list is already compact (how a builder makes one).
+    public init(name: String, version: Int, file: String, bytes: Int64, sha256: String, entryCount: Int,
+                uncompressedBytes: Int64, contentDigest: String, catalog: EntryLocation, gifs: [GIFEntry],
+                exerciseList exercises: ExerciseRefList, posters: PosterPackDescription? = nil) {
         self.name = name
         self.version = version
         self.file = file
@@ -192,7 +201,7 @@ public struct PackDescription: Sendable, Equatable, Codable {
         self.gifs = gifs.sorted { $0.sha256 < $1.sha256 }
         // Builders pass them in id order: then the array is kept as it is, with no sorted copy.
         let inOrder = zip(exercises, exercises.dropFirst()).allSatisfy { $0.id < $1.id }
-        self.exercises = inOrder ? exercises : exercises.sorted { $0.id < $1.id }
+        self.exercises = inOrder ? exercises : ExerciseRefList(exercises.sorted { $0.id < $1.id })
         self.posters = posters
     }
 

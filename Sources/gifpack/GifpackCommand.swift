@@ -21,7 +21,7 @@ struct GifpackCommand: AsyncParsableCommand {
     )
 
     static func main() async {
-        gp_limit_malloc_arenas()
+        gp_tune_malloc()
         let arguments = Array(CommandLine.arguments.dropFirst())
         do {
             var command = try await asyncParseAsRoot(arguments)

@@ -147,6 +147,19 @@ struct JSONParserTests {
         #expect(throws: PublishedIndexUnreadable.self) { try PackIndex.loadPublished(from: path, omittingExercises: true) }
     }
 
+    @Test func anExerciseListReadsLikeTheArrayItHolds() throws {
+        let hashes = [String(repeating: "a", count: 64), String(repeating: "b", count: 64)]
+        let refs = (0..<500).map { ExerciseRef(id: $0 % 9 == 0 ? "ü-\($0)" : String(format: "%04d", $0), gif: $0 % 3 == 0 ? nil : hashes[$0 % 2]) }
+        let list = ExerciseRefList(refs)
+        #expect(list.count == 500 && Array(list) == refs)
+        #expect(list[9] == ExerciseRef(id: "ü-9", gif: nil) && list[1].gif == hashes[1])
+        #expect(list == ExerciseRefList(refs) && list != ExerciseRefList(refs.dropLast()))
+        var other = ExerciseRefList(refs)
+        other.append(ExerciseRef(id: "9999", gif: hashes[0]))
+        #expect(other != list && other.last == ExerciseRef(id: "9999", gif: hashes[0]))
+        #expect(ExerciseRefList() == [] && ExerciseRefList().isEmpty)
+    }
+
     @Test func anIndexEncodedInPiecesIsTheSameBytes() throws {
         let hash = String(repeating: "d", count: 64)
         let refs = (0..<3000).map { ExerciseRef(id: String(format: "%05d", $0), gif: $0 % 7 == 0 ? nil : hash) }

@@ -42,7 +42,7 @@ struct PackPublisher: Sendable {
 
     func publish(_ entry: PackPlan.Entry, results: FetchResults,
                  history: History) throws -> (PackDescription, Outcome) {
-        var refs: [ExerciseRef] = []
+        var refs = ExerciseRefList()
         refs.reserveCapacity(entry.exercises.count)
         var distinct: [String: Int64] = [:]
         var previews: [String: GIFPlaceholder] = [:]
@@ -155,7 +155,7 @@ struct PackPublisher: Sendable {
             entryCount: summary.entries.count, uncompressedBytes: summary.uncompressedBytes, contentDigest: digest,
             catalog: EntryLocation(path: catalogEntry.name, size: catalogEntry.size,
                                    frameOffset: catalogEntry.frameOffset, frameLength: catalogEntry.frameLength),
-            gifs: gifs, exercises: refs)
+            gifs: gifs, exerciseList: refs)
         return (description, outcome)
     }
 }
