@@ -1,3 +1,5 @@
+import Foundation
+
 /// Every exercise's fetch outcome, held compactly: one record per distinct GIF and, per exercise
 /// that has one, its id and four bytes in arrays sorted by id, so a catalog of 100,000 exercises
 /// sharing a thousand GIFs costs 2 MB here instead of a ``StoredGIF`` (and its strings) per exercise.
@@ -39,10 +41,12 @@ public struct FetchResults: Sendable, Equatable {
 
     private var records: [GIFRecord] = []
     private var recordBySHA: [String: UInt32] = [:]
-    /// Exercises with a stored GIF, as two arrays sorted by id (20 bytes an exercise, where a
-    /// dictionary took 64 at 100,000): results come in id order, as the fetch plans them, and are
+    /// Exercises with a stored GIF, sorted by id (in UTF-8 byte order): the ids' bytes one after
+    /// the other, where each ends, and each one's slot (about 13 bytes an exercise, where a
+    /// dictionary took 64 at 100,000). Results come in id order, as the fetch plans them, and are
     /// appended; the few that come out of order wait in `late` and are merged in now and then.
-    private var ids: [String] = []
+    private var idBytes: [UInt8] = []
+    private var ends: [UInt32] = []
     private var slots: [Slot] = []
     private var late: [String: Slot] = [:]
     private var storedCount = 0
@@ -59,7 +63,7 @@ public struct FetchResults: Sendable, Equatable {
 
     /// Makes room for `count` exercises at once, so the arrays are not copied as they grow.
     public mutating func reserveCapacity(_ count: Int) {
-        ids.reserveCapacity(count)
+        ends.reserveCapacity(count)
         slots.reserveCapacity(count)
     }
 
@@ -68,15 +72,44 @@ public struct FetchResults: Sendable, Equatable {
 
     public var isEmpty: Bool { count == 0 }
 
-    /// Where `id` is in `ids`, or nil.
+    /// The i-th stored id's bytes.
+    private func idBytes(at index: Int) -> ArraySlice<UInt8> {
+        idBytes[(index == 0 ? 0 : Int(ends[index - 1]))..<Int(ends[index])]
+    }
+
+    private func id(at index: Int) -> String { String(decoding: idBytes(at: index), as: UTF8.self) }
+
+    /// -1, 0 or 1 as the i-th stored id comes before, is, or comes after `key` in byte order.
+    private func compare(_ index: Int, _ key: UnsafeBufferPointer<UInt8>) -> Int {
+        let stored = idBytes(at: index)
+        let common = min(stored.count, key.count)
+        let order = common == 0 ? 0 : stored.withUnsafeBufferPointer { memcmp($0.baseAddress!, key.baseAddress!, common) }
+        if order != 0 { return order < 0 ? -1 : 1 }
+        return stored.count == key.count ? 0 : (stored.count < key.count ? -1 : 1)
+    }
+
+    private static func precedes(_ a: String, _ b: String) -> Bool { a.utf8.lexicographicallyPrecedes(b.utf8) }
+
+    /// Where `id` is among the sorted ids, or nil.
     private func position(of id: String) -> Int? {
-        if let last = ids.last, last == id { return ids.count - 1 }
-        var (low, high) = (0, ids.count)
-        while low < high {
-            let middle = (low + high) / 2
-            if ids[middle] < id { low = middle + 1 } else { high = middle }
+        var key = id
+        return key.withUTF8 { key in
+            guard !ends.isEmpty else { return nil }
+            if compare(ends.count - 1, key) == 0 { return ends.count - 1 }
+            var (low, high) = (0, ends.count)
+            while low < high {
+                let middle = (low + high) / 2
+                if compare(middle, key) < 0 { low = middle + 1 } else { high = middle }
+            }
+            return low < ends.count && compare(low, key) == 0 ? low : nil
         }
-        return low < ids.count && ids[low] == id ? low : nil
+    }
+
+    /// Whether `id` comes after every sorted id.
+    private func isPastTheEnd(_ id: String) -> Bool {
+        guard !ends.isEmpty else { return true }
+        var key = id
+        return key.withUTF8 { compare(ends.count - 1, $0) < 0 }
     }
 
     private func slot(of id: String) -> Slot? {
@@ -125,11 +158,12 @@ public struct FetchResults: Sendable, Equatable {
     private mutating func store(_ slot: Slot, for id: String) {
         if let position = position(of: id) {
             slots[position] = slot
-        } else if late[id] != nil || !(ids.last.map { $0 < id } ?? true) {
+        } else if late[id] != nil || !isPastTheEnd(id) {
             late[id] = slot
             if late.count > Self.lateLimit { mergeLate() }
         } else {
-            ids.append(id)
+            idBytes.append(contentsOf: id.utf8)
+            ends.append(UInt32(idBytes.count))
             slots.append(slot)
         }
     }
@@ -145,31 +179,46 @@ public struct FetchResults: Sendable, Equatable {
 
     /// Merges the results that came out of order into the sorted arrays.
     private mutating func mergeLate() {
-        let waiting = late.sorted { $0.key < $1.key }
+        let waiting = late.sorted { Self.precedes($0.key, $1.key) }
         late = [:]
-        var (mergedIDs, mergedSlots) = ([String](), [Slot]())
-        mergedIDs.reserveCapacity(max(ids.capacity, ids.count + waiting.count))
+        var (mergedBytes, mergedEnds, mergedSlots) = ([UInt8](), [UInt32](), [Slot]())
+        mergedBytes.reserveCapacity(idBytes.count + waiting.reduce(0) { $0 + $1.key.utf8.count })
+        mergedEnds.reserveCapacity(max(ends.capacity, ends.count + waiting.count))
         mergedSlots.reserveCapacity(max(slots.capacity, slots.count + waiting.count))
         var (i, j) = (0, 0)
-        while i < ids.count || j < waiting.count {
-            if j == waiting.count || (i < ids.count && ids[i] < waiting[j].key) {
+        while i < ends.count || j < waiting.count {
+            let takeStored: Bool
+            if j == waiting.count {
+                takeStored = true
+            } else if i == ends.count {
+                takeStored = false
+            } else {
+                var key = waiting[j].key
+                takeStored = key.withUTF8 { compare(i, $0) < 0 }
+            }
+            if takeStored {
                 if slots[i] != .absent {
-                    mergedIDs.append(ids[i])
+                    mergedBytes += idBytes(at: i)
+                    mergedEnds.append(UInt32(mergedBytes.count))
                     mergedSlots.append(slots[i])
                 }
                 i += 1
             } else {
-                mergedIDs.append(waiting[j].key)
+                mergedBytes += waiting[j].key.utf8
+                mergedEnds.append(UInt32(mergedBytes.count))
                 mergedSlots.append(waiting[j].value)
                 j += 1
             }
         }
-        (ids, slots) = (mergedIDs, mergedSlots)
+        (idBytes, ends, slots) = (mergedBytes, mergedEnds, mergedSlots)
     }
 
     /// Calls `body` with every exercise id and its result, in no particular order.
     public func forEach(_ body: (String, GIFFetchResult) throws -> Void) rethrows {
-        for (position, id) in ids.enumerated() where slots[position] != .absent { try body(id, self[id]!) }
+        for position in slots.indices where slots[position] != .absent {
+            let id = id(at: position)
+            try body(id, self[id]!)
+        }
         for id in late.keys { try body(id, self[id]!) }
         for (id, rejection) in rejected { try body(id, .rejected(rejection)) }
     }
