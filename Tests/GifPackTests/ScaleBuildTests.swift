@@ -67,6 +67,31 @@ struct ScaleBuildTests {
         #expect(ExerciseList(spool: spool, slots: copied).array == exercises.reversed(), "written again in another order")
     }
 
+    @Test func aReusedZstdContextWritesTheSameFrameAsANewOne() throws {
+        let directory = try TemporaryDirectory()
+        func frame(_ bytes: [UInt8], _ name: String) throws -> [UInt8] {
+            let sink = try FileDescriptorSink(creating: directory.file(name))
+            let compressor = try ZstdFrameCompressor(level: 9, pledgedSize: Int64(bytes.count), sink: sink)
+            try bytes.withUnsafeBytes { try compressor.compress($0) }
+            try compressor.finish()
+            try sink.close()
+            return try [UInt8](Data(contentsOf: URL(fileURLWithPath: directory.file(name))))
+        }
+        let small = (0..<5000).map { UInt8(truncatingIfNeeded: $0 &* 7 % 251) }
+        let large = (0..<400_000).map { UInt8(truncatingIfNeeded: $0 &* 13 % 241) }
+        // Contexts are taken from the pool and given back: the large entry (pinned window and
+        // tables) leaves nothing behind in the context the next small one gets.
+        let pooledBefore = (0..<ZstdContextPool.maxKept).compactMap { _ in ZstdContextPool.take() }
+        pooledBefore.forEach(ZstdContextPool.give)
+        let first = try frame(small, "a")
+        let big = try frame(large, "b")
+        #expect(try frame(small, "c") == first)
+        #expect(try frame(large, "d") == big)
+        // Stock zstd reads it back.
+        let output = try runCapturing("/usr/bin/zstd", ["-d", "-c", directory.file("c")])
+        #expect(output.status == 0 && output.output == small)
+    }
+
     @Test func fetchResultsReadBackWhatWasWrittenInAnyOrder() throws {
         func gif(_ n: Int, origin: GIFOrigin = .downloaded) -> GIFFetchResult {
             .stored(StoredGIF(exerciseID: String(format: "%06d", n), sha256: String(repeating: String(n % 3), count: 64), bytes: Int64(n % 3),

@@ -1,4 +1,5 @@
 import CZstd
+import Synchronization
 
 /// Streams bytes into one zstd frame written to a ``FileDescriptorSink``, with pinned parameters.
 ///
@@ -19,7 +20,7 @@ final class ZstdFrameCompressor {
         guard (max(1, bounds.lowerBound)...bounds.upperBound).contains(level) else {
             throw .zstd("compression level \(level) is outside 1...\(bounds.upperBound)")
         }
-        guard let context = ZSTD_createCCtx() else { throw .zstd("ZSTD_createCCtx failed (out of memory)") }
+        guard let context = ZstdContextPool.take() else { throw .zstd("ZSTD_createCCtx failed (out of memory)") }
         self.context = context
         self.sink = sink
         output = .allocate(byteCount: ZSTD_CStreamOutSize(), alignment: 16)
@@ -40,7 +41,7 @@ final class ZstdFrameCompressor {
     }
 
     deinit {
-        ZSTD_freeCCtx(context)
+        ZstdContextPool.give(context)
         output.deallocate()
     }
 
@@ -71,5 +72,31 @@ final class ZstdFrameCompressor {
         if ZSTD_isError(result) != 0 {
             throw .zstd("\(what): \(String(cString: ZSTD_getErrorName(result)))")
         }
+    }
+}
+
+/// zstd compression contexts kept for the next frame: a context's tables (a few megabytes at level
+/// 9) are allocated once, not once per GIF; a frame compressed with a reused context is the same
+/// bytes as with a new one (every parameter is reset and set again). A handful are kept, as many
+/// as frames are compressed at once (the processing workers, the pack and the posters pack).
+enum ZstdContextPool {
+    private struct Context: @unchecked Sendable { let pointer: OpaquePointer }
+    private static let kept = Mutex<[Context]>([])
+    static let maxKept = 4
+
+    /// A context with zstd's default parameters, reused or new (nil when zstd cannot allocate one).
+    static func take() -> OpaquePointer? {
+        kept.withLock { $0.popLast()?.pointer } ?? ZSTD_createCCtx()
+    }
+
+    /// Returns a context for reuse (or frees it when enough are kept).
+    static func give(_ context: OpaquePointer) {
+        let reset = ZSTD_CCtx_reset(context, ZSTD_reset_session_and_parameters)
+        let keep = ZSTD_isError(reset) == 0 && kept.withLock { contexts in
+            guard contexts.count < maxKept else { return false }
+            contexts.append(Context(pointer: context))
+            return true
+        }
+        if !keep { ZSTD_freeCCtx(context) }
     }
 }
