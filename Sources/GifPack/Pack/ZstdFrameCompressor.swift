@@ -11,6 +11,8 @@ final class ZstdFrameCompressor {
     private let context: OpaquePointer
     private let output: UnsafeMutableRawBufferPointer
     private let sink: FileDescriptorSink
+    /// Whether the frame is a large entry's (see `init`): its context is not kept for reuse.
+    private let large: Bool
 
     /// Entries above this size get pinned table sizes (see `init`).
     static let largeEntry: Int64 = 256 * 1024
@@ -23,6 +25,7 @@ final class ZstdFrameCompressor {
         guard let context = ZstdContextPool.take() else { throw .zstd("ZSTD_createCCtx failed (out of memory)") }
         self.context = context
         self.sink = sink
+        large = pledgedSize > Self.largeEntry
         output = .allocate(byteCount: ZSTD_CStreamOutSize(), alignment: 16)
         try check(ZSTD_CCtx_setParameter(context, ZSTD_c_compressionLevel, level), "compression level")
         try check(ZSTD_CCtx_setParameter(context, ZSTD_c_checksumFlag, 1), "checksum flag")
@@ -41,7 +44,9 @@ final class ZstdFrameCompressor {
     }
 
     deinit {
-        ZstdContextPool.give(context)
+        // A large entry's context (a big catalog.json: several megabytes of tables) is freed, not
+        // kept: the pool would hold on to those tables for the small GIF frames that follow.
+        if large { ZSTD_freeCCtx(context) } else { ZstdContextPool.give(context) }
         output.deallocate()
     }
 
@@ -75,8 +80,8 @@ final class ZstdFrameCompressor {
     }
 }
 
-/// zstd compression contexts kept for the next frame: a context's tables (a few megabytes at level
-/// 9) are allocated once, not once per GIF; a frame compressed with a reused context is the same
+/// zstd compression contexts kept for the next GIF's frame: a context's tables (a megabyte or two
+/// at level 9) are allocated once, not once per GIF; a frame compressed with a reused context is the same
 /// bytes as with a new one (every parameter is reset and set again). A handful are kept, as many
 /// as frames are compressed at once (the processing workers, the pack and the posters pack).
 enum ZstdContextPool {
