@@ -52,14 +52,14 @@ struct ErrorsThatMatterTests {
                                                                                cacheDirectory: layout.root, sourceDateEpoch: 0))
         let exercise = try Exercise(id: "0001", name: "a", bodyParts: [], equipment: [], targets: [],
                                     imageURL: "http://127.0.0.1:9/0001.gif", raw: .null)
-        var results = FetchResults([
+        let results = FetchResults([
             "0001": .rejected(FetchRejection(exerciseID: "0001", url: exercise.imageURL, reason: .httpStatus(500), detail: "d", status: 500)),
         ])
         #expect(throws: StateUnreadable.self) {
-            try pipeline.keepLastKnownGood(&results, wanted: [exercise], state: state, store: BlobStore(layout: layout))
+            try pipeline.lastKnownGood(for: results, wanted: [exercise], state: state, store: BlobStore(layout: layout))
         }
         do {
-            _ = try pipeline.keepLastKnownGood(&results, wanted: [exercise], state: state, store: BlobStore(layout: layout))
+            _ = try pipeline.lastKnownGood(for: results, wanted: [exercise], state: state, store: BlobStore(layout: layout))
         } catch {
             #expect(error.step == .lookingUpLastKnownGood)
             #expect(error.description.contains("nothing was published"))

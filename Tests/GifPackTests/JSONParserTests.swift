@@ -115,13 +115,18 @@ struct JSONParserTests {
         #expect(lean == index)
     }
 
+    /// A pack "all" with no GIF entries and the given exercise list; `hash` fills every hash field.
+    static func pack(version: Int, hash: String, exercises: [ExerciseRef]) -> PackDescription {
+        PackDescription(name: "all", version: version, file: "packs/all-v\(version)-01234567.tar.zst", bytes: 1, sha256: hash,
+                        entryCount: 1, uncompressedBytes: 1024, contentDigest: hash,
+                        catalog: EntryLocation(path: "catalog.json", size: 1, frameOffset: 0, frameLength: 1),
+                        gifs: [], exercises: exercises)
+    }
+
     @Test func aPublishedIndexIsReadMappedAndLetGoOfAsItsListsArePassed() throws {
         let hash = String(repeating: "e", count: 64)
-        let refs = (0..<40_000).map { ExerciseRef(id: String(format: "%06d", $0), gif: $0 % 5 == 0 ? nil : hash) }
-        let pack = PackDescription(name: "all", version: 3, file: "packs/all-v3-01234567.tar.zst", bytes: 1, sha256: hash, entryCount: 1,
-                                   uncompressedBytes: 1024, contentDigest: hash,
-                                   catalog: EntryLocation(path: "catalog.json", size: 1, frameOffset: 0, frameLength: 1),
-                                   gifs: [], exercises: refs)
+        let pack = Self.pack(version: 3, hash: hash,
+                             exercises: (0..<40_000).map { ExerciseRef(id: String(format: "%06d", $0), gif: $0 % 5 == 0 ? nil : hash) })
         let index = PackIndex(generator: "g", source: SourceDescription(kind: "k", baseURL: nil, resolution: 180), packs: [pack])
         let bytes = index.encodedBytes()
         #expect(bytes.count > 3 << 20)
@@ -162,11 +167,8 @@ struct JSONParserTests {
 
     @Test func anIndexEncodedInPiecesIsTheSameBytes() throws {
         let hash = String(repeating: "d", count: 64)
-        let refs = (0..<3000).map { ExerciseRef(id: String(format: "%05d", $0), gif: $0 % 7 == 0 ? nil : hash) }
-        let pack = PackDescription(name: "all", version: 1, file: "packs/all-v1-01234567.tar.zst", bytes: 1, sha256: hash, entryCount: 1,
-                                   uncompressedBytes: 1024, contentDigest: hash,
-                                   catalog: EntryLocation(path: "catalog.json", size: 1, frameOffset: 0, frameLength: 1),
-                                   gifs: [], exercises: refs)
+        let pack = Self.pack(version: 1, hash: hash,
+                             exercises: (0..<3000).map { ExerciseRef(id: String(format: "%05d", $0), gif: $0 % 7 == 0 ? nil : hash) })
         let index = PackIndex(generator: "g", source: SourceDescription(kind: "k", baseURL: "http://h", resolution: nil),
                               packs: [pack], sequence: 4, expires: "2030-01-01T00:00:00Z")
         var pieces: [[UInt8]] = []

@@ -360,18 +360,9 @@ public struct BuildPipeline: Sendable {
         }
     }
 
-    /// Replaces this run's failures by the GIF an earlier run stored for the same exercise, when
-    /// there is one. Returns the failures that were covered that way. Throws when the state cannot
-    /// be read: going on would silently drop GIFs an earlier pack had.
-    func keepLastKnownGood(_ results: inout FetchResults, wanted: ExerciseList, state: BuildState,
-                           store: BlobStore) throws(StateUnreadable) -> [FetchRejection] {
-        let cover = try lastKnownGood(for: results, wanted: wanted, state: state, store: store)
-        for (gif, _) in cover { results[gif.exerciseID] = .stored(gif) }
-        return cover.map(\.rejection)
-    }
-
-    /// The failures of this run an earlier run's GIF can stand in for, each with that GIF (see
-    /// ``keepLastKnownGood(_:wanted:state:store:)``); `results` is only read.
+    /// The failures of this run an earlier run's GIF can stand in for, each with the GIF that
+    /// earlier run stored for the same exercise; `results` is only read (the caller changes them).
+    /// Throws when the state cannot be read: going on would silently drop GIFs an earlier pack had.
     func lastKnownGood(for results: FetchResults, wanted: ExerciseList, state: BuildState,
                        store: BlobStore) throws(StateUnreadable) -> [(gif: StoredGIF, rejection: FetchRejection)] {
         var covered: [(gif: StoredGIF, rejection: FetchRejection)] = []

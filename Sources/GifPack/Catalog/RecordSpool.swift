@@ -86,17 +86,8 @@ final class RecordSpool: Sendable {
     /// read fails only when the disk does, and the process then stops with that error (see
     /// ``ExerciseList``).
     func readBack(offset: Int64, length: Int) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: length)
-        let got = bytes.withUnsafeMutableBytes { buffer in
-            Result { () throws(Errno) in try POSIXIO.read(fd, into: buffer, at: offset) }
-        }
-        switch got {
-        case .failure(let error):
-            fatalError("gifpack: the catalog spool \(path) could not be read back: \(error)")
-        case .success(let count) where count != length:
-            fatalError("gifpack: the catalog spool \(path) ended early at byte \(offset + Int64(count))")
-        case .success:
-            return bytes
+        do { return try read(offset: offset, length: length) } catch {
+            fatalError("gifpack: the catalog spool could not be read back: \(error)")
         }
     }
 

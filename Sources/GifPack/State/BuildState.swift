@@ -30,7 +30,8 @@ public final class BuildState: Sendable {
         // batch at a time, and at 100,000 exercises full caches were a third of the heap. Pages
         // not kept are read again from the operating system's cache.
         configuration.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA main.cache_size = -\(Self.cacheKiB); PRAGMA temp.cache_size = -\(Self.cacheKiB)")
+            // (The temporary schema's cache is bounded where its one table is made: `replaceCatalog`.)
+            try db.execute(sql: "PRAGMA main.cache_size = -\(Self.cacheKiB)")
         }
         database = try DatabasePool(path: path, configuration: configuration)
         self.source = source
