@@ -160,6 +160,44 @@ package enum FileSystem {
         try fsyncDirectory(PathText.parent(destination))
     }
 
+    /// An unnamed file in `directory` (`O_TMPFILE`): nothing is left behind if the process is
+    /// killed, and ``link(descriptor:to:)`` can give it a name once it is complete. Where the file
+    /// system has no `O_TMPFILE`, a named file unlinked at once (`linkable` is then false).
+    ///
+    /// ```swift
+    /// let (fd, linkable) = try FileSystem.createUnnamed(in: "cache/tmp")
+    /// // … write …
+    /// if linkable { try FileSystem.link(descriptor: fd, to: "cache/catalog-pages") }
+    /// ```
+    package static func createUnnamed(in directory: String) throws(FileSystemError) -> (descriptor: Int32, linkable: Bool) {
+        #if os(Linux) && (arch(x86_64) || arch(arm64))
+        // glibc's O_TMPFILE (__O_TMPFILE | O_DIRECTORY), which Swift does not import: 0o20000000 on these architectures.
+        let unnamed = open(directory, O_RDWR | O_CLOEXEC | O_DIRECTORY | 0o20000000, 0o600)
+        if unnamed >= 0 { return (unnamed, true) }
+        guard errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL else {
+            throw .io(operation: "create an unnamed file in", path: directory, errno: errno)
+        }
+        #endif
+        let path = "\(directory)/.unnamed-\(UUID().uuidString)"
+        let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw .io(operation: "create", path: path, errno: errno) }
+        unlink(path)
+        return (fd, false)
+    }
+
+    /// Gives a file made by ``createUnnamed(in:)`` (when `linkable`) the name `path`, atomically
+    /// replacing what was there: it is linked under a temporary name beside `path`, then renamed.
+    package static func link(descriptor: Int32, to path: String) throws(FileSystemError) {
+        let temporary = temporaryPath(beside: path)
+        guard linkat(AT_FDCWD, "/proc/self/fd/\(descriptor)", AT_FDCWD, temporary, AT_SYMLINK_FOLLOW) == 0 else {
+            throw .io(operation: "link", path: temporary, errno: errno)
+        }
+        do throws(FileSystemError) { try move(temporary, to: path) } catch {
+            unlink(temporary)
+            throw error
+        }
+    }
+
     /// True for a name ``temporaryPath(beside:)`` makes (`.<name>.tmp-<pid>-<8 hex>`): the only
     /// temporary files gifpack deletes as its own.
     package static func isOwnTemporaryName(_ name: String) -> Bool {

@@ -17,7 +17,7 @@ public struct FixtureCatalog: Sendable {
     public static let resolutions = [180, 360, 720, 1080]
 
     /// The RapidAPI listing, in order.
-    public let exercises: [RapidAPIExercise]
+    public private(set) var exercises: [RapidAPIExercise]
     /// The v1 listing, in order.
     public private(set) var v1Exercises: [V1Exercise]
     /// Requests above it are served at it (``FixtureConfiguration/planMaxResolution``).
@@ -92,6 +92,14 @@ public struct FixtureCatalog: Sendable {
         if let replacement = replacements[canonicalID(id)] { return replacement }
         guard let key = rapidGIFKeys[id] ?? v1GIFKeys[id] else { return nil }
         return store.gif(key: key, resolution: min(resolution, planMaxResolution))
+    }
+
+    /// From now on the exercise `id` (either shape's id, and its twin) is listed named `name`: an
+    /// upstream change to one record.
+    mutating func rename(id: String, to name: String) {
+        let canonical = canonicalID(id)
+        for index in exercises.indices where exercises[index].id == canonical { exercises[index].name = name }
+        for index in v1Exercises.indices where canonicalID(v1Exercises[index].exerciseId) == canonical { v1Exercises[index].name = name }
     }
 
     /// From now on `id` (and its twin) serves `bytes` at every resolution, modified at `time`.

@@ -157,6 +157,12 @@ public final class FixtureServer: @unchecked Sendable {
         state.replaceGIF(id: id, with: bytes)
     }
 
+    /// Lists the exercise (either shape's id) under a new name from now on: one changed record,
+    /// on one list page.
+    public func renameExercise(id: String, to name: String) {
+        state.renameExercise(id: id, to: name)
+    }
+
     /// Changes the delay added before each response.
     public func setLatency(milliseconds: Int) {
         state.latencyMilliseconds = milliseconds

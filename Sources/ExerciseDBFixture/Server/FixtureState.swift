@@ -102,6 +102,13 @@ final class FixtureState: @unchecked Sendable {
         return made
     }
 
+    func renameExercise(id: String, to name: String) {
+        lock.lock()
+        catalogValue.rename(id: id, to: name)
+        listPages = [:]
+        lock.unlock()
+    }
+
     func replaceGIF(id: String, with bytes: [UInt8]) {
         lock.lock()
         catalogValue.replaceGIF(id: id, with: bytes, at: HTTPDate.now())

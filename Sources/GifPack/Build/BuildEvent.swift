@@ -13,6 +13,10 @@ import Foundation
 public enum BuildEvent: Sendable {
     case stageStarted(BuildStage)
     case catalogFetched(exercises: Int, pages: Int)
+    /// A fetch of `total` exercises' GIFs begins (a build has a second one when a damaged cached
+    /// GIF's exercises are downloaded again): fresh and known-missing ones finish first, then
+    /// ``fetchPlanned(total:toRequest:)`` says how many need a request.
+    case fetchStarted(total: Int)
     /// `total` GIFs are wanted; `toRequest` of them need a request (the rest are fresh or known missing).
     case fetchPlanned(total: Int, toRequest: Int)
     case attempt(AttemptEvent)

@@ -125,10 +125,13 @@ public struct BuildPipeline: Sendable {
         let spool: RecordSpool
         do { spool = try RecordSpool(directory: layout.temporaryDirectory) } catch { throw CatalogError.spool(error) }
         let catalog = try await CatalogSources.make(for: manifest.source, fetch: manifest.fetch, client: client,
-                                                    expectedCount: expectedCount, spool: spool).fetchCatalog()
-        report.catalog = .init(exercises: catalog.exercises.count, pages: catalog.pagesFetched,
+                                                    expectedCount: expectedCount, spool: spool,
+                                                    pagesPath: layout.catalogPagesPath).fetchCatalog()
+        report.catalog = .init(exercises: catalog.exercises.count, pages: catalog.pagesFetched, pagesReused: catalog.pagesReused,
                                rejectedRecords: catalog.rejected, duplicateIDs: catalog.duplicateIDs)
-        report.catalogChanges = try await BlockingWork.run { try state.replaceCatalog(CatalogFingerprint.fingerprints(of: catalog)) }
+        report.catalogChanges = try await BlockingWork.run { 
+            try state.replaceCatalog(CatalogFingerprint.fingerprints(of: catalog), digest: CatalogFingerprint.digest(of: catalog))
+        }
         if let damaged = report.stateRecovery {
             let (indexPath, resolution, fetch) = (self.indexPath, manifest.source.resolution ?? 0, manifest.fetch)
             report.stateRecovery = try await BlockingWork.run {

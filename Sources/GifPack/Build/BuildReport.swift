@@ -143,6 +143,8 @@ public struct BuildReport: Sendable, Codable, Equatable {
     public struct CatalogSummary: Sendable, Codable, Equatable {
         public var exercises = 0
         public var pages = 0
+        /// Pages whose body had not changed since the last run: their exercises were reused, not parsed again.
+        public var pagesReused = 0
         public var rejectedRecords: [CatalogRejection] = []
         public var duplicateIDs: [String] = []
     }

@@ -19,9 +19,15 @@ public enum CatalogSources {
     /// `expectedCount` (the size of the last catalog, if known) lets the pages be fetched in
     /// parallel without a request past the end. With a `spool`, every page's records go to its file
     /// as the page arrives and the catalog keeps only where they are.
+    /// With `pagesPath` too, pages whose bodies did not change since the run that left its
+    /// ``CatalogPageCache`` there are not parsed again, and this run's spool takes its place.
     static func make(for source: SourceSettings, fetch: FetchSettings, client: HTTPClient,
-                     expectedCount: Int? = nil, spool: RecordSpool?) -> any CatalogSource {
-        let pager = CatalogPager(source: source, fetch: fetch, client: client, expectedCount: expectedCount, spool: spool)
+                     expectedCount: Int? = nil, spool: RecordSpool?, pagesPath: String? = nil) -> any CatalogSource {
+        var pager = CatalogPager(source: source, fetch: fetch, client: client, expectedCount: expectedCount, spool: spool)
+        if let pagesPath, spool != nil {
+            let key = CatalogPageCache.key(for: source)
+            pager.pageCache = .init(path: pagesPath, key: key, previous: CatalogPageCache.open(path: pagesPath, key: key))
+        }
         switch source.kind {
         case .rapidAPI: return RapidAPICatalogSource(pager: pager)
         case .v1: return V1CatalogSource(pager: pager)
@@ -56,7 +62,22 @@ struct CatalogPager: Sendable {
     var expectedCount: Int? = nil
     /// Where the records of each page go as it arrives; nil keeps them in memory.
     var spool: RecordSpool? = nil
+    /// The last run's pages, and where this run's go (with a spool only).
+    var pageCache: PageCacheUse? = nil
     static let maxPages = 10_000
+
+    struct PageCacheUse: Sendable {
+        var path: String
+        var key: RecordDigest
+        var previous: CatalogPageCache?
+    }
+
+    /// A list page as received: its JSON (with the SHA-256 of its body, unless the body holds the
+    /// key), or the last run's exercises for the same body.
+    enum FetchedPage: Sendable {
+        case json(JSONValue, body: RecordDigest?)
+        case reused(CatalogPageCache.Page, exercises: [UInt8], body: [UInt8])
+    }
 
     func pageURL(offset: Int) -> String {
         let base = source.baseURL.hasSuffix("/") ? String(source.baseURL.dropLast()) : source.baseURL
@@ -65,7 +86,7 @@ struct CatalogPager: Sendable {
 
     /// Fetches one page and decodes it as JSON, retrying transient failures like image requests.
     /// The page's bytes count against `budget`, shared by every page of the catalog.
-    func page(offset: Int, budget: CatalogBudget) async throws(CatalogError) -> JSONValue {
+    func page(offset: Int, budget: CatalogBudget) async throws(CatalogError) -> FetchedPage {
         var attempt = 1
         while true {
             do {
@@ -87,7 +108,7 @@ struct CatalogPager: Sendable {
         var retryAfter: Duration? = nil
     }
 
-    private func pageOnce(offset: Int, budget: CatalogBudget) async throws -> JSONValue {
+    private func pageOnce(offset: Int, budget: CatalogBudget) async throws -> FetchedPage {
         let url = pageURL(offset: offset)
         var request = HTTPRequest(url: url, headers: CatalogSources.headers(for: source),
                                   timeouts: fetch.httpTimeouts,
@@ -113,6 +134,18 @@ struct CatalogPager: Sendable {
         if status == 429, ResponseChecks.isMonthlyQuotaBody(Array(response.body.prefix(512))) {
             throw PageFailure(error: .quotaExhausted(url: url), retryable: false)
         }
+        // A body the last run saw: its exercises are in the last run's spool. A body with the key
+        // in it gets no digest (the cache keeps no hash of a text holding the key).
+        var body: RecordDigest?
+        if status == 200, let pageCache,
+           !SecretRedactor(source: source).secrets.contains(where: { SecretRedactor.occurs($0, in: response.body.withUnsafeBytes { $0 }) }) {
+            let digest = RecordDigest(SHA256.hash(data: response.body))
+            body = digest
+            if let previous = pageCache.previous, let cached = previous.page(offset: offset, body: digest),
+               let exercises = previous.bytes(of: cached) {
+                return .reused(cached, exercises: exercises, body: response.body)
+            }
+        }
         // Linear-time parse with bounded nesting; a page nested deeper than the limit is refused with
         // the byte where it happens (a record must still fit the 64 levels readers allow in catalog.json).
         let parsed = Result { () throws(JSONParseError) -> JSONValue in
@@ -133,7 +166,18 @@ struct CatalogPager: Sendable {
             if case .failure(let error) = parsed { reason = "the body does not parse as JSON: \(error)" } else { reason = "" }
             throw PageFailure(error: .notJSON(url: url, detail: html ? "the body is an HTML page" : reason), retryable: html)
         }
-        return json
+        return .json(json, body: body)
+    }
+
+    /// `body` (a page the cache offered that could not be reused after all) parsed as if it had just arrived.
+    private func parse(_ body: [UInt8], url: String) throws(CatalogError) -> JSONValue {
+        do {
+            let json = try JSONParser.parse(body, limits: JSONLimits(maxDepth: JSONLimits.catalogPageDepth,
+                                                                     maxBytes: Int(clamping: fetch.maxCatalogBytes)))
+            return SecretRedactor(source: source).redact(json)
+        } catch {
+            throw .notJSON(url: url, detail: "the body does not parse as JSON: \(error)")
+        }
     }
 
     /// What one list page holds: its records, whether the API says it is the last, and the catalog
@@ -142,6 +186,48 @@ struct CatalogPager: Sendable {
         var items: [JSONValue]
         var isLast: Bool
         var total: Int?
+    }
+
+    /// A page ready to be assembled: its records parsed and normalised, or the last run's
+    /// exercises for the same body.
+    struct ArrivedPage: Sendable {
+        var itemCount: Int
+        var isLast: Bool
+        var total: Int?
+        /// SHA-256 of the body (nil when it held the key): what the next run's cache knows it by.
+        var body: RecordDigest?
+        var content: Content
+
+        enum Content: Sendable {
+            case parsed(items: [JSONValue], normalised: [Result<Exercise, CatalogRejectionReason>])
+            case reused(CatalogPageCache.Page, exercises: [UInt8], body: [UInt8])
+        }
+
+        init(parsed content: PageContent, normalised: [Result<Exercise, CatalogRejectionReason>], body: RecordDigest?) {
+            itemCount = content.items.count
+            isLast = content.isLast
+            total = content.total
+            self.body = body
+            self.content = .parsed(items: content.items, normalised: normalised)
+        }
+
+        init(reused page: CatalogPageCache.Page, exercises: [UInt8], body: [UInt8]) {
+            itemCount = page.itemCount
+            isLast = page.isLast
+            total = page.total
+            self.body = page.body
+            content = .reused(page, exercises: exercises, body: body)
+        }
+
+        /// The first record's hash when it is usable (how a page served again at the next offset is told).
+        var firstRecord: RecordDigest? {
+            switch content {
+            case .parsed(_, let normalised):
+                if case .success(let exercise)? = normalised.first { return exercise.record.sha256 }
+                return nil
+            case .reused(let page, _, _): return page.firstRecord
+            }
+        }
     }
 
     /// Pages through the list and normalises every record.
@@ -158,73 +244,101 @@ struct CatalogPager: Sendable {
         // are counted, checked and spooled here, one at a time.
         let budget = CatalogBudget(maxBytes: fetch.maxCatalogBytes)
         var recordCount = 0
-        var seenPages: Set<SHA256Digest> = []
+        var seenPages: Set<RecordDigest> = []
+        /// A fetched page, parsed and normalised (in the page's own task), or as the cache has it.
+        @Sendable func arrive(_ fetched: FetchedPage, offset: Int) throws(CatalogError) -> ArrivedPage {
+            switch fetched {
+            case .json(let json, let body):
+                let content = try records(json, pageURL(offset: offset))
+                return ArrivedPage(parsed: content, normalised: content.items.map(normalise), body: body)
+            case .reused(let page, let exercises, let body):
+                return ArrivedPage(reused: page, exercises: exercises, body: body)
+            }
+        }
         /// Counts a page's records against `max_catalog_records` and refuses a page seen before
-        /// (same records at another offset: a server ignoring `offset`), as soon as it arrives, then
-        /// normalises it. A page is known by the digests of its records' canonical bytes (a
-        /// normalised record already has its own; a refused one is encoded for it).
-        func admit(_ content: PageContent, normalised: [Result<Exercise, CatalogRejectionReason>],
-                   offset: Int) throws(CatalogError) -> [Result<Exercise, CatalogRejectionReason>] {
-            recordCount += content.items.count
+        /// (same records at another offset: a server ignoring `offset`), as soon as it arrives. A
+        /// page is known by the digests of its records' canonical bytes (a normalised record
+        /// already has its own; a refused one is encoded for it); a reused page, by the digest the
+        /// last run made so.
+        func admit(_ page: ArrivedPage, offset: Int) throws(CatalogError) -> RecordDigest {
+            recordCount += page.itemCount
             guard recordCount <= fetch.maxCatalogRecords else { throw .tooManyRecords(limit: fetch.maxCatalogRecords) }
-            guard !content.items.isEmpty else { return normalised }
-            var page = SHA256()
-            for (item, result) in zip(content.items, normalised) {
-                switch result {
-                case .success(let exercise): page.update(data: exercise.record.sha256.bytes)
-                case .failure:
-                    do { page.update(data: Array(SHA256.hash(data: try CanonicalJSON.encode(item)))) } catch {
-                        throw .unexpectedShape(url: pageURL(offset: offset), detail: "\(error)")
+            let digest: RecordDigest
+            switch page.content {
+            case .reused(let cached, _, _): digest = cached.pageDigest
+            case .parsed(let items, let normalised):
+                var hasher = SHA256()
+                for (item, result) in zip(items, normalised) {
+                    switch result {
+                    case .success(let exercise): hasher.update(data: exercise.record.sha256.bytes)
+                    case .failure:
+                        do { hasher.update(data: Array(SHA256.hash(data: try CanonicalJSON.encode(item)))) } catch {
+                            throw .unexpectedShape(url: pageURL(offset: offset), detail: "\(error)")
+                        }
                     }
                 }
+                digest = RecordDigest(hasher.finalize())
             }
-            guard seenPages.insert(page.finalize()).inserted else { throw .pagingDoesNotAdvance(url: pageURL(offset: offset)) }
-            return normalised
+            guard page.itemCount > 0 else { return digest }
+            guard seenPages.insert(digest).inserted else { throw .pagingDoesNotAdvance(url: pageURL(offset: offset)) }
+            return digest
         }
-        let first = try records(try await page(offset: 0, budget: budget), pageURL(offset: 0))
-        let step = first.items.count
+        let first = try arrive(try await page(offset: 0, budget: budget), offset: 0)
+        let step = first.itemCount
         // Pages are assembled in order as soon as they can be, up to the first short one (pages
         // fetched past the end are dropped), so only the pages that arrived ahead of an earlier one
         // wait here: the catalog is held once, with its lists shared, never page by page beside it.
-        var pages: [Int: [Result<Exercise, CatalogRejectionReason>]] = [:]
+        var pages: [Int: (ArrivedPage, RecordDigest)] = [:]
         var pageCount = 0
         // Room for the size the last run saw (or the server announces), within max_catalog_records.
-        var assembler = Assembler(expected: min(expectedCount ?? first.total ?? first.items.count, fetch.maxCatalogRecords),
+        var assembler = Assembler(expected: min(expectedCount ?? first.total ?? first.itemCount, fetch.maxCatalogRecords),
                                   spool: spool)
         var nextToAssemble = 0
         var assembled = false // the last page is in
-        var previousFirst: Result<Exercise, CatalogRejectionReason>?
-        func arrived(_ items: [Result<Exercise, CatalogRejectionReason>], offset: Int) throws(CatalogError) {
+        var previousFirst: RecordDigest?
+        func arrived(_ page: ArrivedPage, digest: RecordDigest, offset: Int) throws(CatalogError) {
             pageCount += 1
             guard !assembled else { return }
-            pages[offset] = items
-            while !assembled, let items = pages.removeValue(forKey: nextToAssemble) {
-                if let firstItem = items.first, nextToAssemble > 0, let previousFirst, Self.same(firstItem, previousFirst) {
+            pages[offset] = (page, digest)
+            while !assembled, let (page, digest) = pages.removeValue(forKey: nextToAssemble) {
+                let firstRecord = page.firstRecord
+                if let firstRecord, nextToAssemble > 0, firstRecord == previousFirst {
                     throw .pagingDoesNotAdvance(url: pageURL(offset: nextToAssemble))
                 }
-                previousFirst = items.first
-                try assembler.add(items)
-                if items.count < step || items.isEmpty { assembled = true }
+                previousFirst = firstRecord
+                let entry = Assembler.PageEntry(offset: nextToAssemble, body: page.body, digest: digest, itemCount: page.itemCount,
+                                                isLast: page.isLast, total: page.total, firstRecord: firstRecord)
+                switch page.content {
+                case .reused(let cached, var exercises, let body):
+                    if let previous = pageCache?.previous,
+                       try assembler.add(reused: cached, exercises: &exercises, tables: previous.tables, page: entry) { break }
+                    // Bytes that hashed right but do not read as exercises: the body is parsed after all.
+                    let url = pageURL(offset: nextToAssemble)
+                    let content = try records(try parse(body, url: url), url)
+                    try assembler.add(content.items.map(normalise), page: entry)
+                case .parsed(_, let normalised):
+                    try assembler.add(normalised, page: entry)
+                }
+                if page.itemCount < step || page.itemCount == 0 { assembled = true }
                 nextToAssemble += step
             }
             if assembled { pages = [:] }
         }
-        try arrived(try admit(first, normalised: first.items.map(normalise), offset: 0), offset: 0)
+        try arrived(first, digest: try admit(first, offset: 0), offset: 0)
         if !first.isLast, step > 0 {
             let known = first.total ?? expectedCount
             var end: Int? = first.total // offset just past the last record, once known
             var next = step
             var running = 0
             var failure: CatalogError?
-            await withTaskGroup(of: (Int, Result<(PageContent, [Result<Exercise, CatalogRejectionReason>]), CatalogError>).self) { group in
+            await withTaskGroup(of: (Int, Result<ArrivedPage, CatalogError>).self) { group in
                 while true {
                     while failure == nil, running < 3, next / step < Self.maxPages, end.map({ next < $0 }) ?? true,
                           running == 0 || known.map({ next <= $0 }) ?? true {
                         let offset = next
                         group.addTask {
                             do throws(CatalogError) {
-                                let content = try records(try await page(offset: offset, budget: budget), pageURL(offset: offset))
-                                return (offset, .success((content, content.items.map(normalise))))
+                                return (offset, .success(try arrive(try await page(offset: offset, budget: budget), offset: offset)))
                             } catch {
                                 return (offset, .failure(error))
                             }
@@ -238,14 +352,14 @@ struct CatalogPager: Sendable {
                     case .failure(let error):
                         failure = failure ?? error
                         group.cancelAll()
-                    case .success(let (content, normalised)):
-                        do throws(CatalogError) { try arrived(try admit(content, normalised: normalised, offset: offset), offset: offset) } catch {
+                    case .success(let page):
+                        do throws(CatalogError) { try arrived(page, digest: try admit(page, offset: offset), offset: offset) } catch {
                             failure = failure ?? error
                             group.cancelAll()
                             continue
                         }
-                        if content.isLast || content.items.count < step {
-                            end = min(end ?? .max, offset + content.items.count)
+                        if page.isLast || page.itemCount < step {
+                            end = min(end ?? .max, offset + page.itemCount)
                         }
                     }
                 }
@@ -253,12 +367,13 @@ struct CatalogPager: Sendable {
             if let failure { throw failure }
             if next / step >= Self.maxPages, end == nil { throw .tooManyPages(limit: Self.maxPages) }
         }
-        return try assembler.catalog(pages: pageCount)
-    }
-
-    private static func same(_ a: Result<Exercise, CatalogRejectionReason>, _ b: Result<Exercise, CatalogRejectionReason>) -> Bool {
-        if case .success(let x) = a, case .success(let y) = b { return x.record == y.record }
-        return false
+        var catalog = try assembler.catalog(pages: pageCount)
+        catalog.pagesReused = assembler.pagesReused
+        if let pageCache {
+            // A cache that cannot be written costs the next run its parsing, nothing else.
+            assembler.persist(as: pageCache.path, key: pageCache.key, previous: pageCache.previous)
+        }
+        return catalog
     }
 
     /// Normalises every record, refusing bad ones and keeping the first of duplicate ids.
@@ -292,13 +407,34 @@ struct CatalogPager: Sendable {
         private var lastID: String?
         private var inOrder = true
 
+        /// What the next run's ``CatalogPageCache`` will know of each page added (with a spool only).
+        private var directory: [CatalogPageCache.Page] = []
+        /// Pages whose exercises were copied from the last run's spool.
+        private(set) var pagesReused = 0
+        /// The spool an unsorted catalog was written again into, in id order.
+        private var sorted: RecordSpool?
+
+        /// What the pager knows of a page it adds.
+        struct PageEntry {
+            var offset: Int
+            var body: RecordDigest?
+            var digest: RecordDigest
+            var itemCount: Int
+            var isLast: Bool
+            var total: Int?
+            var firstRecord: RecordDigest?
+        }
+
         init(expected: Int, spool: RecordSpool?) {
             self.spool = spool
             if spool == nil { exercises.reserveCapacity(expected) } else { slots.reserveCapacity(expected) }
         }
 
-        mutating func add(_ normalised: [Result<Exercise, CatalogRejectionReason>]) throws(CatalogError) {
+        /// Adds a page's records; `page` (with a spool) says what the next run's cache will know of it.
+        mutating func add(_ normalised: [Result<Exercise, CatalogRejectionReason>], page entry: PageEntry? = nil) throws(CatalogError) {
             var page: [Exercise] = []
+            let pageStart = position
+            var pageRejections: [CatalogPageCache.Rejection] = []
             for result in normalised {
                 switch result {
                 case .success(var exercise):
@@ -316,12 +452,60 @@ struct CatalogPager: Sendable {
                     }
                 case .failure(let reason):
                     rejected.append(CatalogRejection(position: position, id: reason.displayID, reason: reason.reason))
+                    pageRejections.append(.init(position: position - pageStart, id: reason.displayID, reason: reason.reason))
                 }
                 position += 1
             }
-            if let spool, !page.isEmpty {
-                do { slots += try spool.append(exercises: page) } catch { throw .spool(error) }
+            guard let spool else { return }
+            var spooled = RecordSpool.SpooledPage(slots: [], start: 0, length: 0, digest: RecordDigest(SHA256.hash(data: [UInt8]())))
+            if !page.isEmpty {
+                do { spooled = try spool.appendPage(exercises: page) } catch { throw .spool(error) }
+                slots += spooled.slots
             }
+            if let entry, let body = entry.body {
+                directory.append(.init(offset: entry.offset, body: body, pageDigest: entry.digest, itemCount: entry.itemCount,
+                                       isLast: entry.isLast, total: entry.total, firstRecord: entry.firstRecord,
+                                       start: spooled.start, length: spooled.length, exercises: spooled.slots.count,
+                                       content: spooled.digest, rejections: pageRejections))
+            }
+        }
+
+        /// Adds a page the last run's spool holds (`exercises`, numbered by `tables`), copied to
+        /// this spool. False, adding nothing, when its bytes do not read as the page's exercises.
+        mutating func add(reused cached: CatalogPageCache.Page, exercises bytes: inout [UInt8], tables: RecordSpool.Tables,
+                          page entry: PageEntry) throws(CatalogError) -> Bool {
+            guard let spool else { return false }
+            let written: (RecordSpool.SpooledPage, ids: [String])?
+            do { written = try spool.appendReused(&bytes, tables: tables) } catch { throw .spool(error) }
+            guard let (spooled, ids) = written, ids.count == cached.exercises,
+                  cached.rejections.allSatisfy({ $0.position < cached.itemCount }),
+                  ids.count + cached.rejections.count == cached.itemCount else { return false }
+            for id in ids {
+                if let lastID, !(lastID < id) { inOrder = false }
+                lastID = id
+            }
+            for rejection in cached.rejections {
+                rejected.append(CatalogRejection(position: position + rejection.position, id: rejection.id, reason: rejection.reason))
+            }
+            position += cached.itemCount
+            slots += spooled.slots
+            directory.append(.init(offset: entry.offset, body: cached.body, pageDigest: entry.digest, itemCount: entry.itemCount,
+                                   isLast: entry.isLast, total: entry.total, firstRecord: entry.firstRecord,
+                                   start: spooled.start, length: spooled.length, exercises: ids.count,
+                                   content: spooled.digest, rejections: cached.rejections))
+            pagesReused += 1
+            return true
+        }
+
+        /// Gives the spool the name `path`, with the directory of its pages: the next run's
+        /// ``CatalogPageCache``. Nothing happens when the spool cannot be named or written.
+        ///
+        /// When every page was reused from `previous` and it has no other page, it already says
+        /// all this: it is kept, and nothing is written.
+        func persist(as path: String, key: RecordDigest, previous: CatalogPageCache?) {
+            guard let spool, spool.linkable else { return }
+            if let previous, pagesReused == directory.count, previous.pageCount == directory.count { return }
+            try? spool.persist(trailer: CatalogPageCache.trailer(key: key, tables: spool.tablesNow, pages: directory), as: path)
         }
 
         /// The catalog, taking the exercises out of the assembler. They are sorted here, once the
@@ -334,7 +518,7 @@ struct CatalogPager: Sendable {
                 if !inOrder {
                     do { list = try sortedSlots(list, spool: spool) } catch { throw .spool(error) }
                 }
-                return Catalog(sorted: ExerciseList(spool: spool, slots: list), rejected: rejected,
+                return Catalog(sorted: ExerciseList(spool: sorted ?? spool, slots: list), rejected: rejected,
                                duplicateIDs: duplicates.sorted(), pagesFetched: pages)
             }
             var list: [Exercise] = []
@@ -372,7 +556,15 @@ struct CatalogPager: Sendable {
                 sorted.append(slots[index])
                 previous = index
             }
-            return try spool.rewrite(sorted)
+            // Into a spool of their own: this one, as the pages wrote it, is the next run's page cache.
+            return try spool.rewrite(sorted, into: try sortedSpool(beside: spool))
+        }
+
+        /// The spool an unsorted catalog is written again into, in id order.
+        private mutating func sortedSpool(beside spool: RecordSpool) throws(FileSystemError) -> RecordSpool {
+            let sorted = try RecordSpool(directory: spool.directory)
+            self.sorted = sorted
+            return sorted
         }
     }
 }

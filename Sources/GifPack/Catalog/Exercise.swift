@@ -200,6 +200,9 @@ public struct Catalog: Sendable, Equatable {
     /// Ids that appeared more than once; the first record was kept.
     public var duplicateIDs: [String]
     public var pagesFetched: Int
+    /// Pages whose body had not changed since the last run, whose exercises were reused rather
+    /// than parsed again (see ``CatalogPageCache``).
+    public var pagesReused = 0
 
     public init(exercises: [Exercise], rejected: [CatalogRejection], duplicateIDs: [String], pagesFetched: Int) {
         var exercises = exercises

@@ -96,6 +96,28 @@ public struct ExerciseList: RandomAccessCollection, Sendable, Equatable, Express
 
     public func makeIterator() -> Iterator { Iterator(storage: storage, readsRecords: readsRecords) }
 
+    /// Calls `body` with each exercise's id (its UTF-8 bytes) and fingerprint, in order, without
+    /// making the exercises: what the catalog's digest is made of.
+    func forEachIDAndFingerprint(_ body: (UnsafeRawBufferPointer, RecordDigest) -> Void) {
+        switch storage {
+        case .memory(let exercises):
+            for exercise in exercises {
+                var id = exercise.id
+                id.withUTF8 { body(UnsafeRawBufferPointer($0), exercise.fingerprint) }
+            }
+        case .spooled(let spool, let slots):
+            var reader = spool.reader()
+            for slot in slots {
+                reader.withBytes(at: slot) { raw in
+                    let fingerprint = RecordDigest(rawBytes: UnsafeRawBufferPointer(rebasing: raw[8..<40]))
+                    let count = Int(raw.loadUnaligned(fromByteOffset: RecordSpool.fixedHeader, as: UInt16.self).littleEndian)
+                    let from = RecordSpool.fixedHeader + 2
+                    body(UnsafeRawBufferPointer(rebasing: raw[from..<from + count]), fingerprint)
+                }
+            }
+        }
+    }
+
     /// Walks the list; a spooled one is read a large piece at a time (a catalog spooled in id order
     /// is read straight through).
     public struct Iterator: IteratorProtocol {

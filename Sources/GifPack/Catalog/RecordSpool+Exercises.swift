@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Glibc
 import GifPackSystem
@@ -36,6 +37,20 @@ extension RecordSpool {
     /// Writes whole exercises (their record bytes included) one after the other with one write,
     /// and returns where each is.
     func append(exercises: [Exercise]) throws(FileSystemError) -> [ExerciseSlot] {
+        try appendPage(exercises: exercises).slots
+    }
+
+    /// A page of exercises as written: where each is, where the page's bytes are and their
+    /// SHA-256 (what a ``CatalogPageCache`` checks before it reuses them).
+    struct SpooledPage {
+        var slots: [ExerciseSlot]
+        var start: Int64
+        var length: Int
+        var digest: RecordDigest
+    }
+
+    /// ``append(exercises:)``, saying where the page's bytes are.
+    func appendPage(exercises: [Exercise]) throws(FileSystemError) -> SpooledPage {
         var page: [UInt8] = []
         var starts: [(Int, Int)] = [] // (start in page, length)
         starts.reserveCapacity(exercises.count)
@@ -68,7 +83,74 @@ extension RecordSpool {
             starts.append((start, length))
         }
         let base = try write(page)
-        return starts.map { ExerciseSlot(offset: base + Int64($0.0), length: $0.1) }
+        return SpooledPage(slots: starts.map { ExerciseSlot(offset: base + Int64($0.0), length: $0.1) }, start: base,
+                           length: page.count, digest: RecordDigest(SHA256.hash(data: page)))
+    }
+
+    /// Writes a page of exercises as an earlier spool wrote them (`page`, whose list and template
+    /// numbers are those of `tables`), renumbered for this spool, with one write. Returns where
+    /// each is, their ids in order and the SHA-256 of the bytes written; nil, writing nothing,
+    /// when the bytes are not a well-formed run of exercises.
+    func appendReused(_ page: inout [UInt8], tables old: Tables) throws(FileSystemError) -> (SpooledPage, ids: [String])? {
+        var starts: [(Int, Int)] = []
+        var ids: [String] = []
+        var listMap: [UInt32: UInt32] = [:]
+        var templateMap: [UInt32: UInt32] = [:]
+        let valid = page.withUnsafeMutableBytes { raw -> Bool in
+            var start = 0
+            while start < raw.count {
+                guard raw.count - start >= Self.fixedHeader + 2 else { return false }
+                let length = Int(raw.loadUnaligned(fromByteOffset: start, as: UInt32.self).littleEndian)
+                let recordLength = Int(raw.loadUnaligned(fromByteOffset: start + 4, as: UInt32.self).littleEndian)
+                guard length >= Self.fixedHeader + 2, length <= raw.count - start else { return false }
+                let end = start + length
+                var position = start + Self.fixedHeader
+                func u32(at offset: Int) -> UInt32? {
+                    guard offset + 4 <= end else { return nil }
+                    return raw.loadUnaligned(fromByteOffset: offset, as: UInt32.self).littleEndian
+                }
+                let idLength = Int(raw.loadUnaligned(fromByteOffset: position, as: UInt16.self).littleEndian)
+                position += 2
+                guard idLength > 0, position + idLength <= end else { return false }
+                let id = String(decoding: UnsafeRawBufferPointer(rebasing: raw[position..<position + idLength]), as: UTF8.self)
+                guard ExerciseID.isValid(id) else { return false }
+                position += idLength
+                guard let nameLength = u32(at: position), Int(nameLength) <= end - position - 4 else { return false }
+                position += 4 + Int(nameLength)
+                for _ in 0..<3 {
+                    guard let number = u32(at: position), Int(number) < old.lists.count else { return false }
+                    let renumbered = listMap[number] ?? listNumber(old.lists[Int(number)])
+                    listMap[number] = renumbered
+                    raw.storeBytes(of: renumbered.littleEndian, toByteOffset: position, as: UInt32.self)
+                    position += 4
+                }
+                guard position < end else { return false }
+                let kind = raw[position]
+                position += 1
+                guard let value = u32(at: position) else { return false }
+                switch kind {
+                case 0:
+                    guard Int(value) <= end - position - 4 else { return false }
+                    position += 4 + Int(value)
+                case 1:
+                    guard Int(value) < old.templates.count else { return false }
+                    let renumbered = templateMap[value] ?? templateNumber(old.templates[Int(value)])
+                    templateMap[value] = renumbered
+                    raw.storeBytes(of: renumbered.littleEndian, toByteOffset: position, as: UInt32.self)
+                    position += 4
+                default: return false
+                }
+                guard end - position == recordLength else { return false }
+                starts.append((start, length))
+                ids.append(id)
+                start = end
+            }
+            return true
+        }
+        guard valid else { return nil }
+        let base = try write(page)
+        return (SpooledPage(slots: starts.map { ExerciseSlot(offset: base + Int64($0.0), length: $0.1) }, start: base,
+                            length: page.count, digest: RecordDigest(SHA256.hash(data: page))), ids)
     }
 
     /// The exercise at `slot`, read with one `pread` (two for an exercise of 16 MiB or more).
@@ -84,10 +166,14 @@ extension RecordSpool {
         return slots.map { reader.id(at: $0) }
     }
 
-    /// Copies the exercises at `slots` to the end of the file, one after the other in the order
-    /// given, and returns where the copies are: a catalog that came out of id order is written
-    /// again in id order, so that every later pass over it reads the file straight through.
-    func rewrite(_ slots: [ExerciseSlot]) throws(FileSystemError) -> [ExerciseSlot] {
+    /// Copies the exercises at `slots` to the end of `target` (this spool unless given), one after
+    /// the other in the order given, and returns where the copies are: a catalog that came out of
+    /// id order is written again in id order, so that every later pass over it reads the file
+    /// straight through. A new `target` takes this spool's lists and templates (the copies'
+    /// numbers refer to them).
+    func rewrite(_ slots: [ExerciseSlot], into target: RecordSpool? = nil) throws(FileSystemError) -> [ExerciseSlot] {
+        let target = target ?? self
+        if target !== self { target.adoptTables(tablesNow) }
         var reader = reader(chunk: 0) // each exercise where it is: out of order, a larger piece would be wasted
         var placed: [ExerciseSlot] = []
         placed.reserveCapacity(slots.count)
@@ -95,7 +181,7 @@ extension RecordSpool {
         var starts: [(Int, Int)] = []
         func flush() throws(FileSystemError) {
             guard !page.isEmpty else { return }
-            let base = try write(page)
+            let base = try target.write(page)
             placed += starts.map { ExerciseSlot(offset: base + Int64($0.0), length: $0.1) }
             page.removeAll(keepingCapacity: true)
             starts.removeAll(keepingCapacity: true)

@@ -4,8 +4,9 @@ import GifPackSystem
 import Synchronization
 
 /// Where a build keeps the catalog's records between the list pages and the packs' `catalog.json`:
-/// an unnamed temporary file in the cache's `tmp/` (created and unlinked at once, so a killed run
-/// leaves nothing behind), appended to a page at a time as pages arrive. A spooled ``RawRecord`` is
+/// an unnamed temporary file in the cache's `tmp/` (`O_TMPFILE`, so a killed run leaves nothing
+/// behind), appended to a page at a time as pages arrive. Once the catalog is complete, the file is
+/// given a name, with a directory of its pages, and becomes the next run's ``CatalogPageCache``. A spooled ``RawRecord`` is
 /// only the offset and length of its bytes there, so a catalog of 100,000 exercises does not keep
 /// 100,000 records in memory; `catalog.json` reads each one back when it is written.
 ///
@@ -35,13 +36,21 @@ final class RecordSpool: Sendable {
         var templates: [ImageURLTemplate] = []
     }
 
+    /// Whether the file can be given a name once the catalog is complete, to be the next run's
+    /// ``CatalogPageCache`` (false where the file system has no `O_TMPFILE`).
+    let linkable: Bool
+
+    /// Bytes kept free at the start of the file for the page cache's header (``persist(trailer:as:)``).
+    static let headerLength: Int64 = 64
+
+    /// The directory the file is in.
+    let directory: String
+
     init(directory: String) throws(FileSystemError) {
-        let path = "\(directory)/.catalog-records-\(UUID().uuidString)"
-        let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw .io(operation: "create", path: path, errno: errno) }
-        unlink(path)
-        self.fd = fd
-        self.path = path
+        self.directory = directory
+        (fd, linkable) = try FileSystem.createUnnamed(in: directory)
+        path = "\(directory)/(the catalog spool, unnamed)"
+        end.withLock { $0 = Self.headerLength }
     }
 
     deinit { close(fd) }
@@ -82,6 +91,22 @@ final class RecordSpool: Sendable {
         return start
     }
 
+    /// Appends `trailer` (a ``CatalogPageCache`` directory), writes the header that points at it
+    /// and gives the file the name `path`, replacing the cache there. The spool stays open and
+    /// usable; only a ``linkable`` spool can be named.
+    func persist(trailer: [UInt8], as path: String) throws(FileSystemError) {
+        guard linkable else { return }
+        let at = try write(trailer)
+        let header = CatalogPageCache.header(trailerAt: at, trailer: trailer)
+        let written = header.withUnsafeBytes { buffer in
+            Result { () throws(Errno) in
+                try POSIXIO.writeAll(buffer) { pointer, count in pwrite(fd, pointer, count, off_t(buffer.count - count)) }
+            }
+        }
+        if case .failure(let error) = written { throw .io(operation: "write", path: self.path, errno: error.code) }
+        try FileSystem.link(descriptor: fd, to: path)
+    }
+
     /// `length` bytes this process wrote, read back. The file is its own, open and unlinked; a
     /// read fails only when the disk does, and the process then stops with that error (see
     /// ``ExerciseList``).
@@ -89,6 +114,11 @@ final class RecordSpool: Sendable {
         do { return try read(offset: offset, length: length) } catch {
             fatalError("gifpack: the catalog spool could not be read back: \(error)")
         }
+    }
+
+    /// Takes `tables` as its own (a new spool receiving another's exercises as they were written).
+    func adoptTables(_ tables: Tables) {
+        self.tables.withLock { $0 = tables }
     }
 
     /// The number `list` is kept under (added when new).

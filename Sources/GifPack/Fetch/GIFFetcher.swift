@@ -65,24 +65,46 @@ struct GIFFetcher: Sendable {
     /// it every GIF would be requested in full (no conditional requests, nothing fresh), spending
     /// quota for nothing.
     ///
-    /// The plan is made in batches of ``planBatch`` exercises as the window needs more work: the
-    /// state is read a batch at a time (once before the first request, to count what will be
-    /// requested), so memory does not grow with the catalog.
+    /// Every exercise is decided once, in batches of ``planBatch`` (the state read a batch at a
+    /// time), before the first request: fresh and known-missing ones are recorded there and then,
+    /// and those to request are remembered by position, one bit each. The window then plans only
+    /// those, a batch at a time as it needs more work (their state read again, for the validators
+    /// of a conditional request), so memory does not grow with the catalog and a build where
+    /// nothing is due reads the state once.
     func fetch(_ exercises: ExerciseList) async throws(StateUnreadable) -> FetchOutcome {
-        let toRequest = try await countRequests(exercises)
         processor.reserveResults(exercises.count)
-        observer?(.fetchPlanned(total: exercises.count, toRequest: toRequest))
+        observer?(.fetchStarted(total: exercises.count))
+        let due = try await settle(exercises)
+        observer?(.fetchPlanned(total: exercises.count, toRequest: due.count))
         var planned = exercises.startIndex // where the exercises not yet planned start
         var upcoming: [FetchWorkItem] = [] // this batch's requests, reversed: exercises go out in id order
         var retries: [FetchWorkItem] = []
+        /// The next exercises to request, up to ``planBatch`` of them, from `planned` on.
+        func nextDue() -> ArraySlice<Exercise> {
+            // The range up to the batch's last exercise is read through (a catalog spooled in id
+            // order is read straight on); the exercises not due in it are passed over.
+            guard let first = due.first(from: planned) else {
+                planned = exercises.endIndex
+                return []
+            }
+            var end = first
+            var taken = 0
+            while taken < Self.planBatch, let next = due.first(from: end) {
+                end = next + 1
+                taken += 1
+            }
+            defer { planned = end }
+            var batch: [Exercise] = []
+            batch.reserveCapacity(taken)
+            for (offset, exercise) in exercises[first..<end].enumerated() where due.contains(first + offset) { batch.append(exercise) }
+            return batch[...]
+        }
         /// Plans batches until one yields a request or every exercise is planned.
         func refill() async throws(StateUnreadable) {
             while upcoming.isEmpty, planned < exercises.endIndex {
-                // A batch of fresh GIFs is one job for the processor: never more than a few wait, so
-                // a no-change rebuild does not hold every exercise's state row at once.
+                let batch = nextDue()
+                guard !batch.isEmpty else { continue }
                 await processor.waitForBacklog()
-                let batch = exercises[planned..<min(planned + Self.planBatch, exercises.endIndex)].array[...]
-                planned += batch.count
                 upcoming = try await plan(batch).reversed()
             }
         }
@@ -153,9 +175,8 @@ struct GIFFetcher: Sendable {
             // (its fresh and known-missing exercises are recorded as usual while it is made).
             var remaining = retries + upcoming.reversed()
             while planned < exercises.endIndex {
-                let batch = exercises[planned..<min(planned + Self.planBatch, exercises.endIndex)].array[...]
-                planned += batch.count
-                remaining += try await plan(batch)
+                let batch = nextDue()
+                if !batch.isEmpty { remaining += try await plan(batch) }
             }
             for item in remaining {
                 if let failure = item.lastFailure {
@@ -193,32 +214,41 @@ struct GIFFetcher: Sendable {
         }
     }
 
-    /// How many of `exercises` the plan will request, read from the state a batch at a time.
-    private func countRequests(_ exercises: ExerciseList) async throws(StateUnreadable) -> Int {
-        var count = 0
+    /// Decides every exercise, a batch at a time: fresh and known-missing ones are recorded (as
+    /// ``plan(_:)`` does), and the positions of those to request are returned.
+    private func settle(_ exercises: ExerciseList) async throws(StateUnreadable) -> PositionSet {
+        var due = PositionSet(range: exercises.startIndex..<exercises.endIndex)
         var start = exercises.startIndex
         while start < exercises.endIndex {
+            // A batch of fresh GIFs is one job for the processor: never more than a few wait, so a
+            // build where nothing is due does not hold every exercise's state row at once.
+            await processor.waitForBacklog()
             let batch = exercises[start..<min(start + Self.planBatch, exercises.endIndex)].array[...]
+            for (offset, _) in try await planned(batch) { due.insert(start + offset) }
             start += batch.count
-            count += try await decide(batch).count(where: { if case .request = $0 { true } else { false } })
         }
-        return count
+        return due
     }
 
     /// Decides a batch: fresh and known-missing exercises are recorded at once; the work items of
     /// those to request are returned in the batch's order.
     private func plan(_ batch: ArraySlice<Exercise>) async throws(StateUnreadable) -> [FetchWorkItem] {
-        var requests: [FetchWorkItem] = []
+        try await planned(batch).map(\.item)
+    }
+
+    /// ``plan(_:)``, with each work item's offset in the batch.
+    private func planned(_ batch: ArraySlice<Exercise>) async throws(StateUnreadable) -> [(offset: Int, item: FetchWorkItem)] {
+        var requests: [(offset: Int, item: FetchWorkItem)] = []
         var fresh: [(exercise: Exercise, known: GIFState)] = []
         defer { processor.reuse(fresh, origin: .fresh) }
-        for (exercise, decision) in zip(batch, try await decide(batch)) {
+        for (offset, (exercise, decision)) in zip(batch, try await decide(batch)).enumerated() {
             switch decision {
             case .reuseFresh(let gif): fresh.append((exercise, gif))
             case .knownMissing(let gif):
                 processor.record(.rejected(FetchRejection(exerciseID: exercise.id, url: exercise.imageURL, reason: .knownMissing,
                                                           detail: "HTTP 404 at the last try (\(gif.lastError ?? "missing")); not asked again until missing_ttl passes",
                                                           status: 404)), for: exercise.id)
-            case .request(let conditional): requests.append(FetchWorkItem(exercise: exercise, conditional: conditional))
+            case .request(let conditional): requests.append((offset, FetchWorkItem(exercise: exercise, conditional: conditional)))
             }
         }
         return requests

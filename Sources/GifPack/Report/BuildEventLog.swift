@@ -34,6 +34,8 @@ public enum BuildEventLog {
         case .catalogFetched(let exercises, let pages):
             return Entry(level: .info, message: "catalog: \(exercises) exercises in \(pages) page(s)",
                          fields: ["event": .string("catalog"), "exercises": .int(Int64(exercises)), "pages": .int(Int64(pages))])
+        case .fetchStarted:
+            return nil // the plan's line says it all, once the plan is made
         case .fetchPlanned(let total, let toRequest):
             return Entry(level: .info, message: "fetch: \(total) GIFs wanted, \(toRequest) to request, \(total - toRequest) not asked for (fresh or known missing)",
                          fields: ["event": .string("plan"), "total": .int(Int64(total)), "to_request": .int(Int64(toRequest))])

@@ -31,15 +31,20 @@ public final class ProgressTracker: Sendable {
                 if state.snapshot.stage == .fetch, state.fetchEnded == nil { state.fetchEnded = now }
                 state.snapshot.stage = stage
                 state.stageStarted = now
-            case .fetchPlanned(let total, let toRequest):
+            case .fetchStarted(let total):
                 // Each fetch reports each of its exercises once: a second fetch (the exercises of a
                 // damaged cached GIF, downloaded again) counts from zero, so no set of every id
                 // finished is kept (at 100,000 exercises it was megabytes).
                 state.snapshot.total = total
-                state.snapshot.toRequest = toRequest
+                state.snapshot.toRequest = 0
                 state.snapshot.done = 0
                 state.snapshot.requestedDone = 0
                 state.fetchStarted = now
+            case .fetchPlanned(let total, let toRequest):
+                // After the fresh and known-missing exercises, which already count as done.
+                state.snapshot.total = total
+                state.snapshot.toRequest = toRequest
+                if state.fetchStarted == nil { state.fetchStarted = now }
             case .attempt(let attempt):
                 if attempt.outcome == .downloaded { state.snapshot.bytesDownloaded += attempt.bytes }
                 if attempt.outcome == .retry { state.snapshot.retries += 1 }

@@ -113,6 +113,15 @@ public final class BuildState: Sendable {
                 );
                 """)
         }
+        migrator.registerMigration("v3") { db in
+            // The digest of the catalog catalog_entry holds (see replaceCatalog(_:digest:)).
+            try db.execute(sql: """
+                CREATE TABLE catalog_digest (
+                    source TEXT PRIMARY KEY,
+                    digest TEXT NOT NULL
+                );
+                """)
+        }
         return migrator
     }
 
@@ -232,9 +241,19 @@ public final class BuildState: Sendable {
     /// and returns how it changed. The comparison runs in SQLite (a temporary table of the new
     /// catalog joined with the remembered one), and only the rows that differ are written, so
     /// neither catalog is held in memory and an unchanged catalog costs no writes to the file.
-    public func replaceCatalog<S: Sequence>(_ fingerprints: S) throws -> CatalogChanges
+    ///
+    /// With a `digest` of the new catalog (``CatalogFingerprint/digest(of:)``) equal to the one
+    /// stored with the remembered catalog, nothing is compared or written and `fingerprints` is
+    /// not read: an unchanged catalog of 100,000 exercises costs one lookup.
+    public func replaceCatalog<S: Sequence>(_ fingerprints: S, digest: String? = nil) throws -> CatalogChanges
         where S.Element == (id: String, fingerprint: String) {
         try database.write { db in
+            if let digest,
+               try String.fetchOne(db, sql: "SELECT digest FROM catalog_digest WHERE source = ?", arguments: [source]) == digest {
+                let hadPrevious = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM catalog_entry WHERE source = ?)",
+                                                    arguments: [source]) ?? false
+                return CatalogChanges(hadPrevious: hadPrevious, added: [], removed: [], changed: [])
+            }
             try db.execute(sql: """
                 CREATE TEMP TABLE IF NOT EXISTS catalog_now (exercise_id TEXT PRIMARY KEY, fingerprint TEXT NOT NULL);
                 DELETE FROM temp.catalog_now;
@@ -268,6 +287,11 @@ public final class BuildState: Sendable {
                 ON CONFLICT (source, exercise_id) DO UPDATE SET fingerprint = excluded.fingerprint;
                 DELETE FROM temp.catalog_now;
                 """, arguments: [source, source, source])
+            if let digest {
+                try db.execute(sql: "INSERT OR REPLACE INTO catalog_digest (source, digest) VALUES (?, ?)", arguments: [source, digest])
+            } else {
+                try db.execute(sql: "DELETE FROM catalog_digest WHERE source = ?", arguments: [source])
+            }
             return CatalogChanges(hadPrevious: hadPrevious, added: added, removed: removed, changed: changed)
         }
     }

@@ -8,6 +8,7 @@ import Foundation
 /// <cache>/blobs/sha256/ab/<sha256>.gif           validated GIFs, content-addressed
 /// <cache>/frames/zstd<L>-mtime<T>/ab/<sha256>.zst  each GIF's tar entry as one compressed zstd frame
 /// <cache>/state.sqlite                           what each exercise's last fetch learnt (see BuildState)
+/// <cache>/catalog-pages                          the last catalog's pages and exercises (see CatalogPageCache)
 /// ```
 public struct CacheLayout: Sendable, Equatable {
     public var root: String
@@ -16,6 +17,8 @@ public struct CacheLayout: Sendable, Equatable {
 
     public var temporaryDirectory: String { "\(root)/tmp" }
     public var blobsDirectory: String { "\(root)/blobs/sha256" }
+    /// The last catalog's list pages and their exercises (see ``CatalogPageCache``).
+    var catalogPagesPath: String { "\(root)/catalog-pages" }
     /// The build state database (SQLite, WAL).
     public var statePath: String { "\(root)/state.sqlite" }
 
