@@ -111,17 +111,38 @@ public enum PackCatalogJSON {
     /// Appends one exercise; `data` must already be canonical JSON (``CanonicalJSON``).
     public static func appendExercise(id: String, name: String, gif: GIFMetadata?, data: [UInt8], first: Bool,
                                       to bytes: inout [UInt8]) {
+        appendExercise(id: id, name: name, gifJSON: gif.map(metadataJSON) ?? nullJSON, data: data, first: first, to: &bytes)
+    }
+
+    /// ``appendExercise(id:name:gif:data:first:to:)`` with the `gif` value already encoded
+    /// (``metadataJSON(_:)``, or `null`): exercises that share a GIF share its encoding.
+    public static func appendExercise(id: String, name: String, gifJSON: [UInt8], data: [UInt8], first: Bool,
+                                      to bytes: inout [UInt8]) {
         if !first { bytes.append(UInt8(ascii: ",")) }
-        bytes += Array(#"{"data":"#.utf8)
+        bytes += dataKey
         bytes += data
-        bytes += Array(#","gif":"#.utf8)
-        if let gif { appendMetadata(gif, to: &bytes) } else { bytes += Array("null".utf8) }
-        bytes += Array(#","id":"#.utf8)
+        bytes += gifKey
+        bytes += gifJSON
+        bytes += idKey
         CanonicalJSON.appendString(id, to: &bytes)
-        bytes += Array(#","name":"#.utf8)
+        bytes += nameKey
         CanonicalJSON.appendString(name, to: &bytes)
         bytes.append(UInt8(ascii: "}"))
     }
+
+    /// An exercise's `gif` value: the metadata as canonical JSON.
+    public static func metadataJSON(_ gif: GIFMetadata) -> [UInt8] {
+        var bytes: [UInt8] = []
+        appendMetadata(gif, to: &bytes)
+        return bytes
+    }
+
+    /// An exercise's `gif` value when it has none.
+    public static let nullJSON = Array("null".utf8)
+    private static let dataKey = Array(#"{"data":"#.utf8)
+    private static let gifKey = Array(#","gif":"#.utf8)
+    private static let idKey = Array(#","id":"#.utf8)
+    private static let nameKey = Array(#","name":"#.utf8)
 
     /// Closes the exercise list and appends the remaining keys and the trailing newline.
     public static func appendClosing(formatVersion: FormatVersion, pack: String, source: SourceDescription,

@@ -25,6 +25,7 @@ final class BuildMonitor: Sendable {
     var observer: BuildObserver {
         { [tracker, logger] event in
             tracker.observe(event)
+            guard let level = BuildEventLog.level(for: event), logger.allows(level) else { return }
             if let entry = BuildEventLog.entry(for: event) {
                 logger.log(entry.level, entry.message, fields: entry.fields)
             }

@@ -19,9 +19,15 @@ enum LogSetup {
 }
 
 extension Logger {
+    /// True when an entry of `level` would be logged.
+    func allows(_ level: LogSeverity) -> Bool {
+        guard let swiftLevel = Logger.Level(rawValue: level.rawValue) else { return false }
+        return logLevel <= swiftLevel
+    }
+
     /// Logs a library log entry (a ``BuildEventLog`` entry or a progress line) with its typed fields.
     func log(_ level: LogSeverity, _ message: String, fields: [String: LogField]) {
-        guard let swiftLevel = Logger.Level(rawValue: level.rawValue), logLevel <= swiftLevel else { return }
+        guard allows(level), let swiftLevel = Logger.Level(rawValue: level.rawValue) else { return }
         log(level: swiftLevel, "\(message)", metadata: fields.mapValues(GifpackLogHandler.metadataValue))
     }
 }

@@ -137,9 +137,17 @@ struct CatalogPageCacheTests {
         _ = try new.append(exercises: [Exercise(id: "0000", name: "other", bodyParts: ["back"], equipment: ["band"], targets: ["lats"],
                                                 imageTemplate: ImageURLTemplate(prefix: "https://x/", suffix: ".gif"),
                                                 raw: .object([:]))])
-        let reused = try #require(try new.appendReused(&bytes, tables: old.tablesNow))
+        let reused = try #require(try new.appendReused(&bytes, tables: old.tablesNow, digest: written.digest))
         #expect(reused.ids == ["0001", "0002"])
         #expect(ExerciseList(spool: new, slots: reused.0.slots).array == exercises)
+        #expect(reused.0.digest != written.digest, "renumbered bytes, hashed anew")
+        #expect(reused.0.digest == RecordDigest(SHA256.hash(data: try new.read(offset: reused.0.start, length: reused.0.length))))
+        // Into a spool numbering alike, nothing changes and the known digest is kept.
+        let same = try RecordSpool(directory: workspace.path)
+        var again = try old.read(offset: written.start, length: written.length)
+        let copied = try #require(try same.appendReused(&again, tables: old.tablesNow, digest: written.digest))
+        let original = try old.read(offset: written.start, length: written.length)
+        #expect(copied.0.digest == written.digest && again == original)
 
         // Bytes that do not read as exercises are refused, and nothing is written.
         var cut = Array(try old.read(offset: written.start, length: written.length).dropLast(3))

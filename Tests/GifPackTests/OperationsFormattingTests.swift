@@ -183,6 +183,23 @@ struct OperationsFormattingTests {
         ok.outcome = .downloaded
         #expect(BuildEventLog.entry(for: .attempt(ok))?.level == .debug, "successes only with --verbose")
         #expect(LogSeverity.debug < .info && LogSeverity.error > .warning)
+
+        // The level a logger is asked about before an entry is made is the entry's own.
+        let stored = StoredGIF(exerciseID: "0042", sha256: "ab", bytes: 10,
+                               info: GIFInfo(width: 1, height: 1, frameCount: 1, durationMilliseconds: 0, loopCount: 0, version: "89a"),
+                               newlyStored: false, resolutionMismatch: false, origin: .fresh)
+        func rejected(_ reason: RejectionReason) -> GIFFetchResult {
+            .rejected(FetchRejection(exerciseID: "0042", url: "u", reason: reason, detail: "d", status: nil))
+        }
+        let events: [BuildEvent] = [.attempt(attempt), .attempt(ok), .gifFinished(exerciseID: "0042", result: .stored(stored)),
+                                    .gifFinished(exerciseID: "0042", result: rejected(.knownMissing)),
+                                    .gifFinished(exerciseID: "0042", result: rejected(.httpStatus(500))),
+                                    .fetchStarted(total: 3), .fetchPlanned(total: 3, toRequest: 1), .catalogFetched(exercises: 3, pages: 1)]
+        for event in events {
+            #expect(BuildEventLog.level(for: event) == BuildEventLog.entry(for: event)?.level, "\(event)")
+        }
+        #expect(BuildEventLog.level(for: .gifFinished(exerciseID: "0042", result: .stored(stored))) == .trace)
+        #expect(BuildEventLog.level(for: .fetchStarted(total: 3)) == nil)
     }
 
     @Test func theStepSummaryIsAShortMarkdownTable() {

@@ -476,7 +476,7 @@ struct CatalogPager: Sendable {
                           page entry: PageEntry) throws(CatalogError) -> Bool {
             guard let spool else { return false }
             let written: (RecordSpool.SpooledPage, ids: [String])?
-            do { written = try spool.appendReused(&bytes, tables: tables) } catch { throw .spool(error) }
+            do { written = try spool.appendReused(&bytes, tables: tables, digest: cached.content) } catch { throw .spool(error) }
             guard let (spooled, ids) = written, ids.count == cached.exercises,
                   cached.rejections.allSatisfy({ $0.position < cached.itemCount }),
                   ids.count + cached.rejections.count == cached.itemCount else { return false }

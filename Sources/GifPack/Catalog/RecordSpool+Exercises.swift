@@ -91,7 +91,11 @@ extension RecordSpool {
     /// numbers are those of `tables`), renumbered for this spool, with one write. Returns where
     /// each is, their ids in order and the SHA-256 of the bytes written; nil, writing nothing,
     /// when the bytes are not a well-formed run of exercises.
-    func appendReused(_ page: inout [UInt8], tables old: Tables) throws(FileSystemError) -> (SpooledPage, ids: [String])? {
+    ///
+    /// `digest`, the SHA-256 of `page` as given, is returned as it is when no number changed.
+    func appendReused(_ page: inout [UInt8], tables old: Tables, digest: RecordDigest? = nil) throws(FileSystemError)
+        -> (SpooledPage, ids: [String])? {
+        var renumbered = false
         var starts: [(Int, Int)] = []
         var ids: [String] = []
         var listMap: [UInt32: UInt32] = [:]
@@ -119,9 +123,10 @@ extension RecordSpool {
                 position += 4 + Int(nameLength)
                 for _ in 0..<3 {
                     guard let number = u32(at: position), Int(number) < old.lists.count else { return false }
-                    let renumbered = listMap[number] ?? listNumber(old.lists[Int(number)])
-                    listMap[number] = renumbered
-                    raw.storeBytes(of: renumbered.littleEndian, toByteOffset: position, as: UInt32.self)
+                    let new = listMap[number] ?? listNumber(old.lists[Int(number)])
+                    listMap[number] = new
+                    if new != number { renumbered = true }
+                    raw.storeBytes(of: new.littleEndian, toByteOffset: position, as: UInt32.self)
                     position += 4
                 }
                 guard position < end else { return false }
@@ -134,9 +139,10 @@ extension RecordSpool {
                     position += 4 + Int(value)
                 case 1:
                     guard Int(value) < old.templates.count else { return false }
-                    let renumbered = templateMap[value] ?? templateNumber(old.templates[Int(value)])
-                    templateMap[value] = renumbered
-                    raw.storeBytes(of: renumbered.littleEndian, toByteOffset: position, as: UInt32.self)
+                    let new = templateMap[value] ?? templateNumber(old.templates[Int(value)])
+                    templateMap[value] = new
+                    if new != value { renumbered = true }
+                    raw.storeBytes(of: new.littleEndian, toByteOffset: position, as: UInt32.self)
                     position += 4
                 default: return false
                 }
@@ -149,8 +155,9 @@ extension RecordSpool {
         }
         guard valid else { return nil }
         let base = try write(page)
+        let written = renumbered ? nil : digest
         return (SpooledPage(slots: starts.map { ExerciseSlot(offset: base + Int64($0.0), length: $0.1) }, start: base,
-                            length: page.count, digest: RecordDigest(SHA256.hash(data: page))), ids)
+                            length: page.count, digest: written ?? RecordDigest(SHA256.hash(data: page))), ids)
     }
 
     /// The exercise at `slot`, read with one `pread` (two for an exercise of 16 MiB or more).

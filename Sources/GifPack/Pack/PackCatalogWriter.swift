@@ -29,6 +29,9 @@ enum PackCatalogWriter {
         var bytes: Int64
     }
 
+    /// GIFs whose `gif` value is kept once encoded (about 300 bytes each).
+    static let maxEncodedGIFs = 8192
+
     /// Writes `rows` sorted by exercise id.
     static func write(pack: String, source: SourceDescription, exercises rows: [Row], to path: String) throws -> Written {
         try write(pack: pack, source: source, sortedExercises: rows.sorted(by: { $0.exercise.id < $1.exercise.id }), to: path)
@@ -66,10 +69,22 @@ enum PackCatalogWriter {
         }
         buffer += PackCatalogJSON.opening
         var previous: String?
+        // Exercises share GIFs (a few thousand for 100,000 exercises): each GIF's metadata is
+        // encoded once, up to a bound, then as it comes.
+        var encoded: [String: (GIFMetadata, [UInt8])] = [:]
         for (index, row) in rows.enumerated() {
             if let previous, !(previous < row.exercise.id) { throw OutOfOrder(previous: previous, next: row.exercise.id) }
             previous = row.exercise.id
-            PackCatalogJSON.appendExercise(id: row.exercise.id, name: row.exercise.name, gif: row.gif,
+            var gifJSON = PackCatalogJSON.nullJSON
+            if let gif = row.gif {
+                if let (metadata, json) = encoded[gif.sha256], metadata == gif {
+                    gifJSON = json
+                } else {
+                    gifJSON = PackCatalogJSON.metadataJSON(gif)
+                    if encoded.count < Self.maxEncodedGIFs { encoded[gif.sha256] = (gif, gifJSON) }
+                }
+            }
+            PackCatalogJSON.appendExercise(id: row.exercise.id, name: row.exercise.name, gifJSON: gifJSON,
                                            data: try row.exercise.record.bytes(), first: index == 0, to: &buffer)
             try flush()
         }

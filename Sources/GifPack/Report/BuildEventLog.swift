@@ -26,6 +26,22 @@ public enum BuildEventLog {
         public var fields: [String: LogField]
     }
 
+    /// The level of ``entry(for:)``'s entry for `event`, without making it: per-GIF events are
+    /// most of a build's, and a logger that drops their level need not build their text.
+    public static func level(for event: BuildEvent) -> LogSeverity? {
+        switch event {
+        case .gifFinished(_, let result): gifLevel(result)
+        default: entry(for: event)?.level
+        }
+    }
+
+    private static func gifLevel(_ result: GIFFetchResult) -> LogSeverity {
+        switch result {
+        case .stored: .trace
+        case .rejected(let rejection): rejection.reason == .knownMissing ? .info : .warning
+        }
+    }
+
     public static func entry(for event: BuildEvent) -> Entry? {
         switch event {
         case .stageStarted(let stage):
@@ -93,15 +109,14 @@ public enum BuildEventLog {
     private static func gifEntry(id: String, result: GIFFetchResult) -> Entry {
         switch result {
         case .stored(let gif):
-            return Entry(level: .trace, message: "GIF \(id) stored (\(gif.origin.rawValue))",
+            return Entry(level: gifLevel(result), message: "GIF \(id) stored (\(gif.origin.rawValue))",
                          fields: ["event": .string("gif"), "exercise_id": .string(id), "outcome": .string(gif.origin.rawValue),
                                   "sha256": .string(gif.sha256), "bytes": .int(gif.bytes)])
         case .rejected(let rejection):
             var fields: [String: LogField] = ["event": .string("gif"), "exercise_id": .string(id), "outcome": .string("rejected"),
                                               "reason": .string(rejection.reason.code), "url": .string(rejection.url)]
             if let status = rejection.status { fields["status"] = .int(Int64(status)) }
-            let expected = rejection.reason == .knownMissing
-            return Entry(level: expected ? .info : .warning, message: "GIF \(id) refused: \(rejection.reason) — \(rejection.detail)",
+            return Entry(level: gifLevel(result), message: "GIF \(id) refused: \(rejection.reason) — \(rejection.detail)",
                          fields: fields)
         }
     }

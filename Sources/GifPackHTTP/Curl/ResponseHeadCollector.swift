@@ -35,7 +35,15 @@ struct ResponseHeadCollector {
         status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
     }
 
+    /// `text` without leading and trailing spaces and tabs (a byte scan: both are ASCII, so the
+    /// ends stay on character boundaries).
     private func trimmed(_ text: Substring) -> String {
-        String(text.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+        let bytes = text.utf8
+        var start = bytes.startIndex
+        var end = bytes.endIndex
+        func blank(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 }
+        while start < end, blank(bytes[start]) { start = bytes.index(after: start) }
+        while start < end, blank(bytes[bytes.index(before: end)]) { end = bytes.index(before: end) }
+        return String(text[start..<end])
     }
 }
