@@ -516,7 +516,7 @@ struct CatalogPager: Sendable {
                 var list: [ExerciseSlot] = []
                 swap(&list, &slots)
                 if !inOrder {
-                    do { list = try sortedSlots(list, spool: spool) } catch { throw .spool(error) }
+                    do { try sortSlots(&list, spool: spool) } catch { throw .spool(error) }
                 }
                 return Catalog(sorted: ExerciseList(spool: sorted ?? spool, slots: list), rejected: rejected,
                                duplicateIDs: duplicates.sorted(), pagesFetched: pages)
@@ -540,24 +540,31 @@ struct CatalogPager: Sendable {
 
         /// Spooled exercises that came out of id order, sorted by id (the first of equal ids kept,
         /// the others counted as duplicates) and written again in that order, so that every pass
-        /// over the catalog reads the spool straight through. Only the ids are held, for the sort.
-        private mutating func sortedSlots(_ slots: [ExerciseSlot], spool: RecordSpool) throws(FileSystemError) -> [ExerciseSlot] {
+        /// over the catalog reads the spool straight through. Only the ids are held, in one buffer,
+        /// for the sort, with four bytes of order each; the slots are replaced, not copied beside.
+        private mutating func sortSlots(_ slots: inout [ExerciseSlot], spool: RecordSpool) throws(FileSystemError) {
             let ids = spool.ids(at: slots)
-            var order = Array(ids.indices)
-            order.sort { ids[$0] < ids[$1] || (ids[$0] == ids[$1] && $0 < $1) }
+            var order = (0..<Int32(slots.count)).map { $0 }
+            order.sort { a, b in
+                let order = ids.compare(Int(a), Int(b))
+                return order < 0 || (order == 0 && a < b)
+            }
             var sorted: [ExerciseSlot] = []
             sorted.reserveCapacity(slots.count)
             var previous: Int?
-            for index in order {
-                if let previous, ids[previous] == ids[index] {
+            for index in order.lazy.map(Int.init) {
+                if let previous, ids.compare(previous, index) == 0 {
                     duplicates.insert(ids[index])
                     continue
                 }
                 sorted.append(slots[index])
                 previous = index
             }
+            slots = []
+            order = []
             // Into a spool of their own: this one, as the pages wrote it, is the next run's page cache.
-            return try spool.rewrite(sorted, into: try sortedSpool(beside: spool))
+            try spool.rewrite(&sorted, into: try sortedSpool(beside: spool))
+            slots = sorted
         }
 
         /// The spool an unsorted catalog is written again into, in id order.

@@ -168,9 +168,48 @@ extension RecordSpool {
 
     /// The ids of the exercises at `slots`, read in the order given (the order they were written
     /// in reads the file straight through): how an unsorted catalog is sorted.
-    func ids(at slots: [ExerciseSlot]) -> [String] {
+    func ids(at slots: [ExerciseSlot]) -> PackedIDs {
         var reader = reader()
-        return slots.map { reader.id(at: $0) }
+        var ids = PackedIDs()
+        ids.ends.reserveCapacity(slots.count)
+        for slot in slots {
+            reader.withBytes(at: slot) { raw in
+                let count = Int(raw.loadUnaligned(fromByteOffset: RecordSpool.fixedHeader, as: UInt16.self).littleEndian)
+                let from = RecordSpool.fixedHeader + 2
+                ids.append(UnsafeRawBufferPointer(rebasing: raw[from..<from + count]))
+            }
+        }
+        return ids
+    }
+
+    /// Ids in one buffer: each one's UTF-8 bytes one after the other, and where each ends (about
+    /// nine bytes an id of 100,000, where an array of strings takes sixteen and more).
+    struct PackedIDs: Equatable {
+        var bytes: [UInt8] = []
+        var ends: [UInt32] = []
+
+        var count: Int { ends.count }
+
+        mutating func append(_ id: UnsafeRawBufferPointer) {
+            bytes += id
+            ends.append(UInt32(bytes.count))
+        }
+
+        private func range(_ index: Int) -> Range<Int> { (index == 0 ? 0 : Int(ends[index - 1]))..<Int(ends[index]) }
+
+        subscript(index: Int) -> String { String(decoding: bytes[range(index)], as: UTF8.self) }
+
+        /// -1, 0 or 1 as the id at `a` sorts before, with or after the one at `b`: byte order,
+        /// which is `String`'s order for the ASCII ids a catalog keeps.
+        func compare(_ a: Int, _ b: Int) -> Int {
+            let (x, y) = (range(a), range(b))
+            return bytes.withUnsafeBytes { raw in
+                let common = min(x.count, y.count)
+                let order = common == 0 ? 0 : memcmp(raw.baseAddress! + x.lowerBound, raw.baseAddress! + y.lowerBound, common)
+                if order != 0 { return order < 0 ? -1 : 1 }
+                return x.count == y.count ? 0 : (x.count < y.count ? -1 : 1)
+            }
+        }
     }
 
     /// Copies the exercises at `slots` to the end of `target` (this spool unless given), one after
@@ -178,29 +217,31 @@ extension RecordSpool {
     /// id order is written again in id order, so that every later pass over it reads the file
     /// straight through. A new `target` takes this spool's lists and templates (the copies'
     /// numbers refer to them).
-    func rewrite(_ slots: [ExerciseSlot], into target: RecordSpool? = nil) throws(FileSystemError) -> [ExerciseSlot] {
+    /// `slots` is changed in place, each slot to its copy's (no second array of them).
+    func rewrite(_ slots: inout [ExerciseSlot], into target: RecordSpool? = nil) throws(FileSystemError) {
         let target = target ?? self
         if target !== self { target.adoptTables(tablesNow) }
         var reader = reader(chunk: 0) // each exercise where it is: out of order, a larger piece would be wasted
-        var placed: [ExerciseSlot] = []
-        placed.reserveCapacity(slots.count)
         var page: [UInt8] = []
         var starts: [(Int, Int)] = []
+        var placed = 0 // slots before this have their copy's place
         func flush() throws(FileSystemError) {
             guard !page.isEmpty else { return }
             let base = try target.write(page)
-            placed += starts.map { ExerciseSlot(offset: base + Int64($0.0), length: $0.1) }
+            for (start, length) in starts {
+                slots[placed] = ExerciseSlot(offset: base + Int64(start), length: length)
+                placed += 1
+            }
             page.removeAll(keepingCapacity: true)
             starts.removeAll(keepingCapacity: true)
         }
-        for slot in slots {
+        for index in slots.indices {
             let start = page.count
-            reader.withBytes(at: slot) { page.append(contentsOf: $0) }
+            reader.withBytes(at: slots[index]) { page.append(contentsOf: $0) }
             starts.append((start, page.count - start))
             if page.count >= 1 << 20 { try flush() }
         }
         try flush()
-        return placed
     }
 
     /// Reads exercises back, keeping a large piece of the file so that exercises read in the order
