@@ -25,7 +25,7 @@ struct ReportPrinter {
                 + (report.catalog.duplicateIDs.isEmpty ? "" : ", duplicate ids: \(report.catalog.duplicateIDs.joined(separator: ", "))"))
             out("gifs: \(gifs.wanted) wanted, \(gifs.valid) valid: \(gifs.downloaded) downloaded (\(gifs.newlyStored) new, \(gifs.deduplicated) deduplicated, \(gifs.bytesDownloaded) bytes), \(gifs.notModified) not modified, \(gifs.skippedFresh) fresh, \(gifs.reusedLastGood) last known good; \(gifs.rejected) rejected, \(gifs.missing) missing")
             if let changes = report.catalogChanges, changes.hadPrevious {
-                out("catalog changes: \(changes.added.count) added, \(changes.removed.count) removed, \(changes.changed.count) changed")
+                out("catalog changes: \(changes.addedCount) added, \(changes.removedCount) removed, \(changes.changedCount) changed")
             }
             let http = report.http
             out("requests: \(http.requests) sent, \(http.retries) retries, \(http.rateLimited) rate-limited"

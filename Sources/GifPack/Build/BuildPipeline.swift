@@ -129,8 +129,10 @@ public struct BuildPipeline: Sendable {
                                                     pagesPath: layout.catalogPagesPath).fetchCatalog()
         report.catalog = .init(exercises: catalog.exercises.count, pages: catalog.pagesFetched, pagesReused: catalog.pagesReused,
                                rejectedRecords: catalog.rejected, duplicateIDs: catalog.duplicateIDs)
+        let listLimit = options.reportListLimit
         report.catalogChanges = try await BlockingWork.run { 
-            try state.replaceCatalog(CatalogFingerprint.fingerprints(of: catalog), digest: CatalogFingerprint.digest(of: catalog))
+            try state.replaceCatalog(CatalogFingerprint.fingerprints(of: catalog), digest: CatalogFingerprint.digest(of: catalog),
+                                     listLimit: listLimit)
         }
         if let damaged = report.stateRecovery {
             let (indexPath, resolution, fetch) = (self.indexPath, manifest.source.resolution ?? 0, manifest.fetch)

@@ -245,7 +245,11 @@ public final class BuildState: Sendable {
     /// With a `digest` of the new catalog (``CatalogFingerprint/digest(of:)``) equal to the one
     /// stored with the remembered catalog, nothing is compared or written and `fingerprints` is
     /// not read: an unchanged catalog of 100,000 exercises costs one lookup.
-    public func replaceCatalog<S: Sequence>(_ fingerprints: S, digest: String? = nil) throws -> CatalogChanges
+    ///
+    /// Each list of ids returned holds at most `listLimit` (the first in id order; the counts are
+    /// whole): a first build adds every exercise, and 100,000 ids are megabytes held all build long.
+    public func replaceCatalog<S: Sequence>(_ fingerprints: S, digest: String? = nil,
+                                            listLimit: Int = BuildReport.listLimit) throws -> CatalogChanges
         where S.Element == (id: String, fingerprint: String) {
         try database.write { db in
             if let digest,
@@ -263,20 +267,24 @@ public final class BuildState: Sendable {
             for (id, fingerprint) in fingerprints { try insert.execute(arguments: [id, fingerprint]) }
             let hadPrevious = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM catalog_entry WHERE source = ?)",
                                                 arguments: [source]) ?? false
-            let added = try String.fetchAll(db, sql: """
+            /// The first `listLimit` ids a query gives, in id order, and how many it gives in all.
+            func ids(_ query: String) throws -> (ids: [String], count: Int) {
+                let count = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM (\(query))", arguments: [source]) ?? 0
+                let ids = try String.fetchAll(db, sql: "\(query) ORDER BY 1 LIMIT ?", arguments: [source, listLimit])
+                return (ids, count)
+            }
+            let added = try ids("""
                 SELECT n.exercise_id FROM temp.catalog_now n
                 WHERE NOT EXISTS (SELECT 1 FROM catalog_entry c WHERE c.source = ? AND c.exercise_id = n.exercise_id)
-                ORDER BY n.exercise_id
-                """, arguments: [source])
-            let removed = try String.fetchAll(db, sql: """
+                """)
+            let removed = try ids("""
                 SELECT c.exercise_id FROM catalog_entry c
                 WHERE c.source = ? AND NOT EXISTS (SELECT 1 FROM temp.catalog_now n WHERE n.exercise_id = c.exercise_id)
-                ORDER BY c.exercise_id
-                """, arguments: [source])
-            let changed = try String.fetchAll(db, sql: """
+                """)
+            let changed = try ids("""
                 SELECT n.exercise_id FROM temp.catalog_now n JOIN catalog_entry c ON c.source = ? AND c.exercise_id = n.exercise_id
-                WHERE c.fingerprint != n.fingerprint ORDER BY n.exercise_id
-                """, arguments: [source])
+                WHERE c.fingerprint != n.fingerprint
+                """)
             try db.execute(sql: """
                 DELETE FROM catalog_entry
                 WHERE source = ? AND NOT EXISTS (SELECT 1 FROM temp.catalog_now n WHERE n.exercise_id = catalog_entry.exercise_id);
@@ -292,7 +300,8 @@ public final class BuildState: Sendable {
             } else {
                 try db.execute(sql: "DELETE FROM catalog_digest WHERE source = ?", arguments: [source])
             }
-            return CatalogChanges(hadPrevious: hadPrevious, added: added, removed: removed, changed: changed)
+            return CatalogChanges(hadPrevious: hadPrevious, added: added.ids, removed: removed.ids, changed: changed.ids,
+                                  addedCount: added.count, removedCount: removed.count, changedCount: changed.count)
         }
     }
 
@@ -419,16 +428,42 @@ public struct GIFState: Sendable, Equatable {
 
 /// How the catalog changed since the last run.
 public struct CatalogChanges: Sendable, Equatable, Codable {
+    /// The first ids added, removed and changed, in id order, at most the report's list limit
+    /// each (a first build adds the whole catalog); the counts say how many there are in all.
     public var added: [String]
     public var removed: [String]
     public var changed: [String]
+    public var addedCount: Int
+    public var removedCount: Int
+    public var changedCount: Int
     /// False on the first run (nothing to compare with).
     public var hadPrevious: Bool
 
-    init(hadPrevious: Bool, added: [String], removed: [String], changed: [String]) {
+    /// Counts default to the lists' lengths (lists not cut short).
+    init(hadPrevious: Bool, added: [String], removed: [String], changed: [String],
+         addedCount: Int? = nil, removedCount: Int? = nil, changedCount: Int? = nil) {
         self.hadPrevious = hadPrevious
         self.added = added
         self.removed = removed
         self.changed = changed
+        self.addedCount = addedCount ?? added.count
+        self.removedCount = removedCount ?? removed.count
+        self.changedCount = changedCount ?? changed.count
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case added, removed, changed, addedCount, removedCount, changedCount, hadPrevious
+    }
+
+    /// Reports written before the counts existed held whole lists: their lengths are the counts.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let added = try container.decode([String].self, forKey: .added)
+        let removed = try container.decode([String].self, forKey: .removed)
+        let changed = try container.decode([String].self, forKey: .changed)
+        self.init(hadPrevious: try container.decode(Bool.self, forKey: .hadPrevious), added: added, removed: removed,
+                  changed: changed, addedCount: try container.decodeIfPresent(Int.self, forKey: .addedCount),
+                  removedCount: try container.decodeIfPresent(Int.self, forKey: .removedCount),
+                  changedCount: try container.decodeIfPresent(Int.self, forKey: .changedCount))
     }
 }
