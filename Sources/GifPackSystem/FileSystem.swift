@@ -167,7 +167,7 @@ package enum FileSystem {
     /// ```swift
     /// let (fd, linkable) = try FileSystem.createUnnamed(in: "cache/tmp")
     /// // … write …
-    /// if linkable { try FileSystem.link(descriptor: fd, to: "cache/catalog-pages") }
+    /// if linkable { try FileSystem.link(descriptor: fd, to: "cache/catalog-pages", via: "cache/tmp/\(UUID()).part") }
     /// ```
     package static func createUnnamed(in directory: String) throws(FileSystemError) -> (descriptor: Int32, linkable: Bool) {
         #if os(Linux) && (arch(x86_64) || arch(arm64))
@@ -186,9 +186,9 @@ package enum FileSystem {
     }
 
     /// Gives a file made by ``createUnnamed(in:)`` (when `linkable`) the name `path`, atomically
-    /// replacing what was there: it is linked under a temporary name beside `path`, then renamed.
-    package static func link(descriptor: Int32, to path: String) throws(FileSystemError) {
-        let temporary = temporaryPath(beside: path)
+    /// replacing what was there: it is linked under the name `temporary` (on the same file system,
+    /// one the caller clears after a crash), then renamed.
+    package static func link(descriptor: Int32, to path: String, via temporary: String) throws(FileSystemError) {
         guard linkat(AT_FDCWD, "/proc/self/fd/\(descriptor)", AT_FDCWD, temporary, AT_SYMLINK_FOLLOW) == 0 else {
             throw .io(operation: "link", path: temporary, errno: errno)
         }

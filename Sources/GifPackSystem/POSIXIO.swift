@@ -76,6 +76,14 @@ package enum POSIXIO {
         }
         return done
     }
+
+    /// `count` bytes of `fd` from `offset`, in a new array; throws `EIO` when the file ends first.
+    package static func read(_ fd: Int32, count: Int, at offset: Int64) throws(Errno) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        let got = bytes.withUnsafeMutableBytes { buffer in Result { () throws(Errno) in try read(fd, into: buffer, at: offset) } }
+        guard try got.get() == count else { throw Errno(EIO) }
+        return bytes
+    }
 }
 
 /// `read(2)`, reachable from inside ``POSIXIO`` whose own `read` methods shadow it.

@@ -60,11 +60,14 @@ final class CatalogPageCache: Sendable {
     private let fd: Int32
     private let pages: [Int: Page]
     let tables: RecordSpool.Tables
+    /// The file's size when opened: no read goes past it, whatever the directory says.
+    private let size: Int64
 
-    private init(fd: Int32, pages: [Int: Page], tables: RecordSpool.Tables) {
+    private init(fd: Int32, pages: [Int: Page], tables: RecordSpool.Tables, size: Int64) {
         self.fd = fd
         self.pages = pages
         self.tables = tables
+        self.size = size
     }
 
     deinit { close(fd) }
@@ -84,11 +87,13 @@ final class CatalogPageCache: Sendable {
     static func open(path: String, key: RecordDigest) -> CatalogPageCache? {
         let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
-        guard let (pages, tables) = readDirectory(fd, key: key) else {
+        var status = stat()
+        guard fstat(fd, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG,
+              let (pages, tables) = readDirectory(fd, key: key, size: Int64(status.st_size)) else {
             close(fd)
             return nil
         }
-        return CatalogPageCache(fd: fd, pages: pages, tables: tables)
+        return CatalogPageCache(fd: fd, pages: pages, tables: tables, size: Int64(status.st_size))
     }
 
     /// How many pages the cache knows.
@@ -103,7 +108,7 @@ final class CatalogPageCache: Sendable {
     /// The page's exercises as the spool wrote them, or nil when they cannot be read or no longer
     /// hash to what was written.
     func bytes(of page: Page) -> [UInt8]? {
-        guard page.length >= 0, page.length <= Self.maxPageBytes else { return nil }
+        guard page.length >= 0, page.length <= Self.maxPageBytes, page.start <= size - Int64(page.length) else { return nil }
         guard let bytes = Self.read(fd, offset: page.start, length: page.length),
               RecordDigest(SHA256.hash(data: bytes)) == page.content else { return nil }
         return bytes
@@ -160,13 +165,14 @@ final class CatalogPageCache: Sendable {
         return out.bytes
     }
 
-    private static func readDirectory(_ fd: Int32, key: RecordDigest) -> ([Int: Page], RecordSpool.Tables)? {
-        guard let header = read(fd, offset: 0, length: Int(RecordSpool.headerLength)),
+    private static func readDirectory(_ fd: Int32, key: RecordDigest, size: Int64) -> ([Int: Page], RecordSpool.Tables)? {
+        guard size >= RecordSpool.headerLength, let header = read(fd, offset: 0, length: Int(RecordSpool.headerLength)),
               Array(header[0..<8]) == magic else { return nil }
         var head = ByteReader(header)
         head.position = 8
         guard let offset = head.u64(), let length = head.u64(), let digest = head.digest(),
-              offset >= UInt64(RecordSpool.headerLength), length <= UInt64(maxTrailerBytes), offset <= UInt64(Int64.max) - length,
+              offset >= UInt64(RecordSpool.headerLength), length <= UInt64(maxTrailerBytes), offset <= UInt64(size),
+              length <= UInt64(size) - offset,
               let trailer = read(fd, offset: Int64(offset), length: Int(length)),
               RecordDigest(SHA256.hash(data: trailer)) == digest else { return nil }
         var input = ByteReader(trailer)
@@ -212,12 +218,7 @@ final class CatalogPageCache: Sendable {
     }
 
     private static func read(_ fd: Int32, offset: Int64, length: Int) -> [UInt8]? {
-        var bytes = [UInt8](repeating: 0, count: length)
-        let got = bytes.withUnsafeMutableBytes { buffer in
-            Result { () throws(Errno) in try POSIXIO.read(fd, into: buffer, at: offset) }
-        }
-        guard case .success(let count) = got, count == length else { return nil }
-        return bytes
+        try? POSIXIO.read(fd, count: length, at: offset)
     }
 }
 

@@ -104,7 +104,8 @@ final class RecordSpool: Sendable {
             }
         }
         if case .failure(let error) = written { throw .io(operation: "write", path: self.path, errno: error.code) }
-        try FileSystem.link(descriptor: fd, to: path)
+        // Through a name the next build's clean-up of tmp/ removes, should this one be killed here.
+        try FileSystem.link(descriptor: fd, to: path, via: "\(directory)/\(UUID().uuidString).part")
     }
 
     /// `length` bytes this process wrote, read back. The file is its own, open and unlinked; a
@@ -143,14 +144,8 @@ final class RecordSpool: Sendable {
 
     /// The bytes of a record written at `offset`.
     func read(offset: Int64, length: Int) throws(FileSystemError) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: length)
-        let got = bytes.withUnsafeMutableBytes { buffer in
-            Result { () throws(Errno) in try POSIXIO.read(fd, into: buffer, at: offset) }
-        }
-        switch got {
-        case .failure(let error): throw .io(operation: "read", path: path, errno: error.code)
-        case .success(let count) where count != length: throw .io(operation: "read", path: path, errno: EIO)
-        case .success: return bytes
+        do { return try POSIXIO.read(fd, count: length, at: offset) } catch {
+            throw .io(operation: "read", path: path, errno: error.code)
         }
     }
 }

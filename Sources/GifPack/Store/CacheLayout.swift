@@ -41,7 +41,8 @@ public struct CacheLayout: Sendable, Equatable {
     }
 
     /// True for the name of a download in progress as ``newTemporaryDownloadPath()`` makes it
-    /// (`<UUID>.part`): the only files gifpack ever deletes from `tmp/`.
+    /// (`<UUID>.part`; the catalog spool also passes through such a name on its way to
+    /// `catalog-pages`): the only files gifpack ever deletes from `tmp/`.
     static func isOwnDownload(_ name: String) -> Bool {
         guard name.hasSuffix(".part") else { return false }
         return UUID(uuidString: String(name.dropLast(".part".count))) != nil && name.count == 36 + 5
