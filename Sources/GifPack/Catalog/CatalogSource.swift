@@ -137,8 +137,9 @@ struct CatalogPager: Sendable {
         // A body the last run saw: its exercises are in the last run's spool. A body with the key
         // in it gets no digest (the cache keeps no hash of a text holding the key).
         var body: RecordDigest?
+        let secrets = SecretRedactor(source: source).secrets
         if status == 200, let pageCache,
-           !SecretRedactor(source: source).secrets.contains(where: { SecretRedactor.occurs($0, in: response.body.withUnsafeBytes { $0 }) }) {
+           !response.body.withUnsafeBytes({ raw in secrets.contains { SecretRedactor.occurs($0, in: raw) } }) {
             let digest = RecordDigest(SHA256.hash(data: response.body))
             body = digest
             if let previous = pageCache.previous, let cached = previous.page(offset: offset, body: digest),
