@@ -12,7 +12,8 @@
 /// for exercise in chosen { print(exercise.id) }
 /// ```
 ///
-/// The spool is a file this process wrote and holds open (already unlinked): reading it back fails
+/// The spool is a file this process wrote and holds open (unnamed while the build runs, or the
+/// page cache it became, which only this build, under its lock, writes): reading it back fails
 /// only when the disk fails, and then the process stops with that error. A build that stops that way
 /// has published nothing new, as with any crash: the last pack and index stay as they were.
 public struct ExerciseList: RandomAccessCollection, Sendable, Equatable, ExpressibleByArrayLiteral {

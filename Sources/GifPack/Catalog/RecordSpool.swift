@@ -21,7 +21,7 @@ final class RecordSpool: Sendable {
     var descriptor: Int32 { fd }
     /// The file's length: where the next page goes.
     private let end = Mutex<Int64>(0)
-    /// The path the file had before it was unlinked, for error messages.
+    /// A description of the unnamed file (its directory), for error messages.
     let path: String
     /// The body part, equipment and target lists of spooled exercises, each kept once (a catalog
     /// has a few hundred different ones), and the image URL templates (one per catalog).
@@ -108,7 +108,7 @@ final class RecordSpool: Sendable {
         try FileSystem.link(descriptor: fd, to: path, via: "\(directory)/\(UUID().uuidString).part")
     }
 
-    /// `length` bytes this process wrote, read back. The file is its own, open and unlinked; a
+    /// `length` bytes this process wrote, read back. The file is its own and open (see ``ExerciseList``); a
     /// read fails only when the disk does, and the process then stops with that error (see
     /// ``ExerciseList``).
     func readBack(offset: Int64, length: Int) -> [UInt8] {

@@ -4,7 +4,7 @@ import Foundation
 ///
 /// ```
 /// <cache>/tmp/                                   downloads in progress (*.part), and the catalog's record
-///                                                spool (unlinked at once: see RecordSpool)
+///                                                spool (an unnamed file: see RecordSpool)
 /// <cache>/blobs/sha256/ab/<sha256>.gif           validated GIFs, content-addressed
 /// <cache>/frames/zstd<L>-mtime<T>/ab/<sha256>.zst  each GIF's tar entry as one compressed zstd frame
 /// <cache>/state.sqlite                           what each exercise's last fetch learnt (see BuildState)
