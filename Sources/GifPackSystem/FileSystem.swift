@@ -188,10 +188,13 @@ package enum FileSystem {
     /// Gives a file made by ``createUnnamed(in:)`` (when `linkable`) the name `path`, atomically
     /// replacing what was there: it is linked under the name `temporary` (on the same file system,
     /// one the caller clears after a crash), then renamed.
-    package static func link(descriptor: Int32, to path: String, via temporary: String) throws(FileSystemError) {
+    /// `beforeRename` runs once the temporary name exists (crash-safety tests stop the process there).
+    package static func link(descriptor: Int32, to path: String, via temporary: String,
+                             beforeRename: () -> Void = {}) throws(FileSystemError) {
         guard linkat(AT_FDCWD, "/proc/self/fd/\(descriptor)", AT_FDCWD, temporary, AT_SYMLINK_FOLLOW) == 0 else {
             throw .io(operation: "link", path: temporary, errno: errno)
         }
+        beforeRename()
         do throws(FileSystemError) { try move(temporary, to: path) } catch {
             unlink(temporary)
             throw error

@@ -252,3 +252,37 @@ private final class EventRecorder: @unchecked Sendable {
         return events
     }
 }
+
+/// A build killed while its spool becomes the page cache (linked in `tmp/`, not yet renamed).
+@Suite("Catalog page cache: a killed build")
+struct CatalogPageCacheCrashTests {
+    @Test func aBuildKilledWhileNamingItsPageCacheLeavesNothingTheNextRunKeeps() async throws {
+        try #require(CrashPoint.isCompiledIn, "swift test builds debug, which has the crash hook")
+        let server = try startFixture(count: 25)
+        defer { server.stop() }
+        let workspace = try TemporaryDirectory()
+        let manifest = try workspace.write(rapidAPIManifest(server: server), to: "manifest.yaml")
+        let arguments = ["build", "--manifest", manifest, "--out", workspace.file("dist"), "--cache", workspace.file("cache"), "--quiet"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["GIFPACK_TEST_KEY"] = testAPIKey
+        environment["SOURCE_DATE_EPOCH"] = "1700000000"
+        var crashing = environment
+        crashing["GIFPACK_CRASH_AT"] = RecordSpool.namingCrashPoint
+        let killed = try await runOffThePool(productPath("gifpack"), arguments, environment: crashing)
+        #expect(killed.status == 128 + 9 || killed.status == 9, "expected SIGKILL, got \(killed.status): \(killed.error)")
+        let left = try FileManager.default.contentsOfDirectory(atPath: workspace.file("cache/tmp"))
+        #expect(left.count == 1 && left.allSatisfy { CacheLayout.isOwnDownload($0) }, "the linked spool, under a name tmp/'s clean-up knows: \(left)")
+        #expect(!FileManager.default.fileExists(atPath: workspace.file("cache/catalog-pages")))
+
+        let finished = try await runOffThePool(productPath("gifpack"), arguments, environment: environment)
+        #expect(finished.status == 0, "\(finished.error)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: workspace.file("cache/tmp")).isEmpty, "cleared")
+        #expect(FileManager.default.fileExists(atPath: workspace.file("cache/catalog-pages")))
+        let report = try JSONDecoder().decode(BuildReport.self, from: Data(contentsOf: URL(fileURLWithPath: workspace.file("dist/report.json"))))
+        #expect(report.catalog.pagesReused == 0, "nothing was left to reuse")
+        let again = try await runOffThePool(productPath("gifpack"), arguments, environment: environment)
+        #expect(again.status == 0, "\(again.error)")
+        let reused = try JSONDecoder().decode(BuildReport.self, from: Data(contentsOf: URL(fileURLWithPath: workspace.file("dist/report.json"))))
+        #expect(reused.catalog.pagesReused == 3)
+    }
+}

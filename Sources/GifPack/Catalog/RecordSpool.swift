@@ -40,6 +40,10 @@ final class RecordSpool: Sendable {
     /// ``CatalogPageCache`` (false where the file system has no `O_TMPFILE`).
     let linkable: Bool
 
+    /// Where crash-safety tests stop a build (`GIFPACK_CRASH_AT`, debug builds only): the spool is
+    /// linked under its temporary name in `tmp/`, not yet renamed to the page cache's.
+    static let namingCrashPoint = "naming-catalog-pages"
+
     /// Bytes kept free at the start of the file for the page cache's header (``persist(trailer:as:)``).
     static let headerLength: Int64 = 64
 
@@ -105,7 +109,8 @@ final class RecordSpool: Sendable {
         }
         if case .failure(let error) = written { throw .io(operation: "write", path: self.path, errno: error.code) }
         // Through a name the next build's clean-up of tmp/ removes, should this one be killed here.
-        try FileSystem.link(descriptor: fd, to: path, via: "\(directory)/\(UUID().uuidString).part")
+        try FileSystem.link(descriptor: fd, to: path, via: "\(directory)/\(UUID().uuidString).part",
+                            beforeRename: { CrashPoint.reach(named: Self.namingCrashPoint) })
     }
 
     /// `length` bytes this process wrote, read back. The file is its own and open (see ``ExerciseList``); a
