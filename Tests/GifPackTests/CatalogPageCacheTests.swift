@@ -208,7 +208,7 @@ struct CatalogPageCacheTests {
         #expect(set.first(from: 300) == nil)
     }
 
-    @Test func aNoChangeRebuildDecidesFromTheStateAndRequestsNothing() async throws {
+    @Test func aRebuildDecidesEachExerciseOnceAndRequestsOnlyWhatIsDue() async throws {
         let server = try startFixture(count: 30)
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
