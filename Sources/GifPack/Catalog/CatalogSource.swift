@@ -137,9 +137,9 @@ struct CatalogPager: Sendable {
         // A body the last run saw: its exercises are in the last run's spool. A body with the key
         // in it gets no digest (the cache keeps no hash of a text holding the key).
         var body: RecordDigest?
-        let secrets = SecretRedactor(source: source).secrets
+        let redactor = SecretRedactor(source: source)
         if status == 200, let pageCache,
-           !response.body.withUnsafeBytes({ raw in secrets.contains { SecretRedactor.occurs($0, in: raw) } }) {
+           !response.body.withUnsafeBytes({ raw in redactor.secrets.contains { SecretRedactor.occurs($0, in: raw) } }) {
             let digest = RecordDigest(SHA256.hash(data: response.body))
             body = digest
             if let previous = pageCache.previous, let cached = previous.page(offset: offset, body: digest),
@@ -149,13 +149,10 @@ struct CatalogPager: Sendable {
         }
         // Linear-time parse with bounded nesting; a page nested deeper than the limit is refused with
         // the byte where it happens (a record must still fit the 64 levels readers allow in catalog.json).
-        let parsed = Result { () throws(JSONParseError) -> JSONValue in
-            try JSONParser.parse(response.body, limits: JSONLimits(maxDepth: JSONLimits.catalogPageDepth,
-                                                                   maxBytes: Int(clamping: fetch.maxCatalogBytes)))
-        }
+        let parsed = Result { () throws(JSONParseError) -> JSONValue in try parsePage(response.body) }
         // A server that echoes the key (in an error message, in a record) must not get it into a
         // report, a log or a pack: the page is redacted before anything reads it.
-        let json = (try? parsed.get()).map(SecretRedactor(source: source).redact)
+        let json = (try? parsed.get()).map(redactor.redact)
         guard status == 200 else {
             throw PageFailure(error: .status(url: url, status: status, message: json?["message"]?.stringValue),
                               retryable: RetryPolicy.retryableStatuses.contains(status),
@@ -170,12 +167,17 @@ struct CatalogPager: Sendable {
         return .json(json, body: body)
     }
 
-    /// `body` (a page the cache offered that could not be reused after all) parsed as if it had just arrived.
+    /// A list page's body as JSON: a linear-time parse with bounded nesting and size.
+    private func parsePage(_ body: [UInt8]) throws(JSONParseError) -> JSONValue {
+        try JSONParser.parse(body, limits: JSONLimits(maxDepth: JSONLimits.catalogPageDepth,
+                                                      maxBytes: Int(clamping: fetch.maxCatalogBytes)))
+    }
+
+    /// `body` (a page the cache offered that could not be reused after all) parsed and redacted as
+    /// if it had just arrived.
     private func parse(_ body: [UInt8], url: String) throws(CatalogError) -> JSONValue {
         do {
-            let json = try JSONParser.parse(body, limits: JSONLimits(maxDepth: JSONLimits.catalogPageDepth,
-                                                                     maxBytes: Int(clamping: fetch.maxCatalogBytes)))
-            return SecretRedactor(source: source).redact(json)
+            return SecretRedactor(source: source).redact(try parsePage(body))
         } catch {
             throw .notJSON(url: url, detail: "the body does not parse as JSON: \(error)")
         }
@@ -458,7 +460,7 @@ struct CatalogPager: Sendable {
                 position += 1
             }
             guard let spool else { return }
-            var spooled = RecordSpool.SpooledPage(slots: [], start: 0, length: 0, digest: RecordDigest(SHA256.hash(data: [UInt8]())))
+            var spooled = RecordSpool.SpooledPage.empty
             if !page.isEmpty {
                 do { spooled = try spool.appendPage(exercises: page) } catch { throw .spool(error) }
                 slots += spooled.slots

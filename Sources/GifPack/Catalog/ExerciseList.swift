@@ -109,12 +109,7 @@ public struct ExerciseList: RandomAccessCollection, Sendable, Equatable, Express
         case .spooled(let spool, let slots):
             var reader = spool.reader()
             for slot in slots {
-                reader.withBytes(at: slot) { raw in
-                    let fingerprint = RecordDigest(rawBytes: UnsafeRawBufferPointer(rebasing: raw[8..<40]))
-                    let count = Int(raw.loadUnaligned(fromByteOffset: RecordSpool.fixedHeader, as: UInt16.self).littleEndian)
-                    let from = RecordSpool.fixedHeader + 2
-                    body(UnsafeRawBufferPointer(rebasing: raw[from..<from + count]), fingerprint)
-                }
+                reader.withBytes(at: slot) { raw in body(RecordSpool.idBytes(raw), RecordSpool.fingerprint(raw)) }
             }
         }
     }

@@ -34,6 +34,17 @@ extension RecordSpool {
     ///     the record's canonical bytes (what catalog.json copies)
     static let fixedHeader = 4 + 4 + 32 + 32
 
+    /// The id's UTF-8 bytes in an exercise as written.
+    static func idBytes(_ raw: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+        let count = Int(raw.loadUnaligned(fromByteOffset: fixedHeader, as: UInt16.self).littleEndian)
+        return UnsafeRawBufferPointer(rebasing: raw[fixedHeader + 2..<fixedHeader + 2 + count])
+    }
+
+    /// The fingerprint in an exercise as written.
+    static func fingerprint(_ raw: UnsafeRawBufferPointer) -> RecordDigest {
+        RecordDigest(rawBytes: UnsafeRawBufferPointer(rebasing: raw[8..<40]))
+    }
+
     /// Writes whole exercises (their record bytes included) one after the other with one write,
     /// and returns where each is.
     func append(exercises: [Exercise]) throws(FileSystemError) -> [ExerciseSlot] {
@@ -47,6 +58,9 @@ extension RecordSpool {
         var start: Int64
         var length: Int
         var digest: RecordDigest
+
+        /// A page with no exercises: nothing written.
+        static let empty = SpooledPage(slots: [], start: 0, length: 0, digest: RecordDigest(SHA256.hash(data: [UInt8]())))
     }
 
     /// ``append(exercises:)``, saying where the page's bytes are.
@@ -173,11 +187,7 @@ extension RecordSpool {
         var ids = PackedIDs()
         ids.ends.reserveCapacity(slots.count)
         for slot in slots {
-            reader.withBytes(at: slot) { raw in
-                let count = Int(raw.loadUnaligned(fromByteOffset: RecordSpool.fixedHeader, as: UInt16.self).littleEndian)
-                let from = RecordSpool.fixedHeader + 2
-                ids.append(UnsafeRawBufferPointer(rebasing: raw[from..<from + count]))
-            }
+            reader.withBytes(at: slot) { ids.append(Self.idBytes($0)) }
         }
         return ids
     }
@@ -268,15 +278,6 @@ extension RecordSpool {
             let (spool, tables) = (self.spool, self.tables)
             return withBytes(at: slot) { raw in
                 Self.decode(raw, at: slot.offset, withRecord: withRecord, spool: spool, tables: tables)
-            }
-        }
-
-        /// The id alone of the exercise at `slot`.
-        mutating func id(at slot: ExerciseSlot) -> String {
-            withBytes(at: slot) { raw in
-                let count = Int(raw.loadUnaligned(fromByteOffset: RecordSpool.fixedHeader, as: UInt16.self).littleEndian)
-                let from = RecordSpool.fixedHeader + 2
-                return String(decoding: UnsafeRawBufferPointer(rebasing: raw[from..<from + count]), as: UTF8.self)
             }
         }
 

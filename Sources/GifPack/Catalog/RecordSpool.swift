@@ -84,15 +84,20 @@ final class RecordSpool: Sendable {
             return end
         }
         guard start + Int64(page.count) < ExerciseSlot.maxOffset else { throw .io(operation: "write", path: path, errno: EFBIG) }
-        let written = page.withUnsafeBytes { buffer in
+        try write(page, at: start)
+        return start
+    }
+
+    /// Writes all of `bytes` at `offset` (`pwrite`, continued until done).
+    private func write(_ bytes: [UInt8], at offset: Int64) throws(FileSystemError) {
+        let written = bytes.withUnsafeBytes { buffer in
             Result { () throws(Errno) in
                 try POSIXIO.writeAll(buffer) { pointer, count in
-                    pwrite(fd, pointer, count, off_t(start) + off_t(buffer.count - count))
+                    pwrite(fd, pointer, count, off_t(offset) + off_t(buffer.count - count))
                 }
             }
         }
         if case .failure(let error) = written { throw .io(operation: "write", path: path, errno: error.code) }
-        return start
     }
 
     /// Appends `trailer` (a ``CatalogPageCache`` directory), writes the header that points at it
@@ -101,13 +106,7 @@ final class RecordSpool: Sendable {
     func persist(trailer: [UInt8], as path: String) throws(FileSystemError) {
         guard linkable else { return }
         let at = try write(trailer)
-        let header = CatalogPageCache.header(trailerAt: at, trailer: trailer)
-        let written = header.withUnsafeBytes { buffer in
-            Result { () throws(Errno) in
-                try POSIXIO.writeAll(buffer) { pointer, count in pwrite(fd, pointer, count, off_t(buffer.count - count)) }
-            }
-        }
-        if case .failure(let error) = written { throw .io(operation: "write", path: self.path, errno: error.code) }
+        try write(CatalogPageCache.header(trailerAt: at, trailer: trailer), at: 0)
         // Through a name the next build's clean-up of tmp/ removes, should this one be killed here.
         try FileSystem.link(descriptor: fd, to: path, via: "\(directory)/\(UUID().uuidString).part",
                             beforeRename: { CrashPoint.reach(named: Self.namingCrashPoint) })

@@ -26,12 +26,21 @@ public enum BuildEventLog {
         public var fields: [String: LogField]
     }
 
-    /// The level of ``entry(for:)``'s entry for `event`, without making it: per-GIF events are
-    /// most of a build's, and a logger that drops their level need not build their text.
+    /// The level of ``entry(for:)``'s entry for `event`, without making it: per-GIF and per-request
+    /// events are most of a build's, and a logger that drops their level need not build their text.
     public static func level(for event: BuildEvent) -> LogSeverity? {
         switch event {
         case .gifFinished(_, let result): gifLevel(result)
+        case .attempt(let attempt): attemptLevel(attempt.outcome)
         default: entry(for: event)?.level
+        }
+    }
+
+    /// Successes only with --verbose; retries and failures at info.
+    private static func attemptLevel(_ outcome: AttemptEvent.Outcome) -> LogSeverity {
+        switch outcome {
+        case .downloaded, .notModified: .debug
+        case .retry, .failed: .info
         }
     }
 
@@ -90,20 +99,12 @@ public enum BuildEventLog {
         if let status = attempt.status { fields["status"] = .int(Int64(status)) }
         if let reason = attempt.reason { fields["reason"] = .string(reason.code) }
         if let wait = attempt.retryIn { fields["retry_in_ms"] = .double(max(0, milliseconds(wait))) }
-        let level: LogSeverity
-        let message: String
-        switch attempt.outcome {
-        case .downloaded, .notModified:
-            level = .debug
-            message = "GET \(attempt.exerciseID): \(attempt.outcome.rawValue)"
-        case .retry:
-            level = .info
-            message = "GET \(attempt.exerciseID): \(attempt.reason?.code ?? "failed"), trying again"
-        case .failed:
-            level = .info
-            message = "GET \(attempt.exerciseID): \(attempt.reason?.code ?? "failed"), giving up"
+        let message = switch attempt.outcome {
+        case .downloaded, .notModified: "GET \(attempt.exerciseID): \(attempt.outcome.rawValue)"
+        case .retry: "GET \(attempt.exerciseID): \(attempt.reason?.code ?? "failed"), trying again"
+        case .failed: "GET \(attempt.exerciseID): \(attempt.reason?.code ?? "failed"), giving up"
         }
-        return Entry(level: level, message: message, fields: fields)
+        return Entry(level: attemptLevel(attempt.outcome), message: message, fields: fields)
     }
 
     private static func gifEntry(id: String, result: GIFFetchResult) -> Entry {

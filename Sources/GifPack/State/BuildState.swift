@@ -267,11 +267,12 @@ public final class BuildState: Sendable {
             for (id, fingerprint) in fingerprints { try insert.execute(arguments: [id, fingerprint]) }
             let hadPrevious = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM catalog_entry WHERE source = ?)",
                                                 arguments: [source]) ?? false
-            /// The first `listLimit` ids a query gives, in id order, and how many it gives in all.
+            /// The first `listLimit` ids a query gives, in id order, and how many it gives in all
+            /// (counted by the same pass, as a window over every row).
             func ids(_ query: String) throws -> (ids: [String], count: Int) {
-                let count = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM (\(query))", arguments: [source]) ?? 0
-                let ids = try String.fetchAll(db, sql: "\(query) ORDER BY 1 LIMIT ?", arguments: [source, listLimit])
-                return (ids, count)
+                let rows = try Row.fetchAll(db, sql: "SELECT exercise_id, COUNT(*) OVER () FROM (\(query)) ORDER BY 1 LIMIT ?",
+                                            arguments: [source, listLimit])
+                return (rows.map { $0[0] }, rows.first.map { $0[1] } ?? 0)
             }
             let added = try ids("""
                 SELECT n.exercise_id FROM temp.catalog_now n
