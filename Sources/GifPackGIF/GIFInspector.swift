@@ -10,11 +10,15 @@ import Darwin
 /// The inspector checks the signature itself (so an HTML error page is reported as
 /// ``GIFRejection/notAGIF`` without involving giflib), then walks the records with `DGifOpen`
 /// (custom input function), `DGifGetRecordType`, `DGifGetImageHeader`, `DGifGetLine` and
-/// `DGifGetExtension`/`DGifGetExtensionNext`. Every frame's pixels are LZW-decoded into one reused
-/// line buffer as wide as the logical screen, and the image header is read with
-/// `DGifGetImageHeader` rather than `DGifGetImageDesc` so giflib does not keep a record per
-/// frame: memory does not grow with the number of frames or the file size (the path variant
-/// reads the file in 64 KiB chunks). `DGifSlurp` is never used.
+/// `DGifGetExtension`/`DGifGetExtensionNext`. Every frame's LZW data is read to its last pixel by
+/// ``LZWPixelCounter``, which follows giflib's decoder code for code but only counts the pixels each
+/// code stands for: a tenth of the cost of decoding them. A frame the counter cannot vouch for (the
+/// data ends early, a code that is neither in the table nor the next one) sends the whole GIF
+/// through giflib's own decoder (`DGifGetLine`, every row into one reused line buffer), whose
+/// verdict and message stand; so a GIF is accepted only when giflib would decode it. The image
+/// header is read with `DGifGetImageHeader` rather than `DGifGetImageDesc` so giflib does not keep a
+/// record per frame: memory does not grow with the number of frames or the file size (the path
+/// variant reads the file in 64 KiB chunks). `DGifSlurp` is never used.
 ///
 /// Bounds (``GIFLimits``) are checked before any pixels are decoded: screen size when the screen
 /// descriptor is read, frame count and cumulative pixel count at each image descriptor. Every
@@ -31,20 +35,48 @@ public enum GIFInspector {
     /// A file that cannot be opened or read is reported as ``GIFRejection/corrupt(_:)`` with the
     /// OS error text.
     public static func inspect(path: String, limits: GIFLimits = .standard) throws(GIFRejection) -> GIFInfo {
+        try inspect(path: path, limits: limits, check: .counting)
+    }
+
+    /// Inspects GIF bytes held in memory.
+    public static func inspect(bytes: [UInt8], limits: GIFLimits = .standard) throws(GIFRejection) -> GIFInfo {
+        try inspect(bytes: bytes, limits: limits, check: .counting)
+    }
+
+    /// The inspection with a chosen pixel check: ``GIFRecordWalker/PixelCheck/decoding`` is the
+    /// reference the counting check is tested against.
+    static func inspect(path: String, limits: GIFLimits, check: GIFRecordWalker.PixelCheck) throws(GIFRejection) -> GIFInfo {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             throw .corrupt("cannot open \(path): \(String(cString: strerror(errno)))")
         }
         defer { close(fd) }
-        return try inspect(GIFByteSource(fileDescriptor: fd), limits: limits)
+        return try inspect(limits: limits, check: check) { (again: Bool) throws(GIFRejection) in
+            if again, lseek(fd, 0, SEEK_SET) != 0 {
+                throw .corrupt("cannot read \(path) again: \(String(cString: strerror(errno)))")
+            }
+            return GIFByteSource(fileDescriptor: fd)
+        }
     }
 
-    /// Inspects GIF bytes held in memory.
-    public static func inspect(bytes: [UInt8], limits: GIFLimits = .standard) throws(GIFRejection) -> GIFInfo {
-        try inspect(GIFByteSource(bytes: bytes), limits: limits)
+    static func inspect(bytes: [UInt8], limits: GIFLimits, check: GIFRecordWalker.PixelCheck) throws(GIFRejection) -> GIFInfo {
+        try inspect(limits: limits, check: check) { _ in GIFByteSource(bytes: bytes) }
     }
 
-    private static func inspect(_ source: GIFByteSource, limits: GIFLimits) throws(GIFRejection) -> GIFInfo {
+    /// Walks the GIF once with `check`; when counting meets a frame it cannot vouch for, walks it
+    /// again from the start (`source(true)`) decoding every frame with giflib, whose verdict stands.
+    private static func inspect(limits: GIFLimits, check: GIFRecordWalker.PixelCheck,
+                                source: (_ again: Bool) throws(GIFRejection) -> GIFByteSource) throws(GIFRejection) -> GIFInfo {
+        var walk = try inspectOnce(try source(false), limits: limits, check: check)
+        if walk.irregularFrame {
+            walk = try inspectOnce(try source(true), limits: limits, check: .decoding)
+        }
+        return try walk.result.get()
+    }
+
+    /// One walk; `irregularFrame` says counting met a frame only giflib's decoder can judge.
+    static func inspectOnce(_ source: GIFByteSource, limits: GIFLimits,
+                                    check: GIFRecordWalker.PixelCheck) throws(GIFRejection) -> (result: Result<GIFInfo, GIFRejection>, irregularFrame: Bool) {
         let version = try signatureVersion(source.peek(6))
         let box = Unmanaged.passRetained(source)
         defer { box.release() }
@@ -52,7 +84,7 @@ public enum GIFInspector {
         guard let gif = DGifOpen(box.toOpaque(), gifByteSourceRead, &openError) else {
             throw rejection(source: source, code: openError, step: "reading the screen descriptor")
         }
-        var walker = GIFRecordWalker(gif: gif, source: source, limits: limits)
+        var walker = GIFRecordWalker(gif: gif, source: source, limits: limits, check: check)
         let result: Result<GIFInfo, GIFRejection>
         do throws(GIFRejection) {
             result = .success(try walker.walk(version: version))
@@ -61,7 +93,7 @@ public enum GIFInspector {
         }
         var closeError: Int32 = 0
         _ = DGifCloseFile(gif, &closeError)
-        return try result.get()
+        return (result, walker.irregularFrame)
     }
 
     /// "87a" or "89a" for a valid signature; `truncated` for a strict prefix of one, else `notAGIF`.

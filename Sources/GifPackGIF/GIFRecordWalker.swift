@@ -1,11 +1,22 @@
 import CGif
 
 /// Walks the records of an opened giflib decoder until the trailer, validating each frame and
-/// accumulating ``GIFInfo``. One walker serves one ``GIFInspector`` call.
+/// accumulating ``GIFInfo``. One walker serves one ``GIFInspector`` pass.
+///
+/// How a frame's pixel data is checked is its ``PixelCheck``: ``PixelCheck/counting`` reads the
+/// LZW codes with ``LZWPixelCounter`` and stops at the first frame it cannot vouch for (the walk
+/// then throws with ``irregularFrame`` set, and the inspector walks again decoding);
+/// ``PixelCheck/decoding`` decodes every row with giflib's `DGifGetLine`, whose verdict is final.
 struct GIFRecordWalker {
+    enum PixelCheck: Sendable { case counting, decoding }
+
     private let gif: UnsafeMutablePointer<GifFileType>
     private let source: GIFByteSource
     private let limits: GIFLimits
+    private let check: PixelCheck
+    /// Set when a counting walk met a frame only giflib's decoder can judge; the error thrown with
+    /// it is not a verdict.
+    private(set) var irregularFrame = false
 
     private var frameCount = 0
     private var totalPixels = 0
@@ -14,10 +25,11 @@ struct GIFRecordWalker {
     private var loopCount: Int?
     private var line: [GifPixelType] = []
 
-    init(gif: UnsafeMutablePointer<GifFileType>, source: GIFByteSource, limits: GIFLimits) {
+    init(gif: UnsafeMutablePointer<GifFileType>, source: GIFByteSource, limits: GIFLimits, check: PixelCheck) {
         self.gif = gif
         self.source = source
         self.limits = limits
+        self.check = check
     }
 
     mutating func walk(version: String) throws(GIFRejection) -> GIFInfo {
@@ -29,7 +41,7 @@ struct GIFRecordWalker {
         guard width > 0, height > 0 else {
             throw .corrupt("logical screen has zero size (\(width)x\(height))")
         }
-        line = [GifPixelType](repeating: 0, count: width)
+        if check == .decoding { line = [GifPixelType](repeating: 0, count: width) }
 
         var record = UNDEFINED_RECORD_TYPE
         repeat {
@@ -69,15 +81,47 @@ struct GIFRecordWalker {
         guard totalPixels <= limits.maxTotalPixels else {
             throw .tooLarge("frames hold more than \(limits.maxTotalPixels) pixels in total")
         }
-        for row in 0..<height {
-            let ok = line.withUnsafeMutableBufferPointer { buffer in
-                DGifGetLine(gif, buffer.baseAddress, Int32(width)) == GIF_OK
+        switch check {
+        case .counting:
+            guard countPixels(width * height) else {
+                irregularFrame = true
+                throw .badFrame("frame \(number) needs a full decode")
             }
-            guard ok else { throw failure("decoding row \(row) of frame \(number)", inFrame: true) }
+        case .decoding:
+            for row in 0..<height {
+                let ok = line.withUnsafeMutableBufferPointer { buffer in
+                    DGifGetLine(gif, buffer.baseAddress, Int32(width)) == GIF_OK
+                }
+                guard ok else { throw failure("decoding row \(row) of frame \(number)", inFrame: true) }
+            }
         }
         frameCount = number
         durationMilliseconds += pendingDelayCentiseconds * 10
         pendingDelayCentiseconds = 0
+    }
+
+    /// Reads the frame's data sub-blocks (`DGifGetCode`, `DGifGetCodeNext`) through an
+    /// ``LZWPixelCounter``, then the rest up to the block terminator, as giflib does after a frame's
+    /// last row. False for anything the counter does not vouch for, a read failure included.
+    private func countPixels(_ pixels: Int) -> Bool {
+        var codeSize: Int32 = 0
+        var block: UnsafeMutablePointer<GifByteType>?
+        guard DGifGetCode(gif, &codeSize, &block) == GIF_OK, (0...8).contains(codeSize) else { return false }
+        var counter = LZWPixelCounter(minimumCodeSize: Int(codeSize), pixels: pixels)
+        while let data = block {
+            do {
+                if try counter.consume(UnsafeBufferPointer(start: data + 1, count: Int(data[0]))) { break }
+            } catch {
+                return false
+            }
+            guard DGifGetCodeNext(gif, &block) == GIF_OK else { return false }
+        }
+        // The terminator before the last pixel: giflib calls that a defect; let it say so.
+        guard counter.isComplete else { return false }
+        while block != nil {
+            guard DGifGetCodeNext(gif, &block) == GIF_OK else { return false }
+        }
+        return true
     }
 
     private mutating func readExtension() throws(GIFRejection) {

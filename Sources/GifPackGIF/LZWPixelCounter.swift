@@ -1,0 +1,133 @@
+/// Reads a frame's LZW code stream the way giflib's decoder (`DGifDecompressLine`) does, counting
+/// the pixels each code stands for instead of writing them: the check ``GIFInspector`` makes of every
+/// frame, at a tenth of a full decode's cost.
+///
+/// A GIF's LZW string table gives each code a string: its prefix code's string plus one pixel, so
+/// its length is the prefix's length plus one. The lengths are enough to know how many pixels a
+/// stream decodes to, without building the strings. The counter reads codes as giflib 5.2 does:
+/// LSB first, `minimumCodeSize + 1` bits wide, one bit wider each time the next free code passes
+/// the width's range, up to 12 bits, the table left as it is once it holds 4,096 codes; a clear code
+/// empties the table; once the frame's pixels are all there the rest of the stream is not read.
+///
+/// It accepts only a *regular* stream: every code a pixel, a code in the table, or the next free
+/// code right after a code (the KwKwK case). On such a stream giflib decodes the same number of
+/// pixels and finds nothing wrong. Anything else is ``irregular``: the end code before the last
+/// pixel, a code neither in the table nor next, or the end of the data. giflib may still read an
+/// irregular stream (it takes any unknown code as the KwKwK case), or refuse it with a reason and a
+/// row, so ``GIFInspector`` then decodes the GIF with giflib to give its verdict: the counter never
+/// decides a rejection, and never accepts what giflib refuses.
+///
+/// Work is one table update per code, so a frame costs time in proportion to its compressed bytes
+/// rather than its pixels, and the table is 8 KiB whatever the frame.
+///
+/// ```swift
+/// var counter = LZWPixelCounter(minimumCodeSize: 8, pixels: 180 * 180)
+/// for block in subBlocks where try counter.consume(block) { break }   // true once complete
+/// ```
+struct LZWPixelCounter: ~Copyable {
+    /// The stream is not one the counter vouches for; giflib's decoder must judge it.
+    struct Irregular: Error, Equatable {}
+
+    /// giflib's largest code (`LZ_MAX_CODE`).
+    private static let maxCode = 4095
+
+    private let minimumCodeSize: Int
+    private let clearCode: Int
+    private let endCode: Int
+    /// Pixels still to decode.
+    private var remaining: Int
+    private var runningCode: Int
+    private var runningBits: Int
+    private var maxCode1: Int
+    /// The previous code, -1 after a clear (giflib's `NO_SUCH_CODE`).
+    private var lastCode = -1
+    private var bitBuffer: UInt64 = 0
+    private var bitCount = 0
+    /// String length by code, for codes above the end code; 0 for a code not in the table.
+    private let lengths: UnsafeMutablePointer<UInt16>
+
+    /// `minimumCodeSize` is the byte before the frame's data (giflib refuses values above 8 before
+    /// the counter is made); `pixels` the frame's width times height.
+    init(minimumCodeSize: Int, pixels: Int) {
+        precondition((0...8).contains(minimumCodeSize), "giflib refuses LZW code sizes above 8")
+        self.minimumCodeSize = minimumCodeSize
+        clearCode = 1 << minimumCodeSize
+        endCode = clearCode + 1
+        remaining = pixels
+        runningCode = endCode + 1
+        runningBits = minimumCodeSize + 1
+        maxCode1 = 1 << runningBits
+        lengths = .allocate(capacity: Self.maxCode + 1)
+        lengths.initialize(repeating: 0, count: Self.maxCode + 1)
+    }
+
+    deinit { lengths.deallocate() }
+
+    /// True once every pixel of the frame is decoded.
+    var isComplete: Bool { remaining <= 0 }
+
+    /// Reads the codes in one data sub-block; returns true once the frame is complete (later bytes
+    /// are not looked at, as giflib does not).
+    mutating func consume(_ block: UnsafeBufferPointer<UInt8>) throws(Irregular) -> Bool {
+        if remaining <= 0 { return true }
+        for byte in block {
+            bitBuffer |= UInt64(byte) << UInt64(bitCount)
+            bitCount += 8
+            while bitCount >= runningBits {
+                let code = Int(truncatingIfNeeded: bitBuffer) & ((1 << runningBits) - 1)
+                bitBuffer >>= UInt64(runningBits)
+                bitCount -= runningBits
+                // giflib counts a code as read, and widens the next, before it interprets it.
+                if runningCode < Self.maxCode + 2 {
+                    runningCode += 1
+                    if runningCode > maxCode1, runningBits < 12 {
+                        maxCode1 <<= 1
+                        runningBits += 1
+                    }
+                }
+                try take(code)
+                if remaining <= 0 { return true }
+            }
+        }
+        return false
+    }
+
+    private mutating func take(_ code: Int) throws(Irregular) {
+        if code == clearCode {
+            lengths.update(repeating: 0, count: Self.maxCode + 1)
+            runningCode = endCode + 1
+            runningBits = minimumCodeSize + 1
+            maxCode1 = 1 << runningBits
+            lastCode = -1
+            return
+        }
+        // The end code before the last pixel: giflib refuses the frame (EOF too soon).
+        if code == endCode { throw Irregular() }
+        // The code the table's next entry gets (giflib's RunningCode - 2, the counter already moved on).
+        let next = runningCode - 2
+        let produced: Int
+        if code < clearCode {
+            produced = 1
+        } else if lengths[code] != 0 {
+            produced = Int(lengths[code])
+        } else if code == next, lastCode >= 0 {
+            // KwKwK: the previous string plus its own first pixel.
+            produced = length(of: lastCode) + 1
+        } else {
+            throw Irregular()
+        }
+        // giflib's stack holds 4,095 pixels; no regular stream comes near, but let it judge one that does.
+        if produced >= Self.maxCode { throw Irregular() }
+        if lastCode >= 0, next <= Self.maxCode, lengths[next] == 0 {
+            lengths[next] = UInt16(length(of: lastCode) + 1)
+        }
+        lastCode = code
+        remaining -= produced
+    }
+
+    /// The string length of a pixel or of a code in the table (a regular stream's previous code is
+    /// always one of them).
+    private func length(of code: Int) -> Int {
+        code < clearCode ? 1 : Int(lengths[code])
+    }
+}
