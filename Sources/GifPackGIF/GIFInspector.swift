@@ -12,7 +12,7 @@ import Darwin
 /// (custom input function), `DGifGetRecordType`, `DGifGetImageHeader`, `DGifGetLine` and
 /// `DGifGetExtension`/`DGifGetExtensionNext`. Every frame's LZW data is read to its last pixel by
 /// ``LZWPixelCounter``, which follows giflib's decoder code for code but only counts the pixels each
-/// code stands for: a tenth of the cost of decoding them. A frame the counter cannot vouch for (the
+/// code stands for: a third to a fifth of the cost of decoding them. A frame the counter cannot vouch for (the
 /// data ends early, a code that is neither in the table nor the next one) sends the whole GIF
 /// through giflib's own decoder (`DGifGetLine`, every row into one reused line buffer), whose
 /// verdict and message stand; so a GIF is accepted only when giflib would decode it. The image

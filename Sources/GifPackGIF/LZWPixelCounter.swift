@@ -1,6 +1,6 @@
 /// Reads a frame's LZW code stream the way giflib's decoder (`DGifDecompressLine`) does, counting
 /// the pixels each code stands for instead of writing them: the check ``GIFInspector`` makes of every
-/// frame, at a tenth of a full decode's cost.
+/// frame, at a third to a fifth of a full decode's cost.
 ///
 /// A GIF's LZW string table gives each code a string: its prefix code's string plus one pixel, so
 /// its length is the prefix's length plus one. The lengths are enough to know how many pixels a
