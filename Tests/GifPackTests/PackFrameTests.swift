@@ -290,6 +290,28 @@ struct PackFrameTests {
         #expect(FileManager.default.fileExists(atPath: "\(current)/ab/x.zst"))
     }
 
+    /// A pack's sink flushes the file to disk on another thread as it grows; what it writes and
+    /// hashes is what a plain sink writes and hashes.
+    @Test func flushingBehindWritesTheSameBytesAndFlushesOnTheWay() throws {
+        let directory = try TemporaryDirectory()
+        var random = SplitMix64(seed: 9)
+        let chunk = (0..<(1 << 20)).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+        let flushing = try FileDescriptorSink(creating: directory.file("behind"), hashing: true, flushingBehind: true)
+        let plain = try FileDescriptorSink(creating: directory.file("plain"), hashing: true)
+        for _ in 0..<40 {
+            try flushing.write(chunk)
+            try plain.write(chunk)
+        }
+        try flushing.syncAndClose()
+        try plain.syncAndClose()
+        // 40 MiB in steps of 16 MiB: at least one flush, at most two (one at a time, never queued).
+        #expect((1...2).contains(flushing.flushesBehind))
+        #expect(plain.flushesBehind == 0)
+        #expect(try flushing.sha256Hex() == (try plain.sha256Hex()))
+        #expect(try Self.fileBytes(directory.file("behind")) == (try Self.fileBytes(directory.file("plain"))))
+        #expect(throws: PackWriteError.self) { try flushing.write([1]) }
+    }
+
     @Test func tarHeaderParsingChecksTheChecksum() throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("p.tar.zst")

@@ -27,6 +27,8 @@ public final class FileDescriptorSink {
     private var fd: Int32
     private let ownsDescriptor: Bool
     private var hasher: SHA256?
+    private var writeBehind: WriteBehind?
+    private var endedFlushes = 0
 
     /// Wraps an open, writable descriptor; `startOffset` is where the first write lands.
     /// The descriptor is not closed by the sink.
@@ -39,8 +41,10 @@ public final class FileDescriptorSink {
     }
 
     /// Creates (or truncates) `path` with mode 0644 and writes from its start; the sink owns the
-    /// descriptor and closes it in ``close()`` or when deallocated.
-    public init(creating path: String, hashing: Bool = false) throws(PackWriteError) {
+    /// descriptor and closes it in ``close()`` or when deallocated. With `flushingBehind`, the file
+    /// is flushed to disk on another thread as it grows (``WriteBehind``), so the ``synchronize()``
+    /// that ends it is short: for a large file that must survive a crash, a pack.
+    public init(creating path: String, hashing: Bool = false, flushingBehind: Bool = false) throws(PackWriteError) {
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw .io(path: path, operation: "open", errno: errno) }
         self.fd = fd
@@ -48,10 +52,24 @@ public final class FileDescriptorSink {
         self.offset = 0
         self.ownsDescriptor = true
         self.hasher = hashing ? SHA256() : nil
+        self.writeBehind = flushingBehind ? WriteBehind(fileDescriptor: fd) : nil
     }
 
     deinit {
+        writeBehind?.finish()
         if ownsDescriptor, fd >= 0 { _ = posixClose(fd) }
+    }
+
+    /// Flushes made on the way by ``WriteBehind`` (0 for a sink made without `flushingBehind`).
+    public var flushesBehind: Int { writeBehind?.flushes ?? endedFlushes }
+
+    /// Waits for a flush under way and stops flushing behind (writes after this are not flushed
+    /// until the next ``synchronize()``).
+    private func endWriteBehind() {
+        guard let writeBehind else { return }
+        writeBehind.finish()
+        endedFlushes = writeBehind.flushes
+        self.writeBehind = nil
     }
 
     /// Writes all of `bytes`.
@@ -61,6 +79,7 @@ public final class FileDescriptorSink {
         do { try POSIXIO.writeAll(fd, bytes) } catch { throw .io(path: path, operation: "write", errno: error.code) }
         hasher?.update(bufferPointer: bytes)
         offset += Int64(bytes.count)
+        writeBehind?.wrote(upTo: offset)
     }
 
     /// Writes all of `bytes`.
@@ -74,6 +93,7 @@ public final class FileDescriptorSink {
 
     /// Flushes the file's data and metadata to stable storage (`fsync`).
     public func synchronize() throws(PackWriteError) {
+        endWriteBehind()
         while fsync(fd) != 0 {
             if errno == EINTR { continue }
             throw .io(path: path, operation: "fsync", errno: errno)
@@ -82,6 +102,7 @@ public final class FileDescriptorSink {
 
     /// Closes the descriptor if the sink owns it; later writes fail. Safe to call twice.
     public func close() throws(PackWriteError) {
+        endWriteBehind()
         guard ownsDescriptor, fd >= 0 else { return }
         let descriptor = fd
         fd = -1
