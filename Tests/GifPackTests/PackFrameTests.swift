@@ -235,61 +235,6 @@ struct PackFrameTests {
         _ = try assembler.finish()
     }
 
-    /// Data that does not compress is framed at level 1, whatever the pinned level: its first 64 KiB
-    /// decide. Compressible data keeps the pinned level.
-    @Test func incompressibleDataIsFramedAtLevelOne() throws {
-        let directory = try TemporaryDirectory()
-        var random = SplitMix64(seed: 5)
-        let noise = (0..<200_000).map { _ in UInt8(truncatingIfNeeded: random.next()) }
-        let text = Array(String(repeating: #"{"id":"0001","name":"3/4 sit-up","target":"abs"},"#, count: 4_000).utf8)
-        // Noise first, then 100 KB of text: the sample is noise, so the whole entry gets level 1.
-        let mixed = Array(noise.prefix(70_000)) + Array(text.prefix(100_000))
-        func frame(_ bytes: [UInt8], level: Int32, fromFile: Bool) throws -> [UInt8] {
-            let path = directory.file("frame-\(level)-\(fromFile)-\(bytes.count).zst")
-            let sink = try FileDescriptorSink(creating: path)
-            let encoder = TarEntryFrameEncoder(level: level, mtime: Self.mtime)
-            if fromFile {
-                let source = directory.file("source-\(bytes.count)")
-                try Data(bytes).write(to: URL(fileURLWithPath: source))
-                _ = try encoder.encodeFile(name: "gifs/entry.gif", sourcePath: source, to: sink)
-            } else {
-                _ = try encoder.encodeBytes(name: "gifs/entry.gif", bytes: bytes, to: sink)
-            }
-            try sink.syncAndClose()
-            return try Self.fileBytes(path)
-        }
-        for fromFile in [true, false] {
-            #expect(try frame(noise, level: 9, fromFile: fromFile) == (try frame(noise, level: 1, fromFile: fromFile)))
-            #expect(try frame(mixed, level: 12, fromFile: fromFile) == (try frame(mixed, level: 1, fromFile: fromFile)))
-            let (pinned, fast) = (try frame(text, level: 9, fromFile: fromFile), try frame(text, level: 1, fromFile: fromFile))
-            #expect(pinned != fast && pinned.count < fast.count)
-        }
-        // The noise frame is the data plus tar and zstd framing, and reads back whole.
-        let framed = try frame(noise, level: 9, fromFile: true)
-        #expect(framed.count < noise.count + 1_024)
-        let path = directory.file("noise.zst")
-        try Data(framed).write(to: URL(fileURLWithPath: path))
-        var read: [UInt8] = []
-        let reader = try PackFrameReader(path: path)
-        _ = try reader.streamEntry(frameOffset: 0, frameLength: Int64(framed.count), maxSize: 1 << 20) { read += $0 }
-        #expect(read == noise)
-    }
-
-    @Test func framesOfBuildsBeforeTheLevelRuleAreRemoved() throws {
-        let directory = try TemporaryDirectory()
-        let layout = CacheLayout(root: directory.path)
-        let current = layout.framesDirectory(level: 9, mtime: 0)
-        for name in ["zstd9-mtime0", "zstd12-mtime1700000000", "zstd9e-mtime0", "zstd9-mtimeX", "notes"] {
-            try FileManager.default.createDirectory(atPath: "\(directory.path)/frames/\(name)/ab", withIntermediateDirectories: true)
-            try Data([1]).write(to: URL(fileURLWithPath: "\(directory.path)/frames/\(name)/ab/x.zst"))
-        }
-        #expect(current == "\(directory.path)/frames/zstd9e-mtime0")
-        try layout.prepare()
-        let left = try FileManager.default.contentsOfDirectory(atPath: "\(directory.path)/frames").sorted()
-        #expect(left == ["notes", "zstd9-mtimeX", "zstd9e-mtime0"])
-        #expect(FileManager.default.fileExists(atPath: "\(current)/ab/x.zst"))
-    }
-
     /// A pack's sink flushes the file to disk on another thread as it grows; what it writes and
     /// hashes is what a plain sink writes and hashes.
     @Test func flushingBehindWritesTheSameBytesAndFlushesOnTheWay() throws {

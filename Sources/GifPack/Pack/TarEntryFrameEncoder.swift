@@ -12,8 +12,7 @@ import Darwin
 /// regular file with mode 0644, uid/gid 0, no user/group names and the encoder's fixed `mtime`,
 /// so the frame depends only on the name, the data, `level` and `mtime`. The frame is compressed
 /// with pinned zstd parameters (``ZstdFrameCompressor``): content checksum and content size in the
-/// header, no worker threads; at `level`, or at level 1 when the data does not compress
-/// (``EntryLevel``). Concatenating entry frames and a final ``encodeEndOfArchive(to:)``
+/// header, no worker threads. Concatenating entry frames and a final ``encodeEndOfArchive(to:)``
 /// frame gives a valid `.tar.zst` that stock `tar --zstd` extracts, while each entry's frame can
 /// also be decompressed on its own (``PackFrameReader``).
 ///
@@ -70,15 +69,8 @@ public struct TarEntryFrameEncoder: Sendable {
 
         let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.readChunkSize, alignment: 16)
         defer { chunk.deallocate() }
-        // The level's sample is the data's first chunk, read ahead with pread (the loop below reads
-        // it again, from the page cache).
-        let sampled: Int
-        do throws(Errno) { sampled = try POSIXIO.read(fd, into: chunk, at: 0) } catch {
-            throw .io(path: sourcePath, operation: "read", errno: error.code)
-        }
-        let chosen = EntryLevel.choose(pinned: level, sample: UnsafeRawBufferPointer(rebasing: chunk[0..<sampled]))
         var hasher = expectedSHA256 == nil ? nil : SHA256()
-        let extent = try encode(name: name, size: size, level: chosen, to: output) { tar throws(PackWriteError) in
+        let extent = try encode(name: name, size: size, to: output) { tar throws(PackWriteError) in
             var copied: Int64 = 0
             while true {
                 let got: Int
@@ -106,8 +98,7 @@ public struct TarEntryFrameEncoder: Sendable {
     public func encodeBytes(name: String, bytes: [UInt8],
                             to output: FileDescriptorSink) throws(PackWriteError) -> FrameExtent {
         try Self.validate(name: name)
-        let chosen = bytes.withUnsafeBytes { EntryLevel.choose(pinned: level, sample: $0) }
-        return try encode(name: name, size: Int64(bytes.count), level: chosen, to: output) { tar throws(PackWriteError) in
+        return try encode(name: name, size: Int64(bytes.count), to: output) { tar throws(PackWriteError) in
             let result: Result<Void, PackWriteError> = bytes.withUnsafeBytes { buffer in
                 do throws(PackWriteError) { try tar.writeData(buffer) } catch { return .failure(error) }
                 return .success(())
@@ -146,7 +137,7 @@ public struct TarEntryFrameEncoder: Sendable {
 
     /// Writes the header, lets `body` write exactly `size` data bytes, then the padding, all into
     /// one zstd frame whose pledged size is the entry length.
-    private func encode(name: String, size: Int64, level: Int32, to output: FileDescriptorSink,
+    private func encode(name: String, size: Int64, to output: FileDescriptorSink,
                         body: (TarArchiveWriter) throws(PackWriteError) -> Void) throws(PackWriteError) -> FrameExtent {
         guard (0...Self.maxMtime).contains(mtime) else {
             throw .archive("mtime \(mtime) does not fit a ustar header (0...\(Self.maxMtime))")

@@ -80,41 +80,6 @@ final class ZstdFrameCompressor {
     }
 }
 
-/// Which level an entry's frame is compressed at: the pinned level, unless the entry's data does
-/// not compress, which GIFs often do not (their pixels are LZW-coded already).
-///
-/// The rule, a function of the data and the pinned level only (so packs stay deterministic): the
-/// first 64 KiB of the entry's data (``sampleSize``) are compressed at level 1; when that saves less
-/// than 1/128 of them (0.8%), the whole entry is compressed at level 1, else at the pinned level.
-/// Higher levels spend their time searching for matches, and on data without any that search buys
-/// nothing: a GIF of noise takes 5 ms at level 9 and 0.5 ms at level 1, for the same bytes within
-/// a few dozen. Real ExerciseDB GIFs save 1.8-30% on that sample and keep the pinned level.
-///
-/// ```swift
-/// let level = EntryLevel.choose(pinned: 9, sample: firstBytes)   // 1 for noise, 9 for a real GIF
-/// ```
-enum EntryLevel {
-    /// Bytes of an entry's data the rule looks at.
-    static let sampleSize = 64 * 1024
-    /// The probe's level.
-    static let probeLevel: Int32 = 1
-
-    /// The level for an entry whose data starts with `sample` (at most ``sampleSize`` bytes of it).
-    static func choose(pinned: Int32, sample: UnsafeRawBufferPointer) -> Int32 {
-        guard pinned > probeLevel, !sample.isEmpty else { return pinned }
-        let sample = UnsafeRawBufferPointer(rebasing: sample.prefix(sampleSize))
-        guard let context = ZstdContextPool.take() else { return pinned }
-        defer { ZstdContextPool.give(context) }
-        let capacity = ZSTD_compressBound(sample.count)
-        let output = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 16)
-        defer { output.deallocate() }
-        let size = ZSTD_compressCCtx(context, output.baseAddress, capacity, sample.baseAddress, sample.count, probeLevel)
-        // zstd cannot fail here but by running out of memory: keep the pinned level then.
-        guard ZSTD_isError(size) == 0 else { return pinned }
-        return sample.count - size < sample.count / 128 ? probeLevel : pinned
-    }
-}
-
 /// zstd compression contexts kept for the next GIF's frame: a context's tables (a megabyte or two
 /// at level 9) are allocated once, not once per GIF; a frame compressed with a reused context is the same
 /// bytes as with a new one (every parameter is reset and set again). A handful are kept, as many

@@ -6,7 +6,7 @@ import Foundation
 /// <cache>/tmp/                                   downloads in progress (*.part), and the catalog's record
 ///                                                spool (an unnamed file: see RecordSpool)
 /// <cache>/blobs/sha256/ab/<sha256>.gif           validated GIFs, content-addressed
-/// <cache>/frames/zstd<L>e-mtime<T>/ab/<sha256>.zst each GIF's tar entry as one compressed zstd frame
+/// <cache>/frames/zstd<L>-mtime<T>/ab/<sha256>.zst  each GIF's tar entry as one compressed zstd frame
 /// <cache>/state.sqlite                           what each exercise's last fetch learnt (see BuildState)
 /// <cache>/catalog-pages                          the last catalog's pages and exercises (see CatalogPageCache)
 /// ```
@@ -24,9 +24,7 @@ public struct CacheLayout: Sendable, Equatable {
 
     public func blobPath(sha256: String) -> String { "\(blobsDirectory)/\(sha256.prefix(2))/\(sha256).gif" }
 
-    /// Frames of level `level` (`e`: with ``EntryLevel``'s rule for data that does not compress;
-    /// earlier builds' `zstd<L>-mtime<T>` frames all had level L, and are removed by ``prepare()``).
-    public func framesDirectory(level: Int32, mtime: Int64) -> String { "\(root)/frames/zstd\(level)e-mtime\(mtime)" }
+    public func framesDirectory(level: Int32, mtime: Int64) -> String { "\(root)/frames/zstd\(level)-mtime\(mtime)" }
 
     public func framePath(sha256: String, level: Int32, mtime: Int64) -> String {
         "\(framesDirectory(level: level, mtime: mtime))/\(sha256.prefix(2))/\(sha256).zst"
@@ -40,22 +38,6 @@ public struct CacheLayout: Sendable, Equatable {
         for name in try FileSystem.list(temporaryDirectory) where Self.isOwnDownload(name) {
             FileSystem.remove("\(temporaryDirectory)/\(name)")
         }
-        // Frames made before ``EntryLevel`` are never read again: a pack made of them would differ
-        // from one made now.
-        if FileSystem.isDirectory("\(root)/frames") {
-            for name in try FileSystem.list("\(root)/frames") where Self.isLegacyFramesDirectory(name) {
-                FileSystem.removeTree("\(root)/frames/\(name)")
-            }
-        }
-    }
-
-    /// True for `zstd<L>-mtime<T>`, the frames directory of builds before ``EntryLevel``.
-    static func isLegacyFramesDirectory(_ name: String) -> Bool {
-        let parts = name.split(separator: "-", omittingEmptySubsequences: false)
-        guard parts.count == 2, parts[0].hasPrefix("zstd"), parts[1].hasPrefix("mtime") else { return false }
-        let level = parts[0].dropFirst(4), mtime = parts[1].dropFirst(5)
-        return !level.isEmpty && level.allSatisfy(\.isASCII) && level.allSatisfy(\.isNumber)
-            && !mtime.isEmpty && mtime.allSatisfy(\.isASCII) && mtime.allSatisfy(\.isNumber)
     }
 
     /// True for the name of a download in progress as ``newTemporaryDownloadPath()`` makes it
