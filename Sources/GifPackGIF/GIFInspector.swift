@@ -12,8 +12,8 @@ import Darwin
 /// (custom input function), `DGifGetRecordType`, `DGifGetImageHeader`, `DGifGetLine` and
 /// `DGifGetExtension`/`DGifGetExtensionNext`. Every frame's LZW data is read to its last pixel by
 /// ``LZWPixelCounter``, which follows giflib's decoder code for code but only counts the pixels each
-/// code stands for: a third to a fifth of the cost of decoding them. A frame the counter cannot vouch for (the
-/// data ends early, a code that is neither in the table nor the next one) sends the whole GIF
+/// code stands for: a third to a fifth of the cost of decoding them. A frame the counter cannot
+/// vouch for (the data ends early, a code that is neither in the table nor the next one) sends the whole GIF
 /// through giflib's own decoder (`DGifGetLine`, every row into one reused line buffer), whose
 /// verdict and message stand; so a GIF is accepted only when giflib would decode it. The image
 /// header is read with `DGifGetImageHeader` rather than `DGifGetImageDesc` so giflib does not keep a
@@ -75,8 +75,8 @@ public enum GIFInspector {
     }
 
     /// One walk; `irregularFrame` says counting met a frame only giflib's decoder can judge.
-    static func inspectOnce(_ source: GIFByteSource, limits: GIFLimits,
-                                    check: GIFRecordWalker.PixelCheck) throws(GIFRejection) -> (result: Result<GIFInfo, GIFRejection>, irregularFrame: Bool) {
+    static func inspectOnce(_ source: GIFByteSource, limits: GIFLimits, check: GIFRecordWalker.PixelCheck)
+        throws(GIFRejection) -> (result: Result<GIFInfo, GIFRejection>, irregularFrame: Bool) {
         let version = try signatureVersion(source.peek(6))
         let box = Unmanaged.passRetained(source)
         defer { box.release() }

@@ -11,7 +11,7 @@
 ///
 /// It accepts only a *regular* stream: every code a pixel, a code in the table, or the next free
 /// code right after a code (the KwKwK case). On such a stream giflib decodes the same number of
-/// pixels and finds nothing wrong. Anything else is ``irregular``: the end code before the last
+/// pixels and finds nothing wrong. Anything else is ``Irregular``: the end code before the last
 /// pixel, a code neither in the table nor next, or the end of the data. giflib may still read an
 /// irregular stream (it takes any unknown code as the KwKwK case), or refuse it with a reason and a
 /// row, so ``GIFInspector`` then decodes the GIF with giflib to give its verdict: the counter never
