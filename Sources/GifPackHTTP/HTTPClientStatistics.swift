@@ -18,6 +18,8 @@ public struct HTTPClientStatistics: Sendable, Equatable {
     /// Requests cancelled by their task or by ``HTTPClient/shutdown()`` once submitted to the loop
     /// (queued or running); a task cancelled before it submitted is not counted.
     public var requestsCancelled = 0
+    /// Requests their ``HTTPAdmission`` declined when their turn came (never sent).
+    public var requestsNotAdmitted = 0
     /// Transfers in curl right now (connecting or transferring); at most the client's
     /// `maxConnections`.
     public var currentlyInFlight = 0

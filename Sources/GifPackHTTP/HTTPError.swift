@@ -29,6 +29,8 @@ public enum HTTPError: Error, Sendable, Equatable {
     case fileError(path: String, errno: Int32)
     /// The awaiting task was cancelled, or the client was shut down.
     case cancelled
+    /// The request's ``HTTPAdmission`` declined it when its turn came: nothing was sent.
+    case notAdmitted
     /// The response's header block is larger than curl accepts (a misbehaving or hostile server).
     case headersTooLarge(String)
     /// Any other curl failure: the `CURLcode` and curl's message.
@@ -45,6 +47,7 @@ public enum HTTPError: Error, Sendable, Equatable {
         case .bodyTooLarge: "too-large"
         case .fileError: "file-error"
         case .cancelled: "cancelled"
+        case .notAdmitted: "not-admitted"
         case .headersTooLarge: "headers-too-large"
         case .transport: "transport"
         }
@@ -63,6 +66,7 @@ extension HTTPError: CustomStringConvertible {
         case .bodyTooLarge(let limit): "the body exceeds the limit of \(limit) bytes"
         case .fileError(let path, let code): "cannot write \(path): \(String(cString: strerror(code)))"
         case .cancelled: "the request was cancelled"
+        case .notAdmitted: "the request was not sent: its admission check declined it"
         case .headersTooLarge(let message): "response headers too large: \(message)"
         case .transport(let code, let message): "transfer failed (curl error \(code)): \(message)"
         }

@@ -40,6 +40,9 @@ public struct HTTPRequest: Sendable {
     public var body: HTTPRequestBody? = nil
     /// Sign the request with AWS SigV4 (libcurl computes the signature).
     public var awsSignature: AWSSignature? = nil
+    /// Asked once, on the client's loop thread, just before the request would reach curl; a
+    /// request it declines is not sent and fails with ``HTTPError/notAdmitted``.
+    public var admission: HTTPAdmission? = nil
 
     public init(url: String, headers: HTTPHeaders = [], timeouts: HTTPTimeouts = .init(),
                 acceptCompressedBody: Bool = false) {
@@ -72,6 +75,7 @@ extension HTTPRequest: CustomStringConvertible, CustomDebugStringConvertible, Cu
             "byteRange": byteRange as Any,
             "method": method.rawValue,
             "signed": awsSignature != nil,
+            "admissionChecked": admission != nil,
         ], displayStyle: .struct)
     }
 }

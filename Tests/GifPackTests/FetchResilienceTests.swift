@@ -104,8 +104,45 @@ struct FetchResilienceTests {
         let workspace = try TemporaryDirectory()
         let report = try await runBuild(manifest: rapidAPIManifest(server: server, fetch: "  max_requests: 6"), workspace: workspace)
         #expect(report.exitStatus == .quotaExhausted)
-        #expect(server.stats.totalRequests <= 6)
+        // The budget is claimed as each request reaches curl, so the ones queued behind the window
+        // when it ran out are never sent: exactly the budget, list page included.
+        #expect(server.stats.totalRequests == 6)
+        #expect(server.stats.maxInFlight <= 3)
         #expect(report.stopReason == .requestBudgetSpent(limit: 6))
+        #expect(server.stats.imageRequests == 6 - server.stats.listRequests)
+        #expect(report.notAttempted?.count == 12 - server.stats.imageRequests, "every exercise not sent is reported as not attempted")
+    }
+
+    @Test func aWholeWindowQueuesRequestsBehindTheOnesInFlightAndNeverSendsMoreThanThree() async throws {
+        let server = try startFixture(count: 30) { $0.latencyMilliseconds = 15 }
+        defer { server.stop() }
+        let workspace = try TemporaryDirectory()
+        let report = try await runBuild(manifest: rapidAPIManifest(server: server), workspace: workspace)
+        #expect(report.exitStatus == .success)
+        #expect(report.gifs.downloaded == 30)
+        #expect(server.stats.imageRequests == 30, "no request was sent twice")
+        #expect(server.stats.maxInFlight <= 3)
+        #expect(report.http.maxInFlight == 3)
+        #expect(report.http.requests == server.stats.totalRequests)
+    }
+
+    @Test func theQuotaReserveStopsTheRequestsQueuedBehindTheWindow() async throws {
+        let server = try startFixture(count: 40) { $0.quota = 20; $0.latencyMilliseconds = 10 }
+        defer { server.stop() }
+        let workspace = try TemporaryDirectory()
+        let report = try await runBuild(manifest: rapidAPIManifest(server: server, fetch: "  quota_reserve: 10"), workspace: workspace)
+        #expect(report.exitStatus == .quotaExhausted, "\(report.message)")
+        guard case .quotaReserveReached(let remaining, 10)? = report.stopReason else {
+            Issue.record("expected the quota reserve to stop the build, got \(String(describing: report.stopReason))")
+            return
+        }
+        // The first answer saying at most 10 remain stops the build; besides it only the requests
+        // already in flight (two at most) may have been sent, never the ones queued behind them
+        // (their admission sees the stop).
+        #expect(remaining <= 10 && remaining >= 8)
+        #expect(server.stats.imageRequests >= 10)
+        #expect(server.stats.imageRequests <= 12, "requests queued behind the window were sent after the stop")
+        #expect(report.notAttempted?.count == 40 - server.stats.imageRequests)
     }
 
     @Test func theCircuitBreakerEndsABuildAgainstADeadAPI() async throws {
@@ -220,6 +257,28 @@ struct FetchGovernorTests {
         quota.noteQuota(remaining: 10)
         #expect(quota.stopReason == .quotaReserveReached(remaining: 10, reserve: 10))
         #expect(quota.stopReason?.exitStatus == .quotaExhausted)
+    }
+
+    @Test func admissionChecksTheWindowTheCoolDownAndTheBudget() {
+        var settings = FetchSettings()
+        settings.concurrency = 3
+        settings.maxRequests = 4
+        let governor = FetchGovernor(settings: settings, requestsAlreadySent: 0, startedAt: .now)
+        #expect(governor.admit(inFlight: 2))
+        #expect(!governor.admit(inFlight: 3), "a full window admits nothing")
+        #expect(governor.requestsSent == 1, "a request turned away by the window claims no budget")
+        governor.noteRateLimited(coolDown: .seconds(60))
+        #expect(!governor.admit(inFlight: 0), "nothing goes during a cool-down")
+        #expect(governor.admit(inFlight: 0, now: .now + .seconds(61)))
+        #expect(!governor.admit(inFlight: 1, now: .now + .seconds(61)), "the window shrank to one after the 429")
+        #expect(governor.admit(inFlight: 0, now: .now + .seconds(61)))
+        #expect(governor.admit(inFlight: 0, now: .now + .seconds(61)))
+        #expect(governor.requestsSent == 4)
+        #expect(!governor.admit(inFlight: 0, now: .now + .seconds(61)))
+        #expect(governor.stopReason == .requestBudgetSpent(limit: 4))
+        #expect(FetchGovernor.cap(for: settings) == 3)
+        settings.concurrency = 8
+        #expect(FetchGovernor.cap(for: settings) == 3, "never more than three in flight")
     }
 
     @Test func theCircuitOpensAfterConsecutiveFailuresOnly() {

@@ -1,6 +1,7 @@
 import ExerciseDBFixture
 import Foundation
 @testable import GifPackHTTP
+import Synchronization
 import Testing
 
 /// GifPackHTTP against the loopback fixture server: bodies and digests, compression, connection
@@ -313,6 +314,42 @@ import Testing
         #expect(client.statistics.maxInFlight == 1)
     }
 
+    @Test func anAdmissionCheckIsAskedAtTheRequestsTurnAndADeclinedRequestIsNeverSent() async throws {
+        let (server, client) = try Self.start(maxConnections: 1) { $0.gifDimension = 64 }
+        defer { client.shutdown(); server.stop() }
+        let ids = server.catalog.exercises.map(\.id)
+        server.schedule([.slowBody(bytesPerSecond: 50)], forExercise: ids[0])
+        let asked = Mutex<[Int]>([])
+
+        let running = Task { try await client.data(HTTPRequest(url: Self.imageURL(server, ids[0])), maxBytes: 1 << 20) }
+        try await Self.waitUntil { client.statistics.currentlyInFlight == 1 }
+        var declined = HTTPRequest(url: Self.imageURL(server, ids[1]))
+        declined.admission = HTTPAdmission { inFlight in asked.withLock { $0.append(inFlight) }; return false }
+        var admitted = HTTPRequest(url: Self.imageURL(server, ids[2]))
+        admitted.admission = HTTPAdmission { inFlight in asked.withLock { $0.append(inFlight) }; return true }
+        let first = Task { try await client.data(declined, maxBytes: 1 << 20) }
+        try await Self.waitUntil { client.statistics.currentlyQueued == 1 }
+        let second = Task { try await client.data(admitted, maxBytes: 1 << 20) }
+        try await Self.waitUntil { client.statistics.currentlyQueued == 2 }
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(asked.withLock { $0 }.isEmpty, "nothing is asked while the only slot is taken")
+        #expect(client.statistics.currentlyInFlight == 1)
+
+        running.cancel() // frees the slot
+        #expect(Self.httpError(await running.result) == .cancelled)
+        #expect(Self.httpError(await first.result) == .notAdmitted)
+        #expect(try await second.value.head.status == 200)
+        #expect(asked.withLock { $0 } == [0, 0], "each asked once, in order, when the slot was free")
+        #expect(server.stats.requestsByExercise[ids[1]] == nil, "the declined request never reached the server")
+        #expect(server.stats.requestsByExercise[ids[2]] == 1)
+        let statistics = client.statistics
+        #expect(statistics.requestsStarted == 2)
+        #expect(statistics.requestsNotAdmitted == 1)
+        #expect(statistics.requestsCancelled == 1)
+        #expect(statistics.requestsFailed == 0)
+        #expect(HTTPError.notAdmitted.reason == "not-admitted")
+    }
+
     @Test func shutdownFailsPendingAndLaterRequests() async throws {
         let (server, client) = try Self.start { $0.gifDimension = 64 }
         defer { server.stop() }
@@ -480,6 +517,15 @@ import Testing
         } catch {
             Issue.record("unexpected error type: \(error)")
             return nil
+        }
+    }
+
+    /// Polls `condition` every 10 ms; throws after `seconds` without it holding.
+    static func waitUntil(seconds: Double = 10, _ condition: () -> Bool) async throws {
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        while !condition() {
+            guard ContinuousClock.now < deadline else { throw ClientTestFailure("condition not met within \(seconds) s") }
+            try await Task.sleep(for: .milliseconds(10))
         }
     }
 

@@ -95,7 +95,9 @@ public struct BuildPipeline: Sendable {
             return (state, try state.lastCatalogCount(), recovery)
         }
         report.stateRecovery = recovery
-        let client = try HTTPClient(caFile: manifest.fetch.caFile)
+        // No more transfers at once than the fetch window's cap: the fetcher queues a few requests
+        // behind those in flight, and the client's own line holds them until a slot frees.
+        let client = try HTTPClient(maxConnections: FetchGovernor.cap(for: manifest.fetch), caFile: manifest.fetch.caFile)
         defer { client.shutdown() }
         // Every request sent counts, those of a run that stops early (a 401 on the first page) too.
         defer { report.http.requests = client.statistics.requestsStarted }

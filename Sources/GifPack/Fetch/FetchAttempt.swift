@@ -1,5 +1,6 @@
 import Foundation
 import GifPackHTTP
+import Synchronization
 
 /// One exercise waiting to be fetched, and how many times it was tried.
 struct FetchWorkItem: Sendable {
@@ -20,6 +21,9 @@ enum AttemptResult: Sendable {
     case retry(FetchWorkItem, FetchRejection, wait: Duration?)
     /// Final for this run; `missing` marks a 404.
     case failed(FetchWorkItem, FetchRejection, missing: Bool)
+    /// Turned away at its turn by the governor (``FetchGovernor/admit(inFlight:now:)``): nothing
+    /// was sent, and the attempt does not count.
+    case notSent(FetchWorkItem)
 }
 
 /// Sends one request for one exercise and classifies the answer: retryable (connection errors,
@@ -32,7 +36,15 @@ struct FetchAttempt: Sendable {
     let layout: CacheLayout
     let governor: FetchGovernor
 
-    func run(_ item: FetchWorkItem) async -> AttemptResult {
+    /// Sends the request once the governor admits it; returns the answer and when the request
+    /// was admitted (nil if it never was).
+    func run(_ item: FetchWorkItem) async -> (AttemptResult, sentAt: ContinuousClock.Instant?) {
+        let sent = AdmissionInstant()
+        let result = await run(item, noting: sent)
+        return (result, sent.instant)
+    }
+
+    private func run(_ item: FetchWorkItem, noting sent: AdmissionInstant) async -> AttemptResult {
         await governor.waitForCoolDown()
         let path = layout.newTemporaryDownloadPath()
         let url = item.exercise.imageURL
@@ -41,9 +53,10 @@ struct FetchAttempt: Sendable {
         }
         let download: HTTPDownload
         do {
-            download = try await client.download(request(for: item), to: path, maxBytes: settings.maxGIFBytes)
+            download = try await client.download(request(for: item, noting: sent), to: path, maxBytes: settings.maxGIFBytes)
         } catch {
             FileSystem.remove(path)
+            if case .notAdmitted = error { return .notSent(item) }
             if case .fileError(let file, let code) = error, FetchGovernor.isDiskFull(code) {
                 // The first full-disk error stops the build: later downloads would only be dropped.
                 governor.stop(.diskFull(path: file))
@@ -54,10 +67,9 @@ struct FetchAttempt: Sendable {
             let failure = rejection(RejectionReason(error), String(describing: error), nil)
             return failure.reason.isRetryable ? .retry(item, failure, wait: nil) : .failed(item, failure, missing: false)
         }
+        // What the answer means for the requests behind it (quota, key, rate limit) was told to the
+        // governor on the HTTP client's thread as the transfer ended: see `noteAnswer`.
         let head = download.head
-        if let remaining = head.headers["x-ratelimit-requests-remaining"].flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) }) {
-            governor.noteQuota(remaining: remaining)
-        }
         let status = head.status
         if status != 200 { FileSystem.remove(path) }
         switch status {
@@ -71,17 +83,12 @@ struct FetchAttempt: Sendable {
         case 304 where item.conditional != nil:
             return .notModified(item, item.conditional!)
         case 401, 403:
-            governor.stop(.authRejected(status: status))
             let variable = source.apiKeyEnvironmentVariable.map { " (check the key in \($0))" } ?? ""
             return .failed(item, rejection(.httpStatus(status), "the API rejected the key\(variable)", status), missing: false)
         case 429 where ResponseChecks.isMonthlyQuotaBody(download.prefix):
-            governor.stop(.monthlyQuotaExhausted)
             return .failed(item, rejection(.quotaExhausted, "the monthly quota is used up", status), missing: false)
         case 429, 503:
             let wait = settings.retry.retryAfter(head.headers["retry-after"])
-            if status == 429 {
-                governor.noteRateLimited(coolDown: wait ?? settings.retry.delay(beforeAttempt: item.attempt + 1))
-            }
             return .retry(item, rejection(.httpStatus(status), "the server answered HTTP \(status)"
                 + (wait.map { " (Retry-After \($0.milliseconds / 1000) s)" } ?? ""), status), wait: wait)
         case 404:
@@ -93,7 +100,7 @@ struct FetchAttempt: Sendable {
         }
     }
 
-    private func request(for item: FetchWorkItem) -> HTTPRequest {
+    private func request(for item: FetchWorkItem, noting sent: AdmissionInstant) -> HTTPRequest {
         var headers = source.kind == .rapidAPI ? CatalogSources.headers(for: source) : HTTPHeaders()
         if let known = item.conditional {
             if let etag = known.etag { headers.append(name: "If-None-Match", value: etag) }
@@ -103,6 +110,42 @@ struct FetchAttempt: Sendable {
                                   timeouts: settings.httpTimeouts,
                                   acceptCompressedBody: false)
         request.followRedirects = source.kind == .v1
+        // The budget, the window and a cool-down are checked when the request reaches curl, not
+        // when it is queued behind the ones in flight (see GIFFetcher.lookahead).
+        let (governor, retry, attempt) = (governor, settings.retry, item.attempt)
+        request.admission = HTTPAdmission({ inFlight in
+            guard governor.admit(inFlight: inFlight) else { return false }
+            sent.note()
+            return true
+        }, answered: { head, prefix in
+            Self.noteAnswer(head, prefix: prefix, attempt: attempt, governor: governor, retry: retry)
+        })
         return request
     }
+
+    /// Tells the governor what an answer means for the requests behind it: the quota left
+    /// (`x-ratelimit-requests-remaining`), a rejected key (401, 403) or a spent monthly quota
+    /// (stop), a rate limit (429: cool-down, smaller window). Called on the HTTP client's thread as
+    /// the transfer ends, before the next queued request's admission.
+    static func noteAnswer(_ head: HTTPResponseHead, prefix: [UInt8], attempt: Int, governor: FetchGovernor, retry: RetryPolicy) {
+        if let remaining = head.headers["x-ratelimit-requests-remaining"].flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) }) {
+            governor.noteQuota(remaining: remaining)
+        }
+        switch head.status {
+        case 401, 403: governor.stop(.authRejected(status: head.status))
+        case 429 where ResponseChecks.isMonthlyQuotaBody(prefix): governor.stop(.monthlyQuotaExhausted)
+        case 429:
+            governor.noteRateLimited(coolDown: retry.retryAfter(head.headers["retry-after"]) ?? retry.delay(beforeAttempt: attempt + 1))
+        default: break
+        }
+    }
+}
+
+/// When the governor admitted a request (set on the HTTP client's loop thread, read by the task).
+private final class AdmissionInstant: Sendable {
+    private let value = Mutex<ContinuousClock.Instant?>(nil)
+
+    func note() { value.withLock { $0 = .now } }
+
+    var instant: ContinuousClock.Instant? { value.withLock { $0 } }
 }

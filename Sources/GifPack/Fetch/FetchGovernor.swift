@@ -67,10 +67,13 @@ final class FetchGovernor: Sendable {
 
     init(settings: FetchSettings, requestsAlreadySent: Int, startedAt: ContinuousClock.Instant) {
         self.settings = settings
-        cap = max(1, min(settings.concurrency, 3))
+        cap = Self.cap(for: settings)
         deadline = settings.maxDuration.map { startedAt + $0 }
         state = Mutex(State(window: cap, requestsSent: requestsAlreadySent))
     }
+
+    /// The most requests in flight the manifest's `fetch.concurrency` allows (1 to 3).
+    static func cap(for settings: FetchSettings) -> Int { max(1, min(settings.concurrency, 3)) }
 
     var window: Int { state.withLock { $0.window } }
     var stopReason: StopReason? { state.withLock { $0.stop } }
@@ -102,6 +105,17 @@ final class FetchGovernor: Sendable {
             state.requestsSent += 1
             return true
         }
+    }
+
+    /// The admission check of every image request, made the moment it would reach curl with
+    /// `inFlight` requests running: yes while the window has room, no cool-down is on and a
+    /// request can be claimed from the budget (``reserveRequest(now:)``, which may stop the build).
+    /// A request turned away is sent later, or never if the build stopped.
+    func admit(inFlight: Int, now: ContinuousClock.Instant = .now) -> Bool {
+        let open = state.withLock { state in
+            inFlight < state.window && !(state.coolDownUntil.map { $0 > now } ?? false)
+        }
+        return open && reserveRequest(now: now)
     }
 
     func noteRetry() { state.withLock { $0.retries += 1 } }

@@ -92,7 +92,7 @@ public enum RejectionReason: Sendable, Hashable, Codable, CustomStringConvertibl
         case .connectionReset: self = .connectionReset
         case .bodyTooLarge: self = .tooLarge
         case .fileError: self = .fileError
-        case .cancelled: self = .cancelled
+        case .cancelled, .notAdmitted: self = .cancelled
         case .headersTooLarge: self = .headersTooLarge
         case .transport: self = .transport
         }

@@ -7,6 +7,8 @@ protocol BodySink: AnyObject, Sendable {
     func open() throws(HTTPError)
     /// Takes one chunk; returns the error that must abort the transfer, or nil to go on.
     func write(_ bytes: UnsafeRawBufferPointer) -> HTTPError?
+    /// The body's first bytes received (up to ``HTTPDownload/prefixLength``).
+    var bodyPrefix: [UInt8] { get }
     /// Releases what ``open()`` acquired; safe to call more than once. Returns a failure to report.
     func close() -> HTTPError?
 }

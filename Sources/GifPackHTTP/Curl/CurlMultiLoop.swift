@@ -16,7 +16,8 @@ import Synchronization
 /// loop's own FIFO and start as running ones end. curl therefore never queues a transfer itself
 /// (its pending queue counts the wait against the transfer's total timeout and releases waiters
 /// one at a time), and with one transfer per connection at most `maxConcurrent` connections are
-/// open or cached at any time.
+/// open or cached at any time. A request with an ``HTTPAdmission`` is asked at its turn whether
+/// it may go; one declined is not sent and fails with ``HTTPError/notAdmitted``.
 final class CurlMultiLoop: @unchecked Sendable {
     private struct Shared {
         var submitted: [Transfer] = []
@@ -125,7 +126,11 @@ final class CurlMultiLoop: @unchecked Sendable {
     private func admitWaiting() {
         while active.count < maxConcurrent, !waiting.isEmpty {
             let transfer = waiting.removeFirst()
-            let failure = begin(transfer)
+            let failure: HTTPError? = if let admission = transfer.request.admission, !admission.admits(inFlight: active.count) {
+                .notAdmitted
+            } else {
+                begin(transfer)
+            }
             let (queued, inFlight) = (waiting.count, active.count)
             shared.withLock { shared in
                 shared.statistics.currentlyQueued = queued
@@ -135,6 +140,7 @@ final class CurlMultiLoop: @unchecked Sendable {
                     shared.statistics.requestsStarted += 1
                     shared.statistics.maxInFlight = max(shared.statistics.maxInFlight, inFlight)
                 case .cancelled?: shared.statistics.requestsCancelled += 1
+                case .notAdmitted?: shared.statistics.requestsNotAdmitted += 1
                 case _?: shared.statistics.requestsFailed += 1
                 }
             }
@@ -191,6 +197,11 @@ final class CurlMultiLoop: @unchecked Sendable {
         var result = outcome(of: transfer, easy: easy, code: code)
         if let closeFailure = transfer.sink.close(), case .success = result { result = .failure(closeFailure) }
         recordEnd(of: transfer, easy: easy, result: result)
+        // Before any queued request is admitted: what this answer says (a quota, a 429) is known
+        // to the admission checks of the requests behind it.
+        if case .success(let outcome) = result, let answered = transfer.request.admission?.answered {
+            answered(outcome.head, transfer.sink.bodyPrefix)
+        }
         recycle(easy)
         transfer.releaseCurlResources()
         transfer.finish(result)

@@ -4,6 +4,9 @@ import CCurl
 enum EasyHandleSetup {
     static let userAgent = "gifpack-http/1 libcurl"
 
+    /// Bytes curl reads from a socket at a time (`CURLOPT_BUFFERSIZE`; curl's default is 16 KiB).
+    static let receiveBufferSize = 512 * 1024
+
     /// Applies every option of the request to `easy`, wiring the callbacks to `transfer`. curl never
     /// follows redirects itself (see ``RedirectPolicy``). `caFile` replaces the system's trusted
     /// certificate authorities (`CURLOPT_CAINFO`); proxies come from curl's own reading of
@@ -20,6 +23,7 @@ enum EasyHandleSetup {
             gp_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS)),
             gp_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1),
             gp_easy_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1),
+            gp_easy_setopt_long(easy, CURLOPT_BUFFERSIZE, Self.receiveBufferSize),
             gp_easy_setopt_long(easy, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1),
             gp_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 0),
             gp_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, timeouts.connect.curlMilliseconds),

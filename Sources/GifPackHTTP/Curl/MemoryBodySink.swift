@@ -15,5 +15,7 @@ final class MemoryBodySink: BodySink, @unchecked Sendable {
         return nil
     }
 
+    var bodyPrefix: [UInt8] { Array(bytes.prefix(HTTPDownload.prefixLength)) }
+
     func close() -> HTTPError? { nil }
 }

@@ -27,6 +27,8 @@ enum RedirectPolicy {
     static func request(following request: HTTPRequest, to url: String) -> HTTPRequest {
         var next = request
         next.url = url
+        // Admitted once: its hops are part of the request. Their answers are still told.
+        next.admission = request.admission?.answersOnly
         let from = CurlURL.Origin(request.url)
         if from == nil || from != CurlURL.Origin(url) { next.headers = HTTPHeaders() }
         return next
