@@ -257,6 +257,40 @@ struct PackFrameTests {
         #expect(throws: PackWriteError.self) { try flushing.write([1]) }
     }
 
+    /// A pack's sink hashes on another thread, reading back what was written: the digest is the
+    /// one of the bytes in the file, whatever the chunk sizes, and a sink given up mid-way ends its
+    /// thread.
+    @Test func hashingBehindGivesTheDigestOfTheFileWritten() throws {
+        let directory = try TemporaryDirectory()
+        var random = SplitMix64(seed: 21)
+        let sizes = [0, 1, 511, 64 << 10, 1 << 20, (1 << 20) + 3, 5 << 20, 17, 3 << 20]
+        let behind = try FileDescriptorSink(creating: directory.file("behind"), flushingBehind: true, hashingBehind: true)
+        let inline = try FileDescriptorSink(creating: directory.file("inline"), hashing: true)
+        for size in sizes {
+            let chunk = (0..<size).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+            try behind.write(chunk)
+            try inline.write(chunk)
+        }
+        try behind.syncAndClose()
+        try inline.syncAndClose()
+        let bytes = try Self.fileBytes(directory.file("behind"))
+        #expect(bytes.count == sizes.reduce(0, +))
+        #expect(try behind.sha256Hex() == sha256Hex(bytes))
+        #expect(try behind.sha256Hex() == (try inline.sha256Hex()), "asked twice, the same digest")
+        #expect(bytes == (try Self.fileBytes(directory.file("inline"))))
+
+        // Empty, and given up without a digest: neither hangs.
+        let empty = try FileDescriptorSink(creating: directory.file("empty"), hashingBehind: true)
+        try empty.close()
+        #expect(try empty.sha256Hex() == sha256Hex([]))
+        do {
+            let abandoned = try FileDescriptorSink(creating: directory.file("abandoned"), hashingBehind: true)
+            try abandoned.write(Array(repeating: 7, count: 3 << 20))
+        }
+        let plain = try FileDescriptorSink(creating: directory.file("plain"))
+        #expect(throws: PackWriteError.self) { try plain.sha256Hex() }
+    }
+
     @Test func tarHeaderParsingChecksTheChecksum() throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("p.tar.zst")

@@ -91,6 +91,38 @@ struct PosterBuildTests {
         #expect(alone.isOK && alone.gifs == pack.gifs.count * 2, "\(alone.problems)")
     }
 
+    /// Posters derived by the build are compressed as they are derived and copied into the posters
+    /// pack; posters found in the cache are read, checked and compressed when the pack is made.
+    /// Both ways give the same bytes.
+    @Test func thePostersPackIsTheSameWhetherItsPostersWereJustDerivedOrFoundInTheCache() async throws {
+        let server = try startFixture(count: 12)
+        defer { server.stop() }
+        let workspace = try TemporaryDirectory()
+        let first = try await runBuild(manifest: Self.postersManifest(server), workspace: workspace)
+        #expect(first.exitStatus == .success, "\(first.message)")
+        let file = try #require(first.posterPacksPublished.first)
+        let derived = try #require(FileManager.default.contents(atPath: workspace.file("dist/\(file)")))
+        let frames = try FileManager.default.subpathsOfDirectory(atPath: workspace.file("cache/derived")).filter { $0.hasSuffix(".zst") }
+        let distinct = try #require(readIndex(workspace.file("dist/index.json")).packs.first).gifs.count
+        #expect(frames.count == 2 * distinct, "one frame per poster and size: \(frames.count)")
+
+        // The same cache, an empty output: every poster is found, none derived, the pack made anew.
+        try FileManager.default.removeItem(atPath: workspace.file("dist"))
+        let second = try await runBuild(manifest: Self.postersManifest(server), workspace: workspace)
+        #expect(second.gifs.placeholdersDerived == 0)
+        #expect(second.posterPacksPublished == [file])
+        #expect(FileManager.default.contents(atPath: workspace.file("dist/\(file)")) == derived)
+
+        // A poster frame left in the cache is never trusted by another process: damaged, it changes nothing.
+        for frame in frames {
+            try Data("not a frame".utf8).write(to: URL(fileURLWithPath: workspace.file("cache/derived/\(frame)")))
+        }
+        try FileManager.default.removeItem(atPath: workspace.file("dist"))
+        let third = try await runBuild(manifest: Self.postersManifest(server), workspace: workspace)
+        #expect(third.exitStatus == .success, "\(third.message)")
+        #expect(FileManager.default.contents(atPath: workspace.file("dist/\(file)")) == derived)
+    }
+
     @Test func aNoChangeRebuildDerivesNothingAndASettingsChangeDerivesWithoutRequests() async throws {
         let server = try startFixture(count: 10)
         defer { server.stop() }

@@ -95,6 +95,9 @@ public struct BuildPipeline: Sendable {
             return (state, try state.lastCatalogCount(), recovery)
         }
         report.stateRecovery = recovery
+        // Closed before the locks are released (defers run last-declared first): the next build
+        // holding the cache finds the state file whole and nobody else writing it.
+        defer { state.close() }
         // No more transfers at once than the fetch window's cap: the fetcher queues a few requests
         // behind those in flight, and the client's own line holds them until a slot frees.
         let client = try HTTPClient(maxConnections: FetchGovernor.cap(for: manifest.fetch), caFile: manifest.fetch.caFile)
@@ -154,7 +157,9 @@ public struct BuildPipeline: Sendable {
         endStage("plan")
 
         let frames = FrameCache(layout: layout, level: manifest.output.zstdLevel, mtime: options.sourceDateEpoch)
-        let placeholders = PlaceholderCache(layout: layout, settings: manifest.output.placeholderSettings)
+        let placeholders = PlaceholderCache(layout: layout, settings: manifest.output.placeholderSettings,
+                                            posterFrames: manifest.output.posterSizes.isEmpty ? nil
+                                                : PosterFrameCache(level: frames.level, mtime: frames.mtime))
         let governor = FetchGovernor(settings: manifest.fetch, requestsAlreadySent: client.statistics.requestsStarted,
                                      startedAt: started)
         let fetcher = GIFFetcher(client: client, source: manifest.source, settings: manifest.fetch, layout: layout,

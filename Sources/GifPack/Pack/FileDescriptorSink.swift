@@ -11,7 +11,8 @@ import Darwin
 /// Writes are complete or throw: short writes are continued and `EINTR` is retried. `offset`
 /// counts bytes written through this sink (plus the starting offset given at creation), which is
 /// how ``FrameExtent`` offsets are computed. When created with `hashing: true` every byte also
-/// goes into an incremental SHA-256 (swift-crypto), so a pack's digest costs no second read.
+/// goes into an incremental SHA-256 (swift-crypto), so a pack's digest costs no second read; with
+/// `hashingBehind: true` another thread hashes the file as it grows (``HashBehind``).
 /// A sink is used by one writer on one thread.
 ///
 /// ```swift
@@ -27,6 +28,8 @@ public final class FileDescriptorSink {
     private var fd: Int32
     private let ownsDescriptor: Bool
     private var hasher: SHA256?
+    private var hashBehind: HashBehind?
+    private var digest: String?
     private var writeBehind: WriteBehind?
     private var endedFlushes = 0
 
@@ -43,19 +46,29 @@ public final class FileDescriptorSink {
     /// Creates (or truncates) `path` with mode 0644 and writes from its start; the sink owns the
     /// descriptor and closes it in ``close()`` or when deallocated. With `flushingBehind`, the file
     /// is flushed to disk on another thread as it grows (``WriteBehind``), so the ``synchronize()``
-    /// that ends it is short: for a large file that must survive a crash, a pack.
-    public init(creating path: String, hashing: Bool = false, flushingBehind: Bool = false) throws(PackWriteError) {
+    /// that ends it is short: for a large file that must survive a crash, a pack. With
+    /// `hashingBehind` (instead of `hashing`), the file is hashed on another thread as it grows,
+    /// reading back what was written (``HashBehind``): the writer only writes.
+    public init(creating path: String, hashing: Bool = false, flushingBehind: Bool = false,
+                hashingBehind: Bool = false) throws(PackWriteError) {
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw .io(path: path, operation: "open", errno: errno) }
         self.fd = fd
         self.path = path
         self.offset = 0
         self.ownsDescriptor = true
-        self.hasher = hashing ? SHA256() : nil
+        self.hasher = hashing && !hashingBehind ? SHA256() : nil
         self.writeBehind = flushingBehind ? WriteBehind(fileDescriptor: fd) : nil
+        if hashingBehind {
+            do throws(PackWriteError) { hashBehind = try HashBehind(path: path) } catch {
+                _ = posixClose(fd)
+                throw error
+            }
+        }
     }
 
     deinit {
+        hashBehind?.cancel()
         writeBehind?.finish()
         if ownsDescriptor, fd >= 0 { _ = posixClose(fd) }
     }
@@ -80,6 +93,7 @@ public final class FileDescriptorSink {
         hasher?.update(bufferPointer: bytes)
         offset += Int64(bytes.count)
         writeBehind?.wrote(upTo: offset)
+        hashBehind?.wrote(upTo: offset)
     }
 
     /// Writes all of `bytes`.
@@ -121,6 +135,13 @@ public final class FileDescriptorSink {
     /// Lowercase hex SHA-256 of everything written so far; throws ``PackWriteError/notHashed(path:)``
     /// for a sink created without `hashing` (there is no digest to give, not even an empty one).
     public func sha256Hex() throws(PackWriteError) -> String {
+        if let digest { return digest }
+        if let hashBehind {
+            let digest = try hashBehind.finish()
+            self.digest = digest
+            self.hashBehind = nil
+            return digest
+        }
         guard let hasher else { throw .notHashed(path: path) }
         return Hex.lowercase(hasher.finalize())
     }

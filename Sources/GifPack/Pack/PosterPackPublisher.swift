@@ -46,10 +46,15 @@ struct PosterPackPublisher: Sendable {
         CanonicalJSON.appendString(name, to: &catalog)
         catalog += Array(#","posters":["#.utf8)
         for (position, item) in items.enumerated() {
-            let bytes = try checkedPoster(item.source, size: item.size, gifSHA256: item.gif)
-            let hash = Hex.lowercase(SHA256.hash(data: bytes))
+            let (count, hash): (Int, String)
+            if let fresh = placeholders.posterFrames?.fresh(gifSHA256: item.gif, size: item.size) {
+                (count, hash) = (fresh.bytes, fresh.sha256) // derived by this process: known first-hand
+            } else {
+                let bytes = try checkedPoster(item.source, size: item.size, gifSHA256: item.gif)
+                (count, hash) = (bytes.count, Hex.lowercase(SHA256.hash(data: bytes)))
+            }
             if position > 0 { catalog.append(UInt8(ascii: ",")) }
-            catalog += Array(#"{"bytes":\#(bytes.count),"gif":"\#(item.gif)","path":"\#(item.path)","sha256":"\#(hash)","size":\#(item.size)}"#.utf8)
+            catalog += Array(#"{"bytes":\#(count),"gif":"\#(item.gif)","path":"\#(item.path)","sha256":"\#(hash)","size":\#(item.size)}"#.utf8)
         }
         catalog += Array(#"],"sizes":[\#(sizes.map(String.init).joined(separator: ","))]}"#.utf8)
         catalog.append(0x0A)
@@ -69,7 +74,15 @@ struct PosterPackPublisher: Sendable {
         do {
             var assembler = try PackAssembler(path: temporary, level: frames.level, mtime: frames.mtime)
             try assembler.appendEntry(name: PackCatalog.path, bytes: catalog)
-            for item in items { try assembler.appendEntry(name: item.path, sourcePath: item.source) }
+            for item in items {
+                // A poster derived here was compressed as it was derived; any other is compressed now.
+                if let fresh = placeholders.posterFrames?.fresh(gifSHA256: item.gif, size: item.size) {
+                    try assembler.appendFrame(copyingFrom: fresh.framePath, uncompressedLength: fresh.entryLength,
+                                              trustedEntry: (item.path, Int64(fresh.bytes)))
+                } else {
+                    try assembler.appendEntry(name: item.path, sourcePath: item.source)
+                }
+            }
             summary = try assembler.finish()
             (version, file, outcome) = try PackPublisher.place(temporary, summary: summary, pack: name,
                                                                outputDirectory: outputDirectory,

@@ -38,6 +38,16 @@ public final class BuildState: Sendable {
         try Self.migrator.migrate(database)
     }
 
+    /// Closes the database now (SQLite checkpoints the write-ahead log into the file as the last
+    /// connection closes) rather than whenever the last reference to the state goes, which a worker
+    /// thread releasing its job late could put after the build returned and its locks were freed.
+    /// Later reads and writes fail. Blocking.
+    func close() {
+        do { try database.close() } catch {
+            // A connection still in use: it closes when released, as before.
+        }
+    }
+
     /// The page cache of each connection, in KiB.
     static let cacheKiB = 512
 

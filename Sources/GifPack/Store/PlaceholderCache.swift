@@ -32,11 +32,14 @@ struct PlaceholderCache: Sendable {
 
     let layout: CacheLayout
     let settings: PlaceholderSettings
+    /// Where the posters this cache derives are also compressed as posters pack entries (nil: not).
+    let posterFrames: PosterFrameCache?
     private let counter = DerivationCounter()
 
-    init(layout: CacheLayout, settings: PlaceholderSettings) {
+    init(layout: CacheLayout, settings: PlaceholderSettings, posterFrames: PosterFrameCache? = nil) {
         self.layout = layout
         self.settings = settings
+        self.posterFrames = posterFrames
     }
 
     /// How many GIFs this cache value derived (rather than found) so far.
@@ -61,6 +64,7 @@ struct PlaceholderCache: Sendable {
 
     /// Removes the cached record (its posters are written again by the next ``ensure(sha256:blobPath:)``).
     func forget(sha256: String) {
+        posterFrames?.forget(gifSHA256: sha256)
         FileSystem.remove(recordPath(sha256: sha256))
     }
 
@@ -77,7 +81,9 @@ struct PlaceholderCache: Sendable {
         try FileSystem.createDirectory(PathText.parent(recordPath(sha256: sha256)))
         var lengths: [Int: Int64] = [:]
         for (size, poster) in derived.posters {
-            try Self.write(poster, to: posterPath(sha256: sha256, size: size))
+            let path = posterPath(sha256: sha256, size: size)
+            try Self.write(poster, to: path)
+            try posterFrames?.store(poster, size: size, gifSHA256: sha256, posterPath: path)
             lengths[size] = Int64(poster.count)
         }
         let record = Record(blurHash: derived.blurHash, averageColor: derived.averageColor,

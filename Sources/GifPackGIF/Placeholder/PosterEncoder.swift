@@ -1,4 +1,5 @@
 import CGif
+import Synchronization
 
 /// Encodes an ``RGBImage`` as a single-frame GIF with giflib: the palette (up to 256 colours) comes
 /// from giflib's median-cut `GifQuantizeBuffer`, the file from the `EGif*` API. The output depends
@@ -8,6 +9,12 @@ import CGif
 /// let gif = try PosterEncoder.encode(AreaDownscaler.downscale(still, longestSide: 80))
 /// ```
 public enum PosterEncoder {
+    /// giflib's `GifQuantizeBuffer` keeps the axis it sorts on in a global (`SortRGBAxis` in
+    /// quantize.c, read by its `qsort` comparator): two threads quantising at once can sort by each
+    /// other's axis and give another palette, so posters stop being a function of their pixels.
+    /// One quantisation at a time in the process (a few hundred microseconds for a poster).
+    private static let quantizing = Mutex(())
+
     public struct EncodeError: Error, CustomStringConvertible {
         public var description: String
     }
@@ -24,8 +31,10 @@ public enum PosterEncoder {
         var indices = [GifByteType](repeating: 0, count: count)
         var palette = [GifColorType](repeating: GifColorType(Red: 0, Green: 0, Blue: 0), count: 256)
         var paletteSize: Int32 = 256
-        let quantised = GifQuantizeBuffer(UInt32(image.width), UInt32(image.height), &paletteSize,
-                                          &red, &green, &blue, &indices, &palette)
+        let quantised = quantizing.withLock { _ in
+            GifQuantizeBuffer(UInt32(image.width), UInt32(image.height), &paletteSize,
+                              &red, &green, &blue, &indices, &palette)
+        }
         guard quantised == GIF_OK else { throw EncodeError(description: "giflib could not build a palette") }
         guard let map = GifMakeMapObject(256, &palette) else {
             throw EncodeError(description: "giflib could not allocate a colour map")
