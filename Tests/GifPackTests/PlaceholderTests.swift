@@ -86,6 +86,34 @@ struct PlaceholderTests {
         #expect(try PosterEncoder.encode(image) == PosterEncoder.encode(image))
     }
 
+    /// giflib's quantiser sorts by an axis kept in a global: posters encoded on several threads at
+    /// once (a build's worker and the posters pack's, or builds in one process) must still be a
+    /// function of their pixels alone.
+    @Test func postersEncodedOnManyThreadsAtOnceAreTheSameAsAlone() async throws {
+        var random = SplitMix64(seed: 5)
+        let images = (0..<4).map { index in
+            index % 2 == 0 ? Self.pattern(width: 96 + index * 8, height: 64)
+                : RGBImage(width: 80, height: 80, pixels: (0..<(80 * 80 * 3)).map { _ in UInt8(truncatingIfNeeded: random.next()) })
+        }
+        let alone = try images.map { try PosterEncoder.encode($0) }
+        let mismatches = await withTaskGroup(of: Int.self) { group in
+            for worker in 0..<4 {
+                group.addTask {
+                    await Task.detached {
+                        var wrong = 0
+                        for round in 0..<60 {
+                            let index = (worker + round) % images.count
+                            if (try? PosterEncoder.encode(images[index])) != alone[index] { wrong += 1 }
+                        }
+                        return wrong
+                    }.value
+                }
+            }
+            return await group.reduce(0, +)
+        }
+        #expect(mismatches == 0)
+    }
+
     static let palette: [(UInt8, UInt8, UInt8)] = [(255, 255, 255), (10, 20, 200), (220, 30, 30), (0, 0, 0)]
 
     @Test func aBlankFirstFrameIsSkippedForTheFirstNonBlankOne() throws {
