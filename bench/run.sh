@@ -6,14 +6,14 @@
 #   bench/run.sh [--bin DIR] [--count N] [--latency-ms MS] [--real-data DIR] [--scale "1000 20000 100000"]
 #                [--scale-distinct-gifs N] [--realistic-scale-gifs] [--quick] [--keep] [--upgrade-only]
 #                [--upgrade-percents "0.1 1 10"] [--publish-only] [--no-publish] [--posters-only] [--no-posters]
-#                [--floor-runs N]
+#                [--floor-runs N] [--pack-runs N]
 #
 # Environment equivalents: BENCH_COUNT, BENCH_LATENCY_MS, BENCH_REAL_DATA, BENCH_SCALE,
 # BENCH_SCALE_DISTINCT_GIFS, BENCH_REALISTIC_SCALE_GIFS=1, BENCH_QUICK=1 (200 GIFs, scale 1000 only),
 # BENCH_KEEP=1 (keep bench/work), BENCH_UPGRADE_ONLY=1 (section 6 alone: upgrades served by nginx),
 # BENCH_UPGRADE_PERCENTS ("none": skip it), BENCH_PUBLISH_ONLY=1 (section 7 alone: gifpack publish to a
 # directory and to moto's S3), BENCH_PUBLISH=0 (skip it), BENCH_POSTERS_ONLY=1 (section 8 alone:
-# placeholders and posters), BENCH_POSTERS=0 (skip it).
+# placeholders and posters), BENCH_POSTERS=0 (skip it), BENCH_FLOOR_RUNS, BENCH_PACK_RUNS.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -24,6 +24,7 @@ latency=${BENCH_LATENCY_MS:-20}
 real_data=${BENCH_REAL_DATA:-}
 scale=${BENCH_SCALE:-}
 floor_runs=${BENCH_FLOOR_RUNS:-3}
+pack_runs=${BENCH_PACK_RUNS:-3}
 realistic_scale=${BENCH_REALISTIC_SCALE_GIFS:-0}
 scale_distinct=${BENCH_SCALE_DISTINCT_GIFS:-1000}
 keep=${BENCH_KEEP:-0}
@@ -53,6 +54,7 @@ while [ $# -gt 0 ]; do
     --no-posters) posters=0; shift ;;
     --publish-only) publish_only=1; shift ;;
     --floor-runs) floor_runs=$2; shift 2 ;;
+    --pack-runs) pack_runs=$2; shift 2 ;;
     --no-publish) publish_bench=0; shift ;;
     -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "bench/run.sh: unknown argument $1" >&2; exit 2 ;;
@@ -325,6 +327,18 @@ fact solid.input "$(tar -cf - --sort=name --owner=0 --group=0 --numeric-owner --
 fact solid.gif_bytes "$(cat "$runs"/solid/gifs/*.gif | wc -c)"
 measure solid bash -c "tar -cf - --sort=name --owner=0 --group=0 --numeric-owner --mtime=@$SOURCE_DATE_EPOCH -C '$runs/solid' catalog.json gifs | zstd -q -T1 -9 -o '$runs/solid.tar.zst' && sync '$runs/solid.tar.zst'"
 fact solid.bytes "$(stat -c %s "$runs/solid.tar.zst")"
+# Packing alone moves by a factor of two or more from run to run on this shared machine (the solid
+# side took 3.85 s in one run, 1.07 s in another): more rounds of the pair, gifpack then solid, and
+# the ratio of their medians.
+for round in $(seq 2 "$pack_runs"); do
+  log "packing alone, round $round of $pack_runs: gifpack pack stage (frame cache deleted), solid tar | zstd"
+  rm -rf "$runs/cache/frames" "$runs/out-packcold$round"
+  gifpack_build "packcold$round" "$runs/bench.yaml" "$runs/out-packcold$round" "$runs/cache"
+  rm -f "$runs/solid.tar.zst"
+  measure "solid$round" bash -c "tar -cf - --sort=name --owner=0 --group=0 --numeric-owner --mtime=@$SOURCE_DATE_EPOCH -C '$runs/solid' catalog.json gifs | zstd -q -T1 -9 -o '$runs/solid.tar.zst' && sync '$runs/solid.tar.zst'"
+  rm -rf "$runs/out-packcold$round"
+done
+fact pack_runs "$pack_runs"
 stop_fixture
 rm -rf "$runs/floor" "$runs/script" "$runs/solid"
 
