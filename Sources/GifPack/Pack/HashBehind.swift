@@ -21,7 +21,8 @@ import Glibc
 /// let sha256 = try behind.finish()                // once everything is written
 /// ```
 final class HashBehind: @unchecked Sendable {
-    /// Bytes the worker waits for before it reads again (unless the writer finished).
+    /// Bytes the worker waits for before it reads again (unless the writer finished), and the most
+    /// it reads at a time: its one buffer, a megabyte of resident memory while a pack is written.
     static let batch: Int64 = 1 << 20
 
     let path: String
@@ -78,7 +79,7 @@ final class HashBehind: @unchecked Sendable {
     private func run() {
         var hasher = SHA256()
         var hashed: Int64 = 0
-        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 4 << 20, alignment: 64)
+        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: Int(Self.batch), alignment: 64)
         defer { chunk.deallocate() }
         func end(_ outcome: Result<String, PackWriteError>) {
             condition.lock()

@@ -29,7 +29,7 @@ import Darwin
 /// ```
 public struct PackAssembler: ~Copyable {
     /// Bytes copied per `read(2)` when appending a frame file.
-    public static let copyChunkSize = 256 * 1024
+    public static let copyChunkSize = 128 * 1024
 
     private let sink: FileDescriptorSink
     private let encoder: TarEntryFrameEncoder
