@@ -1,5 +1,5 @@
-import Crypto
 import Foundation
+import GifPackFormat
 import GifPackSystem
 #if canImport(Glibc)
 import Glibc
@@ -77,7 +77,7 @@ final class HashBehind: @unchecked Sendable {
     }
 
     private func run() {
-        var hasher = SHA256()
+        var hasher = StreamingSHA256()
         var hashed: Int64 = 0
         let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: Int(Self.batch), alignment: 64)
         defer { chunk.deallocate() }
@@ -94,21 +94,16 @@ final class HashBehind: @unchecked Sendable {
             condition.unlock()
             while hashed < target {
                 let want = Int(min(Int64(chunk.count), target - hashed))
-                let got = pread(fd, chunk.baseAddress, want, off_t(hashed))
-                if got < 0 {
-                    if errno == EINTR { continue }
-                    return end(.failure(.io(path: path, operation: "read", errno: errno)))
+                let got: Int
+                do throws(Errno) { got = try POSIXIO.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: chunk[0..<want]), at: hashed) } catch {
+                    return end(.failure(.io(path: path, operation: "read", errno: error.code)))
                 }
                 guard got > 0 else { return end(.failure(.io(path: path, operation: "read", errno: EIO))) }
-                hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: chunk[0..<got]))
+                hasher.update(UnsafeRawBufferPointer(rebasing: chunk[0..<got]))
                 hashed += Int64(got)
             }
-            if last {
-                condition.lock()
-                let more = written > hashed
-                condition.unlock()
-                if !more { return end(.success(Hex.lowercase(hasher.finalize()))) }
-            }
+            // Once the writer is done, `written` no longer moves: `target` was the end.
+            if last { return end(.success(hasher.hex)) }
         }
     }
 }

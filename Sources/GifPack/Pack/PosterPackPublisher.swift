@@ -31,11 +31,13 @@ struct PosterPackPublisher: Sendable {
         throws -> (PosterPackDescription, PackPublisher.Outcome) {
         let name = Self.name(forPack: pack)
         let sizes = placeholders.settings.posterSizes
-        var items: [(path: String, source: String, size: Int, gif: String)] = []
+        // `fresh`: derived by this process, its digest, length and frame known first-hand.
+        var items: [(path: String, source: String, size: Int, gif: String, fresh: PosterFrameCache.Fresh?)] = []
         for size in sizes {
             for hash in Set(gifHashes) {
                 items.append((PosterPackDescription.path(size: size, sha256: hash),
-                              placeholders.posterPath(sha256: hash, size: size), size, hash))
+                              placeholders.posterPath(sha256: hash, size: size), size, hash,
+                              placeholders.posterFrames?.fresh(gifSHA256: hash, size: size)))
             }
         }
         items.sort { $0.path < $1.path }
@@ -47,8 +49,8 @@ struct PosterPackPublisher: Sendable {
         catalog += Array(#","posters":["#.utf8)
         for (position, item) in items.enumerated() {
             let (count, hash): (Int, String)
-            if let fresh = placeholders.posterFrames?.fresh(gifSHA256: item.gif, size: item.size) {
-                (count, hash) = (fresh.bytes, fresh.sha256) // derived by this process: known first-hand
+            if let fresh = item.fresh {
+                (count, hash) = (fresh.bytes, fresh.sha256)
             } else {
                 let bytes = try checkedPoster(item.source, size: item.size, gifSHA256: item.gif)
                 (count, hash) = (bytes.count, Hex.lowercase(SHA256.hash(data: bytes)))
@@ -76,7 +78,7 @@ struct PosterPackPublisher: Sendable {
             try assembler.appendEntry(name: PackCatalog.path, bytes: catalog)
             for item in items {
                 // A poster derived here was compressed as it was derived; any other is compressed now.
-                if let fresh = placeholders.posterFrames?.fresh(gifSHA256: item.gif, size: item.size) {
+                if let fresh = item.fresh {
                     try assembler.appendFrame(copyingFrom: fresh.framePath, uncompressedLength: fresh.entryLength,
                                               trustedEntry: (item.path, Int64(fresh.bytes)))
                 } else {

@@ -35,20 +35,29 @@ struct FrameCache: Sendable {
         let destination = path(sha256: sha256)
         if FileSystem.exists(destination) { return }
         try FileSystem.createDirectory(PathText.parent(destination))
-        let temporary = FileSystem.temporaryPath(beside: destination)
-        do {
-            let sink = try FileDescriptorSink(creating: temporary)
-            let encoder = TarEntryFrameEncoder(level: level, mtime: mtime)
+        let encoder = TarEntryFrameEncoder(level: level, mtime: mtime)
+        try Self.writeFrameFile(at: destination) { sink in
             // The blob is hashed as it is framed: bytes damaged in the cache never make a frame.
             _ = try encoder.encodeFileReportingSize(name: GIFEntry.path(forSHA256: sha256), sourcePath: blobPath,
                                                     to: sink, expectedSHA256: sha256)
-            // No fsync: the frame is a cache. The pack assembler verifies every frame it copies and
-            // a frame cut short by a crash is simply compressed again.
+        }
+        madeHere.insert(sha256)
+    }
+
+    /// Writes one cached frame file: `encode` fills a temporary file beside `destination`, which is
+    /// then renamed into place (removed if anything throws). No fsync: a frame is a cache. Frames
+    /// from another process are verified before they are copied into a pack, and one cut short by
+    /// a crash is simply compressed again.
+    static func writeFrameFile<T>(at destination: String, _ encode: (FileDescriptorSink) throws -> T) throws -> T {
+        let temporary = FileSystem.temporaryPath(beside: destination)
+        do {
+            let sink = try FileDescriptorSink(creating: temporary)
+            let result = try encode(sink)
             try sink.close()
             guard rename(temporary, destination) == 0 else {
                 throw FileSystemError.io(operation: "rename", path: destination, errno: errno)
             }
-            madeHere.insert(sha256)
+            return result
         } catch {
             FileSystem.remove(temporary)
             throw error

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import GifPackFormat
 import Synchronization
@@ -53,21 +52,11 @@ final class PosterFrameCache: Sendable {
     /// remembers it. Blocking: call it on a worker thread.
     func store(_ bytes: [UInt8], size: Int, gifSHA256 hash: String, posterPath: String) throws {
         let destination = framePath(posterPath: posterPath)
-        let temporary = FileSystem.temporaryPath(beside: destination)
-        let extent: FrameExtent
-        do {
-            let sink = try FileDescriptorSink(creating: temporary)
-            extent = try TarEntryFrameEncoder(level: level, mtime: mtime)
-                .encodeBytes(name: PosterPackDescription.path(size: size, sha256: hash), bytes: bytes, to: sink)
-            try sink.close()
-            guard rename(temporary, destination) == 0 else {
-                throw FileSystemError.io(operation: "rename", path: destination, errno: errno)
-            }
-        } catch {
-            FileSystem.remove(temporary)
-            throw error
+        let encoder = TarEntryFrameEncoder(level: level, mtime: mtime)
+        let extent = try FrameCache.writeFrameFile(at: destination) { sink in
+            try encoder.encodeBytes(name: PosterPackDescription.path(size: size, sha256: hash), bytes: bytes, to: sink)
         }
-        let fresh = Fresh(sha256: Hex.lowercase(SHA256.hash(data: bytes)), bytes: bytes.count, framePath: destination,
+        let fresh = Fresh(sha256: StreamingSHA256.of(bytes), bytes: bytes.count, framePath: destination,
                           entryLength: extent.uncompressedLength)
         made.withLock { $0[Self.key(hash, size)] = fresh }
     }
