@@ -266,7 +266,8 @@ import Testing
         let task = Task {
             try await client.download(HTTPRequest(url: Self.imageURL(server, id)), to: directory.file("slow"), maxBytes: 1 << 20)
         }
-        try await Task.sleep(for: .milliseconds(300))
+        // Polled, not slept on: on a loaded machine the task may take long to reach curl.
+        try await Self.waitUntil { client.statistics.currentlyInFlight == 1 }
         #expect(client.statistics.currentlyInFlight == 1)
         let clock = ContinuousClock()
         let cancelled = clock.now
@@ -295,9 +296,9 @@ import Testing
         server.schedule([.slowBody(bytesPerSecond: 50)], forExercise: ids[0])
 
         let running = Task { try await client.data(HTTPRequest(url: Self.imageURL(server, ids[0])), maxBytes: 1 << 20) }
-        try await Task.sleep(for: .milliseconds(200))
+        try await Self.waitUntil { client.statistics.currentlyInFlight == 1 }
         let queued = Task { try await client.data(HTTPRequest(url: Self.imageURL(server, ids[1])), maxBytes: 1 << 20) }
-        try await Task.sleep(for: .milliseconds(100))
+        try await Self.waitUntil { client.statistics.currentlyQueued == 1 }
         #expect(client.statistics.currentlyInFlight == 1)
         #expect(client.statistics.currentlyQueued == 1)
 
