@@ -266,8 +266,10 @@ import Testing
         let task = Task {
             try await client.download(HTTPRequest(url: Self.imageURL(server, id)), to: directory.file("slow"), maxBytes: 1 << 20)
         }
-        // Polled, not slept on: on a loaded machine the task may take long to reach curl.
-        try await Self.waitUntil { client.statistics.currentlyInFlight == 1 }
+        // Polled, not slept on: on a loaded machine the task may take long to reach curl. The server
+        // must have read the request too, or a cancel before it is sent leaves the slow-body fault
+        // queued for the request after it.
+        try await Self.waitUntil { client.statistics.currentlyInFlight == 1 && server.stats.inFlight == 1 }
         #expect(client.statistics.currentlyInFlight == 1)
         let clock = ContinuousClock()
         let cancelled = clock.now
@@ -296,7 +298,7 @@ import Testing
         server.schedule([.slowBody(bytesPerSecond: 50)], forExercise: ids[0])
 
         let running = Task { try await client.data(HTTPRequest(url: Self.imageURL(server, ids[0])), maxBytes: 1 << 20) }
-        try await Self.waitUntil { client.statistics.currentlyInFlight == 1 }
+        try await Self.waitUntil { client.statistics.currentlyInFlight == 1 && server.stats.inFlight == 1 }
         let queued = Task { try await client.data(HTTPRequest(url: Self.imageURL(server, ids[1])), maxBytes: 1 << 20) }
         try await Self.waitUntil { client.statistics.currentlyQueued == 1 }
         #expect(client.statistics.currentlyInFlight == 1)
@@ -323,7 +325,7 @@ import Testing
         let asked = Mutex<[Int]>([])
 
         let running = Task { try await client.data(HTTPRequest(url: Self.imageURL(server, ids[0])), maxBytes: 1 << 20) }
-        try await Self.waitUntil { client.statistics.currentlyInFlight == 1 }
+        try await Self.waitUntil { client.statistics.currentlyInFlight == 1 && server.stats.inFlight == 1 }
         var declined = HTTPRequest(url: Self.imageURL(server, ids[1]))
         declined.admission = HTTPAdmission { inFlight in asked.withLock { $0.append(inFlight) }; return false }
         var admitted = HTTPRequest(url: Self.imageURL(server, ids[2]))
