@@ -7,28 +7,31 @@
 /// ``HTTPError/notAdmitted`` without anything being sent, for the caller to queue again or drop).
 ///
 /// Since the next queued request is admitted the moment a transfer ends, before its awaiting task
-/// runs, what an answer says about the requests behind it (a quota left, a 429, a rejected key)
-/// has to be known by then: `answered` is called on the loop thread with each response's head and
-/// first body bytes (up to ``HTTPDownload/prefixLength``) as the transfer ends, before any other
-/// request is admitted. Both closures run on the loop thread with curl's state in hand: keep them
+/// runs, what an answer says about the requests behind it (a quota left, a 429, a rejected key, one
+/// more failure in a row) has to be known by then: `answered` is called on the loop thread with
+/// each transfer's ``HTTPAnswer`` (the response's head and first body bytes, or the failure) as
+/// the transfer ends, before any other request is admitted. A transfer cancelled by its task, or
+/// one that never reached the network (its file could not be opened), is not answered. Both closures run on the loop thread with curl's state in hand: keep them
 /// short and never block in them. Only the first hop of a request is checked; redirects it follows
 /// are part of the same request (each hop's answer is told).
 ///
 /// ```swift
 /// var request = HTTPRequest(url: imageURL)
 /// request.admission = HTTPAdmission({ inFlight in inFlight < window.current && budget.take() },
-///                                   answered: { head, _ in quota.note(head.headers["x-ratelimit-requests-remaining"]) })
+///                                   answered: { answer in
+///                                       if case .response(let head, _, _) = answer { quota.note(head.headers["x-ratelimit-requests-remaining"]) }
+///                                   })
 /// do { _ = try await client.download(request, to: path, maxBytes: 5 << 20) }
 /// catch .notAdmitted { queueAgain(imageURL) }
 /// ```
 public struct HTTPAdmission: Sendable {
     let decide: @Sendable (_ inFlight: Int) -> Bool
-    let answered: (@Sendable (_ head: HTTPResponseHead, _ bodyPrefix: [UInt8]) -> Void)?
+    let answered: (@Sendable (_ answer: HTTPAnswer) -> Void)?
 
     /// `decide` gets the transfers in flight (not counting this one) and returns whether to send;
-    /// `answered` hears each response as its transfer ends.
+    /// `answered` hears how each transfer ended.
     public init(_ decide: @escaping @Sendable (_ inFlight: Int) -> Bool,
-                answered: (@Sendable (_ head: HTTPResponseHead, _ bodyPrefix: [UInt8]) -> Void)? = nil) {
+                answered: (@Sendable (_ answer: HTTPAnswer) -> Void)? = nil) {
         self.decide = decide
         self.answered = answered
     }
@@ -38,4 +41,21 @@ public struct HTTPAdmission: Sendable {
 
     /// The same `answered`, admitting always: a redirect hop's.
     var answersOnly: HTTPAdmission { HTTPAdmission({ _ in true }, answered: answered) }
+}
+
+
+/// How a transfer ended, as ``HTTPAdmission``'s `answered` hears it on the client's loop thread.
+///
+/// ```swift
+/// switch answer {
+/// case .response(let head, let prefix, let bytes): print(head.status, prefix.prefix(6), bytes)
+/// case .failed(let error): print(error)   // reset, timeout, too large, a file error
+/// }
+/// ```
+public enum HTTPAnswer: Sendable {
+    /// A response: its head, its body's first bytes (up to ``HTTPDownload/prefixLength``) and the
+    /// number of body bytes taken.
+    case response(HTTPResponseHead, bodyPrefix: [UInt8], bodyBytes: Int64)
+    /// The transfer failed without a whole response.
+    case failed(HTTPError)
 }

@@ -353,6 +353,44 @@ import Testing
         #expect(HTTPError.notAdmitted.reason == "not-admitted")
     }
 
+    @Test func answeredHearsEveryResponseAndFailureBeforeTheNextRequestIsAdmitted() async throws {
+        let (server, client) = try Self.start(maxConnections: 1) { $0.gifDimension = 64 }
+        defer { client.shutdown(); server.stop() }
+        let ids = Array(server.catalog.exercises.map(\.id).prefix(3))
+        server.schedule([.truncatedBody], forExercise: ids[1])
+        server.schedule([.status(503)], forExercise: ids[2])
+        // What the loop thread saw, in order: "admit <id>" when a request is let through and
+        // "<id> <what>" when its transfer ends.
+        let events = Mutex<[String]>([])
+        func request(_ id: String) -> HTTPRequest {
+            var request = HTTPRequest(url: Self.imageURL(server, id))
+            request.admission = HTTPAdmission({ _ in events.withLock { $0.append("admit \(id)") }; return true }, answered: { answer in
+                let what = switch answer {
+                case .response(let head, let prefix, let bytes): "\(head.status) \(String(decoding: prefix.prefix(6), as: UTF8.self)) \(bytes)"
+                case .failed(let error): error.reason
+                }
+                events.withLock { $0.append("\(id) \(what)") }
+            })
+            return request
+        }
+        let tasks = ids.map(request).map { request in Task { try? await client.data(request, maxBytes: 1 << 20) } }
+        var bodies: [HTTPDataResponse?] = []
+        for task in tasks { bodies.append(await task.value) }
+        let size = try #require(bodies[0]).body.count
+        #expect(bodies[1] == nil)
+        #expect(bodies[2]?.head.status == 503)
+
+        let seen = events.withLock { $0 }
+        #expect(seen.count == 6)
+        #expect(seen.contains("\(ids[0]) 200 GIF89a \(size)"))
+        #expect(seen.contains { $0.hasPrefix("\(ids[1]) ") && !$0.hasPrefix("\(ids[1]) 200") }, "the cut body was heard as a failure: \(seen)")
+        #expect(seen.contains { $0.hasPrefix("\(ids[2]) 503 ") })
+        // One slot: each answer is heard before the next request is admitted.
+        for (index, event) in seen.enumerated() {
+            #expect(event.hasPrefix("admit") == index.isMultiple(of: 2), "\(seen)")
+        }
+    }
+
     @Test func shutdownFailsPendingAndLaterRequests() async throws {
         let (server, client) = try Self.start { $0.gifDimension = 64 }
         defer { server.stop() }

@@ -51,52 +51,99 @@ struct FetchAttempt: Sendable {
         func rejection(_ reason: RejectionReason, _ detail: String, _ status: Int?) -> FetchRejection {
             FetchRejection(exerciseID: item.exercise.id, url: url, reason: reason, detail: detail, status: status)
         }
-        let download: HTTPDownload
+        // What the answer means for the requests behind it (quota, key, rate limit, the circuit
+        // breaker) was told to the governor on the HTTP client's thread as the transfer ended:
+        // see `noteAnswer`. Here it is only judged again, the same way, for this exercise.
+        let answer: HTTPAnswer, download: HTTPDownload?
         do {
-            download = try await client.download(request(for: item, noting: sent), to: path, maxBytes: settings.maxGIFBytes)
+            let body = try await client.download(request(for: item, noting: sent), to: path, maxBytes: settings.maxGIFBytes)
+            (answer, download) = (.response(body.head, bodyPrefix: body.prefix, bodyBytes: body.bytesWritten), body)
         } catch {
-            FileSystem.remove(path)
-            if case .notAdmitted = error { return .notSent(item) }
+            if case .notAdmitted = error { FileSystem.remove(path); return .notSent(item) }
             if case .fileError(let file, let code) = error, FetchGovernor.isDiskFull(code) {
                 // The first full-disk error stops the build: later downloads would only be dropped.
                 governor.stop(.diskFull(path: file))
             }
-            if case .bodyTooLarge = error {
-                return .failed(item, rejection(.tooLarge, "the body exceeds max_gif_bytes (\(settings.maxGIFBytes) bytes)", nil), missing: false)
-            }
-            let failure = rejection(RejectionReason(error), String(describing: error), nil)
-            return failure.reason.isRetryable ? .retry(item, failure, wait: nil) : .failed(item, failure, missing: false)
+            (answer, download) = (.failed(error), nil)
         }
-        // What the answer means for the requests behind it (quota, key, rate limit) was told to the
-        // governor on the HTTP client's thread as the transfer ended: see `noteAnswer`.
-        let head = download.head
+        switch Self.judge(answer, conditional: item.conditional != nil, source: source, settings: settings) {
+        case .downloaded:
+            return .downloaded(item, download!, path: path)
+        case .notModified:
+            FileSystem.remove(path)
+            return .notModified(item, item.conditional!)
+        case .retry(let reason, let detail, let status, let wait):
+            FileSystem.remove(path)
+            return .retry(item, rejection(reason, detail, status), wait: wait)
+        case .failed(let reason, let detail, let status, let missing):
+            FileSystem.remove(path)
+            return .failed(item, rejection(reason, detail, status), missing: missing)
+        }
+    }
+
+    /// What an answer is worth, judged alike by the attempt's task and, for the circuit breaker,
+    /// on the HTTP client's thread as the transfer ends.
+    enum Judgement: Equatable {
+        /// A 200 that passed the cheap checks.
+        case downloaded
+        /// A 304 to a conditional request.
+        case notModified
+        /// Worth another attempt (after `wait` if the server said so); counts towards the circuit breaker.
+        case retry(RejectionReason, String, status: Int?, wait: Duration?)
+        /// Final for this run; `missing` marks a 404.
+        case failed(RejectionReason, String, status: Int?, missing: Bool)
+
+        /// What the circuit breaker and the window's growth make of it: true a success, false a
+        /// failure, nil neither (a final 4xx, a redirect hop).
+        var breakerOutcome: Bool? {
+            switch self {
+            case .downloaded, .notModified: true
+            case .retry: false
+            case .failed: nil
+            }
+        }
+    }
+
+    /// Judges one transfer's end: retryable (connection errors, resets, timeouts, truncated bodies,
+    /// 408/429/5xx, a 200 with an HTML page or non-GIF body) or final (other 4xx, too large).
+    static func judge(_ answer: HTTPAnswer, conditional: Bool, source: SourceSettings, settings: FetchSettings) -> Judgement {
+        let head: HTTPResponseHead, prefix: [UInt8], bytes: Int64
+        switch answer {
+        case .failed(let error):
+            if case .bodyTooLarge = error {
+                return .failed(.tooLarge, "the body exceeds max_gif_bytes (\(settings.maxGIFBytes) bytes)", status: nil, missing: false)
+            }
+            let reason = RejectionReason(error)
+            return reason.isRetryable ? .retry(reason, String(describing: error), status: nil, wait: nil)
+                : .failed(reason, String(describing: error), status: nil, missing: false)
+        case .response(let answered, let bodyPrefix, let bodyBytes):
+            (head, prefix, bytes) = (answered, bodyPrefix, bodyBytes)
+        }
         let status = head.status
-        if status != 200 { FileSystem.remove(path) }
         switch status {
         case 200:
-            if let problem = ResponseChecks.problem(with: download) {
-                FileSystem.remove(path)
-                let failure = rejection(problem.reason, problem.detail, status)
-                return failure.reason.isRetryable ? .retry(item, failure, wait: nil) : .failed(item, failure, missing: false)
+            if let problem = ResponseChecks.problem(head: head, prefix: prefix, bytesWritten: bytes) {
+                return problem.reason.isRetryable ? .retry(problem.reason, problem.detail, status: status, wait: nil)
+                    : .failed(problem.reason, problem.detail, status: status, missing: false)
             }
-            return .downloaded(item, download, path: path)
-        case 304 where item.conditional != nil:
-            return .notModified(item, item.conditional!)
+            return .downloaded
+        case 304 where conditional:
+            return .notModified
         case 401, 403:
             let variable = source.apiKeyEnvironmentVariable.map { " (check the key in \($0))" } ?? ""
-            return .failed(item, rejection(.httpStatus(status), "the API rejected the key\(variable)", status), missing: false)
-        case 429 where ResponseChecks.isMonthlyQuotaBody(download.prefix):
-            return .failed(item, rejection(.quotaExhausted, "the monthly quota is used up", status), missing: false)
+            return .failed(.httpStatus(status), "the API rejected the key\(variable)", status: status, missing: false)
+        case 429 where ResponseChecks.isMonthlyQuotaBody(prefix):
+            return .failed(.quotaExhausted, "the monthly quota is used up", status: status, missing: false)
         case 429, 503:
             let wait = settings.retry.retryAfter(head.headers["retry-after"])
-            return .retry(item, rejection(.httpStatus(status), "the server answered HTTP \(status)"
-                + (wait.map { " (Retry-After \($0.milliseconds / 1000) s)" } ?? ""), status), wait: wait)
+            return .retry(.httpStatus(status), "the server answered HTTP \(status)"
+                + (wait.map { " (Retry-After \($0.milliseconds / 1000) s)" } ?? ""), status: status, wait: wait)
         case 404:
-            return .failed(item, rejection(.httpStatus(404), "the API has no image for this exercise", status), missing: true)
+            return .failed(.httpStatus(404), "the API has no image for this exercise", status: status, missing: true)
         case let code where RetryPolicy.retryableStatuses.contains(code):
-            return .retry(item, rejection(.httpStatus(code), "the server answered HTTP \(code)", code), wait: nil)
+            return .retry(.httpStatus(code), "the server answered HTTP \(code)", status: code, wait: nil)
         default:
-            return .failed(item, rejection(.httpStatus(status), "the server answered HTTP \(status)", status), missing: false)
+            return .failed(.httpStatus(status), "the server answered HTTP \(status)", status: status, missing: false)
         }
     }
 
@@ -112,31 +159,43 @@ struct FetchAttempt: Sendable {
         request.followRedirects = source.kind == .v1
         // The budget, the window and a cool-down are checked when the request reaches curl, not
         // when it is queued behind the ones in flight (see GIFFetcher.lookahead).
-        let (governor, retry, attempt) = (governor, settings.retry, item.attempt)
+        let (governor, source, settings, attempt) = (governor, source, settings, item.attempt)
+        let conditional = item.conditional != nil
         request.admission = HTTPAdmission({ inFlight in
             guard governor.admit(inFlight: inFlight) else { return false }
             sent.note()
             return true
-        }, answered: { head, prefix in
-            Self.noteAnswer(head, prefix: prefix, attempt: attempt, governor: governor, retry: retry)
+        }, answered: { answer in
+            Self.noteAnswer(answer, conditional: conditional, attempt: attempt, governor: governor, source: source, settings: settings)
         })
         return request
     }
 
     /// Tells the governor what an answer means for the requests behind it: the quota left
     /// (`x-ratelimit-requests-remaining`), a rejected key (401, 403) or a spent monthly quota
-    /// (stop), a rate limit (429: cool-down, smaller window). Called on the HTTP client's thread as
-    /// the transfer ends, before the next queued request's admission.
-    static func noteAnswer(_ head: HTTPResponseHead, prefix: [UInt8], attempt: Int, governor: FetchGovernor, retry: RetryPolicy) {
-        if let remaining = head.headers["x-ratelimit-requests-remaining"].flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) }) {
-            governor.noteQuota(remaining: remaining)
+    /// (stop), a rate limit (429: cool-down, smaller window), and a success or one more failure in
+    /// a row for the circuit breaker (which may stop the build). Called on the HTTP client's
+    /// thread as the transfer ends, before the next queued request's admission, so a breaker that
+    /// opens stops the requests queued behind the window too.
+    static func noteAnswer(_ answer: HTTPAnswer, conditional: Bool, attempt: Int, governor: FetchGovernor,
+                           source: SourceSettings, settings: FetchSettings) {
+        if case .response(let head, let prefix, _) = answer {
+            if let remaining = head.headers["x-ratelimit-requests-remaining"].flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) }) {
+                governor.noteQuota(remaining: remaining)
+            }
+            switch head.status {
+            case 401, 403: governor.stop(.authRejected(status: head.status))
+            case 429 where ResponseChecks.isMonthlyQuotaBody(prefix): governor.stop(.monthlyQuotaExhausted)
+            case 429:
+                let retry = settings.retry
+                governor.noteRateLimited(coolDown: retry.retryAfter(head.headers["retry-after"]) ?? retry.delay(beforeAttempt: attempt + 1))
+            default: break
+            }
         }
-        switch head.status {
-        case 401, 403: governor.stop(.authRejected(status: head.status))
-        case 429 where ResponseChecks.isMonthlyQuotaBody(prefix): governor.stop(.monthlyQuotaExhausted)
-        case 429:
-            governor.noteRateLimited(coolDown: retry.retryAfter(head.headers["retry-after"]) ?? retry.delay(beforeAttempt: attempt + 1))
-        default: break
+        switch judge(answer, conditional: conditional, source: source, settings: settings).breakerOutcome {
+        case true?: governor.noteSuccess()
+        case false?: governor.noteFailure()
+        case nil: break
         }
     }
 }

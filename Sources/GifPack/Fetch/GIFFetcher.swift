@@ -297,14 +297,12 @@ struct GIFFetcher: Sendable {
     /// Acts on one finished attempt; returns the item to try again, if any.
     private func handle(_ result: AttemptResult) -> FetchWorkItem? {
         switch result {
+        // The circuit breaker heard each of these on the HTTP client's thread (FetchAttempt.noteAnswer).
         case .downloaded(let item, let download, let path):
-            governor.noteSuccess()
             processor.submit(exercise: item.exercise, download: download, path: path)
         case .notModified(let item, let known):
-            governor.noteSuccess()
             processor.reuse(exercise: item.exercise, known: known, origin: .notModified)
         case .retry(var item, let failure, let wait):
-            governor.noteFailure()
             if item.attempt < retry.maxAttempts, governor.stopReason == nil {
                 governor.noteRetry()
                 item.attempt += 1

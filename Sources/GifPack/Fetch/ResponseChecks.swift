@@ -5,11 +5,11 @@ import GifPackHTTP
 /// content type, magic bytes. Returns the rejection reason and detail, or nil when the download may
 /// go on to full validation.
 enum ResponseChecks {
-    static func problem(with download: HTTPDownload) -> (reason: RejectionReason, detail: String)? {
-        if looksLikeHTML(download.prefix) {
-            return (.htmlBody, "the body is an HTML page, not a GIF (content type \(download.head.contentType ?? "none"))")
+    static func problem(head: HTTPResponseHead, prefix: [UInt8], bytesWritten: Int64) -> (reason: RejectionReason, detail: String)? {
+        if looksLikeHTML(prefix) {
+            return (.htmlBody, "the body is an HTML page, not a GIF (content type \(head.contentType ?? "none"))")
         }
-        guard let contentType = download.head.contentType else {
+        guard let contentType = head.contentType else {
             return (.wrongContentType, "the response has no Content-Type; expected image/gif")
         }
         let mediaType = contentType.split(separator: ";", maxSplits: 1).first.map {
@@ -18,10 +18,10 @@ enum ResponseChecks {
         guard mediaType == "image/gif" else {
             return (.wrongContentType, "Content-Type is \(contentType.prefix(100)); expected image/gif")
         }
-        if download.bytesWritten == 0 {
+        if bytesWritten == 0 {
             return (.truncated, "the body is empty")
         }
-        let magic = download.prefix.prefix(6)
+        let magic = prefix.prefix(6)
         guard magic.elementsEqual("GIF87a".utf8) || magic.elementsEqual("GIF89a".utf8) else {
             return (.notAGIF, "the body does not start with GIF87a or GIF89a")
         }

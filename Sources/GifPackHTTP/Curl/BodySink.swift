@@ -9,6 +9,8 @@ protocol BodySink: AnyObject, Sendable {
     func write(_ bytes: UnsafeRawBufferPointer) -> HTTPError?
     /// The body's first bytes received (up to ``HTTPDownload/prefixLength``).
     var bodyPrefix: [UInt8] { get }
+    /// The body bytes taken so far.
+    var bodyBytes: Int64 { get }
     /// Releases what ``open()`` acquired; safe to call more than once. Returns a failure to report.
     func close() -> HTTPError?
 }

@@ -197,10 +197,15 @@ final class CurlMultiLoop: @unchecked Sendable {
         var result = outcome(of: transfer, easy: easy, code: code)
         if let closeFailure = transfer.sink.close(), case .success = result { result = .failure(closeFailure) }
         recordEnd(of: transfer, easy: easy, result: result)
-        // Before any queued request is admitted: what this answer says (a quota, a 429) is known
-        // to the admission checks of the requests behind it.
-        if case .success(let outcome) = result, let answered = transfer.request.admission?.answered {
-            answered(outcome.head, transfer.sink.bodyPrefix)
+        // Before any queued request is admitted: what this answer says (a quota, a 429, a failure
+        // in a row) is known to the admission checks of the requests behind it.
+        if let answered = transfer.request.admission?.answered {
+            switch result {
+            case .success(let outcome):
+                answered(.response(outcome.head, bodyPrefix: transfer.sink.bodyPrefix, bodyBytes: transfer.sink.bodyBytes))
+            case .failure(let error):
+                answered(.failed(error))
+            }
         }
         recycle(easy)
         transfer.releaseCurlResources()

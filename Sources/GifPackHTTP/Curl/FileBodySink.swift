@@ -20,6 +20,7 @@ final class FileBodySink: BodySink, @unchecked Sendable {
     private(set) var bytesWritten: Int64 = 0
     private(set) var prefix: [UInt8] = []
     var bodyPrefix: [UInt8] { prefix }
+    var bodyBytes: Int64 { bytesWritten }
 
     init(path: String, maxBytes: Int64, append: Bool, offset: Int64? = nil) {
         self.path = path

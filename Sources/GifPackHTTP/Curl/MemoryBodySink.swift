@@ -16,6 +16,7 @@ final class MemoryBodySink: BodySink, @unchecked Sendable {
     }
 
     var bodyPrefix: [UInt8] { Array(bytes.prefix(HTTPDownload.prefixLength)) }
+    var bodyBytes: Int64 { Int64(bytes.count) }
 
     func close() -> HTTPError? { nil }
 }
