@@ -264,7 +264,7 @@ import Testing
         server.schedule([.slowBody(bytesPerSecond: 50)], forExercise: id)
 
         let task = Task {
-            try await client.download(HTTPRequest(url: Self.imageURL(server, id)), to: directory.file("slow"), maxBytes: 1 << 20)
+            try await client.download(Self.slowRequest(Self.imageURL(server, id)), to: directory.file("slow"), maxBytes: 1 << 20)
         }
         // Polled, not slept on: on a loaded machine the task may take long to reach curl. The server
         // must have read the request too, or a cancel before it is sent leaves the slow-body fault
@@ -275,8 +275,10 @@ import Testing
         let cancelled = clock.now
         task.cancel()
         let result = await task.result
-        // The body would take minutes at 50 B/s; the cancellation ends it at once.
-        #expect(clock.now - cancelled < .seconds(10))
+        // The body would take minutes at 50 B/s (and the 120 s total limit would end it as a
+        // timeout, not a cancellation); the cancellation ends it at once. The bound leaves room for
+        // a busy cooperative pool to resume the awaiting test.
+        #expect(clock.now - cancelled < .seconds(25))
         #expect(Self.httpError(result) == .cancelled)
         #expect(client.statistics.requestsCancelled == 1)
         #expect(client.statistics.currentlyInFlight == 0)
@@ -297,7 +299,7 @@ import Testing
         let ids = server.catalog.exercises.map(\.id)
         server.schedule([.slowBody(bytesPerSecond: 50)], forExercise: ids[0])
 
-        let running = Task { try await client.data(HTTPRequest(url: Self.imageURL(server, ids[0])), maxBytes: 1 << 20) }
+        let running = Task { try await client.data(Self.slowRequest(Self.imageURL(server, ids[0])), maxBytes: 1 << 20) }
         try await Self.waitUntil { client.statistics.currentlyInFlight == 1 && server.stats.inFlight == 1 }
         let queued = Task { try await client.data(HTTPRequest(url: Self.imageURL(server, ids[1])), maxBytes: 1 << 20) }
         try await Self.waitUntil { client.statistics.currentlyQueued == 1 }
@@ -324,7 +326,7 @@ import Testing
         server.schedule([.slowBody(bytesPerSecond: 50)], forExercise: ids[0])
         let asked = Mutex<[Int]>([])
 
-        let running = Task { try await client.data(HTTPRequest(url: Self.imageURL(server, ids[0])), maxBytes: 1 << 20) }
+        let running = Task { try await client.data(Self.slowRequest(Self.imageURL(server, ids[0])), maxBytes: 1 << 20) }
         try await Self.waitUntil { client.statistics.currentlyInFlight == 1 && server.stats.inFlight == 1 }
         var declined = HTTPRequest(url: Self.imageURL(server, ids[1]))
         declined.admission = HTTPAdmission { inFlight in asked.withLock { $0.append(inFlight) }; return false }
@@ -562,12 +564,22 @@ import Testing
     }
 
     /// Polls `condition` every 10 ms; throws after `seconds` without it holding.
-    static func waitUntil(seconds: Double = 10, _ condition: () -> Bool) async throws {
+    /// Polls `condition` every 10 ms. The default deadline is generous on purpose: a full suite on
+    /// 2 cores can keep the cooperative pool (the test's own awaits and the requests' tasks) busy
+    /// with synchronous tests for 10 s and more; a condition that never comes still fails.
+    static func waitUntil(seconds: Double = 60, _ condition: () -> Bool) async throws {
         let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
         while !condition() {
             guard ContinuousClock.now < deadline else { throw ClientTestFailure("condition not met within \(seconds) s") }
             try await Task.sleep(for: .milliseconds(10))
         }
+    }
+
+    /// A request for a body dripped at 50 B/s that curl's low-speed limit (1 KiB/s over 30 s by
+    /// default) does not end: only the test's cancellation does, however long a busy cooperative
+    /// pool keeps the test from getting there (up to the 120 s total).
+    static func slowRequest(_ url: String) -> HTTPRequest {
+        HTTPRequest(url: url, timeouts: HTTPTimeouts(lowSpeedBytesPerSecond: 10))
     }
 
     static func httpError<T>(_ result: Result<T, any Error>) -> HTTPError? {
