@@ -11,9 +11,10 @@
 /// more failure in a row) has to be known by then: `answered` is called on the loop thread with
 /// each transfer's ``HTTPAnswer`` (the response's head and first body bytes, or the failure) as
 /// the transfer ends, before any other request is admitted. A transfer cancelled by its task, or
-/// one that never reached the network (its file could not be opened), is not answered. Both closures run on the loop thread with curl's state in hand: keep them
-/// short and never block in them. Only the first hop of a request is checked; redirects it follows
-/// are part of the same request (each hop's answer is told).
+/// one that never reached the network (its file could not be opened), is not answered. Both
+/// closures run on the loop thread with curl's state in hand: keep them short and never block in
+/// them. Only the first hop of a request is checked; redirects it follows are part of the same
+/// request (each hop's answer is told).
 ///
 /// ```swift
 /// var request = HTTPRequest(url: imageURL)
@@ -42,7 +43,6 @@ public struct HTTPAdmission: Sendable {
     /// The same `answered`, admitting always: a redirect hop's.
     var answersOnly: HTTPAdmission { HTTPAdmission({ _ in true }, answered: answered) }
 }
-
 
 /// How a transfer ended, as ``HTTPAdmission``'s `answered` hears it on the client's loop thread.
 ///

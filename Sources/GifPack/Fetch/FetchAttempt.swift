@@ -179,20 +179,23 @@ struct FetchAttempt: Sendable {
     /// opens stops the requests queued behind the window too.
     static func noteAnswer(_ answer: HTTPAnswer, conditional: Bool, attempt: Int, governor: FetchGovernor,
                            source: SourceSettings, settings: FetchSettings) {
-        if case .response(let head, let prefix, _) = answer {
-            if let remaining = head.headers["x-ratelimit-requests-remaining"].flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) }) {
-                governor.noteQuota(remaining: remaining)
-            }
-            switch head.status {
-            case 401, 403: governor.stop(.authRejected(status: head.status))
-            case 429 where ResponseChecks.isMonthlyQuotaBody(prefix): governor.stop(.monthlyQuotaExhausted)
-            case 429:
-                let retry = settings.retry
-                governor.noteRateLimited(coolDown: retry.retryAfter(head.headers["retry-after"]) ?? retry.delay(beforeAttempt: attempt + 1))
-            default: break
-            }
+        if case .response(let head, _, _) = answer,
+           let remaining = head.headers["x-ratelimit-requests-remaining"].flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) }) {
+            governor.noteQuota(remaining: remaining)
         }
-        switch judge(answer, conditional: conditional, source: source, settings: settings).breakerOutcome {
+        // The same judgement the attempt's task makes, so the two never read an answer differently.
+        let judgement = judge(answer, conditional: conditional, source: source, settings: settings)
+        switch judgement {
+        case .failed(.quotaExhausted, _, status: _?, _):
+            governor.stop(.monthlyQuotaExhausted)
+        case .failed(.httpStatus(let status), _, _, _) where status == 401 || status == 403:
+            governor.stop(.authRejected(status: status))
+        case .retry(.httpStatus(429), _, _, let wait):
+            governor.noteRateLimited(coolDown: wait ?? settings.retry.delay(beforeAttempt: attempt + 1))
+        default:
+            break
+        }
+        switch judgement.breakerOutcome {
         case true?: governor.noteSuccess()
         case false?: governor.noteFailure()
         case nil: break
