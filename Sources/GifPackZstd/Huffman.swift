@@ -1,0 +1,324 @@
+// Huffman-coded literals (RFC 8878, 4.2): the tree description (weights, direct or FSE-compressed),
+// a single-symbol decoding table always laid out for 11 bits (shorter codes are replicated), and the
+// one- and four-stream decoders.
+
+/// Largest code length the format allows.
+let huffmanMaxBits = 11
+/// Entries of the decoding table: `(symbol << 8) | codeLength`, indexed by the next 11 bits.
+let huffmanTableSize = 1 << huffmanMaxBits
+
+extension DecoderContext {
+    /// Reads a Huffman tree description at `base[0..<size]` and builds `huffmanTable`.
+    /// Returns the bytes used.
+    func readHuffmanTree(base: UnsafePointer<UInt8>, size: Int, at: Int) throws(ZstdDecodingError) -> Int {
+        guard size >= 1 else {
+            throw ZstdDecodingError(.truncated, "Huffman tree description is missing", offset: at)
+        }
+        let header = Int(base[0])
+        var weightCount = 0
+        let used: Int
+        let weights = huffmanWeights
+        if header >= 128 {
+            // Direct representation: 4 bits per weight.
+            weightCount = header - 127
+            let bytes = (weightCount + 1) / 2
+            guard 1 + bytes <= size else {
+                throw ZstdDecodingError(.truncated, "Huffman weights run past the literals section", offset: at)
+            }
+            for i in 0..<weightCount {
+                let b = base[1 + i / 2]
+                weights[i] = i & 1 == 0 ? b >> 4 : b & 15
+            }
+            used = 1 + bytes
+        } else {
+            let compressedSize = header
+            guard compressedSize >= 1, 1 + compressedSize <= size else {
+                throw ZstdDecodingError(.truncated, "FSE-compressed Huffman weights (\(compressedSize) bytes) run past the literals section", offset: at)
+            }
+            weightCount = try decodeWeights(base: base + 1, size: compressedSize, at: at + 1)
+            used = 1 + compressedSize
+        }
+        try buildHuffmanTable(weightCount: weightCount, at: at)
+        return used
+    }
+
+    /// FSE-decodes Huffman weights (two interleaved states over one backward stream).
+    private func decodeWeights(base: UnsafePointer<UInt8>, size: Int, at: Int) throws(ZstdDecodingError) -> Int {
+        let description = try FSE.readNormalizedCounts(
+            base: base, size: size, at: at, maxSymbol: 255, maxLog: 6, what: "Huffman weights",
+            counts: normalizedCounts)
+        try FSE.build(
+            counts: normalizedCounts, symbols: description.symbols, log: description.log, at: at,
+            what: "Huffman weights", tableSymbols: scratchSymbols, tableBits: scratchBits,
+            tableStates: scratchStates, next: scratchNext)
+        let streamSize = size - description.bytes
+        guard streamSize >= 1 else {
+            throw ZstdDecodingError(.truncated, "FSE-compressed Huffman weights have no bitstream", offset: at)
+        }
+        let stream = base + description.bytes
+        guard stream[streamSize - 1] != 0 else {
+            throw ZstdDecodingError(.corrupt, "Huffman weights bitstream has no end marker", offset: at + size - 1)
+        }
+        let log = UInt64(description.log)
+        var bits = BackwardBitReader(start: stream, size: streamSize)
+        var state1 = Int(bits.read(log))
+        var state2 = Int(bits.read(log))
+        bits.reload()
+        let symbols = scratchSymbols, nb = scratchBits, states = scratchStates
+        let weights = huffmanWeights
+        var count = 0
+        // States stay below 1 << log (64) whatever bits are read, so lookups stay in the table.
+        while true {
+            guard count <= 253 else {
+                throw ZstdDecodingError(.corrupt, "more than 255 Huffman weights", offset: at)
+            }
+            weights[count] = symbols[state1]
+            count += 1
+            state1 = Int(states[state1]) + Int(bits.read(UInt64(nb[state1])))
+            bits.reload()
+            if bits.isOverflowed {
+                weights[count] = symbols[state2]
+                count += 1
+                break
+            }
+            weights[count] = symbols[state2]
+            count += 1
+            state2 = Int(states[state2]) + Int(bits.read(UInt64(nb[state2])))
+            bits.reload()
+            if bits.isOverflowed {
+                weights[count] = symbols[state1]
+                count += 1
+                break
+            }
+        }
+        return count
+    }
+
+    /// Completes the weights with the implied last one and fills `huffmanTable` (11-bit layout).
+    private func buildHuffmanTable(weightCount: Int, at: Int) throws(ZstdDecodingError) {
+        let weights = huffmanWeights
+        guard weightCount >= 1, weightCount <= 255 else {
+            throw ZstdDecodingError(.corrupt, "Huffman tree has \(weightCount + 1) symbols", offset: at)
+        }
+        var rankCount = [Int](repeating: 0, count: 13)
+        var total = 0
+        for i in 0..<weightCount {
+            let w = Int(weights[i])
+            guard w <= huffmanMaxBits else {
+                throw ZstdDecodingError(.corrupt, "Huffman weight \(w) exceeds \(huffmanMaxBits)", offset: at)
+            }
+            rankCount[w] += 1
+            if w > 0 { total += 1 << (w - 1) }
+        }
+        guard total > 0 else {
+            throw ZstdDecodingError(.corrupt, "Huffman weights are all zero", offset: at)
+        }
+        let tableLog = (Int.bitWidth - 1 - total.leadingZeroBitCount) + 1
+        guard tableLog <= huffmanMaxBits else {
+            throw ZstdDecodingError(.corrupt, "Huffman codes longer than \(huffmanMaxBits) bits", offset: at)
+        }
+        let rest = (1 << tableLog) - total
+        guard rest > 0, rest & (rest - 1) == 0 else {
+            throw ZstdDecodingError(.corrupt, "Huffman weights do not form a complete tree", offset: at)
+        }
+        let lastWeight = (Int.bitWidth - 1 - rest.leadingZeroBitCount) + 1
+        weights[weightCount] = UInt8(lastWeight)
+        rankCount[lastWeight] += 1
+        guard rankCount[1] >= 2, rankCount[1] & 1 == 0 else {
+            throw ZstdDecodingError(.corrupt, "Huffman weights give an odd number of longest codes", offset: at)
+        }
+        let symbolCount = weightCount + 1
+        // Codes of weight w take (1 << (w - 1)) entries of a tableLog table, replicated
+        // 1 << (11 - tableLog) times in the 11-bit layout; lowest weights first, then symbol order.
+        let scale = huffmanMaxBits - tableLog
+        var rankStart = [Int](repeating: 0, count: 13)
+        var next = 0
+        for w in 1...huffmanMaxBits {
+            rankStart[w] = next
+            next += rankCount[w] << (w - 1 + scale)
+        }
+        // next == 1 << 11 here, since the weights form a complete tree.
+        let table = huffmanTable
+        for s in 0..<symbolCount {
+            let w = Int(weights[s])
+            if w == 0 { continue }
+            let length = 1 << (w - 1 + scale)
+            let entry = UInt16(truncatingIfNeeded: (s << 8) | (tableLog + 1 - w))
+            let startIndex = rankStart[w]
+            for i in startIndex..<(startIndex + length) { table[i] = entry }
+            rankStart[w] = startIndex + length
+        }
+        hasHuffmanTable = true
+    }
+
+    /// Decodes one Huffman stream of `size` bytes into `count` literals at `out`.
+    func decodeHuffmanStream(
+        _ stream: UnsafePointer<UInt8>, size: Int, into out: UnsafeMutablePointer<UInt8>, count: Int, at: Int
+    ) throws(ZstdDecodingError) {
+        guard size >= 1 else {
+            throw ZstdDecodingError(.corrupt, "empty Huffman stream", offset: at)
+        }
+        guard stream[size - 1] != 0 else {
+            throw ZstdDecodingError(.corrupt, "Huffman stream has no end marker", offset: at + size - 1)
+        }
+        let table = UnsafePointer(huffmanTable)
+        var bits = BackwardBitReader(start: stream, size: size)
+        var op = out
+        let end = out + count
+        // Four symbols (at most 44 bits) per reload while the container is refilled from the fast branch.
+        while bits.isFarFromStart && end - op >= 4 {
+            for k in 0..<4 {
+                let e = table[Int(bits.peek(11))]
+                bits.bitsConsumed &+= UInt64(e & 0xFF)
+                op[k] = UInt8(truncatingIfNeeded: e &>> 8)
+            }
+            op += 4
+            bits.reload()
+        }
+        while op < end {
+            let e = table[Int(bits.peek(11))]
+            bits.bitsConsumed &+= UInt64(e & 0xFF)
+            op.pointee = UInt8(truncatingIfNeeded: e &>> 8)
+            op += 1
+            bits.reload()
+        }
+        guard bits.isExactlyConsumed else {
+            throw ZstdDecodingError(.corrupt, "Huffman stream does not end with its last literal", offset: at)
+        }
+    }
+
+    /// Decodes the four Huffman streams of a literals section (`size` bytes, jump table first) into
+    /// `count` literals at `out`.
+    func decodeFourHuffmanStreams(
+        _ src: UnsafePointer<UInt8>, size: Int, into out: UnsafeMutablePointer<UInt8>, count: Int, at: Int
+    ) throws(ZstdDecodingError) {
+        guard size >= 10 else {
+            throw ZstdDecodingError(.corrupt, "four Huffman streams in \(size) bytes", offset: at)
+        }
+        let segment = (count + 3) / 4
+        guard count >= 6, 3 * segment <= count else {
+            throw ZstdDecodingError(.corrupt, "four Huffman streams for \(count) literals", offset: at)
+        }
+        let s1 = Int(src[0]) | Int(src[1]) << 8
+        let s2 = Int(src[2]) | Int(src[3]) << 8
+        let s3 = Int(src[4]) | Int(src[5]) << 8
+        let s4 = size - 6 - s1 - s2 - s3
+        guard s1 >= 1, s2 >= 1, s3 >= 1, s4 >= 1 else {
+            throw ZstdDecodingError(.corrupt, "Huffman jump table sizes (\(s1), \(s2), \(s3)) do not fit \(size - 6) bytes", offset: at)
+        }
+        let starts = (src + 6, src + 6 + s1, src + 6 + s1 + s2, src + 6 + s1 + s2 + s3)
+        let sizes = (s1, s2, s3, s4)
+        let offsets = (at + 6, at + 6 + s1, at + 6 + s1 + s2, at + 6 + s1 + s2 + s3)
+        let counts = (segment, segment, segment, count - 3 * segment)
+        var progress = (StreamProgress(), StreamProgress(), StreamProgress(), StreamProgress())
+        if s1 >= 8 && s2 >= 8 && s3 >= 8 && s4 >= 8
+            && starts.0[s1 - 1] != 0 && starts.1[s2 - 1] != 0 && starts.2[s3 - 1] != 0 && starts.3[s4 - 1] != 0 {
+            progress = fastFourStreams(starts: starts, sizes: sizes, out: out, segment: segment, counts: counts)
+        }
+        // Each stream's remaining literals, read with the careful reader from where the fast loop stopped.
+        try finishStream(starts.0, size: sizes.0, out: out, progress: progress.0, count: counts.0, at: offsets.0)
+        try finishStream(starts.1, size: sizes.1, out: out + segment, progress: progress.1, count: counts.1, at: offsets.1)
+        try finishStream(starts.2, size: sizes.2, out: out + 2 * segment, progress: progress.2, count: counts.2, at: offsets.2)
+        try finishStream(starts.3, size: sizes.3, out: out + 3 * segment, progress: progress.3, count: counts.3, at: offsets.3)
+    }
+
+    /// How far the fast loop took one stream: literals decoded, and the load position and bits
+    /// consumed from it (`ptr == nil`: not started).
+    struct StreamProgress {
+        var done = 0
+        var ptr: UnsafePointer<UInt8>? = nil
+        var consumed: UInt64 = 0
+    }
+
+    /// The four streams together, five symbols each per refill, while every stream has at least
+    /// 7 bytes behind its load position per iteration and room for 5 literals. Each register holds
+    /// the stream's bits shifted so that the next code is on top, with a sentinel 1 bit below the
+    /// last valid bit: its position (trailing zeros) tells how many bits were consumed since the load.
+    /// Every stream is at least 8 bytes long and ends with a nonzero byte (checked by the caller).
+    private func fastFourStreams(
+        starts: (UnsafePointer<UInt8>, UnsafePointer<UInt8>, UnsafePointer<UInt8>, UnsafePointer<UInt8>),
+        sizes: (Int, Int, Int, Int), out: UnsafeMutablePointer<UInt8>, segment: Int,
+        counts: (Int, Int, Int, Int)
+    ) -> (StreamProgress, StreamProgress, StreamProgress, StreamProgress) {
+        let table = UnsafePointer(huffmanTable)
+        @inline(__always) func initial(_ start: UnsafePointer<UInt8>, _ size: Int) -> (UnsafePointer<UInt8>, UInt64) {
+            let p = start + (size - 8)
+            let padding = UInt64(p[7].leadingZeroBitCount) + 1
+            return (p, (loadLE64(p) | 1) &<< padding)
+        }
+        var (ip0, b0) = initial(starts.0, sizes.0)
+        var (ip1, b1) = initial(starts.1, sizes.1)
+        var (ip2, b2) = initial(starts.2, sizes.2)
+        var (ip3, b3) = initial(starts.3, sizes.3)
+        var op0 = out
+        var op1 = out + segment
+        var op2 = out + 2 * segment
+        var op3 = out + 3 * segment
+        let end0 = op0 + counts.0, end1 = op1 + counts.1, end2 = op2 + counts.2, end3 = op3 + counts.3
+        while true {
+            var iterations = min((ip0 - starts.0) / 7, (ip1 - starts.1) / 7)
+            iterations = min(iterations, min((ip2 - starts.2) / 7, (ip3 - starts.3) / 7))
+            iterations = min(iterations, min((end0 - op0) / 5, (end1 - op1) / 5))
+            iterations = min(iterations, min((end2 - op2) / 5, (end3 - op3) / 5))
+            if iterations <= 0 { break }
+            for _ in 0..<iterations {
+                for k in 0..<5 {
+                    let e0 = table[Int(b0 &>> 53)]
+                    let e1 = table[Int(b1 &>> 53)]
+                    let e2 = table[Int(b2 &>> 53)]
+                    let e3 = table[Int(b3 &>> 53)]
+                    b0 = b0 &<< UInt64(e0 & 63)
+                    b1 = b1 &<< UInt64(e1 & 63)
+                    b2 = b2 &<< UInt64(e2 & 63)
+                    b3 = b3 &<< UInt64(e3 & 63)
+                    op0[k] = UInt8(truncatingIfNeeded: e0 &>> 8)
+                    op1[k] = UInt8(truncatingIfNeeded: e1 &>> 8)
+                    op2[k] = UInt8(truncatingIfNeeded: e2 &>> 8)
+                    op3[k] = UInt8(truncatingIfNeeded: e3 &>> 8)
+                }
+                op0 += 5; op1 += 5; op2 += 5; op3 += 5
+                var c = UInt64(b0.trailingZeroBitCount)
+                ip0 -= Int(c &>> 3); b0 = (loadLE64(ip0) | 1) &<< (c & 7)
+                c = UInt64(b1.trailingZeroBitCount)
+                ip1 -= Int(c &>> 3); b1 = (loadLE64(ip1) | 1) &<< (c & 7)
+                c = UInt64(b2.trailingZeroBitCount)
+                ip2 -= Int(c &>> 3); b2 = (loadLE64(ip2) | 1) &<< (c & 7)
+                c = UInt64(b3.trailingZeroBitCount)
+                ip3 -= Int(c &>> 3); b3 = (loadLE64(ip3) | 1) &<< (c & 7)
+            }
+        }
+        return (
+            StreamProgress(done: op0 - out, ptr: ip0, consumed: UInt64(b0.trailingZeroBitCount)),
+            StreamProgress(done: op1 - (out + segment), ptr: ip1, consumed: UInt64(b1.trailingZeroBitCount)),
+            StreamProgress(done: op2 - (out + 2 * segment), ptr: ip2, consumed: UInt64(b2.trailingZeroBitCount)),
+            StreamProgress(done: op3 - (out + 3 * segment), ptr: ip3, consumed: UInt64(b3.trailingZeroBitCount))
+        )
+    }
+
+    private func finishStream(
+        _ stream: UnsafePointer<UInt8>, size: Int, out: UnsafeMutablePointer<UInt8>, progress: StreamProgress,
+        count: Int, at: Int
+    ) throws(ZstdDecodingError) {
+        guard let resume = progress.ptr else {
+            try decodeHuffmanStream(stream, size: size, into: out, count: count, at: at)
+            return
+        }
+        var bits = BackwardBitReader(start: stream, size: size)
+        bits.ptr = resume
+        bits.container = loadLE64(resume)
+        bits.bitsConsumed = progress.consumed
+        let table = UnsafePointer(huffmanTable)
+        var op = out + progress.done
+        let end = out + count
+        while op < end {
+            let e = table[Int(bits.peek(11))]
+            bits.bitsConsumed &+= UInt64(e & 0xFF)
+            op.pointee = UInt8(truncatingIfNeeded: e &>> 8)
+            op += 1
+            bits.reload()
+        }
+        guard bits.isExactlyConsumed else {
+            throw ZstdDecodingError(.corrupt, "Huffman stream does not end with its last literal", offset: at)
+        }
+    }
+}
