@@ -48,13 +48,17 @@ struct BuildCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("S3-compatible endpoint for --publish (overrides output.publish_endpoint).", valueName: "url"))
     var endpoint: String?
 
+    @Option(help: ArgumentHelp("How many of the last catalog's exercises this one may lack, a count or a percentage (overrides fetch.max_removed, default 10%); --max-removed 100% accepts a removal that is real.", valueName: "N|N%"))
+    var maxRemoved: MissingAllowance?
+
     @OptionGroup(title: "Progress, logs and reports") var operation: OperationOptions
 
     func run() async throws {
-        let manifest: Manifest
+        var manifest: Manifest
         let options: BuildOptions
         do {
             (manifest, options) = try source.loadManifest(previousIndex: previousIndex)
+            if let maxRemoved { manifest.fetch.maxRemoved = maxRemoved }
         } catch {
             Terminal.error("gifpack: \(error)")
             runFiles(outputDirectory: source.outputDirectory ?? RunFiles.outputDirectory(ofManifest: source.manifest))
@@ -136,4 +140,9 @@ struct BuildCommand: AsyncParsableCommand {
         let budget = plan.requestBudget.map { "\($0) (max_requests)" } ?? "no limit (max_requests unset)"
         Terminal.output("image requests: at most \(plan.imageRequests) before retries, against a budget of \(budget)")
     }
+}
+
+extension MissingAllowance: ExpressibleByArgument {
+    /// `--max-removed 50` or `--max-removed 10%`.
+    public init?(argument: String) { self.init(parsing: argument) }
 }

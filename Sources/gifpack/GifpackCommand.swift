@@ -16,7 +16,7 @@ struct GifpackCommand: AsyncParsableCommand {
         commandName: "gifpack",
         abstract: "Build verified, deduplicated, versioned offline packs of ExerciseDB GIFs.",
         version: BuildOptions.version,
-        subcommands: [BuildCommand.self, PruneCommand.self, VerifyCommand.self, InspectCommand.self, InstallCommand.self, CatCommand.self, DiffCommand.self, KeygenCommand.self, PublishCommand.self],
+        subcommands: [BuildCommand.self, PruneCommand.self, VerifyCommand.self, InspectCommand.self, InstallCommand.self, CatCommand.self, DiffCommand.self, KeygenCommand.self, PublishCommand.self, CatalogCommand.self],
         defaultSubcommand: nil
     )
 
@@ -57,23 +57,5 @@ struct GifpackCommand: AsyncParsableCommand {
             message += " — did you mean '\(name)'?"
         }
         return message + "\ncommands: \(names.joined(separator: ", ")) (gifpack --help)"
-    }
-}
-
-/// Levenshtein distance, for suggesting the subcommand a user probably meant.
-enum EditDistance {
-    static func between(_ a: String, _ b: String) -> Int {
-        let a = Array(a.lowercased()), b = Array(b.lowercased())
-        guard !a.isEmpty else { return b.count }
-        guard !b.isEmpty else { return a.count }
-        var previous = Array(0...b.count)
-        for i in 1...a.count {
-            var current = [i] + Array(repeating: 0, count: b.count)
-            for j in 1...b.count {
-                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
-            }
-            previous = current
-        }
-        return previous[b.count]
     }
 }

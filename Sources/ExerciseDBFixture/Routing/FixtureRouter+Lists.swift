@@ -9,7 +9,8 @@ extension FixtureRouter {
         } catch {
             return FixtureRouter.json(422, GatewayBodies.message(error.message))
         }
-        let exercises = state.catalog.exercises
+        var exercises = state.catalog.exercises
+        if let listed = state.listedCount, listed < exercises.count { exercises = Array(exercises.prefix(listed)) }
         if let fault = configuration.listFault {
             return faultyRapidAPIList(fault, page: page, exercises: exercises, request: request)
         }
@@ -54,9 +55,11 @@ extension FixtureRouter {
             return FixtureRouter.json(422, GatewayBodies.message(error.message))
         }
         let base = state.baseURL ?? ""
+        var exercises = state.catalog.v1Exercises
+        if let listed = state.listedCount, listed < exercises.count { exercises = Array(exercises.prefix(listed)) }
         return listResponse(
-            encoding: V1Page(exercises: state.catalog.v1Exercises, page: page, mediaBase: base,
-                             listURL: base + "/api/v1/exercises"),
+            encoding: V1Page(exercises: exercises, page: page, mediaBase: base,
+                             listURL: base + "/api/v1/exercises", reportedTotal: state.v1ReportedTotal),
             for: request)
     }
 

@@ -32,13 +32,16 @@ struct V1Page: Encodable {
     let data: [V1Exercise]
 
     /// The page of `exercises` that `page` selects, their `gifUrl`s pointing at `mediaBase`.
-    init(exercises: [V1Exercise], page: PageRequest, mediaBase: String, listURL: String) {
+    /// `reportedTotal`, when given, is what `totalExercises` says instead of the true count (the
+    /// links still follow the true count, as a server with a stale or broken count would).
+    init(exercises: [V1Exercise], page: PageRequest, mediaBase: String, listURL: String, reportedTotal: Int? = nil) {
         let total = exercises.count
         let range = page.range(in: total)
         func link(offset: Int) -> String { "\(listURL)?offset=\(offset)&limit=\(page.limit)" }
+        let said = reportedTotal ?? total
         metadata = Metadata(
-            totalExercises: total,
-            totalPages: (total + page.limit - 1) / page.limit,
+            totalExercises: said,
+            totalPages: said < 0 ? said : (said / page.limit + (said % page.limit == 0 ? 0 : 1)),
             currentPage: page.offset / page.limit + 1,
             previousPage: page.offset > 0 ? link(offset: max(0, page.offset - page.limit)) : nil,
             nextPage: page.offset + page.limit < total ? link(offset: page.offset + page.limit) : nil)

@@ -163,6 +163,19 @@ public final class FixtureServer: @unchecked Sendable {
         state.renameExercise(id: id, to: name)
     }
 
+    /// Serves only the first `count` exercises on both list routes from now on (an API bug
+    /// answering part of its list, with totals and `nextPage` to match); nil serves them all again.
+    /// Image routes still serve every exercise.
+    public func listOnly(first count: Int?) {
+        state.listedCount = count
+    }
+
+    /// Makes every v1 page say `total` in `metadata.totalExercises` (a lying, or negative, total)
+    /// while serving the list and its `nextPage` links as they are; nil: the true count again.
+    public func setV1ReportedTotal(_ total: Int?) {
+        state.v1ReportedTotal = total
+    }
+
     /// Changes the delay added before each response.
     public func setLatency(milliseconds: Int) {
         state.latencyMilliseconds = milliseconds

@@ -102,6 +102,40 @@ final class FixtureState: @unchecked Sendable {
         return made
     }
 
+    private var listed: Int?
+    private var reportedTotal: Int?
+
+    /// When set, the list routes serve only the first this many exercises (an API answering half
+    /// its list); nil: all of them.
+    var listedCount: Int? {
+        get {
+            lock.lock()
+            defer { lock.unlock() }
+            return listed
+        }
+        set {
+            lock.lock()
+            listed = newValue.map { max(0, $0) }
+            listPages = [:]
+            lock.unlock()
+        }
+    }
+
+    /// When set, v1 pages say this in `metadata.totalExercises` (a lying or negative total),
+    /// whatever they serve; nil: the true count.
+    var v1ReportedTotal: Int? {
+        get {
+            lock.lock()
+            defer { lock.unlock() }
+            return reportedTotal
+        }
+        set {
+            lock.lock()
+            reportedTotal = newValue
+            lock.unlock()
+        }
+    }
+
     func renameExercise(id: String, to name: String) {
         lock.lock()
         catalogValue.rename(id: id, to: name)

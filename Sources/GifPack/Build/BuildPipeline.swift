@@ -42,6 +42,12 @@ public struct BuildPipeline: Sendable {
             default: report.exitStatus = .failed
             }
             report.message = error.description
+        } catch let error as CatalogShrank {
+            report.exitStatus = .catalogShrank
+            report.message = error.description
+        } catch let error as EmptySelector {
+            report.exitStatus = .usage
+            report.message = error.description
         } catch let error as DirectoryClaimError {
             report.exitStatus = .usage
             report.message = error.description + "; nothing was fetched"
@@ -135,9 +141,15 @@ public struct BuildPipeline: Sendable {
         report.catalog = .init(exercises: catalog.exercises.count, pages: catalog.pagesFetched, pagesReused: catalog.pagesReused,
                                rejectedRecords: catalog.rejected, duplicateIDs: catalog.duplicateIDs)
         let listLimit = options.reportListLimit
-        report.catalogChanges = try await BlockingWork.run { 
+        // A catalog that lost more of the last one's exercises than max_removed allows stops here,
+        // before any GIF request, and the state keeps the last catalog to compare the next run with.
+        let (maxRemoved, lastCount, count) = (manifest.fetch.maxRemoved, expectedCount, catalog.exercises.count)
+        report.catalogChanges = try await BlockingWork.run {
             try state.replaceCatalog(CatalogFingerprint.fingerprints(of: catalog), digest: CatalogFingerprint.digest(of: catalog),
-                                     listLimit: listLimit)
+                                     listLimit: listLimit) { removed in
+                guard let lastCount, removed > 0, !maxRemoved.allows(missing: removed, of: lastCount) else { return }
+                throw CatalogShrank(removed: removed, previous: lastCount, now: count, limit: maxRemoved)
+            }
         }
         if let damaged = report.stateRecovery {
             let (indexPath, resolution, fetch) = (self.indexPath, manifest.source.resolution ?? 0, manifest.fetch)
@@ -152,6 +164,8 @@ public struct BuildPipeline: Sendable {
         endStage("catalog")
 
         let plan = PackPlan(specs: manifest.packs, catalog: catalog)
+        // A pack that would be empty is a selector that names nothing the catalog has.
+        if let empty = plan.emptySelector(catalog: catalog) { throw empty }
         let wanted = plan.wanted
         report.gifs.wanted = wanted.count
         endStage("plan")

@@ -36,6 +36,33 @@ public struct StateUnreadable: Error, Sendable, Equatable, CustomStringConvertib
     }
 }
 
+/// The catalog lacks more of the last catalog's exercises than `fetch.max_removed` allows. Whatever
+/// the cause (a total that lied, an API answering half its list), publishing it would drop those
+/// exercises from every pack: the build stops before any GIF request, publishing nothing and
+/// remembering the last catalog as it was, so the next run compares with it again. Exit status
+/// ``ExitStatus/catalogShrank`` (8).
+///
+/// ```swift
+/// catch let error as CatalogShrank { print(error.removed, error.previous) }
+/// ```
+public struct CatalogShrank: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Exercises of the last catalog this one lacks.
+    public var removed: Int
+    /// Exercises the last catalog had.
+    public var previous: Int
+    /// Exercises this catalog has.
+    public var now: Int
+    public var limit: MissingAllowance
+
+    public var description: String {
+        let share = previous > 0 ? Double(removed) * 100 / Double(previous) : 0
+        return "the catalog would remove \(removed) of the last catalog's \(previous) exercises "
+            + "(\(String(format: "%.1f", share))%; it now has \(now)), more than fetch.max_removed (\(limit)) allows; "
+            + "no GIF was requested and nothing was published. If the removal is real, run again with --max-removed 100% "
+            + "(or raise fetch.max_removed in the manifest)"
+    }
+}
+
 /// `index.json` exists in the output directory but cannot be read or decoded. Publishing on would
 /// restart every pack at version 1 and overwrite published pack files, so the build stops.
 ///

@@ -17,6 +17,9 @@ public enum ExitStatus: Int32, Sendable, Codable, CaseIterable {
     case locked = 6
     /// `gifpack publish`: the target serves a newer index (a higher `sequence`) than the one to publish.
     case superseded = 7
+    /// The catalog lacks more of the last catalog's exercises than `fetch.max_removed` allows
+    /// (an API answering part of its list?); nothing was published. `--max-removed 100%` accepts it.
+    case catalogShrank = 8
 
     public var summary: String {
         switch self {
@@ -28,6 +31,7 @@ public enum ExitStatus: Int32, Sendable, Codable, CaseIterable {
         case .quotaExhausted: "quota, budget or deadline exhausted"
         case .locked: "another run holds the lock"
         case .superseded: "publish: the target serves a newer index"
+        case .catalogShrank: "the catalog lost more exercises than max_removed allows"
         }
     }
 }

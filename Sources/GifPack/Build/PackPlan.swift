@@ -33,3 +33,63 @@ public struct PackPlan: Sendable, Equatable {
         }
     }
 }
+
+extension PackPlan {
+    /// The first pack whose selector chooses no exercise of `catalog` (a pack with no selector,
+    /// which takes the whole catalog, never counts), with what the catalog has instead; nil when
+    /// every pack has exercises. The plan's entries are in the manifest's order.
+    public func emptySelector(catalog: Catalog) -> EmptySelector? {
+        let empty = entries.indices.filter { entries[$0].exercises.isEmpty && !entries[$0].spec.selector.isEmpty }
+        guard let index = empty.first else { return nil }
+        let selector = entries[index].spec.selector
+        let asked = SelectorField.allCases.filter { !$0.wanted(in: selector).isEmpty }
+        // Which fields match some exercise on their own: one pass over the catalog.
+        let alone = asked.map { field in field.only(selector) }
+        var matched = [Bool](repeating: false, count: asked.count)
+        for exercise in catalog.exercises where matched.contains(false) {
+            for (position, single) in alone.enumerated() where !matched[position] && single.matches(exercise) {
+                matched[position] = true
+            }
+        }
+        let unmatched = zip(asked, matched).filter { !$0.1 }.map { EmptySelector.Field(field: $0.0, wanted: $0.0.wanted(in: selector)) }
+        var error = EmptySelector(pack: entries[index].spec.name, path: "packs[\(index)].selector", unmatched: unmatched,
+                                  combination: unmatched.isEmpty ? asked.map { .init(field: $0, wanted: $0.wanted(in: selector)) } : [],
+                                  suggestionsField: nil, suggestions: [], moreValues: 0, catalogSize: catalog.exercises.count,
+                                  otherEmptyPacks: empty.dropFirst().map { entries[$0].spec.name })
+        func suggest(_ field: SelectorField, among exercises: ExerciseList) {
+            let nearest = CatalogValues.nearest(to: field.wanted(in: selector),
+                                                among: CatalogValues.counts(of: field, in: exercises))
+            error.suggestionsField = field
+            error.suggestions = Array(nearest.prefix(EmptySelector.shown))
+            error.moreValues = max(0, nearest.count - EmptySelector.shown)
+        }
+        if let first = unmatched.first {
+            suggest(first.field, among: catalog.exercises)
+        } else {
+            // Each field matches on its own: the values of one field among what the others choose.
+            for field in asked.reversed() {
+                let others = field.clearing(selector)
+                let chosen = catalog.exercises.filtered { others.matches($0) }
+                if !chosen.isEmpty {
+                    suggest(field, among: chosen)
+                    break
+                }
+            }
+        }
+        return error
+    }
+}
+
+extension SelectorField {
+    /// A selector asking only what `selector` asks of this field.
+    func only(_ selector: Selector) -> Selector {
+        var single = Selector()
+        switch self {
+        case .bodyPart: single.bodyParts = selector.bodyParts
+        case .equipment: single.equipment = selector.equipment
+        case .target: single.targets = selector.targets
+        case .ids: single.ids = selector.ids
+        }
+        return single
+    }
+}

@@ -16,6 +16,12 @@ public enum CatalogError: Error, Sendable, Equatable, CustomStringConvertible {
     case tooManyRecords(limit: Int)
     /// The records could not be written to (or read back from) the build's spool file in the cache.
     case spool(FileSystemError)
+    /// A number the API sent (`field`, e.g. `metadata.totalExercises`) is not one gifpack can use:
+    /// negative, fractional, out of range or not a number (`value`, as shown).
+    case invalidNumber(url: String, field: String, value: String)
+    /// v1's `metadata.totalExercises` disagrees with the records its pages held, following
+    /// `nextPage` to the end: a catalog that contradicts itself is not trusted.
+    case totalMismatch(total: Int, seen: Int)
 
     public var description: String {
         switch self {
@@ -34,6 +40,11 @@ public enum CatalogError: Error, Sendable, Equatable, CustomStringConvertible {
         case .tooManyRecords(let limit):
             "the catalog holds more than max_catalog_records (\(limit)) records; refusing to go on (a catalog without end?)"
         case .spool(let error): "the catalog records could not be kept in the cache: \(error)"
+        case .invalidNumber(let url, let field, let value):
+            "catalog page \(url) says \(field) is \(value), which is not a count (a whole number from 0); refusing the catalog"
+        case .totalMismatch(let total, let seen):
+            "the catalog says metadata.totalExercises is \(total), but its pages held \(seen) records following nextPage to the end; "
+                + "refusing a catalog that contradicts itself (no GIF was requested, nothing was published)"
         }
     }
 }

@@ -136,8 +136,11 @@ final class CatalogPageCache: Sendable {
             out.digest(page.body)
             out.digest(page.pageDigest)
             out.u32(page.itemCount)
-            out.bytes.append((page.isLast ? 1 : 0) | (page.total != nil ? 2 : 0) | (page.firstRecord != nil ? 4 : 0))
-            out.u64(UInt64(page.total ?? 0))
+            // The total came from the API: written only when it is a count (the pager refuses any
+            // other), never converted unchecked.
+            let total = page.total.flatMap { UInt64(exactly: $0) }
+            out.bytes.append((page.isLast ? 1 : 0) | (total != nil ? 2 : 0) | (page.firstRecord != nil ? 4 : 0))
+            out.u64(total ?? 0)
             out.digest(page.firstRecord ?? page.body)
             out.u64(UInt64(page.start))
             out.u64(UInt64(page.length))

@@ -183,6 +183,34 @@ struct CatalogPager: Sendable {
         }
     }
 
+    /// A count the API sent (such as v1's `metadata.totalExercises`): nil when absent or null, a
+    /// whole number from 0 to `Int.max`, or a catalog error naming the field and what it held.
+    /// No number from the API is converted unchecked: a negative, fractional or huge one stops the
+    /// catalog with a message instead of a trap.
+    static func count(_ value: JSONValue?, field: String, url: String) throws(CatalogError) -> Int? {
+        switch value {
+        case nil, .null?: return nil
+        case .integer(let number)? where number >= 0:
+            guard let count = Int(exactly: number) else { break }
+            return count
+        default: break
+        }
+        throw .invalidNumber(url: url, field: field, value: shown(value ?? .null))
+    }
+
+    /// A JSON value as a message shows it: numbers as they are, a string escaped and cut short.
+    static func shown(_ value: JSONValue) -> String {
+        switch value {
+        case .null: "null"
+        case .bool(let flag): "\(flag)"
+        case .integer(let number): "\(number)"
+        case .number(let number): "\(number)"
+        case .string(let text): "the string \"\(CatalogRejectionReason.display(text) ?? "")\""
+        case .array: "an array"
+        case .object: "an object"
+        }
+    }
+
     /// What one list page holds: its records, whether the API says it is the last, and the catalog
     /// size when the API tells it (v1's `metadata.totalExercises`).
     struct PageContent: Sendable {
@@ -294,11 +322,15 @@ struct CatalogPager: Sendable {
         var pages: [Int: (ArrivedPage, RecordDigest)] = [:]
         var pageCount = 0
         // Room for the size the last run saw (or the server announces), within max_catalog_records.
-        var assembler = Assembler(expected: min(expectedCount ?? first.total ?? first.itemCount, fetch.maxCatalogRecords),
+        var assembler = Assembler(expected: max(0, min(expectedCount ?? first.total ?? first.itemCount, fetch.maxCatalogRecords)),
                                   spool: spool)
         var nextToAssemble = 0
         var assembled = false // the last page is in
         var previousFirst: RecordDigest?
+        // The records of the pages assembled, and every total those pages announced: checked
+        // against each other once the last page is in.
+        var assembledRecords = 0
+        var announcedTotals: Set<Int> = []
         func arrived(_ page: ArrivedPage, digest: RecordDigest, offset: Int) throws(CatalogError) {
             pageCount += 1
             guard !assembled else { return }
@@ -309,6 +341,8 @@ struct CatalogPager: Sendable {
                     throw .pagingDoesNotAdvance(url: pageURL(offset: nextToAssemble))
                 }
                 previousFirst = firstRecord
+                assembledRecords += page.itemCount
+                if let total = page.total { announcedTotals.insert(total) }
                 let entry = Assembler.PageEntry(offset: nextToAssemble, body: page.body, digest: digest, itemCount: page.itemCount,
                                                 isLast: page.isLast, total: page.total, firstRecord: firstRecord)
                 switch page.content {
@@ -322,22 +356,28 @@ struct CatalogPager: Sendable {
                 case .parsed(_, let normalised):
                     try assembler.add(normalised, page: entry)
                 }
-                if page.itemCount < step || page.itemCount == 0 { assembled = true }
+                // The page the API calls the last (v1: `nextPage` null) ends the list, as does a short one.
+                if page.isLast || page.itemCount < step || page.itemCount == 0 { assembled = true }
                 nextToAssemble += step
             }
             if assembled { pages = [:] }
         }
         try arrived(first, digest: try admit(first, offset: 0), offset: 0)
         if !first.isLast, step > 0 {
-            let known = first.total ?? expectedCount
-            var end: Int? = first.total // offset just past the last record, once known
+            // A total the API announces (v1) only says how many pages to ask for at once: the
+            // list ends where `nextPage` does (or at a short page), and a total that disagrees with
+            // what the pages held is refused below. Past the announced total, pages are asked for
+            // one at a time, each only once the one before it said there is a next.
+            let announced = first.total
+            let known = expectedCount
+            var end: Int? // offset just past the last record, once known
             var next = step
             var running = 0
             var failure: CatalogError?
             await withTaskGroup(of: (Int, Result<ArrivedPage, CatalogError>).self) { group in
                 while true {
                     while failure == nil, running < 3, next / step < Self.maxPages, end.map({ next < $0 }) ?? true,
-                          running == 0 || known.map({ next <= $0 }) ?? true {
+                          running == 0 || announced.map({ next < $0 }) ?? known.map({ next <= $0 }) ?? true {
                         let offset = next
                         group.addTask {
                             do throws(CatalogError) {
@@ -369,6 +409,9 @@ struct CatalogPager: Sendable {
             }
             if let failure { throw failure }
             if next / step >= Self.maxPages, end == nil { throw .tooManyPages(limit: Self.maxPages) }
+        }
+        if let total = announcedTotals.sorted().first(where: { $0 != assembledRecords }) {
+            throw .totalMismatch(total: total, seen: assembledRecords)
         }
         var catalog = try assembler.catalog(pages: pageCount)
         catalog.pagesReused = assembler.pagesReused

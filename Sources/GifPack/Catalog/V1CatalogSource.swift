@@ -15,8 +15,7 @@ struct V1CatalogSource: CatalogSource {
             }
             let next = json["metadata"]?["nextPage"]
             let isLast = json["metadata"] != nil && (next == nil || next == .null)
-            var total: Int?
-            if case .integer(let count)? = json["metadata"]?["totalExercises"] { total = Int(count) }
+            let total = try CatalogPager.count(json["metadata"]?["totalExercises"], field: "metadata.totalExercises", url: url)
             return CatalogPager.PageContent(items: items, isLast: isLast, total: total)
         }, normalise: Self.normalise)
     }

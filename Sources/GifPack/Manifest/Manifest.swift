@@ -108,6 +108,10 @@ public struct FetchSettings: Sendable, Equatable {
     public var maxTotalPixels: Int = 400_000_000
     /// How many exercises may end up without a GIF before the build refuses to publish.
     public var maxMissing: MissingAllowance = .percent(1)
+    /// How many of the last catalog's exercises may be gone from this one before the build stops,
+    /// publishing nothing (`fetch.max_removed`, overridden by `build --max-removed`): a count or a
+    /// share of the last catalog. Guards against an API answering part of its list.
+    public var maxRemoved: MissingAllowance = .percent(10)
     public var retry = RetryPolicy()
     /// Consecutive failed requests that end the build (0: never).
     public var circuitBreaker: Int = 12
@@ -127,10 +131,22 @@ public struct FetchSettings: Sendable, Equatable {
     public var caFile: String?
 }
 
-/// `max_missing`: a count (`5`) or a share of the catalog (`"2%"`).
+/// `max_missing` and `max_removed`: a count (`5`) or a share of the catalog (`"2%"`).
 public enum MissingAllowance: Sendable, Equatable, CustomStringConvertible {
     case count(Int)
     case percent(Double)
+
+    /// `"5"` (a count from 0) or `"2%"` / `"2.5%"` (a share from 0 to 100); nil for anything else.
+    public init?(parsing text: String) {
+        let text = text.trimmingCharacters(in: .whitespaces)
+        if text.hasSuffix("%"), let share = Double(text.dropLast()), share.isFinite, (0...100).contains(share) {
+            self = .percent(share)
+        } else if let count = Int(text), count >= 0 {
+            self = .count(count)
+        } else {
+            return nil
+        }
+    }
 
     public func allows(missing: Int, of total: Int) -> Bool {
         switch self {
@@ -142,7 +158,7 @@ public enum MissingAllowance: Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .count(let n): "\(n)"
-        case .percent(let p): "\(p)%"
+        case .percent(let p): p == p.rounded() && abs(p) < 1e15 ? "\(Int(p))%" : "\(p)%"
         }
     }
 }

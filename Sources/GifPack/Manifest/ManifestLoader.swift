@@ -184,7 +184,7 @@ public struct ManifestLoader: Sendable {
     private func parseFetch(_ node: ManifestNode) throws(ManifestError) -> FetchSettings {
         let keys = try node.mapping(allowed: ["concurrency", "connect_timeout", "request_timeout", "low_speed_limit",
                                               "low_speed_time", "max_gif_bytes", "max_catalog_bytes", "max_catalog_records", "max_width",
-                                              "max_height", "max_frames", "max_total_pixels", "max_missing", "retry",
+                                              "max_height", "max_frames", "max_total_pixels", "max_missing", "max_removed", "retry",
                                               "circuit_breaker", "quota_reserve", "max_requests", "max_duration",
                                               "refresh_after", "missing_ttl", "ca_file"])
         var fetch = FetchSettings()
@@ -200,16 +200,8 @@ public struct ManifestLoader: Sendable {
         if let n = keys["max_height"] { fetch.maxHeight = try n.int(in: 1...65535) }
         if let n = keys["max_frames"] { fetch.maxFrames = try n.int(in: 1...1_000_000) }
         if let n = keys["max_total_pixels"] { fetch.maxTotalPixels = try n.int(in: 1...Int.max) }
-        if let n = keys["max_missing"] {
-            let text = try n.string().trimmingCharacters(in: .whitespaces)
-            if text.hasSuffix("%"), let share = Double(text.dropLast()), (0...100).contains(share) {
-                fetch.maxMissing = .percent(share)
-            } else if let count = Int(text), count >= 0 {
-                fetch.maxMissing = .count(count)
-            } else {
-                throw .invalidValue(path: n.path, reason: "\"\(text)\" is neither a count (5) nor a percentage (2%)")
-            }
-        }
+        if let n = keys["max_missing"] { fetch.maxMissing = try allowance(n, examples: "5", "2%") }
+        if let n = keys["max_removed"] { fetch.maxRemoved = try allowance(n, examples: "50", "10%") }
         if let n = keys["circuit_breaker"] { fetch.circuitBreaker = try n.int(in: 0...1_000_000) }
         if let n = keys["quota_reserve"] { fetch.quotaReserve = try n.int(in: 0...Int.max) }
         if let n = keys["max_requests"] { fetch.maxRequests = try n.int(in: 1...Int.max) }
@@ -300,6 +292,16 @@ public struct ManifestLoader: Sendable {
             throw .invalidValue(path: node.path, reason: "must list at least one non-empty value")
         }
         return values
+    }
+
+    /// A count or a percentage (`max_missing`, `max_removed`), as a string or a number.
+    private func allowance(_ node: ManifestNode, examples count: String, _ share: String) throws(ManifestError) -> MissingAllowance {
+        let text = try node.string()
+        guard let allowance = MissingAllowance(parsing: text) else {
+            throw .invalidValue(path: node.path, reason: "\"\(text.trimmingCharacters(in: .whitespaces))\" is neither a count (\(count)) "
+                                    + "nor a percentage from 0% to 100% (\(share))")
+        }
+        return allowance
     }
 
     private func nonEmptyPath(_ node: ManifestNode) throws(ManifestError) -> String {

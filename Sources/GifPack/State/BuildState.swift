@@ -258,8 +258,12 @@ public final class BuildState: Sendable {
     ///
     /// Each list of ids returned holds at most `listLimit` (the first in id order; the counts are
     /// whole): a first build adds every exercise, and 100,000 ids are megabytes held all build long.
+    ///
+    /// `checkRemoved` hears how many remembered exercises the new catalog lacks before anything
+    /// is written; when it throws, the remembered catalog stays as it was and the error goes on.
     public func replaceCatalog<S: Sequence>(_ fingerprints: S, digest: String? = nil,
-                                            listLimit: Int = BuildReport.listLimit) throws -> CatalogChanges
+                                            listLimit: Int = BuildReport.listLimit,
+                                            checkRemoved: ((_ removed: Int) throws -> Void)? = nil) throws -> CatalogChanges
         where S.Element == (id: String, fingerprint: String) {
         try database.write { db in
             if let digest,
@@ -292,6 +296,7 @@ public final class BuildState: Sendable {
                 SELECT c.exercise_id FROM catalog_entry c
                 WHERE c.source = ? AND NOT EXISTS (SELECT 1 FROM temp.catalog_now n WHERE n.exercise_id = c.exercise_id)
                 """)
+            try checkRemoved?(removed.count)
             let changed = try ids("""
                 SELECT n.exercise_id FROM temp.catalog_now n JOIN catalog_entry c ON c.source = ? AND c.exercise_id = n.exercise_id
                 WHERE c.fingerprint != n.fingerprint
