@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "GifPackFormat", targets: ["GifPackFormat"]),
         .library(name: "GifPackHTTP", targets: ["GifPackHTTP"]),
         .library(name: "GifPackClient", targets: ["GifPackClient"]),
+        .library(name: "GifPackZstd", targets: ["GifPackZstd"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -32,6 +33,8 @@ let package = Package(
         // The one home of the small system helpers every module needs: hex, POSIX read/write
         // loops, blocking work on dedicated threads, file locks, file-system operations.
         .target(name: "GifPackSystem"),
+        // zstd decompression (RFC 8878) in pure Swift: no C, no system library.
+        .target(name: "GifPackZstd"),
         // The contract between builder and client: index and pack models, pack reader.
         .target(name: "GifPackFormat", dependencies: [
             "GifPackSystem", "CZstd", .product(name: "Crypto", package: "swift-crypto"),
@@ -69,7 +72,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "GifPackTests", dependencies: [
-            "GifPack", "GifPackFormat", "GifPackGIF", "GifPackHTTP", "GifPackClient", "GifPackSystem", "ExerciseDBFixture",
+            "GifPack", "GifPackFormat", "GifPackGIF", "GifPackHTTP", "GifPackClient", "GifPackSystem", "GifPackZstd", "ExerciseDBFixture",
             "CZstd", "CGif", .product(name: "Crypto", package: "swift-crypto"), .product(name: "GRDB", package: "GRDB.swift"),
         ]),
     ],

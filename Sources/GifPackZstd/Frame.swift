@@ -114,9 +114,9 @@ struct OutputBuffer {
     let maxCapacity: Int
 
     static func allocate(capacity: Int, growable: Bool, sliding: Bool, maxCapacity: Int) -> OutputBuffer {
+        // Not zero-filled: the decoder reads only bytes it wrote (matches reach back into the
+        // output; the wild copies' over-reads stay behind the write position).
         let base = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity + outputSlack)
-        // Initialized once, so that wild copies only ever read initialized bytes.
-        base.initialize(repeating: 0, count: capacity + outputSlack)
         return OutputBuffer(
             base: base, capacity: capacity, pos: 0, historyStart: 0, growable: growable, sliding: sliding,
             maxCapacity: maxCapacity)
@@ -136,7 +136,6 @@ struct OutputBuffer {
         var newCapacity = max(pos + count, capacity * 2)
         newCapacity = min(newCapacity, max(maxCapacity, pos + count))
         let newBase = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity + outputSlack)
-        newBase.initialize(repeating: 0, count: newCapacity + outputSlack)
         newBase.update(from: base, count: pos)
         base.deallocate()
         base = newBase

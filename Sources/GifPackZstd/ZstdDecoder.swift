@@ -28,8 +28,13 @@ public final class ZstdDecoder {
     public static let defaultMaxWindow = 1 << 27
 
     private let context = DecoderContext()
+    /// The streaming window buffer, reused between frames (`streamBufferCapacity` + `outputSlack` bytes).
+    private var streamBuffer: UnsafeMutablePointer<UInt8>? = nil
+    private var streamBufferCapacity = 0
 
     public init() {}
+
+    deinit { streamBuffer?.deallocate() }
 
     /// What one ``decompressFrame(_:maxOutput:maxWindow:sink:)`` call did.
     public struct FrameResult: Sendable, Equatable {
@@ -37,6 +42,11 @@ public final class ZstdDecoder {
         public var inputBytes: Int
         /// Bytes given to the sink.
         public var outputBytes: Int
+
+        public init(inputBytes: Int, outputBytes: Int) {
+            self.inputBytes = inputBytes
+            self.outputBytes = outputBytes
+        }
     }
 
     // MARK: Static conveniences
@@ -180,8 +190,16 @@ public final class ZstdDecoder {
         let slideReserve = max(zstdBlockSizeMax, min(header.windowSize, 1 << 20))
         var capacity = min(header.windowSize + slideReserve, limit)
         if let size = header.contentSize { capacity = min(capacity, size) }
-        var out = OutputBuffer.allocate(capacity: capacity, growable: false, sliding: true, maxCapacity: capacity)
-        defer { out.base.deallocate() }
+        // The window buffer is kept for the next frame when it is big enough (a pack's frames).
+        if streamBuffer == nil || streamBufferCapacity < capacity || streamBufferCapacity > 4 * max(capacity, 1 << 20) {
+            streamBuffer?.deallocate()
+            streamBuffer = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity + outputSlack)
+            streamBufferCapacity = capacity
+        }
+        guard let buffer = streamBuffer else { return FrameResult(inputBytes: 0, outputBytes: 0) }
+        var out = OutputBuffer(
+            base: buffer, capacity: capacity, pos: 0, historyStart: 0, growable: false, sliding: true,
+            maxCapacity: capacity)
         context.resetForFrame()
         var frame = FrameProgress(header: header, inputPos: header.headerSize, maxOutput: limit, callerLimit: limit)
         while !frame.finished {
