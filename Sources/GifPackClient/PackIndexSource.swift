@@ -1,5 +1,7 @@
+import Crypto
 import Foundation
 import GifPackFormat
+import GifPackSystem
 import GifPackHTTP
 #if canImport(Glibc)
 import Glibc
@@ -81,19 +83,39 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
         return index
     }
 
-    /// Reads the index and `index.json.minisig` beside it and accepts the index only as ``IndexTrust``
-    /// says (signed by a trusted key, not expired, `sequence` not below `installedSequence`);
-    /// otherwise throws ``PackClientError/untrusted(_:)``.
+    /// Reads the index and its signature (``loadSignature(for:client:)``) and accepts the index
+    /// only as ``IndexTrust`` says (signed by a trusted key, not expired, `sequence` not below
+    /// `installedSequence`); otherwise throws ``PackClientError/untrusted(_:)``.
     public func load(trust: IndexTrust, installedSequence: Int? = nil, client: HTTPClient? = nil,
                      limits: PackLimits = .standard) async throws(PackClientError) -> PackIndex {
         let bytes = try await loadBytes(location.description, client: client, maxBytes: limits.maxIndexBytes, optional: false)!
-        let signature = try await loadBytes(signatureLocation, client: client, maxBytes: 4096, optional: true)
+        let signature = try await loadSignature(for: bytes, client: client)
         return try trust.verify(indexBytes: bytes, signature: signature, location: location.description,
                                 installedSequence: installedSequence, limits: limits)
     }
 
+    /// The signature of the index whose bytes are `indexBytes`: `signatures/<sha256>.minisig` beside
+    /// the index (named by those bytes, so it is the signature of exactly them whenever the index
+    /// was read), or, when there is none (a target published by an older version), `index.json.minisig`
+    /// beside it; nil when neither exists.
+    public func loadSignature(for indexBytes: Data, client: HTTPClient? = nil) async throws(PackClientError) -> Data? {
+        let hashNamed = signatureLocation(forIndex: indexBytes)
+        if let signature = try await loadBytes(hashNamed, client: client, maxBytes: Self.maxSignatureBytes, optional: true) {
+            return signature
+        }
+        return try await loadBytes(signatureLocation, client: client, maxBytes: Self.maxSignatureBytes, optional: true)
+    }
+
+    /// The most bytes a signature file may have (a minisign signature has a few hundred).
+    static let maxSignatureBytes: Int64 = 4096
+
     /// Where the index's signature is: `index.json.minisig` beside it.
     public var signatureLocation: String { SignatureLocation.beside(location.description) }
+
+    /// Where the signature of the index with these bytes is published: `signatures/<sha256>.minisig` beside it.
+    public func signatureLocation(forIndex indexBytes: Data) -> String {
+        SignatureLocation.hashNamed(location.description, indexSHA256: Hex.lowercase(SHA256.hash(data: indexBytes)))
+    }
 
     /// A file or URL of the same kind as the index; `optional`: nil when it does not exist (404).
     private func loadBytes(_ target: String, client: HTTPClient?, maxBytes: Int64,

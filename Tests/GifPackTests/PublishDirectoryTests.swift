@@ -18,23 +18,27 @@ struct PublishDirectoryTests {
         let packFiles = index.packFiles.map(\.file)
         #expect(packFiles.count == 4 && packFiles.filter { $0.contains("-posters-v") }.count == 2)
         #expect(first.output.contains("4 pack(s) uploaded"), "\(first.output)")
-        // Exactly the packs, the signature and the index: no report, no lock, no temporary file.
-        #expect(relativeFiles(target) == (packFiles + ["index.json", "index.json.minisig"]).sorted())
+        // Exactly the packs, the signatures and the index: no report, no lock, no temporary file.
+        let hashNamed = SignatureLocation.key(forIndexSHA256: sha256Hex(try fileBytes("\(builds.v2)/index.json")))
+        #expect(relativeFiles(target) == (packFiles + ["index.json", "index.json.minisig", hashNamed]).sorted())
         #expect(try fileBytes("\(target)/index.json") == fileBytes("\(builds.v2)/index.json"))
         #expect(try fileBytes("\(target)/index.json.minisig") == fileBytes("\(builds.v2)/index.json.minisig"))
+        #expect(try fileBytes("\(target)/\(hashNamed)") == fileBytes("\(builds.v2)/index.json.minisig"))
         #expect(try directoryIndexProblems(target).isEmpty)
-        // Order: each file is renamed into place (which sets its ctime); the signature after the
-        // last pack, the index after the signature.
+        // Order: each file is renamed into place (which sets its ctime); the hash-named signature
+        // after the last pack, the index after it, index.json.minisig after the index.
         let lastPack = packFiles.map { changeTime("\(target)/\($0)") }.max() ?? 0
-        #expect(lastPack > 0 && lastPack <= changeTime("\(target)/index.json.minisig"))
-        #expect(changeTime("\(target)/index.json.minisig") <= changeTime("\(target)/index.json"))
+        #expect(lastPack > 0 && lastPack <= changeTime("\(target)/\(hashNamed)"))
+        #expect(changeTime("\(target)/\(hashNamed)") <= changeTime("\(target)/index.json"))
+        #expect(changeTime("\(target)/index.json") <= changeTime("\(target)/index.json.minisig"))
         // Lines in the order of the actions.
         let lines = first.output.split(separator: "\n").map(String.init)
         let indexLine = try #require(lines.firstIndex { $0.hasPrefix("write: index.json") && !$0.hasPrefix("write: index.json.minisig") })
-        let signatureLine = try #require(lines.firstIndex { $0 == "write: index.json.minisig" })
+        let signatureLine = try #require(lines.firstIndex { $0 == "write: \(hashNamed)" })
+        let besideLine = try #require(lines.firstIndex { $0 == "write: index.json.minisig" })
         let uploadLines = lines.indices.filter { lines[$0].hasPrefix("upload: packs/") }
         #expect(uploadLines.count == 4 && uploadLines.allSatisfy { $0 < signatureLine })
-        #expect(signatureLine < indexLine)
+        #expect(signatureLine < indexLine && indexLine < besideLine)
 
         let identities = try packFiles.map { try fileIdentity("\(target)/\($0)") }
         let second = try await gifpackCLIOffThePool(["publish", "--from", builds.v2, "--to", target])
@@ -64,7 +68,7 @@ struct PublishDirectoryTests {
         let served = try fileBytes("\(target)/index.json")
         let newIndex = try fileBytes("\(builds.v2)/index.json")
         #expect(served == oldIndex || served == newIndex)
-        #expect((served == newIndex) == (point == .beforeRetention), "the index goes live only after every pack")
+        #expect((served == newIndex) == (point == .afterIndex || point == .beforeRetention), "the index goes live only after every pack")
 
         let finished = try await gifpackCLIOffThePool(["publish", "--from", builds.v2, "--to", target, "--keep-versions", "1"])
         #expect(finished.status == 0, "\(finished.error)")

@@ -39,11 +39,13 @@ struct PublishS3Tests {
         let root = "/\(Self.bucket)/gifpack"
 
         // Order, from moto's request log: each pack PUT and then HEAD (the confirmation), all of them
-        // before the signature's PUT, which comes before the index's.
+        // before the hash-named signature's PUT, which comes before the index's, then index.json.minisig.
         let log = moto.requests
+        let hashNamed = SignatureLocation.key(forIndexSHA256: sha256Hex(try fileBytes("\(builds.v2)/index.json")))
         let indexPut = try #require(log.firstIndex(of: "PUT \(root)/index.json"), "\(log)")
-        let signaturePut = try #require(log.firstIndex(of: "PUT \(root)/index.json.minisig"), "\(log)")
-        #expect(signaturePut < indexPut)
+        let signaturePut = try #require(log.firstIndex(of: "PUT \(root)/\(hashNamed)"), "\(log)")
+        let besidePut = try #require(log.firstIndex(of: "PUT \(root)/index.json.minisig"), "\(log)")
+        #expect(signaturePut < indexPut && indexPut < besidePut)
         // Posters packs (format 1.2) go up like packs.
         #expect(index.packFiles.count == 2 * index.packs.count)
         for pack in index.packFiles {
@@ -53,7 +55,7 @@ struct PublishS3Tests {
         }
         // Nothing but packs, signature and index.
         #expect(try await moto.keys(bucket: Self.bucket, prefix: "gifpack/")
-                == (index.packFiles.map { "gifpack/\($0.file)" } + ["gifpack/index.json", "gifpack/index.json.minisig"]).sorted())
+                == (index.packFiles.map { "gifpack/\($0.file)" } + ["gifpack/index.json", "gifpack/index.json.minisig", "gifpack/\(hashNamed)"]).sorted())
         #expect(try await Self.problems(moto).isEmpty)
         #expect(try await moto.get("\(Self.bucket)/gifpack/index.json") == fileBytes("\(builds.v2)/index.json"))
 

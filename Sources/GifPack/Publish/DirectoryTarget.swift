@@ -22,11 +22,12 @@ struct DirectoryTarget: PublishTarget {
 
     func readLiveIndex() async throws(PublishError) -> LiveIndex? {
         let indexPath = path("index.json")
-        guard FileSystem.exists(indexPath) else { return nil }
-        let read: [UInt8]?
-        do { read = try FileSystem.readAll(indexPath) } catch { throw .failed("cannot read \(indexPath): \(error)") }
-        guard let bytes = read else { throw .failed("cannot read \(indexPath)") }
-        return LiveIndex(bytes: bytes, etag: nil)
+        let read = try await blocking { () throws(PublishError) -> [UInt8]? in
+            do { return try PublishFileReader.read(indexPath, maxBytes: PublishFileReader.maxIndexBytes) } catch {
+                throw .failed("cannot read the live index: \(error); nothing was changed")
+            }
+        }
+        return read.map { LiveIndex(bytes: $0, etag: nil) }
     }
 
     func stat(_ key: String) async throws(PublishError) -> StoredObject? {
@@ -58,9 +59,9 @@ struct DirectoryTarget: PublishTarget {
         }
     }
 
-    func listPackKeys() async throws(PublishError) -> [String] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: path("packs"))) ?? []
-        return names.filter { !$0.hasPrefix(".") }.map { "packs/\($0)" }.sorted()
+    func listKeys(under folder: String) async throws(PublishError) -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: path(folder))) ?? []
+        return names.filter { !$0.hasPrefix(".") }.map { folder + $0 }.sorted()
     }
 
     func delete(_ key: String) async throws(PublishError) {
@@ -72,7 +73,7 @@ struct DirectoryTarget: PublishTarget {
 
     /// Temporary files of killed publishes (`.NAME.tmp-PID-…`) whose process is gone.
     func removeLeftovers() async {
-        for directory in [root, path("packs")] {
+        for directory in [root, path("packs"), path(SignatureLocation.directory)] {
             for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] {
                 guard name.hasPrefix("."), let range = name.range(of: ".tmp-") else { continue }
                 let pidText = name[range.upperBound...].prefix { $0.isNumber }

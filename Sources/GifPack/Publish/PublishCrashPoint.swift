@@ -16,10 +16,12 @@ public enum PublishCrashPoint: String, Sendable, CaseIterable {
     case afterFirstPack = "publish-after-first-pack"
     /// Every pack is up; neither the signature nor the index yet.
     case beforeIndex = "publish-before-index"
-    /// The signature is up (signed builds), the index not yet.
+    /// The hash-named signature `signatures/<sha256>.minisig` is up (signed builds), the index not yet.
     case afterSignature = "publish-after-signature"
     /// Directory target: the new index is complete under its temporary name.
     case beforeIndexRename = "publish-before-index-rename"
+    /// The new index is live; `index.json.minisig` beside it not yet rewritten.
+    case afterIndex = "publish-after-index"
     /// The new index is live; retention has not run.
     case beforeRetention = "publish-before-retention"
 

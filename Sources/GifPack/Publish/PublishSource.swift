@@ -14,8 +14,12 @@ struct PublishSource: Sendable {
 
     static func load(_ directory: String) async throws(PublishError) -> PublishSource {
         let indexPath = "\(directory)/index.json"
-        guard let bytes = (try? FileSystem.readAll(indexPath)) ?? nil else {
-            throw .badSource("\(directory) is not a gifpack output directory: \(FileSystem.exists(directory) ? "it has no readable index.json" : "it does not exist"); nothing was uploaded")
+        let read: [UInt8]?
+        do { read = try PublishFileReader.read(indexPath, maxBytes: PublishFileReader.maxIndexBytes) } catch {
+            throw .badSource("\(error); nothing was uploaded")
+        }
+        guard let bytes = read else {
+            throw .badSource("\(directory) is not a gifpack output directory: \(FileSystem.exists(directory) ? "it has no index.json" : "it does not exist"); nothing was uploaded")
         }
         let index: PackIndex
         do { index = try PackIndex.decode(from: Data(bytes)) } catch {
@@ -39,11 +43,11 @@ struct PublishSource: Sendable {
             }
         }
         let signature: [UInt8]?
-        do { signature = try FileSystem.readAll(SignatureLocation.beside(indexPath)) } catch {
+        do { signature = try PublishFileReader.read(SignatureLocation.beside(indexPath), maxBytes: PublishFileReader.maxSignatureBytes) } catch {
             throw .badSource("\(error); nothing was uploaded")
         }
         let report: [UInt8]?
-        do { report = try FileSystem.readAll("\(directory)/report.json") } catch {
+        do { report = try PublishFileReader.read("\(directory)/report.json", maxBytes: PublishFileReader.maxReportBytes) } catch {
             throw .badSource("\(error); nothing was uploaded")
         }
         if let signature, (try? MinisignSignature(text: String(decoding: signature, as: UTF8.self))) == nil {

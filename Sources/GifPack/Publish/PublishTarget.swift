@@ -2,7 +2,7 @@ import Foundation
 
 /// A place packs and the index are published to: a directory (``DirectoryTarget``) or an S3 bucket
 /// and prefix (``S3Target``). Keys are relative to the target's root: `index.json`,
-/// `index.json.minisig`, `report.json`, `packs/<file>`.
+/// `index.json.minisig`, `report.json`, `packs/<file>`, `signatures/<sha256>.minisig`.
 ///
 /// ```swift
 /// let target = try PublishTargetSpec.parse("s3://cdn/gifpack", endpoint: "http://127.0.0.1:9000")
@@ -20,11 +20,16 @@ protocol PublishTarget: Sendable {
     /// conditional on the live index being the one read, where the store supports it.
     func putMetadataFile(_ key: String, bytes: [UInt8], contentType: String, maxAge: Int,
                          replacing live: LiveIndex?, conditional: Bool) async throws(PublishError)
-    /// Every key under `packs/`.
-    func listPackKeys() async throws(PublishError) -> [String]
+    /// Every key directly under `folder` (`packs/` or `signatures/`), with the folder.
+    func listKeys(under folder: String) async throws(PublishError) -> [String]
     func delete(_ key: String) async throws(PublishError)
     /// Removes what killed publishes left (temporary files); nothing for stores with atomic PUTs.
     func removeLeftovers() async
+}
+
+extension PublishTarget {
+    /// Every key under `packs/`.
+    func listPackKeys() async throws(PublishError) -> [String] { try await listKeys(under: "packs/") }
 }
 
 /// The target's `index.json` as read before publishing.

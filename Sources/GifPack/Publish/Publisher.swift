@@ -17,15 +17,18 @@ public struct PublishOptions: Sendable, Equatable {
     public var withReport = false
     /// Print the plan; change nothing.
     public var dryRun = false
+    /// Replace a live `index.json` that does not parse (without it such a target is refused, exit 1).
+    public var replaceUnreadableIndex = false
 
     public init(from: String, target: PublishTargetSpec, keepVersions: Int = 3, indexMaxAge: Int = 60, withReport: Bool = false,
-                dryRun: Bool = false) {
+                dryRun: Bool = false, replaceUnreadableIndex: Bool = false) {
         self.from = from
         self.target = target
         self.keepVersions = keepVersions
         self.indexMaxAge = indexMaxAge
         self.withReport = withReport
         self.dryRun = dryRun
+        self.replaceUnreadableIndex = replaceUnreadableIndex
     }
 }
 
@@ -39,6 +42,7 @@ public struct PublishReport: Sendable, Equatable {
     public var deleted: [String] = []
     /// `index.json` was replaced (false: the target already served these bytes).
     public var indexWritten = false
+    /// The index's signature was written (`signatures/<sha256>.minisig` or `index.json.minisig`).
     public var signatureWritten = false
     public var reportWritten = false
     public var dryRun = false
@@ -48,10 +52,15 @@ public struct PublishReport: Sendable, Equatable {
 }
 
 /// Publishes a build's output directory to a directory or an S3 bucket: every pack (and posters
-/// pack) the index names is uploaded and confirmed (size and SHA-256) before `index.json.minisig` and then
-/// `index.json`; packs already there are not sent again; a live index with a higher `sequence`
-/// is never replaced; pack files no longer wanted are deleted only once the new index is live,
-/// and never one the live index names. See README, "Publishing".
+/// pack) the index names is uploaded and confirmed (size and SHA-256), then the index's signature
+/// under the name of the index's bytes (`signatures/<sha256>.minisig`, confirmed), then `index.json`
+/// (conditionally: a publisher that got there first wins), then `index.json.minisig` beside it for
+/// stock minisign. So at any moment — during a publish, after a failed, killed or lost one — the
+/// index a client reads has a signature under its hash. Packs already there are not sent again;
+/// a live index with a higher `sequence`, or of a newer format, is never replaced; one that does
+/// not parse only with ``PublishOptions/replaceUnreadableIndex``. Pack files and signatures no
+/// longer wanted are deleted only once the new index is live, never one of the index that was
+/// live, and nothing when a live index cannot be read. See README, "Publishing", and docs/FORMAT.md.
 ///
 /// ```swift
 /// let report = try await Publisher(options: options, environment: ProcessInfo.processInfo.environment).run { print($0) }
@@ -87,8 +96,23 @@ public struct Publisher: Sendable {
     func publish(_ source: PublishSource, to target: any PublishTarget, say: (String) -> Void) async throws(PublishError) -> PublishReport {
         var report = PublishReport(dryRun: options.dryRun, sequence: source.index.sequence)
         let live = try await target.readLiveIndex()
-        let liveIndex = live.flatMap { try? PackIndex.decode(from: Data($0.bytes)) }
         let indexUnchanged = live?.bytes == source.indexBytes
+        // Retention runs blind when the live index cannot be read: it then deletes nothing.
+        var retentionBlind = false
+        var liveIndex: PackIndex?
+        if let live {
+            switch Self.readIndex(live.bytes) {
+            case .index(let index): liveIndex = index
+            case .newerFormat(let version):
+                throw .superseded("\(target.displayName) serves index.json of format \(version), newer than the \(FormatVersion.current) this gifpack writes — it must not be replaced by an older writer (nothing was changed; publish with a gifpack that writes format \(version.major).x)")
+            case .unreadable(let why):
+                guard options.replaceUnreadableIndex else {
+                    throw .failed("\(target.displayName): the live index.json cannot be read (\(why)); nothing was changed — check what serves it, or pass --replace-unreadable-index to replace it (retention then deletes nothing)")
+                }
+                say("replacing the unreadable live index.json (\(why)); retention deletes nothing this time")
+                retentionBlind = true
+            }
+        }
         if let live, !indexUnchanged {
             try Self.checkNotOlder(source.index, than: liveIndex, liveBytes: live.bytes, target: target.displayName)
         }
@@ -113,20 +137,28 @@ public struct Publisher: Sendable {
         }
         if !options.dryRun { PublishCrashPoint.reach(.beforeIndex) }
 
-        // Then the signature, then the index.
-        let signatureKey = "index.json.minisig"
+        // Then the index's own signature, named by the index's SHA-256 and confirmed: whatever
+        // happens next (a lost race, a refused or killed index write), the index a client reads
+        // has its signature under the name of its bytes.
+        let indexSHA256 = SHA256Hex.of(source.indexBytes)
         if let signature = source.signature {
-            let stored = try await target.stat(signatureKey)
-            if !indexUnchanged || stored?.sha256.map({ $0 != SHA256Hex.of(signature) }) ?? true {
-                say("\(options.dryRun ? "would write" : "write"): \(signatureKey)")
+            let key = SignatureLocation.key(forIndexSHA256: indexSHA256)
+            let signatureSHA256 = SHA256Hex.of(signature)
+            if try await target.stat(key)?.sha256 != signatureSHA256 {
+                say("\(options.dryRun ? "would write" : "write"): \(key)")
                 report.signatureWritten = true
                 if !options.dryRun {
-                    try await target.putMetadataFile(signatureKey, bytes: signature, contentType: PublishSource.signatureContentType,
+                    try await target.putMetadataFile(key, bytes: signature, contentType: PublishSource.signatureContentType,
                                                      maxAge: options.indexMaxAge, replacing: nil, conditional: false)
+                    guard let stored = try await target.stat(key), stored.sha256 == signatureSHA256 else {
+                        throw .failed("\(target.displayName): wrote \(key) but it does not read back as written; index.json was not replaced")
+                    }
                     PublishCrashPoint.reach(.afterSignature)
                 }
             }
         }
+
+        // Then the index.
         if indexUnchanged {
             say("index.json: unchanged at the target")
         } else {
@@ -146,11 +178,30 @@ public struct Publisher: Sendable {
                     try await target.putMetadataFile("index.json", bytes: source.indexBytes, contentType: "application/json",
                                                      maxAge: options.indexMaxAge, replacing: live, conditional: true)
                 }
+                PublishCrashPoint.reach(.afterIndex)
             }
         }
-        if source.signature == nil, try await target.stat(signatureKey) != nil {
-            say("\(options.dryRun ? "would delete" : "delete"): \(signatureKey) (the new index is not signed)")
-            if !options.dryRun { try await target.delete(signatureKey) }
+
+        // Then `index.json.minisig` beside it, for stock minisign and clients of older versions: it
+        // follows the index (and may lag it); it is written only while the live index is this one.
+        let besideKey = "index.json.minisig"
+        if let signature = source.signature {
+            if try await target.stat(besideKey)?.sha256 != SHA256Hex.of(signature) {
+                if options.dryRun {
+                    say("would write: \(besideKey)")
+                    report.signatureWritten = true
+                } else if try await target.readLiveIndex()?.bytes == source.indexBytes {
+                    say("write: \(besideKey)")
+                    report.signatureWritten = true
+                    try await target.putMetadataFile(besideKey, bytes: signature, contentType: PublishSource.signatureContentType,
+                                                     maxAge: options.indexMaxAge, replacing: nil, conditional: false)
+                } else {
+                    say("\(besideKey): left alone (index.json was replaced by another publisher meanwhile)")
+                }
+            }
+        } else if try await target.stat(besideKey) != nil {
+            say("\(options.dryRun ? "would delete" : "delete"): \(besideKey) (the new index is not signed)")
+            if !options.dryRun { try await target.delete(besideKey) }
         }
         if options.withReport, let bytes = source.report {
             say("\(options.dryRun ? "would write" : "write"): report.json")
@@ -162,20 +213,50 @@ public struct Publisher: Sendable {
         }
         if !options.dryRun { PublishCrashPoint.reach(.beforeRetention) }
 
-        // Retention, once the new index is live: never a file the live index names.
+        // Retention, once the new index is live: never a file (or signature) of the index that was
+        // live, the new one, or the one live now; nothing at all when one of them cannot be read.
         var protected = Set(source.index.packFiles.map(\.file))
         protected.formUnion(liveIndex?.packFiles.map(\.file) ?? [])
+        var protectedSignatures: Set<String> = [SignatureLocation.key(forIndexSHA256: indexSHA256)]
+        if let live { protectedSignatures.insert(SignatureLocation.key(forIndexSHA256: SHA256Hex.of(live.bytes))) }
         if !options.dryRun, let current = try await target.readLiveIndex() {
-            protected.formUnion((try? PackIndex.decode(from: Data(current.bytes)))?.packFiles.map(\.file) ?? [])
+            protectedSignatures.insert(SignatureLocation.key(forIndexSHA256: SHA256Hex.of(current.bytes)))
+            if case .index(let index) = Self.readIndex(current.bytes) {
+                protected.formUnion(index.packFiles.map(\.file))
+            } else {
+                retentionBlind = true
+            }
         }
-        let stored = try await target.listPackKeys()
-        for key in Retention.deletions(stored: stored, protected: protected, keepVersions: options.keepVersions) {
-            say("\(options.dryRun ? "would delete" : "delete"): \(key)")
-            report.deleted.append(key)
-            if !options.dryRun { try await target.delete(key) }
+        if retentionBlind {
+            say("retention: skipped (a live index.json could not be read, so what it names is unknown); nothing was deleted")
+        } else {
+            let stored = try await target.listKeys(under: "packs/")
+            let signatures = try await target.listKeys(under: SignatureLocation.directory + "/")
+            let deletions = Retention.deletions(stored: stored, protected: protected, keepVersions: options.keepVersions)
+                + Retention.signatureDeletions(stored: signatures, protected: protectedSignatures)
+            for key in deletions {
+                say("\(options.dryRun ? "would delete" : "delete"): \(key)")
+                report.deleted.append(key)
+                if !options.dryRun { try await target.delete(key) }
+            }
         }
         if !options.dryRun { await target.removeLeftovers() }
         return report
+    }
+
+    /// What a target's `index.json` holds: an index, one of a newer format major (a newer
+    /// gifpack wrote it), or bytes that are not an index this gifpack reads (with why).
+    enum LiveIndexReading {
+        case index(PackIndex)
+        case newerFormat(FormatVersion)
+        case unreadable(String)
+    }
+
+    static func readIndex(_ bytes: [UInt8]) -> LiveIndexReading {
+        do { return .index(try PackIndex.decode(from: Data(bytes))) } catch {
+            if case .unsupportedVersion(let version) = error, version.major > FormatVersion.current.major { return .newerFormat(version) }
+            return .unreadable(TerminalText.escaped(error.description, maxScalars: 300))
+        }
     }
 
     /// Refuses to replace a live index whose `sequence` is higher than (or, when both carry one,
@@ -210,16 +291,35 @@ public struct Publisher: Sendable {
             return parsed.filter { !protected.contains($0.key) && !(kept[$0.pack]?.contains($0.version) ?? true) }.map(\.key).sorted()
         }
 
-        /// `packs/NAME-vN-xxxxxxxx.tar.zst` → (NAME, N).
+        /// Which hash-named signatures retention removes: every `signatures/<sha256>.minisig` (exactly
+        /// that grammar; nothing else under `signatures/` is touched) that is not the signature of
+        /// an index that was live before this publish, the new one or the one live now.
+        static func signatureDeletions(stored: [String], protected: Set<String>) -> [String] {
+            stored.filter { SignatureLocation.isKey($0) && !protected.contains($0) }.sorted()
+        }
+
+        /// `packs/NAME-vN-xxxxxxxx.tar.zst` → (NAME, N), by the exact grammar of the names a build
+        /// gives: NAME a pack name (`[a-z0-9][a-z0-9_-]{0,63}`, the manifest's rule) or a pack name
+        /// and `-posters`, N decimal digits without a leading zero, then eight lowercase hex digits.
+        /// Anything else (another slash, `..`, upper case, a sign, a space) is not a pack file.
         static func parse(_ key: String) -> (pack: String, version: Int)? {
             guard key.hasPrefix("packs/"), key.hasSuffix(".tar.zst") else { return nil }
             let stem = key.dropFirst("packs/".count).dropLast(".tar.zst".count)
             let parts = stem.split(separator: "-", omittingEmptySubsequences: false)
-            guard parts.count >= 3, let hash = parts.last, hash.count == 8, hash.allSatisfy(\.isHexDigit),
-                  let versionPart = parts.dropLast().last, versionPart.hasPrefix("v"), let version = Int(versionPart.dropFirst()) else {
+            guard parts.count >= 3, let hash = parts.last, hash.utf8.count == 8,
+                  hash.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0) }),
+                  let versionPart = parts.dropLast().last, versionPart.hasPrefix("v") else {
                 return nil
             }
-            return (parts.dropLast(2).joined(separator: "-"), version)
+            let digits = versionPart.dropFirst()
+            guard (1...9).contains(digits.utf8.count), digits.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+                  !digits.hasPrefix("0"), let version = Int(digits) else {
+                return nil
+            }
+            let name = parts.dropLast(2).joined(separator: "-")
+            let pack = name.hasSuffix("-posters") ? String(name.dropLast("-posters".count)) : name
+            guard PackSpec.isValidName(name) || PackSpec.isValidName(pack) else { return nil }
+            return (name, version)
         }
     }
 }

@@ -33,7 +33,7 @@ struct S3Target: PublishTarget {
     var displayName: String { "s3://\(bucket.bucket)/\(bucket.prefix)" + (bucket.endpoint.map { " at \($0)" } ?? "") }
 
     func readLiveIndex() async throws(PublishError) -> LiveIndex? {
-        let response = try await call("read index.json") { () async throws(HTTPError) in try await bucket.get("index.json", maxBytes: 256 << 20) }
+        let response = try await call("read index.json") { () async throws(HTTPError) in try await bucket.get("index.json", maxBytes: PublishFileReader.maxIndexBytes) }
         switch response.head.status {
         case 200: return LiveIndex(bytes: response.body, etag: response.head.headers["etag"])
         case 404 where S3ErrorBody(xml: String(decoding: response.body, as: UTF8.self)).code != "NoSuchBucket": return nil
@@ -93,25 +93,25 @@ struct S3Target: PublishTarget {
     /// each pack, so more means a runaway listing.
     static let maxListedKeys = 100 * S3Bucket.maxListPageKeys
 
-    func listPackKeys() async throws(PublishError) -> [String] {
+    func listKeys(under folder: String) async throws(PublishError) -> [String] {
         var keys: [String] = []
         var continuation: String?
         var tokens: Set<String> = []
         repeat {
             let token = continuation
-            let page = try await call("list packs/") { () async throws(HTTPError) in try await bucket.listPage(keyPrefix: "packs/", continuation: token) }
+            let page = try await call("list \(folder)") { () async throws(HTTPError) in try await bucket.listPage(keyPrefix: folder, continuation: token) }
             switch page {
             case .page(let page):
                 keys += page.objects.map(\.key)
                 continuation = page.isTruncated ? page.nextContinuationToken : nil
-            case .refused(let response): throw refusal(response, doing: "list packs/")
-            case .unacceptable(let why): throw .failed("cannot list packs/ at \(displayName): \(why)")
+            case .refused(let response): throw refusal(response, doing: "list \(folder)")
+            case .unacceptable(let why): throw .failed("cannot list \(folder) at \(displayName): \(why)")
             }
             guard keys.count <= Self.maxListedKeys else {
-                throw .failed("cannot list packs/ at \(displayName): more than \(Self.maxListedKeys) keys under packs/ (retention keeps a few versions per pack); nothing was deleted")
+                throw .failed("cannot list \(folder) at \(displayName): more than \(Self.maxListedKeys) keys under \(folder) (retention keeps a few versions per pack); nothing was deleted")
             }
             if let continuation, !tokens.insert(continuation).inserted {
-                throw .failed("cannot list packs/ at \(displayName): the store gave the same continuation token twice (a listing that never ends); nothing was deleted")
+                throw .failed("cannot list \(folder) at \(displayName): the store gave the same continuation token twice (a listing that never ends); nothing was deleted")
             }
         } while continuation != nil
         return keys.sorted()
@@ -133,19 +133,38 @@ struct S3Target: PublishTarget {
     }
 
     /// The error for a non-success answer: credentials, a missing bucket, or the store's message.
+    /// Only the body's parsed `Code` and `Message` are used, each cleaned by ``storeText(_:maxScalars:)``.
     private func refusal(_ response: HTTPDataResponse, doing what: String) -> PublishError {
         let error = S3ErrorBody(xml: String(decoding: response.body.prefix(64 << 10), as: UTF8.self))
         let status = response.head.status
+        let code = error.code.utf8.count <= 64 && error.code.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == ".") })
+            ? error.code : error.code.isEmpty ? "" : "(an unreadable error code)"
         let credentialCodes: Set<String> = ["InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "InvalidToken",
                                             "ExpiredToken", "AuthorizationHeaderMalformed", "InvalidClientTokenId"]
-        if status == 401 || status == 403 || credentialCodes.contains(error.code) {
-            return .credentialsRejected("the store refused to \(what) at \(displayName) (HTTP \(status)\(error.code.isEmpty ? "" : ", \(error.code)")): check \(Self.credentialVariables) and AWS_REGION")
+        if status == 401 || status == 403 || credentialCodes.contains(code) {
+            return .credentialsRejected("the store refused to \(what) at \(displayName) (HTTP \(status)\(code.isEmpty ? "" : ", \(code)")): check \(Self.credentialVariables) and AWS_REGION")
         }
-        if error.code == "NoSuchBucket" {
+        if code == "NoSuchBucket" {
             return .failed("bucket \(bucket.bucket) does not exist at \(bucket.endpoint ?? "AWS (\(bucket.credentials.region))")")
         }
-        let detail = error.code.isEmpty ? "" : ": \(error.code)\(error.message.isEmpty ? "" : " — \(TerminalText.escaped(error.message, maxScalars: 200))")"
+        let message = storeText(error.message, maxScalars: 200)
+        let detail = code.isEmpty ? "" : ": \(code)\(message.isEmpty ? "" : " — \(message)")"
         return .failed("cannot \(what) at \(displayName): HTTP \(status)\(detail)")
+    }
+
+    /// Text from a store's answer, fit for a message: a text quoting a request header that carries
+    /// credentials (`Authorization`, `x-amz-security-token`, a SigV4 `Credential=`/`Signature=`) is
+    /// withheld whole; every credential value still in it is replaced by `<redacted>`; then it is
+    /// terminal-escaped and bounded.
+    func storeText(_ text: String, maxScalars: Int) -> String {
+        let lowered = text.lowercased()
+        let quotesCredentials = ["authorization", "x-amz-security-token", "security-token", "credential=", "signature="].contains {
+            lowered.contains($0)
+        }
+        if quotesCredentials { return "(the store's message is withheld: it quotes a request header that carries credentials)" }
+        let credentials = bucket.credentials
+        let redactor = SecretRedactor(secrets: [credentials.accessKeyID, credentials.secretAccessKey, credentials.sessionToken ?? ""])
+        return TerminalText.escaped(redactor.redact(text), maxScalars: maxScalars)
     }
 }
 

@@ -95,24 +95,58 @@ extension SecretRedactor {
         }
     }
 
+    /// Why a value could not be redacted: its `Codable` round trip failed, so it is not returned.
+    public struct Unredactable: Error, Sendable, CustomStringConvertible {
+        public let description: String
+    }
+
     /// `value` with every secret replaced in every string it encodes to (through its `Codable`
-    /// form), so a report is clean whatever field a secret reached.
+    /// form), so a report is clean whatever field a secret reached. Fails closed: when the value
+    /// cannot be encoded, or its cleaned form cannot be decoded again, it throws instead of
+    /// returning the value as it was.
     ///
     /// The encoded bytes are searched first, and the value is returned as it is when no secret is in
     /// them (the usual case, whatever the report's size). That search is exact because the encoder
     /// escapes nothing but `"`, `\` and control characters: a secret holding one of those is looked
-    /// for in the decoded strings instead.
-    public func redact<Value: Codable>(_ value: Value) -> Value {
+    /// for in the decoded strings instead. Non-finite numbers round-trip as strings.
+    public func redacted<Value: Codable>(_ value: Value) throws(Unredactable) -> Value {
         guard !secrets.isEmpty else { return value }
+        let strings = (positive: "+Infinity", negative: "-Infinity", nan: "NaN")
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.withoutEscapingSlashes]
-        guard let data = try? encoder.encode(value) else { return value }
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: strings.positive, negativeInfinity: strings.negative,
+                                                                      nan: strings.nan)
+        let decoder = JSONDecoder()
+        decoder.nonConformingFloatDecodingStrategy = .convertFromString(positiveInfinity: strings.positive, negativeInfinity: strings.negative,
+                                                                        nan: strings.nan)
+        let data: Data
+        do { data = try encoder.encode(value) } catch { throw Unredactable(description: "\(Value.self) cannot be encoded to be searched for secrets") }
         let plain = secrets.allSatisfy { $0.utf8.allSatisfy { $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") } }
         if plain, !data.withUnsafeBytes({ bytes in secrets.contains { Self.occurs($0, in: bytes) } }) { return value }
-        guard let tree = try? JSONDecoder().decode(JSONValue.self, from: data) else { return value }
+        let tree: JSONValue
+        do { tree = try JSONDecoder().decode(JSONValue.self, from: data) } catch {
+            throw Unredactable(description: "the encoded \(Value.self) cannot be read back to be searched for secrets")
+        }
         let clean = redact(tree)
-        guard clean != tree, let cleanData = try? JSONEncoder().encode(clean),
-              let result = try? JSONDecoder().decode(Value.self, from: cleanData) else { return value }
-        return result
+        guard clean != tree else { return value }
+        do { return try decoder.decode(Value.self, from: try encoder.encode(clean)) } catch {
+            throw Unredactable(description: "\(Value.self) with its secrets replaced is no longer a valid \(Value.self)")
+        }
+    }
+
+    /// The report with every secret replaced (``redacted(_:)``); when that fails, a report that
+    /// keeps only the exit status, the counts and the times, with a message saying it was
+    /// withheld — never the report as it was.
+    public func redact(_ report: BuildReport) -> BuildReport {
+        do { return try redacted(report) } catch {
+            var withheld = BuildReport(generator: redact(report.generator), exitStatus: report.exitStatus,
+                                       message: "the report was withheld: it holds a secret and \(error.description)")
+            withheld.exitMeaning = redact(report.exitMeaning)
+            withheld.startedAt = report.startedAt
+            withheld.finishedAt = report.finishedAt
+            withheld.bytes = report.bytes
+            withheld.stageSeconds = report.stageSeconds
+            return withheld
+        }
     }
 }

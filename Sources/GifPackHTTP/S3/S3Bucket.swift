@@ -63,29 +63,47 @@ public struct S3Bucket: Sendable {
         return "https://\(bucket).s3.\(credentials.region).amazonaws.com"
     }
 
-    /// The URL of `key` (below the prefix).
-    public func url(of key: String) -> String { "\(bucketURL)/\(Self.encode(prefix + key, keepSlash: true))" }
+    /// The URL of `key` (below the prefix): each `/`-separated segment of the prefix and key
+    /// percent-encoded on its own. A key with an empty, `.` or `..` segment is refused (an HTTP
+    /// library or proxy would fold such a path onto another key, outside the prefix or the bucket).
+    public func url(of key: String) throws(HTTPError) -> String {
+        let segments = (prefix + key).split(separator: "/", omittingEmptySubsequences: false)
+        guard !key.isEmpty, !segments.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." }) else {
+            throw .invalidURL("S3 key \"\(Self.printable(prefix + key))\" has an empty, \".\" or \"..\" segment")
+        }
+        return "\(bucketURL)/" + segments.map { Self.encode(String($0), keepSlash: false) }.joined(separator: "/")
+    }
+
+    /// A key for a message: control characters escaped, at most 200 characters.
+    static func printable(_ key: String) -> String {
+        var out = ""
+        for scalar in key.unicodeScalars.prefix(200) {
+            out += scalar.value < 0x20 || scalar.value == 0x7F || (0x80..<0xA0).contains(scalar.value)
+                ? "\\u{\(String(scalar.value, radix: 16))}" : String(scalar)
+        }
+        return key.unicodeScalars.count > 200 ? out + "…" : out
+    }
 
     public func head(_ key: String) async throws(HTTPError) -> HTTPResponseHead {
-        try await send(request(.head, url: url(of: key)), maxBytes: 0).head
+        try await send(request(.head, url: try url(of: key)), maxBytes: 0).head
     }
 
     /// The object's bytes (up to `maxBytes`) with its head.
     public func get(_ key: String, maxBytes: Int64) async throws(HTTPError) -> HTTPDataResponse {
-        try await send(request(.get, url: url(of: key)), maxBytes: maxBytes)
+        try await send(request(.get, url: try url(of: key)), maxBytes: maxBytes)
     }
 
     /// Stores `body` under `key`. `payloadSHA256` is the body's SHA-256 (lowercase hex): signed, and
     /// checked by S3 against what arrives.
     public func put(_ key: String, body: HTTPRequestBody, payloadSHA256: String, headers: HTTPHeaders) async throws(HTTPError) -> HTTPDataResponse {
-        var request = request(.put, url: url(of: key), payloadSHA256: payloadSHA256)
+        var request = request(.put, url: try url(of: key), payloadSHA256: payloadSHA256)
         for (name, value) in headers { request.headers.append(name: name, value: value) }
         request.body = body
         return try await send(request, maxBytes: 1 << 20)
     }
 
     public func delete(_ key: String) async throws(HTTPError) -> HTTPDataResponse {
-        try await send(request(.delete, url: url(of: key)), maxBytes: 1 << 20)
+        try await send(request(.delete, url: try url(of: key)), maxBytes: 1 << 20)
     }
 
     /// Keys asked for per ListObjectsV2 page (`max-keys`; S3's own ceiling) and the most a page may hold.
