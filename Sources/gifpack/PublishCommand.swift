@@ -7,13 +7,15 @@ struct PublishCommand: AsyncParsableCommand {
         commandName: "publish",
         abstract: "Upload a build's packs, then its signature and index, to a directory or S3.",
         discussion: """
-        Every pack file index.json names is uploaded and confirmed (size and SHA-256) before index.json.minisig \
-        (when the build is signed) and then index.json are written, so the target serves the old index or the new \
-        one, never an index whose packs are missing. A pack already at the target with the same size and SHA-256 \
-        is not sent again: a killed publish is finished by running it again. A live index with a higher sequence \
-        is never replaced (exit 7). Nothing else is uploaded (report.json only with --with-report). After the new \
-        index is live, pack files older than the newest --keep-versions versions of their pack are deleted, never \
-        one the live index names.
+        Every pack file index.json names is uploaded and confirmed (size and SHA-256) before the index's signature \
+        (when the build is signed: signatures/<sha256 of index.json>.minisig) and then index.json are written, and \
+        index.json.minisig after it, so the target serves the old index or the new one, never an index whose packs \
+        or signature are missing. A pack already at the target with the same size and SHA-256 is not sent again: a \
+        killed publish is finished by running it again. A live index with a higher sequence or a newer format is \
+        never replaced (exit 7); one that does not parse stops the publish (exit 1) unless \
+        --replace-unreadable-index is given. Nothing else is uploaded (report.json only with --with-report). After \
+        the new index is live, pack files older than the newest --keep-versions versions of their pack, and the \
+        signatures of older indexes, are deleted, never one the live index names.
 
         S3: credentials from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN (optional), region from \
         AWS_REGION (default us-east-1); --endpoint for S3-compatible stores (path-style). Packs get \
@@ -51,6 +53,9 @@ struct PublishCommand: AsyncParsableCommand {
     @Flag(help: "List what would be uploaded and deleted; change nothing.")
     var dryRun = false
 
+    @Flag(help: "Replace a live index.json that does not parse (retention then deletes nothing).")
+    var replaceUnreadableIndex = false
+
     @Flag(help: "Print only the last line.")
     var quiet = false
 
@@ -65,7 +70,7 @@ struct PublishCommand: AsyncParsableCommand {
             throw ExitCode(error.exitStatus.rawValue)
         }
         let options = PublishOptions(from: from, target: target, keepVersions: keepVersions, indexMaxAge: indexMaxAge,
-                                     withReport: withReport, dryRun: dryRun)
+                                     withReport: withReport, dryRun: dryRun, replaceUnreadableIndex: replaceUnreadableIndex)
         try await Self.publish(options, quiet: quiet)
     }
 
