@@ -52,8 +52,9 @@ enum OutputLimit {
         of: UnsafeRawPointer(src).loadUnaligned(as: UInt32.self), as: UInt32.self)
 }
 
-/// Copies `length` bytes 16 at a time; may write up to 15 bytes past `dst + length` and read
-/// up to 15 past `src + length`. `dst` and `src` must be at least 16 apart if they overlap.
+/// Copies `length` bytes 16, then 32 at a time; may write up to 31 bytes past `dst + length` and
+/// read up to 31 past `src + length`. `dst` and `src` must be at least 16 apart if they overlap
+/// (each 16-byte copy reads after the previous one wrote).
 @inline(__always) private func wildCopy16(_ dst: UnsafeMutablePointer<UInt8>, _ src: UnsafePointer<UInt8>, _ length: Int) {
     copy16(dst, src)
     if length <= 16 { return }
@@ -62,8 +63,9 @@ enum OutputLimit {
     let end = dst + length
     repeat {
         copy16(d, s)
-        d += 16
-        s += 16
+        copy16(d + 16, s + 16)
+        d += 32
+        s += 32
     } while d < end
 }
 
