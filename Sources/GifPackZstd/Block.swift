@@ -370,7 +370,9 @@ extension DecoderContext {
             if ofBits &+ mlBits &+ llBits > 31 { bits.reload() }
             let litLength = Int(ll.baseValue) &+ Int(bits.read(llBits))
 
-            if ofValue > 3 {
+            // Offset codes of 2 and more (known from the table, before the bits) are new offsets;
+            // codes 0 and 1 give offset values 1...3, the repeat offsets (RFC 8878, 3.1.2.5).
+            if ofBits > 1 {
                 offset = ofValue &- 3
                 rep2 = rep1
                 rep1 = rep0
