@@ -22,7 +22,9 @@
 /// // frame.inputBytes: where the next frame starts; frame.outputBytes: bytes given to the sink.
 /// ```
 ///
-/// A `ZstdDecoder` is not thread-safe; use one per task (the static functions make their own).
+/// A `ZstdDecoder` is not thread-safe and not reentrant (a sink must not call back into the
+/// decoder that feeds it); use one per task (the static functions make their own). It keeps its
+/// streaming window buffer between frames (at most the largest window used) until it is freed.
 public final class ZstdDecoder {
     /// The window limit used when the caller gives none: 128 MiB (libzstd's default, window log 27).
     public static let defaultMaxWindow = 1 << 27
