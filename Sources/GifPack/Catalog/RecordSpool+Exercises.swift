@@ -71,6 +71,14 @@ extension RecordSpool {
         for exercise in exercises {
             let start = page.count
             let record = try exercise.record.bytes()
+            // The record and name came from the API: every length below is written as 32 bits, so
+            // an exercise of 4 GiB or more (a page that large needs max_catalog_bytes raised that
+            // far) is refused here rather than trapping on the conversion.
+            var size = 128 + record.count + exercise.id.utf8.count + exercise.name.utf8.count
+            if case .url(let url) = exercise.image { size += url.utf8.count }
+            guard size <= Int(UInt32.max) else {
+                throw .io(operation: "spool an exercise of \(size) bytes (4 GiB or more) in", path: directory, errno: EFBIG)
+            }
             page.append(contentsOf: [0, 0, 0, 0]) // length, filled in below
             Self.append(UInt32(record.count), to: &page)
             page.append(contentsOf: exercise.fingerprint.bytes)
@@ -97,6 +105,10 @@ extension RecordSpool {
             starts.append((start, length))
         }
         let base = try write(page)
+        // A slot holds offsets below 1 TiB (40 bits): past that, a place would wrap, not fail.
+        guard base + Int64(page.count) <= ExerciseSlot.maxOffset else {
+            throw .io(operation: "spool more than 1 TiB of exercises in", path: directory, errno: EFBIG)
+        }
         return SpooledPage(slots: starts.map { ExerciseSlot(offset: base + Int64($0.0), length: $0.1) }, start: base,
                            length: page.count, digest: RecordDigest(SHA256.hash(data: page)))
     }
