@@ -162,6 +162,78 @@ struct PublishAttackTests {
         #expect(try await moto.get("\(root)/index.json.minisig") == fileBytes("\(winner)/index.json.minisig"))
     }
 
+    @Test func anIndexWriteTheStoreRefusesLeavesTheOldIndexWithItsSignature() async throws {
+        let builds = try await PublishBuilds.make(count: 6)
+        defer { builds.built.server.stop() }
+        let bucket = PublishS3Tests.bucket
+        // moto checks signatures and IAM policies: "admin" may do anything, "restricted" anything
+        // but PutObject on the index (so its publish fails at the index write, after the signature).
+        let moto = try await BlockingWork.run("gifpack.test-moto") { try MotoServer(environment: ["INITIAL_NO_AUTH_ACTION_COUNT": "6"]) }
+        defer { moto.stop() }
+        let admin = try await Self.iamUser(moto, "admin", statements: #"{"Effect":"Allow","Action":"s3:*","Resource":"*"}"#)
+        let restricted = try await Self.iamUser(moto, "restricted", statements: #"{"Effect":"Allow","Action":"s3:*","Resource":"*"},"#
+            + #"{"Effect":"Deny","Action":"s3:PutObject","Resource":"arn:aws:s3:::\#(bucket)/gifpack/index.json"}"#)
+        let signing = ["--aws-sigv4", "aws:amz:us-east-1:s3", "--user", "\(admin["AWS_ACCESS_KEY_ID"]!):\(admin["AWS_SECRET_ACCESS_KEY"]!)",
+                       "-H", "x-amz-content-sha256: UNSIGNED-PAYLOAD"]
+        let made = try await runOffThePool("/usr/bin/curl", ["-sS", "-f", "-X", "PUT"] + signing + ["\(moto.endpoint)/\(bucket)"])
+        #expect(made.status == 0, "\(made.error)")
+        func get(_ key: String) async throws -> [UInt8]? {
+            let out = builds.workspace.file("get-\(UUID().uuidString)")
+            let result = try await runOffThePool("/usr/bin/curl", ["-sS", "-f", "-o", out] + signing + ["\(moto.endpoint)/\(bucket)/gifpack/\(key)"])
+            return result.status == 0 ? try fileBytes(out) : nil
+        }
+        /// The served index with its signatures, copied to a directory a client then reads.
+        func served(_ name: String) async throws -> String {
+            let directory = builds.workspace.file(name)
+            try FileManager.default.createDirectory(atPath: "\(directory)/signatures", withIntermediateDirectories: true)
+            let index = try #require(try await get("index.json"))
+            try Data(index).write(to: URL(fileURLWithPath: "\(directory)/index.json"))
+            let key = SignatureLocation.key(forIndexSHA256: sha256Hex(index))
+            for file in ["index.json.minisig", key] {
+                if let bytes = try await get(file) { try Data(bytes).write(to: URL(fileURLWithPath: "\(directory)/\(file)")) }
+            }
+            return "\(directory)/index.json"
+        }
+        let next = try await Self.signedVariant(builds, "next", sequence: 2)
+        func publish(_ from: String, as user: [String: String]) async throws -> ProcessResult {
+            try await gifpackCLIOffThePool(["publish", "--from", from, "--to", "s3://\(bucket)/gifpack", "--endpoint", moto.endpoint],
+                                           environment: user.merging(["AWS_REGION": "us-east-1", "AWS_SESSION_TOKEN": ""]) { $1 })
+        }
+
+        #expect(try await publish(builds.v2, as: admin).status == 0)
+        let refused = try await publish(next, as: restricted)
+        #expect(refused.status == 4 && refused.error.contains("upload index.json"), "\(refused.status) \(refused.error)")
+        #expect(try await get("index.json") == fileBytes("\(builds.v2)/index.json"), "the old index is still live")
+        let loaded = await Self.trustedLoad(builds, try await served("after-refusal"))
+        #expect((try? loaded.get())?.sequence == 1, "\(loaded)")
+
+        #expect(try await publish(next, as: admin).status == 0)
+        #expect((try? (await Self.trustedLoad(builds, try await served("after-admin"))).get())?.sequence == 2)
+    }
+
+    /// An IAM user of `moto` with an inline policy of `statements`, and its key as environment variables.
+    static func iamUser(_ moto: MotoServer, _ name: String, statements: String) async throws -> [String: String] {
+        let iam = ["--aws-sigv4", "aws:amz:us-east-1:iam", "--user", "AKIAGIFPACKTEST00001:unused", "-sS", "-f", "-X", "POST"]
+        let policy = #"{"Version":"2012-10-17","Statement":["# + statements + "]}"
+        var credentials: [String: String] = [:]
+        for action in ["CreateUser", "CreateAccessKey", "PutUserPolicy"] {
+            var fields = ["Action=\(action)", "UserName=\(name)", "Version=2010-05-08"]
+            if action == "PutUserPolicy" { fields += ["PolicyName=s3", "PolicyDocument=\(policy)"] }
+            let result = try await runOffThePool("/usr/bin/curl", iam + fields.flatMap { ["--data-urlencode", $0] } + ["\(moto.endpoint)/"])
+            guard result.status == 0 else { throw PublishTestFailure("IAM \(action) for \(name) failed: \(result.error) \(result.output)") }
+            if action == "CreateAccessKey" {
+                func element(_ tag: String) -> String? {
+                    result.output.components(separatedBy: "<\(tag)>").dropFirst().first?.components(separatedBy: "</\(tag)>").first
+                }
+                guard let id = element("AccessKeyId"), let secret = element("SecretAccessKey") else {
+                    throw PublishTestFailure("no access key in \(result.output)")
+                }
+                credentials = ["AWS_ACCESS_KEY_ID": id, "AWS_SECRET_ACCESS_KEY": secret]
+            }
+        }
+        return credentials
+    }
+
     @Test func retentionKeepsTheSignaturesOfTheLiveIndexesAndClientsFallBackToTheOneBeside() async throws {
         let builds = try await PublishBuilds.make(count: 6)
         defer { builds.built.server.stop() }
