@@ -30,12 +30,25 @@ public enum Minisign {
     }
 
     /// The base64 payload of a minisign text file: the line after `untrusted comment:` (or the
-    /// only line when the text holds just the base64 string).
+    /// only line when the text holds just the base64 string). Lines end with LF, CRLF or CR.
     static func payloadLine(_ text: String) -> String? {
-        let lines = text.split(omittingEmptySubsequences: true, whereSeparator: { $0 == "\n" || $0 == "\r" })
-            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        // Split on Unicode scalars: a Swift `Character` joins CR LF into one grapheme, which is
+        // neither "\n" nor "\r".
+        let lines = text.unicodeScalars.split(omittingEmptySubsequences: true, whereSeparator: { $0 == "\n" || $0 == "\r" })
+            .map { String(String.UnicodeScalarView($0)).trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         let payload = lines.filter { !$0.hasPrefix("untrusted comment:") }
         return payload.count == 1 ? payload[0] : nil
+    }
+
+    /// The lines of a signature file as minisign reads them (`fgets`, then its `trim`): split at
+    /// LF, each line without its trailing CRs, so LF and CRLF files read alike, with or without a
+    /// final line ending. A CR alone does not end a line (minisign refuses such files too).
+    static func signatureLines(_ text: String) -> [String] {
+        text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+            var line = line
+            while line.last == "\r" { line = line.dropLast() }
+            return String(String.UnicodeScalarView(line))
+        }
     }
 }
 
@@ -111,14 +124,25 @@ public struct MinisignPublicKey: Sendable, Equatable {
         }
     }
 
-    /// Verifies with whichever of `keys` has the signature's key id.
+    /// Verifies with the keys of `keys` that have the signature's key id, and returns the first
+    /// that verifies. A key id is only 8 bytes that anyone can choose, so two trusted keys may
+    /// share one: each is tried, and the verdict does not depend on their order. When none
+    /// verifies, the error is the first key's that is about the signature (`badSignature`), else
+    /// the first key's.
     public static func verify(_ signature: MinisignSignature, of message: some DataProtocol,
                               trusting keys: [MinisignPublicKey]) throws(MinisignError) -> MinisignPublicKey {
-        guard let key = keys.first(where: { $0.keyID == signature.keyID }) else {
-            throw .unknownKey(keyID: Minisign.keyIDText(signature.keyID))
+        let candidates = keys.filter { $0.keyID == signature.keyID }
+        guard !candidates.isEmpty else { throw .unknownKey(keyID: Minisign.keyIDText(signature.keyID)) }
+        var failures: [MinisignError] = []
+        for key in candidates {
+            do throws(MinisignError) {
+                try key.verify(signature, of: message)
+                return key
+            } catch {
+                failures.append(error)
+            }
         }
-        try key.verify(signature, of: message)
-        return key
+        throw failures.first { if case .badSignature = $0 { true } else { false } } ?? failures[0]
     }
 }
 
@@ -238,9 +262,7 @@ public struct MinisignSignature: Sendable, Equatable {
     }
 
     public init(text: String) throws(MinisignError) {
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map {
-            $0.hasSuffix("\r") ? String($0.dropLast()) : String($0)
-        }
+        let lines = Minisign.signatureLines(text)
         guard lines.count >= 4, lines[0].hasPrefix("untrusted comment: "), lines[2].hasPrefix("trusted comment: "),
               lines.dropFirst(4).allSatisfy(\.isEmpty) else {
             throw .malformed("not a minisign signature (expected untrusted comment, signature, trusted comment, comment signature)")
