@@ -77,18 +77,18 @@ struct PlaceholderTests {
             #expect(info.frameCount == 1 && info.width == expected.width && info.height == expected.height)
             let decoded = try StillFrameDecoder.decode(bytes: poster).image
             let reference = referenceAreaDownscale(image, width: expected.width, height: expected.height)
-            // A smooth two-dimensional gradient (tens of thousands of colours) is the worst case for
-            // giflib's median cut, which works on 5 bits per channel: up to ~13 levels per channel.
+            // A smooth two-dimensional gradient (thousands of colours) is the worst case for any
+            // 256-colour palette (PosterFidelityTests holds posters to the downscale closely).
             let error = meanAbsoluteError(decoded.pixels, reference)
-            #expect(error.allSatisfy { $0 < 16 }, "poster \(size) px: MAE \(error)")
+            #expect(error.allSatisfy { $0 < 6 }, "poster \(size) px: MAE \(error)")
         }
         // Deterministic: equal pixels, equal bytes.
         #expect(try PosterEncoder.encode(image) == PosterEncoder.encode(image))
     }
 
-    /// giflib's quantiser sorts by an axis kept in a global: posters encoded on several threads at
-    /// once (a build's worker and the posters pack's, or builds in one process) must still be a
-    /// function of their pixels alone.
+    /// Posters encoded on several threads at once (a build's worker and the posters pack's, or
+    /// builds in one process) must still be a function of their pixels alone (giflib's quantiser,
+    /// used before ``PaletteQuantizer``, kept its sort axis in a global).
     @Test func postersEncodedOnManyThreadsAtOnceAreTheSameAsAlone() async throws {
         var random = SplitMix64(seed: 5)
         let images = (0..<4).map { index in

@@ -36,9 +36,10 @@ public struct PlaceholderSettings: Sendable, Equatable, Hashable {
     }
 
     /// Names the settings in cache paths: equal keys mean equal derived files.
-    /// Bump the leading revision when the derivation itself changes.
+    /// Bump the leading revision when the derivation itself changes (r2: posters' palettes at full
+    /// precision, ``PaletteQuantizer``, instead of giflib's 5-bit `GifQuantizeBuffer`).
     public var cacheKey: String {
-        "r1-bh\(componentsX)x\(componentsY)-p" + posterSizes.map(String.init).joined(separator: "_")
+        "r2-bh\(componentsX)x\(componentsY)-p" + posterSizes.map(String.init).joined(separator: "_")
     }
 }
 

@@ -1,42 +1,28 @@
 import CGif
-import Synchronization
 
-/// Encodes an ``RGBImage`` as a single-frame GIF with giflib: the palette (up to 256 colours) comes
-/// from giflib's median-cut `GifQuantizeBuffer`, the file from the `EGif*` API. The output depends
-/// only on the pixels, so equal stills give byte-identical posters.
+/// Encodes an ``RGBImage`` as a single-frame GIF with giflib: the palette (up to 256 colours, at
+/// full 8-bit precision) comes from ``PaletteQuantizer``, the file from the `EGif*` API. The output
+/// depends only on the pixels, so equal stills give byte-identical posters on any thread.
 ///
 /// ```swift
 /// let gif = try PosterEncoder.encode(AreaDownscaler.downscale(still, longestSide: 80))
 /// ```
 public enum PosterEncoder {
-    /// giflib's `GifQuantizeBuffer` keeps the axis it sorts on in a global (`SortRGBAxis` in
-    /// quantize.c, read by its `qsort` comparator): two threads quantising at once can sort by each
-    /// other's axis and give another palette, so posters stop being a function of their pixels.
-    /// One quantisation at a time in the process (a few hundred microseconds for a poster).
-    private static let quantizing = Mutex(())
-
     public struct EncodeError: Error, CustomStringConvertible {
         public var description: String
     }
 
     public static func encode(_ image: RGBImage) throws(EncodeError) -> [UInt8] {
-        let count = image.width * image.height
-        var red = [GifByteType](repeating: 0, count: count)
-        var green = red, blue = red
-        for index in 0..<count {
-            red[index] = image.pixels[index * 3]
-            green[index] = image.pixels[index * 3 + 1]
-            blue[index] = image.pixels[index * 3 + 2]
+        var quantized = PaletteQuantizer.quantize(image)
+        // The colour table holds a power of two of entries (at least 2); the rest stay black.
+        var tableSize = 2
+        while tableSize < quantized.palette.count { tableSize *= 2 }
+        var palette = (0..<tableSize).map { index in
+            let color = index < quantized.palette.count ? quantized.palette[index] : 0
+            return GifColorType(Red: UInt8(truncatingIfNeeded: color >> 16), Green: UInt8(truncatingIfNeeded: color >> 8),
+                                Blue: UInt8(truncatingIfNeeded: color))
         }
-        var indices = [GifByteType](repeating: 0, count: count)
-        var palette = [GifColorType](repeating: GifColorType(Red: 0, Green: 0, Blue: 0), count: 256)
-        var paletteSize: Int32 = 256
-        let quantised = quantizing.withLock { _ in
-            GifQuantizeBuffer(UInt32(image.width), UInt32(image.height), &paletteSize,
-                              &red, &green, &blue, &indices, &palette)
-        }
-        guard quantised == GIF_OK else { throw EncodeError(description: "giflib could not build a palette") }
-        guard let map = GifMakeMapObject(256, &palette) else {
+        guard let map = GifMakeMapObject(Int32(tableSize), &palette) else {
             throw EncodeError(description: "giflib could not allocate a colour map")
         }
         defer { GifFreeMapObject(map) }
@@ -52,8 +38,9 @@ public enum PosterEncoder {
             && EGifPutImageDesc(gif, 0, 0, Int32(image.width), Int32(image.height), false, nil) == GIF_OK
         if ok {
             for row in 0..<image.height where ok {
-                ok = indices.withUnsafeMutableBufferPointer { buffer in
-                    EGifPutLine(gif, buffer.baseAddress! + row * image.width, Int32(image.width)) == GIF_OK
+                ok = quantized.indices.withUnsafeMutableBufferPointer { buffer in
+                    guard let base = buffer.baseAddress else { return false }
+                    return EGifPutLine(gif, base + row * image.width, Int32(image.width)) == GIF_OK
                 }
             }
         }

@@ -11,6 +11,19 @@ public struct StillFrame: Sendable, Equatable {
     public var image: RGBImage
     /// 0 for the first frame; larger when the first frame was blank (see ``StillFrameDecoder``).
     public var frameIndex: Int
+    /// What compositing it cost.
+    public var work: StillFrameWork
+}
+
+/// The work ``StillFrameDecoder`` did for one still, counted as it is done.
+public struct StillFrameWork: Sendable, Equatable {
+    /// Frames decoded and composited.
+    public var frames = 0
+    /// Every screen pixel read or written: the screen's initial fill, each frame's rectangle
+    /// (decoded and drawn, saved and restored for disposal 3, cleared for disposal 2), the blank
+    /// test, and an all-blank GIF's final fill. Frames' areas plus a few passes over the screen;
+    /// never a pass over the screen per frame.
+    public var pixels = 0
 }
 
 /// Composites a GIF's frames onto its logical screen, record by record, until it has the still
@@ -25,13 +38,18 @@ public struct StillFrame: Sendable, Equatable {
 /// method: 2 restores its rectangle to transparent, 3 to what was there before) and the first
 /// non-blank screen is the still. When every frame is blank, the first frame is the still.
 ///
-/// It reads the file sequentially in 64 KiB chunks and keeps only the screen (RGBA), a copy for
-/// disposal method 3 and one line: memory does not grow with the number of frames.
-/// Call it on a GIF that ``GIFInspector`` accepted.
+/// The work follows the frames' areas, not the screen's (a 4096x4096 screen with 5,000 blank 1x1
+/// frames took minutes when each frame flattened and scanned the whole screen): the screen is kept
+/// already composited over white (transparency never shows otherwise), a frame covering at least
+/// half the screen is tested for blankness by one scan, a smaller one through a count of the
+/// screen's colours kept up to date pixel by pixel, and disposal 3 saves only the frame's
+/// rectangle. ``StillFrame/work`` counts it. It reads the file sequentially in 64 KiB chunks and
+/// keeps the screen (RGB), one frame rectangle for disposal 3 and one line: memory does not grow
+/// with the number of frames. Call it on a GIF that ``GIFInspector`` accepted.
 ///
 /// ```swift
 /// let still = try StillFrameDecoder.decode(path: blobPath)
-/// print(still.frameIndex, still.image.width, still.image.height)
+/// print(still.frameIndex, still.image.width, still.image.height, still.work.pixels)
 /// ```
 public enum StillFrameDecoder {
     public static func decode(path: String) throws(GIFRejection) -> StillFrame {
@@ -63,25 +81,34 @@ public enum StillFrameDecoder {
 
 /// The record walk behind ``StillFrameDecoder``.
 struct FrameCompositor {
+    private static let white: UInt32 = 0xFF_FFFF
+
     private let gif: UnsafeMutablePointer<GifFileType>
     private let source: GIFByteSource
     private let width: Int
     private let height: Int
-    /// RGBA, the logical screen.
+    /// RGB, the logical screen composited over white.
     private var screen: [UInt8]
+    /// How many screen pixels have each colour (``ScreenColors``): exact whenever the screen is
+    /// blank; frames covering half the screen or more skip it and reset it after their scan.
+    private var colors: ScreenColors
     private var line: [GifPixelType]
     private var transparentIndex: Int?
     private var disposal = 0
     private var frameIndex = 0
-    private var first: RGBImage?
+    /// The colour of the first frame, when it was blank.
+    private var firstBlankColor: UInt32?
+    private var work = StillFrameWork()
 
     init(gif: UnsafeMutablePointer<GifFileType>, source: GIFByteSource) {
         self.gif = gif
         self.source = source
         width = max(1, Int(gif.pointee.SWidth))
         height = max(1, Int(gif.pointee.SHeight))
-        screen = [UInt8](repeating: 0, count: width * height * 4)
+        screen = [UInt8](repeating: 255, count: width * height * 3)
+        colors = ScreenColors(color: Self.white, count: width * height)
         line = [GifPixelType](repeating: 0, count: width)
+        work.pixels += width * height
     }
 
     mutating func run() throws(GIFRejection) -> StillFrame {
@@ -90,66 +117,169 @@ struct FrameCompositor {
             guard DGifGetRecordType(gif, &record) == GIF_OK else { throw failure("reading a record") }
             switch record {
             case IMAGE_DESC_RECORD_TYPE:
-                let image = try compositeFrame()
-                if !isBlank(image) { return StillFrame(image: image, frameIndex: frameIndex - 1) }
-                if first == nil { first = image }
+                if let blankColor = try compositeFrame() {
+                    if firstBlankColor == nil { firstBlankColor = blankColor }
+                } else {
+                    return StillFrame(image: RGBImage(width: width, height: height, pixels: screen),
+                                      frameIndex: frameIndex - 1, work: work)
+                }
             case EXTENSION_RECORD_TYPE:
                 try readExtension()
             default:
                 break
             }
         } while record != TERMINATE_RECORD_TYPE
-        guard let first else { throw .badFrame("the GIF contains no frames") }
-        return StillFrame(image: first, frameIndex: 0)
+        guard let color = firstBlankColor else { throw .badFrame("the GIF contains no frames") }
+        // Every frame was blank: the first one, a screen of one colour.
+        let (red, green, blue) = (UInt8(truncatingIfNeeded: color >> 16), UInt8(truncatingIfNeeded: color >> 8),
+                                  UInt8(truncatingIfNeeded: color))
+        screen.withUnsafeMutableBufferPointer { pixels in
+            var offset = 0
+            while offset < pixels.count {
+                pixels[offset] = red; pixels[offset + 1] = green; pixels[offset + 2] = blue
+                offset += 3
+            }
+        }
+        work.pixels += width * height
+        return StillFrame(image: RGBImage(width: width, height: height, pixels: screen), frameIndex: 0, work: work)
     }
 
-    /// Draws the next frame onto the screen, returns the screen flattened over white, then applies
-    /// the frame's disposal method for the frame after it.
-    private mutating func compositeFrame() throws(GIFRejection) -> RGBImage {
+    /// Draws the next frame onto the screen. Returns nil when the screen is then not blank (the
+    /// screen is the still), else its one colour, after applying the frame's disposal method for
+    /// the frame after it.
+    private mutating func compositeFrame() throws(GIFRejection) -> UInt32? {
         guard DGifGetImageHeader(gif) == GIF_OK else { throw failure("reading an image descriptor", inFrame: true) }
         let desc = gif.pointee.Image
         let (left, top, frameWidth, frameHeight) = (Int(desc.Left), Int(desc.Top), Int(desc.Width), Int(desc.Height))
-        guard frameWidth > 0, frameHeight > 0, left + frameWidth <= width, top + frameHeight <= height else {
+        guard frameWidth > 0, frameHeight > 0, left >= 0, top >= 0, left + frameWidth <= width, top + frameHeight <= height else {
             throw .badFrame("frame \(frameIndex + 1) lies outside the logical screen")
         }
-        guard let map = desc.ColorMap ?? gif.pointee.SColorMap, let colors = map.pointee.Colors else {
+        guard let map = desc.ColorMap ?? gif.pointee.SColorMap, let colorTable = map.pointee.Colors else {
             throw .badFrame("frame \(frameIndex + 1) has no colour table")
         }
-        let colorCount = Int(map.pointee.ColorCount)
-        let saved = disposal == 3 ? screen : nil
+        let colorCount = max(0, min(256, Int(map.pointee.ColorCount)))
+        var palette = [UInt32](repeating: 0, count: 256)
+        for index in 0..<colorCount {
+            let color = colorTable[index]
+            palette[index] = UInt32(color.Red) << 16 | UInt32(color.Green) << 8 | UInt32(color.Blue)
+        }
+        let area = frameWidth * frameHeight
+        // A frame covering at least half the screen is tested by one scan of the screen (at most
+        // twice its area); a smaller one keeps the colour counts up to date pixel by pixel.
+        let scans = area >= (width * height + 1) / 2
+        let rowBytes = frameWidth * 3
+        var saved: [UInt8] = []
+        if disposal == 3 {
+            saved.reserveCapacity(area * 3)
+            for row in top..<(top + frameHeight) {
+                let start = (row * width + left) * 3
+                saved.append(contentsOf: screen[start..<(start + rowBytes)])
+            }
+            work.pixels += area
+        }
         if line.count < frameWidth { line = [GifPixelType](repeating: 0, count: frameWidth) }
+        let transparent = transparentIndex ?? -1
         for row in Self.rowOrder(height: frameHeight, interlaced: desc.Interlace) {
             let ok = line.withUnsafeMutableBufferPointer { DGifGetLine(gif, $0.baseAddress, Int32(frameWidth)) == GIF_OK }
             guard ok else { throw failure("decoding frame \(frameIndex + 1)", inFrame: true) }
-            var offset = ((top + row) * width + left) * 4
-            for x in 0..<frameWidth {
-                let index = Int(line[x])
-                if index != transparentIndex, index < colorCount {
-                    let color = colors[index]
-                    screen[offset] = color.Red
-                    screen[offset + 1] = color.Green
-                    screen[offset + 2] = color.Blue
-                    screen[offset + 3] = 255
-                }
-                offset += 4
-            }
+            let start = ((top + row) * width + left) * 3
+            Self.draw(line: line, count: frameWidth, palette: palette, colorCount: colorCount, transparent: transparent,
+                      into: &screen, at: start, colors: &colors, counting: !scans)
         }
-        let image = flattened()
-        switch disposal {
+        work.pixels += area
+        work.frames += 1
+        let blankColor: UInt32?
+        if scans {
+            blankColor = uniformColor()
+            work.pixels += width * height
+            if let blankColor { colors = ScreenColors(color: blankColor, count: width * height) }
+        } else {
+            blankColor = colors.single
+        }
+        frameIndex += 1
+        let frameDisposal = disposal
+        transparentIndex = nil
+        disposal = 0
+        guard let blankColor else { return nil }
+        // The screen is blank: the colour counts are exact again; dispose of the frame.
+        switch frameDisposal {
         case 2:
             for row in top..<(top + frameHeight) {
-                let start = (row * width + left) * 4
-                for offset in start..<(start + frameWidth * 4) { screen[offset] = 0 }
+                Self.fill(Self.white, count: frameWidth, into: &screen, at: (row * width + left) * 3, colors: &colors)
             }
+            work.pixels += area
         case 3:
-            if let saved { screen = saved }
+            for (index, row) in (top..<(top + frameHeight)).enumerated() {
+                Self.copy(saved, from: index * rowBytes, count: frameWidth, into: &screen,
+                          at: (row * width + left) * 3, colors: &colors)
+            }
+            work.pixels += area
         default:
             break
         }
-        frameIndex += 1
-        transparentIndex = nil
-        disposal = 0
-        return image
+        return blankColor
+    }
+
+    /// Draws one decoded line at byte offset `start`, counting colour changes in `colors` when `counting`.
+    private static func draw(line: [GifPixelType], count: Int, palette: [UInt32], colorCount: Int, transparent: Int,
+                             into screen: inout [UInt8], at start: Int, colors: inout ScreenColors, counting: Bool) {
+        line.withUnsafeBufferPointer { line in
+            palette.withUnsafeBufferPointer { palette in
+                screen.withUnsafeMutableBufferPointer { screen in
+                    var offset = start
+                    for x in 0..<count {
+                        let index = Int(line[x])
+                        if index != transparent, index < colorCount {
+                            let color = palette[index]
+                            if counting { colors.replace(Self.color(screen, offset), with: color) }
+                            screen[offset] = UInt8(truncatingIfNeeded: color >> 16)
+                            screen[offset + 1] = UInt8(truncatingIfNeeded: color >> 8)
+                            screen[offset + 2] = UInt8(truncatingIfNeeded: color)
+                        }
+                        offset += 3
+                    }
+                }
+            }
+        }
+    }
+
+    /// Sets `count` pixels from byte offset `start` to `color`, counting the changes.
+    private static func fill(_ color: UInt32, count: Int, into screen: inout [UInt8], at start: Int, colors: inout ScreenColors) {
+        screen.withUnsafeMutableBufferPointer { screen in
+            var offset = start
+            for _ in 0..<count {
+                colors.replace(Self.color(screen, offset), with: color)
+                screen[offset] = UInt8(truncatingIfNeeded: color >> 16)
+                screen[offset + 1] = UInt8(truncatingIfNeeded: color >> 8)
+                screen[offset + 2] = UInt8(truncatingIfNeeded: color)
+                offset += 3
+            }
+        }
+    }
+
+    /// Copies `count` pixels of `saved` (from byte `from`) back to byte offset `start`, counting the changes.
+    private static func copy(_ saved: [UInt8], from: Int, count: Int, into screen: inout [UInt8], at start: Int,
+                             colors: inout ScreenColors) {
+        saved.withUnsafeBufferPointer { saved in
+            screen.withUnsafeMutableBufferPointer { screen in
+                for pixel in 0..<count {
+                    let color = Self.color(saved, from + pixel * 3)
+                    let offset = start + pixel * 3
+                    colors.replace(Self.color(screen, offset), with: color)
+                    screen[offset] = saved[from + pixel * 3]
+                    screen[offset + 1] = saved[from + pixel * 3 + 1]
+                    screen[offset + 2] = saved[from + pixel * 3 + 2]
+                }
+            }
+        }
+    }
+
+    private static func color(_ pixels: UnsafeMutableBufferPointer<UInt8>, _ offset: Int) -> UInt32 {
+        UInt32(pixels[offset]) << 16 | UInt32(pixels[offset + 1]) << 8 | UInt32(pixels[offset + 2])
+    }
+
+    private static func color(_ pixels: UnsafeBufferPointer<UInt8>, _ offset: Int) -> UInt32 {
+        UInt32(pixels[offset]) << 16 | UInt32(pixels[offset + 1]) << 8 | UInt32(pixels[offset + 2])
     }
 
     /// File row order to screen row: interlaced frames come in four passes.
@@ -163,40 +293,17 @@ struct FrameCompositor {
         return rows
     }
 
-    /// The screen composited over white, as RGB.
-    private func flattened() -> RGBImage {
-        var pixels = [UInt8](repeating: 255, count: width * height * 3)
-        var source = 0
-        var target = 0
-        while source < screen.count {
-            if screen[source + 3] != 0 {
-                pixels[target] = screen[source]
-                pixels[target + 1] = screen[source + 1]
-                pixels[target + 2] = screen[source + 2]
+    /// The screen's one colour, or nil when it has several (one scan).
+    private func uniformColor() -> UInt32? {
+        screen.withUnsafeBufferPointer { pixels in
+            let (red, green, blue) = (pixels[0], pixels[1], pixels[2])
+            var index = 3
+            while index < pixels.count {
+                if pixels[index] != red || pixels[index + 1] != green || pixels[index + 2] != blue { return nil }
+                index += 3
             }
-            source += 4
-            target += 3
+            return UInt32(red) << 16 | UInt32(green) << 8 | UInt32(blue)
         }
-        return RGBImage(width: width, height: height, pixels: pixels)
-    }
-
-    /// True when the screen is fully transparent or every pixel has one colour.
-    private func isBlank(_ image: RGBImage) -> Bool {
-        var anyOpaque = false
-        var offset = 3
-        while offset < screen.count {
-            if screen[offset] != 0 { anyOpaque = true; break }
-            offset += 4
-        }
-        guard anyOpaque else { return true }
-        let pixels = image.pixels
-        let (red, green, blue) = (pixels[0], pixels[1], pixels[2])
-        var index = 3
-        while index < pixels.count {
-            if pixels[index] != red || pixels[index + 1] != green || pixels[index + 2] != blue { return false }
-            index += 3
-        }
-        return true
     }
 
     private mutating func readExtension() throws(GIFRejection) {
@@ -218,6 +325,23 @@ struct FrameCompositor {
     private func failure(_ step: String, inFrame: Bool = false) -> GIFRejection {
         GIFInspector.rejection(source: source, code: gif.pointee.Error, step: step, inFrame: inFrame)
     }
+}
+
+/// How many pixels of the screen have each colour: the screen is blank when one colour has them all.
+struct ScreenColors {
+    private var counts: [UInt32: Int]
+
+    init(color: UInt32, count: Int) { counts = [color: count] }
+
+    /// One pixel changes from `old` to `new`.
+    mutating func replace(_ old: UInt32, with new: UInt32) {
+        guard old != new else { return }
+        if let count = counts[old], count > 1 { counts[old] = count - 1 } else { counts[old] = nil }
+        counts[new, default: 0] += 1
+    }
+
+    /// The colour of every pixel, or nil when there are several.
+    var single: UInt32? { counts.count == 1 ? counts.first?.key : nil }
 }
 
 /// giflib `InputFunc` for ``StillFrameDecoder``.
