@@ -68,7 +68,7 @@ let package = Package(
             "ExerciseDBFixture", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "gifpack", dependencies: [
-            "GifPack", "GifPackClient", "GifPackSystem", "CMalloc", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "GifPack", "GifPackClient", "GifPackHTTP", "GifPackSystem", "CMalloc", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "GifPackTests", dependencies: [

@@ -10,15 +10,17 @@ struct BuildCommand: AsyncParsableCommand {
         discussion: """
         Writes <out>/packs/<pack>-v<N>-<sha8>.tar.zst, <out>/index.json (replaced atomically, last), with a signing block <out>/index.json.minisig, and <out>/report.json (not for upload). A pack gets a new version only when its content changes; a pack file name never refers to two contents, and versions continue from the state, the output directory and --previous-index. A signed index carries sequence and expires and is signed again once less than half of expires_after remains. State (ETags, hashes, failures) lives in <cache>/state.sqlite, so a rebuild sends conditional requests or none at all (refresh_after), and a killed run is finished by the next one.
 
-        Progress and logs go to standard error: on a terminal a live progress line, otherwise a plain log line every --progress-interval seconds and every 10%, never a control character. The summary goes to standard output after a build that published (exit 0 or 3), to standard error when nothing was published (unless --log-format json keeps standard error for one JSON object per line); --quiet prints nothing after a success and only the last line otherwise. --metrics-file, --summary-file and --github-output are written whatever the outcome, a refused command line included. Relative paths in the manifest are relative to the manifest's folder; --out and --cache to the working directory.
+        Progress and logs go to standard error: on a terminal a live progress line, otherwise a plain log line every --progress-interval seconds and every 10%, never a control character. The summary goes to standard output after a build that published (exit 0 or 3), to standard error when nothing was published; with --log-format json it is one JSON object (event "summary") on standard error like every log line, and nothing is written to standard output. --quiet prints nothing after a success and only the last line otherwise (no log lines unless --log-level is given).
+
+        With --publish (or output.publish) the output is published after a build that exits 0 or 3 — also when nothing changed, so a publish that failed before is retried — exactly as `gifpack publish` does; --public-url then reads it back from where clients read it and fails (exit 1) when they could not install. The exit status is the build's, or the publish's when the publish fails. --metrics-file, --summary-file and --github-output are written whatever the outcome, a refused command line included. Relative paths in the manifest are relative to the manifest's folder; --out and --cache to the working directory.
 
         Examples:
-          EXERCISEDB_API_KEY=… gifpack build -m manifests/exercisedb.yaml --out dist/
+          EXERCISEDB_API_KEY="$(cat /etc/gifpack/api-key)" gifpack build -m manifests/exercisedb.yaml --out dist/
           gifpack build -m manifests/demo.yaml --base-url http://127.0.0.1:8080
           gifpack build -m manifests/exercisedb.yaml --dry-run
-          # cron: JSON logs and Prometheus metrics for node_exporter
-          gifpack build -m manifests/exercisedb.yaml --quiet --log-format json \\
-            --metrics-file /var/lib/node_exporter/textfile/gifpack.prom
+          # cron: build and publish, silent on success, one line on failure
+          /usr/local/bin/gifpack build -m /srv/gifpack/exercisedb.yaml --quiet --publish /var/www/gifpack \\
+            --public-url https://www.example.com/gifpack/ --metrics-file /var/lib/node_exporter/textfile/gifpack.prom
           # CI step: plain progress and a Markdown summary of the build
           gifpack build -m manifests/exercisedb.yaml --progress plain \\
             --summary-file "$GITHUB_STEP_SUMMARY" --github-output "$GITHUB_OUTPUT"
@@ -51,6 +53,9 @@ struct BuildCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("How many of the last catalog's exercises this one may lack, a count or a percentage (overrides fetch.max_removed, default 10%); --max-removed 100% accepts a removal that is real.", valueName: "N|N%"))
     var maxRemoved: MissingAllowance?
 
+    @Option(help: ArgumentHelp("Where clients read the published index (its URL or folder): after --publish, read back anonymously; exit 1 when clients could not install (see `gifpack publish`).", valueName: "url"))
+    var publicURL: String?
+
     @OptionGroup(title: "Progress, logs and reports") var operation: OperationOptions
 
     func run() async throws {
@@ -75,9 +80,15 @@ struct BuildCommand: AsyncParsableCommand {
                 Terminal.error("gifpack: \(error)")
                 throw ExitCode(error.exitStatus.rawValue)
             }
-        } else if endpoint != nil {
-            Terminal.error("gifpack: --endpoint needs --publish or output.publish")
+        } else if endpoint != nil || publicURL != nil {
+            Terminal.error("gifpack: \(endpoint != nil ? "--endpoint" : "--public-url") needs --publish or output.publish")
             throw ExitCode(ExitStatus.usage.rawValue)
+        }
+        if let publicURL {
+            do { try PublicReadCheck.validate(publicURL) } catch {
+                Terminal.error("gifpack: \(error)")
+                throw ExitCode(ExitStatus.usage.rawValue)
+            }
         }
         if dryRun {
             try await printDryRun(manifest: manifest, options: options)
@@ -101,11 +112,18 @@ struct BuildCommand: AsyncParsableCommand {
         monitor.start()
         let report = await BuildPipeline(manifest: manifest, options: options, observer: monitor.observer).run()
         monitor.stop()
-        ReportPrinter(report: report).print(quiet: operation.quiet, alwaysToStandardOutput: operation.logFormat == .json)
-        writeRunFiles(report, redactor: redactor, logger: logger)
-        if let publishOptions, report.exitStatus == .success || report.exitStatus == .partial {
-            try await PublishCommand.publish(publishOptions, quiet: operation.quiet)
+        let printer = ReportPrinter(report: report)
+        let publishes = publishOptions != nil && (report.exitStatus == .success || report.exitStatus == .partial)
+        // --quiet and a publish to follow: the build's line (exit 3) waits for the publish, so a
+        // failed publish is the one line printed.
+        let printAfterPublish = publishes && operation.quiet
+        if !printAfterPublish { printer.print(quiet: operation.quiet, json: operation.logFormat == .json, redactor: redactor) }
+        let output = CommandOutput(format: operation.logFormat == .json ? .json : .text, quiet: operation.quiet, redactor: redactor)
+        writeRunFiles(report, redactor: redactor, logger: logger, output: output)
+        if let publishOptions, publishes {
+            try await PublishCommand.publish(publishOptions, output: output, publicURL: publicURL)
         }
+        if printAfterPublish { printer.print(quiet: operation.quiet, json: operation.logFormat == .json, redactor: redactor) }
         if report.exitStatus != .success { throw ExitCode(report.exitStatus.rawValue) }
     }
 
@@ -116,8 +134,11 @@ struct BuildCommand: AsyncParsableCommand {
 
     /// The metrics file and the CI summary, written whatever the outcome; a failure to write them
     /// is logged and leaves the exit status alone.
-    private func writeRunFiles(_ report: BuildReport, redactor: SecretRedactor, logger: Logger) {
-        runFiles(outputDirectory: nil).write(report, redactor: redactor) { logger.error("\($0)") }
+    private func writeRunFiles(_ report: BuildReport, redactor: SecretRedactor, logger: Logger, output: CommandOutput) {
+        runFiles(outputDirectory: nil).write(report, redactor: redactor) { problem in
+            // --quiet logs nothing, but a file cron or CI reads that could not be written is said.
+            if logger.allows(.error) { logger.error("\(problem)") } else { output.failure("gifpack: \(problem)", event: "run-files") }
+        }
     }
 
     private func printDryRun(manifest: Manifest, options: BuildOptions) async throws {

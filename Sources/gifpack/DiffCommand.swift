@@ -26,6 +26,9 @@ struct DiffCommand: AsyncParsableCommand {
     @Flag(help: "List every exercise id (by default at most 20 per kind).")
     var all = false
 
+    @Flag(name: .shortAndLong, help: "Print nothing on success; a failure is one line.")
+    var quiet = false
+
     func run() async throws {
         let diff: IndexDiff
         do {
@@ -34,6 +37,7 @@ struct DiffCommand: AsyncParsableCommand {
             Terminal.error("gifpack: \(error)")
             throw ExitCode(1)
         }
+        guard !quiet else { return }
         for (label, ids) in [("added", diff.added), ("removed", diff.removed), ("changed", diff.changed)] {
             let shown = (all ? ids : Array(ids.prefix(20))).map { TerminalText.escaped($0, maxScalars: 70) }
             let more = ids.count > shown.count ? " … (\(ids.count - shown.count) more)" : ""

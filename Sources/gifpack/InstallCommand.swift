@@ -74,6 +74,9 @@ struct InstallCommand: AsyncParsableCommand {
     @Flag(help: "Also install each pack's still posters: <cache>/posters/<size>/<id>.gif (format 1.2 indexes).")
     var withPosters = false
 
+    @Flag(name: .shortAndLong, help: "Print nothing on success; a failure is one line.")
+    var quiet = false
+
     func run() async throws {
         var installer = PackInstaller(cacheDirectory: cache, layout: layout)
         installer.keepDownloads = keepDownloads
@@ -84,13 +87,14 @@ struct InstallCommand: AsyncParsableCommand {
         do {
             report = try await installer.install(from: PackIndexSource(index), packs: packs.isEmpty ? nil : packs)
         } catch {
-            Terminal.error("gifpack: \(error)")
+            Terminal.error("gifpack: \(error)" + (Self.readHint(error).map { " — \($0)" } ?? ""))
             switch error {
             case .unknownPack: throw ExitCode(2)
             case .cacheLocked: throw ExitCode(6)
             default: throw ExitCode(1)
             }
         }
+        guard !quiet else { return }
         let packs = report.packs.map { "\(TerminalText.escaped($0.name, maxScalars: 70)) v\($0.version)" }.joined(separator: ", ")
         if report.isUnchanged {
             Terminal.output("ok: \(packs) already installed in \(report.cacheDirectory) (generation \(report.generation))")
@@ -107,6 +111,14 @@ struct InstallCommand: AsyncParsableCommand {
         }
         for fetch in report.fetches { Terminal.output(Self.describe(fetch)) }
         Terminal.output("ok: generation \(report.generation)")
+    }
+
+    /// What an HTTP 401/403/404 answer for the index or a pack usually means: the publisher's
+    /// bucket or CDN refuses anonymous reads, or the URL is not where the packs are published.
+    static func readHint(_ error: PackClientError) -> String? {
+        guard case .unreadable(let location, let detail) = error, location.lowercased().hasPrefix("http"),
+              detail.hasPrefix("HTTP status "), let status = Int(detail.dropFirst("HTTP status ".count)) else { return nil }
+        return PublicReadCheck.hint(forStatus: status)
     }
 
     /// One line per pack: which path it took, the bytes fetched and what the whole pack costs.

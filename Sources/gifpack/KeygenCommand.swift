@@ -27,6 +27,9 @@ struct KeygenCommand: ParsableCommand {
     @Option(help: "Where to write the public key (minisign format; never replaced).")
     var publicKey: String
 
+    @Flag(name: .shortAndLong, help: "Print nothing on success; a failure is one line.")
+    var quiet = false
+
     func run() throws {
         for path in [secretKey, publicKey] where FileManager.default.fileExists(atPath: path) {
             Terminal.error("gifpack: \(path) already exists; keygen never replaces a key")
@@ -44,6 +47,7 @@ struct KeygenCommand: ParsableCommand {
             Terminal.error("gifpack: \(error)")
             throw ExitCode(1)
         }
+        guard !quiet else { return }
         Terminal.output("key id \(key.publicKey.keyIDText): secret key \(secretKey) (keep it private), public key \(publicKey)")
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GifPack
+import GifPackSystem
 
 /// The options every manifest-driven command shares.
 struct ManifestOptions: ParsableArguments {
@@ -30,6 +31,9 @@ struct ManifestOptions: ParsableArguments {
             try ManifestLoader.checkHTTPURL(baseURL, path: "--base-url")
             manifest.source.baseURL = baseURL
         }
+        for (flag, path) in [("--out", outputDirectory), ("--cache", cacheDirectory)] {
+            if let path, let problem = Self.directoryProblem(path) { throw .invalidValue(path: flag, reason: problem) }
+        }
         var options = try BuildOptions.resolve(manifest: manifest, outputDirectory: outputDirectory,
                                                cacheDirectory: cacheDirectory, environment: environment)
         if let previousIndex {
@@ -41,6 +45,23 @@ struct ManifestOptions: ParsableArguments {
             options.previousIndex = previousIndex
         }
         return (manifest, options)
+    }
+
+    /// Why `path` cannot be the directory a command-line option names, or nil: it must be a
+    /// directory, or a new name in a directory that exists — gifpack creates the last component
+    /// only, so a mistyped `--out /srv/gifpakc/dist` is refused (exit 2) instead of growing a tree.
+    static func directoryProblem(_ path: String) -> String? {
+        guard !path.isEmpty else { return "must name a directory" }
+        var info = stat()
+        if stat(path, &info) == 0 {
+            return (info.st_mode & S_IFMT) == S_IFDIR ? nil : "\(path) exists and is not a directory"
+        }
+        let code = errno
+        guard code == ENOENT else { return "cannot use \(path): \(String(cString: strerror(code)))" }
+        let parent = PathText.parent(path)
+        if stat(parent, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR { return nil }
+        return "the folder holding \(path) (\(parent)) does not exist or is not a directory; gifpack creates only the last "
+            + "component — create \(parent) first"
     }
 
     /// ``loadManifest(requiresAPIKey:readsSigningKey:previousIndex:)``, printing a refusal and exiting with status 2.

@@ -22,13 +22,13 @@ struct OperationOptions: ParsableArguments {
         case trace, debug, info, notice, warning, error, critical
     }
 
-    @Flag(name: .shortAndLong, help: "Print nothing after a success, else only the last line; no progress.")
+    @Flag(name: .shortAndLong, help: "Print nothing after a success, else only the last line; no progress, no log lines (unless --log-level).")
     var quiet = false
 
     @Flag(name: .shortAndLong, help: "Also log every request attempt (log level debug).")
     var verbose = false
 
-    @Option(help: "Log level (default: info; debug with --verbose, error with --quiet).")
+    @Option(help: "Log level (default: info; debug with --verbose; with --quiet none but the last line).")
     var logLevel: LogLevel?
 
     @Option(help: "Log lines on standard error: text for people, json for one object per line.")
@@ -61,7 +61,8 @@ struct OperationOptions: ParsableArguments {
 
     var resolvedLogLevel: Logger.Level {
         if let logLevel { return Logger.Level(rawValue: logLevel.rawValue) ?? .info }
-        return verbose ? .debug : (quiet ? .error : .info)
+        // --quiet: the last line says what failed; an error log line before it would say it twice.
+        return verbose ? .debug : (quiet ? .critical : .info)
     }
 
     /// The progress display for this terminal, or nil for none.

@@ -20,6 +20,9 @@ struct PruneCommand: AsyncParsableCommand {
     @Option(help: "Versions to keep per pack (overrides output.keep_versions).")
     var keep: Int?
 
+    @Flag(name: .shortAndLong, help: "Print nothing on success; a failure is one line.")
+    var quiet = false
+
     func run() async throws {
         // Prune sends no request and never rewrites (so never signs) index.json: neither the API key
         // variable nor the signing key need be there.
@@ -33,6 +36,7 @@ struct PruneCommand: AsyncParsableCommand {
                 ? try BuildState(path: layout.statePath, source: manifest.source.stateKey) : nil
             let result = try Pruner(outputDirectory: options.outputDirectory, layout: layout,
                                     keep: keep ?? manifest.output.keepVersions).prune(index: index, state: state)
+            guard !quiet else { return }
             Terminal.output("deleted \(result.deletedPacks.count) pack file(s), \(result.deletedBlobs) blob(s), \(result.deletedTemporaryFiles) temporary file(s); freed \(result.freedBytes) bytes")
             for file in result.deletedPacks { Terminal.output("  \(file)") }
         } catch let error as BuildLock.LockError {

@@ -20,15 +20,24 @@ struct PublishCommand: AsyncParsableCommand {
         S3: credentials from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN (optional), region from \
         AWS_REGION (default us-east-1); --endpoint for S3-compatible stores (path-style). Packs get \
         Cache-Control: public, max-age=31536000, immutable; index.json and index.json.minisig public, \
-        max-age=--index-max-age. A directory target's headers are the web server's job (README, "Publishing").
+        max-age=--index-max-age. A directory target's headers are the web server's job (docs/running-unattended.md).
+
+        --public-url names where clients read what is published (the URL they give `gifpack install --index`, or its \
+        folder). After uploading, publish fetches index.json and index.json.minisig from there anonymously and asks for \
+        the first byte of every pack file (a range request, Accept-Encoding: gzip), and fails (exit 1) with the reason when clients could not install: \
+        HTTP 403 (the bucket or CDN refuses anonymous reads), 404, a stale copy of the index or of its signature, a pack \
+        served compressed or of another size.
+
+        --quiet prints nothing when the publish succeeds and one line when it fails.
 
         Examples:
           gifpack publish --from dist --to /var/www/gifpack
           gifpack publish --from dist --to s3://cdn-bucket/gifpack --dry-run
+          gifpack publish --from dist --to s3://cdn-bucket/gifpack --public-url https://cdn-bucket.s3.amazonaws.com/gifpack/
           AWS_REGION=auto gifpack publish --from dist --to s3://packs/gifpack --endpoint https://ACCOUNT.r2.cloudflarestorage.com
 
-        Exit status: 0 published (or already current), 1 failed (unreachable, no such bucket, I/O), 2 bad command line \
-        or --from (nothing uploaded), 4 credentials refused, 7 the target serves a newer index.
+        Exit status: 0 published (or already current), 1 failed (unreachable, no such bucket, I/O, clients cannot read \
+        it at --public-url), 2 bad command line or --from (nothing uploaded), 4 credentials refused, 7 the target serves a newer index.
         """
     )
 
@@ -56,7 +65,11 @@ struct PublishCommand: AsyncParsableCommand {
     @Flag(help: "Replace a live index.json that does not parse (retention then deletes nothing).")
     var replaceUnreadableIndex = false
 
-    @Flag(help: "Print only the last line.")
+    @Option(help: ArgumentHelp("Where clients read the published index (its URL or folder): read back anonymously after the upload.",
+                               valueName: "url"))
+    var publicURL: String?
+
+    @Flag(name: .shortAndLong, help: "Print nothing on success, one line on failure.")
     var quiet = false
 
     func run() async throws {
@@ -69,30 +82,51 @@ struct PublishCommand: AsyncParsableCommand {
             Terminal.error("gifpack: \(error)")
             throw ExitCode(error.exitStatus.rawValue)
         }
+        if let publicURL {
+            do { try PublicReadCheck.validate(publicURL) } catch {
+                Terminal.error("gifpack: \(error)")
+                throw ExitCode(ExitStatus.usage.rawValue)
+            }
+        }
         let options = PublishOptions(from: from, target: target, keepVersions: keepVersions, indexMaxAge: indexMaxAge,
                                      withReport: withReport, dryRun: dryRun, replaceUnreadableIndex: replaceUnreadableIndex)
-        try await Self.publish(options, quiet: quiet)
+        try await Self.publish(options, output: CommandOutput(format: .text, quiet: quiet, redactor: SecretRedactor(secrets: [])), publicURL: publicURL)
     }
 
-    /// Runs a publish and prints its lines and summary; a failure exits with its status.
-    static func publish(_ options: PublishOptions, quiet: Bool) async throws {
+    /// Runs a publish and prints its lines and summary through `output` (nothing but a failure
+    /// with `quiet`), then, given the `publicURL` clients read from, checks that they can
+    /// (``PublicReadCheck``); a failure is one line and exits with its status.
+    static func publish(_ options: PublishOptions, output: CommandOutput, publicURL: String?) async throws {
         signal(SIGPIPE, SIG_IGN)
         let started = ContinuousClock.now
         let report: PublishReport
         do {
             report = try await Publisher(options: options, environment: ProcessInfo.processInfo.environment).run { line in
-                if !quiet { Terminal.output(line) }
+                output.line(line, event: "publish")
             }
         } catch {
-            Terminal.error("gifpack: publish to \(options.target) failed: \(error)")
+            output.failure("gifpack: publish to \(options.target) failed: \(error)", event: "publish",
+                           fields: ["outcome": .string("failed"), "exit_status": .int(Int64(error.exitStatus.rawValue))])
             throw ExitCode(error.exitStatus.rawValue)
         }
         let elapsed = (ContinuousClock.now - started).components
         let seconds = Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
         let verb = report.dryRun ? "dry run, would publish" : "published"
-        Terminal.output("\(verb) to \(options.target): \(report.uploaded.count) pack(s) uploaded (\(report.bytesUploaded) bytes), "
+        if let publicURL, !report.dryRun {
+            let check = PublicReadCheck(publicURL: publicURL, outputDirectory: options.from)
+            if let problem = await check.run() {
+                output.failure("gifpack: published to \(options.target), but clients cannot install from \(check.indexURL): \(problem)",
+                               event: "publish", fields: ["outcome": .string("unreadable"), "exit_status": .int(Int64(ExitStatus.failed.rawValue)),
+                                                          "url": .string(check.indexURL)])
+                throw ExitCode(ExitStatus.failed.rawValue)
+            }
+        }
+        output.success("\(verb) to \(options.target): \(report.uploaded.count) pack(s) uploaded (\(report.bytesUploaded) bytes), "
             + "\(report.alreadyThere.count) already there, index \(report.indexWritten ? "written" : "unchanged")"
             + (report.sequence.map { " (sequence \($0))" } ?? "") + ", \(report.deleted.count) old pack file(s) deleted"
-            + String(format: " in %.2f s", seconds))
+            + String(format: " in %.2f s", seconds) + (report.dryRun ? "" : publicURL.map { "; clients can read it at \($0)" } ?? ""),
+            event: "publish", fields: ["outcome": .string(report.dryRun ? "dry-run" : "published"),
+                                       "uploaded": .int(Int64(report.uploaded.count)), "bytes": .int(report.bytesUploaded),
+                                       "index_written": .bool(report.indexWritten), "deleted": .int(Int64(report.deleted.count))])
     }
 }

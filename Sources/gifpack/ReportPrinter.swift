@@ -6,14 +6,19 @@ struct ReportPrinter {
     let report: BuildReport
 
     /// Prints the summary: on standard output after a build that published (exit 0 or 3), on
-    /// standard error otherwise, unless `alwaysToStandardOutput` (JSON logs keep standard error for
-    /// JSON lines alone). The block of counts only follows a run that got as far as the catalog;
-    /// `quiet` leaves it out always, and after a full success prints nothing at all (cron mails
-    /// any output).
-    func print(quiet: Bool, alwaysToStandardOutput: Bool = false) {
+    /// standard error otherwise. The block of counts only follows a run that got as far as the
+    /// catalog; `quiet` leaves it out always, and after a full success prints nothing at all (cron
+    /// mails any output). With `json` (`--log-format json`) the summary is one JSON record (event
+    /// `summary`) on standard error and nothing goes to standard output: one stream for
+    /// `journalctl -o cat | jq`.
+    func print(quiet: Bool, json: Bool = false, redactor: SecretRedactor = SecretRedactor(secrets: [])) {
         if quiet && report.exitStatus == .success { return }
+        if json {
+            printRecord(redactor: redactor)
+            return
+        }
         let published = report.exitStatus == .success || report.exitStatus == .partial
-        let toStandardOutput = alwaysToStandardOutput || published
+        let toStandardOutput = published
         // A reader that went away (EPIPE) must not turn a finished build into a crash: the
         // throwing write is used and its error ignored.
         let handle = toStandardOutput ? FileHandle.standardOutput : FileHandle.standardError
@@ -24,6 +29,7 @@ struct ReportPrinter {
                 + (report.catalog.rejectedRecords.isEmpty ? "" : ", \(report.catalog.rejectedRecords.count) record(s) refused")
                 + (report.catalog.duplicateIDs.isEmpty ? "" : ", duplicate ids: \(report.catalog.duplicateIDs.joined(separator: ", "))"))
             out("gifs: \(gifs.wanted) wanted, \(gifs.valid) valid: \(gifs.downloaded) downloaded (\(gifs.newlyStored) new, \(gifs.deduplicated) deduplicated, \(gifs.bytesDownloaded) bytes), \(gifs.notModified) not modified, \(gifs.skippedFresh) fresh, \(gifs.reusedLastGood) last known good; \(gifs.rejected) rejected, \(gifs.missing) missing")
+            if let hint = freshHint { out(hint) }
             if let changes = report.catalogChanges, changes.hadPrevious {
                 out("catalog changes: \(changes.addedCount) added, \(changes.removedCount) removed, \(changes.changedCount) changed")
             }
@@ -57,11 +63,57 @@ struct ReportPrinter {
             out("time: \(HumanUnits.duration(report.stageSeconds["total"] ?? 0))"
                 + (stages.isEmpty ? "" : " (\(stages.joined(separator: ", ")))"))
         }
+        out(lastLine)
+    }
+
+    /// Why GIFs changed upstream may not show yet: "not re-checked: 12 GIF(s) fetched less than
+    /// refresh_after ago — asked again from 2026-12-01T03:17:00.000Z, all by …"; nil when none was skipped.
+    var freshHint: String? {
+        guard report.gifs.skippedFresh > 0, let from = report.gifs.freshRecheckFrom, let by = report.gifs.freshRecheckBy else { return nil }
+        return "not re-checked: \(report.gifs.skippedFresh) GIF(s) fetched less than refresh_after ago — the first is asked for again "
+            + "from \(from)" + (by == from ? "" : ", all by \(by)") + "; a change upstream before then is not seen (lower fetch.refresh_after to check sooner)"
+    }
+
+    /// "ok: …", "published: …" or "error: …", with the exit status.
+    var lastLine: String {
         let word = switch report.exitStatus {
         case .success: "ok"
         case .partial: "published"
         default: "error"
         }
-        out("\(word): \(report.message) (exit \(report.exitStatus.rawValue))")
+        return "\(word): \(report.message) (exit \(report.exitStatus.rawValue))"
+    }
+
+    /// The summary as one JSON log record on standard error: the last line as `message`, the
+    /// counts as fields.
+    private func printRecord(redactor: SecretRedactor) {
+        let level: LogSeverity = switch report.exitStatus {
+        case .success: .notice
+        case .partial: .warning
+        default: .error
+        }
+        var fields: [String: LogField] = [
+            "event": .string("summary"),
+            "exit_status": .int(Int64(report.exitStatus.rawValue)),
+            "published": .bool(report.exitStatus == .success || report.exitStatus == .partial),
+            "new_versions": .string(report.packs.filter(\.isNewVersion).map { "\($0.name)-v\($0.version)" }.joined(separator: " ")),
+            "gifs_wanted": .int(Int64(report.gifs.wanted)),
+            "gifs_valid": .int(Int64(report.gifs.valid)),
+            "downloaded": .int(Int64(report.gifs.downloaded)),
+            "not_modified": .int(Int64(report.gifs.notModified)),
+            "skipped_fresh": .int(Int64(report.gifs.skippedFresh)),
+            "missing": .int(Int64(report.gifs.missing)),
+            "rejected": .int(Int64(report.gifs.rejected)),
+            "requests": .int(Int64(report.http.requests)),
+            "retries": .int(Int64(report.http.retries)),
+            "duration_ms": .double((report.stageSeconds["total"] ?? 0) * 1000),
+        ]
+        if let stop = report.stopReason { fields["stop_reason"] = .string(String(describing: stop)) }
+        if let from = report.gifs.freshRecheckFrom, let by = report.gifs.freshRecheckBy {
+            fields["fresh_recheck_from"] = .string(from)
+            fields["fresh_recheck_by"] = .string(by)
+        }
+        let record = LogRecord(timestamp: Date(), level: level, label: "gifpack", message: lastLine, fields: fields)
+        try? FileHandle.standardError.write(contentsOf: Data((record.jsonLine(redactor: redactor) + "\n").utf8))
     }
 }

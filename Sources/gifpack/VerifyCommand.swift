@@ -36,6 +36,9 @@ struct VerifyCommand: ParsableCommand {
 
     @OptionGroup var trust: TrustOptions
 
+    @Flag(name: .shortAndLong, help: "Print nothing on success; a failure is one line.")
+    var quiet = false
+
     func run() throws {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: target, isDirectory: &isDirectory) else {
@@ -52,10 +55,10 @@ struct VerifyCommand: ParsableCommand {
             Terminal.error("error: refused: \(refusal)")
             throw ExitCode(1)
         }
-        for problem in report.problems { Terminal.output("problem: \(problem)") }
+        if !quiet { for problem in report.problems { Terminal.output("problem: \(problem)") } }
         let summary = "\(report.packs) pack(s), \(report.frames) frame(s), \(report.gifs) GIF(s)"
         if report.isOK {
-            Terminal.output("ok: verified \(summary)")
+            if !quiet { Terminal.output("ok: verified \(summary)") }
         } else {
             Terminal.error("error: \(report.problems.count) problem(s) in \(summary)")
             throw ExitCode(1)

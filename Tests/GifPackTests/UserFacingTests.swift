@@ -73,18 +73,18 @@ struct UserFacingTests {
         let file = try workspace.write("not a directory\n", to: "occupied")
         let result = try run(productPath("gifpack"), ["build", "-m", manifest, "--out", file, "--cache", workspace.file("cache")],
                              environment: environment())
-        #expect(result.status == 1)
-        #expect(result.error.contains("mkdir \(file) failed: File exists"), "\(result.error)")
+        #expect(result.status == 2, "a command-line mistake")
+        #expect(result.error.contains("--out: \(file) exists and is not a directory"), "\(result.error)")
         #expect(!result.error.contains("Permission denied"))
         for text in ["catalog: 0", "gifs: 0 wanted", "requests: 0"] {
             #expect(!result.error.contains(text) && !result.output.contains(text), "a summary of zeros before any work: \(text)")
         }
 
-        // Below the file, mkdir -p meets ENOTDIR: the real errno again, with the path.
+        // Below the file: the real errno, with the path.
         let below = try run(productPath("gifpack"), ["build", "-m", manifest, "--out", "\(file)/dist", "--cache", workspace.file("cache")],
                             environment: environment())
-        #expect(below.status == 1)
-        #expect(below.error.contains("mkdir \(file)/dist failed: Not a directory"), "\(below.error)")
+        #expect(below.status == 2)
+        #expect(below.error.contains("--out: cannot use \(file)/dist: Not a directory"), "\(below.error)")
     }
 
     @Test func createDirectoryReportsTheErrnoOfTheFailingCall() throws {

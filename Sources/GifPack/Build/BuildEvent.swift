@@ -20,6 +20,8 @@ public enum BuildEvent: Sendable {
     /// `total` GIFs are wanted; `toRequest` of them need a request (the rest are fresh or known missing).
     case fetchPlanned(total: Int, toRequest: Int)
     case attempt(AttemptEvent)
+    /// One request for a page of the catalog (logged like ``attempt(_:)``; its retries count in the report).
+    case catalogAttempt(CatalogAttemptEvent)
     /// The final result for one exercise in this run.
     case gifFinished(exerciseID: String, result: GIFFetchResult)
     case packFinished(BuildReport.PackResult)
@@ -48,6 +50,22 @@ public struct AttemptEvent: Sendable, Equatable {
     /// The rejection reason for `retry` and `failed`.
     public var reason: RejectionReason?
     public var bytes: Int64
+    /// For `retry`: how long until the next attempt.
+    public var retryIn: Duration?
+}
+
+/// One HTTP attempt for a page of the catalog.
+public struct CatalogAttemptEvent: Sendable, Equatable {
+    public enum Outcome: String, Sendable, Equatable {
+        case received, retry, failed
+    }
+
+    public var url: String
+    public var attempt: Int
+    public var elapsed: Duration
+    public var outcome: Outcome
+    /// Why a `retry` or `failed` attempt did not give a page.
+    public var reason: String?
     /// For `retry`: how long until the next attempt.
     public var retryIn: Duration?
 }

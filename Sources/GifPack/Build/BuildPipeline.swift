@@ -1,5 +1,6 @@
 import Foundation
 import GifPackHTTP
+import Synchronization
 
 /// The whole build: manifest → catalog → plan → fetch → validate → store → pack → index → report.
 ///
@@ -135,9 +136,17 @@ public struct BuildPipeline: Sendable {
         // The records go to a spool file in the cache as pages arrive; the catalog keeps where they are.
         let spool: RecordSpool
         do { spool = try RecordSpool(directory: layout.temporaryDirectory) } catch { throw CatalogError.spool(error) }
+        // The catalog's retries count with the GIFs' (added last, whatever ends the build), and
+        // each page request is logged like a GIF's.
+        let catalogRetries = CatalogRetryCount()
+        defer { report.http.retries += catalogRetries.value.withLock { $0 } }
+        let catalogObserver: BuildObserver = { [observer] event in
+            if case .catalogAttempt(let attempt) = event, attempt.outcome == .retry { catalogRetries.value.withLock { $0 += 1 } }
+            observer?(event)
+        }
         let catalog = try await CatalogSources.make(for: manifest.source, fetch: manifest.fetch, client: client,
                                                     expectedCount: expectedCount, spool: spool,
-                                                    pagesPath: layout.catalogPagesPath).fetchCatalog()
+                                                    pagesPath: layout.catalogPagesPath, observer: catalogObserver).fetchCatalog()
         report.catalog = .init(exercises: catalog.exercises.count, pages: catalog.pagesFetched, pagesReused: catalog.pagesReused,
                                rejectedRecords: catalog.rejected, duplicateIDs: catalog.duplicateIDs)
         let listLimit = options.reportListLimit
@@ -180,6 +189,12 @@ public struct BuildPipeline: Sendable {
                                  frames: frames, state: state, governor: governor, placeholders: placeholders, observer: observer)
         let (fetchStarted, before) = (ContinuousClock.now, client.statistics)
         var outcome = try await fetcher.fetch(wanted)
+        if let fetched = outcome.freshFetchedAt, let refresh = manifest.fetch.refreshAfter {
+            // When the GIFs refresh_after spared are asked for again: the summary says so.
+            let seconds = refresh.milliseconds / 1000
+            report.gifs.freshRecheckFrom = BuildReport.timestamp(fetched.lowerBound.addingTimeInterval(seconds))
+            report.gifs.freshRecheckBy = BuildReport.timestamp(fetched.upperBound.addingTimeInterval(seconds))
+        }
         let (fetchEnded, after) = (ContinuousClock.now, client.statistics)
         // Taken out of the outcome, so the results have one owner and change in place below.
         var results = outcome.results
@@ -454,4 +469,9 @@ public struct BuildPipeline: Sendable {
 
 extension Duration {
     var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
+
+/// The catalog's retries, counted from its attempt events (which arrive from the pager's tasks).
+private final class CatalogRetryCount: Sendable {
+    let value = Mutex(0)
 }

@@ -161,6 +161,11 @@ public struct BuildReport: Sendable, Codable, Equatable {
         public var notModified = 0
         /// Not requested: fetched more recently than refresh_after.
         public var skippedFresh = 0
+        /// When the first of the `skippedFresh` GIFs is asked for again (its fetch time plus
+        /// refresh_after; ISO 8601, UTC), and when the last is: a build before then finds no upstream
+        /// change to them. Absent when no GIF was skipped as fresh.
+        public var freshRecheckFrom: String?
+        public var freshRecheckBy: String?
         /// This run's fetch failed; an earlier build's GIF was kept.
         public var reusedLastGood = 0
         public var newlyStored = 0

@@ -22,8 +22,10 @@ public enum CatalogSources {
     /// With `pagesPath` too, pages whose bodies did not change since the run that left its
     /// ``CatalogPageCache`` there are not parsed again, and this run's spool takes its place.
     static func make(for source: SourceSettings, fetch: FetchSettings, client: HTTPClient,
-                     expectedCount: Int? = nil, spool: RecordSpool?, pagesPath: String? = nil) -> any CatalogSource {
+                     expectedCount: Int? = nil, spool: RecordSpool?, pagesPath: String? = nil,
+                     observer: BuildObserver? = nil) -> any CatalogSource {
         var pager = CatalogPager(source: source, fetch: fetch, client: client, expectedCount: expectedCount, spool: spool)
+        pager.observer = observer
         if let pagesPath, spool != nil {
             let key = CatalogPageCache.key(for: source)
             pager.pageCache = .init(path: pagesPath, key: key, previous: CatalogPageCache.open(path: pagesPath, key: key))
@@ -64,6 +66,8 @@ struct CatalogPager: Sendable {
     var spool: RecordSpool? = nil
     /// The last run's pages, and where this run's go (with a spool only).
     var pageCache: PageCacheUse? = nil
+    /// Hears every page request (``BuildEvent/catalogAttempt(_:)``).
+    var observer: BuildObserver? = nil
     static let maxPages = 10_000
 
     struct PageCacheUse: Sendable {
@@ -89,12 +93,24 @@ struct CatalogPager: Sendable {
     func page(offset: Int, budget: CatalogBudget) async throws(CatalogError) -> FetchedPage {
         var attempt = 1
         while true {
+            let started = ContinuousClock.now
+            func tell(_ outcome: CatalogAttemptEvent.Outcome, reason: String? = nil, retryIn: Duration? = nil) {
+                observer?(.catalogAttempt(CatalogAttemptEvent(url: pageURL(offset: offset), attempt: attempt,
+                                                              elapsed: ContinuousClock.now - started, outcome: outcome,
+                                                              reason: reason, retryIn: retryIn)))
+            }
             do {
-                return try await pageOnce(offset: offset, budget: budget)
+                let page = try await pageOnce(offset: offset, budget: budget)
+                tell(.received)
+                return page
             } catch let failure as PageFailure {
-                guard failure.retryable, attempt < fetch.retry.maxAttempts else { throw failure.error }
+                guard failure.retryable, attempt < fetch.retry.maxAttempts else {
+                    tell(.failed, reason: failure.error.description)
+                    throw failure.error
+                }
+                let wait = max(failure.retryAfter ?? .zero, fetch.retry.delay(beforeAttempt: attempt + 1))
+                tell(.retry, reason: failure.error.description, retryIn: wait)
                 attempt += 1
-                let wait = max(failure.retryAfter ?? .zero, fetch.retry.delay(beforeAttempt: attempt))
                 try? await Task.sleep(for: wait)
             } catch {
                 throw error as! CatalogError

@@ -1,5 +1,6 @@
 import Foundation
 import GifPackHTTP
+import Synchronization
 
 /// What the fetch stage produced.
 struct FetchOutcome: Sendable {
@@ -10,6 +11,21 @@ struct FetchOutcome: Sendable {
     var quotaRemaining: Int?
     /// Exercises a stopped build never sent a request for, by id.
     var notAttempted: [String] = []
+    /// When the GIFs not asked for because of `refresh_after` were fetched: the earliest and the latest.
+    var freshFetchedAt: ClosedRange<Date>? = nil
+}
+
+/// The earliest and latest fetch times of the GIFs a fetch reuses as fresh (planned a batch at a time).
+final class FreshFetchTimes: Sendable {
+    private let range = Mutex<ClosedRange<Date>?>(nil)
+
+    func note(_ date: Date) {
+        range.withLock { range in
+            range = range.map { min($0.lowerBound, date)...max($0.upperBound, date) } ?? date...date
+        }
+    }
+
+    var value: ClosedRange<Date>? { range.withLock { $0 } }
 }
 
 /// Downloads the GIFs of a list of exercises with at most `concurrency` requests in flight,
@@ -41,6 +57,7 @@ struct GIFFetcher: Sendable {
     let retry: RetryPolicy
     let resolutionKey: Int
     let observer: BuildObserver?
+    let freshTimes = FreshFetchTimes()
 
     init(client: HTTPClient, source: SourceSettings, settings: FetchSettings, layout: CacheLayout, frames: FrameCache,
          state: BuildState?, governor: FetchGovernor, placeholders: PlaceholderCache? = nil, observer: BuildObserver? = nil) {
@@ -212,7 +229,7 @@ struct GIFFetcher: Sendable {
         let results = await processor.drain()
         return FetchOutcome(results: results, stop: governor.stopReason, retries: governor.retries,
                             rateLimited: governor.rateLimited, quotaRemaining: governor.quotaRemaining,
-                            notAttempted: notAttempted.sorted())
+                            notAttempted: notAttempted.sorted(), freshFetchedAt: freshTimes.value)
     }
 
     /// The planner's decision for each exercise of a batch, in order, from what the state knows of
@@ -260,7 +277,9 @@ struct GIFFetcher: Sendable {
         defer { processor.reuse(fresh, origin: .fresh) }
         for (offset, (exercise, decision)) in zip(batch, try await decide(batch)).enumerated() {
             switch decision {
-            case .reuseFresh(let gif): fresh.append((exercise, gif))
+            case .reuseFresh(let gif):
+                fresh.append((exercise, gif))
+                if let fetchedAt = gif.fetchedAt { freshTimes.note(fetchedAt) }
             case .knownMissing(let gif):
                 processor.record(.rejected(FetchRejection(exerciseID: exercise.id, url: exercise.imageURL, reason: .knownMissing,
                                                           detail: "HTTP 404 at the last try (\(gif.lastError ?? "missing")); not asked again until missing_ttl passes",

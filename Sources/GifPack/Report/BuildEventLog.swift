@@ -32,6 +32,7 @@ public enum BuildEventLog {
         switch event {
         case .gifFinished(_, let result): gifLevel(result)
         case .attempt(let attempt): attemptLevel(attempt.outcome)
+        case .catalogAttempt(let attempt): attempt.outcome == .received ? .debug : .info
         default: entry(for: event)?.level
         }
     }
@@ -66,6 +67,19 @@ public enum BuildEventLog {
                          fields: ["event": .string("plan"), "total": .int(Int64(total)), "to_request": .int(Int64(toRequest))])
         case .attempt(let attempt):
             return attemptEntry(attempt)
+        case .catalogAttempt(let attempt):
+            var fields: [String: LogField] = [
+                "event": .string("catalog-attempt"), "url": .string(attempt.url), "attempt": .int(Int64(attempt.attempt)),
+                "outcome": .string(attempt.outcome.rawValue), "duration_ms": .double(milliseconds(attempt.elapsed)),
+            ]
+            if let reason = attempt.reason { fields["reason"] = .string(reason) }
+            if let wait = attempt.retryIn { fields["retry_in_ms"] = .double(max(0, milliseconds(wait))) }
+            let message = switch attempt.outcome {
+            case .received: "GET catalog page: received"
+            case .retry: "GET catalog page: \(attempt.reason ?? "failed"), trying again"
+            case .failed: "GET catalog page: \(attempt.reason ?? "failed"), giving up"
+            }
+            return Entry(level: attempt.outcome == .received ? .debug : .info, message: message, fields: fields)
         case .gifFinished(let id, let result):
             return gifEntry(id: id, result: result)
         case .packFinished(let pack):

@@ -66,6 +66,8 @@ public final class ProgressTracker: Sendable {
             case .finished:
                 if state.fetchEnded == nil { state.fetchEnded = now }
                 state.snapshot.stage = nil
+            case .catalogAttempt(let attempt):
+                if attempt.outcome == .retry { state.snapshot.retries += 1 }
             case .catalogFetched:
                 break
             }

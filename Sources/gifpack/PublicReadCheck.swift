@@ -1,0 +1,161 @@
+import Foundation
+import GifPack
+import GifPackHTTP
+import GifPackSystem
+
+/// After a publish: reads back, anonymously and from where clients read (`--public-url`), what
+/// was just published — `index.json`, `index.json.minisig` and every pack file the index names —
+/// and says why clients could not install when they could not: a bucket or CDN that refuses
+/// anonymous reads (401/403), nothing served there (404), a stale copy of the index or its
+/// signature (bytes differ from the ones published), a pack served compressed
+/// (`Content-Encoding`, which breaks range requests and the SHA-256 check) or of another size.
+///
+/// The index is fetched as `gifpack install` fetches it (redirects followed, compressed bodies
+/// accepted); each pack's first byte is asked for with a range request and `Accept-Encoding:
+/// gzip`, as browsers and CDNs ask, so a `gzip_types` rule that would compress it shows.
+///
+/// ```swift
+/// let check = try PublicReadCheck(publicURL: "https://cdn.example.com/gifpack/", outputDirectory: "dist")
+/// if let problem = await check.run() { print("clients cannot install: \(problem)") }
+/// ```
+struct PublicReadCheck {
+    /// Where the operator's documentation explains public reads.
+    static let guide = "docs/running-unattended.md, \"Letting clients read what is published\""
+
+    /// The URL clients give `gifpack install --index`.
+    let indexURL: String
+    let outputDirectory: String
+
+    /// `publicURL`: the index's URL (ending in `.json`) or the folder it is in (`…/gifpack/`).
+    init(publicURL: String, outputDirectory: String) {
+        let trimmed = publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL
+        let path = URLComponents(string: trimmed)?.path ?? ""
+        indexURL = path.lowercased().hasSuffix(".json") ? trimmed : trimmed + "/index.json"
+        self.outputDirectory = outputDirectory
+    }
+
+    /// Refuses a value that is not an http(s) URL (a command-line mistake, exit 2).
+    static func validate(_ publicURL: String) throws(ManifestError) {
+        try ManifestLoader.checkHTTPURL(publicURL, path: "--public-url")
+    }
+
+    /// The hint for a status that means clients are refused or find nothing, nil for any other.
+    static func hint(forStatus status: Int) -> String? {
+        switch status {
+        case 401, 403: "the bucket or CDN refuses anonymous reads — see \(guide)"
+        case 404: "nothing is served there: is this the address where the target is published, and is it readable anonymously? See \(guide)"
+        default: nil
+        }
+    }
+
+    /// Every problem found, joined into one sentence; nil when clients can read all of it.
+    func run() async -> String? {
+        let local: (index: [UInt8], signature: [UInt8]?)
+        do {
+            let bytes = try await BlockingWork.run("gifpack.public-check") { () throws(FileSystemError) -> ([UInt8]?, [UInt8]?) in
+                (try FileSystem.readAll("\(outputDirectory)/index.json"), try FileSystem.readAll("\(outputDirectory)/index.json.minisig"))
+            }
+            guard let index = bytes.0 else { return "\(outputDirectory)/index.json is missing" }
+            local = (index, bytes.1)
+        } catch {
+            return "cannot read what was published: \(error)"
+        }
+        let client: HTTPClient
+        do { client = try HTTPClient(maxConnections: 4) } catch { return "cannot start HTTP: \(error)" }
+        defer { client.shutdown() }
+
+        var problems: [String] = []
+        switch await get(indexURL, client: client, maxBytes: 64 << 20) {
+        case .failure(let problem):
+            // Without the index nothing else a client does can work: one reason is enough.
+            return problem.description
+        case .success(let served):
+            if served != local.index {
+                problems.append("clients get another index.json from \(indexURL) than the one just published "
+                    + "(\(Self.describe(served)) served, \(Self.describe(local.index)) published): a CDN or proxy serves a stale "
+                    + "copy — purge it or shorten its cache time for index.json (see \(Self.guide))")
+            }
+        }
+        if let signature = local.signature {
+            let url = SignatureLocation.beside(indexURL)
+            switch await get(url, client: client, maxBytes: 1 << 16) {
+            case .failure(let problem):
+                problems.append(problem.description + "; clients that check signatures (--trusted-key) refuse the index")
+            case .success(let served) where served != signature:
+                problems.append("the index.json.minisig served at \(url) is not the one just published (signature mismatch: a stale "
+                    + "copy?); clients that check signatures (--trusted-key) refuse the index")
+            case .success:
+                break
+            }
+        }
+        let index: PackIndex
+        do { index = try PackIndex.decode(from: Data(local.index)) } catch { return "\(outputDirectory)/index.json: \(error)" }
+        for (file, bytes) in index.packs.flatMap({ [($0.file, $0.bytes)] + ($0.posters.map { [($0.file, $0.bytes)] } ?? []) }) {
+            if let problem = await checkPack(file, bytes: bytes, client: client) { problems.append(problem) }
+            // One pack with the same fault says it for all of them.
+            if problems.count >= 4 { break }
+        }
+        return problems.isEmpty ? nil : problems.joined(separator: "; ")
+    }
+
+    private var folderURL: String {
+        let withoutQuery = indexURL.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]
+        guard let slash = withoutQuery.lastIndex(of: "/") else { return indexURL }
+        return String(withoutQuery[...slash])
+    }
+
+    private func get(_ url: String, client: HTTPClient, maxBytes: Int64) async -> Result<[UInt8], Problem> {
+        var request = HTTPRequest(url: url, timeouts: HTTPTimeouts(connect: .seconds(10), total: .seconds(60)),
+                                  acceptCompressedBody: true)
+        request.followRedirects = true
+        let response: HTTPDataResponse
+        do { response = try await client.data(request, maxBytes: maxBytes) } catch {
+            return .failure(Problem("clients cannot read \(url): \(error)"))
+        }
+        guard response.head.status == 200 else { return .failure(Problem(Self.statusProblem(url, response.head.status))) }
+        return .success(response.body)
+    }
+
+    /// Asks for the pack's first byte, as a sparse upgrade asks for its frames, with
+    /// `Accept-Encoding: gzip` as browsers and CDNs send it (a server that ignores the range sends
+    /// the whole pack, streamed to /dev/null).
+    private func checkPack(_ file: String, bytes: Int64, client: HTTPClient) async -> String? {
+        let url = folderURL + file
+        var request = HTTPRequest(url: url, headers: HTTPHeaders([(name: "Accept-Encoding", value: "gzip")]),
+                                  timeouts: HTTPTimeouts(connect: .seconds(10), total: .seconds(300)))
+        request.byteRange = 0...0
+        request.followRedirects = true
+        let response: HTTPDownload
+        do { response = try await client.download(request, to: "/dev/null", maxBytes: bytes + (1 << 20)) } catch {
+            return "clients cannot read \(url): \(error)"
+        }
+        let head = response.head
+        guard head.status == 200 || head.status == 206 else { return Self.statusProblem(url, head.status) }
+        if let encoding = head.headers["content-encoding"], !encoding.isEmpty, encoding.lowercased() != "identity" {
+            return "\(url) is served compressed (Content-Encoding: \(TerminalText.escaped(encoding, maxScalars: 40))): range requests and "
+                + "the SHA-256 check break — serve .tar.zst as application/zstd with gzip off (see \(Self.guide))"
+        }
+        let served: Int64? = head.status == 206
+            ? head.headers["content-range"].flatMap { $0.split(separator: "/").last.flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) } }
+            : response.bytesWritten
+        if let served, served != bytes {
+            return "\(url) is served with \(served) bytes, index.json says \(bytes): a stale or foreign copy"
+        }
+        return nil
+    }
+
+    static func statusProblem(_ url: String, _ status: Int) -> String {
+        "clients cannot read \(url): HTTP \(status)" + (hint(forStatus: status).map { " — \($0)" } ?? "")
+    }
+
+    /// "1234 bytes, sequence 7" for an index's bytes.
+    static func describe(_ bytes: [UInt8]) -> String {
+        let sequence = (try? PackIndex.decode(from: Data(bytes)))?.sequence
+        return "\(bytes.count) bytes" + (sequence.map { ", sequence \($0)" } ?? "")
+    }
+
+    struct Problem: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
+}
