@@ -179,8 +179,9 @@ public final class LazyGIFCache: Sendable {
             }
             return index
         }
-        // A new index: its signature beside it, then the rules of a trusted install, before anything is stored.
-        let signature = try await PackIndexSource.fetch(source.signatureLocation, client: http, maxBytes: 4096, notFoundIsNil: true)
+        // A new index: its signature (signatures/<sha256>.minisig, else index.json.minisig beside it), then the
+        // rules of a trusted install, before anything is stored.
+        let signature = try await source.loadSignature(for: json, client: http)
         let index = try trust.verifySignature(indexBytes: json, signature: signature, location: url, limits: limits)
         try trust.accept(index, location: url, installedSequence: floor, holder: "the cached index's")
         try await BlockingWork.run("gifpack.lazy-index") { () throws(PackClientError) in

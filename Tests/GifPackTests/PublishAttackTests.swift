@@ -261,6 +261,22 @@ struct PublishAttackTests {
         #expect((try? (await Self.trustedLoad(builds, "\(target)/index.json")).get())?.sequence == 3)
     }
 
+    @Test func theLazyCacheVerifiesAnIndexWhoseSignatureBesideLags() async throws {
+        let builds = try await PublishBuilds.make(count: 6)
+        defer { builds.built.server.stop() }
+        let target = builds.workspace.file("www")
+        let next = try await Self.signedVariant(builds, "next", sequence: 2)
+        for dir in [builds.v2, next] { #expect(try await gifpackCLIOffThePool(["publish", "--from", dir, "--to", target]).status == 0) }
+        // index.json.minisig still the previous index's (a publish killed after the index, or a CDN's stale copy).
+        try FileSystem.writeAtomically(try fileBytes("\(builds.v2)/index.json.minisig"), to: "\(target)/index.json.minisig")
+        let server = try ClientStaticFileServer(root: target)
+        defer { server.stop() }
+        let cache = LazyGIFCache(directory: builds.workspace.file("lazy"), indexURL: server.baseURL + "/index.json",
+                                 trust: IndexTrust(keys: [builds.key.secret.publicKey]))
+        let index = try await cache.index()
+        #expect(index.sequence == 2)
+    }
+
     @Test func signatureLocationsAndKeys() {
         let hex = String(repeating: "0a", count: 32)
         #expect(SignatureLocation.key(forIndexSHA256: hex) == "signatures/\(hex).minisig")
