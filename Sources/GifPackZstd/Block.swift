@@ -196,31 +196,23 @@ extension DecoderContext {
 
     // MARK: Sequence tables
 
-    /// Builds the table of one sequence symbol kind per its compression mode; returns the bytes used.
+    /// Builds the table of one sequence symbol kind per its compression mode and makes it the
+    /// current one; returns the bytes used.
     private func buildSequenceTable(
         _ kind: SequenceKind, mode: Int, src: UnsafePointer<UInt8>, size: Int, at: Int
     ) throws(ZstdDecodingError) -> Int {
-        let table: UnsafeMutablePointer<SequenceEntry>
-        switch kind {
-        case .literalLength: table = literalLengthTable
-        case .offset: table = offsetTable
-        case .matchLength: table = matchLengthTable
-        }
         var log: Int
         var used = 0
+        var table: UnsafePointer<SequenceEntry>
         switch mode {
         case 0:
             // Predefined distribution.
-            let defaults: [Int16]
+            if !predefinedReady { try buildPredefinedTables(at: at) }
             switch kind {
-            case .literalLength: defaults = SequenceCodes.literalLengthDefault; log = 6
-            case .offset: defaults = SequenceCodes.offsetDefault; log = 5
-            case .matchLength: defaults = SequenceCodes.matchLengthDefault; log = 6
+            case .literalLength: table = UnsafePointer(predefinedTables); log = 6
+            case .offset: table = UnsafePointer(predefinedTables + 64); log = 5
+            case .matchLength: table = UnsafePointer(predefinedTables + 96); log = 6
             }
-            for (i, c) in defaults.enumerated() { normalizedCounts[i] = c }
-            try FSE.build(
-                counts: normalizedCounts, symbols: defaults.count, log: log, at: at, what: kind.name,
-                tableSymbols: scratchSymbols, tableBits: scratchBits, tableStates: scratchStates, next: scratchNext)
         case 1:
             // RLE: one symbol, no bits.
             guard size >= 1 else {
@@ -235,6 +227,7 @@ extension DecoderContext {
             scratchStates[0] = 0
             log = 0
             used = 1
+            table = fillSequenceTable(kind, log: 0, into: ownTable(kind))
         case 2:
             let d = try FSE.readNormalizedCounts(
                 base: src, size: size, at: at, maxSymbol: kind.maxSymbol, maxLog: kind.maxLog,
@@ -244,6 +237,7 @@ extension DecoderContext {
             try FSE.build(
                 counts: normalizedCounts, symbols: d.symbols, log: log, at: at, what: kind.name,
                 tableSymbols: scratchSymbols, tableBits: scratchBits, tableStates: scratchStates, next: scratchNext)
+            table = fillSequenceTable(kind, log: log, into: ownTable(kind))
         default:
             // Repeat: the previous block's table.
             let previous: Int
@@ -257,30 +251,62 @@ extension DecoderContext {
             }
             return 0
         }
-        let states = 1 << log
-        for u in 0..<states {
-            let symbol = Int(scratchSymbols[u])
-            let base: UInt32
-            let bits: UInt8
-            switch kind {
-            case .literalLength:
-                base = SequenceCodes.literalLengthBase[symbol]
-                bits = SequenceCodes.literalLengthBits[symbol]
-            case .matchLength:
-                base = SequenceCodes.matchLengthBase[symbol]
-                bits = SequenceCodes.matchLengthBits[symbol]
-            case .offset:
-                base = UInt32(1) << UInt32(symbol)
-                bits = UInt8(symbol)
-            }
-            table[u] = SequenceEntry(newState: scratchStates[u], nbBits: scratchBits[u], additionalBits: bits, baseValue: base)
-        }
         switch kind {
-        case .literalLength: literalLengthLog = log
-        case .offset: offsetLog = log
-        case .matchLength: matchLengthLog = log
+        case .literalLength:
+            literalLengthLog = log
+            currentLiteralLengthTable = table
+        case .offset:
+            offsetLog = log
+            currentOffsetTable = table
+        case .matchLength:
+            matchLengthLog = log
+            currentMatchLengthTable = table
         }
         return used
+    }
+
+    private func ownTable(_ kind: SequenceKind) -> UnsafeMutablePointer<SequenceEntry> {
+        switch kind {
+        case .literalLength: literalLengthTable
+        case .offset: offsetTable
+        case .matchLength: matchLengthTable
+        }
+    }
+
+    /// Turns the generic table in the scratch arrays (`1 << log` states) into `table`.
+    private func fillSequenceTable(
+        _ kind: SequenceKind, log: Int, into table: UnsafeMutablePointer<SequenceEntry>
+    ) -> UnsafePointer<SequenceEntry> {
+        let codes: Int
+        switch kind {
+        case .literalLength: codes = 0
+        case .offset: codes = 64
+        case .matchLength: codes = 128
+        }
+        let base = codeBase + codes
+        let bits = codeBits + codes
+        let symbols = scratchSymbols, nbBits = scratchBits, states = scratchStates
+        for u in 0..<(1 << log) {
+            // Symbols are at most kind.maxSymbol (<= 52): checked when the table was read.
+            let symbol = Int(symbols[u])
+            table[u] = SequenceEntry(newState: states[u], nbBits: nbBits[u], additionalBits: bits[symbol], baseValue: base[symbol])
+        }
+        return UnsafePointer(table)
+    }
+
+    private func buildPredefinedTables(at: Int) throws(ZstdDecodingError) {
+        for (kind, defaults, log, start) in [
+            (SequenceKind.literalLength, SequenceCodes.literalLengthDefault, 6, 0),
+            (.offset, SequenceCodes.offsetDefault, 5, 64),
+            (.matchLength, SequenceCodes.matchLengthDefault, 6, 96),
+        ] {
+            for (i, c) in defaults.enumerated() { normalizedCounts[i] = c }
+            try FSE.build(
+                counts: normalizedCounts, symbols: defaults.count, log: log, at: at, what: kind.name,
+                tableSymbols: scratchSymbols, tableBits: scratchBits, tableStates: scratchStates, next: scratchNext)
+            _ = fillSequenceTable(kind, log: log, into: predefinedTables + start)
+        }
+        predefinedReady = true
     }
 
     // MARK: Sequences
@@ -332,9 +358,9 @@ extension DecoderContext {
             throw ZstdDecodingError(.corrupt, "sequences bitstream has no end marker", offset: streamAt + streamSize - 1)
         }
 
-        let llTable = UnsafePointer(literalLengthTable)
-        let ofTable = UnsafePointer(offsetTable)
-        let mlTable = UnsafePointer(matchLengthTable)
+        let llTable = currentLiteralLengthTable
+        let ofTable = currentOffsetTable
+        let mlTable = currentMatchLengthTable
         var bits = BackwardBitReader(start: stream, size: streamSize)
         // States are always below their table's size: an initial state is read with `log` bits and
         // each next state is newState + (nbBits bits), which the table construction keeps in range.

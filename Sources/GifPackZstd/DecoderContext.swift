@@ -21,9 +21,22 @@ final class DecoderContext {
     let scratchStates: UnsafeMutablePointer<UInt16>
     let scratchNext: UnsafeMutablePointer<UInt16>
 
+    /// Tables built from a block's FSE description or RLE symbol.
     let literalLengthTable: UnsafeMutablePointer<SequenceEntry>
     let offsetTable: UnsafeMutablePointer<SequenceEntry>
     let matchLengthTable: UnsafeMutablePointer<SequenceEntry>
+    /// The predefined tables (literal lengths at 0, offsets at 64, match lengths at 96), built on
+    /// first use and kept.
+    let predefinedTables: UnsafeMutablePointer<SequenceEntry>
+    var predefinedReady = false
+    /// The tables the current block uses: a built one or a predefined one.
+    var currentLiteralLengthTable: UnsafePointer<SequenceEntry>
+    var currentOffsetTable: UnsafePointer<SequenceEntry>
+    var currentMatchLengthTable: UnsafePointer<SequenceEntry>
+    /// Base value and additional bits of each symbol: literal lengths at 0, offsets at 64,
+    /// match lengths at 128.
+    let codeBase: UnsafeMutablePointer<UInt32>
+    let codeBits: UnsafeMutablePointer<UInt8>
     /// Accuracy log of each sequence table; -1 until a block of this frame defines it.
     var literalLengthLog = -1
     var offsetLog = -1
@@ -55,6 +68,23 @@ final class DecoderContext {
         offsetTable.initialize(repeating: empty, count: 256)
         matchLengthTable = .allocate(capacity: 512)
         matchLengthTable.initialize(repeating: empty, count: 512)
+        predefinedTables = .allocate(capacity: 160)
+        predefinedTables.initialize(repeating: empty, count: 160)
+        currentLiteralLengthTable = UnsafePointer(literalLengthTable)
+        currentOffsetTable = UnsafePointer(offsetTable)
+        currentMatchLengthTable = UnsafePointer(matchLengthTable)
+        codeBase = .allocate(capacity: 192)
+        codeBase.initialize(repeating: 0, count: 192)
+        codeBits = .allocate(capacity: 192)
+        codeBits.initialize(repeating: 0, count: 192)
+        for (i, v) in SequenceCodes.literalLengthBase.enumerated() { codeBase[i] = v }
+        for (i, v) in SequenceCodes.literalLengthBits.enumerated() { codeBits[i] = v }
+        for i in 0..<32 {
+            codeBase[64 + i] = UInt32(1) << UInt32(i)
+            codeBits[64 + i] = UInt8(i)
+        }
+        for (i, v) in SequenceCodes.matchLengthBase.enumerated() { codeBase[128 + i] = v }
+        for (i, v) in SequenceCodes.matchLengthBits.enumerated() { codeBits[128 + i] = v }
     }
 
     deinit {
@@ -69,6 +99,9 @@ final class DecoderContext {
         literalLengthTable.deallocate()
         offsetTable.deallocate()
         matchLengthTable.deallocate()
+        predefinedTables.deallocate()
+        codeBase.deallocate()
+        codeBits.deallocate()
     }
 
     /// Forgets everything a previous frame defined (tables, repeat offsets).
