@@ -48,7 +48,7 @@ struct OperationOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Append a Markdown summary of the build here, e.g. \"$GITHUB_STEP_SUMMARY\".", valueName: "path"))
     var summaryFile: String?
 
-    @Option(help: ArgumentHelp("Append the step outputs published=true|false, exit-status=N and packs=… here, e.g. \"$GITHUB_OUTPUT\".",
+    @Option(help: ArgumentHelp("Append the step outputs published=true|false, exit-status=N and packs=<pack>-v<N> ... here, e.g. \"$GITHUB_OUTPUT\".",
                                valueName: "path"))
     var githubOutput: String?
 

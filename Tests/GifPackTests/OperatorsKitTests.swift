@@ -428,6 +428,19 @@ struct OperatorsKitTests {
                 "\(again.output)")
     }
 
+    /// swift-argument-parser's man page generator drops every character outside ASCII: an example
+    /// `EXERCISEDB_API_KEY=… gifpack build` became `EXERCISEDB_API_KEY= gifpack build`, an empty key.
+    @Test func theManPageExamplesSayWhatTheHelpSays() throws {
+        let dump = try run(productPath("gifpack"), ["--experimental-dump-help"])
+        #expect(dump.status == 0)
+        let offending = dump.output.unicodeScalars.filter { !$0.isASCII }
+        #expect(offending.isEmpty, "help texts with characters the man page loses: \(String(String.UnicodeScalarView(offending)))")
+        let man = try String(contentsOfFile: "\(PublishServers.repositoryRoot)/docs/man/gifpack.1", encoding: .utf8)
+        #expect(man.contains("EXERCISEDB_API_KEY=\"$(cat /etc/gifpack/api-key)\" gifpack build -m manifests/exercisedb.yaml --out dist/"))
+        #expect(man.range(of: #"[A-Z_]+= gifpack"#, options: .regularExpression) == nil, "an example with an empty variable")
+        #expect(man.contains("--public-url https://www.example.com/gifpack/"), "make man after changing the examples")
+    }
+
     @Test func outNamingAFileOrAFolderWithoutItsParentIsACommandLineMistake() async throws {
         let workspace = try TemporaryDirectory()
         let server = try startFixture(count: 1)
