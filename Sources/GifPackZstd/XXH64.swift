@@ -1,11 +1,11 @@
 /// XXH64 (seed 0 by default), streaming: the hash zstd uses for its content checksum
 /// (the low 32 bits of XXH64 of the decompressed content, seed 0).
 public struct XXH64: Sendable {
-    @usableFromInline static let p1: UInt64 = 11_400_714_785_074_694_791
-    @usableFromInline static let p2: UInt64 = 14_029_467_366_897_019_727
-    @usableFromInline static let p3: UInt64 = 1_609_587_929_392_839_161
-    @usableFromInline static let p4: UInt64 = 9_650_029_242_287_828_579
-    @usableFromInline static let p5: UInt64 = 2_870_177_450_012_600_261
+    @inline(__always) static var p1: UInt64 { 11_400_714_785_074_694_791 }
+    @inline(__always) static var p2: UInt64 { 14_029_467_366_897_019_727 }
+    @inline(__always) static var p3: UInt64 { 1_609_587_929_392_839_161 }
+    @inline(__always) static var p4: UInt64 { 9_650_029_242_287_828_579 }
+    @inline(__always) static var p5: UInt64 { 2_870_177_450_012_600_261 }
 
     private var v1: UInt64
     private var v2: UInt64
