@@ -97,8 +97,9 @@ struct CacheGenerations {
 
     /// Refuses a `<cache>.d` that is not a real directory (a symbolic link would make every write
     /// and every clean-up land in its target), or a directory with other files but no
-    /// `install.lock` (not made by an install). Creates it when missing.
-    func prepareStore() throws(PackClientError) {
+    /// `install.lock` (not made by an install). Creates it when missing; returns true then.
+    @discardableResult
+    func prepareStore() throws(PackClientError) -> Bool {
         if let info = try FileOps.status(storePath) {
             switch info.st_mode & S_IFMT {
             case S_IFLNK:
@@ -111,9 +112,24 @@ struct CacheGenerations {
             default:
                 throw .cacheNotManaged(path: cachePath, detail: "\(storePath) is not a directory")
             }
+            return false
         } else {
             try FileOps.makeDirectories(storePath)
+            return true
         }
+    }
+
+    /// Removes `<cache>.d` when it holds nothing an install made but the lock (and an empty
+    /// `downloads/`): what a refused or failed first install leaves. Only by the install that holds
+    /// the lock and made the store. A partial download that can resume stays, and the store with it.
+    /// The lock file is unlinked before the directory is removed and while the lock is still held:
+    /// an install that opened it meanwhile sees, once it has the lock, that it is no longer the file
+    /// at the path and starts again (see ``InstallLock``).
+    func removeUnusedStore() {
+        rmdir(downloadsPath)
+        guard FileOps.list(storePath) == [PathText.lastComponent(lockPath)] else { return }
+        unlink(lockPath)
+        rmdir(storePath)
     }
 
     /// Makes `generation` the installed one: a new link renamed over `<cache>`, then both parent
@@ -180,18 +196,56 @@ struct CacheGenerations {
 
 /// An exclusive `flock` on `<cache>.d/install.lock`, released when the value is dropped.
 ///
+/// Taking it creates `<cache>.d` when missing (``createdStore``: then a failed install removes it
+/// again, ``CacheGenerations/removeUnusedStore()``). Because that clean-up unlinks the lock file,
+/// a lock is only taken on the file that is at the path once it is held (same device and inode);
+/// otherwise, or when the store vanished between creating it and opening the file, it starts
+/// again. Another install holding the lock: ``PackClientError/cacheLocked(path:)``.
+///
 /// ```swift
-/// let lock = try InstallLock(path: generations.lockPath)
+/// let lock = try InstallLock(generations)
 /// defer { withExtendedLifetime(lock) {} }
 /// ```
 final class InstallLock: Sendable {
-    private let lock: FileLock
+    private let descriptor: Int32
+    /// True when taking the lock created `<cache>.d`.
+    let createdStore: Bool
 
-    init(path: String, cachePath: String) throws(PackClientError) {
-        switch FileLock.acquire(path: path) {
-        case .locked(let lock): self.lock = lock
-        case .held: throw .cacheLocked(path: cachePath)
-        case .failed(let error): throw PackClientError(error)
+    init(_ generations: CacheGenerations) throws(PackClientError) {
+        let path = generations.lockPath
+        for _ in 0..<8 {
+            let created = try generations.prepareStore()
+            let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
+            guard fd >= 0 else {
+                // The store was removed by a failed first install in between: make it again.
+                if errno == ENOENT { continue }
+                throw .posix(path, "open")
+            }
+            while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+                let code = errno
+                if code == EINTR { continue }
+                close(fd)
+                if code == EWOULDBLOCK { throw .cacheLocked(path: generations.cachePath) }
+                throw .posix(path, "flock", code)
+            }
+            var held = stat()
+            var linked = stat()
+            guard fstat(fd, &held) == 0, stat(path, &linked) == 0,
+                  held.st_dev == linked.st_dev, held.st_ino == linked.st_ino else {
+                // The file was unlinked (a failed first install cleaning up) before this lock was taken.
+                close(fd)
+                continue
+            }
+            descriptor = fd
+            createdStore = created
+            return
         }
+        throw .cacheLocked(path: generations.cachePath)
+    }
+
+    deinit {
+        // Unlocked explicitly: a child process forked meanwhile may share the descriptor until it execs.
+        flock(descriptor, LOCK_UN)
+        close(descriptor)
     }
 }

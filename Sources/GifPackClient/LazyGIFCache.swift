@@ -25,10 +25,18 @@ import GifPackHTTP
 ///
 /// With ``trust``, the index is accepted only as ``IndexTrust`` says, the rules of
 /// `install --trusted-key`: `index.json.minisig` beside it (fetched with every new index) must verify it with a trusted key, it must carry `sequence` and `expires` and not be
-/// expired, and its sequence must not be lower than that of the verified index the cache holds. The
+/// expired, and its sequence must not be lower than that of the verified index the cache holds for
+/// this index URL and these keys. Each index URL (normalised) and set of trusted keys has its own
+/// slot in the directory, index and floor, so several sources share one cache without one's
+/// sequence refusing another's, and a read without trusted keys never touches a trusted floor. The
 /// signature is stored with the index and checked again (expiry included) whenever the stored index
 /// is used, so an index that expires meanwhile is refused even offline. A refused index throws
 /// ``PackClientError/untrusted(_:)`` before any GIF request; nothing is stored.
+///
+/// The directory must be gifpack's: a missing or empty one is claimed (a `.gifpack-lazy-cache`
+/// marker is written), one with the marker is used, and any other non-empty directory throws
+/// ``PackClientError/cacheNotManaged(path:detail:)`` before anything in it is created or deleted;
+/// only the cache's own file names are ever deleted (see ``LazyGIFStore``).
 ///
 /// The cache holds at most ``byteLimit`` bytes of GIFs, evicting the least recently used (use
 /// times are the files' mtimes, so they survive the process). It is safe for concurrent callers and
@@ -62,6 +70,8 @@ public final class LazyGIFCache: Sendable {
     public let trust: IndexTrust?
     private let client: HTTPClient?
     private let store: LazyGIFStore
+    /// This source's index slot in the directory (``LazyGIFStore/slotName(url:keys:)``).
+    private let slot: String
     /// The decoded index of the stored file, so it is parsed once per version.
     private let memo = LockedIndexMemo()
 
@@ -79,6 +89,12 @@ public final class LazyGIFCache: Sendable {
         self.attempts = max(1, attempts)
         self.timeouts = timeouts
         self.store = LazyGIFStore(directory: self.directory)
+        self.slot = LazyGIFStore.slotName(url: indexURL, keys: trust?.keys.map(Self.slotKey) ?? [])
+    }
+
+    /// A trusted key as it enters the slot name: its id and the key itself.
+    private static func slotKey(_ key: MinisignPublicKey) -> String {
+        "\(key.keyIDText) \(Data(key.rawKey).base64EncodedString())"
     }
 
     /// The GIF of exercise `id`, or ``LazyGIF/noGIF``. Throws
@@ -141,13 +157,22 @@ public final class LazyGIFCache: Sendable {
     private func currentIndex(client http: HTTPClient, forceRevalidation: Bool) async throws(PackClientError) -> PackIndex {
         guard case .url(let url) = source.location else { return try await loadLocal() }
         let store = self.store
+        let (slot, trust, limits) = (self.slot, self.trust, self.limits)
         let maxBytes = limits.maxIndexBytes
-        let stored = try await BlockingWork.run("gifpack.lazy-index") { () throws(PackClientError) -> LazyGIFStore.StoredIndex? in
+        let (stored, floor) = try await BlockingWork.run("gifpack.lazy-index") { () throws(PackClientError) -> (LazyGIFStore.StoredIndex?, Int?) in
             try store.prepare()
-            return store.readIndex(maxBytes: maxBytes)
+            let stored = store.readIndex(slot: slot, maxBytes: maxBytes)
+            guard let trust else { return (stored, nil) }
+            // The floor: the highest sequence this URL with these keys had accepted here. Before
+            // slots, an earlier version kept one index: it counts while it is this URL's and its
+            // stored signature still verifies with these keys.
+            if let stored { return (stored, stored.verifiedSequence) }
+            guard let legacy = store.readLegacyIndex(maxBytes: maxBytes), legacy.isFrom(url),
+                  let sequence = legacy.verifiedSequence, let signature = legacy.signature,
+                  let signed = try? trust.verifySignature(indexBytes: legacy.json, signature: signature, location: url, limits: limits),
+                  signed.sequence == sequence else { return (nil, nil) }
+            return (nil, sequence)
         }
-        // With trust, the highest sequence this cache accepted (whatever URL it came from) is the floor.
-        let floor = trust == nil ? nil : stored?.verifiedSequence
         let storedIndex = stored.flatMap { $0.isFrom(url) ? usable($0, url: url) : nil }
         let age = Int(Date().timeIntervalSince1970) - (stored?.validatedAt ?? 0)
         if let storedIndex, !forceRevalidation, Duration.seconds(max(0, age)) < indexMaxAge { return storedIndex }
@@ -163,7 +188,7 @@ public final class LazyGIFCache: Sendable {
         }
         if response.head.status == 304, let storedIndex {
             // Unchanged: with trust, the stored index was just verified with its stored signature.
-            _ = await BlockingWork.result("gifpack.lazy-index") { () throws(PackClientError) in store.touchIndex() }
+            _ = await BlockingWork.result("gifpack.lazy-index") { () throws(PackClientError) in store.touchIndex(slot: slot) }
             return storedIndex
         }
         guard response.head.status == 200 else {
@@ -175,7 +200,7 @@ public final class LazyGIFCache: Sendable {
             // The same decoding and index rules as every other index load.
             let index = try PackIndexSource.decode(json, limits: limits)
             try await BlockingWork.run("gifpack.lazy-index") { () throws(PackClientError) in
-                try store.writeIndex(json, url: url, etag: etag)
+                try store.writeIndex(json, slot: slot, url: url, etag: etag, maxBytes: maxBytes)
             }
             return index
         }
@@ -185,7 +210,11 @@ public final class LazyGIFCache: Sendable {
         let index = try trust.verifySignature(indexBytes: json, signature: signature, location: url, limits: limits)
         try trust.accept(index, location: url, installedSequence: floor, holder: "the cached index's")
         try await BlockingWork.run("gifpack.lazy-index") { () throws(PackClientError) in
-            try store.writeIndex(json, url: url, etag: etag, signature: signature, verifiedSequence: index.sequence)
+            // Under the cache's lock: another process may have stored a newer index meanwhile.
+            try store.writeIndex(json, slot: slot, url: url, etag: etag, signature: signature, verifiedSequence: index.sequence,
+                                 maxBytes: maxBytes) { (held: Int?) throws(PackClientError) in
+                try trust.accept(index, location: url, installedSequence: held, holder: "the cached index's")
+            }
         }
         return index
     }

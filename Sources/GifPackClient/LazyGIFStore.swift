@@ -10,13 +10,24 @@ import Darwin
 /// (run it on a dedicated thread).
 ///
 /// ```
-/// <dir>/index        "gifpack-lazy-index 3\n<URL>\n<ETag>\n<sequence>\n<signature>\n" then the index JSON;
-///                    mtime = last validated. <sequence> and <signature> (base64 of index.json.minisig) are
-///                    set when the index was verified with trusted keys, empty otherwise.
-/// <dir>/gifs/<sha256>.gif   verified GIFs; mtime = last used (the LRU clock)
-/// <dir>/tmp/         downloads in progress (removed when older than an hour)
-/// <dir>/lock         flock: held exclusively while a file is renamed in or the cache is trimmed
+/// <dir>/.gifpack-lazy-cache  the marker: this directory is gifpack's GIF cache
+/// <dir>/indexes/<slot>       one per index source: "gifpack-lazy-index 3\n<URL>\n<ETag>\n<sequence>\n<signature>\n"
+///                            then the index JSON; mtime = last validated. <slot> is the SHA-256 (hex) of the
+///                            normalised index URL and the trusted keys (``slotName(url:keys:)``), so each
+///                            source and key set keeps its own index and rollback floor. <sequence> and
+///                            <signature> (base64 of index.json.minisig) are set when the index was verified
+///                            with trusted keys, empty otherwise.
+/// <dir>/gifs/<sha256>.gif    verified GIFs, shared by every source; mtime = last used (the LRU clock)
+/// <dir>/tmp/<UUID>.<kind>    downloads in progress (removed when older than an hour)
+/// <dir>/lock                 flock: held exclusively while a file is renamed in or the cache is trimmed
+/// <dir>/index                an earlier version's single index slot: read only as a trusted source's floor
 /// ```
+///
+/// The directory is claimed before anything is written (``prepare()``): a missing or empty one
+/// gets the marker, one with the marker is used, and one an earlier version made (nothing but
+/// `index`, `gifs`, `tmp`, `lock`) is marked; anything else is refused
+/// (``PackClientError/cacheNotManaged(path:detail:)``) with nothing created or deleted. Trimming
+/// deletes only names the cache makes: `gifs/<64 hex>.gif` and `tmp/<UUID>.frame|gif|index`.
 ///
 /// Files only ever appear by `rename(2)` of a complete, verified temporary file, so a reader sees
 /// a whole file or none; a reader still holding an evicted file keeps reading it (unlinked, not
@@ -32,28 +43,114 @@ struct LazyGIFStore: Sendable {
     static let indexMagic = "gifpack-lazy-index 3"
     /// Temporary files older than this are leftovers of a killed process.
     static let staleTemporarySeconds = 3600
+    /// The file that marks a directory as gifpack's GIF cache.
+    static let marker = ".gifpack-lazy-cache"
+    /// The kinds of temporary file (`tmp/<UUID>.<kind>`) the cache makes.
+    static let temporaryKinds: Set<String> = ["frame", "gif", "index"]
+    /// What an earlier version left at the top level (it made no marker).
+    static let earlierNames: Set<String> = ["index", "gifs", "tmp", "lock"]
 
     let directory: String
 
     var gifsPath: String { "\(directory)/gifs" }
     var temporaryPath: String { "\(directory)/tmp" }
-    var indexPath: String { "\(directory)/index" }
+    var indexesPath: String { "\(directory)/indexes" }
+    /// An earlier version's one index slot.
+    var legacyIndexPath: String { "\(directory)/index" }
     var lockPath: String { "\(directory)/lock" }
+    var markerPath: String { "\(directory)/\(Self.marker)" }
     func gifPath(_ sha256: String) -> String { "\(gifsPath)/\(sha256).gif" }
+    func indexPath(slot: String) -> String { "\(indexesPath)/\(slot)" }
 
+    /// Claims the directory (see above), then makes its folders.
     func prepare() throws(PackClientError) {
+        if !isMarked() { try claim() }
         try FileOps.makeDirectories(gifsPath)
         try FileOps.makeDirectories(temporaryPath)
+        try FileOps.makeDirectories(indexesPath)
+    }
+
+    /// True when the marker is there (a regular file).
+    private func isMarked() -> Bool {
+        var info = stat()
+        return lstat(markerPath, &info) == 0 && info.st_mode & S_IFMT == S_IFREG
+    }
+
+    /// Marks a missing or empty directory, or one an earlier version made; refuses anything else
+    /// before creating or deleting a thing in it.
+    private func claim() throws(PackClientError) {
+        var info = stat()
+        if stat(directory, &info) == 0 {
+            guard info.st_mode & S_IFMT == S_IFDIR else {
+                throw .cacheNotManaged(path: directory, detail: "it is not a directory (\(FileKind.name(info.st_mode)))")
+            }
+            let names: [String]
+            do { names = try FileSystem.list(directory) } catch { throw PackClientError(error) }
+            let foreign = names.filter { !Self.isOwnTopLevelName($0) }.sorted()
+            guard foreign.isEmpty, !names.contains("index") || hasEarlierIndexMagic() else {
+                let examples = (foreign.isEmpty ? ["index"] : foreign).prefix(3).map { SafePath.printable($0) }.joined(separator: ", ")
+                throw .cacheNotManaged(path: directory, detail: "it is not empty (\(examples)\(foreign.count > 3 ? ", …" : "")) and has no "
+                    + "\(Self.marker) marker; gifpack keeps its GIF cache only in a new or empty directory, or one it made")
+            }
+        } else if errno == ENOENT {
+            try FileOps.makeDirectories(directory)
+        } else {
+            throw .posix(directory, "stat")
+        }
+        // Written aside and renamed in: processes claiming at once all succeed.
+        let temporary = "\(markerPath).\(UUID().uuidString)"
+        let text = "This directory is gifpack's GIF cache. gifpack refuses to use a non-empty directory without this file.\n"
+        do {
+            try FileOps.writeNew(temporary, Array(text.utf8))
+            try FileOps.move(temporary, to: markerPath)
+        } catch {
+            FileOps.remove(temporary)
+            throw error
+        }
+    }
+
+    /// The top-level names the cache makes (an earlier version's included), and marker files being renamed in.
+    static func isOwnTopLevelName(_ name: String) -> Bool {
+        if earlierNames.contains(name) || name == "indexes" || name == marker { return true }
+        return name.hasPrefix(marker + ".") && UUID(uuidString: String(name.dropFirst(marker.count + 1))) != nil
+    }
+
+    /// True when `<dir>/index` starts like an index an earlier version stored.
+    private func hasEarlierIndexMagic() -> Bool {
+        let fd = open(legacyIndexPath, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return false }
+        let prefix = Array("gifpack-lazy-index ".utf8)
+        var head = [UInt8](repeating: 0, count: prefix.count)
+        let got = head.withUnsafeMutableBytes { buffer in (try? POSIXIO.read(fd, into: buffer, at: 0)) ?? 0 }
+        return got == prefix.count && head == prefix
+    }
+
+    /// `<sha256>.gif` with 64 lowercase hex digits: a name the cache stores GIFs under.
+    static func isGIFName(_ name: String) -> Bool {
+        name.hasSuffix(".gif") && SafePath.isSHA256(String(name.dropLast(4)))
+    }
+
+    /// `<UUID>.<kind>`: a name ``temporaryFile(_:)`` makes.
+    static func isTemporaryName(_ name: String) -> Bool {
+        guard let dot = name.firstIndex(of: ".") else { return false }
+        return UUID(uuidString: String(name[..<dot])) != nil && temporaryKinds.contains(String(name[name.index(after: dot)...]))
     }
 
     /// A fresh name in `tmp/`.
-    func temporaryFile(_ suffix: String) -> String { "\(temporaryPath)/\(UUID().uuidString).\(suffix)" }
+    func temporaryFile(_ kind: String) -> String {
+        precondition(Self.temporaryKinds.contains(kind), "an unknown kind of temporary file")
+        return "\(temporaryPath)/\(UUID().uuidString).\(kind)"
+    }
 
     // MARK: GIFs
 
     /// The GIF when a file with exactly this size and hash is stored (its use time touched); a
     /// damaged file is removed and nil returned.
     func readGIF(sha256: String, size: Int64) -> [UInt8]? {
+        guard SafePath.isSHA256(sha256) else { return nil }
         let path = gifPath(sha256)
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
@@ -106,14 +203,15 @@ struct LazyGIFStore: Sendable {
 
     private func listGIFs() -> [StoredFile] {
         FileOps.list(gifsPath).compactMap { name in
-            guard name.hasSuffix(".gif") else { return nil }
+            guard Self.isGIFName(name) else { return nil }
             var info = stat()
             guard lstat("\(gifsPath)/\(name)", &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
             return StoredFile(name: name, size: Int64(info.st_size), used: info.st_mtim.tv_sec * 1_000_000_000 + info.st_mtim.tv_nsec)
         }
     }
 
-    /// Removes least recently used GIFs until at most `limit` bytes remain, and stale temporaries.
+    /// Removes least recently used GIFs until at most `limit` bytes remain, and stale temporaries:
+    /// only files named as the cache names them.
     private func trim(to limit: Int64, sparing kept: String) {
         let files = listGIFs()
         var total = files.reduce(0) { $0 + $1.size }
@@ -121,10 +219,12 @@ struct LazyGIFStore: Sendable {
             if unlink("\(gifsPath)/\(file.name)") == 0 || errno == ENOENT { total -= file.size }
         }
         let now = time(nil)
-        for name in FileOps.list(temporaryPath) {
+        for name in FileOps.list(temporaryPath) where Self.isTemporaryName(name) {
             var info = stat()
             let path = "\(temporaryPath)/\(name)"
-            if lstat(path, &info) == 0, now - info.st_mtim.tv_sec > Self.staleTemporarySeconds { unlink(path) }
+            if lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, now - info.st_mtim.tv_sec > Self.staleTemporarySeconds {
+                unlink(path)
+            }
         }
     }
 
@@ -134,7 +234,7 @@ struct LazyGIFStore: Sendable {
     /// (seconds since 1970); with the signature and sequence when they were verified with trusted keys.
     struct StoredIndex: Sendable {
         var json: Data
-        /// The URL (as ``LazyGIFStore/oneLine(_:)`` keeps it).
+        /// The URL (as ``LazyGIFStore/normalisedURL(_:)`` keeps it; an earlier version's slot: ``LazyGIFStore/oneLine(_:)``).
         var url: String
         var etag: String?
         var validatedAt: Int
@@ -143,14 +243,48 @@ struct LazyGIFStore: Sendable {
         /// The index's `sequence`, recorded only when it verified.
         var verifiedSequence: Int?
 
-        func isFrom(_ url: String) -> Bool { self.url == LazyGIFStore.oneLine(url) }
+        /// True when stored from `url` (any spelling ``LazyGIFStore/normalisedURL(_:)`` makes the same).
+        func isFrom(_ url: String) -> Bool {
+            self.url == LazyGIFStore.normalisedURL(url) || self.url == LazyGIFStore.oneLine(url)
+        }
     }
 
-    /// The stored index, whatever URL it came from (nil when there is none or it is unreadable).
-    func readIndex(maxBytes: Int64) -> StoredIndex? {
+    /// The slot of an index source: the SHA-256 (hex) of the normalised URL and the trusted keys
+    /// (sorted, without repeats; none for an index read without trusted keys). Two sources, or
+    /// one URL read with and without trusted keys, never share an index or a rollback floor.
+    static func slotName(url: String, keys: [String]) -> String {
+        let text = (["gifpack-lazy-slot 1", normalisedURL(url)] + Set(keys.map(oneLine)).sorted()).joined(separator: "\n")
+        return StreamingSHA256.of(Array(text.utf8))
+    }
+
+    /// `url` with its scheme and host in lower case, without a default port, user name, password
+    /// or fragment, and `/` for an empty path: the spellings of one index URL give one slot.
+    static func normalisedURL(_ url: String) -> String {
+        guard var parts = URLComponents(string: url), let scheme = parts.scheme?.lowercased() else { return oneLine(url) }
+        parts.scheme = scheme
+        if let host = parts.percentEncodedHost { parts.percentEncodedHost = host.lowercased() }
+        if (scheme == "http" && parts.port == 80) || (scheme == "https" && parts.port == 443) { parts.port = nil }
+        parts.user = nil
+        parts.password = nil
+        parts.fragment = nil
+        if parts.percentEncodedPath.isEmpty { parts.percentEncodedPath = "/" }
+        return oneLine(parts.string ?? url)
+    }
+
+    /// The index stored in `slot` (nil when there is none or it is unreadable).
+    func readIndex(slot: String, maxBytes: Int64) -> StoredIndex? {
+        readIndex(at: indexPath(slot: slot), maxBytes: maxBytes)
+    }
+
+    /// The index an earlier version stored in its one slot, whatever URL it came from.
+    func readLegacyIndex(maxBytes: Int64) -> StoredIndex? {
+        readIndex(at: legacyIndexPath, maxBytes: maxBytes)
+    }
+
+    private func readIndex(at path: String, maxBytes: Int64) -> StoredIndex? {
         var info = stat()
-        guard stat(indexPath, &info) == 0,
-              let data = try? PackIndexSource.readFile(indexPath, maxBytes: maxBytes + 16384) else { return nil }
+        guard stat(path, &info) == 0,
+              let data = try? PackIndexSource.readFile(path, maxBytes: maxBytes + 16384) else { return nil }
         let bytes = [UInt8](data)
         var lines: [String] = []
         var start = bytes.startIndex
@@ -164,15 +298,23 @@ struct LazyGIFStore: Sendable {
                            verifiedSequence: Int(lines[3]))
     }
 
-    /// Replaces the stored index (temporary file and rename, under the lock). `signature` and
-    /// `verifiedSequence` only for an index verified with trusted keys.
-    func writeIndex(_ json: Data, url: String, etag: String?, signature: Data? = nil, verifiedSequence: Int? = nil) throws(PackClientError) {
+    /// Replaces the index stored in `slot` (temporary file and rename, under the lock), with `url`
+    /// as given (``normalisedURL(_:)`` keeps it). `signature` and `verifiedSequence` only for an
+    /// index verified with trusted keys. `admit` sees the verified sequence the slot holds, under
+    /// the lock, just before the rename, and may refuse: another process may have stored a newer
+    /// index since this one was accepted.
+    func writeIndex(_ json: Data, slot: String, url: String, etag: String?, signature: Data? = nil, verifiedSequence: Int? = nil,
+                    maxBytes: Int64, admit: (Int?) throws(PackClientError) -> Void = { _ in }) throws(PackClientError) {
         let temporary = temporaryFile("index")
+        let path = indexPath(slot: slot)
         do {
-            let head = "\(Self.indexMagic)\n\(Self.oneLine(url))\n\(Self.oneLine(etag ?? ""))\n"
+            let head = "\(Self.indexMagic)\n\(Self.normalisedURL(url))\n\(Self.oneLine(etag ?? ""))\n"
                 + "\(verifiedSequence.map(String.init) ?? "")\n\(signature?.base64EncodedString() ?? "")\n"
             try FileOps.writeNew(temporary, Array(head.utf8) + [UInt8](json))
-            try withLock { () throws(PackClientError) in try FileOps.move(temporary, to: indexPath) }
+            try withLock { () throws(PackClientError) in
+                try admit(readIndex(at: path, maxBytes: maxBytes)?.verifiedSequence)
+                try FileOps.move(temporary, to: path)
+            }
         } catch {
             FileOps.remove(temporary)
             throw error
@@ -184,8 +326,8 @@ struct LazyGIFStore: Sendable {
         String(text.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F })
     }
 
-    /// Marks the stored index as validated now (a 304).
-    func touchIndex() { touch(indexPath) }
+    /// Marks the index in `slot` as validated now (a 304).
+    func touchIndex(slot: String) { touch(indexPath(slot: slot)) }
 
     // MARK: Lock
 

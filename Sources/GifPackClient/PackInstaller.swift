@@ -39,8 +39,11 @@ import GifPackHTTP
 /// the ranges would cost more, or with nothing installed yet.
 ///
 /// Any failure, including a refused pack (``PackClientError/rejected(_:)``), deletes the staging
-/// directory and leaves `<cache>` exactly as it was. One install runs per cache at a time (an
-/// exclusive lock on `<cache>.d/install.lock`; a second one fails with
+/// directory and a sparse upgrade's file and leaves `<cache>` exactly as it was; only a whole
+/// download (or its `.part`) stays in `<cache>.d/downloads/`, for the next attempt to reuse. A
+/// `<cache>` that is not gifpack's is refused before `<cache>.d` is made, and a first install that
+/// is refused or fails removes the `<cache>.d` it made unless a download to resume is in it.
+/// One install runs per cache at a time (an exclusive lock on `<cache>.d/install.lock`; a second one fails with
 /// ``PackClientError/cacheLocked(path:)``). Disk work runs on a dedicated thread.
 ///
 /// ```swift
@@ -84,8 +87,19 @@ public struct PackInstaller: Sendable {
                         client: HTTPClient? = nil) async throws(PackClientError) -> InstallReport {
         let generations = CacheGenerations(cachePath: cacheDirectory)
         let lock = try await Self.lock(generations)
-        defer { withExtendedLifetime(lock) {} }
+        do {
+            let report = try await install(from: source, packs: names, client: client, generations: generations)
+            withExtendedLifetime(lock) {}
+            return report
+        } catch {
+            // A refusal or failure of a first install leaves no <cache>.d behind (only what can resume a download).
+            await Self.release(lock, generations: generations)
+            throw error
+        }
+    }
 
+    private func install(from source: PackIndexSource, packs names: [String]?, client: HTTPClient?,
+                         generations: CacheGenerations) async throws(PackClientError) -> InstallReport {
         // One client for the index and every pack of a remote source, unless the caller brought one.
         var owned: HTTPClient?
         if client == nil, case .url(let url) = source.location {
@@ -181,15 +195,31 @@ public struct PackInstaller: Sendable {
     public func install(_ packs: [DownloadedPack]) async throws(PackClientError) -> InstallReport {
         let generations = CacheGenerations(cachePath: cacheDirectory)
         let lock = try await Self.lock(generations)
-        defer { withExtendedLifetime(lock) {} }
-        return try await installLocked(packs, generations: generations)
+        do {
+            let report = try await installLocked(packs, generations: generations)
+            withExtendedLifetime(lock) {}
+            return report
+        } catch {
+            await Self.release(lock, generations: generations)
+            throw error
+        }
     }
 
-    /// Creates `<cache>.d` and takes the install lock.
+    /// Refuses a `<cache>` that is not gifpack's before anything is created, then creates
+    /// `<cache>.d` (when missing) and takes the install lock.
     private static func lock(_ generations: CacheGenerations) async throws(PackClientError) -> InstallLock {
         try await BlockingWork.run("gifpack.lock") { () throws(PackClientError) -> InstallLock in
-            try generations.prepareStore()
-            return try InstallLock(path: generations.lockPath, cachePath: generations.cachePath)
+            _ = try generations.current()
+            return try InstallLock(generations)
+        }
+    }
+
+    /// After a failed install: when that install made `<cache>.d` and nothing was installed, removes
+    /// what it left there (see ``CacheGenerations/removeUnusedStore()``), then lets the lock go.
+    private static func release(_ lock: InstallLock, generations: CacheGenerations) async {
+        guard lock.createdStore else { return }
+        _ = await BlockingWork.result("gifpack.cleanup") { () throws(PackClientError) in
+            withExtendedLifetime(lock) { generations.removeUnusedStore() }
         }
     }
 
@@ -210,6 +240,10 @@ public struct PackInstaller: Sendable {
             if case .rejected = error {
                 await removeCopies(packs)
                 await removeCopies(posters)
+            } else {
+                // A whole download is kept to be reused (checked again) by the next attempt; a sparse
+                // upgrade's file never is (each attempt makes it anew): it goes now.
+                await removeCopies(packs.filter { $0.fetchedGIFs != nil })
             }
             throw error
         }

@@ -23,7 +23,14 @@ struct CatCommand: AsyncParsableCommand {
         revalidated with If-None-Match. An exercise without a GIF makes no GIF request. With \
         --trusted-key, the index must verify against index.json.minisig beside the URL (fetched with \
         it), not be expired, and its sequence must not be lower than that of the index the cache \
-        holds; a refused index is reported with its reason and nothing is fetched or cached.
+        holds for this URL and these keys (each index URL and key set keeps its own index and \
+        floor in the cache; a read without --trusted-key never touches a trusted one's); a refused \
+        index is reported with its reason and nothing is fetched or cached.
+
+        The cache directory must be gifpack's: a new or empty directory is claimed (it gets a \
+        .gifpack-lazy-cache marker), one with the marker is used, and any other non-empty \
+        directory is refused (exit 2) before anything in it is created or deleted. Only the \
+        cache's own files (gifs/<sha256>.gif, tmp/<UUID>.frame|gif|index) are ever deleted.
 
         Examples:
           gifpack cat dist/index.json 0001 > 0001.gif
@@ -36,7 +43,8 @@ struct CatCommand: AsyncParsableCommand {
         With --poster SIZE (a local index.json only), the exercise's still poster at that longest side \
         is read from the pack's posters pack instead (format 1.2).
 
-        Exit status: 0 written, 1 unknown exercise, no GIF, a refused pack or a refused index, 2 bad arguments.
+        Exit status: 0 written, 1 unknown exercise, no GIF, a refused pack or a refused index, 2 bad arguments \
+        (a --cache directory that is not gifpack's included).
         """
     )
 
@@ -116,6 +124,8 @@ struct CatCommand: AsyncParsableCommand {
         let result: LazyGIF
         do { result = try await cache.gif(forExercise: id) } catch {
             Terminal.error("gifpack: \(error)")
+            // A --cache directory that is not gifpack's is a bad argument: nothing was read or written.
+            if case .cacheNotManaged = error { throw ExitCode(2) }
             throw ExitCode(1)
         }
         guard case .gif(let bytes, _) = result else {

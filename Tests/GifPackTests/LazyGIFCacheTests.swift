@@ -217,12 +217,12 @@ struct LazyGIFCacheTests {
         #expect(healthy.requests.filter { $0.path == "/\(pack.file)" }.count == 2)
     }
 
-    /// The files a lazy cache directory holds (its lock and empty folders aside).
+    /// The files a lazy cache directory holds (its lock, its marker and empty folders aside).
     static func storedFiles(_ directory: String) -> [String] {
         let names = (FileManager.default.enumerator(atPath: directory)?.allObjects as? [String]) ?? []
         return names.filter { name in
             var isDirectory: ObjCBool = false
-            return name != "lock" && FileManager.default.fileExists(atPath: "\(directory)/\(name)", isDirectory: &isDirectory) && !isDirectory.boolValue
+            return name != "lock" && name != ".gifpack-lazy-cache" && FileManager.default.fileExists(atPath: "\(directory)/\(name)", isDirectory: &isDirectory) && !isDirectory.boolValue
         }.sorted()
     }
 
@@ -297,7 +297,8 @@ struct LazyGIFCacheTests {
             guard case PackClientError.untrusted(let refusal) = error else { return false }
             return refusal.reason == .rollback && refusal.detail.contains("cached index")
         }
-        let storedHead = try String(decoding: fileBytes("\(good)/index").prefix(4096), as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+        let slot = try #require(DirectoryListing.names("\(good)/indexes").first)
+        let storedHead = try String(decoding: fileBytes("\(good)/indexes/\(slot)").prefix(4096), as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
         #expect(storedHead.prefix(1) == ["gifpack-lazy-index 3"] && storedHead.dropFirst(3).first == "2", "the stored index stays v2")
 
         // The command line takes --trusted-key with --index: a signed index works, an unsigned one is
