@@ -34,7 +34,7 @@ public struct PackFileScan: Sendable {
     public init(path: String, limits: PackLimits = .standard) throws(PackClientError) {
         let name = PathText.lastComponent(path)
         do {
-            frames = try ZstdFrames.frameExtents(in: path)
+            frames = try ZstdFrames.frameExtents(in: path, maxFrames: Self.maxFrames(limits))
             reader = try PackFrameReader(path: path)
         } catch {
             throw EntryReading.translate(error, pack: name, entry: path, readerPath: path)
@@ -44,6 +44,16 @@ public struct PackFileScan: Sendable {
         }
         self.path = path
         self.limits = limits
+    }
+
+    /// The most frames a pack within `limits` can hold: every GIF (or poster) entry is listed in
+    /// the catalog by its 64-digit SHA-256, so a catalog of at most `maxCatalogBytes` lists at most
+    /// `maxCatalogBytes / 64` of them; plus the catalog and end-of-archive frames. A file of tiny
+    /// frames beyond that is refused before its frame list outgrows the bound (32 MiB of extents
+    /// with the standard limits), instead of growing with the file.
+    public static func maxFrames(_ limits: PackLimits) -> Int {
+        let listed = Int(clamping: max(0, limits.maxCatalogBytes) / 64)
+        return listed > Int.max - 2 ? .max : listed + 2
     }
 
     /// Decodes the entry of `frame`, whose size is bounded by the frame's declared content size

@@ -35,18 +35,23 @@ public enum ZstdFrames {
     /// Bytes read at a block header while walking a frame larger than the window.
     static let walkReadSize = 64 * 1024
 
-    /// Every frame in the file at `path`, in order. Throws if the file is not entirely zstd frames.
-    public static func frameExtents(in path: String) throws(PackReadError) -> [ZstdFrameExtent] {
-        try frameExtents(in: path, windowSize: windowSize)
+    /// Every frame in the file at `path`, in order. Throws if the file is not entirely zstd frames,
+    /// or holds more than `maxFrames` frames (a frame can be 9 bytes long, so a caller that knows
+    /// how many frames it can need bounds the list, and the memory it takes, with `maxFrames`).
+    public static func frameExtents(in path: String, maxFrames: Int = .max) throws(PackReadError) -> [ZstdFrameExtent] {
+        try frameExtents(in: path, maxFrames: maxFrames, windowSize: windowSize)
     }
 
-    /// ``frameExtents(in:)`` with another window size (tests use a tiny one so that every frame
-    /// takes the walking path). At least 32 bytes, so a frame header always fits.
-    static func frameExtents(in path: String, windowSize: Int) throws(PackReadError) -> [ZstdFrameExtent] {
+    /// ``frameExtents(in:maxFrames:)`` with another window size (tests use a tiny one so that every
+    /// frame takes the walking path). At least 32 bytes, so a frame header always fits.
+    static func frameExtents(in path: String, maxFrames: Int = .max, windowSize: Int) throws(PackReadError) -> [ZstdFrameExtent] {
         let window = try FileWindow(path: path, capacity: max(windowSize, 32))
         var position: Int64 = 0
         var extents: [ZstdFrameExtent] = []
         while position < window.fileSize {
+            guard extents.count < maxFrames else {
+                throw .badFrameHeader(offset: position, reason: "more than \(maxFrames) frames, more than the reader allows")
+            }
             var bytes = try window.bytes(at: position, minimum: 1)
             var result = ZSTD_findFrameCompressedSize(bytes.baseAddress, bytes.count)
             if isIncomplete(result), !window.reachesEnd(bytes, at: position), bytes.count < window.capacity {

@@ -303,3 +303,37 @@ struct MinisignReadingTests {
         #expect(stock.status == 0, "\(stock.error)")
     }
 }
+
+/// A pack followed by many tiny valid frames (9 bytes each): without an index, the scanner's frame
+/// list is bounded by what a catalog within the limits can list, not by the file.
+@Suite("Reader attacks: a file of tiny frames")
+struct TinyFrameTests {
+    /// The smallest zstd frame: single segment, content size 0, one empty last raw block.
+    static let tinyFrame: [UInt8] = [0x28, 0xB5, 0x2F, 0xFD, 0x20, 0x00, 0x01, 0x00, 0x00]
+
+    @Test func tinyFramesBeyondWhatACatalogCanListAreRefused() async throws {
+        let directory = try TemporaryDirectory()
+        let (pack, summary) = try ReaderAttackTests.smallPack(in: directory)
+        var limits = PackLimits.standard
+        limits.maxCatalogBytes = 64 << 10   // at most 1024 GIFs, 1026 frames
+        #expect(PackFileScan.maxFrames(limits) == 1026)
+        #expect(PackFileScan.maxFrames(.standard) == (64 << 20) / 64 + 2)
+        let bytes = try fileBytes(pack)
+        let flooded = directory.file("flooded.tar.zst")
+        try ReaderAttackTests.write(bytes + Array([[UInt8]](repeating: Self.tinyFrame, count: 2000).joined()), to: flooded)
+        #expect(try run("/usr/bin/zstd", ["-t", "-q", flooded]).status == 0)   // every byte is a valid zstd frame
+        // The frame after the 1026th is where the list stops.
+        let frames = summary.entries.count + 1
+        let stop = summary.bytes + Int64((1026 - frames) * Self.tinyFrame.count)
+        #expect(throws: PackReadError.badFrameHeader(offset: stop, reason: "more than 1026 frames, more than the reader allows")) {
+            try ZstdFrames.frameExtents(in: flooded, maxFrames: 1026)
+        }
+        #expect { _ = try PackFileScan(path: flooded, limits: limits) } throws: { error in
+            "\(error)".contains("zstd frame at offset \(stop): more than 1026 frames")
+        }
+        // Within the bound the frames are listed as before.
+        #expect(try PackFileScan(path: flooded).frames.count == frames + 2000)
+        let report = PackVerifier.verifyPack(flooded, limits: limits)
+        #expect(report.problems.count == 1 && report.frames == 0, "\(report.problems.prefix(3))")
+    }
+}
