@@ -18,7 +18,7 @@ enum PublishFileReader {
     /// A minisign signature is a few hundred bytes.
     static let maxSignatureBytes: Int64 = 4096
     /// `report.json`.
-    static let maxReportBytes: Int64 = 16 << 20
+    static let maxReportBytes: Int64 = 8 << 20
 
     /// Why a file was not read; the description names the file.
     struct Refusal: Error, CustomStringConvertible {

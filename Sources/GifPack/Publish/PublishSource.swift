@@ -14,11 +14,7 @@ struct PublishSource: Sendable {
 
     static func load(_ directory: String) async throws(PublishError) -> PublishSource {
         let indexPath = "\(directory)/index.json"
-        let read: [UInt8]?
-        do { read = try PublishFileReader.read(indexPath, maxBytes: PublishFileReader.maxIndexBytes) } catch {
-            throw .badSource("\(error); nothing was uploaded")
-        }
-        guard let bytes = read else {
+        guard let bytes = try await readBounded(indexPath, maxBytes: PublishFileReader.maxIndexBytes) else {
             throw .badSource("\(directory) is not a gifpack output directory: \(FileSystem.exists(directory) ? "it has no index.json" : "it does not exist"); nothing was uploaded")
         }
         let index: PackIndex
@@ -42,19 +38,21 @@ struct PublishSource: Sendable {
                 throw .badSource("\(path) does not match index.json (SHA-256 \(hash ?? "unreadable") instead of \(pack.sha256)); nothing was uploaded")
             }
         }
-        let signature: [UInt8]?
-        do { signature = try PublishFileReader.read(SignatureLocation.beside(indexPath), maxBytes: PublishFileReader.maxSignatureBytes) } catch {
-            throw .badSource("\(error); nothing was uploaded")
-        }
-        let report: [UInt8]?
-        do { report = try PublishFileReader.read("\(directory)/report.json", maxBytes: PublishFileReader.maxReportBytes) } catch {
-            throw .badSource("\(error); nothing was uploaded")
-        }
+        let signature = try await readBounded(SignatureLocation.beside(indexPath), maxBytes: PublishFileReader.maxSignatureBytes)
+        let report = try await readBounded("\(directory)/report.json", maxBytes: PublishFileReader.maxReportBytes)
         if let signature, (try? MinisignSignature(text: String(decoding: signature, as: UTF8.self))) == nil {
             throw .badSource("\(SignatureLocation.beside(indexPath)) is not a minisign signature; nothing was uploaded")
         }
         return PublishSource(directory: directory, index: index, indexBytes: bytes, signature: signature,
                              report: report)
+    }
+
+    /// A `--from` file (``PublishFileReader``, on a thread of its own), nil when it does not exist;
+    /// a refusal is a bad source (exit 2) naming the file and why.
+    static func readBounded(_ path: String, maxBytes: Int64) async throws(PublishError) -> [UInt8]? {
+        do { return try await BlockingWork.run("gifpack.publish-read") { () throws(PublishFileReader.Refusal) in
+            try PublishFileReader.read(path, maxBytes: maxBytes)
+        } } catch { throw .badSource("\(error); nothing was uploaded") }
     }
 
     /// `packs/<file name>` with a plain file name.
