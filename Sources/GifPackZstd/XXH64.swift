@@ -48,7 +48,7 @@ public struct XXH64: Sendable {
         if bufferCount > 0 {
             let take = min(32 - bufferCount, count)
             withUnsafeMutableBytes(of: &buffer) { b in
-                b.baseAddress!.advanced(by: bufferCount).copyMemory(from: p, byteCount: take)
+                b.baseAddress?.advanced(by: bufferCount).copyMemory(from: p, byteCount: take)
             }
             bufferCount += take
             p += take
@@ -76,7 +76,7 @@ public struct XXH64: Sendable {
         }
         if count > 0 {
             withUnsafeMutableBytes(of: &buffer) { b in
-                b.baseAddress!.copyMemory(from: p, byteCount: count)
+                b.baseAddress?.copyMemory(from: p, byteCount: count)
             }
             bufferCount = count
         }
@@ -98,7 +98,7 @@ public struct XXH64: Sendable {
         var tail = buffer
         let n = bufferCount
         withUnsafeBytes(of: &tail) { raw in
-            let p = raw.baseAddress!
+            guard let p = raw.baseAddress else { return }
             var i = 0
             while i + 8 <= n {
                 h ^= XXH64.round(0, XXH64.read64(p, i))
