@@ -4,7 +4,8 @@ import GifPackHTTP
 import GifPackSystem
 
 /// After a publish: reads back, anonymously and from where clients read (`--public-url`), what
-/// was just published — `index.json`, `index.json.minisig` and every pack file the index names —
+/// was just published — `index.json`, its signatures (`index.json.minisig` and
+/// `signatures/<sha256>.minisig`) and every pack file the index names —
 /// and says why clients could not install when they could not: a bucket or CDN that refuses
 /// anonymous reads (401/403), nothing served there (404), a stale copy of the index or its
 /// signature (bytes differ from the ones published), a pack served compressed
@@ -84,6 +85,17 @@ struct PublicReadCheck {
             case .success(let served) where served != signature:
                 problems.append("the index.json.minisig served at \(url) is not the one just published (signature mismatch: a stale "
                     + "copy?); clients that check signatures (--trusted-key) refuse the index")
+            case .success:
+                break
+            }
+            // Clients look for the signature named by the index's hash first (docs/FORMAT.md, "Signatures").
+            let hashNamed = SignatureLocation.hashNamed(indexURL, indexSHA256: StreamingSHA256.of(local.index))
+            switch await get(hashNamed, client: client, maxBytes: 1 << 16) {
+            case .failure(let problem):
+                problems.append(problem.description + "; clients that check signatures (--trusted-key) look for it first")
+            case .success(let served) where served != signature:
+                problems.append("the signature served at \(hashNamed) is not the one just published (signature mismatch); clients "
+                    + "that check signatures (--trusted-key) refuse the index")
             case .success:
                 break
             }
