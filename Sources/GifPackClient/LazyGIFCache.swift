@@ -164,14 +164,15 @@ public final class LazyGIFCache: Sendable {
             let stored = store.readIndex(slot: slot, maxBytes: maxBytes)
             guard let trust else { return (stored, nil) }
             // The floor: the highest sequence this URL with these keys had accepted here. Before
-            // slots, an earlier version kept one index: it counts while it is this URL's and its
-            // stored signature still verifies with these keys.
+            // slots, an earlier version kept one index: it counts while it is this URL's, was
+            // stored as verified and its stored signature verifies with one of these keys, at the
+            // sequence inside the signed bytes.
             if let stored { return (stored, stored.verifiedSequence) }
             guard let legacy = store.readLegacyIndex(maxBytes: maxBytes), legacy.isFrom(url),
-                  let sequence = legacy.verifiedSequence, let signature = legacy.signature,
-                  let signed = try? trust.verifySignature(indexBytes: legacy.json, signature: signature, location: url, limits: limits),
-                  signed.sequence == sequence else { return (nil, nil) }
-            return (nil, sequence)
+                  legacy.verifiedSequence != nil, let signature = legacy.signature,
+                  let signed = try? trust.verifySignature(indexBytes: legacy.json, signature: signature, location: url, limits: limits)
+            else { return (nil, nil) }
+            return (nil, signed.sequence)
         }
         let storedIndex = stored.flatMap { $0.isFrom(url) ? usable($0, url: url) : nil }
         let age = Int(Date().timeIntervalSince1970) - (stored?.validatedAt ?? 0)

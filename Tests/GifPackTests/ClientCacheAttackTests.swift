@@ -135,6 +135,59 @@ struct ClientCacheAttackTests {
         #expect(trustedCat.status == 1 && trustedCat.output.isEmpty && trustedCat.error.contains("rollback"), "\(trustedCat.error)")
     }
 
+    @Test func anEarlierVersionsSingleIndexSlotStillFloorsItsURLWithTheKeysItVerifiesWith() async throws {
+        let signed = try SignedDist(count: 6)
+        defer { signed.server.stop() }
+        try await signed.build()
+        let v1 = try signed.copyIndex(to: "index-v1.json")
+        try signed.changeAGIF(seed: 97)
+        try await signed.build(at: trustT0.addingTimeInterval(60))
+        let nginx = try await NginxServer.start(root: signed.dist)
+        defer { nginx.stop() }
+        let url = nginx.baseURL + "/index.json"
+        let trust = IndexTrust(keys: [signed.key.secret.publicKey], now: Self.now)
+
+        // What an earlier version stored after accepting v2 (sequence 2) with this key: <dir>/index, no marker, no slots.
+        let v2 = try fileBytes(signed.indexPath)
+        let v2Signature = try fileBytes(signed.indexPath + ".minisig")
+        func earlierCache(_ name: String, url: String, sequence: String) throws -> String {
+            let directory = signed.workspace.file(name)
+            try FileManager.default.createDirectory(atPath: "\(directory)/gifs", withIntermediateDirectories: true)
+            let head = "gifpack-lazy-index 3\n\(url)\n\n\(sequence)\n\(Data(v2Signature).base64EncodedString())\n"
+            try Data(Array(head.utf8) + v2).write(to: URL(fileURLWithPath: "\(directory)/index"))
+            return directory
+        }
+        // The publisher's v1 replayed at the URL.
+        for file in ["index.json", "index.json.minisig"] { try FileManager.default.removeItem(atPath: "\(signed.dist)/\(file)") }
+        try FileManager.default.copyItem(atPath: v1, toPath: signed.indexPath)
+        try FileManager.default.copyItem(atPath: v1 + ".minisig", toPath: signed.indexPath + ".minisig")
+
+        // The old slot is this URL's floor for any key set one of whose keys verifies its stored signature,
+        // at the sequence inside the signed bytes (not the one written beside them).
+        let stranger = try TestSigningKey(workspace: signed.workspace, name: "other")
+        let floors: [(String, String, [MinisignPublicKey])] = [
+            ("same-keys", "2", [signed.key.secret.publicKey]),
+            ("more-keys", "2", [signed.key.secret.publicKey, stranger.secret.publicKey]),
+            ("edited-sequence", "7", [signed.key.secret.publicKey]),
+        ]
+        for (name, sequence, keys) in floors {
+            let directory = try earlierCache(name, url: url, sequence: sequence)
+            await #expect {
+                _ = try await LazyGIFCache(directory: directory, indexURL: url, trust: IndexTrust(keys: keys, now: Self.now)).index()
+            } throws: { error in
+                guard case PackClientError.untrusted(let refusal) = error else { return false }
+                return refusal.reason == .rollback && refusal.detail.hasSuffix(" 2")
+            }
+            #expect(FileManager.default.fileExists(atPath: "\(directory)/.gifpack-lazy-cache"), "\(name): adopted")
+        }
+        // Another URL's old slot, or one stored without trusted keys, sets no floor.
+        for (name, storedURL, sequence) in [("other-url", url + "?mirror", "2"), ("untrusted", url, "")] {
+            let directory = try earlierCache(name, url: storedURL, sequence: sequence)
+            let index = try await LazyGIFCache(directory: directory, indexURL: url, trust: trust).index()
+            #expect(index.sequence == 1, "\(name)")
+        }
+    }
+
     // MARK: Item 9: the lazy cache only uses, and only trims, a directory that is gifpack's
 
     /// Sets a file's modification time `seconds` in the past.
