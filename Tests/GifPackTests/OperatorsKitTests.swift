@@ -72,6 +72,9 @@ struct OperatorsKitTests {
         #expect(unreadable.status == 1, "\(unreadable.error)")
         #expect(unreadable.output.isEmpty && unreadable.error.split(separator: "\n").count == 1, "\(unreadable.error)")
         #expect(unreadable.error.contains("clients cannot read \(nginx.baseURL)/elsewhere/index.json: HTTP 404"), "\(unreadable.error)")
+        let lost = try await gifpackCLIOffThePool(["install", "--index", "\(nginx.baseURL)/elsewhere/index.json", "--cache",
+                                                   machine.workspace.file("lost-cache")])
+        #expect(lost.status == 1 && lost.error.contains("HTTP status 404 — nothing is served there"), "install names the cause: \(lost.error)")
 
         // The API down: one line on standard error, a failing status.
         server.stop()
@@ -324,6 +327,7 @@ struct OperatorsKitTests {
                                                        "--public-url", staleServer.baseURL + "/index.json", "--quiet"])
         #expect(mismatch.status == 1 && mismatch.error.contains("signature mismatch"), "\(mismatch.error)")
         #expect(!mismatch.error.contains("clients get another index.json"))
+        #expect(mismatch.error.contains("clients cannot read \(staleServer.baseURL)/signatures/"), "the hash-named signature: \(mismatch.error)")
     }
 
     // MARK: quiet, JSON, --out
