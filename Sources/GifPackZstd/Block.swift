@@ -102,6 +102,9 @@ extension DecoderContext {
         _ src: UnsafePointer<UInt8>, size: Int, at: Int, output: BlockOutput
     ) throws(ZstdDecodingError) -> Int {
         let (literalsUsed, literalCount) = try decodeLiterals(src, size: size, at: at)
+        // The wild copies read up to `literalSlack` bytes past the last literal: give them
+        // initialized bytes (the buffer is not zero-filled when allocated).
+        (literalBuffer + literalCount).initialize(repeating: 0, count: literalSlack)
         return try decodeSequences(
             src + literalsUsed, size: size - literalsUsed, at: at + literalsUsed,
             literalCount: literalCount, output: output)

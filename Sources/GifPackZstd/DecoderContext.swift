@@ -45,8 +45,9 @@ final class DecoderContext {
     var repeatOffsets: (Int, Int, Int) = (1, 4, 8)
 
     init() {
+        // Not zero-filled (a new decoder per frame must be cheap): each block writes its literals
+        // and the slack after them before anything reads them.
         literalBuffer = .allocate(capacity: zstdBlockSizeMax + literalSlack)
-        literalBuffer.initialize(repeating: 0, count: zstdBlockSizeMax + literalSlack)
         huffmanTable = .allocate(capacity: huffmanTableSize)
         huffmanTable.initialize(repeating: 0, count: huffmanTableSize)
         huffmanWeights = .allocate(capacity: 256)
