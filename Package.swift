@@ -37,7 +37,7 @@ let package = Package(
         .target(name: "GifPackZstd"),
         // The contract between builder and client: index and pack models, pack reader.
         .target(name: "GifPackFormat", dependencies: [
-            "GifPackSystem", "CZstd", .product(name: "Crypto", package: "swift-crypto"),
+            "GifPackSystem", "GifPackZstd", .product(name: "Crypto", package: "swift-crypto"),
         ]),
         // GIF structural decoding (giflib), shared by builder and client.
         .target(name: "GifPackGIF", dependencies: ["GifPackSystem", "CGif"]),
@@ -58,7 +58,7 @@ let package = Package(
         ]),
         // What an app links: fetch, verify and install packs.
         .target(name: "GifPackClient", dependencies: [
-            "GifPackFormat", "GifPackGIF", "GifPackHTTP", "CZstd", .product(name: "Crypto", package: "swift-crypto"),
+            "GifPackFormat", "GifPackGIF", "GifPackHTTP", "GifPackZstd", .product(name: "Crypto", package: "swift-crypto"),
         ]),
         // Loopback ExerciseDB stand-in with switchable faults, and the GIF synthesizer it serves.
         .target(name: "ExerciseDBFixture", dependencies: [

@@ -1,17 +1,12 @@
-import CZstd
 import GifPackFormat
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import GifPackZstd
 
 /// Checks that a pack's last zstd frame is the tar end-of-archive marker: 1024 zero bytes.
 ///
 /// `PackFrameReader` reads entries, and this frame is not one; an installer never needs it, but
 /// `gifpack verify` does, because stock `tar` reads whatever the frame holds. The frame is small
-/// (a few dozen bytes), must declare exactly 1024 bytes and is decompressed in one call into a
-/// 1024-byte buffer, so it cannot expand beyond that.
+/// (a few dozen bytes), must declare exactly 1024 bytes and is decompressed in one call with an
+/// output limit of 1024 bytes, so it cannot expand beyond that.
 ///
 /// ```swift
 /// if let problem = EndOfArchiveCheck.problem(path: path, frame: frames.last!, pack: "all") { … }
@@ -27,18 +22,18 @@ enum EndOfArchiveCheck {
         let size = FrameLayoutCheck.endOfArchiveSize
         guard frame.contentSize == size else { return fail("declares \(frame.contentSize.map(String.init) ?? "no") content size, not \(size)") }
         guard frame.compressedLength <= maxCompressedLength else { return fail("\(frame.compressedLength) compressed bytes") }
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return fail("cannot open the pack (errno \(errno))") }
-        defer { close(fd) }
-        var compressed = [UInt8](repeating: 0, count: Int(frame.compressedLength))
-        let got = compressed.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(frame.offset)) }
-        guard got == compressed.count else { return fail("cannot read the frame") }
-        var output = [UInt8](repeating: 0xFF, count: Int(size))
-        let result = output.withUnsafeMutableBytes { out in
-            compressed.withUnsafeBytes { input in ZSTD_decompress(out.baseAddress, out.count, input.baseAddress, input.count) }
+        let compressed: [UInt8]
+        do throws(PackReadError) {
+            compressed = try PackFrameReader(path: path).readBytes(at: frame.offset, count: Int(frame.compressedLength))
+        } catch {
+            return fail("cannot read the frame: \(error)")
         }
-        if ZSTD_isError(result) != 0 { return fail(String(cString: ZSTD_getErrorName(result))) }
-        guard result == Int(size), output.allSatisfy({ $0 == 0 }) else {
+        guard compressed.count == Int(frame.compressedLength) else { return fail("cannot read the frame") }
+        let output: [UInt8]
+        do { output = try ZstdDecoder.decompress(compressed, maxOutput: Int(size)) } catch {
+            return fail(error.description)
+        }
+        guard output.count == Int(size), output.allSatisfy({ $0 == 0 }) else {
             return fail("does not decompress to \(size) zero bytes")
         }
         return nil

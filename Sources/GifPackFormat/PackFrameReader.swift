@@ -3,14 +3,17 @@
 /// A pack is a ustar stream compressed as one zstd frame per tar entry (header, data and
 /// padding), followed by a frame holding the end-of-archive blocks. The index records each
 /// entry's frame offset and length, so a reader `pread`s exactly that range and decompresses it
-/// alone. The frame must declare its content size and a content checksum; output is capped at
-/// `512 + maxSize + 511` bytes (refused from the frame header when possible, so a bomb costs
-/// nothing), the checksum is verified by zstd, the range must hold exactly one frame, and the
-/// content must be exactly one entry: a valid ustar header, `size` data bytes and the padding.
+/// alone with the pure-Swift decoder (``GifPackZstd``). The frame must declare its content size and
+/// a content checksum; output is capped at `512 + maxSize + 511` bytes (refused from the frame
+/// header when possible, so a bomb costs nothing), the checksum is verified, the range must hold
+/// exactly one frame, and the content must be exactly one entry: a valid ustar header, `size` data
+/// bytes and the padding. The range is read whole before it is decoded, so it may be no longer than
+/// a frame of that much content can be (the content stored raw, plus headers); memory is the frame
+/// plus its window (at most the content size).
 ///
 /// The reader holds a file descriptor (closed when the last copy goes away) and is safe to use
-/// from several threads at once; each call uses its own decompression context. Calls block on
-/// disk I/O, so run them off Swift's cooperative pool.
+/// from several threads at once; each call uses its own decoder. Calls block on disk I/O, so run
+/// them off Swift's cooperative pool.
 ///
 /// ```swift
 /// let reader = try PackFrameReader(path: "packs/chest-3.tar.zst")
@@ -27,6 +30,34 @@ public struct PackFrameReader: Sendable {
 
     public init(path: String) throws(PackReadError) {
         file = try PackFileHandle(path: path)
+    }
+
+    /// Up to `count` bytes at `offset` (fewer only where the file ends), without decompressing.
+    public func readBytes(at offset: Int64, count: Int) throws(PackReadError) -> [UInt8] {
+        guard offset >= 0, count >= 0 else {
+            throw .badFrameHeader(offset: offset, reason: "invalid range (\(count) bytes)")
+        }
+        var failure: PackReadError?
+        let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            initialized = 0
+            var position = 0
+            while position < count {
+                let want = min(Self.readChunkSize * 16, count - position)
+                let got: Int
+                do throws(PackReadError) {
+                    let slice = UnsafeMutableBufferPointer(rebasing: buffer[position..<(position + want)])
+                    got = try file.read(into: UnsafeMutableRawBufferPointer(slice), at: offset + Int64(position))
+                } catch {
+                    failure = error
+                    break
+                }
+                position += got
+                initialized = position
+                if got < want { break }
+            }
+        }
+        if let failure { throw failure }
+        return bytes
     }
 
     /// Size of the pack file in bytes.
@@ -59,22 +90,22 @@ public struct PackFrameReader: Sendable {
                                   reason: "invalid frame range (length \(frameLength), max size \(maxSize))")
         }
         let limit = TarHeader.entryLength(dataSize: maxSize)
-        let decoder = try ZstdFrameStreamDecoder(frameOffset: frameOffset, maxContentSize: limit)
+        let longest = ZstdEntryFrameDecoder.maxCompressedLength(contentSize: limit)
+        guard frameLength <= longest else {
+            throw .corruptFrame(offset: frameOffset, reason: "a frame of \(frameLength) bytes is longer than any frame "
+                                + "of at most \(limit) content bytes (\(longest))")
+        }
+        let frame = try readBytes(at: frameOffset, count: Int(frameLength))
+        guard frame.count == Int(frameLength) else { throw .truncatedFrame(offset: frameOffset) }
         var splitter = TarEntrySplitter(maxSize: maxSize)
-        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.readChunkSize, alignment: 16)
-        defer { chunk.deallocate() }
-        var position: Int64 = 0
-        while position < frameLength {
-            let want = Int(min(Int64(chunk.count), frameLength - position))
-            let got = try file.read(into: UnsafeMutableRawBufferPointer(rebasing: chunk[0..<want]),
-                                    at: frameOffset + position)
-            guard got > 0 else { throw .truncatedFrame(offset: frameOffset) }
-            position += Int64(got)
-            try decoder.feed(UnsafeRawBufferPointer(rebasing: chunk[0..<got])) { decoded throws(PackReadError) in
-                try splitter.consume(decoded, onHeader: onHeader, into: consumer)
+        let decoded: Result<Void, PackReadError> = frame.withUnsafeBytes { bytes in
+            Result { () throws(PackReadError) in
+                try ZstdEntryFrameDecoder.decode(bytes, frameOffset: frameOffset, maxContentSize: limit) { decoded throws(PackReadError) in
+                    try splitter.consume(decoded, onHeader: onHeader, into: consumer)
+                }
             }
         }
-        try decoder.finish()
+        try decoded.get()
         return try splitter.finish()
     }
 }

@@ -1,5 +1,3 @@
-import CZstd
-
 /// Where one zstd frame sits in a file.
 ///
 /// `contentSize` is the decompressed size the frame header declares, or nil when the frame does
@@ -19,12 +17,12 @@ public struct ZstdFrameExtent: Sendable, Equatable {
 /// Frame-level inspection of `.zst` files made of concatenated frames.
 ///
 /// ``frameExtents(in:)`` walks the file without decompressing anything and with a fixed amount of
-/// memory (one 1 MiB window), whatever the file holds. A frame that fits in the window is measured
-/// by `ZSTD_findFrameCompressedSize`; a larger one is walked header by header (the frame header,
-/// then each block's 3-byte header, skipping the block's bytes, then the checksum), reading only
-/// small pieces at those offsets. Bytes that do not start a frame are refused at their offset at
-/// once ("no zstd frame at offset N"), without reading further. Verify tools use it to check that
-/// an index's offsets are real frame boundaries.
+/// memory (one 1 MiB window), whatever the file holds: each frame is measured from its headers
+/// alone (RFC 8878: the frame header, then each block's 3-byte header, skipping the block's bytes,
+/// then the checksum), as libzstd's `ZSTD_findFrameCompressedSize` measures it, reading only the
+/// pieces at those offsets that the window does not already hold. Bytes that do not start a frame
+/// are refused at their offset at once ("no zstd frame at offset N"), without reading further.
+/// Verify tools use it to check that an index's offsets are real frame boundaries.
 ///
 /// ```swift
 /// let frames = try ZstdFrames.frameExtents(in: "packs/chest-3.tar.zst")
@@ -32,8 +30,10 @@ public struct ZstdFrameExtent: Sendable, Equatable {
 /// ```
 public enum ZstdFrames {
     static let windowSize = 1 << 20
-    /// Bytes read at a block header while walking a frame larger than the window.
+    /// Bytes read at a block header the window does not hold.
     static let walkReadSize = 64 * 1024
+    /// The largest window log a frame may declare (libzstd's limit on 64-bit systems).
+    static let maxWindowLog = 31
 
     /// Every frame in the file at `path`, in order. Throws if the file is not entirely zstd frames,
     /// or holds more than `maxFrames` frames (a frame can be 9 bytes long, so a caller that knows
@@ -42,8 +42,8 @@ public enum ZstdFrames {
         try frameExtents(in: path, maxFrames: maxFrames, windowSize: windowSize)
     }
 
-    /// ``frameExtents(in:maxFrames:)`` with another window size (tests use a tiny one so that every
-    /// frame takes the walking path). At least 32 bytes, so a frame header always fits.
+    /// ``frameExtents(in:maxFrames:)`` with another window size (tests use a tiny one so that
+    /// almost every header needs a read of its own). At least 32 bytes, so a frame header always fits.
     static func frameExtents(in path: String, maxFrames: Int = .max, windowSize: Int) throws(PackReadError) -> [ZstdFrameExtent] {
         let window = try FileWindow(path: path, capacity: max(windowSize, 32))
         var position: Int64 = 0
@@ -52,60 +52,29 @@ public enum ZstdFrames {
             guard extents.count < maxFrames else {
                 throw .badFrameHeader(offset: position, reason: "more than \(maxFrames) frames, more than the reader allows")
             }
-            var bytes = try window.bytes(at: position, minimum: 1)
-            var result = ZSTD_findFrameCompressedSize(bytes.baseAddress, bytes.count)
-            if isIncomplete(result), !window.reachesEnd(bytes, at: position), bytes.count < window.capacity {
-                // The window was loaded for an earlier frame: load it again from here.
-                bytes = try window.load(at: position, length: window.capacity)
-                result = ZSTD_findFrameCompressedSize(bytes.baseAddress, bytes.count)
-            }
-            let contentSize = declaredContentSize(bytes)
-            let length: Int64
-            if ZSTD_isError(result) == 0 {
-                length = Int64(result)
-            } else if isIncomplete(result), !window.reachesEnd(bytes, at: position) {
-                // A frame larger than the window.
-                length = try walkFrame(at: position, window: window)
-            } else {
-                throw frameError(result, at: position)
-            }
-            extents.append(ZstdFrameExtent(offset: position, compressedLength: length, contentSize: contentSize))
-            position += length
+            let extent = try measureFrame(at: position, window: window)
+            extents.append(extent)
+            position += extent.compressedLength
         }
         return extents
     }
 
-    /// The length of the frame at `offset`, which continues past the window: walked through its
-    /// frame header, block headers and checksum, reading at most ``walkReadSize`` bytes at a time.
-    private static func walkFrame(at offset: Int64, window: FileWindow) throws(PackReadError) -> Int64 {
-        let head = try window.load(at: offset, length: min(window.capacity, walkReadSize))
-        guard head.count >= 8 else { throw .truncatedFrame(offset: offset) }
-        let magic = UInt32(head[0]) | UInt32(head[1]) << 8 | UInt32(head[2]) << 16 | UInt32(head[3]) << 24
-        if magic & 0xFFFF_FFF0 == 0x184D_2A50 {
-            // A skippable frame: magic, 4-byte little-endian size, then that many bytes.
-            let size = Int64(UInt32(head[4]) | UInt32(head[5]) << 8 | UInt32(head[6]) << 16 | UInt32(head[7]) << 24)
-            guard offset + 8 + size <= window.fileSize else { throw .truncatedFrame(offset: offset) }
-            return 8 + size
+    /// The frame at `offset`: its length, from its frame header, block headers and checksum.
+    private static func measureFrame(at offset: Int64, window: FileWindow) throws(PackReadError) -> ZstdFrameExtent {
+        let head = try window.bytes(at: offset, minimum: ZstdFrameHeaderFields.maxSize)
+        let fields = try ZstdFrameHeaderFields.parse(head, at: offset)
+        if let skippableLength = fields.skippableLength {
+            guard skippableLength <= window.fileSize - offset else { throw .truncatedFrame(offset: offset) }
+            return ZstdFrameExtent(offset: offset, compressedLength: skippableLength, contentSize: 0)
         }
-        guard magic == 0xFD2F_B528 else { throw .notZstd(offset: offset) }
-        // zstd itself checks the frame header (reserved bit, window size) before reporting the
-        // frame as incomplete; checked again here so the walk never trusts an unchecked header.
-        guard ZSTD_getFrameContentSize(head.baseAddress, head.count) != ZSTD_CONTENTSIZE_ERROR else {
-            throw frameError(ZSTD_findFrameCompressedSize(head.baseAddress, head.count), at: offset)
-        }
-        let descriptor = head[4]
-        let singleSegment = descriptor & 0x20 != 0
-        let hasChecksum = descriptor & 0x04 != 0
-        let dictionaryIDBytes: Int64 = [0, 1, 2, 4][Int(descriptor & 0x03)]
-        let contentSizeBytes: Int64 = [singleSegment ? 1 : 0, 2, 4, 8][Int(descriptor >> 6)]
-        var cursor = offset + 5 + (singleSegment ? 0 : 1) + dictionaryIDBytes + contentSizeBytes
+        var cursor = offset + Int64(fields.headerSize)
         while true {
             let header = try window.bytes(at: cursor, minimum: 3, readLength: walkReadSize)
             guard header.count >= 3 else { throw .truncatedFrame(offset: offset) }
-            let fields = UInt32(header[0]) | UInt32(header[1]) << 8 | UInt32(header[2]) << 16
-            let blockSize = Int64(fields >> 3)
+            let bits = UInt32(header[0]) | UInt32(header[1]) << 8 | UInt32(header[2]) << 16
+            let blockSize = Int64(bits >> 3)
             let stored: Int64
-            switch (fields >> 1) & 3 {
+            switch (bits >> 1) & 3 {
             case 0, 2: stored = blockSize      // raw or compressed: the block's bytes
             case 1: stored = 1                 // RLE: one byte repeated blockSize times
             default:
@@ -113,32 +82,78 @@ public enum ZstdFrames {
             }
             cursor += 3 + stored
             guard cursor <= window.fileSize else { throw .truncatedFrame(offset: offset) }
-            if fields & 1 != 0 { break }
+            if bits & 1 != 0 { break }
         }
-        if hasChecksum { cursor += 4 }
+        if fields.hasChecksum { cursor += 4 }
         guard cursor <= window.fileSize else { throw .truncatedFrame(offset: offset) }
-        return cursor - offset
+        return ZstdFrameExtent(offset: offset, compressedLength: cursor - offset, contentSize: fields.contentSize)
     }
+}
 
-    /// The content size the frame header at the start of `bytes` declares; nil when it declares
-    /// none or more than `Int64.max` (untrusted bytes: never trapped on).
-    private static func declaredContentSize(_ bytes: UnsafeRawBufferPointer) -> Int64? {
-        let declared = ZSTD_getFrameContentSize(bytes.baseAddress, bytes.count)
-        guard declared != ZSTD_CONTENTSIZE_ERROR, declared != ZSTD_CONTENTSIZE_UNKNOWN else { return nil }
-        return Int64(exactly: declared)
-    }
+/// The fields of a zstd frame header (RFC 8878, 3.1.1.1) that measuring a frame needs, checked as
+/// libzstd's `ZSTD_getFrameHeader` checks them (magic number, reserved bit, window log); a
+/// dictionary id is allowed here (the frame is measured, not decoded).
+struct ZstdFrameHeaderFields: Equatable {
+    /// A zstd frame header is at most 18 bytes (magic 4, descriptor 1, window 1, dictionary 4, size 8).
+    static let maxSize = 18
 
-    /// True when zstd stopped because the bytes end inside the frame.
-    private static func isIncomplete(_ result: Int) -> Bool {
-        ZSTD_isError(result) != 0 && ZSTD_getErrorCode(result) == ZSTD_error_srcSize_wrong
-    }
+    /// Bytes of the header, magic number included (for a skippable frame: 8).
+    var headerSize: Int
+    /// The whole length of a skippable frame (its 8-byte header included); nil for a zstd frame.
+    var skippableLength: Int64?
+    /// The declared content size; nil when none is declared or it exceeds `Int64.max`.
+    var contentSize: Int64?
+    /// Whether the header has a content size field (a skippable frame: false).
+    var declaresContentSize: Bool
+    var hasChecksum: Bool
 
-    private static func frameError(_ result: Int, at offset: Int64) -> PackReadError {
-        switch ZSTD_getErrorCode(result) {
-        case ZSTD_error_prefix_unknown: return .notZstd(offset: offset)
-        case ZSTD_error_srcSize_wrong: return .truncatedFrame(offset: offset)
-        default: return .corruptFrame(offset: offset, reason: String(cString: ZSTD_getErrorName(result)))
+    /// Parses the header at the start of `bytes` (the frame at file offset `offset`); `bytes` holds
+    /// at least ``maxSize`` bytes unless the file ends first.
+    static func parse(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(PackReadError) -> ZstdFrameHeaderFields {
+        let zstdMagic: [UInt8] = [0x28, 0xB5, 0x2F, 0xFD]
+        guard bytes.count >= 4 else {
+            // A prefix of a magic number is a truncated frame; anything else is not zstd.
+            let prefixOfZstd = bytes.elementsEqual(zstdMagic.prefix(bytes.count))
+            let prefixOfSkippable = bytes.enumerated().allSatisfy { index, byte in
+                index == 0 ? byte & 0xF0 == 0x50 : byte == [0, 0x2A, 0x4D, 0x18][index]
+            }
+            throw prefixOfZstd || prefixOfSkippable ? .truncatedFrame(offset: offset) : .notZstd(offset: offset)
         }
+        if bytes[0] & 0xF0 == 0x50, bytes[1] == 0x2A, bytes[2] == 0x4D, bytes[3] == 0x18 {
+            guard bytes.count >= 8 else { throw .truncatedFrame(offset: offset) }
+            let size = Int64(UInt32(bytes[4]) | UInt32(bytes[5]) << 8 | UInt32(bytes[6]) << 16 | UInt32(bytes[7]) << 24)
+            return ZstdFrameHeaderFields(headerSize: 8, skippableLength: 8 + size, contentSize: 0,
+                                         declaresContentSize: false, hasChecksum: false)
+        }
+        guard bytes.prefix(4).elementsEqual(zstdMagic) else {
+            throw .notZstd(offset: offset)
+        }
+        guard bytes.count >= 5 else { throw .truncatedFrame(offset: offset) }
+        let descriptor = bytes[4]
+        let singleSegment = descriptor & 0x20 != 0
+        let dictionaryIDBytes = [0, 1, 2, 4][Int(descriptor & 0x03)]
+        let contentSizeBytes = [singleSegment ? 1 : 0, 2, 4, 8][Int(descriptor >> 6)]
+        let headerSize = 5 + (singleSegment ? 0 : 1) + dictionaryIDBytes + contentSizeBytes
+        guard bytes.count >= headerSize else { throw .truncatedFrame(offset: offset) }
+        guard descriptor & 0x08 == 0 else {
+            throw .corruptFrame(offset: offset, reason: "the reserved bit of the frame header descriptor is set")
+        }
+        if !singleSegment {
+            let windowLog = 10 + Int(bytes[5] >> 3)
+            guard windowLog <= ZstdFrames.maxWindowLog else {
+                throw .corruptFrame(offset: offset, reason: "the frame asks for a window of 2^\(windowLog) bytes, more than 2^\(ZstdFrames.maxWindowLog)")
+            }
+        }
+        var contentSize: Int64?
+        if contentSizeBytes > 0 {
+            let start = headerSize - contentSizeBytes
+            var value: UInt64 = 0
+            for index in 0..<contentSizeBytes { value |= UInt64(bytes[start + index]) << UInt64(8 * index) }
+            if contentSizeBytes == 2 { value += 256 }
+            contentSize = Int64(exactly: value)
+        }
+        return ZstdFrameHeaderFields(headerSize: headerSize, skippableLength: nil, contentSize: contentSize,
+                                     declaresContentSize: contentSizeBytes > 0, hasChecksum: descriptor & 0x04 != 0)
     }
 }
 
