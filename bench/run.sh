@@ -199,6 +199,7 @@ EOF
 }
 
 gifpack_build() { # NAME MANIFEST OUT CACHE
+  mkdir -p "$(dirname "$3")" # gifpack build creates only the last component of --out
   measure "$1" "$bin/gifpack" build --quiet --manifest "$2" --out "$3" --cache "$4"
   if [ -f "$3/report.json" ]; then
     cp "$3/report.json" "$work/runs/$1.report.json"
@@ -429,6 +430,7 @@ untimed_build() {
   local label=$1 out=$2 cache=$3 refresh=$4; shift 4
   start_fixture --realistic --count "$count" "$@"
   manifest "$runs/untimed.yaml" "$refresh"
+  mkdir -p "$(dirname "$out")"
   "$bin/gifpack" build --quiet --manifest "$runs/untimed.yaml" --out "$out" --cache "$cache" \
     || { echo "bench/run.sh: the $label build failed" >&2; exit 1; }
   stop_fixture
@@ -501,7 +503,9 @@ fi
 # 8: placeholders and posters. Fresh builds (empty output and cache, same latency as section 1)
 # without posters, with 80 px and with 200 px posters; then the 200 px build's cache rebuilt with
 # [80, 200], which derives again from the stored GIFs without a GIF request. Recorded: wall and CPU,
-# the posters pack's size, the index with and without placeholders (both re-indented by jq alike).
+# the posters pack's size, the index with and without placeholders (both re-indented by jq alike), and
+# how far the 80 px posters are from the area downscale of their stills (mean error per channel; the
+# real sample's GIFs with --real-data); then a build of small hostile GIFs (bench/hostile_gifs.py).
 if [ "$posters" = 1 ]; then
   if [ -n "$real_data" ]; then
     log "posters: fixture, real data $real_data, latency ${latency} ms"
@@ -523,6 +527,8 @@ if [ "$posters" = 1 ]; then
   posters_build posters.none "[]" posters-none
   log "posters: fresh build with 80 px posters"
   posters_build posters.80 "[80]" posters-80
+  log "posters: the 80 px posters against the area downscale of their stills (bench/poster_error.py)"
+  fact posters.80.fidelity "$(python3 "$here/poster_error.py" "$runs/posters-80/cache" --size 80)"
   log "posters: fresh build with 200 px posters"
   posters_build posters.200 "[200]" posters-200
   log "posters: the 200 px cache rebuilt with [80, 200] (derived again, no GIF request)"
@@ -535,7 +541,15 @@ if [ "$posters" = 1 ]; then
     --argjson gifs "$(jq '[.packs[].gifs | length] | add' "$index")" \
     '{with: $with, without: $without, placeholders_only: $placeholders_only, exercises: $exercises, gifs: $gifs}')"
   stop_fixture
-  rm -rf "$runs"/posters-*
+  # Small hostile GIFs (bench/hostile_gifs.py: a 4096x4096 screen, 1,000-5,000 blank 1x1 frames) whose
+  # stills once cost a pass over the screen per frame: a fresh build with 80 px posters, latency 0.
+  log "posters: hostile GIFs (4096x4096 screen, 1,000-5,000 blank 1x1 frames), fresh build with 80 px posters"
+  fact posters.hostile.gifs "$(python3 "$here/hostile_gifs.py" "$runs/hostile-data")"
+  start_fixture --real-data "$runs/hostile-data"
+  manifest "$runs/posters.hostile.yaml" 7d "[80]"
+  gifpack_build posters.hostile "$runs/posters.hostile.yaml" "$runs/posters-hostile/out" "$runs/posters-hostile/cache"
+  stop_fixture
+  rm -rf "$runs"/posters-* "$runs/hostile-data"
 fi
 
 fact load_at_end "\"$(cut -d' ' -f1-3 /proc/loadavg)\""

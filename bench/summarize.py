@@ -108,17 +108,48 @@ def posters(f):
         "builds": rows,
         "index": {**index, "growth_bytes_per_exercise": growth, "placeholders_bytes_per_exercise": placeholders,
                   "posters_listing_bytes_per_exercise": listing},
+        "hostile": hostile_posters(f),
+        "fidelity_80": f.get("posters.80.fidelity"),
+        "fidelity_source": "real sample" if (f.get("config") or {}).get("real_data") else "fixture GIFs",
         "wall_with_80_over_without": ratio(with80["wall_s"], none["wall_s"]) if none and with80 else None,
         "cpu_with_80_over_without": ratio(with80["cpu_s"], none["cpu_s"]) if none and with80 else None,
     }
 
 
+def hostile_posters(f):
+    """Part 8's build of small hostile GIFs (4096x4096 screen, thousands of blank 1x1 frames)."""
+    run = f.get("posters.hostile")
+    if not run:
+        return None
+    gifs = ((f.get("posters.hostile.report") or {}).get("gifs")) or {}
+    count = f.get("posters.hostile.gifs")
+    return {"gifs": count, "wall_s": run["wall"], "cpu_s": cpu(run), "peak_rss_mb": run["rss_kb"] / 1024,
+            "status": run["status"], "placeholders_derived": gifs.get("placeholdersDerived"),
+            "rejected": gifs.get("rejected"), "wall_per_gif_s": run["wall"] / count if count else None}
+
+
 def poster_targets(p):
-    if not p or "80_200" not in p["builds"]:
+    if not p:
         return []
-    change = p["builds"]["80_200"]
-    return [{"target": "posters setting change: GIF requests", "goal": "0", "measured": change["image_requests"],
-             "met": change["image_requests"] == 0 if change["image_requests"] is not None else None}]
+    targets = []
+    fidelity = p.get("fidelity_80") or {}
+    if fidelity.get("mean_abs_error") is not None:
+        error = fidelity["mean_abs_error"]
+        targets.append({"target": "80 px posters: mean error per channel /255", "goal": "<= 1",
+                        "measured": error, "met": error <= 1.0})
+        targets.append({"target": "80 px posters: white pixels not white", "goal": "0",
+                        "measured": fidelity["white_pixels_not_white"], "met": fidelity["white_pixels_not_white"] == 0})
+    hostile = p.get("hostile")
+    if hostile and hostile.get("wall_per_gif_s") is not None:
+        targets.append({"target": "hostile GIFs, 80 px posters: build wall s per GIF", "goal": "< 1",
+                        "measured": hostile["wall_per_gif_s"],
+                        "met": hostile["status"] == 0 and hostile["wall_per_gif_s"] < 1.0
+                        and hostile["placeholders_derived"] == hostile["gifs"]})
+    if "80_200" in p["builds"]:
+        change = p["builds"]["80_200"]
+        targets.append({"target": "posters setting change: GIF requests", "goal": "0", "measured": change["image_requests"],
+                        "met": change["image_requests"] == 0 if change["image_requests"] is not None else None})
+    return targets
 
 
 def upgrades(f):
@@ -411,6 +442,17 @@ def poster_table(p):
     add(f"  index growth per exercise (80 px posters): {fmt(i.get('growth_bytes_per_exercise'), 0)} bytes = "
         f"placeholders {fmt(i.get('placeholders_bytes_per_exercise'), 0)} + posters pack listing {fmt(i.get('posters_listing_bytes_per_exercise'), 0)}")
     add(f"  with 80 px posters / without: wall {fmt(p['wall_with_80_over_without'], 3)}, cpu {fmt(p['cpu_with_80_over_without'], 3)}")
+    hostile = p.get("hostile")
+    if hostile:
+        add(f"  hostile GIFs ({fmt(hostile['gifs'])}: 4096x4096 screen, 1,000-5,000 blank 1x1 frames), fresh build with 80 px posters: "
+            f"wall {fmt(hostile['wall_s'])} s, cpu {fmt(hostile['cpu_s'])} s, peak RSS {fmt(hostile['peak_rss_mb'], 0)} MB, "
+            f"derived {fmt(hostile['placeholders_derived'])}, rejected {fmt(hostile['rejected'])}"
+            + ("" if hostile["status"] == 0 else f", exit {hostile['status']}"))
+    fidelity = p.get("fidelity_80")
+    if fidelity and fidelity.get("posters"):
+        add(f"  80 px posters against the area downscale of their stills ({p.get('fidelity_source')}, {fidelity['posters']} posters): "
+            f"mean error {fmt(fidelity['mean_abs_error'], 3)}/255 per channel, worst poster {fmt(fidelity['worst_poster_mean_abs_error'], 3)}, "
+            f"white pixels not white {fmt(fidelity['white_pixels_not_white'])} of {fmt(fidelity['white_pixels'])}")
     return lines
 
 
