@@ -32,10 +32,11 @@ struct DirectoryTarget: PublishTarget {
 
     func stat(_ key: String) async throws(PublishError) -> StoredObject? {
         let file = path(key)
-        guard let size = FileSystem.fileSize(file) else { return nil }
-        // An unreadable file has no hash: it is treated as absent and sent again.
-        let hash = try await blocking { (try? StreamingSHA256.file(at: file))?.sha256 }
-        return StoredObject(bytes: size, sha256: hash)
+        return try await blocking { () -> StoredObject? in
+            guard let size = FileSystem.fileSize(file) else { return nil }
+            // An unreadable file has no hash: it is treated as absent and sent again.
+            return StoredObject(bytes: size, sha256: (try? StreamingSHA256.file(at: file))?.sha256)
+        }
     }
 
     func putPack(_ key: String, from source: String, bytes: Int64, sha256: String) async throws(PublishError) {
@@ -60,14 +61,17 @@ struct DirectoryTarget: PublishTarget {
     }
 
     func listKeys(under folder: String) async throws(PublishError) -> [String] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: path(folder))) ?? []
+        let directory = path(folder)
+        let names = try await blocking { (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] }
         return names.filter { !$0.hasPrefix(".") }.map { folder + $0 }.sorted()
     }
 
     func delete(_ key: String) async throws(PublishError) {
         let file = path(key)
-        guard unlink(file) == 0 || errno == ENOENT else {
-            throw .failed("cannot delete \(file): \(String(cString: strerror(errno)))")
+        try await blocking { () throws(PublishError) in
+            guard unlink(file) == 0 || errno == ENOENT else {
+                throw .failed("cannot delete \(file): \(String(cString: strerror(errno)))")
+            }
         }
     }
 
