@@ -1,3 +1,5 @@
+import Foundation
+
 /// Bounds on the JSON text ``JSONParser`` accepts.
 ///
 /// Every JSON document gifpack reads from outside (catalog pages, `catalog.json`, `index.json`, the
@@ -409,8 +411,21 @@ public enum JSONParser {
             guard let double = Double(text), double.isFinite else { throw JSONParseError(.numberOutOfRange, at: start) }
             // Integral values in Int64's range written with a fraction or exponent are integers, as
             // JSONDecoder reads them (1.0, 1e2); digits alone beyond Int64 stay doubles.
-            if !isInteger, double == double.rounded(), double >= -0x1p63, double < 0x1p63 { return .integer(Int64(double)) }
+            // -2^63 is also the double of decimals just below Int64.min (-9.223372036854776e+18, which
+            // canonical JSON writes for -9223372036854775809): those do not fit and stay doubles, or
+            // canonical bytes would read back as a different value.
+            if !isInteger, double == double.rounded(), double >= -0x1p63, double < 0x1p63,
+               double != -0x1p63 || Self.fitsInt64(text) {
+                return .integer(Int64(double))
+            }
             return .number(double)
+        }
+
+        /// Whether the decimal `text` (a JSON number) is at least Int64.min, compared exactly as
+        /// decimals rather than as the double it rounds to.
+        private static func fitsInt64(_ text: String) -> Bool {
+            guard let value = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else { return false }
+            return value >= Decimal(Int64.min)
         }
     }
 }

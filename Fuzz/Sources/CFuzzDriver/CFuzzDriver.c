@@ -1,0 +1,2 @@
+// Declarations only (include/CFuzzDriver.h): LLVMFuzzerRunDriver lives in libFuzzer's runtime.
+#include "CFuzzDriver.h"
