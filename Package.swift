@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "GifPack", targets: ["GifPack"]),
         .library(name: "GifPackFormat", targets: ["GifPackFormat"]),
         .library(name: "GifPackHTTP", targets: ["GifPackHTTP"]),
+        .library(name: "GifPackTransport", targets: ["GifPackTransport"]),
         .library(name: "GifPackClient", targets: ["GifPackClient"]),
         .library(name: "GifPackZstd", targets: ["GifPackZstd"]),
     ],
@@ -41,9 +42,12 @@ let package = Package(
         ]),
         // GIF structural decoding (giflib), shared by builder and client.
         .target(name: "GifPackGIF", dependencies: ["GifPackSystem", "CGif"]),
-        // Async HTTP over libcurl's multi interface.
+        // The HTTP value types and the HTTPTransport protocol, with URLSessionTransport: pure Swift
+        // and Foundation (FoundationNetworking on Linux), what the portable client links.
+        .target(name: "GifPackTransport", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
+        // Async HTTP over libcurl's multi interface (re-exports GifPackTransport; HTTPClient is an HTTPTransport).
         .target(name: "GifPackHTTP", dependencies: [
-            "GifPackSystem", "CCurl", .product(name: "Crypto", package: "swift-crypto"),
+            "GifPackTransport", "GifPackSystem", "CCurl", .product(name: "Crypto", package: "swift-crypto"),
         ]),
         // The builder.
         .target(name: "GifPack", dependencies: [
@@ -58,7 +62,7 @@ let package = Package(
         ]),
         // What an app links: fetch, verify and install packs.
         .target(name: "GifPackClient", dependencies: [
-            "GifPackFormat", "GifPackGIF", "GifPackHTTP", "GifPackZstd", .product(name: "Crypto", package: "swift-crypto"),
+            "GifPackFormat", "GifPackGIF", "GifPackTransport", "GifPackZstd", .product(name: "Crypto", package: "swift-crypto"),
         ]),
         // Loopback ExerciseDB stand-in with switchable faults, and the GIF synthesizer it serves.
         .target(name: "ExerciseDBFixture", dependencies: [
@@ -72,7 +76,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "GifPackTests", dependencies: [
-            "GifPack", "GifPackFormat", "GifPackGIF", "GifPackHTTP", "GifPackClient", "GifPackSystem", "GifPackZstd", "ExerciseDBFixture",
+            "GifPack", "GifPackFormat", "GifPackGIF", "GifPackHTTP", "GifPackTransport", "GifPackClient", "GifPackSystem", "GifPackZstd", "ExerciseDBFixture",
             "CZstd", "CGif", .product(name: "Crypto", package: "swift-crypto"), .product(name: "GRDB", package: "GRDB.swift"),
         ]),
     ],

@@ -1,6 +1,6 @@
 import Foundation
 import GifPackFormat
-import GifPackHTTP
+import GifPackTransport
 
 /// One exercise's GIF on demand: from a bounded disk cache, or fetched alone with one range request.
 ///
@@ -68,23 +68,24 @@ public final class LazyGIFCache: Sendable {
     public let timeouts: HTTPTimeouts
     /// Trusted keys the index must be signed with (see above); nil: any index is used.
     public let trust: IndexTrust?
-    private let client: HTTPClient?
+    private let client: any HTTPTransport
     private let store: LazyGIFStore
     /// This source's index slot in the directory (``LazyGIFStore/slotName(url:keys:)``).
     private let slot: String
     /// The decoded index of the stored file, so it is parsed once per version.
     private let memo = LockedIndexMemo()
 
-    /// `client` is used for every request; without one each call makes a short-lived client.
+    /// `client` is used for every request; without one the cache makes one ``URLSessionTransport``
+    /// for its lifetime.
     public init(directory: String, indexURL: String, byteLimit: Int64 = 64 << 20, indexMaxAge: Duration = .seconds(300),
-                client: HTTPClient? = nil, limits: PackLimits = .standard, attempts: Int = 3,
+                client: (any HTTPTransport)? = nil, limits: PackLimits = .standard, attempts: Int = 3,
                 timeouts: HTTPTimeouts = HTTPTimeouts(), trust: IndexTrust? = nil) {
         self.trust = trust
         self.directory = PathText.trimmingTrailingSlashes(directory)
         self.source = PackIndexSource(indexURL)
         self.byteLimit = byteLimit
         self.indexMaxAge = indexMaxAge
-        self.client = client
+        self.client = client ?? URLSessionTransport(maxConnections: 4)
         self.limits = limits
         self.attempts = max(1, attempts)
         self.timeouts = timeouts
@@ -101,8 +102,7 @@ public final class LazyGIFCache: Sendable {
     /// ``PackClientError/unknownExercise(_:)`` when no pack lists it.
     public func gif(forExercise id: String) async throws(PackClientError) -> LazyGIF {
         if case .file = source.location { return try await localGIF(id) }
-        let http = try makeClient()
-        defer { if client == nil { http.shutdown() } }
+        let http = client
         var index = try await currentIndex(client: http, forceRevalidation: false)
         var reloaded = false
         while true {
@@ -141,8 +141,7 @@ public final class LazyGIFCache: Sendable {
     /// `forceRevalidation`).
     public func index(forceRevalidation: Bool = false) async throws(PackClientError) -> PackIndex {
         if case .file = source.location { return try await loadLocal() }
-        let http = try makeClient()
-        defer { if client == nil { http.shutdown() } }
+        let http = client
         return try await currentIndex(client: http, forceRevalidation: forceRevalidation)
     }
 
@@ -154,7 +153,7 @@ public final class LazyGIFCache: Sendable {
 
     // MARK: Index
 
-    private func currentIndex(client http: HTTPClient, forceRevalidation: Bool) async throws(PackClientError) -> PackIndex {
+    private func currentIndex(client http: any HTTPTransport, forceRevalidation: Bool) async throws(PackClientError) -> PackIndex {
         guard case .url(let url) = source.location else { return try await loadLocal() }
         let store = self.store
         let (slot, trust, limits) = (self.slot, self.trust, self.limits)
@@ -240,7 +239,7 @@ public final class LazyGIFCache: Sendable {
     }
 
     /// Fetches the GIF's frame, checks it, stores the GIF and returns it.
-    private func fetch(_ entry: GIFEntry, of pack: PackDescription, client http: HTTPClient) async throws -> [UInt8] {
+    private func fetch(_ entry: GIFEntry, of pack: PackDescription, client http: any HTTPTransport) async throws -> [UInt8] {
         guard case .url(let url) = try source.packLocation(for: pack) else {
             throw PackClientError.unreadable(location: source.description, detail: "not a remote index")
         }
@@ -332,11 +331,6 @@ public final class LazyGIFCache: Sendable {
     private func loadLocal() async throws(PackClientError) -> PackIndex {
         if let trust { return try await source.load(trust: trust, client: nil, limits: limits) }
         return try await source.load(client: nil, limits: limits)
-    }
-
-    private func makeClient() throws(PackClientError) -> HTTPClient {
-        if let client { return client }
-        do { return try HTTPClient(maxConnections: 2) } catch { throw .transfer(url: source.description, error) }
     }
 }
 

@@ -1,5 +1,5 @@
 import GifPackFormat
-import GifPackHTTP
+import GifPackTransport
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

@@ -1,5 +1,5 @@
 import GifPackFormat
-import GifPackHTTP
+import GifPackTransport
 
 /// Fetches pack files named by an index and proves they are the ones the index describes.
 ///
@@ -16,7 +16,7 @@ import GifPackHTTP
 /// ``PackRejection/Reason/packChecksum``. More bytes than the index announces are never written.
 ///
 /// ```swift
-/// let client = try HTTPClient(maxConnections: 4)
+/// let client = URLSessionTransport(maxConnections: 4)   // or GifPackHTTP's HTTPClient: any HTTPTransport
 /// let downloader = PackDownloader(directory: "/var/cache/app/gifs.d/downloads", client: client)
 /// let source = PackIndexSource("https://cdn.example.com/gifpack/index.json")
 /// let index = try await source.load(client: client)
@@ -30,10 +30,10 @@ public struct PackDownloader: Sendable {
     /// The limits of each request.
     public var timeouts = HTTPTimeouts()
     public var limits: PackLimits
-    private let client: HTTPClient?
+    private let client: (any HTTPTransport)?
 
-    /// `client` is used for URLs; without one each URL fetch makes a short-lived client.
-    public init(directory: String, client: HTTPClient? = nil, limits: PackLimits = .standard) {
+    /// `client` is used for URLs; without one each URL fetch makes a short-lived ``URLSessionTransport``.
+    public init(directory: String, client: (any HTTPTransport)? = nil, limits: PackLimits = .standard) {
         self.directory = directory
         self.client = client
         self.limits = limits
@@ -115,10 +115,7 @@ public struct PackDownloader: Sendable {
             FileOps.remove(final)
         }
 
-        let owned: HTTPClient?
-        do { owned = client == nil ? try HTTPClient(maxConnections: 2) : nil } catch { throw .transfer(url: url, error) }
-        defer { owned?.shutdown() }
-        guard let http = client ?? owned else { throw .transfer(url: url, .cancelled) }
+        let http = client ?? URLSessionTransport(maxConnections: 2)
 
         var transfer = TransferState()
         var restartedAfterMismatch = false
@@ -140,8 +137,8 @@ public struct PackDownloader: Sendable {
         }
     }
 
-    /// `CURLE_RANGE_ERROR`: curl's verdict on a 200 answer to a resumed request.
-    static let curlRangeError = 33
+    /// A 200 answer to a resumed request, as every transport reports it (curl's `CURLE_RANGE_ERROR`).
+    static let rangeNotHonoured = HTTPError.rangeNotHonouredCode
 
     /// What the attempts of one fetch have done so far.
     private struct TransferState {
@@ -150,7 +147,7 @@ public struct PackDownloader: Sendable {
     }
 
     /// Runs attempts until `part` holds `pack.bytes` bytes, resuming each time.
-    private func transferAttempts(url: String, part: String, pack: some PackFileDescription, client: HTTPClient,
+    private func transferAttempts(url: String, part: String, pack: some PackFileDescription, client: any HTTPTransport,
                                   state: inout TransferState) async throws(PackClientError) {
         var lastError: HTTPError?
         for _ in 0..<max(1, maxAttempts) {
@@ -171,9 +168,9 @@ public struct PackDownloader: Sendable {
                 download = try await client.download(request, to: part, maxBytes: pack.bytes - have)
             } catch {
                 switch error {
-                case .bodyTooLarge where have > 0, .transport(code: Self.curlRangeError, message: _) where have > 0:
-                    // The server ignored the range and answers 200 with the whole file (curl refuses
-                    // it as CURLE_RANGE_ERROR, or it overflows what was missing): start again from zero.
+                case .bodyTooLarge where have > 0, .transport(code: Self.rangeNotHonoured, message: _) where have > 0:
+                    // The server ignored the range and answers 200 with the whole file (the transport
+                    // refuses it with rangeNotHonouredCode, or it overflows what was missing): start again from zero.
                     FileOps.remove(part)
                     lastError = error
                     continue

@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 import GifPackFormat
 import GifPackSystem
-import GifPackHTTP
+import GifPackTransport
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -11,8 +11,8 @@ import Darwin
 
 /// Where an index lives — a local path or an http(s) URL — and how to reach the packs it names.
 ///
-/// ``load(client:limits:)`` reads and decodes `index.json` (over HTTP with libcurl, following
-/// redirects, at most ``PackLimits/maxIndexBytes``; a local path only when it is a regular file of
+/// ``load(client:limits:)`` reads and decodes `index.json` (over HTTP with the given ``HTTPTransport``,
+/// by default ``URLSessionTransport``, following redirects, at most ``PackLimits/maxIndexBytes``; a local path only when it is a regular file of
 /// at most that size), and refuses an index whose format has a newer major version with
 /// ``PackClientError/index(_:)`` carrying `IndexError.unsupportedVersion`, and an index that breaks
 /// the format's rules (negative sizes, repeated pack names or ids, overlapping frames…) with
@@ -62,9 +62,9 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String { location.description }
 
-    /// Reads and decodes the index. `client` is used for URLs; without one a short-lived client is
-    /// made for the call.
-    public func load(client: HTTPClient? = nil, limits: PackLimits = .standard) async throws(PackClientError) -> PackIndex {
+    /// Reads and decodes the index. `client` is used for URLs; without one a short-lived
+    /// ``URLSessionTransport`` is made for the call.
+    public func load(client: (any HTTPTransport)? = nil, limits: PackLimits = .standard) async throws(PackClientError) -> PackIndex {
         let bytes = try await loadBytes(location.description, client: client, maxBytes: limits.maxIndexBytes, optional: false)!
         return try Self.decode(bytes, limits: limits)
     }
@@ -86,7 +86,7 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
     /// Reads the index and its signature (``loadSignature(for:client:)``) and accepts the index
     /// only as ``IndexTrust`` says (signed by a trusted key, not expired, `sequence` not below
     /// `installedSequence`); otherwise throws ``PackClientError/untrusted(_:)``.
-    public func load(trust: IndexTrust, installedSequence: Int? = nil, client: HTTPClient? = nil,
+    public func load(trust: IndexTrust, installedSequence: Int? = nil, client: (any HTTPTransport)? = nil,
                      limits: PackLimits = .standard) async throws(PackClientError) -> PackIndex {
         let bytes = try await loadBytes(location.description, client: client, maxBytes: limits.maxIndexBytes, optional: false)!
         let signature = try await loadSignature(for: bytes, client: client)
@@ -98,7 +98,7 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
     /// the index (named by those bytes, so it is the signature of exactly them whenever the index
     /// was read), or, when there is none (a target published by an older version), `index.json.minisig`
     /// beside it; nil when neither exists.
-    public func loadSignature(for indexBytes: Data, client: HTTPClient? = nil) async throws(PackClientError) -> Data? {
+    public func loadSignature(for indexBytes: Data, client: (any HTTPTransport)? = nil) async throws(PackClientError) -> Data? {
         let hashNamed = signatureLocation(forIndex: indexBytes)
         if let signature = try await loadBytes(hashNamed, client: client, maxBytes: Self.maxSignatureBytes, optional: true) {
             return signature
@@ -118,7 +118,7 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// A file or URL of the same kind as the index; `optional`: nil when it does not exist (404).
-    private func loadBytes(_ target: String, client: HTTPClient?, maxBytes: Int64,
+    private func loadBytes(_ target: String, client: (any HTTPTransport)?, maxBytes: Int64,
                            optional: Bool) async throws(PackClientError) -> Data? {
         switch location {
         case .file:
@@ -196,12 +196,9 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
         return data
     }
 
-    static func fetch(_ url: String, client: HTTPClient?, maxBytes: Int64,
+    static func fetch(_ url: String, client: (any HTTPTransport)?, maxBytes: Int64,
                       notFoundIsNil: Bool = false) async throws(PackClientError) -> Data? {
-        let owned: HTTPClient?
-        do { owned = client == nil ? try HTTPClient(maxConnections: 2) : nil } catch { throw .transfer(url: url, error) }
-        defer { owned?.shutdown() }
-        guard let http = client ?? owned else { throw .transfer(url: url, .cancelled) }
+        let http = client ?? URLSessionTransport(maxConnections: 2)
         var request = HTTPRequest(url: url, acceptCompressedBody: true)
         request.followRedirects = true
         let response: HTTPDataResponse

@@ -1,5 +1,5 @@
 import GifPackFormat
-import GifPackHTTP
+import GifPackTransport
 
 /// Sparse upgrades: how ``PackInstaller/install(from:packs:client:)`` gets each pack.
 ///
@@ -24,7 +24,7 @@ extension PackInstaller {
 
     /// Fetches `pack` sparsely when it pays, else whole; says which way it went.
     func fetchPack(_ pack: PackDescription, from source: PackIndexSource, downloader: PackDownloader,
-                   client: HTTPClient?, previous: GenerationBuilder.Previous?) async throws(PackClientError) -> (DownloadedPack, PackFetchSummary) {
+                   client: (any HTTPTransport)?, previous: GenerationBuilder.Previous?) async throws(PackClientError) -> (DownloadedPack, PackFetchSummary) {
         func whole(_ reason: String?, alreadySpent: Int64 = 0) async throws(PackClientError) -> (DownloadedPack, PackFetchSummary) {
             let item = try await downloader.fetch(pack, from: source)
             let summary = PackFetchSummary(pack: pack.name, version: pack.version, method: item.isCopy ? .wholePack : .local,

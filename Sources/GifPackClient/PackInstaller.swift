@@ -1,6 +1,6 @@
 import Foundation
 import GifPackFormat
-import GifPackHTTP
+import GifPackTransport
 
 /// Installs packs into an app's cache directory so that finding an exercise's GIF is a file read.
 ///
@@ -84,7 +84,7 @@ public struct PackInstaller: Sendable {
 
     /// Loads the index at `source` and installs the packs named in `names` (nil: every pack).
     public func install(from source: PackIndexSource, packs names: [String]? = nil,
-                        client: HTTPClient? = nil) async throws(PackClientError) -> InstallReport {
+                        client: (any HTTPTransport)? = nil) async throws(PackClientError) -> InstallReport {
         let generations = CacheGenerations(cachePath: cacheDirectory)
         let lock = try await Self.lock(generations)
         do {
@@ -98,14 +98,13 @@ public struct PackInstaller: Sendable {
         }
     }
 
-    private func install(from source: PackIndexSource, packs names: [String]?, client: HTTPClient?,
+    private func install(from source: PackIndexSource, packs names: [String]?, client: (any HTTPTransport)?,
                          generations: CacheGenerations) async throws(PackClientError) -> InstallReport {
         // One client for the index and every pack of a remote source, unless the caller brought one.
-        var owned: HTTPClient?
-        if client == nil, case .url(let url) = source.location {
-            do { owned = try HTTPClient(maxConnections: max(2, sparseUpgrades.maxRequestsInFlight)) } catch { throw .transfer(url: url, error) }
+        var owned: (any HTTPTransport)?
+        if client == nil, case .url = source.location {
+            owned = URLSessionTransport(maxConnections: max(2, sparseUpgrades.maxRequestsInFlight))
         }
-        defer { owned?.shutdown() }
         let http = client ?? owned
 
         let index: PackIndex

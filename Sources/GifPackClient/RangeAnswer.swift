@@ -1,5 +1,5 @@
 import GifPackFormat
-import GifPackHTTP
+import GifPackTransport
 
 /// Judges the answer to one single-range request for bytes of a pack file.
 ///

@@ -1,5 +1,5 @@
 import GifPackFormat
-import GifPackHTTP
+import GifPackTransport
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -37,7 +37,7 @@ struct RangeFetcher: Sendable {
         case rangeIgnored(Stats)
     }
 
-    let client: HTTPClient
+    let client: any HTTPTransport
     let url: String
     let pack: PackDescription
     let path: String

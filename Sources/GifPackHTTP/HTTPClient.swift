@@ -145,3 +145,7 @@ public final class HTTPClient: Sendable {
         }
     }
 }
+
+/// The libcurl transport: what the command-line tool hands the client library (a private CA from
+/// `CURL_CA_BUNDLE`/`SSL_CERT_FILE`, curl's reading of `http_proxy`/`https_proxy`/`no_proxy`, low-speed limits).
+extension HTTPClient: HTTPTransport {}

@@ -119,8 +119,10 @@ struct CatCommand: AsyncParsableCommand {
 
     /// Through an index: from the lazy GIF cache (a URL) or read in place (a local path).
     private func lazyGIF(index: String) async throws {
+        let client = try CurlTransport.client(for: index, maxConnections: 2)
+        defer { client?.shutdown() }
         let cache = LazyGIFCache(directory: self.cache ?? Self.defaultCacheDirectory(), indexURL: index, byteLimit: cacheLimit,
-                                 trust: try trust.load())
+                                 client: client, trust: try trust.load())
         let result: LazyGIF
         do { result = try await cache.gif(forExercise: id) } catch {
             Terminal.error("gifpack: \(error)")

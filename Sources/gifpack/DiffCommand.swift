@@ -30,9 +30,13 @@ struct DiffCommand: AsyncParsableCommand {
     var quiet = false
 
     func run() async throws {
+        let oldClient = try CurlTransport.client(for: old, maxConnections: 2)
+        let newClient = try CurlTransport.client(for: new, maxConnections: 2)
+        defer { oldClient?.shutdown(); newClient?.shutdown() }
         let diff: IndexDiff
         do {
-            diff = IndexDiff(old: try await PackIndexSource(old).load(), new: try await PackIndexSource(new).load())
+            diff = IndexDiff(old: try await PackIndexSource(old).load(client: oldClient),
+                             new: try await PackIndexSource(new).load(client: newClient))
         } catch {
             Terminal.error("gifpack: \(error)")
             throw ExitCode(1)

@@ -83,9 +83,11 @@ struct InstallCommand: AsyncParsableCommand {
         installer.trust = try trust.load()
         installer.sparseUpgrades.isEnabled = !noSparse
         installer.withPosters = withPosters
+        let client = try CurlTransport.client(for: index, maxConnections: max(2, installer.sparseUpgrades.maxRequestsInFlight))
+        defer { client?.shutdown() }
         let report: InstallReport
         do {
-            report = try await installer.install(from: PackIndexSource(index), packs: packs.isEmpty ? nil : packs)
+            report = try await installer.install(from: PackIndexSource(index), packs: packs.isEmpty ? nil : packs, client: client)
         } catch {
             Terminal.error("gifpack: \(error)" + (Self.readHint(error).map { " — \($0)" } ?? ""))
             switch error {

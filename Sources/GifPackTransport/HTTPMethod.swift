@@ -43,9 +43,6 @@ public struct AWSSignature: Sendable, Equatable, CustomStringConvertible, Custom
         self.secretAccessKey = secretAccessKey
     }
 
-    /// curl's provider string: `aws:amz:REGION:SERVICE`.
-    var curlProvider: String { "aws:amz:\(region):\(service)" }
-
     public var description: String { "AWS SigV4 (\(region), \(service), credentials <redacted>)" }
     public var debugDescription: String { description }
     public var customMirror: Mirror { Mirror(self, children: ["region": region, "service": service], displayStyle: .struct) }

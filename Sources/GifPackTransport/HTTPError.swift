@@ -1,6 +1,4 @@
-import Glibc
-
-/// Why a request produced no usable response.
+/// Why a request produced no usable response, whichever ``HTTPTransport`` ran it.
 ///
 /// An HTTP error status is not an `HTTPError`: a 404 or a 500 is a response, returned with its
 /// body for the caller to judge. These cases are the transfers that did not complete. Messages
@@ -33,8 +31,15 @@ public enum HTTPError: Error, Sendable, Equatable {
     case notAdmitted
     /// The response's header block is larger than curl accepts (a misbehaving or hostile server).
     case headersTooLarge(String)
-    /// Any other curl failure: the `CURLcode` and curl's message.
+    /// Any other transport failure: the code and the transport's message. ``HTTPClient`` gives a
+    /// `CURLcode` (positive), ``URLSessionTransport`` a `URLError` code (negative), or
+    /// ``rangeNotHonouredCode`` from either.
     case transport(code: Int, message: String)
+
+    /// The ``transport(code:message:)`` code of a resumed request (``HTTPRequest/resumeFrom``) that the
+    /// server answered `200` with the whole body: it does not serve ranges, nothing was written.
+    /// It is curl's `CURLE_RANGE_ERROR`; ``URLSessionTransport`` uses the same code.
+    public static let rangeNotHonouredCode = 33
 
     /// A stable short code for reports and logs.
     public var reason: String {
@@ -64,10 +69,11 @@ extension HTTPError: CustomStringConvertible {
         case .truncated(nil, let received): "truncated body: the connection closed after \(received) bytes"
         case .connectionReset(let message): "connection reset: \(message)"
         case .bodyTooLarge(let limit): "the body exceeds the limit of \(limit) bytes"
-        case .fileError(let path, let code): "cannot write \(path): \(String(cString: strerror(code)))"
+        case .fileError(let path, let code): "cannot write \(path): \(TransportSystem.errorText(code))"
         case .cancelled: "the request was cancelled"
         case .notAdmitted: "the request was not sent: its admission check declined it"
         case .headersTooLarge(let message): "response headers too large: \(message)"
+        case .transport(let code, let message) where code < 0: "transfer failed (URL loading error \(code)): \(message)"
         case .transport(let code, let message): "transfer failed (curl error \(code)): \(message)"
         }
     }

@@ -27,7 +27,7 @@
 /// ```
 public struct HTTPAdmission: Sendable {
     let decide: @Sendable (_ inFlight: Int) -> Bool
-    let answered: (@Sendable (_ answer: HTTPAnswer) -> Void)?
+    package let answered: (@Sendable (_ answer: HTTPAnswer) -> Void)?
 
     /// `decide` gets the transfers in flight (not counting this one) and returns whether to send;
     /// `answered` hears how each transfer ended.
@@ -41,7 +41,7 @@ public struct HTTPAdmission: Sendable {
     public func admits(inFlight: Int) -> Bool { decide(inFlight) }
 
     /// The same `answered`, admitting always: a redirect hop's.
-    var answersOnly: HTTPAdmission { HTTPAdmission({ _ in true }, answered: answered) }
+    package var answersOnly: HTTPAdmission { HTTPAdmission({ _ in true }, answered: answered) }
 }
 
 /// How a transfer ended, as ``HTTPAdmission``'s `answered` hears it on the client's loop thread.

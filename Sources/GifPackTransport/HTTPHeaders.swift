@@ -84,7 +84,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence {
     }
 
     /// Appends an obsolete line-folded continuation to the last field's value.
-    mutating func extendLastValue(with continuation: String) {
+    package mutating func extendLastValue(with continuation: String) {
         guard let last = fields.indices.last else { return }
         fields[last].value = fields[last].value.isEmpty ? continuation : fields[last].value + " " + continuation
     }
@@ -101,7 +101,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence {
     }
 
     /// True when the name suggests a credential, whose value must never be printed.
-    static func isSensitive(name: String) -> Bool {
+    package static func isSensitive(name: String) -> Bool {
         let lowered = name.lowercased()
         return ["key", "token", "secret", "auth", "password", "cookie"].contains { lowered.contains($0) }
     }

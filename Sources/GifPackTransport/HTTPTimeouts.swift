@@ -1,4 +1,6 @@
-/// The time limits of one request, each enforced by curl.
+/// The time limits of one request. `HTTPClient` (GifPackHTTP) hands each to curl, as below;
+/// ``URLSessionTransport`` enforces ``total`` itself and uses the low-speed window (else the total)
+/// as the session's idle timeout, which covers connecting too.
 ///
 /// - ``connect``: name resolution plus TCP and TLS handshakes (`CURLOPT_CONNECTTIMEOUT_MS`).
 /// - ``total``: the whole transfer, body included (`CURLOPT_TIMEOUT_MS`); zero means no limit.
@@ -25,23 +27,5 @@ public struct HTTPTimeouts: Sendable, Equatable {
         self.total = total
         self.lowSpeedBytesPerSecond = lowSpeedBytesPerSecond
         self.lowSpeedWindow = lowSpeedWindow
-    }
-}
-
-extension Duration {
-    /// Whole milliseconds, rounded up so that a positive duration never becomes zero ("no limit").
-    var curlMilliseconds: Int {
-        let (seconds, attoseconds) = components
-        guard seconds >= 0, attoseconds >= 0 else { return 0 }
-        let millis = attoseconds / 1_000_000_000_000_000
-        let rest = attoseconds % 1_000_000_000_000_000
-        let total = seconds.multipliedReportingOverflow(by: 1000)
-        guard !total.overflow else { return Int.max }
-        return Int(total.partialValue + millis + (rest > 0 ? 1 : 0))
-    }
-
-    /// Whole seconds, rounded up, at least one.
-    var curlWholeSeconds: Int {
-        max(1, (curlMilliseconds + 999) / 1000)
     }
 }

@@ -12,7 +12,8 @@
 public struct HTTPResponseHead: Sendable, Equatable {
     /// The status code, e.g. 200.
     public var status: Int
-    /// The protocol version of the response: "1.0", "1.1", "2" or "3".
+    /// The protocol version of the response: "1.0", "1.1", "2" or "3"; empty when the transport
+    /// cannot tell (``URLSessionTransport``).
     public var httpVersion: String
     /// The response header fields, in order.
     public var headers: HTTPHeaders

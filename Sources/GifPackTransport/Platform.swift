@@ -1,0 +1,93 @@
+// GifPackTransport's one platform file: the few C library calls it makes (open, write, pwrite,
+// close, strerror), behind thin typed wrappers the other files call. Glibc on Linux, Darwin on
+// Apple platforms; anything else fails the build here with a clear message.
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#else
+#error("GifPackTransport supports Linux (Glibc) and Apple platforms (Darwin) only")
+#endif
+
+enum TransportSystem {
+    /// The C library's text for an errno value.
+    static func errorText(_ code: Int32) -> String {
+        String(cString: strerror(code))
+    }
+
+    /// `EIO`: a file error whose errno the platform did not give.
+    static let ioErrorCode: Int32 = EIO
+}
+
+/// A file a response body is written to: created if missing, then truncated, appended to, or
+/// written in place from an offset. Errors carry the errno; the descriptor is closed by ``close()``
+/// (or when the object goes). Used by one transfer at a time, on the session's delegate queue.
+final class BodyFile {
+    enum Mode: Sendable, Equatable {
+        case truncate
+        case append
+        /// Write from this offset on, truncating nothing.
+        case at(Int64)
+    }
+
+    private var descriptor: Int32
+    private var position: Int64?
+
+    init(path: String, mode: Mode) throws(BodyFileError) {
+        let extra: Int32 = switch mode {
+        case .truncate: O_TRUNC
+        case .append: O_APPEND
+        case .at: 0
+        }
+        var fd: Int32
+        repeat { fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | extra, 0o644) } while fd < 0 && errno == EINTR
+        guard fd >= 0 else { throw BodyFileError(code: errno) }
+        descriptor = fd
+        if case .at(let offset) = mode { position = offset } else { position = nil }
+    }
+
+    /// Writes every byte (at the running offset in `.at` mode, else at the end of what was written).
+    func write(_ bytes: UnsafeRawBufferPointer) throws(BodyFileError) {
+        guard var base = bytes.baseAddress else { return }
+        var left = bytes.count
+        while left > 0 {
+            let written: Int
+            if let at = position {
+                written = pwrite(descriptor, base, left, off_t(at))
+            } else {
+                written = writeDescriptor(descriptor, base, left)
+            }
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw BodyFileError(code: errno)
+            }
+            if written == 0 { throw BodyFileError(code: EIO) }
+            base += written
+            left -= written
+            if let at = position { position = at + Int64(written) }
+        }
+    }
+
+    /// Closes the file (once; later calls do nothing); nil or the failure's errno.
+    func close() -> BodyFileError? {
+        guard descriptor >= 0 else { return nil }
+        let result = closeDescriptor(descriptor)
+        descriptor = -1
+        return result == 0 || errno == EINTR ? nil : BodyFileError(code: errno)
+    }
+
+    deinit { _ = close() }
+}
+
+private func writeDescriptor(_ fd: Int32, _ pointer: UnsafeRawPointer, _ count: Int) -> Int {
+    write(fd, pointer, count)
+}
+
+private func closeDescriptor(_ fd: Int32) -> Int32 {
+    close(fd)
+}
+
+/// A file error: the errno.
+struct BodyFileError: Error, Sendable {
+    let code: Int32
+}

@@ -1,0 +1,468 @@
+import Crypto
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// ``HTTPTransport`` over Foundation's `URLSession`: the client library's default transport, on
+/// every platform Foundation runs on (FoundationNetworking on Linux).
+///
+/// One session per transport, with a delegate that streams each body as it arrives, on the
+/// session's own serial delegate queue (never on Swift's cooperative pool): into memory up to the
+/// cap for ``data(_:maxBytes:)``, into a file (hashed, its first bytes kept) for the downloads.
+/// The session has no URL cache, no cookies and no stored credentials, so every answer (a `304`
+/// to `If-None-Match` included) is the server's.
+///
+/// The request's limits: ``HTTPTimeouts/total`` is enforced per request (the task is cancelled and
+/// fails with ``HTTPError/timedOut(_:)``); the session's idle timeout (`timeoutInterval`, which
+/// covers connecting too) is ``HTTPTimeouts/lowSpeedWindow`` when a low-speed rate is set, else the
+/// total. Redirects are followed by the delegate only when ``HTTPRequest/followRedirects`` is set,
+/// at most five, to http(s) only, the request's headers dropped when the origin changes. Not
+/// supported: ``HTTPRequest/awsSignature`` (refused with a clear error: publishing uses `HTTPClient`)
+/// and ``HTTPRequest/acceptCompressedBody`` beyond what the platform decodes (gzip, deflate);
+/// without it `Accept-Encoding: identity` is sent. The response's ``HTTPResponseHead/httpVersion``
+/// is empty (`URLResponse` does not give it), and its headers are sorted by name (`URLResponse`
+/// merges repeated fields).
+///
+/// ```swift
+/// let transport = URLSessionTransport()                 // or URLSessionTransport(configuration: myConfig)
+/// let installer = PackInstaller(cacheDirectory: cache)
+/// _ = try await installer.install(from: PackIndexSource(indexURL), client: transport)
+/// ```
+public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
+    // Only constants: the session and its delegate are thread-safe.
+    private let session: URLSession
+    private let relay: SessionRelay
+
+    /// `configuration` is copied and adjusted (no cache, no cookies, at most `maxConnections`
+    /// connections per host, values below 1 counting as 1); proxies and TLS trust are the platform's.
+    public init(configuration: URLSessionConfiguration = .ephemeral, maxConnections: Int = 8) {
+        let settings = configuration.copy() as? URLSessionConfiguration ?? .ephemeral
+        settings.urlCache = nil
+        settings.requestCachePolicy = .reloadIgnoringLocalCacheData
+        settings.httpCookieStorage = nil
+        settings.httpShouldSetCookies = false
+        settings.urlCredentialStorage = nil
+        settings.httpMaximumConnectionsPerHost = max(1, maxConnections)
+        // Each request's total limit is enforced by the relay; the session's own stays out of its way.
+        settings.timeoutIntervalForResource = 7 * 24 * 3600
+        let queue = OperationQueue()
+        queue.name = "gifpack.urlsession-transport"
+        queue.maxConcurrentOperationCount = 1
+        relay = SessionRelay(queue: queue)
+        session = URLSession(configuration: settings, delegate: relay, delegateQueue: queue)
+    }
+
+    deinit {
+        // The session holds its delegate until invalidated; requests still running finish first.
+        session.finishTasksAndInvalidate()
+    }
+
+    public func data(_ request: HTTPRequest, maxBytes: Int64) async throws(HTTPError) -> HTTPDataResponse {
+        let outcome = try await perform(request, target: .memory, maxBytes: maxBytes)
+        return HTTPDataResponse(head: outcome.head, body: outcome.memory)
+    }
+
+    public func download(_ request: HTTPRequest, to path: String, maxBytes: Int64) async throws(HTTPError) -> HTTPDownload {
+        let mode: BodyFile.Mode = (request.resumeFrom ?? 0) > 0 && request.byteRange == nil ? .append : .truncate
+        let outcome = try await perform(request, target: .file(path, mode), maxBytes: maxBytes)
+        return HTTPDownload(head: outcome.head, bytesWritten: outcome.bytes, sha256: outcome.sha256,
+                            prefix: outcome.prefix, elapsed: outcome.elapsed)
+    }
+
+    public func download(_ request: HTTPRequest, to path: String, atOffset offset: Int64,
+                         maxBytes: Int64) async throws(HTTPError) -> HTTPDownload {
+        let outcome = try await perform(request, target: .file(path, .at(max(0, offset))), maxBytes: maxBytes)
+        return HTTPDownload(head: outcome.head, bytesWritten: outcome.bytes, sha256: outcome.sha256,
+                            prefix: outcome.prefix, elapsed: outcome.elapsed)
+    }
+
+    private func perform(_ request: HTTPRequest, target: SessionTransfer.Target,
+                         maxBytes: Int64) async throws(HTTPError) -> SessionTransfer.Outcome {
+        guard SessionRequests.isHTTPURL(request.url) else { throw .invalidURL(request.url) }
+        if request.awsSignature != nil {
+            throw .transport(code: SessionRequests.invalidArgumentCode,
+                             message: "URLSessionTransport does not sign requests (AWS SigV4); use GifPackHTTP's HTTPClient")
+        }
+        try SessionRequests.checkHeaders(request.headers)
+        if let admission = request.admission, !admission.admits(inFlight: relay.inFlight) { throw .notAdmitted }
+        let transfer = SessionTransfer(request: request, target: target, maxBytes: maxBytes)
+        let relay = self.relay, session = self.session
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                transfer.continuation = continuation
+                relay.start(transfer, in: session)
+            }
+        } onCancel: {
+            relay.cancel(transfer)
+        }
+        return try result.get()
+    }
+}
+
+/// How an ``HTTPRequest`` becomes a `URLRequest`, and the checks before it does.
+enum SessionRequests {
+    static let userAgent = "gifpack-http/1 URLSession"
+    static let maxRedirects = 5
+    /// `URLError.unknown`: a request this transport cannot send as asked.
+    static let invalidArgumentCode = -1
+
+    /// An absolute http or https URL with a host.
+    static func isHTTPURL(_ text: String) -> Bool {
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+              let host = url.host, !host.isEmpty else { return false }
+        return true
+    }
+
+    /// Scheme, host and port: headers go along a redirect only while this stays the same.
+    static func origin(_ text: String) -> String? {
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased() else { return nil }
+        let port = url.port ?? (scheme == "https" ? 443 : 80)
+        return "\(scheme)://\(host):\(port)"
+    }
+
+    /// Refuses header names that are not tokens and values holding line breaks, naming the field only.
+    static func checkHeaders(_ headers: HTTPHeaders) throws(HTTPError) {
+        for (name, value) in headers {
+            let nameIsToken = !name.isEmpty && name.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: ":") }
+            let valueIsClean = !value.utf8.contains { $0 == 0x0A || $0 == 0x0D || $0 == 0 }
+            guard nameIsToken, valueIsClean else {
+                let shownName = nameIsToken ? name : String(name.unicodeScalars.filter { $0.isASCII && $0.value > 0x20 }.prefix(40))
+                throw .transport(code: invalidArgumentCode,
+                                 message: "request header \"\(shownName)\" holds a control character or an invalid name")
+            }
+        }
+    }
+
+    static func urlRequest(_ request: HTTPRequest) -> URLRequest? {
+        guard let url = URL(string: request.url) else { return nil }
+        var made = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData,
+                              timeoutInterval: idleTimeout(request.timeouts))
+        made.httpMethod = request.method.rawValue
+        for (name, value) in request.headers { made.addValue(value, forHTTPHeaderField: name) }
+        if let range = request.byteRange {
+            made.setValue("bytes=\(range.lowerBound)-\(range.upperBound)", forHTTPHeaderField: "Range")
+        } else if let offset = request.resumeFrom, offset > 0 {
+            made.setValue("bytes=\(offset)-", forHTTPHeaderField: "Range")
+        }
+        if !request.acceptCompressedBody, !request.headers.contains(name: "Accept-Encoding") {
+            made.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
+        }
+        if !request.headers.contains(name: "User-Agent") { made.setValue(userAgent, forHTTPHeaderField: "User-Agent") }
+        if case .bytes(let bytes) = request.body { made.httpBody = Data(bytes) }
+        return made
+    }
+
+    /// The session's idle limit for a request: the low-speed window when a rate is set, else the total.
+    static func idleTimeout(_ timeouts: HTTPTimeouts) -> TimeInterval {
+        if timeouts.lowSpeedBytesPerSecond > 0 { return max(1, seconds(timeouts.lowSpeedWindow)) }
+        let total = seconds(timeouts.total)
+        return total > 0 ? total : 7 * 24 * 3600
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        let (whole, fraction) = duration.components
+        return Double(whole) + Double(fraction) / 1e18
+    }
+
+    /// The response head as ``HTTPResponseHead`` (fields sorted by name: `URLResponse` keeps no order).
+    static func head(_ response: HTTPURLResponse) -> HTTPResponseHead {
+        var headers = HTTPHeaders()
+        let fields = response.allHeaderFields.compactMap { key, value -> (String, String)? in
+            guard let name = key as? String else { return nil }
+            return (name, value as? String ?? "\(value)")
+        }
+        for (name, value) in fields.sorted(by: { $0.0.lowercased() < $1.0.lowercased() }) { headers.append(name: name, value: value) }
+        return HTTPResponseHead(status: response.statusCode, httpVersion: "", headers: headers)
+    }
+
+    /// A finished task's error as ``HTTPError``.
+    static func error(_ error: any Error, transfer: SessionTransfer) -> HTTPError {
+        let nsError = error as NSError
+        let message = nsError.localizedDescription
+        guard nsError.domain == NSURLErrorDomain else { return .transport(code: invalidArgumentCode, message: message) }
+        switch URLError.Code(rawValue: nsError.code) {
+        case .cancelled:
+            return .cancelled
+        case .badURL, .unsupportedURL:
+            return .invalidURL(transfer.current.url)
+        case .cannotFindHost, .cannotConnectToHost, .dnsLookupFailed, .notConnectedToInternet:
+            return .connectFailed(message)
+        case .timedOut:
+            return .timedOut(message)
+        case .dataLengthExceedsMaximum:
+            return .bodyTooLarge(limit: transfer.maxBytes)
+        default:
+            // The body ended before its announced length: Apple's loader says networkConnectionLost,
+            // FoundationNetworking (libcurl inside) an unknown error, "transfer closed with N bytes remaining".
+            if let head = transfer.head, transfer.expectedLength >= 0, transfer.received < transfer.expectedLength,
+               head.headers["content-encoding"] == nil {
+                return .truncated(expected: transfer.expectedLength, received: transfer.received)
+            }
+            switch URLError.Code(rawValue: nsError.code) {
+            case .networkConnectionLost, .badServerResponse, .zeroByteResource, .cannotParseResponse:
+                return transfer.head == nil ? .connectionReset(message) : .truncated(expected: nil, received: transfer.received)
+            default:
+                return .transport(code: nsError.code, message: message)
+            }
+        }
+    }
+}
+
+/// One request on its way: what it asked, where its body goes, what came back. Touched on the
+/// session's delegate queue only (``continuation`` is set before the transfer reaches it).
+final class SessionTransfer: @unchecked Sendable {
+    enum Target: Sendable, Equatable {
+        case memory
+        case file(String, BodyFile.Mode)
+    }
+
+    struct Outcome: Sendable {
+        var head: HTTPResponseHead
+        var memory: [UInt8]
+        var bytes: Int64
+        var sha256: String
+        var prefix: [UInt8]
+        var elapsed: Duration
+    }
+
+    let request: HTTPRequest
+    let target: Target
+    let maxBytes: Int64
+    var continuation: CheckedContinuation<Result<Outcome, HTTPError>, Never>?
+    /// The hop being fetched (a followed redirect changes the URL, maybe the headers).
+    var current: HTTPRequest
+    var redirects = 0
+    var task: URLSessionTask?
+    var file: BodyFile?
+    var head: HTTPResponseHead?
+    var expectedLength: Int64 = -1
+    var memory: [UInt8] = []
+    var received: Int64 = 0
+    var hasher = SHA256()
+    var prefix: [UInt8] = []
+    /// Set by the first thing that stops the transfer on purpose: it is what the caller hears.
+    var failure: HTTPError?
+    /// A range request answered with another status: stopped at its head, which is the answer.
+    var stoppedAtHead = false
+    var cancelRequested = false
+    var finished = false
+    var started = ContinuousClock.now
+
+    init(request: HTTPRequest, target: Target, maxBytes: Int64) {
+        self.request = request
+        self.current = request
+        self.target = target
+        self.maxBytes = maxBytes
+    }
+
+    var path: String {
+        if case .file(let path, _) = target { return path }
+        return ""
+    }
+
+    /// Takes one chunk: the cap first, then memory or the file, the digest and the prefix.
+    func take(_ data: Data) -> HTTPError? {
+        guard received + Int64(data.count) <= maxBytes else { return .bodyTooLarge(limit: maxBytes) }
+        var failed: HTTPError?
+        data.withUnsafeBytes { (chunk: UnsafeRawBufferPointer) in
+            if let file {
+                do throws(BodyFileError) { try file.write(chunk) } catch {
+                    failed = .fileError(path: path, errno: error.code)
+                    return
+                }
+                hasher.update(bufferPointer: chunk)
+            } else {
+                memory.append(contentsOf: chunk)
+            }
+            if prefix.count < HTTPDownload.prefixLength {
+                prefix.append(contentsOf: chunk.prefix(HTTPDownload.prefixLength - prefix.count))
+            }
+        }
+        if let failed { return failed }
+        received += Int64(data.count)
+        return nil
+    }
+}
+
+/// The session's delegate: starts, feeds and ends every ``SessionTransfer``, all on its serial queue.
+final class SessionRelay: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    private let queue: OperationQueue
+    private let lock = NSLock()
+    private var transfers: [Int: SessionTransfer] = [:]
+
+    init(queue: OperationQueue) {
+        self.queue = queue
+    }
+
+    /// Transfers started and not finished.
+    var inFlight: Int { lock.withLock { transfers.count } }
+
+    private func transfer(for task: URLSessionTask) -> SessionTransfer? {
+        lock.withLock { transfers[task.taskIdentifier] }
+    }
+
+    /// Opens the body's file and starts the task, on the delegate queue.
+    func start(_ transfer: SessionTransfer, in session: URLSession) {
+        queue.addOperation { [self] in
+            if transfer.cancelRequested { return finish(transfer, .failure(.cancelled)) }
+            if case .file(let path, let mode) = transfer.target {
+                do throws(BodyFileError) { transfer.file = try BodyFile(path: path, mode: mode) } catch {
+                    return finish(transfer, .failure(.fileError(path: path, errno: error.code)))
+                }
+            }
+            launch(transfer, in: session)
+            let total = SessionRequests.seconds(transfer.request.timeouts.total)
+            if total > 0 {
+                DispatchQueue.global().asyncAfter(deadline: .now() + total) { [weak transfer, queue] in
+                    guard let transfer else { return }
+                    queue.addOperation {
+                        guard !transfer.finished else { return }
+                        transfer.failure = transfer.failure
+                            ?? .timedOut("the transfer took longer than \(Int(total.rounded(.up))) s (total limit)")
+                        transfer.task?.cancel()
+                    }
+                }
+            }
+        }
+    }
+
+    /// Makes and resumes the task for the transfer's current hop.
+    private func launch(_ transfer: SessionTransfer, in session: URLSession) {
+        guard let request = SessionRequests.urlRequest(transfer.current) else {
+            return finish(transfer, .failure(.invalidURL(transfer.current.url)))
+        }
+        let task: URLSessionTask
+        if case .file(let path)? = transfer.current.body, transfer.current.method == .put {
+            task = session.uploadTask(with: request, fromFile: URL(fileURLWithPath: path))
+        } else {
+            task = session.dataTask(with: request)
+        }
+        transfer.task = task
+        transfer.started = ContinuousClock.now
+        lock.withLock { transfers[task.taskIdentifier] = transfer }
+        task.resume()
+    }
+
+    /// Cancels from any thread: the task fails with ``HTTPError/cancelled``.
+    func cancel(_ transfer: SessionTransfer) {
+        queue.addOperation {
+            guard !transfer.finished else { return }
+            transfer.cancelRequested = true
+            transfer.task?.cancel()
+        }
+    }
+
+    private func finish(_ transfer: SessionTransfer, _ result: Result<SessionTransfer.Outcome, HTTPError>) {
+        guard !transfer.finished else { return }
+        transfer.finished = true
+        if let task = transfer.task { _ = lock.withLock { transfers.removeValue(forKey: task.taskIdentifier) } }
+        var result = result
+        if let closeError = transfer.file?.close(), case .success = result {
+            result = .failure(.fileError(path: transfer.path, errno: closeError.code))
+        }
+        transfer.file = nil
+        if let answered = transfer.request.admission?.answered {
+            switch result {
+            case .success(let outcome): answered(.response(outcome.head, bodyPrefix: outcome.prefix, bodyBytes: outcome.bytes))
+            case .failure(.cancelled): break
+            case .failure(let error): answered(.failed(error))
+            }
+        }
+        transfer.continuation?.resume(returning: result)
+        transfer.continuation = nil
+    }
+
+    // MARK: URLSessionDataDelegate
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+                    completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
+        guard let transfer = transfer(for: dataTask), transfer.failure == nil else { return completionHandler(.cancel) }
+        guard let http = response as? HTTPURLResponse else {
+            transfer.failure = .connectionReset("the answer is not an HTTP response")
+            return completionHandler(.cancel)
+        }
+        let head = SessionRequests.head(http)
+        transfer.head = head
+        transfer.expectedLength = response.expectedContentLength
+        let request = transfer.current
+        if request.byteRange != nil, head.status != 206 {
+            // Only a 206 delivers the bytes asked for: stop before the body (a server ignoring ranges costs nothing).
+            transfer.stoppedAtHead = true
+            return completionHandler(.cancel)
+        }
+        if request.byteRange == nil, let offset = request.resumeFrom, offset > 0, request.method == .get,
+           (200..<300).contains(head.status), head.headers["content-range"] == nil {
+            transfer.failure = .transport(code: HTTPError.rangeNotHonouredCode,
+                                          message: "the server does not serve byte ranges (it answered \(head.status) to bytes=\(offset)-); cannot resume")
+            return completionHandler(.cancel)
+        }
+        if request.byteRange == nil, response.expectedContentLength > transfer.maxBytes {
+            transfer.failure = .bodyTooLarge(limit: transfer.maxBytes)
+            return completionHandler(.cancel)
+        }
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        guard let transfer = transfer(for: dataTask), transfer.failure == nil, !transfer.stoppedAtHead else { return }
+        if let failure = transfer.take(data) {
+            transfer.failure = failure
+            dataTask.cancel()
+        }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+                    newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void) {
+        guard let transfer = transfer(for: task), transfer.failure == nil, transfer.current.followRedirects,
+              response.value(forHTTPHeaderField: "Location") != nil else { return completionHandler(nil) }
+        guard let target = request.url?.absoluteString, SessionRequests.isHTTPURL(target) else {
+            transfer.failure = .invalidURL(request.url?.absoluteString ?? "")
+            completionHandler(nil)
+            return task.cancel()
+        }
+        transfer.redirects += 1
+        guard transfer.redirects <= SessionRequests.maxRedirects else {
+            transfer.failure = .transport(code: URLError.Code.httpTooManyRedirects.rawValue,
+                                          message: "more than \(SessionRequests.maxRedirects) redirects, the last to \(target)")
+            completionHandler(nil)
+            return task.cancel()
+        }
+        var next = transfer.current
+        next.url = target
+        next.admission = nil
+        if SessionRequests.origin(transfer.current.url) == nil
+            || SessionRequests.origin(transfer.current.url) != SessionRequests.origin(target) {
+            next.headers = HTTPHeaders()
+        }
+        transfer.current = next
+        completionHandler(SessionRequests.urlRequest(next))
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        guard let transfer = transfer(for: task) else { return }
+        if let failure = transfer.failure { return finish(transfer, .failure(failure)) }
+        if transfer.cancelRequested { return finish(transfer, .failure(.cancelled)) }
+        if let error, !transfer.stoppedAtHead {
+            return finish(transfer, .failure(SessionRequests.error(error, transfer: transfer)))
+        }
+        guard let head = transfer.head else {
+            return finish(transfer, .failure(.connectionReset("the server closed the connection without a response")))
+        }
+        let elapsed = ContinuousClock.now - transfer.started
+        let sha256 = transfer.file == nil && transfer.target == .memory ? "" : hex(transfer.hasher.finalize())
+        finish(transfer, .success(.init(head: head, memory: transfer.memory, bytes: transfer.received, sha256: sha256,
+                                        prefix: transfer.prefix, elapsed: elapsed)))
+    }
+
+    private func hex(_ digest: SHA256.Digest) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(64)
+        for byte in digest {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+}

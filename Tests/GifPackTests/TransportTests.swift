@@ -1,0 +1,306 @@
+import ExerciseDBFixture
+import Foundation
+import GifPackHTTP
+import GifPackTransport
+import Testing
+
+/// Both ``HTTPTransport``s — libcurl's `HTTPClient` (the command-line tool's) and
+/// ``URLSessionTransport`` (the client library's default) — run the same cases against nginx and
+/// the fixture server: a whole body, a range (206), a 304 to `If-None-Match`, error statuses
+/// (404, 403, 500), the byte cap, a server ignoring `Range`, a resume, truncation, a reset, the
+/// total time limit and bad URLs. Each case expects the same answer from both.
+@Suite struct TransportTests {
+    enum Kind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+        case curl, urlSession
+
+        var testDescription: String { rawValue }
+
+        func make() throws -> any HTTPTransport {
+            switch self {
+            case .curl: try HTTPClient(maxConnections: 4)
+            case .urlSession: URLSessionTransport(maxConnections: 4)
+            }
+        }
+
+        func finish(_ transport: any HTTPTransport) {
+            (transport as? HTTPClient)?.shutdown()
+        }
+    }
+
+    /// A served directory: `pack.bin` (300 000 pseudo-random bytes), `sub/` (a directory without
+    /// an index: nginx answers 403), nothing at `missing.bin` (404).
+    static func site() throws -> (TemporaryDirectory, [UInt8]) {
+        let directory = try TemporaryDirectory()
+        var generator = SplitMix(seed: 27)
+        let bytes = (0..<300_000).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
+        try Data(bytes).write(to: URL(fileURLWithPath: directory.file("pack.bin")))
+        try FileManager.default.createDirectory(atPath: directory.file("sub"), withIntermediateDirectories: true)
+        return (directory, bytes)
+    }
+
+    @Test(arguments: Kind.allCases) func wholeBodyToMemoryAndToAFile(kind: Kind) async throws {
+        let (root, bytes) = try Self.site()
+        let nginx = try await NginxServer.start(root: root.path)
+        defer { nginx.stop() }
+        let transport = try kind.make()
+        defer { kind.finish(transport) }
+        let url = nginx.baseURL + "/pack.bin"
+
+        let response = try await transport.data(HTTPRequest(url: url), maxBytes: 1 << 20)
+        #expect(response.head.status == 200)
+        #expect(response.body == bytes)
+        #expect(response.head.headers["etag"] != nil)
+        #expect(response.head.headers["Content-Length"] == "300000")
+
+        let work = try TemporaryDirectory()
+        let path = work.file("whole")
+        try Data(repeating: 0xEE, count: 400_000).write(to: URL(fileURLWithPath: path))
+        let download = try await transport.download(HTTPRequest(url: url), to: path, maxBytes: 300_000)
+        #expect(download.head.status == 200)
+        #expect(download.bytesWritten == 300_000)
+        #expect(download.sha256 == sha256Hex(bytes))
+        #expect(download.prefix == Array(bytes.prefix(HTTPDownload.prefixLength)))
+        #expect(try Array(Data(contentsOf: URL(fileURLWithPath: path))) == bytes, "the file was truncated, then written")
+    }
+
+    @Test(arguments: Kind.allCases) func aRangeIs206AndLandsAtItsOffset(kind: Kind) async throws {
+        let (root, bytes) = try Self.site()
+        let nginx = try await NginxServer.start(root: root.path)
+        defer { nginx.stop() }
+        let transport = try kind.make()
+        defer { kind.finish(transport) }
+        let work = try TemporaryDirectory()
+        let path = work.file("sparse")
+        try Data(repeating: 0xEE, count: 300_000).write(to: URL(fileURLWithPath: path))
+
+        var request = HTTPRequest(url: nginx.baseURL + "/pack.bin")
+        request.byteRange = 100_000...149_999
+        let download = try await transport.download(request, to: path, atOffset: 100_000, maxBytes: 50_000)
+        #expect(download.head.status == 206)
+        #expect(HTTPContentRange(download.head.headers["content-range"] ?? "") == HTTPContentRange(range: 100_000...149_999, completeLength: 300_000))
+        #expect(download.bytesWritten == 50_000)
+        #expect(download.sha256 == sha256Hex(Array(bytes[100_000..<150_000])))
+        let file = try Array(Data(contentsOf: URL(fileURLWithPath: path)))
+        #expect(file.count == 300_000, "nothing truncated")
+        #expect(Array(file[100_000..<150_000]) == Array(bytes[100_000..<150_000]))
+        #expect(file[..<100_000].allSatisfy { $0 == 0xEE } && file[150_000...].allSatisfy { $0 == 0xEE })
+        let log = try await nginx.log()
+        #expect(log.last?.range == "bytes=100000-149999")
+    }
+
+    @Test(arguments: Kind.allCases) func ifNoneMatchGets304FromTheServer(kind: Kind) async throws {
+        let (root, bytes) = try Self.site()
+        let nginx = try await NginxServer.start(root: root.path)
+        defer { nginx.stop() }
+        let transport = try kind.make()
+        defer { kind.finish(transport) }
+        let url = nginx.baseURL + "/pack.bin"
+        let first = try await transport.data(HTTPRequest(url: url), maxBytes: 1 << 20)
+        let etag = try #require(first.head.headers["etag"])
+
+        let unchanged = try await transport.data(HTTPRequest(url: url, headers: ["If-None-Match": etag]), maxBytes: 1 << 20)
+        #expect(unchanged.head.status == 304)
+        #expect(unchanged.body.isEmpty)
+        let changed = try await transport.data(HTTPRequest(url: url, headers: ["If-None-Match": "\"other\""]), maxBytes: 1 << 20)
+        #expect(changed.head.status == 200)
+        #expect(changed.body == bytes)
+        let log = try await nginx.log()
+        #expect(log.map(\.status) == [200, 304, 200], "every answer came from nginx, none from a cache")
+        #expect(log[1].ifNoneMatch == etag)
+    }
+
+    @Test(arguments: Kind.allCases) func errorStatusesAreResponsesWithTheirBodies(kind: Kind) async throws {
+        let (root, _) = try Self.site()
+        let nginx = try await NginxServer.start(root: root.path)
+        defer { nginx.stop() }
+        let server = try Self.fixture(count: 4)
+        defer { server.stop() }
+        let transport = try kind.make()
+        defer { kind.finish(transport) }
+
+        let missing = try await transport.data(HTTPRequest(url: nginx.baseURL + "/missing.bin"), maxBytes: 1 << 16)
+        #expect(missing.head.status == 404)
+        #expect(String(decoding: missing.body, as: UTF8.self).contains("404 Not Found"))
+        let forbidden = try await transport.data(HTTPRequest(url: nginx.baseURL + "/sub/"), maxBytes: 1 << 16)
+        #expect(forbidden.head.status == 403)
+        #expect(String(decoding: forbidden.body, as: UTF8.self).contains("403 Forbidden"))
+
+        let id = server.catalog.exercises[0].id
+        server.schedule([.status(500)], forExercise: id)
+        let work = try TemporaryDirectory()
+        let failed = try await transport.download(HTTPRequest(url: Self.imageURL(server, id)), to: work.file("gif"), maxBytes: 1 << 20)
+        #expect(failed.head.status == 500)
+        #expect(failed.bytesWritten > 0, "the error body is handed back for the caller to judge")
+    }
+
+    @Test(arguments: Kind.allCases) func aBodyOverTheCapIsRefused(kind: Kind) async throws {
+        let (root, _) = try Self.site()
+        let nginx = try await NginxServer.start(root: root.path)
+        defer { nginx.stop() }
+        let transport = try kind.make()
+        defer { kind.finish(transport) }
+        let url = nginx.baseURL + "/pack.bin"
+        let work = try TemporaryDirectory()
+
+        #expect(await Self.error { try await transport.data(HTTPRequest(url: url), maxBytes: 299_999) } == .bodyTooLarge(limit: 299_999))
+        let path = work.file("capped")
+        #expect(await Self.error { try await transport.download(HTTPRequest(url: url), to: path, maxBytes: 1000) } == .bodyTooLarge(limit: 1000))
+        #expect(Self.fileSize(path) <= 1000, "nothing past the cap reaches the file")
+
+        // A range answer longer than asked for is stopped by the cap too.
+        var request = HTTPRequest(url: url)
+        request.byteRange = 0...9999
+        #expect(await Self.error { try await transport.download(request, to: path, atOffset: 0, maxBytes: 5000) } == .bodyTooLarge(limit: 5000))
+    }
+
+    @Test(arguments: Kind.allCases) func aServerIgnoringRangesCostsNoBodyAndCannotResume(kind: Kind) async throws {
+        let (root, bytes) = try Self.site()
+        let nginx = try await NginxServer.start(root: root.path, ignoreRanges: true)
+        defer { nginx.stop() }
+        let transport = try kind.make()
+        defer { kind.finish(transport) }
+        let url = nginx.baseURL + "/pack.bin"
+        let work = try TemporaryDirectory()
+
+        var ranged = HTTPRequest(url: url)
+        ranged.byteRange = 1000...1999
+        let path = work.file("sparse")
+        let answer = try await transport.download(ranged, to: path, atOffset: 1000, maxBytes: 1000)
+        #expect(answer.head.status == 200)
+        #expect(answer.bytesWritten == 0, "only a 206 delivers a body")
+
+        let partial = work.file("partial")
+        try Data(bytes.prefix(10)).write(to: URL(fileURLWithPath: partial))
+        var resumed = HTTPRequest(url: url)
+        resumed.resumeFrom = 10
+        let error = await Self.error { try await transport.download(resumed, to: partial, maxBytes: 1 << 20) }
+        guard case .transport(let code, _) = error else {
+            Issue.record("expected a transport error, got \(String(describing: error))")
+            return
+        }
+        #expect(code == HTTPError.rangeNotHonouredCode)
+        #expect(try Array(Data(contentsOf: URL(fileURLWithPath: partial))) == Array(bytes.prefix(10)), "the partial file keeps its bytes")
+    }
+
+    @Test(arguments: Kind.allCases) func aResumeAppends(kind: Kind) async throws {
+        let (root, bytes) = try Self.site()
+        let nginx = try await NginxServer.start(root: root.path)
+        defer { nginx.stop() }
+        let transport = try kind.make()
+        defer { kind.finish(transport) }
+        let work = try TemporaryDirectory()
+        let partial = work.file("partial")
+        try Data(bytes.prefix(123_456)).write(to: URL(fileURLWithPath: partial))
+        var request = HTTPRequest(url: nginx.baseURL + "/pack.bin")
+        request.resumeFrom = 123_456
+        let download = try await transport.download(request, to: partial, maxBytes: 300_000 - 123_456)
+        #expect(download.head.status == 206)
+        #expect(download.bytesWritten == 300_000 - 123_456)
+        #expect(try Array(Data(contentsOf: URL(fileURLWithPath: partial))) == bytes)
+    }
+
+    @Test(arguments: Kind.allCases) func truncationResetTimeoutAndBadURLsAreErrors(kind: Kind) async throws {
+        let server = try Self.fixture(count: 4) { $0.gifDimension = 48 }
+        defer { server.stop() }
+        let transport = try kind.make()
+        defer { kind.finish(transport) }
+        let work = try TemporaryDirectory()
+
+        let truncatedID = server.catalog.exercises[1].id
+        let size = try #require(server.catalog.gifBytes(id: truncatedID)?.count)
+        server.schedule([.truncatedBody], forExercise: truncatedID)
+        let truncated = await Self.error {
+            try await transport.download(HTTPRequest(url: Self.imageURL(server, truncatedID)), to: work.file("t"), maxBytes: 1 << 20)
+        }
+        #expect(truncated == .truncated(expected: Int64(size), received: Int64(size / 2)))
+
+        let resetID = server.catalog.exercises[2].id
+        server.setDefaultFault(.connectionReset, forExercise: resetID)
+        let reset = await Self.error { try await transport.data(HTTPRequest(url: Self.imageURL(server, resetID)), maxBytes: 1 << 20) }
+        #expect(reset?.reason == "connection-reset", "got \(String(describing: reset))")
+
+        let slowID = server.catalog.exercises[0].id
+        server.schedule([.slowBody(bytesPerSecond: 100)], forExercise: slowID)
+        let started = ContinuousClock.now
+        let slow = await Self.error {
+            try await transport.data(HTTPRequest(url: Self.imageURL(server, slowID),
+                                                 timeouts: HTTPTimeouts(total: .milliseconds(400), lowSpeedBytesPerSecond: 0)),
+                                     maxBytes: 1 << 20)
+        }
+        #expect(slow?.reason == "timeout", "got \(String(describing: slow))")
+        #expect(ContinuousClock.now - started < .seconds(60))
+
+        for url in ["not a url", "ftp://127.0.0.1/file", "http://"] {
+            #expect(await Self.error { try await transport.data(HTTPRequest(url: url), maxBytes: 100) } == .invalidURL(url))
+        }
+        let closed = try Self.fixture(count: 1)
+        let closedURL = "\(closed.rapidAPIBaseURL)/exercises"
+        closed.stop()
+        let refused = await Self.error { try await transport.data(HTTPRequest(url: closedURL), maxBytes: 100) }
+        #expect(refused?.reason == "connect-failed", "got \(String(describing: refused))")
+    }
+
+    @Test(arguments: Kind.allCases) func aCancelledTaskEndsItsTransfer(kind: Kind) async throws {
+        let server = try Self.fixture(count: 2) { $0.gifDimension = 64 }
+        defer { server.stop() }
+        let transport = try kind.make()
+        defer { kind.finish(transport) }
+        let id = server.catalog.exercises[0].id
+        server.schedule([.slowBody(bytesPerSecond: 50)], forExercise: id)
+        let task = Task { () -> HTTPError? in
+            await Self.error { try await transport.data(HTTPRequest(url: Self.imageURL(server, id)), maxBytes: 1 << 20) }
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        let started = ContinuousClock.now
+        task.cancel()
+        #expect(await task.value == .cancelled)
+        #expect(ContinuousClock.now - started < .seconds(20))
+    }
+
+    // MARK: Support
+
+    /// The fixture server without an API key (image requests then need no header).
+    static func fixture(count: Int, _ configure: (inout FixtureConfiguration) -> Void = { _ in }) throws -> FixtureServer {
+        var configuration = FixtureConfiguration()
+        configuration.exerciseCount = count
+        configuration.gifDimension = 24
+        configuration.framesRange = 2...3
+        configure(&configuration)
+        let server = try FixtureServer(configuration)
+        try server.start()
+        return server
+    }
+
+    static func imageURL(_ server: FixtureServer, _ id: String) -> String {
+        "\(server.rapidAPIBaseURL)/image?exerciseId=\(id)&resolution=180"
+    }
+
+    static func error<T>(_ body: () async throws -> T) async -> HTTPError? {
+        do {
+            _ = try await body()
+            return nil
+        } catch let error as HTTPError {
+            return error
+        } catch {
+            Issue.record("unexpected error type: \(error)")
+            return nil
+        }
+    }
+
+    static func fileSize(_ path: String) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? 0
+    }
+
+    /// Deterministic bytes without a global generator.
+    struct SplitMix {
+        var state: UInt64
+        init(seed: UInt64) { state = seed }
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+}
