@@ -1,5 +1,7 @@
+import Crypto
 import Foundation
 import GifPackFormat
+import GifPackSystem
 
 /// Why an index was refused by a client that checks signatures. ``reason`` is a stable code.
 ///
@@ -81,7 +83,9 @@ public struct IndexTrust: Sendable {
                    limits: limits, checkRules: true)
     }
 
-    /// Reads a local index and `index.json.minisig` beside it (regular files, capped) and verifies them.
+    /// Reads a local index and its signature (regular files, capped) and verifies them: the signature
+    /// published under the index's hash (`signatures/<sha256>.minisig`) first, `index.json.minisig`
+    /// beside it when there is none, as every other reader does.
     public func verifyFile(_ indexPath: String, installedSequence: Int? = nil,
                            limits: PackLimits = .standard) throws(PackClientError) -> PackIndex {
         try verifyFile(indexPath, installedSequence: installedSequence, limits: limits, checkRules: true)
@@ -90,9 +94,10 @@ public struct IndexTrust: Sendable {
     func verifyFile(_ indexPath: String, installedSequence: Int?, limits: PackLimits,
                     checkRules: Bool) throws(PackClientError) -> PackIndex {
         let bytes = try PackIndexSource.readFile(indexPath, maxBytes: limits.maxIndexBytes)
-        let signaturePath = SignatureLocation.beside(indexPath)
+        let hashNamed = SignatureLocation.hashNamed(indexPath, indexSHA256: Hex.lowercase(SHA256.hash(data: bytes)))
+        let signaturePath = FileManager.default.fileExists(atPath: hashNamed) ? hashNamed : SignatureLocation.beside(indexPath)
         let signature = FileManager.default.fileExists(atPath: signaturePath)
-            ? try PackIndexSource.readFile(signaturePath, maxBytes: 4096) : nil
+            ? try PackIndexSource.readFile(signaturePath, maxBytes: PackIndexSource.maxSignatureBytes) : nil
         return try verify(indexBytes: bytes, signature: signature, location: indexPath, installedSequence: installedSequence,
                           limits: limits, checkRules: checkRules)
     }

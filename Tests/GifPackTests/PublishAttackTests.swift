@@ -259,6 +259,9 @@ struct PublishAttackTests {
         // And a hash-named signature is used before the one beside (which may lag).
         try FileSystem.writeAtomically(try fileBytes("\(two)/index.json.minisig"), to: "\(target)/index.json.minisig")
         #expect((try? (await Self.trustedLoad(builds, "\(target)/index.json")).get())?.sequence == 3)
+        // gifpack verify on the published folder reads the hash-named signature first too.
+        let verified = try await gifpackCLIOffThePool(["verify", target, "--trusted-key", builds.key.publicPath])
+        #expect(verified.status == 0, "\(verified.output)\(verified.error)")
     }
 
     @Test func theLazyCacheVerifiesAnIndexWhoseSignatureBesideLags() async throws {
