@@ -4,6 +4,8 @@ PREFIX ?= /usr/local
 SWIFT ?= swift
 APT_PACKAGES := libcurl4-openssl-dev libarchive-dev libgif-dev libzstd-dev zstd tar curl jq pkg-config openssl nginx-light minisign python3-venv
 BENCH_PACKAGES := time python3
+# The real ExerciseDB sample (licensed test data beside the project, never copied into it); used when present.
+BENCH_REAL_DATA ?= ../shared/realdata
 RELEASE_BIN = $(shell $(SWIFT) build -c release --show-bin-path 2>/dev/null)
 DEMO_DIR := .demo
 
@@ -66,11 +68,14 @@ demo: build
 	  echo "== gifpack verify $$pack"; "$$bin/gifpack" verify "$$pack"; \
 	done
 
-# Benchmarks (README.md, "Benchmarks"): prints a table, writes bench/results.json. BENCH_QUICK=1 for a
+# Benchmarks (bench/README.md): prints a table, writes bench/results.json. BENCH_QUICK=1 for a
 # quick pass; BENCH_ARGS passes flags, e.g. BENCH_ARGS="--count 500 --latency-ms 50 --real-data DIR".
 bench: build test-venv
 	@$(MAKE) --no-print-directory deps EXTRA_PACKAGES="$(BENCH_PACKAGES)"
 	bench/run.sh --bin "$(RELEASE_BIN)" $(BENCH_ARGS)
+	@mkdir -p bench/work
+	bench/zstd-decoder.sh --bin "$(RELEASE_BIN)" $(if $(wildcard $(BENCH_REAL_DATA)),--real-data $(BENCH_REAL_DATA)) | tee bench/work/zstd-decoder.txt
+	python3 bench/render.py --zstd bench/work/zstd-decoder.txt bench/results.json bench/README.md
 
 # libFuzzer targets for every reader of untrusted bytes (Fuzz/README.md): a package of its own (Fuzz/),
 # never part of `swift build` / `swift test`, built with AddressSanitizer and coverage instrumentation

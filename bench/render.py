@@ -5,7 +5,10 @@ in the README are never edited by hand: `make bench` runs this after each run, a
 
     python3 bench/render.py bench/results.json bench/README.md
 
-renders a kept results file again. Exits 1 when the README has no markers or the results do not load.
+renders a kept results file again. With `--zstd FILE` (the output of bench/zstd-decoder.sh: a
+`== NAME` line, then the tool's lines, the last of them JSON, for each frames file) the decoder's rows
+are first stored in the results file under `zstd_decoder`. Exits 1 when the README has no markers or
+the results do not load.
 """
 import json
 import os
@@ -16,6 +19,29 @@ import summarize  # noqa: E402  (the one table format, shared with the printed t
 
 BEGIN = "<!-- figures:begin -->"
 END = "<!-- figures:end -->"
+
+
+def zstd_rows(text):
+    """The JSON line after each `== NAME` line of bench/zstd-decoder.sh's output, named."""
+    rows, name = [], None
+    for line in text.splitlines():
+        if line.startswith("== "):
+            name = line[3:].strip()
+        elif line.startswith("{") and name is not None:
+            row = json.loads(line)
+            row["name"] = name
+            rows.append(row)
+            name = None
+    return rows
+
+
+def zstd_table(rows):
+    lines = ["pure-Swift zstd decoder (GifPackZstd) against libzstd, in-process, thread CPU time",
+             f"{'frames file':<40} {'frames':>7} {'libzstd MB/s':>13} {'one-shot':>9} {'streaming':>10}"]
+    for r in rows:
+        lines.append(f"{r['name'][:40]:<40} {r['frames']:>7} {r['libzstd_mbps']:>13.0f} "
+                     f"{r['oneshot_ratio']:>8.3f}x {r['streaming_ratio']:>9.3f}x")
+    return "\n".join(lines)
 
 
 def render(results, readme_text):
@@ -29,6 +55,7 @@ def render(results, readme_text):
         "",
         "```text",
         summarize.table(results).rstrip("\n"),
+        *(["", zstd_table(results["zstd_decoder"])] if results.get("zstd_decoder") else []),
         "```",
         "",
     ])
@@ -36,12 +63,22 @@ def render(results, readme_text):
 
 
 def main():
-    if len(sys.argv) != 3:
-        sys.exit("usage: render.py RESULTS_JSON README_MD")
-    results_path, readme_path = sys.argv[1], sys.argv[2]
+    args = sys.argv[1:]
+    zstd_path = None
+    if len(args) >= 2 and args[0] == "--zstd":
+        zstd_path, args = args[1], args[2:]
+    if len(args) != 2:
+        sys.exit("usage: render.py [--zstd ZSTD_OUTPUT] RESULTS_JSON README_MD")
+    results_path, readme_path = args
     try:
         with open(results_path) as f:
             results = json.load(f)
+        if zstd_path is not None:
+            with open(zstd_path) as f:
+                results["zstd_decoder"] = zstd_rows(f.read())
+            with open(results_path, "w") as f:
+                json.dump(results, f, indent=2, sort_keys=True)
+                f.write("\n")
         with open(readme_path) as f:
             text = f.read()
         text = render(results, text)
