@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import Foundation
 
 /// Makes a freshly written generation durable before it is switched in, so that after a crash the
 /// cache link never points at files whose data did not reach the disk.
@@ -18,23 +14,15 @@ import Darwin
 /// ```
 enum Durability {
     static func flush(files: [String], directories: [String]) throws(PackClientError) {
-        #if os(Linux)
-        if let syncfs = syncFileSystem, let anchor = directories.first {
+        if let anchor = directories.first {
             let fd = open(anchor, O_RDONLY | O_CLOEXEC)
             guard fd >= 0 else { throw .posix(anchor, "open") }
             defer { close(fd) }
-            guard syncfs(fd) == 0 else { throw .posix(anchor, "syncfs") }
-            return
+            if let result = SystemCalls.syncFileSystem(fd) {
+                guard result == 0 else { throw .posix(anchor, "syncfs") }
+                return
+            }
         }
-        #endif
         for path in files + directories { try FileOps.sync(path) }
     }
-
-    #if os(Linux)
-    /// glibc's `syncfs`, found with `dlsym(RTLD_DEFAULT, "syncfs")`.
-    private static let syncFileSystem: (@convention(c) (Int32) -> Int32)? = {
-        guard let symbol = dlsym(nil, "syncfs") else { return nil }
-        return unsafeBitCast(symbol, to: (@convention(c) (Int32) -> Int32).self)
-    }()
-    #endif
 }

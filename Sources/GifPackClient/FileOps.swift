@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import Foundation
 
 /// The client's view of the package's one set of file helpers (``FileSystem``, ``NewFile`` in
 /// GifPackSystem): the same operations, failing with ``PackClientError/fileSystem(path:operation:errno:)``.

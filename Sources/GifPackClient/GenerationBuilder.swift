@@ -1,9 +1,5 @@
 import GifPackFormat
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import Foundation
 
 /// Fills a staging directory with one complete generation of the cache.
 ///

@@ -1,10 +1,5 @@
 import Foundation
 import GifPackFormat
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// The disk side of ``LazyGIFCache``: a directory several processes share. Every call blocks
 /// (run it on a dedicated thread).

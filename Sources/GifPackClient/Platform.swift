@@ -1,7 +1,8 @@
-// GifPackClient is built and tested on Linux only: it calls glibc directly (and the package uses
-// Synchronization's Mutex, which Apple platforms have only from macOS 15 / iOS 18 on). Fail the
-// build with a clear message instead of a page of missing-symbol errors. README.md, "Platforms",
-// says what an app on an Apple platform can use instead.
-#if !os(Linux)
-#error("GifPackClient builds on Linux only (glibc); see README.md, \"Platforms\"")
+// GifPackClient is portable: built and tested on Linux here, written for Apple platforms, where it needs no
+// system library (not compiled for them by this project's CI; see README.md, "Platforms"). It
+// imports no C library: the system calls it needs are GifPackSystem's typed wrappers (whose
+// Platform.swift imports Glibc or Darwin) and the POSIX calls Foundation brings on both.
+// Anything but Linux and Apple platforms fails the build here with a clear message.
+#if !(os(Linux) || canImport(Darwin))
+#error("GifPackClient supports Linux and Apple platforms only; see README.md, \"Platforms\"")
 #endif

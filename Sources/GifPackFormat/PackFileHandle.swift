@@ -1,9 +1,5 @@
 import GifPackSystem
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import Foundation
 
 /// A read-only file descriptor closed when the last reference goes away.
 ///

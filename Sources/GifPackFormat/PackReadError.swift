@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import GifPackSystem
 
 /// Why a pack (or one of its zstd frames) could not be read.
 ///
@@ -39,7 +35,7 @@ public enum PackReadError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case let .io(path, operation, code):
-            "\(operation) \(path): \(String(cString: strerror(code))) (errno \(code))"
+            "\(operation) \(path): \(SystemCalls.errorText(code)) (errno \(code))"
         case let .notRegularFile(path, kind):
             "\(path) is not a regular file (\(kind))"
         case let .notZstd(offset):

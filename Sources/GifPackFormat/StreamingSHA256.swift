@@ -1,10 +1,6 @@
 import Crypto
 import GifPackSystem
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import Foundation
 
 /// Incremental SHA-256 with lowercase hex output, and whole-file hashing with `pread`.
 ///

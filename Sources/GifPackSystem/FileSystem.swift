@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// A failed file operation, with the path and the real `errno` to act on.
 ///
@@ -13,7 +10,7 @@ public enum FileSystemError: Error, Sendable, Equatable, CustomStringConvertible
 
     public var description: String {
         switch self {
-        case .io(let operation, let path, let code): "\(operation) \(path) failed: \(String(cString: strerror(code)))"
+        case .io(let operation, let path, let code): "\(operation) \(path) failed: \(SystemCalls.errorText(code))"
         }
     }
 
@@ -143,7 +140,7 @@ package enum FileSystem {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw .io(operation: "open", path: path, errno: errno) }
         defer { close(fd) }
-        guard Glibc.fsync(fd) == 0 else { throw .io(operation: "fsync", path: path, errno: errno) }
+        guard SystemCalls.fsync(fd) == 0 else { throw .io(operation: "fsync", path: path, errno: errno) }
     }
 
     /// `fsync` of a directory; file systems that cannot sync directories (`EINVAL`) are accepted.
@@ -151,7 +148,7 @@ package enum FileSystem {
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { throw .io(operation: "open", path: path, errno: errno) }
         defer { close(fd) }
-        guard Glibc.fsync(fd) == 0 || errno == EINVAL else { throw .io(operation: "fsync", path: path, errno: errno) }
+        guard SystemCalls.fsync(fd) == 0 || errno == EINVAL else { throw .io(operation: "fsync", path: path, errno: errno) }
     }
 
     /// Renames `source` over `destination` and makes the rename durable.
@@ -170,14 +167,11 @@ package enum FileSystem {
     /// if linkable { try FileSystem.link(descriptor: fd, to: "cache/catalog-pages", via: "cache/tmp/\(UUID()).part") }
     /// ```
     package static func createUnnamed(in directory: String) throws(FileSystemError) -> (descriptor: Int32, linkable: Bool) {
-        #if os(Linux) && (arch(x86_64) || arch(arm64))
-        // glibc's O_TMPFILE (__O_TMPFILE | O_DIRECTORY), which Swift does not import: 0o20000000 on these architectures.
-        let unnamed = open(directory, O_RDWR | O_CLOEXEC | O_DIRECTORY | 0o20000000, 0o600)
-        if unnamed >= 0 { return (unnamed, true) }
-        guard errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL else {
-            throw .io(operation: "create an unnamed file in", path: directory, errno: errno)
+        do throws(Errno) {
+            if let unnamed = try SystemCalls.openUnnamedFile(in: directory) { return (unnamed, true) }
+        } catch {
+            throw .io(operation: "create an unnamed file in", path: directory, errno: error.code)
         }
-        #endif
         let path = "\(directory)/.unnamed-\(UUID().uuidString)"
         let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .io(operation: "create", path: path, errno: errno) }
@@ -191,8 +185,8 @@ package enum FileSystem {
     /// `beforeRename` runs once the temporary name exists (crash-safety tests stop the process there).
     package static func link(descriptor: Int32, to path: String, via temporary: String,
                              beforeRename: () -> Void = {}) throws(FileSystemError) {
-        guard linkat(AT_FDCWD, "/proc/self/fd/\(descriptor)", AT_FDCWD, temporary, AT_SYMLINK_FOLLOW) == 0 else {
-            throw .io(operation: "link", path: temporary, errno: errno)
+        do throws(Errno) { try SystemCalls.linkDescriptor(descriptor, to: temporary) } catch {
+            throw .io(operation: "link", path: temporary, errno: error.code)
         }
         beforeRename()
         do throws(FileSystemError) { try move(temporary, to: path) } catch {
@@ -306,7 +300,7 @@ package final class NewFile {
 
     /// Closes the file, fsyncing it first when `sync` is true.
     package func finish(sync: Bool) throws(FileSystemError) {
-        if sync, Glibc.fsync(fd) != 0 { throw .io(operation: "fsync", path: path, errno: errno) }
+        if sync, SystemCalls.fsync(fd) != 0 { throw .io(operation: "fsync", path: path, errno: errno) }
         let result = close(fd)
         fd = -1
         guard result == 0 else { throw .io(operation: "close", path: path, errno: errno) }

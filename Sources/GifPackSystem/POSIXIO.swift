@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import Foundation
 
 /// An `errno` value, thrown by ``POSIXIO``'s loops for the caller to wrap with its path and operation.
 package struct Errno: Error, Sendable, Equatable {

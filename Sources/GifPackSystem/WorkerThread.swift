@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The one way blocking work (file I/O, fsync, decoding, compression, SQLite) runs in this
 /// package: on a dedicated thread, never on Swift's cooperative pool (2 threads on these machines).
@@ -24,8 +21,7 @@ package final class WorkerThread: @unchecked Sendable {
 
     package init(name: String, niceness: Int32 = 0) {
         let thread = Thread { [self] in
-            // On Linux the nice value is per thread: "who = 0" is the calling thread.
-            if niceness != 0 { _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, niceness) }
+            if niceness != 0 { SystemCalls.lowerCurrentThreadPriority(niceness) }
             run()
         }
         thread.name = name
