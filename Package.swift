@@ -3,8 +3,14 @@ import PackageDescription
 
 let package = Package(
     name: "gifpack",
-    // Linux only (Debian 12 tested): every Swift module calls glibc and ends in `#error` elsewhere
-    // (see each module's Platform.swift and README.md, "Platforms"). No Apple platform is claimed.
+    // Built and tested on Linux (Debian 12). The builder, the CLI and the fixture end in `#error`
+    // elsewhere (their Platform.swift). Product `GifPackClient` is written for Apple platforms too:
+    // its closure is Swift, Foundation and swift-crypto only (ClientPortabilityTests enforces it),
+    // but this project's CI does not compile it for them. The minimums are the releases whose Swift
+    // runtime has typed throws in generic function types, which the client uses throughout
+    // (`throws(E)` closures, e.g. BlockingWork), and Synchronization's Mutex: macOS 15, iOS 18,
+    // tvOS 18, watchOS 11, visionOS 2. They do not constrain Linux. See README.md, "Platforms".
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .executable(name: "gifpack", targets: ["gifpack"]),
         .executable(name: "exercisedb-fixture", targets: ["exercisedb-fixture"]),
@@ -32,8 +38,12 @@ let package = Package(
         .systemLibrary(name: "CMalloc"),
 
         // The one home of the small system helpers every module needs: hex, POSIX read/write
-        // loops, blocking work on dedicated threads, file locks, file-system operations.
+        // loops, blocking work on dedicated threads, file-system operations. In the portable
+        // client's closure: its C library calls are in its Platform.swift (Glibc or Darwin).
         .target(name: "GifPackSystem"),
+        // The builder's own system helpers (build lock, mapped files, write-behind flushing): Linux
+        // only, kept out of the portable client's closure.
+        .target(name: "GifPackSystemBuilder", dependencies: ["GifPackSystem"]),
         // zstd decompression (RFC 8878) in pure Swift: no C, no system library.
         .target(name: "GifPackZstd"),
         // The contract between builder and client: index and pack models, pack reader.
@@ -51,7 +61,7 @@ let package = Package(
         ]),
         // The builder.
         .target(name: "GifPack", dependencies: [
-            "GifPackFormat", "GifPackGIF", "GifPackHTTP", "CArchive", "CZstd",
+            "GifPackFormat", "GifPackGIF", "GifPackHTTP", "GifPackSystemBuilder", "CArchive", "CZstd",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Yams", package: "Yams"),
             .product(name: "GRDB", package: "GRDB.swift"),

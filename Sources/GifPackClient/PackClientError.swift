@@ -1,10 +1,6 @@
 import GifPackFormat
 import GifPackTransport
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import Foundation
 
 /// Why a client operation (reading an index, fetching a pack, installing, reading one GIF) failed.
 ///
@@ -60,7 +56,7 @@ public enum PackClientError: Error, Sendable, Equatable, CustomStringConvertible
         case let .rejected(rejection): "refused: \(rejection)"
         case let .untrusted(refusal): "refused: \(refusal)"
         case let .fileSystem(path, operation, code):
-            "\(operation) \(path): \(String(cString: strerror(code))) (errno \(code))"
+            "\(operation) \(path): \(SystemCalls.errorText(code)) (errno \(code))"
         case let .cacheNotManaged(path, detail): "\(path) is not a gifpack cache: \(detail)"
         case let .cacheLocked(path): "another install is running on \(path)"
         case let .unknownPack(name, available):

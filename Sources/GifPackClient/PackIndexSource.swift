@@ -3,11 +3,6 @@ import Foundation
 import GifPackFormat
 import GifPackSystem
 import GifPackTransport
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// Where an index lives — a local path or an http(s) URL — and how to reach the packs it names.
 ///
@@ -171,11 +166,11 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
         let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
         guard fd >= 0 else {
             let code = errno
-            throw .unreadable(location: path, detail: code == ENOENT ? "no such file" : String(cString: strerror(code)))
+            throw .unreadable(location: path, detail: code == ENOENT ? "no such file" : SystemCalls.errorText(code))
         }
         defer { close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0 else { throw .unreadable(location: path, detail: String(cString: strerror(errno))) }
+        guard fstat(fd, &info) == 0 else { throw .unreadable(location: path, detail: SystemCalls.errorText(errno)) }
         guard info.st_mode & S_IFMT == S_IFREG else {
             throw .unreadable(location: path, detail: "not a regular file (\(FileKind.name(info.st_mode)))")
         }
@@ -188,7 +183,7 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
             Result { () throws(Errno) in try POSIXIO.read(fd, into: buffer, at: 0) }
         }
         let filled: Int
-        do { filled = try result.get() } catch { throw .unreadable(location: path, detail: String(cString: strerror(error.code))) }
+        do { filled = try result.get() } catch { throw .unreadable(location: path, detail: SystemCalls.errorText(error.code)) }
         guard filled < data.count else {
             throw .unreadable(location: path, detail: "the file grew while it was read")
         }

@@ -1,10 +1,6 @@
 import GifPackFormat
 import GifPackTransport
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import Foundation
 
 /// Fetches the ranges of a ``SparseUpgradePlan`` into a sparse file and checks every frame in them.
 ///

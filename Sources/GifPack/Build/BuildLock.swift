@@ -1,4 +1,5 @@
 import Foundation
+import GifPackSystemBuilder
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,4 +1,5 @@
 import Foundation
+import GifPackSystemBuilder
 
 /// The build state could not be read at a step whose answer changes what the build does. The build
 /// stops there, publishes nothing, and says so; the error also goes into the report's `stateErrors`.

@@ -1,4 +1,5 @@
 import Crypto
+import GifPackSystemBuilder
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

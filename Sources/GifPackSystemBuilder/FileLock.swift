@@ -1,3 +1,4 @@
+import GifPackSystem
 import Foundation
 #if canImport(Glibc)
 import Glibc
