@@ -50,8 +50,11 @@ let package = Package(
         .target(name: "GifPackFormat", dependencies: [
             "GifPackSystem", "GifPackZstd", .product(name: "Crypto", package: "swift-crypto"),
         ]),
-        // GIF structural decoding (giflib), shared by builder and client.
-        .target(name: "GifPackGIF", dependencies: ["GifPackSystem", "CGif"]),
+        // GIF structural walking in pure Swift (no C): the value types and the LZW pixel counter,
+        // and GIFWalker, the client's GIF check.
+        .target(name: "GifPackGIFCore"),
+        // GIF structural decoding (giflib) and the placeholder and poster code, the builder's.
+        .target(name: "GifPackGIF", dependencies: ["GifPackGIFCore", "GifPackSystem", "CGif"]),
         // The HTTP value types and the HTTPTransport protocol, with URLSessionTransport: pure Swift
         // and Foundation (FoundationNetworking on Linux), what the portable client links.
         .target(name: "GifPackTransport", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
@@ -72,7 +75,7 @@ let package = Package(
         ]),
         // What an app links: fetch, verify and install packs.
         .target(name: "GifPackClient", dependencies: [
-            "GifPackFormat", "GifPackGIF", "GifPackTransport", "GifPackZstd", .product(name: "Crypto", package: "swift-crypto"),
+            "GifPackFormat", "GifPackGIFCore", "GifPackTransport", "GifPackZstd", .product(name: "Crypto", package: "swift-crypto"),
         ]),
         // Loopback ExerciseDB stand-in with switchable faults, and the GIF synthesizer it serves.
         .target(name: "ExerciseDBFixture", dependencies: [
@@ -86,7 +89,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "GifPackTests", dependencies: [
-            "GifPack", "GifPackFormat", "GifPackGIF", "GifPackHTTP", "GifPackTransport", "GifPackClient", "GifPackSystem", "GifPackZstd", "ExerciseDBFixture",
+            "GifPack", "GifPackFormat", "GifPackGIF", "GifPackGIFCore", "GifPackHTTP", "GifPackTransport", "GifPackClient", "GifPackSystem", "GifPackZstd", "ExerciseDBFixture",
             "CZstd", "CGif", .product(name: "Crypto", package: "swift-crypto"), .product(name: "GRDB", package: "GRDB.swift"),
         ]),
     ],

@@ -1,7 +1,7 @@
 import GifPackFormat
-import GifPackGIF
+import GifPackGIFCore
 
-/// Decodes a GIF with `GIFInspector` and compares what it finds with the pack catalog's record.
+/// Walks a GIF with ``GIFWalker`` (pure Swift, the checks giflib makes) and compares what it finds with the pack catalog's record.
 ///
 /// ```swift
 /// let problems = GIFMetadataCheck.problems(bytes: gif, metadata: exercise.gif, pack: "all", entry: path)
@@ -9,16 +9,21 @@ import GifPackGIF
 enum GIFMetadataCheck {
     static func problems(bytes: [UInt8], metadata: GIFMetadata?, pack: String, entry: String) -> [PackRejection] {
         let info: GIFInfo
-        do { info = try GIFInspector.inspect(bytes: bytes) } catch {
+        do { info = try GIFWalker.inspect(bytes: bytes) } catch {
             return [PackRejection(.notAGIF, pack: pack, entry: entry, detail: "does not decode: \(error)")]
         }
         return compare(info, byteCount: Int64(bytes.count), metadata: metadata, pack: pack, entry: entry)
     }
 
-    /// The same for a GIF already written to `path` (decoded from the file, not held in memory).
+    /// The same for a GIF already written to `path`, read back whole: the installer wrote it from an
+    /// entry whose size the index bounds and whose SHA-256 it checked.
     static func problems(file path: String, metadata: GIFMetadata?, pack: String, entry: String) -> [PackRejection] {
         let info: GIFInfo
-        do { info = try GIFInspector.inspect(path: path) } catch {
+        do {
+            let reader = try PackFrameReader(path: path)
+            let bytes = try reader.readBytes(at: 0, count: Int(try reader.fileSize()))
+            info = try GIFWalker.inspect(bytes: bytes)
+        } catch {
             return [PackRejection(.notAGIF, pack: pack, entry: entry, detail: "does not decode: \(error)")]
         }
         return compare(info, byteCount: FileOps.regularFileSize(path) ?? -1, metadata: metadata, pack: pack, entry: entry)

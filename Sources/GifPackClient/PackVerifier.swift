@@ -8,7 +8,7 @@ import GifPackFormat
 /// description (names, paths, hashes, ids), the file's size and SHA-256, every frame offset
 /// against the real frame sequence (and that no unlisted frame exists), `uncompressedBytes`, the
 /// end-of-archive frame, `catalog.json` against the content digest and the index, and every GIF
-/// read through its frame offset (header, size, SHA-256), decoded with `GIFInspector` and compared
+/// read through its frame offset (header, size, SHA-256), walked with `GIFWalker` and compared
 /// with its catalog record.
 ///
 /// ``verifyPack(_:limits:)`` does the same for a pack file alone: it walks the frames, parses each

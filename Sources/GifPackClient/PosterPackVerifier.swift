@@ -1,5 +1,5 @@
 import GifPackFormat
-import GifPackGIF
+import GifPackGIFCore
 
 /// Verification of a posters pack (`<pack>-posters`, format 1.2), for ``PackVerifier``.
 ///
@@ -96,7 +96,7 @@ enum PosterPackVerifier {
             found.append(PackRejection(.hashMismatch, pack: pack, entry: entry, detail: "the poster does not match its catalog record"))
         }
         do {
-            let info = try GIFInspector.inspect(bytes: bytes)
+            let info = try GIFWalker.inspect(bytes: bytes)
             if info.frameCount != 1 || max(info.width, info.height) > poster.size {
                 found.append(PackRejection(.badEntry, pack: pack, entry: entry,
                                            detail: "a poster is one frame of at most \(poster.size) px; this is \(info.frameCount) frame(s) of \(info.width)x\(info.height)"))

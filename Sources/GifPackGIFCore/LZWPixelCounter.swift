@@ -24,9 +24,9 @@
 /// var counter = LZWPixelCounter(minimumCodeSize: 8, pixels: 180 * 180)
 /// for block in subBlocks where try counter.consume(block) { break }   // true once complete
 /// ```
-struct LZWPixelCounter: ~Copyable {
+package struct LZWPixelCounter: ~Copyable {
     /// The stream is not one the counter vouches for; giflib's decoder must judge it.
-    struct Irregular: Error, Equatable {}
+    package struct Irregular: Error, Equatable { package init() {} }
 
     /// giflib's largest code (`LZ_MAX_CODE`).
     private static let maxCode = 4095
@@ -49,7 +49,7 @@ struct LZWPixelCounter: ~Copyable {
 
     /// `minimumCodeSize` is the byte before the frame's data (giflib refuses values above 8 before
     /// the counter is made); `pixels` the frame's width times height.
-    init(minimumCodeSize: Int, pixels: Int) {
+    package init(minimumCodeSize: Int, pixels: Int) {
         precondition((0...8).contains(minimumCodeSize), "giflib refuses LZW code sizes above 8")
         self.minimumCodeSize = minimumCodeSize
         clearCode = 1 << minimumCodeSize
@@ -66,14 +66,14 @@ struct LZWPixelCounter: ~Copyable {
     deinit { lengths.deallocate() }
 
     /// True once every pixel of the frame is decoded.
-    var isComplete: Bool { remaining <= 0 }
+    package var isComplete: Bool { remaining <= 0 }
 
     /// Reads the codes in one data sub-block; returns true once the frame is complete (later bytes
     /// are not looked at, as giflib does not). After ``Irregular`` the counter is not to be used.
     ///
     /// The state is worked on in locals and stored back at the end: by callgrind, 17% fewer
     /// instructions than working on the stored properties.
-    mutating func consume(_ block: UnsafeBufferPointer<UInt8>) throws(Irregular) -> Bool {
+    package mutating func consume(_ block: UnsafeBufferPointer<UInt8>) throws(Irregular) -> Bool {
         if remaining <= 0 { return true }
         let table = lengths, clear = clearCode, firstFree = clearCode + 2, startBits = minimumCodeSize + 1
         var buffer = bitBuffer, count = bitCount, bits = runningBits, running = runningCode, max1 = maxCode1
