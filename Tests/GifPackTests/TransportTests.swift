@@ -133,6 +133,25 @@ import Testing
         #expect(failed.bytesWritten > 0, "the error body is handed back for the caller to judge")
     }
 
+    /// nginx answers a directory without its slash with a 301 to it: followed only when asked.
+    @Test(arguments: Kind.allCases) func aRedirectIsFollowedOnlyWhenAsked(kind: Kind) async throws {
+        let (root, _) = try Self.site()
+        let nginx = try await NginxServer.start(root: root.path)
+        defer { nginx.stop() }
+        let transport = try kind.make()
+        defer { kind.finish(transport) }
+
+        let kept = try await transport.data(HTTPRequest(url: nginx.baseURL + "/sub"), maxBytes: 1 << 16)
+        #expect(kept.head.status == 301)
+        #expect(kept.head.headers["location"]?.hasSuffix("/sub/") == true)
+        var following = HTTPRequest(url: nginx.baseURL + "/sub", headers: ["X-Trace": "same-origin"])
+        following.followRedirects = true
+        let followed = try await transport.data(following, maxBytes: 1 << 16)
+        #expect(followed.head.status == 403, "the redirect's target, a directory without an index")
+        let log = try await nginx.log()
+        #expect(log.map(\.path) == ["/sub", "/sub", "/sub/"])
+    }
+
     @Test(arguments: Kind.allCases) func aBodyOverTheCapIsRefused(kind: Kind) async throws {
         let (root, _) = try Self.site()
         let nginx = try await NginxServer.start(root: root.path)
