@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs each libFuzzer target for a bounded time from its seed corpus (Fuzz/corpus/<target>/), writing new
 # corpus entries to Fuzz/work/corpus/<target>/ and crashes, leaks and timeouts to Fuzz/work/artifacts/<target>/,
-# and prints per target: executions, exec/s, new coverage (edges and features over the seeds'), findings.
+# and prints per target: executions, exec/s, new coverage (edges and features beyond what the seed and working
+# corpora reached at the start), findings.
 # Usage: Fuzz/run.sh BIN_DIR SECONDS TARGET...   (`make fuzz` builds the targets and calls it)
 set -uo pipefail
 bin=$1; seconds=$2; shift 2
@@ -35,7 +36,7 @@ for target in "$@"; do
     kind=""
     if [ "$rc" -ne 0 ] || [ "$found" -gt 0 ]; then
         status=1
-        kind=$(grep -m1 -oE 'ERROR: (libFuzzer|AddressSanitizer|LeakSanitizer): [a-z-]+( [a-z-]+)?|fuzz property broken[^\n]*|Fatal error[^\n]*' "$log" | head -c 100)
+        kind=$(grep -m1 -oE 'ERROR: (libFuzzer|AddressSanitizer|LeakSanitizer): [a-z-]+( [a-z-]+)?|fuzz property broken.*|Fatal error.*' "$log" | head -1 | cut -c1-160)
         newest=$(ls -t "$work/artifacts/$target" 2>/dev/null | head -1)
         echo "   FOUND: ${kind:-exit $rc} -> ${newest:+Fuzz/work/artifacts/$target/$newest}"
     fi
