@@ -5,6 +5,14 @@ import Testing
 
 @Suite("S3: ListObjectsV2 and error bodies")
 struct S3ListPageTests {
+    @Test func aSizeThatIsNotAWholeNumberFromZeroIsUnknown() {
+        // Found by the s3-list fuzz target: a negative <Size> was taken as a length.
+        let xml = "<ListBucketResult><Contents><Key>a</Key><Size>-5</Size></Contents><Contents><Key>b</Key><Size>1.5</Size></Contents>"
+            + "<Contents><Key>c</Key><Size>99999999999999999999</Size></Contents><Contents><Key>d</Key><Size>0</Size></Contents></ListBucketResult>"
+        #expect(S3ListPage(xml: xml).objects == [S3Object(key: "a", size: nil), S3Object(key: "b", size: nil),
+                                                  S3Object(key: "c", size: nil), S3Object(key: "d", size: 0)])
+    }
+
     @Test func listingsAreReadWhateverTheNamespaceSpacingAndEntities() {
         let xml = """
         <?xml version="1.0" encoding="UTF-8"?>

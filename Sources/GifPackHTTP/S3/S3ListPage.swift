@@ -14,7 +14,9 @@ public struct S3ListPage: Sendable, Equatable {
     public init(xml: String) {
         objects = S3XML.blocks(named: "Contents", in: xml).compactMap { block in
             guard let key = S3XML.text(of: "Key", in: block) else { return nil }
-            return S3Object(key: key, size: S3XML.text(of: "Size", in: block).flatMap { Int64($0) })
+            // A size that is not a whole number from 0 is unknown (nil), never a negative length.
+            let size = S3XML.text(of: "Size", in: block).flatMap { Int64($0) }.flatMap { $0 >= 0 ? $0 : nil }
+            return S3Object(key: key, size: size)
         }
         isTruncated = S3XML.text(of: "IsTruncated", in: xml)?.lowercased() == "true"
         nextContinuationToken = S3XML.text(of: "NextContinuationToken", in: xml)
