@@ -1,6 +1,6 @@
 /// The time limits of one request. `HTTPClient` (GifPackHTTP) hands each to curl, as below;
-/// ``URLSessionTransport`` enforces ``total`` itself and uses the low-speed window (else the total)
-/// as the session's idle timeout, which covers connecting too.
+/// ``URLSessionTransport`` enforces ``total`` and the low-speed rate itself and uses the low-speed
+/// window (else the total) as the session's idle timeout, which covers connecting too.
 ///
 /// - ``connect``: name resolution plus TCP and TLS handshakes (`CURLOPT_CONNECTTIMEOUT_MS`).
 /// - ``total``: the whole transfer, body included (`CURLOPT_TIMEOUT_MS`); zero means no limit.

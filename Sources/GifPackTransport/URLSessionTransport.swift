@@ -13,10 +13,11 @@ import FoundationNetworking
 /// The session has no URL cache, no cookies and no stored credentials, so every answer (a `304`
 /// to `If-None-Match` included) is the server's.
 ///
-/// The request's limits: ``HTTPTimeouts/total`` is enforced per request (the task is cancelled and
-/// fails with ``HTTPError/timedOut(_:)``); the session's idle timeout (`timeoutInterval`, which
-/// covers connecting too) is ``HTTPTimeouts/lowSpeedWindow`` when a low-speed rate is set, else the
-/// total. Redirects are followed by the delegate only when ``HTTPRequest/followRedirects`` is set,
+/// The request's limits: ``HTTPTimeouts/total`` and the low-speed rate (fewer bytes than
+/// ``HTTPTimeouts/lowSpeedBytesPerSecond`` over a whole ``HTTPTimeouts/lowSpeedWindow``) are
+/// enforced per request (the task is cancelled and fails with ``HTTPError/timedOut(_:)``); the
+/// session's idle timeout (`timeoutInterval`, which covers connecting too) is the low-speed window
+/// when a rate is set, else the total. Redirects are followed by the delegate only when ``HTTPRequest/followRedirects`` is set,
 /// at most five, to http(s) only, the request's headers dropped when the origin changes. Not
 /// supported: ``HTTPRequest/awsSignature`` (refused with a clear error: publishing uses `HTTPClient`)
 /// and ``HTTPRequest/acceptCompressedBody`` beyond what the platform decodes (gzip, deflate);
@@ -312,6 +313,7 @@ final class SessionRelay: NSObject, URLSessionDataDelegate, @unchecked Sendable 
                 }
             }
             launch(transfer, in: session)
+            watchSpeed(transfer)
             let total = SessionRequests.seconds(transfer.request.timeouts.total)
             if total > 0 {
                 DispatchQueue.global().asyncAfter(deadline: .now() + total) { [weak transfer, queue] in
@@ -325,6 +327,31 @@ final class SessionRelay: NSObject, URLSessionDataDelegate, @unchecked Sendable 
                 }
             }
         }
+    }
+
+    /// curl's low-speed limit: fails the transfer with ``HTTPError/timedOut(_:)`` once a whole
+    /// window (``HTTPTimeouts/lowSpeedWindow``) passed with fewer body bytes than the rate asks.
+    private func watchSpeed(_ transfer: SessionTransfer) {
+        let timeouts = transfer.request.timeouts
+        guard timeouts.lowSpeedBytesPerSecond > 0 else { return }
+        let window = max(1, SessionRequests.seconds(timeouts.lowSpeedWindow))
+        let needed = Int64(min(Double(Int64.max / 2), Double(timeouts.lowSpeedBytesPerSecond) * window))
+        @Sendable func check(after received: Int64) {
+            DispatchQueue.global().asyncAfter(deadline: .now() + window) { [weak transfer, queue] in
+                guard let transfer else { return }
+                queue.addOperation {
+                    guard !transfer.finished else { return }
+                    guard transfer.received - received >= needed else {
+                        transfer.failure = transfer.failure ?? .timedOut(
+                            "Operation too slow. Less than \(timeouts.lowSpeedBytesPerSecond) bytes/sec transferred the last \(Int(window)) seconds")
+                        transfer.task?.cancel()
+                        return
+                    }
+                    check(after: transfer.received)
+                }
+            }
+        }
+        check(after: 0)
     }
 
     /// Makes and resumes the task for the transfer's current hop.

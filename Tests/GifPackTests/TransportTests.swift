@@ -249,6 +249,21 @@ import Testing
         #expect(slow?.reason == "timeout", "got \(String(describing: slow))")
         #expect(ContinuousClock.now - started < .seconds(60))
 
+        // curl's low-speed limit: under 2000 B/s for a whole second (the body would take minutes at 10 B/s).
+        server.schedule([.slowBody(bytesPerSecond: 10)], forExercise: slowID)
+        let crawlStarted = ContinuousClock.now
+        let crawl = await Self.error {
+            try await transport.data(HTTPRequest(url: Self.imageURL(server, slowID),
+                                                 timeouts: HTTPTimeouts(lowSpeedBytesPerSecond: 2000, lowSpeedWindow: .seconds(1))),
+                                     maxBytes: 1 << 20)
+        }
+        guard case .timedOut(let message) = crawl else {
+            Issue.record("expected timedOut, got \(String(describing: crawl))")
+            return
+        }
+        #expect(message.contains("too slow"))
+        #expect(ContinuousClock.now - crawlStarted < .seconds(60))
+
         for url in ["not a url", "ftp://127.0.0.1/file", "http://"] {
             #expect(await Self.error { try await transport.data(HTTPRequest(url: url), maxBytes: 100) } == .invalidURL(url))
         }
