@@ -171,9 +171,7 @@ struct LazyGIFStore: Sendable {
 
     /// Sets a file's mtime to now: it was just used.
     func touch(_ path: String) {
-        let now = (1 << 30) - 1  // UTIME_NOW, a macro Swift does not import
-        var times = [timespec(tv_sec: 0, tv_nsec: now), timespec(tv_sec: 0, tv_nsec: now)]
-        _ = utimensat(AT_FDCWD, path, &times, 0)
+        _ = SystemCalls.touch(path)
     }
 
     /// Renames the verified file `temporary` in as the GIF `sha256`, then trims the cache to
@@ -190,6 +188,21 @@ struct LazyGIFStore: Sendable {
         listGIFs().reduce(0) { $0 + $1.size }
     }
 
+    /// A file's modification time in seconds, clamped to ±2^40 (35,000 years) so that the ages
+    /// computed from it never overflow, whatever time the file system holds.
+    private static func seconds(_ info: stat) -> Int {
+        min(max(SystemCalls.modificationTime(info).tv_sec, -(1 << 40)), 1 << 40)
+    }
+
+    /// A use time in nanoseconds, for ordering; saturating: a file's time is not the cache's to
+    /// trust (one set centuries ahead sorts last instead of overflowing).
+    private static func nanoseconds(_ time: timespec) -> Int {
+        let (scaled, overflow) = time.tv_sec.multipliedReportingOverflow(by: 1_000_000_000)
+        if overflow { return time.tv_sec < 0 ? .min : .max }
+        let (sum, carried) = scaled.addingReportingOverflow(time.tv_nsec)
+        return carried ? (time.tv_nsec < 0 ? .min : .max) : sum
+    }
+
     private struct StoredFile {
         var name: String
         var size: Int64
@@ -201,7 +214,7 @@ struct LazyGIFStore: Sendable {
             guard Self.isGIFName(name) else { return nil }
             var info = stat()
             guard lstat("\(gifsPath)/\(name)", &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
-            return StoredFile(name: name, size: Int64(info.st_size), used: info.st_mtim.tv_sec * 1_000_000_000 + info.st_mtim.tv_nsec)
+            return StoredFile(name: name, size: Int64(info.st_size), used: Self.nanoseconds(SystemCalls.modificationTime(info)))
         }
     }
 
@@ -217,7 +230,7 @@ struct LazyGIFStore: Sendable {
         for name in FileOps.list(temporaryPath) where Self.isTemporaryName(name) {
             var info = stat()
             let path = "\(temporaryPath)/\(name)"
-            if lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, now - info.st_mtim.tv_sec > Self.staleTemporarySeconds {
+            if lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, now - Self.seconds(info) > Self.staleTemporarySeconds {
                 unlink(path)
             }
         }
@@ -289,7 +302,7 @@ struct LazyGIFStore: Sendable {
         }
         guard lines.count == 5, lines[0] == Self.indexMagic else { return nil }
         return StoredIndex(json: Data(bytes[start...]), url: lines[1], etag: lines[2].isEmpty ? nil : lines[2],
-                           validatedAt: info.st_mtim.tv_sec, signature: Data(base64Encoded: lines[4]).flatMap { $0.isEmpty ? nil : $0 },
+                           validatedAt: Self.seconds(info), signature: Data(base64Encoded: lines[4]).flatMap { $0.isEmpty ? nil : $0 },
                            verifiedSequence: Int(lines[3]))
     }
 

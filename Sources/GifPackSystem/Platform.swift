@@ -71,6 +71,28 @@ package enum SystemCalls {
         #endif
     }
 
+    /// A `stat`'s modification time: `st_mtim` in glibc, `st_mtimespec` in Darwin.
+    package static func modificationTime(_ info: stat) -> timespec {
+        #if canImport(Glibc)
+        info.st_mtim
+        #else
+        info.st_mtimespec
+        #endif
+    }
+
+    /// Sets the file's access and modification times to now (`utimensat` with `UTIME_NOW`, whose
+    /// value differs: `(1 << 30) - 1` in glibc, a macro Swift does not import; -1 in Darwin).
+    /// 0, or -1 with errno.
+    package static func touch(_ path: String) -> Int32 {
+        #if canImport(Glibc)
+        let now = (1 << 30) - 1
+        #else
+        let now = -1
+        #endif
+        var times = [timespec(tv_sec: 0, tv_nsec: now), timespec(tv_sec: 0, tv_nsec: now)]
+        return utimensat(AT_FDCWD, path, &times, 0)
+    }
+
     #if os(Linux)
     private static let syncfs: (@convention(c) (Int32) -> Int32)? = {
         guard let symbol = dlsym(nil, "syncfs") else { return nil }
