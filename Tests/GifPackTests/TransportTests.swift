@@ -2,6 +2,7 @@ import ExerciseDBFixture
 import Foundation
 import GifPackHTTP
 import GifPackTransport
+import Glibc
 import Testing
 
 /// Both ``HTTPTransport``s — libcurl's `HTTPClient` (the command-line tool's) and
@@ -144,12 +145,39 @@ import Testing
         let kept = try await transport.data(HTTPRequest(url: nginx.baseURL + "/sub"), maxBytes: 1 << 16)
         #expect(kept.head.status == 301)
         #expect(kept.head.headers["location"]?.hasSuffix("/sub/") == true)
-        var following = HTTPRequest(url: nginx.baseURL + "/sub", headers: ["X-Trace": "same-origin"])
+        var following = HTTPRequest(url: nginx.baseURL + "/sub", headers: ["If-None-Match": "\"same-origin\""])
         following.followRedirects = true
         let followed = try await transport.data(following, maxBytes: 1 << 16)
         #expect(followed.head.status == 403, "the redirect's target, a directory without an index")
         let log = try await nginx.log()
         #expect(log.map(\.path) == ["/sub", "/sub", "/sub/"])
+        #expect(log.last?.ifNoneMatch == "\"same-origin\"", "headers go along within the origin")
+    }
+
+    /// A redirect to another origin (another port) is requested without the request's headers: an
+    /// `If-Match` that would make nginx answer 412 never reaches it.
+    @Test(arguments: Kind.allCases) func aRedirectToAnotherOriginDropsTheHeaders(kind: Kind) async throws {
+        let (root, bytes) = try Self.site()
+        let nginx = try await NginxServer.start(root: root.path)
+        defer { nginx.stop() }
+        let redirector = try RedirectServer(location: nginx.baseURL + "/pack.bin")
+        defer { redirector.stop() }
+        let transport = try kind.make()
+        defer { kind.finish(transport) }
+
+        var request = HTTPRequest(url: redirector.baseURL + "/elsewhere", headers: ["If-Match": "\"not-the-etag\""])
+        request.followRedirects = true
+        let answer = try await transport.data(request, maxBytes: 1 << 20)
+        #expect(answer.head.status == 200)
+        #expect(answer.body == bytes)
+        #expect(redirector.requests == 1)
+        let log = try await nginx.log()
+        #expect(log.count == 1 && log.first?.ifMatch == nil, "\(log)")
+
+        // The same header straight to nginx: it is sent, and refused.
+        let direct = try await transport.data(HTTPRequest(url: nginx.baseURL + "/pack.bin", headers: ["If-Match": "\"not-the-etag\""]),
+                                              maxBytes: 1 << 20)
+        #expect(direct.head.status == 412)
     }
 
     @Test(arguments: Kind.allCases) func aBodyOverTheCapIsRefused(kind: Kind) async throws {
@@ -292,6 +320,76 @@ import Testing
     }
 
     // MARK: Support
+
+    /// A loopback server answering every request with `302 Found` to `location` (one thread per
+    /// connection, `Connection: close`), counting the requests.
+    final class RedirectServer: @unchecked Sendable {
+        let port: Int
+        private let listener: Int32
+        private let lock = NSLock()
+        private var count = 0
+        private let location: String
+
+        init(location: String) throws {
+            self.location = location
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            guard fd >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0, listen(fd, 16) == 0 else {
+                close(fd)
+                throw POSIXError(.EADDRINUSE)
+            }
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            _ = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+            }
+            listener = fd
+            port = Int(UInt16(bigEndian: address.sin_port))
+            let thread = Thread { [self] in acceptLoop() }
+            thread.start()
+        }
+
+        var baseURL: String { "http://127.0.0.1:\(port)" }
+        var requests: Int { lock.withLock { count } }
+
+        /// Wakes the blocked accept (shutdown) and closes the socket.
+        func stop() {
+            shutdown(listener, Int32(SHUT_RDWR))
+        }
+
+        deinit { close(listener) }
+
+        private func acceptLoop() {
+            while true {
+                let client = accept(listener, nil, nil)
+                guard client >= 0 else {
+                    if errno == EINTR { continue }
+                    return
+                }
+                let thread = Thread { [self] in serve(client) }
+                thread.start()
+            }
+        }
+
+        private func serve(_ client: Int32) {
+            defer { close(client) }
+            var buffer: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            while buffer.count < 65536, buffer.firstRange(of: Array("\r\n\r\n".utf8)) == nil {
+                let got = chunk.withUnsafeMutableBytes { recv(client, $0.baseAddress, $0.count, 0) }
+                guard got > 0 else { return }
+                buffer.append(contentsOf: chunk[0..<got])
+            }
+            lock.withLock { count += 1 }
+            let answer = Array("HTTP/1.1 302 Found\r\nLocation: \(location)\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8)
+            _ = answer.withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        }
+    }
 
     /// The fixture server without an API key (image requests then need no header).
     static func fixture(count: Int, _ configure: (inout FixtureConfiguration) -> Void = { _ in }) throws -> FixtureServer {
