@@ -2,6 +2,97 @@ import Foundation
 import Testing
 @testable import GifPackClient
 
+/// Issue 27, item 4: the portable client stays portable. What an app links (product
+/// `GifPackClient`) is read from the package itself (`swift package describe --type json`), its
+/// whole target closure computed, and checked: no system library or C target in it, only the
+/// allowed package products (swift-crypto), and no file outside a module's `Platform.swift`
+/// importing the C library (Glibc, Darwin, Musl, …) or a C module.
+@Suite("Client portability")
+struct ClientPortabilityTests {
+    @Test("the GifPackClient closure holds no system library, no C target and no product but swift-crypto's")
+    func closureHasNoSystemLibrary() async throws {
+        let package = try await PackageDescription.describe()
+        let closure = try package.closure(ofProduct: "GifPackClient")
+        #expect(closure.targets.map(\.name).contains("GifPackClient"))
+        let problems = package.portabilityProblems(in: closure)
+        #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))")
+    }
+
+    @Test("no file in the GifPackClient closure imports the C library or a C module outside its Platform.swift")
+    func closureImportsNoCModule() async throws {
+        let package = try await PackageDescription.describe()
+        let closure = try package.closure(ofProduct: "GifPackClient")
+        var problems: [String] = []
+        var scanned = 0
+        for target in closure.targets {
+            for source in target.sources where source.hasSuffix(".swift") {
+                let relative = "\(target.path)/\(source)"
+                let text = try String(contentsOfFile: "\(package.root)/\(relative)", encoding: .utf8)
+                problems += ImportScan.problems(in: text, file: relative, isPlatformFile: source == "Platform.swift",
+                                                cModules: package.cModuleNames)
+                scanned += 1
+            }
+        }
+        #expect(scanned > 50, "only \(scanned) files scanned: the closure was not read")
+        #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))")
+    }
+
+    // The checks themselves, on inputs made to fail them: a check that cannot fail proves nothing.
+
+    @Test("the closure check names a system library, a C target and a foreign product reached indirectly")
+    func closureCheckCatchesViolations() throws {
+        let json = """
+        {"targets": [
+          {"name": "App", "type": "library", "module_type": "SwiftTarget", "path": "Sources/App", "sources": ["A.swift"],
+           "target_dependencies": ["Mid"], "product_dependencies": ["Crypto"]},
+          {"name": "Mid", "type": "library", "module_type": "SwiftTarget", "path": "Sources/Mid", "sources": ["M.swift"],
+           "target_dependencies": ["CCurl", "CShim"], "product_dependencies": ["Yams"]},
+          {"name": "CCurl", "type": "system-target", "module_type": "SystemLibraryTarget", "path": "Sources/CCurl", "sources": []},
+          {"name": "CShim", "type": "library", "module_type": "ClangTarget", "path": "Sources/CShim", "sources": ["s.c"]},
+          {"name": "Unrelated", "type": "system-target", "module_type": "SystemLibraryTarget", "path": "Sources/U", "sources": []}
+        ],
+        "products": [{"name": "GifPackClient", "targets": ["App"], "type": {"library": ["automatic"]}}]}
+        """
+        let package = try PackageDescription(json: Data(json.utf8), root: "/x")
+        let closure = try package.closure(ofProduct: "GifPackClient")
+        #expect(Set(closure.targets.map(\.name)) == ["App", "Mid", "CCurl", "CShim"])
+        let problems = package.portabilityProblems(in: closure).joined(separator: "\n")
+        #expect(problems.contains("CCurl"))
+        #expect(problems.contains("system library"))
+        #expect(problems.contains("CShim"))
+        #expect(problems.contains("Yams"))
+        #expect(!problems.contains("Unrelated"))
+        #expect(!problems.contains("product Crypto"))
+        #expect(package.cModuleNames == ["CCurl", "CShim", "Unrelated"])
+    }
+
+    @Test("the import scan names file and line of a C library or C module import, and allows Platform.swift its C library")
+    func importScanCatchesViolations() {
+        let text = """
+        import Foundation
+        // import Glibc (a comment is not an import)
+        #if canImport(Glibc)
+        import Glibc
+        #endif
+        @preconcurrency import CCurl
+        @_exported import Darwin
+        import struct Musl.stat
+        import GifPackFormat
+        """
+        let problems = ImportScan.problems(in: text, file: "Sources/M/File.swift", isPlatformFile: false, cModules: ["CCurl"])
+        #expect(problems == [
+            "Sources/M/File.swift:4: imports Glibc (only the module's Platform.swift may)",
+            "Sources/M/File.swift:6: imports C module CCurl",
+            "Sources/M/File.swift:7: imports Darwin (only the module's Platform.swift may)",
+            "Sources/M/File.swift:8: imports Musl (only the module's Platform.swift may)",
+        ])
+        let platform = ImportScan.problems(in: "#if canImport(Glibc)\nimport Glibc\n#else\nimport CZstd\n#endif\n",
+                                           file: "Sources/M/Platform.swift", isPlatformFile: true, cModules: ["CZstd"])
+        #expect(platform == ["Sources/M/Platform.swift:4: imports C module CZstd"])
+        #expect(ImportScan.problems(in: "import Glibc\n", file: "Sources/M/Platform.swift", isPlatformFile: true, cModules: []).isEmpty)
+    }
+}
+
 /// The file times the lazy cache reads go through `SystemCalls.modificationTime` (`st_mtim` in
 /// glibc, `st_mtimespec` in Darwin); a time the cache did not write is untrusted input.
 @Suite("Client portability: file times")
@@ -25,4 +116,153 @@ struct ClientFileTimeTests {
         #expect(FileManager.default.fileExists(atPath: store.gifPath(new)))
         #expect(store.storedBytes() == 100)
     }
+}
+
+/// The parts of `swift package describe --type json` the checks read.
+struct PackageDescription {
+    struct Target {
+        var name: String
+        var type: String
+        var moduleType: String
+        var path: String
+        var sources: [String]
+        var targetDependencies: [String]
+        var productDependencies: [String]
+    }
+
+    struct Closure {
+        var targets: [Target]
+        var products: Set<String>
+    }
+
+    /// Package products the client closure may use: swift-crypto's (CryptoKit on Apple platforms).
+    static let allowedProducts: Set<String> = ["Crypto"]
+
+    let root: String
+    let targets: [String: Target]
+    let products: [String: [String]]
+
+    init(json: Data, root: String) throws {
+        guard let object = try JSONSerialization.jsonObject(with: json) as? [String: Any],
+              let targetList = object["targets"] as? [[String: Any]],
+              let productList = object["products"] as? [[String: Any]] else {
+            throw DescribeError("swift package describe: no targets or products in its JSON")
+        }
+        var targets: [String: Target] = [:]
+        for entry in targetList {
+            guard let name = entry["name"] as? String, let type = entry["type"] as? String,
+                  let path = entry["path"] as? String else { throw DescribeError("a target without name, type or path: \(entry)") }
+            targets[name] = Target(name: name, type: type, moduleType: entry["module_type"] as? String ?? "",
+                                   path: path, sources: entry["sources"] as? [String] ?? [],
+                                   targetDependencies: entry["target_dependencies"] as? [String] ?? [],
+                                   productDependencies: entry["product_dependencies"] as? [String] ?? [])
+        }
+        var products: [String: [String]] = [:]
+        for entry in productList {
+            guard let name = entry["name"] as? String, let members = entry["targets"] as? [String] else {
+                throw DescribeError("a product without name or targets: \(entry)")
+            }
+            products[name] = members
+        }
+        self.root = root
+        self.targets = targets
+        self.products = products
+    }
+
+    /// This package, described by the `swift` that runs the tests. A scratch directory of its own
+    /// keeps it clear of the lock the running `swift test` holds on `.build`; describing needs no
+    /// dependency checkout. `GIFPACK_PORTABILITY_ROOT` points the checks at another checkout (an
+    /// older commit, to see them fail on it).
+    static func describe() async throws -> PackageDescription {
+        let root = ProcessInfo.processInfo.environment["GIFPACK_PORTABILITY_ROOT"]
+            ?? #filePath.replacingOccurrences(of: "/Tests/GifPackTests/ClientPortabilityTests.swift", with: "")
+        let swift = try swiftExecutable()
+        let scratch = try TemporaryDirectory()
+        let result = try await runOffThePool(swift, ["package", "--package-path", root, "--scratch-path", scratch.file("build"),
+                                                     "describe", "--type", "json"])
+        guard result.status == 0 else { throw DescribeError("swift package describe exited \(result.status): \(result.error)") }
+        return try PackageDescription(json: Data(result.output.utf8), root: root)
+    }
+
+    /// The `swift` on PATH (the toolchain running these tests).
+    static func swiftExecutable() throws -> String {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        for directory in path.split(separator: ":") where FileManager.default.isExecutableFile(atPath: "\(directory)/swift") {
+            return "\(directory)/swift"
+        }
+        throw DescribeError("no swift on PATH (\(path))")
+    }
+
+    /// Every target the product's targets depend on, directly or not, and the package products they use.
+    func closure(ofProduct product: String) throws -> Closure {
+        guard let members = products[product] else { throw DescribeError("no product \(product)") }
+        var seen: [String] = []
+        var pending = members
+        var usedProducts: Set<String> = []
+        while let name = pending.popLast() {
+            guard !seen.contains(name) else { continue }
+            guard let target = targets[name] else { throw DescribeError("\(product) depends on unknown target \(name)") }
+            seen.append(name)
+            pending += target.targetDependencies
+            usedProducts.formUnion(target.productDependencies)
+        }
+        return Closure(targets: seen.compactMap { targets[$0] }, products: usedProducts)
+    }
+
+    /// One line per system library target, C target or foreign product in the closure.
+    func portabilityProblems(in closure: Closure) -> [String] {
+        var problems: [String] = []
+        for target in closure.targets.sorted(by: { $0.name < $1.name }) {
+            if target.type == "system-target" || target.moduleType == "SystemLibraryTarget" {
+                problems.append("\(target.name) is a system library target (\(target.path))")
+            } else if target.moduleType != "SwiftTarget" {
+                problems.append("\(target.name) is not a Swift target (\(target.moduleType), \(target.path))")
+            }
+        }
+        for product in closure.products.subtracting(Self.allowedProducts).sorted() {
+            problems.append("package product \(product) is in the closure (allowed: \(Self.allowedProducts.sorted()))")
+        }
+        return problems
+    }
+
+    /// The package's system library and C targets: modules no portable file may import.
+    var cModuleNames: Set<String> {
+        Set(targets.values.filter { $0.type == "system-target" || $0.moduleType != "SwiftTarget" }.map(\.name))
+    }
+}
+
+/// Finds `import` declarations of the C library or of C modules in Swift source text.
+enum ImportScan {
+    /// The C library's module on each platform Swift runs on.
+    static let cLibraries: Set<String> = ["Glibc", "Darwin", "Musl", "Bionic", "Android", "WASILibc", "ucrt", "CRT", "WinSDK"]
+
+    static func problems(in text: String, file: String, isPlatformFile: Bool, cModules: Set<String>) -> [String] {
+        var problems: [String] = []
+        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            guard let module = importedModule(line) else { continue }
+            if cLibraries.contains(module), !isPlatformFile {
+                problems.append("\(file):\(index + 1): imports \(module) (only the module's Platform.swift may)")
+            } else if cModules.contains(module) {
+                problems.append("\(file):\(index + 1): imports C module \(module)")
+            }
+        }
+        return problems
+    }
+
+    /// The top-level module an `import` line names (`@attr import [kind] Module[.Sub]`), or nil.
+    static func importedModule(_ line: Substring) -> String? {
+        var words = line.split(whereSeparator: { $0 == " " || $0 == "\t" })[...]
+        while let first = words.first, first.hasPrefix("@") { words = words.dropFirst() }
+        guard words.first == "import" else { return nil }
+        words = words.dropFirst()
+        let kinds: Set<Substring> = ["typealias", "struct", "class", "enum", "protocol", "let", "var", "func"]
+        if let kind = words.first, kinds.contains(kind) { words = words.dropFirst() }
+        guard let path = words.first else { return nil }
+        return path.split(separator: ".").first.map(String.init)
+    }
+}
+
+struct DescribeError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }
