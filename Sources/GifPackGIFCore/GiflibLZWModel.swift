@@ -36,6 +36,8 @@ struct GiflibLZWModel {
         var shiftWord = 0, shiftState = 0
         var produced = 0
         var prefix = [Int](repeating: noSuchCode, count: maxCode + 1)
+        /// The highest table entry set since the last clear code.
+        var highest = end
 
         /// `DGifBufferedInput`: the next byte of the data, the next sub-block read when one ends.
         func nextByte() throws(Failure) -> Int {
@@ -73,7 +75,12 @@ struct GiflibLZWModel {
                 throw .defect("the end code comes before the image's last pixel", pixel: produced)
             }
             if code == clear {
-                for index in prefix.indices { prefix[index] = noSuchCode }
+                // giflib empties the whole table; only entries up to `highest` were set since the
+                // last clear, so a stream of clear codes costs in proportion to its codes.
+                if highest > end {
+                    for index in (end + 1)...highest { prefix[index] = noSuchCode }
+                }
+                highest = end
                 running = end + 1
                 bits = codeSize + 1
                 max1 = 1 << bits
@@ -102,6 +109,7 @@ struct GiflibLZWModel {
             }
             if last != noSuchCode, running - 2 <= maxCode, prefix[running - 2] == noSuchCode {
                 prefix[running - 2] = last
+                highest = max(highest, running - 2)
             }
             last = code
         }
