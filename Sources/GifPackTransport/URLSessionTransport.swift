@@ -13,11 +13,13 @@ import FoundationNetworking
 /// The session has no URL cache, no cookies and no stored credentials, so every answer (a `304`
 /// to `If-None-Match` included) is the server's.
 ///
-/// The request's limits: ``HTTPTimeouts/total`` and the low-speed rate (fewer bytes than
-/// ``HTTPTimeouts/lowSpeedBytesPerSecond`` over a whole ``HTTPTimeouts/lowSpeedWindow``) are
-/// enforced per request (the task is cancelled and fails with ``HTTPError/timedOut(_:)``); the
-/// session's idle timeout (`timeoutInterval`, which covers connecting too) is the low-speed window
-/// when a rate is set, else the total. Redirects are followed by the delegate only when ``HTTPRequest/followRedirects`` is set,
+/// The request's limits: ``HTTPTimeouts/total`` (from the moment the request is handed to the
+/// session) and the low-speed rate (fewer body bytes than ``HTTPTimeouts/lowSpeedBytesPerSecond``
+/// over a whole ``HTTPTimeouts/lowSpeedWindow``, from the response head on) are enforced per
+/// request (the task is cancelled and fails with ``HTTPError/timedOut(_:)``); the session's idle
+/// timeout (`timeoutInterval`, which covers connecting and waiting for the head) is the low-speed
+/// window when a rate is set, else the total. ``HTTPTimeouts/connect`` has no `URLSession`
+/// equivalent: the idle timeout stands in for it. Redirects are followed by the delegate only when ``HTTPRequest/followRedirects`` is set,
 /// at most five, to http(s) only, the request's headers dropped when the origin changes. Not
 /// supported: ``HTTPRequest/awsSignature`` (refused with a clear error: publishing uses `HTTPClient`)
 /// and ``HTTPRequest/acceptCompressedBody`` beyond what the platform decodes (gzip, deflate);
@@ -247,6 +249,7 @@ final class SessionTransfer: @unchecked Sendable {
     /// A range request answered with another status: stopped at its head, which is the answer.
     var stoppedAtHead = false
     var cancelRequested = false
+    var speedWatched = false
     var finished = false
     var started = ContinuousClock.now
 
@@ -313,7 +316,6 @@ final class SessionRelay: NSObject, URLSessionDataDelegate, @unchecked Sendable 
                 }
             }
             launch(transfer, in: session)
-            watchSpeed(transfer)
             let total = SessionRequests.seconds(transfer.request.timeouts.total)
             if total > 0 {
                 DispatchQueue.global().asyncAfter(deadline: .now() + total) { [weak transfer, queue] in
@@ -333,7 +335,8 @@ final class SessionRelay: NSObject, URLSessionDataDelegate, @unchecked Sendable 
     /// window (``HTTPTimeouts/lowSpeedWindow``) passed with fewer body bytes than the rate asks.
     private func watchSpeed(_ transfer: SessionTransfer) {
         let timeouts = transfer.request.timeouts
-        guard timeouts.lowSpeedBytesPerSecond > 0 else { return }
+        guard timeouts.lowSpeedBytesPerSecond > 0, !transfer.speedWatched else { return }
+        transfer.speedWatched = true
         let window = max(1, SessionRequests.seconds(timeouts.lowSpeedWindow))
         let needed = Int64(min(Double(Int64.max / 2), Double(timeouts.lowSpeedBytesPerSecond) * window))
         @Sendable func check(after received: Int64) {
@@ -428,6 +431,9 @@ final class SessionRelay: NSObject, URLSessionDataDelegate, @unchecked Sendable 
             transfer.failure = .bodyTooLarge(limit: transfer.maxBytes)
             return completionHandler(.cancel)
         }
+        // The rate is watched from the head on: before it, the idle timeout covers a silent server,
+        // and a task waiting for one of the session's connections is not slow.
+        watchSpeed(transfer)
         completionHandler(.allow)
     }
 
