@@ -202,6 +202,38 @@ struct PackFrameTests {
         }
     }
 
+    /// The reader reads an entry's frame whole before the pure-Swift decoder decodes it: a range
+    /// longer than any frame of at most `512 + maxSize + 511` content bytes can be (the content
+    /// stored raw, with its headers) is refused before it is read, and a skippable frame is no entry.
+    @Test func frameRangesNoFrameOfTheirSizeCanFillAreRefusedUnread() throws {
+        let inputs = try Inputs()
+        let (pack, summary) = try inputs.assemble("a.tar.zst")
+        let entry = summary.entries[1]
+        let reader = try PackFrameReader(path: pack)
+        let limit = TarHeader.entryLength(dataSize: entry.size)
+        let longest = limit + limit / 4096 + 4096
+        #expect(throws: PackReadError.corruptFrame(offset: entry.frameOffset, reason: "a frame of \(longest + 1) bytes is longer "
+                        + "than any frame of at most \(limit) content bytes (\(longest))")) {
+            try reader.readEntry(frameOffset: entry.frameOffset, frameLength: longest + 1, maxSize: entry.size)
+        }
+        // Up to the bound, the range is read and what follows the frame is trailing data.
+        let spare = min(longest, summary.bytes - entry.frameOffset) - entry.frameLength
+        #expect(throws: PackReadError.trailingData(offset: entry.frameOffset, bytes: spare)) {
+            try reader.readEntry(frameOffset: entry.frameOffset, frameLength: entry.frameLength + spare, maxSize: entry.size)
+        }
+        #expect(try reader.readEntry(frameOffset: entry.frameOffset, frameLength: entry.frameLength, maxSize: entry.size).data
+                == inputs.gifs[0].bytes)
+        #expect(try reader.readBytes(at: entry.frameOffset, count: 4) == [0x28, 0xB5, 0x2F, 0xFD])
+        #expect(try reader.readBytes(at: summary.bytes - 2, count: 10).count == 2)
+
+        let skippable: [UInt8] = [0x50, 0x2A, 0x4D, 0x18, 4, 0, 0, 0, 1, 2, 3, 4]
+        let path = inputs.directory.file("skippable.zst")
+        try Data(skippable).write(to: URL(fileURLWithPath: path))
+        #expect(throws: PackReadError.notZstd(offset: 0)) {
+            try PackFrameReader(path: path).readEntry(frameOffset: 0, frameLength: 12, maxSize: 100)
+        }
+    }
+
     @Test func invalidNamesAreRefused() throws {
         let directory = try TemporaryDirectory()
         let sink = try FileDescriptorSink(creating: directory.file("x.zst"))
