@@ -189,6 +189,15 @@ extension DecoderContext {
 
     /// Decodes the four Huffman streams of a literals section (`size` bytes, jump table first) into
     /// `count` literals at `out`.
+    ///
+    /// What is accepted follows libzstd (1.5.x, 64-bit), which decodes four streams in one of two ways:
+    /// - when the first stream has at least 16 bytes, the others at least 8, and the fourth segment is
+    ///   not empty, its fast loop (`HUF_decompress4X1_usingDTable_internal_fast`): a stream's last byte
+    ///   may be zero, and each stream is then finished without checking that it ends exactly with its
+    ///   last literal (only that the fast loop did not read more than 8 bytes before the stream's
+    ///   start); a finishing stream that runs out reads on into the streams before it;
+    /// - otherwise the careful decoder: each stream ends with a 1 bit and is read exactly to its first
+    ///   bit (`decodeHuffmanStream`).
     func decodeFourHuffmanStreams(
         _ src: UnsafePointer<UInt8>, size: Int, into out: UnsafeMutablePointer<UInt8>, count: Int, at: Int
     ) throws(ZstdDecodingError) {
@@ -207,43 +216,50 @@ extension DecoderContext {
             throw ZstdDecodingError(.corrupt, "Huffman jump table sizes (\(s1), \(s2), \(s3)) do not fit \(size - 6) bytes", offset: at)
         }
         let starts = (src + 6, src + 6 + s1, src + 6 + s1 + s2, src + 6 + s1 + s2 + s3)
-        let sizes = (s1, s2, s3, s4)
         let offsets = (at + 6, at + 6 + s1, at + 6 + s1 + s2, at + 6 + s1 + s2 + s3)
         let counts = (segment, segment, segment, count - 3 * segment)
-        var progress = (StreamProgress(), StreamProgress(), StreamProgress(), StreamProgress())
-        if s1 >= 8 && s2 >= 8 && s3 >= 8 && s4 >= 8
-            && starts.0[s1 - 1] != 0 && starts.1[s2 - 1] != 0 && starts.2[s3 - 1] != 0 && starts.3[s4 - 1] != 0 {
-            progress = fastFourStreams(starts: starts, sizes: sizes, out: out, segment: segment, counts: counts)
+        guard s1 >= 16 && s2 >= 8 && s3 >= 8 && s4 >= 8 && counts.3 > 0 else {
+            try decodeHuffmanStream(starts.0, size: s1, into: out, count: counts.0, at: offsets.0)
+            try decodeHuffmanStream(starts.1, size: s2, into: out + segment, count: counts.1, at: offsets.1)
+            try decodeHuffmanStream(starts.2, size: s3, into: out + 2 * segment, count: counts.2, at: offsets.2)
+            try decodeHuffmanStream(starts.3, size: s4, into: out + 3 * segment, count: counts.3, at: offsets.3)
+            return
         }
-        // Each stream's remaining literals, read with the careful reader from where the fast loop stopped.
-        try finishStream(starts.0, size: sizes.0, out: out, progress: progress.0, count: counts.0, at: offsets.0)
-        try finishStream(starts.1, size: sizes.1, out: out + segment, progress: progress.1, count: counts.1, at: offsets.1)
-        try finishStream(starts.2, size: sizes.2, out: out + 2 * segment, progress: progress.2, count: counts.2, at: offsets.2)
-        try finishStream(starts.3, size: sizes.3, out: out + 3 * segment, progress: progress.3, count: counts.3, at: offsets.3)
+        let progress = fastFourStreams(
+            starts: starts, sizes: (s1, s2, s3, s4), lowest: src + 6, out: out, segment: segment, count: count)
+        // Each stream's remaining literals, from where the fast loop stopped.
+        try finishStream(starts.0, lowest: src + 6, out: out, progress: progress.0, count: counts.0, at: offsets.0, index: 1)
+        try finishStream(starts.1, lowest: src + 6, out: out + segment, progress: progress.1, count: counts.1, at: offsets.1, index: 2)
+        try finishStream(starts.2, lowest: src + 6, out: out + 2 * segment, progress: progress.2, count: counts.2, at: offsets.2, index: 3)
+        try finishStream(starts.3, lowest: src + 6, out: out + 3 * segment, progress: progress.3, count: counts.3, at: offsets.3, index: 4)
     }
 
     /// How far the fast loop took one stream: literals decoded, and the load position and bits
-    /// consumed from it (`ptr == nil`: not started).
+    /// consumed from it.
     struct StreamProgress {
         var done = 0
-        var ptr: UnsafePointer<UInt8>? = nil
-        var consumed: UInt64 = 0
+        var ptr: UnsafePointer<UInt8>
+        var consumed: UInt64
     }
 
-    /// The four streams together, five symbols each per refill, while every stream has at least
-    /// 7 bytes behind its load position per iteration and room for 5 literals. Each register holds
+    /// The four streams together, five symbols each per refill, on libzstd's schedule (so that a
+    /// corrupt stream stops where libzstd's stops): rounds of as many iterations as the output left
+    /// behind the fourth stream and the first stream's bytes above `lowest + 8` allow (at least 4),
+    /// while no stream's load position has passed below the previous stream's. Each register holds
     /// the stream's bits shifted so that the next code is on top, with a sentinel 1 bit below the
     /// last valid bit: its position (trailing zeros) tells how many bits were consumed since the load.
-    /// Every stream is at least 8 bytes long and ends with a nonzero byte (checked by the caller).
+    /// The caller guarantees the first stream has at least 16 bytes and the others at least 8.
     private func fastFourStreams(
         starts: (UnsafePointer<UInt8>, UnsafePointer<UInt8>, UnsafePointer<UInt8>, UnsafePointer<UInt8>),
-        sizes: (Int, Int, Int, Int), out: UnsafeMutablePointer<UInt8>, segment: Int,
-        counts: (Int, Int, Int, Int)
+        sizes: (Int, Int, Int, Int), lowest: UnsafePointer<UInt8>, out: UnsafeMutablePointer<UInt8>,
+        segment: Int, count: Int
     ) -> (StreamProgress, StreamProgress, StreamProgress, StreamProgress) {
         let table = UnsafePointer(huffmanTable)
         @inline(__always) func initial(_ start: UnsafePointer<UInt8>, _ size: Int) -> (UnsafePointer<UInt8>, UInt64) {
             let p = start + (size - 8)
-            let padding = UInt64(p[7].leadingZeroBitCount) + 1
+            // A zero last byte has no end marker: libzstd's fast loop then reads it from its top bit.
+            let last = p[7]
+            let padding = last == 0 ? 0 : UInt64(last.leadingZeroBitCount) + 1
             return (p, (loadLE64(p) | 1) &<< padding)
         }
         var (ip0, b0) = initial(starts.0, sizes.0)
@@ -254,13 +270,13 @@ extension DecoderContext {
         var op1 = out + segment
         var op2 = out + 2 * segment
         var op3 = out + 3 * segment
-        let end0 = op0 + counts.0, end1 = op1 + counts.1, end2 = op2 + counts.2, end3 = op3 + counts.3
+        let end = out + count
+        // Every load position stays at or above `limit`: the first stream's moves at most 7 bytes per
+        // iteration, and the others start each round at or above it.
+        let limit = lowest + 8
         while true {
-            var iterations = min((ip0 - starts.0) / 7, (ip1 - starts.1) / 7)
-            iterations = min(iterations, min((ip2 - starts.2) / 7, (ip3 - starts.3) / 7))
-            iterations = min(iterations, min((end0 - op0) / 5, (end1 - op1) / 5))
-            iterations = min(iterations, min((end2 - op2) / 5, (end3 - op3) / 5))
-            if iterations <= 0 { break }
+            let iterations = min((end - op3) / 5, (ip0 - limit) / 7)
+            if iterations < 4 || ip1 < ip0 || ip2 < ip1 || ip3 < ip2 { break }
             for _ in 0..<iterations {
                 for k in 0..<5 {
                     let e0 = table[Int(b0 &>> 53)]
@@ -295,17 +311,21 @@ extension DecoderContext {
         )
     }
 
+    /// Finishes one stream after the fast loop as libzstd does: refused only when the fast loop read
+    /// more than 8 bytes before the stream's start; the rest is read with a reader bounded by the first
+    /// stream's start (`lowest`), and the stream need not end exactly with its last literal.
     private func finishStream(
-        _ stream: UnsafePointer<UInt8>, size: Int, out: UnsafeMutablePointer<UInt8>, progress: StreamProgress,
-        count: Int, at: Int
+        _ stream: UnsafePointer<UInt8>, lowest: UnsafePointer<UInt8>, out: UnsafeMutablePointer<UInt8>,
+        progress: StreamProgress, count: Int, at: Int, index: Int
     ) throws(ZstdDecodingError) {
-        guard let resume = progress.ptr else {
-            try decodeHuffmanStream(stream, size: size, into: out, count: count, at: at)
-            return
+        guard progress.ptr >= stream - 8 else {
+            throw ZstdDecodingError(.corrupt, "Huffman stream \(index) reads \(stream - progress.ptr) bytes before its start", offset: at)
         }
-        var bits = BackwardBitReader(start: stream, size: size)
-        bits.ptr = resume
-        bits.container = loadLE64(resume)
+        // The reader's `ptr` starts at least 8 bytes above `lowest` (the first stream has 16 bytes or
+        // more), so its loads stay inside the four streams.
+        var bits = BackwardBitReader(start: lowest, size: 1)
+        bits.ptr = progress.ptr
+        bits.container = loadLE64(progress.ptr)
         bits.bitsConsumed = progress.consumed
         let table = UnsafePointer(huffmanTable)
         var op = out + progress.done
@@ -316,9 +336,6 @@ extension DecoderContext {
             op.pointee = UInt8(truncatingIfNeeded: e &>> 8)
             op += 1
             bits.reload()
-        }
-        guard bits.isExactlyConsumed else {
-            throw ZstdDecodingError(.corrupt, "Huffman stream does not end with its last literal", offset: at)
         }
     }
 }

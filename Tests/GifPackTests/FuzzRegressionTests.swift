@@ -1,5 +1,6 @@
 import Foundation
 import GifPackFormat
+import GifPackZstd
 import Testing
 
 /// Inputs `make fuzz` found (Fuzz/README.md), each minimised and kept in the fuzz corpus, checked here
@@ -22,5 +23,104 @@ struct FuzzRegressionTests {
             #expect(try JSONParser.parse(Array(text.utf8)) == .array([.integer(Int64.min)]), "\(text)")
         }
         #expect(try JSONParser.parse(Array("[-9.223372036854776e+18]".utf8)) == .array([.number(-0x1p63)]))
+    }
+}
+
+// MARK: GifPackZstd against libzstd (fuzz target zstd-diff)
+
+extension FuzzRegressionTests {
+    /// Fuzz/corpus/zstd-diff/huffman-end-of-stream: one compressed block (no checksum) whose literals
+    /// are four Huffman streams of 72, 73, 71 and 75 bytes for 495 literals; the third stream does not
+    /// end exactly with its last literal. libzstd (1.5.x, 64-bit) decodes four streams whose first is
+    /// at least 16 bytes and the others at least 8 with its fast loop, which finishes each stream
+    /// without that check, so `zstd -d` gives 1,440 bytes; GifPackZstd refused the frame ("Huffman
+    /// stream does not end with its last literal").
+    static let huffmanEndOfStreamFrame = "KLUv/WCgBGURAPaeUiBgTZoDQ1vfUhKbUMfJ3TqJqD4u+IeAYMo6VBQNAQCCB0gASQBHAEneei9tWmwYXUmG5Bdf8eQlbp8V/WQ1ZSXPV8lCtVI3RmnITwyL4S6YR4/SJuu5OpEs+d45vDg0uXJ+WdrhgmPzEiYQMwdFQ9nYhL807xeOBhccelquLgEGg4FwXVmwRXxVO4ggGKD/wsv19/C70LrY1GvggGThKqqqw3QuzerTMVpnRciMwlIuFF2L8NNa9wFHyRDvfblC0lim9QS6rzpZmPae5nLblyHOmeU/WFgib0rwDT/tXnkbQ2KL81bZemXbKyzmdhjiBVOMrhTLXex40WBqJTzZcQ8Vh5oztzZvOadF2ADYH7kytwT5tTC5ySPVWFJzaN34CNUMw2A0B4KBVbyGFxXH1dGGMJGHFjvXK7cOLx6OAN0vTyPMeaO0ZfREDVmowZEhyhgpEZqghQUaAyBCghBj9RIg1TEinSKKUCBHQYGSkvJJoTGVGDbystK+3O6zaO3Nu0W9yCHCzyf4acI22YDgKntl6kwSDyrVuVyice7p+bh1On+XcAh5CtnvkrFBxsHCCIedmwjTLCSxpiaaUHxySNHKsorgDDJ/WDG4i4/DifgidmB4+zwNVxG7HXuYnr0seV8eCbVJUewCWUZIApsYjyE8o8agfNYxikkFwuuUlwg6GS1Gh11/iU1TskX2IHVNX88TDafMNL+/vae7k5bPYP8FvfKGda+N5FU="
+
+    /// The frame's bytes.
+    static func huffmanEndOfStream() throws -> [UInt8] {
+        try [UInt8](#require(Data(base64Encoded: huffmanEndOfStreamFrame)))
+    }
+
+    @Test func fourHuffmanStreamsEndAsLibzstdAllows() async throws {
+        let frame = try Self.huffmanEndOfStream()
+        let reference = try #require(try await LibzstdTool.decode(frame), "zstd -d refuses the frame")
+        #expect(reference.count == 1440)
+        let ours = try ZstdDecoder.decompress(frame, maxOutput: 1 << 20, maxWindow: 1 << 20)
+        #expect(ours == reference)
+        // The seed kept for the fuzzer is the same frame.
+        let seed = try fileBytes(#filePath.replacingOccurrences(of: "Tests/GifPackTests/FuzzRegressionTests.swift", with: "Fuzz/corpus/zstd-diff/huffman-end-of-stream"))
+        #expect(seed == frame)
+    }
+
+    /// The whole class around that frame: its Huffman streams' last and first bytes, its jump table
+    /// (stream sizes either side of libzstd's fast-loop thresholds, 16 bytes for the first stream and
+    /// 8 for the others) and a spread of other bytes, changed one at a time; GifPackZstd must give
+    /// what `zstd -d` gives (the same bytes, or a refusal), in one shot and streamed.
+    @Test func changedHuffmanStreamsGetLibzstdsVerdict() async throws {
+        let frame = try Self.huffmanEndOfStream()
+        // Block content at 10; literals header 3 bytes, Huffman tree 33 bytes, jump table at 46,
+        // streams from 52: 72, 73, 71, 75 bytes, to 343.
+        #expect(Array(frame[46..<52]) == [72, 0, 73, 0, 71, 0])
+        let starts = [52, 124, 197, 268], ends = [124, 197, 268, 343]
+        var mutants: [(String, [UInt8])] = []
+        func mutant(_ label: String, _ change: (inout [UInt8]) -> Void) {
+            var bytes = frame
+            change(&bytes)
+            mutants.append((label, bytes))
+        }
+        for k in 0..<4 {
+            for value: UInt8 in [0x00, 0x01, 0x02, 0x80, 0xFF] {
+                mutant("stream \(k + 1) last byte \(value)") { $0[ends[k] - 1] = value }
+            }
+            for i in 0..<3 {
+                mutant("stream \(k + 1) byte \(i) inverted") { $0[starts[k] + i] ^= 0xFF }
+            }
+        }
+        // Stream sizes moved (the fourth takes what the first three leave).
+        for (entry, sizes) in [(0, [8, 15, 16, 17, 60, 71, 73, 80]), (1, [7, 8, 9, 70, 74]), (2, [7, 8, 9, 70, 72, 140])] {
+            for size in sizes {
+                mutant("jump table entry \(entry + 1) = \(size)") {
+                    $0[46 + 2 * entry] = UInt8(size)
+                    $0[47 + 2 * entry] = 0
+                }
+            }
+        }
+        var random: UInt64 = 0x9E37_79B9_7F4A_7C15
+        for _ in 0..<120 {
+            random = random &* 6364136223846793005 &+ 1442695040888963407
+            let position = 52 + Int((random >> 33) % UInt64(343 - 52))
+            let bit = UInt8(1) << UInt8((random >> 20) & 7)
+            mutant("byte \(position) bit \(bit) flipped") { $0[position] ^= bit }
+        }
+        for (label, bytes) in mutants {
+            let reference = try await LibzstdTool.decode(bytes)
+            let ours = try? ZstdDecoder.decompress(bytes, maxOutput: 1 << 20, maxWindow: 1 << 20)
+            let same = ours == reference
+            #expect(same, "\(label): GifPackZstd \(ours.map { "\($0.count) bytes" } ?? "refuses"), zstd -d \(reference.map { "\($0.count) bytes" } ?? "refuses")")
+            let streamed = bytes.withUnsafeBytes { raw -> [UInt8]? in
+                var output: [UInt8] = []
+                let decoder = ZstdDecoder()
+                guard (try? decoder.decompressFrame(raw, maxOutput: 1 << 20, maxWindow: 1 << 20, sink: { output += $0 })) != nil else { return nil }
+                return output
+            }
+            let agree = streamed == ours
+            #expect(agree, "\(label): streamed and one-shot differ")
+        }
+    }
+}
+
+/// The `zstd` tool (libzstd) as the reference decoder.
+enum LibzstdTool {
+    /// What `zstd -d` makes of `frame`: its output, or nil when it refuses the input.
+    static func decode(_ frame: [UInt8]) async throws -> [UInt8]? {
+        let workspace = try TemporaryDirectory()
+        let input = workspace.file("input.zst")
+        let output = workspace.file("output")
+        try Data(frame).write(to: URL(fileURLWithPath: input))
+        let status = try await BlockingWork.run("gifpack.test-zstd-reference") {
+            try ChildProcess("/usr/bin/zstd", ["-q", "-d", "-c"], stdin: .file(input), stdout: .file(output)).waitUntilExit()
+        }
+        return status == 0 ? try fileBytes(output) : nil
     }
 }
