@@ -5,8 +5,9 @@ import Testing
 /// Issue 27, item 4: the portable client stays portable. What an app links (product
 /// `GifPackClient`) is read from the package itself (`swift package describe --type json`), its
 /// whole target closure computed, and checked: no system library or C target in it, only the
-/// allowed package products (swift-crypto), and no file outside a module's `Platform.swift`
-/// importing the C library (Glibc, Darwin, Musl, …) or a C module.
+/// allowed package products (swift-crypto), no file outside a module's `Platform.swift`
+/// importing the C library (Glibc, Darwin, Musl, …) or a C module, and none spelling a name that
+/// exists in only one of glibc and Darwin (`st_mtim`, `Glibc.fsync`, `syncfs`, `UTIME_NOW`, …).
 @Suite("Client portability")
 struct ClientPortabilityTests {
     @Test("the GifPackClient closure holds no system library, no C target and no product but swift-crypto's")
@@ -37,7 +38,41 @@ struct ClientPortabilityTests {
         #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))")
     }
 
+    @Test("no file in the GifPackClient closure spells a glibc-only or Darwin-only name outside its Platform.swift")
+    func closureUsesNoPlatformOnlyNames() async throws {
+        let package = try await PackageDescription.describe()
+        let closure = try package.closure(ofProduct: "GifPackClient")
+        var problems: [String] = []
+        for target in closure.targets {
+            for source in target.sources where source.hasSuffix(".swift") && source != "Platform.swift" {
+                let relative = "\(target.path)/\(source)"
+                let text = try String(contentsOfFile: "\(package.root)/\(relative)", encoding: .utf8)
+                problems += PlatformNameScan.problems(in: text, file: relative)
+            }
+        }
+        #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))")
+    }
+
     // The checks themselves, on inputs made to fail them: a check that cannot fail proves nothing.
+
+    @Test("the platform-name scan names file, line and name, and skips comments")
+    func platformNameScanCatchesViolations() {
+        let text = """
+        let used = info.st_mtim.tv_sec
+        // st_mtim in a comment is fine
+        _ = Glibc.fsync(fd)
+        let which = __priority_which_t(0)
+        let when = info.st_mtimespec   /* also one */
+        let fine = info.st_size
+        throw .posix(path, "syncfs")
+        """
+        #expect(PlatformNameScan.problems(in: text, file: "F.swift") == [
+            "F.swift:1: st_mtim (spelled differently in glibc and Darwin: use the module's Platform.swift)",
+            "F.swift:3: Glibc. (spelled differently in glibc and Darwin: use the module's Platform.swift)",
+            "F.swift:4: __ (spelled differently in glibc and Darwin: use the module's Platform.swift)",
+            "F.swift:5: st_mtimespec (spelled differently in glibc and Darwin: use the module's Platform.swift)",
+        ])
+    }
 
     @Test("the closure check names a system library, a C target and a foreign product reached indirectly")
     func closureCheckCatchesViolations() throws {
@@ -228,6 +263,66 @@ struct PackageDescription {
     /// The package's system library and C targets: modules no portable file may import.
     var cModuleNames: Set<String> {
         Set(targets.values.filter { $0.type == "system-target" || $0.moduleType != "SwiftTarget" }.map(\.name))
+    }
+}
+
+/// Finds names that exist in only one of glibc and Darwin (or are spelled differently there), or
+/// only on Linux, in Swift source text outside comments: they belong in a module's Platform.swift.
+enum PlatformNameScan {
+    /// Whole identifiers (or prefixes, for `__`, `Glibc.` and `Darwin.`).
+    static let names: [String] = [
+        "st_mtim", "st_atim", "st_ctim", "st_mtimespec", "st_atimespec", "st_ctimespec", "Glibc.", "Darwin.", "__",
+        "O_TMPFILE", "syncfs", "fdatasync", "dlsym", "SOCK_CLOEXEC", "MSG_NOSIGNAL", "SO_NOSIGPIPE", "epoll_", "eventfd",
+        "pipe2", "accept4", "mallopt", "sendfile", "copy_file_range", "posix_fadvise", "F_FULLFSYNC", "os_unfair_lock",
+        "UTIME_NOW",
+    ]
+
+    static func problems(in text: String, file: String) -> [String] {
+        var problems: [String] = []
+        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            var code = Substring(line)
+            if let comment = code.range(of: "//") { code = code[..<comment.lowerBound] }
+            if let comment = code.range(of: "/*") { code = code[..<comment.lowerBound] }
+            let stripped = withoutStringLiterals(String(code)).replacingOccurrences(of: "@inline(__always)", with: "")
+            for name in names where contains(stripped, name) {
+                problems.append("\(file):\(index + 1): \(name) (spelled differently in glibc and Darwin: use the module's Platform.swift)")
+                break
+            }
+        }
+        return problems
+    }
+
+    /// The line with the text between double quotes left out (an operation's name in an error
+    /// message is not a call).
+    private static func withoutStringLiterals(_ line: String) -> String {
+        var result = ""
+        var quoted = false
+        var escaped = false
+        for character in line {
+            if quoted {
+                if escaped { escaped = false } else if character == "\\" { escaped = true } else if character == "\"" { quoted = false }
+            } else if character == "\"" {
+                quoted = true
+            } else {
+                result.append(character)
+            }
+        }
+        return result
+    }
+
+    /// `name` in `code` not inside a longer identifier (a prefix match for names ending in `.` or `_`,
+    /// or `__`, which starts reserved C names).
+    private static func contains(_ code: String, _ name: String) -> Bool {
+        let isIdentifier: (Character) -> Bool = { $0.isLetter || $0.isNumber || $0 == "_" }
+        var searchStart = code.startIndex
+        while let found = code.range(of: name, range: searchStart..<code.endIndex) {
+            let before = found.lowerBound == code.startIndex ? nil : code[code.index(before: found.lowerBound)]
+            let after = found.upperBound == code.endIndex ? nil : code[found.upperBound]
+            let prefixOnly = name.hasSuffix(".") || name.hasSuffix("_") || name == "__"
+            if before.map(isIdentifier) != true && (prefixOnly || after.map(isIdentifier) != true) { return true }
+            searchStart = found.upperBound
+        }
+        return false
     }
 }
 
