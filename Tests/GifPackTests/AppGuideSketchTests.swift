@@ -8,7 +8,8 @@ import Testing
 /// changes nothing.
 @Suite("App guide: the sketch compiles and runs against nginx", .serialized, .timeLimit(.minutes(3)))
 struct AppGuideSketchTests {
-    static let marker = "ExerciseMedia"
+    /// Each compiled block: its name and the test file that holds it.
+    static let blocks = [("clientTour", "AppGuideTour.swift"), ("ExerciseMedia", "AppGuideSketch.swift")]
 
     static var repositoryRoot: String {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
@@ -17,17 +18,17 @@ struct AppGuideSketchTests {
     struct Mismatch: Error, CustomStringConvertible { var description: String }
 
     /// The lines between `// BEGIN docs/apps.md: NAME` and `// END docs/apps.md: NAME`.
-    static func sketchSource() throws -> String {
-        let text = try String(contentsOfFile: "\(repositoryRoot)/Tests/GifPackTests/AppGuideSketch.swift", encoding: .utf8)
+    static func sketchSource(_ marker: String, file: String) throws -> String {
+        let text = try String(contentsOfFile: "\(repositoryRoot)/Tests/GifPackTests/\(file)", encoding: .utf8)
         guard let begin = text.range(of: "// BEGIN docs/apps.md: \(marker)\n"),
               let end = text.range(of: "// END docs/apps.md: \(marker)", range: begin.upperBound..<text.endIndex) else {
-            throw Mismatch(description: "AppGuideSketch.swift has no BEGIN/END markers for \(marker)")
+            throw Mismatch(description: "\(file) has no BEGIN/END markers for \(marker)")
         }
         return String(text[begin.upperBound..<end.lowerBound])
     }
 
     /// The ```swift block that follows `<!-- compiled: NAME -->` in docs/apps.md.
-    static func guideBlock() throws -> String {
+    static func guideBlock(_ marker: String) throws -> String {
         let text = try String(contentsOfFile: "\(repositoryRoot)/docs/apps.md", encoding: .utf8)
         guard let tag = text.range(of: "<!-- compiled: \(marker) -->"),
               let open = text.range(of: "```swift\n", range: tag.upperBound..<text.endIndex),
@@ -37,10 +38,32 @@ struct AppGuideSketchTests {
         return String(text[open.upperBound..<close.lowerBound]) + "\n"
     }
 
-    @Test func theGuidesBlockIsTheCompiledSketchByteForByte() throws {
-        let guide = try Self.guideBlock()
-        let sketch = try Self.sketchSource()
-        #expect(guide == sketch, "docs/apps.md's ExerciseMedia block differs from Tests/GifPackTests/AppGuideSketch.swift")
+    @Test func theGuidesBlocksAreTheCompiledFilesByteForByte() throws {
+        for (marker, file) in Self.blocks {
+            let guide = try Self.guideBlock(marker)
+            let sketch = try Self.sketchSource(marker, file: file)
+            #expect(guide == sketch, "docs/apps.md's \(marker) block differs from Tests/GifPackTests/\(file)")
+        }
+    }
+
+    @Test func theTourInstallsReadsFromThePackAndOnDemand() async throws {
+        let builds = try await PublishBuilds.make(count: 8)
+        defer { builds.built.server.stop() }
+        let site = builds.workspace.file("site")
+        #expect(try await gifpackCLIOffThePool(["publish", "--from", builds.v2, "--to", site]).status == 0)
+        let nginx = try await NginxServer.start(root: site)
+        defer { nginx.stop() }
+        let index = try await PackIndexSource("\(builds.v2)/index.json").load()
+        let pack = try #require(index.pack(named: "first"))
+        let id = try #require(builds.built.server.catalog.exercises.map(\.id).sorted().first)
+        let tour = try await clientTour(indexURL: nginx.baseURL + "/index.json", dist: builds.v2, packName: "first", exerciseID: id,
+                                        cachesURL: URL(fileURLWithPath: builds.workspace.file("caches")),
+                                        trustedKeyFile: builds.key.publicPath)
+        let installed = try #require(tour.installed)
+        let onDemand = try #require(tour.onDemand)
+        #expect(try Array(Data(contentsOf: URL(fileURLWithPath: installed))) == tour.fromPack)
+        #expect(onDemand == tour.fromPack)
+        #expect(sha256Hex(tour.fromPack) == pack.gifEntry(forExercise: id)?.sha256)
     }
 
     @Test func theSketchShowsPlaceholdersPostersAndGIFsFromASignedHostAndRefusesAnotherKey() async throws {
