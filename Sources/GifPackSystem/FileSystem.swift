@@ -42,20 +42,20 @@ package enum FileSystem {
     /// names the path that could not be made and the system's own errno (`File exists` when a
     /// file is in the way, `Permission denied`, `No space left on device`, …).
     package static func createDirectory(_ path: String) throws(FileSystemError) {
-        if mkdir(path, 0o755) == 0 { return }
-        let code = errno
-        switch code {
-        case EEXIST:
+        if SystemCalls.makeDirectory(path, mode: 0o755) == 0 { return }
+        let code = Errno.current.code
+        switch Errno(code) {
+        case .fileExists:
             if isDirectory(path) { return }
-            throw .io(operation: "mkdir", path: path, errno: EEXIST)
-        case ENOENT:
+            throw .io(operation: "mkdir", path: path, errno: code)
+        case .noSuchFileOrDirectory:
             let parent = PathText.parent(path)
             guard !parent.isEmpty, parent != path else { throw .io(operation: "mkdir", path: path, errno: code) }
             try createDirectory(parent)
-            if mkdir(path, 0o755) == 0 { return }
-            let again = errno
-            if again == EEXIST, isDirectory(path) { return }
-            throw .io(operation: "mkdir", path: path, errno: again)
+            if SystemCalls.makeDirectory(path, mode: 0o755) == 0 { return }
+            let again = Errno.current
+            if again == .fileExists, isDirectory(path) { return }
+            throw .io(operation: "mkdir", path: path, errno: again.code)
         default:
             throw .io(operation: "mkdir", path: path, errno: code)
         }
@@ -63,97 +63,91 @@ package enum FileSystem {
 
     /// One `mkdir(2)` (mode 0755); fails if `path` exists.
     package static func makeDirectory(_ path: String) throws(FileSystemError) {
-        guard mkdir(path, 0o755) == 0 else { throw .io(operation: "mkdir", path: path, errno: errno) }
+        guard SystemCalls.makeDirectory(path, mode: 0o755) == 0 else { throw .io(operation: "mkdir", path: path, errno: Errno.current.code) }
     }
 
     package static func exists(_ path: String) -> Bool {
-        var info = stat()
-        return stat(path, &info) == 0
+        SystemCalls.status(path) != nil
     }
 
     package static func isDirectory(_ path: String) -> Bool {
-        var info = stat()
-        return stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
+        SystemCalls.status(path).map(SystemCalls.fileType) == .directory
     }
 
     package static func fileSize(_ path: String) -> Int64? {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
+        guard let info = SystemCalls.status(path) else { return nil }
         return Int64(info.st_size)
     }
 
     /// The size of a regular file (not following a final symbolic link), or nil when there is none.
     package static func regularFileSize(_ path: String) -> Int64? {
-        guard let info = try? status(path), info.st_mode & S_IFMT == S_IFREG else { return nil }
+        guard let info = try? status(path), SystemCalls.fileType(info) == .regular else { return nil }
         return Int64(info.st_size)
     }
 
     /// `lstat`, or nil when the path does not exist.
-    package static func status(_ path: String) throws(FileSystemError) -> stat? {
-        var info = stat()
-        if lstat(path, &info) == 0 { return info }
-        if errno == ENOENT { return nil }
-        throw .io(operation: "lstat", path: path, errno: errno)
+    package static func status(_ path: String) throws(FileSystemError) -> FileStatus? {
+        if let info = SystemCalls.linkStatus(path) { return info }
+        let code = Errno.current
+        if code == .noSuchFileOrDirectory { return nil }
+        throw .io(operation: "lstat", path: path, errno: code.code)
     }
 
     /// Unlinks a file; a missing one is fine.
     package static func remove(_ path: String) {
-        unlink(path)
+        SystemCalls.unlink(path)
     }
 
     /// Removes a file or a whole tree; a missing path is fine.
     package static func removeTree(_ path: String) {
         guard let info = try? status(path) else { return }
-        if info.st_mode & S_IFMT == S_IFDIR {
+        if SystemCalls.fileType(info) == .directory {
             try? FileManager.default.removeItem(atPath: path)
         } else {
-            unlink(path)
+            SystemCalls.unlink(path)
         }
     }
 
     /// Directory entries (names only); an empty list when the directory does not exist.
     package static func list(_ path: String) throws(FileSystemError) -> [String] {
-        guard let directory = opendir(path) else {
-            if errno == ENOENT { return [] }
-            throw .io(operation: "opendir", path: path, errno: errno)
-        }
-        defer { closedir(directory) }
-        var names: [String] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
-            if name != ".", name != ".." { names.append(name) }
+        guard let names = SystemCalls.directoryEntries(path) else {
+            let code = Errno.current
+            if code == .noSuchFileOrDirectory { return [] }
+            throw .io(operation: "opendir", path: path, errno: code.code)
         }
         return names.sorted()
     }
 
     /// `rename(2)`: atomic within one file system, replacing `destination` if it is a file.
     package static func move(_ source: String, to destination: String) throws(FileSystemError) {
-        guard rename(source, destination) == 0 else {
-            throw .io(operation: "rename \(source) to", path: destination, errno: errno)
+        guard SystemCalls.rename(source, to: destination) == 0 else {
+            throw .io(operation: "rename \(source) to", path: destination, errno: Errno.current.code)
         }
     }
 
     /// `fsync` of a file or directory, so its data or new entries survive a crash.
     package static func fsync(path: String) throws(FileSystemError) {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw .io(operation: "open", path: path, errno: errno) }
-        defer { close(fd) }
-        guard SystemCalls.fsync(fd) == 0 else { throw .io(operation: "fsync", path: path, errno: errno) }
+        let fd = SystemCalls.open(path, [.readOnly, .closeOnExec])
+        guard fd >= 0 else { throw .io(operation: "open", path: path, errno: Errno.current.code) }
+        defer { SystemCalls.close(fd) }
+        guard SystemCalls.fsync(fd) == 0 else { throw .io(operation: "fsync", path: path, errno: Errno.current.code) }
     }
 
     /// `fsync` of a directory; file systems that cannot sync directories (`EINVAL`) are accepted.
     package static func fsyncDirectory(_ path: String) throws(FileSystemError) {
-        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { throw .io(operation: "open", path: path, errno: errno) }
-        defer { close(fd) }
-        guard SystemCalls.fsync(fd) == 0 || errno == EINVAL else { throw .io(operation: "fsync", path: path, errno: errno) }
+        let fd = SystemCalls.open(path, [.readOnly, .directory, .closeOnExec])
+        guard fd >= 0 else { throw .io(operation: "open", path: path, errno: Errno.current.code) }
+        defer { SystemCalls.close(fd) }
+        guard SystemCalls.fsync(fd) == 0 || Errno.current == .invalidArgument else {
+            throw .io(operation: "fsync", path: path, errno: Errno.current.code)
+        }
     }
 
     /// Renames `source` over `destination` and makes the rename durable.
     package static func publish(_ source: String, as destination: String) throws(FileSystemError) {
-        guard rename(source, destination) == 0 else { throw .io(operation: "rename", path: destination, errno: errno) }
+        guard SystemCalls.rename(source, to: destination) == 0 else {
+            throw .io(operation: "rename", path: destination, errno: Errno.current.code)
+        }
         try fsyncDirectory(PathText.parent(destination))
     }
 
@@ -173,9 +167,9 @@ package enum FileSystem {
             throw .io(operation: "create an unnamed file in", path: directory, errno: error.code)
         }
         let path = "\(directory)/.unnamed-\(UUID().uuidString)"
-        let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw .io(operation: "create", path: path, errno: errno) }
-        unlink(path)
+        let fd = SystemCalls.open(path, [.readWrite, .create, .exclusive, .closeOnExec], mode: 0o600)
+        guard fd >= 0 else { throw .io(operation: "create", path: path, errno: Errno.current.code) }
+        SystemCalls.unlink(path)
         return (fd, false)
     }
 
@@ -190,7 +184,7 @@ package enum FileSystem {
         }
         beforeRename()
         do throws(FileSystemError) { try move(temporary, to: path) } catch {
-            unlink(temporary)
+            SystemCalls.unlink(temporary)
             throw error
         }
     }
@@ -206,7 +200,7 @@ package enum FileSystem {
 
     /// A temporary name beside `path`, unique to this process and call.
     package static func temporaryPath(beside path: String) -> String {
-        let unique = "\(getpid())-\(UUID().uuidString.prefix(8))"
+        let unique = "\(SystemCalls.processID())-\(UUID().uuidString.prefix(8))"
         return "\(PathText.parent(path))/.\(PathText.lastComponent(path)).tmp-\(unique)"
     }
 
@@ -228,27 +222,28 @@ package enum FileSystem {
             beforeRename()
             try publish(temporary, as: path)
         } catch {
-            unlink(temporary)
+            SystemCalls.unlink(temporary)
             throw error
         }
     }
 
     /// Appends `bytes` to `path`, creating it (mode 0644) if needed.
     package static func append(_ bytes: [UInt8], to path: String) throws(FileSystemError) {
-        let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw .io(operation: "open", path: path, errno: errno) }
-        defer { close(fd) }
+        let fd = SystemCalls.open(path, [.writeOnly, .create, .append, .closeOnExec], mode: 0o644)
+        guard fd >= 0 else { throw .io(operation: "open", path: path, errno: Errno.current.code) }
+        defer { SystemCalls.close(fd) }
         do { try POSIXIO.writeAll(fd, bytes) } catch { throw .io(operation: "write", path: path, errno: error.code) }
     }
 
     /// The whole file, or nil when it does not exist; any other failure throws.
     package static func readAll(_ path: String) throws(FileSystemError) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = SystemCalls.open(path, [.readOnly, .closeOnExec])
         guard fd >= 0 else {
-            if errno == ENOENT { return nil }
-            throw .io(operation: "open", path: path, errno: errno)
+            let code = Errno.current
+            if code == .noSuchFileOrDirectory { return nil }
+            throw .io(operation: "open", path: path, errno: code.code)
         }
-        defer { close(fd) }
+        defer { SystemCalls.close(fd) }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
@@ -278,13 +273,13 @@ package final class NewFile {
     package private(set) var bytesWritten: Int64 = 0
 
     package init(path: String, exclusive: Bool = true) throws(FileSystemError) {
-        let fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (exclusive ? O_EXCL : O_TRUNC), 0o644)
-        guard fd >= 0 else { throw .io(operation: "create", path: path, errno: errno) }
+        let fd = SystemCalls.open(path, [.writeOnly, .create, .closeOnExec, exclusive ? .exclusive : .truncate], mode: 0o644)
+        guard fd >= 0 else { throw .io(operation: "create", path: path, errno: Errno.current.code) }
         self.path = path
         self.fd = fd
     }
 
-    deinit { if fd >= 0 { close(fd) } }
+    deinit { if fd >= 0 { SystemCalls.close(fd) } }
 
     package func append(_ bytes: UnsafeRawBufferPointer) throws(FileSystemError) {
         do { try POSIXIO.writeAll(fd, bytes) } catch { throw .io(operation: "write", path: path, errno: error.code) }
@@ -300,9 +295,9 @@ package final class NewFile {
 
     /// Closes the file, fsyncing it first when `sync` is true.
     package func finish(sync: Bool) throws(FileSystemError) {
-        if sync, SystemCalls.fsync(fd) != 0 { throw .io(operation: "fsync", path: path, errno: errno) }
-        let result = close(fd)
+        if sync, SystemCalls.fsync(fd) != 0 { throw .io(operation: "fsync", path: path, errno: Errno.current.code) }
+        let result = SystemCalls.close(fd)
         fd = -1
-        guard result == 0 else { throw .io(operation: "close", path: path, errno: errno) }
+        guard result == 0 else { throw .io(operation: "close", path: path, errno: Errno.current.code) }
     }
 }

@@ -5,9 +5,6 @@ package struct Errno: Error, Sendable, Equatable {
     package var code: Int32
 
     package init(_ code: Int32) { self.code = code }
-
-    /// The calling thread's current `errno`.
-    package static var current: Errno { Errno(errno) }
 }
 
 /// The read and write loops every file, pipe and socket user needs: complete writes (short writes
@@ -21,7 +18,7 @@ package struct Errno: Error, Sendable, Equatable {
 package enum POSIXIO {
     /// Writes all of `bytes` with `write(2)`.
     package static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws(Errno) {
-        try writeAll(bytes) { pointer, count in write(fd, pointer, count) }
+        try writeAll(bytes) { pointer, count in SystemCalls.write(fd, pointer, count) }
     }
 
     /// Writes all of `bytes` with `write(2)`.
@@ -41,7 +38,7 @@ package enum POSIXIO {
         while done < bytes.count {
             let written = send(base + done, bytes.count - done)
             if written < 0 {
-                if errno == EINTR { continue }
+                if Errno.current == .interrupted { continue }
                 throw .current
             }
             done += written
@@ -51,9 +48,9 @@ package enum POSIXIO {
     /// One `read(2)` into `buffer`, retried on `EINTR`; returns the count read, 0 at end of file.
     package static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
         while true {
-            let got = systemRead(fd, buffer.baseAddress, buffer.count)
+            let got = SystemCalls.read(fd, buffer.baseAddress, buffer.count)
             if got >= 0 { return got }
-            if errno != EINTR { throw .current }
+            if Errno.current != .interrupted { throw .current }
         }
     }
 
@@ -62,9 +59,9 @@ package enum POSIXIO {
         guard let base = buffer.baseAddress else { return 0 }
         var done = 0
         while done < buffer.count {
-            let got = pread(fd, base + done, buffer.count - done, off_t(offset) + off_t(done))
+            let got = SystemCalls.read(fd, base + done, buffer.count - done, at: offset + Int64(done))
             if got < 0 {
-                if errno == EINTR { continue }
+                if Errno.current == .interrupted { continue }
                 throw .current
             }
             if got == 0 { break }
@@ -77,10 +74,7 @@ package enum POSIXIO {
     package static func read(_ fd: Int32, count: Int, at offset: Int64) throws(Errno) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: count)
         let got = bytes.withUnsafeMutableBytes { buffer in Result { () throws(Errno) in try read(fd, into: buffer, at: offset) } }
-        guard try got.get() == count else { throw Errno(EIO) }
+        guard try got.get() == count else { throw Errno.ioError }
         return bytes
     }
 }
-
-/// `read(2)`, reachable from inside ``POSIXIO`` whose own `read` methods shadow it.
-private func systemRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int { read(fd, buffer, count) }

@@ -43,7 +43,7 @@ package enum SystemCalls {
     package static func openUnnamedFile(in directory: String) throws(Errno) -> Int32? {
         #if os(Linux) && (arch(x86_64) || arch(arm64))
         // glibc's O_TMPFILE (__O_TMPFILE | O_DIRECTORY), which Swift does not import: 0o20000000 on these architectures.
-        let unnamed = open(directory, O_RDWR | O_CLOEXEC | O_DIRECTORY | 0o20000000, 0o600)
+        let unnamed = cOpen(directory, O_RDWR | O_CLOEXEC | O_DIRECTORY | 0o20000000, 0o600)
         if unnamed >= 0 { return unnamed }
         guard errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL else { throw .current }
         #endif
@@ -100,3 +100,178 @@ package enum SystemCalls {
     }()
     #endif
 }
+
+// MARK: - The POSIX calls the client closure makes (swift-system style: typed flags, file types and
+// errno values; the C spelling stays in this file). Each wrapper makes exactly one C call and
+// reports failure as the call does (-1, nil or false, with `Errno.current` set), so callers keep
+// their own errno handling and EINTR loops.
+
+/// A `stat` record (`st_mode`, `st_size`, `st_dev`, `st_ino`; times through ``SystemCalls/modificationTime(_:)``).
+package typealias FileStatus = stat
+
+/// `open(2)` flags.
+package struct OpenFlags: OptionSet, Sendable {
+    package let rawValue: Int32
+    package init(rawValue: Int32) { self.rawValue = rawValue }
+
+    package static let readOnly = OpenFlags(rawValue: O_RDONLY)
+    package static let writeOnly = OpenFlags(rawValue: O_WRONLY)
+    package static let readWrite = OpenFlags(rawValue: O_RDWR)
+    package static let create = OpenFlags(rawValue: O_CREAT)
+    package static let exclusive = OpenFlags(rawValue: O_EXCL)
+    package static let truncate = OpenFlags(rawValue: O_TRUNC)
+    package static let append = OpenFlags(rawValue: O_APPEND)
+    package static let closeOnExec = OpenFlags(rawValue: O_CLOEXEC)
+    package static let noFollow = OpenFlags(rawValue: O_NOFOLLOW)
+    package static let nonBlocking = OpenFlags(rawValue: O_NONBLOCK)
+    package static let noControllingTerminal = OpenFlags(rawValue: O_NOCTTY)
+    package static let directory = OpenFlags(rawValue: O_DIRECTORY)
+}
+
+/// The type of file a ``FileStatus`` describes (`st_mode & S_IFMT`).
+package enum FileType: Sendable, Equatable {
+    case regular, directory, symbolicLink, fifo, socket, characterDevice, blockDevice, unknown
+}
+
+extension Errno {
+    /// The calling thread's current `errno`.
+    package static var current: Errno { Errno(errno) }
+
+    package static let noSuchFileOrDirectory = Errno(ENOENT)
+    package static let interrupted = Errno(EINTR)
+    package static let fileExists = Errno(EEXIST)
+    package static let invalidArgument = Errno(EINVAL)
+    package static let wouldBlock = Errno(EWOULDBLOCK)
+    package static let improperLink = Errno(EXDEV)
+    package static let notPermitted = Errno(EPERM)
+    package static let tooManyLinks = Errno(EMLINK)
+    package static let notSupported = Errno(ENOTSUP)
+    package static let notSupportedOnSocket = Errno(EOPNOTSUPP)
+    package static let permissionDenied = Errno(EACCES)
+    package static let ioError = Errno(EIO)
+}
+
+extension SystemCalls {
+    /// `open(2)`; a descriptor, or -1 with errno.
+    package static func open(_ path: String, _ flags: OpenFlags, mode: UInt32 = 0) -> Int32 {
+        cOpen(path, flags.rawValue, mode_t(truncatingIfNeeded: mode))
+    }
+
+    /// `close(2)`; 0 or -1 with errno.
+    @discardableResult
+    package static func close(_ fd: Int32) -> Int32 { cClose(fd) }
+
+    /// One `read(2)`; the count read, 0 at end of file, or -1 with errno.
+    package static func read(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int { cRead(fd, buffer, count) }
+
+    /// One `write(2)`; the count written, or -1 with errno.
+    package static func write(_ fd: Int32, _ bytes: UnsafeRawPointer?, _ count: Int) -> Int { cWrite(fd, bytes, count) }
+
+    /// One `pread(2)` at `offset`; the count read, 0 at end of file, or -1 with errno.
+    package static func read(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int, at offset: Int64) -> Int {
+        cPread(fd, buffer, count, off_t(offset))
+    }
+
+    /// `fstat(2)`; nil with errno.
+    package static func status(descriptor fd: Int32) -> FileStatus? {
+        var info = FileStatus()
+        return cFstat(fd, &info) == 0 ? info : nil
+    }
+
+    /// `stat(2)` (following a final symbolic link); nil with errno.
+    package static func status(_ path: String) -> FileStatus? {
+        var info = FileStatus()
+        return cStat(path, &info) == 0 ? info : nil
+    }
+
+    /// `lstat(2)` (not following a final symbolic link); nil with errno.
+    package static func linkStatus(_ path: String) -> FileStatus? {
+        var info = FileStatus()
+        return cLstat(path, &info) == 0 ? info : nil
+    }
+
+    /// The file type in a status's `st_mode`.
+    package static func fileType(_ info: FileStatus) -> FileType { fileType(mode: UInt32(info.st_mode)) }
+
+    /// The file type in an `st_mode` value.
+    package static func fileType(mode: UInt32) -> FileType {
+        switch mode_t(truncatingIfNeeded: mode) & S_IFMT {
+        case S_IFREG: .regular
+        case S_IFDIR: .directory
+        case S_IFLNK: .symbolicLink
+        case S_IFIFO: .fifo
+        case S_IFSOCK: .socket
+        case S_IFCHR: .characterDevice
+        case S_IFBLK: .blockDevice
+        default: .unknown
+        }
+    }
+
+    /// `mkdir(2)`; 0 or -1 with errno.
+    package static func makeDirectory(_ path: String, mode: UInt32) -> Int32 { cMkdir(path, mode_t(truncatingIfNeeded: mode)) }
+
+    /// `rmdir(2)`; 0 or -1 with errno.
+    @discardableResult
+    package static func removeDirectory(_ path: String) -> Int32 { cRmdir(path) }
+
+    /// `unlink(2)`; 0 or -1 with errno.
+    @discardableResult
+    package static func unlink(_ path: String) -> Int32 { cUnlink(path) }
+
+    /// `rename(2)`; 0 or -1 with errno.
+    package static func rename(_ source: String, to destination: String) -> Int32 { cRename(source, destination) }
+
+    /// `link(2)` (a hard link); 0 or -1 with errno.
+    package static func link(_ source: String, to target: String) -> Int32 { cLink(source, target) }
+
+    /// `symlink(2)`: a symbolic link at `path` holding `target`; 0 or -1 with errno.
+    package static func symbolicLink(_ target: String, at path: String) -> Int32 { cSymlink(target, path) }
+
+    /// `ftruncate(2)`; 0 or -1 with errno.
+    package static func truncate(_ fd: Int32, size: Int64) -> Int32 { cFtruncate(fd, off_t(size)) }
+
+    /// `flock(2)` exclusive lock, waiting unless `wait` is false (then `wouldBlock` when held); 0 or -1 with errno.
+    package static func lockExclusive(_ fd: Int32, wait: Bool) -> Int32 { cFlock(fd, wait ? LOCK_EX : LOCK_EX | LOCK_NB) }
+
+    /// `flock(2)` unlock; 0 or -1 with errno.
+    @discardableResult
+    package static func unlock(_ fd: Int32) -> Int32 { cFlock(fd, LOCK_UN) }
+
+    /// The names in a directory but `.` and `..` (`opendir`/`readdir`), unsorted; nil with errno when it cannot be opened.
+    package static func directoryEntries(_ path: String) -> [String]? {
+        guard let directory = opendir(path) else { return nil }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name != ".", name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    /// This process's id (`getpid`).
+    package static func processID() -> Int32 { getpid() }
+
+    /// The current time in whole seconds since 1970 (`time(nil)`).
+    package static func currentTime() -> Int { Int(time(nil)) }
+}
+
+// The C calls, at file scope where SystemCalls' own names do not shadow them.
+private func cOpen(_ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 { open(path, flags, mode) }
+private func cClose(_ fd: Int32) -> Int32 { close(fd) }
+private func cRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int { read(fd, buffer, count) }
+private func cWrite(_ fd: Int32, _ bytes: UnsafeRawPointer?, _ count: Int) -> Int { write(fd, bytes, count) }
+private func cPread(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int, _ offset: off_t) -> Int { pread(fd, buffer, count, offset) }
+private func cFstat(_ fd: Int32, _ info: inout FileStatus) -> Int32 { fstat(fd, &info) }
+private func cStat(_ path: String, _ info: inout FileStatus) -> Int32 { stat(path, &info) }
+private func cLstat(_ path: String, _ info: inout FileStatus) -> Int32 { lstat(path, &info) }
+private func cMkdir(_ path: String, _ mode: mode_t) -> Int32 { mkdir(path, mode) }
+private func cRmdir(_ path: String) -> Int32 { rmdir(path) }
+private func cUnlink(_ path: String) -> Int32 { unlink(path) }
+private func cRename(_ source: String, _ destination: String) -> Int32 { rename(source, destination) }
+private func cLink(_ source: String, _ target: String) -> Int32 { link(source, target) }
+private func cSymlink(_ target: String, _ path: String) -> Int32 { symlink(target, path) }
+private func cFtruncate(_ fd: Int32, _ size: off_t) -> Int32 { ftruncate(fd, size) }
+private func cFlock(_ fd: Int32, _ operation: Int32) -> Int32 { flock(fd, operation) }
