@@ -12,28 +12,28 @@ final class PackFileHandle: Sendable {
     /// Opens a regular file: `O_NONBLOCK` keeps a FIFO without a writer from blocking the open, and
     /// `fstat` refuses anything that is not a regular file before a read could block.
     init(path: String) throws(PackReadError) {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
-        guard fd >= 0 else { throw .io(path: path, operation: "open", errno: errno) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else {
-            let code = errno
-            close(fd)
+        let fd = SystemCalls.open(path, [.readOnly, .closeOnExec, .nonBlocking, .noControllingTerminal])
+        guard fd >= 0 else { throw .io(path: path, operation: "open", errno: Errno.current.code) }
+        guard let info = SystemCalls.status(descriptor: fd) else {
+            let code = Errno.current.code
+            SystemCalls.close(fd)
             throw .io(path: path, operation: "fstat", errno: code)
         }
-        guard info.st_mode & S_IFMT == S_IFREG else {
-            close(fd)
+        guard SystemCalls.fileType(info) == .regular else {
+            SystemCalls.close(fd)
             throw .notRegularFile(path: path, kind: FileKind.name(info.st_mode))
         }
         self.path = path
         self.fd = fd
     }
 
-    deinit { close(fd) }
+    deinit { SystemCalls.close(fd) }
 
     /// The file's current size.
     func size() throws(PackReadError) -> Int64 {
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw .io(path: path, operation: "fstat", errno: errno) }
+        guard let info = SystemCalls.status(descriptor: fd) else {
+            throw .io(path: path, operation: "fstat", errno: Errno.current.code)
+        }
         return Int64(info.st_size)
     }
 
@@ -49,19 +49,19 @@ final class PackFileHandle: Sendable {
 /// Words for file types, for messages about paths that are not regular files.
 ///
 /// ```swift
-/// FileKind.name(S_IFIFO)   // "a FIFO"
+/// FileKind.name(info.st_mode)   // "a FIFO"
 /// ```
 public enum FileKind {
     public static func name(_ mode: mode_t) -> String {
-        switch mode & S_IFMT {
-        case S_IFREG: "a regular file"
-        case S_IFDIR: "a directory"
-        case S_IFIFO: "a FIFO"
-        case S_IFSOCK: "a socket"
-        case S_IFCHR: "a character device"
-        case S_IFBLK: "a block device"
-        case S_IFLNK: "a symbolic link"
-        default: "an unknown file type"
+        switch SystemCalls.fileType(mode: UInt32(mode)) {
+        case .regular: "a regular file"
+        case .directory: "a directory"
+        case .fifo: "a FIFO"
+        case .socket: "a socket"
+        case .characterDevice: "a character device"
+        case .blockDevice: "a block device"
+        case .symbolicLink: "a symbolic link"
+        case .unknown: "an unknown file type"
         }
     }
 }

@@ -29,9 +29,9 @@ package struct StreamingSHA256 {
 
     /// Hashes a whole file, reading it in 256 KiB chunks; returns its size and digest.
     package static func file(at path: String) throws(FileSystemError) -> (size: Int64, sha256: String) {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw .io(operation: "open", path: path, errno: errno) }
-        defer { close(fd) }
+        let fd = SystemCalls.open(path, [.readOnly, .closeOnExec])
+        guard fd >= 0 else { throw .io(operation: "open", path: path, errno: Errno.current.code) }
+        defer { SystemCalls.close(fd) }
         let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 * 1024, alignment: 16)
         defer { chunk.deallocate() }
         var digest = StreamingSHA256()
