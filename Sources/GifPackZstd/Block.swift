@@ -421,7 +421,8 @@ extension DecoderContext {
                     rep1 = rep0
                     rep0 = offset
                 default:
-                    offset = rep0 &- 1
+                    // Repeated_Offset1 - 1 is 0 only in a corrupt frame; libzstd then uses 1.
+                    offset = rep0 == 1 ? 1 : rep0 &- 1
                     rep2 = rep1
                     rep1 = rep0
                     rep0 = offset
@@ -488,7 +489,10 @@ extension DecoderContext {
             }
             op += matchLength
         }
-        guard bits.isExactlyConsumed else {
+        // Read exactly to its first bit, or past it: libzstd 1.5.4 accepts an overread sequences
+        // bitstream (its last fields then come from the bits the reader wraps round to), so it is
+        // accepted here as well; bits left unread are refused by both.
+        guard bits.isExactlyConsumed || bits.isOverflowed else {
             throw ZstdDecodingError(.corrupt, "sequences bitstream does not end with its last sequence", offset: streamAt)
         }
         repeatOffsets = (rep0, rep1, rep2)

@@ -124,3 +124,39 @@ enum LibzstdTool {
         return status == 0 ? try fileBytes(output) : nil
     }
 }
+
+extension FuzzRegressionTests {
+    /// A frame of an 8-byte raw block "ABCDEFGH" and a compressed block with no literals and one
+    /// sequence, all three codes RLE: literal length code 0, offset code 1 (one extra bit), match
+    /// length code 0 (3 bytes); `stream` is the sequences bitstream.
+    static func oneSequenceFrame(stream: [UInt8]) -> [UInt8] {
+        let content: [UInt8] = [0x00, 0x01, 0x54, 0x00, 0x01, 0x00] + stream
+        let header = content.count << 3 | 2 << 1 | 1
+        return [0x28, 0xB5, 0x2F, 0xFD, 0x20, 11, 8 << 3, 0, 0] + Array("ABCDEFGH".utf8)
+            + [UInt8(header & 0xFF), UInt8(header >> 8), 0] + content
+    }
+
+    /// Offset code 1 with its extra bit 1 after a literal length of 0 is Repeated_Offset1 - 1, which
+    /// is 0 when Repeated_Offset1 is 1 (as at a frame's start): libzstd takes 1 there (the frame
+    /// gives "ABCDEFGHHHH"); GifPackZstd refused "match offset 0".
+    @Test func repeatedOffsetMinusOneOfZeroIsOne() async throws {
+        let frame = Self.oneSequenceFrame(stream: [0b11])
+        let reference = try await LibzstdTool.decode(frame)
+        #expect(reference == Array("ABCDEFGHHHH".utf8))
+        #expect(try ZstdDecoder.decompress(frame, maxOutput: 1 << 20) == reference)
+    }
+
+    /// A sequences bitstream read past its first bit: libzstd 1.5.4 accepts it (its end check only
+    /// refuses bits left unread) and takes the missing bits from where its reader wraps round to, here
+    /// a 0, so the offset is Repeated_Offset3 = 8 ("ABCDEFGHABC"); GifPackZstd refused it. One byte
+    /// more in the stream leaves bits unread, which both refuse.
+    @Test func sequencesBitstreamReadPastItsStartIsAcceptedAsLibzstdDoes() async throws {
+        let overread = Self.oneSequenceFrame(stream: [0b1])
+        let reference = try await LibzstdTool.decode(overread)
+        #expect(reference == Array("ABCDEFGHABC".utf8))
+        #expect(try ZstdDecoder.decompress(overread, maxOutput: 1 << 20) == reference)
+        let unread = Self.oneSequenceFrame(stream: [0, 0b1])
+        #expect(try await LibzstdTool.decode(unread) == nil)
+        #expect(throws: ZstdDecodingError.self) { try ZstdDecoder.decompress(unread, maxOutput: 1 << 20) }
+    }
+}
