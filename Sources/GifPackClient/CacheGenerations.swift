@@ -61,13 +61,13 @@ struct CacheGenerations {
     /// Throws ``PackClientError/cacheNotManaged(path:detail:)`` for anything else not made here.
     func current() throws(PackClientError) -> Int? {
         guard let info = try FileOps.status(cachePath) else { return nil }
-        switch info.st_mode & S_IFMT {
-        case S_IFDIR:
+        switch SystemCalls.fileType(info) {
+        case .directory:
             guard FileOps.list(cachePath).isEmpty else {
                 throw .cacheNotManaged(path: cachePath, detail: "it is a directory with files in it; install into a new path or empty it")
             }
             return nil
-        case S_IFLNK:
+        case .symbolicLink:
             guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: cachePath),
                   let generation = parse(target), target == linkTarget(generation) else {
                 throw .cacheNotManaged(path: cachePath, detail: "it is a symbolic link that does not point into \(cacheName).d/")
@@ -86,7 +86,7 @@ struct CacheGenerations {
 
     /// A real directory (not a symbolic link) with `gifpack-manifest.json` in it.
     private func isOwnDirectory(_ path: String) -> Bool {
-        guard let info = try? FileOps.status(path), info.st_mode & S_IFMT == S_IFDIR else { return false }
+        guard let info = try? FileOps.status(path), SystemCalls.fileType(info) == .directory else { return false }
         return FileOps.regularFileSize("\(path)/\(InstallManifest.fileName)") != nil
     }
 
@@ -96,10 +96,10 @@ struct CacheGenerations {
     @discardableResult
     func prepareStore() throws(PackClientError) -> Bool {
         if let info = try FileOps.status(storePath) {
-            switch info.st_mode & S_IFMT {
-            case S_IFLNK:
+            switch SystemCalls.fileType(info) {
+            case .symbolicLink:
                 throw .cacheNotManaged(path: cachePath, detail: "\(storePath) is a symbolic link; gifpack only uses a real directory there")
-            case S_IFDIR:
+            case .directory:
                 let names = FileOps.list(storePath)
                 guard names.isEmpty || names.contains(PathText.lastComponent(lockPath)) else {
                     throw .cacheNotManaged(path: cachePath, detail: "\(storePath) holds files gifpack did not make (no install.lock)")
@@ -121,10 +121,10 @@ struct CacheGenerations {
     /// an install that opened it meanwhile sees, once it has the lock, that it is no longer the file
     /// at the path and starts again (see ``InstallLock``).
     func removeUnusedStore() {
-        rmdir(downloadsPath)
+        SystemCalls.removeDirectory(downloadsPath)
         guard FileOps.list(storePath) == [PathText.lastComponent(lockPath)] else { return }
-        unlink(lockPath)
-        rmdir(storePath)
+        SystemCalls.unlink(lockPath)
+        SystemCalls.removeDirectory(storePath)
     }
 
     /// Makes `generation` the installed one: a new link renamed over `<cache>`, then both parent
@@ -132,9 +132,9 @@ struct CacheGenerations {
     /// a crash the link holds either generation). An empty real directory at `<cache>` is removed first.
     func switchTo(_ generation: Int) throws(PackClientError) {
         let link = "\(storePath)/.link-\(UUID().uuidString)"
-        guard symlink(linkTarget(generation), link) == 0 else { throw .posix(link, "symlink") }
-        if let info = try FileOps.status(cachePath), info.st_mode & S_IFMT == S_IFDIR {
-            guard rmdir(cachePath) == 0 else {
+        guard SystemCalls.symbolicLink(linkTarget(generation), at: link) == 0 else { throw .posix(link, "symlink") }
+        if let info = try FileOps.status(cachePath), SystemCalls.fileType(info) == .directory {
+            guard SystemCalls.removeDirectory(cachePath) == 0 else {
                 FileOps.remove(link)
                 throw .posix(cachePath, "rmdir (empty directory replaced by the cache link)")
             }
@@ -157,9 +157,9 @@ struct CacheGenerations {
             if let generation = Self.parseDirectoryName(name) {
                 if !keep.contains(generation), isOwnDirectory(path) { FileOps.remove(path) }
             } else if Self.isStagingName(name) {
-                if let info = try? FileOps.status(path), info.st_mode & S_IFMT == S_IFDIR { FileOps.remove(path) }
+                if let info = try? FileOps.status(path), SystemCalls.fileType(info) == .directory { FileOps.remove(path) }
             } else if name.hasPrefix(".link-"), UUID(uuidString: String(name.dropFirst(".link-".count))) != nil {
-                if let info = try? FileOps.status(path), info.st_mode & S_IFMT == S_IFLNK { FileOps.remove(path) }
+                if let info = try? FileOps.status(path), SystemCalls.fileType(info) == .symbolicLink { FileOps.remove(path) }
             }
         }
     }
@@ -210,25 +210,23 @@ final class InstallLock: Sendable {
         let path = generations.lockPath
         for _ in 0..<8 {
             let created = try generations.prepareStore()
-            let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
+            let fd = SystemCalls.open(path, [.readWrite, .create, .closeOnExec, .noFollow], mode: 0o644)
             guard fd >= 0 else {
                 // The store was removed by a failed first install in between: make it again.
-                if errno == ENOENT { continue }
+                if Errno.current == .noSuchFileOrDirectory { continue }
                 throw .posix(path, "open")
             }
-            while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-                let code = errno
-                if code == EINTR { continue }
-                close(fd)
-                if code == EWOULDBLOCK { throw .cacheLocked(path: generations.cachePath) }
-                throw .posix(path, "flock", code)
+            while SystemCalls.lockExclusive(fd, wait: false) != 0 {
+                let code = Errno.current
+                if code == .interrupted { continue }
+                SystemCalls.close(fd)
+                if code == .wouldBlock { throw .cacheLocked(path: generations.cachePath) }
+                throw .posix(path, "flock", code.code)
             }
-            var held = stat()
-            var linked = stat()
-            guard fstat(fd, &held) == 0, stat(path, &linked) == 0,
+            guard let held = SystemCalls.status(descriptor: fd), let linked = SystemCalls.status(path),
                   held.st_dev == linked.st_dev, held.st_ino == linked.st_ino else {
                 // The file was unlinked (a failed first install cleaning up) before this lock was taken.
-                close(fd)
+                SystemCalls.close(fd)
                 continue
             }
             descriptor = fd
@@ -240,7 +238,7 @@ final class InstallLock: Sendable {
 
     deinit {
         // Unlocked explicitly: a child process forked meanwhile may share the descriptor until it execs.
-        flock(descriptor, LOCK_UN)
-        close(descriptor)
+        SystemCalls.unlock(descriptor)
+        SystemCalls.close(descriptor)
     }
 }

@@ -15,9 +15,9 @@ import Foundation
 enum Durability {
     static func flush(files: [String], directories: [String]) throws(PackClientError) {
         if let anchor = directories.first {
-            let fd = open(anchor, O_RDONLY | O_CLOEXEC)
+            let fd = SystemCalls.open(anchor, [.readOnly, .closeOnExec])
             guard fd >= 0 else { throw .posix(anchor, "open") }
-            defer { close(fd) }
+            defer { SystemCalls.close(fd) }
             if let result = SystemCalls.syncFileSystem(fd) {
                 guard result == 0 else { throw .posix(anchor, "syncfs") }
                 return

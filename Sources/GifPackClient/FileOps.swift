@@ -10,7 +10,7 @@ import Foundation
 enum FileOps {
     static func regularFileSize(_ path: String) -> Int64? { FileSystem.regularFileSize(path) }
 
-    static func status(_ path: String) throws(PackClientError) -> stat? { try client { () throws(FileSystemError) in try FileSystem.status(path) } }
+    static func status(_ path: String) throws(PackClientError) -> FileStatus? { try client { () throws(FileSystemError) in try FileSystem.status(path) } }
 
     static func makeDirectories(_ path: String) throws(PackClientError) { try client { () throws(FileSystemError) in try FileSystem.createDirectory(path) } }
 

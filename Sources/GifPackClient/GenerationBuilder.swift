@@ -165,18 +165,19 @@ struct GenerationBuilder {
 
     /// A hard link from `source` to `target`, or a copy (fsynced) where links are not possible.
     static func linkOrCopy(_ source: String, to target: String) throws(PackClientError) {
-        if link(source, target) == 0 { return }
-        let code = errno
-        guard [EXDEV, EPERM, EMLINK, ENOTSUP, EOPNOTSUPP, EACCES].contains(code) else {
-            throw .posix(target, "link \(source) to", code)
+        if SystemCalls.link(source, to: target) == 0 { return }
+        let code = Errno.current
+        let noLink: [Errno] = [.improperLink, .notPermitted, .tooManyLinks, .notSupported, .notSupportedOnSocket, .permissionDenied]
+        guard noLink.contains(code) else {
+            throw .posix(target, "link \(source) to", code.code)
         }
         try copy(source, to: target)
     }
 
     private static func copy(_ source: String, to target: String) throws(PackClientError) {
-        let fd = open(source, O_RDONLY | O_CLOEXEC)
+        let fd = SystemCalls.open(source, [.readOnly, .closeOnExec])
         guard fd >= 0 else { throw .posix(source, "open") }
-        defer { close(fd) }
+        defer { SystemCalls.close(fd) }
         let file = try FileOps.client { () throws(FileSystemError) in try NewFile(path: target) }
         let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 * 1024, alignment: 16)
         defer { chunk.deallocate() }

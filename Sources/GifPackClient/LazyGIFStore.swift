@@ -67,16 +67,14 @@ struct LazyGIFStore: Sendable {
 
     /// True when the marker is there (a regular file).
     private func isMarked() -> Bool {
-        var info = stat()
-        return lstat(markerPath, &info) == 0 && info.st_mode & S_IFMT == S_IFREG
+        SystemCalls.linkStatus(markerPath).map(SystemCalls.fileType) == .regular
     }
 
     /// Marks a missing or empty directory, or one an earlier version made; refuses anything else
     /// before creating or deleting a thing in it.
     private func claim() throws(PackClientError) {
-        var info = stat()
-        if stat(directory, &info) == 0 {
-            guard info.st_mode & S_IFMT == S_IFDIR else {
+        if let info = SystemCalls.status(directory) {
+            guard SystemCalls.fileType(info) == .directory else {
                 throw .cacheNotManaged(path: directory, detail: "it is not a directory (\(FileKind.name(info.st_mode)))")
             }
             let names: [String]
@@ -87,7 +85,7 @@ struct LazyGIFStore: Sendable {
                 throw .cacheNotManaged(path: directory, detail: "it is not empty (\(examples)\(foreign.count > 3 ? ", …" : "")) and has no "
                     + "\(Self.marker) marker; gifpack keeps its GIF cache only in a new or empty directory, or one it made")
             }
-        } else if errno == ENOENT {
+        } else if Errno.current == .noSuchFileOrDirectory {
             try FileOps.makeDirectories(directory)
         } else {
             throw .posix(directory, "stat")
@@ -112,11 +110,10 @@ struct LazyGIFStore: Sendable {
 
     /// True when `<dir>/index` starts like an index an earlier version stored.
     private func hasEarlierIndexMagic() -> Bool {
-        let fd = open(legacyIndexPath, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW)
+        let fd = SystemCalls.open(legacyIndexPath, [.readOnly, .nonBlocking, .closeOnExec, .noFollow])
         guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return false }
+        defer { SystemCalls.close(fd) }
+        guard let info = SystemCalls.status(descriptor: fd), SystemCalls.fileType(info) == .regular else { return false }
         let prefix = Array("gifpack-lazy-index ".utf8)
         var head = [UInt8](repeating: 0, count: prefix.count)
         let got = head.withUnsafeMutableBytes { buffer in (try? POSIXIO.read(fd, into: buffer, at: 0)) ?? 0 }
@@ -147,9 +144,9 @@ struct LazyGIFStore: Sendable {
     func readGIF(sha256: String, size: Int64) -> [UInt8]? {
         guard SafePath.isSHA256(sha256) else { return nil }
         let path = gifPath(sha256)
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = SystemCalls.open(path, [.readOnly, .closeOnExec])
         guard fd >= 0 else { return nil }
-        defer { close(fd) }
+        defer { SystemCalls.close(fd) }
         var bytes = [UInt8](repeating: 0, count: Int(max(0, size)) + 1)
         // One byte more than the size: a longer file reads past it and is refused below.
         let read: Result<Int, Errno> = bytes.withUnsafeMutableBytes { buffer in
@@ -157,12 +154,12 @@ struct LazyGIFStore: Sendable {
         }
         guard case .success(let got) = read else { return nil }
         guard got == Int(size) else {
-            unlink(path)
+            SystemCalls.unlink(path)
             return nil
         }
         bytes.removeLast()
         guard StreamingSHA256.of(bytes) == sha256 else {
-            unlink(path)
+            SystemCalls.unlink(path)
             return nil
         }
         touch(path)
@@ -190,7 +187,7 @@ struct LazyGIFStore: Sendable {
 
     /// A file's modification time in seconds, clamped to ±2^40 (35,000 years) so that the ages
     /// computed from it never overflow, whatever time the file system holds.
-    private static func seconds(_ info: stat) -> Int {
+    private static func seconds(_ info: FileStatus) -> Int {
         min(max(SystemCalls.modificationTime(info).tv_sec, -(1 << 40)), 1 << 40)
     }
 
@@ -212,8 +209,7 @@ struct LazyGIFStore: Sendable {
     private func listGIFs() -> [StoredFile] {
         FileOps.list(gifsPath).compactMap { name in
             guard Self.isGIFName(name) else { return nil }
-            var info = stat()
-            guard lstat("\(gifsPath)/\(name)", &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+            guard let info = SystemCalls.linkStatus("\(gifsPath)/\(name)"), SystemCalls.fileType(info) == .regular else { return nil }
             return StoredFile(name: name, size: Int64(info.st_size), used: Self.nanoseconds(SystemCalls.modificationTime(info)))
         }
     }
@@ -224,14 +220,14 @@ struct LazyGIFStore: Sendable {
         let files = listGIFs()
         var total = files.reduce(0) { $0 + $1.size }
         for file in files.sorted(by: { ($0.used, $0.name) < ($1.used, $1.name) }) where total > limit && file.name != kept {
-            if unlink("\(gifsPath)/\(file.name)") == 0 || errno == ENOENT { total -= file.size }
+            if SystemCalls.unlink("\(gifsPath)/\(file.name)") == 0 || Errno.current == .noSuchFileOrDirectory { total -= file.size }
         }
-        let now = time(nil)
+        let now = SystemCalls.currentTime()
         for name in FileOps.list(temporaryPath) where Self.isTemporaryName(name) {
-            var info = stat()
             let path = "\(temporaryPath)/\(name)"
-            if lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, now - Self.seconds(info) > Self.staleTemporarySeconds {
-                unlink(path)
+            if let info = SystemCalls.linkStatus(path), SystemCalls.fileType(info) == .regular,
+               now - Self.seconds(info) > Self.staleTemporarySeconds {
+                SystemCalls.unlink(path)
             }
         }
     }
@@ -290,8 +286,7 @@ struct LazyGIFStore: Sendable {
     }
 
     private func readIndex(at path: String, maxBytes: Int64) -> StoredIndex? {
-        var info = stat()
-        guard stat(path, &info) == 0,
+        guard let info = SystemCalls.status(path),
               let data = try? PackIndexSource.readFile(path, maxBytes: maxBytes + 16384) else { return nil }
         let bytes = [UInt8](data)
         var lines: [String] = []
@@ -340,13 +335,13 @@ struct LazyGIFStore: Sendable {
     // MARK: Lock
 
     func withLock<T>(_ body: () throws(PackClientError) -> T) throws(PackClientError) -> T {
-        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        let fd = SystemCalls.open(lockPath, [.readWrite, .create, .closeOnExec], mode: 0o644)
         guard fd >= 0 else { throw .posix(lockPath, "open") }
-        defer { close(fd) }
-        while flock(fd, LOCK_EX) != 0 {
-            guard errno == EINTR else { throw .posix(lockPath, "flock") }
+        defer { SystemCalls.close(fd) }
+        while SystemCalls.lockExclusive(fd, wait: true) != 0 {
+            guard Errno.current == .interrupted else { throw .posix(lockPath, "flock") }
         }
-        defer { flock(fd, LOCK_UN) }
+        defer { SystemCalls.unlock(fd) }
         return try body()
     }
 }

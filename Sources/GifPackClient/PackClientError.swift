@@ -68,7 +68,7 @@ public enum PackClientError: Error, Sendable, Equatable, CustomStringConvertible
         }
     }
 
-    static func posix(_ path: String, _ operation: String, _ code: Int32 = errno) -> PackClientError {
+    static func posix(_ path: String, _ operation: String, _ code: Int32 = Errno.current.code) -> PackClientError {
         .fileSystem(path: path, operation: operation, errno: code)
     }
 }

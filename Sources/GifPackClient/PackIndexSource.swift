@@ -163,15 +163,16 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
     /// writer cannot block the open) and checked with `fstat` before any read, which refuses a FIFO,
     /// socket, device or directory at once, and a file larger than `maxBytes` without reading it.
     static func readFile(_ path: String, maxBytes: Int64) throws(PackClientError) -> Data {
-        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+        let fd = SystemCalls.open(path, [.readOnly, .nonBlocking, .closeOnExec, .noControllingTerminal])
         guard fd >= 0 else {
-            let code = errno
-            throw .unreadable(location: path, detail: code == ENOENT ? "no such file" : SystemCalls.errorText(code))
+            let code = Errno.current
+            throw .unreadable(location: path, detail: code == .noSuchFileOrDirectory ? "no such file" : SystemCalls.errorText(code.code))
         }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw .unreadable(location: path, detail: SystemCalls.errorText(errno)) }
-        guard info.st_mode & S_IFMT == S_IFREG else {
+        defer { SystemCalls.close(fd) }
+        guard let info = SystemCalls.status(descriptor: fd) else {
+            throw .unreadable(location: path, detail: SystemCalls.errorText(Errno.current.code))
+        }
+        guard SystemCalls.fileType(info) == .regular else {
             throw .unreadable(location: path, detail: "not a regular file (\(FileKind.name(info.st_mode)))")
         }
         guard Int64(info.st_size) <= maxBytes else {

@@ -60,10 +60,10 @@ struct RangeFetcher: Sendable {
         let file = path
         let made = await BlockingWork.result("gifpack.sparse-file") { () throws(PackClientError) in
             FileOps.remove(file)
-            let fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+            let fd = SystemCalls.open(file, [.writeOnly, .create, .exclusive, .closeOnExec], mode: 0o644)
             guard fd >= 0 else { throw .posix(file, "create") }
-            defer { close(fd) }
-            guard ftruncate(fd, off_t(size)) == 0 else { throw .posix(file, "ftruncate") }
+            defer { SystemCalls.close(fd) }
+            guard SystemCalls.truncate(fd, size: Int64(size)) == 0 else { throw .posix(file, "ftruncate") }
         }
         if case .failure(let error) = made { return .failure(error) }
         guard let first = plan.ranges.first else { return .success(.fetched(Stats())) }
