@@ -53,7 +53,56 @@ struct ClientPortabilityTests {
         #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))")
     }
 
+    @Test("no file in the GifPackClient closure calls the C library outside its Platform.swift")
+    func closureCallsNoCLibrary() async throws {
+        let package = try await PackageDescription.describe()
+        let closure = try package.closure(ofProduct: "GifPackClient")
+        var problems: [String] = []
+        var scanned = 0
+        for target in closure.targets {
+            for source in target.sources where source.hasSuffix(".swift") && source != "Platform.swift" {
+                let relative = "\(target.path)/\(source)"
+                let text = try String(contentsOfFile: "\(package.root)/\(relative)", encoding: .utf8)
+                problems += CCallScan.problems(in: text, file: relative)
+                scanned += 1
+            }
+        }
+        #expect(scanned > 50, "only \(scanned) files scanned: the closure was not read")
+        #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))")
+    }
+
     // The checks themselves, on inputs made to fail them: a check that cannot fail proves nothing.
+
+    @Test("the C call scan names file, line and the C names, and skips comments, strings, members, declarations and labels")
+    func cCallScanCatchesViolations() {
+        let text = #"""
+        let fd = open(path, O_RDONLY | O_CLOEXEC, 0o644)
+        // close(fd) in a comment is fine
+        guard fstat (fd, &info) == 0 else { throw .io(path: path, errno: errno) }
+        let message = "read(2) failed: \(strerror(code))"
+        if info.st_mode & S_IFMT == S_IFREG, errno == ENOENT { flock(fd, LOCK_EX) }
+        let fine = SystemCalls.open(path, [.readOnly]); handle.close(); throw .io(path: path, errno: code)
+        func write(_ bytes: [UInt8]) {}
+        try write(bytes) /* unlink(path) */
+        let id = "\(getpid())"
+        let text = """
+            rename(a, b) in a multi-line string
+            """
+        var info = stat()
+        while pthread_mutex_lock(&mutex) != 0 {}
+        switch mode { case S_IFDIR: break }
+        """#
+        #expect(CCallScan.problems(in: text, file: "F.swift") == [
+            "F.swift:1: open, O_RDONLY, O_CLOEXEC (the C library: call the module's Platform.swift wrappers)",
+            "F.swift:3: fstat, errno (the C library: call the module's Platform.swift wrappers)",
+            "F.swift:4: strerror (the C library: call the module's Platform.swift wrappers)",
+            "F.swift:5: S_IFMT, S_IFREG, errno, ENOENT, flock, LOCK_EX (the C library: call the module's Platform.swift wrappers)",
+            "F.swift:9: getpid (the C library: call the module's Platform.swift wrappers)",
+            "F.swift:13: stat (the C library: call the module's Platform.swift wrappers)",
+            "F.swift:14: pthread_mutex_lock (the C library: call the module's Platform.swift wrappers)",
+            "F.swift:15: S_IFDIR (the C library: call the module's Platform.swift wrappers)",
+        ])
+    }
 
     @Test("the platform-name scan names file, line and name, and skips comments")
     func platformNameScanCatchesViolations() {
@@ -323,6 +372,159 @@ enum PlatformNameScan {
             searchStart = found.upperBound
         }
         return false
+    }
+}
+
+/// Finds direct calls of C library functions (`open(`, `fstat(`, `flock(`, `pthread_…(`, …) and uses
+/// of `errno` and the C constants (`O_…`, `S_IF…`, errno values, `LOCK_…`, `AT_…`) in Swift source
+/// text outside comments and string literals (interpolated code is scanned). Members (`.close()`),
+/// declarations and argument labels (`errno:`) are not uses, nor is a call of a function the same
+/// file declares under a C name (a type's own `read(…)`).
+enum CCallScan {
+    static let functions: Set<String> = [
+        "open", "openat", "creat", "read", "pread", "readv", "write", "pwrite", "writev", "close", "lseek",
+        "stat", "fstat", "lstat", "fstatat", "statvfs", "fstatvfs", "rename", "renameat", "link", "linkat",
+        "unlink", "unlinkat", "mkdir", "mkdirat", "rmdir", "symlink", "symlinkat", "readlink", "readlinkat",
+        "flock", "fcntl", "lockf", "fsync", "fdatasync", "syncfs", "sync", "ftruncate", "truncate", "access",
+        "faccessat", "chmod", "fchmod", "chown", "fchown", "umask", "utimensat", "futimens", "utimes",
+        "realpath", "getcwd", "chdir", "opendir", "fdopendir", "readdir", "closedir", "rewinddir", "dirfd",
+        "mkstemp", "mkdtemp", "tmpfile", "fopen", "fdopen", "fclose", "fread", "fwrite", "fflush", "fileno",
+        "dup", "dup2", "pipe", "poll", "isatty", "ioctl", "mmap", "munmap", "madvise", "msync",
+        "strerror", "strerror_r", "perror", "getpid", "getppid", "getuid", "geteuid", "kill", "raise", "signal",
+        "sigaction", "getenv", "setenv", "unsetenv", "time", "clock_gettime", "gettimeofday", "nanosleep",
+        "usleep", "sleep", "sched_yield", "setpriority", "getpriority", "getrlimit", "setrlimit", "sysconf",
+        "dlopen", "dlsym", "dlclose", "malloc", "calloc", "realloc", "free", "posix_memalign", "memcpy",
+        "memmove", "memset", "memcmp", "strlen", "strcmp", "exit", "_exit", "abort",
+    ]
+    static let functionPrefixes = ["pthread_", "posix_"]
+    static let constants: Set<String> = [
+        "errno", "ENOENT", "EINTR", "EEXIST", "EINVAL", "EWOULDBLOCK", "EAGAIN", "EXDEV", "EPERM", "EMLINK",
+        "ENOTSUP", "EOPNOTSUPP", "EACCES", "EIO", "EISDIR", "ENOTDIR", "ENOSPC", "EBADF", "ENOTEMPTY", "ELOOP",
+        "ENAMETOOLONG", "EROFS", "EFBIG", "EPIPE", "EBUSY", "ENOMEM", "EDQUOT", "ESPIPE", "ENXIO",
+    ]
+    static let constantPrefixes = ["O_", "S_IF", "LOCK_", "AT_", "SEEK_", "F_", "DT_", "PROT_", "MAP_"]
+    static let declarationWords: Set<String> = ["func", "var", "let", "typealias", "struct", "class", "enum"]
+
+    static func problems(in text: String, file: String) -> [String] {
+        let code = codeLines(text)
+        var declared: Set<String> = []
+        for line in code {
+            let words = identifiers(in: line)
+            for (index, word) in words.enumerated() where index > 0 && words[index - 1].name == "func" { declared.insert(word.name) }
+        }
+        var problems: [String] = []
+        for (index, line) in code.enumerated() {
+            let words = identifiers(in: line)
+            var found: [String] = []
+            for (position, word) in words.enumerated() where word.before != "." {
+                if position > 0, declarationWords.contains(words[position - 1].name), word.before == " " { continue }
+                let isFunction = functions.contains(word.name) || functionPrefixes.contains { word.name.hasPrefix($0) }
+                if isFunction, word.after == "(", !declared.contains(word.name) {
+                    found.append(word.name)
+                } else if word.name == "errno" ? word.after != ":" : isConstant(word.name) {
+                    found.append(word.name)
+                }
+            }
+            if !found.isEmpty {
+                problems.append("\(file):\(index + 1): \(found.joined(separator: ", ")) (the C library: call the module's Platform.swift wrappers)")
+            }
+        }
+        return problems
+    }
+
+    private static func isConstant(_ name: String) -> Bool {
+        if constants.contains(name) { return true }
+        guard let prefix = constantPrefixes.first(where: { name.hasPrefix($0) }), name.count > prefix.count else { return false }
+        return name.allSatisfy { $0.isUppercase || $0.isNumber || $0 == "_" }
+    }
+
+    /// Each identifier with the non-blank character before it and after it ("" at either end).
+    private static func identifiers(in line: String) -> [(name: String, before: String, after: String)] {
+        let characters = Array(line)
+        var result: [(name: String, before: String, after: String)] = []
+        var index = 0
+        while index < characters.count {
+            let character = characters[index]
+            guard character.isLetter || character == "_" else { index += 1; continue }
+            let start = index
+            while index < characters.count, characters[index].isLetter || characters[index].isNumber || characters[index] == "_" { index += 1 }
+            var back = start - 1
+            while back >= 0, characters[back] == " " || characters[back] == "\t" { back -= 1 }
+            // A blank before a word is reported as " " (after a declaration keyword), else the character itself.
+            let before = back < 0 ? "" : (back < start - 1 && characters[back] != "." ? " " : String(characters[back]))
+            var ahead = index
+            while ahead < characters.count, characters[ahead] == " " || characters[ahead] == "\t" { ahead += 1 }
+            let after = ahead < characters.count ? String(characters[ahead]) : ""
+            if start > 0, characters[start - 1].isNumber { continue }   // 0o644, 1e3
+            result.append((String(characters[start..<index]), before, after))
+        }
+        return result
+    }
+
+    /// The text's lines with comments and string literal contents blanked (interpolated code kept),
+    /// multi-line string literals and block comments across lines included.
+    static func codeLines(_ text: String) -> [String] {
+        var lines: [String] = []
+        var inBlockComment = false
+        var inMultilineString = false
+        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            let characters = Array(rawLine)
+            var output = ""
+            var index = 0
+            var quoted = false
+            var interpolationDepth: [Int] = []   // parentheses open inside each interpolation
+            func at(_ offset: Int, _ text: String) -> Bool {
+                let wanted = Array(text)
+                guard index + offset + wanted.count <= characters.count else { return false }
+                return Array(characters[(index + offset)..<(index + offset + wanted.count)]) == wanted
+            }
+            while index < characters.count {
+                let character = characters[index]
+                if inBlockComment {
+                    if at(0, "*/") { inBlockComment = false; index += 2 } else { index += 1 }
+                    continue
+                }
+                if inMultilineString {
+                    if at(0, "\"\"\"") { inMultilineString = false; index += 3; output += "\"\"" } else { index += 1 }
+                    continue
+                }
+                if quoted {
+                    if character == "\\", at(1, "(") {
+                        interpolationDepth.append(0)
+                        quoted = false
+                        output += " "
+                        index += 2
+                    } else if character == "\\" {
+                        index += 2
+                    } else {
+                        if character == "\"" { quoted = false; output += "\"" }
+                        index += 1
+                    }
+                    continue
+                }
+                if at(0, "//") { break }
+                if at(0, "/*") { inBlockComment = true; index += 2; continue }
+                if at(0, "\"\"\"") { inMultilineString = true; index += 3; output += "\"\""; continue }
+                if character == "\"" { quoted = true; output += "\""; index += 1; continue }
+                if !interpolationDepth.isEmpty {
+                    if character == "(" { interpolationDepth[interpolationDepth.count - 1] += 1 }
+                    if character == ")" {
+                        if interpolationDepth[interpolationDepth.count - 1] == 0 {
+                            interpolationDepth.removeLast()
+                            quoted = true
+                            output += " "
+                            index += 1
+                            continue
+                        }
+                        interpolationDepth[interpolationDepth.count - 1] -= 1
+                    }
+                }
+                output.append(character)
+                index += 1
+            }
+            lines.append(output)
+        }
+        return lines
     }
 }
 
