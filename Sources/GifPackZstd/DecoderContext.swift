@@ -14,6 +14,8 @@ final class DecoderContext {
     let huffmanTable: UnsafeMutablePointer<UInt16>
     let huffmanWeights: UnsafeMutablePointer<UInt8>
     var hasHuffmanTable = false
+    /// Bits that index `huffmanTable`: 11, or 12 for a 12-bit tree.
+    var huffmanTableBits = huffmanFastBits
 
     let normalizedCounts: UnsafeMutablePointer<Int16>
     let scratchSymbols: UnsafeMutablePointer<UInt8>

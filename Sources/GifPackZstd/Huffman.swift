@@ -1,10 +1,14 @@
 // Huffman-coded literals (RFC 8878, 4.2): the tree description (weights, direct or FSE-compressed),
-// a single-symbol decoding table always laid out for 11 bits (shorter codes are replicated), and the
-// one- and four-stream decoders.
+// a single-symbol decoding table laid out for 11 bits (shorter codes are replicated), or 12 for a
+// 12-bit tree, and the one- and four-stream decoders.
 
-/// Largest code length the format allows.
-let huffmanMaxBits = 11
-/// Entries of the decoding table: `(symbol << 8) | codeLength`, indexed by the next 11 bits.
+/// Largest code length accepted. RFC 8878 says 11, but libzstd decodes trees of up to 12 bits
+/// (HUF_TABLELOG_MAX), so a 12-bit tree is accepted too, as libzstd does.
+let huffmanMaxBits = 12
+/// Bits of the decoding table's usual layout (libzstd's fast-loop table log).
+let huffmanFastBits = 11
+/// Capacity of the decoding table: `(symbol << 8) | codeLength`, indexed by the next
+/// `huffmanTableBits` bits (11, or 12 for a 12-bit tree).
 let huffmanTableSize = 1 << huffmanMaxBits
 
 extension DecoderContext {
@@ -94,7 +98,7 @@ extension DecoderContext {
         return count
     }
 
-    /// Completes the weights with the implied last one and fills `huffmanTable` (11-bit layout).
+    /// Completes the weights with the implied last one and fills `huffmanTable` (11-bit layout, 12 for a 12-bit tree).
     private func buildHuffmanTable(weightCount: Int, at: Int) throws(ZstdDecodingError) {
         let weights = huffmanWeights
         guard weightCount >= 1, weightCount <= 255 else {
@@ -129,15 +133,17 @@ extension DecoderContext {
         }
         let symbolCount = weightCount + 1
         // Codes of weight w take (1 << (w - 1)) entries of a tableLog table, replicated
-        // 1 << (11 - tableLog) times in the 11-bit layout; lowest weights first, then symbol order.
-        let scale = huffmanMaxBits - tableLog
+        // 1 << (11 - tableLog) times in the 11-bit layout (none in the 12-bit one); lowest weights
+        // first, then symbol order.
+        let layoutBits = max(huffmanFastBits, tableLog)
+        let scale = layoutBits - tableLog
         var rankStart = [Int](repeating: 0, count: 13)
         var next = 0
         for w in 1...huffmanMaxBits {
             rankStart[w] = next
             next += rankCount[w] << (w - 1 + scale)
         }
-        // next == 1 << 11 here, since the weights form a complete tree.
+        // next == 1 << layoutBits here, since the weights form a complete tree.
         let table = huffmanTable
         for s in 0..<symbolCount {
             let w = Int(weights[s])
@@ -148,6 +154,7 @@ extension DecoderContext {
             for i in startIndex..<(startIndex + length) { table[i] = entry }
             rankStart[w] = startIndex + length
         }
+        huffmanTableBits = layoutBits
         hasHuffmanTable = true
     }
 
@@ -162,13 +169,14 @@ extension DecoderContext {
             throw ZstdDecodingError(.corrupt, "Huffman stream has no end marker", offset: at + size - 1)
         }
         let table = UnsafePointer(huffmanTable)
+        let tableBits = UInt64(huffmanTableBits)
         var bits = BackwardBitReader(start: stream, size: size)
         var op = out
         let end = out + count
-        // Four symbols (at most 44 bits) per reload while the container is refilled from the fast branch.
+        // Four symbols (at most 48 bits) per reload while the container is refilled from the fast branch.
         while bits.isFarFromStart && end - op >= 4 {
             for k in 0..<4 {
-                let e = table[Int(bits.peek(11))]
+                let e = table[Int(bits.peek(tableBits))]
                 bits.bitsConsumed &+= UInt64(e & 0xFF)
                 op[k] = UInt8(truncatingIfNeeded: e &>> 8)
             }
@@ -176,7 +184,7 @@ extension DecoderContext {
             bits.reload()
         }
         while op < end {
-            let e = table[Int(bits.peek(11))]
+            let e = table[Int(bits.peek(tableBits))]
             bits.bitsConsumed &+= UInt64(e & 0xFF)
             op.pointee = UInt8(truncatingIfNeeded: e &>> 8)
             op += 1
@@ -191,8 +199,9 @@ extension DecoderContext {
     /// `count` literals at `out`.
     ///
     /// What is accepted follows libzstd (1.5.x, 64-bit), which decodes four streams in one of two ways:
-    /// - when the first stream has at least 16 bytes, the others at least 8, and the fourth segment is
-    ///   not empty, its fast loop (`HUF_decompress4X1_usingDTable_internal_fast`): a stream's last byte
+    /// - when the first stream has at least 16 bytes, the others at least 8, the fourth segment is not
+    ///   empty and the tree is not a 12-bit one, its fast loop
+    ///   (`HUF_decompress4X1_usingDTable_internal_fast`): a stream's last byte
     ///   may be zero, and each stream is then finished without checking that it ends exactly with its
     ///   last literal (only that the fast loop did not read more than 8 bytes before the stream's
     ///   start); a finishing stream that runs out reads on into the streams before it;
@@ -218,7 +227,7 @@ extension DecoderContext {
         let starts = (src + 6, src + 6 + s1, src + 6 + s1 + s2, src + 6 + s1 + s2 + s3)
         let offsets = (at + 6, at + 6 + s1, at + 6 + s1 + s2, at + 6 + s1 + s2 + s3)
         let counts = (segment, segment, segment, count - 3 * segment)
-        guard s1 >= 16 && s2 >= 8 && s3 >= 8 && s4 >= 8 && counts.3 > 0 else {
+        guard s1 >= 16 && s2 >= 8 && s3 >= 8 && s4 >= 8 && counts.3 > 0 && huffmanTableBits == huffmanFastBits else {
             try decodeHuffmanStream(starts.0, size: s1, into: out, count: counts.0, at: offsets.0)
             try decodeHuffmanStream(starts.1, size: s2, into: out + segment, count: counts.1, at: offsets.1)
             try decodeHuffmanStream(starts.2, size: s3, into: out + 2 * segment, count: counts.2, at: offsets.2)

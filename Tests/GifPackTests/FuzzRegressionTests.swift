@@ -160,3 +160,44 @@ extension FuzzRegressionTests {
         #expect(throws: ZstdDecodingError.self) { try ZstdDecoder.decompress(unread, maxOutput: 1 << 20) }
     }
 }
+
+extension FuzzRegressionTests {
+    /// A Huffman tree with 12-bit codes (direct weights 12, 11, ..., 1 for bytes 0...11, byte 12
+    /// implied): RFC 8878 caps code lengths at 11, but libzstd decodes trees of up to 12 bits
+    /// (HUF_TABLELOG_MAX), so `zstd -d` gives 0x0C 0x00 0x00; GifPackZstd refused "Huffman weight 12
+    /// exceeds 11". Then the same tree with four streams (the careful decoder: libzstd's fast loop
+    /// takes only 11-bit tables), and a cut version of each, which both refuse.
+    @Test func twelveBitHuffmanTreesAreDecodedAsLibzstdDoes() async throws {
+        let weights: [UInt8] = [0x8B, 0xCB, 0xA9, 0x87, 0x65, 0x43, 0x21]
+        func frame(literals: [UInt8], fourStreams: Bool, streams: [UInt8]) -> [UInt8] {
+            let compressed = weights.count + streams.count
+            let header = 2 | (fourStreams ? 1 : 0) << 2 | literals.count << 4 | compressed << 14
+            let content = [UInt8(header & 0xFF), UInt8(header >> 8 & 0xFF), UInt8(header >> 16)] + weights + streams + [0]
+            let block = content.count << 3 | 2 << 1 | 1
+            // No content size and a 1 KiB window (a single-segment frame's window would be the few bytes
+            // of content, less than the block's size).
+            return [0x28, 0xB5, 0x2F, 0xFD, 0x00, 0x00, UInt8(block & 0xFF), UInt8(block >> 8), 0] + content
+        }
+        // Byte 0 is code "1", byte 12 is "000000000001" (12 bits); one stream: 12, 0, 0.
+        let single = frame(literals: [12, 0, 0], fourStreams: false, streams: [0x07, 0x40])
+        // Four streams of 2, 2, 2 and 2 literals: (12, 0), (0, 12), (0, 0), (12, 12).
+        func stream(_ codes: [(UInt32, Int)]) -> [UInt8] {
+            var value: UInt32 = 1, length = 0
+            for (code, bits) in codes { value = value << UInt32(bits) | code; length += bits }
+            return (0..<(length + 8) / 8).map { UInt8(truncatingIfNeeded: value >> UInt32(8 * $0)) }
+        }
+        let s1 = stream([(1, 12), (1, 1)]), s2 = stream([(1, 1), (1, 12)]), s3 = stream([(1, 1), (1, 1)]), s4 = stream([(1, 12), (1, 12)])
+        let jump = [UInt8(s1.count), 0, UInt8(s2.count), 0, UInt8(s3.count), 0]
+        let four = frame(literals: [12, 0, 0, 12, 0, 0, 12, 12], fourStreams: true, streams: jump + s1 + s2 + s3 + s4)
+        for (label, bytes, expected) in [("one stream", single, [UInt8]([12, 0, 0])), ("four streams", four, [12, 0, 0, 12, 0, 0, 12, 12])] {
+            let reference = try await LibzstdTool.decode(bytes)
+            #expect(reference == expected, "\(label): zstd -d")
+            let ours = Result { () throws(ZstdDecodingError) in try ZstdDecoder.decompress(bytes, maxOutput: 1 << 20) }
+            #expect((try? ours.get()) == reference, "\(label): \(ours)")
+        }
+        // The one stream without its first literal's last code bit: both refuse.
+        let cut = frame(literals: [12, 0, 0], fourStreams: false, streams: [0x03, 0x20])
+        #expect(try await LibzstdTool.decode(cut) == nil)
+        #expect((try? ZstdDecoder.decompress(cut, maxOutput: 1 << 20)) == nil)
+    }
+}
