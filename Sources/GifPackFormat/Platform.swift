@@ -1,7 +1,7 @@
 // GifPackFormat is portable: built and tested on Linux here, written for Apple platforms, where it needs no
 // system library (not compiled for them by this project's CI; see README.md, "Platforms"). It
-// imports no C library: the system calls it needs are GifPackSystem's typed wrappers (whose
-// Platform.swift imports Glibc or Darwin) and the POSIX calls Foundation brings on both.
+// imports no C library and calls none: the system calls it needs are GifPackSystem's typed
+// wrappers (`SystemCalls`, `OpenFlags`, `FileType`, `Errno`; its Platform.swift imports Glibc or Darwin).
 // Anything but Linux and Apple platforms fails the build here with a clear message.
 #if !(os(Linux) || canImport(Darwin))
 #error("GifPackFormat supports Linux and Apple platforms only; see README.md, \"Platforms\"")

@@ -1,9 +1,11 @@
 // GifPackSystem's one platform file, and the one home of what differs between the C libraries the
 // portable client is written for: Glibc on Linux (built and tested here), Darwin on Apple platforms
 // (written for, not compiled by this project's CI). Anything else fails the build here with a clear
-// message. The other files reach the plain POSIX calls both libraries share (open, read, fstat, …)
-// through Foundation, and call the typed wrappers below for the rest; no file but this one imports
-// the C library (ClientPortabilityTests checks it).
+// message. Every C library call the client closure makes (open, read, fstat, flock, rename, …),
+// and every C constant it needs (open flags, file types, errno values), is here, behind the thin
+// typed wrappers below (`SystemCalls`, `OpenFlags`, `FileType`, `Errno`); no other file of the
+// closure imports the C library or calls it through Foundation's re-export (ClientPortabilityTests
+// checks both).
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -12,7 +14,8 @@ import Darwin
 #error("GifPackSystem supports Linux (Glibc) and Apple platforms (Darwin) only; see README.md, \"Platforms\"")
 #endif
 
-/// Thin typed wrappers over the C library calls whose spelling or presence differs by platform.
+/// Thin typed wrappers over the C library calls of the client closure: those whose spelling or
+/// presence differs by platform, and (in the extension below) the plain POSIX calls.
 package enum SystemCalls {
     /// The C library's text for an errno value ("No such file or directory").
     package static func errorText(_ code: Int32) -> String {

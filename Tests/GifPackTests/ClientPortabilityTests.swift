@@ -6,8 +6,10 @@ import Testing
 /// `GifPackClient`) is read from the package itself (`swift package describe --type json`), its
 /// whole target closure computed, and checked: no system library or C target in it, only the
 /// allowed package products (swift-crypto), no file outside a module's `Platform.swift`
-/// importing the C library (Glibc, Darwin, Musl, …) or a C module, and none spelling a name that
-/// exists in only one of glibc and Darwin (`st_mtim`, `Glibc.fsync`, `syncfs`, `UTIME_NOW`, …).
+/// importing the C library (Glibc, Darwin, Musl, …) or a C module, none spelling a name that
+/// exists in only one of glibc and Darwin (`st_mtim`, `Glibc.fsync`, `syncfs`, `UTIME_NOW`, …), and
+/// none calling the C library (`open(`, `fstat(`, `errno`, `O_CREAT`, `S_IFDIR`, …) that Foundation
+/// re-exports: those calls live in a module's Platform.swift behind thin typed wrappers.
 @Suite("Client portability")
 struct ClientPortabilityTests {
     @Test("the GifPackClient closure holds no system library, no C target and no product but swift-crypto's")
