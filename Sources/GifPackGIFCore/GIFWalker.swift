@@ -119,9 +119,11 @@ private struct Walk {
         let packed = bytes[descriptor + 8]
         if packed & 0x80 != 0 { _ = try take(3 << (Int(packed & 0x07) + 1)) }
         let codeSize = Int(bytes[try take(1)])
-        // giflib refuses a minimum code size of 12 or more when it reads the image header.
-        guard codeSize < 12 else {
-            throw .badFrame("reading the image descriptor of frame \(number): LZW minimum code size \(codeSize) (at most 11)")
+        // The giflib the builder links (Debian 12's 5.2.1) refuses a minimum code size over 8 when it
+        // reads the image header (D_GIF_ERR_READ_FAILED), before any data: so does the walker, so a
+        // frame cut right after its code size is bad-frame here too, not truncated (found by fuzzing).
+        guard codeSize <= 8 else {
+            throw .badFrame("reading the image descriptor of frame \(number): LZW minimum code size \(codeSize) (at most 8)")
         }
         guard width > 0, height > 0 else {
             throw .badFrame("frame \(number) has zero size (\(width)x\(height))")

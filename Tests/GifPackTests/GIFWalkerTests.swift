@@ -67,6 +67,13 @@ struct GIFWalkerTests {
         return gifs
     }
 
+    /// Found by the `gif` fuzz target: a frame with no colour table and an LZW code size of 10 that
+    /// ends right after it; giflib refuses it as `bad-frame` at the image descriptor.
+    @Test func aFrameWithoutAColourTableAndAnOversizedCodeSizeGetsGiflibsVerdict() throws {
+        let bytes = try #require(Data(base64Encoded: "R0lGODlhCAEGAAMAACwAAAAACAAGAAAK")).map { $0 }
+        #expect(Self.walker(bytes) == Self.giflib(bytes))
+    }
+
     @Test func everyValidGIFGivesTheSameInfoAsGiflib() throws {
         let gifs = try Self.synthesized() + Self.handEncoded()
         var accepted = 0
