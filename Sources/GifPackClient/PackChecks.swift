@@ -30,6 +30,13 @@ enum PackChecks {
 
     /// Runs every check that does not read GIF data; each problem goes to `report`, which throws to
     /// stop or records and returns to go on. Returns nil when the file's frames cannot be read.
+    /// The most frames the scan lists for `pack`: its entries (`catalog.json` among them) and the end
+    /// of archive, plus one, and never more than a catalog within the limits can list.
+    static func maxFrames(_ pack: PackDescription, _ limits: PackLimits) -> Int {
+        let (expected, overflow) = max(pack.entryCount, 0).addingReportingOverflow(2)
+        return overflow ? PackFileScan.maxFrames(limits) : min(expected, PackFileScan.maxFrames(limits))
+    }
+
     static func structure(path: String, pack: PackDescription, limits: PackLimits,
                           report: (PackRejection) throws(PackClientError) -> Void) throws(PackClientError) -> Opened? {
         let name = SafePath.printable(pack.name)
@@ -38,7 +45,9 @@ enum PackChecks {
         let frames: [ZstdFrameExtent]
         let reader: PackFrameReader
         do {
-            frames = try ZstdFrames.frameExtents(in: path)
+            // The index says how many frames there are (entries, end of archive): one more is
+            // still listed (and refused as unlisted), further ones are not read into the list at all.
+            frames = try ZstdFrames.frameExtents(in: path, maxFrames: Self.maxFrames(pack, limits))
             reader = try PackFrameReader(path: path)
         } catch {
             try report(rejection(EntryReading.translate(error, pack: name, entry: pack.file, readerPath: path), pack: name))

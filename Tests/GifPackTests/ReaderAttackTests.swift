@@ -1,6 +1,6 @@
 import Foundation
 import GifPack
-import GifPackClient
+@testable import GifPackClient
 @testable import GifPackFormat
 import Testing
 
@@ -335,5 +335,25 @@ struct TinyFrameTests {
         #expect(try PackFileScan(path: flooded).frames.count == frames + 2000)
         let report = PackVerifier.verifyPack(flooded, limits: limits)
         #expect(report.problems.count == 1 && report.frames == 0, "\(report.problems.prefix(3))")
+    }
+
+    /// With the index (install, `verify DIR`) the frame list is bounded by what the index describes:
+    /// a pack followed by thousands of tiny frames is refused at the frame after one unlisted frame.
+    @Test func tinyFramesAfterAnIndexedPackAreRefusedAtTheIndexedCountPlusOne() async throws {
+        let built = try await ClientBuiltDist.make(count: 4)
+        defer { built.server.stop() }
+        let pack = try #require(try built.index().packs.first)
+        let flooded = built.workspace.file("flooded.tar.zst")
+        let bytes = try fileBytes("\(built.dist)/\(pack.file)")
+        try ReaderAttackTests.write(bytes + Array([[UInt8]](repeating: Self.tinyFrame, count: 5000).joined()), to: flooded)
+        let bound = PackChecks.maxFrames(pack, .standard)
+        #expect(bound == pack.entryCount + 2)
+        var problems: [PackRejection] = []
+        _ = try PackChecks.structure(path: flooded, pack: pack, limits: .standard) { problems.append($0) }
+        #expect(problems.contains { $0.detail.contains("more than \(bound) frames") }, "\(problems.prefix(3))")
+        // The honest pack is listed whole, its frames exactly what the index describes.
+        var honest: [PackRejection] = []
+        let opened = try PackChecks.structure(path: "\(built.dist)/\(pack.file)", pack: pack, limits: .standard) { honest.append($0) }
+        #expect(honest.isEmpty && opened?.frames.count == pack.entryCount + 1, "\(honest)")
     }
 }
