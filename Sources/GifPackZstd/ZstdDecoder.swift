@@ -7,7 +7,8 @@
 ///
 /// Untrusted input is safe: every failure is a ``ZstdDecodingError`` with a reason and the input
 /// offset; output never exceeds `maxOutput` and no frame whose window exceeds `maxWindow` is
-/// decoded (for single-segment frames the window is the content size). Memory is the output
+/// decoded (for single-segment frames the window is the content size; for a frame that declares its
+/// content size, the window counted is at most that size). Memory is the output
 /// (one-shot) or the window plus a slide reserve (streaming), plus about 150 KB of tables.
 ///
 /// ```swift
@@ -219,7 +220,11 @@ public final class ZstdDecoder {
         if let size = header.contentSize, size > maxOutput {
             throw ZstdDecodingError(.outputLimitExceeded, "frame declares \(size) bytes, more than the output limit \(maxOutput)", offset: at)
         }
-        guard header.windowSize <= maxWindow else {
+        // A frame that declares its content size never needs more window than that (no match reaches
+        // before the frame's start), so the limit applies to the smaller of the two; libzstd likewise
+        // decodes such a frame in one pass, whatever window it declares.
+        let needed = min(header.windowSize, header.contentSize ?? header.windowSize)
+        guard needed <= maxWindow else {
             throw ZstdDecodingError(.windowTooLarge, "frame needs a \(header.windowSize)-byte window, more than the limit \(maxWindow)", offset: at)
         }
     }

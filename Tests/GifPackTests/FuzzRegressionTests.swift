@@ -201,3 +201,34 @@ extension FuzzRegressionTests {
         #expect((try? ZstdDecoder.decompress(cut, maxOutput: 1 << 20)) == nil)
     }
 }
+
+extension FuzzRegressionTests {
+    /// Fuzz/corpus/zstd-diff/big-window-empty-frame: a frame declaring a 6 MiB window (and a dictionary
+    /// ID of 0) and a content size of 0, with one empty RLE block. libzstd decodes a frame that declares
+    /// its content size in one pass without looking at the window (0 bytes); GifPackZstd refused it
+    /// under a 1 MiB window limit, though no match can reach further back than the content size.
+    /// The limit now counts the smaller of the window and the declared content size.
+    @Test func declaredContentSizeBoundsTheWindowCounted() async throws {
+        let frame: [UInt8] = [0x28, 0xB5, 0x2F, 0xFD, 0x92, 0x64, 0, 0, 0, 0, 0, 0, 0x03, 0, 0, 0]
+        #expect(try await LibzstdTool.decode(frame) == [])
+        #expect(try ZstdDecoder.decompress(frame, maxOutput: 1 << 20, maxWindow: 1 << 20) == [])
+        let seed = try fileBytes(#filePath.replacingOccurrences(of: "Tests/GifPackTests/FuzzRegressionTests.swift", with: "Fuzz/corpus/zstd-diff/big-window-empty-frame"))
+        #expect(seed == frame)
+        // 200 bytes (one RLE block) declared, 6 MiB window: decoded in one shot and streamed.
+        let small: [UInt8] = [0x28, 0xB5, 0x2F, 0xFD, 0x82, 0x64, 0, 0, 200, 0, 0, 0, UInt8((200 << 3 | 3) & 0xFF), UInt8((200 << 3) >> 8), 0, 0x41]
+        #expect(try await LibzstdTool.decode(small) == [UInt8](repeating: 0x41, count: 200))
+        #expect(try ZstdDecoder.decompress(small, maxOutput: 1 << 20, maxWindow: 1 << 20) == [UInt8](repeating: 0x41, count: 200))
+        var streamed: [UInt8] = []
+        _ = try small.withUnsafeBytes { raw in
+            try ZstdDecoder().decompressFrame(raw, maxOutput: 1 << 20, maxWindow: 1 << 20) { streamed += $0 }
+        }
+        #expect(streamed == [UInt8](repeating: 0x41, count: 200))
+        // A declared size above the limit still counts the window: refused.
+        do {
+            _ = try ZstdDecoder.decompress(small, maxOutput: 1 << 20, maxWindow: 100)
+            Issue.record("a 200-byte frame with a 6 MiB window decoded under a 100-byte window limit")
+        } catch {
+            #expect(error.kind == .windowTooLarge)
+        }
+    }
+}
