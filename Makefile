@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 PREFIX ?= /usr/local
 SWIFT ?= swift
-APT_PACKAGES := libcurl4-openssl-dev libarchive-dev libgif-dev libzstd-dev zstd tar curl jq pkg-config openssl nginx-light minisign python3-venv
+APT_PACKAGES := libcurl4-openssl-dev libarchive-dev libgif-dev libzstd-dev zstd tar curl jq pkg-config openssl nginx-light minisign python3-venv systemd
 BENCH_PACKAGES := time python3
 # The real ExerciseDB sample (licensed test data beside the project, never copied into it); used when present.
 BENCH_REAL_DATA ?= ../shared/realdata
