@@ -98,14 +98,7 @@ public enum GIFInspector {
 
     /// "87a" or "89a" for a valid signature; `truncated` for a strict prefix of one, else `notAGIF`.
     private static func signatureVersion(_ head: [UInt8]) throws(GIFRejection) -> String {
-        for version in ["87a", "89a"] {
-            let signature = Array("GIF\(version)".utf8)
-            if head == signature { return version }
-            if head.count < signature.count, head == Array(signature.prefix(head.count)) {
-                throw .truncated
-            }
-        }
-        throw .notAGIF
+        try GIFFrameRules.signatureVersion(head)
     }
 
     /// Classifies a giflib failure: short reads mean truncation, decode errors inside pixel data

@@ -70,17 +70,8 @@ struct GIFRecordWalker {
         }
         let image = gif.pointee.Image
         let (left, top, width, height) = (Int(image.Left), Int(image.Top), Int(image.Width), Int(image.Height))
-        guard width > 0, height > 0 else {
-            throw .badFrame("frame \(number) has zero size (\(width)x\(height))")
-        }
-        guard left + width <= screenWidth, top + height <= screenHeight else {
-            throw .badFrame("frame \(number) (\(width)x\(height) at \(left),\(top)) lies outside the "
-                + "\(screenWidth)x\(screenHeight) logical screen")
-        }
-        totalPixels += width * height
-        guard totalPixels <= limits.maxTotalPixels else {
-            throw .tooLarge("frames hold more than \(limits.maxTotalPixels) pixels in total")
-        }
+        try GIFFrameRules.checkFrame(number: number, left: left, top: top, width: width, height: height, screenWidth: screenWidth,
+                                     screenHeight: screenHeight, totalPixels: &totalPixels, limits: limits)
         switch check {
         case .counting:
             guard countPixels(width * height) else {

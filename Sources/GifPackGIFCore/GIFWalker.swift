@@ -87,15 +87,7 @@ private struct Walk {
 
     /// "87a" or "89a" for a valid signature; `truncated` for a strict prefix of one, else `notAGIF`.
     private func signatureVersion() throws(GIFRejection) -> String {
-        let head = Array(bytes.prefix(6))
-        for version in ["87a", "89a"] {
-            let signature = Array("GIF\(version)".utf8)
-            if head == signature { return version }
-            if head.count < signature.count, head == Array(signature.prefix(head.count)) {
-                throw .truncated
-            }
-        }
-        throw .notAGIF
+        try GIFFrameRules.signatureVersion(Array(bytes.prefix(6)))
     }
 
     /// The position of the next `count` bytes, which the walk moves past; `truncated` if the data
@@ -125,17 +117,8 @@ private struct Walk {
         guard codeSize <= 8 else {
             throw .badFrame("reading the image descriptor of frame \(number): LZW minimum code size \(codeSize) (at most 8)")
         }
-        guard width > 0, height > 0 else {
-            throw .badFrame("frame \(number) has zero size (\(width)x\(height))")
-        }
-        guard left + width <= screenWidth, top + height <= screenHeight else {
-            throw .badFrame("frame \(number) (\(width)x\(height) at \(left),\(top)) lies outside the "
-                + "\(screenWidth)x\(screenHeight) logical screen")
-        }
-        totalPixels += width * height
-        guard totalPixels <= limits.maxTotalPixels else {
-            throw .tooLarge("frames hold more than \(limits.maxTotalPixels) pixels in total")
-        }
+        try GIFFrameRules.checkFrame(number: number, left: left, top: top, width: width, height: height, screenWidth: screenWidth,
+                                     screenHeight: screenHeight, totalPixels: &totalPixels, limits: limits)
         let dataStart = position
         if let end = countPixels(codeSize: codeSize, pixels: width * height) {
             position = end
