@@ -89,6 +89,35 @@ struct TrustedPublishTests {
         #expect(try packFiles(dist).count == 6, "three versions of the pack and of its posters pack")
     }
 
+    /// A published target whose `index.json.minisig` lags (it is another index's): the build reads the
+    /// signature published under the index's hash and keeps the live bytes, as with a current one.
+    @Test func aPreviousIndexWhoseSignatureBesideLagsIsKeptThroughItsHashNamedSignature() async throws {
+        let server = try startFixture(count: 6)
+        defer { server.stop() }
+        let live = try TemporaryDirectory()
+        let key = try TestSigningKey(workspace: live)
+        let manifest = rapidAPIManifest(server: server, fetch: "  refresh_after: 0") + "\n" + key.block()
+        _ = try await runBuild(manifest: manifest, workspace: live, now: trustT0)
+        let older = try fileBytes(live.file("dist/index.json.minisig"))
+        try changeAGIF(server, seed: 95)
+        _ = try await runBuild(manifest: manifest, workspace: live, now: trustT0)
+        let liveBytes = try fileBytes(live.file("dist/index.json"))
+        // As a publish leaves it: the hash-named signature, and a lagging index.json.minisig.
+        let hashNamed = SignatureLocation.hashNamed(live.file("dist/index.json"), indexSHA256: sha256Hex(liveBytes))
+        try FileManager.default.createDirectory(atPath: live.file("dist/signatures"), withIntermediateDirectories: true)
+        try FileSystem.writeAtomically(try fileBytes(live.file("dist/index.json.minisig")), to: hashNamed)
+        try FileSystem.writeAtomically(older, to: live.file("dist/index.json.minisig"))
+        let cdn = try ClientStaticFileServer(root: live.file("dist"))
+        defer { cdn.stop() }
+        for previous in [cdn.baseURL + "/index.json", live.file("dist/index.json")] {
+            let runner = try TemporaryDirectory()
+            let report = try await runBuild(manifest: manifest, workspace: runner, now: trustT0.addingTimeInterval(3600),
+                                            previousIndex: previous)
+            #expect(report.exitStatus == .success, "\(report.message)")
+            #expect(try fileBytes(runner.file("dist/index.json")) == liveBytes, "\(previous): the live index was signed again")
+        }
+    }
+
     @Test func aFreshRunnerWithOnlyThePreviousIndexContinuesVersionsAndSequence() async throws {
         let server = try startFixture(count: 6)
         defer { server.stop() }

@@ -11,7 +11,7 @@ import GifPackHTTP
 struct PreviousIndex: Sendable {
     var index: PackIndex
     var bytes: [UInt8]
-    /// Its `index.json.minisig`, when there is one.
+    /// Its signature (`signatures/<sha256>.minisig`, else `index.json.minisig`), when there is one.
     var signature: [UInt8]?
 
     static let maxBytes: Int64 = 256 << 20
@@ -25,13 +25,21 @@ struct PreviousIndex: Sendable {
         let signature: [UInt8]?
         if lowered.hasPrefix("http://") || lowered.hasPrefix("https://") {
             bytes = try await fetch(location, client: client, optional: false)!
-            signature = try await fetch(SignatureLocation.beside(location), client: client, optional: true)
+            // The signature published under the index's hash first (it is always that index's), then
+            // index.json.minisig beside it, which may lag the index (docs/FORMAT.md).
+            let hashNamed = SignatureLocation.hashNamed(location, indexSHA256: SHA256Hex.of(bytes))
+            if let byHash = try await fetch(hashNamed, client: client, optional: true) {
+                signature = byHash
+            } else {
+                signature = try await fetch(SignatureLocation.beside(location), client: client, optional: true)
+            }
         } else {
             let data: [UInt8]?
             do { data = try FileSystem.readAll(location) } catch { throw .previousIndex(location: location, detail: error.description) }
             guard let data else { throw .previousIndex(location: location, detail: "no such file") }
             bytes = data
-            let signatureLocation = SignatureLocation.beside(location)
+            let hashNamed = SignatureLocation.hashNamed(location, indexSHA256: SHA256Hex.of(bytes))
+            let signatureLocation = FileSystem.exists(hashNamed) ? hashNamed : SignatureLocation.beside(location)
             do { signature = try FileSystem.readAll(signatureLocation) } catch {
                 throw .previousIndex(location: signatureLocation, detail: error.description)
             }
