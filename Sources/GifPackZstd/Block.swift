@@ -434,6 +434,11 @@ extension DecoderContext {
                 llState = Int(ll.newState) &+ Int(bits.read(UInt64(ll.nbBits)))
                 mlState = Int(ml.newState) &+ Int(bits.read(UInt64(ml.nbBits)))
                 ofState = Int(of.newState) &+ Int(bits.read(UInt64(of.nbBits)))
+            } else {
+                // libzstd 1.5.4 updates the states after the last sequence too (RFC 8878 says not to)
+                // and only then checks the stream's end: bits left unread up to those updates' widths
+                // are accepted there, so they are consumed (unused) here before the same check.
+                _ = bits.read(UInt64(ll.nbBits) &+ UInt64(ml.nbBits) &+ UInt64(of.nbBits))
             }
             bits.reload()
 

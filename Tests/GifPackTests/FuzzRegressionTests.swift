@@ -150,6 +150,29 @@ extension FuzzRegressionTests {
     /// refuses bits left unread) and takes the missing bits from where its reader wraps round to, here
     /// a 0, so the offset is Repeated_Offset3 = 8 ("ABCDEFGHABC"); GifPackZstd refused it. One byte
     /// more in the stream leaves bits unread, which both refuse.
+    /// Found by the zstd-diff target: one sequence whose match lengths use the predefined table
+    /// (6-bit states) and a 2-byte bitstream with one bit left after the sequence's fields. libzstd
+    /// 1.5.4 updates the states after the last sequence too before it checks the end, so it reads
+    /// those 6 bits (past the start) and gives "ABCDEFGHABC"; GifPackZstd refused "does not end with its
+    /// last sequence". More unread bits than the updates read are refused by both.
+    @Test func bitsLeftAfterTheLastSequenceGetLibzstdsVerdict() async throws {
+        func frame(_ stream: [UInt8]) -> [UInt8] {
+            let content: [UInt8] = [0x00, 0x01, 0x50, 0x00, 0x01] + stream
+            let header = content.count << 3 | 2 << 1 | 1
+            return [0x28, 0xB5, 0x2F, 0xFD, 0x20, 11, 8 << 3, 0, 0] + Array("ABCDEFGH".utf8)
+                + [UInt8(header & 0xFF), UInt8(header >> 8), 0] + content
+        }
+        let found = frame([0x00, 0x01])
+        #expect(found == Array(try #require(Data(hexString: "28b52ffd200b40000041424344454647483d000000015000010001"))))
+        #expect(try await LibzstdTool.decode(found) == Array("ABCDEFGHABC".utf8))
+        for stream: [UInt8] in [[0x00, 0x01], [0x00, 0x02], [0x00, 0x00, 0x01], [0x00, 0x00, 0x00, 0x01], [0x80, 0x01], [0x01]] {
+            let bytes = frame(stream)
+            let reference = try await LibzstdTool.decode(bytes)
+            let decoded = try? ZstdDecoder.decompress(bytes, maxOutput: 1 << 20)
+            #expect(decoded == reference, "stream \(stream): libzstd \(reference.map { String(decoding: $0, as: UTF8.self) } ?? "refuses")")
+        }
+    }
+
     @Test func sequencesBitstreamReadPastItsStartIsAcceptedAsLibzstdDoes() async throws {
         let overread = Self.oneSequenceFrame(stream: [0b1])
         let reference = try await LibzstdTool.decode(overread)
@@ -230,5 +253,19 @@ extension FuzzRegressionTests {
         } catch {
             #expect(error.kind == .windowTooLarge)
         }
+    }
+}
+
+extension Data {
+    /// Bytes from lowercase or uppercase hex digits; nil for an odd count or a non-hex character.
+    init?(hexString: String) {
+        var bytes: [UInt8] = []
+        var high: UInt8?
+        for character in hexString {
+            guard let nibble = character.hexDigitValue else { return nil }
+            if let h = high { bytes.append(h << 4 | UInt8(nibble)); high = nil } else { high = UInt8(nibble) }
+        }
+        guard high == nil else { return nil }
+        self.init(bytes)
     }
 }
