@@ -173,6 +173,20 @@ extension FuzzRegressionTests {
         }
     }
 
+    /// Found by the zstd-diff target: the sequence compression modes byte with its reserved low bits
+    /// set (0x51). libzstd 1.5.4 ignores them and gives "ABCDEFGHABC"; GifPackZstd refused "reserved bits
+    /// of the sequence compression modes are set".
+    @Test func reservedBitsOfTheSequenceModesAreIgnoredAsLibzstdDoes() async throws {
+        let content: [UInt8] = [0x00, 0x01, 0x51, 0x00, 0x01, 0x00, 0x01]
+        let header = content.count << 3 | 2 << 1 | 1
+        let frame: [UInt8] = [0x28, 0xB5, 0x2F, 0xFD, 0x20, 11, 8 << 3, 0, 0] + Array("ABCDEFGH".utf8)
+            + [UInt8(header & 0xFF), UInt8(header >> 8), 0] + content
+        #expect(frame == Array(try #require(Data(hexString: "28b52ffd200b40000041424344454647483d000000015100010001"))))
+        let reference = try await LibzstdTool.decode(frame)
+        #expect(reference == Array("ABCDEFGHABC".utf8))
+        #expect(try ZstdDecoder.decompress(frame, maxOutput: 1 << 20) == reference)
+    }
+
     @Test func sequencesBitstreamReadPastItsStartIsAcceptedAsLibzstdDoes() async throws {
         let overread = Self.oneSequenceFrame(stream: [0b1])
         let reference = try await LibzstdTool.decode(overread)
