@@ -20,6 +20,10 @@ public func fuzzZstdDiff(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     case (.success(let ours), .success(let theirs)):
         Fuzz.require(ours == theirs, "GifPackZstd and libzstd decode to different bytes (\(ours.count) vs \(theirs.count))")
     case (.failure(let error), .success(let theirs)):
+        // One difference is on purpose (docs/apps.md, "Decoding zstd in Swift"): a match that reaches
+        // before the frame's first byte or beyond its window copies bytes the frame never wrote;
+        // libzstd's streaming decoder copies whatever its buffers hold there, GifPackZstd refuses.
+        if "\(error)".contains("reaches before the frame's start or window") { break }
         Fuzz.require(false, "GifPackZstd refuses what libzstd decodes (\(theirs.count) bytes): \(error)")
     case (.success(let ours), .failure(let reason)):
         Fuzz.require(false, "GifPackZstd decodes \(ours.count) bytes of what libzstd refuses: \(reason)")
