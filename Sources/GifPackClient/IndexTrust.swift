@@ -94,10 +94,9 @@ public struct IndexTrust: Sendable {
     func verifyFile(_ indexPath: String, installedSequence: Int?, limits: PackLimits,
                     checkRules: Bool) throws(PackClientError) -> PackIndex {
         let bytes = try PackIndexSource.readFile(indexPath, maxBytes: limits.maxIndexBytes)
-        let hashNamed = SignatureLocation.hashNamed(indexPath, indexSHA256: Hex.lowercase(SHA256.hash(data: bytes)))
-        let signaturePath = FileManager.default.fileExists(atPath: hashNamed) ? hashNamed : SignatureLocation.beside(indexPath)
-        let signature = FileManager.default.fileExists(atPath: signaturePath)
-            ? try PackIndexSource.readFile(signaturePath, maxBytes: PackIndexSource.maxSignatureBytes) : nil
+        let candidates = SignatureLocation.lookupOrder(indexPath, indexSHA256: Hex.lowercase(SHA256.hash(data: bytes)))
+        let signature = try candidates.first { FileManager.default.fileExists(atPath: $0) }
+            .map { (path: String) throws(PackClientError) -> Data in try PackIndexSource.readFile(path, maxBytes: PackIndexSource.maxSignatureBytes) }
         return try verify(indexBytes: bytes, signature: signature, location: indexPath, installedSequence: installedSequence,
                           limits: limits, checkRules: checkRules)
     }

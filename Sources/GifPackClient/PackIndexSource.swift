@@ -94,11 +94,12 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
     /// was read), or, when there is none (a target published by an older version), `index.json.minisig`
     /// beside it; nil when neither exists.
     public func loadSignature(for indexBytes: Data, client: (any HTTPTransport)? = nil) async throws(PackClientError) -> Data? {
-        let hashNamed = signatureLocation(forIndex: indexBytes)
-        if let signature = try await loadBytes(hashNamed, client: client, maxBytes: Self.maxSignatureBytes, optional: true) {
-            return signature
+        for candidate in SignatureLocation.lookupOrder(location.description, indexSHA256: Hex.lowercase(SHA256.hash(data: indexBytes))) {
+            if let signature = try await loadBytes(candidate, client: client, maxBytes: Self.maxSignatureBytes, optional: true) {
+                return signature
+            }
         }
-        return try await loadBytes(signatureLocation, client: client, maxBytes: Self.maxSignatureBytes, optional: true)
+        return nil
     }
 
     /// The most bytes a signature file may have (a minisign signature has a few hundred).

@@ -50,4 +50,11 @@ public enum SignatureLocation {
         guard let slash = base.lastIndex(of: "/") else { return key(forIndexSHA256: sha256) }
         return String(base[...slash]) + key(forIndexSHA256: sha256)
     }
+
+    /// Where every reader looks for the signature of the index at `location`, in order: the one
+    /// published under the index's hash (always that index's), then `index.json.minisig` beside it
+    /// (which may lag the index, and is all a target of an older gifpack has).
+    public static func lookupOrder(_ location: String, indexSHA256 sha256: String) -> [String] {
+        [hashNamed(location, indexSHA256: sha256), beside(location)]
+    }
 }

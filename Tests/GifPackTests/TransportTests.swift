@@ -129,7 +129,7 @@ import Testing
         let id = server.catalog.exercises[0].id
         server.schedule([.status(500)], forExercise: id)
         let work = try TemporaryDirectory()
-        let failed = try await transport.download(HTTPRequest(url: Self.imageURL(server, id)), to: work.file("gif"), maxBytes: 1 << 20)
+        let failed = try await transport.download(HTTPRequest(url: HTTPClientTests.imageURL(server, id)), to: work.file("gif"), maxBytes: 1 << 20)
         #expect(failed.head.status == 500)
         #expect(failed.bytesWritten > 0, "the error body is handed back for the caller to judge")
     }
@@ -189,15 +189,15 @@ import Testing
         let url = nginx.baseURL + "/pack.bin"
         let work = try TemporaryDirectory()
 
-        #expect(await Self.error { try await transport.data(HTTPRequest(url: url), maxBytes: 299_999) } == .bodyTooLarge(limit: 299_999))
+        #expect(await HTTPClientTests.error { try await transport.data(HTTPRequest(url: url), maxBytes: 299_999) } == .bodyTooLarge(limit: 299_999))
         let path = work.file("capped")
-        #expect(await Self.error { try await transport.download(HTTPRequest(url: url), to: path, maxBytes: 1000) } == .bodyTooLarge(limit: 1000))
+        #expect(await HTTPClientTests.error { try await transport.download(HTTPRequest(url: url), to: path, maxBytes: 1000) } == .bodyTooLarge(limit: 1000))
         #expect(Self.fileSize(path) <= 1000, "nothing past the cap reaches the file")
 
         // A range answer longer than asked for is stopped by the cap too.
         var request = HTTPRequest(url: url)
         request.byteRange = 0...9999
-        #expect(await Self.error { try await transport.download(request, to: path, atOffset: 0, maxBytes: 5000) } == .bodyTooLarge(limit: 5000))
+        #expect(await HTTPClientTests.error { try await transport.download(request, to: path, atOffset: 0, maxBytes: 5000) } == .bodyTooLarge(limit: 5000))
     }
 
     @Test(arguments: Kind.allCases) func aServerIgnoringRangesCostsNoBodyAndCannotResume(kind: Kind) async throws {
@@ -220,7 +220,7 @@ import Testing
         try Data(bytes.prefix(10)).write(to: URL(fileURLWithPath: partial))
         var resumed = HTTPRequest(url: url)
         resumed.resumeFrom = 10
-        let error = await Self.error { try await transport.download(resumed, to: partial, maxBytes: 1 << 20) }
+        let error = await HTTPClientTests.error { try await transport.download(resumed, to: partial, maxBytes: 1 << 20) }
         guard case .transport(let code, _) = error else {
             Issue.record("expected a transport error, got \(String(describing: error))")
             return
@@ -256,21 +256,21 @@ import Testing
         let truncatedID = server.catalog.exercises[1].id
         let size = try #require(server.catalog.gifBytes(id: truncatedID)?.count)
         server.schedule([.truncatedBody], forExercise: truncatedID)
-        let truncated = await Self.error {
-            try await transport.download(HTTPRequest(url: Self.imageURL(server, truncatedID)), to: work.file("t"), maxBytes: 1 << 20)
+        let truncated = await HTTPClientTests.error {
+            try await transport.download(HTTPRequest(url: HTTPClientTests.imageURL(server, truncatedID)), to: work.file("t"), maxBytes: 1 << 20)
         }
         #expect(truncated == .truncated(expected: Int64(size), received: Int64(size / 2)))
 
         let resetID = server.catalog.exercises[2].id
         server.setDefaultFault(.connectionReset, forExercise: resetID)
-        let reset = await Self.error { try await transport.data(HTTPRequest(url: Self.imageURL(server, resetID)), maxBytes: 1 << 20) }
+        let reset = await HTTPClientTests.error { try await transport.data(HTTPRequest(url: HTTPClientTests.imageURL(server, resetID)), maxBytes: 1 << 20) }
         #expect(reset?.reason == "connection-reset", "got \(String(describing: reset))")
 
         let slowID = server.catalog.exercises[0].id
         server.schedule([.slowBody(bytesPerSecond: 100)], forExercise: slowID)
         let started = ContinuousClock.now
-        let slow = await Self.error {
-            try await transport.data(HTTPRequest(url: Self.imageURL(server, slowID),
+        let slow = await HTTPClientTests.error {
+            try await transport.data(HTTPRequest(url: HTTPClientTests.imageURL(server, slowID),
                                                  timeouts: HTTPTimeouts(total: .milliseconds(400), lowSpeedBytesPerSecond: 0)),
                                      maxBytes: 1 << 20)
         }
@@ -280,8 +280,8 @@ import Testing
         // curl's low-speed limit: under 2000 B/s for a whole second (the body would take minutes at 10 B/s).
         server.schedule([.slowBody(bytesPerSecond: 10)], forExercise: slowID)
         let crawlStarted = ContinuousClock.now
-        let crawl = await Self.error {
-            try await transport.data(HTTPRequest(url: Self.imageURL(server, slowID),
+        let crawl = await HTTPClientTests.error {
+            try await transport.data(HTTPRequest(url: HTTPClientTests.imageURL(server, slowID),
                                                  timeouts: HTTPTimeouts(lowSpeedBytesPerSecond: 2000, lowSpeedWindow: .seconds(1))),
                                      maxBytes: 1 << 20)
         }
@@ -293,12 +293,12 @@ import Testing
         #expect(ContinuousClock.now - crawlStarted < .seconds(60))
 
         for url in ["not a url", "ftp://127.0.0.1/file", "http://"] {
-            #expect(await Self.error { try await transport.data(HTTPRequest(url: url), maxBytes: 100) } == .invalidURL(url))
+            #expect(await HTTPClientTests.error { try await transport.data(HTTPRequest(url: url), maxBytes: 100) } == .invalidURL(url))
         }
         let closed = try Self.fixture(count: 1)
         let closedURL = "\(closed.rapidAPIBaseURL)/exercises"
         closed.stop()
-        let refused = await Self.error { try await transport.data(HTTPRequest(url: closedURL), maxBytes: 100) }
+        let refused = await HTTPClientTests.error { try await transport.data(HTTPRequest(url: closedURL), maxBytes: 100) }
         #expect(refused?.reason == "connect-failed", "got \(String(describing: refused))")
     }
 
@@ -310,7 +310,7 @@ import Testing
         let id = server.catalog.exercises[0].id
         server.schedule([.slowBody(bytesPerSecond: 50)], forExercise: id)
         let task = Task { () -> HTTPError? in
-            await Self.error { try await transport.data(HTTPRequest(url: Self.imageURL(server, id)), maxBytes: 1 << 20) }
+            await HTTPClientTests.error { try await transport.data(HTTPRequest(url: HTTPClientTests.imageURL(server, id)), maxBytes: 1 << 20) }
         }
         try await Task.sleep(for: .milliseconds(300))
         let started = ContinuousClock.now
@@ -403,21 +403,6 @@ import Testing
         return server
     }
 
-    static func imageURL(_ server: FixtureServer, _ id: String) -> String {
-        "\(server.rapidAPIBaseURL)/image?exerciseId=\(id)&resolution=180"
-    }
-
-    static func error<T>(_ body: () async throws -> T) async -> HTTPError? {
-        do {
-            _ = try await body()
-            return nil
-        } catch let error as HTTPError {
-            return error
-        } catch {
-            Issue.record("unexpected error type: \(error)")
-            return nil
-        }
-    }
 
     static func fileSize(_ path: String) -> Int {
         ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? 0

@@ -25,21 +25,18 @@ struct PreviousIndex: Sendable {
         let signature: [UInt8]?
         if lowered.hasPrefix("http://") || lowered.hasPrefix("https://") {
             bytes = try await fetch(location, client: client, optional: false)!
-            // The signature published under the index's hash first (it is always that index's), then
-            // index.json.minisig beside it, which may lag the index (docs/FORMAT.md).
-            let hashNamed = SignatureLocation.hashNamed(location, indexSHA256: SHA256Hex.of(bytes))
-            if let byHash = try await fetch(hashNamed, client: client, optional: true) {
-                signature = byHash
-            } else {
-                signature = try await fetch(SignatureLocation.beside(location), client: client, optional: true)
+            var found: [UInt8]?
+            for candidate in SignatureLocation.lookupOrder(location, indexSHA256: SHA256Hex.of(bytes)) where found == nil {
+                found = try await fetch(candidate, client: client, optional: true)
             }
+            signature = found
         } else {
             let data: [UInt8]?
             do { data = try FileSystem.readAll(location) } catch { throw .previousIndex(location: location, detail: error.description) }
             guard let data else { throw .previousIndex(location: location, detail: "no such file") }
             bytes = data
-            let hashNamed = SignatureLocation.hashNamed(location, indexSHA256: SHA256Hex.of(bytes))
-            let signatureLocation = FileSystem.exists(hashNamed) ? hashNamed : SignatureLocation.beside(location)
+            let candidates = SignatureLocation.lookupOrder(location, indexSHA256: SHA256Hex.of(bytes))
+            let signatureLocation = candidates.first(where: FileSystem.exists) ?? SignatureLocation.beside(location)
             do { signature = try FileSystem.readAll(signatureLocation) } catch {
                 throw .previousIndex(location: signatureLocation, detail: error.description)
             }
