@@ -1,14 +1,18 @@
 import GifPackFormat
 import GifPackTransport
 
-/// Sparse upgrades: how ``PackInstaller/install(from:packs:client:)`` gets each pack.
+/// Sparse upgrades: how ``PackInstaller/install(from:packs:client:)`` gets each pack and, with
+/// posters, each posters pack.
 ///
 /// With a remote index, ``PackInstaller/sparseUpgrades`` enabled and a previous generation
 /// installed, a pack is planned with ``SparseUpgradePlanner`` against the GIFs the previous
 /// generation holds intact (size and SHA-256 checked), and the plan's ranges are fetched by
-/// ``RangeFetcher`` into `<cache>.d/downloads/<name>-v<N>-<hash>.sparse`. The whole pack is
-/// downloaded instead (``PackDownloader``) when there is no previous generation, when the plan
-/// would cost more than the pack, or when the server answers a range request with `200`.
+/// ``RangeFetcher`` into `<cache>.d/downloads/<name>-v<N>-<hash>.sparse`. A posters pack goes the
+/// same way against the posters the previous generation holds intact: its catalog frame and the
+/// missing posters' frames. The whole file is downloaded instead (``PackDownloader``) when there
+/// is no previous generation, when the plan would cost more than the file, when the server answers
+/// a range request with `200`, or (posters) when a poster the cache holds is not the one the new
+/// posters catalog gives.
 extension PackInstaller {
     /// The installed generation an upgrade can reuse GIFs from; nil when sparse upgrades do not
     /// apply (turned off, a local index) or nothing is installed.
@@ -49,21 +53,13 @@ extension PackInstaller {
             return available
         }
         let plan = SparseUpgradePlanner.plan(pack: pack, available: available, settings: sparseUpgrades)
-        guard plan.isCheaperThanWholePack else {
-            return try await whole("fetching \(plan.fetchedGIFs.count) GIFs in \(plan.ranges.count) ranges "
-                + "(\(plan.estimatedCost) bytes with request overhead) costs more than the whole pack")
-        }
+        guard plan.isCheaperThanWholePack else { return try await whole(Self.costlier(plan, frames: "GIFs")) }
 
-        let directory = downloader.directory
-        try await BlockingWork.run("gifpack.downloads") { () throws(PackClientError) in
-            try FileOps.makeDirectories(directory)
-        }
-        let path = "\(directory)/\(pack.name)-v\(pack.version)-\(pack.sha256.prefix(16)).sparse"
-        let fetcher = RangeFetcher(client: client, url: url, pack: pack, path: path, attempts: downloadAttempts,
-                                   settings: sparseUpgrades, timeouts: downloader.timeouts)
-        switch try await fetcher.fetch(plan) {
+        let (path, outcome) = try await fetchRanges(plan, of: .pack(pack), version: pack.version, sha256: pack.sha256,
+                                                    url: url, client: client, downloader: downloader)
+        switch outcome {
         case .rangeIgnored(let stats):
-            return try await whole("the server ignores Range requests (it answered 200)", alreadySpent: stats.bytes)
+            return try await whole(Self.rangesIgnored, alreadySpent: stats.bytes)
         case .fetched(let stats):
             let item = DownloadedPack(pack: pack, path: path, isCopy: true, bytesTransferred: stats.bytes, resumedFrom: nil,
                                       fetchedGIFs: Set(plan.fetchedGIFs))
@@ -72,5 +68,88 @@ extension PackInstaller {
                                            framesFetched: plan.fetchedGIFs.count)
             return (item, summary)
         }
+    }
+
+    /// A posters pack: nothing fetched when the installed generation holds every poster of this
+    /// very file intact; else, as for a pack, the catalog's frame and the missing posters' frames
+    /// when that pays, or the whole (verified) file.
+    func fetchPosters(_ posters: PosterPackDescription, from source: PackIndexSource, downloader: PackDownloader,
+                      client: (any HTTPTransport)?, installed: GenerationBuilder.Previous?) async throws(PackClientError) -> (PosterSource, PackFetchSummary) {
+        let kept = await BlockingWork.result("gifpack.posters") { () throws(PackClientError) -> Bool in
+            installed?.holdsEveryPoster(of: posters) ?? false
+        }
+        if case .success(true) = kept {
+            return (PosterSource(posters: posters, file: nil),
+                    PackFetchSummary(pack: posters.name, version: posters.version, method: .installed, bytesFetched: 0,
+                                     wholePackBytes: posters.bytes))
+        }
+        func whole(_ reason: String?, alreadySpent: Int64 = 0) async throws(PackClientError) -> (PosterSource, PackFetchSummary) {
+            let file = try await downloader.fetch(posters, from: source)
+            return (PosterSource(posters: posters, file: file),
+                    PackFetchSummary(pack: posters.name, version: posters.version, method: file.isCopy ? .wholePack : .local,
+                                     bytesFetched: file.bytesTransferred + alreadySpent, wholePackBytes: posters.bytes,
+                                     fallbackReason: reason))
+        }
+        guard sparseUpgrades.isEnabled, let client, case .url(let url) = try source.packLocation(for: posters) else {
+            return try await whole(nil)
+        }
+        guard let installed else { return try await whole("no previous generation to upgrade from") }
+
+        let available = try await BlockingWork.run("gifpack.sparse-plan") { () throws(PackClientError) -> Set<String> in
+            installed.heldPosters(of: posters)
+        }
+        let plan = SparseUpgradePlanner.plan(posters: posters, available: available, settings: sparseUpgrades)
+        guard plan.isCheaperThanWholePack else { return try await whole(Self.costlier(plan, frames: "posters")) }
+
+        let (path, outcome) = try await fetchRanges(plan, of: .posters(posters), version: posters.version, sha256: posters.sha256,
+                                                    url: url, client: client, downloader: downloader)
+        switch outcome {
+        case .rangeIgnored(let stats):
+            return try await whole(Self.rangesIgnored, alreadySpent: stats.bytes)
+        case .fetched(let stats):
+            // The posters the plan reuses were matched by the SHA-256 recorded at their install; the
+            // new catalog (checked against the index by the fetch) must give them that same one.
+            let differing = try await BlockingWork.run("gifpack.posters") { () throws(PackClientError) -> [String] in
+                do throws(PackClientError) {
+                    let catalog = try PosterPackReader(path: path, posters: posters).catalog()
+                    let paths = installed.postersDiffering(from: catalog, among: available)
+                    if !paths.isEmpty { FileOps.remove(path) }
+                    return paths
+                } catch {
+                    FileOps.remove(path)
+                    throw error
+                }
+            }
+            if let example = differing.first {
+                return try await whole("\(differing.count) posters the cache holds differ from the new posters pack's "
+                    + "(e.g. \(SafePath.printable(example)))", alreadySpent: stats.bytes)
+            }
+            let file = PackDownloader.FetchedFile(path: path, isCopy: true, bytesTransferred: stats.bytes, resumedFrom: nil)
+            return (PosterSource(posters: posters, file: file, fetchedPosters: Set(plan.fetchedPaths)),
+                    PackFetchSummary(pack: posters.name, version: posters.version, method: .sparse, bytesFetched: stats.bytes,
+                                     wholePackBytes: posters.bytes, requests: stats.requests,
+                                     framesFetched: plan.fetchedPaths.count))
+        }
+    }
+
+    /// Fetches the plan's ranges of `target` into `<downloads>/<name>-v<N>-<hash>.sparse`.
+    private func fetchRanges(_ plan: SparseUpgradePlan, of target: RangeFetcher.Target, version: Int, sha256: String,
+                             url: String, client: any HTTPTransport,
+                             downloader: PackDownloader) async throws(PackClientError) -> (path: String, outcome: RangeFetcher.Outcome) {
+        let directory = downloader.directory
+        try await BlockingWork.run("gifpack.downloads") { () throws(PackClientError) in
+            try FileOps.makeDirectories(directory)
+        }
+        let path = "\(directory)/\(target.name)-v\(version)-\(sha256.prefix(16)).sparse"
+        let fetcher = RangeFetcher(client: client, url: url, target: target, path: path, attempts: downloadAttempts,
+                                   settings: sparseUpgrades, timeouts: downloader.timeouts)
+        return (path, try await fetcher.fetch(plan))
+    }
+
+    private static let rangesIgnored = "the server ignores Range requests (it answered 200)"
+
+    private static func costlier(_ plan: SparseUpgradePlan, frames: String) -> String {
+        "fetching \(plan.fetchedPaths.count) \(frames) in \(plan.ranges.count) ranges "
+            + "(\(plan.estimatedCost) bytes with request overhead) costs more than the whole pack"
     }
 }

@@ -26,8 +26,9 @@ import GifPackTransport
 /// (``PackClientError/untrusted(_:)``) comes before any download. The new generation records the
 /// sequence. ``install(_:)`` (packs already downloaded) has no index to check.
 ///
-/// With ``withPosters``, each chosen pack's posters pack (format 1.2) is fetched whole (unless the
-/// installed generation already holds every poster of that very file), verified like a pack (see
+/// With ``withPosters``, each chosen pack's posters pack (format 1.2) is fetched (nothing when the
+/// installed generation already holds every poster of that very file; on an upgrade only its
+/// catalog's frame and the missing posters' frames, as for a pack below), verified like a pack (see
 /// ``PosterInstallPlan``), and its posters are installed in the same generation, at
 /// `<cache>/posters/<size>/<id>.gif`; ``InstalledCache/posterPath(forExercise:size:)`` finds them.
 ///
@@ -69,8 +70,9 @@ public struct PackInstaller: Sendable {
     public var sparseUpgrades = SparseUpgradeSettings()
     /// Also install each chosen pack's still posters (format 1.2), at every size its posters pack
     /// has, as `<cache>/posters/<size>/<id>.gif` (``InstallLayout/posterRelativePath(size:exercise:sha256:)``).
-    /// A posters pack is fetched whole, and not at all when the installed generation came from the
-    /// same posters pack and still holds every poster. false: nothing poster-related is fetched.
+    /// A posters pack is not fetched at all when the installed generation came from the same
+    /// posters pack and still holds every poster; on an upgrade only the posters the cache lacks
+    /// are fetched, by range, like a pack's GIFs. false: nothing poster-related is fetched.
     public var withPosters = false
 
     public init(cacheDirectory: String, layout: InstallLayout = .byID, limits: PackLimits = .standard) {
@@ -139,7 +141,8 @@ public struct PackInstaller: Sendable {
             do {
                 let installed = try await installedGeneration(generations)
                 for posters in chosen.compactMap(\.posters) {
-                    let (item, summary) = try await fetchPosters(posters, from: source, downloader: downloader, installed: installed)
+                    let (item, summary) = try await fetchPosters(posters, from: source, downloader: downloader, client: http,
+                                                                 installed: installed)
                     posterSources.append(item)
                     fetches.append(summary)
                 }
@@ -162,24 +165,6 @@ public struct PackInstaller: Sendable {
             let directory = generations.generationPath(generation)
             return try InstallManifest.read(directory: directory).map { .init(directory: directory, manifest: $0) }
         }
-    }
-
-    /// A posters pack: nothing fetched when the installed generation holds every poster of this
-    /// very file intact, else the whole (small) file, verified like a pack.
-    private func fetchPosters(_ posters: PosterPackDescription, from source: PackIndexSource, downloader: PackDownloader,
-                              installed: GenerationBuilder.Previous?) async throws(PackClientError) -> (PosterSource, PackFetchSummary) {
-        let kept = await BlockingWork.result("gifpack.posters") { () throws(PackClientError) -> Bool in
-            installed?.holdsEveryPoster(of: posters) ?? false
-        }
-        if case .success(true) = kept {
-            return (PosterSource(posters: posters, file: nil),
-                    PackFetchSummary(pack: posters.name, version: posters.version, method: .installed, bytesFetched: 0,
-                                     wholePackBytes: posters.bytes))
-        }
-        let file = try await downloader.fetch(posters, from: source)
-        return (PosterSource(posters: posters, file: file),
-                PackFetchSummary(pack: posters.name, version: posters.version, method: file.isCopy ? .wholePack : .local,
-                                 bytesFetched: file.bytesTransferred, wholePackBytes: posters.bytes))
     }
 
     /// The verified index sequence the installed generation came from.
@@ -243,6 +228,7 @@ public struct PackInstaller: Sendable {
                 // A whole download is kept to be reused (checked again) by the next attempt; a sparse
                 // upgrade's file never is (each attempt makes it anew): it goes now.
                 await removeCopies(packs.filter { $0.fetchedGIFs != nil })
+                await removeCopies(posters.filter { $0.fetchedPosters != nil })
             }
             throw error
         }

@@ -1,13 +1,18 @@
 import GifPackFormat
 
 /// One chosen pack's posters for an install with posters (``PackInstaller/withPosters``): its
-/// posters pack as the index describes it and, when it had to be fetched, the verified file.
+/// posters pack as the index describes it and, when it had to be fetched, the file.
 /// Without a file every poster comes from the installed generation, which was installed from the
 /// same posters pack file and still holds each poster intact (checked by SHA-256 before the plan
-/// is made and again when it is linked).
+/// is made and again when it is linked). With ``fetchedPosters`` the file is a sparse upgrade's
+/// (``RangeFetcher``): it holds the catalog's frame and those posters' frames; every other poster
+/// comes from the installed generation, which holds it with the SHA-256 the new catalog gives.
 struct PosterSource: Sendable {
     let posters: PosterPackDescription
     let file: PackDownloader.FetchedFile?
+    /// nil: the whole file (size and SHA-256 checked). A set: the paths of the posters whose
+    /// frames a sparse file holds.
+    var fetchedPosters: Set<String>? = nil
 }
 
 /// Where each poster of a new generation comes from, with the SHA-256 it must have.
@@ -16,7 +21,8 @@ struct PosterSource: Sendable {
 /// checks `gifpack verify` runs (``PosterPackVerifier``): the file's frames against the index, the
 /// end-of-archive frame, `catalog.json` against the content digest and the index, and every poster
 /// read through its frame (tar header, size, SHA-256) and decoded as one frame no larger than its
-/// size. The first problem refuses the install.
+/// size; for a sparse upgrade's file, the catalog and every fetched poster. The first problem
+/// refuses the install.
 ///
 /// ```swift
 /// let plan = try PosterInstallPlan(sources: sources, previous: previous)
@@ -38,13 +44,18 @@ struct PosterInstallPlan {
             let posters = source.posters
             if let file = source.file {
                 var report = VerificationReport()
-                PosterPackVerifier.verify(posters, path: file.path, into: &report)
+                if let fetched = source.fetchedPosters {
+                    PosterPackVerifier.verifySparse(posters, path: file.path, fetched: fetched, into: &report)
+                } else {
+                    PosterPackVerifier.verify(posters, path: file.path, into: &report)
+                }
                 if let problem = report.problems.first { throw .rejected(problem) }
                 let reader = try PosterPackReader(path: file.path, posters: posters)
                 for poster in reader.catalog().posters {
                     let key = InstallManifest.posterKey(size: poster.size, gifSHA256: poster.gif)
                     expected[key] = (poster.sha256, poster.bytes)
-                    readers[key] = reader
+                    // A sparse file holds only the fetched posters' frames; the rest are linked.
+                    if source.fetchedPosters?.contains(poster.path) ?? true { readers[key] = reader }
                 }
             } else {
                 let recorded = previous?.manifest.posters ?? [:]
@@ -109,7 +120,7 @@ extension GenerationBuilder {
                     counts.postersWritten += 1
                 } else {
                     throw .unreadable(location: reusable[key] ?? key,
-                                      detail: "the previous generation no longer holds this poster intact and its posters pack was not fetched; install again")
+                                      detail: "the previous generation no longer holds this poster intact and the upgrade did not fetch it; install again")
                 }
                 records[key] = want.sha256
                 for name in names.dropFirst() {
@@ -145,15 +156,35 @@ extension GenerationBuilder.Previous {
     /// it lists, each hashing to the SHA-256 recorded when it was installed: then the posters pack
     /// need not be fetched at all.
     func holdsEveryPoster(of posters: PosterPackDescription) -> Bool {
-        guard manifest.posterPacks?.contains(where: { $0.name == posters.name && $0.sha256 == posters.sha256 }) == true,
-              let recorded = manifest.posters else { return false }
+        guard manifest.posterPacks?.contains(where: { $0.name == posters.name && $0.sha256 == posters.sha256 }) == true
+        else { return false }
+        return heldPosters(of: posters).count == posters.posters.count
+    }
+
+    /// The posters of `posters` (their paths) this generation holds intact: a file of the size the
+    /// index gives, hashing to the SHA-256 recorded when it was installed. Whether that is the
+    /// SHA-256 the new posters catalog gives is for ``postersDiffering(from:among:)`` to say.
+    func heldPosters(of posters: PosterPackDescription) -> Set<String> {
+        guard let recorded = manifest.posters else { return [] }
         let files = posterFilesByKey
+        var held = Set<String>()
         for location in posters.posters {
             guard let (size, gif) = PosterInstallPlan.parse(location.path),
                   case let key = InstallManifest.posterKey(size: size, gifSHA256: gif),
                   let sha256 = recorded[key], let file = files[key],
-                  GenerationBuilder.holds(file, sha256: sha256, size: location.size) else { return false }
+                  GenerationBuilder.holds(file, sha256: sha256, size: location.size) else { continue }
+            held.insert(location.path)
         }
-        return true
+        return held
+    }
+
+    /// Of the posters at `paths`, those whose recorded SHA-256 is not the one `catalog` gives (the
+    /// same GIF's poster made differently, e.g. by a newer builder), sorted.
+    func postersDiffering(from catalog: PosterPackCatalog, among paths: Set<String>) -> [String] {
+        let recorded = manifest.posters ?? [:]
+        return catalog.posters.filter { poster in
+            paths.contains(poster.path)
+                && recorded[InstallManifest.posterKey(size: poster.size, gifSHA256: poster.gif)] != poster.sha256
+        }.map(\.path).sorted()
     }
 }

@@ -8,7 +8,10 @@ import GifPackGIFCore
 /// length, decode as a single-frame GIF whose longest side is at most its size, and every listed
 /// poster must be present. Through an index (``verify(_:path:into:)``): the file's size and SHA-256,
 /// the file's frames against the listed entries and the end-of-archive frame, the catalog against the
-/// content digest, and every poster read at its listed frame.
+/// content digest, and every poster read at its listed frame. A sparse upgrade's file
+/// (``verifySparse(_:path:fetched:into:)``), which holds only the catalog's frame and the fetched
+/// posters' frames: the catalog against the content digest and the index, and every fetched poster
+/// read at its frame; the file's hash, frame scan and end of archive need the whole file.
 ///
 /// ```swift
 /// var report = VerificationReport()
@@ -18,6 +21,7 @@ enum PosterPackVerifier {
     static func verifyFile(_ scan: PackFileScan, catalog: PosterPackCatalog, into report: inout VerificationReport) {
         let name = PathText.lastComponent(scan.path)
         let listed = Dictionary(catalog.posters.map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
+        report.problems += recordProblems(catalog, pack: name)
         var seen = Set<String>()
         for frame in scan.frames.dropFirst().dropLast() {
             let entry: PackFileScan.Entry
@@ -63,20 +67,7 @@ enum PosterPackVerifier {
             if let last = frames.last, let endProblem = EndOfArchiveCheck.problem(path: path, frame: last, pack: name) {
                 report.problems.append(endProblem)
             }
-            let reader = try PosterPackReader(path: path, posters: posters)
-            let catalog = reader.catalog()
-            let listed = Dictionary(catalog.posters.map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
-            if Set(listed.keys) != Set(posters.posters.map(\.path)) {
-                report.problems.append(PackRejection(.catalogMismatch, pack: name, entry: PackCatalog.path,
-                                                     detail: "the catalog and the index list different posters"))
-            }
-            for location in posters.posters {
-                guard let poster = listed[location.path] else { continue }
-                let size = poster.size
-                let bytes = try reader.poster(size: size, gifSHA256: poster.gif)
-                report.gifs += 1
-                report.problems += problems(bytes, sha256: poster.sha256, poster: poster, pack: name)
-            }
+            try verifyPosters(posters, path: path, only: nil, into: &report)
         } catch let error as PackClientError {
             if case .rejected(let rejection) = error { report.problems.append(rejection) } else {
                 report.problems.append(PackRejection(.unreadable, pack: name, entry: posters.file, detail: error.description))
@@ -86,13 +77,64 @@ enum PosterPackVerifier {
         }
     }
 
+    /// Verifies a sparse upgrade's posters file: `fetched` are the paths of the posters whose
+    /// frames it holds (``RangeFetcher``); the other posters come from the installed generation.
+    static func verifySparse(_ posters: PosterPackDescription, path: String, fetched: Set<String>,
+                             into report: inout VerificationReport) {
+        report.packs += 1
+        do throws(PackClientError) {
+            try verifyPosters(posters, path: path, only: fetched, into: &report)
+        } catch {
+            if case .rejected(let rejection) = error { report.problems.append(rejection) } else {
+                report.problems.append(PackRejection(.unreadable, pack: SafePath.printable(posters.name), entry: posters.file,
+                                                     detail: error.description))
+            }
+        }
+    }
+
+    /// The catalog (against the content digest and the index) and every poster (all, or those in
+    /// `only`) read at its listed frame and checked.
+    private static func verifyPosters(_ posters: PosterPackDescription, path: String, only: Set<String>?,
+                                      into report: inout VerificationReport) throws(PackClientError) {
+        let name = SafePath.printable(posters.name)
+        let reader = try PosterPackReader(path: path, posters: posters)
+        let catalog = reader.catalog()
+        let catalogProblems = catalogProblems(catalog, of: posters)
+        report.problems += catalogProblems
+        if only != nil, !catalogProblems.isEmpty { return }
+        let listed = Dictionary(catalog.posters.map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
+        for location in posters.posters where only?.contains(location.path) ?? true {
+            guard let poster = listed[location.path] else { continue }
+            let bytes = try reader.poster(size: poster.size, gifSHA256: poster.gif)
+            report.gifs += 1
+            report.problems += problems(bytes, sha256: poster.sha256, poster: poster, pack: name)
+        }
+    }
+
+    /// A posters pack's catalog (already checked against the content digest) held to the index: it
+    /// lists exactly the index's posters, each once, and each record's size and GIF name its path.
+    static func catalogProblems(_ catalog: PosterPackCatalog, of posters: PosterPackDescription) -> [PackRejection] {
+        let name = SafePath.printable(posters.name)
+        var found: [PackRejection] = []
+        let paths = catalog.posters.map(\.path)
+        if Set(paths) != Set(posters.posters.map(\.path)) || Set(paths).count != paths.count {
+            found.append(PackRejection(.catalogMismatch, pack: name, entry: PackCatalog.path,
+                                       detail: "the catalog and the index list different posters"))
+        }
+        return found + recordProblems(catalog, pack: name)
+    }
+
+    /// Catalog records whose size and GIF name another path than theirs.
+    private static func recordProblems(_ catalog: PosterPackCatalog, pack: String) -> [PackRejection] {
+        catalog.posters.filter { $0.path != PosterPackDescription.path(size: $0.size, sha256: $0.gif) }.map { poster in
+            PackRejection(.catalogMismatch, pack: pack, entry: SafePath.printable(poster.path),
+                          detail: "catalog.json gives it size \(poster.size) and GIF \(SafePath.printable(poster.gif)), which name another path")
+        }
+    }
+
     private static func problems(_ bytes: [UInt8], sha256: String, poster: PosterPackCatalog.Poster, pack: String) -> [PackRejection] {
         let entry = SafePath.printable(poster.path)
         var found: [PackRejection] = []
-        if poster.path != PosterPackDescription.path(size: poster.size, sha256: poster.gif) {
-            found.append(PackRejection(.catalogMismatch, pack: pack, entry: entry,
-                                       detail: "catalog.json gives it size \(poster.size) and GIF \(SafePath.printable(poster.gif)), which name another path"))
-        }
         if sha256 != poster.sha256 || Int64(bytes.count) != poster.bytes {
             found.append(PackRejection(.hashMismatch, pack: pack, entry: entry, detail: "the poster does not match its catalog record"))
         }

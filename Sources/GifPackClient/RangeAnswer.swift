@@ -28,6 +28,13 @@ enum RangeAnswer: Equatable {
 
     static func judge(_ head: HTTPResponseHead, bodyBytes: Int64, asked: ClosedRange<Int64>, pack: PackDescription,
                       url: String, etag expectedETag: String?) -> RangeAnswer {
+        judge(head, bodyBytes: bodyBytes, asked: asked, fileBytes: pack.bytes, url: url, etag: expectedETag)
+    }
+
+    /// The same judgement for any file the index sizes (a pack or a posters pack): `fileBytes` is
+    /// the size the index gives it.
+    static func judge(_ head: HTTPResponseHead, bodyBytes: Int64, asked: ClosedRange<Int64>, fileBytes: Int64,
+                      url: String, etag expectedETag: String?) -> RangeAnswer {
         let askedText = "bytes=\(asked.lowerBound)-\(asked.upperBound)"
         func refuse(_ detail: String) -> RangeAnswer { .refused(.unreadable(location: url, detail: detail)) }
         switch head.status {
@@ -38,7 +45,7 @@ enum RangeAnswer: Equatable {
         case 416:
             let length = head.headers["content-range"].flatMap { HTTPContentRange($0) }?.completeLength
             return refuse("the server answers 416 Range Not Satisfiable to \(askedText)"
-                + (length.map { " (it holds \($0) bytes, the index says \(pack.bytes))" } ?? "")
+                + (length.map { " (it holds \($0) bytes, the index says \(fileBytes))" } ?? "")
                 + ": the pack is not the one the index describes; the index changed after it was read — load it again")
         case 412:
             return refuse("the pack changed while it was being fetched (If-Match failed for \(askedText)); load the index again")
@@ -52,8 +59,8 @@ enum RangeAnswer: Equatable {
         guard served.range == asked else {
             return refuse("the server answered \(askedText) with Content-Range \(served): not the bytes asked for")
         }
-        if let length = served.completeLength, length != pack.bytes {
-            return refuse("the file holds \(length) bytes, the index says \(pack.bytes): the index changed after it was read — load it again")
+        if let length = served.completeLength, length != fileBytes {
+            return refuse("the file holds \(length) bytes, the index says \(fileBytes): the index changed after it was read — load it again")
         }
         guard bodyBytes == asked.upperBound - asked.lowerBound + 1 else {
             return refuse("the 206 answer to \(askedText) carried \(bodyBytes) bytes")

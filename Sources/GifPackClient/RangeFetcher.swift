@@ -13,15 +13,55 @@ import Foundation
 /// ``RangeAnswer`` (status, `Content-Range`, the file's size, the `ETag`); a dropped or truncated
 /// transfer is asked for again, up to `attempts` times per range. Once a range is in, each frame
 /// in it is read back with the same checks as an install (tar header, decompression cap,
-/// SHA-256: the GIF's hash, or the content digest for `catalog.json`). Any failure removes the
-/// file and throws.
+/// SHA-256: the content digest for `catalog.json`; a GIF's hash from the index; a poster's from the
+/// posters catalog, which the first range holds and which is checked against the content digest
+/// and the index before any poster). Any failure removes the file and throws.
 ///
 /// ```swift
-/// let fetcher = RangeFetcher(client: client, url: packURL, pack: pack, path: sparsePath, attempts: 3,
+/// let fetcher = RangeFetcher(client: client, url: packURL, target: .pack(pack), path: sparsePath, attempts: 3,
 ///                            settings: .init(), timeouts: .init())
 /// switch try await fetcher.fetch(plan) { case .fetched(let stats): … case .rangeIgnored: … }
 /// ```
 struct RangeFetcher: Sendable {
+    /// The file whose ranges are fetched and what its frames are checked against.
+    enum Target: Sendable {
+        /// A pack: `catalog.json` against the content digest, each GIF against its hash in the index.
+        case pack(PackDescription)
+        /// A posters pack: `catalog.json` against the content digest and the index's poster list,
+        /// each poster against the SHA-256 that catalog gives it.
+        case posters(PosterPackDescription)
+
+        var name: String {
+            switch self { case .pack(let pack): pack.name; case .posters(let posters): posters.name }
+        }
+        var bytes: Int64 {
+            switch self { case .pack(let pack): pack.bytes; case .posters(let posters): posters.bytes }
+        }
+        var catalog: EntryLocation {
+            switch self { case .pack(let pack): pack.catalog; case .posters(let posters): posters.catalog }
+        }
+        var contentDigest: String {
+            switch self { case .pack(let pack): pack.contentDigest; case .posters(let posters): posters.contentDigest }
+        }
+
+        /// Path → SHA-256 of every frame besides the catalog's; for a posters pack, read from the
+        /// catalog in the file at `catalogIn` (nil: the catalog is not fetched yet, refused).
+        func hashes(catalogIn path: String?) throws(PackClientError) -> [String: String] {
+            switch self {
+            case .pack(let pack):
+                return Dictionary(pack.gifs.map { ($0.location.path, $0.sha256) }, uniquingKeysWith: { first, _ in first })
+            case .posters(let posters):
+                guard let path else {
+                    throw .rejected(PackRejection(.missingEntry, pack: SafePath.printable(posters.name), entry: PackCatalog.path,
+                                                  detail: "the posters catalog must be fetched before any poster"))
+                }
+                let catalog = try PosterPackReader(path: path, posters: posters).catalog()
+                if let problem = PosterPackVerifier.catalogProblems(catalog, of: posters).first { throw .rejected(problem) }
+                return Dictionary(catalog.posters.map { ($0.path, $0.sha256) }, uniquingKeysWith: { first, _ in first })
+            }
+        }
+    }
+
     struct Stats: Sendable, Equatable {
         var bytes: Int64 = 0
         var requests = 0
@@ -35,7 +75,7 @@ struct RangeFetcher: Sendable {
 
     let client: any HTTPTransport
     let url: String
-    let pack: PackDescription
+    let target: Target
     let path: String
     let attempts: Int
     let settings: SparseUpgradeSettings
@@ -56,7 +96,7 @@ struct RangeFetcher: Sendable {
     }
 
     private func attempt(_ plan: SparseUpgradePlan) async -> Result<Outcome, PackClientError> {
-        let size = pack.bytes
+        let size = target.bytes
         let file = path
         let made = await BlockingWork.result("gifpack.sparse-file") { () throws(PackClientError) in
             FileOps.remove(file)
@@ -69,7 +109,7 @@ struct RangeFetcher: Sendable {
         guard let first = plan.ranges.first else { return .success(.fetched(Stats())) }
 
         var stats = Stats()
-        let probe = await fetchRange(first, ifMatch: nil)
+        let probe = await fetchRange(first, ifMatch: nil, hashes: nil)
         stats.requests += probe.requests
         stats.bytes += probe.bytes
         let etag: String?
@@ -79,6 +119,8 @@ struct RangeFetcher: Sendable {
         case .success(.partial(let tag)): etag = tag
         case .success(.refused(let error)): return .failure(error)
         }
+        // The first range holds the catalog (frame 0): the hashes of every other frame are known now.
+        let hashes = probe.hashes
 
         let rest = Array(plan.ranges.dropFirst())
         let inFlight = max(1, settings.maxRequestsInFlight)
@@ -91,7 +133,7 @@ struct RangeFetcher: Sendable {
                 guard next < rest.count else { return }
                 let range = rest[next]
                 next += 1
-                group.addTask { await fetchRange(range, ifMatch: ifMatch, etag: etag) }
+                group.addTask { await fetchRange(range, ifMatch: ifMatch, etag: etag, hashes: hashes) }
             }
             for _ in 0..<inFlight { addNext() }
             while let done = await group.next() {
@@ -118,10 +160,14 @@ struct RangeFetcher: Sendable {
         var result: Result<RangeAnswer, PackClientError>
         var requests = 0
         var bytes: Int64 = 0
+        /// The hashes the range's frames were checked against.
+        var hashes: [String: String]?
     }
 
-    /// Requests one range (again after a dropped transfer), judges the answer and checks its frames.
-    private func fetchRange(_ range: SparseUpgradePlan.Range, ifMatch: String?, etag: String? = nil) async -> RangeResult {
+    /// Requests one range (again after a dropped transfer), judges the answer and checks its frames
+    /// (against `hashes`, else against those the target gives once the range's catalog is read).
+    private func fetchRange(_ range: SparseUpgradePlan.Range, ifMatch: String?, etag: String? = nil,
+                            hashes: [String: String]?) async -> RangeResult {
         var outcome = RangeResult(result: .failure(.transfer(url: url, .cancelled)))
         var request = HTTPRequest(url: url, timeouts: timeouts)
         request.followRedirects = true
@@ -142,36 +188,46 @@ struct RangeFetcher: Sendable {
                 }
             }
             outcome.bytes += download.bytesWritten
-            let answer = RangeAnswer.judge(download.head, bodyBytes: download.bytesWritten, asked: range.bytes, pack: pack,
-                                           url: url, etag: etag)
+            let answer = RangeAnswer.judge(download.head, bodyBytes: download.bytesWritten, asked: range.bytes,
+                                           fileBytes: target.bytes, url: url, etag: etag)
             outcome.result = .success(answer)
             guard case .partial = answer else { return outcome }
-            let verified = await verify(range)
-            if case .failure(let error) = verified { outcome.result = .failure(error) }
+            switch await verify(range, hashes: hashes) {
+            case .success(let checked): outcome.hashes = checked
+            case .failure(let error): outcome.result = .failure(error)
+            }
             return outcome
         }
         return outcome
     }
 
-    /// Reads every frame of `range` back from the file with the install's checks.
-    private func verify(_ range: SparseUpgradePlan.Range) async -> Result<Void, PackClientError> {
-        let pack = self.pack
+    /// Reads every frame of `range` back from the file with the install's checks: the catalog
+    /// first (against the content digest), then every other frame against `hashes` or, without
+    /// them, the hashes the target gives once the catalog is in. Returns the hashes used.
+    private func verify(_ range: SparseUpgradePlan.Range, hashes: [String: String]?) async -> Result<[String: String], PackClientError> {
+        let target = self.target
         let path = self.path
-        return await BlockingWork.result("gifpack.verify-range") { () throws(PackClientError) in
+        return await BlockingWork.result("gifpack.verify-range") { () throws(PackClientError) -> [String: String] in
+            let name = SafePath.printable(target.name)
             let reader: PackFrameReader
             do throws(PackReadError) { reader = try PackFrameReader(path: path) } catch {
-                throw EntryReading.translate(error, pack: pack.name, entry: path, readerPath: path)
+                throw EntryReading.translate(error, pack: target.name, entry: path, readerPath: path)
             }
-            let hashes = Dictionary(pack.gifs.map { ($0.location.path, $0.sha256) }, uniquingKeysWith: { first, _ in first })
-            for location in range.entries {
-                let isCatalog = location == pack.catalog
-                guard let expected = isCatalog ? pack.contentDigest : hashes[location.path] else {
-                    throw .rejected(PackRejection(.missingEntry, pack: SafePath.printable(pack.name),
-                                                  entry: SafePath.printable(location.path), detail: "the index lists no hash for this frame"))
+            let catalog = target.catalog
+            let holdsCatalog = range.entries.contains(catalog)
+            if holdsCatalog {
+                try IndexedEntry.read(catalog, sha256: target.contentDigest, isGIF: false, pack: name, reader: reader) { _ in }
+            }
+            let known: [String: String]
+            if let hashes { known = hashes } else { known = try target.hashes(catalogIn: holdsCatalog ? path : nil) }
+            for location in range.entries where location != catalog {
+                guard let expected = known[location.path] else {
+                    throw .rejected(PackRejection(.missingEntry, pack: name, entry: SafePath.printable(location.path),
+                                                  detail: "the index lists no hash for this frame"))
                 }
-                try IndexedEntry.read(location, sha256: expected, isGIF: !isCatalog, pack: SafePath.printable(pack.name),
-                                      reader: reader) { _ in }
+                try IndexedEntry.read(location, sha256: expected, isGIF: true, pack: name, reader: reader) { _ in }
             }
+            return known
         }
     }
 }

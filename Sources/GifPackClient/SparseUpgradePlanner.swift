@@ -4,7 +4,8 @@ import GifPackFormat
 ///
 /// With a previous generation installed and a remote index, an install fetches the new pack's
 /// catalog frame and the frames of the GIFs the previous generation does not hold, each as a
-/// single-range `Range` request (never a multi-range one), instead of the whole pack. Frames
+/// single-range `Range` request (never a multi-range one), instead of the whole pack; with
+/// posters, likewise the posters pack's catalog frame and the frames of the posters it lacks. Frames
 /// closer together than ``coalesceGap`` bytes are fetched in one range (the gap's bytes come
 /// along); at most ``maxRequestsInFlight`` requests run at once. The plan is dropped for the
 /// whole-pack download when it would cost more than the pack (each request counted as
@@ -47,15 +48,20 @@ public struct SparseUpgradePlan: Sendable, Equatable {
         public var bytes: ClosedRange<Int64> { first...last }
     }
 
-    /// The pack's name.
+    /// The pack's name (a posters pack's: `<pack>-posters`).
     public let pack: String
     /// The ranges to request, in offset order; the first holds the catalog frame.
     public let ranges: [Range]
-    /// SHA-256 of the GIFs whose frames are fetched, sorted.
+    /// SHA-256 of the GIFs whose frames are fetched, sorted (empty in a posters pack's plan).
     public let fetchedGIFs: [String]
-    /// GIFs of the pack the cache already holds.
+    /// GIFs of the pack the cache already holds (0 in a posters pack's plan).
     public let reusedGIFs: Int
-    /// Bytes of the frames that are needed (catalog and missing GIFs), without coalescing gaps.
+    /// Tar paths of the frames fetched besides the catalog's, sorted: `gifs/<sha256>.gif`, or a
+    /// posters pack's `posters/<size>/<sha256>.gif`.
+    public let fetchedPaths: [String]
+    /// Frames of the file (besides the catalog's) the cache already holds: GIFs, or posters.
+    public let reusedFrames: Int
+    /// Bytes of the frames that are needed (catalog and missing GIFs or posters), without coalescing gaps.
     public let frameBytes: Int64
     /// The size of the pack file: what a whole download costs.
     public let wholePackBytes: Int64
@@ -73,18 +79,37 @@ public struct SparseUpgradePlan: Sendable, Equatable {
 ///
 /// Needed are the catalog frame (always: the install checks the catalog against the index) and
 /// the frame of every GIF whose hash is not in `available` (the hashes the previous generation
-/// holds on disk). Needed frames are sorted by offset and merged into one range while the gap
-/// to the next is below ``SparseUpgradeSettings/coalesceGap``.
+/// holds on disk); for a posters pack, the frame of every poster whose path is not in `available`
+/// (the posters the previous generation holds intact). Needed frames are sorted by offset and
+/// merged into one range while the gap to the next is below ``SparseUpgradeSettings/coalesceGap``.
 ///
 /// ```swift
 /// let plan = SparseUpgradePlanner.plan(pack: newPack, available: ["ab12…", …], settings: .init())
 /// for range in plan.ranges { print("bytes=\(range.first)-\(range.last)") }
+/// let posterPlan = SparseUpgradePlanner.plan(posters: newPack.posters!, available: ["posters/80/ab12….gif"], settings: .init())
 /// ```
 public enum SparseUpgradePlanner {
     public static func plan(pack: PackDescription, available: Set<String>,
                             settings: SparseUpgradeSettings) -> SparseUpgradePlan {
         let missing = pack.gifs.filter { !available.contains($0.sha256) }
-        let needed = ([pack.catalog] + missing.map(\.location)).sorted { $0.frameOffset < $1.frameOffset }
+        return plan(file: pack.name, bytes: pack.bytes, catalog: pack.catalog, missing: missing.map(\.location),
+                    reused: pack.gifs.count - missing.count, fetchedGIFs: missing.map(\.sha256).sorted(),
+                    reusedGIFs: pack.gifs.count - missing.count, settings: settings)
+    }
+
+    /// A posters pack's plan: `available` holds the paths (`posters/<size>/<sha256>.gif`) of the
+    /// posters the cache holds.
+    public static func plan(posters: PosterPackDescription, available: Set<String>,
+                            settings: SparseUpgradeSettings) -> SparseUpgradePlan {
+        let missing = posters.posters.filter { !available.contains($0.path) }
+        return plan(file: posters.name, bytes: posters.bytes, catalog: posters.catalog, missing: missing,
+                    reused: posters.posters.count - missing.count, fetchedGIFs: [],
+                    reusedGIFs: 0, settings: settings)
+    }
+
+    private static func plan(file: String, bytes: Int64, catalog: EntryLocation, missing: [EntryLocation], reused: Int,
+                             fetchedGIFs: [String], reusedGIFs: Int, settings: SparseUpgradeSettings) -> SparseUpgradePlan {
+        let needed = ([catalog] + missing).sorted { $0.frameOffset < $1.frameOffset }
         var ranges: [SparseUpgradePlan.Range] = []
         for location in needed {
             let first = location.frameOffset
@@ -100,8 +125,8 @@ public enum SparseUpgradePlanner {
         let frameBytes = needed.reduce(Int64(0)) { $0 + $1.frameLength }
         let covered = ranges.reduce(Int64(0)) { $0 + $1.length }
         return SparseUpgradePlan(
-            pack: pack.name, ranges: ranges, fetchedGIFs: missing.map(\.sha256).sorted(),
-            reusedGIFs: pack.gifs.count - missing.count, frameBytes: frameBytes, wholePackBytes: pack.bytes,
+            pack: file, ranges: ranges, fetchedGIFs: fetchedGIFs, reusedGIFs: reusedGIFs,
+            fetchedPaths: missing.map(\.path).sorted(), reusedFrames: reused, frameBytes: frameBytes, wholePackBytes: bytes,
             estimatedCost: covered + Int64(ranges.count) * max(0, settings.requestOverheadBytes))
     }
 }
