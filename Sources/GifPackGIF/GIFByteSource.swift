@@ -1,9 +1,5 @@
 import GifPackSystem
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// The bytes giflib's decoder pulls through its `InputFunc`: either an in-memory buffer or a file
 /// descriptor read in 64 KiB chunks through one reused buffer.

@@ -1,9 +1,5 @@
 import CGif
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// Structural validation of a GIF with giflib's record-by-record decoder.
 ///

@@ -1,8 +1,6 @@
 import GifPackSystem
 import Foundation
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// An exclusive, non-blocking `flock` on a lock file, held for the life of the value. The kernel
 /// drops it when the process dies, even on `kill -9`, so a crash never leaves a stale lock. The

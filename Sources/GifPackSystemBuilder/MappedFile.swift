@@ -1,8 +1,6 @@
 import GifPackSystem
 import Foundation
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// A whole file mapped read-only into memory: read like a buffer, its pages loaded as they are
 /// touched, and let go again with ``release(before:)`` once read, so reading a large file through

@@ -1,10 +1,6 @@
 import GifPackSystem
 import Foundation
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// Flushes a file to disk while it is still being written, so that the `fsync` at its end waits
 /// for little more than the last few megabytes.

@@ -1,9 +1,7 @@
 import ArgumentParser
 import Foundation
 import GifPackClient
-#if canImport(Glibc)
 import Glibc
-#endif
 
 struct CatCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

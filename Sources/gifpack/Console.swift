@@ -1,8 +1,6 @@
 import Foundation
 import GifPackSystem
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// Standard error, shared by log lines and the live progress line.
 ///

@@ -1,7 +1,5 @@
 import Foundation
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// What the process knows about standard error as a display: whether it is a terminal, how wide
 /// it is, and whether colour is welcome.

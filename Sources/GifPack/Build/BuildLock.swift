@@ -1,8 +1,6 @@
 import Foundation
 import GifPackSystemBuilder
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// An exclusive `flock` on a directory's own descriptor, held for the life of the value. Nothing is
 /// written into the directory, so a published output directory holds only what clients fetch. A

@@ -1,10 +1,6 @@
 import Crypto
 import GifPackSystemBuilder
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// An append-only writer over a POSIX file descriptor that tracks its offset and can hash
 /// everything written.

@@ -1,9 +1,7 @@
 import Foundation
 import GifPackFormat
 import GifPackSystem
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// Hashes a file on a thread of its own while it is being written, reading back what was written.
 ///

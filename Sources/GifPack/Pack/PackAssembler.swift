@@ -1,10 +1,6 @@
 import Crypto
 import GifPackFormat
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// Writes a pack file: tar entry frames in order, then the end-of-archive frame.
 ///

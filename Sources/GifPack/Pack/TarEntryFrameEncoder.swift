@@ -1,10 +1,6 @@
 import Crypto
 import GifPackFormat
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// Encodes one tar entry (or the end-of-archive blocks) as one standalone zstd frame.
 ///

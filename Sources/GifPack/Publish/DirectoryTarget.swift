@@ -1,8 +1,6 @@
 import Crypto
 import Foundation
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// Publishes into a directory (a web root, a mounted share). Each file is written to a temporary
 /// name in its final directory, fsynced, read back and checked (size and SHA-256), then renamed

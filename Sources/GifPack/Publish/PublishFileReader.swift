@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// Reads the small files `gifpack publish` handles whole — the build's `index.json`, its signature
 /// and report, and a directory target's live `index.json` — bounded and only when they are regular

@@ -1,9 +1,7 @@
 import Crypto
 import Foundation
 import Synchronization
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// The content-addressed store of validated GIFs: each distinct GIF is kept once, at
 /// `blobs/sha256/ab/<sha256>.gif`, however many exercises (or packs) use it. A GIF enters only after

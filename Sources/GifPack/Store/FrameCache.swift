@@ -1,8 +1,6 @@
 import Foundation
 import Synchronization
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// Each stored GIF's tar entry (`gifs/<sha256>.gif`), compressed once as a standalone zstd frame.
 ///

@@ -1,9 +1,7 @@
 import Foundation
 import GifPackFormat
 import Synchronization
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// The posters pack's entries of the posters this process derives, compressed as they are derived.
 ///

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// Named places in the build where crash-safety tests kill the process with SIGKILL.
 ///

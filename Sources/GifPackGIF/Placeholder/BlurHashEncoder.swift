@@ -1,8 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// The BlurHash algorithm (https://blurha.sh, woltapp/blurhash's reference encoder): a DCT of the
 /// image in linear light, `componentsX` x `componentsY` coefficients, quantised and written in base 83.

@@ -1,9 +1,5 @@
 import CGif
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// The still a GIF's placeholders and posters are made from, and which frame it is.
 public struct StillFrame: Sendable, Equatable {
