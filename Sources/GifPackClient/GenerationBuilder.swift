@@ -47,6 +47,8 @@ struct GenerationBuilder {
     let previous: Previous?
     /// Recorded in the manifest: the verified sequence of the index the packs came from.
     var indexSequence: Int?
+    /// The remote index the generation comes from (``InstallManifest/index``).
+    var indexRecord: InstalledIndex?
     var counts = Counts()
     /// Files created (not linked) in the staging directory.
     private var written: [String] = []
@@ -117,7 +119,7 @@ struct GenerationBuilder {
         }
         let manifest = InstallManifest(generation: generation, layout: layout, packs: plan.packs, exercises: plan.exercises,
                                        indexSequence: indexSequence, posterPacks: posters?.packs, posters: posterRecords,
-                                       checkedGIFs: checked)
+                                       checkedGIFs: checked, index: indexRecord)
         let manifestPath = "\(staging)/\(InstallManifest.fileName)"
         try FileOps.writeNew(manifestPath, try manifest.encoded())
         written.append(manifestPath)

@@ -150,6 +150,27 @@ public struct IndexTrust: Sendable {
         }
     }
 
+    /// The key id (``MinisignPublicKey/keyIDText``) a signature file names, nil when it is not a signature.
+    static func signerKeyID(of signature: Data?) -> String? {
+        guard let signature, let parsed = try? MinisignSignature(text: String(decoding: signature, as: UTF8.self)) else { return nil }
+        return Minisign.keyIDText(parsed.keyID)
+    }
+
+    /// True when a key with this id is trusted.
+    func trusts(keyID: String) -> Bool { keys.contains { $0.keyIDText == keyID } }
+
+    /// A `304` for the index a generation was installed from: that index was verified then; it
+    /// still counts only until its `expires` (a frozen mirror answers `304` forever).
+    func acceptUnchanged(_ record: InstalledIndex, location: String) throws(PackClientError) {
+        guard let expires = record.expires, let expiry = IndexTimestamp.parse(expires) else {
+            throw Self.refuse(.unsigned, location, "the installed index has no expires field")
+        }
+        let now = self.now ?? Date()
+        guard expiry > now else {
+            throw Self.refuse(.expired, location, "it is unchanged (304 Not Modified) and expired at \(expires) (now \(IndexTimestamp.format(now))); the publisher has not re-signed it — a stale or frozen mirror?")
+        }
+    }
+
     private static func refuse(_ reason: IndexRefusal.Reason, _ location: String, _ detail: String) -> PackClientError {
         .untrusted(IndexRefusal(reason, index: location, detail: detail))
     }

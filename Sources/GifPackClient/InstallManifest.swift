@@ -39,10 +39,16 @@ public struct InstallManifest: Sendable, Equatable, Codable {
     /// that keeps the file (its SHA-256 confirmed) under an identical record skips decoding it
     /// again: the same bytes passed the same checks. nil in manifests written before it existed.
     public var checkedGIFs: [String: GIFMetadata]?
+    /// The remote index this generation was installed from (or last confirmed unchanged against):
+    /// its validators, for the next install's conditional request (a `304` then costs no body and
+    /// changes nothing). nil for a local index, a server without `ETag`/`Last-Modified`, and
+    /// manifests written before it existed.
+    public var index: InstalledIndex?
 
     public init(generation: Int, layout: InstallLayout, packs: [InstalledPack], exercises: [String: String?],
                 indexSequence: Int? = nil, posterPacks: [InstalledPosterPack]? = nil, posters: [String: String]? = nil,
-                checkedGIFs: [String: GIFMetadata]? = nil) {
+                checkedGIFs: [String: GIFMetadata]? = nil, index: InstalledIndex? = nil) {
+        self.index = index
         self.formatVersion = .current
         self.generation = generation
         self.layout = layout
@@ -76,6 +82,23 @@ public struct InstallManifest: Sendable, Equatable, Codable {
 
     func encoded() throws(PackClientError) -> [UInt8] {
         try Self.canonicalJSON(self, path: Self.fileName)
+    }
+
+    /// Replaces the manifest of the generation at `directory` (a temporary file, fsynced, renamed
+    /// over it, the directory fsynced): readers see the old manifest or this one. Only for fields
+    /// that say nothing about the files (the index record and its sequence).
+    func replace(inDirectory directory: String) throws(PackClientError) {
+        let path = "\(directory)/\(Self.fileName)"
+        let temporary = "\(directory)/.\(Self.fileName).\(UUID().uuidString)"
+        do {
+            try FileOps.writeNew(temporary, try encoded())
+            try FileOps.sync(temporary)
+            try FileOps.move(temporary, to: path)
+            try FileOps.sync(directory)
+        } catch {
+            FileOps.remove(temporary)
+            throw error
+        }
     }
 
     static func canonicalJSON<T: Encodable>(_ value: T, path: String) throws(PackClientError) -> [UInt8] {
@@ -123,5 +146,29 @@ public struct InstalledPosterPack: Sendable, Equatable, Codable {
         self.sha256 = sha256
         self.contentDigest = contentDigest
         self.sizes = sizes.sorted()
+    }
+}
+
+/// The remote index an installed generation came from, as ``InstallManifest/index`` records it.
+///
+/// ```swift
+/// manifest.index?.validators.etag       // "\"6650a1b2-4f1e\""
+/// ```
+public struct InstalledIndex: Sendable, Equatable, Codable {
+    /// The file (`index.json.zst` or `index.json`) and its `ETag`/`Last-Modified`.
+    public var validators: IndexValidators
+    /// Every pack the index lists, sorted: with them a `304` says which packs "all" means.
+    public var packs: [String]
+    /// The signed index's `expires` (installs with trusted keys): a `304` after it is refused as expired.
+    public var expires: String?
+    /// The id of the trusted key whose signature verified it (installs with trusted keys): a `304`
+    /// counts only while that key is still trusted.
+    public var signedBy: String?
+
+    public init(validators: IndexValidators, packs: [String], expires: String? = nil, signedBy: String? = nil) {
+        self.validators = validators
+        self.packs = packs.sorted()
+        self.expires = expires
+        self.signedBy = signedBy
     }
 }

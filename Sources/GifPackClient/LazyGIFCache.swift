@@ -17,9 +17,11 @@ import GifPackTransport
 ///   the pack's size from the index), decompresses it with an install's checks (tar header,
 ///   decompression cap, SHA-256) and stores it.
 ///
-/// The index is stored in the directory with its URL and `ETag` and revalidated with `If-None-Match`
-/// once it is older than ``indexMaxAge`` (a `304` costs no body); if the server cannot be reached
-/// the stored index is used. A range answer that shows the index is out of date (a `416`, a
+/// The index is fetched as `index.json.zst` (the compressed copy, ``CompressedIndex``) or, when
+/// the publisher has none, `index.json`, and stored (plain) with its URL, `ETag` and `Last-Modified`;
+/// once it is older than ``indexMaxAge`` it is revalidated with `If-None-Match` and
+/// `If-Modified-Since` (a `304` costs no body and fetches no signature); if the server cannot be
+/// reached the stored index is used. A range answer that shows the index is out of date (a `416`, a
 /// different pack size, a `404`) reloads the index and tries once more. A server that ignores `Range`
 /// (answers `200`) is refused: install the pack instead (``PackInstaller``).
 ///
@@ -177,30 +179,35 @@ public final class LazyGIFCache: Sendable {
         let age = Int(Date().timeIntervalSince1970) - (stored?.validatedAt ?? 0)
         if let storedIndex, !forceRevalidation, Duration.seconds(max(0, age)) < indexMaxAge { return storedIndex }
 
-        var request = HTTPRequest(url: url, timeouts: timeouts, acceptCompressedBody: true)
-        request.followRedirects = true
-        if storedIndex != nil, let etag = stored?.etag { request.headers.append(name: "If-None-Match", value: etag) }
-        let response: HTTPDataResponse
-        do { response = try await http.data(request, maxBytes: maxBytes) } catch {
+        // index.json.zst first, index.json when there is none; conditional (If-None-Match and
+        // If-Modified-Since) on the stored copy's validators, which are sent only to their own file.
+        let fetched: PackIndexSource.BytesFetch
+        do {
+            fetched = try await source.fetchBytes(ifChangedFrom: storedIndex == nil ? nil : stored?.validators, client: http,
+                                                  limits: limits, timeouts: timeouts)
+        } catch {
             // Offline: the stored index still names the GIFs stored.
-            if let storedIndex { return storedIndex }
-            throw .transfer(url: url, error)
+            if case .transfer = error, let storedIndex { return storedIndex }
+            throw error
         }
-        if response.head.status == 304, let storedIndex {
+        let json: Data
+        let validators: IndexValidators?
+        switch fetched {
+        case .notModified:
+            guard let storedIndex else {
+                throw .unreadable(location: url, detail: "the server answered 304 Not Modified to a request that was not conditional")
+            }
             // Unchanged: with trust, the stored index was just verified with its stored signature.
             _ = await BlockingWork.result("gifpack.lazy-index") { () throws(PackClientError) in store.touchIndex(slot: slot) }
             return storedIndex
+        case .fetched(let bytes, let newValidators, _):
+            (json, validators) = (bytes, newValidators)
         }
-        guard response.head.status == 200 else {
-            throw .unreadable(location: url, detail: "HTTP status \(response.head.status)")
-        }
-        let json = Data(response.body)
-        let etag = response.head.headers["etag"]
         guard let trust else {
             // The same decoding and index rules as every other index load.
             let index = try PackIndexSource.decode(json, limits: limits)
             try await BlockingWork.run("gifpack.lazy-index") { () throws(PackClientError) in
-                try store.writeIndex(json, slot: slot, url: url, etag: etag, maxBytes: maxBytes)
+                try store.writeIndex(json, slot: slot, url: url, validators: validators, maxBytes: maxBytes)
             }
             return index
         }
@@ -211,7 +218,7 @@ public final class LazyGIFCache: Sendable {
         try trust.accept(index, location: url, installedSequence: floor, holder: "the cached index's")
         try await BlockingWork.run("gifpack.lazy-index") { () throws(PackClientError) in
             // Under the cache's lock: another process may have stored a newer index meanwhile.
-            try store.writeIndex(json, slot: slot, url: url, etag: etag, signature: signature, verifiedSequence: index.sequence,
+            try store.writeIndex(json, slot: slot, url: url, validators: validators, signature: signature, verifiedSequence: index.sequence,
                                  maxBytes: maxBytes) { (held: Int?) throws(PackClientError) in
                 try trust.accept(index, location: url, installedSequence: held, holder: "the cached index's")
             }

@@ -6,8 +6,10 @@ import GifPackFormat
 ///
 /// ```
 /// <dir>/.gifpack-lazy-cache  the marker: this directory is gifpack's GIF cache
-/// <dir>/indexes/<slot>       one per index source: "gifpack-lazy-index 3\n<URL>\n<ETag>\n<sequence>\n<signature>\n"
-///                            then the index JSON; mtime = last validated. <slot> is the SHA-256 (hex) of the
+/// <dir>/indexes/<slot>       one per index source: "gifpack-lazy-index 4\n<URL>\n<ETag>\n<sequence>\n<signature>\n
+///                            <Last-Modified>\n<validated URL>\n" then the plain index JSON; mtime = last validated.
+///                            <ETag> and <Last-Modified> are those of <validated URL>, the file the index came in
+///                            (index.json.zst or index.json), and are sent to it only. Version 3 slots (no last two lines) are read. <slot> is the SHA-256 (hex) of the
 ///                            normalised index URL and the trusted keys (``slotName(url:keys:)``), so each
 ///                            source and key set keeps its own index and rollback floor. <sequence> and
 ///                            <signature> (base64 of index.json.minisig) are set when the index was verified
@@ -35,7 +37,9 @@ import GifPackFormat
 /// if let bytes = store.readGIF(sha256: hash, size: size) { … }
 /// ```
 struct LazyGIFStore: Sendable {
-    static let indexMagic = "gifpack-lazy-index 3"
+    static let indexMagic = "gifpack-lazy-index 4"
+    /// The previous version's slots: read (without Last-Modified and validated URL), never written.
+    static let previousIndexMagic = "gifpack-lazy-index 3"
     /// Temporary files older than this are leftovers of a killed process.
     static let staleTemporarySeconds = 3600
     /// The file that marks a directory as gifpack's GIF cache.
@@ -246,6 +250,16 @@ struct LazyGIFStore: Sendable {
         var signature: Data?
         /// The index's `sequence`, recorded only when it verified.
         var verifiedSequence: Int?
+        var lastModified: String? = nil
+        /// The file ``etag`` and ``lastModified`` belong to (`index.json.zst` or `index.json`); nil in
+        /// an earlier version's slot, whose ETag was the plain index's.
+        var validatedURL: String? = nil
+
+        /// What a conditional request for this index carries.
+        var validators: IndexValidators? {
+            guard etag != nil || lastModified != nil else { return nil }
+            return IndexValidators(url: validatedURL ?? url, etag: etag, lastModified: lastModified)
+        }
 
         /// True when stored from `url` (any spelling ``LazyGIFStore/normalisedURL(_:)`` makes the same).
         func isFrom(_ url: String) -> Bool {
@@ -291,14 +305,21 @@ struct LazyGIFStore: Sendable {
         let bytes = [UInt8](data)
         var lines: [String] = []
         var start = bytes.startIndex
-        while lines.count < 5, let end = bytes[start...].firstIndex(of: 0x0A) {
+        var wanted = 5
+        while lines.count < wanted, let end = bytes[start...].firstIndex(of: 0x0A) {
             lines.append(String(decoding: bytes[start..<end], as: UTF8.self))
             start = end + 1
+            if lines.count == 1 {
+                guard lines[0] == Self.indexMagic || lines[0] == Self.previousIndexMagic else { return nil }
+                wanted = lines[0] == Self.indexMagic ? 7 : 5
+            }
         }
-        guard lines.count == 5, lines[0] == Self.indexMagic else { return nil }
+        guard lines.count == wanted else { return nil }
         return StoredIndex(json: Data(bytes[start...]), url: lines[1], etag: lines[2].isEmpty ? nil : lines[2],
                            validatedAt: Self.seconds(info), signature: Data(base64Encoded: lines[4]).flatMap { $0.isEmpty ? nil : $0 },
-                           verifiedSequence: Int(lines[3]))
+                           verifiedSequence: Int(lines[3]),
+                           lastModified: wanted == 7 && !lines[5].isEmpty ? lines[5] : nil,
+                           validatedURL: wanted == 7 && !lines[6].isEmpty ? lines[6] : nil)
     }
 
     /// Replaces the index stored in `slot` (temporary file and rename, under the lock), with `url`
@@ -306,13 +327,14 @@ struct LazyGIFStore: Sendable {
     /// index verified with trusted keys. `admit` sees the verified sequence the slot holds, under
     /// the lock, just before the rename, and may refuse: another process may have stored a newer
     /// index since this one was accepted.
-    func writeIndex(_ json: Data, slot: String, url: String, etag: String?, signature: Data? = nil, verifiedSequence: Int? = nil,
+    func writeIndex(_ json: Data, slot: String, url: String, validators: IndexValidators?, signature: Data? = nil, verifiedSequence: Int? = nil,
                     maxBytes: Int64, admit: (Int?) throws(PackClientError) -> Void = { _ in }) throws(PackClientError) {
         let temporary = temporaryFile("index")
         let path = indexPath(slot: slot)
         do {
-            let head = "\(Self.indexMagic)\n\(Self.normalisedURL(url))\n\(Self.oneLine(etag ?? ""))\n"
+            let head = "\(Self.indexMagic)\n\(Self.normalisedURL(url))\n\(Self.oneLine(validators?.etag ?? ""))\n"
                 + "\(verifiedSequence.map(String.init) ?? "")\n\(signature?.base64EncodedString() ?? "")\n"
+                + "\(Self.oneLine(validators?.lastModified ?? ""))\n\(Self.oneLine(validators?.url ?? ""))\n"
             try FileOps.writeNew(temporary, Array(head.utf8) + [UInt8](json))
             try withLock { () throws(PackClientError) in
                 try admit(readIndex(at: path, maxBytes: maxBytes)?.verifiedSequence)

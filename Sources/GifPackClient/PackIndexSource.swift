@@ -7,8 +7,9 @@ import GifPackTransport
 /// Where an index lives — a local path or an http(s) URL — and how to reach the packs it names.
 ///
 /// ``load(client:limits:)`` reads and decodes `index.json` (over HTTP with the given ``HTTPTransport``,
-/// by default ``URLSessionTransport``, following redirects, at most ``PackLimits/maxIndexBytes``; a local path only when it is a regular file of
-/// at most that size), and refuses an index whose format has a newer major version with
+/// by default ``URLSessionTransport``, following redirects, at most ``PackLimits/maxIndexBytes``: its
+/// compressed copy `index.json.zst` first, `index.json` when the publisher has none; a local path only when it is a regular file of
+/// at most that size, read as it is), and refuses an index whose format has a newer major version with
 /// ``PackClientError/index(_:)`` carrying `IndexError.unsupportedVersion`, and an index that breaks
 /// the format's rules (negative sizes, repeated pack names or ids, overlapping frames…) with
 /// ``PackClientError/rejected(_:)`` naming the reason.
@@ -20,6 +21,7 @@ import GifPackTransport
 /// let source = PackIndexSource("https://cdn.example.com/gifpack/index.json")
 /// let index = try await source.load()
 /// let packLocation = try source.packLocation(for: index.packs[0])
+/// // a daily check: a 304 (no body) when nothing changed; see load(ifChangedFrom:trust:installedSequence:client:limits:)
 /// // .url("https://cdn.example.com/gifpack/packs/all-v3-1a2b3c4d.tar.zst")
 /// ```
 public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
@@ -60,8 +62,7 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
     /// Reads and decodes the index. `client` is used for URLs; without one a short-lived
     /// ``URLSessionTransport`` is made for the call.
     public func load(client: (any HTTPTransport)? = nil, limits: PackLimits = .standard) async throws(PackClientError) -> PackIndex {
-        let bytes = try await loadBytes(location.description, client: client, maxBytes: limits.maxIndexBytes, optional: false)!
-        return try Self.decode(bytes, limits: limits)
+        try await loadFetched(ifChangedFrom: nil, trust: nil, installedSequence: nil, client: client, limits: limits).index
     }
 
     /// Reads a local index synchronously, with the same cap and checks as ``load(client:limits:)``.
@@ -83,10 +84,128 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
     /// `installedSequence`); otherwise throws ``PackClientError/untrusted(_:)``.
     public func load(trust: IndexTrust, installedSequence: Int? = nil, client: (any HTTPTransport)? = nil,
                      limits: PackLimits = .standard) async throws(PackClientError) -> PackIndex {
-        let bytes = try await loadBytes(location.description, client: client, maxBytes: limits.maxIndexBytes, optional: false)!
+        try await loadFetched(ifChangedFrom: nil, trust: trust, installedSequence: installedSequence, client: client, limits: limits).index
+    }
+
+    /// Loads the index only when it changed since the copy `validators` describe (what an earlier
+    /// load returned in ``FetchedIndex/validators``): a conditional GET (`If-None-Match` with the
+    /// ETag, `If-Modified-Since` with the Last-Modified date) answered `304` is
+    /// ``IndexCheck/notModified``, which costs no body, fetches no signature and decodes nothing
+    /// (the copy in hand was checked when it was loaded). Otherwise the index is loaded as
+    /// ``load(client:limits:)`` (or, with `trust`, ``load(trust:installedSequence:client:limits:)``)
+    /// loads it and returned with its new validators. nil `validators`, or a local index: always loaded.
+    ///
+    /// Over HTTP the compressed copy `index.json.zst` (``CompressedIndex``) is asked for first; only
+    /// when it is not there (404, 410, or 403 from a store that hides missing keys) is `index.json`
+    /// itself fetched. A copy that is there but does not decode (or decodes to bytes that do not
+    /// verify) is an error, never a silent fallback. Validators belong to the file they came from
+    /// and are sent only to it.
+    ///
+    /// ```swift
+    /// let source = PackIndexSource("https://cdn.example.com/gifpack/index.json")
+    /// switch try await source.load(ifChangedFrom: saved, trust: trust) {
+    /// case .notModified: break                                   // nothing downloaded
+    /// case .modified(let fetched):
+    ///     use(fetched.index)
+    ///     saved = fetched.validators                             // for the next check
+    /// }
+    /// ```
+    public func load(ifChangedFrom validators: IndexValidators?, trust: IndexTrust? = nil, installedSequence: Int? = nil,
+                     client: (any HTTPTransport)? = nil, limits: PackLimits = .standard) async throws(PackClientError) -> IndexCheck {
+        switch try await fetchBytes(ifChangedFrom: validators, client: client, limits: limits) {
+        case .notModified:
+            return .notModified
+        case .fetched(let bytes, let newValidators, let wire):
+            return .modified(try await finish(bytes, validators: newValidators, wireBytes: wire, trust: trust,
+                                              installedSequence: installedSequence, client: client, limits: limits))
+        }
+    }
+
+    /// An unconditional load with what it came with.
+    func loadFetched(ifChangedFrom validators: IndexValidators?, trust: IndexTrust?, installedSequence: Int?,
+                     client: (any HTTPTransport)?, limits: PackLimits) async throws(PackClientError) -> FetchedIndex {
+        guard case .modified(let fetched) = try await load(ifChangedFrom: nil, trust: trust, installedSequence: installedSequence,
+                                                           client: client, limits: limits) else {
+            throw .unreadable(location: location.description, detail: "the server answered 304 Not Modified to a request that was not conditional")
+        }
+        return fetched
+    }
+
+    /// Decodes (and with `trust` verifies) plain index bytes.
+    private func finish(_ bytes: Data, validators: IndexValidators?, wireBytes: Int64, trust: IndexTrust?, installedSequence: Int?,
+                        client: (any HTTPTransport)?, limits: PackLimits) async throws(PackClientError) -> FetchedIndex {
+        guard let trust else {
+            return FetchedIndex(index: try Self.decode(bytes, limits: limits), bytes: bytes, signature: nil, validators: validators,
+                                wireBytes: wireBytes)
+        }
         let signature = try await loadSignature(for: bytes, client: client)
-        return try trust.verify(indexBytes: bytes, signature: signature, location: location.description,
-                                installedSequence: installedSequence, limits: limits)
+        let index = try trust.verify(indexBytes: bytes, signature: signature, location: location.description,
+                                     installedSequence: installedSequence, limits: limits)
+        return FetchedIndex(index: index, bytes: bytes, signature: signature, validators: validators, wireBytes: wireBytes)
+    }
+
+    /// What a fetch of the index's bytes gave.
+    enum BytesFetch: Sendable {
+        case notModified
+        /// The plain index bytes, the validators of the file they came in, and the body bytes that crossed the wire.
+        case fetched(Data, IndexValidators?, wireBytes: Int64)
+    }
+
+    /// The plain bytes of the index: a local file as it is; over HTTP `index.json.zst` first,
+    /// `index.json` when the copy is missing, each conditional on `validators` when they are its.
+    func fetchBytes(ifChangedFrom validators: IndexValidators?, client: (any HTTPTransport)?, limits: PackLimits,
+                    timeouts: HTTPTimeouts = HTTPTimeouts()) async throws(PackClientError) -> BytesFetch {
+        guard case .url(let url) = location else {
+            let bytes = try await loadBytes(location.description, client: client, maxBytes: limits.maxIndexBytes, optional: false)!
+            return .fetched(bytes, nil, wireBytes: Int64(bytes.count))
+        }
+        let http = client ?? URLSessionTransport(maxConnections: 2)
+        let compressedURL = CompressedIndex.beside(url)
+        let compressed = try await Self.conditionalGET(compressedURL, validators: validators, client: http, maxBytes: limits.maxIndexBytes,
+                                                       acceptCompressedBody: false, timeouts: timeouts)
+        switch compressed.head.status {
+        case 304:
+            guard validators?.url == compressedURL else {
+                throw .unreadable(location: compressedURL, detail: "the server answered 304 Not Modified to a request that was not conditional")
+            }
+            return .notModified
+        case 200:
+            let plain: [UInt8]
+            do { plain = try CompressedIndex.decode(compressed.body, maxBytes: limits.maxIndexBytes) } catch {
+                throw .unreadable(location: compressedURL, detail: "not a compressed copy of an index: \(error.reason) "
+                    + "(it is not skipped for index.json: the publisher must repair it; gifpack publish rewrites it)")
+            }
+            return .fetched(Data(plain), IndexValidators(url: compressedURL, head: compressed.head), wireBytes: Int64(compressed.body.count))
+        case 403, 404, 410:
+            break   // not published there (an older publisher): the plain index
+        default:
+            throw .unreadable(location: compressedURL, detail: "HTTP status \(compressed.head.status)")
+        }
+        let plain = try await Self.conditionalGET(url, validators: validators, client: http, maxBytes: limits.maxIndexBytes,
+                                                  acceptCompressedBody: true, timeouts: timeouts)
+        switch plain.head.status {
+        case 304:
+            guard validators?.url == url else {
+                throw .unreadable(location: url, detail: "the server answered 304 Not Modified to a request that was not conditional")
+            }
+            return .notModified
+        case 200:
+            return .fetched(Data(plain.body), IndexValidators(url: url, head: plain.head), wireBytes: Int64(plain.body.count))
+        default:
+            throw .unreadable(location: url, detail: "HTTP status \(plain.head.status)")
+        }
+    }
+
+    /// A GET that carries `validators`' conditions when they are this URL's.
+    private static func conditionalGET(_ url: String, validators: IndexValidators?, client: any HTTPTransport, maxBytes: Int64,
+                                       acceptCompressedBody: Bool, timeouts: HTTPTimeouts) async throws(PackClientError) -> HTTPDataResponse {
+        var request = HTTPRequest(url: url, timeouts: timeouts, acceptCompressedBody: acceptCompressedBody)
+        request.followRedirects = true
+        if let validators, validators.url == url {
+            if let etag = validators.etag { request.headers.append(name: "If-None-Match", value: etag) }
+            if let date = validators.lastModified { request.headers.append(name: "If-Modified-Since", value: date) }
+        }
+        do { return try await client.data(request, maxBytes: maxBytes) } catch { throw .transfer(url: url, error) }
     }
 
     /// The signature of the index whose bytes are `indexBytes`: `signatures/<sha256>.minisig` beside
@@ -206,4 +325,62 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
         }
         return Data(response.body)
     }
+}
+
+/// What identifies one copy of a remote index for a conditional request: the URL of the file it
+/// came in (`index.json.zst` or `index.json`), its `ETag` and its `Last-Modified` date.
+///
+/// ```swift
+/// let saved = fetched.validators          // keep it with what was installed
+/// _ = try await source.load(ifChangedFrom: saved)
+/// ```
+public struct IndexValidators: Sendable, Equatable, Codable {
+    /// The URL these validators were served for; they are sent to it only.
+    public var url: String
+    public var etag: String?
+    public var lastModified: String?
+
+    public init(url: String, etag: String?, lastModified: String?) {
+        self.url = url
+        self.etag = etag
+        self.lastModified = lastModified
+    }
+
+    /// From a response head; nil when it has neither field (nothing to make a request conditional on).
+    init?(url: String, head: HTTPResponseHead) {
+        let etag = head.headers["etag"].flatMap(Self.clean)
+        let date = head.headers["last-modified"].flatMap(Self.clean)
+        guard etag != nil || date != nil else { return nil }
+        self.init(url: url, etag: etag, lastModified: date)
+    }
+
+    /// A header value fit to be sent back: printable ASCII, at most 256 bytes; anything else is dropped.
+    private static func clean(_ value: String) -> String? {
+        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty, trimmed.utf8.count <= 256, trimmed.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else { return nil }
+        return trimmed
+    }
+}
+
+/// What ``PackIndexSource/load(ifChangedFrom:trust:installedSequence:client:limits:)`` found.
+public enum IndexCheck: Sendable {
+    /// The server answered `304`: the copy the validators describe is current.
+    case notModified
+    /// A new (or first) index, decoded and, with trusted keys, verified.
+    case modified(FetchedIndex)
+}
+
+/// An index as loaded: decoded, its plain bytes, its signature (when trusted keys checked it) and
+/// the validators of the file it came in.
+public struct FetchedIndex: Sendable {
+    public var index: PackIndex
+    /// The plain `index.json` bytes (decompressed when the copy came as `index.json.zst`).
+    public var bytes: Data
+    /// The signature that verified `bytes` (loads with trusted keys only).
+    public var signature: Data?
+    /// What to pass to the next ``PackIndexSource/load(ifChangedFrom:trust:installedSequence:client:limits:)``;
+    /// nil for a local index, or a server that sent neither `ETag` nor `Last-Modified`.
+    public var validators: IndexValidators?
+    /// Body bytes received for the index (the compressed copy's size when it came compressed).
+    public var wireBytes: Int64
 }

@@ -109,16 +109,35 @@ public struct PackInstaller: Sendable {
         }
         let http = client ?? owned
 
-        let index: PackIndex
-        if let trust {
-            let installed = try await installedSequence(generations)
-            index = try await source.load(trust: trust, installedSequence: installed, client: http, limits: limits)
-        } else {
-            index = try await source.load(client: http, limits: limits)
+        // The index: conditional on the one the installed generation came from when that generation
+        // is what this call asks for again, so an unchanged index costs a 304 and no body.
+        let current = try await installedGeneration(generations)
+        let condition = conditionalBasis(current?.manifest, names: names, source: source)
+        let fetched: FetchedIndex
+        switch try await source.load(ifChangedFrom: condition?.validators, trust: trust,
+                                     installedSequence: trust == nil ? nil : current?.manifest.indexSequence,
+                                     client: http, limits: limits) {
+        case .notModified:
+            guard let current, let condition else {
+                throw .unreadable(location: source.description, detail: "the server answered 304 Not Modified to a request that was not conditional")
+            }
+            if let trust { try trust.acceptUnchanged(condition, location: source.description) }
+            return Self.unchangedReport(current.manifest, directory: current.directory, cacheDirectory: cacheDirectory,
+                                        generations: generations)
+        case .modified(let loaded):
+            fetched = loaded
+        }
+        let index = fetched.index
+        let record = fetched.validators.map {
+            InstalledIndex(validators: $0, packs: index.packs.map(\.name), expires: trust == nil ? nil : index.expires,
+                           signedBy: trust == nil ? nil : IndexTrust.signerKeyID(of: fetched.signature))
         }
         let chosen = try select(names, from: index)
         if withPosters, let bare = chosen.first(where: { $0.posters == nil }) { throw .noPosters(pack: bare.name) }
-        if let report = try await unchangedReport(for: chosen, generations: generations) { return report }
+        if let report = try await unchangedReport(for: chosen, generations: generations,
+                                                  refreshing: record, sequence: trust == nil ? nil : index.sequence) {
+            return report
+        }
 
         var downloader = PackDownloader(directory: generations.downloadsPath, client: http, limits: limits)
         downloader.maxAttempts = downloadAttempts
@@ -153,7 +172,7 @@ public struct PackInstaller: Sendable {
             }
         }
         var report = try await installLocked(downloaded, posters: posterSources, generations: generations,
-                                             indexSequence: trust == nil ? nil : index.sequence)
+                                             indexSequence: trust == nil ? nil : index.sequence, indexRecord: record)
         report.fetches = fetches
         return report
     }
@@ -167,12 +186,21 @@ public struct PackInstaller: Sendable {
         }
     }
 
-    /// The verified index sequence the installed generation came from.
-    private func installedSequence(_ generations: CacheGenerations) async throws(PackClientError) -> Int? {
-        try await BlockingWork.run("gifpack.manifest") { () throws(PackClientError) -> Int? in
-            guard let generation = try generations.current() else { return nil }
-            return try InstallManifest.read(directory: generations.generationPath(generation))?.indexSequence
+    /// The index record to make the index request conditional on: the installed generation's,
+    /// when it came from this URL and holds what this call asks for (the same pack selection,
+    /// layout and posters choice), and, with ``trust``, was verified by a key still trusted.
+    /// Otherwise nil: the index is fetched whole.
+    private func conditionalBasis(_ manifest: InstallManifest?, names: [String]?, source: PackIndexSource) -> InstalledIndex? {
+        guard case .url(let url) = source.location, let manifest, let record = manifest.index,
+              record.validators.url == url || record.validators.url == CompressedIndex.beside(url),
+              manifest.layout == layout, (manifest.posterPacks != nil) == withPosters else { return nil }
+        let installed = manifest.packs.map(\.name).sorted()
+        let wanted = names.flatMap { $0.isEmpty ? nil : Array(Set($0)).sorted() } ?? record.packs
+        guard installed == wanted, Set(wanted).isSubset(of: record.packs) else { return nil }
+        if let trust {
+            guard manifest.indexSequence != nil, let signer = record.signedBy, trust.trusts(keyID: signer) else { return nil }
         }
+        return record
     }
 
     /// Installs packs already fetched and verified by a ``PackDownloader``.
@@ -208,10 +236,11 @@ public struct PackInstaller: Sendable {
     }
 
     private func installLocked(_ packs: [DownloadedPack], posters: [PosterSource] = [], generations: CacheGenerations,
-                               indexSequence: Int? = nil) async throws(PackClientError) -> InstallReport {
+                               indexSequence: Int? = nil, indexRecord: InstalledIndex? = nil) async throws(PackClientError) -> InstallReport {
         let settings = self
         let outcome = await BlockingWork.result("gifpack.install") { () throws(PackClientError) -> InstallReport in
-            try settings.installGeneration(packs, posters: posters, generations: generations, indexSequence: indexSequence)
+            try settings.installGeneration(packs, posters: posters, generations: generations, indexSequence: indexSequence,
+                                           indexRecord: indexRecord)
         }
         switch outcome {
         case .success(let report):
@@ -236,7 +265,7 @@ public struct PackInstaller: Sendable {
 
     /// Plans, stages and switches in a new generation. Runs on a dedicated thread.
     private func installGeneration(_ packs: [DownloadedPack], posters: [PosterSource], generations: CacheGenerations,
-                                   indexSequence: Int?) throws(PackClientError) -> InstallReport {
+                                   indexSequence: Int?, indexRecord: InstalledIndex?) throws(PackClientError) -> InstallReport {
         let current = try generations.current()
         let previous: GenerationBuilder.Previous? = try current.flatMap { generation throws(PackClientError) in
             let directory = generations.generationPath(generation)
@@ -248,6 +277,7 @@ public struct PackInstaller: Sendable {
         let staging = "\(generations.storePath)/\(CacheGenerations.stagingName(generation))"
         var builder = GenerationBuilder(staging: staging, layout: layout, previous: previous)
         builder.indexSequence = indexSequence
+        builder.indexRecord = indexRecord
         do {
             try builder.build(plan, posters: posterPlan, generation: generation)
             try FileOps.move(staging, to: generations.generationPath(generation))
@@ -292,24 +322,40 @@ public struct PackInstaller: Sendable {
     }
 
     /// A report without any work when exactly these packs (and, with posters, their posters packs;
-    /// without, none) are installed in this layout.
-    private func unchangedReport(for packs: [PackDescription],
-                                 generations: CacheGenerations) async throws(PackClientError) -> InstallReport? {
+    /// without, none) are installed in this layout. The generation's manifest then takes the new
+    /// index's record (`refreshing`: validators, expiry) and, with trusted keys, its `sequence`
+    /// (a re-signed index with the same packs), so the next check is conditional on this index.
+    private func unchangedReport(for packs: [PackDescription], generations: CacheGenerations, refreshing record: InstalledIndex?,
+                                 sequence: Int?) async throws(PackClientError) -> InstallReport? {
         let wantedPosters = withPosters ? packs.compactMap(\.posters).map { [$0.name, $0.sha256] }.sorted { $0[0] < $1[0] } : []
+        let trusted = trust != nil
         return try await BlockingWork.run("gifpack.manifest") { [layout, cacheDirectory] () throws(PackClientError) -> InstallReport? in
             guard let generation = try generations.current(),
-                  let manifest = try InstallManifest.read(directory: generations.generationPath(generation)),
+                  var manifest = try InstallManifest.read(directory: generations.generationPath(generation)),
                   manifest.layout == layout,
                   manifest.packs.map({ [$0.name, $0.sha256] }) == packs.sorted(by: { $0.name < $1.name }).map({ [$0.name, $0.sha256] }),
                   (manifest.posterPacks ?? []).map({ [$0.name, $0.sha256] }) == wantedPosters
             else { return nil }
-            return InstallReport(
-                cacheDirectory: cacheDirectory, generationDirectory: generations.generationPath(generation),
-                generation: generation, layout: layout, packs: manifest.packs, exercises: manifest.exercises.count,
-                placeholders: manifest.exercises.values.filter { $0 == nil }.count, gifsWritten: 0, gifsReused: 0,
-                linksCreated: 0, bytesWritten: 0, bytesDownloaded: 0, added: [], removed: [], changed: [],
-                isUnchanged: true, posterPacks: manifest.posterPacks ?? [])
+            let directory = generations.generationPath(generation)
+            let newSequence = trusted ? max(sequence ?? 0, manifest.indexSequence ?? 0) : manifest.indexSequence
+            if manifest.index != record || manifest.indexSequence != newSequence {
+                manifest.index = record
+                manifest.indexSequence = trusted && sequence != nil ? newSequence : manifest.indexSequence
+                try manifest.replace(inDirectory: directory)
+            }
+            return Self.unchangedReport(manifest, directory: directory, cacheDirectory: cacheDirectory, generations: generations)
         }
+    }
+
+    /// The report of an install that changed nothing: the generation as its manifest describes it.
+    private static func unchangedReport(_ manifest: InstallManifest, directory: String, cacheDirectory: String,
+                                        generations: CacheGenerations) -> InstallReport {
+        InstallReport(
+            cacheDirectory: cacheDirectory, generationDirectory: directory,
+            generation: manifest.generation, layout: manifest.layout, packs: manifest.packs, exercises: manifest.exercises.count,
+            placeholders: manifest.exercises.values.filter { $0 == nil }.count, gifsWritten: 0, gifsReused: 0,
+            linksCreated: 0, bytesWritten: 0, bytesDownloaded: 0, added: [], removed: [], changed: [],
+            isUnchanged: true, posterPacks: manifest.posterPacks ?? [])
     }
 
     /// Deletes downloaded posters pack files (never a local index's own).

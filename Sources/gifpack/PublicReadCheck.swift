@@ -4,8 +4,8 @@ import GifPackHTTP
 import GifPackSystem
 
 /// After a publish: reads back, anonymously and from where clients read (`--public-url`), what
-/// was just published — `index.json`, its signatures (`index.json.minisig` and
-/// `signatures/<sha256>.minisig`) and every pack file the index names —
+/// was just published — `index.json`, its compressed copy `index.json.zst`, its signatures
+/// (`index.json.minisig` and `signatures/<sha256>.minisig`) and every pack file the index names —
 /// and says why clients could not install when they could not: a bucket or CDN that refuses
 /// anonymous reads (401/403), nothing served there (404), a stale copy of the index or its
 /// signature (bytes differ from the ones published), a pack served compressed
@@ -77,6 +77,7 @@ struct PublicReadCheck {
                     + "copy — purge it or shorten its cache time for index.json (see \(Self.guide))")
             }
         }
+        if let problem = await checkCompressedIndex(local.index, client: client) { problems.append(problem) }
         if let signature = local.signature {
             let url = SignatureLocation.beside(indexURL)
             switch await get(url, client: client, maxBytes: 1 << 16) {
@@ -108,6 +109,33 @@ struct PublicReadCheck {
             if problems.count >= 4 { break }
         }
         return problems.isEmpty ? nil : problems.joined(separator: "; ")
+    }
+
+    /// Clients fetch `index.json.zst` first: it must be served, and decode to the index just published.
+    private func checkCompressedIndex(_ index: [UInt8], client: HTTPClient) async -> String? {
+        let url = CompressedIndex.beside(indexURL)
+        var request = HTTPRequest(url: url, timeouts: HTTPTimeouts(connect: .seconds(10), total: .seconds(60)))
+        request.followRedirects = true
+        let response: HTTPDataResponse
+        do { response = try await client.data(request, maxBytes: 64 << 20) } catch {
+            return "clients cannot read \(url): \(error)"
+        }
+        guard response.head.status == 200 else {
+            if response.head.status == 404 || response.head.status == 403 {
+                return "\(url) is not served (HTTP \(response.head.status)): clients fall back to the whole index.json "
+                    + "(\(index.count) bytes) on every change — publish it (gifpack publish writes it) and serve it like index.json"
+            }
+            return Self.statusProblem(url, response.head.status)
+        }
+        let plain: [UInt8]
+        do { plain = try CompressedIndex.decode(response.body, maxBytes: 64 << 20) } catch {
+            return "\(url) is not a compressed copy of an index (\(error.reason)); clients refuse it — publish again to rewrite it"
+        }
+        guard plain == index else {
+            return "the index.json.zst served at \(url) is not the index just published (\(Self.describe(plain)) served, "
+                + "\(Self.describe(index)) published): clients read it before index.json — a stale copy; purge it or publish again"
+        }
+        return nil
     }
 
     private var folderURL: String {

@@ -453,6 +453,7 @@ final class RivalFirst: PublishTarget, @unchecked Sendable {
 
     var displayName: String { inner.displayName }
     func readLiveIndex() async throws(PublishError) -> LiveIndex? { try await inner.readLiveIndex() }
+    func read(_ key: String, maxBytes: Int64) async throws(PublishError) -> [UInt8]? { try await inner.read(key, maxBytes: maxBytes) }
     func stat(_ key: String) async throws(PublishError) -> StoredObject? {
         try await rivalOnce()
         return try await inner.stat(key)

@@ -78,7 +78,7 @@ enum IndexPublishError: Error, CustomStringConvertible {
     }
 }
 
-/// Writes `index.json` and, for a signed build, `index.json.minisig`.
+/// Writes `index.json`, for a signed build `index.json.minisig`, then `index.json.zst`.
 ///
 /// Unsigned: the index is replaced (atomically) only when its bytes change, and a signature left
 /// by an earlier signed build is removed. Signed: the index carries `sequence` and `expires`. An
@@ -99,9 +99,18 @@ struct IndexPublisher: Sendable {
     var signaturePath: String { SignatureLocation.beside(indexPath) }
 
     /// `localIndex`: the output directory's index as the build read it (under its lock), nil when
-    /// absent or unreadable.
+    /// absent or unreadable. Then `index.json.zst` beside the index is made to match it
+    /// (``IndexCompression/ensureCopy(beside:maxIndexBytes:)``): last, so a build killed before it
+    /// leaves a stale copy that the next build (or publish) replaces.
     func publish(_ unsigned: PackIndex, localIndex: PackIndex?, signing: SigningSettings?, previous: PreviousIndex?,
                  state: BuildState, now: Date) throws -> BuildReport.IndexSummary {
+        let summary = try writeIndex(unsigned, localIndex: localIndex, signing: signing, previous: previous, state: state, now: now)
+        try IndexCompression.ensureCopy(beside: indexPath)
+        return summary
+    }
+
+    private func writeIndex(_ unsigned: PackIndex, localIndex: PackIndex?, signing: SigningSettings?, previous: PreviousIndex?,
+                            state: BuildState, now: Date) throws -> BuildReport.IndexSummary {
         guard let signing else {
             // Neither the new index nor the file on disk is held whole (an index of 100,000
             // exercises is about 14 MB): the new one is hashed as it is encoded, the old one as it

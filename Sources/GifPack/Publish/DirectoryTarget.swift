@@ -28,6 +28,13 @@ struct DirectoryTarget: PublishTarget {
         return read.map { LiveIndex(bytes: $0, etag: nil) }
     }
 
+    func read(_ key: String, maxBytes: Int64) async throws(PublishError) -> [UInt8]? {
+        let file = path(key)
+        return try await blocking { () throws(PublishError) -> [UInt8]? in
+            do { return try PublishFileReader.read(file, maxBytes: maxBytes) } catch { throw .failed("cannot read \(error)") }
+        }
+    }
+
     func stat(_ key: String) async throws(PublishError) -> StoredObject? {
         let file = path(key)
         return try await blocking { () -> StoredObject? in

@@ -18,8 +18,10 @@ public enum PublishCrashPoint: String, Sendable, CaseIterable {
     case afterSignature = "publish-after-signature"
     /// Directory target: the new index is complete under its temporary name.
     case beforeIndexRename = "publish-before-index-rename"
-    /// The new index is live; `index.json.minisig` beside it not yet rewritten.
+    /// The new index is live; `index.json.zst` and `index.json.minisig` beside it not yet rewritten.
     case afterIndex = "publish-after-index"
+    /// The new index and its compressed copy `index.json.zst` are live; `index.json.minisig` not yet rewritten.
+    case afterCompressedIndex = "publish-after-compressed-index"
     /// The new index is live; retention has not run.
     case beforeRetention = "publish-before-retention"
 

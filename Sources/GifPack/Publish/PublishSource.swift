@@ -2,7 +2,7 @@ import Foundation
 
 /// A build's output directory, checked before anything is uploaded: `index.json` decodes, every
 /// pack file it names (packs and their posters packs) sits under `packs/` with the size and SHA-256
-/// the index gives.
+/// the index gives; its `index.json.zst` is used when it decodes to the index, else one is made.
 struct PublishSource: Sendable {
     let directory: String
     let index: PackIndex
@@ -11,6 +11,11 @@ struct PublishSource: Sendable {
     let signature: [UInt8]?
     /// `report.json`, when present (uploaded only with `--with-report`).
     let report: [UInt8]?
+    /// `index.json.zst`: the build's copy when it decodes to ``indexBytes``, else made anew.
+    let compressedIndex: [UInt8]
+    /// True when `--from` had no copy that matches its index (a build killed before writing it, or
+    /// an older gifpack's output) and ``compressedIndex`` was made here.
+    let compressedIndexMade: Bool
 
     static func load(_ directory: String) async throws(PublishError) -> PublishSource {
         let indexPath = "\(directory)/index.json"
@@ -43,8 +48,21 @@ struct PublishSource: Sendable {
         if let signature, (try? MinisignSignature(text: String(decoding: signature, as: UTF8.self))) == nil {
             throw .badSource("\(SignatureLocation.beside(indexPath)) is not a minisign signature; nothing was uploaded")
         }
+        let copy = try await readBounded(CompressedIndex.beside(indexPath), maxBytes: PublishFileReader.maxIndexBytes)
+        let compressed: [UInt8]
+        let made: Bool
+        if IndexCompression.matches(copy, index: bytes), let copy {
+            (compressed, made) = (copy, false)
+        } else {
+            do {
+                compressed = try await BlockingWork.run("gifpack.publish-compress") { () throws(IndexCompression.Failure) in
+                    try IndexCompression.compress(bytes)
+                }
+            } catch { throw .badSource("cannot compress \(indexPath): \(error); nothing was uploaded") }
+            made = true
+        }
         return PublishSource(directory: directory, index: index, indexBytes: bytes, signature: signature,
-                             report: report)
+                             report: report, compressedIndex: compressed, compressedIndexMade: made)
     }
 
     /// A `--from` file (``PublishFileReader``, on a thread of its own), nil when it does not exist;

@@ -2,7 +2,7 @@ import Foundation
 
 /// A place packs and the index are published to: a directory (``DirectoryTarget``) or an S3 bucket
 /// and prefix (``S3Target``). Keys are relative to the target's root: `index.json`,
-/// `index.json.minisig`, `report.json`, `packs/<file>`, `signatures/<sha256>.minisig`.
+/// `index.json.zst`, `index.json.minisig`, `report.json`, `packs/<file>`, `signatures/<sha256>.minisig`.
 ///
 /// ```swift
 /// let target = try PublishTargetSpec.parse("s3://cdn/gifpack", endpoint: "http://127.0.0.1:9000")
@@ -14,6 +14,8 @@ protocol PublishTarget: Sendable {
     func readLiveIndex() async throws(PublishError) -> LiveIndex?
     /// Size and SHA-256 of a stored object, nil when absent; `sha256` is nil when unknown.
     func stat(_ key: String) async throws(PublishError) -> StoredObject?
+    /// A small stored file whole (`index.json.zst`), nil when absent; larger than `maxBytes` is an error.
+    func read(_ key: String, maxBytes: Int64) async throws(PublishError) -> [UInt8]?
     /// Stores a pack file and confirms it (size and hash) before returning.
     func putPack(_ key: String, from path: String, bytes: Int64, sha256: String) async throws(PublishError)
     /// Stores a small file with a short max-age; `replacing` (for `index.json`) makes the write

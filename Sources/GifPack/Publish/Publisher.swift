@@ -44,6 +44,8 @@ public struct PublishReport: Sendable, Equatable {
     public var indexWritten = false
     /// The index's signature was written (`signatures/<sha256>.minisig` or `index.json.minisig`).
     public var signatureWritten = false
+    /// `index.json.zst` was written (new, or repaired: it did not decode to the live index).
+    public var compressedIndexWritten = false
     public var reportWritten = false
     public var dryRun = false
     public var bytesUploaded: Int64 = 0
@@ -54,8 +56,9 @@ public struct PublishReport: Sendable, Equatable {
 /// Publishes a build's output directory to a directory or an S3 bucket: every pack (and posters
 /// pack) the index names is uploaded and confirmed (size and SHA-256), then the index's signature
 /// under the name of the index's bytes (`signatures/<sha256>.minisig`, confirmed), then `index.json`
-/// (conditionally: a publisher that got there first wins), then `index.json.minisig` beside it for
-/// stock minisign. So at any moment — during a publish, after a failed, killed or lost one — the
+/// (conditionally: a publisher that got there first wins), then its compressed copy
+/// `index.json.zst` (made to decode to the live index, so a stale copy is repaired), then
+/// `index.json.minisig` beside it for stock minisign. So at any moment — during a publish, after a failed, killed or lost one — the
 /// index a client reads has a signature under its hash. Packs already there are not sent again;
 /// a live index with a higher `sequence`, or of a newer format, is never replaced; one that does
 /// not parse only with ``PublishOptions/replaceUnreadableIndex``. Pack files and signatures no
@@ -182,6 +185,19 @@ public struct Publisher: Sendable {
             }
         }
 
+        // Then the compressed copy `index.json.zst`, which clients fetch first: made to decode to the
+        // index live now (so a copy a killed publish left stale is repaired), never ahead of it.
+        if options.dryRun {
+            let storedCopy = try await target.stat(CompressedIndex.key)
+            if !indexUnchanged || storedCopy?.sha256 != SHA256Hex.of(source.compressedIndex) {
+                say("would write: \(CompressedIndex.key)")
+                report.compressedIndexWritten = true
+            }
+        } else {
+            report.compressedIndexWritten = try await syncCompressedIndex(source, target: target, say: say)
+            PublishCrashPoint.reach(.afterCompressedIndex)
+        }
+
         // Then `index.json.minisig` beside it, for stock minisign and clients of older versions: it
         // follows the index (and may lag it); it is written only while the live index is this one.
         let besideKey = "index.json.minisig"
@@ -227,8 +243,18 @@ public struct Publisher: Sendable {
                 retentionBlind = true
             }
         }
+        // The index inside the live index.json.zst too: whatever a client is served, its packs and signature stay.
+        if !options.dryRun, let copy = try await target.read(CompressedIndex.key, maxBytes: PublishFileReader.maxIndexBytes) {
+            if let plain = try? CompressedIndex.decode(copy, maxBytes: PublishFileReader.maxIndexBytes),
+               case .index(let index) = Self.readIndex(plain) {
+                protectedSignatures.insert(SignatureLocation.key(forIndexSHA256: SHA256Hex.of(plain)))
+                protected.formUnion(index.packFiles.map(\.file))
+            } else {
+                retentionBlind = true
+            }
+        }
         if retentionBlind {
-            say("retention: skipped (a live index.json could not be read, so what it names is unknown); nothing was deleted")
+            say("retention: skipped (a live index.json or index.json.zst could not be read, so what it names is unknown); nothing was deleted")
         } else {
             let stored = try await target.listKeys(under: "packs/")
             let signatures = try await target.listKeys(under: SignatureLocation.directory + "/")
@@ -242,6 +268,39 @@ public struct Publisher: Sendable {
         }
         if !options.dryRun { await target.removeLeftovers() }
         return report
+    }
+
+    /// Makes the target's `index.json.zst` decode to its live `index.json`: this publish's copy when
+    /// the live index is this one, else the live index compressed here (a rival publisher won, and
+    /// its copy may not be up yet); nothing when there is no live index or it is not one this
+    /// gifpack reads. Checked again after each write, as the live index may change meanwhile.
+    /// Returns true when it wrote.
+    func syncCompressedIndex(_ source: PublishSource, target: any PublishTarget, say: (String) -> Void) async throws(PublishError) -> Bool {
+        var written = false
+        for _ in 0..<3 {
+            guard let live = try await target.readLiveIndex() else { return written }
+            let ours = live.bytes == source.indexBytes
+            let wanted: [UInt8]
+            if ours {
+                wanted = source.compressedIndex
+            } else {
+                guard case .index = Self.readIndex(live.bytes) else {
+                    say("\(CompressedIndex.key): left alone (the live index.json is not one this gifpack reads)")
+                    return written
+                }
+                do {
+                    wanted = try await BlockingWork.run("gifpack.publish-compress") { () throws(IndexCompression.Failure) in
+                        try IndexCompression.compress(live.bytes)
+                    }
+                } catch { throw .failed("cannot compress the live index.json: \(error)") }
+            }
+            if try await target.stat(CompressedIndex.key)?.sha256 == SHA256Hex.of(wanted) { return written }
+            say("write: \(CompressedIndex.key)" + (ours ? "" : " (of the index live now: another publisher replaced index.json meanwhile)"))
+            try await target.putMetadataFile(CompressedIndex.key, bytes: wanted, contentType: PublishHeaders.packContentType,
+                                             maxAge: options.indexMaxAge, replacing: nil, conditional: false)
+            written = true
+        }
+        throw .failed("\(target.displayName): index.json kept changing while \(CompressedIndex.key) was written; run the publish again to bring it in line")
     }
 
     /// What a target's `index.json` holds: an index, one of a newer format major (a newer

@@ -41,6 +41,15 @@ struct S3Target: PublishTarget {
         }
     }
 
+    func read(_ key: String, maxBytes: Int64) async throws(PublishError) -> [UInt8]? {
+        let response = try await call("read \(key)") { () async throws(HTTPError) in try await bucket.get(key, maxBytes: maxBytes) }
+        switch response.head.status {
+        case 200: return response.body
+        case 404 where S3ErrorBody(xml: String(decoding: response.body, as: UTF8.self)).code != "NoSuchBucket": return nil
+        default: throw refusal(response, doing: "read \(key)")
+        }
+    }
+
     func stat(_ key: String) async throws(PublishError) -> StoredObject? {
         let head = try await call("check \(key)") { () async throws(HTTPError) in try await bucket.head(key) }
         switch head.status {
