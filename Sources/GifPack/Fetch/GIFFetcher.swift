@@ -103,47 +103,31 @@ struct GIFFetcher: Sendable {
         observer?(.fetchStarted(total: exercises.count))
         let due = try await settle(exercises)
         observer?(.fetchPlanned(total: exercises.count, toRequest: due.count))
-        var planned = exercises.startIndex // where the exercises not yet planned start
-        var upcoming: [FetchWorkItem] = [] // this batch's requests, reversed: exercises go out in id order
-        var retries: [FetchWorkItem] = []
-        /// The next exercises to request, up to ``planBatch`` of them, from `planned` on.
-        func nextDue() -> ArraySlice<Exercise> {
-            // The range up to the batch's last exercise is read through (a catalog spooled in id
-            // order is read straight on); the exercises not due in it are passed over.
-            guard let first = due.first(from: planned) else {
-                planned = exercises.endIndex
-                return []
-            }
-            var end = first
-            var taken = 0
-            while taken < Self.planBatch, let next = due.first(from: end) {
-                end = next + 1
-                taken += 1
-            }
-            defer { planned = end }
-            var batch: [Exercise] = []
-            batch.reserveCapacity(taken)
-            for (offset, exercise) in exercises[first..<end].enumerated() where due.contains(first + offset) { batch.append(exercise) }
-            return batch[...]
-        }
-        /// Plans batches until one yields a request or every exercise is planned.
-        func refill() async throws(StateUnreadable) {
-            while upcoming.isEmpty, planned < exercises.endIndex {
-                let batch = nextDue()
-                guard !batch.isEmpty else { continue }
-                await processor.waitForBacklog()
-                upcoming = try await plan(batch).reversed()
-            }
-        }
-        try await refill()
+        var queue = FetchQueue(exercises: exercises, due: due)
+        try await queue.refill(self)
+        let planFailure: StateUnreadable?
+        (queue, planFailure) = await send(queue)
+        if let planFailure { throw planFailure }
+        let notAttempted = try await recordUnsent(&queue)
+        let results = await processor.drain()
+        return FetchOutcome(results: results, stop: governor.stopReason, retries: governor.retries,
+                            rateLimited: governor.rateLimited, quotaRemaining: governor.quotaRemaining,
+                            notAttempted: notAttempted, freshFetchedAt: freshTimes.value)
+    }
 
-        var planFailure: StateUnreadable?
-        /// Download tasks allowed at once: the window, and the lookahead while the window is whole.
-        func queueLimit() -> Int {
-            let window = governor.window
-            return window >= governor.cap ? window + Self.lookahead : window
-        }
-        await withTaskGroup(of: Event.self) { group in
+    /// Download tasks allowed at once: the window, and the lookahead while the window is whole.
+    private func queueLimit() -> Int {
+        let window = governor.window
+        return window >= governor.cap ? window + Self.lookahead : window
+    }
+
+    /// The sliding window: sends `queue`'s work until it is done, the governor stops the build or
+    /// the state cannot be read to plan more (the requests in flight finish first). Returns what is
+    /// left of the queue, and that failure.
+    private func send(_ queue: FetchQueue) async -> (FetchQueue, StateUnreadable?) {
+        await withTaskGroup(of: Event.self, returning: (FetchQueue, StateUnreadable?).self) { group in
+            var queue = queue
+            var planFailure: StateUnreadable?
             var running = 0
             var timerPending = false
             while true {
@@ -152,21 +136,16 @@ struct GIFFetcher: Sendable {
                 await processor.waitForBacklog()
                 // Fill the window with items that are due: retries first, then the plan in id order.
                 // The budget is claimed at admission, when a request reaches curl.
-                while governor.stopReason == nil, planFailure == nil, running < queueLimit() {
+                filling: while governor.stopReason == nil, planFailure == nil, running < queueLimit() {
                     let item: FetchWorkItem
-                    if let index = retries.lastIndex(where: { $0.notBefore <= .now }) {
-                        item = retries.remove(at: index)
-                    } else {
-                        if upcoming.isEmpty {
-                            // A state that became unreadable mid-run: nothing more is sent; the
-                            // requests in flight finish and the build fails with the reason.
-                            do throws(StateUnreadable) { try await refill() } catch {
-                                planFailure = error
-                                break
-                            }
-                        }
-                        guard let next = upcoming.popLast() else { break }
+                    do throws(StateUnreadable) {
+                        guard let next = try await queue.next(self) else { break filling }
                         item = next
+                    } catch {
+                        // A state that became unreadable mid-run: nothing more is sent; the
+                        // requests in flight finish and the build fails with the reason.
+                        planFailure = error
+                        break filling
                     }
                     running += 1
                     group.addTask {
@@ -176,10 +155,8 @@ struct GIFFetcher: Sendable {
                         return .finished(result, elapsed: .now - (sentAt ?? started))
                     }
                 }
-                let exhausted = upcoming.isEmpty && planned == exercises.endIndex && retries.isEmpty
-                if running == 0 && (exhausted || governor.stopReason != nil || planFailure != nil) { break }
-                if !timerPending, running < governor.window, governor.stopReason == nil,
-                   let due = retries.map(\.notBefore).min(), due > .now {
+                if running == 0 && (queue.exhausted || governor.stopReason != nil || planFailure != nil) { break }
+                if !timerPending, running < governor.window, governor.stopReason == nil, let due = queue.nextRetry, due > .now {
                     timerPending = true
                     group.addTask {
                         try? await Task.sleep(until: due, clock: .continuous)
@@ -192,44 +169,39 @@ struct GIFFetcher: Sendable {
                 case .finished(.notSent(let item), _):
                     // Turned away at admission: next in line again (a stop records it as not attempted).
                     running -= 1
-                    if item.attempt > 1 { retries.append(item) } else { upcoming.append(item) }
+                    queue.putBack(item)
                 case .finished(let result, let elapsed):
                     running -= 1
                     let requeued = handle(result)
                     report(result, elapsed: elapsed, retryAt: requeued?.notBefore)
-                    if let requeued { retries.append(requeued) }
+                    if let requeued { queue.retry(requeued) }
                 }
             }
             group.cancelAll()
+            return (queue, planFailure)
         }
-        if let planFailure { throw planFailure }
+    }
+
+    /// After a stop: records what was never sent (retries waiting, this batch's requests, then the
+    /// rest of the plan, whose fresh and known-missing exercises are recorded as usual while it is
+    /// made) and returns the ids of those never attempted, sorted. Nothing when the build did not stop.
+    private func recordUnsent(_ queue: inout FetchQueue) async throws(StateUnreadable) -> [String] {
+        guard let reason = governor.stopReason else { return [] }
         var notAttempted: [String] = []
-        if let reason = governor.stopReason {
-            // What was never sent: retries waiting, this batch's requests, then the rest of the plan
-            // (its fresh and known-missing exercises are recorded as usual while it is made).
-            var remaining = retries + upcoming.reversed()
-            while planned < exercises.endIndex {
-                let batch = nextDue()
-                if !batch.isEmpty { remaining += try await plan(batch) }
-            }
-            for item in remaining {
-                if let failure = item.lastFailure {
-                    processor.record(.rejected(failure), for: item.exercise.id)
-                } else {
-                    // Not one event (one log line) per exercise: a budget stop can leave 100,000 of
-                    // them. They are counted and summarised once, in the report and its message.
-                    notAttempted.append(item.exercise.id)
-                    processor.record(.rejected(FetchRejection(
-                        exerciseID: item.exercise.id, url: item.exercise.imageURL, reason: .notAttempted,
-                        detail: "the build stopped before this GIF was fetched: \(reason)", status: nil)),
-                                     for: item.exercise.id, notify: false)
-                }
+        for item in try await queue.unsent(self) {
+            if let failure = item.lastFailure {
+                processor.record(.rejected(failure), for: item.exercise.id)
+            } else {
+                // Not one event (one log line) per exercise: a budget stop can leave 100,000 of
+                // them. They are counted and summarised once, in the report and its message.
+                notAttempted.append(item.exercise.id)
+                processor.record(.rejected(FetchRejection(
+                    exerciseID: item.exercise.id, url: item.exercise.imageURL, reason: .notAttempted,
+                    detail: "the build stopped before this GIF was fetched: \(reason)", status: nil)),
+                                 for: item.exercise.id, notify: false)
             }
         }
-        let results = await processor.drain()
-        return FetchOutcome(results: results, stop: governor.stopReason, retries: governor.retries,
-                            rateLimited: governor.rateLimited, quotaRemaining: governor.quotaRemaining,
-                            notAttempted: notAttempted.sorted(), freshFetchedAt: freshTimes.value)
+        return notAttempted.sorted()
     }
 
     /// The planner's decision for each exercise of a batch, in order, from what the state knows of
@@ -266,7 +238,7 @@ struct GIFFetcher: Sendable {
 
     /// Decides a batch: fresh and known-missing exercises are recorded at once; the work items of
     /// those to request are returned in the batch's order.
-    private func plan(_ batch: ArraySlice<Exercise>) async throws(StateUnreadable) -> [FetchWorkItem] {
+    func plan(_ batch: ArraySlice<Exercise>) async throws(StateUnreadable) -> [FetchWorkItem] {
         try await planned(batch).map(\.item)
     }
 

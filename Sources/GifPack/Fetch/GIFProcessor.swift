@@ -20,17 +20,14 @@ final class GIFProcessor: Sendable {
     /// move requests along (see ``WorkerThread``).
     private let workers = (0..<2).map { WorkerThread(name: "gifpack.process.\($0)", niceness: 5) }
     private let nextWorker = Mutex(0)
-    private let store: BlobStore
-    private let frames: FrameCache
-    private let limits: GIFLimits
-    private let resolution: Int?
-    private let resolutionKey: Int
-    private let state: BuildState?
+    /// Validation, storage, frame and placeholders of one GIF (see ``GIFIntake``).
+    private let intake: GIFIntake
+    /// The state writes (see ``FetchStateRecorder``).
+    private let recorder: FetchStateRecorder
     private let results = Mutex(FetchResults())
     /// Blobs this run found in the store with their placeholders derived: a GIF shared by many
     /// fresh exercises is looked at once, not once per batch of them.
     private let confirmedBlobs = Mutex(Set<String>())
-    private let stateErrors = Mutex<[String]>([])
     private let processed = Mutex(0)
     private let backlog = Mutex<(pending: Int, waiters: [CheckedContinuation<Void, Never>])>((0, []))
     /// Downloads (or batches of fresh GIFs to reuse) waiting for processing before the fetch window
@@ -43,8 +40,6 @@ final class GIFProcessor: Sendable {
     private let observer: BuildObserver?
     /// Called with the path when storing a GIF fails because the disk is full.
     private let onDiskFull: (@Sendable (String) -> Void)?
-    /// Derives each stored GIF's placeholders and posters on the same worker (nil: not wanted).
-    private let placeholders: PlaceholderCache?
 
     deinit { workers.forEach { $0.stop() } }
 
@@ -52,13 +47,8 @@ final class GIFProcessor: Sendable {
          placeholders: PlaceholderCache? = nil, observer: BuildObserver? = nil, onDiskFull: (@Sendable (String) -> Void)? = nil) {
         self.observer = observer
         self.onDiskFull = onDiskFull
-        self.placeholders = placeholders
-        self.store = store
-        self.frames = frames
-        self.limits = limits
-        self.resolution = resolution
-        self.state = state
-        self.resolutionKey = resolutionKey
+        intake = GIFIntake(store: store, frames: frames, limits: limits, resolution: resolution, placeholders: placeholders)
+        recorder = FetchStateRecorder(state: state, resolutionKey: resolutionKey)
     }
 
     /// The worker for the next job, round robin.
@@ -80,10 +70,7 @@ final class GIFProcessor: Sendable {
     /// Records a final failure (and remembers it in the state: a 404 as missing).
     func recordFailure(_ rejection: FetchRejection, missing: Bool) {
         record(.rejected(rejection), for: rejection.exerciseID)
-        queue.async { [self] in
-            remember { try state?.recordFailure(exerciseID: rejection.exerciseID, resolution: resolutionKey, url: rejection.url,
-                                                reason: "\(rejection.reason): \(rejection.detail)", missing: missing, at: Date()) }
-        }
+        queue.async { [recorder] in recorder.failure(rejection, missing: missing) }
     }
 
     /// Queues a download that passed the response checks for full validation and storage.
@@ -137,7 +124,7 @@ final class GIFProcessor: Sendable {
                     present[hash] = true
                 }
                 guard let metadata = known.metadata,
-                      present[metadata.sha256] ?? store.contains(sha256: metadata.sha256) else {
+                      present[metadata.sha256] ?? intake.store.contains(sha256: metadata.sha256) else {
                     record(.rejected(FetchRejection(exerciseID: exercise.id, url: exercise.imageURL, reason: .storeFailed,
                                                     detail: "the stored GIF is gone from the cache", status: nil)), for: exercise.id)
                     continue
@@ -145,13 +132,13 @@ final class GIFProcessor: Sendable {
                 if present[metadata.sha256] == nil {
                     // Derived once per blob: a cache hit unless the placeholder settings changed. A
                     // failure here is reported by the pack publisher, which asks again.
-                    _ = try? placeholders?.ensure(sha256: metadata.sha256, blobPath: store.path(sha256: metadata.sha256))
+                    try? intake.derive(sha256: metadata.sha256)
                     confirmedBlobs.withLock { _ = $0.insert(metadata.sha256) }
                 }
                 present[metadata.sha256] = true
-                if origin == .notModified { remember { try state?.recordNotModified(exerciseID: exercise.id, resolution: resolutionKey, at: Date()) } }
+                if origin == .notModified { recorder.notModified(exerciseID: exercise.id) }
                 record(.stored(StoredGIF(exerciseID: exercise.id, reusing: metadata, origin: origin,
-                                         requestedResolution: resolution)), for: exercise.id)
+                                         requestedResolution: intake.resolution)), for: exercise.id)
             }
         }
     }
@@ -166,56 +153,35 @@ final class GIFProcessor: Sendable {
     }
 
     /// State write failures (the build goes on; the report lists them).
-    var stateWriteErrors: [String] { stateErrors.withLock { $0 } }
+    var stateWriteErrors: [String] { recorder.writeErrors }
 
-    private func remember(_ write: () throws -> Void) {
-        do { try write() } catch { stateErrors.withLock { $0.append(String(describing: error)) } }
-    }
-
-    private func mismatch(_ info: GIFInfo) -> Bool {
-        resolution.map { max(info.width, info.height) != $0 } ?? false
-    }
-
+    /// Validates a download, stores it with its frame and placeholders, and records it: each step
+    /// is ``GIFIntake``'s, each state write ``FetchStateRecorder``'s.
     private func process(exercise: Exercise, download: HTTPDownload, path: String) -> GIFFetchResult {
         let url = exercise.imageURL
         let sha256 = download.sha256
         let info: GIFInfo
-        do { info = try GIFInspector.inspect(path: path, limits: limits) } catch {
+        do { info = try intake.inspect(path: path) } catch {
             FileSystem.remove(path)
             let rejection = FetchRejection(exerciseID: exercise.id, url: url, reason: RejectionReason(error),
                                            detail: error.detail, status: download.head.status)
-            remember { try state?.recordFailure(exerciseID: exercise.id, resolution: resolutionKey, url: url,
-                                                reason: "\(rejection.reason): \(rejection.detail)", missing: false, at: Date()) }
+            recorder.failure(rejection, missing: false)
             return .rejected(rejection)
         }
         let newlyStored: Bool
-        do {
-            newlyStored = try store.adopt(temporaryFile: path, sha256: sha256)
-            try frames.ensureFrame(sha256: sha256, blobPath: store.path(sha256: sha256), size: download.bytesWritten)
-        } catch {
+        do { newlyStored = try intake.store(temporaryFile: path, sha256: sha256, size: download.bytesWritten) } catch {
             FileSystem.remove(path)
-            switch error {
-            case FileSystemError.io(_, let file, let code) where FetchGovernor.isDiskFull(code): onDiskFull?(file)
-            case PackWriteError.io(let file, _, let code) where FetchGovernor.isDiskFull(code): onDiskFull?(file)
-            default: break
-            }
+            if let full = GIFIntake.diskFullPath(error) { onDiskFull?(full) }
             return .rejected(FetchRejection(exerciseID: exercise.id, url: url, reason: .storeFailed,
                                             detail: String(describing: error), status: download.head.status))
         }
-        do {
-            _ = try placeholders?.ensure(sha256: sha256, blobPath: store.path(sha256: sha256))
-        } catch {
+        do { try intake.derive(sha256: sha256) } catch {
             return .rejected(FetchRejection(exerciseID: exercise.id, url: url, reason: .storeFailed,
                                             detail: String(describing: error), status: download.head.status))
         }
         let gif = StoredGIF(exerciseID: exercise.id, sha256: sha256, bytes: download.bytesWritten, info: info,
-                            newlyStored: newlyStored, resolutionMismatch: mismatch(info), origin: .downloaded)
-        remember {
-            try state?.recordSuccess(GIFState(exerciseID: exercise.id, resolution: resolutionKey, url: url,
-                                              etag: download.head.headers["etag"],
-                                              lastModified: download.head.headers["last-modified"],
-                                              metadata: gif.metadata, fetchedAt: Date()))
-        }
+                            newlyStored: newlyStored, resolutionMismatch: intake.mismatch(info), origin: .downloaded)
+        recorder.success(gif, exercise: exercise, head: download.head)
         if processed.withLock({ $0 += 1; return $0 }) == 5 { CrashPoint.reach(.duringDownloads) }
         return .stored(gif)
     }

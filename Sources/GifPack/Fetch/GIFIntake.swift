@@ -1,0 +1,91 @@
+import Foundation
+import GifPackGIF
+import GifPackHTTP
+import Synchronization
+
+/// One GIF's way into the cache, a step a concern: validated (decoded against the manifest's
+/// limits), stored (fsynced into the blob store under its hash), precompressed (its pack frame
+/// made while the blob is hashed again) and its placeholders and posters derived. Blocking: the
+/// ``GIFProcessor``'s workers run it.
+struct GIFIntake: Sendable {
+    let store: BlobStore
+    let frames: FrameCache
+    let limits: GIFLimits
+    /// The resolution asked for (nil: the API's own), which a GIF whose larger side differs misses.
+    let resolution: Int?
+    /// Derives each stored GIF's placeholders and posters (nil: not wanted).
+    let placeholders: PlaceholderCache?
+
+    /// Decodes the downloaded file, refusing a GIF outside the limits.
+    func inspect(path: String) throws(GIFRejection) -> GIFInfo {
+        try GIFInspector.inspect(path: path, limits: limits)
+    }
+
+    /// Moves the download into the blob store (fsynced; false when the blob was there already)
+    /// and makes its pack frame.
+    func store(temporaryFile path: String, sha256: String, size: Int64) throws -> Bool {
+        let newlyStored = try store.adopt(temporaryFile: path, sha256: sha256)
+        try frames.ensureFrame(sha256: sha256, blobPath: store.path(sha256: sha256), size: size)
+        return newlyStored
+    }
+
+    /// Derives the stored GIF's placeholders and posters, unless the cache has them.
+    func derive(sha256: String) throws {
+        _ = try placeholders?.ensure(sha256: sha256, blobPath: store.path(sha256: sha256))
+    }
+
+    /// Whether the GIF's larger side misses the resolution asked for.
+    func mismatch(_ info: GIFInfo) -> Bool {
+        resolution.map { max(info.width, info.height) != $0 } ?? false
+    }
+
+    /// The file a storing error names when the disk is full, nil for any other error.
+    static func diskFullPath(_ error: any Error) -> String? {
+        switch error {
+        case FileSystemError.io(_, let file, let code) where FetchGovernor.isDiskFull(code): file
+        case PackWriteError.io(let file, _, let code) where FetchGovernor.isDiskFull(code): file
+        default: nil
+        }
+    }
+}
+
+/// The fetch's writes to the state: each finished GIF recorded in its own transaction, so a
+/// killed run loses at most the requests in flight. A write that fails is kept for the report and
+/// never stops the build.
+final class FetchStateRecorder: Sendable {
+    let state: BuildState?
+    let resolutionKey: Int
+    private let errors = Mutex<[String]>([])
+
+    init(state: BuildState?, resolutionKey: Int) {
+        self.state = state
+        self.resolutionKey = resolutionKey
+    }
+
+    /// State write failures so far.
+    var writeErrors: [String] { errors.withLock { $0 } }
+
+    /// A final failure (a 404 remembered as missing).
+    func failure(_ rejection: FetchRejection, missing: Bool) {
+        remember { try state?.recordFailure(exerciseID: rejection.exerciseID, resolution: resolutionKey, url: rejection.url,
+                                            reason: "\(rejection.reason): \(rejection.detail)", missing: missing, at: Date()) }
+    }
+
+    /// A GIF downloaded and stored, with the validators of its response.
+    func success(_ gif: StoredGIF, exercise: Exercise, head: HTTPResponseHead) {
+        remember {
+            try state?.recordSuccess(GIFState(exerciseID: exercise.id, resolution: resolutionKey, url: exercise.imageURL,
+                                              etag: head.headers["etag"], lastModified: head.headers["last-modified"],
+                                              metadata: gif.metadata, fetchedAt: Date()))
+        }
+    }
+
+    /// A GIF the server confirmed unchanged (HTTP 304).
+    func notModified(exerciseID: String) {
+        remember { try state?.recordNotModified(exerciseID: exerciseID, resolution: resolutionKey, at: Date()) }
+    }
+
+    private func remember(_ write: () throws -> Void) {
+        do { try write() } catch { errors.withLock { $0.append(String(describing: error)) } }
+    }
+}
