@@ -16,6 +16,8 @@ let package = Package(
         .executable(name: "exercisedb-fixture", targets: ["exercisedb-fixture"]),
         .library(name: "GifPack", targets: ["GifPack"]),
         .library(name: "GifPackFormat", targets: ["GifPackFormat"]),
+        .library(name: "GifPackJSON", targets: ["GifPackJSON"]),
+        .library(name: "GifPackSigning", targets: ["GifPackSigning"]),
         .library(name: "GifPackHTTP", targets: ["GifPackHTTP"]),
         .library(name: "GifPackTransport", targets: ["GifPackTransport"]),
         .library(name: "GifPackClient", targets: ["GifPackClient"]),
@@ -46,9 +48,16 @@ let package = Package(
         .target(name: "GifPackSystemBuilder", dependencies: ["GifPackSystem"]),
         // zstd decompression (RFC 8878) in pure Swift: no C, no system library.
         .target(name: "GifPackZstd"),
-        // The contract between builder and client: index and pack models, pack reader.
+        // Bounded JSON in pure Swift: the parser (limits on depth and size), JSONValue, its
+        // decoder, canonical JSON. In the portable client's closure.
+        .target(name: "GifPackJSON", dependencies: ["GifPackSystem"]),
+        // minisign signatures (Ed25519 over BLAKE2b-512) in pure Swift with swift-crypto: keys,
+        // signing, verification. In the portable client's closure.
+        .target(name: "GifPackSigning", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
+        // The contract between builder and client: index and pack models, pack reader
+        // (re-exports GifPackJSON, whose limits and values its API speaks).
         .target(name: "GifPackFormat", dependencies: [
-            "GifPackSystem", "GifPackZstd", .product(name: "Crypto", package: "swift-crypto"),
+            "GifPackSystem", "GifPackJSON", "GifPackZstd", .product(name: "Crypto", package: "swift-crypto"),
         ]),
         // GIF structural walking in pure Swift (no C): the value types and the LZW pixel counter,
         // and GIFWalker, the client's GIF check.
@@ -64,7 +73,7 @@ let package = Package(
         ]),
         // The builder.
         .target(name: "GifPack", dependencies: [
-            "GifPackFormat", "GifPackGIF", "GifPackHTTP", "GifPackSystemBuilder", "CArchive", "CZstd",
+            "GifPackFormat", "GifPackSigning", "GifPackGIF", "GifPackHTTP", "GifPackSystemBuilder", "CArchive", "CZstd",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Yams", package: "Yams"),
             .product(name: "GRDB", package: "GRDB.swift"),
@@ -75,7 +84,7 @@ let package = Package(
         ]),
         // What an app links: fetch, verify and install packs.
         .target(name: "GifPackClient", dependencies: [
-            "GifPackFormat", "GifPackGIFCore", "GifPackTransport", "GifPackZstd", .product(name: "Crypto", package: "swift-crypto"),
+            "GifPackFormat", "GifPackSigning", "GifPackGIFCore", "GifPackTransport", "GifPackZstd", .product(name: "Crypto", package: "swift-crypto"),
         ]),
         // Loopback ExerciseDB stand-in with switchable faults, and the GIF synthesizer it serves.
         .target(name: "ExerciseDBFixture", dependencies: [
@@ -89,7 +98,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "GifPackTests", dependencies: [
-            "GifPack", "GifPackFormat", "GifPackGIF", "GifPackGIFCore", "GifPackHTTP", "GifPackTransport", "GifPackClient", "GifPackSystem", "GifPackZstd", "ExerciseDBFixture",
+            "GifPack", "GifPackFormat", "GifPackJSON", "GifPackSigning", "GifPackGIF", "GifPackGIFCore", "GifPackHTTP", "GifPackTransport", "GifPackClient", "GifPackSystem", "GifPackZstd", "ExerciseDBFixture",
             "CZstd", "CGif", .product(name: "Crypto", package: "swift-crypto"), .product(name: "GRDB", package: "GRDB.swift"),
         ]),
     ],

@@ -12,14 +12,14 @@ import PackageDescription
 // to libFuzzer's driver (Sources/CFuzzDriver/include/CFuzzDriver.h says why libFuzzer's own main is not used).
 
 let fuzzTargets: [(name: String, dependencies: [String])] = [
-    ("fuzz-json", ["GifPackFormat"]),
+    ("fuzz-json", ["GifPackJSON", "GifPackFormat"]),
     ("fuzz-catalog", ["GifPack", "GifPackFormat"]),
     ("fuzz-gif", ["GifPack"]),
     ("fuzz-lzw", ["GifPack"]),
     ("fuzz-still", ["GifPack"]),
     ("fuzz-tar", ["GifPackFormat"]),
     ("fuzz-zstd-frames", ["GifPackFormat"]),
-    ("fuzz-minisign", ["GifPackFormat"]),
+    ("fuzz-minisign", ["GifPackSigning"]),
     ("fuzz-s3-list", ["GifPackHTTP"]),
     ("fuzz-http-head", ["GifPackHTTP", "GifPackClient"]),
     ("fuzz-index", ["GifPackFormat", "GifPackClient"]),

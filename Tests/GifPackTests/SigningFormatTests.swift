@@ -1,5 +1,6 @@
 import Foundation
 import GifPackFormat
+import GifPackSigning
 import Testing
 
 @Suite("Signing: BLAKE2b and minisign formats")

@@ -1,5 +1,6 @@
 import FuzzSupport
-@testable import GifPackFormat
+import GifPackFormat
+@testable import GifPackJSON
 
 /// The JSON parser (linear time, bounded nesting) and what is built on it: the parse in full and
 /// with discarded arrays, canonical encoding (its bytes must be a fixed point: parsing and encoding

@@ -1,6 +1,6 @@
 import Foundation
 import FuzzSupport
-@testable import GifPackFormat
+@testable import GifPackSigning
 
 /// minisign signature, public key and secret key files, and verification of a parsed signature
 /// against a key of the same id. A signature that parses must write back (`fileText`) to text that

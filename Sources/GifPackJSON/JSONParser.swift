@@ -1,4 +1,5 @@
 import Foundation
+import GifPackSystem
 
 /// Bounds on the JSON text ``JSONParser`` accepts.
 ///

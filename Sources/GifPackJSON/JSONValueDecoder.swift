@@ -1,3 +1,5 @@
+import GifPackSystem
+
 /// Decodes `Decodable` models from a ``JSONValue`` tree made by ``JSONParser``, so the format's
 /// Codable models are read in linear time with bounded nesting instead of through `JSONDecoder`.
 ///
