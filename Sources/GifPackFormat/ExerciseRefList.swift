@@ -60,8 +60,9 @@ public struct ExerciseRefList: RandomAccessCollection, Sendable, Equatable, Coda
         self.init(try decoder.singleValueContainer().decode([ExerciseRef].self))
     }
 
+    /// One element at a time, with no array of them made first (the index writer streams the list).
     public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(Array(self))
+        var container = encoder.unkeyedContainer()
+        for ref in self { try container.encode(ref) }
     }
 }

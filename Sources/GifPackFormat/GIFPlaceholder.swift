@@ -18,6 +18,12 @@ public struct GIFPlaceholder: Sendable, Equatable, Codable {
     /// nil: plays once (no loop extension); 0: loops forever.
     public var loopCount: Int?
 
+    /// The keys in the order index.json writes them (sorted by their bytes): the one definition of
+    /// this part of the index's shape, read by the decoder and written by ``IndexJSONWriter``.
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case averageColor, blurHash, durationMilliseconds, frames, height, loopCount, width
+    }
+
     public init(blurHash: String, averageColor: String, width: Int, height: Int, frames: Int,
                 durationMilliseconds: Int, loopCount: Int?) {
         self.blurHash = blurHash
@@ -55,6 +61,12 @@ public struct PosterPackDescription: Sendable, Equatable, Codable {
     public var catalog: EntryLocation
     /// One per poster, sorted by path.
     public var posters: [EntryLocation]
+
+    /// The keys in the order index.json writes them (sorted by their bytes): the one definition of
+    /// this part of the index's shape, read by the decoder and written by ``IndexJSONWriter``.
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case bytes, catalog, contentDigest, entryCount, file, name, posters, sha256, sizes, uncompressedBytes, version
+    }
 
     public init(name: String, version: Int, file: String, bytes: Int64, sha256: String, entryCount: Int,
                 uncompressedBytes: Int64, contentDigest: String, sizes: [Int], catalog: EntryLocation,

@@ -26,6 +26,12 @@ public struct PackIndex: Sendable, Equatable, Codable {
     /// A client that checks signatures refuses an index past this time (a freeze).
     public var expires: String?
 
+    /// The keys in the order index.json writes them (sorted by their bytes): the one definition of
+    /// this part of the index's shape, read by the decoder and written by ``IndexJSONWriter``.
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case expires, formatVersion, generator, packs, sequence, source
+    }
+
     public init(formatVersion: FormatVersion = .current, generator: String, source: SourceDescription,
                 packs: [PackDescription], sequence: Int? = nil, expires: String? = nil) {
         self.formatVersion = formatVersion
@@ -142,6 +148,12 @@ public struct SourceDescription: Sendable, Equatable, Codable {
     public var baseURL: String?
     public var resolution: Int?
 
+    /// The keys in the order index.json writes them (sorted by their bytes): the one definition of
+    /// this part of the index's shape, read by the decoder and written by ``IndexJSONWriter``.
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case baseURL, kind, resolution
+    }
+
     public init(kind: String, baseURL: String?, resolution: Int?) {
         self.kind = kind
         self.baseURL = baseURL
@@ -176,6 +188,12 @@ public struct PackDescription: Sendable, Equatable, Codable {
     public var exercises: ExerciseRefList
     /// The companion posters pack (format 1.2; nil before 1.2 or when the manifest asks for no posters).
     public var posters: PosterPackDescription?
+
+    /// The keys in the order index.json writes them (sorted by their bytes): the one definition of
+    /// this part of the index's shape, read by the decoder and written by ``IndexJSONWriter``.
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case bytes, catalog, contentDigest, entryCount, exercises, file, gifs, name, posters, sha256, uncompressedBytes, version
+    }
 
     public init(name: String, version: Int, file: String, bytes: Int64, sha256: String, entryCount: Int,
                 uncompressedBytes: Int64, contentDigest: String, catalog: EntryLocation, gifs: [GIFEntry],
@@ -220,6 +238,12 @@ public struct EntryLocation: Sendable, Equatable, Codable {
     public var frameOffset: Int64
     public var frameLength: Int64
 
+    /// The keys in the order index.json writes them (sorted by their bytes): the one definition of
+    /// this part of the index's shape, read by the decoder and written by ``IndexJSONWriter``.
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case frameLength, frameOffset, path, size
+    }
+
     public init(path: String, size: Int64, frameOffset: Int64, frameLength: Int64) {
         self.path = path
         self.size = size
@@ -234,6 +258,12 @@ public struct GIFEntry: Sendable, Equatable, Codable {
     public var location: EntryLocation
     /// BlurHash, average colour, size and timing (format 1.2; nil in a 1.0 or 1.1 index).
     public var placeholder: GIFPlaceholder?
+
+    /// The keys in the order index.json writes them (sorted by their bytes): the one definition of
+    /// this part of the index's shape, read by the decoder and written by ``IndexJSONWriter``.
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case location, placeholder, sha256
+    }
 
     public init(sha256: String, location: EntryLocation, placeholder: GIFPlaceholder? = nil) {
         self.sha256 = sha256
@@ -250,6 +280,12 @@ public struct ExerciseRef: Sendable, Equatable, Codable {
     public var id: String
     public var gif: String?
 
+    /// The keys in the order index.json writes them (sorted by their bytes): the one definition of
+    /// this part of the index's shape, read by the decoder and written by ``IndexJSONWriter``.
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case gif, id
+    }
+
     public init(id: String, gif: String?) {
         self.id = id
         self.gif = gif
@@ -257,9 +293,9 @@ public struct ExerciseRef: Sendable, Equatable, Codable {
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
         // Encode nil explicitly so "no GIF" is visible in the JSON rather than a missing key.
         try container.encode(gif, forKey: .gif)
+        try container.encode(id, forKey: .id)
     }
 }
 

@@ -1,0 +1,206 @@
+/// Writes an `Encodable` value straight into bytes, in pieces, as indented JSON: the form of
+/// `index.json` (docs/FORMAT.md), which is the form `JSONEncoder` gives with `.sortedKeys`,
+/// `.prettyPrinted` and `.withoutEscapingSlashes` (two-space indentation, `"key" : value`, an
+/// empty array or object as `[`, a blank line, `]`), followed by a newline. Strings and integers
+/// are written as ``CanonicalJSON`` writes them.
+///
+/// Unlike `JSONEncoder` it builds no tree: each value is written as its `encode(to:)` gives it, and
+/// the bytes are handed to `emit` whenever an array element leaves at least `chunkSize` of them, so
+/// memory holds one piece however long the lists are. The price: it cannot sort an object's keys,
+/// so it requires them in order — by their UTF-8 bytes, as ``CanonicalJSON`` sorts them — and
+/// refuses a key that comes after a greater one. A type gets that order by declaring its
+/// `CodingKeys` in it: the synthesized `encode(to:)` encodes in the order of `CodingKeys`' cases,
+/// the synthesized `init(from:)` reads the same keys, so one declaration is the shape for both.
+///
+/// ```swift
+/// struct Point: Codable { enum CodingKeys: String, CodingKey { case x, y }; var x: Int; var y: Int }
+/// var bytes: [UInt8] = []
+/// try IndentedJSONEncoder.encode(Point(x: 1, y: 2)) { bytes += $0 }
+/// // {\n  "x" : 1,\n  "y" : 2\n}\n
+/// ```
+///
+/// Floating-point numbers, `superEncoder` and nested containers taken from a container (rather
+/// than from an `Encoder`) are not written: the encode fails with a ``Failure`` naming where.
+public enum IndentedJSONEncoder {
+    /// Why a value could not be written; `description` names the place (`packs[0].gifs[2]`).
+    public struct Failure: Error, Sendable, Equatable, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Writes `value`, handing the bytes to `emit` in order, in pieces of about `chunkSize` bytes
+    /// (one piece when `.max`).
+    public static func encode<Value: Encodable>(_ value: Value, chunkSize: Int = .max,
+                                                emit: ([UInt8]) -> Void) throws(Failure) {
+        try withoutActuallyEscaping(emit) { (emit) throws(Failure) in
+            let sink = Sink(chunkSize: chunkSize, emit: emit)
+            sink.write(value, level: 0)
+            if let failure = sink.failure { throw failure }
+            sink.bytes.append(0x0A)
+            sink.flush()
+        }
+    }
+
+    /// `value`'s bytes in one array.
+    public static func encode<Value: Encodable>(_ value: Value) throws(Failure) -> [UInt8] {
+        var bytes: [UInt8] = []
+        try encode(value, chunkSize: .max) { bytes += $0 }
+        return bytes
+    }
+}
+
+extension IndentedJSONEncoder {
+    /// The output buffer and the containers open in it, innermost last.
+    final class Sink {
+        enum Kind { case pending, single, object(lastKey: String?), array(count: Int) }
+
+        struct Frame {
+            var kind: Kind
+            /// The indentation of the frame's closing bracket, in steps of two spaces.
+            let level: Int
+        }
+
+        var bytes: [UInt8] = []
+        var frames: [Frame] = []
+        /// The first failure; once set, nothing more is written.
+        var failure: Failure?
+        let chunkSize: Int
+        let emit: ([UInt8]) -> Void
+
+        init(chunkSize: Int, emit: @escaping ([UInt8]) -> Void) {
+            self.chunkSize = chunkSize
+            self.emit = emit
+        }
+
+        func flush() {
+            guard !bytes.isEmpty else { return }
+            emit(bytes)
+            bytes.removeAll(keepingCapacity: true)
+        }
+
+        /// Writes one whole value at `level`, closing whatever container its `encode(to:)` opened.
+        func write<Value: Encodable>(_ value: Value, level: Int) {
+            guard failure == nil else { return }
+            frames.append(Frame(kind: .pending, level: level))
+            let depth = frames.count - 1
+            do { try value.encode(to: Writer(sink: self, depth: depth)) } catch {
+                fail(error as? Failure ?? Failure(description: "\(place()): \(error)"))
+            }
+            guard failure == nil else { return }
+            switch frames[depth].kind {
+            case .pending: fail("\(place()): \(Value.self) encoded nothing")
+            case .single: break
+            case .object(let lastKey): close("}", empty: lastKey == nil, level: level)
+            case .array(let count): close("]", empty: count == 0, level: level)
+            }
+            frames.removeLast()
+        }
+
+        private func close(_ bracket: String, empty: Bool, level: Int) {
+            raw(empty ? "\n\n" : "\n")
+            indent(level)
+            raw(bracket)
+        }
+
+        /// Turns the frame at `depth` (the one being written) into `kind`; false (and a failure)
+        /// when it already holds a container or a value, or is not the innermost.
+        func open(_ kind: Kind, depth: Int) -> Bool {
+            guard failure == nil else { return false }
+            guard depth >= 0, depth == frames.count - 1, case .pending = frames[depth].kind else {
+                fail("\(place()): a second container or value for one value")
+                return false
+            }
+            frames[depth].kind = kind
+            return true
+        }
+
+        /// True when the frame at `depth` is the innermost one, so its container may write.
+        func isCurrent(_ depth: Int) -> Bool {
+            guard failure == nil else { return false }
+            guard depth >= 0, depth == frames.count - 1 else {
+                fail("\(place()): containers used out of order")
+                return false
+            }
+            return true
+        }
+
+        /// Starts the member `key` of the object at `depth`: separator, indentation, key.
+        func key(_ key: String, depth: Int) -> Bool {
+            guard isCurrent(depth), case .object(let lastKey) = frames[depth].kind else { return false }
+            if let lastKey, !lastKey.utf8.lexicographicallyPrecedes(key.utf8) {
+                fail("\(place(frames: depth)): key \"\(key)\" after \"\(lastKey)\": the keys must come in sorted order (declare CodingKeys so)")
+                return false
+            }
+            frames[depth].kind = .object(lastKey: key)
+            raw(lastKey == nil ? "\n" : ",\n")
+            indent(frames[depth].level + 1)
+            CanonicalJSON.appendString(key, to: &bytes)
+            raw(" : ")
+            return true
+        }
+
+        /// Starts the next element of the array at `depth`: separator and indentation.
+        func element(depth: Int) -> Bool {
+            guard isCurrent(depth), case .array(let count) = frames[depth].kind else { return false }
+            frames[depth].kind = .array(count: count + 1)
+            raw(count == 0 ? "\n" : ",\n")
+            indent(frames[depth].level + 1)
+            return true
+        }
+
+        /// After an array element: hands the bytes on once there are `chunkSize` of them.
+        func elementDone() {
+            if bytes.count >= chunkSize { flush() }
+        }
+
+        func raw(_ text: String) { bytes.append(contentsOf: text.utf8) }
+
+        func indent(_ level: Int) { bytes.append(contentsOf: repeatElement(0x20, count: level * 2)) }
+
+        func integer(_ value: some BinaryInteger) { raw(String(value)) }
+
+        func string(_ value: String) { CanonicalJSON.appendString(value, to: &bytes) }
+
+        func fail(_ description: String) { fail(Failure(description: description)) }
+
+        func fail(_ failure: Failure) {
+            if self.failure == nil { self.failure = failure }
+        }
+
+        /// Where the value the first `count` frames (all by default) are writing is, then `child` (a
+        /// key or `[n]`): `packs[0].gifs[2].sha256`, or `the top level` at the root.
+        func place(frames count: Int? = nil, then child: String = "") -> String {
+            var text = ""
+            for frame in frames.prefix(count ?? frames.count) {
+                switch frame.kind {
+                case .object(let key?): text += text.isEmpty ? key : "." + key
+                case .array(let count) where count > 0: text += "[\(count - 1)]"
+                default: break
+                }
+            }
+            if !child.isEmpty { text += text.isEmpty || child.hasPrefix("[") ? child : "." + child }
+            return text.isEmpty ? "the top level" : text
+        }
+    }
+
+    /// The `Encoder` a value writes itself to: one per value, at the sink's frame `depth`.
+    struct Writer: Encoder {
+        let sink: Sink
+        let depth: Int
+        var codingPath: [any CodingKey] { [] }
+        var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+        func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+            if sink.open(.object(lastKey: nil), depth: depth) { sink.raw("{") }
+            return KeyedEncodingContainer(ObjectWriter<Key>(sink: sink, depth: depth))
+        }
+
+        func unkeyedContainer() -> any UnkeyedEncodingContainer {
+            if sink.open(.array(count: 0), depth: depth) { sink.raw("[") }
+            return ArrayWriter(sink: sink, depth: depth)
+        }
+
+        func singleValueContainer() -> any SingleValueEncodingContainer {
+            ValueWriter(sink: sink, depth: depth)
+        }
+    }
+}
