@@ -1,12 +1,14 @@
 import Foundation
 
-/// The one way blocking work (file I/O, fsync, decoding, compression, SQLite) runs in this
-/// package: on a dedicated thread, never on Swift's cooperative pool (2 threads on these machines).
+/// A dedicated thread for a stream of blocking jobs that belong together (a pack's write-behind
+/// flushing, its hashing, the fetch's GIF processing), never Swift's cooperative pool (2 threads
+/// on these machines). One-off blocking jobs go to the bounded ``BlockingPool`` through
+/// ``BlockingWork/run(_:_:)`` instead.
 ///
 /// A ``WorkerThread`` runs jobs one at a time, in order; it can lower its own scheduling priority
 /// (nice, which Linux applies per thread), so on a busy machine the threads that keep requests
-/// moving — curl's loop and the cooperative pool — run first. ``BlockingWork/run(_:_:)`` is the
-/// one-off form: a fresh worker for one job, awaited.
+/// moving — curl's loop and the cooperative pool — run first. A pool job may wait for a
+/// ``WorkerThread`` (it is not one of the pool's threads).
 ///
 /// ```swift
 /// let worker = WorkerThread(name: "gifpack.process.0", niceness: 5)
@@ -72,26 +74,5 @@ package final class WorkerThread: @unchecked Sendable {
             condition.unlock()
             job()
         }
-    }
-}
-
-/// One blocking job on its own ``WorkerThread``, awaited; errors keep their type.
-///
-/// ```swift
-/// let state = try await BlockingWork.run("gifpack.state") { try BuildState(path: path, source: key) }
-/// let outcome = await BlockingWork.result("gifpack.install") { () throws(PackClientError) in try install() }
-/// ```
-package enum BlockingWork {
-    package static func run<T: Sendable, E: Error>(_ name: String = "gifpack.blocking",
-                                                   _ body: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
-        let worker = WorkerThread(name: name)
-        defer { worker.stop() }
-        return try await worker.run(body)
-    }
-
-    /// Like ``run(_:_:)`` but hands back the outcome instead of throwing it.
-    package static func result<T: Sendable, E: Error>(_ name: String = "gifpack.blocking",
-                                                      _ body: @escaping @Sendable () throws(E) -> T) async -> Result<T, E> {
-        do throws(E) { return .success(try await run(name, body)) } catch { return .failure(error) }
     }
 }
