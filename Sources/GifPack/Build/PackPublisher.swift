@@ -21,7 +21,10 @@ import Foundation
 ///
 /// ```swift
 /// let publisher = PackPublisher(outputDirectory: "dist", frames: frames, source: source)
-/// let (description, outcome) = try publisher.publish(entry, results: results, history: history)
+/// if case .assemble(let content) = try publisher.decide(entry, results: results, history: history) {
+///     // … the verify stage checks the frames of content.gifSizes …
+///     let (description, outcome) = try publisher.assemble(content, results: results)
+/// }
 /// ```
 struct PackPublisher: Sendable {
     let outputDirectory: String
@@ -40,8 +43,75 @@ struct PackPublisher: Sendable {
         var recorded: [PublishedPack] = []
     }
 
-    func publish(_ entry: PackPlan.Entry, results: FetchResults,
-                 history: History) throws -> (PackDescription, Outcome) {
+    /// What one pack holds this run, before anything is written: its exercises' GIF references,
+    /// the distinct GIFs with their sizes, and each GIF's placeholder.
+    struct Content: Sendable {
+        var entry: PackPlan.Entry
+        var history: History
+        var refs: ExerciseRefList
+        /// Distinct GIF hashes and their sizes: the frames the pack is assembled from.
+        var gifSizes: [String: Int64]
+        var previews: [String: GIFPlaceholder]
+    }
+
+    /// What the pack stage does with one pack: keep the published one its content equals, or
+    /// assemble a new one (after the verify stage checked the frames of its GIFs).
+    enum Decision: Sendable {
+        case current(PackDescription)
+        case assemble(Content)
+
+        /// The GIFs whose frames an assembly copies, with their sizes (none for a current pack).
+        var gifSizes: [String: Int64] {
+            if case .assemble(let content) = self { return content.gifSizes }
+            return [:]
+        }
+    }
+
+    /// Whether `entry` equals a published pack (then nothing is written) or must be assembled.
+    /// With a published version to compare with, catalog.json is hashed without being written: an
+    /// unchanged pack (every no-change rebuild) writes nothing, and its GIFs are not looked at.
+    func decide(_ entry: PackPlan.Entry, results: FetchResults, history: History) throws -> Decision {
+        let content = try content(of: entry, results: results, history: history)
+        if !history.references.isEmpty,
+           let current = current(try PackCatalogWriter.digest(pack: entry.spec.name, source: catalogSource,
+                                                              sortedExercises: rows(content, results: results)).sha256,
+                                 content: content) {
+            return .current(current)
+        }
+        return .assemble(content)
+    }
+
+    /// Assembles and places the pack `content` describes, from the frames of its GIFs (which the
+    /// verify stage checked); or finds, once catalog.json is written, that a published pack has it.
+    func assemble(_ content: Content, results: FetchResults) throws -> (PackDescription, Outcome) {
+        let name = content.entry.spec.name
+        try FileSystem.createDirectory("\(outputDirectory)/packs")
+        let catalogPath = FileSystem.temporaryPath(beside: "\(outputDirectory)/packs/\(name).catalog.json")
+        defer { FileSystem.remove(catalogPath) }
+        let digest = try PackCatalogWriter.write(pack: name, source: catalogSource, sortedExercises: rows(content, results: results),
+                                                 to: catalogPath).sha256
+        if let current = current(digest, content: content) { return (current, .unchanged) }
+
+        // catalog.json is compressed into a frame file of its own before the pack is opened, and
+        // copied in like the GIFs' frames: the compressor of a big catalog.json (3.4 MB of tables
+        // at 100,000 exercises) is freed before the pack's hash-behind buffer is taken.
+        let catalogFramePath = FileSystem.temporaryPath(beside: "\(outputDirectory)/packs/\(name).catalog.zst")
+        defer { FileSystem.remove(catalogFramePath) }
+        let encoder = TarEntryFrameEncoder(level: frames.level, mtime: frames.mtime)
+        let catalogSize = try FrameCache.writeFrameFile(at: catalogFramePath) { sink in
+            try encoder.encodeFileReportingSize(name: PackCatalog.path, sourcePath: catalogPath, to: sink).size
+        }
+        FileSystem.remove(catalogPath)
+        let (summary, version, file, outcome) = try write(content, catalogFrame: catalogFramePath, catalogSize: catalogSize)
+        return (try describe(content, summary: summary, version: version, file: file, digest: digest), outcome)
+    }
+
+    /// The source as catalog.json names it (no base URL).
+    private var catalogSource: SourceDescription {
+        SourceDescription(kind: source.kind, baseURL: nil, resolution: source.resolution)
+    }
+
+    private func content(of entry: PackPlan.Entry, results: FetchResults, history: History) throws -> Content {
         var refs = ExerciseRefList()
         refs.reserveCapacity(entry.exercises.count)
         var distinct: [String: Int64] = [:]
@@ -61,10 +131,14 @@ struct PackPublisher: Sendable {
             }
             refs.append(ExerciseRef(id: exercise.id, gif: hash))
         }
-        // The plan's exercises are in id order: catalog.json is written from them one at a time,
-        // each GIF with its BlurHash and average colour (format 1.2).
-        let placeholderRecords = previews
-        let rows = entry.exercises.readingRecords.lazy.map { exercise in
+        return Content(entry: entry, history: history, refs: refs, gifSizes: distinct, previews: previews)
+    }
+
+    /// The plan's exercises are in id order: catalog.json is written from them one at a time,
+    /// each GIF with its BlurHash and average colour (format 1.2).
+    private func rows(_ content: Content, results: FetchResults) -> some Sequence<PackCatalogWriter.Row> {
+        let placeholderRecords = content.previews
+        return content.entry.exercises.readingRecords.lazy.map { exercise in
             var metadata: GIFMetadata?
             if case .stored(let gif)? = results[exercise.id] {
                 metadata = gif.metadata
@@ -75,83 +149,54 @@ struct PackPublisher: Sendable {
             }
             return PackCatalogWriter.Row(exercise: exercise, gif: metadata)
         }
-        try FileSystem.createDirectory("\(outputDirectory)/packs")
-        let catalogSource = SourceDescription(kind: source.kind, baseURL: nil, resolution: source.resolution)
-        let catalogPath = FileSystem.temporaryPath(beside: "\(outputDirectory)/packs/\(entry.spec.name).catalog.json")
-        defer { FileSystem.remove(catalogPath) }
-        func current(_ digest: String) -> PackDescription? {
-            guard var found = history.references
-                .filter({ $0.contentDigest == digest && FileSystem.fileSize("\(outputDirectory)/\($0.file)") == $0.bytes })
-                .max(by: { $0.version < $1.version }) else { return nil }
-            // Equal content digests mean equal catalog.json, which names every exercise's GIF: the
-            // exercise list is this run's (the builder reads its own index without those lists).
-            found.exercises = refs
-            return found
-        }
-        // With a published version to compare with, catalog.json is hashed first without being
-        // written: an unchanged pack (every no-change rebuild) writes nothing.
-        if !history.references.isEmpty,
-           let current = current(try PackCatalogWriter.digest(pack: entry.spec.name, source: catalogSource, sortedExercises: rows).sha256) {
-            return (current, .unchanged)
-        }
-        let digest = try PackCatalogWriter.write(pack: entry.spec.name, source: catalogSource, sortedExercises: rows,
-                                                 to: catalogPath).sha256
-        if let current = current(digest) { return (current, .unchanged) }
+    }
 
-        // catalog.json is compressed into a frame file of its own before the pack is opened, and
-        // copied in like the GIFs' frames: the compressor of a big catalog.json (3.4 MB of tables
-        // at 100,000 exercises) is freed before the pack's hash-behind buffer is taken.
-        let catalogFramePath = FileSystem.temporaryPath(beside: "\(outputDirectory)/packs/\(entry.spec.name).catalog.zst")
-        defer { FileSystem.remove(catalogFramePath) }
-        let encoder = TarEntryFrameEncoder(level: frames.level, mtime: frames.mtime)
-        let catalogSize = try FrameCache.writeFrameFile(at: catalogFramePath) { sink in
-            try encoder.encodeFileReportingSize(name: PackCatalog.path, sourcePath: catalogPath, to: sink).size
-        }
-        FileSystem.remove(catalogPath)
+    /// The published pack whose catalog.json had `digest`, if its file is here at its recorded size.
+    private func current(_ digest: String, content: Content) -> PackDescription? {
+        guard var found = content.history.references
+            .filter({ $0.contentDigest == digest && FileSystem.fileSize("\(outputDirectory)/\($0.file)") == $0.bytes })
+            .max(by: { $0.version < $1.version }) else { return nil }
+        // Equal content digests mean equal catalog.json, which names every exercise's GIF: the
+        // exercise list is this run's (the builder reads its own index without those lists).
+        found.exercises = content.refs
+        return found
+    }
 
-        let temporary = FileSystem.temporaryPath(beside: "\(outputDirectory)/packs/\(entry.spec.name).tar.zst")
-        let summary: PackFileSummary
-        let version: Int
-        let file: String
-        let outcome: Outcome
+    /// Writes the pack file under a temporary name (catalog.json's frame, then every GIF's frame
+    /// in hash order) and places it.
+    private func write(_ content: Content, catalogFrame: String,
+                       catalogSize: Int64) throws -> (PackFileSummary, version: Int, file: String, Outcome) {
+        let name = content.entry.spec.name
+        let temporary = FileSystem.temporaryPath(beside: "\(outputDirectory)/packs/\(name).tar.zst")
         do {
             var assembler = try PackAssembler(path: temporary, level: frames.level, mtime: frames.mtime)
-            try assembler.appendFrame(copyingFrom: catalogFramePath, uncompressedLength: TarHeader.entryLength(dataSize: catalogSize),
+            try assembler.appendFrame(copyingFrom: catalogFrame, uncompressedLength: TarHeader.entryLength(dataSize: catalogSize),
                                       trustedEntry: (name: PackCatalog.path, size: catalogSize))
-            let hashes = distinct.keys.sorted()
+            let hashes = content.gifSizes.keys.sorted()
             for (position, hash) in hashes.enumerated() {
                 if position == hashes.count / 2 { CrashPoint.reach(.midPack) }
-                let size = distinct[hash]!
-                let blob = frames.layout.blobPath(sha256: hash)
-                let length = TarHeader.entryLength(dataSize: size)
+                let size = content.gifSizes[hash] ?? 0
                 // Every frame that enters the pack holds bytes checked against the hash naming them:
-                // a frame made now hashed the blob as it compressed it (ensureFrame), a cached one is
-                // decoded and hashed before it is copied.
-                try Self.checkingBlob(hash) { try frames.ensureFrame(sha256: hash, blobPath: blob, size: size) }
-                let trusted = frames.wasMadeHere(sha256: hash) ? (name: GIFEntry.path(forSHA256: hash), size: size) : nil
-                if case .failure(let error) = Result(catching: { () throws(PackWriteError) in
-                    try assembler.appendFrame(copyingFrom: frames.path(sha256: hash), uncompressedLength: length,
-                                              trustedEntry: trusted, expectedSHA256: hash)
-                }) {
-                    // A cached frame that does not verify (cut short by a crash: frames are not
-                    // fsynced; or damaged) is compressed again from the blob.
-                    guard case .invalidFrame = error else { throw error }
-                    FileSystem.remove(frames.path(sha256: hash))
-                    try Self.checkingBlob(hash) { try frames.ensureFrame(sha256: hash, blobPath: blob, size: size) }
-                    try assembler.appendFrame(copyingFrom: frames.path(sha256: hash), uncompressedLength: length,
-                                              expectedSHA256: hash)
-                }
+                // the verify stage made it from the blob, hashing it, or decoded and hashed a cached
+                // one. A frame it did not vouch for is decoded and hashed as it is copied.
+                let trusted = frames.isVerified(sha256: hash) ? (name: GIFEntry.path(forSHA256: hash), size: size) : nil
+                try assembler.appendFrame(copyingFrom: frames.path(sha256: hash), uncompressedLength: TarHeader.entryLength(dataSize: size),
+                                          trustedEntry: trusted, expectedSHA256: hash)
             }
-            summary = try assembler.finish()
-            (version, file, outcome) = try Self.place(temporary, summary: summary, pack: entry.spec.name,
-                                                      outputDirectory: outputDirectory,
-                                                      referenced: history.references.map(\.published),
-                                                      recorded: history.recorded)
+            let summary = try assembler.finish()
+            let (version, file, outcome) = try Self.place(temporary, summary: summary, pack: name, outputDirectory: outputDirectory,
+                                                          referenced: content.history.references.map(\.published),
+                                                          recorded: content.history.recorded)
+            return (summary, version, file, outcome)
         } catch {
             FileSystem.remove(temporary)
             throw error
         }
+    }
 
+    /// The index's description of a pack file just written.
+    private func describe(_ content: Content, summary: PackFileSummary, version: Int, file: String,
+                          digest: String) throws -> PackDescription {
         guard let catalogEntry = summary.entries.first, catalogEntry.name == PackCatalog.path else {
             throw PackPublishError.unexpectedLayout(file)
         }
@@ -160,15 +205,14 @@ struct PackPublisher: Sendable {
             return GIFEntry(sha256: hash,
                             location: EntryLocation(path: packed.name, size: packed.size,
                                                     frameOffset: packed.frameOffset, frameLength: packed.frameLength),
-                            placeholder: previews[hash])
+                            placeholder: content.previews[hash])
         }
-        let description = PackDescription(
-            name: entry.spec.name, version: version, file: file, bytes: summary.bytes, sha256: summary.sha256,
+        return PackDescription(
+            name: content.entry.spec.name, version: version, file: file, bytes: summary.bytes, sha256: summary.sha256,
             entryCount: summary.entries.count, uncompressedBytes: summary.uncompressedBytes, contentDigest: digest,
             catalog: EntryLocation(path: catalogEntry.name, size: catalogEntry.size,
                                    frameOffset: catalogEntry.frameOffset, frameLength: catalogEntry.frameLength),
-            gifs: gifs, exerciseList: refs)
-        return (description, outcome)
+            gifs: gifs, exerciseList: content.refs)
     }
 }
 
@@ -305,14 +349,6 @@ extension PackPublisher {
             try FileSystem.publish(temporary, as: finalPath)
         }
         return (version, file, outcome)
-    }
-
-    /// Runs `body`, turning a blob whose bytes no longer match their hash into
-    /// ``PackPublishError/damagedBlob(sha256:)``.
-    static func checkingBlob(_ hash: String, _ body: () throws -> Void) throws {
-        do { try body() } catch PackWriteError.contentMismatch {
-            throw PackPublishError.damagedBlob(sha256: hash)
-        }
     }
 }
 

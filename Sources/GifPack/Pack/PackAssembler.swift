@@ -72,7 +72,7 @@ public struct PackAssembler: ~Copyable {
         if let trustedEntry {
             header = trustedEntry
         } else {
-            let verified = try verifyFrame(framePath, uncompressedLength: uncompressedLength, expectedSHA256: expectedSHA256)
+            let verified = try Self.verifyFrame(framePath, uncompressedLength: uncompressedLength, expectedSHA256: expectedSHA256)
             header = (verified.name, verified.size)
         }
         let fd = open(framePath, O_RDONLY | O_CLOEXEC)
@@ -110,8 +110,8 @@ public struct PackAssembler: ~Copyable {
     }
 
     /// Decodes the whole frame file and returns its header if it is one regular-file tar entry of
-    /// exactly `uncompressedLength` bytes.
-    private func verifyFrame(_ framePath: String, uncompressedLength: Int64,
+    /// exactly `uncompressedLength` bytes (whose data hashes to `expectedSHA256`, when given).
+    static func verifyFrame(_ framePath: String, uncompressedLength: Int64,
                              expectedSHA256: String?) throws(PackWriteError) -> TarHeader {
         let maxSize = uncompressedLength - Int64(TarHeader.blockSize)
         guard maxSize >= 0 else {

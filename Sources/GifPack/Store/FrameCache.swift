@@ -16,8 +16,9 @@ struct FrameCache: Sendable {
     let layout: CacheLayout
     let level: Int32
     let mtime: Int64
-    /// Frames this process compressed itself: the assembler need not decode them again.
-    private let madeHere = FreshFrames()
+    /// Frames this process compressed itself (hashing the blob as it did) or decoded and hashed:
+    /// the assembler copies them without decoding them again.
+    private let verified = FreshFrames()
 
     init(layout: CacheLayout, level: Int32, mtime: Int64) {
         self.layout = layout
@@ -25,7 +26,8 @@ struct FrameCache: Sendable {
         self.mtime = mtime
     }
 
-    func wasMadeHere(sha256: String) -> Bool { madeHere.contains(sha256) }
+    /// Whether this process made or checked the frame of `sha256` (see ``verify(sha256:size:)``).
+    func isVerified(sha256: String) -> Bool { verified.contains(sha256) }
 
     func path(sha256: String) -> String { layout.framePath(sha256: sha256, level: level, mtime: mtime) }
 
@@ -39,7 +41,33 @@ struct FrameCache: Sendable {
             _ = try encoder.encodeFileReportingSize(name: GIFEntry.path(forSHA256: sha256), sourcePath: blobPath,
                                                     to: sink, expectedSHA256: sha256)
         }
-        madeHere.insert(sha256)
+        verified.insert(sha256)
+    }
+
+    /// Makes sure the frame of the GIF `sha256` (of `size` bytes) holds bytes that hash to it:
+    /// one this process made is; a missing one is made from the blob, hashing it; one left by
+    /// another process is decoded and hashed, and made again from the blob when it does not verify
+    /// (cut short by a crash, frames are not fsynced; or damaged). False when the blob itself no
+    /// longer hashes to its name: no frame can be made of it.
+    func verify(sha256: String, size: Int64) throws -> Bool {
+        guard !isVerified(sha256: sha256) else { return true }
+        let blob = layout.blobPath(sha256: sha256)
+        do {
+            try ensureFrame(sha256: sha256, blobPath: blob, size: size)
+            guard !isVerified(sha256: sha256) else { return true }
+            do throws(PackWriteError) {
+                _ = try PackAssembler.verifyFrame(path(sha256: sha256), uncompressedLength: TarHeader.entryLength(dataSize: size),
+                                                  expectedSHA256: sha256)
+                verified.insert(sha256)
+            } catch {
+                guard case .invalidFrame = error else { throw error }
+                FileSystem.remove(path(sha256: sha256))
+                try ensureFrame(sha256: sha256, blobPath: blob, size: size)
+            }
+            return true
+        } catch PackWriteError.contentMismatch {
+            return false
+        }
     }
 
     /// Writes one cached frame file: `encode` fills a temporary file beside `destination`, which is

@@ -1,0 +1,63 @@
+import Foundation
+import GifPackHTTP
+import Synchronization
+
+extension BuildPipeline {
+    /// The catalog stage: the exercise list, fetched page by page into a spool in the cache, then
+    /// compared with the last one (a catalog that lost more than `max_removed` allows stops the
+    /// build here, before any GIF request) and remembered in the state, which a recovered state
+    /// is rebuilt from.
+    func catalogStage(cache: OpenedCache, client: HTTPClient, retries: CatalogRetryCount,
+                      into report: inout BuildReport) async throws -> Catalog {
+        let (layout, state, expectedCount) = (cache.layout, cache.state, cache.expectedCount)
+        // The records go to a spool file in the cache as pages arrive; the catalog keeps where they are.
+        let spool: RecordSpool
+        do { spool = try RecordSpool(directory: layout.temporaryDirectory) } catch { throw CatalogError.spool(error) }
+        // Each page request is logged like a GIF's, and its retries counted.
+        let catalogObserver: BuildObserver = { [observer] event in
+            if case .catalogAttempt(let attempt) = event, attempt.outcome == .retry { retries.value.withLock { $0 += 1 } }
+            observer?(event)
+        }
+        let catalog = try await CatalogSources.make(for: manifest.source, fetch: manifest.fetch, client: client,
+                                                    expectedCount: expectedCount, spool: spool,
+                                                    pagesPath: layout.catalogPagesPath, observer: catalogObserver).fetchCatalog()
+        report.catalog = .init(exercises: catalog.exercises.count, pages: catalog.pagesFetched, pagesReused: catalog.pagesReused,
+                               rejectedRecords: catalog.rejected, duplicateIDs: catalog.duplicateIDs)
+        let listLimit = options.reportListLimit
+        // A catalog that lost more of the last one's exercises than max_removed allows stops here,
+        // before any GIF request, and the state keeps the last catalog to compare the next run with.
+        let (maxRemoved, lastCount, count) = (manifest.fetch.maxRemoved, expectedCount, catalog.exercises.count)
+        report.catalogChanges = try await BlockingWork.run {
+            try state.replaceCatalog(CatalogFingerprint.fingerprints(of: catalog), digest: CatalogFingerprint.digest(of: catalog),
+                                     listLimit: listLimit) { removed in
+                guard let lastCount, removed > 0, !maxRemoved.allows(missing: removed, of: lastCount) else { return }
+                throw CatalogShrank(removed: removed, previous: lastCount, now: count, limit: maxRemoved)
+            }
+        }
+        if let damaged = report.stateRecovery {
+            let (indexPath, resolution, fetch) = (self.indexPath, manifest.source.resolution ?? 0, manifest.fetch)
+            report.stateRecovery = try await BlockingWork.run {
+                var rebuilt = damaged
+                try StateOpener.rebuild(&rebuilt, state: state, indexPath: indexPath, catalog: catalog.exercises, layout: layout,
+                                        resolution: resolution, fetch: fetch)
+                return rebuilt
+            }
+        }
+        observer?(.catalogFetched(exercises: catalog.exercises.count, pages: catalog.pagesFetched))
+        return catalog
+    }
+
+    /// The plan stage: which exercises go into which pack. A pack that would be empty is a
+    /// selector that names nothing the catalog has.
+    func planStage(_ catalog: Catalog, into report: inout BuildReport) throws -> PackPlan {
+        let plan = PackPlan(specs: manifest.packs, catalog: catalog)
+        if let empty = plan.emptySelector(catalog: catalog) { throw empty }
+        report.gifs.wanted = plan.wanted.count
+        return plan
+    }
+}
+
+/// The catalog's retries, counted from its attempt events (which arrive from the pager's tasks).
+final class CatalogRetryCount: Sendable {
+    let value = Mutex(0)
+}
