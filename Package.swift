@@ -93,12 +93,16 @@ let package = Package(
         .executableTarget(name: "exercisedb-fixture", dependencies: [
             "ExerciseDBFixture", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
-        .executableTarget(name: "gifpack", dependencies: [
-            "GifPack", "GifPackClient", "GifPackHTTP", "GifPackSystem", "CMalloc", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        // The command line: every command (one per type), its options, output, logging, progress
+        // and run files (metrics, CI summary). A library so that tests can import it.
+        .target(name: "GifPackCLI", dependencies: [
+            "GifPack", "GifPackClient", "GifPackHTTP", "GifPackSystem", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
+        // The `gifpack` executable: its entry point only (malloc settings, then GifPackCLI).
+        .executableTarget(name: "gifpack", dependencies: ["GifPackCLI", "CMalloc"]),
         .testTarget(name: "GifPackTests", dependencies: [
-            "GifPack", "GifPackFormat", "GifPackJSON", "GifPackSigning", "GifPackGIF", "GifPackGIFCore", "GifPackHTTP", "GifPackTransport", "GifPackClient", "GifPackSystem", "GifPackZstd", "ExerciseDBFixture",
+            "GifPack", "GifPackCLI", "GifPackFormat", "GifPackJSON", "GifPackSigning", "GifPackGIF", "GifPackGIFCore", "GifPackHTTP", "GifPackTransport", "GifPackClient", "GifPackSystem", "GifPackZstd", "ExerciseDBFixture",
             "CZstd", "CGif", .product(name: "Crypto", package: "swift-crypto"), .product(name: "GRDB", package: "GRDB.swift"),
         ]),
     ],

@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import GifPack
+@testable import GifPackCLI
 
 /// The builder against a damaged cache and runs that stop early.
 @Suite("Hostile builds")

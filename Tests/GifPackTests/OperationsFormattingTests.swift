@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import GifPack
+@testable import GifPackCLI
 
 /// The pure pieces behind progress, logs and the CI summary.
 @Suite("Operations: progress lines, log lines, summary")

@@ -2,6 +2,7 @@ import ExerciseDBFixture
 import Foundation
 import Testing
 @testable import GifPack
+@testable import GifPackCLI
 
 /// What an operator installs and wires up: the files `make install` puts in place, the man page,
 /// and the step outputs a CI job branches on.

@@ -2,6 +2,7 @@ import ExerciseDBFixture
 import Foundation
 import Testing
 @testable import GifPack
+@testable import GifPackCLI
 
 /// report.json and the metrics file against fixture builds whose every outcome is known in advance.
 @Suite("Operations: report and metrics of known builds")

@@ -1,3 +1,5 @@
+import GifPack
+
 /// The outputs a CI step exposes to later steps, as `name=value` lines for GitHub Actions'
 /// `$GITHUB_OUTPUT` (`--github-output`): `published` (`true` when this run published a new pack
 /// version), `exit-status`, and `packs` (the new versions, `name-vN` separated by spaces; empty
@@ -9,8 +11,8 @@
 /// // exit-status=3
 /// // packs=all-v4 chest-v2
 /// ```
-public enum StepOutputs {
-    public static func lines(_ report: BuildReport) -> String {
+enum StepOutputs {
+    static func lines(_ report: BuildReport) -> String {
         let published = report.exitStatus == .success || report.exitStatus == .partial
         let newVersions = published ? report.packs.filter(\.isNewVersion) : []
         // Pack names are [a-z0-9_-] (the manifest checks them): nothing here can break a line.

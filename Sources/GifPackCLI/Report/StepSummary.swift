@@ -1,4 +1,5 @@
 import Foundation
+import GifPack
 
 /// A short Markdown account of a build for CI step summaries (GitHub Actions'
 /// `$GITHUB_STEP_SUMMARY`, GitLab or Buildkite annotations): a heading with the result, the GIF
@@ -8,8 +9,8 @@ import Foundation
 /// ```swift
 /// try StepSummary.append(StepSummary.markdown(report), to: environment["GITHUB_STEP_SUMMARY"]!)
 /// ```
-public enum StepSummary {
-    public static func markdown(_ report: BuildReport) -> String {
+enum StepSummary {
+    static func markdown(_ report: BuildReport) -> String {
         let gifs = report.gifs
         let icon = report.exitStatus == .success ? "✅" : (report.exitStatus == .partial ? "⚠️" : "❌")
         var lines = [
@@ -41,7 +42,7 @@ public enum StepSummary {
     }
 
     /// Appends `markdown` to the file at `path`, creating it if needed.
-    public static func append(_ markdown: String, to path: String) throws(FileSystemError) {
+    static func append(_ markdown: String, to path: String) throws(FileSystemError) {
         try FileSystem.append(Array(markdown.utf8), to: path)
     }
 

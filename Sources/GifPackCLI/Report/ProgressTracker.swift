@@ -1,4 +1,5 @@
 import Foundation
+import GifPack
 import Synchronization
 
 /// Folds ``BuildEvent``s into the counters a progress line shows. Thread-safe: the pipeline calls
@@ -11,7 +12,7 @@ import Synchronization
 /// // elsewhere, ten times a second:
 /// let line = ProgressLine.live(tracker.snapshot(), width: 80, color: false)
 /// ```
-public final class ProgressTracker: Sendable {
+final class ProgressTracker: Sendable {
     private struct State {
         var snapshot = ProgressSnapshot()
         var fetchStarted: ContinuousClock.Instant?
@@ -22,9 +23,9 @@ public final class ProgressTracker: Sendable {
 
     private let state = Mutex(State())
 
-    public init() {}
+    init() {}
 
-    public func observe(_ event: BuildEvent, at now: ContinuousClock.Instant = .now) {
+    func observe(_ event: BuildEvent, at now: ContinuousClock.Instant = .now) {
         state.withLock { state in
             switch event {
             case .stageStarted(let stage):
@@ -74,11 +75,11 @@ public final class ProgressTracker: Sendable {
         }
     }
 
-    public func snapshot(at now: ContinuousClock.Instant = .now) -> ProgressSnapshot {
+    func snapshot(at now: ContinuousClock.Instant = .now) -> ProgressSnapshot {
         state.withLock { state in
             var snapshot = state.snapshot
-            snapshot.fetchSeconds = state.fetchStarted.map { (min(now, state.fetchEnded ?? now) - $0).seconds } ?? 0
-            snapshot.stageSeconds = state.stageStarted.map { (now - $0).seconds } ?? 0
+            snapshot.fetchSeconds = state.fetchStarted.map { (min(now, state.fetchEnded ?? now) - $0).secondsValue } ?? 0
+            snapshot.stageSeconds = state.stageStarted.map { (now - $0).secondsValue } ?? 0
             return snapshot
         }
     }

@@ -1,17 +1,17 @@
-import GifPackFormat
 import Foundation
+import GifPack
 
 /// The severity of a log record; the raw values are swift-log's `Logger.Level` names.
-public enum LogSeverity: String, Sendable, Codable, CaseIterable, Comparable {
+enum LogSeverity: String, Sendable, Codable, CaseIterable, Comparable {
     case trace, debug, info, notice, warning, error, critical
 
-    public static func < (lhs: LogSeverity, rhs: LogSeverity) -> Bool {
+    static func < (lhs: LogSeverity, rhs: LogSeverity) -> Bool {
         allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
     }
 }
 
 /// A typed value attached to a log record, so JSON logs keep numbers as numbers.
-public enum LogField: Sendable, Equatable {
+enum LogField: Sendable, Equatable {
     case string(String)
     case int(Int64)
     case double(Double)
@@ -34,14 +34,14 @@ public enum LogField: Sendable, Equatable {
 /// record.textLine(color: false, redactor: redactor)
 /// // 2026-05-01T04:00:00.000Z info    attempt exercise_id=0001 status=200
 /// ```
-public struct LogRecord: Sendable, Equatable {
-    public var timestamp: Date
-    public var level: LogSeverity
-    public var label: String
-    public var message: String
-    public var fields: [String: LogField]
+struct LogRecord: Sendable, Equatable {
+    var timestamp: Date
+    var level: LogSeverity
+    var label: String
+    var message: String
+    var fields: [String: LogField]
 
-    public init(timestamp: Date, level: LogSeverity, label: String, message: String, fields: [String: LogField] = [:]) {
+    init(timestamp: Date, level: LogSeverity, label: String, message: String, fields: [String: LogField] = [:]) {
         self.timestamp = timestamp
         self.level = level
         self.label = label
@@ -50,13 +50,13 @@ public struct LogRecord: Sendable, Equatable {
     }
 
     /// The keys every JSON line starts with.
-    public static let reservedKeys = ["timestamp", "level", "label", "message"]
+    static let reservedKeys = ["timestamp", "level", "label", "message"]
 
     /// Fields that lead a text line, in this order; the others follow sorted by name.
     static let textOrder = ["event", "stage", "exercise_id", "attempt", "outcome", "status", "reason", "duration_ms",
                             "bytes", "retry_in_ms", "url"]
 
-    public func jsonLine(redactor: SecretRedactor) -> String {
+    func jsonLine(redactor: SecretRedactor) -> String {
         var members = [
             ("timestamp", LogJSONText.string(BuildReport.timestamp(timestamp))),
             ("level", LogJSONText.string(level.rawValue)),
@@ -70,7 +70,7 @@ public struct LogRecord: Sendable, Equatable {
         return "{" + members.map { LogJSONText.string(redactor.redact($0.0)) + ":" + $0.1 }.joined(separator: ",") + "}"
     }
 
-    public func textLine(color: Bool, redactor: SecretRedactor) -> String {
+    func textLine(color: Bool, redactor: SecretRedactor) -> String {
         let levelText = level.rawValue.padding(toLength: 7, withPad: " ", startingAt: 0)
         var line = BuildReport.timestamp(timestamp) + " "
             + (color ? "\u{1B}[\(LogRecord.colorCode(level))m\(levelText)\u{1B}[0m" : levelText)

@@ -1,4 +1,5 @@
 import Foundation
+import GifPack
 
 /// Writes ``MetricsText`` to a file the way node_exporter's textfile collector needs it: to a
 /// temporary name in the same directory (which the collector ignores: it does not end in
@@ -8,16 +9,16 @@ import Foundation
 /// ```swift
 /// try MetricsFile(path: "/var/lib/node_exporter/textfile/gifpack.prom").write(report, finishedAt: Date())
 /// ```
-public struct MetricsFile: Sendable, Equatable {
-    public var path: String
+struct MetricsFile: Sendable, Equatable {
+    var path: String
 
-    public init(path: String) {
+    init(path: String) {
         self.path = path
     }
 
     /// Renders `report` and replaces the file; returns the text written.
     @discardableResult
-    public func write(_ report: BuildReport, finishedAt: Date) throws(FileSystemError) -> String {
+    func write(_ report: BuildReport, finishedAt: Date) throws(FileSystemError) -> String {
         let previous = (try? FileSystem.readAll(path)).flatMap { MetricsText.lastSuccess(in: String(decoding: $0, as: UTF8.self)) }
         let text = MetricsText.render(report, finishedAt: finishedAt, previousLastSuccess: previous)
         let directory = (path as NSString).deletingLastPathComponent

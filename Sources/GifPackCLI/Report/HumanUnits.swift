@@ -1,4 +1,5 @@
 import Foundation
+import GifPack
 
 /// Short human forms of byte counts, rates and durations, shared by the progress line, the log
 /// lines and the CI summary so they all read the same. Decimal (SI) units, as `ls --si` and
@@ -9,8 +10,8 @@ import Foundation
 /// HumanUnits.rate(350_000)             // "350 kB/s"
 /// HumanUnits.duration(65)              // "1m05s"
 /// ```
-public enum HumanUnits {
-    public static func bytes(_ count: Int64) -> String {
+enum HumanUnits {
+    static func bytes(_ count: Int64) -> String {
         let units = ["B", "kB", "MB", "GB", "TB"]
         var value = Double(count)
         var unit = 0
@@ -22,13 +23,13 @@ public enum HumanUnits {
         return (value < 9.95 ? String(format: "%.1f", value) : String(format: "%.0f", value)) + " " + units[unit]
     }
 
-    public static func rate(_ bytesPerSecond: Double) -> String {
+    static func rate(_ bytesPerSecond: Double) -> String {
         guard bytesPerSecond.isFinite, bytesPerSecond >= 0 else { return "-" }
         return bytes(Int64(bytesPerSecond.rounded())) + "/s"
     }
 
     /// `4.2s` under a minute, `1m05s` under an hour, then `2h03m`.
-    public static func duration(_ seconds: Double) -> String {
+    static func duration(_ seconds: Double) -> String {
         guard seconds.isFinite, seconds >= 0 else { return "-" }
         if seconds < 10 { return String(format: "%.1fs", seconds) }
         let whole = Int(seconds.rounded())

@@ -1,4 +1,5 @@
 import Foundation
+import GifPack
 
 /// What a ``BuildEvent`` says in the log: a severity, a short human message and typed fields.
 ///
@@ -18,17 +19,17 @@ import Foundation
 ///     logger.log(level: Logger.Level(rawValue: entry.level.rawValue)!, "\(entry.message)", metadata: …)
 /// }
 /// ```
-public enum BuildEventLog {
+enum BuildEventLog {
     /// One log entry, without its timestamp and label (the logger adds those).
-    public struct Entry: Sendable, Equatable {
-        public var level: LogSeverity
-        public var message: String
-        public var fields: [String: LogField]
+    struct Entry: Sendable, Equatable {
+        var level: LogSeverity
+        var message: String
+        var fields: [String: LogField]
     }
 
     /// The level of ``entry(for:)``'s entry for `event`, without making it: per-GIF and per-request
     /// events are most of a build's, and a logger that drops their level need not build their text.
-    public static func level(for event: BuildEvent) -> LogSeverity? {
+    static func level(for event: BuildEvent) -> LogSeverity? {
         switch event {
         case .gifFinished(_, let result): gifLevel(result)
         case .attempt(let attempt): attemptLevel(attempt.outcome)
@@ -52,7 +53,7 @@ public enum BuildEventLog {
         }
     }
 
-    public static func entry(for event: BuildEvent) -> Entry? {
+    static func entry(for event: BuildEvent) -> Entry? {
         switch event {
         case .stageStarted(let stage):
             return Entry(level: .info, message: "stage \(stage.rawValue) started",
@@ -137,6 +138,6 @@ public enum BuildEventLog {
     }
 
     private static func milliseconds(_ duration: Duration) -> Double {
-        (duration.seconds * 1_000_000).rounded() / 1000
+        (duration.secondsValue * 1_000_000).rounded() / 1000
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import GifPack
 
 /// Where a running build stands at one moment: the numbers a progress line shows.
 ///
@@ -13,29 +14,29 @@ import Foundation
 ///                                 bytesDownloaded: 1_000_000, fetchSeconds: 10)
 /// snapshot.etaSeconds     // 30: 150 to go at 5 per second
 /// ```
-public struct ProgressSnapshot: Sendable, Equatable {
+struct ProgressSnapshot: Sendable, Equatable {
     /// The stage running now; nil before the first and after the last.
-    public var stage: BuildStage?
+    var stage: BuildStage?
     /// GIFs wanted, once the fetch is planned.
-    public var total: Int?
+    var total: Int?
     /// GIFs with a final result (stored, reused, or refused).
-    public var done: Int
+    var done: Int
     /// GIFs the plan sends a request for (the rest are fresh or known missing).
-    public var toRequest: Int
+    var toRequest: Int
     /// Of `done`, those that needed a request.
-    public var requestedDone: Int
-    public var bytesDownloaded: Int64
+    var requestedDone: Int
+    var bytesDownloaded: Int64
     /// Attempts that will be tried again.
-    public var retries: Int
+    var retries: Int
     /// GIFs refused in this run (known-missing ones excluded: they were not asked for).
-    public var failures: Int
-    public var packsDone: Int
+    var failures: Int
+    var packsDone: Int
     /// Seconds since the fetch was planned; 0 before.
-    public var fetchSeconds: Double
+    var fetchSeconds: Double
     /// Seconds since the current stage started.
-    public var stageSeconds: Double
+    var stageSeconds: Double
 
-    public init(stage: BuildStage? = nil, total: Int? = nil, done: Int = 0, toRequest: Int = 0, requestedDone: Int = 0,
+    init(stage: BuildStage? = nil, total: Int? = nil, done: Int = 0, toRequest: Int = 0, requestedDone: Int = 0,
                 bytesDownloaded: Int64 = 0, retries: Int = 0, failures: Int = 0, packsDone: Int = 0,
                 fetchSeconds: Double = 0, stageSeconds: Double = 0) {
         self.stage = stage
@@ -52,22 +53,22 @@ public struct ProgressSnapshot: Sendable, Equatable {
     }
 
     /// `done / total`, between 0 and 1; nil until the total is known (or when nothing is wanted).
-    public var fraction: Double? {
+    var fraction: Double? {
         guard let total, total > 0 else { return nil }
         return min(1, Double(done) / Double(total))
     }
 
     /// Whole percent done, rounded down (so 100 means really done).
-    public var percent: Int? { fraction.map { Int(($0 * 100).rounded(.down)) } }
+    var percent: Int? { fraction.map { Int(($0 * 100).rounded(.down)) } }
 
     /// Bytes per second since the fetch started; nil in its first half second.
-    public var bytesPerSecond: Double? {
+    var bytesPerSecond: Double? {
         guard fetchSeconds >= 0.5 else { return nil }
         return Double(bytesDownloaded) / fetchSeconds
     }
 
     /// Seconds until every wanted GIF is done at the pace so far; nil until a requested GIF finished.
-    public var etaSeconds: Double? {
+    var etaSeconds: Double? {
         guard let total, requestedDone > 0, fetchSeconds > 0 else { return nil }
         let remaining = max(0, total - done)
         return Double(remaining) * fetchSeconds / Double(requestedDone)

@@ -1,4 +1,5 @@
 import Foundation
+import GifPack
 
 /// Formats a ``ProgressSnapshot`` as one line of text: `live` for a terminal status line that is
 /// redrawn in place, `plain` for a log line.
@@ -15,7 +16,7 @@ import Foundation
 /// ProgressLine.plain(snapshot)
 /// // "fetch 123/200 (61%), 2.1 MB at 350 kB/s, ETA 12s, 3 retries, 1 failed"
 /// ```
-public enum ProgressLine {
+enum ProgressLine {
     /// A part of the line; lower `priority` values are kept longer when space runs out.
     private struct Part {
         var text: String
@@ -25,7 +26,7 @@ public enum ProgressLine {
 
     private static let separator = "  "
 
-    public static func live(_ snapshot: ProgressSnapshot, width: Int, color: Bool) -> String {
+    static func live(_ snapshot: ProgressSnapshot, width: Int, color: Bool) -> String {
         let budget = max(1, width - 1)
         guard snapshot.stage == .fetch, let total = snapshot.total else {
             return truncate(stageDescription(snapshot), to: budget)
@@ -60,7 +61,7 @@ public enum ProgressLine {
         }.joined(separator: separator)
     }
 
-    public static func plain(_ snapshot: ProgressSnapshot) -> String {
+    static func plain(_ snapshot: ProgressSnapshot) -> String {
         guard snapshot.stage == .fetch, let total = snapshot.total else { return stageDescription(snapshot) }
         var text = "fetch \(snapshot.done)/\(total) (\(snapshot.percent ?? 100)%), \(HumanUnits.bytes(snapshot.bytesDownloaded))"
         if let rate = snapshot.bytesPerSecond { text += " at \(HumanUnits.rate(rate))" }

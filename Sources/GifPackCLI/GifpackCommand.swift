@@ -1,7 +1,14 @@
 import ArgumentParser
-import CMalloc
 import Foundation
 import GifPack
+
+/// What the `gifpack` executable runs: parses the command line and runs the command it names,
+/// then exits with the command's status (see ``GifpackCommand``).
+public enum CommandLineTool {
+    public static func main() async {
+        await GifpackCommand.main()
+    }
+}
 
 /// The `gifpack` command line: one subcommand per type.
 ///
@@ -10,7 +17,10 @@ import GifPack
 /// the README documents — swift-argument-parser's own `main()` would exit 64 (`EX_USAGE`) — and a
 /// refused `build` still writes its metrics file, step summary and `report.json` (see
 /// ``RunFiles``).
-@main
+///
+/// The executable `gifpack` (Sources/gifpack) is only its entry point: it calls
+/// ``CommandLineTool/main()``. Everything else lives in this library, so tests can
+/// `@testable import GifPackCLI`.
 struct GifpackCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gifpack",
@@ -21,7 +31,6 @@ struct GifpackCommand: AsyncParsableCommand {
     )
 
     static func main() async {
-        gp_tune_malloc()
         let arguments = Array(CommandLine.arguments.dropFirst())
         do {
             var command = try await asyncParseAsRoot(arguments)

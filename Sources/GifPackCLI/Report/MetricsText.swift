@@ -1,4 +1,5 @@
 import Foundation
+import GifPack
 
 /// A build report in the Prometheus text exposition format (version 0.0.4), as node_exporter's
 /// textfile collector reads it: `# HELP` and `# TYPE` before each metric, every name prefixed
@@ -18,13 +19,13 @@ import Foundation
 /// // # TYPE gifpack_build_duration_seconds gauge
 /// // gifpack_build_duration_seconds 12.5
 /// ```
-public enum MetricsText {
-    public static let lastSuccessName = "gifpack_last_success_timestamp_seconds"
+enum MetricsText {
+    static let lastSuccessName = "gifpack_last_success_timestamp_seconds"
 
     /// True for the exit statuses that count as a success: packs published or already current.
-    public static func isSuccess(_ status: ExitStatus) -> Bool { status == .success || status == .partial }
+    static func isSuccess(_ status: ExitStatus) -> Bool { status == .success || status == .partial }
 
-    public static func render(_ report: BuildReport, finishedAt: Date, previousLastSuccess: Double?) -> String {
+    static func render(_ report: BuildReport, finishedAt: Date, previousLastSuccess: Double?) -> String {
         var out = MetricsBuilder()
         let now = finishedAt.timeIntervalSince1970
         out.gauge("build_duration_seconds", "Wall-clock duration of the last build.",
@@ -73,7 +74,7 @@ public enum MetricsText {
     }
 
     /// The value of `gifpack_last_success_timestamp_seconds` in an earlier metrics file, if any.
-    public static func lastSuccess(in text: String) -> Double? {
+    static func lastSuccess(in text: String) -> Double? {
         for line in text.split(separator: "\n") where line.hasPrefix(lastSuccessName + " ") {
             let value = line.dropFirst(lastSuccessName.count + 1).split(separator: " ").first.map(String.init) ?? ""
             if let number = Double(value), number.isFinite, number > 0 { return number }
