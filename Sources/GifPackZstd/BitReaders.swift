@@ -50,6 +50,17 @@ struct BackwardBitReader {
         return v
     }
 
+    /// Reads `n` bits (0...57 after a reload) the way libzstd 1.5.4 reads FSE states (`BIT_readBits`,
+    /// through `BIT_getMiddleBits`), while `read` reads as its `BIT_readBitsFast` does. They give the
+    /// same bits unless the read reaches past the stream's start (`bitsConsumed + n > 64`, a corrupt
+    /// stream that libzstd may still accept, see `decodeSequences`): this one then gives the container's
+    /// top bits with zeros above them, `read` wraps round to its bottom bits.
+    @inline(__always) mutating func readState(_ n: UInt64) -> UInt64 {
+        let v = (container &>> ((64 &- bitsConsumed &- n) & 63)) & ((1 &<< n) &- 1)
+        bitsConsumed &+= n
+        return v
+    }
+
     /// Reads `n` bits where `n` is 1...57 (one shift fewer than `read`).
     @inline(__always) mutating func readNonZero(_ n: UInt64) -> UInt64 {
         let v = (container &<< (bitsConsumed & 63)) &>> ((64 &- n) & 63)

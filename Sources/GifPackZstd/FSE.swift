@@ -73,7 +73,7 @@ enum FSE {
                 threshold >>= 1
             }
             guard bits.bitPosition <= size * 8 else {
-                throw ZstdDecodingError(.truncated, "\(what) table description runs past its data", offset: at)
+                throw ZstdDecodingError(.truncated, "\(what) table description runs past the \(size) bytes left for it", offset: at)
             }
         }
         guard remaining == 1 else {

@@ -70,6 +70,11 @@ enum FrameParser {
         if !singleSegment {
             let wd = Int(src[p])
             let windowLog = 10 + (wd >> 3)
+            // RFC 8878 lets the descriptor say up to 41; libzstd 1.5.4 refuses more than 31
+            // (ZSTD_WINDOWLOG_MAX on 64 bits) whatever the frame declares besides, and so does this decoder.
+            guard windowLog <= 31 else {
+                throw ZstdDecodingError(.windowTooLarge, "frame declares a window log of \(windowLog), more than 31", offset: at + 5)
+            }
             let windowBase = 1 << windowLog
             windowSize = windowBase + (windowBase >> 3) * (wd & 7)
             p += 1
@@ -157,13 +162,26 @@ struct FrameProgress {
     var hasher = XXH64()
     var finished = false
     let blockSizeMax: Int
+    /// libzstd 1.5.4 decodes a frame that declares a content size of at most 128 KiB in one pass
+    /// (ZSTD_decompress, or ZSTD_decompressStream given a 128 KiB output buffer, as `zstd -d` gives it)
+    /// and any other frame block by block (ZSTD_decompressContinue); where the two read a frame
+    /// differently, this decoder reads it as the way libzstd takes for it does.
+    let decodedInOnePass: Bool
 
     init(header: ZstdFrameHeader, inputPos: Int, maxOutput: Int, callerLimit: Int) {
         self.header = header
         self.inputPos = inputPos
         self.maxOutput = maxOutput
         self.callerLimit = callerLimit
-        blockSizeMax = min(header.windowSize, zstdBlockSizeMax)
+        if let size = header.contentSize, size <= zstdBlockSizeMax {
+            decodedInOnePass = true
+        } else {
+            decodedInOnePass = false
+        }
+        // Block_Maximum_Size is the smaller of the window and 128 KiB, as block by block. The one pass
+        // holds a compressed block's bytes to 128 KiB and what the blocks decode to to the content size,
+        // whatever the window: 128 KiB then (the content size, at most that, bounds the output).
+        blockSizeMax = decodedInOnePass ? zstdBlockSizeMax : min(header.windowSize, zstdBlockSizeMax)
     }
 }
 
@@ -179,8 +197,11 @@ extension DecoderContext {
         }
         let blockHeader = Int(input[at]) | Int(input[at + 1]) << 8 | Int(input[at + 2]) << 16
         let isLast = blockHeader & 1 != 0
-        let type = (blockHeader >> 1) & 3
         let blockSize = blockHeader >> 3
+        // A compressed block of 0 bytes has no literals section; libzstd's block-by-block decoding takes
+        // it for an empty block (its one pass refuses it), and so does this decoder for such frames.
+        var type = (blockHeader >> 1) & 3
+        if type == 2 && blockSize == 0 && !frame.decodedInOnePass { type = 0 }
         let contentAt = at + 3
         let available = inputCount - contentAt
         guard blockSize <= frame.blockSizeMax else {

@@ -283,3 +283,166 @@ extension Data {
         self.init(bytes)
     }
 }
+
+extension FuzzRegressionTests {
+    /// Fuzz/corpus/zstd-diff/table-description-wraps (found by the zstd-diff target): one compressed
+    /// block, 6 RLE literals '@' and 2 sequences whose match lengths table description (FSE-compressed)
+    /// needs more bits than the 6 bytes left in the block. libzstd 1.5.4's FSE_readNCount copies a short
+    /// description into a zero-filled 8-byte buffer and, at its end, keeps the bit position modulo 32:
+    /// it reads the last 4 bytes again from their start, ends inside the 6 bytes and accepts a table made
+    /// of bits it read twice, so `zstd -d` gives 16 '@'. That is no reading RFC 8878 defines (libzstd's
+    /// own check for a description running past its end, `bitCount > 32`, only sees where the wrapped
+    /// position ended), so GifPackZstd refuses the frame and says how many bytes the description had;
+    /// the zstd-diff target names this difference (LibzstdTableDescription, a step-for-step copy of
+    /// libzstd's reader) instead of following it.
+    @Test func tableDescriptionRunningPastItsBytesIsRefused() async throws {
+        let frame = [UInt8](try #require(Data(base64Encoded: "KLUv/QAAbQAAMUACi0Av/WQAAAAAsw==")))
+        #expect(try await LibzstdTool.decode(frame) == [UInt8](repeating: 0x40, count: 16))
+        do {
+            let decoded = try ZstdDecoder.decompress(frame, maxOutput: 1 << 20, maxWindow: 1 << 20)
+            Issue.record("a table description read past its bytes decoded to \(decoded.count) bytes")
+        } catch {
+            #expect(error.kind == .truncated)
+            #expect(error.reason == "match lengths table description runs past the 6 bytes left for it")
+            #expect(error.offset == 16)
+        }
+        let seed = try fileBytes(#filePath.replacingOccurrences(of: "Tests/GifPackTests/FuzzRegressionTests.swift", with: "Fuzz/corpus/zstd-diff/table-description-wraps"))
+        #expect(seed == frame)
+    }
+
+    /// Fuzz/corpus/zstd-diff/state-read-past-start: the same block with other last 6 bytes (a match
+    /// lengths description of 3 bytes, then a 3-byte sequences bitstream too short for its 2 sequences).
+    /// libzstd 1.5.4 reads the extra bits of a sequence with BIT_readBitsFast but the FSE states with
+    /// BIT_readBits (BIT_getMiddleBits), and the two differ once a read reaches past the stream's start:
+    /// the fast one wraps round to the container's bottom bits, the other gives its top bits with zeros
+    /// above. GifPackZstd read the states the fast way, so its states after the overread, and its
+    /// verdict, were not libzstd's: it refused the first frame (`zstd -d`: 12 '@'), gave 17 bytes for
+    /// the second (13) and decoded the third, which libzstd refuses.
+    @Test func statesReadPastTheStreamsStartAreReadAsLibzstdReadsThem() async throws {
+        let prefix = "28b52ffd00006d00003140028b402ffd"
+        let cases: [(String, [UInt8]?)] = [
+            ("741ffd5fed7e", [UInt8](repeating: 0x40, count: 12)),
+            ("d269de7b0d58", [UInt8](repeating: 0x40, count: 13)),
+            ("6095039b1214", nil),
+        ]
+        for (tail, expected) in cases {
+            let frame = [UInt8](try #require(Data(hexString: prefix + tail)))
+            #expect(try await LibzstdTool.decode(frame) == expected, "\(tail): zstd -d")
+            let ours = try? ZstdDecoder.decompress(frame, maxOutput: 1 << 20, maxWindow: 1 << 20)
+            #expect(ours == expected, "\(tail): GifPackZstd \(ours.map { "\($0.count) bytes" } ?? "refuses")")
+        }
+        let seed = try fileBytes(#filePath.replacingOccurrences(of: "Tests/GifPackTests/FuzzRegressionTests.swift", with: "Fuzz/corpus/zstd-diff/state-read-past-start"))
+        #expect(seed == [UInt8](try #require(Data(hexString: prefix + "741ffd5fed7e"))))
+    }
+}
+
+extension FuzzRegressionTests {
+    /// Fuzz/corpus/zstd-diff/small-content-size-block (found by the zstd-diff target): a single-segment
+    /// frame declaring a content size of 0 (so a window of 0), two empty raw blocks and a compressed block
+    /// of 2 bytes (no literals, no sequences). Block_Maximum_Size is min(window, 128 KiB) = 0, but libzstd
+    /// 1.5.4 decodes a frame that declares a content size of at most 128 KiB in one pass (`zstd -d` gives
+    /// it a 128 KiB buffer), which holds blocks to 128 KiB and to the content size only, so `zstd -d` gives
+    /// 0 bytes; GifPackZstd refused "block of 2 bytes exceeds the block size limit 0". Then the other
+    /// sides of that rule: a 2,000-byte RLE block under a 1 KiB window is decoded in a frame that
+    /// declares 2,000 bytes, refused in one that declares no size or more than 128 KiB (libzstd decodes
+    /// those block by block and holds each to the window), and that bigger frame decodes when its first
+    /// 2,000 bytes come in blocks of at most 1 KiB.
+    @Test func smallDeclaredContentSizeHoldsBlocksTo128KiBAsLibzstdDoes() async throws {
+        let found: [UInt8] = [0x28, 0xB5, 0x2F, 0xFD, 0x31, 0, 0, 0, 0, 0, 0, 0, 0, 0x15, 0, 0, 0, 0]
+        #expect(try await LibzstdTool.decode(found) == [])
+        #expect(try ZstdDecoder.decompress(found, maxOutput: 1 << 20, maxWindow: 1 << 20) == [])
+        let seed = try fileBytes(#filePath.replacingOccurrences(of: "Tests/GifPackTests/FuzzRegressionTests.swift", with: "Fuzz/corpus/zstd-diff/small-content-size-block"))
+        #expect(seed == found)
+
+        func rle(_ count: Int, last: Bool) -> [UInt8] {
+            let header = count << 3 | 1 << 1 | (last ? 1 : 0)
+            return [UInt8(header & 0xFF), UInt8((header >> 8) & 0xFF), UInt8(header >> 16), 0x41]
+        }
+        /// A frame with a 1 KiB window (not single-segment), `size` declared in 4 bytes or not at all.
+        func frame(declaring size: Int?, _ blocks: [[UInt8]]) -> [UInt8] {
+            var bytes: [UInt8] = [0x28, 0xB5, 0x2F, 0xFD, size == nil ? 0x00 : 0x80, 0x00]
+            if let size { bytes += (0..<4).map { UInt8((size >> (8 * $0)) & 0xFF) } }
+            return bytes + blocks.joined()
+        }
+        let ones = (0..<194).map { rle(1024, last: $0 == 193) }
+        let cases: [(String, [UInt8], Int?)] = [
+            ("2,000 declared, one 2,000-byte block", frame(declaring: 2000, [rle(2000, last: true)]), 2000),
+            ("no size declared, one 2,000-byte block", frame(declaring: nil, [rle(2000, last: true)]), nil),
+            ("200,656 declared, a 2,000-byte block first", frame(declaring: 200_656, [rle(2000, last: false)] + ones), nil),
+            ("200,656 declared, blocks of at most 1 KiB", frame(declaring: 200_656, [rle(1024, last: false), rle(976, last: false)] + ones), 200_656),
+        ]
+        for (label, bytes, expected) in cases {
+            let reference = try await LibzstdTool.decode(bytes)
+            #expect(reference?.count == expected, "\(label): zstd -d")
+            let ours = try? ZstdDecoder.decompress(bytes, maxOutput: 1 << 20, maxWindow: 1 << 20)
+            #expect(ours == reference, "\(label): GifPackZstd \(ours.map { "\($0.count) bytes" } ?? "refuses")")
+            var streamed: [UInt8] = []
+            let frameResult = try? bytes.withUnsafeBytes { raw in
+                try ZstdDecoder().decompressFrame(raw, maxOutput: 1 << 20, maxWindow: 1 << 20) { streamed += $0 }
+            }
+            #expect(frameResult == nil ? reference == nil : streamed == reference, "\(label): streamed")
+        }
+    }
+}
+
+extension FuzzRegressionTests {
+    /// Fuzz/corpus/zstd-diff/empty-compressed-block (the zstd-diff target found a longer one): a frame that
+    /// declares no content size, with an RLE block, a compressed block of 0 bytes (so no literals section)
+    /// and a last RLE block. libzstd 1.5.4 decodes such a frame block by block and takes any block of
+    /// 0 bytes for an empty one, so `zstd -d` gives 15 'A' and 5 'B'; GifPackZstd refused "compressed block
+    /// has no literals section". libzstd's one pass (a frame declaring at most 128 KiB) refuses that block,
+    /// and so does GifPackZstd there; a frame declaring more is decoded block by block again.
+    @Test func compressedBlockOfNoBytesIsEmptyWhereLibzstdDecodesBlockByBlock() async throws {
+        func block(_ type: Int, _ size: Int, last: Bool, _ payload: [UInt8] = []) -> [UInt8] {
+            let header = size << 3 | type << 1 | (last ? 1 : 0)
+            return [UInt8(header & 0xFF), UInt8((header >> 8) & 0xFF), UInt8(header >> 16)] + payload
+        }
+        let blocks = block(1, 15, last: false, [0x41]) + block(2, 0, last: false) + block(1, 5, last: true, [0x42])
+        let found: [UInt8] = [0x28, 0xB5, 0x2F, 0xFD, 0x00, 0x00] + blocks
+        let seed = try fileBytes(#filePath.replacingOccurrences(of: "Tests/GifPackTests/FuzzRegressionTests.swift", with: "Fuzz/corpus/zstd-diff/empty-compressed-block"))
+        #expect(seed == found)
+        let text = [UInt8](repeating: 0x41, count: 15) + [UInt8](repeating: 0x42, count: 5)
+        func declaring(_ size: Int, window: UInt8) -> [UInt8] {
+            [0x28, 0xB5, 0x2F, 0xFD, 0x80, window] + (0..<4).map { UInt8((size >> (8 * $0)) & 0xFF) }
+        }
+        let big = declaring(200_000, window: 0x70) + block(1, 100_000, last: false, [0x41]) + block(2, 0, last: false)
+            + block(1, 100_000, last: true, [0x42])
+        let cases: [(String, [UInt8], [UInt8]?)] = [
+            ("no size declared", found, text),
+            ("no size declared, the empty compressed block last", [0x28, 0xB5, 0x2F, 0xFD, 0x00, 0x00] + block(1, 15, last: false, [0x41]) + block(2, 0, last: true), [UInt8](repeating: 0x41, count: 15)),
+            ("20 bytes declared (one pass)", declaring(20, window: 0) + blocks, nil),
+            ("200,000 bytes declared", big, [UInt8](repeating: 0x41, count: 100_000) + [UInt8](repeating: 0x42, count: 100_000)),
+        ]
+        for (label, bytes, expected) in cases {
+            #expect(try await LibzstdTool.decode(bytes) == expected, "\(label): zstd -d")
+            let ours = try? ZstdDecoder.decompress(bytes, maxOutput: 1 << 20, maxWindow: 1 << 20)
+            #expect(ours == expected, "\(label): GifPackZstd \(ours.map { "\($0.count) bytes" } ?? "refuses")")
+        }
+    }
+}
+
+extension FuzzRegressionTests {
+    /// Fuzz/corpus/zstd-diff/window-log-above-31 (found by the zstd-diff target): a frame declaring a
+    /// content size of 0 and a window log of 34, with one empty RLE block. libzstd 1.5.4 refuses any
+    /// window log above 31 (ZSTD_WINDOWLOG_MAX on 64 bits) when it reads the frame header, whatever the
+    /// content size; GifPackZstd counted only the content size against the window limit and decoded
+    /// 0 bytes. Window logs 31 (0xA8, 0xAF) are decoded by both, 32 (0xB0) and 33 (0xBF) refused.
+    @Test func windowLogsAbove31AreRefusedAsLibzstdRefusesThem() async throws {
+        func frame(window descriptor: UInt8) -> [UInt8] {
+            [0x28, 0xB5, 0x2F, 0xFD, 0x92, descriptor, 0, 0, 0, 0, 0, 0, 0x03, 0, 0, 0]
+        }
+        let found = frame(window: 0xC7)
+        let seed = try fileBytes(#filePath.replacingOccurrences(of: "Tests/GifPackTests/FuzzRegressionTests.swift", with: "Fuzz/corpus/zstd-diff/window-log-above-31"))
+        #expect(seed == found)
+        for (descriptor, accepted) in [(UInt8(0xA8), true), (0xAF, true), (0xB0, false), (0xBF, false), (0xC7, false)] {
+            let bytes = frame(window: descriptor)
+            #expect(try await LibzstdTool.decode(bytes) == (accepted ? [] : nil), "window descriptor \(descriptor): zstd -d")
+            do {
+                let decoded = try ZstdDecoder.decompress(bytes, maxOutput: 1 << 20, maxWindow: 1 << 20)
+                #expect(accepted && decoded.isEmpty, "window descriptor \(descriptor): GifPackZstd decoded \(decoded.count) bytes")
+            } catch {
+                #expect(!accepted && error.kind == .windowTooLarge, "window descriptor \(descriptor): \(error)")
+            }
+        }
+    }
+}
