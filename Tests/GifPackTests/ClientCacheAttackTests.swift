@@ -109,6 +109,7 @@ struct ClientCacheAttackTests {
         try FileManager.default.removeItem(atPath: signed.indexPath + ".minisig")
         try FileManager.default.copyItem(atPath: v1, toPath: signed.indexPath)
         try FileManager.default.copyItem(atPath: v1 + ".minisig", toPath: signed.indexPath + ".minisig")
+        try FileManager.default.removeItem(atPath: signed.indexPath + ".zst")   // replayed as an older publisher served it
         // nginx's ETag is mtime and size: give the replayed file another mtime than v2's.
         try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(120)], ofItemAtPath: signed.indexPath)
         // A read without trusted keys takes it (it checks no signature)…
@@ -158,7 +159,7 @@ struct ClientCacheAttackTests {
             return directory
         }
         // The publisher's v1 replayed at the URL.
-        for file in ["index.json", "index.json.minisig"] { try FileManager.default.removeItem(atPath: "\(signed.dist)/\(file)") }
+        for file in ["index.json", "index.json.minisig", "index.json.zst"] { try FileManager.default.removeItem(atPath: "\(signed.dist)/\(file)") }
         try FileManager.default.copyItem(atPath: v1, toPath: signed.indexPath)
         try FileManager.default.copyItem(atPath: v1 + ".minisig", toPath: signed.indexPath + ".minisig")
 

@@ -331,6 +331,23 @@ struct DeliveryBytesTests {
         #expect(try await nginx.log(since: mark).contains { $0.path == "/index.json.zst" && $0.status == 200 })
     }
 
+    @Test func aDirectoryTargetNeverKeepsTheValidatorsOfTheFileItReplaces() async throws {
+        // nginx's ETag and Last-Modified are the size and the mtime in whole seconds: an index.json
+        // (or its copy) replaced by one of the same size within the same second would be answered
+        // 304 to a client holding the old one. The replaced file's time here is ahead of the clock.
+        let workspace = try TemporaryDirectory()
+        let target = DirectoryTarget(root: workspace.path)
+        for key in ["index.json", CompressedIndex.key] {
+            try FileSystem.writeAtomically(Array("{\"a\": 1}\n".utf8), to: workspace.file(key))
+            let ahead = Date().addingTimeInterval(100)
+            try FileManager.default.setAttributes([.modificationDate: ahead], ofItemAtPath: workspace.file(key))
+            try await target.putMetadataFile(key, bytes: Array("{\"a\": 2}\n".utf8), contentType: "application/json", maxAge: 60,
+                                             replacing: nil, conditional: false)
+            let after = try #require(try FileManager.default.attributesOfItem(atPath: workspace.file(key))[.modificationDate] as? Date)
+            #expect(after.timeIntervalSince1970.rounded(.down) > ahead.timeIntervalSince1970.rounded(.down), "\(key): \(after) after \(ahead)")
+        }
+    }
+
     @Test func s3PublishWritesAndRepairsTheCopy() async throws {
         let builds = try await PublishBuilds.make(count: 6)
         defer { builds.built.server.stop() }

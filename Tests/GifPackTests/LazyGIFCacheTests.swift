@@ -32,7 +32,7 @@ struct LazyGIFCacheTests {
         var mark = try await nginx.mark()
         #expect(try await cache.gif(forExercise: id) == .gif(bytes: dists.served(id), fromCache: false))
         var lines = try await nginx.log(since: mark)
-        #expect(lines.map(\.path) == ["/index.json", "/\(pack.file)"], "\(lines)")
+        #expect(lines.map(\.path) == ["/index.json.zst", "/\(pack.file)"], "\(lines)")
         #expect(lines.last?.status == 206 && lines.last?.range == "bytes=\(frame.frameOffset)-\(frame.frameOffset + frame.frameLength - 1)")
         #expect(lines.last?.bodyBytes == frame.frameLength)
 
@@ -79,7 +79,7 @@ struct LazyGIFCacheTests {
         var mark = try await nginx.mark()
         #expect(try await cache.gif(forExercise: b) == .gif(bytes: dists.served(b), fromCache: true))
         var lines = try await nginx.log(since: mark)
-        #expect(lines.count == 1 && lines.first?.path == "/index.json" && lines.first?.status == 304 && lines.first?.ifNoneMatch != nil, "\(lines)")
+        #expect(lines.count == 1 && lines.first?.path == "/index.json.zst" && lines.first?.status == 304 && lines.first?.ifNoneMatch != nil, "\(lines)")
 
         // v2: exercise a now shows b's GIF, already stored: the new index, and no GIF bytes.
         dists.server.replaceGIF(id: a, with: dists.served(b))
@@ -88,7 +88,7 @@ struct LazyGIFCacheTests {
         mark = try await nginx.mark()
         #expect(try await cache.gif(forExercise: a) == .gif(bytes: dists.served(b), fromCache: true))
         lines = try await nginx.log(since: mark)
-        #expect(lines.map(\.path) == ["/index.json"] && lines.first?.status == 200, "\(lines)")
+        #expect(lines.map(\.path) == ["/index.json.zst"] && lines.first?.status == 200, "\(lines)")
     }
 
     @Test func theCacheKeepsItsByteLimitEvictingTheLeastRecentlyUsed() async throws {
@@ -246,14 +246,14 @@ struct LazyGIFCacheTests {
         #expect(try await cache.gif(forExercise: id) == .gif(bytes: gif, fromCache: false))
         // The signature is looked for under the index's SHA-256 first (a build's dist has none there), then beside it.
         let hashNamed = "/" + SignatureLocation.key(forIndexSHA256: sha256Hex(try fileBytes(signed.indexPath)))
-        #expect(try await nginx.log(since: mark).map(\.path) == ["/index.json", hashNamed, "/index.json.minisig", "/\(pack.file)"])
+        #expect(try await nginx.log(since: mark).map(\.path) == ["/index.json.zst", hashNamed, "/index.json.minisig", "/\(pack.file)"])
         // The stored index is checked again when used: expired by the clock, it is refused with no request.
         mark = try await nginx.mark()
         let later = IndexTrust(keys: [signed.key.secret.publicKey], now: trustT0.addingTimeInterval(11 * 86400))
         await #expect(throws: PackClientError.self) {
             _ = try await LazyGIFCache(directory: good, indexURL: nginx.baseURL + "/index.json", trust: later).gif(forExercise: id)
         }
-        #expect(try await nginx.log(since: mark).map(\.path) == ["/index.json", hashNamed, "/index.json.minisig"], "revalidated, then refused")
+        #expect(try await nginx.log(since: mark).map(\.path) == ["/index.json.zst", hashNamed, "/index.json.minisig"], "revalidated, then refused")
 
         /// Expects the refusal `reason` for the index at `name`, nothing stored and no pack request.
         func expectRefused(_ reason: IndexRefusal.Reason, _ name: String, trust: IndexTrust = trusted,
@@ -293,6 +293,8 @@ struct LazyGIFCacheTests {
         try FileManager.default.removeItem(atPath: signed.indexPath + ".minisig")
         try FileManager.default.copyItem(atPath: v1, toPath: signed.indexPath)
         try FileManager.default.copyItem(atPath: v1 + ".minisig", toPath: signed.indexPath + ".minisig")
+        // v1 alone, as an older publisher served it: no compressed copy.
+        try FileManager.default.removeItem(atPath: signed.indexPath + ".zst")
         await #expect {
             _ = try await fresh.index()
         } throws: { error in
@@ -301,7 +303,7 @@ struct LazyGIFCacheTests {
         }
         let slot = try #require(DirectoryListing.names("\(good)/indexes").first)
         let storedHead = try String(decoding: fileBytes("\(good)/indexes/\(slot)").prefix(4096), as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
-        #expect(storedHead.prefix(1) == ["gifpack-lazy-index 3"] && storedHead.dropFirst(3).first == "2", "the stored index stays v2")
+        #expect(storedHead.prefix(1) == ["gifpack-lazy-index 4"] && storedHead.dropFirst(3).first == "2", "the stored index stays v2")
 
         // The command line takes --trusted-key with --index: a signed index works, an unsigned one is
         // refused with its reason (exit 1) and nothing is cached.

@@ -55,7 +55,8 @@ struct PublishS3Tests {
         }
         // Nothing but packs, signature and index.
         #expect(try await moto.keys(bucket: Self.bucket, prefix: "gifpack/")
-                == (index.packFiles.map { "gifpack/\($0.file)" } + ["gifpack/index.json", "gifpack/index.json.minisig", "gifpack/\(hashNamed)"]).sorted())
+                == (index.packFiles.map { "gifpack/\($0.file)" } + ["gifpack/index.json", "gifpack/index.json.minisig", "gifpack/index.json.zst",
+                                                                "gifpack/\(hashNamed)"]).sorted())
         #expect(try await Self.problems(moto).isEmpty)
         #expect(try await moto.get("\(Self.bucket)/gifpack/index.json") == fileBytes("\(builds.v2)/index.json"))
 

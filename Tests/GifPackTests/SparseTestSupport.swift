@@ -64,8 +64,19 @@ struct UpgradeDist {
         for name in try files.contentsOfDirectory(atPath: dist + "/packs") where !files.fileExists(atPath: "\(site)/packs/\(name)") {
             try files.copyItem(atPath: "\(dist)/packs/\(name)", toPath: "\(site)/packs/\(name)")
         }
-        let index = try Data(contentsOf: URL(fileURLWithPath: dist + "/index.json"))
-        try index.write(to: URL(fileURLWithPath: site + "/index.json"), options: .atomic)
+        // index.json, then its compressed copy, as gifpack publish writes them. nginx's validators are the
+        // mtime (whole seconds) and the size: a replaced file gets a later second than the one it replaces.
+        for name in ["index.json", "index.json.zst"] where files.fileExists(atPath: "\(dist)/\(name)") {
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: "\(dist)/\(name)"))
+            let target = "\(site)/\(name)"
+            let previous = try? Data(contentsOf: URL(fileURLWithPath: target))
+            let previousTime = (try? files.attributesOfItem(atPath: target))?[.modificationDate] as? Date
+            guard previous != bytes else { continue }
+            try bytes.write(to: URL(fileURLWithPath: target), options: .atomic)
+            if let previousTime {
+                try files.setAttributes([.modificationDate: max(Date(), previousTime.addingTimeInterval(1))], ofItemAtPath: target)
+            }
+        }
     }
 
     /// The published index.

@@ -193,7 +193,7 @@ struct TrustedPublishTests {
         _ = try workspace.write("123\n", to: "dist/.gifpack.lock")
         let report = try await runBuild(manifest: rapidAPIManifest(server: server), workspace: workspace)
         #expect(report.exitStatus == .success, "\(report.message)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: dist).sorted() == [".gifpack-output", "index.json", "packs", "report.json"],
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dist).sorted() == [".gifpack-output", "index.json", "index.json.zst", "packs", "report.json"],
                 "the marker that says the directory is gifpack's, and nothing that locks it")
     }
 

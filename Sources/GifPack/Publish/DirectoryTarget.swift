@@ -57,12 +57,27 @@ struct DirectoryTarget: PublishTarget {
         let destination = path(key)
         try await blocking { () throws(PublishError) in
             try Self.makeDirectory(PathText.parent(destination))
+            var before = Glibc.stat()
+            let replaced = lstat(destination, &before) == 0 ? before : nil
             do {
                 try FileSystem.writeAtomically(bytes, to: destination) {
                     if key == "index.json" { PublishCrashPoint.reach(.beforeIndexRename) }
                 }
             } catch { throw .failed("cannot write \(destination): \(error)") }
+            if let replaced { Self.keepValidatorsApart(destination, replaced: replaced) }
         }
+    }
+
+    /// Web servers make a static file's validators from its size and modification time in whole
+    /// seconds (nginx: `ETag: "<mtime hex>-<size hex>"`, `Last-Modified`). A file replaced within
+    /// the second by one of the same size would keep them, and clients revalidating with
+    /// `If-None-Match`/`If-Modified-Since` would be told `304` for the new bytes: its time is set one
+    /// second past the replaced file's then.
+    static func keepValidatorsApart(_ path: String, replaced: Glibc.stat) {
+        var now = Glibc.stat()
+        guard lstat(path, &now) == 0, now.st_size == replaced.st_size, now.st_mtim.tv_sec <= replaced.st_mtim.tv_sec else { return }
+        var times = [now.st_atim, timespec(tv_sec: replaced.st_mtim.tv_sec + 1, tv_nsec: 0)]
+        _ = utimensat(AT_FDCWD, path, &times, 0)
     }
 
     func listKeys(under folder: String) async throws(PublishError) -> [String] {
