@@ -120,7 +120,7 @@ public struct BuildPipeline: Sendable {
         let plan = try planStage(catalog, into: &report)
         stages.end("plan", into: &report)
         let tools = GIFTools(manifest: manifest, layout: cache.layout, state: cache.state, client: client,
-                             outputSettings: options, startedAt: started, observer: observer)
+                             options: options, startedAt: started, observer: observer)
         let results: FetchResults
         do { results = try await fetchStage(plan.wanted, tools: tools, into: &report) } catch let end as BuildEnded {
             stages.record("fetch", into: &report)

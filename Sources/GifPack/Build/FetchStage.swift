@@ -14,7 +14,7 @@ struct GIFTools: Sendable {
     let governor: FetchGovernor
     let observer: BuildObserver?
 
-    init(manifest: Manifest, layout: CacheLayout, state: BuildState, client: HTTPClient, outputSettings options: BuildOptions,
+    init(manifest: Manifest, layout: CacheLayout, state: BuildState, client: HTTPClient, options: BuildOptions,
          startedAt started: ContinuousClock.Instant, observer: BuildObserver?) {
         (source, fetch, self.layout, self.state, self.client, self.observer) = (manifest.source, manifest.fetch, layout, state, client, observer)
         frames = FrameCache(layout: layout, level: manifest.output.zstdLevel, mtime: options.sourceDateEpoch)
