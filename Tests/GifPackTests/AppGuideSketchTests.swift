@@ -70,7 +70,7 @@ struct AppGuideSketchTests {
         let builds = try await PublishBuilds.make(count: 8)
         defer { builds.built.server.stop() }
         let site = builds.workspace.file("site")
-        let published = try await gifpackCLIOffThePool(["publish", "--from", builds.v2, "--to", site])
+        let published = try await gifpackCLI(["publish", "--from", builds.v2, "--to", site])
         #expect(published.status == 0, "\(published.error)")
         let nginx = try await NginxServer.start(root: site)
         defer { nginx.stop() }

@@ -33,7 +33,7 @@ struct CatalogGuardTests {
     }
 
     private func cli(_ arguments: [String]) async throws -> ProcessResult {
-        try await runOffThePool(productPath("gifpack"), arguments, environment: environment())
+        try await run(productPath("gifpack"), arguments, environment: environment())
     }
 
     // MARK: Item 5: a v1 total that disagrees with the pages
@@ -283,7 +283,7 @@ struct CatalogGuardTests {
 
         let bad = try await cli(["catalog", "--manifest", manifest, "--values", "colour"])
         #expect(bad.status == 2, "\(bad.error)")
-        let wrongKey = try await runOffThePool(productPath("gifpack"), ["catalog", "--manifest", manifest, "--values", "target"],
+        let wrongKey = try await run(productPath("gifpack"), ["catalog", "--manifest", manifest, "--values", "target"],
                                                environment: ["GIFPACK_TEST_KEY": "not-the-key"])
         #expect(wrongKey.status == 4, "\(wrongKey.error)")
         #expect(!wrongKey.error.contains("not-the-key"))

@@ -254,7 +254,7 @@ private final class EventRecorder: @unchecked Sendable {
 }
 
 /// A build killed while its spool becomes the page cache (linked in `tmp/`, not yet renamed).
-@Suite("Catalog page cache: a killed build")
+@Suite("Catalog page cache: a killed build", .timeLimit(.minutes(5)))
 struct CatalogPageCacheCrashTests {
     @Test func aBuildKilledWhileNamingItsPageCacheLeavesNothingTheNextRunKeeps() async throws {
         try #require(CrashPoint.isCompiledIn, "swift test builds debug, which has the crash hook")
@@ -268,19 +268,19 @@ struct CatalogPageCacheCrashTests {
         environment["SOURCE_DATE_EPOCH"] = "1700000000"
         var crashing = environment
         crashing["GIFPACK_CRASH_AT"] = RecordSpool.namingCrashPoint
-        let killed = try await runOffThePool(productPath("gifpack"), arguments, environment: crashing)
+        let killed = try await run(productPath("gifpack"), arguments, environment: crashing)
         #expect(killed.status == 128 + 9 || killed.status == 9, "expected SIGKILL, got \(killed.status): \(killed.error)")
         let left = try FileManager.default.contentsOfDirectory(atPath: workspace.file("cache/tmp"))
         #expect(left.count == 1 && left.allSatisfy { CacheLayout.isOwnDownload($0) }, "the linked spool, under a name tmp/'s clean-up knows: \(left)")
         #expect(!FileManager.default.fileExists(atPath: workspace.file("cache/catalog-pages")))
 
-        let finished = try await runOffThePool(productPath("gifpack"), arguments, environment: environment)
+        let finished = try await run(productPath("gifpack"), arguments, environment: environment)
         #expect(finished.status == 0, "\(finished.error)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: workspace.file("cache/tmp")).isEmpty, "cleared")
         #expect(FileManager.default.fileExists(atPath: workspace.file("cache/catalog-pages")))
         let report = try JSONDecoder().decode(BuildReport.self, from: Data(contentsOf: URL(fileURLWithPath: workspace.file("dist/report.json"))))
         #expect(report.catalog.pagesReused == 0, "nothing was left to reuse")
-        let again = try await runOffThePool(productPath("gifpack"), arguments, environment: environment)
+        let again = try await run(productPath("gifpack"), arguments, environment: environment)
         #expect(again.status == 0, "\(again.error)")
         let reused = try JSONDecoder().decode(BuildReport.self, from: Data(contentsOf: URL(fileURLWithPath: workspace.file("dist/report.json"))))
         #expect(reused.catalog.pagesReused == 3)

@@ -165,7 +165,7 @@ struct CatalogTests {
         #expect(again.gifs.rejected == 2)
     }
 
-    @Test func theCommandLineRefusesABadManifestWithStatusTwoAndTheKeyPath() throws {
+    @Test func theCommandLineRefusesABadManifestWithStatusTwoAndTheKeyPath() async throws {
         let workspace = try TemporaryDirectory()
         let path = try workspace.write("""
         source:
@@ -178,18 +178,18 @@ struct CatalogTests {
               bodyPart: 7
               muscles: [x]
         """, to: "bad.yaml")
-        let result = try run(productPath("gifpack"), ["build", "--manifest", path, "--out", workspace.file("dist")])
+        let result = try await run(productPath("gifpack"), ["build", "--manifest", path, "--out", workspace.file("dist")])
         #expect(result.status == 2)
         #expect(result.error.contains("packs[1].selector.muscles"), "\(result.error)")
         #expect(!FileManager.default.fileExists(atPath: workspace.file("dist/index.json")))
         let missingKey = try workspace.write("source:\n  kind: exercisedb-rapidapi\n  api_key_env: GIFPACK_UNSET_VARIABLE_X\n", to: "key.yaml")
-        let keyResult = try run(productPath("gifpack"), ["build", "--manifest", missingKey])
+        let keyResult = try await run(productPath("gifpack"), ["build", "--manifest", missingKey])
         #expect(keyResult.status == 2)
         #expect(keyResult.error.contains("source.api_key_env") && keyResult.error.contains("GIFPACK_UNSET_VARIABLE_X"))
     }
 }
 
-@Suite("Index JSON")
+@Suite("Index JSON", .timeLimit(.minutes(5)))
 struct IndexJSONTests {
     func sample(emptyPack: Bool) -> PackIndex {
         let location = EntryLocation(path: "gifs/\(String(repeating: "b", count: 64)).gif", size: 5, frameOffset: 10, frameLength: 20)

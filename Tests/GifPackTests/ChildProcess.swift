@@ -15,7 +15,7 @@ import Glibc
 ///
 /// ```swift
 /// let child = try ChildProcess("/usr/bin/zstd", ["-t", path], stdout: .file(outPath))
-/// let status = child.waitUntilExit()   // 0
+/// let status = await child.exitStatus()   // 0
 /// ```
 final class ChildProcess: @unchecked Sendable {
     /// Where one of the standard streams goes.
@@ -71,38 +71,35 @@ final class ChildProcess: @unchecked Sendable {
         processIdentifier = pid
     }
 
-    /// False once the child has exited (its status is then kept).
+    /// False once the child has exited (its status is then kept). Does not block.
     var isRunning: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        if status != nil { return false }
-        var raw: Int32 = 0
-        let waited = waitpid(processIdentifier, &raw, WNOHANG)
-        if waited == processIdentifier { status = Self.decode(raw) }
-        return status == nil && waited == 0
+        lock.withLock {
+            if status != nil { return false }
+            var raw: Int32 = 0
+            let waited = waitpid(processIdentifier, &raw, WNOHANG)
+            if waited == processIdentifier { status = Self.decode(raw) }
+            return status == nil && waited == 0
+        }
     }
 
-    /// Waits for the child and returns its exit status (128 + the signal when a signal ended it).
-    @discardableResult
-    func waitUntilExit() -> Int32 {
-        lock.lock()
-        defer { lock.unlock() }
-        if let status { return status }
-        var raw: Int32 = 0
-        while waitpid(processIdentifier, &raw, 0) == -1, errno == EINTR {}
-        let decoded = Self.decode(raw)
-        status = decoded
-        return decoded
+    /// Waits for the child on a thread of its own, never on the cooperative pool, and returns its exit
+    /// status (128 + the signal when a signal ended it). When the waiting task is cancelled (a test's
+    /// time limit) the child is killed, so the wait ends.
+    func exitStatus() async -> Int32 {
+        if let status = lock.withLock({ status }) { return status }
+        return await withTaskCancellationHandler {
+            await onAThreadOfItsOwn("gifpack.test-wait") { [self] in reap() }
+        } onCancel: {
+            signal(SIGKILL)
+        }
     }
 
-    /// The exit status; waits when the child is still running.
-    var terminationStatus: Int32 { waitUntilExit() }
-
-    /// Sends `signal` (SIGTERM by default) unless the child has already been waited for.
+    /// Sends `signal` (SIGTERM by default) unless the child has already been reaped (its process id
+    /// may then belong to another process).
     func signal(_ signal: Int32 = SIGTERM) {
-        lock.lock()
-        defer { lock.unlock() }
-        if status == nil { _ = kill(processIdentifier, signal) }
+        lock.withLock {
+            if status == nil { _ = kill(processIdentifier, signal) }
+        }
     }
 
     /// Sends SIGTERM.
@@ -112,6 +109,29 @@ final class ChildProcess: @unchecked Sendable {
         let signal = raw & 0x7F
         return signal == 0 ? (raw >> 8) & 0xFF : 128 + signal
     }
+    /// SIGKILL, then reaps the child: for `stop()` and `deinit` of the servers, which cannot await.
+    /// SIGKILL cannot be blocked or caught, so the wait is only the kernel tearing the process down.
+    func killAndReap() {
+        signal(SIGKILL)
+        _ = reap()
+    }
+
+    /// Blocks until the child has exited, then reaps it. The wait (`waitid` with `WNOWAIT`) holds no
+    /// lock and leaves the child a zombie, so ``signal(_:)`` can still reach it (its process id is not
+    /// reused before the reap); the reap under the lock then cannot block.
+    private func reap() -> Int32 {
+        var info = siginfo_t()
+        while waitid(P_PID, id_t(processIdentifier), &info, WEXITED | WNOWAIT) == -1, errno == EINTR {}
+        return lock.withLock {
+            if let status { return status }
+            var raw: Int32 = 0
+            while waitpid(processIdentifier, &raw, 0) == -1, errno == EINTR {}
+            let decoded = Self.decode(raw)
+            status = decoded
+            return decoded
+        }
+    }
+
 
     // glibc's `_np` spawn actions are declared only under _GNU_SOURCE, which Swift's Glibc module
     // does not define: they are looked up by name.

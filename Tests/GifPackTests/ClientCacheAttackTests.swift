@@ -66,13 +66,13 @@ struct ClientCacheAttackTests {
         let environment = Self.environment(home: home)
 
         // gifpack cat with the default cache (~/.cache/gifpack/gifs): A with kA, then B with kB, then A again.
-        let catA = try await gifpackOffThePool(["cat", "--index", "\(nginx.baseURL)/a/index.json", idA, "--trusted-key", a.key.publicPath],
+        let catA = try await ClientCommandTests.gifpack(["cat", "--index", "\(nginx.baseURL)/a/index.json", idA, "--trusted-key", a.key.publicPath],
                                                environment: environment)
         #expect(catA.status == 0 && catA.output == gifA, "\(catA.error)")
-        let catB = try await gifpackOffThePool(["cat", "--index", "\(nginx.baseURL)/b/index.json", idB, "--trusted-key", b.key.publicPath],
+        let catB = try await ClientCommandTests.gifpack(["cat", "--index", "\(nginx.baseURL)/b/index.json", idB, "--trusted-key", b.key.publicPath],
                                                environment: environment)
         #expect(catB.status == 0 && catB.output == gifB, "B (sequence 1) is not a rollback of A (sequence 2): \(catB.error)")
-        let again = try await gifpackOffThePool(["cat", "--index", "\(nginx.baseURL)/a/index.json", idA, "--trusted-key", a.key.publicPath],
+        let again = try await ClientCommandTests.gifpack(["cat", "--index", "\(nginx.baseURL)/a/index.json", idA, "--trusted-key", a.key.publicPath],
                                                 environment: environment)
         #expect(again.status == 0 && again.output == gifA, "\(again.error)")
         let cache = "\(home)/.cache/gifpack/gifs"
@@ -129,9 +129,9 @@ struct ClientCacheAttackTests {
         }
         let id = try #require(try readIndex(signed.indexPath).packs.first?.exercises.first { $0.gif != nil }?.id)
         let environment = Self.environment(home: signed.workspace.file("home"))
-        let untrustedCat = try await gifpackOffThePool(["cat", "--index", url, "--cache", directory, id], environment: environment)
+        let untrustedCat = try await ClientCommandTests.gifpack(["cat", "--index", url, "--cache", directory, id], environment: environment)
         #expect(untrustedCat.status == 0, "\(untrustedCat.error)")
-        let trustedCat = try await gifpackOffThePool(["cat", "--index", url, "--cache", directory, id, "--trusted-key", signed.key.publicPath],
+        let trustedCat = try await ClientCommandTests.gifpack(["cat", "--index", url, "--cache", directory, id, "--trusted-key", signed.key.publicPath],
                                                      environment: environment)
         #expect(trustedCat.status == 1 && trustedCat.output.isEmpty && trustedCat.error.contains("rollback"), "\(trustedCat.error)")
     }
@@ -230,7 +230,7 @@ struct ClientCacheAttackTests {
         try Self.age(oldLookalike, by: 7200)
         let before = try Self.tree(foreign)
         var mark = try await nginx.mark()
-        let refused = try await gifpackOffThePool(["cat", "--index", url, "--cache", foreign, "--cache-limit", "1", ids[0]])
+        let refused = try await ClientCommandTests.gifpack(["cat", "--index", url, "--cache", foreign, "--cache-limit", "1", ids[0]])
         #expect(refused.status == 2 && refused.output.isEmpty, "\(refused.status) \(refused.error)")
         #expect(refused.error.contains(foreign) && refused.error.contains("not a gifpack cache")
                 && refused.error.contains(".gifpack-lazy-cache") && refused.error.contains("notes.txt"), "\(refused.error)")
@@ -246,14 +246,14 @@ struct ClientCacheAttackTests {
         #expect(try Self.tree(foreign) == before)
         // A file is not a directory.
         let plain = try dists.workspace.write("x", to: "plain-file")
-        let notDirectory = try await gifpackOffThePool(["cat", "--index", url, "--cache", plain, ids[0]])
+        let notDirectory = try await ClientCommandTests.gifpack(["cat", "--index", url, "--cache", plain, ids[0]])
         #expect(notDirectory.status == 2 && notDirectory.error.contains("not a directory"), "\(notDirectory.error)")
 
         // An empty folder and a missing one are claimed: the marker, then the cache.
         for name in ["empty", "missing/deeper"] {
             let directory = dists.workspace.file(name)
             if name == "empty" { try files.createDirectory(atPath: directory, withIntermediateDirectories: true) }
-            let cat = try await gifpackOffThePool(["cat", "--index", url, "--cache", directory, ids[0]])
+            let cat = try await ClientCommandTests.gifpack(["cat", "--index", url, "--cache", directory, ids[0]])
             #expect(cat.status == 0 && cat.output == dists.served(ids[0]), "\(cat.error)")
             #expect(files.fileExists(atPath: "\(directory)/.gifpack-lazy-cache"))
         }
@@ -264,14 +264,14 @@ struct ClientCacheAttackTests {
         try files.createDirectory(atPath: "\(earlier)/tmp", withIntermediateDirectories: true)
         _ = try dists.workspace.write("gifpack-lazy-index 3\n\(url)\n\n\n\n{}", to: "earlier/index")
         _ = try dists.workspace.write("", to: "earlier/lock")
-        let adopted = try await gifpackOffThePool(["cat", "--index", url, "--cache", earlier, ids[0]])
+        let adopted = try await ClientCommandTests.gifpack(["cat", "--index", url, "--cache", earlier, ids[0]])
         #expect(adopted.status == 0 && adopted.output == dists.served(ids[0]), "\(adopted.error)")
         #expect(files.fileExists(atPath: "\(earlier)/.gifpack-lazy-cache"))
         // …but an `index` that is not one of gifpack's is not taken for one.
         let fake = dists.workspace.file("fake")
         try files.createDirectory(atPath: fake, withIntermediateDirectories: true)
         _ = try dists.workspace.write("<html>", to: "fake/index")
-        let fakeCat = try await gifpackOffThePool(["cat", "--index", url, "--cache", fake, ids[0]])
+        let fakeCat = try await ClientCommandTests.gifpack(["cat", "--index", url, "--cache", fake, ids[0]])
         #expect(fakeCat.status == 2 && fakeCat.error.contains("index"), "\(fakeCat.error)")
         #expect(DirectoryListing.names(fake) == ["index"])
 
@@ -279,7 +279,7 @@ struct ClientCacheAttackTests {
         // and gifs/<64 hex>.gif beyond the limit; anything else put there stays.
         let own = dists.workspace.file("own")
         mark = try await nginx.mark()
-        let first = try await gifpackOffThePool(["cat", "--index", url, "--cache", own, ids[0]])
+        let first = try await ClientCommandTests.gifpack(["cat", "--index", url, "--cache", own, ids[0]])
         #expect(first.status == 0, "\(first.error)")
         let strayGIF = try dists.workspace.write(String(repeating: "y", count: 8192), to: "own/gifs/holiday.gif")
         let strayUpper = try dists.workspace.write(String(repeating: "z", count: 8192), to: "own/gifs/\(String(repeating: "A", count: 64)).gif")
@@ -288,7 +288,7 @@ struct ClientCacheAttackTests {
         let staleOther = try dists.workspace.write("not ours", to: "own/tmp/\(UUID().uuidString).txt")
         for path in [strayGIF, strayUpper, strayTemporary, staleFrame, staleOther] { try Self.age(path, by: 7200) }
         let limit = dists.served(ids[1]).count
-        let second = try await gifpackOffThePool(["cat", "--index", url, "--cache", own, "--cache-limit", String(limit), ids[1]])
+        let second = try await ClientCommandTests.gifpack(["cat", "--index", url, "--cache", own, "--cache-limit", String(limit), ids[1]])
         #expect(second.status == 0 && second.output == dists.served(ids[1]), "\(second.error)")
         #expect(DirectoryListing.names("\(own)/gifs").sorted()
                 == ["\(String(repeating: "A", count: 64)).gif", "\(sha256Hex(dists.served(ids[1]))).gif", "holiday.gif"],
@@ -328,7 +328,7 @@ struct ClientCacheAttackTests {
             guard case PackClientError.untrusted(let refusal) = error else { return false }
             return refusal.reason == .unsigned
         }
-        let unknown = try await gifpackOffThePool(["install", "--index", built.indexPath, "--cache", built.workspace.file("unknown"),
+        let unknown = try await ClientCommandTests.gifpack(["install", "--index", built.indexPath, "--cache", built.workspace.file("unknown"),
                                                    "--pack", "no-such-pack"])
         #expect(unknown.status == 2 && unknown.error.contains("no-such-pack"), "\(unknown.error)")
         for name in ["trusting", "unknown"] {
@@ -356,7 +356,7 @@ struct ClientCacheAttackTests {
         _ = try await PackInstaller(cacheDirectory: cache).install(from: source)
         let store = DirectoryListing.names(cache + ".d")
         let tree = try treeSnapshot(cache)
-        let again = try await gifpackOffThePool(["install", "--index", built.indexPath, "--cache", cache, "--pack", "no-such-pack"])
+        let again = try await ClientCommandTests.gifpack(["install", "--index", built.indexPath, "--cache", cache, "--pack", "no-such-pack"])
         #expect(again.status == 2)
         let treeAfter = try treeSnapshot(cache)
         #expect(DirectoryListing.names(cache + ".d") == store && treeAfter == tree)
@@ -394,7 +394,7 @@ struct ClientCacheAttackTests {
         let url = nginx.baseURL + "/index.json"
         let mountPoint = dists.workspace.file("small")
         try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
-        let mounted = try await runOffThePool("/bin/mount", ["-t", "tmpfs", "-o", "size=512k", "tmpfs", mountPoint])
+        let mounted = try await run("/bin/mount", ["-t", "tmpfs", "-o", "size=512k", "tmpfs", mountPoint])
         if mounted.status != 0 { try Test.cancel("cannot mount a tmpfs here (\(mounted.error.trimmingCharacters(in: .whitespacesAndNewlines)))") }
         // Unmounted whatever happens (off the cooperative pool: a defer cannot await).
         let outcome: Result<Void, any Error>
@@ -404,7 +404,7 @@ struct ClientCacheAttackTests {
         } catch {
             outcome = .failure(error)
         }
-        let unmounted = try await runOffThePool("/bin/umount", [mountPoint])
+        let unmounted = try await run("/bin/umount", [mountPoint])
         #expect(unmounted.status == 0, "umount: \(unmounted.error)")
         try outcome.get()
     }

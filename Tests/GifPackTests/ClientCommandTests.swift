@@ -5,8 +5,8 @@ import Testing
 @Suite("Client: gifpack verify, inspect, install, cat, diff")
 struct ClientCommandTests {
     /// Runs the built `gifpack` and returns its exit status, raw standard output and standard error.
-    static func gifpack(_ arguments: [String], environment: [String: String]? = nil) throws -> (status: Int32, output: [UInt8], error: String) {
-        let (status, output, error) = try runCapturing(productPath("gifpack"), arguments, environment: environment)
+    static func gifpack(_ arguments: [String], environment: [String: String]? = nil) async throws -> (status: Int32, output: [UInt8], error: String) {
+        let (status, output, error) = try await runCapturing(productPath("gifpack"), arguments, environment: environment)
         return (status, output, String(decoding: error, as: UTF8.self))
     }
 
@@ -17,13 +17,13 @@ struct ClientCommandTests {
         defer { built.server.stop() }
         let pack = try #require(try built.index().packs.first)
         for exercise in pack.exercises.prefix(4) where exercise.gif != nil {
-            let viaIndex = try Self.gifpack(["cat", built.indexPath, exercise.id])
+            let viaIndex = try await Self.gifpack(["cat", built.indexPath, exercise.id])
             #expect(viaIndex.status == 0, "\(viaIndex.error)")
             #expect(viaIndex.output == built.served(exercise.id))
-            let viaPack = try Self.gifpack(["cat", "\(built.dist)/\(pack.file)", exercise.id])
+            let viaPack = try await Self.gifpack(["cat", "\(built.dist)/\(pack.file)", exercise.id])
             #expect(viaPack.output == built.served(exercise.id))
         }
-        let unknown = try Self.gifpack(["cat", built.indexPath, "nope"])
+        let unknown = try await Self.gifpack(["cat", built.indexPath, "nope"])
         #expect(unknown.status == 1 && unknown.output.isEmpty && unknown.error.contains("nope"))
     }
 
@@ -32,30 +32,30 @@ struct ClientCommandTests {
         defer { built.server.stop() }
         let pack = try #require(try built.index().packs.first)
         let packPath = "\(built.dist)/\(pack.file)"
-        let good = try Self.gifpack(["verify", built.dist])
+        let good = try await Self.gifpack(["verify", built.dist])
         #expect(good.status == 0, "\(good.error)")
         // The pack and its posters pack (format 1.2, one 80 px poster per GIF).
         let posters = try #require(pack.posters)
         #expect(Self.text(good.output).contains(
             "ok: verified 2 pack(s), \(pack.entryCount + 1 + posters.entryCount + 1) frame(s), \(pack.gifs.count * 2) GIF(s)"))
-        #expect(try Self.gifpack(["verify", "\(built.dist)/\(posters.file)"]).status == 0)
-        #expect(try Self.gifpack(["verify", packPath]).status == 0)
+        #expect(try await Self.gifpack(["verify", "\(built.dist)/\(posters.file)"]).status == 0)
+        #expect(try await Self.gifpack(["verify", packPath]).status == 0)
 
         // Flip one byte inside a GIF's frame: both forms of verify fail and say where.
         var bytes = try fileBytes(packPath)
         let victim = pack.gifs[1]
         bytes[Int(victim.location.frameOffset + victim.location.frameLength / 2)] ^= 0x55
         try Data(bytes).write(to: URL(fileURLWithPath: packPath))
-        let directory = try Self.gifpack(["verify", built.dist])
+        let directory = try await Self.gifpack(["verify", built.dist])
         #expect(directory.status == 1)
         let lines = Self.text(directory.output).split(separator: "\n")
         #expect(lines.contains { $0.contains("pack-checksum") })
         #expect(lines.contains { $0.contains(victim.location.path) && $0.contains("bad-frame") })
-        let alone = try Self.gifpack(["verify", packPath])
+        let alone = try await Self.gifpack(["verify", packPath])
         #expect(alone.status == 1 && Self.text(alone.output).contains("bad-frame"))
     }
 
-    @Test func verifyRefusesAForgedDirectoryWithTheReasons() throws {
+    @Test func verifyRefusesAForgedDirectoryWithTheReasons() async throws {
         let workspace = try TemporaryDirectory()
         var forged = ForgedPack(gifs: try ClientHostilePackTests.gifs())
         forged.entries[1].header = RawPack.header(name: forged.entries[1].indexPath, size: 0, typeflag: UInt8(ascii: "2"),
@@ -66,7 +66,7 @@ struct ClientCommandTests {
         forged.extraFrames = [RawPack.frame(RawPack.entry(header: RawPack.header(name: "x.sh", size: payload.count), data: payload))]
         _ = try forged.write(to: workspace.path)
 
-        let result = try Self.gifpack(["verify", workspace.path])
+        let result = try await Self.gifpack(["verify", workspace.path])
 
         #expect(result.status == 1)
         let output = Self.text(result.output)
@@ -80,30 +80,30 @@ struct ClientCommandTests {
         let pack = try #require(try built.index().packs.first)
         let cache = built.workspace.file("cli-cache")
 
-        let install = try Self.gifpack(["install", "--index", built.indexPath, "--cache", cache, "--layout", "by-hash"])
+        let install = try await Self.gifpack(["install", "--index", built.indexPath, "--cache", cache, "--layout", "by-hash"])
         #expect(install.status == 0, "\(install.error)")
         #expect(Self.text(install.output).contains("ok: generation 1"))
         for gif in pack.gifs {
             #expect(FileManager.default.fileExists(atPath: "\(cache)/gifs/\(gif.sha256).gif"))
         }
-        let wrongPack = try Self.gifpack(["install", "--index", built.indexPath, "--cache", cache, "--pack", "nope"])
+        let wrongPack = try await Self.gifpack(["install", "--index", built.indexPath, "--cache", cache, "--pack", "nope"])
         #expect(wrongPack.status == 2 && wrongPack.error.contains("no pack named nope"))
 
-        let inspect = try Self.gifpack(["inspect", "\(built.dist)/\(pack.file)"])
+        let inspect = try await Self.gifpack(["inspect", "\(built.dist)/\(pack.file)"])
         #expect(inspect.status == 0)
         let table = Self.text(inspect.output).split(separator: "\n")
         #expect(table.first?.hasPrefix("exercise") == true)
         #expect(table.count == pack.exercises.count + 2)
         #expect(table.dropFirst().first?.contains("32x32") == true)
 
-        let diff = try Self.gifpack(["diff", built.indexPath, built.indexPath])
+        let diff = try await Self.gifpack(["diff", built.indexPath, built.indexPath])
         #expect(diff.status == 0)
         #expect(Self.text(diff.output).contains("download: 0 bytes in 0 pack(s)"))
     }
 
-    @Test func everyClientCommandHasHelpWithAnExample() throws {
+    @Test func everyClientCommandHasHelpWithAnExample() async throws {
         for command in ["verify", "inspect", "install", "cat", "diff"] {
-            let help = try Self.gifpack([command, "--help"])
+            let help = try await Self.gifpack([command, "--help"])
             #expect(help.status == 0)
             #expect(Self.text(help.output).contains("gifpack \(command) "), "\(command) --help needs an example")
         }

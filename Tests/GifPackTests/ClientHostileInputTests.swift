@@ -21,18 +21,16 @@ struct ClientHostileInputTests {
 
     /// Runs the built `gifpack`; a run still going after `limit` seconds (a hang, not slowness: the
     /// commands finish in well under a second) is killed and reported with a nil status.
-    static func gifpack(_ arguments: [String], limit: Double = 60) throws -> Run {
+    static func gifpack(_ arguments: [String], limit: Double = 60) async throws -> Run {
         let workspace = try TemporaryDirectory()
         let outPath = workspace.file("stdout"), errPath = workspace.file("stderr")
         let process = try ChildProcess(productPath("gifpack"), arguments, stdout: .file(outPath), stderr: .file(errPath))
-        let deadline = Date().addingTimeInterval(limit)
-        while process.isRunning, Date() < deadline { usleep(20_000) }
         var status: Int32?
-        if process.isRunning {
-            process.signal(SIGKILL)
-            process.waitUntilExit()
-        } else {
-            status = process.waitUntilExit()
+        do {
+            try await waitUntil(deadline: .milliseconds(Int(limit * 1000)), every: .milliseconds(20)) { !process.isRunning }
+            status = await process.exitStatus()
+        } catch is WaitTimedOut {
+            process.killAndReap()
         }
         return Run(status: status, output: try fileBytes(outPath), error: String(decoding: try fileBytes(errPath), as: UTF8.self))
     }
@@ -62,11 +60,11 @@ struct ClientHostileInputTests {
         }
         #expect(!FileManager.default.fileExists(atPath: cache), "the cache was created")
 
-        let inspect = try Self.gifpack(["inspect", workspace.file("deep/packs/evil-v1.tar.zst")])
+        let inspect = try await Self.gifpack(["inspect", workspace.file("deep/packs/evil-v1.tar.zst")])
         #expect(inspect.status == 1)
         #expect(inspect.error.contains("nested deeper than 64 levels at byte"), "\(inspect.text)")
 
-        let install = try Self.gifpack(["install", "--index", index, "--cache", cache])
+        let install = try await Self.gifpack(["install", "--index", index, "--cache", cache])
         #expect(install.status == 1)
         #expect(install.error.contains("nested deeper than 64 levels at byte"), "\(install.text)")
     }
@@ -81,7 +79,7 @@ struct ClientHostileInputTests {
 
         for arguments in [["install", "--index", index, "--cache", workspace.file("cache")], ["cat", index, "e0"],
                           ["diff", index, index], ["verify", workspace.file("deep")]] {
-            let run = try Self.gifpack(arguments)
+            let run = try await Self.gifpack(arguments)
             #expect(run.status == 1, "\(arguments[0]): \(run.text)")
             #expect(run.text.contains("nested deeper than 64 levels at byte"), "\(arguments[0]): \(run.text)")
         }
@@ -89,7 +87,7 @@ struct ClientHostileInputTests {
 
     // MARK: the index loader: one cap, regular files only
 
-    @Test func aFIFOAsTheIndexIsRefusedAtOnceByEveryCommand() throws {
+    @Test func aFIFOAsTheIndexIsRefusedAtOnceByEveryCommand() async throws {
         let workspace = try TemporaryDirectory()
         let fifo = workspace.file("index.json")
         #expect(mkfifo(fifo, 0o644) == 0)
@@ -102,19 +100,19 @@ struct ClientHostileInputTests {
             ["inspect", fifo],
         ]
         for arguments in runs {
-            let run = try Self.gifpack(arguments)
+            let run = try await Self.gifpack(arguments)
             #expect(run.finished, "gifpack \(arguments.joined(separator: " ")) hung on a FIFO")
             #expect(run.status != 0, "\(arguments[0]): \(run.text)")
             #expect(run.text.contains("not a regular file"), "\(arguments.joined(separator: " ")): \(run.text)")
         }
         // A directory (and a device) is refused the same way.
-        let directory = try Self.gifpack(["cat", workspace.path, "0001"])
+        let directory = try await Self.gifpack(["cat", workspace.path, "0001"])
         #expect(directory.status == 2 && directory.text.contains("not a regular file (a directory)"), "\(directory.text)")
-        let device = try Self.gifpack(["install", "--index", "/dev/zero", "--cache", workspace.file("cache")])
+        let device = try await Self.gifpack(["install", "--index", "/dev/zero", "--cache", workspace.file("cache")])
         #expect(device.status == 1 && device.text.contains("not a regular file (a character device)"), "\(device.text)")
     }
 
-    @Test func anIndexOverTheCapIsRefusedUnreadByEveryCommand() throws {
+    @Test func anIndexOverTheCapIsRefusedUnreadByEveryCommand() async throws {
         let workspace = try TemporaryDirectory()
         let index = workspace.file("index.json")
         // Sparse: 1 GiB of nothing on disk. Refused from its size, before any byte is read.
@@ -124,7 +122,7 @@ struct ClientHostileInputTests {
         close(fd)
         for arguments in [["cat", index, "0001"], ["install", "--index", index, "--cache", workspace.file("cache")],
                           ["verify", workspace.path], ["diff", index, index]] {
-            let run = try Self.gifpack(arguments)
+            let run = try await Self.gifpack(arguments)
             #expect(run.status == 1, "\(arguments[0]): \(run.text)")
             #expect(run.text.contains("1073741824 bytes, larger than the 67108864-byte limit"), "\(arguments[0]): \(run.text)")
         }
@@ -267,20 +265,20 @@ struct ClientHostileInputTests {
         let index = try forged.write(to: workspace.file("hostile"))
         let pack = try #require(DirectoryListing.names(workspace.file("hostile/packs")).first)
 
-        let inspect = try Self.gifpack(["inspect", workspace.file("hostile/packs/\(pack)")])
+        let inspect = try await Self.gifpack(["inspect", workspace.file("hostile/packs/\(pack)")])
         Self.expectNoRawControls(inspect, "inspect")
         #expect(inspect.text.contains("e0\\u{9b}2J\\u{1b}]0;owned\\u{7}"), "\(inspect.text)")
 
         let honest = try ForgedPack(gifs: try Self.gifs()).write(to: workspace.file("honest"))
-        let diff = try Self.gifpack(["diff", honest, index])
+        let diff = try await Self.gifpack(["diff", honest, index])
         Self.expectNoRawControls(diff, "diff")
         #expect(diff.status == 1 && diff.text.contains("unsafe-name"), "\(diff.text)")
 
-        let install = try Self.gifpack(["install", "--index", index, "--cache", workspace.file("cache"), "--pack", "nope\u{9B}"])
+        let install = try await Self.gifpack(["install", "--index", index, "--cache", workspace.file("cache"), "--pack", "nope\u{9B}"])
         Self.expectNoRawControls(install, "install --pack")
         #expect(install.status != 0)
 
-        let cat = try Self.gifpack(["cat", workspace.file("hostile/packs/\(pack)"), "e0" + csi])
+        let cat = try await Self.gifpack(["cat", workspace.file("hostile/packs/\(pack)"), "e0" + csi])
         Self.expectNoRawControls(Run(status: cat.status, output: [], error: cat.error), "cat")
     }
 

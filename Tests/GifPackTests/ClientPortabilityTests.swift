@@ -181,7 +181,7 @@ struct ClientPortabilityTests {
 
 /// The file times the lazy cache reads go through `SystemCalls.modificationTime` (`st_mtim` in
 /// glibc, `st_mtimespec` in Darwin); a time the cache did not write is untrusted input.
-@Suite("Client portability: file times")
+@Suite("Client portability: file times", .timeLimit(.minutes(5)))
 struct ClientFileTimeTests {
     @Test("a cached GIF whose mtime is centuries ahead is trimmed by least-recent use, not a trap")
     func farFutureModificationTime() throws {
@@ -264,7 +264,7 @@ struct PackageDescription {
             ?? #filePath.replacingOccurrences(of: "/Tests/GifPackTests/ClientPortabilityTests.swift", with: "")
         let swift = try swiftExecutable()
         let scratch = try TemporaryDirectory()
-        let result = try await runOffThePool(swift, ["package", "--package-path", root, "--scratch-path", scratch.file("build"),
+        let result = try await run(swift, ["package", "--package-path", root, "--scratch-path", scratch.file("build"),
                                                      "describe", "--type", "json"])
         guard result.status == 0 else { throw DescribeError("swift package describe exited \(result.status): \(result.error)") }
         return try PackageDescription(json: Data(result.output.utf8), root: root)

@@ -269,7 +269,7 @@ import Testing
         // Polled, not slept on: on a loaded machine the task may take long to reach curl. The server
         // must have read the request too, or a cancel before it is sent leaves the slow-body fault
         // queued for the request after it.
-        try await Self.waitUntil { client.statistics.currentlyInFlight == 1 && server.stats.inFlight == 1 }
+        try await waitUntil { client.statistics.currentlyInFlight == 1 && server.stats.inFlight == 1 }
         #expect(client.statistics.currentlyInFlight == 1)
         let clock = ContinuousClock()
         let cancelled = clock.now
@@ -300,9 +300,9 @@ import Testing
         server.schedule([.slowBody(bytesPerSecond: 50)], forExercise: ids[0])
 
         let running = Task { try await client.data(Self.slowRequest(Self.imageURL(server, ids[0])), maxBytes: 1 << 20) }
-        try await Self.waitUntil { client.statistics.currentlyInFlight == 1 && server.stats.inFlight == 1 }
+        try await waitUntil { client.statistics.currentlyInFlight == 1 && server.stats.inFlight == 1 }
         let queued = Task { try await client.data(HTTPRequest(url: Self.imageURL(server, ids[1])), maxBytes: 1 << 20) }
-        try await Self.waitUntil { client.statistics.currentlyQueued == 1 }
+        try await waitUntil { client.statistics.currentlyQueued == 1 }
         #expect(client.statistics.currentlyInFlight == 1)
         #expect(client.statistics.currentlyQueued == 1)
 
@@ -327,17 +327,16 @@ import Testing
         let asked = Mutex<[Int]>([])
 
         let running = Task { try await client.data(Self.slowRequest(Self.imageURL(server, ids[0])), maxBytes: 1 << 20) }
-        try await Self.waitUntil { client.statistics.currentlyInFlight == 1 && server.stats.inFlight == 1 }
+        try await waitUntil { client.statistics.currentlyInFlight == 1 && server.stats.inFlight == 1 }
         var declined = HTTPRequest(url: Self.imageURL(server, ids[1]))
         declined.admission = HTTPAdmission { inFlight in asked.withLock { $0.append(inFlight) }; return false }
         var admitted = HTTPRequest(url: Self.imageURL(server, ids[2]))
         admitted.admission = HTTPAdmission { inFlight in asked.withLock { $0.append(inFlight) }; return true }
         let first = Task { try await client.data(declined, maxBytes: 1 << 20) }
-        try await Self.waitUntil { client.statistics.currentlyQueued == 1 }
+        try await waitUntil { client.statistics.currentlyQueued == 1 }
         let second = Task { try await client.data(admitted, maxBytes: 1 << 20) }
-        try await Self.waitUntil { client.statistics.currentlyQueued == 2 }
-        try await Task.sleep(for: .milliseconds(100))
-        #expect(asked.withLock { $0 }.isEmpty, "nothing is asked while the only slot is taken")
+        try await waitUntil { client.statistics.currentlyQueued == 2 }
+        #expect(try await holdsThroughout(.milliseconds(100)) { asked.withLock { $0 }.isEmpty }, "nothing is asked while the only slot is taken")
         #expect(client.statistics.currentlyInFlight == 1)
 
         running.cancel() // frees the slot
@@ -402,7 +401,7 @@ import Testing
         let pending = (0..<3).map { _ in
             Task { try await client.data(HTTPRequest(url: Self.imageURL(server, id)), maxBytes: 1 << 20) }
         }
-        try await Task.sleep(for: .milliseconds(200))
+        try await waitUntil { client.statistics.currentlyInFlight + client.statistics.currentlyQueued == 3 }
         client.shutdown()
         for task in pending { #expect(Self.httpError(await task.result) == .cancelled) }
         #expect(await Self.error { try await client.data(HTTPRequest(url: Self.imageURL(server, id)), maxBytes: 100) } == .cancelled)
@@ -560,18 +559,6 @@ import Testing
         } catch {
             Issue.record("unexpected error type: \(error)")
             return nil
-        }
-    }
-
-    /// Polls `condition` every 10 ms; throws after `seconds` without it holding.
-    /// Polls `condition` every 10 ms. The default deadline is generous on purpose: a full suite on
-    /// 2 cores can keep the cooperative pool (the test's own awaits and the requests' tasks) busy
-    /// with synchronous tests for 10 s and more; a condition that never comes still fails.
-    static func waitUntil(seconds: Double = 60, _ condition: () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-        while !condition() {
-            guard ContinuousClock.now < deadline else { throw ClientTestFailure("condition not met within \(seconds) s") }
-            try await Task.sleep(for: .milliseconds(10))
         }
     }
 

@@ -9,7 +9,7 @@ import Testing
 @Suite("Hostile builds")
 struct HostileBuildTests {
     private func verify(_ dist: String) async throws -> ProcessResult {
-        try await runOffThePool(productPath("gifpack"), ["verify", dist])
+        try await run(productPath("gifpack"), ["verify", dist])
     }
 
     @Test func aCorruptedCachedGIFIsNeverPublishedAndTheNextRunHeals() async throws {
@@ -181,7 +181,7 @@ struct HostileBuildTests {
         let file = try workspace.write(manifestText, to: "manifest.yaml")
         var environment = ProcessInfo.processInfo.environment
         environment["GIFPACK_TEST_KEY"] = testAPIKey
-        let dry = try await runOffThePool(productPath("gifpack"), ["build", "-m", file, "--out", workspace.file("dist"), "--cache", cache, "--dry-run"],
+        let dry = try await run(productPath("gifpack"), ["build", "-m", file, "--out", workspace.file("dist"), "--cache", cache, "--dry-run"],
                                           environment: environment)
         #expect(dry.status == 0, "\(dry.error)")
         #expect(dry.output.contains("state: the state database is damaged") && dry.output.contains("would move it aside to \(statePath).corrupt-")
@@ -207,17 +207,17 @@ struct HostileBuildTests {
         let total = server.catalog.exercises.compactMap { server.catalog.gifBytes(id: $0.id)?.count }.reduce(0, +)
         // Room for the state and about a third of the GIFs (each is kept as a blob and a frame).
         let size = (256 * 1024 + total / 3) / 4096 * 4096
-        let mounted = try await runOffThePool("/bin/mount", ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", mountPoint])
+        let mounted = try await run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", mountPoint])
         try #require(mounted.status == 0, "mount: \(mounted.error)")
         // Unmounted as soon as the build is done (off the cooperative pool: a defer cannot await).
         let report: BuildReport
         do {
             report = try await runBuild(manifest: rapidAPIManifest(server: server), workspace: workspace, cache: "small/cache")
         } catch {
-            _ = try? await runOffThePool("/bin/umount", [mountPoint])
+            _ = try? await run("/bin/umount", [mountPoint])
             throw error
         }
-        _ = try? await runOffThePool("/bin/umount", [mountPoint])
+        _ = try? await run("/bin/umount", [mountPoint])
         guard case .diskFull? = report.stopReason else {
             Issue.record("expected a disk-full stop, got \(String(describing: report.stopReason)): \(report.message)")
             return

@@ -24,7 +24,7 @@ struct HostileCatalogTests {
             let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
             files.append((relative, String(decoding: bytes, as: UTF8.self)))
             if path.hasSuffix(".tar.zst") {
-                let unpacked = try await runOffThePool("/usr/bin/zstd", ["-dc", path])
+                let unpacked = try await run("/usr/bin/zstd", ["-dc", path])
                 #expect(unpacked.status == 0, "\(unpacked.error)")
                 files.append((relative + " (decompressed)", unpacked.output))
             }
@@ -35,7 +35,7 @@ struct HostileCatalogTests {
     private func runCLI(_ server: FixtureServer, _ workspace: TemporaryDirectory, logFormat: String,
                         fetch: String = "") async throws -> ProcessResult {
         let manifest = try workspace.write(rapidAPIManifest(server: server, fetch: fetch), to: "manifest-\(logFormat).yaml")
-        return try await runOffThePool(productPath("gifpack"), [
+        return try await run(productPath("gifpack"), [
             "build", "--manifest", manifest, "--out", workspace.file("dist"), "--cache", workspace.file("cache"),
             "--log-format", logFormat, "--verbose", "--metrics-file", workspace.file("metrics-\(logFormat).prom"),
             "--summary-file", workspace.file("summary-\(logFormat).md"),

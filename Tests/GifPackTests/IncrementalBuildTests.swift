@@ -112,7 +112,7 @@ struct IncrementalBuildTests {
 
         // A first complete build, so there is a published index to protect; then a changed GIF so the
         // next build has to publish a new version.
-        let setup = try await runOffThePool(productPath("gifpack"), arguments, environment: environment)
+        let setup = try await run(productPath("gifpack"), arguments, environment: environment)
         #expect(setup.status == 0, "\(setup.error)")
         let published = try snapshot(workspace.file("dist"))
         for (offset, exercise) in server.catalog.exercises.sorted(by: { $0.id < $1.id }).enumerated() where offset % 2 == 0 {
@@ -123,17 +123,17 @@ struct IncrementalBuildTests {
 
         var crashing = environment
         crashing["GIFPACK_CRASH_AT"] = point.rawValue
-        let crashed = try await runOffThePool(productPath("gifpack"), arguments, environment: crashing)
+        let crashed = try await run(productPath("gifpack"), arguments, environment: crashing)
         #expect(crashed.status == 128 + 9 || crashed.status == 9, "expected SIGKILL at \(point.rawValue), got \(crashed.status)")
         try expectIndexVerifies(workspace.file("dist"))
         #expect(try snapshot(workspace.file("dist")).filter { $0.key.hasSuffix("index.json") } == published.filter { $0.key.hasSuffix("index.json") },
                 "the published index changed although the run was killed before replacing it")
         // The killed process's last requests may still be in the server (read, waiting out the
         // latency, or queued): they are counted only once every connection of it was handled.
-        #expect(server.waitUntilIdle(timeout: 30), "the server still holds connections of the killed run")
+        #expect(await onAThreadOfItsOwn { server.waitUntilIdle(timeout: 30) }, "the server still holds connections of the killed run")
         let requestsBeforeCrash = server.stats.requestsByExercise
 
-        let finished = try await runOffThePool(productPath("gifpack"), arguments, environment: environment)
+        let finished = try await run(productPath("gifpack"), arguments, environment: environment)
         #expect(finished.status == 0, "\(finished.error)")
         try expectIndexVerifies(workspace.file("dist"))
         let index = try readIndex(workspace.file("dist/index.json"))
@@ -168,7 +168,7 @@ struct IncrementalBuildTests {
         #expect(report.packs.first?.version == 2)
         try expectIndexVerifies(workspace.file("dist"))
         let pack = try #require(try readIndex(workspace.file("dist/index.json")).packs.first)
-        #expect(try await runOffThePool("/usr/bin/zstd", ["-q", "-t", workspace.file("dist/\(pack.file)")]).status == 0)
+        #expect(try await run("/usr/bin/zstd", ["-q", "-t", workspace.file("dist/\(pack.file)")]).status == 0)
     }
 
     @Test func aConcurrentRunExitsWithTheLockStatus() async throws {
@@ -185,7 +185,7 @@ struct IncrementalBuildTests {
         let manifestPath = try workspace.write(rapidAPIManifest(server: server), to: "manifest.yaml")
         var environment = ProcessInfo.processInfo.environment
         environment["GIFPACK_TEST_KEY"] = testAPIKey
-        let result = try await runOffThePool(productPath("gifpack"), ["build", "--manifest", manifestPath, "--out", workspace.file("dist"),
+        let result = try await run(productPath("gifpack"), ["build", "--manifest", manifestPath, "--out", workspace.file("dist"),
                                                      "--cache", workspace.file("cache")], environment: environment)
         withExtendedLifetime((holder, crowd)) {}
         #expect(result.status == ExitStatus.locked.rawValue)

@@ -15,6 +15,16 @@ struct LazyGIFCacheTests {
         }
     }
 
+    /// Polls until a file written now gets a later modification time than `path` has (the cache's
+    /// LRU clock): file times tick in jiffies, so two uses in a row can share one.
+    static func waitForTheFileClock(toPass path: String, probe: String) async throws {
+        let last = try fileIdentity(path).mtime
+        try await waitUntil(every: .milliseconds(1)) {
+            guard FileManager.default.createFile(atPath: probe, contents: Data()) else { throw ClientTestFailure("cannot write \(probe)") }
+            return try fileIdentity(probe).mtime > last
+        }
+    }
+
     @Test func aGIFIsOneRangeRequestForItsFrameThenComesFromDiskAndCatUsesTheCache() async throws {
         let dists = try await UpgradeDist.make(count: 20, noGIF: [5])
         let noGIF = dists.ids[5]
@@ -49,18 +59,18 @@ struct LazyGIFCacheTests {
         let other = try #require(Self.distinctGIFs(dists).first { $0 != id && $0 != noGIF })
         let otherFrame = try #require(pack.gifEntry(forExercise: other)).location
         mark = try await nginx.mark()
-        let cat = try await gifpackOffThePool(["cat", "--index", url, "--cache", directory, other])
+        let cat = try await ClientCommandTests.gifpack(["cat", "--index", url, "--cache", directory, other])
         #expect(cat.status == 0, "\(cat.error)")
         #expect(cat.output == dists.served(other))
         lines = try await nginx.log(since: mark)
         #expect(lines.map(\.path) == ["/\(pack.file)"] && lines.first?.range == "bytes=\(otherFrame.frameOffset)-\(otherFrame.frameOffset + otherFrame.frameLength - 1)", "\(lines)")
-        let cached = try await gifpackOffThePool(["cat", "--index", url, "--cache", directory, id])
+        let cached = try await ClientCommandTests.gifpack(["cat", "--index", url, "--cache", directory, id])
         #expect(cached.output == dists.served(id))
-        let placeholder = try await gifpackOffThePool(["cat", "--index", url, "--cache", directory, noGIF])
+        let placeholder = try await ClientCommandTests.gifpack(["cat", "--index", url, "--cache", directory, noGIF])
         #expect(placeholder.status == 1 && placeholder.output.isEmpty && placeholder.error.contains("no GIF"))
         #expect(try await nginx.log(since: mark).count == 1)
         // A local index still works with --index, and without it.
-        let local = try await gifpackOffThePool(["cat", "--index", "\(dists.site)/index.json", id])
+        let local = try await ClientCommandTests.gifpack(["cat", "--index", "\(dists.site)/index.json", id])
         #expect(local.status == 0 && local.output == dists.served(id))
     }
 
@@ -106,13 +116,14 @@ struct LazyGIFCacheTests {
         let limit = Int64(dists.served(a).count + dists.served(b).count + dists.served(c).count)
         let cache = LazyGIFCache(directory: directory, indexURL: nginx.baseURL + "/index.json", byteLimit: limit)
 
+        // File times tick in jiffies: each use waits until the file clock has passed the last one.
+        func used(_ id: String) throws -> String { "\(directory)/gifs/\(sha256Hex(dists.served(id))).gif" }
         for id in [a, b, c] {
             _ = try await cache.gif(forExercise: id)
-            // File times tick in jiffies: keep each use distinct.
-            try await Task.sleep(for: .milliseconds(30))
+            try await Self.waitForTheFileClock(toPass: used(id), probe: dists.workspace.file("clock-probe"))
         }
         #expect(try await cache.gif(forExercise: a) == .gif(bytes: dists.served(a), fromCache: true))
-        try await Task.sleep(for: .milliseconds(30))
+        try await Self.waitForTheFileClock(toPass: used(a), probe: dists.workspace.file("clock-probe"))
         #expect(try await cache.gif(forExercise: d) == .gif(bytes: dists.served(d), fromCache: false))
 
         let stored = Set(DirectoryListing.names("\(directory)/gifs"))
@@ -160,14 +171,9 @@ struct LazyGIFCacheTests {
             }
             #expect(bytes == dists.served(id), "\(id)")
         }
-        let finished = try await BlockingWork.run {
-            try processes.map { id, process, out -> (String, Int32, [UInt8]) in
-                let status = process.waitUntilExit()
-                return (id, status, try fileBytes(out))
-            }
-        }
-        for (id, status, output) in finished {
-            #expect(status == 0 && output == dists.served(id), "\(id)")
+        for (id, process, out) in processes {
+            let status = await process.exitStatus()
+            #expect(try status == 0 && fileBytes(out) == dists.served(id), "\(id)")
         }
         #expect(await caches[0].storedBytes() <= limit)
         #expect(DirectoryListing.names("\(directory)/tmp").isEmpty)
@@ -310,11 +316,11 @@ struct LazyGIFCacheTests {
         var environment = ProcessInfo.processInfo.environment
         environment["GIFPACK_NOW"] = String(Int(now.timeIntervalSince1970))
         let cli = signed.workspace.file("lazy-cli")
-        let cat = try await gifpackOffThePool(["cat", "--index", nginx.baseURL + "/index.json", "--cache", cli, id,
+        let cat = try await ClientCommandTests.gifpack(["cat", "--index", nginx.baseURL + "/index.json", "--cache", cli, id,
                                                "--trusted-key", signed.key.publicPath], environment: environment)
         #expect(cat.status == 0 && cat.output == gif, "\(cat.error)")
         let unsignedCache = signed.workspace.file("lazy-cli-unsigned")
-        let refused = try await gifpackOffThePool(["cat", "--index", nginx.baseURL + "/unsigned.json", "--cache", unsignedCache, id,
+        let refused = try await ClientCommandTests.gifpack(["cat", "--index", nginx.baseURL + "/unsigned.json", "--cache", unsignedCache, id,
                                                    "--trusted-key", signed.key.publicPath], environment: environment)
         #expect(refused.status == 1 && refused.output.isEmpty && refused.error.contains("unsigned"), "\(refused.error)")
         #expect(Self.storedFiles(unsignedCache).isEmpty)

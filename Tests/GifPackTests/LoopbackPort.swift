@@ -45,29 +45,29 @@ enum LoopbackPort {
         }
     }
 
-    /// Waits (up to `seconds`, blocking: call it off the cooperative pool) until every port accepts
-    /// connections while `process` runs; false when the process exited or time ran out. `ready`, when
-    /// given, must hold first (nginx writes its pid file once it has bound its ports).
+    /// Waits (up to `seconds`, polling) until every port accepts connections while `process` runs;
+    /// false when the process exited or time ran out. `ready`, when given, must hold first (nginx
+    /// writes its pid file once it has bound its ports).
     static func waitUntilListening(ports: [Int], process: ChildProcess, seconds: Double,
-                                   ready: () -> Bool = { true }) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            guard process.isRunning else { return false }
-            if ready(), ports.allSatisfy(accepts) { return process.isRunning }
-            usleep(10_000)
+                                   ready: @escaping () -> Bool = { true }) async -> Bool {
+        do {
+            try await waitUntil(deadline: .milliseconds(Int(seconds * 1000))) {
+                !process.isRunning || (ready() && ports.allSatisfy(accepts))
+            }
+        } catch {
+            return false
         }
-        return false
+        return process.isRunning
     }
 
-    static func waitUntilListening(port: Int, process: ChildProcess, seconds: Double) -> Bool {
-        waitUntilListening(ports: [port], process: process, seconds: seconds)
+    static func waitUntilListening(port: Int, process: ChildProcess, seconds: Double) async -> Bool {
+        await waitUntilListening(ports: [port], process: process, seconds: seconds)
     }
 
     /// Stops a child for good: SIGKILL, then reaps it. Not SIGTERM: a child spawned from a test
     /// thread inherits that thread's blocked signals, and a single-process nginx never sees a blocked
     /// SIGTERM.
     static func kill(_ process: ChildProcess) {
-        process.signal(SIGKILL)
-        process.waitUntilExit()
+        process.killAndReap()
     }
 }

@@ -153,7 +153,7 @@ struct ManifestTests {
     }
 }
 
-@Suite("Manifest: placeholder and poster settings")
+@Suite("Manifest: placeholder and poster settings", .timeLimit(.minutes(3)))
 struct PlaceholderManifestTests {
     let minimal = """
     source:

@@ -91,21 +91,26 @@ final class NginxServer: @unchecked Sendable {
     /// The private CA's certificate (with ``Options/tls``): a client succeeds only when told about it.
     var caPath: String { workspace.file("ca.pem") }
 
-    /// Starts nginx off the cooperative pool (certificates made, ports picked, readiness awaited).
+    /// Starts nginx: certificates made, ports picked, readiness (pid file written, every port
+    /// accepting) polled for.
     static func start(_ options: Options) async throws -> NginxServer {
-        try await BlockingWork.run("gifpack.test-nginx") { try NginxServer(options) }
+        precondition(!options.forwardProxy || options.proxyTo != nil, "forwardProxy needs proxyTo")
+        let server = NginxServer(options, workspace: try TemporaryDirectory())
+        try await server.launch()
+        return server
     }
 
     static func start(root: String, ignoreRanges: Bool = false) async throws -> NginxServer {
         try await start(Options(root: root, ranges: !ignoreRanges))
     }
 
-    /// Blocks until nginx is ready: from async code use ``start(_:)``.
-    private init(_ options: Options) throws {
-        precondition(!options.forwardProxy || options.proxyTo != nil, "forwardProxy needs proxyTo")
+    private init(_ options: Options, workspace: TemporaryDirectory) {
         self.options = options
-        workspace = try TemporaryDirectory()
-        if options.tls { try Self.makeCertificates(in: workspace.path) }
+        self.workspace = workspace
+    }
+
+    private func launch() async throws {
+        if options.tls { try await Self.makeCertificates(in: workspace.path) }
         var lastError = ""
         // A port found free can be taken by a parallel test before nginx binds it: try a few.
         for _ in 0..<8 {
@@ -117,11 +122,13 @@ final class NginxServer: @unchecked Sendable {
                                                              "-e", workspace.file("error.log")])
             // nginx writes its pid file once its ports are bound; it retries a taken port for 2.5 s, then exits.
             let pidFile = workspace.file("nginx.pid")
-            if LoopbackPort.waitUntilListening(ports: [port] + (plainPort == 0 ? [] : [plainPort]), process: process, seconds: 10,
-                                               ready: { FileManager.default.fileExists(atPath: pidFile) }) {
-                self.port = port
-                self.plainPort = plainPort
-                self.process = process
+            if await LoopbackPort.waitUntilListening(ports: [port] + (plainPort == 0 ? [] : [plainPort]), process: process, seconds: 10,
+                                                     ready: { FileManager.default.fileExists(atPath: pidFile) }) {
+                lock.withLock {
+                    self.port = port
+                    self.plainPort = plainPort
+                    self.process = process
+                }
                 return
             }
             LoopbackPort.kill(process)
@@ -161,14 +168,17 @@ final class NginxServer: @unchecked Sendable {
         let client = try HTTPClient(maxConnections: 1, caFile: options.tls ? caPath : nil)
         defer { client.shutdown() }
         _ = try await client.data(HTTPRequest(url: baseURL + name), maxBytes: 1 << 16)
-        for _ in 0..<500 {
-            let lines = readLog()
-            if let at = lines.firstIndex(where: { $0.path == name }) {
-                return Array(lines[..<at]) + [lines[at]]
+        var lines: [LogLine] = []
+        do {
+            try await waitUntil(deadline: .seconds(5)) {
+                lines = readLog()
+                return lines.contains { $0.path == name }
             }
-            try await Task.sleep(for: .milliseconds(10))
+        } catch is WaitTimedOut {
+            throw ClientTestFailure("nginx never logged \(name)")
         }
-        throw ClientTestFailure("nginx never logged \(name)")
+        let at = lines.firstIndex { $0.path == name } ?? lines.endIndex
+        return Array(lines[..<at]) + lines[at...].prefix(1)
     }
 
     private func readLog() -> [LogLine] {
@@ -253,7 +263,7 @@ final class NginxServer: @unchecked Sendable {
 
     /// A CA (`ca.pem`) and a server key and certificate for IP 127.0.0.1 signed by it, with the
     /// stock `openssl`.
-    private static func makeCertificates(in dir: String) throws {
+    private static func makeCertificates(in dir: String) async throws {
         let steps: [[String]] = [
             ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "2",
              "-subj", "/CN=gifpack test CA", "-keyout", "\(dir)/ca.key", "-out", "\(dir)/ca.pem"],
@@ -264,7 +274,7 @@ final class NginxServer: @unchecked Sendable {
         ]
         try "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n".write(toFile: "\(dir)/san.cnf", atomically: true, encoding: .utf8)
         for step in steps {
-            let result = try run("/usr/bin/openssl", step)
+            let result = try await run("/usr/bin/openssl", step)
             guard result.status == 0 else { throw ClientTestFailure("openssl \(step[0]) failed: \(result.error)") }
         }
     }

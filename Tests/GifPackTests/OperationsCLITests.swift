@@ -27,12 +27,12 @@ struct OperationsCLITests {
         ["build", "--manifest", manifest, "--out", workspace.file("dist"), "--cache", workspace.file("cache")] + extra
     }
 
-    @Test func textOutputToAPipeHoldsNoControlCharacters() throws {
+    @Test func textOutputToAPipeHoldsNoControlCharacters() async throws {
         let server = try faultyServer()
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
         let manifest = try workspace.write(rapidAPIManifest(server: server), to: "manifest.yaml")
-        let result = try run(productPath("gifpack"), arguments(manifest, workspace, ["--verbose", "--progress-interval", "0.05"]),
+        let result = try await run(productPath("gifpack"), arguments(manifest, workspace, ["--verbose", "--progress-interval", "0.05"]),
                              environment: environment())
         #expect(result.status == 3, "\(result.error)")
         for (name, text) in [("stderr", result.error), ("stdout", result.output)] {
@@ -48,12 +48,12 @@ struct OperationsCLITests {
         #expect(!result.error.contains(testAPIKey) && !result.output.contains(testAPIKey))
     }
 
-    @Test func jsonLogsParseLineByLineWithEveryAttemptField() throws {
+    @Test func jsonLogsParseLineByLineWithEveryAttemptField() async throws {
         let server = try faultyServer()
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
         let manifest = try workspace.write(rapidAPIManifest(server: server), to: "manifest.yaml")
-        let result = try run(productPath("gifpack"), arguments(manifest, workspace, ["--log-format", "json", "--verbose"]),
+        let result = try await run(productPath("gifpack"), arguments(manifest, workspace, ["--log-format", "json", "--verbose"]),
                              environment: environment())
         #expect(result.status == 3, "\(result.error)")
         var events: [String: Int] = [:]
@@ -85,7 +85,7 @@ struct OperationsCLITests {
         #expect(!result.error.contains(testAPIKey))
     }
 
-    @Test func metricsAndSummaryFilesAreWrittenOnSuccessAndOnFailure() throws {
+    @Test func metricsAndSummaryFilesAreWrittenOnSuccessAndOnFailure() async throws {
         let server = try faultyServer()
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
@@ -95,7 +95,7 @@ struct OperationsCLITests {
         try "## earlier step\n".write(toFile: summaryPath, atomically: true, encoding: .utf8)
         let files = ["--quiet", "--metrics-file", metricsPath, "--summary-file", summaryPath]
 
-        let built = try run(productPath("gifpack"), arguments(manifest, workspace, files), environment: environment())
+        let built = try await run(productPath("gifpack"), arguments(manifest, workspace, files), environment: environment())
         #expect(built.status == 3, "\(built.error)")
         #expect(built.output.split(separator: "\n").count == 1 && built.error.isEmpty, "--quiet: only the last line")
         let report = try JSONDecoder().decode(BuildReport.self, from: Data(contentsOf: URL(fileURLWithPath: workspace.file("dist/report.json"))))
@@ -112,7 +112,7 @@ struct OperationsCLITests {
 
         // A bad manifest: exit 2, metrics still written, last success carried forward, summary appended.
         let broken = try workspace.write("version: 1\nsource: 12\n", to: "broken.yaml")
-        let refused = try run(productPath("gifpack"), arguments(broken, workspace, files), environment: environment())
+        let refused = try await run(productPath("gifpack"), arguments(broken, workspace, files), environment: environment())
         #expect(refused.status == 2, "\(refused.error)")
         let after = try PrometheusSamples(String(contentsOfFile: metricsPath, encoding: .utf8))
         #expect(after["gifpack_exit_status"] == 2)
@@ -129,20 +129,20 @@ struct OperationsCLITests {
         }
     }
 
-    @Test func everySubcommandHasHelpWithExamplesAndCompletionsGenerate() throws {
-        let build = try run(productPath("gifpack"), ["build", "--help"])
+    @Test func everySubcommandHasHelpWithExamplesAndCompletionsGenerate() async throws {
+        let build = try await run(productPath("gifpack"), ["build", "--help"])
         #expect(build.status == 0)
         for text in ["Examples:", "--metrics-file", "--summary-file", "--log-format", "--progress", "--verbose", "--quiet", "Exit status:"] {
             #expect(build.output.contains(text), "build --help lacks \(text)")
         }
-        let prune = try run(productPath("gifpack"), ["prune", "--help"])
+        let prune = try await run(productPath("gifpack"), ["prune", "--help"])
         #expect(prune.status == 0 && prune.output.contains("Example"))
         for shell in ["bash", "zsh", "fish"] {
-            let script = try run(productPath("gifpack"), ["--generate-completion-script", shell])
+            let script = try await run(productPath("gifpack"), ["--generate-completion-script", shell])
             #expect(script.status == 0, "\(shell): \(script.error)")
             #expect(script.output.contains("metrics-file") && script.output.contains("prune"), "\(shell) completion lacks build options")
         }
-        let conflicting = try run(productPath("gifpack"), ["build", "--manifest", "m.yaml", "--quiet", "--verbose"])
+        let conflicting = try await run(productPath("gifpack"), ["build", "--manifest", "m.yaml", "--quiet", "--verbose"])
         #expect(conflicting.status != 0 && conflicting.error.contains("--quiet and --verbose"))
     }
 }

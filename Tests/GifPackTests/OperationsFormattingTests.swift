@@ -236,7 +236,7 @@ struct OperationsFormattingTests {
     }
 }
 
-@Suite("Operations: log lines never carry terminal controls")
+@Suite("Operations: log lines never carry terminal controls", .timeLimit(.minutes(3)))
 struct LogLineControlTests {
     @Test func c1ControlsAndBidiOverridesAreEscapedInTextAndJSONLines() throws {
         let record = LogRecord(timestamp: Date(timeIntervalSince1970: 0), level: .info, label: "gifpack",

@@ -10,10 +10,10 @@ import Testing
 struct OperationsKitTests {
     private let repository = #filePath.replacingOccurrences(of: "/Tests/GifPackTests/OperationsKitTests.swift", with: "")
 
-    @Test func makeInstallPutsTheBinaryManPageAndCompletionsInPlace() throws {
+    @Test func makeInstallPutsTheBinaryManPageAndCompletionsInPlace() async throws {
         let stage = try TemporaryDirectory()
         let binDir = URL(fileURLWithPath: productPath("gifpack")).deletingLastPathComponent().path
-        let result = try run("/usr/bin/make", ["--no-print-directory", "-C", repository, "install-files",
+        let result = try await run("/usr/bin/make", ["--no-print-directory", "-C", repository, "install-files",
                                                "DESTDIR=\(stage.path)", "PREFIX=/usr", "BIN_DIR=\(binDir)"])
         #expect(result.status == 0, "\(result.output)\(result.error)")
         #expect(FileManager.default.isExecutableFile(atPath: stage.file("usr/bin/gifpack")))
@@ -29,15 +29,15 @@ struct OperationsKitTests {
         // Nothing outside the prefix.
         #expect(try FileManager.default.contentsOfDirectory(atPath: stage.path) == ["usr"])
 
-        let missing = try run("/usr/bin/make", ["--no-print-directory", "-C", repository, "install-files",
+        let missing = try await run("/usr/bin/make", ["--no-print-directory", "-C", repository, "install-files",
                                                 "DESTDIR=\(stage.path)", "BIN_DIR=\(stage.file("nowhere"))"])
         #expect(missing.status != 0 && missing.error.contains("no gifpack in BIN_DIR"))
     }
 
     /// The shipped man page (docs/man/gifpack.1, made by `make man`) must name every option the
     /// command line has: adding one without regenerating the page fails here.
-    @Test func theManPageNamesEveryOptionOfEveryCommand() throws {
-        let dump = try run(productPath("gifpack"), ["--experimental-dump-help"])
+    @Test func theManPageNamesEveryOptionOfEveryCommand() async throws {
+        let dump = try await run(productPath("gifpack"), ["--experimental-dump-help"])
         #expect(dump.status == 0)
         let root = try #require(try JSONSerialization.jsonObject(with: Data(dump.output.utf8)) as? [String: Any])
         var names: [String] = []
@@ -59,7 +59,7 @@ struct OperationsKitTests {
         }
     }
 
-    @Test func githubOutputSaysWhetherARunPublished() throws {
+    @Test func githubOutputSaysWhetherARunPublished() async throws {
         let server = try startFixture(count: 6)
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
@@ -69,10 +69,10 @@ struct OperationsKitTests {
         environment["GIFPACK_TEST_KEY"] = testAPIKey
         let build = ["build", "-m", manifest, "--out", workspace.file("dist"), "--cache", workspace.file("cache"), "-q",
                      "--github-output", outputs]
-        #expect(try run(productPath("gifpack"), build, environment: environment).status == 0)
+        #expect(try await run(productPath("gifpack"), build, environment: environment).status == 0)
         #expect(try String(contentsOfFile: outputs, encoding: .utf8) == "published=true\nexit-status=0\npacks=all-v1\n")
-        #expect(try run(productPath("gifpack"), build, environment: environment).status == 0)
-        #expect(try run(productPath("gifpack"), build + ["--progress", "nope"], environment: environment).status == 2)
+        #expect(try await run(productPath("gifpack"), build, environment: environment).status == 0)
+        #expect(try await run(productPath("gifpack"), build + ["--progress", "nope"], environment: environment).status == 2)
         #expect(try String(contentsOfFile: outputs, encoding: .utf8) == """
         published=true
         exit-status=0

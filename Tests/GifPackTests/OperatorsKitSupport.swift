@@ -150,10 +150,10 @@ final class DocumentedNginx: @unchecked Sendable {
     var baseURL: String { "http://127.0.0.1:\(port)" }
 
     static func start(location: String, www: String) async throws -> DocumentedNginx {
-        try await BlockingWork.run("gifpack.test-nginx") { try DocumentedNginx(location: location, www: www) }
+        try await DocumentedNginx(location: location, www: www)
     }
 
-    private init(location: String, www: String) throws {
+    private init(location: String, www: String) async throws {
         directory = try TemporaryDirectory()
         var lastError = ""
         for _ in 0..<5 {
@@ -190,7 +190,7 @@ final class DocumentedNginx: @unchecked Sendable {
             let script = "mount --bind \(OperatorMachine.quoted(www)) /var/www && exec /usr/sbin/nginx -c \(temp)/nginx.conf -p \(temp) -e \(temp)/error.log"
             let process = try ChildProcess("/usr/bin/unshare", ["--mount", "--propagation", "private", "/bin/sh", "-c", script],
                                            stderr: .file("\(temp)/stderr.log"))
-            if LoopbackPort.waitUntilListening(port: port, process: process, seconds: 10) {
+            if await LoopbackPort.waitUntilListening(port: port, process: process, seconds: 10) {
                 self.port = port
                 self.process = process
                 return
@@ -209,7 +209,7 @@ final class DocumentedNginx: @unchecked Sendable {
 
 /// `curl -sS -I` with `Accept-Encoding: gzip`: the status and the headers (names lowercased).
 func headWithGzip(_ url: String) async throws -> [String: String] {
-    let result = try await runOffThePool("/usr/bin/curl", ["-sS", "-I", "-H", "Accept-Encoding: gzip", url])
+    let result = try await run("/usr/bin/curl", ["-sS", "-I", "-H", "Accept-Encoding: gzip", url])
     var headers: [String: String] = [:]
     for line in result.output.split(separator: "\r\n") {
         guard let colon = line.firstIndex(of: ":") else {

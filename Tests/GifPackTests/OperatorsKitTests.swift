@@ -47,7 +47,7 @@ struct OperatorsKitTests {
         // Nothing new: silent again, and the target still serves the same index.
         let again = try await machine.cron(command)
         #expect(again.status == 0 && again.output.isEmpty && again.error.isEmpty, "exit \(again.status): \(again.output)\(again.error)")
-        let install = try await gifpackCLIOffThePool(["install", "--index", "\(nginx.baseURL)/gifpack/index.json",
+        let install = try await gifpackCLI(["install", "--index", "\(nginx.baseURL)/gifpack/index.json",
                                                       "--cache", machine.workspace.file("app-cache"), "--quiet"])
         #expect(install.status == 0 && install.output.isEmpty && install.error.isEmpty, "\(install.error)")
 
@@ -72,7 +72,7 @@ struct OperatorsKitTests {
         #expect(unreadable.status == 1, "\(unreadable.error)")
         #expect(unreadable.output.isEmpty && unreadable.error.split(separator: "\n").count == 1, "\(unreadable.error)")
         #expect(unreadable.error.contains("clients cannot read \(nginx.baseURL)/elsewhere/index.json: HTTP 404"), "\(unreadable.error)")
-        let lost = try await gifpackCLIOffThePool(["install", "--index", "\(nginx.baseURL)/elsewhere/index.json", "--cache",
+        let lost = try await gifpackCLI(["install", "--index", "\(nginx.baseURL)/elsewhere/index.json", "--cache",
                                                    machine.workspace.file("lost-cache")])
         #expect(lost.status == 1 && lost.error.contains("HTTP status 404 — nothing is served there"), "install names the cause: \(lost.error)")
 
@@ -165,7 +165,7 @@ struct OperatorsKitTests {
     static func jqLines(_ text: String, filter: String) async throws -> [String] {
         let workspace = try TemporaryDirectory()
         let input = try workspace.write(text, to: "journal")
-        let result = try await runOffThePool("/bin/sh", ["-c", "cat \(OperatorMachine.quoted(input)) | \(filter.hasPrefix("jq") ? filter : "jq " + filter)"])
+        let result = try await run("/bin/sh", ["-c", "cat \(OperatorMachine.quoted(input)) | \(filter.hasPrefix("jq") ? filter : "jq " + filter)"])
         guard result.status == 0 else { throw PublishTestFailure("jq failed (\(result.status)): \(result.error)") }
         return result.output.split(separator: "\n").map(String.init)
     }
@@ -194,23 +194,23 @@ struct OperatorsKitTests {
         // could not read it — the publish says so and fails.
         let seed = try TemporaryDirectory()
         let seedManifest = try seed.write(Self.manifest(server: server, root: seed.path, extra: publishing), to: "m.yaml")
-        let refused = try await gifpackCLIOffThePool(["build", "-m", seedManifest, "--quiet", "--public-url", publicURL], environment: environment)
+        let refused = try await gifpackCLI(["build", "-m", seedManifest, "--quiet", "--public-url", publicURL], environment: environment)
         #expect(refused.status == 1, "\(refused.error)")
         #expect(refused.output.isEmpty && refused.error.split(separator: "\n").count == 1)
         #expect(refused.error.contains("HTTP 403 — the bucket or CDN refuses anonymous reads — see docs/running-unattended.md"), "\(refused.error)")
-        let install = try await gifpackCLIOffThePool(["install", "--index", publicURL + "index.json", "--cache", seed.file("app")])
+        let install = try await gifpackCLI(["install", "--index", publicURL + "index.json", "--cache", seed.file("app")])
         #expect(install.status == 1 && install.error.contains("refuses anonymous reads"), "install names the cause: \(install.error)")
 
         // The documented bucket policy, applied as written: the same publish now passes its check.
         let policyFile = try seed.write(policy, to: "policy.json")
-        let put = try await runOffThePool("/usr/bin/curl", ["-sS", "-f", "-X", "PUT", "-T", policyFile] + moto.signing
+        let put = try await run("/usr/bin/curl", ["-sS", "-f", "-X", "PUT", "-T", policyFile] + moto.signing
                                           + ["\(moto.endpoint)/cdn-bucket?policy"])
         #expect(put.status == 0, "\(put.error)")
-        let published = try await gifpackCLIOffThePool(["build", "-m", seedManifest, "--quiet", "--public-url", publicURL], environment: environment)
+        let published = try await gifpackCLI(["build", "-m", seedManifest, "--quiet", "--public-url", publicURL], environment: environment)
         #expect(published.status == 0 && published.output.isEmpty && published.error.isEmpty, "\(published.error)")
 
         // The Actions step, as written, on a runner that starts empty.
-        let step = try Self.workflowStep(workflow, named: "Build and publish")
+        let step = try await Self.workflowStep(workflow, named: "Build and publish")
         let runner = try TemporaryDirectory()
         try FileManager.default.createDirectory(atPath: runner.file("manifests"), withIntermediateDirectories: true)
         _ = try runner.write(rapidAPIManifest(server: server).replacingOccurrences(of: "GIFPACK_TEST_KEY", with: "EXERCISEDB_API_KEY")
@@ -241,11 +241,11 @@ struct OperatorsKitTests {
 
     /// A step of the documented workflow: its `run` script and its `env`, read with PyYAML (from
     /// the test venv) as GitHub reads YAML.
-    static func workflowStep(_ workflow: String, named name: String) throws -> (run: String, env: [String: String]) {
+    static func workflowStep(_ workflow: String, named name: String) async throws -> (run: String, env: [String: String]) {
         let workspace = try TemporaryDirectory()
         let file = try workspace.write(workflow, to: "workflow.yaml")
         let python = "\(PublishServers.repositoryRoot)/.venv-test/bin/python"
-        let result = try run(python, ["-c", "import json, sys, yaml; json.dump(yaml.safe_load(open(sys.argv[1])), sys.stdout)", file])
+        let result = try await run(python, ["-c", "import json, sys, yaml; json.dump(yaml.safe_load(open(sys.argv[1])), sys.stdout)", file])
         guard result.status == 0 else { throw PublishTestFailure("the workflow is not YAML: \(result.error)") }
         let document = try #require(Self.object(result.output))
         let jobs = try #require(document["jobs"] as? [String: Any])
@@ -267,7 +267,7 @@ struct OperatorsKitTests {
         let machine = try OperatorMachine()
         let nginx = try await DocumentedNginx.start(location: try UnattendedDoc.block("nginx"), www: machine.www)
         defer { nginx.stop() }
-        let publish = try await gifpackCLIOffThePool(["publish", "--from", built.workspace.file("dist"), "--to", "\(machine.www)/gifpack",
+        let publish = try await gifpackCLI(["publish", "--from", built.workspace.file("dist"), "--to", "\(machine.www)/gifpack",
                                                       "--public-url", "\(nginx.baseURL)/gifpack/", "--quiet"])
         #expect(publish.status == 0 && publish.output.isEmpty && publish.error.isEmpty, "\(publish.error)")
         let index = try built.index()
@@ -278,10 +278,10 @@ struct OperatorsKitTests {
         let json = try await headWithGzip("\(nginx.baseURL)/gifpack/index.json")
         #expect(json["content-type"] == "application/json" && json["cache-control"] == "public, max-age=60", "\(json)")
         // Range requests reach the pack's bytes untouched.
-        let range = try await runOffThePool("/usr/bin/curl", ["-sS", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Accept-Encoding: gzip",
+        let range = try await run("/usr/bin/curl", ["-sS", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Accept-Encoding: gzip",
                                                               "-r", "0-99", "\(nginx.baseURL)/gifpack/\(index.packs[0].file)"])
         #expect(range.output == "206")
-        let install = try await gifpackCLIOffThePool(["install", "--index", "\(nginx.baseURL)/gifpack/index.json",
+        let install = try await gifpackCLI(["install", "--index", "\(nginx.baseURL)/gifpack/index.json",
                                                       "--cache", machine.workspace.file("app-cache")])
         #expect(install.status == 0, "\(install.error)")
     }
@@ -292,19 +292,19 @@ struct OperatorsKitTests {
         let server = try startFixture(count: 6)
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
-        let keygen = try await gifpackCLIOffThePool(["keygen", "--secret-key", workspace.file("k.key"), "--public-key", workspace.file("k.pub"),
+        let keygen = try await gifpackCLI(["keygen", "--secret-key", workspace.file("k.key"), "--public-key", workspace.file("k.pub"),
                                                      "--quiet"])
         #expect(keygen.status == 0 && keygen.output.isEmpty && keygen.error.isEmpty, "\(keygen.output)\(keygen.error)")
         let manifest = try workspace.write(Self.manifest(server: server, root: workspace.path)
                                            + "\nsigning:\n  secret_key_file: \(workspace.file("k.key"))\n", to: "m.yaml")
         let environment = ["EXERCISEDB_API_KEY": testAPIKey]
         let site = workspace.file("site")
-        let first = try await gifpackCLIOffThePool(["build", "-m", manifest, "--quiet", "--publish", site], environment: environment)
+        let first = try await gifpackCLI(["build", "-m", manifest, "--quiet", "--publish", site], environment: environment)
         #expect(first.status == 0 && first.output.isEmpty && first.error.isEmpty, "\(first.error)")
         let nginx = try await NginxServer.start(root: site)
         defer { nginx.stop() }
         // What clients read is what was published.
-        let good = try await gifpackCLIOffThePool(["publish", "--from", workspace.file("dist"), "--to", site, "--public-url", nginx.baseURL, "--quiet"])
+        let good = try await gifpackCLI(["publish", "--from", workspace.file("dist"), "--to", site, "--public-url", nginx.baseURL, "--quiet"])
         #expect(good.status == 0 && good.output.isEmpty && good.error.isEmpty, "\(good.error)")
 
         // A CDN that keeps an old copy: a public URL serving another folder that holds an older index.
@@ -314,7 +314,7 @@ struct OperatorsKitTests {
         defer { staleServer.stop() }
         // An exercise renamed upstream: a new pack version and index.
         server.renameExercise(id: try #require(server.catalog.exercises.map(\.id).sorted().first), to: "renamed upstream")
-        let second = try await gifpackCLIOffThePool(["build", "-m", manifest, "--quiet", "--publish", site, "--public-url", staleServer.baseURL + "/"],
+        let second = try await gifpackCLI(["build", "-m", manifest, "--quiet", "--publish", site, "--public-url", staleServer.baseURL + "/"],
                                                     environment: environment)
         #expect(second.status == 1, "\(second.output)\(second.error)")
         #expect(second.error.contains("clients get another index.json from \(staleServer.baseURL)/index.json than the one just published"), "\(second.error)")
@@ -323,7 +323,7 @@ struct OperatorsKitTests {
 
         // The signature served does not match the index served.
         try fileBytes("\(site)/index.json").withUnsafeBytes { try Data($0).write(to: URL(fileURLWithPath: "\(stale)/index.json")) }
-        let mismatch = try await gifpackCLIOffThePool(["publish", "--from", workspace.file("dist"), "--to", site,
+        let mismatch = try await gifpackCLI(["publish", "--from", workspace.file("dist"), "--to", site,
                                                        "--public-url", staleServer.baseURL + "/index.json", "--quiet"])
         #expect(mismatch.status == 1 && mismatch.error.contains("signature mismatch"), "\(mismatch.error)")
         #expect(!mismatch.error.contains("clients get another index.json"))
@@ -340,12 +340,12 @@ struct OperatorsKitTests {
         let environment = ["EXERCISEDB_API_KEY": testAPIKey]
         let index = workspace.file("dist/index.json")
         func silent(_ arguments: [String], _ extra: [String: String] = [:]) async throws {
-            let result = try await gifpackCLIOffThePool(arguments, environment: extra)
+            let result = try await gifpackCLI(arguments, environment: extra)
             #expect(result.status == 0 && result.output.isEmpty && result.error.isEmpty,
                     "gifpack \(arguments.joined(separator: " ")): exit \(result.status), printed \(result.output)\(result.error)")
         }
         func oneLine(_ arguments: [String], _ extra: [String: String] = [:]) async throws -> ProcessResult {
-            let result = try await gifpackCLIOffThePool(arguments, environment: extra)
+            let result = try await gifpackCLI(arguments, environment: extra)
             #expect(result.status != 0 && (result.output + result.error).split(separator: "\n").count == 1,
                     "gifpack \(arguments.joined(separator: " ")): exit \(result.status), printed \(result.output)\(result.error)")
             return result
@@ -358,7 +358,7 @@ struct OperatorsKitTests {
         try await silent(["diff", index, index, "--quiet"])
         try await silent(["keygen", "--secret-key", workspace.file("s.key"), "--public-key", workspace.file("s.pub"), "--quiet"])
         let id = try #require(server.catalog.exercises.map(\.id).sorted().first)
-        let cat = try await gifpackCLIOffThePool(["cat", index, id])
+        let cat = try await gifpackCLI(["cat", index, id])
         #expect(cat.status == 0 && cat.error.isEmpty && !cat.output.isEmpty, "cat writes the GIF and nothing else")
 
         // Failures: one line each, the build's included (it used to log the failure, then print it).
@@ -378,7 +378,7 @@ struct OperatorsKitTests {
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
         let manifest = try workspace.write(Self.manifest(server: server, root: workspace.path), to: "m.yaml")
-        let result = try await gifpackCLIOffThePool(["build", "-m", manifest, "--log-format", "json", "--progress", "plain",
+        let result = try await gifpackCLI(["build", "-m", manifest, "--log-format", "json", "--progress", "plain",
                                                      "--publish", workspace.file("www")], environment: ["EXERCISEDB_API_KEY": testAPIKey])
         #expect(result.status == 0, "\(result.error)")
         #expect(result.output.isEmpty, "standard output stays empty: \(result.output)")
@@ -398,7 +398,7 @@ struct OperatorsKitTests {
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
         let manifest = try workspace.write(Self.manifest(server: server, root: workspace.path), to: "m.yaml")
-        let result = try await gifpackCLIOffThePool(["build", "-m", manifest, "--verbose", "--log-format", "json", "--progress", "off"],
+        let result = try await gifpackCLI(["build", "-m", manifest, "--verbose", "--log-format", "json", "--progress", "off"],
                                                     environment: ["EXERCISEDB_API_KEY": testAPIKey])
         #expect(result.status == 1, "\(result.error)")
         let attempts = result.error.split(separator: "\n").compactMap { Self.object(String($0)) }
@@ -416,12 +416,12 @@ struct OperatorsKitTests {
         let workspace = try TemporaryDirectory()
         let manifest = try workspace.write(Self.manifest(server: server, root: workspace.path), to: "m.yaml")
         let environment = ["EXERCISEDB_API_KEY": testAPIKey]
-        let first = try await gifpackCLIOffThePool(["build", "-m", manifest, "--quiet"], environment: environment)
+        let first = try await gifpackCLI(["build", "-m", manifest, "--quiet"], environment: environment)
         #expect(first.status == 0, "\(first.error)")
         // Upstream changes a GIF; refresh_after (7 days by default) keeps the build from asking.
         let id = try #require(server.catalog.exercises.map(\.id).sorted().first)
         server.replaceGIF(id: id, with: try #require(server.catalog.gifBytes(id: server.catalog.exercises.map(\.id).sorted()[1], resolution: 180)))
-        let again = try await gifpackCLIOffThePool(["build", "-m", manifest, "--progress", "off", "--log-level", "error"], environment: environment)
+        let again = try await gifpackCLI(["build", "-m", manifest, "--progress", "off", "--log-level", "error"], environment: environment)
         #expect(again.status == 0, "\(again.error)")
         let report = try JSONDecoder().decode(BuildReport.self, from: Data(contentsOf: URL(fileURLWithPath: workspace.file("dist/report.json"))))
         #expect(report.gifs.skippedFresh == 6)
@@ -434,8 +434,8 @@ struct OperatorsKitTests {
 
     /// swift-argument-parser's man page generator drops every character outside ASCII: an example
     /// `EXERCISEDB_API_KEY=… gifpack build` became `EXERCISEDB_API_KEY= gifpack build`, an empty key.
-    @Test func theManPageExamplesSayWhatTheHelpSays() throws {
-        let dump = try run(productPath("gifpack"), ["--experimental-dump-help"])
+    @Test func theManPageExamplesSayWhatTheHelpSays() async throws {
+        let dump = try await run(productPath("gifpack"), ["--experimental-dump-help"])
         #expect(dump.status == 0)
         let offending = dump.output.unicodeScalars.filter { !$0.isASCII }
         #expect(offending.isEmpty, "help texts with characters the man page loses: \(String(String.UnicodeScalarView(offending)))")
@@ -452,19 +452,19 @@ struct OperatorsKitTests {
         let manifest = try workspace.write(rapidAPIManifest(server: server), to: "m.yaml")
         let file = try workspace.write("not a directory\n", to: "occupied")
         let environment = ["GIFPACK_TEST_KEY": testAPIKey]
-        let onFile = try await gifpackCLIOffThePool(["build", "-m", manifest, "--out", file], environment: environment)
+        let onFile = try await gifpackCLI(["build", "-m", manifest, "--out", file], environment: environment)
         #expect(onFile.status == 2 && onFile.error.contains("--out: \(file) exists and is not a directory"), "\(onFile.error)")
         let deep = workspace.file("nonexistent/deep/dir")
-        let missing = try await gifpackCLIOffThePool(["build", "-m", manifest, "--out", deep], environment: environment)
+        let missing = try await gifpackCLI(["build", "-m", manifest, "--out", deep], environment: environment)
         #expect(missing.status == 2, "\(missing.error)")
         #expect(missing.error.contains("gifpack creates only the last component — create \(workspace.file("nonexistent/deep")) first"),
                 "\(missing.error)")
         #expect(!FileSystem.exists(workspace.file("nonexistent")), "nothing was created")
-        let cache = try await gifpackCLIOffThePool(["build", "-m", manifest, "--out", workspace.file("dist"), "--cache", "\(file)/cache"],
+        let cache = try await gifpackCLI(["build", "-m", manifest, "--out", workspace.file("dist"), "--cache", "\(file)/cache"],
                                                    environment: environment)
         #expect(cache.status == 2 && cache.error.contains("--cache: cannot use \(file)/cache: Not a directory"), "\(cache.error)")
         // The last component alone is made.
-        let made = try await gifpackCLIOffThePool(["build", "-m", manifest, "--out", workspace.file("dist"), "--cache", workspace.file("cache"),
+        let made = try await gifpackCLI(["build", "-m", manifest, "--out", workspace.file("dist"), "--cache", workspace.file("cache"),
                                                    "--quiet"], environment: environment)
         #expect(made.status == 0, "\(made.error)")
     }

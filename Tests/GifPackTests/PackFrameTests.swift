@@ -68,10 +68,10 @@ struct PackFrameTests {
         Array(try Data(contentsOf: URL(fileURLWithPath: path)))
     }
 
-    @Test func stockTarListsEntriesInOrderWithFixedOwnerAndMode() throws {
+    @Test func stockTarListsEntriesInOrderWithFixedOwnerAndMode() async throws {
         let inputs = try Inputs()
         let (pack, _) = try inputs.assemble("a.tar.zst")
-        let listing = try run("/usr/bin/tar", ["--zstd", "-tvf", pack])
+        let listing = try await run("/usr/bin/tar", ["--zstd", "-tvf", pack])
         #expect(listing.status == 0, "\(listing.error)")
         let lines = listing.output.split(separator: "\n")
         #expect(lines.count == inputs.entries.count)
@@ -84,17 +84,17 @@ struct PackFrameTests {
         }
     }
 
-    @Test func stockTarExtractsByteIdenticalFilesAndZstdAcceptsThePack() throws {
+    @Test func stockTarExtractsByteIdenticalFilesAndZstdAcceptsThePack() async throws {
         let inputs = try Inputs()
         let (pack, summary) = try inputs.assemble("a.tar.zst")
         let target = inputs.directory.file("extracted")
         try FileManager.default.createDirectory(atPath: target, withIntermediateDirectories: true)
-        let extraction = try run("/usr/bin/tar", ["--zstd", "-xf", pack, "-C", target])
+        let extraction = try await run("/usr/bin/tar", ["--zstd", "-xf", pack, "-C", target])
         #expect(extraction.status == 0, "\(extraction.error)")
         for entry in inputs.entries {
             #expect(try Self.fileBytes("\(target)/\(entry.name)") == entry.bytes, "\(entry.name)")
         }
-        let test = try run("/usr/bin/zstd", ["-t", "-q", pack])
+        let test = try await run("/usr/bin/zstd", ["-t", "-q", pack])
         #expect(test.status == 0, "\(test.error)")
         #expect(summary.bytes == Int64(try Self.fileBytes(pack).count))
         #expect(summary.sha256 == sha256Hex(try Self.fileBytes(pack)))
@@ -323,13 +323,13 @@ struct PackFrameTests {
         #expect(throws: PackWriteError.self) { try plain.sha256Hex() }
     }
 
-    @Test func tarHeaderParsingChecksTheChecksum() throws {
+    @Test func tarHeaderParsingChecksTheChecksum() async throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("p.tar.zst")
         var assembler = try PackAssembler(path: path, level: 3, mtime: 0)
         try assembler.appendEntry(name: "a.txt", bytes: Array("hello".utf8))
         _ = try assembler.finish()
-        let tar = try run("/usr/bin/zstd", ["-d", "-q", "-c", path])
+        let tar = try await run("/usr/bin/zstd", ["-d", "-q", "-c", path])
         var block = Array(tar.output.utf8.prefix(512))
         #expect(try TarHeader.parse(block).name == "a.txt")
         block[0] = UInt8(ascii: "b")

@@ -32,7 +32,7 @@ enum ReferenceBlurHash {
             rows = [[p[(y * w + x) * 3:(y * w + x) * 3 + 3] for x in range(w)] for y in range(h)]
             print(blurhash.encode(rows, components_x=job["x"], components_y=job["y"]))
         """
-        let result = try run(python, ["-c", script, input])
+        let result = try await run(python, ["-c", script, input])
         guard result.status == 0 else {
             Issue.record("the reference BlurHash encoder failed: \(result.error)", sourceLocation: sourceLocation)
             throw ReferenceError.failed

@@ -54,7 +54,7 @@ struct PosterBuildTests {
             let recorded = catalog.exercises.compactMap(\.gif).first { $0.sha256 == gif.sha256 }
             #expect(recorded?.blurHash == placeholder.blurHash && recorded?.averageColor == placeholder.averageColor)
         }
-        let reference = try await BlockingWork.run("gifpack.test-process") { [jobs] in try ReferenceBlurHash.encode(jobs) }
+        let reference = try await ReferenceBlurHash.encode(jobs)
         #expect(pack.gifs.map { $0.placeholder?.blurHash } == reference.map(Optional.some))
 
         for gif in pack.gifs {
@@ -73,8 +73,8 @@ struct PosterBuildTests {
 
         // Stock tools accept the posters pack; its entries are the documented paths.
         let file = "\(dist)/\(posters.file)"
-        #expect(try await runOffThePool("/usr/bin/zstd", ["-q", "-t", file]).status == 0)
-        let listing = try await runOffThePool("/usr/bin/tar", ["--zstd", "-tf", file])
+        #expect(try await run("/usr/bin/zstd", ["-q", "-t", file]).status == 0)
+        let listing = try await run("/usr/bin/tar", ["--zstd", "-tf", file])
         #expect(listing.status == 0, "\(listing.error)")
         let names = listing.output.split(separator: "\n").map(String.init)
         let expectedNames = ["catalog.json"] + pack.gifs.flatMap { gif in
@@ -207,7 +207,7 @@ struct PosterBuildTests {
         ]
         for (position, item) in cases.enumerated() {
             let manifest = try workspace.write(Self.postersManifest(server, output: item.output), to: "bad-\(position).yaml")
-            let result = try await runOffThePool(productPath("gifpack"), ["build", "-m", manifest, "--out", workspace.file("dist"),
+            let result = try await run(productPath("gifpack"), ["build", "-m", manifest, "--out", workspace.file("dist"),
                                                           "--cache", workspace.file("cache"), "--quiet"],
                                  environment: ["GIFPACK_TEST_KEY": testAPIKey, "PATH": "/usr/bin:/bin"])
             #expect(result.status == 2 && result.error.contains(item.path), "\(item.output): \(result.status) \(result.error)")
@@ -236,16 +236,16 @@ struct PosterBuildTests {
         let expected = try PosterPackReader(path: workspace.file("dist/\(posters.file)"), posters: posters)
             .poster(size: 80, gifSHA256: entry.sha256)
         let output = workspace.file("poster.gif")
-        let cat = try await runOffThePool("/bin/sh", ["-c", "\"$0\" cat --poster 80 \"$1\" \"$2\" > \"$3\"",
+        let cat = try await run("/bin/sh", ["-c", "\"$0\" cat --poster 80 \"$1\" \"$2\" > \"$3\"",
                                       productPath("gifpack"), indexPath, exercise.id, output])
         #expect(cat.status == 0, "\(cat.error)")
         #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: output))) == expected)
-        let unknownSize = try await runOffThePool(productPath("gifpack"), ["cat", "--poster", "33", indexPath, exercise.id])
+        let unknownSize = try await run(productPath("gifpack"), ["cat", "--poster", "33", indexPath, exercise.id])
         #expect(unknownSize.status == 1 && unknownSize.error.contains("33 px"))
-        #expect(try await runOffThePool(productPath("gifpack"), ["cat", "--poster", "8", indexPath, exercise.id]).status == 2)
+        #expect(try await run(productPath("gifpack"), ["cat", "--poster", "8", indexPath, exercise.id]).status == 2)
 
         // inspect lists a posters pack poster by poster.
-        let inspect = try await runOffThePool(productPath("gifpack"), ["inspect", workspace.file("dist/\(posters.file)")])
+        let inspect = try await run(productPath("gifpack"), ["inspect", workspace.file("dist/\(posters.file)")])
         #expect(inspect.status == 0, "\(inspect.error)")
         let distinct = pack.gifs.count
         #expect(inspect.output.contains("\(distinct * 2) poster(s) in posters pack all-posters, sizes 80, 200 px, \(distinct) GIF(s)"),

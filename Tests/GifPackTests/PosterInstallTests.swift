@@ -89,7 +89,7 @@ struct PosterInstallTests {
         // Again through the command line, nothing changed: only the index is fetched.
         let before = try treeSnapshot(installer.cacheDirectory)
         let againMark = try await nginx.mark()
-        let again = try await gifpackOffThePool(["install", "--index", url, "--cache", installer.cacheDirectory, "--with-posters"])
+        let again = try await ClientCommandTests.gifpack(["install", "--index", url, "--cache", installer.cacheDirectory, "--with-posters"])
         let againLines = try await nginx.log(since: againMark)
         #expect(again.status == 0, "\(again.error)")
         #expect(ClientCommandTests.text(again.output).contains("already installed"), "\(ClientCommandTests.text(again.output))")
@@ -197,7 +197,7 @@ struct PosterInstallTests {
         await #expect(throws: PackClientError.noPosters(pack: "all")) {
             _ = try await installer.install(from: PackIndexSource("\(dists.site)/index.json"))
         }
-        let result = try await gifpackOffThePool(["install", "--index", "\(dists.site)/index.json", "--cache", cache, "--with-posters"])
+        let result = try await ClientCommandTests.gifpack(["install", "--index", "\(dists.site)/index.json", "--cache", cache, "--with-posters"])
         #expect(result.status == 1 && result.error.contains("no posters pack"), "\(result.error)")
     }
 }

@@ -43,14 +43,14 @@ struct PublishAttackTests {
         let builds = try await PublishBuilds.make(count: 6)
         defer { builds.built.server.stop() }
         let target = builds.workspace.file("www")
-        #expect(try await gifpackCLIOffThePool(["publish", "--from", builds.v1, "--to", target]).status == 0)
+        #expect(try await gifpackCLI(["publish", "--from", builds.v1, "--to", target]).status == 0)
         let v1Pack = try #require(try readIndex("\(builds.v1)/index.json").packs.first?.file)
 
         // A newer format's index (a newer gifpack published it): the target serves a newer index, exit 7.
         let newer = Array(#"{"formatVersion": "9.0", "sequence": 77, "packs": [], "whatever": {"x": 1}}"#.utf8)
         try FileSystem.writeAtomically(newer, to: "\(target)/index.json")
         let before = relativeFiles(target)
-        let refused = try await gifpackCLIOffThePool(["publish", "--from", builds.v2, "--to", target, "--keep-versions", "1"])
+        let refused = try await gifpackCLI(["publish", "--from", builds.v2, "--to", target, "--keep-versions", "1"])
         #expect(refused.status == 7, "\(refused.status) \(refused.error)")
         #expect(refused.error.contains("format 9.0"), "\(refused.error)")
         #expect(try fileBytes("\(target)/index.json") == newer && relativeFiles(target) == before, "nothing was changed")
@@ -58,13 +58,13 @@ struct PublishAttackTests {
         // A truncated index: the publish stops, exit 1, naming the file and the flag; nothing changed.
         let truncated = Array(try fileBytes("\(builds.v1)/index.json").prefix(100))
         try FileSystem.writeAtomically(truncated, to: "\(target)/index.json")
-        let stopped = try await gifpackCLIOffThePool(["publish", "--from", builds.v2, "--to", target, "--keep-versions", "1"])
+        let stopped = try await gifpackCLI(["publish", "--from", builds.v2, "--to", target, "--keep-versions", "1"])
         #expect(stopped.status == 1, "\(stopped.status) \(stopped.error)")
         #expect(stopped.error.contains("index.json cannot be read") && stopped.error.contains("--replace-unreadable-index"), "\(stopped.error)")
         #expect(try fileBytes("\(target)/index.json") == truncated && relativeFiles(target) == before, "nothing was changed")
 
         // With the flag it is replaced, and retention, blind, deletes nothing (v1's pack stays).
-        let replaced = try await gifpackCLIOffThePool(["publish", "--from", builds.v2, "--to", target, "--keep-versions", "1",
+        let replaced = try await gifpackCLI(["publish", "--from", builds.v2, "--to", target, "--keep-versions", "1",
                                                        "--replace-unreadable-index"])
         #expect(replaced.status == 0, "\(replaced.error)")
         #expect(replaced.output.contains("retention: skipped"), "\(replaced.output)")
@@ -79,13 +79,13 @@ struct PublishAttackTests {
         let builds = try await PublishBuilds.make(count: 6)
         defer { builds.built.server.stop() }
         let target = builds.workspace.file("www")
-        #expect(try await gifpackCLIOffThePool(["publish", "--from", builds.v2, "--to", target]).status == 0)
+        #expect(try await gifpackCLI(["publish", "--from", builds.v2, "--to", target]).status == 0)
         let loser = try await Self.signedVariant(builds, "loser", sequence: 2)
         let winner = try await Self.signedVariant(builds, "winner", sequence: 3)
 
         // The winner publishes, in its own process, while the loser runs: after the loser read the live index.
         let racing = RivalFirst(DirectoryTarget(root: target)) {
-            let result = try await gifpackCLIOffThePool(["publish", "--from", winner, "--to", target])
+            let result = try await gifpackCLI(["publish", "--from", winner, "--to", target])
             guard result.status == 0 else { throw PublishTestFailure("the winner's publish failed: \(result.error)") }
         }
         let error = await #expect(throws: PublishError.self) { _ = try await Self.publishInProcess(loser, to: racing) }
@@ -103,15 +103,15 @@ struct PublishAttackTests {
         let builds = try await PublishBuilds.make(count: 6)
         defer { builds.built.server.stop() }
         let target = builds.workspace.file("www")
-        #expect(try await gifpackCLIOffThePool(["publish", "--from", builds.v2, "--to", target]).status == 0)
+        #expect(try await gifpackCLI(["publish", "--from", builds.v2, "--to", target]).status == 0)
         let next = try await Self.signedVariant(builds, "next", sequence: 2)
 
-        let crashed = try await gifpackCLIOffThePool(["publish", "--from", next, "--to", target], environment: ["GIFPACK_CRASH_AT": point.rawValue])
+        let crashed = try await gifpackCLI(["publish", "--from", next, "--to", target], environment: ["GIFPACK_CRASH_AT": point.rawValue])
         #expect(killedBySIGKILL(crashed), "\(point.rawValue): \(crashed.status) \(crashed.error)")
         let loaded = await Self.trustedLoad(builds, "\(target)/index.json")
         #expect((try? loaded.get())?.sequence == (point == .afterIndex ? 2 : 1), "killed at \(point.rawValue): \(loaded)")
 
-        let finished = try await gifpackCLIOffThePool(["publish", "--from", next, "--to", target])
+        let finished = try await gifpackCLI(["publish", "--from", next, "--to", target])
         #expect(finished.status == 0, "\(finished.error)")
         #expect((try? (await Self.trustedLoad(builds, "\(target)/index.json")).get())?.sequence == 2)
         #expect(try fileBytes("\(target)/index.json.minisig") == fileBytes("\(next)/index.json.minisig"))
@@ -168,18 +168,18 @@ struct PublishAttackTests {
         let bucket = PublishS3Tests.bucket
         // moto checks signatures and IAM policies: "admin" may do anything, "restricted" anything
         // but PutObject on the index (so its publish fails at the index write, after the signature).
-        let moto = try await BlockingWork.run("gifpack.test-moto") { try MotoServer(environment: ["INITIAL_NO_AUTH_ACTION_COUNT": "6"]) }
+        let moto = try await MotoServer.start(environment: ["INITIAL_NO_AUTH_ACTION_COUNT": "6"])
         defer { moto.stop() }
         let admin = try await Self.iamUser(moto, "admin", statements: #"{"Effect":"Allow","Action":"s3:*","Resource":"*"}"#)
         let restricted = try await Self.iamUser(moto, "restricted", statements: #"{"Effect":"Allow","Action":"s3:*","Resource":"*"},"#
             + #"{"Effect":"Deny","Action":"s3:PutObject","Resource":"arn:aws:s3:::\#(bucket)/gifpack/index.json"}"#)
         let signing = ["--aws-sigv4", "aws:amz:us-east-1:s3", "--user", "\(admin["AWS_ACCESS_KEY_ID"]!):\(admin["AWS_SECRET_ACCESS_KEY"]!)",
                        "-H", "x-amz-content-sha256: UNSIGNED-PAYLOAD"]
-        let made = try await runOffThePool("/usr/bin/curl", ["-sS", "-f", "-X", "PUT"] + signing + ["\(moto.endpoint)/\(bucket)"])
+        let made = try await run("/usr/bin/curl", ["-sS", "-f", "-X", "PUT"] + signing + ["\(moto.endpoint)/\(bucket)"])
         #expect(made.status == 0, "\(made.error)")
         func get(_ key: String) async throws -> [UInt8]? {
             let out = builds.workspace.file("get-\(UUID().uuidString)")
-            let result = try await runOffThePool("/usr/bin/curl", ["-sS", "-f", "-o", out] + signing + ["\(moto.endpoint)/\(bucket)/gifpack/\(key)"])
+            let result = try await run("/usr/bin/curl", ["-sS", "-f", "-o", out] + signing + ["\(moto.endpoint)/\(bucket)/gifpack/\(key)"])
             return result.status == 0 ? try fileBytes(out) : nil
         }
         /// The served index with its signatures, copied to a directory a client then reads.
@@ -196,7 +196,7 @@ struct PublishAttackTests {
         }
         let next = try await Self.signedVariant(builds, "next", sequence: 2)
         func publish(_ from: String, as user: [String: String]) async throws -> ProcessResult {
-            try await gifpackCLIOffThePool(["publish", "--from", from, "--to", "s3://\(bucket)/gifpack", "--endpoint", moto.endpoint],
+            try await gifpackCLI(["publish", "--from", from, "--to", "s3://\(bucket)/gifpack", "--endpoint", moto.endpoint],
                                            environment: user.merging(["AWS_REGION": "us-east-1", "AWS_SESSION_TOKEN": ""]) { $1 })
         }
 
@@ -219,7 +219,7 @@ struct PublishAttackTests {
         for action in ["CreateUser", "CreateAccessKey", "PutUserPolicy"] {
             var fields = ["Action=\(action)", "UserName=\(name)", "Version=2010-05-08"]
             if action == "PutUserPolicy" { fields += ["PolicyName=s3", "PolicyDocument=\(policy)"] }
-            let result = try await runOffThePool("/usr/bin/curl", iam + fields.flatMap { ["--data-urlencode", $0] } + ["\(moto.endpoint)/"])
+            let result = try await run("/usr/bin/curl", iam + fields.flatMap { ["--data-urlencode", $0] } + ["\(moto.endpoint)/"])
             guard result.status == 0 else { throw PublishTestFailure("IAM \(action) for \(name) failed: \(result.error) \(result.output)") }
             if action == "CreateAccessKey" {
                 func element(_ tag: String) -> String? {
@@ -241,7 +241,7 @@ struct PublishAttackTests {
         let two = try await Self.signedVariant(builds, "two", sequence: 2)
         let three = try await Self.signedVariant(builds, "three", sequence: 3)
         for dir in [builds.v2, two, three] {
-            let result = try await gifpackCLIOffThePool(["publish", "--from", dir, "--to", target])
+            let result = try await gifpackCLI(["publish", "--from", dir, "--to", target])
             #expect(result.status == 0, "\(result.error)")
             if dir == two {
                 // Files under signatures/ that are not hash-named signatures are never touched.
@@ -260,7 +260,7 @@ struct PublishAttackTests {
         try FileSystem.writeAtomically(try fileBytes("\(two)/index.json.minisig"), to: "\(target)/index.json.minisig")
         #expect((try? (await Self.trustedLoad(builds, "\(target)/index.json")).get())?.sequence == 3)
         // gifpack verify on the published folder reads the hash-named signature first too.
-        let verified = try await gifpackCLIOffThePool(["verify", target, "--trusted-key", builds.key.publicPath])
+        let verified = try await gifpackCLI(["verify", target, "--trusted-key", builds.key.publicPath])
         #expect(verified.status == 0, "\(verified.output)\(verified.error)")
     }
 
@@ -269,7 +269,7 @@ struct PublishAttackTests {
         defer { builds.built.server.stop() }
         let target = builds.workspace.file("www")
         let next = try await Self.signedVariant(builds, "next", sequence: 2)
-        for dir in [builds.v2, next] { #expect(try await gifpackCLIOffThePool(["publish", "--from", dir, "--to", target]).status == 0) }
+        for dir in [builds.v2, next] { #expect(try await gifpackCLI(["publish", "--from", dir, "--to", target]).status == 0) }
         // index.json.minisig still the previous index's (a publish killed after the index, or a CDN's stale copy).
         try FileSystem.writeAtomically(try fileBytes("\(builds.v2)/index.json.minisig"), to: "\(target)/index.json.minisig")
         let server = try ClientStaticFileServer(root: target)
@@ -329,7 +329,7 @@ struct PublishAttackTests {
         // versions, so keep-versions 1 would delete the older one).
         for path in ["victim/all-v1-abcdef12.tar.zst", "gifpack/packs/../../victim/all-v1-abcdef12.tar.zst",
                      "gifpack/packs/../../victim/all-v2-abcdef12.tar.zst"] {
-            let put = try await runOffThePool("/usr/bin/curl", ["-sS", "-f", "--path-as-is", "-X", "PUT", "--data-binary", "victim"] + moto.signing
+            let put = try await run("/usr/bin/curl", ["-sS", "-f", "--path-as-is", "-X", "PUT", "--data-binary", "victim"] + moto.signing
                                               + ["\(moto.endpoint)/\(bucket)/\(path)"])
             #expect(put.status == 0, "\(put.error)")
         }
@@ -346,14 +346,14 @@ struct PublishAttackTests {
     @Test func s3ErrorMessagesCarryOnlyTheCleanedCodeAndMessage() async throws {
         let builds = try await PublishBuilds.make(count: 6)
         defer { builds.built.server.stop() }
-        let server = try EchoingS3ErrorServer.start()
+        let server = try await EchoingS3ErrorServer.start()
         defer { server.stop() }
         let token = "FwoGZXIvYXdzEJr-session-token-\(UUID().uuidString)"
         let secret = "echoed-secret-\(UUID().uuidString)"
         let environment = ["AWS_ACCESS_KEY_ID": "AKIAECHOTEST00000001", "AWS_SECRET_ACCESS_KEY": secret, "AWS_SESSION_TOKEN": token,
                            "AWS_REGION": "us-east-1"]
         for mode in ["header", "token", "escape"] {
-            let result = try await gifpackCLIOffThePool(["publish", "--from", builds.v1, "--to", "s3://b/\(mode)", "--endpoint", server.endpoint],
+            let result = try await gifpackCLI(["publish", "--from", builds.v1, "--to", "s3://b/\(mode)", "--endpoint", server.endpoint],
                                                         environment: environment)
             #expect(result.status == 1, "\(mode): \(result.status) \(result.error)")
             #expect(result.error.contains("InvalidArgument"), "\(mode): \(result.error)")
@@ -396,7 +396,7 @@ struct PublishAttackTests {
         func publish(_ from: String, _ to: String) async throws -> ProcessResult {
             var environment = ProcessInfo.processInfo.environment
             environment.removeValue(forKey: "GIFPACK_CRASH_AT")
-            return try await runOffThePool("/usr/bin/timeout", ["-s", "KILL", "60", productPath("gifpack"), "publish", "--from", from, "--to", to],
+            return try await run("/usr/bin/timeout", ["-s", "KILL", "60", productPath("gifpack"), "publish", "--from", from, "--to", to],
                                            environment: environment)
         }
         let cases: [(file: String, make: (String) throws -> Void, reason: String)] = [
@@ -514,9 +514,9 @@ final class EchoingS3ErrorServer: @unchecked Sendable {
     ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
     """#
 
-    static func start() throws -> EchoingS3ErrorServer { try EchoingS3ErrorServer() }
+    static func start() async throws -> EchoingS3ErrorServer { try await EchoingS3ErrorServer() }
 
-    private init() throws {
+    private init() async throws {
         directory = try TemporaryDirectory()
         let script = try directory.write(Self.script, to: "server.py")
         let python = "\(PublishServers.repositoryRoot)/.venv-test/bin/python"
@@ -525,7 +525,7 @@ final class EchoingS3ErrorServer: @unchecked Sendable {
         }
         port = try LoopbackPort.free()
         process = try ChildProcess(python, [script, "\(port)"], stdout: .file(directory.file("log")), stderr: .file(directory.file("log")))
-        guard LoopbackPort.waitUntilListening(port: port, process: process, seconds: 30) else {
+        guard await LoopbackPort.waitUntilListening(port: port, process: process, seconds: 30) else {
             LoopbackPort.kill(process)
             throw PublishTestFailure("the echoing S3 server did not start: \((try? String(contentsOfFile: directory.file("log"), encoding: .utf8)) ?? "")")
         }

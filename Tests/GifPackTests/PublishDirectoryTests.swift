@@ -10,7 +10,7 @@ struct PublishDirectoryTests {
         let builds = try await PublishBuilds.make()
         defer { builds.built.server.stop() }
         let target = builds.workspace.file("www")
-        let first = try await gifpackCLIOffThePool(["publish", "--from", builds.v2, "--to", target])
+        let first = try await gifpackCLI(["publish", "--from", builds.v2, "--to", target])
         #expect(first.status == 0, "\(first.error)")
         let index = try readIndex("\(builds.v2)/index.json")
         #expect(index.packs.count == 2)
@@ -41,14 +41,14 @@ struct PublishDirectoryTests {
         #expect(signatureLine < indexLine && indexLine < besideLine)
 
         let identities = try packFiles.map { try fileIdentity("\(target)/\($0)") }
-        let second = try await gifpackCLIOffThePool(["publish", "--from", builds.v2, "--to", target])
+        let second = try await gifpackCLI(["publish", "--from", builds.v2, "--to", target])
         #expect(second.status == 0, "\(second.error)")
         #expect(second.output.contains("0 pack(s) uploaded") && second.output.contains("4 already there")
                 && second.output.contains("index unchanged"), "\(second.output)")
         #expect(try packFiles.map { "\(try fileIdentity("\(target)/\($0)"))" } == identities.map { "\($0)" }, "no pack was written again")
 
         // --with-report adds report.json, after the index.
-        let withReport = try await gifpackCLIOffThePool(["publish", "--from", builds.v2, "--to", target, "--with-report"])
+        let withReport = try await gifpackCLI(["publish", "--from", builds.v2, "--to", target, "--with-report"])
         #expect(withReport.status == 0 && FileSystem.exists("\(target)/report.json"), "\(withReport.error)")
     }
 
@@ -57,11 +57,11 @@ struct PublishDirectoryTests {
         let builds = try await PublishBuilds.make()
         defer { builds.built.server.stop() }
         let target = builds.workspace.file("www")
-        let setup = try await gifpackCLIOffThePool(["publish", "--from", builds.v1, "--to", target])
+        let setup = try await gifpackCLI(["publish", "--from", builds.v1, "--to", target])
         #expect(setup.status == 0, "\(setup.error)")
         let oldIndex = try fileBytes("\(target)/index.json")
 
-        let crashed = try await gifpackCLIOffThePool(["publish", "--from", builds.v2, "--to", target, "--keep-versions", "1"],
+        let crashed = try await gifpackCLI(["publish", "--from", builds.v2, "--to", target, "--keep-versions", "1"],
                                      environment: ["GIFPACK_CRASH_AT": point.rawValue])
         #expect(killedBySIGKILL(crashed), "expected SIGKILL at \(point.rawValue), got \(crashed.status): \(crashed.error)")
         #expect(try directoryIndexProblems(target).isEmpty, "killed at \(point.rawValue)")
@@ -70,7 +70,7 @@ struct PublishDirectoryTests {
         #expect(served == oldIndex || served == newIndex)
         #expect((served == newIndex) == [.afterIndex, .afterCompressedIndex, .beforeRetention].contains(point), "the index goes live only after every pack")
 
-        let finished = try await gifpackCLIOffThePool(["publish", "--from", builds.v2, "--to", target, "--keep-versions", "1"])
+        let finished = try await gifpackCLI(["publish", "--from", builds.v2, "--to", target, "--keep-versions", "1"])
         #expect(finished.status == 0, "\(finished.error)")
         #expect(try fileBytes("\(target)/index.json") == newIndex)
         #expect(try directoryIndexProblems(target).isEmpty)
@@ -85,12 +85,12 @@ struct PublishDirectoryTests {
         let builds = try await PublishBuilds.make()
         defer { builds.built.server.stop() }
         let target = builds.workspace.file("www")
-        #expect(try await gifpackCLIOffThePool(["publish", "--from", builds.v2, "--to", target]).status == 0)
+        #expect(try await gifpackCLI(["publish", "--from", builds.v2, "--to", target]).status == 0)
         let live = try fileBytes("\(target)/index.json")
         let before = relativeFiles(target)
 
         // v1 is unsigned (no sequence) and v2 carries sequence 1: refused before anything is sent.
-        let older = try await gifpackCLIOffThePool(["publish", "--from", builds.v1, "--to", target])
+        let older = try await gifpackCLI(["publish", "--from", builds.v1, "--to", target])
         #expect(older.status == 7, "\(older.status) \(older.error)")
         #expect(older.error.contains("sequence 1") && older.error.contains("this build's is 0"), "\(older.error)")
         #expect(try fileBytes("\(target)/index.json") == live)
@@ -102,13 +102,13 @@ struct PublishDirectoryTests {
         var index = try readIndex("\(rival)/index.json")
         index.generator = "rival"
         try FileSystem.writeAtomically([UInt8](try index.encoded()), to: "\(rival)/index.json")
-        let same = try await gifpackCLIOffThePool(["publish", "--from", rival, "--to", target])
+        let same = try await gifpackCLI(["publish", "--from", rival, "--to", target])
         #expect(same.status == 7, "\(same.error)")
 
         // A higher sequence goes through.
         index.sequence = 2
         try FileSystem.writeAtomically([UInt8](try index.encoded()), to: "\(rival)/index.json")
-        let newer = try await gifpackCLIOffThePool(["publish", "--from", rival, "--to", target])
+        let newer = try await gifpackCLI(["publish", "--from", rival, "--to", target])
         #expect(newer.status == 0, "\(newer.error)")
         #expect(try readIndex("\(target)/index.json").sequence == 2)
     }
@@ -127,7 +127,7 @@ struct PublishDirectoryTests {
         let (s1, s3, s4) = (try postersOf(builds.v1), try postersOf(v3), try postersOf(v4))
         #expect(s1.hasPrefix("packs/all-posters-v1-") && s3.hasPrefix("packs/all-posters-v2-") && s4.hasPrefix("packs/all-posters-v3-"))
         for dir in [builds.v1, v3] {
-            let result = try await gifpackCLIOffThePool(["publish", "--from", dir, "--to", target, "--keep-versions", "2"])
+            let result = try await gifpackCLI(["publish", "--from", dir, "--to", target, "--keep-versions", "2"])
             #expect(result.status == 0, "\(result.error)")
         }
         #expect(FileSystem.exists("\(target)/\(p1)") && FileSystem.exists("\(target)/\(p3)"))
@@ -135,14 +135,14 @@ struct PublishDirectoryTests {
         // A file that is not a pack name is never touched.
         try "x".write(toFile: "\(target)/packs/README.txt", atomically: true, encoding: .utf8)
 
-        let dry = try await gifpackCLIOffThePool(["publish", "--from", v4, "--to", target, "--keep-versions", "2", "--dry-run"])
+        let dry = try await gifpackCLI(["publish", "--from", v4, "--to", target, "--keep-versions", "2", "--dry-run"])
         #expect(dry.status == 0, "\(dry.error)")
         #expect(dry.output.contains("would upload: \(p4)") && dry.output.contains("would delete: \(p1)"), "\(dry.output)")
         #expect(dry.output.contains("would upload: \(s4)") && dry.output.contains("would delete: \(s1)"), "\(dry.output)")
         #expect(dry.output.contains("would write: index.json"))
         #expect(!FileSystem.exists("\(target)/\(p4)") && FileSystem.exists("\(target)/\(p1)"), "a dry run changes nothing")
 
-        let real = try await gifpackCLIOffThePool(["publish", "--from", v4, "--to", target, "--keep-versions", "2"])
+        let real = try await gifpackCLI(["publish", "--from", v4, "--to", target, "--keep-versions", "2"])
         #expect(real.status == 0, "\(real.error)")
         let lines = real.output.split(separator: "\n").map(String.init)
         let indexLine = try #require(lines.firstIndex { $0.hasPrefix("write: index.json") && !$0.hasPrefix("write: index.json.minisig") })
@@ -183,7 +183,7 @@ struct PublishDirectoryTests {
         defer { builds.built.server.stop() }
         let target = builds.workspace.file("www")
 
-        let missing = try await gifpackCLIOffThePool(["publish", "--from", builds.workspace.file("nope"), "--to", target])
+        let missing = try await gifpackCLI(["publish", "--from", builds.workspace.file("nope"), "--to", target])
         #expect(missing.status == 2 && missing.error.contains("not a gifpack output directory"), "\(missing.error)")
 
         let damaged = builds.workspace.file("damaged")
@@ -192,17 +192,17 @@ struct PublishDirectoryTests {
         var bytes = try fileBytes("\(damaged)/\(pack)")
         bytes[bytes.count / 2] ^= 0xFF
         try Data(bytes).write(to: URL(fileURLWithPath: "\(damaged)/\(pack)"))
-        let refused = try await gifpackCLIOffThePool(["publish", "--from", damaged, "--to", target])
+        let refused = try await gifpackCLI(["publish", "--from", damaged, "--to", target])
         #expect(refused.status == 2 && refused.error.contains(pack) && refused.error.contains("does not match"), "\(refused.error)")
 
         try FileManager.default.removeItem(atPath: "\(damaged)/\(pack)")
-        let gone = try await gifpackCLIOffThePool(["publish", "--from", damaged, "--to", target])
+        let gone = try await gifpackCLI(["publish", "--from", damaged, "--to", target])
         #expect(gone.status == 2 && gone.error.contains("missing"), "\(gone.error)")
         #expect(!FileSystem.exists(target), "nothing was created at the target")
 
-        let badTarget = try await gifpackCLIOffThePool(["publish", "--from", builds.v2, "--to", "ftp://example.com/x"])
+        let badTarget = try await gifpackCLI(["publish", "--from", builds.v2, "--to", "ftp://example.com/x"])
         #expect(badTarget.status == 2)
-        let endpointWithoutS3 = try await gifpackCLIOffThePool(["publish", "--from", builds.v2, "--to", target, "--endpoint", "http://127.0.0.1:1"])
+        let endpointWithoutS3 = try await gifpackCLI(["publish", "--from", builds.v2, "--to", target, "--endpoint", "http://127.0.0.1:1"])
         #expect(endpointWithoutS3.status == 2)
     }
 
@@ -210,7 +210,7 @@ struct PublishDirectoryTests {
         let builds = try await PublishBuilds.make(count: 16)
         defer { builds.built.server.stop() }
         let target = builds.workspace.file("www")
-        #expect(try await gifpackCLIOffThePool(["publish", "--from", builds.v1, "--to", target]).status == 0)
+        #expect(try await gifpackCLI(["publish", "--from", builds.v1, "--to", target]).status == 0)
         let nginx = try await NginxServer.start(.init(root: target, publishCacheHeaders: true))
         defer { nginx.stop() }
         let v1Packs = try readIndex("\(builds.v1)/index.json").packs.map(\.name).sorted()
@@ -228,30 +228,26 @@ struct PublishDirectoryTests {
         environment["GIFPACK_PAUSE_AT"] = points.map(\.0.rawValue).joined(separator: ",")
         environment["GIFPACK_PAUSE_DIR"] = pauses
         let publish = try ChildProcess(productPath("gifpack"), ["publish", "--from", builds.v2, "--to", target], environment: environment)
-        defer {
-            publish.signal(SIGKILL)
-            publish.waitUntilExit()
-        }
+        defer { publish.killAndReap() }
         for (index, (point, expected)) in points.enumerated() {
-            var waited = 0
-            while !FileSystem.exists("\(pauses)/\(point.rawValue).reached") && publish.isRunning && waited < 6000 {
-                try await Task.sleep(for: .milliseconds(20)); waited += 1
+            try? await waitUntil(deadline: .seconds(120), every: .milliseconds(20)) {
+                FileSystem.exists("\(pauses)/\(point.rawValue).reached") || !publish.isRunning
             }
             try #require(FileSystem.exists("\(pauses)/\(point.rawValue).reached"), "the publish reached \(point.rawValue)")
             let cache = builds.workspace.file("cache-\(index)")
-            let result = try await gifpackCLIOffThePool(["install", "--index", "\(nginx.baseURL)/index.json", "--cache", cache])
+            let result = try await gifpackCLI(["install", "--index", "\(nginx.baseURL)/index.json", "--cache", cache])
             #expect(result.status == 0, "install at \(point.rawValue): \(result.error)")
             let installed = try InstallManifest.read(cacheDirectory: cache)
             #expect(installed?.packs.map(\.name) == expected, "install at \(point.rawValue) got \(installed?.packs.map(\.name) ?? [])")
             FileManager.default.createFile(atPath: "\(pauses)/\(point.rawValue).go", contents: nil)
         }
-        let status = await BlockingWork.run("gifpack.test-wait") { publish.waitUntilExit() }
+        let status = await publish.exitStatus()
         #expect(status == 0)
         // And once it is done, an install gets v2 over HTTP, with nginx's cache headers.
-        let after = try await gifpackCLIOffThePool(["install", "--index", "\(nginx.baseURL)/index.json", "--cache", builds.workspace.file("cache-final")])
+        let after = try await gifpackCLI(["install", "--index", "\(nginx.baseURL)/index.json", "--cache", builds.workspace.file("cache-final")])
         #expect(after.status == 0, "\(after.error)")
         #expect(try InstallManifest.read(cacheDirectory: builds.workspace.file("cache-final"))?.packs.map(\.name) == v2Packs)
-        let head = try await runOffThePool("/usr/bin/curl", ["-sS", "-I", "\(nginx.baseURL)/\(try readIndex("\(builds.v2)/index.json").packs[0].file)"])
+        let head = try await run("/usr/bin/curl", ["-sS", "-I", "\(nginx.baseURL)/\(try readIndex("\(builds.v2)/index.json").packs[0].file)"])
         #expect(head.output.lowercased().contains("cache-control: public, max-age=31536000, immutable"), "\(head.output)")
     }
 
@@ -261,7 +257,7 @@ struct PublishDirectoryTests {
         let workspace = try TemporaryDirectory()
         let environment = ["GIFPACK_TEST_KEY": testAPIKey, "SOURCE_DATE_EPOCH": "1700000000"]
         let plain = try workspace.write(rapidAPIManifest(server: server), to: "plain.yaml")
-        let flag = try await gifpackCLIOffThePool(["build", "-m", plain, "--out", workspace.file("dist"), "--cache", workspace.file("cache"), "--quiet",
+        let flag = try await gifpackCLI(["build", "-m", plain, "--out", workspace.file("dist"), "--cache", workspace.file("cache"), "--quiet",
                                    "--publish", workspace.file("www")], environment: environment)
         #expect(flag.status == 0, "\(flag.error)")
         #expect(try fileBytes(workspace.file("www/index.json")) == fileBytes(workspace.file("dist/index.json")))
@@ -277,15 +273,15 @@ struct PublishDirectoryTests {
         """, to: "keyed.yaml")
         let manifest = try ManifestLoader().load(path: keyed, environment: environment)
         #expect(manifest.output.publish == workspace.file("www2") && manifest.output.indexMaxAge == 300)
-        let viaKey = try await gifpackCLIOffThePool(["build", "-m", keyed, "--cache", workspace.file("cache"), "--quiet"], environment: environment)
+        let viaKey = try await gifpackCLI(["build", "-m", keyed, "--cache", workspace.file("cache"), "--quiet"], environment: environment)
         #expect(viaKey.status == 0, "\(viaKey.error)")
         #expect(try directoryIndexProblems(workspace.file("www2")).isEmpty)
 
         // A bad key is refused with its path before any traffic.
         let bad = try workspace.write(rapidAPIManifest(server: server) + "\noutput:\n  publish: ftp://x/y\n", to: "bad.yaml")
-        let refused = try await gifpackCLIOffThePool(["build", "-m", bad, "--quiet"], environment: environment)
+        let refused = try await gifpackCLI(["build", "-m", bad, "--quiet"], environment: environment)
         #expect(refused.status == 2 && refused.error.contains("output.publish"), "\(refused.error)")
         let endpointAlone = try workspace.write(rapidAPIManifest(server: server) + "\noutput:\n  publish_endpoint: http://127.0.0.1:1\n", to: "e.yaml")
-        #expect(try await gifpackCLIOffThePool(["build", "-m", endpointAlone, "--quiet"], environment: environment).status == 2)
+        #expect(try await gifpackCLI(["build", "-m", endpointAlone, "--quiet"], environment: environment).status == 2)
     }
 }

@@ -12,7 +12,7 @@ struct PublishS3Tests {
 
     static func publish(_ from: String, moto: MotoServer, prefix: String = "gifpack", extra: [String] = [],
                         environment: [String: String] = [:]) async throws -> ProcessResult {
-        try await gifpackCLIOffThePool(["publish", "--from", from, "--to", "s3://\(bucket)/\(prefix)", "--endpoint", moto.endpoint] + extra,
+        try await gifpackCLI(["publish", "--from", from, "--to", "s3://\(bucket)/\(prefix)", "--endpoint", moto.endpoint] + extra,
                        environment: moto.credentials.merging(environment) { $1 })
     }
 
@@ -152,14 +152,14 @@ struct PublishS3Tests {
         let builds = try await PublishBuilds.make(count: 6)
         defer { builds.built.server.stop() }
         // Missing credentials: exit 2, naming the variables.
-        let unset = try await gifpackCLIOffThePool(["publish", "--from", builds.v1, "--to", "s3://b/p", "--endpoint", "http://127.0.0.1:9"],
+        let unset = try await gifpackCLI(["publish", "--from", builds.v1, "--to", "s3://b/p", "--endpoint", "http://127.0.0.1:9"],
                                    environment: ["AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": ""])
         #expect(unset.status == 2 && unset.error.contains("AWS_ACCESS_KEY_ID") && unset.error.contains("AWS_SECRET_ACCESS_KEY"), "\(unset.error)")
         // Unreachable endpoint: exit 1.
         let port = try LoopbackPort.free()
         let moto = try await MotoServer.start(strictAuth: true)
         defer { moto.stop() }
-        let unreachable = try await gifpackCLIOffThePool(["publish", "--from", builds.v1, "--to", "s3://b/p", "--endpoint", "http://127.0.0.1:\(port)"],
+        let unreachable = try await gifpackCLI(["publish", "--from", builds.v1, "--to", "s3://b/p", "--endpoint", "http://127.0.0.1:\(port)"],
                                          environment: moto.credentials)
         #expect(unreachable.status == 1 && unreachable.error.contains("127.0.0.1:\(port)"), "\(unreachable.error)")
 

@@ -34,19 +34,43 @@ final class MotoServer: @unchecked Sendable {
 
     /// Starts moto off the cooperative pool (see ``init(strictAuth:)``).
     static func start(strictAuth: Bool = false) async throws -> MotoServer {
-        try await BlockingWork.run("gifpack.test-moto") { try MotoServer(strictAuth: strictAuth) }
+        let server = try await start(environment: strictAuth ? ["INITIAL_NO_AUTH_ACTION_COUNT": "3"] : [:])
+        if strictAuth { try await server.makeIAMCredentials() }
+        return server
     }
 
-    /// Starts moto, blocking until it listens; throws (the test fails) when `.venv-test` lacks it:
-    /// `make test-venv` installs it. `strictAuth`: moto checks every request's signature and the
-    /// key's IAM policy (the first three requests, which make the IAM user, its key and its policy,
-    /// excepted). From async code use ``start(strictAuth:)``.
-    convenience init(strictAuth: Bool) throws {
-        try self.init(environment: strictAuth ? ["INITIAL_NO_AUTH_ACTION_COUNT": "3"] : [:])
-        if strictAuth { try makeIAMCredentials() }
+    /// Starts moto with `extra` in its environment and polls until it listens.
+    static func start(environment extra: [String: String]) async throws -> MotoServer {
+        guard FileManager.default.isExecutableFile(atPath: binary) else {
+            throw PublishTestFailure("\(binary) is missing: run `make test-venv` (creates .venv-test from Tests/requirements.txt)")
+        }
+        let directory = try TemporaryDirectory()
+        let logPath = directory.file("moto.log")
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        var lastError = ""
+        for _ in 0..<3 {
+            let port = try LoopbackPort.free()
+            var environment = ProcessInfo.processInfo.environment
+            environment.merge(extra) { $1 }
+            let process = try ChildProcess(binary, ["-H", "127.0.0.1", "-p", "\(port)"], environment: environment,
+                                           stdout: .file(logPath, append: true), stderr: .file(logPath, append: true))
+            if await LoopbackPort.waitUntilListening(port: port, process: process, seconds: 60) {
+                return MotoServer(port: port, process: process, logPath: logPath, directory: directory)
+            }
+            LoopbackPort.kill(process)
+            lastError = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+        }
+        throw PublishTestFailure("moto did not start: \(lastError.suffix(2000))")
     }
 
-    private func makeIAMCredentials() throws {
+    private init(port: Int, process: ChildProcess, logPath: String, directory: TemporaryDirectory) {
+        self.port = port
+        self.process = process
+        self.logPath = logPath
+        self.directory = directory
+    }
+
+    private func makeIAMCredentials() async throws {
         let iam = ["--aws-sigv4", "aws:amz:us-east-1:iam", "--user", "AKIAGIFPACKTEST00001:unused", "-sS", "-f", "-X", "POST"]
         let policy = #"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"s3:*","Resource":"*"}]}"#
         let calls: [[String]] = [
@@ -56,7 +80,7 @@ final class MotoServer: @unchecked Sendable {
              "--data-urlencode", "PolicyDocument=\(policy)", "--data-urlencode", "Version=2010-05-08"],
         ]
         for (number, call) in calls.enumerated() {
-            let result = try run("/usr/bin/curl", iam + call + ["\(endpoint)/"])
+            let result = try await run("/usr/bin/curl", iam + call + ["\(endpoint)/"])
             guard result.status == 0 else { throw PublishTestFailure("IAM call \(number) failed: \(result.error) \(result.output)") }
             if number == 1 {
                 func element(_ name: String) -> String? {
@@ -69,32 +93,6 @@ final class MotoServer: @unchecked Sendable {
                 credentials["AWS_SECRET_ACCESS_KEY"] = secret
             }
         }
-    }
-
-    /// Blocks until moto listens: from async code use ``start(strictAuth:)``.
-    init(environment extra: [String: String] = [:]) throws {
-        guard FileManager.default.isExecutableFile(atPath: Self.binary) else {
-            throw PublishTestFailure("\(Self.binary) is missing: run `make test-venv` (creates .venv-test from Tests/requirements.txt)")
-        }
-        directory = try TemporaryDirectory()
-        logPath = directory.file("moto.log")
-        FileManager.default.createFile(atPath: logPath, contents: nil)
-        var lastError = ""
-        for _ in 0..<3 {
-            let port = try LoopbackPort.free()
-            var environment = ProcessInfo.processInfo.environment
-            environment.merge(extra) { $1 }
-            let process = try ChildProcess(Self.binary, ["-H", "127.0.0.1", "-p", "\(port)"], environment: environment,
-                                           stdout: .file(logPath, append: true), stderr: .file(logPath, append: true))
-            if LoopbackPort.waitUntilListening(port: port, process: process, seconds: 60) {
-                self.port = port
-                self.process = process
-                return
-            }
-            LoopbackPort.kill(process)
-            lastError = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
-        }
-        throw PublishTestFailure("moto did not start: \(lastError.suffix(2000))")
     }
 
     deinit { stop() }
@@ -110,7 +108,7 @@ final class MotoServer: @unchecked Sendable {
     }
 
     func createBucket(_ name: String) async throws {
-        let result = try await runOffThePool("/usr/bin/curl", ["-sS", "-f", "-X", "PUT"] + signing + ["\(endpoint)/\(name)"])
+        let result = try await run("/usr/bin/curl", ["-sS", "-f", "-X", "PUT"] + signing + ["\(endpoint)/\(name)"])
         guard result.status == 0 else { throw PublishTestFailure("cannot create bucket \(name): \(result.error)") }
     }
 
@@ -129,7 +127,7 @@ final class MotoServer: @unchecked Sendable {
 
     /// The response head of an object (`curl -I`), names lowercased.
     func head(_ path: String) async throws -> [String: String] {
-        let result = try await runOffThePool("/usr/bin/curl", ["-sS", "-I"] + signing + ["\(endpoint)/\(path)"])
+        let result = try await run("/usr/bin/curl", ["-sS", "-I"] + signing + ["\(endpoint)/\(path)"])
         var headers: [String: String] = [:]
         for line in result.output.split(separator: "\r\n") {
             guard let colon = line.firstIndex(of: ":") else { continue }
@@ -142,14 +140,14 @@ final class MotoServer: @unchecked Sendable {
     /// The bytes of an object, nil when it is not there.
     func get(_ path: String) async throws -> [UInt8]? {
         let out = directory.file("get-\(UUID().uuidString)")
-        let result = try await runOffThePool("/usr/bin/curl", ["-sS", "-f", "-o", out] + signing + ["\(endpoint)/\(path)"])
+        let result = try await run("/usr/bin/curl", ["-sS", "-f", "-o", out] + signing + ["\(endpoint)/\(path)"])
         defer { unlink(out) }
         return result.status == 0 ? try fileBytes(out) : nil
     }
 
     /// Keys under a prefix (ListObjectsV2, unsigned).
     func keys(bucket: String, prefix: String) async throws -> [String] {
-        let result = try await runOffThePool("/usr/bin/curl", ["-sS", "-f"] + signing + ["\(endpoint)/\(bucket)?list-type=2&prefix=\(prefix)"])
+        let result = try await run("/usr/bin/curl", ["-sS", "-f"] + signing + ["\(endpoint)/\(bucket)?list-type=2&prefix=\(prefix)"])
         return result.output.components(separatedBy: "<Key>").dropFirst().compactMap { $0.components(separatedBy: "</Key>").first }.sorted()
     }
 }

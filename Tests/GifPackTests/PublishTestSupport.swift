@@ -48,21 +48,16 @@ struct PublishBuilds {
 /// `cp -a`, waited for off the cooperative pool.
 func copyTree(_ source: String, to destination: String) async throws {
     try? FileManager.default.removeItem(atPath: destination)
-    let result = try await runOffThePool("/bin/cp", ["-a", source, destination])
+    let result = try await run("/bin/cp", ["-a", source, destination])
     guard result.status == 0 else { throw PublishTestFailure("cp -a \(source) \(destination): \(result.error)") }
 }
 
 /// Runs the built `gifpack` with the test's environment plus `extra` (never an inherited crash hook).
-func gifpackCLI(_ arguments: [String], environment extra: [String: String] = [:]) throws -> ProcessResult {
+func gifpackCLI(_ arguments: [String], environment extra: [String: String] = [:]) async throws -> ProcessResult {
     var environment = ProcessInfo.processInfo.environment
     environment.removeValue(forKey: "GIFPACK_CRASH_AT")
     environment.merge(extra) { $1 }
-    return try run(productPath("gifpack"), arguments, environment: environment)
-}
-
-/// ``gifpackCLI(_:environment:)`` on a thread of its own, for async tests.
-func gifpackCLIOffThePool(_ arguments: [String], environment extra: [String: String] = [:]) async throws -> ProcessResult {
-    try await BlockingWork.run("gifpack.test-process") { try gifpackCLI(arguments, environment: extra) }
+    return try await run(productPath("gifpack"), arguments, environment: environment)
 }
 
 /// The index a directory serves, checked: every pack (and posters pack) it names is there with its

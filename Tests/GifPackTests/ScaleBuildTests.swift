@@ -74,7 +74,7 @@ struct ScaleBuildTests {
         #expect(ExerciseList(spool: spool, slots: copied).array == exercises.reversed(), "written again in another order")
     }
 
-    @Test func aReusedZstdContextWritesTheSameFrameAsANewOne() throws {
+    @Test func aReusedZstdContextWritesTheSameFrameAsANewOne() async throws {
         let directory = try TemporaryDirectory()
         func frame(_ bytes: [UInt8], _ name: String) throws -> [UInt8] {
             let sink = try FileDescriptorSink(creating: directory.file(name))
@@ -95,7 +95,7 @@ struct ScaleBuildTests {
         #expect(try frame(small, "c") == first)
         #expect(try frame(large, "d") == big)
         // Stock zstd reads it back.
-        let output = try runCapturing("/usr/bin/zstd", ["-d", "-c", directory.file("c")])
+        let output = try await runCapturing("/usr/bin/zstd", ["-d", "-c", directory.file("c")])
         #expect(output.status == 0 && output.output == small)
     }
 

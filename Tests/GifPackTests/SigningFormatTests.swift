@@ -23,7 +23,7 @@ struct SigningFormatTests {
         #expect(Self.hex(hasher.finalize()) == Self.hex(BLAKE2b.hash(bytes)))
     }
 
-    @Test func stockMinisignVerifiesOurSignatureAndSignsWithOurKey() throws {
+    @Test func stockMinisignVerifiesOurSignatureAndSignsWithOurKey() async throws {
         let workspace = try TemporaryDirectory()
         let secret = MinisignSecretKey.generate()
         let keyPath = try workspace.write(secret.fileText, to: "gifpack.key")
@@ -34,13 +34,13 @@ struct SigningFormatTests {
         // Ours, checked by stock minisign.
         let signature = try secret.sign(message, trustedComment: "timestamp:1700000000\tfile:index.json\thashed")
         _ = try workspace.write(signature.fileText, to: "index.json.minisig")
-        let verified = try run("/usr/bin/minisign", ["-Vm", workspace.file("index.json"), "-p", publicPath])
+        let verified = try await run("/usr/bin/minisign", ["-Vm", workspace.file("index.json"), "-p", publicPath])
         #expect(verified.status == 0, "\(verified.output)\(verified.error)")
         #expect(verified.output.contains("timestamp:1700000000\tfile:index.json\thashed"))
 
         // Stock minisign signs with our (unencrypted) secret key file, prehashed and legacy; we verify both.
         for legacy in [false, true] {
-            let signed = try run("/usr/bin/minisign", ["-S", "-s", keyPath, "-m", workspace.file("index.json"), "-t", "made by minisign"]
+            let signed = try await run("/usr/bin/minisign", ["-S", "-s", keyPath, "-m", workspace.file("index.json"), "-t", "made by minisign"]
                                     + (legacy ? ["-l"] : []))
             #expect(signed.status == 0, "\(signed.error)")
             let text = try String(contentsOfFile: workspace.file("index.json.minisig"), encoding: .utf8)

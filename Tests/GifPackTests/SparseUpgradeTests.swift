@@ -102,7 +102,7 @@ struct SparseUpgradeTests {
         let url = nginx.baseURL + "/index.json"
         let cache = dists.workspace.file("norange")
 
-        let first = try await gifpackOffThePool(["install", "--index", url, "--cache", cache])
+        let first = try await ClientCommandTests.gifpack(["install", "--index", url, "--cache", cache])
         #expect(first.status == 0, "\(first.error)")
         #expect(ClientCommandTests.text(first.output).contains("whole pack") && ClientCommandTests.text(first.output).contains("no previous generation"))
 
@@ -112,7 +112,7 @@ struct SparseUpgradeTests {
         try dists.publish()
         let v2 = try #require(try dists.index().packs.first)
         let mark = try await nginx.mark()
-        let second = try await gifpackOffThePool(["install", "--index", url, "--cache", cache])
+        let second = try await ClientCommandTests.gifpack(["install", "--index", url, "--cache", cache])
         let lines = try await nginx.log(since: mark)
 
         #expect(second.status == 0, "\(second.error)")

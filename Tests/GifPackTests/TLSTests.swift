@@ -44,23 +44,23 @@ struct TLSTests {
         environment.removeValue(forKey: "SSL_CERT_FILE")
         let build = ["build", "-m", manifest, "--out", workspace.file("dist"), "--cache", workspace.file("cache"), "-q"]
 
-        let refused = try await runOffThePool(productPath("gifpack"), build, environment: environment)
+        let refused = try await run(productPath("gifpack"), build, environment: environment)
         #expect(refused.status == 1)
         #expect(refused.error.lowercased().contains("certificate"), "\(refused.error)")
 
         var withCertFile = environment
         withCertFile["SSL_CERT_FILE"] = proxy.caPath
-        let built = try await runOffThePool(productPath("gifpack"), build, environment: withCertFile)
+        let built = try await run(productPath("gifpack"), build, environment: withCertFile)
         #expect(built.status == 0, "\(built.error)")
 
         // The client side: an index served over https by the same proxy.
         let install = ["install", "--index", proxy.baseURL + "/files/index.json", "--cache", workspace.file("gifs")]
-        let untrusted = try await runOffThePool(productPath("gifpack"), install, environment: environment)
+        let untrusted = try await run(productPath("gifpack"), install, environment: environment)
         #expect(untrusted.status == 1)
         #expect(untrusted.error.lowercased().contains("certificate"), "\(untrusted.error)")
         var withBundle = environment
         withBundle["CURL_CA_BUNDLE"] = proxy.caPath
-        let installed = try await runOffThePool(productPath("gifpack"), install, environment: withBundle)
+        let installed = try await run(productPath("gifpack"), install, environment: withBundle)
         #expect(installed.status == 0, "\(installed.error)")
         #expect(FileSystem.exists(workspace.file("gifs/gifpack-manifest.json")))
     }
@@ -102,7 +102,7 @@ struct TLSTests {
             environment.removeValue(forKey: name)
         }
         func build(_ out: String, _ extra: [String: String]) async throws -> ProcessResult {
-            try await runOffThePool(productPath("gifpack"), ["build", "-m", manifest, "--out", workspace.file(out), "--cache", workspace.file("cache-\(out)"), "-q"],
+            try await run(productPath("gifpack"), ["build", "-m", manifest, "--out", workspace.file(out), "--cache", workspace.file("cache-\(out)"), "-q"],
                     environment: environment.merging(extra) { $1 })
         }
         let direct = try await build("direct", [:])

@@ -31,30 +31,21 @@ struct ProcessResult {
 }
 
 func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
-         currentDirectory: String? = nil) throws -> ProcessResult {
-    let (status, output, error) = try runCapturing(executable, arguments, environment: environment, currentDirectory: currentDirectory)
+         currentDirectory: String? = nil) async throws -> ProcessResult {
+    let (status, output, error) = try await runCapturing(executable, arguments, environment: environment, currentDirectory: currentDirectory)
     return ProcessResult(status: status, output: String(decoding: output, as: UTF8.self), error: String(decoding: error, as: UTF8.self))
 }
 
 /// Runs an external program (a ``ChildProcess``) to its end; its standard output and error go to
 /// files in a temporary directory and come back as bytes.
 func runCapturing(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
-                  currentDirectory: String? = nil) throws -> (status: Int32, output: [UInt8], error: [UInt8]) {
+                  currentDirectory: String? = nil) async throws -> (status: Int32, output: [UInt8], error: [UInt8]) {
     let streams = try TemporaryDirectory()
     let (outPath, errPath) = (streams.file("stdout"), streams.file("stderr"))
     let child = try ChildProcess(executable, arguments, environment: environment, currentDirectory: currentDirectory,
                                  stdout: .file(outPath), stderr: .file(errPath))
-    let status = child.waitUntilExit()
+    let status = await child.exitStatus()
     return (status, try fileBytes(outPath), try fileBytes(errPath))
-}
-
-/// ``run(_:_:environment:currentDirectory:)`` on a thread of its own: a test waiting for a child
-/// process must not hold one of the two cooperative threads the other tests' awaits resume on.
-func runOffThePool(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
-                   currentDirectory: String? = nil) async throws -> ProcessResult {
-    try await BlockingWork.run("gifpack.test-process") {
-        try run(executable, arguments, environment: environment, currentDirectory: currentDirectory)
-    }
 }
 
 /// Starts an in-process fixture server with `count` exercises that requires the test key.

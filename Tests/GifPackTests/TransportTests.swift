@@ -312,7 +312,7 @@ import Testing
         let task = Task { () -> HTTPError? in
             await HTTPClientTests.error { try await transport.data(HTTPRequest(url: HTTPClientTests.imageURL(server, id)), maxBytes: 1 << 20) }
         }
-        try await Task.sleep(for: .milliseconds(300))
+        try await waitUntil { server.stats.inFlight == 1 }
         let started = ContinuousClock.now
         task.cancel()
         #expect(await task.value == .cancelled)

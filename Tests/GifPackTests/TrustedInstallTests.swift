@@ -159,37 +159,37 @@ struct TrustedInstallTests {
         environment["GIFPACK_NOW"] = String(Int(trustT0.timeIntervalSince1970) + 60)
         let cache = signed.workspace.file("cli/gifs")
 
-        let installed = try await runOffThePool(gifpack, ["install", "--index", cdn.baseURL + "/index.json", "--cache", cache,
+        let installed = try await run(gifpack, ["install", "--index", cdn.baseURL + "/index.json", "--cache", cache,
                                           "--trusted-key", signed.key.publicPath], environment: environment)
         #expect(installed.status == 0, "\(installed.error)")
         #expect(cdn.requests.map(\.path).contains("/index.json.minisig"))
 
-        let verified = try await runOffThePool(gifpack, ["verify", signed.dist, "--trusted-key", signed.key.publicPath], environment: environment)
+        let verified = try await run(gifpack, ["verify", signed.dist, "--trusted-key", signed.key.publicPath], environment: environment)
         #expect(verified.status == 0, "\(verified.output)\(verified.error)")
         let id = try #require(try readIndex(signed.indexPath).packs.first?.exercises.first { $0.gif != nil }?.id)
-        let cat = try await runOffThePool(gifpack, ["cat", signed.indexPath, id, "--trusted-key", signed.key.publicPath], environment: environment)
+        let cat = try await run(gifpack, ["cat", signed.indexPath, id, "--trusted-key", signed.key.publicPath], environment: environment)
         #expect(cat.status == 0 && cat.output.hasPrefix("GIF"))
 
         // Expired by the clock: every command refuses with the reason code; the cache stays.
         var later = environment
         later["GIFPACK_NOW"] = "2099-01-01T00:00:00Z"
         let before = try treeSnapshot(cache)
-        let refused = try await runOffThePool(gifpack, ["install", "--index", cdn.baseURL + "/index.json", "--cache", cache,
+        let refused = try await run(gifpack, ["install", "--index", cdn.baseURL + "/index.json", "--cache", cache,
                                         "--trusted-key", signed.key.publicPath], environment: later)
         #expect(refused.status == 1 && refused.error.contains("expired"), "\(refused.error)")
         #expect(try treeSnapshot(cache) == before)
-        let verifyLater = try await runOffThePool(gifpack, ["verify", signed.dist, "--trusted-key", signed.key.publicPath], environment: later)
+        let verifyLater = try await run(gifpack, ["verify", signed.dist, "--trusted-key", signed.key.publicPath], environment: later)
         #expect(verifyLater.status == 1 && verifyLater.error.contains("expired"))
-        let catLater = try await runOffThePool(gifpack, ["cat", signed.indexPath, id, "--trusted-key", signed.key.publicPath], environment: later)
+        let catLater = try await run(gifpack, ["cat", signed.indexPath, id, "--trusted-key", signed.key.publicPath], environment: later)
         #expect(catLater.status == 1 && catLater.error.contains("expired") && catLater.output.isEmpty)
 
         // Unsigned over HTTP: the signature is simply not there.
         try FileManager.default.removeItem(atPath: signed.indexPath + ".minisig")
-        let unsigned = try await runOffThePool(gifpack, ["install", "--index", cdn.baseURL + "/index.json", "--cache", cache,
+        let unsigned = try await run(gifpack, ["install", "--index", cdn.baseURL + "/index.json", "--cache", cache,
                                          "--trusted-key", signed.key.publicPath], environment: environment)
         #expect(unsigned.status == 1 && unsigned.error.contains("unsigned"), "\(unsigned.error)")
         // A bad key file is a usage error.
-        let badKey = try await runOffThePool(gifpack, ["install", "--index", signed.indexPath, "--cache", cache,
+        let badKey = try await run(gifpack, ["install", "--index", signed.indexPath, "--cache", cache,
                                        "--trusted-key", signed.key.secretPath], environment: environment)
         #expect(badKey.status == 2 && badKey.error.contains(signed.key.secretPath), "\(badKey.error)")
         #expect(!badKey.error.contains(signed.key.secretText))

@@ -204,11 +204,11 @@ struct TrustedPublishTests {
         // The key pair made by the command line.
         let secretPath = workspace.file("gifpack.key")
         let publicPath = workspace.file("gifpack.pub")
-        let keygen = try await runOffThePool(productPath("gifpack"), ["keygen", "--secret-key", secretPath, "--public-key", publicPath])
+        let keygen = try await run(productPath("gifpack"), ["keygen", "--secret-key", secretPath, "--public-key", publicPath])
         #expect(keygen.status == 0, "\(keygen.error)")
         let mode = try FileManager.default.attributesOfItem(atPath: secretPath)[.posixPermissions] as? Int
         #expect(mode == 0o600)
-        let again = try await runOffThePool(productPath("gifpack"), ["keygen", "--secret-key", secretPath, "--public-key", publicPath])
+        let again = try await run(productPath("gifpack"), ["keygen", "--secret-key", secretPath, "--public-key", publicPath])
         #expect(again.status == 2 && again.error.contains("already exists"))
         let secretText = String(try String(contentsOfFile: secretPath, encoding: .utf8).split(separator: "\n")[1])
 
@@ -217,12 +217,12 @@ struct TrustedPublishTests {
         var environment = ProcessInfo.processInfo.environment
         environment["GIFPACK_TEST_KEY"] = testAPIKey
         environment["GIFPACK_NOW"] = "2026-11-23T09:00:00Z"
-        let build = try await runOffThePool(productPath("gifpack"), ["build", "-m", manifestPath, "--out", workspace.file("dist"),
+        let build = try await run(productPath("gifpack"), ["build", "-m", manifestPath, "--out", workspace.file("dist"),
                                                     "--cache", workspace.file("cache"), "--log-format", "json"], environment: environment)
         #expect(build.status == 0, "\(build.error)")
         let index = try readIndex(workspace.file("dist/index.json"))
         #expect(index.sequence == 1 && index.expires == "2026-12-23T09:00:00Z")
-        let verified = try await runOffThePool("/usr/bin/minisign", ["-Vm", workspace.file("dist/index.json"), "-p", publicPath])
+        let verified = try await run("/usr/bin/minisign", ["-Vm", workspace.file("dist/index.json"), "-p", publicPath])
         #expect(verified.status == 0, "\(verified.output)\(verified.error)")
         let signature = try String(contentsOfFile: workspace.file("dist/index.json.minisig"), encoding: .utf8)
         #expect(try MinisignSignature(text: signature).isPrehashed, "a prehashed ED signature, minisign's default")
@@ -259,7 +259,7 @@ struct TrustedPublishTests {
         let resigned = try readIndex(index)
         #expect(resigned.sequence == 2 && resigned.expires == IndexTimestamp.format(trustT0.addingTimeInterval(16 * day)))
         #expect(resigned.packs == (try PackIndex.decode(from: Data(first.0))).packs)
-        let verified = try await runOffThePool("/usr/bin/minisign", ["-Vm", index, "-p", key.publicPath])
+        let verified = try await run("/usr/bin/minisign", ["-Vm", index, "-p", key.publicPath])
         #expect(verified.status == 0, "\(verified.error)")
 
         // Signing turned off: an unsigned index, and no stale signature beside it.
@@ -281,7 +281,7 @@ struct TrustedPublishTests {
     }
 
     @Test(arguments: 0..<5)
-    func badSigningInputExitsTwoNamingTheKeyBeforeAnyTraffic(_ position: Int) throws {
+    func badSigningInputExitsTwoNamingTheKeyBeforeAnyTraffic(_ position: Int) async throws {
         let server = try startFixture(count: 2)
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
@@ -291,7 +291,7 @@ struct TrustedPublishTests {
         var environment = ProcessInfo.processInfo.environment
         environment["GIFPACK_TEST_KEY"] = testAPIKey
         environment["GIFPACK_UNSET_SECRET"] = nil
-        let result = try run(productPath("gifpack"), ["build", "-m", manifestPath, "--out", workspace.file("dist"),
+        let result = try await run(productPath("gifpack"), ["build", "-m", manifestPath, "--out", workspace.file("dist"),
                                                      "--cache", workspace.file("cache")], environment: environment)
         #expect(result.status == 2)
         for text in expected { #expect(result.error.contains(text), "\(text) not in: \(result.error)") }

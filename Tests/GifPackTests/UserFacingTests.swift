@@ -24,7 +24,7 @@ struct UserFacingTests {
       api_key_env: GIFPACK_TEST_KEY
     """
 
-    @Test func everyCommandLineMistakeExitsTwoAndWritesTheMetricsFile() throws {
+    @Test func everyCommandLineMistakeExitsTwoAndWritesTheMetricsFile() async throws {
         let workspace = try TemporaryDirectory()
         let manifest = try workspace.write(unreachable, to: "manifest.yaml")
         let out = workspace.file("dist")
@@ -39,7 +39,7 @@ struct UserFacingTests {
             let metrics = workspace.file("metrics-\(index).prom")
             let summary = workspace.file("summary-\(index).md")
             FileSystem.remove("\(out)/report.json")
-            let result = try run(productPath("gifpack"), arguments + ["--metrics-file", metrics, "--summary-file=\(summary)"],
+            let result = try await run(productPath("gifpack"), arguments + ["--metrics-file", metrics, "--summary-file=\(summary)"],
                                  environment: environment())
             #expect(result.status == 2, "\(name): exit \(result.status), \(result.error)")
             #expect(result.output.isEmpty, "\(name): \(result.output)")
@@ -50,28 +50,28 @@ struct UserFacingTests {
             #expect(report.exitStatus == .usage, "\(name)")
         }
         // Other commands' mistakes exit 2 as well.
-        let install = try run(productPath("gifpack"), ["install", "--index", "x.json"])
+        let install = try await run(productPath("gifpack"), ["install", "--index", "x.json"])
         #expect(install.status == 2, "\(install.error)")
         #expect(install.error.contains("--cache"))
         // Help is not a mistake.
-        #expect(try run(productPath("gifpack"), ["build", "--help"]).status == 0)
+        #expect(try await run(productPath("gifpack"), ["build", "--help"]).status == 0)
     }
 
-    @Test func aMisspelledSubcommandSuggestsTheNearestOne() throws {
-        let result = try run(productPath("gifpack"), ["instal", "--index", "x.json"])
+    @Test func aMisspelledSubcommandSuggestsTheNearestOne() async throws {
+        let result = try await run(productPath("gifpack"), ["instal", "--index", "x.json"])
         #expect(result.status == 2)
         #expect(result.error.contains("unknown command 'instal' — did you mean 'install'?"), "\(result.error)")
-        let far = try run(productPath("gifpack"), ["zzzzzzzz"])
+        let far = try await run(productPath("gifpack"), ["zzzzzzzz"])
         #expect(far.status == 2)
         #expect(far.error.contains("unknown command 'zzzzzzzz'") && !far.error.contains("did you mean"), "\(far.error)")
         #expect(far.error.contains("build, prune"))
     }
 
-    @Test func outNamingAFileReportsTheRealErrnoWithoutAZeroSummary() throws {
+    @Test func outNamingAFileReportsTheRealErrnoWithoutAZeroSummary() async throws {
         let workspace = try TemporaryDirectory()
         let manifest = try workspace.write(unreachable, to: "manifest.yaml")
         let file = try workspace.write("not a directory\n", to: "occupied")
-        let result = try run(productPath("gifpack"), ["build", "-m", manifest, "--out", file, "--cache", workspace.file("cache")],
+        let result = try await run(productPath("gifpack"), ["build", "-m", manifest, "--out", file, "--cache", workspace.file("cache")],
                              environment: environment())
         #expect(result.status == 2, "a command-line mistake")
         #expect(result.error.contains("--out: \(file) exists and is not a directory"), "\(result.error)")
@@ -81,7 +81,7 @@ struct UserFacingTests {
         }
 
         // Below the file: the real errno, with the path.
-        let below = try run(productPath("gifpack"), ["build", "-m", manifest, "--out", "\(file)/dist", "--cache", workspace.file("cache")],
+        let below = try await run(productPath("gifpack"), ["build", "-m", manifest, "--out", "\(file)/dist", "--cache", workspace.file("cache")],
                             environment: environment())
         #expect(below.status == 2)
         #expect(below.error.contains("--out: cannot use \(file)/dist: Not a directory"), "\(below.error)")
@@ -100,31 +100,31 @@ struct UserFacingTests {
         #expect(stat(workspace.file("x/y/z"), &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR)
     }
 
-    @Test func aManifestThatIsADirectoryIsNamedAsOne() throws {
+    @Test func aManifestThatIsADirectoryIsNamedAsOne() async throws {
         let workspace = try TemporaryDirectory()
-        let result = try run(productPath("gifpack"), ["build", "-m", workspace.path, "--out", workspace.file("dist")],
+        let result = try await run(productPath("gifpack"), ["build", "-m", workspace.path, "--out", workspace.file("dist")],
                              environment: environment())
         #expect(result.status == 2)
         #expect(result.error.contains("cannot read manifest \(workspace.path): it is a directory"), "\(result.error)")
         #expect(!result.error.contains("NSCocoaErrorDomain"))
-        let missing = try run(productPath("gifpack"), ["build", "-m", workspace.file("nope.yaml")], environment: environment())
+        let missing = try await run(productPath("gifpack"), ["build", "-m", workspace.file("nope.yaml")], environment: environment())
         #expect(missing.status == 2)
         #expect(missing.error.contains("No such file or directory"), "\(missing.error)")
     }
 
-    @Test func quietPrintsNothingOnSuccessAndAPartialRunSummarisesOnStandardOutput() throws {
+    @Test func quietPrintsNothingOnSuccessAndAPartialRunSummarisesOnStandardOutput() async throws {
         let server = try startFixture(count: 12) { $0.latencyMilliseconds = 1 }
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
         let manifest = try workspace.write(rapidAPIManifest(server: server), to: "manifest.yaml")
-        let quiet = try run(productPath("gifpack"), ["build", "-m", manifest, "--out", workspace.file("dist"),
+        let quiet = try await run(productPath("gifpack"), ["build", "-m", manifest, "--out", workspace.file("dist"),
                                                      "--cache", workspace.file("cache"), "--quiet"], environment: environment())
         #expect(quiet.status == 0, "\(quiet.error)")
         #expect(quiet.output.isEmpty && quiet.error.isEmpty, "--quiet printed: \(quiet.output)\(quiet.error)")
 
         let ids = server.catalog.exercises.map(\.id).sorted()
         server.setDefaultFault(.status(404), forExercise: ids[0])
-        let partial = try run(productPath("gifpack"), ["build", "-m", manifest, "--out", workspace.file("dist2"),
+        let partial = try await run(productPath("gifpack"), ["build", "-m", manifest, "--out", workspace.file("dist2"),
                                                        "--cache", workspace.file("cache2"), "--progress", "off", "--log-level", "error"],
                               environment: environment())
         #expect(partial.status == 3, "\(partial.error)")
@@ -133,7 +133,7 @@ struct UserFacingTests {
         #expect(!partial.output.contains("error:") && !partial.error.contains("error:"), "\(partial.output)\(partial.error)")
     }
 
-    @Test func relativeManifestPathsResolveAgainstTheManifestFolder() throws {
+    @Test func relativeManifestPathsResolveAgainstTheManifestFolder() async throws {
         let server = try startFixture(count: 6)
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
@@ -147,7 +147,7 @@ struct UserFacingTests {
           directory: state
         """, to: "conf/gifpack.yaml")
         // Run from another folder with a relative manifest path, as cron does from $HOME.
-        let result = try run(productPath("gifpack"), ["build", "-m", "../conf/gifpack.yaml", "-q"],
+        let result = try await run(productPath("gifpack"), ["build", "-m", "../conf/gifpack.yaml", "-q"],
                              environment: environment(), currentDirectory: workspace.file("elsewhere"))
         #expect(result.status == 0, "\(result.error)")
         #expect(FileSystem.exists(workspace.file("published/index.json")))
@@ -164,19 +164,19 @@ struct UserFacingTests {
         #expect(defaults.cache.directory == workspace.file("conf/.gifpack-cache"))
     }
 
-    @Test func pruneNeedsNoAPIKey() throws {
+    @Test func pruneNeedsNoAPIKey() async throws {
         let server = try startFixture(count: 6)
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
         let manifest = try workspace.write(rapidAPIManifest(server: server), to: "manifest.yaml")
         let dirs = ["--out", workspace.file("dist"), "--cache", workspace.file("cache")]
-        let built = try run(productPath("gifpack"), ["build", "-m", manifest, "-q"] + dirs, environment: environment())
+        let built = try await run(productPath("gifpack"), ["build", "-m", manifest, "-q"] + dirs, environment: environment())
         #expect(built.status == 0, "\(built.error)")
-        let pruned = try run(productPath("gifpack"), ["prune", "-m", manifest] + dirs, environment: environment(key: nil))
+        let pruned = try await run(productPath("gifpack"), ["prune", "-m", manifest] + dirs, environment: environment(key: nil))
         #expect(pruned.status == 0, "\(pruned.error)")
         #expect(pruned.output.contains("deleted 0 pack file(s)"), "\(pruned.output)")
         // A build still needs it.
-        let refused = try run(productPath("gifpack"), ["build", "-m", manifest] + dirs, environment: environment(key: nil))
+        let refused = try await run(productPath("gifpack"), ["build", "-m", manifest] + dirs, environment: environment(key: nil))
         #expect(refused.status == 2)
         #expect(refused.error.contains("GIFPACK_TEST_KEY"))
     }
@@ -189,14 +189,14 @@ struct UserFacingTests {
         let key = try TestSigningKey(workspace: workspace)
         let manifest = try workspace.write(rapidAPIManifest(server: server) + "\n" + key.block(), to: "manifest.yaml")
         let dirs = ["--out", workspace.file("dist"), "--cache", workspace.file("cache")]
-        let built = try await runOffThePool(productPath("gifpack"), ["build", "-m", manifest, "-q"] + dirs, environment: environment())
+        let built = try await run(productPath("gifpack"), ["build", "-m", manifest, "-q"] + dirs, environment: environment())
         #expect(built.status == 0, "\(built.error)")
         let index = try fileBytes(workspace.file("dist/index.json"))
         let signature = try fileBytes(workspace.file("dist/index.json.minisig"))
 
         // The key file is gone (a pruning host without it): prune works and leaves the signed index alone.
         try FileManager.default.removeItem(atPath: key.secretPath)
-        let pruned = try await runOffThePool(productPath("gifpack"), ["prune", "-m", manifest] + dirs, environment: environment(key: nil))
+        let pruned = try await run(productPath("gifpack"), ["prune", "-m", manifest] + dirs, environment: environment(key: nil))
         #expect(pruned.status == 0, "\(pruned.error)")
         #expect(pruned.output.contains("deleted 0 pack file(s)"), "\(pruned.output)")
         #expect(try fileBytes(workspace.file("dist/index.json")) == index)
@@ -206,29 +206,29 @@ struct UserFacingTests {
                                                   to: "manifest-env.yaml")
         var unset = environment(key: nil)
         unset.removeValue(forKey: "GIFPACK_TEST_SIGNING_KEY")
-        let prunedEnv = try await runOffThePool(productPath("gifpack"), ["prune", "-m", fromEnvironment] + dirs, environment: unset)
+        let prunedEnv = try await run(productPath("gifpack"), ["prune", "-m", fromEnvironment] + dirs, environment: unset)
         #expect(prunedEnv.status == 0, "\(prunedEnv.error)")
         // A bad signing block is still a usage error, and a build still needs the key.
         let badBlock = try workspace.write(rapidAPIManifest(server: server) + "\nsigning:\n  secret_key_env: not a name\n", to: "manifest-bad.yaml")
-        let refusedPrune = try await runOffThePool(productPath("gifpack"), ["prune", "-m", badBlock] + dirs, environment: unset)
+        let refusedPrune = try await run(productPath("gifpack"), ["prune", "-m", badBlock] + dirs, environment: unset)
         #expect(refusedPrune.status == 2 && refusedPrune.error.contains("signing.secret_key_env"), "\(refusedPrune.error)")
-        let refusedBuild = try await runOffThePool(productPath("gifpack"), ["build", "-m", manifest] + dirs, environment: environment())
+        let refusedBuild = try await run(productPath("gifpack"), ["build", "-m", manifest] + dirs, environment: environment())
         #expect(refusedBuild.status == 2 && refusedBuild.error.contains("signing.secret_key_file"), "\(refusedBuild.error)")
     }
 
-    @Test func aRefusedRunWritesReportJSONInAnExistingOutputDirectory() throws {
+    @Test func aRefusedRunWritesReportJSONInAnExistingOutputDirectory() async throws {
         let workspace = try TemporaryDirectory()
         try FileManager.default.createDirectory(atPath: workspace.file("conf/dist"), withIntermediateDirectories: true)
         let manifest = try workspace.write(unreachable, to: "conf/manifest.yaml")
         // The key is missing: the manifest still names its output directory, where the report goes.
-        let result = try run(productPath("gifpack"), ["build", "-m", manifest], environment: environment(key: nil))
+        let result = try await run(productPath("gifpack"), ["build", "-m", manifest], environment: environment(key: nil))
         #expect(result.status == 2)
         let report = try JSONDecoder().decode(BuildReport.self, from: Data(contentsOf: URL(fileURLWithPath: workspace.file("conf/dist/report.json"))))
         #expect(report.exitStatus == .usage && report.exitMeaning == ExitStatus.usage.summary)
         #expect(report.message.contains("GIFPACK_TEST_KEY"), "\(report.message)")
         #expect(report.startedAt != nil && report.finishedAt != nil)
         // A refused run creates nothing: no output directory, no report.
-        let fresh = try run(productPath("gifpack"), ["build", "-m", manifest, "--out", workspace.file("new")], environment: environment(key: nil))
+        let fresh = try await run(productPath("gifpack"), ["build", "-m", manifest, "--out", workspace.file("new")], environment: environment(key: nil))
         #expect(fresh.status == 2)
         #expect(!FileSystem.exists(workspace.file("new")))
     }

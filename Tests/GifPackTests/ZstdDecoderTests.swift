@@ -87,7 +87,7 @@ import Testing
         open(os.path.join(d, "dictionary.zst"), "wb").write(zstd.ZstdCompressor(dict_data=dictionary).compress(samples[3]))
         print(dictionary.dict_id())
         """
-        let result = try await runOffThePool(python, ["-c", script, workspace.path] + kinds.map { "\($0)" })
+        let result = try await run(python, ["-c", script, workspace.path] + kinds.map { "\($0)" })
         try #require(result.status == 0, "python-zstandard failed: \(result.error)")
         var decoded = 0
         for kind in kinds {
@@ -404,18 +404,16 @@ enum ZstdCorpus {
     }()
 
     /// `original` compressed by `/usr/bin/zstd` with `arguments`, from a file (the tool knows the
-    /// size) or from standard input (it does not), on a thread of its own.
+    /// size) or from standard input (it does not).
     static func compressWithTool(_ original: [UInt8], arguments: [String], fromStandardInput: Bool) async throws -> [UInt8] {
         let workspace = try TemporaryDirectory()
         let input = workspace.file("input")
         let output = workspace.file("output.zst")
         try Data(original).write(to: URL(fileURLWithPath: input))
-        let status = try await BlockingWork.run("gifpack.test-zstd") {
-            let child = fromStandardInput
-                ? try ChildProcess("/usr/bin/zstd", ["-q", "-c", "-T1"] + arguments, stdin: .file(input), stdout: .file(output))
-                : try ChildProcess("/usr/bin/zstd", ["-q", "-f", "-T1"] + arguments + [input, "-o", output])
-            return child.waitUntilExit()
-        }
+        let child = fromStandardInput
+            ? try ChildProcess("/usr/bin/zstd", ["-q", "-c", "-T1"] + arguments, stdin: .file(input), stdout: .file(output))
+            : try ChildProcess("/usr/bin/zstd", ["-q", "-f", "-T1"] + arguments + [input, "-o", output])
+        let status = await child.exitStatus()
         try #require(status == 0, "zstd \(arguments) failed with status \(status)")
         return try fileBytes(output)
     }
