@@ -50,7 +50,7 @@ struct AppGuideSketchTests {
         let builds = try await PublishBuilds.make(count: 8)
         defer { builds.built.server.stop() }
         let site = builds.workspace.file("site")
-        #expect(try await gifpackCLIOffThePool(["publish", "--from", builds.v2, "--to", site]).status == 0)
+        #expect(try await gifpackCLI(["publish", "--from", builds.v2, "--to", site]).status == 0)
         let nginx = try await NginxServer.start(root: site)
         defer { nginx.stop() }
         let index = try await PackIndexSource("\(builds.v2)/index.json").load()

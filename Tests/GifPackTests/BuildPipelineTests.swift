@@ -3,7 +3,7 @@ import Foundation
 import Testing
 @testable import GifPack
 
-@Suite("Build pipeline against the fixture server")
+@Suite("Build pipeline against the fixture server", .timeLimit(.minutes(5)))
 struct BuildPipelineTests {
     @Test func neverMoreThanThreeRequestsInFlight() async throws {
         let server = try startFixture(count: 36) { $0.latencyMilliseconds = 40 }

@@ -6,7 +6,7 @@ import Testing
 /// The guards between a catalog and a publish: a v1 total that disagrees with the pages, a number
 /// from the API gifpack cannot use, a catalog that lost more of the last one than `max_removed`
 /// allows, and a pack whose selector chooses nothing. Each stops the build before any GIF request.
-@Suite("Catalog guards")
+@Suite("Catalog guards", .timeLimit(.minutes(5)))
 struct CatalogGuardTests {
     private func v1Manifest(_ server: FixtureServer, pageSize: Int = 10, fetch: String = "", packs: String = "") -> String {
         """

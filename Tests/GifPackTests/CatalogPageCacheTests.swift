@@ -8,7 +8,7 @@ import Testing
 /// What makes a rebuild cost little when the catalog did not change: list pages reused from the
 /// last run's spool by their body's digest, the state's catalog comparison skipped on an equal
 /// digest, and each exercise decided once. Each must give exactly what a build from nothing gives.
-@Suite("Catalog page cache")
+@Suite("Catalog page cache", .timeLimit(.minutes(5)))
 struct CatalogPageCacheTests {
     /// The first pack's `catalog.json`, as published in `dist`.
     private func catalogJSON(_ dist: String) throws -> [UInt8] {

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 @testable import GifPack
 
-@Suite("Catalog")
+@Suite("Catalog", .timeLimit(.minutes(5)))
 struct CatalogTests {
     func json(_ text: String) throws -> JSONValue {
         try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))

@@ -13,6 +13,10 @@ import Glibc
 /// `posix_spawn_file_actions_addclosefrom_np` instead, and sends standard input, output and error to
 /// `/dev/null` or to files, never to pipes (so no reader can deadlock).
 ///
+/// Waiting is async only (``exitStatus()``, on a thread of its own): a test that waits for a child
+/// never holds one of the cooperative pool's threads (two on these machines), so a synchronous
+/// test cannot start and wait for a process (TestHygieneTests keeps it so).
+///
 /// ```swift
 /// let child = try ChildProcess("/usr/bin/zstd", ["-t", path], stdout: .file(outPath))
 /// let status = await child.exitStatus()   // 0
@@ -105,10 +109,6 @@ final class ChildProcess: @unchecked Sendable {
     /// Sends SIGTERM.
     func terminate() { signal(SIGTERM) }
 
-    private static func decode(_ raw: Int32) -> Int32 {
-        let signal = raw & 0x7F
-        return signal == 0 ? (raw >> 8) & 0xFF : 128 + signal
-    }
     /// SIGKILL, then reaps the child: for `stop()` and `deinit` of the servers, which cannot await.
     /// SIGKILL cannot be blocked or caught, so the wait is only the kernel tearing the process down.
     func killAndReap() {
@@ -132,6 +132,10 @@ final class ChildProcess: @unchecked Sendable {
         }
     }
 
+    private static func decode(_ raw: Int32) -> Int32 {
+        let signal = raw & 0x7F
+        return signal == 0 ? (raw >> 8) & 0xFF : 128 + signal
+    }
 
     // glibc's `_np` spawn actions are declared only under _GNU_SOURCE, which Swift's Glibc module
     // does not define: they are looked up by name.

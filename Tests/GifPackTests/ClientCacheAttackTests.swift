@@ -7,7 +7,7 @@ import Testing
 
 /// The lazy GIF cache's rollback floors and directory claims, and what a refused or failed install
 /// leaves behind (issue 25, items 3 and 9, and the leftovers).
-@Suite("Client: cache floors per source, claimed cache directories, nothing left by a refused or failed install", .serialized)
+@Suite("Client: cache floors per source, claimed cache directories, nothing left by a refused or failed install", .serialized, .timeLimit(.minutes(5)))
 struct ClientCacheAttackTests {
     /// A trusted clock inside every signed index's validity.
     static let now = trustT0.addingTimeInterval(3600)

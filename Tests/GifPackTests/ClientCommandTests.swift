@@ -2,7 +2,7 @@ import Foundation
 import GifPackClient
 import Testing
 
-@Suite("Client: gifpack verify, inspect, install, cat, diff")
+@Suite("Client: gifpack verify, inspect, install, cat, diff", .timeLimit(.minutes(5)))
 struct ClientCommandTests {
     /// Runs the built `gifpack` and returns its exit status, raw standard output and standard error.
     static func gifpack(_ arguments: [String], environment: [String: String]? = nil) async throws -> (status: Int32, output: [UInt8], error: String) {

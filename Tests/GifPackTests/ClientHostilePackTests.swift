@@ -4,7 +4,7 @@ import GifPackClient
 import GifPackGIF
 import Testing
 
-@Suite("Client: hostile packs are refused and leave the cache untouched")
+@Suite("Client: hostile packs are refused and leave the cache untouched", .timeLimit(.minutes(5)))
 struct ClientHostilePackTests {
     /// Three small GIFs; the second is the one the attacks tamper with.
     static func gifs() throws -> [[UInt8]] {

@@ -5,7 +5,7 @@ import GifPackClient
 import GifPackGIF
 import Testing
 
-@Suite("Client: install packs into a cache")
+@Suite("Client: install packs into a cache", .timeLimit(.minutes(5)))
 struct ClientInstallTests {
     @Test func installFromLocalIndexGivesByteIdenticalGIFsWithSharedFilesLinked() async throws {
         let built = try await ClientBuiltDist.make()

@@ -10,7 +10,7 @@ import Testing
 /// exists in only one of glibc and Darwin (`st_mtim`, `Glibc.fsync`, `syncfs`, `UTIME_NOW`, …), and
 /// none calling the C library (`open(`, `fstat(`, `errno`, `O_CREAT`, `S_IFDIR`, …) that Foundation
 /// re-exports: those calls live in a module's Platform.swift behind thin typed wrappers.
-@Suite("Client portability")
+@Suite("Client portability", .timeLimit(.minutes(5)))
 struct ClientPortabilityTests {
     @Test("the GifPackClient closure holds no system library, no C target and no product but swift-crypto's")
     func closureHasNoSystemLibrary() async throws {

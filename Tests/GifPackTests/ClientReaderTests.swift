@@ -4,7 +4,7 @@ import GifPackClient
 import GifPackGIF
 import Testing
 
-@Suite("Client: index sources and random access")
+@Suite("Client: index sources and random access", .timeLimit(.minutes(5)))
 struct ClientReaderTests {
     @Test func entryReaderReadsOneGIFByItsFrameWithoutTouchingTheOthers() async throws {
         let built = try await ClientBuiltDist.make(count: 8)

@@ -5,7 +5,7 @@ import Testing
 
 /// Output and cache directories: gifpack writes only into directories that are empty or already
 /// its own, and deletes only files it made.
-@Suite("Output and cache directories")
+@Suite("Output and cache directories", .timeLimit(.minutes(5)))
 struct DirectoryClaimTests {
     private func files(under path: String) -> Set<String> {
         Set((FileManager.default.enumerator(atPath: path)?.allObjects as? [String]) ?? [])

@@ -6,7 +6,7 @@ import Testing
 
 /// Failures that change what a build does are reported and stop the build deliberately; none is
 /// swallowed into a default that spends quota, drops GIFs, or overwrites published packs.
-@Suite("Errors that matter are not swallowed")
+@Suite("Errors that matter are not swallowed", .timeLimit(.minutes(5)))
 struct ErrorsThatMatterTests {
     /// Replaces the state's `gif` table by one the queries cannot read (as a damaged or foreign
     /// database would be); the other tables keep working.

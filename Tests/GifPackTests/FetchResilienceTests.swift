@@ -3,7 +3,7 @@ import Foundation
 import Testing
 @testable import GifPack
 
-@Suite("Fetching that survives the real API")
+@Suite("Fetching that survives the real API", .timeLimit(.minutes(5)))
 struct FetchResilienceTests {
     func server(count: Int, configure: (inout FixtureConfiguration) -> Void = { _ in }) throws -> FixtureServer {
         try startFixture(count: count, configure: configure)

@@ -5,7 +5,7 @@ import Testing
 
 /// Inputs `make fuzz` found (Fuzz/README.md), each minimised and kept in the fuzz corpus, checked here
 /// without a fuzzer.
-@Suite("Fuzz regressions")
+@Suite("Fuzz regressions", .timeLimit(.minutes(5)))
 struct FuzzRegressionTests {
     /// Fuzz/corpus/json/int64-min-boundary: digits just below Int64.min are a double, -2^63, which
     /// canonical JSON writes as -9.223372036854776e+18; that text read back as the integer

@@ -3,7 +3,7 @@ import Foundation
 import GifPackGIF
 import Testing
 
-@Suite("GIF inspector and synthesizer")
+@Suite("GIF inspector and synthesizer", .timeLimit(.minutes(3)))
 struct GIFInspectorTests {
     private static func gif(frames: Int = 12, colors: Int = 4, seed: UInt64 = 1, delay: Int = 8,
                             loop: Int? = 0) throws -> [UInt8] {

@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 /// What a failed transfer says: the true reason, and every header value but the secret ones.
-@Suite struct HTTPErrorReasonTests {
+@Suite(.timeLimit(.minutes(3))) struct HTTPErrorReasonTests {
     @Test func hugeResponseHeadersAreReportedAsSuchNotAsOutOfMemory() async throws {
         let (server, client) = try HTTPClientTests.start()
         defer { client.shutdown(); server.stop() }

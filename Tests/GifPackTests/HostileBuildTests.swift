@@ -6,7 +6,7 @@ import Testing
 @testable import GifPackCLI
 
 /// The builder against a damaged cache and runs that stop early.
-@Suite("Hostile builds")
+@Suite("Hostile builds", .timeLimit(.minutes(5)))
 struct HostileBuildTests {
     private func verify(_ dist: String) async throws -> ProcessResult {
         try await run(productPath("gifpack"), ["verify", dist])

@@ -4,7 +4,7 @@ import Testing
 @testable import GifPack
 
 /// A hostile or broken list route: the key echoed back, a catalog without end, a page served again.
-@Suite("Hostile catalogs")
+@Suite("Hostile catalogs", .timeLimit(.minutes(5)))
 struct HostileCatalogTests {
     private func environment() -> [String: String] {
         var environment = ProcessInfo.processInfo.environment

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 @testable import GifPack
 
-@Suite("Incremental, crash-safe builds")
+@Suite("Incremental, crash-safe builds", .timeLimit(.minutes(5)))
 struct IncrementalBuildTests {
     func server(count: Int, latency: Int = 0) throws -> FixtureServer {
         try startFixture(count: count) { $0.latencyMilliseconds = latency }

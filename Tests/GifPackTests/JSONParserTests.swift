@@ -4,7 +4,7 @@ import GifPackClient
 import GifPackFormat
 import Testing
 
-@Suite("JSON parser: strict, linear, bounded")
+@Suite("JSON parser: strict, linear, bounded", .timeLimit(.minutes(3)))
 struct JSONParserTests {
     func parse(_ text: String, limits: JSONLimits = .standard) throws(JSONParseError) -> JSONValue {
         try JSONParser.parse(Array(text.utf8), limits: limits)

@@ -4,7 +4,7 @@ import GifPackSystem
 import GifPackClient
 import Testing
 
-@Suite("Client: one GIF on demand from a bounded disk cache, against nginx", .serialized)
+@Suite("Client: one GIF on demand from a bounded disk cache, against nginx", .serialized, .timeLimit(.minutes(5)))
 struct LazyGIFCacheTests {
     /// Ids of exercises with distinct GIFs, in id order.
     static func distinctGIFs(_ dists: UpgradeDist) -> [String] {

@@ -7,8 +7,8 @@ import Glibc
 ///
 /// ```swift
 /// let port = try LoopbackPort.free()
-/// try process.run()
-/// guard LoopbackPort.waitUntilListening(port: port, process: process, seconds: 10) else { … }
+/// let process = try ChildProcess(…)
+/// guard await LoopbackPort.waitUntilListening(port: port, process: process, seconds: 10) else { … }
 /// defer { LoopbackPort.kill(process) }
 /// ```
 enum LoopbackPort {

@@ -1,7 +1,7 @@
 import Testing
 @testable import GifPack
 
-@Suite("Manifest")
+@Suite("Manifest", .timeLimit(.minutes(3)))
 struct ManifestTests {
     let environment = ["KEY_VAR": "secret-key-123"]
 

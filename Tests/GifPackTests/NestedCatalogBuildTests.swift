@@ -3,7 +3,7 @@ import GifPack
 import GifPackClient
 import Testing
 
-@Suite("Builder: deeply nested catalog records")
+@Suite("Builder: deeply nested catalog records", .timeLimit(.minutes(5)))
 struct NestedCatalogBuildTests {
     @Test func aCatalogNested500LevelsFailsFastWithTheReason() async throws {
         let server = try startFixture(count: 16) { $0.recordNesting = 500 }

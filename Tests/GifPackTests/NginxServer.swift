@@ -13,7 +13,7 @@ import Glibc
 /// root, and an access log with one tab-separated line per request: the request line, status,
 /// `$bytes_sent` (headers included), `$body_bytes_sent`, `Range`, `If-Match` and `If-None-Match`.
 /// Ports are picked, nginx started, and its readiness (pid file written, every port accepting)
-/// awaited in one place, ``start(_:)``, which runs off the cooperative pool; ``stop()`` (also run
+/// polled for in one place, ``start(_:)``; ``stop()`` (also run
 /// by `deinit`) kills and reaps it.
 ///
 /// ```swift

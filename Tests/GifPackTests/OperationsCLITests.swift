@@ -4,7 +4,7 @@ import Testing
 @testable import GifPack
 
 /// The built `gifpack` binary as cron and CI see it: standard error is a pipe.
-@Suite("Operations: the command line unattended")
+@Suite("Operations: the command line unattended", .timeLimit(.minutes(3)))
 struct OperationsCLITests {
     private func environment() -> [String: String] {
         var environment = ProcessInfo.processInfo.environment

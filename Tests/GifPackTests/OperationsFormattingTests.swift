@@ -4,7 +4,7 @@ import Testing
 @testable import GifPackCLI
 
 /// The pure pieces behind progress, logs and the CI summary.
-@Suite("Operations: progress lines, log lines, summary")
+@Suite("Operations: progress lines, log lines, summary", .timeLimit(.minutes(3)))
 struct OperationsFormattingTests {
     private let busy = ProgressSnapshot(stage: .fetch, total: 1500, done: 123, toRequest: 1500, requestedDone: 123,
                                         bytesDownloaded: 2_140_000, retries: 3, failures: 1, fetchSeconds: 10)

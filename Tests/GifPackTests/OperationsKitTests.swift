@@ -6,7 +6,7 @@ import Testing
 
 /// What an operator installs and wires up: the files `make install` puts in place, the man page,
 /// and the step outputs a CI job branches on.
-@Suite("Operations kit: install, man page, CI step outputs")
+@Suite("Operations kit: install, man page, CI step outputs", .timeLimit(.minutes(3)))
 struct OperationsKitTests {
     private let repository = #filePath.replacingOccurrences(of: "/Tests/GifPackTests/OperationsKitTests.swift", with: "")
 

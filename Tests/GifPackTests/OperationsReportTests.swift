@@ -5,7 +5,7 @@ import Testing
 @testable import GifPackCLI
 
 /// report.json and the metrics file against fixture builds whose every outcome is known in advance.
-@Suite("Operations: report and metrics of known builds")
+@Suite("Operations: report and metrics of known builds", .timeLimit(.minutes(5)))
 struct OperationsReportTests {
     /// Four builds over the same cache: faults and a 404, then 304s with a reused last good GIF,
     /// then fresh skips, then a quota stop. Every counter of each report and of its metrics is checked.

@@ -129,8 +129,8 @@ final class OperatorMachine: @unchecked Sendable {
     func run(_ argv: [String], environment: [String: String], currentDirectory: String? = nil) async throws -> ProcessResult {
         let script = mounts + " && exec env -i \"$@\""
         let assignments = environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
-        return try await runOffThePool("/usr/bin/unshare", ["--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh"]
-                                       + assignments + argv, environment: [:], currentDirectory: currentDirectory)
+        return try await GifPackTests.run("/usr/bin/unshare", ["--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh"]
+                                                        + assignments + argv, environment: [:], currentDirectory: currentDirectory)
     }
 
     /// Runs `command` the way cron does: `/bin/sh -c` with cron's bare environment.

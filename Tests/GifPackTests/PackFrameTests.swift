@@ -5,7 +5,7 @@ import GifPackFormat
 import GifPackGIF
 import Testing
 
-@Suite("tar.zst entry frames")
+@Suite("tar.zst entry frames", .timeLimit(.minutes(3)))
 struct PackFrameTests {
     static let mtime: Int64 = 1_700_000_000
 

@@ -11,7 +11,7 @@ enum ReferenceBlurHash {
 
     /// BlurHashes of `images` from the reference encoder, in order. Fails the test (and throws)
     /// when the virtual environment is missing: run `make test-venv`.
-    static func encode(_ images: [(RGBImage, x: Int, y: Int)], sourceLocation: SourceLocation = #_sourceLocation) throws -> [String] {
+    static func encode(_ images: [(RGBImage, x: Int, y: Int)], sourceLocation: SourceLocation = #_sourceLocation) async throws -> [String] {
         guard FileManager.default.isExecutableFile(atPath: python) else {
             Issue.record("the reference BlurHash encoder is missing: \(python) does not exist; run `make test-venv`",
                          sourceLocation: sourceLocation)

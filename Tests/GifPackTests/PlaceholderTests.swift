@@ -5,7 +5,7 @@ import Testing
 @testable import GifPack
 
 /// BlurHash, average colour and posters, unit level (issue 15).
-@Suite("Placeholders and posters: still frame, BlurHash, downscale, poster encoding")
+@Suite("Placeholders and posters: still frame, BlurHash, downscale, poster encoding", .timeLimit(.minutes(5)))
 struct PlaceholderTests {
     /// A gradient with a block of colour: structure the hash and posters must keep.
     static func pattern(width: Int, height: Int) -> RGBImage {

@@ -9,7 +9,7 @@ import Testing
 /// Issue 15 end to end: a build against the fixture server gives every GIF a BlurHash, an average
 /// colour, timing and posters, in a companion pack that stock tools accept; the cache makes a
 /// no-change rebuild derive nothing.
-@Suite("Placeholders and posters in built packs")
+@Suite("Placeholders and posters in built packs", .timeLimit(.minutes(5)))
 struct PosterBuildTests {
     /// Mean absolute error per channel allowed between a decoded poster and a reference area
     /// downscale of the still (0...255 scale): palette quantisation of the fixture's noisy GIFs

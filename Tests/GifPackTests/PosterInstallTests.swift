@@ -6,7 +6,7 @@ import Testing
 
 /// `gifpack install --with-posters` (``PackInstaller/withPosters``, issue 15) over real HTTP from
 /// nginx: posters land at `<cache>/posters/<size>/<id>.gif` in the same generation as the GIFs.
-@Suite("Client: installing posters, against nginx", .serialized)
+@Suite("Client: installing posters, against nginx", .serialized, .timeLimit(.minutes(5)))
 struct PosterInstallTests {
     /// Poster sizes below the fixture's 64 px GIFs, so every poster is a real downscale.
     static let sizes = [32, 48]

@@ -4,7 +4,7 @@ import Testing
 @testable import GifPack
 import GifPackClient
 
-@Suite("Publish: directory target, command line, retention, racing")
+@Suite("Publish: directory target, command line, retention, racing", .timeLimit(.minutes(5)))
 struct PublishDirectoryTests {
     @Test func directoryPublishWritesEveryPackBeforeTheIndexAndSendsNothingTheSecondTime() async throws {
         let builds = try await PublishBuilds.make()

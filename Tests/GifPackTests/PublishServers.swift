@@ -32,7 +32,10 @@ final class MotoServer: @unchecked Sendable {
     private(set) var credentials = ["AWS_ACCESS_KEY_ID": "AKIAGIFPACKTEST00001", "AWS_SECRET_ACCESS_KEY": "gifpack-test-secret-0123456789abcdef",
                                     "AWS_REGION": "us-east-1", "AWS_SESSION_TOKEN": ""]
 
-    /// Starts moto off the cooperative pool (see ``init(strictAuth:)``).
+    /// Starts moto and polls until it listens; throws (the test fails) when `.venv-test` lacks it:
+    /// `make test-venv` installs it. `strictAuth`: moto checks every request's signature and the
+    /// key's IAM policy (the first three requests, which make the IAM user, its key and its policy,
+    /// excepted).
     static func start(strictAuth: Bool = false) async throws -> MotoServer {
         let server = try await start(environment: strictAuth ? ["INITIAL_NO_AUTH_ACTION_COUNT": "3"] : [:])
         if strictAuth { try await server.makeIAMCredentials() }

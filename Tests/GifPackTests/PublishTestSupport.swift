@@ -45,7 +45,7 @@ struct PublishBuilds {
     }
 }
 
-/// `cp -a`, waited for off the cooperative pool.
+/// `cp -a`.
 func copyTree(_ source: String, to destination: String) async throws {
     try? FileManager.default.removeItem(atPath: destination)
     let result = try await run("/bin/cp", ["-a", source, destination])

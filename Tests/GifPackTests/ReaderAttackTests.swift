@@ -6,7 +6,7 @@ import Testing
 
 /// Hostile bytes after, inside and instead of a pack's frames: the frame scanner's memory stays
 /// bounded by its window whatever the file holds, and every refusal names the offset.
-@Suite("Reader attacks: the frame scanner on hostile files")
+@Suite("Reader attacks: the frame scanner on hostile files", .timeLimit(.minutes(5)))
 struct ReaderAttackTests {
     /// A small real pack (catalog, two entries, end of archive) and its summary.
     static func smallPack(in directory: TemporaryDirectory, name: String = "small.tar.zst") throws -> (path: String, summary: PackFileSummary) {

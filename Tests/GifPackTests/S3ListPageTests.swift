@@ -3,7 +3,7 @@ import Foundation
 import GifPackHTTP
 import Testing
 
-@Suite("S3: ListObjectsV2 and error bodies")
+@Suite("S3: ListObjectsV2 and error bodies", .timeLimit(.minutes(5)))
 struct S3ListPageTests {
     @Test func aSizeThatIsNotAWholeNumberFromZeroIsUnknown() {
         // Found by the s3-list fuzz target: a negative <Size> was taken as a length.

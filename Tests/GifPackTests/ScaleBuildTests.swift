@@ -7,7 +7,7 @@ import Testing
 /// What keeps a build's memory flat as the catalog grows: records spooled to the cache as pages
 /// arrive, the fetch planned a batch at a time, catalog changes compared in SQLite. Each must give
 /// exactly what the in-memory way gave.
-@Suite("Builds that scale")
+@Suite("Builds that scale", .timeLimit(.minutes(5)))
 struct ScaleBuildTests {
     @Test func spooledRecordsReadBackByteForByteAndLeaveNoFileBehind() throws {
         let workspace = try TemporaryDirectory()

@@ -3,7 +3,7 @@ import GifPackFormat
 import GifPackSigning
 import Testing
 
-@Suite("Signing: BLAKE2b and minisign formats")
+@Suite("Signing: BLAKE2b and minisign formats", .timeLimit(.minutes(3)))
 struct SigningFormatTests {
     static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 

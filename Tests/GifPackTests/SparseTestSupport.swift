@@ -5,13 +5,6 @@ import Foundation
 import GifPackClient
 import GifPackGIF
 
-/// `gifpack` with these arguments, waited for on a thread of its own: a test must not hold one of
-/// the two cooperative threads while a child process runs.
-func gifpackOffThePool(_ arguments: [String], environment: [String: String]? = nil) async throws
-    -> (status: Int32, output: [UInt8], error: String) {
-    try await BlockingWork.run { try ClientCommandTests.gifpack(arguments, environment: environment) }
-}
-
 /// A fixture server, builds of it in `workspace/dist`, and a web root `workspace/site` that
 /// receives each build the way a release publishes one: pack files first, `index.json` last.
 ///

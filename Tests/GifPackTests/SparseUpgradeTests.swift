@@ -3,7 +3,7 @@ import Foundation
 import GifPackHTTP
 import Testing
 
-@Suite("Client: sparse upgrades by byte range, against nginx", .serialized)
+@Suite("Client: sparse upgrades by byte range, against nginx", .serialized, .timeLimit(.minutes(5)))
 struct SparseUpgradeTests {
     @Test func anUpgradeAfterOnePercentChangedFetchesOnlyTheNewFramesAndMatchesAWholeInstall() async throws {
         let dists = try await UpgradeDist.make(count: 100)

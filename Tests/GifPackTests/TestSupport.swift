@@ -30,6 +30,7 @@ struct ProcessResult {
     var error: String
 }
 
+/// Runs an external program (a ``ChildProcess``) to its end, waiting off the cooperative pool.
 func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
          currentDirectory: String? = nil) async throws -> ProcessResult {
     let (status, output, error) = try await runCapturing(executable, arguments, environment: environment, currentDirectory: currentDirectory)

@@ -42,7 +42,7 @@ struct SignedDist {
     }
 }
 
-@Suite("Trusted delivery: verifying clients")
+@Suite("Trusted delivery: verifying clients", .timeLimit(.minutes(5)))
 struct TrustedInstallTests {
     func trust(_ keys: [TestSigningKey], at now: Date = trustT0.addingTimeInterval(3600)) -> IndexTrust {
         IndexTrust(keys: keys.map(\.secret.publicKey), now: now)

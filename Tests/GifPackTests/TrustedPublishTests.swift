@@ -36,7 +36,7 @@ func packFiles(_ dist: String) throws -> [String: String] {
 
 let trustT0 = Date(timeIntervalSince1970: 1_790_000_000)
 
-@Suite("Trusted delivery: immutable names, signed index")
+@Suite("Trusted delivery: immutable names, signed index", .timeLimit(.minutes(5)))
 struct TrustedPublishTests {
     func changeAGIF(_ server: FixtureServer, seed: UInt64) throws {
         server.replaceGIF(id: server.catalog.exercises.map(\.id).sorted()[0],

@@ -5,7 +5,7 @@ import Testing
 import GifPackFormat
 
 /// What a user meets at the command line: exit statuses, error messages, cron and CI defaults.
-@Suite("User-facing: exit statuses, messages, cron and CI defaults")
+@Suite("User-facing: exit statuses, messages, cron and CI defaults", .timeLimit(.minutes(5)))
 struct UserFacingTests {
     private func environment(key: String? = testAPIKey) -> [String: String] {
         var environment = ProcessInfo.processInfo.environment

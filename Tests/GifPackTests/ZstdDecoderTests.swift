@@ -10,7 +10,7 @@ import Testing
 /// no content size, several frames with a skippable frame between, a dictionary frame), decoded in
 /// one shot and streamed frame by frame, compared byte for byte with the original; and hostile
 /// input (truncated, corrupted, over-limit frames) refused with the right error and no crash.
-@Suite struct ZstdDecoderTests {
+@Suite(.timeLimit(.minutes(5))) struct ZstdDecoderTests {
     // MARK: Differential: the zstd tool
 
     @Test(arguments: ZstdToolCase.all)
