@@ -381,6 +381,10 @@ for n in $scale; do
   gifpack_build "scale$n.rebuild" "$runs/scale.yaml" "$runs/scale-out" "$runs/scale-cache"
   record_stats "scale$n.rebuild.server"
   stop_fixture
+  # Where the index should go next (issue 28): today's single index against a root index naming
+  # per-pack indexes by hash, on this size's index, as built and split into 10 packs.
+  [ ! -f "$runs/scale-out/index.json" ] \
+    || fact "scale$n.index_designs" "$(python3 "$here/index_designs.py" "$runs/scale-out/index.json" --packs "1 10")"
   rm -rf "$runs/scale-out" "$runs/scale-cache"
 done
 fi
@@ -431,34 +435,53 @@ untimed_build() {
   start_fixture --realistic --count "$count" "$@"
   manifest "$runs/untimed.yaml" "$refresh"
   mkdir -p "$(dirname "$out")"
+  if [ -n "${bench_signing_key:-}" ]; then
+    printf 'signing:\n  secret_key_file: %s\n' "$bench_signing_key" >> "$runs/untimed.yaml"
+  fi
   "$bin/gifpack" build --quiet --manifest "$runs/untimed.yaml" --out "$out" --cache "$cache" \
     || { echo "bench/run.sh: the $label build failed" >&2; exit 1; }
   stop_fixture
 }
 
 if [ -n "$upgrade_percents" ]; then
+  # Signed, with 80 px posters (the default), as an app's packs are published.
+  rm -f "$runs/bench.key" "$runs/bench.pub"
+  "$bin/gifpack" keygen --secret-key "$runs/bench.key" --public-key "$runs/bench.pub" > /dev/null
+  bench_signing_key=$runs/bench.key
   log "upgrades: v1 of a realistic catalog of $count"
   untimed_build v1 "$runs/up-v1/out" "$runs/up-v1/cache" 0
+  checked_unchanged=0
   for pct in $upgrade_percents; do
     rm -rf "$runs/up" "$runs/site"; mkdir -p "$runs/up" "$runs/site"
     cp -a "$runs/up-v1/out" "$runs/up-v1/cache" "$runs/up/"
     publish "$runs/up/out" "$runs/site"
     start_nginx "$runs/site"
     url=http://127.0.0.1:$nginx_port/index.json
-    "$bin/gifpack" install --index "$url" --cache "$runs/up/sparse" > /dev/null
-    "$bin/gifpack" install --no-sparse --index "$url" --cache "$runs/up/whole" > /dev/null
+    trust=(--trusted-key "$runs/bench.pub" --with-posters)
+    "$bin/gifpack" install "${trust[@]}" --index "$url" --cache "$runs/up/sparse" > /dev/null
+    "$bin/gifpack" install "${trust[@]}" --no-sparse --index "$url" --cache "$runs/up/whole" > /dev/null
+    if [ "$checked_unchanged" = 0 ]; then
+      # The daily check when nothing changed: the same install again.
+      log "upgrades: unchanged check"
+      mark=$(access_lines)
+      measure check.unchanged "$bin/gifpack" install "${trust[@]}" --index "$url" --cache "$runs/up/sparse"
+      fact check.unchanged.served "$(served_since "$mark")"
+      checked_unchanged=1
+    fi
+    cp "$runs/site/index.json" "$runs/up/old-index.json"
     log "upgrades: $pct% of GIFs changed, v2 build"
     untimed_build v2 "$runs/up/out" "$runs/up/cache" 0 --change-percent "$pct"
     publish "$runs/up/out" "$runs/site"
+    fact "upgrade$pct.needed" "$(python3 "$here/delivery_needed.py" "$runs/up/old-index.json" "$runs/site/index.json" "$runs/site")"
     fact "upgrade$pct.pack" "$(jq -c '.packs[0] | {bytes, gifs: (.gifs | length)}' "$runs/site/index.json")"
     fact "upgrade$pct.index_bytes" "$(stat -c %s "$runs/site/index.json")"
     for mode in sparse whole; do
       log "upgrades: $pct% changed, $mode install"
       mark=$(access_lines)
       if [ "$mode" = sparse ]; then
-        measure "upgrade$pct.$mode" "$bin/gifpack" install --index "$url" --cache "$runs/up/$mode"
+        measure "upgrade$pct.$mode" "$bin/gifpack" install "${trust[@]}" --index "$url" --cache "$runs/up/$mode"
       else
-        measure "upgrade$pct.$mode" "$bin/gifpack" install --no-sparse --index "$url" --cache "$runs/up/$mode"
+        measure "upgrade$pct.$mode" "$bin/gifpack" install "${trust[@]}" --no-sparse --index "$url" --cache "$runs/up/$mode"
       fi
       fact "upgrade$pct.$mode.served" "$(served_since "$mark")"
       fact "upgrade$pct.$mode.fetch" "$(grep -m1 '^fetch ' "$runs/upgrade$pct.$mode.out" | jq -Rc . || echo null)"
@@ -467,6 +490,7 @@ if [ -n "$upgrade_percents" ]; then
     stop_nginx
   done
   rm -rf "$runs/up" "$runs/up-v1" "$runs/site"
+  bench_signing_key=""
 fi
 
 # ---------------------------------------------------------------------------------------------

@@ -39,7 +39,9 @@ def summarize(f):
     else:
         result["targets"] = []
     result["upgrade"] = upgrades(f)
-    result["targets"] += upgrade_targets(result["upgrade"])
+    result["unchanged_check"] = unchanged_check(f)
+    result["index_designs"] = index_designs(f)
+    result["targets"] += upgrade_targets(result["upgrade"], result["unchanged_check"])
     result["publish"] = publishes(f)
     result["targets"] += publish_targets(result["publish"])
     result["posters"] = posters(f)
@@ -166,15 +168,42 @@ def upgrades(f):
                          "peak_rss_mb": run["rss_kb"] / 1024 if run else None, "requests": served.get("requests"),
                          "range_requests": served.get("range_requests"), "body_bytes": served.get("body_bytes"),
                          "bytes_sent": served.get("bytes_sent"), "report": f.get(f"upgrade{pct}.{mode}.fetch")}
+        row["needed"] = f.get(f"upgrade{pct}.needed")
+        row["needed_ratio"] = ratio(row["sparse"]["body_bytes"], (row["needed"] or {}).get("total"))
         row["bytes_ratio"] = ratio(row["sparse"]["bytes_sent"], row["whole"]["bytes_sent"])
         row["time_ratio"] = ratio(row["sparse"]["wall_s"], row["whole"]["wall_s"])
         rows.append(row)
     return rows
 
 
-def upgrade_targets(rows):
-    return [{"target": f"upgrade {fmt(row['percent_changed'], 1)}% changed: sparse = whole-pack files", "goal": "identical",
-             "measured": row["identical"], "met": row["identical"]} for row in rows]
+def unchanged_check(f):
+    """Section 6: the daily check when nothing changed (the same install again)."""
+    run, served = f.get("check.unchanged"), f.get("check.unchanged.served")
+    if run is None or served is None:
+        return None
+    return {"wall_s": run.get("wall"), "status": run.get("status"), "requests": served.get("requests"),
+            "body_bytes": served.get("body_bytes"), "bytes_sent": served.get("bytes_sent")}
+
+
+def index_designs(f):
+    """Section 5: today's single index against a root index naming per-pack indexes (issue 28)."""
+    rows = []
+    for key in sorted((k for k in f if re.match(r"scale\d+\.index_designs$", k)), key=lambda k: int(k[5:].split(".")[0])):
+        rows.append(f[key])
+    return rows
+
+
+def upgrade_targets(rows, check=None):
+    targets = [{"target": f"upgrade {fmt(row['percent_changed'], 1)}% changed: sparse = whole-pack files", "goal": "identical",
+                "measured": row["identical"], "met": row["identical"]} for row in rows]
+    targets += [{"target": f"upgrade {fmt(row['percent_changed'], 1)}% changed: bytes / needed", "goal": "<= 1.25",
+                 "measured": row["needed_ratio"],
+                 "met": row["needed_ratio"] <= 1.25 if row["needed_ratio"] is not None else None}
+                for row in rows if row.get("needed")]
+    if check is not None:
+        targets.append({"target": "unchanged check: body bytes", "goal": "<= 1024", "measured": check["body_bytes"],
+                        "met": check["body_bytes"] <= 1024 if check["body_bytes"] is not None else None})
+    return targets
 
 
 def summarize_builds(f):
@@ -408,9 +437,32 @@ def table(r):
                 share = f"{fmt(row['bytes_ratio'], 4)} bytes, {fmt(row['time_ratio'], 2)} time" if mode == "sparse" else ""
                 add(f"  {fmt(row['percent_changed'], 1):>5}% of GIFs changed     {mode:<7} {fmt(x['wall_s']):>8} {fmt(x['requests']):>10} "
                     f"{fmt(x['range_requests']):>8} {fmt(x['body_bytes']):>12} {fmt(x['bytes_sent']):>12}   {share}")
+        for row in r["upgrade"]:
+            need = row.get("needed")
+            if need:
+                add(f"  {fmt(row['percent_changed'], 1):>5}% needed: {fmt(need['total'])} bytes ({fmt(need['gif_frame_count'])} GIF frames "
+                    f"{fmt(need['gif_frames'])}, {fmt(need['poster_frame_count'])} poster frames {fmt(need['poster_frames'])}, catalogs "
+                    f"{fmt(need['catalog_frames'] + need['posters_catalog_frames'])}, index {fmt(need['index'])}, signature "
+                    f"{fmt(need['signature'])}); sparse body bytes / needed {fmt(row['needed_ratio'], 3)}")
+        check = r.get("unchanged_check")
+        if check:
+            add(f"  unchanged check (the same install again): {fmt(check['requests'])} requests, {fmt(check['body_bytes'])} body bytes, "
+                f"{fmt(check['bytes_sent'])} bytes sent, {fmt(check['wall_s'])} s")
         pack = r["upgrade"][0]["pack"] or {}
         add(f"  pack {fmt(pack.get('bytes'))} bytes, {fmt(pack.get('gifs'))} distinct GIFs; index {fmt(r['upgrade'][0]['index_bytes'])} bytes; "
             "the caches of both installs are compared file by file")
+        add("")
+    if r.get("index_designs"):
+        add("5b. where the index goes next (issue 28): compressed body bytes a client downloads, zstd -19")
+        add("  exercises  packs   single index   root: unconditional check   one-pack upgrade   every-pack upgrade")
+        for row in r["index_designs"]:
+            for d in row["designs"]:
+                single, root = d["single"], d["root"]
+                add(f"  {fmt(row['exercises']):>9} {fmt(d['packs']):>6}   {fmt(single['zst_bytes']):>12}   "
+                    f"{fmt(root['unchanged_check_unconditional']):>26}   "
+                    f"{fmt(root['one_pack_upgrade']):>16}   {fmt(root['every_pack_upgrade']):>18}")
+        add("  single index: every check and upgrade downloads the one compressed index (a 304 when unchanged); "
+            "root: the root, plus the changed packs' indexes")
         add("")
     if r.get("publish"):
         b = r["publish"]["build"]
