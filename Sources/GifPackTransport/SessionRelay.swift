@@ -1,0 +1,216 @@
+import Crypto
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The session's delegate: starts, feeds and ends every ``SessionTransfer``, all on its serial queue.
+final class SessionRelay: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    private let queue: OperationQueue
+    private let lock = NSLock()
+    private var transfers: [Int: SessionTransfer] = [:]
+
+    init(queue: OperationQueue) {
+        self.queue = queue
+    }
+
+    /// Transfers started and not finished.
+    var inFlight: Int { lock.withLock { transfers.count } }
+
+    private func transfer(for task: URLSessionTask) -> SessionTransfer? {
+        lock.withLock { transfers[task.taskIdentifier] }
+    }
+
+    /// Opens the body's file and starts the task, on the delegate queue.
+    func start(_ transfer: SessionTransfer, in session: URLSession) {
+        queue.addOperation { [self] in
+            if transfer.cancelRequested { return finish(transfer, .failure(.cancelled)) }
+            if case .file(let path, let mode) = transfer.target {
+                do throws(BodyFileError) { transfer.file = try BodyFile(path: path, mode: mode) } catch {
+                    return finish(transfer, .failure(.fileError(path: path, errno: error.code)))
+                }
+            }
+            launch(transfer, in: session)
+            let total = SessionRequests.seconds(transfer.request.timeouts.total)
+            if total > 0 {
+                DispatchQueue.global().asyncAfter(deadline: .now() + total) { [weak transfer, queue] in
+                    guard let transfer else { return }
+                    queue.addOperation {
+                        guard !transfer.finished else { return }
+                        transfer.failure = transfer.failure
+                            ?? .timedOut("the transfer took longer than \(Int(total.rounded(.up))) s (total limit)")
+                        transfer.task?.cancel()
+                    }
+                }
+            }
+        }
+    }
+
+    /// curl's low-speed limit: fails the transfer with ``HTTPError/timedOut(_:)`` once a whole
+    /// window (``HTTPTimeouts/lowSpeedWindow``) passed with fewer body bytes than the rate asks.
+    private func watchSpeed(_ transfer: SessionTransfer) {
+        let timeouts = transfer.request.timeouts
+        guard timeouts.lowSpeedBytesPerSecond > 0, !transfer.speedWatched else { return }
+        transfer.speedWatched = true
+        let window = max(1, SessionRequests.seconds(timeouts.lowSpeedWindow))
+        let needed = Int64(min(Double(Int64.max / 2), Double(timeouts.lowSpeedBytesPerSecond) * window))
+        @Sendable func check(after received: Int64) {
+            DispatchQueue.global().asyncAfter(deadline: .now() + window) { [weak transfer, queue] in
+                guard let transfer else { return }
+                queue.addOperation {
+                    guard !transfer.finished else { return }
+                    guard transfer.received - received >= needed else {
+                        transfer.failure = transfer.failure ?? .timedOut(
+                            "Operation too slow. Less than \(timeouts.lowSpeedBytesPerSecond) bytes/sec transferred the last \(Int(window)) seconds")
+                        transfer.task?.cancel()
+                        return
+                    }
+                    check(after: transfer.received)
+                }
+            }
+        }
+        check(after: 0)
+    }
+
+    /// Makes and resumes the task for the transfer's current hop.
+    private func launch(_ transfer: SessionTransfer, in session: URLSession) {
+        guard let request = SessionRequests.urlRequest(transfer.current) else {
+            return finish(transfer, .failure(.invalidURL(transfer.current.url)))
+        }
+        let task: URLSessionTask
+        if case .file(let path)? = transfer.current.body, transfer.current.method == .put {
+            task = session.uploadTask(with: request, fromFile: URL(fileURLWithPath: path))
+        } else {
+            task = session.dataTask(with: request)
+        }
+        transfer.task = task
+        transfer.started = ContinuousClock.now
+        lock.withLock { transfers[task.taskIdentifier] = transfer }
+        task.resume()
+    }
+
+    /// Cancels from any thread: the task fails with ``HTTPError/cancelled``.
+    func cancel(_ transfer: SessionTransfer) {
+        queue.addOperation {
+            guard !transfer.finished else { return }
+            transfer.cancelRequested = true
+            transfer.task?.cancel()
+        }
+    }
+
+    private func finish(_ transfer: SessionTransfer, _ result: Result<SessionTransfer.Outcome, HTTPError>) {
+        guard !transfer.finished else { return }
+        transfer.finished = true
+        if let task = transfer.task { _ = lock.withLock { transfers.removeValue(forKey: task.taskIdentifier) } }
+        var result = result
+        if let closeError = transfer.file?.close(), case .success = result {
+            result = .failure(.fileError(path: transfer.path, errno: closeError.code))
+        }
+        transfer.file = nil
+        if let answered = transfer.request.admission?.answered {
+            switch result {
+            case .success(let outcome): answered(.response(outcome.head, bodyPrefix: outcome.prefix, bodyBytes: outcome.bytes))
+            case .failure(.cancelled): break
+            case .failure(let error): answered(.failed(error))
+            }
+        }
+        transfer.continuation?.resume(returning: result)
+        transfer.continuation = nil
+    }
+
+    // MARK: URLSessionDataDelegate
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+                    completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
+        guard let transfer = transfer(for: dataTask), transfer.failure == nil else { return completionHandler(.cancel) }
+        guard let http = response as? HTTPURLResponse else {
+            transfer.failure = .connectionReset("the answer is not an HTTP response")
+            return completionHandler(.cancel)
+        }
+        let head = SessionRequests.head(http)
+        transfer.head = head
+        transfer.expectedLength = response.expectedContentLength
+        let request = transfer.current
+        if request.byteRange != nil, head.status != 206 {
+            // Only a 206 delivers the bytes asked for: stop before the body (a server ignoring ranges costs nothing).
+            transfer.stoppedAtHead = true
+            return completionHandler(.cancel)
+        }
+        if request.byteRange == nil, let offset = request.resumeFrom, offset > 0, request.method == .get,
+           (200..<300).contains(head.status), head.headers["content-range"] == nil {
+            transfer.failure = .transport(code: HTTPError.rangeNotHonouredCode,
+                                          message: "the server does not serve byte ranges (it answered \(head.status) to bytes=\(offset)-); cannot resume")
+            return completionHandler(.cancel)
+        }
+        if request.byteRange == nil, response.expectedContentLength > transfer.maxBytes {
+            transfer.failure = .bodyTooLarge(limit: transfer.maxBytes)
+            return completionHandler(.cancel)
+        }
+        // The rate is watched from the head on: before it, the idle timeout covers a silent server,
+        // and a task waiting for one of the session's connections is not slow.
+        watchSpeed(transfer)
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        guard let transfer = transfer(for: dataTask), transfer.failure == nil, !transfer.stoppedAtHead else { return }
+        if let failure = transfer.take(data) {
+            transfer.failure = failure
+            dataTask.cancel()
+        }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+                    newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void) {
+        guard let transfer = transfer(for: task), transfer.failure == nil, transfer.current.followRedirects,
+              response.value(forHTTPHeaderField: "Location") != nil else { return completionHandler(nil) }
+        guard let target = request.url?.absoluteString, SessionRequests.isHTTPURL(target) else {
+            transfer.failure = .invalidURL(request.url?.absoluteString ?? "")
+            completionHandler(nil)
+            return task.cancel()
+        }
+        transfer.redirects += 1
+        guard transfer.redirects <= SessionRequests.maxRedirects else {
+            transfer.failure = .transport(code: URLError.Code.httpTooManyRedirects.rawValue,
+                                          message: "more than \(SessionRequests.maxRedirects) redirects, the last to \(target)")
+            completionHandler(nil)
+            return task.cancel()
+        }
+        var next = transfer.current
+        next.url = target
+        next.admission = nil
+        if SessionRequests.origin(transfer.current.url) == nil
+            || SessionRequests.origin(transfer.current.url) != SessionRequests.origin(target) {
+            next.headers = HTTPHeaders()
+        }
+        transfer.current = next
+        completionHandler(SessionRequests.urlRequest(next))
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        guard let transfer = transfer(for: task) else { return }
+        if let failure = transfer.failure { return finish(transfer, .failure(failure)) }
+        if transfer.cancelRequested { return finish(transfer, .failure(.cancelled)) }
+        if let error, !transfer.stoppedAtHead {
+            return finish(transfer, .failure(SessionRequests.error(error, transfer: transfer)))
+        }
+        guard let head = transfer.head else {
+            return finish(transfer, .failure(.connectionReset("the server closed the connection without a response")))
+        }
+        let elapsed = ContinuousClock.now - transfer.started
+        let sha256 = transfer.file == nil && transfer.target == .memory ? "" : hex(transfer.hasher.finalize())
+        finish(transfer, .success(.init(head: head, memory: transfer.memory, bytes: transfer.received, sha256: sha256,
+                                        prefix: transfer.prefix, elapsed: elapsed)))
+    }
+
+    private func hex(_ digest: SHA256.Digest) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(64)
+        for byte in digest {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+}
