@@ -44,6 +44,7 @@ extension BuildPipeline {
         }
         let frames = tools.frames
         let hashes = sizes.keys.filter { !frames.isVerified(sha256: $0) }.sorted()
+        guard !hashes.isEmpty else { return nil }
         let parts = hashes.count < 64 ? 1 : 2
         let damaged = try await withThrowingTaskGroup(of: [String].self) { group in
             for part in 0..<parts {
