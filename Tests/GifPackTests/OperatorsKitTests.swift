@@ -277,6 +277,9 @@ struct OperatorsKitTests {
         #expect(pack["cache-control"] == "public, max-age=31536000, immutable")
         let json = try await headWithGzip("\(nginx.baseURL)/gifpack/index.json")
         #expect(json["content-type"] == "application/json" && json["cache-control"] == "public, max-age=60", "\(json)")
+        let compressed = try await headWithGzip("\(nginx.baseURL)/gifpack/index.json.zst")
+        #expect(compressed[":status"] == "200" && compressed["content-type"] == "application/zstd", "\(compressed)")
+        #expect(compressed["content-encoding"] == nil && compressed["cache-control"] == "public, max-age=60", "\(compressed)")
         // Range requests reach the pack's bytes untouched.
         let range = try await run("/usr/bin/curl", ["-sS", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Accept-Encoding: gzip",
                                                               "-r", "0-99", "\(nginx.baseURL)/gifpack/\(index.packs[0].file)"])
