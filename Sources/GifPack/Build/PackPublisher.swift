@@ -281,14 +281,11 @@ extension PackPublisher {
 
 enum PackPublishError: Error, CustomStringConvertible {
     case unexpectedLayout(String)
-    /// The cached GIF stored under this hash no longer hashes to it (the cache was damaged).
-    case damagedBlob(sha256: String)
     case nameTaken(String)
 
     var description: String {
         switch self {
         case .unexpectedLayout(let file): "the assembled pack \(file) does not start with catalog.json"
-        case .damagedBlob(let hash): "the cached GIF \(hash) no longer matches its hash"
         case .nameTaken(let file):
             "\(file) already exists with different bytes; a published pack name never changes content, so nothing was "
                 + "published (if that file was never published, move it away and run again)"
