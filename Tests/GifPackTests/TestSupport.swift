@@ -133,3 +133,7 @@ func productPath(_ name: String) -> String {
     }
     return "\(#filePath.replacingOccurrences(of: "Tests/GifPackTests/TestSupport.swift", with: ".build/debug"))/\(name)"
 }
+
+/// Whether this test process (and so the gifpack it starts, built alongside) runs under
+/// AddressSanitizer (`make sanitize`): its runtime is linked in then.
+let underAddressSanitizer = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__asan_init") != nil
