@@ -73,7 +73,7 @@ let package = Package(
         ]),
         // The builder.
         .target(name: "GifPack", dependencies: [
-            "GifPackFormat", "GifPackSigning", "GifPackGIF", "GifPackHTTP", "GifPackSystemBuilder", "CArchive", "CZstd",
+            "GifPackFormat", "GifPackSigning", "GifPackZstd", "GifPackGIF", "GifPackHTTP", "GifPackSystemBuilder", "CArchive", "CZstd",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Yams", package: "Yams"),
             .product(name: "GRDB", package: "GRDB.swift"),
