@@ -22,11 +22,12 @@ enum IndexCompression {
     }
 
     /// Pinned parameters besides the level, which bound the compressor's memory whatever the index's
-    /// size: a 2 MiB window, 1 Mi-entry chain and 512 Ki-entry hash tables (about 8 MB in all; level
-    /// 15's own choice for a 14 MB index takes 73 MB for 1.9% fewer bytes: 527,069 against 537,894).
+    /// size: a 2 MiB window, 512 Ki-entry chain and 256 Ki-entry hash tables (about 5 MB in all;
+    /// level 15's own choice for a 14 MB index takes 73 MB for 2.5% fewer bytes: 527,069 against
+    /// 540,425).
     static let windowLog: Int32 = 21
-    static let chainLog: Int32 = 20
-    static let hashLog: Int32 = 19
+    static let chainLog: Int32 = 19
+    static let hashLog: Int32 = 18
 
     /// A compression context at the pinned level and parameters; the caller frees it.
     private static func makeContext() throws(Failure) -> OpaquePointer {
