@@ -79,26 +79,16 @@ struct PublicReadCheck {
         }
         if let problem = await checkCompressedIndex(local.index, client: client) { problems.append(problem) }
         if let signature = local.signature {
-            let url = SignatureLocation.beside(indexURL)
-            switch await get(url, client: client, maxBytes: 1 << 16) {
-            case .failure(let problem):
-                problems.append(problem.description + "; clients that check signatures (--trusted-key) refuse the index")
-            case .success(let served) where served != signature:
-                problems.append("the index.json.minisig served at \(url) is not the one just published (signature mismatch: a stale "
-                    + "copy?); clients that check signatures (--trusted-key) refuse the index")
-            case .success:
-                break
+            let beside = SignatureLocation.beside(indexURL)
+            if let problem = await checkSignature(at: beside, is: signature, client: client, ifMissing: "refuse the index",
+                                                  mismatch: "the index.json.minisig served at \(beside) is not the one just published (signature mismatch: a stale copy?)") {
+                problems.append(problem)
             }
             // Clients look for the signature named by the index's hash first (docs/FORMAT.md, "Signatures").
             let hashNamed = SignatureLocation.hashNamed(indexURL, indexSHA256: StreamingSHA256.of(local.index))
-            switch await get(hashNamed, client: client, maxBytes: 1 << 16) {
-            case .failure(let problem):
-                problems.append(problem.description + "; clients that check signatures (--trusted-key) look for it first")
-            case .success(let served) where served != signature:
-                problems.append("the signature served at \(hashNamed) is not the one just published (signature mismatch); clients "
-                    + "that check signatures (--trusted-key) refuse the index")
-            case .success:
-                break
+            if let problem = await checkSignature(at: hashNamed, is: signature, client: client, ifMissing: "look for it first",
+                                                  mismatch: "the signature served at \(hashNamed) is not the one just published (signature mismatch)") {
+                problems.append(problem)
             }
         }
         let index: PackIndex
@@ -109,6 +99,20 @@ struct PublicReadCheck {
             if problems.count >= 4 { break }
         }
         return problems.isEmpty ? nil : problems.joined(separator: "; ")
+    }
+
+    /// The signature served at `url` must be `signature`: else what clients that check signatures
+    /// would do (`ifMissing` when it cannot be read; refuse the index when it differs).
+    private func checkSignature(at url: String, is signature: [UInt8], client: HTTPClient, ifMissing: String,
+                                mismatch: String) async -> String? {
+        switch await get(url, client: client, maxBytes: 1 << 16) {
+        case .failure(let problem):
+            return problem.description + "; clients that check signatures (--trusted-key) " + ifMissing
+        case .success(let served) where served != signature:
+            return mismatch + "; clients that check signatures (--trusted-key) refuse the index"
+        case .success:
+            return nil
+        }
     }
 
     /// Clients fetch `index.json.zst` first: it must be served, and decode to the index just published.

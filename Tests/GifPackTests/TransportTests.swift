@@ -32,7 +32,7 @@ import Testing
     /// an index: nginx answers 403), nothing at `missing.bin` (404).
     static func site() throws -> (TemporaryDirectory, [UInt8]) {
         let directory = try TemporaryDirectory()
-        var generator = SplitMix(seed: 27)
+        var generator = SplitMix64(seed: 27)
         let bytes = (0..<300_000).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
         try Data(bytes).write(to: URL(fileURLWithPath: directory.file("pack.bin")))
         try FileManager.default.createDirectory(atPath: directory.file("sub"), withIntermediateDirectories: true)
@@ -408,16 +408,4 @@ import Testing
         ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? 0
     }
 
-    /// Deterministic bytes without a global generator.
-    struct SplitMix {
-        var state: UInt64
-        init(seed: UInt64) { state = seed }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
 }

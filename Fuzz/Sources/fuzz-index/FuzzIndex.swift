@@ -7,7 +7,8 @@ import FuzzSupport
 /// agree when the full decode succeeds), checked against the format's rules, re-encoded (what decodes must encode to an index that
 /// decodes to the same thing), and accepted or refused by IndexTrust after a valid signature (the
 /// target signs each input with a key of its own, so the checks after the signature are reached).
-/// Bytes after the first NUL (never valid inside JSON) are a catalog.json, decoded and compared with
+/// The index bytes are also read as an `index.json.zst` copy, and compressed into one that must
+/// decode back to them. Bytes after the first NUL (never valid inside JSON) are a catalog.json, decoded and compared with
 /// each pack of the index as CatalogCheck does, and a posters catalog.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzIndex(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
@@ -24,6 +25,22 @@ public func fuzzIndex(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     if let full, var trimmed {
         for index in trimmed.packs.indices { trimmed.packs[index].exercises = full.packs[index].exercises }
         Fuzz.require(trimmed == full, "omitting exercises changes more than the exercise lists")
+    }
+
+    // index.json.zst as a client meets it: the input as a copy (refused with a reason or decoded within
+    // the limit), and the input compressed as a pack frame, which must decode to exactly the input.
+    do {
+        let plain = try CompressedIndex.decode(indexBytes, maxBytes: 1 << 20)
+        Fuzz.require(plain.count <= 1 << 20, "a copy decoded to \(plain.count) bytes past its 1 MiB limit")
+    } catch {
+        _ = error.description
+    }
+    if !indexBytes.isEmpty {
+        let copy = Fuzz.zstdFrame(indexBytes)
+        Fuzz.require((try? CompressedIndex.decode(copy, maxBytes: Int64(indexBytes.count))) == indexBytes,
+                     "a compressed copy does not decode to the index it was made from")
+        Fuzz.require((try? CompressedIndex.decode(copy, maxBytes: Int64(indexBytes.count) - 1)) == nil,
+                     "a copy larger than the limit was decoded")
     }
 
     let packLimits = PackLimits(maxIndexBytes: 1 << 20, maxCatalogBytes: 1 << 20, maxGIFBytes: 1 << 20, maxPackBytes: 1 << 30)
