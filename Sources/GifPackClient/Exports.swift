@@ -1,5 +1,7 @@
 // The client's API speaks in the format's types (PackIndex, PackDescription, PackCatalog,
-// PackReadError, ...) and the signing module's (MinisignPublicKey, MinisignSignature): an app
+// PackReadError, ...), the signing module's (MinisignPublicKey, MinisignSignature) and the
+// transport's (HTTPTransport, URLSessionTransport, HTTPTimeouts, TimeSpan, HTTPError, ...): an app
 // imports GifPackClient alone.
 @_exported import GifPackFormat
 @_exported import GifPackSigning
+@_exported import GifPackTransport

@@ -63,7 +63,7 @@ public final class LazyGIFCache: Sendable {
     /// Most bytes of GIFs kept on disk.
     public let byteLimit: Int64
     /// How long a stored index is used before it is revalidated (`If-None-Match`).
-    public let indexMaxAge: Duration
+    public let indexMaxAge: TimeSpan
     public let limits: PackLimits
     /// Transfer attempts per request (a dropped range request is made again).
     public let attempts: Int
@@ -79,7 +79,7 @@ public final class LazyGIFCache: Sendable {
 
     /// `client` is used for every request; without one the cache makes one ``URLSessionTransport``
     /// for its lifetime.
-    public init(directory: String, indexURL: String, byteLimit: Int64 = 64 << 20, indexMaxAge: Duration = .seconds(300),
+    public init(directory: String, indexURL: String, byteLimit: Int64 = 64 << 20, indexMaxAge: TimeSpan = .seconds(300),
                 client: (any HTTPTransport)? = nil, limits: PackLimits = .standard, attempts: Int = 3,
                 timeouts: HTTPTimeouts = HTTPTimeouts(), trust: IndexTrust? = nil) {
         self.trust = trust
@@ -177,7 +177,7 @@ public final class LazyGIFCache: Sendable {
         }
         let storedIndex = stored.flatMap { $0.isFrom(url) ? usable($0, url: url) : nil }
         let age = Int(Date().timeIntervalSince1970) - (stored?.validatedAt ?? 0)
-        if let storedIndex, !forceRevalidation, Duration.seconds(max(0, age)) < indexMaxAge { return storedIndex }
+        if let storedIndex, !forceRevalidation, TimeSpan.seconds(max(0, age)) < indexMaxAge { return storedIndex }
 
         // index.json.zst first, index.json when there is none; conditional (If-None-Match and
         // If-Modified-Since) on the stored copy's validators, which are sent only to their own file.

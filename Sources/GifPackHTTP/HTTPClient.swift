@@ -113,7 +113,7 @@ public final class HTTPClient: Sendable {
     /// Runs the request, then each redirect hop it asks to follow (see ``RedirectPolicy``).
     private func perform(_ request: HTTPRequest, sink: any BodySink) async throws(HTTPError) -> TransferOutcome {
         var current = request
-        var elapsed = Duration.zero
+        var elapsed = TimeSpan.zero
         var redirects = 0
         while true {
             guard CurlURL.isValid(current.url) else { throw .invalidURL(current.url) }

@@ -19,9 +19,9 @@ public struct HTTPDownload: Sendable {
     /// The first (up to) 512 body bytes of this request.
     public var prefix: [UInt8]
     /// How long curl took, from name resolution to the last byte.
-    public var elapsed: Duration
+    public var elapsed: TimeSpan
 
-    public init(head: HTTPResponseHead, bytesWritten: Int64, sha256: String, prefix: [UInt8], elapsed: Duration) {
+    public init(head: HTTPResponseHead, bytesWritten: Int64, sha256: String, prefix: [UInt8], elapsed: TimeSpan) {
         self.head = head
         self.bytesWritten = bytesWritten
         self.sha256 = sha256

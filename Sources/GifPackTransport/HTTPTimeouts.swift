@@ -16,13 +16,13 @@
 /// let request = HTTPRequest(url: url, timeouts: timeouts)
 /// ```
 public struct HTTPTimeouts: Sendable, Equatable {
-    public var connect: Duration = .seconds(10)
-    public var total: Duration = .seconds(120)
+    public var connect: TimeSpan = .seconds(10)
+    public var total: TimeSpan = .seconds(120)
     public var lowSpeedBytesPerSecond: Int = 1024
-    public var lowSpeedWindow: Duration = .seconds(30)
+    public var lowSpeedWindow: TimeSpan = .seconds(30)
 
-    public init(connect: Duration = .seconds(10), total: Duration = .seconds(120),
-                lowSpeedBytesPerSecond: Int = 1024, lowSpeedWindow: Duration = .seconds(30)) {
+    public init(connect: TimeSpan = .seconds(10), total: TimeSpan = .seconds(120),
+                lowSpeedBytesPerSecond: Int = 1024, lowSpeedWindow: TimeSpan = .seconds(30)) {
         self.connect = connect
         self.total = total
         self.lowSpeedBytesPerSecond = lowSpeedBytesPerSecond

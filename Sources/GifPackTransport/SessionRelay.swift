@@ -84,7 +84,7 @@ final class SessionRelay: NSObject, URLSessionDataDelegate, @unchecked Sendable 
             task = session.dataTask(with: request)
         }
         transfer.task = task
-        transfer.started = ContinuousClock.now
+        transfer.started = TimeSpan.now()
         lock.withLock { transfers[task.taskIdentifier] = transfer }
         task.resume()
     }
@@ -197,7 +197,7 @@ final class SessionRelay: NSObject, URLSessionDataDelegate, @unchecked Sendable 
         guard let head = transfer.head else {
             return finish(transfer, .failure(.connectionReset("the server closed the connection without a response")))
         }
-        let elapsed = ContinuousClock.now - transfer.started
+        let elapsed = TimeSpan.since(transfer.started)
         let sha256 = transfer.file == nil && transfer.target == .memory ? "" : hex(transfer.hasher.finalize())
         finish(transfer, .success(.init(head: head, memory: transfer.memory, bytes: transfer.received, sha256: sha256,
                                         prefix: transfer.prefix, elapsed: elapsed)))

@@ -163,10 +163,7 @@ enum SessionRequests {
         return total > 0 ? total : 7 * 24 * 3600
     }
 
-    static func seconds(_ duration: Duration) -> Double {
-        let (whole, fraction) = duration.components
-        return Double(whole) + Double(fraction) / 1e18
-    }
+    static func seconds(_ span: TimeSpan) -> Double { span.seconds }
 
     /// The response head as ``HTTPResponseHead`` (fields sorted by name: `URLResponse` keeps no order).
     static func head(_ response: HTTPURLResponse) -> HTTPResponseHead {
@@ -226,7 +223,7 @@ final class SessionTransfer: @unchecked Sendable {
         var bytes: Int64
         var sha256: String
         var prefix: [UInt8]
-        var elapsed: Duration
+        var elapsed: TimeSpan
     }
 
     let request: HTTPRequest
@@ -251,7 +248,7 @@ final class SessionTransfer: @unchecked Sendable {
     var cancelRequested = false
     var speedWatched = false
     var finished = false
-    var started = ContinuousClock.now
+    var started = TimeSpan.now()
 
     init(request: HTTPRequest, target: Target, maxBytes: Int64) {
         self.request = request

@@ -219,8 +219,8 @@ import GifPackHTTP
 extension FetchSettings {
     /// The connect, total and low-speed limits of every request.
     var httpTimeouts: HTTPTimeouts {
-        HTTPTimeouts(connect: connectTimeout, total: requestTimeout, lowSpeedBytesPerSecond: lowSpeedBytesPerSecond,
-                     lowSpeedWindow: lowSpeedTime)
+        HTTPTimeouts(connect: TimeSpan(connectTimeout), total: TimeSpan(requestTimeout), lowSpeedBytesPerSecond: lowSpeedBytesPerSecond,
+                     lowSpeedWindow: TimeSpan(lowSpeedTime))
     }
 }
 

@@ -260,7 +260,7 @@ final class CurlMultiLoop: @unchecked Sendable {
             guard let location else { return .failure(.invalidURL(head.headers["location"] ?? "")) }
             redirectURL = String(cString: location)
         }
-        return .success(TransferOutcome(head: head, elapsed: .microseconds(micros), redirectURL: redirectURL))
+        return .success(TransferOutcome(head: head, elapsed: .microseconds(Int(micros)), redirectURL: redirectURL))
     }
 
     private static func httpVersion(of easy: UnsafeMutableRawPointer) -> String {

@@ -4,7 +4,7 @@ import Synchronization
 /// What a finished transfer hands back besides its sink's contents.
 struct TransferOutcome: Sendable {
     var head: HTTPResponseHead
-    var elapsed: Duration
+    var elapsed: TimeSpan
     /// Where to go next when the response was a redirect to follow (its body was discarded).
     var redirectURL: String?
 }
