@@ -117,6 +117,7 @@ struct GenerationBuilder {
         let posterRecords = try posters.map { posters throws(PackClientError) in
             try placePosters(posters, plan: plan, directories: &directories)
         }
+        try writePlaceholders(plan)
         let manifest = InstallManifest(generation: generation, layout: layout, packs: plan.packs, exercises: plan.exercises,
                                        indexSequence: indexSequence, posterPacks: posters?.packs, posters: posterRecords,
                                        checkedGIFs: checked, index: indexRecord)
@@ -124,6 +125,18 @@ struct GenerationBuilder {
         try FileOps.writeNew(manifestPath, try manifest.encoded())
         written.append(manifestPath)
         try Durability.flush(files: written, directories: directories)
+    }
+
+    /// The index's placeholders of the installed GIFs (``InstalledPlaceholders``), when it has any.
+    private mutating func writePlaceholders(_ plan: InstallPlan) throws(PackClientError) {
+        var gifs: [String: GIFPlaceholder] = [:]
+        for source in plan.entries where plan.idsByHash[source.entry.sha256] != nil {
+            if let placeholder = source.entry.placeholder { gifs[source.entry.sha256] = placeholder }
+        }
+        guard !gifs.isEmpty else { return }
+        let path = "\(staging)/\(InstalledPlaceholders.fileName)"
+        try FileOps.writeNew(path, try InstalledPlaceholders(gifs: gifs).encoded())
+        written.append(path)
     }
 
     /// Hash → a file of the previous generation holding it.

@@ -29,19 +29,9 @@ import Testing
 struct ClientPlatformFloorTests {
     @Test("no source in the GifPackClient closure names an API newer than iOS 15 / macOS 12")
     func closureSourcesStayAtTheFloor() async throws {
-        let package = try await PackageDescription.describe()
-        let closure = try package.closure(ofProduct: "GifPackClient")
-        var problems: [String] = []
-        var scanned = 0
-        for target in closure.targets {
-            for source in target.sources where source.hasSuffix(".swift") {
-                let relative = "\(target.path)/\(source)"
-                let text = try String(contentsOfFile: "\(package.root)/\(relative)", encoding: .utf8)
-                problems += FloorSourceScan.problems(in: text, file: relative)
-                scanned += 1
-            }
-        }
-        #expect(scanned > 50, "only \(scanned) files scanned: the closure was not read")
+        let sources = try await PackageDescription.describe().closureSources(ofProduct: "GifPackClient")
+        let problems = sources.flatMap { FloorSourceScan.problems(in: $0.text, file: $0.path) }
+        #expect(sources.count > 50, "only \(sources.count) files scanned: the closure was not read")
         #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))")
     }
 

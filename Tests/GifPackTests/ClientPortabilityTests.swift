@@ -24,52 +24,26 @@ struct ClientPortabilityTests {
     @Test("no file in the GifPackClient closure imports the C library or a C module outside its Platform.swift")
     func closureImportsNoCModule() async throws {
         let package = try await PackageDescription.describe()
-        let closure = try package.closure(ofProduct: "GifPackClient")
-        var problems: [String] = []
-        var scanned = 0
-        for target in closure.targets {
-            for source in target.sources where source.hasSuffix(".swift") {
-                let relative = "\(target.path)/\(source)"
-                let text = try String(contentsOfFile: "\(package.root)/\(relative)", encoding: .utf8)
-                problems += ImportScan.problems(in: text, file: relative, isPlatformFile: source == "Platform.swift",
-                                                cModules: package.cModuleNames)
-                scanned += 1
-            }
+        let sources = try package.closureSources(ofProduct: "GifPackClient")
+        let problems = sources.flatMap { source in
+            ImportScan.problems(in: source.text, file: source.path, isPlatformFile: source.isPlatformFile, cModules: package.cModuleNames)
         }
-        #expect(scanned > 50, "only \(scanned) files scanned: the closure was not read")
+        #expect(sources.count > 50, "only \(sources.count) files scanned: the closure was not read")
         #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))")
     }
 
     @Test("no file in the GifPackClient closure spells a glibc-only or Darwin-only name outside its Platform.swift")
     func closureUsesNoPlatformOnlyNames() async throws {
-        let package = try await PackageDescription.describe()
-        let closure = try package.closure(ofProduct: "GifPackClient")
-        var problems: [String] = []
-        for target in closure.targets {
-            for source in target.sources where source.hasSuffix(".swift") && source != "Platform.swift" {
-                let relative = "\(target.path)/\(source)"
-                let text = try String(contentsOfFile: "\(package.root)/\(relative)", encoding: .utf8)
-                problems += PlatformNameScan.problems(in: text, file: relative)
-            }
-        }
+        let sources = try await PackageDescription.describe().closureSources(ofProduct: "GifPackClient").filter { !$0.isPlatformFile }
+        let problems = sources.flatMap { PlatformNameScan.problems(in: $0.text, file: $0.path) }
         #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))")
     }
 
     @Test("no file in the GifPackClient closure calls the C library outside its Platform.swift")
     func closureCallsNoCLibrary() async throws {
-        let package = try await PackageDescription.describe()
-        let closure = try package.closure(ofProduct: "GifPackClient")
-        var problems: [String] = []
-        var scanned = 0
-        for target in closure.targets {
-            for source in target.sources where source.hasSuffix(".swift") && source != "Platform.swift" {
-                let relative = "\(target.path)/\(source)"
-                let text = try String(contentsOfFile: "\(package.root)/\(relative)", encoding: .utf8)
-                problems += CCallScan.problems(in: text, file: relative)
-                scanned += 1
-            }
-        }
-        #expect(scanned > 50, "only \(scanned) files scanned: the closure was not read")
+        let sources = try await PackageDescription.describe().closureSources(ofProduct: "GifPackClient").filter { !$0.isPlatformFile }
+        let problems = sources.flatMap { CCallScan.problems(in: $0.text, file: $0.path) }
+        #expect(sources.count > 50, "only \(sources.count) files scanned: the closure was not read")
         #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))")
     }
 
@@ -293,6 +267,17 @@ struct PackageDescription {
             usedProducts.formUnion(target.productDependencies)
         }
         return Closure(targets: seen.compactMap { targets[$0] }, products: usedProducts)
+    }
+
+    /// The Swift sources of a product's closure: path relative to the package, text, and whether
+    /// the file is its module's Platform.swift.
+    func closureSources(ofProduct product: String) throws -> [(path: String, text: String, isPlatformFile: Bool)] {
+        try closure(ofProduct: product).targets.flatMap { target in
+            try target.sources.filter { $0.hasSuffix(".swift") }.map { source in
+                let relative = "\(target.path)/\(source)"
+                return (relative, try String(contentsOfFile: "\(root)/\(relative)", encoding: .utf8), source == "Platform.swift")
+            }
+        }
     }
 
     /// One line per system library target, C target or foreign product in the closure.

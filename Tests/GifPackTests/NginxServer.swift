@@ -46,6 +46,8 @@ final class NginxServer: @unchecked Sendable {
         /// Every path answers with this file of the root (its name, e.g. `list.xml`): a canned answer
         /// for clients whose URLs carry queries.
         var everyPathServes: String?
+        /// Bytes per second each answer's body is sent at (`limit_rate`), to hold transfers open.
+        var limitRate: Int?
 
         init(root: String, ranges: Bool = true, publishCacheHeaders: Bool = false, tls: Bool = false, proxyTo: Int? = nil,
              forwardProxy: Bool = false, everyPathServes: String? = nil) {
@@ -253,6 +255,7 @@ final class NginxServer: @unchecked Sendable {
                 listen 127.0.0.1:\(port)\(options.tls ? " ssl" : "");
                 \(tls)
                 \(options.ranges ? "" : "max_ranges 0;")
+                \(options.limitRate.map { "limit_rate \($0);" } ?? "")
                 \(locations.joined(separator: "\n        "))
             }
             \(forward)

@@ -1,0 +1,226 @@
+import Crypto
+import Foundation
+import GifPackFormat
+
+extension GIFLoader {
+    /// One request's way down the tiers (run once per key in flight, see ``load(_:visible:)``).
+    func resolve(_ key: Key, visible: Bool) async throws -> LoadedGIF? {
+        try await ensureFolder()
+        if let installed = try await installedSnapshot(), let hit = try await fromInstalled(key, installed) {
+            return hit
+        }
+        guard let target = try await indexed(key) else { return nil }
+        state.remember(key, hash: target.hash)
+        if let entry = memory.gif(target.hash) {
+            return LoadedGIF(sha256: target.hash, data: entry.data, fileURL: entry.fileURL, tier: .memory)
+        }
+        let store = lazyStore
+        let stored = await BlockingWork.result("gifpack.loader-read") { () throws(PackClientError) -> [UInt8]? in
+            try store.prepare()
+            return store.readGIF(sha256: target.hash, size: target.size)
+        }
+        if case .success(let bytes?) = stored {
+            return remember(target.hash, Data(bytes), file: store.gifPath(target.hash), tier: .lazyCache)
+        }
+        return try await fetch(target, key: key, visible: visible)
+    }
+
+    /// The network tier, through the gate: the lazy cache fetches the GIF's frame by range.
+    private func fetch(_ target: IndexedGIF, key: Key, visible: Bool) async throws -> LoadedGIF? {
+        let ticket = state.issueTicket(key)
+        defer { state.dropTicket(key) }
+        try await gate.enter(ticket: ticket, visible: visible)
+        let answer: LazyGIF
+        do {
+            answer = try await lazy.gif(forExercise: target.exercise)
+        } catch {
+            await gate.leave()
+            throw error
+        }
+        await gate.leave()
+        guard case .gif(let bytes, let fromCache) = answer else { return nil }
+        let data = Data(bytes)
+        guard Self.sha256(data) == target.hash else {
+            throw PackClientError.unreadable(location: target.exercise, detail: "the lazy cache answered a GIF that does not hash to \(target.hash)")
+        }
+        let path = lazyStore.gifPath(target.hash)
+        let file = FileOps.regularFileSize(path) == Int64(data.count) ? path : nil
+        return remember(target.hash, data, file: file, tier: fromCache ? .lazyCache : .network)
+    }
+
+    /// The installed tier: the generation's file for this exercise (or hash), read and hashed.
+    /// nil: not installed here (or its file no longer hashes right: the next tiers answer).
+    private func fromInstalled(_ key: Key, _ installed: InstalledSnapshot) async throws -> LoadedGIF?? {
+        let hash: String
+        let path: String
+        switch key {
+        case .exercise(let id):
+            guard let entry = installed.cache.manifest.exercises[id] else { return nil }
+            guard let sha256 = entry, let file = installed.cache.gifPath(forExercise: id) else { return .some(nil) }
+            (hash, path) = (sha256, file)
+        case .hash(let sha256):
+            guard let id = installed.exerciseByHash[sha256], let file = installed.cache.gifPath(forExercise: id) else { return nil }
+            (hash, path) = (sha256, file)
+        }
+        state.remember(key, hash: hash)
+        if let entry = memory.gif(hash) { return LoadedGIF(sha256: hash, data: entry.data, fileURL: entry.fileURL, tier: .memory) }
+        let read = await BlockingWork.result("gifpack.loader-read") { () throws(PackClientError) -> Data in
+            try PackIndexSource.readFile(path, maxBytes: 64 << 20)
+        }
+        guard case .success(let data) = read, Self.sha256(data) == hash else { return nil }
+        return remember(hash, data, file: path, tier: .installed)
+    }
+
+    /// A GIF the index lists: its hash, its size and an exercise that has it.
+    struct IndexedGIF: Sendable {
+        var hash: String
+        var size: Int64
+        var exercise: String
+    }
+
+    /// Where the index puts the key's GIF; nil for an exercise listed without one, or a hash no pack has.
+    private func indexed(_ key: Key) async throws -> IndexedGIF? {
+        let index = try await currentIndex()
+        switch key {
+        case .exercise(let id):
+            guard let pack = index.packs.first(where: { $0.exercises.contains { $0.id == id } }) else {
+                throw PackClientError.unknownExercise(id)
+            }
+            guard let hash = pack.exercises.first(where: { $0.id == id })?.gif,
+                  let entry = pack.gifs.first(where: { $0.sha256 == hash }) else { return nil }
+            return IndexedGIF(hash: hash, size: entry.location.size, exercise: id)
+        case .hash(let sha256):
+            for pack in index.packs {
+                guard let entry = pack.gifs.first(where: { $0.sha256 == sha256 }),
+                      let exercise = pack.exercises.first(where: { $0.gif == sha256 }) else { continue }
+                return IndexedGIF(hash: sha256, size: entry.location.size, exercise: exercise.id)
+            }
+            return nil
+        }
+    }
+
+    /// The lazy cache's index (revalidated when older than its max age), one load at a time.
+    private func currentIndex() async throws -> PackIndex {
+        let lazy = self.lazy
+        return try await indexFlights.value(for: "index") { try await lazy.index() }
+    }
+
+    /// Puts a verified GIF in memory and answers it.
+    private func remember(_ hash: String, _ data: Data, file: String?, tier: GIFTier) -> LoadedGIF {
+        let url = file.map { URL(fileURLWithPath: $0) }
+        memory.insert(hash, data: data, fileURL: url)
+        return LoadedGIF(sha256: hash, data: data, fileURL: url, tier: tier)
+    }
+
+    static func sha256(_ data: Data) -> String { Hex.lowercase(SHA256.hash(data: data)) }
+
+    // MARK: The installed generation
+
+    /// The installed generation's manifest and placeholders, read once per generation; nil when
+    /// nothing is installed.
+    func installedSnapshot() async throws -> InstalledSnapshot? {
+        if let snapshot = state.snapshot { return snapshot }
+        let directory = installer.cacheDirectory
+        let snapshot = try await BlockingWork.run("gifpack.loader-manifest") { () throws(PackClientError) -> InstalledSnapshot? in
+            let resolved = URL(fileURLWithPath: directory).resolvingSymlinksInPath().path
+            guard try InstallManifest.read(directory: resolved) != nil else { return nil }
+            let cache = try InstalledCache(directory: directory)
+            return InstalledSnapshot(cache: cache, placeholders: try InstalledPlaceholders.read(directory: cache.generationDirectory))
+        }
+        if let snapshot { state.keep(snapshot) }
+        return snapshot
+    }
+
+    /// Creates the cache folder once.
+    func ensureFolder() async throws {
+        guard !state.folderReady else { return }
+        let folder = cacheFolder.path
+        try await BlockingWork.run("gifpack.loader-folder") { () throws(PackClientError) in
+            do { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) } catch {
+                throw .unreadable(location: folder, detail: "cannot create the cache folder: \(error.localizedDescription)")
+            }
+        }
+        state.markFolderReady()
+    }
+}
+
+/// An installed generation as the loader reads it.
+struct InstalledSnapshot: Sendable {
+    let cache: InstalledCache
+    let placeholders: InstalledPlaceholders?
+    /// GIF hash → the first exercise (by id) that has it.
+    let exerciseByHash: [String: String]
+
+    init(cache: InstalledCache, placeholders: InstalledPlaceholders?) {
+        self.cache = cache
+        self.placeholders = placeholders
+        var byHash: [String: String] = [:]
+        for (id, hash) in cache.manifest.exercises.sorted(by: { $0.key < $1.key }) {
+            if let hash, byHash[hash] == nil { byHash[hash] = id }
+        }
+        exerciseByHash = byHash
+    }
+}
+
+/// The loader's small shared state: what it knows of keys and the installed generation, the
+/// tickets of fetches waiting at the gate, refresh observers.
+final class LoaderState: @unchecked Sendable {  // @unchecked: every stored property is read and written under `lock`.
+    private let lock = NSLock()
+    private var hashes: [GIFLoader.Key: String] = [:]
+    private var tickets: [GIFLoader.Key: UInt64] = [:]
+    private var counter: UInt64 = 0
+    private var installed: InstalledSnapshot?
+    private var ready = false
+    private var observers: [UInt64: @Sendable (RefreshProgress) -> Void] = [:]
+
+    func knownHash(_ key: GIFLoader.Key) -> String? {
+        if case .hash(let sha256) = key { return sha256 }
+        return lock.withLock { hashes[key] }
+    }
+
+    func remember(_ key: GIFLoader.Key, hash: String) { lock.withLock { hashes[key] = hash } }
+
+    func issueTicket(_ key: GIFLoader.Key) -> UInt64 {
+        lock.withLock {
+            counter += 1
+            tickets[key] = counter
+            return counter
+        }
+    }
+
+    func ticket(_ key: GIFLoader.Key) -> UInt64? { lock.withLock { tickets[key] } }
+    func dropTicket(_ key: GIFLoader.Key) { _ = lock.withLock { tickets.removeValue(forKey: key) } }
+
+    var snapshot: InstalledSnapshot? { lock.withLock { installed } }
+    func keep(_ snapshot: InstalledSnapshot) { lock.withLock { installed = snapshot } }
+
+    /// After an install: the next lookup reads the new generation (exercise → hash included).
+    func forgetInstalled() {
+        lock.withLock {
+            installed = nil
+            hashes = hashes.filter { if case .hash = $0.key { true } else { false } }
+        }
+    }
+
+    var folderReady: Bool { lock.withLock { ready } }
+    func markFolderReady() { lock.withLock { ready = true } }
+
+    func addObserver(_ observer: (@Sendable (RefreshProgress) -> Void)?) -> UInt64? {
+        guard let observer else { return nil }
+        return lock.withLock {
+            counter += 1
+            observers[counter] = observer
+            return counter
+        }
+    }
+
+    func removeObserver(_ id: UInt64?) {
+        guard let id else { return }
+        _ = lock.withLock { observers.removeValue(forKey: id) }
+    }
+
+    func emit(_ progress: RefreshProgress) {
+        let current = lock.withLock { Array(observers.values) }
+        for observer in current { observer(progress) }
+    }
+}

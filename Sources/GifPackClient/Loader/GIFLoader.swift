@@ -1,0 +1,198 @@
+import Crypto
+import Foundation
+import GifPackFormat
+import GifPackTransport
+
+/// An app's one object for exercise GIFs: memory, the installed packs, a lazy disk cache and the
+/// network, with placeholders, prefetching and the daily refresh.
+///
+/// ``gif(for:)`` answers from the first tier that holds the GIF, each answer verified by SHA-256
+/// and saying which tier served it (``LoadedGIF/tier``):
+/// 1. memory: an LRU of verified GIFs bounded by bytes and count (defaults 100 MB / 50 GIFs, like
+///    the apps' own `NSCache`), emptied on a memory warning (`UIApplicationDidReceiveMemoryWarningNotification`);
+/// 2. the installed packs (``refresh(progress:)`` installs them with ``PackInstaller``);
+/// 3. the lazy disk cache (``LazyGIFCache``, bounded by bytes, least recently used evicted);
+/// 4. the network: the GIF's one zstd frame by a single range request, checked and stored in the
+///    lazy cache.
+///
+/// Identical requests in flight are shared (twenty cells asking for one GIF make one request);
+/// at most ``Configuration/maxConcurrentFetches`` network fetches run at once, visible requests
+/// before prefetches (``prefetch(_:)``). A cancelled call ends with `CancellationError` at once;
+/// its work is cancelled when no other caller shares it, and leaves the caches as they were (files
+/// appear only by rename of a verified file).
+///
+/// ``refresh(progress:)`` is the daily check: one conditional index request (a `304` costs no body
+/// and writes nothing), then the upgrade of the chosen packs, only the frames the cache lacks.
+/// Concurrent calls share the one in flight. ``placeholder(for:)`` answers from the installed
+/// generation alone (offline, after a relaunch).
+///
+/// The cache folder holds `installed` (the packs, a ``PackInstaller`` cache) and `lazy` (the
+/// ``LazyGIFCache``). Put it under Application Support: iOS may purge Caches at any time.
+///
+/// ```swift
+/// let loader = try GIFLoader(indexURL: URL(string: "https://cdn.example.com/gifpack/index.json")!,
+///                            cacheFolder: appSupport.appendingPathComponent("exercise-gifs"),
+///                            trustedKeys: [try MinisignPublicKey(text: bundledKey)])
+/// let cell = try await loader.placeholder(for: "0001")          // colour, BlurHash, poster file
+/// let gif = try await loader.gif(for: "0001")                    // nil: the exercise has no GIF
+/// let nextRows = loader.prefetch(["0002", "0003"]); nextRows.cancel()
+/// _ = try await loader.refresh()                                 // once a day, in the background
+/// ```
+public final class GIFLoader: Sendable {
+    public struct Configuration: Sendable {
+        /// The memory tier's limits: total bytes and number of GIFs.
+        public var memoryCostLimit = 100 << 20
+        public var memoryCountLimit = 50
+        /// The packs ``GIFLoader/refresh(progress:)`` installs (nil: every pack of the index).
+        public var packs: [String]?
+        /// Install the packs' still posters too (format 1.2), for ``LoaderPlaceholder/posterURL``.
+        public var withPosters = false
+        /// The poster size placeholders point at (nil: the generation's smallest).
+        public var posterSize: Int?
+        /// Most bytes of GIFs the lazy disk cache keeps.
+        public var lazyCacheByteLimit: Int64 = 64 << 20
+        /// Network fetches at once (visible ones first).
+        public var maxConcurrentFetches = 4
+        public var timeouts = HTTPTimeouts()
+        public var limits = PackLimits.standard
+
+        public init() {}
+    }
+
+    public let indexURL: URL
+    public let cacheFolder: URL
+    public let configuration: Configuration
+    let installer: PackInstaller
+    let lazy: LazyGIFCache
+    let lazyStore: LazyGIFStore
+    let source: PackIndexSource
+    let transport: any HTTPTransport
+    let memory: MemoryTier
+    let gifFlights = LoaderFlights<LoadedGIF?>()
+    let indexFlights = LoaderFlights<PackIndex>()
+    let refreshFlights = LoaderFlights<InstallReport>()
+    let gate: FetchGate
+    let state = LoaderState()
+    private let memoryWarnings: MemoryWarningObserver
+
+    /// `indexURL`: http(s) (or a file URL for a local index); `cacheFolder`: an absolute file URL
+    /// (created when missing); `trustedKeys`: when not empty, every index must be signed by one of
+    /// them (``IndexTrust``); `transport`: ``URLSessionTransport`` by default.
+    public init(indexURL: URL, cacheFolder: URL, trustedKeys: [MinisignPublicKey] = [],
+                transport: (any HTTPTransport)? = nil, configuration: Configuration = Configuration()) throws(GIFLoaderError) {
+        let folder = try Self.checkedFolder(cacheFolder)
+        let scheme = indexURL.scheme?.lowercased() ?? ""
+        switch scheme {
+        case "http", "https": source = PackIndexSource(indexURL.absoluteString)
+        case "file": source = PackIndexSource(indexURL.path)
+        default: throw .unsupportedIndexURL(indexURL.absoluteString)
+        }
+        self.indexURL = indexURL
+        self.cacheFolder = URL(fileURLWithPath: folder, isDirectory: true)
+        self.configuration = configuration
+        let http = transport ?? URLSessionTransport(maxConnections: max(2, configuration.maxConcurrentFetches))
+        self.transport = http
+        let trust = trustedKeys.isEmpty ? nil : IndexTrust(keys: trustedKeys)
+        var installer = PackInstaller(cacheDirectory: "\(folder)/installed", limits: configuration.limits)
+        installer.trust = trust
+        installer.withPosters = configuration.withPosters
+        self.installer = installer
+        lazy = LazyGIFCache(directory: "\(folder)/lazy", indexURL: source.description, byteLimit: configuration.lazyCacheByteLimit,
+                            client: http, limits: configuration.limits, timeouts: configuration.timeouts, trust: trust)
+        lazyStore = LazyGIFStore(directory: "\(folder)/lazy")
+        memory = MemoryTier(costLimit: configuration.memoryCostLimit, countLimit: configuration.memoryCountLimit)
+        gate = FetchGate(width: configuration.maxConcurrentFetches)
+        memoryWarnings = MemoryWarningObserver(memory)
+    }
+
+    /// The folder's path: a file URL's, absolute.
+    static func checkedFolder(_ url: URL) throws(GIFLoaderError) -> String {
+        guard url.isFileURL else { throw .cacheFolderNotAFileURL(url.absoluteString) }
+        guard url.baseURL == nil, url.relativePath.hasPrefix("/") else { throw .cacheFolderRelative(url.relativePath) }
+        return PathText.trimmingTrailingSlashes(url.standardizedFileURL.path)
+    }
+
+    // MARK: GIFs
+
+    /// Exercise `exerciseID`'s GIF, or nil when the index lists it without one (show its
+    /// placeholder). Throws ``PackClientError/unknownExercise(_:)`` when no pack lists it,
+    /// `CancellationError` when cancelled, else the ``PackClientError`` of the tier that failed.
+    public func gif(for exerciseID: String) async throws -> LoadedGIF? {
+        guard ExerciseID.isValid(exerciseID) else { throw PackClientError.unknownExercise(exerciseID) }
+        return try await load(.exercise(exerciseID), visible: true)
+    }
+
+    /// The GIF whose SHA-256 is `sha256` (an image library's key), or nil when neither the
+    /// installed packs nor the index hold it.
+    public func gif(sha256: String) async throws -> LoadedGIF? {
+        guard sha256.utf8.count == 64, sha256.utf8.allSatisfy({ Hex.digits.contains($0) }) else { return nil }
+        return try await load(.hash(sha256), visible: true)
+    }
+
+    /// Loads these exercises' GIFs into the memory and disk tiers, after every visible request.
+    /// Cancel the handle when the rows scroll away: its requests not answered yet stop.
+    @discardableResult
+    public func prefetch(_ exerciseIDs: [String]) -> PrefetchHandle {
+        let ids = exerciseIDs.filter(ExerciseID.isValid)
+        let task = Task {
+            await withTaskGroup(of: Void.self) { group in
+                for id in ids { group.addTask { _ = try? await self.load(.exercise(id), visible: false) } }
+            }
+        }
+        return PrefetchHandle(task: task)
+    }
+
+    /// Empties the memory tier (the loader does it on a memory warning).
+    public func emptyMemory() { memory.removeAll() }
+
+    /// Returns once no work is in flight, cancelled work included: the caches are at rest.
+    public func settle() async {
+        await gifFlights.settle()
+        await refreshFlights.settle()
+        await indexFlights.settle()
+    }
+
+    enum Key: Sendable, Hashable {
+        case exercise(String)
+        case hash(String)
+        var text: String {
+            switch self {
+            case .exercise(let id): "exercise \(id)"
+            case .hash(let sha256): "sha256 \(sha256)"
+            }
+        }
+    }
+
+    func load(_ key: Key, visible: Bool) async throws -> LoadedGIF? {
+        if let hash = state.knownHash(key), let entry = memory.gif(hash) {
+            return LoadedGIF(sha256: hash, data: entry.data, fileURL: entry.fileURL, tier: .memory)
+        }
+        if visible, let ticket = state.ticket(key) { await gate.promote(ticket) }
+        do {
+            return try await gifFlights.value(for: key.text) { try await self.resolve(key, visible: visible) }
+        } catch {
+            throw Self.cancellationOr(error)
+        }
+    }
+
+    /// `CancellationError` when the task is cancelled (a transfer that ended because of it included).
+    static func cancellationOr(_ error: any Error) -> any Error {
+        if Task.isCancelled || error is CancellationError { return CancellationError() }
+        if case PackClientError.transfer(_, .cancelled)? = error as? PackClientError { return CancellationError() }
+        return error
+    }
+}
+
+/// Removes its observer of memory warnings when the loader goes.
+final class MemoryWarningObserver: @unchecked Sendable {  // @unchecked: the token is only handed back to NotificationCenter, which is thread-safe.
+    /// UIKit's `UIApplication.didReceiveMemoryWarningNotification`, by its value: posted where UIKit
+    /// exists, never elsewhere.
+    static let name = Notification.Name("UIApplicationDidReceiveMemoryWarningNotification")
+    private let token: any NSObjectProtocol
+
+    init(_ memory: MemoryTier) {
+        token = NotificationCenter.default.addObserver(forName: Self.name, object: nil, queue: nil) { _ in memory.removeAll() }
+    }
+
+    deinit { NotificationCenter.default.removeObserver(token) }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import GifPackFormat
+
+/// Which tier of a ``GIFLoader`` answered.
+public enum GIFTier: String, Sendable, Equatable, CaseIterable {
+    /// The loader's memory (bytes checked when they entered it).
+    case memory
+    /// The installed packs (``PackInstaller``), read from disk and hashed.
+    case installed
+    /// The lazy disk cache (``LazyGIFCache``), read from disk and hashed.
+    case lazyCache
+    /// The network: the GIF's one zstd frame fetched by range, checked, then stored in the lazy cache.
+    case network
+}
+
+/// A verified GIF and where it came from.
+///
+/// ```swift
+/// let gif = try await loader.gif(for: "0001")
+/// imageView.load(gif.fileURL ?? temporaryFile(gif.data))   // gif.tier: .memory, .installed, …
+/// ```
+public struct LoadedGIF: Sendable, Equatable {
+    /// The GIF's SHA-256 (lowercase hex): its bytes hash to it.
+    public var sha256: String
+    /// The GIF's bytes.
+    public var data: Data
+    /// A file holding exactly these bytes (installed packs or the lazy cache), for views that take
+    /// a URL; nil when the GIF is in memory only (the lazy cache keeps no GIF larger than its limit).
+    /// The lazy cache may evict its file later; the installed one stays until the next install
+    /// after the one that removes it.
+    public var fileURL: URL?
+    public var tier: GIFTier
+}
+
+/// An exercise's placeholder from what the installed cache keeps: usable offline and after a
+/// relaunch (``GIFLoader/placeholder(for:)``).
+public struct LoaderPlaceholder: Sendable, Equatable {
+    public var exerciseID: String
+    public var gifSHA256: String
+    /// `#rrggbb`, the mean colour of the GIF's still; nil when the generation has no placeholders
+    /// (installed from a format 1.0/1.1 index, or by a version before placeholders were kept).
+    public var averageColor: String?
+    public var blurHash: String?
+    public var width: Int?
+    public var height: Int?
+    /// The still poster on disk (installed with posters), at the loader's ``GIFLoader/Configuration/posterSize``
+    /// or the generation's smallest size.
+    public var posterURL: URL?
+}
+
+/// What ``GIFLoader/refresh(progress:)`` reports as it goes.
+public enum RefreshProgress: Sendable, Equatable {
+    /// The conditional index request is on its way.
+    case checking
+    /// The server answered that nothing changed (a 304, or the same packs): nothing was written.
+    case upToDate
+    /// A new generation is installed: GIFs written and reused, bytes fetched over the network.
+    case installed(gifsWritten: Int, gifsReused: Int, bytesDownloaded: Int64)
+}
+
+/// A loader built with bad arguments.
+public enum GIFLoaderError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The cache folder is not a `file:` URL.
+    case cacheFolderNotAFileURL(String)
+    /// The cache folder's path is relative (it would depend on the working directory, `/` in an iOS app).
+    case cacheFolderRelative(String)
+    /// The index URL is neither http(s) nor a file URL.
+    case unsupportedIndexURL(String)
+
+    public var description: String {
+        switch self {
+        case let .cacheFolderNotAFileURL(url):
+            "the cache folder must be a file URL (URL(fileURLWithPath:) or FileManager's url(for:in:…)), not \(url)"
+        case let .cacheFolderRelative(path):
+            "the cache folder must be an absolute path, not \(path) (it would resolve against the working directory)"
+        case let .unsupportedIndexURL(url):
+            "the index URL must be http, https or file, not \(url)"
+        }
+    }
+}
+
+/// Cancels a ``GIFLoader/prefetch(_:)``: its requests not answered yet stop (each is cancelled when
+/// no visible request shares it).
+public struct PrefetchHandle: Sendable {
+    let task: Task<Void, Never>
+
+    /// Stops the prefetch; what it already loaded stays in the loader's memory and disk caches.
+    public func cancel() { task.cancel() }
+
+    /// Waits until every GIF of the prefetch is loaded, failed or cancelled.
+    public func finished() async { await task.value }
+}
