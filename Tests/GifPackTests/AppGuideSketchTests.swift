@@ -9,7 +9,8 @@ import Testing
 @Suite("App guide: the sketch compiles and runs against nginx", .serialized, .timeLimit(.minutes(3)))
 struct AppGuideSketchTests {
     /// Each compiled block: its name and the test file that holds it.
-    static let blocks = [("clientTour", "AppGuideTour.swift"), ("ExerciseMedia", "AppGuideSketch.swift")]
+    static let blocks = [("clientTour", "AppGuideTour.swift"), ("ExerciseMedia", "AppGuideSketch.swift"),
+                         ("ExerciseGIFs", "AppGuideLoader.swift")]
 
     static var repositoryRoot: String {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
@@ -109,5 +110,35 @@ struct AppGuideSketchTests {
         await #expect(throws: PackClientError.self) { try await stranger.refresh() }
         let requests = try await nginx.log(since: mark).map(\.path)
         #expect(!requests.contains { $0.contains("/packs/") }, "\(requests)")
+    }
+
+    @Test func theLoaderBlockShowsPlaceholdersAndGIFsFromASignedHostAndChecksDailyWithOneRequest() async throws {
+        let builds = try await PublishBuilds.make(count: 8)
+        defer { builds.built.server.stop() }
+        let site = builds.workspace.file("site")
+        let published = try await gifpackCLI(["publish", "--from", builds.v2, "--to", site])
+        #expect(published.status == 0, "\(published.error)")
+        let nginx = try await NginxServer.start(root: site)
+        defer { nginx.stop() }
+        let key = try String(contentsOfFile: builds.key.publicPath, encoding: .utf8)
+        let media = try ExerciseGIFs(indexURL: URL(string: nginx.baseURL + "/index.json")!,
+                                     folder: URL(fileURLWithPath: builds.workspace.file("app/gifs")), publicKey: key)
+        let ids = builds.built.server.catalog.exercises.map(\.id).sorted()
+        #expect(await media.row(ids[0]) == nil)               // nothing installed yet
+        #expect(try await media.dailyRefresh())
+        for id in ids {
+            let row = try #require(await media.row(id))
+            #expect(row.averageColor?.hasPrefix("#") == true && row.blurHash?.isEmpty == false)
+            let poster = try #require(row.posterURL)
+            #expect(try Data(contentsOf: poster).starts(with: Array("GIF8".utf8)))
+            let gif = try #require(try await media.gif(id))
+            #expect(gif.tier == .installed || gif.tier == .memory)
+            #expect(sha256Hex(Array(gif.data)) == gif.sha256 && gif.fileURL != nil)
+        }
+        await media.upcoming(ids).finished()
+        let mark = try await nginx.mark()
+        #expect(try await !media.dailyRefresh())
+        let check = try await nginx.log(since: mark)
+        #expect(check.count == 1 && check.first?.status == 304 && check.first?.bodyBytes == 0, "\(check)")
     }
 }

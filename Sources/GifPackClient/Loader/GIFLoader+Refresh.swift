@@ -5,9 +5,10 @@ extension GIFLoader {
     /// The daily check and upgrade: the index asked for conditionally on the installed one (a `304`
     /// costs no body and writes nothing), then the chosen packs (``Configuration/packs``) upgraded,
     /// fetching only the frames the installed generation lacks. Concurrent calls share the one in
-    /// flight; each caller's `progress` hears it. Throws `CancellationError` when cancelled (the
-    /// install stops when no other caller waits for it; the installed generation stays as it was
-    /// unless the new one was already switched in).
+    /// flight; each caller's `progress` hears it. Throws `CancellationError` when cancelled: the
+    /// install is cancelled when no other caller waits for it, which stops a transfer and leaves the
+    /// installed generation as it was; once every transfer is done, ``PackInstaller`` stages and
+    /// switches in the complete, checked set regardless.
     ///
     /// ```swift
     /// let report = try await loader.refresh { step in print(step) }   // .checking, then .upToDate
