@@ -147,7 +147,9 @@ struct GIFLoaderTests {
         let ranges = try prefetched.map(served.range)
         let visibleAt = try #require(order.firstIndex(of: try served.range(ids[5])))
         #expect(Set(order) == Set(ranges + [try served.range(ids[5])]), "\(order)")
-        #expect(visibleAt < order.firstIndex(of: ranges[2])! && visibleAt < order.firstIndex(of: ranges[3])!, "\(order)")
+        // Asked while one prefetch ran and three waited (in whichever order their tasks reached the
+        // gate): at most one more prefetch could start before it, so two or more come after it.
+        #expect(visibleAt <= 2 && order.count - visibleAt - 1 >= 2, "\(order)")
 
         // A prefetch cancelled while its first GIF is in transfer: the others are never asked for.
         mark = try await served.nginx.mark()
