@@ -127,11 +127,11 @@ struct GIFLoaderTests {
         #expect(lines.filter { $0.path.hasPrefix("/index.json") }.count == 1, "\(lines)")
     }
 
-    @Test("visible requests go before waiting prefetches; a cancelled prefetch's requests stop")
+    @Test("visible requests go before waiting prefetches, and move up a prefetch they join; a cancelled prefetch's requests stop")
     func visibleBeforePrefetchAndCancel() async throws {
         let served = try await Served.make(limitRate: 1024)
         defer { served.stop() }
-        let ids = Array(served.distinct.prefix(8))
+        let ids = Array(served.distinct.prefix(12))
         var configuration = GIFLoader.Configuration()
         configuration.maxConcurrentFetches = 1
         let loader = try GIFLoader(indexURL: served.indexURL, cacheFolder: served.folder("app"), configuration: configuration)
@@ -150,6 +150,18 @@ struct GIFLoaderTests {
         // Asked while one prefetch ran and three waited (in whichever order their tasks reached the
         // gate): at most one more prefetch could start before it, so two or more come after it.
         #expect(visibleAt <= 2 && order.count - visibleAt - 1 >= 2, "\(order)")
+
+        // A visible request for the last prefetch in the queue moves that fetch up, before the others waiting.
+        mark = try await served.nginx.mark()
+        let queued = loader.prefetch(Array(ids[8...11]))
+        try await waitUntil { await loader.gate.waiting.prefetches == 3 }
+        let last = try #require(await loader.gate.waitingPrefetches.last)
+        guard case .exercise(let lastID)? = loader.state.key(ofTicket: last) else { throw ClientTestFailure("no key for ticket \(last)") }
+        #expect(try await loader.gif(for: lastID)?.tier == .network)
+        await queued.finished()
+        let moved = try await served.rangeRequests(since: mark).map(\.range)
+        let movedAt = try #require(moved.firstIndex(of: try served.range(lastID)))
+        #expect(moved.count == 4 && movedAt <= 2, "\(moved)")
 
         // A prefetch cancelled while its first GIF is in transfer: the others are never asked for.
         mark = try await served.nginx.mark()

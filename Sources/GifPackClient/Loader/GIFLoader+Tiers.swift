@@ -29,7 +29,7 @@ extension GIFLoader {
     private func fetch(_ target: IndexedGIF, key: Key, visible: Bool) async throws -> LoadedGIF? {
         let ticket = state.issueTicket(key)
         defer { state.dropTicket(key) }
-        try await gate.enter(ticket: ticket, visible: visible)
+        try await gate.enter(ticket: ticket, visible: visible || state.isWantedVisible(key))
         let answer: LazyGIF
         do {
             answer = try await lazy.gif(forExercise: target.exercise)
@@ -189,6 +189,18 @@ final class LoaderState: @unchecked Sendable {  // @unchecked: every stored prop
     }
 
     func ticket(_ key: GIFLoader.Key) -> UInt64? { lock.withLock { tickets[key] } }
+    func key(ofTicket ticket: UInt64) -> GIFLoader.Key? { lock.withLock { tickets.first { $0.value == ticket }?.key } }
+
+    /// Visible callers waiting per key: a prefetch's flight they join enters the gate as visible.
+    private var visibleCallers: [GIFLoader.Key: Int] = [:]
+    func wantVisible(_ key: GIFLoader.Key) { lock.withLock { visibleCallers[key, default: 0] += 1 } }
+    func dropVisible(_ key: GIFLoader.Key) {
+        lock.withLock {
+            let left = (visibleCallers[key] ?? 1) - 1
+            visibleCallers[key] = left > 0 ? left : nil
+        }
+    }
+    func isWantedVisible(_ key: GIFLoader.Key) -> Bool { lock.withLock { visibleCallers[key] != nil } }
     func dropTicket(_ key: GIFLoader.Key) { _ = lock.withLock { tickets.removeValue(forKey: key) } }
 
     var snapshot: InstalledSnapshot? { lock.withLock { installed } }

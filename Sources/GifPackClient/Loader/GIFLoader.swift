@@ -167,7 +167,12 @@ public final class GIFLoader: Sendable {
         if let hash = state.knownHash(key), let entry = memory.gif(hash) {
             return LoadedGIF(sha256: hash, data: entry.data, fileURL: entry.fileURL, tier: .memory)
         }
-        if visible, let ticket = state.ticket(key) { await gate.promote(ticket) }
+        // A visible caller joining a prefetch's flight moves it up: at the gate now, or when it gets there.
+        if visible {
+            state.wantVisible(key)
+            if let ticket = state.ticket(key) { await gate.promote(ticket) }
+        }
+        defer { if visible { state.dropVisible(key) } }
         do {
             return try await gifFlights.value(for: key.text) { try await self.resolve(key, visible: visible) }
         } catch {

@@ -129,6 +129,9 @@ actor FetchGate {
     /// Waiting tickets: visible, then prefetches.
     var waiting: (visible: Int, prefetches: Int) { (visible.count, prefetches.count) }
 
+    /// The prefetches waiting, in the order they will go.
+    var waitingPrefetches: [UInt64] { prefetches.map(\.ticket) }
+
     private func admit() {
         while running < width {
             let next = visible.isEmpty ? (prefetches.isEmpty ? nil : prefetches.removeFirst()) : visible.removeFirst()
