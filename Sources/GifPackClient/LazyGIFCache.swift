@@ -284,8 +284,9 @@ public final class LazyGIFCache: Sendable {
         throw lastError
     }
 
-    /// Decompresses the frame (the file holds just it) with every check into a temporary GIF,
-    /// then renames it into the cache and trims the cache.
+    /// Decompresses the frame (the file holds just it) with every check, then keeps the GIF in the
+    /// cache when it can (``LazyGIFStore/keepGIF(_:sha256:byteLimit:)``: on a full disk older GIFs
+    /// make room). The verified bytes are returned even when they could not be stored.
     private func decodeAndStore(_ entry: GIFEntry, pack: PackDescription, frameFile: String) async throws(PackClientError) -> [UInt8] {
         let store = self.store
         let byteLimit = self.byteLimit
@@ -296,28 +297,14 @@ public final class LazyGIFCache: Sendable {
             }
             var alone = entry.location
             alone.frameOffset = 0
-            let temporary = store.temporaryFile("gif")
-            do throws(PackClientError) {
-                let file = try FileOps.client { () throws(FileSystemError) in try NewFile(path: temporary) }
-                var bytes: [UInt8] = []
-                bytes.reserveCapacity(Int(max(0, entry.location.size)))
-                try IndexedEntry.read(alone, sha256: entry.sha256, isGIF: true, pack: SafePath.printable(pack.name),
-                                      reader: reader) { chunk in bytes.append(contentsOf: chunk) }
-                let written: Result<Void, PackClientError> = bytes.withUnsafeBytes { buffer in
-                    Result { () throws(PackClientError) in try FileOps.client { () throws(FileSystemError) in try file.append(buffer) } }
-                }
-                try written.get()
-                try FileOps.client { () throws(FileSystemError) in try file.finish(sync: false) }
-                if Int64(bytes.count) <= byteLimit {
-                    try store.storeGIF(temporary, sha256: entry.sha256, byteLimit: byteLimit)
-                } else {
-                    FileOps.remove(temporary)
-                }
-                return bytes
-            } catch {
-                FileOps.remove(temporary)
-                throw error
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(Int(max(0, entry.location.size)))
+            try IndexedEntry.read(alone, sha256: entry.sha256, isGIF: true, pack: SafePath.printable(pack.name),
+                                  reader: reader) { chunk in bytes.append(contentsOf: chunk) }
+            if Int64(bytes.count) <= byteLimit {
+                store.keepGIF(bytes, sha256: entry.sha256, byteLimit: byteLimit)
             }
+            return bytes
         }
     }
 
