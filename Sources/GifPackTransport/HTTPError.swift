@@ -41,6 +41,12 @@ public enum HTTPError: Error, Sendable, Equatable {
     /// It is curl's `CURLE_RANGE_ERROR`; ``URLSessionTransport`` uses the same code.
     public static let rangeNotHonouredCode = 33
 
+    /// The ``transport(code:message:)`` code of an answer carrying a `Content-Encoding` the request
+    /// did not accept (a request for a file's own bytes, answered compressed; see
+    /// ``HTTPRequest/acceptCompressedBody``). It is curl's `CURLE_BAD_CONTENT_ENCODING`; both
+    /// transports use it.
+    public static let unrequestedEncodingCode = 61
+
     /// A stable short code for reports and logs.
     public var reason: String {
         switch self {

@@ -136,6 +136,10 @@ final class SessionRelay: NSObject, URLSessionDataDelegate, @unchecked Sendable 
             transfer.stoppedAtHead = true
             return completionHandler(.cancel)
         }
+        if let refusal = HTTPContentCoding.refusal(of: head, for: request) {
+            transfer.failure = refusal
+            return completionHandler(.cancel)
+        }
         if request.byteRange == nil, let offset = request.resumeFrom, offset > 0, request.method == .get,
            (200..<300).contains(head.status), head.headers["content-range"] == nil {
             transfer.failure = .transport(code: HTTPError.rangeNotHonouredCode,

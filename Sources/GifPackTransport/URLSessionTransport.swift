@@ -23,7 +23,8 @@ import FoundationNetworking
 /// at most five, to http(s) only, the request's headers dropped when the origin changes. Not
 /// supported: ``HTTPRequest/awsSignature`` (refused with a clear error: publishing uses `HTTPClient`)
 /// and ``HTTPRequest/acceptCompressedBody`` beyond what the platform decodes (gzip, deflate);
-/// without it `Accept-Encoding: identity` is sent. The response's ``HTTPResponseHead/httpVersion``
+/// without it `Accept-Encoding: identity` is sent and a compressed answer refused, as by curl
+/// (``HTTPContentCoding``). The response's ``HTTPResponseHead/httpVersion``
 /// is empty (`URLResponse` does not give it), and its headers are sorted by name (`URLResponse`
 /// merges repeated fields).
 ///
@@ -148,8 +149,8 @@ enum SessionRequests {
         } else if let offset = request.resumeFrom, offset > 0 {
             made.setValue("bytes=\(offset)-", forHTTPHeaderField: "Range")
         }
-        if !request.acceptCompressedBody, !request.headers.contains(name: "Accept-Encoding") {
-            made.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
+        if let encoding = HTTPContentCoding.acceptEncoding(for: request) {
+            made.setValue(encoding, forHTTPHeaderField: "Accept-Encoding")
         }
         if !request.headers.contains(name: "User-Agent") { made.setValue(userAgent, forHTTPHeaderField: "User-Agent") }
         if case .bytes(let bytes) = request.body { made.httpBody = Data(bytes) }

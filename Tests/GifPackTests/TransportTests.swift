@@ -302,6 +302,44 @@ import Testing
         #expect(refused?.reason == "connect-failed", "got \(String(describing: refused))")
     }
 
+    /// A server compressing on the fly (issue 33, weak spot 2). Both transports ask for a file's own
+    /// bytes with `Accept-Encoding: identity`, so such a server sends them as they are; one that
+    /// compresses anyway is refused by both with the same error; JSON asked for with
+    /// `acceptCompressedBody` comes back decoded from both.
+    @Test(arguments: Kind.allCases) func bothAskForAFilesOwnBytesAndRefuseThemCompressedAnyway(kind: Kind) async throws {
+        let (root, bytes) = try Self.site()
+        let json = Array(String(repeating: "{\"id\": \"0001\"}\n", count: 500).utf8)
+        try Data(json).write(to: URL(fileURLWithPath: root.file("index.json")))
+        let gzipped = try await run("/usr/bin/gzip", ["-k", "-n", root.file("pack.bin"), root.file("index.json")])
+        try #require(gzipped.status == 0, "\(gzipped.error)")
+        let server = try ClientStaticFileServer(root: root.path)
+        defer { server.stop() }
+        let transport = try kind.make()
+        defer { kind.finish(transport) }
+        let work = try TemporaryDirectory()
+        let url = server.baseURL + "/pack.bin"
+
+        server.gzip(.unlessRefused)
+        let download = try await transport.download(HTTPRequest(url: url), to: work.file("pack"), maxBytes: 1 << 20)
+        #expect(download.head.status == 200 && download.head.headers["content-encoding"] == nil)
+        #expect(download.sha256 == sha256Hex(bytes))
+        #expect(try await transport.data(HTTPRequest(url: url), maxBytes: 1 << 20).body == bytes)
+        #expect(server.requests.map(\.acceptEncoding) == ["identity", "identity"])
+        let decoded = try await transport.data(HTTPRequest(url: server.baseURL + "/index.json", acceptCompressedBody: true), maxBytes: 1 << 20)
+        #expect(decoded.head.status == 200 && decoded.body == json)
+        #expect(server.requests.last?.acceptEncoding?.contains("gzip") == true)
+
+        server.gzip(.always)
+        let refused = await HTTPClientTests.error { try await transport.download(HTTPRequest(url: url), to: work.file("again"), maxBytes: 1 << 20) }
+        guard case .transport(HTTPError.unrequestedEncodingCode, let message)? = refused else {
+            Issue.record("expected the unrequested-encoding refusal, got \(String(describing: refused))")
+            return
+        }
+        #expect(message.contains("Content-Encoding: gzip") && message.contains("turn off on-the-fly compression"), "\(message)")
+        #expect(await HTTPClientTests.error { try await transport.data(HTTPRequest(url: url), maxBytes: 1 << 20) } == refused)
+        #expect(Self.fileSize(work.file("again")) == 0)
+    }
+
     @Test(arguments: Kind.allCases) func aCancelledTaskEndsItsTransfer(kind: Kind) async throws {
         let server = try Self.fixture(count: 2) { $0.gifDimension = 64 }
         defer { server.stop() }

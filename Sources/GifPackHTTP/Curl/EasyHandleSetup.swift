@@ -57,7 +57,12 @@ enum EasyHandleSetup {
             codes.append(gp_easy_setopt_string(easy, CURLOPT_USERAGENT, userAgent))
         }
         codes += try methodOptions(easy, for: transfer, context: context)
-        transfer.headerList = try headerList(for: request.headers)
+        var headers = request.headers
+        if let encoding = HTTPContentCoding.acceptEncoding(for: request) {
+            // A file's own bytes, as URLSessionTransport asks for them (no field would mean "any coding").
+            headers.append(name: "Accept-Encoding", value: encoding)
+        }
+        transfer.headerList = try headerList(for: headers)
         if request.method == .put && request.awsSignature == nil {
             // No `Expect: 100-continue` round trip before a body. Not for signed requests: curl
             // 7.88's SigV4 signs the empty `Expect:` line it then does not send (S3 answers

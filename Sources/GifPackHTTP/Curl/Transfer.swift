@@ -120,6 +120,11 @@ final class Transfer: @unchecked Sendable {
                 stoppedAtHead = true
                 return 0
             }
+            if !discardsBody, let refusal = HTTPContentCoding.refusal(of: HTTPResponseHead(status: head.status, httpVersion: head.httpVersion,
+                                                                                             headers: head.headers), for: request) {
+                callbackFailure = refusal
+                return 0
+            }
         }
         return line.count
     }
