@@ -8,7 +8,7 @@
 /// ```swift
 /// do { _ = try await client.download(request, to: path, maxBytes: 1 << 20) }
 /// catch .bodyTooLarge(let limit) { print("more than \(limit) bytes") }
-/// catch { print(error.reason, error) } // "timeout", "timed out: Operation too slow. …"
+/// catch { print(error.reason, error) } // "timeout", "timed out: too slow: less than 1024 bytes/s came from …"
 /// ```
 public enum HTTPError: Error, Sendable, Equatable {
     /// The URL is not an absolute http(s) URL curl can parse.

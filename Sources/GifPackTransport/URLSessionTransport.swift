@@ -13,10 +13,12 @@ import FoundationNetworking
 /// The session has no URL cache, no cookies and no stored credentials, so every answer (a `304`
 /// to `If-None-Match` included) is the server's.
 ///
-/// The request's limits: ``HTTPTimeouts/total`` (from the moment the request is handed to the
-/// session) and the low-speed rate (fewer body bytes than ``HTTPTimeouts/lowSpeedBytesPerSecond``
-/// over a whole ``HTTPTimeouts/lowSpeedWindow``, from the response head on) are enforced per
-/// request (the task is cancelled and fails with ``HTTPError/timedOut(_:)``); the session's idle
+/// The request's limits, as `HTTPClient` applies them: ``HTTPTimeouts/total`` and the low-speed
+/// rate (fewer body bytes than ``HTTPTimeouts/lowSpeedBytesPerSecond`` over a whole
+/// ``HTTPTimeouts/lowSpeedWindow``), both from the moment the request is sent (at most
+/// `maxConnections` are in the session at once; the others wait in line, their limits not
+/// running), and the call's ``HTTPTimeouts/deadline`` throughout, are enforced per request (the
+/// task is cancelled and fails with ``HTTPError/timedOut(_:)``); the session's idle
 /// timeout (`timeoutInterval`, which covers connecting and waiting for the head) is the low-speed
 /// window when a rate is set, else the total. ``HTTPTimeouts/connect`` has no `URLSession`
 /// equivalent: the idle timeout stands in for it. Redirects are followed by the delegate only when ``HTTPRequest/followRedirects`` is set,
@@ -53,7 +55,7 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
         let queue = OperationQueue()
         queue.name = "gifpack.urlsession-transport"
         queue.maxConcurrentOperationCount = 1
-        relay = SessionRelay(queue: queue)
+        relay = SessionRelay(queue: queue, maxRunning: settings.httpMaximumConnectionsPerHost)
         session = URLSession(configuration: settings, delegate: relay, delegateQueue: queue)
     }
 
@@ -193,7 +195,9 @@ enum SessionRequests {
         case .cannotFindHost, .cannotConnectToHost, .dnsLookupFailed, .notConnectedToInternet:
             return .connectFailed(message)
         case .timedOut:
-            return .timedOut(message)
+            // The session's idle timeout, which stands for the low-speed window when a rate is set.
+            let timeouts = transfer.request.timeouts
+            return .timedOut(timeouts.lowSpeedBytesPerSecond > 0 ? timeouts.lowSpeedMessage(for: transfer.current.url) : message)
         case .dataLengthExceedsMaximum:
             return .bodyTooLarge(limit: transfer.maxBytes)
         default:
@@ -251,6 +255,8 @@ final class SessionTransfer: @unchecked Sendable {
     var stoppedAtHead = false
     var cancelRequested = false
     var speedWatched = false
+    /// Sent to the session (out of the relay's line): its limits run.
+    var sent = false
     var finished = false
     var started = ContinuousClock.now
 

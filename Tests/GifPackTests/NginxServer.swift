@@ -46,9 +46,13 @@ final class NginxServer: @unchecked Sendable {
         /// Every path answers with this file of the root (its name, e.g. `list.xml`): a canned answer
         /// for clients whose URLs carry queries.
         var everyPathServes: String?
+        /// `limit_rate` (bytes per second, per connection) under `packs/`: a server that drips the packs.
+        var packsLimitRate: Int?
 
         init(root: String, ranges: Bool = true, publishCacheHeaders: Bool = false, tls: Bool = false, proxyTo: Int? = nil,
-             forwardProxy: Bool = false, everyPathServes: String? = nil) {
+             forwardProxy: Bool = false, everyPathServes: String? = nil, packsLimitRate: Int? = nil) {
+            precondition(packsLimitRate == nil || !publishCacheHeaders, "one location for packs/")
+            self.packsLimitRate = packsLimitRate
             self.root = root
             self.ranges = ranges
             self.publishCacheHeaders = publishCacheHeaders
@@ -218,6 +222,9 @@ final class NginxServer: @unchecked Sendable {
         if options.publishCacheHeaders {
             locations.append("location \(mount)packs/ { \(serve("packs/")) add_header Cache-Control \"public, max-age=31536000, immutable\"; }")
             locations.append("location = \(mount)index.json { \(serve("index.json")) add_header Cache-Control \"public, max-age=60\"; }")
+        }
+        if let rate = options.packsLimitRate {
+            locations.append("location \(mount)packs/ { \(serve("packs/")) limit_rate \(rate); }")
         }
         if let proxy { locations.append("location / {\n            \(proxy)\n        }") }
         let tls = options.tls ? "ssl_certificate \(temp)/server.pem;\n        ssl_certificate_key \(temp)/server.key;" : ""

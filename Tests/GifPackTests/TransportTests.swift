@@ -340,6 +340,42 @@ import Testing
         #expect(Self.fileSize(work.file("again")) == 0)
     }
 
+    /// A server that accepts and never answers, and one that drips just above the low-speed rate
+    /// (issue 33, weak spot 5). Both transports end the silent request after one low-speed window
+    /// counted from the request on — the low-speed limit is the cause, not a session timer — and the
+    /// drip at the deadline set for the call; each message says which limit and what to check.
+    /// Windows of one second keep this fast; nothing here measures durations.
+    @Test(arguments: Kind.allCases) func aSilentServerEndsAfterOneWindowAndADripAtTheDeadline(kind: Kind) async throws {
+        let transport = try kind.make()
+        defer { kind.finish(transport) }
+        let silent = try SilentServer()
+        defer { silent.stop() }
+        let window = HTTPTimeouts(total: .zero, lowSpeedBytesPerSecond: 1024, lowSpeedWindow: .seconds(1))
+        let quiet = await HTTPClientTests.error { try await transport.data(HTTPRequest(url: silent.url, timeouts: window), maxBytes: 1 << 20) }
+        #expect(quiet == .timedOut(window.lowSpeedMessage(for: silent.url)), "\(String(describing: quiet))")
+        #expect(window.lowSpeedMessage(for: silent.url).contains("too slow") && window.lowSpeedMessage(for: silent.url).contains("check that"))
+
+        let server = try Self.fixture(count: 2) { $0.gifDimension = 96; $0.framesRange = 4...5 }
+        defer { server.stop() }
+        let id = server.catalog.exercises[0].id
+        let size = try #require(server.catalog.gifBytes(id: id, resolution: 180)?.count)
+        try #require(size > 4000, "a GIF that takes several seconds at 1000 B/s: \(size) bytes")
+        server.schedule([.slowBody(bytesPerSecond: 1000)], forExercise: id)
+        let url = HTTPClientTests.imageURL(server, id)
+        let drip = HTTPTimeouts(total: .zero, lowSpeedBytesPerSecond: 200, lowSpeedWindow: .seconds(1), deadline: .seconds(1))
+        let dripped = await HTTPClientTests.error { try await transport.data(HTTPRequest(url: url, timeouts: drip), maxBytes: 1 << 20) }
+        #expect(dripped == .timedOut(drip.deadlineMessage(for: url)), "\(String(describing: dripped))")
+        #expect(drip.deadlineMessage(for: url).contains("deadline of 1 s passed") && drip.deadlineMessage(for: url).contains("check that"))
+
+        // A call whose deadline has passed sends nothing more.
+        let before = server.stats.totalRequests
+        let spent = drip.startingCall()
+        try await waitUntil(every: .milliseconds(50)) { ContinuousClock.now > spent.callEnds! }
+        let late = await HTTPClientTests.error { try await transport.data(HTTPRequest(url: url, timeouts: spent), maxBytes: 1 << 20) }
+        #expect(late == .timedOut(drip.deadlineMessage(for: url)))
+        #expect(server.stats.totalRequests == before)
+    }
+
     @Test(arguments: Kind.allCases) func aCancelledTaskEndsItsTransfer(kind: Kind) async throws {
         let server = try Self.fixture(count: 2) { $0.gifDimension = 64 }
         defer { server.stop() }
@@ -358,6 +394,49 @@ import Testing
     }
 
     // MARK: Support
+
+    /// A loopback server that accepts connections (the kernel completes them: it listens) and never
+    /// reads or answers a request.
+    final class SilentServer: @unchecked Sendable {
+        let port: Int
+        private let listener: Int32
+        private let lock = NSLock()
+        private var stopped = false
+
+        init() throws {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            guard fd >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0, listen(fd, 16) == 0 else {
+                let code = errno
+                close(fd)
+                throw POSIXError(.init(rawValue: code) ?? .EIO)
+            }
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            _ = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+            }
+            listener = fd
+            port = Int(UInt16(bigEndian: address.sin_port))
+        }
+
+        deinit { stop() }
+
+        var url: String { "http://127.0.0.1:\(port)/silent" }
+
+        func stop() {
+            let first = lock.withLock { () -> Bool in
+                defer { stopped = true }
+                return !stopped
+            }
+            if first { close(listener) }
+        }
+    }
 
     /// A loopback server answering every request with `302 Found` to `location` (one thread per
     /// connection, `Connection: close`), counting the requests.

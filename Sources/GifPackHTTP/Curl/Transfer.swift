@@ -43,6 +43,8 @@ final class Transfer: @unchecked Sendable {
     /// A range request got a final answer other than 206: the transfer was stopped at its head on
     /// purpose and counts as a response without a body.
     var stoppedAtHead = false
+    /// The call's deadline, when it (not the total limit) bounds this transfer.
+    var deadline: ContinuousClock.Instant?
     /// A failure decided in a callback (cap hit, disk error); it explains curl's CURLE_WRITE_ERROR.
     var callbackFailure: HTTPError?
 
