@@ -404,25 +404,7 @@ import Testing
         private var stopped = false
 
         init() throws {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            guard fd >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
-            let bound = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-            guard bound == 0, listen(fd, 16) == 0 else {
-                let code = errno
-                close(fd)
-                throw POSIXError(.init(rawValue: code) ?? .EIO)
-            }
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            _ = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-            }
-            listener = fd
-            port = Int(UInt16(bigEndian: address.sin_port))
+            (listener, port) = try LoopbackPort.listening(backlog: 16)
         }
 
         deinit { stop() }
@@ -449,24 +431,7 @@ import Testing
 
         init(location: String) throws {
             self.location = location
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            guard fd >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
-            let bound = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-            guard bound == 0, listen(fd, 16) == 0 else {
-                close(fd)
-                throw POSIXError(.EADDRINUSE)
-            }
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            _ = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-            }
-            listener = fd
-            port = Int(UInt16(bigEndian: address.sin_port))
+            (listener, port) = try LoopbackPort.listening(backlog: 16)
             let thread = Thread { [self] in acceptLoop() }
             thread.start()
         }
