@@ -78,7 +78,7 @@ public struct HTTPTimeouts: Sendable, Equatable {
     }
 
     /// The host a message names: never the URL's user name or password, nor its path or query.
-    static func host(of url: String) -> String {
+    package static func host(of url: String) -> String {
         URL(string: url)?.host ?? "the server"
     }
 

@@ -19,9 +19,9 @@ import FoundationNetworking
 /// `maxConnections` are in the session at once; the others wait in line, their limits not
 /// running), and the call's ``HTTPTimeouts/deadline`` throughout, are enforced per request (the
 /// task is cancelled and fails with ``HTTPError/timedOut(_:)``); the session's idle
-/// timeout (`timeoutInterval`, which covers connecting and waiting for the head) is the low-speed
-/// window when a rate is set, else the total. ``HTTPTimeouts/connect`` has no `URLSession`
-/// equivalent: the idle timeout stands in for it. Redirects are followed by the delegate only when ``HTTPRequest/followRedirects`` is set,
+/// timeout (`timeoutInterval`) is only a backstop: twice the low-speed window when a rate is set,
+/// else the total. ``HTTPTimeouts/connect`` has no `URLSession` equivalent: the low-speed window,
+/// counted from the request on, covers connecting. Redirects are followed by the delegate only when ``HTTPRequest/followRedirects`` is set,
 /// at most five, to http(s) only, the request's headers dropped when the origin changes. Not
 /// supported: ``HTTPRequest/awsSignature`` (refused with a clear error: publishing uses `HTTPClient`)
 /// and ``HTTPRequest/acceptCompressedBody`` beyond what the platform decodes (gzip, deflate);
@@ -159,9 +159,10 @@ enum SessionRequests {
         return made
     }
 
-    /// The session's idle limit for a request: the low-speed window when a rate is set, else the total.
+    /// The session's idle limit for a request: a backstop, twice the low-speed window when a rate
+    /// is set (the relay's own watch ends a silent request after one window), else the total.
     static func idleTimeout(_ timeouts: HTTPTimeouts) -> TimeInterval {
-        if timeouts.lowSpeedBytesPerSecond > 0 { return max(1, seconds(timeouts.lowSpeedWindow)) }
+        if timeouts.lowSpeedBytesPerSecond > 0 { return 2 * max(1, seconds(timeouts.lowSpeedWindow)) }
         let total = seconds(timeouts.total)
         return total > 0 ? total : 7 * 24 * 3600
     }
@@ -195,9 +196,9 @@ enum SessionRequests {
         case .cannotFindHost, .cannotConnectToHost, .dnsLookupFailed, .notConnectedToInternet:
             return .connectFailed(message)
         case .timedOut:
-            // The session's idle timeout, which stands for the low-speed window when a rate is set.
-            let timeouts = transfer.request.timeouts
-            return .timedOut(timeouts.lowSpeedBytesPerSecond > 0 ? timeouts.lowSpeedMessage(for: transfer.current.url) : message)
+            // The session's idle timeout, a backstop behind the relay's low-speed watch and total limit.
+            return .timedOut("\(message) (the URL loading system's idle timeout): check that \(HTTPTimeouts.host(of: transfer.current.url)) "
+                + "answers and that the network is up")
         case .dataLengthExceedsMaximum:
             return .bodyTooLarge(limit: transfer.maxBytes)
         default:
