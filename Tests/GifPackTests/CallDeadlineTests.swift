@@ -44,6 +44,40 @@ struct CallDeadlineTests {
         #expect(!DirectoryListing.names(dists.workspace.file("app")).contains("gifs"), "nothing installed")
     }
 
+    @Test func aDrippingServerEndsOneGIFOnDemandAtItsDeadlineWithEitherTransport() async throws {
+        let dists = try await UpgradeDist.make(count: 20)
+        defer { dists.server.stop() }
+        try dists.publish()
+        let pack = try #require(try dists.index().packs.first)
+        let entry = try #require(pack.gifs.max { $0.location.frameLength < $1.location.frameLength })
+        let id = try #require(pack.exercises.first { $0.gif == entry.sha256 }?.id)
+        try #require(entry.location.frameLength > 3 * 1100, "a frame that takes seconds at 1,100 B/s: \(entry.location)")
+        let nginx = try await NginxServer.start(.init(root: dists.site, packsLimitRate: 1100))
+        defer { nginx.stop() }
+        let url = nginx.baseURL + "/index.json"
+
+        // gifpack cat (curl): --deadline 1.
+        var mark = try await nginx.mark()
+        let cat = try await ClientCommandTests.gifpack(["cat", "--index", url, "--cache", dists.workspace.file("cli"), "--deadline", "1", id])
+        var lines = try await nginx.log(since: mark)
+        #expect(cat.status == 1 && cat.output.isEmpty, "\(cat.error)")
+        #expect(cat.error.contains("the call's deadline of 1 s passed") && cat.error.contains("check that it answers"), "\(cat.error)")
+        #expect(lines.filter { $0.path == "/\(pack.file)" }.count == 1, "the attempts after the deadline are not sent: \(lines)")
+
+        // An app (URLSessionTransport): LazyGIFCache(timeouts:) with a deadline.
+        let cache = LazyGIFCache(directory: dists.workspace.file("app"), indexURL: url, timeouts: HTTPTimeouts(deadline: .seconds(1)))
+        mark = try await nginx.mark()
+        await #expect {
+            _ = try await cache.gif(forExercise: id)
+        } throws: { error in
+            guard case PackClientError.transfer(_, .timedOut(let message)) = error else { return false }
+            return message.contains("the call's deadline of 1 s passed")
+        }
+        lines = try await nginx.log(since: mark)
+        #expect(lines.filter { $0.path == "/\(pack.file)" }.count == 1, "\(lines)")
+        #expect(await cache.storedBytes() == 0)
+    }
+
     @Test func theDeadlineOptionIsCheckedAndNeedsAPositiveNumber() async throws {
         for bad in ["0", "-3", "soon"] {
             let result = try await ClientCommandTests.gifpack(["install", "--index", "http://127.0.0.1:9/index.json", "--cache", "/nonexistent/gifs",
