@@ -54,6 +54,8 @@ struct CatCommand: AsyncParsableCommand {
 
     @OptionGroup var trust: TrustOptions
 
+    @OptionGroup var network: DeadlineOption
+
     @Option(help: "With --index URL: most bytes of GIFs the cache keeps.")
     var cacheLimit: Int64 = 64 << 20
 
@@ -120,7 +122,7 @@ struct CatCommand: AsyncParsableCommand {
         let client = try CurlTransport.client(for: index, maxConnections: 2)
         defer { client?.shutdown() }
         let cache = LazyGIFCache(directory: self.cache ?? Self.defaultCacheDirectory(), indexURL: index, byteLimit: cacheLimit,
-                                 client: client, trust: try trust.load())
+                                 client: client, timeouts: network.timeouts, trust: try trust.load())
         let result: LazyGIF
         do { result = try await cache.gif(forExercise: id) } catch {
             Terminal.error("gifpack: \(error)")

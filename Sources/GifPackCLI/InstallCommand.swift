@@ -68,6 +68,8 @@ struct InstallCommand: AsyncParsableCommand {
 
     @OptionGroup var trust: TrustOptions
 
+    @OptionGroup var network: DeadlineOption
+
     @Flag(help: "Always download whole packs (no sparse upgrade by range requests).")
     var noSparse = false
 
@@ -83,6 +85,7 @@ struct InstallCommand: AsyncParsableCommand {
         installer.trust = try trust.load()
         installer.sparseUpgrades.isEnabled = !noSparse
         installer.withPosters = withPosters
+        installer.timeouts = network.timeouts
         let client = try CurlTransport.client(for: index, maxConnections: max(2, installer.sparseUpgrades.maxRequestsInFlight))
         defer { client?.shutdown() }
         let report: InstallReport

@@ -105,7 +105,9 @@ public final class LazyGIFCache: Sendable {
     public func gif(forExercise id: String) async throws(PackClientError) -> LazyGIF {
         if case .file = source.location { return try await localGIF(id) }
         let http = client
-        var index = try await currentIndex(client: http, forceRevalidation: false)
+        // One deadline for the whole call: the index, its signature and the GIF, retries included.
+        let timeouts = self.timeouts.startingCall()
+        var index = try await currentIndex(client: http, forceRevalidation: false, timeouts: timeouts)
         var reloaded = false
         while true {
             guard let pack = index.packs.first(where: { $0.exercises.contains { $0.id == id } }) else {
@@ -123,12 +125,12 @@ public final class LazyGIFCache: Sendable {
             }
             if case .success(let bytes?) = cached { return .gif(bytes: bytes, fromCache: true) }
             do {
-                return .gif(bytes: try await fetch(entry, of: pack, client: http), fromCache: false)
+                return .gif(bytes: try await fetch(entry, of: pack, client: http, timeouts: timeouts), fromCache: false)
             } catch let error as IndexOutOfDate {
                 // The pack on the server is not the one the index names: load the index again, once.
                 guard !reloaded else { throw error.underlying }
                 reloaded = true
-                let fresh = try await currentIndex(client: http, forceRevalidation: true)
+                let fresh = try await currentIndex(client: http, forceRevalidation: true, timeouts: timeouts)
                 guard fresh != index else { throw error.underlying }
                 index = fresh
             } catch let error as PackClientError {
@@ -144,7 +146,7 @@ public final class LazyGIFCache: Sendable {
     public func index(forceRevalidation: Bool = false) async throws(PackClientError) -> PackIndex {
         if case .file = source.location { return try await loadLocal() }
         let http = client
-        return try await currentIndex(client: http, forceRevalidation: forceRevalidation)
+        return try await currentIndex(client: http, forceRevalidation: forceRevalidation, timeouts: timeouts.startingCall())
     }
 
     /// Bytes of GIFs stored now.
@@ -155,7 +157,8 @@ public final class LazyGIFCache: Sendable {
 
     // MARK: Index
 
-    private func currentIndex(client http: any HTTPTransport, forceRevalidation: Bool) async throws(PackClientError) -> PackIndex {
+    private func currentIndex(client http: any HTTPTransport, forceRevalidation: Bool,
+                              timeouts: HTTPTimeouts) async throws(PackClientError) -> PackIndex {
         guard case .url(let url) = source.location else { return try await loadLocal() }
         let store = self.store
         let (slot, trust, limits) = (self.slot, self.trust, self.limits)
@@ -213,7 +216,7 @@ public final class LazyGIFCache: Sendable {
         }
         // A new index: its signature (signatures/<sha256>.minisig, else index.json.minisig beside it), then the
         // rules of a trusted install, before anything is stored.
-        let signature = try await source.loadSignature(for: json, client: http)
+        let signature = try await source.loadSignature(for: json, client: http, timeouts: timeouts)
         let index = try trust.verifySignature(indexBytes: json, signature: signature, location: url, limits: limits)
         try trust.accept(index, location: url, installedSequence: floor, holder: "the cached index's")
         try await BlockingWork.run("gifpack.lazy-index") { () throws(PackClientError) in
@@ -246,7 +249,8 @@ public final class LazyGIFCache: Sendable {
     }
 
     /// Fetches the GIF's frame, checks it, stores the GIF and returns it.
-    private func fetch(_ entry: GIFEntry, of pack: PackDescription, client http: any HTTPTransport) async throws -> [UInt8] {
+    private func fetch(_ entry: GIFEntry, of pack: PackDescription, client http: any HTTPTransport,
+                       timeouts: HTTPTimeouts) async throws -> [UInt8] {
         guard case .url(let url) = try source.packLocation(for: pack) else {
             throw PackClientError.unreadable(location: source.description, detail: "not a remote index")
         }
@@ -284,8 +288,9 @@ public final class LazyGIFCache: Sendable {
         throw lastError
     }
 
-    /// Decompresses the frame (the file holds just it) with every check into a temporary GIF,
-    /// then renames it into the cache and trims the cache.
+    /// Decompresses the frame (the file holds just it) with every check, then keeps the GIF in the
+    /// cache when it can (``LazyGIFStore/keepGIF(_:sha256:byteLimit:)``: on a full disk older GIFs
+    /// make room). The verified bytes are returned even when they could not be stored.
     private func decodeAndStore(_ entry: GIFEntry, pack: PackDescription, frameFile: String) async throws(PackClientError) -> [UInt8] {
         let store = self.store
         let byteLimit = self.byteLimit
@@ -296,28 +301,14 @@ public final class LazyGIFCache: Sendable {
             }
             var alone = entry.location
             alone.frameOffset = 0
-            let temporary = store.temporaryFile("gif")
-            do throws(PackClientError) {
-                let file = try FileOps.client { () throws(FileSystemError) in try NewFile(path: temporary) }
-                var bytes: [UInt8] = []
-                bytes.reserveCapacity(Int(max(0, entry.location.size)))
-                try IndexedEntry.read(alone, sha256: entry.sha256, isGIF: true, pack: SafePath.printable(pack.name),
-                                      reader: reader) { chunk in bytes.append(contentsOf: chunk) }
-                let written: Result<Void, PackClientError> = bytes.withUnsafeBytes { buffer in
-                    Result { () throws(PackClientError) in try FileOps.client { () throws(FileSystemError) in try file.append(buffer) } }
-                }
-                try written.get()
-                try FileOps.client { () throws(FileSystemError) in try file.finish(sync: false) }
-                if Int64(bytes.count) <= byteLimit {
-                    try store.storeGIF(temporary, sha256: entry.sha256, byteLimit: byteLimit)
-                } else {
-                    FileOps.remove(temporary)
-                }
-                return bytes
-            } catch {
-                FileOps.remove(temporary)
-                throw error
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(Int(max(0, entry.location.size)))
+            try IndexedEntry.read(alone, sha256: entry.sha256, isGIF: true, pack: SafePath.printable(pack.name),
+                                  reader: reader) { chunk in bytes.append(contentsOf: chunk) }
+            if Int64(bytes.count) <= byteLimit {
+                store.keepGIF(bytes, sha256: entry.sha256, byteLimit: byteLimit)
             }
+            return bytes
         }
     }
 

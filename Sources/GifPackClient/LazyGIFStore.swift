@@ -184,6 +184,32 @@ struct LazyGIFStore: Sendable {
         }
     }
 
+    /// Writes the verified GIF `bytes` to a temporary file and renames it in as `sha256`
+    /// (``storeGIF(_:sha256:byteLimit:)``). On a full disk (ENOSPC, EDQUOT) the least recently
+    /// used GIFs are evicted until the new one's size is freed, and the write is tried once more;
+    /// nothing is evicted when the GIFs stored could not make that room together. False when the
+    /// GIF is not stored: the bytes are verified, and the caller serves them anyway.
+    @discardableResult
+    func keepGIF(_ bytes: [UInt8], sha256: String, byteLimit: Int64) -> Bool {
+        for attempt in 0..<2 {
+            let temporary = temporaryFile("gif")
+            do {
+                try FileOps.writeNew(temporary, bytes)
+                try storeGIF(temporary, sha256: sha256, byteLimit: byteLimit)
+                return true
+            } catch {
+                FileOps.remove(temporary)
+                guard attempt == 0, case .fileSystem(_, _, let code) = error, Errno(code).meansDiskFull else { return false }
+                let needed = Int64(bytes.count)
+                let freed = try? withLock { () throws(PackClientError) -> Int64 in
+                    evictOldest(sparing: "\(sha256).gif") { freed, stored in freed < needed && freed + stored >= needed }
+                }
+                guard let freed, freed > 0 else { return false }
+            }
+        }
+        return false
+    }
+
     /// Bytes of GIFs stored.
     func storedBytes() -> Int64 {
         listGIFs().reduce(0) { $0 + $1.size }
@@ -221,11 +247,7 @@ struct LazyGIFStore: Sendable {
     /// Removes least recently used GIFs until at most `limit` bytes remain, and stale temporaries:
     /// only files named as the cache names them.
     private func trim(to limit: Int64, sparing kept: String) {
-        let files = listGIFs()
-        var total = files.reduce(0) { $0 + $1.size }
-        for file in files.sorted(by: { ($0.used, $0.name) < ($1.used, $1.name) }) where total > limit && file.name != kept {
-            if SystemCalls.unlink("\(gifsPath)/\(file.name)") == 0 || Errno.current == .noSuchFileOrDirectory { total -= file.size }
-        }
+        evictOldest(sparing: kept) { _, stored in stored > limit }
         let now = SystemCalls.currentTime()
         for name in FileOps.list(temporaryPath) where Self.isTemporaryName(name) {
             let path = "\(temporaryPath)/\(name)"
@@ -234,6 +256,23 @@ struct LazyGIFStore: Sendable {
                 SystemCalls.unlink(path)
             }
         }
+    }
+
+    /// Removes GIFs, least recently used first and never `kept`, while `more(freed, stored)` holds
+    /// for the bytes freed so far and those still stored; returns the bytes freed.
+    @discardableResult
+    private func evictOldest(sparing kept: String, while more: (_ freed: Int64, _ stored: Int64) -> Bool) -> Int64 {
+        let files = listGIFs()
+        var total = files.reduce(0) { $0 + $1.size }
+        var freed: Int64 = 0
+        for file in files.sorted(by: { ($0.used, $0.name) < ($1.used, $1.name) }) where file.name != kept {
+            guard more(freed, total) else { break }
+            if SystemCalls.unlink("\(gifsPath)/\(file.name)") == 0 || Errno.current == .noSuchFileOrDirectory {
+                total -= file.size
+                freed += file.size
+            }
+        }
+        return freed
     }
 
     // MARK: Index

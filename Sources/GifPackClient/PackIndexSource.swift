@@ -110,14 +110,19 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
     ///     saved = fetched.validators                             // for the next check
     /// }
     /// ```
+    ///
+    /// `timeouts` limit every request of the load (the index, its signature); their
+    /// ``HTTPTimeouts/deadline`` bounds the whole load.
     public func load(ifChangedFrom validators: IndexValidators?, trust: IndexTrust? = nil, installedSequence: Int? = nil,
-                     client: (any HTTPTransport)? = nil, limits: PackLimits = .standard) async throws(PackClientError) -> IndexCheck {
-        switch try await fetchBytes(ifChangedFrom: validators, client: client, limits: limits) {
+                     client: (any HTTPTransport)? = nil, limits: PackLimits = .standard,
+                     timeouts: HTTPTimeouts = HTTPTimeouts()) async throws(PackClientError) -> IndexCheck {
+        let timeouts = timeouts.startingCall()
+        switch try await fetchBytes(ifChangedFrom: validators, client: client, limits: limits, timeouts: timeouts) {
         case .notModified:
             return .notModified
         case .fetched(let bytes, let newValidators, let wire):
             return .modified(try await finish(bytes, validators: newValidators, wireBytes: wire, trust: trust,
-                                              installedSequence: installedSequence, client: client, limits: limits))
+                                              installedSequence: installedSequence, client: client, limits: limits, timeouts: timeouts))
         }
     }
 
@@ -133,12 +138,12 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
 
     /// Decodes (and with `trust` verifies) plain index bytes.
     private func finish(_ bytes: Data, validators: IndexValidators?, wireBytes: Int64, trust: IndexTrust?, installedSequence: Int?,
-                        client: (any HTTPTransport)?, limits: PackLimits) async throws(PackClientError) -> FetchedIndex {
+                        client: (any HTTPTransport)?, limits: PackLimits, timeouts: HTTPTimeouts) async throws(PackClientError) -> FetchedIndex {
         guard let trust else {
             return FetchedIndex(index: try Self.decode(bytes, limits: limits), bytes: bytes, signature: nil, validators: validators,
                                 wireBytes: wireBytes)
         }
-        let signature = try await loadSignature(for: bytes, client: client)
+        let signature = try await loadSignature(for: bytes, client: client, timeouts: timeouts)
         let index = try trust.verify(indexBytes: bytes, signature: signature, location: location.description,
                                      installedSequence: installedSequence, limits: limits)
         return FetchedIndex(index: index, bytes: bytes, signature: signature, validators: validators, wireBytes: wireBytes)
@@ -212,9 +217,12 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
     /// the index (named by those bytes, so it is the signature of exactly them whenever the index
     /// was read), or, when there is none (a target published by an older version), `index.json.minisig`
     /// beside it; nil when neither exists.
-    public func loadSignature(for indexBytes: Data, client: (any HTTPTransport)? = nil) async throws(PackClientError) -> Data? {
+    public func loadSignature(for indexBytes: Data, client: (any HTTPTransport)? = nil,
+                              timeouts: HTTPTimeouts = HTTPTimeouts()) async throws(PackClientError) -> Data? {
+        let timeouts = timeouts.startingCall()
         for candidate in SignatureLocation.lookupOrder(location.description, indexSHA256: Hex.lowercase(SHA256.hash(data: indexBytes))) {
-            if let signature = try await loadBytes(candidate, client: client, maxBytes: Self.maxSignatureBytes, optional: true) {
+            if let signature = try await loadBytes(candidate, client: client, maxBytes: Self.maxSignatureBytes, optional: true,
+                                                   timeouts: timeouts) {
                 return signature
             }
         }
@@ -234,7 +242,7 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
 
     /// A file or URL of the same kind as the index; `optional`: nil when it does not exist (404).
     private func loadBytes(_ target: String, client: (any HTTPTransport)?, maxBytes: Int64,
-                           optional: Bool) async throws(PackClientError) -> Data? {
+                           optional: Bool, timeouts: HTTPTimeouts = HTTPTimeouts()) async throws(PackClientError) -> Data? {
         switch location {
         case .file:
             return try await BlockingWork.run("gifpack.index") { () throws(PackClientError) -> Data? in
@@ -242,7 +250,7 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
                 return try Self.readFile(target, maxBytes: maxBytes)
             }
         case .url:
-            return try await Self.fetch(target, client: client, maxBytes: maxBytes, notFoundIsNil: optional)
+            return try await Self.fetch(target, client: client, maxBytes: maxBytes, notFoundIsNil: optional, timeouts: timeouts)
         }
     }
 
@@ -313,9 +321,9 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
     }
 
     static func fetch(_ url: String, client: (any HTTPTransport)?, maxBytes: Int64,
-                      notFoundIsNil: Bool = false) async throws(PackClientError) -> Data? {
+                      notFoundIsNil: Bool = false, timeouts: HTTPTimeouts = HTTPTimeouts()) async throws(PackClientError) -> Data? {
         let http = client ?? URLSessionTransport(maxConnections: 2)
-        var request = HTTPRequest(url: url, acceptCompressedBody: true)
+        var request = HTTPRequest(url: url, timeouts: timeouts, acceptCompressedBody: true)
         request.followRedirects = true
         let response: HTTPDataResponse
         do { response = try await http.data(request, maxBytes: maxBytes) } catch { throw .transfer(url: url, error) }

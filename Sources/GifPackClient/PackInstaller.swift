@@ -74,6 +74,11 @@ public struct PackInstaller: Sendable {
     /// posters pack and still holds every poster; on an upgrade only the posters the cache lacks
     /// are fetched, by range, like a pack's GIFs. false: nothing poster-related is fetched.
     public var withPosters = false
+    /// The limits of every request (``HTTPTimeouts``): the low-speed window, counted from each
+    /// request on, and ``HTTPTimeouts/deadline``, the longest one ``install(from:packs:client:)``
+    /// may take over the network, the index, signature, every pack and every retry included
+    /// (disk work is not cut short). nil deadline: none.
+    public var timeouts = HTTPTimeouts()
 
     public init(cacheDirectory: String, layout: InstallLayout = .byID, limits: PackLimits = .standard) {
         self.cacheDirectory = CacheGenerations(cachePath: cacheDirectory).cachePath
@@ -108,6 +113,7 @@ public struct PackInstaller: Sendable {
             owned = URLSessionTransport(maxConnections: max(2, sparseUpgrades.maxRequestsInFlight))
         }
         let http = client ?? owned
+        let timeouts = self.timeouts.startingCall()
 
         // The index: conditional on the one the installed generation came from when that generation
         // is what this call asks for again, so an unchanged index costs a 304 and no body.
@@ -116,7 +122,7 @@ public struct PackInstaller: Sendable {
         let fetched: FetchedIndex
         switch try await source.load(ifChangedFrom: condition?.validators, trust: trust,
                                      installedSequence: trust == nil ? nil : current?.manifest.indexSequence,
-                                     client: http, limits: limits) {
+                                     client: http, limits: limits, timeouts: timeouts) {
         case .notModified:
             guard let current, let condition else {
                 throw .unreadable(location: source.description, detail: "the server answered 304 Not Modified to a request that was not conditional")
@@ -141,6 +147,7 @@ public struct PackInstaller: Sendable {
 
         var downloader = PackDownloader(directory: generations.downloadsPath, client: http, limits: limits)
         downloader.maxAttempts = downloadAttempts
+        downloader.timeouts = timeouts
         // Sparse upgrades (PackInstaller+Sparse.swift): only the missing frames, by range, when it pays.
         let previous = try await sparseBasis(for: source, generations: generations)
         var downloaded: [DownloadedPack] = []

@@ -9,7 +9,9 @@ import Foundation
 /// `PackFrameReader` reads them as from the whole pack. The first range is requested alone: if
 /// the server answers `200` it ignores ranges and the fetch stops there (``Outcome/rangeIgnored``)
 /// having read no body; its `ETag` is then sent as `If-Match` with the other ranges, at most
-/// ``SparseUpgradeSettings/maxRequestsInFlight`` at a time. Every answer is judged by
+/// ``SparseUpgradeSettings/maxRequestsInFlight`` at a time. A `200` to any of them (a CDN whose
+/// edges do not all honour ranges) is ``Outcome/rangeIgnored`` too: the ranges still in flight are
+/// cancelled and their ends ignored, as are those after a failure. Every answer is judged by
 /// ``RangeAnswer`` (status, `Content-Range`, the file's size, the `ETag`); a dropped or truncated
 /// transfer is asked for again, up to `attempts` times per range. Once a range is in, each frame
 /// in it is read back with the same checks as an install (tar header, decompression cap,
@@ -125,8 +127,11 @@ struct RangeFetcher: Sendable {
         let rest = Array(plan.ranges.dropFirst())
         let inFlight = max(1, settings.maxRequestsInFlight)
         let ifMatch = RangeAnswer.ifMatch(etag)
-        var failure: PackClientError?
-        var ignored = false
+        // The first range that ends the fetch decides it: a 200 (the server, or one of its edges,
+        // ignores ranges: the caller downloads the whole file) or a failure. The ranges still in
+        // flight are then cancelled, and how they end (cancelled, most often) says nothing more.
+        enum Stop { case rangeIgnored, failed(PackClientError) }
+        var decided: Stop?
         await withTaskGroup(of: RangeResult.self) { group in
             var next = 0
             func addNext() {
@@ -139,21 +144,22 @@ struct RangeFetcher: Sendable {
             while let done = await group.next() {
                 stats.requests += done.requests
                 stats.bytes += done.bytes
+                guard decided == nil else { continue }
                 switch done.result {
-                case .success(.partial): break
-                case .success(.rangeIgnored): ignored = true
-                case .success(.refused(let error)), .failure(let error): failure = failure ?? error
-                }
-                if failure != nil || ignored {
-                    group.cancelAll()
-                } else {
+                case .success(.partial):
                     addNext()
+                    continue
+                case .success(.rangeIgnored): decided = .rangeIgnored
+                case .success(.refused(let error)), .failure(let error): decided = .failed(error)
                 }
+                group.cancelAll()
             }
         }
-        if let failure { return .failure(failure) }
-        if ignored { return .success(.rangeIgnored(stats)) }
-        return .success(.fetched(stats))
+        switch decided {
+        case .failed(let error)?: return .failure(error)
+        case .rangeIgnored?: return .success(.rangeIgnored(stats))
+        case nil: return .success(.fetched(stats))
+        }
     }
 
     private struct RangeResult: Sendable {

@@ -152,6 +152,9 @@ extension Errno {
     package static let notSupportedOnSocket = Errno(EOPNOTSUPP)
     package static let permissionDenied = Errno(EACCES)
     package static let ioError = Errno(EIO)
+
+    /// True for a full disk or an exhausted quota (ENOSPC, EDQUOT).
+    package var meansDiskFull: Bool { code == ENOSPC || code == EDQUOT }
 }
 
 extension SystemCalls {

@@ -8,7 +8,7 @@
 /// ```swift
 /// do { _ = try await client.download(request, to: path, maxBytes: 1 << 20) }
 /// catch .bodyTooLarge(let limit) { print("more than \(limit) bytes") }
-/// catch { print(error.reason, error) } // "timeout", "timed out: Operation too slow. …"
+/// catch { print(error.reason, error) } // "timeout", "timed out: too slow: less than 1024 bytes/s came from …"
 /// ```
 public enum HTTPError: Error, Sendable, Equatable {
     /// The URL is not an absolute http(s) URL curl can parse.
@@ -40,6 +40,12 @@ public enum HTTPError: Error, Sendable, Equatable {
     /// server answered `200` with the whole body: it does not serve ranges, nothing was written.
     /// It is curl's `CURLE_RANGE_ERROR`; ``URLSessionTransport`` uses the same code.
     public static let rangeNotHonouredCode = 33
+
+    /// The ``transport(code:message:)`` code of an answer carrying a `Content-Encoding` the request
+    /// did not accept (a request for a file's own bytes, answered compressed; see
+    /// ``HTTPRequest/acceptCompressedBody``). It is curl's `CURLE_BAD_CONTENT_ENCODING`; both
+    /// transports use it.
+    public static let unrequestedEncodingCode = 61
 
     /// A stable short code for reports and logs.
     public var reason: String {

@@ -21,8 +21,10 @@ public struct HTTPRequest: Sendable {
     /// port) stays the same: a redirect elsewhere is requested without any of them, so an API key
     /// never reaches a third party.
     public var followRedirects: Bool = false
-    /// Send `Accept-Encoding` with every encoding curl decodes (gzip, deflate, br, zstd) and hand
-    /// back the decoded body. Meant for JSON; leave it off for binary downloads.
+    /// Send `Accept-Encoding` with every encoding the transport decodes (curl: gzip, deflate, br,
+    /// zstd) and hand back the decoded body. Meant for JSON; leave it off for binary downloads.
+    /// Off, both transports send `Accept-Encoding: identity` (unless ``headers`` set the field) and
+    /// refuse a 2xx answer with another `Content-Encoding` (``HTTPError/unrequestedEncodingCode``).
     public var acceptCompressedBody: Bool
     /// Ask for the body from this byte offset on (`Range: bytes=N-`); ``HTTPClient/download(_:to:maxBytes:)``
     /// then appends to the file instead of truncating it.

@@ -5,13 +5,23 @@ import FoundationNetworking
 #endif
 
 /// The session's delegate: starts, feeds and ends every ``SessionTransfer``, all on its serial queue.
+///
+/// At most `maxRunning` transfers are in the session at once (one per connection); later ones
+/// wait in the relay's own first-in-first-out line, as in `HTTPClient`'s loop, so a request's
+/// limits (total, low-speed window) start when it is sent, never while it waits for a connection.
+/// Its ``HTTPTimeouts/deadline`` counts throughout.
 final class SessionRelay: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     private let queue: OperationQueue
+    private let maxRunning: Int
     private let lock = NSLock()
     private var transfers: [Int: SessionTransfer] = [:]
+    // The delegate queue only.
+    private var running = 0
+    private var waiting: [(transfer: SessionTransfer, session: URLSession)] = []
 
-    init(queue: OperationQueue) {
+    init(queue: OperationQueue, maxRunning: Int) {
         self.queue = queue
+        self.maxRunning = max(1, maxRunning)
     }
 
     /// Transfers started and not finished.
@@ -21,7 +31,7 @@ final class SessionRelay: NSObject, URLSessionDataDelegate, @unchecked Sendable 
         lock.withLock { transfers[task.taskIdentifier] }
     }
 
-    /// Opens the body's file and starts the task, on the delegate queue.
+    /// Opens the body's file and sends the request, or puts it in line; on the delegate queue.
     func start(_ transfer: SessionTransfer, in session: URLSession) {
         queue.addOperation { [self] in
             if transfer.cancelRequested { return finish(transfer, .failure(.cancelled)) }
@@ -30,24 +40,43 @@ final class SessionRelay: NSObject, URLSessionDataDelegate, @unchecked Sendable 
                     return finish(transfer, .failure(.fileError(path: path, errno: error.code)))
                 }
             }
-            launch(transfer, in: session)
-            let total = SessionRequests.seconds(transfer.request.timeouts.total)
-            if total > 0 {
-                DispatchQueue.global().asyncAfter(deadline: .now() + total) { [weak transfer, queue] in
-                    guard let transfer else { return }
-                    queue.addOperation {
-                        guard !transfer.finished else { return }
-                        transfer.failure = transfer.failure
-                            ?? .timedOut("the transfer took longer than \(Int(total.rounded(.up))) s (total limit)")
-                        transfer.task?.cancel()
-                    }
-                }
-            }
+            guard running < maxRunning else { return waiting.append((transfer, session)) }
+            send(transfer, in: session)
         }
     }
 
+    /// Sends the request now: its limits start. One whose call's deadline has passed fails unsent.
+    private func send(_ transfer: SessionTransfer, in session: URLSession) {
+        let timeouts = transfer.request.timeouts
+        let now = TimeSpan.now()
+        let deadline = timeouts.deadlineInstant(from: now)
+        if let deadline, deadline <= now { return finish(transfer, .failure(.timedOut(timeouts.deadlineMessage(for: transfer.request.url)))) }
+        transfer.sent = true
+        running += 1
+        launch(transfer, in: session)
+        // The total limit or the call's deadline, whichever comes first.
+        let total = SessionRequests.seconds(timeouts.total)
+        let left = deadline.map { Double($0 - now) / 1e9 }
+        let byDeadline = left.map { total <= 0 || $0 < total } ?? false
+        let limit = byDeadline ? left ?? total : total
+        if limit > 0 {
+            let message = byDeadline ? timeouts.deadlineMessage(for: transfer.request.url) : timeouts.totalMessage(for: transfer.request.url)
+            DispatchQueue.global().asyncAfter(deadline: .now() + limit) { [weak transfer, queue] in
+                guard let transfer else { return }
+                queue.addOperation {
+                    guard !transfer.finished else { return }
+                    transfer.failure = transfer.failure ?? .timedOut(message)
+                    transfer.task?.cancel()
+                }
+            }
+        }
+        // The rate is watched from the request on (after the upload for a request with a body).
+        if transfer.request.body == nil { watchSpeed(transfer) }
+    }
+
     /// curl's low-speed limit: fails the transfer with ``HTTPError/timedOut(_:)`` once a whole
-    /// window (``HTTPTimeouts/lowSpeedWindow``) passed with fewer body bytes than the rate asks.
+    /// window (``HTTPTimeouts/lowSpeedWindow``) passed with fewer body bytes than the rate asks,
+    /// the first window counted from the request on: a server that never answers ends after one.
     private func watchSpeed(_ transfer: SessionTransfer) {
         let timeouts = transfer.request.timeouts
         guard timeouts.lowSpeedBytesPerSecond > 0, !transfer.speedWatched else { return }
@@ -60,8 +89,7 @@ final class SessionRelay: NSObject, URLSessionDataDelegate, @unchecked Sendable 
                 queue.addOperation {
                     guard !transfer.finished else { return }
                     guard transfer.received - received >= needed else {
-                        transfer.failure = transfer.failure ?? .timedOut(
-                            "Operation too slow. Less than \(timeouts.lowSpeedBytesPerSecond) bytes/sec transferred the last \(Int(window)) seconds")
+                        transfer.failure = transfer.failure ?? .timedOut(timeouts.lowSpeedMessage(for: transfer.request.url))
                         transfer.task?.cancel()
                         return
                     }
@@ -91,16 +119,36 @@ final class SessionRelay: NSObject, URLSessionDataDelegate, @unchecked Sendable 
 
     /// Cancels from any thread: the task fails with ``HTTPError/cancelled``.
     func cancel(_ transfer: SessionTransfer) {
-        queue.addOperation {
+        queue.addOperation { [self] in
             guard !transfer.finished else { return }
             transfer.cancelRequested = true
-            transfer.task?.cancel()
+            if let task = transfer.task { return task.cancel() }
+            if let waits = waiting.firstIndex(where: { $0.transfer === transfer }) {
+                waiting.remove(at: waits)
+                finish(transfer, .failure(.cancelled))
+            }
+        }
+    }
+
+    /// Sends the requests in line while connections are free.
+    private func sendWaiting() {
+        while running < maxRunning, !waiting.isEmpty {
+            let (transfer, session) = waiting.removeFirst()
+            if transfer.cancelRequested {
+                finish(transfer, .failure(.cancelled))
+            } else {
+                send(transfer, in: session)
+            }
         }
     }
 
     private func finish(_ transfer: SessionTransfer, _ result: Result<SessionTransfer.Outcome, HTTPError>) {
         guard !transfer.finished else { return }
         transfer.finished = true
+        if transfer.sent {
+            running -= 1
+            sendWaiting()
+        }
         if let task = transfer.task { _ = lock.withLock { transfers.removeValue(forKey: task.taskIdentifier) } }
         var result = result
         if let closeError = transfer.file?.close(), case .success = result {
@@ -136,6 +184,10 @@ final class SessionRelay: NSObject, URLSessionDataDelegate, @unchecked Sendable 
             transfer.stoppedAtHead = true
             return completionHandler(.cancel)
         }
+        if let refusal = HTTPContentCoding.refusal(of: head, for: request) {
+            transfer.failure = refusal
+            return completionHandler(.cancel)
+        }
         if request.byteRange == nil, let offset = request.resumeFrom, offset > 0, request.method == .get,
            (200..<300).contains(head.status), head.headers["content-range"] == nil {
             transfer.failure = .transport(code: HTTPError.rangeNotHonouredCode,
@@ -146,8 +198,7 @@ final class SessionRelay: NSObject, URLSessionDataDelegate, @unchecked Sendable 
             transfer.failure = .bodyTooLarge(limit: transfer.maxBytes)
             return completionHandler(.cancel)
         }
-        // The rate is watched from the head on: before it, the idle timeout covers a silent server,
-        // and a task waiting for one of the session's connections is not slow.
+        // A request with a body: the rate is watched from the head on (the upload came first).
         watchSpeed(transfer)
         completionHandler(.allow)
     }

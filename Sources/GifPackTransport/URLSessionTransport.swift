@@ -13,17 +13,20 @@ import FoundationNetworking
 /// The session has no URL cache, no cookies and no stored credentials, so every answer (a `304`
 /// to `If-None-Match` included) is the server's.
 ///
-/// The request's limits: ``HTTPTimeouts/total`` (from the moment the request is handed to the
-/// session) and the low-speed rate (fewer body bytes than ``HTTPTimeouts/lowSpeedBytesPerSecond``
-/// over a whole ``HTTPTimeouts/lowSpeedWindow``, from the response head on) are enforced per
-/// request (the task is cancelled and fails with ``HTTPError/timedOut(_:)``); the session's idle
-/// timeout (`timeoutInterval`, which covers connecting and waiting for the head) is the low-speed
-/// window when a rate is set, else the total. ``HTTPTimeouts/connect`` has no `URLSession`
-/// equivalent: the idle timeout stands in for it. Redirects are followed by the delegate only when ``HTTPRequest/followRedirects`` is set,
+/// The request's limits, as `HTTPClient` applies them: ``HTTPTimeouts/total`` and the low-speed
+/// rate (fewer body bytes than ``HTTPTimeouts/lowSpeedBytesPerSecond`` over a whole
+/// ``HTTPTimeouts/lowSpeedWindow``), both from the moment the request is sent (at most
+/// `maxConnections` are in the session at once; the others wait in line, their limits not
+/// running), and the call's ``HTTPTimeouts/deadline`` throughout, are enforced per request (the
+/// task is cancelled and fails with ``HTTPError/timedOut(_:)``); the session's idle
+/// timeout (`timeoutInterval`) is only a backstop: twice the low-speed window when a rate is set,
+/// else the total. ``HTTPTimeouts/connect`` has no `URLSession` equivalent: the low-speed window,
+/// counted from the request on, covers connecting. Redirects are followed by the delegate only when ``HTTPRequest/followRedirects`` is set,
 /// at most five, to http(s) only, the request's headers dropped when the origin changes. Not
 /// supported: ``HTTPRequest/awsSignature`` (refused with a clear error: publishing uses `HTTPClient`)
 /// and ``HTTPRequest/acceptCompressedBody`` beyond what the platform decodes (gzip, deflate);
-/// without it `Accept-Encoding: identity` is sent. The response's ``HTTPResponseHead/httpVersion``
+/// without it `Accept-Encoding: identity` is sent and a compressed answer refused, as by curl
+/// (``HTTPContentCoding``). The response's ``HTTPResponseHead/httpVersion``
 /// is empty (`URLResponse` does not give it), and its headers are sorted by name (`URLResponse`
 /// merges repeated fields).
 ///
@@ -52,7 +55,7 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
         let queue = OperationQueue()
         queue.name = "gifpack.urlsession-transport"
         queue.maxConcurrentOperationCount = 1
-        relay = SessionRelay(queue: queue)
+        relay = SessionRelay(queue: queue, maxRunning: settings.httpMaximumConnectionsPerHost)
         session = URLSession(configuration: settings, delegate: relay, delegateQueue: queue)
     }
 
@@ -148,17 +151,18 @@ enum SessionRequests {
         } else if let offset = request.resumeFrom, offset > 0 {
             made.setValue("bytes=\(offset)-", forHTTPHeaderField: "Range")
         }
-        if !request.acceptCompressedBody, !request.headers.contains(name: "Accept-Encoding") {
-            made.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
+        if let encoding = HTTPContentCoding.acceptEncoding(for: request) {
+            made.setValue(encoding, forHTTPHeaderField: "Accept-Encoding")
         }
         if !request.headers.contains(name: "User-Agent") { made.setValue(userAgent, forHTTPHeaderField: "User-Agent") }
         if case .bytes(let bytes) = request.body { made.httpBody = Data(bytes) }
         return made
     }
 
-    /// The session's idle limit for a request: the low-speed window when a rate is set, else the total.
+    /// The session's idle limit for a request: a backstop, twice the low-speed window when a rate
+    /// is set (the relay's own watch ends a silent request after one window), else the total.
     static func idleTimeout(_ timeouts: HTTPTimeouts) -> TimeInterval {
-        if timeouts.lowSpeedBytesPerSecond > 0 { return max(1, seconds(timeouts.lowSpeedWindow)) }
+        if timeouts.lowSpeedBytesPerSecond > 0 { return 2 * max(1, seconds(timeouts.lowSpeedWindow)) }
         let total = seconds(timeouts.total)
         return total > 0 ? total : 7 * 24 * 3600
     }
@@ -189,7 +193,9 @@ enum SessionRequests {
         case .cannotFindHost, .cannotConnectToHost, .dnsLookupFailed, .notConnectedToInternet:
             return .connectFailed(message)
         case .timedOut:
-            return .timedOut(message)
+            // The session's idle timeout, a backstop behind the relay's low-speed watch and total limit.
+            return .timedOut("\(message) (the URL loading system's idle timeout): check that \(HTTPTimeouts.host(of: transfer.current.url)) "
+                + "answers and that the network is up")
         case .dataLengthExceedsMaximum:
             return .bodyTooLarge(limit: transfer.maxBytes)
         default:
@@ -247,6 +253,8 @@ final class SessionTransfer: @unchecked Sendable {
     var stoppedAtHead = false
     var cancelRequested = false
     var speedWatched = false
+    /// Sent to the session (out of the relay's line): its limits run.
+    var sent = false
     var finished = false
     var started = TimeSpan.now()
 

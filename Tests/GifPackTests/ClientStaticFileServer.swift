@@ -5,7 +5,10 @@ import Glibc
 /// honours `Range: bytes=N-` and `Range: bytes=N-M` with `206 Partial Content`, and can misbehave
 /// on purpose — cut a response short after N body bytes (the full `Content-Length` is announced,
 /// then the connection closes, as a dropped download looks to curl), ignore Range headers (answer
-/// 200), or answer a range with the right length but a `Content-Range` one byte off.
+/// 200), answer a range with the right length but a `Content-Range` one byte off, or honour the
+/// first range request and ignore the second, as a CDN whose edges do not all honour Range, or
+/// compress on the fly (``gzip(_:)``: `<file>.gz` beside a file is sent for it with
+/// `Content-Encoding: gzip`).
 ///
 /// One thread accepts (woken through a pipe to stop) and each connection is served on its own
 /// thread with `Connection: close`. Every request's path and Range header are recorded.
@@ -20,6 +23,18 @@ final class ClientStaticFileServer: @unchecked Sendable {
     struct Request: Sendable, Equatable {
         var path: String
         var range: String?
+        var acceptEncoding: String? = nil
+    }
+
+    /// When a file with a `<file>.gz` beside it is answered with that instead (whole, `200`,
+    /// `Content-Encoding: gzip`), as a server compressing on the fly.
+    enum Gzip: Sendable {
+        /// Never (the default).
+        case off
+        /// Unless the request's `Accept-Encoding` leaves gzip out: no field means any coding (RFC 9110).
+        case unlessRefused
+        /// Whatever the request accepts (a misconfigured server or CDN).
+        case always
     }
 
     let root: String
@@ -32,38 +47,22 @@ final class ClientStaticFileServer: @unchecked Sendable {
     private var cuts: [String: (bytes: Int, times: Int)] = [:]
     private var rangeIgnored: Set<String> = []
     private var rangeShifted: Set<String> = []
+    /// Paths whose second range request is answered 200 (``honourOnlyTheFirstRange(path:)``): the range requests seen.
+    private var mixedRanges: [String: Int] = [:]
     private var stopped = false
+    private var gzipMode = Gzip.off
     private let finished = DispatchSemaphore(value: 0)
 
     init(root: String) throws {
         self.root = root
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-        var one: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0, listen(fd, 64) == 0 else {
-            let code = errno
-            close(fd)
-            throw POSIXError(.init(rawValue: code) ?? .EIO)
-        }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
+        let (fd, port) = try LoopbackPort.listening(backlog: 64)
         var ends: [Int32] = [0, 0]
         guard pipe(&ends) == 0 else {
             close(fd)
             throw POSIXError(.EMFILE)
         }
         listener = fd
-        port = Int(UInt16(bigEndian: address.sin_port))
+        self.port = port
         wakeRead = ends[0]
         wakeWrite = ends[1]
         let thread = Thread { [self] in acceptLoop() }
@@ -86,6 +85,20 @@ final class ClientStaticFileServer: @unchecked Sendable {
     /// Requests for `path` get the whole file with 200 even when they ask for a range.
     func ignoreRange(path: String) {
         lock.withLock { _ = rangeIgnored.insert(path) }
+    }
+
+    /// A CDN whose edges do not all honour Range, for `path`: the first range request gets its
+    /// `206`, the second the whole file with `200`, and each later one is held unanswered until
+    /// its client hangs up (at most 10 s, then it gets its `206`), so the `200` reaches a client
+    /// that asks several ranges at once while the others are still in flight. Requests without
+    /// Range are served as usual.
+    func honourOnlyTheFirstRange(path: String) {
+        lock.withLock { mixedRanges[path] = 0 }
+    }
+
+    /// Answers files that have a `<file>.gz` beside them with it, as `mode` says.
+    func gzip(_ mode: Gzip) {
+        lock.withLock { gzipMode = mode }
     }
 
     /// Range answers for `path` carry bytes and a `Content-Range` one byte further than asked.
@@ -136,17 +149,33 @@ final class ClientStaticFileServer: @unchecked Sendable {
         let path = String(parts[1])
         let range = lines.dropFirst().first { $0.lowercased().hasPrefix("range:") }
             .map { $0.dropFirst("range:".count).trimmingCharacters(in: .whitespaces) }
-        let (cut, ignoreRange, shift) = lock.withLock { () -> (Int?, Bool, Bool) in
-            recorded.append(Request(path: path, range: range))
+        let acceptEncoding = lines.dropFirst().first { $0.lowercased().hasPrefix("accept-encoding:") }
+            .map { $0.dropFirst("accept-encoding:".count).trimmingCharacters(in: .whitespaces) }
+        let (cut, ignoreRange, shift, hold, gzip) = lock.withLock { () -> (Int?, Bool, Bool, Bool, Gzip) in
+            recorded.append(Request(path: path, range: range, acceptEncoding: acceptEncoding))
             var cut: Int?
             if let entry = cuts[path], entry.times > 0 {
                 cut = entry.bytes
                 cuts[path] = (entry.bytes, entry.times - 1)
             }
-            return (cut, rangeIgnored.contains(path), rangeShifted.contains(path))
+            var mixed = 0
+            if range != nil, let seen = mixedRanges[path] {
+                mixed = seen + 1
+                mixedRanges[path] = mixed
+            }
+            return (cut, rangeIgnored.contains(path) || mixed == 2, rangeShifted.contains(path), mixed > 2, gzipMode)
         }
+        if hold, !waitForHangUp(client, milliseconds: 10_000) { return }
         guard !path.contains(".."), let data = FileManager.default.contents(atPath: root + path) else {
             return respond(client, status: "404 Not Found", body: Array("not found\n".utf8))
+        }
+        let compress = switch gzip {
+        case .off: false
+        case .unlessRefused: acceptEncoding.map { $0.lowercased().contains("gzip") } ?? true
+        case .always: true
+        }
+        if compress, let gzipped = FileManager.default.contents(atPath: root + path + ".gz") {
+            return respond(client, status: "200 OK", body: [UInt8](gzipped), headers: ["Content-Encoding: gzip", "Vary: Accept-Encoding"])
         }
         let bytes = [UInt8](data)
         var start = 0
@@ -172,6 +201,18 @@ final class ClientStaticFileServer: @unchecked Sendable {
         let status = partial ? "206 Partial Content" : "200 OK"
         let extra = partial ? ["Content-Range: bytes \(start)-\(end)/\(bytes.count)"] : []
         respond(client, status: status, body: body, headers: extra + ["Accept-Ranges: bytes"], cutAfter: cut)
+    }
+
+    /// Waits until the client closes its end (false) or `milliseconds` pass (true).
+    private func waitForHangUp(_ client: Int32, milliseconds: Int32) -> Bool {
+        var fds = [pollfd(fd: client, events: Int16(POLLIN), revents: 0)]
+        while true {
+            let ready = poll(&fds, 1, milliseconds)
+            if ready < 0, errno == EINTR { continue }
+            guard ready > 0 else { return ready == 0 }
+            var byte: UInt8 = 0
+            return recv(client, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) > 0
+        }
     }
 
     private func readHead(_ client: Int32) -> String? {

@@ -133,6 +133,46 @@ struct LazyGIFCacheTests {
         #expect(await cache.storedBytes() <= limit)
     }
 
+    /// A real full disk (a 640 KiB tmpfs mounted for the test; GIFs padded to 180-200 KiB that travel
+    /// as frames of a few KB): the least recently used GIFs are evicted to make room for a new one,
+    /// and a GIF that cannot be stored even so is served all the same, verified (issue 33, weak spot 4).
+    @Test(.enabled(if: getuid() == 0, "mounting a small tmpfs needs root"))
+    func onAFullDiskOlderGIFsMakeRoomAndAGIFThatCannotBeStoredIsServedAnyway() async throws {
+        let dists = try await UpgradeDist.make(count: 8)
+        defer { dists.server.stop() }
+        let ids = Array(dists.ids.prefix(5))
+        // The first is the largest: evicting it alone frees the fourth's size.
+        for (seed, id) in ids.prefix(4).enumerated() {
+            dists.server.replaceGIF(id: id, with: try ClientCacheAttackTests.paddedGIF(seed: 60 + UInt64(seed), padding: (seed == 0 ? 200 : 180) << 10))
+        }
+        dists.server.replaceGIF(id: ids[4], with: try ClientCacheAttackTests.paddedGIF(seed: 70, padding: 700 << 10))
+        try await dists.build()
+        try dists.publish()
+        let nginx = try await NginxServer.start(root: dists.site)
+        defer { nginx.stop() }
+
+        try await onASmallTmpfs(dists.workspace.file("small"), size: "640k") { mount in
+            let directory = "\(mount)/lazy"
+            let cache = LazyGIFCache(directory: directory, indexURL: nginx.baseURL + "/index.json")
+            func name(_ id: String) -> String { "\(sha256Hex(dists.served(id))).gif" }
+            for id in ids.prefix(3) {
+                #expect(try await cache.gif(forExercise: id) == .gif(bytes: dists.served(id), fromCache: false))
+                try await Self.waitForTheFileClock(toPass: "\(directory)/gifs/\(name(id))", probe: "\(mount)/clock-probe")
+            }
+            #expect(Set(DirectoryListing.names("\(directory)/gifs")) == Set(ids.prefix(3).map(name)))
+
+            // The fourth does not fit beside them: the least recently used one makes room.
+            #expect(try await cache.gif(forExercise: ids[3]) == .gif(bytes: dists.served(ids[3]), fromCache: false))
+            #expect(Set(DirectoryListing.names("\(directory)/gifs")) == Set(ids[1...3].map(name)))
+            #expect(try await cache.gif(forExercise: ids[3]) == .gif(bytes: dists.served(ids[3]), fromCache: true))
+
+            // Larger than the whole disk: served, verified, not stored, and nothing evicted for it.
+            #expect(try await cache.gif(forExercise: ids[4]) == .gif(bytes: dists.served(ids[4]), fromCache: false))
+            #expect(Set(DirectoryListing.names("\(directory)/gifs")) == Set(ids[1...3].map(name)))
+            #expect(DirectoryListing.names("\(directory)/tmp").isEmpty)
+        }
+    }
+
     @Test func concurrentCallersAndProcessesShareOneBoundedCache() async throws {
         let dists = try await UpgradeDist.make(count: 24)
         defer { dists.server.stop() }

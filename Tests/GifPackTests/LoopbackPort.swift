@@ -15,20 +15,33 @@ enum LoopbackPort {
     /// A port the kernel just handed out for 127.0.0.1 (free a moment ago: a parallel test can take
     /// it before the child binds it, so callers try a few).
     static func free() throws -> Int {
+        let (fd, port) = try listening(backlog: 1)
+        close(fd)
+        return port
+    }
+
+    /// A socket listening on 127.0.0.1 at a port the kernel picks (close-on-exec, `SO_REUSEADDR`),
+    /// and that port: for the tests' own loopback servers.
+    static func listening(backlog: Int32 = 64) throws -> (fd: Int32, port: Int) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EMFILE) }
-        defer { close(fd) }
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
+        let ready = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Bool in
-                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
+                bind(fd, pointer, length) == 0 && listen(fd, backlog) == 0 && getsockname(fd, pointer, &length) == 0
             }
         }
-        guard bound else { throw POSIXError(.EADDRINUSE) }
-        return Int(UInt16(bigEndian: address.sin_port))
+        guard ready else {
+            let code = errno
+            close(fd)
+            throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EADDRINUSE)
+        }
+        return (fd, Int(UInt16(bigEndian: address.sin_port)))
     }
 
     /// True when something accepts a connection on 127.0.0.1:`port` now.

@@ -48,9 +48,13 @@ final class NginxServer: @unchecked Sendable {
         var everyPathServes: String?
         /// Bytes per second each answer's body is sent at (`limit_rate`), to hold transfers open.
         var limitRate: Int?
+        /// `limit_rate` (bytes per second, per connection) under `packs/`: a server that drips the packs.
+        var packsLimitRate: Int?
 
         init(root: String, ranges: Bool = true, publishCacheHeaders: Bool = false, tls: Bool = false, proxyTo: Int? = nil,
-             forwardProxy: Bool = false, everyPathServes: String? = nil) {
+             forwardProxy: Bool = false, everyPathServes: String? = nil, packsLimitRate: Int? = nil) {
+            precondition(packsLimitRate == nil || !publishCacheHeaders, "one location for packs/")
+            self.packsLimitRate = packsLimitRate
             self.root = root
             self.ranges = ranges
             self.publishCacheHeaders = publishCacheHeaders
@@ -220,6 +224,9 @@ final class NginxServer: @unchecked Sendable {
         if options.publishCacheHeaders {
             locations.append("location \(mount)packs/ { \(serve("packs/")) add_header Cache-Control \"public, max-age=31536000, immutable\"; }")
             locations.append("location = \(mount)index.json { \(serve("index.json")) add_header Cache-Control \"public, max-age=60\"; }")
+        }
+        if let rate = options.packsLimitRate {
+            locations.append("location \(mount)packs/ { \(serve("packs/")) limit_rate \(rate); }")
         }
         if let proxy { locations.append("location / {\n            \(proxy)\n        }") }
         let tls = options.tls ? "ssl_certificate \(temp)/server.pem;\n        ssl_certificate_key \(temp)/server.key;" : ""

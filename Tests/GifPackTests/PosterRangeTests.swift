@@ -1,6 +1,7 @@
 import Foundation
 @testable import GifPackClient
 import GifPackFormat
+import GifPackHTTP
 import Testing
 
 /// Posters by range (issue 28): an upgrade with posters fetches the posters pack's catalog frame and
@@ -115,6 +116,52 @@ struct PosterRangeTests {
         print("PosterRangeTests one-GIF upgrade with posters: \(total) bytes in \(lines.count) requests "
               + "(posters pack: \(fetched) bytes in \(posterLines.count) requests, whole \(posters.bytes)): "
               + lines.map(\.description).joined(separator: "; "))
+    }
+
+    /// A CDN whose edges do not all honour Range, for the posters pack: its catalog's range gets a
+    /// 206, a later range a 200 while others are in flight. The whole posters pack is fetched
+    /// instead, with either transport (issue 33, bug 5).
+    @Test func aPostersRangeAnswered200MidUpgradeFallsBackToTheWholePostersPackWithBothTransports() async throws {
+        let site = try await Site.start(count: 30)
+        defer { site.stop() }
+        let curl = try HTTPClient()
+        defer { curl.shutdown() }
+        let transports: [(name: String, client: any HTTPTransport)] = [("curl", curl), ("URLSession", URLSessionTransport())]
+        let installers = transports.map { transport in
+            var installer = site.installer("mixed-\(transport.name)")
+            installer.sparseUpgrades.coalesceGap = 1
+            return installer
+        }
+        for (transport, installer) in zip(transports, installers) {
+            _ = try await installer.install(from: PackIndexSource(site.url), client: transport.client)
+        }
+        let v1 = try #require(try site.dists.index().packs.first?.posters)
+        for (seed, position) in [4, 13, 25].enumerated() {
+            site.dists.server.replaceGIF(id: site.dists.ids[position], with: try UpgradeDist.newGIF(seed: 50 + UInt64(seed)))
+        }
+        try await Self.publish(site.dists)
+        let posters = try #require(try site.dists.index().packs.first?.posters)
+        let plan = SparseUpgradePlanner.plan(posters: posters, available: Set(posters.posters.map(\.path)).intersection(v1.posters.map(\.path)),
+                                             settings: installers[0].sparseUpgrades)
+        try #require(plan.ranges.count >= 3 && plan.isCheaperThanWholePack, "\(plan.ranges.map(\.bytes))")
+
+        for (transport, installer) in zip(transports, installers) {
+            let edge = try ClientStaticFileServer(root: site.dists.site)
+            defer { edge.stop() }
+            edge.honourOnlyTheFirstRange(path: "/\(posters.file)")
+            let report = try await installer.install(from: PackIndexSource(edge.baseURL + "/index.json"), client: transport.client)
+
+            let fetch = try #require(report.fetches.first { $0.pack == posters.name })
+            #expect(fetch.method == .wholePack && fetch.fallbackReason?.contains("ignores Range") == true, "\(transport.name): \(fetch)")
+            let ranges = edge.requests.filter { $0.path == "/\(posters.file)" }.map(\.range)
+            #expect(ranges.count >= 3 && ranges.first??.hasPrefix("bytes=0-") == true && ranges.last! == nil, "\(transport.name): \(ranges)")
+            #expect(report.fetches.first { $0.pack != posters.name }?.method == .sparse)
+            let whole = site.installer("whole-\(transport.name)", sparse: false)
+            _ = try await whole.install(from: PackIndexSource(edge.baseURL + "/index.json"), client: transport.client)
+            // The same GIFs and posters as a first install by whole downloads (the manifests differ in their generation).
+            func files(_ cache: String) throws -> [String: String] { try cacheContents(cache).filter { $0.key != InstallManifest.fileName } }
+            #expect(try files(installer.cacheDirectory) == files(whole.cacheDirectory), "\(transport.name)")
+        }
     }
 
     @Test func aServerThatIgnoresRangesGetsTheWholePostersPack() async throws {

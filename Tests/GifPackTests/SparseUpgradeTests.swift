@@ -176,6 +176,56 @@ struct SparseUpgradeTests {
         #expect(try fileBytes("\(cache)/\(changed).gif") == dists.served(changed))
     }
 
+    /// A CDN whose edges do not all honour Range: the first range (the catalog's) gets its 206, a
+    /// later one a 200 while the others are still in flight. That is the documented fallback, the
+    /// whole pack, with either transport, never "the request was cancelled" (issue 33, bug 5).
+    @Test func aRangeAnswered200MidUpgradeFallsBackToTheWholePackWithBothTransports() async throws {
+        let dists = try await UpgradeDist.make(count: 30)
+        defer { dists.server.stop() }
+        try dists.publish()
+        let curl = try HTTPClient()
+        defer { curl.shutdown() }
+        let transports: [(name: String, client: any HTTPTransport)] = [("curl", curl), ("URLSession", URLSessionTransport())]
+        let installers = transports.map { transport in
+            var installer = PackInstaller(cacheDirectory: dists.workspace.file("mixed-\(transport.name)/gifs"))
+            installer.sparseUpgrades.coalesceGap = 1   // every frame not touching another in a range of its own
+            return installer
+        }
+        let v1Server = try ClientStaticFileServer(root: dists.site)
+        for (transport, installer) in zip(transports, installers) {
+            _ = try await installer.install(from: PackIndexSource(v1Server.baseURL + "/index.json"), client: transport.client)
+        }
+        v1Server.stop()
+        let v1 = try #require(try dists.index().packs.first)
+        for (seed, position) in [2, 9, 16, 23, 28].enumerated() {
+            dists.server.replaceGIF(id: dists.ids[position], with: try UpgradeDist.newGIF(seed: 40 + UInt64(seed)))
+        }
+        try await dists.build()
+        try dists.publish()
+        let v2 = try #require(try dists.index().packs.first)
+        let plan = SparseUpgradePlanner.plan(pack: v2, available: Set(v2.gifs.map(\.sha256)).intersection(v1.gifs.map(\.sha256)),
+                                             settings: installers[0].sparseUpgrades)
+        // The catalog's range, the one answered 200, and at least one more in flight meanwhile.
+        try #require(plan.ranges.count >= 3 && plan.isCheaperThanWholePack, "\(plan.ranges.map(\.bytes))")
+
+        for (transport, installer) in zip(transports, installers) {
+            let edge = try ClientStaticFileServer(root: dists.site)
+            defer { edge.stop() }
+            edge.honourOnlyTheFirstRange(path: "/\(v2.file)")
+            let report = try await installer.install(from: PackIndexSource(edge.baseURL + "/index.json"), client: transport.client)
+
+            let fetch = try #require(report.fetches.first)
+            #expect(fetch.method == .wholePack && fetch.fallbackReason?.contains("ignores Range") == true, "\(transport.name): \(fetch)")
+            let ranges = edge.requests.filter { $0.path == "/\(v2.file)" }.map(\.range)
+            #expect(ranges.count >= 3 && ranges.first??.hasPrefix("bytes=0-") == true && ranges.dropFirst().first! != nil
+                    && ranges.last! == nil, "\(transport.name): \(ranges)")
+            for id in dists.ids where !dists.served(id).isEmpty {
+                #expect(try fileBytes("\(installer.cacheDirectory)/\(id).gif") == dists.served(id), "\(transport.name) \(id)")
+            }
+            #expect(!DirectoryListing.names(installer.downloadDirectory).contains { $0.hasSuffix(".sparse") })
+        }
+    }
+
     @Test func badRangeAnswersAndABadFrameAreRefusedLeavingTheCacheAsItWas() async throws {
         let dists = try await UpgradeDist.make(count: 30)
         defer { dists.server.stop() }

@@ -302,6 +302,80 @@ import Testing
         #expect(refused?.reason == "connect-failed", "got \(String(describing: refused))")
     }
 
+    /// A server compressing on the fly (issue 33, weak spot 2). Both transports ask for a file's own
+    /// bytes with `Accept-Encoding: identity`, so such a server sends them as they are; one that
+    /// compresses anyway is refused by both with the same error; JSON asked for with
+    /// `acceptCompressedBody` comes back decoded from both.
+    @Test(arguments: Kind.allCases) func bothAskForAFilesOwnBytesAndRefuseThemCompressedAnyway(kind: Kind) async throws {
+        let (root, bytes) = try Self.site()
+        let json = Array(String(repeating: "{\"id\": \"0001\"}\n", count: 500).utf8)
+        try Data(json).write(to: URL(fileURLWithPath: root.file("index.json")))
+        let gzipped = try await run("/usr/bin/gzip", ["-k", "-n", root.file("pack.bin"), root.file("index.json")])
+        try #require(gzipped.status == 0, "\(gzipped.error)")
+        let server = try ClientStaticFileServer(root: root.path)
+        defer { server.stop() }
+        let transport = try kind.make()
+        defer { kind.finish(transport) }
+        let work = try TemporaryDirectory()
+        let url = server.baseURL + "/pack.bin"
+
+        server.gzip(.unlessRefused)
+        let download = try await transport.download(HTTPRequest(url: url), to: work.file("pack"), maxBytes: 1 << 20)
+        #expect(download.head.status == 200 && download.head.headers["content-encoding"] == nil)
+        #expect(download.sha256 == sha256Hex(bytes))
+        #expect(try await transport.data(HTTPRequest(url: url), maxBytes: 1 << 20).body == bytes)
+        #expect(server.requests.map(\.acceptEncoding) == ["identity", "identity"])
+        let decoded = try await transport.data(HTTPRequest(url: server.baseURL + "/index.json", acceptCompressedBody: true), maxBytes: 1 << 20)
+        #expect(decoded.head.status == 200 && decoded.body == json)
+        #expect(server.requests.last?.acceptEncoding?.contains("gzip") == true)
+
+        server.gzip(.always)
+        let refused = await HTTPClientTests.error { try await transport.download(HTTPRequest(url: url), to: work.file("again"), maxBytes: 1 << 20) }
+        guard case .transport(HTTPError.unrequestedEncodingCode, let message)? = refused else {
+            Issue.record("expected the unrequested-encoding refusal, got \(String(describing: refused))")
+            return
+        }
+        #expect(message.contains("Content-Encoding: gzip") && message.contains("turn off on-the-fly compression"), "\(message)")
+        #expect(await HTTPClientTests.error { try await transport.data(HTTPRequest(url: url), maxBytes: 1 << 20) } == refused)
+        #expect(Self.fileSize(work.file("again")) == 0)
+    }
+
+    /// A server that accepts and never answers, and one that drips just above the low-speed rate
+    /// (issue 33, weak spot 5). Both transports end the silent request after one low-speed window
+    /// counted from the request on — the low-speed limit is the cause, not a session timer — and the
+    /// drip at the deadline set for the call; each message says which limit and what to check.
+    /// Windows of one second keep this fast; nothing here measures durations.
+    @Test(arguments: Kind.allCases) func aSilentServerEndsAfterOneWindowAndADripAtTheDeadline(kind: Kind) async throws {
+        let transport = try kind.make()
+        defer { kind.finish(transport) }
+        let silent = try SilentServer()
+        defer { silent.stop() }
+        let window = HTTPTimeouts(total: .zero, lowSpeedBytesPerSecond: 1024, lowSpeedWindow: .seconds(1))
+        let quiet = await HTTPClientTests.error { try await transport.data(HTTPRequest(url: silent.url, timeouts: window), maxBytes: 1 << 20) }
+        #expect(quiet == .timedOut(window.lowSpeedMessage(for: silent.url)), "\(String(describing: quiet))")
+        #expect(window.lowSpeedMessage(for: silent.url).contains("too slow") && window.lowSpeedMessage(for: silent.url).contains("check that"))
+
+        let server = try Self.fixture(count: 2) { $0.gifDimension = 96; $0.framesRange = 4...5 }
+        defer { server.stop() }
+        let id = server.catalog.exercises[0].id
+        let size = try #require(server.catalog.gifBytes(id: id, resolution: 180)?.count)
+        try #require(size > 4000, "a GIF that takes several seconds at 1000 B/s: \(size) bytes")
+        server.schedule([.slowBody(bytesPerSecond: 1000)], forExercise: id)
+        let url = HTTPClientTests.imageURL(server, id)
+        let drip = HTTPTimeouts(total: .zero, lowSpeedBytesPerSecond: 200, lowSpeedWindow: .seconds(1), deadline: .seconds(1))
+        let dripped = await HTTPClientTests.error { try await transport.data(HTTPRequest(url: url, timeouts: drip), maxBytes: 1 << 20) }
+        #expect(dripped == .timedOut(drip.deadlineMessage(for: url)), "\(String(describing: dripped))")
+        #expect(drip.deadlineMessage(for: url).contains("deadline of 1 s passed") && drip.deadlineMessage(for: url).contains("check that"))
+
+        // A call whose deadline has passed sends nothing more.
+        let before = server.stats.totalRequests
+        let spent = drip.startingCall()
+        try await waitUntil(every: .milliseconds(50)) { TimeSpan.now() > spent.callEnds! }
+        let late = await HTTPClientTests.error { try await transport.data(HTTPRequest(url: url, timeouts: spent), maxBytes: 1 << 20) }
+        #expect(late == .timedOut(drip.deadlineMessage(for: url)))
+        #expect(server.stats.totalRequests == before)
+    }
+
     @Test(arguments: Kind.allCases) func aCancelledTaskEndsItsTransfer(kind: Kind) async throws {
         let server = try Self.fixture(count: 2) { $0.gifDimension = 64 }
         defer { server.stop() }
@@ -321,6 +395,31 @@ import Testing
 
     // MARK: Support
 
+    /// A loopback server that accepts connections (the kernel completes them: it listens) and never
+    /// reads or answers a request.
+    final class SilentServer: @unchecked Sendable {
+        let port: Int
+        private let listener: Int32
+        private let lock = NSLock()
+        private var stopped = false
+
+        init() throws {
+            (listener, port) = try LoopbackPort.listening(backlog: 16)
+        }
+
+        deinit { stop() }
+
+        var url: String { "http://127.0.0.1:\(port)/silent" }
+
+        func stop() {
+            let first = lock.withLock { () -> Bool in
+                defer { stopped = true }
+                return !stopped
+            }
+            if first { close(listener) }
+        }
+    }
+
     /// A loopback server answering every request with `302 Found` to `location` (one thread per
     /// connection, `Connection: close`), counting the requests.
     final class RedirectServer: @unchecked Sendable {
@@ -332,24 +431,7 @@ import Testing
 
         init(location: String) throws {
             self.location = location
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            guard fd >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
-            let bound = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-            guard bound == 0, listen(fd, 16) == 0 else {
-                close(fd)
-                throw POSIXError(.EADDRINUSE)
-            }
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            _ = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-            }
-            listener = fd
-            port = Int(UInt16(bigEndian: address.sin_port))
+            (listener, port) = try LoopbackPort.listening(backlog: 16)
             let thread = Thread { [self] in acceptLoop() }
             thread.start()
         }

@@ -1,4 +1,5 @@
 import Foundation
+import GifPackSystem
 import Synchronization
 
 /// Why a build stopped scheduling requests before it had tried every GIF.
@@ -83,7 +84,7 @@ final class FetchGovernor: Sendable {
     var rateLimited: Int { state.withLock { $0.rateLimited } }
 
     /// True for the errno of a full disk or quota (ENOSPC, EDQUOT).
-    static func isDiskFull(_ code: Int32) -> Bool { code == ENOSPC || code == EDQUOT }
+    static func isDiskFull(_ code: Int32) -> Bool { Errno(code).meansDiskFull }
 
     func stop(_ reason: StopReason) {
         state.withLock { if $0.stop == nil { $0.stop = reason } }

@@ -13,6 +13,13 @@ enum CurlErrorMapping {
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_CONNECT:
             return .connectFailed(message)
         case CURLE_OPERATION_TIMEDOUT:
+            // The same words as URLSessionTransport's: which limit, and what to check.
+            let timeouts = transfer.request.timeouts
+            if message.contains("too slow") { return .timedOut(timeouts.lowSpeedMessage(for: transfer.request.url)) }
+            if let deadline = transfer.deadline, HTTPTimeouts.instant(TimeSpan.now(), plus: .milliseconds(100)) >= deadline {
+                return .timedOut(timeouts.deadlineMessage(for: transfer.request.url))
+            }
+            if message.hasPrefix("Operation timed out") { return .timedOut(timeouts.totalMessage(for: transfer.request.url)) }
             return .timedOut(message)
         case CURLE_PARTIAL_FILE:
             return .truncated(expected: expectedLength, received: transfer.bodyBytes)

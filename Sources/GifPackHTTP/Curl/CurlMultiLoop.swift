@@ -228,7 +228,10 @@ final class CurlMultiLoop: @unchecked Sendable {
         guard let easy = transfer.easy, active[easy] === transfer, detach(easy) != nil else { return }
         _ = transfer.sink.close()
         recordEnd(of: transfer, easy: easy, result: .failure(.cancelled))
-        recycle(easy)
+        // Not pooled: a handle removed mid-transfer can keep its receive buffer through a reset, and
+        // curl then refuses CURLOPT_BUFFERSIZE on it (CURLE_BAD_FUNCTION_ARGUMENT), failing the next
+        // request (the whole-pack download after ranges were cancelled).
+        curl_easy_cleanup(easy)
         transfer.releaseCurlResources()
         transfer.finish(.failure(.cancelled))
     }

@@ -15,6 +15,17 @@ enum EasyHandleSetup {
         let request = transfer.request
         let context = Unmanaged.passUnretained(transfer).toOpaque()
         let timeouts = request.timeouts
+        // The total limit, or what is left of the call's deadline when that ends first.
+        var totalMilliseconds = timeouts.total.curlMilliseconds
+        let now = TimeSpan.now()
+        if let deadline = timeouts.deadlineInstant(from: now) {
+            guard deadline > now else { throw .timedOut(timeouts.deadlineMessage(for: request.url)) }
+            let left = TimeSpan(nanoseconds: Int64(clamping: deadline - now)).curlMilliseconds
+            if totalMilliseconds == 0 || left < totalMilliseconds {
+                totalMilliseconds = left
+                transfer.deadline = deadline
+            }
+        }
         var codes: [CURLcode] = [
             gp_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, UnsafeMutableRawPointer(transfer.errorBuffer)),
             gp_easy_setopt_string(easy, CURLOPT_URL, request.url),
@@ -27,7 +38,7 @@ enum EasyHandleSetup {
             gp_easy_setopt_long(easy, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1),
             gp_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 0),
             gp_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, timeouts.connect.curlMilliseconds),
-            gp_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, timeouts.total.curlMilliseconds),
+            gp_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, totalMilliseconds),
             gp_easy_setopt_long(easy, CURLOPT_LOW_SPEED_LIMIT, max(0, timeouts.lowSpeedBytesPerSecond)),
             gp_easy_setopt_long(easy, CURLOPT_LOW_SPEED_TIME,
                                 timeouts.lowSpeedBytesPerSecond > 0 ? timeouts.lowSpeedWindow.curlWholeSeconds : 0),
@@ -57,7 +68,12 @@ enum EasyHandleSetup {
             codes.append(gp_easy_setopt_string(easy, CURLOPT_USERAGENT, userAgent))
         }
         codes += try methodOptions(easy, for: transfer, context: context)
-        transfer.headerList = try headerList(for: request.headers)
+        var headers = request.headers
+        if let encoding = HTTPContentCoding.acceptEncoding(for: request) {
+            // A file's own bytes, as URLSessionTransport asks for them (no field would mean "any coding").
+            headers.append(name: "Accept-Encoding", value: encoding)
+        }
+        transfer.headerList = try headerList(for: headers)
         if request.method == .put && request.awsSignature == nil {
             // No `Expect: 100-continue` round trip before a body. Not for signed requests: curl
             // 7.88's SigV4 signs the empty `Expect:` line it then does not send (S3 answers

@@ -43,6 +43,8 @@ final class Transfer: @unchecked Sendable {
     /// A range request got a final answer other than 206: the transfer was stopped at its head on
     /// purpose and counts as a response without a body.
     var stoppedAtHead = false
+    /// The call's deadline (a ``TimeSpan/now()`` reading), when it (not the total limit) bounds this transfer.
+    var deadline: UInt64?
     /// A failure decided in a callback (cap hit, disk error); it explains curl's CURLE_WRITE_ERROR.
     var callbackFailure: HTTPError?
 
@@ -118,6 +120,11 @@ final class Transfer: @unchecked Sendable {
             if request.byteRange != nil, !discardsBody, head.status >= 200, head.status != 206 {
                 // Returning less than the line's length makes curl stop with CURLE_WRITE_ERROR.
                 stoppedAtHead = true
+                return 0
+            }
+            if !discardsBody, let refusal = HTTPContentCoding.refusal(of: HTTPResponseHead(status: head.status, httpVersion: head.httpVersion,
+                                                                                             headers: head.headers), for: request) {
+                callbackFailure = refusal
                 return 0
             }
         }
