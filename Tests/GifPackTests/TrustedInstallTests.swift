@@ -121,10 +121,50 @@ struct TrustedInstallTests {
             return rejection.reason == .packChecksum
         }
         #expect(try treeSnapshot(cache) == before)
-        // Without keys nothing about signatures is checked: the old index installs (as before this change).
+        // Without keys nothing about signatures is checked: the old index installs (as before this change),
+        // and the rollback floor is carried forward, neither lowered nor erased.
         let unchecked = try await PackInstaller(cacheDirectory: cache).install(from: PackIndexSource(old))
         #expect(unchecked.generation == 3)
-        #expect(try InstallManifest.read(cacheDirectory: cache)?.indexSequence == nil)
+        #expect(try InstallManifest.read(cacheDirectory: cache)?.indexSequence == 2)
+    }
+
+    /// Issue 33, bug 1: after a trusted install of sequence 2, installs without keys — of the current
+    /// index in another layout, the same again (unchanged), an older index, packs already downloaded —
+    /// each carry the rollback floor forward, so the replayed sequence 1 is still refused.
+    @Test func installsWithoutKeysCarryTheRollbackFloorForward() async throws {
+        let signed = try SignedDist()
+        defer { signed.server.stop() }
+        try await signed.build()
+        let v1 = try signed.copyIndex(to: "index-seq1.json")
+        try signed.changeAGIF(seed: 74)
+        try await signed.build()
+        #expect(try readIndex(signed.indexPath).sequence == 2)
+        let cdn = try ClientStaticFileServer(root: signed.dist)
+        defer { cdn.stop() }
+        let url = cdn.baseURL + "/index.json"
+        let cache = signed.workspace.file("app/gifs")
+        func floor() throws -> Int? { try InstallManifest.read(cacheDirectory: cache)?.indexSequence }
+        _ = try await install(url, cache: cache, trust: trust([signed.key]))
+        #expect(try floor() == 2)
+
+        let byHash = PackInstaller(cacheDirectory: cache, layout: .byHash)
+        let otherLayout = try await byHash.install(from: PackIndexSource(url))
+        #expect(!otherLayout.isUnchanged && otherLayout.generation == 2)
+        #expect(try floor() == 2, "an install without keys in another layout")
+        #expect(try await byHash.install(from: PackIndexSource(url), packs: try readIndex(signed.indexPath).packs.map(\.name)).isUnchanged)
+        #expect(try floor() == 2, "an unchanged install without keys")
+        #expect(try await PackInstaller(cacheDirectory: cache).install(from: PackIndexSource(v1)).generation == 3)
+        #expect(try floor() == 2, "an install without keys of the older index")
+        let pack = try #require(try readIndex(signed.indexPath).packs.first)
+        let downloaded = try await PackDownloader(directory: signed.workspace.file("downloads")).fetch(pack, from: PackIndexSource(url))
+        #expect(try await PackInstaller(cacheDirectory: cache).install([downloaded]).generation == 4)
+        #expect(try floor() == 2, "an install of packs already downloaded")
+
+        // The old signed index replayed at the URL: refused, the cache as it was.
+        for file in ["index.json", "index.json.minisig", "index.json.zst"] { try FileManager.default.removeItem(atPath: "\(signed.dist)/\(file)") }
+        try FileManager.default.copyItem(atPath: v1, toPath: signed.indexPath)
+        try FileManager.default.copyItem(atPath: v1 + ".minisig", toPath: signed.indexPath + ".minisig")
+        try await expectRefusal(.rollback, index: url, cache: cache, trust: trust([signed.key]))
     }
 
     @Test func twoTrustedKeysLetARotatedIndexInstall() async throws {
