@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import GifPackFormat
 import GifPackSystem
+import GifPackTransport
 
 /// Why an index was refused by a client that checks signatures. ``reason`` is a stable code.
 ///
@@ -35,7 +36,8 @@ public struct IndexRefusal: Error, Sendable, Equatable, CustomStringConvertible 
         self.detail = detail
     }
 
-    public var description: String { "index \(index): \(reason.rawValue): \(detail)" }
+    /// One line, without any URL's credentials (``URLCredentials``).
+    public var description: String { URLCredentials.redacted("index \(index): \(reason.rawValue): \(detail)") }
 }
 
 /// The public keys a client trusts to sign `index.json`, and the clock expiry is judged by.

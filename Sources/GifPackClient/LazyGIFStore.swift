@@ -1,5 +1,6 @@
 import Foundation
 import GifPackFormat
+import GifPackTransport
 
 /// The disk side of ``LazyGIFCache``: a directory several processes share. Every call blocks
 /// (run it on a dedicated thread).
@@ -286,14 +287,14 @@ struct LazyGIFStore: Sendable {
     }
 
     /// `url` with its scheme and host in lower case, without a default port, user name, password
-    /// or fragment, and `/` for an empty path: the spellings of one index URL give one slot.
+    /// (``URLCredentials``) or fragment, and `/` for an empty path: the spellings of one index URL
+    /// give one slot.
     static func normalisedURL(_ url: String) -> String {
+        let url = URLCredentials.redacted(url)
         guard var parts = URLComponents(string: url), let scheme = parts.scheme?.lowercased() else { return oneLine(url) }
         parts.scheme = scheme
         if let host = parts.percentEncodedHost { parts.percentEncodedHost = host.lowercased() }
         if (scheme == "http" && parts.port == 80) || (scheme == "https" && parts.port == 443) { parts.port = nil }
-        parts.user = nil
-        parts.password = nil
         parts.fragment = nil
         if parts.percentEncodedPath.isEmpty { parts.percentEncodedPath = "/" }
         return oneLine(parts.string ?? url)

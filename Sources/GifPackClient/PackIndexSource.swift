@@ -165,7 +165,7 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
                                                        acceptCompressedBody: false, timeouts: timeouts)
         switch compressed.head.status {
         case 304:
-            guard validators?.url == compressedURL else {
+            guard validators?.belong(to: compressedURL) == true else {
                 throw .unreadable(location: compressedURL, detail: "the server answered 304 Not Modified to a request that was not conditional")
             }
             return .notModified
@@ -185,7 +185,7 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
                                                   acceptCompressedBody: true, timeouts: timeouts)
         switch plain.head.status {
         case 304:
-            guard validators?.url == url else {
+            guard validators?.belong(to: url) == true else {
                 throw .unreadable(location: url, detail: "the server answered 304 Not Modified to a request that was not conditional")
             }
             return .notModified
@@ -201,7 +201,7 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
                                        acceptCompressedBody: Bool, timeouts: HTTPTimeouts) async throws(PackClientError) -> HTTPDataResponse {
         var request = HTTPRequest(url: url, timeouts: timeouts, acceptCompressedBody: acceptCompressedBody)
         request.followRedirects = true
-        if let validators, validators.url == url {
+        if let validators, validators.belong(to: url) {
             if let etag = validators.etag { request.headers.append(name: "If-None-Match", value: etag) }
             if let date = validators.lastModified { request.headers.append(name: "If-Modified-Since", value: date) }
         }
@@ -328,22 +328,29 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// What identifies one copy of a remote index for a conditional request: the URL of the file it
-/// came in (`index.json.zst` or `index.json`), its `ETag` and its `Last-Modified` date.
+/// came in (`index.json.zst` or `index.json`), its `ETag` and its `Last-Modified` date. The URL is
+/// kept without a user name or password (``URLCredentials``): validators are written to disk (the
+/// install manifest, the lazy cache's slots).
 ///
 /// ```swift
 /// let saved = fetched.validators          // keep it with what was installed
 /// _ = try await source.load(ifChangedFrom: saved)
 /// ```
 public struct IndexValidators: Sendable, Equatable, Codable {
-    /// The URL these validators were served for; they are sent to it only.
+    /// The URL these validators were served for, without credentials; they are sent to it only.
     public var url: String
     public var etag: String?
     public var lastModified: String?
 
     public init(url: String, etag: String?, lastModified: String?) {
-        self.url = url
+        self.url = URLCredentials.redacted(url)
         self.etag = etag
         self.lastModified = lastModified
+    }
+
+    /// True when these are the validators of `url` (the URL compared without credentials).
+    public func belong(to url: String) -> Bool {
+        URLCredentials.redacted(self.url) == URLCredentials.redacted(url)
     }
 
     /// From a response head; nil when it has neither field (nothing to make a request conditional on).

@@ -195,7 +195,7 @@ public struct PackInstaller: Sendable {
     /// Otherwise nil: the index is fetched whole.
     private func conditionalBasis(_ manifest: InstallManifest?, names: [String]?, source: PackIndexSource) -> InstalledIndex? {
         guard case .url(let url) = source.location, let manifest, let record = manifest.index,
-              record.validators.url == url || record.validators.url == CompressedIndex.beside(url),
+              record.validators.belong(to: url) || record.validators.belong(to: CompressedIndex.beside(url)),
               manifest.layout == layout, (manifest.posterPacks != nil) == withPosters else { return nil }
         let installed = manifest.packs.map(\.name).sorted()
         let wanted = names.flatMap { $0.isEmpty ? nil : Array(Set($0)).sorted() } ?? record.packs
