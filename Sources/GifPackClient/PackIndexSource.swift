@@ -176,7 +176,7 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
                     + "(it is not skipped for index.json: the publisher must repair it; gifpack publish rewrites it)")
             }
             return .fetched(Data(plain), IndexValidators(url: compressedURL, head: compressed.head), wireBytes: Int64(compressed.body.count))
-        case 403, 404, 410:
+        case let status where Self.isNotThere(status: status):
             break   // not published there (an older publisher): the plain index
         default:
             throw .unreadable(location: compressedURL, detail: "HTTP status \(compressed.head.status)")
@@ -210,8 +210,10 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
 
     /// The signature of the index whose bytes are `indexBytes`: `signatures/<sha256>.minisig` beside
     /// the index (named by those bytes, so it is the signature of exactly them whenever the index
-    /// was read), or, when there is none (a target published by an older version), `index.json.minisig`
-    /// beside it; nil when neither exists.
+    /// was read), or, when there is none (a target published by an older version, or signed with stock
+    /// minisign), `index.json.minisig` beside it; nil when neither exists. Over HTTP "not there" is a
+    /// 404, a 410 or a 403 (what a bucket that allows GetObject but not ListBucket answers for a
+    /// missing key), as for `index.json.zst`; any other status is an error.
     public func loadSignature(for indexBytes: Data, client: (any HTTPTransport)? = nil) async throws(PackClientError) -> Data? {
         for candidate in SignatureLocation.lookupOrder(location.description, indexSHA256: Hex.lowercase(SHA256.hash(data: indexBytes))) {
             if let signature = try await loadBytes(candidate, client: client, maxBytes: Self.maxSignatureBytes, optional: true) {
@@ -232,7 +234,8 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
         SignatureLocation.hashNamed(location.description, indexSHA256: Hex.lowercase(SHA256.hash(data: indexBytes)))
     }
 
-    /// A file or URL of the same kind as the index; `optional`: nil when it does not exist (404).
+    /// A file or URL of the same kind as the index; `optional`: nil when it does not exist
+    /// (``isNotThere(status:)`` over HTTP).
     private func loadBytes(_ target: String, client: (any HTTPTransport)?, maxBytes: Int64,
                            optional: Bool) async throws(PackClientError) -> Data? {
         switch location {
@@ -312,6 +315,10 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
         return data
     }
 
+    /// True for an answer that says an optional file (`index.json.zst`, a signature) is not
+    /// published: 404, 410, or 403 from a store that hides missing keys (S3 without ListBucket).
+    static func isNotThere(status: Int) -> Bool { status == 404 || status == 410 || status == 403 }
+
     static func fetch(_ url: String, client: (any HTTPTransport)?, maxBytes: Int64,
                       notFoundIsNil: Bool = false) async throws(PackClientError) -> Data? {
         let http = client ?? URLSessionTransport(maxConnections: 2)
@@ -319,7 +326,7 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
         request.followRedirects = true
         let response: HTTPDataResponse
         do { response = try await http.data(request, maxBytes: maxBytes) } catch { throw .transfer(url: url, error) }
-        if notFoundIsNil && (response.head.status == 404 || response.head.status == 410) { return nil }
+        if notFoundIsNil && isNotThere(status: response.head.status) { return nil }
         guard response.head.status == 200 else {
             throw .unreadable(location: url, detail: "HTTP status \(response.head.status)")
         }

@@ -46,6 +46,9 @@ final class NginxServer: @unchecked Sendable {
         /// Every path answers with this file of the root (its name, e.g. `list.xml`): a canned answer
         /// for clients whose URLs carry queries.
         var everyPathServes: String?
+        /// A missing file is answered `403`, as a bucket that allows GetObject but not ListBucket
+        /// answers for a missing key.
+        var missingIsForbidden = false
 
         init(root: String, ranges: Bool = true, publishCacheHeaders: Bool = false, tls: Bool = false, proxyTo: Int? = nil,
              forwardProxy: Bool = false, everyPathServes: String? = nil) {
@@ -213,7 +216,7 @@ final class NginxServer: @unchecked Sendable {
         if let file = options.everyPathServes {
             locations.append("location \(mount) { root \(root); try_files /\(file) =404; }")
         } else {
-            locations.append("location \(mount) { \(serve("")) }")
+            locations.append("location \(mount) { \(serve(""))\(options.missingIsForbidden ? " try_files $uri =403;" : "") }")
         }
         if options.publishCacheHeaders {
             locations.append("location \(mount)packs/ { \(serve("packs/")) add_header Cache-Control \"public, max-age=31536000, immutable\"; }")

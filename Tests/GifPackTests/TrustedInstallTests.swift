@@ -167,6 +167,45 @@ struct TrustedInstallTests {
         try await expectRefusal(.rollback, index: url, cache: cache, trust: trust([signed.key]))
     }
 
+    /// Issue 33, weak spot 3: a store that hides missing keys (GetObject allowed, ListBucket not)
+    /// answers 403 for the hash-named signature a target signed with stock minisign, or published by
+    /// an older version, lacks. That is "not there", as for `index.json.zst`: install and the lazy
+    /// cache fall back to `index.json.minisig`. Without either, the refusal is `unsigned` and says so.
+    @Test func a403ForTheHashNamedSignatureFallsBackToTheSignatureBesideTheIndex() async throws {
+        let signed = try SignedDist()
+        defer { signed.server.stop() }
+        try await signed.build()
+        // A build signs index.json.minisig alone (hash-named signatures are made by publish).
+        #expect(!FileManager.default.fileExists(atPath: "\(signed.dist)/signatures"))
+        var options = NginxServer.Options(root: signed.dist)
+        options.missingIsForbidden = true
+        let nginx = try await NginxServer.start(options)
+        defer { nginx.stop() }
+        let url = nginx.baseURL + "/index.json"
+        let cache = signed.workspace.file("app/gifs")
+        let trusted = trust([signed.key])
+
+        let mark = try await nginx.mark()
+        let report = try await install(url, cache: cache, trust: trusted)
+        #expect(!report.isUnchanged)
+        #expect(try InstallManifest.read(cacheDirectory: cache)?.indexSequence == 1)
+        let signatures = try await nginx.log(since: mark).filter { $0.path.hasSuffix(".minisig") }
+            .map { "\($0.path.hasPrefix("/signatures/") ? "hash-named" : $0.path) \($0.status)" }
+        #expect(signatures == ["hash-named 403", "/index.json.minisig 200"])
+        let lazy = LazyGIFCache(directory: signed.workspace.file("lazy"), indexURL: url, indexMaxAge: .zero, trust: trusted)
+        #expect(try await lazy.index().sequence == 1)
+
+        // Neither signature: unsigned, naming both and the statuses that mean "not there".
+        try FileManager.default.removeItem(atPath: signed.indexPath + ".minisig")
+        await #expect {
+            _ = try await PackIndexSource(url).load(trust: trusted)
+        } throws: { error in
+            guard case PackClientError.untrusted(let refusal) = error else { return false }
+            return refusal.reason == .unsigned && refusal.detail.contains("signatures/<its sha256>.minisig")
+                && refusal.detail.contains("index.json.minisig") && refusal.detail.contains("403")
+        }
+    }
+
     @Test func twoTrustedKeysLetARotatedIndexInstall() async throws {
         let signed = try SignedDist()
         defer { signed.server.stop() }
