@@ -105,13 +105,7 @@ struct ClientCacheAttackTests {
         #expect(try await untrusted.index().sequence == 2)
 
         // An attacker replays the old signed index (sequence 1) at the URL.
-        try FileManager.default.removeItem(atPath: signed.indexPath)
-        try FileManager.default.removeItem(atPath: signed.indexPath + ".minisig")
-        try FileManager.default.copyItem(atPath: v1, toPath: signed.indexPath)
-        try FileManager.default.copyItem(atPath: v1 + ".minisig", toPath: signed.indexPath + ".minisig")
-        try FileManager.default.removeItem(atPath: signed.indexPath + ".zst")   // replayed as an older publisher served it
-        // nginx's ETag is mtime and size: give the replayed file another mtime than v2's.
-        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(120)], ofItemAtPath: signed.indexPath)
+        try signed.replay(v1)
         // A read without trusted keys takes it (it checks no signature)…
         #expect(try await untrusted.index().sequence == 1)
         // …and neither that nor a new cache object on the directory lowers the trusted floor.
@@ -155,11 +149,8 @@ struct ClientCacheAttackTests {
         #expect(try await LazyGIFCache(directory: directory, indexURL: url, indexMaxAge: .zero, trust: old).index().sequence == 2)
         let id = try #require(try readIndex(signed.indexPath).packs.first?.exercises.first { $0.gif != nil }?.id)
 
-        // The old signed index replayed at the URL (another mtime than v2's, so another ETag).
-        for file in ["index.json", "index.json.minisig", "index.json.zst"] { try FileManager.default.removeItem(atPath: "\(signed.dist)/\(file)") }
-        try FileManager.default.copyItem(atPath: v1, toPath: signed.indexPath)
-        try FileManager.default.copyItem(atPath: v1 + ".minisig", toPath: signed.indexPath + ".minisig")
-        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(120)], ofItemAtPath: signed.indexPath)
+        // The old signed index replayed at the URL.
+        try signed.replay(v1)
         let rotating = IndexTrust(keys: [signed.key.secret.publicKey, next.secret.publicKey], now: Self.now)
         await #expect {
             _ = try await LazyGIFCache(directory: directory, indexURL: url, indexMaxAge: .zero, trust: rotating).index()
@@ -196,9 +187,7 @@ struct ClientCacheAttackTests {
             return directory
         }
         // The publisher's v1 replayed at the URL.
-        for file in ["index.json", "index.json.minisig", "index.json.zst"] { try FileManager.default.removeItem(atPath: "\(signed.dist)/\(file)") }
-        try FileManager.default.copyItem(atPath: v1, toPath: signed.indexPath)
-        try FileManager.default.copyItem(atPath: v1 + ".minisig", toPath: signed.indexPath + ".minisig")
+        try signed.replay(v1)
 
         // The old slot is this URL's floor for any key set one of whose keys verifies its stored signature,
         // at the sequence inside the signed bytes (not the one written beside them).

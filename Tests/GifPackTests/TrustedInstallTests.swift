@@ -40,6 +40,16 @@ struct SignedDist {
         }
         return "\(dist)/\(name)"
     }
+
+    /// Serves `copy` (made by ``copyIndex(to:signed:change:)``) and its signature as `index.json` again,
+    /// as an older publisher served it (no `index.json.zst`): an old signed index replayed. Its mtime
+    /// is another than the replaced index's, so nginx (whose ETag is mtime and size) gives another ETag.
+    func replay(_ copy: String) throws {
+        for file in ["index.json", "index.json.minisig", "index.json.zst"] { try? FileManager.default.removeItem(atPath: "\(dist)/\(file)") }
+        try FileManager.default.copyItem(atPath: copy, toPath: indexPath)
+        try FileManager.default.copyItem(atPath: copy + ".minisig", toPath: indexPath + ".minisig")
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(120)], ofItemAtPath: indexPath)
+    }
 }
 
 @Suite("Trusted delivery: verifying clients", .timeLimit(.minutes(5)))
@@ -161,9 +171,7 @@ struct TrustedInstallTests {
         #expect(try floor() == 2, "an install of packs already downloaded")
 
         // The old signed index replayed at the URL: refused, the cache as it was.
-        for file in ["index.json", "index.json.minisig", "index.json.zst"] { try FileManager.default.removeItem(atPath: "\(signed.dist)/\(file)") }
-        try FileManager.default.copyItem(atPath: v1, toPath: signed.indexPath)
-        try FileManager.default.copyItem(atPath: v1 + ".minisig", toPath: signed.indexPath + ".minisig")
+        try signed.replay(v1)
         try await expectRefusal(.rollback, index: url, cache: cache, trust: trust([signed.key]))
     }
 
