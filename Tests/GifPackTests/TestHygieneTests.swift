@@ -10,7 +10,7 @@ import Testing
 /// The checks read the sources with comments and string literals blanked out. Each is also run on
 /// small sources that break its rule, so a check that cannot fail shows. `GIFPACK_TEST_SOURCES`
 /// points them at another checkout's Tests/GifPackTests (to audit an older tree).
-@Suite("Test hygiene: async process waits, time limits, no sleeps for ordering", .timeLimit(.minutes(2)))
+@Suite("Test hygiene: async process waits, time limits, no sleeps for ordering, no quiet skips", .timeLimit(.minutes(2)))
 struct TestHygieneTests {
     static var directory: String {
         ProcessInfo.processInfo.environment["GIFPACK_TEST_SOURCES"]
