@@ -20,9 +20,9 @@ struct CatCommand: AsyncParsableCommand {
         --cache-limit bytes, least recently used GIFs evicted). The index is kept there too and \
         revalidated with If-None-Match. An exercise without a GIF makes no GIF request. With \
         --trusted-key, the index must verify against index.json.minisig beside the URL (fetched with \
-        it), not be expired, and its sequence must not be lower than that of the index the cache \
-        holds for this URL and these keys (each index URL and key set keeps its own index and \
-        floor in the cache; a read without --trusted-key never touches a trusted one's); a refused \
+        it), not be expired, and its sequence must not be lower than the highest the cache has \
+        accepted from this URL with trusted keys, whichever keys (the floor belongs to the URL and \
+        survives a change of --trusted-key; a read without --trusted-key never touches it); a refused \
         index is reported with its reason and nothing is fetched or cached.
 
         The cache directory must be gifpack's: a new or empty directory is claimed (it gets a \

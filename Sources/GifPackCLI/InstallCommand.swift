@@ -18,7 +18,8 @@ struct InstallCommand: AsyncParsableCommand {
 
         With --trusted-key (repeatable), the index must be signed: index.json.minisig beside it must \
         verify with one of the keys, the index must not be expired, and its sequence must not be \
-        lower than the installed generation's; otherwise nothing is downloaded and the refusal names \
+        lower than the cache's floor, the highest sequence ever verified there (every install keeps \
+        it, one without --trusted-key too); otherwise nothing is downloaded and the refusal names \
         its reason (unsigned, malformed-signature, unknown-key, bad-signature, expired, rollback).
 
         Upgrades from a URL are sparse: with a generation installed, only the new pack's catalog \

@@ -1,12 +1,14 @@
 import Foundation
 import GifPackFormat
+import GifPackHTTP
 
 /// Writes to standard output and standard error.
 ///
 /// Every line passes `TerminalText.escaped` (newlines kept), so no message — whatever id, name or
 /// path from an index, pack or API it quotes — can put a raw control character, C1 control or bidi
 /// override on the terminal. Commands escape untrusted fields themselves as well (tables are
-/// measured after escaping); this is the backstop.
+/// measured after escaping); this is the backstop. Likewise no URL printed keeps its user name
+/// and password (``URLCredentials``), whichever message quotes it.
 enum Terminal {
     static func error(_ line: String) {
         try? FileHandle.standardError.write(contentsOf: Data((safe(line) + "\n").utf8))
@@ -16,9 +18,9 @@ enum Terminal {
         try? FileHandle.standardOutput.write(contentsOf: Data((safe(line) + "\n").utf8))
     }
 
-    /// `text` escaped line by line.
+    /// `text` escaped line by line, without URL credentials.
     static func safe(_ text: String) -> String {
-        text.split(separator: "\n", omittingEmptySubsequences: false)
+        URLCredentials.redacted(text).split(separator: "\n", omittingEmptySubsequences: false)
             .map { TerminalText.escaped(String($0)) }.joined(separator: "\n")
     }
 }

@@ -45,8 +45,9 @@ struct GenerationBuilder {
     let staging: String
     let layout: InstallLayout
     let previous: Previous?
-    /// Recorded in the manifest: the verified sequence of the index the packs came from.
-    var indexSequence: Int?
+    /// The sequence of the index the packs came from, when trusted keys verified it (nil without
+    /// keys). The manifest records the floor: this or the previous generation's, whichever is higher.
+    var verifiedSequence: Int?
     /// The remote index the generation comes from (``InstallManifest/index``).
     var indexRecord: InstalledIndex?
     var counts = Counts()
@@ -119,7 +120,8 @@ struct GenerationBuilder {
         }
         try writePlaceholders(plan)
         let manifest = InstallManifest(generation: generation, layout: layout, packs: plan.packs, exercises: plan.exercises,
-                                       indexSequence: indexSequence, posterPacks: posters?.packs, posters: posterRecords,
+                                       indexSequence: InstallManifest.floor(carrying: previous?.manifest.indexSequence, verified: verifiedSequence),
+                                       posterPacks: posters?.packs, posters: posterRecords,
                                        checkedGIFs: checked, index: indexRecord)
         let manifestPath = "\(staging)/\(InstallManifest.fileName)"
         try FileOps.writeNew(manifestPath, try manifest.encoded())

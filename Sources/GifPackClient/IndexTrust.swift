@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import GifPackFormat
 import GifPackSystem
+import GifPackTransport
 
 /// Why an index was refused by a client that checks signatures. ``reason`` is a stable code.
 ///
@@ -35,7 +36,8 @@ public struct IndexRefusal: Error, Sendable, Equatable, CustomStringConvertible 
         self.detail = detail
     }
 
-    public var description: String { "index \(index): \(reason.rawValue): \(detail)" }
+    /// One line, without any URL's credentials (``URLCredentials``).
+    public var description: String { URLCredentials.redacted("index \(index): \(reason.rawValue): \(detail)") }
 }
 
 /// The public keys a client trusts to sign `index.json`, and the clock expiry is judged by.
@@ -116,7 +118,10 @@ public struct IndexTrust: Sendable {
     func verifySignature(indexBytes: Data, signature: Data?, location: String, limits: PackLimits,
                          checkRules: Bool = true) throws(PackClientError) -> PackIndex {
         guard let signature else {
-            throw Self.refuse(.unsigned, location, "there is no \(PathText.lastComponent(SignatureLocation.beside(location))) beside it, and trusted keys were given")
+            let remote = location.lowercased().hasPrefix("http://") || location.lowercased().hasPrefix("https://")
+            throw Self.refuse(.unsigned, location, "no signature of it is published: neither signatures/<its sha256>.minisig nor "
+                + "\(PathText.lastComponent(SignatureLocation.beside(location))) is there beside it"
+                + (remote ? " (HTTP 404, 410, or 403 from a store that hides missing keys)" : "") + ", and trusted keys were given")
         }
         let parsed: MinisignSignature
         do { parsed = try MinisignSignature(text: String(decoding: signature, as: UTF8.self)) } catch {

@@ -25,8 +25,11 @@ public struct InstallManifest: Sendable, Equatable, Codable {
     public var packs: [InstalledPack]
     /// Exercise id → SHA-256 of its GIF, nil when it has none.
     public var exercises: [String: String?]
-    /// The `sequence` of the signed index this generation was installed from, when it was installed
-    /// with trusted keys; a later install with keys refuses an index with a lower sequence.
+    /// The rollback floor: the highest `sequence` of a signed index verified with trusted keys at
+    /// this cache, by this generation's install or an earlier one (``floor(carrying:verified:)``).
+    /// Every install carries it forward — one without keys too, which verifies nothing and so never
+    /// lowers or erases it; an install with keys refuses an index with a lower sequence. nil: no
+    /// install with keys yet.
     public var indexSequence: Int?
     /// The posters packs installed with this generation (`--with-posters`), sorted by name; nil when
     /// it was installed without posters.
@@ -58,6 +61,14 @@ public struct InstallManifest: Sendable, Equatable, Codable {
         self.indexSequence = indexSequence
         self.posterPacks = posterPacks?.sorted { $0.name < $1.name }
         self.posters = posters
+    }
+
+    /// The floor a new generation, or a refreshed manifest, records: the higher of the floor the
+    /// installed generation carries (`installed`) and the sequence just verified with trusted keys
+    /// (`verified`; nil for an install without keys). Never lower than `installed`, never nil when it is not.
+    static func floor(carrying installed: Int?, verified: Int?) -> Int? {
+        guard let installed else { return verified }
+        return max(installed, verified ?? installed)
     }
 
     /// The key of ``posters``: `"<size>/<GIF sha256>"`.

@@ -27,10 +27,12 @@ import GifPackTransport
 ///
 /// With ``trust``, the index is accepted only as ``IndexTrust`` says, the rules of
 /// `install --trusted-key`: `index.json.minisig` beside it (fetched with every new index) must verify it with a trusted key, it must carry `sequence` and `expires` and not be
-/// expired, and its sequence must not be lower than that of the verified index the cache holds for
-/// this index URL and these keys. Each index URL (normalised) and set of trusted keys has its own
-/// slot in the directory, index and floor, so several sources share one cache without one's
-/// sequence refusing another's, and a read without trusted keys never touches a trusted floor. The
+/// expired, and its sequence must not be lower than the floor of this index URL: the highest
+/// sequence the cache has accepted from it with trusted keys, whichever keys (a rotation, from
+/// `[old]` to `[old, next]`, keeps the floor). Each index URL (normalised) and set of trusted keys
+/// has its own slot in the directory and index, and each URL its own floor, so several sources
+/// share one cache without one's sequence refusing another's, and a read without trusted keys
+/// never touches a trusted floor. The
 /// signature is stored with the index and checked again (expiry included) whenever the stored index
 /// is used, so an index that expires meanwhile is refused even offline. A refused index throws
 /// ``PackClientError/untrusted(_:)`` before any GIF request; nothing is stored.
@@ -167,18 +169,20 @@ public final class LazyGIFCache: Sendable {
             try store.prepare()
             let stored = store.readIndex(slot: slot, maxBytes: maxBytes)
             guard let trust else { return (stored, nil) }
-            // The floor: the highest sequence this URL with these keys had accepted here. Before
-            // slots, an earlier version kept one index: it counts while it is this URL's, was
-            // stored as verified and its stored signature verifies with one of these keys, at the
-            // sequence inside the signed bytes.
-            if let stored { return (stored, stored.verifiedSequence) }
-            guard let legacy = store.readLegacyIndex(maxBytes: maxBytes), legacy.isFrom(url),
-                  legacy.verifiedSequence != nil, let signature = legacy.signature,
-                  let signed = try? trust.verifySignature(indexBytes: legacy.json, signature: signature, location: url, limits: limits)
-            else { return (nil, nil) }
-            return (nil, signed.sequence)
+            // The floor: the highest sequence accepted here for this URL, with any trusted keys (it
+            // belongs to the URL: a change of the key set keeps it). Before slots, an earlier
+            // version kept one index: it counts too while it is this URL's, was stored as verified
+            // and its stored signature verifies with one of these keys, at the sequence inside the
+            // signed bytes.
+            var floors = [try store.floor(url: url)]
+            if let legacy = store.readLegacyIndex(maxBytes: maxBytes), legacy.isFrom(url),
+               legacy.verifiedSequence != nil, let signature = legacy.signature,
+               let signed = try? trust.verifySignature(indexBytes: legacy.json, signature: signature, location: url, limits: limits) {
+                floors.append(signed.sequence)
+            }
+            return (stored, floors.compactMap { $0 }.max())
         }
-        let storedIndex = stored.flatMap { $0.isFrom(url) ? usable($0, url: url) : nil }
+        let storedIndex = stored.flatMap { $0.isFrom(url) ? usable($0, url: url, floor: floor) : nil }
         let age = Int(Date().timeIntervalSince1970) - (stored?.validatedAt ?? 0)
         if let storedIndex, !forceRevalidation, TimeSpan.seconds(max(0, age)) < indexMaxAge { return storedIndex }
 
@@ -230,14 +234,15 @@ public final class LazyGIFCache: Sendable {
     }
 
     /// The stored index when it may be used now: decoded; with ``trust``, its stored signature
-    /// verifies it and it has not expired.
-    private func usable(_ stored: LazyGIFStore.StoredIndex, url: String) -> PackIndex? {
+    /// verifies it, it has not expired and it is not below the URL's `floor` (a newer index
+    /// accepted with other trusted keys).
+    private func usable(_ stored: LazyGIFStore.StoredIndex, url: String, floor: Int?) -> PackIndex? {
         guard let trust else { return memo.index(of: stored) { () throws(PackClientError) in try PackIndexSource.decode(stored.json, limits: limits) } }
         guard stored.verifiedSequence != nil, let signature = stored.signature else { return nil }
         let index = memo.index(of: stored) { () throws(PackClientError) in
             try trust.verifySignature(indexBytes: stored.json, signature: signature, location: url, limits: limits)
         }
-        guard let index, (try? trust.accept(index, location: url, installedSequence: stored.verifiedSequence)) != nil else { return nil }
+        guard let index, (try? trust.accept(index, location: url, installedSequence: floor)) != nil else { return nil }
         return index
     }
 

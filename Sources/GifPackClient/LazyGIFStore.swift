@@ -1,5 +1,6 @@
 import Foundation
 import GifPackFormat
+import GifPackTransport
 
 /// The disk side of ``LazyGIFCache``: a directory several processes share. Every call blocks
 /// (run it on a dedicated thread).
@@ -11,9 +12,10 @@ import GifPackFormat
 ///                            <ETag> and <Last-Modified> are those of <validated URL>, the file the index came in
 ///                            (index.json.zst or index.json), and are sent to it only. Version 3 slots (no last two lines) are read. <slot> is the SHA-256 (hex) of the
 ///                            normalised index URL and the trusted keys (``slotName(url:keys:)``), so each
-///                            source and key set keeps its own index and rollback floor. <sequence> and
-///                            <signature> (base64 of index.json.minisig) are set when the index was verified
-///                            with trusted keys, empty otherwise.
+///                            source and key set keeps its own index. <sequence> and <signature> (base64 of
+///                            index.json.minisig) are set when the index was verified with trusted keys, empty
+///                            otherwise. The rollback floor belongs to the URL: the highest <sequence> of any
+///                            slot stored from it, whatever keys verified it (``floor(url:)``).
 /// <dir>/gifs/<sha256>.gif    verified GIFs, shared by every source; mtime = last used (the LRU clock)
 /// <dir>/tmp/<UUID>.<kind>    downloads in progress (removed when older than an hour)
 /// <dir>/lock                 flock: held exclusively while a file is renamed in or the cache is trimmed
@@ -114,14 +116,20 @@ struct LazyGIFStore: Sendable {
 
     /// True when `<dir>/index` starts like an index an earlier version stored.
     private func hasEarlierIndexMagic() -> Bool {
-        let fd = SystemCalls.open(legacyIndexPath, [.readOnly, .nonBlocking, .closeOnExec, .noFollow])
-        guard fd >= 0 else { return false }
-        defer { SystemCalls.close(fd) }
-        guard let info = SystemCalls.status(descriptor: fd), SystemCalls.fileType(info) == .regular else { return false }
         let prefix = Array("gifpack-lazy-index ".utf8)
-        var head = [UInt8](repeating: 0, count: prefix.count)
-        let got = head.withUnsafeMutableBytes { buffer in (try? POSIXIO.read(fd, into: buffer, at: 0)) ?? 0 }
-        return got == prefix.count && head == prefix
+        return Self.readPrefix(legacyIndexPath, maxBytes: prefix.count) == prefix
+    }
+
+    /// At most the first `maxBytes` bytes of the regular file at `path` (not followed when a link, a
+    /// FIFO never waited for); nil when it is not one or cannot be read.
+    private static func readPrefix(_ path: String, maxBytes: Int) -> [UInt8]? {
+        let fd = SystemCalls.open(path, [.readOnly, .nonBlocking, .closeOnExec, .noFollow])
+        guard fd >= 0 else { return nil }
+        defer { SystemCalls.close(fd) }
+        guard let info = SystemCalls.status(descriptor: fd), SystemCalls.fileType(info) == .regular else { return nil }
+        var bytes = [UInt8](repeating: 0, count: maxBytes)
+        guard let got = bytes.withUnsafeMutableBytes({ buffer in try? POSIXIO.read(fd, into: buffer, at: 0) }) else { return nil }
+        return Array(bytes[0..<got])
     }
 
     /// `<sha256>.gif` with 64 lowercase hex digits: a name the cache stores GIFs under.
@@ -301,9 +309,12 @@ struct LazyGIFStore: Sendable {
         }
 
         /// True when stored from `url` (any spelling ``LazyGIFStore/normalisedURL(_:)`` makes the same).
-        func isFrom(_ url: String) -> Bool {
-            self.url == LazyGIFStore.normalisedURL(url) || self.url == LazyGIFStore.oneLine(url)
-        }
+        func isFrom(_ url: String) -> Bool { LazyGIFStore.isStored(self.url, from: url) }
+    }
+
+    /// True when a slot's URL line, `stored`, names `url` (any spelling ``normalisedURL(_:)`` makes the same).
+    static func isStored(_ stored: String, from url: String) -> Bool {
+        stored == normalisedURL(url) || stored == oneLine(url)
     }
 
     /// The slot of an index source: the SHA-256 (hex) of the normalised URL and the trusted keys
@@ -315,14 +326,14 @@ struct LazyGIFStore: Sendable {
     }
 
     /// `url` with its scheme and host in lower case, without a default port, user name, password
-    /// or fragment, and `/` for an empty path: the spellings of one index URL give one slot.
+    /// (``URLCredentials``) or fragment, and `/` for an empty path: the spellings of one index URL
+    /// give one slot.
     static func normalisedURL(_ url: String) -> String {
+        let url = URLCredentials.redacted(url)
         guard var parts = URLComponents(string: url), let scheme = parts.scheme?.lowercased() else { return oneLine(url) }
         parts.scheme = scheme
         if let host = parts.percentEncodedHost { parts.percentEncodedHost = host.lowercased() }
         if (scheme == "http" && parts.port == 80) || (scheme == "https" && parts.port == 443) { parts.port = nil }
-        parts.user = nil
-        parts.password = nil
         parts.fragment = nil
         if parts.percentEncodedPath.isEmpty { parts.percentEncodedPath = "/" }
         return oneLine(parts.string ?? url)
@@ -340,20 +351,10 @@ struct LazyGIFStore: Sendable {
 
     private func readIndex(at path: String, maxBytes: Int64) -> StoredIndex? {
         guard let info = SystemCalls.status(path),
-              let data = try? PackIndexSource.readFile(path, maxBytes: maxBytes + 16384) else { return nil }
+              let data = try? PackIndexSource.readFile(path, maxBytes: maxBytes + Self.maxHeadBytes) else { return nil }
         let bytes = [UInt8](data)
-        var lines: [String] = []
-        var start = bytes.startIndex
-        var wanted = 5
-        while lines.count < wanted, let end = bytes[start...].firstIndex(of: 0x0A) {
-            lines.append(String(decoding: bytes[start..<end], as: UTF8.self))
-            start = end + 1
-            if lines.count == 1 {
-                guard lines[0] == Self.indexMagic || lines[0] == Self.previousIndexMagic else { return nil }
-                wanted = lines[0] == Self.indexMagic ? 7 : 5
-            }
-        }
-        guard lines.count == wanted else { return nil }
+        guard let (lines, start) = Self.head(of: bytes) else { return nil }
+        let wanted = lines.count
         return StoredIndex(json: Data(bytes[start...]), url: lines[1], etag: lines[2].isEmpty ? nil : lines[2],
                            validatedAt: Self.seconds(info), signature: Data(base64Encoded: lines[4]).flatMap { $0.isEmpty ? nil : $0 },
                            verifiedSequence: Int(lines[3]),
@@ -361,11 +362,45 @@ struct LazyGIFStore: Sendable {
                            validatedURL: wanted == 7 && !lines[6].isEmpty ? lines[6] : nil)
     }
 
+    /// The most bytes a slot's head (the lines before the index JSON) may take.
+    static let maxHeadBytes: Int64 = 16384
+
+    /// A slot's head lines (5 in a version 3 slot, 7 in a version 4 one) and where the JSON after
+    /// them starts; nil when `bytes` do not start with a whole head.
+    private static func head(of bytes: [UInt8]) -> (lines: [String], body: Int)? {
+        var lines: [String] = []
+        var start = bytes.startIndex
+        var wanted = 5
+        while lines.count < wanted, let end = bytes[start...].firstIndex(of: 0x0A) {
+            lines.append(String(decoding: bytes[start..<end], as: UTF8.self))
+            start = end + 1
+            if lines.count == 1 {
+                guard lines[0] == indexMagic || lines[0] == previousIndexMagic else { return nil }
+                wanted = lines[0] == indexMagic ? 7 : 5
+            }
+        }
+        return lines.count == wanted ? (lines, start) : nil
+    }
+
+    /// The rollback floor of `url`: the highest verified sequence recorded by any slot stored from
+    /// it, whatever trusted keys verified it, so a change of the key set (a rotation) keeps it. Only
+    /// the slots' heads are read; a slot that cannot be read counts for nothing, a folder that cannot
+    /// be listed throws.
+    func floor(url: String) throws(PackClientError) -> Int? {
+        let names: [String]
+        do { names = try FileSystem.list(indexesPath) } catch { throw PackClientError(error) }
+        return names.compactMap { name -> Int? in
+            guard SafePath.isSHA256(name), let bytes = Self.readPrefix(indexPath(slot: name), maxBytes: Int(Self.maxHeadBytes)),
+                  let (lines, _) = Self.head(of: bytes), Self.isStored(lines[1], from: url) else { return nil }
+            return Int(lines[3])
+        }.max()
+    }
+
     /// Replaces the index stored in `slot` (temporary file and rename, under the lock), with `url`
     /// as given (``normalisedURL(_:)`` keeps it). `signature` and `verifiedSequence` only for an
-    /// index verified with trusted keys. `admit` sees the verified sequence the slot holds, under
-    /// the lock, just before the rename, and may refuse: another process may have stored a newer
-    /// index since this one was accepted.
+    /// index verified with trusted keys. `admit` sees the URL's floor (``floor(url:)``), under the
+    /// lock, just before the rename of a verified index, and may refuse: another process may have
+    /// stored a newer index since this one was accepted.
     func writeIndex(_ json: Data, slot: String, url: String, validators: IndexValidators?, signature: Data? = nil, verifiedSequence: Int? = nil,
                     maxBytes: Int64, admit: (Int?) throws(PackClientError) -> Void = { _ in }) throws(PackClientError) {
         let temporary = temporaryFile("index")
@@ -376,7 +411,7 @@ struct LazyGIFStore: Sendable {
                 + "\(Self.oneLine(validators?.lastModified ?? ""))\n\(Self.oneLine(validators?.url ?? ""))\n"
             try FileOps.writeNew(temporary, Array(head.utf8) + [UInt8](json))
             try withLock { () throws(PackClientError) in
-                try admit(readIndex(at: path, maxBytes: maxBytes)?.verifiedSequence)
+                if verifiedSequence != nil { try admit(try floor(url: url)) }
                 try FileOps.move(temporary, to: path)
             }
         } catch {

@@ -6,7 +6,8 @@ import Foundation
 ///
 /// Hostile or broken pack content is always ``rejected(_:)`` with a ``PackRejection`` that names
 /// the reason; the other cases are about getting at the data (network, file system, arguments).
-/// Every case carries the path, URL or name needed to act on it, never a credential.
+/// Every case carries the path, URL or name needed to act on it; its description never carries a
+/// credential (a URL's user name and password are dropped, ``URLCredentials``).
 ///
 /// ```swift
 /// do { _ = try await PackIndexSource("https://cdn.example.com/index.json").load() }
@@ -43,9 +44,10 @@ public enum PackClientError: Error, Sendable, Equatable, CustomStringConvertible
     case noPosters(pack: String)
 
     /// One line; every name, id, path or message that came from outside is escaped
-    /// (`TerminalText`), so it cannot carry terminal control sequences.
+    /// (`TerminalText`), so it cannot carry terminal control sequences, and no URL keeps its
+    /// user name and password (``URLCredentials``).
     public var description: String {
-        TerminalText.escaped(rawDescription)
+        TerminalText.escaped(URLCredentials.redacted(rawDescription))
     }
 
     private var rawDescription: String {

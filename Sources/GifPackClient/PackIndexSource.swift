@@ -170,7 +170,7 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
                                                        acceptCompressedBody: false, timeouts: timeouts)
         switch compressed.head.status {
         case 304:
-            guard validators?.url == compressedURL else {
+            guard validators?.belong(to: compressedURL) == true else {
                 throw .unreadable(location: compressedURL, detail: "the server answered 304 Not Modified to a request that was not conditional")
             }
             return .notModified
@@ -181,7 +181,7 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
                     + "(it is not skipped for index.json: the publisher must repair it; gifpack publish rewrites it)")
             }
             return .fetched(Data(plain), IndexValidators(url: compressedURL, head: compressed.head), wireBytes: Int64(compressed.body.count))
-        case 403, 404, 410:
+        case let status where Self.isNotThere(status: status):
             break   // not published there (an older publisher): the plain index
         default:
             throw .unreadable(location: compressedURL, detail: "HTTP status \(compressed.head.status)")
@@ -190,7 +190,7 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
                                                   acceptCompressedBody: true, timeouts: timeouts)
         switch plain.head.status {
         case 304:
-            guard validators?.url == url else {
+            guard validators?.belong(to: url) == true else {
                 throw .unreadable(location: url, detail: "the server answered 304 Not Modified to a request that was not conditional")
             }
             return .notModified
@@ -206,7 +206,7 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
                                        acceptCompressedBody: Bool, timeouts: HTTPTimeouts) async throws(PackClientError) -> HTTPDataResponse {
         var request = HTTPRequest(url: url, timeouts: timeouts, acceptCompressedBody: acceptCompressedBody)
         request.followRedirects = true
-        if let validators, validators.url == url {
+        if let validators, validators.belong(to: url) {
             if let etag = validators.etag { request.headers.append(name: "If-None-Match", value: etag) }
             if let date = validators.lastModified { request.headers.append(name: "If-Modified-Since", value: date) }
         }
@@ -215,8 +215,10 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
 
     /// The signature of the index whose bytes are `indexBytes`: `signatures/<sha256>.minisig` beside
     /// the index (named by those bytes, so it is the signature of exactly them whenever the index
-    /// was read), or, when there is none (a target published by an older version), `index.json.minisig`
-    /// beside it; nil when neither exists.
+    /// was read), or, when there is none (a target published by an older version, or signed with stock
+    /// minisign), `index.json.minisig` beside it; nil when neither exists. Over HTTP "not there" is a
+    /// 404, a 410 or a 403 (what a bucket that allows GetObject but not ListBucket answers for a
+    /// missing key), as for `index.json.zst`; any other status is an error.
     public func loadSignature(for indexBytes: Data, client: (any HTTPTransport)? = nil,
                               timeouts: HTTPTimeouts = HTTPTimeouts()) async throws(PackClientError) -> Data? {
         let timeouts = timeouts.startingCall()
@@ -240,7 +242,8 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
         SignatureLocation.hashNamed(location.description, indexSHA256: Hex.lowercase(SHA256.hash(data: indexBytes)))
     }
 
-    /// A file or URL of the same kind as the index; `optional`: nil when it does not exist (404).
+    /// A file or URL of the same kind as the index; `optional`: nil when it does not exist
+    /// (``isNotThere(status:)`` over HTTP).
     private func loadBytes(_ target: String, client: (any HTTPTransport)?, maxBytes: Int64,
                            optional: Bool, timeouts: HTTPTimeouts = HTTPTimeouts()) async throws(PackClientError) -> Data? {
         switch location {
@@ -320,6 +323,10 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
         return data
     }
 
+    /// True for an answer that says an optional file (`index.json.zst`, a signature) is not
+    /// published: 404, 410, or 403 from a store that hides missing keys (S3 without ListBucket).
+    static func isNotThere(status: Int) -> Bool { status == 404 || status == 410 || status == 403 }
+
     static func fetch(_ url: String, client: (any HTTPTransport)?, maxBytes: Int64,
                       notFoundIsNil: Bool = false, timeouts: HTTPTimeouts = HTTPTimeouts()) async throws(PackClientError) -> Data? {
         let http = client ?? URLSessionTransport(maxConnections: 2)
@@ -327,7 +334,7 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
         request.followRedirects = true
         let response: HTTPDataResponse
         do { response = try await http.data(request, maxBytes: maxBytes) } catch { throw .transfer(url: url, error) }
-        if notFoundIsNil && (response.head.status == 404 || response.head.status == 410) { return nil }
+        if notFoundIsNil && isNotThere(status: response.head.status) { return nil }
         guard response.head.status == 200 else {
             throw .unreadable(location: url, detail: "HTTP status \(response.head.status)")
         }
@@ -336,22 +343,29 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// What identifies one copy of a remote index for a conditional request: the URL of the file it
-/// came in (`index.json.zst` or `index.json`), its `ETag` and its `Last-Modified` date.
+/// came in (`index.json.zst` or `index.json`), its `ETag` and its `Last-Modified` date. The URL is
+/// kept without a user name or password (``URLCredentials``): validators are written to disk (the
+/// install manifest, the lazy cache's slots).
 ///
 /// ```swift
 /// let saved = fetched.validators          // keep it with what was installed
 /// _ = try await source.load(ifChangedFrom: saved)
 /// ```
 public struct IndexValidators: Sendable, Equatable, Codable {
-    /// The URL these validators were served for; they are sent to it only.
+    /// The URL these validators were served for, without credentials; they are sent to it only.
     public var url: String
     public var etag: String?
     public var lastModified: String?
 
     public init(url: String, etag: String?, lastModified: String?) {
-        self.url = url
+        self.url = URLCredentials.redacted(url)
         self.etag = etag
         self.lastModified = lastModified
+    }
+
+    /// True when these are the validators of `url` (the URL compared without credentials).
+    public func belong(to url: String) -> Bool {
+        URLCredentials.redacted(self.url) == URLCredentials.redacted(url)
     }
 
     /// From a response head; nil when it has neither field (nothing to make a request conditional on).

@@ -24,7 +24,9 @@ import GifPackTransport
 /// With ``trust`` set, the index must first pass ``IndexTrust``: signed (`index.json.minisig` beside
 /// it) by a trusted key, not expired, its `sequence` not below the installed generation's; a refusal
 /// (``PackClientError/untrusted(_:)``) comes before any download. The new generation records the
-/// sequence. ``install(_:)`` (packs already downloaded) has no index to check.
+/// rollback floor, the highest sequence verified so far (``InstallManifest/indexSequence``); every
+/// install carries it forward, one without keys and ``install(_:)`` (packs already downloaded, no
+/// index to check) too, so an untrusted install never lowers or erases it.
 ///
 /// With ``withPosters``, each chosen pack's posters pack (format 1.2) is fetched (nothing when the
 /// installed generation already holds every poster of that very file; on an upgrade only its
@@ -62,8 +64,9 @@ public struct PackInstaller: Sendable {
     /// Transfer attempts per pack, each resuming the last (and per range of a sparse upgrade).
     public var downloadAttempts = 3
     /// Trusted signing keys: when set, ``install(from:packs:client:)`` accepts only an index signed
-    /// by one of them, not expired and not older (by `sequence`) than the installed generation, and
-    /// records its sequence in the new generation. nil: any index is accepted (see README).
+    /// by one of them, not expired and not older (by `sequence`) than the installed generation's
+    /// floor, and records its sequence in the new generation when higher. nil: any index is accepted
+    /// (see README); the floor is carried forward unchanged.
     public var trust: IndexTrust?
     /// Upgrades fetch only the frames the cache lacks, by range, when that costs less than the
     /// whole pack (see ``SparseUpgradeSettings``).
@@ -199,7 +202,7 @@ public struct PackInstaller: Sendable {
     /// Otherwise nil: the index is fetched whole.
     private func conditionalBasis(_ manifest: InstallManifest?, names: [String]?, source: PackIndexSource) -> InstalledIndex? {
         guard case .url(let url) = source.location, let manifest, let record = manifest.index,
-              record.validators.url == url || record.validators.url == CompressedIndex.beside(url),
+              record.validators.belong(to: url) || record.validators.belong(to: CompressedIndex.beside(url)),
               manifest.layout == layout, (manifest.posterPacks != nil) == withPosters else { return nil }
         let installed = manifest.packs.map(\.name).sorted()
         let wanted = names.flatMap { $0.isEmpty ? nil : Array(Set($0)).sorted() } ?? record.packs
@@ -283,7 +286,7 @@ public struct PackInstaller: Sendable {
         let generation = CacheGenerations.next(after: generations.numbersInUse() + [current].compactMap { $0 })
         let staging = "\(generations.storePath)/\(CacheGenerations.stagingName(generation))"
         var builder = GenerationBuilder(staging: staging, layout: layout, previous: previous)
-        builder.indexSequence = indexSequence
+        builder.verifiedSequence = indexSequence
         builder.indexRecord = indexRecord
         do {
             try builder.build(plan, posters: posterPlan, generation: generation)
@@ -330,12 +333,12 @@ public struct PackInstaller: Sendable {
 
     /// A report without any work when exactly these packs (and, with posters, their posters packs;
     /// without, none) are installed in this layout. The generation's manifest then takes the new
-    /// index's record (`refreshing`: validators, expiry) and, with trusted keys, its `sequence`
-    /// (a re-signed index with the same packs), so the next check is conditional on this index.
+    /// index's record (`refreshing`: validators, expiry), so the next check is conditional on this
+    /// index, and, with trusted keys, the floor raised to its `sequence` (a re-signed index with the
+    /// same packs); `sequence` is nil without keys, which leaves the floor as it is.
     private func unchangedReport(for packs: [PackDescription], generations: CacheGenerations, refreshing record: InstalledIndex?,
                                  sequence: Int?) async throws(PackClientError) -> InstallReport? {
         let wantedPosters = withPosters ? packs.compactMap(\.posters).map { [$0.name, $0.sha256] }.sorted { $0[0] < $1[0] } : []
-        let trusted = trust != nil
         return try await BlockingWork.run("gifpack.manifest") { [layout, cacheDirectory] () throws(PackClientError) -> InstallReport? in
             guard let generation = try generations.current(),
                   var manifest = try InstallManifest.read(directory: generations.generationPath(generation)),
@@ -344,10 +347,10 @@ public struct PackInstaller: Sendable {
                   (manifest.posterPacks ?? []).map({ [$0.name, $0.sha256] }) == wantedPosters
             else { return nil }
             let directory = generations.generationPath(generation)
-            let newSequence = trusted ? max(sequence ?? 0, manifest.indexSequence ?? 0) : manifest.indexSequence
-            if manifest.index != record || manifest.indexSequence != newSequence {
+            let floor = InstallManifest.floor(carrying: manifest.indexSequence, verified: sequence)
+            if manifest.index != record || manifest.indexSequence != floor {
                 manifest.index = record
-                manifest.indexSequence = trusted && sequence != nil ? newSequence : manifest.indexSequence
+                manifest.indexSequence = floor
                 try manifest.replace(inDirectory: directory)
             }
             return Self.unchangedReport(manifest, directory: directory, cacheDirectory: cacheDirectory, generations: generations)

@@ -66,7 +66,10 @@ public enum HTTPError: Error, Sendable, Equatable {
 }
 
 extension HTTPError: CustomStringConvertible {
-    public var description: String {
+    /// One line, without any URL's credentials (``URLCredentials``).
+    public var description: String { URLCredentials.redacted(rawDescription) }
+
+    private var rawDescription: String {
         switch self {
         case .invalidURL(let url): "invalid URL: \(url)"
         case .connectFailed(let message): "could not connect: \(message)"

@@ -85,7 +85,9 @@ struct RepeatOffsets {
 
     /// The offset of a sequence whose offset code has `codeBits` extra bits and gave `value`:
     /// codes of 2 and more (known from the table, before the bits) are new offsets; codes 0 and 1
-    /// give values 1...3, the repeat offsets, shifted by one after a literal length of 0.
+    /// give values 1...3, the repeat offsets, shifted by one after a literal length of 0. 0 only
+    /// for `Repeated_Offset1 - 1` when `Repeated_Offset1` is 1, which the format calls corrupt
+    /// (RFC 8878, 3.1.2.5; libzstd refuses it since 1.5.5): the caller refuses the sequence.
     @inline(__always) mutating func resolve(value: Int, codeBits: UInt64, literalLength: Int) -> Int {
         if codeBits > 1 {
             let offset = value &- 3
@@ -104,8 +106,8 @@ struct RepeatOffsets {
             offset = rep2
             rep2 = rep1
         default:
-            // Repeated_Offset1 - 1 is 0 only in a corrupt frame; libzstd then uses 1.
-            offset = rep0 == 1 ? 1 : rep0 &- 1
+            // Repeated_Offset1 - 1: 0 (from 1) is corrupt, refused by the caller.
+            offset = rep0 &- 1
             rep2 = rep1
         }
         rep1 = rep0
@@ -235,6 +237,7 @@ extension DecoderContext {
             op += litLength
             lit += litLength
             guard offset >= 1, offset <= UnsafePointer(op) - history, offset <= window else {
+                if offset == 0 { throw Self.zeroOffset(at: streamAt) }
                 throw ZstdDecodingError(.corrupt, "match offset \(offset) reaches before the frame's start or window", offset: streamAt)
             }
             copyMatch(op, offset: offset, length: matchLength)
@@ -264,5 +267,11 @@ extension DecoderContext {
 
     private func outputOverflow(_ output: BlockOutput, at: Int) -> ZstdDecodingError {
         output.limit.error(at: at)
+    }
+
+    /// The refusal of an offset of 0: `Repeated_Offset1 - 1` with `Repeated_Offset1` 1 (RFC 8878,
+    /// 3.1.2.5: "the data is considered corrupted"; libzstd refuses it since 1.5.5, 1.5.4 took 1).
+    static func zeroOffset(at: Int) -> ZstdDecodingError {
+        ZstdDecodingError(.corrupt, "match offset 0 (Repeated_Offset1 - 1 with Repeated_Offset1 = 1)", offset: at)
     }
 }

@@ -105,13 +105,7 @@ struct ClientCacheAttackTests {
         #expect(try await untrusted.index().sequence == 2)
 
         // An attacker replays the old signed index (sequence 1) at the URL.
-        try FileManager.default.removeItem(atPath: signed.indexPath)
-        try FileManager.default.removeItem(atPath: signed.indexPath + ".minisig")
-        try FileManager.default.copyItem(atPath: v1, toPath: signed.indexPath)
-        try FileManager.default.copyItem(atPath: v1 + ".minisig", toPath: signed.indexPath + ".minisig")
-        try FileManager.default.removeItem(atPath: signed.indexPath + ".zst")   // replayed as an older publisher served it
-        // nginx's ETag is mtime and size: give the replayed file another mtime than v2's.
-        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(120)], ofItemAtPath: signed.indexPath)
+        try signed.replay(v1)
         // A read without trusted keys takes it (it checks no signature)…
         #expect(try await untrusted.index().sequence == 1)
         // …and neither that nor a new cache object on the directory lowers the trusted floor.
@@ -134,6 +128,40 @@ struct ClientCacheAttackTests {
         let trustedCat = try await ClientCommandTests.gifpack(["cat", "--index", url, "--cache", directory, id, "--trusted-key", signed.key.publicPath],
                                                      environment: environment)
         #expect(trustedCat.status == 1 && trustedCat.output.isEmpty && trustedCat.error.contains("rollback"), "\(trustedCat.error)")
+    }
+
+    /// Issue 33, bug 2: the floor belongs to the index URL, not to the key set. After `[old]` verified
+    /// sequence 2, the documented rotation (`[old, next]`) refuses sequence 1 replayed at the URL,
+    /// though the still-trusted old key signed it: the library and `cat --index` alike.
+    @Test func aKeyRotationKeepsTheFloorOfTheIndexURL() async throws {
+        let signed = try SignedDist(count: 6)
+        defer { signed.server.stop() }
+        try await signed.build()
+        let v1 = try signed.copyIndex(to: "index-v1.json")
+        try signed.changeAGIF(seed: 89)
+        try await signed.build(at: trustT0.addingTimeInterval(60))
+        let nginx = try await NginxServer.start(root: signed.dist)
+        defer { nginx.stop() }
+        let url = nginx.baseURL + "/index.json"
+        let directory = signed.workspace.file("lazy")
+        let next = try TestSigningKey(workspace: signed.workspace, name: "next")
+        let old = IndexTrust(keys: [signed.key.secret.publicKey], now: Self.now)
+        #expect(try await LazyGIFCache(directory: directory, indexURL: url, indexMaxAge: .zero, trust: old).index().sequence == 2)
+        let id = try #require(try readIndex(signed.indexPath).packs.first?.exercises.first { $0.gif != nil }?.id)
+
+        // The old signed index replayed at the URL.
+        try signed.replay(v1)
+        let rotating = IndexTrust(keys: [signed.key.secret.publicKey, next.secret.publicKey], now: Self.now)
+        await #expect {
+            _ = try await LazyGIFCache(directory: directory, indexURL: url, indexMaxAge: .zero, trust: rotating).index()
+        } throws: { error in
+            guard case PackClientError.untrusted(let refusal) = error else { return false }
+            return refusal.reason == .rollback && refusal.detail.hasSuffix(" 2")
+        }
+        let cat = try await ClientCommandTests.gifpack(["cat", "--index", url, "--cache", directory, id, "--trusted-key", signed.key.publicPath,
+                                                        "--trusted-key", next.publicPath],
+                                                       environment: Self.environment(home: signed.workspace.file("home")))
+        #expect(cat.status == 1 && cat.output.isEmpty && cat.error.contains("rollback"), "\(cat.error)")
     }
 
     @Test func anEarlierVersionsSingleIndexSlotStillFloorsItsURLWithTheKeysItVerifiesWith() async throws {
@@ -159,9 +187,7 @@ struct ClientCacheAttackTests {
             return directory
         }
         // The publisher's v1 replayed at the URL.
-        for file in ["index.json", "index.json.minisig", "index.json.zst"] { try FileManager.default.removeItem(atPath: "\(signed.dist)/\(file)") }
-        try FileManager.default.copyItem(atPath: v1, toPath: signed.indexPath)
-        try FileManager.default.copyItem(atPath: v1 + ".minisig", toPath: signed.indexPath + ".minisig")
+        try signed.replay(v1)
 
         // The old slot is this URL's floor for any key set one of whose keys verifies its stored signature,
         // at the sequence inside the signed bytes (not the one written beside them).

@@ -108,4 +108,47 @@ struct ClientCommandTests {
             #expect(Self.text(help.output).contains("gifpack \(command) "), "\(command) --help needs an example")
         }
     }
+
+    /// Issue 33, weak spot 1: a user name and password in the index URL are used for the requests and
+    /// never written or printed: not in the install manifest (whose record still makes the next
+    /// install a 304), not in the lazy cache, not in install's or cat's failure messages.
+    @Test func aPasswordInTheIndexURLIsNeitherWrittenNorPrinted() async throws {
+        let built = try await ClientBuiltDist.make(count: 6)
+        defer { built.server.stop() }
+        let nginx = try await NginxServer.start(root: built.dist)
+        defer { nginx.stop() }
+        let secret = "s3cret-pw"
+        let url = nginx.baseURL.replacingOccurrences(of: "http://", with: "http://reader:\(secret)@") + "/index.json"
+        let cache = built.workspace.file("app/gifs")
+        func leaks(_ text: String) -> Bool { text.contains(secret) || text.contains("reader") }
+
+        let installed = try await Self.gifpack(["install", "--index", url, "--cache", cache])
+        #expect(installed.status == 0, "\(installed.error)")
+        let manifest = try String(contentsOfFile: "\(cache)/\(InstallManifest.fileName)", encoding: .utf8)
+        #expect(!leaks(manifest) && manifest.contains(nginx.baseURL + "/index.json"), "\(manifest)")
+        let mark = try await nginx.mark()
+        let again = try await Self.gifpack(["install", "--index", url, "--cache", cache])
+        #expect(again.status == 0 && Self.text(again.output).contains("already installed"), "\(again.error)")
+        #expect(try await nginx.log(since: mark).map(\.status) == [304])
+
+        let pack = try #require(try built.index().packs.first)
+        let id = try #require(pack.exercises.first { $0.gif != nil }?.id)
+        let lazy = built.workspace.file("lazy")
+        let cat = try await Self.gifpack(["cat", "--index", url, "--cache", lazy, id])
+        #expect(cat.status == 0 && cat.output == built.served(id), "\(cat.error)")
+        for slot in DirectoryListing.names("\(lazy)/indexes") {
+            #expect(!leaks(try String(decoding: fileBytes("\(lazy)/indexes/\(slot)"), as: UTF8.self)), "\(slot)")
+        }
+
+        // Failures name the URL without its credentials: an index that is not there, a pack that is not.
+        let nowhere = url.replacingOccurrences(of: "/index.json", with: "/nowhere/index.json")
+        let noIndex = try await Self.gifpack(["install", "--index", nowhere, "--cache", built.workspace.file("other/gifs")])
+        let noIndexCat = try await Self.gifpack(["cat", "--index", nowhere, "--cache", lazy, id])
+        try FileManager.default.removeItem(atPath: "\(built.dist)/\(pack.file)")
+        let noPack = try await Self.gifpack(["install", "--index", url, "--cache", built.workspace.file("third/gifs")])
+        for (name, failed) in [("install", noIndex), ("cat", noIndexCat), ("install, no pack", noPack)] {
+            #expect(failed.status == 1 && failed.error.contains(nginx.baseURL + "/") && !leaks(failed.error), "\(name): \(failed.error)")
+        }
+        #expect(noPack.error.contains(pack.file), "\(noPack.error)")
+    }
 }

@@ -477,9 +477,9 @@ import Testing
         #expect(first.exercises != other.exercises)
     }
 
-    @Test(.enabled(if: FileManager.default.fileExists(atPath: realDataDirectory + "/images.csv")))
+    @Test(.enabled(if: RealSample.has("images.csv"), RealSample.missing))
     func realDataIsServedWhenAvailable() async throws {
-        let server = try startedServer { $0.realDataDirectory = realDataDirectory }
+        let server = try startedServer { $0.realDataDirectory = RealSample.directory }
         defer { server.stop() }
         let catalog = server.catalog
         let list = try decodeList(await curl("\(server.rapidAPIBaseURL)/exercises?limit=100"))
@@ -495,11 +495,6 @@ import Testing
 }
 
 // MARK: - Helpers
-
-/// The real sample beside the project (`../shared/realdata/exercisedb-sample`), used only if present.
-private let realDataDirectory = URL(fileURLWithPath: #filePath)
-    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent().appendingPathComponent("shared/realdata/exercisedb-sample").path
 
 private func startedServer(_ configure: (inout FixtureConfiguration) -> Void) throws -> FixtureServer {
     var configuration = FixtureConfiguration()

@@ -33,4 +33,27 @@ import Testing
         #expect(String(describing: failure).contains("127.0.0.1"), "the host is shown: \(failure)")
         #expect(!String(describing: failure).contains("127.0.0.1-secret"))
     }
+
+    /// The one rule for credentials in URLs (issue 33): every URL in a text loses its
+    /// `user:password@`, an `@` elsewhere (a path, an e-mail address without a scheme) stays, and a
+    /// connection refused for a URL with credentials is described without them.
+    @Test func urlCredentialsAreDroppedFromEveryURLInAText() async throws {
+        let cases: [(String, String)] = [
+            ("cannot read http://me:s3cret@cdn.example.com/g/index.json: HTTP status 404",
+             "cannot read http://cdn.example.com/g/index.json: HTTP status 404"),
+            ("https://token@host:8443?x=1 and HTTP://u:p@w@Host/a@b#c", "https://host:8443?x=1 and HTTP://Host/a@b#c"),
+            ("\"http://a:b@h\" (http://c@h2)", "\"http://h\" (http://h2)"),
+            ("mail me@example.com, see http://example.com/@user", "mail me@example.com, see http://example.com/@user"),
+            ("no url at all: a:b@c", "no url at all: a:b@c"),
+        ]
+        for (text, expected) in cases { #expect(URLCredentials.redacted(text) == expected, "\(text)") }
+        let client = try HTTPClient(maxConnections: 1)
+        defer { client.shutdown() }
+        // Nothing listens on port 1.
+        let failed = await HTTPClientTests.error {
+            _ = try await client.data(HTTPRequest(url: "http://reader:s3cret@127.0.0.1:1/index.json"), maxBytes: 1024)
+        }
+        let failure = try #require(failed)
+        #expect(!String(describing: failure).contains("s3cret") && !String(describing: failure).contains("reader"), "\(failure)")
+    }
 }

@@ -50,6 +50,9 @@ final class NginxServer: @unchecked Sendable {
         var limitRate: Int?
         /// `limit_rate` (bytes per second, per connection) under `packs/`: a server that drips the packs.
         var packsLimitRate: Int?
+        /// A missing file is answered `403`, as a bucket that allows GetObject but not ListBucket
+        /// answers for a missing key.
+        var missingIsForbidden = false
 
         init(root: String, ranges: Bool = true, publishCacheHeaders: Bool = false, tls: Bool = false, proxyTo: Int? = nil,
              forwardProxy: Bool = false, everyPathServes: String? = nil, packsLimitRate: Int? = nil) {
@@ -219,7 +222,7 @@ final class NginxServer: @unchecked Sendable {
         if let file = options.everyPathServes {
             locations.append("location \(mount) { root \(root); try_files /\(file) =404; }")
         } else {
-            locations.append("location \(mount) { \(serve("")) }")
+            locations.append("location \(mount) { \(serve(""))\(options.missingIsForbidden ? " try_files $uri =403;" : "") }")
         }
         if options.publishCacheHeaders {
             locations.append("location \(mount)packs/ { \(serve("packs/")) add_header Cache-Control \"public, max-age=31536000, immutable\"; }")

@@ -129,13 +129,13 @@ struct PosterFidelityTests {
 
     /// The real ExerciseDB sample (`../shared/realdata`, see its README), when this machine has it:
     /// every GIF's 80 px poster within 1/255 per channel of its downscale on average, white kept.
-    @Test(.enabled(if: FileManager.default.fileExists(atPath: PosterFidelityTests.realGIFs)))
+    @Test(.enabled(if: RealSample.has("gifs"), RealSample.missing))
     func realSamplePostersAreWithinOneLevel() throws {
-        let names = try FileManager.default.contentsOfDirectory(atPath: Self.realGIFs).filter { $0.hasSuffix(".gif") }.sorted()
+        let names = try FileManager.default.contentsOfDirectory(atPath: RealSample.gifs).filter { $0.hasSuffix(".gif") }.sorted()
         #expect(names.count > 100)
         var total = 0.0
         for name in names {
-            let still = try StillFrameDecoder.decode(path: "\(Self.realGIFs)/\(name)")
+            let still = try StillFrameDecoder.decode(path: "\(RealSample.gifs)/\(name)")
             let (poster, downscale) = try Self.poster(still.image, size: 80)
             let error = Self.meanError(poster, downscale).all
             #expect(error <= 1.0, "\(name): \(error)")
@@ -144,10 +144,5 @@ struct PosterFidelityTests {
         let mean = total / Double(names.count)
         print("real sample: \(names.count) posters of 80 px, mean error \(mean)/255 per channel")
         #expect(mean <= 1.0)
-    }
-
-    static var realGIFs: String {
-        #filePath.replacingOccurrences(of: "/Tests/GifPackTests/PosterFidelityTests.swift",
-                                       with: "/../shared/realdata/exercisedb-sample/gifs")
     }
 }

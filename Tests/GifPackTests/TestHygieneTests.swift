@@ -3,13 +3,14 @@ import Testing
 
 /// The test sources stay fit for a cooperative pool of two threads (issue 29): no synchronous
 /// function starts a process (waiting for one is async only, ``ChildProcess/exitStatus()``), the
-/// process and wait primitives live in ChildProcess.swift alone, every suite has a time limit, and
-/// no test sleeps to order events (the only sleeps are the polling helpers of Waiting.swift).
+/// process and wait primitives live in ChildProcess.swift alone, every suite has a time limit,
+/// no test sleeps to order events (the only sleeps are the polling helpers of Waiting.swift), and no
+/// test returns quietly when a file it needs is missing (it skips visibly with `.enabled(if:)`).
 ///
 /// The checks read the sources with comments and string literals blanked out. Each is also run on
 /// small sources that break its rule, so a check that cannot fail shows. `GIFPACK_TEST_SOURCES`
 /// points them at another checkout's Tests/GifPackTests (to audit an older tree).
-@Suite("Test hygiene: async process waits, time limits, no sleeps for ordering", .timeLimit(.minutes(2)))
+@Suite("Test hygiene: async process waits, time limits, no sleeps for ordering, no quiet skips", .timeLimit(.minutes(2)))
 struct TestHygieneTests {
     static var directory: String {
         ProcessInfo.processInfo.environment["GIFPACK_TEST_SOURCES"]
@@ -42,7 +43,24 @@ struct TestHygieneTests {
         #expect(problems.isEmpty, "poll for the event (waitUntil, holdsThroughout) instead:\n\(problems.joined(separator: "\n"))")
     }
 
+    @Test func noTestReturnsQuietlyWhenAFileIsMissing() throws {
+        let problems = HygieneRules.quietSkips(try Self.sources())
+        #expect(problems.isEmpty, "skip visibly with @Test(.enabled(if: …)) instead:\n\(problems.joined(separator: "\n"))")
+    }
+
     // MARK: The checks can fail
+
+    @Test func quietReturnsWhenAFileIsMissingAreFound() {
+        let bad = SwiftSource(name: "Bad.swift", text: """
+            func a() throws { guard let names = try? FileManager.default.contentsOfDirectory(atPath: "/x") else { return } }
+            func b() { guard FileManager.default.fileExists(atPath: "/x") else { return } }
+            func c() { if !FileManager.default.fileExists(atPath: "/x") { return } }
+            func d() -> [String] { guard let t = try? String(contentsOfFile: "/x", encoding: .utf8) else { return [] }; return [t] }
+            func e() { guard FileManager.default.fileExists(atPath: "/x") else { Issue.record("missing"); return } }
+            """)
+        let problems = HygieneRules.quietSkips([bad])
+        #expect(problems.count == 3, "\(problems)")
+    }
 
     @Test func aSynchronousTestThatRunsAProcessIsFound() {
         let source = SwiftSource(name: "Bad.swift", text: """
@@ -310,6 +328,14 @@ enum HygieneRules {
     static func sleeps(_ sources: [SwiftSource]) -> [String] {
         let sleep = #"(?<![A-Za-z0-9_])(u|nano)?sleep\s*\(|\.sleep\s*\(|Thread\.sleep"#
         return sources.filter { $0.name != "Waiting.swift" }.flatMap { matches(of: sleep, in: $0) }
+    }
+
+    /// A `guard … else { return }` or `if !… { return }` on a file's presence or contents: a test
+    /// that passes without running when the file is missing.
+    static func quietSkips(_ sources: [SwiftSource]) -> [String] {
+        let file = #"(fileExists|contentsOfDirectory|contentsOfFile|contentsOf\s*:)"#
+        let quiet = #"guard[^{}\n]*"# + file + #"[^{}\n]*else\s*\{\s*return\s*\}|if\s*![^{}\n]*"# + file + #"[^{}\n]*\{\s*return\s*\}"#
+        return sources.flatMap { matches(of: quiet, in: $0) }
     }
 
     private static func matches(of pattern: String, in source: SwiftSource) -> [String] {

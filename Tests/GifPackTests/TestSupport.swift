@@ -1,6 +1,7 @@
 import ExerciseDBFixture
 import Foundation
 import GifPackSystem
+import Testing
 @testable import GifPack
 
 /// A temporary directory that removes itself, with helpers shared by the build tests.
@@ -21,6 +22,21 @@ final class TemporaryDirectory: @unchecked Sendable {
         try text.write(toFile: target, atomically: true, encoding: .utf8)
         return target
     }
+}
+
+/// The real ExerciseDB sample beside the project (`../shared/realdata/exercisedb-sample`, see its
+/// README; never copied into the project), found relative to this source file. A test that reads it
+/// skips visibly when it is not on the machine: `@Test(.enabled(if: RealSample.has("gifs"), RealSample.missing))`.
+enum RealSample {
+    static let directory = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("shared/realdata/exercisedb-sample").path
+    static var gifs: String { "\(directory)/gifs" }
+    /// The skip's comment.
+    static let missing: Comment = "the real sample (../shared/realdata/exercisedb-sample) is not on this machine"
+
+    /// True when `relative` (a file or folder of the sample) is there.
+    static func has(_ relative: String) -> Bool { FileManager.default.fileExists(atPath: "\(directory)/\(relative)") }
 }
 
 /// Runs an external program and captures its output.

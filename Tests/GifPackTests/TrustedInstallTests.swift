@@ -40,6 +40,16 @@ struct SignedDist {
         }
         return "\(dist)/\(name)"
     }
+
+    /// Serves `copy` (made by ``copyIndex(to:signed:change:)``) and its signature as `index.json` again,
+    /// as an older publisher served it (no `index.json.zst`): an old signed index replayed. Its mtime
+    /// is another than the replaced index's, so nginx (whose ETag is mtime and size) gives another ETag.
+    func replay(_ copy: String) throws {
+        for file in ["index.json", "index.json.minisig", "index.json.zst"] { try? FileManager.default.removeItem(atPath: "\(dist)/\(file)") }
+        try FileManager.default.copyItem(atPath: copy, toPath: indexPath)
+        try FileManager.default.copyItem(atPath: copy + ".minisig", toPath: indexPath + ".minisig")
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(120)], ofItemAtPath: indexPath)
+    }
 }
 
 @Suite("Trusted delivery: verifying clients", .timeLimit(.minutes(5)))
@@ -121,10 +131,87 @@ struct TrustedInstallTests {
             return rejection.reason == .packChecksum
         }
         #expect(try treeSnapshot(cache) == before)
-        // Without keys nothing about signatures is checked: the old index installs (as before this change).
+        // Without keys nothing about signatures is checked: the old index installs (as before this change),
+        // and the rollback floor is carried forward, neither lowered nor erased.
         let unchecked = try await PackInstaller(cacheDirectory: cache).install(from: PackIndexSource(old))
         #expect(unchecked.generation == 3)
-        #expect(try InstallManifest.read(cacheDirectory: cache)?.indexSequence == nil)
+        #expect(try InstallManifest.read(cacheDirectory: cache)?.indexSequence == 2)
+    }
+
+    /// Issue 33, bug 1: after a trusted install of sequence 2, installs without keys — of the current
+    /// index in another layout, the same again (unchanged), an older index, packs already downloaded —
+    /// each carry the rollback floor forward, so the replayed sequence 1 is still refused.
+    @Test func installsWithoutKeysCarryTheRollbackFloorForward() async throws {
+        let signed = try SignedDist()
+        defer { signed.server.stop() }
+        try await signed.build()
+        let v1 = try signed.copyIndex(to: "index-seq1.json")
+        try signed.changeAGIF(seed: 74)
+        try await signed.build()
+        #expect(try readIndex(signed.indexPath).sequence == 2)
+        let cdn = try ClientStaticFileServer(root: signed.dist)
+        defer { cdn.stop() }
+        let url = cdn.baseURL + "/index.json"
+        let cache = signed.workspace.file("app/gifs")
+        func floor() throws -> Int? { try InstallManifest.read(cacheDirectory: cache)?.indexSequence }
+        _ = try await install(url, cache: cache, trust: trust([signed.key]))
+        #expect(try floor() == 2)
+
+        let byHash = PackInstaller(cacheDirectory: cache, layout: .byHash)
+        let otherLayout = try await byHash.install(from: PackIndexSource(url))
+        #expect(!otherLayout.isUnchanged && otherLayout.generation == 2)
+        #expect(try floor() == 2, "an install without keys in another layout")
+        #expect(try await byHash.install(from: PackIndexSource(url), packs: try readIndex(signed.indexPath).packs.map(\.name)).isUnchanged)
+        #expect(try floor() == 2, "an unchanged install without keys")
+        #expect(try await PackInstaller(cacheDirectory: cache).install(from: PackIndexSource(v1)).generation == 3)
+        #expect(try floor() == 2, "an install without keys of the older index")
+        let pack = try #require(try readIndex(signed.indexPath).packs.first)
+        let downloaded = try await PackDownloader(directory: signed.workspace.file("downloads")).fetch(pack, from: PackIndexSource(url))
+        #expect(try await PackInstaller(cacheDirectory: cache).install([downloaded]).generation == 4)
+        #expect(try floor() == 2, "an install of packs already downloaded")
+
+        // The old signed index replayed at the URL: refused, the cache as it was.
+        try signed.replay(v1)
+        try await expectRefusal(.rollback, index: url, cache: cache, trust: trust([signed.key]))
+    }
+
+    /// Issue 33, weak spot 3: a store that hides missing keys (GetObject allowed, ListBucket not)
+    /// answers 403 for the hash-named signature a target signed with stock minisign, or published by
+    /// an older version, lacks. That is "not there", as for `index.json.zst`: install and the lazy
+    /// cache fall back to `index.json.minisig`. Without either, the refusal is `unsigned` and says so.
+    @Test func a403ForTheHashNamedSignatureFallsBackToTheSignatureBesideTheIndex() async throws {
+        let signed = try SignedDist()
+        defer { signed.server.stop() }
+        try await signed.build()
+        // A build signs index.json.minisig alone (hash-named signatures are made by publish).
+        #expect(!FileManager.default.fileExists(atPath: "\(signed.dist)/signatures"))
+        var options = NginxServer.Options(root: signed.dist)
+        options.missingIsForbidden = true
+        let nginx = try await NginxServer.start(options)
+        defer { nginx.stop() }
+        let url = nginx.baseURL + "/index.json"
+        let cache = signed.workspace.file("app/gifs")
+        let trusted = trust([signed.key])
+
+        let mark = try await nginx.mark()
+        let report = try await install(url, cache: cache, trust: trusted)
+        #expect(!report.isUnchanged)
+        #expect(try InstallManifest.read(cacheDirectory: cache)?.indexSequence == 1)
+        let signatures = try await nginx.log(since: mark).filter { $0.path.hasSuffix(".minisig") }
+            .map { "\($0.path.hasPrefix("/signatures/") ? "hash-named" : $0.path) \($0.status)" }
+        #expect(signatures == ["hash-named 403", "/index.json.minisig 200"])
+        let lazy = LazyGIFCache(directory: signed.workspace.file("lazy"), indexURL: url, indexMaxAge: .zero, trust: trusted)
+        #expect(try await lazy.index().sequence == 1)
+
+        // Neither signature: unsigned, naming both and the statuses that mean "not there".
+        try FileManager.default.removeItem(atPath: signed.indexPath + ".minisig")
+        await #expect {
+            _ = try await PackIndexSource(url).load(trust: trusted)
+        } throws: { error in
+            guard case PackClientError.untrusted(let refusal) = error else { return false }
+            return refusal.reason == .unsigned && refusal.detail.contains("signatures/<its sha256>.minisig")
+                && refusal.detail.contains("index.json.minisig") && refusal.detail.contains("403")
+        }
     }
 
     @Test func twoTrustedKeysLetARotatedIndexInstall() async throws {
