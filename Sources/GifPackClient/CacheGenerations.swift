@@ -210,11 +210,11 @@ final class InstallLock: Sendable {
         let path = generations.lockPath
         for _ in 0..<8 {
             let created = try generations.prepareStore()
-            let fd = SystemCalls.open(path, [.readWrite, .create, .closeOnExec, .noFollow], mode: 0o644)
-            guard fd >= 0 else {
+            let fd: Int32
+            do { fd = try RegularFile.open(path, [.readWrite, .create]) } catch {
                 // The store was removed by a failed first install in between: make it again.
-                if Errno.current == .noSuchFileOrDirectory { continue }
-                throw .posix(path, "open")
+                if error.errno == Errno.noSuchFileOrDirectory.code { continue }
+                throw PackClientError(error)
             }
             while SystemCalls.lockExclusive(fd, wait: false) != 0 {
                 let code = Errno.current

@@ -22,6 +22,11 @@ enum FileOps {
 
     static func sync(_ path: String) throws(PackClientError) { try client { () throws(FileSystemError) in try FileSystem.fsync(path: path) } }
 
+    /// A descriptor of the regular file at `path` (never through a symbolic link, never blocking: ``RegularFile``).
+    static func openRegular(_ path: String, _ flags: OpenFlags, mode: UInt32 = 0o644) throws(PackClientError) -> Int32 {
+        try client { () throws(FileSystemError) in try RegularFile.open(path, flags, mode: mode) }
+    }
+
     /// Writes `bytes` to a new file (failing if it exists), without fsync (see ``Durability``).
     static func writeNew(_ path: String, _ bytes: [UInt8]) throws(PackClientError) {
         try client { () throws(FileSystemError) in
@@ -45,6 +50,7 @@ extension PackClientError {
     init(_ error: FileSystemError) {
         switch error {
         case .io(let operation, let path, let code): self = .fileSystem(path: path, operation: operation, errno: code)
+        case .notRegularFile(let path, let kind): self = .notRegularFile(path: path, kind: kind)
         }
     }
 }

@@ -114,10 +114,8 @@ struct LazyGIFStore: Sendable {
 
     /// True when `<dir>/index` starts like an index an earlier version stored.
     private func hasEarlierIndexMagic() -> Bool {
-        let fd = SystemCalls.open(legacyIndexPath, [.readOnly, .nonBlocking, .closeOnExec, .noFollow])
-        guard fd >= 0 else { return false }
+        guard let fd = try? RegularFile.open(legacyIndexPath, .readOnly) else { return false }
         defer { SystemCalls.close(fd) }
-        guard let info = SystemCalls.status(descriptor: fd), SystemCalls.fileType(info) == .regular else { return false }
         let prefix = Array("gifpack-lazy-index ".utf8)
         var head = [UInt8](repeating: 0, count: prefix.count)
         let got = head.withUnsafeMutableBytes { buffer in (try? POSIXIO.read(fd, into: buffer, at: 0)) ?? 0 }
@@ -143,13 +141,17 @@ struct LazyGIFStore: Sendable {
 
     // MARK: GIFs
 
-    /// The GIF when a file with exactly this size and hash is stored (its use time touched); a
-    /// damaged file is removed and nil returned.
+    /// The GIF when a regular file with exactly this size and hash is stored (its use time
+    /// touched); a damaged file is removed and nil returned, and so is anything but a regular file
+    /// at the GIF's name (a FIFO, a symbolic link: never opened through, ``RegularFile``).
     func readGIF(sha256: String, size: Int64) -> [UInt8]? {
         guard SafePath.isSHA256(sha256) else { return nil }
         let path = gifPath(sha256)
-        let fd = SystemCalls.open(path, [.readOnly, .closeOnExec])
-        guard fd >= 0 else { return nil }
+        let fd: Int32
+        do { fd = try RegularFile.open(path, .readOnly) } catch {
+            if case .notRegularFile = error { SystemCalls.unlink(path) }
+            return nil
+        }
         defer { SystemCalls.close(fd) }
         var bytes = [UInt8](repeating: 0, count: Int(max(0, size)) + 1)
         // One byte more than the size: a longer file reads past it and is refused below.
@@ -357,8 +359,7 @@ struct LazyGIFStore: Sendable {
     // MARK: Lock
 
     func withLock<T>(_ body: () throws(PackClientError) -> T) throws(PackClientError) -> T {
-        let fd = SystemCalls.open(lockPath, [.readWrite, .create, .closeOnExec], mode: 0o644)
-        guard fd >= 0 else { throw .posix(lockPath, "open") }
+        let fd = try FileOps.openRegular(lockPath, [.readWrite, .create])
         defer { SystemCalls.close(fd) }
         while SystemCalls.lockExclusive(fd, wait: true) != 0 {
             guard Errno.current == .interrupted else { throw .posix(lockPath, "flock") }

@@ -35,12 +35,24 @@ struct DirectoryTarget: PublishTarget {
         }
     }
 
+    /// What is stored under `key`: only a regular file is read (``RegularFile``); anything else
+    /// there (a FIFO, a symbolic link, a device) is refused, naming it.
     func stat(_ key: String) async throws(PublishError) -> StoredObject? {
         let file = path(key)
-        return try await blocking { () -> StoredObject? in
-            guard let size = FileSystem.fileSize(file) else { return nil }
-            // An unreadable file has no hash: it is treated as absent and sent again.
-            return StoredObject(bytes: size, sha256: (try? StreamingSHA256.file(at: file))?.sha256)
+        return try await blocking { () throws(PublishError) -> StoredObject? in
+            do throws(FileSystemError) {
+                let digest = try StreamingSHA256.file(at: file)
+                return StoredObject(bytes: digest.size, sha256: digest.sha256)
+            } catch {
+                switch error {
+                case .notRegularFile: throw .failed("\(error); nothing there was changed")
+                case .io(_, _, let code) where Errno(code) == .noSuchFileOrDirectory: return nil
+                case .io:
+                    // An unreadable file has no hash: it is treated as absent and sent again.
+                    guard let size = FileSystem.regularFileSize(file) else { return nil }
+                    return StoredObject(bytes: size, sha256: nil)
+                }
+            }
         }
     }
 
@@ -115,11 +127,13 @@ struct DirectoryTarget: PublishTarget {
     /// size and SHA-256, then renames it into place.
     static func copyDurably(from source: String, to destination: String, expectedBytes: Int64, expectedSHA256: String) throws(PublishError) {
         let temporary = FileSystem.temporaryPath(beside: destination)
-        let input = open(source, O_RDONLY | O_CLOEXEC)
-        guard input >= 0 else { throw .failed("cannot open \(source): \(String(cString: strerror(errno)))") }
+        let input: Int32
+        do { input = try RegularFile.open(source, .readOnly) } catch { throw .failed("cannot publish \(destination): \(error)") }
         defer { close(input) }
-        let output = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard output >= 0 else { throw .failed("cannot create \(temporary): \(String(cString: strerror(errno)))") }
+        let output: Int32
+        do { output = try RegularFile.open(temporary, [.writeOnly, .create, .exclusive]) } catch {
+            throw .failed("cannot publish \(destination): \(error)")
+        }
         var failure: String?
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { buffer.deallocate() }
