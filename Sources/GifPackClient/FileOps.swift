@@ -36,8 +36,15 @@ enum FileOps {
         }
     }
 
-    /// Directory entries (names only); an empty list when the directory does not exist or cannot be read.
-    static func list(_ path: String) -> [String] { (try? FileSystem.list(path)) ?? [] }
+    /// Directory entries (names only), sorted; an empty list only when the directory does not
+    /// exist. A directory that cannot be read throws (operation "could not read the directory"):
+    /// what a listing decides (what is deleted, whether a directory is gifpack's) is never decided on
+    /// a listing that failed.
+    static func list(_ path: String) throws(PackClientError) -> [String] {
+        do { return try FileSystem.list(path) } catch {
+            throw .fileSystem(path: path, operation: "could not read the directory", errno: error.errno)
+        }
+    }
 
     /// Runs file-system work, reporting its failure as a client error.
     static func client<T>(_ body: () throws(FileSystemError) -> T) throws(PackClientError) -> T {

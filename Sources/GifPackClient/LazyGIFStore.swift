@@ -182,13 +182,13 @@ struct LazyGIFStore: Sendable {
     func storeGIF(_ temporary: String, sha256: String, byteLimit: Int64) throws(PackClientError) {
         try withLock { () throws(PackClientError) in
             try FileOps.move(temporary, to: gifPath(sha256))
-            trim(to: byteLimit, sparing: "\(sha256).gif")
+            try trim(to: byteLimit, sparing: "\(sha256).gif")
         }
     }
 
-    /// Bytes of GIFs stored.
-    func storedBytes() -> Int64 {
-        listGIFs().reduce(0) { $0 + $1.size }
+    /// Bytes of GIFs stored; a `gifs/` that cannot be listed throws.
+    func storedBytes() throws(PackClientError) -> Int64 {
+        try listGIFs().reduce(0) { $0 + $1.size }
     }
 
     /// A file's modification time in seconds, clamped to ±2^40 (35,000 years) so that the ages
@@ -212,8 +212,8 @@ struct LazyGIFStore: Sendable {
         var used: Int
     }
 
-    private func listGIFs() -> [StoredFile] {
-        FileOps.list(gifsPath).compactMap { name in
+    private func listGIFs() throws(PackClientError) -> [StoredFile] {
+        try FileOps.list(gifsPath).compactMap { name in
             guard Self.isGIFName(name) else { return nil }
             guard let info = SystemCalls.linkStatus("\(gifsPath)/\(name)"), SystemCalls.fileType(info) == .regular else { return nil }
             return StoredFile(name: name, size: Int64(info.st_size), used: Self.nanoseconds(SystemCalls.modificationTime(info)))
@@ -221,15 +221,15 @@ struct LazyGIFStore: Sendable {
     }
 
     /// Removes least recently used GIFs until at most `limit` bytes remain, and stale temporaries:
-    /// only files named as the cache names them.
-    private func trim(to limit: Int64, sparing kept: String) {
-        let files = listGIFs()
+    /// only files named as the cache names them. A directory that cannot be listed throws.
+    private func trim(to limit: Int64, sparing kept: String) throws(PackClientError) {
+        let files = try listGIFs()
         var total = files.reduce(0) { $0 + $1.size }
         for file in files.sorted(by: { ($0.used, $0.name) < ($1.used, $1.name) }) where total > limit && file.name != kept {
             if SystemCalls.unlink("\(gifsPath)/\(file.name)") == 0 || Errno.current == .noSuchFileOrDirectory { total -= file.size }
         }
         let now = SystemCalls.currentTime()
-        for name in FileOps.list(temporaryPath) where Self.isTemporaryName(name) {
+        for name in try FileOps.list(temporaryPath) where Self.isTemporaryName(name) {
             let path = "\(temporaryPath)/\(name)"
             if let info = SystemCalls.linkStatus(path), SystemCalls.fileType(info) == .regular,
                now - Self.seconds(info) > Self.staleTemporarySeconds {

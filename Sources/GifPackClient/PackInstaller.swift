@@ -273,7 +273,7 @@ public struct PackInstaller: Sendable {
         }
         let plan = try InstallPlan(packs: packs, limits: limits)
         let posterPlan = withPosters ? try PosterInstallPlan(sources: posters, previous: previous) : nil
-        let generation = CacheGenerations.next(after: generations.numbersInUse() + [current].compactMap { $0 })
+        let generation = CacheGenerations.next(after: try generations.numbersInUse() + [current].compactMap { $0 })
         let staging = "\(generations.storePath)/\(CacheGenerations.stagingName(generation))"
         var builder = GenerationBuilder(staging: staging, layout: layout, previous: previous)
         builder.indexSequence = indexSequence

@@ -92,9 +92,13 @@ struct DirectoryTarget: PublishTarget {
         _ = utimensat(AT_FDCWD, path, &times, 0)
     }
 
+    /// The keys under `folder`; none when it does not exist. A folder that cannot be read throws:
+    /// retention never decides what to delete from a listing that failed.
     func listKeys(under folder: String) async throws(PublishError) -> [String] {
         let directory = path(folder)
-        let names = try await blocking { (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] }
+        let names = try await blocking { () throws(PublishError) -> [String] in
+            do { return try FileSystem.list(directory) } catch { throw .failed("could not read \(directory): \(error)") }
+        }
         return names.filter { !$0.hasPrefix(".") }.map { folder + $0 }.sorted()
     }
 
@@ -107,10 +111,12 @@ struct DirectoryTarget: PublishTarget {
         }
     }
 
-    /// Temporary files of killed publishes (`.NAME.tmp-PID-…`) whose process is gone.
+    /// Temporary files of killed publishes (`.NAME.tmp-PID-…`) whose process is gone; a directory
+    /// that cannot be listed is skipped (nothing in it is deleted).
     func removeLeftovers() async {
         for directory in [root, path("packs"), path(SignatureLocation.directory)] {
-            for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] {
+            guard let names = try? FileSystem.list(directory) else { continue }
+            for name in names {
                 guard name.hasPrefix("."), let range = name.range(of: ".tmp-") else { continue }
                 let pidText = name[range.upperBound...].prefix { $0.isNumber }
                 guard let pid = Int32(pidText), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
