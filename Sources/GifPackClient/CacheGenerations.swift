@@ -7,7 +7,7 @@ import Foundation
 /// <cache>.d/g000007/ the installed generation: GIFs and gifpack-manifest.json
 /// <cache>.d/g000006/ the previous generation, kept until the next install
 /// <cache>.d/.staging-g000008-<uuid>/ an install in progress
-/// <cache>.d/downloads/               pack downloads and resumable .part files
+/// <cache>.d/downloads/               pack downloads and resumable .part files (of the last index accepted only)
 /// <cache>.d/install.lock             held (flock) by the running install
 /// ```
 ///
