@@ -392,21 +392,9 @@ struct ClientCacheAttackTests {
         let nginx = try await NginxServer.start(root: dists.site)
         defer { nginx.stop() }
         let url = nginx.baseURL + "/index.json"
-        let mountPoint = dists.workspace.file("small")
-        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
-        let mounted = try await run("/bin/mount", ["-t", "tmpfs", "-o", "size=512k", "tmpfs", mountPoint])
-        if mounted.status != 0 { try Test.cancel("cannot mount a tmpfs here (\(mounted.error.trimmingCharacters(in: .whitespacesAndNewlines)))") }
-        // Unmounted whatever happens (off the cooperative pool: a defer cannot await).
-        let outcome: Result<Void, any Error>
-        do {
+        try await onASmallTmpfs(at: dists.workspace.file("small"), size: "512k") { mountPoint in
             try await upgradeOnAFullDisk(dists, url: url, nginx: nginx, cache: "\(mountPoint)/gifs")
-            outcome = .success(())
-        } catch {
-            outcome = .failure(error)
         }
-        let unmounted = try await run("/bin/umount", [mountPoint])
-        #expect(unmounted.status == 0, "umount: \(unmounted.error)")
-        try outcome.get()
     }
 
     private func upgradeOnAFullDisk(_ dists: UpgradeDist, url: String, nginx: NginxServer, cache: String) async throws {

@@ -4,6 +4,7 @@ import Foundation
 import GifPackClient
 import GifPackGIF
 import Glibc
+import Testing
 
 /// A fixture server with `count` exercises and a finished build of it in `workspace/dist`.
 struct ClientBuiltDist {
@@ -241,4 +242,24 @@ struct ForgedPack {
         try index.encoded().write(to: URL(fileURLWithPath: "\(directory)/index.json"))
         return "\(directory)/index.json"
     }
+}
+
+/// Runs `body` with a tmpfs of `size` (mount's `size=`, e.g. "512k") mounted at `mountPoint` (made
+/// when missing), for a real full disk; unmounted whatever happens (off the cooperative pool: a
+/// defer cannot await). Cancels the test when the tmpfs cannot be mounted; callers are enabled
+/// only as root.
+func onASmallTmpfs(at mountPoint: String, size: String, _ body: (String) async throws -> Void) async throws {
+    try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+    let mounted = try await run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", mountPoint])
+    if mounted.status != 0 { try Test.cancel("cannot mount a tmpfs here (\(mounted.error.trimmingCharacters(in: .whitespacesAndNewlines)))") }
+    let outcome: Result<Void, any Error>
+    do {
+        try await body(mountPoint)
+        outcome = .success(())
+    } catch {
+        outcome = .failure(error)
+    }
+    let unmounted = try await run("/bin/umount", [mountPoint])
+    #expect(unmounted.status == 0, "umount: \(unmounted.error)")
+    try outcome.get()
 }

@@ -66,12 +66,7 @@ struct StaleDownloadsTests {
         let earlier = try #require(try readIndex("\(builds.v1)/index.json").packs.first)
         let earlierBytes = try fileBytes("\(builds.v1)/\(earlier.file)")
         let needed = try readIndex("\(builds.v2)/index.json").packs.reduce(0) { $0 + Int($1.bytes) }
-        let mountPoint = builds.workspace.file("small")
-        try FileSystem.createDirectory(mountPoint)
-        let mounted = try await run("/bin/mount", ["-t", "tmpfs", "-o", "size=16m", "tmpfs", mountPoint])
-        if mounted.status != 0 { try Test.cancel("cannot mount a tmpfs here (\(mounted.error.trimmingCharacters(in: .whitespacesAndNewlines)))") }
-        let outcome: Result<Void, any Error>
-        do {
+        try await onASmallTmpfs(at: builds.workspace.file("small"), size: "16m") { mountPoint in
             let cache = "\(mountPoint)/gifs"
             let downloads = PackInstaller(cacheDirectory: cache).downloadDirectory
             try FileSystem.createDirectory(downloads)
@@ -84,13 +79,7 @@ struct StaleDownloadsTests {
             let installed = try await ClientCommandTests.gifpack(["install", "--index", server.baseURL + "/index.json", "--cache", cache])
             #expect(installed.status == 0, "\(installed.error)")
             #expect(DirectoryListing.names(downloads).isEmpty, "\(DirectoryListing.names(downloads))")
-            outcome = .success(())
-        } catch {
-            outcome = .failure(error)
         }
-        let unmounted = try await run("/bin/umount", [mountPoint])
-        #expect(unmounted.status == 0, "umount: \(unmounted.error)")
-        try outcome.get()
     }
 
     static func freeBytes(_ path: String) -> Int64? {
