@@ -66,8 +66,9 @@ let package = Package(
         // GIF structural decoding (giflib) and the placeholder and poster code, the builder's.
         .target(name: "GifPackGIF", dependencies: ["GifPackGIFCore", "GifPackSystem", "CGif"]),
         // The HTTP value types and the HTTPTransport protocol, with URLSessionTransport: pure Swift
-        // and Foundation (FoundationNetworking on Linux), what the portable client links.
-        .target(name: "GifPackTransport", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
+        // and Foundation (FoundationNetworking on Linux), what the portable client links; body files
+        // are opened through GifPackSystem's RegularFile.
+        .target(name: "GifPackTransport", dependencies: ["GifPackSystem", .product(name: "Crypto", package: "swift-crypto")]),
         // Async HTTP over libcurl's multi interface (re-exports GifPackTransport; HTTPClient is an HTTPTransport).
         .target(name: "GifPackHTTP", dependencies: [
             "GifPackTransport", "GifPackSystem", "CCurl", .product(name: "Crypto", package: "swift-crypto"),

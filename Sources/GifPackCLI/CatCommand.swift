@@ -144,16 +144,16 @@ struct CatCommand: AsyncParsableCommand {
     }
 
     /// True when the file starts with the zstd magic number. Only a regular file is opened for
-    /// reading (`O_NONBLOCK`, then `fstat`): a FIFO, device or directory is refused at once.
+    /// reading, never through a symbolic link (``RegularFile``): a FIFO, device or directory is refused at once.
     static func startsWithZstdMagic(_ path: String) throws(PackClientError) -> Bool {
-        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
-        guard fd >= 0 else { throw .unreadable(location: path, detail: String(cString: strerror(errno))) }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw .unreadable(location: path, detail: String(cString: strerror(errno))) }
-        guard info.st_mode & S_IFMT == S_IFREG else {
-            throw .unreadable(location: path, detail: "not a regular file (\(FileKind.name(info.st_mode)))")
+        let fd: Int32
+        do { fd = try RegularFile.open(path, .readOnly) } catch {
+            switch error {
+            case .io(_, _, let code): throw .unreadable(location: path, detail: String(cString: strerror(code)))
+            case .notRegularFile(_, let kind): throw .unreadable(location: path, detail: "not a regular file (\(kind))")
+            }
         }
+        defer { close(fd) }
         var magic = [UInt8](repeating: 0, count: 4)
         let got = magic.withUnsafeMutableBytes { pread(fd, $0.baseAddress, 4, 0) }
         return got == 4 && magic == [0x28, 0xB5, 0x2F, 0xFD]

@@ -162,7 +162,7 @@ struct PublicReadCheck {
 
     /// Asks for the pack's first byte, as a sparse upgrade asks for its frames, with
     /// `Accept-Encoding: gzip` as browsers and CDNs send it (a server that ignores the range sends
-    /// the whole pack, streamed to /dev/null).
+    /// the whole pack, streamed to a temporary file removed at once: downloads go to regular files only).
     private func checkPack(_ file: String, bytes: Int64, client: HTTPClient) async -> String? {
         let url = folderURL + file
         var request = HTTPRequest(url: url, headers: HTTPHeaders([(name: "Accept-Encoding", value: "gzip")]),
@@ -170,7 +170,9 @@ struct PublicReadCheck {
         request.byteRange = 0...0
         request.followRedirects = true
         let response: HTTPDownload
-        do { response = try await client.download(request, to: "/dev/null", maxBytes: bytes + (1 << 20)) } catch {
+        let discarded = "\(NSTemporaryDirectory())/gifpack-public-read-\(UUID().uuidString).part"
+        defer { FileSystem.remove(discarded) }
+        do { response = try await client.download(request, to: discarded, maxBytes: bytes + (1 << 20)) } catch {
             return "clients cannot read \(url): \(error)"
         }
         let head = response.head

@@ -7,7 +7,7 @@ import Foundation
 /// <cache>.d/g000007/ the installed generation: GIFs and gifpack-manifest.json
 /// <cache>.d/g000006/ the previous generation, kept until the next install
 /// <cache>.d/.staging-g000008-<uuid>/ an install in progress
-/// <cache>.d/downloads/               pack downloads and resumable .part files
+/// <cache>.d/downloads/               pack downloads and resumable .part files (of the last index accepted only)
 /// <cache>.d/install.lock             held (flock) by the running install
 /// ```
 ///
@@ -63,7 +63,7 @@ struct CacheGenerations {
         guard let info = try FileOps.status(cachePath) else { return nil }
         switch SystemCalls.fileType(info) {
         case .directory:
-            guard FileOps.list(cachePath).isEmpty else {
+            guard try FileOps.list(cachePath).isEmpty else {
                 throw .cacheNotManaged(path: cachePath, detail: "it is a directory with files in it; install into a new path or empty it")
             }
             return nil
@@ -79,9 +79,9 @@ struct CacheGenerations {
     }
 
     /// Every generation number a store entry is named with, whoever made it: a new generation
-    /// takes none of them.
-    func numbersInUse() -> [Int] {
-        FileOps.list(storePath).compactMap(Self.parseDirectoryName)
+    /// takes none of them. An unreadable store throws.
+    func numbersInUse() throws(PackClientError) -> [Int] {
+        try FileOps.list(storePath).compactMap(Self.parseDirectoryName)
     }
 
     /// A real directory (not a symbolic link) with `gifpack-manifest.json` in it.
@@ -100,7 +100,7 @@ struct CacheGenerations {
             case .symbolicLink:
                 throw .cacheNotManaged(path: cachePath, detail: "\(storePath) is a symbolic link; gifpack only uses a real directory there")
             case .directory:
-                let names = FileOps.list(storePath)
+                let names = try FileOps.list(storePath)
                 guard names.isEmpty || names.contains(PathText.lastComponent(lockPath)) else {
                     throw .cacheNotManaged(path: cachePath, detail: "\(storePath) holds files gifpack did not make (no install.lock)")
                 }
@@ -122,7 +122,8 @@ struct CacheGenerations {
     /// at the path and starts again (see ``InstallLock``).
     func removeUnusedStore() {
         SystemCalls.removeDirectory(downloadsPath)
-        guard FileOps.list(storePath) == [PathText.lastComponent(lockPath)] else { return }
+        // A store that cannot be listed is not known to be unused: it stays.
+        guard (try? FileOps.list(storePath)) == [PathText.lastComponent(lockPath)] else { return }
         SystemCalls.unlink(lockPath)
         SystemCalls.removeDirectory(storePath)
     }
@@ -150,9 +151,11 @@ struct CacheGenerations {
     /// Removes every generation not in `keep`, and staging directories and links left by
     /// interrupted installs — only entries an install makes: generation directories holding a
     /// manifest, `.staging-g<N>-<UUID>` directories and `.link-<UUID>` symbolic links. Anything
-    /// else in the store is left alone.
+    /// else in the store is left alone, and so is everything when the store cannot be listed (the
+    /// new generation is in place by then; the leftovers go at the next install that can list it).
     func removeStale(keeping keep: Set<Int>) {
-        for name in FileOps.list(storePath) {
+        guard let names = try? FileOps.list(storePath) else { return }
+        for name in names {
             let path = "\(storePath)/\(name)"
             if let generation = Self.parseDirectoryName(name) {
                 if !keep.contains(generation), isOwnDirectory(path) { FileOps.remove(path) }
@@ -210,11 +213,11 @@ final class InstallLock: Sendable {
         let path = generations.lockPath
         for _ in 0..<8 {
             let created = try generations.prepareStore()
-            let fd = SystemCalls.open(path, [.readWrite, .create, .closeOnExec, .noFollow], mode: 0o644)
-            guard fd >= 0 else {
+            let fd: Int32
+            do { fd = try RegularFile.open(path, [.readWrite, .create]) } catch {
                 // The store was removed by a failed first install in between: make it again.
-                if Errno.current == .noSuchFileOrDirectory { continue }
-                throw .posix(path, "open")
+                if error.errno == Errno.noSuchFileOrDirectory.code { continue }
+                throw PackClientError(error)
             }
             while SystemCalls.lockExclusive(fd, wait: false) != 0 {
                 let code = Errno.current

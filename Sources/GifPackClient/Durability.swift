@@ -15,7 +15,7 @@ import Foundation
 enum Durability {
     static func flush(files: [String], directories: [String]) throws(PackClientError) {
         if let anchor = directories.first {
-            let fd = SystemCalls.open(anchor, [.readOnly, .closeOnExec])
+            let fd = SystemCalls.open(anchor, [.readOnly, .directory, .noFollow, .closeOnExec])
             guard fd >= 0 else { throw .posix(anchor, "open") }
             defer { SystemCalls.close(fd) }
             if let result = SystemCalls.syncFileSystem(fd) {

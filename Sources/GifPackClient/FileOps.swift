@@ -22,6 +22,11 @@ enum FileOps {
 
     static func sync(_ path: String) throws(PackClientError) { try client { () throws(FileSystemError) in try FileSystem.fsync(path: path) } }
 
+    /// A descriptor of the regular file at `path` (never through a symbolic link, never blocking: ``RegularFile``).
+    static func openRegular(_ path: String, _ flags: OpenFlags, mode: UInt32 = 0o644) throws(PackClientError) -> Int32 {
+        try client { () throws(FileSystemError) in try RegularFile.open(path, flags, mode: mode) }
+    }
+
     /// Writes `bytes` to a new file (failing if it exists), without fsync (see ``Durability``).
     static func writeNew(_ path: String, _ bytes: [UInt8]) throws(PackClientError) {
         try client { () throws(FileSystemError) in
@@ -31,8 +36,15 @@ enum FileOps {
         }
     }
 
-    /// Directory entries (names only); an empty list when the directory does not exist or cannot be read.
-    static func list(_ path: String) -> [String] { (try? FileSystem.list(path)) ?? [] }
+    /// Directory entries (names only), sorted; an empty list only when the directory does not
+    /// exist. A directory that cannot be read throws (operation "could not read the directory"):
+    /// what a listing decides (what is deleted, whether a directory is gifpack's) is never decided on
+    /// a listing that failed.
+    static func list(_ path: String) throws(PackClientError) -> [String] {
+        do { return try FileSystem.list(path) } catch {
+            throw .fileSystem(path: path, operation: "could not read the directory", errno: error.errno)
+        }
+    }
 
     /// Runs file-system work, reporting its failure as a client error.
     static func client<T>(_ body: () throws(FileSystemError) -> T) throws(PackClientError) -> T {
@@ -45,6 +57,7 @@ extension PackClientError {
     init(_ error: FileSystemError) {
         switch error {
         case .io(let operation, let path, let code): self = .fileSystem(path: path, operation: operation, errno: code)
+        case .notRegularFile(let path, let kind): self = .notRegularFile(path: path, kind: kind)
         }
     }
 }

@@ -192,8 +192,7 @@ struct GenerationBuilder {
     }
 
     private static func copy(_ source: String, to target: String) throws(PackClientError) {
-        let fd = SystemCalls.open(source, [.readOnly, .closeOnExec])
-        guard fd >= 0 else { throw .posix(source, "open") }
+        let fd = try FileOps.openRegular(source, .readOnly)
         defer { SystemCalls.close(fd) }
         let file = try FileOps.client { () throws(FileSystemError) in try NewFile(path: target) }
         let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 * 1024, alignment: 16)

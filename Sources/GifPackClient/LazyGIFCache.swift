@@ -151,10 +151,10 @@ public final class LazyGIFCache: Sendable {
         return try await currentIndex(client: http, forceRevalidation: forceRevalidation, timeouts: timeouts.startingCall())
     }
 
-    /// Bytes of GIFs stored now.
-    public func storedBytes() async -> Int64 {
+    /// Bytes of GIFs stored now; a cache directory that cannot be read throws (never 0).
+    public func storedBytes() async throws(PackClientError) -> Int64 {
         let store = self.store
-        return (try? await BlockingWork.run("gifpack.lazy-size") { () throws(PackClientError) -> Int64 in store.storedBytes() }) ?? 0
+        return try await BlockingWork.run("gifpack.lazy-size") { () throws(PackClientError) -> Int64 in try store.storedBytes() }
     }
 
     // MARK: Index

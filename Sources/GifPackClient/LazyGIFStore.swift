@@ -123,10 +123,8 @@ struct LazyGIFStore: Sendable {
     /// At most the first `maxBytes` bytes of the regular file at `path` (not followed when a link, a
     /// FIFO never waited for); nil when it is not one or cannot be read.
     private static func readPrefix(_ path: String, maxBytes: Int) -> [UInt8]? {
-        let fd = SystemCalls.open(path, [.readOnly, .nonBlocking, .closeOnExec, .noFollow])
-        guard fd >= 0 else { return nil }
+        guard let fd = try? RegularFile.open(path, .readOnly) else { return nil }
         defer { SystemCalls.close(fd) }
-        guard let info = SystemCalls.status(descriptor: fd), SystemCalls.fileType(info) == .regular else { return nil }
         var bytes = [UInt8](repeating: 0, count: maxBytes)
         guard let got = bytes.withUnsafeMutableBytes({ buffer in try? POSIXIO.read(fd, into: buffer, at: 0) }) else { return nil }
         return Array(bytes[0..<got])
@@ -151,13 +149,17 @@ struct LazyGIFStore: Sendable {
 
     // MARK: GIFs
 
-    /// The GIF when a file with exactly this size and hash is stored (its use time touched); a
-    /// damaged file is removed and nil returned.
+    /// The GIF when a regular file with exactly this size and hash is stored (its use time
+    /// touched); a damaged file is removed and nil returned, and so is anything but a regular file
+    /// at the GIF's name (a FIFO, a symbolic link: never opened through, ``RegularFile``).
     func readGIF(sha256: String, size: Int64) -> [UInt8]? {
         guard SafePath.isSHA256(sha256) else { return nil }
         let path = gifPath(sha256)
-        let fd = SystemCalls.open(path, [.readOnly, .closeOnExec])
-        guard fd >= 0 else { return nil }
+        let fd: Int32
+        do { fd = try RegularFile.open(path, .readOnly) } catch {
+            if case .notRegularFile = error { SystemCalls.unlink(path) }
+            return nil
+        }
         defer { SystemCalls.close(fd) }
         var bytes = [UInt8](repeating: 0, count: Int(max(0, size)) + 1)
         // One byte more than the size: a longer file reads past it and is refused below.
@@ -188,7 +190,7 @@ struct LazyGIFStore: Sendable {
     func storeGIF(_ temporary: String, sha256: String, byteLimit: Int64) throws(PackClientError) {
         try withLock { () throws(PackClientError) in
             try FileOps.move(temporary, to: gifPath(sha256))
-            trim(to: byteLimit, sparing: "\(sha256).gif")
+            try trim(to: byteLimit, sparing: "\(sha256).gif")
         }
     }
 
@@ -210,7 +212,7 @@ struct LazyGIFStore: Sendable {
                 guard attempt == 0, case .fileSystem(_, _, let code) = error, Errno(code).meansDiskFull else { return false }
                 let needed = Int64(bytes.count)
                 let freed = try? withLock { () throws(PackClientError) -> Int64 in
-                    evictOldest(sparing: "\(sha256).gif") { freed, stored in freed < needed && freed + stored >= needed }
+                    try evictOldest(sparing: "\(sha256).gif") { freed, stored in freed < needed && freed + stored >= needed }
                 }
                 guard let freed, freed > 0 else { return false }
             }
@@ -218,9 +220,9 @@ struct LazyGIFStore: Sendable {
         return false
     }
 
-    /// Bytes of GIFs stored.
-    func storedBytes() -> Int64 {
-        listGIFs().reduce(0) { $0 + $1.size }
+    /// Bytes of GIFs stored; a `gifs/` that cannot be listed throws.
+    func storedBytes() throws(PackClientError) -> Int64 {
+        try listGIFs().reduce(0) { $0 + $1.size }
     }
 
     /// A file's modification time in seconds, clamped to ±2^40 (35,000 years) so that the ages
@@ -244,8 +246,8 @@ struct LazyGIFStore: Sendable {
         var used: Int
     }
 
-    private func listGIFs() -> [StoredFile] {
-        FileOps.list(gifsPath).compactMap { name in
+    private func listGIFs() throws(PackClientError) -> [StoredFile] {
+        try FileOps.list(gifsPath).compactMap { name in
             guard Self.isGIFName(name) else { return nil }
             guard let info = SystemCalls.linkStatus("\(gifsPath)/\(name)"), SystemCalls.fileType(info) == .regular else { return nil }
             return StoredFile(name: name, size: Int64(info.st_size), used: Self.nanoseconds(SystemCalls.modificationTime(info)))
@@ -253,11 +255,11 @@ struct LazyGIFStore: Sendable {
     }
 
     /// Removes least recently used GIFs until at most `limit` bytes remain, and stale temporaries:
-    /// only files named as the cache names them.
-    private func trim(to limit: Int64, sparing kept: String) {
-        evictOldest(sparing: kept) { _, stored in stored > limit }
+    /// only files named as the cache names them. A directory that cannot be listed throws.
+    private func trim(to limit: Int64, sparing kept: String) throws(PackClientError) {
+        try evictOldest(sparing: kept) { _, stored in stored > limit }
         let now = SystemCalls.currentTime()
-        for name in FileOps.list(temporaryPath) where Self.isTemporaryName(name) {
+        for name in try FileOps.list(temporaryPath) where Self.isTemporaryName(name) {
             let path = "\(temporaryPath)/\(name)"
             if let info = SystemCalls.linkStatus(path), SystemCalls.fileType(info) == .regular,
                now - Self.seconds(info) > Self.staleTemporarySeconds {
@@ -269,8 +271,8 @@ struct LazyGIFStore: Sendable {
     /// Removes GIFs, least recently used first and never `kept`, while `more(freed, stored)` holds
     /// for the bytes freed so far and those still stored; returns the bytes freed.
     @discardableResult
-    private func evictOldest(sparing kept: String, while more: (_ freed: Int64, _ stored: Int64) -> Bool) -> Int64 {
-        let files = listGIFs()
+    private func evictOldest(sparing kept: String, while more: (_ freed: Int64, _ stored: Int64) -> Bool) throws(PackClientError) -> Int64 {
+        let files = try listGIFs()
         var total = files.reduce(0) { $0 + $1.size }
         var freed: Int64 = 0
         for file in files.sorted(by: { ($0.used, $0.name) < ($1.used, $1.name) }) where file.name != kept {
@@ -431,8 +433,7 @@ struct LazyGIFStore: Sendable {
     // MARK: Lock
 
     func withLock<T>(_ body: () throws(PackClientError) -> T) throws(PackClientError) -> T {
-        let fd = SystemCalls.open(lockPath, [.readWrite, .create, .closeOnExec], mode: 0o644)
-        guard fd >= 0 else { throw .posix(lockPath, "open") }
+        let fd = try FileOps.openRegular(lockPath, [.readWrite, .create])
         defer { SystemCalls.close(fd) }
         while SystemCalls.lockExclusive(fd, wait: true) != 0 {
             guard Errno.current == .interrupted else { throw .posix(lockPath, "flock") }

@@ -28,6 +28,9 @@ public enum PackClientError: Error, Sendable, Equatable, CustomStringConvertible
     case untrusted(IndexRefusal)
     /// A file system call failed while staging or switching the cache.
     case fileSystem(path: String, operation: String, errno: Int32)
+    /// Something other than a regular file (`kind`: "a FIFO", "a symbolic link", …) is at a path the
+    /// client reads or writes: refused, nothing read or written through it.
+    case notRegularFile(path: String, kind: String)
     /// The cache path exists but is not a directory installed by this library (a non-empty real
     /// directory, a file, or a symbolic link pointing elsewhere); it is left alone.
     case cacheNotManaged(path: String, detail: String)
@@ -59,6 +62,8 @@ public enum PackClientError: Error, Sendable, Equatable, CustomStringConvertible
         case let .untrusted(refusal): "refused: \(refusal)"
         case let .fileSystem(path, operation, code):
             "\(operation) \(path): \(SystemCalls.errorText(code)) (errno \(code))"
+        case let .notRegularFile(path, kind):
+            "\(path) is not a regular file (\(kind)): refused, gifpack opens only regular files and never through a symbolic link"
         case let .cacheNotManaged(path, detail): "\(path) is not a gifpack cache: \(detail)"
         case let .cacheLocked(path): "another install is running on \(path)"
         case let .unknownPack(name, available):

@@ -92,7 +92,7 @@ public struct PackDownloader: Sendable {
                                           detail: "the file is \(size) bytes, the index says \(pack.bytes)"))
         }
         let digest: (size: Int64, sha256: String)
-        do { digest = try StreamingSHA256.file(at: path) } catch { throw .posix(path, error.operation, error.errno) }
+        do { digest = try StreamingSHA256.file(at: path) } catch { throw PackClientError(error) }
         guard digest.size == pack.bytes, digest.sha256 == pack.sha256 else {
             throw .rejected(PackRejection(.packChecksum, pack: pack.name, entry: pack.file,
                                           detail: "the file hashes to \(digest.sha256), the index says \(pack.sha256)"))

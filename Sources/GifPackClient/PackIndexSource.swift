@@ -290,21 +290,20 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
 
     /// Reads a whole local file of at most `maxBytes` (an index or an install manifest).
     ///
-    /// Only a regular file is read: the path is opened with `O_NONBLOCK` (so a FIFO without a
-    /// writer cannot block the open) and checked with `fstat` before any read, which refuses a FIFO,
-    /// socket, device or directory at once, and a file larger than `maxBytes` without reading it.
+    /// Only a regular file is read, never through a symbolic link (``RegularFile``: a FIFO, socket,
+    /// device or directory is refused at once), and a file larger than `maxBytes` without reading it.
     static func readFile(_ path: String, maxBytes: Int64) throws(PackClientError) -> Data {
-        let fd = SystemCalls.open(path, [.readOnly, .nonBlocking, .closeOnExec, .noControllingTerminal])
-        guard fd >= 0 else {
-            let code = Errno.current
-            throw .unreadable(location: path, detail: code == .noSuchFileOrDirectory ? "no such file" : SystemCalls.errorText(code.code))
+        let fd: Int32
+        do { fd = try RegularFile.open(path, .readOnly) } catch {
+            switch error {
+            case .notRegularFile(_, let kind): throw .unreadable(location: path, detail: "not a regular file (\(kind))")
+            case .io(_, _, let code):
+                throw .unreadable(location: path, detail: Errno(code) == .noSuchFileOrDirectory ? "no such file" : SystemCalls.errorText(code))
+            }
         }
         defer { SystemCalls.close(fd) }
         guard let info = SystemCalls.status(descriptor: fd) else {
             throw .unreadable(location: path, detail: SystemCalls.errorText(Errno.current.code))
-        }
-        guard SystemCalls.fileType(info) == .regular else {
-            throw .unreadable(location: path, detail: "not a regular file (\(FileKind.name(info.st_mode)))")
         }
         guard Int64(info.st_size) <= maxBytes else {
             throw .unreadable(location: path, detail: "\(info.st_size) bytes, larger than the \(maxBytes)-byte limit")

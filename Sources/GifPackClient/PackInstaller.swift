@@ -143,6 +143,8 @@ public struct PackInstaller: Sendable {
         }
         let chosen = try select(names, from: index)
         if withPosters, let bare = chosen.first(where: { $0.posters == nil }) { throw .noPosters(pack: bare.name) }
+        // The index is accepted: downloads of packs it no longer lists go before anything is fetched.
+        try await removeStaleDownloads(generations, index: index)
         if let report = try await unchangedReport(for: chosen, generations: generations,
                                                   refreshing: record, sequence: trust == nil ? nil : index.sequence) {
             return report
@@ -185,6 +187,16 @@ public struct PackInstaller: Sendable {
                                              indexSequence: trust == nil ? nil : index.sequence, indexRecord: record)
         report.fetches = fetches
         return report
+    }
+
+    /// Once `index` is accepted (loaded, and trusted when ``trust`` is set): the downloads of packs it
+    /// no longer lists go (``StaleDownloads``), so `downloads/` never holds more than the packs of
+    /// the index being installed.
+    private func removeStaleDownloads(_ generations: CacheGenerations, index: PackIndex) async throws(PackClientError) {
+        let directory = generations.downloadsPath
+        try await BlockingWork.run("gifpack.downloads") { () throws(PackClientError) in
+            try StaleDownloads.remove(in: directory, keepingPacksOf: index)
+        }
     }
 
     /// The installed generation (directory and manifest), nil when nothing is installed.
@@ -283,7 +295,7 @@ public struct PackInstaller: Sendable {
         }
         let plan = try InstallPlan(packs: packs, limits: limits)
         let posterPlan = withPosters ? try PosterInstallPlan(sources: posters, previous: previous) : nil
-        let generation = CacheGenerations.next(after: generations.numbersInUse() + [current].compactMap { $0 })
+        let generation = CacheGenerations.next(after: try generations.numbersInUse() + [current].compactMap { $0 })
         let staging = "\(generations.storePath)/\(CacheGenerations.stagingName(generation))"
         var builder = GenerationBuilder(staging: staging, layout: layout, previous: previous)
         builder.verifiedSequence = indexSequence

@@ -102,8 +102,7 @@ struct RangeFetcher: Sendable {
         let file = path
         let made = await BlockingWork.result("gifpack.sparse-file") { () throws(PackClientError) in
             FileOps.remove(file)
-            let fd = SystemCalls.open(file, [.writeOnly, .create, .exclusive, .closeOnExec], mode: 0o644)
-            guard fd >= 0 else { throw .posix(file, "create") }
+            let fd = try FileOps.openRegular(file, [.writeOnly, .create, .exclusive])
             defer { SystemCalls.close(fd) }
             guard SystemCalls.truncate(fd, size: Int64(size)) == 0 else { throw .posix(file, "ftruncate") }
         }

@@ -9,19 +9,14 @@ final class PackFileHandle: Sendable {
     let path: String
     private let fd: Int32
 
-    /// Opens a regular file: `O_NONBLOCK` keeps a FIFO without a writer from blocking the open, and
-    /// `fstat` refuses anything that is not a regular file before a read could block.
+    /// Opens a regular file, never through a symbolic link, without blocking (``RegularFile``).
     init(path: String) throws(PackReadError) {
-        let fd = SystemCalls.open(path, [.readOnly, .closeOnExec, .nonBlocking, .noControllingTerminal])
-        guard fd >= 0 else { throw .io(path: path, operation: "open", errno: Errno.current.code) }
-        guard let info = SystemCalls.status(descriptor: fd) else {
-            let code = Errno.current.code
-            SystemCalls.close(fd)
-            throw .io(path: path, operation: "fstat", errno: code)
-        }
-        guard SystemCalls.fileType(info) == .regular else {
-            SystemCalls.close(fd)
-            throw .notRegularFile(path: path, kind: FileKind.name(info.st_mode))
+        let fd: Int32
+        do { fd = try RegularFile.open(path, .readOnly) } catch {
+            switch error {
+            case .io(let operation, _, let code): throw .io(path: path, operation: operation, errno: code)
+            case .notRegularFile(_, let kind): throw .notRegularFile(path: path, kind: kind)
+            }
         }
         self.path = path
         self.fd = fd
@@ -53,15 +48,6 @@ final class PackFileHandle: Sendable {
 /// ```
 public enum FileKind {
     public static func name(_ mode: mode_t) -> String {
-        switch SystemCalls.fileType(mode: UInt32(mode)) {
-        case .regular: "a regular file"
-        case .directory: "a directory"
-        case .fifo: "a FIFO"
-        case .socket: "a socket"
-        case .characterDevice: "a character device"
-        case .blockDevice: "a block device"
-        case .symbolicLink: "a symbolic link"
-        case .unknown: "an unknown file type"
-        }
+        SystemCalls.fileType(mode: UInt32(mode)).words
     }
 }

@@ -27,10 +27,9 @@ package struct StreamingSHA256 {
         return digest.hex
     }
 
-    /// Hashes a whole file, reading it in 256 KiB chunks; returns its size and digest.
+    /// Hashes a whole regular file (``RegularFile``), reading it in 256 KiB chunks; returns its size and digest.
     package static func file(at path: String) throws(FileSystemError) -> (size: Int64, sha256: String) {
-        let fd = SystemCalls.open(path, [.readOnly, .closeOnExec])
-        guard fd >= 0 else { throw .io(operation: "open", path: path, errno: Errno.current.code) }
+        let fd = try RegularFile.open(path, .readOnly)
         defer { SystemCalls.close(fd) }
         let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 * 1024, alignment: 16)
         defer { chunk.deallocate() }

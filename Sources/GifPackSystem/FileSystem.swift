@@ -7,16 +7,23 @@ import Foundation
 /// ```
 public enum FileSystemError: Error, Sendable, Equatable, CustomStringConvertible {
     case io(operation: String, path: String, errno: Int32)
+    /// Something other than a regular file is at `path` (`kind`: "a FIFO", "a symbolic link", …):
+    /// refused unopened, or closed before a byte was read or written (``RegularFile``).
+    case notRegularFile(path: String, kind: String)
 
     public var description: String {
         switch self {
         case .io(let operation, let path, let code): "\(operation) \(path) failed: \(SystemCalls.errorText(code))"
+        case .notRegularFile(let path, let kind):
+            "\(path) is not a regular file (\(kind)): refused, gifpack opens only regular files and never through a symbolic link"
         }
     }
 
+    /// The errno of a failed call; 0 for ``notRegularFile(path:kind:)``, where no call failed.
     package var errno: Int32 {
         switch self {
         case .io(_, _, let code): code
+        case .notRegularFile: 0
         }
     }
 
@@ -24,6 +31,7 @@ public enum FileSystemError: Error, Sendable, Equatable, CustomStringConvertible
     package var operation: String {
         switch self {
         case .io(let operation, _, _): operation
+        case .notRegularFile: "open"
         }
     }
 }
@@ -125,9 +133,10 @@ package enum FileSystem {
         }
     }
 
-    /// `fsync` of a file or directory, so its data or new entries survive a crash.
+    /// `fsync` of a file or directory, so its data or new entries survive a crash. Opened without
+    /// following a final symbolic link and without blocking (the fsync of a FIFO then fails).
     package static func fsync(path: String) throws(FileSystemError) {
-        let fd = SystemCalls.open(path, [.readOnly, .closeOnExec])
+        let fd = SystemCalls.open(path, [.readOnly, .closeOnExec, .noFollow, .nonBlocking, .noControllingTerminal])
         guard fd >= 0 else { throw .io(operation: "open", path: path, errno: Errno.current.code) }
         defer { SystemCalls.close(fd) }
         guard SystemCalls.fsync(fd) == 0 else { throw .io(operation: "fsync", path: path, errno: Errno.current.code) }
@@ -167,8 +176,7 @@ package enum FileSystem {
             throw .io(operation: "create an unnamed file in", path: directory, errno: error.code)
         }
         let path = "\(directory)/.unnamed-\(UUID().uuidString)"
-        let fd = SystemCalls.open(path, [.readWrite, .create, .exclusive, .closeOnExec], mode: 0o600)
-        guard fd >= 0 else { throw .io(operation: "create", path: path, errno: Errno.current.code) }
+        let fd = try RegularFile.open(path, [.readWrite, .create, .exclusive], mode: 0o600)
         SystemCalls.unlink(path)
         return (fd, false)
     }
@@ -227,21 +235,20 @@ package enum FileSystem {
         }
     }
 
-    /// Appends `bytes` to `path`, creating it (mode 0644) if needed.
+    /// Appends `bytes` to `path`, creating it (mode 0644) if needed; only a regular file (``RegularFile``).
     package static func append(_ bytes: [UInt8], to path: String) throws(FileSystemError) {
-        let fd = SystemCalls.open(path, [.writeOnly, .create, .append, .closeOnExec], mode: 0o644)
-        guard fd >= 0 else { throw .io(operation: "open", path: path, errno: Errno.current.code) }
+        let fd = try RegularFile.open(path, [.writeOnly, .create, .append])
         defer { SystemCalls.close(fd) }
         do { try POSIXIO.writeAll(fd, bytes) } catch { throw .io(operation: "write", path: path, errno: error.code) }
     }
 
-    /// The whole file, or nil when it does not exist; any other failure throws.
+    /// The whole file, or nil when it does not exist; any other failure throws, and anything but a
+    /// regular file is refused (``RegularFile``).
     package static func readAll(_ path: String) throws(FileSystemError) -> [UInt8]? {
-        let fd = SystemCalls.open(path, [.readOnly, .closeOnExec])
-        guard fd >= 0 else {
-            let code = Errno.current
-            if code == .noSuchFileOrDirectory { return nil }
-            throw .io(operation: "open", path: path, errno: code.code)
+        let fd: Int32
+        do { fd = try RegularFile.open(path, .readOnly) } catch {
+            if case .io(_, _, Errno.noSuchFileOrDirectory.code) = error { return nil }
+            throw error
         }
         defer { SystemCalls.close(fd) }
         var bytes: [UInt8] = []
@@ -258,7 +265,8 @@ package enum FileSystem {
     }
 }
 
-/// A new file (mode 0644; with `exclusive`, `O_EXCL`: failing if it exists), written sequentially
+/// A new file (mode 0644; with `exclusive`, `O_EXCL`: failing if it exists; without, only a regular
+/// file is truncated, never one through a symbolic link: ``RegularFile``), written sequentially
 /// and closed by ``finish(sync:)`` (fsynced first when asked). Dropped without `finish` it is
 /// closed, leaving the partial file for the caller to remove.
 ///
@@ -273,8 +281,11 @@ package final class NewFile {
     package private(set) var bytesWritten: Int64 = 0
 
     package init(path: String, exclusive: Bool = true) throws(FileSystemError) {
-        let fd = SystemCalls.open(path, [.writeOnly, .create, .closeOnExec, exclusive ? .exclusive : .truncate], mode: 0o644)
-        guard fd >= 0 else { throw .io(operation: "create", path: path, errno: Errno.current.code) }
+        let fd: Int32
+        do { fd = try RegularFile.open(path, [.writeOnly, .create, exclusive ? .exclusive : .truncate]) } catch {
+            if case .io(_, _, let code) = error { throw .io(operation: "create", path: path, errno: code) }
+            throw error
+        }
         self.path = path
         self.fd = fd
     }

@@ -25,6 +25,9 @@ public enum HTTPError: Error, Sendable, Equatable {
     case bodyTooLarge(limit: Int64)
     /// The download file could not be opened, written or closed.
     case fileError(path: String, errno: Int32)
+    /// Something other than a regular file (`kind`: "a FIFO", "a symbolic link", …) is where the
+    /// body was to be written or read from: refused, nothing was sent or written.
+    case notRegularFile(path: String, kind: String)
     /// The awaiting task was cancelled, or the client was shut down.
     case cancelled
     /// The request's ``HTTPAdmission`` declined it when its turn came: nothing was sent.
@@ -57,6 +60,7 @@ public enum HTTPError: Error, Sendable, Equatable {
         case .connectionReset: "connection-reset"
         case .bodyTooLarge: "too-large"
         case .fileError: "file-error"
+        case .notRegularFile: "not-regular-file"
         case .cancelled: "cancelled"
         case .notAdmitted: "not-admitted"
         case .headersTooLarge: "headers-too-large"
@@ -79,6 +83,8 @@ extension HTTPError: CustomStringConvertible {
         case .connectionReset(let message): "connection reset: \(message)"
         case .bodyTooLarge(let limit): "the body exceeds the limit of \(limit) bytes"
         case .fileError(let path, let code): "cannot write \(path): \(TransportSystem.errorText(code))"
+        case .notRegularFile(let path, let kind):
+            "\(path) is not a regular file (\(kind)): refused, gifpack opens only regular files and never through a symbolic link"
         case .cancelled: "the request was cancelled"
         case .notAdmitted: "the request was not sent: its admission check declined it"
         case .headersTooLarge(let message): "response headers too large: \(message)"

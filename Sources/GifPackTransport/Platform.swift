@@ -8,6 +8,7 @@ import Darwin
 #else
 #error("GifPackTransport supports Linux (Glibc) and Apple platforms (Darwin) only")
 #endif
+import GifPackSystem
 
 enum TransportSystem {
     /// The C library's text for an errno value.
@@ -20,8 +21,9 @@ enum TransportSystem {
 }
 
 /// A file a response body is written to: created if missing, then truncated, appended to, or
-/// written in place from an offset. Errors carry the errno; the descriptor is closed by ``close()``
-/// (or when the object goes). Used by one transfer at a time, on the session's delegate queue.
+/// written in place from an offset; only a regular file, never through a symbolic link
+/// (``RegularFile``). Errors carry the errno; the descriptor is closed by ``close()`` (or when the
+/// object goes). Used by one transfer at a time, on the session's delegate queue.
 final class BodyFile {
     enum Mode: Sendable, Equatable {
         case truncate
@@ -34,15 +36,17 @@ final class BodyFile {
     private var position: Int64?
 
     init(path: String, mode: Mode) throws(BodyFileError) {
-        let extra: Int32 = switch mode {
-        case .truncate: O_TRUNC
-        case .append: O_APPEND
-        case .at: 0
+        let extra: OpenFlags = switch mode {
+        case .truncate: .truncate
+        case .append: .append
+        case .at: []
         }
-        var fd: Int32
-        repeat { fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | extra, 0o644) } while fd < 0 && errno == EINTR
-        guard fd >= 0 else { throw BodyFileError(code: errno) }
-        descriptor = fd
+        do { descriptor = try RegularFile.open(path, [.writeOnly, .create, extra]) } catch {
+            switch error {
+            case .io(_, _, let code): throw BodyFileError(code: code)
+            case .notRegularFile(_, let kind): throw BodyFileError(code: 0, notRegular: kind)
+            }
+        }
         if case .at(let offset) = mode { position = offset } else { position = nil }
     }
 
@@ -87,7 +91,15 @@ private func closeDescriptor(_ fd: Int32) -> Int32 {
     close(fd)
 }
 
-/// A file error: the errno.
+/// A file error: the errno, or what was found where a regular file was expected.
 struct BodyFileError: Error, Sendable {
     let code: Int32
+    /// "a FIFO", "a symbolic link", …: the path is not a regular file (`code` is then 0).
+    var notRegular: String?
+
+    /// The transfer's error for this failure at `path`.
+    func httpError(path: String) -> HTTPError {
+        if let notRegular { return .notRegularFile(path: path, kind: notRegular) }
+        return .fileError(path: path, errno: code)
+    }
 }

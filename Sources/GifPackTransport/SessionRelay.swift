@@ -37,7 +37,7 @@ final class SessionRelay: NSObject, URLSessionDataDelegate, @unchecked Sendable 
             if transfer.cancelRequested { return finish(transfer, .failure(.cancelled)) }
             if case .file(let path, let mode) = transfer.target {
                 do throws(BodyFileError) { transfer.file = try BodyFile(path: path, mode: mode) } catch {
-                    return finish(transfer, .failure(.fileError(path: path, errno: error.code)))
+                    return finish(transfer, .failure(error.httpError(path: path)))
                 }
             }
             guard running < maxRunning else { return waiting.append((transfer, session)) }

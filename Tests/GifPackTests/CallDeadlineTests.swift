@@ -75,7 +75,7 @@ struct CallDeadlineTests {
         }
         lines = try await nginx.log(since: mark)
         #expect(lines.filter { $0.path == "/\(pack.file)" }.count == 1, "\(lines)")
-        #expect(await cache.storedBytes() == 0)
+        #expect(try await cache.storedBytes() == 0)
     }
 
     @Test func theDeadlineOptionIsCheckedAndNeedsAPositiveNumber() async throws {

@@ -174,7 +174,7 @@ struct ClientFileTimeTests {
         try store.storeGIF(temporary, sha256: new, byteLimit: 150)
         #expect(!FileManager.default.fileExists(atPath: store.gifPath(old)))
         #expect(FileManager.default.fileExists(atPath: store.gifPath(new)))
-        #expect(store.storedBytes() == 100)
+        #expect(try store.storedBytes() == 100)
     }
 }
 

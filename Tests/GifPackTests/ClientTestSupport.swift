@@ -4,6 +4,7 @@ import Foundation
 import GifPackClient
 import GifPackGIF
 import Glibc
+import Testing
 
 /// A fixture server with `count` exercises and a finished build of it in `workspace/dist`.
 struct ClientBuiltDist {

@@ -401,7 +401,7 @@ struct PublishAttackTests {
         }
         let cases: [(file: String, make: (String) throws -> Void, reason: String)] = [
             ("index.json.minisig", { #expect(mkfifo($0, 0o644) == 0) }, "not a regular file (a FIFO)"),
-            ("report.json", { try FileManager.default.createSymbolicLink(atPath: $0, withDestinationPath: "/dev/zero") }, "not a regular file (a character device)"),
+            ("report.json", { try FileManager.default.createSymbolicLink(atPath: $0, withDestinationPath: "/dev/zero") }, "not a regular file (a symbolic link)"),
             ("index.json", { #expect(mkfifo($0, 0o644) == 0) }, "not a regular file (a FIFO)"),
             ("index.json", { #expect(truncate($0, 65 << 20) == 0) }, "larger than the 67108864-byte limit"),
             ("index.json.minisig", { #expect(truncate($0, 5000) == 0) }, "larger than the 4096-byte limit"),

@@ -93,9 +93,9 @@ public struct Pruner: Sendable {
         }
         // Placeholders and posters derived from the blob, under every settings key.
         let derivedRoot = "\(layout.root)/derived"
-        for directory in (try? FileManager.default.contentsOfDirectory(atPath: derivedRoot)) ?? [] {
+        for directory in try FileSystem.list(derivedRoot) where FileSystem.isDirectory("\(derivedRoot)/\(directory)") {
             let shard = "\(derivedRoot)/\(directory)/\(sha256.prefix(2))"
-            for name in (try? FileManager.default.contentsOfDirectory(atPath: shard)) ?? [] where name.hasPrefix(sha256) {
+            for name in try FileSystem.list(shard) where name.hasPrefix(sha256) {
                 FileSystem.remove("\(shard)/\(name)")
             }
         }

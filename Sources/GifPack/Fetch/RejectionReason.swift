@@ -91,7 +91,7 @@ public enum RejectionReason: Sendable, Hashable, Codable, CustomStringConvertibl
         case .truncated: self = .truncated
         case .connectionReset: self = .connectionReset
         case .bodyTooLarge: self = .tooLarge
-        case .fileError: self = .fileError
+        case .fileError, .notRegularFile: self = .fileError
         case .cancelled, .notAdmitted: self = .cancelled
         case .headersTooLarge: self = .headersTooLarge
         case .transport: self = .transport

@@ -35,12 +35,24 @@ struct DirectoryTarget: PublishTarget {
         }
     }
 
+    /// What is stored under `key`: only a regular file is read (``RegularFile``); anything else
+    /// there (a FIFO, a symbolic link, a device) is refused, naming it.
     func stat(_ key: String) async throws(PublishError) -> StoredObject? {
         let file = path(key)
-        return try await blocking { () -> StoredObject? in
-            guard let size = FileSystem.fileSize(file) else { return nil }
-            // An unreadable file has no hash: it is treated as absent and sent again.
-            return StoredObject(bytes: size, sha256: (try? StreamingSHA256.file(at: file))?.sha256)
+        return try await blocking { () throws(PublishError) -> StoredObject? in
+            do throws(FileSystemError) {
+                let digest = try StreamingSHA256.file(at: file)
+                return StoredObject(bytes: digest.size, sha256: digest.sha256)
+            } catch {
+                switch error {
+                case .notRegularFile: throw .failed("\(error); nothing there was changed")
+                case .io(_, _, let code) where Errno(code) == .noSuchFileOrDirectory: return nil
+                case .io:
+                    // An unreadable file has no hash: it is treated as absent and sent again.
+                    guard let size = FileSystem.regularFileSize(file) else { return nil }
+                    return StoredObject(bytes: size, sha256: nil)
+                }
+            }
         }
     }
 
@@ -80,9 +92,13 @@ struct DirectoryTarget: PublishTarget {
         _ = utimensat(AT_FDCWD, path, &times, 0)
     }
 
+    /// The keys under `folder`; none when it does not exist. A folder that cannot be read throws:
+    /// retention never decides what to delete from a listing that failed.
     func listKeys(under folder: String) async throws(PublishError) -> [String] {
         let directory = path(folder)
-        let names = try await blocking { (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] }
+        let names = try await blocking { () throws(PublishError) -> [String] in
+            do { return try FileSystem.list(directory) } catch { throw .failed("could not read \(directory): \(error)") }
+        }
         return names.filter { !$0.hasPrefix(".") }.map { folder + $0 }.sorted()
     }
 
@@ -95,10 +111,12 @@ struct DirectoryTarget: PublishTarget {
         }
     }
 
-    /// Temporary files of killed publishes (`.NAME.tmp-PID-…`) whose process is gone.
+    /// Temporary files of killed publishes (`.NAME.tmp-PID-…`) whose process is gone; a directory
+    /// that cannot be listed is skipped (nothing in it is deleted).
     func removeLeftovers() async {
         for directory in [root, path("packs"), path(SignatureLocation.directory)] {
-            for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] {
+            guard let names = try? FileSystem.list(directory) else { continue }
+            for name in names {
                 guard name.hasPrefix("."), let range = name.range(of: ".tmp-") else { continue }
                 let pidText = name[range.upperBound...].prefix { $0.isNumber }
                 guard let pid = Int32(pidText), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
@@ -115,11 +133,13 @@ struct DirectoryTarget: PublishTarget {
     /// size and SHA-256, then renames it into place.
     static func copyDurably(from source: String, to destination: String, expectedBytes: Int64, expectedSHA256: String) throws(PublishError) {
         let temporary = FileSystem.temporaryPath(beside: destination)
-        let input = open(source, O_RDONLY | O_CLOEXEC)
-        guard input >= 0 else { throw .failed("cannot open \(source): \(String(cString: strerror(errno)))") }
+        let input: Int32
+        do { input = try RegularFile.open(source, .readOnly) } catch { throw .failed("cannot publish \(destination): \(error)") }
         defer { close(input) }
-        let output = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard output >= 0 else { throw .failed("cannot create \(temporary): \(String(cString: strerror(errno)))") }
+        let output: Int32
+        do { output = try RegularFile.open(temporary, [.writeOnly, .create, .exclusive]) } catch {
+            throw .failed("cannot publish \(destination): \(error)")
+        }
         var failure: String?
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { buffer.deallocate() }

@@ -2,9 +2,8 @@ import Glibc
 
 /// Reads the small files `gifpack publish` handles whole — the build's `index.json`, its signature
 /// and report, and a directory target's live `index.json` — bounded and only when they are regular
-/// files: the path is opened with `O_NONBLOCK` (a FIFO without a writer cannot block the open) and
-/// checked with `fstat` before any read, so a FIFO, device, socket or directory is refused at once,
-/// and a file larger than its cap without being read.
+/// files, never through a symbolic link (``RegularFile``: a FIFO, device, socket or directory is
+/// refused at once), and a file larger than its cap without being read.
 ///
 /// ```swift
 /// let bytes = try PublishFileReader.read("dist/index.json", maxBytes: PublishFileReader.maxIndexBytes)   // nil: no such file
@@ -27,18 +26,17 @@ enum PublishFileReader {
 
     /// The whole file, or nil when it does not exist.
     static func read(_ path: String, maxBytes: Int64) throws(Refusal) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
-        guard fd >= 0 else {
-            let code = errno
-            if code == ENOENT { return nil }
-            throw Refusal(path: path, reason: "cannot open: \(String(cString: strerror(code)))")
+        let fd: Int32
+        do { fd = try RegularFile.open(path, .readOnly) } catch {
+            switch error {
+            case .io(_, _, ENOENT): return nil
+            case .io(let operation, _, let code): throw Refusal(path: path, reason: "cannot \(operation): \(String(cString: strerror(code)))")
+            case .notRegularFile(_, let kind): throw Refusal(path: path, reason: "not a regular file (\(kind))")
+            }
         }
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw Refusal(path: path, reason: "cannot stat: \(String(cString: strerror(errno)))") }
-        guard info.st_mode & S_IFMT == S_IFREG else {
-            throw Refusal(path: path, reason: "not a regular file (\(FileKind.name(info.st_mode)))")
-        }
         let size = Int64(info.st_size)
         guard size <= maxBytes else { throw Refusal(path: path, reason: "\(size) bytes, larger than the \(maxBytes)-byte limit") }
         // One byte more than fstat reported: a file that grew meanwhile is noticed, never read past.

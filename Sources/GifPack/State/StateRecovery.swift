@@ -83,6 +83,16 @@ enum StateOpener {
         var reason: String
     }
 
+    /// The `index.json` a damaged state would be rebuilt from is there but cannot be read or
+    /// decoded: the build stops rather than forget the published pack versions.
+    struct UnreadableIndex: Error, CustomStringConvertible {
+        var path: String
+        var detail: String
+        var description: String {
+            "could not read \(path) to rebuild the damaged state from (\(detail)): restore it, or move it away to start over"
+        }
+    }
+
     /// Opens the state with `make` and checks its integrity: the state, or the damage SQLite found
     /// (a corrupt file, or not a database at all). Any other failure is thrown.
     private static func check(_ make: () throws -> BuildState) throws -> Result<BuildState, Damage> {
@@ -105,9 +115,14 @@ enum StateOpener {
 
     /// ``rebuild(_:state:index:indexDate:catalog:store:resolution:limits:)`` from the output
     /// directory's `index.json` (its mtime is when it was last confirmed) and the cache's blobs.
+    /// No `index.json`: nothing published to rebuild. One that cannot be read or decoded throws
+    /// (``UnreadableIndex``): the published pack versions are never silently forgotten.
     static func rebuild(_ recovery: inout StateRecovery, state: BuildState, indexPath: String, catalog: ExerciseList,
                         layout: CacheLayout, resolution: Int, fetch: FetchSettings) throws {
-        let index = try? PackIndex.decode(from: Data(contentsOf: URL(fileURLWithPath: indexPath)))
+        let index: PackIndex?
+        do { index = try FileSystem.readAll(indexPath).map { try PackIndex.decode(from: Data($0)) } } catch {
+            throw UnreadableIndex(path: indexPath, detail: "\(error)")
+        }
         let date = (try? FileManager.default.attributesOfItem(atPath: indexPath))?[.modificationDate] as? Date
         try rebuild(&recovery, state: state, index: index, indexDate: date, catalog: catalog, store: BlobStore(layout: layout),
                     resolution: resolution, limits: GIFLimits(maxWidth: fetch.maxWidth, maxHeight: fetch.maxHeight,

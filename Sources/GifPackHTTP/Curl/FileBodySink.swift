@@ -4,7 +4,7 @@ import GifPackSystem
 
 /// Streams a body into a file as it arrives, hashing it (SHA-256) and keeping its first bytes.
 ///
-/// The file is created or truncated, or appended to when `append` is set (resumed downloads), or
+/// The file (only a regular file, never through a symbolic link) is created or truncated, or appended to when `append` is set (resumed downloads), or
 /// written in place from `offset` on without truncating anything (range requests filling a
 /// sparse file).
 /// The cap is checked before each chunk is written: the chunk that would cross it is not written,
@@ -29,12 +29,10 @@ final class FileBodySink: BodySink, @unchecked Sendable {
         self.offset = offset
     }
 
+    /// Opens the file: only a regular file, never through a symbolic link (``RegularFile``).
     func open() throws(HTTPError) {
-        let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (offset != nil ? 0 : append ? O_APPEND : O_TRUNC)
-        var fd: Int32
-        repeat { fd = Glibc.open(path, flags, 0o644) } while fd < 0 && errno == EINTR
-        guard fd >= 0 else { throw .fileError(path: path, errno: errno) }
-        descriptor = fd
+        let mode: OpenFlags = offset != nil ? [] : append ? .append : .truncate
+        do { descriptor = try RegularFile.open(path, [.writeOnly, .create, mode]) } catch { throw HTTPError(error) }
     }
 
     func write(_ chunk: UnsafeRawBufferPointer) -> HTTPError? {
@@ -66,4 +64,14 @@ final class FileBodySink: BodySink, @unchecked Sendable {
 
     /// Lowercase hex SHA-256 of the bytes written so far.
     var sha256Hex: String { Hex.lowercase(hasher.finalize()) }
+}
+
+extension HTTPError {
+    /// A body file that could not be opened: the errno, or what is there instead of a regular file.
+    init(_ error: FileSystemError) {
+        switch error {
+        case .io(_, let path, let code): self = .fileError(path: path, errno: code)
+        case .notRegularFile(let path, let kind): self = .notRegularFile(path: path, kind: kind)
+        }
+    }
 }

@@ -23,9 +23,8 @@ final class UploadSource: @unchecked Sendable {
             length = Int64(bytes.count)
         case .file(let path):
             close()
-            var fd: Int32
-            repeat { fd = Glibc.open(path, O_RDONLY | O_CLOEXEC) } while fd < 0 && errno == EINTR
-            guard fd >= 0 else { throw .fileError(path: path, errno: errno) }
+            let fd: Int32
+            do { fd = try RegularFile.open(path, .readOnly) } catch { throw HTTPError(error) }
             var info = stat()
             guard fstat(fd, &info) == 0 else {
                 let code = errno
