@@ -64,11 +64,18 @@ public struct IndexTrust: Sendable {
         self.now = now
     }
 
-    /// Reads minisign public key files.
+    /// Reads minisign public key files. A key file is named by the app or the operator, so a
+    /// symbolic link there (a Kubernetes secret mount is a chain of them) is resolved first; what
+    /// it leads to must be a regular file, as everywhere (a FIFO or device is refused at once).
     public init(keyFiles: [String], now: Date? = nil) throws(PackClientError) {
         var keys: [MinisignPublicKey] = []
         for path in keyFiles {
-            let data = try PackIndexSource.readFile(path, maxBytes: 4096)
+            let resolved = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+            let data: Data
+            do { data = try PackIndexSource.readFile(resolved, maxBytes: 4096) } catch {
+                guard case .unreadable(_, let detail) = error else { throw error }
+                throw .unreadable(location: path, detail: detail)
+            }
             do { keys.append(try MinisignPublicKey(text: String(decoding: data, as: UTF8.self))) } catch {
                 throw .unreadable(location: path, detail: "not a trusted key: \(error)")
             }

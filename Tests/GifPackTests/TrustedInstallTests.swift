@@ -235,6 +235,34 @@ struct TrustedInstallTests {
         try await expectRefusal(.unknownKey, index: signed.indexPath, cache: cache, trust: trust([signed.key]))
     }
 
+    /// A key file named by the operator may be a symbolic link (a Kubernetes secret mount is a chain of
+    /// them: `key.pub -> ..data/key.pub`, `..data -> ..2026_11_27…`): it is the operator's own choice of
+    /// file, so the link is resolved before the regular-file rule applies; a FIFO behind it is still refused.
+    @Test func aTrustedKeyFileMayBeASymbolicLinkButNotAFIFO() async throws {
+        let signed = try SignedDist()
+        defer { signed.server.stop() }
+        try await signed.build()
+        let secrets = signed.workspace.file("secret-mount")
+        let versioned = "\(secrets)/..2026_11_27_08_00_00.1"
+        try FileManager.default.createDirectory(atPath: versioned, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: signed.key.publicPath, toPath: "\(versioned)/gifpack.pub")
+        try FileManager.default.createSymbolicLink(atPath: "\(secrets)/..data", withDestinationPath: "..2026_11_27_08_00_00.1")
+        try FileManager.default.createSymbolicLink(atPath: "\(secrets)/gifpack.pub", withDestinationPath: "..data/gifpack.pub")
+        let trust = try IndexTrust(keyFiles: ["\(secrets)/gifpack.pub"], now: trustT0.addingTimeInterval(60))
+        #expect(trust.keys == [signed.key.secret.publicKey])
+        let report = try await install(signed.indexPath, cache: signed.workspace.file("gifs"), trust: trust)
+        #expect(report.exercises > 0)
+
+        let fifo = signed.workspace.file("fifo.pub")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        try FileManager.default.createSymbolicLink(atPath: signed.workspace.file("link-to-fifo.pub"), withDestinationPath: fifo)
+        for path in [fifo, signed.workspace.file("link-to-fifo.pub")] {
+            #expect { _ = try IndexTrust(keyFiles: [path]) } throws: { error in
+                "\(error)".contains("not a regular file (a FIFO)")
+            }
+        }
+    }
+
     @Test func installVerifyAndCatTakeTrustedKeysOnTheCommandLine() async throws {
         let signed = try SignedDist()
         defer { signed.server.stop() }
