@@ -4,6 +4,8 @@ PREFIX ?= /usr/local
 SWIFT ?= swift
 APT_PACKAGES := libcurl4-openssl-dev libarchive-dev libgif-dev libzstd-dev zstd tar curl jq pkg-config openssl nginx-light minisign python3-venv systemd
 BENCH_PACKAGES := time python3
+# What only the tests need: headless Chromium opens the release-review page (ReviewPageTests).
+TEST_PACKAGES := chromium
 # The real ExerciseDB sample (licensed test data beside the project, never copied into it); used when present.
 BENCH_REAL_DATA ?= ../shared/realdata
 RELEASE_BIN = $(shell $(SWIFT) build -c release --show-bin-path 2>/dev/null)
@@ -53,6 +55,7 @@ build: deps
 
 # (Re)creates $(TEST_VENV) when Tests/requirements.txt is newer than the last install.
 test-venv: deps $(TEST_VENV)/.installed
+	@$(MAKE) --no-print-directory deps EXTRA_PACKAGES="$(TEST_PACKAGES)"
 
 $(TEST_VENV)/.installed: Tests/requirements.txt
 	[ -x $(TEST_VENV)/bin/python ] || python3 -m venv $(TEST_VENV)

@@ -1,0 +1,224 @@
+import ExerciseDBFixture
+import Foundation
+import GifPackClient
+import Testing
+@testable import GifPack
+
+/// Issue 36: `gifpack review OLD NEW --html DIR` and `gifpack build --review-html DIR`, looked at in
+/// headless Chromium from `file://`: the counts match the diff, changed tiles show both versions,
+/// removed and missing exercises are where they belong, hostile names stay text (no script runs),
+/// and the page requests nothing outside its folder.
+@Suite("Release review page in Chromium", .timeLimit(.minutes(10)))
+struct ReviewPageTests {
+    static let injected = "document.getElementById('no-script-marker').textContent='INJECTED'"
+    static let hostileNames = ["<script>\(injected)</script>", "x\" onerror=\"\(injected)\" <img src=x onerror=\"\(injected)\">"]
+
+    /// Two outputs of one fixture: v1 packs exercises 0..<12, v2 exercises 2..<16 (0, 1 removed;
+    /// 12...15 added); 5, 6 and 7 get new GIFs (7 one of the wrong size); 3 and 13 have no GIF; 12
+    /// and 5 get hostile names.
+    struct Release {
+        let server: FixtureServer
+        let workspace: TemporaryDirectory
+        let ids: [String]
+        var v1: String { workspace.file("v1") }
+        var v2: String { workspace.file("dist") }
+    }
+
+    static func manifest(_ server: FixtureServer, ids: ArraySlice<String>) -> String {
+        rapidAPIManifest(server: server, packs: """
+            packs:
+              - name: all
+                selector:
+                  ids: [\(ids.map { "\"\($0)\"" }.joined(separator: ", "))]
+            """, fetch: "  refresh_after: 0")
+    }
+
+    static func makeRelease() async throws -> Release {
+        let server = try startFixture(count: 16) { $0.gifDimension = 180 }
+        let ids = server.catalog.exercises.map(\.id).sorted()
+        let workspace = try TemporaryDirectory()
+        server.setDefaultFault(.status(404), forExercise: ids[3])
+        server.setDefaultFault(.status(404), forExercise: ids[13])
+        let first = try await runBuild(manifest: manifest(server, ids: ids[0..<12]), workspace: workspace)
+        #expect(first.exitStatus == .partial, "\(first.message)")
+        try FileManager.default.copyItem(atPath: workspace.file("dist"), toPath: workspace.file("v1"))
+        for (offset, id) in [ids[5], ids[6]].enumerated() {
+            server.replaceGIF(id: id, with: try GIFSynthesizer.animatedGIF(width: 180, height: 180, frames: 3, colors: 4, seed: 900 + UInt64(offset)))
+        }
+        server.replaceGIF(id: ids[7], with: try GIFSynthesizer.animatedGIF(width: 40, height: 40, frames: 2, colors: 3, seed: 7))
+        server.renameExercise(id: ids[12], to: hostileNames[0])
+        server.renameExercise(id: ids[5], to: hostileNames[1])
+        let second = try await runBuild(manifest: manifest(server, ids: ids[2..<16]), workspace: workspace)
+        #expect(second.exitStatus == .partial, "\(second.message)")
+        return Release(server: server, workspace: workspace, ids: ids)
+    }
+
+    /// The elements of one section of a dumped page.
+    static func section(_ id: String, in dom: String) throws -> String {
+        let start = try #require(dom.range(of: "<section id=\"\(id)\""), "no section \(id)")
+        let end = try #require(dom.range(of: "</section>", range: start.upperBound..<dom.endIndex))
+        return String(dom[start.lowerBound..<end.upperBound])
+    }
+
+    static func count(_ id: String, in dom: String) throws -> Int {
+        let match = try #require(try section(id, in: dom).firstMatch(of: /data-count="(\d+)"/))
+        return Int(match.1)!
+    }
+
+    /// The tile of exercise `id` in a section's markup.
+    static func tile(_ id: String, in section: String) -> String? {
+        guard let start = section.range(of: "data-id=\"\(id)\"") else { return nil }
+        let end = section.range(of: "</article>", range: start.upperBound..<section.endIndex)?.upperBound ?? section.endIndex
+        return String(section[start.lowerBound..<end])
+    }
+
+    static func review(_ arguments: [String]) async throws -> ProcessResult {
+        let result = try await gifpackCLI(["review"] + arguments)
+        #expect(result.status == 0, "\(result.error)")
+        return result
+    }
+
+    @Test func theReviewShowsEveryChangeAsTheDiffCountsIt() async throws {
+        try Chromium.requireInstalled()
+        let release = try await Self.makeRelease()
+        defer { release.server.stop() }
+        let html = release.workspace.file("review")
+        let printed = try await Self.review([release.v1, release.v2, "--html", html])
+        #expect(printed.output.contains("4 added"), "\(printed.output)")
+        let netLog = release.workspace.file("net.json")
+        let dom = try await Chromium.dumpDOM("\(html)/index.html", netLog: netLog)
+
+        let old = try readIndex("\(release.v1)/index.json")
+        let new = try readIndex("\(release.v2)/index.json")
+        let diff = IndexDiff(old: old, new: new)
+        #expect(diff.added == Array(release.ids[12..<16]) && diff.removed == Array(release.ids[0..<2]))
+        #expect(Set([release.ids[5], release.ids[6], release.ids[7]]).isSubset(of: diff.changed))
+        #expect(try Self.count("added", in: dom) == diff.added.count)
+        #expect(try Self.count("changed", in: dom) == diff.changed.count)
+        #expect(try Self.count("removed", in: dom) == diff.removed.count)
+        let missing = new.packs.flatMap { $0.exercises.filter { $0.gif == nil }.map(\.id) }
+        #expect(Set(missing) == [release.ids[3], release.ids[13]])
+        #expect(try Self.count("missing", in: dom) == missing.count)
+
+        // Changed: before and after side by side, each its own GIF, written in the folder.
+        let changed = try Self.section("changed", in: dom)
+        for id in [release.ids[5], release.ids[6], release.ids[7]] {
+            let tile = try #require(Self.tile(id, in: changed), "no changed tile for \(id)")
+            let oldHash = try #require(old.packs[0].exercises.first { $0.id == id }?.gif)
+            let newHash = try #require(new.packs[0].exercises.first { $0.id == id }?.gif)
+            #expect(oldHash != newHash)
+            #expect(tile.contains("data-side=\"before\"") && tile.contains("data-side=\"after\""))
+            #expect(tile.contains("src=\"img/\(oldHash).gif\"") && tile.contains("src=\"img/\(newHash).gif\""), "\(tile)")
+            #expect(FileManager.default.fileExists(atPath: "\(html)/img/\(oldHash).gif"))
+            #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: "\(html)/img/\(newHash).gif"))).count > 0)
+        }
+        // Removed under removed, missing under missing with the placeholder, the small GIF flagged.
+        for id in release.ids[0..<2] { #expect(Self.tile(id, in: try Self.section("removed", in: dom)) != nil) }
+        for id in [release.ids[3], release.ids[13]] {
+            #expect(Self.tile(id, in: try Self.section("missing", in: dom))?.contains("no GIF: the app shows a placeholder") == true)
+        }
+        let flagged = try #require(Self.tile(release.ids[7], in: try Self.section("flagged", in: dom)))
+        #expect(flagged.contains("40×40, not the 180 px rendition asked for"))
+
+        // Hostile names are text: shown as written, no element carries a handler, no script ran
+        // but the page's own.
+        #expect(dom.contains("data-page-script=\"ran\""), "the page's own script did not run: the marker would prove nothing")
+        #expect(dom.contains("<p id=\"no-script-marker\" class=\"marker\">no injected script ran</p>"))
+        #expect(!dom.contains("INJECTED</p>"))
+        #expect(dom.contains("&lt;script&gt;document.getElementById('no-script-marker')"))
+        #expect(dom.contains("x\" onerror=\"document.getElementById"))
+        #expect(dom.firstMatch(of: /<[a-zA-Z][^<>]*\son[a-z]+\s*=/) == nil, "an element with an event handler attribute")
+        #expect(dom.matches(of: /<script/).count == 1)
+
+        // Nothing leaves the folder: every reference is a page, the stylesheet or an image by hash,
+        // and the browser's network log holds no request of the page.
+        for match in dom.matches(of: /(?:src|href)="([^"]*)"/) {
+            let target = String(match.1)
+            #expect(target.wholeMatch(of: /img\/[0-9a-f]{64}\.gif|[a-z]+-[0-9]+(-[0-9]+)?\.html|index\.html|review\.css|#[a-z]+/) != nil, "\(target)")
+        }
+        #expect(try Chromium.pageRequests(netLog: netLog) == [])
+
+        let png = release.workspace.file("review.png")
+        try await Chromium.screenshot("\(html)/index.html", to: png)
+        #expect(try Chromium.pngSize(png) == (1280, 1600))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: png)).count > 20_000, "a screenshot of tiles, not a blank page")
+    }
+
+    @Test func theNetworkLogSeesARequestThePageMakes() async throws {
+        try Chromium.requireInstalled()
+        let server = try startFixture(count: 1)
+        defer { server.stop() }
+        let workspace = try TemporaryDirectory()
+        let page = try workspace.write("<!doctype html><img src=\"\(server.rapidAPIBaseURL)/control.gif\">", to: "control.html")
+        let netLog = workspace.file("net.json")
+        _ = try await Chromium.dumpDOM(page, netLog: netLog)
+        #expect(try Chromium.pageRequests(netLog: netLog) == ["\(server.rapidAPIBaseURL)/control.gif"])
+    }
+
+    @Test func aFirstReleaseWithMissingGIFsIsAllAdded() async throws {
+        try Chromium.requireInstalled()
+        let server = try startFixture(count: 10) { $0.gifDimension = 180 }
+        defer { server.stop() }
+        let ids = server.catalog.exercises.map(\.id).sorted()
+        server.setDefaultFault(.status(404), forExercise: ids[2])
+        server.setDefaultFault(.status(404), forExercise: ids[8])
+        let workspace = try TemporaryDirectory()
+        let report = try await runBuild(manifest: rapidAPIManifest(server: server), workspace: workspace)
+        #expect(report.exitStatus == .partial, "\(report.message)")
+        let html = workspace.file("review")
+        let printed = try await Self.review([workspace.file("dist"), "--html", html])
+        #expect(printed.output.contains("10 exercises: 10 added, 0 changed, 0 removed, 2 missing"), "\(printed.output)")
+        let dom = try await Chromium.dumpDOM("\(html)/index.html")
+        #expect(dom.contains("a first release"))
+        #expect(try Self.count("added", in: dom) == 10 && Self.count("changed", in: dom) == 0 && Self.count("removed", in: dom) == 0)
+        let missing = try Self.section("missing", in: dom)
+        #expect(try Self.count("missing", in: dom) == 2)
+        for id in [ids[2], ids[8]] {
+            let tile = try #require(Self.tile(id, in: missing))
+            #expect(tile.contains("no GIF: the app shows a placeholder") && !tile.contains("<img"))
+        }
+        // The gallery of the pack shows every exercise, a poster or the placeholder each.
+        let gallery = try await Chromium.dumpDOM("\(html)/gallery-1-1.html")
+        #expect(gallery.matches(of: /<article class="tile gallery"/).count == 10)
+        #expect(gallery.matches(of: /<img class="poster" src="img\/[0-9a-f]{64}\.gif"/).count == 8)
+    }
+
+    @Test func anUnchangedReleaseShowsNoChangeAndNoDownload() async throws {
+        try Chromium.requireInstalled()
+        let server = try startFixture(count: 8)
+        defer { server.stop() }
+        let workspace = try TemporaryDirectory()
+        let manifest = rapidAPIManifest(server: server)
+        #expect(try await runBuild(manifest: manifest, workspace: workspace).exitStatus == .success)
+        try FileManager.default.copyItem(atPath: workspace.file("dist"), toPath: workspace.file("before"))
+        #expect(try await runBuild(manifest: manifest, workspace: workspace).exitStatus == .success)
+        let html = workspace.file("review")
+        _ = try await Self.review([workspace.file("before"), workspace.file("dist"), "--html", html])
+        let dom = try await Chromium.dumpDOM("\(html)/index.html")
+        for section in ["added", "changed", "removed", "missing"] { #expect(try Self.count(section, in: dom) == 0) }
+        #expect(dom.contains("data-download-bytes=\"0\""))
+        #expect(!FileManager.default.fileExists(atPath: "\(html)/added-1.html"))
+    }
+
+    @Test func buildWritesTheReviewOfWhatItPublished() async throws {
+        try Chromium.requireInstalled()
+        let server = try startFixture(count: 8) { $0.gifDimension = 180 }
+        defer { server.stop() }
+        let ids = server.catalog.exercises.map(\.id).sorted()
+        let workspace = try TemporaryDirectory()
+        let manifest = try workspace.write(rapidAPIManifest(server: server, fetch: "  refresh_after: 0"), to: "manifest.yaml")
+        let arguments = ["build", "--manifest", manifest, "--out", workspace.file("dist"), "--cache", workspace.file("cache"), "--quiet"]
+        let environment = ["GIFPACK_TEST_KEY": testAPIKey]
+        #expect(try await gifpackCLI(arguments, environment: environment).status == 0)
+        server.replaceGIF(id: ids[1], with: try GIFSynthesizer.animatedGIF(width: 180, height: 180, frames: 3, colors: 4, seed: 77))
+        let html = workspace.file("review")
+        let second = try await gifpackCLI(arguments + ["--review-html", html], environment: environment)
+        #expect(second.status == 0, "\(second.error)")
+        let dom = try await Chromium.dumpDOM("\(html)/index.html")
+        #expect(try Self.count("changed", in: dom) == 1 && Self.count("added", in: dom) == 0)
+        let tile = try #require(Self.tile(ids[1], in: try Self.section("changed", in: dom)))
+        #expect(tile.matches(of: /<img class="poster" src="img\/[0-9a-f]{64}\.gif"/).count == 2, "\(tile)")
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: workspace.file("dist")).filter { $0.contains(".tmp-") }
+        #expect(leftovers.isEmpty, "the copy of the previous index is removed: \(leftovers)")
+    }
+}
