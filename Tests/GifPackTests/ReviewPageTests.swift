@@ -1,6 +1,7 @@
 import ExerciseDBFixture
 import Foundation
 import GifPackClient
+import GifPackGIF
 import Testing
 @testable import GifPack
 
@@ -61,7 +62,7 @@ struct ReviewPageTests {
     }
 
     static func count(_ id: String, in dom: String) throws -> Int {
-        let match = try #require(try section(id, in: dom).firstMatch(of: /data-count="(\d+)"/))
+        let match = try #require(try section(id, in: dom).firstMatch(of: /data-count=\x22(\d+)\x22/))
         return Int(match.1)!
     }
 
@@ -132,7 +133,7 @@ struct ReviewPageTests {
 
         // Nothing leaves the folder: every reference is a page, the stylesheet or an image by hash,
         // and the browser's network log holds no request of the page.
-        for match in dom.matches(of: /(?:src|href)="([^"]*)"/) {
+        for match in dom.matches(of: /(?:src|href)=\x22([^\x22]*)\x22/) {
             let target = String(match.1)
             #expect(target.wholeMatch(of: /img\/[0-9a-f]{64}\.gif|[a-z]+-[0-9]+(-[0-9]+)?\.html|index\.html|review\.css|#[a-z]+/) != nil, "\(target)")
         }
@@ -179,8 +180,8 @@ struct ReviewPageTests {
         }
         // The gallery of the pack shows every exercise, a poster or the placeholder each.
         let gallery = try await Chromium.dumpDOM("\(html)/gallery-1-1.html")
-        #expect(gallery.matches(of: /<article class="tile gallery"/).count == 10)
-        #expect(gallery.matches(of: /<img class="poster" src="img\/[0-9a-f]{64}\.gif"/).count == 8)
+        #expect(gallery.matches(of: /<article class=\x22tile gallery\x22/).count == 10)
+        #expect(gallery.matches(of: /<img class=\x22poster\x22 src=\x22img\/[0-9a-f]{64}\.gif\x22/).count == 8)
     }
 
     @Test func anUnchangedReleaseShowsNoChangeAndNoDownload() async throws {
@@ -217,8 +218,29 @@ struct ReviewPageTests {
         let dom = try await Chromium.dumpDOM("\(html)/index.html")
         #expect(try Self.count("changed", in: dom) == 1 && Self.count("added", in: dom) == 0)
         let tile = try #require(Self.tile(ids[1], in: try Self.section("changed", in: dom)))
-        #expect(tile.matches(of: /<img class="poster" src="img\/[0-9a-f]{64}\.gif"/).count == 2, "\(tile)")
+        #expect(tile.matches(of: /<img class=\x22poster\x22 src=\x22img\/[0-9a-f]{64}\.gif\x22/).count == 2, "\(tile)")
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: workspace.file("dist")).filter { $0.contains(".tmp-") }
         #expect(leftovers.isEmpty, "the copy of the previous index is removed: \(leftovers)")
+    }
+
+    @Test func blurHashesDecodeAsTheReferenceDecoderDrawsThem() async throws {
+        // The README's hash, and hashes gifpack made of the fixture's GIFs (4x3 and 9x9 components).
+        let stills = try (1...3).map { seed in
+            try StillFrameDecoder.decode(bytes: GIFSynthesizer.animatedGIF(width: 48, height: 32, frames: 2, colors: 6, seed: seed)).image
+        }
+        let hashes = ["LEHV6nWB2yk8pyo0adR*.7kCMdnj"]
+            + (try stills.map { try BlurHashEncoder.encode(AreaDownscaler.downscale($0, longestSide: 32), componentsX: 4, componentsY: 3) })
+            + [try BlurHashEncoder.encode(AreaDownscaler.downscale(stills[0], longestSide: 32), componentsX: 9, componentsY: 9)]
+        for hash in hashes {
+            for (width, height) in [(32, 21), (7, 5)] {
+                let ours = try BlurHashDecoder.decode(hash, width: width, height: height)
+                let reference = try await ReferenceBlurHash.decode(hash, width: width, height: height)
+                let worst = zip(ours.pixels, reference).map { abs(Int($0) - Int($1)) }.max() ?? 0
+                #expect(ours.width == width && ours.height == height && reference.count == ours.pixels.count)
+                #expect(worst <= 1, "\(hash) at \(width)x\(height): off by \(worst)")
+            }
+        }
+        #expect(throws: BlurHashDecoder.DecodeError.self) { try BlurHashDecoder.decode("LEHV6nWB2yk8pyo0adR*.7kCMdn", width: 4, height: 3) }
+        #expect(throws: BlurHashDecoder.DecodeError.self) { try BlurHashDecoder.decode("LEHV6nWB2yk8pyo0adR*.7kCMd\u{7F}j", width: 4, height: 3) }
     }
 }

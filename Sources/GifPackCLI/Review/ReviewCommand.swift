@@ -14,9 +14,9 @@ struct ReviewCommand: AsyncParsableCommand {
         reviews a first release. DIR gets index.html (the summary: versions, sequence, signer, expiry, \
         exercises added, changed, removed and missing, bytes per pack before and after, what an app's \
         upgrade downloads; then tiles of each section, changed ones before and after side by side, the \
-        animation on hover or click, and a "look again" list of what automatic checks flag), one page \
-        per further 240 tiles of a section, a gallery of the new version per pack, review.css and the \
-        images, img/<sha256>.gif. Nothing on the page comes from the network: open DIR/index.html from \
+        animation on hover or click, and a "look again" list of what automatic checks flag: the first 24 of each), every section's \
+        tiles on pages of their own (--page-size a page), a gallery of the new version per pack, review.css \
+        and the images, img/<sha256>.gif. Nothing on the page comes from the network: open DIR/index.html from \
         the disk, or serve DIR from any static host. Remote packs are downloaded (and verified) into a \
         temporary folder; posters are shown for local folders only.
 
