@@ -199,6 +199,12 @@ struct ReviewPageTests {
         for section in ["added", "changed", "removed", "missing"] { #expect(try Self.count(section, in: dom) == 0) }
         #expect(dom.contains("data-download-bytes=\"0\""))
         #expect(!FileManager.default.fileExists(atPath: "\(html)/added-1.html"))
+        // The same folder again is replaced; an output folder (neither empty nor a review) is refused.
+        _ = try await Self.review([workspace.file("before"), workspace.file("dist"), "--html", html])
+        let refused = try await gifpackCLI(["review", workspace.file("before"), workspace.file("dist"), "--html", workspace.file("dist")])
+        #expect(refused.status == 1 && refused.error.contains("is neither empty nor an earlier review page"), "\(refused.error)")
+        #expect(!FileManager.default.fileExists(atPath: workspace.file("dist/index.html")))
+        #expect(!FileManager.default.fileExists(atPath: workspace.file("dist/img")))
     }
 
     @Test func buildWritesTheReviewOfWhatItPublished() async throws {

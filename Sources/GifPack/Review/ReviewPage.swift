@@ -52,9 +52,30 @@ public enum ReviewPage {
     /// needed. Throws only when a file cannot be written; what cannot be read is listed on the page.
     public static func write(old: ReviewRelease?, new: ReviewRelease, to directory: String,
                              options: Options = Options()) throws -> Summary {
-        try FileSystem.createDirectory(directory)
+        try claim(directory)
         let writer = try ReviewWriter(old: old, new: new, directory: directory, options: options)
         return try writer.write()
+    }
+}
+
+extension ReviewPage {
+    /// Why a folder was refused for a page.
+    public struct FolderRefused: Error, CustomStringConvertible {
+        public var path: String
+        public var description: String {
+            "\(TerminalText.escaped(path, maxScalars: 200)) is neither empty nor an earlier review page (no \(ReviewMarkup.stylesheetName)): "
+                + "name a new folder for the page"
+        }
+    }
+
+    /// A page is written only into a folder that is absent (it is made), empty, or an earlier
+    /// review (it holds the stylesheet): never over an output folder, a home or a project.
+    static func claim(_ directory: String) throws {
+        if FileSystem.isDirectory(directory) {
+            let names = try FileSystem.list(directory)
+            guard names.isEmpty || names.contains(ReviewMarkup.stylesheetName) else { throw FolderRefused(path: directory) }
+        }
+        try FileSystem.createDirectory(directory)
     }
 }
 
