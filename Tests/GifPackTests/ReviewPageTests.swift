@@ -249,4 +249,39 @@ struct ReviewPageTests {
         #expect(throws: BlurHashDecoder.DecodeError.self) { try BlurHashDecoder.decode("LEHV6nWB2yk8pyo0adR*.7kCMdn", width: 4, height: 3) }
         #expect(throws: BlurHashDecoder.DecodeError.self) { try BlurHashDecoder.decode("LEHV6nWB2yk8pyo0adR*.7kCMd\u{7F}j", width: 4, height: 3) }
     }
+
+    @Test func lookAgainFlagsBlankFramesWrongSizesFarPostersAndOutsizedGIFs() throws {
+        let palette: [(UInt8, UInt8, UInt8)] = [(255, 255, 255), (10, 20, 200), (220, 30, 30), (0, 0, 0)]
+        var square = [UInt8](repeating: 0, count: 400)
+        for index in 0..<200 { square[index] = 1 }
+        let picture = TestFrame(width: 20, height: 20, indices: square)
+        let white = TestFrame(width: 20, height: 20, indices: [UInt8](repeating: 0, count: 400))
+        let blankFirst = try writeTestGIF(width: 20, height: 20, palette: palette, frames: [white, picture])
+        let allWhite = try writeTestGIF(width: 20, height: 20, palette: palette, frames: [white, white])
+        let good = try writeTestGIF(width: 20, height: 20, palette: palette, frames: [picture])
+        let redPoster = try writeTestGIF(width: 8, height: 8, palette: palette,
+                                         frames: [TestFrame(width: 8, height: 8, indices: [UInt8](repeating: 2, count: 64))])
+        let average = try StillFrameDecoder.decode(bytes: good).image.averageColorHex
+        func entry(_ n: Int, size: Int64) -> GIFEntry {
+            GIFEntry(sha256: String(repeating: "\(n)", count: 64), location: EntryLocation(path: "g", size: size, frameOffset: Int64(n) * 100, frameLength: 50))
+        }
+        let pack = PackDescription(name: "all", version: 1, file: "packs/all-v1-00000000.tar.zst", bytes: 1, sha256: String(repeating: "a", count: 64),
+                                   entryCount: 6, uncompressedBytes: 1, contentDigest: String(repeating: "b", count: 64),
+                                   catalog: EntryLocation(path: "catalog.json", size: 1, frameOffset: 0, frameLength: 50),
+                                   gifs: (1...5).map { entry($0, size: $0 == 5 ? 5_000 : 1_000) }, exercises: [])
+        let checks = ReviewChecks(index: PackIndex(generator: "t", source: SourceDescription(kind: "exercisedb-rapidapi", baseURL: nil, resolution: 20),
+                                                   packs: [pack]))
+        func exercise(bytes: Int64 = 1_000, side: Int = 20) -> ReviewExercise {
+            ReviewExercise(id: "0001", pack: "all", gifSHA256: String(repeating: "1", count: 64),
+                           gif: GIFMetadata(sha256: String(repeating: "1", count: 64), bytes: bytes, width: side, height: side, frames: 2,
+                                            durationMilliseconds: 100, loopCount: 0, averageColor: average))
+        }
+        #expect(checks.reasons(for: exercise(), gifBytes: good, posterBytes: good) == [])
+        #expect(checks.reasons(for: exercise(), gifBytes: blankFirst, posterBytes: nil).first?.hasPrefix("blank first frame") == true)
+        #expect(checks.reasons(for: exercise(), gifBytes: allWhite, posterBytes: nil).first?.hasPrefix("every frame is one colour") == true)
+        #expect(checks.reasons(for: exercise(side: 18), gifBytes: good, posterBytes: nil) == ["18×18, not the 20 px rendition asked for"])
+        #expect(checks.reasons(for: exercise(), gifBytes: good, posterBytes: redPoster).first?.hasPrefix("poster colour #dc1e1e is far from") == true)
+        #expect(checks.reasons(for: exercise(bytes: 5_000), gifBytes: good, posterBytes: nil).first?.contains("more than 4× its pack's median") == true)
+        #expect(checks.reasons(for: ReviewExercise(id: "0002", pack: "all"), gifBytes: nil, posterBytes: nil) == [])
+    }
 }
