@@ -154,7 +154,7 @@ struct BuildCommand: AsyncParsableCommand {
     private func writeReview(_ directory: String, previous: String?, options: BuildOptions, output: CommandOutput) async {
         do {
             let summary = try await ReviewCommand.review(old: previous, new: options.outputDirectory, html: directory, trust: nil)
-            if !operation.quiet { for line in ReviewCommand.lines(summary, html: directory) { Terminal.error(line) } }
+            for line in ReviewCommand.lines(summary, html: directory) { output.line(line, event: "review") }
         } catch {
             output.failure("gifpack: review page: \(error)", event: "review")
         }
