@@ -285,4 +285,29 @@ struct ReviewPageTests {
         #expect(checks.reasons(for: exercise(bytes: 5_000), gifBytes: good, posterBytes: nil).first?.contains("more than 4× its pack's median") == true)
         #expect(checks.reasons(for: ReviewExercise(id: "0002", pack: "all"), gifBytes: nil, posterBytes: nil) == [])
     }
+
+    @Test func theSummaryNamesTheSignerAndATrustedKeyVerifiesIt() async throws {
+        let server = try startFixture(count: 4)
+        defer { server.stop() }
+        let workspace = try TemporaryDirectory()
+        for name in ["k", "other"] {
+            let keygen = try await gifpackCLI(["keygen", "--secret-key", workspace.file("\(name).key"), "--public-key", workspace.file("\(name).pub"), "--quiet"])
+            #expect(keygen.status == 0, "\(keygen.error)")
+        }
+        let report = try await runBuild(manifest: rapidAPIManifest(server: server) + "\nsigning:\n  secret_key_file: \(workspace.file("k.key"))\n",
+                                        workspace: workspace)
+        #expect(report.exitStatus == .success, "\(report.message)")
+        let keyID = try #require(report.index?.keyID)
+        let dist = workspace.file("dist")
+        _ = try await Self.review([dist, "--html", workspace.file("unverified")])
+        let unverified = try String(contentsOfFile: workspace.file("unverified/index.html"), encoding: .utf8)
+        #expect(unverified.contains("<td>key \(keyID) (not verified: no --trusted-key)</td>"))
+        _ = try await Self.review([dist, "--html", workspace.file("verified"), "--trusted-key", workspace.file("k.pub")])
+        let verified = try String(contentsOfFile: workspace.file("verified/index.html"), encoding: .utf8)
+        #expect(verified.contains("<td>key \(keyID) (verified with 1 trusted key(s))</td>"))
+        #expect(verified.contains("<th>sequence</th><td>—</td><td>1</td>"))
+        let refused = try await gifpackCLI(["review", dist, "--html", workspace.file("refused"), "--trusted-key", workspace.file("other.pub")])
+        #expect(refused.status == 1 && refused.error.contains("not a trusted key"), "\(refused.error)")
+        #expect(!FileManager.default.fileExists(atPath: workspace.file("refused")))
+    }
 }
