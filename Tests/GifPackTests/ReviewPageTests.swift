@@ -109,7 +109,10 @@ struct ReviewPageTests {
             let newHash = try #require(new.packs[0].exercises.first { $0.id == id }?.gif)
             #expect(oldHash != newHash)
             #expect(tile.contains("data-side=\"before\"") && tile.contains("data-side=\"after\""))
-            #expect(tile.contains("src=\"img/\(oldHash).gif\"") && tile.contains("src=\"img/\(newHash).gif\""), "\(tile)")
+            // Each side: its poster, and its GIF behind the poster's link (fetched on hover or click).
+            #expect(tile.contains("<a class=\"play\" href=\"img/\(oldHash).gif\"") && tile.contains("<a class=\"play\" href=\"img/\(newHash).gif\""),
+                    "\(tile)")
+            #expect(tile.matches(of: /<img class=\x22poster\x22 src=\x22img\/[0-9a-f]{64}\.gif\x22/).count == 2)
             #expect(FileManager.default.fileExists(atPath: "\(html)/img/\(oldHash).gif"))
             #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: "\(html)/img/\(newHash).gif"))).count > 0)
         }
@@ -181,6 +184,7 @@ struct ReviewPageTests {
         // The gallery of the pack shows every exercise, a poster or the placeholder each.
         let gallery = try await Chromium.dumpDOM("\(html)/gallery-1-1.html")
         #expect(gallery.matches(of: /<article class=\x22tile gallery\x22/).count == 10)
+        #expect(gallery.contains("<p id=\"body-filter\">"), "the page's script ran to its end and showed the body-part filter")
         #expect(gallery.matches(of: /<img class=\x22poster\x22 src=\x22img\/[0-9a-f]{64}\.gif\x22/).count == 8)
     }
 

@@ -7,8 +7,8 @@ import Foundation
 ///
 /// The policy allows images and the stylesheet from the page's own folder and only the inline
 /// script whose SHA-256 it names: no request leaves the folder, and a script that got into the
-/// page some other way would not run. The script (hover and click to play, the body-part filter,
-/// the load time in `data-load-ms`) never touches `#no-script-marker`, which only an injected
+/// page some other way would not run. The script (the animation on hover or click, its GIF fetched
+/// only then; the body-part filter; the load time in `data-load-ms`) never touches `#no-script-marker`, which only an injected
 /// script would change.
 enum ReviewMarkup {
     static let stylesheetName = "review.css"
@@ -17,7 +17,12 @@ enum ReviewMarkup {
     static let script = """
     (function(){var d=document.documentElement;d.setAttribute('data-page-script','ran');\
     addEventListener('load',function(){d.setAttribute('data-load-ms',String(Math.round(performance.now())));});\
-    document.addEventListener('click',function(e){var t=e.target.closest?e.target.closest('.tile'):null;if(t)t.classList.toggle('playing');});\
+    function link(e){return e.target.closest?e.target.closest('a.play'):null;}\
+    function play(a,on){var i=a.querySelector('img.anim');if(on&&!i){i=document.createElement('img');i.className='anim';i.alt='';\
+    i.src=a.getAttribute('href');a.appendChild(i);}a.classList.toggle('playing',on);}\
+    document.addEventListener('mouseover',function(e){var a=link(e);if(a)play(a,true);});\
+    document.addEventListener('mouseout',function(e){var a=link(e);if(a&&!a.contains(e.relatedTarget)&&!a.classList.contains('pinned'))play(a,false);});\
+    document.addEventListener('click',function(e){var a=link(e);if(a){e.preventDefault();play(a,a.classList.toggle('pinned'));}});\
     var f=document.getElementById('body-filter');if(f){f.hidden=false;f.querySelector('select').addEventListener('change',function(e){\
     var v=e.target.value;document.querySelectorAll('.tile').forEach(function(t){t.hidden=v!==''&&t.getAttribute('data-body')!==v;});});}})();
     """
@@ -76,9 +81,12 @@ enum ReviewMarkup {
 
     private static func side(_ side: Side) -> String {
         var html = "<figure class=\"side\" data-side=\"\(side.label)\"><div class=\"frame\">"
-        if let still = side.poster ?? side.gif {
+        if let poster = side.poster, let gif = side.gif {
+            // The animation is fetched only when asked for: on hover or click (the script), or by
+            // following the link to the GIF (no script).
+            html += "<a class=\"play\" href=\"\(gif)\" title=\"play\"><img class=\"poster\" src=\"\(poster)\" alt=\"\" loading=\"lazy\"></a>"
+        } else if let still = side.poster ?? side.gif {
             html += "<img class=\"poster\" src=\"\(still)\" alt=\"\" loading=\"lazy\">"
-            if side.poster != nil, let gif = side.gif { html += "<img class=\"anim\" src=\"\(gif)\" alt=\"\" loading=\"lazy\">" }
         } else {
             html += "<span class=\"note\">\(HTMLText.escaped(side.note ?? "no picture"))</span>"
         }
@@ -110,13 +118,14 @@ enum ReviewMarkup {
     .counts{display:flex;gap:1rem;flex-wrap:wrap;padding:0;list-style:none}.counts li{border:1px solid var(--line);border-radius:.4rem;padding:.4rem .8rem}
     .counts b{font-size:1.3rem;display:block}
     .grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(var(--tile),1fr));gap:.8rem}
-    .tile{border:1px solid var(--line);border-radius:.5rem;padding:.5rem;cursor:pointer;overflow:hidden}
+    .tile{border:1px solid var(--line);border-radius:.5rem;padding:.5rem;overflow:hidden}
     .tile.changed{grid-column:span 2}.tile[hidden]{display:none}
     .sides{display:flex;gap:.5rem}.side{margin:0;flex:1;min-width:0}
     .frame{position:relative;aspect-ratio:1;background:#8882;border-radius:.3rem;display:flex;align-items:center;justify-content:center;overflow:hidden}
     .frame img{width:100%;height:100%;object-fit:contain;image-rendering:auto}
+    .play{display:block;position:relative;width:100%;height:100%}
     .frame .anim{display:none;position:absolute;inset:0}
-    .tile:hover .anim,.tile.playing .anim{display:block}
+    .play.playing .anim{display:block}
     .note{padding:.5rem;text-align:center;font-size:.85rem;opacity:.8}
     figcaption{font-size:.78rem;display:flex;gap:.3rem;align-items:center;flex-wrap:wrap;margin-top:.25rem}
     .label{font-weight:600}.blur{width:1.6rem;height:1.6rem;border-radius:.2rem}
