@@ -98,7 +98,7 @@ enum ReviewMarkup {
         return html + "</figcaption></figure>"
     }
 
-    /// "1–240 of 1,324" and links to the previous and next page.
+    /// "1–120 of 1,324" and links to the previous and next page.
     static func pager(page: Int, pages: Int, total: Int, pageSize: Int, name: (Int) -> String) -> String {
         let first = (page - 1) * pageSize + 1
         let last = min(total, page * pageSize)

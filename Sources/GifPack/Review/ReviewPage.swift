@@ -22,12 +22,13 @@ import GifPackSystem
 /// ```
 public enum ReviewPage {
     public struct Options: Sendable {
-        /// Tiles per page of a section or of the gallery.
-        public var pageSize = 240
+        /// Tiles per page of a section or of the gallery; a page of changed tiles (two pictures
+        /// each) holds half as many, so every page shows about as many images.
+        public var pageSize = 120
         /// Tiles of each section shown on `index.html` itself.
         public var inlineTiles = 24
 
-        public init(pageSize: Int = 240, inlineTiles: Int = 24) {
+        public init(pageSize: Int = 120, inlineTiles: Int = 24) {
             self.pageSize = max(1, pageSize)
             self.inlineTiles = max(0, inlineTiles)
         }
@@ -201,13 +202,14 @@ final class ReviewWriter {
     /// A section's own pages, `<section>-<n>.html`.
     private func writeList(_ section: ReviewSection) throws {
         let total = ids(section).count
-        let pageCount = (total + options.pageSize - 1) / options.pageSize
+        let pageSize = section == .changed ? max(1, options.pageSize / 2) : options.pageSize
+        let pageCount = (total + pageSize - 1) / pageSize
         for page in stride(from: 1, through: pageCount, by: 1) {
-            let range = ((page - 1) * options.pageSize)..<min(total, page * options.pageSize)
+            let range = ((page - 1) * pageSize)..<min(total, page * pageSize)
             let tiles = tiles(section, range)
             try writePage(section.pageName(page), title: "\(section.title) — page \(page)") { sink throws(FileSystemError) in
                 try sink.append("<h1>\(section.title) <span class=\"count\">\(total)</span></h1>\n")
-                let pager = ReviewMarkup.pager(page: page, pages: pageCount, total: total, pageSize: options.pageSize, name: section.pageName)
+                let pager = ReviewMarkup.pager(page: page, pages: pageCount, total: total, pageSize: pageSize, name: section.pageName)
                 try sink.append(pager + ReviewMarkup.bodyFilter(Self.bodyParts(tiles.map(\.bodyPart))) + "<div class=\"grid\">\n")
                 for tile in tiles { try sink.append(tile.html) }
                 try sink.append("</div>\n" + pager)

@@ -33,8 +33,8 @@ struct ReviewCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Where to write the page (made if needed).", valueName: "dir"))
     var html: String
 
-    @Option(help: ArgumentHelp("Tiles per page of a section or of the gallery.", valueName: "n"))
-    var pageSize = 240
+    @Option(help: ArgumentHelp("Tiles per page of a section or of the gallery (half as many changed tiles, which show two pictures).", valueName: "n"))
+    var pageSize = 120
 
     @OptionGroup var trust: TrustOptions
 
@@ -61,7 +61,7 @@ struct ReviewCommand: AsyncParsableCommand {
     }
 
     /// Reads both sides and writes the page (off the cooperative pool); `gifpack build --review-html` calls it too.
-    static func review(old: String?, new: String, html: String, trust: IndexTrust?, pageSize: Int = 240) async throws -> ReviewPage.Summary {
+    static func review(old: String?, new: String, html: String, trust: IndexTrust?, pageSize: Int = 120) async throws -> ReviewPage.Summary {
         let downloads = NSTemporaryDirectory() + "gifpack-review-\(UUID().uuidString)"
         defer { FileSystem.removeTree(downloads) }
         let oldClient = try old.flatMap { try CurlTransport.client(for: $0, maxConnections: 2) }
