@@ -25,7 +25,7 @@ MAN_PAGE := docs/man/gifpack.1
 # virtual environment of their own.
 TEST_VENV := .venv-test
 
-.PHONY: help deps build test test-venv sanitize demo install install-files man bench fuzz fuzz-build clean
+.PHONY: help deps build test test-deps test-venv sanitize demo install install-files man bench fuzz fuzz-build clean
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES) $(EXTRA_PACKAGES); do \
@@ -55,6 +55,9 @@ build: deps
 
 # (Re)creates $(TEST_VENV) when Tests/requirements.txt is newer than the last install.
 test-venv: deps $(TEST_VENV)/.installed
+
+# The Debian packages only the tests need (TEST_PACKAGES), installed when missing.
+test-deps: deps
 	@$(MAKE) --no-print-directory deps EXTRA_PACKAGES="$(TEST_PACKAGES)"
 
 $(TEST_VENV)/.installed: Tests/requirements.txt
@@ -66,7 +69,7 @@ $(TEST_VENV)/.installed: Tests/requirements.txt
 # cooperative threads busy with child processes and decoding, which delays a cancellation by seconds.
 TIMING_SUITES := HTTPClientTests|TransportTests
 
-test: deps test-venv
+test: test-deps test-venv
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --filter '$(TIMING_SUITES)'
 	$(SWIFT) test --skip-build --skip '$(TIMING_SUITES)'
@@ -83,7 +86,7 @@ ASAN_SCRATCH := .build-asan
 ASAN_ENV := ASAN_OPTIONS=detect_leaks=0:abort_on_error=0:halt_on_error=1
 SANITIZE_FILTER ?= .
 
-sanitize: deps test-venv
+sanitize: test-deps test-venv
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path $(ASAN_SCRATCH)
 	@failed=""; \
 	for suite in $$($(SWIFT) test list --skip-build --scratch-path $(ASAN_SCRATCH) 2>/dev/null | sed -E 's#/.*##' | sort -u | grep -E '$(SANITIZE_FILTER)'); do \
