@@ -92,7 +92,8 @@ extension ReviewWriter {
 
     private func galleryList() -> String {
         let links = new.index.packs.enumerated().map { number, pack in
-            "<li><a href=\"gallery-\(number + 1)-1.html\">\(HTMLText.escaped(pack.name))</a> (\(pack.exercises.count) exercises)</li>"
+            pack.exercises.isEmpty ? "<li>\(HTMLText.escaped(pack.name)) (no exercises)</li>"
+                : "<li><a href=\"gallery-\(number + 1)-1.html\">\(HTMLText.escaped(pack.name))</a> (\(pack.exercises.count) exercises)</li>"
         }.joined()
         return "<h2 id=\"gallery\">Gallery of the new version</h2><p>By pack, filtered by body part on each page:</p><ul>\(links)</ul>\n"
     }
