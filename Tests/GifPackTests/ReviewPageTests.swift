@@ -179,7 +179,7 @@ struct ReviewPageTests {
         #expect(try Self.count("missing", in: dom) == 2)
         for id in [ids[2], ids[8]] {
             let tile = try #require(Self.tile(id, in: missing))
-            #expect(tile.contains("no GIF: the app shows a placeholder") && !tile.contains("<img"))
+            #expect(tile.contains("no GIF: the app shows a placeholder (http-404)") && !tile.contains("<img"), "\(tile)")
         }
         // The gallery of the pack shows every exercise, a poster or the placeholder each.
         let gallery = try await Chromium.dumpDOM("\(html)/gallery-1-1.html")

@@ -159,7 +159,8 @@ final class ReviewWriter {
     func side(_ label: String, _ exercise: ReviewExercise?, of release: ReviewRelease?, animate: Bool = true) -> ReviewMarkup.Side {
         guard let exercise, let release else { return ReviewMarkup.Side(label: label, note: "not in this version") }
         guard exercise.gifSHA256 != nil else {
-            return ReviewMarkup.Side(label: label, note: "no GIF: the app shows a placeholder")
+            let reason = release.missingReasons[exercise.id].map { " (\($0))" } ?? ""
+            return ReviewMarkup.Side(label: label, note: "no GIF: the app shows a placeholder\(reason)")
         }
         let poster = images.poster(exercise, of: release)
         let gif = animate || poster == nil ? images.gif(exercise, of: release) : nil

@@ -1,4 +1,5 @@
 import Foundation
+import GifPackSystem
 
 /// What a release review reads from one side of a release: a pack's `catalog.json` and the bytes of
 /// its GIFs and posters. The command line implements it over the client's verified readers (each
@@ -25,12 +26,29 @@ public struct ReviewRelease: Sendable {
     /// Who signed the index, as the page says it ("unsigned", "key … (verified)", …).
     public var signer: String
     public var content: any ReleaseContent
+    /// Why exercises have no GIF, by id (the reason codes of the build's `report.json`, which
+    /// lists the first 1,000); empty when the report is not at hand.
+    public var missingReasons: [String: String]
 
-    public init(index: PackIndex, location: String, signer: String, content: any ReleaseContent) {
+    public init(index: PackIndex, location: String, signer: String, content: any ReleaseContent, missingReasons: [String: String] = [:]) {
         self.index = index
         self.location = location
         self.signer = signer
         self.content = content
+        self.missingReasons = missingReasons
+    }
+
+    /// The largest `report.json` read for its reasons.
+    public static let maxReportBytes: Int64 = 8 << 20
+
+    /// The reason codes (`http-404`, `not-a-gif`, …) of the exercises `report.json` at `path` lists
+    /// as rejected; empty when there is no such file, it is larger than ``maxReportBytes`` or it
+    /// does not decode. Only the codes are shown: never a URL or a detail from the API.
+    public static func missingReasons(reportAt path: String) -> [String: String] {
+        guard let size = FileSystem.regularFileSize(path), size <= maxReportBytes,
+              let bytes = try? FileSystem.readAll(path),
+              let report = try? JSONDecoder().decode(BuildReport.self, from: Data(bytes)) else { return [:] }
+        return Dictionary(report.rejections.map { ($0.exerciseID, $0.reason.code) }, uniquingKeysWith: { first, _ in first })
     }
 }
 

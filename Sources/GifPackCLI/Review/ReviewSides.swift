@@ -65,8 +65,11 @@ struct ReviewSide: Sendable {
                 }
             }
         }
+        // A local output's report.json says why exercises have no GIF.
+        var reasons: [String: String] = [:]
+        if case .file(let path) = source.location { reasons = ReviewRelease.missingReasons(reportAt: PathText.parent(path) + "/report.json") }
         return ReviewRelease(index: fetched.index, location: source.description, signer: signer,
-                             content: ReaderContent(packs: packs, posters: posters))
+                             content: ReaderContent(packs: packs, posters: posters), missingReasons: reasons)
     }
 }
 
