@@ -4,6 +4,8 @@ PREFIX ?= /usr/local
 SWIFT ?= swift
 APT_PACKAGES := libcurl4-openssl-dev libarchive-dev libgif-dev libzstd-dev zstd tar curl jq pkg-config openssl nginx-light minisign python3-venv systemd
 BENCH_PACKAGES := time python3
+# What only the tests need: headless Chromium opens the release-review page (ReviewPageTests).
+TEST_PACKAGES := chromium
 # The real ExerciseDB sample (licensed test data beside the project, never copied into it); used when present.
 BENCH_REAL_DATA ?= ../shared/realdata
 RELEASE_BIN = $(shell $(SWIFT) build -c release --show-bin-path 2>/dev/null)
@@ -23,7 +25,7 @@ MAN_PAGE := docs/man/gifpack.1
 # virtual environment of their own.
 TEST_VENV := .venv-test
 
-.PHONY: help deps build test test-venv sanitize demo install install-files man bench fuzz fuzz-build clean
+.PHONY: help deps build test test-deps test-venv sanitize demo install install-files man bench fuzz fuzz-build clean
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES) $(EXTRA_PACKAGES); do \
@@ -54,6 +56,10 @@ build: deps
 # (Re)creates $(TEST_VENV) when Tests/requirements.txt is newer than the last install.
 test-venv: deps $(TEST_VENV)/.installed
 
+# The Debian packages only the tests need (TEST_PACKAGES), installed when missing.
+test-deps: deps
+	@$(MAKE) --no-print-directory deps EXTRA_PACKAGES="$(TEST_PACKAGES)"
+
 $(TEST_VENV)/.installed: Tests/requirements.txt
 	[ -x $(TEST_VENV)/bin/python ] || python3 -m venv $(TEST_VENV)
 	$(TEST_VENV)/bin/pip install --quiet --disable-pip-version-check -r Tests/requirements.txt
@@ -63,7 +69,7 @@ $(TEST_VENV)/.installed: Tests/requirements.txt
 # cooperative threads busy with child processes and decoding, which delays a cancellation by seconds.
 TIMING_SUITES := HTTPClientTests|TransportTests
 
-test: deps test-venv
+test: test-deps test-venv
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --filter '$(TIMING_SUITES)'
 	$(SWIFT) test --skip-build --skip '$(TIMING_SUITES)'
@@ -80,7 +86,7 @@ ASAN_SCRATCH := .build-asan
 ASAN_ENV := ASAN_OPTIONS=detect_leaks=0:abort_on_error=0:halt_on_error=1
 SANITIZE_FILTER ?= .
 
-sanitize: deps test-venv
+sanitize: test-deps test-venv
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path $(ASAN_SCRATCH)
 	@failed=""; \
 	for suite in $$($(SWIFT) test list --skip-build --scratch-path $(ASAN_SCRATCH) 2>/dev/null | sed -E 's#/.*##' | sort -u | grep -E '$(SANITIZE_FILTER)'); do \

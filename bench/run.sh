@@ -381,6 +381,11 @@ for n in $scale; do
   gifpack_build "scale$n.rebuild" "$runs/scale.yaml" "$runs/scale-out" "$runs/scale-cache"
   record_stats "scale$n.rebuild.server"
   stop_fixture
+  # The release-review page of this build as a first release (every exercise added: the most
+  # tiles), its time and peak memory (issue 36).
+  log "scale $n: gifpack review"
+  measure "scale$n.review" "$bin/gifpack" review --quiet "$runs/scale-out" --html "$runs/scale-review"
+  rm -rf "$runs/scale-review"
   # Where the index should go next (issue 28): today's single index against a root index naming
   # per-pack indexes by hash, on this size's index, as built and split into 10 packs.
   [ ! -f "$runs/scale-out/index.json" ] \

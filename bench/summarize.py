@@ -365,6 +365,12 @@ def scale_rows(f):
                 "requests": server.get("totalRequests"), "image_requests": server.get("imageRequests"),
                 "stage_s": (f.get(f"scale{n}.rebuild.report") or {}).get("stageSeconds"),
             }
+        review = f.get(f"scale{n}.review")
+        if review is not None:
+            row["review"] = {
+                "wall_s": review["wall"], "cpu_s": cpu(review), "peak_rss_mb": review["rss_kb"] / 1024,
+                "written_bytes": review.get("written_bytes"), "status": review["status"],
+            }
         rows.append(row)
     return rows
 
@@ -571,6 +577,14 @@ def build_tables(r):
             f"{fmt(row['written_bytes']):>15} | {fmt(again.get('wall_s')):>24} {fmt(again.get('peak_rss_mb'), 1):>13} "
             f"{fmt(again.get('requests')):>10} {fmt(again.get('image_requests')):>11}"
             + ("" if row["status"] == 0 and again.get("status", 0) == 0 else f"   exit {row['status']}/{again.get('status')}"))
+    reviews = [row for row in r["scale"] if row.get("review")]
+    if reviews:
+        add("   release review of the build as a first release (gifpack review OUT --html DIR): every exercise added")
+        add("   exercises     wall s    cpu s   peak RSS MB   bytes written")
+        for row in reviews:
+            review = row["review"]
+            add(f"  {row['exercises']:>10,} {review['wall_s']:>10.2f} {review['cpu_s']:>8.2f} {review['peak_rss_mb']:>13.1f} "
+                f"{fmt(review['written_bytes']):>15}" + ("" if review["status"] == 0 else f"   exit {review['status']}"))
     return lines
 
 

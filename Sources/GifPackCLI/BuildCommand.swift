@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GifPack
+import GifPackSystem
 import Logging
 
 struct BuildCommand: AsyncParsableCommand {
@@ -56,6 +57,9 @@ struct BuildCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Where clients read the published index (its URL or folder): after --publish, read back anonymously; exit 1 when clients could not install (see `gifpack publish`).", valueName: "url"))
     var publicURL: String?
 
+    @Option(help: ArgumentHelp("After a build that published (exit 0 or 3), write a release-review page of it against the previous output (its last index, else --previous-index) into this folder (see `gifpack review`).", valueName: "dir"))
+    var reviewHTML: String?
+
     @OptionGroup(title: "Progress, logs and reports") var operation: OperationOptions
 
     func run() async throws {
@@ -104,6 +108,8 @@ struct BuildCommand: AsyncParsableCommand {
         let logger = LogSetup.bootstrap(format: operation.logFormat == .json ? .json : .text, level: operation.resolvedLogLevel,
                                         color: terminal.allowsColor && operation.logFormat == .text, console: console,
                                         redactor: redactor)
+        // The previous output's index, for --review-html: read before the build replaces it.
+        let previous = reviewHTML == nil ? nil : previousRelease(options: options)
         let tracker = ProgressTracker()
         let renderer = operation.progressMode(terminal: terminal).map {
             ProgressRenderer(mode: $0, tracker: tracker, console: console, logger: logger, terminal: terminal)
@@ -120,11 +126,38 @@ struct BuildCommand: AsyncParsableCommand {
         if !printAfterPublish { printer.print(quiet: operation.quiet, json: operation.logFormat == .json, redactor: redactor) }
         let output = CommandOutput(format: operation.logFormat == .json ? .json : .text, quiet: operation.quiet, redactor: redactor)
         writeRunFiles(report, redactor: redactor, logger: logger, output: output)
+        if let reviewHTML, report.exitStatus == .success || report.exitStatus == .partial {
+            await writeReview(reviewHTML, previous: previous?.argument, options: options, output: output)
+        }
+        if let copy = previous?.copy { FileSystem.remove(copy) }
         if let publishOptions, publishes {
             try await PublishCommand.publish(publishOptions, output: output, publicURL: publicURL)
         }
         if printAfterPublish { printer.print(quiet: operation.quiet, json: operation.logFormat == .json, redactor: redactor) }
         if report.exitStatus != .success { throw ExitCode(report.exitStatus.rawValue) }
+    }
+
+    /// What `--review-html` compares the new build with: the output's own index when it has one,
+    /// else `--previous-index`; nil for a first release.
+    private func previousRelease(options: BuildOptions) -> (argument: String, copy: String?)? {
+        let own = options.outputDirectory + "/index.json"
+        // A copy beside it (a hidden temporary name, removed after the review): the build replaces
+        // index.json; the pack files it names stay for keep_versions versions.
+        if let bytes = try? FileSystem.readAll(own) {
+            let copy = FileSystem.temporaryPath(beside: own)
+            if (try? FileSystem.writeAtomically(bytes, to: copy)) != nil { return (copy, copy) }
+        }
+        return previousIndex.map { ($0, nil) }
+    }
+
+    /// Writes the review page; a failure is said and leaves the build's exit status alone.
+    private func writeReview(_ directory: String, previous: String?, options: BuildOptions, output: CommandOutput) async {
+        do {
+            let summary = try await ReviewCommand.review(old: previous, new: options.outputDirectory, html: directory, trust: nil)
+            for line in ReviewCommand.lines(summary, html: directory) { output.line(line, event: "review") }
+        } catch {
+            output.failure("gifpack: review page: \(error)", event: "review")
+        }
     }
 
     private func runFiles(outputDirectory: String?) -> RunFiles {

@@ -237,6 +237,10 @@ struct OperatorsKitTests {
         #expect(outputs.contains("exit-status=0"), "\(outputs)")
         #expect(FileSystem.exists(runner.file("dist/index.json")))
         #expect(try await moto.get("cdn-bucket/gifpack/index.json") == fileBytes(runner.file("dist/index.json")))
+        // The release review, against the live index read back over HTTP (its packs downloaded).
+        let review = try String(contentsOfFile: runner.file("review/index.html"), encoding: .utf8)
+        #expect(review.contains("against \(publicURL)index.json"), "\(ran.error)")
+        #expect(!review.contains("id=\"problems\""), "everything of both sides could be read")
     }
 
     /// A step of the documented workflow: its `run` script and its `env`, read with PyYAML (from

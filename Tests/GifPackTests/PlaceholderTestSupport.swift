@@ -9,6 +9,26 @@ enum ReferenceBlurHash {
         #filePath.replacingOccurrences(of: "Tests/GifPackTests/PlaceholderTestSupport.swift", with: ".venv-test/bin/python")
     }
 
+    /// The reference decoder's pixels of `hash` at `width` x `height` (PyPI blurhash 1.1.5,
+    /// `blurhash.decode`), row by row, three bytes a pixel.
+    static func decode(_ hash: String, width: Int, height: Int) async throws -> [UInt8] {
+        guard FileManager.default.isExecutableFile(atPath: python) else {
+            Issue.record("the reference BlurHash decoder is missing: \(python) does not exist; run `make test-venv`")
+            throw ReferenceError.missing
+        }
+        let script = """
+        import json, sys, blurhash
+        rows = blurhash.decode(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]))
+        print(json.dumps([channel for row in rows for pixel in row for channel in pixel]))
+        """
+        let result = try await run(python, ["-c", script, hash, "\(width)", "\(height)"])
+        guard result.status == 0, let values = try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [Int] else {
+            Issue.record("the reference BlurHash decoder failed: \(result.error)")
+            throw ReferenceError.missing
+        }
+        return values.map { UInt8(clamping: $0) }
+    }
+
     /// BlurHashes of `images` from the reference encoder, in order. Fails the test (and throws)
     /// when the virtual environment is missing: run `make test-venv`.
     static func encode(_ images: [(RGBImage, x: Int, y: Int)], sourceLocation: SourceLocation = #_sourceLocation) async throws -> [String] {

@@ -82,7 +82,7 @@ public enum BlurHashEncoder {
         copysign(pow(abs(value), exponent), value)
     }
 
-    private static let alphabet = Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz#$%*+,-.:;=?@[]^_{|}~".utf8)
+    static let alphabet = Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz#$%*+,-.:;=?@[]^_{|}~".utf8)
 
     static func base83(_ value: Int, length: Int) -> String {
         var bytes: [UInt8] = []

@@ -1,0 +1,94 @@
+import Foundation
+import GifPack
+import GifPackClient
+import GifPackHTTP
+import GifPackSystem
+
+/// One side of `gifpack review` (an output folder, an index file or an index URL), read through the
+/// client's own index reader and its verified pack readers.
+struct ReviewSide: Sendable {
+    let source: PackIndexSource
+    let fetched: FetchedIndex
+    /// Who signed it, as the page shows it.
+    let signer: String
+
+    /// A folder means its `index.json`.
+    static func resolve(_ argument: String) -> String {
+        if case .file(let path) = PackIndexSource(argument).location, FileSystem.isDirectory(path) {
+            return path.hasSuffix("/") ? path + "index.json" : path + "/index.json"
+        }
+        return argument
+    }
+
+    /// Reads the index (and with `trust` verifies it) and names its signer.
+    static func load(_ argument: String, trust: IndexTrust?, client: HTTPClient?) async throws -> ReviewSide {
+        let source = PackIndexSource(resolve(argument))
+        guard case .modified(let fetched) = try await source.load(ifChangedFrom: nil, trust: trust, client: client) else {
+            throw PackClientError.unreadable(location: source.description, detail: "the server answered 304 to a plain request")
+        }
+        var signer = "unsigned"
+        if let trust, let signature = fetched.signature {
+            signer = "key \(try Self.keyID(signature)) (verified with \(trust.keys.count) trusted key(s))"
+        } else if let signature = try await source.loadSignature(for: fetched.bytes, client: client) {
+            signer = "key \(try Self.keyID(signature)) (not verified: no --trusted-key)"
+        }
+        return ReviewSide(source: source, fetched: fetched, signer: signer)
+    }
+
+    private static func keyID(_ signature: Data) throws -> String {
+        Minisign.keyIDText(try MinisignSignature(text: String(decoding: signature, as: UTF8.self)).keyID)
+    }
+
+    /// The side as the page reads it: local pack files opened where they are, remote packs
+    /// downloaded (verified) into `downloads` first. A posters pack is read only from a local side.
+    func release(downloads: String, client: HTTPClient?) async -> ReviewRelease {
+        var packs: [String: Result<PackEntryReader, PackClientError>] = [:]
+        var posters: [String: Result<PosterPackReader, PackClientError>] = [:]
+        let downloader = PackDownloader(directory: downloads, client: client)
+        for pack in fetched.index.packs {
+            do throws(PackClientError) {
+                let path: String
+                switch try source.packLocation(for: pack) {
+                case .file(let local): path = local
+                case .url: path = try await downloader.fetch(pack, from: source).path
+                }
+                packs[pack.name] = .success(try PackEntryReader(path: path, pack: pack))
+            } catch {
+                packs[pack.name] = .failure(error)
+            }
+            // Posters are read from local folders only (a remote side's tiles show the GIF itself).
+            if let description = pack.posters, case .file(let path)? = try? source.packLocation(for: description) {
+                do throws(PackClientError) {
+                    posters[pack.name] = .success(try PosterPackReader(path: path, posters: description))
+                } catch {
+                    posters[pack.name] = .failure(error)
+                }
+            }
+        }
+        // A local output's report.json says why exercises have no GIF.
+        var reasons: [String: String] = [:]
+        if case .file(let path) = source.location { reasons = ReviewRelease.missingReasons(reportAt: PathText.parent(path) + "/report.json") }
+        return ReviewRelease(index: fetched.index, location: source.description, signer: signer,
+                             content: ReaderContent(packs: packs, posters: posters), missingReasons: reasons)
+    }
+}
+
+/// ``ReleaseContent`` over the client's verified readers.
+struct ReaderContent: ReleaseContent {
+    let packs: [String: Result<PackEntryReader, PackClientError>]
+    let posters: [String: Result<PosterPackReader, PackClientError>]
+
+    private func reader(_ pack: PackDescription) throws -> PackEntryReader {
+        guard let reader = packs[pack.name] else { throw PackClientError.unreadable(location: pack.file, detail: "not opened") }
+        return try reader.get()
+    }
+
+    func catalog(of pack: PackDescription) throws -> PackCatalog { try reader(pack).catalog() }
+
+    func gif(sha256: String, in pack: PackDescription) throws -> [UInt8] { try reader(pack).gif(sha256: sha256) }
+
+    func poster(size: Int, gifSHA256: String, in pack: PackDescription) throws -> [UInt8]? {
+        guard let reader = posters[pack.name] else { return nil }
+        return try reader.get().poster(size: size, gifSHA256: gifSHA256)
+    }
+}
