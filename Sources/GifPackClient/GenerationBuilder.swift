@@ -50,6 +50,8 @@ struct GenerationBuilder {
     var verifiedSequence: Int?
     /// The remote index the generation comes from (``InstallManifest/index``).
     var indexRecord: InstalledIndex?
+    /// Looked at before each entry: a cancelled install stops staging (the caller removes the staging directory).
+    var cancellation: InstallCancellation?
     var counts = Counts()
     /// Files created (not linked) in the staging directory.
     private var written: [String] = []
@@ -70,6 +72,7 @@ struct GenerationBuilder {
         var placed = Set<String>()
         var checked: [String: GIFMetadata] = [:]
         for source in plan.entries {
+            try cancellation?.checkpoint(.stage)
             let hash = source.entry.sha256
             guard let ids = plan.idsByHash[hash], placed.insert(hash).inserted else {
                 if source.isPresent { try Self.verify(source) }
