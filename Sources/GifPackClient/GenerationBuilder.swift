@@ -71,9 +71,12 @@ struct GenerationBuilder {
         let reusable = previousFiles()
         var placed = Set<String>()
         var checked: [String: GIFMetadata] = [:]
+        // A GIF several packs list is fetched with one of them only: it is placed from that pack's entry.
+        let present = Set(plan.entries.filter(\.isPresent).map(\.entry.sha256))
         for source in plan.entries {
             try cancellation?.checkpoint(.stage)
             let hash = source.entry.sha256
+            if !source.isPresent, present.contains(hash), !placed.contains(hash) { continue }
             guard let ids = plan.idsByHash[hash], placed.insert(hash).inserted else {
                 if source.isPresent { try Self.verify(source) }
                 continue

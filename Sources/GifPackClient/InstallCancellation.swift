@@ -13,6 +13,8 @@ enum InstallStage: Sendable, Equatable {
     case stage
     /// The staged generation complete, right before the one `rename(2)` that switches it in.
     case `switch`
+    /// Just after the switch: seen by the hook only; the install is done and returns its report.
+    case switched
 }
 
 /// Whether the task that called ``PackInstaller/install(from:packs:client:)`` was cancelled, for
@@ -43,6 +45,11 @@ final class InstallCancellation: @unchecked Sendable {  // @unchecked: `cancelle
         lock.lock()
         defer { lock.unlock() }
         return cancelled
+    }
+
+    /// A point past the commit point: the hook sees it, nothing stops.
+    func passed(_ stage: InstallStage) {
+        hook?(stage)
     }
 
     /// Throws ``PackClientError/cancelled`` once the call is cancelled.

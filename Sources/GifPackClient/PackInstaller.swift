@@ -39,7 +39,10 @@ import GifPackTransport
 /// requests into a sparse file, each frame checked as above (the whole-file size, SHA-256 and frame
 /// scan only apply to whole downloads); see ``SparseUpgradeSettings`` and
 /// ``InstallReport/fetches``. It downloads the whole pack when the server ignores `Range`, when
-/// the ranges would cost more, or with nothing installed yet.
+/// the ranges would cost more, or with nothing installed yet. Across the chosen packs, each GIF is
+/// fetched at most once: the packs go largest first, and a later one is planned against the GIFs
+/// the earlier ones bring too (so on a first install, a pack whose GIFs all came with another costs
+/// its catalog frame); see ``fetchPacks(_:from:downloader:client:previous:cancellation:)``.
 ///
 /// Cancelling the calling task ends ``install(from:packs:client:)`` with `CancellationError` at any
 /// stage before the switch — the index or a pack in transfer, the checks, the staging (looked at
@@ -184,19 +187,10 @@ public struct PackInstaller: Sendable {
         downloader.timeouts = timeouts
         // Sparse upgrades (PackInstaller+Sparse.swift): only the missing frames, by range, when it pays.
         let previous = try await sparseBasis(for: source, generations: generations)
-        var downloaded: [DownloadedPack] = []
-        var fetches: [PackFetchSummary] = []
-        for pack in chosen {
-            do {
-                try cancellation.checkpoint(.transfer)
-                let (item, summary) = try await fetchPack(pack, from: source, downloader: downloader, client: http, previous: previous)
-                downloaded.append(item)
-                fetches.append(summary)
-            } catch {
-                await removeCopies(downloaded)
-                throw error
-            }
-        }
+        let packs = try await fetchPacks(chosen, from: source, downloader: downloader, client: http, previous: previous,
+                                         cancellation: cancellation)
+        let downloaded = packs.0
+        var fetches = packs.1
         var posterSources: [PosterSource] = []
         if withPosters {
             do {
@@ -352,6 +346,7 @@ public struct PackInstaller: Sendable {
             FileOps.remove(generations.generationPath(generation))
             throw error
         }
+        cancellation.passed(.switched)
         // Only now, with the new generation in place: older generations and leftovers of interrupted installs.
         generations.removeStale(keeping: Set([generation] + [current].compactMap { $0 }))
 
@@ -427,7 +422,7 @@ public struct PackInstaller: Sendable {
     }
 
     /// Deletes downloaded pack files (never a local index's own packs).
-    private func removeCopies(_ packs: [DownloadedPack]) async {
+    func removeCopies(_ packs: [DownloadedPack]) async {
         await removeFiles(packs.filter(\.isCopy).map(\.path))
     }
 
