@@ -93,10 +93,11 @@ struct InstallCommand: AsyncParsableCommand {
         do {
             report = try await installer.install(from: PackIndexSource(index), packs: packs.isEmpty ? nil : packs, client: client)
         } catch {
-            Terminal.error("gifpack: \(error)" + (Self.readHint(error).map { " — \($0)" } ?? ""))
-            switch error {
-            case .unknownPack: throw ExitCode(2)
-            case .cacheLocked: throw ExitCode(6)
+            let failure = error as? PackClientError
+            Terminal.error("gifpack: \(error)" + (failure.flatMap(Self.readHint).map { " — \($0)" } ?? ""))
+            switch failure {
+            case .unknownPack?: throw ExitCode(2)
+            case .cacheLocked?: throw ExitCode(6)
             default: throw ExitCode(1)
             }
         }

@@ -50,6 +50,8 @@ struct GenerationBuilder {
     var verifiedSequence: Int?
     /// The remote index the generation comes from (``InstallManifest/index``).
     var indexRecord: InstalledIndex?
+    /// Looked at before each entry: a cancelled install stops staging (the caller removes the staging directory).
+    var cancellation: InstallCancellation?
     var counts = Counts()
     /// Files created (not linked) in the staging directory.
     private var written: [String] = []
@@ -69,8 +71,12 @@ struct GenerationBuilder {
         let reusable = previousFiles()
         var placed = Set<String>()
         var checked: [String: GIFMetadata] = [:]
+        // A GIF several packs list is fetched with one of them only: it is placed from that pack's entry.
+        let present = Set(plan.entries.filter(\.isPresent).map(\.entry.sha256))
         for source in plan.entries {
+            try cancellation?.checkpoint(.stage)
             let hash = source.entry.sha256
+            if !source.isPresent, present.contains(hash), !placed.contains(hash) { continue }
             guard let ids = plan.idsByHash[hash], placed.insert(hash).inserted else {
                 if source.isPresent { try Self.verify(source) }
                 continue

@@ -45,6 +45,9 @@ public enum PackClientError: Error, Sendable, Equatable, CustomStringConvertible
     /// Posters were asked for, but the index gives this pack no posters pack (format before 1.2,
     /// or built with `output.posters: []`).
     case noPosters(pack: String)
+    /// The install's task was cancelled before its commit point (the switch); nothing changed.
+    /// ``PackInstaller/install(from:packs:client:)`` throws `CancellationError` in its place.
+    case cancelled
 
     /// One line; every name, id, path or message that came from outside is escaped
     /// (`TerminalText`), so it cannot carry terminal control sequences, and no URL keeps its
@@ -72,6 +75,7 @@ public enum PackClientError: Error, Sendable, Equatable, CustomStringConvertible
         case let .noGIF(id): "exercise \(id) has no GIF (show a placeholder)"
         case let .noPosters(pack):
             "the index gives pack \(pack) no posters pack (format before 1.2, or built with output.posters: []); install without --with-posters"
+        case .cancelled: "the install was cancelled; the cache is as it was"
         }
     }
 

@@ -26,9 +26,39 @@ extension PackInstaller {
         }
     }
 
-    /// Fetches `pack` sparsely when it pays, else whole; says which way it went.
+    /// Fetches the chosen packs, each GIF at most once: the packs go largest first (most GIFs), and
+    /// a later pack is planned against the GIFs the earlier ones fetched as well as those the
+    /// previous generation holds, so a GIF in several packs comes with the first (by range when
+    /// that pays, see ``fetchPack(_:from:downloader:client:previous:alsoFetched:)``). Answers in
+    /// the order of `chosen`; on a failure, removes what it downloaded.
+    func fetchPacks(_ chosen: [PackDescription], from source: PackIndexSource, downloader: PackDownloader,
+                    client: (any HTTPTransport)?, previous: GenerationBuilder.Previous?,
+                    cancellation: InstallCancellation) async throws(PackClientError) -> ([DownloadedPack], [PackFetchSummary]) {
+        let order = chosen.indices.sorted { (chosen[$0].gifs.count, -$0) > (chosen[$1].gifs.count, -$1) }
+        var fetched: [Int: (DownloadedPack, PackFetchSummary)] = [:]
+        var planned = Set<String>()
+        for position in order {
+            let pack = chosen[position]
+            do {
+                try cancellation.checkpoint(.transfer)
+                let item = try await fetchPack(pack, from: source, downloader: downloader, client: client, previous: previous,
+                                               alsoFetched: planned)
+                fetched[position] = item
+                planned.formUnion(item.0.fetchedGIFs ?? Set(pack.gifs.map(\.sha256)))
+            } catch {
+                await removeCopies(fetched.values.map(\.0))
+                throw error
+            }
+        }
+        let inOrder = chosen.indices.compactMap { fetched[$0] }
+        return (inOrder.map(\.0), inOrder.map(\.1))
+    }
+
+    /// Fetches `pack` sparsely when it pays, else whole; says which way it went. `alsoFetched`: GIFs
+    /// another pack of the same install brings (the installed generation takes them from there).
     func fetchPack(_ pack: PackDescription, from source: PackIndexSource, downloader: PackDownloader,
-                   client: (any HTTPTransport)?, previous: GenerationBuilder.Previous?) async throws(PackClientError) -> (DownloadedPack, PackFetchSummary) {
+                   client: (any HTTPTransport)?, previous: GenerationBuilder.Previous?,
+                   alsoFetched: Set<String> = []) async throws(PackClientError) -> (DownloadedPack, PackFetchSummary) {
         func whole(_ reason: String?, alreadySpent: Int64 = 0) async throws(PackClientError) -> (DownloadedPack, PackFetchSummary) {
             let item = try await downloader.fetch(pack, from: source)
             let summary = PackFetchSummary(pack: pack.name, version: pack.version, method: item.isCopy ? .wholePack : .local,
@@ -39,13 +69,14 @@ extension PackInstaller {
         guard sparseUpgrades.isEnabled, let client, case .url(let url) = try source.packLocation(for: pack) else {
             return try await whole(nil)
         }
-        guard let previous else { return try await whole("no previous generation to upgrade from") }
+        let shared = Set(pack.gifs.map(\.sha256)).intersection(alsoFetched)
+        guard previous != nil || !shared.isEmpty else { return try await whole("no previous generation to upgrade from") }
         if let problem = PackDescriptionCheck.problems(in: pack, limits: limits).first { throw .rejected(problem) }
 
         let available = try await BlockingWork.run("gifpack.sparse-plan") { () throws(PackClientError) -> Set<String> in
-            let files = previous.filesByHash
-            var available = Set<String>()
-            for gif in pack.gifs {
+            let files = previous?.filesByHash ?? [:]
+            var available = shared
+            for gif in pack.gifs where !available.contains(gif.sha256) {
                 guard let file = files[gif.sha256],
                       GenerationBuilder.holds(file, sha256: gif.sha256, size: gif.location.size) else { continue }
                 available.insert(gif.sha256)

@@ -39,7 +39,16 @@ import GifPackTransport
 /// requests into a sparse file, each frame checked as above (the whole-file size, SHA-256 and frame
 /// scan only apply to whole downloads); see ``SparseUpgradeSettings`` and
 /// ``InstallReport/fetches``. It downloads the whole pack when the server ignores `Range`, when
-/// the ranges would cost more, or with nothing installed yet.
+/// the ranges would cost more, or with nothing installed yet. Across the chosen packs, each GIF is
+/// fetched at most once: the packs go largest first, and a later one is planned against the GIFs
+/// the earlier ones bring too (so on a first install, a pack whose GIFs all came with another costs
+/// its catalog frame); see ``fetchPacks(_:from:downloader:client:previous:cancellation:)``.
+///
+/// Cancelling the calling task ends ``install(from:packs:client:)`` with `CancellationError` at any
+/// stage before the switch — the index or a pack in transfer, the checks, the staging (looked at
+/// between entries), right before the `rename(2)` — and leaves `<cache>` exactly as it was, as a
+/// failure does. The switch is the commit point: once it is done, the install is, and the call
+/// returns its report.
 ///
 /// Any failure, including a refused pack (``PackClientError/rejected(_:)``), deletes the staging
 /// directory and a sparse upgrade's file and leaves `<cache>` exactly as it was; only a whole
@@ -82,6 +91,8 @@ public struct PackInstaller: Sendable {
     /// may take over the network, the index, signature, every pack and every retry included
     /// (disk work is not cut short). nil deadline: none.
     public var timeouts = HTTPTimeouts()
+    /// Tests: sees every cancellation checkpoint (``InstallStage``) go by.
+    var stageHook: (@Sendable (InstallStage) -> Void)?
 
     public init(cacheDirectory: String, layout: InstallLayout = .byID, limits: PackLimits = .standard) {
         self.cacheDirectory = CacheGenerations(cachePath: cacheDirectory).cachePath
@@ -93,12 +104,32 @@ public struct PackInstaller: Sendable {
     public var downloadDirectory: String { CacheGenerations(cachePath: cacheDirectory).downloadsPath }
 
     /// Loads the index at `source` and installs the packs named in `names` (nil: every pack).
+    /// Throws a ``PackClientError``, or `CancellationError` when the task is cancelled before the
+    /// new generation is switched in (the cache then is as it was).
     public func install(from source: PackIndexSource, packs names: [String]? = nil,
-                        client: (any HTTPTransport)? = nil) async throws(PackClientError) -> InstallReport {
+                        client: (any HTTPTransport)? = nil) async throws -> InstallReport {
+        let cancellation = InstallCancellation(hook: stageHook)
+        do {
+            return try await withTaskCancellationHandler {
+                try await lockedInstall(from: source, packs: names, client: client, cancellation: cancellation)
+            } onCancel: {
+                cancellation.cancel()
+            }
+        } catch {
+            // A transfer the cancellation stopped (.transfer(…, .cancelled)), a checkpoint that saw it, or
+            // anything else that failed once the call was cancelled: the caller asked to stop.
+            if cancellation.isCancelled || Task.isCancelled || error as? PackClientError == .cancelled { throw CancellationError() }
+            throw error
+        }
+    }
+
+    private func lockedInstall(from source: PackIndexSource, packs names: [String]?, client: (any HTTPTransport)?,
+                               cancellation: InstallCancellation) async throws(PackClientError) -> InstallReport {
         let generations = CacheGenerations(cachePath: cacheDirectory)
         let lock = try await Self.lock(generations)
         do {
-            let report = try await install(from: source, packs: names, client: client, generations: generations)
+            let report = try await install(from: source, packs: names, client: client, generations: generations,
+                                           cancellation: cancellation)
             withExtendedLifetime(lock) {}
             return report
         } catch {
@@ -109,7 +140,7 @@ public struct PackInstaller: Sendable {
     }
 
     private func install(from source: PackIndexSource, packs names: [String]?, client: (any HTTPTransport)?,
-                         generations: CacheGenerations) async throws(PackClientError) -> InstallReport {
+                         generations: CacheGenerations, cancellation: InstallCancellation) async throws(PackClientError) -> InstallReport {
         // One client for the index and every pack of a remote source, unless the caller brought one.
         var owned: (any HTTPTransport)?
         if client == nil, case .url = source.location {
@@ -123,6 +154,7 @@ public struct PackInstaller: Sendable {
         let current = try await installedGeneration(generations)
         let condition = conditionalBasis(current?.manifest, names: names, source: source)
         let fetched: FetchedIndex
+        try cancellation.checkpoint(.index)
         switch try await source.load(ifChangedFrom: condition?.validators, trust: trust,
                                      installedSequence: trust == nil ? nil : current?.manifest.indexSequence,
                                      client: http, limits: limits, timeouts: timeouts) {
@@ -155,23 +187,16 @@ public struct PackInstaller: Sendable {
         downloader.timeouts = timeouts
         // Sparse upgrades (PackInstaller+Sparse.swift): only the missing frames, by range, when it pays.
         let previous = try await sparseBasis(for: source, generations: generations)
-        var downloaded: [DownloadedPack] = []
-        var fetches: [PackFetchSummary] = []
-        for pack in chosen {
-            do {
-                let (item, summary) = try await fetchPack(pack, from: source, downloader: downloader, client: http, previous: previous)
-                downloaded.append(item)
-                fetches.append(summary)
-            } catch {
-                await removeCopies(downloaded)
-                throw error
-            }
-        }
+        let packs = try await fetchPacks(chosen, from: source, downloader: downloader, client: http, previous: previous,
+                                         cancellation: cancellation)
+        let downloaded = packs.0
+        var fetches = packs.1
         var posterSources: [PosterSource] = []
         if withPosters {
             do {
                 let installed = try await installedGeneration(generations)
                 for posters in chosen.compactMap(\.posters) {
+                    try cancellation.checkpoint(.transfer)
                     let (item, summary) = try await fetchPosters(posters, from: source, downloader: downloader, client: http,
                                                                  installed: installed)
                     posterSources.append(item)
@@ -184,7 +209,8 @@ public struct PackInstaller: Sendable {
             }
         }
         var report = try await installLocked(downloaded, posters: posterSources, generations: generations,
-                                             indexSequence: trust == nil ? nil : index.sequence, indexRecord: record)
+                                             indexSequence: trust == nil ? nil : index.sequence, indexRecord: record,
+                                             cancellation: cancellation)
         report.fetches = fetches
         return report
     }
@@ -258,11 +284,12 @@ public struct PackInstaller: Sendable {
     }
 
     private func installLocked(_ packs: [DownloadedPack], posters: [PosterSource] = [], generations: CacheGenerations,
-                               indexSequence: Int? = nil, indexRecord: InstalledIndex? = nil) async throws(PackClientError) -> InstallReport {
+                               indexSequence: Int? = nil, indexRecord: InstalledIndex? = nil,
+                               cancellation: InstallCancellation = InstallCancellation()) async throws(PackClientError) -> InstallReport {
         let settings = self
         let outcome = await BlockingWork.result("gifpack.install") { () throws(PackClientError) -> InstallReport in
             try settings.installGeneration(packs, posters: posters, generations: generations, indexSequence: indexSequence,
-                                           indexRecord: indexRecord)
+                                           indexRecord: indexRecord, cancellation: cancellation)
         }
         switch outcome {
         case .success(let report):
@@ -285,9 +312,12 @@ public struct PackInstaller: Sendable {
         }
     }
 
-    /// Plans, stages and switches in a new generation. Runs on a dedicated thread.
+    /// Plans, stages and switches in a new generation. Runs on a dedicated thread; stops at the
+    /// checkpoints of `cancellation` until the switch.
     private func installGeneration(_ packs: [DownloadedPack], posters: [PosterSource], generations: CacheGenerations,
-                                   indexSequence: Int?, indexRecord: InstalledIndex?) throws(PackClientError) -> InstallReport {
+                                   indexSequence: Int?, indexRecord: InstalledIndex?,
+                                   cancellation: InstallCancellation) throws(PackClientError) -> InstallReport {
+        try cancellation.checkpoint(.verify)
         let current = try generations.current()
         let previous: GenerationBuilder.Previous? = try current.flatMap { generation throws(PackClientError) in
             let directory = generations.generationPath(generation)
@@ -300,6 +330,7 @@ public struct PackInstaller: Sendable {
         var builder = GenerationBuilder(staging: staging, layout: layout, previous: previous)
         builder.verifiedSequence = indexSequence
         builder.indexRecord = indexRecord
+        builder.cancellation = cancellation
         do {
             try builder.build(plan, posters: posterPlan, generation: generation)
             try FileOps.move(staging, to: generations.generationPath(generation))
@@ -307,10 +338,15 @@ public struct PackInstaller: Sendable {
             FileOps.remove(staging)
             throw error
         }
-        do { try generations.switchTo(generation) } catch {
+        // The commit point: cancelled before the rename, nothing changed; after it, the install is done.
+        do {
+            try cancellation.checkpoint(.switch)
+            try generations.switchTo(generation)
+        } catch {
             FileOps.remove(generations.generationPath(generation))
             throw error
         }
+        cancellation.passed(.switched)
         // Only now, with the new generation in place: older generations and leftovers of interrupted installs.
         generations.removeStale(keeping: Set([generation] + [current].compactMap { $0 }))
 
@@ -386,7 +422,7 @@ public struct PackInstaller: Sendable {
     }
 
     /// Deletes downloaded pack files (never a local index's own packs).
-    private func removeCopies(_ packs: [DownloadedPack]) async {
+    func removeCopies(_ packs: [DownloadedPack]) async {
         await removeFiles(packs.filter(\.isCopy).map(\.path))
     }
 

@@ -9,7 +9,7 @@ import GifPackFormat
 ///
 /// ```swift
 /// do { try await installer.install(from: source) }
-/// catch .rejected(let rejection) {
+/// catch PackClientError.rejected(let rejection) {
 ///     print(rejection.reason.rawValue)   // "link"
 ///     print(rejection)                   // "pack chest: gifs/ab….gif: link: entry is a symbolic link to /etc/passwd"
 /// }

@@ -54,7 +54,7 @@ struct ClientHostileInputTests {
             _ = try await PackInstaller(cacheDirectory: cache).install(from: PackIndexSource(index))
             Issue.record("a catalog nested 500 levels deep was installed")
         } catch {
-            guard case .rejected(let rejection) = error else { Issue.record("expected a rejection, got \(error)"); return }
+            guard case .rejected(let rejection)? = error as? PackClientError else { Issue.record("expected a rejection, got \(error)"); return }
             #expect(rejection.reason == .catalogMismatch)
             #expect(rejection.detail.contains("nested deeper than 64 levels at byte"), "\(rejection)")
         }
@@ -167,7 +167,7 @@ struct ClientHostileInputTests {
             _ = try await PackInstaller(cacheDirectory: installed.cache, layout: .byHash).install(from: PackIndexSource(honestIndex))
             Issue.record("the swapped pack was installed")
         } catch {
-            guard case .rejected(let rejection) = error else { Issue.record("expected a rejection, got \(error)"); return }
+            guard case .rejected(let rejection)? = error as? PackClientError else { Issue.record("expected a rejection, got \(error)"); return }
             #expect([.packSize, .packChecksum].contains(rejection.reason), "\(rejection)")
         }
         #expect(try treeSnapshot(installed.cache) == installed.snapshot, "the cache changed")
@@ -215,7 +215,7 @@ struct ClientHostileInputTests {
             _ = try await PackInstaller(cacheDirectory: cache).install(from: PackIndexSource(index))
             Issue.record("installed through a symbolic link at cache.d")
         } catch {
-            guard case .cacheNotManaged(_, let detail) = error else { Issue.record("expected cacheNotManaged, got \(error)"); return }
+            guard case .cacheNotManaged(_, let detail)? = error as? PackClientError else { Issue.record("expected cacheNotManaged, got \(error)"); return }
             #expect(detail.contains("symbolic link"), "\(detail)")
         }
         #expect(DirectoryListing.names(victim) == before)
@@ -297,7 +297,7 @@ struct ClientHostileInputTests {
             return nil
         } catch {
             #expect(try treeSnapshot(installed.cache) == installed.snapshot, "the cache changed")
-            return error
+            return try #require(error as? PackClientError)
         }
     }
 

@@ -40,7 +40,7 @@ struct ClientHostilePackTests {
         } catch {
             #expect(try treeSnapshot(installed.cache) == installed.snapshot, "the cache changed")
             #expect(Set(DirectoryListing.names("\(installed.cache).d")) == ["g000001", "install.lock"], "staging left behind")
-            guard case .rejected(let rejection) = error else {
+            guard case .rejected(let rejection)? = error as? PackClientError else {
                 Issue.record("expected a rejection, got \(error)")
                 return nil
             }

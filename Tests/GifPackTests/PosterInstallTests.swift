@@ -177,7 +177,7 @@ struct PosterInstallTests {
         try Data(damaged).write(to: URL(fileURLWithPath: file))
         await #expect(throws: PackClientError.self) { _ = try await installer.install(from: PackIndexSource("\(dists.site)/index.json")) }
         do { _ = try await installer.install(from: PackIndexSource("\(dists.site)/index.json")) } catch {
-            guard case .rejected(let rejection) = error else { throw error }
+            guard case .rejected(let rejection)? = error as? PackClientError else { throw error }
             #expect(rejection.reason == .packChecksum && rejection.pack == posters.name, "\(rejection)")
         }
         #expect(!FileManager.default.fileExists(atPath: cache))

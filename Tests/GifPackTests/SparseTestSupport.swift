@@ -20,13 +20,15 @@ import GifPackGIF
 struct UpgradeDist {
     let server: FixtureServer
     let workspace: TemporaryDirectory
+    /// The manifest's `packs:` section (YAML); empty: the one default pack.
+    var packs = ""
 
     var dist: String { workspace.file("dist") }
     var site: String { workspace.file("site") }
 
     /// Starts the fixture (the exercises at `noGIF` positions of ``ids`` answer 404, so they are
     /// published without a GIF) and builds v1 into `dist`.
-    static func make(count: Int = 100, noGIF: [Int] = []) async throws -> UpgradeDist {
+    static func make(count: Int = 100, noGIF: [Int] = [], packs: (_ ids: [String]) -> String = { _ in "" }) async throws -> UpgradeDist {
         var configuration = FixtureConfiguration()
         configuration.exerciseCount = count
         configuration.apiKey = testAPIKey
@@ -34,7 +36,8 @@ struct UpgradeDist {
         configuration.framesRange = 3...5
         let server = try FixtureServer(configuration)
         try server.start()
-        let dists = UpgradeDist(server: server, workspace: try TemporaryDirectory())
+        var dists = UpgradeDist(server: server, workspace: try TemporaryDirectory())
+        dists.packs = packs(dists.ids)
         for position in noGIF { server.setDefaultFault(.status(404), forExercise: dists.ids[position]) }
         try FileManager.default.createDirectory(atPath: dists.site + "/packs", withIntermediateDirectories: true)
         try await dists.build()
@@ -43,7 +46,7 @@ struct UpgradeDist {
 
     /// Builds the fixture's current content into `dist` (every GIF fetched again).
     func build() async throws {
-        let report = try await runBuild(manifest: rapidAPIManifest(server: server, fetch: "  refresh_after: 0", pageSize: 50),
+        let report = try await runBuild(manifest: rapidAPIManifest(server: server, packs: packs, fetch: "  refresh_after: 0", pageSize: 50),
                                         workspace: workspace)
         // .partial: published, with the no-GIF exercises asked for.
         guard report.exitStatus == .success || report.exitStatus == .partial else {

@@ -251,7 +251,7 @@ struct SparseUpgradeTests {
                 _ = try await installer.install(from: PackIndexSource(url))
                 return "installed"
             } catch {
-                return error.description
+                return "\(error)"
             }
         }
 

@@ -61,7 +61,13 @@ struct TrustedInstallTests {
     func install(_ index: String, cache: String, trust: IndexTrust) async throws(PackClientError) -> InstallReport {
         var installer = PackInstaller(cacheDirectory: cache)
         installer.trust = trust
-        return try await installer.install(from: PackIndexSource(index))
+        do {
+            return try await installer.install(from: PackIndexSource(index))
+        } catch let error as PackClientError {
+            throw error
+        } catch {
+            throw .unreadable(location: index, detail: "not a PackClientError: \(error)")
+        }
     }
 
     /// Installs and expects the refusal `reason`, with the cache exactly as before.

@@ -5,10 +5,12 @@ extension GIFLoader {
     /// The daily check and upgrade: the index asked for conditionally on the installed one (a `304`
     /// costs no body and writes nothing), then the chosen packs (``Configuration/packs``) upgraded,
     /// fetching only the frames the installed generation lacks. Concurrent calls share the one in
-    /// flight; each caller's `progress` hears it. Throws `CancellationError` when cancelled: the
-    /// install is cancelled when no other caller waits for it, which stops a transfer and leaves the
-    /// installed generation as it was; once every transfer is done, ``PackInstaller`` stages and
-    /// switches in the complete, checked set regardless.
+    /// flight; each caller's `progress` hears it. Throws `CancellationError` when cancelled, at any
+    /// stage: a caller that others still wait with leaves at once; the last one cancels the install
+    /// and returns once it has stopped (promptly: ``PackInstaller`` looks at the cancellation in every
+    /// transfer, between staged entries and right before the switch), the installed generation as
+    /// it was. Only a cancellation that comes after the switch, the install's commit point, returns
+    /// its report.
     ///
     /// ```swift
     /// let report = try await loader.refresh { step in print(step) }   // .checking, then .upToDate

@@ -55,6 +55,8 @@ public final class GIFLoader: Sendable {
         public var maxConcurrentFetches = 4
         public var timeouts = HTTPTimeouts()
         public var limits = PackLimits.standard
+        /// Tests: sees the refresh's install go by its cancellation checkpoints (``PackInstaller``).
+        var installStageHook: (@Sendable (InstallStage) -> Void)?
 
         public init() {}
     }
@@ -70,7 +72,8 @@ public final class GIFLoader: Sendable {
     let memory: MemoryTier
     let gifFlights = LoaderFlights<LoadedGIF?>()
     let indexFlights = LoaderFlights<PackIndex>()
-    let refreshFlights = LoaderFlights<InstallReport>()
+    /// A cancelled refresh waits for its install to stop, so the cache is as it was when it returns.
+    let refreshFlights = LoaderFlights<InstallReport>(lastWaiterAwaitsCancelledWork: true)
     let gate: FetchGate
     let state = LoaderState()
     private let memoryWarnings: MemoryWarningObserver
@@ -96,6 +99,7 @@ public final class GIFLoader: Sendable {
         var installer = PackInstaller(cacheDirectory: "\(folder)/installed", limits: configuration.limits)
         installer.trust = trust
         installer.withPosters = configuration.withPosters
+        installer.stageHook = configuration.installStageHook
         self.installer = installer
         lazy = LazyGIFCache(directory: "\(folder)/lazy", indexURL: source.description, byteLimit: configuration.lazyCacheByteLimit,
                             client: http, limits: configuration.limits, timeouts: configuration.timeouts, trust: trust)

@@ -3,7 +3,10 @@ import Foundation
 /// Work in flight, shared by the callers that ask for the same thing: the first caller of a key
 /// starts it, later ones join, each gets its outcome. A caller that is cancelled leaves at once with
 /// `CancellationError`; the work goes on for the others and is cancelled when no one waits for it
-/// any more (a new caller then starts it afresh).
+/// any more (a new caller then starts it afresh). With `lastWaiterAwaitsCancelledWork` (an install:
+/// the cache must be as it was when the call ends), the last caller to be cancelled waits for the
+/// cancelled work to end and gets its outcome: an error, or its value when it was past its commit
+/// point.
 ///
 /// ```swift
 /// let flights = LoaderFlights<LoadedGIF?>()
@@ -20,6 +23,13 @@ actor LoaderFlights<Value: Sendable> {
     /// Flights no one waits for any more, cancelled, until their work has ended.
     private var abandoned: [UInt64: Task<Void, Never>] = [:]
     private var counter: UInt64 = 0
+    private let lastWaiterAwaitsCancelledWork: Bool
+    /// The last caller of each abandoned flight, when it waits for the cancelled work to end.
+    private var draining: [UInt64: CheckedContinuation<Value, any Error>] = [:]
+
+    init(lastWaiterAwaitsCancelledWork: Bool = false) {
+        self.lastWaiterAwaitsCancelledWork = lastWaiterAwaitsCancelledWork
+    }
 
     /// The outcome of the flight for `key`, started with `work` when there is none.
     func value(for key: String, work: @escaping @Sendable () async throws -> Value) async throws -> Value {
@@ -58,6 +68,7 @@ actor LoaderFlights<Value: Sendable> {
 
     private func finish(_ key: String, serial: UInt64, _ outcome: Result<Value, any Error>) {
         abandoned[serial] = nil
+        draining.removeValue(forKey: serial)?.resume(with: outcome)
         guard let flight = flights[key], flight.serial == serial else { return }
         flights[key] = nil
         for continuation in flight.waiters.values { continuation.resume(with: outcome) }
@@ -65,12 +76,15 @@ actor LoaderFlights<Value: Sendable> {
 
     private func leave(_ key: String, waiter: UInt64) {
         guard let continuation = flights[key]?.waiters.removeValue(forKey: waiter) else { return }
-        continuation.resume(throwing: CancellationError())
-        if let flight = flights[key], flight.waiters.isEmpty {
-            flights[key] = nil
-            abandoned[flight.serial] = flight.task
-            flight.task?.cancel()
+        guard let flight = flights[key], flight.waiters.isEmpty else { return continuation.resume(throwing: CancellationError()) }
+        flights[key] = nil
+        abandoned[flight.serial] = flight.task
+        if lastWaiterAwaitsCancelledWork {
+            draining[flight.serial] = continuation
+        } else {
+            continuation.resume(throwing: CancellationError())
         }
+        flight.task?.cancel()
     }
 }
 
