@@ -26,7 +26,9 @@ import GifPackTransport
 /// (answers `200`) is refused: install the pack instead (``PackInstaller``).
 ///
 /// With ``trust``, the index is accepted only as ``IndexTrust`` says, the rules of
-/// `install --trusted-key`: `index.json.minisig` beside it (fetched with every new index) must verify it with a trusted key, it must carry `sequence` and `expires` and not be
+/// `install --trusted-key`: its signature (fetched with every new index, from
+/// `signatures/<the index's sha256>.minisig` beside it, else `index.json.minisig`: ``SignatureLocation/lookupOrder(_:indexSHA256:)``)
+/// must verify it with a trusted key, it must carry `sequence` and `expires` and not be
 /// expired, and its sequence must not be lower than the floor of this index URL: the highest
 /// sequence the cache has accepted from it with trusted keys, whichever keys (a rotation, from
 /// `[old]` to `[old, next]`, keeps the floor). Each index URL (normalised) and set of trusted keys

@@ -16,6 +16,8 @@ public struct BuildOptions: Sendable, Equatable {
     /// The most entries each per-exercise list of the report holds (``BuildReport/listLimit``).
     public var reportListLimit = BuildReport.listLimit
 
+    /// The CLI's version: `gifpack --version`, and the `generator` of every index it writes. It is the
+    /// newest released section of CHANGELOG.md (`ChangelogTests` fails when they disagree).
     public static let version = "0.1.0"
 
     public init(outputDirectory: String, cacheDirectory: String, sourceDateEpoch: Int64 = 0,
