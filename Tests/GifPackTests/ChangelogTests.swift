@@ -3,7 +3,7 @@ import Testing
 
 /// CHANGELOG.md and the built `gifpack` agree: the newest released section (the first `## [x.y.z]`
 /// heading; `## [Unreleased]` is not a release) names the version `gifpack --version` prints.
-@Suite("CHANGELOG.md and gifpack --version agree", .timeLimit(.minutes(1)))
+@Suite("CHANGELOG.md and gifpack --version agree", .timeLimit(.minutes(3)))
 struct ChangelogTests {
     struct Missing: Error, CustomStringConvertible { var description: String }
 
