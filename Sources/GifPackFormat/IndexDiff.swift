@@ -1,5 +1,3 @@
-import GifPackFormat
-
 /// What changes for a client between two indexes: exercises added, removed and changed, and the
 /// bytes it would download.
 ///
