@@ -188,6 +188,30 @@ struct ReviewPageTests {
         #expect(gallery.matches(of: /<img class=\x22poster\x22 src=\x22img\/[0-9a-f]{64}\.gif\x22/).count == 8)
     }
 
+    /// A password in an index URL (`https://user:pw@host/…`) is used for the requests and never
+    /// written into the page, its images or its stylesheet, nor printed.
+    @Test func aPasswordInAReviewedURLNeverReachesThePage() async throws {
+        try Chromium.requireInstalled()
+        let server = try startFixture(count: 6)
+        defer { server.stop() }
+        let workspace = try TemporaryDirectory()
+        #expect(try await runBuild(manifest: rapidAPIManifest(server: server), workspace: workspace).exitStatus == .success)
+        let nginx = try await NginxServer.start(root: workspace.file("dist"))
+        defer { nginx.stop() }
+        let secret = "s3cr3t-review-pw"
+        let url = nginx.baseURL.replacingOccurrences(of: "://", with: "://reviewer:\(secret)@") + "/index.json"
+        let html = workspace.file("review")
+        let result = try await Self.review([url, "--html", html])
+        #expect(!(result.output + result.error).contains(secret))
+        let files = try FileManager.default.subpathsOfDirectory(atPath: html)
+        for file in files where (try? FileManager.default.attributesOfItem(atPath: "\(html)/\(file)")[.type] as? FileAttributeType) == .typeRegular {
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: "\(html)/\(file)"))
+            #expect(bytes.range(of: Data(secret.utf8)) == nil, "\(file) holds the password")
+        }
+        let dom = try await Chromium.dumpDOM("\(html)/index.html")
+        #expect(dom.contains(nginx.baseURL.replacingOccurrences(of: "http://", with: "")) && !dom.contains(secret))
+    }
+
     @Test func anUnchangedReleaseShowsNoChangeAndNoDownload() async throws {
         try Chromium.requireInstalled()
         let server = try startFixture(count: 8)

@@ -1,5 +1,6 @@
 import Foundation
 import GifPackSystem
+import GifPackTransport
 
 /// What a release review reads from one side of a release: a pack's `catalog.json` and the bytes of
 /// its GIFs and posters. The command line implements it over the client's verified readers (each
@@ -32,7 +33,8 @@ public struct ReviewRelease: Sendable {
 
     public init(index: PackIndex, location: String, signer: String, content: any ReleaseContent, missingReasons: [String: String] = [:]) {
         self.index = index
-        self.location = location
+        // The page is an artifact others read: a URL's user name and password never reach it.
+        self.location = URLCredentials.redacted(location)
         self.signer = signer
         self.content = content
         self.missingReasons = missingReasons
