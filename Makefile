@@ -66,12 +66,12 @@ $(TEST_VENV)/.installed: Tests/requirements.txt
 	$(TEST_VENV)/bin/pip install --quiet --disable-pip-version-check -r Tests/requirements.txt
 	touch $@
 
-# The suites that cancel transfers and queue requests run first, on their own. Their tests assert
+# The suites that cancel transfers, queue requests or end calls at a deadline run first, on their own. Their tests assert
 # the order and causes of events, not durations, but each waits (at most a minute) for a request
 # to reach a server or a cancellation to land; in the whole suite's one process both cooperative
 # threads are busy with child processes and decoding, and such a wait then runs out (seen: 5 of
 # them in one run of 556 tests on 2 cores).
-TIMING_SUITES := HTTPClientTests|TransportTests
+TIMING_SUITES := HTTPClientTests|TransportTests|CallDeadlineTests
 
 test: test-deps test-venv
 	$(SWIFT) build --build-tests
