@@ -140,7 +140,8 @@ bench: build test-venv
 	bench/run.sh --bin "$(RELEASE_BIN)" $(BENCH_ARGS)
 	@mkdir -p bench/work
 	bench/zstd-decoder.sh --bin "$(RELEASE_BIN)" $(if $(wildcard $(BENCH_REAL_DATA)),--real-data $(BENCH_REAL_DATA)) | tee bench/work/zstd-decoder.txt
-	python3 bench/render.py --zstd bench/work/zstd-decoder.txt bench/results.json bench/README.md
+	swift build --build-tests && bench/loader.sh
+	python3 bench/render.py --zstd bench/work/zstd-decoder.txt --loader bench/work/loader.json bench/results.json bench/README.md
 
 # libFuzzer targets for every reader of untrusted bytes (Fuzz/README.md): a package of its own (Fuzz/),
 # never part of `swift build` / `swift test`, built with AddressSanitizer and coverage instrumentation

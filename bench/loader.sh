@@ -14,13 +14,5 @@ GIFPACK_LOADER_BENCH="$out" swift test --skip-build --filter GIFLoaderBench >ben
     tail -20 bench/work/loader.log >&2
     exit 1
 }
-python3 - "$out" <<'PY'
-import json, sys
-f = json.load(open(sys.argv[1]))
-print(f"loader tiers, median of {int(f['gifs'])} distinct GIFs (frame median {int(f['frameBytesMedian'])} bytes), debug build:")
-for key, label in [("memory", "memory hit"), ("installed", "installed packs (read + SHA-256)"),
-                   ("lazyCache", "lazy disk cache (read + SHA-256)"), ("network", "network, one range request"),
-                   ("coalesced20", "20 callers, one GIF, coalesced")]:
-    print(f"  {label:36s} {f[key] / 1000:9.3f} ms")
-print(f"  range requests for 20 coalesced callers: {f['coalescedRequests']:.0f}")
-PY
+# The table render.py writes into bench/README.md (`make bench`), printed.
+python3 -c 'import json, sys; sys.path.insert(0, "bench"); import render; print(render.loader_table(json.load(open(sys.argv[1]))))' "$out"

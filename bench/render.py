@@ -7,7 +7,8 @@ in the README are never edited by hand: `make bench` runs this after each run, a
 
 renders a kept results file again. With `--zstd FILE` (the output of bench/zstd-decoder.sh: a
 `== NAME` line, then the tool's lines, the last of them JSON, for each frames file) the decoder's rows
-are first stored in the results file under `zstd_decoder`. Exits 1 when the README has no markers or
+are first stored in the results file under `zstd_decoder`; with `--loader FILE` (bench/loader.sh's
+JSON, bench/work/loader.json) the loader's tier times under `loader`. Exits 1 when the README has no markers or
 the results do not load.
 """
 import json
@@ -44,6 +45,20 @@ def zstd_table(rows):
     return "\n".join(lines)
 
 
+LOADER_ROWS = [("memory", "memory hit"), ("installed", "installed packs (read + SHA-256)"),
+               ("lazyCache", "lazy disk cache (read + SHA-256)"), ("network", "network, one range request"),
+               ("coalesced20", "20 callers, one GIF, coalesced")]
+
+
+def loader_table(f):
+    """bench/loader.sh's figures (bench/work/loader.json), as it prints them."""
+    lines = [f"loader tiers (GIFLoader), median of {int(f['gifs'])} distinct GIFs "
+             f"(frame median {int(f['frameBytesMedian'])} bytes), debug test build"]
+    lines += [f"  {label:36s} {f[key] / 1000:9.3f} ms" for key, label in LOADER_ROWS]
+    lines.append(f"  range requests for 20 coalesced callers: {f['coalescedRequests']:.0f}")
+    return "\n".join(lines)
+
+
 def render(results, readme_text):
     begin, end = readme_text.find(BEGIN), readme_text.find(END)
     if begin < 0 or end < begin:
@@ -56,6 +71,7 @@ def render(results, readme_text):
         "```text",
         summarize.table(results).rstrip("\n"),
         *(["", zstd_table(results["zstd_decoder"])] if results.get("zstd_decoder") else []),
+        *(["", loader_table(results["loader"])] if results.get("loader") else []),
         "```",
         "",
     ])
@@ -64,11 +80,15 @@ def render(results, readme_text):
 
 def main():
     args = sys.argv[1:]
-    zstd_path = None
-    if len(args) >= 2 and args[0] == "--zstd":
-        zstd_path, args = args[1], args[2:]
+    zstd_path = loader_path = None
+    while len(args) >= 2 and args[0] in ("--zstd", "--loader"):
+        if args[0] == "--zstd":
+            zstd_path = args[1]
+        else:
+            loader_path = args[1]
+        args = args[2:]
     if len(args) != 2:
-        sys.exit("usage: render.py [--zstd ZSTD_OUTPUT] RESULTS_JSON README_MD")
+        sys.exit("usage: render.py [--zstd ZSTD_OUTPUT] [--loader LOADER_JSON] RESULTS_JSON README_MD")
     results_path, readme_path = args
     try:
         with open(results_path) as f:
@@ -76,6 +96,10 @@ def main():
         if zstd_path is not None:
             with open(zstd_path) as f:
                 results["zstd_decoder"] = zstd_rows(f.read())
+        if loader_path is not None:
+            with open(loader_path) as f:
+                results["loader"] = json.load(f)
+        if zstd_path is not None or loader_path is not None:
             with open(results_path, "w") as f:
                 json.dump(results, f, indent=2, sort_keys=True)
                 f.write("\n")

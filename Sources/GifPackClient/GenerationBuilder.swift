@@ -52,6 +52,8 @@ struct GenerationBuilder {
     var indexRecord: InstalledIndex?
     /// Looked at before each entry: a cancelled install stops staging (the caller removes the staging directory).
     var cancellation: InstallCancellation?
+    /// Told of each GIF placed (``GIFLoader/refresh(progress:)``).
+    var progress: InstallProgress?
     var counts = Counts()
     /// Files created (not linked) in the staging directory.
     private var written: [String] = []
@@ -108,6 +110,7 @@ struct GenerationBuilder {
             } else {
                 try Self.check(.file(first), source)
             }
+            progress?.gifPlaced()
             if let metadata = source.metadata { checked[hash] = metadata }
             for name in names.dropFirst() {
                 try Self.linkOrCopy(first, to: "\(staging)/\(name)")

@@ -69,7 +69,8 @@ public final class LazyGIFCache: Sendable {
     /// How long a stored index is used before it is revalidated (`If-None-Match`).
     public let indexMaxAge: TimeSpan
     public let limits: PackLimits
-    /// Transfer attempts per request (a dropped range request is made again).
+    /// Transfer attempts per request (a dropped range request is made again; one that timed out
+    /// is not: a server that stops sending fails the call after one low-speed window).
     public let attempts: Int
     public let timeouts: HTTPTimeouts
     /// Trusted keys the index must be signed with (see above); nil: any index is used.
@@ -275,7 +276,7 @@ public final class LazyGIFCache: Sendable {
             do { download = try await http.download(request, to: frameFile, maxBytes: location.frameLength) } catch {
                 lastError = .transfer(url: url, error)
                 switch error {
-                case .truncated, .connectionReset, .timedOut, .connectFailed: continue
+                case .truncated, .connectionReset, .connectFailed: continue
                 default: throw lastError
                 }
             }

@@ -30,6 +30,8 @@ public struct PackDownloader: Sendable {
     /// The limits of each request.
     public var timeouts = HTTPTimeouts()
     public var limits: PackLimits
+    /// Counts the bytes of each download (``GIFLoader/refresh(progress:)``).
+    var progress: InstallProgress?
     private let client: (any HTTPTransport)?
 
     /// `client` is used for URLs; without one each URL fetch makes a short-lived ``URLSessionTransport``.
@@ -118,6 +120,9 @@ public struct PackDownloader: Sendable {
         let http = client ?? URLSessionTransport(maxConnections: 2)
 
         var transfer = TransferState()
+        let have = min(FileOps.regularFileSize(part) ?? 0, pack.bytes)
+        transfer.progress = progress?.transfer(expecting: pack.bytes - have)
+        defer { transfer.progress?.end() }
         var restartedAfterMismatch = false
         while true {
             try await transferAttempts(url: url, part: part, pack: pack, client: http, state: &transfer)
@@ -144,6 +149,7 @@ public struct PackDownloader: Sendable {
     private struct TransferState {
         var bytes: Int64 = 0
         var resumedFrom: Int64?
+        var progress: InstallProgress.Transfer?
     }
 
     /// Runs attempts until `part` holds `pack.bytes` bytes, resuming each time.
@@ -159,6 +165,7 @@ public struct PackDownloader: Sendable {
             if have == pack.bytes { return }
             var request = HTTPRequest(url: url, timeouts: timeouts)
             request.followRedirects = true
+            request.bodyProgress = state.progress?.bodyProgress
             if have > 0 {
                 request.resumeFrom = have
                 if state.resumedFrom == nil { state.resumedFrom = have }

@@ -172,8 +172,10 @@ extension PackInstaller {
             try FileOps.makeDirectories(directory)
         }
         let path = "\(directory)/\(target.name)-v\(version)-\(sha256.prefix(16)).sparse"
+        let transfer = progress?.transfer(expecting: plan.bytes)
+        defer { transfer?.end() }
         let fetcher = RangeFetcher(client: client, url: url, target: target, path: path, attempts: downloadAttempts,
-                                   settings: sparseUpgrades, timeouts: downloader.timeouts)
+                                   settings: sparseUpgrades, timeouts: downloader.timeouts, progress: transfer)
         return (path, try await fetcher.fetch(plan))
     }
 

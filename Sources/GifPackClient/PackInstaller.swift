@@ -93,6 +93,8 @@ public struct PackInstaller: Sendable {
     public var timeouts = HTTPTimeouts()
     /// Tests: sees every cancellation checkpoint (``InstallStage``) go by.
     var stageHook: (@Sendable (InstallStage) -> Void)?
+    /// Counts the install's bytes and GIFs as it goes (``GIFLoader/refresh(progress:)``).
+    var progress: InstallProgress?
 
     public init(cacheDirectory: String, layout: InstallLayout = .byID, limits: PackLimits = .standard) {
         self.cacheDirectory = CacheGenerations(cachePath: cacheDirectory).cachePath
@@ -182,7 +184,9 @@ public struct PackInstaller: Sendable {
             return report
         }
 
+        progress?.begin(gifs: Set(chosen.flatMap { $0.exercises.compactMap(\.gif) }).count)
         var downloader = PackDownloader(directory: generations.downloadsPath, client: http, limits: limits)
+        downloader.progress = progress
         downloader.maxAttempts = downloadAttempts
         downloader.timeouts = timeouts
         // Sparse upgrades (PackInstaller+Sparse.swift): only the missing frames, by range, when it pays.
@@ -331,6 +335,8 @@ public struct PackInstaller: Sendable {
         builder.verifiedSequence = indexSequence
         builder.indexRecord = indexRecord
         builder.cancellation = cancellation
+        builder.progress = progress
+        progress?.installing()
         do {
             try builder.build(plan, posters: posterPlan, generation: generation)
             try FileOps.move(staging, to: generations.generationPath(generation))

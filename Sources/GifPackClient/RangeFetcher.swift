@@ -82,6 +82,8 @@ struct RangeFetcher: Sendable {
     let attempts: Int
     let settings: SparseUpgradeSettings
     let timeouts: HTTPTimeouts
+    /// Counts the ranges' bytes (``GIFLoader/refresh(progress:)``).
+    var progress: InstallProgress.Transfer?
 
     func fetch(_ plan: SparseUpgradePlan) async throws(PackClientError) -> Outcome {
         let result = await attempt(plan)
@@ -177,6 +179,7 @@ struct RangeFetcher: Sendable {
         var request = HTTPRequest(url: url, timeouts: timeouts)
         request.followRedirects = true
         request.byteRange = range.bytes
+        request.bodyProgress = progress?.bodyProgress
         if let ifMatch { request.headers.append(name: "If-Match", value: ifMatch) }
         for _ in 0..<max(1, attempts) {
             if Task.isCancelled { return outcome }

@@ -2,15 +2,14 @@ import Foundation
 import GifPackClient
 import Testing
 
-/// docs/apps.md's app sketch: its non-UI block is the file AppGuideSketch.swift (compiled with the
-/// tests), and it works against a signed build served by nginx: placeholders, then a refresh that
-/// installs GIFs and posters, a refused index signed by another key, and a second refresh that
-/// changes nothing.
+/// docs/apps.md's Swift blocks: each is compiled — here (the plain-Swift blocks are test files, byte
+/// for byte, and run against a signed build served by nginx; the manifest block is resolved by
+/// AppGuidePackageTests) or on Apple platforms (the SwiftUI/UIKit blocks, by the `guide-ios-simulator`
+/// job of .github/workflows/apple.yml through scripts/apple-guide-snippets.py).
 @Suite("App guide: the sketch compiles and runs against nginx", .serialized, .timeLimit(.minutes(3)))
 struct AppGuideSketchTests {
     /// Each compiled block: its name and the test file that holds it.
-    static let blocks = [("clientTour", "AppGuideTour.swift"), ("ExerciseMedia", "AppGuideSketch.swift"),
-                         ("ExerciseGIFs", "AppGuideLoader.swift")]
+    static let blocks = [("clientTour", "AppGuideTour.swift"), ("ExerciseGIFs", "AppGuideLoader.swift")]
 
     static var repositoryRoot: String {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
@@ -67,49 +66,39 @@ struct AppGuideSketchTests {
         #expect(sha256Hex(tour.fromPack) == pack.gifEntry(forExercise: id)?.sha256)
     }
 
-    @Test func theSketchShowsPlaceholdersPostersAndGIFsFromASignedHostAndRefusesAnotherKey() async throws {
-        let builds = try await PublishBuilds.make(count: 8)
-        defer { builds.built.server.stop() }
-        let site = builds.workspace.file("site")
-        let published = try await gifpackCLI(["publish", "--from", builds.v2, "--to", site])
-        #expect(published.status == 0, "\(published.error)")
-        let nginx = try await NginxServer.start(root: site)
-        defer { nginx.stop() }
-        let indexURL = nginx.baseURL + "/index.json"
-
-        let media = try ExerciseMedia(indexURL: indexURL, cacheDirectory: builds.workspace.file("app/media"),
-                                      trustedKeyFile: builds.key.publicPath)
-        let ids = builds.built.server.catalog.exercises.map(\.id).sorted()
-        // Before any refresh: nothing to show but the default cell.
-        #expect(await media.cell(for: ids[0]) == ExerciseCell(averageColor: nil, blurHash: nil, aspectRatio: 1, posterPath: nil))
-        #expect(await media.gif(for: ids[0]) == nil)
-
-        let report = try await media.refresh()
-        #expect(report.gifsWritten > 0 && report.postersWritten > 0)
-        for id in ids {
-            let cell = await media.cell(for: id)
-            let color = try #require(cell.averageColor)
-            #expect(color.hasPrefix("#") && color.count == 7)
-            #expect(cell.blurHash?.isEmpty == false)
-            #expect(cell.aspectRatio > 0)
-            let poster = try #require(cell.posterPath)
-            #expect(try Data(contentsOf: URL(fileURLWithPath: poster)).starts(with: Array("GIF8".utf8)))
-            let gif = try #require(await media.gif(for: id))
-            #expect(try sha256Hex(Array(Data(contentsOf: gif.url))) == gif.cacheKey)
+    @Test func everySwiftBlockIsCompiledHereOrByTheAppleWorkflow() async throws {
+        let guide = try String(contentsOfFile: "\(Self.repositoryRoot)/docs/apps.md", encoding: .utf8)
+        let lines = guide.components(separatedBy: "\n")
+        var apple: [String] = []
+        for (number, line) in lines.enumerated() where line == "```swift" {
+            let marker = number > 0 ? lines[number - 1] : ""
+            let name = marker.split(separator: ":").last.map { $0.dropLast(4).trimmingCharacters(in: .whitespaces) } ?? ""
+            if marker.hasPrefix("<!-- compiled: ") {
+                #expect(Self.blocks.contains { $0.0 == name }, "line \(number + 1): \(name) is no test file")
+            } else if marker.hasPrefix("<!-- compiled manifest: ") {
+                #expect(name == AppGuidePackageTests.marker, "line \(number + 1)")
+            } else if marker.hasPrefix("<!-- compiled on Apple platforms: ") {
+                apple.append(name)
+            } else {
+                Issue.record("docs/apps.md line \(number + 1): a Swift block that nothing compiles (no <!-- compiled…: NAME --> line above it)")
+            }
         }
+        #expect(apple.count >= 2, "the list screen and the background refresh: \(apple)")
 
-        // A second refresh with nothing new writes nothing and keeps every path.
-        let again = try await media.refresh()
-        #expect(again.gifsWritten == 0 && again.postersWritten == 0)
-
-        // An app trusting another key refuses the index before any pack request.
-        let other = try TestSigningKey(workspace: builds.workspace, name: "other")
-        let stranger = try ExerciseMedia(indexURL: indexURL, cacheDirectory: builds.workspace.file("app/stranger"),
-                                         trustedKeyFile: other.publicPath)
-        let mark = try await nginx.mark()
-        await #expect(throws: PackClientError.self) { try await stranger.refresh() }
-        let requests = try await nginx.log(since: mark).map(\.path)
-        #expect(!requests.contains { $0.contains("/packs/") }, "\(requests)")
+        // The workflow's script puts every Apple block, and the plain blocks they use, in the package it builds.
+        let out = try TemporaryDirectory()
+        let script = try await run("/usr/bin/python3", ["\(Self.repositoryRoot)/scripts/apple-guide-snippets.py", out.path])
+        #expect(script.status == 0, "\(script.error)")
+        let written = DirectoryListing.names(out.file("Sources/AppGuideSnippets"))
+        #expect(Set(written) == Set((apple + Self.blocks.map(\.0)).map { "\($0).swift" }), "\(written)")
+        for (marker, _) in Self.blocks {
+            #expect(try String(contentsOfFile: out.file("Sources/AppGuideSnippets/\(marker).swift"), encoding: .utf8) == Self.guideBlock(marker))
+        }
+        let manifest = try String(contentsOfFile: out.file("Package.swift"), encoding: .utf8)
+        #expect(manifest.contains(".product(name: \"GifPackClient\", package: \"gifpack\")") && manifest.contains(".iOS(.v15)"))
+        let workflow = try String(contentsOfFile: "\(Self.repositoryRoot)/.github/workflows/apple.yml", encoding: .utf8)
+        #expect(workflow.contains("python3 scripts/apple-guide-snippets.py .build/guide-snippets")
+                && workflow.contains("-scheme AppGuideSnippets") && workflow.contains("IPHONEOS_DEPLOYMENT_TARGET=15.0"))
     }
 
     @Test func theLoaderBlockShowsPlaceholdersAndGIFsFromASignedHostAndChecksDailyWithOneRequest() async throws {
@@ -140,5 +129,15 @@ struct AppGuideSketchTests {
         #expect(try await !media.dailyRefresh())
         let check = try await nginx.log(since: mark)
         #expect(check.count == 1 && check.first?.status == 304 && check.first?.bodyBytes == 0, "\(check)")
+
+        // An app trusting another key refuses the index before any pack request.
+        let other = try TestSigningKey(workspace: builds.workspace, name: "other")
+        let stranger = try ExerciseGIFs(indexURL: URL(string: nginx.baseURL + "/index.json")!,
+                                        folder: URL(fileURLWithPath: builds.workspace.file("app/stranger")),
+                                        publicKey: try String(contentsOfFile: other.publicPath, encoding: .utf8))
+        let before = try await nginx.mark()
+        await #expect(throws: PackClientError.self) { try await stranger.dailyRefresh() }
+        let requests = try await nginx.log(since: before).map(\.path)
+        #expect(!requests.contains { $0.contains("/packs/") }, "\(requests)")
     }
 }

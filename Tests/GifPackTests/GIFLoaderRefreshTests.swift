@@ -28,14 +28,14 @@ struct GIFLoaderRefreshTests {
         var mark = try await served.nginx.mark()
         let steps = Steps()
         async let first = loader.refresh { steps.add($0) }
-        try await waitUntil { steps.all.contains(.checking) }
+        try await waitUntil { steps.all.contains { $0.stage == .checking } }
         let second = try await loader.refresh()
         let report = try await first
         #expect(report.generation == second.generation && !report.isUnchanged)
         let lines = try await served.nginx.log(since: mark)
         #expect(lines.filter { $0.path.hasPrefix("/index.json") }.count == 1, "\(lines)")
         #expect(lines.filter { $0.path == served.packFile }.count == 1, "\(lines)")
-        #expect(steps.all.first == .checking && steps.all.last.map { if case .installed = $0 { true } else { false } } == true)
+        #expect(steps.all.first?.stage == .checking && steps.all.last?.stage == .installed)
 
         // The daily check: one request, a 304, no body, nothing written.
         let installed = served.folder("app").appendingPathComponent("installed").path
@@ -43,7 +43,7 @@ struct GIFLoaderRefreshTests {
         mark = try await served.nginx.mark()
         let quiet = Steps()
         let again = try await loader.refresh { quiet.add($0) }
-        #expect(again.isUnchanged && quiet.all == [.checking, .upToDate])
+        #expect(again.isUnchanged && quiet.all.map(\.stage) == [.checking, .upToDate])
         let check = try await served.nginx.log(since: mark)
         #expect(check.count == 1 && check.first?.status == 304 && check.first?.bodyBytes == 0, "\(check)")
         #expect(try treeSnapshot(installed) == before)
@@ -102,7 +102,7 @@ struct GIFLoaderRefreshTests {
         let installed = served.folder("app").appendingPathComponent("installed").path
         let steps = Steps()
         let refresh = Task { try await loader.refresh { steps.add($0) } }
-        try await waitUntil { steps.all.contains(.checking) }
+        try await waitUntil { steps.all.contains { $0.stage == .checking } }
         refresh.cancel()
         await #expect(throws: CancellationError.self) { _ = try await refresh.value }
         await loader.settle()

@@ -4,16 +4,19 @@ import GifPackFormat
 extension GIFLoader {
     /// The daily check and upgrade: the index asked for conditionally on the installed one (a `304`
     /// costs no body and writes nothing), then the chosen packs (``Configuration/packs``) upgraded,
-    /// fetching only the frames the installed generation lacks. Concurrent calls share the one in
-    /// flight; each caller's `progress` hears it. Throws `CancellationError` when cancelled, at any
-    /// stage: a caller that others still wait with leaves at once; the last one cancels the install
-    /// and returns once it has stopped (promptly: ``PackInstaller`` looks at the cancellation in every
-    /// transfer, between staged entries and right before the switch), the installed generation as
-    /// it was. Only a cancellation that comes after the switch, the install's commit point, returns
-    /// its report.
+    /// fetching only the frames the installed generation lacks. `progress` hears every step with
+    /// its bytes and GIFs done and total (``RefreshProgress``; ``refreshProgress()`` is the same as
+    /// an `AsyncSequence`). Concurrent calls share the one in flight; each caller's `progress` hears
+    /// it. A server that stops answering ends the call after ``Configuration/timeouts``' low-speed
+    /// window (30 s by default) with ``PackClientError/transfer(url:_:)`` and a message saying what to
+    /// check. Throws `CancellationError` when cancelled, at any stage: a caller that others still
+    /// wait with leaves at once; the last one cancels the install and returns once it has stopped
+    /// (promptly: ``PackInstaller`` looks at the cancellation in every transfer, between staged
+    /// entries and right before the switch), the installed generation as it was. Only a cancellation
+    /// that comes after the switch, the install's commit point, returns its report.
     ///
     /// ```swift
-    /// let report = try await loader.refresh { step in print(step) }   // .checking, then .upToDate
+    /// let report = try await loader.refresh { step in print(step.stage, step.bytesDone, step.bytesTotal) }
     /// ```
     @discardableResult
     public func refresh(progress: (@Sendable (RefreshProgress) -> Void)? = nil) async throws -> InstallReport {
@@ -26,18 +29,43 @@ extension GIFLoader {
         }
     }
 
+    /// The steps of every refresh of this loader from now on (whoever started it: a view, a
+    /// background task), until the task iterating it is cancelled — a SwiftUI `.task` showing the
+    /// progress of the daily refresh. The newest steps are kept when the reader falls behind.
+    ///
+    /// ```swift
+    /// for await step in loader.refreshProgress() { self.fraction = step.fractionCompleted }
+    /// ```
+    public func refreshProgress() -> AsyncStream<RefreshProgress> {
+        let state = self.state
+        return AsyncStream(bufferingPolicy: .bufferingNewest(64)) { continuation in
+            let observer = state.addObserver { continuation.yield($0) }
+            continuation.onTermination = { _ in state.removeObserver(observer) }
+        }
+    }
+
     private func runRefresh() async throws -> InstallReport {
         try await ensureFolder()
-        state.emit(.checking)
+        state.emit(RefreshProgress(stage: .checking))
+        let state = self.state
+        var installer = self.installer
+        let progress = InstallProgress { stage, counts in
+            state.emit(Self.progress(stage == .fetching ? .fetching : .installing, counts))
+        }
+        installer.progress = progress
         let report = try await installer.install(from: source, packs: configuration.packs, client: transport)
         if report.isUnchanged {
-            state.emit(.upToDate)
+            state.emit(RefreshProgress(stage: .upToDate))
         } else {
             state.forgetInstalled()
-            state.emit(.installed(gifsWritten: report.gifsWritten, gifsReused: report.gifsReused,
-                                  bytesDownloaded: report.bytesDownloaded))
+            state.emit(Self.progress(.installed, progress.current))
         }
         return report
+    }
+
+    private static func progress(_ stage: RefreshProgress.Stage, _ counts: InstallProgress.Counts) -> RefreshProgress {
+        RefreshProgress(stage: stage, bytesDone: counts.bytesDone, bytesTotal: counts.bytesTotal,
+                        gifsDone: counts.gifsDone, gifsTotal: counts.gifsTotal)
     }
 
     // MARK: Placeholders

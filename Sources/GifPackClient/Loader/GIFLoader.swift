@@ -53,6 +53,10 @@ public final class GIFLoader: Sendable {
         public var lazyCacheByteLimit: Int64 = 64 << 20
         /// Network fetches at once (visible ones first).
         public var maxConcurrentFetches = 4
+        /// The limits of every request of ``GIFLoader/refresh(progress:)`` and of a GIF fetched by
+        /// range: a server that accepts and never answers, or stops sending, fails the call after
+        /// one low-speed window (30 s by default, ``HTTPTimeouts/lowSpeedWindow``) with a message
+        /// that says what to check; set ``HTTPTimeouts/deadline`` to bound a whole call.
         public var timeouts = HTTPTimeouts()
         public var limits = PackLimits.standard
         /// Tests: sees the refresh's install go by its cancellation checkpoints (``PackInstaller``).
@@ -100,6 +104,7 @@ public final class GIFLoader: Sendable {
         installer.trust = trust
         installer.withPosters = configuration.withPosters
         installer.stageHook = configuration.installStageHook
+        installer.timeouts = configuration.timeouts
         self.installer = installer
         lazy = LazyGIFCache(directory: "\(folder)/lazy", indexURL: source.description, byteLimit: configuration.lazyCacheByteLimit,
                             client: http, limits: configuration.limits, timeouts: configuration.timeouts, trust: trust)

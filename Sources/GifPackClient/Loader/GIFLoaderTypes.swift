@@ -48,14 +48,61 @@ public struct LoaderPlaceholder: Sendable, Equatable {
     public var posterURL: URL?
 }
 
-/// What ``GIFLoader/refresh(progress:)`` reports as it goes.
-public enum RefreshProgress: Sendable, Equatable {
-    /// The conditional index request is on its way.
-    case checking
-    /// The server answered that nothing changed (a 304, or the same packs): nothing was written.
-    case upToDate
-    /// A new generation is installed: GIFs written and reused, bytes fetched over the network.
-    case installed(gifsWritten: Int, gifsReused: Int, bytesDownloaded: Int64)
+/// Where a ``GIFLoader/refresh(progress:)`` is, with its bytes and GIFs done and total.
+///
+/// Reports arrive in order and their done counts never go down: `.checking` (the conditional
+/// index request), then either `.upToDate` (nothing to fetch: every count 0) or `.fetching` (the
+/// packs' transfers), `.installing` (each GIF verified and placed) and `.installed`, where done
+/// equals total for bytes and GIFs. ``gifsTotal`` is known from the index when fetching starts;
+/// ``bytesTotal`` grows as each pack's transfer is planned (the rest of a whole pack, or the ranges
+/// of the frames the cache lacks) and is final from `.installing` on. Reports come on the thread
+/// of the transfer or of the disk work: hop to the main actor to show them.
+///
+/// ```swift
+/// try await loader.refresh { step in
+///     Task { @MainActor in bar.progress = Float(step.fractionCompleted) }   // or step.bytesDone, step.gifsDone
+/// }
+/// ```
+public struct RefreshProgress: Sendable, Equatable {
+    public enum Stage: String, Sendable, Equatable {
+        /// The conditional index request is on its way.
+        case checking
+        /// The server answered that nothing changed (a 304, or the same packs): nothing was fetched or written.
+        case upToDate
+        /// The packs (only the frames the cache lacks) are in transfer.
+        case fetching
+        /// Every transfer is done: the GIFs are verified and placed in the new generation.
+        case installing
+        /// The new generation is installed.
+        case installed
+    }
+
+    public var stage: Stage
+    /// Bytes of the packs received so far, and all the bytes the transfers planned so far fetch.
+    public var bytesDone: Int64 = 0
+    public var bytesTotal: Int64 = 0
+    /// GIFs verified and placed in the new generation, of the distinct GIFs the chosen packs' exercises use.
+    public var gifsDone = 0
+    public var gifsTotal = 0
+
+    public init(stage: Stage, bytesDone: Int64 = 0, bytesTotal: Int64 = 0, gifsDone: Int = 0, gifsTotal: Int = 0) {
+        self.stage = stage
+        self.bytesDone = bytesDone
+        self.bytesTotal = bytesTotal
+        self.gifsDone = gifsDone
+        self.gifsTotal = gifsTotal
+    }
+
+    /// 0…1 for a progress bar: half for the bytes, half for the GIFs (1 once up to date or installed).
+    public var fractionCompleted: Double {
+        switch stage {
+        case .checking: return 0
+        case .upToDate, .installed: return 1
+        case .fetching, .installing:
+            func part(_ done: Int64, _ total: Int64) -> Double { total > 0 ? Double(done) / Double(total) : (stage == .installing ? 1 : 0) }
+            return (part(bytesDone, bytesTotal) + part(Int64(gifsDone), Int64(gifsTotal))) / 2
+        }
+    }
 }
 
 /// A loader built with bad arguments.

@@ -110,6 +110,7 @@ final class Transfer: @unchecked Sendable {
             return 0
         }
         bodyBytes += Int64(chunk.count)
+        request.bodyProgress?(Int64(chunk.count))
         return chunk.count
     }
 
