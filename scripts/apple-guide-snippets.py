@@ -25,6 +25,7 @@ import PackageDescription
 let package = Package(
     name: "AppGuideSnippets",
     platforms: [.iOS(.v15)],
+    products: [.library(name: "AppGuideSnippets", targets: ["AppGuideSnippets"])],
     dependencies: [.package(name: "gifpack", path: "{root}")],
     targets: [
         .target(name: "AppGuideSnippets", dependencies: [.product(name: "GifPackClient", package: "gifpack")]),
