@@ -22,12 +22,13 @@ struct AppGuidePackageTests {
     }
 
     /// `swift package show-dependencies` of an app whose manifest is `manifest`, beside a stand-in clone
-    /// of gifpack in the folder `cloneFolder`.
-    static func resolve(_ manifest: String, cloneFolder: String) async throws -> ProcessResult {
+    /// of gifpack in the folder `cloneFolder` (`work`'s), made a git repository tagged `tag` when given.
+    static func resolve(_ manifest: String, cloneFolder: String, tag: String? = nil,
+                        in work: TemporaryDirectory? = nil) async throws -> ProcessResult {
         let root = try String(contentsOfFile: "\(AppGuideSketchTests.repositoryRoot)/Package.swift", encoding: .utf8)
         let name = try #require(root.firstMatch(of: /let package = Package\(\s*name: "([^"]+)"/)?.1)
         #expect(root.contains(".library(name: \"GifPackClient\""))
-        let work = try TemporaryDirectory()
+        let work = try work ?? TemporaryDirectory()
         let clone = work.file(cloneFolder)
         try FileManager.default.createDirectory(atPath: "\(clone)/Sources/GifPackClient", withIntermediateDirectories: true)
         try """
@@ -37,6 +38,13 @@ struct AppGuidePackageTests {
                               targets: [.target(name: "GifPackClient")])
         """.write(toFile: "\(clone)/Package.swift", atomically: true, encoding: .utf8)
         try "public let clientStandIn = 1\n".write(toFile: "\(clone)/Sources/GifPackClient/Client.swift", atomically: true, encoding: .utf8)
+        if let tag {
+            let git = ["-C", clone, "-c", "user.name=gifpack-test", "-c", "user.email=test@example.invalid"]
+            for step in [["init", "-q"], ["add", "."], ["commit", "-qm", "stand-in"], ["tag", tag]] {
+                let result = try await run("/usr/bin/git", git + step)
+                try #require(result.status == 0, "git \(step): \(result.error)")
+            }
+        }
         let app = work.file("MyApp")
         try FileManager.default.createDirectory(atPath: "\(app)/Sources/MyApp", withIntermediateDirectories: true)
         try manifest.replacingOccurrences(of: "path: \"../gifpack\"", with: "path: \"../\(cloneFolder)\"")
@@ -56,5 +64,20 @@ struct AppGuidePackageTests {
         let withoutName = block.replacingOccurrences(of: ".package(name: \"gifpack\", path:", with: ".package(path:")
         let refused = try await Self.resolve(withoutName, cloneFolder: "gifpack-main")
         #expect(refused.status != 0 && refused.error.contains("unknown package 'gifpack'"), "\(refused.status): \(refused.error)")
+    }
+
+    @Test func theTaggedVersionByURLResolvesWithTheSameProductLine() async throws {
+        let guide = try String(contentsOfFile: "\(AppGuideSketchTests.repositoryRoot)/docs/apps.md", encoding: .utf8)
+        let line = ".package(url: \"https://<your git host>/<owner>/gifpack.git\", from: \"0.1.0\")"
+        #expect(guide.contains(line))
+        let changelog = try String(contentsOfFile: "\(AppGuideSketchTests.repositoryRoot)/CHANGELOG.md", encoding: .utf8)
+        #expect(changelog.contains("## [0.1.0]"), "the version the guide names is a released one")
+        let work = try TemporaryDirectory()
+        let byURL = try Self.manifestBlock().replacingOccurrences(
+            of: ".package(name: \"gifpack\", path: \"../gifpack\")",
+            with: line.replacingOccurrences(of: "https://<your git host>/<owner>/gifpack.git", with: "file://\(work.file("host/gifpack.git"))"))
+        let resolved = try await Self.resolve(byURL, cloneFolder: "host/gifpack.git", tag: "0.1.0", in: work)
+        #expect(resolved.status == 0, "\(resolved.error)")
+        #expect(resolved.output.contains("gifpack") && resolved.output.contains("0.1.0"), "\(resolved.output)")
     }
 }
