@@ -59,13 +59,13 @@ public struct DryRun: Sendable {
         let wanted = packPlan.wanted
         plan.wanted = wanted.count
         let sourceKey = manifest.source.stateKey
-        let resolution = manifest.source.resolution ?? 0
+        let resolution = manifest.source.resolution
         let planner = FetchPlanner(settings: manifest.fetch, store: BlobStore(layout: layout), now: Date())
         let (indexPath, fetch, exercises) = ("\(options.outputDirectory)/index.json", manifest.fetch, catalog.exercises)
         let (decisions, recovery) = try await BlockingWork.run { () throws -> ([FetchPlanner.Decision], StateRecovery?) in
             var known: [String: GIFState] = [:]
             var recovery: StateRecovery?
-            switch try StateOpener.inspect(layout: layout, source: sourceKey, reading: { try $0.gifs(resolution: resolution) }) {
+            switch try StateOpener.inspect(layout: layout, source: sourceKey, reading: { try $0.gifs(resolution: resolution.stateKey) }) {
             case .absent: break
             case .sound(let gifs): known = gifs
             case .damaged(var damaged):
@@ -73,7 +73,7 @@ public struct DryRun: Sendable {
                 let rebuilt = try BuildState(inMemorySource: sourceKey)
                 try StateOpener.rebuild(&damaged, state: rebuilt, indexPath: indexPath, catalog: exercises, layout: layout,
                                         resolution: resolution, fetch: fetch)
-                known = try rebuilt.gifs(resolution: resolution)
+                known = try rebuilt.gifs(resolution: resolution.stateKey)
                 recovery = damaged
             }
             return (wanted.map { planner.decide($0, known: known[$0.id]) }, recovery)

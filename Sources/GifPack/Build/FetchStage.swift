@@ -106,7 +106,7 @@ extension BuildPipeline {
         var covered: [(gif: StoredGIF, rejection: FetchRejection)] = []
         guard wanted.contains(where: { if case .rejected? = results[$0.id] { true } else { false } }) else { return [] }
         let known: [String: GIFState]
-        do { known = try state.gifs(resolution: manifest.source.resolution ?? 0) } catch {
+        do { known = try state.gifs(resolution: manifest.source.resolution.stateKey) } catch {
             throw StateUnreadable(step: .lookingUpLastKnownGood, path: state.path, error: String(describing: error))
         }
         for exercise in wanted {
@@ -133,7 +133,7 @@ extension BuildPipeline {
                 case .fresh: report.gifs.skippedFresh += 1
                 case .lastKnownGood: report.gifs.reusedLastGood += 1
                 }
-                if gif.resolutionMismatch, let requested = manifest.source.resolution {
+                if gif.resolutionMismatch, let requested = manifest.source.resolution.pixels {
                     report.gifs.resolutionMismatches += 1
                     guard report.resolutionMismatches.count < options.reportListLimit else { break }
                     report.resolutionMismatches.append(.init(exerciseID: gif.exerciseID, requested: requested,

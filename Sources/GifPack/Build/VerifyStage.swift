@@ -111,7 +111,7 @@ extension BuildPipeline {
     /// The source as the index describes it.
     var sourceDescription: SourceDescription {
         SourceDescription(kind: manifest.source.kind.rawValue, baseURL: manifest.output.publishBaseURL ? manifest.source.baseURL : nil,
-                          resolution: manifest.source.resolution)
+                          resolution: manifest.source.resolution.pixels)
     }
 }
 

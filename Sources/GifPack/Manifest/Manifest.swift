@@ -75,9 +75,15 @@ public struct SourceSettings: Sendable, Equatable {
     public var apiKey: APIKey?
     /// `X-RapidAPI-Host` header value.
     public var hostHeader: String?
-    /// Requested GIF resolution in pixels (RapidAPI: 180, 360, 720 or 1080).
-    public var resolution: Int?
+    /// The GIF sizes to fetch, never empty (``Resolution/sourceDefault`` alone for the v1 API).
+    /// One build fetches one resolution: ``resolution`` is the first.
+    public var resolutions: [Resolution]
     public var pageSize: Int
+}
+
+extension SourceSettings {
+    /// The resolution this build fetches (the first listed).
+    public var resolution: Resolution { resolutions[0] }
 }
 
 /// An API key. Its description is redacted, so printing a manifest, an error or a log line that

@@ -118,7 +118,7 @@ enum StateOpener {
     /// No `index.json`: nothing published to rebuild. One that cannot be read or decoded throws
     /// (``UnreadableIndex``): the published pack versions are never silently forgotten.
     static func rebuild(_ recovery: inout StateRecovery, state: BuildState, indexPath: String, catalog: ExerciseList,
-                        layout: CacheLayout, resolution: Int, fetch: FetchSettings) throws {
+                        layout: CacheLayout, resolution: Resolution, fetch: FetchSettings) throws {
         let index: PackIndex?
         do { index = try FileSystem.readAll(indexPath).map { try PackIndex.decode(from: Data($0)) } } catch {
             throw UnreadableIndex(path: indexPath, detail: "\(error)")
@@ -132,7 +132,7 @@ enum StateOpener {
     /// Records again what the index and the blobs tell: each pack's published version, and each
     /// catalog exercise's GIF the index names and the store holds intact.
     static func rebuild(_ recovery: inout StateRecovery, state: BuildState, index: PackIndex?, indexDate: Date?,
-                        catalog: ExerciseList, store: BlobStore, resolution: Int, limits: GIFLimits) throws {
+                        catalog: ExerciseList, store: BlobStore, resolution: Resolution, limits: GIFLimits) throws {
         guard let index else { return }
         var gifs: [String: String] = [:]
         for pack in index.packs {
@@ -154,7 +154,7 @@ enum StateOpener {
                                        frames: info.frameCount, durationMilliseconds: info.durationMilliseconds,
                                        loopCount: info.loopCount)
             // Confirmed current when the index was last written, no later.
-            try state.recordSuccess(GIFState(exerciseID: exercise.id, resolution: resolution, url: exercise.imageURL,
+            try state.recordSuccess(GIFState(exerciseID: exercise.id, resolution: resolution.stateKey, url: exercise.imageURL,
                                              etag: nil, lastModified: nil, metadata: metadata,
                                              fetchedAt: indexDate ?? Date(timeIntervalSince1970: 0)))
             recovery.rebuiltGIFs += 1
