@@ -59,13 +59,16 @@ struct GIFFetcher: Sendable {
     let observer: BuildObserver?
     let freshTimes = FreshFetchTimes()
 
-    init(client: HTTPClient, source: SourceSettings, settings: FetchSettings, layout: CacheLayout, frames: FrameCache,
-         state: BuildState?, governor: FetchGovernor, placeholders: PlaceholderCache? = nil, observer: BuildObserver? = nil) {
+    /// Fetches at `resolution` (one of `source.resolutions`; the exercises handed to ``fetch(_:)``
+    /// carry its image URLs).
+    init(client: HTTPClient, source: SourceSettings, resolution: Resolution, settings: FetchSettings, layout: CacheLayout,
+         frames: FrameCache, state: BuildState?, governor: FetchGovernor, placeholders: PlaceholderCache? = nil,
+         observer: BuildObserver? = nil) {
         self.observer = observer
         let limits = GIFLimits(maxWidth: settings.maxWidth, maxHeight: settings.maxHeight,
                                maxFrames: settings.maxFrames, maxTotalPixels: settings.maxTotalPixels)
         let store = BlobStore(layout: layout)
-        resolution = source.resolution
+        self.resolution = resolution
         attempt = FetchAttempt(client: client, source: source, settings: settings, layout: layout, governor: governor)
         processor = GIFProcessor(store: store, frames: frames, limits: limits, resolution: resolution,
                                  state: state, placeholders: placeholders, observer: observer,

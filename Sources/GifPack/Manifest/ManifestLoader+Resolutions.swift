@@ -17,14 +17,29 @@ extension ManifestLoader {
                 resolutions.append(resolution)
             }
             guard !resolutions.isEmpty else { throw .invalidValue(path: list.path, reason: "list at least one resolution") }
-            guard resolutions.count == 1 else {
-                throw .invalidValue(path: list.path, reason: "one resolution per build: several in one run are not supported "
-                                        + "by this gifpack; build each resolution with its own manifest")
-            }
             return resolutions
         case (_?, _?):
             throw .invalidValue(path: node.path, reason: "give resolution or resolutions, not both")
         }
+    }
+
+    /// A pack's `resolutions: [360]`: some of the source's resolutions (in the source's order).
+    func parsePackResolutions(_ node: ManifestNode, source: SourceSettings) throws(ManifestError) -> [Resolution] {
+        guard source.kind == .rapidAPI else {
+            throw .invalidValue(path: node.path, reason: "not used by exercisedb-v1 (it serves one resolution)")
+        }
+        var chosen: [Resolution] = []
+        for element in try node.sequence() {
+            let resolution = try resolution(element)
+            guard source.resolutions.contains(resolution) else {
+                throw .invalidValue(path: element.path, reason: "\(resolution) is not one of source.resolutions ("
+                                        + source.resolutions.map(\.description).joined(separator: ", ") + ")")
+            }
+            guard !chosen.contains(resolution) else { throw .invalidValue(path: element.path, reason: "\(resolution) appears twice") }
+            chosen.append(resolution)
+        }
+        guard !chosen.isEmpty else { throw .invalidValue(path: node.path, reason: "list at least one resolution") }
+        return source.resolutions.filter(chosen.contains)
     }
 
     private func resolution(_ node: ManifestNode) throws(ManifestError) -> Resolution {

@@ -73,7 +73,7 @@ public struct ManifestLoader: Sendable {
         guard let sourceNode = top["source"] else { throw .missingKey(path: "source") }
         let source = try parseSource(sourceNode, environment: environment)
         let fetch = try top["fetch"].map { node throws(ManifestError) in try parseFetch(node) } ?? FetchSettings()
-        var packs = try top["packs"].map { node throws(ManifestError) in try parsePacks(node) } ?? []
+        var packs = try top["packs"].map { node throws(ManifestError) in try parsePacks(node, source: source) } ?? []
         if packs.isEmpty { packs = [PackSpec(name: "all", selector: Selector())] }
         let output = try top["output"].map { node throws(ManifestError) in try parseOutput(node) } ?? OutputSettings()
         let cache = try top["cache"].map { node throws(ManifestError) in try parseCache(node) } ?? CacheSettings()
@@ -218,10 +218,10 @@ public struct ManifestLoader: Sendable {
         return fetch
     }
 
-    private func parsePacks(_ node: ManifestNode) throws(ManifestError) -> [PackSpec] {
+    private func parsePacks(_ node: ManifestNode, source: SourceSettings) throws(ManifestError) -> [PackSpec] {
         var packs: [PackSpec] = []
         for element in try node.sequence() {
-            let keys = try element.mapping(allowed: ["name", "selector"])
+            let keys = try element.mapping(allowed: ["name", "selector", "resolutions"])
             guard let nameNode = keys["name"] else { throw .missingKey(path: element.child("name")) }
             let name = try nameNode.string()
             guard PackSpec.isValidName(name) else {
@@ -241,7 +241,8 @@ public struct ManifestLoader: Sendable {
                     throw .invalidValue(path: "\(selectorNode.child("ids"))[\(index)]", reason: "\"\(id)\" is not a valid exercise id")
                 }
             }
-            packs.append(PackSpec(name: name, selector: selector))
+            let resolutions = try keys["resolutions"].map { n throws(ManifestError) in try parsePackResolutions(n, source: source) }
+            packs.append(PackSpec(name: name, selector: selector, resolutions: resolutions))
         }
         return packs
     }

@@ -135,7 +135,7 @@ enum StateOpener {
                         catalog: ExerciseList, store: BlobStore, resolution: Resolution, limits: GIFLimits) throws {
         guard let index else { return }
         var gifs: [String: String] = [:]
-        for pack in index.packs {
+        for pack in index.allPacks {
             try state.recordPublished(pack: pack.name, version: pack.version, file: pack.file, sha256: pack.sha256,
                                       contentDigest: pack.contentDigest, at: indexDate ?? Date())
             recovery.rebuiltPacks += 1
@@ -143,6 +143,8 @@ enum StateOpener {
                 try state.recordPublished(pack: posters.name, version: posters.version, file: posters.file,
                                           sha256: posters.sha256, contentDigest: posters.contentDigest, at: indexDate ?? Date())
             }
+            // The GIFs of the first resolution (`packs[]`): those the catalog's image URLs name.
+            guard pack.resolution == nil || pack.resolution == index.source.resolution else { continue }
             for exercise in pack.exercises { if let gif = exercise.gif { gifs[exercise.id] = gif } }
         }
         for exercise in catalog {
