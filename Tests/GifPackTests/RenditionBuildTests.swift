@@ -215,6 +215,33 @@ struct RenditionBuildTests {
         }
         #expect(!files.requests.contains { $0.path.contains("all.360") }, "\(files.requests.map(\.path))")
     }
+
+    /// The same with a `gifpack` binary of the previous release (`GIFPACK_PREVIOUS_GIFPACK`: a
+    /// path, e.g. built from the last release tag or main before renditions): its own decoder and
+    /// installer, not this tree's. Skipped, visibly, when the variable is not set.
+    @Test(.enabled(if: Self.previousGifpack != nil, "set GIFPACK_PREVIOUS_GIFPACK to an earlier release's gifpack binary"))
+    func thePreviousReleasesGifpackInstallsTheFirstResolutionFromTheNewIndex() async throws {
+        let binary = try #require(Self.previousGifpack)
+        let server = try Self.fixture(count: 6)
+        defer { server.stop() }
+        let workspace = try TemporaryDirectory()
+        #expect(try await runBuild(manifest: Self.manifest(server), workspace: workspace).exitStatus == .success)
+        let files = try ClientStaticFileServer(root: workspace.file("dist"))
+        defer { files.stop() }
+        let cache = workspace.file("old-app/gifs")
+        let result = try await runCapturing(binary, ["install", "--index", files.baseURL + "/index.json", "--cache", cache])
+        #expect(result.status == 0, "\(String(decoding: result.error, as: UTF8.self))")
+        for exercise in server.catalog.exercises {
+            #expect(try fileBytes("\(cache)/\(exercise.id).gif") == server.catalog.gifBytes(id: exercise.id, resolution: 180))
+        }
+        #expect(!files.requests.contains { $0.path.contains("all.360") }, "\(files.requests.map(\.path))")
+    }
+
+    static var previousGifpack: String? {
+        guard let path = ProcessInfo.processInfo.environment["GIFPACK_PREVIOUS_GIFPACK"], !path.isEmpty,
+              FileManager.default.isExecutableFile(atPath: path) else { return nil }
+        return path
+    }
 }
 
 /// The bytes of one GIF of a pack file: its zstd frame decompressed, the tar header skipped.
