@@ -14,6 +14,9 @@ extension BuildPipeline {
                 continue
             }
             let tools = tools.at(rendition.resolution)
+            if renditions.count > 1, let pixels = rendition.resolution.pixels {
+                observer?(.renditionStarted(resolution: pixels, position: all.count + 1, count: renditions.count))
+            }
             all.append(try await withCounts(of: rendition, among: renditions.count, report: &report) { report in
                 try await fetchStage(rendition.plan.wanted, tools: tools, into: &report)
             })
