@@ -42,6 +42,9 @@ struct BuildCommand: AsyncParsableCommand {
     @Flag(help: "Print the plan (requests of each kind, budget) without sending any image request.")
     var dryRun = false
 
+    @Flag(help: "Exit 0, not 3, when exercises lack a rendition other than the first resolution's (e.g. the API plan serves no higher resolution).")
+    var allowMissingRenditions = false
+
     @Option(help: ArgumentHelp("The live index (a path or an http(s) URL): pack versions and the index sequence continue from it, for a runner without the last output directory or cache.", valueName: "path|url"))
     var previousIndex: String?
 
@@ -64,9 +67,10 @@ struct BuildCommand: AsyncParsableCommand {
 
     func run() async throws {
         var manifest: Manifest
-        let options: BuildOptions
+        var options: BuildOptions
         do {
             (manifest, options) = try source.loadManifest(previousIndex: previousIndex)
+            options.allowMissingRenditions = allowMissingRenditions
             if let maxRemoved { manifest.fetch.maxRemoved = maxRemoved }
         } catch {
             Terminal.error("gifpack: \(error)")
@@ -190,6 +194,10 @@ struct BuildCommand: AsyncParsableCommand {
         Terminal.output("catalog: \(plan.exercises) exercises; \(plan.wanted) wanted by \(plan.packs.count) pack(s)")
         for (name, count) in plan.packs.sorted(by: { $0.key < $1.key }) { Terminal.output("  pack \(name): \(count) exercises") }
         Terminal.output("would send: \(plan.fullRequests) full request(s), \(plan.conditionalRequests) conditional request(s)")
+        for rendition in plan.renditions ?? [] {
+            Terminal.output("  \(rendition.resolution) px (\(rendition.wanted) wanted): \(rendition.fullRequests) full, "
+                + "\(rendition.conditionalRequests) conditional, \(rendition.skippedFresh + rendition.skippedKnownMissing) skipped")
+        }
         Terminal.output("would skip: \(plan.skippedFresh) fresh (refresh_after), \(plan.skippedKnownMissing) known missing (missing_ttl)")
         let budget = plan.requestBudget.map { "\($0) (max_requests)" } ?? "no limit (max_requests unset)"
         Terminal.output("image requests: at most \(plan.imageRequests) before retries, against a budget of \(budget)")

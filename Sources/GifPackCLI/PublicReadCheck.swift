@@ -93,7 +93,7 @@ struct PublicReadCheck {
         }
         let index: PackIndex
         do { index = try PackIndex.decode(from: Data(local.index)) } catch { return "\(outputDirectory)/index.json: \(error)" }
-        for (file, bytes) in index.packs.flatMap({ [($0.file, $0.bytes)] + ($0.posters.map { [($0.file, $0.bytes)] } ?? []) }) {
+        for (file, bytes) in index.allPacks.flatMap({ [($0.file, $0.bytes)] + ($0.posters.map { [($0.file, $0.bytes)] } ?? []) }) {
             if let problem = await checkPack(file, bytes: bytes, client: client) { problems.append(problem) }
             // One pack with the same fault says it for all of them.
             if problems.count >= 4 { break }

@@ -12,8 +12,13 @@ public struct FormatVersion: Sendable, Equatable, Comparable, CustomStringConver
     public var minor: Int
 
     /// The format this library writes. 1.1 added the signed index's `sequence` and `expires`; 1.2 added
-    /// GIF placeholders and posters packs. Readers of 1.0 and 1.1 ignore the fields they do not know.
-    public static let current = FormatVersion(major: 1, minor: 2)
+    /// GIF placeholders and posters packs; 1.3 added renditions (`renditionPacks`, `resolutions`).
+    /// Readers of earlier minor versions ignore the fields they do not know.
+    public static let current = FormatVersion(major: 1, minor: 3)
+
+    /// What an index without renditions and every pack's `catalog.json` say: 1.3 changed neither, so
+    /// a build of one resolution writes the bytes it wrote before.
+    public static let withoutRenditions = FormatVersion(major: 1, minor: 2)
 
     public init(major: Int, minor: Int) {
         self.major = major

@@ -16,7 +16,7 @@ public struct PackCatalog: Sendable, Equatable, Codable {
     public var exercises: [PackExercise]
 
     public init(pack: String, source: SourceDescription, exercises: [PackExercise]) {
-        self.formatVersion = .current
+        self.formatVersion = .withoutRenditions
         self.pack = pack
         self.source = source
         self.exercises = exercises.sorted { $0.id < $1.id }
@@ -103,7 +103,7 @@ public struct GIFMetadata: Sendable, Equatable, Codable {
 /// ```swift
 /// var bytes = PackCatalogJSON.opening
 /// PackCatalogJSON.appendExercise(id: "0001", name: "3/4 sit-up", gif: nil, data: Array("{}".utf8), first: true, to: &bytes)
-/// PackCatalogJSON.appendClosing(formatVersion: .current, pack: "all", source: source, to: &bytes)
+/// PackCatalogJSON.appendClosing(formatVersion: .withoutRenditions, pack: "all", source: source, to: &bytes)
 /// ```
 public enum PackCatalogJSON {
     public static let opening = Array(#"{"exercises":["#.utf8)

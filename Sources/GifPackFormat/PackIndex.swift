@@ -17,8 +17,13 @@ public struct PackIndex: Sendable, Equatable, Codable {
     /// The program that wrote the index, e.g. `"gifpack 0.1.0"`.
     public var generator: String
     public var source: SourceDescription
-    /// Sorted by name.
+    /// Sorted by name. With renditions (format 1.3): each pack at the first resolution of
+    /// ``SourceDescription/resolutions``, under its own name, as a 1.2 reader expects.
     public var packs: [PackDescription]
+    /// Format 1.3: the packs of every other resolution, named `<pack>.<resolution>` (`all.360`),
+    /// sorted by name; nil (absent) when the build fetched one resolution. 1.2 readers never read
+    /// them, so they keep installing ``packs`` as before.
+    public var renditionPacks: [PackDescription]?
     /// Signed indexes only (format 1.1): rises by one with every index that differs, so a client can
     /// refuse an older index than the one it installed (a rollback).
     public var sequence: Int?
@@ -29,23 +34,34 @@ public struct PackIndex: Sendable, Equatable, Codable {
     /// The keys in the order index.json writes them (sorted by their bytes): the one definition of
     /// this part of the index's shape, read by the decoder and written by ``IndexJSONWriter``.
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case expires, formatVersion, generator, packs, sequence, source
+        case expires, formatVersion, generator, packs, renditionPacks, sequence, source
     }
 
-    public init(formatVersion: FormatVersion = .current, generator: String, source: SourceDescription,
-                packs: [PackDescription], sequence: Int? = nil, expires: String? = nil) {
-        self.formatVersion = formatVersion
+    /// An index of `packs` (and, when not empty, `renditionPacks`), of the lowest format version
+    /// that describes it unless `formatVersion` is given: 1.3 with rendition packs or several
+    /// `source.resolutions`, else 1.2, so a build of one resolution writes the same bytes as before
+    /// renditions existed.
+    public init(formatVersion: FormatVersion? = nil, generator: String, source: SourceDescription,
+                packs: [PackDescription], renditionPacks: [PackDescription] = [], sequence: Int? = nil, expires: String? = nil) {
+        self.formatVersion = formatVersion ?? (renditionPacks.isEmpty && source.resolutions == nil ? .withoutRenditions : .current)
         self.generator = generator
         self.source = source
         self.packs = packs.sorted { $0.name < $1.name }
+        self.renditionPacks = renditionPacks.isEmpty ? nil : renditionPacks.sorted { $0.name < $1.name }
         self.sequence = sequence
         self.expires = expires
     }
 
+    /// Every pack of the index: ``packs`` then ``renditionPacks``.
+    public var allPacks: [PackDescription] { packs + (renditionPacks ?? []) }
+
     /// ``expires`` as a date; nil when absent or not in the `YYYY-MM-DDTHH:MM:SSZ` form.
     public var expiryDate: Date? { expires.flatMap(IndexTimestamp.parse) }
 
-    public func pack(named name: String) -> PackDescription? { packs.first { $0.name == name } }
+    /// The pack or rendition pack of that name.
+    public func pack(named name: String) -> PackDescription? {
+        packs.first { $0.name == name } ?? renditionPacks?.first { $0.name == name }
+    }
 
     /// Canonical JSON: sorted keys, two-space pretty printing, trailing newline (the form
     /// `JSONEncoder` gives, written without its intermediate tree; see ``IndexJSONWriter``).
@@ -146,18 +162,23 @@ public struct SourceDescription: Sendable, Equatable, Codable {
     public var kind: String
     /// Present in the index; left out of a pack's catalog, so moving the API does not change packs.
     public var baseURL: String?
+    /// The resolution asked for (pixels; nil: the source's own size). With renditions, the first
+    /// of ``resolutions``: that of ``PackIndex/packs``.
     public var resolution: Int?
+    /// Format 1.3: every resolution the build fetched, in the manifest's order; nil with one.
+    public var resolutions: [Int]?
 
     /// The keys in the order index.json writes them (sorted by their bytes): the one definition of
     /// this part of the index's shape, read by the decoder and written by ``IndexJSONWriter``.
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case baseURL, kind, resolution
+        case baseURL, kind, resolution, resolutions
     }
 
-    public init(kind: String, baseURL: String?, resolution: Int?) {
+    public init(kind: String, baseURL: String?, resolution: Int?, resolutions: [Int]? = nil) {
         self.kind = kind
         self.baseURL = baseURL
         self.resolution = resolution
+        self.resolutions = resolutions
     }
 }
 
@@ -188,11 +209,14 @@ public struct PackDescription: Sendable, Equatable, Codable {
     public var exercises: ExerciseRefList
     /// The companion posters pack (format 1.2; nil before 1.2 or when the manifest asks for no posters).
     public var posters: PosterPackDescription?
+    /// Format 1.3, with renditions only: the resolution of this pack's GIFs (pixels).
+    public var resolution: Int?
 
     /// The keys in the order index.json writes them (sorted by their bytes): the one definition of
     /// this part of the index's shape, read by the decoder and written by ``IndexJSONWriter``.
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case bytes, catalog, contentDigest, entryCount, exercises, file, gifs, name, posters, sha256, uncompressedBytes, version
+        case bytes, catalog, contentDigest, entryCount, exercises, file, gifs, name, posters, resolution, sha256, uncompressedBytes,
+             version
     }
 
     public init(name: String, version: Int, file: String, bytes: Int64, sha256: String, entryCount: Int,

@@ -8,6 +8,7 @@ import Foundation
 /// ```sh
 /// exercisedb-fixture --port 0 --realistic --latency-ms 20 --port-file /tmp/fixture.port
 /// exercisedb-fixture --realistic --dump-gifs /tmp/gifs
+/// exercisedb-fixture --realistic --plan BASIC        # every resolution=360 request answered at 180
 /// ```
 @main
 struct ExerciseDBFixtureCommand: ParsableCommand {
@@ -41,7 +42,10 @@ struct ExerciseDBFixtureCommand: ParsableCommand {
     var quota: Int?
 
     @Option(name: .customLong("plan-max-resolution"), help: "Highest resolution served (180, 360, 720, 1080).")
-    var planMaxResolution = 1080
+    var planMaxResolution: Int?
+
+    @Option(help: "The RapidAPI plan whose resolution ceiling /image keeps: BASIC (180), PRO (360), ULTRA or MEGA (1080). A resolution above it is served at it, still 200.")
+    var plan: FixturePlan?
 
     @Option(name: .customLong("max-page-size"), help: "Largest list page.")
     var maxPageSize = 100
@@ -65,6 +69,9 @@ struct ExerciseDBFixtureCommand: ParsableCommand {
     func validate() throws {
         if let count, count < 1 { throw ValidationError("--count must be at least 1") }
         if let distinctGifs, distinctGifs < 1 { throw ValidationError("--distinct-gifs must be at least 1") }
+        if plan != nil, planMaxResolution != nil {
+            throw ValidationError("give --plan or --plan-max-resolution, not both")
+        }
         if let changePercent, !(changePercent > 0 && changePercent <= 100) {
             throw ValidationError("--change-percent must be above 0 and at most 100")
         }
@@ -103,9 +110,11 @@ struct ExerciseDBFixtureCommand: ParsableCommand {
         configuration.apiKey = apiKey
         configuration.quota = quota
         configuration.recordNesting = recordNesting
-        configuration.planMaxResolution = planMaxResolution
+        if let ceiling = plan?.maxResolution ?? planMaxResolution { configuration.planMaxResolution = ceiling }
         configuration.maxPageSize = maxPageSize
         configuration.realDataDirectory = realData
         return configuration
     }
 }
+
+extension FixturePlan: ExpressibleByArgument {}

@@ -71,7 +71,7 @@ struct CanonicalJSONTests {
         #expect(throws: CanonicalJSON.EncodingError.self) { try CanonicalJSON.encode(.array([.number(.nan)])) }
         let catalog = CatalogPager.assemble(records: [.object(["id": .string("0001"), "name": .string("a"),
                                                                "weight": .number(.nan)])], pages: 1) {
-            RapidAPICatalogSource.normalise($0, base: "https://api.example", resolution: 180)
+            RapidAPICatalogSource.normalise($0, base: "https://api.example", resolution: .pixels(180))
         }
         #expect(catalog.exercises.isEmpty)
         #expect(catalog.rejected.map(\.reason) == [.unencodableRecord])

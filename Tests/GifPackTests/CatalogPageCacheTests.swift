@@ -120,7 +120,7 @@ struct CatalogPageCacheTests {
 
     @Test func reusedExercisesAreRenumberedForTheNewSpoolsListsAndTemplates() throws {
         let workspace = try TemporaryDirectory()
-        let template = RapidAPICatalogSource.imageTemplate(base: "https://api.example", resolution: 180)
+        let template = RapidAPICatalogSource.imageTemplate(base: "https://api.example", resolution: .pixels(180))
         let exercises = try [
             Exercise(id: "0001", name: "sit-up", bodyParts: ["waist"], equipment: ["body weight"], targets: ["abs"],
                      imageTemplate: template, raw: .object(["id": .string("0001")])),

@@ -22,7 +22,7 @@ struct CatalogTests {
          42]
         """).arrayValue!
         let catalog = CatalogPager.assemble(records: records, pages: 1) {
-            RapidAPICatalogSource.normalise($0, base: "https://api.example", resolution: 360)
+            RapidAPICatalogSource.normalise($0, base: "https://api.example", resolution: .pixels(360))
         }
         #expect(catalog.exercises.map(\.id) == ["0001", "0002", "ok_id-3"])
         #expect(catalog.exercises.first?.name == "a", "the first record of a duplicate id is kept")
@@ -105,7 +105,7 @@ struct CatalogTests {
         let workspace = try TemporaryDirectory()
         for spool in [nil, try RecordSpool(directory: workspace.path)] {
             var assembler = CatalogPager.Assembler(expected: 2, spool: spool)
-            let normalise = { (record: JSONValue) in RapidAPICatalogSource.normalise(record, base: "https://api.example", resolution: 180) }
+            let normalise = { (record: JSONValue) in RapidAPICatalogSource.normalise(record, base: "https://api.example", resolution: .pixels(180)) }
             try assembler.add(records[0..<2].map(normalise))
             try assembler.add(records[2...].map(normalise))
             let catalog = try assembler.catalog(pages: 2)

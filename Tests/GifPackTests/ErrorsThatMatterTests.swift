@@ -56,10 +56,12 @@ struct ErrorsThatMatterTests {
             "0001": .rejected(FetchRejection(exerciseID: "0001", url: exercise.imageURL, reason: .httpStatus(500), detail: "d", status: 500)),
         ])
         #expect(throws: StateUnreadable.self) {
-            try pipeline.lastKnownGood(for: results, wanted: [exercise], state: state, store: BlobStore(layout: layout))
+            try pipeline.lastKnownGood(for: results, wanted: [exercise], state: state, store: BlobStore(layout: layout),
+                                       resolution: pipeline.manifest.source.resolution)
         }
         do {
-            _ = try pipeline.lastKnownGood(for: results, wanted: [exercise], state: state, store: BlobStore(layout: layout))
+            _ = try pipeline.lastKnownGood(for: results, wanted: [exercise], state: state, store: BlobStore(layout: layout),
+                                       resolution: pipeline.manifest.source.resolution)
         } catch {
             #expect(error.step == .lookingUpLastKnownGood)
             #expect(error.description.contains("nothing was published"))

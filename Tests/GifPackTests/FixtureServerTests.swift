@@ -145,6 +145,34 @@ import Testing
         #expect(server.catalog.gifBytes(id: id, resolution: 720) == at360.body)
     }
 
+    /// Every resolution is drawn at its own size (a different GIF, not a copy), and each plan's
+    /// ceiling answers a higher resolution with the ceiling's GIF, still 200.
+    @Test func eachPlanServesItsResolutionsAndAnswersHigherOnesAtItsCeiling() async throws {
+        #expect(FixturePlan.allCases.map(\.maxResolution) == [180, 360, 1080, 1080])
+        for plan in FixturePlan.allCases {
+            let server = try startedServer {
+                $0.exerciseCount = 2
+                $0.planMaxResolution = plan.maxResolution
+            }
+            defer { server.stop() }
+            let id = server.catalog.exercises[0].id
+            var widths: [Int: Int] = [:]
+            var bodies: [Int: [UInt8]] = [:]
+            for resolution in FixtureCatalog.resolutions {
+                let answer = try await curl(imageURL(server, id: id, resolution: resolution))
+                #expect(answer.status == 200, "\(plan) \(resolution)")
+                widths[resolution] = try GIFInspector.inspect(bytes: answer.body).width
+                bodies[resolution] = answer.body
+            }
+            for resolution in FixtureCatalog.resolutions {
+                let served = min(resolution, plan.maxResolution)
+                #expect(widths[resolution] == 16 * served / 180, "\(plan) asked \(resolution)")
+                #expect(bodies[resolution] == bodies[served])
+            }
+            if plan.maxResolution >= 360 { #expect(bodies[360] != bodies[180]) }
+        }
+    }
+
     @Test func imageParametersAreValidated() async throws {
         let server = try startedServer { $0.exerciseCount = 3 }
         defer { server.stop() }

@@ -50,7 +50,7 @@ struct ListingErrorTests {
         let state = try BuildState(path: workspace.file("state.sqlite"), source: "test")
         var recovery = StateRecovery(reason: "test", movedTo: workspace.file("state.sqlite.corrupt"))
         func rebuild(_ indexPath: String) throws {
-            try StateOpener.rebuild(&recovery, state: state, indexPath: indexPath, catalog: [], layout: layout, resolution: 180, fetch: FetchSettings())
+            try StateOpener.rebuild(&recovery, state: state, indexPath: indexPath, catalog: [], layout: layout, resolution: .pixels(180), fetch: FetchSettings())
         }
         try rebuild(workspace.file("missing.json"))
         #expect(recovery.rebuiltPacks == 0, "no index: nothing published to rebuild")

@@ -25,7 +25,7 @@ struct ManifestTests {
         #expect(manifest.source.kind == .rapidAPI)
         #expect(manifest.source.baseURL == "https://exercisedb.p.rapidapi.com")
         #expect(manifest.source.hostHeader == "exercisedb.p.rapidapi.com")
-        #expect(manifest.source.resolution == 180)
+        #expect(manifest.source.resolutions == [.pixels(180)])
         #expect(manifest.source.apiKey?.value == "secret-key-123")
         #expect(manifest.fetch.concurrency == 3)
         #expect(manifest.packs == [PackSpec(name: "all", selector: Selector())])
@@ -82,6 +82,29 @@ struct ManifestTests {
         #expect(failure("source: [1, 2]") == .wrongType(path: "source", expected: "a mapping"))
         #expect(failure("source: {kind: exercisedb-v1, base_url: 'ftp://x'}")?.description.contains("source.base_url") == true)
         #expect(failure("{{{") != nil)
+    }
+
+    /// `source.resolutions` is a list of typed resolutions; the older `source.resolution: N` reads
+    /// as `[N]`; a bad value, a repeat, an empty list or both keys at once name the key (exit 2).
+    @Test func resolutionsAreOneTypedListAndTheOldKeyReadsAsOne() throws {
+        #expect(try load(minimal + "\n  resolution: 360").source.resolutions == [.pixels(360)])
+        #expect(try load(minimal + "\n  resolutions: [720]").source.resolutions == [.pixels(720)])
+        #expect(try load(minimal + "\n  resolutions: [720]").source.resolution == .pixels(720))
+        let v1 = try load("source: {kind: exercisedb-v1}")
+        #expect(v1.source.resolutions == [.sourceDefault])
+        #expect(v1.source.resolution.stateKey == 0, "the state keeps the key every earlier gifpack wrote")
+        #expect(Resolution.pixels(360).matches(width: 360, height: 270))
+        #expect(!Resolution.pixels(360).matches(width: 180, height: 180))
+        #expect(Resolution.sourceDefault.matches(width: 180, height: 180))
+
+        #expect(failure(minimal + "\n  resolutions: [180, 200]") == .invalidValue(path: "source.resolutions[1]", reason: "200 is not one of 180, 360, 720, 1080"))
+        #expect(failure(minimal + "\n  resolutions: [180, 180]") == .invalidValue(path: "source.resolutions[1]", reason: "180 px appears twice"))
+        #expect(failure(minimal + "\n  resolutions: []") == .invalidValue(path: "source.resolutions", reason: "list at least one resolution"))
+        #expect(failure(minimal + "\n  resolutions: 180") == .wrongType(path: "source.resolutions", expected: "a list"))
+        #expect(failure(minimal + "\n  resolutions: [big]") == .wrongType(path: "source.resolutions[0]", expected: "an integer"))
+        #expect(failure(minimal + "\n  resolution: 180\n  resolutions: [180]") == .invalidValue(path: "source", reason: "give resolution or resolutions, not both"))
+        #expect(try load(minimal + "\n  resolutions: [360, 180]").source.resolutions == [.pixels(360), .pixels(180)], "in the manifest's order")
+        #expect(failure("source: {kind: exercisedb-v1, resolutions: [180]}")?.description.contains("source.resolutions") == true)
     }
 
     @Test func aMissingKeyVariableIsReportedWithoutTheKey() {

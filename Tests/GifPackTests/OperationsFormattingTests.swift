@@ -37,6 +37,21 @@ struct OperationsFormattingTests {
         #expect(ProgressLine.plain(busy) == "fetch 123/1500 (8%), 2.1 MB at 214 kB/s, ETA 1m52s, 3 retries, 1 failed")
     }
 
+    /// With several resolutions, the progress line and the log name the one being fetched.
+    @Test func theResolutionBeingFetchedIsNamed() throws {
+        let tracker = ProgressTracker()
+        tracker.observe(.stageStarted(.fetch))
+        tracker.observe(.renditionStarted(resolution: 360, position: 2, count: 2))
+        tracker.observe(.fetchStarted(total: 1500))
+        var snapshot = tracker.snapshot()
+        #expect(snapshot.rendition == "360 px (2/2)")
+        snapshot.done = 123
+        #expect(ProgressLine.plain(snapshot).hasPrefix("fetch 360 px (2/2) 123/1500 (8%)"))
+        #expect(ProgressLine.live(snapshot, width: 120, color: false).hasPrefix("fetch 360 px (2/2)  ["))
+        let entry = try #require(BuildEventLog.entry(for: .renditionStarted(resolution: 360, position: 2, count: 2)))
+        #expect(entry.message == "fetch: 360 px, resolution 2 of 2")
+    }
+
     @Test func theETAUsesThePaceOfRequestedGIFsOnly() {
         // 100 fresh GIFs finished at once; 20 requested ones took 10 s: 80 to go take 40 s.
         let snapshot = ProgressSnapshot(stage: .fetch, total: 200, done: 120, toRequest: 100, requestedDone: 20, fetchSeconds: 10)

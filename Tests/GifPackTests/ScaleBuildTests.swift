@@ -30,7 +30,7 @@ struct ScaleBuildTests {
     @Test func spooledExercisesReadBackWholeByIndexSliceFilterAndIteration() throws {
         let workspace = try TemporaryDirectory()
         let spool = try RecordSpool(directory: workspace.path)
-        let template = RapidAPICatalogSource.imageTemplate(base: "https://api.example", resolution: 360)
+        let template = RapidAPICatalogSource.imageTemplate(base: "https://api.example", resolution: .pixels(360))
         // One record past the 16 MiB a slot can say (its length is then read from the file).
         let big = String(repeating: "x", count: 17 << 20)
         let exercises = try [

@@ -17,6 +17,9 @@ public enum BuildEvent: Sendable {
     /// GIF's exercises are downloaded again): fresh and known-missing ones finish first, then
     /// ``fetchPlanned(total:toRequest:)`` says how many need a request.
     case fetchStarted(total: Int)
+    /// With several resolutions: the fetch of the `position`th (from 1) of `count` begins, at
+    /// `resolution` pixels; its ``fetchStarted(total:)`` follows.
+    case renditionStarted(resolution: Int, position: Int, count: Int)
     /// `total` GIFs are wanted; `toRequest` of them need a request (the rest are fresh or known missing).
     case fetchPlanned(total: Int, toRequest: Int)
     case attempt(AttemptEvent)

@@ -15,6 +15,9 @@ public struct BuildOptions: Sendable, Equatable {
     public var now: Date?
     /// The most entries each per-exercise list of the report holds (``BuildReport/listLimit``).
     public var reportListLimit = BuildReport.listLimit
+    /// `--allow-missing-renditions`: exercises without a GIF at a resolution other than the first
+    /// (the plan's ceiling, a failed fetch) end the build with 0 instead of 3.
+    public var allowMissingRenditions = false
 
     /// The CLI's version: `gifpack --version`, and the `generator` of every index it writes. It is the
     /// newest released section of CHANGELOG.md (`ChangelogTests` fails when they disagree).

@@ -92,7 +92,8 @@ public struct BuildPipeline: Sendable {
     }
 
     /// The build as straight stages, each handing the next what it made: catalog (``Catalog``) →
-    /// plan (``PackPlan``) → fetch (``FetchResults``) → describe and verify (each pack's
+    /// plan (``PackPlan``, one ``RenditionPlan`` per resolution) → fetch (``FetchResults``, every
+    /// resolution in turn) → describe and verify (each pack's
     /// ``PackPublisher/Decision``, every frame an assembly copies checked) → pack
     /// (``PackDescription``s) → index (``PackIndex``) → prune. A stage that ends the build early
     /// throws ``BuildEnded`` (or the error that stopped it); nothing flows back to an earlier stage.
@@ -121,17 +122,19 @@ public struct BuildPipeline: Sendable {
         stages.end("plan", into: &report)
         let tools = GIFTools(manifest: manifest, layout: cache.layout, state: cache.state, client: client,
                              options: options, startedAt: started, observer: observer)
-        let results: FetchResults
-        do { results = try await fetchStage(plan.wanted, tools: tools, into: &report) } catch let end as BuildEnded {
+        let renditions = RenditionPlan.all(for: manifest.source, plan: plan, catalog: catalog)
+        let results: [FetchResults]
+        do { results = try await fetchRenditions(renditions, tools: tools, into: &report) } catch let end as BuildEnded {
             stages.record("fetch", into: &report)
             throw end
         }
         stages.end("fetch", into: &report)
-        try checkMissing(wanted: plan.wanted.count, into: &report)
-        let decided = try await describeAndVerify(plan, results: results, tools: tools, indexes: indexes, into: &report)
-        let descriptions = try await packStage(plan, decided: decided, tools: tools, indexes: indexes, into: &report)
+        try checkMissing(wanted: renditions[0].plan.wanted.count, into: &report)
+        let (descriptions, renditionPacks) = try await packRenditions(renditions, results: results, tools: tools,
+                                                                      indexes: indexes, into: &report)
         stages.end("pack", into: &report)
-        let index = try await indexStage(descriptions, state: cache.state, indexes: indexes, into: &report)
+        let index = try await indexStage(descriptions, renditionPacks: renditionPacks, state: cache.state, indexes: indexes,
+                                         into: &report)
         stages.end("index", into: &report)
         report.pruned = try await pruneStage(index, cache: cache)
         stages.end("prune", into: &report)

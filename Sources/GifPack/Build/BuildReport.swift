@@ -32,6 +32,9 @@ public struct BuildReport: Sendable, Codable, Equatable {
     /// Exercises whose GIF size differs from the requested resolution (served downgraded), in id
     /// order, at most ``listLimit`` of them (`gifs.resolutionMismatches` counts them all).
     public var resolutionMismatches: [ResolutionMismatch] = []
+    /// With several resolutions: each one's GIF counts, in the manifest's order (``gifs`` holds the
+    /// first's); nil with one resolution.
+    public var renditions: [RenditionSummary]?
     public var packs: [PackResult] = []
     /// What happened to `index.json` (absent when the build published nothing).
     public var index: IndexSummary?
@@ -180,6 +183,20 @@ public struct BuildReport: Sendable, Codable, Equatable {
         /// Valid GIFs whose size differs from the requested resolution (the first ``BuildReport/listLimit``
         /// are listed in `resolutionMismatches`).
         public var resolutionMismatches = 0
+    }
+
+    /// One resolution of a build with several.
+    public struct RenditionSummary: Sendable, Codable, Equatable {
+        /// Pixels asked for.
+        public var resolution: Int
+        /// Its GIFs by outcome, as ``BuildReport/gifs``; `missing` counts the exercises without
+        /// this rendition (they keep their others).
+        public var gifs: GIFSummary
+        /// Exercises the API served at a smaller size (the plan's ceiling): not published at this
+        /// resolution (also in `gifs.rejectedByReason` as `plan-ceiling`).
+        public var planCeiling = 0
+        /// Packs made at this resolution (none when no exercise has it).
+        public var packs = 0
     }
 
     /// A GIF served at another size than the requested resolution.

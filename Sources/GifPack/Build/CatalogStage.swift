@@ -35,7 +35,7 @@ extension BuildPipeline {
             }
         }
         if let damaged = report.stateRecovery {
-            let (indexPath, resolution, fetch) = (self.indexPath, manifest.source.resolution ?? 0, manifest.fetch)
+            let (indexPath, resolution, fetch) = (self.indexPath, manifest.source.resolution, manifest.fetch)
             report.stateRecovery = try await BlockingWork.run {
                 var rebuilt = damaged
                 try StateOpener.rebuild(&rebuilt, state: state, indexPath: indexPath, catalog: catalog.exercises, layout: layout,

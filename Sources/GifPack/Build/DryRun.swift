@@ -41,8 +41,21 @@ public struct DryRun: Sendable {
         /// Set when the state database is damaged: where a build would move it (nothing was moved)
         /// and what it would rebuild from the index and the blobs.
         public var stateRecovery: StateRecovery?
+        /// With several resolutions: each one's requests, in the order the build sends them (the
+        /// counts above are their sums).
+        public var renditions: [Requests]?
         /// Image requests, at most, this build would send: one per GIF plus retries.
         public var imageRequests: Int { fullRequests + conditionalRequests }
+    }
+
+    /// One resolution's share of a ``Plan``.
+    public struct Requests: Sendable, Codable, Equatable {
+        public var resolution: Int
+        public var wanted = 0
+        public var fullRequests = 0
+        public var conditionalRequests = 0
+        public var skippedFresh = 0
+        public var skippedKnownMissing = 0
     }
 
     public func plan() async throws -> Plan {
@@ -56,37 +69,58 @@ public struct DryRun: Sendable {
         plan.exercises = catalog.exercises.count
         plan.packs = Dictionary(uniqueKeysWithValues: packPlan.entries.map { ($0.spec.name, $0.exercises.count) })
         plan.requestBudget = manifest.fetch.maxRequests
-        let wanted = packPlan.wanted
-        plan.wanted = wanted.count
+        plan.wanted = packPlan.wanted.count
+        let renditions = RenditionPlan.all(for: manifest.source, plan: packPlan, catalog: catalog)
+        let (decisions, recovery) = try await decide(renditions, catalog: catalog.exercises, layout: layout)
+        plan.stateRecovery = recovery
+        var requests: [Requests] = []
+        for (rendition, decisions) in zip(renditions, decisions) {
+            var counts = Requests(resolution: rendition.resolution.pixels ?? 0, wanted: rendition.plan.wanted.count)
+            for decision in decisions {
+                switch decision {
+                case .reuseFresh: counts.skippedFresh += 1
+                case .knownMissing: counts.skippedKnownMissing += 1
+                case .request(let conditional):
+                    if conditional == nil { counts.fullRequests += 1 } else { counts.conditionalRequests += 1 }
+                }
+            }
+            plan.fullRequests += counts.fullRequests
+            plan.conditionalRequests += counts.conditionalRequests
+            plan.skippedFresh += counts.skippedFresh
+            plan.skippedKnownMissing += counts.skippedKnownMissing
+            requests.append(counts)
+        }
+        if renditions.count > 1 { plan.renditions = requests }
+        return plan
+    }
+
+    /// The planner's decision for each wanted exercise of each resolution, from a private copy of
+    /// the state (or, when it is damaged, from what a build would rebuild, in memory).
+    private func decide(_ renditions: [RenditionPlan], catalog exercises: ExerciseList,
+                        layout: CacheLayout) async throws -> ([[FetchPlanner.Decision]], StateRecovery?) {
         let sourceKey = manifest.source.stateKey
-        let resolution = manifest.source.resolution ?? 0
+        let first = manifest.source.resolution
         let planner = FetchPlanner(settings: manifest.fetch, store: BlobStore(layout: layout), now: Date())
-        let (indexPath, fetch, exercises) = ("\(options.outputDirectory)/index.json", manifest.fetch, catalog.exercises)
-        let (decisions, recovery) = try await BlockingWork.run { () throws -> ([FetchPlanner.Decision], StateRecovery?) in
-            var known: [String: GIFState] = [:]
+        let (indexPath, fetch) = ("\(options.outputDirectory)/index.json", manifest.fetch)
+        let keys = renditions.map(\.resolution.stateKey)
+        return try await BlockingWork.run { () throws -> ([[FetchPlanner.Decision]], StateRecovery?) in
+            var known: [[String: GIFState]] = keys.map { _ in [:] }
             var recovery: StateRecovery?
-            switch try StateOpener.inspect(layout: layout, source: sourceKey, reading: { try $0.gifs(resolution: resolution) }) {
+            let reading = { (state: BuildState) throws -> [[String: GIFState]] in try keys.map { try state.gifs(resolution: $0) } }
+            switch try StateOpener.inspect(layout: layout, source: sourceKey, reading: reading) {
             case .absent: break
             case .sound(let gifs): known = gifs
             case .damaged(var damaged):
                 // What the build would record again, in memory: the disk stays as it is.
                 let rebuilt = try BuildState(inMemorySource: sourceKey)
                 try StateOpener.rebuild(&damaged, state: rebuilt, indexPath: indexPath, catalog: exercises, layout: layout,
-                                        resolution: resolution, fetch: fetch)
-                known = try rebuilt.gifs(resolution: resolution)
+                                        resolution: first, fetch: fetch)
+                known = try reading(rebuilt)
                 recovery = damaged
             }
-            return (wanted.map { planner.decide($0, known: known[$0.id]) }, recovery)
+            return (zip(renditions, known).map { rendition, known in
+                rendition.plan.wanted.map { planner.decide($0, known: known[$0.id]) }
+            }, recovery)
         }
-        plan.stateRecovery = recovery
-        for decision in decisions {
-            switch decision {
-            case .reuseFresh: plan.skippedFresh += 1
-            case .knownMissing: plan.skippedKnownMissing += 1
-            case .request(let conditional):
-                if conditional == nil { plan.fullRequests += 1 } else { plan.conditionalRequests += 1 }
-            }
-        }
-        return plan
     }
 }

@@ -5,6 +5,8 @@ import GifPackHTTP
 /// governor (window, budget and stops over every GIF request of the run) and the fetcher's parts.
 struct GIFTools: Sendable {
     let source: SourceSettings
+    /// The resolution this build's fetcher asks for (``at(_:)`` gives the tools of another).
+    private(set) var resolution: Resolution
     let fetch: FetchSettings
     let layout: CacheLayout
     let state: BuildState
@@ -17,6 +19,7 @@ struct GIFTools: Sendable {
     init(manifest: Manifest, layout: CacheLayout, state: BuildState, client: HTTPClient, options: BuildOptions,
          startedAt started: ContinuousClock.Instant, observer: BuildObserver?) {
         (source, fetch, self.layout, self.state, self.client, self.observer) = (manifest.source, manifest.fetch, layout, state, client, observer)
+        resolution = manifest.source.resolution
         frames = FrameCache(layout: layout, level: manifest.output.zstdLevel, mtime: options.sourceDateEpoch)
         placeholders = PlaceholderCache(layout: layout, settings: manifest.output.placeholderSettings,
                                         posterFrames: manifest.output.posterSizes.isEmpty ? nil
@@ -25,10 +28,18 @@ struct GIFTools: Sendable {
                                  startedAt: started)
     }
 
-    /// A fetcher of GIFs into the store, sharing the governor with every other of this run.
+    /// The same tools fetching at `resolution`: the caches, the client and the governor (window,
+    /// budget and stops) are shared.
+    func at(_ resolution: Resolution) -> GIFTools {
+        var tools = self
+        tools.resolution = resolution
+        return tools
+    }
+
+    /// A fetcher of GIFs into the store at ``resolution``, sharing the governor with every other of this run.
     func fetcher() -> GIFFetcher {
-        GIFFetcher(client: client, source: source, settings: fetch, layout: layout, frames: frames, state: state,
-                   governor: governor, placeholders: placeholders, observer: observer)
+        GIFFetcher(client: client, source: source, resolution: resolution, settings: fetch, layout: layout, frames: frames,
+                   state: state, governor: governor, placeholders: placeholders, observer: observer)
     }
 }
 
@@ -50,7 +61,8 @@ extension BuildPipeline {
         // Taken out of the outcome, so the results have one owner and change in place below.
         var results = outcome.results
         outcome.results = FetchResults()
-        report.stateErrors = fetcher.processor.stateWriteErrors
+        if tools.resolution != manifest.source.resolution { refuseOtherSizes(&results, wanted: wanted, resolution: tools.resolution) }
+        report.stateErrors += fetcher.processor.stateWriteErrors
         report.http = .init(requests: after.requestsStarted, retries: outcome.retries, rateLimited: outcome.rateLimited,
                             quotaRemaining: outcome.quotaRemaining, maxInFlight: after.maxInFlight,
                             connectionsOpened: after.connectionsOpened)
@@ -61,18 +73,19 @@ extension BuildPipeline {
             report.http.fetchWindowIdleSlotSeconds = max(0, slots - busy)
         }
         if let stop = outcome.stop {
-            summarise(results, wanted: wanted, into: &report)
+            summarise(results, wanted: wanted, resolution: tools.resolution, into: &report)
             throw stopped(stop, notAttempted: outcome.notAttempted, into: &report)
         }
         // The step reads the results and says what to change; they change here, in place: a copy
         // of every exercise's result (megabytes at 100,000) is never made.
-        let (state, layout) = (tools.state, tools.layout)
+        let (state, layout, resolution) = (tools.state, tools.layout, tools.resolution)
         let cover = try await BlockingWork.run("gifpack.last-known-good") { [results] () throws(StateUnreadable) in
-            try lastKnownGood(for: results, wanted: wanted, state: state, store: BlobStore(layout: layout))
+            try lastKnownGood(for: results, wanted: wanted, state: state, store: BlobStore(layout: layout), resolution: resolution)
         }
         for (gif, _) in cover { results[gif.exerciseID] = .stored(gif) }
-        report.reusedLastGood = Array(cover.lazy.map(\.rejection).prefix(options.reportListLimit))
-        summarise(results, wanted: wanted, into: &report)
+        if tools.resolution != manifest.source.resolution { refuseOtherSizes(&results, wanted: wanted, resolution: tools.resolution) }
+        report.reusedLastGood += cover.lazy.map(\.rejection).prefix(max(0, options.reportListLimit - report.reusedLastGood.count))
+        summarise(results, wanted: wanted, resolution: tools.resolution, into: &report)
         return results
     }
 
@@ -101,25 +114,25 @@ extension BuildPipeline {
     /// The failures of this run an earlier run's GIF can stand in for, each with the GIF that
     /// earlier run stored for the same exercise; `results` is only read (the caller changes them).
     /// Throws when the state cannot be read: going on would silently drop GIFs an earlier pack had.
-    func lastKnownGood(for results: FetchResults, wanted: ExerciseList, state: BuildState,
-                       store: BlobStore) throws(StateUnreadable) -> [(gif: StoredGIF, rejection: FetchRejection)] {
+    func lastKnownGood(for results: FetchResults, wanted: ExerciseList, state: BuildState, store: BlobStore,
+                       resolution: Resolution) throws(StateUnreadable) -> [(gif: StoredGIF, rejection: FetchRejection)] {
         var covered: [(gif: StoredGIF, rejection: FetchRejection)] = []
         guard wanted.contains(where: { if case .rejected? = results[$0.id] { true } else { false } }) else { return [] }
         let known: [String: GIFState]
-        do { known = try state.gifs(resolution: manifest.source.resolution ?? 0) } catch {
+        do { known = try state.gifs(resolution: resolution.stateKey) } catch {
             throw StateUnreadable(step: .lookingUpLastKnownGood, path: state.path, error: String(describing: error))
         }
         for exercise in wanted {
             guard case .rejected(let rejection)? = results[exercise.id],
                   let metadata = known[exercise.id]?.metadata, store.contains(sha256: metadata.sha256) else { continue }
-            covered.append((StoredGIF(exerciseID: exercise.id, reusing: metadata, origin: .lastKnownGood, requestedResolution: nil),
+            covered.append((StoredGIF(exerciseID: exercise.id, reusing: metadata, origin: .lastKnownGood, requestedResolution: resolution),
                             rejection))
         }
         return covered
     }
 
     /// Counts the results of the wanted exercises into the report's GIF summary and lists.
-    func summarise(_ results: FetchResults, wanted: ExerciseList, into report: inout BuildReport) {
+    func summarise(_ results: FetchResults, wanted: ExerciseList, resolution: Resolution, into report: inout BuildReport) {
         for exercise in wanted {
             switch results[exercise.id] {
             case .stored(let gif)?:
@@ -133,7 +146,7 @@ extension BuildPipeline {
                 case .fresh: report.gifs.skippedFresh += 1
                 case .lastKnownGood: report.gifs.reusedLastGood += 1
                 }
-                if gif.resolutionMismatch, let requested = manifest.source.resolution {
+                if gif.resolutionMismatch, let requested = resolution.pixels {
                     report.gifs.resolutionMismatches += 1
                     guard report.resolutionMismatches.count < options.reportListLimit else { break }
                     report.resolutionMismatches.append(.init(exerciseID: gif.exerciseID, requested: requested,

@@ -15,7 +15,7 @@ struct IndexedPackFile: Sendable, Equatable {
 extension PackIndex {
     /// Every file the index names, each pack followed by its posters pack when it has one.
     var packFiles: [IndexedPackFile] {
-        packs.flatMap { pack in
+        allPacks.flatMap { pack in
             [IndexedPackFile(file: pack.file, bytes: pack.bytes, sha256: pack.sha256)]
                 + (pack.posters.map { [IndexedPackFile(file: $0.file, bytes: $0.bytes, sha256: $0.sha256)] } ?? [])
         }

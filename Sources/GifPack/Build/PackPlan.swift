@@ -17,6 +17,11 @@ public struct PackPlan: Sendable, Equatable {
     /// list when a pack chose them all).
     public var wanted: ExerciseList
 
+    init(entries: [Entry], wanted: ExerciseList) {
+        self.entries = entries
+        self.wanted = wanted
+    }
+
     public init(specs: [PackSpec], catalog: Catalog) {
         entries = specs.map { spec in
             // A pack of every exercise (the usual "all") keeps no copy of its own.

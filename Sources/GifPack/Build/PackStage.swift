@@ -3,7 +3,7 @@ import Foundation
 extension BuildPipeline {
     /// The pack stage: each pack kept or assembled as decided, from frames the verify stage
     /// checked, with its posters pack made beside it; every pack reported as it is finished.
-    func packStage(_ plan: PackPlan, decided: DecidedPacks, tools: GIFTools, indexes: KnownIndexes,
+    func packStage(_ plan: PackPlan, decided: DecidedPacks, tools: GIFTools, posters: Bool, indexes: KnownIndexes,
                    into report: inout BuildReport) async throws -> [PackDescription] {
         let publisher = packPublisher(tools)
         let results = decided.results
@@ -12,7 +12,7 @@ extension BuildPipeline {
             // The posters pack is made on its own thread while the pack is assembled: it needs
             // only the pack's distinct GIFs, which the results already give, and the second core
             // would otherwise sit idle after the last download.
-            let postersWork = startPosters(entry, results: results, tools: tools, indexes: indexes)
+            let postersWork = posters ? startPosters(entry, results: results, tools: tools, indexes: indexes) : nil
             var description: PackDescription, outcome: PackPublisher.Outcome
             do {
                 switch decision {
@@ -66,16 +66,17 @@ extension BuildPipeline {
     /// The index stage: the index of the packs published (written last, atomically, only when its
     /// bytes change, signed when the manifest says so), and every listed version recorded as
     /// published in the state.
-    func indexStage(_ descriptions: [PackDescription], state: BuildState, indexes: KnownIndexes,
+    func indexStage(_ descriptions: [PackDescription], renditionPacks: [PackDescription], state: BuildState, indexes: KnownIndexes,
                     into report: inout BuildReport) async throws -> PackIndex {
-        let index = PackIndex(generator: options.generator, source: sourceDescription, packs: descriptions)
+        let index = PackIndex(generator: options.generator, source: sourceDescription, packs: descriptions,
+                              renditionPacks: renditionPacks)
         let indexPublisher = IndexPublisher(outputDirectory: options.outputDirectory)
         let (signing, now) = (manifest.signing, options.now ?? Date())
         report.index = try await BlockingWork.run {
             let summary = try indexPublisher.publish(index, localIndex: indexes.local, signing: signing, previous: indexes.previous,
                                                      state: state, now: now)
             // Every listed version counts as published from now on (earlier records are kept as they are).
-            for description in descriptions {
+            for description in descriptions + renditionPacks {
                 try state.recordPublished(pack: description.name, version: description.version, file: description.file,
                                           sha256: description.sha256, contentDigest: description.contentDigest, at: now)
                 if let posters = description.posters {
@@ -107,6 +108,7 @@ extension BuildPipeline {
             report.message += "; index signed anew (sequence \(sequence), expires \(summary.expires ?? "?"))"
         }
         if stillMissing > 0 { report.message += "; \(stillMissing) exercise(s) have no GIF" }
+        concludeRenditions(&report)
         if !report.damagedBlobs.isEmpty {
             report.message += "; \(report.damagedBlobs.count) damaged cached GIF(s) were downloaded again"
         }

@@ -39,7 +39,7 @@ public struct Pruner: Sendable {
             FileSystem.remove(path)
             result.deletedTemporaryFiles += 1
         }
-        let published = (index?.packs ?? []).flatMap { pack in
+        let published = (index?.allPacks ?? []).flatMap { pack in
             [(pack.name, pack.version)] + (pack.posters.map { [($0.name, $0.version)] } ?? [])
         }
         for pack in published.map({ (name: $0.0, version: $0.1) }) {

@@ -94,7 +94,7 @@ extension BuildPipeline {
         report.gifs.wanted = wanted.count
         report.rejections = []
         report.resolutionMismatches = []
-        summarise(results, wanted: wanted, into: &report)
+        summarise(results, wanted: wanted, resolution: tools.resolution, into: &report)
         guard manifest.fetch.maxMissing.allows(missing: report.gifs.missing, of: wanted.count) else {
             throw BuildEnded(status: .failed, message: failure + "; downloading it again failed, leaving \(report.gifs.missing) of "
                                  + "\(wanted.count) exercises without a valid GIF, more than max_missing "
@@ -102,16 +102,21 @@ extension BuildPipeline {
         }
     }
 
-    /// The publisher of this build's packs.
+    /// The publisher of this build's packs at the tools' resolution.
     func packPublisher(_ tools: GIFTools) -> PackPublisher {
-        PackPublisher(outputDirectory: options.outputDirectory, frames: tools.frames, source: sourceDescription,
-                      placeholders: tools.placeholders)
+        var source = sourceDescription
+        (source.resolution, source.resolutions) = (tools.resolution.pixels, nil)
+        return PackPublisher(outputDirectory: options.outputDirectory, frames: tools.frames, source: source,
+                             placeholders: tools.placeholders)
     }
 
-    /// The source as the index describes it.
+    /// The source as the index describes it (`resolutions` only when there are several).
     var sourceDescription: SourceDescription {
-        SourceDescription(kind: manifest.source.kind.rawValue, baseURL: manifest.output.publishBaseURL ? manifest.source.baseURL : nil,
-                          resolution: manifest.source.resolution)
+        let resolutions = manifest.source.resolutions
+        return SourceDescription(kind: manifest.source.kind.rawValue,
+                                 baseURL: manifest.output.publishBaseURL ? manifest.source.baseURL : nil,
+                                 resolution: manifest.source.resolution.pixels,
+                                 resolutions: resolutions.count > 1 ? resolutions.compactMap(\.pixels) : nil)
     }
 }
 

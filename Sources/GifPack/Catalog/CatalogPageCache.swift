@@ -77,7 +77,7 @@ final class CatalogPageCache: Sendable {
     static func key(for source: SourceSettings) -> RecordDigest {
         var hasher = SHA256()
         for part in ["gifpack catalog pages 1", BuildOptions.version, source.kind.rawValue, source.baseURL,
-                     String(source.resolution ?? -1), String(source.pageSize)] {
+                     source.resolution.description, String(source.pageSize)] {
             hasher.update(data: Array(part.utf8) + [0])
         }
         return RecordDigest(hasher.finalize())

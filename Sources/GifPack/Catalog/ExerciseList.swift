@@ -26,6 +26,9 @@ public struct ExerciseList: RandomAccessCollection, Sendable, Equatable, Express
     /// Whether iteration gives spooled exercises their record's bytes in memory (read with the
     /// exercise, in the same piece of the file) rather than a place to read them from.
     private var readsRecords = false
+    /// When set, every exercise whose image URL is made from a template is handed out with this
+    /// template instead: the same catalog at another resolution (``atImageTemplate(_:)``).
+    private var imageTemplate: ImageURLTemplate?
 
     public init(_ exercises: [Exercise]) { storage = .memory(exercises[...]) }
 
@@ -50,25 +53,44 @@ public struct ExerciseList: RandomAccessCollection, Sendable, Equatable, Express
     }
 
     public subscript(position: Int) -> Exercise {
-        switch storage {
+        let exercise = switch storage {
         case .memory(let exercises): exercises[position]
         case .spooled(let spool, let slots): spool.exercise(at: slots[position])
         }
+        return Self.retemplated(exercise, imageTemplate)
     }
 
     public subscript(bounds: Range<Int>) -> ExerciseList {
-        switch storage {
+        var list = switch storage {
         case .memory(let exercises): ExerciseList(storage: .memory(exercises[bounds]))
         case .spooled(let spool, let slots): ExerciseList(storage: .spooled(spool, slots[bounds]))
         }
+        list.imageTemplate = imageTemplate
+        return list
+    }
+
+    /// The same exercises with their templated image URLs made from `template` (another
+    /// resolution of the same API): nothing is copied.
+    func atImageTemplate(_ template: ImageURLTemplate) -> ExerciseList {
+        var list = self
+        list.imageTemplate = template
+        return list
+    }
+
+    private static func retemplated(_ exercise: Exercise, _ template: ImageURLTemplate?) -> Exercise {
+        guard let template, case .template = exercise.image else { return exercise }
+        var changed = exercise
+        changed.image = .template(template)
+        return changed
     }
 
     /// The exercises `isIncluded` accepts, in order, as a list of the same kind: a spooled list
     /// gives a spooled list (eight bytes per exercise kept), never an array of exercises.
     public func filtered(_ isIncluded: (Exercise) throws -> Bool) rethrows -> ExerciseList {
+        var list: ExerciseList
         switch storage {
         case .memory(let exercises):
-            return ExerciseList(try exercises.filter(isIncluded))
+            list = ExerciseList(try exercises.filter { try isIncluded(Self.retemplated($0, imageTemplate)) })
         case .spooled(let spool, let slots):
             var kept: [ExerciseSlot] = []
             var iterator = makeIterator()
@@ -76,8 +98,10 @@ public struct ExerciseList: RandomAccessCollection, Sendable, Equatable, Express
                 guard let exercise = iterator.next() else { break }
                 if try isIncluded(exercise) { kept.append(slot) }
             }
-            return ExerciseList(spool: spool, slots: kept)
+            list = ExerciseList(spool: spool, slots: kept)
         }
+        list.imageTemplate = imageTemplate
+        return list
     }
 
     /// The same list, whose iteration hands out each record's bytes along with its exercise: how
@@ -95,7 +119,9 @@ public struct ExerciseList: RandomAccessCollection, Sendable, Equatable, Express
         a.count == b.count && a.elementsEqual(b)
     }
 
-    public func makeIterator() -> Iterator { Iterator(storage: storage, readsRecords: readsRecords) }
+    public func makeIterator() -> Iterator {
+        Iterator(storage: storage, readsRecords: readsRecords, imageTemplate: imageTemplate)
+    }
 
     /// Calls `body` with each exercise's id (its UTF-8 bytes) and fingerprint, in order, without
     /// making the exercises: what the catalog's digest is made of.
@@ -121,10 +147,12 @@ public struct ExerciseList: RandomAccessCollection, Sendable, Equatable, Express
         private var position: Int
         private var reader: RecordSpool.ExerciseReader?
         private let readsRecords: Bool
+        private let imageTemplate: ImageURLTemplate?
 
-        init(storage: Storage, readsRecords: Bool) {
+        init(storage: Storage, readsRecords: Bool, imageTemplate: ImageURLTemplate?) {
             self.storage = storage
             self.readsRecords = readsRecords
+            self.imageTemplate = imageTemplate
             switch storage {
             case .memory(let exercises): position = exercises.startIndex
             case .spooled(let spool, let slots):
@@ -138,11 +166,11 @@ public struct ExerciseList: RandomAccessCollection, Sendable, Equatable, Express
             case .memory(let exercises):
                 guard position < exercises.endIndex else { return nil }
                 defer { position += 1 }
-                return exercises[position]
+                return ExerciseList.retemplated(exercises[position], imageTemplate)
             case .spooled(_, let slots):
                 guard position < slots.endIndex else { return nil }
                 defer { position += 1 }
-                return reader!.exercise(at: slots[position], withRecord: readsRecords)
+                return ExerciseList.retemplated(reader!.exercise(at: slots[position], withRecord: readsRecords), imageTemplate)
             }
         }
     }

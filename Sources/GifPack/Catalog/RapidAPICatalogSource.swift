@@ -7,9 +7,7 @@ struct RapidAPICatalogSource: CatalogSource {
 
     func fetchCatalog() async throws(CatalogError) -> Catalog {
         let source = pager.source
-        let base = source.baseURL.hasSuffix("/") ? String(source.baseURL.dropLast()) : source.baseURL
-        let resolution = source.resolution ?? 180
-        let template = Self.imageTemplate(base: base, resolution: resolution)
+        let template = Self.imageTemplate(for: source, resolution: source.resolution)
         return try await pager.collect(expectedCount: pager.expectedCount, records: { json, url throws(CatalogError) in
             guard let items = json.arrayValue else {
                 throw .unexpectedShape(url: url, detail: "expected a JSON array of exercises")
@@ -20,12 +18,19 @@ struct RapidAPICatalogSource: CatalogSource {
         })
     }
 
-    /// `<base>/image?exerciseId=<id>&resolution=<px>`, made once for a whole catalog.
-    static func imageTemplate(base: String, resolution: Int) -> ImageURLTemplate {
-        ImageURLTemplate(prefix: "\(base)/image?exerciseId=", suffix: "&resolution=\(resolution)")
+    /// `<base>/image?exerciseId=<id>&resolution=<px>` (no `resolution` parameter for the source's
+    /// own size), made once for a whole catalog.
+    static func imageTemplate(base: String, resolution: Resolution) -> ImageURLTemplate {
+        ImageURLTemplate(prefix: "\(base)/image?exerciseId=", suffix: resolution.pixels.map { "&resolution=\($0)" } ?? "")
     }
 
-    static func normalise(_ record: JSONValue, base: String, resolution: Int) -> Result<Exercise, CatalogRejectionReason> {
+    /// The template of `source`'s image URLs at `resolution`.
+    static func imageTemplate(for source: SourceSettings, resolution: Resolution) -> ImageURLTemplate {
+        let base = source.baseURL.hasSuffix("/") ? String(source.baseURL.dropLast()) : source.baseURL
+        return imageTemplate(base: base, resolution: resolution)
+    }
+
+    static func normalise(_ record: JSONValue, base: String, resolution: Resolution) -> Result<Exercise, CatalogRejectionReason> {
         normalise(record, template: imageTemplate(base: base, resolution: resolution))
     }
 

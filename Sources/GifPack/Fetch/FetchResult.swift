@@ -50,12 +50,12 @@ public enum GIFFetchResult: Sendable, Equatable {
 
 extension StoredGIF {
     /// A GIF already in the blob store, described by the metadata the state recorded for it.
-    /// `requestedResolution` flags a size that differs from it; nil flags nothing.
-    init(exerciseID: String, reusing metadata: GIFMetadata, origin: GIFOrigin, requestedResolution: Int?) {
+    /// `requestedResolution` flags a size that is not that rendition; nil flags nothing.
+    init(exerciseID: String, reusing metadata: GIFMetadata, origin: GIFOrigin, requestedResolution: Resolution?) {
         let info = GIFInfo(width: metadata.width, height: metadata.height, frameCount: metadata.frames,
                            durationMilliseconds: metadata.durationMilliseconds, loopCount: metadata.loopCount, version: "89a")
         self.init(exerciseID: exerciseID, sha256: metadata.sha256, bytes: metadata.bytes, info: info, newlyStored: false,
-                  resolutionMismatch: requestedResolution.map { max(info.width, info.height) != $0 } ?? false,
+                  resolutionMismatch: requestedResolution.map { !$0.matches(width: info.width, height: info.height) } ?? false,
                   origin: origin)
     }
 }

@@ -55,20 +55,23 @@ struct GIFFetcher: Sendable {
     let state: BuildState?
     let governor: FetchGovernor
     let retry: RetryPolicy
-    let resolutionKey: Int
+    let resolution: Resolution
     let observer: BuildObserver?
     let freshTimes = FreshFetchTimes()
 
-    init(client: HTTPClient, source: SourceSettings, settings: FetchSettings, layout: CacheLayout, frames: FrameCache,
-         state: BuildState?, governor: FetchGovernor, placeholders: PlaceholderCache? = nil, observer: BuildObserver? = nil) {
+    /// Fetches at `resolution` (one of `source.resolutions`; the exercises handed to ``fetch(_:)``
+    /// carry its image URLs).
+    init(client: HTTPClient, source: SourceSettings, resolution: Resolution, settings: FetchSettings, layout: CacheLayout,
+         frames: FrameCache, state: BuildState?, governor: FetchGovernor, placeholders: PlaceholderCache? = nil,
+         observer: BuildObserver? = nil) {
         self.observer = observer
         let limits = GIFLimits(maxWidth: settings.maxWidth, maxHeight: settings.maxHeight,
                                maxFrames: settings.maxFrames, maxTotalPixels: settings.maxTotalPixels)
         let store = BlobStore(layout: layout)
-        resolutionKey = source.resolution ?? 0
+        self.resolution = resolution
         attempt = FetchAttempt(client: client, source: source, settings: settings, layout: layout, governor: governor)
-        processor = GIFProcessor(store: store, frames: frames, limits: limits, resolution: source.resolution,
-                                 state: state, resolutionKey: resolutionKey, placeholders: placeholders, observer: observer,
+        processor = GIFProcessor(store: store, frames: frames, limits: limits, resolution: resolution,
+                                 state: state, placeholders: placeholders, observer: observer,
                                  onDiskFull: { [governor] path in governor.stop(.diskFull(path: path)) })
         planner = FetchPlanner(settings: settings, store: store, now: Date())
         self.state = state
@@ -207,11 +210,11 @@ struct GIFFetcher: Sendable {
     /// The planner's decision for each exercise of a batch, in order, from what the state knows of
     /// them (one range query), made off the cooperative pool (the planner looks at the blob store).
     private func decide(_ batch: ArraySlice<Exercise>) async throws(StateUnreadable) -> [FetchPlanner.Decision] {
-        let (state, resolutionKey, planner) = (self.state, self.resolutionKey, self.planner)
+        let (state, resolution, planner) = (self.state, self.resolution, self.planner)
         return try await BlockingWork.run("gifpack.plan") { () throws(StateUnreadable) -> [FetchPlanner.Decision] in
             var known: [String: GIFState] = [:]
             if let state, let low = batch.lazy.map(\.id).min(), let high = batch.lazy.map(\.id).max() {
-                do { known = try state.gifs(resolution: resolutionKey, from: low, through: high) } catch {
+                do { known = try state.gifs(resolution: resolution.stateKey, from: low, through: high) } catch {
                     throw StateUnreadable(step: .planningFetches, path: state.path, error: String(describing: error))
                 }
             }

@@ -11,8 +11,8 @@ struct GIFIntake: Sendable {
     let store: BlobStore
     let frames: FrameCache
     let limits: GIFLimits
-    /// The resolution asked for (nil: the API's own), which a GIF whose larger side differs misses.
-    let resolution: Int?
+    /// The resolution asked for, which a GIF whose larger side differs misses.
+    let resolution: Resolution
     /// Derives each stored GIF's placeholders and posters (nil: not wanted).
     let placeholders: PlaceholderCache?
 
@@ -36,7 +36,7 @@ struct GIFIntake: Sendable {
 
     /// Whether the GIF's larger side misses the resolution asked for.
     func mismatch(_ info: GIFInfo) -> Bool {
-        resolution.map { max(info.width, info.height) != $0 } ?? false
+        !resolution.matches(width: info.width, height: info.height)
     }
 
     /// The file a storing error names when the disk is full, nil for any other error.
@@ -54,12 +54,13 @@ struct GIFIntake: Sendable {
 /// never stops the build.
 final class FetchStateRecorder: Sendable {
     let state: BuildState?
-    let resolutionKey: Int
+    /// The resolution fetched: its ``Resolution/stateKey`` keys every record.
+    let resolution: Resolution
     private let errors = Mutex<[String]>([])
 
-    init(state: BuildState?, resolutionKey: Int) {
+    init(state: BuildState?, resolution: Resolution) {
         self.state = state
-        self.resolutionKey = resolutionKey
+        self.resolution = resolution
     }
 
     /// State write failures so far.
@@ -67,14 +68,14 @@ final class FetchStateRecorder: Sendable {
 
     /// A final failure (a 404 remembered as missing).
     func failure(_ rejection: FetchRejection, missing: Bool) {
-        remember { try state?.recordFailure(exerciseID: rejection.exerciseID, resolution: resolutionKey, url: rejection.url,
+        remember { try state?.recordFailure(exerciseID: rejection.exerciseID, resolution: resolution.stateKey, url: rejection.url,
                                             reason: "\(rejection.reason): \(rejection.detail)", missing: missing, at: Date()) }
     }
 
     /// A GIF downloaded and stored, with the validators of its response.
     func success(_ gif: StoredGIF, exercise: Exercise, head: HTTPResponseHead) {
         remember {
-            try state?.recordSuccess(GIFState(exerciseID: exercise.id, resolution: resolutionKey, url: exercise.imageURL,
+            try state?.recordSuccess(GIFState(exerciseID: exercise.id, resolution: resolution.stateKey, url: exercise.imageURL,
                                               etag: head.headers["etag"], lastModified: head.headers["last-modified"],
                                               metadata: gif.metadata, fetchedAt: Date()))
         }
@@ -82,7 +83,7 @@ final class FetchStateRecorder: Sendable {
 
     /// A GIF the server confirmed unchanged (HTTP 304).
     func notModified(exerciseID: String) {
-        remember { try state?.recordNotModified(exerciseID: exerciseID, resolution: resolutionKey, at: Date()) }
+        remember { try state?.recordNotModified(exerciseID: exerciseID, resolution: resolution.stateKey, at: Date()) }
     }
 
     private func remember(_ write: () throws -> Void) {

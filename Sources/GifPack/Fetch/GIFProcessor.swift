@@ -43,12 +43,12 @@ final class GIFProcessor: Sendable {
 
     deinit { workers.forEach { $0.stop() } }
 
-    init(store: BlobStore, frames: FrameCache, limits: GIFLimits, resolution: Int?, state: BuildState?, resolutionKey: Int,
+    init(store: BlobStore, frames: FrameCache, limits: GIFLimits, resolution: Resolution, state: BuildState?,
          placeholders: PlaceholderCache? = nil, observer: BuildObserver? = nil, onDiskFull: (@Sendable (String) -> Void)? = nil) {
         self.observer = observer
         self.onDiskFull = onDiskFull
         intake = GIFIntake(store: store, frames: frames, limits: limits, resolution: resolution, placeholders: placeholders)
-        recorder = FetchStateRecorder(state: state, resolutionKey: resolutionKey)
+        recorder = FetchStateRecorder(state: state, resolution: resolution)
     }
 
     /// The worker for the next job, round robin.

@@ -42,6 +42,9 @@ public enum RejectionReason: Sendable, Hashable, Codable, CustomStringConvertibl
     case notAttempted
     /// The GIF could not be stored in the cache (or its stored copy is gone).
     case storeFailed
+    /// A rendition other than the first came at a smaller size than asked (the API plan's
+    /// ceiling): never published under that resolution.
+    case planCeiling
 
     private static let fixed: [(RejectionReason, String)] = [
         (.htmlBody, "html-body"), (.wrongContentType, "wrong-content-type"), (.notAGIF, "not-a-gif"),
@@ -49,7 +52,7 @@ public enum RejectionReason: Sendable, Hashable, Codable, CustomStringConvertibl
         (.invalidURL, "invalid-url"), (.connectFailed, "connect-failed"), (.timeout, "timeout"),
         (.connectionReset, "connection-reset"), (.fileError, "file-error"), (.cancelled, "cancelled"), (.headersTooLarge, "headers-too-large"),
         (.transport, "transport"), (.quotaExhausted, "quota-exhausted"), (.knownMissing, "known-missing"),
-        (.notAttempted, "not-attempted"), (.storeFailed, "store-failed"),
+        (.notAttempted, "not-attempted"), (.storeFailed, "store-failed"), (.planCeiling, "plan-ceiling"),
     ]
 
     /// The stable code.

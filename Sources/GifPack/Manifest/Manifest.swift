@@ -75,9 +75,16 @@ public struct SourceSettings: Sendable, Equatable {
     public var apiKey: APIKey?
     /// `X-RapidAPI-Host` header value.
     public var hostHeader: String?
-    /// Requested GIF resolution in pixels (RapidAPI: 180, 360, 720 or 1080).
-    public var resolution: Int?
+    /// The GIF sizes to fetch, never empty (``Resolution/sourceDefault`` alone for the v1 API), in the
+    /// order they are fetched: the first for every exercise, then the next (``resolution`` is the
+    /// first: that of the packs a 1.2 reader installs).
+    public var resolutions: [Resolution]
     public var pageSize: Int
+}
+
+extension SourceSettings {
+    /// The first resolution listed: fetched first, and the one of the packs that keep their names.
+    public var resolution: Resolution { resolutions[0] }
 }
 
 /// An API key. Its description is redacted, so printing a manifest, an error or a log line that
@@ -163,10 +170,15 @@ public enum MissingAllowance: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// One pack to build: a name (used in file names) and a selector.
+/// One pack to build: a name (used in file names), a selector, and the resolutions it is made at.
 public struct PackSpec: Sendable, Equatable {
     public var name: String
     public var selector: Selector
+    /// Some of `source.resolutions` (in their order); nil: every one of them.
+    public var resolutions: [Resolution]? = nil
+
+    /// Whether the pack is made at `resolution` of `source`.
+    public func takes(_ resolution: Resolution) -> Bool { resolutions?.contains(resolution) ?? true }
 }
 
 /// Chooses exercises for a pack. Each non-empty list must match (case-insensitively, any value of the

@@ -73,7 +73,7 @@ public struct ManifestLoader: Sendable {
         guard let sourceNode = top["source"] else { throw .missingKey(path: "source") }
         let source = try parseSource(sourceNode, environment: environment)
         let fetch = try top["fetch"].map { node throws(ManifestError) in try parseFetch(node) } ?? FetchSettings()
-        var packs = try top["packs"].map { node throws(ManifestError) in try parsePacks(node) } ?? []
+        var packs = try top["packs"].map { node throws(ManifestError) in try parsePacks(node, source: source) } ?? []
         if packs.isEmpty { packs = [PackSpec(name: "all", selector: Selector())] }
         let output = try top["output"].map { node throws(ManifestError) in try parseOutput(node) } ?? OutputSettings()
         let cache = try top["cache"].map { node throws(ManifestError) in try parseCache(node) } ?? CacheSettings()
@@ -141,7 +141,7 @@ public struct ManifestLoader: Sendable {
     }
 
     private func parseSource(_ node: ManifestNode, environment: [String: String]) throws(ManifestError) -> SourceSettings {
-        let keys = try node.mapping(allowed: ["kind", "base_url", "api_key_env", "host_header", "resolution", "page_size"])
+        let keys = try node.mapping(allowed: ["kind", "base_url", "api_key_env", "host_header", "resolution", "resolutions", "page_size"])
         guard let kindNode = keys["kind"] else { throw .missingKey(path: node.child("kind")) }
         let kindText = try kindNode.string()
         guard let kind = SourceKind(rawValue: kindText) else {
@@ -152,7 +152,7 @@ public struct ManifestLoader: Sendable {
         if let urlNode = keys["base_url"] { try Self.checkHTTPURL(baseURL, path: urlNode.path) }
 
         var settings = SourceSettings(kind: kind, baseURL: baseURL, apiKeyEnvironmentVariable: nil, apiKey: nil,
-                                      hostHeader: nil, resolution: nil, pageSize: kind == .rapidAPI ? 100 : 100)
+                                      hostHeader: nil, resolutions: [.sourceDefault], pageSize: 100)
         if let pageNode = keys["page_size"] { settings.pageSize = try pageNode.int(in: 1...(kind == .v1 ? 100 : 1000)) }
         switch kind {
         case .rapidAPI:
@@ -168,13 +168,9 @@ public struct ManifestLoader: Sendable {
                 throw .missingEnvironmentVariable(path: envNode.path, variable: variable)
             }
             settings.hostHeader = try keys["host_header"]?.string() ?? URLComponents(string: baseURL)?.host
-            let resolution = try keys["resolution"]?.int(in: 1...10_000) ?? 180
-            guard [180, 360, 720, 1080].contains(resolution) else {
-                throw .invalidValue(path: node.child("resolution"), reason: "\(resolution) is not one of 180, 360, 720, 1080")
-            }
-            settings.resolution = resolution
+            settings.resolutions = try parseResolutions(keys, in: node)
         case .v1:
-            for key in ["api_key_env", "host_header", "resolution"] where keys[key] != nil {
+            for key in ["api_key_env", "host_header", "resolution", "resolutions"] where keys[key] != nil {
                 throw .invalidValue(path: node.child(key), reason: "not used by exercisedb-v1 (it needs no key and serves one resolution)")
             }
         }
@@ -222,10 +218,10 @@ public struct ManifestLoader: Sendable {
         return fetch
     }
 
-    private func parsePacks(_ node: ManifestNode) throws(ManifestError) -> [PackSpec] {
+    private func parsePacks(_ node: ManifestNode, source: SourceSettings) throws(ManifestError) -> [PackSpec] {
         var packs: [PackSpec] = []
         for element in try node.sequence() {
-            let keys = try element.mapping(allowed: ["name", "selector"])
+            let keys = try element.mapping(allowed: ["name", "selector", "resolutions"])
             guard let nameNode = keys["name"] else { throw .missingKey(path: element.child("name")) }
             let name = try nameNode.string()
             guard PackSpec.isValidName(name) else {
@@ -245,7 +241,8 @@ public struct ManifestLoader: Sendable {
                     throw .invalidValue(path: "\(selectorNode.child("ids"))[\(index)]", reason: "\"\(id)\" is not a valid exercise id")
                 }
             }
-            packs.append(PackSpec(name: name, selector: selector))
+            let resolutions = try keys["resolutions"].map { n throws(ManifestError) in try parsePackResolutions(n, source: source) }
+            packs.append(PackSpec(name: name, selector: selector, resolutions: resolutions))
         }
         return packs
     }

@@ -88,7 +88,7 @@ enum PackCatalogWriter {
                                            data: try row.exercise.record.bytes(), first: index == 0, to: &buffer)
             try flush()
         }
-        PackCatalogJSON.appendClosing(formatVersion: .current, pack: pack, source: source, to: &buffer)
+        PackCatalogJSON.appendClosing(formatVersion: .withoutRenditions, pack: pack, source: source, to: &buffer)
         try flush(force: true)
         return Written(sha256: Hex.lowercase(hasher.finalize()), bytes: count)
     }

@@ -43,7 +43,7 @@ struct PosterPackPublisher: Sendable {
         items.sort { $0.path < $1.path }
 
         var catalog = Array(#"{"formatVersion":"#.utf8)
-        CanonicalJSON.appendString(FormatVersion.current.description, to: &catalog)
+        CanonicalJSON.appendString(FormatVersion.withoutRenditions.description, to: &catalog)
         catalog += Array(#","pack":"#.utf8)
         CanonicalJSON.appendString(name, to: &catalog)
         catalog += Array(#","posters":["#.utf8)

@@ -118,7 +118,7 @@ enum StateOpener {
     /// No `index.json`: nothing published to rebuild. One that cannot be read or decoded throws
     /// (``UnreadableIndex``): the published pack versions are never silently forgotten.
     static func rebuild(_ recovery: inout StateRecovery, state: BuildState, indexPath: String, catalog: ExerciseList,
-                        layout: CacheLayout, resolution: Int, fetch: FetchSettings) throws {
+                        layout: CacheLayout, resolution: Resolution, fetch: FetchSettings) throws {
         let index: PackIndex?
         do { index = try FileSystem.readAll(indexPath).map { try PackIndex.decode(from: Data($0)) } } catch {
             throw UnreadableIndex(path: indexPath, detail: "\(error)")
@@ -132,10 +132,10 @@ enum StateOpener {
     /// Records again what the index and the blobs tell: each pack's published version, and each
     /// catalog exercise's GIF the index names and the store holds intact.
     static func rebuild(_ recovery: inout StateRecovery, state: BuildState, index: PackIndex?, indexDate: Date?,
-                        catalog: ExerciseList, store: BlobStore, resolution: Int, limits: GIFLimits) throws {
+                        catalog: ExerciseList, store: BlobStore, resolution: Resolution, limits: GIFLimits) throws {
         guard let index else { return }
         var gifs: [String: String] = [:]
-        for pack in index.packs {
+        for pack in index.allPacks {
             try state.recordPublished(pack: pack.name, version: pack.version, file: pack.file, sha256: pack.sha256,
                                       contentDigest: pack.contentDigest, at: indexDate ?? Date())
             recovery.rebuiltPacks += 1
@@ -143,6 +143,8 @@ enum StateOpener {
                 try state.recordPublished(pack: posters.name, version: posters.version, file: posters.file,
                                           sha256: posters.sha256, contentDigest: posters.contentDigest, at: indexDate ?? Date())
             }
+            // The GIFs of the first resolution (`packs[]`): those the catalog's image URLs name.
+            guard pack.resolution == nil || pack.resolution == index.source.resolution else { continue }
             for exercise in pack.exercises { if let gif = exercise.gif { gifs[exercise.id] = gif } }
         }
         for exercise in catalog {
@@ -154,7 +156,7 @@ enum StateOpener {
                                        frames: info.frameCount, durationMilliseconds: info.durationMilliseconds,
                                        loopCount: info.loopCount)
             // Confirmed current when the index was last written, no later.
-            try state.recordSuccess(GIFState(exerciseID: exercise.id, resolution: resolution, url: exercise.imageURL,
+            try state.recordSuccess(GIFState(exerciseID: exercise.id, resolution: resolution.stateKey, url: exercise.imageURL,
                                              etag: nil, lastModified: nil, metadata: metadata,
                                              fetchedAt: indexDate ?? Date(timeIntervalSince1970: 0)))
             recovery.rebuiltGIFs += 1

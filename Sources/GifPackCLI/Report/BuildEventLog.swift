@@ -63,6 +63,10 @@ enum BuildEventLog {
                          fields: ["event": .string("catalog"), "exercises": .int(Int64(exercises)), "pages": .int(Int64(pages))])
         case .fetchStarted:
             return nil // the plan's line says it all, once the plan is made
+        case .renditionStarted(let resolution, let position, let count):
+            return Entry(level: .info, message: "fetch: \(resolution) px, resolution \(position) of \(count)",
+                         fields: ["event": .string("rendition"), "resolution": .int(Int64(resolution)),
+                                  "position": .int(Int64(position)), "count": .int(Int64(count))])
         case .fetchPlanned(let total, let toRequest):
             return Entry(level: .info, message: "fetch: \(total) GIFs wanted, \(toRequest) to request, \(total - toRequest) not asked for (fresh or known missing)",
                          fields: ["event": .string("plan"), "total": .int(Int64(total)), "to_request": .int(Int64(toRequest))])

@@ -32,7 +32,7 @@ enum ProgressLine {
             return truncate(stageDescription(snapshot), to: budget)
         }
         var parts = [
-            Part(text: "fetch", priority: 6, color: color ? "1" : nil),
+            Part(text: snapshot.rendition.map { "fetch \($0)" } ?? "fetch", priority: 6, color: color ? "1" : nil),
             Part(text: "\(snapshot.done)/\(total) (\(snapshot.percent ?? 100)%)", priority: 0, color: nil),
             Part(text: HumanUnits.bytes(snapshot.bytesDownloaded), priority: 5, color: nil),
             Part(text: snapshot.bytesPerSecond.map(HumanUnits.rate) ?? "- B/s", priority: 4, color: nil),
@@ -50,7 +50,7 @@ enum ProgressLine {
             let inner = min(30, room - 2)
             let filled = Int((fraction * Double(inner)).rounded(.down))
             let bar = "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: inner - filled) + "]"
-            let position = parts.first?.text == "fetch" ? 1 : 0
+            let position = parts.first?.text.hasPrefix("fetch") == true ? 1 : 0
             parts.insert(Part(text: bar, priority: 9, color: color ? "32" : nil), at: position)
         }
         let text = parts.map(\.text).joined(separator: separator)
@@ -63,7 +63,7 @@ enum ProgressLine {
 
     static func plain(_ snapshot: ProgressSnapshot) -> String {
         guard snapshot.stage == .fetch, let total = snapshot.total else { return stageDescription(snapshot) }
-        var text = "fetch \(snapshot.done)/\(total) (\(snapshot.percent ?? 100)%), \(HumanUnits.bytes(snapshot.bytesDownloaded))"
+        var text = "fetch \(snapshot.rendition.map { "\($0) " } ?? "")\(snapshot.done)/\(total) (\(snapshot.percent ?? 100)%), \(HumanUnits.bytes(snapshot.bytesDownloaded))"
         if let rate = snapshot.bytesPerSecond { text += " at \(HumanUnits.rate(rate))" }
         if let eta = snapshot.etaSeconds { text += ", ETA \(HumanUnits.duration(eta))" }
         text += ", \(snapshot.retries) \(snapshot.retries == 1 ? "retry" : "retries"), \(snapshot.failures) failed"

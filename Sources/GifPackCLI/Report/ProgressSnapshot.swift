@@ -17,6 +17,8 @@ import GifPack
 struct ProgressSnapshot: Sendable, Equatable {
     /// The stage running now; nil before the first and after the last.
     var stage: BuildStage?
+    /// With several resolutions: the one being fetched, e.g. `360 px (2/2)`.
+    var rendition: String?
     /// GIFs wanted, once the fetch is planned.
     var total: Int?
     /// GIFs with a final result (stored, reused, or refused).

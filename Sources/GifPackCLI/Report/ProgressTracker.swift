@@ -41,6 +41,8 @@ final class ProgressTracker: Sendable {
                 state.snapshot.done = 0
                 state.snapshot.requestedDone = 0
                 state.fetchStarted = now
+            case .renditionStarted(let resolution, let position, let count):
+                state.snapshot.rendition = "\(resolution) px (\(position)/\(count))"
             case .fetchPlanned(let total, let toRequest):
                 // After the fresh and known-missing exercises, which already count as done.
                 state.snapshot.total = total

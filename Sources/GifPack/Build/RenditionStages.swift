@@ -1,0 +1,129 @@
+import Foundation
+
+extension BuildPipeline {
+    /// The fetch stage of every resolution in the manifest's order: the first for every exercise
+    /// before the next starts, so a quota or budget that runs out takes the sharper renditions, never
+    /// the essential one. Each resolution's counts go to ``BuildReport/renditions`` (``BuildReport/gifs``
+    /// keeps the first's). A stop ends the build with what it fetched kept in the cache and state.
+    func fetchRenditions(_ renditions: [RenditionPlan], tools: GIFTools,
+                         into report: inout BuildReport) async throws -> [FetchResults] {
+        var all: [FetchResults] = []
+        for rendition in renditions {
+            guard !rendition.plan.entries.isEmpty else {
+                all.append(FetchResults())
+                continue
+            }
+            let tools = tools.at(rendition.resolution)
+            if renditions.count > 1, let pixels = rendition.resolution.pixels {
+                observer?(.renditionStarted(resolution: pixels, position: all.count + 1, count: renditions.count))
+            }
+            all.append(try await withCounts(of: rendition, among: renditions.count, report: &report) { report in
+                try await fetchStage(rendition.plan.wanted, tools: tools, into: &report)
+            })
+        }
+        return all
+    }
+
+    /// Each resolution's packs decided, verified and made: the first's (``PackIndex/packs``, with
+    /// posters) and the others' (``PackIndex/renditionPacks``). A pack of another resolution none of
+    /// whose exercises has a GIF at it is not made: the index lists the renditions the build got.
+    func packRenditions(_ renditions: [RenditionPlan], results: [FetchResults], tools: GIFTools, indexes: KnownIndexes,
+                        into report: inout BuildReport) async throws -> (packs: [PackDescription], renditionPacks: [PackDescription]) {
+        var (packs, renditionPacks): ([PackDescription], [PackDescription]) = ([], [])
+        for (rendition, results) in zip(renditions, results) {
+            var plan = rendition.plan
+            if !rendition.isFirst {
+                plan.entries = plan.entries.filter { entry in
+                    entry.exercises.contains { if case .stored? = results[$0.id] { true } else { false } }
+                }
+            }
+            guard !plan.entries.isEmpty else { continue }
+            let tools = tools.at(rendition.resolution)
+            let decided = try await withCounts(of: rendition, among: renditions.count, report: &report) { report in
+                try await describeAndVerify(plan, results: results, tools: tools, indexes: indexes, into: &report)
+            }
+            var descriptions = try await packStage(plan, decided: decided, tools: tools, posters: rendition.isFirst,
+                                                   indexes: indexes, into: &report)
+            if renditions.count > 1 {
+                for position in descriptions.indices { descriptions[position].resolution = rendition.resolution.pixels }
+                if let position = report.renditions?.firstIndex(where: { $0.resolution == rendition.resolution.pixels }) {
+                    report.renditions?[position].packs = descriptions.count
+                }
+            }
+            if rendition.isFirst { packs = descriptions } else { renditionPacks += descriptions }
+        }
+        return (packs, renditionPacks)
+    }
+
+    /// Runs a stage of `rendition` with ``BuildReport/gifs`` holding that resolution's counts, and
+    /// records them in ``BuildReport/renditions`` (when there are several resolutions) however the
+    /// stage ends.
+    private func withCounts<T>(of rendition: RenditionPlan, among count: Int, report: inout BuildReport,
+                               _ stage: (inout BuildReport) async throws -> T) async throws -> T {
+        let first = report.gifs
+        if !rendition.isFirst {
+            report.gifs = report.renditions?.first { $0.resolution == rendition.resolution.pixels }?.gifs ?? BuildReport.GIFSummary()
+        }
+        report.gifs.wanted = rendition.plan.wanted.count
+        func finish(_ report: inout BuildReport) {
+            if count > 1, let pixels = rendition.resolution.pixels {
+                var summary = BuildReport.RenditionSummary(resolution: pixels, gifs: report.gifs)
+                summary.planCeiling = report.gifs.rejectedByReason[RejectionReason.planCeiling.code] ?? 0
+                var renditions = report.renditions ?? []
+                if let position = renditions.firstIndex(where: { $0.resolution == pixels }) {
+                    summary.packs = renditions[position].packs
+                    renditions[position] = summary
+                } else {
+                    renditions.append(summary)
+                }
+                report.renditions = renditions
+            }
+            if !rendition.isFirst { report.gifs = first }
+        }
+        do {
+            let value = try await stage(&report)
+            finish(&report)
+            return value
+        } catch {
+            finish(&report)
+            throw error
+        }
+    }
+
+    /// At a resolution other than the first, a GIF of another size (the API plan's ceiling serves
+    /// a smaller one, still 200) is never published under that resolution: it becomes a
+    /// `plan-ceiling` rejection, and its exercise keeps its other renditions.
+    func refuseOtherSizes(_ results: inout FetchResults, wanted: ExerciseList, resolution: Resolution) {
+        guard let pixels = resolution.pixels else { return }
+        for exercise in wanted {
+            guard case .stored(let gif)? = results[exercise.id], gif.resolutionMismatch else { continue }
+            results[exercise.id] = .rejected(FetchRejection(
+                exerciseID: exercise.id, url: exercise.imageURL, reason: .planCeiling,
+                detail: "served \(gif.info.width)×\(gif.info.height), not \(pixels) px: the API plan's resolution limit",
+                status: 200))
+        }
+    }
+
+    /// The message and status of a build with several resolutions: one line per resolution some
+    /// exercises lack, naming the plan's limit when that is why, and exit 3 unless
+    /// `--allow-missing-renditions`.
+    func concludeRenditions(_ report: inout BuildReport) {
+        guard let renditions = report.renditions else { return }
+        var missing = 0
+        for rendition in renditions.dropFirst() where rendition.gifs.missing > 0 {
+            missing += rendition.gifs.missing
+            let kept = rendition.packs == 0 ? "no \(rendition.resolution) px pack was published"
+                : "those exercises keep their other renditions"
+            if rendition.planCeiling > 0 {
+                report.message += "; \(rendition.resolution) px: the API served \(rendition.planCeiling) of \(rendition.gifs.wanted) "
+                    + "GIFs at a smaller size, the limit of its plan (BASIC serves 180 px only, PRO up to 360 px); \(kept)"
+            } else {
+                report.message += "; \(rendition.gifs.missing) exercise(s) have no \(rendition.resolution) px rendition; \(kept)"
+            }
+        }
+        if missing > 0, report.exitStatus == .success, !options.allowMissingRenditions {
+            report.exitStatus = .partial
+            report.message += " (--allow-missing-renditions: exit 0)"
+        }
+    }
+}
