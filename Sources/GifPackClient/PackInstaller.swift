@@ -199,16 +199,12 @@ public struct PackInstaller: Sendable {
         if withPosters {
             do {
                 let installed = try await installedGeneration(generations)
-                for posters in chosen.compactMap(\.posters) {
-                    try cancellation.checkpoint(.transfer)
-                    let (item, summary) = try await fetchPosters(posters, from: source, downloader: downloader, client: http,
-                                                                 installed: installed)
-                    posterSources.append(item)
-                    fetches.append(summary)
-                }
+                let posters = try await fetchPosterPacks(chosen.compactMap(\.posters), from: source, downloader: downloader,
+                                                         client: http, installed: installed, cancellation: cancellation)
+                posterSources = posters.0
+                fetches += posters.1
             } catch {
                 await removeCopies(downloaded)
-                await removeCopies(posterSources)
                 throw error
             }
         }
@@ -423,7 +419,7 @@ public struct PackInstaller: Sendable {
     }
 
     /// Deletes downloaded posters pack files (never a local index's own).
-    private func removeCopies(_ posters: [PosterSource]) async {
+    func removeCopies(_ posters: [PosterSource]) async {
         await removeFiles(posters.compactMap(\.file).filter(\.isCopy).map(\.path))
     }
 
