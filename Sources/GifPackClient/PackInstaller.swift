@@ -30,7 +30,8 @@ import GifPackTransport
 ///
 /// With ``withPosters``, each chosen pack's posters pack (format 1.2) is fetched (nothing when the
 /// installed generation already holds every poster of that very file; on an upgrade only its
-/// catalog's frame and the missing posters' frames, as for a pack below), verified like a pack (see
+/// catalog's frame and the missing posters' frames, as for a pack below; each poster at most once across
+/// the chosen packs, see ``fetchPosterPacks(_:from:downloader:client:installed:cancellation:)``), verified like a pack (see
 /// ``PosterInstallPlan``), and its posters are installed in the same generation, at
 /// `<cache>/posters/<size>/<id>.gif`; ``InstalledCache/posterPath(forExercise:size:)`` finds them.
 ///
