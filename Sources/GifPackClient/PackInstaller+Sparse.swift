@@ -103,9 +103,12 @@ extension PackInstaller {
 
     /// A posters pack: nothing fetched when the installed generation holds every poster of this
     /// very file intact; else, as for a pack, the catalog's frame and the missing posters' frames
-    /// when that pays, or the whole (verified) file.
+    /// when that pays, or the whole (verified) file. `alsoFetched`: poster path → SHA-256, the
+    /// posters another posters pack of the same install brings (``fetchPosterPacks(_:from:downloader:client:installed:cancellation:)``);
+    /// they count as held when this pack's catalog gives them that same SHA-256.
     func fetchPosters(_ posters: PosterPackDescription, from source: PackIndexSource, downloader: PackDownloader,
-                      client: (any HTTPTransport)?, installed: GenerationBuilder.Previous?) async throws(PackClientError) -> (PosterSource, PackFetchSummary) {
+                      client: (any HTTPTransport)?, installed: GenerationBuilder.Previous?,
+                      alsoFetched: [String: String] = [:]) async throws(PackClientError) -> (PosterSource, PackFetchSummary) {
         let kept = await BlockingWork.result("gifpack.posters") { () throws(PackClientError) -> Bool in
             installed?.holdsEveryPoster(of: posters) ?? false
         }
@@ -124,11 +127,13 @@ extension PackInstaller {
         guard sparseUpgrades.isEnabled, let client, case .url(let url) = try source.packLocation(for: posters) else {
             return try await whole(nil)
         }
-        guard let installed else { return try await whole("no previous generation to upgrade from") }
+        let shared = Set(posters.posters.map(\.path).filter { alsoFetched[$0] != nil })
+        guard installed != nil || !shared.isEmpty else { return try await whole("no previous generation to upgrade from") }
 
-        let available = try await BlockingWork.run("gifpack.sparse-plan") { () throws(PackClientError) -> Set<String> in
-            installed.heldPosters(of: posters)
+        let held = try await BlockingWork.run("gifpack.sparse-plan") { () throws(PackClientError) -> Set<String> in
+            installed?.heldPosters(of: posters).subtracting(shared) ?? []
         }
+        let available = held.union(shared)
         let plan = SparseUpgradePlanner.plan(posters: posters, available: available, settings: sparseUpgrades)
         guard plan.isCheaperThanWholePack else { return try await whole(Self.costlier(plan, frames: "posters")) }
 
@@ -138,12 +143,14 @@ extension PackInstaller {
         case .rangeIgnored(let stats):
             return try await whole(Self.rangesIgnored, alreadySpent: stats.bytes)
         case .fetched(let stats):
-            // The posters the plan reuses were matched by the SHA-256 recorded at their install; the
-            // new catalog (checked against the index by the fetch) must give them that same one.
+            // The posters the plan reuses were matched by the SHA-256 recorded at their install, or
+            // given by another posters pack's catalog; the new catalog (checked against the index by
+            // the fetch) must give them that same one.
             let differing = try await BlockingWork.run("gifpack.posters") { () throws(PackClientError) -> [String] in
                 do throws(PackClientError) {
                     let catalog = try PosterPackReader(path: path, posters: posters).catalog()
-                    let paths = installed.postersDiffering(from: catalog, among: available)
+                    let paths = (installed?.postersDiffering(from: catalog, among: held) ?? [])
+                        + catalog.posters.filter { shared.contains($0.path) && alsoFetched[$0.path] != $0.sha256 }.map(\.path).sorted()
                     if !paths.isEmpty { FileOps.remove(path) }
                     return paths
                 } catch {
@@ -152,8 +159,8 @@ extension PackInstaller {
                 }
             }
             if let example = differing.first {
-                return try await whole("\(differing.count) posters the cache holds differ from the new posters pack's "
-                    + "(e.g. \(SafePath.printable(example)))", alreadySpent: stats.bytes)
+                return try await whole("\(differing.count) posters the cache holds or another chosen posters pack brings differ "
+                    + "from the new posters pack's (e.g. \(SafePath.printable(example)))", alreadySpent: stats.bytes)
             }
             let file = PackDownloader.FetchedFile(path: path, isCopy: true, bytesTransferred: stats.bytes, resumedFrom: nil)
             return (PosterSource(posters: posters, file: file, fetchedPosters: Set(plan.fetchedPaths)),

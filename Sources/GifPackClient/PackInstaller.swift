@@ -30,7 +30,8 @@ import GifPackTransport
 ///
 /// With ``withPosters``, each chosen pack's posters pack (format 1.2) is fetched (nothing when the
 /// installed generation already holds every poster of that very file; on an upgrade only its
-/// catalog's frame and the missing posters' frames, as for a pack below), verified like a pack (see
+/// catalog's frame and the missing posters' frames, as for a pack below; each poster at most once across
+/// the chosen packs, see ``fetchPosterPacks(_:from:downloader:client:installed:cancellation:)``), verified like a pack (see
 /// ``PosterInstallPlan``), and its posters are installed in the same generation, at
 /// `<cache>/posters/<size>/<id>.gif`; ``InstalledCache/posterPath(forExercise:size:)`` finds them.
 ///
@@ -199,16 +200,12 @@ public struct PackInstaller: Sendable {
         if withPosters {
             do {
                 let installed = try await installedGeneration(generations)
-                for posters in chosen.compactMap(\.posters) {
-                    try cancellation.checkpoint(.transfer)
-                    let (item, summary) = try await fetchPosters(posters, from: source, downloader: downloader, client: http,
-                                                                 installed: installed)
-                    posterSources.append(item)
-                    fetches.append(summary)
-                }
+                let posters = try await fetchPosterPacks(chosen.compactMap(\.posters), from: source, downloader: downloader,
+                                                         client: http, installed: installed, cancellation: cancellation)
+                posterSources = posters.0
+                fetches += posters.1
             } catch {
                 await removeCopies(downloaded)
-                await removeCopies(posterSources)
                 throw error
             }
         }
@@ -423,7 +420,7 @@ public struct PackInstaller: Sendable {
     }
 
     /// Deletes downloaded posters pack files (never a local index's own).
-    private func removeCopies(_ posters: [PosterSource]) async {
+    func removeCopies(_ posters: [PosterSource]) async {
         await removeFiles(posters.compactMap(\.file).filter(\.isCopy).map(\.path))
     }
 

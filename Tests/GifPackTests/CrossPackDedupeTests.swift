@@ -1,9 +1,10 @@
 import Foundation
 @testable import GifPackClient
+import GifPackFormat
 import GifPackHTTP
 import Testing
 
-/// Issue 34: one GIF in several packs is fetched once per install, against nginx.
+/// Issue 34: one GIF (or poster) in several packs is fetched once per install, against nginx.
 @Suite("Client: a GIF several packs list is fetched once per install, against nginx", .serialized, .timeLimit(.minutes(5)))
 struct CrossPackDedupeTests {
     /// Three packs: `all`, `front` (ids 0..<12) and `middle` (ids 6..<18): ids 6..<12 are in all three.
@@ -86,5 +87,103 @@ struct CrossPackDedupeTests {
         #expect(try cacheContents(dedupeCache) == cacheContents(wholeCache))
         #expect(try fileBytes("\(dedupeCache)/\(shared).gif") == dists.served(shared))
         #expect(DirectoryListing.names("\(dedupeCache).d/downloads").isEmpty)
+    }
+
+    /// Builds the three packs with posters (``PosterInstallTests/sizes``) and publishes them.
+    static func buildWithPosters(_ dists: UpgradeDist) async throws {
+        let output = "\noutput:\n  posters: [\(PosterInstallTests.sizes.map(String.init).joined(separator: ", "))]"
+        let manifest = rapidAPIManifest(server: dists.server, packs: dists.packs + output, fetch: "  refresh_after: 0", pageSize: 50)
+        let report = try await runBuild(manifest: manifest, workspace: dists.workspace)
+        guard report.exitStatus == .success || report.exitStatus == .partial else {
+            throw ClientTestFailure("build failed: \(report.message)")
+        }
+        try dists.publish()
+    }
+
+    /// Poster path → how many requests of `lines` brought its frame, over every posters pack of
+    /// `index` (a 200 brings every frame of its file, a 206 those inside its range); only the paths
+    /// in `paths` (nil: every poster).
+    static func posterFetchCounts(_ lines: [NginxServer.LogLine], index: PackIndex, paths: Set<String>? = nil) -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for posters in index.packs.compactMap(\.posters) {
+            for location in posters.posters where paths?.contains(location.path) ?? true {
+                let covering = lines.filter { line in
+                    guard line.path == "/\(posters.file)" else { return false }
+                    if line.status == 200 { return true }
+                    guard let range = line.range.flatMap(PosterRangeTests.bounds) else { return false }
+                    return range.lowerBound <= location.frameOffset && location.frameOffset + location.frameLength - 1 <= range.upperBound
+                }.count
+                counts[location.path, default: 0] += covering
+            }
+        }
+        return counts
+    }
+
+    @Test("posters several packs list are fetched once, on a first install and an upgrade; the posters are those each pack installs alone",
+          arguments: ["URLSession", "curl"])
+    func overlappingPosters(transportName: String) async throws {
+        let dists = try await UpgradeDist.make(count: 30, packs: Self.packs)
+        defer { dists.server.stop() }
+        try await Self.buildWithPosters(dists)
+        let nginx = try await NginxServer.start(root: dists.site)
+        defer { nginx.stop() }
+        let url = nginx.baseURL + "/index.json"
+        let client = try #require(try GIFLoaderTests.transports().first { $0.name == transportName }).transport
+        func installer(_ name: String, sparse: Bool = true) -> PackInstaller {
+            var installer = PackInstaller(cacheDirectory: dists.workspace.file("\(name)/gifs"))
+            installer.withPosters = true
+            installer.sparseUpgrades.isEnabled = sparse
+            return installer
+        }
+        let dedupe = installer("dedupe")
+        let whole = installer("whole", sparse: false)
+        let v1 = try dists.index()
+        let postersPacks = v1.packs.compactMap(\.posters)
+        #expect(postersPacks.map(\.name) == ["all-posters", "front-posters", "middle-posters"])
+
+        // First install: every poster's frame comes once, with `all-posters`; the others cost their catalog frames.
+        var mark = try await nginx.mark()
+        let first = try await dedupe.install(from: PackIndexSource(url), client: client)
+        var lines = try await nginx.log(since: mark)
+        let counts = Self.posterFetchCounts(lines, index: v1)
+        #expect(counts.count == postersPacks[0].posters.count && counts.values.allSatisfy { $0 == 1 },
+                "\(counts.filter { $0.value != 1 }): \(lines)")
+        let posterFetches = first.fetches.filter { $0.pack.hasSuffix("-posters") }
+        #expect(posterFetches.map(\.method) == [.wholePack, .sparse, .sparse], "\(posterFetches)")
+        for posters in postersPacks.dropFirst() {
+            let fetched = lines.filter { $0.path == "/\(posters.file)" }.reduce(Int64(0)) { $0 + $1.bodyBytes }
+            #expect(fetched == posters.catalog.frameLength, "\(posters.name): \(fetched) bytes for a catalog frame of \(posters.catalog.frameLength)")
+        }
+        _ = try await whole.install(from: PackIndexSource(url), client: client)
+        #expect(try cacheContents(dedupe.cacheDirectory) == cacheContents(whole.cacheDirectory))
+        // Each pack installed alone installs the same posters.
+        let installed = try cacheContents(dedupe.cacheDirectory)
+        for pack in v1.packs {
+            let alone = installer("alone-\(pack.name)")
+            _ = try await alone.install(from: PackIndexSource(url), packs: [pack.name], client: client)
+            let posters = try cacheContents(alone.cacheDirectory).filter { $0.key.hasPrefix("posters/") }
+            #expect(posters.count == pack.exercises.count * PosterInstallTests.sizes.count, "\(pack.name)")
+            #expect(posters.allSatisfy { installed[$0.key] == $0.value }, "\(pack.name)")
+        }
+
+        // v2: the GIF of an exercise in all three packs changes; each of its new posters is fetched once.
+        let shared = dists.ids[8]
+        dists.server.replaceGIF(id: shared, with: try UpgradeDist.newGIF(seed: 7))
+        try await Self.buildWithPosters(dists)
+        let v2 = try dists.index()
+        let newHash = try #require(v2.packs.first?.gifEntry(forExercise: shared)?.sha256)
+        let newPosters = Set(PosterInstallTests.sizes.map { PosterPackDescription.path(size: $0, sha256: newHash) })
+        #expect(v2.packs.allSatisfy { pack in pack.posters?.posters.contains { newPosters.contains($0.path) } == true })
+        mark = try await nginx.mark()
+        let upgrade = try await dedupe.install(from: PackIndexSource(url), client: client)
+        lines = try await nginx.log(since: mark)
+        let upgradeCounts = Self.posterFetchCounts(lines, index: v2, paths: newPosters)
+        #expect(upgradeCounts.count == newPosters.count && upgradeCounts.values.allSatisfy { $0 == 1 }, "\(upgradeCounts): \(lines)")
+        let upgradeFetches = upgrade.fetches.filter { $0.pack.hasSuffix("-posters") }
+        #expect(upgradeFetches.map(\.method) == [.sparse, .sparse, .sparse], "\(upgradeFetches)")
+        #expect(upgradeFetches.reduce(0) { $0 + ($1.framesFetched ?? 0) } == newPosters.count, "\(upgradeFetches)")
+        _ = try await whole.install(from: PackIndexSource(url), client: client)
+        #expect(try cacheContents(dedupe.cacheDirectory) == cacheContents(whole.cacheDirectory))
+        #expect(DirectoryListing.names("\(dedupe.cacheDirectory).d/downloads").isEmpty)
     }
 }
