@@ -100,8 +100,8 @@ public struct PackInstaller: Sendable {
         self.limits = limits
     }
 
-    /// Where pack downloads and their resumable `.part` files go.
-    public var downloadDirectory: String { CacheGenerations(cachePath: cacheDirectory).downloadsPath }
+    /// Where pack downloads and their resumable `.part` files go (for tests; the install uses `CacheGenerations`).
+    var downloadDirectory: String { CacheGenerations(cachePath: cacheDirectory).downloadsPath }
 
     /// Loads the index at `source` and installs the packs named in `names` (nil: every pack).
     /// Throws a ``PackClientError``, or `CancellationError` when the task is cancelled before the

@@ -152,7 +152,7 @@ public struct ManifestLoader: Sendable {
         if let urlNode = keys["base_url"] { try Self.checkHTTPURL(baseURL, path: urlNode.path) }
 
         var settings = SourceSettings(kind: kind, baseURL: baseURL, apiKeyEnvironmentVariable: nil, apiKey: nil,
-                                      hostHeader: nil, resolution: nil, pageSize: kind == .rapidAPI ? 100 : 100)
+                                      hostHeader: nil, resolution: nil, pageSize: 100)
         if let pageNode = keys["page_size"] { settings.pageSize = try pageNode.int(in: 1...(kind == .v1 ? 100 : 1000)) }
         switch kind {
         case .rapidAPI:
