@@ -204,7 +204,7 @@ public final class LazyGIFCache: Sendable {
         switch fetched {
         case .notModified:
             guard let storedIndex else {
-                throw .unreadable(location: url, detail: "the server answered 304 Not Modified to a request that was not conditional")
+                throw .unconditionalNotModified(url)
             }
             // Unchanged: with trust, the stored index was just verified with its stored signature.
             _ = await BlockingWork.result("gifpack.lazy-index") { () throws(PackClientError) in store.touchIndex(slot: slot) }

@@ -131,7 +131,7 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
                      client: (any HTTPTransport)?, limits: PackLimits) async throws(PackClientError) -> FetchedIndex {
         guard case .modified(let fetched) = try await load(ifChangedFrom: nil, trust: trust, installedSequence: installedSequence,
                                                            client: client, limits: limits) else {
-            throw .unreadable(location: location.description, detail: "the server answered 304 Not Modified to a request that was not conditional")
+            throw .unconditionalNotModified(location.description)
         }
         return fetched
     }
@@ -171,7 +171,7 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
         switch compressed.head.status {
         case 304:
             guard validators?.belong(to: compressedURL) == true else {
-                throw .unreadable(location: compressedURL, detail: "the server answered 304 Not Modified to a request that was not conditional")
+                throw .unconditionalNotModified(compressedURL)
             }
             return .notModified
         case 200:
@@ -191,7 +191,7 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
         switch plain.head.status {
         case 304:
             guard validators?.belong(to: url) == true else {
-                throw .unreadable(location: url, detail: "the server answered 304 Not Modified to a request that was not conditional")
+                throw .unconditionalNotModified(url)
             }
             return .notModified
         case 200:

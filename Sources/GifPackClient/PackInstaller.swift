@@ -160,7 +160,7 @@ public struct PackInstaller: Sendable {
                                      client: http, limits: limits, timeouts: timeouts) {
         case .notModified:
             guard let current, let condition else {
-                throw .unreadable(location: source.description, detail: "the server answered 304 Not Modified to a request that was not conditional")
+                throw .unconditionalNotModified(source.description)
             }
             if let trust { try trust.acceptUnchanged(condition, location: source.description) }
             return Self.unchangedReport(current.manifest, directory: current.directory, cacheDirectory: cacheDirectory,
@@ -353,15 +353,14 @@ public struct PackInstaller: Sendable {
         let old = previous?.manifest.exercises ?? [:]
         let new = plan.exercises
         let counts = builder.counts
+        let changes = IndexDiff.exerciseChanges(from: old, to: new)
         return InstallReport(
             cacheDirectory: cacheDirectory, generationDirectory: generations.generationPath(generation),
             generation: generation, layout: layout, packs: plan.packs, exercises: new.count,
             placeholders: new.values.filter { $0 == nil }.count, gifsWritten: counts.gifsWritten,
             gifsReused: counts.gifsReused, linksCreated: counts.linksCreated, bytesWritten: counts.bytesWritten,
             bytesDownloaded: packs.reduce(0) { $0 + $1.bytesTransferred } + posters.reduce(0) { $0 + ($1.file?.bytesTransferred ?? 0) },
-            added: new.keys.filter { old[$0] == nil }.sorted(),
-            removed: old.keys.filter { new[$0] == nil }.sorted(),
-            changed: new.keys.filter { id in old[id].map { $0 != new[id]! } ?? false }.sorted(),
+            added: changes.added, removed: changes.removed, changed: changes.changed,
             isUnchanged: false, posterPacks: posterPlan?.packs ?? [], postersWritten: counts.postersWritten,
             postersReused: counts.postersReused, gifChecksSkipped: counts.checksSkipped)
     }
