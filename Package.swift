@@ -76,6 +76,8 @@ let package = Package(
         // The builder.
         .target(name: "GifPack", dependencies: [
             "GifPackFormat", "GifPackSigning", "GifPackZstd", "GifPackGIF", "GifPackHTTP", "GifPackSystemBuilder", "CArchive", "CZstd",
+            // The client's index reader reads --previous-index (the client never depends on the builder).
+            "GifPackClient",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Yams", package: "Yams"),
             .product(name: "GRDB", package: "GRDB.swift"),

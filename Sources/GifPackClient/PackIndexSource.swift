@@ -126,8 +126,8 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    /// An unconditional load with what it came with.
-    func loadFetched(trust: IndexTrust?, installedSequence: Int?,
+    /// An unconditional load with what it came with (the builder's `--previous-index` reads it so).
+    package func loadFetched(trust: IndexTrust?, installedSequence: Int?,
                      client: (any HTTPTransport)?, limits: PackLimits) async throws(PackClientError) -> FetchedIndex {
         guard case .modified(let fetched) = try await load(ifChangedFrom: nil, trust: trust, installedSequence: installedSequence,
                                                            client: client, limits: limits) else {
