@@ -1,5 +1,6 @@
 import Foundation
 import GifPackFormat
+import GifPackSystem
 import GifPackTransport
 
 /// One exercise's GIF on demand: from a bounded disk cache, or fetched alone with one range request.

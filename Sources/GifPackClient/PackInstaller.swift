@@ -1,5 +1,6 @@
 import Foundation
 import GifPackFormat
+import GifPackSystem
 import GifPackTransport
 
 /// Installs packs into an app's cache directory so that finding an exercise's GIF is a file read.
