@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import GifPackClient
 import GifPackSystem
+import struct GifPack.PublicReadCheck
 
 extension InstallLayout: ExpressibleByArgument {}
 
