@@ -16,7 +16,7 @@ import Glibc
 /// console.writeLine("warning: GIF 0007 refused")
 /// console.clearStatus()
 /// ```
-final class Console: @unchecked Sendable {
+final class Console: @unchecked Sendable {  // @unchecked: `status` is read and written under `lock`, and every write to the terminal happens under it.
     private static let eraseLine = "\r\u{1B}[K"
     private let lock = NSLock()
     private var status: String?

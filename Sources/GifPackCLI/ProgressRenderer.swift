@@ -16,7 +16,7 @@ import Logging
 /// let report = await pipeline.run()
 /// renderer.stop()
 /// ```
-final class ProgressRenderer: @unchecked Sendable {
+final class ProgressRenderer: @unchecked Sendable {  // @unchecked: `stopping` is read and written under `lock`; the rest is constant or thread-safe.
     enum Mode: Sendable, Equatable {
         case live(color: Bool)
         case plain(interval: Double)

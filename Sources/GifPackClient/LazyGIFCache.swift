@@ -354,7 +354,7 @@ public enum LazyGIF: Sendable, Equatable {
 
 /// The last decoded (and, with trusted keys, signature-checked) stored index, keyed by its bytes
 /// and signature, shared by a cache's callers.
-final class LockedIndexMemo: @unchecked Sendable {
+final class LockedIndexMemo: @unchecked Sendable {  // @unchecked: `key` and `index` are read and written under `lock`.
     private let lock = NSLock()
     private var key: (json: Data, signature: Data?) = (Data(), nil)
     private var index: PackIndex?
