@@ -76,6 +76,8 @@ let package = Package(
         // The builder.
         .target(name: "GifPack", dependencies: [
             "GifPackFormat", "GifPackSigning", "GifPackZstd", "GifPackGIF", "GifPackHTTP", "GifPackSystemBuilder", "CArchive", "CZstd",
+            // The client's index reader reads --previous-index (the client never depends on the builder).
+            "GifPackClient",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Yams", package: "Yams"),
             .product(name: "GRDB", package: "GRDB.swift"),
@@ -86,7 +88,8 @@ let package = Package(
         ]),
         // What an app links: fetch, verify and install packs.
         .target(name: "GifPackClient", dependencies: [
-            "GifPackFormat", "GifPackSigning", "GifPackGIFCore", "GifPackTransport", "GifPackZstd", .product(name: "Crypto", package: "swift-crypto"),
+            "GifPackFormat", "GifPackSigning", "GifPackGIFCore", "GifPackTransport", "GifPackZstd", "GifPackSystem",
+            .product(name: "Crypto", package: "swift-crypto"),
         ]),
         // Loopback ExerciseDB stand-in with switchable faults, and the GIF synthesizer it serves.
         .target(name: "ExerciseDBFixture", dependencies: [

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GifPackClient
+import GifPackSystem
 import Glibc
 
 struct CatCommand: AsyncParsableCommand {

@@ -1,6 +1,7 @@
 import Foundation
 import GifPackSystem
 import Glibc
+import Synchronization
 
 /// Standard error, shared by log lines and the live progress line.
 ///
@@ -16,13 +17,13 @@ import Glibc
 /// console.writeLine("warning: GIF 0007 refused")
 /// console.clearStatus()
 /// ```
-final class Console: @unchecked Sendable {
+final class Console: Sendable {
     private static let eraseLine = "\r\u{1B}[K"
-    private let lock = NSLock()
-    private var status: String?
+    /// The status line drawn, if any; every write to the terminal happens under its lock.
+    private let status = Mutex<String?>(nil)
 
     func writeLine(_ line: String) {
-        lock.withLock {
+        status.withLock { status in
             var text = status == nil ? "" : Console.eraseLine
             text += line + "\n"
             if let status { text += status }
@@ -32,7 +33,7 @@ final class Console: @unchecked Sendable {
 
     /// Draws `line` in place of the current status line.
     func showStatus(_ line: String) {
-        lock.withLock {
+        status.withLock { status in
             status = line
             Console.writeAll(Console.eraseLine + line)
         }
@@ -40,7 +41,7 @@ final class Console: @unchecked Sendable {
 
     /// Erases the status line, leaving the cursor at the start of an empty row.
     func clearStatus() {
-        lock.withLock {
+        status.withLock { status in
             guard status != nil else { return }
             status = nil
             Console.writeAll(Console.eraseLine)

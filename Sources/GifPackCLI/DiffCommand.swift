@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GifPackClient
+import GifPackSystem
 
 struct DiffCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

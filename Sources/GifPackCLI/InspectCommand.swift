@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GifPackClient
+import GifPackSystem
 
 struct InspectCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
 import GifPackClient
+import GifPackSystem
+import struct GifPack.PublicReadCheck
 
 extension InstallLayout: ExpressibleByArgument {}
 

@@ -1,6 +1,7 @@
 import Foundation
 import GifPack
 import Logging
+import Synchronization
 
 /// Shows a build's progress from its own thread, ten times a second at most.
 ///
@@ -16,7 +17,7 @@ import Logging
 /// let report = await pipeline.run()
 /// renderer.stop()
 /// ```
-final class ProgressRenderer: @unchecked Sendable {
+final class ProgressRenderer: Sendable {
     enum Mode: Sendable, Equatable {
         case live(color: Bool)
         case plain(interval: Double)
@@ -30,8 +31,7 @@ final class ProgressRenderer: @unchecked Sendable {
     private let console: Console
     private let logger: Logger
     private let terminal: TerminalInfo
-    private let lock = NSLock()
-    private var stopping = false
+    private let stopping = Mutex(false)
     private let wake = DispatchSemaphore(value: 0)
     private let ended = DispatchSemaphore(value: 0)
 
@@ -51,7 +51,7 @@ final class ProgressRenderer: @unchecked Sendable {
 
     /// Stops the thread and erases the live line; returns once the thread is gone.
     func stop() {
-        lock.withLock { stopping = true }
+        stopping.withLock { $0 = true }
         wake.signal()
         ended.wait()
         console.clearStatus()
@@ -63,7 +63,7 @@ final class ProgressRenderer: @unchecked Sendable {
         var schedule: PlainProgressSchedule?
         if case .plain(let interval) = mode { schedule = PlainProgressSchedule(interval: interval) }
         var drawn: String?
-        while !lock.withLock({ stopping }) {
+        while !stopping.withLock({ $0 }) {
             let snapshot = tracker.snapshot()
             switch mode {
             case .live(let color):

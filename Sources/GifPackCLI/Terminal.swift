@@ -1,6 +1,7 @@
 import Foundation
 import GifPackFormat
 import GifPackHTTP
+import GifPackSystem
 
 /// Writes to standard output and standard error.
 ///

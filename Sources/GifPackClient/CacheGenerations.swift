@@ -1,4 +1,5 @@
 import Foundation
+import GifPackSystem
 
 /// The on-disk scheme that makes an install switch atomically.
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import GifPackSystem
 
 /// Makes a freshly written generation durable before it is switched in, so that after a crash the
 /// cache link never points at files whose data did not reach the disk.

@@ -1,4 +1,5 @@
 import Foundation
+import GifPackSystem
 
 /// The client's view of the package's one set of file helpers (``FileSystem``, ``NewFile`` in
 /// GifPackSystem): the same operations, failing with ``PackClientError/fileSystem(path:operation:errno:)``.

@@ -1,5 +1,6 @@
 import GifPackFormat
 import Foundation
+import GifPackSystem
 
 /// Fills a staging directory with one complete generation of the cache.
 ///

@@ -1,5 +1,6 @@
 import Foundation
 import GifPackFormat
+import GifPackSystem
 import GifPackTransport
 
 /// One exercise's GIF on demand: from a bounded disk cache, or fetched alone with one range request.
@@ -205,7 +206,7 @@ public final class LazyGIFCache: Sendable {
         switch fetched {
         case .notModified:
             guard let storedIndex else {
-                throw .unreadable(location: url, detail: "the server answered 304 Not Modified to a request that was not conditional")
+                throw .unconditionalNotModified(url)
             }
             // Unchanged: with trust, the stored index was just verified with its stored signature.
             _ = await BlockingWork.result("gifpack.lazy-index") { () throws(PackClientError) in store.touchIndex(slot: slot) }
@@ -354,7 +355,7 @@ public enum LazyGIF: Sendable, Equatable {
 
 /// The last decoded (and, with trusted keys, signature-checked) stored index, keyed by its bytes
 /// and signature, shared by a cache's callers.
-final class LockedIndexMemo: @unchecked Sendable {
+final class LockedIndexMemo: @unchecked Sendable {  // @unchecked: `key` and `index` are read and written under `lock`.
     private let lock = NSLock()
     private var key: (json: Data, signature: Data?) = (Data(), nil)
     private var index: PackIndex?

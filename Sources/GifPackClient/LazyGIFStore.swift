@@ -1,5 +1,6 @@
 import Foundation
 import GifPackFormat
+import GifPackSystem
 import GifPackTransport
 
 /// The disk side of ``LazyGIFCache``: a directory several processes share. Every call blocks

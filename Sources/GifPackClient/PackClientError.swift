@@ -1,4 +1,5 @@
 import GifPackFormat
+import GifPackSystem
 import GifPackTransport
 import Foundation
 
@@ -81,5 +82,10 @@ public enum PackClientError: Error, Sendable, Equatable, CustomStringConvertible
 
     static func posix(_ path: String, _ operation: String, _ code: Int32 = Errno.current.code) -> PackClientError {
         .fileSystem(path: path, operation: operation, errno: code)
+    }
+
+    /// A `304 Not Modified` answering a request for `location` that carried no validators of its.
+    static func unconditionalNotModified(_ location: String) -> PackClientError {
+        .unreadable(location: location, detail: "the server answered 304 Not Modified to a request that was not conditional")
     }
 }

@@ -1,4 +1,5 @@
 import GifPackFormat
+import GifPackSystem
 import GifPackTransport
 
 /// Fetches pack files named by an index and proves they are the ones the index describes.

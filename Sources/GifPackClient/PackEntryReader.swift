@@ -52,18 +52,6 @@ public struct PackEntryReader: Sendable {
         return try IndexedEntry.readAll(entry.location, sha256: entry.sha256, isGIF: true, pack: name, reader: reader)
     }
 
-    /// Streams the GIF whose SHA-256 is `hash` to `consumer` in chunks as it is decompressed, so
-    /// memory does not depend on its size. The hash is only known to match once the call returns:
-    /// discard what was consumed if it throws.
-    public func streamGIF(sha256 hash: String,
-                          into consumer: (UnsafeRawBufferPointer) throws(PackReadError) -> Void) throws(PackClientError) {
-        guard let entry = pack.gifs.first(where: { $0.sha256 == hash }) else {
-            throw .rejected(PackRejection(.missingEntry, pack: name, entry: GIFEntry.path(forSHA256: hash),
-                                          detail: "the pack lists no GIF with this hash"))
-        }
-        try IndexedEntry.read(entry.location, sha256: entry.sha256, isGIF: true, pack: name, reader: reader, into: consumer)
-    }
-
     /// The pack's `catalog.json` (exercise names, API records, GIF metadata), verified against the
     /// index's content digest and exercise list.
     public func catalog() throws(PackClientError) -> PackCatalog {

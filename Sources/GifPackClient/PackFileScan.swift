@@ -1,5 +1,6 @@
 import Foundation
 import GifPackFormat
+import GifPackSystem
 
 /// Reads a pack file without an index: walks its zstd frames and reads entries frame by frame.
 ///

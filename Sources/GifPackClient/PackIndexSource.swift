@@ -62,7 +62,7 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
     /// Reads and decodes the index. `client` is used for URLs; without one a short-lived
     /// ``URLSessionTransport`` is made for the call.
     public func load(client: (any HTTPTransport)? = nil, limits: PackLimits = .standard) async throws(PackClientError) -> PackIndex {
-        try await loadFetched(ifChangedFrom: nil, trust: nil, installedSequence: nil, client: client, limits: limits).index
+        try await loadFetched(trust: nil, installedSequence: nil, client: client, limits: limits).index
     }
 
     /// Reads a local index synchronously, with the same cap and checks as ``load(client:limits:)``.
@@ -84,7 +84,7 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
     /// `installedSequence`); otherwise throws ``PackClientError/untrusted(_:)``.
     public func load(trust: IndexTrust, installedSequence: Int? = nil, client: (any HTTPTransport)? = nil,
                      limits: PackLimits = .standard) async throws(PackClientError) -> PackIndex {
-        try await loadFetched(ifChangedFrom: nil, trust: trust, installedSequence: installedSequence, client: client, limits: limits).index
+        try await loadFetched(trust: trust, installedSequence: installedSequence, client: client, limits: limits).index
     }
 
     /// Loads the index only when it changed since the copy `validators` describe (what an earlier
@@ -126,12 +126,12 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    /// An unconditional load with what it came with.
-    func loadFetched(ifChangedFrom validators: IndexValidators?, trust: IndexTrust?, installedSequence: Int?,
+    /// An unconditional load with what it came with (the builder's `--previous-index` reads it so).
+    package func loadFetched(trust: IndexTrust?, installedSequence: Int?,
                      client: (any HTTPTransport)?, limits: PackLimits) async throws(PackClientError) -> FetchedIndex {
         guard case .modified(let fetched) = try await load(ifChangedFrom: nil, trust: trust, installedSequence: installedSequence,
                                                            client: client, limits: limits) else {
-            throw .unreadable(location: location.description, detail: "the server answered 304 Not Modified to a request that was not conditional")
+            throw .unconditionalNotModified(location.description)
         }
         return fetched
     }
@@ -171,7 +171,7 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
         switch compressed.head.status {
         case 304:
             guard validators?.belong(to: compressedURL) == true else {
-                throw .unreadable(location: compressedURL, detail: "the server answered 304 Not Modified to a request that was not conditional")
+                throw .unconditionalNotModified(compressedURL)
             }
             return .notModified
         case 200:
@@ -191,7 +191,7 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
         switch plain.head.status {
         case 304:
             guard validators?.belong(to: url) == true else {
-                throw .unreadable(location: url, detail: "the server answered 304 Not Modified to a request that was not conditional")
+                throw .unconditionalNotModified(url)
             }
             return .notModified
         case 200:
@@ -233,14 +233,6 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
 
     /// The most bytes a signature file may have (a minisign signature has a few hundred).
     static let maxSignatureBytes: Int64 = 4096
-
-    /// Where the index's signature is: `index.json.minisig` beside it.
-    public var signatureLocation: String { SignatureLocation.beside(location.description) }
-
-    /// Where the signature of the index with these bytes is published: `signatures/<sha256>.minisig` beside it.
-    public func signatureLocation(forIndex indexBytes: Data) -> String {
-        SignatureLocation.hashNamed(location.description, indexSHA256: Hex.lowercase(SHA256.hash(data: indexBytes)))
-    }
 
     /// A file or URL of the same kind as the index; `optional`: nil when it does not exist
     /// (``isNotThere(status:)`` over HTTP).

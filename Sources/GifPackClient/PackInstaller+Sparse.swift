@@ -1,4 +1,5 @@
 import GifPackFormat
+import GifPackSystem
 import GifPackTransport
 
 /// Sparse upgrades: how ``PackInstaller/install(from:packs:client:)`` gets each pack and, with

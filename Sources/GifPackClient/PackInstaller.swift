@@ -1,5 +1,6 @@
 import Foundation
 import GifPackFormat
+import GifPackSystem
 import GifPackTransport
 
 /// Installs packs into an app's cache directory so that finding an exercise's GIF is a file read.
@@ -103,8 +104,8 @@ public struct PackInstaller: Sendable {
         self.limits = limits
     }
 
-    /// Where pack downloads and their resumable `.part` files go.
-    public var downloadDirectory: String { CacheGenerations(cachePath: cacheDirectory).downloadsPath }
+    /// Where pack downloads and their resumable `.part` files go (for tests; the install uses `CacheGenerations`).
+    var downloadDirectory: String { CacheGenerations(cachePath: cacheDirectory).downloadsPath }
 
     /// Loads the index at `source` and installs the packs named in `names` (nil: every pack).
     /// Throws a ``PackClientError``, or `CancellationError` when the task is cancelled before the
@@ -163,7 +164,7 @@ public struct PackInstaller: Sendable {
                                      client: http, limits: limits, timeouts: timeouts) {
         case .notModified:
             guard let current, let condition else {
-                throw .unreadable(location: source.description, detail: "the server answered 304 Not Modified to a request that was not conditional")
+                throw .unconditionalNotModified(source.description)
             }
             if let trust { try trust.acceptUnchanged(condition, location: source.description) }
             return Self.unchangedReport(current.manifest, directory: current.directory, cacheDirectory: cacheDirectory,
@@ -356,15 +357,14 @@ public struct PackInstaller: Sendable {
         let old = previous?.manifest.exercises ?? [:]
         let new = plan.exercises
         let counts = builder.counts
+        let changes = IndexDiff.exerciseChanges(from: old, to: new)
         return InstallReport(
             cacheDirectory: cacheDirectory, generationDirectory: generations.generationPath(generation),
             generation: generation, layout: layout, packs: plan.packs, exercises: new.count,
             placeholders: new.values.filter { $0 == nil }.count, gifsWritten: counts.gifsWritten,
             gifsReused: counts.gifsReused, linksCreated: counts.linksCreated, bytesWritten: counts.bytesWritten,
             bytesDownloaded: packs.reduce(0) { $0 + $1.bytesTransferred } + posters.reduce(0) { $0 + ($1.file?.bytesTransferred ?? 0) },
-            added: new.keys.filter { old[$0] == nil }.sorted(),
-            removed: old.keys.filter { new[$0] == nil }.sorted(),
-            changed: new.keys.filter { id in old[id].map { $0 != new[id]! } ?? false }.sorted(),
+            added: changes.added, removed: changes.removed, changed: changes.changed,
             isUnchanged: false, posterPacks: posterPlan?.packs ?? [], postersWritten: counts.postersWritten,
             postersReused: counts.postersReused, gifChecksSkipped: counts.checksSkipped)
     }

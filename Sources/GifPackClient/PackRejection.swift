@@ -1,4 +1,5 @@
 import GifPackFormat
+import GifPackSystem
 
 /// Why a pack (or the index entry describing it) was refused.
 ///

@@ -1,5 +1,6 @@
 import Foundation
 import GifPackFormat
+import GifPackSystem
 
 /// Full verification of a published output directory or of a single pack file, collecting every
 /// problem instead of stopping at the first.

@@ -1,5 +1,6 @@
 import GifPackFormat
 import GifPackGIFCore
+import GifPackSystem
 
 /// Verification of a posters pack (`<pack>-posters`, format 1.2), for ``PackVerifier``.
 ///

@@ -1,4 +1,5 @@
 import GifPackFormat
+import GifPackSystem
 import GifPackTransport
 import Foundation
 

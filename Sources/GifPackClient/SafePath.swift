@@ -1,4 +1,5 @@
 import GifPackFormat
+import GifPackSystem
 
 /// Checks for names and relative paths that come from an index or a tar header.
 ///

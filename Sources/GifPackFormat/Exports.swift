@@ -1,7 +1,4 @@
-// PathText and FileSystemError are part of the format's and builder's API; the package-level
-// helpers of GifPackSystem (hex, POSIX loops, blocking work, locks, files) come along for the
-// modules of this package only.
-@_exported import GifPackSystem
 // The format's API speaks GifPackJSON's types (JSONLimits for every decode, JSONValue for a
-// catalog's records), so an importer of the format has them without a second import.
+// catalog's records), so an importer of the format has them without a second import. It speaks
+// none of GifPackSystem's (the package's own helpers): a module that uses them imports GifPackSystem.
 @_exported import GifPackJSON

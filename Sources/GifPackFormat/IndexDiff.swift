@@ -35,9 +35,7 @@ public struct IndexDiff: Sendable, Equatable {
     public init(old: PackIndex, new: PackIndex) {
         let before = Self.exercises(old)
         let after = Self.exercises(new)
-        added = after.keys.filter { before[$0] == nil }.sorted()
-        removed = before.keys.filter { after[$0] == nil }.sorted()
-        changed = after.keys.filter { id in before[id].map { $0 != after[id]! } ?? false }.sorted()
+        (added, removed, changed) = Self.exerciseChanges(from: before, to: after)
         downloads = new.packs.compactMap { pack in
             let previous = old.pack(named: pack.name)
             guard previous?.sha256 != pack.sha256 else { return nil }
@@ -53,6 +51,15 @@ public struct IndexDiff: Sendable, Equatable {
             }
         }
         newGIFFrameBytes = frameBytes
+    }
+
+    /// The exercises added, removed and changed (GIF hash differs, a GIF gained or lost included)
+    /// from one exercise id → GIF hash map to another, each sorted: an index diff's, an install report's.
+    package static func exerciseChanges(from before: [String: String?], to after: [String: String?])
+        -> (added: [String], removed: [String], changed: [String]) {
+        (after.keys.filter { before[$0] == nil }.sorted(),
+         before.keys.filter { after[$0] == nil }.sorted(),
+         after.keys.filter { id in before[id].map { $0 != after[id]! } ?? false }.sorted())
     }
 
     /// Exercise id → GIF hash over every pack (the first pack by name wins for an id listed twice).

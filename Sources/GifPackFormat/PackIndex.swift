@@ -1,4 +1,5 @@
 import Foundation
+import GifPackSystem
 
 /// `index.json`: the list of published packs a client downloads first.
 ///

@@ -29,7 +29,7 @@ import Foundation
 /// let pool = BlockingPool(name: "gifpack.test", width: 2)
 /// let squares = try await pool.run { 7 * 7 }
 /// ```
-package final class BlockingPool: @unchecked Sendable {
+package final class BlockingPool: @unchecked Sendable {  // @unchecked: the queue and the thread counts are read and written under `condition`; the rest is constant.
     /// The pool ``BlockingWork`` runs its jobs on, ``defaultWidth`` threads at most.
     package static let shared = BlockingPool(name: "gifpack.blocking", width: defaultWidth)
 

@@ -16,7 +16,7 @@ import Foundation
 /// await worker.drain()
 /// let summary = try await BlockingWork.run("gifpack.pack") { try assembler.finish() }
 /// ```
-package final class WorkerThread: @unchecked Sendable {
+package final class WorkerThread: @unchecked Sendable {  // @unchecked: `jobs` and `stopping` are read and written under `condition`.
     private let condition = NSCondition()
     private var jobs: [@Sendable () -> Void] = []
     private var stopping = false

@@ -21,7 +21,7 @@ import Glibc
 /// try write(chunk); behind.wrote(upTo: offset)   // after each write
 /// behind.finish()                                 // before the final fsync and close
 /// ```
-package final class WriteBehind: @unchecked Sendable {
+package final class WriteBehind: @unchecked Sendable {  // @unchecked: `requested`, `flushing` and `count` are read and written under `condition`; the rest is constant.
     /// Bytes written between two flushes.
     package static let defaultStep: Int64 = 16 << 20
 

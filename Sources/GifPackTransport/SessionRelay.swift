@@ -10,7 +10,7 @@ import FoundationNetworking
 /// wait in the relay's own first-in-first-out line, as in `HTTPClient`'s loop, so a request's
 /// limits (total, low-speed window) start when it is sent, never while it waits for a connection.
 /// Its ``HTTPTimeouts/deadline`` counts throughout.
-final class SessionRelay: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+final class SessionRelay: NSObject, URLSessionDataDelegate, @unchecked Sendable {  // @unchecked: `transfers` is read and written under `lock`; `running` and `waiting` on the delegate queue only.
     private let queue: OperationQueue
     private let maxRunning: Int
     private let lock = NSLock()

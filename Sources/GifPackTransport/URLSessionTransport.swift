@@ -35,7 +35,7 @@ import FoundationNetworking
 /// let installer = PackInstaller(cacheDirectory: cache)
 /// _ = try await installer.install(from: PackIndexSource(indexURL), client: transport)
 /// ```
-public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
+public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {  // @unchecked: only constants, and the session and its relay are thread-safe.
     // Only constants: the session and its delegate are thread-safe.
     private let session: URLSession
     private let relay: SessionRelay
@@ -217,7 +217,7 @@ enum SessionRequests {
 
 /// One request on its way: what it asked, where its body goes, what came back. Touched on the
 /// session's delegate queue only (``continuation`` is set before the transfer reaches it).
-final class SessionTransfer: @unchecked Sendable {
+final class SessionTransfer: @unchecked Sendable {  // @unchecked: touched on the session's delegate queue only (`continuation` is set before it gets there).
     enum Target: Sendable, Equatable {
         case memory
         case file(String, BodyFile.Mode)

@@ -1,5 +1,7 @@
 import ExerciseDBFixture
 import Foundation
+import GifPackHTTP
+import Synchronization
 import Testing
 @testable import GifPack
 
@@ -126,6 +128,30 @@ struct CatalogTests {
             let catalog = Catalog(exercises: input, rejected: [], duplicateIDs: [], pagesFetched: 1)
             #expect(catalog.exercises == ExerciseList(input.sorted { $0.id < $1.id }))
         }
+    }
+
+    /// A build cancelled while a catalog page waits to be asked again ends that page with the
+    /// cancellation, as a cancelled request does, and makes no other attempt (the wait's
+    /// cancellation was once swallowed, and the page tried again).
+    @Test func aCancelledRetryWaitEndsThePageWithoutAnotherAttempt() async throws {
+        let server = try startFixture(count: 12) { $0.listFault = .echoKeyInErrorBody(status: 503) }
+        defer { server.stop() }
+        let manifest = try ManifestLoader().parse(rapidAPIManifest(server: server), environment: ["GIFPACK_TEST_KEY": testAPIKey])
+        let attempts = Mutex<[CatalogAttemptEvent.Outcome]>([])
+        var pager = CatalogPager(source: manifest.source, fetch: manifest.fetch, client: try HTTPClient(maxConnections: 2))
+        pager.observer = { event in
+            guard case .catalogAttempt(let attempt) = event else { return }
+            attempts.withLock { $0.append(attempt.outcome) }
+            // Told of the retry, the page's own task is cancelled before it starts waiting.
+            if attempt.outcome == .retry { withUnsafeCurrentTask { $0?.cancel() } }
+        }
+        let page = Task { [pager] in
+            try await pager.page(offset: 0, budget: CatalogBudget(maxBytes: manifest.fetch.maxCatalogBytes))
+        }
+        let result = await page.result
+        #expect(throws: CatalogError.transport(url: pager.pageURL(offset: 0), .cancelled)) { try result.get() }
+        #expect(attempts.withLock { $0 } == [.retry], "no attempt after the cancelled wait")
+        #expect(server.stats.listRequests == 1)
     }
 
     @Test func aDowngradedResolutionIsFlaggedInTheReport() async throws {

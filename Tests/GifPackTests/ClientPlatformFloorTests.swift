@@ -1,4 +1,5 @@
 import Foundation
+import GifPackSystem
 import Testing
 
 /// Issue 34, item 2: the client closure (what product `GifPackClient` links) needs nothing newer

@@ -1,4 +1,5 @@
 import Foundation
+import GifPackSystem
 import Testing
 @testable import GifPackClient
 

@@ -12,7 +12,7 @@ import Foundation
 /// let store = try GIFStore(recipes: recipes, baseDimension: 32)
 /// store.gif(key: "g0", resolution: 360)?.bytes.count
 /// ```
-final class GIFStore: @unchecked Sendable {
+final class GIFStore: @unchecked Sendable {  // @unchecked: the scaled GIFs are read and written under `lock`; the originals are constant.
     static let scaledCacheBudget = 512 << 20
 
     private struct ScaledKey: Hashable {

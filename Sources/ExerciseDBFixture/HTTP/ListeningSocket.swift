@@ -7,7 +7,7 @@ import Glibc
 /// let listener = try ListeningSocket.open(port: 0)
 /// while let client = listener.accept() { … }   // nil once wake() was called
 /// ```
-final class ListeningSocket: @unchecked Sendable {
+final class ListeningSocket: @unchecked Sendable {  // @unchecked: only constants: descriptors, which any thread may use.
     let descriptor: Int32
     let port: Int
     private let wakeRead: Int32

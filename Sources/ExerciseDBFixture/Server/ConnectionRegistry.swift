@@ -10,7 +10,7 @@ import Glibc
 /// let fd = registry.acceptAndAdmit { accept(listener, nil, nil) }
 /// defer { registry.close(fd, reset: false) }
 /// ```
-final class ConnectionRegistry: @unchecked Sendable {
+final class ConnectionRegistry: @unchecked Sendable {  // @unchecked: `open` and `closing` are read and written under `condition`.
     private let condition = NSCondition()
     private var open = Set<Int32>()
     private var closing = false

@@ -7,7 +7,7 @@ import Foundation
 /// book.schedule([.status(500)], for: "0001")
 /// book.next(for: "0001")   // .status(500), then nil (or the default fault)
 /// ```
-final class FaultBook: @unchecked Sendable {
+final class FaultBook: @unchecked Sendable {  // @unchecked: every stored property is read and written under `lock`.
     private let lock = NSLock()
     private var queues: [String: [Fault]] = [:]
     private var defaults: [String: Fault] = [:]

@@ -21,7 +21,7 @@ import Glibc
 /// server.schedule([.status(503)], forExercise: server.catalog.exercises[0].id)
 /// print(server.rapidAPIBaseURL)   // http://127.0.0.1:41234
 /// ```
-public final class FixtureServer: @unchecked Sendable {
+public final class FixtureServer: @unchecked Sendable {  // @unchecked: the listener, thread and port are read and written under `lock`; the parts are thread-safe.
     public let configuration: FixtureConfiguration
 
     private let state: FixtureState

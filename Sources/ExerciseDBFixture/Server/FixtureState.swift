@@ -7,7 +7,7 @@ import Foundation
 /// let state = FixtureState(catalog: catalog, configuration: configuration)
 /// guard state.spendQuota() else { /* 429 monthly quota */ }
 /// ```
-final class FixtureState: @unchecked Sendable {
+final class FixtureState: @unchecked Sendable {  // @unchecked: every stored variable is read and written under `lock`.
     private let lock = NSLock()
     private var catalogValue: FixtureCatalog
     private var latency: Int

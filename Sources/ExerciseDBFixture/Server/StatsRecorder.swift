@@ -9,7 +9,7 @@ import Foundation
 /// recorder.record(status: 200, kind: .image(id: "0001"), plannedBytes: 1234)
 /// recorder.finish(unsentBytes: 0)
 /// ```
-final class StatsRecorder: @unchecked Sendable {
+final class StatsRecorder: @unchecked Sendable {  // @unchecked: every stored property is read and written under `lock`.
     /// What kind of route a request hit.
     enum Kind: Equatable {
         case list

@@ -7,7 +7,7 @@ import Foundation
 /// let signal = StopSignal()
 /// if !signal.sleep(milliseconds: 20) { return }   // stopped while sleeping
 /// ```
-final class StopSignal: @unchecked Sendable {
+final class StopSignal: @unchecked Sendable {  // @unchecked: `fired` is read and written under `condition`.
     private let condition = NSCondition()
     private var fired = false
 

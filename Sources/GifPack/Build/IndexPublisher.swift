@@ -1,4 +1,5 @@
 import Foundation
+import GifPackClient
 import GifPackHTTP
 
 /// The live index a build continues from (`--previous-index`): its versions and sequence count as
@@ -16,51 +17,22 @@ struct PreviousIndex: Sendable {
 
     static let maxBytes: Int64 = 256 << 20
 
-    /// Reads a path or fetches an http(s) URL (following redirects), with the signature beside it.
-    /// Anything but a readable, decodable index is an error: a build must not lose track of what
-    /// is live.
+    /// Reads a path or fetches an http(s) URL with the client's reader (``PackIndexSource``: over
+    /// HTTP `index.json.zst` first, redirects followed, the format's rules checked), with its
+    /// signature found as clients find it. Anything but a readable, decodable index is an error: a
+    /// build must not lose track of what is live.
     static func load(_ location: String, client: HTTPClient) async throws(IndexPublishError) -> PreviousIndex {
-        let lowered = location.lowercased()
-        let bytes: [UInt8]
-        let signature: [UInt8]?
-        if lowered.hasPrefix("http://") || lowered.hasPrefix("https://") {
-            bytes = try await fetch(location, client: client, optional: false)!
-            var found: [UInt8]?
-            for candidate in SignatureLocation.lookupOrder(location, indexSHA256: SHA256Hex.of(bytes)) where found == nil {
-                found = try await fetch(candidate, client: client, optional: true)
-            }
-            signature = found
-        } else {
-            let data: [UInt8]?
-            do { data = try FileSystem.readAll(location) } catch { throw .previousIndex(location: location, detail: error.description) }
-            guard let data else { throw .previousIndex(location: location, detail: "no such file") }
-            bytes = data
-            let candidates = SignatureLocation.lookupOrder(location, indexSHA256: SHA256Hex.of(bytes))
-            let signatureLocation = candidates.first(where: FileSystem.exists) ?? SignatureLocation.beside(location)
-            do { signature = try FileSystem.readAll(signatureLocation) } catch {
-                throw .previousIndex(location: signatureLocation, detail: error.description)
-            }
-        }
+        let source = PackIndexSource(location)
         do {
-            return PreviousIndex(index: try PackIndex.decode(from: Data(bytes)), bytes: bytes, signature: signature)
+            // The builder's own output: only the index's size is bounded, not what its packs may hold.
+            let limits = PackLimits(maxIndexBytes: maxBytes, maxCatalogBytes: .max, maxGIFBytes: .max, maxPackBytes: .max)
+            let fetched = try await source.loadFetched(trust: nil, installedSequence: nil, client: client, limits: limits)
+            let signature = try await source.loadSignature(for: fetched.bytes, client: client)
+            return PreviousIndex(index: fetched.index, bytes: [UInt8](fetched.bytes), signature: signature.map { [UInt8]($0) })
         } catch {
+            if case .unreadable(let at, let detail) = error { throw .previousIndex(location: at, detail: detail) }
             throw .previousIndex(location: location, detail: error.description)
         }
-    }
-
-    private static func fetch(_ url: String, client: HTTPClient, optional: Bool) async throws(IndexPublishError) -> [UInt8]? {
-        var request = HTTPRequest(url: url, acceptCompressedBody: true)
-        request.followRedirects = true
-        let response: HTTPDataResponse
-        do { response = try await client.data(request, maxBytes: maxBytes) } catch {
-            if optional { return nil }
-            throw .previousIndex(location: url, detail: "\(error)")
-        }
-        guard response.head.status == 200 else {
-            if optional { return nil }
-            throw .previousIndex(location: url, detail: "HTTP status \(response.head.status)")
-        }
-        return response.body
     }
 }
 

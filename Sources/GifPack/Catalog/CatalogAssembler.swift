@@ -8,10 +8,10 @@ extension CatalogPager {
     }
 
     static func assemble(normalised: [Result<Exercise, CatalogRejectionReason>], pages: Int) -> Catalog {
+        // In memory (no spool): nothing is written, so nothing can fail.
         var assembler = Assembler(expected: normalised.count, spool: nil)
-        // Nothing is written without a spool: nothing can fail.
-        try! assembler.add(normalised)
-        return try! assembler.catalog(pages: pages)
+        _ = assembler.take(normalised)
+        return assembler.memoryCatalog(pages: pages)
     }
 
     /// Collects normalised records in order, refusing bad ones and keeping the first of duplicate ids.
@@ -57,6 +57,25 @@ extension CatalogPager {
 
         /// Adds a page's records; `page` (with a spool) says what the next run's cache will know of it.
         mutating func add(_ normalised: [Result<Exercise, CatalogRejectionReason>], page entry: PageEntry? = nil) throws(CatalogError) {
+            let (page, pageRejections) = take(normalised)
+            guard let spool else { return }
+            var spooled = RecordSpool.SpooledPage.empty
+            if !page.isEmpty {
+                do { spooled = try spool.appendPage(exercises: page) } catch { throw .spool(error) }
+                slots += spooled.slots
+            }
+            if let entry, let body = entry.body {
+                directory.append(.init(offset: entry.offset, body: body, pageDigest: entry.digest, itemCount: entry.itemCount,
+                                       isLast: entry.isLast, total: entry.total, firstRecord: entry.firstRecord,
+                                       start: spooled.start, length: spooled.length, exercises: spooled.slots.count,
+                                       content: spooled.digest, rejections: pageRejections))
+            }
+        }
+
+        /// Takes a page's records in order: without a spool its exercises are kept here, with one
+        /// they are returned for the spool; rejections are recorded (and returned, numbered within the page).
+        fileprivate mutating func take(_ normalised: [Result<Exercise, CatalogRejectionReason>])
+            -> (page: [Exercise], rejections: [CatalogPageCache.Rejection]) {
             var page: [Exercise] = []
             let pageStart = position
             var pageRejections: [CatalogPageCache.Rejection] = []
@@ -81,18 +100,7 @@ extension CatalogPager {
                 }
                 position += 1
             }
-            guard let spool else { return }
-            var spooled = RecordSpool.SpooledPage.empty
-            if !page.isEmpty {
-                do { spooled = try spool.appendPage(exercises: page) } catch { throw .spool(error) }
-                slots += spooled.slots
-            }
-            if let entry, let body = entry.body {
-                directory.append(.init(offset: entry.offset, body: body, pageDigest: entry.digest, itemCount: entry.itemCount,
-                                       isLast: entry.isLast, total: entry.total, firstRecord: entry.firstRecord,
-                                       start: spooled.start, length: spooled.length, exercises: spooled.slots.count,
-                                       content: spooled.digest, rejections: pageRejections))
-            }
+            return (page, pageRejections)
         }
 
         /// Adds a page the last run's spool holds (`exercises`, numbered by `tables`), copied to
@@ -146,6 +154,11 @@ extension CatalogPager {
                 return Catalog(sorted: ExerciseList(spool: sorted ?? spool, slots: list), rejected: rejected,
                                duplicateIDs: duplicates.sorted(), pagesFetched: pages)
             }
+            return memoryCatalog(pages: pages)
+        }
+
+        /// The catalog of an assembler without a spool (its exercises are in memory).
+        fileprivate mutating func memoryCatalog(pages: Int) -> Catalog {
             var list: [Exercise] = []
             swap(&list, &exercises)
             Catalog.sortByID(&list)

@@ -49,7 +49,7 @@ struct CatalogPager: Sendable {
                 let page = try await pageOnce(offset: offset, budget: budget)
                 tell(.received)
                 return page
-            } catch let failure as PageFailure {
+            } catch let failure {
                 guard failure.retryable, attempt < fetch.retry.maxAttempts else {
                     tell(.failed, reason: failure.error.description)
                     throw failure.error
@@ -57,9 +57,8 @@ struct CatalogPager: Sendable {
                 let wait = max(failure.retryAfter ?? .zero, fetch.retry.delay(beforeAttempt: attempt + 1))
                 tell(.retry, reason: failure.error.description, retryIn: wait)
                 attempt += 1
-                try? await Task.sleep(for: wait)
-            } catch {
-                throw error as! CatalogError
+                // A cancelled build ends here, as a cancelled request would, without another attempt.
+                do { try await Task.sleep(for: wait) } catch { throw .transport(url: pageURL(offset: offset), .cancelled) }
             }
         }
     }
@@ -70,7 +69,7 @@ struct CatalogPager: Sendable {
         var retryAfter: Duration? = nil
     }
 
-    private func pageOnce(offset: Int, budget: CatalogBudget) async throws -> FetchedPage {
+    private func pageOnce(offset: Int, budget: CatalogBudget) async throws(PageFailure) -> FetchedPage {
         let url = pageURL(offset: offset)
         var request = HTTPRequest(url: url, headers: CatalogSources.headers(for: source),
                                   timeouts: fetch.httpTimeouts,

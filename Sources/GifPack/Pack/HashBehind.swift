@@ -18,7 +18,7 @@ import Glibc
 /// try write(chunk); behind.wrote(upTo: offset)   // after each write
 /// let sha256 = try behind.finish()                // once everything is written
 /// ```
-final class HashBehind: @unchecked Sendable {
+final class HashBehind: @unchecked Sendable {  // @unchecked: `written`, `writerDone` and `result` are read and written under `condition`; the rest is constant.
     /// Bytes the worker waits for before it reads again (unless the writer finished), and the most
     /// it reads at a time: its one buffer, a megabyte of resident memory while a pack is written.
     static let batch: Int64 = 1 << 20

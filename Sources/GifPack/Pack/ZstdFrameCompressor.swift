@@ -85,7 +85,7 @@ final class ZstdFrameCompressor {
 /// bytes as with a new one (every parameter is reset and set again). A handful are kept, as many
 /// as frames are compressed at once (the processing workers, the pack and the posters pack).
 enum ZstdContextPool {
-    private struct Context: @unchecked Sendable { let pointer: OpaquePointer }
+    private struct Context: @unchecked Sendable { let pointer: OpaquePointer }  // @unchecked: a context has one user at a time: taken from and given back to `kept` under its lock.
     private static let kept = Mutex<[Context]>([])
     static let maxKept = 4
 

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import GifPackFormat
+import GifPackSystem
 
 extension GIFLoader {
     /// One request's way down the tiers (run once per key in flight, see ``load(_:visible:)``).

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import GifPackFormat
+import GifPackSystem
 import GifPackTransport
 
 /// An app's one object for exercise GIFs: memory, the installed packs, a lazy disk cache and the

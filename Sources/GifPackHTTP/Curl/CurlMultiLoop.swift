@@ -18,7 +18,7 @@ import Synchronization
 /// one at a time), and with one transfer per connection at most `maxConcurrent` connections are
 /// open or cached at any time. A request with an ``HTTPAdmission`` is asked at its turn whether
 /// it may go; one declined is not sent and fails with ``HTTPError/notAdmitted``.
-final class CurlMultiLoop: @unchecked Sendable {
+final class CurlMultiLoop: @unchecked Sendable {  // @unchecked: what tasks hand the loop is in the `shared` Mutex; the rest is the loop thread's only.
     private struct Shared {
         var submitted: [Transfer] = []
         var cancelled: [Transfer] = []

@@ -9,7 +9,7 @@ import GifPackSystem
 /// sparse file).
 /// The cap is checked before each chunk is written: the chunk that would cross it is not written,
 /// so the file never holds more than `maxBytes` bytes of this request.
-final class FileBodySink: BodySink, @unchecked Sendable {
+final class FileBodySink: BodySink, @unchecked Sendable {  // @unchecked: one thread at a time: the loop thread while the transfer runs, the awaiting task once it ended.
     let path: String
     let maxBytes: Int64
     let append: Bool

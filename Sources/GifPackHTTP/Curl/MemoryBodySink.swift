@@ -1,5 +1,5 @@
 /// Collects a body in memory, refusing it once it would exceed `maxBytes`.
-final class MemoryBodySink: BodySink, @unchecked Sendable {
+final class MemoryBodySink: BodySink, @unchecked Sendable {  // @unchecked: one thread at a time: the loop thread while the transfer runs, the awaiting task once it ended.
     let maxBytes: Int64
     private(set) var bytes: [UInt8] = []
 

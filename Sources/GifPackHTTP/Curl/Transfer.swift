@@ -16,7 +16,7 @@ struct TransferOutcome: Sendable {
 /// loop thread alone; the completion state is shared with the awaiting task and guarded by a lock,
 /// which is what makes "resumed exactly once" hold whatever races cancellation, completion and
 /// shutdown run: the first ``finish(_:)`` takes the continuation, the others find none.
-final class Transfer: @unchecked Sendable {
+final class Transfer: @unchecked Sendable {  // @unchecked: the completion state is in the `completion` Mutex; the other fields are the loop thread's only.
     typealias Continuation = CheckedContinuation<Result<TransferOutcome, HTTPError>, Never>
 
     private struct Completion {

@@ -3,7 +3,7 @@ import Glibc
 
 /// Feeds a PUT body to curl's `CURLOPT_READFUNCTION`: a file read piece by piece from its
 /// descriptor (never loaded whole), or bytes in memory. Used on the loop thread only.
-final class UploadSource: @unchecked Sendable {
+final class UploadSource: @unchecked Sendable {  // @unchecked: used on the loop thread only.
     private let body: HTTPRequestBody
     private var descriptor: Int32 = -1
     private var offset = 0
