@@ -45,6 +45,9 @@ public struct HTTPRequest: Sendable {
     /// Asked once, on the client's loop thread, just before the request would reach curl; a
     /// request it declines is not sent and fails with ``HTTPError/notAdmitted``.
     public var admission: HTTPAdmission? = nil
+    /// Downloads to a file: told after each chunk written how many body bytes are in the file
+    /// (``HTTPBodyProgress``). Ignored by ``HTTPTransport/data(_:maxBytes:)``.
+    public var bodyProgress: HTTPBodyProgress? = nil
 
     public init(url: String, headers: HTTPHeaders = [], timeouts: HTTPTimeouts = .init(),
                 acceptCompressedBody: Bool = false) {
@@ -78,6 +81,7 @@ extension HTTPRequest: CustomStringConvertible, CustomDebugStringConvertible, Cu
             "method": method.rawValue,
             "signed": awsSignature != nil,
             "admissionChecked": admission != nil,
+            "bodyProgressFollowed": bodyProgress != nil,
         ], displayStyle: .struct)
     }
 }

@@ -290,6 +290,7 @@ final class SessionTransfer: @unchecked Sendable {
         }
         if let failed { return failed }
         received += Int64(data.count)
+        if file != nil { request.bodyProgress?.wrote(received) }
         return nil
     }
 }
