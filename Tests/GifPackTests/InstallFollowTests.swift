@@ -25,8 +25,8 @@ struct InstallFollowTests {
         defer { dists.server.stop() }
         try dists.publish()
         let pack = try #require(try dists.index().packs.first)
-        // The pack drips (about 4 s for the whole file), so the order is plain to see.
-        let nginx = try await NginxServer.start(NginxServer.Options(root: dists.site, packsLimitRate: Int(pack.bytes / 4)))
+        // The pack drips (about 8 s for the whole file), so the order is plain to see.
+        let nginx = try await NginxServer.start(NginxServer.Options(root: dists.site, packsLimitRate: Int(pack.bytes / 8)))
         defer { nginx.stop() }
 
         let cache = dists.workspace.file("remote/gifs")
