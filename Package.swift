@@ -106,6 +106,8 @@ let package = Package(
         ]),
         // The `gifpack` executable: its entry point only (malloc settings, then GifPackCLI).
         .executableTarget(name: "gifpack", dependencies: ["GifPackCLI", "CMalloc"]),
+        // `make bench`'s install through the library as an app runs it (URLSessionTransport): bench/run.sh, part 9.
+        .executableTarget(name: "gifpack-install-bench", dependencies: ["GifPackClient"]),
         .testTarget(name: "GifPackTests", dependencies: [
             "GifPack", "GifPackCLI", "GifPackFormat", "GifPackJSON", "GifPackSigning", "GifPackGIF", "GifPackGIFCore", "GifPackHTTP", "GifPackTransport", "GifPackClient", "GifPackSystem", "GifPackZstd", "ExerciseDBFixture",
             "CZstd", "CGif", .product(name: "Crypto", package: "swift-crypto"), .product(name: "GRDB", package: "GRDB.swift"),

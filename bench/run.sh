@@ -6,14 +6,16 @@
 #   bench/run.sh [--bin DIR] [--count N] [--latency-ms MS] [--real-data DIR] [--scale "1000 20000 100000"]
 #                [--scale-distinct-gifs N] [--realistic-scale-gifs] [--quick] [--keep] [--upgrade-only]
 #                [--upgrade-percents "0.1 1 10"] [--publish-only] [--no-publish] [--posters-only] [--no-posters]
-#                [--floor-runs N] [--pack-runs N]
+#                [--floor-runs N] [--pack-runs N] [--install-only] [--no-install] [--install-runs N]
 #
 # Environment equivalents: BENCH_COUNT, BENCH_LATENCY_MS, BENCH_REAL_DATA, BENCH_SCALE,
 # BENCH_SCALE_DISTINCT_GIFS, BENCH_REALISTIC_SCALE_GIFS=1, BENCH_QUICK=1 (200 GIFs, scale 1000 only),
 # BENCH_KEEP=1 (keep bench/work), BENCH_UPGRADE_ONLY=1 (section 6 alone: upgrades served by nginx),
 # BENCH_UPGRADE_PERCENTS ("none": skip it), BENCH_PUBLISH_ONLY=1 (section 7 alone: gifpack publish to a
 # directory and to moto's S3), BENCH_PUBLISH=0 (skip it), BENCH_POSTERS_ONLY=1 (section 8 alone:
-# placeholders and posters), BENCH_POSTERS=0 (skip it), BENCH_FLOOR_RUNS, BENCH_PACK_RUNS.
+# placeholders and posters), BENCH_POSTERS=0 (skip it), BENCH_FLOOR_RUNS, BENCH_PACK_RUNS,
+# BENCH_INSTALL_ONLY=1 (section 9 alone: install speed against the stock pipeline), BENCH_INSTALL=0
+# (skip it), BENCH_INSTALL_RUNS (pairs per row, default 5).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -35,6 +37,9 @@ posters_only=${BENCH_POSTERS_ONLY:-0}
 posters=${BENCH_POSTERS:-1}
 publish_only=${BENCH_PUBLISH_ONLY:-0}
 publish_bench=${BENCH_PUBLISH:-1}
+install_only=${BENCH_INSTALL_ONLY:-0}
+install_bench=${BENCH_INSTALL:-1}
+install_runs=${BENCH_INSTALL_RUNS:-5}
 
 while [ $# -gt 0 ]; do
   case $1 in
@@ -56,7 +61,10 @@ while [ $# -gt 0 ]; do
     --floor-runs) floor_runs=$2; shift 2 ;;
     --pack-runs) pack_runs=$2; shift 2 ;;
     --no-publish) publish_bench=0; shift ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    --install-only) install_only=1; shift ;;
+    --no-install) install_bench=0; shift ;;
+    --install-runs) install_runs=$2; shift 2 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) echo "bench/run.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -76,6 +84,12 @@ elif [ "$upgrade_only" = 1 ] || [ "$publish_only" = 1 ]; then
   posters=0
 fi
 if [ "$publish_only" = 1 ]; then upgrade_only=1; upgrade_percents=""; publish_bench=1; fi
+if [ "$install_only" = 1 ]; then
+  [ "$upgrade_only" != 1 ] || { echo "bench/run.sh: --install-only excludes the other --*-only modes" >&2; exit 2; }
+  upgrade_only=1; upgrade_percents=""; publish_bench=0; posters=0; install_bench=1
+elif [ "$upgrade_only" = 1 ]; then
+  install_bench=0
+fi
 moto=$root/.venv-test/bin/moto_server
 if [ "$publish_bench" = 1 ] && [ ! -x "$moto" ]; then
   echo "bench/run.sh: $moto is missing: run \`make test-venv\` (make bench does)" >&2; exit 2
@@ -92,6 +106,15 @@ work=$root/bench/work
 rm -rf "$work"; mkdir -p "$work/bin"
 # The build directory is shared: copy the binaries so one run measures one build.
 cp "$bin/gifpack" "$bin/exercisedb-fixture" "$work/bin/"
+install_kinds="library http local"
+if [ "$install_bench" = 1 ]; then
+  if [ -x "$bin/gifpack-install-bench" ]; then
+    cp "$bin/gifpack-install-bench" "$work/bin/"
+  else
+    echo "bench/run.sh: $bin/gifpack-install-bench not found (swift build -c release): no library row in part 9" >&2
+    install_kinds="http local"
+  fi
+fi
 bin=$work/bin
 revision=$(git -C "$root" rev-parse --short HEAD 2> /dev/null || echo unknown)
 [ -z "$(git -C "$root" status --porcelain --untracked-files=no -- Sources Package.swift 2> /dev/null)" ] || revision="$revision+uncommitted"
@@ -579,6 +602,50 @@ if [ "$posters" = 1 ]; then
   gifpack_build posters.hostile "$runs/posters.hostile.yaml" "$runs/posters-hostile/out" "$runs/posters-hostile/cache"
   stop_fixture
   rm -rf "$runs"/posters-* "$runs/hostile-data"
+fi
+
+# ---------------------------------------------------------------------------------------------
+# 9: install speed (issue 34): a first install of a realistic build of $count GIFs into an empty
+# cache, through `gifpack install` (curl) from the local index and over HTTP (nginx on loopback),
+# and through the library as an app runs it (gifpack-install-bench: PackInstaller, URLSessionTransport),
+# each run paired with the stock pipeline on the same pack: `curl URL | zstd -dc | tar -x` (local:
+# `zstd -dc PACK | tar -x`), then `sha256sum` of every extracted file. The pair's order alternates
+# from round to round; the ratio is taken pair by pair and its median reported. The stock pipeline
+# checks nothing and makes nothing durable; the install checks everything and ends with syncfs.
+if [ "$install_bench" = 1 ]; then
+  log "install speed: build of a realistic catalog of $count"
+  untimed_build install "$runs/inst/out" "$runs/inst/cache" 7d
+  publish "$runs/inst/out" "$runs/inst/site"
+  rm -rf "$runs/inst/out" "$runs/inst/cache"
+  start_nginx "$runs/inst/site"
+  pack=$(jq -r '.packs[0].file' "$runs/inst/site/index.json")
+  fact install.pack "$(jq -c '{bytes: .packs[0].bytes, gifs: (.packs[0].gifs | length), exercises: (.packs[0].exercises | length)}' "$runs/inst/site/index.json")"
+  x=$runs/inst/x c=$runs/inst/c url=http://127.0.0.1:$nginx_port
+  hash_all="find '$x' -type f -print0 | xargs -0 sha256sum > /dev/null"
+  for round in $(seq 1 "$install_runs"); do
+    for kind in $install_kinds; do
+      log "install speed, round $round of $install_runs: $kind and the stock pipeline"
+      for side in $( [ $((round % 2)) = 1 ] && echo "stock install" || echo "install stock"); do
+        rm -rf "$x" "$c" "$c.d"; mkdir -p "$x"
+        if [ "$side" = stock ]; then
+          if [ "$kind" = local ]; then
+            measure "install.$kind.stock.r$round" bash -c "zstd -dc '$runs/inst/site/$pack' | tar -x -C '$x' && $hash_all"
+          else
+            measure "install.$kind.stock.r$round" bash -c "set -o pipefail; curl -fsS '$url/$pack' | zstd -dc | tar -x -C '$x' && $hash_all"
+          fi
+        else
+          case $kind in
+            library) measure "install.$kind.r$round" "$bin/gifpack-install-bench" "$url/index.json" "$c" ;;
+            http) measure "install.$kind.r$round" "$bin/gifpack" install --quiet --index "$url/index.json" --cache "$c" ;;
+            local) measure "install.$kind.r$round" "$bin/gifpack" install --quiet --index "$runs/inst/site/index.json" --cache "$c" ;;
+          esac
+        fi
+      done
+    done
+  done
+  fact install_runs "$install_runs"
+  stop_nginx
+  rm -rf "$runs/inst"
 fi
 
 fact load_at_end "\"$(cut -d' ' -f1-3 /proc/loadavg)\""

@@ -46,7 +46,58 @@ def summarize(f):
     result["targets"] += publish_targets(result["publish"])
     result["posters"] = posters(f)
     result["targets"] += poster_targets(result["posters"])
+    result["install"] = install_speed(f)
+    result["targets"] += install_targets(result["install"])
     return result
+
+
+INSTALL_KINDS = (("library", "library over URLSession"), ("http", "gifpack install over HTTP"),
+                 ("local", "gifpack install, local index"))
+
+
+def install_speed(f):
+    """Section 9: first installs against the stock pipeline, paired run by run."""
+    runs = f.get("install_runs")
+    if not runs:
+        return None
+    rows = []
+    for kind, label in INSTALL_KINDS:
+        pairs = [(f.get(f"install.{kind}.r{r}"), f.get(f"install.{kind}.stock.r{r}")) for r in range(1, runs + 1)]
+        good = [(a, b) for a, b in pairs if a and b and a["status"] == 0 and b["status"] == 0]
+        ratios = [a["wall"] / b["wall"] for a, b in good]
+        rows.append({
+            "kind": kind, "label": label, "pairs": len(good), "failed": len(pairs) - len(good),
+            "ratios": ratios, "median_ratio": statistics.median(ratios) if ratios else None,
+            "median_wall_s": statistics.median([a["wall"] for a, _ in good]) if good else None,
+            "median_stock_wall_s": statistics.median([b["wall"] for _, b in good]) if good else None,
+            "median_cpu_s": statistics.median([cpu(a) for a, _ in good]) if good else None,
+            "median_stock_cpu_s": statistics.median([cpu(b) for _, b in good]) if good else None,
+            "peak_rss_mb": max([a["rss_kb"] for a, _ in good], default=0) / 1024 or None,
+        })
+    return {"pack": f.get("install.pack"), "rows": rows}
+
+
+def install_targets(install):
+    if not install:
+        return []
+    return [{"target": f"install: {row['label']} / stock", "goal": "<= 1.00", "measured": row["median_ratio"],
+             "met": None if row["median_ratio"] is None else row["median_ratio"] <= 1.0} for row in install["rows"]]
+
+
+def install_table(install):
+    pack = install["pack"] or {}
+    lines = [f"9. first install of {fmt(pack.get('gifs'))} GIFs ({fmt(pack.get('bytes'))}-byte pack, "
+             f"{fmt(pack.get('exercises'))} exercises) against the stock pipeline, medians of paired runs",
+             "                                    wall s   stock wall s   ratio   cpu s   stock cpu s   peak RSS MB   pairs"]
+    for row in install["rows"]:
+        lines.append(f"  {row['label']:<32} {fmt(row['median_wall_s']):>7} {fmt(row['median_stock_wall_s']):>14} "
+                     f"{fmt(row['median_ratio'], 3):>7} {fmt(row['median_cpu_s']):>7} {fmt(row['median_stock_cpu_s']):>13} "
+                     f"{fmt(row['peak_rss_mb'], 1):>13} {row['pairs']:>7}" + (f"   {row['failed']} failed" if row["failed"] else ""))
+    for row in install["rows"]:
+        lines.append(f"  {row['kind']} ratios by pair: " + ", ".join(f"{v:.3f}" for v in row["ratios"]))
+    lines.append("  stock: `curl URL | zstd -dc | tar -x` (local: `zstd -dc PACK | tar -x`), then sha256sum of every file; "
+                 "it checks nothing and syncs nothing")
+    return lines
 
 
 def publishes(f):
@@ -481,6 +532,9 @@ def table(r):
         add("")
     if r.get("posters"):
         lines += poster_table(r["posters"])
+    if r.get("install"):
+        lines += install_table(r["install"])
+        add("")
     return "\n".join(lines)
 
 

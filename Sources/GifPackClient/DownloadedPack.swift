@@ -25,6 +25,11 @@ public struct DownloadedPack: Sendable, Equatable {
     /// the catalog's frame and these GIFs' frames at their offsets, each checked on its own
     /// (``RangeFetcher``); every other GIF must come from the previous generation.
     let fetchedGIFs: Set<String>?
+    /// A local index's pack whose size was checked and whose SHA-256 the installer checks while it
+    /// stages the pack (``PackInstaller``): made only by the installer's own fetch, never handed out.
+    var checksumPending = false
+    /// GIFs decoded, checked and written while the pack downloaded (``PackFollower``), by SHA-256.
+    var ready: [String: PackFollower.Ready] = [:]
 
     init(pack: PackDescription, path: String, isCopy: Bool, bytesTransferred: Int64, resumedFrom: Int64?,
          fetchedGIFs: Set<String>? = nil) {

@@ -25,7 +25,7 @@ import GifPackSystem
 /// builder.counts.gifsWritten
 /// ```
 struct GenerationBuilder {
-    struct Counts: Equatable {
+    struct Counts: Equatable, Sendable {
         var gifsWritten = 0
         var gifsReused = 0
         var linksCreated = 0
@@ -35,6 +35,16 @@ struct GenerationBuilder {
         /// Kept GIFs not decoded again: the previous generation checked the same bytes against the
         /// same catalog record.
         var checksSkipped = 0
+
+        mutating func add(_ other: Counts) {
+            gifsWritten += other.gifsWritten
+            gifsReused += other.gifsReused
+            linksCreated += other.linksCreated
+            bytesWritten += other.bytesWritten
+            postersWritten += other.postersWritten
+            postersReused += other.postersReused
+            checksSkipped += other.checksSkipped
+        }
     }
 
     /// The generation an install replaces: its directory and manifest.
@@ -57,7 +67,7 @@ struct GenerationBuilder {
     var progress: InstallProgress?
     var counts = Counts()
     /// Files created (not linked) in the staging directory.
-    private var written: [String] = []
+    private(set) var written: [String] = []
 
     init(staging: String, layout: InstallLayout, previous: Previous?) {
         self.staging = staging
@@ -71,53 +81,10 @@ struct GenerationBuilder {
     mutating func build(_ plan: InstallPlan, posters: PosterInstallPlan? = nil, generation: Int) throws(PackClientError) {
         try FileOps.makeDirectory(staging)
         if layout == .byHash { try FileOps.makeDirectory("\(staging)/gifs") }
-        let reusable = previousFiles()
-        var placed = Set<String>()
-        var checked: [String: GIFMetadata] = [:]
-        // A GIF several packs list is fetched with one of them only: it is placed from that pack's entry.
-        let present = Set(plan.entries.filter(\.isPresent).map(\.entry.sha256))
-        for source in plan.entries {
-            try cancellation?.checkpoint(.stage)
-            let hash = source.entry.sha256
-            if !source.isPresent, present.contains(hash), !placed.contains(hash) { continue }
-            guard let ids = plan.idsByHash[hash], placed.insert(hash).inserted else {
-                if source.isPresent { try Self.verify(source) }
-                continue
-            }
-            let names = layout == .byID ? ids.map { "\($0).gif" } : ["gifs/\(hash).gif"]
-            let first = "\(staging)/\(names[0])"
-            var alreadyChecked = false
-            if let old = reusable[hash], Self.holds(old, sha256: hash, size: source.entry.location.size) {
-                if source.isPresent {
-                    try IndexedEntry.read(source.entry.location, sha256: hash, isGIF: true, pack: source.pack,
-                                          reader: source.reader) { _ in }
-                }
-                try Self.linkOrCopy(old, to: first)
-                counts.gifsReused += 1
-                // These very bytes were decoded and checked against this very record when the
-                // previous generation was installed.
-                alreadyChecked = source.metadata != nil && previous?.manifest.checkedGIFs?[hash] == source.metadata
-            } else if !source.isPresent {
-                throw .unreadable(location: reusable[hash] ?? GIFEntry.path(forSHA256: hash),
-                                  detail: "the previous generation no longer holds this GIF intact and the sparse upgrade did not fetch it; install again")
-            } else {
-                try write(source, to: first)
-                written.append(first)
-                counts.gifsWritten += 1
-                counts.bytesWritten += source.entry.location.size
-            }
-            if alreadyChecked {
-                counts.checksSkipped += 1
-            } else {
-                try Self.check(.file(first), source)
-            }
-            progress?.gifPlaced()
-            if let metadata = source.metadata { checked[hash] = metadata }
-            for name in names.dropFirst() {
-                try Self.linkOrCopy(first, to: "\(staging)/\(name)")
-                counts.linksCreated += 1
-            }
-        }
+        let staged = try stageEntries(plan)
+        counts.add(staged.counts)
+        written += staged.written
+        let checked = staged.checked
         var directories = [staging]
         if layout == .byHash {
             let map = "\(staging)/\(InstallLayout.idMapFileName)"
@@ -151,43 +118,10 @@ struct GenerationBuilder {
         written.append(path)
     }
 
-    /// Hash → a file of the previous generation holding it.
-    private func previousFiles() -> [String: String] {
-        previous?.filesByHash ?? [:]
-    }
-
     /// True when `path` is a regular file of `size` bytes hashing to `sha256`.
     static func holds(_ path: String, sha256: String, size: Int64) -> Bool {
         guard FileOps.regularFileSize(path) == size, let digest = try? StreamingSHA256.file(at: path) else { return false } // unreadable: not reusable
         return digest.sha256 == sha256
-    }
-
-    /// Reads the entry and runs the GIF checks on it without writing it anywhere.
-    private static func verify(_ source: InstallPlan.Source) throws(PackClientError) {
-        let bytes = try IndexedEntry.readAll(source.entry.location, sha256: source.entry.sha256, isGIF: true,
-                                             pack: source.pack, reader: source.reader)
-        try check(.bytes(bytes), source)
-    }
-
-    /// The GIF decodes and matches its catalog record (the checks `verify` runs), else the pack is refused.
-    private static func check(_ gif: PackChecks.GIFSource, _ source: InstallPlan.Source) throws(PackClientError) {
-        let name = SafePath.printable(source.pack)
-        if let problem = PackChecks.gifProblems(gif, metadata: source.metadata, pack: name,
-                                                entry: SafePath.printable(source.entry.location.path)).first {
-            throw .rejected(problem)
-        }
-    }
-
-    /// Decompresses the GIF into a new file at `path`, verified; made durable later with the rest.
-    private func write(_ source: InstallPlan.Source, to path: String) throws(PackClientError) {
-        let file = try FileOps.client { () throws(FileSystemError) in try NewFile(path: path) }
-        try IndexedEntry.read(source.entry.location, sha256: source.entry.sha256, isGIF: true, pack: source.pack,
-                              reader: source.reader) { chunk throws(PackReadError) in
-            do throws(FileSystemError) { try file.append(chunk) } catch {
-                throw .io(path: path, operation: "write", errno: error.errno)
-            }
-        }
-        try FileOps.client { () throws(FileSystemError) in try file.finish(sync: false) }
     }
 
     /// A hard link from `source` to `target`, or a copy (fsynced) where links are not possible.

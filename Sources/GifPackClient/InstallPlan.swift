@@ -17,7 +17,7 @@ import GifPackFormat
 /// ```
 struct InstallPlan {
     /// Where to read one GIF.
-    struct Source {
+    struct Source: Sendable {
         let reader: PackFrameReader
         let pack: String
         let entry: GIFEntry
@@ -25,6 +25,8 @@ struct InstallPlan {
         let metadata: GIFMetadata?
         /// False for a GIF a sparse upgrade did not fetch: its frame is not in the file.
         var isPresent = true
+        /// The GIF decoded, checked and written while its pack downloaded (``PackFollower``).
+        var ready: PackFollower.Ready?
     }
 
     /// Exercise id → GIF hash (nil: placeholder).
@@ -52,7 +54,7 @@ struct InstallPlan {
             }
             entries += pack.gifs.map {
                 Source(reader: checked.reader, pack: pack.name, entry: $0, metadata: metadata[$0.sha256],
-                       isPresent: item.fetchedGIFs?.contains($0.sha256) ?? true)
+                       isPresent: item.fetchedGIFs?.contains($0.sha256) ?? true, ready: item.ready[$0.sha256])
             }
             for exercise in pack.exercises {
                 if let existing = exercises[exercise.id], existing != exercise.gif {

@@ -44,8 +44,33 @@ public struct PackDownloader: Sendable {
 
     /// Fetches (or finds) `pack` and verifies it.
     public func fetch(_ pack: PackDescription, from source: PackIndexSource) async throws(PackClientError) -> DownloadedPack {
+        try await fetch(pack, from: source, deferringLocalChecksum: false)
+    }
+
+    /// ``fetch(_:from:)``; with `deferringLocalChecksum`, a local index's pack file is checked for
+    /// its size only and comes back with ``DownloadedPack/checksumPending``: the installer hashes it
+    /// while it stages the pack, and installs nothing unless it matches.
+    /// With a `follower`, a download's GIFs are decoded while it arrives (``PackFollower``); the
+    /// follower is told when the download ends, and its results are the caller's to collect.
+    func fetch(_ pack: PackDescription, from source: PackIndexSource, deferringLocalChecksum: Bool,
+               follower: PackFollower? = nil) async throws(PackClientError) -> DownloadedPack {
         if let problem = PackDescriptionCheck.problems(in: pack, limits: limits).first { throw .rejected(problem) }
-        let file = try await fetchFile(pack, location: try source.packLocation(for: pack))
+        let location = try source.packLocation(for: pack)
+        if deferringLocalChecksum, case .file(let path) = location {
+            try await BlockingWork.run("gifpack.verify-pack") { () throws(PackClientError) in
+                _ = try Self.checkSize(FileOps.regularFileSize(path), path: path, pack: pack)
+            }
+            var item = DownloadedPack(pack: pack, path: path, isCopy: false, bytesTransferred: 0, resumedFrom: nil)
+            item.checksumPending = true
+            return item
+        }
+        let file: FetchedFile
+        if case .url(let url) = location, let follower {
+            defer { follower.finish() }
+            file = try await download(pack, url: url, follower: follower)
+        } else {
+            file = try await fetchFile(pack, location: location)
+        }
         return DownloadedPack(pack: pack, path: file.path, isCopy: file.isCopy, bytesTransferred: file.bytesTransferred,
                               resumedFrom: file.resumedFrom)
     }
@@ -87,22 +112,41 @@ public struct PackDownloader: Sendable {
 
     /// Throws unless the file at `path` has the pack's size and SHA-256.
     static func verify(_ path: String, pack: some PackFileDescription) throws(PackClientError) {
-        guard let size = FileOps.regularFileSize(path) else {
+        try check(size: FileOps.regularFileSize(path), sha256: nil, path: path, pack: pack)
+    }
+
+    /// Throws unless `size` (of the file at `path`; nil: no regular file there) is the pack's size.
+    @discardableResult
+    static func checkSize(_ size: Int64?, path: String, pack: some PackFileDescription) throws(PackClientError) -> Int64 {
+        guard let size else {
             throw .unreadable(location: path, detail: "no such regular file")
         }
         guard size == pack.bytes else {
             throw .rejected(PackRejection(.packSize, pack: pack.name, entry: pack.file,
                                           detail: "the file is \(size) bytes, the index says \(pack.bytes)"))
         }
+        return size
+    }
+
+    /// Throws unless the file at `path` is `size` bytes, the pack's size, and hashes to the pack's
+    /// SHA-256: `sha256` when the caller hashed those very bytes as it wrote them, else the file read whole.
+    static func check(size: Int64?, sha256 known: String?, path: String,
+                      pack: some PackFileDescription) throws(PackClientError) {
+        let size = try checkSize(size, path: path, pack: pack)
         let digest: (size: Int64, sha256: String)
-        do { digest = try StreamingSHA256.file(at: path) } catch { throw PackClientError(error) }
+        if let known {
+            digest = (size, known)
+        } else {
+            do { digest = try StreamingSHA256.file(at: path) } catch { throw PackClientError(error) }
+        }
         guard digest.size == pack.bytes, digest.sha256 == pack.sha256 else {
             throw .rejected(PackRejection(.packChecksum, pack: pack.name, entry: pack.file,
                                           detail: "the file hashes to \(digest.sha256), the index says \(pack.sha256)"))
         }
     }
 
-    private func download(_ pack: some PackFileDescription, url: String) async throws(PackClientError) -> FetchedFile {
+    private func download(_ pack: some PackFileDescription, url: String,
+                          follower: PackFollower? = nil) async throws(PackClientError) -> FetchedFile {
         let final = downloadPath(of: pack)
         let part = final + ".part"
         try await BlockingWork.run("gifpack.downloads") { [directory] () throws(PackClientError) in
@@ -125,10 +169,16 @@ public struct PackDownloader: Sendable {
         transfer.progress = progress?.transfer(expecting: pack.bytes - have)
         defer { transfer.progress?.end() }
         var restartedAfterMismatch = false
+        follower?.start()
         while true {
-            try await transferAttempts(url: url, part: part, pack: pack, client: http, state: &transfer)
-            let outcome = await BlockingWork.result("gifpack.verify-pack") { () throws(PackClientError) in
-                try Self.verify(part, pack: pack)
+            try await transferAttempts(url: url, part: part, pack: pack, client: http, follower: follower, state: &transfer)
+            let outcome = await BlockingWork.result("gifpack.verify-pack") { [transfer] () throws(PackClientError) in
+                // One request wrote the whole file and hashed it on the way: no second pass over it.
+                if let digest = transfer.wholeFileSHA256 {
+                    try Self.check(size: FileOps.regularFileSize(part), sha256: digest, path: part, pack: pack)
+                } else {
+                    try Self.verify(part, pack: pack)
+                }
             }
             switch outcome {
             case .success:
@@ -147,15 +197,18 @@ public struct PackDownloader: Sendable {
     static let rangeNotHonoured = HTTPError.rangeNotHonouredCode
 
     /// What the attempts of one fetch have done so far.
-    private struct TransferState {
+    private struct TransferState: Sendable {
         var bytes: Int64 = 0
         var resumedFrom: Int64?
         var progress: InstallProgress.Transfer?
+        /// The SHA-256 the transport computed while writing, when one request (a `200` from byte 0)
+        /// wrote the whole file; nil after a resumed or partial attempt.
+        var wholeFileSHA256: String?
     }
 
     /// Runs attempts until `part` holds `pack.bytes` bytes, resuming each time.
     private func transferAttempts(url: String, part: String, pack: some PackFileDescription, client: any HTTPTransport,
-                                  state: inout TransferState) async throws(PackClientError) {
+                                  follower: PackFollower?, state: inout TransferState) async throws(PackClientError) {
         var lastError: HTTPError?
         for _ in 0..<max(1, maxAttempts) {
             var have = FileOps.regularFileSize(part) ?? 0
@@ -164,9 +217,11 @@ public struct PackDownloader: Sendable {
                 have = 0
             }
             if have == pack.bytes { return }
+            state.wholeFileSHA256 = nil
             var request = HTTPRequest(url: url, timeouts: timeouts)
             request.followRedirects = true
-            request.bodyProgress = state.progress?.bodyProgress
+            request.bodyProgress = HTTPBodyProgress(written: follower?.progress(from: have),
+                                                    chunks: state.progress?.bodyProgress)
             if have > 0 {
                 request.resumeFrom = have
                 if state.resumedFrom == nil { state.resumedFrom = have }
@@ -197,6 +252,7 @@ public struct PackDownloader: Sendable {
             state.bytes += download.bytesWritten
             switch download.head.status {
             case 200 where have == 0:
+                if download.bytesWritten == pack.bytes { state.wholeFileSHA256 = download.sha256 }
                 continue
             case 206 where have > 0:
                 let range = download.head.headers["content-range"] ?? ""

@@ -1,4 +1,5 @@
 import GifPackFormat
+import GifPackSystem
 import GifPackTransport
 
 /// Posters across the chosen packs: each poster fetched at most once per install, by the rule

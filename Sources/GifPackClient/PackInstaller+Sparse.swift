@@ -15,6 +15,12 @@ import GifPackTransport
 /// a range request with `200`, or (posters) when a poster the cache holds is not the one the new
 /// posters catalog gives.
 extension PackInstaller {
+    /// Where a whole download's GIFs go as a ``PackFollower`` decodes them, and the install's cancellation.
+    struct Following: Sendable {
+        let directory: String
+        let cancellation: InstallCancellation
+    }
+
     /// The installed generation an upgrade can reuse GIFs from; nil when sparse upgrades do not
     /// apply (turned off, a local index) or nothing is installed.
     func sparseBasis(for source: PackIndexSource,
@@ -30,11 +36,14 @@ extension PackInstaller {
     /// Fetches the chosen packs, each GIF at most once: the packs go largest first (most GIFs), and
     /// a later pack is planned against the GIFs the earlier ones fetched as well as those the
     /// previous generation holds, so a GIF in several packs comes with the first (by range when
-    /// that pays, see ``fetchPack(_:from:downloader:client:previous:alsoFetched:)``). Answers in
+    /// that pays, see ``fetchPack(_:from:downloader:client:previous:alsoFetched:follow:)``). Answers in
     /// the order of `chosen`; on a failure, removes what it downloaded.
+    /// `unpacked`: where the GIFs of whole downloads go as they are decoded during the download
+    /// (``PackFollower``), one folder per pack; nil: decoded after.
     func fetchPacks(_ chosen: [PackDescription], from source: PackIndexSource, downloader: PackDownloader,
                     client: (any HTTPTransport)?, previous: GenerationBuilder.Previous?,
-                    cancellation: InstallCancellation) async throws(PackClientError) -> ([DownloadedPack], [PackFetchSummary]) {
+                    cancellation: InstallCancellation,
+                    unpacked: String? = nil) async throws(PackClientError) -> ([DownloadedPack], [PackFetchSummary]) {
         let order = chosen.indices.sorted { (chosen[$0].gifs.count, -$0) > (chosen[$1].gifs.count, -$1) }
         var fetched: [Int: (DownloadedPack, PackFetchSummary)] = [:]
         var planned = Set<String>()
@@ -42,8 +51,9 @@ extension PackInstaller {
             let pack = chosen[position]
             do {
                 try cancellation.checkpoint(.transfer)
+                let follow = unpacked.map { Following(directory: "\($0)/\(position)", cancellation: cancellation) }
                 let item = try await fetchPack(pack, from: source, downloader: downloader, client: client, previous: previous,
-                                               alsoFetched: planned)
+                                               alsoFetched: planned, follow: follow)
                 fetched[position] = item
                 planned.formUnion(item.0.fetchedGIFs ?? Set(pack.gifs.map(\.sha256)))
             } catch {
@@ -59,9 +69,20 @@ extension PackInstaller {
     /// another pack of the same install brings (the installed generation takes them from there).
     func fetchPack(_ pack: PackDescription, from source: PackIndexSource, downloader: PackDownloader,
                    client: (any HTTPTransport)?, previous: GenerationBuilder.Previous?,
-                   alsoFetched: Set<String> = []) async throws(PackClientError) -> (DownloadedPack, PackFetchSummary) {
+                   alsoFetched: Set<String> = [], follow: Following? = nil) async throws(PackClientError) -> (DownloadedPack, PackFetchSummary) {
         func whole(_ reason: String?, alreadySpent: Int64 = 0) async throws(PackClientError) -> (DownloadedPack, PackFetchSummary) {
-            let item = try await downloader.fetch(pack, from: source)
+            let follower = follow.map {
+                PackFollower(pack: pack, final: downloader.downloadPath(for: pack), directory: $0.directory,
+                             cancellation: $0.cancellation, onReady: followHook)
+            }
+            // The follower's thread is joined whatever happens, so nothing writes under `unpacked` after the call.
+            let fetched: Result<DownloadedPack, PackClientError>
+            do { fetched = .success(try await downloader.fetch(pack, from: source, deferringLocalChecksum: true, follower: follower)) } catch {
+                fetched = .failure(error)
+            }
+            let ready = await BlockingWork.run("gifpack.follow") { () -> [String: PackFollower.Ready] in follower?.results() ?? [:] }
+            var item = try fetched.get()
+            item.ready = ready
             let summary = PackFetchSummary(pack: pack.name, version: pack.version, method: item.isCopy ? .wholePack : .local,
                                            bytesFetched: item.bytesTransferred + alreadySpent, wholePackBytes: pack.bytes,
                                            fallbackReason: reason)

@@ -44,7 +44,7 @@ import GifPackTransport
 /// the ranges would cost more, or with nothing installed yet. Across the chosen packs, each GIF is
 /// fetched at most once: the packs go largest first, and a later one is planned against the GIFs
 /// the earlier ones bring too (so on a first install, a pack whose GIFs all came with another costs
-/// its catalog frame); see ``fetchPacks(_:from:downloader:client:previous:cancellation:)``.
+/// its catalog frame); see ``fetchPacks(_:from:downloader:client:previous:cancellation:unpacked:)``.
 ///
 /// Cancelling the calling task ends ``install(from:packs:client:)`` with `CancellationError` at any
 /// stage before the switch — the index or a pack in transfer, the checks, the staging (looked at
@@ -58,7 +58,10 @@ import GifPackTransport
 /// `<cache>` that is not gifpack's is refused before `<cache>.d` is made, and a first install that
 /// is refused or fails removes the `<cache>.d` it made unless a download to resume is in it.
 /// One install runs per cache at a time (an exclusive lock on `<cache>.d/install.lock`; a second one fails with
-/// ``PackClientError/cacheLocked(path:)``). Disk work runs on a dedicated thread.
+/// ``PackClientError/cacheLocked(path:)``). Disk work runs on dedicated threads, never Swift's
+/// cooperative pool, and on every core: a whole pack's GIFs are decoded while it downloads
+/// (``PackFollower``), the rest are staged on every core (``GenerationBuilder``), and a local pack's
+/// SHA-256 is checked beside the staging.
 ///
 /// ```swift
 /// let installer = PackInstaller(cacheDirectory: cachesURL.appendingPathComponent("exercise-gifs").path)
@@ -97,6 +100,8 @@ public struct PackInstaller: Sendable {
     var stageHook: (@Sendable (InstallStage) -> Void)?
     /// Counts the install's bytes and GIFs as it goes (``GIFLoader/refresh(progress:)``).
     var progress: InstallProgress?
+    /// Tests: told each GIF a ``PackFollower`` hands over, with the bytes of its pack downloaded by then.
+    var followHook: (@Sendable (_ sha256: String, _ downloaded: Int64) -> Void)?
 
     public init(cacheDirectory: String, layout: InstallLayout = .byID, limits: PackLimits = .standard) {
         self.cacheDirectory = CacheGenerations(cachePath: cacheDirectory).cachePath
@@ -131,12 +136,17 @@ public struct PackInstaller: Sendable {
                                cancellation: InstallCancellation) async throws(PackClientError) -> InstallReport {
         let generations = CacheGenerations(cachePath: cacheDirectory)
         let lock = try await Self.lock(generations)
+        // GIFs decoded while their pack downloads wait here for the staging (named like a staging
+        // directory, so what an interrupted install leaves goes with the rest, CacheGenerations.removeStale).
+        let unpacked = "\(generations.storePath)/\(CacheGenerations.stagingName(1))"
         do {
             let report = try await install(from: source, packs: names, client: client, generations: generations,
-                                           cancellation: cancellation)
+                                           unpacked: unpacked, cancellation: cancellation)
+            await removeFiles([unpacked])
             withExtendedLifetime(lock) {}
             return report
         } catch {
+            await removeFiles([unpacked])
             // A refusal or failure of a first install leaves no <cache>.d behind (only what can resume a download).
             await Self.release(lock, generations: generations)
             throw error
@@ -144,7 +154,8 @@ public struct PackInstaller: Sendable {
     }
 
     private func install(from source: PackIndexSource, packs names: [String]?, client: (any HTTPTransport)?,
-                         generations: CacheGenerations, cancellation: InstallCancellation) async throws(PackClientError) -> InstallReport {
+                         generations: CacheGenerations, unpacked: String,
+                         cancellation: InstallCancellation) async throws(PackClientError) -> InstallReport {
         // One client for the index and every pack of a remote source, unless the caller brought one.
         var owned: (any HTTPTransport)?
         if client == nil, case .url = source.location {
@@ -194,7 +205,7 @@ public struct PackInstaller: Sendable {
         // Sparse upgrades (PackInstaller+Sparse.swift): only the missing frames, by range, when it pays.
         let previous = try await sparseBasis(for: source, generations: generations)
         let packs = try await fetchPacks(chosen, from: source, downloader: downloader, client: http, previous: previous,
-                                         cancellation: cancellation)
+                                         cancellation: cancellation, unpacked: unpacked)
         let downloaded = packs.0
         var fetches = packs.1
         var posterSources: [PosterSource] = []
@@ -312,61 +323,6 @@ public struct PackInstaller: Sendable {
             }
             throw error
         }
-    }
-
-    /// Plans, stages and switches in a new generation. Runs on a dedicated thread; stops at the
-    /// checkpoints of `cancellation` until the switch.
-    private func installGeneration(_ packs: [DownloadedPack], posters: [PosterSource], generations: CacheGenerations,
-                                   indexSequence: Int?, indexRecord: InstalledIndex?,
-                                   cancellation: InstallCancellation) throws(PackClientError) -> InstallReport {
-        try cancellation.checkpoint(.verify)
-        let current = try generations.current()
-        let previous: GenerationBuilder.Previous? = try current.flatMap { generation throws(PackClientError) in
-            let directory = generations.generationPath(generation)
-            return try InstallManifest.read(directory: directory).map { .init(directory: directory, manifest: $0) }
-        }
-        let plan = try InstallPlan(packs: packs, limits: limits)
-        let posterPlan = withPosters ? try PosterInstallPlan(sources: posters, previous: previous) : nil
-        let generation = CacheGenerations.next(after: try generations.numbersInUse() + [current].compactMap { $0 })
-        let staging = "\(generations.storePath)/\(CacheGenerations.stagingName(generation))"
-        var builder = GenerationBuilder(staging: staging, layout: layout, previous: previous)
-        builder.verifiedSequence = indexSequence
-        builder.indexRecord = indexRecord
-        builder.cancellation = cancellation
-        builder.progress = progress
-        progress?.installing()
-        do {
-            try builder.build(plan, posters: posterPlan, generation: generation)
-            try FileOps.move(staging, to: generations.generationPath(generation))
-        } catch {
-            FileOps.remove(staging)
-            throw error
-        }
-        // The commit point: cancelled before the rename, nothing changed; after it, the install is done.
-        do {
-            try cancellation.checkpoint(.switch)
-            try generations.switchTo(generation)
-        } catch {
-            FileOps.remove(generations.generationPath(generation))
-            throw error
-        }
-        cancellation.passed(.switched)
-        // Only now, with the new generation in place: older generations and leftovers of interrupted installs.
-        generations.removeStale(keeping: Set([generation] + [current].compactMap { $0 }))
-
-        let old = previous?.manifest.exercises ?? [:]
-        let new = plan.exercises
-        let counts = builder.counts
-        let changes = IndexDiff.exerciseChanges(from: old, to: new)
-        return InstallReport(
-            cacheDirectory: cacheDirectory, generationDirectory: generations.generationPath(generation),
-            generation: generation, layout: layout, packs: plan.packs, exercises: new.count,
-            placeholders: new.values.filter { $0 == nil }.count, gifsWritten: counts.gifsWritten,
-            gifsReused: counts.gifsReused, linksCreated: counts.linksCreated, bytesWritten: counts.bytesWritten,
-            bytesDownloaded: packs.reduce(0) { $0 + $1.bytesTransferred } + posters.reduce(0) { $0 + ($1.file?.bytesTransferred ?? 0) },
-            added: changes.added, removed: changes.removed, changed: changes.changed,
-            isUnchanged: false, posterPacks: posterPlan?.packs ?? [], postersWritten: counts.postersWritten,
-            postersReused: counts.postersReused, gifChecksSkipped: counts.checksSkipped)
     }
 
     /// The packs to install, in index order, without repeats.

@@ -180,7 +180,7 @@ struct RangeFetcher: Sendable {
         var request = HTTPRequest(url: url, timeouts: timeouts)
         request.followRedirects = true
         request.byteRange = range.bytes
-        request.bodyProgress = progress?.bodyProgress
+        request.bodyProgress = progress.map { HTTPBodyProgress(chunks: $0.bodyProgress) }
         if let ifMatch { request.headers.append(name: "If-Match", value: ifMatch) }
         for _ in 0..<max(1, attempts) {
             if Task.isCancelled { return outcome }

@@ -81,7 +81,8 @@ public final class HTTPClient: Sendable {
     /// ``HTTPError/bodyTooLarge(limit:)``, leaving at most `maxBytes` bytes in the file. On any
     /// error the file is left as it is (a resumable partial body, or garbage): do not trust it.
     public func download(_ request: HTTPRequest, to path: String, maxBytes: Int64) async throws(HTTPError) -> HTTPDownload {
-        let sink = FileBodySink(path: path, maxBytes: maxBytes, append: (request.resumeFrom ?? 0) > 0)
+        let sink = FileBodySink(path: path, maxBytes: maxBytes, append: (request.resumeFrom ?? 0) > 0,
+                                progress: request.bodyProgress)
         let outcome = try await perform(request, sink: sink)
         return HTTPDownload(head: outcome.head, bytesWritten: sink.bytesWritten, sha256: sink.sha256Hex,
                             prefix: sink.prefix, elapsed: outcome.elapsed)
@@ -94,7 +95,8 @@ public final class HTTPClient: Sendable {
     /// written stays in place, to be asked for again).
     public func download(_ request: HTTPRequest, to path: String, atOffset offset: Int64,
                          maxBytes: Int64) async throws(HTTPError) -> HTTPDownload {
-        let sink = FileBodySink(path: path, maxBytes: maxBytes, append: false, offset: max(0, offset))
+        let sink = FileBodySink(path: path, maxBytes: maxBytes, append: false, offset: max(0, offset),
+                                progress: request.bodyProgress)
         let outcome = try await perform(request, sink: sink)
         return HTTPDownload(head: outcome.head, bytesWritten: sink.bytesWritten, sha256: sink.sha256Hex,
                             prefix: sink.prefix, elapsed: outcome.elapsed)

@@ -45,10 +45,9 @@ public struct HTTPRequest: Sendable {
     /// Asked once, on the client's loop thread, just before the request would reach curl; a
     /// request it declines is not sent and fails with ``HTTPError/notAdmitted``.
     public var admission: HTTPAdmission? = nil
-    /// Called with the number of body bytes each received chunk adds, as it is taken (written to
-    /// the file or kept in memory), on the transport's own thread: keep it short. Both transports
-    /// call it; a redirect's discarded body is not counted.
-    public var bodyProgress: (@Sendable (Int64) -> Void)? = nil
+    /// Told how the body arrives: bytes written to the file so far (downloads) and the bytes of each
+    /// chunk (any request); see ``HTTPBodyProgress``.
+    public var bodyProgress: HTTPBodyProgress? = nil
 
     public init(url: String, headers: HTTPHeaders = [], timeouts: HTTPTimeouts = .init(),
                 acceptCompressedBody: Bool = false) {
@@ -82,7 +81,7 @@ extension HTTPRequest: CustomStringConvertible, CustomDebugStringConvertible, Cu
             "method": method.rawValue,
             "signed": awsSignature != nil,
             "admissionChecked": admission != nil,
-            "reportsProgress": bodyProgress != nil,
+            "bodyProgress": bodyProgress != nil,
         ], displayStyle: .struct)
     }
 }

@@ -290,7 +290,8 @@ final class SessionTransfer: @unchecked Sendable {  // @unchecked: touched on th
         }
         if let failed { return failed }
         received += Int64(data.count)
-        request.bodyProgress?(Int64(data.count))
+        request.bodyProgress?.received(Int64(data.count))
+        if file != nil { request.bodyProgress?.wrote(received) }
         return nil
     }
 }

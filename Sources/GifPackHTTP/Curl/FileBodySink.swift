@@ -15,6 +15,8 @@ final class FileBodySink: BodySink, @unchecked Sendable {  // @unchecked: one th
     let append: Bool
     /// Where the body goes in the file when it is written in place; nil: truncate or append.
     let offset: Int64?
+    /// Told the bytes written after each chunk (``HTTPRequest/bodyProgress``).
+    let progress: HTTPBodyProgress?
     private var descriptor: Int32 = -1
     private var hasher = SHA256()
     private(set) var bytesWritten: Int64 = 0
@@ -22,11 +24,12 @@ final class FileBodySink: BodySink, @unchecked Sendable {  // @unchecked: one th
     var bodyPrefix: [UInt8] { prefix }
     var bodyBytes: Int64 { bytesWritten }
 
-    init(path: String, maxBytes: Int64, append: Bool, offset: Int64? = nil) {
+    init(path: String, maxBytes: Int64, append: Bool, offset: Int64? = nil, progress: HTTPBodyProgress? = nil) {
         self.path = path
         self.maxBytes = maxBytes
         self.append = append
         self.offset = offset
+        self.progress = progress
     }
 
     /// Opens the file: only a regular file, never through a symbolic link (``RegularFile``).
@@ -52,6 +55,7 @@ final class FileBodySink: BodySink, @unchecked Sendable {  // @unchecked: one th
             prefix.append(contentsOf: chunk.prefix(HTTPDownload.prefixLength - prefix.count))
         }
         bytesWritten += Int64(chunk.count)
+        progress?.wrote(bytesWritten)
         return nil
     }
 

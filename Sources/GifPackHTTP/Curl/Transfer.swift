@@ -110,7 +110,7 @@ final class Transfer: @unchecked Sendable {  // @unchecked: the completion state
             return 0
         }
         bodyBytes += Int64(chunk.count)
-        request.bodyProgress?(Int64(chunk.count))
+        request.bodyProgress?.received(Int64(chunk.count))
         return chunk.count
     }
 

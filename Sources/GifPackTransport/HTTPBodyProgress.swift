@@ -1,0 +1,36 @@
+/// Told how a request's body arrives, chunk by chunk: the installer follows a pack's file while it
+/// fills (it decodes the pack's frames while the pack arrives) and an app's refresh counts bytes.
+///
+/// Set as ``HTTPRequest/bodyProgress``. Both transports call it on their own thread (curl's loop,
+/// the session's delegate queue), and the transfer waits for each call: keep it short.
+/// - `written`: downloads to a file only (``HTTPTransport/download(_:to:maxBytes:)``): after each
+///   chunk is written to the file, and before the next is, the body bytes this request has written
+///   so far. Bytes it reports are in the file (written with `write(2)`, readable by `pread` on
+///   another descriptor), not yet checked against anything.
+/// - `chunks`: any request: the body bytes each chunk adds, as it is taken (written to the file or
+///   kept in memory). A redirect's discarded body is not counted.
+///
+/// ```swift
+/// var request = HTTPRequest(url: packURL)
+/// request.bodyProgress = HTTPBodyProgress(written: { follower.advance(to: $0) },
+///                                         chunks: { counter.add($0) })
+/// ```
+public final class HTTPBodyProgress: Sendable {
+    private let written: (@Sendable (Int64) -> Void)?
+    private let chunks: (@Sendable (Int64) -> Void)?
+
+    public init(written: (@Sendable (Int64) -> Void)? = nil, chunks: (@Sendable (Int64) -> Void)? = nil) {
+        self.written = written
+        self.chunks = chunks
+    }
+
+    /// `bytes`: body bytes this request has written to its file so far.
+    public func wrote(_ bytes: Int64) {
+        written?(bytes)
+    }
+
+    /// `bytes`: the body bytes one chunk adds.
+    public func received(_ bytes: Int64) {
+        chunks?(bytes)
+    }
+}
