@@ -342,6 +342,7 @@ def main():
         "size-65": (65, 3, 255, "LEHV6nWB2yk8pyo0adR*.7kCMdnj"),
         "max-dc": (8, 8, 255, "L~~~~~~~" + "~~" * 10),
         "non-ascii": (8, 8, 32, "LEHV6nWB2yk8pyo0adR*.7kCM\u00e9nj"),
+        "ten-rows": (8, 8, 32, "}" + "0" * 5 + "00" * 9),
     }.items():
         put("blurhash", name, bytes([width, height, punch]) + text.encode())
 

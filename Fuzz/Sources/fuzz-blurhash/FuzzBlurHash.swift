@@ -4,8 +4,8 @@ import GifPackGIF
 /// A BlurHash as an index or catalog carries it, decoded as the release review draws it
 /// (`BlurHashDecoder`): the first two bytes pick the size (sometimes outside 1...64), the third the
 /// punch, the rest is the hash. The decoder must refuse exactly what is not a hash — a size out of
-/// range, a character outside base 83, a length that does not match the component count its first
-/// character declares (the rules restated here) — and otherwise give a picture of the size asked
+/// range, a character outside base 83, a first character above 80 (ten rows of components), a
+/// length that does not match the component count it declares (the rules restated here) — and otherwise give a picture of the size asked
 /// for, which encodes again (as a BlurHash of the same components, and as the review's small GIF).
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzBlurHash(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
@@ -18,7 +18,7 @@ public func fuzzBlurHash(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     let digits = characters.compactMap { alphabet.firstIndex(of: $0) }
     let sizeValid = (1...BlurHashDecoder.maxSide).contains(width) && (1...BlurHashDecoder.maxSide).contains(height)
     var valid = sizeValid && digits.count == characters.count && digits.count >= 6
-    if valid { valid = digits.count == 4 + 2 * (digits[0] % 9 + 1) * (digits[0] / 9 + 1) }
+    if valid { valid = digits[0] <= 80 && digits.count == 4 + 2 * (digits[0] % 9 + 1) * (digits[0] / 9 + 1) }
     let image: RGBImage
     do {
         image = try BlurHashDecoder.decode(hash, width: width, height: height, punch: punch)
