@@ -17,6 +17,7 @@ let fuzzTargets: [(name: String, dependencies: [String])] = [
     ("fuzz-gif", ["GifPack"]),
     ("fuzz-lzw", ["GifPack"]),
     ("fuzz-still", ["GifPack"]),
+    ("fuzz-blurhash", ["GifPack"]),
     ("fuzz-tar", ["GifPackFormat"]),
     ("fuzz-zstd-frames", ["GifPackFormat"]),
     ("fuzz-minisign", ["GifPackSigning"]),

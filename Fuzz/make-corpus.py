@@ -331,6 +331,21 @@ def main():
     put("index", "hostile-paths", json.dumps(dict(one, packs=[dict(one["packs"][0], name="../x", file="/etc/passwd",
                                                                   bytes=-1, entryCount=2**62)])))
 
+    # blurhash: width byte, height byte, punch byte (32 = 1.0), then the hash
+    for name, (width, height, punch, text) in {
+        "readme": (32, 21, 32, "LEHV6nWB2yk8pyo0adR*.7kCMdnj"),
+        "nine-by-nine": (64, 64, 32, "|" + "0" * 3 + "fQ" * 2 + "00" * 79),
+        "one-component": (1, 1, 0, "00TI:j"),
+        "too-short": (7, 5, 32, "LEHV6nWB2yk8pyo0adR*.7kCMdn"),
+        "outside-alphabet": (4, 3, 32, "LEHV6nWB2yk8pyo0adR*.7kCMd\x7fj"),
+        "size-zero": (0, 3, 32, "LEHV6nWB2yk8pyo0adR*.7kCMdnj"),
+        "size-65": (65, 3, 255, "LEHV6nWB2yk8pyo0adR*.7kCMdnj"),
+        "max-dc": (8, 8, 255, "L~~~~~~~" + "~~" * 10),
+        "non-ascii": (8, 8, 32, "LEHV6nWB2yk8pyo0adR*.7kCM\u00e9nj"),
+        "ten-rows": (8, 8, 32, "}" + "0" * 5 + "00" * 9),
+    }.items():
+        put("blurhash", name, bytes([width, height, punch]) + text.encode())
+
 
 if __name__ == "__main__":
     main()

@@ -24,18 +24,27 @@ enum CatalogCheck {
         return catalog
     }
 
+    /// What the catalog's own keys get wrong: a format version this client cannot read, another pack's name.
+    static func headProblems(_ catalog: PackCatalog, pack: PackDescription) -> [PackRejection] {
+        let name = SafePath.printable(pack.name)
+        var problems: [PackRejection] = []
+        if !catalog.formatVersion.isReadable {
+            problems.append(PackRejection(.catalogMismatch, pack: name, entry: PackCatalog.path,
+                                          detail: "catalog format version \(catalog.formatVersion) is not readable"))
+        }
+        if catalog.pack != pack.name {
+            problems.append(PackRejection(.catalogMismatch, pack: name, entry: PackCatalog.path,
+                                          detail: "the catalog is for pack \(SafePath.printable(catalog.pack))"))
+        }
+        return problems
+    }
+
     static func problems(_ catalog: PackCatalog, pack: PackDescription) -> [PackRejection] {
         let name = SafePath.printable(pack.name)
         func problem(_ detail: String) -> PackRejection {
             PackRejection(.catalogMismatch, pack: name, entry: PackCatalog.path, detail: detail)
         }
-        var problems: [PackRejection] = []
-        if !catalog.formatVersion.isReadable {
-            problems.append(problem("catalog format version \(catalog.formatVersion) is not readable"))
-        }
-        if catalog.pack != pack.name {
-            problems.append(problem("the catalog is for pack \(SafePath.printable(catalog.pack))"))
-        }
+        var problems = headProblems(catalog, pack: pack)
         let fromCatalog = catalog.exercises.map { ExerciseRef(id: $0.id, gif: $0.gif?.sha256) }.sorted { $0.id < $1.id }
         let fromIndex = pack.exercises.sorted { $0.id < $1.id }
         if fromCatalog != fromIndex {

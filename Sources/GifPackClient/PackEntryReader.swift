@@ -57,4 +57,36 @@ public struct PackEntryReader: Sendable {
     public func catalog() throws(PackClientError) -> PackCatalog {
         try CatalogCheck.read(pack: pack, reader: reader)
     }
+
+    /// Hands the exercises of the pack's `catalog.json` to `body` one at a time, as they are
+    /// decompressed (``PackCatalogStream``): memory holds one exercise, never the catalog, whatever
+    /// its size. The entry is read twice: first checked (its SHA-256 is the index's content digest,
+    /// it names this pack in a readable format version), then decoded, so `body` only sees a
+    /// catalog that verified. The list itself is not compared with the index's here: a caller that
+    /// needs that compares each exercise with `pack.exercises` as it comes. An error `body` throws
+    /// stops the decoding and is rethrown.
+    public func streamCatalog(_ body: (PackExercise) throws -> Void) throws {
+        let name = SafePath.printable(pack.name)
+        func rejection(_ failure: PackCatalogStream.Failure) -> PackClientError {
+            .rejected(PackRejection(.catalogMismatch, pack: name, entry: PackCatalog.path, detail: failure.description))
+        }
+        var check = PackCatalogStream()
+        var failure: PackCatalogStream.Failure?
+        try IndexedEntry.read(pack.catalog, sha256: pack.contentDigest, isGIF: false, pack: name, reader: reader) { chunk in
+            guard failure == nil else { return }
+            do { try check.skim(chunk) } catch { failure = error as? PackCatalogStream.Failure }
+        }
+        if let failure { throw rejection(failure) }
+        let head: PackCatalog
+        do { head = try check.finish() } catch { throw rejection(error) }
+        if let problem = CatalogCheck.headProblems(head, pack: pack).first { throw PackClientError.rejected(problem) }
+        var stream = PackCatalogStream()
+        var stopped: (any Error)?
+        try IndexedEntry.read(pack.catalog, sha256: pack.contentDigest, isGIF: false, pack: name, reader: reader) { chunk in
+            guard stopped == nil else { return }
+            do { try stream.feed(chunk, body) } catch { stopped = error }
+        }
+        if let failure = stopped as? PackCatalogStream.Failure { throw rejection(failure) }
+        if let stopped { throw stopped }
+    }
 }

@@ -28,6 +28,9 @@ public struct IndexDiff: Sendable, Equatable {
     public var downloads: [PackDownload]
     /// Packs the new index no longer has.
     public var removedPacks: [String]
+    /// Exercises (distinct ids) in the old and the new index.
+    public var exercisesBefore: Int
+    public var exercisesAfter: Int
 
     public var downloadBytes: Int64 { downloads.reduce(0) { $0 + $1.bytes } }
     public var newGIFFrameBytes: Int64
@@ -35,6 +38,8 @@ public struct IndexDiff: Sendable, Equatable {
     public init(old: PackIndex, new: PackIndex) {
         let before = Self.exercises(old)
         let after = Self.exercises(new)
+        exercisesBefore = before.count
+        exercisesAfter = after.count
         (added, removed, changed) = Self.exerciseChanges(from: before, to: after)
         downloads = new.packs.compactMap { pack in
             let previous = old.pack(named: pack.name)

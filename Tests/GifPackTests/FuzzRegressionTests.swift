@@ -1,5 +1,6 @@
 import Foundation
 import GifPackFormat
+import GifPackGIF
 import GifPackZstd
 import Testing
 
@@ -453,5 +454,21 @@ extension FuzzRegressionTests {
                 #expect(!accepted && error.kind == .windowTooLarge, "window descriptor \(descriptor): \(error)")
             }
         }
+    }
+}
+
+extension FuzzRegressionTests {
+    /// Fuzz/corpus/blurhash/ten-rows: a first character of '}' or '~' (size flag 81 or 82) declares
+    /// ten rows of components. BlurHashDecoder drew such a hash (1x10 or 2x10 components), one no
+    /// encoder makes (1...9 each way) and that fuzz-blurhash's property (a decoded picture encodes
+    /// again with its components) breaks on; it is refused now, like any other malformed hash.
+    @Test func aBlurHashDeclaringTenRowsOfComponentsIsRefused() throws {
+        for hash in ["}" + String(repeating: "0", count: 23), "~" + String(repeating: "0", count: 43)] {
+            #expect(throws: BlurHashDecoder.DecodeError.self) { try BlurHashDecoder.decode(hash, width: 8, height: 8) }
+        }
+        // Nine by nine, the most there is, still decodes and encodes again.
+        let nine = "|" + String(repeating: "0", count: 3) + String(repeating: "fQ", count: 2) + String(repeating: "00", count: 79)
+        let image = try BlurHashDecoder.decode(nine, width: 8, height: 8)
+        #expect(try BlurHashEncoder.encode(image, componentsX: 9, componentsY: 9).utf8.count == nine.utf8.count)
     }
 }

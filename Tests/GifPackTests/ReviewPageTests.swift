@@ -148,6 +148,74 @@ struct ReviewPageTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: png)).count > 20_000, "a screenshot of tiles, not a blank page")
     }
 
+    /// The ids of the tiles of a page file, in order.
+    static func tileIDs(_ path: String) throws -> [String] { tileIDs(in: try String(contentsOfFile: path, encoding: .utf8)) }
+
+    static func tileIDs(in markup: String) -> [String] {
+        markup.matches(of: /<article class=\x22tile [a-z]+\x22 data-id=\x22([^\x22]*)\x22/).map { String($0.1) }
+    }
+
+    /// The pages of a paged list (`gallery-1-1.html`, …, or `added-1.html`, …): the ids on each, every
+    /// page but the last linking to the next.
+    static func pagedIDs(_ html: String, prefix: String) throws -> [[String]] {
+        var pages: [[String]] = []
+        while FileManager.default.fileExists(atPath: "\(html)/\(prefix)\(pages.count + 1).html") {
+            let page = pages.count + 1
+            let text = try String(contentsOfFile: "\(html)/\(prefix)\(page).html", encoding: .utf8)
+            #expect(text.contains("· page \(page) of "), "\(prefix)\(page)")
+            pages.append(try tileIDs("\(html)/\(prefix)\(page).html"))
+            if page > 1 { #expect(text.contains("<a rel=\"prev\" href=\"\(prefix)\(page - 1).html\">"), "\(prefix)\(page)") }
+        }
+        if let last = pages.indices.last {
+            let text = try String(contentsOfFile: "\(html)/\(prefix)\(last + 1).html", encoding: .utf8)
+            #expect(!text.contains("rel=\"next\"") && text.contains("page \(last + 1) of \(last + 1)"))
+        }
+        return pages
+    }
+
+    /// Issue 36: the gallery (per pack) and the sections are paged (`--page-size`); every exercise is on
+    /// exactly one page of its pack's gallery and of its section, though two packs share some; a page
+    /// renders in Chromium with its tiles and the body-part filter.
+    @Test func theGalleryIsPagedAndEveryExerciseIsOnExactlyOnePage() async throws {
+        try Chromium.requireInstalled()
+        let server = try startFixture(count: 23)
+        defer { server.stop() }
+        let ids = server.catalog.exercises.map(\.id).sorted()
+        let workspace = try TemporaryDirectory()
+        func list(_ slice: ArraySlice<String>) -> String { slice.map { "\"\($0)\"" }.joined(separator: ", ") }
+        let manifest = rapidAPIManifest(server: server, packs: """
+            packs:
+              - name: a
+                selector:
+                  ids: [\(list(ids[0..<15]))]
+              - name: b
+                selector:
+                  ids: [\(list(ids[10..<23]))]
+            """)
+        let report = try await runBuild(manifest: manifest, workspace: workspace)
+        #expect(report.exitStatus == .success, "\(report.message)")
+        let html = workspace.file("review")
+        let printed = try await Self.review([workspace.file("dist"), "--html", html, "--page-size", "4"])
+        #expect(printed.output.contains("23 exercises: 23 added"), "\(printed.output)")
+        let index = try readIndex(workspace.file("dist/index.json"))
+        #expect(index.packs.map(\.exercises.count) == [15, 13])
+        for (number, pack) in index.packs.enumerated() {
+            let pages = try Self.pagedIDs(html, prefix: "gallery-\(number + 1)-")
+            #expect(pages.count == (pack.exercises.count + 3) / 4 && pages.dropLast().allSatisfy { $0.count == 4 })
+            #expect(pages.flatMap { $0 } == pack.exercises.map(\.id), "pack \(pack.name)")
+        }
+        let added = try Self.pagedIDs(html, prefix: "added-")
+        #expect(added.count == 6 && added.flatMap { $0 }.sorted() == ids, "\(added)")
+        let summary = try String(contentsOfFile: "\(html)/index.html", encoding: .utf8)
+        #expect(try Self.count("added", in: summary) == 23)
+        #expect(Self.tileIDs(in: try Self.section("added", in: summary)) == added.flatMap { $0 })
+
+        let dom = try await Chromium.dumpDOM("\(html)/gallery-1-2.html")
+        #expect(dom.matches(of: /<article class=\x22tile gallery\x22/).count == 4)
+        #expect(dom.contains("<p id=\"body-filter\">"), "the page's script ran to its end and showed the body-part filter")
+        #expect(dom.contains("data-page-script=\"ran\"") && dom.contains("<a rel=\"next\" href=\"gallery-1-3.html\">"))
+    }
+
     @Test func theNetworkLogSeesARequestThePageMakes() async throws {
         try Chromium.requireInstalled()
         let server = try startFixture(count: 1)

@@ -12,9 +12,10 @@ import GifPackSystem
 /// (`gallery-<n>-<page>.html`, filtered by body part in the page). Images are `img/<sha256>.gif`
 /// (``ReviewImages``); one stylesheet `review.css`; one inline script (``ReviewMarkup``).
 ///
-/// Memory holds the two sides' exercise records (ids, names, GIF metadata) and one page's tiles;
-/// pages are written as they are made, through a 64 KiB buffer. `index.html` is written last,
-/// atomically: a page that fails half way leaves the last complete one.
+/// Memory does not grow with the catalogs: each pack's catalog is read one exercise at a time,
+/// pages are written as they are made (through a 64 KiB buffer) and the sections' tiles wait in
+/// files of their own until their pages are written (``ReviewWriter``). `index.html` is written
+/// last, atomically: a page that fails half way leaves the last complete one.
 ///
 /// ```swift
 /// let summary = try ReviewPage.write(old: oldRelease, new: newRelease, to: "review")
@@ -80,28 +81,36 @@ extension ReviewPage {
     }
 }
 
-/// The sections of a review, as lists of exercise ids.
-struct ReviewSections {
-    var added: [String]
-    var changed: [String]
-    var removed: [String]
-    var missing: [String]
-    /// Exercise id → why it deserves a second look, in id order.
-    var flagged: [(id: String, reasons: [String])]
-}
-
-/// Writes one review (``ReviewPage/write(old:new:to:options:)``).
+/// Writes one review (``ReviewPage/write(old:new:to:options:)``), reading each side pack by pack,
+/// each pack's catalog one exercise at a time (``ReviewPackWalk``):
+///
+/// 1. the old version's packs that hold a removed or changed exercise: removed tiles, and what the
+///    changed ones were (their pack and GIF), kept by id until the new version is read;
+/// 2. the new version's packs: each pack's gallery pages, written as its catalog is read, and the
+///    tiles of the exercises it is the first (by name, as ``IndexDiff`` counts them) to list —
+///    added, changed, missing, look again — spooled (``TileSpool``);
+/// 3. every section's pages from its spool, then `index.html`.
+///
+/// Memory: the two indexes and their ``IndexDiff``, a set of the new version's ids, the changed
+/// exercises' old records, the checks' verdicts and the images' names per GIF, and one page of
+/// tiles — never a catalog.
 final class ReviewWriter {
     let old: ReviewRelease?
     let new: ReviewRelease
     let directory: String
     let options: ReviewPage.Options
     let images: ReviewImages
-    let before: ReviewExercises
-    let after: ReviewExercises
     let diff: IndexDiff
-    private(set) var sections = ReviewSections(added: [], changed: [], removed: [], missing: [], flagged: [])
+    private let checks: ReviewChecks
     private(set) var pages = 0
+    private(set) var readProblems: [String] = []
+    private(set) var spools: [ReviewSection: TileSpool] = [:]
+    /// The changed exercises as the old version has them, by id.
+    private var before: [String: ReviewExercise] = [:]
+    /// The old version's GIF metadata by hash, so changed exercises that share a GIF share it.
+    private var beforeGIFs: [String: GIFMetadata] = [:]
+    /// The look-again verdict per pack and GIF hash (each GIF is checked once per pack).
+    private var verdicts: [String: [String]] = [:]
 
     init(old: ReviewRelease?, new: ReviewRelease, directory: String, options: ReviewPage.Options) throws {
         self.old = old
@@ -109,50 +118,100 @@ final class ReviewWriter {
         self.directory = directory
         self.options = options
         images = try ReviewImages(directory: directory)
-        before = old.map(ReviewExercises.init) ?? ReviewExercises()
-        after = ReviewExercises(new)
         let empty = PackIndex(generator: "", source: new.index.source, packs: [])
         diff = IndexDiff(old: old?.index ?? empty, new: new.index)
+        checks = ReviewChecks(index: new.index)
     }
 
     func write() throws -> ReviewPage.Summary {
-        sections = ReviewSections(added: diff.added, changed: diff.changed, removed: diff.removed,
-                                  missing: after.byID.values.filter { $0.gifSHA256 == nil }.map(\.id).sorted(),
-                                  flagged: checkNewGIFs())
         try FileSystem.writeAtomically(Array(ReviewMarkup.stylesheet.utf8), to: "\(directory)/\(ReviewMarkup.stylesheetName)")
+        defer { for spool in spools.values { spool.remove() } }
+        for section in ReviewSection.allCases {
+            spools[section] = try TileSpool(path: FileSystem.temporaryPath(beside: "\(directory)/\(section.rawValue).tiles"))
+        }
+        if let old { try readOld(old) }
+        try readNew()
         for section in ReviewSection.allCases { try writeList(section) }
-        for (number, pack) in new.index.packs.enumerated() { try writeGallery(pack, number: number + 1) }
         try writeIndex()
         var summary = ReviewPage.Summary()
-        summary.added = sections.added.count
-        summary.changed = sections.changed.count
-        summary.removed = sections.removed.count
-        summary.missing = sections.missing.count
-        summary.flagged = sections.flagged.count
-        summary.exercises = after.byID.count
+        summary.added = count(.added)
+        summary.changed = count(.changed)
+        summary.removed = count(.removed)
+        summary.missing = count(.missing)
+        summary.flagged = count(.flagged)
+        summary.exercises = diff.exercisesAfter
         summary.pages = pages
         summary.problems = problems
         return summary
     }
 
-    var problems: [String] { before.problems + after.problems + images.unreadable }
+    var problems: [String] { readProblems + images.unreadable }
 
-    /// Runs ``ReviewChecks`` over every GIF of the new version, once per distinct GIF.
-    private func checkNewGIFs() -> [(id: String, reasons: [String])] {
-        let checks = ReviewChecks(index: new.index)
-        var byGIF: [String: [String]] = [:]
-        var flagged: [(id: String, reasons: [String])] = []
-        for id in after.byID.keys.sorted() {
-            guard let exercise = after.byID[id], let hash = exercise.gifSHA256, let pack = new.index.pack(named: exercise.pack) else { continue }
-            if byGIF[hash] == nil {
-                let gif = try? new.content.gif(sha256: hash, in: pack)
-                let size = pack.posters?.sizes.min()
-                let poster = size.flatMap { try? new.content.poster(size: $0, gifSHA256: hash, in: pack) }
-                byGIF[hash] = checks.reasons(for: exercise, gifBytes: gif, posterBytes: poster)
+    func count(_ section: ReviewSection) -> Int { spools[section]?.count ?? 0 }
+
+    /// Packs in name order: an exercise belongs to the first that lists it, as ``IndexDiff`` has it.
+    private static func byName(_ index: PackIndex) -> [PackDescription] { index.packs.sorted { $0.name < $1.name } }
+
+    /// The old version's packs holding a removed or changed exercise: removed tiles, changed records.
+    private func readOld(_ old: ReviewRelease) throws {
+        let removed = Set(diff.removed)
+        var pending = removed.union(diff.changed)
+        for pack in Self.byName(old.index) where pack.exercises.contains(where: { pending.contains($0.id) }) {
+            try ReviewPackWalk.exercises(of: pack, in: old, problems: &readProblems) { exercise in
+                guard pending.remove(exercise.id) != nil else { return }
+                if removed.contains(exercise.id) {
+                    try spool(.removed, tile(.removed, before: exercise, after: nil), exercise)
+                } else {
+                    var kept = ReviewExercise(id: exercise.id, pack: pack.name, gifSHA256: exercise.gifSHA256, gif: exercise.gif)
+                    if let gif = exercise.gif { kept.gif = beforeGIFs[gif.sha256, default: gif] }
+                    if let gif = kept.gif, beforeGIFs[gif.sha256] == nil { beforeGIFs[gif.sha256] = gif }
+                    before[exercise.id] = kept
+                }
             }
-            if let reasons = byGIF[hash], !reasons.isEmpty { flagged.append((id, reasons)) }
         }
-        return flagged
+    }
+
+    /// The new version's packs: galleries as they are read, and the tiles of the other sections.
+    private func readNew() throws {
+        let added = Set(diff.added)
+        let changed = Set(diff.changed)
+        var seen = Set<String>()
+        let numbers = Dictionary(new.index.packs.enumerated().map { ($1.name, $0 + 1) }, uniquingKeysWith: { first, _ in first })
+        for pack in Self.byName(new.index) {
+            let number = numbers[pack.name] ?? 0
+            let gallery = PagedTiles(writer: self, total: pack.exercises.count, pageSize: options.pageSize,
+                                     title: "Gallery of \(pack.name)",
+                                     heading: "<h1>Gallery of pack <span class=\"pack\">\(HTMLText.escaped(pack.name))</span></h1>\n",
+                                     name: { "gallery-\(number)-\($0).html" })
+            try ReviewPackWalk.exercises(of: pack, in: new, problems: &readProblems) { exercise in
+                try gallery.append(ReviewMarkup.tile(kind: "gallery", exercise: exercise, sides: [side("after", exercise, of: new, animate: false)]),
+                                   bodyPart: exercise.bodyPart)
+                guard seen.insert(exercise.id).inserted else { return }
+                if added.contains(exercise.id) { try spool(.added, tile(.added, before: nil, after: exercise), exercise) }
+                if changed.contains(exercise.id) { try spool(.changed, tile(.changed, before: before[exercise.id], after: exercise), exercise) }
+                if exercise.gifSHA256 == nil { try spool(.missing, tile(.missing, before: nil, after: exercise), exercise) }
+                let reasons = verdict(exercise, in: pack)
+                if !reasons.isEmpty { try spool(.flagged, tile(.flagged, before: nil, after: exercise, reasons: reasons), exercise) }
+            }
+            try gallery.finish()
+        }
+        before = [:]
+    }
+
+    private func spool(_ section: ReviewSection, _ html: String, _ exercise: ReviewExercise) throws(FileSystemError) {
+        try spools[section]?.append(html, bodyPart: exercise.bodyPart)
+    }
+
+    /// ``ReviewChecks`` over the exercise's GIF, once per pack and GIF.
+    private func verdict(_ exercise: ReviewExercise, in pack: PackDescription) -> [String] {
+        guard let hash = exercise.gifSHA256 else { return [] }
+        let key = "\(pack.name)\u{0}\(hash)"
+        if let known = verdicts[key] { return known }
+        let gif = try? new.content.gif(sha256: hash, in: pack)
+        let poster = pack.posters?.sizes.min().flatMap { try? new.content.poster(size: $0, gifSHA256: hash, in: pack) }
+        let reasons = checks.reasons(for: exercise, gifBytes: gif, posterBytes: poster)
+        verdicts[key] = reasons
+        return reasons
     }
 
     /// One side of a tile.
@@ -168,84 +227,27 @@ final class ReviewWriter {
                                  metadata: exercise.gif, note: gif == nil && poster == nil ? "picture not at hand" : nil)
     }
 
-    /// The tile of an exercise in a section.
-    func tile(_ section: ReviewSection, id: String, reasons: [String] = []) -> String {
-        let oldExercise = before.byID[id]
-        let newExercise = after.byID[id]
-        guard let shown = newExercise ?? oldExercise else { return "" }
+    /// The tile of an exercise in a section: its old and new records, as the section shows them.
+    func tile(_ section: ReviewSection, before: ReviewExercise?, after: ReviewExercise?, reasons: [String] = []) -> String {
+        guard let shown = after ?? before else { return "" }
         let sides: [ReviewMarkup.Side] = switch section {
-        case .changed: [side("before", oldExercise, of: old), side("after", newExercise, of: new)]
-        case .removed: [side("before", oldExercise, of: old)]
-        case .added, .missing, .flagged: [side("after", newExercise, of: new)]
+        case .changed: [side("before", before, of: old), side("after", after, of: new)]
+        case .removed: [side("before", before, of: old)]
+        case .added, .missing, .flagged: [side("after", after, of: new)]
         }
         return ReviewMarkup.tile(kind: section.rawValue, exercise: shown, sides: sides, reasons: reasons)
     }
 
-    func ids(_ section: ReviewSection) -> [String] {
-        switch section {
-        case .added: sections.added
-        case .changed: sections.changed
-        case .removed: sections.removed
-        case .missing: sections.missing
-        case .flagged: sections.flagged.map(\.id)
-        }
-    }
-
-    func tiles(_ section: ReviewSection, _ range: Range<Int>) -> [(html: String, bodyPart: String?)] {
-        let list = ids(section)
-        return range.map { position in
-            let id = list[position]
-            let reasons = section == .flagged ? sections.flagged[position].reasons : []
-            return (tile(section, id: id, reasons: reasons), (after.byID[id] ?? before.byID[id])?.bodyPart)
-        }
-    }
-
-    /// A section's own pages, `<section>-<n>.html`.
-    private func writeList(_ section: ReviewSection) throws {
-        let total = ids(section).count
-        let pageSize = section == .changed ? max(1, options.pageSize / 2) : options.pageSize
-        let pageCount = (total + pageSize - 1) / pageSize
-        for page in stride(from: 1, through: pageCount, by: 1) {
-            let range = ((page - 1) * pageSize)..<min(total, page * pageSize)
-            let tiles = tiles(section, range)
-            try writePage(section.pageName(page), title: "\(section.title) — page \(page)") { sink throws(FileSystemError) in
-                try sink.append("<h1>\(section.title) <span class=\"count\">\(total)</span></h1>\n")
-                let pager = ReviewMarkup.pager(page: page, pages: pageCount, total: total, pageSize: pageSize, name: section.pageName)
-                try sink.append(pager + ReviewMarkup.bodyFilter(Self.bodyParts(tiles.map(\.bodyPart))) + "<div class=\"grid\">\n")
-                for tile in tiles { try sink.append(tile.html) }
-                try sink.append("</div>\n" + pager)
-            }
-        }
-    }
-
-    /// The gallery of one pack of the new version, `gallery-<number>-<n>.html`.
-    private func writeGallery(_ pack: PackDescription, number: Int) throws {
-        let references = Array(pack.exercises)
-        let pageCount = (references.count + options.pageSize - 1) / options.pageSize
-        let name = { (page: Int) in "gallery-\(number)-\(page).html" }
-        for page in stride(from: 1, through: pageCount, by: 1) {
-            let range = ((page - 1) * options.pageSize)..<min(references.count, page * options.pageSize)
-            let exercises: [ReviewExercise] = references[range].map { reference in
-                var exercise = after.byID[reference.id] ?? ReviewExercise(id: reference.id, pack: pack.name)
-                exercise.pack = pack.name
-                exercise.gifSHA256 = reference.gif
-                return exercise
-            }
-            try writePage(name(page), title: "Gallery of \(pack.name) — page \(page)") { sink throws(FileSystemError) in
-                try sink.append("<h1>Gallery of pack <span class=\"pack\">\(HTMLText.escaped(pack.name))</span></h1>\n")
-                let pager = ReviewMarkup.pager(page: page, pages: pageCount, total: references.count, pageSize: options.pageSize, name: name)
-                try sink.append(pager + ReviewMarkup.bodyFilter(Self.bodyParts(exercises.map(\.bodyPart))) + "<div class=\"grid\">\n")
-                for exercise in exercises {
-                    try sink.append(ReviewMarkup.tile(kind: "gallery", exercise: exercise,
-                                                      sides: [side("after", exercise, of: new, animate: false)]))
-                }
-                try sink.append("</div>\n" + pager)
-            }
-        }
-    }
-
-    static func bodyParts(_ parts: [String?]) -> [String] {
-        Array(Set(parts.compactMap { $0 })).sorted()
+    /// A section's own pages, `<section>-<n>.html`, from its spool.
+    private func writeList(_ section: ReviewSection) throws(FileSystemError) {
+        guard let spool = spools[section] else { return }
+        try spool.close()
+        let total = spool.count
+        let pages = PagedTiles(writer: self, total: total, pageSize: section == .changed ? max(1, options.pageSize / 2) : options.pageSize,
+                               title: section.title, heading: "<h1>\(section.title) <span class=\"count\">\(total)</span></h1>\n",
+                               name: section.pageName)
+        try spool.read { html, bodyPart throws(FileSystemError) in try pages.append(html, bodyPart: bodyPart) }
+        try pages.finish()
     }
 
     /// Writes one page atomically: the head, what `body` appends, the script.
@@ -276,28 +278,4 @@ enum ReviewSection: String, CaseIterable {
     }
 
     func pageName(_ page: Int) -> String { "\(rawValue)-\(page).html" }
-}
-
-/// A page's bytes on their way to its file, 64 KiB at a time.
-final class PageSink {
-    private let file: NewFile
-    private var buffer: [UInt8] = []
-
-    init(_ file: NewFile) {
-        self.file = file
-        buffer.reserveCapacity(Self.chunk)
-    }
-
-    static let chunk = 64 * 1024
-
-    func append(_ text: String) throws(FileSystemError) {
-        buffer.append(contentsOf: text.utf8)
-        if buffer.count >= Self.chunk { try flush() }
-    }
-
-    func flush() throws(FileSystemError) {
-        guard !buffer.isEmpty else { return }
-        try file.append(buffer)
-        buffer.removeAll(keepingCapacity: true)
-    }
 }

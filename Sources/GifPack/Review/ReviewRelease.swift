@@ -6,8 +6,11 @@ import GifPackTransport
 /// its GIFs and posters. The command line implements it over the client's verified readers (each
 /// entry checked against the index's hashes), for output folders, index files and downloaded packs.
 public protocol ReleaseContent: Sendable {
-    /// The pack's `catalog.json` (names, API records, GIF metadata), checked against the index.
-    func catalog(of pack: PackDescription) throws -> PackCatalog
+    /// The exercises of the pack's `catalog.json` (names, API records, GIF metadata), handed to
+    /// `body` one at a time as the catalog is read, never the whole catalog in memory; the catalog
+    /// is checked against the index's content digest before the first one. An error `body` throws
+    /// stops the read and is rethrown.
+    func catalogExercises(of pack: PackDescription, _ body: (PackExercise) throws -> Void) throws
     /// The GIF with this hash, checked against it.
     func gif(sha256: String, in pack: PackDescription) throws -> [UInt8]
     /// The poster of `size` px of the GIF with this hash; nil when the pack has no posters pack or
@@ -65,47 +68,48 @@ struct ReviewExercise: Sendable {
     var gif: GIFMetadata?
 }
 
-/// Every exercise of one side, by id, read pack by pack (one catalog in memory at a time); the
-/// packs whose catalog could not be read are named in `problems`.
-struct ReviewExercises: Sendable {
-    var byID: [String: ReviewExercise] = [:]
-    var problems: [String] = []
-
-    init() {}
-
-    init(_ release: ReviewRelease) {
-        for pack in release.index.packs {
-            let described = described(pack, of: release)
-            var entries: [String: GIFEntry]?
-            for reference in pack.exercises where byID[reference.id] == nil {
-                let record = described[reference.id]
-                var gif = record?.gif
-                if gif == nil, let hash = reference.gif {
-                    // The catalog is not at hand: what the index alone says of the GIF.
-                    if entries == nil { entries = Dictionary(pack.gifs.map { ($0.sha256, $0) }, uniquingKeysWith: { first, _ in first }) }
-                    gif = entries?[hash].map(Self.metadata)
-                }
-                byID[reference.id] = ReviewExercise(id: reference.id, name: record?.name, bodyPart: record?.bodyPart,
-                                                    pack: pack.name, gifSHA256: reference.gif, gif: gif)
-            }
-        }
-    }
-
-    /// Name, body part and GIF metadata of each exercise of the pack's catalog (the API records
-    /// themselves are dropped with the catalog); empty, and a problem noted, when it cannot be read.
-    private mutating func described(_ pack: PackDescription, of release: ReviewRelease)
-        -> [String: (name: String, bodyPart: String?, gif: GIFMetadata?)] {
-        var result: [String: (name: String, bodyPart: String?, gif: GIFMetadata?)] = [:]
+/// The exercises of one pack of a side, in the index's order, each with what the pack's catalog
+/// says of it: the catalog is read as it comes (``ReleaseContent/catalogExercises(of:_:)``) and
+/// each of its exercises must be the index's next one (same id, same GIF). When the catalog cannot
+/// be read, or from where it stops agreeing with the index, the exercises come from the index alone
+/// (no name, the GIF's metadata from its 1.2 placeholder) and a problem says so. Memory: one
+/// exercise at a time.
+enum ReviewPackWalk {
+    /// Calls `body` once for every exercise the index lists in `pack`.
+    static func exercises(of pack: PackDescription, in release: ReviewRelease, problems: inout [String],
+                          _ body: (ReviewExercise) throws -> Void) throws {
+        let refs = pack.exercises
+        var position = 0
         do {
-            for exercise in try release.content.catalog(of: pack).exercises where result[exercise.id] == nil {
-                result[exercise.id] = (exercise.name, Self.bodyPart(exercise), exercise.gif)
+            try release.content.catalogExercises(of: pack) { exercise in
+                guard position < refs.count, refs[position].id == exercise.id, refs[position].gif == exercise.gif?.sha256 else {
+                    throw Disagreement(position: position)
+                }
+                let described = ReviewExercise(id: exercise.id, name: exercise.name, bodyPart: bodyPart(exercise), pack: pack.name,
+                                               gifSHA256: refs[position].gif, gif: exercise.gif)
+                do { try body(described) } catch { throw Stopped(error: error) }
+                position += 1
             }
+            if position < refs.count { throw Disagreement(position: position) }
+        } catch let stopped as Stopped {
+            throw stopped.error
+        } catch let disagreement as Disagreement {
+            problems.append("pack \(pack.name) of \(release.location): its catalog disagrees with the index from exercise \(disagreement.position + 1) on; "
+                            + "those exercises are shown without names")
         } catch {
             problems.append("pack \(pack.name) of \(release.location): its catalog could not be read (\(error)); "
-                            + "its exercises are shown without names or images")
+                            + "its exercises are shown without names")
         }
-        return result
+        guard position < refs.count else { return }
+        let entries = Dictionary(pack.gifs.map { ($0.sha256, $0) }, uniquingKeysWith: { first, _ in first })
+        for ref in refs[position...] {
+            try body(ReviewExercise(id: ref.id, name: nil, bodyPart: nil, pack: pack.name, gifSHA256: ref.gif,
+                                    gif: ref.gif.flatMap { entries[$0] }.map(metadata)))
+        }
     }
+
+    private struct Disagreement: Error { var position: Int }
+    private struct Stopped: Error { var error: any Error }
 
     /// What the index alone says of a GIF (its 1.2 placeholder), when the catalog is not at hand.
     private static func metadata(_ entry: GIFEntry) -> GIFMetadata {

@@ -20,7 +20,7 @@ extension ReviewWriter {
     }
 
     private func appendSection(_ section: ReviewSection, to sink: PageSink) throws(FileSystemError) {
-        let total = ids(section).count
+        let total = count(section)
         try sink.append("<section id=\"\(section.rawValue)\" class=\"changes\" data-count=\"\(total)\"><h2>\(section.title) "
                         + "<span class=\"count\">\(total)</span></h2>\n")
         if total == 0 {
@@ -28,7 +28,7 @@ extension ReviewWriter {
             return
         }
         try sink.append("<div class=\"grid\">\n")
-        for tile in tiles(section, 0..<min(total, options.inlineTiles)) { try sink.append(tile.html) }
+        try spools[section]?.read(limit: options.inlineTiles) { html, _ throws(FileSystemError) in try sink.append(html) }
         try sink.append("</div>\n<p class=\"more\"><a href=\"\(section.pageName(1))\">all \(total) on their own pages →</a></p></section>\n")
     }
 
@@ -44,13 +44,13 @@ extension ReviewWriter {
             + row("signer") { $0.signer }
             + row("expires") { $0.index.expires ?? "—" }
             + row("packs") { "\($0.index.packs.count)" }
-            + "<tr><th>exercises</th><td>\(old == nil ? "—" : "\(before.byID.count)")</td><td>\(after.byID.count)</td></tr>"
+            + "<tr><th>exercises</th><td>\(old == nil ? "—" : "\(diff.exercisesBefore)")</td><td>\(diff.exercisesAfter)</td></tr>"
             + "</table>\n"
     }
 
     private func countList() -> String {
         "<ul class=\"counts\">" + ReviewSection.allCases.map { section in
-            "<li><a href=\"#\(section.rawValue)\">\(section.title)<b data-count=\"\(section.rawValue)\">\(ids(section).count)</b></a></li>"
+            "<li><a href=\"#\(section.rawValue)\">\(section.title)<b data-count=\"\(section.rawValue)\">\(count(section))</b></a></li>"
         }.joined() + "</ul>\n"
     }
 

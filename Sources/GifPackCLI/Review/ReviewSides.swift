@@ -39,6 +39,17 @@ struct ReviewSide: Sendable {
         Minisign.keyIDText(try MinisignSignature(text: String(decoding: signature, as: UTF8.self)).keyID)
     }
 
+    /// The limits for a side on this machine's disk: an output the operator built. A catalog is
+    /// read one exercise at a time (``PackEntryReader/streamCatalog(_:)``), so its size costs time,
+    /// not memory: the client's 64 MiB catalog cap (a one-pack output of 100,000 exercises has a
+    /// 109 MB catalog) is lifted to the largest pack; the other caps stay. A remote side (an index
+    /// URL: untrusted) keeps the client's limits, as an app's install would.
+    static let localLimits: PackLimits = {
+        var limits = PackLimits.standard
+        limits.maxCatalogBytes = limits.maxPackBytes
+        return limits
+    }()
+
     /// The side as the page reads it: local pack files opened where they are, remote packs
     /// downloaded (verified) into `downloads` first. A posters pack is read only from a local side.
     func release(downloads: String, client: HTTPClient?) async -> ReviewRelease {
@@ -47,12 +58,12 @@ struct ReviewSide: Sendable {
         let downloader = PackDownloader(directory: downloads, client: client)
         for pack in fetched.index.packs {
             do throws(PackClientError) {
-                let path: String
                 switch try source.packLocation(for: pack) {
-                case .file(let local): path = local
-                case .url: path = try await downloader.fetch(pack, from: source).path
+                case .file(let local):
+                    packs[pack.name] = .success(try PackEntryReader(path: local, pack: pack, limits: Self.localLimits))
+                case .url:
+                    packs[pack.name] = .success(try PackEntryReader(path: try await downloader.fetch(pack, from: source).path, pack: pack))
                 }
-                packs[pack.name] = .success(try PackEntryReader(path: path, pack: pack))
             } catch {
                 packs[pack.name] = .failure(error)
             }
@@ -83,7 +94,9 @@ struct ReaderContent: ReleaseContent {
         return try reader.get()
     }
 
-    func catalog(of pack: PackDescription) throws -> PackCatalog { try reader(pack).catalog() }
+    func catalogExercises(of pack: PackDescription, _ body: (PackExercise) throws -> Void) throws {
+        try reader(pack).streamCatalog(body)
+    }
 
     func gif(sha256: String, in pack: PackDescription) throws -> [UInt8] { try reader(pack).gif(sha256: sha256) }
 

@@ -5,8 +5,8 @@ import Glibc
 ///
 /// gifpack publishes the hash of each GIF's still (``BlurHashEncoder``); a release review
 /// (`gifpack review`) decodes it to a small image so the reviewer sees the placeholder an app would
-/// draw before the GIF arrives. Invalid hashes (wrong length, a character outside base 83) are
-/// refused rather than drawn.
+/// draw before the GIF arrives. Invalid hashes (wrong length, a character outside base 83, a
+/// component count outside 1...9) are refused rather than drawn.
 ///
 /// ```swift
 /// let image = try BlurHashDecoder.decode("LEHV6nWB2yk8pyo0adR*.7kCMdnj", width: 32, height: 24)
@@ -33,6 +33,10 @@ public enum BlurHashDecoder {
         guard digits.count >= 6 else { throw .malformed("\(digits.count) characters, fewer than 6") }
         let componentsX = digits[0] % 9 + 1
         let componentsY = digits[0] / 9 + 1
+        // Size flags 81 and 82 ('}' and '~') would mean ten rows: no encoder makes them (1...9 each way).
+        guard BlurHashEncoder.componentRange.contains(componentsY) else {
+            throw .malformed("\(componentsX)x\(componentsY) components, outside \(BlurHashEncoder.componentRange)")
+        }
         guard digits.count == 4 + 2 * componentsX * componentsY else {
             throw .malformed("\(digits.count) characters for \(componentsX)x\(componentsY) components")
         }
