@@ -236,12 +236,9 @@ struct ClientCacheAttackTests {
     }
 
     @Test func catRefusesAForeignCacheDirectoryAndTrimsOnlyItsOwnFiles() async throws {
-        let dists = try await UpgradeDist.make(count: 12)
-        defer { dists.server.stop() }
-        try dists.publish()
-        let nginx = try await NginxServer.start(root: dists.site)
-        defer { nginx.stop() }
-        let url = nginx.baseURL + "/index.json"
+        let webSite = try await UpgradeDist.servedByNginx(count: 12)
+        defer { webSite.stop() }
+        let (dists, nginx, url) = (webSite.dists, webSite.nginx, webSite.url)
         let ids = LazyGIFCacheTests.distinctGIFs(dists)
         let files = FileManager.default
 
@@ -414,12 +411,9 @@ struct ClientCacheAttackTests {
     /// and writing it into the new generation fails with ENOSPC.
     @Test(.enabled(if: getuid() == 0, "mounting a small tmpfs needs root"))
     func aSparseUpgradeThatRunsOutOfDiskLeavesNoSparseFileBehind() async throws {
-        let dists = try await UpgradeDist.make(count: 16)
-        defer { dists.server.stop() }
-        try dists.publish()
-        let nginx = try await NginxServer.start(root: dists.site)
-        defer { nginx.stop() }
-        let url = nginx.baseURL + "/index.json"
+        let webSite = try await UpgradeDist.servedByNginx(count: 16)
+        defer { webSite.stop() }
+        let (dists, nginx, url) = (webSite.dists, webSite.nginx, webSite.url)
         try await onASmallTmpfs(dists.workspace.file("small"), size: "512k") { mountPoint in
             try await upgradeOnAFullDisk(dists, url: url, nginx: nginx, cache: "\(mountPoint)/gifs")
         }

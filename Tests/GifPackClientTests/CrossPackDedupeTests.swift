@@ -26,12 +26,9 @@ struct CrossPackDedupeTests {
     @Test("a first install of overlapping packs fetches each GIF once, an upgrade fetches a GIF of three packs once; both install what whole packs do",
           arguments: ["URLSession", "curl"])
     func overlappingPacks(transportName: String) async throws {
-        let dists = try await UpgradeDist.make(count: 30, packs: Self.packs)
-        defer { dists.server.stop() }
-        try dists.publish()
-        let nginx = try await NginxServer.start(root: dists.site)
-        defer { nginx.stop() }
-        let url = nginx.baseURL + "/index.json"
+        let webSite = try await UpgradeDist.servedByNginx(count: 30, packs: Self.packs)
+        defer { webSite.stop() }
+        let (dists, nginx, url) = (webSite.dists, webSite.nginx, webSite.url)
         let client = try #require(try GIFLoaderTests.transports().first { $0.name == transportName }).transport
         let dedupeCache = dists.workspace.file("dedupe/gifs")
         let wholeCache = dists.workspace.file("whole/gifs")

@@ -21,11 +21,8 @@ struct GIFLoaderTests {
         }
 
         static func make(count: Int = 20, limitRate: Int? = nil) async throws -> Served {
-            let dists = try await UpgradeDist.make(count: count)
-            try dists.publish()
-            var options = NginxServer.Options(root: dists.site)
-            options.limitRate = limitRate
-            return Served(dists: dists, nginx: try await NginxServer.start(options))
+            let webSite = try await UpgradeDist.servedByNginx(count: count, nginx: { $0.limitRate = limitRate })
+            return Served(dists: webSite.dists, nginx: webSite.nginx)
         }
 
         /// Ids with distinct GIFs.

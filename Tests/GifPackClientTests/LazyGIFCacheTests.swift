@@ -77,12 +77,9 @@ struct LazyGIFCacheTests {
     }
 
     @Test func theIndexIsRevalidatedWithIfNoneMatchAndAGIFThatMovedToAStoredHashCostsNothing() async throws {
-        let dists = try await UpgradeDist.make(count: 20)
-        defer { dists.server.stop() }
-        try dists.publish()
-        let nginx = try await NginxServer.start(root: dists.site)
-        defer { nginx.stop() }
-        let url = nginx.baseURL + "/index.json"
+        let webSite = try await UpgradeDist.servedByNginx(count: 20)
+        defer { webSite.stop() }
+        let (dists, nginx, url) = (webSite.dists, webSite.nginx, webSite.url)
         let cache = LazyGIFCache(directory: dists.workspace.file("fresh"), indexURL: url, indexMaxAge: .zero)
         let distinct = Self.distinctGIFs(dists)
         let (a, b) = (distinct[2], distinct[3])
@@ -176,12 +173,9 @@ struct LazyGIFCacheTests {
     }
 
     @Test func concurrentCallersAndProcessesShareOneBoundedCache() async throws {
-        let dists = try await UpgradeDist.make(count: 24)
-        defer { dists.server.stop() }
-        try dists.publish()
-        let nginx = try await NginxServer.start(root: dists.site)
-        defer { nginx.stop() }
-        let url = nginx.baseURL + "/index.json"
+        let webSite = try await UpgradeDist.servedByNginx(count: 24)
+        defer { webSite.stop() }
+        let (dists, url) = (webSite.dists, webSite.url)
         let directory = dists.workspace.file("shared")
         let ids = Self.distinctGIFs(dists)
         let limit = Int64(ids.prefix(4).reduce(0) { $0 + dists.served($1).count })

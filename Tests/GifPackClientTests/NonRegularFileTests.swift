@@ -77,12 +77,9 @@ struct NonRegularFileTests {
     // MARK: Bug 6: gifs/<sha256>.gif in the lazy cache
 
     @Test func aFIFOOrALinkToOneAtACachedGIFIsNeverOpenedAndTheGIFIsFetchedAgain() async throws {
-        let dists = try await UpgradeDist.make(count: 12)
-        defer { dists.server.stop() }
-        try dists.publish()
-        let nginx = try await NginxServer.start(root: dists.site)
-        defer { nginx.stop() }
-        let url = nginx.baseURL + "/index.json"
+        let webSite = try await UpgradeDist.servedByNginx(count: 12)
+        defer { webSite.stop() }
+        let (dists, nginx, url) = (webSite.dists, webSite.nginx, webSite.url)
         let directory = dists.workspace.file("lazy")
         let id = try #require(LazyGIFCacheTests.distinctGIFs(dists).first)
         let served = dists.served(id)

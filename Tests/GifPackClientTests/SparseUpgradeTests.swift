@@ -8,12 +8,9 @@ import Testing
 @Suite("Client: sparse upgrades by byte range, against nginx", .serialized, .timeLimit(.minutes(5)))
 struct SparseUpgradeTests {
     @Test func anUpgradeAfterOnePercentChangedFetchesOnlyTheNewFramesAndMatchesAWholeInstall() async throws {
-        let dists = try await UpgradeDist.make(count: 100)
-        defer { dists.server.stop() }
-        try dists.publish()
-        let nginx = try await NginxServer.start(root: dists.site)
-        defer { nginx.stop() }
-        let url = nginx.baseURL + "/index.json"
+        let webSite = try await UpgradeDist.servedByNginx(count: 100)
+        defer { webSite.stop() }
+        let (dists, nginx, url) = (webSite.dists, webSite.nginx, webSite.url)
         let sparseCache = dists.workspace.file("sparse/gifs")
         let wholeCache = dists.workspace.file("whole/gifs")
         let sparse = PackInstaller(cacheDirectory: sparseCache)
@@ -63,12 +60,9 @@ struct SparseUpgradeTests {
     }
 
     @Test func anExerciseWhoseGIFMovedToAHashTheCacheHoldsCostsNoGIFBytes() async throws {
-        let dists = try await UpgradeDist.make(count: 30)
-        defer { dists.server.stop() }
-        try dists.publish()
-        let nginx = try await NginxServer.start(root: dists.site)
-        defer { nginx.stop() }
-        let url = nginx.baseURL + "/index.json"
+        let webSite = try await UpgradeDist.servedByNginx(count: 30)
+        defer { webSite.stop() }
+        let (dists, nginx, url) = (webSite.dists, webSite.nginx, webSite.url)
         let cache = dists.workspace.file("moved")
         let installer = PackInstaller(cacheDirectory: cache)
         _ = try await installer.install(from: PackIndexSource(url))
@@ -129,12 +123,9 @@ struct SparseUpgradeTests {
     }
 
     @Test func aPlanCostlierThanTheWholePackFallsBackToIt() async throws {
-        let dists = try await UpgradeDist.make(count: 12)
-        defer { dists.server.stop() }
-        try dists.publish()
-        let nginx = try await NginxServer.start(root: dists.site)
-        defer { nginx.stop() }
-        let url = nginx.baseURL + "/index.json"
+        let webSite = try await UpgradeDist.servedByNginx(count: 12)
+        defer { webSite.stop() }
+        let (dists, nginx, url) = (webSite.dists, webSite.nginx, webSite.url)
         var installer = PackInstaller(cacheDirectory: dists.workspace.file("costly"))
         _ = try await installer.install(from: PackIndexSource(url))
         dists.server.replaceGIF(id: dists.ids[1], with: try UpgradeDist.newGIF(seed: 3))

@@ -86,6 +86,44 @@ struct UpgradeDist {
     }
 }
 
+/// An ``UpgradeDist`` whose v1 is published on its site and served by nginx, the set-up of the
+/// client's suites against a real web server:
+///
+/// ```swift
+/// let webSite = try await UpgradeDist.servedByNginx(count: 12)
+/// defer { webSite.stop() }
+/// let (dists, nginx, url) = (webSite.dists, webSite.nginx, webSite.url)
+/// ```
+struct ServedUpgradeDist {
+    let dists: UpgradeDist
+    let nginx: NginxServer
+    /// The published index's URL.
+    var url: String { nginx.baseURL + "/index.json" }
+
+    /// Stops nginx, then the fixture server.
+    func stop() {
+        nginx.stop()
+        dists.server.stop()
+    }
+}
+
+extension UpgradeDist {
+    /// ``make(count:noGIF:packs:)``, published, and nginx started on the site with `nginx`'s options.
+    static func servedByNginx(count: Int = 100, noGIF: [Int] = [], packs: (_ ids: [String]) -> String = { _ in "" },
+                              nginx: (inout NginxServer.Options) -> Void = { _ in }) async throws -> ServedUpgradeDist {
+        let dists = try await make(count: count, noGIF: noGIF, packs: packs)
+        do {
+            try dists.publish()
+            var options = NginxServer.Options(root: dists.site)
+            nginx(&options)
+            return ServedUpgradeDist(dists: dists, nginx: try await NginxServer.start(options))
+        } catch {
+            dists.server.stop()
+            throw error
+        }
+    }
+}
+
 /// Every regular file under a cache (through its link) with its bytes' SHA-256, the manifest's
 /// generation-specific fields left as they are: equal lists mean byte-identical installs.
 func cacheContents(_ cache: String) throws -> [String: String] {
