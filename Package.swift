@@ -108,9 +108,36 @@ let package = Package(
         .executableTarget(name: "gifpack", dependencies: ["GifPackCLI", "CMalloc"]),
         // `make bench`'s install through the library as an app runs it (URLSessionTransport): bench/run.sh, part 9.
         .executableTarget(name: "gifpack-install-bench", dependencies: ["GifPackClient"]),
-        .testTarget(name: "GifPackTests", dependencies: [
-            "GifPack", "GifPackCLI", "GifPackFormat", "GifPackJSON", "GifPackSigning", "GifPackGIF", "GifPackGIFCore", "GifPackHTTP", "GifPackTransport", "GifPackClient", "GifPackSystem", "GifPackZstd", "ExerciseDBFixture",
-            "CZstd", "CGif", .product(name: "Crypto", package: "swift-crypto"), .product(name: "GRDB", package: "GRDB.swift"),
+        // Test helpers shared by the test targets (Tests/GifPackTestSupport): child processes, polling
+        // waits, loopback ports, nginx, moto, Chromium, the fixture-server starter, hostile-pack
+        // writers. Nothing of the builder or the client, so a format test does not rebuild with them.
+        .target(name: "GifPackTestSupport", dependencies: [
+            "GifPackFormat", "GifPackGIF", "GifPackHTTP", "GifPackSystem", "ExerciseDBFixture", "CZstd", "CGif",
+            .product(name: "Crypto", package: "swift-crypto"),
+        ], path: "Tests/GifPackTestSupport"),
+        // Dists built by the real builder for the tests that read, install or publish them
+        // (Tests/GifPackTestFixtures): manifests, signed dists, upgrade dists, publish builds.
+        .target(name: "GifPackTestFixtures", dependencies: [
+            "GifPackTestSupport", "GifPack", "GifPackFormat", "GifPackGIF", "GifPackSystem", "ExerciseDBFixture",
+        ], path: "Tests/GifPackTestFixtures"),
+        // One test target per part (docs/ARCHITECTURE.md, "Tests"): each depends on the modules it
+        // tests, so a change to the client does not rebuild the builder's or the format's tests.
+        .testTarget(name: "GifPackFormatTests", dependencies: [
+            "GifPackTestSupport", "GifPackFormat", "GifPackJSON", "GifPackSigning", "GifPackGIF", "GifPackGIFCore", "GifPackZstd",
+            "GifPackSystem", "ExerciseDBFixture",
+        ]),
+        .testTarget(name: "GifPackBuilderTests", dependencies: [
+            "GifPackTestSupport", "GifPackTestFixtures", "GifPack", "GifPackFormat", "GifPackJSON", "GifPackSigning", "GifPackGIF",
+            "GifPackHTTP", "GifPackSystem", "GifPackZstd", "ExerciseDBFixture", "CGif",
+            .product(name: "Crypto", package: "swift-crypto"), .product(name: "GRDB", package: "GRDB.swift"),
+        ]),
+        .testTarget(name: "GifPackClientTests", dependencies: [
+            "GifPackTestSupport", "GifPackTestFixtures", "GifPackClient", "GifPackTransport", "GifPackHTTP", "GifPack", "GifPackFormat",
+            "GifPackGIF", "GifPackGIFCore", "GifPackSystem", "GifPackZstd", "ExerciseDBFixture", "CZstd",
+        ]),
+        .testTarget(name: "GifPackCLITests", dependencies: [
+            "GifPackTestSupport", "GifPackTestFixtures", "GifPackCLI", "GifPack", "GifPackClient", "GifPackFormat", "GifPackGIF",
+            "GifPackHTTP", "GifPackTransport", "GifPackSystem", "GifPackZstd", "ExerciseDBFixture",
         ]),
     ],
     swiftLanguageModes: [.v6]

@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 mkdir -p bench/work
 out="$PWD/bench/work/loader.json"
 rm -f "$out"
-GIFPACK_LOADER_BENCH="$out" swift test --skip-build --filter GIFLoaderBench >bench/work/loader.log 2>&1 || {
+GIFPACK_LOADER_BENCH="$out" swift test --skip-build --filter GifPackClientTests.GIFLoaderBench >bench/work/loader.log 2>&1 || {
     tail -20 bench/work/loader.log >&2
     exit 1
 }

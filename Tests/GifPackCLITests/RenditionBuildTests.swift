@@ -1,0 +1,256 @@
+import ExerciseDBFixture
+import Foundation
+@testable import GifPack
+import GifPackClient
+import GifPackGIF
+import GifPackZstd
+import Testing
+@testable import GifPackTestFixtures
+@testable import GifPackTestSupport
+
+/// Several resolutions in one build (issue 35) against the fixture server over loopback: one
+/// catalog, each GIF once per resolution, the first resolution for every exercise before the next,
+/// the plan's ceiling never published under a higher resolution, and an index whose `packs[]` a
+/// client of format 1.2 installs as before.
+@Suite("Renditions: several resolutions in one build", .timeLimit(.minutes(5)))
+struct RenditionBuildTests {
+    /// A fixture whose GIFs are as large as the resolution asked for (the real API's sizes:
+    /// 180 px at 180, 360 px at 360), with few frames.
+    static func fixture(count: Int, _ configure: (inout FixtureConfiguration) -> Void = { _ in }) throws -> FixtureServer {
+        try startFixture(count: count) {
+            $0.gifDimension = 180
+            $0.framesRange = 2...3
+            configure(&$0)
+        }
+    }
+
+    static func manifest(_ server: FixtureServer, resolutions: String = "resolutions: [180, 360]", packs: String = "") -> String {
+        rapidAPIManifest(server: server, packs: packs).replacingOccurrences(of: "resolution: 180", with: resolutions)
+    }
+
+    /// Requests: the list pages once, then exercises × resolutions; every GIF is the size of its
+    /// rendition; a rebuild sends the list pages only.
+    @Test func twoResolutionsInOneRunFetchTheCatalogOnceAndEachGIFOncePerResolution() async throws {
+        let server = try Self.fixture(count: 6)
+        defer { server.stop() }
+        // One resolution alone, for the list requests a catalog costs.
+        let single = try TemporaryDirectory()
+        #expect(try await runBuild(manifest: rapidAPIManifest(server: server), workspace: single).exitStatus == .success)
+        let listRequests = server.stats.listRequests
+        server.resetStats()
+
+        let workspace = try TemporaryDirectory()
+        let report = try await runBuild(manifest: Self.manifest(server), workspace: workspace)
+        #expect(report.exitStatus == .success, "\(report.message)")
+        #expect(server.stats.listRequests == listRequests, "one catalog for both resolutions")
+        #expect(server.stats.imageRequests == 6 * 2)
+        #expect(server.stats.totalRequests == listRequests + 12)
+        #expect(report.renditions?.map(\.resolution) == [180, 360])
+        #expect(report.renditions?.map(\.gifs.downloaded) == [6, 6])
+        #expect(report.renditions?.map(\.packs) == [1, 1])
+        #expect(report.gifs.downloaded == 6, "gifs holds the first resolution's counts")
+
+        let index = try readIndex(workspace.file("dist/index.json"))
+        #expect(index.formatVersion == FormatVersion(major: 1, minor: 3))
+        #expect(index.source.resolution == 180 && index.source.resolutions == [180, 360])
+        #expect(index.packs.map(\.name) == ["all"] && index.packs[0].resolution == 180)
+        #expect(index.packs[0].posters != nil)
+        let rendition = try #require(index.renditionPacks?.first)
+        #expect(index.renditionPacks?.map(\.name) == ["all.360"] && rendition.resolution == 360 && rendition.posters == nil)
+        #expect(rendition.file.hasPrefix("packs/all.360-v1-"))
+        let side = server.configuration.gifDimension
+        for (pack, expected) in [(index.packs[0], side), (rendition, side * 2)] {
+            #expect(pack.exercises.allSatisfy { $0.gif != nil })
+            for gif in pack.gifs {
+                let bytes = try packedGIF(gif, in: workspace.file("dist/\(pack.file)"))
+                #expect(try GIFInspector.inspect(bytes: bytes).width == expected, "\(pack.name) \(gif.sha256)")
+            }
+        }
+        let exercise = server.catalog.exercises[0].id
+        let at360 = try #require(rendition.gifEntry(forExercise: exercise))
+        #expect(try packedGIF(at360, in: workspace.file("dist/\(rendition.file)")) == server.catalog.gifBytes(id: exercise, resolution: 360))
+
+        server.resetStats()
+        let again = try await runBuild(manifest: Self.manifest(server), workspace: workspace)
+        #expect(again.exitStatus == .success, "\(again.message)")
+        #expect(server.stats.imageRequests == 0 && server.stats.totalRequests == server.stats.listRequests, "list pages only")
+        #expect(try fileBytes(workspace.file("dist/index.json")) == index.encodedBytes())
+    }
+
+    /// A quota that runs out in the second resolution: the first is whole (it went first), what
+    /// the second fetched is kept, and the next run asks only for the rest.
+    @Test func aQuotaStopInTheSecondResolutionResumesWithoutFetchingAgain() async throws {
+        let server = try Self.fixture(count: 6) { $0.duplicateEvery = 0 }
+        defer { server.stop() }
+        server.setQuota(6 + 3)
+        let workspace = try TemporaryDirectory()
+        let stopped = try await runBuild(manifest: Self.manifest(server), workspace: workspace)
+        #expect(stopped.exitStatus == .quotaExhausted, "\(stopped.message)")
+        #expect(stopped.renditions?.map(\.gifs.downloaded) == [6, 3], "every 180 before any 360")
+        #expect(!FileManager.default.fileExists(atPath: workspace.file("dist/index.json")))
+
+        server.setQuota(nil)
+        server.resetStats()
+        let resumed = try await runBuild(manifest: Self.manifest(server), workspace: workspace)
+        #expect(resumed.exitStatus == .success, "\(resumed.message)")
+        #expect(server.stats.imageRequests == 3, "only the 360 px GIFs the first run did not get")
+        #expect(resumed.renditions?.map(\.gifs.downloaded) == [0, 3])
+        #expect(try readIndex(workspace.file("dist/index.json")).renditionPacks?.first?.exercises.allSatisfy { $0.gif != nil } == true)
+    }
+
+    /// A BASIC key asking for 360 gets 180 px GIFs, still 200: the build publishes 180 only, says
+    /// so in one line naming the plan's limit, and exits 3 (0 with --allow-missing-renditions).
+    @Test func aBasicKeyAskingFor360PublishesTheFirstResolutionOnlyAndNamesThePlanLimit() async throws {
+        let server = try Self.fixture(count: 5) { $0.planMaxResolution = FixturePlan.basic.maxResolution }
+        defer { server.stop() }
+        let workspace = try TemporaryDirectory()
+        let report = try await runBuild(manifest: Self.manifest(server), workspace: workspace)
+        #expect(report.exitStatus == .partial, "\(report.message)")
+        #expect(!report.message.contains("\n"))
+        #expect(report.message.contains("360 px: the API served 5 of 5 GIFs at a smaller size, the limit of its plan (BASIC serves 180 px only"))
+        #expect(report.message.contains("no 360 px pack was published"))
+        #expect(report.renditions?.last?.planCeiling == 5 && report.renditions?.last?.packs == 0)
+        let index = try readIndex(workspace.file("dist/index.json"))
+        #expect(index.renditionPacks == nil && index.packs.map(\.name) == ["all"])
+        #expect(index.formatVersion == .current && index.source.resolutions == [180, 360])
+        #expect(index.packs[0].exercises.allSatisfy { $0.gif != nil })
+
+        let manifest = try ManifestLoader().parse(Self.manifest(server), environment: ["GIFPACK_TEST_KEY": testAPIKey])
+        var options = BuildOptions(outputDirectory: workspace.file("dist"), cacheDirectory: workspace.file("cache"))
+        options.allowMissingRenditions = true
+        let allowed = await BuildPipeline(manifest: manifest, options: options).run()
+        #expect(allowed.exitStatus == .success, "\(allowed.message)")
+        #expect(allowed.message.contains("BASIC serves 180 px only"))
+    }
+
+    /// One exercise served below 360 (its GIF is the same bytes at every resolution): it has no
+    /// 360 px rendition and keeps its 180 px one; the others have both.
+    @Test func anExerciseWhoseHigherRenditionIsMissingKeepsItsLowerOne() async throws {
+        let server = try Self.fixture(count: 4) { $0.duplicateEvery = 0 }
+        defer { server.stop() }
+        let low = server.catalog.exercises[1].id
+        server.replaceGIF(id: low, with: try #require(server.catalog.gifBytes(id: low, resolution: 180)))
+        let workspace = try TemporaryDirectory()
+        let report = try await runBuild(manifest: Self.manifest(server), workspace: workspace)
+        #expect(report.exitStatus == .partial, "\(report.message)")
+        #expect(report.message.contains("360 px: the API served 1 of 4 GIFs at a smaller size"))
+        #expect(report.message.contains("those exercises keep their other renditions"))
+        let index = try readIndex(workspace.file("dist/index.json"))
+        let rendition = try #require(index.renditionPacks?.first)
+        #expect(rendition.exercises.first { $0.id == low }?.gif == nil)
+        #expect(rendition.exercises.filter { $0.gif != nil }.count == 3)
+        #expect(index.packs[0].exercises.allSatisfy { $0.gif != nil })
+    }
+
+    /// A manifest of today (`resolution: 180`) and the state database its build wrote (the
+    /// schema has keyed GIFs by exercise and resolution since its first version, so nothing
+    /// migrates): adding 360 fetches the 360 px GIFs only, and the first resolution's pack keeps
+    /// its name, version and bytes.
+    @Test func theOldManifestKeyAndItsStateStillWorkWhenAResolutionIsAdded() async throws {
+        let server = try Self.fixture(count: 5)
+        defer { server.stop() }
+        let workspace = try TemporaryDirectory()
+        #expect(try await runBuild(manifest: rapidAPIManifest(server: server), workspace: workspace).exitStatus == .success)
+        let before = try readIndex(workspace.file("dist/index.json"))
+        #expect(before.formatVersion == .withoutRenditions && before.renditionPacks == nil && before.packs[0].resolution == nil)
+
+        server.resetStats()
+        let report = try await runBuild(manifest: Self.manifest(server), workspace: workspace)
+        #expect(report.exitStatus == .success, "\(report.message)")
+        #expect(server.stats.imageRequests == 5, "the 180 px GIFs come from the state")
+        let after = try readIndex(workspace.file("dist/index.json"))
+        #expect(after.packs[0].file == before.packs[0].file && after.packs[0].sha256 == before.packs[0].sha256)
+        #expect(after.renditionPacks?.map(\.name) == ["all.360"])
+    }
+
+    /// A pack may narrow the source's resolutions; a value the source does not list names the key.
+    @Test func aPackMayNarrowTheResolutions() async throws {
+        let server = try Self.fixture(count: 4)
+        defer { server.stop() }
+        let packs = "packs:\n  - name: all\n  - name: sharp\n    resolutions: [360]"
+        let workspace = try TemporaryDirectory()
+        let report = try await runBuild(manifest: Self.manifest(server, packs: packs), workspace: workspace)
+        #expect(report.exitStatus == .success, "\(report.message)")
+        let index = try readIndex(workspace.file("dist/index.json"))
+        #expect(index.packs.map(\.name) == ["all"])
+        #expect(index.renditionPacks?.map(\.name) == ["all.360", "sharp.360"])
+        #expect(server.stats.imageRequests == 4 * 2, "a GIF wanted by two packs at one resolution is fetched once")
+        let bad = Self.manifest(server, packs: "packs:\n  - name: sharp\n    resolutions: [720]")
+        #expect(throws: ManifestError.invalidValue(path: "packs[0].resolutions[0]", reason: "720 px is not one of source.resolutions (180 px, 360 px)")) {
+            try ManifestLoader().parse(bad, environment: ["GIFPACK_TEST_KEY": testAPIKey])
+        }
+    }
+
+    /// `--dry-run` tells the requests each resolution needs, before any image request.
+    @Test func theDryRunCountsTheRequestsOfEachResolution() async throws {
+        let server = try Self.fixture(count: 5)
+        defer { server.stop() }
+        let workspace = try TemporaryDirectory()
+        #expect(try await runBuild(manifest: rapidAPIManifest(server: server), workspace: workspace).exitStatus == .success)
+        server.resetStats()
+        let manifest = try ManifestLoader().parse(Self.manifest(server), environment: ["GIFPACK_TEST_KEY": testAPIKey])
+        let plan = try await DryRun(manifest: manifest, options: BuildOptions(outputDirectory: workspace.file("dist"),
+                                                                              cacheDirectory: workspace.file("cache"))).plan()
+        #expect(server.stats.imageRequests == 0)
+        #expect(plan.renditions?.map(\.resolution) == [180, 360])
+        #expect(plan.renditions?.map(\.fullRequests) == [0, 5])
+        #expect(plan.renditions?.map(\.skippedFresh) == [5, 0])
+        #expect(plan.imageRequests == 5)
+    }
+
+    /// A client of format 1.2 reads `packs[]` only: from an index with renditions it installs the
+    /// first resolution exactly as before and never asks for a rendition pack. This branch leaves
+    /// the client's index reading and install untouched, so the client here is the previous
+    /// release's (its decoder ignores keys it does not know).
+    @Test func aClientOfTheEarlierFormatInstallsTheFirstResolutionFromTheNewIndex() async throws {
+        let server = try Self.fixture(count: 6)
+        defer { server.stop() }
+        let workspace = try TemporaryDirectory()
+        #expect(try await runBuild(manifest: Self.manifest(server), workspace: workspace).exitStatus == .success)
+        let files = try ClientStaticFileServer(root: workspace.file("dist"))
+        defer { files.stop() }
+        let cache = workspace.file("app/gifs")
+        let report = try await PackInstaller(cacheDirectory: cache).install(from: PackIndexSource(files.baseURL + "/index.json"))
+        #expect(report.exercises == 6)
+        for exercise in server.catalog.exercises {
+            #expect(try fileBytes("\(cache)/\(exercise.id).gif") == server.catalog.gifBytes(id: exercise.id, resolution: 180))
+        }
+        #expect(!files.requests.contains { $0.path.contains("all.360") }, "\(files.requests.map(\.path))")
+    }
+
+    /// The same with a `gifpack` binary of the previous release (`GIFPACK_PREVIOUS_GIFPACK`: a
+    /// path, e.g. built from the last release tag or main before renditions): its own decoder and
+    /// installer, not this tree's. Skipped, visibly, when the variable is not set.
+    @Test(.enabled(if: Self.previousGifpack != nil, "set GIFPACK_PREVIOUS_GIFPACK to an earlier release's gifpack binary"))
+    func thePreviousReleasesGifpackInstallsTheFirstResolutionFromTheNewIndex() async throws {
+        let binary = try #require(Self.previousGifpack)
+        let server = try Self.fixture(count: 6)
+        defer { server.stop() }
+        let workspace = try TemporaryDirectory()
+        #expect(try await runBuild(manifest: Self.manifest(server), workspace: workspace).exitStatus == .success)
+        let files = try ClientStaticFileServer(root: workspace.file("dist"))
+        defer { files.stop() }
+        let cache = workspace.file("old-app/gifs")
+        let result = try await runCapturing(binary, ["install", "--index", files.baseURL + "/index.json", "--cache", cache])
+        #expect(result.status == 0, "\(String(decoding: result.error, as: UTF8.self))")
+        for exercise in server.catalog.exercises {
+            #expect(try fileBytes("\(cache)/\(exercise.id).gif") == server.catalog.gifBytes(id: exercise.id, resolution: 180))
+        }
+        #expect(!files.requests.contains { $0.path.contains("all.360") }, "\(files.requests.map(\.path))")
+    }
+
+    static var previousGifpack: String? {
+        guard let path = ProcessInfo.processInfo.environment["GIFPACK_PREVIOUS_GIFPACK"], !path.isEmpty,
+              FileManager.default.isExecutableFile(atPath: path) else { return nil }
+        return path
+    }
+}
+
+/// The bytes of one GIF of a pack file: its zstd frame decompressed, the tar header skipped.
+private func packedGIF(_ gif: GIFEntry, in packPath: String) throws -> [UInt8] {
+    let bytes = try fileBytes(packPath)
+    let start = Int(gif.location.frameOffset)
+    let frame = Array(bytes[start..<start + Int(gif.location.frameLength)])
+    let entry = try ZstdDecoder.decompress(frame, maxOutput: 1 << 24)
+    return Array(entry[512..<512 + Int(gif.location.size)])
+}

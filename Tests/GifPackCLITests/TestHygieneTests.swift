@@ -1,0 +1,399 @@
+import Foundation
+import Testing
+@testable import GifPackTestSupport
+@testable import GifPackTestFixtures
+
+/// The test sources stay fit for a cooperative pool of two threads (issue 29): no synchronous
+/// function starts a process (waiting for one is async only, ``ChildProcess/exitStatus()``), the
+/// process and wait primitives live in ChildProcess.swift alone, every suite has a time limit,
+/// no test sleeps to order events (the only sleeps are the polling helpers of Waiting.swift), and no
+/// test returns quietly when a file it needs is missing (it skips visibly with `.enabled(if:)`).
+///
+/// The checks read the sources with comments and string literals blanked out. Each is also run on
+/// small sources that break its rule, so a check that cannot fail shows. They read every test
+/// target's folder below Tests/ (the test targets and the support targets). `GIFPACK_TEST_SOURCES`
+/// points them at another checkout's Tests folder (to audit an older tree).
+@Suite("Test hygiene: async process waits, time limits, no sleeps for ordering, no quiet skips", .timeLimit(.minutes(2)))
+struct TestHygieneTests {
+    /// The Tests folder.
+    static var directory: String {
+        ProcessInfo.processInfo.environment["GIFPACK_TEST_SOURCES"]
+            ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().path
+    }
+
+    /// The Swift files of every folder below ``directory``, named by file name (unique across them).
+    static func sources() throws -> [SwiftSource] {
+        let files = FileManager.default
+        var sources: [SwiftSource] = []
+        for folder in try files.contentsOfDirectory(atPath: directory).sorted() {
+            var isDirectory: ObjCBool = false
+            guard files.fileExists(atPath: "\(directory)/\(folder)", isDirectory: &isDirectory), isDirectory.boolValue else { continue }
+            let names = try files.contentsOfDirectory(atPath: "\(directory)/\(folder)").filter { $0.hasSuffix(".swift") }.sorted()
+            sources += try names.map { SwiftSource(name: $0, text: try String(contentsOfFile: "\(directory)/\(folder)/\($0)", encoding: .utf8)) }
+        }
+        #expect(sources.count > 50, "test sources found in \(directory)")
+        #expect(Set(sources.map(\.name)).count == sources.count, "two test sources with one name in \(directory)")
+        return sources
+    }
+
+    @Test func noSynchronousFunctionStartsAProcess() throws {
+        let problems = HygieneRules.synchronousProcessStarters(try Self.sources())
+        #expect(problems.isEmpty, "make these async and wait with `await child.exitStatus()`:\n\(problems.joined(separator: "\n"))")
+    }
+
+    @Test func processAndWaitPrimitivesLiveInChildProcessAlone() throws {
+        let problems = HygieneRules.primitivesOutsideChildProcess(try Self.sources())
+        #expect(problems.isEmpty, "start processes with ChildProcess, wait with exitStatus():\n\(problems.joined(separator: "\n"))")
+    }
+
+    @Test func everySuiteAndEveryTestHasATimeLimit() throws {
+        let problems = HygieneRules.testsWithoutTimeLimit(try Self.sources())
+        #expect(problems.isEmpty, "add .timeLimit(.minutes(N)) to the suite:\n\(problems.joined(separator: "\n"))")
+    }
+
+    @Test func noSleepOutsideThePollingHelpers() throws {
+        let problems = HygieneRules.sleeps(try Self.sources())
+        #expect(problems.isEmpty, "poll for the event (waitUntil, holdsThroughout) instead:\n\(problems.joined(separator: "\n"))")
+    }
+
+    @Test func noTestReturnsQuietlyWhenAFileIsMissing() throws {
+        let problems = HygieneRules.quietSkips(try Self.sources())
+        #expect(problems.isEmpty, "skip visibly with @Test(.enabled(if: …)) instead:\n\(problems.joined(separator: "\n"))")
+    }
+
+    // MARK: The checks can fail
+
+    @Test func quietReturnsWhenAFileIsMissingAreFound() {
+        let bad = SwiftSource(name: "Bad.swift", text: """
+            func a() throws { guard let names = try? FileManager.default.contentsOfDirectory(atPath: "/x") else { return } }
+            func b() { guard FileManager.default.fileExists(atPath: "/x") else { return } }
+            func c() { if !FileManager.default.fileExists(atPath: "/x") { return } }
+            func d() -> [String] { guard let t = try? String(contentsOfFile: "/x", encoding: .utf8) else { return [] }; return [t] }
+            func e() { guard FileManager.default.fileExists(atPath: "/x") else { Issue.record("missing"); return } }
+            """)
+        let problems = HygieneRules.quietSkips([bad])
+        #expect(problems.count == 3, "\(problems)")
+    }
+
+    @Test func aSynchronousTestThatRunsAProcessIsFound() {
+        let source = SwiftSource(name: "Bad.swift", text: """
+            @Suite(.timeLimit(.minutes(1))) struct Bad {
+                static func helper(_ path: String) throws -> Int32 {
+                    let child = try ChildProcess("/bin/true", [path]) // "ChildProcess(" in a comment is not a call
+                    return 0
+                }
+                static func wrapper() throws -> Int32 { try helper("x") }
+                static func fine() async throws -> Int32 { await try ChildProcess("/bin/true", []).exitStatus() }
+                @Test func syncTest() throws { _ = try Self.wrapper() }
+                @Test func asyncTest() async throws { _ = try await Self.fine() }
+                @Test func mentionsItInAString() { _ = "ChildProcess(" }
+            }
+            """)
+        let problems = HygieneRules.synchronousProcessStarters([source])
+        #expect(problems.count == 3, "\(problems)")
+        #expect(problems.contains { $0.contains("helper") } && problems.contains { $0.contains("wrapper") }
+                && problems.contains { $0.contains("syncTest") }, "\(problems)")
+    }
+
+    @Test func primitivesOutsideChildProcessAreFound() {
+        let bad = SwiftSource(name: "Bad.swift", text: """
+            func a() { let p = Process(); try? p.run(); p.waitUntilExit() }
+            func b() { var s: Int32 = 0; waitpid(1, &s, 0) }
+            func c() { _ = "waitpid(" }
+            """)
+        let home = SwiftSource(name: "ChildProcess.swift", text: "func d() { var s: Int32 = 0; waitpid(1, &s, 0) }")
+        let problems = HygieneRules.primitivesOutsideChildProcess([bad, home])
+        #expect(problems.count == 3, "\(problems)")
+        #expect(problems.allSatisfy { $0.hasPrefix("Bad.swift:") }, "\(problems)")
+    }
+
+    @Test func suitesWithoutATimeLimitAreFound() {
+        let source = SwiftSource(name: "Bad.swift", text: """
+            @Suite("no limit") struct A { @Test func a() {} }
+            @Suite("limited", .serialized, .timeLimit(.minutes(2))) struct B {
+                @Test func b() {}
+                struct Nested { @Test func nested() {} }
+            }
+            extension B { @Test func inExtension() {} }
+            struct C { @Test(arguments: [1, 2]) func c(value: Int) {} }
+            extension A { @Test func alsoA() {} }
+            @Test(.timeLimit(.minutes(1))) func free() {}
+            @Test func freeWithout() {}
+            """)
+        let problems = HygieneRules.testsWithoutTimeLimit([source])
+        #expect(problems.count == 4, "\(problems)")
+        for name in ["a", "c", "alsoA", "freeWithout"] {
+            #expect(problems.contains { $0.hasSuffix(" " + name) }, "\(name) in \(problems)")
+        }
+    }
+
+    @Test func sleepsOutsideThePollingHelpersAreFound() {
+        let bad = SwiftSource(name: "Bad.swift", text: """
+            func a() async throws { try await Task.sleep(for: .milliseconds(100)) }
+            func b() { usleep(10_000); sleep(1); Thread.sleep(forTimeInterval: 0.1) }
+            func c() { _ = "usleep(1)" } // sleep(1)
+            func asleep(_ x: Int) {}
+            """)
+        let helper = SwiftSource(name: "Waiting.swift", text: "func w() async throws { try await Task.sleep(for: .milliseconds(10)) }")
+        let problems = HygieneRules.sleeps([bad, helper])
+        #expect(problems.count == 4, "\(problems)")
+    }
+}
+
+/// One Swift file, with comments and string literal contents blanked out (same length, same lines).
+struct SwiftSource {
+    let name: String
+    let code: [UInt8]
+
+    init(name: String, text: String) {
+        self.name = name
+        code = Self.blankCommentsAndStrings(Array(text.utf8))
+    }
+
+    /// The line of byte `offset`.
+    func line(at offset: Int) -> Int { code[..<offset].reduce(1) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) } }
+
+    func text(_ range: Range<Int>) -> String { String(decoding: code[range], as: UTF8.self) }
+
+    /// Comments and the contents of string literals become spaces (newlines kept); interpolated
+    /// code inside strings (`\(…)`) stays code.
+    static func blankCommentsAndStrings(_ bytes: [UInt8]) -> [UInt8] {
+        var out = bytes
+        var index = 0
+        func at(_ offset: Int, _ text: String) -> Bool {
+            let pattern = Array(text.utf8)
+            return offset + pattern.count <= bytes.count && Array(bytes[offset..<offset + pattern.count]) == pattern
+        }
+        func blank(_ range: Range<Int>) {
+            for position in range where bytes[position] != UInt8(ascii: "\n") { out[position] = UInt8(ascii: " ") }
+        }
+        /// Scans code from `start` until an unbalanced `)` (inside an interpolation) or the end;
+        /// returns the offset after that `)`.
+        func code(from start: Int, inInterpolation: Bool) -> Int {
+            var position = start, depth = 0
+            while position < bytes.count {
+                let byte = bytes[position]
+                if at(position, "//") {
+                    let end = bytes[position...].firstIndex(of: UInt8(ascii: "\n")) ?? bytes.count
+                    blank(position..<end)
+                    position = end
+                } else if at(position, "/*") {
+                    var end = position + 2, nesting = 1
+                    while end < bytes.count, nesting > 0 {
+                        if at(end, "/*") { nesting += 1; end += 2 } else if at(end, "*/") { nesting -= 1; end += 2 } else { end += 1 }
+                    }
+                    blank(position..<end)
+                    position = end
+                } else if byte == UInt8(ascii: "\"") || (byte == UInt8(ascii: "#") && (at(position, "#\"") || at(position, "##\""))) {
+                    position = string(from: position)
+                } else {
+                    if byte == UInt8(ascii: "(") { depth += 1 }
+                    if byte == UInt8(ascii: ")") {
+                        if inInterpolation && depth == 0 { return position + 1 }
+                        depth -= 1
+                    }
+                    position += 1
+                }
+            }
+            return position
+        }
+        /// A string literal starting at `start` (its `#`s or first quote); returns the offset after it.
+        func string(from start: Int) -> Int {
+            var position = start, hashes = 0
+            while bytes[position] == UInt8(ascii: "#") { hashes += 1; position += 1 }
+            let multiline = at(position, "\"\"\"")
+            let quote = multiline ? "\"\"\"" : "\""
+            position += quote.utf8.count
+            let close = Array((quote + String(repeating: "#", count: hashes)).utf8)
+            let escape = "\\" + String(repeating: "#", count: hashes)
+            var contentStart = position
+            while position < bytes.count {
+                if at(position, escape) {
+                    let afterEscape = position + escape.utf8.count
+                    if afterEscape < bytes.count, bytes[afterEscape] == UInt8(ascii: "(") {
+                        blank(contentStart..<position)
+                        position = code(from: afterEscape + 1, inInterpolation: true)
+                        contentStart = position
+                    } else {
+                        position = afterEscape + 1
+                    }
+                } else if position + close.count <= bytes.count, Array(bytes[position..<position + close.count]) == close {
+                    blank(contentStart..<position)
+                    return position + close.count
+                } else if !multiline, bytes[position] == UInt8(ascii: "\n") {
+                    blank(contentStart..<position)
+                    return position
+                } else {
+                    position += 1
+                }
+            }
+            blank(contentStart..<position)
+            return position
+        }
+        while index < bytes.count { index = code(from: index, inInterpolation: false) }
+        return out
+    }
+}
+
+/// A `func` or `init` declaration with a body.
+struct SwiftFunction {
+    let source: SwiftSource
+    let name: String
+    let isAsync: Bool
+    let isTest: Bool
+    /// The offset of `func` / `init`, and the body's braces.
+    let start: Int
+    let body: Range<Int>
+
+    var location: String { "\(source.name):\(source.line(at: start)) \(name)" }
+    var bodyText: String { source.text(body) }
+}
+
+enum HygieneRules {
+    /// Every function and initializer with a body, in every source.
+    static func functions(_ sources: [SwiftSource]) -> [SwiftFunction] {
+        sources.flatMap { source in
+            let text = String(decoding: source.code, as: UTF8.self)
+            let pattern = try! NSRegularExpression(pattern: #"(?<![A-Za-z0-9_.])(func\s+[A-Za-z_][A-Za-z0-9_]*|init[?!]?)\s*(<[^>{]*>)?\s*\("#)
+            return pattern.matches(in: text, range: NSRange(location: 0, length: text.utf16.count)).compactMap { match in
+                let utf8 = text.utf8
+                let start = utf8.distance(from: utf8.startIndex, to: String.Index(utf16Offset: match.range.location, in: text))
+                let end = utf8.distance(from: utf8.startIndex, to: String.Index(utf16Offset: NSMaxRange(match.range), in: text))
+                return function(in: source, start: start, parameters: end - 1, header: String(decoding: source.code[start..<end], as: UTF8.self))
+            }
+        }
+    }
+
+    private static func function(in source: SwiftSource, start: Int, parameters: Int, header: String) -> SwiftFunction? {
+        let code = source.code
+        // The parameter clause, then the effects and result up to the body's `{`.
+        var position = parameters, depth = 0
+        repeat {
+            if code[position] == UInt8(ascii: "(") { depth += 1 }
+            if code[position] == UInt8(ascii: ")") { depth -= 1 }
+            position += 1
+        } while depth > 0 && position < code.count
+        let effectsStart = position
+        // (The test sources declare no protocols: every declaration has a body.)
+        while position < code.count, code[position] != UInt8(ascii: "{") { position += 1 }
+        guard position < code.count else { return nil }
+        let effects = source.text(effectsStart..<position)
+        let bodyStart = position
+        depth = 0
+        repeat {
+            if code[position] == UInt8(ascii: "{") { depth += 1 }
+            if code[position] == UInt8(ascii: "}") { depth -= 1 }
+            position += 1
+        } while depth > 0 && position < code.count
+        let name = header.hasPrefix("func")
+            ? String(header.dropFirst(4).trimmingCharacters(in: .whitespaces).prefix { $0.isLetter || $0.isNumber || $0 == "_" })
+            : "init"
+        return SwiftFunction(source: source, name: name, isAsync: effects.range(of: #"\basync\b"#, options: .regularExpression) != nil,
+                             isTest: attributes(before: start, in: source).contains("@Test"), start: start, body: bodyStart..<position)
+    }
+
+    /// The attributes and modifiers written before the declaration at `start`: back to the end of
+    /// the previous declaration or statement (`}`, `{` or `;` outside parentheses).
+    static func attributes(before start: Int, in source: SwiftSource) -> String {
+        var position = start, depth = 0
+        while position > 0 {
+            let byte = source.code[position - 1]
+            if byte == UInt8(ascii: ")") || byte == UInt8(ascii: "]") { depth += 1 }
+            if byte == UInt8(ascii: "(") || byte == UInt8(ascii: "[") { depth -= 1 }
+            if depth == 0, [UInt8(ascii: "}"), UInt8(ascii: "{"), UInt8(ascii: ";")].contains(byte) { break }
+            position -= 1
+        }
+        return source.text(position..<start)
+    }
+
+    /// Synchronous functions that create a ``ChildProcess``, directly or through other synchronous
+    /// functions of the test sources, and synchronous tests that call any of them. Calls are matched
+    /// by name, so a function sharing a name with a starter counts too: a false alarm, never a miss.
+    static func synchronousProcessStarters(_ sources: [SwiftSource]) -> [String] {
+        let all = functions(sources)
+        var starters: Set<String> = ["ChildProcess"]
+        var found: [String: SwiftFunction] = [:]
+        var changed = true
+        while changed {
+            changed = false
+            for function in all where !function.isAsync && found[function.location] == nil {
+                if calls(function.bodyText, anyOf: starters) {
+                    found[function.location] = function
+                    if function.name != "init" && !function.isTest { starters.insert(function.name) }
+                    changed = true
+                }
+            }
+        }
+        return found.keys.sorted()
+    }
+
+    private static func calls(_ body: String, anyOf names: Set<String>) -> Bool {
+        names.contains { body.range(of: #"(?<![A-Za-z0-9_])"# + $0 + #"\s*\("#, options: .regularExpression) != nil }
+    }
+
+    /// Process starts and waits other than through ChildProcess.
+    static func primitivesOutsideChildProcess(_ sources: [SwiftSource]) -> [String] {
+        let primitive = #"(?<![A-Za-z0-9_])(Process\s*\(|posix_spawnp?\s*\(|waitpid\s*\(|waitid\s*\(|system\s*\(|popen\s*\(|fork\s*\()|\.waitUntilExit\s*\("#
+        return sources.filter { $0.name != "ChildProcess.swift" }.flatMap { matches(of: primitive, in: $0) }
+    }
+
+    /// Sleeps outside Waiting.swift.
+    static func sleeps(_ sources: [SwiftSource]) -> [String] {
+        let sleep = #"(?<![A-Za-z0-9_])(u|nano)?sleep\s*\(|\.sleep\s*\(|Thread\.sleep"#
+        return sources.filter { $0.name != "Waiting.swift" }.flatMap { matches(of: sleep, in: $0) }
+    }
+
+    /// A `guard … else { return }` or `if !… { return }` on a file's presence or contents: a test
+    /// that passes without running when the file is missing.
+    static func quietSkips(_ sources: [SwiftSource]) -> [String] {
+        let file = #"(fileExists|contentsOfDirectory|contentsOfFile|contentsOf\s*:)"#
+        let quiet = #"guard[^{}\n]*"# + file + #"[^{}\n]*else\s*\{\s*return\s*\}|if\s*![^{}\n]*"# + file + #"[^{}\n]*\{\s*return\s*\}"#
+        return sources.flatMap { matches(of: quiet, in: $0) }
+    }
+
+    private static func matches(of pattern: String, in source: SwiftSource) -> [String] {
+        let text = String(decoding: source.code, as: UTF8.self)
+        let expression = try! NSRegularExpression(pattern: pattern)
+        return expression.matches(in: text, range: NSRange(location: 0, length: text.utf16.count)).map { match in
+            let offset = text.utf8.distance(from: text.utf8.startIndex, to: String.Index(utf16Offset: match.range.location, in: text))
+            return "\(source.name):\(source.line(at: offset)): \((text as NSString).substring(with: match.range))"
+        }
+    }
+
+    /// Tests whose suite (or an enclosing one, or the type an extension extends) has no
+    /// `.timeLimit`, and free tests without one of their own.
+    static func testsWithoutTimeLimit(_ sources: [SwiftSource]) -> [String] {
+        // Types declared with a time limit, by name.
+        var limited: Set<String> = []
+        var enclosing: [(source: SwiftSource, range: Range<Int>, name: String, isExtension: Bool, limited: Bool)] = []
+        let declaration = try! NSRegularExpression(pattern: #"(?<![A-Za-z0-9_])(struct|class|enum|actor|extension)\s+([A-Za-z_][A-Za-z0-9_.]*)[^{]*\{"#)
+        for source in sources {
+            let text = String(decoding: source.code, as: UTF8.self)
+            for match in declaration.matches(in: text, range: NSRange(location: 0, length: text.utf16.count)) {
+                let start = text.utf8.distance(from: text.utf8.startIndex, to: String.Index(utf16Offset: match.range.location, in: text))
+                var position = text.utf8.distance(from: text.utf8.startIndex, to: String.Index(utf16Offset: NSMaxRange(match.range), in: text)) - 1
+                var depth = 0
+                let bodyStart = position
+                repeat {
+                    if source.code[position] == UInt8(ascii: "{") { depth += 1 }
+                    if source.code[position] == UInt8(ascii: "}") { depth -= 1 }
+                    position += 1
+                } while depth > 0 && position < source.code.count
+                let name = (text as NSString).substring(with: match.range(at: 2))
+                let isExtension = (text as NSString).substring(with: match.range(at: 1)) == "extension"
+                let attributes = attributes(before: start, in: source)
+                let hasLimit = attributes.contains("@Suite") && attributes.contains(".timeLimit(")
+                if hasLimit { limited.insert(name) }
+                enclosing.append((source, bodyStart..<position, name, isExtension, hasLimit))
+            }
+        }
+        return functions(sources).filter(\.isTest).compactMap { test in
+            let containers = enclosing.filter { $0.source.name == test.source.name && $0.range.contains(test.start) }
+            if containers.isEmpty {
+                return attributes(before: test.start, in: test.source).contains(".timeLimit(") ? nil : test.location
+            }
+            let covered = containers.contains { $0.limited || ($0.isExtension && limited.contains($0.name)) }
+            return covered ? nil : test.location
+        }
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+import Testing
+@testable import GifPackTestFixtures
+@testable import GifPackTestSupport
+@testable import GifPackClient
+import GifPackHTTP
+
+/// Issue 34, item 4: a first install decodes a pack's GIFs while the pack is still arriving
+/// (`PackFollower`, fed by each transport's `HTTPBodyProgress`), and what it installs is what an
+/// install of the same pack from disk installs, byte for byte.
+@Suite("Client: a first install decodes GIFs while the pack downloads, against nginx", .serialized, .timeLimit(.minutes(5)))
+struct InstallFollowTests {
+    /// What the installer's follow hook saw: each GIF handed over, with the pack bytes there by then.
+    final class HandOvers: @unchecked Sendable {  // @unchecked: `seen` is guarded by `lock`.
+        private let lock = NSLock()
+        private var seen: [(sha256: String, downloaded: Int64)] = []
+
+        func add(_ sha256: String, _ downloaded: Int64) { lock.withLock { seen.append((sha256, downloaded)) } }
+
+        var all: [(sha256: String, downloaded: Int64)] { lock.withLock { seen } }
+    }
+
+    @Test("GIFs are decoded, checked and written before the pack's last byte arrives; the cache equals a local install's",
+          arguments: ["URLSession", "curl"])
+    func gifsAreDecodedWhileThePackArrives(transportName: String) async throws {
+        let dists = try await UpgradeDist.make(count: 20)
+        defer { dists.server.stop() }
+        try dists.publish()
+        let pack = try #require(try dists.index().packs.first)
+        // The pack drips (about 8 s for the whole file), so the order is plain to see.
+        let nginx = try await NginxServer.start(NginxServer.Options(root: dists.site, packsLimitRate: Int(pack.bytes / 8)))
+        defer { nginx.stop() }
+
+        let cache = dists.workspace.file("remote/gifs")
+        try FileManager.default.createDirectory(atPath: dists.workspace.file("remote"), withIntermediateDirectories: true)
+        let handOvers = HandOvers()
+        var installer = PackInstaller(cacheDirectory: cache)
+        installer.followHook = { handOvers.add($0, $1) }
+        let report = try await installer.install(from: PackIndexSource(nginx.baseURL + "/index.json"),
+                                                 client: try InstallCancellationTests.transport(transportName))
+
+        // Order: GIFs were handed over (read, hashed, walked, written) while the pack was still arriving.
+        let early = handOvers.all.filter { $0.downloaded < pack.bytes }
+        #expect(!early.isEmpty, "no GIF was decoded before the download ended: \(handOvers.all.map(\.downloaded))")
+        #expect(Set(handOvers.all.map(\.sha256)).isSubset(of: Set(pack.gifs.map(\.sha256))))
+        #expect(report.gifsWritten == Set(pack.exercises.compactMap(\.gif)).count)
+
+        // The same files as an install of the very pack from disk (no download, nothing followed);
+        // the manifests differ only in the index record a remote install keeps.
+        let local = dists.workspace.file("local/gifs")
+        try FileManager.default.createDirectory(atPath: dists.workspace.file("local"), withIntermediateDirectories: true)
+        _ = try await PackInstaller(cacheDirectory: local).install(from: PackIndexSource(dists.site + "/index.json"))
+        var remoteFiles = try cacheContents(cache), localFiles = try cacheContents(local)
+        #expect(remoteFiles.removeValue(forKey: InstallManifest.fileName) != nil)
+        #expect(localFiles.removeValue(forKey: InstallManifest.fileName) != nil)
+        #expect(remoteFiles == localFiles)
+        #expect(!remoteFiles.isEmpty)
+        for exercise in pack.exercises {
+            guard let hash = exercise.gif else { continue }
+            #expect(sha256Hex(try fileBytes("\(cache)/\(exercise.id).gif")) == hash, "\(exercise.id)")
+        }
+        // Nothing of the follower's is left in the store: the generation, the lock and the downloads.
+        let store = DirectoryListing.names("\(cache).d").filter { $0.hasPrefix(".staging-") }
+        #expect(store.isEmpty, "\(store)")
+    }
+}
