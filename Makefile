@@ -137,6 +137,7 @@ demo: build
 # quick pass; BENCH_ARGS passes flags, e.g. BENCH_ARGS="--count 500 --latency-ms 50 --real-data DIR".
 bench: build test-venv
 	@$(MAKE) --no-print-directory deps EXTRA_PACKAGES="$(BENCH_PACKAGES)"
+	$(SWIFT) build -c release --product gifpack-install-bench
 	bench/run.sh --bin "$(RELEASE_BIN)" $(BENCH_ARGS)
 	@mkdir -p bench/work
 	bench/zstd-decoder.sh --bin "$(RELEASE_BIN)" $(if $(wildcard $(BENCH_REAL_DATA)),--real-data $(BENCH_REAL_DATA)) | tee bench/work/zstd-decoder.txt
