@@ -24,6 +24,7 @@ let fuzzTargets: [(name: String, dependencies: [String])] = [
     ("fuzz-s3-list", ["GifPackHTTP"]),
     ("fuzz-http-head", ["GifPackHTTP", "GifPackClient"]),
     ("fuzz-index", ["GifPackFormat", "GifPackClient"]),
+    ("fuzz-catalog-stream", ["GifPackFormat"]),
     // GifPackZstd against libzstd (CZstd, through GifPack).
     ("fuzz-zstd-diff", ["GifPack", "GifPackZstd"]),
 ]

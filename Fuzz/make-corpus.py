@@ -346,6 +346,17 @@ def main():
     }.items():
         put("blurhash", name, bytes([width, height, punch]) + text.encode())
 
+    # catalog-stream: a chunk-size byte (size = byte % 64 + 1), then a pack's catalog.json
+    for name, (chunk, text) in {
+        "two-in-one-chunk": (63, seed("two-catalog.json")),
+        "two-byte-by-byte": (0, seed("two-catalog.json")),
+        "posters-in-sevens": (6, seed("two-posters-catalog.json")),
+        "ends-early": (3, seed("two-catalog.json")[:-9]),
+        "no-exercises": (5, b'{"formatVersion":"1.2","pack":"x","source":{}}'),
+        "exercises-as-a-value": (2, b'{"pack":"exercises","exercises":[]}'),
+    }.items():
+        put("catalog-stream", name, bytes([chunk]) + text)
+
 
 if __name__ == "__main__":
     main()

@@ -12,7 +12,7 @@ public func fuzzCatalog(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     let bytes = Fuzz.bytes(data, size)
     guard let page = try? JSONParser.parse(bytes, limits: JSONLimits(maxDepth: JSONLimits.catalogPageDepth,
                                                                      maxBytes: 1 << 20)) else { return 0 }
-    let template = RapidAPICatalogSource.imageTemplate(base: "http://127.0.0.1:9/api", resolution: 180)
+    let template = RapidAPICatalogSource.imageTemplate(base: "http://127.0.0.1:9/api", resolution: .pixels(180))
     if let items = page.arrayValue {
         let normalised = items.map { RapidAPICatalogSource.normalise($0, template: template) }
         check(CatalogPager.assemble(normalised: normalised, pages: 1), normalised: normalised)
