@@ -10,7 +10,9 @@ import GifPackTransport
 /// download found there later is re-checked and reused without network traffic.
 ///
 /// Interrupted transfers resume: the next attempt (up to ``maxAttempts`` per call, and across
-/// calls, since the `.part` file stays) sends `Range: bytes=<size of the .part>-`. A `206` whose
+/// calls, since the `.part` file stays) sends `Range: bytes=<size of the .part>-`. A transfer that
+/// timed out (the server stopped sending for the low-speed window) ends the call at once: a retry
+/// would wait another window; the next call resumes it. A `206` whose
 /// `Content-Range` starts there is appended; a server that ignores the range and answers `200`
 /// (detected when the body overflows what is missing) or a `416` restarts from zero. A resumed
 /// file whose SHA-256 is wrong is downloaded again from zero once, then refused as
@@ -241,7 +243,11 @@ public struct PackDownloader: Sendable {
                     FileOps.remove(part)
                     throw .rejected(PackRejection(.packSize, pack: pack.name, entry: pack.file,
                                                   detail: "\(url) sends more than the \(pack.bytes) bytes the index announces"))
-                case .truncated, .connectionReset, .timedOut, .connectFailed:
+                case .timedOut:
+                    // A server that stops sending: another attempt would wait another window, so the
+                    // call ends now; the `.part` file keeps what came for the next call to resume.
+                    throw .transfer(url: url, error)
+                case .truncated, .connectionReset, .connectFailed:
                     state.bytes += (FileOps.regularFileSize(part) ?? 0) - have
                     lastError = error
                     continue

@@ -155,4 +155,39 @@ struct GIFLoaderProgressTests {
         await loader.settle()
         #expect(DirectoryListing.names(dists.workspace.file("app/lazy/gifs")).isEmpty)
     }
+
+    @Test("a refresh whose pack download stops sending fails after one window, without retries, the cache as it was",
+          arguments: ["URLSession", "curl"])
+    func stalledPackDownload(transportName: String) async throws {
+        let dists = try await UpgradeDist.make(count: 20)
+        defer { dists.server.stop() }
+        try dists.publish()
+        // The index comes at full speed; the pack at one byte a second: the whole-pack download stalls.
+        let nginx = try await NginxServer.start(.init(root: dists.site, packsLimitRate: 1))
+        defer { nginx.stop() }
+        let transport = try #require(try GIFLoaderTests.transports().first { $0.name == transportName }).transport
+        var configuration = GIFLoader.Configuration()
+        configuration.timeouts = HTTPTimeouts(lowSpeedBytesPerSecond: 1024, lowSpeedWindow: .seconds(1))
+        let cache = dists.workspace.file("app")
+        let loader = try GIFLoader(indexURL: URL(string: nginx.baseURL + "/index.json")!,
+                                   cacheFolder: URL(fileURLWithPath: cache, isDirectory: true),
+                                   transport: transport, configuration: configuration)
+        let files = try dists.index().packs.map { "/" + $0.file }
+        let mark = try await nginx.mark()
+        var stalled = ""
+        do {
+            _ = try await loader.refresh()
+            Issue.record("a refresh from a stalled server installed")
+        } catch {
+            guard case PackClientError.transfer(let url, .timedOut(let message)) = error else { Issue.record("\(error)"); return }
+            stalled = String(url.dropFirst(nginx.baseURL.count))
+            #expect(files.contains(stalled) && message == configuration.timeouts.lowSpeedMessage(for: url), "\(url): \(message)")
+            #expect("\(error)".contains("check that it answers"), "\(error)")
+        }
+        // One request for the pack: a transfer that timed out is not sent again in the same call (each
+        // retry would cost another window); what arrived stays for the next call to resume.
+        let lines = try await CallDeadlineTests.linesOnceLogged(nginx, since: mark, path: stalled)
+        #expect(lines.filter { $0.path == stalled }.count == 1, "\(lines)")
+        #expect(try await loader.placeholders().isEmpty, "nothing installed")
+    }
 }
