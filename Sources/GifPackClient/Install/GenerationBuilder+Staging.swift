@@ -171,11 +171,11 @@ private final class StagingQueue: Sendable {
     /// The next entry to stage; nil when every entry was handed out, after a failure, or once the
     /// install is cancelled (the checkpoint's failure is that entry's).
     func take() -> Int? {
-        state.withLock { state in
+        state.withLock { state -> Int? in
             guard !state.stopped, state.next < count else { return nil }
             let index = state.next
             state.next += 1
-            do { try cancellation?.checkpoint(.stage) } catch {
+            do throws(PackClientError) { try cancellation?.checkpoint(.stage) } catch {
                 state.results[index] = .failure(error)
                 state.stopped = true
                 return nil

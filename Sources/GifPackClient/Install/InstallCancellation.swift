@@ -1,4 +1,5 @@
 import Foundation
+import GifPackSystem
 
 /// The points of ``PackInstaller/install(from:packs:client:)`` where a cancellation is looked at
 /// (and, in tests, where a hook sees the install go by).
