@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import GifPackSystem
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -10,11 +11,10 @@ import FoundationNetworking
 /// wait in the relay's own first-in-first-out line, as in `HTTPClient`'s loop, so a request's
 /// limits (total, low-speed window) start when it is sent, never while it waits for a connection.
 /// Its ``HTTPTimeouts/deadline`` counts throughout.
-final class SessionRelay: NSObject, URLSessionDataDelegate, @unchecked Sendable {  // @unchecked: `transfers` is read and written under `lock`; `running` and `waiting` on the delegate queue only.
+final class SessionRelay: NSObject, URLSessionDataDelegate, @unchecked Sendable {  // @unchecked: `running` and `waiting` are touched on the delegate queue only; `transfers` is `Locked`.
     private let queue: OperationQueue
     private let maxRunning: Int
-    private let lock = NSLock()
-    private var transfers: [Int: SessionTransfer] = [:]
+    private let transfers = Locked<[Int: SessionTransfer]>([:])
     // The delegate queue only.
     private var running = 0
     private var waiting: [(transfer: SessionTransfer, session: URLSession)] = []
@@ -25,10 +25,10 @@ final class SessionRelay: NSObject, URLSessionDataDelegate, @unchecked Sendable 
     }
 
     /// Transfers started and not finished.
-    var inFlight: Int { lock.withLock { transfers.count } }
+    var inFlight: Int { transfers.withLock { $0.count } }
 
     private func transfer(for task: URLSessionTask) -> SessionTransfer? {
-        lock.withLock { transfers[task.taskIdentifier] }
+        transfers.withLock { $0[task.taskIdentifier] }
     }
 
     /// Opens the body's file and sends the request, or puts it in line; on the delegate queue.
@@ -113,7 +113,7 @@ final class SessionRelay: NSObject, URLSessionDataDelegate, @unchecked Sendable 
         }
         transfer.task = task
         transfer.started = TimeSpan.now()
-        lock.withLock { transfers[task.taskIdentifier] = transfer }
+        transfers.withLock { $0[task.taskIdentifier] = transfer }
         task.resume()
     }
 
@@ -149,7 +149,7 @@ final class SessionRelay: NSObject, URLSessionDataDelegate, @unchecked Sendable 
             running -= 1
             sendWaiting()
         }
-        if let task = transfer.task { _ = lock.withLock { transfers.removeValue(forKey: task.taskIdentifier) } }
+        if let task = transfer.task { _ = transfers.withLock { $0.removeValue(forKey: task.taskIdentifier) } }
         var result = result
         if let closeError = transfer.file?.close(), case .success = result {
             result = .failure(.fileError(path: transfer.path, errno: closeError.code))

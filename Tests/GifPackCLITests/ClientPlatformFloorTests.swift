@@ -161,7 +161,7 @@ enum FloorSourceScan {
 
     static func problems(in text: String, file: String) -> [String] {
         var problems: [String] = []
-        for (index, line) in CCallScan.codeLines(text).enumerated() {
+        for (index, line) in SwiftSource(name: file, text: text).lines.enumerated() {
             let isDeclaration = line.trimmingCharacters(in: .whitespaces).hasPrefix("import ")
             for rule in rules {
                 let found = rule.names.filter { name in

@@ -318,35 +318,14 @@ enum PlatformNameScan {
 
     static func problems(in text: String, file: String) -> [String] {
         var problems: [String] = []
-        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            var code = Substring(line)
-            if let comment = code.range(of: "//") { code = code[..<comment.lowerBound] }
-            if let comment = code.range(of: "/*") { code = code[..<comment.lowerBound] }
-            let stripped = withoutStringLiterals(String(code)).replacingOccurrences(of: "@inline(__always)", with: "")
+        for (index, line) in SwiftSource(name: file, text: text).lines.enumerated() {
+            let stripped = line.replacingOccurrences(of: "@inline(__always)", with: "")
             for name in names where contains(stripped, name) {
                 problems.append("\(file):\(index + 1): \(name) (spelled differently in glibc and Darwin: use the module's Platform.swift)")
                 break
             }
         }
         return problems
-    }
-
-    /// The line with the text between double quotes left out (an operation's name in an error
-    /// message is not a call).
-    private static func withoutStringLiterals(_ line: String) -> String {
-        var result = ""
-        var quoted = false
-        var escaped = false
-        for character in line {
-            if quoted {
-                if escaped { escaped = false } else if character == "\\" { escaped = true } else if character == "\"" { quoted = false }
-            } else if character == "\"" {
-                quoted = true
-            } else {
-                result.append(character)
-            }
-        }
-        return result
     }
 
     /// `name` in `code` not inside a longer identifier (a prefix match for names ending in `.` or `_`,
@@ -396,7 +375,7 @@ enum CCallScan {
     static let declarationWords: Set<String> = ["func", "var", "let", "typealias", "struct", "class", "enum"]
 
     static func problems(in text: String, file: String) -> [String] {
-        let code = codeLines(text)
+        let code = SwiftSource(name: file, text: text).lines
         var declared: Set<String> = []
         for line in code {
             let words = identifiers(in: line)
@@ -450,72 +429,6 @@ enum CCallScan {
         }
         return result
     }
-
-    /// The text's lines with comments and string literal contents blanked (interpolated code kept),
-    /// multi-line string literals and block comments across lines included.
-    static func codeLines(_ text: String) -> [String] {
-        var lines: [String] = []
-        var inBlockComment = false
-        var inMultilineString = false
-        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
-            let characters = Array(rawLine)
-            var output = ""
-            var index = 0
-            var quoted = false
-            var interpolationDepth: [Int] = []   // parentheses open inside each interpolation
-            func at(_ offset: Int, _ text: String) -> Bool {
-                let wanted = Array(text)
-                guard index + offset + wanted.count <= characters.count else { return false }
-                return Array(characters[(index + offset)..<(index + offset + wanted.count)]) == wanted
-            }
-            while index < characters.count {
-                let character = characters[index]
-                if inBlockComment {
-                    if at(0, "*/") { inBlockComment = false; index += 2 } else { index += 1 }
-                    continue
-                }
-                if inMultilineString {
-                    if at(0, "\"\"\"") { inMultilineString = false; index += 3; output += "\"\"" } else { index += 1 }
-                    continue
-                }
-                if quoted {
-                    if character == "\\", at(1, "(") {
-                        interpolationDepth.append(0)
-                        quoted = false
-                        output += " "
-                        index += 2
-                    } else if character == "\\" {
-                        index += 2
-                    } else {
-                        if character == "\"" { quoted = false; output += "\"" }
-                        index += 1
-                    }
-                    continue
-                }
-                if at(0, "//") { break }
-                if at(0, "/*") { inBlockComment = true; index += 2; continue }
-                if at(0, "\"\"\"") { inMultilineString = true; index += 3; output += "\"\""; continue }
-                if character == "\"" { quoted = true; output += "\""; index += 1; continue }
-                if !interpolationDepth.isEmpty {
-                    if character == "(" { interpolationDepth[interpolationDepth.count - 1] += 1 }
-                    if character == ")" {
-                        if interpolationDepth[interpolationDepth.count - 1] == 0 {
-                            interpolationDepth.removeLast()
-                            quoted = true
-                            output += " "
-                            index += 1
-                            continue
-                        }
-                        interpolationDepth[interpolationDepth.count - 1] -= 1
-                    }
-                }
-                output.append(character)
-                index += 1
-            }
-            lines.append(output)
-        }
-        return lines
-    }
 }
 
 /// Finds `import` declarations of the C library or of C modules in Swift source text.
@@ -525,8 +438,8 @@ enum ImportScan {
 
     static func problems(in text: String, file: String, isPlatformFile: Bool, cModules: Set<String>) -> [String] {
         var problems: [String] = []
-        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            guard let module = importedModule(line) else { continue }
+        for (index, line) in SwiftSource(name: file, text: text).lines.enumerated() {
+            guard let module = importedModule(Substring(line)) else { continue }
             if cLibraries.contains(module), !isPlatformFile {
                 problems.append("\(file):\(index + 1): imports \(module) (only the module's Platform.swift may)")
             } else if cModules.contains(module) {

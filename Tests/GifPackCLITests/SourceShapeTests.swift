@@ -3,33 +3,56 @@ import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestFixtures
 
-/// Issue 29's shape rules for `Sources/`, held by `scripts/source-shape.py`: no function over 100
-/// lines, no file over 450. The script runs on the real tree, and on a made-up source that breaks
-/// both rules, so the check is seen to fail.
+/// Issue 29's shape rules for `Sources/`, held by ``SourceShape`` (GifPackTestSupport, on the
+/// scanner the other rule checks share): no function over 100 lines, no file over 450. The check
+/// runs on the real tree, and on a made-up source that breaks both rules, so it is seen to fail.
+/// Issue 37's lock rules ride along: every `@unchecked Sendable` says on its line why it is safe,
+/// and `NSLock` appears only inside GifPackSystem's `Locked` (the Linux-only modules use `Mutex`).
 @Suite("Source shape: functions and files within their limits", .timeLimit(.minutes(2)))
 struct SourceShapeTests {
     private static let root = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
 
-    @Test func sourcesKeepFunctionsUnder100LinesAndFilesUnder450() async throws {
-        let script = Self.root + "/scripts/source-shape.py"
-        #expect(FileManager.default.fileExists(atPath: script), "missing \(script)")
-        let result = try await run("/usr/bin/python3", [script, Self.root + "/Sources"])
-        #expect(result.status == 0, "over the limits (path:line name length):\n\(result.output)\(result.error)")
+    @Test func sourcesKeepFunctionsUnder100LinesAndFilesUnder450() throws {
+        let problems = try SourceShape.problems(under: Self.root + "/Sources")
+        #expect(problems.isEmpty, "over the limits (path:line name length):\n\(problems.joined(separator: "\n"))")
     }
 
-    @Test func theCheckNamesALongFunctionAndALongFile() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("source-shape-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
+    @Test func theCheckNamesALongFunctionAndALongFile() throws {
+        let folder = try TemporaryDirectory()
         let body = (0..<120).map { "    let v\($0) = \($0) // { not a brace that counts }" }.joined(separator: "\n")
         let padding = (0..<400).map { "// line \($0)" }.joined(separator: "\n")
-        try "func tooLong() {\n\(body)\n}\n\(padding)\n".write(toFile: folder + "/Long.swift", atomically: true, encoding: .utf8)
-        try "func short() {\n    let x = \"}\"\n}\n".write(toFile: folder + "/Short.swift", atomically: true, encoding: .utf8)
-        let result = try await run("/usr/bin/python3", [Self.root + "/scripts/source-shape.py", folder])
-        #expect(result.status == 1, "\(result.output)\(result.error)")
-        #expect(result.output.contains("Long.swift:1 tooLong"), "\(result.output)")
-        #expect(result.output.contains("Long.swift:1 <file>"), "\(result.output)")
-        #expect(!result.output.contains("Short.swift"), "\(result.output)")
+        try "func tooLong() {\n\(body)\n}\n\(padding)\n".write(toFile: folder.file("Long.swift"), atomically: true, encoding: .utf8)
+        try "func short() {\n    let x = \"}\"\n}\n".write(toFile: folder.file("Short.swift"), atomically: true, encoding: .utf8)
+        let output = try SourceShape.problems(under: folder.path).joined(separator: "\n")
+        #expect(!output.isEmpty)
+        #expect(output.contains("Long.swift:1 tooLong"), "\(output)")
+        #expect(output.contains("Long.swift:1 <file>"), "\(output)")
+        #expect(!output.contains("Short.swift"), "\(output)")
+    }
+
+    @Test func everyUncheckedSendableSaysWhyAndOnlyLockedUsesNSLock() throws {
+        var problems: [String] = []
+        for path in try SourceShape.swiftFiles(under: Self.root + "/Sources") {
+            let name = String(path.dropFirst(Self.root.count + 1))
+            problems += SourceShape.lockProblems(in: try String(contentsOfFile: path, encoding: .utf8), path: name)
+        }
+        #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))")
+    }
+
+    @Test func theLockCheckNamesAnUnexplainedUncheckedSendableAndAStrayNSLock() {
+        let text = """
+            final class A: @unchecked Sendable {
+                private let lock = NSLock()
+            }
+            final class B: @unchecked Sendable {  // @unchecked: touched on one thread only.
+                let text = "NSLock in a string is fine" // and NSLock in a comment
+            }
+            """
+        #expect(SourceShape.lockProblems(in: text, path: "Sources/M/A.swift") == [
+            "Sources/M/A.swift:1: @unchecked Sendable without `// @unchecked: why it is safe` on its line",
+            "Sources/M/A.swift:2: NSLock (lock with GifPackSystem's Locked in the client's closure, Mutex elsewhere)",
+        ])
+        #expect(SourceShape.lockProblems(in: "let lock = NSLock()\n", path: "Sources/GifPackSystem/Locked.swift").isEmpty)
     }
 }

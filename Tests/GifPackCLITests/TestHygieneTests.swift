@@ -9,7 +9,8 @@ import Testing
 /// no test sleeps to order events (the only sleeps are the polling helpers of Waiting.swift), and no
 /// test returns quietly when a file it needs is missing (it skips visibly with `.enabled(if:)`).
 ///
-/// The checks read the sources with comments and string literals blanked out. Each is also run on
+/// The checks read the sources through the shared scanner (``SwiftSource``, GifPackTestSupport:
+/// comments and string literals blanked out). Each is also run on
 /// small sources that break its rule, so a check that cannot fail shows. They read every test
 /// target's folder below Tests/ (the test targets and the support targets). `GIFPACK_TEST_SOURCES`
 /// points them at another checkout's Tests folder (to audit an older tree).
@@ -137,101 +138,6 @@ struct TestHygieneTests {
         let helper = SwiftSource(name: "Waiting.swift", text: "func w() async throws { try await Task.sleep(for: .milliseconds(10)) }")
         let problems = HygieneRules.sleeps([bad, helper])
         #expect(problems.count == 4, "\(problems)")
-    }
-}
-
-/// One Swift file, with comments and string literal contents blanked out (same length, same lines).
-struct SwiftSource {
-    let name: String
-    let code: [UInt8]
-
-    init(name: String, text: String) {
-        self.name = name
-        code = Self.blankCommentsAndStrings(Array(text.utf8))
-    }
-
-    /// The line of byte `offset`.
-    func line(at offset: Int) -> Int { code[..<offset].reduce(1) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) } }
-
-    func text(_ range: Range<Int>) -> String { String(decoding: code[range], as: UTF8.self) }
-
-    /// Comments and the contents of string literals become spaces (newlines kept); interpolated
-    /// code inside strings (`\(…)`) stays code.
-    static func blankCommentsAndStrings(_ bytes: [UInt8]) -> [UInt8] {
-        var out = bytes
-        var index = 0
-        func at(_ offset: Int, _ text: String) -> Bool {
-            let pattern = Array(text.utf8)
-            return offset + pattern.count <= bytes.count && Array(bytes[offset..<offset + pattern.count]) == pattern
-        }
-        func blank(_ range: Range<Int>) {
-            for position in range where bytes[position] != UInt8(ascii: "\n") { out[position] = UInt8(ascii: " ") }
-        }
-        /// Scans code from `start` until an unbalanced `)` (inside an interpolation) or the end;
-        /// returns the offset after that `)`.
-        func code(from start: Int, inInterpolation: Bool) -> Int {
-            var position = start, depth = 0
-            while position < bytes.count {
-                let byte = bytes[position]
-                if at(position, "//") {
-                    let end = bytes[position...].firstIndex(of: UInt8(ascii: "\n")) ?? bytes.count
-                    blank(position..<end)
-                    position = end
-                } else if at(position, "/*") {
-                    var end = position + 2, nesting = 1
-                    while end < bytes.count, nesting > 0 {
-                        if at(end, "/*") { nesting += 1; end += 2 } else if at(end, "*/") { nesting -= 1; end += 2 } else { end += 1 }
-                    }
-                    blank(position..<end)
-                    position = end
-                } else if byte == UInt8(ascii: "\"") || (byte == UInt8(ascii: "#") && (at(position, "#\"") || at(position, "##\""))) {
-                    position = string(from: position)
-                } else {
-                    if byte == UInt8(ascii: "(") { depth += 1 }
-                    if byte == UInt8(ascii: ")") {
-                        if inInterpolation && depth == 0 { return position + 1 }
-                        depth -= 1
-                    }
-                    position += 1
-                }
-            }
-            return position
-        }
-        /// A string literal starting at `start` (its `#`s or first quote); returns the offset after it.
-        func string(from start: Int) -> Int {
-            var position = start, hashes = 0
-            while bytes[position] == UInt8(ascii: "#") { hashes += 1; position += 1 }
-            let multiline = at(position, "\"\"\"")
-            let quote = multiline ? "\"\"\"" : "\""
-            position += quote.utf8.count
-            let close = Array((quote + String(repeating: "#", count: hashes)).utf8)
-            let escape = "\\" + String(repeating: "#", count: hashes)
-            var contentStart = position
-            while position < bytes.count {
-                if at(position, escape) {
-                    let afterEscape = position + escape.utf8.count
-                    if afterEscape < bytes.count, bytes[afterEscape] == UInt8(ascii: "(") {
-                        blank(contentStart..<position)
-                        position = code(from: afterEscape + 1, inInterpolation: true)
-                        contentStart = position
-                    } else {
-                        position = afterEscape + 1
-                    }
-                } else if position + close.count <= bytes.count, Array(bytes[position..<position + close.count]) == close {
-                    blank(contentStart..<position)
-                    return position + close.count
-                } else if !multiline, bytes[position] == UInt8(ascii: "\n") {
-                    blank(contentStart..<position)
-                    return position
-                } else {
-                    position += 1
-                }
-            }
-            blank(contentStart..<position)
-            return position
-        }
-        while index < bytes.count { index = code(from: index, inInterpolation: false) }
-        return out
     }
 }
 

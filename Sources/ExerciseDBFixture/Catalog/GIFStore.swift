@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The catalog's GIF bytes, by GIF key (several exercises may share one key). GIFs at the base
 /// resolution (180) are made up front and kept; other resolutions of generated GIFs are made on
@@ -12,7 +13,7 @@ import Foundation
 /// let store = try GIFStore(recipes: recipes, baseDimension: 32)
 /// store.gif(key: "g0", resolution: 360)?.bytes.count
 /// ```
-final class GIFStore: @unchecked Sendable {  // @unchecked: the scaled GIFs are read and written under `lock`; the originals are constant.
+final class GIFStore: Sendable {
     static let scaledCacheBudget = 512 << 20
 
     private struct ScaledKey: Hashable {
@@ -23,10 +24,14 @@ final class GIFStore: @unchecked Sendable {  // @unchecked: the scaled GIFs are 
     private let originals: [String: ServedGIF]
     private let recipes: [String: GIFRecipe]
     private let baseDimension: Int
-    private let lock = NSLock()
-    private var scaled: [ScaledKey: ServedGIF] = [:]
-    private var scaledOrder: [ScaledKey] = []
-    private var scaledBytes = 0
+    /// GIFs scaled on demand, oldest first out once over ``scaledCacheBudget``.
+    private struct Scaled {
+        var gifs: [ScaledKey: ServedGIF] = [:]
+        var order: [ScaledKey] = []
+        var bytes = 0
+    }
+
+    private let scaled = Mutex(Scaled())
 
     /// GIFs loaded from files, by key.
     init(loaded: [String: [UInt8]]) {
@@ -55,23 +60,19 @@ final class GIFStore: @unchecked Sendable {  // @unchecked: the scaled GIFs are 
         guard let original = originals[key] else { return nil }
         guard resolution != FixtureCatalog.baseResolution, let recipe = recipes[key] else { return original }
         let scaledKey = ScaledKey(key: key, resolution: resolution)
-        lock.lock()
-        let cached = scaled[scaledKey]
-        lock.unlock()
-        if let cached { return cached }
+        if let cached = scaled.withLock({ $0.gifs[scaledKey] }) { return cached }
         guard let bytes = try? recipe.synthesize(baseDimension: baseDimension, resolution: resolution) else {
             return nil
         }
         let made = ServedGIF(bytes: bytes, lastModified: ServedGIF.originalLastModified)
-        lock.lock()
-        defer { lock.unlock() }
-        if scaled[scaledKey] == nil {
-            scaled[scaledKey] = made
-            scaledOrder.append(scaledKey)
-            scaledBytes += bytes.count
-            while scaledBytes > GIFStore.scaledCacheBudget, scaledOrder.count > 1 {
-                let evicted = scaledOrder.removeFirst()
-                scaledBytes -= scaled.removeValue(forKey: evicted)?.bytes.count ?? 0
+        scaled.withLock { scaled in
+            guard scaled.gifs[scaledKey] == nil else { return }
+            scaled.gifs[scaledKey] = made
+            scaled.order.append(scaledKey)
+            scaled.bytes += bytes.count
+            while scaled.bytes > GIFStore.scaledCacheBudget, scaled.order.count > 1 {
+                let evicted = scaled.order.removeFirst()
+                scaled.bytes -= scaled.gifs.removeValue(forKey: evicted)?.bytes.count ?? 0
             }
         }
         return made
@@ -80,18 +81,15 @@ final class GIFStore: @unchecked Sendable {  // @unchecked: the scaled GIFs are 
     private static func synthesizeAll(
         _ recipes: [GIFRecipe], baseDimension: Int
     ) -> [Result<ServedGIF, FixtureError>] {
-        let lock = NSLock()
-        nonisolated(unsafe) var results = [Result<ServedGIF, FixtureError>?](repeating: nil, count: recipes.count)
+        let results = Mutex([Result<ServedGIF, FixtureError>?](repeating: nil, count: recipes.count))
         DispatchQueue.concurrentPerform(iterations: recipes.count) { index in
             let result = Result { () throws(FixtureError) -> ServedGIF in
                 let bytes = try recipes[index].synthesize(
                     baseDimension: baseDimension, resolution: FixtureCatalog.baseResolution)
                 return ServedGIF(bytes: bytes, lastModified: ServedGIF.originalLastModified)
             }
-            lock.lock()
-            results[index] = result
-            lock.unlock()
+            results.withLock { $0[index] = result }
         }
-        return results.map { $0! }
+        return results.withLock { $0.map { $0! } }
     }
 }

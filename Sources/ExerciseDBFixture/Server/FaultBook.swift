@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Which faults are pending for which exercise: a queue consumed one per image request, in
 /// order, and an optional persistent default used once the queue is empty.
@@ -7,33 +8,32 @@ import Foundation
 /// book.schedule([.status(500)], for: "0001")
 /// book.next(for: "0001")   // .status(500), then nil (or the default fault)
 /// ```
-final class FaultBook: @unchecked Sendable {  // @unchecked: every stored property is read and written under `lock`.
-    private let lock = NSLock()
-    private var queues: [String: [Fault]] = [:]
-    private var defaults: [String: Fault] = [:]
+final class FaultBook: Sendable {
+    private struct State {
+        var queues: [String: [Fault]] = [:]
+        var defaults: [String: Fault] = [:]
+    }
+
+    private let state = Mutex(State())
 
     /// Appends to the exercise's queue.
     func schedule(_ faults: [Fault], for id: String) {
-        lock.lock()
-        queues[id, default: []].append(contentsOf: faults)
-        lock.unlock()
+        state.withLock { $0.queues[id, default: []].append(contentsOf: faults) }
     }
 
     func setDefault(_ fault: Fault?, for id: String) {
-        lock.lock()
-        defaults[id] = fault
-        lock.unlock()
+        state.withLock { $0.defaults[id] = fault }
     }
 
     /// The fault for the next image request of `id`, consuming it if it was scheduled.
     func next(for id: String) -> Fault? {
-        lock.lock()
-        defer { lock.unlock() }
-        if var queue = queues[id], !queue.isEmpty {
-            let fault = queue.removeFirst()
-            queues[id] = queue.isEmpty ? nil : queue
-            return fault
+        state.withLock { state in
+            if var queue = state.queues[id], !queue.isEmpty {
+                let fault = queue.removeFirst()
+                state.queues[id] = queue.isEmpty ? nil : queue
+                return fault
+            }
+            return state.defaults[id]
         }
-        return defaults[id]
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Glibc
 
 /// A loopback stand-in for ExerciseDB, in both API shapes, with switchable faults: an HTTP/1.1
@@ -21,7 +22,7 @@ import Glibc
 /// server.schedule([.status(503)], forExercise: server.catalog.exercises[0].id)
 /// print(server.rapidAPIBaseURL)   // http://127.0.0.1:41234
 /// ```
-public final class FixtureServer: @unchecked Sendable {  // @unchecked: the listener, thread and port are read and written under `lock`; the parts are thread-safe.
+public final class FixtureServer: Sendable {
     public let configuration: FixtureConfiguration
 
     private let state: FixtureState
@@ -29,10 +30,14 @@ public final class FixtureServer: @unchecked Sendable {  // @unchecked: the list
     private let recorder = StatsRecorder()
     private let registry = ConnectionRegistry()
     private let stopSignal = StopSignal()
-    private let lock = NSLock()
-    private var listener: ListeningSocket?
-    private var acceptThread: pthread_t?
-    private var boundPort = 0
+    /// The listener and its accept thread while running; the port kept after `stop()`.
+    private struct Running {
+        var listener: ListeningSocket?
+        var acceptThread: pthread_t?
+        var boundPort = 0
+    }
+
+    private let running = Mutex(Running())
 
     /// Validates the configuration and builds the catalog with all its GIFs.
     public init(_ configuration: FixtureConfiguration) throws(FixtureError) {
@@ -46,9 +51,11 @@ public final class FixtureServer: @unchecked Sendable {  // @unchecked: the list
     /// Binds 127.0.0.1 on ``FixtureConfiguration/port`` (0 = any free port) and starts serving.
     /// A stopped server can be started again.
     public func start() throws(FixtureError) {
-        lock.lock()
-        defer { lock.unlock() }
-        guard listener == nil else { throw .alreadyRunning }
+        try running.withLock { (running) throws(FixtureError) in try start(&running) }
+    }
+
+    private func start(_ running: inout Running) throws(FixtureError) {
+        guard running.listener == nil else { throw .alreadyRunning }
         let listener = try ListeningSocket.open(port: configuration.port)
         registry.reopen()
         stopSignal.rearm()
@@ -58,7 +65,7 @@ public final class FixtureServer: @unchecked Sendable {  // @unchecked: the list
             registry: registry, stopSignal: stopSignal)
         let registry = registry
         do {
-            acceptThread = try ServerThread.spawn {
+            running.acceptThread = try ServerThread.spawn {
                 while let client = listener.accept(through: registry.acceptAndAdmit) {
                     do {
                         _ = try ServerThread.spawn(detached: true) { handler.serve(descriptor: client) }
@@ -71,18 +78,16 @@ public final class FixtureServer: @unchecked Sendable {  // @unchecked: the list
             listener.close()
             throw error
         }
-        self.listener = listener
-        boundPort = listener.port
+        running.listener = listener
+        running.boundPort = listener.port
     }
 
     /// Stops accepting, closes every connection and waits for their threads; idempotent.
     public func stop() {
-        lock.lock()
-        let listener = self.listener
-        let thread = acceptThread
-        self.listener = nil
-        acceptThread = nil
-        lock.unlock()
+        let (listener, thread) = running.withLock { running in
+            defer { (running.listener, running.acceptThread) = (nil, nil) }
+            return (running.listener, running.acceptThread)
+        }
         guard let listener else { return }
         listener.wake()
         if let thread { ServerThread.join(thread) }
@@ -102,18 +107,12 @@ public final class FixtureServer: @unchecked Sendable {  // @unchecked: the list
     /// ```
     @discardableResult
     public func waitUntilIdle(timeout: Double = 10) -> Bool {
-        lock.lock()
-        let listener = self.listener
-        lock.unlock()
+        let listener = running.withLock { $0.listener }
         return registry.waitUntilIdle(timeout: timeout) { listener?.hasPendingConnection ?? false }
     }
 
     /// The port listened on (kept after `stop()`; 0 before the first `start()`).
-    public var port: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return boundPort
-    }
+    public var port: Int { running.withLock { $0.boundPort } }
 
     /// `http://127.0.0.1:PORT`, the base of `/exercises` and `/image`.
     public var rapidAPIBaseURL: String { "http://127.0.0.1:\(port)" }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Thread-safe accumulation of ``FixtureStats``. A response is recorded before its bytes are
 /// written, so a client that has read a whole response always finds it counted; only `inFlight`
@@ -9,7 +10,7 @@ import Foundation
 /// recorder.record(status: 200, kind: .image(id: "0001"), plannedBytes: 1234)
 /// recorder.finish(unsentBytes: 0)
 /// ```
-final class StatsRecorder: @unchecked Sendable {  // @unchecked: every stored property is read and written under `lock`.
+final class StatsRecorder: Sendable {
     /// What kind of route a request hit.
     enum Kind: Equatable {
         case list
@@ -18,72 +19,64 @@ final class StatsRecorder: @unchecked Sendable {  // @unchecked: every stored pr
         case other
     }
 
-    private let lock = NSLock()
-    private var stats = FixtureStats()
-    private var log: [FixtureRequestRecord] = []
+    private struct State {
+        var stats = FixtureStats()
+        var log: [FixtureRequestRecord] = []
+    }
+
+    private let state = Mutex(State())
 
     /// Every image and list request answered since the last reset, in order.
-    var requestLog: [FixtureRequestRecord] {
-        lock.lock()
-        defer { lock.unlock() }
-        return log
-    }
+    var requestLog: [FixtureRequestRecord] { state.withLock { $0.log } }
 
-    var snapshot: FixtureStats {
-        lock.lock()
-        defer { lock.unlock() }
-        return stats
-    }
+    var snapshot: FixtureStats { state.withLock { $0.stats } }
 
     func connectionAccepted() {
-        lock.lock()
-        stats.connectionsAccepted += 1
-        lock.unlock()
+        state.withLock { $0.stats.connectionsAccepted += 1 }
     }
 
     func begin() {
-        lock.lock()
-        stats.inFlight += 1
-        stats.maxInFlight = max(stats.maxInFlight, stats.inFlight)
-        lock.unlock()
+        state.withLock { state in
+            state.stats.inFlight += 1
+            state.stats.maxInFlight = max(state.stats.maxInFlight, state.stats.inFlight)
+        }
     }
 
     /// `status` 0 = the connection was reset without a response.
     func record(status: Int, kind: Kind, plannedBytes: Int) {
-        lock.lock()
-        defer { lock.unlock() }
-        stats.totalRequests += 1
-        stats.statusCounts[status, default: 0] += 1
-        stats.bytesSent += plannedBytes
-        if status == 304 { stats.notModified += 1 }
-        switch kind {
-        case .list:
-            stats.listRequests += 1
-            log.append(FixtureRequestRecord(exerciseID: nil, status: status, answeredAt: Date()))
-        case .image(let id):
-            stats.imageRequests += 1
-            if let id { stats.requestsByExercise[id, default: 0] += 1 }
-            log.append(FixtureRequestRecord(exerciseID: id, status: status, answeredAt: Date()))
-        case .other: break
+        state.withLock { state in
+            state.stats.totalRequests += 1
+            state.stats.statusCounts[status, default: 0] += 1
+            state.stats.bytesSent += plannedBytes
+            if status == 304 { state.stats.notModified += 1 }
+            switch kind {
+            case .list:
+                state.stats.listRequests += 1
+                state.log.append(FixtureRequestRecord(exerciseID: nil, status: status, answeredAt: Date()))
+            case .image(let id):
+                state.stats.imageRequests += 1
+                if let id { state.stats.requestsByExercise[id, default: 0] += 1 }
+                state.log.append(FixtureRequestRecord(exerciseID: id, status: status, answeredAt: Date()))
+            case .other: break
+            }
         }
     }
 
     func finish(unsentBytes: Int) {
-        lock.lock()
-        stats.inFlight -= 1
-        stats.bytesSent = max(0, stats.bytesSent - unsentBytes)
-        lock.unlock()
+        state.withLock { state in
+            state.stats.inFlight -= 1
+            state.stats.bytesSent = max(0, state.stats.bytesSent - unsentBytes)
+        }
     }
 
     /// Zeroes every counter except the requests in flight now, which also become the new peak.
     func reset() {
-        lock.lock()
-        let inFlight = stats.inFlight
-        stats = FixtureStats()
-        log = []
-        stats.inFlight = inFlight
-        stats.maxInFlight = inFlight
-        lock.unlock()
+        state.withLock { state in
+            let inFlight = state.stats.inFlight
+            state = State()
+            state.stats.inFlight = inFlight
+            state.stats.maxInFlight = inFlight
+        }
     }
 }
 

@@ -94,7 +94,7 @@ public struct BuildPipeline: Sendable {
     /// The build as straight stages, each handing the next what it made: catalog (``Catalog``) →
     /// plan (``PackPlan``, one ``RenditionPlan`` per resolution) → fetch (``FetchResults``, every
     /// resolution in turn) → describe and verify (each pack's
-    /// ``PackPublisher/Decision``, every frame an assembly copies checked) → pack
+    /// ``PackMaker/Decision``, every frame an assembly copies checked) → pack
     /// (``PackDescription``s) → index (``PackIndex``) → prune. A stage that ends the build early
     /// throws ``BuildEnded`` (or the error that stopped it); nothing flows back to an earlier stage.
     private func build(into report: inout BuildReport, clock: ContinuousClock) async throws {

@@ -5,7 +5,7 @@ extension BuildPipeline {
     /// checked, with its posters pack made beside it; every pack reported as it is finished.
     func packStage(_ plan: PackPlan, decided: DecidedPacks, tools: GIFTools, posters: Bool, indexes: KnownIndexes,
                    into report: inout BuildReport) async throws -> [PackDescription] {
-        let publisher = packPublisher(tools)
+        let maker = packMaker(tools)
         let results = decided.results
         var descriptions: [PackDescription] = []
         for (entry, decision) in zip(plan.entries, decided.decisions) {
@@ -13,12 +13,12 @@ extension BuildPipeline {
             // only the pack's distinct GIFs, which the results already give, and the second core
             // would otherwise sit idle after the last download.
             let postersWork = posters ? startPosters(entry, results: results, tools: tools, indexes: indexes) : nil
-            var description: PackDescription, outcome: PackPublisher.Outcome
+            var description: PackDescription, outcome: PackMaker.Outcome
             do {
                 switch decision {
                 case .current(let published): (description, outcome) = (published, .unchanged)
                 case .assemble(let content):
-                    (description, outcome) = try await BlockingWork.run { try publisher.assemble(content, results: results) }
+                    (description, outcome) = try await BlockingWork.run { try maker.assemble(content, results: results) }
                 }
             } catch {
                 // Whatever the posters thread does now, it finishes before the build ends.
@@ -43,10 +43,10 @@ extension BuildPipeline {
 
     /// The posters pack of `entry`, made in a task of its own; nil when the manifest wants none.
     private func startPosters(_ entry: PackPlan.Entry, results: FetchResults, tools: GIFTools,
-                              indexes: KnownIndexes) -> Task<(PosterPackDescription, PackPublisher.Outcome), any Error>? {
+                              indexes: KnownIndexes) -> Task<(PosterPackDescription, PackMaker.Outcome), any Error>? {
         guard !manifest.output.posterSizes.isEmpty else { return nil }
-        let publisher = PosterPackPublisher(outputDirectory: options.outputDirectory, frames: tools.frames,
-                                            placeholders: tools.placeholders)
+        let posterMaker = PosterPackMaker(outputDirectory: options.outputDirectory, frames: tools.frames,
+                                          placeholders: tools.placeholders)
         let (name, state) = (entry.spec.name, tools.state)
         return Task {
             var distinct: Set<String> = [] // a few thousand GIFs, however many exercises share them
@@ -57,8 +57,8 @@ extension BuildPipeline {
             let references = [indexes.local?.pack(named: name)?.posters,
                               indexes.previous?.index.pack(named: name)?.posters].compactMap { $0 }
             return try await BlockingWork.run("gifpack.posters") {
-                try publisher.publish(pack: name, gifHashes: hashes, references: references,
-                                      recorded: try state.publishedPacks(pack: PosterPackPublisher.name(forPack: name)))
+                try posterMaker.make(pack: name, gifHashes: hashes, references: references,
+                                     recorded: try state.publishedPacks(pack: PosterPackMaker.name(forPack: name)))
             }
         }
     }
@@ -70,11 +70,11 @@ extension BuildPipeline {
                     into report: inout BuildReport) async throws -> PackIndex {
         let index = PackIndex(generator: options.generator, source: sourceDescription, packs: descriptions,
                               renditionPacks: renditionPacks)
-        let indexPublisher = IndexPublisher(outputDirectory: options.outputDirectory)
+        let indexWriter = IndexWriter(outputDirectory: options.outputDirectory)
         let (signing, now) = (manifest.signing, options.now ?? Date())
         report.index = try await BlockingWork.run {
-            let summary = try indexPublisher.publish(index, localIndex: indexes.local, signing: signing, previous: indexes.previous,
-                                                     state: state, now: now)
+            let summary = try indexWriter.write(index, localIndex: indexes.local, signing: signing, previous: indexes.previous,
+                                                state: state, now: now)
             // Every listed version counts as published from now on (earlier records are kept as they are).
             for description in descriptions + renditionPacks {
                 try state.recordPublished(pack: description.name, version: description.version, file: description.file,
@@ -98,7 +98,7 @@ extension BuildPipeline {
 
     /// The status and message of a build that went through every stage.
     func conclude(_ report: inout BuildReport) {
-        let published = report.packs.filter { $0.outcome == PackPublisher.Outcome.published.rawValue }.count
+        let published = report.packs.filter { $0.outcome == PackMaker.Outcome.published.rawValue }.count
         let stillMissing = report.gifs.missing
         report.exitStatus = stillMissing > 0 ? .partial : .success
         report.message = published == 0

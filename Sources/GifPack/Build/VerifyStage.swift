@@ -19,16 +19,16 @@ extension BuildPipeline {
         }
     }
 
-    /// Decides every pack of the plan (see ``PackPublisher/decide(_:results:history:)``).
+    /// Decides every pack of the plan (see ``PackMaker/decide(_:results:history:)``).
     private func describeStage(_ plan: PackPlan, results: FetchResults, tools: GIFTools,
-                               indexes: KnownIndexes) async throws -> [PackPublisher.Decision] {
-        let (publisher, state) = (packPublisher(tools), tools.state)
+                               indexes: KnownIndexes) async throws -> [PackMaker.Decision] {
+        let (maker, state) = (packMaker(tools), tools.state)
         return try await BlockingWork.run("gifpack.describe") {
             try plan.entries.map { entry in
                 let name = entry.spec.name
-                let history = PackPublisher.History(references: indexes.packs(named: name),
-                                                    recorded: try state.publishedPacks(pack: name))
-                return try publisher.decide(entry, results: results, history: history)
+                let history = PackMaker.History(references: indexes.packs(named: name),
+                                                recorded: try state.publishedPacks(pack: name))
+                return try maker.decide(entry, results: results, history: history)
             }
         }
     }
@@ -37,7 +37,7 @@ extension BuildPipeline {
     /// ``FrameCache/verify(sha256:size:)``), on both cores. Returns nil when all are sound, or the
     /// results with each damaged GIF's exercises downloaded again. Bytes that no longer match their
     /// hash never enter a pack; a GIF found damaged twice in one run fails the build.
-    private func verifyStage(_ decisions: [PackPublisher.Decision], results: FetchResults, wanted: ExerciseList,
+    private func verifyStage(_ decisions: [PackMaker.Decision], results: FetchResults, wanted: ExerciseList,
                              tools: GIFTools, into report: inout BuildReport) async throws -> FetchResults? {
         let sizes = decisions.reduce(into: [String: Int64]()) { sizes, decision in
             sizes.merge(decision.gifSizes) { first, _ in first }
@@ -102,12 +102,12 @@ extension BuildPipeline {
         }
     }
 
-    /// The publisher of this build's packs at the tools' resolution.
-    func packPublisher(_ tools: GIFTools) -> PackPublisher {
+    /// The maker of this build's packs at the tools' resolution.
+    func packMaker(_ tools: GIFTools) -> PackMaker {
         var source = sourceDescription
         (source.resolution, source.resolutions) = (tools.resolution.pixels, nil)
-        return PackPublisher(outputDirectory: options.outputDirectory, frames: tools.frames, source: source,
-                             placeholders: tools.placeholders)
+        return PackMaker(outputDirectory: options.outputDirectory, frames: tools.frames, source: source,
+                         placeholders: tools.placeholders)
     }
 
     /// The source as the index describes it (`resolutions` only when there are several).
@@ -123,6 +123,6 @@ extension BuildPipeline {
 /// What the verify stage hands the pack stage: each pack's decision (in the plan's order), every
 /// frame an assembly copies verified, and the results the decisions were made from.
 struct DecidedPacks: Sendable {
-    var decisions: [PackPublisher.Decision]
+    var decisions: [PackMaker.Decision]
     var results: FetchResults
 }

@@ -79,7 +79,7 @@ public struct ManifestLoader: Sendable {
         let cache = try top["cache"].map { node throws(ManifestError) in try parseCache(node) } ?? CacheSettings()
         let signing = try top["signing"].flatMap { node throws(ManifestError) in try parseSigning(node, environment: environment, folder: folder) }
         if !output.posterSizes.isEmpty, let clash = packs.firstIndex(where: { pack in
-            packs.contains { PosterPackPublisher.name(forPack: $0.name) == pack.name }
+            packs.contains { PosterPackMaker.name(forPack: $0.name) == pack.name }
         }) {
             throw .invalidValue(path: "packs[\(clash)].name",
                                 reason: "\"\(packs[clash].name)\" is the name of another pack's posters pack (output.posters)")

@@ -73,10 +73,14 @@ struct PlaceholderCache: Sendable {
     func ensure(sha256: String, blobPath: String) throws -> Record {
         if let record = cached(sha256: sha256) { return record }
         // Two workers holding the same GIF (a duplicate) derive it once.
-        let stripe = counter.stripe(for: sha256)
-        stripe.lock()
-        defer { stripe.unlock() }
-        if let record = cached(sha256: sha256) { return record }
+        return try counter.stripe(for: sha256).lock.withLock { _ in
+            if let record = cached(sha256: sha256) { return record }
+            return try derive(sha256: sha256, blobPath: blobPath)
+        }
+    }
+
+    /// Derives and stores the record of `sha256`, under its stripe's lock.
+    private func derive(sha256: String, blobPath: String) throws -> Record {
         let derived = try GIFPlaceholderDeriver.derive(path: blobPath, settings: settings)
         try FileSystem.createDirectory(PathText.parent(recordPath(sha256: sha256)))
         var lengths: [Int: Int64] = [:]
@@ -134,8 +138,10 @@ struct PlaceholderCache: Sendable {
 /// that keep one GIF from being derived twice at once.
 private final class DerivationCounter: Sendable {
     private let count = Mutex(0)
-    private let stripes = (0..<16).map { _ in NSLock() }
-    func stripe(for hash: String) -> NSLock { stripes[Int(hash.utf8.first ?? 0) % stripes.count] }
+    /// A stripe's lock (a `Mutex` is not copyable: each is kept in a class of its own).
+    final class Stripe: Sendable { let lock = Mutex(()) }
+    private let stripes = (0..<16).map { _ in Stripe() }
+    func stripe(for hash: String) -> Stripe { stripes[Int(hash.utf8.first ?? 0) % stripes.count] }
     func increment() { count.withLock { $0 += 1 } }
     var value: Int { count.withLock { $0 } }
 }

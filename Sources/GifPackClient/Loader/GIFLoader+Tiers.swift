@@ -165,75 +165,78 @@ struct InstalledSnapshot: Sendable {
 
 /// The loader's small shared state: what it knows of keys and the installed generation, the
 /// tickets of fetches waiting at the gate, refresh observers.
-final class LoaderState: @unchecked Sendable {  // @unchecked: every stored property is read and written under `lock`.
-    private let lock = NSLock()
-    private var hashes: [GIFLoader.Key: String] = [:]
-    private var tickets: [GIFLoader.Key: UInt64] = [:]
-    private var counter: UInt64 = 0
-    private var installed: InstalledSnapshot?
-    private var ready = false
-    private var observers: [UInt64: @Sendable (RefreshProgress) -> Void] = [:]
+final class LoaderState: Sendable {
+    private struct State {
+        var hashes: [GIFLoader.Key: String] = [:]
+        var tickets: [GIFLoader.Key: UInt64] = [:]
+        var counter: UInt64 = 0
+        var installed: InstalledSnapshot?
+        var ready = false
+        var observers: [UInt64: @Sendable (RefreshProgress) -> Void] = [:]
+        /// Visible callers waiting per key: a prefetch's flight they join enters the gate as visible.
+        var visibleCallers: [GIFLoader.Key: Int] = [:]
+    }
+
+    private let state = Locked(State())
 
     func knownHash(_ key: GIFLoader.Key) -> String? {
         if case .hash(let sha256) = key { return sha256 }
-        return lock.withLock { hashes[key] }
+        return state.withLock { $0.hashes[key] }
     }
 
-    func remember(_ key: GIFLoader.Key, hash: String) { lock.withLock { hashes[key] = hash } }
+    func remember(_ key: GIFLoader.Key, hash: String) { state.withLock { $0.hashes[key] = hash } }
 
     func issueTicket(_ key: GIFLoader.Key) -> UInt64 {
-        lock.withLock {
-            counter += 1
-            tickets[key] = counter
-            return counter
+        state.withLock { state in
+            state.counter += 1
+            state.tickets[key] = state.counter
+            return state.counter
         }
     }
 
-    func ticket(_ key: GIFLoader.Key) -> UInt64? { lock.withLock { tickets[key] } }
-    func key(ofTicket ticket: UInt64) -> GIFLoader.Key? { lock.withLock { tickets.first { $0.value == ticket }?.key } }
+    func ticket(_ key: GIFLoader.Key) -> UInt64? { state.withLock { $0.tickets[key] } }
+    func key(ofTicket ticket: UInt64) -> GIFLoader.Key? { state.withLock { $0.tickets.first { $0.value == ticket }?.key } }
 
-    /// Visible callers waiting per key: a prefetch's flight they join enters the gate as visible.
-    private var visibleCallers: [GIFLoader.Key: Int] = [:]
-    func wantVisible(_ key: GIFLoader.Key) { lock.withLock { visibleCallers[key, default: 0] += 1 } }
+    func wantVisible(_ key: GIFLoader.Key) { state.withLock { $0.visibleCallers[key, default: 0] += 1 } }
     func dropVisible(_ key: GIFLoader.Key) {
-        lock.withLock {
-            let left = (visibleCallers[key] ?? 1) - 1
-            visibleCallers[key] = left > 0 ? left : nil
+        state.withLock { state in
+            let left = (state.visibleCallers[key] ?? 1) - 1
+            state.visibleCallers[key] = left > 0 ? left : nil
         }
     }
-    func isWantedVisible(_ key: GIFLoader.Key) -> Bool { lock.withLock { visibleCallers[key] != nil } }
-    func dropTicket(_ key: GIFLoader.Key) { _ = lock.withLock { tickets.removeValue(forKey: key) } }
+    func isWantedVisible(_ key: GIFLoader.Key) -> Bool { state.withLock { $0.visibleCallers[key] != nil } }
+    func dropTicket(_ key: GIFLoader.Key) { _ = state.withLock { $0.tickets.removeValue(forKey: key) } }
 
-    var snapshot: InstalledSnapshot? { lock.withLock { installed } }
-    func keep(_ snapshot: InstalledSnapshot) { lock.withLock { installed = snapshot } }
+    var snapshot: InstalledSnapshot? { state.withLock { $0.installed } }
+    func keep(_ snapshot: InstalledSnapshot) { state.withLock { $0.installed = snapshot } }
 
     /// After an install: the next lookup reads the new generation (exercise → hash included).
     func forgetInstalled() {
-        lock.withLock {
-            installed = nil
-            hashes = hashes.filter { if case .hash = $0.key { true } else { false } }
+        state.withLock { state in
+            state.installed = nil
+            state.hashes = state.hashes.filter { if case .hash = $0.key { true } else { false } }
         }
     }
 
-    var folderReady: Bool { lock.withLock { ready } }
-    func markFolderReady() { lock.withLock { ready = true } }
+    var folderReady: Bool { state.withLock { $0.ready } }
+    func markFolderReady() { state.withLock { $0.ready = true } }
 
     func addObserver(_ observer: (@Sendable (RefreshProgress) -> Void)?) -> UInt64? {
         guard let observer else { return nil }
-        return lock.withLock {
-            counter += 1
-            observers[counter] = observer
-            return counter
+        return state.withLock { state in
+            state.counter += 1
+            state.observers[state.counter] = observer
+            return state.counter
         }
     }
 
     func removeObserver(_ id: UInt64?) {
         guard let id else { return }
-        _ = lock.withLock { observers.removeValue(forKey: id) }
+        _ = state.withLock { $0.observers.removeValue(forKey: id) }
     }
 
     func emit(_ progress: RefreshProgress) {
-        let current = lock.withLock { Array(observers.values) }
+        let current = state.withLock { Array($0.observers.values) }
         for observer in current { observer(progress) }
     }
 }

@@ -15,18 +15,18 @@ import Foundation
 /// - anything else gets version `highest + 1`, the highest of the state's history, both indexes and
 ///   the pack files in `packs/`, so a lost index or cache never numbers a pack from 1 again;
 /// - a file already present under the chosen name is never replaced: equal bytes are kept, different
-///   bytes are a hard error naming the file (``PackPublishError/nameTaken(_:)``).
+///   bytes are a hard error naming the file (``PackMakerError/nameTaken(_:)``).
 ///
 /// The index that points at the pack is written later, last.
 ///
 /// ```swift
-/// let publisher = PackPublisher(outputDirectory: "dist", frames: frames, source: source)
-/// if case .assemble(let content) = try publisher.decide(entry, results: results, history: history) {
+/// let maker = PackMaker(outputDirectory: "dist", frames: frames, source: source)
+/// if case .assemble(let content) = try maker.decide(entry, results: results, history: history) {
 ///     // … the verify stage checks the frames of content.gifSizes …
-///     let (description, outcome) = try publisher.assemble(content, results: results)
+///     let (description, outcome) = try maker.assemble(content, results: results)
 /// }
 /// ```
-struct PackPublisher: Sendable {
+struct PackMaker: Sendable {
     let outputDirectory: String
     let frames: FrameCache
     let source: SourceDescription
@@ -198,7 +198,7 @@ struct PackPublisher: Sendable {
     private func describe(_ content: Content, summary: PackFileSummary, version: Int, file: String,
                           digest: String) throws -> PackDescription {
         guard let catalogEntry = summary.entries.first, catalogEntry.name == PackCatalog.path else {
-            throw PackPublishError.unexpectedLayout(file)
+            throw PackMakerError.unexpectedLayout(file)
         }
         let gifs = summary.entries.dropFirst().map { packed in
             let hash = String(packed.name.dropFirst("gifs/".count).dropLast(".gif".count))
@@ -240,7 +240,7 @@ extension PosterPackDescription {
     var published: PublishedPack { PublishedPack(version: version, file: file, sha256: sha256) }
 }
 
-extension PackPublisher {
+extension PackMaker {
     /// Names an assembled pack file (pack or posters pack) and moves it into place, by the rules of
     /// the type's comment: bytes equal to a version published before (`referenced`: the indexes';
     /// `recorded`: the state's; or a file of this pack already in `packs/`) keep that version and
@@ -269,7 +269,7 @@ extension PackPublisher {
         if FileSystem.exists(finalPath) {
             // Never replaced: equal bytes are the same pack, different bytes a hard error.
             guard FileSystem.fileSize(finalPath) == summary.bytes, (try? StreamingSHA256.file(at: finalPath))?.sha256 == summary.sha256 else {
-                throw PackPublishError.nameTaken(file)
+                throw PackMakerError.nameTaken(file)
             }
             FileSystem.remove(temporary)
         } else {
@@ -279,7 +279,7 @@ extension PackPublisher {
     }
 }
 
-enum PackPublishError: Error, CustomStringConvertible {
+enum PackMakerError: Error, CustomStringConvertible {
     case unexpectedLayout(String)
     case nameTaken(String)
 

@@ -1,5 +1,6 @@
 import Foundation
 import GifPackFormat
+import GifPackSystem
 
 /// The GIFs of a generation, staged on every core: ``GenerationBuilder/stageEntries(_:)``.
 ///
@@ -150,48 +151,49 @@ extension GenerationBuilder {
 
 /// The entries of one staging, handed out in order to the threads of ``ParallelWork``, and what
 /// each came to.
-private final class StagingQueue: @unchecked Sendable {  // @unchecked: every field is guarded by `lock`.
-    private let lock = NSLock()
+private final class StagingQueue: Sendable {
+    private struct State {
+        var next = 0
+        var stopped = false
+        var results: [Result<GenerationBuilder.Outcome, PackClientError>?]
+    }
+
     private let count: Int
     private let cancellation: InstallCancellation?
-    private var next = 0
-    private var stopped = false
-    private var results: [Result<GenerationBuilder.Outcome, PackClientError>?]
+    private let state: Locked<State>
 
     init(count: Int, cancellation: InstallCancellation?) {
         self.count = count
         self.cancellation = cancellation
-        results = Array(repeating: nil, count: count)
+        state = Locked(State(results: Array(repeating: nil, count: count)))
     }
 
     /// The next entry to stage; nil when every entry was handed out, after a failure, or once the
     /// install is cancelled (the checkpoint's failure is that entry's).
     func take() -> Int? {
-        lock.lock()
-        defer { lock.unlock() }
-        guard !stopped, next < count else { return nil }
-        let index = next
-        next += 1
-        do { try cancellation?.checkpoint(.stage) } catch {
-            results[index] = .failure(error)
-            stopped = true
-            return nil
+        state.withLock { state -> Int? in
+            guard !state.stopped, state.next < count else { return nil }
+            let index = state.next
+            state.next += 1
+            do throws(PackClientError) { try cancellation?.checkpoint(.stage) } catch {
+                state.results[index] = .failure(error)
+                state.stopped = true
+                return nil
+            }
+            return index
         }
-        return index
     }
 
     func finish(_ index: Int, _ result: Result<GenerationBuilder.Outcome, PackClientError>) {
-        lock.lock()
-        defer { lock.unlock() }
-        results[index] = result
-        if case .failure = result { stopped = true }
+        state.withLock { state in
+            state.results[index] = result
+            if case .failure = result { state.stopped = true }
+        }
     }
 
     /// Every entry's outcome in order, or the failure of the lowest entry that failed.
     func outcomes() throws(PackClientError) -> [GenerationBuilder.Outcome] {
-        lock.lock()
-        let all = results
-        lock.unlock()
+        let all = state.withLock { $0.results }
         var outcomes: [GenerationBuilder.Outcome] = []
         outcomes.reserveCapacity(all.count)
         for result in all {

@@ -21,7 +21,7 @@ struct PreviousIndex: Sendable {
     /// HTTP `index.json.zst` first, redirects followed, the format's rules checked), with its
     /// signature found as clients find it. Anything but a readable, decodable index is an error: a
     /// build must not lose track of what is live.
-    static func load(_ location: String, client: HTTPClient) async throws(IndexPublishError) -> PreviousIndex {
+    static func load(_ location: String, client: HTTPClient) async throws(IndexWriterError) -> PreviousIndex {
         let source = PackIndexSource(location)
         do {
             // The builder's own output: only the index's size is bounded, not what its packs may hold.
@@ -36,8 +36,8 @@ struct PreviousIndex: Sendable {
     }
 }
 
-/// Why the index could not be published.
-enum IndexPublishError: Error, CustomStringConvertible {
+/// Why the index could not be written.
+enum IndexWriterError: Error, CustomStringConvertible {
     case previousIndex(location: String, detail: String)
     case signing(String)
 
@@ -61,10 +61,10 @@ enum IndexPublishError: Error, CustomStringConvertible {
 /// expiry `expires_after` from now. The index is renamed into place first, then its signature.
 ///
 /// ```swift
-/// let summary = try IndexPublisher(outputDirectory: "dist").publish(index, localIndex: nil, signing: manifest.signing,
-///                                                                   previous: nil, state: state, now: Date())
+/// let summary = try IndexWriter(outputDirectory: "dist").write(index, localIndex: nil, signing: manifest.signing,
+///                                                              previous: nil, state: state, now: Date())
 /// ```
-struct IndexPublisher: Sendable {
+struct IndexWriter: Sendable {
     let outputDirectory: String
 
     var indexPath: String { "\(outputDirectory)/index.json" }
@@ -74,8 +74,8 @@ struct IndexPublisher: Sendable {
     /// absent or unreadable. Then `index.json.zst` beside the index is made to match it
     /// (``IndexCompression/ensureCopy(beside:maxIndexBytes:)``): last, so a build killed before it
     /// leaves a stale copy that the next build (or publish) replaces.
-    func publish(_ unsigned: PackIndex, localIndex: PackIndex?, signing: SigningSettings?, previous: PreviousIndex?,
-                 state: BuildState, now: Date) throws -> BuildReport.IndexSummary {
+    func write(_ unsigned: PackIndex, localIndex: PackIndex?, signing: SigningSettings?, previous: PreviousIndex?,
+               state: BuildState, now: Date) throws -> BuildReport.IndexSummary {
         let summary = try writeIndex(unsigned, localIndex: localIndex, signing: signing, previous: previous, state: state, now: now)
         try IndexCompression.ensureCopy(beside: indexPath)
         return summary
@@ -143,7 +143,7 @@ struct IndexPublisher: Sendable {
         do {
             signature = try signing.secretKey.sign(bytes, trustedComment: "timestamp:\(Int64(now.timeIntervalSince1970))\tfile:index.json\thashed")
         } catch {
-            throw IndexPublishError.signing("\(error)")
+            throw IndexWriterError.signing("\(error)")
         }
         try FileSystem.writeAtomically(bytes, to: indexPath) { CrashPoint.reach(.beforeIndexRename) }
         try FileSystem.writeAtomically(Array(signature.fileText.utf8), to: signaturePath)

@@ -2,23 +2,23 @@ import Crypto
 import Foundation
 import GifPackGIF
 
-/// Publishes a pack's companion posters pack, `<pack>-posters` (format 1.2), or finds that the
+/// Makes a pack's companion posters pack, `<pack>-posters` (format 1.2), or finds that the
 /// published one is current.
 ///
 /// Its first entry is `catalog.json` (canonical JSON: sorted keys, no whitespace, trailing newline)
 /// listing every poster by path with its own SHA-256, the GIF it shows and its size; the SHA-256 of
 /// that catalog is the content digest. Then one entry per poster, `posters/<size>/<gif sha256>.gif`,
 /// sorted by path, each its own zstd frame. Versions and names follow the pack's rules
-/// (``PackPublisher``): a posters pack in either index with the same digest whose file is there is
+/// (``PackMaker``): a posters pack in either index with the same digest whose file is there is
 /// current and nothing is written; otherwise the file is assembled under a temporary name, fsynced and
-/// named `packs/<pack>-posters-v<N>-<sha8>.tar.zst` by ``PackPublisher/place(_:summary:pack:outputDirectory:referenced:recorded:)``
+/// named `packs/<pack>-posters-v<N>-<sha8>.tar.zst` by ``PackMaker/place(_:summary:pack:outputDirectory:referenced:recorded:)``
 /// (same bytes, same name; a name is never given to other bytes).
 ///
 /// ```swift
-/// let publisher = PosterPackPublisher(outputDirectory: "dist", frames: frames, placeholders: placeholders)
-/// let (posters, outcome) = try publisher.publish(pack: "chest", gifHashes: hashes, references: [], recorded: [])
+/// let maker = PosterPackMaker(outputDirectory: "dist", frames: frames, placeholders: placeholders)
+/// let (posters, outcome) = try maker.make(pack: "chest", gifHashes: hashes, references: [], recorded: [])
 /// ```
-struct PosterPackPublisher: Sendable {
+struct PosterPackMaker: Sendable {
     let outputDirectory: String
     let frames: FrameCache
     let placeholders: PlaceholderCache
@@ -27,8 +27,8 @@ struct PosterPackPublisher: Sendable {
 
     /// `references`: the posters pack of this pack in the output directory's index and in
     /// `--previous-index`; `recorded`: the versions of it the state recorded.
-    func publish(pack: String, gifHashes: [String], references: [PosterPackDescription], recorded: [PublishedPack])
-        throws -> (PosterPackDescription, PackPublisher.Outcome) {
+    func make(pack: String, gifHashes: [String], references: [PosterPackDescription], recorded: [PublishedPack])
+        throws -> (PosterPackDescription, PackMaker.Outcome) {
         let name = Self.name(forPack: pack)
         let sizes = placeholders.settings.posterSizes
         // `fresh`: derived by this process, its digest, length and frame known first-hand.
@@ -72,7 +72,7 @@ struct PosterPackPublisher: Sendable {
         let summary: PackFileSummary
         let version: Int
         let file: String
-        let outcome: PackPublisher.Outcome
+        let outcome: PackMaker.Outcome
         do {
             var assembler = try PackAssembler(path: temporary, level: frames.level, mtime: frames.mtime)
             try assembler.appendEntry(name: PackCatalog.path, bytes: catalog)
@@ -86,14 +86,14 @@ struct PosterPackPublisher: Sendable {
                 }
             }
             summary = try assembler.finish()
-            (version, file, outcome) = try PackPublisher.place(temporary, summary: summary, pack: name,
-                                                               outputDirectory: outputDirectory,
-                                                               referenced: references.map(\.published), recorded: recorded)
+            (version, file, outcome) = try PackMaker.place(temporary, summary: summary, pack: name,
+                                                           outputDirectory: outputDirectory,
+                                                           referenced: references.map(\.published), recorded: recorded)
         } catch {
             FileSystem.remove(temporary)
             throw error
         }
-        guard let catalogEntry = summary.entries.first else { throw PackPublishError.unexpectedLayout(file) }
+        guard let catalogEntry = summary.entries.first else { throw PackMakerError.unexpectedLayout(file) }
         func location(_ entry: PackedEntry) -> EntryLocation {
             EntryLocation(path: entry.name, size: entry.size, frameOffset: entry.frameOffset, frameLength: entry.frameLength)
         }
@@ -105,7 +105,7 @@ struct PosterPackPublisher: Sendable {
     }
 }
 
-extension PosterPackPublisher {
+extension PosterPackMaker {
     /// The cached poster's bytes, once they decode as a one-frame GIF whose longest side is at most
     /// `size`. A poster that does not (damaged in the cache: cache files are not fsynced) is derived
     /// again from the blob before anything is packed, so a broken poster never enters a posters pack.

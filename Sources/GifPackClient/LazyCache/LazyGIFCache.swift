@@ -355,19 +355,14 @@ public enum LazyGIF: Sendable, Equatable {
 
 /// The last decoded (and, with trusted keys, signature-checked) stored index, keyed by its bytes
 /// and signature, shared by a cache's callers.
-final class LockedIndexMemo: @unchecked Sendable {  // @unchecked: `key` and `index` are read and written under `lock`.
-    private let lock = NSLock()
-    private var key: (json: Data, signature: Data?) = (Data(), nil)
-    private var index: PackIndex?
+final class LockedIndexMemo: Sendable {
+    private let memo = Locked<(json: Data, signature: Data?, index: PackIndex?)>((Data(), nil, nil))
 
     /// The remembered index of these bytes, or `make`'s (nil when it throws).
     func index(of stored: LazyGIFStore.StoredIndex, make: () throws(PackClientError) -> PackIndex) -> PackIndex? {
-        if let hit = lock.withLock({ key.json == stored.json && key.signature == stored.signature ? index : nil }) { return hit }
+        if let hit = memo.withLock({ $0.json == stored.json && $0.signature == stored.signature ? $0.index : nil }) { return hit }
         guard let made = try? make() else { return nil }
-        lock.withLock {
-            key = (stored.json, stored.signature)
-            index = made
-        }
+        memo.withLock { $0 = (stored.json, stored.signature, made) }
         return made
     }
 }

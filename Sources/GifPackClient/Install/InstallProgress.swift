@@ -1,4 +1,5 @@
 import Foundation
+import GifPackSystem
 
 /// Counts one install's progress as it goes, for ``GIFLoader/refresh(progress:)``: the bytes of
 /// the packs' transfers and the GIFs placed in the new generation, each done and total.
@@ -19,7 +20,7 @@ import Foundation
 /// let progress = InstallProgress { stage, counts in print(stage, counts) }
 /// installer.progress = progress
 /// ```
-final class InstallProgress: @unchecked Sendable {  // @unchecked: every stored var is read and written under `lock`.
+final class InstallProgress: Sendable {
     enum Stage: Sendable, Equatable {
         case fetching
         case installing
@@ -32,10 +33,13 @@ final class InstallProgress: @unchecked Sendable {  // @unchecked: every stored 
         var gifsTotal = 0
     }
 
-    private let lock = NSLock()
-    private var counts = Counts()
-    private var stage = Stage.fetching
-    private var reportedBytes: Int64 = 0
+    private struct State {
+        var counts = Counts()
+        var stage = Stage.fetching
+        var reportedBytes: Int64 = 0
+    }
+
+    private let state = Locked(State())
     private let report: @Sendable (Stage, Counts) -> Void
 
     init(report: @escaping @Sendable (Stage, Counts) -> Void) {
@@ -43,7 +47,7 @@ final class InstallProgress: @unchecked Sendable {  // @unchecked: every stored 
     }
 
     /// What is counted so far.
-    var current: Counts { lock.withLock { counts } }
+    var current: Counts { state.withLock { $0.counts } }
 
     /// An install is needed: `gifs` GIFs to place.
     func begin(gifs: Int) {
@@ -59,9 +63,9 @@ final class InstallProgress: @unchecked Sendable {  // @unchecked: every stored 
 
     /// Every transfer is over: the generation is built.
     func installing() {
-        lock.withLock {
-            stage = .installing
-            report(stage, counts)
+        state.withLock { state in
+            state.stage = .installing
+            report(state.stage, state.counts)
         }
     }
 
@@ -71,18 +75,18 @@ final class InstallProgress: @unchecked Sendable {  // @unchecked: every stored 
     }
 
     private func change(_ update: (inout Counts) -> Void, bytesOnly: Bool = false) {
-        lock.withLock {
-            update(&counts)
+        state.withLock { state in
+            update(&state.counts)
             // Bytes arrive in small chunks: reported in steps, and when they reach the total.
-            let step = max(1, counts.bytesTotal / 256)
-            if bytesOnly, counts.bytesDone - reportedBytes < step, counts.bytesDone != counts.bytesTotal { return }
-            reportedBytes = counts.bytesDone
-            report(stage, counts)
+            let step = max(1, state.counts.bytesTotal / 256)
+            if bytesOnly, state.counts.bytesDone - state.reportedBytes < step, state.counts.bytesDone != state.counts.bytesTotal { return }
+            state.reportedBytes = state.counts.bytesDone
+            report(state.stage, state.counts)
         }
     }
 
     /// One transfer's share of the bytes.
-    final class Transfer: @unchecked Sendable {  // @unchecked: `received` is read and written under the progress's lock.
+    final class Transfer: @unchecked Sendable {  // @unchecked: `got` and `ended` change only inside `progress.change`, under the progress's lock.
         private let progress: InstallProgress
         private let expected: Int64
         private var got: Int64 = 0

@@ -1,4 +1,5 @@
 import Foundation
+import GifPackSystem
 
 /// The points of ``PackInstaller/install(from:packs:client:)`` where a cancellation is looked at
 /// (and, in tests, where a hook sees the install go by).
@@ -25,9 +26,8 @@ enum InstallStage: Sendable, Equatable {
 /// let cancellation = InstallCancellation()
 /// try cancellation.checkpoint(.stage)   // throws PackClientError.cancelled once cancel() was called
 /// ```
-final class InstallCancellation: @unchecked Sendable {  // @unchecked: `cancelled` is read and written under `lock`.
-    private let lock = NSLock()
-    private var cancelled = false
+final class InstallCancellation: Sendable {
+    private let cancelled = Locked(false)
     /// Tests: called at every checkpoint, before the flag is looked at.
     private let hook: (@Sendable (InstallStage) -> Void)?
 
@@ -36,15 +36,11 @@ final class InstallCancellation: @unchecked Sendable {  // @unchecked: `cancelle
     }
 
     func cancel() {
-        lock.lock()
-        cancelled = true
-        lock.unlock()
+        cancelled.withLock { $0 = true }
     }
 
     var isCancelled: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return cancelled
+        cancelled.withLock { $0 }
     }
 
     /// A point past the commit point: the hook sees it, nothing stops.
