@@ -36,6 +36,10 @@ import GifPackTransport
 /// ``PosterInstallPlan``), and its posters are installed in the same generation, at
 /// `<cache>/posters/<size>/<id>.gif`; ``InstalledCache/posterPath(forExercise:size:)`` finds them.
 ///
+/// With ``preferredPixelSize`` and an index that has renditions (format 1.3), each exercise of the
+/// chosen packs gets the smallest rendition at least that size, else the largest there is, and only
+/// the packs giving those GIFs are fetched (``RenditionChoice``).
+///
 /// With a previous generation installed and a remote index, an upgrade fetches only what the
 /// cache lacks: the new pack's catalog frame and the frames of GIFs not held yet, by single-range
 /// requests into a sparse file, each frame checked as above (the whole-file size, SHA-256 and frame
@@ -259,8 +263,9 @@ public struct PackInstaller: Sendable {
     }
 
     /// The index record to make the index request conditional on: the installed generation's,
-    /// when it came from this URL and holds what this call asks for (the same pack selection,
-    /// layout and posters choice), and, with ``trust``, was verified by a key still trusted.
+    /// when it came from this URL and holds what this call asks for (the same pack selection — with
+    /// renditions, the packs whose renditions it installed —, layout, posters choice and
+    /// ``preferredPixelSize``), and, with ``trust``, was verified by a key still trusted.
     /// Otherwise nil: the index is fetched whole.
     private func conditionalBasis(_ manifest: InstallManifest?, names: [String]?, source: PackIndexSource) -> InstalledIndex? {
         guard case .url(let url) = source.location, let manifest, let record = manifest.index,
