@@ -38,9 +38,14 @@ struct CatCommand: AsyncParsableCommand {
           gifpack cat --index https://cdn.example.com/gifpack/index.json 0001 > 0001.gif
           gifpack cat --index https://cdn.example.com/gifpack/index.json 0001 --trusted-key gifpack.pub > 0001.gif
           gifpack cat --poster 80 dist/index.json 0001 > 0001-80.gif
+          gifpack cat --resolution 360 --index https://cdn.example.com/gifpack/index.json 0001 > 0001.gif
 
         With --poster SIZE (a local index.json only), the exercise's still poster at that longest side \
         is read from the pack's posters pack instead (format 1.2).
+
+        With --resolution PX and an index that has renditions (format 1.3), the GIF is the exercise's \
+        smallest rendition of at least PX pixels, else the largest there is (the choice of \
+        install --resolution); without it, the first resolution's (packs[]).
 
         Exit status: 0 written, 1 unknown exercise, no GIF, a refused pack or a refused index, 2 bad arguments \
         (a --cache directory that is not gifpack's included).
@@ -63,6 +68,9 @@ struct CatCommand: AsyncParsableCommand {
     @Option(name: .customLong("poster"), help: "Write the still poster of this longest side (px) instead of the GIF (a local index.json only).")
     var posterSize: Int?
 
+    @Option(help: "With renditions (format 1.3): the pixels wanted; the smallest rendition at least this size, else the largest.")
+    var resolution: Int?
+
     @Argument(help: "A local index.json or a .tar.zst pack file, then the exercise id (with --index: the exercise id alone).")
     var operands: [String] = []
 
@@ -79,6 +87,10 @@ struct CatCommand: AsyncParsableCommand {
             throw ValidationError("--poster reads a local index.json and its posters pack; it cannot be combined with --index")
         }
         guard cacheLimit >= 0 else { throw ValidationError("--cache-limit must not be negative") }
+        if let resolution, !(1...100_000).contains(resolution) { throw ValidationError("--resolution must be 1...100000 pixels") }
+        if resolution != nil, posterSize != nil {
+            throw ValidationError("--poster reads the first resolution's posters pack; it cannot be combined with --resolution")
+        }
     }
 
     func run() async throws {
@@ -123,7 +135,7 @@ struct CatCommand: AsyncParsableCommand {
         let client = try CurlTransport.client(for: index, maxConnections: 2)
         defer { client?.shutdown() }
         let cache = LazyGIFCache(directory: self.cache ?? Self.defaultCacheDirectory(), indexURL: index, byteLimit: cacheLimit,
-                                 client: client, timeouts: network.timeouts, trust: try trust.load())
+                                 client: client, timeouts: network.timeouts, trust: try trust.load(), preferredPixelSize: resolution)
         let result: LazyGIF
         do { result = try await cache.gif(forExercise: id) } catch {
             Terminal.error("gifpack: \(error)")
@@ -162,8 +174,8 @@ struct CatCommand: AsyncParsableCommand {
 
     /// The exercise's poster from its pack's posters pack.
     private func posterThroughIndex(size: Int, trust: IndexTrust?) throws(PackClientError) -> [UInt8] {
-        let pack = try packListingExercise(trust: trust)
-        guard let hash = pack.exercises.first(where: { $0.id == id })?.gif else { throw .noGIF(exercise: id) }
+        let (pack, gif) = try packListingExercise(trust: trust)
+        guard let hash = gif else { throw .noGIF(exercise: id) }
         guard let posters = pack.posters else {
             throw .unreadable(location: source, detail: "pack \(pack.name) has no posters pack (format 1.0, or output.posters is empty)")
         }
@@ -176,21 +188,23 @@ struct CatCommand: AsyncParsableCommand {
     /// The index is read by the same loader as every other command (64 MiB cap, regular files only,
     /// validated); with trusted keys, its signature beside it must verify first.
     private func gifThroughIndex(trust: IndexTrust?) throws(PackClientError) -> [UInt8] {
-        let pack = try packListingExercise(trust: trust)
+        let (pack, gif) = try packListingExercise(trust: trust)
+        guard gif != nil else { throw .noGIF(exercise: id) }
         guard case .file(let path) = try PackIndexSource(location: .file(source)).packLocation(for: pack) else {
             throw .unreadable(location: source, detail: "not a local index")
         }
         return try PackEntryReader(path: path, pack: pack).gif(forExercise: id)
     }
 
-    /// The first pack of the index at `source` that lists the exercise. The index is read by the
-    /// same loader as every other command (64 MiB cap, regular files only, validated); with trusted
-    /// keys, its signature beside it must verify first.
-    private func packListingExercise(trust: IndexTrust?) throws(PackClientError) -> PackDescription {
+    /// The pack of the index at `source` that gives the exercise its GIF (the first of packs[] that
+    /// lists it, or with --resolution the rendition ``RenditionChoice`` picks) and that GIF's hash.
+    /// The index is read by the same loader as every other command (64 MiB cap, regular files only,
+    /// validated); with trusted keys, its signature beside it must verify first.
+    private func packListingExercise(trust: IndexTrust?) throws(PackClientError) -> (PackDescription, String?) {
         let index = if let trust { try trust.verifyFile(source) } else { try PackIndexSource.loadFile(source) }
-        guard let pack = index.packs.first(where: { $0.exercises.contains { $0.id == id } }) else {
+        guard let found = RenditionChoice.pack(forExercise: id, in: index, pixels: resolution) else {
             throw .unknownExercise(id)
         }
-        return pack
+        return found
     }
 }

@@ -10,7 +10,10 @@ struct DiffCommand: AsyncParsableCommand {
         discussion: """
         Exercises are compared by id across all packs; "changed" means the GIF's hash changed (or the \
         exercise gained or lost its GIF). A client installing packs downloads every pack whose file \
-        changed; a client reading single GIFs by frame offset fetches only the new GIFs' frames.
+        changed; a client reading single GIFs by frame offset fetches only the new GIFs' frames. \
+        With renditions (format 1.3), exercises are compared at the first resolution (packs[]) and \
+        the rendition packs (<pack>.<px>) are listed among the packs to download or removed, with \
+        their resolution.
 
         Examples:
           gifpack diff old/index.json dist/index.json
@@ -50,7 +53,8 @@ struct DiffCommand: AsyncParsableCommand {
         }
         Terminal.output("download: \(diff.downloadBytes) bytes in \(diff.downloads.count) pack(s)")
         for pack in diff.downloads {
-            Terminal.output("  \(TerminalText.escaped(pack.name, maxScalars: 70)) \(pack.oldVersion.map { "v\($0)" } ?? "new") -> v\(pack.newVersion): \(pack.bytes) bytes")
+            let resolution = pack.resolution.map { " (\($0) px)" } ?? ""
+            Terminal.output("  \(TerminalText.escaped(pack.name, maxScalars: 70))\(resolution) \(pack.oldVersion.map { "v\($0)" } ?? "new") -> v\(pack.newVersion): \(pack.bytes) bytes")
         }
         if !diff.removedPacks.isEmpty { Terminal.output("packs removed: \(diff.removedPacks.map { TerminalText.escaped($0, maxScalars: 70) }.joined(separator: " "))") }
         Terminal.output("single-GIF reads instead: \(diff.newGIFFrameBytes) bytes of new GIF frames")

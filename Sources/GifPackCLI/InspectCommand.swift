@@ -8,7 +8,9 @@ struct InspectCommand: ParsableCommand {
         commandName: "inspect",
         abstract: "Print a pack's exercises as a table: exercise, size, dimensions, frames, duration.",
         discussion: """
-        Reads the pack's catalog.json (its first frame) only. Exercises without a GIF show "-". \
+        Reads the pack's catalog.json (its first frame) only. Exercises without a GIF show "-". A \
+        rendition pack (<pack>.<px>, format 1.3) is a pack like the others; the summary names the \
+        resolution its catalog was built for. \
         A posters pack (<pack>-posters, format 1.2) is listed poster by poster: path, longest side, \
         bytes, and the GIF it shows.
 
@@ -49,7 +51,8 @@ struct InspectCommand: ParsableCommand {
         let withGIF: [GIFMetadata] = catalog.exercises.compactMap { $0.gif }
         let distinct = Set(withGIF.map { $0.sha256 }).count
         let bytes = withGIF.reduce(Int64(0)) { $0 + $1.bytes }
-        Terminal.output("\(catalog.exercises.count) exercise(s) in pack \(TerminalText.escaped(catalog.pack, maxScalars: 70)), "
+        let resolution = catalog.source.resolution.map { " at \($0) px" } ?? ""
+        Terminal.output("\(catalog.exercises.count) exercise(s) in pack \(TerminalText.escaped(catalog.pack, maxScalars: 70))\(resolution), "
             + "\(withGIF.count) with a GIF, \(distinct) distinct GIF(s), \(bytes) bytes")
     }
 

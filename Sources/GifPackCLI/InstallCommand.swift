@@ -40,12 +40,20 @@ struct InstallCommand: AsyncParsableCommand {
         all when the installed generation holds every poster of that version. Without the flag \
         nothing poster-related is fetched.
 
+        With --resolution PX and an index that has renditions (format 1.3: renditionPacks, packs \
+        named <pack>.<px>), each exercise of each chosen pack gets its smallest rendition of at \
+        least PX pixels, else the largest there is, and only the packs giving those GIFs are \
+        fetched (a 360 install downloads no byte of the 180 packs). Placeholders and posters stay \
+        the first resolution's. Without it, or with an index without renditions, the index's packs \
+        are installed as before. The manifest records the resolution asked for.
+
         Examples:
           gifpack install --index dist/index.json --cache /var/cache/gifs
           gifpack install --index https://cdn.example.com/index.json \\
                           --cache /var/cache/gifs --pack chest --pack back
           gifpack install --index dist/index.json --cache /tmp/gifs --layout by-hash
           gifpack install --index https://cdn.example.com/index.json --cache /var/cache/gifs --with-posters
+          gifpack install --index https://cdn.example.com/index.json --cache /var/cache/gifs --resolution 360
           gifpack install --index https://cdn.example.com/index.json --cache /var/cache/gifs \\
                           --trusted-key gifpack.pub --trusted-key gifpack-next.pub
 
@@ -76,11 +84,18 @@ struct InstallCommand: AsyncParsableCommand {
     @Flag(help: "Always download whole packs (no sparse upgrade by range requests).")
     var noSparse = false
 
+    @Option(help: "With renditions (format 1.3): the pixels wanted; each exercise gets its smallest rendition at least this size, else the largest.")
+    var resolution: Int?
+
     @Flag(help: "Also install each pack's still posters: <cache>/posters/<size>/<id>.gif (format 1.2 indexes).")
     var withPosters = false
 
     @Flag(name: .shortAndLong, help: "Print nothing on success; a failure is one line.")
     var quiet = false
+
+    func validate() throws {
+        if let resolution, !(1...100_000).contains(resolution) { throw ValidationError("--resolution must be 1...100000 pixels") }
+    }
 
     func run() async throws {
         var installer = PackInstaller(cacheDirectory: cache, layout: layout)
@@ -88,6 +103,7 @@ struct InstallCommand: AsyncParsableCommand {
         installer.trust = try trust.load()
         installer.sparseUpgrades.isEnabled = !noSparse
         installer.withPosters = withPosters
+        installer.preferredPixelSize = resolution
         installer.timeouts = network.timeouts
         let client = try CurlTransport.client(for: index, maxConnections: max(2, installer.sparseUpgrades.maxRequestsInFlight))
         defer { client?.shutdown() }

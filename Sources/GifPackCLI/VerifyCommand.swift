@@ -7,7 +7,8 @@ struct VerifyCommand: ParsableCommand {
         commandName: "verify",
         abstract: "Check an output directory or a pack file: every hash, every frame offset, every GIF decodes.",
         discussion: """
-        DIR (a directory holding index.json): for every pack, its size and SHA-256, every frame \
+        DIR (a directory holding index.json): for every pack (the rendition packs of a format 1.3 \
+        index, renditionPacks, included), its size and SHA-256, every frame \
         offset against the file's real zstd frames (no unlisted entry), catalog.json against the \
         content digest and the index, and every GIF read through its frame offset, hashed, decoded \
         and compared with its catalog record.

@@ -19,14 +19,16 @@ public struct IndexDiff: Sendable, Equatable {
         public var oldVersion: Int?
         public var newVersion: Int
         public var bytes: Int64
+        /// A pack of format 1.3: the resolution of its GIFs (a rendition pack's, or `packs[]`'s).
+        public var resolution: Int? = nil
     }
 
     public var added: [String]
     public var removed: [String]
     public var changed: [String]
-    /// Packs to download, sorted by name.
+    /// Packs to download, sorted by name: rendition packs (format 1.3) among them.
     public var downloads: [PackDownload]
-    /// Packs the new index no longer has.
+    /// Packs (rendition packs included) the new index no longer has.
     public var removedPacks: [String]
     /// Exercises (distinct ids) in the old and the new index.
     public var exercisesBefore: Int
@@ -41,12 +43,13 @@ public struct IndexDiff: Sendable, Equatable {
         exercisesBefore = before.count
         exercisesAfter = after.count
         (added, removed, changed) = Self.exerciseChanges(from: before, to: after)
-        downloads = new.packs.compactMap { pack in
+        downloads = new.allPacks.compactMap { pack in
             let previous = old.pack(named: pack.name)
             guard previous?.sha256 != pack.sha256 else { return nil }
-            return PackDownload(name: pack.name, oldVersion: previous?.version, newVersion: pack.version, bytes: pack.bytes)
+            return PackDownload(name: pack.name, oldVersion: previous?.version, newVersion: pack.version, bytes: pack.bytes,
+                                resolution: pack.resolution)
         }.sorted { $0.name < $1.name }
-        removedPacks = old.packs.map(\.name).filter { new.pack(named: $0) == nil }.sorted()
+        removedPacks = old.allPacks.map(\.name).filter { new.pack(named: $0) == nil }.sorted()
         let oldHashes = Set(old.packs.flatMap { $0.gifs.map(\.sha256) })
         var counted = Set<String>()
         var frameBytes: Int64 = 0

@@ -22,18 +22,23 @@ struct UpgradeDist {
     let workspace: TemporaryDirectory
     /// The manifest's `packs:` section (YAML); empty: the one default pack.
     var packs = ""
+    /// `source.resolutions` (renditions, format 1.3); nil: `resolution: 180` alone.
+    var resolutions: [Int]?
 
     var dist: String { workspace.file("dist") }
     var site: String { workspace.file("site") }
 
     /// Starts the fixture (the exercises at `noGIF` positions of ``ids`` answer 404, so they are
     /// published without a GIF) and builds v1 into `dist`.
-    static func make(count: Int = 100, noGIF: [Int] = [], packs: (_ ids: [String]) -> String = { _ in "" }) async throws -> UpgradeDist {
+    /// With `resolutions`, every GIF is drawn at each resolution's size (180 px at 180, as the API serves them).
+    static func make(count: Int = 100, noGIF: [Int] = [], resolutions: [Int]? = nil,
+                     packs: (_ ids: [String]) -> String = { _ in "" }) async throws -> UpgradeDist {
         let server = try startFixture(count: count) { configuration in
-            configuration.gifDimension = 64
-            configuration.framesRange = 3...5
+            configuration.gifDimension = resolutions == nil ? 64 : 180
+            configuration.framesRange = resolutions == nil ? 3...5 : 2...3
         }
         var dists = UpgradeDist(server: server, workspace: try TemporaryDirectory())
+        dists.resolutions = resolutions
         dists.packs = packs(dists.ids)
         for position in noGIF { server.setDefaultFault(.status(404), forExercise: dists.ids[position]) }
         try FileManager.default.createDirectory(atPath: dists.site + "/packs", withIntermediateDirectories: true)
@@ -44,8 +49,11 @@ struct UpgradeDist {
     /// Builds the fixture's current content into `dist` (every GIF fetched again).
     func build() async throws {
         // .partial: published, with the no-GIF exercises asked for.
-        try await buildDist(manifest: rapidAPIManifest(server: server, packs: packs, fetch: "  refresh_after: 0", pageSize: 50),
-                            workspace: workspace, allowingPartial: true)
+        var manifest = rapidAPIManifest(server: server, packs: packs, fetch: "  refresh_after: 0", pageSize: 50)
+        if let resolutions {
+            manifest = manifest.replacingOccurrences(of: "resolution: 180", with: "resolutions: \(resolutions)")
+        }
+        try await buildDist(manifest: manifest, workspace: workspace, allowingPartial: true)
     }
 
     /// Copies the current build to the site: new pack files, then the index.
@@ -109,9 +117,10 @@ struct ServedUpgradeDist {
 
 extension UpgradeDist {
     /// ``make(count:noGIF:packs:)``, published, and nginx started on the site with `nginx`'s options.
-    static func servedByNginx(count: Int = 100, noGIF: [Int] = [], packs: (_ ids: [String]) -> String = { _ in "" },
+    static func servedByNginx(count: Int = 100, noGIF: [Int] = [], resolutions: [Int]? = nil,
+                              packs: (_ ids: [String]) -> String = { _ in "" },
                               nginx: (inout NginxServer.Options) -> Void = { _ in }) async throws -> ServedUpgradeDist {
-        let dists = try await make(count: count, noGIF: noGIF, packs: packs)
+        let dists = try await make(count: count, noGIF: noGIF, resolutions: resolutions, packs: packs)
         do {
             try dists.publish()
             var options = NginxServer.Options(root: dists.site)

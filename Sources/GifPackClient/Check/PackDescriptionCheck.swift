@@ -15,15 +15,39 @@ import GifPackFormat
 /// ```
 enum PackDescriptionCheck {
     /// The rules of a whole index, checked when it is loaded, before anything trusts it: every
-    /// pack's description (``problems(in:limits:)``) and pack names that appear once.
+    /// pack's description (``problems(in:limits:)``), rendition packs included (format 1.3), and
+    /// pack names that appear once; a `packs[]` name is a plain name, a `renditionPacks[]` name is
+    /// `<name>.<resolution>` of its own `resolution`, one of `source.resolutions`.
     static func indexProblems(in index: PackIndex, limits: PackLimits) -> [PackRejection] {
         var problems: [PackRejection] = []
         var names = Set<String>()
-        for pack in index.packs where !names.insert(pack.name).inserted {
+        for pack in index.allPacks where !names.insert(pack.name).inserted {
             problems.append(PackRejection(.duplicate, pack: SafePath.printable(pack.name), detail: "the index lists this pack name twice"))
         }
-        for pack in index.packs { problems += self.problems(in: pack, limits: limits) }
+        for pack in index.packs where !ExerciseID.isValid(pack.name) {
+            problems.append(PackRejection(.unsafeName, pack: SafePath.printable(pack.name),
+                                          detail: "a pack of packs[] is named 1-64 characters of A-Z a-z 0-9 _ -"))
+        }
+        for pack in index.renditionPacks ?? [] {
+            if ExerciseID.isValid(pack.name) {
+                problems.append(PackRejection(.unsafeName, pack: SafePath.printable(pack.name),
+                                              detail: "a rendition pack is named <pack>.<resolution>"))
+            }
+            if let resolution = pack.resolution, let known = index.source.resolutions, !known.contains(resolution) {
+                problems.append(PackRejection(.invalidNumber, pack: SafePath.printable(pack.name),
+                                              detail: "resolution \(resolution) is not one of source.resolutions"))
+            }
+        }
+        for pack in index.allPacks { problems += self.problems(in: pack, limits: limits) }
         return problems
+    }
+
+    /// A pack name: 1-64 characters of A-Z a-z 0-9 _ -, or (a rendition pack, format 1.3) such a
+    /// name, `.` and the pack's own `resolution` (`all.360`).
+    static func isValidPackName(_ pack: PackDescription) -> Bool {
+        if ExerciseID.isValid(pack.name) { return true }
+        guard let resolution = pack.resolution, resolution > 0, let dot = pack.name.lastIndex(of: ".") else { return false }
+        return pack.name[pack.name.index(after: dot)...] == String(resolution) && ExerciseID.isValid(String(pack.name[..<dot]))
     }
 
     static func problems(in pack: PackDescription, limits: PackLimits) -> [PackRejection] {
@@ -31,8 +55,8 @@ enum PackDescriptionCheck {
         func add(_ reason: PackRejection.Reason, _ entry: String?, _ detail: String) {
             problems.append(PackRejection(reason, pack: SafePath.printable(pack.name), entry: entry, detail: detail))
         }
-        if !ExerciseID.isValid(pack.name) {
-            add(.unsafeName, nil, "the pack name is not 1-64 characters of A-Z a-z 0-9 _ -")
+        if !isValidPackName(pack) {
+            add(.unsafeName, nil, "the pack name is not 1-64 characters of A-Z a-z 0-9 _ - (a rendition pack: then . and its resolution)")
         }
         if let (reason, detail) = SafePath.problem(in: pack.file) {
             add(reason, pack.file, detail)

@@ -50,11 +50,12 @@ public enum PackVerifier {
             return report
         }
         var seen = Set<String>()
-        for pack in index.packs where !seen.insert(pack.name).inserted {
+        for pack in index.allPacks where !seen.insert(pack.name).inserted {
             report.problems.append(PackRejection(.duplicate, pack: pack.name, detail: "the index lists this pack twice"))
         }
         let source = PackIndexSource(location: .file(indexPath))
-        for pack in index.packs { verify(pack, source: source, limits: limits, into: &report) }
+        // Format 1.3: the rendition packs are checked like the others.
+        for pack in index.allPacks { verify(pack, source: source, limits: limits, into: &report) }
         // Format 1.2: each pack's posters pack.
         for posters in index.packs.compactMap(\.posters) {
             do {

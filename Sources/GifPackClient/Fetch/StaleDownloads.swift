@@ -17,7 +17,7 @@ enum StaleDownloads {
     static func remove(in directory: String, keepingPacksOf index: PackIndex) throws(PackClientError) -> [String] {
         let downloader = PackDownloader(directory: directory)
         var keep: Set<String> = []
-        let described: [any PackFileDescription] = index.packs + index.packs.compactMap(\.posters)
+        let described: [any PackFileDescription] = index.allPacks + index.packs.compactMap(\.posters)
         for pack in described {
             let name = PathText.lastComponent(downloader.downloadPath(of: pack))
             keep.formUnion([name, name + ".part"])

@@ -61,6 +61,8 @@ struct GenerationBuilder {
     var verifiedSequence: Int?
     /// The remote index the generation comes from (``InstallManifest/index``).
     var indexRecord: InstalledIndex?
+    /// The pixel size renditions were chosen for (``InstallManifest/preferredPixelSize``).
+    var preferredPixelSize: Int?
     /// Looked at before each entry: a cancelled install stops staging (the caller removes the staging directory).
     var cancellation: InstallCancellation?
     /// Told of each GIF placed (``GIFLoader/refresh(progress:)``).
@@ -99,7 +101,8 @@ struct GenerationBuilder {
         let manifest = InstallManifest(generation: generation, layout: layout, packs: plan.packs, exercises: plan.exercises,
                                        indexSequence: InstallManifest.floor(carrying: previous?.manifest.indexSequence, verified: verifiedSequence),
                                        posterPacks: posters?.packs, posters: posterRecords,
-                                       checkedGIFs: checked, index: indexRecord)
+                                       checkedGIFs: checked, index: indexRecord, preferredPixelSize: preferredPixelSize,
+                                       placeholderGIFs: plan.basis.mapValues(\.gif))
         let manifestPath = "\(staging)/\(InstallManifest.fileName)"
         try FileOps.writeNew(manifestPath, try manifest.encoded())
         written.append(manifestPath)
@@ -107,10 +110,18 @@ struct GenerationBuilder {
     }
 
     /// The index's placeholders of the installed GIFs (``InstalledPlaceholders``), when it has any.
+    /// A GIF of a rendition beyond the first keeps its own size and timing but shows the BlurHash
+    /// and average colour of its exercise's first-resolution GIF, so a cell looks the same whichever
+    /// rendition the app installed.
     private mutating func writePlaceholders(_ plan: InstallPlan) throws(PackClientError) {
         var gifs: [String: GIFPlaceholder] = [:]
         for source in plan.entries where plan.idsByHash[source.entry.sha256] != nil {
-            if let placeholder = source.entry.placeholder { gifs[source.entry.sha256] = placeholder }
+            guard var placeholder = source.entry.placeholder else { continue }
+            if let first = plan.basis[source.entry.sha256]?.placeholder {
+                placeholder.blurHash = first.blurHash
+                placeholder.averageColor = first.averageColor
+            }
+            gifs[source.entry.sha256] = placeholder
         }
         guard !gifs.isEmpty else { return }
         let path = "\(staging)/\(InstalledPlaceholders.fileName)"

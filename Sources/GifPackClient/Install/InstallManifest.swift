@@ -17,6 +17,9 @@ import GifPackFormat
 public struct InstallManifest: Sendable, Equatable, Codable {
     public static let fileName = "gifpack-manifest.json"
 
+    /// The shape of this file: `1.3` when it records renditions (``preferredPixelSize``,
+    /// ``placeholderGIFs``, a pack's ``InstalledPack/resolution``), else `1.2`, the manifest an
+    /// install wrote before renditions existed (it has not changed otherwise).
     public var formatVersion: FormatVersion
     /// The generation number of the directory holding this manifest.
     public var generation: Int
@@ -47,12 +50,25 @@ public struct InstallManifest: Sendable, Equatable, Codable {
     /// changes nothing). nil for a local index, a server without `ETag`/`Last-Modified`, and
     /// manifests written before it existed.
     public var index: InstalledIndex?
+    /// The pixel size the install chose renditions for (``PackInstaller/preferredPixelSize``); nil:
+    /// none asked, `packs[]` installed as before renditions. An install asking for another size is
+    /// not "unchanged" and makes no conditional index request on this generation's record.
+    public var preferredPixelSize: Int?
+    /// With renditions: the SHA-256 of an installed GIF of a rendition beyond the first → the SHA-256
+    /// of its exercise's first-resolution GIF (its `packs[]` row), the GIF whose BlurHash, average
+    /// colour and posters the exercise shows (posters are keyed by it in ``posters``). nil when
+    /// every installed GIF is the first resolution's.
+    public var placeholderGIFs: [String: String]?
 
     public init(generation: Int, layout: InstallLayout, packs: [InstalledPack], exercises: [String: String?],
                 indexSequence: Int? = nil, posterPacks: [InstalledPosterPack]? = nil, posters: [String: String]? = nil,
-                checkedGIFs: [String: GIFMetadata]? = nil, index: InstalledIndex? = nil) {
+                checkedGIFs: [String: GIFMetadata]? = nil, index: InstalledIndex? = nil,
+                preferredPixelSize: Int? = nil, placeholderGIFs: [String: String]? = nil) {
         self.index = index
-        self.formatVersion = .current
+        self.preferredPixelSize = preferredPixelSize
+        self.placeholderGIFs = placeholderGIFs?.isEmpty == true ? nil : placeholderGIFs
+        let renditions = preferredPixelSize != nil || placeholderGIFs?.isEmpty == false || packs.contains { $0.resolution != nil }
+        self.formatVersion = renditions ? .current : .withoutRenditions
         self.generation = generation
         self.layout = layout
         self.packs = packs.sorted { $0.name < $1.name }
@@ -73,6 +89,10 @@ public struct InstallManifest: Sendable, Equatable, Codable {
 
     /// The key of ``posters``: `"<size>/<GIF sha256>"`.
     public static func posterKey(size: Int, gifSHA256: String) -> String { "\(size)/\(gifSHA256)" }
+
+    /// The GIF whose placeholder and posters stand for the installed GIF `sha256`: its exercise's
+    /// first-resolution GIF (``placeholderGIFs``), or itself.
+    public func placeholderGIF(for sha256: String) -> String { placeholderGIFs?[sha256] ?? sha256 }
 
     /// The manifest of the installed cache at `cacheDirectory`, or nil when nothing is installed.
     public static func read(cacheDirectory: String) throws(PackClientError) -> InstallManifest? {
@@ -128,10 +148,14 @@ public struct InstalledPack: Sendable, Equatable, Codable {
     /// SHA-256 of the pack file that was installed.
     public var sha256: String
     public var contentDigest: String
-    /// Exercises the pack lists.
+    /// Exercises the pack gives the cache: every one it lists, or with renditions those whose
+    /// chosen rendition it is.
     public var exercises: Int
+    /// The resolution of the pack's GIFs (format 1.3 indexes; nil before).
+    public var resolution: Int?
 
-    public init(name: String, version: Int, sha256: String, contentDigest: String, exercises: Int) {
+    public init(name: String, version: Int, sha256: String, contentDigest: String, exercises: Int, resolution: Int? = nil) {
+        self.resolution = resolution
         self.name = name
         self.version = version
         self.sha256 = sha256

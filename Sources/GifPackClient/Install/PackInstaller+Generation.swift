@@ -10,7 +10,7 @@ extension PackInstaller {
     /// checkpoints of `cancellation` until the switch.
     func installGeneration(_ packs: [DownloadedPack], posters: [PosterSource], generations: CacheGenerations,
                                    indexSequence: Int?, indexRecord: InstalledIndex?,
-                                   cancellation: InstallCancellation) throws(PackClientError) -> InstallReport {
+                                   cancellation: InstallCancellation, selection: RenditionSelection? = nil) throws(PackClientError) -> InstallReport {
         try cancellation.checkpoint(.verify)
         // A local pack's SHA-256 is checked on a thread of its own while the pack is staged; a file
         // that is not the index's is what the install reports, whatever else went wrong with it.
@@ -22,7 +22,7 @@ extension PackInstaller {
         let staged: Staged
         do {
             staged = try stageGeneration(packs, posters: posters, generations: generations, indexSequence: indexSequence,
-                                         indexRecord: indexRecord, cancellation: cancellation)
+                                         indexRecord: indexRecord, cancellation: cancellation, selection: selection)
         } catch {
             try checksums.wait().get()
             throw error
@@ -74,18 +74,19 @@ extension PackInstaller {
     /// and gives it its final name; on a failure nothing of it is left.
     private func stageGeneration(_ packs: [DownloadedPack], posters: [PosterSource], generations: CacheGenerations,
                                  indexSequence: Int?, indexRecord: InstalledIndex?,
-                                 cancellation: InstallCancellation) throws(PackClientError) -> Staged {
+                                 cancellation: InstallCancellation, selection: RenditionSelection?) throws(PackClientError) -> Staged {
         let current = try generations.current()
         let previous: GenerationBuilder.Previous? = try current.flatMap { generation throws(PackClientError) in
             let directory = generations.generationPath(generation)
             return try InstallManifest.read(directory: directory).map { .init(directory: directory, manifest: $0) }
         }
-        let plan = try InstallPlan(packs: packs, limits: limits)
+        let plan = try InstallPlan(packs: packs, limits: limits, selection: selection)
         let posterPlan = withPosters ? try PosterInstallPlan(sources: posters, previous: previous) : nil
         let generation = CacheGenerations.next(after: try generations.numbersInUse() + [current].compactMap { $0 })
         let staging = "\(generations.storePath)/\(CacheGenerations.stagingName(generation))"
         var builder = GenerationBuilder(staging: staging, layout: layout, previous: previous)
         builder.verifiedSequence = indexSequence
+        builder.preferredPixelSize = preferredPixelSize
         builder.indexRecord = indexRecord
         builder.cancellation = cancellation
         builder.progress = progress

@@ -39,11 +39,12 @@ extension PackInstaller {
     /// that pays, see ``fetchPack(_:from:downloader:client:previous:alsoFetched:follow:)``). Answers in
     /// the order of `chosen`; on a failure, removes what it downloaded.
     /// `unpacked`: where the GIFs of whole downloads go as they are decoded during the download
-    /// (``PackFollower``), one folder per pack; nil: decoded after.
+    /// (``PackFollower``), one folder per pack; nil: decoded after. `selection`: with renditions, the
+    /// GIFs of a pack no chosen exercise takes from it are left out of its plan like GIFs the cache holds.
     func fetchPacks(_ chosen: [PackDescription], from source: PackIndexSource, downloader: PackDownloader,
                     client: (any HTTPTransport)?, previous: GenerationBuilder.Previous?,
-                    cancellation: InstallCancellation,
-                    unpacked: String? = nil) async throws(PackClientError) -> ([DownloadedPack], [PackFetchSummary]) {
+                    cancellation: InstallCancellation, unpacked: String? = nil,
+                    selection: RenditionSelection? = nil) async throws(PackClientError) -> ([DownloadedPack], [PackFetchSummary]) {
         let order = chosen.indices.sorted { (chosen[$0].gifs.count, -$0) > (chosen[$1].gifs.count, -$1) }
         var fetched: [Int: (DownloadedPack, PackFetchSummary)] = [:]
         var planned = Set<String>()
@@ -53,7 +54,7 @@ extension PackInstaller {
                 try cancellation.checkpoint(.transfer)
                 let follow = unpacked.map { Following(directory: "\($0)/\(position)", cancellation: cancellation) }
                 let item = try await fetchPack(pack, from: source, downloader: downloader, client: client, previous: previous,
-                                               alsoFetched: planned, follow: follow)
+                                               alsoFetched: planned, unneeded: selection?.unneededGIFs(of: pack) ?? [], follow: follow)
                 fetched[position] = item
                 planned.formUnion(item.0.fetchedGIFs ?? Set(pack.gifs.map(\.sha256)))
             } catch {
@@ -66,10 +67,11 @@ extension PackInstaller {
     }
 
     /// Fetches `pack` sparsely when it pays, else whole; says which way it went. `alsoFetched`: GIFs
-    /// another pack of the same install brings (the installed generation takes them from there).
+    /// another pack of the same install brings (the installed generation takes them from there);
+    /// `unneeded`: GIFs no exercise takes from this pack (another rendition is chosen for them).
     func fetchPack(_ pack: PackDescription, from source: PackIndexSource, downloader: PackDownloader,
                    client: (any HTTPTransport)?, previous: GenerationBuilder.Previous?,
-                   alsoFetched: Set<String> = [], follow: Following? = nil) async throws(PackClientError) -> (DownloadedPack, PackFetchSummary) {
+                   alsoFetched: Set<String> = [], unneeded: Set<String> = [], follow: Following? = nil) async throws(PackClientError) -> (DownloadedPack, PackFetchSummary) {
         func whole(_ reason: String?, alreadySpent: Int64 = 0) async throws(PackClientError) -> (DownloadedPack, PackFetchSummary) {
             let follower = follow.map {
                 PackFollower(pack: pack, final: downloader.downloadPath(for: pack), directory: $0.directory,
@@ -91,7 +93,7 @@ extension PackInstaller {
         guard sparseUpgrades.isEnabled, let client, case .url(let url) = try source.packLocation(for: pack) else {
             return try await whole(nil)
         }
-        let shared = Set(pack.gifs.map(\.sha256)).intersection(alsoFetched)
+        let shared = Set(pack.gifs.map(\.sha256)).intersection(alsoFetched).union(unneeded)
         guard previous != nil || !shared.isEmpty else { return try await whole("no previous generation to upgrade from") }
         if let problem = PackDescriptionCheck.problems(in: pack, limits: limits).first { throw .rejected(problem) }
 

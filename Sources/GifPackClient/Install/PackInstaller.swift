@@ -36,6 +36,10 @@ import GifPackTransport
 /// ``PosterInstallPlan``), and its posters are installed in the same generation, at
 /// `<cache>/posters/<size>/<id>.gif`; ``InstalledCache/posterPath(forExercise:size:)`` finds them.
 ///
+/// With ``preferredPixelSize`` and an index that has renditions (format 1.3), each exercise of the
+/// chosen packs gets the smallest rendition at least that size, else the largest there is, and only
+/// the packs giving those GIFs are fetched (``RenditionChoice``).
+///
 /// With a previous generation installed and a remote index, an upgrade fetches only what the
 /// cache lacks: the new pack's catalog frame and the frames of GIFs not held yet, by single-range
 /// requests into a sparse file, each frame checked as above (the whole-file size, SHA-256 and frame
@@ -91,6 +95,14 @@ public struct PackInstaller: Sendable {
     /// posters pack and still holds every poster; on an upgrade only the posters the cache lacks
     /// are fetched, by range, like a pack's GIFs. false: nothing poster-related is fetched.
     public var withPosters = false
+    /// The pixels the app shows a GIF at (a view's width in points × the screen's scale,
+    /// ``RenditionChoice/pixelSize(points:scale:)``). With an index that has renditions (format 1.3),
+    /// each exercise of each chosen pack gets the smallest rendition at least this size, else the
+    /// largest there is (``RenditionChoice``), and only the packs that give a chosen GIF are fetched;
+    /// placeholders and posters stay the first resolution's. nil, or an index without renditions:
+    /// every pack of `packs[]` is installed as before renditions. Recorded in the manifest
+    /// (``InstallManifest/preferredPixelSize``): a later install with another size is not "unchanged".
+    public var preferredPixelSize: Int?
     /// The limits of every request (``HTTPTimeouts``): the low-speed window, counted from each
     /// request on, and ``HTTPTimeouts/deadline``, the longest one ``install(from:packs:client:)``
     /// may take over the network, the index, signature, every pack and every retry included
@@ -188,16 +200,19 @@ public struct PackInstaller: Sendable {
             InstalledIndex(validators: $0, packs: index.packs.map(\.name), expires: trust == nil ? nil : index.expires,
                            signedBy: trust == nil ? nil : IndexTrust.signerKeyID(of: fetched.signature))
         }
-        let chosen = try select(names, from: index)
-        if withPosters, let bare = chosen.first(where: { $0.posters == nil }) { throw .noPosters(pack: bare.name) }
+        let named = try select(names, from: index)
+        if withPosters, let bare = named.first(where: { $0.posters == nil }) { throw .noPosters(pack: bare.name) }
+        // With renditions, the packs of each exercise's chosen rendition (RenditionChoice.swift).
+        let selection = RenditionSelection(chosen: named, index: index, pixels: preferredPixelSize)
+        let chosen = selection.packs
         // The index is accepted: downloads of packs it no longer lists go before anything is fetched.
         try await removeStaleDownloads(generations, index: index)
-        if let report = try await unchangedReport(for: chosen, generations: generations,
+        if let report = try await unchangedReport(for: chosen, posters: named, generations: generations,
                                                   refreshing: record, sequence: trust == nil ? nil : index.sequence) {
             return report
         }
 
-        progress?.begin(gifs: Set(chosen.flatMap { $0.exercises.compactMap(\.gif) }).count)
+        progress?.begin(gifs: selection.gifCount)
         var downloader = PackDownloader(directory: generations.downloadsPath, client: http, limits: limits)
         downloader.progress = progress
         downloader.maxAttempts = downloadAttempts
@@ -205,14 +220,14 @@ public struct PackInstaller: Sendable {
         // Sparse upgrades (PackInstaller+Sparse.swift): only the missing frames, by range, when it pays.
         let previous = try await sparseBasis(for: source, generations: generations)
         let packs = try await fetchPacks(chosen, from: source, downloader: downloader, client: http, previous: previous,
-                                         cancellation: cancellation, unpacked: unpacked)
+                                         cancellation: cancellation, unpacked: unpacked, selection: selection)
         let downloaded = packs.0
         var fetches = packs.1
         var posterSources: [PosterSource] = []
         if withPosters {
             do {
                 let installed = try await installedGeneration(generations)
-                let posters = try await fetchPosterPacks(chosen.compactMap(\.posters), from: source, downloader: downloader,
+                let posters = try await fetchPosterPacks(named.compactMap(\.posters), from: source, downloader: downloader,
                                                          client: http, installed: installed, cancellation: cancellation)
                 posterSources = posters.0
                 fetches += posters.1
@@ -223,7 +238,7 @@ public struct PackInstaller: Sendable {
         }
         var report = try await installLocked(downloaded, posters: posterSources, generations: generations,
                                              indexSequence: trust == nil ? nil : index.sequence, indexRecord: record,
-                                             cancellation: cancellation)
+                                             cancellation: cancellation, selection: selection)
         report.fetches = fetches
         return report
     }
@@ -248,14 +263,17 @@ public struct PackInstaller: Sendable {
     }
 
     /// The index record to make the index request conditional on: the installed generation's,
-    /// when it came from this URL and holds what this call asks for (the same pack selection,
-    /// layout and posters choice), and, with ``trust``, was verified by a key still trusted.
+    /// when it came from this URL and holds what this call asks for (the same pack selection — with
+    /// renditions, the packs whose renditions it installed —, layout, posters choice and
+    /// ``preferredPixelSize``), and, with ``trust``, was verified by a key still trusted.
     /// Otherwise nil: the index is fetched whole.
     private func conditionalBasis(_ manifest: InstallManifest?, names: [String]?, source: PackIndexSource) -> InstalledIndex? {
         guard case .url(let url) = source.location, let manifest, let record = manifest.index,
               record.validators.belong(to: url) || record.validators.belong(to: CompressedIndex.beside(url)),
-              manifest.layout == layout, (manifest.posterPacks != nil) == withPosters else { return nil }
-        let installed = manifest.packs.map(\.name).sorted()
+              manifest.layout == layout, (manifest.posterPacks != nil) == withPosters,
+              manifest.preferredPixelSize == preferredPixelSize else { return nil }
+        // With renditions, `all.360` was installed for `all`: the packs asked for are the families.
+        let installed = Array(Set(manifest.packs.map { RenditionChoice.family(of: $0.name) })).sorted()
         let wanted = names.flatMap { $0.isEmpty ? nil : Array(Set($0)).sorted() } ?? record.packs
         guard installed == wanted, Set(wanted).isSubset(of: record.packs) else { return nil }
         if let trust {
@@ -298,11 +316,12 @@ public struct PackInstaller: Sendable {
 
     private func installLocked(_ packs: [DownloadedPack], posters: [PosterSource] = [], generations: CacheGenerations,
                                indexSequence: Int? = nil, indexRecord: InstalledIndex? = nil,
-                               cancellation: InstallCancellation = InstallCancellation()) async throws(PackClientError) -> InstallReport {
+                               cancellation: InstallCancellation = InstallCancellation(),
+                               selection: RenditionSelection? = nil) async throws(PackClientError) -> InstallReport {
         let settings = self
         let outcome = await BlockingWork.result("gifpack.install") { () throws(PackClientError) -> InstallReport in
             try settings.installGeneration(packs, posters: posters, generations: generations, indexSequence: indexSequence,
-                                           indexRecord: indexRecord, cancellation: cancellation)
+                                           indexRecord: indexRecord, cancellation: cancellation, selection: selection)
         }
         switch outcome {
         case .success(let report):
@@ -331,25 +350,26 @@ public struct PackInstaller: Sendable {
         var chosen: [PackDescription] = []
         for name in names where !chosen.contains(where: { $0.name == name }) {
             guard let pack = index.pack(named: name) else {
-                throw .unknownPack(name, available: index.packs.map(\.name))
+                throw .unknownPack(name, available: index.allPacks.map(\.name))
             }
             chosen.append(pack)
         }
         return chosen.sorted { $0.name < $1.name }
     }
 
-    /// A report without any work when exactly these packs (and, with posters, their posters packs;
-    /// without, none) are installed in this layout. The generation's manifest then takes the new
+    /// A report without any work when exactly these packs (and, with posters, the posters packs of
+    /// `posters`, the packs asked for; without, none) are installed in this layout, for this
+    /// ``preferredPixelSize``. The generation's manifest then takes the new
     /// index's record (`refreshing`: validators, expiry), so the next check is conditional on this
     /// index, and, with trusted keys, the floor raised to its `sequence` (a re-signed index with the
     /// same packs); `sequence` is nil without keys, which leaves the floor as it is.
-    private func unchangedReport(for packs: [PackDescription], generations: CacheGenerations, refreshing record: InstalledIndex?,
-                                 sequence: Int?) async throws(PackClientError) -> InstallReport? {
-        let wantedPosters = withPosters ? packs.compactMap(\.posters).map { [$0.name, $0.sha256] }.sorted { $0[0] < $1[0] } : []
-        return try await BlockingWork.run("gifpack.manifest") { [layout, cacheDirectory] () throws(PackClientError) -> InstallReport? in
+    private func unchangedReport(for packs: [PackDescription], posters named: [PackDescription], generations: CacheGenerations,
+                                 refreshing record: InstalledIndex?, sequence: Int?) async throws(PackClientError) -> InstallReport? {
+        let wantedPosters = withPosters ? named.compactMap(\.posters).map { [$0.name, $0.sha256] }.sorted { $0[0] < $1[0] } : []
+        return try await BlockingWork.run("gifpack.manifest") { [layout, cacheDirectory, preferredPixelSize] () throws(PackClientError) -> InstallReport? in
             guard let generation = try generations.current(),
                   var manifest = try InstallManifest.read(directory: generations.generationPath(generation)),
-                  manifest.layout == layout,
+                  manifest.layout == layout, manifest.preferredPixelSize == preferredPixelSize,
                   manifest.packs.map({ [$0.name, $0.sha256] }) == packs.sorted(by: { $0.name < $1.name }).map({ [$0.name, $0.sha256] }),
                   (manifest.posterPacks ?? []).map({ [$0.name, $0.sha256] }) == wantedPosters
             else { return nil }

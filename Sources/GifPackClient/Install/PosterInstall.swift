@@ -104,8 +104,10 @@ extension GenerationBuilder {
         var records: [String: String] = [:]
         for hash in plan.idsByHash.keys.sorted() {
             guard let ids = plan.idsByHash[hash], !ids.isEmpty else { continue }
+            // A GIF of another rendition shows its exercise's first-resolution poster.
+            let posterGIF = plan.basis[hash]?.gif ?? hash
             for size in posters.sizes {
-                let key = InstallManifest.posterKey(size: size, gifSHA256: hash)
+                let key = InstallManifest.posterKey(size: size, gifSHA256: posterGIF)
                 guard let want = posters.expected[key] else { continue }
                 let names = layout == .byID ? ids.map { layout.posterRelativePath(size: size, exercise: $0, sha256: hash) }
                                             : [layout.posterRelativePath(size: size, exercise: ids[0], sha256: hash)]
@@ -114,7 +116,7 @@ extension GenerationBuilder {
                     try Self.linkOrCopy(old, to: first)
                     counts.postersReused += 1
                 } else if let reader = posters.readers[key] {
-                    let bytes = try reader.poster(size: size, gifSHA256: hash)
+                    let bytes = try reader.poster(size: size, gifSHA256: posterGIF)
                     try FileOps.writeNew(first, bytes)
                     recordWritten(first)
                     counts.postersWritten += 1
@@ -137,17 +139,19 @@ extension GenerationBuilder.Previous {
     /// `"<size>/<GIF sha256>"` → a poster file of this generation (per the manifest; not checked).
     var posterFilesByKey: [String: String] {
         guard let recorded = manifest.posters else { return [:] }
-        var idByHash: [String: String] = [:]
+        // Posters are keyed by the first-resolution GIF (InstallManifest.placeholderGIFs), named by the installed one.
+        var installedByPosterGIF: [String: (id: String, gif: String)] = [:]
         for (id, hash) in manifest.exercises.sorted(by: { $0.key < $1.key }) {
-            guard let hash, idByHash[hash] == nil, ExerciseID.isValid(id), SafePath.isSHA256(hash) else { continue }
-            idByHash[hash] = id
+            guard let hash, ExerciseID.isValid(id), SafePath.isSHA256(hash) else { continue }
+            let posterGIF = manifest.placeholderGIF(for: hash)
+            if installedByPosterGIF[posterGIF] == nil { installedByPosterGIF[posterGIF] = (id, hash) }
         }
         var files: [String: String] = [:]
         for key in recorded.keys {
             let parts = key.split(separator: "/", omittingEmptySubsequences: false)
-            guard parts.count == 2, let size = Int(parts[0]), (16...512).contains(size), case let hash = String(parts[1]),
-                  let id = idByHash[hash] else { continue }
-            files[key] = "\(directory)/\(manifest.layout.posterRelativePath(size: size, exercise: id, sha256: hash))"
+            guard parts.count == 2, let size = Int(parts[0]), (16...512).contains(size),
+                  let installed = installedByPosterGIF[String(parts[1])] else { continue }
+            files[key] = "\(directory)/\(manifest.layout.posterRelativePath(size: size, exercise: installed.id, sha256: installed.gif))"
         }
         return files
     }

@@ -76,6 +76,11 @@ public final class LazyGIFCache: Sendable {
     public let timeouts: HTTPTimeouts
     /// Trusted keys the index must be signed with (see above); nil: any index is used.
     public let trust: IndexTrust?
+    /// The pixels the app shows a GIF at: with an index that has renditions (format 1.3), an
+    /// exercise's GIF is its smallest rendition at least this size, else the largest there is
+    /// (``RenditionChoice``), and only that rendition's frame is fetched. nil: the GIF of `packs[]`
+    /// (the first resolution), as before renditions.
+    public let preferredPixelSize: Int?
     private let client: any HTTPTransport
     private let store: LazyGIFStore
     /// This source's index slot in the directory (``LazyGIFStore/slotName(url:keys:)``).
@@ -87,8 +92,9 @@ public final class LazyGIFCache: Sendable {
     /// for its lifetime.
     public init(directory: String, indexURL: String, byteLimit: Int64 = 64 << 20, indexMaxAge: TimeSpan = .seconds(300),
                 client: (any HTTPTransport)? = nil, limits: PackLimits = .standard, attempts: Int = 3,
-                timeouts: HTTPTimeouts = HTTPTimeouts(), trust: IndexTrust? = nil) {
+                timeouts: HTTPTimeouts = HTTPTimeouts(), trust: IndexTrust? = nil, preferredPixelSize: Int? = nil) {
         self.trust = trust
+        self.preferredPixelSize = preferredPixelSize
         self.directory = PathText.trimmingTrailingSlashes(directory)
         self.source = PackIndexSource(indexURL)
         self.byteLimit = byteLimit
@@ -116,10 +122,10 @@ public final class LazyGIFCache: Sendable {
         var index = try await currentIndex(client: http, forceRevalidation: false, timeouts: timeouts)
         var reloaded = false
         while true {
-            guard let pack = index.packs.first(where: { $0.exercises.contains { $0.id == id } }) else {
+            guard let (pack, gif) = RenditionChoice.pack(forExercise: id, in: index, pixels: preferredPixelSize) else {
                 throw .unknownExercise(id)
             }
-            guard let hash = pack.exercises.first(where: { $0.id == id })?.gif else { return .noGIF }
+            guard let hash = gif else { return .noGIF }
             if let problem = PackDescriptionCheck.problems(in: pack, limits: limits).first { throw .rejected(problem) }
             guard let entry = pack.gifs.first(where: { $0.sha256 == hash }) else {
                 throw .rejected(PackRejection(.missingEntry, pack: pack.name, entry: id, detail: "its GIF is not among the pack's GIFs"))
@@ -324,8 +330,10 @@ public final class LazyGIFCache: Sendable {
     /// A local index: the GIF read in place from its pack file.
     private func localGIF(_ id: String) async throws(PackClientError) -> LazyGIF {
         let index = try await loadLocal()
-        guard let pack = index.packs.first(where: { $0.exercises.contains { $0.id == id } }) else { throw .unknownExercise(id) }
-        guard pack.exercises.first(where: { $0.id == id })?.gif != nil else { return .noGIF }
+        guard let (pack, gif) = RenditionChoice.pack(forExercise: id, in: index, pixels: preferredPixelSize) else {
+            throw .unknownExercise(id)
+        }
+        guard gif != nil else { return .noGIF }
         guard case .file(let path) = try source.packLocation(for: pack) else { throw .unknownExercise(id) }
         let limits = self.limits
         let bytes = try await BlockingWork.run("gifpack.lazy-local") { () throws(PackClientError) -> [UInt8] in

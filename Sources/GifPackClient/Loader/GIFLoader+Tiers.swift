@@ -84,14 +84,14 @@ extension GIFLoader {
         let index = try await currentIndex()
         switch key {
         case .exercise(let id):
-            guard let pack = index.packs.first(where: { $0.exercises.contains { $0.id == id } }) else {
+            guard let (pack, gif) = RenditionChoice.pack(forExercise: id, in: index, pixels: configuration.preferredPixelSize) else {
                 throw PackClientError.unknownExercise(id)
             }
-            guard let hash = pack.exercises.first(where: { $0.id == id })?.gif,
+            guard let hash = gif,
                   let entry = pack.gifs.first(where: { $0.sha256 == hash }) else { return nil }
             return IndexedGIF(hash: hash, size: entry.location.size, exercise: id)
         case .hash(let sha256):
-            for pack in index.packs {
+            for pack in index.allPacks {
                 guard let entry = pack.gifs.first(where: { $0.sha256 == sha256 }),
                       let exercise = pack.exercises.first(where: { $0.gif == sha256 }) else { continue }
                 return IndexedGIF(hash: sha256, size: entry.location.size, exercise: exercise.id)

@@ -48,6 +48,13 @@ public final class GIFLoader: Sendable {
         public var packs: [String]?
         /// Install the packs' still posters too (format 1.2), for ``LoaderPlaceholder/posterURL``.
         public var withPosters = false
+        /// The pixels the app shows a GIF at, e.g. ``RenditionChoice/pixelSize(points:scale:)`` of the
+        /// detail view's width and `UIScreen.main.scale`: with an index that has renditions (format
+        /// 1.3), every tier serves each exercise's smallest rendition at least this size, else the
+        /// largest there is, and ``GIFLoader/refresh(progress:)`` installs only those renditions;
+        /// placeholders stay the first resolution's. nil: the first resolution (`packs[]`), as
+        /// before renditions.
+        public var preferredPixelSize: Int?
         /// The poster size placeholders point at (nil: the generation's smallest).
         public var posterSize: Int?
         /// Most bytes of GIFs the lazy disk cache keeps.
@@ -104,11 +111,13 @@ public final class GIFLoader: Sendable {
         var installer = PackInstaller(cacheDirectory: "\(folder)/installed", limits: configuration.limits)
         installer.trust = trust
         installer.withPosters = configuration.withPosters
+        installer.preferredPixelSize = configuration.preferredPixelSize
         installer.stageHook = configuration.installStageHook
         installer.timeouts = configuration.timeouts
         self.installer = installer
         lazy = LazyGIFCache(directory: "\(folder)/lazy", indexURL: source.description, byteLimit: configuration.lazyCacheByteLimit,
-                            client: http, limits: configuration.limits, timeouts: configuration.timeouts, trust: trust)
+                            client: http, limits: configuration.limits, timeouts: configuration.timeouts, trust: trust,
+                            preferredPixelSize: configuration.preferredPixelSize)
         lazyStore = LazyGIFStore(directory: "\(folder)/lazy")
         memory = MemoryTier(costLimit: configuration.memoryCostLimit, countLimit: configuration.memoryCountLimit)
         gate = FetchGate(width: configuration.maxConcurrentFetches)

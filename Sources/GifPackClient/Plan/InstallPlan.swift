@@ -35,9 +35,13 @@ struct InstallPlan {
     private(set) var entries: [Source] = []
     /// Exercise ids by GIF hash, sorted.
     private(set) var idsByHash: [String: [String]] = [:]
+    /// With renditions: an installed GIF of a rendition beyond the first → its exercise's
+    /// first-resolution GIF and that GIF's placeholder (``RenditionSelection/basis``).
+    private(set) var basis: [String: (gif: String, placeholder: GIFPlaceholder?)] = [:]
     let packs: [InstalledPack]
 
-    init(packs downloaded: [DownloadedPack], limits: PackLimits) throws(PackClientError) {
+    /// `selection`: with renditions, each pack gives only the exercises chosen from it.
+    init(packs downloaded: [DownloadedPack], limits: PackLimits, selection: RenditionSelection? = nil) throws(PackClientError) {
         var installed: [InstalledPack] = []
         var owner: [String: String] = [:]
         for item in downloaded {
@@ -56,7 +60,8 @@ struct InstallPlan {
                 Source(reader: checked.reader, pack: pack.name, entry: $0, metadata: metadata[$0.sha256],
                        isPresent: item.fetchedGIFs?.contains($0.sha256) ?? true, ready: item.ready[$0.sha256])
             }
-            for exercise in pack.exercises {
+            let taken = selection?.taken?[pack.name]
+            for exercise in pack.exercises where taken?.contains(exercise.id) ?? true {
                 if let existing = exercises[exercise.id], existing != exercise.gif {
                     throw .rejected(PackRejection(.conflict, pack: pack.name, entry: exercise.id,
                                                   detail: "pack \(owner[exercise.id] ?? "?") gives this exercise a different GIF"))
@@ -65,10 +70,13 @@ struct InstallPlan {
                 owner[exercise.id] = pack.name
             }
             installed.append(InstalledPack(name: pack.name, version: pack.version, sha256: pack.sha256,
-                                           contentDigest: pack.contentDigest, exercises: pack.exercises.count))
+                                           contentDigest: pack.contentDigest, exercises: taken?.count ?? pack.exercises.count,
+                                           resolution: pack.resolution))
         }
         for (id, hash) in exercises {
-            if let hash { idsByHash[hash, default: []].append(id) }
+            guard let hash else { continue }
+            idsByHash[hash, default: []].append(id)
+            if let first = selection?.basis[hash] { basis[hash] = first }
         }
         for hash in idsByHash.keys { idsByHash[hash]?.sort() }
         packs = installed

@@ -53,7 +53,8 @@ public struct InstalledCache: Sendable {
     /// ```
     public func posterPath(forExercise id: String, size: Int) -> String? {
         guard ExerciseID.isValid(id), let entry = manifest.exercises[id], let hash = entry,
-              manifest.posters?[InstallManifest.posterKey(size: size, gifSHA256: hash)] != nil else { return nil }
+              manifest.posters?[InstallManifest.posterKey(size: size, gifSHA256: manifest.placeholderGIF(for: hash))] != nil
+        else { return nil }
         return "\(generationDirectory)/\(manifest.layout.posterRelativePath(size: size, exercise: id, sha256: hash))"
     }
 
