@@ -139,6 +139,7 @@ struct RenditionBuildTests {
         let environment = ["GIFPACK_TEST_KEY": testAPIKey, "SOURCE_DATE_EPOCH": "1700000000"]
         func build(_ name: String, _ extra: [String]) async throws -> ProcessResult {
             server.setQuota(6 + 3)
+            try FileManager.default.createDirectory(atPath: workspace.file(name), withIntermediateDirectories: true)
             return try await gifpackCLI(["build", "--manifest", manifest, "--out", workspace.file("\(name)/dist"),
                                          "--cache", workspace.file("\(name)/cache"), "--progress", "off"] + extra,
                                         environment: environment)
