@@ -205,6 +205,30 @@ struct RenditionBuildTests {
         #expect(index.packs[0].exercises.allSatisfy { $0.gif != nil })
     }
 
+    /// One exercise's 360 px request fails (a 404; its 180 px GIF is fresh from the last run, so
+    /// not asked for again): it has no 360 px rendition, keeps its 180 px one, and the build says
+    /// so and exits 3.
+    @Test func anExerciseWhoseHigherRenditionFailsToFetchKeepsItsLowerOne() async throws {
+        let server = try Self.fixture(count: 4) { $0.duplicateEvery = 0 }
+        defer { server.stop() }
+        let workspace = try TemporaryDirectory()
+        #expect(try await runBuild(manifest: rapidAPIManifest(server: server), workspace: workspace).exitStatus == .success)
+        let failing = server.catalog.exercises[2].id
+        server.setDefaultFault(.status(404), forExercise: failing)
+        server.resetStats()
+        let report = try await runBuild(manifest: Self.manifest(server), workspace: workspace)
+        #expect(report.exitStatus == .partial, "\(report.message)")
+        #expect(server.stats.imageRequests == 4, "the 360 px GIFs only")
+        #expect(report.message.contains("1 exercise(s) have no 360 px rendition; those exercises keep their other renditions"),
+                "\(report.message)")
+        #expect(report.renditions?.last?.gifs.rejectedByReason["http-404"] == 1)
+        let index = try readIndex(workspace.file("dist/index.json"))
+        #expect(index.packs[0].exercises.allSatisfy { $0.gif != nil })
+        let rendition = try #require(index.renditionPacks?.first)
+        #expect(rendition.exercises.first { $0.id == failing }?.gif == nil)
+        #expect(rendition.exercises.filter { $0.gif != nil }.count == 3)
+    }
+
     /// A manifest of today (`resolution: 180`) and the state database its build wrote (the
     /// schema has keyed GIFs by exercise and resolution since its first version, so nothing
     /// migrates): adding 360 fetches the 360 px GIFs only, and the first resolution's pack keeps
