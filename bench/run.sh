@@ -7,6 +7,7 @@
 #                [--scale-distinct-gifs N] [--realistic-scale-gifs] [--quick] [--keep] [--upgrade-only]
 #                [--upgrade-percents "0.1 1 10"] [--publish-only] [--no-publish] [--posters-only] [--no-posters]
 #                [--floor-runs N] [--pack-runs N] [--install-only] [--no-install] [--install-runs N]
+#                [--renditions-only] [--no-renditions] [--renditions-runs N]
 #
 # Environment equivalents: BENCH_COUNT, BENCH_LATENCY_MS, BENCH_REAL_DATA, BENCH_SCALE,
 # BENCH_SCALE_DISTINCT_GIFS, BENCH_REALISTIC_SCALE_GIFS=1, BENCH_QUICK=1 (200 GIFs, scale 1000 only),
@@ -15,7 +16,9 @@
 # directory and to moto's S3), BENCH_PUBLISH=0 (skip it), BENCH_POSTERS_ONLY=1 (section 8 alone:
 # placeholders and posters), BENCH_POSTERS=0 (skip it), BENCH_FLOOR_RUNS, BENCH_PACK_RUNS,
 # BENCH_INSTALL_ONLY=1 (section 9 alone: install speed against the stock pipeline), BENCH_INSTALL=0
-# (skip it), BENCH_INSTALL_RUNS (pairs per row, default 5).
+# (skip it), BENCH_INSTALL_RUNS (pairs per row, default 5), BENCH_RENDITIONS_ONLY=1 (section 10 alone:
+# a two-resolution build against two one-resolution builds), BENCH_RENDITIONS=0 (skip it),
+# BENCH_RENDITIONS_RUNS (rounds, default 3).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -40,6 +43,9 @@ publish_bench=${BENCH_PUBLISH:-1}
 install_only=${BENCH_INSTALL_ONLY:-0}
 install_bench=${BENCH_INSTALL:-1}
 install_runs=${BENCH_INSTALL_RUNS:-5}
+renditions_only=${BENCH_RENDITIONS_ONLY:-0}
+renditions_bench=${BENCH_RENDITIONS:-1}
+renditions_runs=${BENCH_RENDITIONS_RUNS:-3}
 
 while [ $# -gt 0 ]; do
   case $1 in
@@ -64,7 +70,10 @@ while [ $# -gt 0 ]; do
     --install-only) install_only=1; shift ;;
     --no-install) install_bench=0; shift ;;
     --install-runs) install_runs=$2; shift 2 ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    --renditions-only) renditions_only=1; shift ;;
+    --no-renditions) renditions_bench=0; shift ;;
+    --renditions-runs) renditions_runs=$2; shift 2 ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
     *) echo "bench/run.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -89,6 +98,12 @@ if [ "$install_only" = 1 ]; then
   upgrade_only=1; upgrade_percents=""; publish_bench=0; posters=0; install_bench=1
 elif [ "$upgrade_only" = 1 ]; then
   install_bench=0
+fi
+if [ "$renditions_only" = 1 ]; then
+  [ "$upgrade_only" != 1 ] || { echo "bench/run.sh: --renditions-only excludes the other --*-only modes" >&2; exit 2; }
+  upgrade_only=1; upgrade_percents=""; publish_bench=0; posters=0; install_bench=0; renditions_bench=1
+elif [ "$upgrade_only" = 1 ]; then
+  renditions_bench=0
 fi
 moto=$root/.venv-test/bin/moto_server
 if [ "$publish_bench" = 1 ] && [ ! -x "$moto" ]; then
@@ -646,6 +661,49 @@ if [ "$install_bench" = 1 ]; then
   fact install_runs "$install_runs"
   stop_nginx
   rm -rf "$runs/inst"
+fi
+
+# ---------------------------------------------------------------------------------------------
+# 10: renditions (issue 35): one build of two resolutions (`source.resolutions: [180, 360]`) against
+# two builds of one resolution each (180, then 360), every build fresh (empty output and cache), on one
+# fixture server of a realistic catalog of $count (latency as section 1, plan ULTRA: every resolution
+# at its own size). An untimed two-resolution build first makes the fixture draw its 360 px GIFs, so
+# no timed build waits for the synthesizer. The sides alternate from round to round. Recorded: wall
+# and CPU of each build, the requests and bytes the server sent, and, from the two-resolution index,
+# the bytes of each rendition's packs and GIFs.
+if [ "$renditions_bench" = 1 ]; then
+  log "renditions: fixture of a realistic catalog of $count, latency ${latency} ms"
+  start_fixture --realistic --count "$count" --latency-ms "$latency" --plan ULTRA
+  manifest "$runs/rend.180.yaml" 7d
+  sed 's/^  resolution: 180$/  resolution: 360/' "$runs/rend.180.yaml" > "$runs/rend.360.yaml"
+  sed 's/^  resolution: 180$/  resolutions: [180, 360]/' "$runs/rend.180.yaml" > "$runs/rend.both.yaml"
+  log "renditions: untimed build (the fixture draws its 360 px GIFs)"
+  mkdir -p "$runs/rend"
+  "$bin/gifpack" build --quiet --manifest "$runs/rend.both.yaml" --out "$runs/rend/out" --cache "$runs/rend/cache" \
+    || { echo "bench/run.sh: the untimed two-resolution build failed" >&2; exit 1; }
+  fact rend.index "$(jq -c '{packs: [.packs[] | {name, resolution, bytes, gifs: (.gifs | length), gif_bytes: ([.gifs[].location.size] | add), posters_bytes: .posters.bytes}],
+    renditionPacks: [(.renditionPacks // [])[] | {name, resolution, bytes, gifs: (.gifs | length), gif_bytes: ([.gifs[].location.size] | add)}]}' "$runs/rend/out/index.json")"
+  for round in $(seq 1 "$renditions_runs"); do
+    for side in $( [ $((round % 2)) = 1 ] && echo "both single" || echo "single both"); do
+      if [ "$side" = both ]; then
+        log "renditions, round $round of $renditions_runs: one build of 180 and 360 px"
+        rm -rf "$runs/rend"; reset_stats
+        gifpack_build "rend.both.r$round" "$runs/rend.both.yaml" "$runs/rend/out" "$runs/rend/cache"
+        record_stats "rend.both.r$round.served"
+        fact "rend.both.r$round.renditions" "$(jq -c '[.renditions[]? | {resolution, downloaded: .gifs.downloaded, bytes: .gifs.bytesDownloaded, packs}]' "$runs/rend/out/report.json")"
+      else
+        for px in 180 360; do
+          log "renditions, round $round of $renditions_runs: one build of $px px"
+          rm -rf "$runs/rend"; reset_stats
+          gifpack_build "rend.$px.r$round" "$runs/rend.$px.yaml" "$runs/rend/out" "$runs/rend/cache"
+          record_stats "rend.$px.r$round.served"
+        done
+      fi
+    done
+  done
+  fact renditions_runs "$renditions_runs"
+  stop_fixture
+  rm -rf "$runs/rend"
 fi
 
 fact load_at_end "\"$(cut -d' ' -f1-3 /proc/loadavg)\""

@@ -48,7 +48,69 @@ def summarize(f):
     result["targets"] += poster_targets(result["posters"])
     result["install"] = install_speed(f)
     result["targets"] += install_targets(result["install"])
+    result["renditions"] = renditions(f)
     return result
+
+
+def renditions(f):
+    """Section 10: one build of 180 and 360 px against two builds of one resolution each, round by
+    round (medians), and the bytes of each rendition in the two-resolution index."""
+    runs = f.get("renditions_runs")
+    if not runs:
+        return None
+
+    def side(names, r):
+        builds = [f.get(f"rend.{name}.r{r}") for name in names]
+        served = [f.get(f"rend.{name}.r{r}.served") for name in names]
+        if not all(builds) or not all(served) or any(b["status"] != 0 for b in builds):
+            return None
+        return {"wall_s": sum(b["wall"] for b in builds), "cpu_s": sum(cpu(b) for b in builds),
+                "requests": sum(s["totalRequests"] for s in served), "list_requests": sum(s["listRequests"] for s in served),
+                "image_requests": sum(s["imageRequests"] for s in served), "bytes_sent": sum(s["bytesSent"] for s in served)}
+
+    rounds = []
+    for r in range(1, runs + 1):
+        both, single = side(["both"], r), side(["180", "360"], r)
+        if both and single:
+            rounds.append({"round": r, "both": both, "single": single, "wall_ratio": ratio(both["wall_s"], single["wall_s"]),
+                           "cpu_ratio": ratio(both["cpu_s"], single["cpu_s"])})
+
+    def median(key, which):
+        values = [row[which][key] for row in rounds]
+        return statistics.median(values) if values else None
+
+    keys = ("wall_s", "cpu_s", "requests", "list_requests", "image_requests", "bytes_sent")
+    index = f.get("rend.index") or {}
+    by_resolution = {}
+    for pack in (index.get("packs") or []) + (index.get("renditionPacks") or []):
+        row = by_resolution.setdefault(pack["resolution"], {"resolution": pack["resolution"], "pack_bytes": 0, "gifs": 0,
+                                                            "gif_bytes": 0, "posters_bytes": 0})
+        row["pack_bytes"] += pack["bytes"]
+        row["gifs"] += pack["gifs"]
+        row["gif_bytes"] += pack["gif_bytes"] or 0
+        row["posters_bytes"] += pack.get("posters_bytes") or 0
+    return {"rounds": rounds, "failed": runs - len(rounds),
+            "both": {k: median(k, "both") for k in keys}, "single": {k: median(k, "single") for k in keys},
+            "median_wall_ratio": statistics.median([row["wall_ratio"] for row in rounds]) if rounds else None,
+            "median_cpu_ratio": statistics.median([row["cpu_ratio"] for row in rounds]) if rounds else None,
+            "bytes_by_resolution": [by_resolution[k] for k in sorted(by_resolution)]}
+
+
+def rendition_table(rend):
+    lines = ["10. renditions: one build of [180, 360] against a build of 180 and a build of 360 (fresh output and cache), "
+             "medians of rounds",
+             "                                      wall s    cpu s   requests   list req   image req    bytes sent"]
+    for key, label in (("both", "one build, resolutions [180, 360]"), ("single", "two builds, 180 then 360")):
+        x = rend[key]
+        lines.append(f"  {label:<35} {fmt(x['wall_s']):>7} {fmt(x['cpu_s']):>8} {fmt(x['requests']):>10} "
+                     f"{fmt(x['list_requests']):>10} {fmt(x['image_requests']):>11} {fmt(x['bytes_sent']):>13}")
+    lines.append(f"  one / two, medians of the rounds' ratios: wall {fmt(rend['median_wall_ratio'], 3)}, cpu {fmt(rend['median_cpu_ratio'], 3)}; "
+                 "by round, wall: " + ", ".join(f"{row['wall_ratio']:.3f}" for row in rend["rounds"])
+                 + (f"   {rend['failed']} round(s) failed" if rend["failed"] else ""))
+    for row in rend["bytes_by_resolution"]:
+        lines.append(f"  {row['resolution']} px rendition: packs {fmt(row['pack_bytes'])} bytes, {fmt(row['gifs'])} distinct GIFs "
+                     f"of {fmt(row['gif_bytes'])} bytes" + (f", posters {fmt(row['posters_bytes'])} bytes" if row["posters_bytes"] else ""))
+    return lines
 
 
 INSTALL_KINDS = (("library", "library over URLSession"), ("http", "gifpack install over HTTP"),
@@ -534,6 +596,9 @@ def table(r):
         lines += poster_table(r["posters"])
     if r.get("install"):
         lines += install_table(r["install"])
+        add("")
+    if r.get("renditions"):
+        lines += rendition_table(r["renditions"])
         add("")
     return "\n".join(lines)
 

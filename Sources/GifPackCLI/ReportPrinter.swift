@@ -29,6 +29,7 @@ struct ReportPrinter {
                 + (report.catalog.rejectedRecords.isEmpty ? "" : ", \(report.catalog.rejectedRecords.count) record(s) refused")
                 + (report.catalog.duplicateIDs.isEmpty ? "" : ", duplicate ids: \(report.catalog.duplicateIDs.joined(separator: ", "))"))
             out("gifs: \(gifs.wanted) wanted, \(gifs.valid) valid: \(gifs.downloaded) downloaded (\(gifs.newlyStored) new, \(gifs.deduplicated) deduplicated, \(gifs.bytesDownloaded) bytes), \(gifs.notModified) not modified, \(gifs.skippedFresh) fresh, \(gifs.reusedLastGood) last known good; \(gifs.rejected) rejected, \(gifs.missing) missing")
+            for line in renditionLines { out(line) }
             if let hint = freshHint { out(hint) }
             if let changes = report.catalogChanges, changes.hadPrevious {
                 out("catalog changes: \(changes.addedCount) added, \(changes.removedCount) removed, \(changes.changedCount) changed")
@@ -66,6 +67,18 @@ struct ReportPrinter {
         out(lastLine)
     }
 
+    /// One line per resolution of a build with several (the `gifs:` line above counts the first):
+    /// "  360 px: 1324 wanted, 1300 valid: 1300 downloaded (52000000 bytes), 0 not modified, 0 fresh;
+    /// 24 missing (24 above the API plan); 1 pack(s)".
+    var renditionLines: [String] {
+        (report.renditions ?? []).map { rendition in
+            let gifs = rendition.gifs
+            return "  \(rendition.resolution) px: \(gifs.wanted) wanted, \(gifs.valid) valid: \(gifs.downloaded) downloaded "
+                + "(\(gifs.bytesDownloaded) bytes), \(gifs.notModified) not modified, \(gifs.skippedFresh) fresh; \(gifs.missing) missing"
+                + (rendition.planCeiling > 0 ? " (\(rendition.planCeiling) above the API plan)" : "") + "; \(rendition.packs) pack(s)"
+        }
+    }
+
     /// Why GIFs changed upstream may not show yet: "not re-checked: 12 GIF(s) fetched less than
     /// refresh_after ago — asked again from 2026-12-01T03:17:00.000Z, all by …"; nil when none was skipped.
     var freshHint: String? {
@@ -95,7 +108,9 @@ struct ReportPrinter {
         var fields: [String: LogField] = [
             "event": .string("summary"),
             "exit_status": .int(Int64(report.exitStatus.rawValue)),
-            "published": .bool(report.exitStatus == .success || report.exitStatus == .partial),
+            // A quota stop in a later resolution may have published the resolutions before it.
+            "published": .bool(report.exitStatus == .success || report.exitStatus == .partial
+                || (report.stopReason != nil && report.index != nil)),
             "new_versions": .string(report.packs.filter(\.isNewVersion).map { "\($0.name)-v\($0.version)" }.joined(separator: " ")),
             "gifs_wanted": .int(Int64(report.gifs.wanted)),
             "gifs_valid": .int(Int64(report.gifs.valid)),

@@ -77,9 +77,11 @@ struct RenditionBuildTests {
         #expect(try fileBytes(workspace.file("dist/index.json")) == index.encodedBytes())
     }
 
-    /// A quota that runs out in the second resolution: the first is whole (it went first), what
-    /// the second fetched is kept, and the next run asks only for the rest.
-    @Test func aQuotaStopInTheSecondResolutionResumesWithoutFetchingAgain() async throws {
+    /// A quota that runs out in the second resolution: the first is whole (it went first) and is
+    /// published, as its packs alone (no half 360 px pack); what the second fetched is kept, the
+    /// next run asks only for the rest and adds the 360 px pack, the 180 px pack as it was. The
+    /// summary shows each resolution's counts.
+    @Test func aQuotaStopInTheSecondResolutionPublishesTheFirstAndResumesWithoutFetchingAgain() async throws {
         let server = try Self.fixture(count: 6) { $0.duplicateEvery = 0 }
         defer { server.stop() }
         server.setQuota(6 + 3)
@@ -87,7 +89,14 @@ struct RenditionBuildTests {
         let stopped = try await runBuild(manifest: Self.manifest(server), workspace: workspace)
         #expect(stopped.exitStatus == .quotaExhausted, "\(stopped.message)")
         #expect(stopped.renditions?.map(\.gifs.downloaded) == [6, 3], "every 180 before any 360")
-        #expect(!FileManager.default.fileExists(atPath: workspace.file("dist/index.json")))
+        #expect(stopped.message.contains("published 180 px, fetched whole (1 new pack version(s) of 1); 360 px not published"),
+                "\(stopped.message)")
+        #expect(!stopped.message.contains("nothing was published"))
+        let first = try readIndex(workspace.file("dist/index.json"))
+        #expect(first.renditionPacks == nil && first.packs.map(\.name) == ["all"] && first.packs[0].resolution == 180)
+        #expect(first.packs[0].exercises.count == 6 && first.packs[0].exercises.allSatisfy { $0.gif != nil })
+        #expect(first.source.resolutions == [180, 360])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: workspace.file("dist/packs")).allSatisfy { !$0.contains(".360") })
 
         server.setQuota(nil)
         server.resetStats()
@@ -95,7 +104,61 @@ struct RenditionBuildTests {
         #expect(resumed.exitStatus == .success, "\(resumed.message)")
         #expect(server.stats.imageRequests == 3, "only the 360 px GIFs the first run did not get")
         #expect(resumed.renditions?.map(\.gifs.downloaded) == [0, 3])
-        #expect(try readIndex(workspace.file("dist/index.json")).renditionPacks?.first?.exercises.allSatisfy { $0.gif != nil } == true)
+        let index = try readIndex(workspace.file("dist/index.json"))
+        #expect(index.packs[0].file == first.packs[0].file && index.packs[0].sha256 == first.packs[0].sha256)
+        #expect(index.renditionPacks?.first?.exercises.allSatisfy { $0.gif != nil } == true)
+    }
+
+    /// A stop in the second resolution when the published index already has a 360 px pack: the
+    /// first resolution alone would take that rendition away from apps, so nothing is published and
+    /// the index stays as it is, byte for byte.
+    @Test func aQuotaStopNeverTakesAwayARenditionThePublishedIndexHas() async throws {
+        let server = try Self.fixture(count: 6) { $0.duplicateEvery = 0 }
+        defer { server.stop() }
+        let workspace = try TemporaryDirectory()
+        #expect(try await runBuild(manifest: Self.manifest(server), workspace: workspace).exitStatus == .success)
+        let published = try fileBytes(workspace.file("dist/index.json"))
+        #expect(try readIndex(workspace.file("dist/index.json")).renditionPacks?.map(\.name) == ["all.360"])
+        server.setQuota(6 + 3)
+        // A new cache: every GIF is asked for again, and the quota runs out in the 360 px ones.
+        let stopped = try await runBuild(manifest: Self.manifest(server), workspace: workspace, cache: "cache-2")
+        #expect(stopped.exitStatus == .quotaExhausted, "\(stopped.message)")
+        #expect(stopped.renditions?.map(\.gifs.downloaded) == [6, 3])
+        #expect(stopped.message.contains("nothing was published"), "\(stopped.message)")
+        #expect(try fileBytes(workspace.file("dist/index.json")) == published)
+    }
+
+    /// What an operator sees of that stop from `gifpack build`: exit 5, a summary line per
+    /// resolution and the last line saying what was published; with JSON logs, a summary record
+    /// saying it published.
+    @Test func theCommandLineShowsEachResolutionsCountsAndWhatTheStopPublished() async throws {
+        let server = try Self.fixture(count: 6) { $0.duplicateEvery = 0 }
+        defer { server.stop() }
+        let workspace = try TemporaryDirectory()
+        let manifest = try workspace.write(Self.manifest(server), to: "manifest.yaml")
+        let environment = ["GIFPACK_TEST_KEY": testAPIKey, "SOURCE_DATE_EPOCH": "1700000000"]
+        func build(_ name: String, _ extra: [String]) async throws -> ProcessResult {
+            server.setQuota(6 + 3)
+            try FileManager.default.createDirectory(atPath: workspace.file(name), withIntermediateDirectories: true)
+            return try await gifpackCLI(["build", "--manifest", manifest, "--out", workspace.file("\(name)/dist"),
+                                         "--cache", workspace.file("\(name)/cache"), "--progress", "off"] + extra,
+                                        environment: environment)
+        }
+        let text = try await build("text", [])
+        #expect(text.status == 5, "\(text.error)")
+        #expect(text.error.contains("\n  180 px: 6 wanted, 6 valid: 6 downloaded ("), "\(text.error)")
+        #expect(text.error.contains("\n  360 px: 6 wanted, 3 valid: 3 downloaded ("), "\(text.error)")
+        #expect(text.error.contains("; 3 missing; 0 pack(s)\n"), "\(text.error)")
+        #expect(text.error.contains("published 180 px, fetched whole (1 new pack version(s) of 1); 360 px not published"))
+
+        let json = try await build("json", ["--log-format", "json"])
+        #expect(json.status == 5, "\(json.error)")
+        let records = json.error.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        let summary = try #require(records.first { $0["event"] as? String == "summary" }, "\(json.error)")
+        #expect((summary["published"] as? NSNumber)?.boolValue == true)
+        #expect(summary["exit_status"] as? Int == 5)
     }
 
     /// A BASIC key asking for 360 gets 180 px GIFs, still 200: the build publishes 180 only, says
@@ -140,6 +203,30 @@ struct RenditionBuildTests {
         #expect(rendition.exercises.first { $0.id == low }?.gif == nil)
         #expect(rendition.exercises.filter { $0.gif != nil }.count == 3)
         #expect(index.packs[0].exercises.allSatisfy { $0.gif != nil })
+    }
+
+    /// One exercise's 360 px request fails (a 404; its 180 px GIF is fresh from the last run, so
+    /// not asked for again): it has no 360 px rendition, keeps its 180 px one, and the build says
+    /// so and exits 3.
+    @Test func anExerciseWhoseHigherRenditionFailsToFetchKeepsItsLowerOne() async throws {
+        let server = try Self.fixture(count: 4) { $0.duplicateEvery = 0 }
+        defer { server.stop() }
+        let workspace = try TemporaryDirectory()
+        #expect(try await runBuild(manifest: rapidAPIManifest(server: server), workspace: workspace).exitStatus == .success)
+        let failing = server.catalog.exercises[2].id
+        server.setDefaultFault(.status(404), forExercise: failing)
+        server.resetStats()
+        let report = try await runBuild(manifest: Self.manifest(server), workspace: workspace)
+        #expect(report.exitStatus == .partial, "\(report.message)")
+        #expect(server.stats.imageRequests == 4, "the 360 px GIFs only")
+        #expect(report.message.contains("1 exercise(s) have no 360 px rendition; those exercises keep their other renditions"),
+                "\(report.message)")
+        #expect(report.renditions?.last?.gifs.rejectedByReason["http-404"] == 1)
+        let index = try readIndex(workspace.file("dist/index.json"))
+        #expect(index.packs[0].exercises.allSatisfy { $0.gif != nil })
+        let rendition = try #require(index.renditionPacks?.first)
+        #expect(rendition.exercises.first { $0.id == failing }?.gif == nil)
+        #expect(rendition.exercises.filter { $0.gif != nil }.count == 3)
     }
 
     /// A manifest of today (`resolution: 180`) and the state database its build wrote (the

@@ -4,7 +4,9 @@ import GifPackHTTP
 /// The whole build: manifest → catalog → plan → fetch → verify → pack → index → prune → report.
 ///
 /// `run()` never throws: every failure ends in a report whose ``ExitStatus`` and message say what
-/// went wrong. Nothing in the output directory changes unless the build succeeds; pack files are
+/// went wrong. Nothing in the output directory changes unless the build succeeds (or, with several
+/// resolutions, a quota or budget stop in a later one publishes those fetched whole before it:
+/// ``publishesBefore(_:renditions:indexes:)``); pack files are
 /// published before the index, and the index is replaced atomically last (and only when its bytes
 /// change), so readers always see a complete index whose packs exist.
 ///
@@ -123,14 +125,20 @@ public struct BuildPipeline: Sendable {
         let tools = GIFTools(manifest: manifest, layout: cache.layout, state: cache.state, client: client,
                              options: options, startedAt: started, observer: observer)
         let renditions = RenditionPlan.all(for: manifest.source, plan: plan, catalog: catalog)
-        let results: [FetchResults]
-        do { results = try await fetchRenditions(renditions, tools: tools, into: &report) } catch let end as BuildEnded {
+        let fetched: FetchedRenditions
+        do { fetched = try await fetchRenditions(renditions, tools: tools, into: &report) } catch let end as BuildEnded {
             stages.record("fetch", into: &report)
             throw end
         }
+        if let stop = fetched.stop, !publishesBefore(fetched, renditions: renditions, indexes: indexes) {
+            stages.record("fetch", into: &report)
+            throw stop
+        }
         stages.end("fetch", into: &report)
         try checkMissing(wanted: renditions[0].plan.wanted.count, into: &report)
-        let (descriptions, renditionPacks) = try await packRenditions(renditions, results: results, tools: tools,
+        // After a quota or budget stop in a later resolution, the resolutions fetched whole before it
+        // (`fetched.results` holds theirs only).
+        let (descriptions, renditionPacks) = try await packRenditions(renditions, results: fetched.results, tools: tools,
                                                                       indexes: indexes, into: &report)
         stages.end("pack", into: &report)
         let index = try await indexStage(descriptions, renditionPacks: renditionPacks, state: cache.state, indexes: indexes,
@@ -138,7 +146,11 @@ public struct BuildPipeline: Sendable {
         stages.end("index", into: &report)
         report.pruned = try await pruneStage(index, cache: cache)
         stages.end("prune", into: &report)
-        conclude(&report)
+        if let stop = fetched.stop {
+            concludeStopped(stop, renditions: renditions, fetched: fetched.results.count, into: &report)
+        } else {
+            conclude(&report)
+        }
     }
 
     /// Writes `report.json`; returns what went wrong, if anything.

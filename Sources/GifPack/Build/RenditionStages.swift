@@ -4,9 +4,11 @@ extension BuildPipeline {
     /// The fetch stage of every resolution in the manifest's order: the first for every exercise
     /// before the next starts, so a quota or budget that runs out takes the sharper renditions, never
     /// the essential one. Each resolution's counts go to ``BuildReport/renditions`` (``BuildReport/gifs``
-    /// keeps the first's). A stop ends the build with what it fetched kept in the cache and state.
+    /// keeps the first's). A stop ends the build with what it fetched kept in the cache and state;
+    /// a quota or budget stop after the first resolution was fetched whole comes back as
+    /// ``FetchedRenditions/stop``, with the results of the resolutions before it.
     func fetchRenditions(_ renditions: [RenditionPlan], tools: GIFTools,
-                         into report: inout BuildReport) async throws -> [FetchResults] {
+                         into report: inout BuildReport) async throws -> FetchedRenditions {
         var all: [FetchResults] = []
         for rendition in renditions {
             guard !rendition.plan.entries.isEmpty else {
@@ -17,16 +19,48 @@ extension BuildPipeline {
             if renditions.count > 1, let pixels = rendition.resolution.pixels {
                 observer?(.renditionStarted(resolution: pixels, position: all.count + 1, count: renditions.count))
             }
-            all.append(try await withCounts(of: rendition, among: renditions.count, report: &report) { report in
-                try await fetchStage(rendition.plan.wanted, tools: tools, into: &report)
-            })
+            do {
+                all.append(try await withCounts(of: rendition, among: renditions.count, report: &report) { report in
+                    try await fetchStage(rendition.plan.wanted, tools: tools, into: &report)
+                })
+            } catch let stop as BuildEnded where !all.isEmpty && stop.status == .quotaExhausted {
+                return FetchedRenditions(results: all, stop: stop)
+            }
         }
-        return all
+        return FetchedRenditions(results: all, stop: nil)
+    }
+
+    /// Whether a build whose fetch `stop`ped in a later resolution publishes the resolutions before
+    /// it: only when the published index lists no pack of a resolution the stop leaves out, so the
+    /// stop never takes a rendition away from apps (that index then stays as it is, whole), and
+    /// some pack takes those resolutions.
+    func publishesBefore(_ stop: FetchedRenditions, renditions: [RenditionPlan], indexes: KnownIndexes) -> Bool {
+        guard renditions.prefix(stop.results.count).contains(where: { !$0.plan.entries.isEmpty }) else { return false }
+        let waiting = Set(renditions.dropFirst(stop.results.count).compactMap(\.resolution.pixels))
+        let published = [indexes.local, indexes.previous?.index].compactMap { $0 }.flatMap(\.allPacks)
+        return !published.contains { $0.resolution.map(waiting.contains) ?? false }
+    }
+
+    /// The status and message of a build whose fetch stopped in a later resolution and published
+    /// the resolutions before it: the stop's status (5), what was published, what waits.
+    func concludeStopped(_ stop: BuildEnded, renditions: [RenditionPlan], fetched: Int, into report: inout BuildReport) {
+        let published = report.packs.filter { $0.outcome == PackPublisher.Outcome.published.rawValue }.count
+        let pixels = { (renditions: ArraySlice<RenditionPlan>) in
+            renditions.compactMap(\.resolution.pixels).map { "\($0) px" }.joined(separator: ", ")
+        }
+        let reason = report.stopReason.map { "\($0)" } ?? "the fetch stopped"
+        let skipped = report.notAttempted.map { "; \($0.sentence)" } ?? ""
+        let missing = report.gifs.missing > 0 ? ", \(report.gifs.missing) exercise(s) without a GIF" : ""
+        report.exitStatus = stop.status
+        report.message = "\(reason)\(skipped); published \(pixels(renditions.prefix(fetched))), fetched whole "
+            + "(\(published) new pack version(s) of \(report.packs.count)\(missing)); \(pixels(renditions.dropFirst(fetched))) "
+            + "not published. Every GIF fetched so far is kept, and the next run goes on from there"
     }
 
     /// Each resolution's packs decided, verified and made: the first's (``PackIndex/packs``, with
     /// posters) and the others' (``PackIndex/renditionPacks``). A pack of another resolution none of
     /// whose exercises has a GIF at it is not made: the index lists the renditions the build got.
+    /// `results` may hold fewer resolutions than `renditions` (a stop): only theirs are packed.
     func packRenditions(_ renditions: [RenditionPlan], results: [FetchResults], tools: GIFTools, indexes: KnownIndexes,
                         into report: inout BuildReport) async throws -> (packs: [PackDescription], renditionPacks: [PackDescription]) {
         var (packs, renditionPacks): ([PackDescription], [PackDescription]) = ([], [])
@@ -126,4 +160,11 @@ extension BuildPipeline {
             report.message += " (--allow-missing-renditions: exit 0)"
         }
     }
+}
+
+/// The fetch of every resolution: the results of those fetched (all of them, or those before a
+/// quota or budget ``stop`` in a resolution after the first).
+struct FetchedRenditions: Sendable {
+    var results: [FetchResults]
+    var stop: BuildEnded?
 }
