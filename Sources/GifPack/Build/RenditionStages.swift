@@ -44,7 +44,7 @@ extension BuildPipeline {
     /// The status and message of a build whose fetch stopped in a later resolution and published
     /// the resolutions before it: the stop's status (5), what was published, what waits.
     func concludeStopped(_ stop: BuildEnded, renditions: [RenditionPlan], fetched: Int, into report: inout BuildReport) {
-        let published = report.packs.filter { $0.outcome == PackPublisher.Outcome.published.rawValue }.count
+        let published = report.packs.filter { $0.outcome == PackMaker.Outcome.published.rawValue }.count
         let pixels = { (renditions: ArraySlice<RenditionPlan>) in
             renditions.compactMap(\.resolution.pixels).map { "\($0) px" }.joined(separator: ", ")
         }
