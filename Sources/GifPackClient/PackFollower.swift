@@ -46,7 +46,13 @@ final class PackFollower: @unchecked Sendable {  // @unchecked: the mutable fiel
     private let condition = NSCondition()
     /// Bytes of the file known to be written; -1 before the first report.
     private var available: Int64 = -1
+    /// The file size the thread waits for (the end of its next frame); a report wakes it only once
+    /// the file holds that much, not at every chunk (URLSession reports every 16 KiB on Linux).
+    private var awaited: Int64 = .max
+    /// Times a report woke the waiting thread (``wakeUpCount``).
+    private var wakeUps = 0
     private var ended = false
+    private var threadEnded = false
     private var running: ParallelWork.Background<[String: Ready]>?
     /// Tests: told each GIF handed over with how much of the file was written at that moment.
     let onReady: (@Sendable (_ sha256: String, _ written: Int64) -> Void)?
@@ -80,7 +86,7 @@ final class PackFollower: @unchecked Sendable {  // @unchecked: the mutable fiel
     func finish() {
         condition.lock()
         ended = true
-        condition.broadcast()
+        wake()
         condition.unlock()
     }
 
@@ -97,11 +103,20 @@ final class PackFollower: @unchecked Sendable {  // @unchecked: the mutable fiel
         condition.lock()
         if offset < available {
             ended = true  // the file was started again: stop following it
+            wake()
         } else {
             available = offset
+            if offset >= awaited { wake() }
         }
-        condition.broadcast()
         condition.unlock()
+    }
+
+    /// Wakes the thread if it waits; under `condition`'s lock.
+    private func wake() {
+        guard awaited != .max else { return }
+        awaited = .max
+        wakeUps += 1
+        condition.broadcast()
     }
 
     /// Blocks until `end` bytes are written; false once the download has ended: what is left then
@@ -109,11 +124,28 @@ final class PackFollower: @unchecked Sendable {  // @unchecked: the mutable fiel
     private func wait(until end: Int64) -> Bool {
         condition.lock()
         defer { condition.unlock() }
-        while available < end, !ended { condition.wait() }
+        while available < end, !ended {
+            awaited = end
+            condition.wait()
+        }
+        awaited = .max
         return !ended
     }
 
+    /// Tests: times a report woke the thread (at most one per frame, plus the end); whether it
+    /// waits for bytes; whether it has ended.
+    var wakeUpCount: Int { locked { wakeUps } }
+    var isWaiting: Bool { locked { awaited != .max } }
+    var isDone: Bool { locked { threadEnded } }
+
+    private func locked<T>(_ body: () -> T) -> T {
+        condition.lock()
+        defer { condition.unlock() }
+        return body()
+    }
+
     private func follow() -> [String: Ready] {
+        defer { locked { threadEnded = true } }
         var ready: [String: Ready] = [:]
         // The download may be done and renamed by the time the catalog is there.
         guard wait(until: pack.catalog.frameOffset + pack.catalog.frameLength),
@@ -139,9 +171,5 @@ final class PackFollower: @unchecked Sendable {  // @unchecked: the mutable fiel
         return ready
     }
 
-    private var currentlyAvailable: Int64 {
-        condition.lock()
-        defer { condition.unlock() }
-        return available
-    }
+    private var currentlyAvailable: Int64 { locked { available } }
 }
