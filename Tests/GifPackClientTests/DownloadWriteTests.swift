@@ -1,6 +1,8 @@
+import ExerciseDBFixture
 import Foundation
 import GifPackHTTP
 import Testing
+@testable import GifPackTestFixtures
 @testable import GifPackTestSupport
 @testable import GifPackTransport
 
