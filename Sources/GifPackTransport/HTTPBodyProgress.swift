@@ -4,11 +4,14 @@
 /// Set as ``HTTPRequest/bodyProgress``. Both transports call it on their own thread (curl's loop,
 /// the session's delegate queue), and the transfer waits for each call: keep it short.
 /// - `written`: downloads to a file only (``HTTPTransport/download(_:to:maxBytes:)``): after each
-///   chunk is written to the file, and before the next is, the body bytes this request has written
-///   so far. Bytes it reports are in the file (written with `write(2)`, readable by `pread` on
-///   another descriptor), not yet checked against anything.
-/// - `chunks`: any request: the body bytes each chunk adds, as it is taken (written to the file or
-///   kept in memory). A redirect's discarded body is not counted.
+///   write to the file, and before the next, the body bytes this request has written so far.
+///   Bytes it reports are in the file (written with `write(2)`, readable by `pread` on another
+///   descriptor), not yet checked against anything. `HTTPClient` writes each chunk curl hands it;
+///   ``URLSessionTransport`` holds its chunks and writes them together, up to 256 KiB at a time, or
+///   as they come when its last write is 20 ms old, and writes what it holds before the request
+///   ends, however it ends.
+/// - `chunks`: any request: the body bytes each chunk adds, as it is taken (kept in memory, or
+///   for the file: written then or with the next ones). A redirect's discarded body is not counted.
 ///
 /// ```swift
 /// var request = HTTPRequest(url: packURL)

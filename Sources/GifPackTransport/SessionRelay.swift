@@ -240,6 +240,8 @@ final class SessionRelay: NSObject, URLSessionDataDelegate, @unchecked Sendable 
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         guard let transfer = transfer(for: task) else { return }
+        // What arrived goes to the file before anything is decided: a failed download keeps it to resume from.
+        if let failed = transfer.writeHeld(), transfer.failure == nil { transfer.failure = failed }
         if let failure = transfer.failure { return finish(transfer, .failure(failure)) }
         if transfer.cancelRequested { return finish(transfer, .failure(.cancelled)) }
         if let error, !transfer.stoppedAtHead {

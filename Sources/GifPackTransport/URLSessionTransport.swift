@@ -244,7 +244,16 @@ final class SessionTransfer: @unchecked Sendable {  // @unchecked: touched on th
     var head: HTTPResponseHead?
     var expectedLength: Int64 = -1
     var memory: [UInt8] = []
+    /// Body bytes taken (the cap, the low-speed watch and a truncation count these).
     var received: Int64 = 0
+    /// A download's bytes taken and not yet written (``writeSize``).
+    var held: [UInt8] = []
+    /// When the file was last written (``TimeSpan/now()``).
+    var lastWrite: UInt64 = 0
+    /// Body bytes in the file (``HTTPBodyProgress/wrote(_:)``).
+    var written: Int64 = 0
+    /// A write failed: nothing more goes to the file.
+    var fileFailed = false
     var hasher = SHA256()
     var prefix: [UInt8] = []
     /// Set by the first thing that stops the transfer on purpose: it is what the caller hears.
@@ -270,17 +279,28 @@ final class SessionTransfer: @unchecked Sendable {  // @unchecked: touched on th
         return ""
     }
 
-    /// Takes one chunk: the cap first, then memory or the file, the digest and the prefix.
+    /// A download's chunks are held and written together once they add up to this size, or as they
+    /// come when the last write is ``writeInterval`` old (a slow body is written as it arrives), and
+    /// at the end, whatever ended it. FoundationNetworking on Linux hands the delegate 16 KiB
+    /// chunks: written one by one, each was a `write(2)`, a hash update and a wake-up of whoever
+    /// follows the file (``HTTPBodyProgress/wrote(_:)``).
+    static let writeSize = 256 << 10
+    static let writeInterval: UInt64 = 20_000_000
+
+    /// Takes one chunk: the cap first, then memory or the file (``writeSize``), the prefix, and
+    /// the chunk's progress.
     func take(_ data: Data) -> HTTPError? {
         guard received + Int64(data.count) <= maxBytes else { return .bodyTooLarge(limit: maxBytes) }
         var failed: HTTPError?
         data.withUnsafeBytes { (chunk: UnsafeRawBufferPointer) in
-            if let file {
-                do throws(BodyFileError) { try file.write(chunk) } catch {
-                    failed = .fileError(path: path, errno: error.code)
-                    return
+            if file != nil {
+                let due = TimeSpan.now() &- lastWrite >= Self.writeInterval
+                if held.isEmpty, due || chunk.count >= Self.writeSize {
+                    failed = write(chunk)
+                } else {
+                    held.append(contentsOf: chunk)
+                    if due || held.count >= Self.writeSize { failed = writeHeld() }
                 }
-                hasher.update(bufferPointer: chunk)
             } else {
                 memory.append(contentsOf: chunk)
             }
@@ -291,7 +311,29 @@ final class SessionTransfer: @unchecked Sendable {  // @unchecked: touched on th
         if let failed { return failed }
         received += Int64(data.count)
         request.bodyProgress?.received(Int64(data.count))
-        if file != nil { request.bodyProgress?.wrote(received) }
+        return nil
+    }
+
+    /// Writes what is held (at the end of the body, or before a failure is reported: a resume
+    /// starts after it); nothing after a failed write.
+    func writeHeld() -> HTTPError? {
+        guard !held.isEmpty else { return nil }
+        let failed = held.withUnsafeBytes { write($0) }
+        held.removeAll(keepingCapacity: true)
+        return failed
+    }
+
+    /// Writes `bytes` to the file, hashes them and reports the file's new length.
+    private func write(_ bytes: UnsafeRawBufferPointer) -> HTTPError? {
+        guard let file, !fileFailed else { return nil }
+        do throws(BodyFileError) { try file.write(bytes) } catch {
+            fileFailed = true
+            return .fileError(path: path, errno: error.code)
+        }
+        hasher.update(bufferPointer: bytes)
+        written += Int64(bytes.count)
+        lastWrite = TimeSpan.now()
+        request.bodyProgress?.wrote(written)
         return nil
     }
 }

@@ -63,4 +63,43 @@ struct InstallFollowTests {
         let store = DirectoryListing.names("\(cache).d").filter { $0.hasPrefix(".staging-") }
         #expect(store.isEmpty, "\(store)")
     }
+
+    @Test("the follower is woken when its next frame is in the file, not at every chunk the transport writes")
+    func theFollowerWakesOncePerFrame() async throws {
+        let dists = try await UpgradeDist.make(count: 20)
+        defer { dists.server.stop() }
+        try dists.publish()
+        let pack = try #require(try dists.index().packs.first)
+        let bytes = try fileBytes("\(dists.site)/\(pack.file)")
+        let final = dists.workspace.file("follow/pack.tar.zst")
+        try FileManager.default.createDirectory(atPath: dists.workspace.file("follow"), withIntermediateDirectories: true)
+        FileManager.default.createFile(atPath: final + ".part", contents: nil)
+        let part = try FileHandle(forWritingTo: URL(fileURLWithPath: final + ".part"))
+        defer { try? part.close() }
+        let follower = PackFollower(pack: pack, final: final, directory: dists.workspace.file("follow/unpacked"), cancellation: nil)
+        follower.start()
+        let report = follower.progress(from: 0)
+
+        // The file grows by 1 KiB chunks (many to a GIF, as URLSession's 16 KiB are to a real one), each reported as
+        // written, and the next waits until the follower is waiting again: every report it could
+        // be woken by comes while it waits.
+        let chunk = 1 << 10
+        var offset = 0
+        while offset < bytes.count {
+            let end = min(offset + chunk, bytes.count)
+            try part.write(contentsOf: bytes[offset..<end])
+            offset = end
+            report(Int64(offset))
+            try await waitUntil { follower.isWaiting || follower.isDone }
+        }
+        let ready = follower.results()
+
+        let gifs = Set(pack.gifs.map(\.sha256))
+        #expect(Set(ready.keys) == gifs, "the follower missed GIFs it could decode")
+        let chunks = (bytes.count + chunk - 1) / chunk
+        // One wake-up for the catalog, one per GIF at most, one at the end; woken at every report,
+        // it would be about once per chunk.
+        #expect(follower.wakeUpCount <= gifs.count + 2, "\(follower.wakeUpCount) wake-ups for \(gifs.count) GIFs in \(chunks) chunks")
+        #expect(chunks > 2 * (gifs.count + 2), "the pack is too small to tell: \(chunks) chunks for \(gifs.count) GIFs")
+    }
 }

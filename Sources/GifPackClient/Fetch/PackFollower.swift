@@ -2,12 +2,13 @@ import Foundation
 import GifPackFormat
 import GifPackTransport
 
-/// Decodes a pack's GIFs while the pack downloads, on a thread of its own: the download is one
-/// core's work (receiving, writing, hashing the file), the GIFs the other's.
+/// Decodes a pack's GIFs while the pack downloads, on two threads of its own (one on a single
+/// core): the download (receiving, writing, hashing the file) takes less than a core, and the
+/// GIFs take the rest of both.
 ///
 /// Each GIF is one zstd frame at the offset the index gives, so a frame can be read as soon as
 /// the download has written past its end (``HTTPBodyProgress``). The follower reads the catalog's
-/// frame first (``CatalogCheck``, for the GIFs' records), then each GIF's frame in file order, with
+/// frame first (``CatalogCheck``, for the GIFs' records), then the GIFs' frames, taken in file order, with
 /// every check the staging makes (``IndexedEntry``: tar header, capped size, SHA-256 against the
 /// index; the GIF walked against its catalog record) and writes each GIF that passes to a file of
 /// its own under `directory`, named by nothing the pack says. The staging then moves that file into
@@ -46,7 +47,19 @@ final class PackFollower: @unchecked Sendable {  // @unchecked: the mutable fiel
     private let condition = NSCondition()
     /// Bytes of the file known to be written; -1 before the first report.
     private var available: Int64 = -1
+    /// The smallest file size a thread waits for (the end of its next frame); a report wakes the
+    /// threads only once the file holds that much, not at every chunk (URLSession writes every
+    /// 16 KiB to 256 KiB).
+    private var awaited: Int64 = .max
+    /// Threads following the file, and how many of them wait for bytes.
+    private var workers = 1
+    private var waiting = 0
+    /// Counts ``wake()``s: a waiter woken by one is counted out by it.
+    private var wakeRound = 0
+    /// Times a report woke the waiting thread (``wakeUpCount``).
+    private var wakeUps = 0
     private var ended = false
+    private var threadEnded = false
     private var running: ParallelWork.Background<[String: Ready]>?
     /// Tests: told each GIF handed over with how much of the file was written at that moment.
     let onReady: (@Sendable (_ sha256: String, _ written: Int64) -> Void)?
@@ -80,7 +93,7 @@ final class PackFollower: @unchecked Sendable {  // @unchecked: the mutable fiel
     func finish() {
         condition.lock()
         ended = true
-        condition.broadcast()
+        wake()
         condition.unlock()
     }
 
@@ -97,11 +110,23 @@ final class PackFollower: @unchecked Sendable {  // @unchecked: the mutable fiel
         condition.lock()
         if offset < available {
             ended = true  // the file was started again: stop following it
+            wake()
         } else {
             available = offset
+            if offset >= awaited { wake() }
         }
-        condition.broadcast()
         condition.unlock()
+    }
+
+    /// Wakes the threads if one waits for what is now there; under `condition`'s lock.
+    private func wake() {
+        guard awaited != .max else { return }
+        awaited = .max
+        wakeUps += 1
+        // Every waiter is woken: none counts as waiting from now on, even before it runs.
+        waiting = 0
+        wakeRound += 1
+        condition.broadcast()
     }
 
     /// Blocks until `end` bytes are written; false once the download has ended: what is left then
@@ -109,39 +134,115 @@ final class PackFollower: @unchecked Sendable {  // @unchecked: the mutable fiel
     private func wait(until end: Int64) -> Bool {
         condition.lock()
         defer { condition.unlock() }
-        while available < end, !ended { condition.wait() }
+        while available < end, !ended {
+            awaited = min(awaited, end)
+            waiting += 1
+            let round = wakeRound
+            condition.wait()
+            if wakeRound == round { waiting -= 1 }  // woken without a wake(), which counts them all out
+        }
         return !ended
     }
 
+    /// Tests: times a report woke the threads (at most one per frame, plus the end); whether every
+    /// thread waits for bytes; whether the following has ended.
+    var wakeUpCount: Int { locked { wakeUps } }
+    var isWaiting: Bool { locked { waiting > 0 && waiting == workers } }
+    var isDone: Bool { locked { threadEnded } }
+
+    private func locked<T>(_ body: () -> T) -> T {
+        condition.lock()
+        defer { condition.unlock() }
+        return body()
+    }
+
     private func follow() -> [String: Ready] {
-        var ready: [String: Ready] = [:]
+        defer { locked { threadEnded = true } }
         // The download may be done and renamed by the time the catalog is there.
         guard wait(until: pack.catalog.frameOffset + pack.catalog.frameLength),
               let reader = (try? PackFrameReader(path: part)) ?? (try? PackFrameReader(path: final)),
               let catalog = try? CatalogCheck.read(pack: pack, reader: reader),
-              (try? FileOps.makeDirectories(directory)) != nil else { return ready }
+              (try? FileOps.makeDirectories(directory)) != nil else { return [:] }
         var records: [String: GIFMetadata] = [:]
         for exercise in catalog.exercises { if let gif = exercise.gif { records[gif.sha256] = gif } }
-        let name = SafePath.printable(pack.name)
-        for gif in pack.gifs.sorted(by: { $0.location.frameOffset < $1.location.frameOffset }) {
-            let end = gif.location.frameOffset + gif.location.frameLength
-            guard cancellation?.isCancelled != true, wait(until: end) else { break }
-            guard ready[gif.sha256] == nil, let bytes = try? IndexedEntry.readAll(
-                gif.location, sha256: gif.sha256, isGIF: true, pack: name, reader: reader) else { continue }
-            let metadata = records[gif.sha256]
-            guard PackChecks.gifProblems(.bytes(bytes), metadata: metadata, pack: name, entry: gif.location.path).isEmpty
-            else { continue }
-            let path = "\(directory)/\(ready.count).gif"
-            guard (try? FileOps.writeNew(path, bytes)) != nil else { continue }
-            ready[gif.sha256] = Ready(path: path, metadata: metadata)
-            onReady?(gif.sha256, currentlyAvailable)
+        let gifs = pack.gifs.sorted { $0.location.frameOffset < $1.location.frameOffset }
+        let queue = FollowQueue(count: gifs.count)
+        let width = min(2, ParallelWork.defaultWidth)
+        locked { workers = width }
+        ParallelWork.run(width: width, name: "gifpack.follow") { [self, records] in
+            defer { locked { workers -= 1 } }
+            while let position = queue.next() {
+                let gif = gifs[position]
+                guard cancellation?.isCancelled != true,
+                      wait(until: gif.location.frameOffset + gif.location.frameLength) else { return queue.stop() }
+                guard queue.claim(gif.sha256) else { continue }
+                if let ready = decode(gif, metadata: records[gif.sha256], reader: reader, position: position) {
+                    queue.hand(ready, for: gif.sha256)
+                    onReady?(gif.sha256, currentlyAvailable)
+                }
+            }
         }
-        return ready
+        return queue.ready
     }
 
-    private var currentlyAvailable: Int64 {
-        condition.lock()
-        defer { condition.unlock() }
-        return available
+    /// One GIF read from its frame with the staging's checks and written to a file of its own
+    /// (named by its place in the file); nil when anything fails (the staging decides).
+    private func decode(_ gif: GIFEntry, metadata: GIFMetadata?, reader: PackFrameReader, position: Int) -> Ready? {
+        let name = SafePath.printable(pack.name)
+        guard let bytes = try? IndexedEntry.readAll(gif.location, sha256: gif.sha256, isGIF: true, pack: name, reader: reader),
+              PackChecks.gifProblems(.bytes(bytes), metadata: metadata, pack: name, entry: gif.location.path).isEmpty
+        else { return nil }
+        let path = "\(directory)/\(position).gif"
+        guard (try? FileOps.writeNew(path, bytes)) != nil else { return nil }
+        return Ready(path: path, metadata: metadata)
+    }
+
+    private var currentlyAvailable: Int64 { locked { available } }
+}
+
+/// The follower threads' shared state: the next GIF to take (in file order), the hashes taken,
+/// what was handed over.
+private final class FollowQueue: @unchecked Sendable {  // @unchecked: the fields are guarded by `lock`.
+    private let lock = NSLock()
+    private let count: Int
+    private var taken = 0
+    private var claimed: Set<String> = []
+    private var made: [String: PackFollower.Ready] = [:]
+
+    init(count: Int) { self.count = count }
+
+    /// The next GIF's place, nil once all are taken or the following stopped.
+    func next() -> Int? {
+        lock.lock()
+        defer { lock.unlock() }
+        guard taken < count else { return nil }
+        taken += 1
+        return taken - 1
+    }
+
+    /// No GIF is taken after this (the download ended or the install was cancelled).
+    func stop() {
+        lock.lock()
+        taken = count
+        lock.unlock()
+    }
+
+    /// True for the first thread to take this hash (a pack may list one GIF twice).
+    func claim(_ sha256: String) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return claimed.insert(sha256).inserted
+    }
+
+    func hand(_ ready: PackFollower.Ready, for sha256: String) {
+        lock.lock()
+        made[sha256] = ready
+        lock.unlock()
+    }
+
+    var ready: [String: PackFollower.Ready] {
+        lock.lock()
+        defer { lock.unlock() }
+        return made
     }
 }
