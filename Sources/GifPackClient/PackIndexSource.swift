@@ -86,7 +86,7 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
         var digest = StreamingSHA256()
         try readFile(path, maxBytes: limits.maxIndexBytes) { (chunk) throws(PackClientError) in
             digest.update(chunk)
-            do { try stream.feed(chunk) } catch { throw .index(error) }
+            do throws(IndexError) { try stream.feed(chunk) } catch { throw .index(error) }
         }
         let index: PackIndex
         do { index = try stream.finish() } catch { throw .index(error) }

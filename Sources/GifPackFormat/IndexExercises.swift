@@ -28,13 +28,13 @@ public struct IndexExercises: Sequence {
     public struct Iterator: IteratorProtocol {
         private let packs: [PackDescription]
         /// Per pack: the next place in its walk, and the order of its positions when its list is not sorted.
-        private var next: [Int]
+        private var cursor: [Int]
         private var orders: [[Int32]?]
         private var heads: [ExerciseRef?]
 
         init(packs: [PackDescription]) {
             self.packs = packs
-            next = Array(repeating: 0, count: packs.count)
+            cursor = Array(repeating: 0, count: packs.count)
             orders = packs.map { Self.order(of: $0.exercises) }
             heads = Array(repeating: nil, count: packs.count)
             for pack in packs.indices { heads[pack] = ref(pack) }
@@ -49,7 +49,7 @@ public struct IndexExercises: Sequence {
                 // Every entry of this id in this pack is passed; the first of the first pack is kept.
                 while let head = heads[pack], head.id == id {
                     if winner == nil { winner = Entry(id: head.id, gif: head.gif, pack: pack, position: position(pack)) }
-                    self.next[pack] += 1
+                    cursor[pack] += 1
                     heads[pack] = ref(pack)
                 }
             }
@@ -57,11 +57,11 @@ public struct IndexExercises: Sequence {
         }
 
         private func position(_ pack: Int) -> Int {
-            orders[pack].map { Int($0[self.next[pack]]) } ?? self.next[pack]
+            orders[pack].map { Int($0[cursor[pack]]) } ?? cursor[pack]
         }
 
         private func ref(_ pack: Int) -> ExerciseRef? {
-            guard self.next[pack] < packs[pack].exercises.count else { return nil }
+            guard cursor[pack] < packs[pack].exercises.count else { return nil }
             return packs[pack].exercises[position(pack)]
         }
 

@@ -42,7 +42,7 @@ struct PackIndexStreamTests {
         let streamed = Result { () throws(IndexError) in try stream(bytes, chunk: chunk) }
         switch (whole, streamed) {
         case (.success(let a), .success(let b)):
-            #expect(a == b, "\(String(decoding: bytes, as: UTF8.self))", sourceLocation: sourceLocation)
+            if a != b { Issue.record("different indexes from \(String(decoding: bytes, as: UTF8.self))", sourceLocation: sourceLocation) }
         case (.failure, .failure):
             break
         default:
@@ -82,7 +82,7 @@ struct PackIndexStreamTests {
         }
         #expect(truncatedRefused == bytes.count - 1, "every truncated index is refused")
         for position in bytes.indices {
-            for replacement in Array("]}[{,\":x \\".utf8) where bytes[position] != replacement {
+            for replacement in Array("]}[{,\"x".utf8) where bytes[position] != replacement {
                 var changed = bytes
                 changed[position] = replacement
                 Self.agree(changed)

@@ -28,13 +28,14 @@ struct ReviewSide: Sendable {
             // Read as it is decoded, never whole (``PackIndexSource/streamFile(_:limits:)``); its
             // signature, if any, is found by the hash of exactly those bytes.
             let (index, sha256) = try await BlockingWork.run("gifpack.index") { () throws(PackClientError) in
-                try PackIndexSource.streamFile(path)
+                try PackIndexSource.streamFile(path, limits: localLimits)
             }
             let signer = try await source.loadSignature(forSHA256: sha256, client: client)
                 .map { "key \(try Self.keyID($0)) (not verified: no --trusted-key)" } ?? "unsigned"
             return ReviewSide(source: source, index: index, signer: signer)
         }
-        guard case .modified(let fetched) = try await source.load(ifChangedFrom: nil, trust: trust, client: client) else {
+        let limits = if case .file = source.location { localLimits } else { PackLimits.standard }
+        guard case .modified(let fetched) = try await source.load(ifChangedFrom: nil, trust: trust, client: client, limits: limits) else {
             throw PackClientError.unreadable(location: source.description, detail: "the server answered 304 to a plain request")
         }
         var signer = "unsigned"
@@ -53,7 +54,8 @@ struct ReviewSide: Sendable {
     /// The limits for a side on this machine's disk: an output the operator built. A catalog is
     /// read one exercise at a time (``PackEntryReader/streamCatalog(_:)``), so its size costs time,
     /// not memory: the client's 64 MiB catalog cap (a one-pack output of 100,000 exercises has a
-    /// 109 MB catalog) is lifted to the largest pack; the other caps stay. A remote side (an index
+    /// 109 MB catalog) is lifted to the largest pack, for the index's rules as for the reader; the
+    /// other caps stay. A remote side (an index
     /// URL: untrusted) keeps the client's limits, as an app's install would.
     static let localLimits: PackLimits = {
         var limits = PackLimits.standard
