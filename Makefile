@@ -149,7 +149,7 @@ bench: build test-venv
 # in its own scratch path. Each target runs FUZZ_SECONDS from its seed corpus (Fuzz/corpus/<target>/);
 # new corpus entries and findings go to Fuzz/work/ (gitignored). FUZZ_TARGETS="json gif" runs a subset.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= json catalog gif lzw still blurhash tar zstd-frames zstd-diff minisign s3-list http-head index catalog-stream
+FUZZ_TARGETS ?= json catalog gif lzw still blurhash tar zstd-frames zstd-diff minisign s3-list http-head index catalog-stream index-stream
 FUZZ_SWIFTFLAGS := -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library -Xswiftc -enable-testing
 FUZZ_BIN = $(shell $(SWIFT) build --package-path Fuzz --scratch-path Fuzz/.build -c release $(FUZZ_SWIFTFLAGS) --show-bin-path 2>/dev/null)
 

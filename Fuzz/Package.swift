@@ -25,6 +25,7 @@ let fuzzTargets: [(name: String, dependencies: [String])] = [
     ("fuzz-http-head", ["GifPackHTTP", "GifPackClient"]),
     ("fuzz-index", ["GifPackFormat", "GifPackClient"]),
     ("fuzz-catalog-stream", ["GifPackFormat"]),
+    ("fuzz-index-stream", ["GifPackFormat"]),
     // GifPackZstd against libzstd (CZstd, through GifPack).
     ("fuzz-zstd-diff", ["GifPack", "GifPackZstd"]),
 ]

@@ -357,6 +357,18 @@ def main():
     }.items():
         put("catalog-stream", name, bytes([chunk]) + text)
 
+    # index-stream: a chunk-size byte (size = byte % 64 + 1), then an index.json
+    pack = one["packs"][0]
+    for name, (chunk, text) in {
+        "index-byte-by-byte": (0, index),
+        "index-in-sixteens": (15, index),
+        "ends-in-a-list": (4, index[:index.index(b'"exercises"') + 40]),
+        "renditions": (9, json.dumps(dict(one, formatVersion="1.3", renditionPacks=[dict(pack, name="all.360")])).encode()),
+        "escaped-key": (3, json.dumps(one).replace('"exercises"', '"exer\\u0063ises"').encode()),
+        "trailing-comma": (7, json.dumps(dict(one, packs=[dict(pack, exercises=[])])).replace('"exercises": []', '"exercises": [{"id": "1"},]').encode()),
+    }.items():
+        put("index-stream", name, bytes([chunk]) + text)
+
 
 if __name__ == "__main__":
     main()

@@ -424,6 +424,8 @@ for n in $scale; do
   log "scale $n: gifpack review"
   measure "scale$n.review" "$bin/gifpack" review --quiet "$runs/scale-out" --html "$runs/scale-review"
   rm -rf "$runs/scale-review"
+  # The index read twice and diffed (its peak RSS against the 1,000 row's: the index is streamed).
+  measure "scale$n.diff" "$bin/gifpack" diff --quiet "$runs/scale-out/index.json" "$runs/scale-out/index.json"
   # Where the index should go next (issue 28): today's single index against a root index naming
   # per-pack indexes by hash, on this size's index, as built and split into 10 packs.
   [ ! -f "$runs/scale-out/index.json" ] \

@@ -38,11 +38,20 @@ public struct IndexDiff: Sendable, Equatable {
     public var newGIFFrameBytes: Int64
 
     public init(old: PackIndex, new: PackIndex) {
-        let before = Self.exercises(old)
-        let after = Self.exercises(new)
-        exercisesBefore = before.count
-        exercisesAfter = after.count
-        (added, removed, changed) = Self.exerciseChanges(from: before, to: after)
+        // A merge of the two indexes' sorted lists: no map of every id (100,000 exercises took
+        // two dictionaries of tens of megabytes).
+        (added, removed, changed) = ([], [], [])
+        (exercisesBefore, exercisesAfter) = (0, 0)
+        for (before, after) in IndexExercisePairs(old: old, new: new) {
+            if before != nil { exercisesBefore += 1 }
+            if after != nil { exercisesAfter += 1 }
+            switch (before, after) {
+            case (nil, let after?): added.append(after.id)
+            case (let before?, nil): removed.append(before.id)
+            case (let before?, let after?) where before.gif != after.gif: changed.append(after.id)
+            default: break
+            }
+        }
         downloads = new.allPacks.compactMap { pack in
             let previous = old.pack(named: pack.name)
             guard previous?.sha256 != pack.sha256 else { return nil }
@@ -68,14 +77,5 @@ public struct IndexDiff: Sendable, Equatable {
         (after.keys.filter { before[$0] == nil }.sorted(),
          before.keys.filter { after[$0] == nil }.sorted(),
          after.keys.filter { id in before[id].map { $0 != after[id]! } ?? false }.sorted())
-    }
-
-    /// Exercise id → GIF hash over every pack (the first pack by name wins for an id listed twice).
-    private static func exercises(_ index: PackIndex) -> [String: String?] {
-        var result: [String: String?] = [:]
-        for pack in index.packs.sorted(by: { $0.name < $1.name }) {
-            for exercise in pack.exercises where result[exercise.id] == nil { result[exercise.id] = exercise.gif }
-        }
-        return result
     }
 }

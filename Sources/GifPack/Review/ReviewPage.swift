@@ -91,9 +91,10 @@ extension ReviewPage {
 ///    added, changed, missing, look again — spooled (``TileSpool``);
 /// 3. every section's pages from its spool, then `index.html`.
 ///
-/// Memory: the two indexes and their ``IndexDiff``, a set of the new version's ids, the changed
-/// exercises' old records, the checks' verdicts and the images' names per GIF, and one page of
-/// tiles — never a catalog.
+/// Memory: the two indexes (their exercise lists compact, ``ExerciseRefList``) and their
+/// ``IndexDiff``, one byte per exercise of what to do with it (``ReviewRoles``, from a merge of
+/// the sorted lists, in place of sets of ids), the changed exercises' old records, the checks'
+/// verdicts and the images' names per GIF, and one page of tiles — never a catalog.
 final class ReviewWriter {
     let old: ReviewRelease?
     let new: ReviewRelease
@@ -101,6 +102,7 @@ final class ReviewWriter {
     let options: ReviewPage.Options
     let images: ReviewImages
     let diff: IndexDiff
+    private var roles: ReviewRoles
     private let checks: ReviewChecks
     private(set) var pages = 0
     private(set) var readProblems: [String] = []
@@ -120,6 +122,7 @@ final class ReviewWriter {
         images = try ReviewImages(directory: directory)
         let empty = PackIndex(generator: "", source: new.index.source, packs: [])
         diff = IndexDiff(old: old?.index ?? empty, new: new.index)
+        roles = ReviewRoles(old: old?.index ?? empty, new: new.index)
         checks = ReviewChecks(index: new.index)
     }
 
@@ -149,17 +152,15 @@ final class ReviewWriter {
 
     func count(_ section: ReviewSection) -> Int { spools[section]?.count ?? 0 }
 
-    /// Packs in name order: an exercise belongs to the first that lists it, as ``IndexDiff`` has it.
-    private static func byName(_ index: PackIndex) -> [PackDescription] { index.packs.sorted { $0.name < $1.name } }
-
     /// The old version's packs holding a removed or changed exercise: removed tiles, changed records.
     private func readOld(_ old: ReviewRelease) throws {
-        let removed = Set(diff.removed)
-        var pending = removed.union(diff.changed)
-        for pack in Self.byName(old.index) where pack.exercises.contains(where: { pending.contains($0.id) }) {
+        for (number, pack) in IndexExercises(old.index).packs.enumerated() where roles.old[number].contains(where: { $0 != .other }) {
+            var position = 0
             try ReviewPackWalk.exercises(of: pack, in: old, problems: &readProblems) { exercise in
-                guard pending.remove(exercise.id) != nil else { return }
-                if removed.contains(exercise.id) {
+                defer { position += 1 }
+                let role = roles.old[number][position]
+                guard role == .removed || role == .changedBefore else { return }
+                if role == .removed {
                     try spool(.removed, tile(.removed, before: exercise, after: nil), exercise)
                 } else {
                     var kept = ReviewExercise(id: exercise.id, pack: pack.name, gifSHA256: exercise.gifSHA256, gif: exercise.gif)
@@ -173,27 +174,28 @@ final class ReviewWriter {
 
     /// The new version's packs: galleries as they are read, and the tiles of the other sections.
     private func readNew() throws {
-        let added = Set(diff.added)
-        let changed = Set(diff.changed)
-        var seen = Set<String>()
         let numbers = Dictionary(new.index.packs.enumerated().map { ($1.name, $0 + 1) }, uniquingKeysWith: { first, _ in first })
-        for pack in Self.byName(new.index) {
+        for (order, pack) in IndexExercises(new.index).packs.enumerated() {
             let number = numbers[pack.name] ?? 0
             let gallery = PagedTiles(writer: self, total: pack.exercises.count, pageSize: options.pageSize,
                                      title: "Gallery of \(pack.name)",
                                      heading: "<h1>Gallery of pack <span class=\"pack\">\(HTMLText.escaped(pack.name))</span></h1>\n",
                                      name: { "gallery-\(number)-\($0).html" })
+            var position = 0
             try ReviewPackWalk.exercises(of: pack, in: new, problems: &readProblems) { exercise in
                 try gallery.append(ReviewMarkup.tile(kind: "gallery", exercise: exercise, sides: [side("after", exercise, of: new, animate: false)]),
                                    bodyPart: exercise.bodyPart)
-                guard seen.insert(exercise.id).inserted else { return }
-                if added.contains(exercise.id) { try spool(.added, tile(.added, before: nil, after: exercise), exercise) }
-                if changed.contains(exercise.id) { try spool(.changed, tile(.changed, before: before[exercise.id], after: exercise), exercise) }
+                let role = roles.new[order][position]
+                position += 1
+                guard role != .other else { return }
+                if role == .added { try spool(.added, tile(.added, before: nil, after: exercise), exercise) }
+                if role == .changed { try spool(.changed, tile(.changed, before: before[exercise.id], after: exercise), exercise) }
                 if exercise.gifSHA256 == nil { try spool(.missing, tile(.missing, before: nil, after: exercise), exercise) }
                 let reasons = verdict(exercise, in: pack)
                 if !reasons.isEmpty { try spool(.flagged, tile(.flagged, before: nil, after: exercise, reasons: reasons), exercise) }
             }
             try gallery.finish()
+            roles.new[order] = []
         }
         before = [:]
     }
@@ -260,6 +262,27 @@ final class ReviewWriter {
             try sink.flush()
         }
         pages += 1
+    }
+}
+
+/// What a review does with each entry of each pack's list (packs in name order, as
+/// ``IndexExercises`` has them): nothing (``Role/other``: an earlier pack lists it too, or in the
+/// old version, it is neither removed nor changed), or which tile it is. One byte an exercise, from
+/// one merge of the two indexes' sorted lists (``IndexExercisePairs``).
+struct ReviewRoles {
+    enum Role: UInt8 { case other, unchanged, added, changed, removed, changedBefore }
+
+    var old: [[Role]]
+    var new: [[Role]]
+
+    init(old: PackIndex, new: PackIndex) {
+        self.old = IndexExercises(old).packs.map { Array(repeating: .other, count: $0.exercises.count) }
+        self.new = IndexExercises(new).packs.map { Array(repeating: .other, count: $0.exercises.count) }
+        for (before, after) in IndexExercisePairs(old: old, new: new) {
+            let changed = before != nil && after != nil && before?.gif != after?.gif
+            if let after { self.new[after.pack][after.position] = before == nil ? .added : changed ? .changed : .unchanged }
+            if let before, after == nil || changed { self.old[before.pack][before.position] = changed ? .changedBefore : .removed }
+        }
     }
 }
 

@@ -8,7 +8,8 @@ import GifPackSystem
 /// client's own index reader and its verified pack readers.
 struct ReviewSide: Sendable {
     let source: PackIndexSource
-    let fetched: FetchedIndex
+    /// The decoded index; its bytes are let go once the signer is known (18 MB at 100,000 exercises).
+    let index: PackIndex
     /// Who signed it, as the page shows it.
     let signer: String
 
@@ -23,7 +24,18 @@ struct ReviewSide: Sendable {
     /// Reads the index (and with `trust` verifies it) and names its signer.
     static func load(_ argument: String, trust: IndexTrust?, client: HTTPClient?) async throws -> ReviewSide {
         let source = PackIndexSource(resolve(argument))
-        guard case .modified(let fetched) = try await source.load(ifChangedFrom: nil, trust: trust, client: client) else {
+        if trust == nil, case .file(let path) = source.location {
+            // Read as it is decoded, never whole (``PackIndexSource/streamFile(_:limits:)``); its
+            // signature, if any, is found by the hash of exactly those bytes.
+            let (index, sha256) = try await BlockingWork.run("gifpack.index") { () throws(PackClientError) in
+                try PackIndexSource.streamFile(path, limits: localLimits)
+            }
+            let signer = try await source.loadSignature(forSHA256: sha256, client: client)
+                .map { "key \(try Self.keyID($0)) (not verified: no --trusted-key)" } ?? "unsigned"
+            return ReviewSide(source: source, index: index, signer: signer)
+        }
+        let limits = if case .file = source.location { localLimits } else { PackLimits.standard }
+        guard case .modified(let fetched) = try await source.load(ifChangedFrom: nil, trust: trust, client: client, limits: limits) else {
             throw PackClientError.unreadable(location: source.description, detail: "the server answered 304 to a plain request")
         }
         var signer = "unsigned"
@@ -32,7 +44,7 @@ struct ReviewSide: Sendable {
         } else if let signature = try await source.loadSignature(for: fetched.bytes, client: client) {
             signer = "key \(try Self.keyID(signature)) (not verified: no --trusted-key)"
         }
-        return ReviewSide(source: source, fetched: fetched, signer: signer)
+        return ReviewSide(source: source, index: fetched.index, signer: signer)
     }
 
     private static func keyID(_ signature: Data) throws -> String {
@@ -42,7 +54,8 @@ struct ReviewSide: Sendable {
     /// The limits for a side on this machine's disk: an output the operator built. A catalog is
     /// read one exercise at a time (``PackEntryReader/streamCatalog(_:)``), so its size costs time,
     /// not memory: the client's 64 MiB catalog cap (a one-pack output of 100,000 exercises has a
-    /// 109 MB catalog) is lifted to the largest pack; the other caps stay. A remote side (an index
+    /// 109 MB catalog) is lifted to the largest pack, for the index's rules as for the reader; the
+    /// other caps stay. A remote side (an index
     /// URL: untrusted) keeps the client's limits, as an app's install would.
     static let localLimits: PackLimits = {
         var limits = PackLimits.standard
@@ -56,7 +69,7 @@ struct ReviewSide: Sendable {
         var packs: [String: Result<PackEntryReader, PackClientError>] = [:]
         var posters: [String: Result<PosterPackReader, PackClientError>] = [:]
         let downloader = PackDownloader(directory: downloads, client: client)
-        for pack in fetched.index.packs {
+        for pack in index.packs {
             do throws(PackClientError) {
                 switch try source.packLocation(for: pack) {
                 case .file(let local):
@@ -79,7 +92,7 @@ struct ReviewSide: Sendable {
         // A local output's report.json says why exercises have no GIF.
         var reasons: [String: String] = [:]
         if case .file(let path) = source.location { reasons = ReviewRelease.missingReasons(reportAt: PathText.parent(path) + "/report.json") }
-        return ReviewRelease(index: fetched.index, location: source.description, signer: signer,
+        return ReviewRelease(index: index, location: source.description, signer: signer,
                              content: ReaderContent(packs: packs, posters: posters), missingReasons: reasons)
     }
 }

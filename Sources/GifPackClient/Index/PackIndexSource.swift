@@ -61,20 +61,45 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
 
     /// Reads and decodes the index. `client` is used for URLs; without one a short-lived
     /// ``URLSessionTransport`` is made for the call.
+    /// A local index is read as it is decoded (``streamFile(_:limits:)``), never held whole.
     public func load(client: (any HTTPTransport)? = nil, limits: PackLimits = .standard) async throws(PackClientError) -> PackIndex {
-        try await loadFetched(trust: nil, installedSequence: nil, client: client, limits: limits).index
+        if case .file(let path) = location {
+            return try await BlockingWork.run("gifpack.index") { () throws(PackClientError) -> PackIndex in
+                try Self.streamFile(path, limits: limits).index
+            }
+        }
+        return try await loadFetched(trust: nil, installedSequence: nil, client: client, limits: limits).index
     }
 
     /// Reads a local index synchronously, with the same cap and checks as ``load(client:limits:)``.
     public static func loadFile(_ path: String, limits: PackLimits = .standard) throws(PackClientError) -> PackIndex {
-        try decode(try readFile(path, maxBytes: limits.maxIndexBytes), limits: limits)
+        try streamFile(path, limits: limits).index
     }
 
-    /// Decodes the index (linear-time JSON, bounded nesting) and checks it against the format's
+    /// Reads a local index in chunks of 64 KiB, each decoded (``PackIndexStream``) and hashed as it
+    /// comes, so neither its bytes nor a JSON tree of its exercise lists is ever held (an index of
+    /// 100,000 exercises is 18 MB): the index, checked as ``decode(_:limits:)`` checks it, and the
+    /// SHA-256 of exactly the bytes decoded (what names its signature, ``loadSignature(forSHA256:client:timeouts:)``).
+    /// The same file rules as ``readFile(_:maxBytes:)``: a regular file, at most `maxIndexBytes`.
+    public static func streamFile(_ path: String, limits: PackLimits = .standard) throws(PackClientError) -> (index: PackIndex, sha256: String) {
+        var stream = PackIndexStream()
+        var digest = StreamingSHA256()
+        try readFile(path, maxBytes: limits.maxIndexBytes) { (chunk) throws(PackClientError) in
+            digest.update(chunk)
+            do throws(IndexError) { try stream.feed(chunk) } catch { throw .index(error) }
+        }
+        let index: PackIndex
+        do { index = try stream.finish() } catch { throw .index(error) }
+        if let problem = PackDescriptionCheck.indexProblems(in: index, limits: limits).first { throw .rejected(problem) }
+        return (index, digest.hex)
+    }
+
+    /// Decodes the index (linear-time JSON, bounded nesting; its exercise lists one exercise at a
+    /// time, ``PackIndexStream``, never as a JSON tree) and checks it against the format's
     /// rules (``PackDescriptionCheck/indexProblems(in:limits:)``): the first problem is thrown.
     static func decode(_ bytes: Data, limits: PackLimits) throws(PackClientError) -> PackIndex {
         let index: PackIndex
-        do { index = try PackIndex.decode(from: bytes) } catch { throw .index(error) }
+        do { index = try PackIndexStream.decode(bytes) } catch { throw .index(error) }
         if let problem = PackDescriptionCheck.indexProblems(in: index, limits: limits).first { throw .rejected(problem) }
         return index
     }
@@ -221,8 +246,14 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
     /// missing key), as for `index.json.zst`; any other status is an error.
     public func loadSignature(for indexBytes: Data, client: (any HTTPTransport)? = nil,
                               timeouts: HTTPTimeouts = HTTPTimeouts()) async throws(PackClientError) -> Data? {
+        try await loadSignature(forSHA256: Hex.lowercase(SHA256.hash(data: indexBytes)), client: client, timeouts: timeouts)
+    }
+
+    /// ``loadSignature(for:client:timeouts:)`` of the index whose bytes have this SHA-256 (lowercase hex).
+    public func loadSignature(forSHA256 indexSHA256: String, client: (any HTTPTransport)? = nil,
+                              timeouts: HTTPTimeouts = HTTPTimeouts()) async throws(PackClientError) -> Data? {
         let timeouts = timeouts.startingCall()
-        for candidate in SignatureLocation.lookupOrder(location.description, indexSHA256: Hex.lowercase(SHA256.hash(data: indexBytes))) {
+        for candidate in SignatureLocation.lookupOrder(location.description, indexSHA256: indexSHA256) {
             if let signature = try await loadBytes(candidate, client: client, maxBytes: Self.maxSignatureBytes, optional: true,
                                                    timeouts: timeouts) {
                 return signature
@@ -278,40 +309,6 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
             guard let slash = withoutQuery.lastIndex(of: "/") else { return .url(pack.file) }
             return .url(String(withoutQuery[...slash]) + pack.file)
         }
-    }
-
-    /// Reads a whole local file of at most `maxBytes` (an index or an install manifest).
-    ///
-    /// Only a regular file is read, never through a symbolic link (``RegularFile``: a FIFO, socket,
-    /// device or directory is refused at once), and a file larger than `maxBytes` without reading it.
-    static func readFile(_ path: String, maxBytes: Int64) throws(PackClientError) -> Data {
-        let fd: Int32
-        do { fd = try RegularFile.open(path, .readOnly) } catch {
-            switch error {
-            case .notRegularFile(_, let kind): throw .unreadable(location: path, detail: "not a regular file (\(kind))")
-            case .io(_, _, let code):
-                throw .unreadable(location: path, detail: Errno(code) == .noSuchFileOrDirectory ? "no such file" : SystemCalls.errorText(code))
-            }
-        }
-        defer { SystemCalls.close(fd) }
-        guard let info = SystemCalls.status(descriptor: fd) else {
-            throw .unreadable(location: path, detail: SystemCalls.errorText(Errno.current.code))
-        }
-        guard Int64(info.st_size) <= maxBytes else {
-            throw .unreadable(location: path, detail: "\(info.st_size) bytes, larger than the \(maxBytes)-byte limit")
-        }
-        // One byte more than fstat reported: a file that grew meanwhile is noticed, never read past.
-        var data = Data(count: Int(info.st_size) + 1)
-        let result: Result<Int, Errno> = data.withUnsafeMutableBytes { buffer in
-            Result { () throws(Errno) in try POSIXIO.read(fd, into: buffer, at: 0) }
-        }
-        let filled: Int
-        do { filled = try result.get() } catch { throw .unreadable(location: path, detail: SystemCalls.errorText(error.code)) }
-        guard filled < data.count else {
-            throw .unreadable(location: path, detail: "the file grew while it was read")
-        }
-        data.count = filled
-        return data
     }
 
     /// True for an answer that says an optional file (`index.json.zst`, a signature) is not

@@ -142,7 +142,7 @@ public struct IndexTrust: Sendable {
             }
         }
         if checkRules { return try PackIndexSource.decode(indexBytes, limits: limits) }
-        do { return try PackIndex.decode(from: indexBytes) } catch { throw .index(error) }
+        do { return try PackIndexStream.decode(indexBytes) } catch { throw .index(error) }
     }
 
     /// The second half: the signed index carries `sequence` and `expires`, has not expired by

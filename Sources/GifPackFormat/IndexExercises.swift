@@ -1,0 +1,117 @@
+/// The exercises of an index's packs (``PackIndex/packs``) in ascending id order, each id once:
+/// that of the first pack by name that lists it (its first entry there), as ``IndexDiff`` counts
+/// them. A merge of the packs' lists, which are sorted by id: memory is a cursor per pack, never a
+/// map of every id (a list that is not sorted, in an index no client checked, is walked in a
+/// sorted order of its positions: 4 bytes an exercise).
+///
+/// ```swift
+/// for entry in IndexExercises(index) { print(entry.id, entry.gif ?? "no GIF", entry.pack, entry.position) }
+/// ```
+public struct IndexExercises: Sequence {
+    /// One exercise: its id and GIF, the number of its pack in name order and its position in that pack's list.
+    public struct Entry: Sendable, Equatable {
+        public var id: String
+        public var gif: String?
+        public var pack: Int
+        public var position: Int
+    }
+
+    /// The packs in name order (a stable sort: of two packs of one name, the first listed first).
+    public let packs: [PackDescription]
+
+    public init(_ index: PackIndex) {
+        packs = index.packs.enumerated().sorted { ($0.element.name, $0.offset) < ($1.element.name, $1.offset) }.map(\.element)
+    }
+
+    public func makeIterator() -> Iterator { Iterator(packs: packs) }
+
+    public struct Iterator: IteratorProtocol {
+        private let packs: [PackDescription]
+        /// Per pack: the next place in its walk, and the order of its positions when its list is not sorted.
+        private var cursor: [Int]
+        private var orders: [[Int32]?]
+        private var heads: [ExerciseRef?]
+
+        init(packs: [PackDescription]) {
+            self.packs = packs
+            cursor = Array(repeating: 0, count: packs.count)
+            orders = packs.map { Self.order(of: $0.exercises) }
+            heads = Array(repeating: nil, count: packs.count)
+            for pack in packs.indices { heads[pack] = ref(pack) }
+        }
+
+        public mutating func next() -> Entry? {
+            var smallest: String?
+            for head in heads { if let head, smallest.map({ head.id < $0 }) ?? true { smallest = head.id } }
+            guard let id = smallest else { return nil }
+            var winner: Entry?
+            for pack in packs.indices {
+                // Every entry of this id in this pack is passed; the first of the first pack is kept.
+                while let head = heads[pack], head.id == id {
+                    if winner == nil { winner = Entry(id: head.id, gif: head.gif, pack: pack, position: position(pack)) }
+                    cursor[pack] += 1
+                    heads[pack] = ref(pack)
+                }
+            }
+            return winner
+        }
+
+        private func position(_ pack: Int) -> Int {
+            orders[pack].map { Int($0[cursor[pack]]) } ?? cursor[pack]
+        }
+
+        private func ref(_ pack: Int) -> ExerciseRef? {
+            guard cursor[pack] < packs[pack].exercises.count else { return nil }
+            return packs[pack].exercises[position(pack)]
+        }
+
+        /// nil when the list's ids never go down; else its positions sorted by id (stable).
+        private static func order(of list: ExerciseRefList) -> [Int32]? {
+            var previous: String?
+            var sorted = true
+            for ref in list {
+                if let previous, ref.id < previous { sorted = false; break }
+                previous = ref.id
+            }
+            guard !sorted else { return nil }
+            return list.indices.sorted { (list[$0].id, $0) < (list[$1].id, $1) }.map { Int32($0) }
+        }
+    }
+}
+
+/// Two indexes' exercises side by side, in ascending id order (``IndexExercises`` of each): an id
+/// in both has both entries, an added one only `new`, a removed one only `old`.
+///
+/// ```swift
+/// for (old, new) in IndexExercisePairs(old: v1, new: v2) where old?.gif != new?.gif { print(old?.id ?? new!.id) }
+/// ```
+public struct IndexExercisePairs: Sequence, IteratorProtocol {
+    private var old: IndexExercises.Iterator
+    private var new: IndexExercises.Iterator
+    private var oldHead: IndexExercises.Entry?
+    private var newHead: IndexExercises.Entry?
+
+    public init(old: PackIndex, new: PackIndex) {
+        self.old = IndexExercises(old).makeIterator()
+        self.new = IndexExercises(new).makeIterator()
+        oldHead = self.old.next()
+        newHead = self.new.next()
+    }
+
+    public mutating func next() -> (old: IndexExercises.Entry?, new: IndexExercises.Entry?)? {
+        switch (oldHead, newHead) {
+        case (nil, nil):
+            return nil
+        case (let before?, let after?) where before.id == after.id:
+            (oldHead, newHead) = (old.next(), new.next())
+            return (before, after)
+        case (let before?, let after) where after.map({ before.id < $0.id }) ?? true:
+            oldHead = old.next()
+            return (before, nil)
+        default:
+            let after = newHead
+            newHead = new.next()
+            return (nil, after)
+        }
+    }
+}

@@ -1,0 +1,255 @@
+import Foundation
+
+/// Reads an `index.json` as it comes, in chunks of any size, without its JSON tree: each element
+/// of a pack's `exercises` list is parsed alone (``JSONParser``, the format's depth limit), decoded
+/// as an ``ExerciseRef`` and appended to that pack's compact ``ExerciseRefList`` (about a dozen
+/// bytes an exercise), then let go. The rest of the index (its "head": formatVersion, source, the
+/// packs' other keys, with every exercise list left as `[]`) is kept as bytes and decoded by
+/// ``finish()`` with ``PackIndex/decode(bytes:limits:omittingExercises:)``, which checks it as the
+/// whole-document decoder does (a key twice, a format it does not know, trailing data…).
+///
+/// The result equals ``PackIndex/decode(bytes:limits:omittingExercises:)`` of the same bytes, and
+/// a document that decoder refuses is refused here too, with the byte offset. The list syntax is
+/// checked here (`,` between elements, none trailing, each element an object); what this scanner
+/// does not recognise as an exercise list (a key written with escapes, a list that is not a
+/// pack's) stays in the head and is decoded there, as the whole-document decoder would.
+///
+/// ```swift
+/// var stream = PackIndexStream()
+/// try stream.feed(chunk)                  // as often as chunks come
+/// let index = try stream.finish()         // the index, exercises included
+/// ```
+public struct PackIndexStream: Sendable {
+    /// The largest exercise element (its JSON bytes): an `{"gif":…,"id":…}` takes about 110.
+    public static let maxExerciseBytes = 1 << 16
+
+    public let limits: JSONLimits
+    /// Bytes read so far.
+    public private(set) var offset = 0
+
+    private var head: [UInt8] = []
+    private var depth = 0
+    private var inString = false
+    private var escaped = false
+    /// The last string closed at depth 1 or 3 (a key when `:` follows it), up to 16 bytes, and its depth.
+    private var string: [UInt8] = []
+    private var lastKey: [UInt8] = []
+    private var lastKeyDepth = -1
+    /// The last byte outside strings that is not whitespace (`"` for a string).
+    private var lastSignificant: UInt8 = 0
+    /// Inside `packs` (0) or `renditionPacks` (1), and how many of its packs have opened.
+    private var packList: Int?
+    private var packsOpened = [0, 0]
+    /// The exercise lists read, by pack list and pack number.
+    private var lists: [[Int: ExerciseRefList]] = [[:], [:]]
+    /// Inside a pack's exercise list: its syntax, and the list read so far.
+    private var inExercises = false
+    private var scan = ExerciseListScan(list: 0, ordinal: 0)
+    private var current = ExerciseRefList()
+
+    public init(limits: JSONLimits = .standard) {
+        self.limits = limits
+    }
+
+    /// Scans `bytes`, the next part of the document.
+    public mutating func feed(_ bytes: UnsafeRawBufferPointer) throws(IndexError) {
+        guard offset + bytes.count <= limits.maxBytes else {
+            throw .malformed(JSONParseError(.tooLarge(bytes: offset + bytes.count, limit: limits.maxBytes), at: 0).description)
+        }
+        for byte in bytes {
+            if inExercises {
+                try scanExercise(byte)
+            } else {
+                scanHead(byte)
+            }
+            offset += 1
+        }
+    }
+
+    /// ``feed(_:)`` of bytes in an array.
+    public mutating func feed(_ bytes: [UInt8]) throws(IndexError) {
+        let result: Result<Void, IndexError> = bytes.withUnsafeBytes { buffer in
+            Result { () throws(IndexError) in try feed(buffer) }
+        }
+        try result.get()
+    }
+
+    /// The index: the head decoded and checked, each pack with the exercises read for it.
+    public func finish() throws(IndexError) -> PackIndex {
+        guard !inExercises else { throw fail("the document ends inside a list of exercises") }
+        var index = try PackIndex.decode(bytes: head, limits: limits)
+        for (ordinal, list) in lists[0] where ordinal < index.packs.count { index.packs[ordinal].exercises = list }
+        for (ordinal, list) in lists[1] where ordinal < (index.renditionPacks?.count ?? 0) { index.renditionPacks?[ordinal].exercises = list }
+        return index
+    }
+
+    /// Decodes a whole document in memory as a stream (no JSON tree of its exercise lists, no copy
+    /// of its bytes): what the client's readers of an index use.
+    public static func decode(_ bytes: Data, limits: JSONLimits = .standard) throws(IndexError) -> PackIndex {
+        var stream = PackIndexStream(limits: limits)
+        let fed: Result<Void, IndexError> = bytes.withUnsafeBytes { buffer in
+            Result { () throws(IndexError) in try stream.feed(buffer) }
+        }
+        try fed.get()
+        return try stream.finish()
+    }
+
+    private func fail(_ reason: String) -> IndexError { .malformed("at byte \(offset): \(reason)") }
+
+    private mutating func scanHead(_ byte: UInt8) {
+        head.append(byte)
+        if inString {
+            if escaped {
+                escaped = false
+            } else if byte == UInt8(ascii: "\\") {
+                escaped = true
+                string.append(byte)   // a key written with escapes is never one looked for
+            } else if byte == UInt8(ascii: "\"") {
+                inString = false
+                lastSignificant = byte
+                swap(&lastKey, &string)
+                lastKeyDepth = depth
+            } else if string.count <= 16 {
+                string.append(byte)
+            }
+            return
+        }
+        switch byte {
+        case UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t"):
+            return
+        case UInt8(ascii: "\""):
+            inString = true
+            string.removeAll(keepingCapacity: true)
+        case UInt8(ascii: "{"), UInt8(ascii: "["):
+            open(byte)
+        case UInt8(ascii: "}"), UInt8(ascii: "]"):
+            depth -= 1
+            if depth <= 1 { packList = nil }
+        default:
+            break
+        }
+        lastSignificant = byte
+    }
+
+    /// An object or array opens: a pack list, a pack, or a pack's exercise list when it is the value of their keys.
+    private mutating func open(_ byte: UInt8) {
+        let member = lastSignificant == UInt8(ascii: ":") && lastKeyDepth == depth
+        depth += 1
+        if depth == 3, byte == UInt8(ascii: "{"), let list = packList {
+            packsOpened[list] += 1
+        }
+        guard member, byte == UInt8(ascii: "[") else { return }
+        if depth == 2, packList == nil {
+            packList = lastKey == Self.packsKey ? 0 : lastKey == Self.renditionPacksKey ? 1 : nil
+            if let list = packList { packsOpened[list] = 0 }
+        } else if depth == 4, let list = packList, lastKey == Self.exercisesKey {
+            scan = ExerciseListScan(list: list, ordinal: packsOpened[list] - 1)
+            current = ExerciseRefList()
+            inExercises = true
+        }
+    }
+
+    private static let packsKey = Array("packs".utf8)
+    private static let renditionPacksKey = Array("renditionPacks".utf8)
+    private static let exercisesKey = Array("exercises".utf8)
+
+    private mutating func scanExercise(_ byte: UInt8) throws(IndexError) {
+        switch try scan.take(byte, at: offset) {
+        case .more:
+            break
+        case .element(let bytes):
+            let ref: ExerciseRef
+            do {
+                let value = try JSONParser.parse(bytes, limits: JSONLimits(maxDepth: max(1, limits.maxDepth - 4), maxBytes: Self.maxExerciseBytes))
+                ref = try JSONValueDecoder.decode(ExerciseRef.self, from: value)
+            } catch {
+                let name = scan.list == 0 ? "packs" : "renditionPacks"
+                throw fail("\(name)[\(scan.ordinal)].exercises[\(scan.count - 1)]: \(JSONValueDecoder.describe(error))")
+            }
+            current.append(ref)
+        case .end:
+            lists[scan.list][scan.ordinal] = current
+            current = ExerciseRefList()
+            inExercises = false
+            head.append(byte)
+            depth -= 1
+            lastSignificant = byte
+        }
+    }
+}
+
+/// One exercise list on its way through ``PackIndexStream``: the syntax between its elements, and
+/// each element's bytes until its brackets close.
+private struct ExerciseListScan: Sendable {
+    enum Step { case more, element([UInt8]), end }
+    private enum Expect { case firstOrEnd, commaOrEnd, element }
+
+    let list: Int
+    let ordinal: Int
+    private(set) var count = 0
+    private var expect = Expect.firstOrEnd
+    private var element: [UInt8] = []
+    private var depth = 0
+    private var inString = false
+    private var escaped = false
+
+    init(list: Int, ordinal: Int) {
+        self.list = list
+        self.ordinal = ordinal
+    }
+
+    mutating func take(_ byte: UInt8, at offset: Int) throws(IndexError) -> Step {
+        if depth > 0 { return try inElement(byte) }
+        switch byte {
+        case UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t"):
+            return .more
+        case UInt8(ascii: "{") where expect != .commaOrEnd:
+            depth = 1
+            count += 1
+            element.removeAll(keepingCapacity: element.capacity <= 4096)
+            element.append(byte)
+            return .more
+        case UInt8(ascii: ",") where expect == .commaOrEnd:
+            expect = .element
+            return .more
+        case UInt8(ascii: "]") where expect != .element:
+            return .end
+        default:
+            let wanted = switch expect {
+            case .firstOrEnd: "an exercise object or ]"
+            case .commaOrEnd: ", or ]"
+            case .element: "an exercise object"
+            }
+            throw .malformed("at byte \(offset): expected \(wanted) in the exercises of pack \(ordinal + 1)")
+        }
+    }
+
+    private mutating func inElement(_ byte: UInt8) throws(IndexError) -> Step {
+        guard element.count < PackIndexStream.maxExerciseBytes else {
+            throw .malformed("exercise \(count) of pack \(ordinal + 1) is over \(PackIndexStream.maxExerciseBytes) bytes")
+        }
+        element.append(byte)
+        if inString {
+            if escaped {
+                escaped = false
+            } else if byte == UInt8(ascii: "\\") {
+                escaped = true
+            } else if byte == UInt8(ascii: "\"") {
+                inString = false
+            }
+            return .more
+        }
+        switch byte {
+        case UInt8(ascii: "\""): inString = true
+        case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
+        case UInt8(ascii: "}"), UInt8(ascii: "]"):
+            depth -= 1
+            if depth == 0 {
+                expect = .commaOrEnd
+                return .element(element)
+            }
+        default: break
+        }
+        return .more
+    }
+}
