@@ -126,6 +126,41 @@ package enum FileSystem {
         return names.sorted()
     }
 
+    /// The directory for temporary files (`TMPDIR`, else `/tmp`), without a trailing slash.
+    package static var temporaryDirectory: String { FileManager.default.temporaryDirectory.path }
+
+    /// The modification time of what is at `path` (not following a final symbolic link), or nil
+    /// when nothing is there or it cannot be read.
+    package static func modificationDate(_ path: String) -> Date? {
+        guard let info = try? status(path) else { return nil }
+        let time = SystemCalls.modificationTime(info)
+        return Date(timeIntervalSince1970: Double(time.tv_sec) + Double(time.tv_nsec) / 1_000_000_000)
+    }
+
+    /// Copies the regular file `source` to a new file `destination` (failing if it exists); a
+    /// copy that fails part way is removed.
+    package static func copy(_ source: String, to destination: String) throws(FileSystemError) {
+        let input = try RegularFile.open(source, .readOnly)
+        defer { SystemCalls.close(input) }
+        let output = try NewFile(path: destination)
+        do throws(FileSystemError) {
+            let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+            defer { chunk.deallocate() }
+            while true {
+                let got: Int
+                do throws(Errno) { got = try POSIXIO.read(input, into: chunk) } catch {
+                    throw .io(operation: "read", path: source, errno: error.code)
+                }
+                if got == 0 { break }
+                try output.append(UnsafeRawBufferPointer(rebasing: chunk[0..<got]))
+            }
+            try output.finish(sync: false)
+        } catch {
+            remove(destination)
+            throw error
+        }
+    }
+
     /// `rename(2)`: atomic within one file system, replacing `destination` if it is a file.
     package static func move(_ source: String, to destination: String) throws(FileSystemError) {
         guard SystemCalls.rename(source, to: destination) == 0 else {

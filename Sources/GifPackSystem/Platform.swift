@@ -83,6 +83,22 @@ package enum SystemCalls {
         #endif
     }
 
+    /// A `stat`'s last access time: `st_atim` in glibc, `st_atimespec` in Darwin.
+    package static func accessTime(_ info: stat) -> timespec {
+        #if canImport(Glibc)
+        info.st_atim
+        #else
+        info.st_atimespec
+        #endif
+    }
+
+    /// Sets the file's access and modification times (`utimensat`, following a final symbolic
+    /// link); 0, or -1 with errno.
+    package static func setTimes(_ path: String, access: timespec, modification: timespec) -> Int32 {
+        var times = [access, modification]
+        return utimensat(AT_FDCWD, path, &times, 0)
+    }
+
     /// Sets the file's access and modification times to now (`utimensat` with `UTIME_NOW`, whose
     /// value differs: `(1 << 30) - 1` in glibc, a macro Swift does not import; -1 in Darwin).
     /// 0, or -1 with errno.
@@ -152,6 +168,8 @@ extension Errno {
     package static let notSupportedOnSocket = Errno(EOPNOTSUPP)
     package static let permissionDenied = Errno(EACCES)
     package static let ioError = Errno(EIO)
+    package static let badDescriptor = Errno(EBADF)
+    package static let fileTooLarge = Errno(EFBIG)
 
     /// True for a full disk or an exhausted quota (ENOSPC, EDQUOT).
     package var meansDiskFull: Bool { code == ENOSPC || code == EDQUOT }
@@ -177,6 +195,14 @@ extension SystemCalls {
     package static func read(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int, at offset: Int64) -> Int {
         cPread(fd, buffer, count, off_t(offset))
     }
+
+    /// One `pwrite(2)` at `offset`; the count written, or -1 with errno.
+    package static func write(_ fd: Int32, _ bytes: UnsafeRawPointer?, _ count: Int, at offset: Int64) -> Int {
+        cPwrite(fd, bytes, count, off_t(offset))
+    }
+
+    /// `access(2)` with `R_OK`: true when the file may be read; false with errno.
+    package static func canRead(_ path: String) -> Bool { cAccess(path, R_OK) == 0 }
 
     /// `fstat(2)`; nil with errno.
     package static func status(descriptor fd: Int32) -> FileStatus? {
@@ -257,6 +283,13 @@ extension SystemCalls {
         return names
     }
 
+    /// `realpath(3)`: the absolute path with every symbolic link resolved; nil with errno.
+    package static func realPath(_ path: String) -> String? {
+        guard let pointer = realpath(path, nil) else { return nil }
+        defer { free(pointer) }
+        return String(cString: pointer)
+    }
+
     /// This process's id (`getpid`).
     package static func processID() -> Int32 { getpid() }
 
@@ -270,6 +303,8 @@ private func cClose(_ fd: Int32) -> Int32 { close(fd) }
 private func cRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int { read(fd, buffer, count) }
 private func cWrite(_ fd: Int32, _ bytes: UnsafeRawPointer?, _ count: Int) -> Int { write(fd, bytes, count) }
 private func cPread(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int, _ offset: off_t) -> Int { pread(fd, buffer, count, offset) }
+private func cPwrite(_ fd: Int32, _ bytes: UnsafeRawPointer?, _ count: Int, _ offset: off_t) -> Int { pwrite(fd, bytes, count, offset) }
+private func cAccess(_ path: String, _ mode: Int32) -> Int32 { access(path, mode) }
 private func cFstat(_ fd: Int32, _ info: inout FileStatus) -> Int32 { fstat(fd, &info) }
 private func cStat(_ path: String, _ info: inout FileStatus) -> Int32 { stat(path, &info) }
 private func cLstat(_ path: String, _ info: inout FileStatus) -> Int32 { lstat(path, &info) }

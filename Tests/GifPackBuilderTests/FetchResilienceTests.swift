@@ -48,7 +48,8 @@ struct FetchResilienceTests {
 
     /// The cause, not a stopwatch: the retry is scheduled by the 429's `Retry-After` (1 s, twenty
     /// times the 50 ms backoff cap of `rapidAPIManifest`, so only the header can explain it), and the
-    /// server sees the 429 and then the one retry that succeeds.
+    /// server sees the 429 and then the one retry that succeeds, at least the header's second later
+    /// by its own request log (a loaded machine only makes the gap longer).
     @Test func retryAfterDelaysThatExercisesRetry() async throws {
         let server = try server(count: 4)
         defer { server.stop() }
@@ -65,12 +66,17 @@ struct FetchResilienceTests {
         }.run()
 
         #expect(report.exitStatus == .success, "\(report.message)")
-        #expect(server.requestLog.filter { $0.exerciseID == id }.map(\.status) == [429, 200])
+        let served = server.requestLog.filter { $0.exerciseID == id }
+        #expect(served.map(\.status) == [429, 200])
         let seen = attempts.withLock { $0 }
         #expect(seen.map(\.outcome) == [.retry, .downloaded])
         #expect(seen.map(\.status) == [429, 200])
         let retryIn = try #require(seen.first?.retryIn)
-        #expect(retryIn > .milliseconds(500) && retryIn <= .seconds(1), "the retry was scheduled \(retryIn) after the 429")
+        #expect(retryIn <= .seconds(1), "the retry was scheduled \(retryIn) after the 429, past its Retry-After")
+        if served.count == 2 {
+            let gap = served[1].answeredAt.timeIntervalSince(served[0].answeredAt)
+            #expect(gap >= 0.9, "the retry came \(gap) s after the 429: Retry-After (1 s) was not honoured")
+        }
         #expect(report.http.rateLimited == 1)
     }
 

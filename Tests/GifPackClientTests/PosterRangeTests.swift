@@ -11,49 +11,12 @@ import Testing
 /// (its access log gives the bytes and requests), and installs what a whole download installs.
 @Suite("Client: posters by range on an upgrade, against nginx", .serialized, .timeLimit(.minutes(10)))
 struct PosterRangeTests {
-    /// A fixture built and published with posters (``PosterInstallTests/sizes``) and nginx serving it.
-    struct Site {
-        let dists: UpgradeDist
-        let nginx: NginxServer
-        var url: String { nginx.baseURL + "/index.json" }
-
-        static func start(count: Int, ignoreRanges: Bool = false) async throws -> Site {
-            let dists = try await UpgradeDist.make(count: count)
-            try await PosterRangeTests.publish(dists)
-            return Site(dists: dists, nginx: try await NginxServer.start(root: dists.site, ignoreRanges: ignoreRanges))
-        }
-
-        func stop() {
-            nginx.stop()
-            dists.server.stop()
-        }
-
-        /// An installer with posters; `sparse: false` always downloads whole files.
-        func installer(_ name: String, sparse: Bool = true) -> PackInstaller {
-            var installer = PackInstaller(cacheDirectory: dists.workspace.file("\(name)/gifs"))
-            installer.withPosters = true
-            installer.sparseUpgrades.isEnabled = sparse
-            return installer
-        }
-
-        /// v2: the GIF of `ids[position]` replaced by a new one; returns the new pack's description.
-        func upgrade(position: Int, seed: UInt64) async throws -> PackDescription {
-            dists.server.replaceGIF(id: dists.ids[position], with: try UpgradeDist.newGIF(seed: seed))
-            try await PosterRangeTests.publish(dists)
-            return try #require(try dists.index().packs.first)
-        }
-    }
-
-    /// Builds with posters and publishes. The index gets a later mtime (whole seconds) than the one
-    /// it replaces: nginx's ETag and Last-Modified are the mtime in seconds and the size, so two
-    /// publishes within one second could look the same to a conditional index request.
-    static func publish(_ dists: UpgradeDist) async throws {
-        let index = dists.site + "/index.json"
-        func mtime() -> Date? { (try? FileManager.default.attributesOfItem(atPath: index))?[.modificationDate] as? Date }
-        let before = mtime()
-        try await PosterInstallTests.buildAndPublish(dists)
-        if let before, let after = mtime(), after.timeIntervalSince1970.rounded(.down) <= before.timeIntervalSince1970.rounded(.down) {
-            try FileManager.default.setAttributes([.modificationDate: before.addingTimeInterval(1)], ofItemAtPath: index)
+    /// A fixture built and published with posters (``PosterInstallTests/sizes``) and nginx serving
+    /// it (the client suites' one set-up, ``UpgradeDist/servedByNginx(count:noGIF:packs:nginx:publishing:)``).
+    enum Site {
+        static func start(count: Int, ignoreRanges: Bool = false) async throws -> ServedUpgradeDist {
+            try await UpgradeDist.servedByNginx(count: count, nginx: { $0.ranges = !ignoreRanges },
+                                                publishing: PosterInstallTests.buildAndPublish)
         }
     }
 
@@ -141,7 +104,7 @@ struct PosterRangeTests {
         for (seed, position) in [4, 13, 25].enumerated() {
             site.dists.server.replaceGIF(id: site.dists.ids[position], with: try UpgradeDist.newGIF(seed: 50 + UInt64(seed)))
         }
-        try await Self.publish(site.dists)
+        try await PosterInstallTests.buildAndPublish(site.dists)
         let posters = try #require(try site.dists.index().packs.first?.posters)
         let plan = SparseUpgradePlanner.plan(posters: posters, available: Set(posters.posters.map(\.path)).intersection(v1.posters.map(\.path)),
                                              settings: installers[0].sparseUpgrades)
@@ -295,5 +258,24 @@ struct PosterRangeTests {
         let parts = range.dropFirst(6).split(separator: "-")
         guard parts.count == 2, let first = Int64(parts[0]), let last = Int64(parts[1]), first <= last else { return nil }
         return first...last
+    }
+}
+
+extension ServedUpgradeDist {
+    /// An installer with posters; `sparse: false` always downloads whole files.
+    fileprivate func installer(_ name: String, sparse: Bool = true) -> PackInstaller {
+        var installer = PackInstaller(cacheDirectory: dists.workspace.file("\(name)/gifs"))
+        installer.withPosters = true
+        installer.sparseUpgrades.isEnabled = sparse
+        return installer
+    }
+
+    /// v2: the GIF of `ids[position]` replaced by a new one, built with posters and published (the
+    /// index gets a later mtime than the one it replaces: ``UpgradeDist/publish()``); returns the
+    /// new pack's description.
+    fileprivate func upgrade(position: Int, seed: UInt64) async throws -> PackDescription {
+        dists.server.replaceGIF(id: dists.ids[position], with: try UpgradeDist.newGIF(seed: seed))
+        try await PosterInstallTests.buildAndPublish(dists)
+        return try #require(try dists.index().packs.first)
     }
 }

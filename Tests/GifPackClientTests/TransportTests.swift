@@ -12,7 +12,7 @@ import Testing
 /// the fixture server: a whole body, a range (206), a 304 to `If-None-Match`, error statuses
 /// (404, 403, 500), the byte cap, a server ignoring `Range`, a resume, truncation, a reset, the
 /// total time limit and bad URLs. Each case expects the same answer from both.
-@Suite(.timeLimit(.minutes(2))) struct TransportTests {
+@Suite(.timeLimit(.minutes(5))) struct TransportTests {
     enum Kind: String, CaseIterable, Sendable, CustomTestStringConvertible {
         case curl, urlSession
 

@@ -116,13 +116,15 @@ struct ServedUpgradeDist {
 }
 
 extension UpgradeDist {
-    /// ``make(count:noGIF:packs:)``, published, and nginx started on the site with `nginx`'s options.
+    /// ``make(count:noGIF:resolutions:packs:)``, published (by ``publish()``, or by `publishing`: a
+    /// build of its own, then ``publish()``), and nginx started on the site with `nginx`'s options.
     static func servedByNginx(count: Int = 100, noGIF: [Int] = [], resolutions: [Int]? = nil,
                               packs: (_ ids: [String]) -> String = { _ in "" },
-                              nginx: (inout NginxServer.Options) -> Void = { _ in }) async throws -> ServedUpgradeDist {
+                              nginx: (inout NginxServer.Options) -> Void = { _ in },
+                              publishing: (UpgradeDist) async throws -> Void = { try $0.publish() }) async throws -> ServedUpgradeDist {
         let dists = try await make(count: count, noGIF: noGIF, resolutions: resolutions, packs: packs)
         do {
-            try dists.publish()
+            try await publishing(dists)
             var options = NginxServer.Options(root: dists.site)
             nginx(&options)
             return ServedUpgradeDist(dists: dists, nginx: try await NginxServer.start(options))

@@ -1,6 +1,5 @@
 import Foundation
 import GifPackSystemBuilder
-import Glibc
 
 /// An exclusive `flock` on a directory's own descriptor, held for the life of the value. Nothing is
 /// written into the directory, so a published output directory holds only what clients fetch. A
@@ -20,7 +19,7 @@ public final class BuildLock: Sendable {
             switch self {
             case .held(let directory, let pid):
                 "another gifpack run\(pid.map { " (pid \($0))" } ?? "") holds the lock on \(directory); try again when it has finished"
-            case .io(let directory, let code): "cannot lock \(directory): \(String(cString: strerror(code)))"
+            case .io(let directory, let code): "cannot lock \(directory): \(SystemCalls.errorText(code))"
             }
         }
     }
@@ -34,7 +33,7 @@ public final class BuildLock: Sendable {
         case .failed(let error): throw .io(directory: directory, errno: error.errno)
         }
         // Earlier versions left a lock file here; it is no part of the published directory.
-        unlink("\(directory)/.gifpack.lock")
+        SystemCalls.unlink("\(directory)/.gifpack.lock")
     }
 
     /// Locks each distinct directory once (the output and cache directories may be the same).
@@ -42,10 +41,7 @@ public final class BuildLock: Sendable {
         var seen: Set<String> = []
         var locks: [BuildLock] = []
         for directory in directories {
-            let key = realpath(directory, nil).map { pointer in
-                defer { free(pointer) }
-                return String(cString: pointer)
-            } ?? directory
+            let key = SystemCalls.realPath(directory) ?? directory
             guard seen.insert(key).inserted else { continue }
             locks.append(try BuildLock(directory: directory))
         }

@@ -35,55 +35,28 @@ public struct BuildPipeline: Sendable {
         let clock = ContinuousClock()
         let started = clock.now
         let startDate = Date()
-        do {
+        var disposition = BuildFailure.ReportDisposition.written
+        do throws(BuildFailure) {
             try await build(into: &report, clock: clock)
-        } catch let error as CatalogError {
-            switch error {
-            case .authRejected: report.exitStatus = .authRejected
-            case .quotaExhausted: report.exitStatus = .quotaExhausted
-            default: report.exitStatus = .failed
-            }
-            report.message = error.description
-        } catch let end as BuildEnded {
-            report.exitStatus = end.status
-            report.message = end.message
-        } catch let error as CatalogShrank {
-            report.exitStatus = .catalogShrank
-            report.message = error.description
-        } catch let error as EmptySelector {
-            report.exitStatus = .usage
-            report.message = error.description
-        } catch let error as DirectoryClaimError {
-            report.exitStatus = .usage
-            report.message = error.description + "; nothing was fetched"
-            if error.concernsOutput {
-                // Not even report.json goes into a directory that is not gifpack's.
-                report.stageSeconds["total"] = (clock.now - started).seconds
-                report.complete(startedAt: startDate, finishedAt: Date())
-                report = SecretRedactor(source: manifest.source).redact(report)
-                observer?(.finished(report))
-                return report
-            }
-        } catch let error as StateUnreadable {
-            report.exitStatus = .failed
-            report.message = error.description
-            report.stateErrors.append(error.detail)
-        } catch let error as BuildLock.LockError {
-            report.exitStatus = if case .held = error { .locked } else { .failed }
-            report.message = error.description
-            report.stageSeconds["total"] = (clock.now - started).seconds
-            report.complete(startedAt: startDate, finishedAt: Date())
-            return SecretRedactor(source: manifest.source).redact(report) // the report file belongs to the run holding the lock
         } catch {
-            report.exitStatus = .failed
-            report.message = String(describing: error)
+            report.exitStatus = error.exitStatus
+            report.message = error.message
+            if let detail = error.stateError { report.stateErrors.append(detail) }
+            disposition = error.reportDisposition
         }
-        if let recovery = report.stateRecovery { report.message += "; \(recovery.sentence)" }
+        if disposition == .written, let recovery = report.stateRecovery { report.message += "; \(recovery.sentence)" }
         report.stageSeconds["total"] = (clock.now - started).seconds
         report.complete(startedAt: startDate, finishedAt: Date())
         // Whatever path the key came by (an error body, a header, a record), the report written,
         // printed, turned into metrics or a step summary never holds it.
         report = SecretRedactor(source: manifest.source).redact(report)
+        switch disposition {
+        case .returnedOnly: return report
+        case .notWrittenIntoForeignOutput:
+            observer?(.finished(report))
+            return report
+        case .written: break
+        }
         let finalReport = report
         if let problem = await BlockingWork.run("gifpack.report", { writeReport(finalReport) }) {
             // The file cannot say it was not written: the returned report and the log do.
@@ -96,61 +69,73 @@ public struct BuildPipeline: Sendable {
     /// The build as straight stages, each handing the next what it made: catalog (``Catalog``) →
     /// plan (``PackPlan``, one ``RenditionPlan`` per resolution) → fetch (``FetchResults``, every
     /// resolution in turn) → describe and verify (each pack's
-    /// ``PackMaker/Decision``, every frame an assembly copies checked) → pack
-    /// (``PackDescription``s) → index (``PackIndex``) → prune. A stage that ends the build early
-    /// throws ``BuildEnded`` (or the error that stopped it); nothing flows back to an earlier stage.
-    private func build(into report: inout BuildReport, clock: ContinuousClock) async throws {
+    /// ``PackMaker/Decision``, every frame an assembly copies checked; a damaged GIF's
+    /// exercises go back to the fetcher once) → pack (``PackDescription``s) → index (``PackIndex``)
+    /// → prune. Whatever stops it is a ``BuildFailure``.
+    private func build(into report: inout BuildReport, clock: ContinuousClock) async throws(BuildFailure) {
         let started = clock.now
-        let cache = try await openCache()
+        let cache = try await stage { try await openCache() }
         report.stateRecovery = cache.recovery
         // Closed before the locks are released: the next build holding the cache finds the state
         // file whole and nobody else writing it.
         defer { cache.close() }
         // No more transfers at once than the fetch window's cap: the fetcher queues a few requests
         // behind those in flight, and the client's own line holds them until a slot frees.
-        let client = try HTTPClient(maxConnections: FetchGovernor.cap(for: manifest.fetch), caFile: manifest.fetch.caFile)
+        let client: HTTPClient
+        do { client = try HTTPClient(maxConnections: FetchGovernor.cap(for: manifest.fetch), caFile: manifest.fetch.caFile) } catch {
+            throw .other(error)
+        }
         defer { client.shutdown() }
         // Every request sent counts, those of a run that stops early (a 401 on the first page) too.
         defer { report.http.requests = client.statistics.requestsStarted }
-        let indexes = try await readIndexes(client: client)
+        let indexes = try await stage { try await readIndexes(client: client) }
         // The catalog's retries count with the GIFs' (added last, whatever ends the build).
         let catalogRetries = CatalogRetryCount()
         defer { report.http.retries += catalogRetries.value.withLock { $0 } }
         var stages = StageClock(clock: clock, observer: observer)
 
-        let catalog = try await catalogStage(cache: cache, client: client, retries: catalogRetries, into: &report)
+        let catalog = try await stage { try await catalogStage(cache: cache, client: client, retries: catalogRetries, into: &report) }
         stages.end("catalog", into: &report)
-        let plan = try planStage(catalog, into: &report)
+        let plan: PackPlan
+        do { plan = try planStage(catalog, into: &report) } catch { throw .emptySelector(error) }
         stages.end("plan", into: &report)
         let tools = GIFTools(manifest: manifest, layout: cache.layout, state: cache.state, client: client,
                              options: options, startedAt: started, observer: observer)
         let renditions = RenditionPlan.all(for: manifest.source, plan: plan, catalog: catalog)
         let fetched: FetchedRenditions
-        do { fetched = try await fetchRenditions(renditions, tools: tools, into: &report) } catch let end as BuildEnded {
-            stages.record("fetch", into: &report)
-            throw end
+        do { fetched = try await fetchRenditions(renditions, tools: tools, into: &report) } catch {
+            let failure = BuildFailure(error)
+            if case .ended = failure { stages.record("fetch", into: &report) }
+            throw failure
         }
         if let stop = fetched.stop, !publishesBefore(fetched, renditions: renditions, indexes: indexes) {
             stages.record("fetch", into: &report)
-            throw stop
+            throw .ended(stop)
         }
         stages.end("fetch", into: &report)
-        try checkMissing(wanted: renditions[0].plan.wanted.count, into: &report)
+        do { try checkMissing(wanted: renditions[0].plan.wanted.count, into: &report) } catch { throw .ended(error) }
         // After a quota or budget stop in a later resolution, the resolutions fetched whole before it
         // (`fetched.results` holds theirs only).
-        let (descriptions, renditionPacks) = try await packRenditions(renditions, results: fetched.results, tools: tools,
-                                                                      indexes: indexes, into: &report)
+        let (descriptions, renditionPacks) = try await stage {
+            try await packRenditions(renditions, results: fetched.results, tools: tools, indexes: indexes, into: &report)
+        }
         stages.end("pack", into: &report)
-        let index = try await indexStage(descriptions, renditionPacks: renditionPacks, state: cache.state, indexes: indexes,
-                                         into: &report)
+        let index = try await stage {
+            try await indexStage(descriptions, renditionPacks: renditionPacks, state: cache.state, indexes: indexes, into: &report)
+        }
         stages.end("index", into: &report)
-        report.pruned = try await pruneStage(index, cache: cache)
+        report.pruned = try await stage { try await pruneStage(index, cache: cache) }
         stages.end("prune", into: &report)
         if let stop = fetched.stop {
             concludeStopped(stop, renditions: renditions, fetched: fetched.results.count, into: &report)
         } else {
             conclude(&report)
         }
+    }
+
+    /// Runs a stage whose errors are untyped and names what stopped it (``BuildFailure/init(_:)``).
+    private func stage<T>(_ body: () async throws -> T) async throws(BuildFailure) -> T {
+        do { return try await body() } catch { throw BuildFailure(error) }
     }
 
     /// Writes `report.json`; returns what went wrong, if anything.
@@ -167,12 +152,4 @@ public struct BuildPipeline: Sendable {
 
 extension Duration {
     var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
-}
-
-/// How a stage ends the build early with a report that says why (a stop of the fetch, too many
-/// exercises without a GIF, a damaged GIF that could not be replaced): the report's status and
-/// message; anything else the stage set on the report stays.
-struct BuildEnded: Error {
-    var status: ExitStatus
-    var message: String
 }

@@ -49,7 +49,7 @@ extension BuildPipeline {
 
     /// The plan stage: which exercises go into which pack. A pack that would be empty is a
     /// selector that names nothing the catalog has.
-    func planStage(_ catalog: Catalog, into report: inout BuildReport) throws -> PackPlan {
+    func planStage(_ catalog: Catalog, into report: inout BuildReport) throws(EmptySelector) -> PackPlan {
         let plan = PackPlan(specs: manifest.packs, catalog: catalog)
         if let empty = plan.emptySelector(catalog: catalog) { throw empty }
         report.gifs.wanted = plan.wanted.count

@@ -42,14 +42,11 @@ public enum DirectoryClaim {
     /// Checks `path` for `roles` without changing anything: returns true when it is already marked.
     @discardableResult
     public static func check(_ path: String, roles: Set<Role>) throws(DirectoryClaimError) -> Bool {
-        var isDirectory: ObjCBool = false
         // Absent, or not a directory: creating it says what is wrong, with the real errno.
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
-            return false
-        }
+        guard FileSystem.isDirectory(path) else { return false }
         let names: Set<String>
-        do { names = Set(try FileManager.default.contentsOfDirectory(atPath: path)) } catch {
-            throw .unreadable(path: path, roles: roles, reason: String(describing: error))
+        do { names = Set(try FileSystem.list(path)) } catch {
+            throw .unreadable(path: path, roles: roles, reason: error.description)
         }
         if roles.allSatisfy({ names.contains($0.marker) }) { return true }
         if names.isEmpty { return false }

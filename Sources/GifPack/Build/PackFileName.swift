@@ -57,7 +57,7 @@ enum PackFileName {
             for file in files where file.name.hasSuffix("-\(sha256.prefix(8)).tar.zst") {
                 let digest: String
                 do { digest = try StreamingSHA256.file(at: "\(directory)/\(file.name)").sha256 } catch {
-                    if error.errno == ENOENT { continue }
+                    if error.errno == Errno.noSuchFileOrDirectory.code { continue }
                     throw error
                 }
                 if digest == sha256 { found.append(PublishedPack(version: file.version, file: "packs/\(file.name)", sha256: sha256)) }

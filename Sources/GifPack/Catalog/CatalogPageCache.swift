@@ -1,6 +1,5 @@
 import Crypto
 import Foundation
-import Glibc
 import GifPackSystem
 
 /// What each list page gave the last run, so that a page whose body has not changed is not parsed,
@@ -70,7 +69,7 @@ final class CatalogPageCache: Sendable {
         self.size = size
     }
 
-    deinit { close(fd) }
+    deinit { SystemCalls.close(fd) }
 
     /// What the pages' meaning depends on besides their bodies: the source's settings and this
     /// version of gifpack (whose normalisation and spool layout made the file).
@@ -85,12 +84,11 @@ final class CatalogPageCache: Sendable {
 
     /// The cache at `path`, or nil when there is none or it is not usable with `key`.
     static func open(path: String, key: RecordDigest) -> CatalogPageCache? {
-        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        let fd = SystemCalls.open(path, [.readOnly, .closeOnExec])
         guard fd >= 0 else { return nil }
-        var status = stat()
-        guard fstat(fd, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG,
+        guard let status = SystemCalls.status(descriptor: fd), SystemCalls.fileType(status) == .regular,
               let (pages, tables) = readDirectory(fd, key: key, size: Int64(status.st_size)) else {
-            close(fd)
+            SystemCalls.close(fd)
             return nil
         }
         return CatalogPageCache(fd: fd, pages: pages, tables: tables, size: Int64(status.st_size))

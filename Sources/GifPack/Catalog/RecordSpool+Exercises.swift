@@ -1,6 +1,5 @@
 import Crypto
 import Foundation
-import Glibc
 import GifPackSystem
 
 /// Where one exercise is in a ``RecordSpool``: its offset (40 bits) and length (24 bits; 0 when the
@@ -77,7 +76,7 @@ extension RecordSpool {
             var size = 128 + record.count + exercise.id.utf8.count + exercise.name.utf8.count
             if case .url(let url) = exercise.image { size += url.utf8.count }
             guard size <= Int(UInt32.max) else {
-                throw .io(operation: "spool an exercise of \(size) bytes (4 GiB or more) in", path: directory, errno: EFBIG)
+                throw .io(operation: "spool an exercise of \(size) bytes (4 GiB or more) in", path: directory, errno: Errno.fileTooLarge.code)
             }
             page.append(contentsOf: [0, 0, 0, 0]) // length, filled in below
             Self.append(UInt32(record.count), to: &page)
@@ -104,10 +103,10 @@ extension RecordSpool {
             withUnsafeBytes(of: UInt32(length).littleEndian) { page.replaceSubrange(start..<start + 4, with: $0) }
             starts.append((start, length))
         }
-        let base = try write(page)
+        let base = try self.write(page)
         // A slot holds offsets below 1 TiB (40 bits): past that, a place would wrap, not fail.
         guard base + Int64(page.count) <= ExerciseSlot.maxOffset else {
-            throw .io(operation: "spool more than 1 TiB of exercises in", path: directory, errno: EFBIG)
+            throw .io(operation: "spool more than 1 TiB of exercises in", path: directory, errno: Errno.fileTooLarge.code)
         }
         return SpooledPage(slots: starts.map { ExerciseSlot(offset: base + Int64($0.0), length: $0.1) }, start: base,
                            length: page.count, digest: RecordDigest(SHA256.hash(data: page)))
@@ -180,7 +179,7 @@ extension RecordSpool {
             return true
         }
         guard valid else { return nil }
-        let base = try write(page)
+        let base = try self.write(page)
         let written = renumbered ? nil : digest
         return (SpooledPage(slots: starts.map { ExerciseSlot(offset: base + Int64($0.0), length: $0.1) }, start: base,
                             length: page.count, digest: written ?? RecordDigest(SHA256.hash(data: page))), ids)
@@ -227,7 +226,7 @@ extension RecordSpool {
             let (x, y) = (range(a), range(b))
             return bytes.withUnsafeBytes { raw in
                 let common = min(x.count, y.count)
-                let order = common == 0 ? 0 : memcmp(raw.baseAddress! + x.lowerBound, raw.baseAddress! + y.lowerBound, common)
+                let order = common == 0 ? 0 : MemoryCalls.compare(raw.baseAddress! + x.lowerBound, raw.baseAddress! + y.lowerBound, count: common)
                 if order != 0 { return order < 0 ? -1 : 1 }
                 return x.count == y.count ? 0 : (x.count < y.count ? -1 : 1)
             }

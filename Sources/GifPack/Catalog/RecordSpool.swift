@@ -1,5 +1,4 @@
 import Foundation
-import Glibc
 import GifPackSystem
 import Synchronization
 
@@ -57,7 +56,7 @@ final class RecordSpool: Sendable {
         end.withLock { $0 = Self.headerLength }
     }
 
-    deinit { close(fd) }
+    deinit { SystemCalls.close(fd) }
 
     /// Writes the records' bytes one after the other and returns them backed by the file. Records
     /// already spooled are returned as they are.
@@ -83,7 +82,7 @@ final class RecordSpool: Sendable {
             defer { end += Int64(page.count) }
             return end
         }
-        guard start + Int64(page.count) < ExerciseSlot.maxOffset else { throw .io(operation: "write", path: path, errno: EFBIG) }
+        guard start + Int64(page.count) < ExerciseSlot.maxOffset else { throw .io(operation: "write", path: path, errno: Errno.fileTooLarge.code) }
         try write(page, at: start)
         return start
     }
@@ -93,7 +92,7 @@ final class RecordSpool: Sendable {
         let written = bytes.withUnsafeBytes { buffer in
             Result { () throws(Errno) in
                 try POSIXIO.writeAll(buffer) { pointer, count in
-                    pwrite(fd, pointer, count, off_t(offset) + off_t(buffer.count - count))
+                    SystemCalls.write(fd, pointer, count, at: offset + Int64(buffer.count - count))
                 }
             }
         }

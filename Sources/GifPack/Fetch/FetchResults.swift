@@ -83,7 +83,7 @@ public struct FetchResults: Sendable, Equatable {
     private func compare(_ index: Int, _ key: UnsafeBufferPointer<UInt8>) -> Int {
         let stored = idBytes(at: index)
         let common = min(stored.count, key.count)
-        let order = common == 0 ? 0 : stored.withUnsafeBufferPointer { memcmp($0.baseAddress!, key.baseAddress!, common) }
+        let order = common == 0 ? 0 : stored.withUnsafeBufferPointer { MemoryCalls.compare($0.baseAddress!, key.baseAddress!, count: common) }
         if order != 0 { return order < 0 ? -1 : 1 }
         return stored.count == key.count ? 0 : (stored.count < key.count ? -1 : 1)
     }

@@ -86,7 +86,7 @@ final class FetchStateRecorder: Sendable {
         remember { try state?.recordNotModified(exerciseID: exerciseID, resolution: resolution.stateKey, at: Date()) }
     }
 
-    private func remember(_ write: () throws -> Void) {
-        do { try write() } catch { errors.withLock { $0.append(String(describing: error)) } }
+    private func remember(_ change: () throws -> Void) {
+        do { try change() } catch { errors.withLock { $0.append(String(describing: error)) } }
     }
 }

@@ -29,8 +29,8 @@ public struct ManifestLoader: Sendable {
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
         var manifest = try parse(text, environment: environment, folder: folder)
         manifest.resolvePaths(against: folder)
-        if let caFile = manifest.fetch.caFile, access(caFile, R_OK) != 0 {
-            throw .invalidValue(path: "fetch.ca_file", reason: "cannot read \(caFile): \(String(cString: strerror(errno)))")
+        if let caFile = manifest.fetch.caFile, !SystemCalls.canRead(caFile) {
+            throw .invalidValue(path: "fetch.ca_file", reason: "cannot read \(caFile): \(SystemCalls.errorText(Errno.current.code))")
         }
         return manifest
     }
@@ -38,13 +38,14 @@ public struct ManifestLoader: Sendable {
     /// The manifest's text, or why it cannot be had, with the system's words (`Is a directory`,
     /// `No such file or directory`, `Permission denied`).
     private static func readText(_ path: String) throws(ManifestError) -> String {
-        var info = stat()
-        guard stat(path, &info) == 0 else { throw .unreadable(path: path, reason: String(cString: strerror(errno))) }
-        if (info.st_mode & S_IFMT) == S_IFDIR {
+        guard let info = SystemCalls.status(path) else {
+            throw .unreadable(path: path, reason: SystemCalls.errorText(Errno.current.code))
+        }
+        if SystemCalls.fileType(info) == .directory {
             throw .unreadable(path: path, reason: "it is a directory; name the manifest file (e.g. \(path)/exercisedb.yaml)")
         }
         guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw .unreadable(path: path, reason: String(cString: strerror(errno)))
+            throw .unreadable(path: path, reason: SystemCalls.errorText(Errno.current.code))
         }
         defer { try? handle.close() }
         let data: Data
@@ -111,7 +112,7 @@ public struct ManifestLoader: Sendable {
             keyPath = fileNode.path
             keySource = "file \(file)"
             do { text = try String(contentsOfFile: file, encoding: .utf8) } catch {
-                let reason = FileManager.default.fileExists(atPath: file) ? "cannot be read" : "does not exist"
+                let reason = FileSystem.exists(file) ? "cannot be read" : "does not exist"
                 throw .invalidValue(path: keyPath, reason: "the secret key file \(file) \(reason)")
             }
         case (nil, let envNode?):

@@ -1,6 +1,6 @@
+import Foundation
 import Crypto
 import GifPackSystemBuilder
-import Glibc
 
 /// An append-only writer over a POSIX file descriptor that tracks its offset and can hash
 /// everything written.
@@ -48,8 +48,8 @@ public final class FileDescriptorSink {
     /// reading back what was written (``HashBehind``): the writer only writes.
     public init(creating path: String, hashing: Bool = false, flushingBehind: Bool = false,
                 hashingBehind: Bool = false) throws(PackWriteError) {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw .io(path: path, operation: "open", errno: errno) }
+        let fd = SystemCalls.open(path, [.writeOnly, .create, .truncate, .closeOnExec], mode: 0o644)
+        guard fd >= 0 else { throw .io(path: path, operation: "open", errno: Errno.current.code) }
         self.fd = fd
         self.path = path
         self.offset = 0
@@ -58,7 +58,7 @@ public final class FileDescriptorSink {
         self.writeBehind = flushingBehind ? WriteBehind(fileDescriptor: fd) : nil
         if hashingBehind {
             do throws(PackWriteError) { hashBehind = try HashBehind(path: path) } catch {
-                _ = posixClose(fd)
+                SystemCalls.close(fd)
                 throw error
             }
         }
@@ -67,7 +67,7 @@ public final class FileDescriptorSink {
     deinit {
         hashBehind?.cancel()
         writeBehind?.finish()
-        if ownsDescriptor, fd >= 0 { _ = posixClose(fd) }
+        if ownsDescriptor, fd >= 0 { SystemCalls.close(fd) }
     }
 
     /// Flushes made on the way by ``WriteBehind`` (0 for a sink made without `flushingBehind`).
@@ -85,7 +85,7 @@ public final class FileDescriptorSink {
     /// Writes all of `bytes`.
     public func write(_ bytes: UnsafeRawBufferPointer) throws(PackWriteError) {
         guard !bytes.isEmpty else { return }
-        guard fd >= 0 else { throw .io(path: path, operation: "write", errno: EBADF) }
+        guard fd >= 0 else { throw .io(path: path, operation: "write", errno: Errno.badDescriptor.code) }
         do { try POSIXIO.writeAll(fd, bytes) } catch { throw .io(path: path, operation: "write", errno: error.code) }
         hasher?.update(bufferPointer: bytes)
         offset += Int64(bytes.count)
@@ -105,9 +105,9 @@ public final class FileDescriptorSink {
     /// Flushes the file's data and metadata to stable storage (`fsync`).
     public func synchronize() throws(PackWriteError) {
         endWriteBehind()
-        while fsync(fd) != 0 {
-            if errno == EINTR { continue }
-            throw .io(path: path, operation: "fsync", errno: errno)
+        while SystemCalls.fsync(fd) != 0 {
+            if Errno.current == .interrupted { continue }
+            throw .io(path: path, operation: "fsync", errno: Errno.current.code)
         }
     }
 
@@ -118,8 +118,8 @@ public final class FileDescriptorSink {
         let descriptor = fd
         fd = -1
         // Linux always releases the descriptor, even when close reports an error: never retry.
-        if posixClose(descriptor) != 0 && errno != EINTR {
-            throw .io(path: path, operation: "close", errno: errno)
+        if SystemCalls.close(descriptor) != 0 && Errno.current != .interrupted {
+            throw .io(path: path, operation: "close", errno: Errno.current.code)
         }
     }
 
@@ -144,5 +144,3 @@ public final class FileDescriptorSink {
     }
 }
 
-// `close(2)`, reachable from inside the sink whose own method shadows it.
-private func posixClose(_ fd: Int32) -> Int32 { close(fd) }

@@ -1,7 +1,6 @@
 import Foundation
 import GifPackFormat
 import GifPackSystem
-import Glibc
 
 /// Hashes a file on a thread of its own while it is being written, reading back what was written.
 ///
@@ -34,8 +33,8 @@ final class HashBehind: @unchecked Sendable {  // @unchecked: `written`, `writer
 
     /// Opens `path` (which must exist) for reading and starts the worker.
     init(path: String) throws(PackWriteError) {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw .io(path: path, operation: "open", errno: errno) }
+        let fd = SystemCalls.open(path, [.readOnly, .closeOnExec])
+        guard fd >= 0 else { throw .io(path: path, operation: "open", errno: Errno.current.code) }
         self.fd = fd
         self.path = path
         worker.async { [self] in run() }
@@ -44,7 +43,7 @@ final class HashBehind: @unchecked Sendable {  // @unchecked: `written`, `writer
     // Reached once the worker's job ended (it holds the hasher until then): after finish() or cancel().
     deinit {
         worker.stop()
-        close(fd)
+        SystemCalls.close(fd)
     }
 
     /// Ends the worker without waiting for a digest (the file is being given up).
@@ -96,7 +95,7 @@ final class HashBehind: @unchecked Sendable {  // @unchecked: `written`, `writer
                 do throws(Errno) { got = try POSIXIO.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: chunk[0..<want]), at: hashed) } catch {
                     return end(.failure(.io(path: path, operation: "read", errno: error.code)))
                 }
-                guard got > 0 else { return end(.failure(.io(path: path, operation: "read", errno: EIO))) }
+                guard got > 0 else { return end(.failure(.io(path: path, operation: "read", errno: Errno.ioError.code))) }
                 hasher.update(UnsafeRawBufferPointer(rebasing: chunk[0..<got]))
                 hashed += Int64(got)
             }

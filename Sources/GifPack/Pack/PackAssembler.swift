@@ -1,6 +1,6 @@
+import Foundation
 import Crypto
 import GifPackFormat
-import Glibc
 
 /// Writes a pack file: tar entry frames in order, then the end-of-archive frame.
 ///
@@ -75,9 +75,9 @@ public struct PackAssembler: ~Copyable {
             let verified = try Self.verifyFrame(framePath, uncompressedLength: uncompressedLength, expectedSHA256: expectedSHA256)
             header = (verified.name, verified.size)
         }
-        let fd = open(framePath, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw .io(path: framePath, operation: "open", errno: errno) }
-        defer { close(fd) }
+        let fd = SystemCalls.open(framePath, [.readOnly, .closeOnExec])
+        guard fd >= 0 else { throw .io(path: framePath, operation: "open", errno: Errno.current.code) }
+        defer { SystemCalls.close(fd) }
         let start = sink.offset
         let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.copyChunkSize, alignment: 16)
         defer { chunk.deallocate() }

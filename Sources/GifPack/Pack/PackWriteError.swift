@@ -1,4 +1,4 @@
-import Glibc
+import Foundation
 
 /// Why a pack or an entry frame could not be written.
 ///
@@ -27,7 +27,7 @@ public enum PackWriteError: Error, Sendable, Equatable, CustomStringConvertible 
     public var description: String {
         switch self {
         case let .io(path, operation, code):
-            "\(operation) \(path): \(String(cString: strerror(code))) (errno \(code))"
+            "\(operation) \(path): \(SystemCalls.errorText(code)) (errno \(code))"
         case let .archive(message):
             "libarchive: \(message)"
         case let .zstd(message):

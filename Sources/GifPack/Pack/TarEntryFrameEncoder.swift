@@ -1,6 +1,6 @@
+import Foundation
 import Crypto
 import GifPackFormat
-import Glibc
 
 /// Encodes one tar entry (or the end-of-archive blocks) as one standalone zstd frame.
 ///
@@ -53,13 +53,14 @@ public struct TarEntryFrameEncoder: Sendable {
         name: String, sourcePath: String, to output: FileDescriptorSink, expectedSHA256: String? = nil
     ) throws(PackWriteError) -> (extent: FrameExtent, size: Int64) {
         try Self.validate(name: name)
-        let fd = open(sourcePath, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw .io(path: sourcePath, operation: "open", errno: errno) }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw .io(path: sourcePath, operation: "fstat", errno: errno) }
-        guard info.st_mode & S_IFMT == S_IFREG else {
-            throw .io(path: sourcePath, operation: "read (not a regular file)", errno: EINVAL)
+        let fd = SystemCalls.open(sourcePath, [.readOnly, .closeOnExec])
+        guard fd >= 0 else { throw .io(path: sourcePath, operation: "open", errno: Errno.current.code) }
+        defer { SystemCalls.close(fd) }
+        guard let info = SystemCalls.status(descriptor: fd) else {
+            throw .io(path: sourcePath, operation: "fstat", errno: Errno.current.code)
+        }
+        guard SystemCalls.fileType(info) == .regular else {
+            throw .io(path: sourcePath, operation: "read (not a regular file)", errno: Errno.invalidArgument.code)
         }
         let size = Int64(info.st_size)
 

@@ -1,6 +1,5 @@
 import Crypto
 import Foundation
-import Glibc
 
 /// Publishes into a directory (a web root, a mounted share). Each file is written to a temporary
 /// name in its final directory, fsynced, read back and checked (size and SHA-256), then renamed
@@ -69,8 +68,7 @@ struct DirectoryTarget: PublishTarget {
         let destination = path(key)
         try await blocking { () throws(PublishError) in
             try Self.makeDirectory(PathText.parent(destination))
-            var before = Glibc.stat()
-            let replaced = lstat(destination, &before) == 0 ? before : nil
+            let replaced = SystemCalls.linkStatus(destination)
             do {
                 try FileSystem.writeAtomically(bytes, to: destination) {
                     if key == "index.json" { PublishCrashPoint.reach(.beforeIndexRename) }
@@ -85,11 +83,11 @@ struct DirectoryTarget: PublishTarget {
     /// the second by one of the same size would keep them, and clients revalidating with
     /// `If-None-Match`/`If-Modified-Since` would be told `304` for the new bytes: its time is set one
     /// second past the replaced file's then.
-    static func keepValidatorsApart(_ path: String, replaced: Glibc.stat) {
-        var now = Glibc.stat()
-        guard lstat(path, &now) == 0, now.st_size == replaced.st_size, now.st_mtim.tv_sec <= replaced.st_mtim.tv_sec else { return }
-        var times = [now.st_atim, timespec(tv_sec: replaced.st_mtim.tv_sec + 1, tv_nsec: 0)]
-        _ = utimensat(AT_FDCWD, path, &times, 0)
+    static func keepValidatorsApart(_ path: String, replaced: FileStatus) {
+        let replacedSecond = SystemCalls.modificationTime(replaced).tv_sec
+        guard let now = SystemCalls.linkStatus(path), now.st_size == replaced.st_size,
+              SystemCalls.modificationTime(now).tv_sec <= replacedSecond else { return }
+        _ = SystemCalls.setTimes(path, access: SystemCalls.accessTime(now), modification: timespec(tv_sec: replacedSecond + 1, tv_nsec: 0))
     }
 
     /// The keys under `folder`; none when it does not exist. A folder that cannot be read throws:
@@ -105,8 +103,8 @@ struct DirectoryTarget: PublishTarget {
     func delete(_ key: String) async throws(PublishError) {
         let file = path(key)
         try await blocking { () throws(PublishError) in
-            guard unlink(file) == 0 || errno == ENOENT else {
-                throw .failed("cannot delete \(file): \(String(cString: strerror(errno)))")
+            guard SystemCalls.unlink(file) == 0 || Errno.current == .noSuchFileOrDirectory else {
+                throw .failed("cannot delete \(file): \(SystemCalls.errorText(Errno.current.code))")
             }
         }
     }
@@ -119,8 +117,8 @@ struct DirectoryTarget: PublishTarget {
             for name in names {
                 guard name.hasPrefix("."), let range = name.range(of: ".tmp-") else { continue }
                 let pidText = name[range.upperBound...].prefix { $0.isNumber }
-                guard let pid = Int32(pidText), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
-                unlink("\(directory)/\(name)")
+                guard let pid = Int32(pidText), pid != SystemCalls.processID(), ProcessCalls.isGone(pid) else { continue }
+                SystemCalls.unlink("\(directory)/\(name)")
             }
         }
     }
@@ -135,7 +133,7 @@ struct DirectoryTarget: PublishTarget {
         let temporary = FileSystem.temporaryPath(beside: destination)
         let input: Int32
         do { input = try RegularFile.open(source, .readOnly) } catch { throw .failed("cannot publish \(destination): \(error)") }
-        defer { close(input) }
+        defer { SystemCalls.close(input) }
         let output: Int32
         do { output = try RegularFile.open(temporary, [.writeOnly, .create, .exclusive]) } catch {
             throw .failed("cannot publish \(destination): \(error)")
@@ -148,19 +146,19 @@ struct DirectoryTarget: PublishTarget {
         copy: while true {
             let got: Int
             do throws(Errno) { got = try POSIXIO.read(input, into: UnsafeMutableRawBufferPointer(start: buffer, count: 1 << 20)) } catch {
-                failure = "read \(source): \(String(cString: strerror(error.code)))"
+                failure = "read \(source): \(SystemCalls.errorText(error.code))"
                 break
             }
             if got == 0 { break }
             do throws(Errno) { try POSIXIO.writeAll(output, UnsafeRawBufferPointer(start: buffer, count: got)) } catch {
-                failure = "write \(temporary): \(String(cString: strerror(error.code)))"
+                failure = "write \(temporary): \(SystemCalls.errorText(error.code))"
                 break copy
             }
             copied += Int64(got)
             if !crashed && copied * 2 >= expectedBytes { crashed = true; PublishCrashPoint.reach(.midPack) }
         }
-        if failure == nil && fsync(output) != 0 { failure = "fsync \(temporary): \(String(cString: strerror(errno)))" }
-        close(output)
+        if failure == nil && SystemCalls.fsync(output) != 0 { failure = "fsync \(temporary): \(SystemCalls.errorText(Errno.current.code))" }
+        SystemCalls.close(output)
         if failure == nil {
             let size = FileSystem.fileSize(temporary) ?? -1
             let hash: String
@@ -170,11 +168,11 @@ struct DirectoryTarget: PublishTarget {
             }
         }
         if let failure {
-            unlink(temporary)
+            SystemCalls.unlink(temporary)
             throw .failed("cannot publish \(destination): \(failure)")
         }
         do { try FileSystem.publish(temporary, as: destination) } catch {
-            unlink(temporary)
+            SystemCalls.unlink(temporary)
             throw .failed("cannot publish \(destination): \(error)")
         }
     }

@@ -1,4 +1,4 @@
-import Glibc
+import Foundation
 
 /// Named places in `gifpack publish` where crash-safety tests kill the process with SIGKILL,
 /// armed like ``CrashPoint`` by `GIFPACK_CRASH_AT=<name>` in debug builds only (release builds contain

@@ -1,4 +1,4 @@
-import Glibc
+import Foundation
 
 /// Reads the small files `gifpack publish` handles whole — the build's `index.json`, its signature
 /// and report, and a directory target's live `index.json` — bounded and only when they are regular
@@ -29,14 +29,15 @@ enum PublishFileReader {
         let fd: Int32
         do { fd = try RegularFile.open(path, .readOnly) } catch {
             switch error {
-            case .io(_, _, ENOENT): return nil
-            case .io(let operation, _, let code): throw Refusal(path: path, reason: "cannot \(operation): \(String(cString: strerror(code)))")
+            case .io(_, _, Errno.noSuchFileOrDirectory.code): return nil
+            case .io(let operation, _, let code): throw Refusal(path: path, reason: "cannot \(operation): \(SystemCalls.errorText(code))")
             case .notRegularFile(_, let kind): throw Refusal(path: path, reason: "not a regular file (\(kind))")
             }
         }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw Refusal(path: path, reason: "cannot stat: \(String(cString: strerror(errno)))") }
+        defer { SystemCalls.close(fd) }
+        guard let info = SystemCalls.status(descriptor: fd) else {
+            throw Refusal(path: path, reason: "cannot stat: \(SystemCalls.errorText(Errno.current.code))")
+        }
         let size = Int64(info.st_size)
         guard size <= maxBytes else { throw Refusal(path: path, reason: "\(size) bytes, larger than the \(maxBytes)-byte limit") }
         // One byte more than fstat reported: a file that grew meanwhile is noticed, never read past.
@@ -45,7 +46,7 @@ enum PublishFileReader {
             Result { () throws(Errno) in try POSIXIO.read(fd, into: buffer, at: 0) }
         }
         let filled: Int
-        do { filled = try result.get() } catch { throw Refusal(path: path, reason: "cannot read: \(String(cString: strerror(error.code)))") }
+        do { filled = try result.get() } catch { throw Refusal(path: path, reason: "cannot read: \(SystemCalls.errorText(error.code))") }
         guard filled <= Int(size) else { throw Refusal(path: path, reason: "the file grew while it was read") }
         bytes.removeSubrange(filled...)
         return bytes

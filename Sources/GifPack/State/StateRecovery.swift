@@ -43,8 +43,8 @@ enum StateOpener {
         }
         let movedTo = corruptPath(layout: layout, now: now)
         for suffix in ["", "-wal", "-shm"] where FileSystem.exists(layout.statePath + suffix) {
-            guard rename(layout.statePath + suffix, movedTo + suffix) == 0 else {
-                throw FileSystemError.io(operation: "rename", path: layout.statePath + suffix, errno: errno)
+            guard SystemCalls.rename(layout.statePath + suffix, to: movedTo + suffix) == 0 else {
+                throw FileSystemError.io(operation: "rename", path: layout.statePath + suffix, errno: Errno.current.code)
             }
         }
         return (try BuildState(path: layout.statePath, source: source), StateRecovery(reason: reason, movedTo: movedTo))
@@ -58,12 +58,12 @@ enum StateOpener {
     static func inspect<T>(layout: CacheLayout, source: String, now: Date = Date(),
                            reading: (BuildState) throws -> T) throws -> Inspection<T> {
         guard FileSystem.exists(layout.statePath) else { return .absent }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gifpack-state-\(UUID().uuidString)").path
+        let directory = FileSystem.temporaryDirectory + "/gifpack-state-\(UUID().uuidString)"
         try FileSystem.makeDirectory(directory)
         defer { FileSystem.removeTree(directory) }
         let copy = "\(directory)/state.sqlite"
         for suffix in ["", "-wal"] where FileSystem.exists(layout.statePath + suffix) {
-            try FileManager.default.copyItem(atPath: layout.statePath + suffix, toPath: copy + suffix)
+            try FileSystem.copy(layout.statePath + suffix, to: copy + suffix)
         }
         switch try check({ try BuildState(path: copy, source: source) }) {
         case .success(let state): return .sound(try reading(state))
@@ -123,7 +123,7 @@ enum StateOpener {
         do { index = try FileSystem.readAll(indexPath).map { try PackIndex.decode(from: Data($0)) } } catch {
             throw UnreadableIndex(path: indexPath, detail: "\(error)")
         }
-        let date = (try? FileManager.default.attributesOfItem(atPath: indexPath))?[.modificationDate] as? Date
+        let date = FileSystem.modificationDate(indexPath)
         try rebuild(&recovery, state: state, index: index, indexDate: date, catalog: catalog, store: BlobStore(layout: layout),
                     resolution: resolution, limits: GIFLimits(maxWidth: fetch.maxWidth, maxHeight: fetch.maxHeight,
                                                               maxFrames: fetch.maxFrames, maxTotalPixels: fetch.maxTotalPixels))

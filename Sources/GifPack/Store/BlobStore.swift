@@ -1,7 +1,6 @@
 import Crypto
 import Foundation
 import Synchronization
-import Glibc
 
 /// The content-addressed store of validated GIFs: each distinct GIF is kept once, at
 /// `blobs/sha256/ab/<sha256>.gif`, however many exercises (or packs) use it. A GIF enters only after
@@ -42,8 +41,8 @@ public struct BlobStore: Sendable {
                 FileSystem.remove(temporaryFile)
                 return false
             }
-            guard rename(temporaryFile, destination) == 0 else {
-                throw .io(operation: "rename", path: destination, errno: errno)
+            guard SystemCalls.rename(temporaryFile, to: destination) == 0 else {
+                throw .io(operation: "rename", path: destination, errno: Errno.current.code)
             }
             return true
         }

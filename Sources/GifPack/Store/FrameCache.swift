@@ -1,6 +1,5 @@
 import Foundation
 import Synchronization
-import Glibc
 
 /// Each stored GIF's tar entry (`gifs/<sha256>.gif`), compressed once as a standalone zstd frame.
 ///
@@ -80,8 +79,8 @@ struct FrameCache: Sendable {
             let sink = try FileDescriptorSink(creating: temporary)
             let result = try encode(sink)
             try sink.close()
-            guard rename(temporary, destination) == 0 else {
-                throw FileSystemError.io(operation: "rename", path: destination, errno: errno)
+            guard SystemCalls.rename(temporary, to: destination) == 0 else {
+                throw FileSystemError.io(operation: "rename", path: destination, errno: Errno.current.code)
             }
             return result
         } catch {

@@ -126,8 +126,8 @@ struct PlaceholderCache: Sendable {
             FileSystem.remove(temporary)
             throw error
         }
-        guard rename(temporary, path) == 0 else {
-            let code = errno
+        guard SystemCalls.rename(temporary, to: path) == 0 else {
+            let code = Errno.current.code
             FileSystem.remove(temporary)
             throw FileSystemError.io(operation: "rename", path: path, errno: code)
         }

@@ -1,7 +1,6 @@
 import Foundation
 import GifPackFormat
 import Synchronization
-import Glibc
 
 /// The posters pack's entries of the posters this process derives, compressed as they are derived.
 ///

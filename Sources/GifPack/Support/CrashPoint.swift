@@ -1,4 +1,4 @@
-import Glibc
+import Foundation
 
 /// Named places in the build where crash-safety tests kill the process with SIGKILL.
 ///
@@ -31,10 +31,10 @@ public enum CrashPoint: String, Sendable, CaseIterable {
     }
 
     #if GIFPACK_CRASH_POINTS
-    private static let armed: String? = getenv("GIFPACK_CRASH_AT").map { String(cString: $0) }
+    private static let armed: String? = ProcessCalls.environment("GIFPACK_CRASH_AT")
     private static let pausing: Set<String> = Set(
-        (getenv("GIFPACK_PAUSE_AT").map { String(cString: $0) } ?? "").split(separator: ",").map(String.init))
-    private static let pauseDirectory: String? = getenv("GIFPACK_PAUSE_DIR").map { String(cString: $0) }
+        (ProcessCalls.environment("GIFPACK_PAUSE_AT") ?? "").split(separator: ",").map(String.init))
+    private static let pauseDirectory: String? = ProcessCalls.environment("GIFPACK_PAUSE_DIR")
     #endif
 
     @inline(__always)
@@ -48,17 +48,17 @@ public enum CrashPoint: String, Sendable, CaseIterable {
     @inline(__always)
     public static func reach(named name: String) {
         #if GIFPACK_CRASH_POINTS
-        if armed == name { kill(getpid(), SIGKILL) }
+        if armed == name { ProcessCalls.killSelf() }
         if pausing.contains(name), let directory = pauseDirectory { pause(at: name, directory: directory) }
         #endif
     }
 
     #if GIFPACK_CRASH_POINTS
     private static func pause(at name: String, directory: String) {
-        let reached = open("\(directory)/\(name).reached", O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
-        if reached >= 0 { close(reached) }
-        for _ in 0..<6000 where access("\(directory)/\(name).go", F_OK) != 0 {
-            usleep(20_000)
+        let reached = SystemCalls.open("\(directory)/\(name).reached", [.writeOnly, .create, .closeOnExec], mode: 0o644)
+        if reached >= 0 { SystemCalls.close(reached) }
+        for _ in 0..<6000 where !FileSystem.exists("\(directory)/\(name).go") {
+            ProcessCalls.pause(microseconds: 20_000)
         }
     }
     #endif

@@ -54,8 +54,8 @@ public struct SecretRedactor: Sendable, Equatable {
         guard let base = haystack.baseAddress, haystack.count >= needle.count else { return false }
         var offset = 0
         while haystack.count - offset >= needle.count {
-            guard let hit = memchr(base + offset, Int32(first), haystack.count - offset - needle.count + 1) else { return false }
-            if memcmp(hit, start, needle.count) == 0 { return true }
+            guard let hit = MemoryCalls.find(first, from: base + offset, count: haystack.count - offset - needle.count + 1) else { return false }
+            if MemoryCalls.compare(hit, start, count: needle.count) == 0 { return true }
             offset = UnsafeRawPointer(hit) - base + 1
         }
         return false
