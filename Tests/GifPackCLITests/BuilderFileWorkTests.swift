@@ -28,7 +28,7 @@ struct BuilderFileWorkTests {
             for path in paths {
                 let text = try String(contentsOfFile: "\(directory)/\(path)", encoding: .utf8)
                 cCalls += CCallScan.problems(in: text, file: path)
-                fileManager += CCallScan.codeLines(text).enumerated().filter { $0.element.contains("FileManager") }.map { "\(path):\($0.offset + 1)" }
+                fileManager += SwiftSource(name: path, text: text).lines.enumerated().filter { $0.element.contains("FileManager") }.map { "\(path):\($0.offset + 1)" }
             }
             return (paths.count, cCalls, fileManager)
         }
