@@ -14,6 +14,8 @@ final class FixtureState: @unchecked Sendable {  // @unchecked: every stored var
     private var remaining: Int?
     private var base: String?
     let quotaLimit: Int?
+    /// List pages held unanswered (``FixtureServer/holdListPages(fromOffset:)``).
+    let listGate = ListGate()
 
     init(catalog: FixtureCatalog, configuration: FixtureConfiguration) {
         catalogValue = catalog

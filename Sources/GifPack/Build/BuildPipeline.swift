@@ -116,18 +116,28 @@ public struct BuildPipeline: Sendable {
         defer { report.http.retries += catalogRetries.value.withLock { $0 } }
         var stages = StageClock(clock: clock, observer: observer)
 
-        let catalog = try await catalogStage(cache: cache, client: client, retries: catalogRetries, into: &report)
-        stages.end("catalog", into: &report)
-        let plan = try planStage(catalog, into: &report)
-        stages.end("plan", into: &report)
         let tools = GIFTools(manifest: manifest, layout: cache.layout, state: cache.state, client: client,
                              options: options, startedAt: started, observer: observer)
+        // GIF requests start with the first page's image ids, bounded until the checks pass (EarlyFetch).
+        let (feed, early) = startEarlyFetch(tools: tools, recovered: cache.recovery != nil)
+        let catalog: Catalog, plan: PackPlan
+        do {
+            catalog = try await catalogStage(cache: cache, client: client, retries: catalogRetries, early: feed, into: &report)
+            stages.end("catalog", into: &report)
+            plan = try planStage(catalog, into: &report)
+            stages.end("plan", into: &report)
+        } catch {
+            await early?.finish()
+            throw error
+        }
         let renditions = RenditionPlan.all(for: manifest.source, plan: plan, catalog: catalog)
         let results: [FetchResults]
-        do { results = try await fetchRenditions(renditions, tools: tools, into: &report) } catch let end as BuildEnded {
-            stages.record("fetch", into: &report)
-            throw end
+        do { results = try await fetchRenditions(renditions, tools: tools, early: early, into: &report) } catch {
+            await early?.finish()
+            if error is BuildEnded { stages.record("fetch", into: &report) }
+            throw error
         }
+        await early?.finish()
         stages.end("fetch", into: &report)
         try checkMissing(wanted: renditions[0].plan.wanted.count, into: &report)
         let (descriptions, renditionPacks) = try await packRenditions(renditions, results: results, tools: tools,

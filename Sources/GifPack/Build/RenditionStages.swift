@@ -5,7 +5,8 @@ extension BuildPipeline {
     /// before the next starts, so a quota or budget that runs out takes the sharper renditions, never
     /// the essential one. Each resolution's counts go to ``BuildReport/renditions`` (``BuildReport/gifs``
     /// keeps the first's). A stop ends the build with what it fetched kept in the cache and state.
-    func fetchRenditions(_ renditions: [RenditionPlan], tools: GIFTools,
+    /// The first resolution's fetch goes on from `early`'s (the GIFs asked for while the list arrived).
+    func fetchRenditions(_ renditions: [RenditionPlan], tools: GIFTools, early: EarlyFetch?,
                          into report: inout BuildReport) async throws -> [FetchResults] {
         var all: [FetchResults] = []
         for rendition in renditions {
@@ -18,7 +19,7 @@ extension BuildPipeline {
                 observer?(.renditionStarted(resolution: pixels, position: all.count + 1, count: renditions.count))
             }
             all.append(try await withCounts(of: rendition, among: renditions.count, report: &report) { report in
-                try await fetchStage(rendition.plan.wanted, tools: tools, into: &report)
+                try await fetchStage(rendition.plan.wanted, tools: tools, early: rendition.isFirst ? early : nil, into: &report)
             })
         }
         return all
