@@ -70,7 +70,11 @@ struct EarlyFetchTests {
         let again = try TemporaryDirectory()
         let plain = try await runBuild(manifest: v1Manifest(server), workspace: again)
         #expect(plain.exitStatus == .success, "\(plain.message)")
-        let files = try FileManager.default.subpathsOfDirectory(atPath: workspace.file("dist")).filter { $0 != "report.json" }.sorted()
+        let files = try FileManager.default.subpathsOfDirectory(atPath: workspace.file("dist")).filter { path in
+            var directory: ObjCBool = false
+            return path != "report.json" && FileManager.default.fileExists(atPath: workspace.file("dist/\(path)"), isDirectory: &directory)
+                && !directory.boolValue
+        }.sorted()
         #expect(files.contains("index.json") && files.contains { $0.hasSuffix(".tar.zst") })
         for file in files {
             #expect(try fileBytes(workspace.file("dist/\(file)")) == fileBytes(again.file("dist/\(file)")), "\(file) differs")
@@ -87,7 +91,8 @@ struct EarlyFetchTests {
         let report = try await build(v1Manifest(server, packs: packs), server: server, workspace: workspace, heldFrom: 30,
                                      imageRequests: 4) {
             // The allowance is spent: nothing more goes out while the last page is held.
-            #expect(try await holdsThroughout(.milliseconds(300)) { server.stats.imageRequests == 4 })
+            let spent = try await holdsThroughout(.milliseconds(300)) { server.stats.imageRequests == 4 }
+            #expect(spent, "\(server.stats)")
             #expect(server.stats.listRequests == 3, "page 30 is held")
         }
         #expect(report.exitStatus == .usage, "\(report.message)")
@@ -110,7 +115,8 @@ struct EarlyFetchTests {
         server.resetStats()
         // Pages 0 and 10 (the total says 20): page 10 held, one slot for GIFs, two list requests.
         let report = try await build(manifest, server: server, workspace: workspace, heldFrom: 10, imageRequests: 2) {
-            #expect(try await holdsThroughout(.milliseconds(300)) { server.stats.imageRequests == 2 })
+            let spent = try await holdsThroughout(.milliseconds(300)) { server.stats.imageRequests == 2 }
+            #expect(spent, "\(server.stats)")
         }
         #expect(report.exitStatus == .catalogShrank, "\(report.message)")
         #expect(server.stats.imageRequests == 2 && server.stats.listRequests == 2, "\(server.stats)")
