@@ -5,8 +5,8 @@ import Synchronization
 extension BuildPipeline {
     /// The catalog stage: the exercise list, fetched page by page into a spool in the cache, then
     /// compared with the last one (a catalog that lost more than `max_removed` allows stops the
-    /// build here, before any GIF request) and remembered in the state, which a recovered state
-    /// is rebuilt from.
+    /// build here, before the fetch stage; the early fetch sent at most one GIF request per list
+    /// request) and remembered in the state, which a recovered state is rebuilt from.
     func catalogStage(cache: OpenedCache, client: HTTPClient, retries: CatalogRetryCount, early: EarlyFeed,
                       into report: inout BuildReport) async throws -> Catalog {
         let (layout, state, expectedCount) = (cache.layout, cache.state, cache.expectedCount)
@@ -26,7 +26,7 @@ extension BuildPipeline {
                                rejectedRecords: catalog.rejected, duplicateIDs: catalog.duplicateIDs)
         let listLimit = options.reportListLimit
         // A catalog that lost more of the last one's exercises than max_removed allows stops here,
-        // before any GIF request, and the state keeps the last catalog to compare the next run with.
+        // before the fetch stage, and the state keeps the last catalog to compare the next run with.
         let (maxRemoved, lastCount, count) = (manifest.fetch.maxRemoved, expectedCount, catalog.exercises.count)
         report.catalogChanges = try await BlockingWork.run {
             try state.replaceCatalog(CatalogFingerprint.fingerprints(of: catalog), digest: CatalogFingerprint.digest(of: catalog),
