@@ -202,6 +202,7 @@ final class EarlyFetch: Sendable {
     /// Closes the feed and returns once the early requests are back and handed over.
     func finish() async {
         feed.close()
-        await task.value
+        // A cancelled build does not wait for the early requests in flight: they are cancelled too.
+        await withTaskCancellationHandler { await task.value } onCancel: { [task] in task.cancel() }
     }
 }
