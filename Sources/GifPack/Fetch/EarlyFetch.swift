@@ -56,13 +56,15 @@ final class EarlyFeed: Sendable {
     /// A page was taken into the list.
     func pageEnded() { change { $0.pagesRunning -= 1 } }
 
-    /// A page's exercises, assembled in the list's order: the wanted ones wait for the early fetch.
+    /// A page's exercises, assembled in the list's order: the wanted ones wait for the early fetch
+    /// (up to ``EarlyQueue/planBatch`` at a time; the others are left to the fetch proper).
     func offer(_ exercises: some Sequence<Exercise>) {
         let taken = exercises.filter(wants)
         guard !taken.isEmpty else { return }
         change { state in
             guard !state.closed else { return }
-            for exercise in taken where state.offered.count < Self.maxExercises {
+            // At most a planning batch waits: the allowance is small, and an exercise holds its record.
+            for exercise in taken where state.offered.count < Self.maxExercises && state.waiting.count < EarlyQueue.planBatch {
                 if state.offered.insert(exercise.id).inserted { state.waiting.append(exercise) }
             }
         }
