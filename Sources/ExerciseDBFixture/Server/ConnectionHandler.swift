@@ -62,6 +62,7 @@ struct ConnectionHandler: Sendable {
             router.stats.finish(unsentBytes: 0)
             return .close
         }
+        if routed.kind == .list { router.state.listGate.pass(offset: Int(request.query["offset"] ?? "") ?? 0) }
         let keepAlive = request.wantsKeepAlive && !isTruncated(routed.response)
         let complete = write(routed.response, kind: routed.kind, keepAlive: keepAlive, to: connection)
         return complete && keepAlive ? .keepGoing : .close

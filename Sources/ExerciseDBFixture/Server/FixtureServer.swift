@@ -93,6 +93,7 @@ public final class FixtureServer: Sendable {
         if let thread { ServerThread.join(thread) }
         listener.close()
         stopSignal.fire()
+        state.listGate.hold(from: nil)
         registry.closeAll(timeout: 5)
     }
 
@@ -173,6 +174,13 @@ public final class FixtureServer: Sendable {
     /// while serving the list and its `nextPage` links as they are; nil: the true count again.
     public func setV1ReportedTotal(_ total: Int?) {
         state.v1ReportedTotal = total
+    }
+
+    /// Holds list requests (either route) at `offset` and past it unanswered from now on, each
+    /// after its latency and before its answer is recorded; nil answers every held one now (as
+    /// ``stop()`` does).
+    public func holdListPages(fromOffset offset: Int?) {
+        state.listGate.hold(from: offset)
     }
 
     /// Changes the delay added before each response.

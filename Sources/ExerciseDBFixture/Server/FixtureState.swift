@@ -21,6 +21,8 @@ final class FixtureState: Sendable {
 
     private let state: Mutex<State>
     let quotaLimit: Int?
+    /// List pages held unanswered (``FixtureServer/holdListPages(fromOffset:)``).
+    let listGate = ListGate()
 
     init(catalog: FixtureCatalog, configuration: FixtureConfiguration) {
         state = Mutex(State(catalog: catalog, latency: configuration.latencyMilliseconds, remaining: configuration.quota))

@@ -94,24 +94,34 @@ public struct BuildPipeline: Sendable {
         defer { report.http.retries += catalogRetries.value.withLock { $0 } }
         var stages = StageClock(clock: clock, observer: observer)
 
-        let catalog = try await stage { try await catalogStage(cache: cache, client: client, retries: catalogRetries, into: &report) }
-        stages.end("catalog", into: &report)
-        let plan: PackPlan
-        do { plan = try planStage(catalog, into: &report) } catch { throw .emptySelector(error) }
-        stages.end("plan", into: &report)
         let tools = GIFTools(manifest: manifest, layout: cache.layout, state: cache.state, client: client,
                              options: options, startedAt: started, observer: observer)
+        // GIF requests start with the first page's image ids, bounded until the checks pass (EarlyFetch).
+        let (feed, early) = startEarlyFetch(tools: tools, recovered: cache.recovery != nil)
+        let catalog: Catalog, plan: PackPlan
+        do throws(BuildFailure) {
+            catalog = try await stage { try await catalogStage(cache: cache, client: client, retries: catalogRetries, early: feed, into: &report) }
+            stages.end("catalog", into: &report)
+            do { plan = try planStage(catalog, into: &report) } catch { throw .emptySelector(error) }
+            stages.end("plan", into: &report)
+        } catch {
+            await early?.finish()
+            throw error
+        }
         let renditions = RenditionPlan.all(for: manifest.source, plan: plan, catalog: catalog)
         let fetched: FetchedRenditions
-        do { fetched = try await fetchRenditions(renditions, tools: tools, into: &report) } catch {
+        do { fetched = try await fetchRenditions(renditions, tools: tools, early: early, into: &report) } catch {
+            await early?.finish()
             let failure = BuildFailure(error)
             if case .ended = failure { stages.record("fetch", into: &report) }
             throw failure
         }
         if let stop = fetched.stop, !publishesBefore(fetched, renditions: renditions, indexes: indexes) {
+            await early?.finish()
             stages.record("fetch", into: &report)
             throw .ended(stop)
         }
+        await early?.finish()
         stages.end("fetch", into: &report)
         do { try checkMissing(wanted: renditions[0].plan.wanted.count, into: &report) } catch { throw .ended(error) }
         // After a quota or budget stop in a later resolution, the resolutions fetched whole before it

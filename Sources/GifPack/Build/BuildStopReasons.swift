@@ -39,7 +39,8 @@ public struct StateUnreadable: Error, Sendable, Equatable, CustomStringConvertib
 
 /// The catalog lacks more of the last catalog's exercises than `fetch.max_removed` allows. Whatever
 /// the cause (a total that lied, an API answering half its list), publishing it would drop those
-/// exercises from every pack: the build stops before any GIF request, publishing nothing and
+/// exercises from every pack: the build stops before the fetch stage (the GIF requests sent while
+/// the list arrived are at most one per list request: ``EarlyFeed``), publishing nothing and
 /// remembering the last catalog as it was, so the next run compares with it again. Exit status
 /// ``ExitStatus/catalogShrank`` (8).
 ///

@@ -5,9 +5,9 @@ import Synchronization
 extension BuildPipeline {
     /// The catalog stage: the exercise list, fetched page by page into a spool in the cache, then
     /// compared with the last one (a catalog that lost more than `max_removed` allows stops the
-    /// build here, before any GIF request) and remembered in the state, which a recovered state
-    /// is rebuilt from.
-    func catalogStage(cache: OpenedCache, client: HTTPClient, retries: CatalogRetryCount,
+    /// build here, before the fetch stage; the early fetch sent at most one GIF request per list
+    /// request) and remembered in the state, which a recovered state is rebuilt from.
+    func catalogStage(cache: OpenedCache, client: HTTPClient, retries: CatalogRetryCount, early: EarlyFeed,
                       into report: inout BuildReport) async throws -> Catalog {
         let (layout, state, expectedCount) = (cache.layout, cache.state, cache.expectedCount)
         // The records go to a spool file in the cache as pages arrive; the catalog keeps where they are.
@@ -20,12 +20,13 @@ extension BuildPipeline {
         }
         let catalog = try await CatalogSources.make(for: manifest.source, fetch: manifest.fetch, client: client,
                                                     expectedCount: expectedCount, spool: spool,
-                                                    pagesPath: layout.catalogPagesPath, observer: catalogObserver).fetchCatalog()
+                                                    pagesPath: layout.catalogPagesPath, observer: catalogObserver,
+                                                    early: early).fetchCatalog()
         report.catalog = .init(exercises: catalog.exercises.count, pages: catalog.pagesFetched, pagesReused: catalog.pagesReused,
                                rejectedRecords: catalog.rejected, duplicateIDs: catalog.duplicateIDs)
         let listLimit = options.reportListLimit
         // A catalog that lost more of the last one's exercises than max_removed allows stops here,
-        // before any GIF request, and the state keeps the last catalog to compare the next run with.
+        // before the fetch stage, and the state keeps the last catalog to compare the next run with.
         let (maxRemoved, lastCount, count) = (manifest.fetch.maxRemoved, expectedCount, catalog.exercises.count)
         report.catalogChanges = try await BlockingWork.run {
             try state.replaceCatalog(CatalogFingerprint.fingerprints(of: catalog), digest: CatalogFingerprint.digest(of: catalog),
@@ -45,6 +46,17 @@ extension BuildPipeline {
         }
         observer?(.catalogFetched(exercises: catalog.exercises.count, pages: catalog.pagesFetched))
         return catalog
+    }
+
+    /// The feed the catalog's pages fill, and the early fetch reading it: nil after a recovered
+    /// state (its GIFs are rebuilt from the index once the list is in, before any is asked for).
+    /// The feed counts the list requests against `max_requests` either way.
+    func startEarlyFetch(tools: GIFTools, recovered: Bool) -> (EarlyFeed, EarlyFetch?) {
+        let resolution = manifest.source.resolution
+        let packs = manifest.packs.filter { $0.takes(resolution) }
+        let feed = EarlyFeed(cap: tools.governor.cap, governor: tools.governor,
+                             wants: { [recovered] exercise in !recovered && packs.contains { $0.selector.matches(exercise) } })
+        return (feed, recovered ? nil : EarlyFetch(fetcher: tools.fetcher(), feed: feed))
     }
 
     /// The plan stage: which exercises go into which pack. A pack that would be empty is a

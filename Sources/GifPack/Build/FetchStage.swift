@@ -47,9 +47,12 @@ extension BuildPipeline {
     /// The fetch stage: every wanted exercise's GIF downloaded, revalidated or reused, validated
     /// and stored with its frame; failures an earlier run's GIF can stand in for covered by it.
     /// A stopped fetch ends the build (``BuildEnded``) with what it fetched kept for the next run.
-    func fetchStage(_ wanted: ExerciseList, tools: GIFTools, into report: inout BuildReport) async throws -> FetchResults {
-        let fetcher = tools.fetcher()
+    /// With `early`, its fetcher goes on once its requests are back, passing over what it settled.
+    func fetchStage(_ wanted: ExerciseList, tools: GIFTools, early: EarlyFetch? = nil,
+                    into report: inout BuildReport) async throws -> FetchResults {
         let (fetchStarted, before) = (ContinuousClock.now, tools.client.statistics)
+        await early?.finish()
+        let fetcher = early?.fetcher ?? tools.fetcher()
         var outcome = try await fetcher.fetch(wanted)
         if let fetched = outcome.freshFetchedAt, let refresh = manifest.fetch.refreshAfter {
             // When the GIFs refresh_after spared are asked for again: the summary says so.

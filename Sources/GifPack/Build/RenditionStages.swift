@@ -6,8 +6,9 @@ extension BuildPipeline {
     /// the essential one. Each resolution's counts go to ``BuildReport/renditions`` (``BuildReport/gifs``
     /// keeps the first's). A stop ends the build with what it fetched kept in the cache and state;
     /// a quota or budget stop after the first resolution was fetched whole comes back as
-    /// ``FetchedRenditions/stop``, with the results of the resolutions before it.
-    func fetchRenditions(_ renditions: [RenditionPlan], tools: GIFTools,
+    /// ``FetchedRenditions/stop``, with the results of the resolutions before it. The first
+    /// resolution's fetch goes on from `early`'s (the GIFs asked for while the list arrived).
+    func fetchRenditions(_ renditions: [RenditionPlan], tools: GIFTools, early: EarlyFetch?,
                          into report: inout BuildReport) async throws -> FetchedRenditions {
         var all: [FetchResults] = []
         for rendition in renditions {
@@ -21,7 +22,7 @@ extension BuildPipeline {
             }
             do {
                 all.append(try await withCounts(of: rendition, among: renditions.count, report: &report) { report in
-                    try await fetchStage(rendition.plan.wanted, tools: tools, into: &report)
+                    try await fetchStage(rendition.plan.wanted, tools: tools, early: rendition.isFirst ? early : nil, into: &report)
                 })
             } catch let stop as BuildEnded where !all.isEmpty && stop.status == .quotaExhausted {
                 return FetchedRenditions(results: all, stop: stop)

@@ -14,20 +14,31 @@ extension CatalogPager {
     /// by the ``PageCollector`` that owns that state.
     func collect(expectedCount: Int? = nil, records: @escaping @Sendable (JSONValue, String) throws(CatalogError) -> PageContent,
                  normalise: @escaping @Sendable (JSONValue) -> Result<Exercise, CatalogRejectionReason>) async throws(CatalogError) -> Catalog {
-        let budget = CatalogBudget(maxBytes: fetch.maxCatalogBytes)
-        let reader = PageReader(records: records, normalise: normalise)
-        let first = try reader.arrive(try await page(offset: 0, budget: budget), url: pageURL(offset: 0))
-        var collector = PageCollector(pager: self, reader: reader, first: first, expectedCount: expectedCount)
-        try collector.take(first, offset: 0)
-        if !first.isLast, first.itemCount > 0 {
-            // A total the API announces (v1) only says how many pages to ask for at once: the
-            // list ends where `nextPage` does (or at a short page), and a total that disagrees with
-            // what the pages held is refused by the collector. Past the announced total, pages are
-            // asked for one at a time, each only once the one before it said there is a next.
-            let schedule = PageSchedule(step: first.itemCount, announced: first.total, known: expectedCount)
-            collector = try await fetchRest(schedule, into: collector, reader: reader, budget: budget)
+        // A page holds a slot of the early fetch's window until it is taken (the first one until
+        // the pages after it are asked for), and a list that fails closes the early fetch: no GIF
+        // request goes out between a page's answer and the error it turns out to be.
+        do throws(CatalogError) {
+            let budget = CatalogBudget(maxBytes: fetch.maxCatalogBytes)
+            let reader = PageReader(records: records, normalise: normalise)
+            early?.pageStarted()
+            let first = try reader.arrive(try await page(offset: 0, budget: budget), url: pageURL(offset: 0))
+            var collector = PageCollector(pager: self, reader: reader, first: first, expectedCount: expectedCount)
+            try collector.take(first, offset: 0)
+            if !first.isLast, first.itemCount > 0 {
+                // A total the API announces (v1) only says how many pages to ask for at once: the
+                // list ends where `nextPage` does (or at a short page), and a total that disagrees with
+                // what the pages held is refused by the collector. Past the announced total, pages are
+                // asked for one at a time, each only once the one before it said there is a next.
+                let schedule = PageSchedule(step: first.itemCount, announced: first.total, known: expectedCount)
+                collector = try await fetchRest(schedule, into: collector, reader: reader, budget: budget)
+            } else {
+                early?.pageEnded()
+            }
+            return try collector.finish()
+        } catch {
+            early?.close()
+            throw error
         }
-        return try collector.finish()
     }
 
     /// Fetches the pages after the first, as `schedule` says, and hands each to `collector` as it
@@ -37,8 +48,11 @@ extension CatalogPager {
         let outcome = await withTaskGroup(of: (Int, Result<ArrivedPage, CatalogError>).self,
                                           returning: Result<PageCollector, CatalogError>.self) { group in
             var (schedule, collector) = (schedule, collector)
+            // Pages taken whose slots are freed once the pages after them are asked for (the first, to begin with).
+            var taken = 1
             while true {
                 while let offset = schedule.start() {
+                    early?.pageStarted()
                     group.addTask {
                         do throws(CatalogError) {
                             return (offset, .success(try reader.arrive(try await page(offset: offset, budget: budget),
@@ -48,12 +62,15 @@ extension CatalogPager {
                         }
                     }
                 }
+                for _ in 0..<taken { early?.pageEnded() }
+                taken = 0
                 guard schedule.running > 0, let (offset, result) = await group.next() else { break }
                 schedule.finished()
                 do throws(CatalogError) {
                     let page = try result.get()
                     try collector.take(page, offset: offset)
                     schedule.arrived(page, offset: offset)
+                    taken += 1
                 } catch {
                     group.cancelAll()
                     return .failure(error)

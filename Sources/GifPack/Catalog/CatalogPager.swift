@@ -14,6 +14,8 @@ struct CatalogPager: Sendable {
     var pageCache: PageCacheUse? = nil
     /// Hears every page request (``BuildEvent/catalogAttempt(_:)``).
     var observer: BuildObserver? = nil
+    /// The early fetch's view of the list: every request, and each page's exercises as assembled.
+    var early: EarlyFeed? = nil
     static let maxPages = 10_000
 
     struct PageCacheUse: Sendable {
@@ -78,6 +80,7 @@ struct CatalogPager: Sendable {
         let response: HTTPDataResponse
         let remaining = budget.remainingBytes
         guard remaining > 0 else { throw PageFailure(error: .catalogTooLarge(limit: fetch.maxCatalogBytes), retryable: false) }
+        early?.requestSent()
         do { response = try await client.data(request, maxBytes: remaining) } catch {
             if case .bodyTooLarge = error {
                 throw PageFailure(error: .catalogTooLarge(limit: fetch.maxCatalogBytes), retryable: false)

@@ -21,9 +21,10 @@ public enum CatalogSources {
     /// ``CatalogPageCache`` there are not parsed again, and this run's spool takes its place.
     static func make(for source: SourceSettings, fetch: FetchSettings, client: HTTPClient,
                      expectedCount: Int? = nil, spool: RecordSpool?, pagesPath: String? = nil,
-                     observer: BuildObserver? = nil) -> any CatalogSource {
+                     observer: BuildObserver? = nil, early: EarlyFeed? = nil) -> any CatalogSource {
         var pager = CatalogPager(source: source, fetch: fetch, client: client, expectedCount: expectedCount, spool: spool)
         pager.observer = observer
+        pager.early = early
         if let pagesPath, spool != nil {
             let key = CatalogPageCache.key(for: source)
             pager.pageCache = .init(path: pagesPath, key: key, previous: CatalogPageCache.open(path: pagesPath, key: key))

@@ -112,6 +112,7 @@ extension CatalogPager {
                 try assembler.add(content.items.map(reader.normalise), page: entry)
             case .parsed(_, let normalised):
                 try assembler.add(normalised, page: entry)
+                pager.early?.offer(normalised.lazy.compactMap { try? $0.get() })
             }
             // The page the API calls the last (v1: `nextPage` null) ends the list, as does a short one.
             if page.isLast || page.itemCount < step || page.itemCount == 0 { assembled = true }

@@ -119,6 +119,10 @@ final class FetchGovernor: Sendable {
         return open && reserveRequest(now: now)
     }
 
+    /// A request sent outside the GIF fetch (a list page while the early fetch runs): it counts
+    /// against `max_requests` like those sent before the governor was made.
+    func countRequestSent() { state.withLock { $0.requestsSent += 1 } }
+
     func noteRetry() { state.withLock { $0.retries += 1 } }
 
     /// Waits out a cool-down set by a 429 before sending.

@@ -1,10 +1,31 @@
+/// Work the sliding window (``GIFFetcher/send(_:)``) sends: the fetch's plan (``FetchQueue``), or
+/// the exercises of the pages that arrived so far (``EarlyQueue``).
+protocol FetchWork: Sendable {
+    /// No work is left (the window ends once its requests in flight are back).
+    var exhausted: Bool { get }
+    /// When the earliest waiting retry is due.
+    var nextRetry: ContinuousClock.Instant? { get }
+    /// For work that changes from outside, a number that changes with it; nil otherwise.
+    var changeVersion: Int? { get }
+    /// Download tasks allowed at once, with the governor's `window` and `cap`.
+    func limit(window: Int, cap: Int) -> Int
+    /// The next item to send now, if any.
+    mutating func next(_ fetcher: GIFFetcher) async throws(StateUnreadable) -> FetchWorkItem?
+    /// An item turned away at admission.
+    mutating func putBack(_ item: FetchWorkItem)
+    /// An item to try again at its `notBefore`.
+    mutating func retry(_ item: FetchWorkItem)
+    /// Returns once the work changed after `version` (see ``changeVersion``).
+    func changed(after version: Int) async
+}
+
 /// The fetch's work in the order it goes out: retries whose time has come first, then the
 /// exercises due, planned a batch at a time as the window needs more work.
 ///
 /// Every exercise was decided once before the first request (``GIFFetcher``'s settle); those to
 /// request are remembered by position in `due`, one bit each. Planning a batch reads their state
 /// again (the validators of a conditional request), so memory does not grow with the catalog.
-struct FetchQueue: Sendable {
+struct FetchQueue: FetchWork {
     let exercises: ExerciseList
     let due: PositionSet
     /// Where the exercises not yet planned start.
@@ -24,6 +45,13 @@ struct FetchQueue: Sendable {
 
     /// When the earliest waiting retry is due.
     var nextRetry: ContinuousClock.Instant? { retries.map(\.notBefore).min() }
+
+    var changeVersion: Int? { nil }
+
+    func changed(after version: Int) async {}
+
+    /// The window, and ``GIFFetcher/lookahead`` more queued in the HTTP client while it is whole.
+    func limit(window: Int, cap: Int) -> Int { window >= cap ? window + GIFFetcher.lookahead : window }
 
     /// The next item to send: a retry that is due, else the plan's next (planning more if needed).
     mutating func next(_ fetcher: GIFFetcher) async throws(StateUnreadable) -> FetchWorkItem? {

@@ -58,6 +58,8 @@ struct GIFFetcher: Sendable {
     let resolution: Resolution
     let observer: BuildObserver?
     let freshTimes = FreshFetchTimes()
+    /// The exercises the early fetch settled while the list arrived (``EarlyFetch``): passed over here.
+    let early = EarlySettled()
 
     /// Fetches at `resolution` (one of `source.resolutions`; the exercises handed to ``fetch(_:)``
     /// carry its image URLs).
@@ -82,6 +84,8 @@ struct GIFFetcher: Sendable {
     private enum Event: Sendable {
         case finished(AttemptResult, elapsed: Duration)
         case timer
+        /// The work changed from outside (``FetchWork/changed(after:)``).
+        case changed
     }
 
     /// Requests queued in the HTTP client behind the ones in flight while the window is at its cap.
@@ -104,6 +108,8 @@ struct GIFFetcher: Sendable {
     func fetch(_ exercises: ExerciseList) async throws(StateUnreadable) -> FetchOutcome {
         processor.reserveResults(exercises.count)
         observer?(.fetchStarted(total: exercises.count))
+        // What the early fetch settled is told now, after the count starts.
+        processor.releaseNotifications()
         let due = try await settle(exercises)
         observer?(.fetchPlanned(total: exercises.count, toRequest: due.count))
         var queue = FetchQueue(exercises: exercises, due: due)
@@ -118,28 +124,25 @@ struct GIFFetcher: Sendable {
                             notAttempted: notAttempted, freshFetchedAt: freshTimes.value)
     }
 
-    /// Download tasks allowed at once: the window, and the lookahead while the window is whole.
-    private func queueLimit() -> Int {
-        let window = governor.window
-        return window >= governor.cap ? window + Self.lookahead : window
-    }
-
     /// The sliding window: sends `queue`'s work until it is done, the governor stops the build or
     /// the state cannot be read to plan more (the requests in flight finish first). Returns what is
     /// left of the queue, and that failure.
-    private func send(_ queue: FetchQueue) async -> (FetchQueue, StateUnreadable?) {
-        await withTaskGroup(of: Event.self, returning: (FetchQueue, StateUnreadable?).self) { group in
+    func send<Work: FetchWork>(_ queue: Work) async -> (Work, StateUnreadable?) {
+        await withTaskGroup(of: Event.self, returning: (Work, StateUnreadable?).self) { group in
             var queue = queue
             var planFailure: StateUnreadable?
             var running = 0
-            var timerPending = false
+            var (timerPending, watching) = (false, false)
             while true {
+                // Work that changes from outside (the early fetch's feed) is watched from before it is read.
+                let version = queue.changeVersion
                 // Back-pressure: never run further ahead of validation and storage than a couple of
                 // GIFs, so a crash loses little besides the requests in flight.
                 await processor.waitForBacklog()
                 // Fill the window with items that are due: retries first, then the plan in id order.
                 // The budget is claimed at admission, when a request reaches curl.
-                filling: while governor.stopReason == nil, planFailure == nil, running < queueLimit() {
+                filling: while governor.stopReason == nil, planFailure == nil,
+                               running < queue.limit(window: governor.window, cap: governor.cap) {
                     let item: FetchWorkItem
                     do throws(StateUnreadable) {
                         guard let next = try await queue.next(self) else { break filling }
@@ -166,9 +169,17 @@ struct GIFFetcher: Sendable {
                         return .timer
                     }
                 }
+                if !watching, let version, !queue.exhausted, governor.stopReason == nil, planFailure == nil {
+                    watching = true
+                    group.addTask { [queue] in
+                        await queue.changed(after: version)
+                        return .changed
+                    }
+                }
                 guard let event = await group.next() else { break }
                 switch event {
                 case .timer: timerPending = false
+                case .changed: watching = false
                 case .finished(.notSent(let item), _):
                     // Turned away at admission: next in line again (a stop records it as not attempted).
                     running -= 1
@@ -246,11 +257,14 @@ struct GIFFetcher: Sendable {
     }
 
     /// ``plan(_:)``, with each work item's offset in the batch.
+    /// The exercises the early fetch settled are passed over: their results are in the processor.
     private func planned(_ batch: ArraySlice<Exercise>) async throws(StateUnreadable) -> [(offset: Int, item: FetchWorkItem)] {
         var requests: [(offset: Int, item: FetchWorkItem)] = []
         var fresh: [(exercise: Exercise, known: GIFState)] = []
         defer { processor.reuse(fresh, origin: .fresh) }
-        for (offset, (exercise, decision)) in zip(batch, try await decide(batch)).enumerated() {
+        let offsets = early.count == 0 ? Array(batch.indices) : batch.indices.filter { !early.contains(batch[$0].id) }
+        let open = offsets.map { batch[$0] }[...]
+        for (offset, (exercise, decision)) in zip(offsets.map { $0 - batch.startIndex }, zip(open, try await decide(open))) {
             switch decision {
             case .reuseFresh(let gif):
                 fresh.append((exercise, gif))

@@ -29,6 +29,9 @@ final class GIFProcessor: Sendable {
     /// fresh exercises is looked at once, not once per batch of them.
     private let confirmedBlobs = Mutex(Set<String>())
     private let processed = Mutex(0)
+    /// While not nil, the results recorded are told later (``releaseNotifications()``): the early
+    /// fetch's, before the fetch's count starts.
+    private let held = Mutex<[(String, GIFFetchResult)]?>(nil)
     private let backlog = Mutex<(pending: Int, waiters: [CheckedContinuation<Void, Never>])>((0, []))
     /// Downloads (or batches of fresh GIFs to reuse) waiting for processing before the fetch window
     /// and the planner pause: a crash loses at most this many finished downloads besides the
@@ -64,7 +67,25 @@ final class GIFProcessor: Sendable {
     func record(_ result: GIFFetchResult, for exerciseID: String, notify: Bool = true) {
         // Exercises that share a GIF share one record of it (``FetchResults``).
         results.withLock { $0[exerciseID] = result }
-        if notify { observer?(.gifFinished(exerciseID: exerciseID, result: result)) }
+        guard notify, let observer else { return }
+        let told = held.withLock { held -> Bool in
+            guard held != nil else { return true }
+            held?.append((exerciseID, result))
+            return false
+        }
+        if told { observer(.gifFinished(exerciseID: exerciseID, result: result)) }
+    }
+
+    /// Holds the results' events until ``releaseNotifications()`` (at most the early fetch's exercises).
+    func holdNotifications() { held.withLock { $0 = [] } }
+
+    /// Tells the events held, and every later one as it comes.
+    func releaseNotifications() {
+        let events = held.withLock { held in
+            defer { held = nil }
+            return held ?? []
+        }
+        for (id, result) in events { observer?(.gifFinished(exerciseID: id, result: result)) }
     }
 
     /// Records a final failure (and remembers it in the state: a 404 as missing).

@@ -1,0 +1,126 @@
+import ExerciseDBFixture
+import Foundation
+import Testing
+@testable import GifPack
+@testable import GifPackTestSupport
+@testable import GifPackTestFixtures
+
+/// GIF requests while the list still arrives (issue 37): they start with the first pages' image
+/// ids, take only the slots no list page needs, and until the list is whole and checked they are
+/// never more than the list requests sent. Told by the fixture's request log (which answers came
+/// first) with the last pages held unanswered, not by time.
+@Suite("Fetching GIFs while the list arrives", .timeLimit(.minutes(5)))
+struct EarlyFetchTests {
+    /// v1, whose announced total asks for pages 10, 20 and 30 at once: with page 30 held, two
+    /// slots are free for GIFs.
+    private func v1Manifest(_ server: FixtureServer, fetch: String = "", packs: String = "packs:\n  - name: all") -> String {
+        """
+        version: 1
+        source:
+          kind: exercisedb-v1
+          base_url: \(server.v1BaseURL)
+          page_size: 10
+        fetch:
+          concurrency: 3
+          max_missing: 100%
+          retry:
+            base_delay: 10ms
+            max_delay: 50ms
+        \(fetch)
+        \(packs)
+        """
+    }
+
+    /// Runs a build while list pages from `heldFrom` on are held; `whileHeld` runs once the build
+    /// has sent `imageRequests` GIF requests (a failure there still releases the pages).
+    private func build(_ manifest: String, server: FixtureServer, workspace: TemporaryDirectory, heldFrom offset: Int,
+                       imageRequests: Int = 1, whileHeld: () async throws -> Void = {}) async throws -> BuildReport {
+        server.holdListPages(fromOffset: offset)
+        async let report = runBuild(manifest: manifest, workspace: workspace)
+        do {
+            try await waitUntil { server.stats.imageRequests >= imageRequests }
+            try await whileHeld()
+        } catch {
+            server.holdListPages(fromOffset: nil)
+            _ = try await report
+            throw error
+        }
+        server.holdListPages(fromOffset: nil)
+        return try await report
+    }
+
+    /// The first GIF request goes out while the last list page is still unanswered, and the build
+    /// made so is the same, byte for byte, as one whose pages all came at once.
+    @Test func aGIFRequestIsSentBeforeTheLastListPageIsAnswered() async throws {
+        let server = try startFixture(count: 40)
+        defer { server.stop() }
+        let workspace = try TemporaryDirectory()
+        let report = try await build(v1Manifest(server), server: server, workspace: workspace, heldFrom: 30)
+        #expect(report.exitStatus == .success, "\(report.message)")
+        #expect(report.gifs.valid == 40)
+        let log = server.requestLog
+        let lastList = try #require(log.lastIndex { $0.exerciseID == nil })
+        let firstImage = try #require(log.firstIndex { $0.exerciseID != nil })
+        #expect(firstImage < lastList, "the first GIF was answered after the last list page: \(log.map { $0.exerciseID ?? "list" })")
+        #expect(server.stats.listRequests == 4, "pages 0 to 30, no more")
+        #expect(server.stats.requestsByExercise.values.allSatisfy { $0 == 1 }, "each GIF asked for once")
+
+        // Every page at once, into another workspace: the same index and packs.
+        server.resetStats()
+        let again = try TemporaryDirectory()
+        let plain = try await runBuild(manifest: v1Manifest(server), workspace: again)
+        #expect(plain.exitStatus == .success, "\(plain.message)")
+        let files = try FileManager.default.subpathsOfDirectory(atPath: workspace.file("dist")).filter { path in
+            var directory: ObjCBool = false
+            return path != "report.json" && FileManager.default.fileExists(atPath: workspace.file("dist/\(path)"), isDirectory: &directory)
+                && !directory.boolValue
+        }.sorted()
+        #expect(files.contains("index.json") && files.contains { $0.hasSuffix(".tar.zst") })
+        for file in files {
+            #expect(try fileBytes(workspace.file("dist/\(file)")) == fileBytes(again.file("dist/\(file)")), "\(file) differs")
+        }
+    }
+
+    /// A pack whose selector chooses nothing stops the build once the list is whole; until then
+    /// the GIF requests sent were never more than the list requests (here 4 pages: 4 GIFs).
+    @Test func aBuildStoppedByAnEmptySelectorSpentNoMoreGIFRequestsThanListRequests() async throws {
+        let server = try startFixture(count: 40)
+        defer { server.stop() }
+        let packs = "packs:\n  - name: all\n  - name: legs\n    selector:\n      bodyPart: [legs]"
+        let workspace = try TemporaryDirectory()
+        let report = try await build(v1Manifest(server, packs: packs), server: server, workspace: workspace, heldFrom: 30,
+                                     imageRequests: 4) {
+            // The allowance is spent: nothing more goes out while the last page is held.
+            let spent = try await holdsThroughout(.milliseconds(300)) { server.stats.imageRequests == 4 }
+            #expect(spent, "\(server.stats)")
+            #expect(server.stats.listRequests == 3, "page 30 is held")
+        }
+        #expect(report.exitStatus == .usage, "\(report.message)")
+        #expect(report.message.contains("pack \"legs\" selects no exercise"), "\(report.message)")
+        #expect(server.stats.imageRequests == 4 && server.stats.listRequests == 4, "\(server.stats)")
+        #expect(!FileManager.default.fileExists(atPath: workspace.file("dist/index.json")))
+    }
+
+    /// A catalog that lost more than `max_removed` allows: the GIFs asked for again (conditionally)
+    /// while its pages arrived were no more than its list requests, and nothing was published.
+    @Test func aBuildStoppedByMaxRemovedSpentNoMoreGIFRequestsThanListRequests() async throws {
+        let server = try startFixture(count: 40)
+        defer { server.stop() }
+        let workspace = try TemporaryDirectory()
+        let manifest = v1Manifest(server, fetch: "  refresh_after: 0")
+        #expect(try await runBuild(manifest: manifest, workspace: workspace).exitStatus == .success)
+        let published = try fileBytes(workspace.file("dist/index.json"))
+
+        server.listOnly(first: 20)
+        server.resetStats()
+        // Pages 0 and 10 (the total says 20): page 10 held, one slot for GIFs, two list requests.
+        let report = try await build(manifest, server: server, workspace: workspace, heldFrom: 10, imageRequests: 2) {
+            let spent = try await holdsThroughout(.milliseconds(300)) { server.stats.imageRequests == 2 }
+            #expect(spent, "\(server.stats)")
+        }
+        #expect(report.exitStatus == .catalogShrank, "\(report.message)")
+        #expect(server.stats.imageRequests == 2 && server.stats.listRequests == 2, "\(server.stats)")
+        #expect(server.stats.statusCounts[304] == 2, "conditional requests for GIFs the cache holds: \(server.stats)")
+        #expect(try fileBytes(workspace.file("dist/index.json")) == published)
+    }
+}
