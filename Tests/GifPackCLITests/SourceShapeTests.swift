@@ -13,8 +13,11 @@ struct SourceShapeTests {
     private static let root = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
 
-    @Test func sourcesKeepFunctionsUnder100LinesAndFilesUnder450() throws {
-        let problems = try SourceShape.problems(under: Self.root + "/Sources")
+    // The tree scans run on a thread of their own: seconds of work in a debug build, too long to
+    // hold one of the cooperative pool's two threads while the other suites run.
+    @Test func sourcesKeepFunctionsUnder100LinesAndFilesUnder450() async throws {
+        let root = Self.root
+        let problems = try await onAThreadOfItsOwn("gifpack.test-shape-scan") { try SourceShape.problems(under: root + "/Sources") }
         #expect(problems.isEmpty, "over the limits (path:line name length):\n\(problems.joined(separator: "\n"))")
     }
 
@@ -31,11 +34,15 @@ struct SourceShapeTests {
         #expect(!output.contains("Short.swift"), "\(output)")
     }
 
-    @Test func everyUncheckedSendableSaysWhyAndOnlyLockedUsesNSLock() throws {
-        var problems: [String] = []
-        for path in try SourceShape.swiftFiles(under: Self.root + "/Sources") {
-            let name = String(path.dropFirst(Self.root.count + 1))
-            problems += SourceShape.lockProblems(in: try String(contentsOfFile: path, encoding: .utf8), path: name)
+    @Test func everyUncheckedSendableSaysWhyAndOnlyLockedUsesNSLock() async throws {
+        let root = Self.root
+        let problems = try await onAThreadOfItsOwn("gifpack.test-lock-scan") { () throws -> [String] in
+            var problems: [String] = []
+            for path in try SourceShape.swiftFiles(under: root + "/Sources") {
+                let name = String(path.dropFirst(root.count + 1))
+                problems += SourceShape.lockProblems(in: try String(contentsOfFile: path, encoding: .utf8), path: name)
+            }
+            return problems
         }
         #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))")
     }

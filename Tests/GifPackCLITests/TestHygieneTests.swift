@@ -32,33 +32,40 @@ struct TestHygieneTests {
             let names = try files.contentsOfDirectory(atPath: "\(directory)/\(folder)").filter { $0.hasSuffix(".swift") }.sorted()
             sources += try names.map { SwiftSource(name: $0, text: try String(contentsOfFile: "\(directory)/\(folder)/\($0)", encoding: .utf8)) }
         }
-        #expect(sources.count > 50, "test sources found in \(directory)")
-        #expect(Set(sources.map(\.name)).count == sources.count, "two test sources with one name in \(directory)")
         return sources
     }
 
-    @Test func noSynchronousFunctionStartsAProcess() throws {
-        let problems = HygieneRules.synchronousProcessStarters(try Self.sources())
+    /// ``sources()`` read and blanked on a thread of its own (seconds of work in a debug build, too
+    /// long to hold one of the cooperative pool's two threads), checked here.
+    static func scanned() async throws -> [SwiftSource] {
+        let sources: [SwiftSource] = try await onAThreadOfItsOwn("gifpack.test-hygiene-scan") { () throws -> [SwiftSource] in try Self.sources() }
+        #expect(sources.count > 50, "test sources found in \(directory)")
+        #expect(Set(sources.map { $0.name }).count == sources.count, "two test sources with one name in \(directory)")
+        return sources
+    }
+
+    @Test func noSynchronousFunctionStartsAProcess() async throws {
+        let problems = HygieneRules.synchronousProcessStarters(try await Self.scanned())
         #expect(problems.isEmpty, "make these async and wait with `await child.exitStatus()`:\n\(problems.joined(separator: "\n"))")
     }
 
-    @Test func processAndWaitPrimitivesLiveInChildProcessAlone() throws {
-        let problems = HygieneRules.primitivesOutsideChildProcess(try Self.sources())
+    @Test func processAndWaitPrimitivesLiveInChildProcessAlone() async throws {
+        let problems = HygieneRules.primitivesOutsideChildProcess(try await Self.scanned())
         #expect(problems.isEmpty, "start processes with ChildProcess, wait with exitStatus():\n\(problems.joined(separator: "\n"))")
     }
 
-    @Test func everySuiteAndEveryTestHasATimeLimit() throws {
-        let problems = HygieneRules.testsWithoutTimeLimit(try Self.sources())
+    @Test func everySuiteAndEveryTestHasATimeLimit() async throws {
+        let problems = HygieneRules.testsWithoutTimeLimit(try await Self.scanned())
         #expect(problems.isEmpty, "add .timeLimit(.minutes(N)) to the suite:\n\(problems.joined(separator: "\n"))")
     }
 
-    @Test func noSleepOutsideThePollingHelpers() throws {
-        let problems = HygieneRules.sleeps(try Self.sources())
+    @Test func noSleepOutsideThePollingHelpers() async throws {
+        let problems = HygieneRules.sleeps(try await Self.scanned())
         #expect(problems.isEmpty, "poll for the event (waitUntil, holdsThroughout) instead:\n\(problems.joined(separator: "\n"))")
     }
 
-    @Test func noTestReturnsQuietlyWhenAFileIsMissing() throws {
-        let problems = HygieneRules.quietSkips(try Self.sources())
+    @Test func noTestReturnsQuietlyWhenAFileIsMissing() async throws {
+        let problems = HygieneRules.quietSkips(try await Self.scanned())
         #expect(problems.isEmpty, "skip visibly with @Test(.enabled(if: …)) instead:\n\(problems.joined(separator: "\n"))")
     }
 

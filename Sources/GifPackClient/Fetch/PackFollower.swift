@@ -1,6 +1,7 @@
 import Foundation
 import GifPackFormat
 import GifPackTransport
+import GifPackSystem
 
 /// Decodes a pack's GIFs while the pack downloads, on two threads of its own (one on a single
 /// core): the download (receiving, writing, hashing the file) takes less than a core, and the
@@ -202,47 +203,34 @@ final class PackFollower: @unchecked Sendable {  // @unchecked: the mutable fiel
 
 /// The follower threads' shared state: the next GIF to take (in file order), the hashes taken,
 /// what was handed over.
-private final class FollowQueue: @unchecked Sendable {  // @unchecked: the fields are guarded by `lock`.
-    private let lock = NSLock()
+private final class FollowQueue: Sendable {
+    private struct State {
+        var taken = 0
+        var claimed: Set<String> = []
+        var made: [String: PackFollower.Ready] = [:]
+    }
+
+    private let state = Locked(State())
     private let count: Int
-    private var taken = 0
-    private var claimed: Set<String> = []
-    private var made: [String: PackFollower.Ready] = [:]
 
     init(count: Int) { self.count = count }
 
     /// The next GIF's place, nil once all are taken or the following stopped.
     func next() -> Int? {
-        lock.lock()
-        defer { lock.unlock() }
-        guard taken < count else { return nil }
-        taken += 1
-        return taken - 1
+        state.withLock { state -> Int? in
+            guard state.taken < count else { return nil }
+            state.taken += 1
+            return state.taken - 1
+        }
     }
 
     /// No GIF is taken after this (the download ended or the install was cancelled).
-    func stop() {
-        lock.lock()
-        taken = count
-        lock.unlock()
-    }
+    func stop() { state.withLock { $0.taken = count } }
 
     /// True for the first thread to take this hash (a pack may list one GIF twice).
-    func claim(_ sha256: String) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return claimed.insert(sha256).inserted
-    }
+    func claim(_ sha256: String) -> Bool { state.withLock { $0.claimed.insert(sha256).inserted } }
 
-    func hand(_ ready: PackFollower.Ready, for sha256: String) {
-        lock.lock()
-        made[sha256] = ready
-        lock.unlock()
-    }
+    func hand(_ ready: PackFollower.Ready, for sha256: String) { state.withLock { $0.made[sha256] = ready } }
 
-    var ready: [String: PackFollower.Ready] {
-        lock.lock()
-        defer { lock.unlock() }
-        return made
-    }
+    var ready: [String: PackFollower.Ready] { state.withLock { $0.made } }
 }
