@@ -38,9 +38,12 @@ struct EarlyFetchTests {
         server.holdListPages(fromOffset: offset)
         async let report = runBuild(manifest: manifest, workspace: workspace)
         do {
-            try await waitUntil { server.stats.imageRequests >= imageRequests }
+            // A long deadline: the full suite's other builds can hold this one's start for a while.
+            try await waitUntil(deadline: .seconds(200)) { server.stats.imageRequests >= imageRequests }
             try await whileHeld()
         } catch {
+            let stats = server.stats
+            Issue.record("while list pages from \(offset) were held: \(stats.listRequests) list and \(stats.imageRequests) image requests")
             server.holdListPages(fromOffset: nil)
             _ = try await report
             throw error
