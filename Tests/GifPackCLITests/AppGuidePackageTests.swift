@@ -70,16 +70,16 @@ struct AppGuidePackageTests {
 
     @Test func theTaggedVersionByURLResolvesWithTheSameProductLine() async throws {
         let guide = try String(contentsOfFile: "\(AppGuideSketchTests.repositoryRoot)/docs/apps.md", encoding: .utf8)
-        let line = ".package(url: \"https://<your git host>/<owner>/gifpack.git\", from: \"0.1.0\")"
+        let line = ".package(url: \"https://<your git host>/<owner>/gifpack.git\", from: \"0.2.0\")"
         #expect(guide.contains(line))
         let changelog = try String(contentsOfFile: "\(AppGuideSketchTests.repositoryRoot)/CHANGELOG.md", encoding: .utf8)
-        #expect(changelog.contains("## [0.1.0]"), "the version the guide names is a released one")
+        #expect(changelog.contains("## [0.2.0]"), "the version the guide names is a released one")
         let work = try TemporaryDirectory()
         let byURL = try Self.manifestBlock().replacingOccurrences(
             of: ".package(name: \"gifpack\", path: \"../gifpack\")",
             with: line.replacingOccurrences(of: "https://<your git host>/<owner>/gifpack.git", with: "file://\(work.file("host/gifpack.git"))"))
-        let resolved = try await Self.resolve(byURL, cloneFolder: "host/gifpack.git", tag: "0.1.0", in: work)
+        let resolved = try await Self.resolve(byURL, cloneFolder: "host/gifpack.git", tag: "0.2.0", in: work)
         #expect(resolved.status == 0, "\(resolved.error)")
-        #expect(resolved.output.contains("gifpack") && resolved.output.contains("0.1.0"), "\(resolved.output)")
+        #expect(resolved.output.contains("gifpack") && resolved.output.contains("0.2.0"), "\(resolved.output)")
     }
 }

@@ -285,10 +285,10 @@ struct RenditionBuildTests {
         #expect(plan.imageRequests == 5)
     }
 
-    /// A client of format 1.2 reads `packs[]` only: from an index with renditions it installs the
-    /// first resolution exactly as before and never asks for a rendition pack. This branch leaves
-    /// the client's index reading and install untouched, so the client here is the previous
-    /// release's (its decoder ignores keys it does not know).
+    /// A client that asks for no size reads `packs[]` as a client of format 1.2 does: from an index
+    /// with renditions it installs the first resolution exactly as before and never asks for a
+    /// rendition pack. (This tree's client knows renditions; the test below runs an earlier
+    /// release's binary, whose decoder ignores the keys it does not know.)
     @Test func aClientOfTheEarlierFormatInstallsTheFirstResolutionFromTheNewIndex() async throws {
         let server = try Self.fixture(count: 6)
         defer { server.stop() }

@@ -21,7 +21,7 @@ public struct BuildOptions: Sendable, Equatable {
 
     /// The CLI's version: `gifpack --version`, and the `generator` of every index it writes. It is the
     /// newest released section of CHANGELOG.md (`ChangelogTests` fails when they disagree).
-    public static let version = "0.1.0"
+    public static let version = "0.2.0"
 
     public init(outputDirectory: String, cacheDirectory: String, sourceDateEpoch: Int64 = 0,
                 generator: String = "gifpack \(BuildOptions.version)", previousIndex: String? = nil, now: Date? = nil) {
