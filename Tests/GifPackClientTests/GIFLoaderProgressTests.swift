@@ -126,18 +126,10 @@ struct GIFLoaderProgressTests {
     @Test("a GIF by range from a server that stops sending fails after one window, without retries, saying what to check",
           arguments: ["URLSession", "curl"])
     func stalledRangeRequest(transportName: String) async throws {
-        let dists = try await UpgradeDist.make(count: 20)
-        defer { dists.server.stop() }
-        try dists.publish()
-        // The index comes at full speed; the packs at one byte a second: the range request stalls.
-        let nginx = try await NginxServer.start(.init(root: dists.site, packsLimitRate: 1))
-        defer { nginx.stop() }
-        let transport = try #require(try GIFLoaderTests.transports().first { $0.name == transportName }).transport
-        var configuration = GIFLoader.Configuration()
-        configuration.timeouts = HTTPTimeouts(lowSpeedBytesPerSecond: 1024, lowSpeedWindow: .seconds(1))
-        let loader = try GIFLoader(indexURL: URL(string: nginx.baseURL + "/index.json")!,
-                                   cacheFolder: URL(fileURLWithPath: dists.workspace.file("app"), isDirectory: true),
-                                   transport: transport, configuration: configuration)
+        // The index comes at full speed; the packs at one byte a second.
+        let (site, loader, configuration) = try await Self.stalledPacks(transportName: transportName)
+        defer { site.stop() }
+        let (dists, nginx) = (site.dists, site.nginx)
         let id = try #require(LazyGIFCacheTests.distinctGIFs(dists).first)
         let pack = try #require(try dists.index().packs.first)
         let mark = try await nginx.mark()
@@ -159,19 +151,10 @@ struct GIFLoaderProgressTests {
     @Test("a refresh whose pack download stops sending fails after one window, without retries, the cache as it was",
           arguments: ["URLSession", "curl"])
     func stalledPackDownload(transportName: String) async throws {
-        let dists = try await UpgradeDist.make(count: 20)
-        defer { dists.server.stop() }
-        try dists.publish()
-        // The index comes at full speed; the pack at one byte a second: the whole-pack download stalls.
-        let nginx = try await NginxServer.start(.init(root: dists.site, packsLimitRate: 1))
-        defer { nginx.stop() }
-        let transport = try #require(try GIFLoaderTests.transports().first { $0.name == transportName }).transport
-        var configuration = GIFLoader.Configuration()
-        configuration.timeouts = HTTPTimeouts(lowSpeedBytesPerSecond: 1024, lowSpeedWindow: .seconds(1))
-        let cache = dists.workspace.file("app")
-        let loader = try GIFLoader(indexURL: URL(string: nginx.baseURL + "/index.json")!,
-                                   cacheFolder: URL(fileURLWithPath: cache, isDirectory: true),
-                                   transport: transport, configuration: configuration)
+        // The index comes at full speed; the packs at one byte a second.
+        let (site, loader, configuration) = try await Self.stalledPacks(transportName: transportName)
+        defer { site.stop() }
+        let (dists, nginx) = (site.dists, site.nginx)
         let files = try dists.index().packs.map { "/" + $0.file }
         let mark = try await nginx.mark()
         var stalled = ""
@@ -189,5 +172,23 @@ struct GIFLoaderProgressTests {
         let lines = try await CallDeadlineTests.linesOnceLogged(nginx, since: mark, path: stalled)
         #expect(lines.filter { $0.path == stalled }.count == 1, "\(lines)")
         #expect(try await loader.placeholders().isEmpty, "nothing installed")
+    }
+
+    /// A 20-exercise site on nginx that sends the index at full speed and the packs at one byte a
+    /// second, and a loader on it whose low-speed window is 1 s.
+    static func stalledPacks(transportName: String) async throws -> (ServedUpgradeDist, GIFLoader, GIFLoader.Configuration) {
+        let site = try await UpgradeDist.servedByNginx(count: 20, nginx: { $0.packsLimitRate = 1 })
+        do {
+            let transport = try #require(try GIFLoaderTests.transports().first { $0.name == transportName }).transport
+            var configuration = GIFLoader.Configuration()
+            configuration.timeouts = HTTPTimeouts(lowSpeedBytesPerSecond: 1024, lowSpeedWindow: .seconds(1))
+            let loader = try GIFLoader(indexURL: URL(string: site.url)!,
+                                       cacheFolder: URL(fileURLWithPath: site.dists.workspace.file("app"), isDirectory: true),
+                                       transport: transport, configuration: configuration)
+            return (site, loader, configuration)
+        } catch {
+            site.stop()
+            throw error
+        }
     }
 }
