@@ -39,7 +39,7 @@ deps:
 
 help:
 	@echo "make build      release gifpack and exercisedb-fixture"
-	@echo "make test       the test suite (the cancelling and queueing suites first, alone)"
+	@echo "make test       the test suite"
 	@echo "make lint       swift format lint with .swift-format (its rules; layout findings counted)"
 	@echo "make sanitize   the test suite under AddressSanitizer, built in $(ASAN_SCRATCH)/;"
 	@echo "                SANITIZE_FILTER='Suite|Other' runs a subset"
@@ -66,17 +66,9 @@ $(TEST_VENV)/.installed: Tests/requirements.txt
 	$(TEST_VENV)/bin/pip install --quiet --disable-pip-version-check -r Tests/requirements.txt
 	touch $@
 
-# The suites that cancel transfers, queue requests or end calls at a deadline run first, on their own. Their tests assert
-# the order and causes of events, not durations, but each waits (at most a minute) for a request
-# to reach a server or a cancellation to land; in the whole suite's one process both cooperative
-# threads are busy with child processes and decoding, and such a wait then runs out (seen: 5 of
-# them in one run of 556 tests on 2 cores).
-TIMING_SUITES := HTTPClientTests|TransportTests|CallDeadlineTests
-
 test: test-deps test-venv
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build --filter '$(TIMING_SUITES)'
-	$(SWIFT) test --skip-build --skip '$(TIMING_SUITES)'
+	$(SWIFT) test --skip-build
 
 # swift format lint (the toolchain's swift-format) with the repository's .swift-format over Sources/ and
 # Tests/. Its rules' findings fail the target. The layout findings of its pretty-printer are counted,

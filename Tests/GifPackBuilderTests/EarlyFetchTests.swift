@@ -9,7 +9,7 @@ import Testing
 /// ids, take only the slots no list page needs, and until the list is whole and checked they are
 /// never more than the list requests sent. Told by the fixture's request log (which answers came
 /// first) with the last pages held unanswered, not by time.
-@Suite("Fetching GIFs while the list arrives", .timeLimit(.minutes(5)))
+@Suite("Fetching GIFs while the list arrives", .ownThread, .timeLimit(.minutes(5)))
 struct EarlyFetchTests {
     /// v1, whose announced total asks for pages 10, 20 and 30 at once: with page 30 held, two
     /// slots are free for GIFs.

@@ -9,7 +9,7 @@ import Testing
 /// The loopback ExerciseDB stand-in, driven over real sockets by /usr/bin/curl (and, for the
 /// byte-level cases, by a raw socket): list shapes and paging, image bytes, auth, quota, every
 /// fault's observable behaviour, conditional requests, zstd, keep-alive, stats and stopping.
-@Suite(.timeLimit(.minutes(3))) struct FixtureServerTests {
+@Suite(.ownThread, .timeLimit(.minutes(3))) struct FixtureServerTests {
     // MARK: Lists
 
     @Test func rapidAPIListPagesThroughTheWholeCatalog() async throws {

@@ -5,7 +5,7 @@ import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestFixtures
 
-@Suite("Incremental, crash-safe builds", .timeLimit(.minutes(5)))
+@Suite("Incremental, crash-safe builds", .ownThread, .timeLimit(.minutes(5)))
 struct IncrementalBuildTests {
     func server(count: Int, latency: Int = 0) throws -> FixtureServer {
         try startFixture(count: count) { $0.latencyMilliseconds = latency }

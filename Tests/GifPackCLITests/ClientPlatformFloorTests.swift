@@ -81,9 +81,9 @@ struct ClientPlatformFloorTests {
         """#
         let found = FloorSourceScan.problems(in: text, file: "F.swift")
         #expect(found == [
-            "F.swift:1: Synchronization (Mutex, Atomic: iOS 18 / macOS 15; lock with NSLock or an actor)",
-            "F.swift:2: Mutex (Mutex, Atomic: iOS 18 / macOS 15; lock with NSLock or an actor)",
-            "F.swift:3: Atomic< (Mutex, Atomic: iOS 18 / macOS 15; lock with NSLock or an actor)",
+            "F.swift:1: Synchronization (Mutex, Atomic: iOS 18 / macOS 15; lock with GifPackSystem's Locked or an actor)",
+            "F.swift:2: Mutex (Mutex, Atomic: iOS 18 / macOS 15; lock with GifPackSystem's Locked or an actor)",
+            "F.swift:3: Atomic< (Mutex, Atomic: iOS 18 / macOS 15; lock with GifPackSystem's Locked or an actor)",
             "F.swift:4: Duration (Duration and the clocks: iOS 16 / macOS 13; use TimeSpan)",
             "F.swift:5: ContinuousClock (Duration and the clocks: iOS 16 / macOS 13; use TimeSpan)",
             "F.swift:6: sleep(for: (Duration and the clocks: iOS 16 / macOS 13; use TimeSpan)",
@@ -143,7 +143,7 @@ enum FloorSourceScan {
     }
 
     static let rules: [Rule] = [
-        Rule(names: ["Synchronization", "Mutex", "Atomic<"], reason: "Mutex, Atomic: iOS 18 / macOS 15; lock with NSLock or an actor"),
+        Rule(names: ["Synchronization", "Mutex", "Atomic<"], reason: "Mutex, Atomic: iOS 18 / macOS 15; lock with GifPackSystem's Locked or an actor"),
         Rule(names: ["Duration", "ContinuousClock", "SuspendingClock", "InstantProtocol", "sleep(for:", "sleep(until:"],
              reason: "Duration and the clocks: iOS 16 / macOS 13; use TimeSpan"),
         Rule(names: ["URL(filePath:", "appending(path:", "appending(component:", "path(percentEncoded:", "URL.temporaryDirectory",

@@ -10,7 +10,7 @@ import Testing
 /// Publishing against hostile or broken targets: a live index that does not decode, races lost,
 /// publishes killed between the signature and the index, listing keys that climb out of the
 /// prefix, store answers that quote credentials, `--from` files that are not regular files.
-@Suite("Publish: hostile targets, races and signatures", .timeLimit(.minutes(5)))
+@Suite("Publish: hostile targets, races and signatures", .ownThread, .timeLimit(.minutes(5)))
 struct PublishAttackTests {
     /// A copy of `builds.v2` whose index carries `sequence` (and differs from v2 by its generator),
     /// signed again with the builds' key, in `workspace/name`.

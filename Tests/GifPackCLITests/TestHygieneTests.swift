@@ -14,7 +14,7 @@ import Testing
 /// small sources that break its rule, so a check that cannot fail shows. They read every test
 /// target's folder below Tests/ (the test targets and the support targets). `GIFPACK_TEST_SOURCES`
 /// points them at another checkout's Tests folder (to audit an older tree).
-@Suite("Test hygiene: async process waits, time limits, no sleeps for ordering, no quiet skips", .timeLimit(.minutes(2)))
+@Suite("Test hygiene: async process waits, time limits, waits on own threads, no sleeps for ordering, no quiet skips", .timeLimit(.minutes(2)))
 struct TestHygieneTests {
     /// The Tests folder.
     static var directory: String {
@@ -57,6 +57,14 @@ struct TestHygieneTests {
     @Test func everySuiteAndEveryTestHasATimeLimit() async throws {
         let problems = HygieneRules.testsWithoutTimeLimit(try await Self.scanned())
         #expect(problems.isEmpty, "add .timeLimit(.minutes(N)) to the suite:\n\(problems.joined(separator: "\n"))")
+    }
+
+    /// The whole suite runs in one process whose cooperative pool has two threads, which tests
+    /// that compute for a minute can hold: a test that waits for an event with a bound must not
+    /// depend on getting one (``OwnThreadTrait``).
+    @Test func everyWaitingSuiteRunsItsTestsOnThreadsOfTheirOwn() async throws {
+        let problems = HygieneRules.waitingTestsWithoutOwnThread(try await Self.scanned())
+        #expect(problems.isEmpty, "add .ownThread to the suite:\n\(problems.joined(separator: "\n"))")
     }
 
     @Test func noSleepOutsideThePollingHelpers() async throws {
@@ -113,6 +121,29 @@ struct TestHygieneTests {
         let problems = HygieneRules.primitivesOutsideChildProcess([bad, home])
         #expect(problems.count == 3, "\(problems)")
         #expect(problems.allSatisfy { $0.hasPrefix("Bad.swift:") }, "\(problems)")
+    }
+
+    @Test func waitingSuitesWithoutOwnThreadsAreFound() {
+        let waits = SwiftSource(name: "Waits.swift", text: """
+            @Suite("pool", .timeLimit(.minutes(2))) struct A { @Test func a() async throws { try await waitUntil { true } } }
+            @Suite("own", .ownThread, .timeLimit(.minutes(2))) struct B {
+                @Test func b() async throws { _ = try await holdsThroughout(.seconds(1)) { true } }
+                struct Nested { @Test func nested() {} }
+            }
+            extension B { @Test func inExtension() {} }
+            extension A { @Test func alsoA() {} }
+            @Test(.ownThread) func free() {}
+            @Test func freeWithout() {}
+            """)
+        let computes = SwiftSource(name: "Computes.swift", text: """
+            @Suite("pool", .timeLimit(.minutes(2))) struct C { @Test func c() { _ = "waitUntil {" } }
+            func waitUntil(_ condition: () -> Bool) {}
+            """)
+        let problems = HygieneRules.waitingTestsWithoutOwnThread([waits, computes])
+        #expect(problems.count == 3, "\(problems)")
+        for name in ["a", "alsoA", "freeWithout"] {
+            #expect(problems.contains { $0.hasPrefix("Waits.swift:") && $0.hasSuffix(" " + name) }, "\(name) in \(problems)")
+        }
     }
 
     @Test func suitesWithoutATimeLimitAreFound() {
@@ -276,7 +307,25 @@ enum HygieneRules {
     /// Tests whose suite (or an enclosing one, or the type an extension extends) has no
     /// `.timeLimit`, and free tests without one of their own.
     static func testsWithoutTimeLimit(_ sources: [SwiftSource]) -> [String] {
-        // Types declared with a time limit, by name.
+        testsWithout(".timeLimit(", sources)
+    }
+
+    /// Tests in a file that waits for events with a bound (`waitUntil`, `holdsThroughout`) whose
+    /// suite (or an enclosing one, or the type an extension extends) does not run them on threads of
+    /// their own (`.ownThread`), and such free tests without the trait.
+    static func waitingTestsWithoutOwnThread(_ sources: [SwiftSource]) -> [String] {
+        let call = try! NSRegularExpression(pattern: #"(?<![A-Za-z0-9_])(?<!func )(waitUntil|holdsThroughout)\s*[({]"#)
+        let waiting = Set(sources.filter { source in
+            let text = String(decoding: source.code, as: UTF8.self)
+            return call.firstMatch(in: text, range: NSRange(location: 0, length: text.utf16.count)) != nil
+        }.map(\.name))
+        return testsWithout(".ownThread", sources, inFiles: waiting)
+    }
+
+    /// Tests without `trait` (the text that starts it) on their suite, an enclosing suite, the suite
+    /// an extension extends, or (a free test) their own `@Test`; only those in `inFiles` when given.
+    static func testsWithout(_ trait: String, _ sources: [SwiftSource], inFiles: Set<String>? = nil) -> [String] {
+        // Types declared with the trait, by name.
         var limited: Set<String> = []
         var enclosing: [(source: SwiftSource, range: Range<Int>, name: String, isExtension: Bool, limited: Bool)] = []
         let declaration = try! NSRegularExpression(pattern: #"(?<![A-Za-z0-9_])(struct|class|enum|actor|extension)\s+([A-Za-z_][A-Za-z0-9_.]*)[^{]*\{"#)
@@ -295,15 +344,15 @@ enum HygieneRules {
                 let name = (text as NSString).substring(with: match.range(at: 2))
                 let isExtension = (text as NSString).substring(with: match.range(at: 1)) == "extension"
                 let attributes = attributes(before: start, in: source)
-                let hasLimit = attributes.contains("@Suite") && attributes.contains(".timeLimit(")
+                let hasLimit = attributes.contains("@Suite") && attributes.contains(trait)
                 if hasLimit { limited.insert(name) }
                 enclosing.append((source, bodyStart..<position, name, isExtension, hasLimit))
             }
         }
-        return functions(sources).filter(\.isTest).compactMap { test in
+        return functions(sources).filter { test in test.isTest && (inFiles?.contains(test.source.name) ?? true) }.compactMap { test in
             let containers = enclosing.filter { $0.source.name == test.source.name && $0.range.contains(test.start) }
             if containers.isEmpty {
-                return attributes(before: test.start, in: test.source).contains(".timeLimit(") ? nil : test.location
+                return attributes(before: test.start, in: test.source).contains(trait) ? nil : test.location
             }
             let covered = containers.contains { $0.limited || ($0.isExtension && limited.contains($0.name)) }
             return covered ? nil : test.location

@@ -10,7 +10,7 @@ import Testing
 /// Issue 29: blocking work runs on a bounded pool of dedicated threads (``BlockingPool``), not on a
 /// thread per call and never on the cooperative pool; curl's loop and URLSession keep their own
 /// threads, so HTTP moves while every pool thread is busy.
-@Suite("Blocking pool", .timeLimit(.minutes(3)))
+@Suite("Blocking pool", .ownThread, .timeLimit(.minutes(3)))
 struct BlockingPoolTests {
     @Test("at most width jobs run at once; the others wait in the queue, then all finish")
     func boundedConcurrency() async throws {

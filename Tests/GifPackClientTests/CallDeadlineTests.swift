@@ -11,7 +11,7 @@ import Testing
 /// attempt. With `gifpack install --deadline` (curl) and ``PackInstaller/timeouts`` (URLSession)
 /// the install ends at the deadline with a message that names it and what to check, and the
 /// attempts left after it are not sent. Causes and order are asserted, not durations.
-@Suite("Client: one deadline for a whole call, against a dripping nginx", .serialized, .timeLimit(.minutes(5)))
+@Suite("Client: one deadline for a whole call, against a dripping nginx", .ownThread, .serialized, .timeLimit(.minutes(5)))
 struct CallDeadlineTests {
     @Test func aDrippingServerEndsAnInstallAtItsDeadlineWithEitherTransportAndNoRetryIsSent() async throws {
         let dists = try await UpgradeDist.make(count: 30)

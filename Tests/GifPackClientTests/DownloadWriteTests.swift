@@ -12,7 +12,7 @@ import Testing
 /// the body, and a download that ends early — cancelled, or cut by the server — has every byte it
 /// took in its file, so a resume starts after them. Both transports, against nginx and the fixture
 /// server.
-@Suite("Transport: a download's writes, progress and early ends, against nginx", .serialized, .timeLimit(.minutes(3)))
+@Suite("Transport: a download's writes, progress and early ends, against nginx", .serialized, .ownThread, .timeLimit(.minutes(3)))
 struct DownloadWriteTests {
     /// What a request's `HTTPBodyProgress` was told, and whether each `wrote` was in the file then.
     final class Reports: @unchecked Sendable {  // @unchecked: the fields are guarded by `lock`.

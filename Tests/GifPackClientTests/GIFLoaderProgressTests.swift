@@ -7,7 +7,7 @@ import Testing
 
 /// Issue 34: the loader's refresh progress (bytes and GIFs, done and total) and a server that
 /// accepts and never answers or stops sending, against nginx with both transports.
-@Suite("Client: the loader's refresh progress and silent servers, against nginx", .serialized, .timeLimit(.minutes(5)))
+@Suite("Client: the loader's refresh progress and silent servers, against nginx", .serialized, .ownThread, .timeLimit(.minutes(5)))
 struct GIFLoaderProgressTests {
     typealias Steps = GIFLoaderRefreshTests.Steps
 

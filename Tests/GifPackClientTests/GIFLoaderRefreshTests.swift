@@ -6,7 +6,7 @@ import Testing
 @testable import GifPackTestFixtures
 
 /// Issue 34, item 1: the loader's daily refresh, its placeholders and its cancellation, against nginx.
-@Suite("Client: the loader's refresh, placeholders and cancellation, against nginx", .serialized, .timeLimit(.minutes(5)))
+@Suite("Client: the loader's refresh, placeholders and cancellation, against nginx", .serialized, .ownThread, .timeLimit(.minutes(5)))
 struct GIFLoaderRefreshTests {
     typealias Served = GIFLoaderTests.Served
 

@@ -7,7 +7,7 @@ import Testing
 
 /// Issue 34, item 1: the app's loader (``GIFLoader``) against nginx, with both transports where
 /// HTTP is involved.
-@Suite("Client: the app's GIF loader, against nginx", .serialized, .timeLimit(.minutes(5)))
+@Suite("Client: the app's GIF loader, against nginx", .serialized, .ownThread, .timeLimit(.minutes(5)))
 struct GIFLoaderTests {
     /// A built and published fixture (64 px GIFs) served by nginx, and a fresh cache folder.
     struct Served {

@@ -9,7 +9,7 @@ import Testing
 /// GifPackHTTP against the loopback fixture server: bodies and digests, compression, connection
 /// reuse, the byte cap, every transport failure the fixture can stage, cancellation, shutdown,
 /// header handling, and that no error ever shows a request header value.
-@Suite(.timeLimit(.minutes(5))) struct HTTPClientTests {
+@Suite(.ownThread, .timeLimit(.minutes(5))) struct HTTPClientTests {
     static let secret = "sk-http-test-9a8b7c6d5e4f"
 
     // MARK: Bodies

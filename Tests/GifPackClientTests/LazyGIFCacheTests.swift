@@ -6,7 +6,7 @@ import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestFixtures
 
-@Suite("Client: one GIF on demand from a bounded disk cache, against nginx", .serialized, .timeLimit(.minutes(5)))
+@Suite("Client: one GIF on demand from a bounded disk cache, against nginx", .serialized, .ownThread, .timeLimit(.minutes(5)))
 struct LazyGIFCacheTests {
     /// Ids of exercises with distinct GIFs, in id order.
     static func distinctGIFs(_ dists: UpgradeDist) -> [String] {

@@ -1,4 +1,5 @@
 import Foundation
+import GifPackSystemBuilder
 import Yams
 
 /// Reads and validates a manifest. Every problem is reported with its key path before any network
@@ -36,23 +37,17 @@ public struct ManifestLoader: Sendable {
     }
 
     /// The manifest's text, or why it cannot be had, with the system's words (`Is a directory`,
-    /// `No such file or directory`, `Permission denied`).
+    /// `No such file or directory`, `Permission denied`). Read as ``OperatorFile`` reads what an
+    /// operator names: through links (a mounted config map), from a pipe, at most 4 MiB.
     private static func readText(_ path: String) throws(ManifestError) -> String {
-        guard let info = SystemCalls.status(path) else {
-            throw .unreadable(path: path, reason: SystemCalls.errorText(Errno.current.code))
+        let bytes: [UInt8]
+        do { bytes = try OperatorFile.read(path, limit: OperatorFile.manifestLimit) } catch {
+            if case .notAFile(let kind) = error, kind == FileType.directory.words {
+                throw .unreadable(path: path, reason: "it is a directory; name the manifest file (e.g. \(path)/exercisedb.yaml)")
+            }
+            throw .unreadable(path: path, reason: error.description)
         }
-        if SystemCalls.fileType(info) == .directory {
-            throw .unreadable(path: path, reason: "it is a directory; name the manifest file (e.g. \(path)/exercisedb.yaml)")
-        }
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw .unreadable(path: path, reason: SystemCalls.errorText(Errno.current.code))
-        }
-        defer { try? handle.close() }
-        let data: Data
-        do { data = try handle.readToEnd() ?? Data() } catch {
-            throw .unreadable(path: path, reason: String(describing: error))
-        }
-        guard let text = String(data: data, encoding: .utf8) else { throw .unreadable(path: path, reason: "not UTF-8 text") }
+        guard let text = String(validating: bytes, as: UTF8.self) else { throw .unreadable(path: path, reason: "not UTF-8 text") }
         return text
     }
 
@@ -111,10 +106,15 @@ public struct ManifestLoader: Sendable {
             if let folder, !file.hasPrefix("/") { file = (folder.hasSuffix("/") ? folder : folder + "/") + file }
             keyPath = fileNode.path
             keySource = "file \(file)"
-            do { text = try String(contentsOfFile: file, encoding: .utf8) } catch {
-                let reason = FileSystem.exists(file) ? "cannot be read" : "does not exist"
+            let bytes: [UInt8]
+            do { bytes = try OperatorFile.read(file, limit: OperatorFile.secretKeyLimit) } catch {
+                let reason = error.isMissing ? "does not exist" : "cannot be read (\(error))"
                 throw .invalidValue(path: keyPath, reason: "the secret key file \(file) \(reason)")
             }
+            guard let decoded = String(validating: bytes, as: UTF8.self) else {
+                throw .invalidValue(path: keyPath, reason: "the secret key file \(file) is not UTF-8 text")
+            }
+            text = decoded
         case (nil, let envNode?):
             let variable = try envNode.string()
             keyPath = envNode.path
