@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "GifPackSigning", targets: ["GifPackSigning"]),
         .library(name: "GifPackHTTP", targets: ["GifPackHTTP"]),
         .library(name: "GifPackTransport", targets: ["GifPackTransport"]),
+        .library(name: "GifPackIndexReader", targets: ["GifPackIndexReader"]),
         .library(name: "GifPackClient", targets: ["GifPackClient"]),
         .library(name: "GifPackZstd", targets: ["GifPackZstd"]),
     ],
@@ -76,8 +77,9 @@ let package = Package(
         // The builder.
         .target(name: "GifPack", dependencies: [
             "GifPackFormat", "GifPackSigning", "GifPackZstd", "GifPackGIF", "GifPackHTTP", "GifPackSystemBuilder", "CArchive", "CZstd",
-            // The client's index reader reads --previous-index (the client never depends on the builder).
-            "GifPackClient",
+            // The client's index reader reads --previous-index; the builder does not link the client
+            // itself, so a client change does not rebuild the builder or its tests.
+            "GifPackIndexReader",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Yams", package: "Yams"),
             .product(name: "GRDB", package: "GRDB.swift"),
@@ -86,9 +88,16 @@ let package = Package(
             // what `swift test` builds; release builds do not contain it.
             .define("GIFPACK_CRASH_POINTS", .when(configuration: .debug)),
         ]),
-        // What an app links: fetch, verify and install packs.
+        // The client's index and trust steps: PackIndexSource (index.json.zst or index.json, a
+        // local path or a URL, the format's rules checked), IndexTrust (signatures, expiry,
+        // rollback), PackLimits, PackClientError, PackRejection. In the portable client's closure;
+        // the client re-exports it, and the builder reads --previous-index with it.
+        .target(name: "GifPackIndexReader", dependencies: [
+            "GifPackFormat", "GifPackSigning", "GifPackTransport", "GifPackSystem", .product(name: "Crypto", package: "swift-crypto"),
+        ]),
+        // What an app links: fetch, verify and install packs (re-exports GifPackIndexReader).
         .target(name: "GifPackClient", dependencies: [
-            "GifPackFormat", "GifPackSigning", "GifPackGIFCore", "GifPackTransport", "GifPackZstd", "GifPackSystem",
+            "GifPackIndexReader", "GifPackFormat", "GifPackSigning", "GifPackGIFCore", "GifPackTransport", "GifPackZstd", "GifPackSystem",
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         // Loopback ExerciseDB stand-in with switchable faults, and the GIF synthesizer it serves.

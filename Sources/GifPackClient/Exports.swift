@@ -5,3 +5,7 @@
 @_exported import GifPackFormat
 @_exported import GifPackSigning
 @_exported import GifPackTransport
+// The index and trust steps (PackIndexSource, IndexTrust, PackLimits, PackClientError,
+// PackRejection, ...) live in GifPackIndexReader, which the builder links without the client; an
+// app sees them here under the same names.
+@_exported import GifPackIndexReader

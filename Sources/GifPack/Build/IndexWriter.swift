@@ -1,6 +1,6 @@
 import Foundation
-import GifPackClient
 import GifPackHTTP
+import GifPackIndexReader
 
 /// The live index a build continues from (`--previous-index`): its versions and sequence count as
 /// published, and when it is signed and still current its bytes are kept.

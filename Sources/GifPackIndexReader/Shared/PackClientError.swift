@@ -80,12 +80,12 @@ public enum PackClientError: Error, Sendable, Equatable, CustomStringConvertible
         }
     }
 
-    static func posix(_ path: String, _ operation: String, _ code: Int32 = Errno.current.code) -> PackClientError {
+    package static func posix(_ path: String, _ operation: String, _ code: Int32 = Errno.current.code) -> PackClientError {
         .fileSystem(path: path, operation: operation, errno: code)
     }
 
     /// A `304 Not Modified` answering a request for `location` that carried no validators of its.
-    static func unconditionalNotModified(_ location: String) -> PackClientError {
+    package static func unconditionalNotModified(_ location: String) -> PackClientError {
         .unreadable(location: location, detail: "the server answered 304 Not Modified to a request that was not conditional")
     }
 }

@@ -97,7 +97,7 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
     /// Decodes the index (linear-time JSON, bounded nesting; its exercise lists one exercise at a
     /// time, ``PackIndexStream``, never as a JSON tree) and checks it against the format's
     /// rules (``PackDescriptionCheck/indexProblems(in:limits:)``): the first problem is thrown.
-    static func decode(_ bytes: Data, limits: PackLimits) throws(PackClientError) -> PackIndex {
+    package static func decode(_ bytes: Data, limits: PackLimits) throws(PackClientError) -> PackIndex {
         let index: PackIndex
         do { index = try PackIndexStream.decode(bytes) } catch { throw .index(error) }
         if let problem = PackDescriptionCheck.indexProblems(in: index, limits: limits).first { throw .rejected(problem) }
@@ -175,7 +175,7 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// What a fetch of the index's bytes gave.
-    enum BytesFetch: Sendable {
+    package enum BytesFetch: Sendable {
         case notModified
         /// The plain index bytes, the validators of the file they came in, and the body bytes that crossed the wire.
         case fetched(Data, IndexValidators?, wireBytes: Int64)
@@ -183,7 +183,7 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
 
     /// The plain bytes of the index: a local file as it is; over HTTP `index.json.zst` first,
     /// `index.json` when the copy is missing, each conditional on `validators` when they are its.
-    func fetchBytes(ifChangedFrom validators: IndexValidators?, client: (any HTTPTransport)?, limits: PackLimits,
+    package func fetchBytes(ifChangedFrom validators: IndexValidators?, client: (any HTTPTransport)?, limits: PackLimits,
                     timeouts: HTTPTimeouts = HTTPTimeouts()) async throws(PackClientError) -> BytesFetch {
         guard case .url(let url) = location else {
             let bytes = try await loadBytes(location.description, client: client, maxBytes: limits.maxIndexBytes, optional: false)!
@@ -357,7 +357,7 @@ public struct IndexValidators: Sendable, Equatable, Codable {
     }
 
     /// From a response head; nil when it has neither field (nothing to make a request conditional on).
-    init?(url: String, head: HTTPResponseHead) {
+    package init?(url: String, head: HTTPResponseHead) {
         let etag = head.headers["etag"].flatMap(Self.clean)
         let date = head.headers["last-modified"].flatMap(Self.clean)
         guard etag != nil || date != nil else { return nil }

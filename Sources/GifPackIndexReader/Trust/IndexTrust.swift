@@ -100,7 +100,7 @@ public struct IndexTrust: Sendable {
         try verifyFile(indexPath, installedSequence: installedSequence, limits: limits, checkRules: true)
     }
 
-    func verifyFile(_ indexPath: String, installedSequence: Int?, limits: PackLimits,
+    package func verifyFile(_ indexPath: String, installedSequence: Int?, limits: PackLimits,
                     checkRules: Bool) throws(PackClientError) -> PackIndex {
         let bytes = try PackIndexSource.readFile(indexPath, maxBytes: limits.maxIndexBytes)
         let candidates = SignatureLocation.lookupOrder(indexPath, indexSHA256: Hex.lowercase(SHA256.hash(data: bytes)))
@@ -111,7 +111,7 @@ public struct IndexTrust: Sendable {
     }
 
     /// `checkRules` false: decode only, for ``PackVerifier``, which lists every problem of the index itself.
-    func verify(indexBytes: Data, signature: Data?, location: String, installedSequence: Int?, limits: PackLimits,
+    package func verify(indexBytes: Data, signature: Data?, location: String, installedSequence: Int?, limits: PackLimits,
                 checkRules: Bool) throws(PackClientError) -> PackIndex {
         let index = try verifySignature(indexBytes: indexBytes, signature: signature, location: location, limits: limits,
                                         checkRules: checkRules)
@@ -122,7 +122,7 @@ public struct IndexTrust: Sendable {
     /// The first half of ``verify(indexBytes:signature:location:installedSequence:limits:)``: the
     /// signature over the bytes by a trusted key, then the decoding. Its result does not change with
     /// time, so it may be remembered; ``accept(_:location:installedSequence:)`` must still follow.
-    func verifySignature(indexBytes: Data, signature: Data?, location: String, limits: PackLimits,
+    package func verifySignature(indexBytes: Data, signature: Data?, location: String, limits: PackLimits,
                          checkRules: Bool = true) throws(PackClientError) -> PackIndex {
         guard let signature else {
             let remote = location.lowercased().hasPrefix("http://") || location.lowercased().hasPrefix("https://")
@@ -148,7 +148,7 @@ public struct IndexTrust: Sendable {
     /// The second half: the signed index carries `sequence` and `expires`, has not expired by
     /// ``now``, and its sequence is not below `installedSequence` (whose holder `holder` names in
     /// the refusal).
-    func accept(_ index: PackIndex, location: String, installedSequence: Int?,
+    package func accept(_ index: PackIndex, location: String, installedSequence: Int?,
                 holder: String = "the installed generation's") throws(PackClientError) {
         guard let sequence = index.sequence, let expiry = index.expiryDate else {
             throw Self.refuse(.unsigned, location, "the signed index has no sequence or expires field")
@@ -163,27 +163,15 @@ public struct IndexTrust: Sendable {
     }
 
     /// The key id (``MinisignPublicKey/keyIDText``) a signature file names, nil when it is not a signature.
-    static func signerKeyID(of signature: Data?) -> String? {
+    package static func signerKeyID(of signature: Data?) -> String? {
         guard let signature, let parsed = try? MinisignSignature(text: String(decoding: signature, as: UTF8.self)) else { return nil }
         return Minisign.keyIDText(parsed.keyID)
     }
 
     /// True when a key with this id is trusted.
-    func trusts(keyID: String) -> Bool { keys.contains { $0.keyIDText == keyID } }
+    package func trusts(keyID: String) -> Bool { keys.contains { $0.keyIDText == keyID } }
 
-    /// A `304` for the index a generation was installed from: that index was verified then; it
-    /// still counts only until its `expires` (a frozen mirror answers `304` forever).
-    func acceptUnchanged(_ record: InstalledIndex, location: String) throws(PackClientError) {
-        guard let expires = record.expires, let expiry = IndexTimestamp.parse(expires) else {
-            throw Self.refuse(.unsigned, location, "the installed index has no expires field")
-        }
-        let now = self.now ?? Date()
-        guard expiry > now else {
-            throw Self.refuse(.expired, location, "it is unchanged (304 Not Modified) and expired at \(expires) (now \(IndexTimestamp.format(now))); the publisher has not re-signed it — a stale or frozen mirror?")
-        }
-    }
-
-    private static func refuse(_ reason: IndexRefusal.Reason, _ location: String, _ detail: String) -> PackClientError {
+    package static func refuse(_ reason: IndexRefusal.Reason, _ location: String, _ detail: String) -> PackClientError {
         .untrusted(IndexRefusal(reason, index: location, detail: detail))
     }
 }

@@ -11,9 +11,9 @@ import GifPackSystem
 /// SafePath.problem(in: "packs/all-v3.tar.zst")   // nil
 /// SafePath.problem(in: "../../etc/passwd")?.0    // .parentDirectory
 /// ```
-enum SafePath {
+package enum SafePath {
     /// The reason and an explanation when `path` is not a safe relative path, else nil.
-    static func problem(in path: String) -> (PackRejection.Reason, String)? {
+    package static func problem(in path: String) -> (PackRejection.Reason, String)? {
         let bytes = Array(path.utf8)
         guard !bytes.isEmpty else { return (.unsafeName, "empty path") }
         if bytes.first == UInt8(ascii: "/") { return (.absolutePath, "\"\(printable(path))\" is an absolute path") }
@@ -28,12 +28,12 @@ enum SafePath {
     }
 
     /// True for 64 lowercase hexadecimal digits.
-    static func isSHA256(_ text: String) -> Bool {
+    package static func isSHA256(_ text: String) -> Bool {
         text.utf8.count == 64 && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
     }
 
     /// `text` with control and non-ASCII characters escaped, for messages (at most 200 characters).
-    static func printable(_ text: String) -> String {
+    package static func printable(_ text: String) -> String {
         TerminalText.escaped(text, asciiOnly: true, maxScalars: 200)
     }
 }

@@ -8,7 +8,7 @@ extension PackIndexSource {
     ///
     /// Only a regular file is read, never through a symbolic link (``RegularFile``: a FIFO, socket,
     /// device or directory is refused at once), and a file larger than `maxBytes` without reading it.
-    static func readFile(_ path: String, maxBytes: Int64) throws(PackClientError) -> Data {
+    package static func readFile(_ path: String, maxBytes: Int64) throws(PackClientError) -> Data {
         let (fd, info) = try openFile(path, maxBytes: maxBytes)
         defer { SystemCalls.close(fd) }
         // One byte more than fstat reported: a file that grew meanwhile is noticed, never read past.
@@ -27,7 +27,7 @@ extension PackIndexSource {
 
     /// ``readFile(_:maxBytes:)`` handed to `body` 64 KiB at a time, in order; a file that grows past
     /// the size it had when opened is refused as there.
-    static func readFile(_ path: String, maxBytes: Int64,
+    package static func readFile(_ path: String, maxBytes: Int64,
                          chunks body: (UnsafeRawBufferPointer) throws(PackClientError) -> Void) throws(PackClientError) {
         let (fd, info) = try openFile(path, maxBytes: maxBytes)
         defer { SystemCalls.close(fd) }

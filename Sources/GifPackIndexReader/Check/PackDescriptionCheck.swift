@@ -13,7 +13,7 @@ import GifPackFormat
 /// let problems = PackDescriptionCheck.problems(in: pack, limits: .standard)
 /// if let first = problems.first { throw PackClientError.rejected(first) }
 /// ```
-enum PackDescriptionCheck {
+package enum PackDescriptionCheck {
     /// The rules of a whole index, checked when it is loaded, before anything trusts it: every
     /// pack's description (``problems(in:limits:)``), rendition packs included (format 1.3), and
     /// pack names that appear once; a `packs[]` name is a plain name, a `renditionPacks[]` name is
@@ -50,7 +50,7 @@ enum PackDescriptionCheck {
         return pack.name[pack.name.index(after: dot)...] == String(resolution) && ExerciseID.isValid(String(pack.name[..<dot]))
     }
 
-    static func problems(in pack: PackDescription, limits: PackLimits) -> [PackRejection] {
+    package static func problems(in pack: PackDescription, limits: PackLimits) -> [PackRejection] {
         var problems: [PackRejection] = []
         func add(_ reason: PackRejection.Reason, _ entry: String?, _ detail: String) {
             problems.append(PackRejection(reason, pack: SafePath.printable(pack.name), entry: entry, detail: detail))
@@ -131,7 +131,7 @@ enum PackDescriptionCheck {
     /// plain file path, SHA-256 hex hashes, a size within the limits, sizes 16...512 ascending and
     /// distinct, `catalog.json` the first frame, and one `posters/<size>/<sha256>.gif` entry per
     /// listed size and GIF of the pack, frames in order without overlap.
-    static func posterProblems(in posters: PosterPackDescription, of pack: PackDescription, gifHashes: Set<String>,
+    package static func posterProblems(in posters: PosterPackDescription, of pack: PackDescription, gifHashes: Set<String>,
                                limits: PackLimits) -> [PackRejection] {
         var problems: [PackRejection] = []
         func add(_ reason: PackRejection.Reason, _ entry: String?, _ detail: String) {
