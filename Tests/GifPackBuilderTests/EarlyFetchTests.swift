@@ -22,6 +22,9 @@ struct EarlyFetchTests {
           page_size: 10
         fetch:
           concurrency: 3
+          # A held page waits as long as a loaded machine needs, never timed out and asked again.
+          request_timeout: 30m
+          low_speed_limit: 0
           max_missing: 100%
           retry:
             base_delay: 10ms

@@ -102,7 +102,7 @@ struct OperationsKitTests {
 
     /// The modules of the portable client's closure: no system library, their C calls in Platform.swift.
     static let portableModules: Set<String> = ["GifPackClient", "GifPackFormat", "GifPackSystem", "GifPackTransport",
-                                               "GifPackZstd", "GifPackGIFCore", "GifPackJSON", "GifPackSigning"]
+                                               "GifPackZstd", "GifPackGIFCore", "GifPackJSON", "GifPackSigning", "GifPackIndexReader"]
 
     /// Package.swift claims the Apple platforms for the portable client only: every other Swift
     /// module stops a non-Linux build with an `#error` naming the reason; a portable module that

@@ -67,6 +67,11 @@ struct TestHygieneTests {
         #expect(problems.isEmpty, "add .ownThread to the suite:\n\(problems.joined(separator: "\n"))")
     }
 
+    @Test func ownThreadSuitesStartTheirTasksOnTheirThread() async throws {
+        let problems = HygieneRules.plainTasksBesideOwnThreads(try await Self.scanned())
+        #expect(problems.isEmpty, "use testTask { … } in a suite with .ownThread:\n\(problems.joined(separator: "\n"))")
+    }
+
     @Test func noSleepOutsideThePollingHelpers() async throws {
         let problems = HygieneRules.sleeps(try await Self.scanned())
         #expect(problems.isEmpty, "poll for the event (waitUntil, holdsThroughout) instead:\n\(problems.joined(separator: "\n"))")
@@ -139,6 +144,18 @@ struct TestHygieneTests {
             @Suite("pool", .timeLimit(.minutes(2))) struct C { @Test func c() { _ = "waitUntil {" } }
             func waitUntil(_ condition: () -> Bool) {}
             """)
+        let tasks = SwiftSource(name: "Tasks.swift", text: """
+            @Suite(.ownThread, .timeLimit(.minutes(1))) struct D {
+                @Test func d() async {
+                    let a = Task { 1 }
+                    let b = Task(priority: .high) { 2 }
+                    let c = testTask { 3 }
+                    await withTaskGroup(of: Int.self) { group in group.addTask { 4 } }
+                    _ = (await a.value, await b.value, await c.value)
+                }
+            }
+            """)
+        #expect(HygieneRules.plainTasksBesideOwnThreads([tasks, computes]) == ["Tasks.swift:3", "Tasks.swift:4"])
         let problems = HygieneRules.waitingTestsWithoutOwnThread([waits, computes])
         #expect(problems.count == 3, "\(problems)")
         for name in ["a", "alsoA", "freeWithout"] {
@@ -320,6 +337,19 @@ enum HygieneRules {
             return call.firstMatch(in: text, range: NSRange(location: 0, length: text.utf16.count)) != nil
         }.map(\.name))
         return testsWithout(".ownThread", sources, inFiles: waiting)
+    }
+
+    /// `Task { … }` in a file whose suites run on threads of their own: an unstructured task does
+    /// not inherit the test's executor and would start on the cooperative pool (`testTask { … }`).
+    static func plainTasksBesideOwnThreads(_ sources: [SwiftSource]) -> [String] {
+        let task = try! NSRegularExpression(pattern: #"(?<![A-Za-z0-9_.])Task\s*(\(priority:[^)]*\))?\s*\{"#)
+        return sources.filter { String(decoding: $0.code, as: UTF8.self).contains(".ownThread") }.flatMap { source in
+            let text = String(decoding: source.code, as: UTF8.self)
+            return task.matches(in: text, range: NSRange(location: 0, length: text.utf16.count)).map { match in
+                let offset = text.utf8.distance(from: text.utf8.startIndex, to: String.Index(utf16Offset: match.range.location, in: text))
+                return "\(source.name):\(source.line(at: offset))"
+            }
+        }
     }
 
     /// Tests without `trait` (the text that starts it) on their suite, an enclosing suite, the suite

@@ -87,7 +87,7 @@ struct BlockingPoolTests {
         let (first, second) = (Gate(), Gate())
         let ran = Locked<[String]>([])
         // Running when cancelled: it is not interrupted.
-        let running = Task { () -> (Int, Bool) in
+        let running = testTask { () -> (Int, Bool) in
             let value = await pool.run { () -> Int in
                 ran.withLock { $0.append("running") }
                 first.wait()
@@ -97,7 +97,7 @@ struct BlockingPoolTests {
         }
         try await waitUntil { pool.load.running == 1 }
         // Queued when cancelled: it is not skipped.
-        let queued = Task { () -> (Int, Bool) in
+        let queued = testTask { () -> (Int, Bool) in
             let value = await pool.run { () -> Int in
                 ran.withLock { $0.append("queued") }
                 second.wait()
@@ -154,7 +154,7 @@ struct BlockingPoolTests {
         let blocked = Locked(0)
         // Whatever other tests queue meanwhile waits too, until the gate opens.
         let holders = (0..<pool.width).map { _ in
-            Task { await pool.run("gifpack.test-hold") { blocked.withLock { $0 += 1 }; gate.wait() } }
+            testTask { await pool.run("gifpack.test-hold") { blocked.withLock { $0 += 1 }; gate.wait() } }
         }
         defer { gate.open() }
         try await waitUntil { blocked.withLock { $0 } == pool.width }

@@ -94,7 +94,7 @@ struct DownloadWriteTests {
         let reports = Reports(path: path)
         var request = HTTPRequest(url: nginx.baseURL + "/big.bin")
         request.bodyProgress = reports.progress
-        let task = Task { () -> HTTPError? in
+        let task = testTask { () -> HTTPError? in
             await HTTPClientTests.error { try await transport.download(request, to: path, maxBytes: Int64(bytes.count)) }
         }
         try await waitUntil { (reports.written.last ?? 0) >= Int64(SessionTransfer.writeSize) }

@@ -47,7 +47,7 @@ struct GIFLoaderProgressTests {
         let loader = try GIFLoader(indexURL: URL(string: nginx.baseURL + "/index.json")!,
                                    cacheFolder: URL(fileURLWithPath: dists.workspace.file("app"), isDirectory: true), transport: transport)
         let streamed = Steps()
-        let reader = Task {
+        let reader = testTask {
             for await step in loader.refreshProgress() {
                 streamed.add(step)
             }

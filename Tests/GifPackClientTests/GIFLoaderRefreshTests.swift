@@ -91,7 +91,7 @@ struct GIFLoaderRefreshTests {
 
         // A GIF, cancelled while its frame is in transfer.
         _ = try await loader.lazy.index()
-        let request = Task { try await loader.gif(for: id) }
+        let request = testTask { try await loader.gif(for: id) }
         try await waitUntil { loader.state.ticket(.exercise(id)) != nil }
         request.cancel()
         await #expect(throws: CancellationError.self) { _ = try await request.value }
@@ -103,7 +103,7 @@ struct GIFLoaderRefreshTests {
         // A refresh, cancelled while the index or the pack is in transfer: nothing installed.
         let installed = served.folder("app").appendingPathComponent("installed").path
         let steps = Steps()
-        let refresh = Task { try await loader.refresh { steps.add($0) } }
+        let refresh = testTask { try await loader.refresh { steps.add($0) } }
         try await waitUntil { steps.all.contains { $0.stage == .checking } }
         refresh.cancel()
         await #expect(throws: CancellationError.self) { _ = try await refresh.value }

@@ -222,11 +222,11 @@ import Testing
 
     @Test func unreachableHostAndMalformedURLFail() async throws {
         let (server, client) = try Self.start()
-        let closedBase = server.rapidAPIBaseURL
         server.stop()
         defer { client.shutdown() }
+        let refusing = try RefusingPort()
 
-        let refused = await Self.error { try await client.data(HTTPRequest(url: "\(closedBase)/exercises"), maxBytes: 100) }
+        let refused = await Self.error { try await client.data(HTTPRequest(url: "http://127.0.0.1:\(refusing.port)/exercises"), maxBytes: 100) }
         #expect(refused?.reason == "connect-failed")
         for url in ["not a url", "ftp://127.0.0.1/file", "http://", "http://exa mple.com/"] {
             #expect(await Self.error { try await client.data(HTTPRequest(url: url), maxBytes: 100) } == .invalidURL(url))
@@ -258,9 +258,9 @@ import Testing
         defer { client.shutdown(); server.stop() }
         let directory = try TemporaryDirectory()
         let id = server.catalog.exercises[0].id
-        server.schedule([.slowBody(bytesPerSecond: 50)], forExercise: id)
+        server.schedule([.slowBody(bytesPerSecond: 5)], forExercise: id)
 
-        let task = Task {
+        let task = testTask {
             try await client.download(Self.slowRequest(Self.imageURL(server, id)), to: directory.file("slow"), maxBytes: 1 << 20)
         }
         // Polled, not slept on: on a loaded machine the task may take long to reach curl. The server
@@ -270,13 +270,13 @@ import Testing
         #expect(client.statistics.currentlyInFlight == 1)
         task.cancel()
         let result = await task.result
-        // The cause, not a duration: the body would take minutes at 50 B/s (and the 120 s total limit
+        // The cause, not a duration: the body would take many minutes at 5 B/s (and the 120 s total limit
         // would end it as a timeout), so a `.cancelled` failure is the cancellation ending it.
         #expect(Self.httpError(result) == .cancelled)
         #expect(client.statistics.requestsCancelled == 1)
         #expect(client.statistics.currentlyInFlight == 0)
 
-        let alreadyCancelled = Task {
+        let alreadyCancelled = testTask {
             withUnsafeCurrentTask { $0?.cancel() }
             return try await client.data(HTTPRequest(url: Self.imageURL(server, id)), maxBytes: 1 << 20)
         }
@@ -290,11 +290,11 @@ import Testing
         let (server, client) = try Self.start(maxConnections: 1) { $0.gifDimension = 64 }
         defer { client.shutdown(); server.stop() }
         let ids = server.catalog.exercises.map(\.id)
-        server.schedule([.slowBody(bytesPerSecond: 50)], forExercise: ids[0])
+        server.schedule([.slowBody(bytesPerSecond: 5)], forExercise: ids[0])
 
-        let running = Task { try await client.data(Self.slowRequest(Self.imageURL(server, ids[0])), maxBytes: 1 << 20) }
+        let running = testTask { try await client.data(Self.slowRequest(Self.imageURL(server, ids[0])), maxBytes: 1 << 20) }
         try await waitUntil { client.statistics.currentlyInFlight == 1 && server.stats.inFlight == 1 }
-        let queued = Task { try await client.data(HTTPRequest(url: Self.imageURL(server, ids[1])), maxBytes: 1 << 20) }
+        let queued = testTask { try await client.data(HTTPRequest(url: Self.imageURL(server, ids[1])), maxBytes: 1 << 20) }
         try await waitUntil { client.statistics.currentlyQueued == 1 }
         #expect(client.statistics.currentlyInFlight == 1)
         #expect(client.statistics.currentlyQueued == 1)
@@ -316,18 +316,18 @@ import Testing
         let (server, client) = try Self.start(maxConnections: 1) { $0.gifDimension = 64 }
         defer { client.shutdown(); server.stop() }
         let ids = server.catalog.exercises.map(\.id)
-        server.schedule([.slowBody(bytesPerSecond: 50)], forExercise: ids[0])
+        server.schedule([.slowBody(bytesPerSecond: 5)], forExercise: ids[0])
         let asked = Mutex<[Int]>([])
 
-        let running = Task { try await client.data(Self.slowRequest(Self.imageURL(server, ids[0])), maxBytes: 1 << 20) }
+        let running = testTask { try await client.data(Self.slowRequest(Self.imageURL(server, ids[0])), maxBytes: 1 << 20) }
         try await waitUntil { client.statistics.currentlyInFlight == 1 && server.stats.inFlight == 1 }
         var declined = HTTPRequest(url: Self.imageURL(server, ids[1]))
         declined.admission = HTTPAdmission { inFlight in asked.withLock { $0.append(inFlight) }; return false }
         var admitted = HTTPRequest(url: Self.imageURL(server, ids[2]))
         admitted.admission = HTTPAdmission { inFlight in asked.withLock { $0.append(inFlight) }; return true }
-        let first = Task { try await client.data(declined, maxBytes: 1 << 20) }
+        let first = testTask { try await client.data(declined, maxBytes: 1 << 20) }
         try await waitUntil { client.statistics.currentlyQueued == 1 }
-        let second = Task { try await client.data(admitted, maxBytes: 1 << 20) }
+        let second = testTask { try await client.data(admitted, maxBytes: 1 << 20) }
         try await waitUntil { client.statistics.currentlyQueued == 2 }
         // Order, not a window: both requests are queued and nothing has been asked yet; the check
         // below that each was asked with 0 in flight proves they were asked once the slot was freed.
@@ -369,7 +369,7 @@ import Testing
             })
             return request
         }
-        let tasks = ids.map(request).map { request in Task { try? await client.data(request, maxBytes: 1 << 20) } }
+        let tasks = ids.map(request).map { request in testTask { try? await client.data(request, maxBytes: 1 << 20) } }
         var bodies: [HTTPDataResponse?] = []
         for task in tasks { bodies.append(await task.value) }
         let size = try #require(bodies[0]).body.count
@@ -391,10 +391,10 @@ import Testing
         let (server, client) = try Self.start { $0.gifDimension = 64 }
         defer { server.stop() }
         let id = server.catalog.exercises[0].id
-        server.setDefaultFault(.slowBody(bytesPerSecond: 50), forExercise: id)
+        server.setDefaultFault(.slowBody(bytesPerSecond: 5), forExercise: id)
 
         let pending = (0..<3).map { _ in
-            Task { try await client.data(HTTPRequest(url: Self.imageURL(server, id)), maxBytes: 1 << 20) }
+            testTask { try await client.data(Self.slowRequest(Self.imageURL(server, id)), maxBytes: 1 << 20) }
         }
         try await waitUntil { client.statistics.currentlyInFlight + client.statistics.currentlyQueued == 3 }
         client.shutdown()
@@ -450,12 +450,11 @@ import Testing
         var leaked = HTTPRequest(url: "\(server.rapidAPIBaseURL)/image", headers: headers)
         leaked.headers.append(name: "X-Bad", value: "\(Self.secret)\r\nInjected: yes")
         errors.append(await Self.error { try await client.data(leaked, maxBytes: 100) })
-        server.stop()
-        // A client with no connection kept alive: one reused from above could be reset by the
-        // stopping server (a loaded machine has seen that) instead of refused.
-        let fresh = try HTTPClient()
-        defer { fresh.shutdown() }
-        errors.append(await Self.error { try await fresh.data(request(ids[4]), maxBytes: 1 << 20) })
+        // A port nothing listens on (the stopped server's could be handed to another test's server).
+        let refusing = try RefusingPort()
+        errors.append(await Self.error {
+            try await client.data(HTTPRequest(url: "http://127.0.0.1:\(refusing.port)/image", headers: headers), maxBytes: 1 << 20)
+        })
 
         #expect(errors.map { $0?.reason } == ["truncated", "connection-reset", "timeout", "too-large", "file-error",
                                               "transport", "connect-failed"])
@@ -559,7 +558,7 @@ import Testing
     /// default) does not end: only the test's cancellation does, however long a busy cooperative
     /// pool keeps the test from getting there (up to the 120 s total).
     static func slowRequest(_ url: String) -> HTTPRequest {
-        HTTPRequest(url: url, timeouts: HTTPTimeouts(lowSpeedBytesPerSecond: 10))
+        HTTPRequest(url: url, timeouts: HTTPTimeouts(lowSpeedBytesPerSecond: 1))
     }
 
     static func httpError<T>(_ result: Result<T, any Error>) -> HTTPError? {

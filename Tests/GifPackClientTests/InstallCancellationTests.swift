@@ -91,7 +91,7 @@ struct InstallCancellationTests {
             var installer = PackInstaller(cacheDirectory: cache)
             installer.stageHook = { canceller.saw($0) }
             let client = try Self.transport(transportName)
-            let task = Task { try await installer.install(from: PackIndexSource(nginx.baseURL + "/index.json"), client: client) }
+            let task = testTask { try await installer.install(from: PackIndexSource(nginx.baseURL + "/index.json"), client: client) }
             try await waitUntil { canceller.seen.contains(stage) }
             if stage == .transfer { try await waitUntil { !DirectoryListing.names(downloads).isEmpty } }
             task.cancel()
@@ -110,7 +110,7 @@ struct InstallCancellationTests {
             var installer = PackInstaller(cacheDirectory: cache)
             installer.stageHook = { canceller.saw($0) }
             let client = try Self.transport(transportName)
-            let task = Task { try await installer.install(from: PackIndexSource(url), client: client) }
+            let task = testTask { try await installer.install(from: PackIndexSource(url), client: client) }
             canceller.attach(task)
             await #expect(throws: CancellationError.self, "\(stage)") { _ = try await task.value }
             #expect(canceller.cancelledByHook && canceller.seen.last == stage, "\(canceller.seen)")
@@ -135,7 +135,7 @@ struct InstallCancellationTests {
         let canceller = StageCanceller(cancelAt: .switched)
         var installer = PackInstaller(cacheDirectory: cache)
         installer.stageHook = { canceller.saw($0) }
-        let task = Task { try await installer.install(from: PackIndexSource(nginx.baseURL + "/index.json")) }
+        let task = testTask { try await installer.install(from: PackIndexSource(nginx.baseURL + "/index.json")) }
         canceller.attach(task)
         let report = try await task.value
         #expect(canceller.cancelledByHook && task.isCancelled)
@@ -160,13 +160,13 @@ struct InstallCancellationTests {
             configuration.installStageHook = { canceller.saw($0) }
             let loader = try GIFLoader(indexURL: URL(string: nginx.baseURL + "/index.json")!, cacheFolder: folder,
                                        transport: try Self.transport("URLSession"), configuration: configuration)
-            let task = Task { try await loader.refresh() }
+            let task = testTask { try await loader.refresh() }
             canceller.attach(task)
             // The refresh's cancellation reaches its install once the flight has no caller left (LoaderFlights):
             // the hook (on the install's own thread) waits for that, so the checkpoint right after it sees it.
             canceller.untilPropagated {
                 let propagated = DispatchSemaphore(value: 0)
-                Task {
+                testTask {
                     try? await waitUntil { await loader.refreshFlights.keys.isEmpty }
                     propagated.signal()
                 }

@@ -296,9 +296,8 @@ import Testing
         for url in ["not a url", "ftp://127.0.0.1/file", "http://"] {
             #expect(await HTTPClientTests.error { try await transport.data(HTTPRequest(url: url), maxBytes: 100) } == .invalidURL(url))
         }
-        let closed = try Self.fixture(count: 1)
-        let closedURL = "\(closed.rapidAPIBaseURL)/exercises"
-        closed.stop()
+        let refusing = try RefusingPort()
+        let closedURL = "http://127.0.0.1:\(refusing.port)/exercises"
         let refused = await HTTPClientTests.error { try await transport.data(HTTPRequest(url: closedURL), maxBytes: 100) }
         #expect(refused?.reason == "connect-failed", "got \(String(describing: refused))")
     }
@@ -390,7 +389,7 @@ import Testing
         defer { kind.finish(transport) }
         let id = server.catalog.exercises[0].id
         server.schedule([.slowBody(bytesPerSecond: 50)], forExercise: id)
-        let task = Task { () -> HTTPError? in
+        let task = testTask { () -> HTTPError? in
             await HTTPClientTests.error { try await transport.data(HTTPRequest(url: HTTPClientTests.imageURL(server, id)), maxBytes: 1 << 20) }
         }
         try await waitUntil { server.stats.inFlight == 1 }

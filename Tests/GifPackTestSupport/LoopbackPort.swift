@@ -84,3 +84,41 @@ enum LoopbackPort {
         process.killAndReap()
     }
 }
+
+/// A loopback port that refuses every connection for as long as this value lives: a socket bound to
+/// it that never listens. A stopped server's port is no such thing: in the suite's one process
+/// another test's server can be handed the same port a moment later, and a connection meant to be
+/// refused is then accepted and reset.
+///
+/// ```swift
+/// let refusing = try RefusingPort()
+/// let url = "http://127.0.0.1:\(refusing.port)/exercises"   // connect-failed, every time
+/// ```
+final class RefusingPort: @unchecked Sendable {
+    // @unchecked: `fd` and `port` are set once in init and only read after; deinit closes the socket.
+    let port: Int
+    private let fd: Int32
+
+    init() throws {
+        let socketFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard socketFD >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EMFILE) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Bool in
+                bind(socketFD, pointer, length) == 0 && getsockname(socketFD, pointer, &length) == 0
+            }
+        }
+        guard bound else {
+            let code = errno
+            close(socketFD)
+            throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EADDRINUSE)
+        }
+        fd = socketFD
+        port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    deinit { close(fd) }
+}

@@ -29,7 +29,9 @@ public struct OwnThreadTrait: SuiteTrait, TestTrait, TestScoping {
                              performing function: @Sendable () async throws -> Void) async throws {
         let executor = ThreadExecutor(name: "gifpack.test")
         defer { executor.finish() }
-        try await withTaskExecutorPreference(executor) { try await function() }
+        try await OwnThreadTrait.$executor.withValue(executor) {
+            try await withTaskExecutorPreference(executor) { try await function() }
+        }
     }
 }
 
@@ -97,4 +99,23 @@ final class ThreadExecutor: TaskExecutor, @unchecked Sendable {
         }
         return jobs.removeFirst()
     }
+}
+
+extension OwnThreadTrait {
+    /// The executor of the test case running now, when its suite has ``OwnThreadTrait``.
+    @TaskLocal static var executor: ThreadExecutor?
+}
+
+/// `Task { … }` for a test on a thread of its own: an unstructured task does not inherit a task
+/// executor preference, so a plain `Task` would start on the cooperative pool, which the
+/// computing tests can hold for a minute. Elsewhere the same as `Task { … }`.
+@discardableResult
+func testTask<T: Sendable>(_ operation: sending @escaping () async -> T) -> Task<T, Never> {
+    Task(executorPreference: OwnThreadTrait.executor, operation: operation)
+}
+
+/// ``testTask(_:)`` for an operation that throws.
+@discardableResult
+func testTask<T: Sendable>(_ operation: sending @escaping () async throws -> T) -> Task<T, any Error> {
+    Task(executorPreference: OwnThreadTrait.executor, operation: operation)
 }
