@@ -123,6 +123,8 @@ public struct BuildPipeline: Sendable {
         }
         await early?.finish()
         stages.end("fetch", into: &report)
+        // A cancelled fetch ends its requests as cancelled: never published as missing GIFs.
+        if Task.isCancelled { throw .cancelled(after: "fetch") }
         do { try checkMissing(wanted: renditions[0].plan.wanted.count, into: &report) } catch { throw .ended(error) }
         // After a quota or budget stop in a later resolution, the resolutions fetched whole before it
         // (`fetched.results` holds theirs only).
@@ -130,6 +132,8 @@ public struct BuildPipeline: Sendable {
             try await packRenditions(renditions, results: fetched.results, tools: tools, indexes: indexes, into: &report)
         }
         stages.end("pack", into: &report)
+        // The index is what publishes: not written once the caller has cancelled.
+        if Task.isCancelled { throw .cancelled(after: "pack") }
         let index = try await stage {
             try await indexStage(descriptions, renditionPacks: renditionPacks, state: cache.state, indexes: indexes, into: &report)
         }

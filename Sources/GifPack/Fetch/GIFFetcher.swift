@@ -141,7 +141,9 @@ struct GIFFetcher: Sendable {
                 await processor.waitForBacklog()
                 // Fill the window with items that are due: retries first, then the plan in id order.
                 // The budget is claimed at admission, when a request reaches curl.
-                filling: while governor.stopReason == nil, planFailure == nil,
+                // A build its caller cancelled sends nothing more: the requests in flight end
+                // cancelled, and the pipeline publishes nothing (``BuildFailure/cancelled``).
+                filling: while governor.stopReason == nil, planFailure == nil, !Task.isCancelled,
                                running < queue.limit(window: governor.window, cap: governor.cap) {
                     let item: FetchWorkItem
                     do throws(StateUnreadable) {
@@ -161,15 +163,15 @@ struct GIFFetcher: Sendable {
                         return .finished(result, elapsed: .now - (sentAt ?? started))
                     }
                 }
-                if running == 0 && (queue.exhausted || governor.stopReason != nil || planFailure != nil) { break }
-                if !timerPending, running < governor.window, governor.stopReason == nil, let due = queue.nextRetry, due > .now {
+                if running == 0 && (queue.exhausted || governor.stopReason != nil || planFailure != nil || Task.isCancelled) { break }
+                if !timerPending, !Task.isCancelled, running < governor.window, governor.stopReason == nil, let due = queue.nextRetry, due > .now {
                     timerPending = true
                     group.addTask {
                         try? await Task.sleep(until: due, clock: .continuous)
                         return .timer
                     }
                 }
-                if !watching, let version, !queue.exhausted, governor.stopReason == nil, planFailure == nil {
+                if !watching, !Task.isCancelled, let version, !queue.exhausted, governor.stopReason == nil, planFailure == nil {
                     watching = true
                     group.addTask { [queue] in
                         await queue.changed(after: version)

@@ -1,0 +1,38 @@
+import ExerciseDBFixture
+import Foundation
+import Testing
+@testable import GifPack
+@testable import GifPackTestSupport
+@testable import GifPackTestFixtures
+
+/// A build run in-process (the GifPack library) and cancelled by its caller while GIFs download.
+@Suite("A build its caller cancels", .ownThread, .timeLimit(.minutes(3)))
+struct BuildCancellationTests {
+    /// Cancelled while its first three GIFs drip in: the three requests end, no other is sent,
+    /// nothing is published (once, every GIF came back "cancelled" and a pack of 30 exercises
+    /// without a GIF was published with exit 3), and the next build fetches and publishes all.
+    @Test func aCancelledBuildSendsNothingMorePublishesNothingAndTheNextBuildHasEverything() async throws {
+        let server = try startFixture(count: 30) { $0.gifDimension = 64 }
+        defer { server.stop() }
+        let ids = server.catalog.exercises.map(\.id)
+        for id in ids { server.setDefaultFault(.slowBody(bytesPerSecond: 5), forExercise: id) }
+        let workspace = try TemporaryDirectory()
+        let manifest = rapidAPIManifest(server: server, maxMissing: "100%")
+        let build = testTask { try await runBuild(manifest: manifest, workspace: workspace) }
+        try await waitUntil { server.stats.inFlight == 3 }
+        build.cancel()
+        let report = try await build.value
+        #expect(report.exitStatus == .failed, "\(report.message)")
+        #expect(report.message == "the build was cancelled during its fetch stage; nothing was published (the GIFs fetched stay cached)")
+        #expect(!FileManager.default.fileExists(atPath: workspace.file("dist/index.json")))
+        // The server records a request when its answer ends: the three cut short, and no other.
+        try await waitUntil { server.stats.inFlight == 0 }
+        #expect(server.stats.requestsByExercise.count == 3 && server.stats.imageRequests == 3, "\(server.stats)")
+
+        for id in ids { server.setDefaultFault(nil, forExercise: id) }
+        server.resetStats()
+        let again = try await runBuild(manifest: manifest, workspace: workspace)
+        #expect(again.exitStatus == .success, "\(again.message)")
+        #expect(again.gifs.valid == 30 && server.stats.imageRequests == 30, "\(server.stats)")
+    }
+}
