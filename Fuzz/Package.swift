@@ -22,8 +22,8 @@ let fuzzTargets: [(name: String, dependencies: [String])] = [
     ("fuzz-zstd-frames", ["GifPackFormat"]),
     ("fuzz-minisign", ["GifPackSigning"]),
     ("fuzz-s3-list", ["GifPackHTTP"]),
-    ("fuzz-http-head", ["GifPackHTTP", "GifPackClient"]),
-    ("fuzz-index", ["GifPackFormat", "GifPackClient"]),
+    ("fuzz-http-head", ["GifPackHTTP", "GifPackClient", "GifPackIndexReader"]),
+    ("fuzz-index", ["GifPackFormat", "GifPackClient", "GifPackIndexReader"]),
     ("fuzz-catalog-stream", ["GifPackFormat"]),
     ("fuzz-index-stream", ["GifPackFormat"]),
     // GifPackZstd against libzstd (CZstd, through GifPack).

@@ -1,5 +1,6 @@
 import FuzzSupport
 @testable import GifPackClient
+@testable import GifPackIndexReader
 import GifPackFormat
 @testable import GifPackHTTP
 

@@ -1,6 +1,7 @@
 import Foundation
 import FuzzSupport
 @testable import GifPackClient
+@testable import GifPackIndexReader
 @testable import GifPackFormat
 
 /// index.json as a client meets it: decoded in full and with exercise lists omitted (which must
