@@ -23,17 +23,27 @@ enum LoopbackPort {
     /// A socket listening on 127.0.0.1 at a port the kernel picks (close-on-exec, `SO_REUSEADDR`),
     /// and that port: for the tests' own loopback servers.
     static func listening(backlog: Int32 = 64) throws -> (fd: Int32, port: Int) {
+        try bound(listeningWith: backlog)
+    }
+
+    /// A socket bound to 127.0.0.1 at a port the kernel picks, listening with `backlog` (nil: not
+    /// listening, so a connection to it is refused), and that port.
+    static func bound(listeningWith backlog: Int32?) throws -> (fd: Int32, port: Int) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EMFILE) }
-        var one: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        // Not for a refusing socket: Linux lets another SO_REUSEADDR socket bind a port whose
+        // sockets all allow it and none listens.
+        if backlog != nil {
+            var one: Int32 = 1
+            setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let ready = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Bool in
-                bind(fd, pointer, length) == 0 && listen(fd, backlog) == 0 && getsockname(fd, pointer, &length) == 0
+                bind(fd, pointer, length) == 0 && (backlog.map { listen(fd, $0) == 0 } ?? true) && getsockname(fd, pointer, &length) == 0
             }
         }
         guard ready else {
@@ -100,24 +110,7 @@ final class RefusingPort: @unchecked Sendable {
     private let fd: Int32
 
     init() throws {
-        let socketFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard socketFD >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EMFILE) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Bool in
-                bind(socketFD, pointer, length) == 0 && getsockname(socketFD, pointer, &length) == 0
-            }
-        }
-        guard bound else {
-            let code = errno
-            close(socketFD)
-            throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EADDRINUSE)
-        }
-        fd = socketFD
-        port = Int(UInt16(bigEndian: address.sin_port))
+        (fd, port) = try LoopbackPort.bound(listeningWith: nil)
     }
 
     deinit { close(fd) }
