@@ -28,8 +28,7 @@ public struct PackCatalogStream: Sendable {
     private var head: [UInt8] = []
     private var element: [UInt8] = []
     private var depth = 0
-    private var inString = false
-    private var escaped = false
+    private var strings = JSONStringScan()
     /// The last string met at depth 1 (a key, when a value follows it), up to 16 bytes.
     private var lastString: [UInt8] = []
     private var stringAtTop = false
@@ -64,7 +63,7 @@ public struct PackCatalogStream: Sendable {
 
     /// The catalog's other keys, checked to decode; its `exercises` are empty (they were streamed).
     public func finish() throws(Failure) -> PackCatalog {
-        guard depth == 0, !inString, place == .afterExercises else { throw fail("the catalog ends early or has no exercises") }
+        guard depth == 0, !strings.inString, place == .afterExercises else { throw fail("the catalog ends early or has no exercises") }
         do { return try PackCatalog.decode(from: head) } catch {
             throw fail("the catalog does not decode: \(JSONValueDecoder.describe(error))")
         }
@@ -82,16 +81,8 @@ public struct PackCatalogStream: Sendable {
             guard head.count < Self.maxHeadBytes else { throw fail("the catalog without its exercises is over \(Self.maxHeadBytes) bytes") }
             head.append(byte)
         }
-        if inString {
-            if escaped {
-                escaped = false
-            } else if byte == UInt8(ascii: "\\") {
-                escaped = true
-            } else if byte == UInt8(ascii: "\"") {
-                inString = false
-            } else if stringAtTop, lastString.count < 16 {
-                lastString.append(byte)
-            }
+        if strings.inString {
+            if strings.step(byte) == .content, stringAtTop, lastString.count < 16 { lastString.append(byte) }
             return
         }
         if place == .betweenExercises, byte != UInt8(ascii: "{"), byte != UInt8(ascii: "]"), !Self.isSeparator(byte) {
@@ -99,7 +90,7 @@ public struct PackCatalogStream: Sendable {
         }
         switch byte {
         case UInt8(ascii: "\""):
-            inString = true
+            strings.open()
             stringAtTop = depth == 1 && (place == .head || place == .afterExercises)
             if stringAtTop { lastString.removeAll(keepingCapacity: true) }
         case UInt8(ascii: "{"), UInt8(ascii: "["):

@@ -1,4 +1,5 @@
 import Foundation
+import GifPackJSON
 
 /// Reads an `index.json` as it comes, in chunks of any size, without its JSON tree: each element
 /// of a pack's `exercises` list is parsed alone (``JSONParser``, the format's depth limit), decoded
@@ -29,8 +30,7 @@ public struct PackIndexStream: Sendable {
 
     private var head: [UInt8] = []
     private var depth = 0
-    private var inString = false
-    private var escaped = false
+    private var strings = JSONStringScan()
     /// The last string closed at depth 1 or 3 (a key when `:` follows it), up to 16 bytes, and its depth.
     private var string: [UInt8] = []
     private var lastKey: [UInt8] = []
@@ -98,19 +98,15 @@ public struct PackIndexStream: Sendable {
 
     private mutating func scanHead(_ byte: UInt8) {
         head.append(byte)
-        if inString {
-            if escaped {
-                escaped = false
-            } else if byte == UInt8(ascii: "\\") {
-                escaped = true
-                string.append(byte)   // a key written with escapes is never one looked for
-            } else if byte == UInt8(ascii: "\"") {
-                inString = false
+        if strings.inString {
+            switch strings.step(byte) {
+            case .escaped: break
+            case .backslash: string.append(byte)   // a key written with escapes is never one looked for
+            case .closingQuote:
                 lastSignificant = byte
                 swap(&lastKey, &string)
                 lastKeyDepth = depth
-            } else if string.count <= 16 {
-                string.append(byte)
+            case .content: if string.count <= 16 { string.append(byte) }
             }
             return
         }
@@ -118,7 +114,7 @@ public struct PackIndexStream: Sendable {
         case UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t"):
             return
         case UInt8(ascii: "\""):
-            inString = true
+            strings.open()
             string.removeAll(keepingCapacity: true)
         case UInt8(ascii: "{"), UInt8(ascii: "["):
             open(byte)
@@ -190,8 +186,7 @@ private struct ExerciseListScan: Sendable {
     private var expect = Expect.firstOrEnd
     private var element: [UInt8] = []
     private var depth = 0
-    private var inString = false
-    private var escaped = false
+    private var strings = JSONStringScan()
 
     init(list: Int, ordinal: Int) {
         self.list = list
@@ -229,18 +224,12 @@ private struct ExerciseListScan: Sendable {
             throw .malformed("exercise \(count) of pack \(ordinal + 1) is over \(PackIndexStream.maxExerciseBytes) bytes")
         }
         element.append(byte)
-        if inString {
-            if escaped {
-                escaped = false
-            } else if byte == UInt8(ascii: "\\") {
-                escaped = true
-            } else if byte == UInt8(ascii: "\"") {
-                inString = false
-            }
+        if strings.inString {
+            _ = strings.step(byte)
             return .more
         }
         switch byte {
-        case UInt8(ascii: "\""): inString = true
+        case UInt8(ascii: "\""): strings.open()
         case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
         case UInt8(ascii: "}"), UInt8(ascii: "]"):
             depth -= 1

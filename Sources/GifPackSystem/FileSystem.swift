@@ -286,17 +286,25 @@ package enum FileSystem {
             throw error
         }
         defer { SystemCalls.close(fd) }
+        return try readAll(descriptor: fd, path: path)
+    }
+
+    /// What `fd` holds from its offset on, read in 64 KiB chunks until its end, or until more than
+    /// `limit` bytes are in hand: a result longer than `limit` says that there was more (and is at
+    /// most one chunk longer). `path` names the file in errors.
+    package static func readAll(descriptor fd: Int32, path: String, limit: Int = .max) throws(FileSystemError) -> [UInt8] {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
+        while bytes.count <= limit {
             let result: Result<Int, Errno> = chunk.withUnsafeMutableBytes { buffer in
                 Result { () throws(Errno) in try POSIXIO.read(fd, into: buffer) }
             }
             let got: Int
             do { got = try result.get() } catch { throw .io(operation: "read", path: path, errno: error.code) }
-            if got == 0 { return bytes }
+            if got == 0 { break }
             bytes += chunk[0..<got]
         }
+        return bytes
     }
 }
 

@@ -51,17 +51,9 @@ package enum OperatorFile {
         }
         let type = SystemCalls.fileType(info)
         guard type == .regular || type == .fifo || type == .characterDevice else { throw .notAFile(kind: type.words) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 << 10)
-        while true {
-            let result: Result<Int, Errno> = chunk.withUnsafeMutableBytes { buffer in
-                Result { () throws(Errno) in try POSIXIO.read(fd, into: buffer) }
-            }
-            let got: Int
-            do { got = try result.get() } catch { throw .system(.io(operation: "read", path: path, errno: error.code)) }
-            if got == 0 { return bytes }
-            guard bytes.count + got <= limit else { throw .tooLarge(limit: limit) }
-            bytes += chunk[0..<got]
-        }
+        let bytes: [UInt8]
+        do { bytes = try FileSystem.readAll(descriptor: fd, path: path, limit: limit) } catch { throw .system(error) }
+        guard bytes.count <= limit else { throw .tooLarge(limit: limit) }
+        return bytes
     }
 }

@@ -12,23 +12,6 @@ import Testing
 /// (EarlyFetchTests).
 @Suite("Catalog guards", .timeLimit(.minutes(5)))
 struct CatalogGuardTests {
-    private func v1Manifest(_ server: FixtureServer, pageSize: Int = 10, fetch: String = "", packs: String = "") -> String {
-        """
-        version: 1
-        source:
-          kind: exercisedb-v1
-          base_url: \(server.v1BaseURL)
-          page_size: \(pageSize)
-        fetch:
-          max_missing: 100%
-          retry:
-            base_delay: 10ms
-            max_delay: 50ms
-        \(fetch)
-        \(packs)
-        """
-    }
-
     private func environment() -> [String: String] {
         var environment = ProcessInfo.processInfo.environment
         environment["GIFPACK_TEST_KEY"] = testAPIKey

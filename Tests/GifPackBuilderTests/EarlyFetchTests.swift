@@ -13,25 +13,9 @@ import Testing
 struct EarlyFetchTests {
     /// v1, whose announced total asks for pages 10, 20 and 30 at once: with page 30 held, two
     /// slots are free for GIFs.
-    private func v1Manifest(_ server: FixtureServer, fetch: String = "", packs: String = "packs:\n  - name: all") -> String {
-        """
-        version: 1
-        source:
-          kind: exercisedb-v1
-          base_url: \(server.v1BaseURL)
-          page_size: 10
-        fetch:
-          concurrency: 3
-          # A held page waits as long as a loaded machine needs, never timed out and asked again.
-          request_timeout: 30m
-          low_speed_limit: 0
-          max_missing: 100%
-          retry:
-            base_delay: 10ms
-            max_delay: 50ms
-        \(fetch)
-        \(packs)
-        """
+    private func earlyManifest(_ server: FixtureServer, fetch: String = "", packs: String = "packs:\n  - name: all") -> String {
+        // A held page waits as long as a loaded machine needs, never timed out and asked again.
+        v1Manifest(server, fetch: "  concurrency: 3\n  request_timeout: 30m\n  low_speed_limit: 0\n" + fetch, packs: packs)
     }
 
     /// Runs a build while list pages from `heldFrom` on are held; `whileHeld` runs once the build
@@ -61,7 +45,7 @@ struct EarlyFetchTests {
         let server = try startFixture(count: 40)
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
-        let report = try await build(v1Manifest(server), server: server, workspace: workspace, heldFrom: 30)
+        let report = try await build(earlyManifest(server), server: server, workspace: workspace, heldFrom: 30)
         #expect(report.exitStatus == .success, "\(report.message)")
         #expect(report.gifs.valid == 40)
         let log = server.requestLog
@@ -74,7 +58,7 @@ struct EarlyFetchTests {
         // Every page at once, into another workspace: the same index and packs.
         server.resetStats()
         let again = try TemporaryDirectory()
-        let plain = try await runBuild(manifest: v1Manifest(server), workspace: again)
+        let plain = try await runBuild(manifest: earlyManifest(server), workspace: again)
         #expect(plain.exitStatus == .success, "\(plain.message)")
         let files = try FileManager.default.subpathsOfDirectory(atPath: workspace.file("dist")).filter { path in
             var directory: ObjCBool = false
@@ -94,7 +78,7 @@ struct EarlyFetchTests {
         defer { server.stop() }
         let packs = "packs:\n  - name: all\n  - name: legs\n    selector:\n      bodyPart: [legs]"
         let workspace = try TemporaryDirectory()
-        let report = try await build(v1Manifest(server, packs: packs), server: server, workspace: workspace, heldFrom: 30,
+        let report = try await build(earlyManifest(server, packs: packs), server: server, workspace: workspace, heldFrom: 30,
                                      imageRequests: 4) {
             // The allowance is spent: nothing more goes out while the last page is held.
             let spent = try await holdsThroughout(.milliseconds(300)) { server.stats.imageRequests == 4 }
@@ -113,7 +97,7 @@ struct EarlyFetchTests {
         let server = try startFixture(count: 40)
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
-        let manifest = v1Manifest(server, fetch: "  refresh_after: 0")
+        let manifest = earlyManifest(server, fetch: "  refresh_after: 0")
         #expect(try await runBuild(manifest: manifest, workspace: workspace).exitStatus == .success)
         let published = try fileBytes(workspace.file("dist/index.json"))
 

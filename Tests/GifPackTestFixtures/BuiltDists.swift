@@ -26,6 +26,25 @@ func rapidAPIManifest(server: FixtureServer, packs: String = "", fetch: String =
     """
 }
 
+/// A manifest for the fixture server's open-source v1 shape (no key). `fetch`: more lines of the
+/// fetch block, each indented two spaces.
+func v1Manifest(_ server: FixtureServer, pageSize: Int = 10, fetch: String = "", packs: String = "") -> String {
+    """
+    version: 1
+    source:
+      kind: exercisedb-v1
+      base_url: \(server.v1BaseURL)
+      page_size: \(pageSize)
+    fetch:
+      max_missing: 100%
+      retry:
+        base_delay: 10ms
+        max_delay: 50ms
+    \(fetch)
+    \(packs)
+    """
+}
+
 /// Loads a manifest text and runs a build into `workspace/<out>` with its cache in `workspace/<cache>`.
 func runBuild(manifest text: String, workspace: TemporaryDirectory, out: String = "dist", cache: String = "cache",
               epoch: Int64 = 1_700_000_000, now: Date? = nil, previousIndex: String? = nil) async throws -> BuildReport {

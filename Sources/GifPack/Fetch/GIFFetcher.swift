@@ -133,6 +133,10 @@ struct GIFFetcher: Sendable {
             var planFailure: StateUnreadable?
             var running = 0
             var (timerPending, watching) = (false, false)
+            // Nothing more is sent once the governor stopped the build, the state could not be read
+            // or the caller cancelled (then the requests in flight end cancelled, and the pipeline
+            // publishes nothing: ``BuildFailure/cancelled``).
+            func halted() -> Bool { governor.stopReason != nil || planFailure != nil || Task.isCancelled }
             while true {
                 // Work that changes from outside (the early fetch's feed) is watched from before it is read.
                 let version = queue.changeVersion
@@ -141,10 +145,7 @@ struct GIFFetcher: Sendable {
                 await processor.waitForBacklog()
                 // Fill the window with items that are due: retries first, then the plan in id order.
                 // The budget is claimed at admission, when a request reaches curl.
-                // A build its caller cancelled sends nothing more: the requests in flight end
-                // cancelled, and the pipeline publishes nothing (``BuildFailure/cancelled``).
-                filling: while governor.stopReason == nil, planFailure == nil, !Task.isCancelled,
-                               running < queue.limit(window: governor.window, cap: governor.cap) {
+                filling: while !halted(), running < queue.limit(window: governor.window, cap: governor.cap) {
                     let item: FetchWorkItem
                     do throws(StateUnreadable) {
                         guard let next = try await queue.next(self) else { break filling }
@@ -163,15 +164,15 @@ struct GIFFetcher: Sendable {
                         return .finished(result, elapsed: .now - (sentAt ?? started))
                     }
                 }
-                if running == 0 && (queue.exhausted || governor.stopReason != nil || planFailure != nil || Task.isCancelled) { break }
-                if !timerPending, !Task.isCancelled, running < governor.window, governor.stopReason == nil, let due = queue.nextRetry, due > .now {
+                if running == 0 && (queue.exhausted || halted()) { break }
+                if !timerPending, !halted(), running < governor.window, let due = queue.nextRetry, due > .now {
                     timerPending = true
                     group.addTask {
                         try? await Task.sleep(until: due, clock: .continuous)
                         return .timer
                     }
                 }
-                if !watching, !Task.isCancelled, let version, !queue.exhausted, governor.stopReason == nil, planFailure == nil {
+                if !watching, !halted(), let version, !queue.exhausted {
                     watching = true
                     group.addTask { [queue] in
                         await queue.changed(after: version)
