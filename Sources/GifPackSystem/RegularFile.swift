@@ -17,13 +17,22 @@ package enum RegularFile {
     /// when something else is there, ``FileSystemError/io(operation:path:errno:)`` (operation
     /// `open`, errno `ENOENT` when nothing is there) for any other failure.
     package static func open(_ path: String, _ flags: OpenFlags, mode: UInt32 = 0o644) throws(FileSystemError) -> Int32 {
-        let all = flags.union([.noFollow, .nonBlocking, .closeOnExec, .noControllingTerminal])
+        try open(path, flags, mode: mode, followingLinks: false)
+    }
+
+    /// ``open(_:_:mode:)``, with `followingLinks` true only for a file an operator names (a
+    /// manifest, a key file: mounted config maps and secrets are links), never for a file gifpack
+    /// writes or reads back.
+    package static func open(_ path: String, _ flags: OpenFlags, mode: UInt32 = 0o644,
+                             followingLinks: Bool) throws(FileSystemError) -> Int32 {
+        let all = flags.union(followingLinks ? [.nonBlocking, .closeOnExec, .noControllingTerminal]
+                                             : [.noFollow, .nonBlocking, .closeOnExec, .noControllingTerminal])
         var fd: Int32
         repeat { fd = SystemCalls.open(path, all, mode: mode) } while fd < 0 && Errno.current == .interrupted
         guard fd >= 0 else {
             let code = Errno.current.code
             // O_NOFOLLOW's ELOOP, a writer's ENXIO at a FIFO without a reader, EISDIR: say what is there.
-            if let info = SystemCalls.linkStatus(path), SystemCalls.fileType(info) != .regular {
+            if let info = followingLinks ? SystemCalls.status(path) : SystemCalls.linkStatus(path), SystemCalls.fileType(info) != .regular {
                 throw .notRegularFile(path: path, kind: SystemCalls.fileType(info).words)
             }
             throw .io(operation: "open", path: path, errno: code)

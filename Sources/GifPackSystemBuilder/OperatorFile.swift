@@ -1,11 +1,10 @@
 import GifPackSystem
 
-/// The builder's one way to read a file its operator names (the manifest, `signing.secret_key_file`),
-/// unlike the files gifpack writes and reads back (``RegularFile``, never through a link):
-/// followed through symbolic links, since mounted secrets and config maps are links to their
-/// current version; read from a regular file, a pipe or a character device such as `/dev/stdin`;
-/// and never more than a limit, so a wrong path (a log
-/// file, `/dev/zero`) is refused with its size instead of filling memory.
+/// The builder's one way to read a file its operator names (the manifest, `signing.secret_key_file`):
+/// as ``RegularFile`` opens every file (a regular file only, never blocking: a FIFO or a device is
+/// refused, so the read is bounded in time), except that symbolic links are followed, since mounted
+/// secrets and config maps are links to their current version; and never more than a limit, so a
+/// wrong path (a log file) is refused with its size instead of filling memory.
 ///
 /// ```swift
 /// let bytes = try OperatorFile.read("manifests/exercisedb.yaml", limit: OperatorFile.manifestLimit)
@@ -20,7 +19,7 @@ package enum OperatorFile {
     package enum Failure: Error, Equatable, CustomStringConvertible {
         /// The open or a read failed: `errno` says why (`ENOENT`, `EACCES`, …).
         case system(FileSystemError)
-        /// A directory, a socket or a block device is there (`kind`: "a directory", …).
+        /// Something other than a regular file is there (`kind`: "a directory", "a FIFO", …).
         case notAFile(kind: String)
         /// More than `limit` bytes.
         case tooLarge(limit: Int)
@@ -42,15 +41,12 @@ package enum OperatorFile {
 
     /// The whole of what `path` (links followed) holds, at most `limit` bytes.
     package static func read(_ path: String, limit: Int) throws(Failure) -> [UInt8] {
-        var fd: Int32
-        repeat { fd = SystemCalls.open(path, [.readOnly, .closeOnExec, .noControllingTerminal]) } while fd < 0 && Errno.current == .interrupted
-        guard fd >= 0 else { throw .system(.io(operation: "open", path: path, errno: Errno.current.code)) }
-        defer { _ = SystemCalls.close(fd) }
-        guard let info = SystemCalls.status(descriptor: fd) else {
-            throw .system(.io(operation: "fstat", path: path, errno: Errno.current.code))
+        let fd: Int32
+        do { fd = try RegularFile.open(path, .readOnly, followingLinks: true) } catch {
+            if case .notRegularFile(_, let kind) = error { throw .notAFile(kind: kind) }
+            throw .system(error)
         }
-        let type = SystemCalls.fileType(info)
-        guard type == .regular || type == .fifo || type == .characterDevice else { throw .notAFile(kind: type.words) }
+        defer { SystemCalls.close(fd) }
         let bytes: [UInt8]
         do { bytes = try FileSystem.readAll(descriptor: fd, path: path, limit: limit) } catch { throw .system(error) }
         guard bytes.count <= limit else { throw .tooLarge(limit: limit) }
