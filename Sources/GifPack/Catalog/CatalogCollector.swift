@@ -14,13 +14,15 @@ extension CatalogPager {
     /// by the ``PageCollector`` that owns that state.
     func collect(expectedCount: Int? = nil, records: @escaping @Sendable (JSONValue, String) throws(CatalogError) -> PageContent,
                  normalise: @escaping @Sendable (JSONValue) -> Result<Exercise, CatalogRejectionReason>) async throws(CatalogError) -> Catalog {
-        // A page holds a slot of the early fetch's window until it is taken (the first one until
-        // the pages after it are asked for), and a list that fails closes the early fetch: no GIF
-        // request goes out between a page's answer and the error it turns out to be.
+        // A page holds a slot of the early fetch's window until it is taken, and the first one holds
+        // the whole window until the pages after it are asked for: pages go first, so no GIF request
+        // takes a slot a page it names is about to need. A list that fails closes the early fetch:
+        // no GIF request goes out between a page's answer and the error it turns out to be.
         do throws(CatalogError) {
             let budget = CatalogBudget(maxBytes: fetch.maxCatalogBytes)
             let reader = PageReader(records: records, normalise: normalise)
-            early?.pageStarted()
+            let firstSlots = early?.cap ?? 0
+            early?.pageStarted(slots: firstSlots)
             let first = try reader.arrive(try await page(offset: 0, budget: budget), url: pageURL(offset: 0))
             var collector = PageCollector(pager: self, reader: reader, first: first, expectedCount: expectedCount)
             try collector.take(first, offset: 0)
@@ -30,9 +32,10 @@ extension CatalogPager {
                 // what the pages held is refused by the collector. Past the announced total, pages are
                 // asked for one at a time, each only once the one before it said there is a next.
                 let schedule = PageSchedule(step: first.itemCount, announced: first.total, known: expectedCount)
-                collector = try await fetchRest(schedule, into: collector, reader: reader, budget: budget)
+                collector = try await fetchRest(schedule, into: collector, reader: reader, budget: budget,
+                                                firstSlots: firstSlots)
             } else {
-                early?.pageEnded()
+                early?.pageEnded(slots: firstSlots)
             }
             return try collector.finish()
         } catch {
@@ -42,14 +45,15 @@ extension CatalogPager {
     }
 
     /// Fetches the pages after the first, as `schedule` says, and hands each to `collector` as it
-    /// arrives; the first failure cancels the pages in flight and is thrown.
+    /// arrives; the first failure cancels the pages in flight and is thrown. The first page's
+    /// `firstSlots` of the early fetch's window are given back once the next pages are asked for.
     private func fetchRest(_ schedule: PageSchedule, into collector: PageCollector, reader: PageReader,
-                           budget: CatalogBudget) async throws(CatalogError) -> PageCollector {
+                           budget: CatalogBudget, firstSlots: Int) async throws(CatalogError) -> PageCollector {
         let outcome = await withTaskGroup(of: (Int, Result<ArrivedPage, CatalogError>).self,
                                           returning: Result<PageCollector, CatalogError>.self) { group in
             var (schedule, collector) = (schedule, collector)
-            // Pages taken whose slots are freed once the pages after them are asked for (the first, to begin with).
-            var taken = 1
+            // Slots of pages taken, freed once the pages after them are asked for (the first's, to begin with).
+            var taken = firstSlots
             while true {
                 while let offset = schedule.start() {
                     early?.pageStarted()
@@ -62,7 +66,7 @@ extension CatalogPager {
                         }
                     }
                 }
-                for _ in 0..<taken { early?.pageEnded() }
+                if taken > 0 { early?.pageEnded(slots: taken) }
                 taken = 0
                 guard schedule.running > 0, let (offset, result) = await group.next() else { break }
                 schedule.finished()

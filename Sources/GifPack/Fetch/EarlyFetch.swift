@@ -13,7 +13,9 @@ import Synchronization
 ///
 /// ```swift
 /// let feed = EarlyFeed(cap: 3, governor: governor, wants: { plan.wants($0) })
-/// feed.pageStarted(); feed.requestSent(); feed.offer(pageExercises); feed.pageEnded()
+/// feed.pageStarted(slots: feed.cap); feed.requestSent(); feed.offer(firstPageExercises)
+/// feed.pageStarted(); feed.requestSent()  // the next page, asked for before the first gives its slots back
+/// feed.pageEnded(slots: feed.cap)
 /// ```
 final class EarlyFeed: Sendable {
     private struct State {
@@ -50,11 +52,13 @@ final class EarlyFeed: Sendable {
         change { $0.pagesRequested += 1 }
     }
 
-    /// A page is asked for: it holds a slot of the window until ``pageEnded()``.
-    func pageStarted() { change { $0.pagesRunning += 1 } }
+    /// A page is asked for: it holds `slots` of the window (one; the list's first page all of
+    /// them) until ``pageEnded(slots:)``.
+    func pageStarted(slots: Int = 1) { change { $0.pagesRunning += slots } }
 
-    /// A page was taken into the list.
-    func pageEnded() { change { $0.pagesRunning -= 1 } }
+    /// A page was taken into the list (the first: the pages after it were asked for), giving back
+    /// the slots it held.
+    func pageEnded(slots: Int = 1) { change { $0.pagesRunning -= slots } }
 
     /// A page's exercises, assembled in the list's order: the wanted ones wait for the early fetch
     /// (up to ``EarlyQueue/planBatch`` at a time; the others are left to the fetch proper).
