@@ -4,7 +4,7 @@ import Testing
 
 /// The one table from what stopped a build to its exit status, message and report
 /// (``BuildFailure``): every cause `BuildPipeline.run` knows, named once.
-@Suite("Build: one typed failure, mapped to exit statuses in one place", .timeLimit(.minutes(5)))
+@Suite("Build: one typed failure, mapped to exit statuses in one place", .computes, .timeLimit(.minutes(5)))
 struct BuildFailureTests {
     struct Unnamed: Error, CustomStringConvertible {
         var description: String { "the disk is full" }

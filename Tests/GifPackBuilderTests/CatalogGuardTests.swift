@@ -73,7 +73,7 @@ struct CatalogGuardTests {
     }
 
     /// Every shape a count can come in: only a whole number from 0 is one.
-    @Test func countsFromTheAPIAreChecked() throws {
+    @Test(.computes) func countsFromTheAPIAreChecked() throws {
         func count(_ value: JSONValue?) -> Result<Int?, CatalogError> {
             Result { () throws(CatalogError) -> Int? in try CatalogPager.count(value, field: "metadata.totalExercises", url: "u") }
         }
@@ -155,7 +155,7 @@ struct CatalogGuardTests {
         #expect(counted.message.contains("fetch.max_removed (2)"), "\(counted.message)")
     }
 
-    @Test func maxRemovedIsParsedAndBadValuesNameTheKey() throws {
+    @Test(.computes) func maxRemovedIsParsedAndBadValuesNameTheKey() throws {
         let minimal = "source:\n  kind: exercisedb-v1\n"
         func load(_ value: String) throws -> Manifest {
             try ManifestLoader().parse(minimal + "fetch:\n  max_removed: \(value)\n", environment: [:])
@@ -234,7 +234,7 @@ struct CatalogGuardTests {
         #expect(server.stats.imageRequests <= server.stats.listRequests, "GIFs asked for while the list arrived, at most one per list request: \(server.stats)")
     }
 
-    @Test func nearestValuesComeFirst() {
+    @Test(.computes) func nearestValuesComeFirst() {
         let counts = [ValueCount(value: "back", count: 12), ValueCount(value: "upper legs", count: 6),
                       ValueCount(value: "lower legs", count: 9), ValueCount(value: "chest", count: 8),
                       ValueCount(value: "cardio", count: 2)]

@@ -120,7 +120,7 @@ struct CatalogPageCacheTests {
         #expect(cache.contains("echo: \(SecretRedactor.replacement)"), "the records are kept redacted, as packs have them")
     }
 
-    @Test func reusedExercisesAreRenumberedForTheNewSpoolsListsAndTemplates() throws {
+    @Test(.computes) func reusedExercisesAreRenumberedForTheNewSpoolsListsAndTemplates() throws {
         let workspace = try TemporaryDirectory()
         let template = RapidAPICatalogSource.imageTemplate(base: "https://api.example", resolution: .pixels(180))
         let exercises = try [
@@ -160,7 +160,7 @@ struct CatalogPageCacheTests {
         #expect(try new.appendReused(&badList, tables: old.tablesNow) == nil)
     }
 
-    @Test func anEqualCatalogDigestSkipsTheComparisonAndAnyOtherDigestRunsIt() throws {
+    @Test(.computes) func anEqualCatalogDigestSkipsTheComparisonAndAnyOtherDigestRunsIt() throws {
         let workspace = try TemporaryDirectory()
         let state = try BuildState(path: workspace.file("state.sqlite"), source: "s")
         let ids = (0..<300).map { String(format: "%05d", $0) }
@@ -177,7 +177,7 @@ struct CatalogPageCacheTests {
         #expect(changes.added == ["zzz"] && changes.removed == ids)
     }
 
-    @Test func theCatalogDigestIsTheSameSpooledOrInMemoryAndFollowsEveryFingerprint() throws {
+    @Test(.computes) func theCatalogDigestIsTheSameSpooledOrInMemoryAndFollowsEveryFingerprint() throws {
         let workspace = try TemporaryDirectory()
         func exercise(_ id: String, _ name: String) throws -> Exercise {
             try Exercise(id: id, name: name, bodyParts: ["waist"], equipment: [], targets: ["abs"],
@@ -198,7 +198,7 @@ struct CatalogPageCacheTests {
                 != CatalogFingerprint.digest(of: inMemory))
     }
 
-    @Test func positionSetsFindTheirMembersAcrossWords() {
+    @Test(.computes) func positionSetsFindTheirMembersAcrossWords() {
         var set = PositionSet(range: 100..<300)
         #expect(set.first(from: 0) == nil && set.count == 0)
         for position in [100, 163, 164, 299, 164] { set.insert(position) }

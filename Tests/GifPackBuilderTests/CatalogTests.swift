@@ -13,7 +13,7 @@ struct CatalogTests {
         try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
     }
 
-    @Test func untrustedIdsAreRefusedAndDuplicatesReported() throws {
+    @Test(.computes) func untrustedIdsAreRefusedAndDuplicatesReported() throws {
         let records = try json("""
         [{"id": "0001", "name": "a", "bodyPart": "chest"},
          {"id": "../../etc/passwd", "name": "evil"},
@@ -36,7 +36,7 @@ struct CatalogTests {
         #expect(catalog.rejected[2].id == "\\u{E9}\\u{0}x", "untrusted ids are shown escaped")
     }
 
-    @Test func v1RecordsNeedAnHTTPGifURL() throws {
+    @Test(.computes) func v1RecordsNeedAnHTTPGifURL() throws {
         let records = try json("""
         [{"exerciseId": "trmte8s", "name": "a", "gifUrl": "https://static.example/media/trmte8s.gif", "bodyParts": ["waist"]},
          {"exerciseId": "abc", "name": "b", "gifUrl": "file:///etc/passwd"},
@@ -48,7 +48,7 @@ struct CatalogTests {
         #expect(catalog.rejected.map(\.reason) == [.missingOrInvalidGIFURL, .missingOrInvalidGIFURL])
     }
 
-    @Test func selectorsMatchCaseInsensitivelyOnEveryListedField() throws {
+    @Test(.computes) func selectorsMatchCaseInsensitivelyOnEveryListedField() throws {
         let exercise = try Exercise(id: "0001", name: "x", bodyParts: ["Chest"], equipment: ["dumbbell"], targets: ["pectorals"],
                                 imageURL: "", raw: .null)
         #expect(Selector().matches(exercise))
@@ -73,7 +73,7 @@ struct CatalogTests {
         #expect(server.stats.listRequests == 4, "with the last catalog's size known, no page past the end")
     }
 
-    @Test func theStreamedCatalogIsTheCanonicalJSONOfThePackCatalog() throws {
+    @Test(.computes) func theStreamedCatalogIsTheCanonicalJSONOfThePackCatalog() throws {
         let raw = try json(#"{"name": "45\u00b0 side \"bend\"\\ /x\n\u0001", "id": "0001", "list": [1, 2.5, true, null]}"#)
         let exercises = [
             try Exercise(id: "0002", name: "b", bodyParts: [], equipment: [], targets: [], imageURL: "", raw: .object([:])),
@@ -97,7 +97,7 @@ struct CatalogTests {
         #expect(bytes == (try expected.encoded()), "the same canonical bytes JSONEncoder gives")
     }
 
-    @Test func outOfOrderDuplicatesKeepTheFirstRecordInCatalogOrder() throws {
+    @Test(.computes) func outOfOrderDuplicatesKeepTheFirstRecordInCatalogOrder() throws {
         let names = ["0003": ["c1", "c2"], "0001": ["a1", "a2", "a3"], "0002": ["b1"]]
         let order = ["0003", "0001", "0003", "0002", "0001", "0001"]
         var seen: [String: Int] = [:]
@@ -122,7 +122,7 @@ struct CatalogTests {
         }
     }
 
-    @Test func aCatalogIsSortedByIDInPlaceWhateverOrderItCameIn() throws {
+    @Test(.computes) func aCatalogIsSortedByIDInPlaceWhateverOrderItCameIn() throws {
         let ids = (0..<300).map { String(format: "%05d", ($0 * 7919) % 1000) }
         let exercises = try ids.map { try Exercise(id: $0, name: "n\($0)", bodyParts: [], equipment: [], targets: [],
                                                    imageURL: "http://h/\($0).gif", raw: .string($0)) }
@@ -235,7 +235,7 @@ struct IndexJSONTests {
                          packs: packs)
     }
 
-    @Test func theWriterGivesJSONEncodersCanonicalBytes() throws {
+    @Test(.computes) func theWriterGivesJSONEncodersCanonicalBytes() throws {
         let index = sample(emptyPack: false)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
@@ -244,7 +244,7 @@ struct IndexJSONTests {
         #expect(try index.encoded() == expected)
     }
 
-    @Test func emptyListsStillRoundTrip() throws {
+    @Test(.computes) func emptyListsStillRoundTrip() throws {
         let index = sample(emptyPack: true)
         #expect(try PackIndex.decode(from: index.encoded()) == index)
     }

@@ -32,7 +32,7 @@ struct DirectoryClaimTests {
         #expect(server.stats.totalRequests == 0)
     }
 
-    @Test func theRootDirectoryIsRefused() throws {
+    @Test(.computes) func theRootDirectoryIsRefused() throws {
         #expect(throws: DirectoryClaimError.self) { try DirectoryClaim.check("/", roles: [.output]) }
         #expect(throws: DirectoryClaimError.self) { try DirectoryClaim.check("/", roles: [.cache]) }
         #expect(!FileManager.default.fileExists(atPath: "/\(DirectoryClaim.Role.output.marker)"))

@@ -43,7 +43,7 @@ struct ErrorsThatMatterTests {
         #expect(written.stateErrors == second.stateErrors, "report.json carries the state error too")
     }
 
-    @Test func lastKnownGoodThatCannotBeLookedUpStopsTheBuild() throws {
+    @Test(.computes) func lastKnownGoodThatCannotBeLookedUpStopsTheBuild() throws {
         let workspace = try TemporaryDirectory()
         let layout = CacheLayout(root: workspace.file("cache"))
         try layout.prepare()
@@ -93,7 +93,7 @@ struct ErrorsThatMatterTests {
         #expect(try FileSystem.list(workspace.file("dist/packs")).sorted() == packFiles)
     }
 
-    @Test func aMissingPublishedIndexIsAFirstBuildAndAnUnreadableOneIsAnError() throws {
+    @Test(.computes) func aMissingPublishedIndexIsAFirstBuildAndAnUnreadableOneIsAnError() throws {
         let workspace = try TemporaryDirectory()
         #expect(try PackIndex.loadPublished(from: workspace.file("index.json")) == nil)
         try FileManager.default.createDirectory(atPath: workspace.file("index.json"), withIntermediateDirectories: false)
@@ -111,7 +111,7 @@ struct ErrorsThatMatterTests {
         #expect(report.stateErrors.contains { $0.contains("report.json was not written") }, "\(report.stateErrors)")
     }
 
-    @Test func aSinkThatWasNotHashingHasNoDigestNotAnEmptyOne() throws {
+    @Test(.computes) func aSinkThatWasNotHashingHasNoDigestNotAnEmptyOne() throws {
         let workspace = try TemporaryDirectory()
         let sink = try FileDescriptorSink(creating: workspace.file("plain"))
         try sink.write([1, 2, 3])

@@ -215,7 +215,7 @@ struct FetchResilienceTests {
         #expect(server.stats.requestsByExercise[id] == 1, "a 404 is not retried")
     }
 
-    @Test func retryAfterParsesBothForms() {
+    @Test(.computes) func retryAfterParsesBothForms() {
         let now = Date(timeIntervalSince1970: 1_700_000_000)
         #expect(RetryPolicy.parseRetryAfter("2", now: now) == .seconds(2))
         let formatter = DateFormatter()
@@ -230,7 +230,7 @@ struct FetchResilienceTests {
         #expect(policy.retryAfter("3600", now: now) == .seconds(10))
     }
 
-    @Test func backoffIsFullJitterWithACap() {
+    @Test(.computes) func backoffIsFullJitterWithACap() {
         var policy = RetryPolicy()
         policy.baseDelay = .milliseconds(100)
         policy.maxDelay = .milliseconds(250)
@@ -243,7 +243,7 @@ struct FetchResilienceTests {
 
 @Suite("Fetch governor", .timeLimit(.minutes(5)))
 struct FetchGovernorTests {
-    @Test func a429ShrinksTheWindowAndSuccessesGrowItBackToTheCap() {
+    @Test(.computes) func a429ShrinksTheWindowAndSuccessesGrowItBackToTheCap() {
         var settings = FetchSettings()
         settings.concurrency = 3
         let governor = FetchGovernor(settings: settings, requestsAlreadySent: 0, startedAt: .now)
@@ -258,7 +258,7 @@ struct FetchGovernorTests {
         #expect(governor.window == 3, "never above the cap")
     }
 
-    @Test func theBudgetTheDeadlineAndTheQuotaReserveStopScheduling() {
+    @Test(.computes) func theBudgetTheDeadlineAndTheQuotaReserveStopScheduling() {
         var settings = FetchSettings()
         settings.maxRequests = 3
         let budget = FetchGovernor(settings: settings, requestsAlreadySent: 1, startedAt: .now)
@@ -282,7 +282,7 @@ struct FetchGovernorTests {
         #expect(quota.stopReason?.exitStatus == .quotaExhausted)
     }
 
-    @Test func admissionChecksTheWindowTheCoolDownAndTheBudget() {
+    @Test(.computes) func admissionChecksTheWindowTheCoolDownAndTheBudget() {
         var settings = FetchSettings()
         settings.concurrency = 3
         settings.maxRequests = 4
@@ -304,7 +304,7 @@ struct FetchGovernorTests {
         #expect(FetchGovernor.cap(for: settings) == 3, "never more than three in flight")
     }
 
-    @Test func theCircuitOpensAfterConsecutiveFailuresOnly() {
+    @Test(.computes) func theCircuitOpensAfterConsecutiveFailuresOnly() {
         var settings = FetchSettings()
         settings.circuitBreaker = 3
         let governor = FetchGovernor(settings: settings, requestsAlreadySent: 0, startedAt: .now)

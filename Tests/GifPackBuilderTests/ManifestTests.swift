@@ -22,7 +22,7 @@ struct ManifestTests {
       api_key_env: KEY_VAR
     """
 
-    @Test func minimalManifestGetsDefaultsAndOnePackOfEverything() throws {
+    @Test(.computes) func minimalManifestGetsDefaultsAndOnePackOfEverything() throws {
         let manifest = try load(minimal)
         #expect(manifest.source.kind == .rapidAPI)
         #expect(manifest.source.baseURL == "https://exercisedb.p.rapidapi.com")
@@ -34,13 +34,13 @@ struct ManifestTests {
         #expect(manifest.output.zstdLevel == 9)
     }
 
-    @Test func theKeyNeverShowsInDescriptions() throws {
+    @Test(.computes) func theKeyNeverShowsInDescriptions() throws {
         let manifest = try load(minimal)
         #expect(!String(describing: manifest).contains("secret-key-123"))
         #expect(!String(reflecting: manifest).contains("secret-key-123"))
     }
 
-    @Test func shippedManifestsLoad() throws {
+    @Test(.computes) func shippedManifestsLoad() throws {
         let env = ["EXERCISEDB_API_KEY": "k", "DEMO_EXERCISEDB_KEY": "k"]
         for name in ["exercisedb", "exercisedb-v1", "demo"] {
             let path = #filePath.replacingOccurrences(of: "Tests/GifPackBuilderTests/ManifestTests.swift", with: "manifests/\(name).yaml")
@@ -52,13 +52,13 @@ struct ManifestTests {
         }
     }
 
-    @Test func jsonIsAccepted() throws {
+    @Test(.computes) func jsonIsAccepted() throws {
         let manifest = try load(#"{"source": {"kind": "exercisedb-v1", "base_url": "http://127.0.0.1:1/api/v1"}, "packs": [{"name": "a", "selector": {"ids": ["x1"]}}]}"#)
         #expect(manifest.source.kind == .v1)
         #expect(manifest.packs.first?.selector.ids == ["x1"])
     }
 
-    @Test func errorsNameTheKeyPath() {
+    @Test(.computes) func errorsNameTheKeyPath() {
         let packs = minimal + """
 
         packs:
@@ -88,7 +88,7 @@ struct ManifestTests {
 
     /// `source.resolutions` is a list of typed resolutions; the older `source.resolution: N` reads
     /// as `[N]`; a bad value, a repeat, an empty list or both keys at once name the key (exit 2).
-    @Test func resolutionsAreOneTypedListAndTheOldKeyReadsAsOne() throws {
+    @Test(.computes) func resolutionsAreOneTypedListAndTheOldKeyReadsAsOne() throws {
         #expect(try load(minimal + "\n  resolution: 360").source.resolutions == [.pixels(360)])
         #expect(try load(minimal + "\n  resolutions: [720]").source.resolutions == [.pixels(720)])
         #expect(try load(minimal + "\n  resolutions: [720]").source.resolution == .pixels(720))
@@ -109,12 +109,12 @@ struct ManifestTests {
         #expect(failure("source: {kind: exercisedb-v1, resolutions: [180]}")?.description.contains("source.resolutions") == true)
     }
 
-    @Test func aMissingKeyVariableIsReportedWithoutTheKey() {
+    @Test(.computes) func aMissingKeyVariableIsReportedWithoutTheKey() {
         let error = failure("source:\n  kind: exercisedb-rapidapi\n  api_key_env: NOT_SET_ANYWHERE")
         #expect(error == .missingEnvironmentVariable(path: "source.api_key_env", variable: "NOT_SET_ANYWHERE"))
     }
 
-    @Test func maxMissingAcceptsCountsAndPercentages() throws {
+    @Test(.computes) func maxMissingAcceptsCountsAndPercentages() throws {
         #expect(try load(minimal + "\nfetch:\n  max_missing: 3").fetch.maxMissing == .count(3))
         #expect(try load(minimal + "\nfetch:\n  max_missing: 2.5%").fetch.maxMissing == .percent(2.5))
         #expect(MissingAllowance.percent(10).allows(missing: 1, of: 10))
@@ -122,7 +122,7 @@ struct ManifestTests {
         #expect(failure(minimal + "\nfetch:\n  max_missing: lots")?.description.contains("fetch.max_missing") == true)
     }
 
-    @Test func unitsParse() {
+    @Test(.computes) func unitsParse() {
         #expect(UnitParser.duration("500ms") == .milliseconds(500))
         #expect(UnitParser.duration("30d") == .seconds(30 * 86400))
         #expect(UnitParser.duration("-1s") == nil)
@@ -134,7 +134,7 @@ struct ManifestTests {
 
     /// Every duration, size and count key refuses a value beyond what it can hold with exit 2 and
     /// its key path, instead of trapping on an Int64 overflow.
-    @Test func hugeNumbersAreRefusedWithTheKeyPath() {
+    @Test(.computes) func hugeNumbersAreRefusedWithTheKeyPath() {
         let durations = ["fetch.connect_timeout", "fetch.request_timeout", "fetch.low_speed_time", "fetch.max_duration",
                          "fetch.refresh_after", "fetch.missing_ttl", "fetch.retry.base_delay", "fetch.retry.max_delay",
                          "fetch.retry.max_retry_after"]
@@ -193,7 +193,7 @@ struct PlaceholderManifestTests {
         } catch { return error }
     }
 
-    @Test func postersAndBlurHashDefaultAndParse() throws {
+    @Test(.computes) func postersAndBlurHashDefaultAndParse() throws {
         let defaults = try ManifestLoader().parse(minimal, environment: ["KEY": "k"])
         #expect(defaults.output.placeholderSettings == PlaceholderSettings(componentsX: 4, componentsY: 3, posterSizes: [80]))
         let custom = try ManifestLoader().parse(minimal + "\noutput:\n  posters: [200, 80]\n  blurhash: {x: 5, y: 2}",
@@ -203,7 +203,7 @@ struct PlaceholderManifestTests {
         #expect(none.output.posterSizes.isEmpty)
     }
 
-    @Test func badPosterSizesAndComponentsNameTheKeyPath() {
+    @Test(.computes) func badPosterSizesAndComponentsNameTheKeyPath() {
         #expect(failure(minimal + "\noutput:\n  posters: [80, 8]") == .invalidValue(path: "output.posters[1]", reason: "8 is outside 16...512"))
         #expect(failure(minimal + "\noutput:\n  posters: [600]") == .invalidValue(path: "output.posters[0]", reason: "600 is outside 16...512"))
         #expect(failure(minimal + "\noutput:\n  posters: [80, 200, 80]") == .invalidValue(path: "output.posters[2]", reason: "poster size 80 appears twice"))

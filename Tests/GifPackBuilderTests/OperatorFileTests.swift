@@ -7,7 +7,7 @@ import Testing
 
 /// The manifest and the signing key file, read as an operator names them (``OperatorFile``):
 /// through the links a mounted config map or secret is made of, regular files only, never without bound.
-@Suite("Manifest and key files as operators name them", .timeLimit(.minutes(2)))
+@Suite("Manifest and key files as operators name them", .computes, .timeLimit(.minutes(2)))
 struct OperatorFileTests {
     let environment = ["KEY_VAR": "k"]
 

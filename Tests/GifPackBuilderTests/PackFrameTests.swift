@@ -104,7 +104,7 @@ struct PackFrameTests {
         #expect(summary.uncompressedBytes == tarSize)
     }
 
-    @Test func eachEntryFrameReadsBackAlone() throws {
+    @Test(.computes) func eachEntryFrameReadsBackAlone() throws {
         let inputs = try Inputs()
         let (pack, summary) = try inputs.assemble("a.tar.zst")
         let reader = try PackFrameReader(path: pack)
@@ -128,7 +128,7 @@ struct PackFrameTests {
         }
     }
 
-    @Test func assemblyIsDeterministicWhetherFramesAreEncodedOrCopied() throws {
+    @Test(.computes) func assemblyIsDeterministicWhetherFramesAreEncodedOrCopied() throws {
         let inputs = try Inputs()
         let first = try inputs.assemble("a.tar.zst")
         let second = try inputs.assemble("b.tar.zst")
@@ -140,7 +140,7 @@ struct PackFrameTests {
         #expect(otherLevel.summary.sha256 != first.summary.sha256)
     }
 
-    @Test func frameWalkFindsOneFramePerEntryPlusTheEnd() throws {
+    @Test(.computes) func frameWalkFindsOneFramePerEntryPlusTheEnd() throws {
         let inputs = try Inputs()
         let (pack, summary) = try inputs.assemble("a.tar.zst")
         let frames = try ZstdFrames.frameExtents(in: pack)
@@ -159,7 +159,7 @@ struct PackFrameTests {
         #expect(throws: PackReadError.notZstd(offset: summary.bytes)) { try ZstdFrames.frameExtents(in: garbage) }
     }
 
-    @Test func decompressionBombsAreRefused() throws {
+    @Test(.computes) func decompressionBombsAreRefused() throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("bomb.tar.zst")
         var assembler = try PackAssembler(path: path, level: 19, mtime: 0)
@@ -177,7 +177,7 @@ struct PackFrameTests {
         }
     }
 
-    @Test func damagedOrMisaddressedFramesAreRefused() throws {
+    @Test(.computes) func damagedOrMisaddressedFramesAreRefused() throws {
         let inputs = try Inputs()
         let (pack, summary) = try inputs.assemble("a.tar.zst")
         let entry = summary.entries[1]
@@ -207,7 +207,7 @@ struct PackFrameTests {
     /// The reader reads an entry's frame whole before the pure-Swift decoder decodes it: a range
     /// longer than any frame of at most `512 + maxSize + 511` content bytes can be (the content
     /// stored raw, with its headers) is refused before it is read, and a skippable frame is no entry.
-    @Test func frameRangesNoFrameOfTheirSizeCanFillAreRefusedUnread() throws {
+    @Test(.computes) func frameRangesNoFrameOfTheirSizeCanFillAreRefusedUnread() throws {
         let inputs = try Inputs()
         let (pack, summary) = try inputs.assemble("a.tar.zst")
         let entry = summary.entries[1]
@@ -236,7 +236,7 @@ struct PackFrameTests {
         }
     }
 
-    @Test func invalidNamesAreRefused() throws {
+    @Test(.computes) func invalidNamesAreRefused() throws {
         let directory = try TemporaryDirectory()
         let sink = try FileDescriptorSink(creating: directory.file("x.zst"))
         let encoder = TarEntryFrameEncoder(level: 3, mtime: 0)
@@ -252,7 +252,7 @@ struct PackFrameTests {
         }
     }
 
-    @Test func copiedFramesMustMatchTheirExpectedLength() throws {
+    @Test(.computes) func copiedFramesMustMatchTheirExpectedLength() throws {
         let inputs = try Inputs()
         let framePath = inputs.directory.file("frame.zst")
         let sink = try FileDescriptorSink(creating: framePath)
@@ -271,7 +271,7 @@ struct PackFrameTests {
 
     /// A pack's sink flushes the file to disk on another thread as it grows; what it writes and
     /// hashes is what a plain sink writes and hashes.
-    @Test func flushingBehindWritesTheSameBytesAndFlushesOnTheWay() throws {
+    @Test(.computes) func flushingBehindWritesTheSameBytesAndFlushesOnTheWay() throws {
         let directory = try TemporaryDirectory()
         var random = SplitMix64(seed: 9)
         let chunk = (0..<(1 << 20)).map { _ in UInt8(truncatingIfNeeded: random.next()) }
@@ -294,7 +294,7 @@ struct PackFrameTests {
     /// A pack's sink hashes on another thread, reading back what was written: the digest is the
     /// one of the bytes in the file, whatever the chunk sizes, and a sink given up mid-way ends its
     /// thread.
-    @Test func hashingBehindGivesTheDigestOfTheFileWritten() throws {
+    @Test(.computes) func hashingBehindGivesTheDigestOfTheFileWritten() throws {
         let directory = try TemporaryDirectory()
         var random = SplitMix64(seed: 21)
         let sizes = [0, 1, 511, 64 << 10, 1 << 20, (1 << 20) + 3, 5 << 20, 17, 3 << 20]

@@ -39,7 +39,7 @@ struct PlaceholderTests {
         }
     }
 
-    @Test func blurHashRefusesComponentsOutsideOneToNine() {
+    @Test(.computes) func blurHashRefusesComponentsOutsideOneToNine() {
         let image = Self.pattern(width: 8, height: 8)
         #expect(throws: BlurHashEncoder.EncodeError.componentsOutOfRange(x: 0, y: 3)) {
             try BlurHashEncoder.encode(image, componentsX: 0, componentsY: 3)
@@ -49,19 +49,19 @@ struct PlaceholderTests {
         }
     }
 
-    @Test func averageColourIsTheRoundedMeanAsHex() {
+    @Test(.computes) func averageColourIsTheRoundedMeanAsHex() {
         let image = RGBImage(width: 2, height: 1, pixels: [0, 255, 16, 1, 0, 16])
         #expect(image.averageColorHex == "#018010")
     }
 
-    @Test func downscaleKeepsTheAspectRatioAndNeverUpscales() {
+    @Test(.computes) func downscaleKeepsTheAspectRatioAndNeverUpscales() {
         #expect(AreaDownscaler.size(width: 180, height: 120, longestSide: 80) == (80, 53))
         #expect(AreaDownscaler.size(width: 120, height: 360, longestSide: 200) == (67, 200))
         #expect(AreaDownscaler.size(width: 60, height: 40, longestSide: 80) == (60, 40))
         #expect(AreaDownscaler.size(width: 1000, height: 1, longestSide: 16) == (16, 1))
     }
 
-    @Test func areaDownscaleMatchesAnIndependentAreaIntegration() {
+    @Test(.computes) func areaDownscaleMatchesAnIndependentAreaIntegration() {
         let image = Self.pattern(width: 181, height: 97)
         let small = AreaDownscaler.downscale(image, longestSide: 50)
         let reference = referenceAreaDownscale(image, width: small.width, height: small.height)
@@ -70,7 +70,7 @@ struct PlaceholderTests {
         #expect(zip(small.pixels, reference).allSatisfy { abs(Double($0) - $1) <= 1.0 })
     }
 
-    @Test func posterIsASingleFrameGIFThatLooksLikeTheStill() throws {
+    @Test(.computes) func posterIsASingleFrameGIFThatLooksLikeTheStill() throws {
         let image = Self.pattern(width: 180, height: 120)
         for size in [16, 80, 200] {
             let poster = try PosterEncoder.encode(AreaDownscaler.downscale(image, longestSide: size))
@@ -118,7 +118,7 @@ struct PlaceholderTests {
 
     static let palette: [(UInt8, UInt8, UInt8)] = [(255, 255, 255), (10, 20, 200), (220, 30, 30), (0, 0, 0)]
 
-    @Test func aBlankFirstFrameIsSkippedForTheFirstNonBlankOne() throws {
+    @Test(.computes) func aBlankFirstFrameIsSkippedForTheFirstNonBlankOne() throws {
         // Frame 1: all white (blank); frame 2: a blue square on it.
         let white = TestFrame(width: 20, height: 20, indices: [UInt8](repeating: 0, count: 400))
         var square = [UInt8](repeating: 0, count: 100)
@@ -135,7 +135,7 @@ struct PlaceholderTests {
         #expect(Set(stride(from: 0, to: poster.pixels.count, by: 3).map { poster.pixels[$0] }).count > 1, "the poster is not blank")
     }
 
-    @Test func aFullyTransparentFirstFrameIsBlankAndTransparencyShowsWhite() throws {
+    @Test(.computes) func aFullyTransparentFirstFrameIsBlankAndTransparencyShowsWhite() throws {
         let clear = TestFrame(width: 8, height: 8, indices: [UInt8](repeating: 3, count: 64), transparentIndex: 3)
         var half = [UInt8](repeating: 3, count: 64)
         for index in 0..<32 { half[index] = 2 }
@@ -147,14 +147,14 @@ struct PlaceholderTests {
         #expect(Array(still.image.pixels[(7 * 8) * 3..<(7 * 8 + 1) * 3]) == [255, 255, 255])
     }
 
-    @Test func allBlankFramesGiveTheFirstFrame() throws {
+    @Test(.computes) func allBlankFramesGiveTheFirstFrame() throws {
         let red = TestFrame(width: 4, height: 4, indices: [UInt8](repeating: 2, count: 16))
         let black = TestFrame(width: 4, height: 4, indices: [UInt8](repeating: 3, count: 16))
         let still = try StillFrameDecoder.decode(bytes: writeTestGIF(width: 4, height: 4, palette: Self.palette, frames: [red, black]))
         #expect(still.frameIndex == 0 && still.image.averageColorHex == "#dc1e1e")
     }
 
-    @Test func disposalAndInterlacingAreHonoured() throws {
+    @Test(.computes) func disposalAndInterlacingAreHonoured() throws {
         // Frame 1: a blank white screen, disposed to background (transparent, shown white);
         // frame 2: interlaced, rows alternate blue and red.
         let first = TestFrame(width: 6, height: 9, indices: [UInt8](repeating: 0, count: 54), disposal: 2)
@@ -169,7 +169,7 @@ struct PlaceholderTests {
         }
     }
 
-    @Test func theCachedRecordRoundTripsAndAnIncompleteOneIsDerivedAgain() throws {
+    @Test(.computes) func theCachedRecordRoundTripsAndAnIncompleteOneIsDerivedAgain() throws {
         let workspace = try TemporaryDirectory()
         let layout = CacheLayout(root: workspace.path)
         let gif = try GIFSynthesizer.animatedGIF(width: 60, height: 40, frames: 3, colors: 8, seed: 9)

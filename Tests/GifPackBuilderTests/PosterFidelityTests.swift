@@ -8,7 +8,7 @@ import Testing
 /// "Posters are darker than their GIF": giflib's quantiser kept 5 bits per channel and shifted
 /// them back, so white came out #f8f8f8 and real posters were off by about 6/255 per channel.
 /// Posters are compared with the area downscale they encode (``AreaDownscaler``), decoded back.
-@Suite("Posters: full-precision palette, white stays white", .timeLimit(.minutes(3)))
+@Suite("Posters: full-precision palette, white stays white", .computes, .timeLimit(.minutes(3)))
 struct PosterFidelityTests {
     /// A two-dimensional gradient (thousands of colours) on a white background with a red block.
     static func gradientOnWhite(width: Int, height: Int) -> RGBImage {

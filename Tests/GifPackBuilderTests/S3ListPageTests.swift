@@ -7,7 +7,7 @@ import Testing
 
 @Suite("S3: ListObjectsV2 and error bodies", .timeLimit(.minutes(5)))
 struct S3ListPageTests {
-    @Test func aSizeThatIsNotAWholeNumberFromZeroIsUnknown() {
+    @Test(.computes) func aSizeThatIsNotAWholeNumberFromZeroIsUnknown() {
         // Found by the s3-list fuzz target: a negative <Size> was taken as a length.
         let xml = "<ListBucketResult><Contents><Key>a</Key><Size>-5</Size></Contents><Contents><Key>b</Key><Size>1.5</Size></Contents>"
             + "<Contents><Key>c</Key><Size>99999999999999999999</Size></Contents><Contents><Key>d</Key><Size>0</Size></Contents></ListBucketResult>"
@@ -15,7 +15,7 @@ struct S3ListPageTests {
                                                   S3Object(key: "c", size: nil), S3Object(key: "d", size: 0)])
     }
 
-    @Test func listingsAreReadWhateverTheNamespaceSpacingAndEntities() {
+    @Test(.computes) func listingsAreReadWhateverTheNamespaceSpacingAndEntities() {
         let xml = """
         <?xml version="1.0" encoding="UTF-8"?>
         <ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">
@@ -47,7 +47,7 @@ struct S3ListPageTests {
         #expect(S3ErrorBody(xml: "<Error><Code>SignatureDoesNotMatch</Code></Error>").code == "SignatureDoesNotMatch")
     }
 
-    @Test func keysArePercentEncodedAsSigV4WantsThem() {
+    @Test(.computes) func keysArePercentEncodedAsSigV4WantsThem() {
         #expect(S3Bucket.encode("gifpack/packs/all-v1-1a2b3c4d.tar.zst", keepSlash: true) == "gifpack/packs/all-v1-1a2b3c4d.tar.zst")
         #expect(S3Bucket.encode("a b+c/é~", keepSlash: false) == "a%20b%2Bc%2F%C3%A9~")
     }

@@ -11,7 +11,7 @@ import Testing
 /// exactly what the in-memory way gave.
 @Suite("Builds that scale", .timeLimit(.minutes(5)))
 struct ScaleBuildTests {
-    @Test func spooledRecordsReadBackByteForByteAndLeaveNoFileBehind() throws {
+    @Test(.computes) func spooledRecordsReadBackByteForByteAndLeaveNoFileBehind() throws {
         let workspace = try TemporaryDirectory()
         let spool = try RecordSpool(directory: workspace.path)
         let first = try [RawRecord(.object(["id": .string("0001"), "name": .string("sit-up")])), RawRecord(.array([]))]
@@ -29,7 +29,7 @@ struct ScaleBuildTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: workspace.path).isEmpty)
     }
 
-    @Test func spooledExercisesReadBackWholeByIndexSliceFilterAndIteration() throws {
+    @Test(.computes) func spooledExercisesReadBackWholeByIndexSliceFilterAndIteration() throws {
         let workspace = try TemporaryDirectory()
         let spool = try RecordSpool(directory: workspace.path)
         let template = RapidAPICatalogSource.imageTemplate(base: "https://api.example", resolution: .pixels(360))
@@ -101,7 +101,7 @@ struct ScaleBuildTests {
         #expect(output.status == 0 && output.output == small)
     }
 
-    @Test func fetchResultsReadBackWhatWasWrittenInAnyOrder() throws {
+    @Test(.computes) func fetchResultsReadBackWhatWasWrittenInAnyOrder() throws {
         func gif(_ n: Int, origin: GIFOrigin = .downloaded) -> GIFFetchResult {
             .stored(StoredGIF(exerciseID: String(format: "%06d", n), sha256: String(repeating: String(n % 3), count: 64), bytes: Int64(n % 3),
                               info: GIFInfo(width: 1, height: 1, frameCount: 2, durationMilliseconds: 0, loopCount: 0, version: "89a"),
@@ -200,7 +200,7 @@ struct ScaleBuildTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: workspace.file("dist/index.json"))) == before)
     }
 
-    @Test func catalogChangesAreComparedInTheStateOneRowAtATime() throws {
+    @Test(.computes) func catalogChangesAreComparedInTheStateOneRowAtATime() throws {
         let workspace = try TemporaryDirectory()
         let state = try BuildState(path: workspace.file("state.sqlite"), source: "s")
         let ids = (0..<1500).map { String(format: "%05d", $0) }

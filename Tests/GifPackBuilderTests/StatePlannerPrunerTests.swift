@@ -6,7 +6,7 @@ import Testing
 
 /// In-process tests of the builder's memory (``BuildState``), of what it decides from it
 /// (``FetchPlanner``) and of retention (``Pruner``): no server, no subprocess.
-@Suite("State, fetch planner and pruner", .timeLimit(.minutes(3)))
+@Suite("State, fetch planner and pruner", .computes, .timeLimit(.minutes(3)))
 struct StatePlannerPrunerTests {
     static func metadata(_ sha: Character, bytes: Int64 = 10) -> GIFMetadata {
         GIFMetadata(sha256: String(repeating: sha, count: 64), bytes: bytes, width: 180, height: 180, frames: 12,

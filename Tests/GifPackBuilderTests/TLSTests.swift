@@ -67,14 +67,14 @@ struct TLSTests {
         #expect(FileSystem.exists(workspace.file("gifs/gifpack-manifest.json")))
     }
 
-    @Test func caFileComesFromTheEnvironmentAsCurlReadsIt() {
+    @Test(.computes) func caFileComesFromTheEnvironmentAsCurlReadsIt() {
         #expect(HTTPClient.caFile(environment: [:]) == nil)
         #expect(HTTPClient.caFile(environment: ["SSL_CERT_FILE": "/a.pem"]) == "/a.pem")
         #expect(HTTPClient.caFile(environment: ["SSL_CERT_FILE": "/a.pem", "CURL_CA_BUNDLE": "/b.pem"]) == "/b.pem")
         #expect(HTTPClient.caFile(environment: ["CURL_CA_BUNDLE": "", "SSL_CERT_FILE": "/a.pem"]) == "/a.pem")
     }
 
-    @Test func anUnreadableCAFileIsRefusedWithItsKeyPath() throws {
+    @Test(.computes) func anUnreadableCAFileIsRefusedWithItsKeyPath() throws {
         let workspace = try TemporaryDirectory()
         let text = "version: 1\nsource:\n  kind: exercisedb-v1\nfetch:\n  ca_file: certs/missing.pem\n"
         let manifest = try workspace.write(text, to: "m.yaml")

@@ -269,7 +269,7 @@ struct TrustedPublishTests {
         #expect(server.stats.totalRequests == 0)
     }
 
-    @Test func theSecretKeyCanComeFromAnEnvironmentVariable() throws {
+    @Test(.computes) func theSecretKeyCanComeFromAnEnvironmentVariable() throws {
         let workspace = try TemporaryDirectory()
         let key = try TestSigningKey(workspace: workspace)
         let text = "version: 1\nsource:\n  kind: exercisedb-v1\nsigning:\n  secret_key_env: GIFPACK_SECRET\n  expires_after: 2d\n"

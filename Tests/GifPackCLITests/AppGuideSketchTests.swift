@@ -40,7 +40,7 @@ struct AppGuideSketchTests {
         return String(text[open.upperBound..<close.lowerBound]) + "\n"
     }
 
-    @Test func theGuidesBlocksAreTheCompiledFilesByteForByte() throws {
+    @Test(.computes) func theGuidesBlocksAreTheCompiledFilesByteForByte() throws {
         for (marker, file) in Self.blocks {
             let guide = try Self.guideBlock(marker)
             let sketch = try Self.sketchSource(marker, file: file)

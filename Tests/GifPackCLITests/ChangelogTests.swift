@@ -30,7 +30,7 @@ struct ChangelogTests {
                 "gifpack --version prints \(result.output), CHANGELOG.md's newest release is \(released)")
     }
 
-    @Test func unreleasedAndMalformedHeadingsAreNotReleases() throws {
+    @Test(.computes) func unreleasedAndMalformedHeadingsAreNotReleases() throws {
         #expect(try Self.newestReleased(in: "# Changelog\n\n## [Unreleased]\n\n## [0.2.0] - 2026-12-01\n\n## [0.1.0]\n") == "0.2.0")
         #expect(throws: Missing.self) { try Self.newestReleased(in: "## [Unreleased]\n## [1.2] - x\n## [v1.0.0]\n") }
     }

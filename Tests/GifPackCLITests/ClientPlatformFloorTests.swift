@@ -61,7 +61,7 @@ struct ClientPlatformFloorTests {
 
     // The checks themselves, on made-up inputs that break each rule.
 
-    @Test("the source scan names file, line and API of each post-floor use, and skips comments and strings")
+    @Test("the source scan names file, line and API of each post-floor use, and skips comments and strings", .computes)
     func sourceScanCatchesViolations() {
         let text = #"""
         import Synchronization

@@ -52,7 +52,7 @@ struct ClientPortabilityTests {
 
     // The checks themselves, on inputs made to fail them: a check that cannot fail proves nothing.
 
-    @Test("the C call scan names file, line and the C names, and skips comments, strings, members, declarations and labels")
+    @Test("the C call scan names file, line and the C names, and skips comments, strings, members, declarations and labels", .computes)
     func cCallScanCatchesViolations() {
         let text = #"""
         let fd = open(path, O_RDONLY | O_CLOEXEC, 0o644)
@@ -83,7 +83,7 @@ struct ClientPortabilityTests {
         ])
     }
 
-    @Test("the platform-name scan names file, line and name, and skips comments")
+    @Test("the platform-name scan names file, line and name, and skips comments", .computes)
     func platformNameScanCatchesViolations() {
         let text = """
         let used = info.st_mtim.tv_sec
@@ -102,7 +102,7 @@ struct ClientPortabilityTests {
         ])
     }
 
-    @Test("the closure check names a system library, a C target and a foreign product reached indirectly")
+    @Test("the closure check names a system library, a C target and a foreign product reached indirectly", .computes)
     func closureCheckCatchesViolations() throws {
         let json = """
         {"targets": [
@@ -129,7 +129,7 @@ struct ClientPortabilityTests {
         #expect(package.cModuleNames == ["CCurl", "CShim", "Unrelated"])
     }
 
-    @Test("the import scan names file and line of a C library or C module import, and allows Platform.swift its C library")
+    @Test("the import scan names file and line of a C library or C module import, and allows Platform.swift its C library", .computes)
     func importScanCatchesViolations() {
         let text = """
         import Foundation
@@ -160,7 +160,7 @@ struct ClientPortabilityTests {
 /// glibc, `st_mtimespec` in Darwin); a time the cache did not write is untrusted input.
 @Suite("Client portability: file times", .timeLimit(.minutes(5)))
 struct ClientFileTimeTests {
-    @Test("a cached GIF whose mtime is centuries ahead is trimmed by least-recent use, not a trap")
+    @Test("a cached GIF whose mtime is centuries ahead is trimmed by least-recent use, not a trap", .computes)
     func farFutureModificationTime() throws {
         let directory = try TemporaryDirectory()
         let store = LazyGIFStore(directory: directory.path)

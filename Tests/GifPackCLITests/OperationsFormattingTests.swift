@@ -11,7 +11,7 @@ struct OperationsFormattingTests {
     private let busy = ProgressSnapshot(stage: .fetch, total: 1500, done: 123, toRequest: 1500, requestedDone: 123,
                                         bytesDownloaded: 2_140_000, retries: 3, failures: 1, fetchSeconds: 10)
 
-    @Test(arguments: [1, 2, 10, 20, 40, 60, 80, 100, 200])
+    @Test(.computes, arguments: [1, 2, 10, 20, 40, 60, 80, 100, 200])
     func aLiveLineNeverReachesTheLastColumn(width: Int) {
         let line = ProgressLine.live(busy, width: width, color: false)
         #expect(line.count <= max(1, width - 1), "\(line.count) columns at width \(width): \(line)")
@@ -19,7 +19,7 @@ struct OperationsFormattingTests {
         if width >= 20 { #expect(line.contains("123/1500 (8%)"), "the count stays longest") }
     }
 
-    @Test func aWideLineShowsEverythingAndColourDoesNotCountTowardsTheWidth() {
+    @Test(.computes) func aWideLineShowsEverythingAndColourDoesNotCountTowardsTheWidth() {
         let plain = ProgressLine.live(busy, width: 120, color: false)
         for part in ["fetch", "[##", "123/1500 (8%)", "2.1 MB", "214 kB/s", "ETA 1m52s", "retries 3", "failed 1"] {
             #expect(plain.contains(part), "\(part) missing from \(plain)")
@@ -32,7 +32,7 @@ struct OperationsFormattingTests {
         #expect(narrow.contains("failed 1") && narrow.contains("ETA") && !narrow.contains("retries") && !narrow.contains("["))
     }
 
-    @Test func stagesOtherThanTheFetchAreNamed() {
+    @Test(.computes) func stagesOtherThanTheFetchAreNamed() {
         let packing = ProgressSnapshot(stage: .pack, total: 10, done: 10, packsDone: 2, stageSeconds: 1.5)
         #expect(ProgressLine.live(packing, width: 80, color: true) == "pack: writing packs, 2 done (1.5s)")
         #expect(ProgressLine.plain(ProgressSnapshot(stage: .catalog)) == "catalog: reading the exercise list (0.0s)")
@@ -40,7 +40,7 @@ struct OperationsFormattingTests {
     }
 
     /// With several resolutions, the progress line and the log name the one being fetched.
-    @Test func theResolutionBeingFetchedIsNamed() throws {
+    @Test(.computes) func theResolutionBeingFetchedIsNamed() throws {
         let tracker = ProgressTracker()
         tracker.observe(.stageStarted(.fetch))
         tracker.observe(.renditionStarted(resolution: 360, position: 2, count: 2))
@@ -54,7 +54,7 @@ struct OperationsFormattingTests {
         #expect(entry.message == "fetch: 360 px, resolution 2 of 2")
     }
 
-    @Test func theETAUsesThePaceOfRequestedGIFsOnly() {
+    @Test(.computes) func theETAUsesThePaceOfRequestedGIFsOnly() {
         // 100 fresh GIFs finished at once; 20 requested ones took 10 s: 80 to go take 40 s.
         let snapshot = ProgressSnapshot(stage: .fetch, total: 200, done: 120, toRequest: 100, requestedDone: 20, fetchSeconds: 10)
         #expect(snapshot.etaSeconds == 40)
@@ -62,7 +62,7 @@ struct OperationsFormattingTests {
         #expect(ProgressSnapshot(stage: .fetch, total: 10, done: 0, fetchSeconds: 3).etaSeconds == nil)
     }
 
-    @Test func theTrackerFoldsEventsIntoCounters() {
+    @Test(.computes) func theTrackerFoldsEventsIntoCounters() {
         let tracker = ProgressTracker()
         let start = ContinuousClock.now
         func attempt(_ id: String, _ outcome: AttemptEvent.Outcome, bytes: Int64 = 0) -> BuildEvent {
@@ -108,7 +108,7 @@ struct OperationsFormattingTests {
         #expect(again.total == 2 && again.done == 2 && again.requestedDone == 2)
     }
 
-    @Test func plainProgressIsDueEveryIntervalAndEveryTenthOfTheWay() {
+    @Test(.computes) func plainProgressIsDueEveryIntervalAndEveryTenthOfTheWay() {
         var schedule = PlainProgressSchedule(interval: 10)
         var due: [Bool] = []
         for (done, seconds) in [(0, 0.0), (5, 1), (10, 2), (15, 3), (15, 12.5), (19, 13), (45, 14), (49, 15)] {
@@ -120,7 +120,7 @@ struct OperationsFormattingTests {
         #expect(!packing, "only while fetching")
     }
 
-    @Test func jsonLogLinesAreOneObjectWithTypedFieldsAndNoSecret() throws {
+    @Test(.computes) func jsonLogLinesAreOneObjectWithTypedFieldsAndNoSecret() throws {
         let key = "sk-live-0123456789"
         let redactor = SecretRedactor(secrets: [key, ""])
         let record = LogRecord(timestamp: Date(timeIntervalSince1970: 1_700_000_000.25), level: .warning, label: "gifpack",
@@ -142,7 +142,7 @@ struct OperationsFormattingTests {
         #expect(SecretRedactor(secrets: ["k"]).redact("pack") == "pack", "a one-letter test key cannot be told from text")
     }
 
-    @Test func theSecretSearchFindsTheKeyAnywhereAndOnlyTheKey() throws {
+    @Test(.computes) func theSecretSearchFindsTheKeyAnywhereAndOnlyTheKey() throws {
         let key = "abcab-0123"
         let redactor = SecretRedactor(secrets: [key])
         for text in [key, "x" + key, key + "x", "abcabcab-0123", "ééé\(key)ü", "a\u{0}\(key)"] {
@@ -172,7 +172,7 @@ struct OperationsFormattingTests {
         #expect(quoted.redact(report).stateErrors == ["said <redacted>"])
     }
 
-    @Test func textLogLinesEscapeControlCharactersAndQuoteValues() {
+    @Test(.computes) func textLogLinesEscapeControlCharactersAndQuoteValues() {
         let redactor = SecretRedactor(secrets: ["topsecret"])
         let record = LogRecord(timestamp: Date(timeIntervalSince1970: 0), level: .info, label: "gifpack", message: "line\none\r",
                                fields: ["url": .string("http://h/x"), "exercise_id": .string("a b"), "event": .string("attempt"),
@@ -183,7 +183,7 @@ struct OperationsFormattingTests {
         #expect(colored.contains("\u{1B}[36minfo   \u{1B}[0m"))
     }
 
-    @Test func buildEventsBecomeLogEntriesWithTheirFields() throws {
+    @Test(.computes) func buildEventsBecomeLogEntriesWithTheirFields() throws {
         let attempt = AttemptEvent(exerciseID: "0042", url: "http://127.0.0.1:1/image?exerciseId=0042", attempt: 2, status: 503,
                                    elapsed: .milliseconds(1500), outcome: .retry, reason: .httpStatus(503), bytes: 0, retryIn: .milliseconds(250))
         let entry = try #require(BuildEventLog.entry(for: .attempt(attempt)))
@@ -220,7 +220,7 @@ struct OperationsFormattingTests {
         #expect(BuildEventLog.level(for: .fetchStarted(total: 3)) == nil)
     }
 
-    @Test func theStepSummaryIsAShortMarkdownTable() {
+    @Test(.computes) func theStepSummaryIsAShortMarkdownTable() {
         var report = BuildReport(generator: "gifpack test", exitStatus: .partial, message: "published 1 | one")
         report.gifs = .init(wanted: 10, valid: 9, downloaded: 7, notModified: 1, skippedFresh: 1, reusedLastGood: 0, newlyStored: 6,
                             deduplicated: 1, rejected: 1, rejectedByReason: ["http-404": 1], missing: 1, bytesDownloaded: 70_000)
@@ -242,7 +242,7 @@ struct OperationsFormattingTests {
         #expect(report.finishedAt == "1970-01-01T00:00:04.200Z")
     }
 
-    @Test func humanUnits() {
+    @Test(.computes) func humanUnits() {
         #expect(HumanUnits.bytes(999) == "999 B")
         #expect(HumanUnits.bytes(2_150_000) == "2.1 MB" || HumanUnits.bytes(2_150_000) == "2.2 MB")
         #expect(HumanUnits.bytes(70_221) == "70 kB")
@@ -255,7 +255,7 @@ struct OperationsFormattingTests {
 
 @Suite("Operations: log lines never carry terminal controls", .timeLimit(.minutes(3)))
 struct LogLineControlTests {
-    @Test func c1ControlsAndBidiOverridesAreEscapedInTextAndJSONLines() throws {
+    @Test(.computes) func c1ControlsAndBidiOverridesAreEscapedInTextAndJSONLines() throws {
         let record = LogRecord(timestamp: Date(timeIntervalSince1970: 0), level: .info, label: "gifpack",
                                message: "id 0001\u{9B}2J", fields: ["name": .string("abc\u{202E}fig.exe")])
         let redactor = SecretRedactor(secrets: [])

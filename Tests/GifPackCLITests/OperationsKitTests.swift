@@ -89,7 +89,7 @@ struct OperationsKitTests {
         """)
     }
 
-    @Test func stepOutputsOfAPartialRunThatPublished() {
+    @Test(.computes) func stepOutputsOfAPartialRunThatPublished() {
         var report = BuildReport(generator: "t", exitStatus: .partial, message: "")
         report.packs = [.init(name: "all", version: 4, file: "packs/all-v4.tar.zst", outcome: "published", exercises: 3, missing: 1,
                               distinctGIFs: 2, bytes: 10, uncompressedBytes: 20),
@@ -108,7 +108,7 @@ struct OperationsKitTests {
     /// module stops a non-Linux build with an `#error` naming the reason; a portable module that
     /// calls the C library allows Linux and Apple platforms and stops any other; the two pure-Swift
     /// modules (zstd, GIF walker) need no guard.
-    @Test func thePackageClaimsOnlyWhatBuilds() throws {
+    @Test(.computes) func thePackageClaimsOnlyWhatBuilds() throws {
         let package = try String(contentsOfFile: "\(repository)/Package.swift", encoding: .utf8)
         for platform in [".macOS(", ".iOS(", ".tvOS(", ".watchOS(", ".visionOS("] {
             #expect(package.contains(platform), "Package.swift does not declare \(platform) for the portable client")

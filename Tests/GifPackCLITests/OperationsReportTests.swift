@@ -127,7 +127,7 @@ struct OperationsReportTests {
         #expect(fourthMetrics.names.contains("gifpack_pack_bytes") == false, "no packs, no pack samples")
     }
 
-    @Test func aFailedRunBeforeAnySuccessReportsZeroAndTheFileIsReplacedAtomically() throws {
+    @Test(.computes) func aFailedRunBeforeAnySuccessReportsZeroAndTheFileIsReplacedAtomically() throws {
         let workspace = try TemporaryDirectory()
         let path = workspace.file("gifpack.prom")
         let failed = BuildReport(generator: "gifpack test", exitStatus: .failed, message: "no luck")
@@ -143,7 +143,7 @@ struct OperationsReportTests {
         #expect(MetricsText.lastSuccess(in: "# gifpack_last_success_timestamp_seconds 5\n") == nil)
     }
 
-    @Test func labelValuesAreEscaped() throws {
+    @Test(.computes) func labelValuesAreEscaped() throws {
         var report = BuildReport(generator: "gifpack test", exitStatus: .success, message: "")
         report.gifs.rejectedByReason = ["odd \"reason\"\\\n": 2]
         let samples = try PrometheusSamples(MetricsText.render(report, finishedAt: Date(), previousLastSuccess: nil))

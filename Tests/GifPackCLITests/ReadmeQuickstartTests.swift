@@ -58,7 +58,7 @@ struct ReadmeQuickstartTests {
         #expect(fm.fileExists(atPath: root.file("dist/index.json")))
     }
 
-    @Test func theExtractorFindsTheBlockAndRefusesAReadmeWithoutIt() throws {
+    @Test(.computes) func theExtractorFindsTheBlockAndRefusesAReadmeWithoutIt() throws {
         let sample = "# x\n\n\(Self.heading)\n\ntext\n\n```sh\necho one\necho two\n```\n\n## Next\n"
         #expect(try Self.quickstartBlock(in: sample) == "echo one\necho two\n")
         #expect(throws: (any Error).self) { try Self.quickstartBlock(in: "# x\n\n## Other\n\n```sh\necho\n```\n") }

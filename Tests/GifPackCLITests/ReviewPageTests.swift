@@ -349,7 +349,7 @@ struct ReviewPageTests {
         #expect(throws: BlurHashDecoder.DecodeError.self) { try BlurHashDecoder.decode("LEHV6nWB2yk8pyo0adR*.7kCMd\u{7F}j", width: 4, height: 3) }
     }
 
-    @Test func lookAgainFlagsBlankFramesWrongSizesFarPostersAndOutsizedGIFs() throws {
+    @Test(.computes) func lookAgainFlagsBlankFramesWrongSizesFarPostersAndOutsizedGIFs() throws {
         let palette: [(UInt8, UInt8, UInt8)] = [(255, 255, 255), (10, 20, 200), (220, 30, 30), (0, 0, 0)]
         var square = [UInt8](repeating: 0, count: 400)
         for index in 0..<200 { square[index] = 1 }

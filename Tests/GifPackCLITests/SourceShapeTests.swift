@@ -21,7 +21,7 @@ struct SourceShapeTests {
         #expect(problems.isEmpty, "over the limits (path:line name length):\n\(problems.joined(separator: "\n"))")
     }
 
-    @Test func theCheckNamesALongFunctionAndALongFile() throws {
+    @Test(.computes) func theCheckNamesALongFunctionAndALongFile() throws {
         let folder = try TemporaryDirectory()
         let body = (0..<120).map { "    let v\($0) = \($0) // { not a brace that counts }" }.joined(separator: "\n")
         let padding = (0..<400).map { "// line \($0)" }.joined(separator: "\n")
@@ -47,7 +47,7 @@ struct SourceShapeTests {
         #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))")
     }
 
-    @Test func theLockCheckNamesAnUnexplainedUncheckedSendableAndAStrayNSLock() {
+    @Test(.computes) func theLockCheckNamesAnUnexplainedUncheckedSendableAndAStrayNSLock() {
         let text = """
             final class A: @unchecked Sendable {
                 private let lock = NSLock()

@@ -6,7 +6,8 @@ import Testing
 /// The test sources stay fit for a cooperative pool of two threads (issue 29): no synchronous
 /// function starts a process (waiting for one is async only, ``ChildProcess/exitStatus()``), the
 /// process and wait primitives live in ChildProcess.swift alone, every suite has a time limit,
-/// no test sleeps to order events (the only sleeps are the polling helpers of Waiting.swift), and no
+/// waiting suites run on threads of their own (`.ownThread`), synchronous tests off the pool
+/// (`.computes` or `.ownThread`), no test sleeps to order events (the only sleeps are the polling helpers of Waiting.swift), and no
 /// test returns quietly when a file it needs is missing (it skips visibly with `.enabled(if:)`).
 ///
 /// The checks read the sources through the shared scanner (``SwiftSource``, GifPackTestSupport:
@@ -14,7 +15,7 @@ import Testing
 /// small sources that break its rule, so a check that cannot fail shows. They read every test
 /// target's folder below Tests/ (the test targets and the support targets). `GIFPACK_TEST_SOURCES`
 /// points them at another checkout's Tests folder (to audit an older tree).
-@Suite("Test hygiene: async process waits, time limits, waits on own threads, no sleeps for ordering, no quiet skips", .timeLimit(.minutes(2)))
+@Suite("Test hygiene: async process waits, time limits, waits on own threads, synchronous tests off the pool, no sleeps for ordering, no quiet skips", .timeLimit(.minutes(2)))
 struct TestHygieneTests {
     /// The Tests folder.
     static var directory: String {
@@ -67,6 +68,13 @@ struct TestHygieneTests {
         #expect(problems.isEmpty, "add .ownThread to the suite:\n\(problems.joined(separator: "\n"))")
     }
 
+    /// A synchronous test holds the thread it runs on to its end: on the pool, two of them stall
+    /// every other test's awaits (``ComputesTrait``).
+    @Test func everySynchronousTestRunsOffThePool() async throws {
+        let problems = HygieneRules.synchronousTestsOnThePool(try await Self.scanned())
+        #expect(problems.isEmpty, "add .computes to the suite or the test:\n\(problems.joined(separator: "\n"))")
+    }
+
     @Test func ownThreadSuitesStartTheirTasksOnTheirThread() async throws {
         let problems = HygieneRules.plainTasksBesideOwnThreads(try await Self.scanned())
         #expect(problems.isEmpty, "use testTask { … } in a suite with .ownThread:\n\(problems.joined(separator: "\n"))")
@@ -84,7 +92,7 @@ struct TestHygieneTests {
 
     // MARK: The checks can fail
 
-    @Test func quietReturnsWhenAFileIsMissingAreFound() {
+    @Test(.computes) func quietReturnsWhenAFileIsMissingAreFound() {
         let bad = SwiftSource(name: "Bad.swift", text: """
             func a() throws { guard let names = try? FileManager.default.contentsOfDirectory(atPath: "/x") else { return } }
             func b() { guard FileManager.default.fileExists(atPath: "/x") else { return } }
@@ -96,7 +104,7 @@ struct TestHygieneTests {
         #expect(problems.count == 3, "\(problems)")
     }
 
-    @Test func aSynchronousTestThatRunsAProcessIsFound() {
+    @Test(.computes) func aSynchronousTestThatRunsAProcessIsFound() {
         let source = SwiftSource(name: "Bad.swift", text: """
             @Suite(.timeLimit(.minutes(1))) struct Bad {
                 static func helper(_ path: String) throws -> Int32 {
@@ -116,7 +124,7 @@ struct TestHygieneTests {
                 && problems.contains { $0.contains("syncTest") }, "\(problems)")
     }
 
-    @Test func primitivesOutsideChildProcessAreFound() {
+    @Test(.computes) func primitivesOutsideChildProcessAreFound() {
         let bad = SwiftSource(name: "Bad.swift", text: """
             func a() { let p = Process(); try? p.run(); p.waitUntilExit() }
             func b() { var s: Int32 = 0; waitpid(1, &s, 0) }
@@ -128,7 +136,7 @@ struct TestHygieneTests {
         #expect(problems.allSatisfy { $0.hasPrefix("Bad.swift:") }, "\(problems)")
     }
 
-    @Test func waitingSuitesWithoutOwnThreadsAreFound() {
+    @Test(.computes) func waitingSuitesWithoutOwnThreadsAreFound() {
         let waits = SwiftSource(name: "Waits.swift", text: """
             @Suite("pool", .timeLimit(.minutes(2))) struct A { @Test func a() async throws { try await waitUntil { true } } }
             @Suite("own", .ownThread, .timeLimit(.minutes(2))) struct B {
@@ -163,7 +171,32 @@ struct TestHygieneTests {
         }
     }
 
-    @Test func suitesWithoutATimeLimitAreFound() {
+    @Test(.computes) func synchronousTestsOnThePoolAreFound() {
+        let source = SwiftSource(name: "Sync.swift", text: """
+            @Suite("pool", .timeLimit(.minutes(2))) struct A {
+                @Test func a() throws {}
+                @Test func b() async throws {}
+                @Test(.computes) func c() {}
+                @Test("named", .computes, arguments: [1]) func d(value: Int) {}
+            }
+            @Suite("computing", .computes, .timeLimit(.minutes(2))) struct B {
+                @Test func e() {}
+                struct Nested { @Test func f() {} }
+            }
+            extension B { @Test func g() {} }
+            @Suite(.ownThread, .timeLimit(.minutes(2))) struct C { @Test func h() {} }
+            extension A { @Test func i() {} }
+            @Test func j() {}
+            @Test(.computes) func k() {}
+            """)
+        let problems = HygieneRules.synchronousTestsOnThePool([source])
+        #expect(problems.count == 3, "\(problems)")
+        for name in ["a", "i", "j"] {
+            #expect(problems.contains { $0.hasPrefix("Sync.swift:") && $0.hasSuffix(" " + name) }, "\(name) in \(problems)")
+        }
+    }
+
+    @Test(.computes) func suitesWithoutATimeLimitAreFound() {
         let source = SwiftSource(name: "Bad.swift", text: """
             @Suite("no limit") struct A { @Test func a() {} }
             @Suite("limited", .serialized, .timeLimit(.minutes(2))) struct B {
@@ -183,7 +216,7 @@ struct TestHygieneTests {
         }
     }
 
-    @Test func sleepsOutsideThePollingHelpersAreFound() {
+    @Test(.computes) func sleepsOutsideThePollingHelpersAreFound() {
         let bad = SwiftSource(name: "Bad.swift", text: """
             func a() async throws { try await Task.sleep(for: .milliseconds(100)) }
             func b() { usleep(10_000); sleep(1); Thread.sleep(forTimeInterval: 0.1) }
@@ -353,8 +386,22 @@ enum HygieneRules {
     }
 
     /// Tests without `trait` (the text that starts it) on their suite, an enclosing suite, the suite
-    /// an extension extends, or (a free test) their own `@Test`; only those in `inFiles` when given.
+    /// an extension extends, or their own `@Test`; only those in `inFiles` when given.
     static func testsWithout(_ trait: String, _ sources: [SwiftSource], inFiles: Set<String>? = nil) -> [String] {
+        testsWithout(anyOf: [trait], sources, inFiles: inFiles)
+    }
+
+    /// Synchronous tests that would run on the cooperative pool: without `.computes` or
+    /// `.ownThread` on their suite, an enclosing suite, the suite an extension extends, or their own
+    /// `@Test`.
+    static func synchronousTestsOnThePool(_ sources: [SwiftSource]) -> [String] {
+        testsWithout(anyOf: [".computes", ".ownThread"], sources, only: { !$0.isAsync })
+    }
+
+    /// Tests (those `only` accepts) without any of `traits` on their suite, an enclosing suite, the
+    /// suite an extension extends, or their own `@Test`; only those in `inFiles` when given.
+    static func testsWithout(anyOf traits: [String], _ sources: [SwiftSource], inFiles: Set<String>? = nil,
+                             only: (SwiftFunction) -> Bool = { _ in true }) -> [String] {
         // Types declared with the trait, by name.
         var limited: Set<String> = []
         var enclosing: [(source: SwiftSource, range: Range<Int>, name: String, isExtension: Bool, limited: Bool)] = []
@@ -374,16 +421,15 @@ enum HygieneRules {
                 let name = (text as NSString).substring(with: match.range(at: 2))
                 let isExtension = (text as NSString).substring(with: match.range(at: 1)) == "extension"
                 let attributes = attributes(before: start, in: source)
-                let hasLimit = attributes.contains("@Suite") && attributes.contains(trait)
+                let hasLimit = attributes.contains("@Suite") && traits.contains { attributes.contains($0) }
                 if hasLimit { limited.insert(name) }
                 enclosing.append((source, bodyStart..<position, name, isExtension, hasLimit))
             }
         }
-        return functions(sources).filter { test in test.isTest && (inFiles?.contains(test.source.name) ?? true) }.compactMap { test in
+        return functions(sources).filter { test in test.isTest && only(test) && (inFiles?.contains(test.source.name) ?? true) }.compactMap { test in
+            let own = attributes(before: test.start, in: test.source)
+            guard !traits.contains(where: { own.contains($0) }) else { return nil }
             let containers = enclosing.filter { $0.source.name == test.source.name && $0.range.contains(test.start) }
-            if containers.isEmpty {
-                return attributes(before: test.start, in: test.source).contains(trait) ? nil : test.location
-            }
             let covered = containers.contains { $0.limited || ($0.isExtension && limited.contains($0.name)) }
             return covered ? nil : test.location
         }

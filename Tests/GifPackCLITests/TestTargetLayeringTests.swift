@@ -29,7 +29,7 @@ struct TestTargetLayeringTests {
 
     // The check itself, on a made-up graph that breaks the rule through two targets in between.
 
-    @Test("the check names the whole path to a module that must not be reached, and passes a graph without one")
+    @Test("the check names the whole path to a module that must not be reached, and passes a graph without one", .computes)
     func theCheckNamesThePath() throws {
         let json = """
         {"targets": [

@@ -89,7 +89,7 @@ struct UserFacingTests {
         #expect(below.error.contains("--out: cannot use \(file)/dist: Not a directory"), "\(below.error)")
     }
 
-    @Test func createDirectoryReportsTheErrnoOfTheFailingCall() throws {
+    @Test(.computes) func createDirectoryReportsTheErrnoOfTheFailingCall() throws {
         let workspace = try TemporaryDirectory()
         let file = try workspace.write("x", to: "file")
         #expect(throws: FileSystemError.io(operation: "mkdir", path: file, errno: EEXIST)) { try FileSystem.createDirectory(file) }

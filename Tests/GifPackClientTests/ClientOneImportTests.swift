@@ -7,7 +7,7 @@ import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestFixtures
 
-@Suite("Client: one import", .timeLimit(.minutes(1)))
+@Suite("Client: one import", .computes, .timeLimit(.minutes(1)))
 struct ClientOneImportTests {
     @Test("import GifPackClient alone gives the transport, its limits and errors, the format and the signing types")
     func oneImportGivesTheTransport() {

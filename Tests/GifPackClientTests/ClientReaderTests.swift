@@ -50,7 +50,7 @@ struct ClientReaderTests {
         await #expect(throws: PackClientError.self) { _ = try await PackIndexSource(files.baseURL + "/missing.json").load() }
     }
 
-    @Test func packFilesResolveNextToTheIndexAndUnsafePathsAreRefused() throws {
+    @Test(.computes) func packFilesResolveNextToTheIndexAndUnsafePathsAreRefused() throws {
         let pack = PackDescription(name: "all", version: 3, file: "packs/all-v3.tar.zst", bytes: 1, sha256: "", entryCount: 1,
                                    uncompressedBytes: 0, contentDigest: "",
                                    catalog: EntryLocation(path: "catalog.json", size: 0, frameOffset: 0, frameLength: 1),

@@ -6,7 +6,7 @@ import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestFixtures
 
-@Suite("JSON parser: strict, linear, bounded", .timeLimit(.minutes(3)))
+@Suite("JSON parser: strict, linear, bounded", .computes, .timeLimit(.minutes(3)))
 struct JSONParserTests {
     func parse(_ text: String, limits: JSONLimits = .standard) throws(JSONParseError) -> JSONValue {
         try JSONParser.parse(Array(text.utf8), limits: limits)

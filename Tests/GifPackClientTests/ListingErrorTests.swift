@@ -12,7 +12,7 @@ import Testing
 /// which permission bits do not stop).
 @Suite("Listing errors are errors, never an empty directory", .timeLimit(.minutes(5)))
 struct ListingErrorTests {
-    @Test func theClientsListingThrowsForAPathItCannotList() throws {
+    @Test(.computes) func theClientsListingThrowsForAPathItCannotList() throws {
         let workspace = try TemporaryDirectory()
         let file = workspace.file("not-a-directory")
         try FileSystem.writeAtomically(Array("x".utf8), to: file)
@@ -46,7 +46,7 @@ struct ListingErrorTests {
         }
     }
 
-    @Test func aDamagedStateIsNotRebuiltFromAnIndexThatCannotBeRead() throws {
+    @Test(.computes) func aDamagedStateIsNotRebuiltFromAnIndexThatCannotBeRead() throws {
         let workspace = try TemporaryDirectory()
         let layout = CacheLayout(root: workspace.file("cache"))
         let state = try BuildState(path: workspace.file("state.sqlite"), source: "test")

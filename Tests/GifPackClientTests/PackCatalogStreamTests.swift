@@ -32,7 +32,7 @@ struct PackCatalogStreamTests {
         return (exercises, try stream.finish())
     }
 
-    @Test func everyExerciseComesOnceInOrderInAnyChunking() throws {
+    @Test(.computes) func everyExerciseComesOnceInOrderInAnyChunking() throws {
         let bytes = try Self.catalog(40)
         let whole = try PackCatalog.decode(from: bytes)
         for size in [1, 2, 7, 64, 4096, bytes.count] {
@@ -46,7 +46,7 @@ struct PackCatalogStreamTests {
         #expect(try skim.finish().pack == "all" && skim.exerciseCount == 40)
     }
 
-    @Test func aHostileCatalogIsRefusedWithWhereAndWhy() throws {
+    @Test(.computes) func aHostileCatalogIsRefusedWithWhereAndWhy() throws {
         func refusal(_ text: String, maxExerciseBytes: Int = 1 << 20) -> String? {
             do {
                 _ = try Self.stream(Array(text.utf8), chunk: 3, maxExerciseBytes: maxExerciseBytes)

@@ -64,7 +64,7 @@ struct ReaderAttackTests {
         try await run("/usr/bin/timeout", ["60", "/usr/bin/prlimit", "--as=\(addressSpace)", "--", productPath("gifpack")] + arguments)
     }
 
-    @Test func junkAfterTheFramesIsRefusedAtItsOffsetWithoutReadingIt() throws {
+    @Test(.computes) func junkAfterTheFramesIsRefusedAtItsOffsetWithoutReadingIt() throws {
         let directory = try TemporaryDirectory()
         let (pack, summary) = try Self.smallPack(in: directory)
         let good = try ZstdFrames.frameExtents(in: pack)
@@ -101,7 +101,7 @@ struct ReaderAttackTests {
         #expect(!(result.output + result.error).contains("no zstd frame"))
     }
 
-    @Test func framesLargerThanTheWindowAreWalkedBlockByBlock() throws {
+    @Test(.computes) func framesLargerThanTheWindowAreWalkedBlockByBlock() throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("big.tar.zst")
         var assembler = try PackAssembler(path: path, level: 1, mtime: 0)
@@ -252,7 +252,7 @@ struct MinisignReadingTests {
         #expect(try MinisignSecretKey(text: Self.crlf(secret.fileText)).publicKey == secret.publicKey)
     }
 
-    @Test func everyTrustedKeyWithTheSignaturesKeyIDIsTriedInEitherOrder() throws {
+    @Test(.computes) func everyTrustedKeyWithTheSignaturesKeyIDIsTriedInEitherOrder() throws {
         let signer = MinisignSecretKey.generate()
         // Another key that claims the signer's key id (anyone can choose a key id).
         let impostor = MinisignPublicKey(keyID: signer.keyID, rawKey: MinisignSecretKey.generate().publicKey.rawKey)

@@ -282,7 +282,7 @@ struct SparseUpgradeTests {
         #expect(try fileBytes("\(cache)/\(changed).gif") == dists.served(changed))
     }
 
-    @Test func thePlannerCoalescesCloseFramesAndWeighsTheWholePack() {
+    @Test(.computes) func thePlannerCoalescesCloseFramesAndWeighsTheWholePack() {
         func hash(_ n: Int) -> String { String(repeating: String(n), count: 64) }
         func gif(_ n: Int, at offset: Int64) -> GIFEntry {
             GIFEntry(sha256: hash(n), location: EntryLocation(path: "gifs/\(hash(n)).gif", size: 40, frameOffset: offset, frameLength: 50))
@@ -312,7 +312,7 @@ struct SparseUpgradeTests {
         #expect(SparseUpgradePlanner.plan(pack: pack, available: Set((1...4).map(hash)), settings: settings).ranges.map(\.bytes) == [0...99])
     }
 
-    @Test func rangeAnswersAreJudgedByStatusContentRangeSizeAndETag() {
+    @Test(.computes) func rangeAnswersAreJudgedByStatusContentRangeSizeAndETag() {
         let pack = PackDescription(
             name: "all", version: 1, file: "packs/all-v1.tar.zst", bytes: 1000, sha256: String(repeating: "a", count: 64),
             entryCount: 1, uncompressedBytes: 2000, contentDigest: String(repeating: "b", count: 64),
@@ -339,7 +339,7 @@ struct SparseUpgradeTests {
         #expect(RangeAnswer.ifMatch("W/\"x\"") == nil && RangeAnswer.ifMatch("\"x\"") == "\"x\"")
     }
 
-    @Test func contentRangeFieldsParseStrictly() {
+    @Test(.computes) func contentRangeFieldsParseStrictly() {
         #expect(HTTPContentRange("bytes 0-99/1000") == HTTPContentRange(range: 0...99, completeLength: 1000))
         #expect(HTTPContentRange("bytes 5-5/*") == HTTPContentRange(range: 5...5, completeLength: nil))
         #expect(HTTPContentRange("bytes */1000") == HTTPContentRange(range: nil, completeLength: 1000))

@@ -13,7 +13,7 @@ struct FuzzRegressionTests {
     /// canonical JSON writes as -9.223372036854776e+18; that text read back as the integer
     /// Int64.min (the double is integral and "fits"), so the canonical bytes were not a fixed point:
     /// parse, encode, parse, encode gave -9223372036854775808, a different value and digest.
-    @Test func canonicalJSONOfNumbersJustBelowInt64MinIsAFixedPoint() throws {
+    @Test(.computes) func canonicalJSONOfNumbersJustBelowInt64MinIsAFixedPoint() throws {
         for text in ["[-9223372036854775809]", "[-9223372036854776000]", "[-9.223372036854776e18]", "[-9223372036854775808.5]"] {
             let first = try CanonicalJSON.encode(try JSONParser.parse(Array(text.utf8)))
             let second = try CanonicalJSON.encode(try JSONParser.parse(first))
@@ -463,7 +463,7 @@ extension FuzzRegressionTests {
     /// ten rows of components. BlurHashDecoder drew such a hash (1x10 or 2x10 components), one no
     /// encoder makes (1...9 each way) and that fuzz-blurhash's property (a decoded picture encodes
     /// again with its components) breaks on; it is refused now, like any other malformed hash.
-    @Test func aBlurHashDeclaringTenRowsOfComponentsIsRefused() throws {
+    @Test(.computes) func aBlurHashDeclaringTenRowsOfComponentsIsRefused() throws {
         for hash in ["}" + String(repeating: "0", count: 23), "~" + String(repeating: "0", count: 43)] {
             #expect(throws: BlurHashDecoder.DecodeError.self) { try BlurHashDecoder.decode(hash, width: 8, height: 8) }
         }

@@ -4,7 +4,7 @@ import GifPackGIF
 import Testing
 @testable import GifPackTestSupport
 
-@Suite("GIF inspector and synthesizer", .timeLimit(.minutes(3)))
+@Suite("GIF inspector and synthesizer", .computes, .timeLimit(.minutes(3)))
 struct GIFInspectorTests {
     private static func gif(frames: Int = 12, colors: Int = 4, seed: UInt64 = 1, delay: Int = 8,
                             loop: Int? = 0) throws -> [UInt8] {

@@ -10,7 +10,7 @@ import Testing
 /// verdict (accepted, or refused with the same rejection kind) for broken, truncated and damaged
 /// ones, on GIFs of every shape the fixture's synthesizer and a hand-written LZW encoder make, and on
 /// the real ExerciseDB sample when it is on this machine.
-@Suite("GIF walker (pure Swift) against giflib", .timeLimit(.minutes(3)))
+@Suite("GIF walker (pure Swift) against giflib", .computes, .timeLimit(.minutes(3)))
 struct GIFWalkerTests {
     /// What a check says about a GIF: its info, or the rejection's kind (the wording differs).
     enum Verdict: Equatable, CustomStringConvertible {

@@ -7,7 +7,7 @@ import Testing
 /// hands any frame it cannot vouch for to giflib's decoder. These tests hold it to giflib: on
 /// well-formed streams of every shape an encoder makes, and on thousands of damaged ones, counting
 /// gives exactly the verdict (info, or rejection with its message) that decoding every row gives.
-@Suite("LZW pixel counting against giflib's decoder", .timeLimit(.minutes(3)))
+@Suite("LZW pixel counting against giflib's decoder", .computes, .timeLimit(.minutes(3)))
 struct LZWPixelCounterTests {
     /// An LZW encoder of the test's own, so streams can take shapes giflib's encoder never makes: no
     /// clear code at the start, a table left full (a "deferred clear"), no end code.

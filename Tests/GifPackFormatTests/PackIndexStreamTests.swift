@@ -8,7 +8,7 @@ import Testing
 /// (`IndexExercises`, `IndexExercisePairs`) instead of maps of every id, so a review or `gifpack
 /// diff` of 100,000 exercises does not grow with them. The stream must give exactly what the
 /// whole-document decoder gives, and refuse exactly what it refuses.
-@Suite("Index read as a stream and diffed by merge", .timeLimit(.minutes(5)))
+@Suite("Index read as a stream and diffed by merge", .computes, .timeLimit(.minutes(5)))
 struct PackIndexStreamTests {
     static let hashA = String(repeating: "a", count: 64), hashB = String(repeating: "b", count: 64)
 

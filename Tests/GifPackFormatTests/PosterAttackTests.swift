@@ -8,7 +8,7 @@ import Testing
 /// made the still decoder composite, flatten and scan the whole screen once per frame (75-309 s
 /// and 209 MB for 35-115 KB). The work must follow the frames' areas: it is counted
 /// (``StillFrameWork``), not timed.
-@Suite("Posters: a huge screen of tiny blank frames costs its frames, not the screen per frame", .timeLimit(.minutes(5)))
+@Suite("Posters: a huge screen of tiny blank frames costs its frames, not the screen per frame", .computes, .timeLimit(.minutes(5)))
 struct PosterAttackTests {
     static let palette: [(UInt8, UInt8, UInt8)] = [(255, 255, 255), (0, 0, 0), (220, 30, 30), (10, 20, 200)]
 

@@ -8,7 +8,7 @@ import Testing
 struct SigningFormatTests {
     static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 
-    @Test func blake2bMatchesRFC7693AndReferenceVectors() {
+    @Test(.computes) func blake2bMatchesRFC7693AndReferenceVectors() {
         #expect(Self.hex(BLAKE2b.hash([UInt8]())) == "786a02f742015903c6c6fd852552d272912f4740e15847618a86e217f71f5419d25e1031afee585313896444934eb04b903a685b1448b755d56f701afe9be2ce")
         // RFC 7693 appendix A.
         #expect(Self.hex(BLAKE2b.hash(Array("abc".utf8))) == "ba80a53f981c4d0d6a2797b69f12f6e94c212f14685ac4b74b12bb6fdbffa2d17d87c5392aab792dc252d5de4533cc9518d38aa8dbf1925ab92386edd4009923")
@@ -64,7 +64,7 @@ struct SigningFormatTests {
         }
     }
 
-    @Test func keyFilesRoundTripAndRefuseTheWrongKind() throws {
+    @Test(.computes) func keyFilesRoundTripAndRefuseTheWrongKind() throws {
         let secret = MinisignSecretKey.generate()
         let parsed = try MinisignSecretKey(text: secret.fileText)
         #expect(parsed.publicKey == secret.publicKey)
