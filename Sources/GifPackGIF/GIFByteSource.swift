@@ -2,11 +2,14 @@ import GifPackSystem
 import Glibc
 
 /// The bytes giflib's decoder pulls through its `InputFunc`: either an in-memory buffer or a file
-/// descriptor read in 64 KiB chunks through one reused buffer.
+/// descriptor read in 64 KiB chunks into one buffer allocated once.
 ///
 /// It remembers whether a read came up short (`reachedEnd`), which is how ``GIFInspector`` tells
 /// a truncated file from a corrupt one: giflib only asks for bytes the format says must exist, so
 /// a short read means the data stopped early. Used by one inspection on one thread.
+///
+/// The file buffer is raw memory, filled by `read(2)` and moved with `memmove`: growing an array by
+/// a chunk of zeros and trimming it again for each refill cost a debug build's tests 46 s of CPU.
 final class GIFByteSource {
     private enum Backing {
         case memory([UInt8])
@@ -16,8 +19,10 @@ final class GIFByteSource {
     static let chunkSize = 64 * 1024
 
     private let backing: Backing
-    private var buffer: [UInt8] = []
-    private var bufferPosition = 0
+    /// The file's bytes read and not yet consumed: `storage[start..<end]` (file backing only).
+    private var storage = UnsafeMutableRawBufferPointer(start: nil, count: 0)
+    private var start = 0
+    private var end = 0
     private var memoryPosition = 0
     private var fileAtEOF = false
 
@@ -33,7 +38,11 @@ final class GIFByteSource {
     /// Reads from `fd` (not closed by the source) starting at its current offset.
     init(fileDescriptor fd: Int32) {
         backing = .file(fd: fd)
-        buffer.reserveCapacity(Self.chunkSize)
+        storage = .allocate(byteCount: Self.chunkSize, alignment: 1)
+    }
+
+    deinit {
+        storage.deallocate()
     }
 
     /// Returns up to `count` upcoming bytes without consuming them.
@@ -42,8 +51,8 @@ final class GIFByteSource {
         case .memory(let bytes):
             return Array(bytes[memoryPosition..<min(bytes.count, memoryPosition + count)])
         case .file(let fd):
-            while buffer.count - bufferPosition < count, refill(fd) {}
-            return Array(buffer[bufferPosition..<min(buffer.count, bufferPosition + count)])
+            while end - start < count, refill(fd, room: count) {}
+            return Array(storage[start..<min(end, start + count)])
         }
     }
 
@@ -60,12 +69,10 @@ final class GIFByteSource {
             memoryPosition += copied
         case .file(let fd):
             while copied < count {
-                if bufferPosition == buffer.count, !refill(fd) { break }
-                let take = min(count - copied, buffer.count - bufferPosition)
-                buffer.withUnsafeBufferPointer { source in
-                    (destination + copied).update(from: source.baseAddress! + bufferPosition, count: take)
-                }
-                bufferPosition += take
+                if start == end, !refill(fd, room: 1) { break }
+                let take = min(count - copied, end - start)
+                UnsafeMutableRawPointer(destination + copied).copyMemory(from: storage.baseAddress! + start, byteCount: take)
+                start += take
                 copied += take
             }
         }
@@ -73,25 +80,28 @@ final class GIFByteSource {
         return copied
     }
 
-    /// Moves unread bytes to the front and appends one chunk from `fd`; false at EOF or error.
-    private func refill(_ fd: Int32) -> Bool {
+    /// Moves the unread bytes to the front (the buffer grows only when `room` unread bytes would
+    /// not fit) and reads what fits after them from `fd`; false at EOF or error.
+    private func refill(_ fd: Int32, room: Int) -> Bool {
         guard !fileAtEOF, readErrno == nil else { return false }
-        if bufferPosition > 0 {
-            buffer.removeSubrange(0..<bufferPosition)
-            bufferPosition = 0
+        let unread = end - start
+        if start > 0 {
+            if unread > 0 { memmove(storage.baseAddress!, storage.baseAddress! + start, unread) }
+            (start, end) = (0, unread)
         }
-        let start = buffer.count
-        buffer.append(contentsOf: repeatElement(0, count: Self.chunkSize))
-        let result: Result<Int, Errno> = buffer.withUnsafeMutableBytes { target in
-            Result { () throws(Errno) in try POSIXIO.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: target[start...])) }
+        if max(room, unread + 1) > storage.count {
+            let larger = UnsafeMutableRawBufferPointer.allocate(byteCount: max(room, 2 * storage.count), alignment: 1)
+            if unread > 0 { larger.baseAddress!.copyMemory(from: storage.baseAddress!, byteCount: unread) }
+            storage.deallocate()
+            storage = larger
         }
         let got: Int
-        do { got = try result.get() } catch {
+        do { got = try POSIXIO.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: storage[end...])) } catch {
             got = -1
             readErrno = error.code
         }
-        buffer.removeSubrange((start + max(got, 0))...)
         if got <= 0 { fileAtEOF = true }
+        end += max(got, 0)
         return got > 0
     }
 }
