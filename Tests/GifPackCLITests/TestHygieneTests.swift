@@ -36,10 +36,15 @@ struct TestHygieneTests {
         return sources
     }
 
-    /// ``sources()`` read and blanked on a thread of its own (seconds of work in a debug build, too
-    /// long to hold one of the cooperative pool's two threads), checked here.
+    /// ``sources()`` read and blanked once for all the checks, on a thread of its own (seconds of
+    /// work in a debug build, too long to hold one of the cooperative pool's two threads).
+    static let scan = Task { () async throws -> [SwiftSource] in
+        try await onAThreadOfItsOwn("gifpack.test-hygiene-scan") { () throws -> [SwiftSource] in try Self.sources() }
+    }
+
+    /// ``scan``'s sources, checked here.
     static func scanned() async throws -> [SwiftSource] {
-        let sources: [SwiftSource] = try await onAThreadOfItsOwn("gifpack.test-hygiene-scan") { () throws -> [SwiftSource] in try Self.sources() }
+        let sources = try await scan.value
         #expect(sources.count > 50, "test sources found in \(directory)")
         #expect(Set(sources.map { $0.name }).count == sources.count, "two test sources with one name in \(directory)")
         return sources
