@@ -119,7 +119,10 @@ struct PosterRangeTests {
             let fetch = try #require(report.fetches.first { $0.pack == posters.name })
             #expect(fetch.method == .wholePack && fetch.fallbackReason?.contains("ignores Range") == true, "\(transport.name): \(fetch)")
             let ranges = edge.requests.filter { $0.path == "/\(posters.file)" }.map(\.range)
-            #expect(ranges.count >= 3 && ranges.first??.hasPrefix("bytes=0-") == true && ranges.last! == nil, "\(transport.name): \(ranges)")
+            // The edge records a request when its own thread has read the head: a frame's range sent
+            // beside the one answered 200 can be recorded after the whole download (seen once under load).
+            #expect(ranges.count >= 3 && ranges.first??.hasPrefix("bytes=0-") == true && ranges.filter { $0 == nil }.count == 1,
+                    "\(transport.name): \(ranges)")
             #expect(report.fetches.first { $0.pack != posters.name }?.method == .sparse)
             let whole = site.installer("whole-\(transport.name)", sparse: false)
             _ = try await whole.install(from: PackIndexSource(edge.baseURL + "/index.json"), client: transport.client)
