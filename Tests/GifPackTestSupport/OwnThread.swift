@@ -28,7 +28,7 @@ public struct OwnThreadTrait: SuiteTrait, TestTrait, TestScoping {
 
     public func provideScope(for test: Test, testCase: Test.Case?,
                              performing function: @Sendable () async throws -> Void) async throws {
-        try await OwnThreadTrait.onThreadOfItsOwn("gifpack.test", function)
+        try await OwnThreadTrait.withThreadExecutor(named: "gifpack.test", function)
     }
 }
 
@@ -105,7 +105,7 @@ extension OwnThreadTrait {
 
     /// Runs `function` on a new ``ThreadExecutor`` named `name`, which its tasks and the default
     /// actors it calls prefer.
-    static func onThreadOfItsOwn(_ name: String, _ function: @Sendable () async throws -> Void) async throws {
+    static func withThreadExecutor(named name: String, _ function: @Sendable () async throws -> Void) async throws {
         let executor = ThreadExecutor(name: name)
         defer { executor.finish() }
         try await $executor.withValue(executor) {
@@ -144,7 +144,7 @@ public struct ComputesTrait: SuiteTrait, TestTrait, TestScoping {
                              performing function: @Sendable () async throws -> Void) async throws {
         try await ComputeSlots.shared.acquire()
         defer { ComputeSlots.shared.release() }
-        try await OwnThreadTrait.onThreadOfItsOwn("gifpack.test-computing", function)
+        try await OwnThreadTrait.withThreadExecutor(named: "gifpack.test-computing", function)
     }
 }
 

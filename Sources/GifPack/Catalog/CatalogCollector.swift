@@ -66,7 +66,7 @@ extension CatalogPager {
                         }
                     }
                 }
-                if taken > 0 { early?.pageEnded(slots: taken) }
+                early?.pageEnded(slots: taken)
                 taken = 0
                 guard schedule.running > 0, let (offset, result) = await group.next() else { break }
                 schedule.finished()

@@ -54,11 +54,17 @@ final class EarlyFeed: Sendable {
 
     /// A page is asked for: it holds `slots` of the window (one; the list's first page all of
     /// them) until ``pageEnded(slots:)``.
-    func pageStarted(slots: Int = 1) { change { $0.pagesRunning += slots } }
+    func pageStarted(slots: Int = 1) {
+        guard slots > 0 else { return }
+        change { $0.pagesRunning += slots }
+    }
 
     /// A page was taken into the list (the first: the pages after it were asked for), giving back
     /// the slots it held.
-    func pageEnded(slots: Int = 1) { change { $0.pagesRunning -= slots } }
+    func pageEnded(slots: Int = 1) {
+        guard slots > 0 else { return }
+        change { $0.pagesRunning -= slots }
+    }
 
     /// A page's exercises, assembled in the list's order: the wanted ones wait for the early fetch
     /// (up to ``EarlyQueue/planBatch`` at a time; the others are left to the fetch proper).
