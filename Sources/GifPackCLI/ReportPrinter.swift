@@ -22,7 +22,14 @@ struct ReportPrinter {
         // A reader that went away (EPIPE) must not turn a finished build into a crash: the
         // throwing write is used and its error ignored.
         let handle = toStandardOutput ? FileHandle.standardOutput : FileHandle.standardError
-        let out: (String) -> Void = { line in try? handle.write(contentsOf: Data((line + "\n").utf8)) }
+        try? handle.write(contentsOf: Data(lines(quiet: quiet).map { $0 + "\n" }.joined().utf8))
+    }
+
+    /// The human summary's lines, each as a terminal may take it (``Terminal/safe(_:)``: rejection
+    /// details quote what the API sent, its headers among them, which may hold controls and bidi overrides).
+    func lines(quiet: Bool) -> [String] {
+        var lines: [String] = []
+        let out: (String) -> Void = { lines.append(Terminal.safe($0)) }
         if !quiet && report.stageSeconds["catalog"] != nil {
             let gifs = report.gifs
             out("catalog: \(report.catalog.exercises) exercises in \(report.catalog.pages) page(s)"
@@ -65,17 +72,18 @@ struct ReportPrinter {
                 + (stages.isEmpty ? "" : " (\(stages.joined(separator: ", ")))"))
         }
         out(lastLine)
+        return lines
     }
 
     /// One line per resolution of a build with several (the `gifs:` line above counts the first):
     /// "  360 px: 1324 wanted, 1300 valid: 1300 downloaded (52000000 bytes), 0 not modified, 0 fresh;
-    /// 24 missing (24 above the API plan); 1 pack(s)".
+    /// 24 missing (24 served at another size); 1 pack(s)".
     var renditionLines: [String] {
         (report.renditions ?? []).map { rendition in
             let gifs = rendition.gifs
             return "  \(rendition.resolution) px: \(gifs.wanted) wanted, \(gifs.valid) valid: \(gifs.downloaded) downloaded "
                 + "(\(gifs.bytesDownloaded) bytes), \(gifs.notModified) not modified, \(gifs.skippedFresh) fresh; \(gifs.missing) missing"
-                + (rendition.planCeiling > 0 ? " (\(rendition.planCeiling) above the API plan)" : "") + "; \(rendition.packs) pack(s)"
+                + (rendition.planCeiling > 0 ? " (\(rendition.planCeiling) served at another size)" : "") + "; \(rendition.packs) pack(s)"
         }
     }
 

@@ -1,3 +1,4 @@
+import GifPackSystem
 import GifPackZstd
 
 /// The compressed copy of `index.json` published beside it, `index.json.zst` (docs/FORMAT.md,
@@ -25,12 +26,18 @@ public enum CompressedIndex {
     public static let level: Int32 = 15
 
     /// The copy's location beside an index at `location` (a path, or an http(s) URL whose query and
-    /// fragment stay at the end).
+    /// fragment stay at the end): `.zst` goes at the end of the path, never into the user
+    /// information (a password may hold a raw `#` or `?`: ``URLAuthority``), the query or the fragment.
     public static func beside(_ location: String) -> String {
-        if location.lowercased().hasPrefix("http"), let query = location.firstIndex(where: { $0 == "?" || $0 == "#" }) {
-            return String(location[..<query]) + suffix + String(location[query...])
+        let bytes = Array(location.utf8)
+        guard location.lowercased().hasPrefix("http"), let authority = URLAuthority.schemeSeparatorEnd(bytes, from: 0) else {
+            return location + suffix
         }
-        return location + suffix
+        let pathStart = URLAuthority.span(in: bytes, from: authority).end
+        guard let query = bytes[pathStart...].firstIndex(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) else {
+            return location + suffix
+        }
+        return String(decoding: bytes[..<query], as: UTF8.self) + suffix + String(decoding: bytes[query...], as: UTF8.self)
     }
 
     /// Why a compressed copy was refused.

@@ -2,10 +2,12 @@
 /// bytes it would download.
 ///
 /// Exercises are compared by id across all packs (an exercise "changes" when its GIF hash does,
-/// including gaining or losing a GIF). Packs are downloaded whole, so ``downloadBytes`` is the size
-/// of every pack that is new or whose file changed. ``newGIFFrameBytes`` is what a client reading
-/// single GIFs by frame offset (``PackEntryReader``) would fetch instead: the compressed frames of
-/// GIFs the old index did not have.
+/// including gaining or losing a GIF, in `packs[]` or in any rendition both indexes have: a
+/// release that changes only the 360 px GIFs changes those exercises). Packs are downloaded whole,
+/// so ``downloadBytes`` is the size of every pack that is new or whose file changed.
+/// ``newGIFFrameBytes`` is what a client reading single GIFs by frame offset (``PackEntryReader``)
+/// would fetch instead: the compressed frames of GIFs no pack of the old index had, in every pack
+/// of the new one (rendition packs included).
 ///
 /// ```swift
 /// let diff = IndexDiff(old: try await PackIndexSource("v1/index.json").load(),
@@ -48,7 +50,7 @@ public struct IndexDiff: Sendable, Equatable {
             switch (before, after) {
             case (nil, let after?): added.append(after.id)
             case (let before?, nil): removed.append(before.id)
-            case (let before?, let after?) where before.gif != after.gif: changed.append(after.id)
+            case (let before?, let after?) where before.gifsDiffer(from: after): changed.append(after.id)
             default: break
             }
         }
@@ -59,10 +61,10 @@ public struct IndexDiff: Sendable, Equatable {
                                 resolution: pack.resolution)
         }.sorted { $0.name < $1.name }
         removedPacks = old.allPacks.map(\.name).filter { new.pack(named: $0) == nil }.sorted()
-        let oldHashes = Set(old.packs.flatMap { $0.gifs.map(\.sha256) })
+        let oldHashes = Set(old.allPacks.flatMap { $0.gifs.map(\.sha256) })
         var counted = Set<String>()
         var frameBytes: Int64 = 0
-        for pack in new.packs {
+        for pack in new.allPacks {
             for gif in pack.gifs where !oldHashes.contains(gif.sha256) && counted.insert(gif.sha256).inserted {
                 frameBytes += gif.location.frameLength
             }

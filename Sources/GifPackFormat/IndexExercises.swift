@@ -2,7 +2,9 @@
 /// that of the first pack by name that lists it (its first entry there), as ``IndexDiff`` counts
 /// them. A merge of the packs' lists, which are sorted by id: memory is a cursor per pack, never a
 /// map of every id (a list that is not sorted, in an index no client checked, is walked in a
-/// sorted order of its positions: 4 bytes an exercise).
+/// sorted order of its positions: 4 bytes an exercise). With `renditionsAt` (format 1.3), each
+/// entry also carries the exercise's GIF in the rendition packs of those resolutions
+/// (``Entry/renditions``), from one more merge per resolution.
 ///
 /// ```swift
 /// for entry in IndexExercises(index) { print(entry.id, entry.gif ?? "no GIF", entry.pack, entry.position) }
@@ -14,16 +16,48 @@ public struct IndexExercises: Sequence {
         public var gif: String?
         public var pack: Int
         public var position: Int
+        /// The exercise's GIF in each rendition asked for (`renditionsAt`) whose packs list it, by
+        /// resolution ascending; empty without renditions.
+        public var renditions: [Rendition] = []
+
+        /// Whether the exercise's GIFs differ: in `packs[]` (one gained or lost included) or in
+        /// any rendition both entries were read with. What ``IndexDiff`` and `gifpack review`
+        /// count as changed.
+        public func gifsDiffer(from other: Entry) -> Bool {
+            gif != other.gif || renditions != other.renditions
+        }
+    }
+
+    /// An exercise's row in the rendition packs of one resolution.
+    public struct Rendition: Sendable, Equatable {
+        public var resolution: Int
+        public var gif: String?
     }
 
     /// The packs in name order (a stable sort: of two packs of one name, the first listed first).
     public let packs: [PackDescription]
+    /// Per resolution asked for, ascending: its rendition packs in name order.
+    let renditionGroups: [(resolution: Int, packs: [PackDescription])]
 
-    public init(_ index: PackIndex) {
-        packs = index.packs.enumerated().sorted { ($0.element.name, $0.offset) < ($1.element.name, $1.offset) }.map(\.element)
+    public init(_ index: PackIndex, renditionsAt resolutions: Set<Int> = []) {
+        packs = Self.inNameOrder(index.packs)
+        renditionGroups = resolutions.sorted().map { resolution in
+            (resolution, Self.inNameOrder((index.renditionPacks ?? []).filter { $0.resolution == resolution }))
+        }
     }
 
-    public func makeIterator() -> Iterator { Iterator(packs: packs) }
+    /// The resolutions of an index's rendition packs.
+    public static func renditionResolutions(of index: PackIndex) -> Set<Int> {
+        Set((index.renditionPacks ?? []).compactMap(\.resolution))
+    }
+
+    private static func inNameOrder(_ packs: [PackDescription]) -> [PackDescription] {
+        packs.enumerated().sorted { ($0.element.name, $0.offset) < ($1.element.name, $1.offset) }.map(\.element)
+    }
+
+    public func makeIterator() -> Iterator {
+        Iterator(packs: packs, renditions: renditionGroups.map { ($0.resolution, Iterator(packs: $0.packs, renditions: [])) })
+    }
 
     public struct Iterator: IteratorProtocol {
         private let packs: [PackDescription]
@@ -31,13 +65,19 @@ public struct IndexExercises: Sequence {
         private var cursor: [Int]
         private var orders: [[Int32]?]
         private var heads: [ExerciseRef?]
+        /// Per rendition resolution: the walk of its packs and its next entry.
+        private var renditions: [(resolution: Int, walk: Iterator)]
+        private var renditionHeads: [Entry?]
 
-        init(packs: [PackDescription]) {
+        init(packs: [PackDescription], renditions: [(Int, Iterator)]) {
             self.packs = packs
             cursor = Array(repeating: 0, count: packs.count)
             orders = packs.map { Self.order(of: $0.exercises) }
             heads = Array(repeating: nil, count: packs.count)
+            self.renditions = renditions.map { (resolution: $0.0, walk: $0.1) }
+            renditionHeads = []
             for pack in packs.indices { heads[pack] = ref(pack) }
+            for group in self.renditions.indices { renditionHeads.append(self.renditions[group].walk.next()) }
         }
 
         public mutating func next() -> Entry? {
@@ -51,6 +91,14 @@ public struct IndexExercises: Sequence {
                     if winner == nil { winner = Entry(id: head.id, gif: head.gif, pack: pack, position: position(pack)) }
                     cursor[pack] += 1
                     heads[pack] = ref(pack)
+                }
+            }
+            // Each rendition's walk is brought up to this id (ids only rendition packs list are passed).
+            for group in renditions.indices {
+                while let head = renditionHeads[group], head.id < id { renditionHeads[group] = renditions[group].walk.next() }
+                if let head = renditionHeads[group], head.id == id {
+                    winner?.renditions.append(Rendition(resolution: renditions[group].resolution, gif: head.gif))
+                    renditionHeads[group] = renditions[group].walk.next()
                 }
             }
             return winner
@@ -80,10 +128,13 @@ public struct IndexExercises: Sequence {
 }
 
 /// Two indexes' exercises side by side, in ascending id order (``IndexExercises`` of each): an id
-/// in both has both entries, an added one only `new`, a removed one only `old`.
+/// in both has both entries, an added one only `new`, a removed one only `old`. Each entry carries
+/// its GIFs in the renditions both indexes have (format 1.3), so an exercise whose 360 px GIF alone
+/// changed differs (``IndexExercises/Entry/gifsDiffer(from:)``); a resolution one index lacks
+/// changes no exercise (its packs are the diff's downloads).
 ///
 /// ```swift
-/// for (old, new) in IndexExercisePairs(old: v1, new: v2) where old?.gif != new?.gif { print(old?.id ?? new!.id) }
+/// for case let (old?, new?) in IndexExercisePairs(old: v1, new: v2) where old.gifsDiffer(from: new) { print(new.id) }
 /// ```
 public struct IndexExercisePairs: Sequence, IteratorProtocol {
     private var old: IndexExercises.Iterator
@@ -92,8 +143,9 @@ public struct IndexExercisePairs: Sequence, IteratorProtocol {
     private var newHead: IndexExercises.Entry?
 
     public init(old: PackIndex, new: PackIndex) {
-        self.old = IndexExercises(old).makeIterator()
-        self.new = IndexExercises(new).makeIterator()
+        let common = IndexExercises.renditionResolutions(of: old).intersection(IndexExercises.renditionResolutions(of: new))
+        self.old = IndexExercises(old, renditionsAt: common).makeIterator()
+        self.new = IndexExercises(new, renditionsAt: common).makeIterator()
         oldHead = self.old.next()
         newHead = self.new.next()
     }

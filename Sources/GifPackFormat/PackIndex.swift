@@ -213,6 +213,14 @@ public struct PackDescription: Sendable, Equatable, Codable {
     /// Format 1.3, with renditions only: the resolution of this pack's GIFs (pixels).
     public var resolution: Int?
 
+    /// A rendition pack's (format 1.3, `renditionPacks[]`, named `<name>.<resolution>`): the
+    /// larger side of every one of its GIFs' logical screens, its ``resolution``. Nil for a pack of
+    /// `packs[]` (a plain name), whose GIFs are whatever size the API served at the first resolution.
+    public var renditionSide: Int? {
+        guard let resolution, let dot = name.lastIndex(of: "."), name[name.index(after: dot)...] == String(resolution) else { return nil }
+        return resolution
+    }
+
     /// The keys in the order index.json writes them (sorted by their bytes): the one definition of
     /// this part of the index's shape, read by the decoder and written by ``IndexJSONWriter``.
     enum CodingKeys: String, CodingKey, CaseIterable {

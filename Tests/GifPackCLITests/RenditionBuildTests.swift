@@ -170,7 +170,8 @@ struct RenditionBuildTests {
         let report = try await runBuild(manifest: Self.manifest(server), workspace: workspace)
         #expect(report.exitStatus == .partial, "\(report.message)")
         #expect(!report.message.contains("\n"))
-        #expect(report.message.contains("360 px: the API served 5 of 5 GIFs at a smaller size, the limit of its plan (BASIC serves 180 px only"))
+        #expect(report.message.contains("360 px: the API served 5 of 5 GIFs at 180 px, not the 360 px asked for, the limit of its plan (BASIC serves 180 px only"),
+                "\(report.message)")
         #expect(report.message.contains("no 360 px pack was published"))
         #expect(report.renditions?.last?.planCeiling == 5 && report.renditions?.last?.packs == 0)
         let index = try readIndex(workspace.file("dist/index.json"))
@@ -186,6 +187,23 @@ struct RenditionBuildTests {
         #expect(allowed.message.contains("BASIC serves 180 px only"))
     }
 
+    /// Issue 43, weak spot 9: an API serving 720 px GIFs for a 360 px request is said to have done
+    /// so (the size asked for and the size got), not blamed on the plan's limit or a smaller size.
+    @Test func aLargerSizeThanAskedIsNamedAsServedNotBlamedOnThePlan() async throws {
+        let server = try Self.fixture(count: 3) { $0.duplicateEvery = 0 }
+        defer { server.stop() }
+        let large = server.catalog.exercises[0].id
+        server.replaceGIF(id: large, with: try GIFSynthesizer.animatedGIF(width: 720, height: 720, frames: 2, colors: 4, seed: 720))
+        let workspace = try TemporaryDirectory()
+        let report = try await runBuild(manifest: Self.manifest(server), workspace: workspace)
+        #expect(report.exitStatus == .partial, "\(report.message)")
+        #expect(report.message.contains("360 px: the API served 1 of 3 GIFs at 720 px, not the 360 px asked for; "
+                                        + "those exercises keep their other renditions"), "\(report.message)")
+        #expect(!report.message.contains("limit of its plan") && !report.message.contains("smaller"), "\(report.message)")
+        #expect(report.renditions?.last?.gifs.otherSizesServed == [720])
+        #expect(report.rejections.contains { $0.exerciseID == large && $0.detail == "served 720×720, not 360 px" }, "\(report.rejections)")
+    }
+
     /// One exercise served below 360 (its GIF is the same bytes at every resolution): it has no
     /// 360 px rendition and keeps its 180 px one; the others have both.
     @Test func anExerciseWhoseHigherRenditionIsMissingKeepsItsLowerOne() async throws {
@@ -196,7 +214,7 @@ struct RenditionBuildTests {
         let workspace = try TemporaryDirectory()
         let report = try await runBuild(manifest: Self.manifest(server), workspace: workspace)
         #expect(report.exitStatus == .partial, "\(report.message)")
-        #expect(report.message.contains("360 px: the API served 1 of 4 GIFs at a smaller size"))
+        #expect(report.message.contains("360 px: the API served 1 of 4 GIFs at 180 px, not the 360 px asked for"), "\(report.message)")
         #expect(report.message.contains("those exercises keep their other renditions"))
         let index = try readIndex(workspace.file("dist/index.json"))
         let rendition = try #require(index.renditionPacks?.first)

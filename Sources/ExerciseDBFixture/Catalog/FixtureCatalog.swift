@@ -28,6 +28,8 @@ public struct FixtureCatalog: Sendable {
     /// v1 id → RapidAPI id for generated twins: both name one exercise.
     private let rapidIDByV1ID: [String: String]
     private var replacements: [String: ServedGIF] = [:]
+    /// Replacements at one resolution only (id → resolution → GIF), before ``replacements``.
+    private var resolutionReplacements: [String: [Int: ServedGIF]] = [:]
     private let store: GIFStore
 
     init(configuration: FixtureConfiguration) throws(FixtureError) {
@@ -89,6 +91,7 @@ public struct FixtureCatalog: Sendable {
     /// The GIF served for `id` at a requested resolution, with its validators.
     func servedGIF(id: String, resolution: Int) -> ServedGIF? {
         guard FixtureCatalog.resolutions.contains(resolution) else { return nil }
+        if let replacement = resolutionReplacements[canonicalID(id)]?[resolution] { return replacement }
         if let replacement = replacements[canonicalID(id)] { return replacement }
         guard let key = rapidGIFKeys[id] ?? v1GIFKeys[id] else { return nil }
         return store.gif(key: key, resolution: min(resolution, planMaxResolution))
@@ -105,6 +108,11 @@ public struct FixtureCatalog: Sendable {
     /// From now on `id` (and its twin) serves `bytes` at every resolution, modified at `time`.
     mutating func replaceGIF(id: String, with bytes: [UInt8], at time: Int) {
         replacements[canonicalID(id)] = ServedGIF(bytes: bytes, lastModified: time)
+    }
+
+    /// From now on `id` (and its twin) serves `bytes` when `resolution` is asked for, modified at `time`.
+    mutating func replaceGIF(id: String, resolution: Int, with bytes: [UInt8], at time: Int) {
+        resolutionReplacements[canonicalID(id), default: [:]][resolution] = ServedGIF(bytes: bytes, lastModified: time)
     }
 
     /// The catalog with every v1 `gifUrl` pointing at `base` (e.g. `http://127.0.0.1:8080`).

@@ -157,6 +157,12 @@ public final class FixtureServer: Sendable {
         state.replaceGIF(id: id, with: bytes)
     }
 
+    /// Serves `bytes` for the exercise when `resolution` is asked for, from now on (the other
+    /// resolutions as before): an upstream change to one rendition.
+    public func replaceGIF(id: String, resolution: Int, with bytes: [UInt8]) {
+        state.replaceGIF(id: id, resolution: resolution, with: bytes)
+    }
+
     /// Lists the exercise (either shape's id) under a new name from now on: one changed record,
     /// on one list page.
     public func renameExercise(id: String, to name: String) {

@@ -105,4 +105,8 @@ final class FixtureState: Sendable {
     func replaceGIF(id: String, with bytes: [UInt8]) {
         state.withLock { $0.catalog.replaceGIF(id: id, with: bytes, at: HTTPDate.now()) }
     }
+
+    func replaceGIF(id: String, resolution: Int, with bytes: [UInt8]) {
+        state.withLock { $0.catalog.replaceGIF(id: id, resolution: resolution, with: bytes, at: HTTPDate.now()) }
+    }
 }

@@ -183,6 +183,9 @@ public struct BuildReport: Sendable, Codable, Equatable {
         /// Valid GIFs whose size differs from the requested resolution (the first ``BuildReport/listLimit``
         /// are listed in `resolutionMismatches`).
         public var resolutionMismatches = 0
+        /// At a resolution other than the first: the larger sides (pixels, ascending) of the GIFs
+        /// the API served at another size than asked (`plan-ceiling`); nil when there were none.
+        public var otherSizesServed: [Int]?
     }
 
     /// One resolution of a build with several.

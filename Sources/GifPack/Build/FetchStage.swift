@@ -64,7 +64,9 @@ extension BuildPipeline {
         // Taken out of the outcome, so the results have one owner and change in place below.
         var results = outcome.results
         outcome.results = FetchResults()
-        if tools.resolution != manifest.source.resolution { refuseOtherSizes(&results, wanted: wanted, resolution: tools.resolution) }
+        if tools.resolution != manifest.source.resolution {
+            refuseOtherSizes(&results, wanted: wanted, resolution: tools.resolution, into: &report)
+        }
         report.stateErrors += fetcher.processor.stateWriteErrors
         report.http = .init(requests: after.requestsStarted, retries: outcome.retries, rateLimited: outcome.rateLimited,
                             quotaRemaining: outcome.quotaRemaining, maxInFlight: after.maxInFlight,
@@ -86,7 +88,9 @@ extension BuildPipeline {
             try lastKnownGood(for: results, wanted: wanted, state: state, store: BlobStore(layout: layout), resolution: resolution)
         }
         for (gif, _) in cover { results[gif.exerciseID] = .stored(gif) }
-        if tools.resolution != manifest.source.resolution { refuseOtherSizes(&results, wanted: wanted, resolution: tools.resolution) }
+        if tools.resolution != manifest.source.resolution {
+            refuseOtherSizes(&results, wanted: wanted, resolution: tools.resolution, into: &report)
+        }
         report.reusedLastGood += cover.lazy.map(\.rejection).prefix(max(0, options.reportListLimit - report.reusedLastGood.count))
         summarise(results, wanted: wanted, resolution: tools.resolution, into: &report)
         return results

@@ -127,21 +127,28 @@ extension BuildPipeline {
 
     /// At a resolution other than the first, a GIF of another size (the API plan's ceiling serves
     /// a smaller one, still 200) is never published under that resolution: it becomes a
-    /// `plan-ceiling` rejection, and its exercise keeps its other renditions.
-    func refuseOtherSizes(_ results: inout FetchResults, wanted: ExerciseList, resolution: Resolution) {
+    /// `plan-ceiling` rejection, and its exercise keeps its other renditions. The sizes served are
+    /// recorded (``BuildReport/GIFSummary/otherSizesServed``) for the message.
+    func refuseOtherSizes(_ results: inout FetchResults, wanted: ExerciseList, resolution: Resolution, into report: inout BuildReport) {
         guard let pixels = resolution.pixels else { return }
+        var sides = Set(report.gifs.otherSizesServed ?? [])
         for exercise in wanted {
             guard case .stored(let gif)? = results[exercise.id], gif.resolutionMismatch else { continue }
+            let side = max(gif.info.width, gif.info.height)
+            sides.insert(side)
             results[exercise.id] = .rejected(FetchRejection(
                 exerciseID: exercise.id, url: exercise.imageURL, reason: .planCeiling,
-                detail: "served \(gif.info.width)×\(gif.info.height), not \(pixels) px: the API plan's resolution limit",
+                detail: "served \(gif.info.width)×\(gif.info.height), not \(pixels) px"
+                    + (side < pixels ? ": the API plan's resolution limit" : ""),
                 status: 200))
         }
+        report.gifs.otherSizesServed = sides.isEmpty ? nil : sides.sorted()
     }
 
     /// The message and status of a build with several resolutions: one line per resolution some
-    /// exercises lack, naming the plan's limit when that is why, and exit 3 unless
-    /// `--allow-missing-renditions`.
+    /// exercises lack, saying what was served when the API served another size than asked (the
+    /// size asked for and the sizes got, naming the plan's limit only when every one was smaller),
+    /// and exit 3 unless `--allow-missing-renditions`.
     func concludeRenditions(_ report: inout BuildReport) {
         guard let renditions = report.renditions else { return }
         var missing = 0
@@ -150,8 +157,11 @@ extension BuildPipeline {
             let kept = rendition.packs == 0 ? "no \(rendition.resolution) px pack was published"
                 : "those exercises keep their other renditions"
             if rendition.planCeiling > 0 {
+                let sides = rendition.gifs.otherSizesServed ?? []
+                let smaller = !sides.isEmpty && sides.allSatisfy { $0 < rendition.resolution }
                 report.message += "; \(rendition.resolution) px: the API served \(rendition.planCeiling) of \(rendition.gifs.wanted) "
-                    + "GIFs at a smaller size, the limit of its plan (BASIC serves 180 px only, PRO up to 360 px); \(kept)"
+                    + "GIFs at \(Self.pixelList(sides)), not the \(rendition.resolution) px asked for"
+                    + (smaller ? ", the limit of its plan (BASIC serves 180 px only, PRO up to 360 px)" : "") + "; \(kept)"
             } else {
                 report.message += "; \(rendition.gifs.missing) exercise(s) have no \(rendition.resolution) px rendition; \(kept)"
             }
@@ -160,6 +170,13 @@ extension BuildPipeline {
             report.exitStatus = .partial
             report.message += " (--allow-missing-renditions: exit 0)"
         }
+    }
+
+    /// "180 px", "180 and 720 px", "180, 360 and 720 px"; "another size" when none was recorded.
+    static func pixelList(_ sides: [Int]) -> String {
+        guard let last = sides.last else { return "another size" }
+        let numbers = sides.map(String.init)
+        return (sides.count == 1 ? numbers[0] : numbers.dropLast().joined(separator: ", ") + " and " + String(last)) + " px"
     }
 }
 

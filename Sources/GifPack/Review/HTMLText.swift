@@ -1,11 +1,17 @@
+import GifPackSystem
+
 /// The one escaping of untrusted text (exercise names, ids, body parts, pack names, locations)
 /// into HTML: every character that could end a text node or an attribute value (`& < > " '`)
 /// becomes its character reference, so a name like `<script>` or `"onerror=` shows as written.
-/// Control characters other than tab and newline are dropped. Used for text and for quoted
-/// attribute values alike; nothing from the API becomes a URL (images are named by hash).
+/// Every character a terminal must not get raw (``TerminalText/isUnsafe(_:)``: control characters
+/// other than tab and newline, and the Unicode bidi overrides, embeddings, isolates and marks that
+/// would display the rest of a line reversed) is shown as the terminal shows it, `\u{202e}`: one
+/// helper for the page and the terminal. Used for text and for quoted attribute values alike;
+/// nothing from the API becomes a URL (images are named by hash).
 ///
 /// ```swift
 /// HTMLText.escaped("<b>\"x\"</b>")   // "&lt;b&gt;&quot;x&quot;&lt;/b&gt;"
+/// HTMLText.escaped("curl\u{202E}fig.exe")   // "curl\\u{202e}fig.exe"
 /// ```
 enum HTMLText {
     static func escaped(_ text: String) -> String {
@@ -19,9 +25,8 @@ enum HTMLText {
             case "\"": result += "&quot;"
             case "'": result += "&#39;"
             case "\t", "\n": result.unicodeScalars.append(scalar)
-            default:
-                if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) { continue }
-                result.unicodeScalars.append(scalar)
+            case _ where TerminalText.isUnsafe(scalar): result += TerminalText.escaped(String(scalar))
+            default: result.unicodeScalars.append(scalar)
             }
         }
         return result

@@ -279,7 +279,7 @@ struct ReviewRoles {
         self.old = IndexExercises(old).packs.map { Array(repeating: .other, count: $0.exercises.count) }
         self.new = IndexExercises(new).packs.map { Array(repeating: .other, count: $0.exercises.count) }
         for (before, after) in IndexExercisePairs(old: old, new: new) {
-            let changed = before != nil && after != nil && before?.gif != after?.gif
+            let changed = before.flatMap { before in after.map { before.gifsDiffer(from: $0) } } ?? false
             if let after { self.new[after.pack][after.position] = before == nil ? .added : changed ? .changed : .unchanged }
             if let before, after == nil || changed { self.old[before.pack][before.position] = changed ? .changedBefore : .removed }
         }

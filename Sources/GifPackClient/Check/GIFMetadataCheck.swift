@@ -7,17 +7,17 @@ import GifPackGIFCore
 /// let problems = GIFMetadataCheck.problems(bytes: gif, metadata: exercise.gif, pack: "all", entry: path)
 /// ```
 enum GIFMetadataCheck {
-    static func problems(bytes: [UInt8], metadata: GIFMetadata?, pack: String, entry: String) -> [PackRejection] {
+    static func problems(bytes: [UInt8], metadata: GIFMetadata?, side: Int? = nil, pack: String, entry: String) -> [PackRejection] {
         let info: GIFInfo
         do { info = try GIFWalker.inspect(bytes: bytes) } catch {
             return [PackRejection(.notAGIF, pack: pack, entry: entry, detail: "does not decode: \(error)")]
         }
-        return compare(info, byteCount: Int64(bytes.count), metadata: metadata, pack: pack, entry: entry)
+        return compare(info, byteCount: Int64(bytes.count), metadata: metadata, side: side, pack: pack, entry: entry)
     }
 
     /// The same for a GIF already written to `path`, read back whole: the installer wrote it from an
     /// entry whose size the index bounds and whose SHA-256 it checked.
-    static func problems(file path: String, metadata: GIFMetadata?, pack: String, entry: String) -> [PackRejection] {
+    static func problems(file path: String, metadata: GIFMetadata?, side: Int? = nil, pack: String, entry: String) -> [PackRejection] {
         let info: GIFInfo
         do {
             let reader = try PackFrameReader(path: path)
@@ -26,11 +26,16 @@ enum GIFMetadataCheck {
         } catch {
             return [PackRejection(.notAGIF, pack: pack, entry: entry, detail: "does not decode: \(error)")]
         }
-        return compare(info, byteCount: FileOps.regularFileSize(path) ?? -1, metadata: metadata, pack: pack, entry: entry)
+        return compare(info, byteCount: FileOps.regularFileSize(path) ?? -1, metadata: metadata, side: side, pack: pack, entry: entry)
     }
 
-    private static func compare(_ info: GIFInfo, byteCount: Int64, metadata: GIFMetadata?, pack: String,
+    /// `side`: a rendition pack's resolution, the larger side its GIFs' logical screens must have.
+    private static func compare(_ info: GIFInfo, byteCount: Int64, metadata: GIFMetadata?, side: Int?, pack: String,
                                 entry: String) -> [PackRejection] {
+        if let side, max(info.width, info.height) != side {
+            return [PackRejection(.wrongResolution, pack: pack, entry: entry,
+                                  detail: "the GIF is \(info.width)×\(info.height), not the pack's resolution of \(side) px")]
+        }
         guard let metadata else { return [] }
         var differences: [String] = []
         if metadata.bytes != byteCount { differences.append("bytes \(metadata.bytes) vs \(byteCount)") }

@@ -4,13 +4,16 @@ import GifPackFormat
 ///
 /// On top of ``EntryReading``: the tar header must be a regular file with a safe name equal to the
 /// location's path and exactly the location's size; the decompression cap is the location's entry
-/// length; the data's SHA-256 must equal `sha256`; a GIF must start with a GIF signature.
+/// length; the data's SHA-256 must equal `sha256`; a GIF must start with a GIF signature, and a
+/// rendition pack's GIF (`side`: ``PackDescription/renditionSide``) have a logical screen whose
+/// larger side is that resolution. Every reader of a pack's GIF bytes comes here: verify, install
+/// (whole and sparse), the lazy cache's fetch and ``PackEntryReader``.
 ///
 /// ```swift
 /// let bytes = try IndexedEntry.readAll(gif.location, sha256: gif.sha256, isGIF: true, pack: "all", reader: reader)
 /// ```
 enum IndexedEntry {
-    static func read(_ location: EntryLocation, sha256 expected: String, isGIF: Bool, pack: String,
+    static func read(_ location: EntryLocation, sha256 expected: String, isGIF: Bool, side: Int? = nil, pack: String,
                      reader: PackFrameReader,
                      into consumer: (UnsafeRawBufferPointer) throws(PackReadError) -> Void) throws(PackClientError) {
         let entry = SafePath.printable(location.path)
@@ -26,14 +29,28 @@ enum IndexedEntry {
         if isGIF, !EntryReading.hasGIFSignature(result.prefix) {
             throw .rejected(PackRejection(.notAGIF, pack: pack, entry: entry, detail: "the data does not start with GIF87a or GIF89a"))
         }
+        if isGIF, let side, let problem = sideProblem(result.prefix, side: side, pack: pack, entry: entry) { throw .rejected(problem) }
+    }
+
+    /// A rendition's GIF of another size: its logical screen (bytes 6-9 of the GIF, little-endian
+    /// width and height) has a larger side other than `side`.
+    static func sideProblem(_ prefix: [UInt8], side: Int, pack: String, entry: String) -> PackRejection? {
+        guard prefix.count >= 10 else {
+            return PackRejection(.notAGIF, pack: pack, entry: entry, detail: "the data ends before the GIF's logical screen")
+        }
+        let width = Int(prefix[6]) | Int(prefix[7]) << 8
+        let height = Int(prefix[8]) | Int(prefix[9]) << 8
+        guard max(width, height) != side else { return nil }
+        return PackRejection(.wrongResolution, pack: pack, entry: entry,
+                             detail: "the GIF is \(width)×\(height), not the pack's resolution of \(side) px")
     }
 
     /// Reads the entry into memory.
-    static func readAll(_ location: EntryLocation, sha256: String, isGIF: Bool, pack: String,
+    static func readAll(_ location: EntryLocation, sha256: String, isGIF: Bool, side: Int? = nil, pack: String,
                         reader: PackFrameReader) throws(PackClientError) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(Int(max(0, location.size)))
-        try read(location, sha256: sha256, isGIF: isGIF, pack: pack, reader: reader) { chunk in
+        try read(location, sha256: sha256, isGIF: isGIF, side: side, pack: pack, reader: reader) { chunk in
             bytes.append(contentsOf: chunk)
         }
         return bytes

@@ -81,10 +81,10 @@ enum PackChecks {
 
     /// The GIF (already read through ``IndexedEntry``, so its hash is right) decoded and compared
     /// with its catalog record.
-    static func gifProblems(_ gif: GIFSource, metadata: GIFMetadata?, pack: String, entry: String) -> [PackRejection] {
+    static func gifProblems(_ gif: GIFSource, metadata: GIFMetadata?, side: Int? = nil, pack: String, entry: String) -> [PackRejection] {
         switch gif {
-        case .bytes(let bytes): GIFMetadataCheck.problems(bytes: bytes, metadata: metadata, pack: pack, entry: entry)
-        case .file(let path): GIFMetadataCheck.problems(file: path, metadata: metadata, pack: pack, entry: entry)
+        case .bytes(let bytes): GIFMetadataCheck.problems(bytes: bytes, metadata: metadata, side: side, pack: pack, entry: entry)
+        case .file(let path): GIFMetadataCheck.problems(file: path, metadata: metadata, side: side, pack: pack, entry: entry)
         }
     }
 

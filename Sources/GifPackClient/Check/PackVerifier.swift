@@ -5,8 +5,9 @@ import GifPackSystem
 /// Full verification of a published output directory or of a single pack file, collecting every
 /// problem instead of stopping at the first.
 ///
-/// ``verifyDirectory(_:limits:)`` reads `<dir>/index.json` and, for every pack: checks the
-/// description (names, paths, hashes, ids), the file's size and SHA-256, every frame offset
+/// ``verifyDirectory(_:limits:)`` reads `<dir>/index.json`, lists every problem of the index's
+/// rules (``PackDescriptionCheck/indexProblems(in:limits:)``, the one function the clients run
+/// when they load an index: names, paths, hashes, ids, resolutions), and for every pack: the file's size and SHA-256, every frame offset
 /// against the real frame sequence (and that no unlisted frame exists), `uncompressedBytes`, the
 /// end-of-archive frame, `catalog.json` against the content digest and the index, and every GIF
 /// read through its frame offset (header, size, SHA-256), walked with `GIFWalker` and compared
@@ -49,10 +50,9 @@ public enum PackVerifier {
             report.problems.append(PackRejection(.unreadable, pack: "index.json", detail: "\(error)"))
             return report
         }
-        var seen = Set<String>()
-        for pack in index.allPacks where !seen.insert(pack.name).inserted {
-            report.problems.append(PackRejection(.duplicate, pack: pack.name, detail: "the index lists this pack twice"))
-        }
+        // The index's rules: the one function every client runs on loading an index, so verify
+        // approves exactly the indexes the clients accept; each pack's file is checked after.
+        report.problems += PackDescriptionCheck.indexProblems(in: index, limits: limits)
         let source = PackIndexSource(location: .file(indexPath))
         // Format 1.3: the rendition packs are checked like the others.
         for pack in index.allPacks { verify(pack, source: source, limits: limits, into: &report) }
@@ -142,12 +142,8 @@ public enum PackVerifier {
                                into report: inout VerificationReport) {
         report.packs += 1
         let name = SafePath.printable(pack.name)
-        guard case .file(let path) = (try? source.packLocation(for: pack)) ?? .url("") else {
-            report.problems += PackDescriptionCheck.problems(in: pack, limits: limits)
-            return
-        }
+        guard case .file(let path) = (try? source.packLocation(for: pack)) ?? .url("") else { return }
         guard let size = FileOps.regularFileSize(path) else {
-            report.problems += PackDescriptionCheck.problems(in: pack, limits: limits)
             report.problems.append(PackRejection(.unreadable, pack: name, entry: pack.file, detail: "the pack file is missing"))
             return
         }
@@ -158,9 +154,9 @@ public enum PackVerifier {
         let opened = try? PackChecks.structure(path: path, pack: pack, limits: limits) { problem throws(PackClientError) in
             found.append(problem)
         }
-        // Problems in description order first, then the file's checksum, then the rest.
+        // The description's problems were listed with the index's (``PackDescriptionCheck/indexProblems(in:limits:)``):
+        // the file's checksum first, then the rest.
         let descriptionCount = PackDescriptionCheck.problems(in: pack, limits: limits).count
-        report.problems += found.prefix(descriptionCount)
         if let fileProblem {
             report.problems.append(fileProblem)
             if size != pack.bytes { return }
@@ -171,7 +167,8 @@ public enum PackVerifier {
         guard opened.entriesReadable else { return }
         for gif in pack.gifs {
             do {
-                let bytes = try IndexedEntry.readAll(gif.location, sha256: gif.sha256, isGIF: true, pack: name, reader: opened.reader)
+                let bytes = try IndexedEntry.readAll(gif.location, sha256: gif.sha256, isGIF: true, side: pack.renditionSide, pack: name,
+                                                     reader: opened.reader)
                 report.gifs += 1
                 report.problems += PackChecks.gifProblems(.bytes(bytes), metadata: opened.metadata?[gif.sha256], pack: name,
                                                           entry: gif.location.path)

@@ -37,6 +37,10 @@ struct RangeFetcher: Sendable {
         var name: String {
             switch self { case .pack(let pack): pack.name; case .posters(let posters): posters.name }
         }
+        /// A rendition pack's resolution, which its GIFs' larger side must be (``PackDescription/renditionSide``).
+        var side: Int? {
+            switch self { case .pack(let pack): pack.renditionSide; case .posters: nil }
+        }
         var bytes: Int64 {
             switch self { case .pack(let pack): pack.bytes; case .posters(let posters): posters.bytes }
         }
@@ -234,7 +238,7 @@ struct RangeFetcher: Sendable {
                     throw .rejected(PackRejection(.missingEntry, pack: name, entry: SafePath.printable(location.path),
                                                   detail: "the index lists no hash for this frame"))
                 }
-                try IndexedEntry.read(location, sha256: expected, isGIF: true, pack: name, reader: reader) { _ in }
+                try IndexedEntry.read(location, sha256: expected, isGIF: true, side: target.side, pack: name, reader: reader) { _ in }
             }
             return known
         }

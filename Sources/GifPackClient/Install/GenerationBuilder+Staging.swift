@@ -97,7 +97,7 @@ extension GenerationBuilder {
         let first = "\(staging)/\(names[0])"
         if let old = reusable, holds(old, sha256: hash, size: source.entry.location.size) {
             if source.isPresent {
-                try IndexedEntry.read(source.entry.location, sha256: hash, isGIF: true, pack: source.pack,
+                try IndexedEntry.read(source.entry.location, sha256: hash, isGIF: true, side: source.side, pack: source.pack,
                                       reader: source.reader) { _ in }
             }
             try linkOrCopy(old, to: first)
@@ -135,14 +135,14 @@ extension GenerationBuilder {
 
     /// The entry's GIF, read through its frame with every check of ``IndexedEntry``.
     private static func readAll(_ source: InstallPlan.Source) throws(PackClientError) -> [UInt8] {
-        try IndexedEntry.readAll(source.entry.location, sha256: source.entry.sha256, isGIF: true,
+        try IndexedEntry.readAll(source.entry.location, sha256: source.entry.sha256, isGIF: true, side: source.side,
                                  pack: source.pack, reader: source.reader)
     }
 
     /// The GIF decodes and matches its catalog record (the checks `verify` runs), else the pack is refused.
     static func check(_ gif: PackChecks.GIFSource, _ source: InstallPlan.Source) throws(PackClientError) {
         let name = SafePath.printable(source.pack)
-        if let problem = PackChecks.gifProblems(gif, metadata: source.metadata, pack: name,
+        if let problem = PackChecks.gifProblems(gif, metadata: source.metadata, side: source.side, pack: name,
                                                 entry: SafePath.printable(source.entry.location.path)).first {
             throw .rejected(problem)
         }

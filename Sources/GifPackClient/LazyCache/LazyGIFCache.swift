@@ -318,7 +318,7 @@ public final class LazyGIFCache: Sendable {
             alone.frameOffset = 0
             var bytes: [UInt8] = []
             bytes.reserveCapacity(Int(max(0, entry.location.size)))
-            try IndexedEntry.read(alone, sha256: entry.sha256, isGIF: true, pack: SafePath.printable(pack.name),
+            try IndexedEntry.read(alone, sha256: entry.sha256, isGIF: true, side: pack.renditionSide, pack: SafePath.printable(pack.name),
                                   reader: reader) { chunk in bytes.append(contentsOf: chunk) }
             if Int64(bytes.count) <= byteLimit {
                 store.keepGIF(bytes, sha256: entry.sha256, byteLimit: byteLimit)

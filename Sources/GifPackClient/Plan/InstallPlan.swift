@@ -21,6 +21,8 @@ struct InstallPlan {
         let reader: PackFrameReader
         let pack: String
         let entry: GIFEntry
+        /// A rendition pack's resolution, its GIFs' larger side (``PackDescription/renditionSide``).
+        let side: Int?
         /// The pack catalog's record of this GIF.
         let metadata: GIFMetadata?
         /// False for a GIF a sparse upgrade did not fetch: its frame is not in the file.
@@ -57,7 +59,7 @@ struct InstallPlan {
                 throw .rejected(PackRejection(.unreadable, pack: SafePath.printable(pack.name), detail: "the pack could not be checked"))
             }
             entries += pack.gifs.map {
-                Source(reader: checked.reader, pack: pack.name, entry: $0, metadata: metadata[$0.sha256],
+                Source(reader: checked.reader, pack: pack.name, entry: $0, side: pack.renditionSide, metadata: metadata[$0.sha256],
                        isPresent: item.fetchedGIFs?.contains($0.sha256) ?? true, ready: item.ready[$0.sha256])
             }
             let taken = selection?.taken?[pack.name]

@@ -49,7 +49,7 @@ public struct PackEntryReader: Sendable {
             throw .rejected(PackRejection(.missingEntry, pack: name, entry: GIFEntry.path(forSHA256: hash),
                                           detail: "the pack lists no GIF with this hash"))
         }
-        return try IndexedEntry.readAll(entry.location, sha256: entry.sha256, isGIF: true, pack: name, reader: reader)
+        return try IndexedEntry.readAll(entry.location, sha256: entry.sha256, isGIF: true, side: pack.renditionSide, pack: name, reader: reader)
     }
 
     /// The pack's `catalog.json` (exercise names, API records, GIF metadata), verified against the

@@ -14,11 +14,15 @@ import GifPackFormat
 /// if let first = problems.first { throw PackClientError.rejected(first) }
 /// ```
 package enum PackDescriptionCheck {
-    /// The rules of a whole index, checked when it is loaded, before anything trusts it: every
-    /// pack's description (``problems(in:limits:)``), rendition packs included (format 1.3), and
-    /// pack names that appear once; a `packs[]` name is a plain name, a `renditionPacks[]` name is
-    /// `<name>.<resolution>` of its own `resolution`, one of `source.resolutions`.
-    static func indexProblems(in index: PackIndex, limits: PackLimits) -> [PackRejection] {
+    /// The rules of a whole index: the one function every reader of an index runs before anything
+    /// trusts it (``PackIndexSource``, ``IndexTrust``, the lazy cache) and `gifpack verify` lists
+    /// the problems of (``PackVerifier``), so verify approves exactly what the clients accept.
+    /// Every pack's description (``problems(in:limits:)``), rendition packs included (format 1.3),
+    /// and pack names that appear once; a `packs[]` name is a plain name, a `renditionPacks[]` name
+    /// is `<name>.<resolution>` of its own `resolution`; a pack's `resolution`, where present, is
+    /// one of `source.resolutions` (with one resolution, `source.resolution`), and that of a
+    /// `packs[]` entry is the first, `source.resolution`.
+    package static func indexProblems(in index: PackIndex, limits: PackLimits) -> [PackRejection] {
         var problems: [PackRejection] = []
         var names = Set<String>()
         for pack in index.allPacks where !names.insert(pack.name).inserted {
@@ -28,14 +32,20 @@ package enum PackDescriptionCheck {
             problems.append(PackRejection(.unsafeName, pack: SafePath.printable(pack.name),
                                           detail: "a pack of packs[] is named 1-64 characters of A-Z a-z 0-9 _ -"))
         }
-        for pack in index.renditionPacks ?? [] {
-            if ExerciseID.isValid(pack.name) {
-                problems.append(PackRejection(.unsafeName, pack: SafePath.printable(pack.name),
-                                              detail: "a rendition pack is named <pack>.<resolution>"))
-            }
-            if let resolution = pack.resolution, let known = index.source.resolutions, !known.contains(resolution) {
+        for pack in index.renditionPacks ?? [] where ExerciseID.isValid(pack.name) {
+            problems.append(PackRejection(.unsafeName, pack: SafePath.printable(pack.name),
+                                          detail: "a rendition pack is named <pack>.<resolution>"))
+        }
+        let known = index.source.resolutions ?? index.source.resolution.map { [$0] } ?? []
+        for (number, pack) in index.allPacks.enumerated() {
+            guard let resolution = pack.resolution else { continue }
+            if !known.contains(resolution) {
                 problems.append(PackRejection(.invalidNumber, pack: SafePath.printable(pack.name),
-                                              detail: "resolution \(resolution) is not one of source.resolutions"))
+                                              detail: "resolution \(resolution) is not one of source.resolutions "
+                                                  + "(\(known.map(String.init).joined(separator: ", ")))"))
+            } else if number < index.packs.count, let first = index.source.resolution, resolution != first {
+                problems.append(PackRejection(.invalidNumber, pack: SafePath.printable(pack.name),
+                                              detail: "a pack of packs[] is at the first resolution, \(first), not \(resolution)"))
             }
         }
         for pack in index.allPacks { problems += self.problems(in: pack, limits: limits) }

@@ -65,6 +65,9 @@ public struct PackRejection: Error, Sendable, Equatable, CustomStringConvertible
         case conflict = "conflict"
         /// A version, size, offset or count in the index is negative or otherwise impossible.
         case invalidNumber = "invalid-number"
+        /// A GIF of a rendition pack (format 1.3) whose logical screen's larger side is not the
+        /// pack's `resolution`: a 360 px rendition made of 180 px GIFs.
+        case wrongResolution = "wrong-resolution"
     }
 
     public var reason: Reason
