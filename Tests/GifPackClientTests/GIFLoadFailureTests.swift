@@ -110,7 +110,7 @@ import Testing
     }
 
     @Test func aCancelledLoadIsCancelled() async throws {
-        let served = try await GIFLoaderTests.Served.make(count: 8, limitRate: 256)
+        let served = try await GIFLoaderTests.Served.make(count: 8, limitRate: 1024)
         defer { served.stop() }
         let curl = try HTTPClient(maxConnections: 2)
         defer { curl.shutdown() }
@@ -118,7 +118,7 @@ import Testing
         _ = try await loader.lazy.index()
         let id = try #require(served.distinct.first)
         let load = testTask { try await loader.gif(for: id) }
-        // The GIF's range request is in curl (nginx drips it at 256 bytes/s) when the caller cancels.
+        // The GIF's range request is in curl (nginx drips it at 1 KB/s) when the caller cancels.
         try await waitUntil { curl.statistics.currentlyInFlight == 1 }
         load.cancel()
         let error = try await Self.failure { _ = try await load.value }
