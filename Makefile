@@ -73,8 +73,14 @@ $(TEST_VENV)/.installed: Tests/requirements.txt
 # slots (`.computes`), one per core. See docs/ARCHITECTURE.md, "Tests".
 TEST_WIDTH ?= 12
 
+# The client's closure (what an app links) is also built with warnings as errors, in a scratch path of
+# its own (the same flags in .build would rebuild everything twice): the client adds no warning to an
+# app's build (issue 44). The first run compiles swift-crypto there once; later runs are incremental.
+STRICT_SCRATCH := .build/strict
+
 test: test-deps test-venv
 	$(SWIFT) build --build-tests
+	$(SWIFT) build --scratch-path $(STRICT_SCRATCH) --target GifPackClient -Xswiftc -warnings-as-errors
 	SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$(TEST_WIDTH) $(SWIFT) test --skip-build
 
 # swift format lint (the toolchain's swift-format) with the repository's .swift-format over Sources/ and
@@ -137,6 +143,7 @@ demo: build
 bench: build test-venv
 	@$(MAKE) --no-print-directory deps EXTRA_PACKAGES="$(BENCH_PACKAGES)"
 	$(SWIFT) build -c release --product gifpack-install-bench
+	$(SWIFT) build -c release --product gifpack-loader-memory-bench
 	bench/run.sh --bin "$(RELEASE_BIN)" $(BENCH_ARGS)
 	@mkdir -p bench/work
 	bench/zstd-decoder.sh --bin "$(RELEASE_BIN)" $(if $(wildcard $(BENCH_REAL_DATA)),--real-data $(BENCH_REAL_DATA)) | tee bench/work/zstd-decoder.txt

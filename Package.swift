@@ -117,6 +117,8 @@ let package = Package(
         .executableTarget(name: "gifpack", dependencies: ["GifPackCLI", "CMalloc"]),
         // `make bench`'s install through the library as an app runs it (URLSessionTransport): bench/run.sh, part 9.
         .executableTarget(name: "gifpack-install-bench", dependencies: ["GifPackClient"]),
+        // `make bench`'s memory of the loader loading GIFs by range against plain URLSession: bench/run.sh, part 11.
+        .executableTarget(name: "gifpack-loader-memory-bench", dependencies: ["GifPackClient"]),
         // Test helpers shared by the test targets (Tests/GifPackTestSupport): child processes, polling
         // waits, loopback ports, nginx, moto, Chromium, the fixture-server starter, hostile-pack
         // writers. Nothing of the builder or the client, so a format test does not rebuild with them.

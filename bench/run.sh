@@ -8,6 +8,7 @@
 #                [--upgrade-percents "0.1 1 10"] [--publish-only] [--no-publish] [--posters-only] [--no-posters]
 #                [--floor-runs N] [--pack-runs N] [--install-only] [--no-install] [--install-runs N]
 #                [--renditions-only] [--no-renditions] [--renditions-runs N]
+#                [--loader-memory-only] [--no-loader-memory]
 #
 # Environment equivalents: BENCH_COUNT, BENCH_LATENCY_MS, BENCH_REAL_DATA, BENCH_SCALE,
 # BENCH_SCALE_DISTINCT_GIFS, BENCH_REALISTIC_SCALE_GIFS=1, BENCH_QUICK=1 (200 GIFs, scale 1000 only),
@@ -18,7 +19,9 @@
 # BENCH_INSTALL_ONLY=1 (section 9 alone: install speed against the stock pipeline), BENCH_INSTALL=0
 # (skip it), BENCH_INSTALL_RUNS (pairs per row, default 5), BENCH_RENDITIONS_ONLY=1 (section 10 alone:
 # a two-resolution build against two one-resolution builds), BENCH_RENDITIONS=0 (skip it),
-# BENCH_RENDITIONS_RUNS (rounds, default 3).
+# BENCH_RENDITIONS_RUNS (rounds, default 3), BENCH_LOADER_MEMORY_ONLY=1 (section 11 alone: the app
+# loader's memory loading 500 GIFs by range against plain URLSession), BENCH_LOADER_MEMORY=0 (skip it),
+# BENCH_LOADER_MEMORY_GIFS (default 500), BENCH_LOADER_MEMORY_BEFORE (an older build of the tool, measured too).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -46,6 +49,8 @@ install_runs=${BENCH_INSTALL_RUNS:-5}
 renditions_only=${BENCH_RENDITIONS_ONLY:-0}
 renditions_bench=${BENCH_RENDITIONS:-1}
 renditions_runs=${BENCH_RENDITIONS_RUNS:-3}
+loader_memory_only=${BENCH_LOADER_MEMORY_ONLY:-0}
+loader_memory_bench=${BENCH_LOADER_MEMORY:-1}
 
 while [ $# -gt 0 ]; do
   case $1 in
@@ -73,7 +78,9 @@ while [ $# -gt 0 ]; do
     --renditions-only) renditions_only=1; shift ;;
     --no-renditions) renditions_bench=0; shift ;;
     --renditions-runs) renditions_runs=$2; shift 2 ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    --loader-memory-only) loader_memory_only=1; shift ;;
+    --no-loader-memory) loader_memory_bench=0; shift ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     *) echo "bench/run.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -105,6 +112,12 @@ if [ "$renditions_only" = 1 ]; then
 elif [ "$upgrade_only" = 1 ]; then
   renditions_bench=0
 fi
+if [ "$loader_memory_only" = 1 ]; then
+  [ "$upgrade_only" != 1 ] || { echo "bench/run.sh: --loader-memory-only excludes the other --*-only modes" >&2; exit 2; }
+  upgrade_only=1; upgrade_percents=""; publish_bench=0; posters=0; install_bench=0; renditions_bench=0; loader_memory_bench=1
+elif [ "$upgrade_only" = 1 ]; then
+  loader_memory_bench=0
+fi
 moto=$root/.venv-test/bin/moto_server
 if [ "$publish_bench" = 1 ] && [ ! -x "$moto" ]; then
   echo "bench/run.sh: $moto is missing: run \`make test-venv\` (make bench does)" >&2; exit 2
@@ -128,6 +141,14 @@ if [ "$install_bench" = 1 ]; then
   else
     echo "bench/run.sh: $bin/gifpack-install-bench not found (swift build -c release): no library row in part 9" >&2
     install_kinds="http local"
+  fi
+fi
+if [ "$loader_memory_bench" = 1 ]; then
+  if [ -x "$bin/gifpack-loader-memory-bench" ]; then
+    cp "$bin/gifpack-loader-memory-bench" "$work/bin/"
+  else
+    echo "bench/run.sh: $bin/gifpack-loader-memory-bench not found (swift build -c release): no part 11" >&2
+    loader_memory_bench=0
   fi
 fi
 bin=$work/bin
@@ -706,6 +727,62 @@ if [ "$renditions_bench" = 1 ]; then
   fact renditions_runs "$renditions_runs"
   stop_fixture
   rm -rf "$runs/rend"
+fi
+
+# ---------------------------------------------------------------------------------------------
+# 11: the app loader's memory (issue 44, item 1): 500 distinct GIFs at 360 px (a one-resolution build
+# of a realistic catalog, served by nginx on loopback) loaded by range through GIFLoader with a 5 MB
+# memory tier (gifpack-loader-memory-bench loader: URLSessionTransport, 20 callers at once, at most 4
+# fetches), against plain URLSession fetching the same ranges with the same concurrency in the same
+# run (gifpack-loader-memory-bench urlsession), alternating. Recorded: the process's peak RSS
+# (VmHWM), its RSS at the last answer and 3 s later (settled), and /usr/bin/time's figures.
+if [ "$loader_memory_bench" = 1 ]; then
+  lm_count=${BENCH_LOADER_MEMORY_GIFS:-500}
+  # A realistic catalog shares some GIFs between exercises (500 exercises have about 440 distinct
+  # GIFs): a fifth more exercises than GIFs wanted.
+  log "loader memory: build of a realistic catalog of $((lm_count * 6 / 5)) at 360 px"
+  start_fixture --realistic --count "$((lm_count * 6 / 5))" --plan ULTRA
+  manifest "$runs/lm.yaml" 7d
+  sed -i 's/^  resolution: 180$/  resolution: 360/' "$runs/lm.yaml"
+  mkdir -p "$runs/lm"
+  "$bin/gifpack" build --quiet --manifest "$runs/lm.yaml" --out "$runs/lm/out" --cache "$runs/lm/cache" \
+    || { echo "bench/run.sh: the loader-memory build failed" >&2; exit 1; }
+  stop_fixture
+  publish "$runs/lm/out" "$runs/lm/site"
+  rm -rf "$runs/lm/out" "$runs/lm/cache"
+  start_nginx "$runs/lm/site"
+  url=http://127.0.0.1:$nginx_port
+  # One exercise per distinct GIF (every answer comes by range), at most $lm_count.
+  jq -r --arg url "$url" '.packs[0] as $p | ($p.gifs | map({key: .sha256, value: .location}) | from_entries) as $loc
+    | [$p.exercises[] | select(.gif != null)] | unique_by(.gif) | .[]
+    | "\(.id) \($url)/\($p.file) \($loc[.gif].frameOffset) \($loc[.gif].frameOffset + $loc[.gif].frameLength - 1)"' \
+    "$runs/lm/site/index.json" | head -n "$lm_count" > "$runs/lm/ranges.txt"
+  fact lm.gifs "$(wc -l < "$runs/lm/ranges.txt")"
+  fact lm.frame_bytes "$(awk '{s += $4 - $3 + 1} END {print s}' "$runs/lm/ranges.txt")"
+  fact lm.resolution "$(jq '.packs[0].resolution // .source.resolution' "$runs/lm/site/index.json")"
+  # BENCH_LOADER_MEMORY_BEFORE=PATH: another build of the tool (the code before a change) measured
+  # beside the others in the same run, as side "before".
+  lm_sides="loader urlsession"
+  if [ -n "${BENCH_LOADER_MEMORY_BEFORE:-}" ]; then
+    cp "$BENCH_LOADER_MEMORY_BEFORE" "$bin/gifpack-loader-memory-bench.before"
+    lm_sides="before $lm_sides"
+  fi
+  for round in 1 2; do
+    for side in $( [ "$round" = 1 ] && echo "$lm_sides" || echo "$lm_sides" | tr ' ' '\n' | tac | tr '\n' ' '); do
+      log "loader memory, round $round: $side"
+      rm -rf "$runs/lm/cache-app"
+      if [ "$side" = loader ]; then
+        measure "lm.loader.r$round" "$bin/gifpack-loader-memory-bench" loader "$url/index.json" "$runs/lm/cache-app" "$runs/lm/ranges.txt"
+      elif [ "$side" = before ]; then
+        measure "lm.before.r$round" "$bin/gifpack-loader-memory-bench.before" loader "$url/index.json" "$runs/lm/cache-app" "$runs/lm/ranges.txt"
+      else
+        measure "lm.urlsession.r$round" "$bin/gifpack-loader-memory-bench" urlsession "$runs/lm/ranges.txt"
+      fi
+      fact "lm.$side.r$round.memory" "$(tail -n 1 "$runs/lm.$side.r$round.out" | jq -c . 2> /dev/null || echo null)"
+    done
+  done
+  stop_nginx
+  rm -rf "$runs/lm"
 fi
 
 fact load_at_end "\"$(cut -d' ' -f1-3 /proc/loadavg)\""

@@ -49,7 +49,38 @@ def summarize(f):
     result["install"] = install_speed(f)
     result["targets"] += install_targets(result["install"])
     result["renditions"] = renditions(f)
+    result["loader_memory"] = loader_memory(f)
     return result
+
+
+def loader_memory(f):
+    """Section 11: the app loader's memory loading GIFs by range against plain URLSession, both sides
+    of each round; MB from the processes' own VmHWM/VmRSS (the end and 3 s later)."""
+    if f.get("lm.gifs") is None:
+        return None
+    rows = []
+    for side, label in (("before", "GIFLoader, BENCH_LOADER_MEMORY_BEFORE"), ("loader", "GIFLoader, 5 MB memory tier"),
+                        ("urlsession", "plain URLSession, same ranges")):
+        for r in (1, 2):
+            run, memory = f.get(f"lm.{side}.r{r}"), f.get(f"lm.{side}.r{r}.memory")
+            if run is None:
+                continue
+            memory = memory or {}
+            mb = lambda key: None if memory.get(key) is None else memory[key] / 1024
+            rows.append({"side": side, "label": label, "round": r, "status": run["status"], "wall_s": run["wall"],
+                         "peak_rss_mb": mb("peak_rss_kb"), "end_rss_mb": mb("end_rss_kb"), "settled_rss_mb": mb("settled_rss_kb"),
+                         "gifs": memory.get("gifs"), "body_bytes": memory.get("body_bytes")})
+    return {"gifs": f.get("lm.gifs"), "frame_bytes": f.get("lm.frame_bytes"), "resolution": f.get("lm.resolution"), "rows": rows}
+
+
+def loader_memory_table(lm):
+    lines = [f"11. app loader memory: {fmt(lm['gifs'])} distinct GIFs at {fmt(lm['resolution'])} px by range "
+             f"({fmt(lm['frame_bytes'])} frame bytes), 20 callers, 4 connections   round   wall s   peak RSS MB   at end MB   3 s later MB"]
+    for row in lm["rows"]:
+        lines.append(f"  {row['label']:<40} {row['round']:>5} {fmt(row['wall_s']):>8} {fmt(row['peak_rss_mb'], 1):>13} "
+                     f"{fmt(row['end_rss_mb'], 1):>11} {fmt(row['settled_rss_mb'], 1):>14}"
+                     + ("" if row["status"] == 0 else f"   exit {row['status']}"))
+    return lines
 
 
 def renditions(f):
@@ -606,6 +637,9 @@ def table(r):
         add("")
     if r.get("renditions"):
         lines += rendition_table(r["renditions"])
+        add("")
+    if r.get("loader_memory"):
+        lines += loader_memory_table(r["loader_memory"])
         add("")
     return "\n".join(lines)
 

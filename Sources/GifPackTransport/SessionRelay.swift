@@ -63,8 +63,8 @@ final class SessionRelay: NSObject, URLSessionDataDelegate, @unchecked Sendable 
             let message = byDeadline ? timeouts.deadlineMessage(for: transfer.request.url) : timeouts.totalMessage(for: transfer.request.url)
             DispatchQueue.global().asyncAfter(deadline: .now() + limit) { [weak transfer, queue] in
                 guard let transfer else { return }
-                queue.addOperation {
-                    guard !transfer.finished else { return }
+                queue.addOperation { [weak transfer] in
+                    guard let transfer, !transfer.finished else { return }
                     transfer.failure = transfer.failure ?? .timedOut(message)
                     transfer.task?.cancel()
                 }
@@ -83,21 +83,27 @@ final class SessionRelay: NSObject, URLSessionDataDelegate, @unchecked Sendable 
         transfer.speedWatched = true
         let window = max(1, SessionRequests.seconds(timeouts.lowSpeedWindow))
         let needed = Int64(min(Double(Int64.max / 2), Double(timeouts.lowSpeedBytesPerSecond) * window))
-        @Sendable func check(after received: Int64) {
-            DispatchQueue.global().asyncAfter(deadline: .now() + window) { [weak transfer, queue] in
-                guard let transfer else { return }
-                queue.addOperation {
-                    guard !transfer.finished else { return }
-                    guard transfer.received - received >= needed else {
-                        transfer.failure = transfer.failure ?? .timedOut(timeouts.lowSpeedMessage(for: transfer.request.url))
-                        transfer.task?.cancel()
-                        return
-                    }
-                    check(after: transfer.received)
+        Self.checkSpeed(of: transfer, after: 0, window: window, needed: needed, queue: queue)
+    }
+
+    /// One low-speed window of ``watchSpeed(_:)``, then the next. The timer holds the transfer
+    /// weakly, and nothing else of it: a transfer that ended is freed at once, its buffers with it,
+    /// not when its window runs out (a nested function calling itself again would hold it strongly
+    /// until then: 500 range requests kept 500 transfers' buffers for 30 s).
+    private static func checkSpeed(of transfer: SessionTransfer, after received: Int64, window: Double, needed: Int64,
+                                   queue: OperationQueue) {
+        DispatchQueue.global().asyncAfter(deadline: .now() + window) { [weak transfer] in
+            guard let transfer else { return }
+            queue.addOperation { [weak transfer] in
+                guard let transfer, !transfer.finished else { return }
+                guard transfer.received - received >= needed else {
+                    transfer.failure = transfer.failure ?? .timedOut(transfer.request.timeouts.lowSpeedMessage(for: transfer.request.url))
+                    transfer.task?.cancel()
+                    return
                 }
+                checkSpeed(of: transfer, after: transfer.received, window: window, needed: needed, queue: queue)
             }
         }
-        check(after: 0)
     }
 
     /// Makes and resumes the task for the transfer's current hop.
@@ -155,6 +161,7 @@ final class SessionRelay: NSObject, URLSessionDataDelegate, @unchecked Sendable 
             result = .failure(.fileError(path: transfer.path, errno: closeError.code))
         }
         transfer.file = nil
+        transfer.releaseBuffers()
         if let answered = transfer.request.admission?.answered {
             switch result {
             case .success(let outcome): answered(.response(outcome.head, bodyPrefix: outcome.prefix, bodyBytes: outcome.bytes))

@@ -323,6 +323,13 @@ final class SessionTransfer: @unchecked Sendable {  // @unchecked: touched on th
         return failed
     }
 
+    /// Drops the buffers once the transfer ended (the outcome holds what it hands on): what is
+    /// still referring to the transfer keeps no body bytes.
+    func releaseBuffers() {
+        memory = []
+        held = []
+    }
+
     /// Writes `bytes` to the file, hashes them and reports the file's new length.
     private func write(_ bytes: UnsafeRawBufferPointer) -> HTTPError? {
         guard let file, !fileFailed else { return nil }

@@ -11,7 +11,7 @@ import Testing
 @Suite("App guide: the sketch compiles and runs against nginx", .serialized, .timeLimit(.minutes(3)))
 struct AppGuideSketchTests {
     /// Each compiled block: its name and the test file that holds it.
-    static let blocks = [("clientTour", "AppGuideTour.swift"), ("ExerciseGIFs", "AppGuideLoader.swift")]
+    static let blocks = [("clientTour", "AppGuideTour.swift"), ("ExerciseGIFs", "AppGuideLoader.swift"), ("CellContent", "AppGuideCell.swift")]
 
     static var repositoryRoot: String {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path

@@ -249,7 +249,7 @@ public struct PackInstaller: Sendable {
     private func removeStaleDownloads(_ generations: CacheGenerations, index: PackIndex) async throws(PackClientError) {
         let directory = generations.downloadsPath
         try await BlockingWork.run("gifpack.downloads") { () throws(PackClientError) in
-            try StaleDownloads.remove(in: directory, keepingPacksOf: index)
+            _ = try StaleDownloads.remove(in: directory, keepingPacksOf: index)
         }
     }
 

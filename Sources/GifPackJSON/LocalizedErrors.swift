@@ -1,0 +1,20 @@
+import Foundation
+
+// The JSON module's public errors as Foundation's LocalizedError (issue 44, item 6):
+// `error.localizedDescription` (what alerts and logs show) is the error's own one-line message,
+// the one `String(describing:)` gives, not Foundation's "The operation could not be completed".
+
+extension JSONParseError: LocalizedError {
+    /// The error's message: its `description`.
+    public var errorDescription: String? { description }
+}
+
+extension CanonicalJSON.EncodingError: LocalizedError {
+    /// The error's message: its `description`.
+    public var errorDescription: String? { description }
+}
+
+extension IndentedJSONEncoder.Failure: LocalizedError {
+    /// The error's message: its `description`.
+    public var errorDescription: String? { description }
+}
