@@ -73,14 +73,14 @@ $(TEST_VENV)/.installed: Tests/requirements.txt
 # slots (`.computes`), one per core. See docs/ARCHITECTURE.md, "Tests".
 TEST_WIDTH ?= 12
 
-# The client's closure (what an app links) is also built with warnings as errors, in a scratch path of
-# its own (the same flags in .build would rebuild everything twice): the client adds no warning to an
-# app's build (issue 44). The first run compiles swift-crypto there once; later runs are incremental.
-STRICT_SCRATCH := .build/strict
+# Warnings are errors in every module and test of the package (an app's build of the client gets
+# no warning from it either). The flag is given on the command line, not in Package.swift: unsafe
+# flags would stop apps from depending on the package. The dependencies' own warnings are suppressed
+# by SwiftPM as usual.
+STRICT := -Xswiftc -warnings-as-errors
 
 test: test-deps test-venv
-	$(SWIFT) build --build-tests
-	$(SWIFT) build --scratch-path $(STRICT_SCRATCH) --target GifPackClient -Xswiftc -warnings-as-errors
+	$(SWIFT) build --build-tests $(STRICT)
 	SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$(TEST_WIDTH) $(SWIFT) test --skip-build
 
 # swift format lint (the toolchain's swift-format) with the repository's .swift-format over Sources/ and

@@ -241,7 +241,7 @@ struct PublishDirectoryTests {
             #expect(result.status == 0, "install at \(point.rawValue): \(result.error)")
             let installed = try InstallManifest.read(cacheDirectory: cache)
             #expect(installed?.packs.map(\.name) == expected, "install at \(point.rawValue) got \(installed?.packs.map(\.name) ?? [])")
-            FileManager.default.createFile(atPath: "\(pauses)/\(point.rawValue).go", contents: nil)
+            _ = FileManager.default.createFile(atPath: "\(pauses)/\(point.rawValue).go", contents: nil)
         }
         let status = await publish.exitStatus()
         #expect(status == 0)

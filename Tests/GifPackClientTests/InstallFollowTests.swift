@@ -73,7 +73,7 @@ struct InstallFollowTests {
         let bytes = try fileBytes("\(dists.site)/\(pack.file)")
         let final = dists.workspace.file("follow/pack.tar.zst")
         try FileManager.default.createDirectory(atPath: dists.workspace.file("follow"), withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: final + ".part", contents: nil)
+        _ = FileManager.default.createFile(atPath: final + ".part", contents: nil)
         let part = try FileHandle(forWritingTo: URL(fileURLWithPath: final + ".part"))
         defer { try? part.close() }
         let follower = PackFollower(pack: pack, final: final, directory: dists.workspace.file("follow/unpacked"), cancellation: nil)
