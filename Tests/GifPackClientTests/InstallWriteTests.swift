@@ -28,7 +28,7 @@ struct InstallWriteTests {
     /// A pack of a few megabytes over HTTP: what reaches the disk is its GIFs once plus the
     /// generation's small files, not the pack as well.
     @Test(.enabled(if: ioAccounting)) func anInstallWritesTheGIFsOnceAndNotThePackItDownloaded() async throws {
-        let server = try startFixture(count: 40) {
+        let server = try startFixture(count: 28) {
             $0.gifDimension = 160
             $0.framesRange = 4...8
             $0.colorsRange = 64...256
