@@ -152,9 +152,13 @@ struct EarlyFetchTests {
         let options = BuildOptions(outputDirectory: workspace.file("dist"), cacheDirectory: workspace.file("cache"),
                                    sourceDateEpoch: 1_700_000_000)
         let planned = Mutex(false)
+        let toRequest = Mutex<Int?>(nil)
         let build = testTask {
             await BuildPipeline(manifest: manifest, options: options) { event in
-                if case .fetchPlanned = event { planned.withLock { $0 = true } }
+                if case .fetchPlanned(_, let count) = event {
+                    toRequest.withLock { $0 = count }
+                    planned.withLock { $0 = true }
+                }
             }.run()
         }
         do {
@@ -177,6 +181,8 @@ struct EarlyFetchTests {
         let report = await build.value
         #expect(report.exitStatus == .success, "\(report.message)")
         #expect(report.gifs.valid == 40)
+        // The plan's count of requests includes those the early fetch sent or holds: a first build asks for every GIF.
+        #expect(toRequest.withLock { $0 } == 40)
         #expect(server.stats.requestsByExercise.count == 40 && server.stats.requestsByExercise.values.allSatisfy { $0 == 1 },
                 "each GIF asked for once: \(server.stats)")
     }

@@ -172,10 +172,16 @@ final class EarlyFeed: Sendable {
 /// passes over them, their results in the shared processor.
 final class EarlySettled: Sendable {
     private let ids = Mutex(Set<String>())
+    private let planned = Mutex(0)
 
     func insert(_ id: String) { ids.withLock { _ = $0.insert(id) } }
     func contains(_ id: String) -> Bool { ids.withLock { $0.contains(id) } }
     var count: Int { ids.withLock { $0.count } }
+
+    /// Counts exercises the early fetch planned as fresh or known missing: not asked for.
+    func noteNotAsked(_ count: Int) { planned.withLock { $0 += count } }
+    /// The exercises the early fetch asks for (or will, those it holds unplanned counted as such).
+    var toRequest: Int { count - planned.withLock { $0 } }
 }
 
 /// The early fetch's work, and after the hand-over the fetch stage's too, in one window.
@@ -234,6 +240,7 @@ struct EarlyQueue: FetchWork {
             guard !batch.isEmpty else { break }
             await fetcher.processor.waitForBacklog()
             let items = try await fetcher.plan(batch[...], holding: true)
+            fetcher.early.noteNotAsked(batch.count - items.count)
             if released || !feed.revalidationsOnly {
                 upcoming = items.reversed()
             } else {

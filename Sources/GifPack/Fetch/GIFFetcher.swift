@@ -119,7 +119,8 @@ struct GIFFetcher: Sendable {
         var queue: FetchQueue
         do throws(StateUnreadable) {
             let due = try await settle(exercises)
-            observer?(.fetchPlanned(total: exercises.count, toRequest: due.count))
+            // With the requests the early fetch sent or holds (those it planned fresh or missing are not asked for).
+            observer?(.fetchPlanned(total: exercises.count, toRequest: due.count + (early == nil ? 0 : self.early.toRequest)))
             queue = FetchQueue(exercises: exercises, due: due)
             try await queue.refill(self)
         } catch {
