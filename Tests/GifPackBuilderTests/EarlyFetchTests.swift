@@ -1,5 +1,6 @@
 import ExerciseDBFixture
 import Foundation
+import Synchronization
 import Testing
 @testable import GifPack
 @testable import GifPackTestSupport
@@ -88,6 +89,9 @@ struct EarlyFetchTests {
         #expect(report.exitStatus == .usage, "\(report.message)")
         #expect(report.message.contains("pack \"legs\" selects no exercise"), "\(report.message)")
         #expect(server.stats.imageRequests == 4 && server.stats.listRequests == 4, "\(server.stats)")
+        // The message says what was spent (issue 43, bug 9: it said no GIF was requested).
+        #expect(report.message.contains("; 4 GIF requests were sent while the list arrived (what they fetched stays cached) and nothing was published"),
+                "\(report.message)")
         #expect(!FileManager.default.fileExists(atPath: workspace.file("dist/index.json")))
     }
 
@@ -111,6 +115,75 @@ struct EarlyFetchTests {
         #expect(report.exitStatus == .catalogShrank, "\(report.message)")
         #expect(server.stats.imageRequests == 2 && server.stats.listRequests == 2, "\(server.stats)")
         #expect(server.stats.statusCounts[304] == 2, "conditional requests for GIFs the cache holds: \(server.stats)")
+        #expect(report.message.contains("; 2 GIF requests were sent while the list arrived (what they fetched stays cached) and nothing was published"),
+                "\(report.message)")
         #expect(try fileBytes(workspace.file("dist/index.json")) == published)
+    }
+
+    /// A v1 total the pages contradict (25 said, 40 held) stops the build once the list is whole;
+    /// the message counts the GIF requests sent while it arrived (it said none were).
+    @Test func aContradictoryCatalogSaysHowManyGIFRequestsItSent() async throws {
+        let server = try startFixture(count: 40)
+        defer { server.stop() }
+        server.setV1ReportedTotal(25)
+        let workspace = try TemporaryDirectory()
+        let report = try await build(earlyManifest(server), server: server, workspace: workspace, heldFrom: 30)
+        #expect(report.exitStatus == .failed, "\(report.message)")
+        #expect(report.message.contains("metadata.totalExercises is 25"), "\(report.message)")
+        try await waitUntil { server.stats.inFlight == 0 }
+        let sent = server.stats.imageRequests
+        #expect(sent >= 1 && sent <= server.stats.listRequests, "\(server.stats)")
+        #expect(report.message.contains("refusing a catalog that contradicts itself (\(sent) GIF request\(sent == 1 ? " was" : "s were") sent while the list arrived"),
+                "\(sent) sent: \(report.message)")
+    }
+
+    /// Issue 45, item 1: one window across the hand-over. When the list is whole three early GIF
+    /// requests are held in flight; the fetch stage plans beside them, and when one is answered its
+    /// slot goes to the next GIF at once while the other two are still held. The fetch stage used
+    /// to wait for every early request before sending its own, so the window ran below 3 there.
+    @Test func aSlotAnEarlyRequestFreesIsFilledWhileTheOtherEarlyRequestsAreInFlight() async throws {
+        let server = try startFixture(count: 40)
+        defer { server.stop() }
+        // The list's order: the early fetch asks for the first page's GIFs in it.
+        let ids = server.catalog.v1Exercises.map(\.exerciseId)
+        server.holdImages(ids)
+        let workspace = try TemporaryDirectory()
+        let manifest = try ManifestLoader().parse(earlyManifest(server), environment: [:])
+        let options = BuildOptions(outputDirectory: workspace.file("dist"), cacheDirectory: workspace.file("cache"),
+                                   sourceDateEpoch: 1_700_000_000)
+        let planned = Mutex(false)
+        let toRequest = Mutex<Int?>(nil)
+        let build = testTask {
+            await BuildPipeline(manifest: manifest, options: options) { event in
+                if case .fetchPlanned(_, let count) = event {
+                    toRequest.withLock { $0 = count }
+                    planned.withLock { $0 = true }
+                }
+            }.run()
+        }
+        do {
+            // The list is in (pages 0 to 30) and the fetch stage planned, three early requests held.
+            try await waitUntil(deadline: .seconds(200)) {
+                planned.withLock { $0 } && server.stats.listRequests == 4 && server.stats.inFlight == 3
+            }
+            #expect(server.stats.imageRequests == 0, "\(server.stats)")
+            server.releaseImages([ids[0]])
+            // The first early request is answered; the next GIF takes its slot beside the two still held.
+            try await waitUntil { server.stats.imageRequests == 1 && server.stats.inFlight == 3 }
+            #expect(server.stats.requestsByExercise == [ids[0]: 1], "\(server.stats)")
+        } catch {
+            Issue.record("planned: \(planned.withLock { $0 }), \(server.stats)")
+            server.releaseImages(nil)
+            _ = await build.value
+            throw error
+        }
+        server.releaseImages(nil)
+        let report = await build.value
+        #expect(report.exitStatus == .success, "\(report.message)")
+        #expect(report.gifs.valid == 40)
+        // The plan's count of requests includes those the early fetch sent or holds: a first build asks for every GIF.
+        #expect(toRequest.withLock { $0 } == 40)
+        #expect(server.stats.requestsByExercise.count == 40 && server.stats.requestsByExercise.values.allSatisfy { $0 == 1 },
+                "each GIF asked for once: \(server.stats)")
     }
 }

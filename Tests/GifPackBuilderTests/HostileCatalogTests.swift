@@ -113,6 +113,27 @@ struct HostileCatalogTests {
         #expect(server.stats.imageRequests == 0)
     }
 
+    /// Issue 43, bug 9: on a rebuild the pages past the last catalog's size (12) are asked for one
+    /// at a time, which left two slots of the window to the early fetch: it asked for the made-up
+    /// exercises' GIFs, one per list request (17 of them). On a rebuild only revalidations of GIFs
+    /// the cache holds go early, so a list of made-up exercises sends no GIF request.
+    @Test func anEndlessCatalogOnARebuildSendsNoGIFRequest() async throws {
+        let server = try startFixture(count: 12)
+        defer { server.stop() }
+        let workspace = try TemporaryDirectory()
+        let manifest = rapidAPIManifest(server: server, fetch: "  max_catalog_records: 170")
+        let first = try await runBuild(manifest: manifest, workspace: workspace)
+        #expect(first.exitStatus == .success, "\(first.message)")
+
+        server.setListFault(.endless(paddingBytes: 0))
+        server.resetStats()
+        let report = try await runBuild(manifest: manifest, workspace: workspace)
+        #expect(report.exitStatus == .failed)
+        #expect(report.message.contains("max_catalog_records"), "\(report.message)")
+        #expect(server.stats.listRequests >= 17, "\(server.stats.listRequests) list requests")
+        #expect(server.stats.imageRequests == 0, "GIF requests for made-up exercises: \(server.stats.requestsByExercise.keys.sorted())")
+    }
+
     @Test func aRepeatedPageIsCaughtAsSoonAsItRepeats() async throws {
         let server = try startFixture(count: 40) { $0.listFault = .repeatFirstPage }
         defer { server.stop() }

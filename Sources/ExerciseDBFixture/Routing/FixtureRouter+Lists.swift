@@ -11,7 +11,7 @@ extension FixtureRouter {
         }
         var exercises = state.catalog.exercises
         if let listed = state.listedCount, listed < exercises.count { exercises = Array(exercises.prefix(listed)) }
-        if let fault = configuration.listFault {
+        if let fault = state.listFault {
             return faultyRapidAPIList(fault, page: page, exercises: exercises, request: request)
         }
         let range = page.range(in: exercises.count)

@@ -63,6 +63,7 @@ struct ConnectionHandler: Sendable {
             return .close
         }
         if routed.kind == .list { router.state.listGate.pass(offset: Int(request.query["offset"] ?? "") ?? 0) }
+        if case .image(let id?) = routed.kind { router.state.imageGate.pass(id: router.state.catalog.canonicalID(id)) }
         let keepAlive = request.wantsKeepAlive && !isTruncated(routed.response)
         let complete = write(routed.response, kind: routed.kind, keepAlive: keepAlive, to: connection)
         return complete && keepAlive ? .keepGoing : .close

@@ -94,6 +94,7 @@ public final class FixtureServer: Sendable {
         listener.close()
         stopSignal.fire()
         state.listGate.hold(from: nil)
+        state.imageGate.release(nil)
         registry.closeAll(timeout: 5)
     }
 
@@ -176,6 +177,12 @@ public final class FixtureServer: Sendable {
         state.listedCount = count
     }
 
+    /// Gives the RapidAPI list route `fault` from now on (``FixtureConfiguration/listFault`` at the
+    /// start); nil serves the list as it is again.
+    public func setListFault(_ fault: ListFault?) {
+        state.listFault = fault
+    }
+
     /// Makes every v1 page say `total` in `metadata.totalExercises` (a lying, or negative, total)
     /// while serving the list and its `nextPage` links as they are; nil: the true count again.
     public func setV1ReportedTotal(_ total: Int?) {
@@ -187,6 +194,17 @@ public final class FixtureServer: Sendable {
     /// ``stop()`` does).
     public func holdListPages(fromOffset offset: Int?) {
         state.listGate.hold(from: offset)
+    }
+
+    /// Holds the GIF requests of these exercises (either shape's id) unanswered from now on, each
+    /// after its latency and before its answer is recorded, until ``releaseImages(_:)`` (or ``stop()``).
+    public func holdImages(_ ids: [String]) {
+        state.imageGate.hold(Set(ids.map { state.catalog.canonicalID($0) }))
+    }
+
+    /// Answers the held GIF requests of these exercises now and holds them no more; nil: every one.
+    public func releaseImages(_ ids: [String]?) {
+        state.imageGate.release(ids.map { Set($0.map { state.catalog.canonicalID($0) }) })
     }
 
     /// Changes the delay added before each response.

@@ -17,15 +17,19 @@ final class FixtureState: Sendable {
         var listPages: [ListPageKey: HTTPResponse] = [:]
         var listed: Int?
         var reportedTotal: Int?
+        var listFault: ListFault?
     }
 
     private let state: Mutex<State>
     let quotaLimit: Int?
     /// List pages held unanswered (``FixtureServer/holdListPages(fromOffset:)``).
     let listGate = ListGate()
+    /// GIF requests held unanswered (``FixtureServer/holdImages(_:)``).
+    let imageGate = ImageGate()
 
     init(catalog: FixtureCatalog, configuration: FixtureConfiguration) {
-        state = Mutex(State(catalog: catalog, latency: configuration.latencyMilliseconds, remaining: configuration.quota))
+        state = Mutex(State(catalog: catalog, latency: configuration.latencyMilliseconds, remaining: configuration.quota,
+                            listFault: configuration.listFault))
         quotaLimit = configuration.quota
     }
 
@@ -86,6 +90,12 @@ final class FixtureState: Sendable {
                 state.listPages = [:]
             }
         }
+    }
+
+    /// The RapidAPI list route's fault (``FixtureConfiguration/listFault`` to begin with); nil: none.
+    var listFault: ListFault? {
+        get { state.withLock { $0.listFault } }
+        set { state.withLock { $0.listFault = newValue } }
     }
 
     /// When set, v1 pages say this in `metadata.totalExercises` (a lying or negative total),

@@ -68,6 +68,23 @@ enum BuildFailure: Error {
         }
     }
 
+    /// A stop of the catalog checks that say what they spent (an empty selector, a shrunk or
+    /// contradictory catalog) with the GIF requests sent while the list arrived, all of them back.
+    func spent(gifRequests count: Int) -> BuildFailure {
+        switch self {
+        case .catalogShrank(var error):
+            error.gifRequests = count
+            return .catalogShrank(error)
+        case .emptySelector(var error):
+            error.gifRequests = count
+            return .emptySelector(error)
+        case .catalog(.totalMismatch(let total, let seen, _)):
+            return .catalog(.totalMismatch(total: total, seen: seen, gifRequests: count))
+        default:
+            return self
+        }
+    }
+
     /// The report's message.
     var message: String {
         switch self {

@@ -97,7 +97,7 @@ public struct BuildPipeline: Sendable {
         let tools = GIFTools(manifest: manifest, layout: cache.layout, state: cache.state, client: client,
                              options: options, startedAt: started, observer: observer)
         // GIF requests start with the first page's image ids, bounded until the checks pass (EarlyFetch).
-        let (feed, early) = startEarlyFetch(tools: tools, recovered: cache.recovery != nil)
+        let (feed, early) = startEarlyFetch(tools: tools, recovered: cache.recovery != nil, rebuild: cache.expectedCount != nil)
         let catalog: Catalog, plan: PackPlan
         do throws(BuildFailure) {
             catalog = try await stage { try await catalogStage(cache: cache, client: client, retries: catalogRetries, early: feed, into: &report) }
@@ -106,7 +106,8 @@ public struct BuildPipeline: Sendable {
             stages.end("plan", into: &report)
         } catch {
             await early?.finish()
-            throw error
+            // The early requests are back: the message says how many were sent.
+            throw error.spent(gifRequests: tools.governor.gifRequestsSent)
         }
         let renditions = RenditionPlan.all(for: manifest.source, plan: plan, catalog: catalog)
         let fetched: FetchedRenditions

@@ -37,6 +37,19 @@ public struct StateUnreadable: Error, Sendable, Equatable, CustomStringConvertib
     }
 }
 
+/// What a build stopped by a check of the whole list (an empty selector, a shrunk or contradictory
+/// catalog) says of the GIF requests it sent while the list arrived (at most one per list request:
+/// ``EarlyFeed``), counted once they are all back.
+enum EarlyRequests {
+    static func sentence(_ count: Int) -> String {
+        switch count {
+        case 0: "no GIF was requested"
+        case 1: "1 GIF request was sent while the list arrived (what it fetched stays cached)"
+        default: "\(count) GIF requests were sent while the list arrived (what they fetched stays cached)"
+        }
+    }
+}
+
 /// The catalog lacks more of the last catalog's exercises than `fetch.max_removed` allows. Whatever
 /// the cause (a total that lied, an API answering half its list), publishing it would drop those
 /// exercises from every pack: the build stops before the fetch stage (the GIF requests sent while
@@ -55,12 +68,14 @@ public struct CatalogShrank: Error, Sendable, Equatable, CustomStringConvertible
     /// Exercises this catalog has.
     public var now: Int
     public var limit: MissingAllowance
+    /// GIF requests sent while the list arrived, before the check (``EarlyFeed``).
+    public var gifRequests = 0
 
     public var description: String {
         let share = previous > 0 ? Double(removed) * 100 / Double(previous) : 0
         return "the catalog would remove \(removed) of the last catalog's \(previous) exercises "
             + "(\(String(format: "%.1f", share))%; it now has \(now)), more than fetch.max_removed (\(limit)) allows; "
-            + "no GIF was requested and nothing was published. If the removal is real, run again with --max-removed 100% "
+            + "\(EarlyRequests.sentence(gifRequests)) and nothing was published. If the removal is real, run again with --max-removed 100% "
             + "(or raise fetch.max_removed in the manifest)"
     }
 }

@@ -50,11 +50,12 @@ extension BuildPipeline {
 
     /// The feed the catalog's pages fill, and the early fetch reading it: nil after a recovered
     /// state (its GIFs are rebuilt from the index once the list is in, before any is asked for).
-    /// The feed counts the list requests against `max_requests` either way.
-    func startEarlyFetch(tools: GIFTools, recovered: Bool) -> (EarlyFeed, EarlyFetch?) {
+    /// The feed counts the list requests against `max_requests` either way. On a rebuild (`rebuild`:
+    /// the state remembers the last catalog) only revalidations go early (``EarlyFeed/revalidationsOnly``).
+    func startEarlyFetch(tools: GIFTools, recovered: Bool, rebuild: Bool) -> (EarlyFeed, EarlyFetch?) {
         let resolution = manifest.source.resolution
         let packs = manifest.packs.filter { $0.takes(resolution) }
-        let feed = EarlyFeed(cap: tools.governor.cap, governor: tools.governor,
+        let feed = EarlyFeed(cap: tools.governor.cap, governor: tools.governor, revalidationsOnly: rebuild,
                              wants: { [recovered] exercise in !recovered && packs.contains { $0.selector.matches(exercise) } })
         return (feed, recovered ? nil : EarlyFetch(fetcher: tools.fetcher(), feed: feed))
     }

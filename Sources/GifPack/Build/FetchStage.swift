@@ -47,13 +47,14 @@ extension BuildPipeline {
     /// The fetch stage: every wanted exercise's GIF downloaded, revalidated or reused, validated
     /// and stored with its frame; failures an earlier run's GIF can stand in for covered by it.
     /// A stopped fetch ends the build (``BuildEnded``) with what it fetched kept for the next run.
-    /// With `early`, its fetcher goes on once its requests are back, passing over what it settled.
+    /// With `early`, its window goes on with this fetch's plan, the requests in flight at the
+    /// hand-over still in it (one count of slots), and the plan passes over what it holds or settled.
     func fetchStage(_ wanted: ExerciseList, tools: GIFTools, early: EarlyFetch? = nil,
                     into report: inout BuildReport) async throws -> FetchResults {
         let (fetchStarted, before) = (ContinuousClock.now, tools.client.statistics)
-        await early?.finish()
         let fetcher = early?.fetcher ?? tools.fetcher()
-        var outcome = try await fetcher.fetch(wanted)
+        // The early fetch's requests in flight stay in flight: its window sends this fetch's plan too.
+        var outcome = try await fetcher.fetch(wanted, handingOverFrom: early)
         if let fetched = outcome.freshFetchedAt, let refresh = manifest.fetch.refreshAfter {
             // When the GIFs refresh_after spared are asked for again: the summary says so.
             let seconds = refresh.milliseconds / 1000

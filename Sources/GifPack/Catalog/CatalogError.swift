@@ -20,8 +20,9 @@ public enum CatalogError: Error, Sendable, Equatable, CustomStringConvertible {
     /// negative, fractional, out of range or not a number (`value`, as shown).
     case invalidNumber(url: String, field: String, value: String)
     /// v1's `metadata.totalExercises` disagrees with the records its pages held, following
-    /// `nextPage` to the end: a catalog that contradicts itself is not trusted.
-    case totalMismatch(total: Int, seen: Int)
+    /// `nextPage` to the end: a catalog that contradicts itself is not trusted. `gifRequests`: the
+    /// GIF requests sent while the list arrived (``EarlyFeed``), told once they are back.
+    case totalMismatch(total: Int, seen: Int, gifRequests: Int = 0)
 
     public var description: String {
         switch self {
@@ -42,9 +43,9 @@ public enum CatalogError: Error, Sendable, Equatable, CustomStringConvertible {
         case .spool(let error): "the catalog records could not be kept in the cache: \(error)"
         case .invalidNumber(let url, let field, let value):
             "catalog page \(url) says \(field) is \(value), which is not a count (a whole number from 0); refusing the catalog"
-        case .totalMismatch(let total, let seen):
+        case .totalMismatch(let total, let seen, let gifRequests):
             "the catalog says metadata.totalExercises is \(total), but its pages held \(seen) records following nextPage to the end; "
-                + "refusing a catalog that contradicts itself (no GIF was requested, nothing was published)"
+                + "refusing a catalog that contradicts itself (\(EarlyRequests.sentence(gifRequests)), nothing was published)"
         }
     }
 }

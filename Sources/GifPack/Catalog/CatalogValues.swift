@@ -146,6 +146,8 @@ public struct EmptySelector: Error, Sendable, Equatable, CustomStringConvertible
     public var catalogSize: Int
     /// Other packs that choose nothing either.
     public var otherEmptyPacks: [String]
+    /// GIF requests sent while the list arrived, before the plan found the empty selector (``EarlyFeed``).
+    public var gifRequests = 0
 
     public struct Field: Sendable, Equatable {
         public var field: SelectorField
@@ -183,6 +185,6 @@ public struct EmptySelector: Error, Sendable, Equatable, CustomStringConvertible
         if !otherEmptyPacks.isEmpty {
             text += "; pack(s) \(otherEmptyPacks.map { "\"\($0)\"" }.joined(separator: ", ")) select no exercise either"
         }
-        return text + "; no GIF was requested and nothing was published"
+        return text + "; \(EarlyRequests.sentence(gifRequests)) and nothing was published"
     }
 }

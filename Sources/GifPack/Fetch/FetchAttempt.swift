@@ -45,12 +45,16 @@ struct FetchAttempt: Sendable {
     }
 
     private func run(_ item: FetchWorkItem, noting sent: AdmissionInstant) async -> AttemptResult {
-        await governor.waitForCoolDown()
-        let path = layout.newTemporaryDownloadPath()
         let url = item.exercise.imageURL
         func rejection(_ reason: RejectionReason, _ detail: String, _ status: Int?) -> FetchRejection {
             FetchRejection(exerciseID: item.exercise.id, url: url, reason: reason, detail: detail, status: status)
         }
+        do { try await governor.waitForCoolDown() } catch {
+            // Cancelled while a 429's cool-down lasts: ends as a cancelled transfer would, unsent.
+            return .failed(item, rejection(.cancelled, "the build was cancelled while this request waited out a rate limit's cool-down",
+                                           nil), missing: false)
+        }
+        let path = layout.newTemporaryDownloadPath()
         // What the answer means for the requests behind it (quota, key, rate limit, the circuit
         // breaker) was told to the governor on the HTTP client's thread as the transfer ended:
         // see `noteAnswer`. Here it is only judged again, the same way, for this exercise.

@@ -58,6 +58,8 @@ final class FetchGovernor: Sendable {
         var quotaRemaining: Int?
         var retries = 0
         var rateLimited = 0
+        var coolDownSleeps = 0
+        var gifRequestsSent = 0
     }
 
     private let state: Mutex<State>
@@ -82,6 +84,10 @@ final class FetchGovernor: Sendable {
     var quotaRemaining: Int? { state.withLock { $0.quotaRemaining } }
     var retries: Int { state.withLock { $0.retries } }
     var rateLimited: Int { state.withLock { $0.rateLimited } }
+    /// Sleeps begun waiting out cool-downs (``waitForCoolDown()``), by every request of the run.
+    var coolDownSleeps: Int { state.withLock { $0.coolDownSleeps } }
+    /// GIF requests admitted (sent to the source), retries included; list requests are not counted.
+    var gifRequestsSent: Int { state.withLock { $0.gifRequestsSent } }
 
     /// True for the errno of a full disk or quota (ENOSPC, EDQUOT).
     static func isDiskFull(_ code: Int32) -> Bool { Errno(code).meansDiskFull }
@@ -116,7 +122,9 @@ final class FetchGovernor: Sendable {
         let open = state.withLock { state in
             inFlight < state.window && !(state.coolDownUntil.map { $0 > now } ?? false)
         }
-        return open && reserveRequest(now: now)
+        guard open, reserveRequest(now: now) else { return false }
+        state.withLock { $0.gifRequestsSent += 1 }
+        return true
     }
 
     /// A request sent outside the GIF fetch (a list page while the early fetch runs): it counts
@@ -125,10 +133,13 @@ final class FetchGovernor: Sendable {
 
     func noteRetry() { state.withLock { $0.retries += 1 } }
 
-    /// Waits out a cool-down set by a 429 before sending.
-    func waitForCoolDown() async {
+    /// Waits out a cool-down set by a 429 before sending. A cancelled task does not wait: the
+    /// sleep's cancellation ends the wait and is thrown (a sleep that throws at once, retried in a
+    /// loop, would spin a core until the cool-down ends).
+    func waitForCoolDown() async throws(CancellationError) {
         while let until = state.withLock({ $0.coolDownUntil }), until > .now {
-            try? await Task.sleep(until: until, clock: .continuous)
+            state.withLock { $0.coolDownSleeps += 1 }
+            do { try await Task.sleep(until: until, clock: .continuous) } catch { throw CancellationError() }
         }
     }
 

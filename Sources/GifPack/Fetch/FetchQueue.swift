@@ -1,5 +1,5 @@
 /// Work the sliding window (``GIFFetcher/send(_:)``) sends: the fetch's plan (``FetchQueue``), or
-/// the exercises of the pages that arrived so far (``EarlyQueue``).
+/// the exercises of the pages that arrived so far and then the plan handed over (``EarlyQueue``).
 protocol FetchWork: Sendable {
     /// No work is left (the window ends once its requests in flight are back).
     var exhausted: Bool { get }
@@ -17,6 +17,8 @@ protocol FetchWork: Sendable {
     mutating func retry(_ item: FetchWorkItem)
     /// Returns once the work changed after `version` (see ``changeVersion``).
     func changed(after version: Int) async
+    /// After a stop: everything never sent (what is not planned yet, planned now).
+    mutating func unsent(_ fetcher: GIFFetcher) async throws(StateUnreadable) -> [FetchWorkItem]
 }
 
 /// The fetch's work in the order it goes out: retries whose time has come first, then the

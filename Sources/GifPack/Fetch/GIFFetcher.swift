@@ -105,19 +105,39 @@ struct GIFFetcher: Sendable {
     /// those, a batch at a time as it needs more work (their state read again, for the validators
     /// of a conditional request), so memory does not grow with the catalog and a build where
     /// nothing is due reads the state once.
-    func fetch(_ exercises: ExerciseList) async throws(StateUnreadable) -> FetchOutcome {
+    ///
+    /// With `early` (this fetcher's ``EarlyFetch``), the list is whole and checked: the early fetch
+    /// is released (what it holds is sent without its allowance, and the plan passes over it) and
+    /// keeps its window while this plan is made, then sends the plan in the same window, so the
+    /// requests in flight at the hand-over and the plan's share one count of slots.
+    func fetch(_ exercises: ExerciseList, handingOverFrom early: EarlyFetch? = nil) async throws(StateUnreadable) -> FetchOutcome {
+        early?.feed.release(settling: self.early)
         processor.reserveResults(exercises.count)
         observer?(.fetchStarted(total: exercises.count))
         // What the early fetch settled is told now, after the count starts.
         processor.releaseNotifications()
-        let due = try await settle(exercises)
-        observer?(.fetchPlanned(total: exercises.count, toRequest: due.count))
-        var queue = FetchQueue(exercises: exercises, due: due)
-        try await queue.refill(self)
-        let planFailure: StateUnreadable?
-        (queue, planFailure) = await send(queue)
-        if let planFailure { throw planFailure }
-        let notAttempted = try await recordUnsent(&queue)
+        var queue: FetchQueue
+        do throws(StateUnreadable) {
+            let due = try await settle(exercises)
+            // With the requests the early fetch sent or holds (those it planned fresh or missing are not asked for).
+            observer?(.fetchPlanned(total: exercises.count, toRequest: due.count + (early == nil ? 0 : self.early.toRequest)))
+            queue = FetchQueue(exercises: exercises, due: due)
+            try await queue.refill(self)
+        } catch {
+            await early?.finish()
+            throw error
+        }
+        let notAttempted: [String]
+        if let early {
+            var (work, planFailure) = await early.takeOver(queue)
+            if let planFailure { throw planFailure }
+            notAttempted = try await recordUnsent(&work)
+        } else {
+            let planFailure: StateUnreadable?
+            (queue, planFailure) = await send(queue)
+            if let planFailure { throw planFailure }
+            notAttempted = try await recordUnsent(&queue)
+        }
         let results = await processor.drain()
         return FetchOutcome(results: results, stop: governor.stopReason, retries: governor.retries,
                             rateLimited: governor.rateLimited, quotaRemaining: governor.quotaRemaining,
@@ -202,7 +222,7 @@ struct GIFFetcher: Sendable {
     /// After a stop: records what was never sent (retries waiting, this batch's requests, then the
     /// rest of the plan, whose fresh and known-missing exercises are recorded as usual while it is
     /// made) and returns the ids of those never attempted, sorted. Nothing when the build did not stop.
-    private func recordUnsent(_ queue: inout FetchQueue) async throws(StateUnreadable) -> [String] {
+    private func recordUnsent<Work: FetchWork>(_ queue: inout Work) async throws(StateUnreadable) -> [String] {
         guard let reason = governor.stopReason else { return [] }
         var notAttempted: [String] = []
         for item in try await queue.unsent(self) {
@@ -254,18 +274,19 @@ struct GIFFetcher: Sendable {
     }
 
     /// Decides a batch: fresh and known-missing exercises are recorded at once; the work items of
-    /// those to request are returned in the batch's order.
-    func plan(_ batch: ArraySlice<Exercise>) async throws(StateUnreadable) -> [FetchWorkItem] {
-        try await planned(batch).map(\.item)
+    /// those to request are returned in the batch's order. `holding`: the batch is the early
+    /// fetch's own (taken from its feed, so in ``early`` already), not passed over.
+    func plan(_ batch: ArraySlice<Exercise>, holding: Bool = false) async throws(StateUnreadable) -> [FetchWorkItem] {
+        try await planned(batch, holding: holding).map(\.item)
     }
 
-    /// ``plan(_:)``, with each work item's offset in the batch.
-    /// The exercises the early fetch settled are passed over: their results are in the processor.
-    private func planned(_ batch: ArraySlice<Exercise>) async throws(StateUnreadable) -> [(offset: Int, item: FetchWorkItem)] {
+    /// ``plan(_:holding:)``, with each work item's offset in the batch.
+    /// The exercises the early fetch holds or settled are passed over: their results are in the processor.
+    private func planned(_ batch: ArraySlice<Exercise>, holding: Bool = false) async throws(StateUnreadable) -> [(offset: Int, item: FetchWorkItem)] {
         var requests: [(offset: Int, item: FetchWorkItem)] = []
         var fresh: [(exercise: Exercise, known: GIFState)] = []
         defer { processor.reuse(fresh, origin: .fresh) }
-        let offsets = early.count == 0 ? Array(batch.indices) : batch.indices.filter { !early.contains(batch[$0].id) }
+        let offsets = holding || early.count == 0 ? Array(batch.indices) : batch.indices.filter { !early.contains(batch[$0].id) }
         let open = offsets.map { batch[$0] }[...]
         for (offset, (exercise, decision)) in zip(offsets.map { $0 - batch.startIndex }, zip(open, try await decide(open))) {
             switch decision {

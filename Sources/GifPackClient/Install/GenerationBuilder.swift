@@ -68,6 +68,10 @@ struct GenerationBuilder {
     /// Told of each GIF placed (``GIFLoader/refresh(progress:)``).
     var progress: InstallProgress?
     var counts = Counts()
+    /// Downloaded pack files the install deletes (not kept, ``PackInstaller/keepDownloads``): removed
+    /// once everything is staged, right before the one sync, so their pages, still dirty, are
+    /// dropped instead of written to the disk by the sync only to be deleted after the switch.
+    var discardBeforeSync: [String] = []
     /// Files created (not linked) in the staging directory.
     private(set) var written: [String] = []
 
@@ -106,7 +110,16 @@ struct GenerationBuilder {
         let manifestPath = "\(staging)/\(InstallManifest.fileName)"
         try FileOps.writeNew(manifestPath, try manifest.encoded())
         written.append(manifestPath)
+        // Every entry is staged: nothing reads the downloads again.
+        for path in discardBeforeSync { Self.discard(path) }
         try Durability.flush(files: written, directories: directories)
+    }
+
+    /// Drops a download's pages unwritten, then removes it. Truncated first: the plan's readers
+    /// still hold it open, so an unlink alone would leave its dirty pages for the sync to write.
+    private static func discard(_ path: String) {
+        if let fd = try? FileOps.openRegular(path, [.writeOnly, .truncate]) { SystemCalls.close(fd) }
+        FileOps.remove(path)
     }
 
     /// The index's placeholders of the installed GIFs (``InstalledPlaceholders``), when it has any.

@@ -90,6 +90,10 @@ extension PackInstaller {
         builder.indexRecord = indexRecord
         builder.cancellation = cancellation
         builder.progress = progress
+        if !keepDownloads {
+            // Deleted before the sync, not after the switch: the sync would write them first.
+            builder.discardBeforeSync = packs.filter(\.isCopy).map(\.path) + posters.compactMap(\.file).filter(\.isCopy).map(\.path)
+        }
         progress?.installing()
         do {
             try builder.build(plan, posters: posterPlan, generation: generation)
