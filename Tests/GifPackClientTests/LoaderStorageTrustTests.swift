@@ -89,9 +89,12 @@ struct LoaderStorageTrustTests {
         defer { served.stop() }
         let transport = try #require(try GIFLoaderTests.transports().first { $0.name == transportName }).transport
         let folder = served.folder("shared")
-        let app = try GIFLoader(indexURL: served.indexURL, cacheFolder: folder, transport: transport)
+        var posters = GIFLoader.Configuration()
+        posters.withPosters = true
+        let app = try GIFLoader(indexURL: served.indexURL, cacheFolder: folder, transport: transport, configuration: posters)
         _ = try await app.refresh()
         let id = try #require(served.distinct.first)
+        #expect(try await app.placeholder(for: id)?.posterURL != nil)
         let old = try #require(try await app.gif(for: id))
         #expect(old.tier == .installed && old.data == Data(served.dists.served(id)))
         #expect(try await app.gif(for: id)?.tier == .memory)
@@ -101,7 +104,7 @@ struct LoaderStorageTrustTests {
         try served.dists.publish()
         let new = Data(served.dists.served(id))
         #expect(new != old.data)
-        let widget = try GIFLoader(indexURL: served.indexURL, cacheFolder: folder, transport: transport)
+        let widget = try GIFLoader(indexURL: served.indexURL, cacheFolder: folder, transport: transport, configuration: posters)
         #expect(try await widget.refresh().isUnchanged == false)
 
         let report = try await app.refresh()
@@ -114,6 +117,9 @@ struct LoaderStorageTrustTests {
         // By hash too: the memory tier's file URL is the current generation's.
         let byHash = try #require(try await app.gif(sha256: now.sha256))
         #expect(byHash.fileURL.map { $0.path.hasPrefix(current + "/") } == true)
+        // Weak spot 1: the placeholders' poster files are the current generation's too.
+        let poster = try #require(try await app.placeholder(for: id)?.posterURL)
+        #expect(poster.path.hasPrefix(current + "/") && FileManager.default.fileExists(atPath: poster.path), "\(poster.path)")
     }
 
     /// Issue 43, bug 12: with the reader offline, another process installs v2 and then v1 again

@@ -115,7 +115,7 @@ public struct PackInstaller: Sendable {
     /// The rollback floor another tier of the app keeps on disk for this index URL (a ``GIFLoader``'s
     /// lazy cache): with ``trust``, an index below it is refused like one below the installed
     /// generation's floor, and the index is not asked for conditionally on a generation below it.
-    var floorSource: (@Sendable () throws(PackClientError) -> Int?)?
+    var floorSource: (@Sendable () throws -> Int?)?
     /// Tests: told each GIF a ``PackFollower`` hands over, with the bytes of its pack downloaded by then.
     var followHook: (@Sendable (_ sha256: String, _ downloaded: Int64) -> Void)?
 
@@ -264,7 +264,7 @@ public struct PackInstaller: Sendable {
     /// ``floorSource``'s floor (with ``trust`` only), read off Swift's cooperative pool.
     private func otherTierFloor() async throws(PackClientError) -> Int? {
         guard trust != nil, let floorSource else { return nil }
-        return try await BlockingWork.run("gifpack.floor") { () throws(PackClientError) -> Int? in try floorSource() }
+        return try await BlockingWork.run("gifpack.floor") { () throws(PackClientError) -> Int? in try LoaderFloors.read(floorSource) }
     }
 
     /// The installed generation (directory and manifest), nil when nothing is installed.

@@ -228,7 +228,7 @@ struct LazyGIFStore: Sendable {
 
     /// A file's modification time in seconds, clamped to ±2^40 (35,000 years) so that the ages
     /// computed from it never overflow, whatever time the file system holds.
-    private static func seconds(_ info: FileStatus) -> Int {
+    static func seconds(_ info: FileStatus) -> Int {
         min(max(SystemCalls.modificationTime(info).tv_sec, -(1 << 40)), 1 << 40)
     }
 
@@ -342,26 +342,6 @@ struct LazyGIFStore: Sendable {
         return oneLine(parts.string ?? url)
     }
 
-    /// What tells one stored index file from another without reading it: device, inode, size and
-    /// modification time (a rename in, or a touch after a `304`, changes it).
-    struct FileIdentity: Sendable, Equatable {
-        var device: UInt64
-        var inode: UInt64
-        var size: Int64
-        var modified: Int
-        var modifiedNanoseconds: Int
-        /// The modification time in seconds (clamped like every time the cache reads).
-        var seconds: Int { modified }
-    }
-
-    /// The identity of the index file in `slot` (one `stat`), nil when there is none.
-    func indexIdentity(slot: String) -> FileIdentity? {
-        guard let info = SystemCalls.status(indexPath(slot: slot)), SystemCalls.fileType(info) == .regular else { return nil }
-        let time = SystemCalls.modificationTime(info)
-        return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
-                            modified: Self.seconds(info), modifiedNanoseconds: Int(time.tv_nsec))
-    }
-
     /// The index stored in `slot` (nil when there is none or it is unreadable).
     func readIndex(slot: String, maxBytes: Int64) -> StoredIndex? {
         readIndex(at: indexPath(slot: slot), maxBytes: maxBytes)
@@ -417,12 +397,6 @@ struct LazyGIFStore: Sendable {
                   let (lines, _) = Self.head(of: bytes), Self.isStored(lines[1], from: url) else { return nil }
             return Int(lines[3])
         }.max()
-    }
-
-    /// ``floor(url:)`` of a cache that may not be there yet: nil when it has no `indexes/` folder.
-    func floorIfPresent(url: String) throws(PackClientError) -> Int? {
-        guard SystemCalls.status(indexesPath) != nil else { return nil }
-        return try floor(url: url)
     }
 
     /// Replaces the index stored in `slot` (temporary file and rename, under the lock), with `url`
