@@ -56,7 +56,15 @@ def loader_table(f):
              f"(frame median {int(f['frameBytesMedian'])} bytes), debug test build"]
     lines += [f"  {label:36s} {f[key] / 1000:9.3f} ms" for key, label in LOADER_ROWS]
     lines.append(f"  range requests for 20 coalesced callers: {f['coalescedRequests']:.0f}")
+    for count in LAZY_SCALE:
+        if f"lazyAt{count}" in f:
+            lines.append(f"  {f'lazy disk cache at {count:,} exercises':36s} {f[f'lazyAt{count}'] / 1000:9.3f} ms"
+                         f"   (index {f[f'indexBytesAt{count}'] / 1e6:.1f} MB)")
     return "\n".join(lines)
+
+
+# The lazy tier's answer as the catalog grows (LazyLookupBench): constant, not growing with the index.
+LAZY_SCALE = [1000, 10000, 100000]
 
 
 def render(results, readme_text):

@@ -32,6 +32,12 @@ public struct PackFrameReader: Sendable {
         file = try PackFileHandle(path: path)
     }
 
+    /// Reads `bytes` in memory as the pack file (a frame fetched by range starts at offset 0);
+    /// `name` stands for the path in messages.
+    public init(bytes: [UInt8], name: String) {
+        file = PackFileHandle(bytes: bytes, name: name)
+    }
+
     /// Up to `count` bytes at `offset` (fewer only where the file ends), without decompressing.
     public func readBytes(at offset: Int64, count: Int) throws(PackReadError) -> [UInt8] {
         guard offset >= 0, count >= 0 else {

@@ -61,6 +61,9 @@ public func fuzzTar(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
             return 0
         }
         Fuzz.require(header == splitHeader && entryData == delivered, "the frame reader and the splitter disagree")
+        // The same frame held in memory (a range answer, LazyGIFCache) reads the same.
+        let inMemory = try PackFrameReader(bytes: frame, name: "frame").readEntry(frameOffset: 0, frameLength: Int64(frame.count), maxSize: maxSize)
+        Fuzz.require(inMemory.header == header && inMemory.data == entryData, "the frame read from memory differs from the file's")
     } catch {
         _ = error.description
         if case .success = split {

@@ -243,6 +243,11 @@ public struct PackDownloader: Sendable {
                     FileOps.remove(part)
                     throw .rejected(PackRejection(.packSize, pack: pack.name, entry: pack.file,
                                                   detail: "\(url) sends more than the \(pack.bytes) bytes the index announces"))
+                case .fileError(_, let code) where Errno(code).meansDiskFull:
+                    // A full disk: what came cannot be finished here, and kept it would hold the disk
+                    // full for everything else the app stores (its lazy cache's GIFs), so it goes.
+                    FileOps.remove(part)
+                    throw .transfer(url: url, error)
                 case .timedOut:
                     // A server that stops sending: another attempt would wait another window, so the
                     // call ends now; the `.part` file keeps what came for the next call to resume.

@@ -112,6 +112,10 @@ public struct PackInstaller: Sendable {
     var stageHook: (@Sendable (InstallStage) -> Void)?
     /// Counts the install's bytes and GIFs as it goes (``GIFLoader/refresh(progress:)``).
     var progress: InstallProgress?
+    /// The rollback floor another tier of the app keeps on disk for this index URL (a ``GIFLoader``'s
+    /// lazy cache): with ``trust``, an index below it is refused like one below the installed
+    /// generation's floor, and the index is not asked for conditionally on a generation below it.
+    var floorSource: (@Sendable () throws -> Int?)?
     /// Tests: told each GIF a ``PackFollower`` hands over, with the bytes of its pack downloaded by then.
     var followHook: (@Sendable (_ sha256: String, _ downloaded: Int64) -> Void)?
 
@@ -179,11 +183,15 @@ public struct PackInstaller: Sendable {
         // The index: conditional on the one the installed generation came from when that generation
         // is what this call asks for again, so an unchanged index costs a 304 and no body.
         let current = try await installedGeneration(generations)
-        let condition = conditionalBasis(current?.manifest, names: names, source: source)
+        // With trust, the floor is the higher of the installed generation's and the other tier's (one per URL for the app).
+        let installedFloor = current?.manifest.indexSequence
+        let otherFloor = try await otherTierFloor()
+        let floor = [installedFloor, otherFloor].compactMap { $0 }.max()
+        let condition = (otherFloor ?? .min) > (installedFloor ?? .min) ? nil : conditionalBasis(current?.manifest, names: names, source: source)
         let fetched: FetchedIndex
         try cancellation.checkpoint(.index)
         switch try await source.load(ifChangedFrom: condition?.validators, trust: trust,
-                                     installedSequence: trust == nil ? nil : current?.manifest.indexSequence,
+                                     installedSequence: trust == nil ? nil : floor,
                                      client: http, limits: limits, timeouts: timeouts) {
         case .notModified:
             guard let current, let condition else {
@@ -251,6 +259,12 @@ public struct PackInstaller: Sendable {
         try await BlockingWork.run("gifpack.downloads") { () throws(PackClientError) in
             _ = try StaleDownloads.remove(in: directory, keepingPacksOf: index)
         }
+    }
+
+    /// ``floorSource``'s floor (with ``trust`` only), read off Swift's cooperative pool.
+    private func otherTierFloor() async throws(PackClientError) -> Int? {
+        guard trust != nil, let floorSource else { return nil }
+        return try await BlockingWork.run("gifpack.floor") { () throws(PackClientError) -> Int? in try LoaderFloors.read(floorSource) }
     }
 
     /// The installed generation (directory and manifest), nil when nothing is installed.

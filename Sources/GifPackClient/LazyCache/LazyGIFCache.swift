@@ -82,17 +82,33 @@ public final class LazyGIFCache: Sendable {
     /// (the first resolution), as before renditions.
     public let preferredPixelSize: Int?
     private let client: any HTTPTransport
-    private let store: LazyGIFStore
+    let store: LazyGIFStore
     /// This source's index slot in the directory (``LazyGIFStore/slotName(url:keys:)``).
-    private let slot: String
-    /// The decoded index of the stored file, so it is parsed once per version.
-    private let memo = LockedIndexMemo()
+    let slot: String
+    /// The stored index as last read, decoded and made ready for lookups (``Resolved``).
+    let resolved = Locked<Resolved?>(nil)
+    /// Counts reads and decodings of an index (``indexLoads``).
+    let loads = Locked<Int>(0)
+    /// The highest sequence verified in this process for this URL, by this cache or the app's other tier.
+    let knownFloor = Locked<Int?>(nil)
+    /// The rollback floor the app's other tier keeps on disk for this URL (a ``GIFLoader``'s
+    /// installed generation), read with the cache's own floors whenever an index is accepted; nil: none.
+    let floorSource: (@Sendable () throws -> Int?)?
 
     /// `client` is used for every request; without one the cache makes one ``URLSessionTransport``
     /// for its lifetime.
-    public init(directory: String, indexURL: String, byteLimit: Int64 = 64 << 20, indexMaxAge: TimeSpan = .seconds(300),
+    public convenience init(directory: String, indexURL: String, byteLimit: Int64 = 64 << 20, indexMaxAge: TimeSpan = .seconds(300),
                 client: (any HTTPTransport)? = nil, limits: PackLimits = .standard, attempts: Int = 3,
                 timeouts: HTTPTimeouts = HTTPTimeouts(), trust: IndexTrust? = nil, preferredPixelSize: Int? = nil) {
+        self.init(directory: directory, indexURL: indexURL, byteLimit: byteLimit, indexMaxAge: indexMaxAge, client: client, limits: limits,
+                  attempts: attempts, timeouts: timeouts, trust: trust, preferredPixelSize: preferredPixelSize, floorSource: nil)
+    }
+
+    /// With `floorSource`: the rollback floor another tier of the app keeps (``GIFLoader``).
+    init(directory: String, indexURL: String, byteLimit: Int64, indexMaxAge: TimeSpan, client: (any HTTPTransport)?, limits: PackLimits,
+         attempts: Int, timeouts: HTTPTimeouts, trust: IndexTrust?, preferredPixelSize: Int?,
+         floorSource: (@Sendable () throws -> Int?)?) {
+        self.floorSource = floorSource
         self.trust = trust
         self.preferredPixelSize = preferredPixelSize
         self.directory = PathText.trimmingTrailingSlashes(directory)
@@ -119,19 +135,12 @@ public final class LazyGIFCache: Sendable {
         let http = client
         // One deadline for the whole call: the index, its signature and the GIF, retries included.
         let timeouts = self.timeouts.startingCall()
-        var index = try await currentIndex(client: http, forceRevalidation: false, timeouts: timeouts)
+        var lookup = try await currentLookup(client: http, forceRevalidation: false, timeouts: timeouts)
         var reloaded = false
         while true {
-            guard let (pack, gif) = RenditionChoice.pack(forExercise: id, in: index, pixels: preferredPixelSize) else {
-                throw .unknownExercise(id)
-            }
-            guard let hash = gif else { return .noGIF }
-            if let problem = PackDescriptionCheck.problems(in: pack, limits: limits).first { throw .rejected(problem) }
-            guard let entry = pack.gifs.first(where: { $0.sha256 == hash }) else {
-                throw .rejected(PackRejection(.missingEntry, pack: pack.name, entry: id, detail: "its GIF is not among the pack's GIFs"))
-            }
+            guard case .gif(let pack, let entry) = try lookup.gif(forExercise: id) else { return .noGIF }
+            let hash = entry.sha256
             let store = self.store
-            try await BlockingWork.run("gifpack.lazy-prepare") { () throws(PackClientError) in try store.prepare() }
             let cached = await BlockingWork.result("gifpack.lazy-read") { () throws(PackClientError) -> [UInt8]? in
                 store.readGIF(sha256: hash, size: entry.location.size)
             }
@@ -142,9 +151,9 @@ public final class LazyGIFCache: Sendable {
                 // The pack on the server is not the one the index names: load the index again, once.
                 guard !reloaded else { throw error.underlying }
                 reloaded = true
-                let fresh = try await currentIndex(client: http, forceRevalidation: true, timeouts: timeouts)
-                guard fresh != index else { throw error.underlying }
-                index = fresh
+                let fresh = try await currentLookup(client: http, forceRevalidation: true, timeouts: timeouts)
+                guard fresh.index != lookup.index else { throw error.underlying }
+                lookup = fresh
             } catch let error as PackClientError {
                 throw error
             } catch {
@@ -158,102 +167,32 @@ public final class LazyGIFCache: Sendable {
     public func index(forceRevalidation: Bool = false) async throws(PackClientError) -> PackIndex {
         if case .file = source.location { return try await loadLocal() }
         let http = client
-        return try await currentIndex(client: http, forceRevalidation: forceRevalidation, timeouts: timeouts.startingCall())
+        return try await currentLookup(client: http, forceRevalidation: forceRevalidation, timeouts: timeouts.startingCall()).index
     }
+
+    /// The index made ready for lookups (``IndexLookup``), shared by every call until the stored
+    /// index changes or is revalidated.
+    func lookup(forceRevalidation: Bool = false) async throws(PackClientError) -> IndexLookup {
+        if case .file = source.location { return IndexLookup(try await loadLocal(), pixels: preferredPixelSize, limits: limits) }
+        return try await currentLookup(client: client, forceRevalidation: forceRevalidation, timeouts: timeouts.startingCall())
+    }
+
+    /// Raises this cache's rollback floor in memory to `sequence`: another tier of the same app
+    /// (``GIFLoader``'s installer) verified it. A stored index below it is not used again; on disk,
+    /// ``floorSource`` says the same to the next process.
+    func noteVerified(sequence: Int?) {
+        guard let sequence else { return }
+        knownFloor.withLock { $0 = max($0 ?? sequence, sequence) }
+    }
+
+    /// How many times the stored index was read from disk or an index's bytes were decoded (tests:
+    /// once per revalidation that brings a new index, never per lookup).
+    var indexLoads: Int { loads.withLock { $0 } }
 
     /// Bytes of GIFs stored now; a cache directory that cannot be read throws (never 0).
     public func storedBytes() async throws(PackClientError) -> Int64 {
         let store = self.store
         return try await BlockingWork.run("gifpack.lazy-size") { () throws(PackClientError) -> Int64 in try store.storedBytes() }
-    }
-
-    // MARK: Index
-
-    private func currentIndex(client http: any HTTPTransport, forceRevalidation: Bool,
-                              timeouts: HTTPTimeouts) async throws(PackClientError) -> PackIndex {
-        guard case .url(let url) = source.location else { return try await loadLocal() }
-        let store = self.store
-        let (slot, trust, limits) = (self.slot, self.trust, self.limits)
-        let maxBytes = limits.maxIndexBytes
-        let (stored, floor) = try await BlockingWork.run("gifpack.lazy-index") { () throws(PackClientError) -> (LazyGIFStore.StoredIndex?, Int?) in
-            try store.prepare()
-            let stored = store.readIndex(slot: slot, maxBytes: maxBytes)
-            guard let trust else { return (stored, nil) }
-            // The floor: the highest sequence accepted here for this URL, with any trusted keys (it
-            // belongs to the URL: a change of the key set keeps it). Before slots, an earlier
-            // version kept one index: it counts too while it is this URL's, was stored as verified
-            // and its stored signature verifies with one of these keys, at the sequence inside the
-            // signed bytes.
-            var floors = [try store.floor(url: url)]
-            if let legacy = store.readLegacyIndex(maxBytes: maxBytes), legacy.isFrom(url),
-               legacy.verifiedSequence != nil, let signature = legacy.signature,
-               let signed = try? trust.verifySignature(indexBytes: legacy.json, signature: signature, location: url, limits: limits) {
-                floors.append(signed.sequence)
-            }
-            return (stored, floors.compactMap { $0 }.max())
-        }
-        let storedIndex = stored.flatMap { $0.isFrom(url) ? usable($0, url: url, floor: floor) : nil }
-        let age = Int(Date().timeIntervalSince1970) - (stored?.validatedAt ?? 0)
-        if let storedIndex, !forceRevalidation, TimeSpan.seconds(max(0, age)) < indexMaxAge { return storedIndex }
-
-        // index.json.zst first, index.json when there is none; conditional (If-None-Match and
-        // If-Modified-Since) on the stored copy's validators, which are sent only to their own file.
-        let fetched: PackIndexSource.BytesFetch
-        do {
-            fetched = try await source.fetchBytes(ifChangedFrom: storedIndex == nil ? nil : stored?.validators, client: http,
-                                                  limits: limits, timeouts: timeouts)
-        } catch {
-            // Offline: the stored index still names the GIFs stored.
-            if case .transfer = error, let storedIndex { return storedIndex }
-            throw error
-        }
-        let json: Data
-        let validators: IndexValidators?
-        switch fetched {
-        case .notModified:
-            guard let storedIndex else {
-                throw .unconditionalNotModified(url)
-            }
-            // Unchanged: with trust, the stored index was just verified with its stored signature.
-            _ = await BlockingWork.result("gifpack.lazy-index") { () throws(PackClientError) in store.touchIndex(slot: slot) }
-            return storedIndex
-        case .fetched(let bytes, let newValidators, _):
-            (json, validators) = (bytes, newValidators)
-        }
-        guard let trust else {
-            // The same decoding and index rules as every other index load.
-            let index = try PackIndexSource.decode(json, limits: limits)
-            try await BlockingWork.run("gifpack.lazy-index") { () throws(PackClientError) in
-                try store.writeIndex(json, slot: slot, url: url, validators: validators, maxBytes: maxBytes)
-            }
-            return index
-        }
-        // A new index: its signature (signatures/<sha256>.minisig, else index.json.minisig beside it), then the
-        // rules of a trusted install, before anything is stored.
-        let signature = try await source.loadSignature(for: json, client: http, timeouts: timeouts)
-        let index = try trust.verifySignature(indexBytes: json, signature: signature, location: url, limits: limits)
-        try trust.accept(index, location: url, installedSequence: floor, holder: "the cached index's")
-        try await BlockingWork.run("gifpack.lazy-index") { () throws(PackClientError) in
-            // Under the cache's lock: another process may have stored a newer index meanwhile.
-            try store.writeIndex(json, slot: slot, url: url, validators: validators, signature: signature, verifiedSequence: index.sequence,
-                                 maxBytes: maxBytes) { (held: Int?) throws(PackClientError) in
-                try trust.accept(index, location: url, installedSequence: held, holder: "the cached index's")
-            }
-        }
-        return index
-    }
-
-    /// The stored index when it may be used now: decoded; with ``trust``, its stored signature
-    /// verifies it, it has not expired and it is not below the URL's `floor` (a newer index
-    /// accepted with other trusted keys).
-    private func usable(_ stored: LazyGIFStore.StoredIndex, url: String, floor: Int?) -> PackIndex? {
-        guard let trust else { return memo.index(of: stored) { () throws(PackClientError) in try PackIndexSource.decode(stored.json, limits: limits) } }
-        guard stored.verifiedSequence != nil, let signature = stored.signature else { return nil }
-        let index = memo.index(of: stored) { () throws(PackClientError) in
-            try trust.verifySignature(indexBytes: stored.json, signature: signature, location: url, limits: limits)
-        }
-        guard let index, (try? trust.accept(index, location: url, installedSequence: floor)) != nil else { return nil }
-        return index
     }
 
     // MARK: GIFs
@@ -263,7 +202,10 @@ public final class LazyGIFCache: Sendable {
         let underlying: PackClientError
     }
 
-    /// Fetches the GIF's frame, checks it, stores the GIF and returns it.
+    /// Fetches the GIF's frame, checks it, stores the GIF and returns it. The frame (a few KB, at
+    /// most the index's frame length) stays in memory until it is verified: nothing touches the disk
+    /// before, so a full disk costs no fetch, and the verified GIF makes room for itself
+    /// (``LazyGIFStore/keepGIF(_:sha256:byteLimit:)``).
     private func fetch(_ entry: GIFEntry, of pack: PackDescription, client http: any HTTPTransport,
                        timeouts: HTTPTimeouts) async throws -> [UInt8] {
         guard case .url(let url) = try source.packLocation(for: pack) else {
@@ -271,30 +213,27 @@ public final class LazyGIFCache: Sendable {
         }
         let location = entry.location
         let asked = location.frameOffset...(location.frameOffset + location.frameLength - 1)
-        let store = self.store
-        let frameFile = store.temporaryFile("frame")
-        defer { FileOps.remove(frameFile) }
         var request = HTTPRequest(url: url, timeouts: timeouts)
         request.followRedirects = true
         request.byteRange = asked
         var lastError = PackClientError.transfer(url: url, .cancelled)
         for _ in 0..<attempts {
-            let download: HTTPDownload
-            do { download = try await http.download(request, to: frameFile, maxBytes: location.frameLength) } catch {
+            let answer: HTTPDataResponse
+            do { answer = try await http.data(request, maxBytes: location.frameLength) } catch {
                 lastError = .transfer(url: url, error)
                 switch error {
                 case .truncated, .connectionReset, .connectFailed: continue
                 default: throw lastError
                 }
             }
-            switch RangeAnswer.judge(download.head, bodyBytes: download.bytesWritten, asked: asked, pack: pack, url: url, etag: nil) {
+            switch RangeAnswer.judge(answer.head, bodyBytes: Int64(answer.body.count), asked: asked, pack: pack, url: url, etag: nil) {
             case .partial:
-                return try await decodeAndStore(entry, pack: pack, frameFile: frameFile)
+                return try await decodeAndStore(entry, pack: pack, frame: answer.body)
             case .rangeIgnored:
                 throw PackClientError.unreadable(location: url, detail: "the server ignores Range requests (it answered 200): "
                     + "a single GIF cannot be fetched from it; install the pack instead")
             case .refused(let error):
-                if [206, 404, 410, 412, 416].contains(download.head.status) {
+                if [206, 404, 410, 412, 416].contains(answer.head.status) {
                     throw IndexOutOfDate(underlying: error)
                 }
                 throw error
@@ -303,17 +242,15 @@ public final class LazyGIFCache: Sendable {
         throw lastError
     }
 
-    /// Decompresses the frame (the file holds just it) with every check, then keeps the GIF in the
-    /// cache when it can (``LazyGIFStore/keepGIF(_:sha256:byteLimit:)``: on a full disk older GIFs
-    /// make room). The verified bytes are returned even when they could not be stored.
-    private func decodeAndStore(_ entry: GIFEntry, pack: PackDescription, frameFile: String) async throws(PackClientError) -> [UInt8] {
+    /// Decompresses the frame (in memory) with every check, then keeps the GIF in the cache when
+    /// it can (``LazyGIFStore/keepGIF(_:sha256:byteLimit:)``: on a full disk older GIFs make room).
+    /// The verified bytes are returned even when they could not be stored.
+    private func decodeAndStore(_ entry: GIFEntry, pack: PackDescription, frame: [UInt8]) async throws(PackClientError) -> [UInt8] {
         let store = self.store
         let byteLimit = self.byteLimit
         return try await BlockingWork.run("gifpack.lazy-store") { () throws(PackClientError) -> [UInt8] in
-            let reader: PackFrameReader
-            do throws(PackReadError) { reader = try PackFrameReader(path: frameFile) } catch {
-                throw EntryReading.translate(error, pack: pack.name, entry: frameFile, readerPath: frameFile)
-            }
+            let name = "the range answer of \(SafePath.printable(entry.location.path))"
+            let reader = PackFrameReader(bytes: frame, name: name)
             var alone = entry.location
             alone.frameOffset = 0
             var bytes: [UInt8] = []
@@ -343,7 +280,7 @@ public final class LazyGIFCache: Sendable {
     }
 
     /// A local index, verified with its signature beside it when there is ``trust``.
-    private func loadLocal() async throws(PackClientError) -> PackIndex {
+    func loadLocal() async throws(PackClientError) -> PackIndex {
         if let trust { return try await source.load(trust: trust, client: nil, limits: limits) }
         return try await source.load(client: nil, limits: limits)
     }
@@ -359,18 +296,4 @@ public enum LazyGIF: Sendable, Equatable {
     case gif(bytes: [UInt8], fromCache: Bool)
     /// The exercise has no GIF: show a placeholder.
     case noGIF
-}
-
-/// The last decoded (and, with trusted keys, signature-checked) stored index, keyed by its bytes
-/// and signature, shared by a cache's callers.
-final class LockedIndexMemo: Sendable {
-    private let memo = Locked<(json: Data, signature: Data?, index: PackIndex?)>((Data(), nil, nil))
-
-    /// The remembered index of these bytes, or `make`'s (nil when it throws).
-    func index(of stored: LazyGIFStore.StoredIndex, make: () throws(PackClientError) -> PackIndex) -> PackIndex? {
-        if let hit = memo.withLock({ $0.json == stored.json && $0.signature == stored.signature ? $0.index : nil }) { return hit }
-        guard let made = try? make() else { return nil }
-        memo.withLock { $0 = (stored.json, stored.signature, made) }
-        return made
-    }
 }

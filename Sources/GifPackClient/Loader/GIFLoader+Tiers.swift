@@ -7,13 +7,17 @@ extension GIFLoader {
     /// One request's way down the tiers (run once per key in flight, see ``load(_:visible:)``).
     func resolve(_ key: Key, visible: Bool) async throws -> LoadedGIF? {
         try await ensureFolder()
-        if let installed = try await installedSnapshot(), let hit = try await fromInstalled(key, installed) {
-            return hit
+        // A read that failed because another process switched generations meanwhile is made again in the current one.
+        for _ in 0..<2 {
+            guard let installed = try await installedSnapshot() else { break }
+            if let hit = try await fromInstalled(key, installed) { return hit }
+            guard noticeGenerationSwitch() else { break }
         }
         guard let target = try await indexed(key) else { return nil }
         state.remember(key, hash: target.hash)
         if let entry = memory.gif(target.hash) {
-            return LoadedGIF(sha256: target.hash, data: entry.data, fileURL: entry.fileURL, tier: .memory)
+            // A file of a generation no longer installed is not handed out (it is deleted by the next install).
+            return LoadedGIF(sha256: target.hash, data: entry.data, fileURL: isCurrentFile(entry.fileURL) ? entry.fileURL : nil, tier: .memory)
         }
         let store = lazyStore
         let stored = await BlockingWork.result("gifpack.loader-read") { () throws(PackClientError) -> [UInt8]? in
@@ -64,7 +68,11 @@ extension GIFLoader {
             (hash, path) = (sha256, file)
         }
         state.remember(key, hash: hash)
-        if let entry = memory.gif(hash) { return LoadedGIF(sha256: hash, data: entry.data, fileURL: entry.fileURL, tier: .memory) }
+        if let entry = memory.gif(hash) {
+            // The file URL is this generation's, whatever generation the bytes were first read from.
+            if entry.fileURL?.path != path { memory.insert(hash, data: entry.data, fileURL: URL(fileURLWithPath: path)) }
+            return LoadedGIF(sha256: hash, data: entry.data, fileURL: URL(fileURLWithPath: path), tier: .memory)
+        }
         let read = await BlockingWork.result("gifpack.loader-read") { () throws(PackClientError) -> Data in
             try PackIndexSource.readFile(path, maxBytes: 64 << 20)
         }
@@ -81,29 +89,23 @@ extension GIFLoader {
 
     /// Where the index puts the key's GIF; nil for an exercise listed without one, or a hash no pack has.
     private func indexed(_ key: Key) async throws -> IndexedGIF? {
-        let index = try await currentIndex()
+        // Constant time: the index's lookup tables, built once per index version (IndexLookup).
+        let lookup = try await currentLookup()
         switch key {
         case .exercise(let id):
-            guard let (pack, gif) = RenditionChoice.pack(forExercise: id, in: index, pixels: configuration.preferredPixelSize) else {
-                throw PackClientError.unknownExercise(id)
-            }
-            guard let hash = gif,
-                  let entry = pack.gifs.first(where: { $0.sha256 == hash }) else { return nil }
-            return IndexedGIF(hash: hash, size: entry.location.size, exercise: id)
+            guard let found = lookup.entry(forExercise: id) else { throw PackClientError.unknownExercise(id) }
+            guard let entry = found else { return nil }
+            return IndexedGIF(hash: entry.sha256, size: entry.location.size, exercise: id)
         case .hash(let sha256):
-            for pack in index.allPacks {
-                guard let entry = pack.gifs.first(where: { $0.sha256 == sha256 }),
-                      let exercise = pack.exercises.first(where: { $0.gif == sha256 }) else { continue }
-                return IndexedGIF(hash: sha256, size: entry.location.size, exercise: exercise.id)
-            }
-            return nil
+            guard let (_, entry, exercise) = lookup.gif(sha256: sha256) else { return nil }
+            return IndexedGIF(hash: sha256, size: entry.location.size, exercise: exercise)
         }
     }
 
-    /// The lazy cache's index (revalidated when older than its max age), one load at a time.
-    private func currentIndex() async throws -> PackIndex {
+    /// The lazy cache's index made ready for lookups (revalidated when older than its max age), one load at a time.
+    private func currentLookup() async throws -> IndexLookup {
         let lazy = self.lazy
-        return try await indexFlights.value(for: "index") { try await lazy.index() }
+        return try await indexFlights.value(for: "index") { try await lazy.lookup() }
     }
 
     /// Puts a verified GIF in memory and answers it.
@@ -120,13 +122,16 @@ extension GIFLoader {
     /// The installed generation's manifest and placeholders, read once per generation; nil when
     /// nothing is installed.
     func installedSnapshot() async throws -> InstalledSnapshot? {
+        // Another process (or loader) may have installed since: the link's identity says (InstalledGeneration.swift).
+        noticeGenerationSwitch()
         if let snapshot = state.snapshot { return snapshot }
         let directory = installer.cacheDirectory
         let snapshot = try await BlockingWork.run("gifpack.loader-manifest") { () throws(PackClientError) -> InstalledSnapshot? in
+            let mark = GenerationMark.of(directory)
             let resolved = URL(fileURLWithPath: directory).resolvingSymlinksInPath().path
             guard try InstallManifest.read(directory: resolved) != nil else { return nil }
             let cache = try InstalledCache(directory: directory)
-            return InstalledSnapshot(cache: cache, placeholders: try InstalledPlaceholders.read(directory: cache.generationDirectory))
+            return InstalledSnapshot(cache: cache, placeholders: try InstalledPlaceholders.read(directory: cache.generationDirectory), mark: mark)
         }
         if let snapshot { state.keep(snapshot) }
         return snapshot
@@ -151,10 +156,13 @@ struct InstalledSnapshot: Sendable {
     let placeholders: InstalledPlaceholders?
     /// GIF hash → the first exercise (by id) that has it.
     let exerciseByHash: [String: String]
+    /// The installed link's identity when this generation was read (taken before resolving it).
+    let mark: GenerationMark
 
-    init(cache: InstalledCache, placeholders: InstalledPlaceholders?) {
+    init(cache: InstalledCache, placeholders: InstalledPlaceholders?, mark: GenerationMark) {
         self.cache = cache
         self.placeholders = placeholders
+        self.mark = mark
         var byHash: [String: String] = [:]
         for (id, hash) in cache.manifest.exercises.sorted(by: { $0.key < $1.key }) {
             if let hash, byHash[hash] == nil { byHash[hash] = id }
@@ -171,6 +179,8 @@ final class LoaderState: Sendable {
         var tickets: [GIFLoader.Key: UInt64] = [:]
         var counter: UInt64 = 0
         var installed: InstalledSnapshot?
+        /// The installed link's identity last seen (nil: not looked at yet).
+        var generation: GenerationMark?
         var ready = false
         var observers: [UInt64: @Sendable (RefreshProgress) -> Void] = [:]
         /// Visible callers waiting per key: a prefetch's flight they join enters the gate as visible.
@@ -208,13 +218,35 @@ final class LoaderState: Sendable {
     func dropTicket(_ key: GIFLoader.Key) { _ = state.withLock { $0.tickets.removeValue(forKey: key) } }
 
     var snapshot: InstalledSnapshot? { state.withLock { $0.installed } }
-    func keep(_ snapshot: InstalledSnapshot) { state.withLock { $0.installed = snapshot } }
+    /// Keeps a generation's view, unless the link was seen switched since it was read.
+    func keep(_ snapshot: InstalledSnapshot) {
+        state.withLock { state in
+            if state.generation == nil || state.generation == snapshot.mark { state.installed = snapshot }
+        }
+    }
 
     /// After an install: the next lookup reads the new generation (exercise → hash included).
     func forgetInstalled() {
+        state.withLock { Self.forget(&$0) }
+    }
+
+    private static func forget(_ state: inout State) {
+        state.installed = nil
+        state.hashes = state.hashes.filter { if case .hash = $0.key { true } else { false } }
+    }
+
+    /// Records the installed link's identity now; when it differs from the one seen before (another
+    /// process installed), forgets the installed view and the exercise → hash answers. True then.
+    func observeGeneration(_ mark: GenerationMark) -> Bool {
         state.withLock { state in
-            state.installed = nil
-            state.hashes = state.hashes.filter { if case .hash = $0.key { true } else { false } }
+            defer { state.generation = mark }
+            guard let seen = state.generation, seen != mark else {
+                // The first look: a view read before it counts only when it was read at this mark.
+                if state.generation == nil, let installed = state.installed, installed.mark != mark { Self.forget(&state) }
+                return false
+            }
+            Self.forget(&state)
+            return true
         }
     }
 

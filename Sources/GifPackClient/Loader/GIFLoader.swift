@@ -83,7 +83,7 @@ public final class GIFLoader: Sendable {
     let transport: any HTTPTransport
     let memory: MemoryTier
     let gifFlights = LoaderFlights<LoadedGIF?>()
-    let indexFlights = LoaderFlights<PackIndex>()
+    let indexFlights = LoaderFlights<IndexLookup>()
     /// A cancelled refresh waits for its install to stop, so the cache is as it was when it returns.
     let refreshFlights = LoaderFlights<InstallReport>(lastWaiterAwaitsCancelledWork: true)
     let gate: FetchGate
@@ -114,10 +114,14 @@ public final class GIFLoader: Sendable {
         installer.preferredPixelSize = configuration.preferredPixelSize
         installer.stageHook = configuration.installStageHook
         installer.timeouts = configuration.timeouts
+        // One rollback floor per index URL for the whole loader: each tier also reads the other's (LoaderFloors.swift).
+        let floors = LoaderFloors(folder: folder, indexURL: source.description)
+        installer.floorSource = trust == nil ? nil : floors.lazyFloor
         self.installer = installer
         lazy = LazyGIFCache(directory: "\(folder)/lazy", indexURL: source.description, byteLimit: configuration.lazyCacheByteLimit,
-                            client: http, limits: configuration.limits, timeouts: configuration.timeouts, trust: trust,
-                            preferredPixelSize: configuration.preferredPixelSize)
+                            indexMaxAge: .seconds(300), client: http, limits: configuration.limits, attempts: 3, timeouts: configuration.timeouts,
+                            trust: trust, preferredPixelSize: configuration.preferredPixelSize,
+                            floorSource: trust == nil ? nil : floors.installedFloor)
         lazyStore = LazyGIFStore(directory: "\(folder)/lazy")
         memory = MemoryTier(costLimit: configuration.memoryCostLimit, countLimit: configuration.memoryCountLimit)
         gate = FetchGate(width: configuration.maxConcurrentFetches)
@@ -183,7 +187,9 @@ public final class GIFLoader: Sendable {
     }
 
     func load(_ key: Key, visible: Bool) async throws -> LoadedGIF? {
-        if let hash = state.knownHash(key), let entry = memory.gif(hash) {
+        // Another process's install is noticed here too (one lstat): the memory tier's answer is the current generation's.
+        noticeGenerationSwitch()
+        if let hash = state.knownHash(key), let entry = memory.gif(hash), isCurrentFile(entry.fileURL) {
             return LoadedGIF(sha256: hash, data: entry.data, fileURL: entry.fileURL, tier: .memory)
         }
         // A visible caller joining a prefetch's flight moves it up: at the gate now, or when it gets there.
