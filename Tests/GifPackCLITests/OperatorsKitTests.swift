@@ -225,8 +225,8 @@ struct OperatorsKitTests {
         for (name, value) in step.env {
             if let secret = value.range(of: #"^\$\{\{ secrets\.([A-Z_]+) \}\}$"#, options: .regularExpression).map({ _ in
                 String(value.dropFirst("${{ secrets.".count).dropLast(" }}".count)) }) {
-                let testValue = secrets[secret]
-                stepEnvironment[name] = try #require(testValue, "no test value for secret \(secret)")
+                #expect(secrets.keys.contains(secret), "no test value for secret \(secret)")
+                stepEnvironment[name] = secrets[secret] ?? ""
             } else {
                 stepEnvironment[name] = value
             }
