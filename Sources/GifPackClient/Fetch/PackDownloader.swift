@@ -276,7 +276,7 @@ public struct PackDownloader: Sendable {
                 FileOps.remove(part)
             default:
                 FileOps.remove(part)
-                throw .unreadable(location: url, detail: "HTTP status \(download.head.status)")
+                throw .status(download.head.status, of: url)
             }
         }
         if FileOps.regularFileSize(part) == pack.bytes { return }

@@ -50,7 +50,7 @@ enum RangeAnswer: Equatable {
         case 412:
             return refuse("the pack changed while it was being fetched (If-Match failed for \(askedText)); load the index again")
         default:
-            return refuse("HTTP status \(head.status) for \(askedText)")
+            return .refused(.status(head.status, of: url, context: " for \(askedText)"))
         }
         let field = head.headers["content-range"] ?? ""
         guard let served = HTTPContentRange(field) else {

@@ -96,18 +96,3 @@ public enum GIFLoadFailure: String, Sendable, Equatable, CaseIterable {
         }
     }
 }
-
-extension PackClientError {
-    /// The HTTP status the server answered, when that status is why the call failed
-    /// (``unreadable(location:detail:)`` of an index, a pack or a range answered `404`, `403`,
-    /// `500`, …; a range answered `200` by a server that ignores ranges); nil otherwise.
-    public var answeredStatus: Int? {
-        guard case .unreadable(_, let detail) = self else { return nil }
-        if detail.hasPrefix("the server ignores Range requests") { return 200 }
-        guard detail.hasPrefix(Self.statusPrefix) else { return nil }
-        return Int(detail.dropFirst(Self.statusPrefix.count).prefix { $0.isNumber })
-    }
-
-    /// How every HTTP-status failure's detail starts (PackIndexSource, PackDownloader, RangeAnswer).
-    static let statusPrefix = "HTTP status "
-}

@@ -209,7 +209,7 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
         case let status where Self.isNotThere(status: status):
             break   // not published there (an older publisher): the plain index
         default:
-            throw .unreadable(location: compressedURL, detail: "HTTP status \(compressed.head.status)")
+            throw .status(compressed.head.status, of: compressedURL)
         }
         let plain = try await Self.conditionalGET(url, validators: validators, client: http, maxBytes: limits.maxIndexBytes,
                                                   acceptCompressedBody: true, timeouts: timeouts)
@@ -222,7 +222,7 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
         case 200:
             return .fetched(Data(plain.body), IndexValidators(url: url, head: plain.head), wireBytes: Int64(plain.body.count))
         default:
-            throw .unreadable(location: url, detail: "HTTP status \(plain.head.status)")
+            throw .status(plain.head.status, of: url)
         }
     }
 
@@ -324,7 +324,7 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
         do { response = try await http.data(request, maxBytes: maxBytes) } catch { throw .transfer(url: url, error) }
         if notFoundIsNil && isNotThere(status: response.head.status) { return nil }
         guard response.head.status == 200 else {
-            throw .unreadable(location: url, detail: "HTTP status \(response.head.status)")
+            throw .status(response.head.status, of: url)
         }
         return Data(response.body)
     }

@@ -84,6 +84,27 @@ public enum PackClientError: Error, Sendable, Equatable, CustomStringConvertible
         .fileSystem(path: path, operation: operation, errno: code)
     }
 
+    /// `location` answered an HTTP error status (`404`, `403`, `500`, …), `context` saying for what:
+    /// the one wording ``answeredStatus`` reads back.
+    package static func status(_ status: Int, of location: String, context: String = "") -> PackClientError {
+        .unreadable(location: location, detail: "\(statusPrefix)\(status)\(context)")
+    }
+
+    /// The HTTP status the server answered, when that status is why the call failed
+    /// (``unreadable(location:detail:)`` of an index, a pack or a range answered `404`, `403`,
+    /// `500`, …; a range answered `200` by a server that ignores ranges); nil otherwise.
+    public var answeredStatus: Int? {
+        guard case .unreadable(_, let detail) = self else { return nil }
+        if detail.hasPrefix(Self.rangesIgnoredDetail) { return 200 }
+        guard detail.hasPrefix(Self.statusPrefix) else { return nil }
+        return Int(detail.dropFirst(Self.statusPrefix.count).prefix { $0.isNumber })
+    }
+
+    private static let statusPrefix = "HTTP status "
+
+    /// How a failure because the server answered a range request with the whole file starts.
+    package static let rangesIgnoredDetail = "the server ignores Range requests (it answered 200)"
+
     /// A `304 Not Modified` answering a request for `location` that carried no validators of its.
     package static func unconditionalNotModified(_ location: String) -> PackClientError {
         .unreadable(location: location, detail: "the server answered 304 Not Modified to a request that was not conditional")
