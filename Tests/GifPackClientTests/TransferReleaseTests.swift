@@ -5,7 +5,7 @@ import GifPackTransport
 import Testing
 @testable import GifPackTestSupport
 
-/// A transfer's buffers go when it ends (issue 44, item 1): both transports free the transfer —
+/// A transfer's buffers go when it ends: both transports free the transfer —
 /// and so everything it holds, its request and its body bytes — once the call returned, whatever
 /// its low-speed window (30 s by default) still has to run. Before, `URLSessionTransport`'s
 /// low-speed timer held each transfer strongly until its window ran out: loading 500 GIFs by range
@@ -47,7 +47,7 @@ import Testing
         }
     }
 
-    @Test("a range transfer is freed within a second of its end, its low-speed window still running",
+    @Test("a range transfer is freed when it ends, long before its 30 s low-speed window runs out",
           arguments: TransportTests.Kind.allCases, Call.allCases)
     func aTransferIsFreedWhenItEnds(kind: TransportTests.Kind, call: Call) async throws {
         let (root, _) = try TransportTests.site()
@@ -59,7 +59,8 @@ import Testing
         let answer = try await Self.rangeRequest(call, transport: transport, url: nginx.baseURL + "/pack.bin", file: work.file("frame"))
         #expect(answer.status == 206)
         #expect(answer.bytes == 200_000)
-        // The request ended: nothing of it may outlive it for long (its window has 30 s to run).
-        try await waitUntil(deadline: .seconds(1)) { answer.progress.object == nil }
+        // The request ended: nothing of it may outlive it (its window has 30 s to run). Freed at once
+        // here; the bound leaves room for a loaded machine's scheduling, a third of the window.
+        try await waitUntil(deadline: .seconds(10)) { answer.progress.object == nil }
     }
 }
