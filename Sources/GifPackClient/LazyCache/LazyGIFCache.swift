@@ -115,17 +115,39 @@ public final class LazyGIFCache: Sendable {
     /// The GIF of exercise `id`, or ``LazyGIF/noGIF``. Throws
     /// ``PackClientError/unknownExercise(_:)`` when no pack lists it.
     public func gif(forExercise id: String) async throws(PackClientError) -> LazyGIF {
-        if case .file = source.location { return try await localGIF(id) }
-        let http = client
         // One deadline for the whole call: the index, its signature and the GIF, retries included.
-        let timeouts = self.timeouts.startingCall()
-        var index = try await currentIndex(client: http, forceRevalidation: false, timeouts: timeouts)
-        var reloaded = false
-        while true {
+        try await gif(forExercise: id, call: timeouts.startingCall())
+    }
+
+    /// ``gif(forExercise:)`` within a call already started (``HTTPTimeouts/startingCall()``): a
+    /// ``GIFLoader`` call's one deadline covers this too.
+    func gif(forExercise id: String, call timeouts: HTTPTimeouts) async throws(PackClientError) -> LazyGIF {
+        let preferredPixelSize = self.preferredPixelSize
+        return try await gif(call: timeouts) { index throws(PackClientError) in
             guard let (pack, gif) = RenditionChoice.pack(forExercise: id, in: index, pixels: preferredPixelSize) else {
                 throw .unknownExercise(id)
             }
-            guard let hash = gif else { return .noGIF }
+            return gif.map { (pack, $0, id) }
+        }
+    }
+
+    /// The GIF whose SHA-256 is `sha256`, from whichever pack of the index holds it (any
+    /// rendition: a hash names one GIF); ``LazyGIF/noGIF`` when none does.
+    func gif(sha256: String, call timeouts: HTTPTimeouts) async throws(PackClientError) -> LazyGIF {
+        try await gif(call: timeouts) { index in
+            index.allPacks.first { pack in pack.gifs.contains { $0.sha256 == sha256 } }.map { ($0, sha256, sha256) }
+        }
+    }
+
+    /// The GIF `locate` finds in the index (its pack, its hash and the name errors give it; nil: no GIF).
+    private func gif(call timeouts: HTTPTimeouts,
+                     locate: (PackIndex) throws(PackClientError) -> (PackDescription, String, String)?) async throws(PackClientError) -> LazyGIF {
+        if case .file = source.location { return try await localGIF(locate) }
+        let http = client
+        var index = try await currentIndex(client: http, forceRevalidation: false, timeouts: timeouts)
+        var reloaded = false
+        while true {
+            guard let (pack, hash, id) = try locate(index) else { return .noGIF }
             if let problem = PackDescriptionCheck.problems(in: pack, limits: limits).first { throw .rejected(problem) }
             guard let entry = pack.gifs.first(where: { $0.sha256 == hash }) else {
                 throw .rejected(PackRejection(.missingEntry, pack: pack.name, entry: id, detail: "its GIF is not among the pack's GIFs"))
@@ -156,9 +178,14 @@ public final class LazyGIFCache: Sendable {
     /// The index, revalidated when the stored copy is older than ``indexMaxAge`` (or always with
     /// `forceRevalidation`).
     public func index(forceRevalidation: Bool = false) async throws(PackClientError) -> PackIndex {
+        try await index(forceRevalidation: forceRevalidation, call: timeouts.startingCall())
+    }
+
+    /// ``index(forceRevalidation:)`` within a call already started (``HTTPTimeouts/startingCall()``).
+    func index(forceRevalidation: Bool = false, call timeouts: HTTPTimeouts) async throws(PackClientError) -> PackIndex {
         if case .file = source.location { return try await loadLocal() }
         let http = client
-        return try await currentIndex(client: http, forceRevalidation: forceRevalidation, timeouts: timeouts.startingCall())
+        return try await currentIndex(client: http, forceRevalidation: forceRevalidation, timeouts: timeouts)
     }
 
     /// Bytes of GIFs stored now; a cache directory that cannot be read throws (never 0).
@@ -328,13 +355,11 @@ public final class LazyGIFCache: Sendable {
     }
 
     /// A local index: the GIF read in place from its pack file.
-    private func localGIF(_ id: String) async throws(PackClientError) -> LazyGIF {
+    private func localGIF(_ locate: (PackIndex) throws(PackClientError) -> (PackDescription, String, String)?) async throws(PackClientError) -> LazyGIF {
         let index = try await loadLocal()
-        guard let (pack, gif) = RenditionChoice.pack(forExercise: id, in: index, pixels: preferredPixelSize) else {
-            throw .unknownExercise(id)
-        }
-        guard gif != nil else { return .noGIF }
-        guard case .file(let path) = try source.packLocation(for: pack) else { throw .unknownExercise(id) }
+        guard let (pack, hash, name) = try locate(index) else { return .noGIF }
+        guard case .file(let path) = try source.packLocation(for: pack),
+              let id = pack.exercises.first(where: { $0.gif == hash })?.id else { throw .unknownExercise(name) }
         let limits = self.limits
         let bytes = try await BlockingWork.run("gifpack.lazy-local") { () throws(PackClientError) -> [UInt8] in
             try PackEntryReader(path: path, pack: pack, limits: limits).gif(forExercise: id)
