@@ -92,10 +92,7 @@ struct LoaderSchedulingTests {
     func aRefreshAfterACancelledOne(transportName: String) async throws {
         let served = try await Served.make(limitRate: 16384)
         defer { served.stop() }
-        var configuration = GIFLoader.Configuration()
-        configuration.installLockWait = .zero                 // not another process's install: the loader's own, still stopping
-        let loader = try GIFLoader(indexURL: served.indexURL, cacheFolder: served.folder("app"),
-                                   transport: try Self.transport(transportName), configuration: configuration)
+        let loader = try GIFLoader(indexURL: served.indexURL, cacheFolder: served.folder("app"), transport: try Self.transport(transportName))
         let steps = Steps()
         let first = testTask { try await loader.refresh { steps.add($0) } }
         try await waitUntil { steps.all.contains { $0.stage == .fetching && $0.bytesDone > 0 } }
@@ -231,5 +228,31 @@ struct LoaderSchedulingTests {
         }
         #expect(tiers.count == 20 && tiers.allSatisfy { $0 == .installed || $0 == .memory }, "\(tiers)")
         #expect(relaunched.snapshotReads.withLock { $0 } == 1)
+    }
+
+    @Test("a GIF asked for while the first refresh downloads its pack comes from that download: the index once, no range request",
+          arguments: ["URLSession", "curl"])
+    func aGIFDuringTheFirstRefreshComesFromItsDownload(transportName: String) async throws {
+        let served = try await Served.make(limitRate: 16384)
+        defer { served.stop() }
+        let pack = try #require(try served.dists.index().packs.first)
+        let early = try #require(pack.gifs.min { $0.location.frameOffset < $1.location.frameOffset })
+        let id = try #require(pack.exercises.first { $0.gif == early.sha256 }?.id)
+        let loader = try GIFLoader(indexURL: served.indexURL, cacheFolder: served.folder("app-\(transportName)"),
+                                   transport: try Self.transport(transportName))
+        let mark = try await served.nginx.mark()
+        let steps = Steps()
+        let refresh = testTask { try await loader.refresh { steps.add($0) } }
+        try await waitUntil { steps.all.contains { $0.stage == .fetching } }
+        let gif = try #require(try await loader.gif(for: id))
+        #expect(gif.sha256 == early.sha256 && GIFLoader.sha256(gif.data) == early.sha256)
+        // From the pack's download, handed over by its follower, while the refresh still ran.
+        #expect(gif.tier == .network && gif.fileURL == nil, "\(gif.tier)")
+        let report = try await refresh.value
+        #expect(!report.isUnchanged)
+        let lines = try await served.nginx.log(since: mark)
+        #expect(lines.filter { $0.path.hasPrefix("/index.json") }.count == 1, "the index once per refresh: \(lines)")
+        #expect(lines.filter { $0.range != nil }.isEmpty, "no range request beside the download: \(lines)")
+        #expect(try await loader.gif(for: id)?.tier == .memory)
     }
 }

@@ -51,6 +51,11 @@ extension GIFLoader {
         state.emit(RefreshProgress(stage: .checking))
         let state = self.state
         var installer = self.installer
+        let watch = refreshWatch
+        watch.begin()
+        defer { watch.end() }
+        installer.indexHook = { watch.indexAccepted($0) }
+        installer.gifReadyHook = { watch.gifReady($0, path: $1) }
         // The fraction never goes back when the next pack's bytes join the total.
         let shown = Locked(0.0)
         let progress = InstallProgress { stage, counts in

@@ -11,6 +11,8 @@ extension GIFLoader {
         if let installed = try await installedSnapshot(), let hit = try await fromInstalled(key, installed) {
             return hit
         }
+        // A refresh in flight: its index, and the GIF from its download when it installs it (RefreshWatch.swift).
+        if let early = try await fromRefresh(key) { return early }
         guard let target = try await indexed(key, call: timeouts) else { return nil }
         state.remember(key, hash: target.hash)
         if let entry = memory.gif(target.hash) {
@@ -60,7 +62,7 @@ extension GIFLoader {
 
     /// The installed tier: the generation's file for this exercise (or hash), read and hashed.
     /// nil: not installed here (or its file no longer hashes right: the next tiers answer).
-    private func fromInstalled(_ key: Key, _ installed: InstalledSnapshot) async throws -> LoadedGIF?? {
+    func fromInstalled(_ key: Key, _ installed: InstalledSnapshot) async throws -> LoadedGIF?? {
         let hash: String
         let path: String
         switch key {
@@ -116,7 +118,7 @@ extension GIFLoader {
     }
 
     /// Puts a verified GIF in memory and answers it.
-    private func remember(_ hash: String, _ data: Data, file: String?, tier: GIFTier) -> LoadedGIF {
+    func remember(_ hash: String, _ data: Data, file: String?, tier: GIFTier) -> LoadedGIF {
         let url = file.map { URL(fileURLWithPath: $0) }
         memory.insert(hash, data: data, fileURL: url)
         return LoadedGIF(sha256: hash, data: data, fileURL: url, tier: tier)

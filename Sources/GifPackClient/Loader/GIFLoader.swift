@@ -99,6 +99,8 @@ public final class GIFLoader: Sendable {
     /// a refresh started meanwhile runs once it has stopped.
     let refreshFlights = LoaderFlights<InstallReport>(lastWaiterAwaitsCancelledWork: true, oneAtATime: true)
     let gate: FetchGate
+    /// The refresh in flight: its index and the GIFs its downloads hand over, for lookups meanwhile.
+    let refreshWatch = RefreshWatch()
     let state = LoaderState()
     private let memoryWarnings: MemoryWarningObserver
 
