@@ -44,7 +44,9 @@ package final class BlockingPool: @unchecked Sendable {  // @unchecked: the queu
     private let name: String
     private let condition = NSCondition()
     // Guarded by `condition`.
-    private var queue: [@Sendable () -> Void] = []
+    /// Jobs not urgent; a slot is emptied when its job is taken, so what a job captured (an install's
+    /// lock, buffers) is released once it has run, however long the queue stays busy.
+    private var queue: [(@Sendable () -> Void)?] = []
     private var head = 0
     private var urgentQueue: [@Sendable () -> Void] = []
     private var started = 0
@@ -122,7 +124,8 @@ package final class BlockingPool: @unchecked Sendable {  // @unchecked: the queu
                 running -= 1
                 continue
             }
-            let job = queue[head]
+            guard let job = queue[head] else { preconditionFailure("a job taken twice") }
+            queue[head] = nil
             head += 1
             if head == queue.count {
                 queue.removeAll(keepingCapacity: true)

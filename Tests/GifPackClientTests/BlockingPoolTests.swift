@@ -85,6 +85,25 @@ struct BlockingPoolTests {
         #expect(BlockingWork.$urgent.withValue(true) { BlockingWork.urgent } && !BlockingWork.urgent)
     }
 
+    @Test("a job's captures are released once it has run, while later jobs still wait (an install's lock is not held on)")
+    func aJobsCapturesGoWhenItHasRun() async throws {
+        let single = BlockingPool(name: "gifpack.test-release", width: 1)
+        let gate = Gate()
+        weak var watched: Captured?
+        do {
+            let captured = Captured()
+            watched = captured
+            single.enqueue { withExtendedLifetime(captured) {} }
+        }
+        single.enqueue { gate.wait() }
+        single.enqueue {}
+        // The first job has run, the second holds the thread, the third waits: the queue is not empty.
+        try await waitUntil { single.load.running == 1 && single.load.queued == 1 }
+        #expect(watched == nil, "the first job's capture lived on in the queue")
+        gate.open()
+        await single.run { () }
+    }
+
     @Test("an error reaches the caller with its type, and the thread goes on to the next job")
     func errorsThrownThrough() async throws {
         let pool = BlockingPool(name: "gifpack.test-errors", width: 1)
@@ -203,6 +222,8 @@ private enum Refusal: Error, Equatable {
 }
 
 /// A gate pool jobs wait at (on their own threads, never a cooperative one) until the test opens it.
+private final class Captured: Sendable {}
+
 private final class Gate: @unchecked Sendable {
     private let condition = NSCondition()
     private var isOpen = false
