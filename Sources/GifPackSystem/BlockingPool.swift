@@ -3,7 +3,8 @@ import Foundation
 /// A bounded pool of dedicated threads for blocking jobs (file I/O, fsync, decoding, SQLite), so
 /// they never run on Swift's cooperative pool and never start a thread per call.
 ///
-/// Jobs wait in one first-in, first-out queue; at most ``width`` run at once, each on one of the
+/// Jobs wait in two first-in, first-out queues, urgent jobs (what a user waits for: a visible GIF's
+/// disk read) before the others (a prefetch's); at most ``width`` run at once, each on one of the
 /// pool's threads, which are started when the queue holds more jobs than idle threads and then
 /// stay, parked on a condition variable. The awaiting task's continuation is resumed from the
 /// worker that ran the job.
@@ -43,8 +44,11 @@ package final class BlockingPool: @unchecked Sendable {  // @unchecked: the queu
     private let name: String
     private let condition = NSCondition()
     // Guarded by `condition`.
-    private var queue: [@Sendable () -> Void] = []
+    /// Jobs not urgent; a slot is emptied when its job is taken, so what a job captured (an install's
+    /// lock, buffers) is released once it has run, however long the queue stays busy.
+    private var queue: [(@Sendable () -> Void)?] = []
     private var head = 0
+    private var urgentQueue: [@Sendable () -> Void] = []
     private var started = 0
     private var idle = 0
     private var running = 0
@@ -57,17 +61,18 @@ package final class BlockingPool: @unchecked Sendable {  // @unchecked: the queu
 
     /// Runs `body` on one of the pool's threads, after the jobs queued before it; returns its
     /// value or throws its error, typed.
-    package func run<T: Sendable, E: Error>(_ label: String? = nil,
+    /// `urgent`: before every job not urgent still waiting.
+    package func run<T: Sendable, E: Error>(_ label: String? = nil, urgent: Bool = false,
                                             _ body: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
         let result: Result<T, E> = await withCheckedContinuation { continuation in
-            enqueue(label) { continuation.resume(returning: Result { () throws(E) -> T in try body() }) }
+            enqueue(label, urgent: urgent) { continuation.resume(returning: Result { () throws(E) -> T in try body() }) }
         }
         return try result.get()
     }
 
-    /// Queues `job` without waiting for it; it runs after the jobs queued before it. `label`
-    /// names the thread while the job runs.
-    package func enqueue(_ label: String? = nil, _ job: @escaping @Sendable () -> Void) {
+    /// Queues `job` without waiting for it; it runs after the jobs queued before it (an urgent one:
+    /// after the urgent ones). `label` names the thread while the job runs.
+    package func enqueue(_ label: String? = nil, urgent: Bool = false, _ job: @escaping @Sendable () -> Void) {
         let named: @Sendable () -> Void
         if let label {
             let home = name
@@ -80,8 +85,8 @@ package final class BlockingPool: @unchecked Sendable {  // @unchecked: the queu
             named = job
         }
         condition.lock()
-        queue.append(named)
-        let startOne = queue.count - head > idle && started < width
+        if urgent { urgentQueue.append(named) } else { queue.append(named) }
+        let startOne = queue.count - head + urgentQueue.count > idle && started < width
         if startOne { started += 1 }
         let number = started - 1
         condition.signal()
@@ -93,7 +98,7 @@ package final class BlockingPool: @unchecked Sendable {  // @unchecked: the queu
     package var load: (threads: Int, running: Int, queued: Int) {
         condition.lock()
         defer { condition.unlock() }
-        return (started, running, queue.count - head)
+        return (started, running, queue.count - head + urgentQueue.count)
     }
 
     private func startThread(_ number: Int) {
@@ -105,12 +110,22 @@ package final class BlockingPool: @unchecked Sendable {  // @unchecked: the queu
     private func work() {
         condition.lock()
         while true {
-            while head == queue.count {
+            while head == queue.count, urgentQueue.isEmpty {
                 idle += 1
                 condition.wait()
                 idle -= 1
             }
-            let job = queue[head]
+            if !urgentQueue.isEmpty {
+                let job = urgentQueue.removeFirst()
+                running += 1
+                condition.unlock()
+                job()
+                condition.lock()
+                running -= 1
+                continue
+            }
+            guard let job = queue[head] else { preconditionFailure("a job taken twice") }
+            queue[head] = nil
             head += 1
             if head == queue.count {
                 queue.removeAll(keepingCapacity: true)
@@ -136,9 +151,18 @@ package final class BlockingPool: @unchecked Sendable {  // @unchecked: the queu
 /// let outcome = await BlockingWork.result("gifpack.install") { () throws(PackClientError) in try install() }
 /// ```
 package enum BlockingWork {
+    /// Whether the jobs of the current task are urgent (``BlockingPool/run(_:urgent:_:)``): what a
+    /// user waits for sets it around its work, and every job it queues, down to the caches', goes
+    /// before the jobs of work nobody waits for yet (a prefetch).
+    ///
+    /// ```swift
+    /// try await BlockingWork.$urgent.withValue(true) { try await loadVisibleGIF() }
+    /// ```
+    @TaskLocal package static var urgent = false
+
     package static func run<T: Sendable, E: Error>(_ name: String = "gifpack.blocking",
                                                    _ body: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
-        try await BlockingPool.shared.run(name, body)
+        try await BlockingPool.shared.run(name, urgent: urgent, body)
     }
 
     /// Like ``run(_:_:)`` but hands back the outcome instead of throwing it.

@@ -66,6 +66,44 @@ struct BlockingPoolTests {
         #expect(pool.load.threads <= 4)
     }
 
+    @Test("urgent jobs (a visible request's, BlockingWork.urgent) run before the others still waiting, in their own order")
+    func urgentJobsGoFirst() async throws {
+        let single = BlockingPool(name: "gifpack.test-urgent", width: 1)
+        let gate = Gate()
+        let order = Locked<[String]>([])
+        single.enqueue { gate.wait() }
+        try await waitUntil { single.load.running == 1 }
+        for index in 0..<50 { single.enqueue { order.withLock { $0.append("prefetch \(index)") } } }
+        for index in 0..<3 { single.enqueue(urgent: true) { order.withLock { $0.append("visible \(index)") } } }
+        #expect(single.load.queued == 53)
+        gate.open()
+        await single.run { () }
+        let ran = order.withLock { $0 }
+        #expect(ran.prefix(3) == ["visible 0", "visible 1", "visible 2"], "\(ran.prefix(5))")
+        #expect(Array(ran.dropFirst(3)) == (0..<50).map { "prefetch \($0)" })
+        // The task-local marks every job of a task as urgent, down to the library's own BlockingWork calls.
+        #expect(BlockingWork.$urgent.withValue(true) { BlockingWork.urgent } && !BlockingWork.urgent)
+    }
+
+    @Test("a job's captures are released once it has run, while later jobs still wait (an install's lock is not held on)")
+    func aJobsCapturesGoWhenItHasRun() async throws {
+        let single = BlockingPool(name: "gifpack.test-release", width: 1)
+        let gate = Gate()
+        weak var watched: Captured?
+        do {
+            let captured = Captured()
+            watched = captured
+            single.enqueue { withExtendedLifetime(captured) {} }
+        }
+        single.enqueue { gate.wait() }
+        single.enqueue {}
+        // The first job has run, the second holds the thread, the third waits: the queue is not empty.
+        try await waitUntil { single.load.running == 1 && single.load.queued == 1 }
+        #expect(watched == nil, "the first job's capture lived on in the queue")
+        gate.open()
+        await single.run { () }
+    }
+
     @Test("an error reaches the caller with its type, and the thread goes on to the next job")
     func errorsThrownThrough() async throws {
         let pool = BlockingPool(name: "gifpack.test-errors", width: 1)
@@ -184,6 +222,8 @@ private enum Refusal: Error, Equatable {
 }
 
 /// A gate pool jobs wait at (on their own threads, never a cooperative one) until the test opens it.
+private final class Captured: Sendable {}
+
 private final class Gate: @unchecked Sendable {
     private let condition = NSCondition()
     private var isOpen = false

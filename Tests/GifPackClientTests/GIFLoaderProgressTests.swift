@@ -13,7 +13,7 @@ struct GIFLoaderProgressTests {
 
     static let stageOrder: [RefreshProgress.Stage] = [.checking, .fetching, .installing, .installed]
 
-    /// In order, never going down, done within total, ending at done == total.
+    /// In order, never going down (the fraction included), done within total, ending at done == total.
     static func checkSequence(_ steps: [RefreshProgress], _ context: String) {
         #expect(steps.first?.stage == .checking && steps.last?.stage == .installed, "\(context): \(steps)")
         for (before, after) in zip(steps, steps.dropFirst()) {
@@ -21,6 +21,9 @@ struct GIFLoaderProgressTests {
             #expect(order.0 <= order.1, "\(context): \(before) then \(after)")
             #expect(before.bytesDone <= after.bytesDone && before.bytesTotal <= after.bytesTotal, "\(context): \(before) then \(after)")
             #expect(before.gifsDone <= after.gifsDone && before.gifsTotal <= after.gifsTotal, "\(context): \(before) then \(after)")
+            // Issue 43 weak spot 7, issue 44 item 5: the bar never jumps back when the next pack's bytes join the total.
+            #expect(before.fractionCompleted <= after.fractionCompleted,
+                    "\(context): \(before.fractionCompleted) then \(after.fractionCompleted) (\(before) then \(after))")
         }
         #expect(steps.allSatisfy { $0.bytesDone <= $0.bytesTotal && $0.gifsDone <= $0.gifsTotal }, "\(context): \(steps)")
         if let last = steps.last {

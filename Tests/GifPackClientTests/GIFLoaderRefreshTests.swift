@@ -92,7 +92,8 @@ struct GIFLoaderRefreshTests {
         // A GIF, cancelled while its frame is in transfer.
         _ = try await loader.lazy.index()
         let request = testTask { try await loader.gif(for: id) }
-        try await waitUntil { loader.state.ticket(.exercise(id)) != nil }
+        let hash = try #require(try served.dists.index().packs.first?.exercises.first { $0.id == id }?.gif)
+        try await waitUntil { loader.state.ticket(hash) != nil }
         request.cancel()
         await #expect(throws: CancellationError.self) { _ = try await request.value }
         await loader.settle()

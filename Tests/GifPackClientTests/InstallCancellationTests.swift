@@ -167,7 +167,7 @@ struct InstallCancellationTests {
             canceller.untilPropagated {
                 let propagated = DispatchSemaphore(value: 0)
                 testTask {
-                    try? await waitUntil { await loader.refreshFlights.keys.isEmpty }
+                    try? await waitUntil { loader.refreshFlights.keys.isEmpty }
                     propagated.signal()
                 }
                 propagated.wait()

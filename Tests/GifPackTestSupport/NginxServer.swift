@@ -50,6 +50,8 @@ final class NginxServer: @unchecked Sendable {
         var limitRate: Int?
         /// `limit_rate` (bytes per second, per connection) under `packs/`: a server that drips the packs.
         var packsLimitRate: Int?
+        /// `limit_rate` (bytes per second) on `index.json` and `index.json.zst`: a slow index.
+        var indexLimitRate: Int?
         /// A missing file is answered `403`, as a bucket that allows GetObject but not ListBucket
         /// answers for a missing key.
         var missingIsForbidden = false
@@ -230,6 +232,12 @@ final class NginxServer: @unchecked Sendable {
         }
         if let rate = options.packsLimitRate {
             locations.append("location \(mount)packs/ { \(serve("packs/")) limit_rate \(rate); }")
+        }
+        if let rate = options.indexLimitRate {
+            precondition(!options.publishCacheHeaders, "one location for index.json")
+            for name in ["index.json", "index.json.zst"] {
+                locations.append("location = \(mount)\(name) { \(serve(name)) limit_rate \(rate); }")
+            }
         }
         if let proxy { locations.append("location / {\n            \(proxy)\n        }") }
         let tls = options.tls ? "ssl_certificate \(temp)/server.pem;\n        ssl_certificate_key \(temp)/server.key;" : ""

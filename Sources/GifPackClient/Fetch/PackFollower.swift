@@ -62,12 +62,14 @@ final class PackFollower: @unchecked Sendable {  // @unchecked: the mutable fiel
     private var ended = false
     private var threadEnded = false
     private var running: ParallelWork.Background<[String: Ready]>?
-    /// Tests: told each GIF handed over with how much of the file was written at that moment.
-    let onReady: (@Sendable (_ sha256: String, _ written: Int64) -> Void)?
+    /// Told each GIF handed over, with how much of the file was written at that moment and the
+    /// file it was written to (verified: its bytes hash to `sha256`; the staging moves it later):
+    /// tests, and ``GIFLoader`` serving a GIF asked for while its pack downloads.
+    let onReady: (@Sendable (_ sha256: String, _ written: Int64, _ path: String) -> Void)?
 
     /// `final`: the download's path once verified (`part` without `.part`).
     init(pack: PackDescription, final: String, directory: String, cancellation: InstallCancellation?,
-         onReady: (@Sendable (String, Int64) -> Void)? = nil) {
+         onReady: (@Sendable (String, Int64, String) -> Void)? = nil) {
         self.pack = pack
         self.part = final + ".part"
         self.final = final
@@ -179,7 +181,7 @@ final class PackFollower: @unchecked Sendable {  // @unchecked: the mutable fiel
                 guard queue.claim(gif.sha256) else { continue }
                 if let ready = decode(gif, metadata: records[gif.sha256], reader: reader, position: position) {
                     queue.hand(ready, for: gif.sha256)
-                    onReady?(gif.sha256, currentlyAvailable)
+                    onReady?(gif.sha256, currentlyAvailable, ready.path)
                 }
             }
         }

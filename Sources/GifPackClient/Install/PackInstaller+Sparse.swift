@@ -66,6 +66,16 @@ extension PackInstaller {
         return (inOrder.map(\.0), inOrder.map(\.1))
     }
 
+    /// The follower's hand-over hook: the tests' and the loader's, when either is set.
+    static func readyHook(_ follow: (@Sendable (String, Int64) -> Void)?,
+                          _ ready: (@Sendable (String, String) -> Void)?) -> (@Sendable (String, Int64, String) -> Void)? {
+        if follow == nil, ready == nil { return nil }
+        return { (sha256: String, written: Int64, path: String) in
+            follow?(sha256, written)
+            ready?(sha256, path)
+        }
+    }
+
     /// Fetches `pack` sparsely when it pays, else whole; says which way it went. `alsoFetched`: GIFs
     /// another pack of the same install brings (the installed generation takes them from there);
     /// `unneeded`: GIFs no exercise takes from this pack (another rendition is chosen for them).
@@ -73,9 +83,10 @@ extension PackInstaller {
                    client: (any HTTPTransport)?, previous: GenerationBuilder.Previous?,
                    alsoFetched: Set<String> = [], unneeded: Set<String> = [], follow: Following? = nil) async throws(PackClientError) -> (DownloadedPack, PackFetchSummary) {
         func whole(_ reason: String?, alreadySpent: Int64 = 0) async throws(PackClientError) -> (DownloadedPack, PackFetchSummary) {
+            let readyHook = Self.readyHook(followHook, gifReadyHook)
             let follower = follow.map {
                 PackFollower(pack: pack, final: downloader.downloadPath(for: pack), directory: $0.directory,
-                             cancellation: $0.cancellation, onReady: followHook)
+                             cancellation: $0.cancellation, onReady: readyHook)
             }
             // The follower's thread is joined whatever happens, so nothing writes under `unpacked` after the call.
             let fetched: Result<DownloadedPack, PackClientError>

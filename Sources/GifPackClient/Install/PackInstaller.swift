@@ -118,6 +118,11 @@ public struct PackInstaller: Sendable {
     var floorSource: (@Sendable () throws -> Int?)?
     /// Tests: told each GIF a ``PackFollower`` hands over, with the bytes of its pack downloaded by then.
     var followHook: (@Sendable (_ sha256: String, _ downloaded: Int64) -> Void)?
+    /// ``GIFLoader``: told each GIF a ``PackFollower`` hands over and the verified file it is in
+    /// until the staging moves it (read it at once, on the caller's thread).
+    var gifReadyHook: (@Sendable (_ sha256: String, _ path: String) -> Void)?
+    /// ``GIFLoader``: told the index once it is accepted (loaded, and trusted when ``trust`` is set).
+    var indexHook: (@Sendable (PackIndex) -> Void)?
 
     public init(cacheDirectory: String, layout: InstallLayout = .byID, limits: PackLimits = .standard) {
         self.cacheDirectory = CacheGenerations(cachePath: cacheDirectory).cachePath
@@ -204,6 +209,7 @@ public struct PackInstaller: Sendable {
             fetched = loaded
         }
         let index = fetched.index
+        indexHook?(index)
         let record = fetched.validators.map {
             InstalledIndex(validators: $0, packs: index.packs.map(\.name), expires: trust == nil ? nil : index.expires,
                            signedBy: trust == nil ? nil : IndexTrust.signerKeyID(of: fetched.signature))

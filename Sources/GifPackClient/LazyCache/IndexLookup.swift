@@ -81,9 +81,11 @@ final class IndexLookup: Sendable {
         return .some(packs[Int(found.pack)].gifs[Int(found.entry)])
     }
 
-    /// The GIF whose SHA-256 is `sha256`: its pack, entry and an exercise showing it; nil when no pack has it.
-    func gif(sha256: String) -> (pack: PackDescription, entry: GIFEntry, exercise: String)? {
+    /// The GIF whose SHA-256 is `sha256`: its pack, entry and an exercise showing it; nil when no
+    /// pack has it (a refused pack: ``PackClientError/rejected(_:)``).
+    func gif(sha256: String) throws(PackClientError) -> (pack: PackDescription, entry: GIFEntry, exercise: String)? {
         guard let found = hashes[sha256] else { return nil }
+        if let problem = packProblems[Int(found.pack)] { throw .rejected(problem) }
         let pack = packs[Int(found.pack)]
         return (pack, pack.gifs[Int(found.entry)], found.exercise)
     }

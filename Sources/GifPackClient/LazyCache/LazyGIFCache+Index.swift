@@ -7,7 +7,7 @@ import GifPackTransport
 /// once per revalidation (``IndexLookup``), revalidated when older than ``LazyGIFCache/indexMaxAge``.
 ///
 /// ```swift
-/// let lookup = try await cache.lookup()   // no read while the stored index is unchanged and fresh
+/// let lookup = try await cache.lookup(call: cache.timeouts.startingCall())   // no read while the stored index is unchanged and fresh
 /// ```
 extension LazyGIFCache {
     /// The stored index as last read and accepted, with the slot file's identity then: while the

@@ -131,14 +131,35 @@ public final class LazyGIFCache: Sendable {
     /// The GIF of exercise `id`, or ``LazyGIF/noGIF``. Throws
     /// ``PackClientError/unknownExercise(_:)`` when no pack lists it.
     public func gif(forExercise id: String) async throws(PackClientError) -> LazyGIF {
-        if case .file = source.location { return try await localGIF(id) }
-        let http = client
         // One deadline for the whole call: the index, its signature and the GIF, retries included.
-        let timeouts = self.timeouts.startingCall()
+        try await gif(forExercise: id, call: timeouts.startingCall())
+    }
+
+    /// ``gif(forExercise:)`` within a call already started (``HTTPTimeouts/startingCall()``): a
+    /// ``GIFLoader`` call's one deadline covers this too.
+    func gif(forExercise id: String, call timeouts: HTTPTimeouts) async throws(PackClientError) -> LazyGIF {
+        try await gif(call: timeouts) { lookup throws(PackClientError) in
+            guard case .gif(let pack, let entry) = try lookup.gif(forExercise: id) else { return nil }
+            return (pack, entry, id)
+        }
+    }
+
+    /// The GIF whose SHA-256 is `sha256`, from whichever pack of the index holds it (any
+    /// rendition: a hash names one GIF); ``LazyGIF/noGIF`` when none does.
+    func gif(sha256: String, call timeouts: HTTPTimeouts) async throws(PackClientError) -> LazyGIF {
+        try await gif(call: timeouts) { lookup throws(PackClientError) in try lookup.gif(sha256: sha256).map { ($0.pack, $0.entry, sha256) } }
+    }
+
+    /// The GIF `locate` finds in the index's lookup tables (its pack, its entry and the name errors
+    /// give it; nil: no GIF).
+    private func gif(call timeouts: HTTPTimeouts,
+                     locate: (IndexLookup) throws(PackClientError) -> (PackDescription, GIFEntry, String)?) async throws(PackClientError) -> LazyGIF {
+        if case .file = source.location { return try await localGIF(locate) }
+        let http = client
         var lookup = try await currentLookup(client: http, forceRevalidation: false, timeouts: timeouts)
         var reloaded = false
         while true {
-            guard case .gif(let pack, let entry) = try lookup.gif(forExercise: id) else { return .noGIF }
+            guard let (pack, entry, _) = try locate(lookup) else { return .noGIF }
             let hash = entry.sha256
             let store = self.store
             let cached = await BlockingWork.result("gifpack.lazy-read") { () throws(PackClientError) -> [UInt8]? in
@@ -165,16 +186,15 @@ public final class LazyGIFCache: Sendable {
     /// The index, revalidated when the stored copy is older than ``indexMaxAge`` (or always with
     /// `forceRevalidation`).
     public func index(forceRevalidation: Bool = false) async throws(PackClientError) -> PackIndex {
-        if case .file = source.location { return try await loadLocal() }
-        let http = client
-        return try await currentLookup(client: http, forceRevalidation: forceRevalidation, timeouts: timeouts.startingCall()).index
+        try await lookup(forceRevalidation: forceRevalidation, call: timeouts.startingCall()).index
     }
 
     /// The index made ready for lookups (``IndexLookup``), shared by every call until the stored
-    /// index changes or is revalidated.
-    func lookup(forceRevalidation: Bool = false) async throws(PackClientError) -> IndexLookup {
+    /// index changes or is revalidated, within a call already started (``HTTPTimeouts/startingCall()``):
+    /// a ``GIFLoader`` call's one deadline covers it.
+    func lookup(forceRevalidation: Bool = false, call timeouts: HTTPTimeouts) async throws(PackClientError) -> IndexLookup {
         if case .file = source.location { return IndexLookup(try await loadLocal(), pixels: preferredPixelSize, limits: limits) }
-        return try await currentLookup(client: client, forceRevalidation: forceRevalidation, timeouts: timeouts.startingCall())
+        return try await currentLookup(client: client, forceRevalidation: forceRevalidation, timeouts: timeouts)
     }
 
     /// Raises this cache's rollback floor in memory to `sequence`: another tier of the same app
@@ -265,13 +285,11 @@ public final class LazyGIFCache: Sendable {
     }
 
     /// A local index: the GIF read in place from its pack file.
-    private func localGIF(_ id: String) async throws(PackClientError) -> LazyGIF {
-        let index = try await loadLocal()
-        guard let (pack, gif) = RenditionChoice.pack(forExercise: id, in: index, pixels: preferredPixelSize) else {
-            throw .unknownExercise(id)
-        }
-        guard gif != nil else { return .noGIF }
-        guard case .file(let path) = try source.packLocation(for: pack) else { throw .unknownExercise(id) }
+    private func localGIF(_ locate: (IndexLookup) throws(PackClientError) -> (PackDescription, GIFEntry, String)?) async throws(PackClientError) -> LazyGIF {
+        let lookup = IndexLookup(try await loadLocal(), pixels: preferredPixelSize, limits: limits)
+        guard let (pack, entry, name) = try locate(lookup) else { return .noGIF }
+        guard case .file(let path) = try source.packLocation(for: pack),
+              let id = pack.exercises.first(where: { $0.gif == entry.sha256 })?.id else { throw .unknownExercise(name) }
         let limits = self.limits
         let bytes = try await BlockingWork.run("gifpack.lazy-local") { () throws(PackClientError) -> [UInt8] in
             try PackEntryReader(path: path, pack: pack, limits: limits).gif(forExercise: id)

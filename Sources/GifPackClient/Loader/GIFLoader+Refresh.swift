@@ -1,5 +1,7 @@
 import Foundation
 import GifPackFormat
+import GifPackSystem
+import GifPackTransport
 
 extension GIFLoader {
     /// The daily check and upgrade: the index asked for conditionally on the installed one (a `304`
@@ -49,11 +51,23 @@ extension GIFLoader {
         state.emit(RefreshProgress(stage: .checking))
         let state = self.state
         var installer = self.installer
+        let watch = refreshWatch
+        watch.begin()
+        defer { watch.end() }
+        installer.indexHook = { watch.indexAccepted($0) }
+        installer.gifReadyHook = { watch.gifReady($0, path: $1) }
+        // The fraction never goes back when the next pack's bytes join the total.
+        let shown = Locked(0.0)
         let progress = InstallProgress { stage, counts in
-            state.emit(Self.progress(stage == .fetching ? .fetching : .installing, counts))
+            var step = Self.progress(stage == .fetching ? .fetching : .installing, counts)
+            step.fractionFloor = shown.withLock { shown in
+                shown = max(shown, step.fractionCompleted)
+                return shown
+            }
+            state.emit(step)
         }
         installer.progress = progress
-        let report = try await installer.install(from: source, packs: configuration.packs, client: transport)
+        let report = try await installWaitingForTheLock(installer)
         if report.isUnchanged {
             state.emit(RefreshProgress(stage: .upToDate))
         } else {
@@ -61,6 +75,25 @@ extension GIFLoader {
             state.emit(Self.progress(.installed, progress.current))
         }
         return report
+    }
+
+    /// The install, once the cache's install lock is free: another process sharing the folder (an
+    /// app's extension) may be installing. Polls the lock (no request is sent before it is taken)
+    /// for at most ``Configuration/installLockWait``, then throws
+    /// ``PackClientError/cacheLocked(path:)``; cancellable while it waits.
+    private func installWaitingForTheLock(_ installer: PackInstaller) async throws -> InstallReport {
+        let started = TimeSpan.now()
+        var pause = TimeSpan.milliseconds(20)
+        while true {
+            do {
+                return try await installer.install(from: source, packs: configuration.packs, client: transport)
+            } catch PackClientError.cacheLocked(let path) {
+                let waited = TimeSpan(nanoseconds: Int64(clamping: TimeSpan.now() - started))
+                guard waited + pause < configuration.installLockWait else { throw PackClientError.cacheLocked(path: path) }
+                try await Task.sleep(nanoseconds: UInt64(pause.nanoseconds))
+                pause = min(pause + pause, .milliseconds(500))
+            }
+        }
     }
 
     private static func progress(_ stage: RefreshProgress.Stage, _ counts: InstallProgress.Counts) -> RefreshProgress {

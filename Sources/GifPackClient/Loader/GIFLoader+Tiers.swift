@@ -2,10 +2,11 @@ import Crypto
 import Foundation
 import GifPackFormat
 import GifPackSystem
+import GifPackTransport
 
 extension GIFLoader {
-    /// One request's way down the tiers (run once per key in flight, see ``load(_:visible:)``).
-    func resolve(_ key: Key, visible: Bool) async throws -> LoadedGIF? {
+    /// One request's way down the tiers (run once per key in flight, see ``load(_:visible:call:)``).
+    func resolve(_ key: Key, visible: Bool, call timeouts: HTTPTimeouts) async throws -> LoadedGIF? {
         try await ensureFolder()
         // A read that failed because another process switched generations meanwhile is made again in the current one.
         for _ in 0..<2 {
@@ -13,7 +14,9 @@ extension GIFLoader {
             if let hit = try await fromInstalled(key, installed) { return hit }
             guard noticeGenerationSwitch() else { break }
         }
-        guard let target = try await indexed(key) else { return nil }
+        // A refresh in flight: its index, and the GIF from its download when it installs it (RefreshWatch.swift).
+        if let early = try await fromRefresh(key) { return early }
+        guard let target = try await indexed(key, call: timeouts) else { return nil }
         state.remember(key, hash: target.hash)
         if let entry = memory.gif(target.hash) {
             // A file of a generation no longer installed is not handed out (it is deleted by the next install).
@@ -27,23 +30,31 @@ extension GIFLoader {
         if case .success(let bytes?) = stored {
             return remember(target.hash, Data(bytes), file: store.gifPath(target.hash), tier: .lazyCache)
         }
-        return try await fetch(target, key: key, visible: visible)
+        // One fetch per GIF, whichever exercises or hash lookups ask for it.
+        return try await fetchFlights.value(for: target.hash, awaitsCancelledWork: !visible) {
+            try await self.fetch(target, visible: visible, call: timeouts)
+        }
     }
 
-    /// The network tier, through the gate: the lazy cache fetches the GIF's frame by range.
-    private func fetch(_ target: IndexedGIF, key: Key, visible: Bool) async throws -> LoadedGIF? {
-        let ticket = state.issueTicket(key)
-        defer { state.dropTicket(key) }
-        try await gate.enter(ticket: ticket, visible: visible || state.isWantedVisible(key))
+    /// The network tier, through the gate: the lazy cache fetches the GIF's frame by range, from
+    /// whichever pack holds it.
+    private func fetch(_ target: IndexedGIF, visible: Bool, call timeouts: HTTPTimeouts) async throws -> LoadedGIF? {
+        let ticket = state.issueTicket(target.hash)
+        defer { state.dropTicket(target.hash) }
+        try await gate.enter(ticket: ticket, visible: visible || state.isWantedVisible(hash: target.hash))
         let answer: LazyGIF
         do {
-            answer = try await lazy.gif(forExercise: target.exercise)
+            // Cancelled while the gate let it in: no request.
+            try Task.checkCancellation()
+            answer = try await lazy.gif(sha256: target.hash, call: timeouts)
         } catch {
             await gate.leave()
             throw error
         }
         await gate.leave()
-        guard case .gif(let bytes, let fromCache) = answer else { return nil }
+        guard case .gif(let bytes, let fromCache) = answer else {
+            throw PackClientError.unreadable(location: target.exercise, detail: "the index no longer lists its GIF \(target.hash): ask again")
+        }
         let data = Data(bytes)
         guard Self.sha256(data) == target.hash else {
             throw PackClientError.unreadable(location: target.exercise, detail: "the lazy cache answered a GIF that does not hash to \(target.hash)")
@@ -55,7 +66,7 @@ extension GIFLoader {
 
     /// The installed tier: the generation's file for this exercise (or hash), read and hashed.
     /// nil: not installed here (or its file no longer hashes right: the next tiers answer).
-    private func fromInstalled(_ key: Key, _ installed: InstalledSnapshot) async throws -> LoadedGIF?? {
+    func fromInstalled(_ key: Key, _ installed: InstalledSnapshot) async throws -> LoadedGIF?? {
         let hash: String
         let path: String
         switch key {
@@ -88,28 +99,28 @@ extension GIFLoader {
     }
 
     /// Where the index puts the key's GIF; nil for an exercise listed without one, or a hash no pack has.
-    private func indexed(_ key: Key) async throws -> IndexedGIF? {
+    private func indexed(_ key: Key, call timeouts: HTTPTimeouts) async throws -> IndexedGIF? {
         // Constant time: the index's lookup tables, built once per index version (IndexLookup).
-        let lookup = try await currentLookup()
+        let lookup = try await currentLookup(call: timeouts)
         switch key {
         case .exercise(let id):
             guard let found = lookup.entry(forExercise: id) else { throw PackClientError.unknownExercise(id) }
             guard let entry = found else { return nil }
             return IndexedGIF(hash: entry.sha256, size: entry.location.size, exercise: id)
         case .hash(let sha256):
-            guard let (_, entry, exercise) = lookup.gif(sha256: sha256) else { return nil }
+            guard let (_, entry, exercise) = try lookup.gif(sha256: sha256) else { return nil }
             return IndexedGIF(hash: sha256, size: entry.location.size, exercise: exercise)
         }
     }
 
     /// The lazy cache's index made ready for lookups (revalidated when older than its max age), one load at a time.
-    private func currentLookup() async throws -> IndexLookup {
+    private func currentLookup(call timeouts: HTTPTimeouts) async throws -> IndexLookup {
         let lazy = self.lazy
-        return try await indexFlights.value(for: "index") { try await lazy.lookup() }
+        return try await indexFlights.value(for: "index") { try await lazy.lookup(call: timeouts) }
     }
 
     /// Puts a verified GIF in memory and answers it.
-    private func remember(_ hash: String, _ data: Data, file: String?, tier: GIFTier) -> LoadedGIF {
+    func remember(_ hash: String, _ data: Data, file: String?, tier: GIFTier) -> LoadedGIF {
         let url = file.map { URL(fileURLWithPath: $0) }
         memory.insert(hash, data: data, fileURL: url)
         return LoadedGIF(sha256: hash, data: data, fileURL: url, tier: tier)
@@ -120,14 +131,21 @@ extension GIFLoader {
     // MARK: The installed generation
 
     /// The installed generation's manifest and placeholders, read once per generation; nil when
-    /// nothing is installed.
+    /// nothing is installed. Callers that ask at once (a screen of cells after a relaunch) share one read.
     func installedSnapshot() async throws -> InstalledSnapshot? {
         // Another process (or loader) may have installed since: the link's identity says (InstalledGeneration.swift).
         noticeGenerationSwitch()
         if let snapshot = state.snapshot { return snapshot }
+        return try await snapshotFlights.value(for: "installed") { try await self.readInstalledSnapshot() }
+    }
+
+    private func readInstalledSnapshot() async throws -> InstalledSnapshot? {
+        if let snapshot = state.snapshot { return snapshot }
         let directory = installer.cacheDirectory
+        let reads = snapshotReads
         let snapshot = try await BlockingWork.run("gifpack.loader-manifest") { () throws(PackClientError) -> InstalledSnapshot? in
             let mark = GenerationMark.of(directory)
+            reads.withLock { $0 += 1 }
             let resolved = URL(fileURLWithPath: directory).resolvingSymlinksInPath().path
             guard try InstallManifest.read(directory: resolved) != nil else { return nil }
             let cache = try InstalledCache(directory: directory)
@@ -176,7 +194,8 @@ struct InstalledSnapshot: Sendable {
 final class LoaderState: Sendable {
     private struct State {
         var hashes: [GIFLoader.Key: String] = [:]
-        var tickets: [GIFLoader.Key: UInt64] = [:]
+        /// The gate ticket of each GIF (hash) whose fetch is in flight.
+        var tickets: [String: UInt64] = [:]
         var counter: UInt64 = 0
         var installed: InstalledSnapshot?
         /// The installed link's identity last seen (nil: not looked at yet).
@@ -196,16 +215,16 @@ final class LoaderState: Sendable {
 
     func remember(_ key: GIFLoader.Key, hash: String) { state.withLock { $0.hashes[key] = hash } }
 
-    func issueTicket(_ key: GIFLoader.Key) -> UInt64 {
+    func issueTicket(_ hash: String) -> UInt64 {
         state.withLock { state in
             state.counter += 1
-            state.tickets[key] = state.counter
+            state.tickets[hash] = state.counter
             return state.counter
         }
     }
 
-    func ticket(_ key: GIFLoader.Key) -> UInt64? { state.withLock { $0.tickets[key] } }
-    func key(ofTicket ticket: UInt64) -> GIFLoader.Key? { state.withLock { $0.tickets.first { $0.value == ticket }?.key } }
+    func ticket(_ hash: String) -> UInt64? { state.withLock { $0.tickets[hash] } }
+    func hash(ofTicket ticket: UInt64) -> String? { state.withLock { $0.tickets.first { $0.value == ticket }?.key } }
 
     func wantVisible(_ key: GIFLoader.Key) { state.withLock { $0.visibleCallers[key, default: 0] += 1 } }
     func dropVisible(_ key: GIFLoader.Key) {
@@ -214,8 +233,16 @@ final class LoaderState: Sendable {
             state.visibleCallers[key] = left > 0 ? left : nil
         }
     }
-    func isWantedVisible(_ key: GIFLoader.Key) -> Bool { state.withLock { $0.visibleCallers[key] != nil } }
-    func dropTicket(_ key: GIFLoader.Key) { _ = state.withLock { $0.tickets.removeValue(forKey: key) } }
+    /// Whether a visible caller waits for this GIF, by its hash or by an exercise known to have it.
+    func isWantedVisible(hash: String) -> Bool {
+        state.withLock { state in
+            state.visibleCallers.keys.contains { key in
+                if case .hash(let sha256) = key { return sha256 == hash }
+                return state.hashes[key] == hash
+            }
+        }
+    }
+    func dropTicket(_ hash: String) { _ = state.withLock { $0.tickets.removeValue(forKey: hash) } }
 
     var snapshot: InstalledSnapshot? { state.withLock { $0.installed } }
     /// Keeps a generation's view, unless the link was seen switched since it was read.

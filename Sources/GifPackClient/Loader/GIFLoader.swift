@@ -66,6 +66,10 @@ public final class GIFLoader: Sendable {
         /// one low-speed window (30 s by default, ``HTTPTimeouts/lowSpeedWindow``) with a message
         /// that says what to check; set ``HTTPTimeouts/deadline`` to bound a whole call.
         public var timeouts = HTTPTimeouts()
+        /// How long ``GIFLoader/refresh(progress:)`` waits for another process's install on the same
+        /// folder (an app and its extensions sharing an app group) before it throws
+        /// ``PackClientError/cacheLocked(path:)``.
+        public var installLockWait = TimeSpan.seconds(60)
         public var limits = PackLimits.standard
         /// Tests: sees the refresh's install go by its cancellation checkpoints (``PackInstaller``).
         var installStageHook: (@Sendable (InstallStage) -> Void)?
@@ -82,11 +86,21 @@ public final class GIFLoader: Sendable {
     let source: PackIndexSource
     let transport: any HTTPTransport
     let memory: MemoryTier
+    /// A call's way down the tiers, per exercise id or hash.
     let gifFlights = LoaderFlights<LoadedGIF?>()
+    /// Network fetches, per GIF (its hash): two exercises sharing a GIF, or an id and its hash, fetch it once.
+    let fetchFlights = LoaderFlights<LoadedGIF?>()
     let indexFlights = LoaderFlights<IndexLookup>()
-    /// A cancelled refresh waits for its install to stop, so the cache is as it was when it returns.
-    let refreshFlights = LoaderFlights<InstallReport>(lastWaiterAwaitsCancelledWork: true)
+    /// The installed generation's one read, shared by the callers that need it at once.
+    let snapshotFlights = LoaderFlights<InstalledSnapshot?>()
+    /// Tests: how many times the installed manifest was read.
+    let snapshotReads = Locked(0)
+    /// A cancelled refresh waits for its install to stop, so the cache is as it was when it returns;
+    /// a refresh started meanwhile runs once it has stopped.
+    let refreshFlights = LoaderFlights<InstallReport>(lastWaiterAwaitsCancelledWork: true, oneAtATime: true)
     let gate: FetchGate
+    /// The refresh in flight: its index and the GIFs its downloads hand over, for lookups meanwhile.
+    let refreshWatch = RefreshWatch()
     let state = LoaderState()
     private let memoryWarnings: MemoryWarningObserver
 
@@ -142,24 +156,42 @@ public final class GIFLoader: Sendable {
     /// `CancellationError` when cancelled, else the ``PackClientError`` of the tier that failed.
     public func gif(for exerciseID: String) async throws -> LoadedGIF? {
         guard ExerciseID.isValid(exerciseID) else { throw PackClientError.unknownExercise(exerciseID) }
-        return try await load(.exercise(exerciseID), visible: true)
+        return try await load(.exercise(exerciseID), visible: true, call: configuration.timeouts.startingCall())
     }
 
     /// The GIF whose SHA-256 is `sha256` (an image library's key), or nil when neither the
-    /// installed packs nor the index hold it.
+    /// installed packs nor the index hold it. A hash names one GIF: it is found in whichever pack
+    /// holds it, a rendition other than ``Configuration/preferredPixelSize``'s included.
     public func gif(sha256: String) async throws -> LoadedGIF? {
         guard sha256.utf8.count == 64, sha256.utf8.allSatisfy({ Hex.digits.contains($0) }) else { return nil }
-        return try await load(.hash(sha256), visible: true)
+        return try await load(.hash(sha256), visible: true, call: configuration.timeouts.startingCall())
     }
 
     /// Loads these exercises' GIFs into the memory and disk tiers, after every visible request.
-    /// Cancel the handle when the rows scroll away: its requests not answered yet stop.
+    /// Cancel the handle when the rows scroll away: no request starts after ``PrefetchHandle/cancel()``,
+    /// the ones in transfer stop (unless a visible request shares them), and
+    /// ``PrefetchHandle/finished()`` returns once they have stopped. However long the list, a few
+    /// workers (8, or twice ``Configuration/maxConcurrentFetches`` when more) take its ids in order,
+    /// at low priority.
     @discardableResult
     public func prefetch(_ exerciseIDs: [String]) -> PrefetchHandle {
         let ids = exerciseIDs.filter(ExerciseID.isValid)
-        let task = Task {
+        let next = Locked(0)
+        let workers = min(ids.count, max(8, 2 * configuration.maxConcurrentFetches))
+        let task = Task(priority: .low) {
             await withTaskGroup(of: Void.self) { group in
-                for id in ids { group.addTask { _ = try? await self.load(.exercise(id), visible: false) } }
+                for _ in 0..<workers {
+                    group.addTask {
+                        while !Task.isCancelled {
+                            let at = next.withLock { at in
+                                defer { at += 1 }
+                                return at
+                            }
+                            guard at < ids.count else { return }
+                            _ = try? await self.load(.exercise(ids[at]), visible: false, call: self.configuration.timeouts.startingCall())
+                        }
+                    }
+                }
             }
         }
         return PrefetchHandle(task: task)
@@ -171,6 +203,7 @@ public final class GIFLoader: Sendable {
     /// Returns once no work is in flight, cancelled work included: the caches are at rest.
     public func settle() async {
         await gifFlights.settle()
+        await fetchFlights.settle()
         await refreshFlights.settle()
         await indexFlights.settle()
     }
@@ -186,7 +219,10 @@ public final class GIFLoader: Sendable {
         }
     }
 
-    func load(_ key: Key, visible: Bool) async throws -> LoadedGIF? {
+    /// One public call's load: `timeouts` started when the call did (one deadline for all it does).
+    /// A visible call's disk work goes before a prefetch's (``BlockingWork/urgent``), its fetch
+    /// before theirs at the gate; a prefetch's caller waits for its cancelled work to stop.
+    func load(_ key: Key, visible: Bool, call timeouts: HTTPTimeouts) async throws -> LoadedGIF? {
         // Another process's install is noticed here too (one lstat): the memory tier's answer is the current generation's.
         noticeGenerationSwitch()
         if let hash = state.knownHash(key), let entry = memory.gif(hash), isCurrentFile(entry.fileURL) {
@@ -195,11 +231,13 @@ public final class GIFLoader: Sendable {
         // A visible caller joining a prefetch's flight moves it up: at the gate now, or when it gets there.
         if visible {
             state.wantVisible(key)
-            if let ticket = state.ticket(key) { await gate.promote(ticket) }
+            if let hash = state.knownHash(key), let ticket = state.ticket(hash) { await gate.promote(ticket) }
         }
         defer { if visible { state.dropVisible(key) } }
         do {
-            return try await gifFlights.value(for: key.text) { try await self.resolve(key, visible: visible) }
+            return try await gifFlights.value(for: key.text, awaitsCancelledWork: !visible) {
+                try await BlockingWork.$urgent.withValue(visible) { try await self.resolve(key, visible: visible, call: timeouts) }
+            }
         } catch {
             throw Self.cancellationOr(error)
         }

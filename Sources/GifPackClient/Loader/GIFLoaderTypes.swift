@@ -55,7 +55,8 @@ public struct LoaderPlaceholder: Sendable, Equatable {
 /// packs' transfers), `.installing` (each GIF verified and placed) and `.installed`, where done
 /// equals total for bytes and GIFs. ``gifsTotal`` is known from the index when fetching starts;
 /// ``bytesTotal`` grows as each pack's transfer is planned (the rest of a whole pack, or the ranges
-/// of the frames the cache lacks) and is final from `.installing` on. Reports come on the thread
+/// of the frames the cache lacks) and is final from `.installing` on; ``fractionCompleted`` never
+/// goes down from one report to the next. Reports come on the thread
 /// of the transfer or of the disk work: hop to the main actor to show them.
 ///
 /// ```swift
@@ -93,14 +94,19 @@ public struct RefreshProgress: Sendable, Equatable {
         self.gifsTotal = gifsTotal
     }
 
-    /// 0…1 for a progress bar: half for the bytes, half for the GIFs (1 once up to date or installed).
+    /// The fraction an earlier report of the same refresh showed: this one never shows less.
+    var fractionFloor = 0.0
+
+    /// 0…1 for a progress bar: half for the bytes, half for the GIFs (1 once up to date or
+    /// installed). Monotone across one refresh's reports: when the next pack's bytes join the
+    /// total, the bar holds where it was until the bytes catch up.
     public var fractionCompleted: Double {
         switch stage {
         case .checking: return 0
         case .upToDate, .installed: return 1
         case .fetching, .installing:
             func part(_ done: Int64, _ total: Int64) -> Double { total > 0 ? Double(done) / Double(total) : (stage == .installing ? 1 : 0) }
-            return (part(bytesDone, bytesTotal) + part(Int64(gifsDone), Int64(gifsTotal))) / 2
+            return max(fractionFloor, (part(bytesDone, bytesTotal) + part(Int64(gifsDone), Int64(gifsTotal))) / 2)
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import GifPackSystem
 
 /// Work in flight, shared by the callers that ask for the same thing: the first caller of a key
 /// starts it, later ones join, each gets its outcome. A caller that is cancelled leaves at once with
@@ -6,85 +7,124 @@ import Foundation
 /// any more (a new caller then starts it afresh). With `lastWaiterAwaitsCancelledWork` (an install:
 /// the cache must be as it was when the call ends), the last caller to be cancelled waits for the
 /// cancelled work to end and gets its outcome: an error, or its value when it was past its commit
-/// point.
+/// point. A caller may ask for that per call (`awaitsCancelledWork`: a prefetch, whose handle's
+/// `finished()` returns once its work has stopped). With `oneAtATime` (an install: two would meet
+/// at the cache's lock), a flight started while an abandoned one of the same key is still stopping
+/// runs its work once that one has ended.
 ///
 /// ```swift
 /// let flights = LoaderFlights<LoadedGIF?>()
 /// let gif = try await flights.value(for: "gif 0001") { try await load("0001") }   // 20 callers, one load
 /// ```
-actor LoaderFlights<Value: Sendable> {
+///
+/// Its state is under a lock, not an actor: a caller never queues behind other callers' messages
+/// (a visible request behind a prefetch of thousands), and a cancelled caller leaves, cancelling
+/// work no one else waits for, within its cancellation handler, before `cancel()` returns.
+final class LoaderFlights<Value: Sendable>: Sendable {
     private struct Flight {
         let serial: UInt64
         var task: Task<Void, Never>?
         var waiters: [UInt64: CheckedContinuation<Value, any Error>] = [:]
     }
 
-    private var flights: [String: Flight] = [:]
-    /// Flights no one waits for any more, cancelled, until their work has ended.
-    private var abandoned: [UInt64: Task<Void, Never>] = [:]
-    private var counter: UInt64 = 0
-    private let lastWaiterAwaitsCancelledWork: Bool
-    /// The last caller of each abandoned flight, when it waits for the cancelled work to end.
-    private var draining: [UInt64: CheckedContinuation<Value, any Error>] = [:]
+    private struct State {
+        var flights: [String: Flight] = [:]
+        /// Flights no one waits for any more, cancelled, until their work has ended.
+        var abandoned: [UInt64: (key: String, task: Task<Void, Never>?)] = [:]
+        var counter: UInt64 = 0
+        /// The last caller of each abandoned flight, when it waits for the cancelled work to end.
+        var draining: [UInt64: CheckedContinuation<Value, any Error>] = [:]
+        /// Waiters that wait for cancelled work to end when they are its last caller.
+        var patientWaiters: Set<UInt64> = []
+    }
 
-    init(lastWaiterAwaitsCancelledWork: Bool = false) {
+    private let state = Locked(State())
+    private let lastWaiterAwaitsCancelledWork: Bool
+    private let oneAtATime: Bool
+
+    init(lastWaiterAwaitsCancelledWork: Bool = false, oneAtATime: Bool = false) {
         self.lastWaiterAwaitsCancelledWork = lastWaiterAwaitsCancelledWork
+        self.oneAtATime = oneAtATime
     }
 
     /// The outcome of the flight for `key`, started with `work` when there is none.
-    func value(for key: String, work: @escaping @Sendable () async throws -> Value) async throws -> Value {
-        counter += 1
-        let waiter = counter
+    func value(for key: String, awaitsCancelledWork: Bool = false,
+               work: @escaping @Sendable () async throws -> Value) async throws -> Value {
+        let waiter = state.withLock { state in
+            state.counter += 1
+            if awaitsCancelledWork { state.patientWaiters.insert(state.counter) }
+            return state.counter
+        }
+        defer { _ = state.withLock { $0.patientWaiters.remove(waiter) } }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, any Error>) in
-                if Task.isCancelled {
-                    continuation.resume(throwing: CancellationError())
-                    return
-                }
-                if flights[key] == nil {
-                    counter += 1
-                    let serial = counter
-                    flights[key] = Flight(serial: serial)
-                    flights[key]?.task = Task {
-                        let outcome: Result<Value, any Error>
-                        do { outcome = .success(try await work()) } catch { outcome = .failure(error) }
-                        self.finish(key, serial: serial, outcome)
+                // Under the lock: a cancellation handler that ran before this found nothing to
+                // remove, and Task.isCancelled is already true here.
+                let joined = state.withLock { state in
+                    if Task.isCancelled { return false }
+                    if state.flights[key] == nil {
+                        state.counter += 1
+                        let serial = state.counter
+                        state.flights[key] = Flight(serial: serial)
+                        // One at a time: the work starts once the abandoned flights of this key have stopped.
+                        let before = oneAtATime ? state.abandoned.values.filter { $0.key == key }.compactMap(\.task) : []
+                        state.flights[key]?.task = Task {
+                            for earlier in before { await earlier.value }
+                            let outcome: Result<Value, any Error>
+                            do {
+                                try Task.checkCancellation()
+                                outcome = .success(try await work())
+                            } catch { outcome = .failure(error) }
+                            self.finish(key, serial: serial, outcome)
+                        }
                     }
+                    state.flights[key]?.waiters[waiter] = continuation
+                    return true
                 }
-                flights[key]?.waiters[waiter] = continuation
+                if !joined { continuation.resume(throwing: CancellationError()) }
             }
         } onCancel: {
-            Task { await self.leave(key, waiter: waiter) }
+            leave(key, waiter: waiter)
         }
     }
 
     /// Keys with work in flight now.
-    var keys: [String] { flights.keys.sorted() }
+    var keys: [String] { state.withLock { $0.flights.keys.sorted() } }
+
+    /// No work in flight, cancelled work included.
+    var isIdle: Bool { state.withLock { $0.flights.isEmpty && $0.abandoned.isEmpty } }
 
     /// Waits until every flight, abandoned ones included, has ended (tests: the caches are then at rest).
     func settle() async {
-        while let task = flights.values.first?.task ?? abandoned.values.first { await task.value }
+        while let task = state.withLock({ $0.flights.values.first?.task ?? $0.abandoned.values.first?.task }) { await task.value }
     }
 
     private func finish(_ key: String, serial: UInt64, _ outcome: Result<Value, any Error>) {
-        abandoned[serial] = nil
-        draining.removeValue(forKey: serial)?.resume(with: outcome)
-        guard let flight = flights[key], flight.serial == serial else { return }
-        flights[key] = nil
-        for continuation in flight.waiters.values { continuation.resume(with: outcome) }
+        let resume: [CheckedContinuation<Value, any Error>] = state.withLock { state in
+            state.abandoned[serial] = nil
+            var resume = state.draining.removeValue(forKey: serial).map { [$0] } ?? []
+            guard let flight = state.flights[key], flight.serial == serial else { return resume }
+            state.flights[key] = nil
+            resume += flight.waiters.values
+            return resume
+        }
+        for continuation in resume { continuation.resume(with: outcome) }
     }
 
     private func leave(_ key: String, waiter: UInt64) {
-        guard let continuation = flights[key]?.waiters.removeValue(forKey: waiter) else { return }
-        guard let flight = flights[key], flight.waiters.isEmpty else { return continuation.resume(throwing: CancellationError()) }
-        flights[key] = nil
-        abandoned[flight.serial] = flight.task
-        if lastWaiterAwaitsCancelledWork {
-            draining[flight.serial] = continuation
-        } else {
-            continuation.resume(throwing: CancellationError())
+        let (continuation, cancel): (CheckedContinuation<Value, any Error>?, Task<Void, Never>?) = state.withLock { state in
+            guard let continuation = state.flights[key]?.waiters.removeValue(forKey: waiter) else { return (nil, nil) }
+            guard let flight = state.flights[key], flight.waiters.isEmpty else { return (continuation, nil) }
+            state.flights[key] = nil
+            state.abandoned[flight.serial] = (key, flight.task)
+            if lastWaiterAwaitsCancelledWork || state.patientWaiters.contains(waiter) {
+                state.draining[flight.serial] = continuation
+                return (nil, flight.task)
+            }
+            return (continuation, flight.task)
         }
-        flight.task?.cancel()
+        continuation?.resume(throwing: CancellationError())
+        cancel?.cancel()
     }
 }
 
