@@ -25,7 +25,7 @@ MAN_PAGE := docs/man/gifpack.1
 # virtual environment of their own.
 TEST_VENV := .venv-test
 
-.PHONY: help deps build test test-deps test-venv lint sanitize demo install install-files man bench fuzz fuzz-build clean
+.PHONY: help deps build test test-deps test-venv lint sanitize demo install install-files man docs bench fuzz fuzz-build clean
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES) $(EXTRA_PACKAGES); do \
@@ -48,6 +48,7 @@ help:
 	@echo "make fuzz       libFuzzer targets (Fuzz/README.md)"
 	@echo "make install    the binary, man page and completions under PREFIX=$(PREFIX)"
 	@echo "make man        regenerate docs/man/gifpack.1"
+	@echo "make docs       the DocC documentation of GifPackClient in $(DOCS_DIR)/ (warnings are errors)"
 	@echo "make clean      remove build products and the test venv"
 
 build: deps
@@ -186,6 +187,19 @@ man:
 	$(SWIFT) package plugin generate-manual --configuration debug
 	install -d $(dir $(MAN_PAGE))
 	cp .build/plugins/GenerateManual/outputs/gifpack/gifpack.1 $(MAN_PAGE)
+
+# The DocC documentation of GifPackClient (Sources/GifPackClient/GifPackClient.docc and the doc comments
+# of what `import GifPackClient` gives an app) in $(DOCS_DIR)/ (gitignored; open
+# it through a web server: `python3 -m http.server -d $(DOCS_DIR)`, then /documentation/gifpackclient/).
+# The client is built with the test build's flags, so the normal .build/ is not rebuilt; scripts/docs.sh
+# then reads its symbol graph from the built module and runs `docc convert --warnings-as-errors`: a broken
+# symbol link fails (DocCCatalogTests runs the same script). No documentation plugin in Package.swift,
+# which every app resolving the package would have to fetch.
+DOCS_DIR := .build/docs
+
+docs:
+	$(SWIFT) build --target GifPackClient $(STRICT)
+	scripts/docs.sh "$$($(SWIFT) build --show-bin-path)" $(DOCS_DIR)
 
 clean:
 	rm -rf .build $(ASAN_SCRATCH) $(DEMO_DIR) dist $(TEST_VENV) Fuzz/.build Fuzz/work

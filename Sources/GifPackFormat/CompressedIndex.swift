@@ -27,7 +27,7 @@ public enum CompressedIndex {
 
     /// The copy's location beside an index at `location` (a path, or an http(s) URL whose query and
     /// fragment stay at the end): `.zst` goes at the end of the path, never into the user
-    /// information (a password may hold a raw `#` or `?`: ``URLAuthority``), the query or the fragment.
+    /// information (a password may hold a raw `#` or `?`: `URLAuthority` (GifPackSystem)), the query or the fragment.
     public static func beside(_ location: String) -> String {
         let bytes = Array(location.utf8)
         guard location.lowercased().hasPrefix("http"), let authority = URLAuthority.schemeSeparatorEnd(bytes, from: 0) else {

@@ -3,7 +3,7 @@
 /// A pack is a ustar stream compressed as one zstd frame per tar entry (header, data and
 /// padding), followed by a frame holding the end-of-archive blocks. The index records each
 /// entry's frame offset and length, so a reader `pread`s exactly that range and decompresses it
-/// alone with the pure-Swift decoder (``GifPackZstd``). The frame must declare its content size and
+/// alone with the pure-Swift decoder (`GifPackZstd`). The frame must declare its content size and
 /// a content checksum; output is capped at `512 + maxSize + 511` bytes (refused from the frame
 /// header when possible, so a bomb costs nothing), the checksum is verified, the range must hold
 /// exactly one frame, and the content must be exactly one entry: a valid ustar header, `size` data

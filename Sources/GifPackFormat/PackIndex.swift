@@ -65,7 +65,7 @@ public struct PackIndex: Sendable, Equatable, Codable {
     }
 
     /// Canonical JSON: sorted keys, two-space pretty printing, trailing newline (the form
-    /// `JSONEncoder` gives, written without its intermediate tree; see ``IndexJSONWriter``).
+    /// `JSONEncoder` gives, written without its intermediate tree; see `IndexJSONWriter`).
     public func encoded() throws -> Data {
         Data(encodedBytes())
     }

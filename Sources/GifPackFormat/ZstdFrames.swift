@@ -16,7 +16,7 @@ public struct ZstdFrameExtent: Sendable, Equatable {
 
 /// Frame-level inspection of `.zst` files made of concatenated frames.
 ///
-/// ``frameExtents(in:)`` walks the file without decompressing anything and with a fixed amount of
+/// ``frameExtents(in:maxFrames:)`` walks the file without decompressing anything and with a fixed amount of
 /// memory (one 1 MiB window), whatever the file holds: each frame is measured from its headers
 /// alone (RFC 8878: the frame header, then each block's 3-byte header, skipping the block's bytes,
 /// then the checksum), as libzstd's `ZSTD_findFrameCompressedSize` measures it, reading only the

@@ -2,7 +2,7 @@
 ///
 /// minisign prehashes the signed file with BLAKE2b-512 (its `ED` signatures) and checksums a
 /// secret key with BLAKE2b-256; swift-crypto has neither, so the index signature uses this one.
-/// Streaming: feed any number of chunks with ``update(_:)``.
+/// Streaming: feed any number of chunks with `update(_:)`.
 ///
 /// ```swift
 /// var hasher = BLAKE2b(outputLength: 64)

@@ -1,4 +1,4 @@
-/// A response whose body was collected in memory by ``HTTPClient/data(_:maxBytes:)``.
+/// A response whose body was collected in memory by `HTTPClient/data(_:maxBytes:)`.
 ///
 /// The body is what the server sent, decoded when the request accepted compressed bodies; it is
 /// returned whatever the status, so that error bodies (JSON messages) can be read.

@@ -1,4 +1,4 @@
-/// What ``HTTPClient/download(_:to:maxBytes:)`` wrote to its file.
+/// What `HTTPClient/download(_:to:maxBytes:)` wrote to its file.
 ///
 /// The digest and the prefix cover only the bytes this request wrote (after `resumeFrom`, the
 /// appended part), computed while streaming; the prefix lets a caller tell an HTML error page

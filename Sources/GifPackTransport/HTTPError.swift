@@ -34,7 +34,7 @@ public enum HTTPError: Error, Sendable, Equatable {
     case notAdmitted
     /// The response's header block is larger than curl accepts (a misbehaving or hostile server).
     case headersTooLarge(String)
-    /// Any other transport failure: the code and the transport's message. ``HTTPClient`` gives a
+    /// Any other transport failure: the code and the transport's message. `HTTPClient` gives a
     /// `CURLcode` (positive), ``URLSessionTransport`` a `URLError` code (negative), or
     /// ``rangeNotHonouredCode`` from either.
     case transport(code: Int, message: String)

@@ -1,4 +1,4 @@
-/// The request methods ``HTTPClient`` sends: GET by default; HEAD, PUT and DELETE for object
+/// The request methods `HTTPClient` sends: GET by default; HEAD, PUT and DELETE for object
 /// stores (see ``HTTPRequest/method``).
 ///
 /// ```swift

@@ -26,7 +26,7 @@ public struct HTTPRequest: Sendable {
     /// Off, both transports send `Accept-Encoding: identity` (unless ``headers`` set the field) and
     /// refuse a 2xx answer with another `Content-Encoding` (``HTTPError/unrequestedEncodingCode``).
     public var acceptCompressedBody: Bool
-    /// Ask for the body from this byte offset on (`Range: bytes=N-`); ``HTTPClient/download(_:to:maxBytes:)``
+    /// Ask for the body from this byte offset on (`Range: bytes=N-`); `HTTPClient/download(_:to:maxBytes:)`
     /// then appends to the file instead of truncating it.
     public var resumeFrom: Int64? = nil
     /// Ask for exactly these bytes (`Range: bytes=<first>-<last>`, a single range; never several).

@@ -13,7 +13,7 @@ import Foundation
 ///   seconds, at least one; a rate of zero disables the check.
 /// - ``deadline``: the longest one call of the client library may take — an install, one GIF on
 ///   demand, an index load — every request and retry in it included (nil: no such limit). The
-///   call turns it into an instant when it starts (``startingCall()``); a request running then
+///   call turns it into an instant when it starts (`startingCall()`); a request running then
 ///   ends, and one started after it fails at once without being sent. A transport used directly
 ///   counts it from the request.
 ///

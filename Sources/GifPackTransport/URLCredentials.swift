@@ -5,7 +5,7 @@ import GifPackSystem
 /// (an install manifest, a cache slot) or prints (error messages, reports).
 ///
 /// ``redacted(_:)`` takes any text: each `scheme://` in it loses the `userinfo@` of its authority,
-/// read as ``URLAuthority`` reads it (a password with a raw `#`, `?` or `/` included: everything up
+/// read as `URLAuthority` (GifPackSystem) reads it (a password with a raw `#`, `?` or `/` included: everything up
 /// to the last `@` before the first `/`); text without `@` is returned as it is.
 ///
 /// ```swift

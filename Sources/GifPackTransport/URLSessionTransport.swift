@@ -26,7 +26,7 @@ import FoundationNetworking
 /// supported: ``HTTPRequest/awsSignature`` (refused with a clear error: publishing uses `HTTPClient`)
 /// and ``HTTPRequest/acceptCompressedBody`` beyond what the platform decodes (gzip, deflate);
 /// without it `Accept-Encoding: identity` is sent and a compressed answer refused, as by curl
-/// (``HTTPContentCoding``). The response's ``HTTPResponseHead/httpVersion``
+/// (`HTTPContentCoding`). The response's ``HTTPResponseHead/httpVersion``
 /// is empty (`URLResponse` does not give it), and its headers are sorted by name (`URLResponse`
 /// merges repeated fields).
 ///

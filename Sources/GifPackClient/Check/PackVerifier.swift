@@ -5,8 +5,8 @@ import GifPackSystem
 /// Full verification of a published output directory or of a single pack file, collecting every
 /// problem instead of stopping at the first.
 ///
-/// ``verifyDirectory(_:limits:)`` reads `<dir>/index.json`, lists every problem of the index's
-/// rules (``PackDescriptionCheck/indexProblems(in:limits:)``, the one function the clients run
+/// ``verifyDirectory(_:limits:trust:)`` reads `<dir>/index.json`, lists every problem of the index's
+/// rules (`PackDescriptionCheck.indexProblems(in:limits:)`, the one function the clients run
 /// when they load an index: names, paths, hashes, ids, resolutions), and for every pack: the file's size and SHA-256, every frame offset
 /// against the real frame sequence (and that no unlisted frame exists), `uncompressedBytes`, the
 /// end-of-archive frame, `catalog.json` against the content digest and the index, and every GIF
@@ -24,7 +24,7 @@ import GifPackSystem
 /// print(report.isOK, report.gifs)
 /// ```
 public enum PackVerifier {
-    /// With `trust`, the index must first pass ``IndexTrust/verify(indexBytes:signature:location:installedSequence:)``
+    /// With `trust`, the index must first pass ``IndexTrust/verify(indexBytes:signature:location:installedSequence:limits:)``
     /// with `index.json.minisig` beside it; a refused index ends the check with ``VerificationReport/indexRefusal``.
     public static func verifyDirectory(_ directory: String, limits: PackLimits = .standard,
                                        trust: IndexTrust? = nil) -> VerificationReport {

@@ -29,7 +29,7 @@ public struct InstallManifest: Sendable, Equatable, Codable {
     /// Exercise id → SHA-256 of its GIF, nil when it has none.
     public var exercises: [String: String?]
     /// The rollback floor: the highest `sequence` of a signed index verified with trusted keys at
-    /// this cache, by this generation's install or an earlier one (``floor(carrying:verified:)``).
+    /// this cache, by this generation's install or an earlier one (`floor(carrying:verified:)`).
     /// Every install carries it forward — one without keys too, which verifies nothing and so never
     /// lowers or erases it; an install with keys refuses an index with a lower sequence. nil: no
     /// install with keys yet.

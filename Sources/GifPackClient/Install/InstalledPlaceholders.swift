@@ -4,7 +4,7 @@ import GifPackFormat
 /// The placeholders of an installed generation: `<generation>/gifpack-placeholders.json`, the
 /// index's ``GIFPlaceholder`` (BlurHash, average colour, size, timing) of every installed GIF, keyed
 /// by the GIF's SHA-256, so an app lays out its cells offline and after a relaunch without the
-/// index (``GIFLoader/placeholder(for:)``). Written by ``GenerationBuilder`` before the manifest
+/// index (``GIFLoader/placeholder(for:)``). Written by `GenerationBuilder` before the manifest
 /// (a generation with a manifest has its placeholders file too) when the index gives placeholders
 /// (format 1.2); generations installed before this file existed, or from a 1.0/1.1 index, have
 /// none, and readers treat a missing file as "no placeholders".

@@ -16,10 +16,10 @@ import GifPackTransport
 ///    decompression cap at the indexed size and the SHA-256. Tar names never become file names:
 ///    files are named from validated exercise ids or hashes. Libarchive and `tar` are not used.
 /// 2. The generation is staged in `<cache>.d/.staging-…`, unchanged GIFs hard-linked from the
-///    previous generation, new ones decompressed and fsynced (see ``GenerationBuilder``), and the
+///    previous generation, new ones decompressed and fsynced (see `GenerationBuilder`), and the
 ///    manifest (``InstallManifest``) written last.
 /// 3. `<cache>` — a symbolic link — is switched to the new generation with one `rename(2)`, so
-///    readers see the old complete set or the new one, never a mix (see ``CacheGenerations``).
+///    readers see the old complete set or the new one, never a mix (see `CacheGenerations`).
 ///    The previous generation is kept until the next install; older ones are removed.
 ///
 /// With ``trust`` set, the index must first pass ``IndexTrust``: signed (`index.json.minisig` beside
@@ -32,8 +32,8 @@ import GifPackTransport
 /// With ``withPosters``, each chosen pack's posters pack (format 1.2) is fetched (nothing when the
 /// installed generation already holds every poster of that very file; on an upgrade only its
 /// catalog's frame and the missing posters' frames, as for a pack below; each poster at most once across
-/// the chosen packs, see ``fetchPosterPacks(_:from:downloader:client:installed:cancellation:)``), verified like a pack (see
-/// ``PosterInstallPlan``), and its posters are installed in the same generation, at
+/// the chosen packs, see `fetchPosterPacks(_:from:downloader:client:installed:cancellation:)`), verified like a pack (see
+/// `PosterInstallPlan`), and its posters are installed in the same generation, at
 /// `<cache>/posters/<size>/<id>.gif`; ``InstalledCache/posterPath(forExercise:size:)`` finds them.
 ///
 /// With ``preferredPixelSize`` and an index that has renditions (format 1.3), each exercise of the
@@ -48,7 +48,7 @@ import GifPackTransport
 /// the ranges would cost more, or with nothing installed yet. Across the chosen packs, each GIF is
 /// fetched at most once: the packs go largest first, and a later one is planned against the GIFs
 /// the earlier ones bring too (so on a first install, a pack whose GIFs all came with another costs
-/// its catalog frame); see ``fetchPacks(_:from:downloader:client:previous:cancellation:unpacked:)``.
+/// its catalog frame); see `fetchPacks(_:from:downloader:client:previous:cancellation:unpacked:)`.
 ///
 /// Cancelling the calling task ends ``install(from:packs:client:)`` with `CancellationError` at any
 /// stage before the switch — the index or a pack in transfer, the checks, the staging (looked at
@@ -64,7 +64,7 @@ import GifPackTransport
 /// One install runs per cache at a time (an exclusive lock on `<cache>.d/install.lock`; a second one fails with
 /// ``PackClientError/cacheLocked(path:)``). Disk work runs on dedicated threads, never Swift's
 /// cooperative pool, and on every core: a whole pack's GIFs are decoded while it downloads
-/// (``PackFollower``), the rest are staged on every core (``GenerationBuilder``), and a local pack's
+/// (`PackFollower`), the rest are staged on every core (`GenerationBuilder`), and a local pack's
 /// SHA-256 is checked beside the staging.
 ///
 /// ```swift

@@ -43,13 +43,13 @@ import GifPackTransport
 /// The directory must be gifpack's: a missing or empty one is claimed (a `.gifpack-lazy-cache`
 /// marker is written), one with the marker is used, and any other non-empty directory throws
 /// ``PackClientError/cacheNotManaged(path:detail:)`` before anything in it is created or deleted;
-/// only the cache's own file names are ever deleted (see ``LazyGIFStore``).
+/// only the cache's own file names are ever deleted (see `LazyGIFStore`).
 ///
 /// The cache holds at most ``byteLimit`` bytes of GIFs, evicting the least recently used (use
 /// times are the files' mtimes, so they survive the process). It is safe for concurrent callers and
 /// for several processes sharing the directory: files appear only by `rename(2)` of a verified
 /// temporary file, and renames and evictions happen under an exclusive `flock` on
-/// `<directory>/lock` (see ``LazyGIFStore``). Failures leave the cache as it was. Disk work runs
+/// `<directory>/lock` (see `LazyGIFStore`). Failures leave the cache as it was. Disk work runs
 /// on dedicated threads.
 ///
 /// ```swift

@@ -13,7 +13,7 @@ import GifPackTransport
 /// ``PackClientError/index(_:)`` carrying `IndexError.unsupportedVersion`, and an index that breaks
 /// the format's rules (negative sizes, repeated pack names or ids, overlapping frames…) with
 /// ``PackClientError/rejected(_:)`` naming the reason.
-/// ``packLocation(for:)`` resolves a pack's `file` against the index's own location: a sibling
+/// ``packLocation(for:)-(PackDescription)`` resolves a pack's `file` against the index's own location: a sibling
 /// path for a local index, a URL in the same directory for a remote one. Pack paths are checked
 /// first (relative, no `..`, plain characters), so an index cannot point outside its directory.
 ///
@@ -78,9 +78,9 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
 
     /// Reads a local index in chunks of 64 KiB, each decoded (``PackIndexStream``) and hashed as it
     /// comes, so neither its bytes nor a JSON tree of its exercise lists is ever held (an index of
-    /// 100,000 exercises is 18 MB): the index, checked as ``decode(_:limits:)`` checks it, and the
+    /// 100,000 exercises is 18 MB): the index, checked as `decode(_:limits:)` checks it, and the
     /// SHA-256 of exactly the bytes decoded (what names its signature, ``loadSignature(forSHA256:client:timeouts:)``).
-    /// The same file rules as ``readFile(_:maxBytes:)``: a regular file, at most `maxIndexBytes`.
+    /// The same file rules as `readFile(_:maxBytes:)`: a regular file, at most `maxIndexBytes`.
     public static func streamFile(_ path: String, limits: PackLimits = .standard) throws(PackClientError) -> (index: PackIndex, sha256: String) {
         var stream = PackIndexStream()
         var digest = StreamingSHA256()
@@ -104,7 +104,7 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
         return index
     }
 
-    /// Reads the index and its signature (``loadSignature(for:client:)``) and accepts the index
+    /// Reads the index and its signature (``loadSignature(for:client:timeouts:)``) and accepts the index
     /// only as ``IndexTrust`` says (signed by a trusted key, not expired, `sequence` not below
     /// `installedSequence`); otherwise throws ``PackClientError/untrusted(_:)``.
     public func load(trust: IndexTrust, installedSequence: Int? = nil, client: (any HTTPTransport)? = nil,
@@ -372,7 +372,7 @@ public struct IndexValidators: Sendable, Equatable, Codable {
     }
 }
 
-/// What ``PackIndexSource/load(ifChangedFrom:trust:installedSequence:client:limits:)`` found.
+/// What ``PackIndexSource/load(ifChangedFrom:trust:installedSequence:client:limits:timeouts:)`` found.
 public enum IndexCheck: Sendable {
     /// The server answered `304`: the copy the validators describe is current.
     case notModified
@@ -388,7 +388,7 @@ public struct FetchedIndex: Sendable {
     public var bytes: Data
     /// The signature that verified `bytes` (loads with trusted keys only).
     public var signature: Data?
-    /// What to pass to the next ``PackIndexSource/load(ifChangedFrom:trust:installedSequence:client:limits:)``;
+    /// What to pass to the next ``PackIndexSource/load(ifChangedFrom:trust:installedSequence:client:limits:timeouts:)``;
     /// nil for a local index, or a server that sent neither `ETag` nor `Last-Modified`.
     public var validators: IndexValidators?
     /// Body bytes received for the index (the compressed copy's size when it came compressed).
