@@ -1,6 +1,6 @@
 import Foundation
 
-// The JSON module's public errors as Foundation's LocalizedError (issue 44, item 6):
+// The JSON module's public errors as Foundation's LocalizedError:
 // `error.localizedDescription` (what alerts and logs show) is the error's own one-line message,
 // the one `String(describing:)` gives, not Foundation's "The operation could not be completed".
 

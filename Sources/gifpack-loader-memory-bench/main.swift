@@ -1,5 +1,5 @@
 // The memory an app's loader holds while a list scrolls through GIFs fetched by range, for `make
-// bench` (bench/run.sh, part 11; issue 44, item 1), against plain URLSession fetching the same ranges:
+// bench` (bench/run.sh, part 11), against plain URLSession fetching the same ranges:
 //
 //   gifpack-loader-memory-bench loader INDEX_URL CACHE RANGES      GIFLoader, a 5 MB memory tier
 //   gifpack-loader-memory-bench urlsession RANGES                  URLSession data tasks, nothing kept

@@ -6,7 +6,7 @@ import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestFixtures
 
-/// Issue 43, bug 10: a request waiting out a 429's cool-down in a cancelled build. The wait slept
+/// A request waiting out a 429's cool-down in a cancelled build. The wait slept
 /// in a loop with `try?`, so once cancelled each sleep threw at once and the loop spun a core until
 /// the cool-down (up to 120 s) ended. Told by the sleeps begun and by the build's end, not by time.
 @Suite("A cool-down in a cancelled build", .ownThread, .timeLimit(.minutes(3)))

@@ -89,7 +89,7 @@ struct EarlyFetchTests {
         #expect(report.exitStatus == .usage, "\(report.message)")
         #expect(report.message.contains("pack \"legs\" selects no exercise"), "\(report.message)")
         #expect(server.stats.imageRequests == 4 && server.stats.listRequests == 4, "\(server.stats)")
-        // The message says what was spent (issue 43, bug 9: it said no GIF was requested).
+        // The message says what was spent (it used to say that no GIF was requested).
         #expect(report.message.contains("; 4 GIF requests were sent while the list arrived (what they fetched stays cached) and nothing was published"),
                 "\(report.message)")
         #expect(!FileManager.default.fileExists(atPath: workspace.file("dist/index.json")))
@@ -137,7 +137,7 @@ struct EarlyFetchTests {
                 "\(sent) sent: \(report.message)")
     }
 
-    /// Issue 45, item 1: one window across the hand-over. When the list is whole three early GIF
+    /// One window across the hand-over. When the list is whole three early GIF
     /// requests are held in flight; the fetch stage plans beside them, and when one is answered its
     /// slot goes to the next GIF at once while the other two are still held. The fetch stage used
     /// to wait for every early request before sending its own, so the window ran below 3 there.

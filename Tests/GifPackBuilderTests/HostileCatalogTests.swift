@@ -113,7 +113,7 @@ struct HostileCatalogTests {
         #expect(server.stats.imageRequests == 0)
     }
 
-    /// Issue 43, bug 9: on a rebuild the pages past the last catalog's size (12) are asked for one
+    /// On a rebuild the pages past the last catalog's size (12) are asked for one
     /// at a time, which left two slots of the window to the early fetch: it asked for the made-up
     /// exercises' GIFs, one per list request (17 of them). On a rebuild only revalidations of GIFs
     /// the cache holds go early, so a list of made-up exercises sends no GIF request.

@@ -6,7 +6,7 @@ import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestFixtures
 
-/// Issue 43, weak spots 4 and 8: `gifpack review` and `gifpack diff` compare every rendition (a
+/// `gifpack review` and `gifpack diff` compare every rendition (a
 /// release that changes only the 360 px GIFs changes those exercises, and costs single-GIF readers
 /// those frames), and Unicode bidi controls from the API never reach the review page or a terminal
 /// raw (one helper, `TerminalText`, for both).

@@ -187,7 +187,7 @@ struct RenditionBuildTests {
         #expect(allowed.message.contains("BASIC serves 180 px only"))
     }
 
-    /// Issue 43, weak spot 9: an API serving 720 px GIFs for a 360 px request is said to have done
+    /// An API serving 720 px GIFs for a 360 px request is said to have done
     /// so (the size asked for and the size got), not blamed on the plan's limit or a smaller size.
     @Test func aLargerSizeThanAskedIsNamedAsServedNotBlamedOnThePlan() async throws {
         let server = try Self.fixture(count: 3) { $0.duplicateEvery = 0 }

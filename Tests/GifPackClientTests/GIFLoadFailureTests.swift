@@ -7,7 +7,7 @@ import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestFixtures
 
-/// Errors an app can show (issue 44, item 6): every public error of the client's closure reads as
+/// Errors an app can show: every public error of the client's closure reads as
 /// its own message through `localizedDescription` (what alerts and logs use), and a failed load is
 /// classified for the cell (``GIFLoadFailure``) from real failures: a refused connection, a 404
 /// and a 403 from nginx, an index signed by another key, a full disk, a cancelled call.

@@ -21,7 +21,7 @@ struct GIFLoaderProgressTests {
             #expect(order.0 <= order.1, "\(context): \(before) then \(after)")
             #expect(before.bytesDone <= after.bytesDone && before.bytesTotal <= after.bytesTotal, "\(context): \(before) then \(after)")
             #expect(before.gifsDone <= after.gifsDone && before.gifsTotal <= after.gifsTotal, "\(context): \(before) then \(after)")
-            // Issue 43 weak spot 7, issue 44 item 5: the bar never jumps back when the next pack's bytes join the total.
+            // The bar never jumps back when the next pack's bytes join the total.
             #expect(before.fractionCompleted <= after.fractionCompleted,
                     "\(context): \(before.fractionCompleted) then \(after.fractionCompleted) (\(before) then \(after))")
         }

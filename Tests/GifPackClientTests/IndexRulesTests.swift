@@ -4,7 +4,7 @@ import Foundation
 import Testing
 @testable import GifPackTestSupport
 
-/// Issue 43, bug 2 and weak spot 3: `gifpack verify` and every client run one set of index rules
+/// `gifpack verify` and every client run one set of index rules
 /// (`PackDescriptionCheck.indexProblems`), and a rendition pack's GIFs are the size its resolution
 /// says wherever their bytes are read (verify, install, `cat` from a local pack, the lazy cache).
 @Suite("Client: one set of index rules for verify and the clients, rendition sizes", .timeLimit(.minutes(3)))

@@ -4,7 +4,7 @@ import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestFixtures
 
-/// The lazy tier's answer time as the catalog grows (issue 44, item 2; bench/loader.sh): an index of
+/// The lazy tier's answer time as the catalog grows: an index of
 /// 1,000, 10,000 and 100,000 exercises (a 60-exercise build's pack, its exercise list made that long,
 /// each row showing one of its GIFs), the GIFs stored in the lazy cache, and the median time of one
 /// `GIFLoader.gif(for:)` answered from it (memory emptied before each). Runs only with

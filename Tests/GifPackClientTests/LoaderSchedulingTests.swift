@@ -6,7 +6,7 @@ import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestFixtures
 
-/// Issue 43 (bugs 4–8, weak spots 6 and 10) and issue 44 (item 3): the loader's scheduling — a
+/// The loader's scheduling — a
 /// large prefetch that stops when cancelled and never holds up a visible request, refreshes one
 /// after another, one deadline per call, a GIF found by hash in any rendition, one fetch per GIF,
 /// another process's install waited for, one installed snapshot for concurrent callers — against

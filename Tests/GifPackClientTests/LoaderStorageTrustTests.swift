@@ -5,7 +5,7 @@ import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestFixtures
 
-/// Issue 43 (bugs 1, 11, 12, weak spots 1 and 2) and issue 44 (item 2): the loader's one rollback
+/// The loader's one rollback
 /// floor, installs by other processes or loaders on the same folder, stored indexes from the
 /// future, and lookups that do not read the index — against nginx, with both transports.
 @Suite("Client: the loader's rollback floor, generations seen across processes, index lookups", .serialized, .ownThread,
@@ -13,7 +13,7 @@ import Testing
 struct LoaderStorageTrustTests {
     typealias Served = GIFLoaderTests.Served
 
-    /// Issue 43, bug 1: one floor per index URL for the whole loader, whichever tier verified the
+    /// One floor per index URL for the whole loader, whichever tier verified the
     /// index, kept across a relaunch. Refresh verifies sequence 2 for one pack, then the lazy tier
     /// is asked for an exercise outside it with sequence 1 replayed; the lazy tier verifies
     /// sequence 2, then a relaunched loader's refresh gets sequence 1 replayed. Both refuse it.
@@ -79,7 +79,7 @@ struct LoaderStorageTrustTests {
         }
     }
 
-    /// Issue 43, bug 11 and weak spot 1: a second loader on the same folder (another process of the
+    /// A second loader on the same folder (another process of the
     /// app group) installs a new release; the first one's refresh is then "up to date", and it
     /// serves the new release with file URLs into the generation installed now.
     @Test("another loader's install on the same folder is seen: up to date means the new release is served",
@@ -122,7 +122,7 @@ struct LoaderStorageTrustTests {
         #expect(poster.path.hasPrefix(current + "/") && FileManager.default.fileExists(atPath: poster.path), "\(poster.path)")
     }
 
-    /// Issue 43, bug 12: with the reader offline, another process installs v2 and then v1 again
+    /// With the reader offline, another process installs v2 and then v1 again
     /// (the generation it read is deleted). Every installed GIF is still served from disk, and the
     /// one in memory comes with a file URL that exists.
     @Test("an offline reader keeps its installed GIFs when another process installs v2 and then v1 again",
@@ -174,7 +174,7 @@ struct LoaderStorageTrustTests {
         }
     }
 
-    /// Issue 44, item 2: the stored index is read and decoded once per revalidation, not per lookup.
+    /// The stored index is read and decoded once per revalidation, not per lookup.
     @Test("lookups read the stored index once per revalidation, not once per lookup", arguments: ["URLSession", "curl"])
     func lookupsReadTheIndexOncePerRevalidation(transportName: String) async throws {
         let served = try await Served.make(count: 20)
@@ -201,7 +201,7 @@ struct LoaderStorageTrustTests {
         #expect(try await served.nginx.log(since: mark).filter { $0.path.hasPrefix("/index.json") }.map(\.status) == Array(repeating: 304, count: 5))
     }
 
-    /// Issue 43, weak spot 2: a stored lazy index whose file time is ahead of the clock (the clock
+    /// A stored lazy index whose file time is ahead of the clock (the clock
     /// moved back) is stale, not young: age is never negative.
     @Test("a stored index whose time is ahead of the clock is revalidated", arguments: ["URLSession", "curl"])
     func aStoredIndexFromTheFutureIsRevalidated(transportName: String) async throws {
@@ -250,7 +250,7 @@ struct LoaderStorageTrustTests {
     }
 }
 
-/// Issue 43, bug 3: on a full disk, cached GIFs make room for a GIF fetched by range (the frame is
+/// On a full disk, cached GIFs make room for a GIF fetched by range (the frame is
 /// verified in memory, nothing is written before), in the loader and in `gifpack cat`; a refresh
 /// that failed for want of space leaves no `.part` holding the disk full.
 @Suite("Client: a full disk, with GIFs cached that can make room", .serialized, .ownThread, .timeLimit(.minutes(5)))

@@ -5,7 +5,7 @@ import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestFixtures
 
-/// Issue 43, weak spot 5: a password holding a raw `#`, `?` or `/` (which a strict URL parser
+/// A password holding a raw `#`, `?` or `/` (which a strict URL parser
 /// takes for the fragment, query or path) is still a password: never printed, never recorded, and
 /// `.zst` is never spliced into it (nor into the query or fragment).
 @Suite("Client: credentials in an index URL however they are spelled", .timeLimit(.minutes(3)))

@@ -2,7 +2,7 @@ import Foundation
 import GifPackFormat
 import GifPackSystem
 
-/// What the refresh in flight brings, for GIFs asked for meanwhile (issue 44, item 4): its index
+/// What the refresh in flight brings, for GIFs asked for meanwhile: its index
 /// once accepted, so a lookup does not fetch the index again, and each GIF of a whole pack download
 /// as the download's ``PackFollower`` hands it over (decoded, checked and hashed), so a GIF the
 /// refresh installs comes from that download as soon as its frame has arrived — never by a range
