@@ -1,7 +1,9 @@
 #!/bin/sh
 # The app loader's figures per tier (GIFLoader): median time of an answer from memory, the
 # installed packs, the lazy disk cache and the network (one range request to nginx on loopback),
-# and of twenty callers asking for one GIF at once (one request); then the lazy tier's answer at 1,000,
+# and of twenty callers asking for one GIF at once (one request); after a relaunch (a new loader on
+# the installed packs, nothing in memory), twenty cells asking at once for twenty exercises against
+# one cell alone (median of 9 rounds, each a fresh loader); then the lazy tier's answer at 1,000,
 # 10,000 and 100,000 exercises (LazyLookupBench). Runs the GIFLoaderBench and LazyLookupBench suites of
 # the test build (a debug build: the times are this build's, for comparing tiers with each other)
 # and prints a table; the JSON goes to bench/work/loader.json.

@@ -5,7 +5,8 @@ import Testing
 @testable import GifPackTestFixtures
 
 /// The loader's figures per tier (bench/loader.sh): how long an answer takes from memory, the
-/// installed packs, the lazy disk cache and the network by range, and twenty coalesced callers.
+/// installed packs, the lazy disk cache and the network by range, twenty coalesced callers, and a
+/// relaunch: twenty cells asking at once for their first GIF against one alone.
 /// Runs only with `GIFPACK_LOADER_BENCH=<output.json>`; it records times and asserts none (the
 /// requests it counts are checked by GIFLoaderTests).
 @Suite("Bench: the loader's tiers (GIFPACK_LOADER_BENCH)", .serialized, .timeLimit(.minutes(10)),
@@ -58,6 +59,27 @@ struct GIFLoaderBench {
                 }
             })
             runs["coalescedRequests", default: []].append(Double(try await served.rangeRequests(since: mark).count))
+        }
+        // A relaunch: a new loader on the folder where the packs are installed, nothing in memory. One
+        // cell alone, against twenty cells asking at once for twenty different exercises (the time
+        // until the last of them has its GIF); the twenty share one read of the installed manifest.
+        let cells = Array(ids.prefix(20))
+        try #require(cells.count == 20, "the served dist has \(ids.count) distinct GIFs, fewer than twenty")
+        for round in 0..<9 {
+            let alone = try GIFLoader(indexURL: served.indexURL, cacheFolder: served.folder("installed"))
+            var tier: GIFTier?
+            runs["relaunch1", default: []].append(try await Self.microseconds { tier = try await alone.gif(for: cells[round])?.tier })
+            try #require(tier == .installed, "a relaunched cell was answered from \(String(describing: tier))")
+            let screen = try GIFLoader(indexURL: served.indexURL, cacheFolder: served.folder("installed"))
+            var tiers: [GIFTier?] = []
+            runs["relaunch20", default: []].append(try await Self.microseconds {
+                tiers = try await withThrowingTaskGroup(of: GIFTier?.self) { group in
+                    for id in cells { group.addTask { try await screen.gif(for: id)?.tier } }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+            })
+            try #require(tiers.count == 20 && tiers.allSatisfy { $0 == .installed }, "\(tiers)")
+            runs["relaunch20ManifestReads", default: []].append(Double(screen.snapshotReads.withLock { $0 }))
         }
         var figures: [String: Double] = runs.mapValues(Self.median)
         figures["gifs"] = Double(ids.count)
