@@ -194,8 +194,9 @@ struct LoaderSchedulingTests {
         let other = try ChildProcess(productPath("gifpack"), ["install", "--index", served.indexURL.absoluteString, "--cache", installed],
                                      stderr: .file(errPath))
         defer { other.killAndReap() }
-        // The other process holds the install lock (it creates the file when it takes it).
-        try await waitUntil { FileManager.default.fileExists(atPath: lockFile) }
+        // The other process holds the install lock: it downloads only once it has taken it (the lock
+        // file alone can be there a moment before the lock is).
+        try await waitUntil { FileManager.default.fileExists(atPath: lockFile) && !DirectoryListing.names(installed + ".d/downloads").isEmpty }
         try #require(other.isRunning, "the other install ended before the refresh started")
         let report = try await loader.refresh()
         #expect(!other.isRunning, "the refresh returned while the other install ran")
