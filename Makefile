@@ -77,8 +77,8 @@ TEST_WIDTH ?= 12
 # Warnings are errors in every module and test of the package (an app's build of the client gets
 # no warning from it either). The flag is given on the command line, not in Package.swift: unsafe
 # flags would stop apps from depending on the package. The dependencies' own warnings are suppressed
-# by SwiftPM as usual.
-STRICT := -Xswiftc -warnings-as-errors
+# by SwiftPM as usual. A module importing a target it does not declare is an error too.
+STRICT := -Xswiftc -warnings-as-errors --explicit-target-dependency-import-check error
 
 test: test-deps test-venv
 	$(SWIFT) build --build-tests $(STRICT)
@@ -148,7 +148,7 @@ bench: build test-venv
 	bench/run.sh --bin "$(RELEASE_BIN)" $(BENCH_ARGS)
 	@mkdir -p bench/work
 	bench/zstd-decoder.sh --bin "$(RELEASE_BIN)" $(if $(wildcard $(BENCH_REAL_DATA)),--real-data $(BENCH_REAL_DATA)) | tee bench/work/zstd-decoder.txt
-	swift build --build-tests && bench/loader.sh
+	$(SWIFT) build --build-tests $(STRICT) && bench/loader.sh
 	python3 bench/render.py --zstd bench/work/zstd-decoder.txt --loader bench/work/loader.json bench/results.json bench/README.md
 
 # libFuzzer targets for every reader of untrusted bytes (Fuzz/README.md): a package of its own (Fuzz/),

@@ -22,7 +22,7 @@ struct ClientWarningsTests {
         let build = test.firstIndex { $0.contains("build --build-tests $(STRICT)") }
         let run = test.firstIndex { $0.contains("test --skip-build") }
         #expect(build != nil && run != nil && build! < run!, "make test: \(test)")
-        #expect(makefile.contains("STRICT := -Xswiftc -warnings-as-errors"))
+        #expect(makefile.contains("STRICT := -Xswiftc -warnings-as-errors --explicit-target-dependency-import-check error"))
         let workflow = try String(contentsOfFile: "\(Self.root)/.github/workflows/apple.yml", encoding: .utf8)
         #expect(workflow.contains("run: swift build --product GifPackClient -Xswiftc -warnings-as-errors"))
     }
