@@ -106,6 +106,7 @@ import Testing
             let loader = try GIFLoader(indexURL: served.indexURL, cacheFolder: URL(fileURLWithPath: "\(mount)/gifs"))
             let error = try await Self.failure { _ = try await loader.refresh() }
             #expect(GIFLoadFailure(error) == .noSpace, "\(error)")
+            await loader.settle()   // nothing of the loader's left open on the tmpfs
         }
     }
 

@@ -20,7 +20,15 @@ func onASmallTmpfs(_ path: String, size: String, _ body: (String) async throws -
     } catch {
         outcome = .failure(error)
     }
-    let unmounted = try await run("/bin/umount", [path])
+    // Work the body started may hold a file there a moment longer (a clean-up on a thread of its
+    // own after a failure): "target is busy" is tried again until it is let go.
+    var unmounted = try await run("/bin/umount", [path])
+    if unmounted.status != 0 {
+        try? await waitUntil(deadline: .seconds(30), every: .milliseconds(100)) {
+            unmounted = try await run("/bin/umount", [path])
+            return unmounted.status == 0
+        }
+    }
     #expect(unmounted.status == 0, "umount: \(unmounted.error)")
     try outcome.get()
 }
