@@ -229,7 +229,7 @@ struct LazyGIFStore: Sendable {
     /// A file's modification time in seconds, clamped to ±2^40 (35,000 years) so that the ages
     /// computed from it never overflow, whatever time the file system holds.
     static func seconds(_ info: FileStatus) -> Int {
-        min(max(SystemCalls.modificationTime(info).tv_sec, -(1 << 40)), 1 << 40)
+        FileStamp.clamped(SystemCalls.modificationTime(info).tv_sec)
     }
 
     /// A use time in nanoseconds, for ordering; saturating: a file's time is not the cache's to

@@ -15,21 +15,13 @@ import GifPackSystem
 /// if GenerationMark.of(installedPath) != snapshot.mark { /* read the current generation */ }
 /// ```
 struct GenerationMark: Sendable, Equatable {
-    var device: UInt64
-    var inode: UInt64
-    var seconds: Int
-    var nanoseconds: Int
+    /// The link's stamp; nil: nothing installed (no link there).
+    var link: FileStamp?
 
-    /// Nothing installed (no link there).
-    static let none = GenerationMark(device: 0, inode: 0, seconds: 0, nanoseconds: 0)
-
-    /// The mark of the cache link at `cachePath` now (``none`` when there is no link). One `lstat`
-    /// of a path the loader owns: cheap enough for every lookup.
+    /// The mark of the cache link at `cachePath` now. One `lstat` of a path the loader owns: cheap
+    /// enough for every lookup.
     static func of(_ cachePath: String) -> GenerationMark {
-        guard let info = SystemCalls.linkStatus(cachePath) else { return .none }
-        let time = SystemCalls.modificationTime(info)
-        return GenerationMark(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), seconds: Int(time.tv_sec),
-                              nanoseconds: Int(time.tv_nsec))
+        GenerationMark(link: SystemCalls.linkStatus(cachePath).map(FileStamp.init))
     }
 }
 
