@@ -4,7 +4,7 @@
 /// map of every id (a list that is not sorted, in an index no client checked, is walked in a
 /// sorted order of its positions: 4 bytes an exercise). With `renditionsAt` (format 1.3), each
 /// entry also carries the exercise's GIF in the rendition packs of those resolutions
-/// (``Entry/renditions``), from one more merge per resolution.
+/// (`Entry.renditions`), from one more merge per resolution.
 ///
 /// ```swift
 /// for entry in IndexExercises(index) { print(entry.id, entry.gif ?? "no GIF", entry.pack, entry.position) }
@@ -18,20 +18,20 @@ public struct IndexExercises: Sequence {
         public var position: Int
         /// The exercise's GIF in each rendition asked for (`renditionsAt`) whose packs list it, by
         /// resolution ascending; empty without renditions.
-        public var renditions: [Rendition] = []
+        package var renditions: [Rendition] = []
 
         /// Whether the exercise's GIFs differ: in `packs[]` (one gained or lost included) or in
         /// any rendition both entries were read with. What ``IndexDiff`` and `gifpack review`
         /// count as changed.
-        public func gifsDiffer(from other: Entry) -> Bool {
+        package func gifsDiffer(from other: Entry) -> Bool {
             gif != other.gif || renditions != other.renditions
         }
     }
 
     /// An exercise's row in the rendition packs of one resolution.
-    public struct Rendition: Sendable, Equatable {
-        public var resolution: Int
-        public var gif: String?
+    package struct Rendition: Sendable, Equatable {
+        package var resolution: Int
+        package var gif: String?
     }
 
     /// The packs in name order (a stable sort: of two packs of one name, the first listed first).
@@ -39,7 +39,13 @@ public struct IndexExercises: Sequence {
     /// Per resolution asked for, ascending: its rendition packs in name order.
     let renditionGroups: [(resolution: Int, packs: [PackDescription])]
 
-    public init(_ index: PackIndex, renditionsAt resolutions: Set<Int> = []) {
+    /// Every exercise of `index`'s `packs[]`.
+    public init(_ index: PackIndex) {
+        self.init(index, renditionsAt: [])
+    }
+
+    /// With each exercise's GIF in the rendition packs at `resolutions` too (`Entry.renditions`).
+    package init(_ index: PackIndex, renditionsAt resolutions: Set<Int>) {
         packs = Self.inNameOrder(index.packs)
         renditionGroups = resolutions.sorted().map { resolution in
             (resolution, Self.inNameOrder((index.renditionPacks ?? []).filter { $0.resolution == resolution }))
@@ -47,7 +53,7 @@ public struct IndexExercises: Sequence {
     }
 
     /// The resolutions of an index's rendition packs.
-    public static func renditionResolutions(of index: PackIndex) -> Set<Int> {
+    package static func renditionResolutions(of index: PackIndex) -> Set<Int> {
         Set((index.renditionPacks ?? []).compactMap(\.resolution))
     }
 
@@ -130,7 +136,7 @@ public struct IndexExercises: Sequence {
 /// Two indexes' exercises side by side, in ascending id order (``IndexExercises`` of each): an id
 /// in both has both entries, an added one only `new`, a removed one only `old`. Each entry carries
 /// its GIFs in the renditions both indexes have (format 1.3), so an exercise whose 360 px GIF alone
-/// changed differs (``IndexExercises/Entry/gifsDiffer(from:)``); a resolution one index lacks
+/// changed differs (`IndexExercises.Entry.gifsDiffer(from:)`); a resolution one index lacks
 /// changes no exercise (its packs are the diff's downloads).
 ///
 /// ```swift

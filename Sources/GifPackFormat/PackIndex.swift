@@ -216,7 +216,7 @@ public struct PackDescription: Sendable, Equatable, Codable {
     /// A rendition pack's (format 1.3, `renditionPacks[]`, named `<name>.<resolution>`): the
     /// larger side of every one of its GIFs' logical screens, its ``resolution``. Nil for a pack of
     /// `packs[]` (a plain name), whose GIFs are whatever size the API served at the first resolution.
-    public var renditionSide: Int? {
+    package var renditionSide: Int? {
         guard let resolution, let dot = name.lastIndex(of: "."), name[name.index(after: dot)...] == String(resolution) else { return nil }
         return resolution
     }

@@ -14,10 +14,10 @@
 /// let bytes = Array("https://me:pa#ss@cdn.example.com/index.json".utf8)
 /// URLAuthority.span(in: bytes, from: 8)   // host at 17 ("cdn…"), end at 32 (the "/")
 /// ```
-public enum URLAuthority {
+package enum URLAuthority {
     /// The authority that starts at `start` (just past `://`): where its host begins (after the
     /// user information, if any) and where it ends (the path, query or fragment, or the text's end).
-    public static func span(in bytes: [UInt8], from start: Int) -> (host: Int, end: Int) {
+    package static func span(in bytes: [UInt8], from start: Int) -> (host: Int, end: Int) {
         var tokenEnd = start
         while tokenEnd < bytes.count, !endsText(bytes[tokenEnd]) { tokenEnd += 1 }
         let pathStart = bytes[start..<tokenEnd].firstIndex(of: UInt8(ascii: "/")) ?? tokenEnd
@@ -35,7 +35,7 @@ public enum URLAuthority {
     }
 
     /// The index just past the next `://` at or after `start`, nil when there is none.
-    public static func schemeSeparatorEnd(_ bytes: [UInt8], from start: Int) -> Int? {
+    package static func schemeSeparatorEnd(_ bytes: [UInt8], from start: Int) -> Int? {
         var index = start
         while index + 2 < bytes.count {
             if bytes[index] == UInt8(ascii: ":"), bytes[index + 1] == UInt8(ascii: "/"), bytes[index + 2] == UInt8(ascii: "/") {

@@ -5,7 +5,7 @@ import GifPackFormat
 /// On top of ``EntryReading``: the tar header must be a regular file with a safe name equal to the
 /// location's path and exactly the location's size; the decompression cap is the location's entry
 /// length; the data's SHA-256 must equal `sha256`; a GIF must start with a GIF signature, and a
-/// rendition pack's GIF (`side`: ``PackDescription/renditionSide``) have a logical screen whose
+/// rendition pack's GIF (`side`: `PackDescription.renditionSide`) have a logical screen whose
 /// larger side is that resolution. Every reader of a pack's GIF bytes comes here: verify, install
 /// (whole and sparse), the lazy cache's fetch and ``PackEntryReader``.
 ///

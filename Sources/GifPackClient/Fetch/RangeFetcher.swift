@@ -37,7 +37,7 @@ struct RangeFetcher: Sendable {
         var name: String {
             switch self { case .pack(let pack): pack.name; case .posters(let posters): posters.name }
         }
-        /// A rendition pack's resolution, which its GIFs' larger side must be (``PackDescription/renditionSide``).
+        /// A rendition pack's resolution, which its GIFs' larger side must be (`PackDescription.renditionSide`).
         var side: Int? {
             switch self { case .pack(let pack): pack.renditionSide; case .posters: nil }
         }

@@ -21,7 +21,7 @@ struct InstallPlan {
         let reader: PackFrameReader
         let pack: String
         let entry: GIFEntry
-        /// A rendition pack's resolution, its GIFs' larger side (``PackDescription/renditionSide``).
+        /// A rendition pack's resolution, its GIFs' larger side (`PackDescription.renditionSide`).
         let side: Int?
         /// The pack catalog's record of this GIF.
         let metadata: GIFMetadata?
