@@ -40,7 +40,7 @@ deps:
 help:
 	@echo "make build      release gifpack and exercisedb-fixture"
 	@echo "make test       the test suite"
-	@echo "make lint       swift format lint with .swift-format (its rules; layout findings counted)"
+	@echo "make lint       the longest functions and files (a report), then swift format lint with .swift-format"
 	@echo "make sanitize   the test suite under AddressSanitizer, built in $(ASAN_SCRATCH)/;"
 	@echo "                SANITIZE_FILTER='Suite|Other' runs a subset"
 	@echo "make demo       a build against the fixture server, inspected"
@@ -91,6 +91,7 @@ test: test-deps test-venv
 LINT_LAYOUT := Indentation|AddLines|RemoveLine|Spacing|LineLength|TrailingWhitespace|TrailingComma|EndOfLineComment
 
 lint:
+	@python3 scripts/source-report.py --top 10 Sources
 	@out=$$($(SWIFT) format lint --recursive Sources Tests 2>&1); status=$$?; \
 	layout=$$(printf '%s\n' "$$out" | grep -cE '\[($(LINT_LAYOUT))\]'); \
 	rules=$$(printf '%s\n' "$$out" | grep -vE '\[($(LINT_LAYOUT))\]' | grep -vE '^[[:space:]]*$$'); \

@@ -1,7 +1,7 @@
 import Foundation
 
-// The one reader of Swift source text behind the repository's rule checks (issue 37): the source
-// shape (``SourceShape``: SourceShapeTests), the test hygiene rules (TestHygieneTests) and the
+// The one reader of Swift source text behind the repository's rule checks: the source
+// lock rules (``SourceShape``: SourceShapeTests), the test hygiene rules (TestHygieneTests) and the
 // client's portability and platform floor scans (ClientPortabilityTests, ClientPlatformFloorTests)
 // all read code through ``SwiftSource``, which blanks comments and string literal contents (raw and
 // multi-line strings, nested block comments; interpolated code stays code) and keeps every line
@@ -113,18 +113,6 @@ struct SwiftSource {
 /// let problems = try SourceShape.problems(under: root + "/Sources")
 /// ```
 enum SourceShape {
-    static let declaration = try! NSRegularExpression(pattern:
-        #"^\s*(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:public|private|fileprivate|internal|package|open|static|class|"#
-            + #"override|final|mutating|nonmutating|nonisolated|convenience|required|dynamic|isolated|"#
-            + #"consuming|borrowing|indirect|lazy)\s+)*(func\s+([^\s(<]+)|init[?!]?|deinit|subscript)\b"#)
-
-    /// The findings in every `.swift` file below `root` (or `root` itself), in path order.
-    static func problems(under root: String, maxFunction: Int = 100, maxFile: Int = 450) throws -> [String] {
-        try swiftFiles(under: root).flatMap { path in
-            problems(in: try String(contentsOfFile: path, encoding: .utf8), path: path, maxFunction: maxFunction, maxFile: maxFile)
-        }
-    }
-
     /// Every `.swift` file below `root` (or `root` itself), in path order.
     static func swiftFiles(under root: String) throws -> [String] {
         if root.hasSuffix(".swift") { return [root] }
@@ -134,45 +122,7 @@ enum SourceShape {
         return paths.sorted()
     }
 
-    static func problems(in text: String, path: String, maxFunction: Int = 100, maxFile: Int = 450) -> [String] {
-        var code = SwiftSource(name: path, text: text).lines
-        if code.last == "" { code.removeLast() }
-        var problems: [String] = []
-        if code.count > maxFile { problems.append("\(path):1 <file> \(code.count)") }
-        for (number, line) in code.enumerated() {
-            guard let name = declaredName(line), let end = bodyEnd(code, from: number) else { continue }
-            let length = end - number + 1
-            if length > maxFunction { problems.append("\(path):\(number + 1) \(name) \(length)") }
-        }
-        return problems
-    }
-
-    /// The function's name when `line` opens a declaration of one.
-    static func declaredName(_ line: String) -> String? {
-        let range = NSRange(line.startIndex..., in: line)
-        guard let match = declaration.firstMatch(in: line, options: .anchored, range: range) else { return nil }
-        if let name = Range(match.range(at: 2), in: line) { return String(line[name]) }
-        return Range(match.range(at: 1), in: line).map { String(line[$0].split(separator: " ")[0]) }
-    }
-
-    /// The line of the brace that closes the body of the declaration on line `start`; nil for a
-    /// requirement without a body (the signature may span lines).
-    static func bodyEnd(_ code: [String], from start: Int) -> Int? {
-        var (depth, opened) = (0, false)
-        for scan in start..<code.count {
-            for character in code[scan] {
-                if character == "{" { (depth, opened) = (depth + 1, true) }
-                if character == "}" {
-                    depth -= 1
-                    if opened && depth == 0 { return scan }
-                }
-            }
-            if !opened, scan > start, declaredName(code[scan]) != nil || code[scan].allSatisfy(\.isWhitespace) { return nil }
-        }
-        return nil
-    }
-
-    /// Issue 37's lock rules for a file of `Sources/` (`path` relative to the package): an
+    /// The lock rules for a file of `Sources/` (`path` relative to the package): an
     /// `@unchecked Sendable` in code carries `// @unchecked: <why it is safe>` on its line, and
     /// `NSLock` is used only by GifPackSystem's `Locked`.
     static func lockProblems(in text: String, path: String) -> [String] {
