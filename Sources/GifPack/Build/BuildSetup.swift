@@ -53,15 +53,14 @@ extension BuildPipeline {
 
     /// The live index first: without it the build cannot know which names and sequence are taken.
     /// Then the output directory's own index (which it holds under the lock), read before the first
-    /// request: an unreadable one stops the build before any quota is spent. Its exercise lists
-    /// are left out: the catalog gives them, and at 100,000 exercises they are tens of megabytes.
+    /// request: an unreadable one stops the build before any quota is spent.
     func readIndexes(client: HTTPClient) async throws -> KnownIndexes {
         let previous: PreviousIndex? = if let location = options.previousIndex {
             try await PreviousIndex.load(location, client: client)
         } else { nil }
         let indexPath = self.indexPath
         let local = try await BlockingWork.run("gifpack.index") { () throws(PublishedIndexUnreadable) in
-            try PackIndex.loadPublished(from: indexPath, omittingExercises: true)
+            try BuilderIndexReader.readOutputIndex(indexPath)
         }
         return KnownIndexes(previous: previous, local: local)
     }
@@ -99,15 +98,15 @@ struct StageClock {
         if let first = stages.next() { observer?(.stageStarted(first)) }
     }
 
-    /// Ends the stage `name` and starts the next.
-    mutating func end(_ name: String, into report: inout BuildReport) {
-        record(name, into: &report)
+    /// Ends `stage` and starts the next.
+    mutating func end(_ stage: BuildStage, into report: inout BuildReport) {
+        record(stage, into: &report)
         started = clock.now
         if let next = stages.next() { observer?(.stageStarted(next)) }
     }
 
-    /// Records the time of the stage `name` so far (a stage that ended the build).
-    func record(_ name: String, into report: inout BuildReport) {
-        report.stageSeconds[name] = (clock.now - started).seconds
+    /// Records the time of `stage` so far (a stage that ended the build).
+    func record(_ stage: BuildStage, into report: inout BuildReport) {
+        report.stageSeconds[stage.rawValue] = (clock.now - started).seconds
     }
 }
