@@ -53,14 +53,20 @@ extension BuildPipeline {
 
     /// The live index first: without it the build cannot know which names and sequence are taken.
     /// Then the output directory's own index (which it holds under the lock), read before the first
-    /// request: an unreadable one stops the build before any quota is spent.
+    /// request: an unreadable one stops the build before any quota is spent. Its exercise lists
+    /// are let go once it is checked.
     func readIndexes(client: HTTPClient) async throws -> KnownIndexes {
         let previous: PreviousIndex? = if let location = options.previousIndex {
             try await PreviousIndex.load(location, client: client)
         } else { nil }
         let indexPath = self.indexPath
-        let local = try await BlockingWork.run("gifpack.index") { () throws(PublishedIndexUnreadable) in
-            try BuilderIndexReader.readOutputIndex(indexPath)
+        let local = try await BlockingWork.run("gifpack.index") { () throws(PublishedIndexUnreadable) -> PackIndex? in
+            guard var index = try BuilderIndexReader.readOutputIndex(indexPath) else { return nil }
+            // Checked whole, then kept without its exercise lists (about 1 MB at 100,000 exercises
+            // for the whole build): the catalog gives them, and the index writer compares its bytes.
+            for at in index.packs.indices { index.packs[at].exercises = [] }
+            for at in index.renditionPacks?.indices ?? 0..<0 { index.renditionPacks?[at].exercises = [] }
+            return index
         }
         return KnownIndexes(previous: previous, local: local)
     }
