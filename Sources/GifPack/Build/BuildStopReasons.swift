@@ -1,5 +1,4 @@
 import Foundation
-import GifPackSystemBuilder
 
 /// The build state could not be read at a step whose answer changes what the build does. The build
 /// stops there, publishes nothing, and says so; the error also goes into the report's `stateErrors`.
