@@ -62,7 +62,7 @@ struct CatalogCommand: AsyncParsableCommand {
             }
             throw ExitCode(status.rawValue)
         }
-        let counts = CatalogValues.counts(of: values.selectorField, in: catalog.exercises)
+        let counts = try CatalogValues.counts(of: values.selectorField, in: catalog.exercises)
         if json {
             let document = Document(field: values.rawValue, exercises: catalog.exercises.count, values: counts)
             let encoder = JSONEncoder()

@@ -31,7 +31,7 @@ struct PruneCommand: AsyncParsableCommand {
         do {
             let locks = try BuildLock.acquire([options.outputDirectory, options.cacheDirectory])
             defer { withExtendedLifetime(locks) {} }
-            let index = try PackIndex.loadPublished(from: "\(options.outputDirectory)/index.json")
+            let index = try BuilderIndexReader.readOutputIndex("\(options.outputDirectory)/index.json")
             let state = FileSystem.exists(layout.statePath)
                 ? try BuildState(path: layout.statePath, source: manifest.source.stateKey) : nil
             let result = try Pruner(outputDirectory: options.outputDirectory, layout: layout,

@@ -30,7 +30,7 @@ struct ReportPrinter {
     func lines(quiet: Bool) -> [String] {
         var lines: [String] = []
         let out: (String) -> Void = { lines.append(Terminal.safe($0)) }
-        if !quiet && report.stageSeconds["catalog"] != nil {
+        if !quiet && report.seconds(of: .catalog) != nil {
             let gifs = report.gifs
             out("catalog: \(report.catalog.exercises) exercises in \(report.catalog.pages) page(s)"
                 + (report.catalog.rejectedRecords.isEmpty ? "" : ", \(report.catalog.rejectedRecords.count) record(s) refused")
@@ -66,9 +66,9 @@ struct ReportPrinter {
                     + (bytes.compressionRatio.map { String(format: " (ratio %.2f)", $0) } ?? "") + ", \(HumanUnits.bytes(bytes.written)) written")
             }
             let stages = BuildStage.allCases.compactMap { stage in
-                report.stageSeconds[stage.rawValue].map { "\(stage.rawValue) \(HumanUnits.duration($0))" }
+                report.seconds(of: stage).map { "\(stage.rawValue) \(HumanUnits.duration($0))" }
             }
-            out("time: \(HumanUnits.duration(report.stageSeconds["total"] ?? 0))"
+            out("time: \(HumanUnits.duration(report.totalSeconds ?? 0))"
                 + (stages.isEmpty ? "" : " (\(stages.joined(separator: ", ")))"))
         }
         out(lastLine)
@@ -129,7 +129,7 @@ struct ReportPrinter {
             "rejected": .int(Int64(report.gifs.rejected)),
             "requests": .int(Int64(report.http.requests)),
             "retries": .int(Int64(report.http.retries)),
-            "duration_ms": .double((report.stageSeconds["total"] ?? 0) * 1000),
+            "duration_ms": .double((report.totalSeconds ?? 0) * 1000),
         ]
         if let stop = report.stopReason { fields["stop_reason"] = .string(String(describing: stop)) }
         if let from = report.gifs.freshRecheckFrom, let by = report.gifs.freshRecheckBy {

@@ -97,27 +97,11 @@ public struct PackIndex: Sendable, Equatable, Codable {
     ///
     /// With `omittingExercises`, the whole document is still checked but every pack's
     /// ``PackDescription/exercises`` comes back empty, which keeps a few kilobytes where the lists
-    /// of 100,000 exercises would take tens of megabytes (the builder reads its own index that way:
-    /// it knows the exercises from the catalog).
+    /// of 100,000 exercises would take tens of megabytes as a JSON tree.
     public static func decode(bytes: [UInt8], limits: JSONLimits = .standard,
                               omittingExercises: Bool = false) throws(IndexError) -> PackIndex {
         let tree: JSONValue
         do { tree = try JSONParser.parse(bytes, limits: limits, discardingArraysNamed: omittingExercises ? ["exercises"] : []) } catch {
-            throw .malformed(error.description)
-        }
-        return try decode(tree: tree)
-    }
-
-    /// An index from bytes in memory (a mapped file), as ``decode(bytes:limits:omittingExercises:)``
-    /// does; `passed` is told where the parser is as it goes through the exercise lists it omits
-    /// (see ``JSONParser/parse(_:limits:discardingArraysNamed:passed:)``).
-    public static func decode(buffer: UnsafeBufferPointer<UInt8>, limits: JSONLimits = .standard, omittingExercises: Bool,
-                              passed: ((Int) -> Void)? = nil) throws(IndexError) -> PackIndex {
-        let tree: JSONValue
-        do {
-            tree = try JSONParser.parse(buffer, limits: limits, discardingArraysNamed: omittingExercises ? ["exercises"] : [],
-                                        passed: passed)
-        } catch {
             throw .malformed(error.description)
         }
         return try decode(tree: tree)

@@ -38,7 +38,7 @@ struct DirectoryClaimTests {
         #expect(!FileManager.default.fileExists(atPath: "/\(DirectoryClaim.Role.output.marker)"))
     }
 
-    @Test func emptyAndEarlierGifpackDirectoriesAreAdoptedWithAMarker() async throws {
+    @Test func emptyDirectoriesAreAdoptedWithAMarkerAndGifpacksFilesWithoutOneAreRefused() async throws {
         let server = try startFixture(count: 4)
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
@@ -51,12 +51,18 @@ struct DirectoryClaimTests {
         #expect(FileManager.default.fileExists(atPath: outputMarker))
         #expect(FileManager.default.fileExists(atPath: cacheMarker))
 
-        // Directories written by an earlier version have no marker: their layout is recognised.
+        // Every release marked its directories before writing in them: gifpack's layout without the
+        // marker is no directory of gifpack's, refused with nothing written, created or deleted.
         try FileManager.default.removeItem(atPath: outputMarker)
-        try FileManager.default.removeItem(atPath: cacheMarker)
+        let before = try FileManager.default.contentsOfDirectory(atPath: workspace.file("dist")).sorted()
         let second = try await runBuild(manifest: manifest, workspace: workspace)
-        #expect(second.exitStatus == .success, "\(second.message)")
-        #expect(FileManager.default.fileExists(atPath: outputMarker) && FileManager.default.fileExists(atPath: cacheMarker))
+        #expect(second.exitStatus == .usage && second.message.contains(workspace.file("dist")), "\(second.message)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: workspace.file("dist")).sorted() == before)
+        try FileManager.default.removeItem(atPath: cacheMarker)
+        _ = try workspace.write("marked again", to: "dist/\(DirectoryClaim.Role.output.marker)")
+        let third = try await runBuild(manifest: manifest, workspace: workspace)
+        #expect(third.exitStatus == .usage && third.message.contains(workspace.file("cache")), "\(third.message)")
+        #expect(!FileManager.default.fileExists(atPath: cacheMarker))
 
         // One directory for both.
         let shared = try await runBuild(manifest: manifest, workspace: workspace, out: "both", cache: "both")

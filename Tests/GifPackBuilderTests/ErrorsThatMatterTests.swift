@@ -95,17 +95,21 @@ struct ErrorsThatMatterTests {
 
     @Test(.computes) func aMissingPublishedIndexIsAFirstBuildAndAnUnreadableOneIsAnError() throws {
         let workspace = try TemporaryDirectory()
-        #expect(try PackIndex.loadPublished(from: workspace.file("index.json")) == nil)
+        #expect(try BuilderIndexReader.read(workspace.file("index.json")) == nil)
         try FileManager.default.createDirectory(atPath: workspace.file("index.json"), withIntermediateDirectories: false)
-        #expect(throws: PublishedIndexUnreadable.self) { try PackIndex.loadPublished(from: workspace.file("index.json")) }
+        #expect(throws: (any Error).self) { try BuilderIndexReader.read(workspace.file("index.json")) }
+        try FileManager.default.removeItem(atPath: workspace.file("index.json"))
+        try FileManager.default.createSymbolicLink(atPath: workspace.file("index.json"), withDestinationPath: workspace.file("none"))
+        #expect(throws: (any Error).self, "a dangling link is not a missing index") { try BuilderIndexReader.read(workspace.file("index.json")) }
     }
 
     @Test func aReportFileThatCannotBeWrittenIsReported() async throws {
         let server = try startFixture(count: 3)
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
-        // A directory where report.json belongs: the atomic rename over it fails.
+        // A directory where report.json belongs, in an output directory of gifpack's: the atomic rename over it fails.
         try FileManager.default.createDirectory(atPath: workspace.file("dist/report.json/blocker"), withIntermediateDirectories: true)
+        _ = try workspace.write("", to: "dist/\(DirectoryClaim.Role.output.marker)")
         let report = try await runBuild(manifest: rapidAPIManifest(server: server), workspace: workspace)
         #expect(report.exitStatus == .success, "\(report.message)")
         #expect(report.stateErrors.contains { $0.contains("report.json was not written") }, "\(report.stateErrors)")

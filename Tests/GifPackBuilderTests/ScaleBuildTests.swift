@@ -1,6 +1,7 @@
 import ExerciseDBFixture
 import Foundation
 import GifPackHTTP
+import GifPackSystem
 import Testing
 @testable import GifPack
 @testable import GifPackTestSupport
@@ -47,24 +48,24 @@ struct ScaleBuildTests {
         #expect(slots[1].length == nil && slots[0].length != nil)
         let list = ExerciseList(spool: spool, slots: slots)
         #expect(list.count == 3)
-        #expect(Array(list) == exercises, "iteration")
-        #expect(list.indices.map { list[$0] } == exercises, "indexing")
-        #expect(list[1..<3].array == Array(exercises[1...]), "a slice")
-        #expect(list[2].imageURL == "https://api.example/image?exerciseId=0003&resolution=360")
-        #expect(list[1].imageURL == "https://cdn.example/0002.gif")
-        #expect(list.map(\.fingerprint) == exercises.map(\.fingerprint))
-        let waist = list.filtered { $0.bodyParts == ["waist"] }
-        #expect(waist.map(\.id) == ["0001", "0003"])
+        #expect(try list.array() == exercises, "iteration")
+        #expect(try list.indices.map { try list.exercise(at: $0) } == exercises, "indexing")
+        #expect(try list[1..<3].array() == Array(exercises[1...]), "a slice")
+        #expect(try list.exercise(at: 2).imageURL == "https://api.example/image?exerciseId=0003&resolution=360")
+        #expect(try list.exercise(at: 1).imageURL == "https://cdn.example/0002.gif")
+        #expect(try list.map(\.fingerprint) == exercises.map(\.fingerprint))
+        let waist = try list.filtered { $0.bodyParts == ["waist"] }
+        #expect(try waist.map(\.id) == ["0001", "0003"])
         guard case .spooled = waist.storage else { Issue.record("a filtered spooled list is spooled"); return }
-        for (original, read) in zip(exercises, list.readingRecords) {
+        for (original, read) in zip(exercises, try list.readingRecords.array()) {
             #expect(try read.record.bytes() == original.record.bytes())
             guard case .memory = read.record.storage else { Issue.record("records read along are in memory"); continue }
         }
-        for (original, read) in zip(exercises, list) {
+        for (original, read) in zip(exercises, try list.array()) {
             #expect(try read.record.bytes() == original.record.bytes())
             guard case .spooled = read.record.storage else { Issue.record("records stay in the spool"); continue }
         }
-        let ids = spool.ids(at: slots.reversed())
+        let ids = try spool.ids(at: slots.reversed())
         #expect((0..<ids.count).map { ids[$0] } == ["0003", "0002", "0001"])
         #expect(ids.compare(0, 1) == 1 && ids.compare(2, 1) == -1 && ids.compare(1, 1) == 0)
         var packed = RecordSpool.PackedIDs()
@@ -73,7 +74,57 @@ struct ScaleBuildTests {
         var copied = Array(slots.reversed())
         try spool.rewrite(&copied)
         #expect(copied != Array(slots.reversed()))
-        #expect(ExerciseList(spool: spool, slots: copied).array == exercises.reversed(), "written again in another order")
+        #expect(try ExerciseList(spool: spool, slots: copied).array() == exercises.reversed(), "written again in another order")
+    }
+
+    /// The spool is read back from disk: a file overwritten or cut short under the build is an
+    /// error that says where and what, never a stop of the process, whichever step reads it.
+    @Test(.computes) func aSpoolOverwrittenOrCutShortOnDiskThrowsAnErrorNamingTheProblem() throws {
+        let workspace = try TemporaryDirectory()
+        let spool = try RecordSpool(directory: workspace.path)
+        let exercises = try (1...3).map { n in
+            try Exercise(id: "000\(n)", name: "n\(n)", bodyParts: ["waist"], equipment: [], targets: [],
+                         imageURL: "https://cdn.example/\(n).gif", raw: .object(["id": .string("000\(n)")]))
+        }
+        let slots = try spool.append(exercises: exercises)
+        let list = ExerciseList(spool: spool, slots: slots)
+        let catalog = Catalog(sorted: list, rejected: [], duplicateIDs: [], pagesFetched: 1)
+        #expect(try list.array() == exercises)
+        func overwrite(_ bytes: [UInt8], at offset: Int64) {
+            let written = bytes.withUnsafeBytes { SystemCalls.write(spool.descriptor, $0.baseAddress, $0.count, at: offset) }
+            #expect(written == bytes.count)
+        }
+
+        // The second exercise's first list number (after the id "0002" and the name "n2"), made one no list has.
+        let listAt = slots[1].offset + Int64(RecordSpool.fixedHeader + 2 + 4 + 4 + 2)
+        let original = try spool.read(offset: listAt, length: 4)
+        overwrite([0xFF, 0xFF, 0xFF, 0x7F], at: listAt)
+        let badList = #expect(throws: SpoolReadError.self) { try list.array() }
+        #expect(badList?.offset == slots[1].offset && badList?.path == spool.path)
+        #expect(badList?.problem == "list number 2147483647 is not one of the 2 kept")
+        #expect(try list.exercise(at: 0) == exercises[0], "the others still read")
+        #expect(throws: SpoolReadError.self) { try PackPlan(specs: [PackSpec(name: "all", selector: Selector())], catalog: catalog).wanted.array() }
+        #expect(throws: SpoolReadError.self) { try PackPlan(specs: [PackSpec(name: "waist", selector: Selector(bodyParts: ["waist"]))], catalog: catalog) }
+        overwrite(original, at: listAt)
+
+        // The first exercise's length no longer the one written.
+        let length = try spool.read(offset: slots[0].offset, length: 4)
+        overwrite([9, 0, 0, 0], at: slots[0].offset)
+        let badLength = #expect(throws: SpoolReadError.self) { try CatalogFingerprint.digest(of: catalog) }
+        #expect(badLength?.problem == "the exercise written there was \(slots[0].length ?? 0) bytes, the file now says 9 with an id of 4")
+        #expect(throws: SpoolReadError.self) { try spool.ids(at: slots) }
+        var copies = slots
+        #expect(throws: CatalogError.spoolRead(try #require(badLength))) { try spool.rewrite(&copies) }
+        overwrite(length, at: slots[0].offset)
+        #expect(try list.array() == exercises)
+
+        // Cut short inside the third exercise.
+        #expect(SystemCalls.truncate(spool.descriptor, size: slots[2].offset + 10) == 0)
+        let cut = #expect(throws: SpoolReadError.self) { try list[2..<3].array() }
+        #expect(cut?.problem == "the file ends at byte \(slots[2].offset + 10), inside an exercise of \(slots[2].length ?? 0) bytes")
+        #expect(cut?.description.hasPrefix("the catalog spool \(spool.path) cannot be read back at byte \(slots[2].offset): ") == true)
+        #expect(throws: SpoolReadError.self) { try CatalogValues.counts(of: .bodyPart, in: list) }
+        #expect(try list[0..<2].array() == Array(exercises[0..<2]), "what is before the cut still reads")
     }
 
     @Test func aReusedZstdContextWritesTheSameFrameAsANewOne() async throws {
@@ -157,8 +208,8 @@ struct ScaleBuildTests {
         defer { client.shutdown() }
         let catalog = try await CatalogSources.make(for: manifest.source, fetch: manifest.fetch, client: client).fetchCatalog()
         let gifs = Dictionary(uniqueKeysWithValues: packed.exercises.map { ($0.id, $0.gif) })
-        #expect(catalog.exercises.allSatisfy { if case .memory = $0.record.storage { true } else { false } })
-        let rows = catalog.exercises.map { PackCatalogWriter.Row(exercise: $0, gif: gifs[$0.id] ?? nil) }
+        #expect(try catalog.exercises.array().allSatisfy { if case .memory = $0.record.storage { true } else { false } })
+        let rows = try catalog.exercises.map { PackCatalogWriter.Row(exercise: $0, gif: gifs[$0.id] ?? nil) }
         let written = try PackCatalogWriter.write(pack: pack.name, source: packed.source, exercises: rows,
                                                   to: workspace.file("in-memory.json"))
         #expect(written.sha256 == pack.contentDigest)

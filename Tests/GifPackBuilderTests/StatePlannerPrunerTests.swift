@@ -146,8 +146,10 @@ struct StatePlannerPrunerTests {
         let layout = CacheLayout(root: workspace.file("cache"))
         try layout.prepare()
         try FileSystem.createDirectory("\(dist)/packs")
-        for version in 1...6 { try FileSystem.writeAtomically([UInt8](repeating: 1, count: version), to: "\(dist)/packs/all-v\(version).tar.zst") }
-        try FileSystem.writeAtomically([1, 2, 3], to: "\(dist)/packs/chest-v1.tar.zst")
+        for version in 1...6 { try FileSystem.writeAtomically([UInt8](repeating: 1, count: version), to: "\(dist)/packs/all-v\(version)-0000000\(version).tar.zst") }
+        try FileSystem.writeAtomically([1, 2, 3], to: "\(dist)/packs/chest-v1-00000001.tar.zst")
+        // The name form of builds before format 1.1, which no release wrote: not a pack file of gifpack's, never deleted.
+        try FileSystem.writeAtomically([1], to: "\(dist)/packs/all-v1.tar.zst")
         try FileSystem.writeAtomically([1, 2, 3, 4], to: "\(dist)/packs/.all-v6.tar.zst.tmp-42-abcd1234")
         try FileSystem.writeAtomically([9], to: "\(dist)/packs/notes.txt")
 
@@ -164,7 +166,7 @@ struct StatePlannerPrunerTests {
         try state.recordSuccess(Self.success("0001", url: "u", etag: nil, sha: "a", at: Date()))
 
         func description(_ name: String, _ version: Int) -> PackDescription {
-            PackDescription(name: name, version: version, file: "packs/\(name)-v\(version).tar.zst", bytes: 1,
+            PackDescription(name: name, version: version, file: "packs/\(name)-v\(version)-0000000\(version).tar.zst", bytes: 1,
                             sha256: "s", entryCount: 1, uncompressedBytes: 1, contentDigest: "d",
                             catalog: EntryLocation(path: "catalog.json", size: 1, frameOffset: 0, frameLength: 1),
                             gifs: [], exercises: [])
@@ -173,12 +175,13 @@ struct StatePlannerPrunerTests {
                               packs: [description("all", 5), description("chest", 1)])
         let result = try Pruner(outputDirectory: dist, layout: layout, keep: 2).prune(index: index, state: state)
 
-        #expect(result.deletedPacks == ["all-v1.tar.zst", "all-v2.tar.zst", "all-v3.tar.zst"],
+        #expect(result.deletedPacks == ["all-v1-00000001.tar.zst", "all-v2-00000002.tar.zst", "all-v3-00000003.tar.zst"],
                 "v4 and v5 kept (keep 2); v6 is above the index's version: names are immutable, so it is never deleted")
         #expect(result.deletedTemporaryFiles == 1)
         #expect(result.deletedBlobs == 1)
         #expect(result.freedBytes == 1 + 2 + 3 + 4 + 5)
-        #expect(try FileSystem.list("\(dist)/packs") == ["all-v4.tar.zst", "all-v5.tar.zst", "all-v6.tar.zst", "chest-v1.tar.zst", "notes.txt"])
+        #expect(try FileSystem.list("\(dist)/packs") == ["all-v1.tar.zst", "all-v4-00000004.tar.zst", "all-v5-00000005.tar.zst",
+                                                          "all-v6-00000006.tar.zst", "chest-v1-00000001.tar.zst", "notes.txt"])
         #expect(store.contains(sha256: kept.sha256) && !store.contains(sha256: orphan.sha256))
         #expect(FileSystem.exists(layout.framePath(sha256: kept.sha256, level: 12, mtime: 0)))
         #expect(!FileSystem.exists(layout.framePath(sha256: orphan.sha256, level: 12, mtime: 0)), "an orphan's frames go with it")
@@ -188,7 +191,8 @@ struct StatePlannerPrunerTests {
     }
 
     @Test func packFileNamesParseOnlyInTheirOwnForm() {
-        #expect(PackFileName.version(of: "all-v12.tar.zst", pack: "all") == 12, "the form before immutable names")
+        #expect(PackFileName.version(of: "all-v12.tar.zst", pack: "all") == nil, "the form before immutable names, which no release wrote")
+        #expect(PackFileName.version(of: "all-v12-0a1b2c3d.tar.zst", pack: "all") == 12)
         #expect(PackFileName.version(of: "upper-body-v3-1a2b3c4d.tar.zst", pack: "upper-body") == 3)
         #expect(PackFileName.version(of: "upper-body-v3-1a2b3c4d.tar.zst", pack: "upper") == nil)
         #expect(PackFileName.version(of: "all-v3-1A2B3C4D.tar.zst", pack: "all") == nil)

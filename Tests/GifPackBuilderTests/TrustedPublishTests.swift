@@ -159,8 +159,6 @@ struct TrustedPublishTests {
         let workspace = try TemporaryDirectory()
         let dist = workspace.file("dist")
         try FileManager.default.createDirectory(atPath: dist, withIntermediateDirectories: true)
-        // One left by an earlier version goes.
-        _ = try workspace.write("123\n", to: "dist/.gifpack.lock")
         let report = try await runBuild(manifest: rapidAPIManifest(server: server), workspace: workspace)
         #expect(report.exitStatus == .success, "\(report.message)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: dist).sorted() == [".gifpack-output", "index.json", "index.json.zst", "packs", "report.json"],

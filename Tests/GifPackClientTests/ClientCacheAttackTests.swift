@@ -166,57 +166,6 @@ struct ClientCacheAttackTests {
         #expect(cat.status == 1 && cat.output.isEmpty && cat.error.contains("rollback"), "\(cat.error)")
     }
 
-    @Test func anEarlierVersionsSingleIndexSlotStillFloorsItsURLWithTheKeysItVerifiesWith() async throws {
-        let signed = try SignedDist(count: 6)
-        defer { signed.server.stop() }
-        try await signed.build()
-        let v1 = try signed.copyIndex(to: "index-v1.json")
-        try signed.changeAGIF(seed: 97)
-        try await signed.build(at: trustT0.addingTimeInterval(60))
-        let nginx = try await NginxServer.start(root: signed.dist)
-        defer { nginx.stop() }
-        let url = nginx.baseURL + "/index.json"
-        let trust = IndexTrust(keys: [signed.key.secret.publicKey], now: Self.now)
-
-        // What an earlier version stored after accepting v2 (sequence 2) with this key: <dir>/index, no marker, no slots.
-        let v2 = try fileBytes(signed.indexPath)
-        let v2Signature = try fileBytes(signed.indexPath + ".minisig")
-        func earlierCache(_ name: String, url: String, sequence: String) throws -> String {
-            let directory = signed.workspace.file(name)
-            try FileManager.default.createDirectory(atPath: "\(directory)/gifs", withIntermediateDirectories: true)
-            let head = "gifpack-lazy-index 3\n\(url)\n\n\(sequence)\n\(Data(v2Signature).base64EncodedString())\n"
-            try Data(Array(head.utf8) + v2).write(to: URL(fileURLWithPath: "\(directory)/index"))
-            return directory
-        }
-        // The publisher's v1 replayed at the URL.
-        try signed.replay(v1)
-
-        // The old slot is this URL's floor for any key set one of whose keys verifies its stored signature,
-        // at the sequence inside the signed bytes (not the one written beside them).
-        let stranger = try TestSigningKey(workspace: signed.workspace, name: "other")
-        let floors: [(String, String, [MinisignPublicKey])] = [
-            ("same-keys", "2", [signed.key.secret.publicKey]),
-            ("more-keys", "2", [signed.key.secret.publicKey, stranger.secret.publicKey]),
-            ("edited-sequence", "7", [signed.key.secret.publicKey]),
-        ]
-        for (name, sequence, keys) in floors {
-            let directory = try earlierCache(name, url: url, sequence: sequence)
-            await #expect {
-                _ = try await LazyGIFCache(directory: directory, indexURL: url, trust: IndexTrust(keys: keys, now: Self.now)).index()
-            } throws: { error in
-                guard case PackClientError.untrusted(let refusal) = error else { return false }
-                return refusal.reason == .rollback && refusal.detail.hasSuffix(" 2")
-            }
-            #expect(FileManager.default.fileExists(atPath: "\(directory)/.gifpack-lazy-cache"), "\(name): adopted")
-        }
-        // Another URL's old slot, or one stored without trusted keys, sets no floor.
-        for (name, storedURL, sequence) in [("other-url", url + "?mirror", "2"), ("untrusted", url, "")] {
-            let directory = try earlierCache(name, url: storedURL, sequence: sequence)
-            let index = try await LazyGIFCache(directory: directory, indexURL: url, trust: trust).index()
-            #expect(index.sequence == 1, "\(name)")
-        }
-    }
-
     // MARK: Item 9: the lazy cache only uses, and only trims, a directory that is gifpack's
 
     /// Sets a file's modification time `seconds` in the past.
@@ -283,22 +232,15 @@ struct ClientCacheAttackTests {
             #expect(files.fileExists(atPath: "\(directory)/.gifpack-lazy-cache"))
         }
 
-        // A cache an earlier version made (index, gifs/, tmp/, lock; no marker) is adopted and marked.
-        let earlier = dists.workspace.file("earlier")
-        try files.createDirectory(atPath: "\(earlier)/gifs", withIntermediateDirectories: true)
-        try files.createDirectory(atPath: "\(earlier)/tmp", withIntermediateDirectories: true)
-        _ = try dists.workspace.write("gifpack-lazy-index 3\n\(url)\n\n\n\n{}", to: "earlier/index")
-        _ = try dists.workspace.write("", to: "earlier/lock")
-        let adopted = try await ClientCommandTests.gifpack(["cat", "--index", url, "--cache", earlier, ids[0]])
-        #expect(adopted.status == 0 && adopted.output == dists.served(ids[0]), "\(adopted.error)")
-        #expect(files.fileExists(atPath: "\(earlier)/.gifpack-lazy-cache"))
-        // …but an `index` that is not one of gifpack's is not taken for one.
-        let fake = dists.workspace.file("fake")
-        try files.createDirectory(atPath: fake, withIntermediateDirectories: true)
-        _ = try dists.workspace.write("<html>", to: "fake/index")
-        let fakeCat = try await ClientCommandTests.gifpack(["cat", "--index", url, "--cache", fake, ids[0]])
-        #expect(fakeCat.status == 2 && fakeCat.error.contains("index"), "\(fakeCat.error)")
-        #expect(DirectoryListing.names(fake) == ["index"])
+        // Names the cache makes, without its marker (every released version marked its cache first), are
+        // no cache of gifpack's: refused, with nothing created or deleted.
+        let unmarked = dists.workspace.file("unmarked")
+        try files.createDirectory(atPath: "\(unmarked)/gifs", withIntermediateDirectories: true)
+        _ = try dists.workspace.write("gifpack-lazy-index 4\n\(url)\n\n\n\n\n\n{}", to: "unmarked/index")
+        _ = try dists.workspace.write("", to: "unmarked/lock")
+        let unmarkedCat = try await ClientCommandTests.gifpack(["cat", "--index", url, "--cache", unmarked, ids[0]])
+        #expect(unmarkedCat.status == 2 && unmarkedCat.error.contains("gifs, index, lock"), "\(unmarkedCat.error)")
+        #expect(DirectoryListing.names(unmarked) == ["gifs", "index", "lock"])
 
         // In gifpack's own cache, trimming deletes only the names it makes: old tmp/<UUID>.frame|gif|index
         // and gifs/<64 hex>.gif beyond the limit; anything else put there stays.

@@ -26,7 +26,7 @@ enum BuildFailure: Error {
     case lock(BuildLock.LockError)
     /// The caller cancelled the build's task (the GifPack library run in-process): nothing more
     /// is sent and nothing is published (exit 1); the GIFs fetched stay cached for the next build.
-    case cancelled(after: String)
+    case cancelled(after: BuildStage)
     /// Anything else a stage threw (a file, pack or index that could not be read or written, the
     /// previous index, the HTTP client): exit 1 with the error's description.
     case other(any Error)
@@ -95,7 +95,7 @@ enum BuildFailure: Error {
         case .directoryClaim(let error): error.description + "; nothing was fetched"
         case .stateUnreadable(let error): error.description
         case .lock(let error): error.description
-        case .cancelled(let stage): "the build was cancelled during its \(stage) stage; nothing was published (the GIFs fetched stay cached)"
+        case .cancelled(let stage): "the build was cancelled during its \(stage.rawValue) stage; nothing was published (the GIFs fetched stay cached)"
         case .other(let error): String(describing: error)
         }
     }

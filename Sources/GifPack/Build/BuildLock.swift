@@ -32,8 +32,6 @@ public final class BuildLock: Sendable {
         case .held(let note): throw .held(directory: directory, pid: note.flatMap { Int32($0) })
         case .failed(let error): throw .io(directory: directory, errno: error.errno)
         }
-        // Earlier versions left a lock file here; it is no part of the published directory.
-        SystemCalls.unlink("\(directory)/.gifpack.lock")
     }
 
     /// Locks each distinct directory once (the output and cache directories may be the same).

@@ -45,7 +45,7 @@ public struct BuildPipeline: Sendable {
             disposition = error.reportDisposition
         }
         if disposition == .written, let recovery = report.stateRecovery { report.message += "; \(recovery.sentence)" }
-        report.stageSeconds["total"] = (clock.now - started).seconds
+        report.stageSeconds[BuildReport.totalSecondsKey] = (clock.now - started).seconds
         report.complete(startedAt: startDate, finishedAt: Date())
         // Whatever path the key came by (an error body, a header, a record), the report written,
         // printed, turned into metrics or a step summary never holds it.
@@ -98,49 +98,51 @@ public struct BuildPipeline: Sendable {
                              options: options, startedAt: started, observer: observer)
         // GIF requests start with the first page's image ids, bounded until the checks pass (EarlyFetch).
         let (feed, early) = startEarlyFetch(tools: tools, recovered: cache.recovery != nil, rebuild: cache.expectedCount != nil)
-        let catalog: Catalog, plan: PackPlan
+        let catalog: Catalog, plan: PackPlan, renditions: [RenditionPlan]
         do throws(BuildFailure) {
             catalog = try await stage { try await catalogStage(cache: cache, client: client, retries: catalogRetries, early: feed, into: &report) }
-            stages.end("catalog", into: &report)
-            do { plan = try planStage(catalog, into: &report) } catch { throw .emptySelector(error) }
-            stages.end("plan", into: &report)
+            stages.end(.catalog, into: &report)
+            do {
+                plan = try planStage(catalog, into: &report)
+                renditions = try RenditionPlan.all(for: manifest.source, plan: plan, catalog: catalog)
+            } catch { throw BuildFailure(error) }
+            stages.end(.plan, into: &report)
         } catch {
             await early?.finish()
             // The early requests are back: the message says how many were sent.
             throw error.spent(gifRequests: tools.governor.gifRequestsSent)
         }
-        let renditions = RenditionPlan.all(for: manifest.source, plan: plan, catalog: catalog)
         let fetched: FetchedRenditions
         do { fetched = try await fetchRenditions(renditions, tools: tools, early: early, into: &report) } catch {
             await early?.finish()
             let failure = BuildFailure(error)
-            if case .ended = failure { stages.record("fetch", into: &report) }
+            if case .ended = failure { stages.record(.fetch, into: &report) }
             throw failure
         }
         if let stop = fetched.stop, !publishesBefore(fetched, renditions: renditions, indexes: indexes) {
             await early?.finish()
-            stages.record("fetch", into: &report)
+            stages.record(.fetch, into: &report)
             throw .ended(stop)
         }
         await early?.finish()
-        stages.end("fetch", into: &report)
+        stages.end(.fetch, into: &report)
         // A cancelled fetch ends its requests as cancelled: never published as missing GIFs.
-        if Task.isCancelled { throw .cancelled(after: "fetch") }
+        if Task.isCancelled { throw .cancelled(after: .fetch) }
         do { try checkMissing(wanted: renditions[0].plan.wanted.count, into: &report) } catch { throw .ended(error) }
         // After a quota or budget stop in a later resolution, the resolutions fetched whole before it
         // (`fetched.results` holds theirs only).
         let (descriptions, renditionPacks) = try await stage {
             try await packRenditions(renditions, results: fetched.results, tools: tools, indexes: indexes, into: &report)
         }
-        stages.end("pack", into: &report)
+        stages.end(.pack, into: &report)
         // The index is what publishes: not written once the caller has cancelled.
-        if Task.isCancelled { throw .cancelled(after: "pack") }
+        if Task.isCancelled { throw .cancelled(after: .pack) }
         let index = try await stage {
             try await indexStage(descriptions, renditionPacks: renditionPacks, state: cache.state, indexes: indexes, into: &report)
         }
-        stages.end("index", into: &report)
+        stages.end(.index, into: &report)
         report.pruned = try await stage { try await pruneStage(index, cache: cache) }
-        stages.end("prune", into: &report)
+        stages.end(.prune, into: &report)
         if let stop = fetched.stop {
             concludeStopped(stop, renditions: renditions, fetched: fetched.results.count, into: &report)
         } else {

@@ -61,6 +61,12 @@ public struct BuildReport: Sendable, Codable, Equatable {
     /// Seconds spent in each stage that ran (`catalog`, `plan`, `fetch`, `pack`, `index`, `prune`)
     /// and in the whole run (`total`).
     public var stageSeconds: [String: Double] = [:]
+    /// The key of the whole run's seconds in ``stageSeconds``, beside each ``BuildStage``'s raw value.
+    public static let totalSecondsKey = "total"
+    /// The seconds `stage` took, when it ran.
+    public func seconds(of stage: BuildStage) -> Double? { stageSeconds[stage.rawValue] }
+    /// The whole run's seconds.
+    public var totalSeconds: Double? { stageSeconds[Self.totalSecondsKey] }
     public var http = HTTPSummary()
 
     /// The most entries a per-exercise list of the report holds, so that the report of a catalog of

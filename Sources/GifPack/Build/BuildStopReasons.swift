@@ -1,5 +1,4 @@
 import Foundation
-import GifPackSystemBuilder
 
 /// The build state could not be read at a step whose answer changes what the build does. The build
 /// stops there, publishes nothing, and says so; the error also goes into the report's `stateErrors`.
@@ -18,11 +17,23 @@ public struct StateUnreadable: Error, Sendable, Equatable, CustomStringConvertib
     public enum Step: String, Sendable, Equatable {
         case planningFetches = "planning fetches"
         case lookingUpLastKnownGood = "looking up last known good GIFs"
+        case readingCatalog = "reading the catalog back"
     }
 
     public var step: Step
     public var path: String?
     public var error: String
+
+    /// A catalog spool that could not be read back while the fetch planned or settled its exercises.
+    init(_ spool: SpoolReadError) {
+        self.init(step: .readingCatalog, path: spool.path, error: "at byte \(spool.offset): \(spool.problem)")
+    }
+
+    public init(step: Step, path: String?, error: String) {
+        self.step = step
+        self.path = path
+        self.error = error
+    }
 
     /// One line for the report's `stateErrors`.
     public var detail: String { "reading \(path ?? "the build state") while \(step.rawValue) failed: \(error)" }
@@ -33,6 +44,8 @@ public struct StateUnreadable: Error, Sendable, Equatable, CustomStringConvertib
             "cannot read the build state \(path ?? ""): \(error); no GIF was requested (without the state every GIF would be downloaded again in full) and nothing was published"
         case .lookingUpLastKnownGood:
             "cannot read the build state \(path ?? ""): \(error) while looking up last known good GIFs for this run's failures; nothing was published"
+        case .readingCatalog:
+            "cannot read the catalog back from \(path ?? "its spool"): \(error); nothing was published"
         }
     }
 }
@@ -80,12 +93,9 @@ public struct CatalogShrank: Error, Sendable, Equatable, CustomStringConvertible
     }
 }
 
-/// `index.json` exists in the output directory but cannot be read or decoded. Publishing on would
-/// restart every pack at version 1 and overwrite published pack files, so the build stops.
-///
-/// ```swift
-/// let previous = try PackIndex.loadPublished(from: "dist/index.json")   // nil on a first build
-/// ```
+/// `index.json` exists in the output directory but cannot be read, or the index reader refuses it
+/// (``BuilderIndexReader``). Publishing on would restart every pack at version 1 and overwrite
+/// published pack files, so the build stops.
 public struct PublishedIndexUnreadable: Error, Sendable, Equatable, CustomStringConvertible {
     public var path: String
     public var error: String
@@ -95,23 +105,3 @@ public struct PublishedIndexUnreadable: Error, Sendable, Equatable, CustomString
     }
 }
 
-extension PackIndex {
-    /// The published index at `path`, or nil when there is none (a first build). An index that
-    /// exists but cannot be read or decoded throws: it is never taken for a missing one. With
-    /// `omittingExercises`, every pack's exercise list comes back empty (see
-    /// ``PackIndex/decode(bytes:limits:omittingExercises:)``).
-    public static func loadPublished(from path: String, omittingExercises: Bool = false) throws(PublishedIndexUnreadable) -> PackIndex? {
-        // Mapped, not read: the pages of exercise lists already parsed are let go as the parser
-        // moves on, so an index of 100,000 exercises (14 MB) is never in memory whole.
-        let file: MappedFile?
-        do { file = try MappedFile(path: path) } catch { throw PublishedIndexUnreadable(path: path, error: error.description) }
-        guard let file else { return nil }
-        do {
-            return try file.withBytes { (buffer) throws(IndexError) in
-                try PackIndex.decode(buffer: buffer, omittingExercises: omittingExercises) { file.release(before: $0) }
-            }
-        } catch {
-            throw PublishedIndexUnreadable(path: path, error: error.description)
-        }
-    }
-}

@@ -29,7 +29,7 @@ extension BuildPipeline {
         // before the fetch stage, and the state keeps the last catalog to compare the next run with.
         let (maxRemoved, lastCount, count) = (manifest.fetch.maxRemoved, expectedCount, catalog.exercises.count)
         report.catalogChanges = try await BlockingWork.run {
-            try state.replaceCatalog(CatalogFingerprint.fingerprints(of: catalog), digest: CatalogFingerprint.digest(of: catalog),
+            try state.replaceCatalog(each: CatalogFingerprint.fingerprints(of: catalog), digest: CatalogFingerprint.digest(of: catalog),
                                      listLimit: listLimit) { removed in
                 guard let lastCount, removed > 0, !maxRemoved.allows(missing: removed, of: lastCount) else { return }
                 throw CatalogShrank(removed: removed, previous: lastCount, now: count, limit: maxRemoved)
@@ -61,10 +61,11 @@ extension BuildPipeline {
     }
 
     /// The plan stage: which exercises go into which pack. A pack that would be empty is a
-    /// selector that names nothing the catalog has.
-    func planStage(_ catalog: Catalog, into report: inout BuildReport) throws(EmptySelector) -> PackPlan {
-        let plan = PackPlan(specs: manifest.packs, catalog: catalog)
-        if let empty = plan.emptySelector(catalog: catalog) { throw empty }
+    /// selector that names nothing the catalog has (``EmptySelector``); a spooled catalog that
+    /// cannot be read back throws ``SpoolReadError``.
+    func planStage(_ catalog: Catalog, into report: inout BuildReport) throws -> PackPlan {
+        let plan = try PackPlan(specs: manifest.packs, catalog: catalog)
+        if let empty = try plan.emptySelector(catalog: catalog) { throw empty }
         report.gifs.wanted = plan.wanted.count
         return plan
     }

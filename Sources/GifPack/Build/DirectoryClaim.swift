@@ -4,11 +4,10 @@ import Foundation
 /// which it marks, or ones it marked before.
 ///
 /// A directory gifpack creates or adopts gets a marker file (`.gifpack-output` in the output
-/// directory, `.gifpack-cache` in the cache). A directory an earlier version wrote, without a
-/// marker, is recognised by its layout (`index.json` and `packs/` for an output directory,
-/// `state.sqlite` for a cache) and marked. Anything else that is not empty — `/`, a home
-/// directory, a project folder — is refused before a single file is written, created or deleted
-/// in it (exit 2).
+/// directory, `.gifpack-cache` in the cache) before anything else is written in it (every release
+/// has). Anything else that is not empty — `/`, a home directory, a project folder, gifpack's
+/// files without the marker — is refused before a single file is written, created or deleted in
+/// it (exit 2).
 ///
 /// ```swift
 /// try DirectoryClaim.claim("dist", roles: [.output])        // creates dist/.gifpack-output
@@ -21,22 +20,6 @@ public enum DirectoryClaim {
 
         /// The marker file gifpack keeps in a directory it owns in this role.
         public var marker: String { ".gifpack-\(rawValue)" }
-
-        /// Names an earlier gifpack version could have left at the top level in this role.
-        var knownNames: Set<String> {
-            switch self {
-            case .output: ["index.json", "report.json", "packs", ".gifpack.lock"]
-            case .cache: ["state.sqlite", "state.sqlite-wal", "state.sqlite-shm", ".gifpack.lock"]
-            }
-        }
-
-        /// True when `names` (a directory's entries) show this role's layout.
-        func recognises(_ names: Set<String>) -> Bool {
-            switch self {
-            case .output: names.contains("index.json") && names.contains("packs")
-            case .cache: names.contains("state.sqlite")
-            }
-        }
     }
 
     /// Checks `path` for `roles` without changing anything: returns true when it is already marked.
@@ -50,11 +33,8 @@ public enum DirectoryClaim {
         }
         if roles.allSatisfy({ names.contains($0.marker) }) { return true }
         if names.isEmpty { return false }
-        // Ours in another role already, or an earlier version's layout, or nothing but names an
-        // earlier version leaves (a first run that failed before publishing).
-        let ours = Role.allCases.contains { names.contains($0.marker) || $0.recognises(names) }
-        let known = Role.allCases.reduce(into: Set<String>()) { $0.formUnion([$1.marker]); $0.formUnion($1.knownNames) }
-        guard ours || names.isSubset(of: known) else {
+        // Ours in another role already.
+        guard Role.allCases.contains(where: { names.contains($0.marker) }) else {
             throw .foreign(path: path, roles: roles, examples: names.sorted().prefix(3).map { $0 })
         }
         return false

@@ -63,14 +63,14 @@ public struct DryRun: Sendable {
         let client = try HTTPClient(caFile: manifest.fetch.caFile)
         defer { client.shutdown() }
         let catalog = try await CatalogSources.make(for: manifest.source, fetch: manifest.fetch, client: client).fetchCatalog()
-        let packPlan = PackPlan(specs: manifest.packs, catalog: catalog)
+        let packPlan = try PackPlan(specs: manifest.packs, catalog: catalog)
         var plan = Plan()
         plan.catalogRequests = client.statistics.requestsStarted
         plan.exercises = catalog.exercises.count
         plan.packs = Dictionary(uniqueKeysWithValues: packPlan.entries.map { ($0.spec.name, $0.exercises.count) })
         plan.requestBudget = manifest.fetch.maxRequests
         plan.wanted = packPlan.wanted.count
-        let renditions = RenditionPlan.all(for: manifest.source, plan: packPlan, catalog: catalog)
+        let renditions = try RenditionPlan.all(for: manifest.source, plan: packPlan, catalog: catalog)
         let (decisions, recovery) = try await decide(renditions, catalog: catalog.exercises, layout: layout)
         plan.stateRecovery = recovery
         var requests: [Requests] = []
@@ -118,8 +118,8 @@ public struct DryRun: Sendable {
                 known = try reading(rebuilt)
                 recovery = damaged
             }
-            return (zip(renditions, known).map { rendition, known in
-                rendition.plan.wanted.map { planner.decide($0, known: known[$0.id]) }
+            return (try zip(renditions, known).map { rendition, known in
+                try rendition.plan.wanted.map { planner.decide($0, known: known[$0.id]) }
             }, recovery)
         }
     }

@@ -66,7 +66,7 @@ extension BuildPipeline {
         var results = outcome.results
         outcome.results = FetchResults()
         if tools.resolution != manifest.source.resolution {
-            refuseOtherSizes(&results, wanted: wanted, resolution: tools.resolution, into: &report)
+            try refuseOtherSizes(&results, wanted: wanted, resolution: tools.resolution, into: &report)
         }
         report.stateErrors += fetcher.processor.stateWriteErrors
         report.http = .init(requests: after.requestsStarted, retries: outcome.retries, rateLimited: outcome.rateLimited,
@@ -79,7 +79,7 @@ extension BuildPipeline {
             report.http.fetchWindowIdleSlotSeconds = max(0, slots - busy)
         }
         if let stop = outcome.stop {
-            summarise(results, wanted: wanted, resolution: tools.resolution, into: &report)
+            try summarise(results, wanted: wanted, resolution: tools.resolution, into: &report)
             throw stopped(stop, notAttempted: outcome.notAttempted, into: &report)
         }
         // The step reads the results and says what to change; they change here, in place: a copy
@@ -90,10 +90,10 @@ extension BuildPipeline {
         }
         for (gif, _) in cover { results[gif.exerciseID] = .stored(gif) }
         if tools.resolution != manifest.source.resolution {
-            refuseOtherSizes(&results, wanted: wanted, resolution: tools.resolution, into: &report)
+            try refuseOtherSizes(&results, wanted: wanted, resolution: tools.resolution, into: &report)
         }
         report.reusedLastGood += cover.lazy.map(\.rejection).prefix(max(0, options.reportListLimit - report.reusedLastGood.count))
-        summarise(results, wanted: wanted, resolution: tools.resolution, into: &report)
+        try summarise(results, wanted: wanted, resolution: tools.resolution, into: &report)
         return results
     }
 
@@ -125,12 +125,18 @@ extension BuildPipeline {
     func lastKnownGood(for results: FetchResults, wanted: ExerciseList, state: BuildState, store: BlobStore,
                        resolution: Resolution) throws(StateUnreadable) -> [(gif: StoredGIF, rejection: FetchRejection)] {
         var covered: [(gif: StoredGIF, rejection: FetchRejection)] = []
-        guard wanted.contains(where: { if case .rejected? = results[$0.id] { true } else { false } }) else { return [] }
+        var anyRejected = false
+        var scan = wanted.makeIterator()
+        while !anyRejected, let exercise = try scan.nextInFetch() {
+            if case .rejected? = results[exercise.id] { anyRejected = true }
+        }
+        guard anyRejected else { return [] }
         let known: [String: GIFState]
         do { known = try state.gifs(resolution: resolution.stateKey) } catch {
             throw StateUnreadable(step: .lookingUpLastKnownGood, path: state.path, error: String(describing: error))
         }
-        for exercise in wanted {
+        var exercises = wanted.makeIterator()
+        while let exercise = try exercises.nextInFetch() {
             guard case .rejected(let rejection)? = results[exercise.id],
                   let metadata = known[exercise.id]?.metadata, store.contains(sha256: metadata.sha256) else { continue }
             covered.append((StoredGIF(exerciseID: exercise.id, reusing: metadata, origin: .lastKnownGood, requestedResolution: resolution),
@@ -140,8 +146,10 @@ extension BuildPipeline {
     }
 
     /// Counts the results of the wanted exercises into the report's GIF summary and lists.
-    func summarise(_ results: FetchResults, wanted: ExerciseList, resolution: Resolution, into report: inout BuildReport) {
-        for exercise in wanted {
+    func summarise(_ results: FetchResults, wanted: ExerciseList, resolution: Resolution,
+                   into report: inout BuildReport) throws(StateUnreadable) {
+        var exercises = wanted.makeIterator()
+        while let exercise = try exercises.nextInFetch() {
             switch results[exercise.id] {
             case .stored(let gif)?:
                 report.gifs.valid += 1
@@ -172,5 +180,13 @@ extension BuildPipeline {
                 report.gifs.missing += 1
             }
         }
+    }
+}
+
+extension ExerciseList.Iterator {
+    /// ``next()`` for the fetch's steps, whose one error is the state they could not read: a
+    /// catalog spool that cannot be read back is reported as that (``StateUnreadable/Step/readingCatalog``).
+    mutating func nextInFetch() throws(StateUnreadable) -> Exercise? {
+        do { return try next() } catch { throw StateUnreadable(error) }
     }
 }

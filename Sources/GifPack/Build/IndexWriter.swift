@@ -15,8 +15,6 @@ struct PreviousIndex: Sendable {
     /// Its signature (`signatures/<sha256>.minisig`, else `index.json.minisig`), when there is one.
     var signature: [UInt8]?
 
-    static let maxBytes: Int64 = 256 << 20
-
     /// Reads a path or fetches an http(s) URL with the client's reader (``PackIndexSource``: over
     /// HTTP `index.json.zst` first, redirects followed, the format's rules checked), with its
     /// signature found as clients find it. Anything but a readable, decodable index is an error: a
@@ -24,9 +22,8 @@ struct PreviousIndex: Sendable {
     static func load(_ location: String, client: HTTPClient) async throws(IndexWriterError) -> PreviousIndex {
         let source = PackIndexSource(location)
         do {
-            // The builder's own output: only the index's size is bounded, not what its packs may hold.
-            let limits = PackLimits(maxIndexBytes: maxBytes, maxCatalogBytes: .max, maxGIFBytes: .max, maxPackBytes: .max)
-            let fetched = try await source.loadFetched(trust: nil, installedSequence: nil, client: client, limits: limits)
+            let fetched = try await source.loadFetched(trust: nil, installedSequence: nil, client: client,
+                                                       limits: BuilderIndexReader.limits)
             let signature = try await source.loadSignature(for: fetched.bytes, client: client)
             return PreviousIndex(index: fetched.index, bytes: [UInt8](fetched.bytes), signature: signature.map { [UInt8]($0) })
         } catch {

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Pack file names: `packs/<name>-v<N>-<sha8>.tar.zst`, where `<sha8>` is the first 8 hex digits
-/// of the file's SHA-256; builds before format 1.1 wrote `packs/<name>-v<N>.tar.zst`.
+/// of the file's SHA-256 (what every release wrote).
 ///
 /// ```swift
 /// PackFileName.file(pack: "all", version: 3, sha256: "1a2b3c4d…")   // "packs/all-v3-1a2b3c4d.tar.zst"
@@ -12,16 +12,13 @@ enum PackFileName {
         "packs/\(pack)-v\(version)-\(sha256.prefix(8)).tar.zst"
     }
 
-    /// The version of a file name of `pack` (either form), nil for any other name.
+    /// The version of a file name of `pack`, nil for any other name.
     static func version(of name: String, pack: String) -> Int? {
         guard name.hasPrefix("\(pack)-v"), name.hasSuffix(".tar.zst") else { return nil }
         let rest = name.dropFirst(pack.count + 2).dropLast(".tar.zst".count)
         let parts = rest.split(separator: "-", omittingEmptySubsequences: false)
-        guard (1...2).contains(parts.count), !parts[0].isEmpty, parts[0].allSatisfy(\.isASCII), let version = Int(parts[0]),
-              version > 0 else { return nil }
-        if parts.count == 2 {
-            guard parts[1].count == 8, parts[1].allSatisfy({ $0.isHexDigit && !$0.isUppercase }) else { return nil }
-        }
+        guard parts.count == 2, !parts[0].isEmpty, parts[0].allSatisfy(\.isASCII), let version = Int(parts[0]), version > 0,
+              parts[1].count == 8, parts[1].allSatisfy({ $0.isHexDigit && !$0.isUppercase }) else { return nil }
         return version
     }
 

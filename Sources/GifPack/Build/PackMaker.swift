@@ -74,7 +74,7 @@ struct PackMaker: Sendable {
         let content = try content(of: entry, results: results, history: history)
         if !history.references.isEmpty,
            let current = current(try PackCatalogWriter.digest(pack: entry.spec.name, source: catalogSource,
-                                                              sortedExercises: rows(content, results: results)).sha256,
+                                                              sortedRows: rows(content, results: results)).sha256,
                                  content: content) {
             return .current(current)
         }
@@ -88,7 +88,7 @@ struct PackMaker: Sendable {
         try FileSystem.createDirectory("\(outputDirectory)/packs")
         let catalogPath = FileSystem.temporaryPath(beside: "\(outputDirectory)/packs/\(name).catalog.json")
         defer { FileSystem.remove(catalogPath) }
-        let digest = try PackCatalogWriter.write(pack: name, source: catalogSource, sortedExercises: rows(content, results: results),
+        let digest = try PackCatalogWriter.write(pack: name, source: catalogSource, sortedRows: rows(content, results: results),
                                                  to: catalogPath).sha256
         if let current = current(digest, content: content) { return (current, .unchanged) }
 
@@ -116,7 +116,7 @@ struct PackMaker: Sendable {
         refs.reserveCapacity(entry.exercises.count)
         var distinct: [String: Int64] = [:]
         var previews: [String: GIFPlaceholder] = [:]
-        for exercise in entry.exercises {
+        try entry.exercises.forEach { exercise in
             var hash: String?
             if case .stored(let gif)? = results[exercise.id] {
                 hash = gif.sha256
@@ -136,9 +136,9 @@ struct PackMaker: Sendable {
 
     /// The plan's exercises are in id order: catalog.json is written from them one at a time,
     /// each GIF with its BlurHash and average colour (format 1.2).
-    private func rows(_ content: Content, results: FetchResults) -> some Sequence<PackCatalogWriter.Row> {
+    private func rows(_ content: Content, results: FetchResults) -> PackCatalogWriter.Rows {
         let placeholderRecords = content.previews
-        return content.entry.exercises.readingRecords.lazy.map { exercise in
+        return { each in try content.entry.exercises.readingRecords.forEach { exercise in
             var metadata: GIFMetadata?
             if case .stored(let gif)? = results[exercise.id] {
                 metadata = gif.metadata
@@ -147,8 +147,8 @@ struct PackMaker: Sendable {
                     metadata?.averageColor = preview.averageColor
                 }
             }
-            return PackCatalogWriter.Row(exercise: exercise, gif: metadata)
-        }
+            try each(PackCatalogWriter.Row(exercise: exercise, gif: metadata))
+        } }
     }
 
     /// The published pack whose catalog.json had `digest`, if its file is here at its recorded size.

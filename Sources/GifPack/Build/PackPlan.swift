@@ -1,12 +1,12 @@
 /// Which exercises go into which pack: each pack's selector applied to the catalog.
 ///
 /// ```swift
-/// let plan = PackPlan(specs: manifest.packs, catalog: catalog)
+/// let plan = try PackPlan(specs: manifest.packs, catalog: catalog)
 /// plan.wanted // every exercise some pack needs, fetched once each
 /// ```
-public struct PackPlan: Sendable, Equatable {
+public struct PackPlan: Sendable {
     /// One pack and the exercises its selector chose.
-    public struct Entry: Sendable, Equatable {
+    public struct Entry: Sendable {
         public var spec: PackSpec
         /// Sorted by id (a spooled catalog's choice stays spooled: see ``ExerciseList``).
         public var exercises: ExerciseList
@@ -22,11 +22,12 @@ public struct PackPlan: Sendable, Equatable {
         self.wanted = wanted
     }
 
-    public init(specs: [PackSpec], catalog: Catalog) {
-        entries = specs.map { spec in
+    /// Throws ``SpoolReadError`` when the spooled catalog cannot be read back.
+    public init(specs: [PackSpec], catalog: Catalog) throws {
+        entries = try specs.map { spec in
             // A pack of every exercise (the usual "all") keeps no copy of its own.
             if spec.selector.isEmpty { return Entry(spec: spec, exercises: catalog.exercises) }
-            let chosen = catalog.exercises.filtered { spec.selector.matches($0) }
+            let chosen = try catalog.exercises.filtered { spec.selector.matches($0) }
             return Entry(spec: spec, exercises: chosen.count == catalog.exercises.count ? catalog.exercises : chosen)
         }
         if let whole = entries.first(where: { $0.exercises.count == catalog.exercises.count }) {
@@ -34,7 +35,7 @@ public struct PackPlan: Sendable, Equatable {
         } else if entries.count == 1 {
             wanted = entries[0].exercises
         } else {
-            wanted = catalog.exercises.filtered { exercise in specs.contains { $0.selector.matches(exercise) } }
+            wanted = try catalog.exercises.filtered { exercise in specs.contains { $0.selector.matches(exercise) } }
         }
     }
 }
@@ -43,7 +44,7 @@ extension PackPlan {
     /// The first pack whose selector chooses no exercise of `catalog` (a pack with no selector,
     /// which takes the whole catalog, never counts), with what the catalog has instead; nil when
     /// every pack has exercises. The plan's entries are in the manifest's order.
-    public func emptySelector(catalog: Catalog) -> EmptySelector? {
+    public func emptySelector(catalog: Catalog) throws -> EmptySelector? {
         let empty = entries.indices.filter { entries[$0].exercises.isEmpty && !entries[$0].spec.selector.isEmpty }
         guard let index = empty.first else { return nil }
         let selector = entries[index].spec.selector
@@ -51,7 +52,8 @@ extension PackPlan {
         // Which fields match some exercise on their own: one pass over the catalog.
         let alone = asked.map { field in field.only(selector) }
         var matched = [Bool](repeating: false, count: asked.count)
-        for exercise in catalog.exercises where matched.contains(false) {
+        var exercises = catalog.exercises.makeIterator()
+        while matched.contains(false), let exercise = try exercises.next() {
             for (position, single) in alone.enumerated() where !matched[position] && single.matches(exercise) {
                 matched[position] = true
             }
@@ -61,22 +63,22 @@ extension PackPlan {
                                   combination: unmatched.isEmpty ? asked.map { .init(field: $0, wanted: $0.wanted(in: selector)) } : [],
                                   suggestionsField: nil, suggestions: [], moreValues: 0, catalogSize: catalog.exercises.count,
                                   otherEmptyPacks: empty.dropFirst().map { entries[$0].spec.name })
-        func suggest(_ field: SelectorField, among exercises: ExerciseList) {
+        func suggest(_ field: SelectorField, among exercises: ExerciseList) throws {
             let nearest = CatalogValues.nearest(to: field.wanted(in: selector),
-                                                among: CatalogValues.counts(of: field, in: exercises))
+                                                among: try CatalogValues.counts(of: field, in: exercises))
             error.suggestionsField = field
             error.suggestions = Array(nearest.prefix(EmptySelector.shown))
             error.moreValues = max(0, nearest.count - EmptySelector.shown)
         }
         if let first = unmatched.first {
-            suggest(first.field, among: catalog.exercises)
+            try suggest(first.field, among: catalog.exercises)
         } else {
             // Each field matches on its own: the values of one field among what the others choose.
             for field in asked.reversed() {
                 let others = field.clearing(selector)
-                let chosen = catalog.exercises.filtered { others.matches($0) }
+                let chosen = try catalog.exercises.filtered { others.matches($0) }
                 if !chosen.isEmpty {
-                    suggest(field, among: chosen)
+                    try suggest(field, among: chosen)
                     break
                 }
             }

@@ -50,7 +50,7 @@ extension BuildPipeline {
         let (name, state) = (entry.spec.name, tools.state)
         return Task {
             var distinct: Set<String> = [] // a few thousand GIFs, however many exercises share them
-            for exercise in entry.exercises {
+            try entry.exercises.forEach { exercise in
                 if case .stored(let gif)? = results[exercise.id] { distinct.insert(gif.sha256) }
             }
             let hashes = distinct.sorted()

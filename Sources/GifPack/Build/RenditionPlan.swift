@@ -6,7 +6,7 @@
 /// `renditionPacks[]`), a name no manifest pack can have.
 ///
 /// ```swift
-/// let renditions = RenditionPlan.all(for: manifest.source, plan: plan, catalog: catalog)
+/// let renditions = try RenditionPlan.all(for: manifest.source, plan: plan, catalog: catalog)
 /// renditions.map(\.plan.entries.first?.spec.name)   // ["all", "all.360"]
 /// ```
 struct RenditionPlan: Sendable {
@@ -22,17 +22,17 @@ struct RenditionPlan: Sendable {
 
     /// Every resolution of `source` in its order, each with the packs that take it; a resolution no
     /// pack takes has no entries.
-    static func all(for source: SourceSettings, plan: PackPlan, catalog: Catalog) -> [RenditionPlan] {
-        source.resolutions.enumerated().map { position, resolution in
+    static func all(for source: SourceSettings, plan: PackPlan, catalog: Catalog) throws -> [RenditionPlan] {
+        try source.resolutions.enumerated().map { position, resolution in
             let template = position == 0 || source.kind != .rapidAPI
                 ? nil : RapidAPICatalogSource.imageTemplate(for: source, resolution: resolution)
             return RenditionPlan(resolution: resolution, isFirst: position == 0,
-                                 plan: narrowed(plan, to: resolution, renamed: position > 0, template: template, catalog: catalog))
+                                 plan: try narrowed(plan, to: resolution, renamed: position > 0, template: template, catalog: catalog))
         }
     }
 
     private static func narrowed(_ plan: PackPlan, to resolution: Resolution, renamed: Bool, template: ImageURLTemplate?,
-                                 catalog: Catalog) -> PackPlan {
+                                 catalog: Catalog) throws -> PackPlan {
         let retemplated = { (list: ExerciseList) in template.map { list.atImageTemplate($0) } ?? list }
         let entries = plan.entries.filter { $0.spec.takes(resolution) }.map { entry in
             var entry = entry
@@ -48,7 +48,7 @@ struct RenditionPlan: Sendable {
         } else if entries.count <= 1 {
             wanted = entries.first?.exercises ?? []
         } else {
-            wanted = retemplated(catalog.exercises.filtered { exercise in entries.contains { $0.spec.selector.matches(exercise) } })
+            wanted = retemplated(try catalog.exercises.filtered { exercise in entries.contains { $0.spec.selector.matches(exercise) } })
         }
         return PackPlan(entries: entries, wanted: wanted)
     }

@@ -68,8 +68,8 @@ extension BuildPipeline {
         for (rendition, results) in zip(renditions, results) {
             var plan = rendition.plan
             if !rendition.isFirst {
-                plan.entries = plan.entries.filter { entry in
-                    entry.exercises.contains { if case .stored? = results[$0.id] { true } else { false } }
+                plan.entries = try plan.entries.filter { entry in
+                    try entry.exercises.contains { if case .stored? = results[$0.id] { true } else { false } }
                 }
             }
             guard !plan.entries.isEmpty else { continue }
@@ -129,10 +129,12 @@ extension BuildPipeline {
     /// a smaller one, still 200) is never published under that resolution: it becomes a
     /// `plan-ceiling` rejection, and its exercise keeps its other renditions. The sizes served are
     /// recorded (``BuildReport/GIFSummary/otherSizesServed``) for the message.
-    func refuseOtherSizes(_ results: inout FetchResults, wanted: ExerciseList, resolution: Resolution, into report: inout BuildReport) {
+    func refuseOtherSizes(_ results: inout FetchResults, wanted: ExerciseList, resolution: Resolution,
+                          into report: inout BuildReport) throws(StateUnreadable) {
         guard let pixels = resolution.pixels else { return }
         var sides = Set(report.gifs.otherSizesServed ?? [])
-        for exercise in wanted {
+        var exercises = wanted.makeIterator()
+        while let exercise = try exercises.nextInFetch() {
             guard case .stored(let gif)? = results[exercise.id], gif.resolutionMismatch else { continue }
             let side = max(gif.info.width, gif.info.height)
             sides.insert(side)

@@ -70,7 +70,7 @@ extension BuildPipeline {
     private func replace(damaged hash: String, results: inout FetchResults, wanted: ExerciseList, tools: GIFTools,
                          into report: inout BuildReport) async throws {
         let current = results
-        let users = wanted.filter { if case .stored(let gif)? = current[$0.id] { gif.sha256 == hash } else { false } }
+        let users = try wanted.filtered { if case .stored(let gif)? = current[$0.id] { gif.sha256 == hash } else { false } }.array()
         let (layout, framePath, state) = (tools.layout, tools.frames.path(sha256: hash), tools.state)
         try await BlockingWork.run {
             FileSystem.remove(layout.blobPath(sha256: hash))
@@ -94,7 +94,7 @@ extension BuildPipeline {
         report.gifs.wanted = wanted.count
         report.rejections = []
         report.resolutionMismatches = []
-        summarise(results, wanted: wanted, resolution: tools.resolution, into: &report)
+        try summarise(results, wanted: wanted, resolution: tools.resolution, into: &report)
         guard manifest.fetch.maxMissing.allows(missing: report.gifs.missing, of: wanted.count) else {
             throw BuildEnded(status: .failed, message: failure + "; downloading it again failed, leaving \(report.gifs.missing) of "
                                  + "\(wanted.count) exercises without a valid GIF, more than max_missing "

@@ -149,7 +149,7 @@ extension CatalogPager {
                 var list: [ExerciseSlot] = []
                 swap(&list, &slots)
                 if !inOrder {
-                    do { try sortSlots(&list, spool: spool) } catch { throw .spool(error) }
+                    try sortSlots(&list, spool: spool)
                 }
                 return Catalog(sorted: ExerciseList(spool: sorted ?? spool, slots: list), rejected: rejected,
                                duplicateIDs: duplicates.sorted(), pagesFetched: pages)
@@ -180,8 +180,9 @@ extension CatalogPager {
         /// the others counted as duplicates) and written again in that order, so that every pass
         /// over the catalog reads the spool straight through. Only the ids are held, in one buffer,
         /// for the sort, with four bytes of order each; the slots are replaced, not copied beside.
-        private mutating func sortSlots(_ slots: inout [ExerciseSlot], spool: RecordSpool) throws(FileSystemError) {
-            let ids = spool.ids(at: slots)
+        private mutating func sortSlots(_ slots: inout [ExerciseSlot], spool: RecordSpool) throws(CatalogError) {
+            let ids: RecordSpool.PackedIDs
+            do { ids = try spool.ids(at: slots) } catch { throw .spoolRead(error) }
             var order = (0..<Int32(slots.count)).map { $0 }
             order.sort { a, b in
                 let order = ids.compare(Int(a), Int(b))
@@ -201,7 +202,9 @@ extension CatalogPager {
             slots = []
             order = []
             // Into a spool of their own: this one, as the pages wrote it, is the next run's page cache.
-            try spool.rewrite(&sorted, into: try sortedSpool(beside: spool))
+            let target: RecordSpool
+            do { target = try sortedSpool(beside: spool) } catch { throw .spool(error) }
+            try spool.rewrite(&sorted, into: target)
             slots = sorted
         }
 

@@ -16,6 +16,8 @@ public enum CatalogError: Error, Sendable, Equatable, CustomStringConvertible {
     case tooManyRecords(limit: Int)
     /// The records could not be written to (or read back from) the build's spool file in the cache.
     case spool(FileSystemError)
+    /// The spool file does not read back as the exercises written there (to sort them by id).
+    case spoolRead(SpoolReadError)
     /// A number the API sent (`field`, e.g. `metadata.totalExercises`) is not one gifpack can use:
     /// negative, fractional, out of range or not a number (`value`, as shown).
     case invalidNumber(url: String, field: String, value: String)
@@ -41,6 +43,7 @@ public enum CatalogError: Error, Sendable, Equatable, CustomStringConvertible {
         case .tooManyRecords(let limit):
             "the catalog holds more than max_catalog_records (\(limit)) records; refusing to go on (a catalog without end?)"
         case .spool(let error): "the catalog records could not be kept in the cache: \(error)"
+        case .spoolRead(let error): "\(error)"
         case .invalidNumber(let url, let field, let value):
             "catalog page \(url) says \(field) is \(value), which is not a count (a whole number from 0); refusing the catalog"
         case .totalMismatch(let total, let seen, let gifRequests):

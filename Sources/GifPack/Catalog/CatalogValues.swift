@@ -59,14 +59,15 @@ public struct ValueCount: Sendable, Equatable, Codable {
 /// what an empty selector's refusal suggests (nearest to what was asked first).
 ///
 /// ```swift
-/// for entry in CatalogValues.counts(of: .bodyPart, in: catalog.exercises) { print(entry.value, entry.count) }
+/// for entry in try CatalogValues.counts(of: .bodyPart, in: catalog.exercises) { print(entry.value, entry.count) }
 /// ```
 public enum CatalogValues {
     /// Each distinct value of `field` among `exercises` (as the catalog spells it), with how many
     /// exercises have it: by count, most first, then by value.
-    public static func counts(of field: SelectorField, in exercises: ExerciseList) -> [ValueCount] {
+    public static func counts(of field: SelectorField, in exercises: ExerciseList) throws(SpoolReadError) -> [ValueCount] {
         var counts: [String: Int] = [:]
-        for exercise in exercises {
+        var iterator = exercises.makeIterator()
+        while let exercise = try iterator.next() {
             for value in Set(field.values(of: exercise)) { counts[value, default: 0] += 1 }
         }
         return counts.map { ValueCount(value: $0.key, count: $0.value) }
@@ -126,7 +127,7 @@ public enum EditDistance {
 /// GIF request, with exit status 2, naming the pack, the field and the values the catalog has.
 ///
 /// ```swift
-/// if let empty = plan.emptySelector(catalog: catalog) { print(empty) }
+/// if let empty = try plan.emptySelector(catalog: catalog) { print(empty) }
 /// ```
 public struct EmptySelector: Error, Sendable, Equatable, CustomStringConvertible {
     /// The pack, and where its selector is in the manifest (`packs[1].selector`).

@@ -192,7 +192,7 @@ public struct RecordDigest: Sendable, Hashable {
 }
 
 /// A catalog as fetched: the usable exercises, sorted by id, and what was refused.
-public struct Catalog: Sendable, Equatable {
+public struct Catalog: Sendable {
     /// Sorted by id, each id once; spooled by a build (see ``ExerciseList``).
     public var exercises: ExerciseList
     /// Records refused (bad id, missing fields, bad GIF URL), with why.

@@ -2,21 +2,22 @@
 /// with only eight bytes per exercise kept (where it is in the spool file). A build spools its
 /// catalog as pages arrive, so 100,000 exercises cost 800 KB of memory here, not their fields.
 ///
-/// It reads like an array: indexing, slicing (a slice is a list too) and iteration decode each
-/// exercise from the spool as it is reached, and iteration reads ahead in large pieces, so a pass
-/// over a spooled catalog costs a few reads, not one per exercise.
+/// Every read throws: indexing (``exercise(at:)``) and iteration (``makeIterator()``,
+/// ``forEach(_:)``) decode each exercise from the spool as it is reached, and iteration reads ahead
+/// in large pieces, so a pass over a spooled catalog costs a few reads, not one per exercise.
+/// Slicing and counting read nothing.
 ///
 /// ```swift
 /// let list: ExerciseList = [situp, squat]            // in memory
-/// let chosen = catalog.exercises.filtered { selector.matches($0) }   // still spooled, 8 bytes each
-/// for exercise in chosen { print(exercise.id) }
+/// let chosen = try catalog.exercises.filtered { selector.matches($0) }   // still spooled, 8 bytes each
+/// try chosen.forEach { print($0.id) }
 /// ```
 ///
 /// The spool is a file this process wrote and holds open (unnamed while the build runs, or the
-/// page cache it became, which only this build, under its lock, writes): reading it back fails
-/// only when the disk fails, and then the process stops with that error. A build that stops that way
-/// has published nothing new, as with any crash: the last pack and index stay as they were.
-public struct ExerciseList: RandomAccessCollection, Sendable, Equatable, ExpressibleByArrayLiteral {
+/// page cache it became, which only this build, under its lock, writes). A read that fails (the
+/// disk), comes short (the file cut) or finds bytes that are not the exercise written there
+/// throws ``SpoolReadError``, and the build stops with it: nothing new is published.
+public struct ExerciseList: Sendable, ExpressibleByArrayLiteral {
     enum Storage: Sendable {
         case memory(ArraySlice<Exercise>)
         case spooled(RecordSpool, ArraySlice<ExerciseSlot>)
@@ -52,10 +53,15 @@ public struct ExerciseList: RandomAccessCollection, Sendable, Equatable, Express
         }
     }
 
-    public subscript(position: Int) -> Exercise {
+    public var count: Int { endIndex - startIndex }
+    public var isEmpty: Bool { startIndex == endIndex }
+    public var indices: Range<Int> { startIndex..<endIndex }
+
+    /// The exercise at `position` (one read of the spool).
+    public func exercise(at position: Int) throws(SpoolReadError) -> Exercise {
         let exercise = switch storage {
         case .memory(let exercises): exercises[position]
-        case .spooled(let spool, let slots): spool.exercise(at: slots[position])
+        case .spooled(let spool, let slots): try spool.exercise(at: slots[position])
         }
         return Self.retemplated(exercise, imageTemplate)
     }
@@ -86,7 +92,7 @@ public struct ExerciseList: RandomAccessCollection, Sendable, Equatable, Express
 
     /// The exercises `isIncluded` accepts, in order, as a list of the same kind: a spooled list
     /// gives a spooled list (eight bytes per exercise kept), never an array of exercises.
-    public func filtered(_ isIncluded: (Exercise) throws -> Bool) rethrows -> ExerciseList {
+    public func filtered(_ isIncluded: (Exercise) throws -> Bool) throws -> ExerciseList {
         var list: ExerciseList
         switch storage {
         case .memory(let exercises):
@@ -95,7 +101,7 @@ public struct ExerciseList: RandomAccessCollection, Sendable, Equatable, Express
             var kept: [ExerciseSlot] = []
             var iterator = makeIterator()
             for slot in slots {
-                guard let exercise = iterator.next() else { break }
+                guard let exercise = try iterator.next() else { break }
                 if try isIncluded(exercise) { kept.append(slot) }
             }
             list = ExerciseList(spool: spool, slots: kept)
@@ -113,10 +119,43 @@ public struct ExerciseList: RandomAccessCollection, Sendable, Equatable, Express
     }
 
     /// The exercises as an array (a batch of them: an array holds every field of each).
-    public var array: [Exercise] { Array(self) }
+    public func array() throws(SpoolReadError) -> [Exercise] {
+        var exercises: [Exercise] = []
+        exercises.reserveCapacity(count)
+        var iterator = makeIterator()
+        while let exercise = try iterator.next() { exercises.append(exercise) }
+        return exercises
+    }
 
-    public static func == (a: ExerciseList, b: ExerciseList) -> Bool {
-        a.count == b.count && a.elementsEqual(b)
+    /// Calls `body` with each exercise in order.
+    public func forEach(_ body: (Exercise) throws -> Void) throws {
+        var iterator = makeIterator()
+        while let exercise = try iterator.next() { try body(exercise) }
+    }
+
+    /// `transform` of each exercise, in order.
+    public func map<T>(_ transform: (Exercise) throws -> T) throws -> [T] {
+        var result: [T] = []
+        result.reserveCapacity(count)
+        try forEach { result.append(try transform($0)) }
+        return result
+    }
+
+    /// Whether some exercise satisfies `predicate` (read until one does).
+    public func contains(where predicate: (Exercise) throws -> Bool) throws -> Bool {
+        var iterator = makeIterator()
+        while let exercise = try iterator.next() { if try predicate(exercise) { return true } }
+        return false
+    }
+
+    /// Whether the two lists hold the same exercises in the same order, read from both.
+    public func elementsEqual(_ other: ExerciseList) throws(SpoolReadError) -> Bool {
+        guard count == other.count else { return false }
+        var (mine, theirs) = (makeIterator(), other.makeIterator())
+        while let a = try mine.next() {
+            guard let b = try theirs.next(), a == b else { return false }
+        }
+        return true
     }
 
     public func makeIterator() -> Iterator {
@@ -125,7 +164,7 @@ public struct ExerciseList: RandomAccessCollection, Sendable, Equatable, Express
 
     /// Calls `body` with each exercise's id (its UTF-8 bytes) and fingerprint, in order, without
     /// making the exercises: what the catalog's digest is made of.
-    func forEachIDAndFingerprint(_ body: (UnsafeRawBufferPointer, RecordDigest) -> Void) {
+    func forEachIDAndFingerprint(_ body: (UnsafeRawBufferPointer, RecordDigest) -> Void) throws(SpoolReadError) {
         switch storage {
         case .memory(let exercises):
             for exercise in exercises {
@@ -135,14 +174,19 @@ public struct ExerciseList: RandomAccessCollection, Sendable, Equatable, Express
         case .spooled(let spool, let slots):
             var reader = spool.reader()
             for slot in slots {
-                reader.withBytes(at: slot) { raw in body(RecordSpool.idBytes(raw), RecordSpool.fingerprint(raw)) }
+                try reader.withBytes(at: slot) { raw in body(RecordSpool.idBytes(raw), RecordSpool.fingerprint(raw)) }
             }
         }
     }
 
     /// Walks the list; a spooled one is read a large piece at a time (a catalog spooled in id order
     /// is read straight through).
-    public struct Iterator: IteratorProtocol {
+    ///
+    /// ```swift
+    /// var exercises = list.makeIterator()
+    /// while let exercise = try exercises.next() { print(exercise.id) }
+    /// ```
+    public struct Iterator {
         private let storage: Storage
         private var position: Int
         private var reader: RecordSpool.ExerciseReader?
@@ -161,7 +205,7 @@ public struct ExerciseList: RandomAccessCollection, Sendable, Equatable, Express
             }
         }
 
-        public mutating func next() -> Exercise? {
+        public mutating func next() throws(SpoolReadError) -> Exercise? {
             switch storage {
             case .memory(let exercises):
                 guard position < exercises.endIndex else { return nil }
@@ -170,7 +214,7 @@ public struct ExerciseList: RandomAccessCollection, Sendable, Equatable, Express
             case .spooled(_, let slots):
                 guard position < slots.endIndex else { return nil }
                 defer { position += 1 }
-                return ExerciseList.retemplated(reader!.exercise(at: slots[position], withRecord: readsRecords), imageTemplate)
+                return ExerciseList.retemplated(try reader!.exercise(at: slots[position], withRecord: readsRecords), imageTemplate)
             }
         }
     }

@@ -33,7 +33,8 @@ extension RecordSpool {
     ///     the record's canonical bytes (what catalog.json copies)
     static let fixedHeader = 4 + 4 + 32 + 32
 
-    /// The id's UTF-8 bytes in an exercise as written.
+    /// The id's UTF-8 bytes in an exercise as written (`raw` is checked to hold them: see
+    /// ``ExerciseReader/withBytes(at:_:)``, which hands out only exercises of a checked length).
     static func idBytes(_ raw: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
         let count = Int(raw.loadUnaligned(fromByteOffset: fixedHeader, as: UInt16.self).littleEndian)
         return UnsafeRawBufferPointer(rebasing: raw[fixedHeader + 2..<fixedHeader + 2 + count])
@@ -186,19 +187,19 @@ extension RecordSpool {
     }
 
     /// The exercise at `slot`, read with one `pread` (two for an exercise of 16 MiB or more).
-    func exercise(at slot: ExerciseSlot) -> Exercise {
+    func exercise(at slot: ExerciseSlot) throws(SpoolReadError) -> Exercise {
         var reader = reader(chunk: 0)
-        return reader.exercise(at: slot)
+        return try reader.exercise(at: slot)
     }
 
     /// The ids of the exercises at `slots`, read in the order given (the order they were written
     /// in reads the file straight through): how an unsorted catalog is sorted.
-    func ids(at slots: [ExerciseSlot]) -> PackedIDs {
+    func ids(at slots: [ExerciseSlot]) throws(SpoolReadError) -> PackedIDs {
         var reader = reader()
         var ids = PackedIDs()
         ids.ends.reserveCapacity(slots.count)
         for slot in slots {
-            reader.withBytes(at: slot) { ids.append(Self.idBytes($0)) }
+            try reader.withBytes(at: slot) { ids.append(Self.idBytes($0)) }
         }
         return ids
     }
@@ -239,16 +240,17 @@ extension RecordSpool {
     /// straight through. A new `target` takes this spool's lists and templates (the copies'
     /// numbers refer to them).
     /// `slots` is changed in place, each slot to its copy's (no second array of them).
-    func rewrite(_ slots: inout [ExerciseSlot], into target: RecordSpool? = nil) throws(FileSystemError) {
+    func rewrite(_ slots: inout [ExerciseSlot], into target: RecordSpool? = nil) throws(CatalogError) {
         let target = target ?? self
         if target !== self { target.adoptTables(tablesNow) }
         var reader = reader(chunk: 0) // each exercise where it is: out of order, a larger piece would be wasted
         var page: [UInt8] = []
         var starts: [(Int, Int)] = []
         var placed = 0 // slots before this have their copy's place
-        func flush() throws(FileSystemError) {
+        func flush() throws(CatalogError) {
             guard !page.isEmpty else { return }
-            let base = try target.write(page)
+            let base: Int64
+            do { base = try target.write(page) } catch { throw .spool(error) }
             for (start, length) in starts {
                 slots[placed] = ExerciseSlot(offset: base + Int64(start), length: length)
                 placed += 1
@@ -258,7 +260,7 @@ extension RecordSpool {
         }
         for index in slots.indices {
             let start = page.count
-            reader.withBytes(at: slots[index]) { page.append(contentsOf: $0) }
+            do { try reader.withBytes(at: slots[index]) { page.append(contentsOf: $0) } } catch { throw .spoolRead(error) }
             starts.append((start, page.count - start))
             if page.count >= 1 << 20 { try flush() }
         }
@@ -285,81 +287,137 @@ extension RecordSpool {
             tables = spool.tablesNow
         }
 
-        mutating func exercise(at slot: ExerciseSlot, withRecord: Bool = false) -> Exercise {
+        mutating func exercise(at slot: ExerciseSlot, withRecord: Bool = false) throws(SpoolReadError) -> Exercise {
             let (spool, tables) = (self.spool, self.tables)
-            return withBytes(at: slot) { raw in
-                Self.decode(raw, at: slot.offset, withRecord: withRecord, spool: spool, tables: tables)
+            let decoded = try withBytes(at: slot) { raw in
+                Result { () throws(Malformed) in try Self.decode(raw, at: slot.offset, withRecord: withRecord, spool: spool, tables: tables) }
+            }
+            switch decoded {
+            case .success(let exercise): return exercise
+            case .failure(let error): throw failure(at: slot.offset, error.problem)
             }
         }
 
-        /// Calls `body` with the bytes of the exercise at `slot`, as written.
-        mutating func withBytes<T>(at slot: ExerciseSlot, _ body: (UnsafeRawBufferPointer) -> T) -> T {
-            let length = slot.length ?? Int(spool.readBack(offset: slot.offset, length: 4).withUnsafeBytes {
-                $0.loadUnaligned(as: UInt32.self).littleEndian
-            })
-            if slot.offset < start || slot.offset + Int64(length) > start + Int64(count) { fill(at: slot.offset, length: length) }
-            let from = Int(slot.offset - start)
+        /// Calls `body` with the bytes of the exercise at `slot`, as written: at least the fixed
+        /// header and the id, which ``RecordSpool/idBytes(_:)`` and ``RecordSpool/fingerprint(_:)``
+        /// read. Throws when the file cannot be read, ends early, or holds something else there.
+        mutating func withBytes<T>(at slot: ExerciseSlot, _ body: (UnsafeRawBufferPointer) -> T) throws(SpoolReadError) -> T {
+            let (from, length) = try checked(at: slot)
             return buffer.withUnsafeBytes { raw in body(UnsafeRawBufferPointer(rebasing: raw[from..<from + length])) }
+        }
+
+        /// Reads the exercise at `slot` into the buffer when it is not there yet, and returns where
+        /// it starts in the buffer and its length, checked against what it says of itself.
+        private mutating func checked(at slot: ExerciseSlot) throws(SpoolReadError) -> (Int, Int) {
+            let length: Int
+            if let known = slot.length {
+                length = known
+            } else {
+                if slot.offset < start || slot.offset + 4 > start + Int64(count) { try fill(at: slot.offset, length: 4) }
+                let from = Int(slot.offset - start)
+                length = buffer.withUnsafeBytes { Int($0.loadUnaligned(fromByteOffset: from, as: UInt32.self).littleEndian) }
+                guard length > Int(ExerciseSlot.lengthMask), slot.offset + Int64(length) <= spool.writtenLength else {
+                    throw failure(at: slot.offset, "its length, \(length) bytes, is not that of the exercise written there")
+                }
+            }
+            if slot.offset < start || slot.offset + Int64(length) > start + Int64(count) { try fill(at: slot.offset, length: length) }
+            let from = Int(slot.offset - start)
+            let (written, idLength) = buffer.withUnsafeBytes { raw in
+                (Int(raw.loadUnaligned(fromByteOffset: from, as: UInt32.self).littleEndian),
+                 length >= RecordSpool.fixedHeader + 2
+                    ? Int(raw.loadUnaligned(fromByteOffset: from + RecordSpool.fixedHeader, as: UInt16.self).littleEndian) : 0)
+            }
+            guard written == length, length >= RecordSpool.fixedHeader + 2 + idLength, idLength > 0 else {
+                throw failure(at: slot.offset, "the exercise written there was \(length) bytes, the file now says \(written) with an id of \(idLength)")
+            }
+            return (from, length)
+        }
+
+        private func failure(at offset: Int64, _ problem: String) -> SpoolReadError {
+            SpoolReadError(path: spool.path, offset: offset, problem: problem)
         }
 
         /// Reads `max(length, chunk)` bytes from `offset` (fewer at the end of the file, never
         /// fewer than `length`) into the buffer.
-        private mutating func fill(at offset: Int64, length: Int) {
+        private mutating func fill(at offset: Int64, length: Int) throws(SpoolReadError) {
             let wanted = max(length, chunk)
             if buffer.count < wanted { buffer = [UInt8](repeating: 0, count: wanted) }
-            let (spool, fd) = (self.spool, self.spool.descriptor)
+            let fd = spool.descriptor
             let got = buffer.withUnsafeMutableBytes { raw in
                 Result { () throws(Errno) in
                     try POSIXIO.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: raw[0..<wanted]), at: offset)
                 }
             }
             switch got {
-            case .failure(let error): fatalError("gifpack: the catalog spool \(spool.path) could not be read back: \(error)")
+            case .failure(let error):
+                count = 0
+                throw failure(at: offset, "read failed (\(error))")
             case .success(let read) where read < length:
-                fatalError("gifpack: the catalog spool \(spool.path) ended early at byte \(offset + Int64(read))")
+                count = 0
+                throw failure(at: offset, "the file ends at byte \(offset + Int64(read)), inside an exercise of \(length) bytes")
             case .success(let read):
                 start = offset
                 count = read
             }
         }
 
+        /// Why an exercise's bytes do not decode.
+        struct Malformed: Error {
+            let problem: String
+        }
+
+        /// The exercise in `raw` (its whole length, checked by ``checked(at:)``), every length and
+        /// number in it checked against `raw` and the tables.
         private static func decode(_ raw: UnsafeRawBufferPointer, at offset: Int64, withRecord: Bool, spool: RecordSpool,
-                                   tables: Tables) -> Exercise {
+                                   tables: Tables) throws(Malformed) -> Exercise {
             var position = 4
-            func u32() -> Int {
-                defer { position += 4 }
-                return Int(raw.loadUnaligned(fromByteOffset: position, as: UInt32.self).littleEndian)
-            }
-            func string(_ count: Int) -> String {
+            func take(_ count: Int, _ what: String) throws(Malformed) -> UnsafeRawBufferPointer {
+                guard count >= 0, count <= raw.count - position else {
+                    throw Malformed(problem: "\(what) (\(count) bytes) runs past the end of the exercise (\(raw.count) bytes)")
+                }
                 defer { position += count }
-                return String(decoding: UnsafeRawBufferPointer(rebasing: raw[position..<position + count]), as: UTF8.self)
+                return UnsafeRawBufferPointer(rebasing: raw[position..<position + count])
             }
-            let recordLength = u32()
-            let fingerprint = RecordDigest(rawBytes: UnsafeRawBufferPointer(rebasing: raw[position..<position + 32]))
-            let recordSHA = RecordDigest(rawBytes: UnsafeRawBufferPointer(rebasing: raw[position + 32..<position + 64]))
-            position += 64
-            let idLength = Int(raw.loadUnaligned(fromByteOffset: position, as: UInt16.self).littleEndian)
-            position += 2
-            let id = string(idLength)
-            let name = string(u32())
-            let numbers = (u32(), u32(), u32())
+            func u32(_ what: String) throws(Malformed) -> Int {
+                Int(try take(4, what).loadUnaligned(as: UInt32.self).littleEndian)
+            }
+            func string(_ count: Int, _ what: String) throws(Malformed) -> String {
+                String(decoding: try take(count, what), as: UTF8.self)
+            }
+            let recordLength = try u32("the record's length")
+            let fingerprint = RecordDigest(rawBytes: try take(32, "the fingerprint"))
+            let recordSHA = RecordDigest(rawBytes: try take(32, "the record's SHA-256"))
+            let idLength = Int(try take(2, "the id's length").loadUnaligned(as: UInt16.self).littleEndian)
+            let id = try string(idLength, "the id")
+            let name = try string(try u32("the name's length"), "the name")
+            let numbers = (try u32("a list number"), try u32("a list number"), try u32("a list number"))
             // Made before the last list was kept: read the spool's tables as they are now.
             var tables = tables
             if max(numbers.0, numbers.1, numbers.2) >= tables.lists.count { tables = spool.tablesNow }
-            let kind = raw[position]
-            position += 1
+            guard max(numbers.0, numbers.1, numbers.2) < tables.lists.count else {
+                throw Malformed(problem: "list number \(max(numbers.0, numbers.1, numbers.2)) is not one of the \(tables.lists.count) kept")
+            }
+            let kind = try take(1, "the image's kind")[0]
             let image: ImageLocation
-            if kind == 0 {
-                image = .url(string(u32()))
-            } else {
-                let number = u32()
+            switch kind {
+            case 0:
+                image = .url(try string(try u32("the image URL's length"), "the image URL"))
+            case 1:
+                let number = try u32("a template number")
                 if number >= tables.templates.count { tables = spool.tablesNow }
+                guard number < tables.templates.count else {
+                    throw Malformed(problem: "template number \(number) is not one of the \(tables.templates.count) kept")
+                }
                 image = .template(tables.templates[number])
+            default:
+                throw Malformed(problem: "image kind \(kind) is neither a URL (0) nor a template (1)")
+            }
+            guard raw.count - position == recordLength else {
+                throw Malformed(problem: "the record is \(raw.count - position) bytes, its length says \(recordLength)")
             }
             let record = withRecord
-                ? RawRecord(bytes: Array(UnsafeRawBufferPointer(rebasing: raw[(raw.count - recordLength)...])), sha256: recordSHA)
-                : RawRecord(spooledIn: spool, offset: offset + Int64(raw.count - recordLength), length: recordLength,
-                            sha256: recordSHA)
+                ? RawRecord(bytes: Array(UnsafeRawBufferPointer(rebasing: raw[position...])), sha256: recordSHA)
+                : RawRecord(spooledIn: spool, offset: offset + Int64(position), length: recordLength, sha256: recordSHA)
             return Exercise(id: id, name: name, bodyParts: tables.lists[numbers.0], equipment: tables.lists[numbers.1],
                             targets: tables.lists[numbers.2], image: image, record: record, fingerprint: fingerprint)
         }

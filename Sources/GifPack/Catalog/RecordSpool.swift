@@ -2,6 +2,19 @@ import Foundation
 import GifPackSystem
 import Synchronization
 
+/// A catalog spool that cannot be read back: the disk failed, or the file was changed under the
+/// build (cut short, or bytes that are not the exercises written there). The build stops with it,
+/// as with any other failed read; nothing new is published.
+public struct SpoolReadError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The spool file (its directory, while it is unnamed).
+    public var path: String
+    /// Where the exercise that could not be read starts.
+    public var offset: Int64
+    public var problem: String
+
+    public var description: String { "the catalog spool \(path) cannot be read back at byte \(offset): \(problem)" }
+}
+
 /// Where a build keeps the catalog's records between the list pages and the packs' `catalog.json`:
 /// an unnamed temporary file in the cache's `tmp/` (`O_TMPFILE`, so a killed run leaves nothing
 /// behind), appended to a page at a time as pages arrive. Once the catalog is complete, the file is
@@ -111,14 +124,8 @@ final class RecordSpool: Sendable {
                             beforeRename: { CrashPoint.reach(named: Self.namingCrashPoint) })
     }
 
-    /// `length` bytes this process wrote, read back. The file is its own and open (see ``ExerciseList``); a
-    /// read fails only when the disk does, and the process then stops with that error (see
-    /// ``ExerciseList``).
-    func readBack(offset: Int64, length: Int) -> [UInt8] {
-        do { return try read(offset: offset, length: length) } catch {
-            fatalError("gifpack: the catalog spool could not be read back: \(error)")
-        }
-    }
+    /// The length of the file this spool wrote: no exercise it hands out reaches past it.
+    var writtenLength: Int64 { end.withLock { $0 } }
 
     /// Takes `tables` as its own (a new spool receiving another's exercises as they were written).
     func adoptTables(_ tables: Tables) {

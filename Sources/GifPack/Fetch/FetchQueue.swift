@@ -73,7 +73,7 @@ struct FetchQueue: FetchWork {
     /// Plans batches until one yields a request or every exercise is planned.
     mutating func refill(_ fetcher: GIFFetcher) async throws(StateUnreadable) {
         while upcoming.isEmpty, planned < exercises.endIndex {
-            let batch = nextDue()
+            let batch = try nextDue()
             guard !batch.isEmpty else { continue }
             await fetcher.processor.waitForBacklog()
             upcoming = try await fetcher.plan(batch).reversed()
@@ -86,14 +86,14 @@ struct FetchQueue: FetchWork {
         var remaining = retries + upcoming.reversed()
         (retries, upcoming) = ([], [])
         while planned < exercises.endIndex {
-            let batch = nextDue()
+            let batch = try nextDue()
             if !batch.isEmpty { remaining += try await fetcher.plan(batch) }
         }
         return remaining
     }
 
     /// The next exercises to request, up to ``GIFFetcher/planBatch`` of them, from `planned` on.
-    private mutating func nextDue() -> ArraySlice<Exercise> {
+    private mutating func nextDue() throws(StateUnreadable) -> ArraySlice<Exercise> {
         // The range up to the batch's last exercise is read through (a catalog spooled in id
         // order is read straight on); the exercises not due in it are passed over.
         guard let first = due.first(from: planned) else {
@@ -109,7 +109,14 @@ struct FetchQueue: FetchWork {
         defer { planned = end }
         var batch: [Exercise] = []
         batch.reserveCapacity(taken)
-        for (offset, exercise) in exercises[first..<end].enumerated() where due.contains(first + offset) { batch.append(exercise) }
+        var read = exercises[first..<end].makeIterator()
+        var position = first
+        do {
+            while let exercise = try read.next() {
+                if due.contains(position) { batch.append(exercise) }
+                position += 1
+            }
+        } catch { throw StateUnreadable(error) }
         return batch[...]
     }
 }

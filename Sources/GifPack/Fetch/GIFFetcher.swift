@@ -266,7 +266,8 @@ struct GIFFetcher: Sendable {
             // A batch of fresh GIFs is one job for the processor: never more than a few wait, so a
             // build where nothing is due does not hold every exercise's state row at once.
             await processor.waitForBacklog()
-            let batch = exercises[start..<min(start + Self.planBatch, exercises.endIndex)].array[...]
+            let batch: ArraySlice<Exercise>
+            do { batch = try exercises[start..<min(start + Self.planBatch, exercises.endIndex)].array()[...] } catch { throw StateUnreadable(error) }
             for (offset, _) in try await planned(batch) { due.insert(start + offset) }
             start += batch.count
         }

@@ -41,21 +41,35 @@ enum PackCatalogWriter {
     /// per exercise in memory (each record is read back from the build's spool as it is written).
     static func write<Rows: Sequence<Row>>(pack: String, source: SourceDescription, sortedExercises rows: Rows,
                                            to path: String) throws -> Written {
+        try write(pack: pack, source: source, sortedRows: { each in for row in rows { try each(row) } }, to: path)
+    }
+
+    /// ``write(pack:source:sortedExercises:to:)`` of rows handed out one at a time by `rows`
+    /// (which calls its argument with each, and may throw: rows read back from the build's spool).
+    static func write(pack: String, source: SourceDescription, sortedRows rows: Rows, to path: String) throws -> Written {
         let sink = try FileDescriptorSink(creating: path)
-        let written = try encode(pack: pack, source: source, sortedExercises: rows) { try sink.write($0) }
+        let written = try encode(pack: pack, source: source, sortedRows: rows) { try sink.write($0) }
         try sink.close()
         return written
     }
 
-    /// What ``write(pack:source:sortedExercises:to:)`` would write, hashed and counted without
+    /// Rows handed out one at a time, in order, to the function given.
+    typealias Rows = ((Row) throws -> Void) throws -> Void
+
+    /// What ``write(pack:source:sortedRows:to:)`` would write, hashed and counted without
     /// writing it: how a rebuild finds a pack unchanged without writing its `catalog.json`.
+    static func digest(pack: String, source: SourceDescription, sortedRows rows: Rows) throws -> Written {
+        try encode(pack: pack, source: source, sortedRows: rows) { _ in }
+    }
+
+    /// ``digest(pack:source:sortedRows:)`` of rows in a sequence.
     static func digest<Rows: Sequence<Row>>(pack: String, source: SourceDescription, sortedExercises rows: Rows) throws -> Written {
-        try encode(pack: pack, source: source, sortedExercises: rows) { _ in }
+        try digest(pack: pack, source: source, sortedRows: { each in for row in rows { try each(row) } })
     }
 
     /// Encodes the rows in 64 KiB pieces handed to `emit`, hashing them on the way.
-    private static func encode<Rows: Sequence<Row>>(pack: String, source: SourceDescription, sortedExercises rows: Rows,
-                                                    emit: ([UInt8]) throws -> Void) throws -> Written {
+    private static func encode(pack: String, source: SourceDescription, sortedRows rows: Rows,
+                               emit: @escaping ([UInt8]) throws -> Void) throws -> Written {
         var hasher = SHA256()
         var count: Int64 = 0
         var buffer: [UInt8] = []
@@ -72,7 +86,9 @@ enum PackCatalogWriter {
         // Exercises share GIFs (a few thousand for 100,000 exercises): each GIF's metadata is
         // encoded once, up to a bound, then as it comes.
         var encoded: [String: (GIFMetadata, [UInt8])] = [:]
-        for (index, row) in rows.enumerated() {
+        var index = 0
+        try rows { row in
+            defer { index += 1 }
             if let previous, !(previous < row.exercise.id) { throw OutOfOrder(previous: previous, next: row.exercise.id) }
             previous = row.exercise.id
             var gifJSON = PackCatalogJSON.nullJSON

@@ -92,7 +92,7 @@ public struct PublicReadCheck: Sendable {
             }
         }
         let index: PackIndex
-        do { index = try PackIndex.decode(from: Data(local.index)) } catch { return "\(outputDirectory)/index.json: \(error)" }
+        do { index = try BuilderIndexReader.decode(local.index) } catch { return "\(outputDirectory)/index.json: \(error)" }
         for (file, bytes) in index.allPacks.flatMap({ [($0.file, $0.bytes)] + ($0.posters.map { [($0.file, $0.bytes)] } ?? []) }) {
             if let problem = await checkPack(file, bytes: bytes, client: client) { problems.append(problem) }
             // One pack with the same fault says it for all of them.
@@ -196,7 +196,7 @@ public struct PublicReadCheck: Sendable {
 
     /// "1234 bytes, sequence 7" for an index's bytes.
     static func describe(_ bytes: [UInt8]) -> String {
-        let sequence = (try? PackIndex.decode(from: Data(bytes)))?.sequence
+        let sequence = (try? BuilderIndexReader.decode(bytes))?.sequence
         return "\(bytes.count) bytes" + (sequence.map { ", sequence \($0)" } ?? "")
     }
 

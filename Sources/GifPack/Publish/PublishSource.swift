@@ -23,7 +23,7 @@ struct PublishSource: Sendable {
             throw .badSource("\(directory) is not a gifpack output directory: \(FileSystem.exists(directory) ? "it has no index.json" : "it does not exist"); nothing was uploaded")
         }
         let index: PackIndex
-        do { index = try PackIndex.decode(from: Data(bytes)) } catch {
+        do { index = try BuilderIndexReader.decode(bytes) } catch {
             throw .badSource("\(indexPath): \(error); nothing was uploaded")
         }
         for pack in index.packFiles {

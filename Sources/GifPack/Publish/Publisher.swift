@@ -1,5 +1,6 @@
 import Foundation
 import GifPackHTTP
+import GifPackIndexReader
 
 /// What `gifpack publish` is asked to do.
 ///
@@ -200,8 +201,8 @@ public struct Publisher: Sendable {
     }
 
     static func readIndex(_ bytes: [UInt8]) -> LiveIndexReading {
-        do { return .index(try PackIndex.decode(from: Data(bytes))) } catch {
-            if case .unsupportedVersion(let version) = error, version.major > FormatVersion.current.major { return .newerFormat(version) }
+        do throws(PackClientError) { return .index(try BuilderIndexReader.decode(bytes)) } catch {
+            if case .index(.unsupportedVersion(let version)) = error, version.major > FormatVersion.current.major { return .newerFormat(version) }
             return .unreadable(TerminalText.escaped(error.description, maxScalars: 300))
         }
     }

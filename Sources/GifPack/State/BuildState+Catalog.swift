@@ -34,6 +34,17 @@ extension BuildState {
                                             listLimit: Int = BuildReport.listLimit,
                                             checkRemoved: ((_ removed: Int) throws -> Void)? = nil) throws -> CatalogChanges
         where S.Element == (id: String, fingerprint: String) {
+        try replaceCatalog(each: { each in for pair in fingerprints { try each(pair) } }, digest: digest, listLimit: listLimit,
+                           checkRemoved: checkRemoved)
+    }
+
+    /// Ids and fingerprints handed out one at a time to the function given (which may throw:
+    /// a catalog read back from the build's spool).
+    public typealias Fingerprints = ((_ each: (id: String, fingerprint: String)) throws -> Void) throws -> Void
+
+    /// ``replaceCatalog(_:digest:listLimit:checkRemoved:)`` of fingerprints handed out by `fingerprints`.
+    public func replaceCatalog(each fingerprints: Fingerprints, digest: String? = nil, listLimit: Int = BuildReport.listLimit,
+                               checkRemoved: ((_ removed: Int) throws -> Void)? = nil) throws -> CatalogChanges {
         try database.write { db in
             if let digest,
                try String.fetchOne(db, sql: "SELECT digest FROM catalog_digest WHERE source = ?", arguments: [source]) == digest {
@@ -47,7 +58,7 @@ extension BuildState {
                 PRAGMA temp.cache_size = -\(Self.cacheKiB);
                 """)
             let insert = try db.cachedStatement(sql: "INSERT OR REPLACE INTO temp.catalog_now (exercise_id, fingerprint) VALUES (?, ?)")
-            for (id, fingerprint) in fingerprints { try insert.execute(arguments: [id, fingerprint]) }
+            try fingerprints { pair in try insert.execute(arguments: [pair.id, pair.fingerprint]) }
             let hadPrevious = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM catalog_entry WHERE source = ?)",
                                                 arguments: [source]) ?? false
             /// The first `listLimit` ids a query gives, in id order, and how many it gives in all

@@ -28,16 +28,4 @@ public struct CatalogChanges: Sendable, Equatable, Codable {
     private enum CodingKeys: String, CodingKey {
         case added, removed, changed, addedCount, removedCount, changedCount, hadPrevious
     }
-
-    /// Reports written before the counts existed held whole lists: their lengths are the counts.
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        let added = try container.decode([String].self, forKey: .added)
-        let removed = try container.decode([String].self, forKey: .removed)
-        let changed = try container.decode([String].self, forKey: .changed)
-        self.init(hadPrevious: try container.decode(Bool.self, forKey: .hadPrevious), added: added, removed: removed,
-                  changed: changed, addedCount: try container.decodeIfPresent(Int.self, forKey: .addedCount),
-                  removedCount: try container.decodeIfPresent(Int.self, forKey: .removedCount),
-                  changedCount: try container.decodeIfPresent(Int.self, forKey: .changedCount))
-    }
 }

@@ -120,7 +120,7 @@ enum StateOpener {
     static func rebuild(_ recovery: inout StateRecovery, state: BuildState, indexPath: String, catalog: ExerciseList,
                         layout: CacheLayout, resolution: Resolution, fetch: FetchSettings) throws {
         let index: PackIndex?
-        do { index = try FileSystem.readAll(indexPath).map { try PackIndex.decode(from: Data($0)) } } catch {
+        do { index = try BuilderIndexReader.read(indexPath) } catch {
             throw UnreadableIndex(path: indexPath, detail: "\(error)")
         }
         let date = FileSystem.modificationDate(indexPath)
@@ -147,7 +147,8 @@ enum StateOpener {
             guard pack.resolution == nil || pack.resolution == index.source.resolution else { continue }
             for exercise in pack.exercises { if let gif = exercise.gif { gifs[exercise.id] = gif } }
         }
-        for exercise in catalog {
+        var exercises = catalog.makeIterator()
+        while let exercise = try exercises.next() {
             guard let hash = gifs[exercise.id] else { continue }
             let path = store.path(sha256: hash)
             guard BlobStore.hashes(path, to: hash), let size = FileSystem.fileSize(path),

@@ -103,7 +103,7 @@ enum BuildEventLog {
             }
             return Entry(level: level, message: "build finished: \(report.message)",
                          fields: ["event": .string("finished"), "exit_status": .int(Int64(report.exitStatus.rawValue)),
-                                  "duration_ms": .double(((report.stageSeconds["total"] ?? 0) * 1_000_000).rounded() / 1000),
+                                  "duration_ms": .double(((report.totalSeconds ?? 0) * 1_000_000).rounded() / 1000),
                                   "requests": .int(Int64(report.http.requests)), "downloaded": .int(Int64(report.gifs.downloaded)),
                                   "missing": .int(Int64(report.gifs.missing))])
         }

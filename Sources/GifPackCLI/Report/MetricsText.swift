@@ -29,9 +29,9 @@ enum MetricsText {
         var out = MetricsBuilder()
         let now = finishedAt.timeIntervalSince1970
         out.gauge("build_duration_seconds", "Wall-clock duration of the last build.",
-                  [([], report.stageSeconds["total"] ?? 0)])
+                  [([], report.totalSeconds ?? 0)])
         out.gauge("build_stage_duration_seconds", "Duration of each stage of the last build that ran.",
-                  BuildStage.allCases.compactMap { stage in report.stageSeconds[stage.rawValue].map { ([("stage", stage.rawValue)], $0) } })
+                  BuildStage.allCases.compactMap { stage in report.seconds(of: stage).map { ([("stage", stage.rawValue)], $0) } })
         out.gauge("last_run_timestamp_seconds", "Unix time the last build finished.", [([], now)])
         out.gauge("last_success_timestamp_seconds",
                   "Unix time of the last build that published or found its packs current (exit status 0 or 3); 0 if none yet.",

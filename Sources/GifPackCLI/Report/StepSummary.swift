@@ -36,7 +36,7 @@ enum StepSummary {
             }
         }
         let quota = report.http.quotaRemaining.map { ", quota left \($0)" } ?? ""
-        let duration = HumanUnits.duration(report.stageSeconds["total"] ?? 0)
+        let duration = HumanUnits.duration(report.totalSeconds ?? 0)
         lines += ["", "\(report.http.requests) requests (\(report.http.retries) retries)\(quota) · \(duration)", ""]
         return lines.joined(separator: "\n") + "\n"
     }

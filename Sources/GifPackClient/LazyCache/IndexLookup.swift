@@ -73,12 +73,21 @@ final class IndexLookup: Sendable {
         return .gif(pack: pack, entry: pack.gifs[Int(found.entry)])
     }
 
-    /// The entry of exercise `id`'s GIF without the pack checks: `.some(nil)` when it is listed
-    /// without a GIF (or its pack lacks the GIF), nil when no pack lists it.
-    func entry(forExercise id: String) -> GIFEntry?? {
-        guard let found = exercises[id] else { return nil }
-        guard found.entry >= 0 else { return .some(nil) }
-        return .some(packs[Int(found.pack)].gifs[Int(found.entry)])
+    /// Where an exercise's GIF is, without the pack checks.
+    enum ExerciseEntry: Equatable {
+        /// Its GIF's entry in its pack.
+        case gif(GIFEntry)
+        /// Listed without a GIF (or its pack lacks the GIF).
+        case listedWithoutGIF
+        /// No pack lists it.
+        case unlisted
+    }
+
+    /// The entry of exercise `id`'s GIF without the pack checks.
+    func entry(forExercise id: String) -> ExerciseEntry {
+        guard let found = exercises[id] else { return .unlisted }
+        guard found.entry >= 0 else { return .listedWithoutGIF }
+        return .gif(packs[Int(found.pack)].gifs[Int(found.entry)])
     }
 
     /// The GIF whose SHA-256 is `sha256`: its pack, entry and an exercise showing it; nil when no

@@ -136,7 +136,7 @@ extension LazyGIFCache {
 
     /// The stored index (not read again when it is the file read last) and, with trust, the URL's
     /// rollback floor: this cache's slots, the app's other tier (``floorSource``), what this process
-    /// verified, and an earlier version's one slot.
+    /// verified.
     func storedIndexAndFloor(url: String, identity: LazyGIFStore.FileIdentity?,
                              remembered: Resolved?) async throws(PackClientError) -> (LazyGIFStore.StoredIndex?, Int?) {
         let store = self.store
@@ -154,19 +154,11 @@ extension LazyGIFCache {
                 stored = store.readIndex(slot: slot, maxBytes: maxBytes)
                 if stored != nil { loads.withLock { $0 += 1 } }
             }
-            guard let trust else { return (stored, nil) }
+            guard trust != nil else { return (stored, nil) }
             // The floor: the highest sequence accepted here for this URL, with any trusted keys (it
             // belongs to the URL: a change of the key set keeps it), and the one the app's other
-            // tier verified (a GIFLoader's installed generation, ``floorSource``). Before slots, an
-            // earlier version kept one index: it counts too while it is this URL's, was stored as
-            // verified and its stored signature verifies with one of these keys, at the sequence
-            // inside the signed bytes.
-            var floors = [try store.floor(url: url), try LoaderFloors.read(floorSource), known]
-            if let legacy = store.readLegacyIndex(maxBytes: maxBytes), legacy.isFrom(url),
-               legacy.verifiedSequence != nil, let signature = legacy.signature,
-               let signed = try? trust.verifySignature(indexBytes: legacy.json, signature: signature, location: url, limits: limits) {
-                floors.append(signed.sequence)
-            }
+            // tier verified (a GIFLoader's installed generation, ``floorSource``).
+            let floors = [try store.floor(url: url), try LoaderFloors.read(floorSource), known]
             return (stored, floors.compactMap { $0 }.max())
         }
     }

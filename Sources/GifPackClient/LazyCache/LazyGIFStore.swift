@@ -11,7 +11,7 @@ import GifPackTransport
 /// <dir>/indexes/<slot>       one per index source: "gifpack-lazy-index 4\n<URL>\n<ETag>\n<sequence>\n<signature>\n
 ///                            <Last-Modified>\n<validated URL>\n" then the plain index JSON; mtime = last validated.
 ///                            <ETag> and <Last-Modified> are those of <validated URL>, the file the index came in
-///                            (index.json.zst or index.json), and are sent to it only. Version 3 slots (no last two lines) are read. <slot> is the SHA-256 (hex) of the
+///                            (index.json.zst or index.json), and are sent to it only. <slot> is the SHA-256 (hex) of the
 ///                            normalised index URL and the trusted keys (``slotName(url:keys:)``), so each
 ///                            source and key set keeps its own index. <sequence> and <signature> (base64 of
 ///                            index.json.minisig) are set when the index was verified with trusted keys, empty
@@ -20,12 +20,10 @@ import GifPackTransport
 /// <dir>/gifs/<sha256>.gif    verified GIFs, shared by every source; mtime = last used (the LRU clock)
 /// <dir>/tmp/<UUID>.<kind>    downloads in progress (removed when older than an hour)
 /// <dir>/lock                 flock: held exclusively while a file is renamed in or the cache is trimmed
-/// <dir>/index                an earlier version's single index slot: read only as a trusted source's floor
 /// ```
 ///
 /// The directory is claimed before anything is written (``prepare()``): a missing or empty one
-/// gets the marker, one with the marker is used, and one an earlier version made (nothing but
-/// `index`, `gifs`, `tmp`, `lock`) is marked; anything else is refused
+/// gets the marker, one with the marker is used; anything else is refused
 /// (``PackClientError/cacheNotManaged(path:detail:)``) with nothing created or deleted. Trimming
 /// deletes only names the cache makes: `gifs/<64 hex>.gif` and `tmp/<UUID>.frame|gif|index`.
 ///
@@ -41,24 +39,18 @@ import GifPackTransport
 /// ```
 struct LazyGIFStore: Sendable {
     static let indexMagic = "gifpack-lazy-index 4"
-    /// The previous version's slots: read (without Last-Modified and validated URL), never written.
-    static let previousIndexMagic = "gifpack-lazy-index 3"
     /// Temporary files older than this are leftovers of a killed process.
     static let staleTemporarySeconds = 3600
     /// The file that marks a directory as gifpack's GIF cache.
     static let marker = ".gifpack-lazy-cache"
     /// The kinds of temporary file (`tmp/<UUID>.<kind>`) the cache makes.
     static let temporaryKinds: Set<String> = ["frame", "gif", "index"]
-    /// What an earlier version left at the top level (it made no marker).
-    static let earlierNames: Set<String> = ["index", "gifs", "tmp", "lock"]
 
     let directory: String
 
     var gifsPath: String { "\(directory)/gifs" }
     var temporaryPath: String { "\(directory)/tmp" }
     var indexesPath: String { "\(directory)/indexes" }
-    /// An earlier version's one index slot.
-    var legacyIndexPath: String { "\(directory)/index" }
     var lockPath: String { "\(directory)/lock" }
     var markerPath: String { "\(directory)/\(Self.marker)" }
     func gifPath(_ sha256: String) -> String { "\(gifsPath)/\(sha256).gif" }
@@ -77,8 +69,8 @@ struct LazyGIFStore: Sendable {
         SystemCalls.linkStatus(markerPath).map(SystemCalls.fileType) == .regular
     }
 
-    /// Marks a missing or empty directory, or one an earlier version made; refuses anything else
-    /// before creating or deleting a thing in it.
+    /// Marks a missing or empty directory; refuses anything else before creating or deleting a
+    /// thing in it.
     private func claim() throws(PackClientError) {
         if let info = SystemCalls.status(directory) {
             guard SystemCalls.fileType(info) == .directory else {
@@ -86,9 +78,9 @@ struct LazyGIFStore: Sendable {
             }
             let names: [String]
             do { names = try FileSystem.list(directory) } catch { throw PackClientError(error) }
-            let foreign = names.filter { !Self.isOwnTopLevelName($0) }.sorted()
-            guard foreign.isEmpty, !names.contains("index") || hasEarlierIndexMagic() else {
-                let examples = (foreign.isEmpty ? ["index"] : foreign).prefix(3).map { SafePath.printable($0) }.joined(separator: ", ")
+            let foreign = names.filter { !Self.isMarkerName($0) }.sorted()
+            guard foreign.isEmpty else {
+                let examples = foreign.prefix(3).map { SafePath.printable($0) }.joined(separator: ", ")
                 throw .cacheNotManaged(path: directory, detail: "it is not empty (\(examples)\(foreign.count > 3 ? ", …" : "")) and has no "
                     + "\(Self.marker) marker; gifpack keeps its GIF cache only in a new or empty directory, or one it made")
             }
@@ -109,16 +101,9 @@ struct LazyGIFStore: Sendable {
         }
     }
 
-    /// The top-level names the cache makes (an earlier version's included), and marker files being renamed in.
-    static func isOwnTopLevelName(_ name: String) -> Bool {
-        if earlierNames.contains(name) || name == "indexes" || name == marker { return true }
-        return name.hasPrefix(marker + ".") && UUID(uuidString: String(name.dropFirst(marker.count + 1))) != nil
-    }
-
-    /// True when `<dir>/index` starts like an index an earlier version stored.
-    private func hasEarlierIndexMagic() -> Bool {
-        let prefix = Array("gifpack-lazy-index ".utf8)
-        return Self.readPrefix(legacyIndexPath, maxBytes: prefix.count) == prefix
+    /// The marker, or a marker file another process is renaming in (claims at once all succeed).
+    static func isMarkerName(_ name: String) -> Bool {
+        name == marker || (name.hasPrefix(marker + ".") && UUID(uuidString: String(name.dropFirst(marker.count + 1))) != nil)
     }
 
     /// At most the first `maxBytes` bytes of the regular file at `path` (not followed when a link, a
@@ -347,42 +332,31 @@ struct LazyGIFStore: Sendable {
         readIndex(at: indexPath(slot: slot), maxBytes: maxBytes)
     }
 
-    /// The index an earlier version stored in its one slot, whatever URL it came from.
-    func readLegacyIndex(maxBytes: Int64) -> StoredIndex? {
-        readIndex(at: legacyIndexPath, maxBytes: maxBytes)
-    }
-
     private func readIndex(at path: String, maxBytes: Int64) -> StoredIndex? {
         guard let info = SystemCalls.status(path),
               let data = try? PackIndexSource.readFile(path, maxBytes: maxBytes + Self.maxHeadBytes) else { return nil }
         let bytes = [UInt8](data)
         guard let (lines, start) = Self.head(of: bytes) else { return nil }
-        let wanted = lines.count
         return StoredIndex(json: Data(bytes[start...]), url: lines[1], etag: lines[2].isEmpty ? nil : lines[2],
                            validatedAt: Self.seconds(info), signature: Data(base64Encoded: lines[4]).flatMap { $0.isEmpty ? nil : $0 },
-                           verifiedSequence: Int(lines[3]),
-                           lastModified: wanted == 7 && !lines[5].isEmpty ? lines[5] : nil,
-                           validatedURL: wanted == 7 && !lines[6].isEmpty ? lines[6] : nil)
+                           verifiedSequence: Int(lines[3]), lastModified: lines[5].isEmpty ? nil : lines[5],
+                           validatedURL: lines[6].isEmpty ? nil : lines[6])
     }
 
     /// The most bytes a slot's head (the lines before the index JSON) may take.
     static let maxHeadBytes: Int64 = 16384
 
-    /// A slot's head lines (5 in a version 3 slot, 7 in a version 4 one) and where the JSON after
-    /// them starts; nil when `bytes` do not start with a whole head.
+    /// A slot's 7 head lines and where the JSON after them starts; nil when `bytes` do not start
+    /// with a whole head.
     private static func head(of bytes: [UInt8]) -> (lines: [String], body: Int)? {
         var lines: [String] = []
         var start = bytes.startIndex
-        var wanted = 5
-        while lines.count < wanted, let end = bytes[start...].firstIndex(of: 0x0A) {
+        while lines.count < 7, let end = bytes[start...].firstIndex(of: 0x0A) {
             lines.append(String(decoding: bytes[start..<end], as: UTF8.self))
             start = end + 1
-            if lines.count == 1 {
-                guard lines[0] == indexMagic || lines[0] == previousIndexMagic else { return nil }
-                wanted = lines[0] == indexMagic ? 7 : 5
-            }
+            if lines.count == 1, lines[0] != indexMagic { return nil }
         }
-        return lines.count == wanted ? (lines, start) : nil
+        return lines.count == 7 ? (lines, start) : nil
     }
 
     /// The rollback floor of `url`: the highest verified sequence recorded by any slot stored from

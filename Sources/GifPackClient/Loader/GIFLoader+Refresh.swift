@@ -25,7 +25,7 @@ extension GIFLoader {
         let observer = state.addObserver(progress)
         defer { state.removeObserver(observer) }
         do {
-            return try await refreshFlights.value(for: "refresh") { try await self.runRefresh() }
+            return try await refreshFlights.value(for: .refresh) { try await self.runRefresh() }
         } catch {
             throw Self.cancellationOr(error)
         }

@@ -11,7 +11,11 @@ extension GIFLoader {
         // A read that failed because another process switched generations meanwhile is made again in the current one.
         for _ in 0..<2 {
             guard let installed = try await installedSnapshot() else { break }
-            if let hit = try await fromInstalled(key, installed) { return hit }
+            switch try await fromInstalled(key, installed) {
+            case .gif(let gif): return gif
+            case .listedWithoutGIF: return nil
+            case .notHere: break
+            }
             guard noticeGenerationSwitch() else { break }
         }
         // A refresh in flight: its index, and the GIF from its download when it installs it (RefreshWatch.swift).
@@ -31,7 +35,7 @@ extension GIFLoader {
             return remember(target.hash, Data(bytes), file: store.gifPath(target.hash), tier: .lazyCache)
         }
         // One fetch per GIF, whichever exercises or hash lookups ask for it.
-        return try await fetchFlights.value(for: target.hash, awaitsCancelledWork: !visible) {
+        return try await fetchFlights.value(for: .fetch(sha256: target.hash), awaitsCancelledWork: !visible) {
             try await self.fetch(target, visible: visible, call: timeouts)
         }
     }
@@ -64,31 +68,45 @@ extension GIFLoader {
         return remember(target.hash, data, file: file, tier: fromCache ? .lazyCache : .network)
     }
 
+    /// What the installed tier says of a key.
+    enum InstalledAnswer {
+        /// The generation's file for it, read and hashed.
+        case gif(LoadedGIF)
+        /// The generation lists the exercise without a GIF: the lookup's answer is nil.
+        case listedWithoutGIF
+        /// Not installed here (or its file no longer hashes right): the next tiers answer.
+        case notHere
+
+        /// The GIF, when there is one.
+        var gif: LoadedGIF? {
+            if case .gif(let gif) = self { gif } else { nil }
+        }
+    }
+
     /// The installed tier: the generation's file for this exercise (or hash), read and hashed.
-    /// nil: not installed here (or its file no longer hashes right: the next tiers answer).
-    func fromInstalled(_ key: Key, _ installed: InstalledSnapshot) async throws -> LoadedGIF?? {
+    func fromInstalled(_ key: Key, _ installed: InstalledSnapshot) async throws -> InstalledAnswer {
         let hash: String
         let path: String
         switch key {
         case .exercise(let id):
-            guard let entry = installed.cache.manifest.exercises[id] else { return nil }
-            guard let sha256 = entry, let file = installed.cache.gifPath(forExercise: id) else { return .some(nil) }
+            guard let entry = installed.cache.manifest.exercises[id] else { return .notHere }
+            guard let sha256 = entry, let file = installed.cache.gifPath(forExercise: id) else { return .listedWithoutGIF }
             (hash, path) = (sha256, file)
         case .hash(let sha256):
-            guard let id = installed.exerciseByHash[sha256], let file = installed.cache.gifPath(forExercise: id) else { return nil }
+            guard let id = installed.exerciseByHash[sha256], let file = installed.cache.gifPath(forExercise: id) else { return .notHere }
             (hash, path) = (sha256, file)
         }
         state.remember(key, hash: hash)
         if let entry = memory.gif(hash) {
             // The file URL is this generation's, whatever generation the bytes were first read from.
             if entry.fileURL?.path != path { memory.insert(hash, data: entry.data, fileURL: URL(fileURLWithPath: path)) }
-            return LoadedGIF(sha256: hash, data: entry.data, fileURL: URL(fileURLWithPath: path), tier: .memory)
+            return .gif(LoadedGIF(sha256: hash, data: entry.data, fileURL: URL(fileURLWithPath: path), tier: .memory))
         }
         let read = await BlockingWork.result("gifpack.loader-read") { () throws(PackClientError) -> Data in
             try PackIndexSource.readFile(path, maxBytes: 64 << 20)
         }
-        guard case .success(let data) = read, Self.sha256(data) == hash else { return nil }
-        return remember(hash, data, file: path, tier: .installed)
+        guard case .success(let data) = read, Self.sha256(data) == hash else { return .notHere }
+        return .gif(remember(hash, data, file: path, tier: .installed))
     }
 
     /// A GIF the index lists: its hash, its size and an exercise that has it.
@@ -104,9 +122,11 @@ extension GIFLoader {
         let lookup = try await currentLookup(call: timeouts)
         switch key {
         case .exercise(let id):
-            guard let found = lookup.entry(forExercise: id) else { throw PackClientError.unknownExercise(id) }
-            guard let entry = found else { return nil }
-            return IndexedGIF(hash: entry.sha256, size: entry.location.size, exercise: id)
+            switch lookup.entry(forExercise: id) {
+            case .unlisted: throw PackClientError.unknownExercise(id)
+            case .listedWithoutGIF: return nil
+            case .gif(let entry): return IndexedGIF(hash: entry.sha256, size: entry.location.size, exercise: id)
+            }
         case .hash(let sha256):
             guard let (_, entry, exercise) = try lookup.gif(sha256: sha256) else { return nil }
             return IndexedGIF(hash: sha256, size: entry.location.size, exercise: exercise)
@@ -116,7 +136,7 @@ extension GIFLoader {
     /// The lazy cache's index made ready for lookups (revalidated when older than its max age), one load at a time.
     private func currentLookup(call timeouts: HTTPTimeouts) async throws -> IndexLookup {
         let lazy = self.lazy
-        return try await indexFlights.value(for: "index") { try await lazy.lookup(call: timeouts) }
+        return try await indexFlights.value(for: .index) { try await lazy.lookup(call: timeouts) }
     }
 
     /// Puts a verified GIF in memory and answers it.
@@ -136,7 +156,7 @@ extension GIFLoader {
         // Another process (or loader) may have installed since: the link's identity says (InstalledGeneration.swift).
         noticeGenerationSwitch()
         if let snapshot = state.snapshot { return snapshot }
-        return try await snapshotFlights.value(for: "installed") { try await self.readInstalledSnapshot() }
+        return try await snapshotFlights.value(for: .installed) { try await self.readInstalledSnapshot() }
     }
 
     private func readInstalledSnapshot() async throws -> InstalledSnapshot? {

@@ -208,15 +208,10 @@ public final class GIFLoader: Sendable {
         await indexFlights.settle()
     }
 
+    /// What a lookup asks for: an exercise's GIF, or a GIF by its SHA-256.
     enum Key: Sendable, Hashable {
         case exercise(String)
         case hash(String)
-        var text: String {
-            switch self {
-            case .exercise(let id): "exercise \(id)"
-            case .hash(let sha256): "sha256 \(sha256)"
-            }
-        }
     }
 
     /// One public call's load: `timeouts` started when the call did (one deadline for all it does).
@@ -235,7 +230,7 @@ public final class GIFLoader: Sendable {
         }
         defer { if visible { state.dropVisible(key) } }
         do {
-            return try await gifFlights.value(for: key.text, awaitsCancelledWork: !visible) {
+            return try await gifFlights.value(for: .lookup(key), awaitsCancelledWork: !visible) {
                 try await BlockingWork.$urgent.withValue(visible) { try await self.resolve(key, visible: visible, call: timeouts) }
             }
         } catch {

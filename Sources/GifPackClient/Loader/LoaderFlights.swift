@@ -14,13 +14,15 @@ import GifPackSystem
 ///
 /// ```swift
 /// let flights = LoaderFlights<LoadedGIF?>()
-/// let gif = try await flights.value(for: "gif 0001") { try await load("0001") }   // 20 callers, one load
+/// let gif = try await flights.value(for: .lookup(.exercise("0001"))) { try await load("0001") }   // 20 callers, one load
 /// ```
 ///
 /// Its state is under a lock, not an actor: a caller never queues behind other callers' messages
 /// (a visible request behind a prefetch of thousands), and a cancelled caller leaves, cancelling
 /// work no one else waits for, within its cancellation handler, before `cancel()` returns.
 final class LoaderFlights<Value: Sendable>: Sendable {
+    typealias Key = FlightKey
+
     private struct Flight {
         let serial: UInt64
         var task: Task<Void, Never>?
@@ -28,9 +30,9 @@ final class LoaderFlights<Value: Sendable>: Sendable {
     }
 
     private struct State {
-        var flights: [String: Flight] = [:]
+        var flights: [Key: Flight] = [:]
         /// Flights no one waits for any more, cancelled, until their work has ended.
-        var abandoned: [UInt64: (key: String, task: Task<Void, Never>?)] = [:]
+        var abandoned: [UInt64: (key: Key, task: Task<Void, Never>?)] = [:]
         var counter: UInt64 = 0
         /// The last caller of each abandoned flight, when it waits for the cancelled work to end.
         var draining: [UInt64: CheckedContinuation<Value, any Error>] = [:]
@@ -48,7 +50,7 @@ final class LoaderFlights<Value: Sendable>: Sendable {
     }
 
     /// The outcome of the flight for `key`, started with `work` when there is none.
-    func value(for key: String, awaitsCancelledWork: Bool = false,
+    func value(for key: Key, awaitsCancelledWork: Bool = false,
                work: @escaping @Sendable () async throws -> Value) async throws -> Value {
         let waiter = state.withLock { state in
             state.counter += 1
@@ -89,7 +91,7 @@ final class LoaderFlights<Value: Sendable>: Sendable {
     }
 
     /// Keys with work in flight now.
-    var keys: [String] { state.withLock { $0.flights.keys.sorted() } }
+    var keys: [Key] { state.withLock { Array($0.flights.keys) } }
 
     /// No work in flight, cancelled work included.
     var isIdle: Bool { state.withLock { $0.flights.isEmpty && $0.abandoned.isEmpty } }
@@ -99,7 +101,7 @@ final class LoaderFlights<Value: Sendable>: Sendable {
         while let task = state.withLock({ $0.flights.values.first?.task ?? $0.abandoned.values.first?.task }) { await task.value }
     }
 
-    private func finish(_ key: String, serial: UInt64, _ outcome: Result<Value, any Error>) {
+    private func finish(_ key: Key, serial: UInt64, _ outcome: Result<Value, any Error>) {
         let resume: [CheckedContinuation<Value, any Error>] = state.withLock { state in
             state.abandoned[serial] = nil
             var resume = state.draining.removeValue(forKey: serial).map { [$0] } ?? []
@@ -111,7 +113,7 @@ final class LoaderFlights<Value: Sendable>: Sendable {
         for continuation in resume { continuation.resume(with: outcome) }
     }
 
-    private func leave(_ key: String, waiter: UInt64) {
+    private func leave(_ key: Key, waiter: UInt64) {
         let (continuation, cancel): (CheckedContinuation<Value, any Error>?, Task<Void, Never>?) = state.withLock { state in
             guard let continuation = state.flights[key]?.waiters.removeValue(forKey: waiter) else { return (nil, nil) }
             guard let flight = state.flights[key], flight.waiters.isEmpty else { return (continuation, nil) }
@@ -204,4 +206,18 @@ actor FetchGate {
             prefetches.remove(at: at).continuation.resume(throwing: CancellationError())
         }
     }
+}
+
+/// What a loader's flight is for: callers asking for the same thing share its flight.
+enum FlightKey: Hashable, Sendable {
+    /// A lookup by exercise id or GIF hash, down the tiers.
+    case lookup(GIFLoader.Key)
+    /// The network fetch of one GIF, by its SHA-256, whichever lookups ask for it.
+    case fetch(sha256: String)
+    /// The lazy cache's index made ready for lookups.
+    case index
+    /// The installed generation's manifest and placeholders.
+    case installed
+    /// An install of the index's packs (``GIFLoader/refresh()``).
+    case refresh
 }

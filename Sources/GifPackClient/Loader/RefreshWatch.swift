@@ -172,7 +172,7 @@ extension GIFLoader {
         try Task.checkCancellation()
         // The refresh ended: its generation is the installed one now (unless it failed).
         guard let installed = try await installedSnapshot() else { return nil }
-        return try await fromInstalled(key, installed) ?? nil
+        return try await fromInstalled(key, installed).gif
     }
 
     /// Whether the refresh installs GIF `hash`: a pack of ``Configuration/packs`` (or any pack), or
