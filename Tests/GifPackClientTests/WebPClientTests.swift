@@ -101,6 +101,35 @@ struct WebPClientTests {
         #expect(try await lazy.gif(forExercise: webpID) == .gif(bytes: try #require(dist.webpPackImages[webpID] ?? nil).bytes, fromCache: false))
     }
 
+    @Test func aWebPAskedForWhileTheRefreshDownloadsItsPackComesFromThatDownload() async throws {
+        let workspace = try TemporaryDirectory()
+        let dist = try FormatDist.write(to: workspace.file("dist"), count: 24)
+        // The packs dripped (about 3 s for the WebP pack): the refresh is still downloading when the GIF is asked for.
+        var options = NginxServer.Options(root: dist.directory, packsLimitRate: 1024)
+        options.ranges = true
+        let nginx = try await NginxServer.start(options)
+        defer { nginx.stop() }
+        let early = try #require(dist.webpPack.gifs.min { $0.location.frameOffset < $1.location.frameOffset })
+        #expect(early.format == .webp)
+        let id = try #require(dist.webpPack.exercises.first { $0.gif == early.sha256 }?.id)
+        var configuration = GIFLoader.Configuration()
+        configuration.formats = [.webp, .gif]
+        let loader = try GIFLoader(indexURL: try #require(URL(string: nginx.baseURL + "/index.json")),
+                                   cacheFolder: URL(fileURLWithPath: workspace.file("app"), isDirectory: true), configuration: configuration)
+        let mark = try await nginx.mark()
+        let steps = GIFLoaderRefreshTests.Steps()
+        let refresh = testTask { try await loader.refresh { steps.add($0) } }
+        try await waitUntil { steps.all.contains { $0.stage == .fetching } }
+        let gif = try #require(try await loader.gif(for: id))
+        // The WebP, from the WebP pack's download as its follower handed it over, while the refresh still ran.
+        #expect(gif.sha256 == early.sha256 && gif.format == .webp)
+        #expect(gif.tier == .network && gif.fileURL == nil, "\(gif.tier)")
+        #expect(!(try await refresh.value).isUnchanged)
+        let lines = try await nginx.log(since: mark)
+        #expect(lines.filter { $0.range != nil }.isEmpty, "no range request beside the download: \(lines)")
+        #expect(lines.filter { $0.path.hasPrefix("/packs/") }.map(\.path) == ["/\(dist.webpPack.file)"], "\(lines)")
+    }
+
     @Test func aMalformedWebPIsRefusedBeforeItIsServedByTheInstallTheLazyCacheAndCat() async throws {
         let workspace = try TemporaryDirectory()
         // A WebP whose one frame lies outside the canvas, its hash, size and catalog record all consistent.

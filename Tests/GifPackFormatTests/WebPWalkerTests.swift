@@ -72,6 +72,23 @@ struct WebPWalkerTests {
         }
     }
 
+    /// The fuzz target's seeds (Fuzz/corpus/webp, written by Fuzz/make-corpus.py) walk as their names say.
+    @Test(.computes) func theFuzzSeedsWalkAsTheirNamesSay() throws {
+        let folder = PublishServers.repositoryRoot + "/Fuzz/corpus/webp"
+        let refused = ["frame-past-canvas": "bad-frame", "truncated": "truncated", "trailing": "corrupt"]
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
+        #expect(names.count >= 10, "\(names)")
+        for name in names {
+            let bytes = try fileBytes("\(folder)/\(name)")
+            let walked = Result { () throws(WebPRejection) in try WebPWalker.inspect(bytes: bytes) }
+            switch (walked, refused[name]) {
+            case (.success, nil): break
+            case (.failure(let error), let reason?): #expect(error.reason == reason, "\(name): \(error)")
+            default: Issue.record("\(name): \(walked)")
+            }
+        }
+    }
+
     @Test(.computes) func handWrittenContainersOfEveryAcceptedLayout() throws {
         let animated = HandWebP.animated(width: 30, height: 20, frames: 4, delay: 70, loopCount: 5)
         #expect(try WebPWalker.inspect(bytes: animated)
