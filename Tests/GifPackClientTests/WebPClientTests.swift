@@ -195,6 +195,15 @@ struct WebPClientTests {
             let fromPack = try await ClientCommandTests.gifpack(["cat", "\(dist.directory)/\(dist.webpPack.file)", id])
             #expect(fromPack.output == image.bytes, "\(id): \(fromPack.error)")
         }
+        // inspect: a WebP pack's rows say each entry's format; a GIF pack's table has no such column.
+        let inspected = ClientCommandTests.text(try await ClientCommandTests.gifpack(["inspect", "\(dist.directory)/\(dist.webpPack.file)"]).output)
+        let header = try #require(inspected.split(separator: "\n").first)
+        #expect(header.hasSuffix("format"), "\(inspected)")
+        #expect(inspected.split(separator: "\n").contains { $0.hasPrefix("0000") && $0.hasSuffix("webp") }, "\(inspected)")
+        #expect(inspected.split(separator: "\n").contains { $0.hasPrefix("0001") && $0.hasSuffix("gif") }, "\(inspected)")
+        let gifTable = ClientCommandTests.text(try await ClientCommandTests.gifpack(["inspect", "\(dist.directory)/\(dist.gifPack.file)"]).output)
+        #expect(!gifTable.contains("format"), "\(gifTable)")
+
         let unknown = try await ClientCommandTests.gifpack(["cat", "--format", "avif", index, dist.ids[0]])
         #expect(unknown.status == 2, "\(unknown.status) \(unknown.error)")
         #expect(unknown.error.contains("unknown format"))
