@@ -60,6 +60,41 @@ struct WebPClientTests {
         for id in dist.ids { #expect(gifCache.gifPath(forExercise: id).map { $0.hasSuffix(".gif") } ?? true) }
     }
 
+    @Test func anUpgradeOfAWebPPackFetchesOnlyTheChangedWebPsFrameByRange() async throws {
+        let workspace = try TemporaryDirectory()
+        let dist = try FormatDist.write(to: workspace.file("dist"), count: 12, gifStandsIn: [1])
+        let server = try ClientStaticFileServer(root: dist.directory)
+        defer { server.stop() }
+        let url = server.baseURL + "/index.json"
+        var installer = PackInstaller(cacheDirectory: workspace.file("installed"))
+        installer.formats = [.webp, .gif]
+        installer.sparseUpgrades.requestOverheadBytes = 0   // the ranges win however small the pack
+        _ = try await installer.install(from: PackIndexSource(url))
+        let kept = "0004", changed = "0007"
+        let before = try fileIdentity("\(installer.cacheDirectory)/\(kept).webp")
+
+        // v2 of the WebP pack: exercise 0007 gets another WebP (of its GIF's size and timing).
+        let old = try #require(dist.webpPackImages[changed] ?? nil)
+        let redrawn = HandImage.webp(width: 180, height: 180, frames: old.frames, delay: old.durationMilliseconds / old.frames,
+                                     loopCount: old.loopCount ?? 0, seed: 77)
+        let rows = dist.ids.map { id in (id, id == changed ? redrawn : (dist.webpPackImages[id] ?? nil)) }
+        var index = dist.index
+        let v2 = try HandPack(name: "all.180.webp", version: 2, resolution: 180, format: .webp, exercises: rows)
+            .write(into: dist.directory, source: index.source)
+        index.formatPacks = [v2]
+        try dist.rewrite(index)
+
+        let mark = server.requests.count
+        let report = try await installer.install(from: PackIndexSource(url))
+        let fetch = try #require(report.fetches.first)
+        #expect(report.fetches.count == 1 && fetch.method == .sparse && fetch.framesFetched == 1, "\(report.fetches)")
+        #expect(report.changed == [changed])
+        let requests = server.requests.dropFirst(mark).filter { $0.path.hasPrefix("/packs/") }
+        #expect(requests.allSatisfy { $0.path == "/\(v2.file)" && $0.range != nil }, "\(requests)")
+        #expect(try fileIdentity("\(installer.cacheDirectory)/\(kept).webp") == before, "an unchanged WebP keeps its file")
+        #expect(try fileBytes("\(installer.cacheDirectory)/\(changed).webp") == redrawn.bytes)
+    }
+
     @Test func theLoaderAnswersEachImageWithItsFormatFromEveryTierAndFetchesNoGIFPack() async throws {
         let workspace = try TemporaryDirectory()
         let dist = try Self.dist(workspace)
