@@ -32,7 +32,9 @@ public struct LoadedGIF: Sendable, Equatable {
     /// A file holding exactly these bytes (installed packs or the lazy cache), for views that take
     /// a URL; nil when the GIF is in memory only (the lazy cache keeps no GIF larger than its limit).
     /// The lazy cache may evict its file later; the installed one stays until the next install
-    /// after the one that removes it.
+    /// after the one that removes it. An installed WebP's file ends in `.webp`; the lazy cache
+    /// names every file `<sha256>.gif`, whatever its ``format`` (ImageIO reads the content, not
+    /// the name).
     public var fileURL: URL?
     public var tier: GIFTier
 
