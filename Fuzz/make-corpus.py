@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Writes the seed corpora in Fuzz/corpus/<target>/ (small files: a few valid inputs and a few edge
-cases per target). Run from anywhere: python3 Fuzz/make-corpus.py. Needs zstd and minisign (make deps).
+cases per target). Run from anywhere: python3 Fuzz/make-corpus.py. Needs zstd and minisign (make deps), and
+webp's gif2webp and cwebp (make test-deps).
 
 Valid artifacts in Fuzz/seeds/ were made with this project's own tools: `exercisedb-fixture --count 5`
 (list pages, GIFs, response heads) and `gifpack build` of a two-pack manifest against it, signed with a
@@ -140,6 +141,73 @@ def gifs():
     return g
 
 
+# ---------------------------------------------------------------- WebP
+def chunk(code, data):
+    return code + struct.pack("<I", len(data)) + data + (b"\0" if len(data) % 2 else b"")
+
+
+def riff(chunks):
+    body = b"".join(chunks)
+    return b"RIFF" + struct.pack("<I", len(body) + 4) + b"WEBP" + body
+
+
+def le24(value):
+    return struct.pack("<I", value)[:3]
+
+
+def vp8l(width, height, filler=9):
+    bits = (width - 1) | (height - 1) << 14
+    return chunk(b"VP8L", b"\x2f" + struct.pack("<I", bits) + b"\x5a" * filler)
+
+
+def vp8(width, height, filler=12):
+    tag = 1 << 4 | 10 << 5  # key frame, version 0, shown, first partition of 10 bytes
+    return chunk(b"VP8 ", struct.pack("<I", tag)[:3] + b"\x9d\x01\x2a" + struct.pack("<HH", width, height) + b"\xa5" * filler)
+
+
+def vp8x(width, height, animation, alpha=False):
+    flags = (2 if animation else 0) | (0x10 if alpha else 0)
+    return chunk(b"VP8X", bytes([flags, 0, 0, 0]) + le24(width - 1) + le24(height - 1))
+
+
+def anmf(width, height, duration, image, x=0, y=0):
+    return chunk(b"ANMF", le24(x // 2) + le24(y // 2) + le24(width - 1) + le24(height - 1) + le24(duration) + b"\0" + image)
+
+
+def webps():
+    """Containers written by hand (the layouts WebPWalker accepts, and a few it refuses), then real
+    files from libwebp's own tools (Debian's webp: gif2webp, cwebp) made from the GIF seeds."""
+    animated = riff([vp8x(16, 12, True), chunk(b"ANIM", b"\xff\xff\xff\xff\x00\x00"),
+                     anmf(16, 12, 80, vp8l(16, 12)), anmf(8, 6, 80, chunk(b"ALPH", b"\0\1") + vp8(8, 6), x=4, y=2)])
+    found = {
+        "animated": animated,
+        "still-lossless": riff([vp8l(7, 5)]),
+        "still-lossy": riff([vp8(7, 5)]),
+        "still-extended": riff([vp8x(7, 5, False, True), chunk(b"ALPH", b"\0\9"), vp8(7, 5)]),
+        "frame-past-canvas": riff([vp8x(8, 8, True), chunk(b"ANIM", b"\0" * 6), anmf(8, 8, 10, vp8l(8, 8), x=2)]),
+        "truncated": animated[:-7],
+        "trailing": animated + b"\0\0",
+    }
+    work = tempfile.mkdtemp()
+    try:
+        for name in ["fixture-0007", "small"]:
+            out = os.path.join(work, name + ".webp")
+            subprocess.run(["gif2webp", "-quiet", "-mixed", os.path.join(SEEDS, name + ".gif"), "-o", out], check=True)
+            with open(out, "rb") as f:
+                found["gif2webp-" + name] = f.read()
+        ppm = os.path.join(work, "still.ppm")
+        with open(ppm, "wb") as f:
+            f.write(b"P6\n7 5\n255\n" + bytes((i * 37) % 256 for i in range(105)))
+        for name, flags in [("cwebp-lossy", ["-q", "80"]), ("cwebp-lossless", ["-lossless"])]:
+            out = os.path.join(work, name + ".webp")
+            subprocess.run(["cwebp", "-quiet"] + flags + [ppm, "-o", out], check=True)
+            with open(out, "rb") as f:
+                found[name] = f.read()
+    finally:
+        shutil.rmtree(work)
+    return found
+
+
 # ---------------------------------------------------------------- tar and zstd
 def ustar(name, data, typeflag=b"0", prefix=""):
     info = tarfile.TarInfo(name)
@@ -228,6 +296,10 @@ def main():
     for name, data in gifs().items():
         put("gif", name, data)
         put("still", name, data)
+
+    # webp
+    for name, data in webps().items():
+        put("webp", name, data)
 
     # lzw: code size, pixels (2 bytes), pixel multiplier, sub-block length, then the stream
     for name, (code_size, pixels) in {
@@ -364,6 +436,8 @@ def main():
         "index-in-sixteens": (15, index),
         "ends-in-a-list": (4, index[:index.index(b'"exercises"') + 40]),
         "renditions": (9, json.dumps(dict(one, formatVersion="1.3", renditionPacks=[dict(pack, name="all.360")])).encode()),
+        "formats": (11, json.dumps(dict(one, formatVersion="1.4", formatPacks=[dict(pack, name="all.180.avif", format="avif"),
+                                                                                dict(pack, name="all.180.webp", format="webp")])).encode()),
         "escaped-key": (3, json.dumps(one).replace('"exercises"', '"exer\\u0063ises"').encode()),
         "trailing-comma": (7, json.dumps(dict(one, packs=[dict(pack, exercises=[])])).replace('"exercises": []', '"exercises": [{"id": "1"},]').encode()),
     }.items():

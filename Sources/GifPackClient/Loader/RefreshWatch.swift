@@ -152,11 +152,11 @@ extension GIFLoader {
         let hash: String?
         switch key {
         case .exercise(let id):
-            hash = RenditionChoice.pack(forExercise: id, in: index, pixels: configuration.preferredPixelSize)?.gif
+            hash = FormatChoice.pack(forExercise: id, in: index, pixels: configuration.preferredPixelSize, formats: configuration.formats)?.gif
         case .hash(let sha256):
             hash = sha256
         }
-        guard let hash, Self.refreshInstalls(hash, of: index, packs: configuration.packs) else { return nil }
+        guard let hash, Self.refreshInstalls(hash, of: index, packs: configuration.packs, formats: configuration.formats) else { return nil }
         state.remember(key, hash: hash)
         if let entry = memory.gif(hash) {
             return LoadedGIF(sha256: hash, data: entry.data, fileURL: isCurrentFile(entry.fileURL) ? entry.fileURL : nil, tier: .memory)
@@ -176,9 +176,10 @@ extension GIFLoader {
     }
 
     /// Whether the refresh installs GIF `hash`: a pack of ``Configuration/packs`` (or any pack), or
-    /// one of its renditions, lists it.
-    static func refreshInstalls(_ hash: String, of index: PackIndex, packs names: [String]?) -> Bool {
-        index.allPacks.contains { pack in
+    /// one of its renditions, lists it — in the format the refresh takes it in (format 1.4: a
+    /// WebP-preferring loader installs a pack's WebP pack where the index has one, ``FormatChoice``).
+    static func refreshInstalls(_ hash: String, of index: PackIndex, packs names: [String]?, formats: [ImageFormat] = [.gif]) -> Bool {
+        index.gifPacks.map { FormatChoice.pack(for: $0, in: index, formats: formats) }.contains { pack in
             let base = pack.name.split(separator: ".").first.map(String.init) ?? pack.name
             guard names.map({ $0.contains(pack.name) || $0.contains(base) }) ?? true else { return false }
             return pack.gifs.contains { $0.sha256 == hash }
