@@ -10,6 +10,8 @@ struct GIFRecipe: Sendable, Equatable {
     let frames: Int
     let colors: Int
     let seed: UInt64
+    /// The size to pad the GIF up to at resolution 180 (``FixtureConfiguration/gifSizes``), nil: as synthesized.
+    var targetBytes: Int? = nil
 
     /// Pixels per side at `resolution`, scaled linearly from `baseDimension` at 180.
     func dimension(baseDimension: Int, resolution: Int) -> Int {
