@@ -9,6 +9,8 @@ BENCH_PACKAGES := time python3
 TEST_PACKAGES := chromium webp
 # The real ExerciseDB sample (licensed test data beside the project, never copied into it); used when present.
 BENCH_REAL_DATA ?= ../shared/realdata
+# make bench runs the whole bench twice: quiet, then beside a busy loop pinned to one core (BENCH_PASSES=quiet: once).
+BENCH_PASSES ?= quiet neighbour
 RELEASE_BIN = $(shell $(SWIFT) build -c release --show-bin-path 2>/dev/null)
 DEMO_DIR := .demo
 
@@ -147,11 +149,12 @@ bench: build test-venv
 	@$(MAKE) --no-print-directory deps EXTRA_PACKAGES="$(BENCH_PACKAGES)"
 	$(SWIFT) build -c release --product gifpack-install-bench
 	$(SWIFT) build -c release --product gifpack-loader-memory-bench
-	bench/run.sh --bin "$(RELEASE_BIN)" $(BENCH_ARGS)
+	BENCH_PASSES="$(BENCH_PASSES)" bench/run.sh --bin "$(RELEASE_BIN)" $(BENCH_ARGS)
 	@mkdir -p bench/work
 	bench/zstd-decoder.sh --bin "$(RELEASE_BIN)" $(if $(wildcard $(BENCH_REAL_DATA)),--real-data $(BENCH_REAL_DATA)) | tee bench/work/zstd-decoder.txt
 	$(SWIFT) build --build-tests $(STRICT) && bench/loader.sh
-	python3 bench/render.py --zstd bench/work/zstd-decoder.txt --loader bench/work/loader.json bench/results.json bench/README.md
+	python3 bench/render.py --zstd bench/work/zstd-decoder.txt --loader bench/work/loader.json \
+	  $(if $(findstring neighbour,$(BENCH_PASSES)),--neighbour bench/results-neighbour.json) bench/results.json bench/README.md
 
 # libFuzzer targets for every reader of untrusted bytes (Fuzz/README.md): a package of its own (Fuzz/),
 # never part of `swift build` / `swift test`, built with AddressSanitizer and coverage instrumentation

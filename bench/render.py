@@ -8,8 +8,9 @@ in the README are never edited by hand: `make bench` runs this after each run, a
 renders a kept results file again. With `--zstd FILE` (the output of bench/zstd-decoder.sh: a
 `== NAME` line, then the tool's lines, the last of them JSON, for each frames file) the decoder's rows
 are first stored in the results file under `zstd_decoder`; with `--loader FILE` (bench/loader.sh's
-JSON, bench/work/loader.json) the loader's tier times under `loader`. Exits 1 when the README has no markers or
-the results do not load.
+JSON, bench/work/loader.json) the loader's tier times under `loader`; with `--neighbour FILE` (the
+results of the pass beside a CPU-bound neighbour, bench/results-neighbour.json) that pass's table
+after the quiet one's. Exits 1 when the README has no markers or the results do not load.
 """
 import json
 import os
@@ -73,7 +74,7 @@ def loader_table(f):
 LAZY_SCALE = [1000, 10000, 100000]
 
 
-def render(results, readme_text):
+def render(results, readme_text, neighbour=None):
     begin, end = readme_text.find(BEGIN), readme_text.find(END)
     if begin < 0 or end < begin:
         raise ValueError(f"the README has no {BEGIN} … {END} block")
@@ -86,6 +87,8 @@ def render(results, readme_text):
         summarize.table(results).rstrip("\n"),
         *(["", zstd_table(results["zstd_decoder"])] if results.get("zstd_decoder") else []),
         *(["", loader_table(results["loader"])] if results.get("loader") else []),
+        *(["", "The same run's second pass, beside a CPU-bound neighbour (bench/results-neighbour.json):", "",
+           summarize.table(neighbour).rstrip("\n")] if neighbour else []),
         "```",
         "",
     ])
@@ -94,15 +97,17 @@ def render(results, readme_text):
 
 def main():
     args = sys.argv[1:]
-    zstd_path = loader_path = None
-    while len(args) >= 2 and args[0] in ("--zstd", "--loader"):
+    zstd_path = loader_path = neighbour_path = None
+    while len(args) >= 2 and args[0] in ("--zstd", "--loader", "--neighbour"):
         if args[0] == "--zstd":
             zstd_path = args[1]
-        else:
+        elif args[0] == "--loader":
             loader_path = args[1]
+        else:
+            neighbour_path = args[1]
         args = args[2:]
     if len(args) != 2:
-        sys.exit("usage: render.py [--zstd ZSTD_OUTPUT] [--loader LOADER_JSON] RESULTS_JSON README_MD")
+        sys.exit("usage: render.py [--zstd ZSTD_OUTPUT] [--loader LOADER_JSON] [--neighbour RESULTS_JSON] RESULTS_JSON README_MD")
     results_path, readme_path = args
     try:
         with open(results_path) as f:
@@ -117,9 +122,13 @@ def main():
             with open(results_path, "w") as f:
                 json.dump(results, f, indent=2, sort_keys=True)
                 f.write("\n")
+        neighbour = None
+        if neighbour_path is not None:
+            with open(neighbour_path) as f:
+                neighbour = json.load(f)
         with open(readme_path) as f:
             text = f.read()
-        text = render(results, text)
+        text = render(results, text, neighbour)
     except (OSError, ValueError, KeyError) as error:
         print(f"render.py: {error}", file=sys.stderr)
         sys.exit(1)

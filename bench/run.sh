@@ -8,7 +8,9 @@
 #                [--upgrade-percents "0.1 1 10"] [--publish-only] [--no-publish] [--posters-only] [--no-posters]
 #                [--floor-runs N] [--pack-runs N] [--install-only] [--no-install] [--install-runs N]
 #                [--renditions-only] [--no-renditions] [--renditions-runs N]
-#                [--loader-memory-only] [--no-loader-memory]
+#                [--loader-memory-only] [--no-loader-memory] [--install-counts "124 690 1480"]
+#                [--parts "build scale scale-real upgrades publish posters install renditions loader-memory"]
+#                [--passes "quiet neighbour"] [--sizes-from DIR]
 #
 # Environment equivalents: BENCH_COUNT, BENCH_LATENCY_MS, BENCH_REAL_DATA, BENCH_SCALE,
 # BENCH_SCALE_DISTINCT_GIFS, BENCH_REALISTIC_SCALE_GIFS=1, BENCH_QUICK=1 (200 GIFs, scale 1000 only),
@@ -22,6 +24,14 @@
 # BENCH_RENDITIONS_RUNS (rounds, default 3), BENCH_LOADER_MEMORY_ONLY=1 (section 11 alone: the app
 # loader's memory loading 500 GIFs by range against plain URLSession), BENCH_LOADER_MEMORY=0 (skip it),
 # BENCH_LOADER_MEMORY_GIFS (default 500), BENCH_LOADER_MEMORY_BEFORE (an older build of the tool, measured too).
+# BENCH_INSTALL_COUNTS (section 9's catalogs: exercises of the realistic fixture, default "124 690 1480",
+# packs of about 10, 56 and 120 MB). BENCH_PARTS (the parts to run, by name, overriding the flags above:
+# build = 1-4, scale = 5, scale-real = 5 at 100,000 exercises with GIFs of the real sample's sizes,
+# upgrades = 6, publish = 7, posters = 8, install = 9, renditions = 10, loader-memory = 11).
+# BENCH_PASSES (default "quiet"; "quiet neighbour": the whole run again beside a CPU-bound neighbour,
+# a busy loop pinned to core 0 that the script starts and kills; its results go to
+# bench/results-neighbour.json). BENCH_SIZES_FROM (the real sample whose GIF sizes scale-real draws:
+# default ../shared/realdata/exercisedb-sample beside the main checkout; only the sizes are read).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -31,8 +41,8 @@ count=${BENCH_COUNT:-}
 latency=${BENCH_LATENCY_MS:-20}
 real_data=${BENCH_REAL_DATA:-}
 scale=${BENCH_SCALE:-}
-floor_runs=${BENCH_FLOOR_RUNS:-3}
-pack_runs=${BENCH_PACK_RUNS:-3}
+floor_runs=${BENCH_FLOOR_RUNS:-5}
+pack_runs=${BENCH_PACK_RUNS:-5}
 realistic_scale=${BENCH_REALISTIC_SCALE_GIFS:-0}
 scale_distinct=${BENCH_SCALE_DISTINCT_GIFS:-1000}
 keep=${BENCH_KEEP:-0}
@@ -51,6 +61,12 @@ renditions_bench=${BENCH_RENDITIONS:-1}
 renditions_runs=${BENCH_RENDITIONS_RUNS:-3}
 loader_memory_only=${BENCH_LOADER_MEMORY_ONLY:-0}
 loader_memory_bench=${BENCH_LOADER_MEMORY:-1}
+install_counts=${BENCH_INSTALL_COUNTS:-}
+parts=${BENCH_PARTS:-}
+passes=${BENCH_PASSES:-quiet}
+pass=${BENCH_PASS:-}
+sizes_from=${BENCH_SIZES_FROM:-}
+all_args=("$@")
 
 while [ $# -gt 0 ]; do
   case $1 in
@@ -80,14 +96,31 @@ while [ $# -gt 0 ]; do
     --renditions-runs) renditions_runs=$2; shift 2 ;;
     --loader-memory-only) loader_memory_only=1; shift ;;
     --no-loader-memory) loader_memory_bench=0; shift ;;
-    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    --install-counts) install_counts=$2; shift 2 ;;
+    --parts) parts=$2; shift 2 ;;
+    --passes) passes=$2; shift 2 ;;
+    --sizes-from) sizes_from=$2; shift 2 ;;
+    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
     *) echo "bench/run.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
+# Each pass is a whole run of this script: the quiet one writes bench/results.json, the one beside a
+# CPU-bound neighbour bench/results-neighbour.json.
+if [ -z "$pass" ]; then
+  for p in $passes; do
+    case $p in quiet|neighbour) ;; *) echo "bench/run.sh: unknown pass $p (quiet, neighbour)" >&2; exit 2 ;; esac
+  done
+  for p in $passes; do
+    BENCH_PASS=$p "$0" "${all_args[@]}"
+  done
+  exit 0
+fi
 if [ "$quick" = 1 ]; then
   count=${count:-200}
   scale=${scale:-1000}
+  install_counts=${install_counts:-124}
 fi
+install_counts=${install_counts:-124 690 1480}
 count=${count:-1324}
 scale=${scale:-1000 20000 100000}
 [ "$scale" != none ] || scale=""
@@ -117,6 +150,33 @@ if [ "$loader_memory_only" = 1 ]; then
   upgrade_only=1; upgrade_percents=""; publish_bench=0; posters=0; install_bench=0; renditions_bench=0; loader_memory_bench=1
 elif [ "$upgrade_only" = 1 ]; then
   loader_memory_bench=0
+fi
+# Parts 1-4 and 5 run unless an --*-only mode is chosen.
+build_bench=1; scale_bench=1; scale_real=0
+if [ "$upgrade_only" = 1 ] || [ "$posters_only" = 1 ]; then build_bench=0; scale_bench=0; fi
+if [ -n "$parts" ]; then
+  for p in $parts; do
+    case $p in build|scale|scale-real|upgrades|publish|posters|install|renditions|loader-memory) ;;
+      *) echo "bench/run.sh: unknown part $p" >&2; exit 2 ;;
+    esac
+  done
+  has() { [[ " $parts " == *" $1 "* ]]; }
+  build_bench=0; scale_bench=0; publish_bench=0; posters=0; install_bench=0; renditions_bench=0; loader_memory_bench=0
+  has build && build_bench=1
+  has scale && scale_bench=1
+  has scale-real && scale_real=1
+  has upgrades || upgrade_percents=""
+  has publish && publish_bench=1
+  has posters && posters=1
+  has install && install_bench=1
+  has renditions && renditions_bench=1
+  has loader-memory && loader_memory_bench=1
+  # Sections 6-8 run inside the "upgrade" block; 1-4 and 5 are chosen by the flags above.
+  upgrade_only=1
+fi
+if [ "$scale_real" = 1 ]; then
+  sizes_from=${sizes_from:-$(cd "$root" && git worktree list --porcelain 2> /dev/null | awk 'NR == 1 {print $2}')/../shared/realdata/exercisedb-sample}
+  [ -d "$sizes_from/gifs" ] || { echo "bench/run.sh: scale-real needs the real sample's GIFs at $sizes_from/gifs (--sizes-from DIR)" >&2; exit 2; }
 fi
 moto=$root/.venv-test/bin/moto_server
 if [ "$publish_bench" = 1 ] && [ ! -x "$moto" ]; then
@@ -174,7 +234,13 @@ stop_nginx() {
   if [ -n "$nginx_pid" ]; then kill "$nginx_pid" 2> /dev/null || true; wait "$nginx_pid" 2> /dev/null || true; fi
   nginx_pid=""
 }
+neighbour_pid=""
+stop_neighbour() {
+  if [ -n "$neighbour_pid" ]; then kill "$neighbour_pid" 2> /dev/null || true; wait "$neighbour_pid" 2> /dev/null || true; fi
+  neighbour_pid=""
+}
 finish() {
+  stop_neighbour
   stop_fixture
   stop_nginx
   stop_moto
@@ -288,7 +354,15 @@ fact config "$(jq -nc --argjson count "$count" --argjson latency "$latency" --ar
 "$bin/gifpack" --version > /dev/null; "$bin/exercisedb-fixture" --help > /dev/null
 curl --version > /dev/null; zstd --version > /dev/null; tar --version > /dev/null; jq --version > /dev/null
 
-if [ "$upgrade_only" != 1 ] && [ "$posters_only" != 1 ]; then
+# The neighbour pass: a CPU-bound process pinned to one core for the whole run (killed at the end).
+if [ "$pass" = neighbour ]; then
+  taskset -c 0 bash -c 'while :; do :; done' &
+  neighbour_pid=$!
+  log "neighbour: busy loop on core 0 (pid $neighbour_pid)"
+fi
+fact pass "\"$pass\""
+
+if [ "$build_bench" = 1 ]; then
 # ---------------------------------------------------------------------------------------------
 # 1-4: one fixture server process.
 if [ -n "$real_data" ]; then
@@ -418,13 +492,30 @@ done
 fact pack_runs "$pack_runs"
 stop_fixture
 rm -rf "$runs/floor" "$runs/script" "$runs/solid"
+fi
 
 # ---------------------------------------------------------------------------------------------
 # 5: scale, latency 0, one fixture per size. The fixture makes at most $scale_distinct distinct GIFs
 # and later exercises share them (real catalogs share GIFs too), so 100,000 exercises fit on a disk and
 # the server stays ahead of the build. Then a no-change rebuild of the same size (refresh_after 7d).
-for n in $scale; do
-  if [ "$realistic_scale" = 1 ]; then
+# scale-real (issue 45, item 4): 100,000 exercises whose 1,000 distinct GIFs have the real sample's
+# sizes (180 px, 10-14 frames, each padded to a size drawn from the sample's GIF files), row "real100000".
+scale_rows=""
+[ "$scale_bench" != 1 ] || scale_rows=$scale
+[ "$scale_real" != 1 ] || scale_rows="$scale_rows real100000"
+fact config.scale_rows "$(jq -nc --arg rows "$scale_rows" '$rows | split(" ") | map(select(. != ""))')"
+for n in $scale_rows; do
+  if [ "$n" = real100000 ]; then
+    log "scale real-size 100000: fixture (GIFs of the sizes of $sizes_from/gifs, $scale_distinct distinct)"
+    start_fixture --realistic --count 100000 --distinct-gifs "$scale_distinct" --gif-sizes-from "$sizes_from/gifs"
+    fact "scale$n.sizes" "$(python3 - "$sizes_from/gifs" <<'PY'
+import json, os, statistics, sys
+sample = sorted(os.path.getsize(os.path.join(sys.argv[1], n)) for n in os.listdir(sys.argv[1]) if n.endswith(".gif"))
+def q(v): return {"n": len(v), "min": v[0], "median": statistics.median(v), "max": v[-1], "mean": sum(v) / len(v)}
+print(json.dumps({"sample": q(sample)}))
+PY
+)"
+  elif [ "$realistic_scale" = 1 ]; then
     log "scale $n: fixture (realistic GIFs, $scale_distinct distinct; generating them takes a while)"
     start_fixture --realistic --count "$n" --distinct-gifs "$scale_distinct"
   else
@@ -440,6 +531,7 @@ for n in $scale; do
   gifpack_build "scale$n.rebuild" "$runs/scale.yaml" "$runs/scale-out" "$runs/scale-cache"
   record_stats "scale$n.rebuild.server"
   stop_fixture
+  if [ "$n" != real100000 ]; then
   # The release-review page of this build as a first release (every exercise added: the most
   # tiles), its time and peak memory (issue 36).
   log "scale $n: gifpack review"
@@ -451,9 +543,12 @@ for n in $scale; do
   # per-pack indexes by hash, on this size's index, as built and split into 10 packs.
   [ ! -f "$runs/scale-out/index.json" ] \
     || fact "scale$n.index_designs" "$(python3 "$here/index_designs.py" "$runs/scale-out/index.json" --packs "1 10")"
+  fi
+  # The sizes of the GIFs the build packed (real-size row): against the sample's.
+  [ "$n" != real100000 ] || [ ! -f "$runs/scale-out/index.json" ] \
+    || fact "scale$n.packed_sizes" "$(jq -c '[.packs[0].gifs[].location.size] | sort | {n: length, min: .[0], median: .[length / 2 | floor], max: .[-1], mean: (add / length)}' "$runs/scale-out/index.json")"
   rm -rf "$runs/scale-out" "$runs/scale-cache"
 done
-fi
 
 # ---------------------------------------------------------------------------------------------
 # 6: upgrades from static hosting: `gifpack install` of a new release served by nginx, sparse (only
@@ -498,7 +593,7 @@ publish() { # OUT SITE: new packs first, the index last
 # untimed_build LABEL OUT CACHE REFRESH_AFTER [FIXTURE ARGS...]: an untimed build of a realistic catalog of $count.
 untimed_build() {
   local label=$1 out=$2 cache=$3 refresh=$4; shift 4
-  start_fixture --realistic --count "$count" "$@"
+  start_fixture --realistic --count "${build_count:-$count}" "$@"
   manifest "$runs/untimed.yaml" "$refresh"
   mkdir -p "$(dirname "$out")"
   if [ -n "${bench_signing_key:-}" ]; then
@@ -651,39 +746,58 @@ fi
 # from round to round; the ratio is taken pair by pair and its median reported. The stock pipeline
 # checks nothing and makes nothing durable; the install checks everything and ends with syncfs.
 if [ "$install_bench" = 1 ]; then
-  log "install speed: build of a realistic catalog of $count"
-  untimed_build install "$runs/inst/out" "$runs/inst/cache" 7d
+  fact install_counts "$(jq -nc --arg counts "$install_counts" '$counts | split(" ") | map(select(. != "") | tonumber)')"
+  for n in $install_counts; do
+  log "install speed: build of a realistic catalog of $n"
+  build_count=$n untimed_build install "$runs/inst/out" "$runs/inst/cache" 7d
   publish "$runs/inst/out" "$runs/inst/site"
   rm -rf "$runs/inst/out" "$runs/inst/cache"
   start_nginx "$runs/inst/site"
   pack=$(jq -r '.packs[0].file' "$runs/inst/site/index.json")
-  fact install.pack "$(jq -c '{bytes: .packs[0].bytes, gifs: (.packs[0].gifs | length), exercises: (.packs[0].exercises | length)}' "$runs/inst/site/index.json")"
+  fact "install.$n.pack" "$(jq -c '{bytes: .packs[0].bytes, gifs: (.packs[0].gifs | length), exercises: (.packs[0].exercises | length)}' "$runs/inst/site/index.json")"
   x=$runs/inst/x c=$runs/inst/c url=http://127.0.0.1:$nginx_port
   hash_all="find '$x' -type f -print0 | xargs -0 sha256sum > /dev/null"
   for round in $(seq 1 "$install_runs"); do
     for kind in $install_kinds; do
-      log "install speed, round $round of $install_runs: $kind and the stock pipeline"
+      log "install speed, $n exercises, round $round of $install_runs: $kind and the stock pipeline"
       for side in $( [ $((round % 2)) = 1 ] && echo "stock install" || echo "install stock"); do
         rm -rf "$x" "$c" "$c.d"; mkdir -p "$x"
+        name=install.$n.$kind
         if [ "$side" = stock ]; then
           if [ "$kind" = local ]; then
-            measure "install.$kind.stock.r$round" bash -c "zstd -dc '$runs/inst/site/$pack' | tar -x -C '$x' && $hash_all"
+            measure "$name.stock.r$round" bash -c "zstd -dc '$runs/inst/site/$pack' | tar -x -C '$x' && $hash_all"
           else
-            measure "install.$kind.stock.r$round" bash -c "set -o pipefail; curl -fsS '$url/$pack' | zstd -dc | tar -x -C '$x' && $hash_all"
+            measure "$name.stock.r$round" bash -c "set -o pipefail; curl -fsS '$url/$pack' | zstd -dc | tar -x -C '$x' && $hash_all"
           fi
         else
+          # Each install's phases (InstallReport.phases): the bench executable prints them as JSON
+          # on its last line, gifpack install as its "phases s:" line.
           case $kind in
-            library) measure "install.$kind.r$round" "$bin/gifpack-install-bench" "$url/index.json" "$c" ;;
-            http) measure "install.$kind.r$round" "$bin/gifpack" install --quiet --index "$url/index.json" --cache "$c" ;;
-            local) measure "install.$kind.r$round" "$bin/gifpack" install --quiet --index "$runs/inst/site/index.json" --cache "$c" ;;
+            library) measure "$name.r$round" "$bin/gifpack-install-bench" "$url/index.json" "$c"
+                     fact "$name.r$round.phases" "$(tail -n 1 "$runs/$name.r$round.out" | jq -c . 2> /dev/null || echo null)" ;;
+            http) measure "$name.r$round" "$bin/gifpack" install --index "$url/index.json" --cache "$c" ;;
+            local) measure "$name.r$round" "$bin/gifpack" install --index "$runs/inst/site/index.json" --cache "$c" ;;
           esac
+          if [ "$kind" != library ]; then
+            fact "$name.r$round.phases" "$(python3 -c '
+import json, re, sys
+for line in open(sys.argv[1]):
+    if line.startswith("phases s: "):
+        body, total = line[len("phases s: "):].strip().split("; total ")
+        phases = {k: float(v) for k, v in (part.rsplit(" ", 1) for part in body.split(", "))}
+        phases["total"] = float(total)
+        print(json.dumps(phases)); break
+else:
+    print("null")' "$runs/$name.r$round.out")"
+          fi
         fi
       done
     done
   done
-  fact install_runs "$install_runs"
   stop_nginx
   rm -rf "$runs/inst"
+  done
+  fact install_runs "$install_runs"
 fi
 
 # ---------------------------------------------------------------------------------------------
@@ -786,4 +900,7 @@ if [ "$loader_memory_bench" = 1 ]; then
 fi
 
 fact load_at_end "\"$(cut -d' ' -f1-3 /proc/loadavg)\""
-python3 "$here/summarize.py" "$facts" "$root/bench/results.json"
+stop_neighbour
+results=$root/bench/results.json
+[ "$pass" != neighbour ] || results=$root/bench/results-neighbour.json
+python3 "$here/summarize.py" "$facts" "$results"

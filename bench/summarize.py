@@ -34,10 +34,17 @@ def cpu(run):
 
 def summarize(f):
     result = {"machine": {**f["machine"], "load_at_end": f.get("load_at_end")}, "config": f["config"]}
+    result["pass"] = f.get("pass", "quiet")
     if "build1" in f:
         result.update(summarize_builds(f))
     else:
         result["targets"] = []
+        scale = scale_rows(f)
+        if scale:
+            # Parts 5 alone (--parts scale / scale-real): the memory targets of those rows.
+            result["scale"] = scale
+            rss = [row["peak_rss_mb"] for row in scale]
+            result["targets"] += [{"target": "peak RSS, every scale run (MB)", "goal": "<= 64", "measured": max(rss), "met": max(rss) <= 64}]
     result["upgrade"] = upgrades(f)
     result["unchanged_check"] = unchanged_check(f)
     result["index_designs"] = index_designs(f)
@@ -148,46 +155,89 @@ INSTALL_KINDS = (("library", "library over URLSession"), ("http", "gifpack insta
                  ("local", "gifpack install, local index"))
 
 
-def install_speed(f):
-    """Section 9: first installs against the stock pipeline, paired run by run."""
-    runs = f.get("install_runs")
-    if not runs:
-        return None
+PHASES = ("index", "planning", "transfer", "decode", "fileWrites", "sync", "switch", "other")
+
+
+def spread(values):
+    """The median of `values` and their range (min, max); None when empty."""
+    return {"median": statistics.median(values), "min": min(values), "max": max(values), "n": len(values)} if values else None
+
+
+def install_rows(f, prefix, runs):
     rows = []
     for kind, label in INSTALL_KINDS:
-        pairs = [(f.get(f"install.{kind}.r{r}"), f.get(f"install.{kind}.stock.r{r}")) for r in range(1, runs + 1)]
+        pairs = [(f.get(f"{prefix}.{kind}.r{r}"), f.get(f"{prefix}.{kind}.stock.r{r}")) for r in range(1, runs + 1)]
+        if not any(a or b for a, b in pairs):
+            continue
         good = [(a, b) for a, b in pairs if a and b and a["status"] == 0 and b["status"] == 0]
         ratios = [a["wall"] / b["wall"] for a, b in good]
+        # Each install's phases (InstallReport.phases), the median of each over the rounds.
+        phases = [p for p in (f.get(f"{prefix}.{kind}.r{r}.phases") for r in range(1, runs + 1)) if p]
         rows.append({
             "kind": kind, "label": label, "pairs": len(good), "failed": len(pairs) - len(good),
             "ratios": ratios, "median_ratio": statistics.median(ratios) if ratios else None,
+            "ratio_range": [min(ratios), max(ratios)] if ratios else None,
             "median_wall_s": statistics.median([a["wall"] for a, _ in good]) if good else None,
             "median_stock_wall_s": statistics.median([b["wall"] for _, b in good]) if good else None,
             "median_cpu_s": statistics.median([cpu(a) for a, _ in good]) if good else None,
             "median_stock_cpu_s": statistics.median([cpu(b) for _, b in good]) if good else None,
             "peak_rss_mb": max([a["rss_kb"] for a, _ in good], default=0) / 1024 or None,
+            "phases_s": {k: statistics.median([p.get(k, 0) for p in phases]) for k in PHASES + ("total",)} if phases else None,
         })
-    return {"pack": f.get("install.pack"), "rows": rows}
+    return rows
+
+
+def install_speed(f):
+    """Section 9: first installs against the stock pipeline, paired run by run, for each catalog size."""
+    runs = f.get("install_runs")
+    if not runs:
+        return None
+    counts = f.get("install_counts")
+    if counts is None:  # a run before the sizes: one catalog of --count
+        return {"sizes": [{"exercises": None, "pack": f.get("install.pack"), "rows": install_rows(f, "install", runs)}]}
+    return {"sizes": [{"exercises": n, "pack": f.get(f"install.{n}.pack"), "rows": install_rows(f, f"install.{n}", runs)}
+                      for n in counts]}
+
+
+def install_sizes(install):
+    """Every size's rows (results.json of a run before the sizes held one "rows")."""
+    if not install:
+        return []
+    return install.get("sizes") or [{"exercises": None, "pack": install.get("pack"), "rows": install.get("rows", [])}]
 
 
 def install_targets(install):
-    if not install:
-        return []
-    return [{"target": f"install: {row['label']} / stock", "goal": "<= 1.00", "measured": row["median_ratio"],
-             "met": None if row["median_ratio"] is None else row["median_ratio"] <= 1.0} for row in install["rows"]]
+    targets = []
+    for size in install_sizes(install):
+        mb = (size["pack"] or {}).get("bytes")
+        at = f", {mb / MB:.0f} MB" if mb else ""
+        for row in size["rows"]:
+            targets.append({"target": f"install{at}: {row['label']} / stock", "goal": "<= 1.00", "measured": row["median_ratio"],
+                            "range": row.get("ratio_range"),
+                            "met": None if row["median_ratio"] is None else row["median_ratio"] <= 1.0})
+    return targets
 
 
 def install_table(install):
-    pack = install["pack"] or {}
-    lines = [f"9. first install of {fmt(pack.get('gifs'))} GIFs ({fmt(pack.get('bytes'))}-byte pack, "
-             f"{fmt(pack.get('exercises'))} exercises) against the stock pipeline, medians of paired runs",
-             "                                    wall s   stock wall s   ratio   cpu s   stock cpu s   peak RSS MB   pairs"]
-    for row in install["rows"]:
-        lines.append(f"  {row['label']:<32} {fmt(row['median_wall_s']):>7} {fmt(row['median_stock_wall_s']):>14} "
-                     f"{fmt(row['median_ratio'], 3):>7} {fmt(row['median_cpu_s']):>7} {fmt(row['median_stock_cpu_s']):>13} "
-                     f"{fmt(row['peak_rss_mb'], 1):>13} {row['pairs']:>7}" + (f"   {row['failed']} failed" if row["failed"] else ""))
-    for row in install["rows"]:
-        lines.append(f"  {row['kind']} ratios by pair: " + ", ".join(f"{v:.3f}" for v in row["ratios"]))
+    lines = []
+    for size in install_sizes(install):
+        pack = size["pack"] or {}
+        lines += [f"9. first install of {fmt(pack.get('gifs'))} GIFs ({fmt(pack.get('bytes'))}-byte pack, "
+                  f"{fmt(pack.get('exercises'))} exercises) against the stock pipeline, medians of paired runs",
+                  "                                    wall s   stock wall s   ratio (min-max)       cpu s   stock cpu s   peak RSS MB   pairs"]
+        for row in size["rows"]:
+            spread_text = f"({fmt(row['ratio_range'][0], 3)}-{fmt(row['ratio_range'][1], 3)})" if row.get("ratio_range") else ""
+            lines.append(f"  {row['label']:<32} {fmt(row['median_wall_s']):>7} {fmt(row['median_stock_wall_s']):>14} "
+                         f"{fmt(row['median_ratio'], 3):>7} {spread_text:<13} {fmt(row['median_cpu_s']):>7} {fmt(row['median_stock_cpu_s']):>13} "
+                         f"{fmt(row['peak_rss_mb'], 1):>13} {row['pairs']:>7}" + (f"   {row['failed']} failed" if row["failed"] else ""))
+        for row in size["rows"]:
+            lines.append(f"  {row['kind']} ratios by pair: " + ", ".join(f"{v:.3f}" for v in row["ratios"]))
+        for row in size["rows"]:
+            if row.get("phases_s"):
+                p = row["phases_s"]
+                lines.append(f"  {row['kind']} phases s (medians): " + ", ".join(f"{k} {p[k]:.3f}" for k in PHASES)
+                             + f"; total {p['total']:.3f}")
+        lines.append("")
     lines.append("  stock: `curl URL | zstd -dc | tar -x` (local: `zstd -dc PACK | tar -x`), then sha256sum of every file; "
                  "it checks nothing and syncs nothing")
     return lines
@@ -411,7 +461,8 @@ def summarize_builds(f):
                                        "over_floor_mean": sum(catalog_ratios) / len(catalog_ratios)}
     same = [r["over_floor_catalog"] for r in rounds if r.get("over_floor_catalog") is not None]
     if same:
-        end_to_end["gifpack_over_floor_catalog"] = {"rounds": same, "mean": sum(same) / len(same)}
+        # The target is the median of the rounds, with their range (issue 45, item 5).
+        end_to_end["gifpack_over_floor_catalog"] = {"rounds": same, "mean": sum(same) / len(same), "median": statistics.median(same)}
     stages = report1.get("stageSeconds") or {}
     if stages:
         # Where gifpack's wall time beyond the floor goes: the catalog pages (fetched before any
@@ -493,14 +544,16 @@ def summarize_builds(f):
 def scale_rows(f):
     """Section 5: one row per catalog size: the first build and a no-change rebuild."""
     rows = []
-    for n in f["config"]["scale"]:
+    for n in f.get("config.scale_rows") or f["config"]["scale"]:
         run = f.get(f"scale{n}")
         if run is None:
             continue
         report = f.get(f"scale{n}.report") or {}
         gifs = report.get("gifs") or {}
         row = {
-            "exercises": n, "wall_s": run["wall"], "cpu_s": cpu(run), "peak_rss_mb": run["rss_kb"] / 1024,
+            "exercises": 100_000 if n == "real100000" else int(n), "real_sizes": n == "real100000",
+            "gif_sizes": f.get(f"scale{n}.packed_sizes"), "sample_sizes": (f.get(f"scale{n}.sizes") or {}).get("sample"),
+            "wall_s": run["wall"], "cpu_s": cpu(run), "peak_rss_mb": run["rss_kb"] / 1024,
             "written_bytes": run.get("written_bytes"), "status": run["status"], "downloaded": gifs.get("downloaded"),
             "valid": gifs.get("valid"), "bytes_downloaded": gifs.get("bytesDownloaded"),
             "stage_s": report.get("stageSeconds"), "server": f.get(f"scale{n}.server"),
@@ -531,8 +584,9 @@ def bodies(rebuild):
     return rebuild["image_requests"] - (rebuild["not_modified"] or 0)
 
 
-def targets(end_to_end, rebuilds, packing, scale):
-    rss = [row["peak_rss_mb"] for row in scale] + [end_to_end["gifpack"]["peak_rss_mb"]]
+def targets(end_to_end, rebuilds, packing, all_scale):
+    rss = [row["peak_rss_mb"] for row in all_scale] + [end_to_end["gifpack"]["peak_rss_mb"]]
+    scale = [row for row in all_scale if not row.get("real_sizes")]
     flat = (scale[-1]["peak_rss_mb"] / scale[0]["peak_rss_mb"]) if len(scale) > 1 else None
     largest = scale[-1] if scale else {}
     largest_rebuild = largest.get("rebuild") or {}
@@ -541,7 +595,7 @@ def targets(end_to_end, rebuilds, packing, scale):
     cached = rebuilds["refresh_after_0"]
     rows = [
         ("end to end / fetch floor", "<= 1.00", end_to_end["gifpack_over_floor"], lambda v: v <= 1.00),
-        ("end to end / same-requests floor", "<= 1.00", (end_to_end.get("gifpack_over_floor_catalog") or {}).get("mean"),
+        ("end to end / same-requests floor", "<= 1.00", (end_to_end.get("gifpack_over_floor_catalog") or {}).get("median"),
          lambda v: v <= 1.00),
         ("curl/xargs script / gifpack", ">= 1.3", end_to_end["script_over_gifpack"], lambda v: v >= 1.3),
         ("peak RSS, every run (MB)", "<= 64", max(rss), lambda v: v <= 64),
@@ -554,8 +608,12 @@ def targets(end_to_end, rebuilds, packing, scale):
         (f"no-change rebuild of {fmt(largest.get('exercises'))} (s)", "< 5", largest_rebuild.get("wall_s"), lambda v: v < 5),
         (f"no-change rebuild of {fmt(largest.get('exercises'))}: image requests", "0", rebuild_images, lambda v: v == 0),
     ]
-    return [{"target": name, "goal": goal, "measured": value, "met": (check(value) if value is not None else None)}
-            for name, goal, value, check in rows]
+    result = [{"target": name, "goal": goal, "measured": value, "met": (check(value) if value is not None else None)}
+              for name, goal, value, check in rows]
+    same = end_to_end.get("gifpack_over_floor_catalog") or {}
+    if same.get("rounds"):
+        result[1]["range"] = [min(same["rounds"]), max(same["rounds"])]
+    return result
 
 
 def fmt(value, digits=2):
@@ -572,7 +630,8 @@ def table(r):
     m, c = r["machine"], r["config"]
     lines = []
     add = lines.append
-    add(f"gifpack {m.get('revision', '?')}, {m['date']}")
+    add(f"gifpack {m.get('revision', '?')}, {m['date']}"
+        + (", beside a CPU-bound neighbour (a busy loop on core 0)" if r.get("pass") == "neighbour" else ""))
     add(f"machine: {m['nproc']} cores, {m['cpu']}, {m['mem_kb'] / 1024 / 1024:.1f} GiB; "
         f"load {m['load_at_start']} at start, {m['load_at_end']} at end")
     source = f"real data {c['real_data']}" if c["real_data"] else f"realistic catalog of {c['count']}"
@@ -581,10 +640,14 @@ def table(r):
     add("targets")
     for t in r["targets"]:
         met = {True: "met", False: "MISSED", None: "-"}[t["met"]]
-        add(f"  {t['target']:<44} {fmt(t['measured'], 3):>10}   goal {t['goal']:<15} {met}")
+        spread_text = f"   ({fmt(t['range'][0], 3)}-{fmt(t['range'][1], 3)})" if t.get("range") else ""
+        add(f"  {t['target']:<44} {fmt(t['measured'], 3):>10}   goal {t['goal']:<15} {met}{spread_text}")
     add("")
     if "end_to_end" in r:
         lines += build_tables(r)
+        add("")
+    elif r.get("scale"):
+        lines += scale_table(r)
         add("")
     if r["upgrade"]:
         add("6. upgrades served by nginx    install   wall s   requests   ranges   body bytes   bytes sent   sparse/whole")
@@ -733,14 +796,27 @@ def build_tables(r):
     add(f"  throughput ratio (of the medians) {fmt(p['throughput_ratio'], 3)}, size ratio {fmt(p['size_ratio'], 4)}; "
         f"first build's pack stage (frames compressed while fetching): {fmt(gp['first_build_pack_stage_s'])} s")
     add("")
+    lines += scale_table(r)
+    return lines
+
+
+def scale_table(r):
+    lines = []
+    add = lines.append
     add(f"5. scale (latency 0, {fmt(r['config'].get('scale_distinct_gifs'))} distinct GIFs)")
     add("   exercises     wall s    cpu s   peak RSS MB   bytes written | no-change rebuild: wall s   peak RSS MB   requests   image req")
     for row in r["scale"]:
         again = row.get("rebuild") or {}
-        add(f"  {row['exercises']:>10,} {row['wall_s']:>10.2f} {row['cpu_s']:>8.2f} {row['peak_rss_mb']:>13.1f} "
+        add(f"  {row['exercises']:>10,}{'*' if row.get('real_sizes') else ' '}{row['wall_s']:>10.2f} {row['cpu_s']:>8.2f} {row['peak_rss_mb']:>13.1f} "
             f"{fmt(row['written_bytes']):>15} | {fmt(again.get('wall_s')):>24} {fmt(again.get('peak_rss_mb'), 1):>13} "
             f"{fmt(again.get('requests')):>10} {fmt(again.get('image_requests')):>11}"
             + ("" if row["status"] == 0 and again.get("status", 0) == 0 else f"   exit {row['status']}/{again.get('status')}"))
+    for row in r["scale"]:
+        if row.get("real_sizes"):
+            g, sample = row.get("gif_sizes") or {}, row.get("sample_sizes") or {}
+            add(f"   * GIFs of the real sample's sizes (180 px, 10-14 frames, padded to sizes drawn from its {fmt(sample.get('n'))} GIFs): "
+                f"packed {fmt(g.get('n'))} GIFs of {fmt(g.get('min'))}-{fmt(g.get('max'))} bytes, median {fmt(g.get('median'))}; "
+                f"sample {fmt(sample.get('min'))}-{fmt(sample.get('max'))}, median {fmt(sample.get('median'))}")
     reviews = [row for row in r["scale"] if row.get("review")]
     if reviews:
         add("   release review of the build as a first release (gifpack review OUT --html DIR): every exercise added")

@@ -146,6 +146,7 @@ struct InstallCommand: AsyncParsableCommand {
             Terminal.output("posters: \(report.postersWritten) written, \(report.postersReused) unchanged kept (sizes \(sizes) px)")
         }
         for fetch in report.fetches { Terminal.output(Self.describe(fetch)) }
+        Terminal.output(Self.describe(report.phases))
         Terminal.output("ok: generation \(report.generation)")
     }
 
@@ -156,6 +157,15 @@ struct InstallCommand: AsyncParsableCommand {
               detail.hasPrefix("HTTP status "), let status = Int(detail.dropFirst("HTTP status ".count)) else { return nil }
         return PublicReadCheck.hint(forStatus: status)
     }
+
+    /// Where the install's time went (``InstallPhases``), in seconds: every phase, what no phase
+    /// covers and the total (make bench reads this line).
+    static func describe(_ phases: InstallPhases) -> String {
+        let parts = phases.named.map { "\($0.name) \(seconds($0.seconds))" } + ["other \(seconds(phases.other))"]
+        return "phases s: " + parts.joined(separator: ", ") + "; total \(seconds(phases.total))"
+    }
+
+    private static func seconds(_ value: Double) -> String { String(format: "%.3f", value) }
 
     /// One line per pack: which path it took, the bytes fetched and what the whole pack costs.
     static func describe(_ fetch: PackFetchSummary) -> String {

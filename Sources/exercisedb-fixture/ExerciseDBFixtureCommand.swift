@@ -66,6 +66,10 @@ struct ExerciseDBFixtureCommand: ParsableCommand {
             help: "Give this percentage of exercises (at least one) a newly drawn GIF: a later release, for upgrade benchmarks.")
     var changePercent: Double?
 
+    @Option(name: .customLong("gif-sizes-from"),
+            help: "Pad every generated GIF up to a size drawn from the .gif files of this folder (their sizes only are read): a catalog of real GIFs' sizes.")
+    var gifSizesFrom: String?
+
     func validate() throws {
         if let count, count < 1 { throw ValidationError("--count must be at least 1") }
         if let distinctGifs, distinctGifs < 1 { throw ValidationError("--distinct-gifs must be at least 1") }
@@ -78,7 +82,7 @@ struct ExerciseDBFixtureCommand: ParsableCommand {
     }
 
     func run() throws {
-        let server = try FixtureServer(fixtureConfiguration())
+        let server = try FixtureServer(try fixtureConfiguration())
         if let dumpGifs {
             let written = try GIFDump.write(server.catalog, to: dumpGifs)
             print("wrote \(written) GIFs to \(dumpGifs)")
@@ -100,7 +104,7 @@ struct ExerciseDBFixtureCommand: ParsableCommand {
         print("stopped")
     }
 
-    private func fixtureConfiguration() -> FixtureConfiguration {
+    private func fixtureConfiguration() throws -> FixtureConfiguration {
         var configuration = realistic ? FixtureConfiguration.realistic(count: count ?? 1324) : FixtureConfiguration()
         if !realistic, let count { configuration.exerciseCount = count }
         configuration.port = port
@@ -113,7 +117,24 @@ struct ExerciseDBFixtureCommand: ParsableCommand {
         if let ceiling = plan?.maxResolution ?? planMaxResolution { configuration.planMaxResolution = ceiling }
         configuration.maxPageSize = maxPageSize
         configuration.realDataDirectory = realData
+        if let gifSizesFrom {
+            configuration.gifSizes = try Self.gifSizes(in: gifSizesFrom)
+            // As small as the pixels allow (two colours), so the drawn size is mostly padding's to reach.
+            configuration.colorsRange = 2...2
+            configuration.typicalColors = nil
+        }
         return configuration
+    }
+
+    /// The sizes of the `.gif` files of `directory`, sorted (none: an error).
+    static func gifSizes(in directory: String) throws -> [Int] {
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".gif") }.sorted()
+        let sizes = try names.map { name -> Int in
+            let attributes = try FileManager.default.attributesOfItem(atPath: "\(directory)/\(name)")
+            return (attributes[.size] as? NSNumber)?.intValue ?? 0
+        }.filter { $0 > 0 }
+        guard !sizes.isEmpty else { throw ValidationError("--gif-sizes-from \(directory): no .gif file") }
+        return sizes
     }
 }
 

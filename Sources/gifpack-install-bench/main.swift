@@ -3,7 +3,8 @@
 //
 //   gifpack-install-bench INDEX CACHE      INDEX: an http(s) URL or a path to index.json
 //
-// Prints the install's counts on success; exit status 1 and one line on a failure.
+// Prints the install's counts on success, then its phases (InstallReport.phases) as one JSON object
+// on the last line, in seconds; exit status 1 and one line on a failure.
 import Foundation
 import GifPackClient
 
@@ -16,6 +17,8 @@ do {
     let report = try await PackInstaller(cacheDirectory: cache).install(from: PackIndexSource(index))
     print("installed generation \(report.generation): \(report.gifsWritten) GIFs written, \(report.bytesWritten) bytes, "
           + "\(report.bytesDownloaded) bytes downloaded")
+    let phases = report.phases.named.map { "\"\($0.name)\": \($0.seconds)" } + ["\"other\": \(report.phases.other)", "\"total\": \(report.phases.total)"]
+    print("{" + phases.joined(separator: ", ") + "}")
 } catch {
     FileHandle.standardError.write(Data("gifpack-install-bench: \(error)\n".utf8))
     exit(1)

@@ -132,6 +132,29 @@ import Testing
         #expect(throws: FixtureError.self) { try FixtureServer(invalid) }
     }
 
+    @Test func gifSizesPadEveryDistinctGIFToADrawnSizeAndItStillDecodes() async throws {
+        let sizes = [3_000, 4_500, 6_000]
+        let server = try startedServer {
+            $0.exerciseCount = 12
+            $0.gifSizes = sizes
+        }
+        defer { server.stop() }
+        let catalog = server.catalog
+        let plain = try startedServer { $0.exerciseCount = 12 }
+        defer { plain.stop() }
+        for exercise in catalog.exercises {
+            let bytes = try #require(catalog.gifBytes(id: exercise.id))
+            // The fixture's 16 px GIFs are far below every size drawn: each is padded to exactly one of them.
+            #expect(sizes.contains(bytes.count), "\(bytes.count)")
+            let padded = try GIFInspector.inspect(bytes: bytes)
+            let original = try GIFInspector.inspect(bytes: try #require(plain.catalog.gifBytes(id: exercise.id)))
+            #expect(padded == original, "the comment extensions change no frame, size or timing")
+            let served = try await curl(imageURL(server, id: exercise.id))
+            #expect(served.status == 200 && served.body == bytes)
+        }
+        #expect(Set(catalog.exercises.compactMap { catalog.gifBytes(id: $0.id)?.count }).count > 1, "sizes are drawn, not one")
+    }
+
     @Test func resolutionScalesAndIsCappedByThePlan() async throws {
         let server = try startedServer {
             $0.exerciseCount = 3

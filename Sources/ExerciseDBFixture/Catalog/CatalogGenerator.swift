@@ -19,7 +19,7 @@ enum CatalogGenerator {
         var recipes: [GIFRecipe] = []
     }
 
-    private enum Stream: UInt64 { case ids = 1, names, details, v1IDs, duplicates, recipes }
+    private enum Stream: UInt64 { case ids = 1, names, details, v1IDs, duplicates, recipes, sizes }
 
     static func generate(_ configuration: FixtureConfiguration) -> Output {
         var output = Output()
@@ -137,6 +137,7 @@ enum CatalogGenerator {
     private static func assignGIFs(_ configuration: FixtureConfiguration, ids: [String], into output: inout Output) {
         var duplicates = SplitMix64(seed: configuration.seed, stream: Stream.duplicates.rawValue)
         var recipes = SplitMix64(seed: configuration.seed, stream: Stream.recipes.rawValue)
+        var sizes = SplitMix64(seed: configuration.seed, stream: Stream.sizes.rawValue)
         let every = configuration.duplicateEvery
         var keys: [String] = []
         for index in ids.indices {
@@ -145,11 +146,14 @@ enum CatalogGenerator {
                 keys.append(keys[Int.random(in: 0..<index, using: &duplicates)])
                 continue
             }
-            let recipe = GIFRecipe(
+            var recipe = GIFRecipe(
                 key: "g\(index)",
                 frames: Int.random(in: configuration.framesRange, using: &recipes),
                 colors: colorCount(configuration, random: &recipes),
                 seed: recipes.next())
+            if let drawn = configuration.gifSizes, !drawn.isEmpty {
+                recipe.targetBytes = drawn[Int(sizes.next() % UInt64(drawn.count))]
+            }
             output.recipes.append(recipe)
             keys.append(recipe.key)
         }

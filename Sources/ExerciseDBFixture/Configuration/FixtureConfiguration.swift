@@ -34,6 +34,11 @@ public struct FixtureConfiguration: Sendable, Equatable {
     /// originals reuses one of them (drawn by the seed), so a catalog of 100,000 exercises needs as
     /// few GIFs as the real data has, and the server is not the bottleneck of a scale benchmark.
     public var distinctGIFs: Int? = nil
+    /// When set, every original generated GIF gets a size drawn from this list (bytes at resolution
+    /// 180, scaled by area at others): a GIF synthesized smaller is padded up to it with comment
+    /// extensions before its trailer (a larger one stays as it is). A real sample's file sizes
+    /// make a catalog of the real GIFs' sizes without their bytes (bench part 5, scale-real).
+    public var gifSizes: [Int]? = nil
     /// Delay added before every response (control routes excepted).
     public var latencyMilliseconds: Int = 0
     /// When set, the RapidAPI routes require `X-RapidAPI-Key` to equal it, else 401.

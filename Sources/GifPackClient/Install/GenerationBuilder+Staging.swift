@@ -1,6 +1,7 @@
 import Foundation
 import GifPackFormat
 import GifPackSystem
+import GifPackTransport
 
 /// The GIFs of a generation, staged on every core: ``GenerationBuilder/stageEntries(_:)``.
 ///
@@ -43,19 +44,27 @@ extension GenerationBuilder {
         var counts = Counts()
         var written: String?
         var checked: GIFMetadata?
+        /// Thread time in the calls that create, move or link its files.
+        var fileNanoseconds: UInt64 = 0
     }
 
-    func stageEntries(_ plan: InstallPlan) throws(PackClientError) -> Staged {
+    /// `times` gets each entry's thread time, and its part in file calls (``InstallPhases/fileWrites``).
+    func stageEntries(_ plan: InstallPlan, times: StagingTimes? = nil) throws(PackClientError) -> Staged {
         let actions = Self.actions(plan, layout: layout, previous: previous)
         let queue = StagingQueue(count: actions.count, cancellation: cancellation)
         let entries = plan.entries, staging = self.staging, progress = self.progress
         ParallelWork.run(width: ParallelWork.defaultWidth, name: "gifpack.stage") {
             while let index = queue.take() {
-                queue.finish(index, Result { () throws(PackClientError) -> Outcome in
+                let start = TimeSpan.now()
+                let result = Result { () throws(PackClientError) -> Outcome in
                     let outcome = try Self.stage(entries[index], action: actions[index], staging: staging)
                     if case .place = actions[index] { progress?.gifPlaced() }
                     return outcome
-                })
+                }
+                if case .success(let outcome) = result {
+                    times?.add(files: outcome.fileNanoseconds, all: TimeSpan.now() &- start)
+                }
+                queue.finish(index, result)
             }
         }
         var staged = Staged()
@@ -102,7 +111,7 @@ extension GenerationBuilder {
                 try IndexedEntry.read(source.entry.location, sha256: hash, image: source.entry.imageFormat, side: source.side, pack: source.pack,
                                       reader: source.reader) { _ in }
             }
-            try linkOrCopy(old, to: first)
+            try timed(&outcome) { () throws(PackClientError) in try linkOrCopy(old, to: first) }
             outcome.counts.gifsReused += 1
             // These very bytes were decoded and checked against this very record when the
             // previous generation was installed.
@@ -116,12 +125,12 @@ extension GenerationBuilder {
                               detail: "the previous generation no longer holds this GIF intact and the sparse upgrade did not fetch it; install again")
         } else {
             if let ready {
-                try FileOps.move(ready.path, to: first)
+                try timed(&outcome) { () throws(PackClientError) in try FileOps.move(ready.path, to: first) }
             } else {
                 // Decompressed and hashed into memory, walked there, written once (made durable later with the rest).
                 let bytes = try readAll(source)
                 try check(.bytes(bytes), source)
-                try FileOps.writeNew(first, bytes)
+                try timed(&outcome) { () throws(PackClientError) in try FileOps.writeNew(first, bytes) }
             }
             outcome.written = first
             outcome.counts.gifsWritten += 1
@@ -129,10 +138,17 @@ extension GenerationBuilder {
         }
         outcome.checked = source.metadata
         for name in names.dropFirst() {
-            try linkOrCopy(first, to: "\(staging)/\(name)")
+            try timed(&outcome) { () throws(PackClientError) in try linkOrCopy(first, to: "\(staging)/\(name)") }
             outcome.counts.linksCreated += 1
         }
         return outcome
+    }
+
+    /// Runs a file call, its time added to the entry's ``Outcome/fileNanoseconds``.
+    private static func timed(_ outcome: inout Outcome, _ body: () throws(PackClientError) -> Void) throws(PackClientError) {
+        let start = TimeSpan.now()
+        defer { outcome.fileNanoseconds &+= TimeSpan.now() &- start }
+        try body()
     }
 
     /// The entry's GIF, read through its frame with every check of ``IndexedEntry``.

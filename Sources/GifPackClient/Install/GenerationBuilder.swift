@@ -1,6 +1,7 @@
 import GifPackFormat
 import Foundation
 import GifPackSystem
+import GifPackTransport
 
 /// Fills a staging directory with one complete generation of the cache.
 ///
@@ -69,6 +70,8 @@ struct GenerationBuilder {
     var cancellation: InstallCancellation?
     /// Told of each GIF placed (``GIFLoader/refresh(progress:)``).
     var progress: InstallProgress?
+    /// The install's phases (``InstallPhases``): decode and file writes, then sync.
+    var phaseClock: InstallPhaseClock?
     var counts = Counts()
     /// Downloaded pack files the install deletes (not kept, ``PackInstaller/keepDownloads``): removed
     /// once everything is staged, right before the one sync, so their pages, still dirty, are
@@ -89,7 +92,14 @@ struct GenerationBuilder {
     mutating func build(_ plan: InstallPlan, posters: PosterInstallPlan? = nil, generation: Int) throws(PackClientError) {
         try FileOps.makeDirectory(staging)
         if layout == .byHash { try FileOps.makeDirectory("\(staging)/gifs") }
-        let staged = try stageEntries(plan)
+        phaseClock?.enter(.decode)
+        let stagingStart = TimeSpan.now()
+        let times = StagingTimes()
+        let staged = try stageEntries(plan, times: times)
+        let stagingEnd = TimeSpan.now()
+        phaseClock?.enter(.fileWrites)
+        // The staging's wall time, split by its threads' time in file calls against all their time.
+        phaseClock?.move(InstallPhaseClock.seconds(from: stagingStart, to: stagingEnd) * times.fileShare, from: .decode, to: .fileWrites)
         counts.add(staged.counts)
         written += staged.written
         let checked = staged.checked
@@ -100,9 +110,11 @@ struct GenerationBuilder {
             written.append(map)
             directories.append("\(staging)/gifs")
         }
+        if posters != nil { phaseClock?.enter(.decode) }
         let posterRecords = try posters.map { posters throws(PackClientError) in
             try placePosters(posters, plan: plan, directories: &directories)
         }
+        phaseClock?.enter(.fileWrites)
         try writePlaceholders(plan)
         let manifest = InstallManifest(generation: generation, layout: layout, packs: plan.packs, exercises: plan.exercises,
                                        indexSequence: InstallManifest.floor(carrying: previous?.manifest.indexSequence, verified: verifiedSequence),
@@ -114,6 +126,7 @@ struct GenerationBuilder {
         written.append(manifestPath)
         // Every entry is staged: nothing reads the downloads again.
         for path in discardBeforeSync { Self.discard(path) }
+        phaseClock?.enter(.sync)
         try Durability.flush(files: written, directories: directories)
     }
 

@@ -48,4 +48,7 @@ public struct InstallReport: Sendable, Equatable {
     /// Kept GIFs that were not decoded again: the previous generation had checked the same bytes
     /// against the same catalog record (``InstallManifest/checkedGIFs``).
     public var gifChecksSkipped = 0
+    /// Where the install's wall time went, phase by phase (``InstallPhases``): index and signature,
+    /// planning, transfer, decode, file writes, sync, switch, and the total.
+    public var phases = InstallPhases()
 }

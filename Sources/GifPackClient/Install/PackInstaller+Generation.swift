@@ -10,7 +10,8 @@ extension PackInstaller {
     /// checkpoints of `cancellation` until the switch.
     func installGeneration(_ packs: [DownloadedPack], posters: [PosterSource], generations: CacheGenerations,
                                    indexSequence: Int?, indexRecord: InstalledIndex?,
-                                   cancellation: InstallCancellation, selection: RenditionSelection? = nil) throws(PackClientError) -> InstallReport {
+                                   cancellation: InstallCancellation, selection: RenditionSelection? = nil,
+                                   clock: InstallPhaseClock) throws(PackClientError) -> InstallReport {
         try cancellation.checkpoint(.verify)
         // A local pack's SHA-256 is checked on a thread of its own while the pack is staged; a file
         // that is not the index's is what the install reports, whatever else went wrong with it.
@@ -22,18 +23,21 @@ extension PackInstaller {
         let staged: Staged
         do {
             staged = try stageGeneration(packs, posters: posters, generations: generations, indexSequence: indexSequence,
-                                         indexRecord: indexRecord, cancellation: cancellation, selection: selection)
+                                         indexRecord: indexRecord, cancellation: cancellation, selection: selection, clock: clock)
         } catch {
             try checksums.wait().get()
             throw error
         }
         let (current, previous, plan, posterPlan, generation) = (staged.current, staged.previous, staged.plan,
                                                                  staged.posterPlan, staged.generation)
+        // What is left of a local pack's SHA-256 (checked beside the staging) is a check: decode.
+        clock.enter(.decode)
         do { try checksums.wait().get() } catch {
             FileOps.remove(generations.generationPath(generation))
             throw error
         }
         // The commit point: cancelled before the rename, nothing changed; after it, the install is done.
+        clock.enter(.switch)
         do {
             try cancellation.checkpoint(.switch)
             try generations.switchTo(generation)
@@ -44,6 +48,7 @@ extension PackInstaller {
         cancellation.passed(.switched)
         // Only now, with the new generation in place: older generations and leftovers of interrupted installs.
         generations.removeStale(keeping: Set([generation] + [current].compactMap { $0 }))
+        clock.enter(.none)
 
         let old = previous?.manifest.exercises ?? [:]
         let new = plan.exercises
@@ -74,7 +79,8 @@ extension PackInstaller {
     /// and gives it its final name; on a failure nothing of it is left.
     private func stageGeneration(_ packs: [DownloadedPack], posters: [PosterSource], generations: CacheGenerations,
                                  indexSequence: Int?, indexRecord: InstalledIndex?,
-                                 cancellation: InstallCancellation, selection: RenditionSelection?) throws(PackClientError) -> Staged {
+                                 cancellation: InstallCancellation, selection: RenditionSelection?,
+                                 clock: InstallPhaseClock) throws(PackClientError) -> Staged {
         let current = try generations.current()
         let previous: GenerationBuilder.Previous? = try current.flatMap { generation throws(PackClientError) in
             let directory = generations.generationPath(generation)
@@ -91,6 +97,7 @@ extension PackInstaller {
         builder.indexRecord = indexRecord
         builder.cancellation = cancellation
         builder.progress = progress
+        builder.phaseClock = clock
         if !keepDownloads {
             // Deleted before the sync, not after the switch: the sync would write them first.
             builder.discardBeforeSync = packs.filter(\.isCopy).map(\.path) + posters.compactMap(\.file).filter(\.isCopy).map(\.path)
@@ -98,6 +105,7 @@ extension PackInstaller {
         progress?.installing()
         do {
             try builder.build(plan, posters: posterPlan, generation: generation)
+            clock.enter(.switch)
             try FileOps.move(staging, to: generations.generationPath(generation))
         } catch {
             FileOps.remove(staging)

@@ -146,12 +146,15 @@ public struct PackInstaller: Sendable {
     public func install(from source: PackIndexSource, packs names: [String]? = nil,
                         client: (any HTTPTransport)? = nil) async throws -> InstallReport {
         let cancellation = InstallCancellation(hook: stageHook)
+        let clock = InstallPhaseClock()
         do {
-            return try await withTaskCancellationHandler {
-                try await lockedInstall(from: source, packs: names, client: client, cancellation: cancellation)
+            var report = try await withTaskCancellationHandler {
+                try await lockedInstall(from: source, packs: names, client: client, cancellation: cancellation, clock: clock)
             } onCancel: {
                 cancellation.cancel()
             }
+            report.phases = clock.phases()
+            return report
         } catch {
             // A transfer the cancellation stopped (.transfer(…, .cancelled)), a checkpoint that saw it, or
             // anything else that failed once the call was cancelled: the caller asked to stop.
@@ -161,7 +164,7 @@ public struct PackInstaller: Sendable {
     }
 
     private func lockedInstall(from source: PackIndexSource, packs names: [String]?, client: (any HTTPTransport)?,
-                               cancellation: InstallCancellation) async throws(PackClientError) -> InstallReport {
+                               cancellation: InstallCancellation, clock: InstallPhaseClock) async throws(PackClientError) -> InstallReport {
         let generations = CacheGenerations(cachePath: cacheDirectory)
         let lock = try await Self.lock(generations)
         // GIFs decoded while their pack downloads wait here for the staging (named like a staging
@@ -169,8 +172,9 @@ public struct PackInstaller: Sendable {
         let unpacked = "\(generations.storePath)/\(CacheGenerations.stagingName(1))"
         do {
             let report = try await install(from: source, packs: names, client: client, generations: generations,
-                                           unpacked: unpacked, cancellation: cancellation)
+                                           unpacked: unpacked, cancellation: cancellation, clock: clock)
             await removeFiles([unpacked])
+            clock.enter(.none)
             withExtendedLifetime(lock) {}
             return report
         } catch {
@@ -183,7 +187,7 @@ public struct PackInstaller: Sendable {
 
     private func install(from source: PackIndexSource, packs names: [String]?, client: (any HTTPTransport)?,
                          generations: CacheGenerations, unpacked: String,
-                         cancellation: InstallCancellation) async throws(PackClientError) -> InstallReport {
+                         cancellation: InstallCancellation, clock: InstallPhaseClock) async throws(PackClientError) -> InstallReport {
         // One client for the index and every pack of a remote source, unless the caller brought one.
         var owned: (any HTTPTransport)?
         if client == nil, case .url = source.location {
@@ -217,6 +221,7 @@ public struct PackInstaller: Sendable {
         }
         let index = fetched.index
         indexHook?(index)
+        clock.enter(.planning)
         let record = fetched.validators.map {
             InstalledIndex(validators: $0, packs: index.packs.map(\.name), expires: trust == nil ? nil : index.expires,
                            signedBy: trust == nil ? nil : IndexTrust.signerKeyID(of: fetched.signature))
@@ -241,6 +246,7 @@ public struct PackInstaller: Sendable {
         downloader.timeouts = timeouts
         // Sparse upgrades (PackInstaller+Sparse.swift): only the missing frames, by range, when it pays.
         let previous = try await sparseBasis(for: source, generations: generations)
+        clock.enter(.transfer)
         let packs = try await fetchPacks(chosen, from: source, downloader: downloader, client: http, previous: previous,
                                          cancellation: cancellation, unpacked: unpacked, selection: selection)
         let downloaded = packs.0
@@ -258,9 +264,10 @@ public struct PackInstaller: Sendable {
                 throw error
             }
         }
+        clock.enter(.planning)
         var report = try await installLocked(downloaded, posters: posterSources, generations: generations,
                                              indexSequence: trust == nil ? nil : index.sequence, indexRecord: record,
-                                             cancellation: cancellation, selection: selection)
+                                             cancellation: cancellation, selection: selection, clock: clock)
         report.fetches = fetches
         return report
     }
@@ -313,10 +320,14 @@ public struct PackInstaller: Sendable {
     /// Installs packs already fetched and verified by a ``PackDownloader``.
     public func install(_ packs: [DownloadedPack]) async throws(PackClientError) -> InstallReport {
         let generations = CacheGenerations(cachePath: cacheDirectory)
+        let clock = InstallPhaseClock()
         let lock = try await Self.lock(generations)
         do {
-            let report = try await installLocked(packs, generations: generations)
+            clock.enter(.planning)
+            var report = try await installLocked(packs, generations: generations, clock: clock)
             withExtendedLifetime(lock) {}
+            clock.enter(.none)
+            report.phases = clock.phases()
             return report
         } catch {
             await Self.release(lock, generations: generations)
@@ -345,14 +356,15 @@ public struct PackInstaller: Sendable {
     private func installLocked(_ packs: [DownloadedPack], posters: [PosterSource] = [], generations: CacheGenerations,
                                indexSequence: Int? = nil, indexRecord: InstalledIndex? = nil,
                                cancellation: InstallCancellation = InstallCancellation(),
-                               selection: RenditionSelection? = nil) async throws(PackClientError) -> InstallReport {
+                               selection: RenditionSelection? = nil, clock: InstallPhaseClock) async throws(PackClientError) -> InstallReport {
         let settings = self
         let outcome = await BlockingWork.result("gifpack.install") { () throws(PackClientError) -> InstallReport in
             try settings.installGeneration(packs, posters: posters, generations: generations, indexSequence: indexSequence,
-                                           indexRecord: indexRecord, cancellation: cancellation, selection: selection)
+                                           indexRecord: indexRecord, cancellation: cancellation, selection: selection, clock: clock)
         }
         switch outcome {
         case .success(let report):
+            clock.enter(.switch)
             if !keepDownloads {
                 await removeCopies(packs)
                 await removeCopies(posters)
