@@ -4,8 +4,9 @@ PREFIX ?= /usr/local
 SWIFT ?= swift
 APT_PACKAGES := libcurl4-openssl-dev libarchive-dev libgif-dev libwebp-dev libzstd-dev zstd tar curl jq pkg-config openssl nginx-light minisign python3-venv systemd
 BENCH_PACKAGES := time python3
-# What only the tests need: headless Chromium opens the release-review page (ReviewPageTests).
-TEST_PACKAGES := chromium
+# What only the tests need: headless Chromium opens the release-review page (ReviewPageTests); webp's gif2webp
+# and img2webp make real WebP files for the WebP container check's tests (WebPWalkerTests).
+TEST_PACKAGES := chromium webp
 # The real ExerciseDB sample (licensed test data beside the project, never copied into it); used when present.
 BENCH_REAL_DATA ?= ../shared/realdata
 RELEASE_BIN = $(shell $(SWIFT) build -c release --show-bin-path 2>/dev/null)
@@ -156,7 +157,7 @@ bench: build test-venv
 # in its own scratch path. Each target runs FUZZ_SECONDS from its seed corpus (Fuzz/corpus/<target>/);
 # new corpus entries and findings go to Fuzz/work/ (gitignored). FUZZ_TARGETS="json gif" runs a subset.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= json catalog gif lzw still blurhash tar zstd-frames zstd-diff minisign s3-list http-head index catalog-stream index-stream
+FUZZ_TARGETS ?= json catalog gif webp lzw still blurhash tar zstd-frames zstd-diff minisign s3-list http-head index catalog-stream index-stream
 FUZZ_SWIFTFLAGS := -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library -Xswiftc -enable-testing
 FUZZ_BIN = $(shell $(SWIFT) build --package-path Fuzz --scratch-path Fuzz/.build -c release $(FUZZ_SWIFTFLAGS) --show-bin-path 2>/dev/null)
 

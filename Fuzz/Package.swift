@@ -15,6 +15,8 @@ let fuzzTargets: [(name: String, dependencies: [String])] = [
     ("fuzz-json", ["GifPackJSON", "GifPackFormat"]),
     ("fuzz-catalog", ["GifPack", "GifPackFormat"]),
     ("fuzz-gif", ["GifPack"]),
+    // The client's WebP container walker (GifPackGIFCore, through GifPack).
+    ("fuzz-webp", ["GifPack"]),
     ("fuzz-lzw", ["GifPack"]),
     ("fuzz-still", ["GifPack"]),
     ("fuzz-blurhash", ["GifPack"]),

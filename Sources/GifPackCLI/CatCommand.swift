@@ -39,6 +39,7 @@ struct CatCommand: AsyncParsableCommand {
           gifpack cat --index https://cdn.example.com/gifpack/index.json 0001 --trusted-key gifpack.pub > 0001.gif
           gifpack cat --poster 80 dist/index.json 0001 > 0001-80.gif
           gifpack cat --resolution 360 --index https://cdn.example.com/gifpack/index.json 0001 > 0001.gif
+          gifpack cat --format webp,gif --index https://cdn.example.com/gifpack/index.json 0001 > 0001.webp
 
         With --poster SIZE (a local index.json only), the exercise's still poster at that longest side \
         is read from the pack's posters pack instead (format 1.2).
@@ -46,6 +47,10 @@ struct CatCommand: AsyncParsableCommand {
         With --resolution PX and an index that has renditions (format 1.3), the GIF is the exercise's \
         smallest rendition of at least PX pixels, else the largest there is (the choice of \
         install --resolution); without it, the first resolution's (packs[]).
+
+        With --format webp,gif and an index that has WebP renditions (format 1.4), the exercise's \
+        WebP is written where its pack has one (its RIFF container walked before any byte is \
+        written), else its GIF; the formats are tried in the order given. Without it, the GIF.
 
         Exit status: 0 written, 1 unknown exercise, no GIF, a refused pack or a refused index, 2 bad arguments \
         (a --cache directory that is not gifpack's included).
@@ -71,6 +76,8 @@ struct CatCommand: AsyncParsableCommand {
     @Option(help: "With renditions (format 1.3): the pixels wanted; the smallest rendition at least this size, else the largest.")
     var resolution: Int?
 
+    @OptionGroup var format: FormatOption
+
     @Argument(help: "A local index.json or a .tar.zst pack file, then the exercise id (with --index: the exercise id alone).")
     var operands: [String] = []
 
@@ -90,6 +97,9 @@ struct CatCommand: AsyncParsableCommand {
         if let resolution, !(1...100_000).contains(resolution) { throw ValidationError("--resolution must be 1...100000 pixels") }
         if resolution != nil, posterSize != nil {
             throw ValidationError("--poster reads the first resolution's posters pack; it cannot be combined with --resolution")
+        }
+        if format.text != nil, posterSize != nil {
+            throw ValidationError("--poster reads the GIFs' posters pack (posters are stills, GIF only); it cannot be combined with --format")
         }
     }
 
@@ -135,7 +145,8 @@ struct CatCommand: AsyncParsableCommand {
         let client = try CurlTransport.client(for: index, maxConnections: 2)
         defer { client?.shutdown() }
         let cache = LazyGIFCache(directory: self.cache ?? Self.defaultCacheDirectory(), indexURL: index, byteLimit: cacheLimit,
-                                 client: client, timeouts: network.timeouts, trust: try trust.load(), preferredPixelSize: resolution)
+                                 client: client, timeouts: network.timeouts, trust: try trust.load(), preferredPixelSize: resolution,
+                                 formats: format.formats)
         let result: LazyGIF
         do { result = try await cache.gif(forExercise: id) } catch {
             Terminal.error("gifpack: \(error)")
@@ -188,7 +199,7 @@ struct CatCommand: AsyncParsableCommand {
     /// The index is read by the same loader as every other command (64 MiB cap, regular files only,
     /// validated); with trusted keys, its signature beside it must verify first.
     private func gifThroughIndex(trust: IndexTrust?) throws(PackClientError) -> [UInt8] {
-        let (pack, gif) = try packListingExercise(trust: trust)
+        let (pack, gif) = try packListingExercise(trust: trust, formats: format.formats)
         guard gif != nil else { throw .noGIF(exercise: id) }
         guard case .file(let path) = try PackIndexSource(location: .file(source)).packLocation(for: pack) else {
             throw .unreadable(location: source, detail: "not a local index")
@@ -200,9 +211,10 @@ struct CatCommand: AsyncParsableCommand {
     /// lists it, or with --resolution the rendition ``RenditionChoice`` picks) and that GIF's hash.
     /// The index is read by the same loader as every other command (64 MiB cap, regular files only,
     /// validated); with trusted keys, its signature beside it must verify first.
-    private func packListingExercise(trust: IndexTrust?) throws(PackClientError) -> (PackDescription, String?) {
+    /// With `formats` preferring WebP (format 1.4), that pack's WebP pack, when it lists the exercise.
+    private func packListingExercise(trust: IndexTrust?, formats: [ImageFormat] = [.gif]) throws(PackClientError) -> (PackDescription, String?) {
         let index = if let trust { try trust.verifyFile(source) } else { try PackIndexSource.loadFile(source) }
-        guard let found = RenditionChoice.pack(forExercise: id, in: index, pixels: resolution) else {
+        guard let found = FormatChoice.pack(forExercise: id, in: index, pixels: resolution, formats: formats) else {
             throw .unknownExercise(id)
         }
         return found

@@ -47,6 +47,13 @@ struct InstallCommand: AsyncParsableCommand {
         the first resolution's. Without it, or with an index without renditions, the index's packs \
         are installed as before. The manifest records the resolution asked for.
 
+        With --format webp,gif and an index that has WebP renditions (format 1.4: formatPacks, \
+        packs named <pack>.<px>.webp), each chosen pack (or rendition) is installed from its WebP \
+        pack where the index has one, as <cache>/<exerciseId>.webp (a GIF the WebP pack lists \
+        stays .gif), and its GIF pack is not fetched; placeholders and posters stay the GIFs'. \
+        Without it (or --format gif) the GIF packs are installed and no WebP pack is read. The \
+        manifest records the formats asked for.
+
         Examples:
           gifpack install --index dist/index.json --cache /var/cache/gifs
           gifpack install --index https://cdn.example.com/index.json \\
@@ -54,6 +61,7 @@ struct InstallCommand: AsyncParsableCommand {
           gifpack install --index dist/index.json --cache /tmp/gifs --layout by-hash
           gifpack install --index https://cdn.example.com/index.json --cache /var/cache/gifs --with-posters
           gifpack install --index https://cdn.example.com/index.json --cache /var/cache/gifs --resolution 360
+          gifpack install --index https://cdn.example.com/index.json --cache /var/cache/gifs --format webp,gif
           gifpack install --index https://cdn.example.com/index.json --cache /var/cache/gifs \\
                           --trusted-key gifpack.pub --trusted-key gifpack-next.pub
 
@@ -90,6 +98,8 @@ struct InstallCommand: AsyncParsableCommand {
     @Flag(help: "Also install each pack's still posters: <cache>/posters/<size>/<id>.gif (format 1.2 indexes).")
     var withPosters = false
 
+    @OptionGroup var format: FormatOption
+
     @Flag(name: .shortAndLong, help: "Print nothing on success; a failure is one line.")
     var quiet = false
 
@@ -104,6 +114,7 @@ struct InstallCommand: AsyncParsableCommand {
         installer.sparseUpgrades.isEnabled = !noSparse
         installer.withPosters = withPosters
         installer.preferredPixelSize = resolution
+        installer.formats = format.formats
         installer.timeouts = network.timeouts
         let client = try CurlTransport.client(for: index, maxConnections: max(2, installer.sparseUpgrades.maxRequestsInFlight))
         defer { client?.shutdown() }

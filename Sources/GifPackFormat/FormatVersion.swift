@@ -12,9 +12,16 @@ public struct FormatVersion: Sendable, Equatable, Comparable, CustomStringConver
     public var minor: Int
 
     /// The format this library writes. 1.1 added the signed index's `sequence` and `expires`; 1.2 added
-    /// GIF placeholders and posters packs; 1.3 added renditions (`renditionPacks`, `resolutions`).
-    /// Readers of earlier minor versions ignore the fields they do not know.
-    public static let current = FormatVersion(major: 1, minor: 3)
+    /// GIF placeholders and posters packs; 1.3 added renditions (`renditionPacks`, `resolutions`); 1.4
+    /// added image formats beside GIF (`formatPacks`, `formats`, an entry's `format`). Readers of
+    /// earlier minor versions ignore the fields they do not know.
+    public static let current = FormatVersion(major: 1, minor: 4)
+
+    /// What an index with image formats beside GIF says (`formatPacks[]`): 1.4.
+    public static let withFormats = FormatVersion(major: 1, minor: 4)
+
+    /// What an index with renditions and no other image format says: 1.3.
+    public static let withRenditions = FormatVersion(major: 1, minor: 3)
 
     /// What an index without renditions and every pack's `catalog.json` say: 1.3 changed neither, so
     /// a build of one resolution writes the bytes it wrote before.

@@ -82,9 +82,13 @@ public struct GIFMetadata: Sendable, Equatable, Codable {
     public var blurHash: String?
     /// `#rrggbb` mean colour of the still (format 1.2).
     public var averageColor: String?
+    /// Format 1.4: `webp` for a WebP entry of a WebP pack; nil (absent) for a GIF. The size and
+    /// timing are then the WebP's, which match its source GIF's.
+    public var format: ImageFormat?
 
     public init(sha256: String, bytes: Int64, width: Int, height: Int, frames: Int, durationMilliseconds: Int, loopCount: Int?,
-                blurHash: String? = nil, averageColor: String? = nil) {
+                blurHash: String? = nil, averageColor: String? = nil, format: ImageFormat? = nil) {
+        self.format = format
         self.blurHash = blurHash
         self.averageColor = averageColor
         self.sha256 = sha256
@@ -185,6 +189,11 @@ public enum PackCatalogJSON {
         }
         field("bytes", gif.bytes)
         field("durationMilliseconds", Int64(gif.durationMilliseconds))
+        if let format = gif.format {
+            bytes += Array(#""format":"#.utf8)
+            CanonicalJSON.appendString(format.rawValue, to: &bytes)
+            bytes.append(UInt8(ascii: ","))
+        }
         field("frames", Int64(gif.frames))
         field("height", Int64(gif.height))
         if let loop = gif.loopCount { field("loopCount", Int64(loop)) }

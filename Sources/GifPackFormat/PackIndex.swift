@@ -25,6 +25,13 @@ public struct PackIndex: Sendable, Equatable, Codable {
     /// sorted by name; nil (absent) when the build fetched one resolution. 1.2 readers never read
     /// them, so they keep installing ``packs`` as before.
     public var renditionPacks: [PackDescription]?
+    /// Format 1.4: the packs of another image format (``PackDescription/format``, `webp`), one per
+    /// pack and resolution, named `<pack>.<resolution>.<format>` (`all.180.webp`), sorted by name;
+    /// nil (absent) when the build made GIFs only. 1.0–1.3 readers never read them. An entry whose
+    /// format this reader does not know (``ImageFormat/isKnown``) is left out when the index is
+    /// decoded (a later format must not make the index unreadable); one without a format is kept,
+    /// for the rules to refuse.
+    public var formatPacks: [PackDescription]?
     /// Signed indexes only (format 1.1): rises by one with every index that differs, so a client can
     /// refuse an older index than the one it installed (a rollback).
     public var sequence: Int?
@@ -35,33 +42,52 @@ public struct PackIndex: Sendable, Equatable, Codable {
     /// The keys in the order index.json writes them (sorted by their bytes): the one definition of
     /// this part of the index's shape, read by the decoder and written by ``IndexJSONWriter``.
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case expires, formatVersion, generator, packs, renditionPacks, sequence, source
+        case expires, formatPacks, formatVersion, generator, packs, renditionPacks, sequence, source
     }
 
-    /// An index of `packs` (and, when not empty, `renditionPacks`), of the lowest format version
-    /// that describes it unless `formatVersion` is given: 1.3 with rendition packs or several
-    /// `source.resolutions`, else 1.2, so a build of one resolution writes the same bytes as before
-    /// renditions existed.
+    /// An index of `packs` (and, when not empty, `renditionPacks` and `formatPacks`), of the lowest
+    /// format version that describes it unless `formatVersion` is given: 1.4 with format packs, 1.3
+    /// with rendition packs or several `source.resolutions`, else 1.2, so a build of one resolution
+    /// and one format writes the same bytes as before renditions and formats existed.
     public init(formatVersion: FormatVersion? = nil, generator: String, source: SourceDescription,
-                packs: [PackDescription], renditionPacks: [PackDescription] = [], sequence: Int? = nil, expires: String? = nil) {
-        self.formatVersion = formatVersion ?? (renditionPacks.isEmpty && source.resolutions == nil ? .withoutRenditions : .current)
+                packs: [PackDescription], renditionPacks: [PackDescription] = [], formatPacks: [PackDescription] = [],
+                sequence: Int? = nil, expires: String? = nil) {
+        self.formatVersion = formatVersion
+            ?? (!formatPacks.isEmpty ? .withFormats
+                : renditionPacks.isEmpty && source.resolutions == nil ? .withoutRenditions : .withRenditions)
         self.generator = generator
         self.source = source
         self.packs = packs.sorted { $0.name < $1.name }
         self.renditionPacks = renditionPacks.isEmpty ? nil : renditionPacks.sorted { $0.name < $1.name }
+        self.formatPacks = formatPacks.isEmpty ? nil : formatPacks.sorted { $0.name < $1.name }
         self.sequence = sequence
         self.expires = expires
     }
 
-    /// Every pack of the index: ``packs`` then ``renditionPacks``.
-    public var allPacks: [PackDescription] { packs + (renditionPacks ?? []) }
+    /// Every pack of the index: ``packs``, ``renditionPacks``, then ``formatPacks`` (each pack file
+    /// the index names, whatever its format: what a publisher uploads, a pruner keeps and `gifpack
+    /// verify` checks).
+    public var allPacks: [PackDescription] { packs + (renditionPacks ?? []) + (formatPacks ?? []) }
+
+    /// The GIF packs: ``packs`` then ``renditionPacks`` (what a client that displays GIF only reads).
+    public var gifPacks: [PackDescription] { packs + (renditionPacks ?? []) }
 
     /// ``expires`` as a date; nil when absent or not in the `YYYY-MM-DDTHH:MM:SSZ` form.
     public var expiryDate: Date? { expires.flatMap(IndexTimestamp.parse) }
 
-    /// The pack or rendition pack of that name.
+    /// The pack, rendition pack or format pack of that name.
     public func pack(named name: String) -> PackDescription? {
-        packs.first { $0.name == name } ?? renditionPacks?.first { $0.name == name }
+        packs.first { $0.name == name } ?? renditionPacks?.first { $0.name == name } ?? formatPacks?.first { $0.name == name }
+    }
+
+    /// The `formatPacks[]` entry of `format` for a GIF pack of ``packs`` or ``renditionPacks``
+    /// (`all`, `all.360`): the one named `<pack>.<resolution>.<format>` of that format, at the GIF
+    /// pack's resolution (for a `packs[]` pack without one, `source.resolution`).
+    public func formatPack(_ format: ImageFormat, for pack: PackDescription) -> PackDescription? {
+        guard let formatPacks, format != .gif, pack.format == nil, let resolution = pack.resolution ?? source.resolution else { return nil }
+        let base = pack.renditionSide == nil ? pack.name : String(pack.name[..<(pack.name.lastIndex(of: ".") ?? pack.name.endIndex)])
+        let name = "\(base).\(resolution).\(format.rawValue)"
+        return formatPacks.first { $0.name == name && $0.format == format }
     }
 
     /// Canonical JSON: sorted keys, two-space pretty printing, trailing newline (the form
@@ -101,6 +127,12 @@ public struct PackIndex: Sendable, Equatable, Codable {
     /// it knows the exercises from the catalog).
     public static func decode(bytes: [UInt8], limits: JSONLimits = .standard,
                               omittingExercises: Bool = false) throws(IndexError) -> PackIndex {
+        try decodeKeepingUnknownFormats(bytes: bytes, limits: limits, omittingExercises: omittingExercises).leavingOutUnknownFormats()
+    }
+
+    /// ``decode(bytes:limits:omittingExercises:)`` with every `formatPacks[]` entry kept, so that
+    /// ``PackIndexStream`` can give each its exercise list by position first.
+    static func decodeKeepingUnknownFormats(bytes: [UInt8], limits: JSONLimits, omittingExercises: Bool) throws(IndexError) -> PackIndex {
         let tree: JSONValue
         do { tree = try JSONParser.parse(bytes, limits: limits, discardingArraysNamed: omittingExercises ? ["exercises"] : []) } catch {
             throw .malformed(error.description)
@@ -120,7 +152,7 @@ public struct PackIndex: Sendable, Equatable, Codable {
         } catch {
             throw .malformed(error.description)
         }
-        return try decode(tree: tree)
+        return try decode(tree: tree).leavingOutUnknownFormats()
     }
 
     private static func decode(tree: JSONValue) throws(IndexError) -> PackIndex {
@@ -134,6 +166,17 @@ public struct PackIndex: Sendable, Equatable, Codable {
         do { return try JSONValueDecoder.decode(PackIndex.self, from: tree) } catch {
             throw .malformed(JSONValueDecoder.describe(error))
         }
+    }
+
+    /// The index without the `formatPacks[]` entries of a format this reader does not know (format
+    /// 1.4: a later format must not make the index unreadable). An entry without a format is kept,
+    /// for the rules to refuse. Every decoder of this module applies it.
+    func leavingOutUnknownFormats() -> PackIndex {
+        guard let formatPacks, formatPacks.contains(where: { $0.format?.isKnown == false }) else { return self }
+        var index = self
+        let known = formatPacks.filter { $0.format?.isKnown ?? true }
+        index.formatPacks = known.isEmpty ? nil : known
+        return index
     }
 
     static var encoder: JSONEncoder {
@@ -168,18 +211,21 @@ public struct SourceDescription: Sendable, Equatable, Codable {
     public var resolution: Int?
     /// Format 1.3: every resolution the build fetched, in the manifest's order; nil with one.
     public var resolutions: [Int]?
+    /// Format 1.4: the image formats the build made, `gif` first (`["gif", "webp"]`); nil when GIF only.
+    public var formats: [ImageFormat]?
 
     /// The keys in the order index.json writes them (sorted by their bytes): the one definition of
     /// this part of the index's shape, read by the decoder and written by ``IndexJSONWriter``.
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case baseURL, kind, resolution, resolutions
+        case baseURL, formats, kind, resolution, resolutions
     }
 
-    public init(kind: String, baseURL: String?, resolution: Int?, resolutions: [Int]? = nil) {
+    public init(kind: String, baseURL: String?, resolution: Int?, resolutions: [Int]? = nil, formats: [ImageFormat]? = nil) {
         self.kind = kind
         self.baseURL = baseURL
         self.resolution = resolution
         self.resolutions = resolutions
+        self.formats = formats
     }
 }
 
@@ -210,22 +256,28 @@ public struct PackDescription: Sendable, Equatable, Codable {
     public var exercises: ExerciseRefList
     /// The companion posters pack (format 1.2; nil before 1.2 or when the manifest asks for no posters).
     public var posters: PosterPackDescription?
-    /// Format 1.3, with renditions only: the resolution of this pack's GIFs (pixels).
+    /// Format 1.3, with renditions only: the resolution of this pack's GIFs (pixels). Format 1.4:
+    /// every `formatPacks[]` entry has it.
     public var resolution: Int?
+    /// Format 1.4, `formatPacks[]` only: the image format of the pack (`webp`); nil for a GIF pack.
+    /// Its entries (``gifs``) are of that format unless they say otherwise (``GIFEntry/format``).
+    public var format: ImageFormat?
 
     /// A rendition pack's (format 1.3, `renditionPacks[]`, named `<name>.<resolution>`): the
     /// larger side of every one of its GIFs' logical screens, its ``resolution``. Nil for a pack of
     /// `packs[]` (a plain name), whose GIFs are whatever size the API served at the first resolution.
     package var renditionSide: Int? {
-        guard let resolution, let dot = name.lastIndex(of: "."), name[name.index(after: dot)...] == String(resolution) else { return nil }
+        guard format == nil, let resolution, let dot = name.lastIndex(of: "."), name[name.index(after: dot)...] == String(resolution) else {
+            return nil
+        }
         return resolution
     }
 
     /// The keys in the order index.json writes them (sorted by their bytes): the one definition of
     /// this part of the index's shape, read by the decoder and written by ``IndexJSONWriter``.
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case bytes, catalog, contentDigest, entryCount, exercises, file, gifs, name, posters, resolution, sha256, uncompressedBytes,
-             version
+        case bytes, catalog, contentDigest, entryCount, exercises, file, format, gifs, name, posters, resolution, sha256,
+             uncompressedBytes, version
     }
 
     public init(name: String, version: Int, file: String, bytes: Int64, sha256: String, entryCount: Int,
@@ -256,6 +308,9 @@ public struct PackDescription: Sendable, Equatable, Codable {
         self.posters = posters
     }
 
+    /// The image format of the pack's entries unless one says otherwise: ``format``, or GIF.
+    public var imageFormat: ImageFormat { format ?? .gif }
+
     /// The GIF entry for an exercise id, if the pack has one.
     public func gifEntry(forExercise id: String) -> GIFEntry? {
         guard let hash = exercises.first(where: { $0.id == id })?.gif else { return nil }
@@ -285,24 +340,36 @@ public struct EntryLocation: Sendable, Equatable, Codable {
     }
 }
 
-/// A distinct GIF in a pack, stored once at `gifs/<sha256>.gif` however many exercises use it.
+/// A distinct image in a pack, stored once at `gifs/<sha256>.gif` (format 1.4: or, a WebP, at
+/// `images/<sha256>.webp`) however many exercises use it.
 public struct GIFEntry: Sendable, Equatable, Codable {
     public var sha256: String
     public var location: EntryLocation
-    /// BlurHash, average colour, size and timing (format 1.2; nil in a 1.0 or 1.1 index).
+    /// BlurHash, average colour, size and timing (format 1.2; nil in a 1.0 or 1.1 index). In a WebP
+    /// pack, those of the source GIF, which the WebP matches (canvas, frames, delays, loop count).
     public var placeholder: GIFPlaceholder?
+    /// Format 1.4: `webp` for a WebP entry; nil (absent) for a GIF, in any pack.
+    public var format: ImageFormat?
 
     /// The keys in the order index.json writes them (sorted by their bytes): the one definition of
     /// this part of the index's shape, read by the decoder and written by ``IndexJSONWriter``.
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case location, placeholder, sha256
+        case format, location, placeholder, sha256
     }
 
-    public init(sha256: String, location: EntryLocation, placeholder: GIFPlaceholder? = nil) {
+    public init(sha256: String, location: EntryLocation, placeholder: GIFPlaceholder? = nil, format: ImageFormat? = nil) {
         self.sha256 = sha256
         self.location = location
         self.placeholder = placeholder
+        self.format = format
     }
+
+    /// The entry's image format: ``format``, or GIF when absent.
+    public var imageFormat: ImageFormat { format ?? .gif }
+
+    /// The tar path the entry must have: `gifs/<sha256>.gif` for a GIF, `images/<sha256>.webp` for
+    /// a WebP (nil for a format this reader does not know).
+    public var expectedPath: String? { imageFormat.entryPath(forSHA256: sha256) }
 
     /// The tar path of a GIF with this hash.
     public static func path(forSHA256 hash: String) -> String { "gifs/\(hash).gif" }

@@ -37,11 +37,11 @@ public struct PackIndexStream: Sendable {
     private var lastKeyDepth = -1
     /// The last byte outside strings that is not whitespace (`"` for a string).
     private var lastSignificant: UInt8 = 0
-    /// Inside `packs` (0) or `renditionPacks` (1), and how many of its packs have opened.
+    /// Inside `packs` (0), `renditionPacks` (1) or `formatPacks` (2), and how many of its packs have opened.
     private var packList: Int?
-    private var packsOpened = [0, 0]
+    private var packsOpened = [0, 0, 0]
     /// The exercise lists read, by pack list and pack number.
-    private var lists: [[Int: ExerciseRefList]] = [[:], [:]]
+    private var lists: [[Int: ExerciseRefList]] = [[:], [:], [:]]
     /// Inside a pack's exercise list: its syntax, and the list read so far.
     private var inExercises = false
     private var scan = ExerciseListScan(list: 0, ordinal: 0)
@@ -77,10 +77,11 @@ public struct PackIndexStream: Sendable {
     /// The index: the head decoded and checked, each pack with the exercises read for it.
     public func finish() throws(IndexError) -> PackIndex {
         guard !inExercises else { throw fail("the document ends inside a list of exercises") }
-        var index = try PackIndex.decode(bytes: head, limits: limits)
+        var index = try PackIndex.decodeKeepingUnknownFormats(bytes: head, limits: limits, omittingExercises: false)
         for (ordinal, list) in lists[0] where ordinal < index.packs.count { index.packs[ordinal].exercises = list }
         for (ordinal, list) in lists[1] where ordinal < (index.renditionPacks?.count ?? 0) { index.renditionPacks?[ordinal].exercises = list }
-        return index
+        for (ordinal, list) in lists[2] where ordinal < (index.formatPacks?.count ?? 0) { index.formatPacks?[ordinal].exercises = list }
+        return index.leavingOutUnknownFormats()
     }
 
     /// Decodes a whole document in memory as a stream (no JSON tree of its exercise lists, no copy
@@ -136,7 +137,7 @@ public struct PackIndexStream: Sendable {
         }
         guard member, byte == UInt8(ascii: "[") else { return }
         if depth == 2, packList == nil {
-            packList = lastKey == Self.packsKey ? 0 : lastKey == Self.renditionPacksKey ? 1 : nil
+            packList = lastKey == Self.packsKey ? 0 : lastKey == Self.renditionPacksKey ? 1 : lastKey == Self.formatPacksKey ? 2 : nil
             if let list = packList { packsOpened[list] = 0 }
         } else if depth == 4, let list = packList, lastKey == Self.exercisesKey {
             scan = ExerciseListScan(list: list, ordinal: packsOpened[list] - 1)
@@ -147,6 +148,7 @@ public struct PackIndexStream: Sendable {
 
     private static let packsKey = Array("packs".utf8)
     private static let renditionPacksKey = Array("renditionPacks".utf8)
+    private static let formatPacksKey = Array("formatPacks".utf8)
     private static let exercisesKey = Array("exercises".utf8)
 
     private mutating func scanExercise(_ byte: UInt8) throws(IndexError) {
@@ -159,7 +161,7 @@ public struct PackIndexStream: Sendable {
                 let value = try JSONParser.parse(bytes, limits: JSONLimits(maxDepth: max(1, limits.maxDepth - 4), maxBytes: Self.maxExerciseBytes))
                 ref = try JSONValueDecoder.decode(ExerciseRef.self, from: value)
             } catch {
-                let name = scan.list == 0 ? "packs" : "renditionPacks"
+                let name = ["packs", "renditionPacks", "formatPacks"][scan.list]
                 throw fail("\(name)[\(scan.ordinal)].exercises[\(scan.count - 1)]: \(JSONValueDecoder.describe(error))")
             }
             current.append(ref)

@@ -15,6 +15,7 @@ final class ExerciseGIFs: Sendable {
     init(indexURL: URL, folder: URL, publicKey: String) throws {
         var configuration = GIFLoader.Configuration()
         configuration.withPosters = true                    // poster files for the placeholders
+        configuration.formats = [.webp, .gif]               // WebP where the index has it (a third of the bytes), else GIF
         loader = try GIFLoader(indexURL: indexURL, cacheFolder: folder,
                                trustedKeys: [try MinisignPublicKey(text: publicKey)], configuration: configuration)
     }

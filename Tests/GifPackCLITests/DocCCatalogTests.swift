@@ -11,7 +11,7 @@ struct DocCCatalogTests {
     static var root: String { AppGuideSketchTests.repositoryRoot }
     static var catalog: String { "\(root)/Sources/GifPackClient/GifPackClient.docc" }
     /// The articles, by file name (DocC's page path is the name lowercased).
-    static let articles = ["GettingStarted", "TheDailyRefresh", "OfflineUse", "ChoosingRenditions", "TrustAndKeys"]
+    static let articles = ["GettingStarted", "TheDailyRefresh", "OfflineUse", "ChoosingRenditions", "ChoosingFormats", "TrustAndKeys"]
     /// What the overview's first screen shows an app: the one type to hold and the values it answers.
     static let frontDoor = ["GIFLoader", "LoadedGIF", "LoaderPlaceholder", "PrefetchHandle", "RefreshProgress", "InstallReport",
                             "RenditionChoice", "MinisignPublicKey", "HTTPTransport", "URLSessionTransport", "HTTPTimeouts",

@@ -176,7 +176,7 @@ struct RenditionBuildTests {
         #expect(report.renditions?.last?.planCeiling == 5 && report.renditions?.last?.packs == 0)
         let index = try readIndex(workspace.file("dist/index.json"))
         #expect(index.renditionPacks == nil && index.packs.map(\.name) == ["all"])
-        #expect(index.formatVersion == .current && index.source.resolutions == [180, 360])
+        #expect(index.formatVersion == .withRenditions && index.source.resolutions == [180, 360])
         #expect(index.packs[0].exercises.allSatisfy { $0.gif != nil })
 
         let manifest = try ManifestLoader().parse(Self.manifest(server), environment: ["GIFPACK_TEST_KEY": testAPIKey])

@@ -92,7 +92,7 @@ struct RenditionClientTests {
             }
             // The manifest says what was asked and where each GIF came from.
             let manifest = try #require(try InstallManifest.read(cacheDirectory: cache))
-            #expect(manifest.formatVersion == .current && manifest.preferredPixelSize == pixels)
+            #expect(manifest.formatVersion == .withRenditions && manifest.preferredPixelSize == pixels)
             #expect(manifest.packs.map(\.resolution) == [pixels] && manifest.packs[0].exercises == 6)
             #expect(manifest.exercises[dists.ids[2]] == .some(nil))
             // Placeholders stay the smallest rendition's: its BlurHash and colour, the installed GIF's size.

@@ -57,11 +57,24 @@ struct IndexShapeTests {
         let bare = PackDescription(name: "empty", version: 1, file: "packs/empty-v1-00000000.tar.zst", bytes: 1, sha256: hashB,
                                    entryCount: 1, uncompressedBytes: 1024, contentDigest: hashA, catalog: location("catalog.json", 0),
                                    gifs: [], exercises: [])
+        // Format 1.4: a WebP rendition listing a WebP and, for an exercise whose WebP did not beat its GIF, the GIF.
+        var webp = PackDescription(
+            name: "all.360.webp", version: 3, file: "packs/all.360.webp-v3-0badf00d.tar.zst", bytes: 9_000, sha256: hashB, entryCount: 3,
+            uncompressedBytes: 12_000, contentDigest: hashA, catalog: location("catalog.json", 0),
+            gifs: [GIFEntry(sha256: hashA, location: location("images/\(hashA).webp", 40), format: .webp),
+                   GIFEntry(sha256: hashB, location: location("gifs/\(hashB).gif", 80))],
+            exercises: [ExerciseRef(id: "0001", gif: hashA), ExerciseRef(id: "0002", gif: hashB), ExerciseRef(id: "0003", gif: nil)])
+        webp.resolution = 360
+        webp.format = .webp
+        var first = full
+        first.resolution = 360
         return [
             PackIndex(generator: "gifpack \"t\"/1\n", source: SourceDescription(kind: "exercisedb-v1", baseURL: "http://h/api/v1", resolution: 360),
                       packs: [full, bare], sequence: 42, expires: "2030-01-02T03:04:05Z"),
             PackIndex(formatVersion: FormatVersion(major: 1, minor: 0), generator: "g",
                       source: SourceDescription(kind: "exercisedb-rapidapi", baseURL: nil, resolution: nil), packs: [bare]),
+            PackIndex(generator: "g", source: SourceDescription(kind: "exercisedb-v1", baseURL: nil, resolution: 360, formats: [.gif, .webp]),
+                      packs: [first], formatPacks: [webp], sequence: 1, expires: "2030-01-02T03:04:05Z"),
         ]
     }
 
@@ -84,6 +97,17 @@ struct IndexShapeTests {
                      #""gif" : null"#, #""loopCount" : 0"#, #""sizes" : ["#, #""gifs" : [\#n\#n      ]"#, #""0001/\u001f\"é""#] {
             #expect(text.contains(part), "\(part) missing from \(text)")
         }
+        // Format 1.4's parts in the third; none of them (nor its version) in the indexes without format packs.
+        let withFormats = String(decoding: Self.samples()[2].encodedBytes(), as: UTF8.self)
+        for part in [#""formatPacks" : ["#, #""format" : "webp""#, #""formats" : [\#n      "gif",\#n      "webp"\#n    ]"#,
+                     #""formatVersion" : "1.4""#, #""path" : "images/"#] {
+            #expect(withFormats.contains(part), "\(part) missing from \(withFormats)")
+        }
+        for index in Self.samples().prefix(2) {
+            let plain = String(decoding: index.encodedBytes(), as: UTF8.self)
+            #expect(!plain.contains("format\"") && !plain.contains("formats") && !plain.contains("formatPacks"), "\(plain)")
+        }
+        #expect(Self.samples()[0].formatVersion == .withoutRenditions)
     }
 
     /// A model whose keys are declared out of order, as a model added carelessly would be.

@@ -3,8 +3,8 @@ import GifPackFormat
 /// Reads a pack's `catalog.json` through the index and checks that it agrees with the index.
 ///
 /// The catalog's SHA-256 must be the pack's `contentDigest`; it must decode, name the same pack,
-/// have a readable format version, and list exactly the index's exercises with the same GIF hashes
-/// and sizes. Installs rely on the index's exercise list; this check makes sure the pack's own
+/// have a readable format version, and list exactly the index's exercises with the same GIF hashes,
+/// sizes and (format 1.4) formats. Installs rely on the index's exercise list; this check makes sure the pack's own
 /// record says the same.
 ///
 /// ```swift
@@ -13,7 +13,7 @@ import GifPackFormat
 enum CatalogCheck {
     static func read(pack: PackDescription, reader: PackFrameReader) throws(PackClientError) -> PackCatalog {
         let name = SafePath.printable(pack.name)
-        let bytes = try IndexedEntry.readAll(pack.catalog, sha256: pack.contentDigest, isGIF: false, pack: name,
+        let bytes = try IndexedEntry.readAll(pack.catalog, sha256: pack.contentDigest, image: nil, pack: name,
                                              reader: reader)
         let catalog: PackCatalog
         do { catalog = try PackCatalog.decode(from: bytes) } catch {
@@ -57,6 +57,12 @@ enum CatalogCheck {
         for exercise in catalog.exercises {
             guard let gif = exercise.gif, let size = sizes[gif.sha256], size != gif.bytes else { continue }
             problems.append(problem("exercise \(SafePath.printable(exercise.id)): the catalog says \(gif.bytes) bytes, the index \(size)"))
+        }
+        let formats = Dictionary(pack.gifs.map { ($0.sha256, $0.imageFormat) }, uniquingKeysWith: { first, _ in first })
+        for exercise in catalog.exercises {
+            guard let gif = exercise.gif, let format = formats[gif.sha256], format != (gif.format ?? .gif) else { continue }
+            problems.append(problem("exercise \(SafePath.printable(exercise.id)): the catalog says format \(SafePath.printable(gif.format?.rawValue ?? "gif")), "
+                                    + "the index \(format.rawValue)"))
         }
         return problems
     }

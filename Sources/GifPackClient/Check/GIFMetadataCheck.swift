@@ -1,48 +1,85 @@
 import GifPackFormat
 import GifPackGIFCore
 
-/// Walks a GIF with ``GIFWalker`` (pure Swift, the checks giflib makes) and compares what it finds with the pack catalog's record.
+/// Walks an image — a GIF with ``GIFWalker`` (pure Swift, the checks giflib makes), a WebP (format
+/// 1.4) with ``WebPWalker`` (its RIFF container, frames and limits) — and compares what it finds
+/// with the pack catalog's record, the entry's format included.
 ///
 /// ```swift
-/// let problems = GIFMetadataCheck.problems(bytes: gif, metadata: exercise.gif, pack: "all", entry: path)
+/// let problems = GIFMetadataCheck.problems(bytes: gif, metadata: exercise.gif, format: .gif, pack: "all", entry: path)
 /// ```
 enum GIFMetadataCheck {
-    static func problems(bytes: [UInt8], metadata: GIFMetadata?, side: Int? = nil, pack: String, entry: String) -> [PackRejection] {
-        let info: GIFInfo
-        do { info = try GIFWalker.inspect(bytes: bytes) } catch {
-            return [PackRejection(.notAGIF, pack: pack, entry: entry, detail: "does not decode: \(error)")]
-        }
-        return compare(info, byteCount: Int64(bytes.count), metadata: metadata, side: side, pack: pack, entry: entry)
+    /// What a walk found: the canvas, frames and timing both formats have.
+    struct Walked: Equatable {
+        var width: Int
+        var height: Int
+        var frames: Int
+        var durationMilliseconds: Int
+        var loopCount: Int?
     }
 
-    /// The same for a GIF already written to `path`, read back whole: the installer wrote it from an
-    /// entry whose size the index bounds and whose SHA-256 it checked.
-    static func problems(file path: String, metadata: GIFMetadata?, side: Int? = nil, pack: String, entry: String) -> [PackRejection] {
-        let info: GIFInfo
+    static func problems(bytes: [UInt8], metadata: GIFMetadata?, side: Int? = nil, format: ImageFormat = .gif, pack: String,
+                         entry: String) -> [PackRejection] {
+        switch walk(bytes, format: format, pack: pack, entry: entry) {
+        case .failure(let problem): [problem]
+        case .success(let walked): compare(walked, byteCount: Int64(bytes.count), metadata: metadata, side: side, format: format, pack: pack, entry: entry)
+        }
+    }
+
+    /// The same for an image already written to `path`, read back whole: the installer wrote it from
+    /// an entry whose size the index bounds and whose SHA-256 it checked.
+    static func problems(file path: String, metadata: GIFMetadata?, side: Int? = nil, format: ImageFormat = .gif, pack: String,
+                         entry: String) -> [PackRejection] {
+        let bytes: [UInt8]
         do {
             let reader = try PackFrameReader(path: path)
-            let bytes = try reader.readBytes(at: 0, count: Int(try reader.fileSize()))
-            info = try GIFWalker.inspect(bytes: bytes)
+            bytes = try reader.readBytes(at: 0, count: Int(try reader.fileSize()))
         } catch {
-            return [PackRejection(.notAGIF, pack: pack, entry: entry, detail: "does not decode: \(error)")]
+            return [PackRejection(format == .webp ? .notAWebP : .notAGIF, pack: pack, entry: entry, detail: "cannot be read back: \(error)")]
         }
-        return compare(info, byteCount: FileOps.regularFileSize(path) ?? -1, metadata: metadata, side: side, pack: pack, entry: entry)
+        switch walk(bytes, format: format, pack: pack, entry: entry) {
+        case .failure(let problem): return [problem]
+        case .success(let walked):
+            return compare(walked, byteCount: FileOps.regularFileSize(path) ?? -1, metadata: metadata, side: side, format: format, pack: pack,
+                           entry: entry)
+        }
+    }
+
+    private static func walk(_ bytes: [UInt8], format: ImageFormat, pack: String, entry: String) -> Result<Walked, PackRejection> {
+        if format == .webp {
+            do {
+                let info = try WebPWalker.inspect(bytes: bytes)
+                return .success(Walked(width: info.width, height: info.height, frames: info.frameCount,
+                                       durationMilliseconds: info.durationMilliseconds, loopCount: info.loopCount))
+            } catch {
+                return .failure(PackRejection(.notAWebP, pack: pack, entry: entry, detail: "the WebP container is refused: \(error)"))
+            }
+        }
+        do {
+            let info = try GIFWalker.inspect(bytes: bytes)
+            return .success(Walked(width: info.width, height: info.height, frames: info.frameCount,
+                                   durationMilliseconds: info.durationMilliseconds, loopCount: info.loopCount))
+        } catch {
+            return .failure(PackRejection(.notAGIF, pack: pack, entry: entry, detail: "does not decode: \(error)"))
+        }
     }
 
     /// `side`: a rendition pack's resolution, the larger side its GIFs' logical screens must have.
-    private static func compare(_ info: GIFInfo, byteCount: Int64, metadata: GIFMetadata?, side: Int?, pack: String,
+    private static func compare(_ info: Walked, byteCount: Int64, metadata: GIFMetadata?, side: Int?, format: ImageFormat, pack: String,
                                 entry: String) -> [PackRejection] {
+        let kind = format == .webp ? "WebP" : "GIF"
         if let side, max(info.width, info.height) != side {
             return [PackRejection(.wrongResolution, pack: pack, entry: entry,
-                                  detail: "the GIF is \(info.width)×\(info.height), not the pack's resolution of \(side) px")]
+                                  detail: "the \(kind) is \(info.width)×\(info.height), not the pack's resolution of \(side) px")]
         }
         guard let metadata else { return [] }
         var differences: [String] = []
+        if (metadata.format ?? .gif) != format { differences.append("format \(metadata.format?.rawValue ?? "gif") vs \(format.rawValue)") }
         if metadata.bytes != byteCount { differences.append("bytes \(metadata.bytes) vs \(byteCount)") }
         if metadata.width != info.width || metadata.height != info.height {
             differences.append("dimensions \(metadata.width)x\(metadata.height) vs \(info.width)x\(info.height)")
         }
-        if metadata.frames != info.frameCount { differences.append("frames \(metadata.frames) vs \(info.frameCount)") }
+        if metadata.frames != info.frames { differences.append("frames \(metadata.frames) vs \(info.frames)") }
         if metadata.durationMilliseconds != info.durationMilliseconds {
             differences.append("duration \(metadata.durationMilliseconds) ms vs \(info.durationMilliseconds) ms")
         }
@@ -51,6 +88,6 @@ enum GIFMetadataCheck {
         }
         guard !differences.isEmpty else { return [] }
         return [PackRejection(.catalogMismatch, pack: pack, entry: entry,
-                              detail: "catalog.json vs the decoded GIF: " + differences.joined(separator: ", "))]
+                              detail: "catalog.json vs the decoded \(kind): " + differences.joined(separator: ", "))]
     }
 }

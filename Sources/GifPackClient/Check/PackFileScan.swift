@@ -93,7 +93,9 @@ public struct PackFileScan: Sendable {
         let catalog = try catalog()
         guard let exercise = catalog.exercises.first(where: { $0.id == id }) else { throw .unknownExercise(id) }
         guard let metadata = exercise.gif else { throw .noGIF(exercise: id) }
-        let wanted = GIFEntry.path(forSHA256: metadata.sha256)
+        // A WebP of a WebP pack (format 1.4) is at images/<sha256>.webp, its container walked before it is given out.
+        let format = metadata.format ?? .gif
+        let wanted = format.entryPath(forSHA256: metadata.sha256) ?? GIFEntry.path(forSHA256: metadata.sha256)
         for frame in frames.dropFirst().dropLast() {
             let found = try entry(frame, maxSize: limits.maxGIFBytes)
             guard found.header.name == wanted else { continue }
@@ -101,6 +103,7 @@ public struct PackFileScan: Sendable {
                 throw .rejected(PackRejection(.hashMismatch, pack: name, entry: wanted,
                                               detail: "the data hashes to \(found.sha256)"))
             }
+            if format == .webp, let problem = IndexedEntry.webpProblem(found.data, pack: name, entry: wanted) { throw .rejected(problem) }
             return found.data
         }
         throw .rejected(PackRejection(.missingEntry, pack: name, entry: wanted, detail: "exercise \(id)'s GIF is not in the pack"))

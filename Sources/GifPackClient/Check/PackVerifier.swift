@@ -11,11 +11,11 @@ import GifPackSystem
 /// against the real frame sequence (and that no unlisted frame exists), `uncompressedBytes`, the
 /// end-of-archive frame, `catalog.json` against the content digest and the index, and every GIF
 /// read through its frame offset (header, size, SHA-256), walked with `GIFWalker` and compared
-/// with its catalog record.
+/// with its catalog record; a WebP pack's (format 1.4) WebPs are walked with `WebPWalker`.
 ///
 /// ``verifyPack(_:limits:)`` does the same for a pack file alone: it walks the frames, parses each
-/// tar header, checks each `gifs/<sha256>.gif` against its name, matches the catalog's GIFs with
-/// the entries both ways and decodes every GIF.
+/// tar header, checks each `gifs/<sha256>.gif` (or `images/<sha256>.webp`) against its name,
+/// matches the catalog's entries with the pack's both ways and walks every image.
 ///
 /// Both block on disk I/O and decoding.
 ///
@@ -54,7 +54,7 @@ public enum PackVerifier {
         // approves exactly the indexes the clients accept; each pack's file is checked after.
         report.problems += PackDescriptionCheck.indexProblems(in: index, limits: limits)
         let source = PackIndexSource(location: .file(indexPath))
-        // Format 1.3: the rendition packs are checked like the others.
+        // Format 1.3: the rendition packs are checked like the others; format 1.4: the WebP packs too.
         for pack in index.allPacks { verify(pack, source: source, limits: limits, into: &report) }
         // Format 1.2: each pack's posters pack.
         for posters in index.packs.compactMap(\.posters) {
@@ -99,11 +99,14 @@ public enum PackVerifier {
                 continue
             }
             let path = SafePath.printable(entry.header.name)
-            let hash = entry.header.name.hasPrefix("gifs/") && entry.header.name.hasSuffix(".gif")
-                ? String(entry.header.name.dropFirst(5).dropLast(4)) : ""
-            guard SafePath.isSHA256(hash), entry.header.name == GIFEntry.path(forSHA256: hash) else {
+            // A GIF, or (format 1.4) a WebP of a WebP pack.
+            let format: ImageFormat = entry.header.name.hasPrefix("images/") ? .webp : .gif
+            let prefix = format == .webp ? "images/" : "gifs/", suffix = format == .webp ? ".webp" : ".gif"
+            let hash = entry.header.name.hasPrefix(prefix) && entry.header.name.hasSuffix(suffix)
+                ? String(entry.header.name.dropFirst(prefix.count).dropLast(suffix.count)) : ""
+            guard SafePath.isSHA256(hash), entry.header.name == format.entryPath(forSHA256: hash) else {
                 report.problems.append(PackRejection(.unlistedEntry, pack: name, entry: path,
-                                                     detail: "not a gifs/<sha256>.gif entry"))
+                                                     detail: "not a gifs/<sha256>.gif (or images/<sha256>.webp) entry"))
                 continue
             }
             if !entries.insert(hash).inserted {
@@ -118,7 +121,7 @@ public enum PackVerifier {
                                                      detail: "no exercise of catalog.json uses this GIF"))
             }
             report.gifs += 1
-            report.problems += GIFMetadataCheck.problems(bytes: entry.data, metadata: metadata[hash], pack: name, entry: path)
+            report.problems += GIFMetadataCheck.problems(bytes: entry.data, metadata: metadata[hash], format: format, pack: name, entry: path)
         }
         if let last = scan.frames.last, let endProblem = EndOfArchiveCheck.problem(path: path, frame: last, pack: name) {
             report.problems.append(endProblem)
@@ -167,11 +170,11 @@ public enum PackVerifier {
         guard opened.entriesReadable else { return }
         for gif in pack.gifs {
             do {
-                let bytes = try IndexedEntry.readAll(gif.location, sha256: gif.sha256, isGIF: true, side: pack.renditionSide, pack: name,
+                let bytes = try IndexedEntry.readAll(gif.location, sha256: gif.sha256, image: gif.imageFormat, side: pack.renditionSide, pack: name,
                                                      reader: opened.reader)
                 report.gifs += 1
-                report.problems += PackChecks.gifProblems(.bytes(bytes), metadata: opened.metadata?[gif.sha256], pack: name,
-                                                          entry: gif.location.path)
+                report.problems += PackChecks.gifProblems(.bytes(bytes), metadata: opened.metadata?[gif.sha256], format: gif.imageFormat,
+                                                          pack: name, entry: gif.location.path)
             } catch {
                 report.problems.append(problem(error, pack: name))
             }

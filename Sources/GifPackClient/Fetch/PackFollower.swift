@@ -192,9 +192,10 @@ final class PackFollower: @unchecked Sendable {  // @unchecked: the mutable fiel
     /// (named by its place in the file); nil when anything fails (the staging decides).
     private func decode(_ gif: GIFEntry, metadata: GIFMetadata?, reader: PackFrameReader, position: Int) -> Ready? {
         let name = SafePath.printable(pack.name)
-        guard let bytes = try? IndexedEntry.readAll(gif.location, sha256: gif.sha256, isGIF: true, side: pack.renditionSide, pack: name,
+        guard let bytes = try? IndexedEntry.readAll(gif.location, sha256: gif.sha256, image: gif.imageFormat, side: pack.renditionSide, pack: name,
                                                     reader: reader),
-              PackChecks.gifProblems(.bytes(bytes), metadata: metadata, side: pack.renditionSide, pack: name, entry: gif.location.path).isEmpty
+              PackChecks.gifProblems(.bytes(bytes), metadata: metadata, side: pack.renditionSide, format: gif.imageFormat, pack: name,
+                                 entry: gif.location.path).isEmpty
         else { return nil }
         let path = "\(directory)/\(position).gif"
         guard (try? FileOps.writeNew(path, bytes)) != nil else { return nil }

@@ -229,7 +229,7 @@ struct RangeFetcher: Sendable {
             let catalog = target.catalog
             let holdsCatalog = range.entries.contains(catalog)
             if holdsCatalog {
-                try IndexedEntry.read(catalog, sha256: target.contentDigest, isGIF: false, pack: name, reader: reader) { _ in }
+                try IndexedEntry.read(catalog, sha256: target.contentDigest, image: nil, pack: name, reader: reader) { _ in }
             }
             let known: [String: String]
             if let hashes { known = hashes } else { known = try target.hashes(catalogIn: holdsCatalog ? path : nil) }
@@ -238,7 +238,8 @@ struct RangeFetcher: Sendable {
                     throw .rejected(PackRejection(.missingEntry, pack: name, entry: SafePath.printable(location.path),
                                                   detail: "the index lists no hash for this frame"))
                 }
-                try IndexedEntry.read(location, sha256: expected, isGIF: true, side: target.side, pack: name, reader: reader) { _ in }
+                try IndexedEntry.read(location, sha256: expected, image: location.path.hasSuffix(".webp") ? .webp : .gif, side: target.side, pack: name,
+                                      reader: reader) { _ in }
             }
             return known
         }

@@ -79,7 +79,9 @@ extension GenerationBuilder {
             guard let ids = plan.idsByHash[hash], placed.insert(hash).inserted else {
                 return source.isPresent ? .verify : .skip
             }
-            let names = layout == .byID ? ids.map { "\($0).gif" } : ["gifs/\(hash).gif"]
+            let format = source.entry.imageFormat
+            let names = layout == .byID ? ids.map { layout.relativePath(exercise: $0, sha256: hash, format: format) }
+                : [layout.relativePath(exercise: ids[0], sha256: hash, format: format)]
             return .place(names: names, reusable: reusable[hash], previouslyChecked: previous?.manifest.checkedGIFs?[hash])
         }
     }
@@ -97,7 +99,7 @@ extension GenerationBuilder {
         let first = "\(staging)/\(names[0])"
         if let old = reusable, holds(old, sha256: hash, size: source.entry.location.size) {
             if source.isPresent {
-                try IndexedEntry.read(source.entry.location, sha256: hash, isGIF: true, side: source.side, pack: source.pack,
+                try IndexedEntry.read(source.entry.location, sha256: hash, image: source.entry.imageFormat, side: source.side, pack: source.pack,
                                       reader: source.reader) { _ in }
             }
             try linkOrCopy(old, to: first)
@@ -135,14 +137,14 @@ extension GenerationBuilder {
 
     /// The entry's GIF, read through its frame with every check of ``IndexedEntry``.
     private static func readAll(_ source: InstallPlan.Source) throws(PackClientError) -> [UInt8] {
-        try IndexedEntry.readAll(source.entry.location, sha256: source.entry.sha256, isGIF: true, side: source.side,
+        try IndexedEntry.readAll(source.entry.location, sha256: source.entry.sha256, image: source.entry.imageFormat, side: source.side,
                                  pack: source.pack, reader: source.reader)
     }
 
     /// The GIF decodes and matches its catalog record (the checks `verify` runs), else the pack is refused.
     static func check(_ gif: PackChecks.GIFSource, _ source: InstallPlan.Source) throws(PackClientError) {
         let name = SafePath.printable(source.pack)
-        if let problem = PackChecks.gifProblems(gif, metadata: source.metadata, side: source.side, pack: name,
+        if let problem = PackChecks.gifProblems(gif, metadata: source.metadata, side: source.side, format: source.entry.imageFormat, pack: name,
                                                 entry: SafePath.printable(source.entry.location.path)).first {
             throw .rejected(problem)
         }

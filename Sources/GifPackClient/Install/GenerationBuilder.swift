@@ -63,6 +63,8 @@ struct GenerationBuilder {
     var indexRecord: InstalledIndex?
     /// The pixel size renditions were chosen for (``InstallManifest/preferredPixelSize``).
     var preferredPixelSize: Int?
+    /// The image formats the install preferred (``InstallManifest/formats``).
+    var formats: [ImageFormat]?
     /// Looked at before each entry: a cancelled install stops staging (the caller removes the staging directory).
     var cancellation: InstallCancellation?
     /// Told of each GIF placed (``GIFLoader/refresh(progress:)``).
@@ -106,7 +108,7 @@ struct GenerationBuilder {
                                        indexSequence: InstallManifest.floor(carrying: previous?.manifest.indexSequence, verified: verifiedSequence),
                                        posterPacks: posters?.packs, posters: posterRecords,
                                        checkedGIFs: checked, index: indexRecord, preferredPixelSize: preferredPixelSize,
-                                       placeholderGIFs: plan.basis.mapValues(\.gif))
+                                       placeholderGIFs: plan.basis.mapValues(\.gif), formats: formats, imageFormats: plan.imageFormats)
         let manifestPath = "\(staging)/\(InstallManifest.fileName)"
         try FileOps.writeNew(manifestPath, try manifest.encoded())
         written.append(manifestPath)
@@ -181,7 +183,7 @@ extension GenerationBuilder.Previous {
         var files: [String: String] = [:]
         for (id, hash) in manifest.exercises.sorted(by: { $0.key < $1.key }) {
             guard let hash, files[hash] == nil, ExerciseID.isValid(id), SafePath.isSHA256(hash) else { continue }
-            files[hash] = "\(directory)/\(manifest.layout.relativePath(exercise: id, sha256: hash))"
+            files[hash] = "\(directory)/\(manifest.layout.relativePath(exercise: id, sha256: hash, format: manifest.imageFormat(for: hash)))"
         }
         return files
     }

@@ -6,6 +6,10 @@
 /// - ``byHash`` (`by-hash`): `<cache>/gifs/<sha256>.gif`, each distinct GIF once, plus
 ///   `<cache>/index-by-id.json` mapping every exercise id to its hash (or `null`).
 ///
+/// An install that prefers WebP (format 1.4, ``PackInstaller/formats``) names a WebP `.webp`
+/// instead (`<cache>/<exerciseId>.webp`, `<cache>/gifs/<sha256>.webp`); the GIFs a WebP pack lists
+/// keep `.gif`. ``InstalledCache/gifPath(forExercise:)`` gives either.
+///
 /// Posters (`--with-posters`) follow the same rule: `<cache>/posters/<size>/<id>.gif` or
 /// `<cache>/posters/<size>/<sha256>.gif` (the GIF's hash).
 ///
@@ -30,11 +34,12 @@ public enum InstallLayout: String, Sendable, Codable, CaseIterable {
         }
     }
 
-    /// The path, relative to the cache, of the file that holds `hash` for the exercise `id`.
-    public func relativePath(exercise id: String, sha256 hash: String) -> String {
+    /// The path, relative to the cache, of the file that holds `hash` for the exercise `id`: a GIF's,
+    /// or (`format` ``ImageFormat/webp``) a WebP's, `.webp`.
+    public func relativePath(exercise id: String, sha256 hash: String, format: ImageFormat = .gif) -> String {
         switch self {
-        case .byID: "\(id).gif"
-        case .byHash: "gifs/\(hash).gif"
+        case .byID: "\(id).\(format.fileExtension)"
+        case .byHash: "gifs/\(hash).\(format.fileExtension)"
         }
     }
 }

@@ -17,7 +17,8 @@ import GifPackFormat
 public struct InstallManifest: Sendable, Equatable, Codable {
     public static let fileName = "gifpack-manifest.json"
 
-    /// The shape of this file: `1.3` when it records renditions (``preferredPixelSize``,
+    /// The shape of this file: `1.4` when it records image formats (``formats``,
+    /// ``imageFormats``), `1.3` when it records renditions (``preferredPixelSize``,
     /// ``placeholderGIFs``, a pack's ``InstalledPack/resolution``), else `1.2`, the manifest an
     /// install wrote before renditions existed (it has not changed otherwise).
     public var formatVersion: FormatVersion
@@ -59,16 +60,26 @@ public struct InstallManifest: Sendable, Equatable, Codable {
     /// colour and posters the exercise shows (posters are keyed by it in ``posters``). nil when
     /// every installed GIF is the first resolution's.
     public var placeholderGIFs: [String: String]?
+    /// The image formats the install preferred, in order (``PackInstaller/formats``, format 1.4); nil:
+    /// GIF only, as before formats. An install asking for other formats is not "unchanged".
+    public var formats: [ImageFormat]?
+    /// SHA-256 of an installed image that is not a GIF → its format (`webp`), which names its file
+    /// (``InstallLayout/relativePath(exercise:sha256:format:)``); nil when every installed image is a GIF.
+    public var imageFormats: [String: ImageFormat]?
 
     public init(generation: Int, layout: InstallLayout, packs: [InstalledPack], exercises: [String: String?],
                 indexSequence: Int? = nil, posterPacks: [InstalledPosterPack]? = nil, posters: [String: String]? = nil,
                 checkedGIFs: [String: GIFMetadata]? = nil, index: InstalledIndex? = nil,
-                preferredPixelSize: Int? = nil, placeholderGIFs: [String: String]? = nil) {
+                preferredPixelSize: Int? = nil, placeholderGIFs: [String: String]? = nil,
+                formats: [ImageFormat]? = nil, imageFormats: [String: ImageFormat]? = nil) {
         self.index = index
         self.preferredPixelSize = preferredPixelSize
         self.placeholderGIFs = placeholderGIFs?.isEmpty == true ? nil : placeholderGIFs
+        self.formats = formats == [.gif] ? nil : formats
+        self.imageFormats = imageFormats?.isEmpty == true ? nil : imageFormats
         let renditions = preferredPixelSize != nil || placeholderGIFs?.isEmpty == false || packs.contains { $0.resolution != nil }
-        self.formatVersion = renditions ? .current : .withoutRenditions
+        self.formatVersion = self.formats != nil || self.imageFormats != nil ? .withFormats
+            : renditions ? .withRenditions : .withoutRenditions
         self.generation = generation
         self.layout = layout
         self.packs = packs.sorted { $0.name < $1.name }
@@ -93,6 +104,9 @@ public struct InstallManifest: Sendable, Equatable, Codable {
     /// The GIF whose placeholder and posters stand for the installed GIF `sha256`: its exercise's
     /// first-resolution GIF (``placeholderGIFs``), or itself.
     public func placeholderGIF(for sha256: String) -> String { placeholderGIFs?[sha256] ?? sha256 }
+
+    /// The format of the installed image `sha256`: ``imageFormats``' (a WebP), else GIF.
+    public func imageFormat(for sha256: String) -> ImageFormat { imageFormats?[sha256] == .webp ? .webp : .gif }
 
     /// The manifest of the installed cache at `cacheDirectory`, or nil when nothing is installed.
     public static func read(cacheDirectory: String) throws(PackClientError) -> InstallManifest? {

@@ -87,6 +87,7 @@ extension PackInstaller {
         var builder = GenerationBuilder(staging: staging, layout: layout, previous: previous)
         builder.verifiedSequence = indexSequence
         builder.preferredPixelSize = preferredPixelSize
+        builder.formats = FormatChoice.recorded(formats)
         builder.indexRecord = indexRecord
         builder.cancellation = cancellation
         builder.progress = progress

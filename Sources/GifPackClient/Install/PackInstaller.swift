@@ -103,6 +103,13 @@ public struct PackInstaller: Sendable {
     /// every pack of `packs[]` is installed as before renditions. Recorded in the manifest
     /// (``InstallManifest/preferredPixelSize``): a later install with another size is not "unchanged".
     public var preferredPixelSize: Int?
+    /// The image formats the app displays, in order of preference (format 1.4): with `[.webp, .gif]`
+    /// and an index that has a WebP rendition of a chosen pack (`formatPacks[]`), that pack's WebPs
+    /// are installed instead of its GIFs (`<cache>/<id>.webp`; the GIFs a WebP pack lists stay
+    /// `.gif`) and the GIF pack is not fetched; placeholders and posters stay the GIFs'. GIF is
+    /// always the last resort. The default, `[.gif]`, installs the GIF packs and never reads a
+    /// WebP pack. Recorded in the manifest (``InstallManifest/formats``).
+    public var formats: [ImageFormat] = [.gif]
     /// The limits of every request (``HTTPTimeouts``): the low-speed window, counted from each
     /// request on, and ``HTTPTimeouts/deadline``, the longest one ``install(from:packs:client:)``
     /// may take over the network, the index, signature, every pack and every retry included
@@ -216,8 +223,9 @@ public struct PackInstaller: Sendable {
         }
         let named = try select(names, from: index)
         if withPosters, let bare = named.first(where: { $0.posters == nil }) { throw .noPosters(pack: bare.name) }
-        // With renditions, the packs of each exercise's chosen rendition (RenditionChoice.swift).
-        let selection = RenditionSelection(chosen: named, index: index, pixels: preferredPixelSize)
+        // With renditions, the packs of each exercise's chosen rendition (RenditionChoice.swift); with
+        // formats, each of those in the app's preferred format (FormatChoice.swift).
+        let selection = RenditionSelection(chosen: named, index: index, pixels: preferredPixelSize).preferring(formats, in: index)
         let chosen = selection.packs
         // The index is accepted: downloads of packs it no longer lists go before anything is fetched.
         try await removeStaleDownloads(generations, index: index)
@@ -291,7 +299,7 @@ public struct PackInstaller: Sendable {
         guard case .url(let url) = source.location, let manifest, let record = manifest.index,
               record.validators.belong(to: url) || record.validators.belong(to: CompressedIndex.beside(url)),
               manifest.layout == layout, (manifest.posterPacks != nil) == withPosters,
-              manifest.preferredPixelSize == preferredPixelSize else { return nil }
+              manifest.preferredPixelSize == preferredPixelSize, manifest.formats == FormatChoice.recorded(formats) else { return nil }
         // With renditions, `all.360` was installed for `all`: the packs asked for are the families.
         let installed = Array(Set(manifest.packs.map { RenditionChoice.family(of: $0.name) })).sorted()
         let wanted = names.flatMap { $0.isEmpty ? nil : Array(Set($0)).sorted() } ?? record.packs
@@ -386,10 +394,11 @@ public struct PackInstaller: Sendable {
     private func unchangedReport(for packs: [PackDescription], posters named: [PackDescription], generations: CacheGenerations,
                                  refreshing record: InstalledIndex?, sequence: Int?) async throws(PackClientError) -> InstallReport? {
         let wantedPosters = withPosters ? named.compactMap(\.posters).map { [$0.name, $0.sha256] }.sorted { $0[0] < $1[0] } : []
+        let formats = FormatChoice.recorded(formats)
         return try await BlockingWork.run("gifpack.manifest") { [layout, cacheDirectory, preferredPixelSize] () throws(PackClientError) -> InstallReport? in
             guard let generation = try generations.current(),
                   var manifest = try InstallManifest.read(directory: generations.generationPath(generation)),
-                  manifest.layout == layout, manifest.preferredPixelSize == preferredPixelSize,
+                  manifest.layout == layout, manifest.preferredPixelSize == preferredPixelSize, manifest.formats == formats,
                   manifest.packs.map({ [$0.name, $0.sha256] }) == packs.sorted(by: { $0.name < $1.name }).map({ [$0.name, $0.sha256] }),
                   (manifest.posterPacks ?? []).map({ [$0.name, $0.sha256] }) == wantedPosters
             else { return nil }

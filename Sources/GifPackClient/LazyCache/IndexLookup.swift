@@ -6,16 +6,19 @@ import GifPackIndexReader
 /// same at 100,000 exercises as at 40 (``LazyGIFCache``, ``GIFLoader``).
 ///
 /// The choice per exercise is ``RenditionChoice/pack(forExercise:in:pixels:)``'s (the first pack of
-/// `packs[]` listing it, or with a preferred size its rendition), made for every exercise at once;
-/// the pack checks (``PackDescriptionCheck``) run once per pack.
+/// `packs[]` listing it, or with a preferred size its rendition), made for every exercise at once,
+/// then (format 1.4) that pack's in the first of `formats` the index has for it (``FormatChoice``:
+/// its WebP pack's row when that lists the exercise); the pack checks (``PackDescriptionCheck``)
+/// run once per pack.
 ///
 /// ```swift
-/// let lookup = IndexLookup(index, pixels: 360, limits: .standard)
+/// let lookup = IndexLookup(index, pixels: 360, formats: [.webp, .gif], limits: .standard)
 /// if case .gif(let pack, let entry) = try lookup.gif(forExercise: "0001") { … }
 /// ```
 final class IndexLookup: Sendable {
     let index: PackIndex
-    /// `packs[]` then `renditionPacks[]` (``PackIndex/allPacks``).
+    /// `packs[]` then `renditionPacks[]` (``PackIndex/gifPacks``), then the format packs that stand
+    /// for some of them (format 1.4, with a format other than GIF preferred).
     let packs: [PackDescription]
     /// The first problem of each pack of ``packs``, nil when it has none.
     private let packProblems: [PackRejection?]
@@ -31,9 +34,19 @@ final class IndexLookup: Sendable {
         case noGIF
     }
 
-    init(_ index: PackIndex, pixels: Int?, limits: PackLimits) {
+    init(_ index: PackIndex, pixels: Int?, formats: [ImageFormat] = [.gif], limits: PackLimits) {
         self.index = index
-        let packs = index.allPacks
+        var packs = index.gifPacks
+        // Format 1.4: a GIF pack (by its place in packs) → the place of the format pack that stands for it.
+        var standIn: [Int: Int] = [:]
+        if FormatChoice.normalized(formats) != [.gif] {
+            for (at, pack) in index.gifPacks.enumerated() {
+                let chosen = FormatChoice.pack(for: pack, in: index, formats: formats)
+                guard chosen.name != pack.name else { continue }
+                packs.append(chosen)
+                standIn[at] = packs.count - 1
+            }
+        }
         self.packs = packs
         packProblems = packs.map { PackDescriptionCheck.problems(in: $0, limits: limits).first }
         var entryOf: [[String: Int32]] = []
@@ -44,15 +57,26 @@ final class IndexLookup: Sendable {
             for (at, gif) in pack.gifs.enumerated() where entries[gif.sha256] == nil { entries[gif.sha256] = Int32(at) }
             entryOf.append(entries)
         }
+        var rows: [Int: [String: String?]] = [:]
+        for at in standIn.values {
+            rows[at] = Dictionary(packs[at].exercises.map { ($0.id, $0.gif) }, uniquingKeysWith: { first, _ in first })
+        }
         var exercises: [String: (pack: Int32, entry: Int32)] = [:]
         for (id, choice) in RenditionChoice.allChoices(in: index, pixels: pixels) {
+            // The format pack's row, when it lists the exercise; else the GIF pack's.
+            if let at = standIn[choice.pack], let row = rows[at]?[id] {
+                exercises[id] = (Int32(at), row.map { entryOf[at][$0] ?? -2 } ?? -1)
+                continue
+            }
             let entry: Int32 = choice.gif.map { entryOf[choice.pack][$0] ?? -2 } ?? -1
             exercises[id] = (Int32(choice.pack), entry)
         }
         self.exercises = exercises
         var hashes: [String: (pack: Int32, entry: Int32, exercise: String)] = [:]
-        for (at, pack) in packs.enumerated() {
-            for row in pack.exercises {
+        // The packs that stand in for GIF packs first: a GIF a WebP pack lists too (one whose WebP did
+        // not beat it) is fetched from the WebP pack, so an app preferring WebP reads no GIF pack.
+        for at in standIn.values.sorted() + Array(index.gifPacks.indices) {
+            for row in packs[at].exercises {
                 guard let gif = row.gif, hashes[gif] == nil, let entry = entryOf[at][gif] else { continue }
                 hashes[gif] = (Int32(at), entry, row.id)
             }

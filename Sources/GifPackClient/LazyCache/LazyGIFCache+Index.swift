@@ -29,7 +29,7 @@ extension LazyGIFCache {
     func currentLookup(client http: any HTTPTransport, forceRevalidation: Bool,
                        timeouts: HTTPTimeouts) async throws(PackClientError) -> IndexLookup {
         guard case .url(let url) = source.location else {
-            return IndexLookup(try await loadLocal(), pixels: preferredPixelSize, limits: limits)
+            return IndexLookup(try await loadLocal(), pixels: preferredPixelSize, formats: formats, limits: limits)
         }
         let store = self.store
         let (slot, trust, limits) = (self.slot, self.trust, self.limits)
@@ -106,7 +106,7 @@ extension LazyGIFCache {
                 decoded = try? PackIndexSource.decode(stored.json, limits: limits)
             }
             guard let decoded else { return nil }
-            lookup = IndexLookup(decoded, pixels: preferredPixelSize, limits: limits)
+            lookup = IndexLookup(decoded, pixels: preferredPixelSize, formats: formats, limits: limits)
         }
         let resolved = Resolved(stored: stored, lookup: lookup, identity: identity)
         return accepts(resolved, url: url, floor: floor) ? resolved : nil
@@ -183,7 +183,7 @@ extension LazyGIFCache {
         guard let trust else {
             // The same decoding and index rules as every other index load.
             let index = try PackIndexSource.decode(json, limits: limits)
-            let lookup = IndexLookup(index, pixels: pixels, limits: limits)
+            let lookup = IndexLookup(index, pixels: pixels, formats: formats, limits: limits)
             let written = try await BlockingWork.run("gifpack.lazy-index") { () throws(PackClientError) -> LazyGIFStore.FileIdentity? in
                 try store.writeIndex(json, slot: slot, url: url, validators: validators, maxBytes: maxBytes)
                 return store.indexIdentity(slot: slot)
@@ -207,7 +207,7 @@ extension LazyGIFCache {
             return store.indexIdentity(slot: slot)
         }
         noteVerified(sequence: index.sequence)
-        let lookup = IndexLookup(index, pixels: pixels, limits: limits)
+        let lookup = IndexLookup(index, pixels: pixels, formats: formats, limits: limits)
         remember(json: json, url: url, validators: validators, signature: signature, sequence: index.sequence, lookup: lookup, identity: written)
         return lookup
     }

@@ -81,6 +81,10 @@ public final class LazyGIFCache: Sendable {
     /// (``RenditionChoice``), and only that rendition's frame is fetched. nil: the GIF of `packs[]`
     /// (the first resolution), as before renditions.
     public let preferredPixelSize: Int?
+    /// The image formats the app displays, in order of preference (format 1.4, `FormatChoice`):
+    /// with `[.webp, .gif]`, an exercise whose pack has a WebP rendition gets its WebP (its frame
+    /// fetched from the WebP pack, its container walked before it is served). Default `[.gif]`.
+    public let formats: [ImageFormat]
     private let client: any HTTPTransport
     let store: LazyGIFStore
     /// This source's index slot in the directory (``LazyGIFStore/slotName(url:keys:)``).
@@ -99,16 +103,18 @@ public final class LazyGIFCache: Sendable {
     /// for its lifetime.
     public convenience init(directory: String, indexURL: String, byteLimit: Int64 = 64 << 20, indexMaxAge: TimeSpan = .seconds(300),
                 client: (any HTTPTransport)? = nil, limits: PackLimits = .standard, attempts: Int = 3,
-                timeouts: HTTPTimeouts = HTTPTimeouts(), trust: IndexTrust? = nil, preferredPixelSize: Int? = nil) {
+                timeouts: HTTPTimeouts = HTTPTimeouts(), trust: IndexTrust? = nil, preferredPixelSize: Int? = nil,
+                formats: [ImageFormat] = [.gif]) {
         self.init(directory: directory, indexURL: indexURL, byteLimit: byteLimit, indexMaxAge: indexMaxAge, client: client, limits: limits,
-                  attempts: attempts, timeouts: timeouts, trust: trust, preferredPixelSize: preferredPixelSize, floorSource: nil)
+                  attempts: attempts, timeouts: timeouts, trust: trust, preferredPixelSize: preferredPixelSize, formats: formats, floorSource: nil)
     }
 
     /// With `floorSource`: the rollback floor another tier of the app keeps (``GIFLoader``).
     init(directory: String, indexURL: String, byteLimit: Int64, indexMaxAge: TimeSpan, client: (any HTTPTransport)?, limits: PackLimits,
-         attempts: Int, timeouts: HTTPTimeouts, trust: IndexTrust?, preferredPixelSize: Int?,
+         attempts: Int, timeouts: HTTPTimeouts, trust: IndexTrust?, preferredPixelSize: Int?, formats: [ImageFormat] = [.gif],
          floorSource: (@Sendable () throws -> Int?)?) {
         self.floorSource = floorSource
+        self.formats = FormatChoice.normalized(formats)
         self.trust = trust
         self.preferredPixelSize = preferredPixelSize
         self.directory = PathText.trimmingTrailingSlashes(directory)
@@ -193,7 +199,7 @@ public final class LazyGIFCache: Sendable {
     /// index changes or is revalidated, within a call already started (``HTTPTimeouts/startingCall()``):
     /// a ``GIFLoader`` call's one deadline covers it.
     func lookup(forceRevalidation: Bool = false, call timeouts: HTTPTimeouts) async throws(PackClientError) -> IndexLookup {
-        if case .file = source.location { return IndexLookup(try await loadLocal(), pixels: preferredPixelSize, limits: limits) }
+        if case .file = source.location { return IndexLookup(try await loadLocal(), pixels: preferredPixelSize, formats: formats, limits: limits) }
         return try await currentLookup(client: client, forceRevalidation: forceRevalidation, timeouts: timeouts)
     }
 
@@ -275,8 +281,12 @@ public final class LazyGIFCache: Sendable {
             alone.frameOffset = 0
             var bytes: [UInt8] = []
             bytes.reserveCapacity(Int(max(0, entry.location.size)))
-            try IndexedEntry.read(alone, sha256: entry.sha256, isGIF: true, side: pack.renditionSide, pack: SafePath.printable(pack.name),
+            try IndexedEntry.read(alone, sha256: entry.sha256, image: entry.imageFormat, side: pack.renditionSide, pack: SafePath.printable(pack.name),
                                   reader: reader) { chunk in bytes.append(contentsOf: chunk) }
+            // Format 1.4: a WebP's container is walked before it is kept or served.
+            if entry.imageFormat == .webp, let problem = IndexedEntry.webpProblem(bytes, pack: SafePath.printable(pack.name), entry: name) {
+                throw .rejected(problem)
+            }
             if Int64(bytes.count) <= byteLimit {
                 store.keepGIF(bytes, sha256: entry.sha256, byteLimit: byteLimit)
             }
@@ -286,7 +296,7 @@ public final class LazyGIFCache: Sendable {
 
     /// A local index: the GIF read in place from its pack file.
     private func localGIF(_ locate: (IndexLookup) throws(PackClientError) -> (PackDescription, GIFEntry, String)?) async throws(PackClientError) -> LazyGIF {
-        let lookup = IndexLookup(try await loadLocal(), pixels: preferredPixelSize, limits: limits)
+        let lookup = IndexLookup(try await loadLocal(), pixels: preferredPixelSize, formats: formats, limits: limits)
         guard let (pack, entry, name) = try locate(lookup) else { return .noGIF }
         guard case .file(let path) = try source.packLocation(for: pack),
               let id = pack.exercises.first(where: { $0.gif == entry.sha256 })?.id else { throw .unknownExercise(name) }

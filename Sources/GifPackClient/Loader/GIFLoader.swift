@@ -55,6 +55,13 @@ public final class GIFLoader: Sendable {
         /// placeholders stay the first resolution's. nil: the first resolution (`packs[]`), as
         /// before renditions.
         public var preferredPixelSize: Int?
+        /// The image formats the app displays, in order of preference (format 1.4): with
+        /// `[.webp, .gif]` and an index that has a WebP rendition of a pack (`formatPacks[]`), every
+        /// tier serves that pack's WebPs (``LoadedGIF/format`` says which) and ``GIFLoader/refresh(progress:)``
+        /// installs the WebP pack instead of the GIF pack, so the app downloads no GIF it has a WebP
+        /// for. GIF is always the last resort; placeholders and posters stay the GIFs'. Default
+        /// `[.gif]`: GIFs only, as before. ImageIO (`CGImageSource`) displays both.
+        public var formats: [ImageFormat] = [.gif]
         /// The poster size placeholders point at (nil: the generation's smallest).
         public var posterSize: Int?
         /// Most bytes of GIFs the lazy disk cache keeps.
@@ -126,6 +133,7 @@ public final class GIFLoader: Sendable {
         installer.trust = trust
         installer.withPosters = configuration.withPosters
         installer.preferredPixelSize = configuration.preferredPixelSize
+        installer.formats = configuration.formats
         installer.stageHook = configuration.installStageHook
         installer.timeouts = configuration.timeouts
         // One rollback floor per index URL for the whole loader: each tier also reads the other's (LoaderFloors.swift).
@@ -134,7 +142,7 @@ public final class GIFLoader: Sendable {
         self.installer = installer
         lazy = LazyGIFCache(directory: "\(folder)/lazy", indexURL: source.description, byteLimit: configuration.lazyCacheByteLimit,
                             indexMaxAge: .seconds(300), client: http, limits: configuration.limits, attempts: 3, timeouts: configuration.timeouts,
-                            trust: trust, preferredPixelSize: configuration.preferredPixelSize,
+                            trust: trust, preferredPixelSize: configuration.preferredPixelSize, formats: configuration.formats,
                             floorSource: trust == nil ? nil : floors.installedFloor)
         lazyStore = LazyGIFStore(directory: "\(folder)/lazy")
         memory = MemoryTier(costLimit: configuration.memoryCostLimit, countLimit: configuration.memoryCountLimit)

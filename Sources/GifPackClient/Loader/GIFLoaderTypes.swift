@@ -1,5 +1,6 @@
 import Foundation
 import GifPackFormat
+import GifPackGIFCore
 
 /// Which tier of a ``GIFLoader`` answered.
 public enum GIFTier: String, Sendable, Equatable, CaseIterable {
@@ -13,23 +14,37 @@ public enum GIFTier: String, Sendable, Equatable, CaseIterable {
     case network
 }
 
-/// A verified GIF and where it came from.
+/// A verified GIF (or, with ``GIFLoader/Configuration/formats`` preferring WebP, a WebP) and where it came from.
 ///
 /// ```swift
 /// let gif = try await loader.gif(for: "0001")
-/// imageView.load(gif.fileURL ?? temporaryFile(gif.data))   // gif.tier: .memory, .installed, …
+/// imageView.load(gif.fileURL ?? temporaryFile(gif.data))   // gif.tier: .memory, .installed, …; gif.format: .gif or .webp
 /// ```
 public struct LoadedGIF: Sendable, Equatable {
-    /// The GIF's SHA-256 (lowercase hex): its bytes hash to it.
+    /// The image's SHA-256 (lowercase hex): its bytes hash to it.
     public var sha256: String
-    /// The GIF's bytes.
+    /// The image's bytes, in ``format``.
     public var data: Data
+    /// What the bytes are: ``ImageFormat/gif``, or ``ImageFormat/webp`` (format 1.4, when the app
+    /// prefers WebP and the index has a WebP of the exercise). Both were checked structurally
+    /// (the GIF walker, the WebP container walker) before they were first served.
+    public var format: ImageFormat
     /// A file holding exactly these bytes (installed packs or the lazy cache), for views that take
     /// a URL; nil when the GIF is in memory only (the lazy cache keeps no GIF larger than its limit).
     /// The lazy cache may evict its file later; the installed one stays until the next install
     /// after the one that removes it.
     public var fileURL: URL?
     public var tier: GIFTier
+
+    /// `data` already verified (its hash, and its format's structure where it came from a pack):
+    /// its format is the one its signature says (a WebP's RIFF header, else GIF).
+    init(sha256: String, data: Data, fileURL: URL?, tier: GIFTier) {
+        self.sha256 = sha256
+        self.data = data
+        self.format = WebPWalker.hasSignature(data.prefix(12)) ? .webp : .gif
+        self.fileURL = fileURL
+        self.tier = tier
+    }
 }
 
 /// An exercise's placeholder from what the installed cache keeps: usable offline and after a

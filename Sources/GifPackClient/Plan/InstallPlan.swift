@@ -9,7 +9,7 @@ import GifPackFormat
 /// `catalog.json` against the index — stopping at the first problem. Two packs that give one
 /// exercise different GIFs are a ``PackRejection/Reason/conflict``. ``entries`` lists every GIF
 /// entry of every pack with its catalog record, so the installer reads, decodes and compares all
-/// of them (``PackChecks/gifProblems(_:metadata:pack:entry:)``), including GIFs it does not write.
+/// of them (``PackChecks/gifProblems(_:metadata:side:format:pack:entry:)``), including GIFs it does not write.
 ///
 /// ```swift
 /// let plan = try InstallPlan(packs: downloaded, limits: .standard)
@@ -41,6 +41,15 @@ struct InstallPlan {
     /// first-resolution GIF and that GIF's placeholder (``RenditionSelection/basis``).
     private(set) var basis: [String: (gif: String, placeholder: GIFPlaceholder?)] = [:]
     let packs: [InstalledPack]
+
+    /// The installed images that are not GIFs (format 1.4's WebPs) → their format.
+    var imageFormats: [String: ImageFormat] {
+        var formats: [String: ImageFormat] = [:]
+        for source in entries where source.entry.imageFormat != .gif && idsByHash[source.entry.sha256] != nil {
+            formats[source.entry.sha256] = source.entry.imageFormat
+        }
+        return formats
+    }
 
     /// `selection`: with renditions, each pack gives only the exercises chosen from it.
     init(packs downloaded: [DownloadedPack], limits: PackLimits, selection: RenditionSelection? = nil) throws(PackClientError) {

@@ -34,10 +34,12 @@ public enum RenditionChoice {
         pack.resolution ?? index.source.resolution ?? 0
     }
 
-    /// The manifest pack a pack belongs to: `all` for `all` and its renditions `all.360`, ….
+    /// The manifest pack a pack belongs to: `all` for `all`, its renditions `all.360`, … and (format
+    /// 1.4) its other formats `all.180.webp`, ….
     static func family(of name: String) -> String {
-        guard let dot = name.firstIndex(of: "."), Int(name[name.index(after: dot)...]) != nil else { return name }
-        return String(name[..<dot])
+        let parts = name.split(separator: ".", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count >= 2, Int(parts[1]) != nil else { return name }
+        return String(parts[0])
     }
 
     /// The pack of `index` that gives exercise `id` its GIF for `pixels` (nil: no preference, the
@@ -81,6 +83,12 @@ struct RenditionSelection: Sendable {
     /// GIF SHA-256 of a rendition beyond the first → its exercise's first-resolution GIF (the
     /// `packs[]` row's), whose placeholder and posters the exercise shows, and that GIF's placeholder.
     let basis: [String: (gif: String, placeholder: GIFPlaceholder?)]
+
+    init(packs: [PackDescription], taken: [String: Set<String>]?, basis: [String: (gif: String, placeholder: GIFPlaceholder?)]) {
+        self.packs = packs
+        self.taken = taken
+        self.basis = basis
+    }
 
     /// `chosen`: the packs an install names (sorted, no repeats); `pixels`: the preferred size.
     init(chosen: [PackDescription], index: PackIndex, pixels: Int?) {

@@ -32,10 +32,11 @@ public struct InstalledCache: Sendable {
         self.manifest = manifest
     }
 
-    /// The GIF file of exercise `id`, or nil when the exercise is unknown or has no GIF.
+    /// The image file of exercise `id` (its GIF, or with an install that prefers WebP, format 1.4,
+    /// its `.webp` where the index has one), or nil when the exercise is unknown or has no GIF.
     public func gifPath(forExercise id: String) -> String? {
         guard ExerciseID.isValid(id), let entry = manifest.exercises[id], let hash = entry else { return nil }
-        return "\(generationDirectory)/\(manifest.layout.relativePath(exercise: id, sha256: hash))"
+        return "\(generationDirectory)/\(manifest.layout.relativePath(exercise: id, sha256: hash, format: manifest.imageFormat(for: hash)))"
     }
 
     /// The SHA-256 of exercise `id`'s GIF: a stable key for image caches (it changes exactly when

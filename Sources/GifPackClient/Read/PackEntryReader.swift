@@ -49,7 +49,7 @@ public struct PackEntryReader: Sendable {
             throw .rejected(PackRejection(.missingEntry, pack: name, entry: GIFEntry.path(forSHA256: hash),
                                           detail: "the pack lists no GIF with this hash"))
         }
-        return try IndexedEntry.readAll(entry.location, sha256: entry.sha256, isGIF: true, side: pack.renditionSide, pack: name, reader: reader)
+        return try IndexedEntry.readAll(entry.location, sha256: entry.sha256, image: entry.imageFormat, side: pack.renditionSide, pack: name, reader: reader)
     }
 
     /// The pack's `catalog.json` (exercise names, API records, GIF metadata), verified against the
@@ -72,7 +72,7 @@ public struct PackEntryReader: Sendable {
         }
         var check = PackCatalogStream()
         var failure: PackCatalogStream.Failure?
-        try IndexedEntry.read(pack.catalog, sha256: pack.contentDigest, isGIF: false, pack: name, reader: reader) { chunk in
+        try IndexedEntry.read(pack.catalog, sha256: pack.contentDigest, image: nil, pack: name, reader: reader) { chunk in
             guard failure == nil else { return }
             do { try check.skim(chunk) } catch { failure = error as? PackCatalogStream.Failure }
         }
@@ -82,7 +82,7 @@ public struct PackEntryReader: Sendable {
         if let problem = CatalogCheck.headProblems(head, pack: pack).first { throw PackClientError.rejected(problem) }
         var stream = PackCatalogStream()
         var stopped: (any Error)?
-        try IndexedEntry.read(pack.catalog, sha256: pack.contentDigest, isGIF: false, pack: name, reader: reader) { chunk in
+        try IndexedEntry.read(pack.catalog, sha256: pack.contentDigest, image: nil, pack: name, reader: reader) { chunk in
             guard stopped == nil else { return }
             do { try stream.feed(chunk, body) } catch { stopped = error }
         }

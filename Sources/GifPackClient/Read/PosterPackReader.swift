@@ -18,7 +18,7 @@ public struct PosterPackReader: Sendable {
 
     public init(path: String, posters: PosterPackDescription) throws(PackClientError) {
         let reader = try EntryReading.openPackFile(path, pack: posters.name, expectedBytes: posters.bytes)
-        let bytes = try IndexedEntry.readAll(posters.catalog, sha256: posters.contentDigest, isGIF: false,
+        let bytes = try IndexedEntry.readAll(posters.catalog, sha256: posters.contentDigest, image: nil,
                                              pack: posters.name, reader: reader)
         let catalog: PosterPackCatalog
         do { catalog = try PosterPackCatalog.decode(from: bytes) } catch {
@@ -42,6 +42,6 @@ public struct PosterPackReader: Sendable {
             throw .rejected(PackRejection(.missingEntry, pack: posters.name, entry: SafePath.printable(path),
                                           detail: "the posters pack has no poster of this GIF at \(size) px (sizes: \(posters.sizes.map(String.init).joined(separator: ", ")))"))
         }
-        return try IndexedEntry.readAll(location, sha256: entry.sha256, isGIF: true, pack: posters.name, reader: reader)
+        return try IndexedEntry.readAll(location, sha256: entry.sha256, image: .gif, pack: posters.name, reader: reader)
     }
 }

@@ -21,7 +21,12 @@ package enum PackDescriptionCheck {
     /// and pack names that appear once; a `packs[]` name is a plain name, a `renditionPacks[]` name
     /// is `<name>.<resolution>` of its own `resolution`; a pack's `resolution`, where present, is
     /// one of `source.resolutions` (with one resolution, `source.resolution`), and that of a
-    /// `packs[]` entry is the first, `source.resolution`.
+    /// `packs[]` entry is the first, `source.resolution`. Format 1.4: a `formatPacks[]` entry is named
+    /// `<name>.<resolution>.<format>` of its own `resolution` (which it has) and `format` (which is
+    /// `webp`: the decoder left out the formats it does not know), and has no posters pack; a pack of
+    /// `packs[]` or `renditionPacks[]` has no `format` and lists GIFs only; an entry's `format` is
+    /// `webp` or absent, and its path `images/<sha256>.webp` or `gifs/<sha256>.gif` accordingly
+    /// (``problems(in:limits:)``).
     package static func indexProblems(in index: PackIndex, limits: PackLimits) -> [PackRejection] {
         var problems: [PackRejection] = []
         var names = Set<String>()
@@ -35,6 +40,28 @@ package enum PackDescriptionCheck {
         for pack in index.renditionPacks ?? [] where ExerciseID.isValid(pack.name) {
             problems.append(PackRejection(.unsafeName, pack: SafePath.printable(pack.name),
                                           detail: "a rendition pack is named <pack>.<resolution>"))
+        }
+        for pack in index.gifPacks {
+            if let format = pack.format {
+                problems.append(PackRejection(.unsafeName, pack: SafePath.printable(pack.name),
+                                              detail: "a pack of packs[] or renditionPacks[] holds GIFs and has no format, not \"\(SafePath.printable(format.rawValue))\""))
+            }
+            for gif in pack.gifs where gif.format != nil {
+                problems.append(PackRejection(.entryMismatch, pack: SafePath.printable(pack.name), entry: SafePath.printable(gif.location.path),
+                                              detail: "a pack of packs[] or renditionPacks[] lists GIFs only, not an entry of format \"\(SafePath.printable(gif.format?.rawValue ?? ""))\""))
+            }
+        }
+        for pack in index.formatPacks ?? [] {
+            let name = SafePath.printable(pack.name)
+            if pack.format == nil || pack.format == .gif {
+                problems.append(PackRejection(.unsafeName, pack: name, detail: "a pack of formatPacks[] has a format other than gif (webp)"))
+            }
+            if pack.resolution == nil {
+                problems.append(PackRejection(.invalidNumber, pack: name, detail: "a pack of formatPacks[] has a resolution"))
+            }
+            if pack.posters != nil {
+                problems.append(PackRejection(.unlistedEntry, pack: name, detail: "a pack of formatPacks[] has no posters pack (posters stay the GIFs')"))
+            }
         }
         let known = index.source.resolutions ?? index.source.resolution.map { [$0] } ?? []
         for (number, pack) in index.allPacks.enumerated() {
@@ -53,8 +80,13 @@ package enum PackDescriptionCheck {
     }
 
     /// A pack name: 1-64 characters of A-Z a-z 0-9 _ -, or (a rendition pack, format 1.3) such a
-    /// name, `.` and the pack's own `resolution` (`all.360`).
+    /// name, `.` and the pack's own `resolution` (`all.360`), or (a format pack, format 1.4) such a
+    /// name, `.`, its `resolution`, `.` and its `format` (`all.180.webp`).
     static func isValidPackName(_ pack: PackDescription) -> Bool {
+        if let format = pack.format {
+            guard let resolution = pack.resolution, resolution > 0, pack.name.hasSuffix(".\(resolution).\(format.rawValue)") else { return false }
+            return ExerciseID.isValid(String(pack.name.dropLast(".\(resolution).\(format.rawValue)".count)))
+        }
         if ExerciseID.isValid(pack.name) { return true }
         guard let resolution = pack.resolution, resolution > 0, let dot = pack.name.lastIndex(of: ".") else { return false }
         return pack.name[pack.name.index(after: dot)...] == String(resolution) && ExerciseID.isValid(String(pack.name[..<dot]))
@@ -66,7 +98,8 @@ package enum PackDescriptionCheck {
             problems.append(PackRejection(reason, pack: SafePath.printable(pack.name), entry: entry, detail: detail))
         }
         if !isValidPackName(pack) {
-            add(.unsafeName, nil, "the pack name is not 1-64 characters of A-Z a-z 0-9 _ - (a rendition pack: then . and its resolution)")
+            add(.unsafeName, nil, "the pack name is not 1-64 characters of A-Z a-z 0-9 _ - (a rendition pack: then . and its resolution; "
+                + "a format pack: then . and its resolution, . and its format)")
         }
         if let (reason, detail) = SafePath.problem(in: pack.file) {
             add(reason, pack.file, detail)
@@ -91,8 +124,13 @@ package enum PackDescriptionCheck {
                 continue
             }
             if !hashes.insert(gif.sha256).inserted { add(.duplicate, gif.location.path, "the GIF is listed twice") }
-            problems += locationProblems(gif.location, expectedPath: GIFEntry.path(forSHA256: gif.sha256),
-                                         maxSize: limits.maxGIFBytes, pack: pack)
+            // Format 1.4: an entry's format is webp or absent (a GIF), and names its path.
+            guard gif.format == nil || gif.format == .webp, let expected = gif.expectedPath else {
+                add(.entryMismatch, SafePath.printable(gif.location.path),
+                    "the entry's format \"\(SafePath.printable(gif.format?.rawValue ?? ""))\" is not webp or absent (a GIF)")
+                continue
+            }
+            problems += locationProblems(gif.location, expectedPath: expected, maxSize: limits.maxGIFBytes, pack: pack)
         }
         if pack.version < 1 { add(.invalidNumber, nil, "version \(pack.version) is not a positive number") }
         if pack.uncompressedBytes < 0 {

@@ -68,6 +68,9 @@ public struct PackRejection: Error, Sendable, Equatable, CustomStringConvertible
         /// A GIF of a rendition pack (format 1.3) whose logical screen's larger side is not the
         /// pack's `resolution`: a 360 px rendition made of 180 px GIFs.
         case wrongResolution = "wrong-resolution"
+        /// A WebP entry (format 1.4) whose bytes are not a well-formed WebP container: the RIFF
+        /// header, its chunks, the canvas, the frames or the limits (`WebPWalker`).
+        case notAWebP = "not-a-webp"
     }
 
     public var reason: Reason
