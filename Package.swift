@@ -144,7 +144,7 @@ let package = Package(
         ]),
         .testTarget(name: "GifPackBuilderTests", dependencies: [
             "GifPackTestSupport", "GifPackTestFixtures", "GifPack", "GifPackFormat", "GifPackJSON", "GifPackSigning", "GifPackGIF",
-            "GifPackHTTP", "GifPackSystem", "GifPackZstd", "ExerciseDBFixture", "CGif",
+            "GifPackHTTP", "GifPackSystem", "GifPackZstd", "GifPackWebP", "GifPackIndexReader", "ExerciseDBFixture", "CGif",
             .product(name: "Crypto", package: "swift-crypto"), .product(name: "GRDB", package: "GRDB.swift"),
         ]),
         .testTarget(name: "GifPackClientTests", dependencies: [
