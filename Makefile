@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 PREFIX ?= /usr/local
 SWIFT ?= swift
-APT_PACKAGES := libcurl4-openssl-dev libarchive-dev libgif-dev libzstd-dev zstd tar curl jq pkg-config openssl nginx-light minisign python3-venv systemd
+APT_PACKAGES := libcurl4-openssl-dev libarchive-dev libgif-dev libwebp-dev libzstd-dev zstd tar curl jq pkg-config openssl nginx-light minisign python3-venv systemd
 BENCH_PACKAGES := time python3
 # What only the tests need: headless Chromium opens the release-review page (ReviewPageTests); webp's gif2webp
 # and img2webp make real WebP files for the WebP container check's tests (WebPWalkerTests).

@@ -38,6 +38,8 @@ let package = Package(
         .systemLibrary(name: "CArchive", pkgConfig: "libarchive", providers: [.apt(["libarchive-dev"])]),
         .systemLibrary(name: "CGif", pkgConfig: "libgif", providers: [.apt(["libgif-dev"])]),
         .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
+        // libwebp's animation encoder, mux and animation decoder (libwebpmux and libwebpdemux, which require libwebp).
+        .systemLibrary(name: "CWebP", pkgConfig: "libwebpdemux", providers: [.apt(["libwebp-dev"])]),
         // glibc's mallopt, for the command-line tool's memory settings.
         .systemLibrary(name: "CMalloc"),
 
@@ -66,6 +68,9 @@ let package = Package(
         .target(name: "GifPackGIFCore"),
         // GIF structural decoding (giflib) and the placeholder and poster code, the builder's.
         .target(name: "GifPackGIF", dependencies: ["GifPackGIFCore", "GifPackSystem", "CGif"]),
+        // The WebP rendition's codec (libwebp), the builder's: a GIF's composited frames encoded into
+        // an animated WebP under pinned settings, decoded back and compared frame by frame (SSIM).
+        .target(name: "GifPackWebP", dependencies: ["GifPackGIF", "CWebP"]),
         // The HTTP value types and the HTTPTransport protocol, with URLSessionTransport: pure Swift
         // and Foundation (FoundationNetworking on Linux), what the portable client links; body files
         // are opened through GifPackSystem's RegularFile.
@@ -76,7 +81,7 @@ let package = Package(
         ]),
         // The builder.
         .target(name: "GifPack", dependencies: [
-            "GifPackFormat", "GifPackSigning", "GifPackZstd", "GifPackGIF", "GifPackHTTP", "GifPackSystemBuilder", "CArchive", "CZstd",
+            "GifPackFormat", "GifPackSigning", "GifPackZstd", "GifPackGIF", "GifPackWebP", "GifPackHTTP", "GifPackSystemBuilder", "CArchive", "CZstd",
             // The client's index reader reads --previous-index; the builder does not link the client
             // itself, so a client change does not rebuild the builder or its tests.
             "GifPackIndexReader",
@@ -135,11 +140,11 @@ let package = Package(
         // tests, so a change to the client does not rebuild the builder's or the format's tests.
         .testTarget(name: "GifPackFormatTests", dependencies: [
             "GifPackTestSupport", "GifPackFormat", "GifPackJSON", "GifPackSigning", "GifPackGIF", "GifPackGIFCore", "GifPackZstd",
-            "GifPackSystem", "ExerciseDBFixture",
+            "GifPackSystem", "GifPackWebP", "ExerciseDBFixture",
         ]),
         .testTarget(name: "GifPackBuilderTests", dependencies: [
             "GifPackTestSupport", "GifPackTestFixtures", "GifPack", "GifPackFormat", "GifPackJSON", "GifPackSigning", "GifPackGIF",
-            "GifPackHTTP", "GifPackIndexReader", "GifPackSystem", "GifPackZstd", "ExerciseDBFixture", "CGif",
+            "GifPackHTTP", "GifPackSystem", "GifPackZstd", "GifPackWebP", "GifPackIndexReader", "ExerciseDBFixture", "CGif",
             .product(name: "Crypto", package: "swift-crypto"), .product(name: "GRDB", package: "GRDB.swift"),
         ]),
         .testTarget(name: "GifPackClientTests", dependencies: [

@@ -8,8 +8,9 @@
 #                [--upgrade-percents "0.1 1 10"] [--publish-only] [--no-publish] [--posters-only] [--no-posters]
 #                [--floor-runs N] [--pack-runs N] [--install-only] [--no-install] [--install-runs N]
 #                [--renditions-only] [--no-renditions] [--renditions-runs N]
-#                [--loader-memory-only] [--no-loader-memory] [--install-counts "124 690 1480"]
-#                [--parts "build scale scale-real upgrades publish posters install renditions loader-memory"]
+#                [--loader-memory-only] [--no-loader-memory] [--webp-only] [--no-webp] [--webp-runs N]
+#                [--install-counts "124 690 1480"]
+#                [--parts "build scale scale-real upgrades publish posters install renditions loader-memory webp"]
 #                [--passes "quiet neighbour"] [--sizes-from DIR]
 #
 # Environment equivalents: BENCH_COUNT, BENCH_LATENCY_MS, BENCH_REAL_DATA, BENCH_SCALE,
@@ -23,11 +24,13 @@
 # a two-resolution build against two one-resolution builds), BENCH_RENDITIONS=0 (skip it),
 # BENCH_RENDITIONS_RUNS (rounds, default 3), BENCH_LOADER_MEMORY_ONLY=1 (section 11 alone: the app
 # loader's memory loading 500 GIFs by range against plain URLSession), BENCH_LOADER_MEMORY=0 (skip it),
-# BENCH_LOADER_MEMORY_GIFS (default 500), BENCH_LOADER_MEMORY_BEFORE (an older build of the tool, measured too).
+# BENCH_LOADER_MEMORY_GIFS (default 500), BENCH_LOADER_MEMORY_BEFORE (an older build of the tool, measured too),
+# BENCH_WEBP_ONLY=1 (section 12 alone: WebP renditions on the real sample), BENCH_WEBP=0 (skip it),
+# BENCH_WEBP_RUNS (rounds, default 2).
 # BENCH_INSTALL_COUNTS (section 9's catalogs: exercises of the realistic fixture, default "124 690 1480",
 # packs of about 10, 56 and 120 MB). BENCH_PARTS (the parts to run, by name, overriding the flags above:
 # build = 1-4, scale = 5, scale-real = 5 at 100,000 exercises with GIFs of the real sample's sizes,
-# upgrades = 6, publish = 7, posters = 8, install = 9, renditions = 10, loader-memory = 11).
+# upgrades = 6, publish = 7, posters = 8, install = 9, renditions = 10, loader-memory = 11, webp = 12).
 # BENCH_PASSES (default "quiet"; "quiet neighbour": the whole run again beside a CPU-bound neighbour,
 # a busy loop pinned to core 0 that the script starts and kills; its results go to
 # bench/results-neighbour.json). BENCH_SIZES_FROM (the real sample whose GIF sizes scale-real draws:
@@ -67,6 +70,9 @@ passes=${BENCH_PASSES:-quiet}
 pass=${BENCH_PASS:-}
 sizes_from=${BENCH_SIZES_FROM:-}
 all_args=("$@")
+webp_only=${BENCH_WEBP_ONLY:-0}
+webp_bench=${BENCH_WEBP:-1}
+webp_runs=${BENCH_WEBP_RUNS:-2}
 
 while [ $# -gt 0 ]; do
   case $1 in
@@ -100,7 +106,10 @@ while [ $# -gt 0 ]; do
     --parts) parts=$2; shift 2 ;;
     --passes) passes=$2; shift 2 ;;
     --sizes-from) sizes_from=$2; shift 2 ;;
-    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
+    --webp-only) webp_only=1; shift ;;
+    --no-webp) webp_bench=0; shift ;;
+    --webp-runs) webp_runs=$2; shift 2 ;;
+    -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
     *) echo "bench/run.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -151,17 +160,24 @@ if [ "$loader_memory_only" = 1 ]; then
 elif [ "$upgrade_only" = 1 ]; then
   loader_memory_bench=0
 fi
+if [ "$webp_only" = 1 ]; then
+  [ "$upgrade_only" != 1 ] || { echo "bench/run.sh: --webp-only excludes the other --*-only modes" >&2; exit 2; }
+  upgrade_only=1; upgrade_percents=""; publish_bench=0; posters=0; install_bench=0; renditions_bench=0; loader_memory_bench=0
+  webp_bench=1
+elif [ "$upgrade_only" = 1 ]; then
+  webp_bench=0
+fi
 # Parts 1-4 and 5 run unless an --*-only mode is chosen.
 build_bench=1; scale_bench=1; scale_real=0
 if [ "$upgrade_only" = 1 ] || [ "$posters_only" = 1 ]; then build_bench=0; scale_bench=0; fi
 if [ -n "$parts" ]; then
   for p in $parts; do
-    case $p in build|scale|scale-real|upgrades|publish|posters|install|renditions|loader-memory) ;;
+    case $p in build|scale|scale-real|upgrades|publish|posters|install|renditions|loader-memory|webp) ;;
       *) echo "bench/run.sh: unknown part $p" >&2; exit 2 ;;
     esac
   done
   has() { [[ " $parts " == *" $1 "* ]]; }
-  build_bench=0; scale_bench=0; publish_bench=0; posters=0; install_bench=0; renditions_bench=0; loader_memory_bench=0
+  build_bench=0; scale_bench=0; publish_bench=0; posters=0; install_bench=0; renditions_bench=0; loader_memory_bench=0; webp_bench=0
   has build && build_bench=1
   has scale && scale_bench=1
   has scale-real && scale_real=1
@@ -171,6 +187,7 @@ if [ -n "$parts" ]; then
   has install && install_bench=1
   has renditions && renditions_bench=1
   has loader-memory && loader_memory_bench=1
+  has webp && webp_bench=1
   # Sections 6-8 run inside the "upgrade" block; 1-4 and 5 are chosen by the flags above.
   upgrade_only=1
 fi
@@ -897,6 +914,39 @@ if [ "$loader_memory_bench" = 1 ]; then
   done
   stop_nginx
   rm -rf "$runs/lm"
+fi
+
+# ---------------------------------------------------------------------------------------------
+# 12: WebP renditions (issue 47) on the real sample (--real-data; skipped without it): fresh builds
+# (empty output and cache, latency as section 1) of `output.formats: [gif]` against `[gif, webp]`,
+# alternating, then a no-change rebuild of the WebP build (its cache kept). Recorded: wall and CPU of
+# each build; from the WebP build's report, the renditions by outcome (q75, q90, lossless, gif), the
+# SSIM (mean, worst, the worst frames' distribution), the renditions' bytes against the GIFs', and how
+# many GIFs each build encoded (0 on the rebuild); the encoder's CPU time alone is the WebP build's
+# CPU less the GIF-only build's.
+if [ "$webp_bench" = 1 ] && [ -n "$real_data" ]; then
+  log "webp: fixture of the real sample $real_data, latency ${latency} ms"
+  start_fixture --real-data "$real_data" --latency-ms "$latency"
+  manifest "$runs/webp.gif.yaml" 7d
+  sed 's/^  zstd_level: 9$/  zstd_level: 9\n  formats: [gif, webp]/' "$runs/webp.gif.yaml" > "$runs/webp.webp.yaml"
+  for round in $(seq 1 "$webp_runs"); do
+    for side in $( [ $((round % 2)) = 1 ] && echo "webp gif" || echo "gif webp"); do
+      log "webp, round $round of $webp_runs: a fresh build of formats [gif$( [ "$side" = webp ] && echo ", webp")]"
+      rm -rf "$runs/webp"
+      gifpack_build "webp.$side.r$round" "$runs/webp.$side.yaml" "$runs/webp/out" "$runs/webp/cache"
+      if [ "$side" = webp ]; then
+        fact "webp.webp.r$round.renditions" "$(jq -c '.webp' "$runs/webp/out/report.json")"
+        fact "webp.webp.r$round.gif_pack_bytes" "$(jq '[.packs[].bytes] | add' "$runs/webp/out/index.json")"
+        fact "webp.webp.r$round.webp_pack_bytes" "$(jq '[(.formatPacks // [])[].bytes] | add // null' "$runs/webp/out/index.json")"
+        log "webp, round $round of $webp_runs: a no-change rebuild"
+        gifpack_build "webp.rebuild.r$round" "$runs/webp.webp.yaml" "$runs/webp/out" "$runs/webp/cache"
+        fact "webp.rebuild.r$round.encoded" "$(jq '.webp.encoded' "$runs/webp/out/report.json")"
+      fi
+    done
+  done
+  fact webp_runs "$webp_runs"
+  stop_fixture
+  rm -rf "$runs/webp"
 fi
 
 fact load_at_end "\"$(cut -d' ' -f1-3 /proc/loadavg)\""

@@ -10,8 +10,8 @@ struct InspectCommand: ParsableCommand {
         discussion: """
         Reads the pack's catalog.json (its first frame) only. Exercises without a GIF show "-". A \
         rendition pack (<pack>.<px>, format 1.3) is a pack like the others; the summary names the \
-        resolution its catalog was built for. A WebP pack (<pack>.<px>.webp, format 1.4) has a format \
-        column: webp, or gif for a GIF it lists in place of a WebP. \
+        resolution its catalog was built for. A WebP pack (<pack>.<px>.webp, format 1.4) adds a \
+        format column: webp, or gif where the GIF stands in; sizes and timing are the WebP's. \
         A posters pack (<pack>-posters, format 1.2) is listed poster by poster: path, longest side, \
         bytes, and the GIF it shows.
 
@@ -37,7 +37,7 @@ struct InspectCommand: ParsableCommand {
             Terminal.error("gifpack: \(error)")
             throw ExitCode(1)
         }
-        // Format 1.4: a WebP pack's rows say each entry's format (a GIF pack's table is as it was).
+        // A WebP pack (format 1.4) says each entry's format.
         let formats = catalog.exercises.contains { $0.gif?.format != nil }
         var rows = [["exercise", "name", "bytes", "dimensions", "frames", "duration"] + (formats ? ["format"] : [])]
         for exercise in catalog.exercises {
@@ -46,7 +46,7 @@ struct InspectCommand: ParsableCommand {
             if let gif = exercise.gif {
                 let seconds = String(format: "%.2fs", Double(gif.durationMilliseconds) / 1000)
                 rows.append([id, name, String(gif.bytes), "\(gif.width)x\(gif.height)", String(gif.frames), seconds]
-                            + (formats ? [TerminalText.escaped(gif.format?.rawValue ?? "gif", maxScalars: 10)] : []))
+                    + (formats ? [TerminalText.escaped((gif.format ?? .gif).rawValue, maxScalars: 10)] : []))
             } else {
                 rows.append([id, name, "-", "-", "-", "-"] + (formats ? ["-"] : []))
             }
@@ -57,7 +57,8 @@ struct InspectCommand: ParsableCommand {
         let bytes = withGIF.reduce(Int64(0)) { $0 + $1.bytes }
         let resolution = catalog.source.resolution.map { " at \($0) px" } ?? ""
         Terminal.output("\(catalog.exercises.count) exercise(s) in pack \(TerminalText.escaped(catalog.pack, maxScalars: 70))\(resolution), "
-            + "\(withGIF.count) with a GIF, \(distinct) distinct GIF(s), \(bytes) bytes")
+            + "\(withGIF.count) with a GIF, \(distinct) distinct GIF(s), \(bytes) bytes"
+            + (formats ? " (\(Set(withGIF.filter { $0.format == .webp }.map(\.sha256)).count) WebP, the others GIF)" : ""))
     }
 
     /// The posters pack catalog, when the first entry is one (a pack's catalog is not).

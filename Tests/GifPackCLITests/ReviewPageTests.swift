@@ -258,6 +258,43 @@ struct ReviewPageTests {
         #expect(gallery.matches(of: /<img class=\x22poster\x22 src=\x22img\/[0-9a-f]{64}\.gif\x22/).count == 8)
     }
 
+    /// Issue 47: a release with WebP renditions shows each exercise's WebP beside its GIF, written
+    /// into the folder as `img/<sha256>.webp`, and Chromium decodes it to the GIF's size.
+    @Test func theWebPIsShownBesideItsGIF() async throws {
+        try Chromium.requireInstalled()
+        let server = try startFixture(count: 3)
+        defer { server.stop() }
+        try serveSmoothGIFs(server)
+        let workspace = try TemporaryDirectory()
+        let report = try await runBuild(manifest: rapidAPIManifest(server: server, packs: "output:\n  formats: [gif, webp]"),
+                                        workspace: workspace)
+        #expect(report.exitStatus == .success, "\(report.message)")
+        let index = try readIndex(workspace.file("dist/index.json"))
+        let webpPack = try #require(index.formatPacks?.first)
+        let webps = webpPack.exercises.compactMap { exercise in
+            webpPack.gifs.first { $0.sha256 == exercise.gif && $0.format == .webp }.map { (exercise.id, $0) }
+        }
+        try #require(!webps.isEmpty, "no exercise has a WebP")
+        let html = workspace.file("review")
+        _ = try await Self.review([workspace.file("dist"), "--html", html])
+        let dom = try await Chromium.dumpDOM("\(html)/index.html")
+        let added = try Self.section("added", in: dom)
+        for (id, entry) in webps {
+            let tile = try #require(Self.tile(id, in: added))
+            #expect(tile.contains("<img class=\"webp\" src=\"img/\(entry.sha256).webp\""), "\(tile)")
+            #expect(tile.contains("<img class=\"poster\" src=\"img/"), "the GIF's poster beside it")
+        }
+        // Chromium decodes a written WebP to the GIF's canvas.
+        let (_, entry) = webps[0]
+        let probe = try workspace.write("""
+            <!doctype html><body><img src="review/img/\(entry.sha256).webp" \
+            onload="document.body.setAttribute('data-decoded', this.naturalWidth + 'x' + this.naturalHeight)"></body>
+            """, to: "probe.html")
+        let decoded = try await Chromium.dumpDOM(probe)
+        let placeholder = try #require(entry.placeholder)
+        #expect(decoded.contains("data-decoded=\"\(placeholder.width)x\(placeholder.height)\""), "\(decoded)")
+    }
+
     /// A password in an index URL (`https://user:pw@host/…`) is used for the requests and never
     /// written into the page, its images or its stylesheet, nor printed.
     @Test func aPasswordInAReviewedURLNeverReachesThePage() async throws {

@@ -105,11 +105,14 @@ struct TestFrame {
     var transparentIndex: Int?
     var disposal = 0
     var interlaced = false
+    var delayCentiseconds = 10
 }
 
 /// Writes a GIF89a with giflib's encoder: one global palette (RGB triples, 2...256 colours, a power
-/// of two), each frame with a graphics control extension.
-func writeTestGIF(width: Int, height: Int, palette: [(UInt8, UInt8, UInt8)], frames: [TestFrame]) throws -> [UInt8] {
+/// of two), each frame with a graphics control extension; a NETSCAPE2.0 extension when `loopCount`
+/// is given.
+func writeTestGIF(width: Int, height: Int, palette: [(UInt8, UInt8, UInt8)], frames: [TestFrame],
+                  loopCount: Int? = nil) throws -> [UInt8] {
     final class Sink { var bytes: [UInt8] = [] }
     let sink = Sink()
     let box = Unmanaged.passRetained(sink)
@@ -126,9 +129,18 @@ func writeTestGIF(width: Int, height: Int, palette: [(UInt8, UInt8, UInt8)], fra
     let map = GifMakeMapObject(Int32(colors.count), &colors)
     defer { GifFreeMapObject(map) }
     var ok = EGifPutScreenDesc(gif, Int32(width), Int32(height), 8, 0, map) == GIF_OK
+    if let loopCount {
+        let identifier = Array("NETSCAPE2.0".utf8)
+        let subBlock: [UInt8] = [1, UInt8(loopCount & 0xFF), UInt8(loopCount >> 8)]
+        ok = ok && EGifPutExtensionLeader(gif, APPLICATION_EXT_FUNC_CODE) == GIF_OK
+            && EGifPutExtensionBlock(gif, Int32(identifier.count), identifier) == GIF_OK
+            && EGifPutExtensionBlock(gif, Int32(subBlock.count), subBlock) == GIF_OK
+            && EGifPutExtensionTrailer(gif) == GIF_OK
+    }
     for frame in frames where ok {
         var control: [GifByteType] = [
-            GifByteType((frame.disposal << 2) | (frame.transparentIndex == nil ? 0 : 1)), 10, 0,
+            GifByteType((frame.disposal << 2) | (frame.transparentIndex == nil ? 0 : 1)),
+            GifByteType(frame.delayCentiseconds & 0xFF), GifByteType(frame.delayCentiseconds >> 8),
             GifByteType(frame.transparentIndex ?? 0),
         ]
         ok = ok && EGifPutExtension(gif, GRAPHICS_EXT_FUNC_CODE, 4, &control) == GIF_OK

@@ -131,14 +131,15 @@ public struct BuildPipeline: Sendable {
         do { try checkMissing(wanted: renditions[0].plan.wanted.count, into: &report) } catch { throw .ended(error) }
         // After a quota or budget stop in a later resolution, the resolutions fetched whole before it
         // (`fetched.results` holds theirs only).
-        let (descriptions, renditionPacks) = try await stage {
+        let (descriptions, renditionPacks, formatPacks) = try await stage {
             try await packRenditions(renditions, results: fetched.results, tools: tools, indexes: indexes, into: &report)
         }
         stages.end(.pack, into: &report)
         // The index is what publishes: not written once the caller has cancelled.
         if Task.isCancelled { throw .cancelled(after: .pack) }
         let index = try await stage {
-            try await indexStage(descriptions, renditionPacks: renditionPacks, state: cache.state, indexes: indexes, into: &report)
+            try await indexStage(descriptions, renditionPacks: renditionPacks, formatPacks: formatPacks, state: cache.state,
+                                 indexes: indexes, into: &report)
         }
         stages.end(.index, into: &report)
         report.pruned = try await stage { try await pruneStage(index, cache: cache) }

@@ -36,6 +36,8 @@ public struct BuildReport: Sendable, Codable, Equatable {
     /// first's); nil with one resolution.
     public var renditions: [RenditionSummary]?
     public var packs: [PackResult] = []
+    /// The WebP renditions (`output.formats` with `webp`); nil when the build makes GIF only.
+    public var webp: WebPSummary?
     /// What happened to `index.json` (absent when the build published nothing).
     public var index: IndexSummary?
     /// Posters pack files (`packs/<pack>-posters-v<N>-<sha8>.tar.zst`) this run published.
@@ -192,6 +194,30 @@ public struct BuildReport: Sendable, Codable, Equatable {
         /// At a resolution other than the first: the larger sides (pixels, ascending) of the GIFs
         /// the API served at another size than asked (`plan-ceiling`); nil when there were none.
         public var otherSizesServed: [Int]?
+    }
+
+    /// What the WebP renditions came to, over the distinct GIFs of every pack and resolution.
+    public struct WebPSummary: Sendable, Codable, Equatable {
+        /// Distinct GIFs with a WebP rendition decided (a WebP or the GIF itself).
+        public var gifs = 0
+        /// GIFs this run encoded (the others' renditions were in the cache: 0 on a no-change rebuild).
+        public var encoded = 0
+        /// Renditions by outcome: `q75`, `q90`, `lossless` (the rung whose WebP was chosen) and
+        /// `gif` (no WebP cleared the bar with fewer bytes: the rendition lists the GIF).
+        public var outcomes: [String: Int] = [:]
+        /// The chosen WebPs' frame SSIM: the mean of their means and the worst frame of all.
+        public var meanSSIM: Double?
+        public var worstSSIM: Double?
+        /// The chosen WebPs' worst-frame SSIM by bucket: `<0.98` (never: the gate), `0.98-0.99`,
+        /// `0.99-0.995`, `0.995-0.999`, `>=0.999`.
+        public var worstSSIMDistribution: [String: Int] = [:]
+        /// Bytes of the distinct GIFs, and of their renditions (a WebP, or the GIF where it stands in).
+        public var gifBytes: Int64 = 0
+        public var renditionBytes: Int64 = 0
+        /// renditionBytes / gifBytes.
+        public var ratio: Double?
+
+        public init() {}
     }
 
     /// One resolution of a build with several.

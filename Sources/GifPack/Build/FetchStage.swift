@@ -13,6 +13,8 @@ struct GIFTools: Sendable {
     let client: HTTPClient
     let frames: FrameCache
     let placeholders: PlaceholderCache
+    /// The WebP renditions' cache, when the manifest asks for `webp` (`output.formats`).
+    let webp: WebPCache?
     let governor: FetchGovernor
     let observer: BuildObserver?
 
@@ -24,6 +26,7 @@ struct GIFTools: Sendable {
         placeholders = PlaceholderCache(layout: layout, settings: manifest.output.placeholderSettings,
                                         posterFrames: manifest.output.posterSizes.isEmpty ? nil
                                             : PosterFrameCache(level: frames.level, mtime: frames.mtime))
+        webp = manifest.output.makesWebP ? WebPCache(layout: layout) : nil
         governor = FetchGovernor(settings: manifest.fetch, requestsAlreadySent: client.statistics.requestsStarted,
                                  startedAt: started)
     }
@@ -39,7 +42,8 @@ struct GIFTools: Sendable {
     /// A fetcher of GIFs into the store at ``resolution``, sharing the governor with every other of this run.
     func fetcher() -> GIFFetcher {
         GIFFetcher(client: client, source: source, resolution: resolution, settings: fetch, layout: layout, frames: frames,
-                   state: state, governor: governor, placeholders: placeholders, observer: observer)
+                   state: state, governor: governor, placeholders: placeholders, webp: webp,
+                   observer: observer)
     }
 }
 

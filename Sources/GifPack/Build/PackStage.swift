@@ -66,17 +66,18 @@ extension BuildPipeline {
     /// The index stage: the index of the packs published (written last, atomically, only when its
     /// bytes change, signed when the manifest says so), and every listed version recorded as
     /// published in the state.
-    func indexStage(_ descriptions: [PackDescription], renditionPacks: [PackDescription], state: BuildState, indexes: KnownIndexes,
+    func indexStage(_ descriptions: [PackDescription], renditionPacks: [PackDescription], formatPacks: [PackDescription] = [],
+                    state: BuildState, indexes: KnownIndexes,
                     into report: inout BuildReport) async throws -> PackIndex {
         let index = PackIndex(generator: options.generator, source: sourceDescription, packs: descriptions,
-                              renditionPacks: renditionPacks)
+                              renditionPacks: renditionPacks, formatPacks: formatPacks)
         let indexWriter = IndexWriter(outputDirectory: options.outputDirectory)
         let (signing, now) = (manifest.signing, options.now ?? Date())
         report.index = try await BlockingWork.run {
             let summary = try indexWriter.write(index, localIndex: indexes.local, signing: signing, previous: indexes.previous,
                                                 state: state, now: now)
             // Every listed version counts as published from now on (earlier records are kept as they are).
-            for description in descriptions + renditionPacks {
+            for description in descriptions + renditionPacks + formatPacks {
                 try state.recordPublished(pack: description.name, version: description.version, file: description.file,
                                           sha256: description.sha256, contentDigest: description.contentDigest, at: now)
                 if let posters = description.posters {

@@ -99,5 +99,12 @@ public struct Pruner: Sendable {
                 FileSystem.remove("\(shard)/\(name)")
             }
         }
+        // Its WebP renditions (WebPCache), under every policy key.
+        let webpRoot = "\(layout.root)/webp"
+        for directory in try FileSystem.list(webpRoot) where FileSystem.isDirectory("\(webpRoot)/\(directory)") {
+            for suffix in ["txt", "webp"] {
+                FileSystem.remove("\(webpRoot)/\(directory)/\(sha256.prefix(2))/\(sha256).\(suffix)")
+            }
+        }
     }
 }

@@ -63,8 +63,9 @@ extension BuildPipeline {
     /// whose exercises has a GIF at it is not made: the index lists the renditions the build got.
     /// `results` may hold fewer resolutions than `renditions` (a stop): only theirs are packed.
     func packRenditions(_ renditions: [RenditionPlan], results: [FetchResults], tools: GIFTools, indexes: KnownIndexes,
-                        into report: inout BuildReport) async throws -> (packs: [PackDescription], renditionPacks: [PackDescription]) {
-        var (packs, renditionPacks): ([PackDescription], [PackDescription]) = ([], [])
+                        into report: inout BuildReport)
+        async throws -> (packs: [PackDescription], renditionPacks: [PackDescription], formatPacks: [PackDescription]) {
+        var (packs, renditionPacks, formatPacks): ([PackDescription], [PackDescription], [PackDescription]) = ([], [], [])
         for (rendition, results) in zip(renditions, results) {
             var plan = rendition.plan
             if !rendition.isFirst {
@@ -79,6 +80,7 @@ extension BuildPipeline {
             }
             var descriptions = try await packStage(plan, decided: decided, tools: tools, posters: rendition.isFirst,
                                                    indexes: indexes, into: &report)
+            formatPacks += try await webpStage(plan, results: results, tools: tools, indexes: indexes, into: &report)
             if renditions.count > 1 {
                 for position in descriptions.indices { descriptions[position].resolution = rendition.resolution.pixels }
                 if let position = report.renditions?.firstIndex(where: { $0.resolution == rendition.resolution.pixels }) {
@@ -87,7 +89,7 @@ extension BuildPipeline {
             }
             if rendition.isFirst { packs = descriptions } else { renditionPacks += descriptions }
         }
-        return (packs, renditionPacks)
+        return (packs, renditionPacks, formatPacks)
     }
 
     /// Runs a stage of `rendition` with ``BuildReport/gifs`` holding that resolution's counts, and

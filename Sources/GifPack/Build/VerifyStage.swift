@@ -116,7 +116,8 @@ extension BuildPipeline {
         return SourceDescription(kind: manifest.source.kind.rawValue,
                                  baseURL: manifest.output.publishBaseURL ? manifest.source.baseURL : nil,
                                  resolution: manifest.source.resolution.pixels,
-                                 resolutions: resolutions.count > 1 ? resolutions.compactMap(\.pixels) : nil)
+                                 resolutions: resolutions.count > 1 ? resolutions.compactMap(\.pixels) : nil,
+                                 formats: manifest.output.makesWebP ? manifest.output.formats.map { ImageFormat(rawValue: $0.rawValue) } : nil)
     }
 }
 

@@ -65,7 +65,7 @@ struct GIFFetcher: Sendable {
     /// carry its image URLs).
     init(client: HTTPClient, source: SourceSettings, resolution: Resolution, settings: FetchSettings, layout: CacheLayout,
          frames: FrameCache, state: BuildState?, governor: FetchGovernor, placeholders: PlaceholderCache? = nil,
-         observer: BuildObserver? = nil) {
+         webp: WebPCache? = nil, observer: BuildObserver? = nil) {
         self.observer = observer
         let limits = GIFLimits(maxWidth: settings.maxWidth, maxHeight: settings.maxHeight,
                                maxFrames: settings.maxFrames, maxTotalPixels: settings.maxTotalPixels)
@@ -73,7 +73,7 @@ struct GIFFetcher: Sendable {
         self.resolution = resolution
         attempt = FetchAttempt(client: client, source: source, settings: settings, layout: layout, governor: governor)
         processor = GIFProcessor(store: store, frames: frames, limits: limits, resolution: resolution,
-                                 state: state, placeholders: placeholders, observer: observer,
+                                 state: state, placeholders: placeholders, webp: webp, observer: observer,
                                  onDiskFull: { [governor] path in governor.stop(.diskFull(path: path)) })
         planner = FetchPlanner(settings: settings, store: store, now: Date())
         self.state = state

@@ -15,6 +15,8 @@ struct GIFIntake: Sendable {
     let resolution: Resolution
     /// Derives each stored GIF's placeholders and posters (nil: not wanted).
     let placeholders: PlaceholderCache?
+    /// Encodes each stored GIF's WebP rendition (nil: the manifest asks for GIF only).
+    var webp: WebPCache? = nil
 
     /// Decodes the downloaded file, refusing a GIF outside the limits.
     func inspect(path: String) throws(GIFRejection) -> GIFInfo {
@@ -29,9 +31,14 @@ struct GIFIntake: Sendable {
         return newlyStored
     }
 
-    /// Derives the stored GIF's placeholders and posters, unless the cache has them.
+    /// Derives the stored GIF's placeholders and posters, and encodes its WebP rendition, unless
+    /// the caches have them: here, on the processing workers, the encoding runs beside the
+    /// transfers. A WebP that cannot be made does not refuse the GIF: the pack stage asks again
+    /// and reports it.
     func derive(sha256: String) throws {
-        _ = try placeholders?.ensure(sha256: sha256, blobPath: store.path(sha256: sha256))
+        let blobPath = store.path(sha256: sha256)
+        _ = try placeholders?.ensure(sha256: sha256, blobPath: blobPath)
+        _ = try? webp?.ensure(sha256: sha256, blobPath: blobPath)
     }
 
     /// Whether the GIF's larger side misses the resolution asked for.

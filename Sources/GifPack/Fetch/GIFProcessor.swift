@@ -47,10 +47,11 @@ final class GIFProcessor: Sendable {
     deinit { workers.forEach { $0.stop() } }
 
     init(store: BlobStore, frames: FrameCache, limits: GIFLimits, resolution: Resolution, state: BuildState?,
-         placeholders: PlaceholderCache? = nil, observer: BuildObserver? = nil, onDiskFull: (@Sendable (String) -> Void)? = nil) {
+         placeholders: PlaceholderCache? = nil, webp: WebPCache? = nil, observer: BuildObserver? = nil, onDiskFull: (@Sendable (String) -> Void)? = nil) {
         self.observer = observer
         self.onDiskFull = onDiskFull
-        intake = GIFIntake(store: store, frames: frames, limits: limits, resolution: resolution, placeholders: placeholders)
+        intake = GIFIntake(store: store, frames: frames, limits: limits, resolution: resolution, placeholders: placeholders,
+                           webp: webp)
         recorder = FetchStateRecorder(state: state, resolution: resolution)
     }
 

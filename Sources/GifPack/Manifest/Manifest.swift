@@ -214,11 +214,23 @@ public struct OutputSettings: Sendable, Equatable {
     /// `output.blurhash.x` / `.y`: BlurHash components (1...9).
     public var blurHashComponentsX: Int = 4
     public var blurHashComponentsY: Int = 3
+    /// `output.formats`: the image formats of every resolution's packs, `gif` first (the packs of
+    /// `packs[]` and `renditionPacks[]`); `webp` adds a WebP rendition per pack and resolution
+    /// (`formatPacks[]`).
+    public var formats: [OutputFormat] = [.gif]
+
+    /// Whether the build makes WebP packs.
+    public var makesWebP: Bool { formats.contains(.webp) }
 
     /// How placeholders and posters are derived.
     public var placeholderSettings: PlaceholderSettings {
         PlaceholderSettings(componentsX: blurHashComponentsX, componentsY: blurHashComponentsY, posterSizes: posterSizes)
     }
+}
+
+/// An image format a build can write (`output.formats`).
+public enum OutputFormat: String, Sendable, Equatable, CaseIterable {
+    case gif, webp
 }
 
 /// Where the state database, blobs and frames live between runs.

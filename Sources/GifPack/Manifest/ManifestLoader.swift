@@ -80,6 +80,10 @@ public struct ManifestLoader: Sendable {
             throw .invalidValue(path: "packs[\(clash)].name",
                                 reason: "\"\(packs[clash].name)\" is the name of another pack's posters pack (output.posters)")
         }
+        if output.makesWebP, source.resolution.pixels == nil {
+            throw .invalidValue(path: "output.formats", reason: "webp needs a source with a resolution (its packs are named "
+                                    + "<pack>.<resolution>.webp); the exercisedb-v1 source serves one size only")
+        }
         return Manifest(source: source, fetch: fetch, packs: packs, output: output, cache: cache, signing: signing)
     }
 
@@ -250,8 +254,9 @@ public struct ManifestLoader: Sendable {
 
     private func parseOutput(_ node: ManifestNode) throws(ManifestError) -> OutputSettings {
         let keys = try node.mapping(allowed: ["directory", "zstd_level", "keep_versions", "publish_base_url", "publish", "publish_endpoint",
-                                              "index_max_age", "posters", "blurhash"])
+                                              "index_max_age", "posters", "blurhash", "formats"])
         var output = OutputSettings()
+        if let n = keys["formats"] { output.formats = try parseFormats(n) }
         if let n = keys["posters"] { output.posterSizes = try parsePosterSizes(n) }
         if let n = keys["blurhash"] { (output.blurHashComponentsX, output.blurHashComponentsY) = try parseBlurHash(n) }
         if let n = keys["publish"] {
@@ -342,6 +347,24 @@ extension ManifestLoader {
             sizes.append(size)
         }
         return sizes.sorted()
+    }
+
+    /// `output.formats`: `[gif]` or `[gif, webp]`: known formats, each once, `gif` present and first.
+    private func parseFormats(_ node: ManifestNode) throws(ManifestError) -> [OutputFormat] {
+        let known = OutputFormat.allCases.map(\.rawValue).joined(separator: ", ")
+        var formats: [OutputFormat] = []
+        for element in try node.sequence() {
+            let name = try element.string()
+            guard let format = OutputFormat(rawValue: name) else {
+                throw .invalidValue(path: element.path, reason: "\"\(name)\" is not a format gifpack writes (\(known))")
+            }
+            guard !formats.contains(format) else { throw .invalidValue(path: element.path, reason: "format \(name) appears twice") }
+            formats.append(format)
+        }
+        guard formats.first == .gif else {
+            throw .invalidValue(path: node.path, reason: "must list gif first (the packs every client can install), e.g. [gif, webp]")
+        }
+        return formats
     }
 
     /// `output.blurhash`: `{x: 4, y: 3}`, BlurHash components across and down, each 1...9.

@@ -51,10 +51,11 @@ public struct PackAssembler: ~Copyable {
         return record(name: name, size: Int64(bytes.count), extent: extent)
     }
 
-    /// Encodes the file at `sourcePath` as the next entry, streaming it.
+    /// Encodes the file at `sourcePath` as the next entry, streaming it; with `expectedSHA256`, data
+    /// that does not hash to it throws ``PackWriteError/contentMismatch(path:expected:actual:)``.
     @discardableResult
-    public mutating func appendEntry(name: String, sourcePath: String) throws(PackWriteError) -> PackedEntry {
-        let (extent, size) = try encoder.encodeFileReportingSize(name: name, sourcePath: sourcePath, to: sink)
+    public mutating func appendEntry(name: String, sourcePath: String, expectedSHA256: String? = nil) throws(PackWriteError) -> PackedEntry {
+        let (extent, size) = try encoder.encodeFileReportingSize(name: name, sourcePath: sourcePath, to: sink, expectedSHA256: expectedSHA256)
         return record(name: name, size: size, extent: extent)
     }
 

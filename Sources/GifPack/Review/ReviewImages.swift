@@ -34,6 +34,24 @@ final class ReviewImages {
         }
     }
 
+    /// The page-relative path of the exercise's WebP rendition (format 1.4: its pack's
+    /// `formatPacks[]` entry of format webp, when the release has it at hand), written from that
+    /// pack as `img/<sha256>.webp`; nil without one, or where the rendition lists the GIF itself.
+    func webp(_ exercise: ReviewExercise, of release: ReviewRelease) -> String? {
+        guard let pack = release.index.pack(named: exercise.pack), let webpPack = release.index.formatPack(.webp, for: pack),
+              let hash = webpPack.exercises.first(where: { $0.id == exercise.id })?.gif, Self.isHash(hash),
+              webpPack.gifs.first(where: { $0.sha256 == hash })?.format == .webp else { return nil }
+        let path = Self.path(hash, extension: "webp")
+        if written.contains(path) { return path }
+        do {
+            try store(try release.content.gif(sha256: hash, in: webpPack), named: hash, extension: "webp")
+            return path
+        } catch {
+            unreadable.append("WebP \(hash) of pack \(webpPack.name): \(error)")
+            return nil
+        }
+    }
+
     /// The GIF's smallest poster (format 1.2), written under its own hash; nil without one.
     func poster(_ exercise: ReviewExercise, of release: ReviewRelease) -> String? {
         guard let hash = exercise.gifSHA256, let pack = release.index.pack(named: exercise.pack),
@@ -76,9 +94,9 @@ final class ReviewImages {
         return name
     }
 
-    private func store(_ bytes: [UInt8], named name: String) throws {
-        guard written.insert(name).inserted else { return }
-        let path = "\(directory)/img/\(name).gif"
+    private func store(_ bytes: [UInt8], named name: String, extension suffix: String = "gif") throws {
+        guard written.insert(suffix == "gif" ? name : Self.path(name, extension: suffix)).inserted else { return }
+        let path = "\(directory)/img/\(name).\(suffix)"
         if FileSystem.regularFileSize(path) == Int64(bytes.count) { return }
         // A page is a report, not a publication: no fsync per image; the rename keeps a half
         // written image from ever having the final name.
@@ -94,7 +112,9 @@ final class ReviewImages {
         }
     }
 
-    static func path(_ name: String) -> String { "img/\(name).gif" }
+    static func path(_ name: String) -> String { path(name, extension: "gif") }
+
+    static func path(_ name: String, extension suffix: String) -> String { "img/\(name).\(suffix)" }
 
     /// 64 lowercase hex digits: the only names an image gets.
     static func isHash(_ text: String) -> Bool {

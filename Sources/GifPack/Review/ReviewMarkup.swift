@@ -62,6 +62,8 @@ enum ReviewMarkup {
         var poster: String?
         var blurHash: String?
         var metadata: GIFMetadata?
+        /// The WebP rendition beside the GIF (format 1.4), when the release has one.
+        var webp: String? = nil
         /// Why there is no picture (no GIF, pack file not at hand).
         var note: String?
     }
@@ -90,7 +92,12 @@ enum ReviewMarkup {
         } else {
             html += "<span class=\"note\">\(HTMLText.escaped(side.note ?? "no picture"))</span>"
         }
-        html += "</div><figcaption><span class=\"label\">\(side.label)</span>"
+        html += "</div>"
+        if let webp = side.webp {
+            // The WebP rendition beside its GIF: what an app that prefers WebP shows.
+            html += "<div class=\"frame webp\"><img class=\"webp\" src=\"\(webp)\" alt=\"WebP\" title=\"WebP rendition\" loading=\"lazy\"></div>"
+        }
+        html += "<figcaption><span class=\"label\">\(side.label)</span>"
         if let blurHash = side.blurHash { html += " <img class=\"blur\" src=\"\(blurHash)\" alt=\"BlurHash\" title=\"BlurHash\" loading=\"lazy\">" }
         if let gif = side.metadata {
             html += " <span class=\"meta\">\(gif.width)×\(gif.height) · \(gif.frames) frames · \(HTMLText.bytes(gif.bytes))</span>"

@@ -226,7 +226,8 @@ final class ReviewWriter {
         let poster = images.poster(exercise, of: release)
         let gif = animate || poster == nil ? images.gif(exercise, of: release) : nil
         return ReviewMarkup.Side(label: label, gif: gif, poster: poster, blurHash: images.blurHash(exercise.gif),
-                                 metadata: exercise.gif, note: gif == nil && poster == nil ? "picture not at hand" : nil)
+                                 metadata: exercise.gif, webp: images.webp(exercise, of: release),
+                                 note: gif == nil && poster == nil ? "picture not at hand" : nil)
     }
 
     /// The tile of an exercise in a section: its old and new records, as the section shows them.

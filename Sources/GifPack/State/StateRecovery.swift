@@ -143,8 +143,9 @@ enum StateOpener {
                 try state.recordPublished(pack: posters.name, version: posters.version, file: posters.file,
                                           sha256: posters.sha256, contentDigest: posters.contentDigest, at: indexDate ?? Date())
             }
-            // The GIFs of the first resolution (`packs[]`): those the catalog's image URLs name.
-            guard pack.resolution == nil || pack.resolution == index.source.resolution else { continue }
+            // The GIFs of the first resolution (`packs[]`): those the catalog's image URLs name (not
+            // a WebP rendition's entries, format 1.4: they are WebPs, or GIFs `packs[]` names too).
+            guard pack.format == nil, pack.resolution == nil || pack.resolution == index.source.resolution else { continue }
             for exercise in pack.exercises { if let gif = exercise.gif { gifs[exercise.id] = gif } }
         }
         var exercises = catalog.makeIterator()

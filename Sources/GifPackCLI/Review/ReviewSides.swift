@@ -89,6 +89,15 @@ struct ReviewSide: Sendable {
                 }
             }
         }
+        // The WebP renditions (format 1.4) of a local side, shown beside their GIFs.
+        for pack in index.formatPacks ?? [] where pack.format == .webp {
+            guard case .file(let local)? = try? source.packLocation(for: pack) else { continue }
+            do throws(PackClientError) {
+                packs[pack.name] = .success(try PackEntryReader(path: local, pack: pack, limits: Self.localLimits))
+            } catch {
+                packs[pack.name] = .failure(error)
+            }
+        }
         // A local output's report.json says why exercises have no GIF.
         var reasons: [String: String] = [:]
         if case .file(let path) = source.location { reasons = ReviewRelease.missingReasons(reportAt: PathText.parent(path) + "/report.json") }

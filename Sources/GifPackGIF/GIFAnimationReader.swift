@@ -1,0 +1,199 @@
+import CGif
+import Glibc
+
+/// Composites a GIF's frames onto its logical screen one at a time, as RGBA with straight alpha:
+/// what a browser shows for each frame, and what the WebP rendition is encoded from and compared
+/// with.
+///
+/// The canvas starts fully transparent (the screen descriptor's background colour is ignored, as
+/// browsers and libwebp's `gif2webp` do). Each frame is drawn with its local or the global colour
+/// table; its graphics control extension's transparent index leaves the canvas pixel as it was,
+/// interlaced rows are put in place. After a frame has been delivered its disposal method applies
+/// before the next is drawn: 2 clears its rectangle to transparent, 3 restores what was there
+/// before it, 0 and 1 keep it. The delay is the extension's, in milliseconds (centiseconds x 10;
+/// a frame without one has 0). Memory is the canvas, one saved rectangle for disposal 3 and one
+/// line, whatever the number of frames. Call it on a GIF that ``GIFInspector`` accepted.
+///
+/// ```swift
+/// let reader = try GIFAnimationReader(bytes: gif)
+/// while let delay = try reader.nextFrame() {
+///     encode(reader.canvas, width: reader.width, height: reader.height, delay: delay)
+/// }
+/// ```
+public final class GIFAnimationReader {
+    public let width: Int
+    public let height: Int
+    /// The composited canvas after the last ``nextFrame()``: `width * height * 4` bytes, RGBA.
+    public private(set) var canvas: [UInt8]
+    /// Frames delivered so far.
+    public private(set) var frameCount = 0
+
+    private let source: GIFByteSource
+    private let box: Unmanaged<GIFByteSource>
+    private let gif: UnsafeMutablePointer<GifFileType>
+    private var line: [GifPixelType]
+    private var transparentIndex: Int?
+    private var disposal = 0
+    private var delayMilliseconds = 0
+    /// The last frame's rectangle, disposal and (disposal 3) the pixels under it.
+    private var pending: (left: Int, top: Int, width: Int, height: Int, disposal: Int, saved: [UInt8])?
+    private var finished = false
+
+    public convenience init(bytes: [UInt8]) throws(GIFRejection) {
+        try self.init(source: GIFByteSource(bytes: bytes))
+    }
+
+    private init(source: GIFByteSource) throws(GIFRejection) {
+        self.source = source
+        box = Unmanaged.passRetained(source)
+        var openError: Int32 = 0
+        guard let gif = DGifOpen(box.toOpaque(), animationByteSourceRead, &openError) else {
+            box.release()
+            throw GIFInspector.rejection(source: source, code: openError, step: "reading the screen descriptor")
+        }
+        self.gif = gif
+        width = max(1, Int(gif.pointee.SWidth))
+        height = max(1, Int(gif.pointee.SHeight))
+        canvas = [UInt8](repeating: 0, count: width * height * 4)
+        line = [GifPixelType](repeating: 0, count: width)
+    }
+
+    deinit {
+        var closeError: Int32 = 0
+        _ = DGifCloseFile(gif, &closeError)
+        box.release()
+    }
+
+    /// Composites the next frame into ``canvas`` and returns its delay in milliseconds, or nil
+    /// after the last frame.
+    public func nextFrame() throws(GIFRejection) -> Int? {
+        guard !finished else { return nil }
+        var record = UNDEFINED_RECORD_TYPE
+        repeat {
+            guard DGifGetRecordType(gif, &record) == GIF_OK else { throw failure("reading a record") }
+            switch record {
+            case IMAGE_DESC_RECORD_TYPE:
+                dispose()
+                try drawFrame()
+                frameCount += 1
+                let delay = delayMilliseconds
+                transparentIndex = nil
+                disposal = 0
+                delayMilliseconds = 0
+                return delay
+            case EXTENSION_RECORD_TYPE:
+                try readExtension()
+            default:
+                break
+            }
+        } while record != TERMINATE_RECORD_TYPE
+        finished = true
+        return nil
+    }
+
+    /// Applies the previous frame's disposal method.
+    private func dispose() {
+        guard let frame = pending else { return }
+        pending = nil
+        let rowBytes = frame.width * 4
+        switch frame.disposal {
+        case 2:
+            for row in frame.top..<(frame.top + frame.height) {
+                let start = (row * width + frame.left) * 4
+                canvas.replaceSubrange(start..<(start + rowBytes), with: repeatElement(0, count: rowBytes))
+            }
+        case 3:
+            for (index, row) in (frame.top..<(frame.top + frame.height)).enumerated() {
+                let start = (row * width + frame.left) * 4
+                canvas.replaceSubrange(start..<(start + rowBytes), with: frame.saved[(index * rowBytes)..<((index + 1) * rowBytes)])
+            }
+        default:
+            break
+        }
+    }
+
+    private func drawFrame() throws(GIFRejection) {
+        guard DGifGetImageHeader(gif) == GIF_OK else { throw failure("reading an image descriptor", inFrame: true) }
+        let desc = gif.pointee.Image
+        let (left, top, frameWidth, frameHeight) = (Int(desc.Left), Int(desc.Top), Int(desc.Width), Int(desc.Height))
+        guard frameWidth > 0, frameHeight > 0, left >= 0, top >= 0, left + frameWidth <= width, top + frameHeight <= height else {
+            throw .badFrame("frame \(frameCount + 1) lies outside the logical screen")
+        }
+        guard let map = desc.ColorMap ?? gif.pointee.SColorMap, let colorTable = map.pointee.Colors else {
+            throw .badFrame("frame \(frameCount + 1) has no colour table")
+        }
+        let colorCount = max(0, min(256, Int(map.pointee.ColorCount)))
+        // RGBA per index; indexes past the table and the transparent index leave the canvas as it is.
+        var palette = [UInt32](repeating: 0, count: 256)
+        var drawn = [Bool](repeating: false, count: 256)
+        for index in 0..<colorCount where index != transparentIndex {
+            let color = colorTable[index]
+            palette[index] = UInt32(color.Red) | UInt32(color.Green) << 8 | UInt32(color.Blue) << 16 | 0xFF00_0000
+            drawn[index] = true
+        }
+        let rowBytes = frameWidth * 4
+        var saved: [UInt8] = []
+        if disposal == 3 {
+            saved.reserveCapacity(frameHeight * rowBytes)
+            for row in top..<(top + frameHeight) {
+                let start = (row * width + left) * 4
+                saved.append(contentsOf: canvas[start..<(start + rowBytes)])
+            }
+        }
+        if line.count < frameWidth { line = [GifPixelType](repeating: 0, count: frameWidth) }
+        for row in FrameCompositor.rowOrder(height: frameHeight, interlaced: desc.Interlace) {
+            let ok = line.withUnsafeMutableBufferPointer { DGifGetLine(gif, $0.baseAddress, Int32(frameWidth)) == GIF_OK }
+            guard ok else { throw failure("decoding frame \(frameCount + 1)", inFrame: true) }
+            let start = ((top + row) * width + left) * 4
+            line.withUnsafeBufferPointer { line in
+                palette.withUnsafeBufferPointer { palette in
+                    drawn.withUnsafeBufferPointer { drawn in
+                        canvas.withUnsafeMutableBufferPointer { canvas in
+                            var offset = start
+                            for x in 0..<frameWidth {
+                                let index = Int(line[x])
+                                if drawn[index] {
+                                    let color = palette[index]
+                                    canvas[offset] = UInt8(truncatingIfNeeded: color)
+                                    canvas[offset + 1] = UInt8(truncatingIfNeeded: color >> 8)
+                                    canvas[offset + 2] = UInt8(truncatingIfNeeded: color >> 16)
+                                    canvas[offset + 3] = 255
+                                }
+                                offset += 4
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        pending = (left, top, frameWidth, frameHeight, disposal, saved)
+    }
+
+    private func readExtension() throws(GIFRejection) {
+        var code: Int32 = 0
+        var block: UnsafeMutablePointer<GifByteType>?
+        guard DGifGetExtension(gif, &code, &block) == GIF_OK else { throw failure("reading an extension") }
+        var isFirst = true
+        while let data = block {
+            if code == GRAPHICS_EXT_FUNC_CODE, isFirst, Int(data[0]) >= 4 {
+                let packed = Int(data[1])
+                disposal = (packed >> 2) & 0x07
+                delayMilliseconds = (Int(data[2]) | Int(data[3]) << 8) * 10
+                transparentIndex = packed & 0x01 != 0 ? Int(data[4]) : nil
+            }
+            isFirst = false
+            guard DGifGetExtensionNext(gif, &block) == GIF_OK else { throw failure("reading an extension block") }
+        }
+    }
+
+    private func failure(_ step: String, inFrame: Bool = false) -> GIFRejection {
+        GIFInspector.rejection(source: source, code: gif.pointee.Error, step: step, inFrame: inFrame)
+    }
+}
+
+/// giflib `InputFunc` for ``GIFAnimationReader``.
+private let animationByteSourceRead: InputFunc = { gif, destination, count in
+    guard let gif, let destination, let userData = gif.pointee.UserData, count > 0 else { return 0 }
+    let source = Unmanaged<GIFByteSource>.fromOpaque(userData).takeUnretainedValue()
+    return Int32(source.read(into: destination, count: Int(count)))
+}
