@@ -16,7 +16,7 @@ final class ExerciseGIFs: Sendable {
         var configuration = GIFLoader.Configuration()
         configuration.withPosters = true                    // poster files for the placeholders
         loader = try GIFLoader(indexURL: indexURL, cacheFolder: folder,
-                               trustedKeys: [try MinisignPublicKey(text: publicKey)], configuration: configuration)
+                               trustedKeys: [try TrustedKey(text: publicKey)], configuration: configuration)
     }
 
     /// What a row shows before its GIF: colour, BlurHash and poster file, from the installed packs.

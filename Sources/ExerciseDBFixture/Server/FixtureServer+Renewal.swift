@@ -9,7 +9,7 @@ extension FixtureServer {
     /// let changed = try server.renewGIFs(percent: 1)   // 13 of 1,324 exercises
     /// ```
     @discardableResult
-    public func renewGIFs(percent: Double, seed: UInt64 = 0x5EED) throws -> [String] {
+    package func renewGIFs(percent: Double, seed: UInt64 = 0x5EED) throws -> [String] {
         let catalog = self.catalog
         let ids = catalog.exercises.map(\.id).sorted()
         guard !ids.isEmpty, percent > 0 else { return [] }

@@ -13,21 +13,21 @@ import GifPackSystemBuilder
 /// ```swift
 /// catch let error as StateUnreadable { report.stateErrors.append(error.detail) }
 /// ```
-public struct StateUnreadable: Error, Sendable, Equatable, CustomStringConvertible {
+package struct StateUnreadable: Error, Sendable, Equatable, CustomStringConvertible {
     /// Where in the build the state was read.
-    public enum Step: String, Sendable, Equatable {
+    package enum Step: String, Sendable, Equatable {
         case planningFetches = "planning fetches"
         case lookingUpLastKnownGood = "looking up last known good GIFs"
     }
 
-    public var step: Step
-    public var path: String?
-    public var error: String
+    package var step: Step
+    package var path: String?
+    package var error: String
 
     /// One line for the report's `stateErrors`.
-    public var detail: String { "reading \(path ?? "the build state") while \(step.rawValue) failed: \(error)" }
+    package var detail: String { "reading \(path ?? "the build state") while \(step.rawValue) failed: \(error)" }
 
-    public var description: String {
+    package var description: String {
         switch step {
         case .planningFetches:
             "cannot read the build state \(path ?? ""): \(error); no GIF was requested (without the state every GIF would be downloaded again in full) and nothing was published"
@@ -60,18 +60,18 @@ enum EarlyRequests {
 /// ```swift
 /// catch let error as CatalogShrank { print(error.removed, error.previous) }
 /// ```
-public struct CatalogShrank: Error, Sendable, Equatable, CustomStringConvertible {
+package struct CatalogShrank: Error, Sendable, Equatable, CustomStringConvertible {
     /// Exercises of the last catalog this one lacks.
-    public var removed: Int
+    package var removed: Int
     /// Exercises the last catalog had.
-    public var previous: Int
+    package var previous: Int
     /// Exercises this catalog has.
-    public var now: Int
-    public var limit: MissingAllowance
+    package var now: Int
+    package var limit: MissingAllowance
     /// GIF requests sent while the list arrived, before the check (``EarlyFeed``).
-    public var gifRequests = 0
+    package var gifRequests = 0
 
-    public var description: String {
+    package var description: String {
         let share = previous > 0 ? Double(removed) * 100 / Double(previous) : 0
         return "the catalog would remove \(removed) of the last catalog's \(previous) exercises "
             + "(\(String(format: "%.1f", share))%; it now has \(now)), more than fetch.max_removed (\(limit)) allows; "
@@ -86,11 +86,11 @@ public struct CatalogShrank: Error, Sendable, Equatable, CustomStringConvertible
 /// ```swift
 /// let previous = try PackIndex.loadPublished(from: "dist/index.json")   // nil on a first build
 /// ```
-public struct PublishedIndexUnreadable: Error, Sendable, Equatable, CustomStringConvertible {
-    public var path: String
-    public var error: String
+package struct PublishedIndexUnreadable: Error, Sendable, Equatable, CustomStringConvertible {
+    package var path: String
+    package var error: String
 
-    public var description: String {
+    package var description: String {
         "\(path) exists but cannot be read (\(error)); nothing was published. Restore it, or move it away to start the pack versions over"
     }
 }
@@ -100,7 +100,7 @@ extension PackIndex {
     /// exists but cannot be read or decoded throws: it is never taken for a missing one. With
     /// `omittingExercises`, every pack's exercise list comes back empty (see
     /// ``PackIndex/decode(bytes:limits:omittingExercises:)``).
-    public static func loadPublished(from path: String, omittingExercises: Bool = false) throws(PublishedIndexUnreadable) -> PackIndex? {
+    package static func loadPublished(from path: String, omittingExercises: Bool = false) throws(PublishedIndexUnreadable) -> PackIndex? {
         // Mapped, not read: the pages of exercise lists already parsed are let go as the parser
         // moves on, so an index of 100,000 exercises (14 MB) is never in memory whole.
         let file: MappedFile?

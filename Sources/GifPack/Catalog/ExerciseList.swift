@@ -16,7 +16,7 @@
 /// page cache it became, which only this build, under its lock, writes): reading it back fails
 /// only when the disk fails, and then the process stops with that error. A build that stops that way
 /// has published nothing new, as with any crash: the last pack and index stay as they were.
-public struct ExerciseList: RandomAccessCollection, Sendable, Equatable, ExpressibleByArrayLiteral {
+package struct ExerciseList: RandomAccessCollection, Sendable, Equatable, ExpressibleByArrayLiteral {
     enum Storage: Sendable {
         case memory(ArraySlice<Exercise>)
         case spooled(RecordSpool, ArraySlice<ExerciseSlot>)
@@ -30,29 +30,29 @@ public struct ExerciseList: RandomAccessCollection, Sendable, Equatable, Express
     /// template instead: the same catalog at another resolution (``atImageTemplate(_:)``).
     private var imageTemplate: ImageURLTemplate?
 
-    public init(_ exercises: [Exercise]) { storage = .memory(exercises[...]) }
+    package init(_ exercises: [Exercise]) { storage = .memory(exercises[...]) }
 
-    public init(arrayLiteral exercises: Exercise...) { self.init(exercises) }
+    package init(arrayLiteral exercises: Exercise...) { self.init(exercises) }
 
     init(spool: RecordSpool, slots: [ExerciseSlot]) { storage = .spooled(spool, slots[...]) }
 
     private init(storage: Storage) { self.storage = storage }
 
-    public var startIndex: Int {
+    package var startIndex: Int {
         switch storage {
         case .memory(let exercises): exercises.startIndex
         case .spooled(_, let slots): slots.startIndex
         }
     }
 
-    public var endIndex: Int {
+    package var endIndex: Int {
         switch storage {
         case .memory(let exercises): exercises.endIndex
         case .spooled(_, let slots): slots.endIndex
         }
     }
 
-    public subscript(position: Int) -> Exercise {
+    package subscript(position: Int) -> Exercise {
         let exercise = switch storage {
         case .memory(let exercises): exercises[position]
         case .spooled(let spool, let slots): spool.exercise(at: slots[position])
@@ -60,7 +60,7 @@ public struct ExerciseList: RandomAccessCollection, Sendable, Equatable, Express
         return Self.retemplated(exercise, imageTemplate)
     }
 
-    public subscript(bounds: Range<Int>) -> ExerciseList {
+    package subscript(bounds: Range<Int>) -> ExerciseList {
         var list = switch storage {
         case .memory(let exercises): ExerciseList(storage: .memory(exercises[bounds]))
         case .spooled(let spool, let slots): ExerciseList(storage: .spooled(spool, slots[bounds]))
@@ -86,7 +86,7 @@ public struct ExerciseList: RandomAccessCollection, Sendable, Equatable, Express
 
     /// The exercises `isIncluded` accepts, in order, as a list of the same kind: a spooled list
     /// gives a spooled list (eight bytes per exercise kept), never an array of exercises.
-    public func filtered(_ isIncluded: (Exercise) throws -> Bool) rethrows -> ExerciseList {
+    package func filtered(_ isIncluded: (Exercise) throws -> Bool) rethrows -> ExerciseList {
         var list: ExerciseList
         switch storage {
         case .memory(let exercises):
@@ -106,20 +106,20 @@ public struct ExerciseList: RandomAccessCollection, Sendable, Equatable, Express
 
     /// The same list, whose iteration hands out each record's bytes along with its exercise: how
     /// `catalog.json` is written, with no read per record.
-    public var readingRecords: ExerciseList {
+    package var readingRecords: ExerciseList {
         var list = self
         list.readsRecords = true
         return list
     }
 
     /// The exercises as an array (a batch of them: an array holds every field of each).
-    public var array: [Exercise] { Array(self) }
+    package var array: [Exercise] { Array(self) }
 
-    public static func == (a: ExerciseList, b: ExerciseList) -> Bool {
+    package static func == (a: ExerciseList, b: ExerciseList) -> Bool {
         a.count == b.count && a.elementsEqual(b)
     }
 
-    public func makeIterator() -> Iterator {
+    package func makeIterator() -> Iterator {
         Iterator(storage: storage, readsRecords: readsRecords, imageTemplate: imageTemplate)
     }
 
@@ -142,7 +142,7 @@ public struct ExerciseList: RandomAccessCollection, Sendable, Equatable, Express
 
     /// Walks the list; a spooled one is read a large piece at a time (a catalog spooled in id order
     /// is read straight through).
-    public struct Iterator: IteratorProtocol {
+    package struct Iterator: IteratorProtocol {
         private let storage: Storage
         private var position: Int
         private var reader: RecordSpool.ExerciseReader?
@@ -161,7 +161,7 @@ public struct ExerciseList: RandomAccessCollection, Sendable, Equatable, Express
             }
         }
 
-        public mutating func next() -> Exercise? {
+        package mutating func next() -> Exercise? {
             switch storage {
             case .memory(let exercises):
                 guard position < exercises.endIndex else { return nil }

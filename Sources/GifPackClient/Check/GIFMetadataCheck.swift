@@ -1,5 +1,6 @@
 import GifPackFormat
 import GifPackGIFCore
+import GifPackIndexReader
 
 /// Walks a GIF with ``GIFWalker`` (pure Swift, the checks giflib makes) and compares what it finds with the pack catalog's record.
 ///

@@ -1,4 +1,5 @@
 import GifPackFormat
+import GifPackIndexReader
 
 /// Reads an entry where the index says it is and holds it to everything the index says.
 ///

@@ -1,6 +1,7 @@
 import Foundation
 import GifPackFormat
 import GifPackSystem
+import GifPackIndexReader
 
 /// The GIFs of a generation, staged on every core: ``GenerationBuilder/stageEntries(_:)``.
 ///

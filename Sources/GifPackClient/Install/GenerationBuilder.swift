@@ -1,6 +1,7 @@
 import GifPackFormat
 import Foundation
 import GifPackSystem
+import GifPackIndexReader
 
 /// Fills a staging directory with one complete generation of the cache.
 ///

@@ -13,17 +13,17 @@
 /// let installer = PackInstaller(cacheDirectory: dir, layout: .byHash)
 /// InstallLayout(rawValue: "by-id")   // .byID
 /// ```
-public enum InstallLayout: String, Sendable, Codable, CaseIterable {
+package enum InstallLayout: String, Sendable, Codable, CaseIterable {
     case byID = "by-id"
     case byHash = "by-hash"
 
     /// The file name of the id → hash map of the `by-hash` layout.
-    public static let idMapFileName = "index-by-id.json"
+    package static let idMapFileName = "index-by-id.json"
 
     /// The path, relative to the cache, of the still poster at `size` of exercise `id`, whose GIF
     /// has hash `hash` (`--with-posters`): `posters/<size>/<id>.gif` (`by-id`) or
     /// `posters/<size>/<sha256>.gif` (`by-hash`).
-    public func posterRelativePath(size: Int, exercise id: String, sha256 hash: String) -> String {
+    package func posterRelativePath(size: Int, exercise id: String, sha256 hash: String) -> String {
         switch self {
         case .byID: "posters/\(size)/\(id).gif"
         case .byHash: "posters/\(size)/\(hash).gif"
@@ -31,7 +31,7 @@ public enum InstallLayout: String, Sendable, Codable, CaseIterable {
     }
 
     /// The path, relative to the cache, of the file that holds `hash` for the exercise `id`.
-    public func relativePath(exercise id: String, sha256 hash: String) -> String {
+    package func relativePath(exercise id: String, sha256 hash: String) -> String {
         switch self {
         case .byID: "\(id).gif"
         case .byHash: "gifs/\(hash).gif"

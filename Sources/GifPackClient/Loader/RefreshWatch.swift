@@ -1,6 +1,7 @@
 import Foundation
 import GifPackFormat
 import GifPackSystem
+import GifPackIndexReader
 
 /// What the refresh in flight brings, for GIFs asked for meanwhile: its index
 /// once accepted, so a lookup does not fetch the index again, and each GIF of a whole pack download
