@@ -9,12 +9,13 @@ import Testing
 import GifPackIndexReader
 import GifPackSigning
 
-/// Errors an app can show: every public error of the client's closure reads as
+/// Errors an app can show: every error of the client's closure reads as
 /// its own message through `localizedDescription` (what alerts and logs use), and a failed load is
 /// classified for the cell (``GIFLoadFailure``) from real failures: a refused connection, a 404
 /// and a 403 from nginx, an index signed by another key, a full disk, a cancelled call.
 @Suite(.ownThread, .timeLimit(.minutes(5))) struct GIFLoadFailureTests {
-    /// One value of every public error type an app can meet through `import GifPackClient`.
+    /// One value of every error type of the client's closure (an app meets them as a
+    /// `GIFLoaderError`'s underlying error, or from a transport of its own).
     static func everyErrorType() throws -> [any Error] {
         var errors: [any Error] = [
             HTTPError.connectFailed("Connection refused"),
