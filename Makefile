@@ -28,7 +28,7 @@ MAN_PAGE := docs/man/gifpack.1
 # virtual environment of their own.
 TEST_VENV := .venv-test
 
-.PHONY: help deps build test test-deps test-venv lint sanitize demo install install-files man docs bench fuzz fuzz-build clean
+.PHONY: help deps build test test-deps test-venv lint sanitize demo install install-files man docs api-baseline bench fuzz fuzz-build clean
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES) $(EXTRA_PACKAGES); do \
@@ -52,6 +52,7 @@ help:
 	@echo "make install    the binary, man page and completions under PREFIX=$(PREFIX)"
 	@echo "make man        regenerate docs/man/gifpack.1"
 	@echo "make docs       the DocC documentation of GifPackClient in $(DOCS_DIR)/ (warnings are errors)"
+	@echo "make api-baseline VERSION=X.Y.Z   record the client's public API at a release (api/)"
 	@echo "make clean      remove build products and the test venv"
 
 build: deps
@@ -158,15 +159,16 @@ bench: build test-venv
 
 # libFuzzer targets for every reader of untrusted bytes (Fuzz/README.md): a package of its own (Fuzz/),
 # never part of `swift build` / `swift test`, built with AddressSanitizer and coverage instrumentation
-# in its own scratch path. Each target runs FUZZ_SECONDS from its seed corpus (Fuzz/corpus/<target>/);
+# in its own scratch path. GIFPACK_INTERNAL_PRODUCTS=1 gives the main package the library products the
+# targets link (Package.swift declares them only then). Each target runs FUZZ_SECONDS from its seed corpus (Fuzz/corpus/<target>/);
 # new corpus entries and findings go to Fuzz/work/ (gitignored). FUZZ_TARGETS="json gif" runs a subset.
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?= json catalog gif webp lzw still blurhash tar zstd-frames zstd-diff minisign s3-list http-head index catalog-stream index-stream
 FUZZ_SWIFTFLAGS := -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library -Xswiftc -enable-testing
-FUZZ_BIN = $(shell $(SWIFT) build --package-path Fuzz --scratch-path Fuzz/.build -c release $(FUZZ_SWIFTFLAGS) --show-bin-path 2>/dev/null)
+FUZZ_BIN = $(shell GIFPACK_INTERNAL_PRODUCTS=1 $(SWIFT) build --package-path Fuzz --scratch-path Fuzz/.build -c release $(FUZZ_SWIFTFLAGS) --show-bin-path 2>/dev/null)
 
 fuzz-build: deps
-	$(SWIFT) build --package-path Fuzz --scratch-path Fuzz/.build -c release $(FUZZ_SWIFTFLAGS)
+	GIFPACK_INTERNAL_PRODUCTS=1 $(SWIFT) build --package-path Fuzz --scratch-path Fuzz/.build -c release $(FUZZ_SWIFTFLAGS)
 
 fuzz: fuzz-build
 	Fuzz/run.sh "$(FUZZ_BIN)" $(FUZZ_SECONDS) $(FUZZ_TARGETS)
@@ -205,6 +207,16 @@ DOCS_DIR := .build/docs
 docs:
 	$(SWIFT) build --target GifPackClient $(STRICT)
 	scripts/docs.sh "$$($(SWIFT) build --show-bin-path)" $(DOCS_DIR)
+
+# The public API an app compiles against, recorded at a release (scripts/api-check.sh; api/README.md):
+# after cutting release X.Y.Z, `make api-baseline VERSION=X.Y.Z` replaces the baseline with the built
+# API. `make test` (APIBreakageTests) fails on a change that breaks the newest baseline unless
+# CHANGELOG.md's [Unreleased] section announces the next minor version with `### Breaking (X.Y.Z)`.
+api-baseline:
+	@[ -n "$(VERSION)" ] || { echo "make api-baseline VERSION=X.Y.Z (the release just cut)" >&2; exit 2; }
+	$(SWIFT) build --target GifPackClient $(STRICT)
+	rm -f api/GifPackClient-*.json
+	scripts/api-check.sh --dump "$$($(SWIFT) build --show-bin-path)" api/GifPackClient-$(VERSION).json
 
 clean:
 	rm -rf .build $(ASAN_SCRATCH) $(DEMO_DIR) dist $(TEST_VENV) Fuzz/.build Fuzz/work

@@ -12,18 +12,25 @@ let package = Package(
     // .github/workflows/apple.yml does (swift build on macOS, xcodebuild for the iOS Simulator).
     // The minimums do not constrain Linux. See README.md, "Platforms".
     platforms: [.macOS(.v12), .iOS(.v15), .tvOS(.v15), .watchOS(.v8), .visionOS(.v1)],
+    // What an app links (GifPackClient) and the two programs. The builder is not a library product:
+    // embedding it is neither documented nor tested (docs/ARCHITECTURE.md, "Public API"). The fuzz
+    // package (Fuzz/, `make fuzz`) and bench/zstd-bench link the modules they exercise as products
+    // of their own, which exist only when GIFPACK_INTERNAL_PRODUCTS is set (their make targets and
+    // scripts set it): an app's package resolution never sees them.
     products: [
         .executable(name: "gifpack", targets: ["gifpack"]),
         .executable(name: "exercisedb-fixture", targets: ["exercisedb-fixture"]),
-        .library(name: "GifPack", targets: ["GifPack"]),
-        .library(name: "GifPackFormat", targets: ["GifPackFormat"]),
-        .library(name: "GifPackJSON", targets: ["GifPackJSON"]),
-        .library(name: "GifPackSigning", targets: ["GifPackSigning"]),
-        .library(name: "GifPackHTTP", targets: ["GifPackHTTP"]),
-        .library(name: "GifPackTransport", targets: ["GifPackTransport"]),
-        .library(name: "GifPackIndexReader", targets: ["GifPackIndexReader"]),
         .library(name: "GifPackClient", targets: ["GifPackClient"]),
-        .library(name: "GifPackZstd", targets: ["GifPackZstd"]),
+    ] + (Context.environment["GIFPACK_INTERNAL_PRODUCTS"] == nil ? [] : [
+        "GifPack", "GifPackFormat", "GifPackJSON", "GifPackSigning", "GifPackHTTP", "GifPackTransport", "GifPackIndexReader",
+        "GifPackGIFCore", "GifPackZstd",
+    ].map { Product.library(name: $0, targets: [$0]) }),
+    // The builder's dependencies (GRDB, Yams, swift-argument-parser, swift-log) are the `Builder`
+    // trait's, on by default. An app that depends on the package with `traits: []` resolves and
+    // clones swift-crypto (and its swift-asn1) alone: docs/apps.md, "Adding the package".
+    traits: [
+        .trait(name: "Builder", description: "The builder, the command line and the fixture server: GRDB, Yams, swift-argument-parser, swift-log."),
+        .default(enabledTraits: ["Builder"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -86,8 +93,8 @@ let package = Package(
             // itself, so a client change does not rebuild the builder or its tests.
             "GifPackIndexReader",
             .product(name: "Crypto", package: "swift-crypto"),
-            .product(name: "Yams", package: "Yams"),
-            .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "Yams", package: "Yams", condition: .when(traits: ["Builder"])),
+            .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["Builder"])),
         ], swiftSettings: [
             // The crash-point test hook (GIFPACK_CRASH_AT) exists only in debug builds, which is
             // what `swift test` builds; release builds do not contain it.
@@ -110,18 +117,18 @@ let package = Package(
             "GifPackGIF", "GifPackSystem", "CGif", "CZstd", .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .executableTarget(name: "exercisedb-fixture", dependencies: [
-            "ExerciseDBFixture", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "ExerciseDBFixture", .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Builder"])),
         ]),
         // The command line: every command (one per type), its options, output, logging, progress
         // and run files (metrics, CI summary). A library so that tests can import it.
         .target(name: "GifPackCLI", dependencies: [
-            "GifPack", "GifPackClient", "GifPackHTTP", "GifPackSystem", .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            .product(name: "Logging", package: "swift-log"),
+            "GifPack", "GifPackClient", "GifPackIndexReader", "GifPackFormat", "GifPackHTTP", "GifPackSystem", .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Builder"])),
+            .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Builder"])),
         ]),
         // The `gifpack` executable: its entry point only (malloc settings, then GifPackCLI).
         .executableTarget(name: "gifpack", dependencies: ["GifPackCLI", "CMalloc"]),
         // `make bench`'s install through the library as an app runs it (URLSessionTransport): bench/run.sh, part 9.
-        .executableTarget(name: "gifpack-install-bench", dependencies: ["GifPackClient"]),
+        .executableTarget(name: "gifpack-install-bench", dependencies: ["GifPackClient", "GifPackIndexReader"]),
         // `make bench`'s memory of the loader loading GIFs by range against plain URLSession: bench/run.sh, part 11.
         .executableTarget(name: "gifpack-loader-memory-bench", dependencies: ["GifPackClient"]),
         // Test helpers shared by the test targets (Tests/GifPackTestSupport): child processes, polling
@@ -145,14 +152,14 @@ let package = Package(
         .testTarget(name: "GifPackBuilderTests", dependencies: [
             "GifPackTestSupport", "GifPackTestFixtures", "GifPack", "GifPackFormat", "GifPackJSON", "GifPackSigning", "GifPackGIF",
             "GifPackHTTP", "GifPackSystem", "GifPackZstd", "GifPackWebP", "GifPackIndexReader", "ExerciseDBFixture", "CGif",
-            .product(name: "Crypto", package: "swift-crypto"), .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "Crypto", package: "swift-crypto"), .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["Builder"])),
         ]),
         .testTarget(name: "GifPackClientTests", dependencies: [
-            "GifPackTestSupport", "GifPackTestFixtures", "GifPackClient", "GifPackTransport", "GifPackHTTP", "GifPack", "GifPackFormat",
+            "GifPackTestSupport", "GifPackTestFixtures", "GifPackClient", "GifPackIndexReader", "GifPackSigning", "GifPackTransport", "GifPackHTTP", "GifPack", "GifPackFormat",
             "GifPackGIF", "GifPackGIFCore", "GifPackSystem", "GifPackZstd", "ExerciseDBFixture", "CZstd",
         ]),
         .testTarget(name: "GifPackCLITests", dependencies: [
-            "GifPackTestSupport", "GifPackTestFixtures", "GifPackCLI", "GifPack", "GifPackClient", "GifPackFormat", "GifPackGIF",
+            "GifPackTestSupport", "GifPackTestFixtures", "GifPackCLI", "GifPack", "GifPackClient", "GifPackIndexReader", "GifPackSigning", "GifPackFormat", "GifPackGIF",
             "GifPackHTTP", "GifPackTransport", "GifPackSystem", "GifPackZstd", "ExerciseDBFixture",
         ]),
     ],

@@ -6,26 +6,28 @@ import PackageDescription
 // builds this package with its own scratch path and
 // `-Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library -Xswiftc -enable-testing`, so every
 // module of the main package is instrumented for coverage and checked by AddressSanitizer, and the
-// targets can reach internal parsers with `@testable import` instead of widening the public API.
+// targets can reach internal and `package` parsers with `@testable import` instead of widening the
+// public API. The main package declares the library products linked here only when
+// GIFPACK_INTERNAL_PRODUCTS=1 is set (`make fuzz` sets it).
 //
 // Each target is an executable with `@_cdecl("LLVMFuzzerTestOneInput")` and an `@main` that hands it
 // to libFuzzer's driver (Sources/CFuzzDriver/include/CFuzzDriver.h says why libFuzzer's own main is not used).
 
 let fuzzTargets: [(name: String, dependencies: [String])] = [
     ("fuzz-json", ["GifPackJSON", "GifPackFormat"]),
-    ("fuzz-catalog", ["GifPack", "GifPackFormat"]),
-    ("fuzz-gif", ["GifPack"]),
-    // The client's WebP container walker (GifPackGIFCore, through GifPack).
-    ("fuzz-webp", ["GifPack"]),
+    ("fuzz-catalog", ["GifPack", "GifPackFormat", "GifPackJSON"]),
+    ("fuzz-gif", ["GifPack", "GifPackGIFCore"]),
+    // The client's WebP container walker (GifPackGIFCore).
+    ("fuzz-webp", ["GifPack", "GifPackGIFCore"]),
     ("fuzz-lzw", ["GifPack"]),
-    ("fuzz-still", ["GifPack"]),
+    ("fuzz-still", ["GifPack", "GifPackGIFCore"]),
     ("fuzz-blurhash", ["GifPack"]),
     ("fuzz-tar", ["GifPackFormat"]),
     ("fuzz-zstd-frames", ["GifPackFormat"]),
     ("fuzz-minisign", ["GifPackSigning"]),
     ("fuzz-s3-list", ["GifPackHTTP"]),
-    ("fuzz-http-head", ["GifPackHTTP", "GifPackClient", "GifPackIndexReader"]),
-    ("fuzz-index", ["GifPackFormat", "GifPackClient", "GifPackIndexReader"]),
+    ("fuzz-http-head", ["GifPackHTTP", "GifPackClient", "GifPackIndexReader", "GifPackTransport"]),
+    ("fuzz-index", ["GifPackFormat", "GifPackClient", "GifPackIndexReader", "GifPackJSON", "GifPackSigning"]),
     ("fuzz-catalog-stream", ["GifPackFormat"]),
     ("fuzz-index-stream", ["GifPackFormat"]),
     // GifPackZstd against libzstd (CZstd, through GifPack).

@@ -56,8 +56,8 @@ if [ ${#packs[@]} -eq 0 ]; then
   done
 fi
 
-swift build -c release --package-path "$here/zstd-bench" 2>&1 | grep -E "error|warning: " >&2 || true
-tool=$(swift build -c release --package-path "$here/zstd-bench" --show-bin-path)/zstd-bench
+GIFPACK_INTERNAL_PRODUCTS=1 swift build -c release --package-path "$here/zstd-bench" 2>&1 | grep -E "error|warning: " >&2 || true
+tool=$(GIFPACK_INTERNAL_PRODUCTS=1 swift build -c release --package-path "$here/zstd-bench" --show-bin-path)/zstd-bench
 [ -x "$tool" ] || { echo "bench/zstd-decoder.sh: building bench/zstd-bench failed" >&2; exit 1; }
 for pack in "${packs[@]}"; do
   echo "== $(basename "$pack")"

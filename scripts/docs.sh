@@ -8,8 +8,9 @@
 # BIN_DIR is where `swift build` put the modules (GifPackClient.swiftmodule in BIN_DIR/Modules): the
 # symbol graph is read from the built module with the toolchain's swift-symbolgraph-extract, so no
 # module is compiled again and no flag of the normal build changes (the package declares no
-# documentation plugin an app would have to resolve). The modules the client re-exports are
-# documented as part of it, as an app sees them. OUT_DIR is replaced by a static-hosting DocC archive
+# documentation plugin an app would have to resolve): scripts/symbolgraph.sh, which
+# scripts/public-api.sh counts too. The module the client re-exports (the transport) is documented
+# as part of it, as an app sees it. OUT_DIR is replaced by a static-hosting DocC archive
 # (OUT_DIR/documentation/gifpackclient/…/index.html). Exits 1 on any warning, 2 when BIN_DIR has no
 # built client. DOCS_CATALOG names another catalog folder (the tests break a copy on purpose).
 set -euo pipefail
@@ -23,21 +24,14 @@ modules="$bin/Modules"
   echo "docs: no GifPackClient.swiftmodule in $modules (build it first: swift build --target GifPackClient)" >&2
   exit 2
 }
-extract=${SYMBOLGRAPH_EXTRACT:-swift-symbolgraph-extract}
 docc=${DOCC:-docc}
-for tool in "$extract" "$docc"; do
-  command -v "$tool" > /dev/null || { echo "docs: $tool is not on PATH (it comes with the Swift toolchain)" >&2; exit 2; }
-done
-# The modules whose public declarations an app gets from `import GifPackClient` (@_exported there, or
-# by GifPackFormat): their symbols appear in the client's graph while they are re-exported.
-reexported=GifPackFormat,GifPackSigning,GifPackTransport,GifPackIndexReader,GifPackJSON
-triple=$(swiftc -print-target-info | sed -n 's/^ *"triple": "\(.*\)",*$/\1/p' | head -1)
+command -v "$docc" > /dev/null || { echo "docs: $docc is not on PATH (it comes with the Swift toolchain)" >&2; exit 2; }
 
 graphs=$(mktemp -d)
 trap 'rm -rf "$graphs"' EXIT
-"$extract" -module-name GifPackClient -target "$triple" -I "$modules" -output-dir "$graphs" \
-  -minimum-access-level public -skip-synthesized-members -emit-extension-block-symbols \
-  -experimental-allowed-reexported-modules="$reexported"
+# The symbol graph of what `import GifPackClient` gives an app (the client and the modules it
+# re-exports), the one scripts/public-api.sh counts.
+"$root/scripts/symbolgraph.sh" "$bin" "$graphs"
 
 rm -rf "$out"
 mkdir -p "$(dirname "$out")"

@@ -206,5 +206,5 @@ struct BuildCommand: AsyncParsableCommand {
 
 extension MissingAllowance: ExpressibleByArgument {
     /// `--max-removed 50` or `--max-removed 10%`.
-    public init?(argument: String) { self.init(parsing: argument) }
+    package init?(argument: String) { self.init(parsing: argument) }
 }

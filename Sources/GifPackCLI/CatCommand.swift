@@ -3,6 +3,8 @@ import Foundation
 import GifPackClient
 import GifPackSystem
 import Glibc
+import GifPackFormat
+import GifPackIndexReader
 
 struct CatCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

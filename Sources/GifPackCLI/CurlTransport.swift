@@ -1,6 +1,7 @@
 import ArgumentParser
 import GifPackClient
 import GifPackHTTP
+import GifPackIndexReader
 
 /// The transport the command-line tool hands the client library: libcurl's `HTTPClient`, for a
 /// private CA (`CURL_CA_BUNDLE`, `SSL_CERT_FILE`), curl's proxy variables (`http_proxy`,

@@ -2,6 +2,8 @@ import ArgumentParser
 import Foundation
 import GifPackClient
 import GifPackSystem
+import GifPackFormat
+import GifPackIndexReader
 
 struct DiffCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GifPackClient
+import GifPackFormat
 import GifPackSystem
 
 /// `--format`: the image formats wanted, in order of preference (format 1.4), for `install` and `cat`.

@@ -4,8 +4,8 @@ import GifPack
 
 /// What the `gifpack` executable runs: parses the command line and runs the command it names,
 /// then exits with the command's status (see ``GifpackCommand``).
-public enum CommandLineTool {
-    public static func main() async {
+package enum CommandLineTool {
+    package static func main() async {
         await GifpackCommand.main()
     }
 }

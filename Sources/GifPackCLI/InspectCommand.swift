@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import GifPackClient
 import GifPackSystem
+import GifPackFormat
 
 struct InspectCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

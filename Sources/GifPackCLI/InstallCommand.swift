@@ -3,6 +3,7 @@ import Foundation
 import GifPackClient
 import GifPackSystem
 import struct GifPack.PublicReadCheck
+import GifPackIndexReader
 
 extension InstallLayout: ExpressibleByArgument {}
 

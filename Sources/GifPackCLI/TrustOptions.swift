@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
 import GifPackClient
+import GifPackFormat
+import GifPackIndexReader
 
 /// `--trusted-key`, shared by the commands that read an index.
 struct TrustOptions: ParsableArguments {

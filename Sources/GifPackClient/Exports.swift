@@ -1,11 +1,6 @@
-// The client's API speaks in the format's types (PackIndex, PackDescription, PackCatalog,
-// PackReadError, ...), the signing module's (MinisignPublicKey, MinisignSignature) and the
-// transport's (HTTPTransport, URLSessionTransport, HTTPTimeouts, TimeSpan, HTTPError, ...): an app
-// imports GifPackClient alone.
-@_exported import GifPackFormat
-@_exported import GifPackSigning
+// The client's public API speaks the transport's types (HTTPTransport, URLSessionTransport,
+// HTTPTimeouts, TimeSpan, HTTPRequest, HTTPError, ...): an app imports GifPackClient alone, and can
+// pass its own transport. Nothing else is re-exported: the format, the index reader and the
+// signing module are the package's own (their declarations are `package`), so an app's
+// `import GifPackClient` sees the loader and the values it answers (docs/ARCHITECTURE.md, "Public API").
 @_exported import GifPackTransport
-// The index and trust steps (PackIndexSource, IndexTrust, PackLimits, PackClientError,
-// PackRejection, ...) live in GifPackIndexReader, which the builder links without the client; an
-// app sees them here under the same names.
-@_exported import GifPackIndexReader

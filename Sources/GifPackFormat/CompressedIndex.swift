@@ -14,21 +14,21 @@ import GifPackZstd
 /// CompressedIndex.beside("https://cdn.example.com/g/index.json?v=2")   // ".../index.json.zst?v=2"
 /// let plain = try CompressedIndex.decode(body, maxBytes: 64 << 20)
 /// ```
-public enum CompressedIndex {
+package enum CompressedIndex {
     /// Appended to the index's name.
-    public static let suffix = ".zst"
+    package static let suffix = ".zst"
     /// The key of the copy beside `index.json` at a publish target.
-    public static let key = "index.json.zst"
+    package static let key = "index.json.zst"
     /// The zstd level the builder compresses at (pinned: the bytes depend only on the index and
     /// libzstd), with the window and tables the builder pins (`IndexCompression`: 2 MiB window).
     /// 15: on an index of 100,000 exercises (14 MB) it gives 540 KB in 0.2 s, where 19 gives 495 KB
     /// in 22 s and 100 MB of memory (levels 16-18 give more bytes than 15 there).
-    public static let level: Int32 = 15
+    package static let level: Int32 = 15
 
     /// The copy's location beside an index at `location` (a path, or an http(s) URL whose query and
     /// fragment stay at the end): `.zst` goes at the end of the path, never into the user
     /// information (a password may hold a raw `#` or `?`: `URLAuthority` (GifPackSystem)), the query or the fragment.
-    public static func beside(_ location: String) -> String {
+    package static func beside(_ location: String) -> String {
         let bytes = Array(location.utf8)
         guard location.lowercased().hasPrefix("http"), let authority = URLAuthority.schemeSeparatorEnd(bytes, from: 0) else {
             return location + suffix
@@ -41,16 +41,16 @@ public enum CompressedIndex {
     }
 
     /// Why a compressed copy was refused.
-    public struct Refusal: Error, Sendable, Equatable, CustomStringConvertible {
-        public let reason: String
-        public init(_ reason: String) { self.reason = reason }
-        public var description: String { reason }
+    package struct Refusal: Error, Sendable, Equatable, CustomStringConvertible {
+        package let reason: String
+        package init(_ reason: String) { self.reason = reason }
+        package var description: String { reason }
     }
 
     /// The plain index bytes of a compressed copy: exactly one zstd frame that declares a content
     /// size of at most `maxBytes` (checked before anything is decoded) and decodes to that many
     /// bytes, its checksum (when present) matching. Anything else is refused with the reason.
-    public static func decode(_ bytes: [UInt8], maxBytes: Int64) throws(Refusal) -> [UInt8] {
+    package static func decode(_ bytes: [UInt8], maxBytes: Int64) throws(Refusal) -> [UInt8] {
         guard !bytes.isEmpty else { throw Refusal("it is empty") }
         let header: ZstdFrameHeader?
         do { header = try bytes.withUnsafeBytes { (raw: UnsafeRawBufferPointer) throws(ZstdDecodingError) in try ZstdDecoder.frameHeader(raw) } } catch {

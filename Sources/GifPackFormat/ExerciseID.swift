@@ -5,8 +5,8 @@
 /// ExerciseID.isValid("0001")      // true
 /// ExerciseID.isValid("../etc")    // false
 /// ```
-public enum ExerciseID {
-    public static func isValid(_ id: String) -> Bool {
+package enum ExerciseID {
+    package static func isValid(_ id: String) -> Bool {
         guard !id.isEmpty, id.utf8.count <= 64 else { return false }
         return id.utf8.allSatisfy { byte in
             (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)

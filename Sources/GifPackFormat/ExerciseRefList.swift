@@ -8,7 +8,7 @@
 /// list.append(ExerciseRef(id: "0002", gif: nil))
 /// list[1].gif   // nil: a placeholder
 /// ```
-public struct ExerciseRefList: RandomAccessCollection, Sendable, Equatable, Codable, ExpressibleByArrayLiteral {
+package struct ExerciseRefList: RandomAccessCollection, Sendable, Equatable, Codable, ExpressibleByArrayLiteral {
     /// The ids' bytes, one after the other; `ends[i]` is where the i-th id ends.
     private var idBytes: [UInt8] = []
     private var ends: [UInt32] = []
@@ -17,20 +17,20 @@ public struct ExerciseRefList: RandomAccessCollection, Sendable, Equatable, Coda
     private var hashes: [String] = []
     private var hashNumbers: [String: Int32] = [:]
 
-    public init() {}
+    package init() {}
 
-    public init<S: Sequence<ExerciseRef>>(_ refs: S) {
+    package init<S: Sequence<ExerciseRef>>(_ refs: S) {
         for ref in refs { append(ref) }
     }
 
-    public init(arrayLiteral refs: ExerciseRef...) { self.init(refs) }
+    package init(arrayLiteral refs: ExerciseRef...) { self.init(refs) }
 
-    public mutating func reserveCapacity(_ count: Int) {
+    package mutating func reserveCapacity(_ count: Int) {
         ends.reserveCapacity(count)
         gifNumbers.reserveCapacity(count)
     }
 
-    public mutating func append(_ ref: ExerciseRef) {
+    package mutating func append(_ ref: ExerciseRef) {
         idBytes.append(contentsOf: ref.id.utf8)
         ends.append(UInt32(idBytes.count))
         guard let hash = ref.gif else { return gifNumbers.append(-1) }
@@ -41,10 +41,10 @@ public struct ExerciseRefList: RandomAccessCollection, Sendable, Equatable, Coda
         gifNumbers.append(number)
     }
 
-    public var startIndex: Int { 0 }
-    public var endIndex: Int { ends.count }
+    package var startIndex: Int { 0 }
+    package var endIndex: Int { ends.count }
 
-    public subscript(position: Int) -> ExerciseRef {
+    package subscript(position: Int) -> ExerciseRef {
         let start = position == 0 ? 0 : Int(ends[position - 1])
         let id = idBytes.withUnsafeBufferPointer { String(decoding: $0[start..<Int(ends[position])], as: UTF8.self) }
         let number = gifNumbers[position]
@@ -52,16 +52,16 @@ public struct ExerciseRefList: RandomAccessCollection, Sendable, Equatable, Coda
     }
 
     /// Equal when they list the same exercises with the same GIFs, in the same order.
-    public static func == (a: ExerciseRefList, b: ExerciseRefList) -> Bool {
+    package static func == (a: ExerciseRefList, b: ExerciseRefList) -> Bool {
         a.count == b.count && a.elementsEqual(b)
     }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         self.init(try decoder.singleValueContainer().decode([ExerciseRef].self))
     }
 
     /// One element at a time, with no array of them made first (the index writer streams the list).
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.unkeyedContainer()
         for ref in self { try container.encode(ref) }
     }

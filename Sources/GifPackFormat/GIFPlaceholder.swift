@@ -6,17 +6,17 @@
 ///     print(placeholder.blurHash, placeholder.averageColor, placeholder.width, placeholder.durationMilliseconds)
 /// }
 /// ```
-public struct GIFPlaceholder: Sendable, Equatable, Codable {
+package struct GIFPlaceholder: Sendable, Equatable, Codable {
     /// BlurHash of the GIF's still (docs/FORMAT.md, "Placeholders and posters").
-    public var blurHash: String
+    package var blurHash: String
     /// `#rrggbb`, the mean colour of the still.
-    public var averageColor: String
-    public var width: Int
-    public var height: Int
-    public var frames: Int
-    public var durationMilliseconds: Int
+    package var averageColor: String
+    package var width: Int
+    package var height: Int
+    package var frames: Int
+    package var durationMilliseconds: Int
     /// nil: plays once (no loop extension); 0: loops forever.
-    public var loopCount: Int?
+    package var loopCount: Int?
 
     /// The keys in the order index.json writes them (sorted by their bytes): the one definition of
     /// this part of the index's shape, read by the decoder and written by ``IndexJSONWriter``.
@@ -24,7 +24,7 @@ public struct GIFPlaceholder: Sendable, Equatable, Codable {
         case averageColor, blurHash, durationMilliseconds, frames, height, loopCount, width
     }
 
-    public init(blurHash: String, averageColor: String, width: Int, height: Int, frames: Int,
+    package init(blurHash: String, averageColor: String, width: Int, height: Int, frames: Int,
                 durationMilliseconds: Int, loopCount: Int?) {
         self.blurHash = blurHash
         self.averageColor = averageColor
@@ -45,22 +45,22 @@ public struct GIFPlaceholder: Sendable, Equatable, Codable {
 /// let posters = index.packs[0].posters        // nil in a 1.0 index or when posters are off
 /// let entry = posters?.poster(size: 80, sha256: gifHash)
 /// ```
-public struct PosterPackDescription: Sendable, Equatable, Codable {
+package struct PosterPackDescription: Sendable, Equatable, Codable {
     /// `<pack>-posters`.
-    public var name: String
-    public var version: Int
+    package var name: String
+    package var version: Int
     /// Path relative to the index, e.g. `packs/chest-posters-v2-5e6f7a8b.tar.zst`.
-    public var file: String
-    public var bytes: Int64
-    public var sha256: String
-    public var entryCount: Int
-    public var uncompressedBytes: Int64
-    public var contentDigest: String
+    package var file: String
+    package var bytes: Int64
+    package var sha256: String
+    package var entryCount: Int
+    package var uncompressedBytes: Int64
+    package var contentDigest: String
     /// Longest sides, ascending.
-    public var sizes: [Int]
-    public var catalog: EntryLocation
+    package var sizes: [Int]
+    package var catalog: EntryLocation
     /// One per poster, sorted by path.
-    public var posters: [EntryLocation]
+    package var posters: [EntryLocation]
 
     /// The keys in the order index.json writes them (sorted by their bytes): the one definition of
     /// this part of the index's shape, read by the decoder and written by ``IndexJSONWriter``.
@@ -68,7 +68,7 @@ public struct PosterPackDescription: Sendable, Equatable, Codable {
         case bytes, catalog, contentDigest, entryCount, file, name, posters, sha256, sizes, uncompressedBytes, version
     }
 
-    public init(name: String, version: Int, file: String, bytes: Int64, sha256: String, entryCount: Int,
+    package init(name: String, version: Int, file: String, bytes: Int64, sha256: String, entryCount: Int,
                 uncompressedBytes: Int64, contentDigest: String, sizes: [Int], catalog: EntryLocation,
                 posters: [EntryLocation]) {
         self.name = name
@@ -85,10 +85,10 @@ public struct PosterPackDescription: Sendable, Equatable, Codable {
     }
 
     /// The tar path of the poster of the GIF with hash `sha256` at `size`.
-    public static func path(size: Int, sha256: String) -> String { "posters/\(size)/\(sha256).gif" }
+    package static func path(size: Int, sha256: String) -> String { "posters/\(size)/\(sha256).gif" }
 
     /// The poster entry for a GIF hash at one size.
-    public func poster(size: Int, sha256: String) -> EntryLocation? {
+    package func poster(size: Int, sha256: String) -> EntryLocation? {
         let path = Self.path(size: size, sha256: sha256)
         return posters.first { $0.path == path }
     }
@@ -101,25 +101,25 @@ public struct PosterPackDescription: Sendable, Equatable, Codable {
 /// let catalog = try PosterPackCatalog.decode(from: bytes)
 /// let poster = catalog.posters.first { $0.gif == gifHash && $0.size == 80 }
 /// ```
-public struct PosterPackCatalog: Sendable, Equatable, Codable {
-    public struct Poster: Sendable, Equatable, Codable {
-        public var path: String
+package struct PosterPackCatalog: Sendable, Equatable, Codable {
+    package struct Poster: Sendable, Equatable, Codable {
+        package var path: String
         /// SHA-256 of the poster file.
-        public var sha256: String
+        package var sha256: String
         /// SHA-256 of the GIF it shows.
-        public var gif: String
-        public var size: Int
-        public var bytes: Int64
+        package var gif: String
+        package var size: Int
+        package var bytes: Int64
     }
 
-    public var formatVersion: FormatVersion
+    package var formatVersion: FormatVersion
     /// `<pack>-posters`.
-    public var pack: String
+    package var pack: String
     /// Sorted by path.
-    public var posters: [Poster]
-    public var sizes: [Int]
+    package var posters: [Poster]
+    package var sizes: [Int]
 
-    public static func decode(from bytes: [UInt8], limits: JSONLimits = .standard) throws -> PosterPackCatalog {
+    package static func decode(from bytes: [UInt8], limits: JSONLimits = .standard) throws -> PosterPackCatalog {
         try JSONValueDecoder.decode(PosterPackCatalog.self, from: bytes, limits: limits)
     }
 }

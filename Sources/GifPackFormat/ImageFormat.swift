@@ -9,30 +9,30 @@
 /// var configuration = GIFLoader.Configuration()
 /// configuration.formats = [.webp, .gif]   // WebP where the index has it, else the GIFs
 /// ```
-public struct ImageFormat: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
+package struct ImageFormat: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
     /// The format's name as the index writes it (`"gif"`, `"webp"`).
-    public var rawValue: String
+    package var rawValue: String
 
-    public init(rawValue: String) {
+    package init(rawValue: String) {
         self.rawValue = rawValue
     }
 
     /// GIF (every pack of `packs[]` and `renditionPacks[]`; an entry without `format`).
-    public static let gif = ImageFormat(rawValue: "gif")
+    package static let gif = ImageFormat(rawValue: "gif")
     /// Animated (or still) WebP in a RIFF container.
-    public static let webp = ImageFormat(rawValue: "webp")
+    package static let webp = ImageFormat(rawValue: "webp")
 
     /// The formats this reader knows: the others' `formatPacks[]` entries are left out when an index is read.
-    public static let known: [ImageFormat] = [.gif, .webp]
+    package static let known: [ImageFormat] = [.gif, .webp]
 
     /// True for ``gif`` and ``webp``.
-    public var isKnown: Bool { Self.known.contains(self) }
+    package var isKnown: Bool { Self.known.contains(self) }
 
-    public var description: String { rawValue }
+    package var description: String { rawValue }
 
     /// The tar path of an entry of this format with that SHA-256: `gifs/<sha256>.gif` for a GIF,
     /// `images/<sha256>.webp` for a WebP (nil for a format this reader does not know).
-    public func entryPath(forSHA256 hash: String) -> String? {
+    package func entryPath(forSHA256 hash: String) -> String? {
         switch self {
         case .gif: GIFEntry.path(forSHA256: hash)
         case .webp: "images/\(hash).webp"
@@ -41,5 +41,5 @@ public struct ImageFormat: RawRepresentable, Hashable, Sendable, Codable, Custom
     }
 
     /// The file name extension an installed image of this format takes: `webp` for a WebP, else `gif`.
-    public var fileExtension: String { self == .webp ? "webp" : "gif" }
+    package var fileExtension: String { self == .webp ? "webp" : "gif" }
 }

@@ -14,32 +14,32 @@
 ///                      new: try await PackIndexSource("v2/index.json").load())
 /// print(diff.changed, diff.downloadBytes)
 /// ```
-public struct IndexDiff: Sendable, Equatable {
+package struct IndexDiff: Sendable, Equatable {
     /// A pack a client has to download (new, or with a new file).
-    public struct PackDownload: Sendable, Equatable {
-        public var name: String
-        public var oldVersion: Int?
-        public var newVersion: Int
-        public var bytes: Int64
+    package struct PackDownload: Sendable, Equatable {
+        package var name: String
+        package var oldVersion: Int?
+        package var newVersion: Int
+        package var bytes: Int64
         /// A pack of format 1.3: the resolution of its GIFs (a rendition pack's, or `packs[]`'s).
-        public var resolution: Int? = nil
+        package var resolution: Int? = nil
     }
 
-    public var added: [String]
-    public var removed: [String]
-    public var changed: [String]
+    package var added: [String]
+    package var removed: [String]
+    package var changed: [String]
     /// Packs to download, sorted by name: rendition packs (format 1.3) among them.
-    public var downloads: [PackDownload]
+    package var downloads: [PackDownload]
     /// Packs (rendition packs included) the new index no longer has.
-    public var removedPacks: [String]
+    package var removedPacks: [String]
     /// Exercises (distinct ids) in the old and the new index.
-    public var exercisesBefore: Int
-    public var exercisesAfter: Int
+    package var exercisesBefore: Int
+    package var exercisesAfter: Int
 
-    public var downloadBytes: Int64 { downloads.reduce(0) { $0 + $1.bytes } }
-    public var newGIFFrameBytes: Int64
+    package var downloadBytes: Int64 { downloads.reduce(0) { $0 + $1.bytes } }
+    package var newGIFFrameBytes: Int64
 
-    public init(old: PackIndex, new: PackIndex) {
+    package init(old: PackIndex, new: PackIndex) {
         // A merge of the two indexes' sorted lists: no map of every id (100,000 exercises took
         // two dictionaries of tens of megabytes).
         (added, removed, changed) = ([], [], [])

@@ -9,13 +9,13 @@
 /// ```swift
 /// for entry in IndexExercises(index) { print(entry.id, entry.gif ?? "no GIF", entry.pack, entry.position) }
 /// ```
-public struct IndexExercises: Sequence {
+package struct IndexExercises: Sequence {
     /// One exercise: its id and GIF, the number of its pack in name order and its position in that pack's list.
-    public struct Entry: Sendable, Equatable {
-        public var id: String
-        public var gif: String?
-        public var pack: Int
-        public var position: Int
+    package struct Entry: Sendable, Equatable {
+        package var id: String
+        package var gif: String?
+        package var pack: Int
+        package var position: Int
         /// The exercise's GIF in each rendition asked for (`renditionsAt`) whose packs list it, by
         /// resolution ascending; empty without renditions.
         package var renditions: [Rendition] = []
@@ -35,12 +35,12 @@ public struct IndexExercises: Sequence {
     }
 
     /// The packs in name order (a stable sort: of two packs of one name, the first listed first).
-    public let packs: [PackDescription]
+    package let packs: [PackDescription]
     /// Per resolution asked for, ascending: its rendition packs in name order.
     let renditionGroups: [(resolution: Int, packs: [PackDescription])]
 
     /// Every exercise of `index`'s `packs[]`.
-    public init(_ index: PackIndex) {
+    package init(_ index: PackIndex) {
         self.init(index, renditionsAt: [])
     }
 
@@ -61,11 +61,11 @@ public struct IndexExercises: Sequence {
         packs.enumerated().sorted { ($0.element.name, $0.offset) < ($1.element.name, $1.offset) }.map(\.element)
     }
 
-    public func makeIterator() -> Iterator {
+    package func makeIterator() -> Iterator {
         Iterator(packs: packs, renditions: renditionGroups.map { ($0.resolution, Iterator(packs: $0.packs, renditions: [])) })
     }
 
-    public struct Iterator: IteratorProtocol {
+    package struct Iterator: IteratorProtocol {
         private let packs: [PackDescription]
         /// Per pack: the next place in its walk, and the order of its positions when its list is not sorted.
         private var cursor: [Int]
@@ -86,7 +86,7 @@ public struct IndexExercises: Sequence {
             for group in self.renditions.indices { renditionHeads.append(self.renditions[group].walk.next()) }
         }
 
-        public mutating func next() -> Entry? {
+        package mutating func next() -> Entry? {
             var smallest: String?
             for head in heads { if let head, smallest.map({ head.id < $0 }) ?? true { smallest = head.id } }
             guard let id = smallest else { return nil }
@@ -142,13 +142,13 @@ public struct IndexExercises: Sequence {
 /// ```swift
 /// for case let (old?, new?) in IndexExercisePairs(old: v1, new: v2) where old.gifsDiffer(from: new) { print(new.id) }
 /// ```
-public struct IndexExercisePairs: Sequence, IteratorProtocol {
+package struct IndexExercisePairs: Sequence, IteratorProtocol {
     private var old: IndexExercises.Iterator
     private var new: IndexExercises.Iterator
     private var oldHead: IndexExercises.Entry?
     private var newHead: IndexExercises.Entry?
 
-    public init(old: PackIndex, new: PackIndex) {
+    package init(old: PackIndex, new: PackIndex) {
         let common = IndexExercises.renditionResolutions(of: old).intersection(IndexExercises.renditionResolutions(of: new))
         self.old = IndexExercises(old, renditionsAt: common).makeIterator()
         self.new = IndexExercises(new, renditionsAt: common).makeIterator()
@@ -156,7 +156,7 @@ public struct IndexExercisePairs: Sequence, IteratorProtocol {
         newHead = self.new.next()
     }
 
-    public mutating func next() -> (old: IndexExercises.Entry?, new: IndexExercises.Entry?)? {
+    package mutating func next() -> (old: IndexExercises.Entry?, new: IndexExercises.Entry?)? {
         switch (oldHead, newHead) {
         case (nil, nil):
             return nil

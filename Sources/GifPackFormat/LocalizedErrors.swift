@@ -6,25 +6,25 @@ import Foundation
 
 extension IndexError: LocalizedError {
     /// The error's message: its `description`.
-    public var errorDescription: String? { description }
+    package var errorDescription: String? { description }
 }
 
 extension PackReadError: LocalizedError {
     /// The error's message: its `description`.
-    public var errorDescription: String? { description }
+    package var errorDescription: String? { description }
 }
 
 extension CompressedIndex.Refusal: LocalizedError {
     /// The error's message: its `description`.
-    public var errorDescription: String? { description }
+    package var errorDescription: String? { description }
 }
 
 extension PackCatalogStream.Failure: LocalizedError {
     /// The error's message: its `description`.
-    public var errorDescription: String? { description }
+    package var errorDescription: String? { description }
 }
 
 extension IndexTimestamp.InvalidClock: LocalizedError {
     /// The error's message: its `description`.
-    public var errorDescription: String? { description }
+    package var errorDescription: String? { description }
 }

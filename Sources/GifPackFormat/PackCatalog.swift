@@ -8,14 +8,14 @@ import Foundation
 /// let catalog = try PackCatalog.decode(from: bytes)
 /// let gifPath = catalog.exercises.first?.gif.map { GIFEntry.path(forSHA256: $0.sha256) }
 /// ```
-public struct PackCatalog: Sendable, Equatable, Codable {
-    public var formatVersion: FormatVersion
-    public var pack: String
-    public var source: SourceDescription
+package struct PackCatalog: Sendable, Equatable, Codable {
+    package var formatVersion: FormatVersion
+    package var pack: String
+    package var source: SourceDescription
     /// Sorted by id.
-    public var exercises: [PackExercise]
+    package var exercises: [PackExercise]
 
-    public init(pack: String, source: SourceDescription, exercises: [PackExercise]) {
+    package init(pack: String, source: SourceDescription, exercises: [PackExercise]) {
         self.formatVersion = .withoutRenditions
         self.pack = pack
         self.source = source
@@ -23,10 +23,10 @@ public struct PackCatalog: Sendable, Equatable, Codable {
     }
 
     /// The tar path of the catalog inside a pack.
-    public static let path = "catalog.json"
+    package static let path = "catalog.json"
 
     /// Canonical JSON bytes (``CanonicalJSON``, trailing newline): the bytes a pack stores and hashes.
-    public func encoded() throws(CanonicalJSON.EncodingError) -> [UInt8] {
+    package func encoded() throws(CanonicalJSON.EncodingError) -> [UInt8] {
         var bytes = PackCatalogJSON.opening
         for (position, exercise) in exercises.enumerated() {
             PackCatalogJSON.appendExercise(id: exercise.id, name: exercise.name, gif: exercise.gif,
@@ -38,28 +38,28 @@ public struct PackCatalog: Sendable, Equatable, Codable {
 
     /// Decodes a catalog with ``JSONParser`` (at most ``JSONLimits/standardDepth`` levels of
     /// nesting): throws ``JSONParseError`` or a `DecodingError` (see ``JSONValueDecoder/describe(_:)``).
-    public static func decode(from bytes: [UInt8], limits: JSONLimits = .standard) throws -> PackCatalog {
+    package static func decode(from bytes: [UInt8], limits: JSONLimits = .standard) throws -> PackCatalog {
         try JSONValueDecoder.decode(PackCatalog.self, from: bytes, limits: limits)
     }
 }
 
 /// One exercise in a pack's catalog.
-public struct PackExercise: Sendable, Equatable, Codable {
-    public var id: String
-    public var name: String
+package struct PackExercise: Sendable, Equatable, Codable {
+    package var id: String
+    package var name: String
     /// nil when the exercise has no GIF in this pack (the client shows a placeholder).
-    public var gif: GIFMetadata?
+    package var gif: GIFMetadata?
     /// The exercise exactly as the API described it.
-    public var data: JSONValue
+    package var data: JSONValue
 
-    public init(id: String, name: String, gif: GIFMetadata?, data: JSONValue) {
+    package init(id: String, name: String, gif: GIFMetadata?, data: JSONValue) {
         self.id = id
         self.name = name
         self.gif = gif
         self.data = data
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(id, forKey: .id)
         try container.encode(name, forKey: .name)
@@ -69,24 +69,24 @@ public struct PackExercise: Sendable, Equatable, Codable {
 }
 
 /// What a pack records of each GIF.
-public struct GIFMetadata: Sendable, Equatable, Codable {
-    public var sha256: String
-    public var bytes: Int64
-    public var width: Int
-    public var height: Int
-    public var frames: Int
-    public var durationMilliseconds: Int
+package struct GIFMetadata: Sendable, Equatable, Codable {
+    package var sha256: String
+    package var bytes: Int64
+    package var width: Int
+    package var height: Int
+    package var frames: Int
+    package var durationMilliseconds: Int
     /// nil: plays once (no loop extension); 0: loops forever.
-    public var loopCount: Int?
+    package var loopCount: Int?
     /// BlurHash of the still (format 1.2).
-    public var blurHash: String?
+    package var blurHash: String?
     /// `#rrggbb` mean colour of the still (format 1.2).
-    public var averageColor: String?
+    package var averageColor: String?
     /// Format 1.4: `webp` for a WebP entry of a WebP pack; nil (absent) for a GIF. The size and
     /// timing are then the WebP's, which match its source GIF's.
-    public var format: ImageFormat?
+    package var format: ImageFormat?
 
-    public init(sha256: String, bytes: Int64, width: Int, height: Int, frames: Int, durationMilliseconds: Int, loopCount: Int?,
+    package init(sha256: String, bytes: Int64, width: Int, height: Int, frames: Int, durationMilliseconds: Int, loopCount: Int?,
                 blurHash: String? = nil, averageColor: String? = nil, format: ImageFormat? = nil) {
         self.format = format
         self.blurHash = blurHash
@@ -109,18 +109,18 @@ public struct GIFMetadata: Sendable, Equatable, Codable {
 /// PackCatalogJSON.appendExercise(id: "0001", name: "3/4 sit-up", gif: nil, data: Array("{}".utf8), first: true, to: &bytes)
 /// PackCatalogJSON.appendClosing(formatVersion: .withoutRenditions, pack: "all", source: source, to: &bytes)
 /// ```
-public enum PackCatalogJSON {
-    public static let opening = Array(#"{"exercises":["#.utf8)
+package enum PackCatalogJSON {
+    package static let opening = Array(#"{"exercises":["#.utf8)
 
     /// Appends one exercise; `data` must already be canonical JSON (``CanonicalJSON``).
-    public static func appendExercise(id: String, name: String, gif: GIFMetadata?, data: [UInt8], first: Bool,
+    package static func appendExercise(id: String, name: String, gif: GIFMetadata?, data: [UInt8], first: Bool,
                                       to bytes: inout [UInt8]) {
         appendExercise(id: id, name: name, gifJSON: gif.map(metadataJSON) ?? nullJSON, data: data, first: first, to: &bytes)
     }
 
     /// ``appendExercise(id:name:gif:data:first:to:)`` with the `gif` value already encoded
     /// (``metadataJSON(_:)``, or `null`): exercises that share a GIF share its encoding.
-    public static func appendExercise(id: String, name: String, gifJSON: [UInt8], data: [UInt8], first: Bool,
+    package static func appendExercise(id: String, name: String, gifJSON: [UInt8], data: [UInt8], first: Bool,
                                       to bytes: inout [UInt8]) {
         if !first { bytes.append(UInt8(ascii: ",")) }
         bytes += dataKey
@@ -135,21 +135,21 @@ public enum PackCatalogJSON {
     }
 
     /// An exercise's `gif` value: the metadata as canonical JSON.
-    public static func metadataJSON(_ gif: GIFMetadata) -> [UInt8] {
+    package static func metadataJSON(_ gif: GIFMetadata) -> [UInt8] {
         var bytes: [UInt8] = []
         appendMetadata(gif, to: &bytes)
         return bytes
     }
 
     /// An exercise's `gif` value when it has none.
-    public static let nullJSON = Array("null".utf8)
+    package static let nullJSON = Array("null".utf8)
     private static let dataKey = Array(#"{"data":"#.utf8)
     private static let gifKey = Array(#","gif":"#.utf8)
     private static let idKey = Array(#","id":"#.utf8)
     private static let nameKey = Array(#","name":"#.utf8)
 
     /// Closes the exercise list and appends the remaining keys and the trailing newline.
-    public static func appendClosing(formatVersion: FormatVersion, pack: String, source: SourceDescription,
+    package static func appendClosing(formatVersion: FormatVersion, pack: String, source: SourceDescription,
                                      to bytes: inout [UInt8]) {
         bytes += Array(#"],"formatVersion":"#.utf8)
         CanonicalJSON.appendString(formatVersion.description, to: &bytes)

@@ -12,18 +12,18 @@ import GifPackJSON
 /// try stream.feed(chunk) { exercise in print(exercise.id, exercise.name) }
 /// let head = try stream.finish()   // pack, format version, source; no exercises
 /// ```
-public struct PackCatalogStream: Sendable {
+package struct PackCatalogStream: Sendable {
     /// What is wrong with the catalog, with its byte offset.
-    public struct Failure: Error, Sendable, Equatable, CustomStringConvertible {
-        public var reason: String
-        public var offset: Int64
-        public var description: String { "catalog.json at byte \(offset): \(reason)" }
+    package struct Failure: Error, Sendable, Equatable, CustomStringConvertible {
+        package var reason: String
+        package var offset: Int64
+        package var description: String { "catalog.json at byte \(offset): \(reason)" }
     }
 
     /// The largest exercise record read (its JSON bytes).
-    public let maxExerciseBytes: Int
+    package let maxExerciseBytes: Int
     /// The largest catalog without its exercises.
-    public static let maxHeadBytes = 1 << 20
+    package static let maxHeadBytes = 1 << 20
 
     private var head: [UInt8] = []
     private var element: [UInt8] = []
@@ -36,14 +36,14 @@ public struct PackCatalogStream: Sendable {
     private var place = Place.head
     private var offset: Int64 = 0
     private var decoding = false
-    public private(set) var exerciseCount = 0
+    package private(set) var exerciseCount = 0
 
-    public init(maxExerciseBytes: Int = 1 << 20) {
+    package init(maxExerciseBytes: Int = 1 << 20) {
         self.maxExerciseBytes = maxExerciseBytes
     }
 
     /// Scans `bytes`; each exercise completed in them is decoded and given to `body`.
-    public mutating func feed(_ bytes: UnsafeRawBufferPointer, _ body: (PackExercise) throws -> Void) throws {
+    package mutating func feed(_ bytes: UnsafeRawBufferPointer, _ body: (PackExercise) throws -> Void) throws {
         decoding = true
         for byte in bytes {
             try scan(byte, body)
@@ -53,7 +53,7 @@ public struct PackCatalogStream: Sendable {
 
     /// Scans `bytes` without decoding the exercises (counted and dropped): a check of the
     /// catalog's shape and of its other keys only.
-    public mutating func skim(_ bytes: UnsafeRawBufferPointer) throws {
+    package mutating func skim(_ bytes: UnsafeRawBufferPointer) throws {
         decoding = false
         for byte in bytes {
             try scan(byte) { _ in }
@@ -62,7 +62,7 @@ public struct PackCatalogStream: Sendable {
     }
 
     /// The catalog's other keys, checked to decode; its `exercises` are empty (they were streamed).
-    public func finish() throws(Failure) -> PackCatalog {
+    package func finish() throws(Failure) -> PackCatalog {
         guard depth == 0, !strings.inString, place == .afterExercises else { throw fail("the catalog ends early or has no exercises") }
         do { return try PackCatalog.decode(from: head) } catch {
             throw fail("the catalog does not decode: \(JSONValueDecoder.describe(error))")

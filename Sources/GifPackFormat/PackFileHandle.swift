@@ -67,8 +67,8 @@ final class PackFileHandle: Sendable {
 /// ```swift
 /// FileKind.name(info.st_mode)   // "a FIFO"
 /// ```
-public enum FileKind {
-    public static func name(_ mode: mode_t) -> String {
+package enum FileKind {
+    package static func name(_ mode: mode_t) -> String {
         SystemCalls.fileType(mode: UInt32(mode)).words
     }
 }

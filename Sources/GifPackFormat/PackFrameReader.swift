@@ -20,26 +20,26 @@
 /// let (header, gif) = try reader.readEntry(frameOffset: 1536, frameLength: 81_233, maxSize: 4 << 20)
 /// print(header.name, gif.count)   // gifs/<sha256>.gif 94210
 /// ```
-public struct PackFrameReader: Sendable {
+package struct PackFrameReader: Sendable {
     /// Compressed bytes read per `pread` while streaming a frame.
-    public static let readChunkSize = 64 * 1024
+    package static let readChunkSize = 64 * 1024
 
     private let file: PackFileHandle
 
-    public var path: String { file.path }
+    package var path: String { file.path }
 
-    public init(path: String) throws(PackReadError) {
+    package init(path: String) throws(PackReadError) {
         file = try PackFileHandle(path: path)
     }
 
     /// Reads `bytes` in memory as the pack file (a frame fetched by range starts at offset 0);
     /// `name` stands for the path in messages.
-    public init(bytes: [UInt8], name: String) {
+    package init(bytes: [UInt8], name: String) {
         file = PackFileHandle(bytes: bytes, name: name)
     }
 
     /// Up to `count` bytes at `offset` (fewer only where the file ends), without decompressing.
-    public func readBytes(at offset: Int64, count: Int) throws(PackReadError) -> [UInt8] {
+    package func readBytes(at offset: Int64, count: Int) throws(PackReadError) -> [UInt8] {
         guard offset >= 0, count >= 0 else {
             throw .badFrameHeader(offset: offset, reason: "invalid range (\(count) bytes)")
         }
@@ -67,13 +67,13 @@ public struct PackFrameReader: Sendable {
     }
 
     /// Size of the pack file in bytes.
-    public func fileSize() throws(PackReadError) -> Int64 {
+    package func fileSize() throws(PackReadError) -> Int64 {
         try file.size()
     }
 
     /// Reads the entry whose frame occupies `frameLength` bytes at `frameOffset` and returns its
     /// header and exactly `header.size` data bytes, refusing entries larger than `maxSize`.
-    public func readEntry(frameOffset: Int64, frameLength: Int64,
+    package func readEntry(frameOffset: Int64, frameLength: Int64,
                           maxSize: Int64) throws(PackReadError) -> (header: TarHeader, data: [UInt8]) {
         var data: [UInt8] = []
         let header = try streamEntry(frameOffset: frameOffset, frameLength: frameLength, maxSize: maxSize,
@@ -86,7 +86,7 @@ public struct PackFrameReader: Sendable {
     /// chunks as it is decompressed, so memory does not depend on the entry size. `onHeader` runs
     /// once, after the header is verified and before any data. Returns the header.
     @discardableResult
-    public func streamEntry(
+    package func streamEntry(
         frameOffset: Int64, frameLength: Int64, maxSize: Int64,
         onHeader: (TarHeader) throws(PackReadError) -> Void = { _ in },
         into consumer: (UnsafeRawBufferPointer) throws(PackReadError) -> Void

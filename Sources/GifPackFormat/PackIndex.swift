@@ -13,31 +13,31 @@ import GifPackSystem
 /// let index = try PackIndex.decode(from: Data(contentsOf: indexURL))
 /// for pack in index.packs { print(pack.name, pack.version, pack.file) }
 /// ```
-public struct PackIndex: Sendable, Equatable, Codable {
-    public var formatVersion: FormatVersion
+package struct PackIndex: Sendable, Equatable, Codable {
+    package var formatVersion: FormatVersion
     /// The program that wrote the index, e.g. `"gifpack 0.1.0"`.
-    public var generator: String
-    public var source: SourceDescription
+    package var generator: String
+    package var source: SourceDescription
     /// Sorted by name. With renditions (format 1.3): each pack at the first resolution of
     /// ``SourceDescription/resolutions``, under its own name, as a 1.2 reader expects.
-    public var packs: [PackDescription]
+    package var packs: [PackDescription]
     /// Format 1.3: the packs of every other resolution, named `<pack>.<resolution>` (`all.360`),
     /// sorted by name; nil (absent) when the build fetched one resolution. 1.2 readers never read
     /// them, so they keep installing ``packs`` as before.
-    public var renditionPacks: [PackDescription]?
+    package var renditionPacks: [PackDescription]?
     /// Format 1.4: the packs of another image format (``PackDescription/format``, `webp`), one per
     /// pack and resolution, named `<pack>.<resolution>.<format>` (`all.180.webp`), sorted by name;
     /// nil (absent) when the build made GIFs only. 1.0–1.3 readers never read them. An entry whose
     /// format this reader does not know (``ImageFormat/isKnown``) is left out when the index is
     /// decoded (a later format must not make the index unreadable); one without a format is kept,
     /// for the rules to refuse.
-    public var formatPacks: [PackDescription]?
+    package var formatPacks: [PackDescription]?
     /// Signed indexes only (format 1.1): rises by one with every index that differs, so a client can
     /// refuse an older index than the one it installed (a rollback).
-    public var sequence: Int?
+    package var sequence: Int?
     /// Signed indexes only (format 1.1): when the index stops being valid, UTC, `YYYY-MM-DDTHH:MM:SSZ`.
     /// A client that checks signatures refuses an index past this time (a freeze).
-    public var expires: String?
+    package var expires: String?
 
     /// The keys in the order index.json writes them (sorted by their bytes): the one definition of
     /// this part of the index's shape, read by the decoder and written by ``IndexJSONWriter``.
@@ -49,7 +49,7 @@ public struct PackIndex: Sendable, Equatable, Codable {
     /// format version that describes it unless `formatVersion` is given: 1.4 with format packs, 1.3
     /// with rendition packs or several `source.resolutions`, else 1.2, so a build of one resolution
     /// and one format writes the same bytes as before renditions and formats existed.
-    public init(formatVersion: FormatVersion? = nil, generator: String, source: SourceDescription,
+    package init(formatVersion: FormatVersion? = nil, generator: String, source: SourceDescription,
                 packs: [PackDescription], renditionPacks: [PackDescription] = [], formatPacks: [PackDescription] = [],
                 sequence: Int? = nil, expires: String? = nil) {
         self.formatVersion = formatVersion
@@ -67,23 +67,23 @@ public struct PackIndex: Sendable, Equatable, Codable {
     /// Every pack of the index: ``packs``, ``renditionPacks``, then ``formatPacks`` (each pack file
     /// the index names, whatever its format: what a publisher uploads, a pruner keeps and `gifpack
     /// verify` checks).
-    public var allPacks: [PackDescription] { packs + (renditionPacks ?? []) + (formatPacks ?? []) }
+    package var allPacks: [PackDescription] { packs + (renditionPacks ?? []) + (formatPacks ?? []) }
 
     /// The GIF packs: ``packs`` then ``renditionPacks`` (what a client that displays GIF only reads).
-    public var gifPacks: [PackDescription] { packs + (renditionPacks ?? []) }
+    package var gifPacks: [PackDescription] { packs + (renditionPacks ?? []) }
 
     /// ``expires`` as a date; nil when absent or not in the `YYYY-MM-DDTHH:MM:SSZ` form.
-    public var expiryDate: Date? { expires.flatMap(IndexTimestamp.parse) }
+    package var expiryDate: Date? { expires.flatMap(IndexTimestamp.parse) }
 
     /// The pack, rendition pack or format pack of that name.
-    public func pack(named name: String) -> PackDescription? {
+    package func pack(named name: String) -> PackDescription? {
         packs.first { $0.name == name } ?? renditionPacks?.first { $0.name == name } ?? formatPacks?.first { $0.name == name }
     }
 
     /// The `formatPacks[]` entry of `format` for a GIF pack of ``packs`` or ``renditionPacks``
     /// (`all`, `all.360`): the one named `<pack>.<resolution>.<format>` of that format, at the GIF
     /// pack's resolution (for a `packs[]` pack without one, `source.resolution`).
-    public func formatPack(_ format: ImageFormat, for pack: PackDescription) -> PackDescription? {
+    package func formatPack(_ format: ImageFormat, for pack: PackDescription) -> PackDescription? {
         guard let formatPacks, format != .gif, pack.format == nil, let resolution = pack.resolution ?? source.resolution else { return nil }
         let base = pack.renditionSide == nil ? pack.name : String(pack.name[..<(pack.name.lastIndex(of: ".") ?? pack.name.endIndex)])
         let name = "\(base).\(resolution).\(format.rawValue)"
@@ -92,12 +92,12 @@ public struct PackIndex: Sendable, Equatable, Codable {
 
     /// Canonical JSON: sorted keys, two-space pretty printing, trailing newline (the form
     /// `JSONEncoder` gives, written without its intermediate tree; see `IndexJSONWriter`).
-    public func encoded() throws -> Data {
+    package func encoded() throws -> Data {
         Data(encodedBytes())
     }
 
     /// ``encoded()`` as bytes, without a copy into `Data`.
-    public func encodedBytes() -> [UInt8] {
+    package func encodedBytes() -> [UInt8] {
         IndexJSONWriter.encode(self)
     }
 
@@ -108,14 +108,14 @@ public struct PackIndex: Sendable, Equatable, Codable {
     /// var hasher = SHA256()
     /// index.encode { hasher.update(data: $0) }
     /// ```
-    public func encode(in emit: ([UInt8]) -> Void) {
+    package func encode(in emit: ([UInt8]) -> Void) {
         IndexJSONWriter.encode(self, chunkSize: 64 * 1024, emit: emit)
     }
 
     /// Decodes an index with ``JSONParser`` (linear time, at most ``JSONLimits/standardDepth``
     /// levels of nesting), refusing a format whose major version this reader does not know. The
     /// client checks the decoded model against the format's rules before using it.
-    public static func decode(from data: Data, limits: JSONLimits = .standard) throws(IndexError) -> PackIndex {
+    package static func decode(from data: Data, limits: JSONLimits = .standard) throws(IndexError) -> PackIndex {
         try decode(bytes: [UInt8](data), limits: limits)
     }
 
@@ -124,7 +124,7 @@ public struct PackIndex: Sendable, Equatable, Codable {
     /// With `omittingExercises`, the whole document is still checked but every pack's
     /// ``PackDescription/exercises`` comes back empty, which keeps a few kilobytes where the lists
     /// of 100,000 exercises would take tens of megabytes as a JSON tree.
-    public static func decode(bytes: [UInt8], limits: JSONLimits = .standard,
+    package static func decode(bytes: [UInt8], limits: JSONLimits = .standard,
                               omittingExercises: Bool = false) throws(IndexError) -> PackIndex {
         try decodeKeepingUnknownFormats(bytes: bytes, limits: limits, omittingExercises: omittingExercises).leavingOutUnknownFormats()
     }
@@ -171,11 +171,11 @@ public struct PackIndex: Sendable, Equatable, Codable {
 }
 
 /// Why an index could not be read.
-public enum IndexError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum IndexError: Error, Sendable, Equatable, CustomStringConvertible {
     case malformed(String)
     case unsupportedVersion(FormatVersion)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .malformed(let detail): "index.json is malformed: \(detail)"
         case .unsupportedVersion(let version):
@@ -185,18 +185,18 @@ public enum IndexError: Error, Sendable, Equatable, CustomStringConvertible {
 }
 
 /// Where the packs' content came from. Never holds a key or any other secret.
-public struct SourceDescription: Sendable, Equatable, Codable {
+package struct SourceDescription: Sendable, Equatable, Codable {
     /// `exercisedb-rapidapi` or `exercisedb-v1`.
-    public var kind: String
+    package var kind: String
     /// Present in the index; left out of a pack's catalog, so moving the API does not change packs.
-    public var baseURL: String?
+    package var baseURL: String?
     /// The resolution asked for (pixels; nil: the source's own size). With renditions, the first
     /// of ``resolutions``: that of ``PackIndex/packs``.
-    public var resolution: Int?
+    package var resolution: Int?
     /// Format 1.3: every resolution the build fetched, in the manifest's order; nil with one.
-    public var resolutions: [Int]?
+    package var resolutions: [Int]?
     /// Format 1.4: the image formats the build made, `gif` first (`["gif", "webp"]`); nil when GIF only.
-    public var formats: [ImageFormat]?
+    package var formats: [ImageFormat]?
 
     /// The keys in the order index.json writes them (sorted by their bytes): the one definition of
     /// this part of the index's shape, read by the decoder and written by ``IndexJSONWriter``.
@@ -204,7 +204,7 @@ public struct SourceDescription: Sendable, Equatable, Codable {
         case baseURL, formats, kind, resolution, resolutions
     }
 
-    public init(kind: String, baseURL: String?, resolution: Int?, resolutions: [Int]? = nil, formats: [ImageFormat]? = nil) {
+    package init(kind: String, baseURL: String?, resolution: Int?, resolutions: [Int]? = nil, formats: [ImageFormat]? = nil) {
         self.kind = kind
         self.baseURL = baseURL
         self.resolution = resolution
@@ -214,38 +214,38 @@ public struct SourceDescription: Sendable, Equatable, Codable {
 }
 
 /// One published pack in the index.
-public struct PackDescription: Sendable, Equatable, Codable {
-    public var name: String
+package struct PackDescription: Sendable, Equatable, Codable {
+    package var name: String
     /// Rises by one each time the pack's content digest changes.
-    public var version: Int
+    package var version: Int
     /// Path of the pack file relative to the index, e.g. `packs/chest-v3-1a2b3c4d.tar.zst`: the version and the first 8 hex digits of the file's SHA-256, so a name never refers to two contents.
-    public var file: String
+    package var file: String
     /// Size of the pack file in bytes.
-    public var bytes: Int64
+    package var bytes: Int64
     /// SHA-256 of the pack file, lowercase hex.
-    public var sha256: String
+    package var sha256: String
     /// Number of tar entries (catalog.json plus one per distinct GIF).
-    public var entryCount: Int
+    package var entryCount: Int
     /// Size of the uncompressed tar stream.
-    public var uncompressedBytes: Int64
+    package var uncompressedBytes: Int64
     /// SHA-256 over the pack's content (its catalog.json, which names every GIF by hash): equal digests
     /// mean equal content whatever the compression settings.
-    public var contentDigest: String
+    package var contentDigest: String
     /// The `catalog.json` entry.
-    public var catalog: EntryLocation
+    package var catalog: EntryLocation
     /// One per distinct GIF, sorted by SHA-256.
-    public var gifs: [GIFEntry]
+    package var gifs: [GIFEntry]
     /// Every exercise of the pack, sorted by id; `gif` is nil when the exercise has no GIF
     /// (a client shows a placeholder). Held compactly (see ``ExerciseRefList``).
-    public var exercises: ExerciseRefList
+    package var exercises: ExerciseRefList
     /// The companion posters pack (format 1.2; nil before 1.2 or when the manifest asks for no posters).
-    public var posters: PosterPackDescription?
+    package var posters: PosterPackDescription?
     /// Format 1.3, with renditions only: the resolution of this pack's GIFs (pixels). Format 1.4:
     /// every `formatPacks[]` entry has it.
-    public var resolution: Int?
+    package var resolution: Int?
     /// Format 1.4, `formatPacks[]` only: the image format of the pack (`webp`); nil for a GIF pack.
     /// Its entries (``gifs``) are of that format unless they say otherwise (``GIFEntry/format``).
-    public var format: ImageFormat?
+    package var format: ImageFormat?
 
     /// A rendition pack's (format 1.3, `renditionPacks[]`, named `<name>.<resolution>`): the
     /// larger side of every one of its GIFs' logical screens, its ``resolution``. Nil for a pack of
@@ -264,7 +264,7 @@ public struct PackDescription: Sendable, Equatable, Codable {
              uncompressedBytes, version
     }
 
-    public init(name: String, version: Int, file: String, bytes: Int64, sha256: String, entryCount: Int,
+    package init(name: String, version: Int, file: String, bytes: Int64, sha256: String, entryCount: Int,
                 uncompressedBytes: Int64, contentDigest: String, catalog: EntryLocation, gifs: [GIFEntry],
                 exercises: [ExerciseRef], posters: PosterPackDescription? = nil) {
         self.init(name: name, version: version, file: file, bytes: bytes, sha256: sha256, entryCount: entryCount,
@@ -273,7 +273,7 @@ public struct PackDescription: Sendable, Equatable, Codable {
     }
 
     /// A description whose exercise list is already compact (how a builder makes one).
-    public init(name: String, version: Int, file: String, bytes: Int64, sha256: String, entryCount: Int,
+    package init(name: String, version: Int, file: String, bytes: Int64, sha256: String, entryCount: Int,
                 uncompressedBytes: Int64, contentDigest: String, catalog: EntryLocation, gifs: [GIFEntry],
                 exerciseList exercises: ExerciseRefList, posters: PosterPackDescription? = nil) {
         self.name = name
@@ -293,10 +293,10 @@ public struct PackDescription: Sendable, Equatable, Codable {
     }
 
     /// The image format of the pack's entries unless one says otherwise: ``format``, or GIF.
-    public var imageFormat: ImageFormat { format ?? .gif }
+    package var imageFormat: ImageFormat { format ?? .gif }
 
     /// The GIF entry for an exercise id, if the pack has one.
-    public func gifEntry(forExercise id: String) -> GIFEntry? {
+    package func gifEntry(forExercise id: String) -> GIFEntry? {
         guard let hash = exercises.first(where: { $0.id == id })?.gif else { return nil }
         return gifs.first { $0.sha256 == hash }
     }
@@ -304,11 +304,11 @@ public struct PackDescription: Sendable, Equatable, Codable {
 
 /// Where a tar entry sits in a pack: the zstd frame at `frameOffset` of `frameLength` bytes
 /// decompresses to the entry's 512-byte tar header, its `size` bytes of data and padding.
-public struct EntryLocation: Sendable, Equatable, Codable {
-    public var path: String
-    public var size: Int64
-    public var frameOffset: Int64
-    public var frameLength: Int64
+package struct EntryLocation: Sendable, Equatable, Codable {
+    package var path: String
+    package var size: Int64
+    package var frameOffset: Int64
+    package var frameLength: Int64
 
     /// The keys in the order index.json writes them (sorted by their bytes): the one definition of
     /// this part of the index's shape, read by the decoder and written by ``IndexJSONWriter``.
@@ -316,7 +316,7 @@ public struct EntryLocation: Sendable, Equatable, Codable {
         case frameLength, frameOffset, path, size
     }
 
-    public init(path: String, size: Int64, frameOffset: Int64, frameLength: Int64) {
+    package init(path: String, size: Int64, frameOffset: Int64, frameLength: Int64) {
         self.path = path
         self.size = size
         self.frameOffset = frameOffset
@@ -326,14 +326,14 @@ public struct EntryLocation: Sendable, Equatable, Codable {
 
 /// A distinct image in a pack, stored once at `gifs/<sha256>.gif` (format 1.4: or, a WebP, at
 /// `images/<sha256>.webp`) however many exercises use it.
-public struct GIFEntry: Sendable, Equatable, Codable {
-    public var sha256: String
-    public var location: EntryLocation
+package struct GIFEntry: Sendable, Equatable, Codable {
+    package var sha256: String
+    package var location: EntryLocation
     /// BlurHash, average colour, size and timing (format 1.2; nil in a 1.0 or 1.1 index). In a WebP
     /// pack, those of the source GIF, which the WebP matches (canvas, frames, delays, loop count).
-    public var placeholder: GIFPlaceholder?
+    package var placeholder: GIFPlaceholder?
     /// Format 1.4: `webp` for a WebP entry; nil (absent) for a GIF, in any pack.
-    public var format: ImageFormat?
+    package var format: ImageFormat?
 
     /// The keys in the order index.json writes them (sorted by their bytes): the one definition of
     /// this part of the index's shape, read by the decoder and written by ``IndexJSONWriter``.
@@ -341,7 +341,7 @@ public struct GIFEntry: Sendable, Equatable, Codable {
         case format, location, placeholder, sha256
     }
 
-    public init(sha256: String, location: EntryLocation, placeholder: GIFPlaceholder? = nil, format: ImageFormat? = nil) {
+    package init(sha256: String, location: EntryLocation, placeholder: GIFPlaceholder? = nil, format: ImageFormat? = nil) {
         self.sha256 = sha256
         self.location = location
         self.placeholder = placeholder
@@ -349,20 +349,20 @@ public struct GIFEntry: Sendable, Equatable, Codable {
     }
 
     /// The entry's image format: ``format``, or GIF when absent.
-    public var imageFormat: ImageFormat { format ?? .gif }
+    package var imageFormat: ImageFormat { format ?? .gif }
 
     /// The tar path the entry must have: `gifs/<sha256>.gif` for a GIF, `images/<sha256>.webp` for
     /// a WebP (nil for a format this reader does not know).
-    public var expectedPath: String? { imageFormat.entryPath(forSHA256: sha256) }
+    package var expectedPath: String? { imageFormat.entryPath(forSHA256: sha256) }
 
     /// The tar path of a GIF with this hash.
-    public static func path(forSHA256 hash: String) -> String { "gifs/\(hash).gif" }
+    package static func path(forSHA256 hash: String) -> String { "gifs/\(hash).gif" }
 }
 
 /// An exercise of a pack and the hash of its GIF (nil: no GIF, show a placeholder).
-public struct ExerciseRef: Sendable, Equatable, Codable {
-    public var id: String
-    public var gif: String?
+package struct ExerciseRef: Sendable, Equatable, Codable {
+    package var id: String
+    package var gif: String?
 
     /// The keys in the order index.json writes them (sorted by their bytes): the one definition of
     /// this part of the index's shape, read by the decoder and written by ``IndexJSONWriter``.
@@ -370,12 +370,12 @@ public struct ExerciseRef: Sendable, Equatable, Codable {
         case gif, id
     }
 
-    public init(id: String, gif: String?) {
+    package init(id: String, gif: String?) {
         self.id = id
         self.gif = gif
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         // Encode nil explicitly so "no GIF" is visible in the JSON rather than a missing key.
         try container.encode(gif, forKey: .gif)
@@ -388,15 +388,15 @@ public struct ExerciseRef: Sendable, Equatable, Codable {
 /// ```swift
 /// IndexTimestamp.format(Date(timeIntervalSince1970: 0))   // "1970-01-01T00:00:00Z"
 /// ```
-public enum IndexTimestamp {
-    public static func format(_ date: Date) -> String {
+package enum IndexTimestamp {
+    package static func format(_ date: Date) -> String {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime]
         formatter.timeZone = TimeZone(identifier: "UTC")
         return formatter.string(from: Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down)))
     }
 
-    public static func parse(_ text: String) -> Date? {
+    package static func parse(_ text: String) -> Date? {
         guard text.count == 20, text.hasSuffix("Z") else { return nil }
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime]
@@ -405,7 +405,7 @@ public enum IndexTimestamp {
 
     /// The clock gifpack uses for expiry: now, or `GIFPACK_NOW` (Unix seconds or `YYYY-MM-DDTHH:MM:SSZ`)
     /// when set — for tests and for reproducing what a client saw at a given time.
-    public static func now(environment: [String: String]) throws(InvalidClock) -> Date {
+    package static func now(environment: [String: String]) throws(InvalidClock) -> Date {
         guard let text = environment["GIFPACK_NOW"], !text.isEmpty else { return Date() }
         if let seconds = Int64(text) { return Date(timeIntervalSince1970: TimeInterval(seconds)) }
         guard let date = parse(text) else { throw InvalidClock(text: text) }
@@ -413,8 +413,8 @@ public enum IndexTimestamp {
     }
 
     /// `GIFPACK_NOW` holds something other than a time.
-    public struct InvalidClock: Error, Sendable, CustomStringConvertible {
-        public let text: String
-        public var description: String { "GIFPACK_NOW \"\(text)\" is neither Unix seconds nor YYYY-MM-DDTHH:MM:SSZ" }
+    package struct InvalidClock: Error, Sendable, CustomStringConvertible {
+        package let text: String
+        package var description: String { "GIFPACK_NOW \"\(text)\" is neither Unix seconds nor YYYY-MM-DDTHH:MM:SSZ" }
     }
 }

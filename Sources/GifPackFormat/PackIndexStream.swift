@@ -20,13 +20,13 @@ import GifPackJSON
 /// try stream.feed(chunk)                  // as often as chunks come
 /// let index = try stream.finish()         // the index, exercises included
 /// ```
-public struct PackIndexStream: Sendable {
+package struct PackIndexStream: Sendable {
     /// The largest exercise element (its JSON bytes): an `{"gif":…,"id":…}` takes about 110.
-    public static let maxExerciseBytes = 1 << 16
+    package static let maxExerciseBytes = 1 << 16
 
-    public let limits: JSONLimits
+    package let limits: JSONLimits
     /// Bytes read so far.
-    public private(set) var offset = 0
+    package private(set) var offset = 0
 
     private var head: [UInt8] = []
     private var depth = 0
@@ -47,12 +47,12 @@ public struct PackIndexStream: Sendable {
     private var scan = ExerciseListScan(list: 0, ordinal: 0)
     private var current = ExerciseRefList()
 
-    public init(limits: JSONLimits = .standard) {
+    package init(limits: JSONLimits = .standard) {
         self.limits = limits
     }
 
     /// Scans `bytes`, the next part of the document.
-    public mutating func feed(_ bytes: UnsafeRawBufferPointer) throws(IndexError) {
+    package mutating func feed(_ bytes: UnsafeRawBufferPointer) throws(IndexError) {
         guard offset + bytes.count <= limits.maxBytes else {
             throw .malformed(JSONParseError(.tooLarge(bytes: offset + bytes.count, limit: limits.maxBytes), at: 0).description)
         }
@@ -67,7 +67,7 @@ public struct PackIndexStream: Sendable {
     }
 
     /// ``feed(_:)`` of bytes in an array.
-    public mutating func feed(_ bytes: [UInt8]) throws(IndexError) {
+    package mutating func feed(_ bytes: [UInt8]) throws(IndexError) {
         let result: Result<Void, IndexError> = bytes.withUnsafeBytes { buffer in
             Result { () throws(IndexError) in try feed(buffer) }
         }
@@ -75,7 +75,7 @@ public struct PackIndexStream: Sendable {
     }
 
     /// The index: the head decoded and checked, each pack with the exercises read for it.
-    public func finish() throws(IndexError) -> PackIndex {
+    package func finish() throws(IndexError) -> PackIndex {
         guard !inExercises else { throw fail("the document ends inside a list of exercises") }
         var index = try PackIndex.decodeKeepingUnknownFormats(bytes: head, limits: limits, omittingExercises: false)
         for (ordinal, list) in lists[0] where ordinal < index.packs.count { index.packs[ordinal].exercises = list }
@@ -86,7 +86,7 @@ public struct PackIndexStream: Sendable {
 
     /// Decodes a whole document in memory as a stream (no JSON tree of its exercise lists, no copy
     /// of its bytes): what the client's readers of an index use.
-    public static func decode(_ bytes: Data, limits: JSONLimits = .standard) throws(IndexError) -> PackIndex {
+    package static func decode(_ bytes: Data, limits: JSONLimits = .standard) throws(IndexError) -> PackIndex {
         var stream = PackIndexStream(limits: limits)
         let fed: Result<Void, IndexError> = bytes.withUnsafeBytes { buffer in
             Result { () throws(IndexError) in try stream.feed(buffer) }

@@ -9,7 +9,7 @@ import GifPackSystem
 /// do { _ = try reader.readEntry(frameOffset: 0, frameLength: 1234, maxSize: 1 << 20) }
 /// catch { print(error) }   // "frame at offset 0 would decompress to more than 1049599 bytes"
 /// ```
-public enum PackReadError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum PackReadError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A system call failed (`operation` is e.g. "open", "pread").
     case io(path: String, operation: String, errno: Int32)
     /// The path is a FIFO, socket, device or directory: only regular files are read (a FIFO would
@@ -32,7 +32,7 @@ public enum PackReadError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The frame's content is not exactly one tar entry (header, data, padding).
     case badTarHeader(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case let .io(path, operation, code):
             "\(operation) \(path): \(SystemCalls.errorText(code)) (errno \(code))"

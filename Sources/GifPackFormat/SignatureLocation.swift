@@ -11,12 +11,12 @@
 /// SignatureLocation.hashNamed("https://cdn.example.com/g/index.json", indexSHA256: hex)
 /// // "https://cdn.example.com/g/signatures/<hex>.minisig"
 /// ```
-public enum SignatureLocation {
-    public static let suffix = ".minisig"
+package enum SignatureLocation {
+    package static let suffix = ".minisig"
     /// The folder of hash-named signatures, beside `index.json`.
-    public static let directory = "signatures"
+    package static let directory = "signatures"
 
-    public static func beside(_ location: String) -> String {
+    package static func beside(_ location: String) -> String {
         if let query = location.firstIndex(where: { $0 == "?" || $0 == "#" }),
            location.lowercased().hasPrefix("http") {
             return String(location[..<query]) + suffix + String(location[query...])
@@ -26,10 +26,10 @@ public enum SignatureLocation {
 
     /// `signatures/<sha256-hex>.minisig`: the key (relative to the index's directory) of the
     /// signature of the index whose bytes have this SHA-256 (lowercase hex).
-    public static func key(forIndexSHA256 sha256: String) -> String { "\(directory)/\(sha256)\(suffix)" }
+    package static func key(forIndexSHA256 sha256: String) -> String { "\(directory)/\(sha256)\(suffix)" }
 
     /// True for exactly `signatures/` + 64 lowercase hex digits + `.minisig`.
-    public static func isKey(_ key: String) -> Bool {
+    package static func isKey(_ key: String) -> Bool {
         let utf8 = Array(key.utf8)
         let head = Array("\(directory)/".utf8), tail = Array(suffix.utf8)
         guard utf8.count == head.count + 64 + tail.count, utf8.starts(with: head), utf8.suffix(tail.count).elementsEqual(tail) else {
@@ -42,7 +42,7 @@ public enum SignatureLocation {
 
     /// The hash-named signature of an index at `location` (a path or an http(s) URL): the key
     /// resolved against the index's directory, as pack files are (a URL's query and fragment dropped).
-    public static func hashNamed(_ location: String, indexSHA256 sha256: String) -> String {
+    package static func hashNamed(_ location: String, indexSHA256 sha256: String) -> String {
         var base = Substring(location)
         if location.lowercased().hasPrefix("http"), let query = base.firstIndex(where: { $0 == "?" || $0 == "#" }) {
             base = base[..<query]
@@ -54,7 +54,7 @@ public enum SignatureLocation {
     /// Where every reader looks for the signature of the index at `location`, in order: the one
     /// published under the index's hash (always that index's), then `index.json.minisig` beside it
     /// (which may lag the index, and is all a target of an older gifpack has).
-    public static func lookupOrder(_ location: String, indexSHA256 sha256: String) -> [String] {
+    package static func lookupOrder(_ location: String, indexSHA256 sha256: String) -> [String] {
         [hashNamed(location, indexSHA256: sha256), beside(location)]
     }
 }

@@ -8,20 +8,20 @@
 /// let header = try TarHeader.parse(Array(block[0..<512]))
 /// if header.isRegularFile { print(header.name, header.size) }
 /// ```
-public struct TarHeader: Sendable, Equatable {
-    public static let blockSize = 512
+package struct TarHeader: Sendable, Equatable {
+    package static let blockSize = 512
 
-    public var name: String
-    public var size: Int64
-    public var mode: Int64
-    public var mtime: Int64
+    package var name: String
+    package var size: Int64
+    package var mode: Int64
+    package var mtime: Int64
     /// The raw type byte: `0x30` ("0") or `0` for regular files, `0x35` ("5") for directories, ...
-    public var typeflag: UInt8
-    public var uid: Int64
-    public var gid: Int64
-    public var linkName: String
+    package var typeflag: UInt8
+    package var uid: Int64
+    package var gid: Int64
+    package var linkName: String
 
-    public init(name: String, size: Int64, mode: Int64, mtime: Int64, typeflag: UInt8, uid: Int64, gid: Int64,
+    package init(name: String, size: Int64, mode: Int64, mtime: Int64, typeflag: UInt8, uid: Int64, gid: Int64,
                 linkName: String) {
         self.name = name
         self.size = size
@@ -34,18 +34,18 @@ public struct TarHeader: Sendable, Equatable {
     }
 
     /// True for typeflag "0" and the pre-POSIX NUL.
-    public var isRegularFile: Bool { typeflag == UInt8(ascii: "0") || typeflag == 0 }
+    package var isRegularFile: Bool { typeflag == UInt8(ascii: "0") || typeflag == 0 }
 
     /// Bytes the entry occupies in the tar stream: header, data, and padding to a 512-byte boundary.
-    public var entryLength: Int64 { Self.entryLength(dataSize: size) }
+    package var entryLength: Int64 { Self.entryLength(dataSize: size) }
 
     /// Header plus `dataSize` rounded up to a multiple of 512.
-    public static func entryLength(dataSize: Int64) -> Int64 {
+    package static func entryLength(dataSize: Int64) -> Int64 {
         Int64(blockSize) + (dataSize + Int64(blockSize) - 1) / Int64(blockSize) * Int64(blockSize)
     }
 
     /// Parses one 512-byte ustar header block.
-    public static func parse(_ block: [UInt8]) throws(PackReadError) -> TarHeader {
+    package static func parse(_ block: [UInt8]) throws(PackReadError) -> TarHeader {
         guard block.count == blockSize else {
             throw .badTarHeader("header block is \(block.count) bytes, expected \(blockSize)")
         }

@@ -2,12 +2,12 @@
 ///
 /// `contentSize` is the decompressed size the frame header declares, or nil when the frame does
 /// not declare one (or declares more than `Int64.max` bytes).
-public struct ZstdFrameExtent: Sendable, Equatable {
-    public var offset: Int64
-    public var compressedLength: Int64
-    public var contentSize: Int64?
+package struct ZstdFrameExtent: Sendable, Equatable {
+    package var offset: Int64
+    package var compressedLength: Int64
+    package var contentSize: Int64?
 
-    public init(offset: Int64, compressedLength: Int64, contentSize: Int64?) {
+    package init(offset: Int64, compressedLength: Int64, contentSize: Int64?) {
         self.offset = offset
         self.compressedLength = compressedLength
         self.contentSize = contentSize
@@ -28,7 +28,7 @@ public struct ZstdFrameExtent: Sendable, Equatable {
 /// let frames = try ZstdFrames.frameExtents(in: "packs/chest-3.tar.zst")
 /// // one frame per tar entry, plus the end-of-archive frame (contentSize 1024)
 /// ```
-public enum ZstdFrames {
+package enum ZstdFrames {
     static let windowSize = 1 << 20
     /// Bytes read at a block header the window does not hold.
     static let walkReadSize = 64 * 1024
@@ -38,7 +38,7 @@ public enum ZstdFrames {
     /// Every frame in the file at `path`, in order. Throws if the file is not entirely zstd frames,
     /// or holds more than `maxFrames` frames (a frame can be 9 bytes long, so a caller that knows
     /// how many frames it can need bounds the list, and the memory it takes, with `maxFrames`).
-    public static func frameExtents(in path: String, maxFrames: Int = .max) throws(PackReadError) -> [ZstdFrameExtent] {
+    package static func frameExtents(in path: String, maxFrames: Int = .max) throws(PackReadError) -> [ZstdFrameExtent] {
         try frameExtents(in: path, maxFrames: maxFrames, windowSize: windowSize)
     }
 

@@ -20,13 +20,13 @@ import Glibc
 ///     encode(reader.canvas, width: reader.width, height: reader.height, delay: delay)
 /// }
 /// ```
-public final class GIFAnimationReader {
-    public let width: Int
-    public let height: Int
+package final class GIFAnimationReader {
+    package let width: Int
+    package let height: Int
     /// The composited canvas after the last ``nextFrame()``: `width * height * 4` bytes, RGBA.
-    public private(set) var canvas: [UInt8]
+    package private(set) var canvas: [UInt8]
     /// Frames delivered so far.
-    public private(set) var frameCount = 0
+    package private(set) var frameCount = 0
 
     private let source: GIFByteSource
     private let box: Unmanaged<GIFByteSource>
@@ -39,7 +39,7 @@ public final class GIFAnimationReader {
     private var pending: (left: Int, top: Int, width: Int, height: Int, disposal: Int, saved: [UInt8])?
     private var finished = false
 
-    public convenience init(bytes: [UInt8]) throws(GIFRejection) {
+    package convenience init(bytes: [UInt8]) throws(GIFRejection) {
         try self.init(source: GIFByteSource(bytes: bytes))
     }
 
@@ -66,7 +66,7 @@ public final class GIFAnimationReader {
 
     /// Composites the next frame into ``canvas`` and returns its delay in milliseconds, or nil
     /// after the last frame.
-    public func nextFrame() throws(GIFRejection) -> Int? {
+    package func nextFrame() throws(GIFRejection) -> Int? {
         guard !finished else { return nil }
         var record = UNDEFINED_RECORD_TYPE
         repeat {

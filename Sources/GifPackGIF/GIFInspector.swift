@@ -25,17 +25,17 @@ import Glibc
 /// let info = try GIFInspector.inspect(bytes: gifBytes)   // a 12-frame GIF of 80 ms frames
 /// // info.frameCount == 12, info.durationMilliseconds == 960, info.loopCount == 0
 /// ```
-public enum GIFInspector {
+package enum GIFInspector {
     /// Inspects the GIF file at `path`, reading it sequentially in 64 KiB chunks.
     ///
     /// A file that cannot be opened or read is reported as ``GIFRejection/corrupt(_:)`` with the
     /// OS error text.
-    public static func inspect(path: String, limits: GIFLimits = .standard) throws(GIFRejection) -> GIFInfo {
+    package static func inspect(path: String, limits: GIFLimits = .standard) throws(GIFRejection) -> GIFInfo {
         try inspect(path: path, limits: limits, check: .counting)
     }
 
     /// Inspects GIF bytes held in memory.
-    public static func inspect(bytes: [UInt8], limits: GIFLimits = .standard) throws(GIFRejection) -> GIFInfo {
+    package static func inspect(bytes: [UInt8], limits: GIFLimits = .standard) throws(GIFRejection) -> GIFInfo {
         try inspect(bytes: bytes, limits: limits, check: .counting)
     }
 

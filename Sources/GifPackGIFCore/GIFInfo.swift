@@ -10,15 +10,15 @@
 /// // GIFInfo(width: 180, height: 180, frameCount: 12, durationMilliseconds: 960,
 /// //         loopCount: 0, version: "89a")
 /// ```
-public struct GIFInfo: Sendable, Codable, Equatable {
-    public var width: Int
-    public var height: Int
-    public var frameCount: Int
-    public var durationMilliseconds: Int
-    public var loopCount: Int?
-    public var version: String
+package struct GIFInfo: Sendable, Codable, Equatable {
+    package var width: Int
+    package var height: Int
+    package var frameCount: Int
+    package var durationMilliseconds: Int
+    package var loopCount: Int?
+    package var version: String
 
-    public init(width: Int, height: Int, frameCount: Int, durationMilliseconds: Int,
+    package init(width: Int, height: Int, frameCount: Int, durationMilliseconds: Int,
                 loopCount: Int?, version: String) {
         self.width = width
         self.height = height

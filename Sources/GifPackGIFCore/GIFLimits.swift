@@ -10,13 +10,13 @@
 /// limits.maxFrames = 300
 /// let info = try GIFInspector.inspect(bytes: bytes, limits: limits)
 /// ```
-public struct GIFLimits: Sendable, Equatable {
-    public var maxWidth: Int
-    public var maxHeight: Int
-    public var maxFrames: Int
-    public var maxTotalPixels: Int
+package struct GIFLimits: Sendable, Equatable {
+    package var maxWidth: Int
+    package var maxHeight: Int
+    package var maxFrames: Int
+    package var maxTotalPixels: Int
 
-    public init(maxWidth: Int = 4096, maxHeight: Int = 4096, maxFrames: Int = 5000,
+    package init(maxWidth: Int = 4096, maxHeight: Int = 4096, maxFrames: Int = 5000,
                 maxTotalPixels: Int = 400_000_000) {
         self.maxWidth = maxWidth
         self.maxHeight = maxHeight
@@ -25,5 +25,5 @@ public struct GIFLimits: Sendable, Equatable {
     }
 
     /// 4096x4096 screen, 5000 frames, 400 million decoded pixels in total.
-    public static let standard = GIFLimits()
+    package static let standard = GIFLimits()
 }

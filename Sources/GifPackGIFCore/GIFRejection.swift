@@ -15,7 +15,7 @@
 /// do { _ = try GIFInspector.inspect(bytes: Array("<html>".utf8)) }
 /// catch { print(error.reason) }   // "not-a-gif"
 /// ```
-public enum GIFRejection: Error, Sendable, Equatable, CustomStringConvertible {
+package enum GIFRejection: Error, Sendable, Equatable, CustomStringConvertible {
     case notAGIF
     case truncated
     case badFrame(String)
@@ -23,7 +23,7 @@ public enum GIFRejection: Error, Sendable, Equatable, CustomStringConvertible {
     case corrupt(String)
 
     /// Stable code: "not-a-gif", "truncated", "bad-frame", "too-large" or "corrupt".
-    public var reason: String {
+    package var reason: String {
         switch self {
         case .notAGIF: "not-a-gif"
         case .truncated: "truncated"
@@ -34,7 +34,7 @@ public enum GIFRejection: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Human-readable explanation.
-    public var detail: String {
+    package var detail: String {
         switch self {
         case .notAGIF: "the data does not start with a GIF87a or GIF89a signature"
         case .truncated: "the data ends before the GIF trailer"
@@ -42,5 +42,5 @@ public enum GIFRejection: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    public var description: String { "\(reason): \(detail)" }
+    package var description: String { "\(reason): \(detail)" }
 }

@@ -23,9 +23,9 @@
 /// let info = try GIFWalker.inspect(bytes: gifBytes)   // a 12-frame GIF of 80 ms frames
 /// // info.frameCount == 12, info.durationMilliseconds == 960, info.loopCount == 0
 /// ```
-public enum GIFWalker {
+package enum GIFWalker {
     /// Walks the GIF held in `bytes`.
-    public static func inspect(bytes: [UInt8], limits: GIFLimits = .standard) throws(GIFRejection) -> GIFInfo {
+    package static func inspect(bytes: [UInt8], limits: GIFLimits = .standard) throws(GIFRejection) -> GIFInfo {
         let result: Result<GIFInfo, GIFRejection> = bytes.withUnsafeBufferPointer { buffer in
             Result { () throws(GIFRejection) in try inspect(buffer, limits: limits) }
         }
@@ -33,7 +33,7 @@ public enum GIFWalker {
     }
 
     /// Walks the GIF in `bytes` (valid for the call).
-    public static func inspect(_ bytes: UnsafeBufferPointer<UInt8>, limits: GIFLimits = .standard) throws(GIFRejection) -> GIFInfo {
+    package static func inspect(_ bytes: UnsafeBufferPointer<UInt8>, limits: GIFLimits = .standard) throws(GIFRejection) -> GIFInfo {
         var walk = Walk(bytes: bytes, limits: limits)
         return try walk.run()
     }

@@ -7,18 +7,18 @@
 /// let info = try WebPWalker.inspect(bytes: webpBytes)
 /// // WebPInfo(width: 180, height: 180, frameCount: 12, durationMilliseconds: 960, loopCount: 0, isAnimated: true)
 /// ```
-public struct WebPInfo: Sendable, Equatable {
+package struct WebPInfo: Sendable, Equatable {
     /// The canvas (`VP8X`), or the image's size for a simple still.
-    public var width: Int
-    public var height: Int
+    package var width: Int
+    package var height: Int
     /// `ANMF` frames; 1 for a still.
-    public var frameCount: Int
-    public var durationMilliseconds: Int
-    public var loopCount: Int?
+    package var frameCount: Int
+    package var durationMilliseconds: Int
+    package var loopCount: Int?
     /// True for an animation (`VP8X` with its animation flag, `ANIM`, `ANMF` frames).
-    public var isAnimated: Bool
+    package var isAnimated: Bool
 
-    public init(width: Int, height: Int, frameCount: Int, durationMilliseconds: Int, loopCount: Int?, isAnimated: Bool) {
+    package init(width: Int, height: Int, frameCount: Int, durationMilliseconds: Int, loopCount: Int?, isAnimated: Bool) {
         self.width = width
         self.height = height
         self.frameCount = frameCount
@@ -37,7 +37,7 @@ public struct WebPInfo: Sendable, Equatable {
 /// | badFrame   | "bad-frame"  | a frame lies outside the canvas, or its bitstream is not of its size     |
 /// | tooLarge   | "too-large"  | a ``GIFLimits`` bound (canvas, frames, pixels) was exceeded              |
 /// | corrupt    | "corrupt"    | any other structural error: chunk order, flags, sizes, trailing bytes    |
-public enum WebPRejection: Error, Sendable, Equatable, CustomStringConvertible {
+package enum WebPRejection: Error, Sendable, Equatable, CustomStringConvertible {
     case notAWebP
     case truncated(String)
     case badFrame(String)
@@ -45,7 +45,7 @@ public enum WebPRejection: Error, Sendable, Equatable, CustomStringConvertible {
     case corrupt(String)
 
     /// Stable code: "not-a-webp", "truncated", "bad-frame", "too-large" or "corrupt".
-    public var reason: String {
+    package var reason: String {
         switch self {
         case .notAWebP: "not-a-webp"
         case .truncated: "truncated"
@@ -56,14 +56,14 @@ public enum WebPRejection: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Human-readable explanation.
-    public var detail: String {
+    package var detail: String {
         switch self {
         case .notAWebP: "the data does not start with a RIFF WEBP header"
         case .truncated(let message), .badFrame(let message), .tooLarge(let message), .corrupt(let message): message
         }
     }
 
-    public var description: String { "\(reason): \(detail)" }
+    package var description: String { "\(reason): \(detail)" }
 }
 
 /// Structural validation of a WebP container in pure Swift (Google's "WebP Container
@@ -93,9 +93,9 @@ public enum WebPRejection: Error, Sendable, Equatable, CustomStringConvertible {
 /// let info = try WebPWalker.inspect(bytes: webpBytes)
 /// // info.frameCount == 12, info.durationMilliseconds == 960, info.loopCount == 0
 /// ```
-public enum WebPWalker {
+package enum WebPWalker {
     /// Walks the WebP held in `bytes`.
-    public static func inspect(bytes: [UInt8], limits: GIFLimits = .standard) throws(WebPRejection) -> WebPInfo {
+    package static func inspect(bytes: [UInt8], limits: GIFLimits = .standard) throws(WebPRejection) -> WebPInfo {
         let result: Result<WebPInfo, WebPRejection> = bytes.withUnsafeBufferPointer { buffer in
             Result { () throws(WebPRejection) in try inspect(buffer, limits: limits) }
         }
@@ -103,14 +103,14 @@ public enum WebPWalker {
     }
 
     /// Walks the WebP in `bytes` (valid for the call).
-    public static func inspect(_ bytes: UnsafeBufferPointer<UInt8>, limits: GIFLimits = .standard) throws(WebPRejection) -> WebPInfo {
+    package static func inspect(_ bytes: UnsafeBufferPointer<UInt8>, limits: GIFLimits = .standard) throws(WebPRejection) -> WebPInfo {
         var walk = WebPWalk(bytes: bytes, limits: limits)
         return try walk.run()
     }
 
     /// True when `bytes` start as a WebP does (`RIFF`, 4 bytes, `WEBP`): what the client tells a
     /// WebP from a GIF by before walking either.
-    public static func hasSignature(_ bytes: some Collection<UInt8>) -> Bool {
+    package static func hasSignature(_ bytes: some Collection<UInt8>) -> Bool {
         let head = Array(bytes.prefix(12))
         return head.count == 12 && head[0..<4].elementsEqual("RIFF".utf8) && head[8..<12].elementsEqual("WEBP".utf8)
     }

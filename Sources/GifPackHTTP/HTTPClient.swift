@@ -37,7 +37,7 @@ import Foundation
 /// }
 /// print(client.statistics.connectionsOpened) // a handful, not one per request
 /// ```
-public final class HTTPClient: Sendable {
+package final class HTTPClient: Sendable {
     private let loop: CurlMultiLoop
 
     /// Starts the loop thread. `maxConnections` bounds both the transfers running at once and the
@@ -47,7 +47,7 @@ public final class HTTPClient: Sendable {
     /// CA, a TLS-inspecting proxy); nil takes ``caFile(environment:)``, and without either, the
     /// system's bundle. Proxies: curl reads `http_proxy`, `https_proxy` and `no_proxy` (lowercase;
     /// `HTTPS_PROXY` too, but never an uppercase `HTTP_PROXY`) itself.
-    public init(maxConnections: Int = 8, caFile: String? = nil) throws(HTTPError) {
+    package init(maxConnections: Int = 8, caFile: String? = nil) throws(HTTPError) {
         loop = try CurlMultiLoop(maxConnections: max(1, maxConnections),
                                  caFile: caFile ?? HTTPClient.caFile(environment: ProcessInfo.processInfo.environment))
         loop.start()
@@ -55,7 +55,7 @@ public final class HTTPClient: Sendable {
 
     /// The CA bundle the environment names, as curl's command-line tool reads it: `CURL_CA_BUNDLE`,
     /// else `SSL_CERT_FILE`; nil when neither is set (or both are empty).
-    public static func caFile(environment: [String: String]) -> String? {
+    package static func caFile(environment: [String: String]) -> String? {
         for name in ["CURL_CA_BUNDLE", "SSL_CERT_FILE"] {
             if let value = environment[name], !value.isEmpty { return value }
         }
@@ -68,7 +68,7 @@ public final class HTTPClient: Sendable {
 
     /// Fetches a response with its body in memory. A body longer than `maxBytes` (after content
     /// decoding) aborts the transfer with ``HTTPError/bodyTooLarge(limit:)``.
-    public func data(_ request: HTTPRequest, maxBytes: Int64) async throws(HTTPError) -> HTTPDataResponse {
+    package func data(_ request: HTTPRequest, maxBytes: Int64) async throws(HTTPError) -> HTTPDataResponse {
         let sink = MemoryBodySink(maxBytes: maxBytes)
         let outcome = try await perform(request, sink: sink)
         return HTTPDataResponse(head: outcome.head, body: sink.bytes)
@@ -80,7 +80,7 @@ public final class HTTPClient: Sendable {
     /// byte count cover this request's bytes. More than `maxBytes` bytes abort the transfer with
     /// ``HTTPError/bodyTooLarge(limit:)``, leaving at most `maxBytes` bytes in the file. On any
     /// error the file is left as it is (a resumable partial body, or garbage): do not trust it.
-    public func download(_ request: HTTPRequest, to path: String, maxBytes: Int64) async throws(HTTPError) -> HTTPDownload {
+    package func download(_ request: HTTPRequest, to path: String, maxBytes: Int64) async throws(HTTPError) -> HTTPDownload {
         let sink = FileBodySink(path: path, maxBytes: maxBytes, append: (request.resumeFrom ?? 0) > 0,
                                 progress: request.bodyProgress)
         let outcome = try await perform(request, sink: sink)
@@ -93,7 +93,7 @@ public final class HTTPClient: Sendable {
     /// file with ``HTTPRequest/byteRange`` answers. ``HTTPDownload/bytesWritten`` says how far the
     /// body got, also when the transfer failed part way (then the error is thrown and what was
     /// written stays in place, to be asked for again).
-    public func download(_ request: HTTPRequest, to path: String, atOffset offset: Int64,
+    package func download(_ request: HTTPRequest, to path: String, atOffset offset: Int64,
                          maxBytes: Int64) async throws(HTTPError) -> HTTPDownload {
         let sink = FileBodySink(path: path, maxBytes: maxBytes, append: false, offset: max(0, offset),
                                 progress: request.bodyProgress)
@@ -105,12 +105,12 @@ public final class HTTPClient: Sendable {
     /// Stops the loop thread without waiting for it: pending and running requests fail with
     /// ``HTTPError/cancelled`` as soon as the thread wakes (at once), requests made afterwards fail
     /// the same way immediately. Safe to call more than once.
-    public func shutdown() {
+    package func shutdown() {
         loop.shutdown()
     }
 
     /// Counters since the client was made.
-    public var statistics: HTTPClientStatistics { loop.statistics }
+    package var statistics: HTTPClientStatistics { loop.statistics }
 
     /// Runs the request, then each redirect hop it asks to follow (see ``RedirectPolicy``).
     private func perform(_ request: HTTPRequest, sink: any BodySink) async throws(HTTPError) -> TransferOutcome {

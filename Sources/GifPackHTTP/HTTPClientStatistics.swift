@@ -7,38 +7,38 @@
 /// let stats = client.statistics
 /// print("\(stats.requestsStarted) requests over \(stats.connectionsOpened) connections, peak \(stats.maxInFlight)")
 /// ```
-public struct HTTPClientStatistics: Sendable, Equatable {
+package struct HTTPClientStatistics: Sendable, Equatable {
     /// Transfers handed to curl (queued requests count once they start; each followed redirect
     /// is a transfer of its own).
-    public var requestsStarted = 0
+    package var requestsStarted = 0
     /// Transfers that ended with a response (any status).
-    public var requestsCompleted = 0
+    package var requestsCompleted = 0
     /// Transfers that ended with an ``HTTPError`` other than ``HTTPError/cancelled``.
-    public var requestsFailed = 0
+    package var requestsFailed = 0
     /// Requests cancelled by their task or by ``HTTPClient/shutdown()`` once submitted to the loop
     /// (queued or running); a task cancelled before it submitted is not counted.
-    public var requestsCancelled = 0
+    package var requestsCancelled = 0
     /// Requests their ``HTTPAdmission`` declined when their turn came (never sent).
-    public var requestsNotAdmitted = 0
+    package var requestsNotAdmitted = 0
     /// Transfers in curl right now (connecting or transferring); at most the client's
     /// `maxConnections`.
-    public var currentlyInFlight = 0
+    package var currentlyInFlight = 0
     /// Requests waiting for a free slot before they reach curl.
-    public var currentlyQueued = 0
+    package var currentlyQueued = 0
     /// Highest ``currentlyInFlight`` seen.
-    public var maxInFlight = 0
+    package var maxInFlight = 0
     /// New connections curl opened (the rest were reused).
-    public var connectionsOpened = 0
+    package var connectionsOpened = 0
     /// Body bytes received, after content decoding.
-    public var bytesReceived: Int64 = 0
+    package var bytesReceived: Int64 = 0
     /// Transfers in flight integrated over time, in seconds, up to ``inFlightChangedAt``: three
     /// transfers for two seconds count six. Over a stretch of time, its growth against the window
     /// times the stretch says how full the window was (see ``inFlightSeconds(at:)``).
-    public var inFlightSecondsUntilChange: Double = 0
+    package var inFlightSecondsUntilChange: Double = 0
     /// When ``currentlyInFlight`` last changed.
-    public var inFlightChangedAt: ContinuousClock.Instant?
+    package var inFlightChangedAt: ContinuousClock.Instant?
 
-    public init() {}
+    package init() {}
 
     /// ``inFlightSecondsUntilChange`` carried on to `now` at the current ``currentlyInFlight``.
     ///
@@ -48,7 +48,7 @@ public struct HTTPClientStatistics: Sendable, Equatable {
     /// let (t1, s1) = (ContinuousClock.now, client.statistics)
     /// let use = (s1.inFlightSeconds(at: t1) - s0.inFlightSeconds(at: t0)) / (3 * Double((t1 - t0).components.seconds))
     /// ```
-    public func inFlightSeconds(at now: ContinuousClock.Instant) -> Double {
+    package func inFlightSeconds(at now: ContinuousClock.Instant) -> Double {
         guard let changed = inFlightChangedAt, now > changed else { return inFlightSecondsUntilChange }
         let elapsed = now - changed
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18

@@ -19,13 +19,13 @@ import GifPackSystem
 /// let bytes = try CanonicalJSON.encode(.object(["b": .integer(1), "a": .string("x/y")]))
 /// // {"a":"x/y","b":1}
 /// ```
-public enum CanonicalJSON {
+package enum CanonicalJSON {
     /// A value that has no canonical JSON form.
-    public enum EncodingError: Error, Sendable, Equatable, CustomStringConvertible {
+    package enum EncodingError: Error, Sendable, Equatable, CustomStringConvertible {
         /// NaN or an infinity: JSON has no such number.
         case nonFiniteNumber(Double)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .nonFiniteNumber(let value): "the number \(value) has no JSON form"
             }
@@ -33,14 +33,14 @@ public enum CanonicalJSON {
     }
 
     /// The canonical bytes of `value` (no trailing newline).
-    public static func encode(_ value: JSONValue) throws(EncodingError) -> [UInt8] {
+    package static func encode(_ value: JSONValue) throws(EncodingError) -> [UInt8] {
         var bytes: [UInt8] = []
         try append(value, to: &bytes)
         return bytes
     }
 
     /// Appends the canonical bytes of `value`.
-    public static func append(_ value: JSONValue, to bytes: inout [UInt8]) throws(EncodingError) {
+    package static func append(_ value: JSONValue, to bytes: inout [UInt8]) throws(EncodingError) {
         switch value {
         case .null: bytes.append(contentsOf: "null".utf8)
         case .bool(let flag): bytes.append(contentsOf: (flag ? "true" : "false").utf8)
@@ -68,12 +68,12 @@ public enum CanonicalJSON {
     }
 
     /// Appends an integer in decimal.
-    public static func appendInteger(_ number: Int64, to bytes: inout [UInt8]) {
+    package static func appendInteger(_ number: Int64, to bytes: inout [UInt8]) {
         bytes.append(contentsOf: String(number).utf8)
     }
 
     /// Appends a finite number: shortest round-trip digits, a trailing `.0` dropped.
-    public static func appendNumber(_ number: Double, to bytes: inout [UInt8]) throws(EncodingError) {
+    package static func appendNumber(_ number: Double, to bytes: inout [UInt8]) throws(EncodingError) {
         guard number.isFinite else { throw .nonFiniteNumber(number) }
         var text = number.description
         if text.hasSuffix(".0") { text.removeLast(2) }
@@ -81,7 +81,7 @@ public enum CanonicalJSON {
     }
 
     /// Appends a string literal, escaped as above.
-    public static func appendString(_ text: String, to bytes: inout [UInt8]) {
+    package static func appendString(_ text: String, to bytes: inout [UInt8]) {
         var text = text
         text.withUTF8 { appendString(bytes: $0, to: &bytes) }
     }

@@ -21,15 +21,15 @@
 ///
 /// Floating-point numbers, `superEncoder` and nested containers taken from a container (rather
 /// than from an `Encoder`) are not written: the encode fails with a ``Failure`` naming where.
-public enum IndentedJSONEncoder {
+package enum IndentedJSONEncoder {
     /// Why a value could not be written; `description` names the place (`packs[0].gifs[2]`).
-    public struct Failure: Error, Sendable, Equatable, CustomStringConvertible {
-        public let description: String
+    package struct Failure: Error, Sendable, Equatable, CustomStringConvertible {
+        package let description: String
     }
 
     /// Writes `value`, handing the bytes to `emit` in order, in pieces of about `chunkSize` bytes
     /// (one piece when `.max`).
-    public static func encode<Value: Encodable>(_ value: Value, chunkSize: Int = .max,
+    package static func encode<Value: Encodable>(_ value: Value, chunkSize: Int = .max,
                                                 emit: ([UInt8]) -> Void) throws(Failure) {
         try withoutActuallyEscaping(emit) { (emit) throws(Failure) in
             let sink = Sink(chunkSize: chunkSize, emit: emit)
@@ -41,7 +41,7 @@ public enum IndentedJSONEncoder {
     }
 
     /// `value`'s bytes in one array.
-    public static func encode<Value: Encodable>(_ value: Value) throws(Failure) -> [UInt8] {
+    package static func encode<Value: Encodable>(_ value: Value) throws(Failure) -> [UInt8] {
         var bytes: [UInt8] = []
         try encode(value, chunkSize: .max) { bytes += $0 }
         return bytes

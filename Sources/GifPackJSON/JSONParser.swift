@@ -10,27 +10,27 @@ import GifPackSystem
 /// ```swift
 /// let value = try JSONParser.parse(bytes, limits: JSONLimits(maxDepth: 64, maxBytes: 64 << 20))
 /// ```
-public struct JSONLimits: Sendable, Equatable {
+package struct JSONLimits: Sendable, Equatable {
     /// Arrays and objects may nest at most this many levels (the outermost one is level 1).
-    public var maxDepth: Int
+    package var maxDepth: Int
     /// Largest document, in bytes.
-    public var maxBytes: Int
+    package var maxBytes: Int
 
-    public init(maxDepth: Int = JSONLimits.standardDepth, maxBytes: Int = 64 << 20) {
+    package init(maxDepth: Int = JSONLimits.standardDepth, maxBytes: Int = 64 << 20) {
         self.maxDepth = maxDepth
         self.maxBytes = maxBytes
     }
 
     /// The nesting every reader of the format accepts (see docs/FORMAT.md).
-    public static let standardDepth = 64
+    package static let standardDepth = 64
 
     /// The nesting the builder accepts in an API list page. A record sits one or two levels down in
     /// a page and three levels down in `catalog.json` (`{"exercises":[{"data":…}]}`), so a page
     /// within this limit always gives a `catalog.json` within ``standardDepth``.
-    public static let catalogPageDepth = 60
+    package static let catalogPageDepth = 60
 
     /// 64 levels, 64 MiB.
-    public static let standard = JSONLimits()
+    package static let standard = JSONLimits()
 }
 
 /// Why ``JSONParser`` refused a document, and the byte offset where it noticed.
@@ -39,9 +39,9 @@ public struct JSONLimits: Sendable, Equatable {
 /// do { _ = try JSONParser.parse(Array("[[1]".utf8)) }
 /// catch { print(error) }   // "JSON ends too early at byte 4: expected , or ]"
 /// ```
-public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The kinds of refusal.
-    public enum Kind: Sendable, Equatable {
+    package enum Kind: Sendable, Equatable {
         /// Arrays or objects nested deeper than the limit.
         case tooDeep(limit: Int)
         /// The document is larger than the limit.
@@ -60,16 +60,16 @@ public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertibl
         case trailingData
     }
 
-    public var kind: Kind
+    package var kind: Kind
     /// Byte offset in the input, counted from 0.
-    public var offset: Int
+    package var offset: Int
 
-    public init(_ kind: Kind, at offset: Int) {
+    package init(_ kind: Kind, at offset: Int) {
         self.kind = kind
         self.offset = offset
     }
 
-    public var description: String {
+    package var description: String {
         switch kind {
         case .tooDeep(let limit): "JSON nested deeper than \(limit) levels at byte \(offset)"
         case .tooLarge(let bytes, let limit): "JSON of \(bytes) bytes is larger than the \(limit)-byte limit"
@@ -98,9 +98,9 @@ public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertibl
 /// let value = try JSONParser.parse(Array(#"{"id":"0001","n":[1,2.5]}"#.utf8))
 /// value["id"]?.stringValue // "0001"
 /// ```
-public enum JSONParser {
+package enum JSONParser {
     /// Parses a whole document.
-    public static func parse(_ bytes: [UInt8], limits: JSONLimits = .standard) throws(JSONParseError) -> JSONValue {
+    package static func parse(_ bytes: [UInt8], limits: JSONLimits = .standard) throws(JSONParseError) -> JSONValue {
         try parse(bytes, limits: limits, discardingArraysNamed: [])
     }
 
@@ -113,7 +113,7 @@ public enum JSONParser {
     /// let value = try JSONParser.parse(Array(#"{"a":[1,2],"b":3}"#.utf8), discardingArraysNamed: ["a"])
     /// // {"a":[],"b":3}
     /// ```
-    public static func parse(_ bytes: [UInt8], limits: JSONLimits = .standard,
+    package static func parse(_ bytes: [UInt8], limits: JSONLimits = .standard,
                              discardingArraysNamed discarded: Set<String>) throws(JSONParseError) -> JSONValue {
         let result: Result<JSONValue, JSONParseError> = bytes.withUnsafeBufferPointer { buffer in
             Result { () throws(JSONParseError) -> JSONValue in try parse(buffer, limits: limits, discardingArraysNamed: discarded) }
@@ -125,7 +125,7 @@ public enum JSONParser {
     /// ``parse(_:limits:discardingArraysNamed:)`` does. `passed` is called now and then, while
     /// discarded elements are parsed, with an offset before which no byte is read again: a mapped
     /// file can let those pages go, so a large document is never resident whole.
-    public static func parse(_ buffer: UnsafeBufferPointer<UInt8>, limits: JSONLimits = .standard,
+    package static func parse(_ buffer: UnsafeBufferPointer<UInt8>, limits: JSONLimits = .standard,
                              discardingArraysNamed discarded: Set<String>,
                              passed: ((Int) -> Void)? = nil) throws(JSONParseError) -> JSONValue {
         guard buffer.count <= limits.maxBytes else {

@@ -9,7 +9,7 @@ import Foundation
 /// ```
 ///
 /// Untrusted JSON is parsed with ``JSONParser`` (linear time, bounded nesting), never `JSONDecoder`.
-public enum JSONValue: Sendable, Equatable, Codable {
+package enum JSONValue: Sendable, Equatable, Codable {
     case null
     case bool(Bool)
     case integer(Int64)
@@ -19,11 +19,11 @@ public enum JSONValue: Sendable, Equatable, Codable {
     case object([String: JSONValue])
 
     /// Parses a JSON document with ``JSONParser``.
-    public init(parsing bytes: [UInt8], limits: JSONLimits = .standard) throws(JSONParseError) {
+    package init(parsing bytes: [UInt8], limits: JSONLimits = .standard) throws(JSONParseError) {
         self = try JSONParser.parse(bytes, limits: limits)
     }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() { self = .null }
         else if let value = try? container.decode(Bool.self) { self = .bool(value) }
@@ -34,7 +34,7 @@ public enum JSONValue: Sendable, Equatable, Codable {
         else { self = .object(try container.decode([String: JSONValue].self)) }
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         switch self {
         case .null: try container.encodeNil()
@@ -47,18 +47,18 @@ public enum JSONValue: Sendable, Equatable, Codable {
         }
     }
 
-    public subscript(key: String) -> JSONValue? {
+    package subscript(key: String) -> JSONValue? {
         if case .object(let object) = self { return object[key] }
         return nil
     }
 
-    public var stringValue: String? {
+    package var stringValue: String? {
         if case .string(let value) = self { return value }
         return nil
     }
 
     /// A string, or each string of an array of strings.
-    public var stringList: [String] {
+    package var stringList: [String] {
         switch self {
         case .string(let value): [value]
         case .array(let values): values.compactMap(\.stringValue)
@@ -66,7 +66,7 @@ public enum JSONValue: Sendable, Equatable, Codable {
         }
     }
 
-    public var arrayValue: [JSONValue]? {
+    package var arrayValue: [JSONValue]? {
         if case .array(let value) = self { return value }
         return nil
     }

@@ -11,20 +11,20 @@ import GifPackSystem
 /// ```swift
 /// let index = try JSONValueDecoder.decode(PackIndex.self, from: bytes)
 /// ```
-public enum JSONValueDecoder {
+package enum JSONValueDecoder {
     /// Decodes `type` from a parsed value.
-    public static func decode<T: Decodable>(_ type: T.Type, from value: JSONValue) throws -> T {
+    package static func decode<T: Decodable>(_ type: T.Type, from value: JSONValue) throws -> T {
         try T(from: TreeDecoder(value: value, codingPath: []))
     }
 
     /// Parses `bytes` with `limits` (throwing ``JSONParseError``) and decodes `type` from them
     /// (throwing `DecodingError`).
-    public static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8], limits: JSONLimits = .standard) throws -> T {
+    package static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8], limits: JSONLimits = .standard) throws -> T {
         try decode(type, from: try JSONParser.parse(bytes, limits: limits))
     }
 
     /// One line for a parse or decoding error: the key path and what was wrong.
-    public static func describe(_ error: any Error) -> String {
+    package static func describe(_ error: any Error) -> String {
         guard let error = error as? DecodingError else { return String(describing: error) }
         func path(_ keys: [any CodingKey]) -> String {
             var text = ""

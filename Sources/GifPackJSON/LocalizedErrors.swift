@@ -6,15 +6,15 @@ import Foundation
 
 extension JSONParseError: LocalizedError {
     /// The error's message: its `description`.
-    public var errorDescription: String? { description }
+    package var errorDescription: String? { description }
 }
 
 extension CanonicalJSON.EncodingError: LocalizedError {
     /// The error's message: its `description`.
-    public var errorDescription: String? { description }
+    package var errorDescription: String? { description }
 }
 
 extension IndentedJSONEncoder.Failure: LocalizedError {
     /// The error's message: its `description`.
-    public var errorDescription: String? { description }
+    package var errorDescription: String? { description }
 }

@@ -9,7 +9,7 @@
 /// hasher.update(Array("abc".utf8))
 /// let digest = hasher.finalize()   // ba80a53f981c4d0d…
 /// ```
-public struct BLAKE2b: Sendable {
+package struct BLAKE2b: Sendable {
     private static let iv: [UInt64] = [
         0x6a09e667f3bcc908, 0xbb67ae8584caa73b, 0x3c6ef372fe94f82b, 0xa54ff53a5f1d36f1,
         0x510e527fade682d1, 0x9b05688c2b3e6c1f, 0x1f83d9abfb41bd6b, 0x5be0cd19137e2179,
@@ -30,10 +30,10 @@ public struct BLAKE2b: Sendable {
     private var h: [UInt64]
     private var buffer: [UInt8] = []
     private var counter: UInt64 = 0 // bytes compressed so far (messages below 2^64 bytes)
-    public let outputLength: Int
+    package let outputLength: Int
 
     /// `outputLength`: 1...64 bytes (64 for BLAKE2b-512).
-    public init(outputLength: Int = 64) {
+    package init(outputLength: Int = 64) {
         precondition((1...64).contains(outputLength), "BLAKE2b output is 1 to 64 bytes")
         self.outputLength = outputLength
         h = Self.iv
@@ -42,18 +42,18 @@ public struct BLAKE2b: Sendable {
     }
 
     /// One-shot hash.
-    public static func hash<Bytes: Sequence>(_ bytes: Bytes, outputLength: Int = 64) -> [UInt8] where Bytes.Element == UInt8 {
+    package static func hash<Bytes: Sequence>(_ bytes: Bytes, outputLength: Int = 64) -> [UInt8] where Bytes.Element == UInt8 {
         var hasher = BLAKE2b(outputLength: outputLength)
         hasher.update(bytes)
         return hasher.finalize()
     }
 
-    public mutating func update<Bytes: Sequence>(_ bytes: Bytes) where Bytes.Element == UInt8 {
+    package mutating func update<Bytes: Sequence>(_ bytes: Bytes) where Bytes.Element == UInt8 {
         let done: Void? = bytes.withContiguousStorageIfAvailable { update(UnsafeRawBufferPointer($0)) }
         if done == nil { Array(bytes).withUnsafeBytes { update($0) } }
     }
 
-    public mutating func update(_ bytes: UnsafeRawBufferPointer) {
+    package mutating func update(_ bytes: UnsafeRawBufferPointer) {
         var position = 0
         while position < bytes.count {
             // The last block is compressed by finalize(), so a full buffer waits for more input.
@@ -75,7 +75,7 @@ public struct BLAKE2b: Sendable {
         }
     }
 
-    public mutating func finalize() -> [UInt8] {
+    package mutating func finalize() -> [UInt8] {
         counter &+= UInt64(buffer.count)
         var block = buffer
         block += [UInt8](repeating: 0, count: 128 - block.count)

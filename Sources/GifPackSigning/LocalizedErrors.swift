@@ -6,5 +6,5 @@ import Foundation
 
 extension MinisignError: LocalizedError {
     /// The error's message: its `description`.
-    public var errorDescription: String? { description }
+    package var errorDescription: String? { description }
 }

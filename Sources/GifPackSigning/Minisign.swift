@@ -17,12 +17,12 @@ import Foundation
 /// let signature = try secret.sign(indexBytes, trustedComment: "timestamp:1700000000\tfile:index.json\thashed")
 /// try secret.publicKey.verify(signature, of: indexBytes)
 /// ```
-public enum Minisign {
+package enum Minisign {
     /// Length of a key id.
-    public static let keyIDLength = 8
+    package static let keyIDLength = 8
 
     /// The key id as minisign prints it: the 8 bytes read as a little-endian integer, in upper-case hex.
-    public static func keyIDText(_ keyID: [UInt8]) -> String {
+    package static func keyIDText(_ keyID: [UInt8]) -> String {
         let digits = Array("0123456789ABCDEF".utf8)
         var text: [UInt8] = []
         for byte in keyID.reversed() { text += [digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]] }
@@ -53,7 +53,7 @@ public enum Minisign {
 }
 
 /// Why a minisign key or signature was refused. Never holds key material.
-public enum MinisignError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum MinisignError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Not a key or signature of the expected kind; the text says what was found instead.
     case malformed(String)
     /// The signature was made by a key not among the trusted ones (its key id).
@@ -61,7 +61,7 @@ public enum MinisignError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The signature or the trusted-comment signature does not verify.
     case badSignature(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .malformed(let detail): detail
         case .unknownKey(let keyID): "signed by key \(keyID), which is not a trusted key"
@@ -76,17 +76,17 @@ public enum MinisignError: Error, Sendable, Equatable, CustomStringConvertible {
 /// let key = try MinisignPublicKey(text: String(contentsOfFile: "gifpack.pub", encoding: .utf8))
 /// print(key.keyIDText)   // F04F51FA031D372D
 /// ```
-public struct MinisignPublicKey: Sendable, Equatable {
-    public let keyID: [UInt8]
-    public let rawKey: [UInt8]
+package struct MinisignPublicKey: Sendable, Equatable {
+    package let keyID: [UInt8]
+    package let rawKey: [UInt8]
 
-    public init(keyID: [UInt8], rawKey: [UInt8]) {
+    package init(keyID: [UInt8], rawKey: [UInt8]) {
         self.keyID = keyID
         self.rawKey = rawKey
     }
 
     /// Parses a public key file (or its base64 line alone).
-    public init(text: String) throws(MinisignError) {
+    package init(text: String) throws(MinisignError) {
         guard let line = Minisign.payloadLine(text), let bytes = Data(base64Encoded: line).map(Array.init) else {
             throw .malformed("not a minisign public key (expected an \"untrusted comment:\" line and one base64 line)")
         }
@@ -100,16 +100,16 @@ public struct MinisignPublicKey: Sendable, Equatable {
         rawKey = Array(bytes[10..<42])
     }
 
-    public var keyIDText: String { Minisign.keyIDText(keyID) }
+    package var keyIDText: String { Minisign.keyIDText(keyID) }
 
     /// The public key file's text.
-    public var fileText: String {
+    package var fileText: String {
         "untrusted comment: minisign public key \(keyIDText)\n" + Data([0x45, 0x64] + keyID + rawKey).base64EncodedString() + "\n"
     }
 
     /// Checks `signature` over `message`: the key id, the signature (prehashed `ED` or legacy `Ed`)
     /// and the trusted comment's signature.
-    public func verify(_ signature: MinisignSignature, of message: some DataProtocol) throws(MinisignError) {
+    package func verify(_ signature: MinisignSignature, of message: some DataProtocol) throws(MinisignError) {
         guard signature.keyID == keyID else { throw .unknownKey(keyID: Minisign.keyIDText(signature.keyID)) }
         let key: Curve25519.Signing.PublicKey
         do { key = try Curve25519.Signing.PublicKey(rawRepresentation: rawKey) } catch {
@@ -129,7 +129,7 @@ public struct MinisignPublicKey: Sendable, Equatable {
     /// share one: each is tried, and the verdict does not depend on their order. When none
     /// verifies, the error is the first key's that is about the signature (`badSignature`), else
     /// the first key's.
-    public static func verify(_ signature: MinisignSignature, of message: some DataProtocol,
+    package static func verify(_ signature: MinisignSignature, of message: some DataProtocol,
                               trusting keys: [MinisignPublicKey]) throws(MinisignError) -> MinisignPublicKey {
         let candidates = keys.filter { $0.keyID == signature.keyID }
         guard !candidates.isEmpty else { throw .unknownKey(keyID: Minisign.keyIDText(signature.keyID)) }
@@ -154,15 +154,15 @@ public struct MinisignPublicKey: Sendable, Equatable {
 /// let secret = MinisignSecretKey.generate()
 /// try secret.fileText.write(toFile: "gifpack.key", atomically: true, encoding: .utf8)
 /// ```
-public struct MinisignSecretKey: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+package struct MinisignSecretKey: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     static let encodedLength = 158
 
-    public let keyID: [UInt8]
+    package let keyID: [UInt8]
     private let seed: [UInt8]
-    public let publicKey: MinisignPublicKey
+    package let publicKey: MinisignPublicKey
 
     /// A new random key pair with a random key id.
-    public static func generate() -> MinisignSecretKey {
+    package static func generate() -> MinisignSecretKey {
         let key = Curve25519.Signing.PrivateKey()
         var id = SystemRandomNumberGenerator()
         let keyID = (0..<Minisign.keyIDLength).map { _ in UInt8.random(in: 0...255, using: &id) }
@@ -177,7 +177,7 @@ public struct MinisignSecretKey: Sendable, CustomStringConvertible, CustomDebugS
 
     /// Parses a secret key file (or its base64 line alone). An encrypted key (made by `minisign -G`
     /// without `-W`) is refused: remove its password with `minisign -C -W`… or make one with `gifpack keygen`.
-    public init(text: String) throws(MinisignError) {
+    package init(text: String) throws(MinisignError) {
         guard let line = Minisign.payloadLine(text), let bytes = Data(base64Encoded: line).map(Array.init) else {
             throw .malformed("not a minisign secret key (expected an \"untrusted comment:\" line and one base64 line)")
         }
@@ -209,7 +209,7 @@ public struct MinisignSecretKey: Sendable, CustomStringConvertible, CustomDebugS
     }
 
     /// The secret key file's text (unencrypted).
-    public var fileText: String {
+    package var fileText: String {
         let secret = seed + publicKey.rawKey
         var bytes: [UInt8] = [0x45, 0x64, 0x00, 0x00, 0x42, 0x32]
         bytes += [UInt8](repeating: 0, count: 32 + 8 + 8) // no KDF: salt, opslimit, memlimit unused
@@ -220,7 +220,7 @@ public struct MinisignSecretKey: Sendable, CustomStringConvertible, CustomDebugS
 
     /// Signs `message` the way `minisign -S` does by default: Ed25519 over its BLAKE2b-512 hash,
     /// then over the signature and the trusted comment.
-    public func sign(_ message: some DataProtocol, trustedComment: String,
+    package func sign(_ message: some DataProtocol, trustedComment: String,
                      untrustedComment: String = "signature from gifpack secret key") throws -> MinisignSignature {
         guard !trustedComment.contains(where: \.isNewline), !untrustedComment.contains(where: \.isNewline) else {
             throw MinisignError.malformed("a minisign comment must be one line")
@@ -232,8 +232,8 @@ public struct MinisignSecretKey: Sendable, CustomStringConvertible, CustomDebugS
                                  trustedComment: trustedComment, globalSignature: global)
     }
 
-    public var description: String { "<secret key \(publicKey.keyIDText)>" }
-    public var debugDescription: String { description }
+    package var description: String { "<secret key \(publicKey.keyIDText)>" }
+    package var debugDescription: String { description }
 }
 
 /// A `.minisig` signature file.
@@ -242,16 +242,16 @@ public struct MinisignSecretKey: Sendable, CustomStringConvertible, CustomDebugS
 /// let signature = try MinisignSignature(text: String(contentsOfFile: "index.json.minisig", encoding: .utf8))
 /// try MinisignPublicKey.verify(signature, of: indexBytes, trusting: keys)
 /// ```
-public struct MinisignSignature: Sendable, Equatable {
+package struct MinisignSignature: Sendable, Equatable {
     /// `ED` (BLAKE2b-512 of the file was signed) rather than legacy `Ed` (the file itself).
-    public var isPrehashed: Bool
-    public var keyID: [UInt8]
-    public var signature: [UInt8]
-    public var untrustedComment: String
-    public var trustedComment: String
-    public var globalSignature: [UInt8]
+    package var isPrehashed: Bool
+    package var keyID: [UInt8]
+    package var signature: [UInt8]
+    package var untrustedComment: String
+    package var trustedComment: String
+    package var globalSignature: [UInt8]
 
-    public init(isPrehashed: Bool, keyID: [UInt8], signature: [UInt8], untrustedComment: String, trustedComment: String,
+    package init(isPrehashed: Bool, keyID: [UInt8], signature: [UInt8], untrustedComment: String, trustedComment: String,
                 globalSignature: [UInt8]) {
         self.isPrehashed = isPrehashed
         self.keyID = keyID
@@ -261,7 +261,7 @@ public struct MinisignSignature: Sendable, Equatable {
         self.globalSignature = globalSignature
     }
 
-    public init(text: String) throws(MinisignError) {
+    package init(text: String) throws(MinisignError) {
         let lines = Minisign.signatureLines(text)
         guard lines.count >= 4, lines[0].hasPrefix("untrusted comment: "), lines[2].hasPrefix("trusted comment: "),
               lines.dropFirst(4).allSatisfy(\.isEmpty) else {
@@ -282,7 +282,7 @@ public struct MinisignSignature: Sendable, Equatable {
         globalSignature = global
     }
 
-    public var fileText: String {
+    package var fileText: String {
         "untrusted comment: \(untrustedComment)\n"
             + Data([0x45, isPrehashed ? 0x44 : 0x64] + keyID + signature).base64EncodedString() + "\n"
             + "trusted comment: \(trustedComment)\n"

@@ -5,13 +5,13 @@ import Foundation
 /// ```swift
 /// catch let error as FileSystemError { print(error) }   // "mkdir dist/packs failed: Not a directory"
 /// ```
-public enum FileSystemError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum FileSystemError: Error, Sendable, Equatable, CustomStringConvertible {
     case io(operation: String, path: String, errno: Int32)
     /// Something other than a regular file is at `path` (`kind`: "a FIFO", "a symbolic link", …):
     /// refused unopened, or closed before a byte was read or written (``RegularFile``).
     case notRegularFile(path: String, kind: String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .io(let operation, let path, let code): "\(operation) \(path) failed: \(SystemCalls.errorText(code))"
         case .notRegularFile(let path, let kind):

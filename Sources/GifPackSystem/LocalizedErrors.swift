@@ -6,5 +6,5 @@ import Foundation
 
 extension FileSystemError: LocalizedError {
     /// The error's message: its `description`.
-    public var errorDescription: String? { description }
+    package var errorDescription: String? { description }
 }

@@ -9,21 +9,21 @@
 /// PathText.parent("dist/index.json")                     // "dist"
 /// PathText.parent("index.json")                          // "."
 /// ```
-public enum PathText {
-    public static func lastComponent(_ path: String) -> String {
+package enum PathText {
+    package static func lastComponent(_ path: String) -> String {
         let trimmed = trimmingTrailingSlashes(path)
         guard let slash = trimmed.lastIndex(of: "/") else { return trimmed }
         return String(trimmed[trimmed.index(after: slash)...])
     }
 
     /// The directory holding `path`: "." for a bare name, "/" for a top-level absolute path.
-    public static func parent(_ path: String) -> String {
+    package static func parent(_ path: String) -> String {
         let trimmed = trimmingTrailingSlashes(path)
         guard let slash = trimmed.lastIndex(of: "/") else { return "." }
         return slash == trimmed.startIndex ? "/" : String(trimmed[..<slash])
     }
 
-    public static func trimmingTrailingSlashes(_ path: String) -> String {
+    package static func trimmingTrailingSlashes(_ path: String) -> String {
         var result = Substring(path)
         while result.count > 1, result.hasSuffix("/") { result = result.dropLast() }
         return String(result)

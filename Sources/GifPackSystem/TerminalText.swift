@@ -13,9 +13,9 @@
 /// TerminalText.escaped("0001\u{9B}2J")           // "0001\\u{9b}2J"
 /// TerminalText.escaped("Übung", asciiOnly: true)  // "\\u{dc}bung"
 /// ```
-public enum TerminalText {
+package enum TerminalText {
     /// True for a character that must not reach a terminal raw.
-    public static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
+    package static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
         case 0x00...0x1F, 0x7F...0x9F: true
         case 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069, 0x2028, 0x2029: true
@@ -25,7 +25,7 @@ public enum TerminalText {
 
     /// `text` with every unsafe character escaped (and every non-ASCII one when `asciiOnly`),
     /// cut to `maxScalars` characters (with `…`) when given.
-    public static func escaped(_ text: String, asciiOnly: Bool = false, maxScalars: Int? = nil) -> String {
+    package static func escaped(_ text: String, asciiOnly: Bool = false, maxScalars: Int? = nil) -> String {
         let scalars = text.unicodeScalars
         let needsWork = scalars.contains { isUnsafe($0) || (asciiOnly && $0.value > 0x7E) }
         if !needsWork, maxScalars.map({ scalars.count <= $0 }) ?? true { return text }

@@ -25,26 +25,26 @@
 /// do { _ = try await client.download(request, to: path, maxBytes: 5 << 20) }
 /// catch .notAdmitted { queueAgain(imageURL) }
 /// ```
-public struct HTTPAdmission: Sendable {
+package struct HTTPAdmission: Sendable {
     let decide: @Sendable (_ inFlight: Int) -> Bool
     package let answered: (@Sendable (_ answer: HTTPAnswer) -> Void)?
 
     /// `decide` gets the transfers in flight (not counting this one) and returns whether to send;
     /// `answered` hears how each transfer ended.
-    public init(_ decide: @escaping @Sendable (_ inFlight: Int) -> Bool,
+    package init(_ decide: @escaping @Sendable (_ inFlight: Int) -> Bool,
                 answered: (@Sendable (_ answer: HTTPAnswer) -> Void)? = nil) {
         self.decide = decide
         self.answered = answered
     }
 
     /// Whether the request may start with `inFlight` transfers running.
-    public func admits(inFlight: Int) -> Bool { decide(inFlight) }
+    package func admits(inFlight: Int) -> Bool { decide(inFlight) }
 
     /// The same `answered`, admitting always: a redirect hop's.
     package var answersOnly: HTTPAdmission { HTTPAdmission({ _ in true }, answered: answered) }
 }
 
-/// How a transfer ended, as ``HTTPAdmission``'s `answered` hears it on the client's loop thread.
+/// How a transfer ended, as `HTTPAdmission`'s `answered` hears it on the client's loop thread.
 ///
 /// ```swift
 /// switch answer {
@@ -52,8 +52,8 @@ public struct HTTPAdmission: Sendable {
 /// case .failed(let error): print(error)   // reset, timeout, too large, a file error
 /// }
 /// ```
-public enum HTTPAnswer: Sendable {
-    /// A response: its head, its body's first bytes (up to ``HTTPDownload/prefixLength``) and the
+package enum HTTPAnswer: Sendable {
+    /// A response: its head, its body's first bytes (up to `HTTPDownload/prefixLength`) and the
     /// number of body bytes taken.
     case response(HTTPResponseHead, bodyPrefix: [UInt8], bodyBytes: Int64)
     /// The transfer failed without a whole response.

@@ -1,7 +1,7 @@
 /// Told how a request's body arrives, chunk by chunk: the installer follows a pack's file while it
 /// fills (it decodes the pack's frames while the pack arrives) and an app's refresh counts bytes.
 ///
-/// Set as ``HTTPRequest/bodyProgress``. Both transports call it on their own thread (curl's loop,
+/// Set as `HTTPRequest/bodyProgress`. Both transports call it on their own thread (curl's loop,
 /// the session's delegate queue), and the transfer waits for each call: keep it short.
 /// - `written`: downloads to a file only (``HTTPTransport/download(_:to:maxBytes:)``): after each
 ///   write to the file, and before the next, the body bytes this request has written so far.
@@ -18,22 +18,22 @@
 /// request.bodyProgress = HTTPBodyProgress(written: { follower.advance(to: $0) },
 ///                                         chunks: { counter.add($0) })
 /// ```
-public final class HTTPBodyProgress: Sendable {
+package final class HTTPBodyProgress: Sendable {
     private let written: (@Sendable (Int64) -> Void)?
     private let chunks: (@Sendable (Int64) -> Void)?
 
-    public init(written: (@Sendable (Int64) -> Void)? = nil, chunks: (@Sendable (Int64) -> Void)? = nil) {
+    package init(written: (@Sendable (Int64) -> Void)? = nil, chunks: (@Sendable (Int64) -> Void)? = nil) {
         self.written = written
         self.chunks = chunks
     }
 
     /// `bytes`: body bytes this request has written to its file so far.
-    public func wrote(_ bytes: Int64) {
+    package func wrote(_ bytes: Int64) {
         written?(bytes)
     }
 
     /// `bytes`: the body bytes one chunk adds.
-    public func received(_ bytes: Int64) {
+    package func received(_ bytes: Int64) {
         chunks?(bytes)
     }
 }

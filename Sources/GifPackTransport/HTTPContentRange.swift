@@ -13,19 +13,19 @@
 ///       let served = HTTPContentRange(answer.head.headers["content-range"] ?? ""),
 ///       served.range == request.byteRange else { … }
 /// ```
-public struct HTTPContentRange: Sendable, Equatable, CustomStringConvertible {
+package struct HTTPContentRange: Sendable, Equatable, CustomStringConvertible {
     /// The bytes the body holds; nil for an unsatisfied range (`bytes */N`).
-    public var range: ClosedRange<Int64>?
+    package var range: ClosedRange<Int64>?
     /// The representation's whole length; nil when the server sent `*`.
-    public var completeLength: Int64?
+    package var completeLength: Int64?
 
-    public init(range: ClosedRange<Int64>?, completeLength: Int64?) {
+    package init(range: ClosedRange<Int64>?, completeLength: Int64?) {
         self.range = range
         self.completeLength = completeLength
     }
 
     /// Parses a field value; nil when it is not a well-formed byte range.
-    public init?(_ field: String) {
+    package init?(_ field: String) {
         let text = field.trimmingASCIISpaces()
         guard text.lowercased().hasPrefix("bytes "), let slash = text.lastIndex(of: "/") else { return nil }
         let spec = text[text.index(text.startIndex, offsetBy: 6)..<slash].trimmingASCIISpaces()
@@ -49,7 +49,7 @@ public struct HTTPContentRange: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The field value this describes.
-    public var description: String {
+    package var description: String {
         let length = completeLength.map(String.init) ?? "*"
         guard let range else { return "bytes */\(length)" }
         return "bytes \(range.lowerBound)-\(range.upperBound)/\(length)"

@@ -9,9 +9,12 @@
 /// let json = try JSONDecoder().decode(Page.self, from: Data(response.body))
 /// ```
 public struct HTTPDataResponse: Sendable {
-    public var head: HTTPResponseHead
-    public var body: [UInt8]
+    /// The final response's status line and headers.
+    package var head: HTTPResponseHead
+    /// The body, decoded when the request accepted compressed bodies.
+    package var body: [UInt8]
 
+    /// What a transport hands back for a request with its body in memory.
     public init(head: HTTPResponseHead, body: [UInt8]) {
         self.head = head
         self.body = body

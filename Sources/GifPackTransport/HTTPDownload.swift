@@ -11,16 +11,20 @@
 /// download.prefix.starts(with: Array("GIF8".utf8))
 /// ```
 public struct HTTPDownload: Sendable {
-    public var head: HTTPResponseHead
+    /// The final response's status line and headers.
+    package var head: HTTPResponseHead
     /// Body bytes written by this request.
-    public var bytesWritten: Int64
+    package var bytesWritten: Int64
     /// Lowercase hex SHA-256 of the bytes written by this request.
-    public var sha256: String
+    package var sha256: String
     /// The first (up to) 512 body bytes of this request.
-    public var prefix: [UInt8]
+    package var prefix: [UInt8]
     /// How long curl took, from name resolution to the last byte.
-    public var elapsed: TimeSpan
+    package var elapsed: TimeSpan
 
+    /// What a transport hands back for a download: the final response's `head`, the body bytes it
+    /// wrote (`bytesWritten`), their lowercase hex SHA-256, the first (up to) 512 of them (`prefix`)
+    /// and how long the request took.
     public init(head: HTTPResponseHead, bytesWritten: Int64, sha256: String, prefix: [UInt8], elapsed: TimeSpan) {
         self.head = head
         self.bytesWritten = bytesWritten
@@ -30,5 +34,5 @@ public struct HTTPDownload: Sendable {
     }
 
     /// Size of ``prefix`` when the body is at least that long.
-    public static let prefixLength = 512
+    package static let prefixLength = 512
 }

@@ -30,7 +30,7 @@ public enum HTTPError: Error, Sendable, Equatable {
     case notRegularFile(path: String, kind: String)
     /// The awaiting task was cancelled, or the client was shut down.
     case cancelled
-    /// The request's ``HTTPAdmission`` declined it when its turn came: nothing was sent.
+    /// The request's `HTTPAdmission` declined it when its turn came: nothing was sent.
     case notAdmitted
     /// The response's header block is larger than curl accepts (a misbehaving or hostile server).
     case headersTooLarge(String)
@@ -51,7 +51,7 @@ public enum HTTPError: Error, Sendable, Equatable {
     public static let unrequestedEncodingCode = 61
 
     /// A stable short code for reports and logs.
-    public var reason: String {
+    package var reason: String {
         switch self {
         case .invalidURL: "invalid-url"
         case .connectFailed: "connect-failed"
@@ -70,7 +70,7 @@ public enum HTTPError: Error, Sendable, Equatable {
 }
 
 extension HTTPError: CustomStringConvertible {
-    /// One line, without any URL's credentials (``URLCredentials``).
+    /// One line, without any URL's credentials (`URLCredentials`).
     public var description: String { URLCredentials.redacted(rawDescription) }
 
     private var rawDescription: String {

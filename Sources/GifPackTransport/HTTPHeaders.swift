@@ -2,7 +2,7 @@
 ///
 /// Order and duplicates are kept (a response may carry several `Set-Cookie` or `Link` fields);
 /// lookups by name are ASCII case-insensitive, as HTTP field names are. The subscript returns the
-/// first match, ``values(for:)`` all of them.
+/// first match, `values(for:)` all of them.
 ///
 /// Printing a value of this type (`description`, `dump`, string interpolation) never shows the
 /// values of fields whose names look secret (`X-RapidAPI-Key`, `Authorization`, `Cookie`, anything
@@ -30,15 +30,15 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence {
     public init() {}
 
     /// The given fields, in order.
-    public init(_ fields: [(name: String, value: String)]) {
+    package init(_ fields: [(name: String, value: String)]) {
         self.fields = fields.map { Field(name: $0.name, value: $0.value) }
     }
 
     /// Number of fields, duplicates included.
-    public var count: Int { fields.count }
+    package var count: Int { fields.count }
 
     /// True when there is no field.
-    public var isEmpty: Bool { fields.isEmpty }
+    package var isEmpty: Bool { fields.isEmpty }
 
     /// Adds a field after the existing ones, keeping any earlier field of the same name.
     public mutating func append(name: String, value: String) {
@@ -46,7 +46,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence {
     }
 
     /// Removes every field with this name (case-insensitively).
-    public mutating func remove(name: String) {
+    package mutating func remove(name: String) {
         fields.removeAll { Self.sameName($0.name, name) }
     }
 
@@ -70,12 +70,12 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence {
     }
 
     /// The values of every field with this name (case-insensitively), in order.
-    public func values(for name: String) -> [String] {
+    package func values(for name: String) -> [String] {
         fields.filter { Self.sameName($0.name, name) }.map(\.value)
     }
 
     /// True when a field with this name exists (case-insensitively).
-    public func contains(name: String) -> Bool {
+    package func contains(name: String) -> Bool {
         fields.contains { Self.sameName($0.name, name) }
     }
 
@@ -121,14 +121,14 @@ extension HTTPHeaders: ExpressibleByArrayLiteral {
     }
 }
 
-extension HTTPHeaders: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+extension HTTPHeaders: CustomStringConvertible, CustomReflectable {
     /// `Name: value, Name: value`, secret-looking values replaced by `<redacted>`.
     public var description: String {
         fields.map { "\($0.name): \(Self.isSensitive(name: $0.name) ? "<redacted>" : $0.value)" }
             .joined(separator: ", ")
     }
 
-    public var debugDescription: String { "HTTPHeaders(\(description))" }
+    package var debugDescription: String { "HTTPHeaders(\(description))" }
 
     public var customMirror: Mirror {
         Mirror(self, unlabeledChildren: fields.map {

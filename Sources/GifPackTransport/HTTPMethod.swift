@@ -1,11 +1,11 @@
 /// The request methods `HTTPClient` sends: GET by default; HEAD, PUT and DELETE for object
-/// stores (see ``HTTPRequest/method``).
+/// stores (see `HTTPRequest/method`).
 ///
 /// ```swift
 /// var request = HTTPRequest(url: "http://127.0.0.1:9000/bucket/packs/all-v1-1a2b3c4d.tar.zst")
 /// request.method = .head
 /// ```
-public enum HTTPMethod: String, Sendable, Equatable {
+package enum HTTPMethod: String, Sendable, Equatable {
     case get = "GET"
     case head = "HEAD"
     case put = "PUT"
@@ -19,7 +19,7 @@ public enum HTTPMethod: String, Sendable, Equatable {
 /// request.method = .put
 /// request.body = .file(path: "dist/packs/all-v1-1a2b3c4d.tar.zst")
 /// ```
-public enum HTTPRequestBody: Sendable, Equatable {
+package enum HTTPRequestBody: Sendable, Equatable {
     case file(path: String)
     case bytes([UInt8])
 }
@@ -30,20 +30,20 @@ public enum HTTPRequestBody: Sendable, Equatable {
 /// ```swift
 /// request.awsSignature = AWSSignature(region: "us-east-1", service: "s3", accessKeyID: id, secretAccessKey: secret)
 /// ```
-public struct AWSSignature: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
-    public var region: String
-    public var service: String
-    public var accessKeyID: String
-    public var secretAccessKey: String
+package struct AWSSignature: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    package var region: String
+    package var service: String
+    package var accessKeyID: String
+    package var secretAccessKey: String
 
-    public init(region: String, service: String, accessKeyID: String, secretAccessKey: String) {
+    package init(region: String, service: String, accessKeyID: String, secretAccessKey: String) {
         self.region = region
         self.service = service
         self.accessKeyID = accessKeyID
         self.secretAccessKey = secretAccessKey
     }
 
-    public var description: String { "AWS SigV4 (\(region), \(service), credentials <redacted>)" }
-    public var debugDescription: String { description }
-    public var customMirror: Mirror { Mirror(self, children: ["region": region, "service": service], displayStyle: .struct) }
+    package var description: String { "AWS SigV4 (\(region), \(service), credentials <redacted>)" }
+    package var debugDescription: String { description }
+    package var customMirror: Mirror { Mirror(self, children: ["region": region, "service": service], displayStyle: .struct) }
 }

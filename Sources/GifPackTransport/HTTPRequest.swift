@@ -1,4 +1,4 @@
-/// One request (GET unless ``method`` says otherwise): where to, with which headers, under which limits.
+/// One request (a GET; the command line's builder also sends HEAD, PUT and DELETE): where to, with which headers, under which limits.
 ///
 /// Request header values (such as `X-RapidAPI-Key`) are handed to curl and nowhere else: they are
 /// never logged, never part of an ``HTTPError``, and printing a request shows header names only.
@@ -33,22 +33,24 @@ public struct HTTPRequest: Sendable {
     /// Only a `206` delivers a body: any other final status (a `200` from a server that ignores
     /// ranges, a `416`, a `412` for a failed `If-Match`) is handed back with its head and an empty
     /// body, the transfer stopped before the body, so a server that ignores the range costs no
-    /// body bytes. Check the `206`'s `Content-Range` with ``HTTPContentRange``. Takes precedence
+    /// body bytes. Check the `206`'s `Content-Range` with `HTTPContentRange`. Takes precedence
     /// over ``resumeFrom``.
     public var byteRange: ClosedRange<Int64>? = nil
     /// GET unless set; HEAD asks for the head only (an empty body).
-    public var method: HTTPMethod = .get
+    package var method: HTTPMethod = .get
     /// The body of a PUT, streamed as curl asks for it (`Content-Length` from its size).
-    public var body: HTTPRequestBody? = nil
+    package var body: HTTPRequestBody? = nil
     /// Sign the request with AWS SigV4 (libcurl computes the signature).
-    public var awsSignature: AWSSignature? = nil
+    package var awsSignature: AWSSignature? = nil
     /// Asked once, on the client's loop thread, just before the request would reach curl; a
     /// request it declines is not sent and fails with ``HTTPError/notAdmitted``.
-    public var admission: HTTPAdmission? = nil
+    package var admission: HTTPAdmission? = nil
     /// Told how the body arrives: bytes written to the file so far (downloads) and the bytes of each
-    /// chunk (any request); see ``HTTPBodyProgress``.
-    public var bodyProgress: HTTPBodyProgress? = nil
+    /// chunk (any request); see `HTTPBodyProgress`.
+    package var bodyProgress: HTTPBodyProgress? = nil
 
+    /// A GET of `url` with these headers and limits; `acceptCompressedBody`: whether the body may
+    /// come compressed (`Accept-Encoding`) and be decoded.
     public init(url: String, headers: HTTPHeaders = [], timeouts: HTTPTimeouts = .init(),
                 acceptCompressedBody: Bool = false) {
         self.url = url
@@ -60,14 +62,14 @@ public struct HTTPRequest: Sendable {
 
 /// However a request is printed (`description`, `debugDescription`, `dump`), it shows header
 /// names and never a header value, whatever the header's name.
-extension HTTPRequest: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+extension HTTPRequest: CustomStringConvertible, CustomReflectable {
     /// `GET <url>` plus header names.
     public var description: String {
         let names = headers.map(\.name)
         return "\(method.rawValue) \(url)" + (names.isEmpty ? "" : " (headers: \(names.joined(separator: ", ")))")
     }
 
-    public var debugDescription: String { "HTTPRequest(\(description))" }
+    package var debugDescription: String { "HTTPRequest(\(description))" }
 
     public var customMirror: Mirror {
         Mirror(self, children: [

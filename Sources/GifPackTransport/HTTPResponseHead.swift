@@ -14,10 +14,11 @@ public struct HTTPResponseHead: Sendable, Equatable {
     public var status: Int
     /// The protocol version of the response: "1.0", "1.1", "2" or "3"; empty when the transport
     /// cannot tell (``URLSessionTransport``).
-    public var httpVersion: String
+    package var httpVersion: String
     /// The response header fields, in order.
     public var headers: HTTPHeaders
 
+    /// A final response's head (`httpVersion` empty when the transport cannot tell).
     public init(status: Int, httpVersion: String, headers: HTTPHeaders) {
         self.status = status
         self.httpVersion = httpVersion
@@ -25,5 +26,5 @@ public struct HTTPResponseHead: Sendable, Equatable {
     }
 
     /// The `Content-Type` field, verbatim (parameters included), or nil.
-    public var contentType: String? { headers["content-type"] }
+    package var contentType: String? { headers["content-type"] }
 }

@@ -27,16 +27,21 @@ import Foundation
 /// let request = HTTPRequest(url: url, timeouts: timeouts)
 /// ```
 public struct HTTPTimeouts: Sendable, Equatable {
+    /// Name resolution plus the TCP and TLS handshakes (10 s by default).
     public var connect: TimeSpan = .seconds(10)
+    /// One request, body included, from the moment it is sent (120 s by default; zero: no limit).
     public var total: TimeSpan = .seconds(120)
+    /// The slowest rate a request may keep up over a whole ``lowSpeedWindow`` (1024 bytes/s by default; zero: no check).
     public var lowSpeedBytesPerSecond: Int = 1024
+    /// The window the low-speed rate is measured over (30 s by default).
     public var lowSpeedWindow: TimeSpan = .seconds(30)
     /// The longest one call may take, all its requests and retries included; nil: no limit.
     public var deadline: TimeSpan?
-    /// When the running call's ``deadline`` passes (set by ``startingCall()``), as a
-    /// ``TimeSpan/now()`` reading of the monotonic clock.
+    /// When the running call's ``deadline`` passes (set by `startingCall()`), as a
+    /// `TimeSpan/now()` reading of the monotonic clock.
     package var callEnds: UInt64?
 
+    /// These limits (the defaults: 10 s to connect, 120 s a request, less than 1 KB/s over 30 s, no deadline).
     public init(connect: TimeSpan = .seconds(10), total: TimeSpan = .seconds(120),
                 lowSpeedBytesPerSecond: Int = 1024, lowSpeedWindow: TimeSpan = .seconds(30), deadline: TimeSpan? = nil) {
         self.connect = connect
@@ -55,7 +60,7 @@ public struct HTTPTimeouts: Sendable, Equatable {
     }
 
     /// The instant a request sent now must end by because of ``deadline`` (nil: none).
-    /// Instants are ``TimeSpan/now()`` readings (monotonic nanoseconds).
+    /// Instants are `TimeSpan/now()` readings (monotonic nanoseconds).
     package func deadlineInstant(from now: UInt64) -> UInt64? {
         callEnds ?? deadline.map { Self.instant(now, plus: $0) }
     }

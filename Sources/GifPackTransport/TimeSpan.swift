@@ -1,7 +1,7 @@
 import Foundation
 
 /// A length of time in whole nanoseconds: the time limits of a request (``HTTPTimeouts``), how
-/// long one took (``HTTPDownload/elapsed``), how long a cached index stays fresh.
+/// long one took (`HTTPDownload/elapsed`), how long a cached index stays fresh.
 ///
 /// The client's own type rather than the standard library's `Duration`, which needs iOS 16 /
 /// macOS 13: the client runs from iOS 15 / macOS 12 (README, "Platforms"). It is spelled like
@@ -14,20 +14,23 @@ import Foundation
 /// ```
 public struct TimeSpan: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// The length in nanoseconds (negative for a span backwards).
-    public var nanoseconds: Int64
+    package var nanoseconds: Int64
 
-    public init(nanoseconds: Int64) { self.nanoseconds = nanoseconds }
+    package init(nanoseconds: Int64) { self.nanoseconds = nanoseconds }
 
-    public static let zero = TimeSpan(nanoseconds: 0)
+    package static let zero = TimeSpan(nanoseconds: 0)
 
+    /// `seconds` whole seconds.
     public static func seconds(_ seconds: Int) -> TimeSpan { TimeSpan(nanoseconds: scaled(Int64(seconds), 1_000_000_000)) }
+    /// `seconds` seconds, fraction included (`.seconds(30)`, `.seconds(1.5)`), held at the ends of `Int64`'s nanoseconds.
     public static func seconds(_ seconds: Double) -> TimeSpan {
         let nanoseconds = (seconds * 1e9).rounded()
         guard nanoseconds.isFinite else { return TimeSpan(nanoseconds: seconds < 0 ? .min : .max) }
         return TimeSpan(nanoseconds: nanoseconds >= 9.2e18 ? .max : nanoseconds <= -9.2e18 ? .min : Int64(nanoseconds))
     }
+    /// `milliseconds` thousandths of a second.
     public static func milliseconds(_ milliseconds: Int) -> TimeSpan { TimeSpan(nanoseconds: scaled(Int64(milliseconds), 1_000_000)) }
-    public static func microseconds(_ microseconds: Int) -> TimeSpan { TimeSpan(nanoseconds: scaled(Int64(microseconds), 1_000)) }
+    package static func microseconds(_ microseconds: Int) -> TimeSpan { TimeSpan(nanoseconds: scaled(Int64(microseconds), 1_000)) }
 
     /// The length in seconds, with its fraction.
     public var seconds: Double { Double(nanoseconds) / 1e9 }
@@ -35,20 +38,20 @@ public struct TimeSpan: Sendable, Hashable, Comparable, CustomStringConvertible 
     public var description: String { "\(seconds) seconds" }
 
     public static func < (lhs: TimeSpan, rhs: TimeSpan) -> Bool { lhs.nanoseconds < rhs.nanoseconds }
-    public static func + (lhs: TimeSpan, rhs: TimeSpan) -> TimeSpan {
+    package static func + (lhs: TimeSpan, rhs: TimeSpan) -> TimeSpan {
         let sum = lhs.nanoseconds.addingReportingOverflow(rhs.nanoseconds)
         return TimeSpan(nanoseconds: sum.overflow ? (rhs.nanoseconds > 0 ? .max : .min) : sum.partialValue)
     }
-    public static func - (lhs: TimeSpan, rhs: TimeSpan) -> TimeSpan {
+    package static func - (lhs: TimeSpan, rhs: TimeSpan) -> TimeSpan {
         lhs + TimeSpan(nanoseconds: rhs.nanoseconds == .min ? .max : -rhs.nanoseconds)
     }
-    public static func += (lhs: inout TimeSpan, rhs: TimeSpan) { lhs = lhs + rhs }
+    package static func += (lhs: inout TimeSpan, rhs: TimeSpan) { lhs = lhs + rhs }
 
     /// A point on the monotonic clock (uptime, not wall time), to measure a span from.
-    public static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+    package static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
     /// The time since `start`, a value of ``now()``.
-    public static func since(_ start: UInt64) -> TimeSpan {
+    package static func since(_ start: UInt64) -> TimeSpan {
         let now = DispatchTime.now().uptimeNanoseconds
         return TimeSpan(nanoseconds: now >= start ? Int64(clamping: now - start) : 0)
     }

@@ -12,8 +12,8 @@ import GifPackSystem
 /// URLCredentials.redacted("cannot read http://me:s3cret@cdn.example.com/index.json: HTTP status 404")
 /// // "cannot read http://cdn.example.com/index.json: HTTP status 404"
 /// ```
-public enum URLCredentials {
-    public static func redacted(_ text: String) -> String {
+package enum URLCredentials {
+    package static func redacted(_ text: String) -> String {
         guard text.utf8.contains(UInt8(ascii: "@")), text.utf8.contains(UInt8(ascii: ":")) else { return text }
         let bytes = Array(text.utf8)
         var result: [UInt8] = []

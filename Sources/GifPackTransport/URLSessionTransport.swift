@@ -23,10 +23,10 @@ import FoundationNetworking
 /// else the total. ``HTTPTimeouts/connect`` has no `URLSession` equivalent: the low-speed window,
 /// counted from the request on, covers connecting. Redirects are followed by the delegate only when ``HTTPRequest/followRedirects`` is set,
 /// at most five, to http(s) only, the request's headers dropped when the origin changes. Not
-/// supported: ``HTTPRequest/awsSignature`` (refused with a clear error: publishing uses `HTTPClient`)
+/// supported: `HTTPRequest/awsSignature` (refused with a clear error: publishing uses `HTTPClient`)
 /// and ``HTTPRequest/acceptCompressedBody`` beyond what the platform decodes (gzip, deflate);
 /// without it `Accept-Encoding: identity` is sent and a compressed answer refused, as by curl
-/// (`HTTPContentCoding`). The response's ``HTTPResponseHead/httpVersion``
+/// (`HTTPContentCoding`). The response's `HTTPResponseHead/httpVersion`
 /// is empty (`URLResponse` does not give it), and its headers are sorted by name (`URLResponse`
 /// merges repeated fields).
 ///
@@ -248,7 +248,7 @@ final class SessionTransfer: @unchecked Sendable {  // @unchecked: touched on th
     var received: Int64 = 0
     /// A download's bytes taken and not yet written (``writeSize``).
     var held: [UInt8] = []
-    /// When the file was last written (``TimeSpan/now()``).
+    /// When the file was last written (`TimeSpan/now()`).
     var lastWrite: UInt64 = 0
     /// Body bytes in the file (``HTTPBodyProgress/wrote(_:)``).
     var written: Int64 = 0

@@ -10,7 +10,7 @@ import Glibc
 /// over every pixel. ``frameSSIM(_:_:width:height:)`` composites over white and over black when
 /// either frame has a pixel that is not opaque and takes the smaller (a pixel transparent in one
 /// frame and opaque in the other shows against one of the two), else over white alone.
-public enum SSIM {
+package enum SSIM {
     /// The 11 Gaussian weights (sigma 1.5), normalized to sum 1.
     static let window: [Float] = {
         let weights = (-5...5).map { offset in Float(exp(-Double(offset * offset) / (2 * 1.5 * 1.5))) }
@@ -19,7 +19,7 @@ public enum SSIM {
     }()
 
     /// The frame SSIM of two RGBA buffers of `width * height * 4` bytes.
-    public static func frameSSIM(_ first: UnsafeBufferPointer<UInt8>, _ second: UnsafeBufferPointer<UInt8>,
+    package static func frameSSIM(_ first: UnsafeBufferPointer<UInt8>, _ second: UnsafeBufferPointer<UInt8>,
                                  width: Int, height: Int) -> Double {
         precondition(first.count >= width * height * 4 && second.count >= width * height * 4)
         let overWhite = ssim(luma(first, width: width, height: height, background: 255),

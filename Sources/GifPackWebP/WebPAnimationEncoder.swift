@@ -2,7 +2,7 @@ import CWebP
 import GifPackGIF
 
 /// Why a GIF could not be encoded or its WebP not decoded.
-public enum WebPCodecError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum WebPCodecError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The GIF did not decode (it should have: call the codec on GIFs the inspector accepted).
     case gif(GIFRejection)
     /// The canvas is larger than WebP allows (16383 x 16383).
@@ -12,7 +12,7 @@ public enum WebPCodecError: Error, Sendable, Equatable, CustomStringConvertible 
     /// libwebp's animation decoder refused the WebP.
     case decoder(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .gif(let rejection): "the GIF does not decode: \(rejection)"
         case .canvasTooLarge(let width, let height): "a \(width)x\(height) canvas is larger than WebP allows (16383x16383)"
@@ -33,20 +33,20 @@ public enum WebPCodecError: Error, Sendable, Equatable, CustomStringConvertible 
 /// 0 included, which the encoder cannot be given): frame n of the WebP shows frame n of the GIF.
 /// A GIF of one frame becomes a still WebP (libwebp's mux writes a lone full-canvas frame so): no
 /// delay or loop count to keep, the one picture shown.
-public enum WebPAnimationEncoder {
+package enum WebPAnimationEncoder {
     /// The largest canvas side WebP can describe.
-    public static let maximumDimension = 16383
+    package static let maximumDimension = 16383
 
     /// The WebP loop count that plays a GIF as browsers do: no NETSCAPE2.0 extension plays once
     /// (1); 0 loops forever (0); a count `n` repeats the animation `n` times after the first
     /// showing (`n + 1`, at most 65535).
-    public static func webPLoopCount(gifLoopCount: Int?) -> Int {
+    package static func webPLoopCount(gifLoopCount: Int?) -> Int {
         guard let gifLoopCount else { return 1 }
         return gifLoopCount == 0 ? 0 : min(65535, gifLoopCount + 1)
     }
 
     /// The animated WebP of `gif`, whose loop count is `gifLoopCount` (``GIFInfo/loopCount``).
-    public static func encode(gif: [UInt8], gifLoopCount: Int?, settings: WebPEncoderSettings) throws(WebPCodecError) -> [UInt8] {
+    package static func encode(gif: [UInt8], gifLoopCount: Int?, settings: WebPEncoderSettings) throws(WebPCodecError) -> [UInt8] {
         let reader: GIFAnimationReader
         do { reader = try GIFAnimationReader(bytes: gif) } catch { throw .gif(error) }
         let (width, height) = (reader.width, reader.height)

@@ -3,21 +3,21 @@ import GifPackGIF
 
 /// A WebP decoded back with libwebp's `WebPAnimDecoder` and compared frame by frame with the GIF it
 /// was encoded from (``GIFAnimationReader``'s composited frames).
-public struct WebPComparison: Sendable, Equatable, Codable {
+package struct WebPComparison: Sendable, Equatable, Codable {
     /// The first structural difference (canvas, frame count, a delay, the loop count), or nil
     /// when the structures match; the SSIM figures then cover every frame. A still WebP matches a
     /// GIF of one frame whatever its delay and loop count.
-    public var mismatch: String?
+    package var mismatch: String?
     /// Frames compared.
-    public var frames: Int
+    package var frames: Int
     /// The mean of the frames' SSIM (``SSIM``).
-    public var meanSSIM: Double
+    package var meanSSIM: Double
     /// The lowest frame SSIM, and which frame (0-based) has it.
-    public var worstSSIM: Double
-    public var worstFrame: Int
+    package var worstSSIM: Double
+    package var worstFrame: Int
 
     /// Decodes `webp` and compares it with `gif`, whose loop count is `gifLoopCount`.
-    public static func compare(webp: [UInt8], gif: [UInt8], gifLoopCount: Int?) throws(WebPCodecError) -> WebPComparison {
+    package static func compare(webp: [UInt8], gif: [UInt8], gifLoopCount: Int?) throws(WebPCodecError) -> WebPComparison {
         let reader: GIFAnimationReader
         do { reader = try GIFAnimationReader(bytes: gif) } catch { throw .gif(error) }
         var options = WebPAnimDecoderOptions()

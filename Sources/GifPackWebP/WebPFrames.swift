@@ -3,29 +3,29 @@ import CWebP
 /// An animated WebP decoded with libwebp's `WebPAnimDecoder`: its canvas, loop count and every
 /// frame as RGBA with its duration. For tests and `gifpack inspect`; the gate streams instead
 /// (``WebPComparison``).
-public struct WebPFrames: Sendable, Equatable {
-    public struct Frame: Sendable, Equatable {
+package struct WebPFrames: Sendable, Equatable {
+    package struct Frame: Sendable, Equatable {
         /// The composited canvas, `width * height * 4` bytes, RGBA.
-        public var pixels: [UInt8]
-        public var duration: Int
+        package var pixels: [UInt8]
+        package var duration: Int
     }
 
-    public var width: Int
-    public var height: Int
-    public var loopCount: Int
-    public var frames: [Frame]
+    package var width: Int
+    package var height: Int
+    package var loopCount: Int
+    package var frames: [Frame]
 
     /// Every frame of `webp`.
-    public static func decode(_ webp: [UInt8]) throws(WebPCodecError) -> [Frame] {
+    package static func decode(_ webp: [UInt8]) throws(WebPCodecError) -> [Frame] {
         try decodeAll(webp).frames
     }
 
     /// The WebP's loop count (0 loops forever).
-    public static func loopCount(_ webp: [UInt8]) throws(WebPCodecError) -> Int {
+    package static func loopCount(_ webp: [UInt8]) throws(WebPCodecError) -> Int {
         try decodeAll(webp, framesToo: false).loopCount
     }
 
-    public static func decodeAll(_ webp: [UInt8], framesToo: Bool = true) throws(WebPCodecError) -> WebPFrames {
+    package static func decodeAll(_ webp: [UInt8], framesToo: Bool = true) throws(WebPCodecError) -> WebPFrames {
         var options = WebPAnimDecoderOptions()
         guard WebPAnimDecoderOptionsInit(&options) != 0 else { throw .decoder("WebPAnimDecoderOptionsInit failed") }
         options.color_mode = MODE_RGBA

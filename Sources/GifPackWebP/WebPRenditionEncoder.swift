@@ -1,29 +1,29 @@
 import GifPackGIF
 
 /// One rung tried: its settings, the WebP's size and how it compared with the GIF.
-public struct WebPAttempt: Sendable, Equatable, Codable {
-    public var settings: WebPEncoderSettings
-    public var bytes: Int
-    public var comparison: WebPComparison
+package struct WebPAttempt: Sendable, Equatable, Codable {
+    package var settings: WebPEncoderSettings
+    package var bytes: Int
+    package var comparison: WebPComparison
     /// Structure matched and every frame at or above the policy's SSIM floor.
-    public var passedGate: Bool
+    package var passedGate: Bool
 }
 
 /// What the WebP rendition holds for one GIF.
-public struct WebPRendition: Sendable, Equatable {
-    public enum Choice: Sendable, Equatable {
+package struct WebPRendition: Sendable, Equatable {
+    package enum Choice: Sendable, Equatable {
         /// The WebP of this rung: it cleared the gate and is smaller than the GIF.
         case webp(bytes: [UInt8], settings: WebPEncoderSettings, comparison: WebPComparison)
         /// No rung cleared the gate with fewer bytes than the GIF: the rendition lists the GIF.
         case useGIF
     }
 
-    public var choice: Choice
+    package var choice: Choice
     /// Every rung tried, in order.
-    public var attempts: [WebPAttempt]
+    package var attempts: [WebPAttempt]
 
     /// `q75`, `q90`, `lossless` (the chosen rung's label) or `gif`.
-    public var outcomeLabel: String {
+    package var outcomeLabel: String {
         switch choice {
         case .webp(_, let settings, _): settings.label
         case .useGIF: "gif"
@@ -40,8 +40,8 @@ public struct WebPRendition: Sendable, Equatable {
 /// let rendition = try WebPRenditionEncoder.encode(gif: bytes, gifLoopCount: info.loopCount, policy: .standard)
 /// if case .webp(let webp, let settings, let comparison) = rendition.choice { … }
 /// ```
-public enum WebPRenditionEncoder {
-    public static func encode(gif: [UInt8], gifLoopCount: Int?, policy: WebPEncodingPolicy) throws(WebPCodecError) -> WebPRendition {
+package enum WebPRenditionEncoder {
+    package static func encode(gif: [UInt8], gifLoopCount: Int?, policy: WebPEncodingPolicy) throws(WebPCodecError) -> WebPRendition {
         var attempts: [WebPAttempt] = []
         for settings in policy.rungs {
             let webp: [UInt8]

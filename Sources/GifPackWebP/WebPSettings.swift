@@ -6,32 +6,32 @@ import CWebP
 /// Lossy rungs allow mixed frames (`allow_mixed`: libwebp encodes each frame lossy and lossless and
 /// keeps the smaller, as `gif2webp -mixed` does); alpha is always coded losslessly
 /// (`alpha_quality` 100), so transparency stays exactly the GIF's.
-public struct WebPEncoderSettings: Sendable, Hashable, Codable {
+package struct WebPEncoderSettings: Sendable, Hashable, Codable {
     /// libwebp's quality, 0...100 (for lossless, its effort).
-    public var quality: Float
+    package var quality: Float
     /// libwebp's method, 0 (fast) ... 6 (slow, smaller).
-    public var method: Int
-    public var lossless: Bool
-    public var allowMixed: Bool
+    package var method: Int
+    package var lossless: Bool
+    package var allowMixed: Bool
 
-    public init(quality: Float, method: Int = 4, lossless: Bool = false, allowMixed: Bool = true) {
+    package init(quality: Float, method: Int = 4, lossless: Bool = false, allowMixed: Bool = true) {
         self.quality = quality
         self.method = method
         self.lossless = lossless
         self.allowMixed = lossless ? false : allowMixed
     }
 
-    public static let q75 = WebPEncoderSettings(quality: 75)
-    public static let q90 = WebPEncoderSettings(quality: 90)
-    public static let lossless = WebPEncoderSettings(quality: 75, lossless: true)
+    package static let q75 = WebPEncoderSettings(quality: 75)
+    package static let q90 = WebPEncoderSettings(quality: 90)
+    package static let lossless = WebPEncoderSettings(quality: 75, lossless: true)
 
     /// `q75`, `q90`, `lossless`: how the report counts the rungs.
-    public var label: String {
+    package var label: String {
         lossless ? "lossless" : "q\(Int(quality.rounded()))"
     }
 
     /// Every field, for cache keys: `q75-m4-mixed`, `lossless-q75-m4`.
-    public var key: String {
+    package var key: String {
         let quality = quality == quality.rounded() ? "\(Int(quality))" : "\(quality)"
         return lossless ? "lossless-q\(quality)-m\(method)" : "q\(quality)-m\(method)\(allowMixed ? "-mixed" : "")"
     }
@@ -40,22 +40,22 @@ public struct WebPEncoderSettings: Sendable, Hashable, Codable {
 /// The rungs an exercise's WebP climbs and the bar each must clear: the first rung whose WebP has
 /// the GIF's canvas, frame count, delays and loop count, an SSIM of at least `ssimFloor` on every
 /// frame, and fewer bytes than the GIF is the rendition; when none has, the rendition lists the GIF.
-public struct WebPEncodingPolicy: Sendable, Hashable {
-    public var rungs: [WebPEncoderSettings]
-    public var ssimFloor: Double
+package struct WebPEncodingPolicy: Sendable, Hashable {
+    package var rungs: [WebPEncoderSettings]
+    package var ssimFloor: Double
 
-    public init(rungs: [WebPEncoderSettings], ssimFloor: Double = 0.98) {
+    package init(rungs: [WebPEncoderSettings], ssimFloor: Double = 0.98) {
         self.rungs = rungs
         self.ssimFloor = ssimFloor
     }
 
     /// Lossy quality 75, then 90, then lossless; SSIM at least 0.98 on every frame.
-    public static let standard = WebPEncodingPolicy(rungs: [.q75, .q90, .lossless])
+    package static let standard = WebPEncodingPolicy(rungs: [.q75, .q90, .lossless])
 
     /// What an encoded result depends on besides the GIF's bytes: the rungs, the bar, the rules of
     /// this module (`webp1`: bump when the frame handling or the comparison changes) and libwebp's
     /// encoder version. A cache keyed by the GIF's SHA-256 and this holds nothing stale.
-    public var cacheKey: String {
+    package var cacheKey: String {
         let version = WebPGetEncoderVersion()
         let libwebp = "\(version >> 16).\((version >> 8) & 0xFF).\(version & 0xFF)"
         return "webp1;libwebp \(libwebp);\(rungs.map(\.key).joined(separator: ","));ssim \(ssimFloor)"

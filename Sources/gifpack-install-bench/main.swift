@@ -7,6 +7,7 @@
 // on the last line, in seconds; exit status 1 and one line on a failure.
 import Foundation
 import GifPackClient
+import GifPackIndexReader
 
 let arguments = CommandLine.arguments.dropFirst()
 guard arguments.count == 2, let index = arguments.first, let cache = arguments.last else {

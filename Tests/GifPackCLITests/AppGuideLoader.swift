@@ -17,7 +17,7 @@ final class ExerciseGIFs: Sendable {
         configuration.withPosters = true                    // poster files for the placeholders
         configuration.formats = [.webp, .gif]               // WebP where the index has it (a third of the bytes), else GIF
         loader = try GIFLoader(indexURL: indexURL, cacheFolder: folder,
-                               trustedKeys: [try MinisignPublicKey(text: publicKey)], configuration: configuration)
+                               trustedKeys: [try TrustedKey(text: publicKey)], configuration: configuration)
     }
 
     /// What a row shows before its GIF: colour, BlurHash and poster file, from the installed packs.

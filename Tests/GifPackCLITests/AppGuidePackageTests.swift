@@ -33,10 +33,13 @@ struct AppGuidePackageTests {
         let work = try work ?? TemporaryDirectory()
         let clone = work.file(cloneFolder)
         try FileManager.default.createDirectory(atPath: "\(clone)/Sources/GifPackClient", withIntermediateDirectories: true)
+        // The stand-in declares the real one's `Builder` trait, on by default: the guide's `traits: []` turns it off.
+        #expect(root.contains(".default(enabledTraits: [\"Builder\"])"))
         try """
-        // swift-tools-version:5.9
+        // swift-tools-version:6.1
         import PackageDescription
         let package = Package(name: "\(name)", products: [.library(name: "GifPackClient", targets: ["GifPackClient"])],
+                              traits: [.trait(name: "Builder"), .default(enabledTraits: ["Builder"])],
                               targets: [.target(name: "GifPackClient")])
         """.write(toFile: "\(clone)/Package.swift", atomically: true, encoding: .utf8)
         try "public let clientStandIn = 1\n".write(toFile: "\(clone)/Sources/GifPackClient/Client.swift", atomically: true, encoding: .utf8)
@@ -58,7 +61,7 @@ struct AppGuidePackageTests {
 
     @Test func theBlockResolvesAgainstACloneUnderAnotherFolderNameAndTheFormWithoutNameDoesNot() async throws {
         let block = try Self.manifestBlock()
-        #expect(block.contains(".package(name: \"gifpack\", path: \"../gifpack\")"), "\(block)")
+        #expect(block.contains(".package(name: \"gifpack\", path: \"../gifpack\", traits: [])"), "\(block)")
         let resolved = try await Self.resolve(block, cloneFolder: "gifpack-main")
         #expect(resolved.status == 0, "\(resolved.error)")
         #expect(resolved.output.contains("gifpack-main"), "\(resolved.output)")
@@ -76,10 +79,44 @@ struct AppGuidePackageTests {
         #expect(changelog.contains("## [0.2.0]"), "the version the guide names is a released one")
         let work = try TemporaryDirectory()
         let byURL = try Self.manifestBlock().replacingOccurrences(
-            of: ".package(name: \"gifpack\", path: \"../gifpack\")",
+            of: ".package(name: \"gifpack\", path: \"../gifpack\", traits: [])",
             with: line.replacingOccurrences(of: "https://<your git host>/<owner>/gifpack.git", with: "file://\(work.file("host/gifpack.git"))"))
         let resolved = try await Self.resolve(byURL, cloneFolder: "host/gifpack.git", tag: "0.2.0", in: work)
         #expect(resolved.status == 0, "\(resolved.error)")
         #expect(resolved.output.contains("gifpack") && resolved.output.contains("0.2.0"), "\(resolved.output)")
+    }
+
+    /// Issue 46, item 2: an app resolves swift-crypto alone. Every dependency of the package but
+    /// swift-crypto is used only under the `Builder` trait (on by default, so the builder and the
+    /// tests build as before), and an app that depends on the package with `traits: []` (the guide's
+    /// block) neither clones nor builds GRDB, Yams, swift-argument-parser or swift-log; the products
+    /// are the client and the two programs. Read from `swift package dump-package`.
+    @Test func everyDependencyButSwiftCryptoIsTheBuilderTraitsAndTheProductsAreTheClientAndTwoPrograms() async throws {
+        let work = try TemporaryDirectory()
+        let swift = try PackageDescription.swiftExecutable()
+        var environment = ProcessInfo.processInfo.environment
+        environment["GIFPACK_INTERNAL_PRODUCTS"] = nil
+        let dumped = try await run(swift, ["package", "--package-path", AppGuideSketchTests.repositoryRoot, "--scratch-path", work.file("scratch"),
+                                           "dump-package"], environment: environment)
+        try #require(dumped.status == 0, "\(dumped.error)")
+        let package = try #require(try JSONSerialization.jsonObject(with: Data(dumped.output.utf8)) as? [String: Any])
+        let products = (package["products"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
+        #expect(Set(products) == ["GifPackClient", "gifpack", "exercisedb-fixture"], "\(products)")
+        let traits = package["traits"] as? [[String: Any]] ?? []
+        let defaults = traits.first { $0["name"] as? String == "default" }?["enabledTraits"] as? [String]
+        #expect(defaults == ["Builder"], "\(traits)")
+        var builderOnly: Set<String> = []
+        for target in package["targets"] as? [[String: Any]] ?? [] {
+            for dependency in target["dependencies"] as? [[String: Any]] ?? [] {
+                guard let product = dependency["product"] as? [Any], product.count >= 4, let from = product[1] as? String else { continue }
+                let condition = (product[3] as? [String: Any])?["traits"] as? [String]
+                if from == "swift-crypto" { continue }
+                #expect(condition == ["Builder"], "\(target["name"] ?? "?") uses \(from) outside the Builder trait")
+                builderOnly.insert(from)
+            }
+        }
+        #expect(builderOnly == ["GRDB.swift", "Yams", "swift-argument-parser", "swift-log"], "\(builderOnly)")
+        let declared = (package["dependencies"] as? [[String: Any]] ?? []).count
+        #expect(declared == builderOnly.count + 1, "every package dependency is swift-crypto or the builder's")
     }
 }

@@ -4,6 +4,7 @@
 // BEGIN docs/apps.md: clientTour
 import Foundation
 import GifPackClient
+import GifPackIndexReader
 
 /// Install, look up, trust, and read single GIFs. `indexURL`: where the index is published;
 /// `dist`: a build's output folder (for reading a pack in place); `cachesURL`: the app's caches folder.

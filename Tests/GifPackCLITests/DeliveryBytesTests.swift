@@ -8,6 +8,7 @@ import Testing
 @testable import GifPack
 @testable import GifPackTestSupport
 @testable import GifPackTestFixtures
+import GifPackIndexReader
 
 /// Issue 28, items 1 and 2: an app's daily check costs a 304 and no body (install, `cat --index`,
 /// the library), and the index travels compressed (`index.json.zst`, preferred, falling back to

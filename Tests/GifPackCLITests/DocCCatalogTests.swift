@@ -13,9 +13,9 @@ struct DocCCatalogTests {
     /// The articles, by file name (DocC's page path is the name lowercased).
     static let articles = ["GettingStarted", "TheDailyRefresh", "OfflineUse", "ChoosingRenditions", "ChoosingFormats", "TrustAndKeys"]
     /// What the overview's first screen shows an app: the one type to hold and the values it answers.
-    static let frontDoor = ["GIFLoader", "LoadedGIF", "LoaderPlaceholder", "PrefetchHandle", "RefreshProgress", "InstallReport",
-                            "RenditionChoice", "MinisignPublicKey", "HTTPTransport", "URLSessionTransport", "HTTPTimeouts",
-                            "GIFLoadFailure"]
+    static let frontDoor = ["GIFLoader", "LoadedGIF", "LoaderPlaceholder", "PrefetchHandle", "RefreshProgress", "RefreshReport",
+                            "RenditionChoice", "TrustedKey", "HTTPTransport", "URLSessionTransport", "HTTPTimeouts",
+                            "GIFLoaderError", "GIFLoadFailure"]
 
     /// scripts/docs.sh on the test run's own modules into `out`.
     static func buildDocs(into out: String, catalog: String? = nil) async throws -> ProcessResult {

@@ -4,6 +4,7 @@ import GifPackClient
 import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestFixtures
+import GifPackIndexReader
 
 @Suite("Builder: deeply nested catalog records", .timeLimit(.minutes(5)))
 struct NestedCatalogBuildTests {

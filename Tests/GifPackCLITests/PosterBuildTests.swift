@@ -7,6 +7,7 @@ import Testing
 @testable import GifPack
 @testable import GifPackTestSupport
 @testable import GifPackTestFixtures
+import GifPackIndexReader
 
 /// Issue 15 end to end: a build against the fixture server gives every GIF a BlurHash, an average
 /// colour, timing and posters, in a companion pack that stock tools accept; the cache makes a

@@ -6,6 +6,7 @@ import Testing
 @testable import GifPack
 @testable import GifPackTestSupport
 @testable import GifPackTestFixtures
+import GifPackIndexReader
 
 /// Publishing against hostile or broken targets: a live index that does not decode, races lost,
 /// publishes killed between the signature and the index, listing keys that climb out of the

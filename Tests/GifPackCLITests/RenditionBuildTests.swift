@@ -7,6 +7,7 @@ import GifPackZstd
 import Testing
 @testable import GifPackTestFixtures
 @testable import GifPackTestSupport
+import GifPackIndexReader
 
 /// Several resolutions in one build (issue 35) against the fixture server over loopback: one
 /// catalog, each GIF once per resolution, the first resolution for every exercise before the next,

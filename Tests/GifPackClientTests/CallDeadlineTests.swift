@@ -4,6 +4,7 @@ import GifPackHTTP
 import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestFixtures
+import GifPackIndexReader
 
 /// The deadline of one client call (issue 33, weak spot 5), against nginx dripping the packs at
 /// 1,100 bytes a second — just above the default low-speed rate of 1 KB/s, so no request is ever

@@ -6,6 +6,7 @@ import Glibc
 import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestFixtures
+import GifPackIndexReader
 
 /// The lazy GIF cache's rollback floors and directory claims, and what a refused or failed install
 /// leaves behind (issue 25, items 3 and 9, and the leftovers).

@@ -5,6 +5,8 @@ import Glibc
 import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestFixtures
+import GifPackFormat
+import GifPackIndexReader
 
 /// Hostile inputs against the client side (issue 10): nested JSON, FIFOs and huge files as the
 /// index, an entry hidden in the end-of-archive frame, the generation counter, a `<cache>.d` that is

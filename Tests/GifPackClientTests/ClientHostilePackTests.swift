@@ -5,6 +5,7 @@ import GifPackGIF
 import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestFixtures
+import GifPackIndexReader
 
 @Suite("Client: hostile packs are refused and leave the cache untouched", .timeLimit(.minutes(5)))
 struct ClientHostilePackTests {

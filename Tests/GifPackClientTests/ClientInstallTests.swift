@@ -6,6 +6,7 @@ import GifPackGIF
 import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestFixtures
+import GifPackIndexReader
 
 @Suite("Client: install packs into a cache", .timeLimit(.minutes(5)))
 struct ClientInstallTests {

@@ -1,6 +1,7 @@
 // Issue 34, item 3: an app's one import. This file imports GifPackClient and nothing else of the
-// package, and names the transport's types an app uses: it compiles only while GifPackClient
-// re-exports GifPackTransport (Exports.swift).
+// package's modules, and names the transport's types an app uses: it compiles only while
+// GifPackClient re-exports GifPackTransport (Exports.swift). Issue 46: the trusted key is the
+// client's own TrustedKey, so the signing and format modules are not re-exported.
 import Foundation
 import GifPackClient
 import Testing
@@ -9,7 +10,7 @@ import Testing
 
 @Suite("Client: one import", .computes, .timeLimit(.minutes(1)))
 struct ClientOneImportTests {
-    @Test("import GifPackClient alone gives the transport, its limits and errors, the format and the signing types")
+    @Test("import GifPackClient alone gives the transport, its limits and errors, the trusted key and the rendition choice")
     func oneImportGivesTheTransport() {
         let transport: any HTTPTransport = URLSessionTransport()
         var timeouts = HTTPTimeouts(total: .seconds(60), lowSpeedWindow: .milliseconds(20_000))
@@ -20,7 +21,7 @@ struct ClientOneImportTests {
         #expect(request.timeouts.lowSpeedWindow == .seconds(20))
         #expect(TimeSpan.seconds(1.5) == .milliseconds(1500))
         #expect("\(failure)".isEmpty == false)
-        #expect(throws: MinisignError.self) { try MinisignPublicKey(text: "not a key") }
-        #expect(ExerciseID.isValid("0001") && !ExerciseID.isValid("../etc"))
+        #expect(throws: GIFLoaderError.self) { try TrustedKey(text: "not a key") }
+        #expect(RenditionChoice.pixelSize(points: 120, scale: 3) == 360)
     }
 }

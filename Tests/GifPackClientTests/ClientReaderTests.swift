@@ -5,6 +5,8 @@ import GifPackGIF
 import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestFixtures
+import GifPackFormat
+import GifPackIndexReader
 
 @Suite("Client: index sources and random access", .timeLimit(.minutes(5)))
 struct ClientReaderTests {

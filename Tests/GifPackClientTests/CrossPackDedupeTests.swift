@@ -5,6 +5,7 @@ import GifPackHTTP
 import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestFixtures
+import GifPackIndexReader
 
 /// Issue 34: one GIF (or poster) in several packs is fetched once per install, against nginx.
 @Suite("Client: a GIF several packs list is fetched once per install, against nginx", .serialized, .timeLimit(.minutes(5)))

@@ -6,13 +6,16 @@ import GifPackSystem
 import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestFixtures
+import GifPackIndexReader
+import GifPackSigning
 
-/// Errors an app can show: every public error of the client's closure reads as
+/// Errors an app can show: every error of the client's closure reads as
 /// its own message through `localizedDescription` (what alerts and logs use), and a failed load is
 /// classified for the cell (``GIFLoadFailure``) from real failures: a refused connection, a 404
 /// and a 403 from nginx, an index signed by another key, a full disk, a cancelled call.
 @Suite(.ownThread, .timeLimit(.minutes(5))) struct GIFLoadFailureTests {
-    /// One value of every public error type an app can meet through `import GifPackClient`.
+    /// One value of every error type of the client's closure (an app meets them as a
+    /// `GIFLoaderError`'s underlying error, or from a transport of its own).
     static func everyErrorType() throws -> [any Error] {
         var errors: [any Error] = [
             HTTPError.connectFailed("Connection refused"),
@@ -60,7 +63,7 @@ import Testing
                                    cacheFolder: URL(fileURLWithPath: work.file("gifs")), transport: transport)
         let error = try await Self.failure { _ = try await loader.gif(for: "0001") }
         #expect(GIFLoadFailure(error) == .offline, "\(error)")
-        guard case .transfer(_, .connectFailed)? = error as? PackClientError else { Issue.record("\(error)"); return }
+        guard case .transfer(_, .connectFailed)? = (error as? GIFLoaderError)?.packClientError else { Issue.record("\(error)"); return }
     }
 
     @Test func aMissingOrForbiddenIndexIsServerRefused() async throws {
@@ -73,7 +76,7 @@ import Testing
                                        cacheFolder: URL(fileURLWithPath: root.file("gifs-\(status)")))
             let error = try await Self.failure { _ = try await loader.gif(for: "0001") }
             #expect(GIFLoadFailure(error) == .serverRefused, "\(error)")
-            #expect((error as? PackClientError)?.answeredStatus == status, "\(error)")
+            #expect((error as? GIFLoaderError)?.packClientError?.answeredStatus == status, "\(error)")
             let refreshError = try await Self.failure { _ = try await loader.refresh() }
             #expect(GIFLoadFailure(refreshError) == .serverRefused, "\(refreshError)")
         }
@@ -88,10 +91,10 @@ import Testing
         let other = try TestSigningKey(workspace: signed.workspace, name: "other")
         let loader = try GIFLoader(indexURL: URL(string: nginx.baseURL + "/index.json")!,
                                    cacheFolder: URL(fileURLWithPath: signed.workspace.file("gifs")),
-                                   trustedKeys: [other.secret.publicKey])
+                                   trustedKeys: [TrustedKey(other.secret.publicKey)])
         let error = try await Self.failure { _ = try await loader.refresh() }
         #expect(GIFLoadFailure(error) == .notTrusted, "\(error)")
-        guard case .untrusted(let refusal)? = error as? PackClientError else { Issue.record("\(error)"); return }
+        guard case .untrusted(let refusal)? = (error as? GIFLoaderError)?.packClientError else { Issue.record("\(error)"); return }
         #expect(refusal.reason == .unknownKey)
         let id = try #require(signed.server.catalog.exercises.map(\.id).sorted().first)
         let gifError = try await Self.failure { _ = try await loader.gif(for: id) }

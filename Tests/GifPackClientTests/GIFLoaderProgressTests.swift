@@ -4,6 +4,7 @@ import GifPackHTTP
 import Testing
 @testable import GifPackTestFixtures
 @testable import GifPackTestSupport
+import GifPackIndexReader
 
 /// Issue 34: the loader's refresh progress (bytes and GIFs, done and total) and a server that
 /// accepts and never answers or stops sending, against nginx with both transports.
@@ -67,7 +68,7 @@ struct GIFLoaderProgressTests {
         let gifs = Set(try dists.index().packs.flatMap { $0.exercises.compactMap(\.gif) }).count
         #expect(last.gifsTotal == gifs && first.gifsWritten + first.gifsReused == gifs, "\(last), \(first)")
         #expect(last.bytesTotal == first.bytesDownloaded && last.bytesTotal == Self.packBytes(lines), "\(last), \(lines)")
-        #expect(first.fetches.map(\.method) == [.wholePack, .sparse, .sparse], "\(first.fetches)")
+        #expect(first.install.fetches.map(\.method) == [.wholePack, .sparse, .sparse], "\(first.install.fetches)")
         // Reported while the packs download and while the GIFs are placed, not only at the end.
         #expect(steps.all.contains { $0.stage == .fetching && 0 < $0.bytesDone && $0.bytesDone < $0.bytesTotal }, "\(steps.all)")
         #expect(steps.all.contains { $0.stage == .installing && 0 < $0.gifsDone && $0.gifsDone < $0.gifsTotal }, "\(steps.all)")
@@ -86,7 +87,7 @@ struct GIFLoaderProgressTests {
         lines = try await nginx.log(since: mark)
         Self.checkSequence(upgradeSteps.all, "upgrade")
         last = try #require(upgradeSteps.all.last)
-        #expect(upgrade.fetches.map(\.method) == [.sparse, .sparse, .sparse], "\(upgrade.fetches)")
+        #expect(upgrade.install.fetches.map(\.method) == [.sparse, .sparse, .sparse], "\(upgrade.install.fetches)")
         #expect(last.bytesTotal == upgrade.bytesDownloaded && last.bytesTotal == Self.packBytes(lines), "\(last), \(lines)")
         #expect(last.bytesTotal < first.bytesDownloaded / 2, "\(last)")
         let upgraded = Set(try dists.index().packs.flatMap { $0.exercises.compactMap(\.gif) }).count
@@ -118,7 +119,7 @@ struct GIFLoaderProgressTests {
             Issue.record("a refresh from a silent server succeeded")
         } catch {
             // The loader's window ended it (not the default 30 s), with the limit and what to check.
-            guard case PackClientError.transfer(let url, .timedOut(let message)) = error else { Issue.record("\(error)"); return }
+            guard case .transfer(let url, .timedOut(let message))? = (error as? GIFLoaderError)?.packClientError else { Issue.record("\(error)"); return }
             #expect(url.hasPrefix(silent.url) && message == configuration.timeouts.lowSpeedMessage(for: silent.url), "\(message)")
             #expect("\(error)".contains("over 1 s") && "\(error)".contains("check that it answers"), "\(error)")
         }
@@ -140,7 +141,7 @@ struct GIFLoaderProgressTests {
             _ = try await loader.gif(for: id)
             Issue.record("a GIF from a stalled server was served")
         } catch {
-            guard case PackClientError.transfer(let url, .timedOut(let message)) = error else { Issue.record("\(error)"); return }
+            guard case .transfer(let url, .timedOut(let message))? = (error as? GIFLoaderError)?.packClientError else { Issue.record("\(error)"); return }
             #expect(url.hasSuffix(pack.file) && message == configuration.timeouts.lowSpeedMessage(for: url), "\(message)")
             #expect("\(error)".contains("check that it answers"), "\(error)")
         }
@@ -165,7 +166,7 @@ struct GIFLoaderProgressTests {
             _ = try await loader.refresh()
             Issue.record("a refresh from a stalled server installed")
         } catch {
-            guard case PackClientError.transfer(let url, .timedOut(let message)) = error else { Issue.record("\(error)"); return }
+            guard case .transfer(let url, .timedOut(let message))? = (error as? GIFLoaderError)?.packClientError else { Issue.record("\(error)"); return }
             stalled = String(url.dropFirst(nginx.baseURL.count))
             #expect(files.contains(stalled) && message == configuration.timeouts.lowSpeedMessage(for: url), "\(url): \(message)")
             #expect("\(error)".contains("check that it answers"), "\(error)")

@@ -3,6 +3,8 @@ import Foundation
 @testable import GifPackClient
 import Testing
 @testable import GifPackTestSupport
+import GifPackFormat
+import GifPackIndexReader
 
 /// `gifpack verify` and every client run one set of index rules
 /// (`PackDescriptionCheck.indexProblems`), and a rendition pack's GIFs are the size its resolution

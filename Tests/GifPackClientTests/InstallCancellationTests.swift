@@ -4,6 +4,7 @@ import GifPackHTTP
 import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestFixtures
+import GifPackIndexReader
 
 /// Issue 34: cancelling an install or a refresh at any stage ends it with `CancellationError` and
 /// leaves the cache exactly as it was, against nginx, with both transports.
@@ -160,7 +161,7 @@ struct InstallCancellationTests {
             configuration.installStageHook = { canceller.saw($0) }
             let loader = try GIFLoader(indexURL: URL(string: nginx.baseURL + "/index.json")!, cacheFolder: folder,
                                        transport: try Self.transport("URLSession"), configuration: configuration)
-            let task = testTask { try await loader.refresh() }
+            let task = testTask { try await loader.refresh().install }
             canceller.attach(task)
             // The refresh's cancellation reaches its install once the flight has no caller left (LoaderFlights):
             // the hook (on the install's own thread) waits for that, so the checkpoint right after it sees it.

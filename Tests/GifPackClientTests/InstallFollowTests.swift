@@ -4,6 +4,7 @@ import Testing
 @testable import GifPackTestSupport
 @testable import GifPackClient
 import GifPackHTTP
+import GifPackIndexReader
 
 /// Issue 34, item 4: a first install decodes a pack's GIFs while the pack is still arriving
 /// (`PackFollower`, fed by each transport's `HTTPBodyProgress`), and what it installs is what an

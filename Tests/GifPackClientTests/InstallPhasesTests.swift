@@ -1,5 +1,7 @@
 import Foundation
 @testable import GifPackClient
+import GifPackFormat
+import GifPackIndexReader
 import GifPackSystem
 import Testing
 @testable import GifPackTestSupport

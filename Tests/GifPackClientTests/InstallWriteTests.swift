@@ -4,6 +4,7 @@ import GifPackSystem
 import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestFixtures
+import GifPackIndexReader
 
 /// No write that is thrown away: at the end of an install the one `syncfs` used to write the
 /// downloaded pack too (deleted only after the switch: about as many bytes again as the GIFs). The

@@ -5,6 +5,7 @@ import GifPackClient
 import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestFixtures
+import GifPackIndexReader
 
 @Suite("Client: one GIF on demand from a bounded disk cache, against nginx", .serialized, .ownThread, .timeLimit(.minutes(5)))
 struct LazyGIFCacheTests {

@@ -5,6 +5,7 @@ import GifPackSystem
 import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestFixtures
+import GifPackIndexReader
 
 /// Issue 33, "Also": a listing that fails is reported ("could not read"), never taken for an empty
 /// directory where it decides what is deleted or trusted. Directories that cannot be listed are

@@ -5,6 +5,7 @@ import GifPackTransport
 import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestFixtures
+import GifPackIndexReader
 
 /// The loader's scheduling — a
 /// large prefetch that stops when cancelled and never holds up a visible request, refreshes one
@@ -130,7 +131,7 @@ struct LoaderSchedulingTests {
         await #expect {
             _ = try await loader.gif(for: id)
         } throws: { error in
-            guard case PackClientError.transfer(let url, .timedOut(let message)) = error else { return false }
+            guard case .transfer(let url, .timedOut(let message))? = (error as? GIFLoaderError)?.packClientError else { return false }
             return url.hasSuffix(pack.file) && message.contains("the call's deadline of 6 s passed")
         }
         let lines = try await CallDeadlineTests.linesOnceLogged(nginx, since: mark, path: "/\(pack.file)")
@@ -210,7 +211,8 @@ struct LoaderSchedulingTests {
         configuration.installLockWait = .milliseconds(200)
         let impatient = try GIFLoader(indexURL: served.indexURL, cacheFolder: folder, configuration: configuration)
         let holder = try InstallLock(CacheGenerations(cachePath: installed))
-        await #expect(throws: PackClientError.cacheLocked(path: installed)) { _ = try await impatient.refresh() }
+        let locked = await #expect(throws: GIFLoaderError.self) { _ = try await impatient.refresh() }
+        #expect(locked?.packClientError == .cacheLocked(path: installed), "\(String(describing: locked))")
         withExtendedLifetime(holder) {}
     }
 

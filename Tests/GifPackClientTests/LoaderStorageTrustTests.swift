@@ -4,6 +4,7 @@ import GifPackHTTP
 import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestFixtures
+import GifPackIndexReader
 
 /// The loader's one rollback
 /// floor, installs by other processes or loaders on the same folder, stored indexes from the
@@ -39,7 +40,7 @@ struct LoaderStorageTrustTests {
         let nginx = try await NginxServer.start(root: signed.dist)
         defer { nginx.stop() }
         let url = URL(string: nginx.baseURL + "/index.json")!
-        let keys = [signed.key.secret.publicKey]
+        let keys = [TrustedKey(signed.key.secret.publicKey)]
         var subset = GIFLoader.Configuration()
         subset.packs = ["few"]
 
@@ -54,11 +55,11 @@ struct LoaderStorageTrustTests {
             try signed.replay(v1)
             // Relaunched: each tier refuses what the other one's floor is above.
             let mark = try await nginx.mark()
-            await #expect(throws: PackClientError.self, "\(name): the lazy tier after a refresh of sequence 2") {
+            await #expect(throws: GIFLoaderError.self, "\(name): the lazy tier after a refresh of sequence 2") {
                 _ = try await GIFLoader(indexURL: url, cacheFolder: refreshed, trustedKeys: keys, transport: transport, configuration: subset)
                     .gif(for: outside)
             }
-            await #expect(throws: PackClientError.self, "\(name): refresh after the lazy tier took sequence 2") {
+            await #expect(throws: GIFLoaderError.self, "\(name): refresh after the lazy tier took sequence 2") {
                 _ = try await GIFLoader(indexURL: url, cacheFolder: lazy, trustedKeys: keys, transport: transport).refresh()
             }
             // Refused as a rollback, before any pack byte was asked for.
@@ -68,7 +69,7 @@ struct LoaderStorageTrustTests {
                     if folder == lazy { _ = try await again.refresh() } else { _ = try await again.gif(for: outside) }
                     Issue.record("\(name): sequence 1 accepted in \(folder.lastPathComponent)")
                 } catch {
-                    guard case PackClientError.untrusted(let refusal) = error else { Issue.record("\(name): \(error)"); continue }
+                    guard case .untrusted(let refusal)? = (error as? GIFLoaderError)?.packClientError else { Issue.record("\(name): \(error)"); continue }
                     #expect(refusal.reason == .rollback, "\(refusal)")
                 }
             }

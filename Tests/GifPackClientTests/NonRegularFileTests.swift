@@ -6,6 +6,7 @@ import Glibc
 import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestFixtures
+import GifPackIndexReader
 
 /// Issue 33, bugs 3, 6 and 7: files that are not files. Every file the client, the transports and
 /// the publisher open is opened without following a symbolic link and refused unless it is a

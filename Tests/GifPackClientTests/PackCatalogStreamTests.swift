@@ -4,6 +4,7 @@ import GifPackFormat
 import Testing
 @testable import GifPackTestFixtures
 @testable import GifPackTestSupport
+import GifPackIndexReader
 
 /// Issue 36: a catalog read one exercise at a time (`PackCatalogStream`,
 /// `PackEntryReader.streamCatalog`), so a release review of 100,000 exercises never holds a catalog.

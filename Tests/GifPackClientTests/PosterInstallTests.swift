@@ -5,6 +5,7 @@ import GifPackGIF
 import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestFixtures
+import GifPackIndexReader
 
 /// `gifpack install --with-posters` (``PackInstaller/withPosters``, issue 15) over real HTTP from
 /// nginx: posters land at `<cache>/posters/<size>/<id>.gif` in the same generation as the GIFs.

@@ -5,6 +5,7 @@ import GifPackHTTP
 import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestFixtures
+import GifPackIndexReader
 
 /// Posters by range (issue 28): an upgrade with posters fetches the posters pack's catalog frame and
 /// the new posters' frames by single-range requests, like a pack's GIFs, over real HTTP from nginx

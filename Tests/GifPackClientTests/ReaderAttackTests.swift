@@ -5,6 +5,7 @@ import GifPack
 import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestFixtures
+import GifPackIndexReader
 
 /// Hostile bytes after, inside and instead of a pack's frames: the frame scanner's memory stays
 /// bounded by its window whatever the file holds, and every refusal names the offset.

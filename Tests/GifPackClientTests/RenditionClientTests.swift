@@ -5,6 +5,8 @@ import GifPackHTTP
 import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestFixtures
+import GifPackFormat
+import GifPackIndexReader
 
 /// Issue 35, item 6: the client chooses renditions (format 1.3) by the size it shows a GIF at, against
 /// a two-resolution dist (180 and 360 px, each GIF drawn at its size by the fixture) served by nginx.
@@ -200,7 +202,7 @@ struct RenditionClientTests {
 
         // The refresh installs the 360 rendition with the first resolution's posters and placeholders.
         let report = try await loader.refresh()
-        #expect(report.packs.map(\.name) == ["all.360"] && report.posterPacks.map(\.name) == ["all-posters"])
+        #expect(report.install.packs.map(\.name) == ["all.360"] && report.install.posterPacks.map(\.name) == ["all-posters"])
         loader.emptyMemory()
         let installed = try #require(try await loader.gif(for: dists.ids[1]))
         #expect(installed.tier == .installed && [UInt8](installed.data) == dists.server.catalog.gifBytes(id: dists.ids[1], resolution: 360))

@@ -4,6 +4,8 @@ import GifPackHTTP
 import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestFixtures
+import GifPackFormat
+import GifPackIndexReader
 
 @Suite("Client: sparse upgrades by byte range, against nginx", .serialized, .timeLimit(.minutes(5)))
 struct SparseUpgradeTests {

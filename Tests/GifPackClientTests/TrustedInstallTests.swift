@@ -6,6 +6,7 @@ import Testing
 @testable import GifPack
 @testable import GifPackTestSupport
 @testable import GifPackTestFixtures
+import GifPackIndexReader
 
 @Suite("Trusted delivery: verifying clients", .timeLimit(.minutes(5)))
 struct TrustedInstallTests {

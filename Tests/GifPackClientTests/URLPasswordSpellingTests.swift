@@ -4,6 +4,7 @@ import GifPackSystem
 import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestFixtures
+import GifPackFormat
 
 /// A password holding a raw `#`, `?` or `/` (which a strict URL parser
 /// takes for the fragment, query or path) is still a password: never printed, never recorded, and

@@ -1,6 +1,8 @@
 import ExerciseDBFixture
 import Foundation
 @testable import GifPackClient
+import GifPackFormat
+import GifPackIndexReader
 import Testing
 @testable import GifPackTestSupport
 
@@ -113,7 +115,7 @@ struct WebPClientTests {
                 continue
             }
             #expect(loaded?.tier == .network && loaded.map { [UInt8]($0.data) } == image.bytes, "\(id)")
-            #expect(loaded?.format == (image.format ?? .gif) && loaded?.sha256 == image.sha256, "\(id)")
+            #expect(loaded?.format.imageFormat == (image.format ?? .gif) && loaded?.sha256 == image.sha256, "\(id)")
             // Again: from the lazy cache, the same format.
             let again = try await loader.gif(for: id)
             #expect(again?.tier == .lazyCache && again?.format == loaded?.format, "\(id)")
@@ -122,9 +124,9 @@ struct WebPClientTests {
         for id in dist.ids {
             guard let image = dist.webpPackImages[id] ?? nil else { continue }
             let installed = try await loader.gif(for: id)
-            #expect(installed?.tier == .installed && installed?.format == (image.format ?? .gif), "\(id)")
+            #expect(installed?.tier == .installed && installed?.format.imageFormat == (image.format ?? .gif), "\(id)")
             #expect(installed?.fileURL?.pathExtension == (image.format == .webp ? "webp" : "gif"))
-            #expect(try await loader.gif(sha256: image.sha256)?.format == (image.format ?? .gif))
+            #expect(try await loader.gif(sha256: image.sha256)?.format.imageFormat == (image.format ?? .gif))
         }
         let requests = server.requests.map(\.path)
         #expect(!requests.contains("/\(dist.gifPack.file)"), "\(requests)")

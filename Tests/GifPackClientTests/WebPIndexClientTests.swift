@@ -1,6 +1,8 @@
 import Foundation
 @testable import GifPackClient
 import Testing
+import GifPackFormat
+import GifPackIndexReader
 @testable import GifPackTestSupport
 
 /// Issue 47, item 3 (the reader's side): a format 1.4 index, with a WebP rendition in

@@ -1,5 +1,5 @@
 import FuzzSupport
-import GifPackGIF
+@testable import GifPackGIF
 
 /// A BlurHash as an index or catalog carries it, decoded as the release review draws it
 /// (`BlurHashDecoder`): the first two bytes pick the size (sometimes outside 1...64), the third the

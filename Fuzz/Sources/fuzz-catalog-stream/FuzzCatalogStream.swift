@@ -1,6 +1,6 @@
 import FuzzSupport
-import GifPackFormat
-import GifPackJSON
+@testable import GifPackFormat
+@testable import GifPackJSON
 
 /// A pack's `catalog.json` read as the release review reads it (`PackCatalogStream`: one exercise at
 /// a time, as the decompressed chunks come). The first byte picks the chunk size; the rest is the

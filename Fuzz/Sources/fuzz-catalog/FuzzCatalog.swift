@@ -1,6 +1,7 @@
 import FuzzSupport
 @testable import GifPack
-import GifPackFormat
+@testable import GifPackFormat
+@testable import GifPackJSON
 
 /// A catalog list page as the API sends it: parsed with the page limits, read as a RapidAPI page
 /// (a bare array) and as a v1 envelope (`{success, metadata{nextPage, totalExercises}, data[]}`),

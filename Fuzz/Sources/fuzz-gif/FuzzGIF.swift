@@ -1,5 +1,6 @@
 import FuzzSupport
 @testable import GifPackGIF
+@testable import GifPackGIFCore
 
 /// The GIF inspector (giflib's record reader driven by GIFRecordWalker, with LZWPixelCounter
 /// counting each frame's pixels): with the counting check and with the decoding check it must give

@@ -1,8 +1,9 @@
 import FuzzSupport
 @testable import GifPackClient
 @testable import GifPackIndexReader
-import GifPackFormat
+@testable import GifPackFormat
 @testable import GifPackHTTP
+@testable import GifPackTransport
 
 /// A response head as curl hands it over, line by line (status lines, fields, folded lines), the
 /// header fields it yields, every field value as a Content-Range, and the client's judgement of a

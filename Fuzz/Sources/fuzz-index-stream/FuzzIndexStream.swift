@@ -1,6 +1,6 @@
 import FuzzSupport
-import GifPackFormat
-import GifPackJSON
+@testable import GifPackFormat
+@testable import GifPackJSON
 
 /// An `index.json` read as the client reads it (`PackIndexStream`: each exercise parsed alone, no
 /// JSON tree of the lists). The first byte picks the chunk size; the rest is the index. Read in

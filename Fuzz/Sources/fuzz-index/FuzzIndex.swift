@@ -3,6 +3,8 @@ import FuzzSupport
 @testable import GifPackClient
 @testable import GifPackIndexReader
 @testable import GifPackFormat
+@testable import GifPackJSON
+@testable import GifPackSigning
 
 /// index.json as a client meets it: decoded in full and with exercise lists omitted (which must
 /// agree when the full decode succeeds), checked against the format's rules, re-encoded (what decodes must encode to an index that

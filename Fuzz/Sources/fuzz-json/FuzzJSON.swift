@@ -1,5 +1,5 @@
 import FuzzSupport
-import GifPackFormat
+@testable import GifPackFormat
 @testable import GifPackJSON
 
 /// The JSON parser (linear time, bounded nesting) and what is built on it: the parse in full and

@@ -1,5 +1,6 @@
 import FuzzSupport
-import GifPackGIF
+@testable import GifPackGIF
+@testable import GifPackGIFCore
 
 /// The still-frame decoder (compositing frames onto the logical screen, disposal, interlacing,
 /// transparency) and what is derived from its still: BlurHash, average colour, posters. Only GIFs

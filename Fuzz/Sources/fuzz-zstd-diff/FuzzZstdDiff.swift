@@ -1,6 +1,6 @@
 import CZstd
 import FuzzSupport
-import GifPackZstd
+@testable import GifPackZstd
 
 /// The pure-Swift zstd decoder (GifPackZstd) against libzstd on every input: both accept and give
 /// identical bytes, or both refuse. Both get the same limits (1 MiB window, 1 MiB output); a refusal

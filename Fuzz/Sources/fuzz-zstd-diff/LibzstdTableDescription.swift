@@ -1,4 +1,4 @@
-import GifPackZstd
+@testable import GifPackZstd
 
 /// libzstd 1.5.4's reader of FSE table descriptions (`FSE_readNCount_body`, lib/common/entropy_common.c,
 /// unchanged since), step for step, to recognise the one way it accepts a description that runs past

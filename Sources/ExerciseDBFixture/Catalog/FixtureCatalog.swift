@@ -10,18 +10,18 @@
 /// let id = catalog.exercises[0].id
 /// let gif = catalog.gifBytes(id: id, resolution: 180)   // what GET /image?exerciseId=…&resolution=180 sends
 /// ```
-public struct FixtureCatalog: Sendable {
+package struct FixtureCatalog: Sendable {
     /// The resolution GIFs are made at (and the only one of real-data GIFs).
-    public static let baseResolution = 180
+    package static let baseResolution = 180
     /// The resolutions `/image` accepts.
-    public static let resolutions = [180, 360, 720, 1080]
+    package static let resolutions = [180, 360, 720, 1080]
 
     /// The RapidAPI listing, in order.
-    public private(set) var exercises: [RapidAPIExercise]
+    package private(set) var exercises: [RapidAPIExercise]
     /// The v1 listing, in order.
-    public private(set) var v1Exercises: [V1Exercise]
+    package private(set) var v1Exercises: [V1Exercise]
     /// Requests above it are served at it (``FixtureConfiguration/planMaxResolution``).
-    public let planMaxResolution: Int
+    package let planMaxResolution: Int
 
     private let rapidGIFKeys: [String: String]
     private let v1GIFKeys: [String: String]
@@ -56,24 +56,24 @@ public struct FixtureCatalog: Sendable {
     /// The bytes `/image` sends for a RapidAPI id at a requested resolution (above the plan's
     /// maximum: the maximum's bytes), or `/media/<id>.gif` for a v1 id at 180. Nil for an unknown
     /// id or a resolution `/image` does not accept.
-    public func gifBytes(id: String, resolution: Int = FixtureCatalog.baseResolution) -> [UInt8]? {
+    package func gifBytes(id: String, resolution: Int = FixtureCatalog.baseResolution) -> [UInt8]? {
         servedGIF(id: id, resolution: resolution)?.bytes
     }
 
     /// The `ETag` header value (quotes included) served with ``gifBytes(id:resolution:)``.
-    public func gifETag(id: String, resolution: Int = FixtureCatalog.baseResolution) -> String? {
+    package func gifETag(id: String, resolution: Int = FixtureCatalog.baseResolution) -> String? {
         servedGIF(id: id, resolution: resolution)?.etag
     }
 
     /// Whether `id` is a RapidAPI or v1 id of this catalog.
-    public func contains(id: String) -> Bool { rapidGIFKeys[id] != nil || v1GIFKeys[id] != nil }
+    package func contains(id: String) -> Bool { rapidGIFKeys[id] != nil || v1GIFKeys[id] != nil }
 
     func isRapidID(_ id: String) -> Bool { rapidGIFKeys[id] != nil }
     func isV1ID(_ id: String) -> Bool { v1GIFKeys[id] != nil }
 
     /// Each distinct GIF at 180 once, under the first id (RapidAPI listing first, then v1) that
     /// serves it: what a deduplicating client should end up storing.
-    public func distinctGIFs() -> [String: [UInt8]] {
+    package func distinctGIFs() -> [String: [UInt8]] {
         var seen = Set<String>()
         var result: [String: [UInt8]] = [:]
         for id in exercises.map(\.id) + v1Exercises.map(\.exerciseId) {

@@ -4,22 +4,22 @@
 /// let squat = server.catalog.exercises[0]
 /// print(squat.id, squat.name)   // "0001 3/4 sit-up"
 /// ```
-public struct RapidAPIExercise: Sendable, Equatable, Codable {
-    public var bodyPart: String
-    public var equipment: String
+package struct RapidAPIExercise: Sendable, Equatable, Codable {
+    package var bodyPart: String
+    package var equipment: String
     /// 4-digit zero-padded, with gaps between consecutive ids.
-    public var id: String
-    public var name: String
-    public var target: String
-    public var secondaryMuscles: [String]
-    public var instructions: [String]
-    public var description: String
+    package var id: String
+    package var name: String
+    package var target: String
+    package var secondaryMuscles: [String]
+    package var instructions: [String]
+    package var description: String
     /// `beginner`, `intermediate` or `advanced`.
-    public var difficulty: String
+    package var difficulty: String
     /// `strength`, `stretching`, `cardio`, `mobility`, `plyometrics`, `balance` or `rehabilitation`.
-    public var category: String
+    package var category: String
 
-    public init(
+    package init(
         bodyPart: String, equipment: String, id: String, name: String, target: String,
         secondaryMuscles: [String], instructions: [String], description: String,
         difficulty: String, category: String

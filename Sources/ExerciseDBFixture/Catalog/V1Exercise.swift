@@ -8,19 +8,19 @@
 /// let first = server.catalog.v1Exercises[0]
 /// print(first.exerciseId, first.instructions[0])   // "trmte8s Step:1 Lie flat …"
 /// ```
-public struct V1Exercise: Sendable, Equatable, Codable {
+package struct V1Exercise: Sendable, Equatable, Codable {
     /// 7-character base62 id.
-    public var exerciseId: String
-    public var name: String
-    public var gifUrl: String
-    public var targetMuscles: [String]
-    public var bodyParts: [String]
-    public var equipments: [String]
-    public var secondaryMuscles: [String]
+    package var exerciseId: String
+    package var name: String
+    package var gifUrl: String
+    package var targetMuscles: [String]
+    package var bodyParts: [String]
+    package var equipments: [String]
+    package var secondaryMuscles: [String]
     /// Prefixed `"Step:1 "`, `"Step:2 "`, ….
-    public var instructions: [String]
+    package var instructions: [String]
 
-    public init(
+    package init(
         exerciseId: String, name: String, gifUrl: String, targetMuscles: [String],
         bodyParts: [String], equipments: [String], secondaryMuscles: [String], instructions: [String]
     ) {

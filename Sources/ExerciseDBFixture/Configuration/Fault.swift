@@ -9,7 +9,7 @@
 /// server.schedule([.status(503), .tooManyRequests(retryAfter: .seconds(1))], forExercise: "0001")
 /// // 1st request for 0001 → 503, 2nd → 429 with Retry-After: 1, 3rd → the GIF.
 /// ```
-public enum Fault: Sendable, Equatable {
+package enum Fault: Sendable, Equatable {
     /// 200 with a `text/html` maintenance page instead of the GIF.
     case htmlWith200
     /// The real GIF bytes labelled `Content-Type: application/octet-stream`.
@@ -40,7 +40,7 @@ public enum Fault: Sendable, Equatable {
 /// Fault.tooManyRequests(retryAfter: .seconds(2))                 // Retry-After: 2
 /// Fault.tooManyRequests(retryAfter: .httpDate(secondsFromNow: 3)) // Retry-After: <IMF date>
 /// ```
-public enum RetryAfter: Sendable, Equatable {
+package enum RetryAfter: Sendable, Equatable {
     /// Delay in seconds.
     case seconds(Int)
     /// An HTTP date this many seconds after the response is made.
@@ -55,7 +55,7 @@ public enum RetryAfter: Sendable, Equatable {
 /// var configuration = FixtureConfiguration()
 /// configuration.listFault = .repeatFirstPage   // every offset answers page 0
 /// ```
-public enum ListFault: Sendable, Equatable {
+package enum ListFault: Sendable, Equatable {
     /// Every list request gets this status with `{"message": "bad key <the key that came>"}`.
     case echoKeyInErrorBody(status: Int)
     /// Every record carries an extra field `note` holding `"echo: <the key that came>"`.

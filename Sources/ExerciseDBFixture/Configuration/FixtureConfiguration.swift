@@ -12,63 +12,63 @@
 /// configuration.quota = 100
 /// let server = try FixtureServer(configuration)
 /// ```
-public struct FixtureConfiguration: Sendable, Equatable {
+package struct FixtureConfiguration: Sendable, Equatable {
     /// Number of generated exercises (ignored when ``realDataDirectory`` is set).
-    public var exerciseCount: Int = 40
+    package var exerciseCount: Int = 40
     /// Seed for every generated name, id and pixel: same seed, same bytes.
-    public var seed: UInt64 = 1
+    package var seed: UInt64 = 1
     /// Width and height in pixels of generated GIFs at resolution 180; other resolutions scale it
     /// linearly (360 → twice as wide).
-    public var gifDimension: Int = 32
+    package var gifDimension: Int = 32
     /// Frames per generated GIF, drawn per exercise.
-    public var framesRange: ClosedRange<Int> = 2...6
+    package var framesRange: ClosedRange<Int> = 2...6
     /// Palette entries per generated GIF, drawn per exercise with bits per pixel skewed towards
     /// the low end, so large GIFs are rare.
-    public var colorsRange: ClosedRange<Int> = 2...8
+    package var colorsRange: ClosedRange<Int> = 2...8
     /// When set, 70% of generated GIFs use exactly this many colours and the rest are drawn
     /// from ``colorsRange``: a peak with a thin tail, like the real catalog's sizes.
-    public var typicalColors: Int? = nil
+    package var typicalColors: Int? = nil
     /// Every Nth exercise reuses an earlier exercise's exact GIF bytes (0 = never).
-    public var duplicateEvery: Int = 7
+    package var duplicateEvery: Int = 7
     /// When set, at most this many distinct GIFs are made: every exercise past the first this many
     /// originals reuses one of them (drawn by the seed), so a catalog of 100,000 exercises needs as
     /// few GIFs as the real data has, and the server is not the bottleneck of a scale benchmark.
-    public var distinctGIFs: Int? = nil
+    package var distinctGIFs: Int? = nil
     /// When set, every original generated GIF gets a size drawn from this list (bytes at resolution
     /// 180, scaled by area at others): a GIF synthesized smaller is padded up to it with comment
     /// extensions before its trailer (a larger one stays as it is). A real sample's file sizes
     /// make a catalog of the real GIFs' sizes without their bytes (bench part 5, scale-real).
-    public var gifSizes: [Int]? = nil
+    package var gifSizes: [Int]? = nil
     /// Delay added before every response (control routes excepted).
-    public var latencyMilliseconds: Int = 0
+    package var latencyMilliseconds: Int = 0
     /// When set, the RapidAPI routes require `X-RapidAPI-Key` to equal it, else 401.
-    public var apiKey: String? = nil
+    package var apiKey: String? = nil
     /// Largest page a list request gets; larger `limit`s are clamped to it.
-    public var maxPageSize: Int = 100
+    package var maxPageSize: Int = 100
     /// Image requests above this resolution are served at it, silently, still 200.
-    public var planMaxResolution: Int = 1080
+    package var planMaxResolution: Int = 1080
     /// When set, serve the catalogs and GIFs of a real-data folder (`catalog-rapidapi.json`,
     /// `catalog-v1.json`, `images.csv`, `gifs/<sha256>.gif`) instead of generated ones. The data is
     /// read at runtime only.
-    public var realDataDirectory: String? = nil
+    package var realDataDirectory: String? = nil
     /// Monthly request quota: every `/image` request spends one; at zero they get the 429
     /// monthly-quota body. `nil` = unlimited and no `x-ratelimit-requests-*` headers.
-    public var quota: Int? = nil
+    package var quota: Int? = nil
     /// When above 0, every RapidAPI list record carries an extra field `attributes` holding arrays
     /// nested this deep (`[[[…]]]`): a hostile catalog for parsers.
-    public var recordNesting: Int = 0
+    package var recordNesting: Int = 0
     /// When set, the RapidAPI list route misbehaves this way (see ``ListFault``).
-    public var listFault: ListFault? = nil
+    package var listFault: ListFault? = nil
     /// TCP port to listen on (127.0.0.1 only); 0 picks a free ephemeral port.
-    public var port: Int = 0
+    package var port: Int = 0
 
     /// The small, fast test defaults.
-    public init() {}
+    package init() {}
 
     /// Sizes like the real service: 180x180 GIFs of 10 to 14 frames whose random pixels mostly
     /// use 3 colours (the rest 2 to 12), which lands them between about 46 and 240 KB with a
     /// median near 94 KB, and about one exercise in eight sharing another's GIF.
-    public static func realistic(count: Int = 1324) -> FixtureConfiguration {
+    package static func realistic(count: Int = 1324) -> FixtureConfiguration {
         var configuration = FixtureConfiguration()
         configuration.exerciseCount = count
         configuration.gifDimension = 180

@@ -5,7 +5,7 @@ import Glibc
 /// ```swift
 /// do { try server.start() } catch { print(error) } // e.g. "bind 127.0.0.1:80 failed: Permission denied"
 /// ```
-public enum FixtureError: Error, Equatable, CustomStringConvertible {
+package enum FixtureError: Error, Equatable, CustomStringConvertible {
     /// A configuration field holds a value the server cannot work with.
     case invalidConfiguration(field: String, reason: String)
     /// A file of the real-data folder is missing or malformed.
@@ -19,7 +19,7 @@ public enum FixtureError: Error, Equatable, CustomStringConvertible {
     /// ``FixtureServer/start()`` was called on a running server.
     case alreadyRunning
 
-    public var description: String {
+    package var description: String {
         switch self {
         case let .invalidConfiguration(field, reason):
             return "invalid fixture configuration \(field): \(reason)"

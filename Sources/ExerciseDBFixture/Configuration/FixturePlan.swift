@@ -6,14 +6,14 @@
 /// var configuration = FixtureConfiguration()
 /// configuration.planMaxResolution = FixturePlan.basic.maxResolution   // every 360 request gets 180
 /// ```
-public enum FixturePlan: String, Sendable, CaseIterable {
+package enum FixturePlan: String, Sendable, CaseIterable {
     case basic = "BASIC"
     case pro = "PRO"
     case ultra = "ULTRA"
     case mega = "MEGA"
 
     /// The highest resolution the plan serves.
-    public var maxResolution: Int {
+    package var maxResolution: Int {
         switch self {
         case .basic: 180
         case .pro: 360

@@ -23,8 +23,8 @@ import GifPackGIF
 /// server.schedule([.status(503)], forExercise: server.catalog.exercises[0].id)
 /// print(server.rapidAPIBaseURL)   // http://127.0.0.1:41234
 /// ```
-public final class FixtureServer: Sendable {
-    public let configuration: FixtureConfiguration
+package final class FixtureServer: Sendable {
+    package let configuration: FixtureConfiguration
 
     private let state: FixtureState
     private let faults = FaultBook()
@@ -41,7 +41,7 @@ public final class FixtureServer: Sendable {
     private let running = Mutex(Running())
 
     /// Validates the configuration and builds the catalog with all its GIFs.
-    public init(_ configuration: FixtureConfiguration) throws(FixtureError) {
+    package init(_ configuration: FixtureConfiguration) throws(FixtureError) {
         try configuration.validate()
         self.configuration = configuration
         state = FixtureState(catalog: try FixtureCatalog(configuration: configuration), configuration: configuration)
@@ -51,7 +51,7 @@ public final class FixtureServer: Sendable {
 
     /// Binds 127.0.0.1 on ``FixtureConfiguration/port`` (0 = any free port) and starts serving.
     /// A stopped server can be started again.
-    public func start() throws(FixtureError) {
+    package func start() throws(FixtureError) {
         try running.withLock { (running) throws(FixtureError) in try start(&running) }
     }
 
@@ -84,7 +84,7 @@ public final class FixtureServer: Sendable {
     }
 
     /// Stops accepting, closes every connection and waits for their threads; idempotent.
-    public func stop() {
+    package func stop() {
         let (listener, thread) = running.withLock { running in
             defer { (running.listener, running.acceptThread) = (nil, nil) }
             return (running.listener, running.acceptThread)
@@ -109,107 +109,107 @@ public final class FixtureServer: Sendable {
     /// let before = server.stats.requestsByExercise
     /// ```
     @discardableResult
-    public func waitUntilIdle(timeout: Double = 10) -> Bool {
+    package func waitUntilIdle(timeout: Double = 10) -> Bool {
         let listener = running.withLock { $0.listener }
         return registry.waitUntilIdle(timeout: timeout) { listener?.hasPendingConnection ?? false }
     }
 
     /// The port listened on (kept after `stop()`; 0 before the first `start()`).
-    public var port: Int { running.withLock { $0.boundPort } }
+    package var port: Int { running.withLock { $0.boundPort } }
 
     /// `http://127.0.0.1:PORT`, the base of `/exercises` and `/image`.
-    public var rapidAPIBaseURL: String { "http://127.0.0.1:\(port)" }
+    package var rapidAPIBaseURL: String { "http://127.0.0.1:\(port)" }
 
     /// `http://127.0.0.1:PORT/api/v1`, the base of the v1 `/exercises`.
-    public var v1BaseURL: String { rapidAPIBaseURL + "/api/v1" }
+    package var v1BaseURL: String { rapidAPIBaseURL + "/api/v1" }
 
     /// What the server serves now (replacements included), v1 `gifUrl`s pointing at it.
-    public var catalog: FixtureCatalog {
+    package var catalog: FixtureCatalog {
         let catalog = state.catalog
         return port == 0 ? catalog : catalog.resolvingMediaURLs(base: rapidAPIBaseURL)
     }
 
-    public var stats: FixtureStats { recorder.snapshot }
+    package var stats: FixtureStats { recorder.snapshot }
 
     /// Requests left of the configured quota (nil without one).
-    public var quotaRemaining: Int? { state.quotaRemaining }
+    package var quotaRemaining: Int? { state.quotaRemaining }
 
-    public func resetStats() { recorder.reset() }
+    package func resetStats() { recorder.reset() }
 
     /// Image and list requests answered since the last reset, in order, with their times.
-    public var requestLog: [FixtureRequestRecord] { recorder.requestLog }
+    package var requestLog: [FixtureRequestRecord] { recorder.requestLog }
 
     /// Sets the quota left (as if a new month began); nil removes the quota.
-    public func setQuota(_ remaining: Int?) { state.setQuota(remaining) }
+    package func setQuota(_ remaining: Int?) { state.setQuota(remaining) }
 
     /// Queues faults for the exercise's next image requests (either shape's id), one per
     /// request, in order; once consumed, requests behave normally (or get the default fault).
-    public func schedule(_ faults: [Fault], forExercise id: String) {
+    package func schedule(_ faults: [Fault], forExercise id: String) {
         self.faults.schedule(faults, for: state.catalog.canonicalID(id))
     }
 
     /// A fault for every image request of the exercise once its queue is empty; nil clears it.
-    public func setDefaultFault(_ fault: Fault?, forExercise id: String) {
+    package func setDefaultFault(_ fault: Fault?, forExercise id: String) {
         faults.setDefault(fault, for: state.catalog.canonicalID(id))
     }
 
     /// Serves `bytes` for the exercise (both shapes, every resolution) from now on, with a new
     /// `ETag` and `Last-Modified`: an upstream change.
-    public func replaceGIF(id: String, with bytes: [UInt8]) {
+    package func replaceGIF(id: String, with bytes: [UInt8]) {
         state.replaceGIF(id: id, with: bytes)
     }
 
     /// Serves `bytes` for the exercise when `resolution` is asked for, from now on (the other
     /// resolutions as before): an upstream change to one rendition.
-    public func replaceGIF(id: String, resolution: Int, with bytes: [UInt8]) {
+    package func replaceGIF(id: String, resolution: Int, with bytes: [UInt8]) {
         state.replaceGIF(id: id, resolution: resolution, with: bytes)
     }
 
     /// Lists the exercise (either shape's id) under a new name from now on: one changed record,
     /// on one list page.
-    public func renameExercise(id: String, to name: String) {
+    package func renameExercise(id: String, to name: String) {
         state.renameExercise(id: id, to: name)
     }
 
     /// Serves only the first `count` exercises on both list routes from now on (an API bug
     /// answering part of its list, with totals and `nextPage` to match); nil serves them all again.
     /// Image routes still serve every exercise.
-    public func listOnly(first count: Int?) {
+    package func listOnly(first count: Int?) {
         state.listedCount = count
     }
 
     /// Gives the RapidAPI list route `fault` from now on (``FixtureConfiguration/listFault`` at the
     /// start); nil serves the list as it is again.
-    public func setListFault(_ fault: ListFault?) {
+    package func setListFault(_ fault: ListFault?) {
         state.listFault = fault
     }
 
     /// Makes every v1 page say `total` in `metadata.totalExercises` (a lying, or negative, total)
     /// while serving the list and its `nextPage` links as they are; nil: the true count again.
-    public func setV1ReportedTotal(_ total: Int?) {
+    package func setV1ReportedTotal(_ total: Int?) {
         state.v1ReportedTotal = total
     }
 
     /// Holds list requests (either route) at `offset` and past it unanswered from now on, each
     /// after its latency and before its answer is recorded; nil answers every held one now (as
     /// ``stop()`` does).
-    public func holdListPages(fromOffset offset: Int?) {
+    package func holdListPages(fromOffset offset: Int?) {
         state.listGate.hold(from: offset)
     }
 
     /// Holds the GIF requests of these exercises (either shape's id) unanswered from now on, each
     /// after its latency and before its answer is recorded, until ``releaseImages(_:)`` (or ``stop()``).
-    public func holdImages(_ ids: [String]) {
+    package func holdImages(_ ids: [String]) {
         state.imageGate.hold(Set(ids.map { state.catalog.canonicalID($0) }))
     }
 
     /// Answers the held GIF requests of these exercises now and holds them no more; nil: every one.
-    public func releaseImages(_ ids: [String]?) {
+    package func releaseImages(_ ids: [String]?) {
         state.imageGate.release(ids.map { Set($0.map { state.catalog.canonicalID($0) }) })
     }
 
     /// Changes the delay added before each response.
-    public func setLatency(milliseconds: Int) {
+    package func setLatency(milliseconds: Int) {
         state.latencyMilliseconds = milliseconds
     }
 }
@@ -223,7 +223,7 @@ extension FixtureServer {
     /// let changed = try server.renewGIFs(percent: 1)   // 13 of 1,324 exercises
     /// ```
     @discardableResult
-    public func renewGIFs(percent: Double, seed: UInt64 = 0x5EED) throws -> [String] {
+    package func renewGIFs(percent: Double, seed: UInt64 = 0x5EED) throws -> [String] {
         let catalog = self.catalog
         let ids = catalog.exercises.map(\.id).sorted()
         guard !ids.isEmpty, percent > 0 else { return [] }

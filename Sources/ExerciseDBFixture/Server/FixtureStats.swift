@@ -9,24 +9,24 @@
 /// let stats = server.stats
 /// #expect(stats.imageRequests == 3 && stats.statusCounts[200] == 3)
 /// ```
-public struct FixtureStats: Sendable, Equatable, Codable {
-    public var totalRequests = 0
+package struct FixtureStats: Sendable, Equatable, Codable {
+    package var totalRequests = 0
     /// TCP connections accepted: with keep-alive, far fewer than requests.
-    public var connectionsAccepted = 0
+    package var connectionsAccepted = 0
     /// `/image` and `/media/<id>.gif` requests.
-    public var imageRequests = 0
+    package var imageRequests = 0
     /// `/exercises` and `/api/v1/exercises` requests.
-    public var listRequests = 0
+    package var listRequests = 0
     /// 304 answers to conditional image requests.
-    public var notModified = 0
-    public var bytesSent = 0
+    package var notModified = 0
+    package var bytesSent = 0
     /// Requests read whose response is not fully written yet.
-    public var inFlight = 0
+    package var inFlight = 0
     /// The peak of ``inFlight``.
-    public var maxInFlight = 0
+    package var maxInFlight = 0
     /// Image requests per exercise id, as the request named it.
-    public var requestsByExercise: [String: Int] = [:]
-    public var statusCounts: [Int: Int] = [:]
+    package var requestsByExercise: [String: Int] = [:]
+    package var statusCounts: [Int: Int] = [:]
 
-    public init() {}
+    package init() {}
 }

@@ -82,8 +82,8 @@ final class StatsRecorder: Sendable {
 
 /// One answered request: the exercise an image request named (nil for list pages), the status
 /// (0: reset without a response) and when the answer went out.
-public struct FixtureRequestRecord: Sendable, Equatable {
-    public var exerciseID: String?
-    public var status: Int
-    public var answeredAt: Date
+package struct FixtureRequestRecord: Sendable, Equatable {
+    package var exerciseID: String?
+    package var status: Int
+    package var answeredAt: Date
 }

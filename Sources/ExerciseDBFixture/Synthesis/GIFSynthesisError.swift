@@ -7,13 +7,13 @@
 /// do { _ = try GIFSynthesizer.animatedGIF(width: 0, height: 1, frames: 1, colors: 4, seed: 1) }
 /// catch { print(error) }   // invalidArgument("width must be 1...65535, got 0")
 /// ```
-public enum GIFSynthesisError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum GIFSynthesisError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A parameter was outside the range a GIF can represent.
     case invalidArgument(String)
     /// giflib's encoder reported an error; the text is `GifErrorString` plus the failing step.
     case encoder(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .invalidArgument(let message): "invalid GIF synthesis argument: \(message)"
         case .encoder(let message): "giflib encoder failed: \(message)"

@@ -29,7 +29,7 @@ import GifPackGIF
 /// let gif = try GIFSynthesizer.animatedGIF(width: 180, height: 180, frames: 12, colors: 4, seed: 7)
 /// // gif starts with "GIF89a" and inspects as 12 frames of 80 ms, looping forever.
 /// ```
-public enum GIFSynthesizer {
+package enum GIFSynthesizer {
     /// Returns the bytes of a `width`x`height` GIF89a with `frames` full-screen frames.
     ///
     /// - Parameters:
@@ -37,7 +37,7 @@ public enum GIFSynthesizer {
     ///   - seed: selects the palette and pixels; equal seeds give equal bytes.
     ///   - delayCentiseconds: per-frame delay written to each graphics control extension, 0...65535.
     ///   - loopCount: NETSCAPE2.0 loop count (0 = forever, 0...65535), or nil to omit the extension.
-    public static func animatedGIF(
+    package static func animatedGIF(
         width: Int, height: Int, frames: Int, colors: Int, seed: UInt64,
         delayCentiseconds: Int = 8, loopCount: Int? = 0
     ) throws(GIFSynthesisError) -> [UInt8] {

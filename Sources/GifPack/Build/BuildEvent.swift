@@ -10,7 +10,7 @@ import Foundation
 ///     if case .gifFinished(let id, _) = event { print("done", id) }
 /// }
 /// ```
-public enum BuildEvent: Sendable {
+package enum BuildEvent: Sendable {
     case stageStarted(BuildStage)
     case catalogFetched(exercises: Int, pages: Int)
     /// A fetch of `total` exercises' GIFs begins (a build has a second one when a damaged cached
@@ -33,45 +33,45 @@ public enum BuildEvent: Sendable {
 }
 
 /// The stages of a build, in order.
-public enum BuildStage: String, Sendable, CaseIterable, Codable {
+package enum BuildStage: String, Sendable, CaseIterable, Codable {
     case catalog, plan, fetch, pack, index, prune
 }
 
 /// One HTTP attempt for one exercise's GIF.
-public struct AttemptEvent: Sendable, Equatable {
+package struct AttemptEvent: Sendable, Equatable {
     /// How the attempt ended.
-    public enum Outcome: String, Sendable, Equatable {
+    package enum Outcome: String, Sendable, Equatable {
         case downloaded, notModified = "not-modified", retry, failed
     }
 
-    public var exerciseID: String
-    public var url: String
-    public var attempt: Int
-    public var status: Int?
-    public var elapsed: Duration
-    public var outcome: Outcome
+    package var exerciseID: String
+    package var url: String
+    package var attempt: Int
+    package var status: Int?
+    package var elapsed: Duration
+    package var outcome: Outcome
     /// The rejection reason for `retry` and `failed`.
-    public var reason: RejectionReason?
-    public var bytes: Int64
+    package var reason: RejectionReason?
+    package var bytes: Int64
     /// For `retry`: how long until the next attempt.
-    public var retryIn: Duration?
+    package var retryIn: Duration?
 }
 
 /// One HTTP attempt for a page of the catalog.
-public struct CatalogAttemptEvent: Sendable, Equatable {
-    public enum Outcome: String, Sendable, Equatable {
+package struct CatalogAttemptEvent: Sendable, Equatable {
+    package enum Outcome: String, Sendable, Equatable {
         case received, retry, failed
     }
 
-    public var url: String
-    public var attempt: Int
-    public var elapsed: Duration
-    public var outcome: Outcome
+    package var url: String
+    package var attempt: Int
+    package var elapsed: Duration
+    package var outcome: Outcome
     /// Why a `retry` or `failed` attempt did not give a page.
-    public var reason: String?
+    package var reason: String?
     /// For `retry`: how long until the next attempt.
-    public var retryIn: Duration?
+    package var retryIn: Duration?
 }
 
 /// Receives ``BuildEvent``s.
-public typealias BuildObserver = @Sendable (BuildEvent) -> Void
+package typealias BuildObserver = @Sendable (BuildEvent) -> Void

@@ -9,13 +9,13 @@ import GifPackSystemBuilder
 /// ```swift
 /// let lock = try BuildLock(directory: "dist")   // throws .held(pid:) while another run builds
 /// ```
-public final class BuildLock: Sendable {
+package final class BuildLock: Sendable {
     /// Why the lock was not taken: another run holds it (with its pid when known), or the directory could not be opened.
-    public enum LockError: Error, Sendable, Equatable, CustomStringConvertible {
+    package enum LockError: Error, Sendable, Equatable, CustomStringConvertible {
         case held(directory: String, pid: Int32?)
         case io(directory: String, errno: Int32)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .held(let directory, let pid):
                 "another gifpack run\(pid.map { " (pid \($0))" } ?? "") holds the lock on \(directory); try again when it has finished"
@@ -26,7 +26,7 @@ public final class BuildLock: Sendable {
 
     private let lock: FileLock
 
-    public init(directory: String) throws(LockError) {
+    package init(directory: String) throws(LockError) {
         switch FileLock.acquire(directory: directory) {
         case .locked(let lock): self.lock = lock
         case .held(let note): throw .held(directory: directory, pid: note.flatMap { Int32($0) })
@@ -35,7 +35,7 @@ public final class BuildLock: Sendable {
     }
 
     /// Locks each distinct directory once (the output and cache directories may be the same).
-    public static func acquire(_ directories: [String]) throws(LockError) -> [BuildLock] {
+    package static func acquire(_ directories: [String]) throws(LockError) -> [BuildLock] {
         var seen: Set<String> = []
         var locks: [BuildLock] = []
         for directory in directories {

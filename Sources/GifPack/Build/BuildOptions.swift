@@ -1,29 +1,29 @@
 import Foundation
 
 /// Run-time settings of a build that do not belong in the manifest.
-public struct BuildOptions: Sendable, Equatable {
-    public var outputDirectory: String
-    public var cacheDirectory: String
+package struct BuildOptions: Sendable, Equatable {
+    package var outputDirectory: String
+    package var cacheDirectory: String
     /// The mtime of every tar entry: `SOURCE_DATE_EPOCH`, else 0.
-    public var sourceDateEpoch: Int64
+    package var sourceDateEpoch: Int64
     /// Written into the index and report.
-    public var generator: String
+    package var generator: String
     /// `--previous-index`: the live index (a path or an http(s) URL) whose versions and sequence
     /// this build continues, for a runner that starts without the output directory or cache.
-    public var previousIndex: String?
+    package var previousIndex: String?
     /// The time a signed index's expiry is counted from; nil: the clock. Set from `GIFPACK_NOW` (tests).
-    public var now: Date?
+    package var now: Date?
     /// The most entries each per-exercise list of the report holds (``BuildReport/listLimit``).
-    public var reportListLimit = BuildReport.listLimit
+    package var reportListLimit = BuildReport.listLimit
     /// `--allow-missing-renditions`: exercises without a GIF at a resolution other than the first
     /// (the plan's ceiling, a failed fetch) end the build with 0 instead of 3.
-    public var allowMissingRenditions = false
+    package var allowMissingRenditions = false
 
     /// The CLI's version: `gifpack --version`, and the `generator` of every index it writes. It is the
     /// newest released section of CHANGELOG.md (`ChangelogTests` fails when they disagree).
-    public static let version = "0.2.0"
+    package static let version = "0.2.0"
 
-    public init(outputDirectory: String, cacheDirectory: String, sourceDateEpoch: Int64 = 0,
+    package init(outputDirectory: String, cacheDirectory: String, sourceDateEpoch: Int64 = 0,
                 generator: String = "gifpack \(BuildOptions.version)", previousIndex: String? = nil, now: Date? = nil) {
         self.outputDirectory = outputDirectory
         self.cacheDirectory = cacheDirectory
@@ -35,7 +35,7 @@ public struct BuildOptions: Sendable, Equatable {
 
     /// Options from the manifest, overridden by the command line, with `SOURCE_DATE_EPOCH` read
     /// from the environment.
-    public static func resolve(manifest: Manifest, outputDirectory: String?, cacheDirectory: String?,
+    package static func resolve(manifest: Manifest, outputDirectory: String?, cacheDirectory: String?,
                                environment: [String: String]) throws(ManifestError) -> BuildOptions {
         var epoch: Int64 = 0
         if let text = environment["SOURCE_DATE_EPOCH"], !text.isEmpty {

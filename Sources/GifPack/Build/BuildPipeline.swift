@@ -16,21 +16,21 @@ import GifPackHTTP
 /// let report = await BuildPipeline(manifest: manifest, options: options).run()
 /// exit(report.exitStatus.rawValue)
 /// ```
-public struct BuildPipeline: Sendable {
-    public let manifest: Manifest
-    public let options: BuildOptions
-    public let observer: BuildObserver?
+package struct BuildPipeline: Sendable {
+    package let manifest: Manifest
+    package let options: BuildOptions
+    package let observer: BuildObserver?
 
-    public init(manifest: Manifest, options: BuildOptions, observer: BuildObserver? = nil) {
+    package init(manifest: Manifest, options: BuildOptions, observer: BuildObserver? = nil) {
         self.manifest = manifest
         self.options = options
         self.observer = observer
     }
 
-    public var indexPath: String { "\(options.outputDirectory)/index.json" }
-    public var reportPath: String { "\(options.outputDirectory)/report.json" }
+    package var indexPath: String { "\(options.outputDirectory)/index.json" }
+    package var reportPath: String { "\(options.outputDirectory)/report.json" }
 
-    public func run() async -> BuildReport {
+    package func run() async -> BuildReport {
         var report = BuildReport(generator: options.generator, exitStatus: .failed, message: "")
         let clock = ContinuousClock()
         let started = clock.now

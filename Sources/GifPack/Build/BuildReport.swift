@@ -12,70 +12,70 @@ import Foundation
 /// let report = await BuildPipeline(manifest: manifest, options: options).run()
 /// print(report.exitStatus, report.gifs.downloaded, report.bytes.compressionRatio ?? 0)
 /// ```
-public struct BuildReport: Sendable, Codable, Equatable {
-    public static let schemaVersion = 2
-    public var schemaVersion = BuildReport.schemaVersion
-    public var generator: String
-    public var exitStatus: ExitStatus
+package struct BuildReport: Sendable, Codable, Equatable {
+    package static let schemaVersion = 2
+    package var schemaVersion = BuildReport.schemaVersion
+    package var generator: String
+    package var exitStatus: ExitStatus
     /// ``ExitStatus/summary`` of `exitStatus`, for readers without the table.
-    public var exitMeaning = ""
-    public var message: String
+    package var exitMeaning = ""
+    package var message: String
     /// When the run started and finished, ISO 8601 in UTC (`2026-05-01T04:00:00.123Z`).
-    public var startedAt: String?
-    public var finishedAt: String?
-    public var bytes = ByteSummary()
-    public var catalog = CatalogSummary()
-    public var gifs = GIFSummary()
+    package var startedAt: String?
+    package var finishedAt: String?
+    package var bytes = ByteSummary()
+    package var catalog = CatalogSummary()
+    package var gifs = GIFSummary()
     /// The refused exercises in id order, at most ``listLimit`` of them (`gifs.rejected` counts them
     /// all; the log names every one as it happens).
-    public var rejections: [FetchRejection] = []
+    package var rejections: [FetchRejection] = []
     /// Exercises whose GIF size differs from the requested resolution (served downgraded), in id
     /// order, at most ``listLimit`` of them (`gifs.resolutionMismatches` counts them all).
-    public var resolutionMismatches: [ResolutionMismatch] = []
+    package var resolutionMismatches: [ResolutionMismatch] = []
     /// With several resolutions: each one's GIF counts, in the manifest's order (``gifs`` holds the
     /// first's); nil with one resolution.
-    public var renditions: [RenditionSummary]?
-    public var packs: [PackResult] = []
+    package var renditions: [RenditionSummary]?
+    package var packs: [PackResult] = []
     /// The WebP renditions (`output.formats` with `webp`); nil when the build makes GIF only.
-    public var webp: WebPSummary?
+    package var webp: WebPSummary?
     /// What happened to `index.json` (absent when the build published nothing).
-    public var index: IndexSummary?
+    package var index: IndexSummary?
     /// Posters pack files (`packs/<pack>-posters-v<N>-<sha8>.tar.zst`) this run published.
-    public var posterPacksPublished: [String] = []
+    package var posterPacksPublished: [String] = []
     /// Why the build stopped scheduling requests early, if it did.
-    public var stopReason: StopReason?
+    package var stopReason: StopReason?
     /// The exercises a stopped build never sent a request for, counted (they are not listed one
     /// by one in `rejections`: a budget stop can leave 100,000 of them).
-    public var notAttempted: NotAttemptedSummary?
+    package var notAttempted: NotAttemptedSummary?
     /// Exercises whose fetch failed this run but whose earlier GIF was kept, at most ``listLimit``
     /// of them (`gifs.reusedLastGood` counts them all).
-    public var reusedLastGood: [FetchRejection] = []
-    public var catalogChanges: CatalogChanges?
+    package var reusedLastGood: [FetchRejection] = []
+    package var catalogChanges: CatalogChanges?
     /// What the end-of-build retention pass deleted.
-    public var pruned: Pruner.Result?
+    package var pruned: Pruner.Result?
     /// Hashes of cached GIFs found damaged while packing (bytes no longer matching their hash):
     /// each was removed and its exercises downloaded again in the same run.
-    public var damagedBlobs: [String] = []
+    package var damagedBlobs: [String] = []
     /// Present when `state.sqlite` was found damaged, moved aside and rebuilt (see ``StateRecovery``).
-    public var stateRecovery: StateRecovery?
+    package var stateRecovery: StateRecovery?
     /// State database writes that failed (the build went on).
-    public var stateErrors: [String] = []
+    package var stateErrors: [String] = []
     /// Seconds spent in each stage that ran (`catalog`, `plan`, `fetch`, `pack`, `index`, `prune`)
     /// and in the whole run (`total`).
-    public var stageSeconds: [String: Double] = [:]
+    package var stageSeconds: [String: Double] = [:]
     /// The key of the whole run's seconds in ``stageSeconds``, beside each ``BuildStage``'s raw value.
-    public static let totalSecondsKey = "total"
+    package static let totalSecondsKey = "total"
     /// The seconds `stage` took, when it ran.
-    public func seconds(of stage: BuildStage) -> Double? { stageSeconds[stage.rawValue] }
+    package func seconds(of stage: BuildStage) -> Double? { stageSeconds[stage.rawValue] }
     /// The whole run's seconds.
-    public var totalSeconds: Double? { stageSeconds[Self.totalSecondsKey] }
-    public var http = HTTPSummary()
+    package var totalSeconds: Double? { stageSeconds[Self.totalSecondsKey] }
+    package var http = HTTPSummary()
 
     /// The most entries a per-exercise list of the report holds, so that the report of a catalog of
     /// 100,000 exercises served at another resolution stays a few kilobytes; counts are always whole.
-    public static let listLimit = 1_000
+    package static let listLimit = 1_000
 
-    public init(generator: String, exitStatus: ExitStatus, message: String) {
+    package init(generator: String, exitStatus: ExitStatus, message: String) {
         self.generator = generator
         self.exitStatus = exitStatus
         self.exitMeaning = exitStatus.summary
@@ -83,7 +83,7 @@ public struct BuildReport: Sendable, Codable, Equatable {
     }
 
     /// Derives the totals from the counters and stamps the run's times; call once, at the end.
-    public mutating func complete(startedAt: Date, finishedAt: Date) {
+    package mutating func complete(startedAt: Date, finishedAt: Date) {
         self.startedAt = BuildReport.timestamp(startedAt)
         self.finishedAt = BuildReport.timestamp(finishedAt)
         exitMeaning = exitStatus.summary
@@ -99,7 +99,7 @@ public struct BuildReport: Sendable, Codable, Equatable {
 
     /// Writes the report as `<directory>/report.json`, atomically (sorted keys, pretty-printed,
     /// ending in a newline).
-    public func write(toDirectory directory: String) throws {
+    package func write(toDirectory directory: String) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
         var data = try encoder.encode(self)
@@ -108,7 +108,7 @@ public struct BuildReport: Sendable, Codable, Equatable {
     }
 
     /// ISO 8601 in UTC with milliseconds, the form of `startedAt` and `finishedAt`.
-    public static func timestamp(_ date: Date) -> String {
+    package static func timestamp(_ date: Date) -> String {
         date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: .gmt))
     }
 
@@ -118,174 +118,174 @@ public struct BuildReport: Sendable, Codable, Equatable {
     }
 
     /// How many exercises a stopped build never attempted, with a few of their ids.
-    public struct NotAttemptedSummary: Sendable, Codable, Equatable {
+    package struct NotAttemptedSummary: Sendable, Codable, Equatable {
         /// How many ids ``examples`` holds at most.
-        public static let exampleCount = 5
-        public var count: Int
+        package static let exampleCount = 5
+        package var count: Int
         /// The first ids (in id order), at most ``exampleCount``.
-        public var examples: [String]
+        package var examples: [String]
 
-        public init(ids: [String]) {
+        package init(ids: [String]) {
             count = ids.count
             examples = Array(ids.prefix(Self.exampleCount))
         }
 
         /// `1234 exercise(s) not attempted (e.g. 0001, 0002, 0003, 0004, 0005)`.
-        public var sentence: String {
+        package var sentence: String {
             "\(count) exercise(s) not attempted" + (examples.isEmpty ? "" : " (e.g. \(examples.joined(separator: ", ")))")
         }
     }
 
     /// Byte totals of the run.
-    public struct ByteSummary: Sendable, Codable, Equatable {
+    package struct ByteSummary: Sendable, Codable, Equatable {
         /// GIF bodies downloaded and validated (the same as `gifs.bytesDownloaded`).
-        public var downloaded: Int64 = 0
+        package var downloaded: Int64 = 0
         /// Size of every pack file the index now lists, compressed.
-        public var packed: Int64 = 0
+        package var packed: Int64 = 0
         /// The same packs' tar streams before compression.
-        public var packedUncompressed: Int64 = 0
+        package var packedUncompressed: Int64 = 0
         /// Size of the pack files this run wrote (new versions only).
-        public var written: Int64 = 0
+        package var written: Int64 = 0
         /// `packedUncompressed / packed`, rounded to 3 decimals; nil without packs.
-        public var compressionRatio: Double?
+        package var compressionRatio: Double?
     }
 
     /// The catalog as fetched: exercises, pages, refused records, duplicate ids.
-    public struct CatalogSummary: Sendable, Codable, Equatable {
-        public var exercises = 0
-        public var pages = 0
+    package struct CatalogSummary: Sendable, Codable, Equatable {
+        package var exercises = 0
+        package var pages = 0
         /// Pages whose body had not changed since the last run: their exercises were reused, not parsed again.
-        public var pagesReused = 0
-        public var rejectedRecords: [CatalogRejection] = []
-        public var duplicateIDs: [String] = []
+        package var pagesReused = 0
+        package var rejectedRecords: [CatalogRejection] = []
+        package var duplicateIDs: [String] = []
     }
 
     /// Counts of the wanted GIFs by outcome.
-    public struct GIFSummary: Sendable, Codable, Equatable {
+    package struct GIFSummary: Sendable, Codable, Equatable {
         /// Exercises selected by at least one pack.
-        public var wanted = 0
+        package var wanted = 0
         /// Valid GIFs this build has, however obtained.
-        public var valid = 0
+        package var valid = 0
         /// Bodies downloaded and validated.
-        public var downloaded = 0
+        package var downloaded = 0
         /// Conditional requests answered 304.
-        public var notModified = 0
+        package var notModified = 0
         /// Not requested: fetched more recently than refresh_after.
-        public var skippedFresh = 0
+        package var skippedFresh = 0
         /// When the first of the `skippedFresh` GIFs is asked for again (its fetch time plus
         /// refresh_after; ISO 8601, UTC), and when the last is: a build before then finds no upstream
         /// change to them. Absent when no GIF was skipped as fresh.
-        public var freshRecheckFrom: String?
-        public var freshRecheckBy: String?
+        package var freshRecheckFrom: String?
+        package var freshRecheckBy: String?
         /// This run's fetch failed; an earlier build's GIF was kept.
-        public var reusedLastGood = 0
-        public var newlyStored = 0
+        package var reusedLastGood = 0
+        package var newlyStored = 0
         /// Valid GIFs whose bytes were already stored (another exercise's GIF or an earlier build's).
-        public var deduplicated = 0
-        public var rejected = 0
-        public var rejectedByReason: [String: Int] = [:]
-        public var missing = 0
-        public var bytesDownloaded: Int64 = 0
+        package var deduplicated = 0
+        package var rejected = 0
+        package var rejectedByReason: [String: Int] = [:]
+        package var missing = 0
+        package var bytesDownloaded: Int64 = 0
         /// GIFs whose BlurHash, average colour and posters this run derived (0 when the cache had them all).
-        public var placeholdersDerived = 0
+        package var placeholdersDerived = 0
         /// Valid GIFs whose size differs from the requested resolution (the first ``BuildReport/listLimit``
         /// are listed in `resolutionMismatches`).
-        public var resolutionMismatches = 0
+        package var resolutionMismatches = 0
         /// At a resolution other than the first: the larger sides (pixels, ascending) of the GIFs
         /// the API served at another size than asked (`plan-ceiling`); nil when there were none.
-        public var otherSizesServed: [Int]?
+        package var otherSizesServed: [Int]?
     }
 
     /// What the WebP renditions came to, over the distinct GIFs of every pack and resolution.
-    public struct WebPSummary: Sendable, Codable, Equatable {
+    package struct WebPSummary: Sendable, Codable, Equatable {
         /// Distinct GIFs with a WebP rendition decided (a WebP or the GIF itself).
-        public var gifs = 0
+        package var gifs = 0
         /// GIFs this run encoded (the others' renditions were in the cache: 0 on a no-change rebuild).
-        public var encoded = 0
+        package var encoded = 0
         /// Renditions by outcome: `q75`, `q90`, `lossless` (the rung whose WebP was chosen) and
         /// `gif` (no WebP cleared the bar with fewer bytes: the rendition lists the GIF).
-        public var outcomes: [String: Int] = [:]
+        package var outcomes: [String: Int] = [:]
         /// The chosen WebPs' frame SSIM: the mean of their means and the worst frame of all.
-        public var meanSSIM: Double?
-        public var worstSSIM: Double?
+        package var meanSSIM: Double?
+        package var worstSSIM: Double?
         /// The chosen WebPs' worst-frame SSIM by bucket: `<0.98` (never: the gate), `0.98-0.99`,
         /// `0.99-0.995`, `0.995-0.999`, `>=0.999`.
-        public var worstSSIMDistribution: [String: Int] = [:]
+        package var worstSSIMDistribution: [String: Int] = [:]
         /// Bytes of the distinct GIFs, and of their renditions (a WebP, or the GIF where it stands in).
-        public var gifBytes: Int64 = 0
-        public var renditionBytes: Int64 = 0
+        package var gifBytes: Int64 = 0
+        package var renditionBytes: Int64 = 0
         /// renditionBytes / gifBytes.
-        public var ratio: Double?
+        package var ratio: Double?
 
-        public init() {}
+        package init() {}
     }
 
     /// One resolution of a build with several.
-    public struct RenditionSummary: Sendable, Codable, Equatable {
+    package struct RenditionSummary: Sendable, Codable, Equatable {
         /// Pixels asked for.
-        public var resolution: Int
+        package var resolution: Int
         /// Its GIFs by outcome, as ``BuildReport/gifs``; `missing` counts the exercises without
         /// this rendition (they keep their others).
-        public var gifs: GIFSummary
+        package var gifs: GIFSummary
         /// Exercises the API served at a smaller size (the plan's ceiling): not published at this
         /// resolution (also in `gifs.rejectedByReason` as `plan-ceiling`).
-        public var planCeiling = 0
+        package var planCeiling = 0
         /// Packs made at this resolution (none when no exercise has it).
-        public var packs = 0
+        package var packs = 0
     }
 
     /// A GIF served at another size than the requested resolution.
-    public struct ResolutionMismatch: Sendable, Codable, Equatable {
-        public var exerciseID: String
-        public var requested: Int
-        public var width: Int
-        public var height: Int
+    package struct ResolutionMismatch: Sendable, Codable, Equatable {
+        package var exerciseID: String
+        package var requested: Int
+        package var width: Int
+        package var height: Int
     }
 
     /// Whether `index.json` was written and, for a signed build, the key id, sequence and expiry.
-    public struct IndexSummary: Sendable, Codable, Equatable {
+    package struct IndexSummary: Sendable, Codable, Equatable {
         /// False when the index already in place was kept byte for byte.
-        public var written: Bool
-        public var signed: Bool
-        public var keyID: String?
-        public var sequence: Int?
-        public var expires: String?
+        package var written: Bool
+        package var signed: Bool
+        package var keyID: String?
+        package var sequence: Int?
+        package var expires: String?
     }
 
     /// What happened to one pack.
-    public struct PackResult: Sendable, Codable, Equatable {
-        public var name: String
-        public var version: Int
-        public var file: String
+    package struct PackResult: Sendable, Codable, Equatable {
+        package var name: String
+        package var version: Int
+        package var file: String
         /// `published` (a new version) or `unchanged`.
-        public var outcome: String
-        public var exercises: Int
-        public var missing: Int
-        public var distinctGIFs: Int
-        public var bytes: Int64
-        public var uncompressedBytes: Int64
+        package var outcome: String
+        package var exercises: Int
+        package var missing: Int
+        package var distinctGIFs: Int
+        package var bytes: Int64
+        package var uncompressedBytes: Int64
         /// `uncompressedBytes / bytes`, rounded to 3 decimals; filled by ``BuildReport/complete(startedAt:finishedAt:)``.
-        public var compressionRatio: Double?
+        package var compressionRatio: Double?
 
         /// True when this run published a new version of the pack.
-        public var isNewVersion: Bool { outcome == "published" }
+        package var isNewVersion: Bool { outcome == "published" }
     }
 
     /// Requests sent, retries, rate limits, quota left and connection use.
-    public struct HTTPSummary: Sendable, Codable, Equatable {
-        public var requests = 0
-        public var retries = 0
-        public var rateLimited = 0
-        public var quotaRemaining: Int?
-        public var maxInFlight = 0
-        public var connectionsOpened = 0
+    package struct HTTPSummary: Sendable, Codable, Equatable {
+        package var requests = 0
+        package var retries = 0
+        package var rateLimited = 0
+        package var quotaRemaining: Int?
+        package var maxInFlight = 0
+        package var connectionsOpened = 0
         /// How full the fetch window was during the fetch stage: transfers in flight integrated
         /// over the stage, over `concurrency` times its length (1 means three requests in flight
         /// all the time). Absent when the stage sent no request.
-        public var fetchWindowUse: Double?
+        package var fetchWindowUse: Double?
         /// The window's empty slots over the fetch stage, in slot-seconds (`concurrency` times the
         /// stage's length, less the time transfers were in flight): the gaps between requests, and
         /// the stage's start and tail with fewer requests left than slots.
-        public var fetchWindowIdleSlotSeconds: Double?
+        package var fetchWindowIdleSlotSeconds: Double?
     }
 }

@@ -12,33 +12,33 @@ import Foundation
 /// ```swift
 /// catch let error as StateUnreadable { report.stateErrors.append(error.detail) }
 /// ```
-public struct StateUnreadable: Error, Sendable, Equatable, CustomStringConvertible {
+package struct StateUnreadable: Error, Sendable, Equatable, CustomStringConvertible {
     /// Where in the build the state was read.
-    public enum Step: String, Sendable, Equatable {
+    package enum Step: String, Sendable, Equatable {
         case planningFetches = "planning fetches"
         case lookingUpLastKnownGood = "looking up last known good GIFs"
         case readingCatalog = "reading the catalog back"
     }
 
-    public var step: Step
-    public var path: String?
-    public var error: String
+    package var step: Step
+    package var path: String?
+    package var error: String
 
     /// A catalog spool that could not be read back while the fetch planned or settled its exercises.
     init(_ spool: SpoolReadError) {
         self.init(step: .readingCatalog, path: spool.path, error: "at byte \(spool.offset): \(spool.problem)")
     }
 
-    public init(step: Step, path: String?, error: String) {
+    package init(step: Step, path: String?, error: String) {
         self.step = step
         self.path = path
         self.error = error
     }
 
     /// One line for the report's `stateErrors`.
-    public var detail: String { "reading \(path ?? "the build state") while \(step.rawValue) failed: \(error)" }
+    package var detail: String { "reading \(path ?? "the build state") while \(step.rawValue) failed: \(error)" }
 
-    public var description: String {
+    package var description: String {
         switch step {
         case .planningFetches:
             "cannot read the build state \(path ?? ""): \(error); no GIF was requested (without the state every GIF would be downloaded again in full) and nothing was published"
@@ -73,18 +73,18 @@ enum EarlyRequests {
 /// ```swift
 /// catch let error as CatalogShrank { print(error.removed, error.previous) }
 /// ```
-public struct CatalogShrank: Error, Sendable, Equatable, CustomStringConvertible {
+package struct CatalogShrank: Error, Sendable, Equatable, CustomStringConvertible {
     /// Exercises of the last catalog this one lacks.
-    public var removed: Int
+    package var removed: Int
     /// Exercises the last catalog had.
-    public var previous: Int
+    package var previous: Int
     /// Exercises this catalog has.
-    public var now: Int
-    public var limit: MissingAllowance
+    package var now: Int
+    package var limit: MissingAllowance
     /// GIF requests sent while the list arrived, before the check (``EarlyFeed``).
-    public var gifRequests = 0
+    package var gifRequests = 0
 
-    public var description: String {
+    package var description: String {
         let share = previous > 0 ? Double(removed) * 100 / Double(previous) : 0
         return "the catalog would remove \(removed) of the last catalog's \(previous) exercises "
             + "(\(String(format: "%.1f", share))%; it now has \(now)), more than fetch.max_removed (\(limit)) allows; "
@@ -96,11 +96,11 @@ public struct CatalogShrank: Error, Sendable, Equatable, CustomStringConvertible
 /// `index.json` exists in the output directory but cannot be read, or the index reader refuses it
 /// (``BuilderIndexReader``). Publishing on would restart every pack at version 1 and overwrite
 /// published pack files, so the build stops.
-public struct PublishedIndexUnreadable: Error, Sendable, Equatable, CustomStringConvertible {
-    public var path: String
-    public var error: String
+package struct PublishedIndexUnreadable: Error, Sendable, Equatable, CustomStringConvertible {
+    package var path: String
+    package var error: String
 
-    public var description: String {
+    package var description: String {
         "\(path) exists but cannot be read (\(error)); nothing was published. Restore it, or move it away to start the pack versions over"
     }
 }

@@ -13,18 +13,18 @@ import Foundation
 /// try DirectoryClaim.claim("dist", roles: [.output])        // creates dist/.gifpack-output
 /// try DirectoryClaim.claim("/", roles: [.cache])            // throws: not empty, not gifpack's
 /// ```
-public enum DirectoryClaim {
+package enum DirectoryClaim {
     /// What a directory is used for; one directory may be both.
-    public enum Role: String, Sendable, CaseIterable {
+    package enum Role: String, Sendable, CaseIterable {
         case output, cache
 
         /// The marker file gifpack keeps in a directory it owns in this role.
-        public var marker: String { ".gifpack-\(rawValue)" }
+        package var marker: String { ".gifpack-\(rawValue)" }
     }
 
     /// Checks `path` for `roles` without changing anything: returns true when it is already marked.
     @discardableResult
-    public static func check(_ path: String, roles: Set<Role>) throws(DirectoryClaimError) -> Bool {
+    package static func check(_ path: String, roles: Set<Role>) throws(DirectoryClaimError) -> Bool {
         // Absent, or not a directory: creating it says what is wrong, with the real errno.
         guard FileSystem.isDirectory(path) else { return false }
         let names: Set<String>
@@ -42,7 +42,7 @@ public enum DirectoryClaim {
 
     /// Creates `path` if needed and marks it for `roles`. Throws ``DirectoryClaimError`` when it is
     /// not gifpack's, and the ``FileSystemError`` (with its errno) when it cannot be made or marked.
-    public static func claim(_ path: String, roles: Set<Role>) throws {
+    package static func claim(_ path: String, roles: Set<Role>) throws {
         if try check(path, roles: roles) { return }
         try FileSystem.createDirectory(path)
         for role in roles.sorted(by: { $0.rawValue < $1.rawValue }) where !FileSystem.exists("\(path)/\(role.marker)") {
@@ -53,18 +53,18 @@ public enum DirectoryClaim {
 }
 
 /// Why a directory was refused as the output or cache directory (exit 2).
-public enum DirectoryClaimError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum DirectoryClaimError: Error, Sendable, Equatable, CustomStringConvertible {
     case foreign(path: String, roles: Set<DirectoryClaim.Role>, examples: [String])
     case unreadable(path: String, roles: Set<DirectoryClaim.Role>, reason: String)
 
     /// True when the output directory is the one refused (no report may be written into it).
-    public var concernsOutput: Bool {
+    package var concernsOutput: Bool {
         switch self {
         case .foreign(_, let roles, _), .unreadable(_, let roles, _): roles.contains(.output)
         }
     }
 
-    public var description: String {
+    package var description: String {
         func role(_ roles: Set<DirectoryClaim.Role>) -> String {
             roles.map(\.rawValue).sorted().joined(separator: " and ") + " directory"
         }

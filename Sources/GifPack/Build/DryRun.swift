@@ -13,52 +13,52 @@ import GifPackHTTP
 /// let plan = try await DryRun(manifest: manifest, options: options).plan()
 /// print(plan.fullRequests, plan.conditionalRequests)
 /// ```
-public struct DryRun: Sendable {
-    public let manifest: Manifest
-    public let options: BuildOptions
+package struct DryRun: Sendable {
+    package let manifest: Manifest
+    package let options: BuildOptions
 
-    public init(manifest: Manifest, options: BuildOptions) {
+    package init(manifest: Manifest, options: BuildOptions) {
         self.manifest = manifest
         self.options = options
     }
 
     /// The requests a build would make, by kind.
-    public struct Plan: Sendable, Codable, Equatable {
-        public var catalogRequests = 0
-        public var exercises = 0
-        public var wanted = 0
-        public var packs: [String: Int] = [:]
+    package struct Plan: Sendable, Codable, Equatable {
+        package var catalogRequests = 0
+        package var exercises = 0
+        package var wanted = 0
+        package var packs: [String: Int] = [:]
         /// Requests for GIFs the cache does not have.
-        public var fullRequests = 0
+        package var fullRequests = 0
         /// Requests with If-None-Match / If-Modified-Since (304 when unchanged).
-        public var conditionalRequests = 0
+        package var conditionalRequests = 0
         /// Not requested: fetched more recently than refresh_after.
-        public var skippedFresh = 0
+        package var skippedFresh = 0
         /// Not requested: a 404 remembered within missing_ttl.
-        public var skippedKnownMissing = 0
+        package var skippedKnownMissing = 0
         /// The request budget (max_requests), if any.
-        public var requestBudget: Int?
+        package var requestBudget: Int?
         /// Set when the state database is damaged: where a build would move it (nothing was moved)
         /// and what it would rebuild from the index and the blobs.
-        public var stateRecovery: StateRecovery?
+        package var stateRecovery: StateRecovery?
         /// With several resolutions: each one's requests, in the order the build sends them (the
         /// counts above are their sums).
-        public var renditions: [Requests]?
+        package var renditions: [Requests]?
         /// Image requests, at most, this build would send: one per GIF plus retries.
-        public var imageRequests: Int { fullRequests + conditionalRequests }
+        package var imageRequests: Int { fullRequests + conditionalRequests }
     }
 
     /// One resolution's share of a ``Plan``.
-    public struct Requests: Sendable, Codable, Equatable {
-        public var resolution: Int
-        public var wanted = 0
-        public var fullRequests = 0
-        public var conditionalRequests = 0
-        public var skippedFresh = 0
-        public var skippedKnownMissing = 0
+    package struct Requests: Sendable, Codable, Equatable {
+        package var resolution: Int
+        package var wanted = 0
+        package var fullRequests = 0
+        package var conditionalRequests = 0
+        package var skippedFresh = 0
+        package var skippedKnownMissing = 0
     }
 
-    public func plan() async throws -> Plan {
+    package func plan() async throws -> Plan {
         let layout = CacheLayout(root: options.cacheDirectory)
         let client = try HTTPClient(caFile: manifest.fetch.caFile)
         defer { client.shutdown() }

@@ -1,6 +1,6 @@
 /// The process exit statuses of `gifpack build`, distinct so cron wrappers and CI steps can branch
 /// on them. Documented in the README and in `gifpack build --help`.
-public enum ExitStatus: Int32, Sendable, Codable, CaseIterable {
+package enum ExitStatus: Int32, Sendable, Codable, CaseIterable {
     /// Success: a new version was published, or nothing had changed (the report says which).
     case success = 0
     /// The build failed; what was published before is untouched.
@@ -21,7 +21,7 @@ public enum ExitStatus: Int32, Sendable, Codable, CaseIterable {
     /// (an API answering part of its list?); nothing was published. `--max-removed 100%` accepts it.
     case catalogShrank = 8
 
-    public var summary: String {
+    package var summary: String {
         switch self {
         case .success: "success"
         case .failed: "build failed"

@@ -37,11 +37,11 @@ struct FormatPackMaker: Sendable {
         var entries: [String: Entry] = [:]
         var previews: [String: GIFPlaceholder] = [:]
         var rows: [PackCatalogWriter.Row] = []
-        for exercise in entry.exercises.readingRecords {
+        try entry.exercises.readingRecords.forEach { exercise in
             guard case .stored(let gif)? = results[exercise.id] else {
                 refs.append(ExerciseRef(id: exercise.id, gif: nil))
                 rows.append(PackCatalogWriter.Row(exercise: exercise, gif: nil))
-                continue
+                return
             }
             guard let record = records[gif.sha256] else { throw FormatPackError.noRendition(gif.sha256) }
             var metadata = gif.metadata

@@ -218,12 +218,12 @@ struct PackMaker: Sendable {
 
 /// A pack version an earlier build published: its version, file (relative to the output
 /// directory) and the file's SHA-256.
-public struct PublishedPack: Sendable, Equatable {
-    public var version: Int
-    public var file: String
-    public var sha256: String
+package struct PublishedPack: Sendable, Equatable {
+    package var version: Int
+    package var file: String
+    package var sha256: String
 
-    public init(version: Int, file: String, sha256: String) {
+    package init(version: Int, file: String, sha256: String) {
         self.version = version
         self.file = file
         self.sha256 = sha256

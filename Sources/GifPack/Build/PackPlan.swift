@@ -4,18 +4,18 @@
 /// let plan = try PackPlan(specs: manifest.packs, catalog: catalog)
 /// plan.wanted // every exercise some pack needs, fetched once each
 /// ```
-public struct PackPlan: Sendable {
+package struct PackPlan: Sendable {
     /// One pack and the exercises its selector chose.
-    public struct Entry: Sendable {
-        public var spec: PackSpec
+    package struct Entry: Sendable {
+        package var spec: PackSpec
         /// Sorted by id (a spooled catalog's choice stays spooled: see ``ExerciseList``).
-        public var exercises: ExerciseList
+        package var exercises: ExerciseList
     }
 
-    public var entries: [Entry]
+    package var entries: [Entry]
     /// Every exercise needed by at least one pack, sorted by id, each once (the catalog's own
     /// list when a pack chose them all).
-    public var wanted: ExerciseList
+    package var wanted: ExerciseList
 
     init(entries: [Entry], wanted: ExerciseList) {
         self.entries = entries
@@ -23,7 +23,7 @@ public struct PackPlan: Sendable {
     }
 
     /// Throws ``SpoolReadError`` when the spooled catalog cannot be read back.
-    public init(specs: [PackSpec], catalog: Catalog) throws {
+    package init(specs: [PackSpec], catalog: Catalog) throws {
         entries = try specs.map { spec in
             // A pack of every exercise (the usual "all") keeps no copy of its own.
             if spec.selector.isEmpty { return Entry(spec: spec, exercises: catalog.exercises) }
@@ -44,7 +44,7 @@ extension PackPlan {
     /// The first pack whose selector chooses no exercise of `catalog` (a pack with no selector,
     /// which takes the whole catalog, never counts), with what the catalog has instead; nil when
     /// every pack has exercises. The plan's entries are in the manifest's order.
-    public func emptySelector(catalog: Catalog) throws -> EmptySelector? {
+    package func emptySelector(catalog: Catalog) throws -> EmptySelector? {
         let empty = entries.indices.filter { entries[$0].exercises.isEmpty && !entries[$0].spec.selector.isEmpty }
         guard let index = empty.first else { return nil }
         let selector = entries[index].spec.selector

@@ -9,26 +9,26 @@ import Foundation
 /// let result = try Pruner(outputDirectory: "dist", layout: layout, keep: 3).prune(index: index, state: state)
 /// print(result.deletedPacks)
 /// ```
-public struct Pruner: Sendable {
-    public let outputDirectory: String
-    public let layout: CacheLayout
-    public let keep: Int
+package struct Pruner: Sendable {
+    package let outputDirectory: String
+    package let layout: CacheLayout
+    package let keep: Int
 
-    public init(outputDirectory: String, layout: CacheLayout, keep: Int) {
+    package init(outputDirectory: String, layout: CacheLayout, keep: Int) {
         self.outputDirectory = outputDirectory
         self.layout = layout
         self.keep = max(1, keep)
     }
 
     /// What a pruning pass deleted.
-    public struct Result: Sendable, Equatable, Codable {
-        public var deletedPacks: [String] = []
-        public var deletedTemporaryFiles = 0
-        public var deletedBlobs = 0
-        public var freedBytes: Int64 = 0
+    package struct Result: Sendable, Equatable, Codable {
+        package var deletedPacks: [String] = []
+        package var deletedTemporaryFiles = 0
+        package var deletedBlobs = 0
+        package var freedBytes: Int64 = 0
     }
 
-    public func prune(index: PackIndex?, state: BuildState?) throws -> Result {
+    package func prune(index: PackIndex?, state: BuildState?) throws -> Result {
         var result = Result()
         let packsDirectory = "\(outputDirectory)/packs"
         let referenced = Set(index?.packFiles.map { "\(outputDirectory)/\($0.file)" } ?? [])

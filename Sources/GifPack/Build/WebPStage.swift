@@ -11,7 +11,7 @@ extension BuildPipeline {
         guard let cache = tools.webp, let resolution = tools.resolution.pixels else { return [] }
         var distinct: [String: Int64] = [:]
         for entry in plan.entries {
-            for exercise in entry.exercises {
+            try entry.exercises.forEach { exercise in
                 if case .stored(let gif)? = results[exercise.id] { distinct[gif.sha256] = gif.bytes }
             }
         }

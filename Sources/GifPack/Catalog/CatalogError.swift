@@ -1,7 +1,7 @@
 import GifPackHTTP
 
 /// Why the catalog could not be fetched. The build stops before any image request.
-public enum CatalogError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum CatalogError: Error, Sendable, Equatable, CustomStringConvertible {
     case transport(url: String, HTTPError)
     case status(url: String, status: Int, message: String?)
     case authRejected(status: Int, environmentVariable: String?)
@@ -26,7 +26,7 @@ public enum CatalogError: Error, Sendable, Equatable, CustomStringConvertible {
     /// GIF requests sent while the list arrived (``EarlyFeed``), told once they are back.
     case totalMismatch(total: Int, seen: Int, gifRequests: Int = 0)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .transport(let url, let error): "fetching the catalog page \(url) failed: \(error.reason) (\(error))"
         case .status(let url, let status, let message):

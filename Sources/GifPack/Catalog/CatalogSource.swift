@@ -8,12 +8,12 @@ import GifPackHTTP
 /// let source = CatalogSources.make(for: manifest.source, fetch: manifest.fetch, client: client)
 /// let catalog = try await source.fetchCatalog()
 /// ```
-public protocol CatalogSource: Sendable {
+package protocol CatalogSource: Sendable {
     func fetchCatalog() async throws(CatalogError) -> Catalog
 }
 
 /// Makes the ``CatalogSource`` for a manifest's source kind.
-public enum CatalogSources {
+package enum CatalogSources {
     /// `expectedCount` (the size of the last catalog, if known) lets the pages be fetched in
     /// parallel without a request past the end. With a `spool`, every page's records go to its file
     /// as the page arrives and the catalog keeps only where they are.
@@ -37,7 +37,7 @@ public enum CatalogSources {
 
     /// `expectedCount` (the size of the last catalog, if known) lets the pages be fetched in
     /// parallel without a request past the end. The records stay in memory.
-    public static func make(for source: SourceSettings, fetch: FetchSettings, client: HTTPClient,
+    package static func make(for source: SourceSettings, fetch: FetchSettings, client: HTTPClient,
                             expectedCount: Int? = nil) -> any CatalogSource {
         let pager = CatalogPager(source: source, fetch: fetch, client: client, expectedCount: expectedCount, spool: nil)
         switch source.kind {

@@ -5,14 +5,14 @@ import GifPackFormat
 /// ```swift
 /// SelectorField.bodyPart.values(of: exercise)   // ["waist"]
 /// ```
-public enum SelectorField: String, Sendable, CaseIterable {
+package enum SelectorField: String, Sendable, CaseIterable {
     case bodyPart
     case equipment
     case target
     case ids
 
     /// The exercise's values of this field (its id, for `ids`).
-    public func values(of exercise: Exercise) -> [String] {
+    package func values(of exercise: Exercise) -> [String] {
         switch self {
         case .bodyPart: exercise.bodyParts
         case .equipment: exercise.equipment
@@ -22,7 +22,7 @@ public enum SelectorField: String, Sendable, CaseIterable {
     }
 
     /// What `selector` asks of this field (empty: anything).
-    public func wanted(in selector: Selector) -> [String] {
+    package func wanted(in selector: Selector) -> [String] {
         switch self {
         case .bodyPart: selector.bodyParts
         case .equipment: selector.equipment
@@ -45,11 +45,11 @@ public enum SelectorField: String, Sendable, CaseIterable {
 }
 
 /// One value of a field and how many exercises have it.
-public struct ValueCount: Sendable, Equatable, Codable {
-    public var value: String
-    public var count: Int
+package struct ValueCount: Sendable, Equatable, Codable {
+    package var value: String
+    package var count: Int
 
-    public init(value: String, count: Int) {
+    package init(value: String, count: Int) {
         self.value = value
         self.count = count
     }
@@ -61,10 +61,10 @@ public struct ValueCount: Sendable, Equatable, Codable {
 /// ```swift
 /// for entry in try CatalogValues.counts(of: .bodyPart, in: catalog.exercises) { print(entry.value, entry.count) }
 /// ```
-public enum CatalogValues {
+package enum CatalogValues {
     /// Each distinct value of `field` among `exercises` (as the catalog spells it), with how many
     /// exercises have it: by count, most first, then by value.
-    public static func counts(of field: SelectorField, in exercises: ExerciseList) throws(SpoolReadError) -> [ValueCount] {
+    package static func counts(of field: SelectorField, in exercises: ExerciseList) throws(SpoolReadError) -> [ValueCount] {
         var counts: [String: Int] = [:]
         var iterator = exercises.makeIterator()
         while let exercise = try iterator.next() {
@@ -77,7 +77,7 @@ public enum CatalogValues {
     /// `counts` ordered by how near each value is to one of `wanted` (case-insensitively): values
     /// containing one (or contained in one) first, then those sharing its first three letters, each
     /// group by edit distance, then by count and value.
-    public static func nearest(to wanted: [String], among counts: [ValueCount]) -> [ValueCount] {
+    package static func nearest(to wanted: [String], among counts: [ValueCount]) -> [ValueCount] {
         let asked = wanted.map { Array($0.lowercased().prefix(Self.compared)) }
         func closeness(_ entry: ValueCount) -> (Int, Int) {
             let value = Array(entry.value.lowercased().prefix(Self.compared))
@@ -105,8 +105,8 @@ public enum CatalogValues {
 
 /// Levenshtein distance (case-insensitive), for suggesting what the user probably meant: a
 /// subcommand, a selector value.
-public enum EditDistance {
-    public static func between(_ a: String, _ b: String) -> Int {
+package enum EditDistance {
+    package static func between(_ a: String, _ b: String) -> Int {
         let a = Array(a.lowercased()), b = Array(b.lowercased())
         guard !a.isEmpty else { return b.count }
         guard !b.isEmpty else { return a.count }
@@ -129,36 +129,36 @@ public enum EditDistance {
 /// ```swift
 /// if let empty = try plan.emptySelector(catalog: catalog) { print(empty) }
 /// ```
-public struct EmptySelector: Error, Sendable, Equatable, CustomStringConvertible {
+package struct EmptySelector: Error, Sendable, Equatable, CustomStringConvertible {
     /// The pack, and where its selector is in the manifest (`packs[1].selector`).
-    public var pack: String
-    public var path: String
+    package var pack: String
+    package var path: String
     /// The fields that match nothing on their own, with what they ask; empty when each matches
     /// some exercise but not together.
-    public var unmatched: [Field]
+    package var unmatched: [Field]
     /// What the whole selector asks, when it is the combination that matches nothing.
-    public var combination: [Field]
+    package var combination: [Field]
     /// The field the suggestions are values of, and those values, nearest to what was asked first
     /// (for a combination: among the exercises the selector's other fields choose).
-    public var suggestionsField: SelectorField?
-    public var suggestions: [ValueCount]
+    package var suggestionsField: SelectorField?
+    package var suggestions: [ValueCount]
     /// How many more values the field has than are suggested.
-    public var moreValues: Int
-    public var catalogSize: Int
+    package var moreValues: Int
+    package var catalogSize: Int
     /// Other packs that choose nothing either.
-    public var otherEmptyPacks: [String]
+    package var otherEmptyPacks: [String]
     /// GIF requests sent while the list arrived, before the plan found the empty selector (``EarlyFeed``).
-    public var gifRequests = 0
+    package var gifRequests = 0
 
-    public struct Field: Sendable, Equatable {
-        public var field: SelectorField
-        public var wanted: [String]
+    package struct Field: Sendable, Equatable {
+        package var field: SelectorField
+        package var wanted: [String]
     }
 
     /// Values shown in the message.
-    public static let shown = 8
+    package static let shown = 8
 
-    public var description: String {
+    package var description: String {
         func quoted(_ values: [String]) -> String {
             "[" + values.prefix(10).map { TerminalText.escaped($0, maxScalars: 60) }.joined(separator: ", ")
                 + (values.count > 10 ? ", …" : "") + "]"

@@ -8,14 +8,14 @@ import Foundation
 /// let squat = try Exercise(id: "0001", name: "3/4 sit-up", bodyParts: ["waist"], equipment: ["body weight"],
 ///                      targets: ["abs"], imageURL: "https://…/image?exerciseId=0001&resolution=180", raw: .null)
 /// ```
-public struct Exercise: Sendable, Equatable {
-    public var id: String
-    public var name: String
-    public var bodyParts: [String]
-    public var equipment: [String]
-    public var targets: [String]
+package struct Exercise: Sendable, Equatable {
+    package var id: String
+    package var name: String
+    package var bodyParts: [String]
+    package var equipment: [String]
+    package var targets: [String]
     /// Where the GIF is requested.
-    public var imageURL: String {
+    package var imageURL: String {
         switch image {
         case .url(let url): url
         case .template(let template): template.prefix + id + template.suffix
@@ -26,13 +26,13 @@ public struct Exercise: Sendable, Equatable {
     var image: ImageLocation
     /// The API's record as canonical JSON bytes (sorted keys, compact), held in memory or, once the
     /// build spools it (``RecordSpool``), only as the place of those bytes in the spool file.
-    public private(set) var record: RawRecord
+    package private(set) var record: RawRecord
     /// SHA-256 of the record's canonical bytes followed by the image URL: what tells a changed
     /// exercise from an unchanged one between two catalogs (``CatalogFingerprint``).
-    public let fingerprint: RecordDigest
+    package let fingerprint: RecordDigest
 
     /// Throws when `raw` has no canonical JSON form (a non-finite number).
-    public init(id: String, name: String, bodyParts: [String], equipment: [String], targets: [String],
+    package init(id: String, name: String, bodyParts: [String], equipment: [String], targets: [String],
                 imageURL: String, raw: JSONValue) throws(CanonicalJSON.EncodingError) {
         self.id = id
         self.name = name
@@ -58,7 +58,7 @@ public struct Exercise: Sendable, Equatable {
     }
 
     /// Equal fields, the image URL compared as a URL however it is held.
-    public static func == (a: Exercise, b: Exercise) -> Bool {
+    package static func == (a: Exercise, b: Exercise) -> Bool {
         a.id == b.id && a.name == b.name && a.bodyParts == b.bodyParts && a.equipment == b.equipment && a.targets == b.targets
             && a.imageURL == b.imageURL && a.record == b.record && a.fingerprint == b.fingerprint
     }
@@ -100,7 +100,7 @@ enum ImageLocation: Sendable, Equatable {
 /// let record = try RawRecord(.object(["id": .string("0001")]))
 /// try record.bytes()   // {"id":"0001"}
 /// ```
-public struct RawRecord: Sendable, Equatable {
+package struct RawRecord: Sendable, Equatable {
     enum Storage: Sendable {
         case memory([UInt8])
         case spooled(RecordSpool, offset: Int64)
@@ -108,13 +108,13 @@ public struct RawRecord: Sendable, Equatable {
 
     let storage: Storage
     /// The number of canonical bytes.
-    public let length: Int
+    package let length: Int
     /// SHA-256 of the canonical bytes: what equality compares, wherever the bytes are.
-    public let sha256: RecordDigest
+    package let sha256: RecordDigest
 
     /// Throws when `value` has no canonical JSON form (a non-finite number): such a record is refused
     /// rather than packed as something else.
-    public init(_ value: JSONValue) throws(CanonicalJSON.EncodingError) {
+    package init(_ value: JSONValue) throws(CanonicalJSON.EncodingError) {
         self.init(bytes: try CanonicalJSON.encode(value))
     }
 
@@ -138,14 +138,14 @@ public struct RawRecord: Sendable, Equatable {
     }
 
     /// The canonical bytes (read back from the spool file when spooled).
-    public func bytes() throws(FileSystemError) -> [UInt8] {
+    package func bytes() throws(FileSystemError) -> [UInt8] {
         switch storage {
         case .memory(let bytes): bytes
         case .spooled(let spool, let offset): try spool.read(offset: offset, length: length)
         }
     }
 
-    public static func == (a: RawRecord, b: RawRecord) -> Bool { a.length == b.length && a.sha256 == b.sha256 }
+    package static func == (a: RawRecord, b: RawRecord) -> Bool { a.length == b.length && a.sha256 == b.sha256 }
 }
 
 /// A SHA-256 digest kept inline (four words, no allocation), as ``RawRecord`` and ``Exercise`` keep
@@ -155,10 +155,10 @@ public struct RawRecord: Sendable, Equatable {
 /// let digest = RecordDigest(SHA256.hash(data: bytes))
 /// print(digest.hex)   // 64 lowercase hex digits
 /// ```
-public struct RecordDigest: Sendable, Hashable {
+package struct RecordDigest: Sendable, Hashable {
     private var words: (UInt64, UInt64, UInt64, UInt64)
 
-    public init(_ digest: SHA256Digest) {
+    package init(_ digest: SHA256Digest) {
         words = digest.withUnsafeBytes { raw in
             (raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self), raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self),
              raw.loadUnaligned(fromByteOffset: 16, as: UInt64.self), raw.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
@@ -172,18 +172,18 @@ public struct RecordDigest: Sendable, Hashable {
     }
 
     /// The 32 bytes, in the digest's order.
-    public var bytes: [UInt8] {
+    package var bytes: [UInt8] {
         withUnsafeBytes(of: words) { Array($0) }
     }
 
     /// Lowercase hex, as SHA-256 digests are written everywhere else.
-    public var hex: String { Hex.lowercase(bytes) }
+    package var hex: String { Hex.lowercase(bytes) }
 
-    public static func == (a: RecordDigest, b: RecordDigest) -> Bool {
+    package static func == (a: RecordDigest, b: RecordDigest) -> Bool {
         a.words.0 == b.words.0 && a.words.1 == b.words.1 && a.words.2 == b.words.2 && a.words.3 == b.words.3
     }
 
-    public func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         hasher.combine(words.0)
         hasher.combine(words.1)
         hasher.combine(words.2)
@@ -192,19 +192,19 @@ public struct RecordDigest: Sendable, Hashable {
 }
 
 /// A catalog as fetched: the usable exercises, sorted by id, and what was refused.
-public struct Catalog: Sendable {
+package struct Catalog: Sendable {
     /// Sorted by id, each id once; spooled by a build (see ``ExerciseList``).
-    public var exercises: ExerciseList
+    package var exercises: ExerciseList
     /// Records refused (bad id, missing fields, bad GIF URL), with why.
-    public var rejected: [CatalogRejection]
+    package var rejected: [CatalogRejection]
     /// Ids that appeared more than once; the first record was kept.
-    public var duplicateIDs: [String]
-    public var pagesFetched: Int
+    package var duplicateIDs: [String]
+    package var pagesFetched: Int
     /// Pages whose body had not changed since the last run, whose exercises were reused rather
     /// than parsed again (see ``CatalogPageCache``).
-    public var pagesReused = 0
+    package var pagesReused = 0
 
-    public init(exercises: [Exercise], rejected: [CatalogRejection], duplicateIDs: [String], pagesFetched: Int) {
+    package init(exercises: [Exercise], rejected: [CatalogRejection], duplicateIDs: [String], pagesFetched: Int) {
         var exercises = exercises
         Self.sortByID(&exercises)
         self.init(sorted: ExerciseList(exercises), rejected: rejected, duplicateIDs: duplicateIDs, pagesFetched: pagesFetched)
@@ -250,10 +250,10 @@ extension Catalog {
 }
 
 /// A catalog record that was refused. `id` is shown escaped, never used as a path.
-public struct CatalogRejection: Sendable, Equatable, Codable {
-    public var position: Int
-    public var id: String?
-    public var reason: CatalogRejectionCode
+package struct CatalogRejection: Sendable, Equatable, Codable {
+    package var position: Int
+    package var id: String?
+    package var reason: CatalogRejectionCode
 }
 
 /// Why a catalog record was refused: the machine-readable code reports carry (its raw value).
@@ -261,7 +261,7 @@ public struct CatalogRejection: Sendable, Equatable, Codable {
 /// ```swift
 /// if rejection.reason == .invalidID { print("ids must match ^[A-Za-z0-9_-]{1,64}$") }
 /// ```
-public enum CatalogRejectionCode: String, Sendable, Equatable, Codable, CaseIterable {
+package enum CatalogRejectionCode: String, Sendable, Equatable, Codable, CaseIterable {
     /// The record is not a JSON object.
     case notAnObject = "not-an-object"
     /// The record has no string id.
@@ -278,7 +278,7 @@ public enum CatalogRejectionCode: String, Sendable, Equatable, Codable, CaseIter
 
 extension Selector {
     /// True when the exercise matches every non-empty list of the selector.
-    public func matches(_ exercise: Exercise) -> Bool {
+    package func matches(_ exercise: Exercise) -> Bool {
         func any(_ wanted: [String], _ values: [String]) -> Bool {
             wanted.isEmpty || values.contains { value in wanted.contains { $0.caseInsensitiveCompare(value) == .orderedSame } }
         }

@@ -17,7 +17,7 @@
 /// page cache it became, which only this build, under its lock, writes). A read that fails (the
 /// disk), comes short (the file cut) or finds bytes that are not the exercise written there
 /// throws ``SpoolReadError``, and the build stops with it: nothing new is published.
-public struct ExerciseList: Sendable, ExpressibleByArrayLiteral {
+package struct ExerciseList: Sendable, ExpressibleByArrayLiteral {
     enum Storage: Sendable {
         case memory(ArraySlice<Exercise>)
         case spooled(RecordSpool, ArraySlice<ExerciseSlot>)
@@ -31,34 +31,34 @@ public struct ExerciseList: Sendable, ExpressibleByArrayLiteral {
     /// template instead: the same catalog at another resolution (``atImageTemplate(_:)``).
     private var imageTemplate: ImageURLTemplate?
 
-    public init(_ exercises: [Exercise]) { storage = .memory(exercises[...]) }
+    package init(_ exercises: [Exercise]) { storage = .memory(exercises[...]) }
 
-    public init(arrayLiteral exercises: Exercise...) { self.init(exercises) }
+    package init(arrayLiteral exercises: Exercise...) { self.init(exercises) }
 
     init(spool: RecordSpool, slots: [ExerciseSlot]) { storage = .spooled(spool, slots[...]) }
 
     private init(storage: Storage) { self.storage = storage }
 
-    public var startIndex: Int {
+    package var startIndex: Int {
         switch storage {
         case .memory(let exercises): exercises.startIndex
         case .spooled(_, let slots): slots.startIndex
         }
     }
 
-    public var endIndex: Int {
+    package var endIndex: Int {
         switch storage {
         case .memory(let exercises): exercises.endIndex
         case .spooled(_, let slots): slots.endIndex
         }
     }
 
-    public var count: Int { endIndex - startIndex }
-    public var isEmpty: Bool { startIndex == endIndex }
-    public var indices: Range<Int> { startIndex..<endIndex }
+    package var count: Int { endIndex - startIndex }
+    package var isEmpty: Bool { startIndex == endIndex }
+    package var indices: Range<Int> { startIndex..<endIndex }
 
     /// The exercise at `position` (one read of the spool).
-    public func exercise(at position: Int) throws(SpoolReadError) -> Exercise {
+    package func exercise(at position: Int) throws(SpoolReadError) -> Exercise {
         let exercise = switch storage {
         case .memory(let exercises): exercises[position]
         case .spooled(let spool, let slots): try spool.exercise(at: slots[position])
@@ -66,7 +66,7 @@ public struct ExerciseList: Sendable, ExpressibleByArrayLiteral {
         return Self.retemplated(exercise, imageTemplate)
     }
 
-    public subscript(bounds: Range<Int>) -> ExerciseList {
+    package subscript(bounds: Range<Int>) -> ExerciseList {
         var list = switch storage {
         case .memory(let exercises): ExerciseList(storage: .memory(exercises[bounds]))
         case .spooled(let spool, let slots): ExerciseList(storage: .spooled(spool, slots[bounds]))
@@ -92,7 +92,7 @@ public struct ExerciseList: Sendable, ExpressibleByArrayLiteral {
 
     /// The exercises `isIncluded` accepts, in order, as a list of the same kind: a spooled list
     /// gives a spooled list (eight bytes per exercise kept), never an array of exercises.
-    public func filtered(_ isIncluded: (Exercise) throws -> Bool) throws -> ExerciseList {
+    package func filtered(_ isIncluded: (Exercise) throws -> Bool) throws -> ExerciseList {
         var list: ExerciseList
         switch storage {
         case .memory(let exercises):
@@ -112,14 +112,14 @@ public struct ExerciseList: Sendable, ExpressibleByArrayLiteral {
 
     /// The same list, whose iteration hands out each record's bytes along with its exercise: how
     /// `catalog.json` is written, with no read per record.
-    public var readingRecords: ExerciseList {
+    package var readingRecords: ExerciseList {
         var list = self
         list.readsRecords = true
         return list
     }
 
     /// The exercises as an array (a batch of them: an array holds every field of each).
-    public func array() throws(SpoolReadError) -> [Exercise] {
+    package func array() throws(SpoolReadError) -> [Exercise] {
         var exercises: [Exercise] = []
         exercises.reserveCapacity(count)
         var iterator = makeIterator()
@@ -128,13 +128,13 @@ public struct ExerciseList: Sendable, ExpressibleByArrayLiteral {
     }
 
     /// Calls `body` with each exercise in order.
-    public func forEach(_ body: (Exercise) throws -> Void) throws {
+    package func forEach(_ body: (Exercise) throws -> Void) throws {
         var iterator = makeIterator()
         while let exercise = try iterator.next() { try body(exercise) }
     }
 
     /// `transform` of each exercise, in order.
-    public func map<T>(_ transform: (Exercise) throws -> T) throws -> [T] {
+    package func map<T>(_ transform: (Exercise) throws -> T) throws -> [T] {
         var result: [T] = []
         result.reserveCapacity(count)
         try forEach { result.append(try transform($0)) }
@@ -142,14 +142,14 @@ public struct ExerciseList: Sendable, ExpressibleByArrayLiteral {
     }
 
     /// Whether some exercise satisfies `predicate` (read until one does).
-    public func contains(where predicate: (Exercise) throws -> Bool) throws -> Bool {
+    package func contains(where predicate: (Exercise) throws -> Bool) throws -> Bool {
         var iterator = makeIterator()
         while let exercise = try iterator.next() { if try predicate(exercise) { return true } }
         return false
     }
 
     /// Whether the two lists hold the same exercises in the same order, read from both.
-    public func elementsEqual(_ other: ExerciseList) throws(SpoolReadError) -> Bool {
+    package func elementsEqual(_ other: ExerciseList) throws(SpoolReadError) -> Bool {
         guard count == other.count else { return false }
         var (mine, theirs) = (makeIterator(), other.makeIterator())
         while let a = try mine.next() {
@@ -158,7 +158,7 @@ public struct ExerciseList: Sendable, ExpressibleByArrayLiteral {
         return true
     }
 
-    public func makeIterator() -> Iterator {
+    package func makeIterator() -> Iterator {
         Iterator(storage: storage, readsRecords: readsRecords, imageTemplate: imageTemplate)
     }
 
@@ -186,7 +186,7 @@ public struct ExerciseList: Sendable, ExpressibleByArrayLiteral {
     /// var exercises = list.makeIterator()
     /// while let exercise = try exercises.next() { print(exercise.id) }
     /// ```
-    public struct Iterator {
+    package struct Iterator {
         private let storage: Storage
         private var position: Int
         private var reader: RecordSpool.ExerciseReader?
@@ -205,7 +205,7 @@ public struct ExerciseList: Sendable, ExpressibleByArrayLiteral {
             }
         }
 
-        public mutating func next() throws(SpoolReadError) -> Exercise? {
+        package mutating func next() throws(SpoolReadError) -> Exercise? {
             switch storage {
             case .memory(let exercises):
                 guard position < exercises.endIndex else { return nil }

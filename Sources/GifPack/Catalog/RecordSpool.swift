@@ -5,14 +5,14 @@ import Synchronization
 /// A catalog spool that cannot be read back: the disk failed, or the file was changed under the
 /// build (cut short, or bytes that are not the exercises written there). The build stops with it,
 /// as with any other failed read; nothing new is published.
-public struct SpoolReadError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct SpoolReadError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The spool file (its directory, while it is unnamed).
-    public var path: String
+    package var path: String
     /// Where the exercise that could not be read starts.
-    public var offset: Int64
-    public var problem: String
+    package var offset: Int64
+    package var problem: String
 
-    public var description: String { "the catalog spool \(path) cannot be read back at byte \(offset): \(problem)" }
+    package var description: String { "the catalog spool \(path) cannot be read back at byte \(offset): \(problem)" }
 }
 
 /// Where a build keeps the catalog's records between the list pages and the packs' `catalog.json`:

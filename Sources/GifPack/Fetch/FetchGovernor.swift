@@ -3,7 +3,7 @@ import GifPackSystem
 import Synchronization
 
 /// Why a build stopped scheduling requests before it had tried every GIF.
-public enum StopReason: Sendable, Equatable, Codable, CustomStringConvertible {
+package enum StopReason: Sendable, Equatable, Codable, CustomStringConvertible {
     case authRejected(status: Int)
     case monthlyQuotaExhausted
     case quotaReserveReached(remaining: Int, reserve: Int)
@@ -14,7 +14,7 @@ public enum StopReason: Sendable, Equatable, Codable, CustomStringConvertible {
     /// fetched only to be dropped.
     case diskFull(path: String)
 
-    public var exitStatus: ExitStatus {
+    package var exitStatus: ExitStatus {
         switch self {
         case .authRejected: .authRejected
         case .monthlyQuotaExhausted, .quotaReserveReached, .requestBudgetSpent, .deadlinePassed: .quotaExhausted
@@ -22,7 +22,7 @@ public enum StopReason: Sendable, Equatable, Codable, CustomStringConvertible {
         }
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .authRejected(let status): "the API rejected the key (HTTP \(status))"
         case .monthlyQuotaExhausted: "the API's monthly quota is used up (HTTP 429)"

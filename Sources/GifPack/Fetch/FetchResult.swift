@@ -1,26 +1,26 @@
 import Foundation
 
 /// A GIF that passed every check and sits in the blob store.
-public struct StoredGIF: Sendable, Equatable {
-    public var exerciseID: String
-    public var sha256: String
-    public var bytes: Int64
-    public var info: GIFInfo
+package struct StoredGIF: Sendable, Equatable {
+    package var exerciseID: String
+    package var sha256: String
+    package var bytes: Int64
+    package var info: GIFInfo
     /// False when the same bytes were already in the store (a duplicate of another exercise or an
     /// earlier build).
-    public var newlyStored: Bool
+    package var newlyStored: Bool
     /// The GIF's size differs from the requested resolution (the API silently downgrades).
-    public var resolutionMismatch: Bool
-    public var origin: GIFOrigin
+    package var resolutionMismatch: Bool
+    package var origin: GIFOrigin
 
-    public var metadata: GIFMetadata {
+    package var metadata: GIFMetadata {
         GIFMetadata(sha256: sha256, bytes: bytes, width: info.width, height: info.height, frames: info.frameCount,
                     durationMilliseconds: info.durationMilliseconds, loopCount: info.loopCount)
     }
 }
 
 /// How a valid GIF was obtained in this run.
-public enum GIFOrigin: String, Sendable, Equatable, Codable {
+package enum GIFOrigin: String, Sendable, Equatable, Codable {
     /// A full body was downloaded and validated.
     case downloaded
     /// A conditional request answered 304: the stored blob is current.
@@ -34,16 +34,16 @@ public enum GIFOrigin: String, Sendable, Equatable, Codable {
 /// A response that was refused, with a stable reason (``RejectionReason``: `html-body`,
 /// `wrong-content-type`, `truncated`, `not-a-gif`, `too-large`, `bad-frame`, `http-404`, …) and a
 /// human detail. Its GIF never enters a pack.
-public struct FetchRejection: Sendable, Equatable, Codable {
-    public var exerciseID: String
-    public var url: String
-    public var reason: RejectionReason
-    public var detail: String
-    public var status: Int?
+package struct FetchRejection: Sendable, Equatable, Codable {
+    package var exerciseID: String
+    package var url: String
+    package var reason: RejectionReason
+    package var detail: String
+    package var status: Int?
 }
 
 /// The outcome of fetching one exercise's GIF.
-public enum GIFFetchResult: Sendable, Equatable {
+package enum GIFFetchResult: Sendable, Equatable {
     case stored(StoredGIF)
     case rejected(FetchRejection)
 }

@@ -11,7 +11,7 @@ import Foundation
 /// results["0001"] = .stored(gif)
 /// if case .stored(let gif)? = results["0001"] { print(gif.sha256) }
 /// ```
-public struct FetchResults: Sendable, Equatable {
+package struct FetchResults: Sendable, Equatable {
     /// What a stored GIF's exercises share: its bytes' hash, size and decoded header.
     private struct GIFRecord: Sendable, Equatable {
         var sha256: String
@@ -54,23 +54,23 @@ public struct FetchResults: Sendable, Equatable {
     /// How many results may wait out of order before they are merged into the sorted arrays.
     private static let lateLimit = 4096
 
-    public init() {}
+    package init() {}
 
     /// Results from a dictionary.
-    public init(_ results: [String: GIFFetchResult]) {
+    package init(_ results: [String: GIFFetchResult]) {
         for (id, result) in results.sorted(by: { $0.key < $1.key }) { self[id] = result }
     }
 
     /// Makes room for `count` exercises at once, so the arrays are not copied as they grow.
-    public mutating func reserveCapacity(_ count: Int) {
+    package mutating func reserveCapacity(_ count: Int) {
         ends.reserveCapacity(count)
         slots.reserveCapacity(count)
     }
 
     /// Number of exercises with a result.
-    public var count: Int { storedCount + rejected.count }
+    package var count: Int { storedCount + rejected.count }
 
-    public var isEmpty: Bool { count == 0 }
+    package var isEmpty: Bool { count == 0 }
 
     /// The i-th stored id's bytes.
     private func idBytes(at index: Int) -> ArraySlice<UInt8> {
@@ -117,7 +117,7 @@ public struct FetchResults: Sendable, Equatable {
         return late[id]
     }
 
-    public subscript(id: String) -> GIFFetchResult? {
+    package subscript(id: String) -> GIFFetchResult? {
         get {
             if let slot = slot(of: id) {
                 let record = records[slot.record]
@@ -214,7 +214,7 @@ public struct FetchResults: Sendable, Equatable {
     }
 
     /// Calls `body` with every exercise id and its result, in no particular order.
-    public func forEach(_ body: (String, GIFFetchResult) throws -> Void) rethrows {
+    package func forEach(_ body: (String, GIFFetchResult) throws -> Void) rethrows {
         for position in slots.indices where slots[position] != .absent {
             let id = id(at: position)
             try body(id, self[id]!)
@@ -224,7 +224,7 @@ public struct FetchResults: Sendable, Equatable {
     }
 
     /// Equal when every exercise has the same result, however the results are held.
-    public static func == (a: FetchResults, b: FetchResults) -> Bool {
+    package static func == (a: FetchResults, b: FetchResults) -> Bool {
         guard a.count == b.count else { return false }
         var same = true
         a.forEach { id, result in if same, b[id] != result { same = false } }

@@ -9,7 +9,7 @@ import GifPackHTTP
 /// reason.isRetryable                                          // true
 /// RejectionReason(code: "http-503")                           // .httpStatus(503)
 /// ```
-public enum RejectionReason: Sendable, Hashable, Codable, CustomStringConvertible {
+package enum RejectionReason: Sendable, Hashable, Codable, CustomStringConvertible {
     // A 200 response whose body is not a GIF (gateways serve maintenance pages with 200).
     case htmlBody
     case wrongContentType
@@ -56,15 +56,15 @@ public enum RejectionReason: Sendable, Hashable, Codable, CustomStringConvertibl
     ]
 
     /// The stable code.
-    public var code: String {
+    package var code: String {
         if case .httpStatus(let status) = self { return "http-\(status)" }
         return Self.fixed.first { $0.0 == self }!.1
     }
 
-    public var description: String { code }
+    package var description: String { code }
 
     /// The reason a code names, or nil for an unknown code.
-    public init?(code: String) {
+    package init?(code: String) {
         if code.hasPrefix("http-"), let status = Int(code.dropFirst(5)), (100...999).contains(status) {
             self = .httpStatus(status)
         } else if let known = Self.fixed.first(where: { $0.1 == code }) {
@@ -76,7 +76,7 @@ public enum RejectionReason: Sendable, Hashable, Codable, CustomStringConvertibl
 
     /// Worth another attempt: transport failures that a retry can cure, 200 responses that were
     /// not a GIF, and the statuses of ``RetryPolicy/retryableStatuses``.
-    public var isRetryable: Bool {
+    package var isRetryable: Bool {
         switch self {
         case .connectFailed, .timeout, .truncated, .connectionReset, .transport: true
         case .htmlBody, .notAGIF, .wrongContentType: true
@@ -86,7 +86,7 @@ public enum RejectionReason: Sendable, Hashable, Codable, CustomStringConvertibl
     }
 
     /// The reason for a transfer that did not complete.
-    public init(_ error: HTTPError) {
+    package init(_ error: HTTPError) {
         switch error {
         case .invalidURL: self = .invalidURL
         case .connectFailed: self = .connectFailed
@@ -102,7 +102,7 @@ public enum RejectionReason: Sendable, Hashable, Codable, CustomStringConvertibl
     }
 
     /// The reason for a GIF the inspector refused.
-    public init(_ rejection: GIFRejection) {
+    package init(_ rejection: GIFRejection) {
         switch rejection {
         case .notAGIF: self = .notAGIF
         case .truncated: self = .truncated
@@ -112,7 +112,7 @@ public enum RejectionReason: Sendable, Hashable, Codable, CustomStringConvertibl
         }
     }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         let code = try container.decode(String.self)
         guard let reason = RejectionReason(code: code) else {
@@ -121,7 +121,7 @@ public enum RejectionReason: Sendable, Hashable, Codable, CustomStringConvertibl
         self = reason
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(code)
     }

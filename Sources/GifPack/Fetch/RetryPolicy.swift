@@ -11,33 +11,33 @@ import Foundation
 /// policy.delay(beforeAttempt: 2)        // 0 ..< 500 ms
 /// RetryPolicy.parseRetryAfter("2", now: Date())   // 2 s
 /// ```
-public struct RetryPolicy: Sendable, Equatable {
+package struct RetryPolicy: Sendable, Equatable {
     /// Total attempts per request, the first included.
-    public var maxAttempts: Int = 4
-    public var baseDelay: Duration = .milliseconds(500)
-    public var maxDelay: Duration = .seconds(30)
+    package var maxAttempts: Int = 4
+    package var baseDelay: Duration = .milliseconds(500)
+    package var maxDelay: Duration = .seconds(30)
     /// The longest `Retry-After` obeyed; longer values are cut to this.
-    public var maxRetryAfter: Duration = .seconds(120)
+    package var maxRetryAfter: Duration = .seconds(120)
 
-    public init() {}
+    package init() {}
 
     /// Statuses worth another attempt (other failures: ``RejectionReason/isRetryable``).
-    public static let retryableStatuses: Set<Int> = [408, 429, 500, 502, 503, 504]
+    package static let retryableStatuses: Set<Int> = [408, 429, 500, 502, 503, 504]
 
     /// The full-jitter backoff before `attempt` (2 for the first retry).
-    public func delay(beforeAttempt attempt: Int, random: Double = Double.random(in: 0..<1)) -> Duration {
+    package func delay(beforeAttempt attempt: Int, random: Double = Double.random(in: 0..<1)) -> Duration {
         let exponent = max(0, attempt - 2)
         let ceiling = min(maxDelay.milliseconds, baseDelay.milliseconds * Double(1 << min(exponent, 30)))
         return .milliseconds(Int64(ceiling * random))
     }
 
     /// Parses `Retry-After` in either form (delta seconds or HTTP date), bounded by `maxRetryAfter`.
-    public func retryAfter(_ header: String?, now: Date = Date()) -> Duration? {
+    package func retryAfter(_ header: String?, now: Date = Date()) -> Duration? {
         guard let header, let wait = Self.parseRetryAfter(header, now: now) else { return nil }
         return min(wait, maxRetryAfter)
     }
 
-    public static func parseRetryAfter(_ header: String, now: Date) -> Duration? {
+    package static func parseRetryAfter(_ header: String, now: Date) -> Duration? {
         let text = header.trimmingCharacters(in: .whitespaces)
         if let seconds = Int(text) { return seconds >= 0 ? .seconds(seconds) : nil }
         for format in ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"] {

@@ -1,6 +1,6 @@
 /// Why a manifest was refused. Every case names the key path (`packs[1].selector.bodyPart`) so the
 /// user can find the line to fix; exit status 2.
-public enum ManifestError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum ManifestError: Error, Sendable, Equatable, CustomStringConvertible {
     case unreadable(path: String, reason: String)
     case syntax(String)
     case unknownKey(path: String, allowed: [String])
@@ -9,7 +9,7 @@ public enum ManifestError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidValue(path: String, reason: String)
     case missingEnvironmentVariable(path: String, variable: String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .unreadable(let path, let reason): "cannot read manifest \(path): \(reason)"
         case .syntax(let detail): "manifest is not valid YAML or JSON: \(detail)"

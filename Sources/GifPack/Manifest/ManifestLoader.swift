@@ -9,23 +9,23 @@ import Yams
 /// let manifest = try ManifestLoader().load(path: "manifests/exercisedb.yaml",
 ///                                          environment: ProcessInfo.processInfo.environment)
 /// ```
-public struct ManifestLoader: Sendable {
+package struct ManifestLoader: Sendable {
     /// When false, a RapidAPI manifest whose key variable is unset still loads (with no key):
     /// for commands that send no request, such as `gifpack prune`.
-    public var requiresAPIKey: Bool
+    package var requiresAPIKey: Bool
     /// When false, the `signing` block is checked (its keys, one key source, the variable's name,
     /// `expires_after`) but the secret key is not read and ``Manifest/signing`` is nil: for commands
     /// that never sign, such as `gifpack prune`, which then run without the key file or variable.
-    public var readsSigningKey: Bool
+    package var readsSigningKey: Bool
 
-    public init(requiresAPIKey: Bool = true, readsSigningKey: Bool = true) {
+    package init(requiresAPIKey: Bool = true, readsSigningKey: Bool = true) {
         self.requiresAPIKey = requiresAPIKey
         self.readsSigningKey = readsSigningKey
     }
 
     /// Reads the manifest at `path`. Its relative paths are resolved against the manifest's own
     /// folder (see ``Manifest/resolvePaths(against:)``) and `fetch.ca_file` must be readable.
-    public func load(path: String, environment: [String: String]) throws(ManifestError) -> Manifest {
+    package func load(path: String, environment: [String: String]) throws(ManifestError) -> Manifest {
         let text = try Self.readText(path)
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
         var manifest = try parse(text, environment: environment, folder: folder)
@@ -52,7 +52,7 @@ public struct ManifestLoader: Sendable {
     }
 
     /// `folder`: where a relative `signing.secret_key_file` is (the manifest's folder); nil: the working directory.
-    public func parse(_ text: String, environment: [String: String], folder: String? = nil) throws(ManifestError) -> Manifest {
+    package func parse(_ text: String, environment: [String: String], folder: String? = nil) throws(ManifestError) -> Manifest {
         let root: Node
         do {
             guard let node = try Yams.compose(yaml: text) else { throw ManifestError.syntax("the manifest is empty") }
@@ -318,7 +318,7 @@ public struct ManifestLoader: Sendable {
         return duration
     }
 
-    public static func checkHTTPURL(_ text: String, path: String) throws(ManifestError) {
+    package static func checkHTTPURL(_ text: String, path: String) throws(ManifestError) {
         guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
               scheme == "http" || scheme == "https", components.host?.isEmpty == false else {
             throw .invalidValue(path: path, reason: "\"\(text)\" is not an http(s) URL")

@@ -18,10 +18,10 @@ import GifPackSystemBuilder
 /// try sink.syncAndClose()
 /// print(sink.offset, try sink.sha256Hex())   // 3 039058c6...
 /// ```
-public final class FileDescriptorSink {
-    public let path: String
+package final class FileDescriptorSink {
+    package let path: String
     /// Bytes written so far, plus the starting offset.
-    public private(set) var offset: Int64
+    package private(set) var offset: Int64
     private var fd: Int32
     private let ownsDescriptor: Bool
     private var hasher: SHA256?
@@ -32,7 +32,7 @@ public final class FileDescriptorSink {
 
     /// Wraps an open, writable descriptor; `startOffset` is where the first write lands.
     /// The descriptor is not closed by the sink.
-    public init(fileDescriptor: Int32, path: String, startOffset: Int64 = 0, hashing: Bool = false) {
+    package init(fileDescriptor: Int32, path: String, startOffset: Int64 = 0, hashing: Bool = false) {
         self.fd = fileDescriptor
         self.path = path
         self.offset = startOffset
@@ -46,7 +46,7 @@ public final class FileDescriptorSink {
     /// that ends it is short: for a large file that must survive a crash, a pack. With
     /// `hashingBehind` (instead of `hashing`), the file is hashed on another thread as it grows,
     /// reading back what was written (``HashBehind``): the writer only writes.
-    public init(creating path: String, hashing: Bool = false, flushingBehind: Bool = false,
+    package init(creating path: String, hashing: Bool = false, flushingBehind: Bool = false,
                 hashingBehind: Bool = false) throws(PackWriteError) {
         let fd = SystemCalls.open(path, [.writeOnly, .create, .truncate, .closeOnExec], mode: 0o644)
         guard fd >= 0 else { throw .io(path: path, operation: "open", errno: Errno.current.code) }
@@ -71,7 +71,7 @@ public final class FileDescriptorSink {
     }
 
     /// Flushes made on the way by ``WriteBehind`` (0 for a sink made without `flushingBehind`).
-    public var flushesBehind: Int { writeBehind?.flushes ?? endedFlushes }
+    package var flushesBehind: Int { writeBehind?.flushes ?? endedFlushes }
 
     /// Waits for a flush under way and stops flushing behind (writes after this are not flushed
     /// until the next ``synchronize()``).
@@ -83,7 +83,7 @@ public final class FileDescriptorSink {
     }
 
     /// Writes all of `bytes`.
-    public func write(_ bytes: UnsafeRawBufferPointer) throws(PackWriteError) {
+    package func write(_ bytes: UnsafeRawBufferPointer) throws(PackWriteError) {
         guard !bytes.isEmpty else { return }
         guard fd >= 0 else { throw .io(path: path, operation: "write", errno: Errno.badDescriptor.code) }
         do { try POSIXIO.writeAll(fd, bytes) } catch { throw .io(path: path, operation: "write", errno: error.code) }
@@ -94,7 +94,7 @@ public final class FileDescriptorSink {
     }
 
     /// Writes all of `bytes`.
-    public func write(_ bytes: [UInt8]) throws(PackWriteError) {
+    package func write(_ bytes: [UInt8]) throws(PackWriteError) {
         let result: Result<Void, PackWriteError> = bytes.withUnsafeBytes { buffer in
             do throws(PackWriteError) { try write(buffer) } catch { return .failure(error) }
             return .success(())
@@ -103,7 +103,7 @@ public final class FileDescriptorSink {
     }
 
     /// Flushes the file's data and metadata to stable storage (`fsync`).
-    public func synchronize() throws(PackWriteError) {
+    package func synchronize() throws(PackWriteError) {
         endWriteBehind()
         while SystemCalls.fsync(fd) != 0 {
             if Errno.current == .interrupted { continue }
@@ -112,7 +112,7 @@ public final class FileDescriptorSink {
     }
 
     /// Closes the descriptor if the sink owns it; later writes fail. Safe to call twice.
-    public func close() throws(PackWriteError) {
+    package func close() throws(PackWriteError) {
         endWriteBehind()
         guard ownsDescriptor, fd >= 0 else { return }
         let descriptor = fd
@@ -124,14 +124,14 @@ public final class FileDescriptorSink {
     }
 
     /// ``synchronize()`` then ``close()``: the usual end of writing a file that must survive a crash.
-    public func syncAndClose() throws(PackWriteError) {
+    package func syncAndClose() throws(PackWriteError) {
         try synchronize()
         try close()
     }
 
     /// Lowercase hex SHA-256 of everything written so far; throws ``PackWriteError/notHashed(path:)``
     /// for a sink created without `hashing` (there is no digest to give, not even an empty one).
-    public func sha256Hex() throws(PackWriteError) -> String {
+    package func sha256Hex() throws(PackWriteError) -> String {
         if let digest { return digest }
         if let hashBehind {
             let digest = try hashBehind.finish()

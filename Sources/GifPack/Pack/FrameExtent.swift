@@ -9,12 +9,12 @@
 /// let extent = try encoder.encodeBytes(name: "catalog.json", bytes: json, to: sink)
 /// // extent.uncompressedLength == TarHeader.entryLength(dataSize: Int64(json.count))
 /// ```
-public struct FrameExtent: Sendable, Equatable, Codable {
-    public var offset: Int64
-    public var compressedLength: Int64
-    public var uncompressedLength: Int64
+package struct FrameExtent: Sendable, Equatable, Codable {
+    package var offset: Int64
+    package var compressedLength: Int64
+    package var uncompressedLength: Int64
 
-    public init(offset: Int64, compressedLength: Int64, uncompressedLength: Int64) {
+    package init(offset: Int64, compressedLength: Int64, uncompressedLength: Int64) {
         self.offset = offset
         self.compressedLength = compressedLength
         self.uncompressedLength = uncompressedLength

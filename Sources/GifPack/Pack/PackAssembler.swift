@@ -23,9 +23,9 @@ import GifPackFormat
 /// try assembler.appendFrame(copyingFrom: "cache/frames/ab12.zst", uncompressedLength: 95_232)
 /// let summary = try assembler.finish()
 /// ```
-public struct PackAssembler: ~Copyable {
+package struct PackAssembler: ~Copyable {
     /// Bytes copied per `read(2)` when appending a frame file.
-    public static let copyChunkSize = 128 * 1024
+    package static let copyChunkSize = 128 * 1024
 
     private let sink: FileDescriptorSink
     private let encoder: TarEntryFrameEncoder
@@ -33,7 +33,7 @@ public struct PackAssembler: ~Copyable {
     private var uncompressedBytes: Int64 = 0
 
     /// Creates (truncating) the pack file at `path`.
-    public init(path: String, level: Int32, mtime: Int64) throws(PackWriteError) {
+    package init(path: String, level: Int32, mtime: Int64) throws(PackWriteError) {
         // Flushed as it grows: the final fsync of a 107 MB pack took 0.18-0.25 s, now 0.02 s.
         // Hashed on another thread as it grows: the copy of 107 MB of frames took 0.15 s with the
         // hash in the writer's loop.
@@ -42,11 +42,11 @@ public struct PackAssembler: ~Copyable {
     }
 
     /// The pack file being written.
-    public var path: String { sink.path }
+    package var path: String { sink.path }
 
     /// Encodes `bytes` as the next entry.
     @discardableResult
-    public mutating func appendEntry(name: String, bytes: [UInt8]) throws(PackWriteError) -> PackedEntry {
+    package mutating func appendEntry(name: String, bytes: [UInt8]) throws(PackWriteError) -> PackedEntry {
         let extent = try encoder.encodeBytes(name: name, bytes: bytes, to: sink)
         return record(name: name, size: Int64(bytes.count), extent: extent)
     }
@@ -54,7 +54,7 @@ public struct PackAssembler: ~Copyable {
     /// Encodes the file at `sourcePath` as the next entry, streaming it; with `expectedSHA256`, data
     /// that does not hash to it throws ``PackWriteError/contentMismatch(path:expected:actual:)``.
     @discardableResult
-    public mutating func appendEntry(name: String, sourcePath: String, expectedSHA256: String? = nil) throws(PackWriteError) -> PackedEntry {
+    package mutating func appendEntry(name: String, sourcePath: String, expectedSHA256: String? = nil) throws(PackWriteError) -> PackedEntry {
         let (extent, size) = try encoder.encodeFileReportingSize(name: name, sourcePath: sourcePath, to: sink, expectedSHA256: expectedSHA256)
         return record(name: name, size: size, extent: extent)
     }
@@ -66,7 +66,7 @@ public struct PackAssembler: ~Copyable {
     /// `expectedSHA256` the verification also hashes the entry's data: a frame whose content does
     /// not hash to the name it is stored under is an ``PackWriteError/invalidFrame(path:reason:)``.
     @discardableResult
-    public mutating func appendFrame(copyingFrom framePath: String, uncompressedLength: Int64,
+    package mutating func appendFrame(copyingFrom framePath: String, uncompressedLength: Int64,
                                      trustedEntry: (name: String, size: Int64)? = nil,
                                      expectedSHA256: String? = nil) throws(PackWriteError) -> PackedEntry {
         let header: (name: String, size: Int64)
@@ -94,7 +94,7 @@ public struct PackAssembler: ~Copyable {
     }
 
     /// Appends the end-of-archive frame, fsyncs and closes the file, and describes it.
-    public consuming func finish() throws(PackWriteError) -> PackFileSummary {
+    package consuming func finish() throws(PackWriteError) -> PackFileSummary {
         let end = try encoder.encodeEndOfArchive(to: sink)
         uncompressedBytes += end.uncompressedLength
         try sink.syncAndClose()

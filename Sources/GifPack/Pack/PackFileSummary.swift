@@ -5,16 +5,16 @@
 /// let summary = try assembler.finish()
 /// for entry in summary.entries { print(entry.name, entry.frameOffset, entry.frameLength) }
 /// ```
-public struct PackFileSummary: Sendable, Equatable, Codable {
+package struct PackFileSummary: Sendable, Equatable, Codable {
     /// Size of the pack file.
-    public var bytes: Int64
+    package var bytes: Int64
     /// Lowercase hex SHA-256 of the pack file.
-    public var sha256: String
+    package var sha256: String
     /// Size of the decompressed tar stream, end-of-archive blocks included.
-    public var uncompressedBytes: Int64
-    public var entries: [PackedEntry]
+    package var uncompressedBytes: Int64
+    package var entries: [PackedEntry]
 
-    public init(bytes: Int64, sha256: String, uncompressedBytes: Int64, entries: [PackedEntry]) {
+    package init(bytes: Int64, sha256: String, uncompressedBytes: Int64, entries: [PackedEntry]) {
         self.bytes = bytes
         self.sha256 = sha256
         self.uncompressedBytes = uncompressedBytes
@@ -23,13 +23,13 @@ public struct PackFileSummary: Sendable, Equatable, Codable {
 }
 
 /// One tar entry of a pack: its name and data size, and its zstd frame's byte range in the pack.
-public struct PackedEntry: Sendable, Equatable, Codable {
-    public var name: String
-    public var size: Int64
-    public var frameOffset: Int64
-    public var frameLength: Int64
+package struct PackedEntry: Sendable, Equatable, Codable {
+    package var name: String
+    package var size: Int64
+    package var frameOffset: Int64
+    package var frameLength: Int64
 
-    public init(name: String, size: Int64, frameOffset: Int64, frameLength: Int64) {
+    package init(name: String, size: Int64, frameOffset: Int64, frameLength: Int64) {
         self.name = name
         self.size = size
         self.frameOffset = frameOffset

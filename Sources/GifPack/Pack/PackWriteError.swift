@@ -6,7 +6,7 @@ import Foundation
 /// do { _ = try encoder.encodeBytes(name: "../x", bytes: [], to: sink) }
 /// catch { print(error) }   // invalid entry name "../x": contains a "." or ".." component
 /// ```
-public enum PackWriteError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum PackWriteError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A system call on `path` failed (`operation` is e.g. "open", "write", "fsync").
     case io(path: String, operation: String, errno: Int32)
     /// libarchive refused to produce the tar header or padding.
@@ -24,7 +24,7 @@ public enum PackWriteError: Error, Sendable, Equatable, CustomStringConvertible 
     /// A digest was asked of a sink that was not hashing what it wrote.
     case notHashed(path: String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case let .io(path, operation, code):
             "\(operation) \(path): \(SystemCalls.errorText(code)) (errno \(code))"

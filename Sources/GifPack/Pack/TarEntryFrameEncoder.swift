@@ -24,24 +24,24 @@ import GifPackFormat
 /// let extent = try encoder.encodeFile(name: "gifs/abc.gif", sourcePath: "/tmp/abc.gif", to: sink)
 /// try sink.syncAndClose()
 /// ```
-public struct TarEntryFrameEncoder: Sendable {
+package struct TarEntryFrameEncoder: Sendable {
     /// Bytes read from a source file per `read(2)`.
-    public static let readChunkSize = 64 * 1024
+    package static let readChunkSize = 64 * 1024
     /// The largest name stored in the ustar name field without a prefix.
-    public static let maxNameLength = 99
+    package static let maxNameLength = 99
     /// The largest mtime an 11-digit octal ustar field holds.
-    public static let maxMtime: Int64 = 0o77777777777
+    package static let maxMtime: Int64 = 0o77777777777
 
-    public let level: Int32
-    public let mtime: Int64
+    package let level: Int32
+    package let mtime: Int64
 
-    public init(level: Int32, mtime: Int64) {
+    package init(level: Int32, mtime: Int64) {
         self.level = level
         self.mtime = mtime
     }
 
     /// Encodes the file at `sourcePath` as the entry `name`.
-    public func encodeFile(name: String, sourcePath: String,
+    package func encodeFile(name: String, sourcePath: String,
                            to output: FileDescriptorSink) throws(PackWriteError) -> FrameExtent {
         try encodeFileReportingSize(name: name, sourcePath: sourcePath, to: output).extent
     }
@@ -92,7 +92,7 @@ public struct TarEntryFrameEncoder: Sendable {
     }
 
     /// Encodes `bytes` as the entry `name`.
-    public func encodeBytes(name: String, bytes: [UInt8],
+    package func encodeBytes(name: String, bytes: [UInt8],
                             to output: FileDescriptorSink) throws(PackWriteError) -> FrameExtent {
         try Self.validate(name: name)
         return try encode(name: name, size: Int64(bytes.count), to: output) { tar throws(PackWriteError) in
@@ -106,7 +106,7 @@ public struct TarEntryFrameEncoder: Sendable {
 
     /// Encodes the two zero blocks that end a tar archive (1024 bytes uncompressed).
     @discardableResult
-    public func encodeEndOfArchive(to output: FileDescriptorSink) throws(PackWriteError) -> FrameExtent {
+    package func encodeEndOfArchive(to output: FileDescriptorSink) throws(PackWriteError) -> FrameExtent {
         let start = output.offset
         let length = Int64(2 * TarHeader.blockSize)
         let compressor = try ZstdFrameCompressor(level: level, pledgedSize: length, sink: output)
@@ -117,7 +117,7 @@ public struct TarEntryFrameEncoder: Sendable {
     }
 
     /// Throws ``PackWriteError/invalidName(_:reason:)`` unless `name` is a safe plain ustar name.
-    public static func validate(name: String) throws(PackWriteError) {
+    package static func validate(name: String) throws(PackWriteError) {
         func reject(_ reason: String) -> PackWriteError { .invalidName(name, reason: reason) }
         let bytes = Array(name.utf8)
         guard !bytes.isEmpty else { throw reject("empty") }

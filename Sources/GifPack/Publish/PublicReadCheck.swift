@@ -19,16 +19,16 @@ import GifPackHTTP
 /// let check = try PublicReadCheck(publicURL: "https://cdn.example.com/gifpack/", outputDirectory: "dist")
 /// if let problem = await check.run() { print("clients cannot install: \(problem)") }
 /// ```
-public struct PublicReadCheck: Sendable {
+package struct PublicReadCheck: Sendable {
     /// Where the operator's documentation explains public reads.
-    public static let guide = "docs/running-unattended.md, \"Letting clients read what is published\""
+    package static let guide = "docs/running-unattended.md, \"Letting clients read what is published\""
 
     /// The URL clients give `gifpack install --index`.
-    public let indexURL: String
-    public let outputDirectory: String
+    package let indexURL: String
+    package let outputDirectory: String
 
     /// `publicURL`: the index's URL (ending in `.json`) or the folder it is in (`…/gifpack/`).
-    public init(publicURL: String, outputDirectory: String) {
+    package init(publicURL: String, outputDirectory: String) {
         let trimmed = publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL
         let path = URLComponents(string: trimmed)?.path ?? ""
         indexURL = path.lowercased().hasSuffix(".json") ? trimmed : trimmed + "/index.json"
@@ -36,12 +36,12 @@ public struct PublicReadCheck: Sendable {
     }
 
     /// Refuses a value that is not an http(s) URL (a command-line mistake, exit 2).
-    public static func validate(_ publicURL: String) throws(ManifestError) {
+    package static func validate(_ publicURL: String) throws(ManifestError) {
         try ManifestLoader.checkHTTPURL(publicURL, path: "--public-url")
     }
 
     /// The hint for a status that means clients are refused or find nothing, nil for any other.
-    public static func hint(forStatus status: Int) -> String? {
+    package static func hint(forStatus status: Int) -> String? {
         switch status {
         case 401, 403: "the bucket or CDN refuses anonymous reads — see \(guide)"
         case 404: "nothing is served there: is this the address where the target is published, and is it readable anonymously? See \(guide)"
@@ -50,7 +50,7 @@ public struct PublicReadCheck: Sendable {
     }
 
     /// Every problem found, joined into one sentence; nil when clients can read all of it.
-    public func run() async -> String? {
+    package func run() async -> String? {
         let local: (index: [UInt8], signature: [UInt8]?)
         do {
             let bytes = try await BlockingWork.run("gifpack.public-check") { () throws(FileSystemError) -> ([UInt8]?, [UInt8]?) in

@@ -7,7 +7,7 @@ import Foundation
 /// ```swift
 /// PublishCrashPoint.reach(.beforeIndex)
 /// ```
-public enum PublishCrashPoint: String, Sendable, CaseIterable {
+package enum PublishCrashPoint: String, Sendable, CaseIterable {
     /// Directory target: halfway through copying a pack to its temporary name.
     case midPack = "publish-mid-pack"
     /// The first pack was uploaded and confirmed, the others not yet.
@@ -25,5 +25,5 @@ public enum PublishCrashPoint: String, Sendable, CaseIterable {
     /// The new index is live; retention has not run.
     case beforeRetention = "publish-before-retention"
 
-    public static func reach(_ point: PublishCrashPoint) { CrashPoint.reach(named: point.rawValue) }
+    package static func reach(_ point: PublishCrashPoint) { CrashPoint.reach(named: point.rawValue) }
 }

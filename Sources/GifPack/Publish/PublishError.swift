@@ -1,6 +1,6 @@
 /// Why a publish stopped, with the exit status it maps to. Messages name files, keys, the
 /// endpoint and environment variables — never a credential's value.
-public enum PublishError: Error, Sendable, CustomStringConvertible {
+package enum PublishError: Error, Sendable, CustomStringConvertible {
     /// A bad `--to`, `--endpoint` or missing credential variables (exit 2).
     case usage(String)
     /// `--from` is not a gifpack output directory, or its packs do not match its index; nothing was uploaded (exit 2).
@@ -12,7 +12,7 @@ public enum PublishError: Error, Sendable, CustomStringConvertible {
     /// Any other failure: unreachable endpoint, missing bucket, I/O (exit 1).
     case failed(String)
 
-    public var exitStatus: ExitStatus {
+    package var exitStatus: ExitStatus {
         switch self {
         case .usage, .badSource: .usage
         case .credentialsRejected: .authRejected
@@ -21,7 +21,7 @@ public enum PublishError: Error, Sendable, CustomStringConvertible {
         }
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .usage(let text), .badSource(let text), .credentialsRejected(let text), .superseded(let text), .failed(let text): text
         }

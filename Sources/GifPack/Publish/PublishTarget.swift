@@ -53,11 +53,11 @@ struct StoredObject: Sendable, Equatable {
 /// PublishTargetSpec.parse("/var/www/gifpack", endpoint: nil)      // .directory("/var/www/gifpack")
 /// PublishTargetSpec.parse("s3://cdn/gifpack/", endpoint: nil)    // .s3(bucket: "cdn", prefix: "gifpack/", endpoint: nil)
 /// ```
-public enum PublishTargetSpec: Sendable, Equatable, CustomStringConvertible {
+package enum PublishTargetSpec: Sendable, Equatable, CustomStringConvertible {
     case directory(String)
     case s3(bucket: String, prefix: String, endpoint: String?)
 
-    public static func parse(_ text: String, endpoint: String?) throws(PublishError) -> PublishTargetSpec {
+    package static func parse(_ text: String, endpoint: String?) throws(PublishError) -> PublishTargetSpec {
         if text.lowercased().hasPrefix("s3://") {
             let rest = text.dropFirst(5)
             let bucket = String(rest.prefix { $0 != "/" })
@@ -84,7 +84,7 @@ public enum PublishTargetSpec: Sendable, Equatable, CustomStringConvertible {
         return .directory(text)
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .directory(let path): path
         case .s3(let bucket, let prefix, _): "s3://\(bucket)/\(prefix)"

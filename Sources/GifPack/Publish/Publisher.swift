@@ -7,21 +7,21 @@ import GifPackIndexReader
 /// ```swift
 /// let options = PublishOptions(from: "dist", target: try PublishTargetSpec.parse("s3://cdn/gifpack", endpoint: nil))
 /// ```
-public struct PublishOptions: Sendable, Equatable {
-    public var from: String
-    public var target: PublishTargetSpec
+package struct PublishOptions: Sendable, Equatable {
+    package var from: String
+    package var target: PublishTargetSpec
     /// Pack versions kept at the target per pack (the manifest's `keep_versions`).
-    public var keepVersions: Int = 3
+    package var keepVersions: Int = 3
     /// `max-age` of `index.json`, its signature and the report, in seconds.
-    public var indexMaxAge: Int = 60
+    package var indexMaxAge: Int = 60
     /// Upload `report.json` too (after the index).
-    public var withReport = false
+    package var withReport = false
     /// Print the plan; change nothing.
-    public var dryRun = false
+    package var dryRun = false
     /// Replace a live `index.json` that does not parse (without it such a target is refused, exit 1).
-    public var replaceUnreadableIndex = false
+    package var replaceUnreadableIndex = false
 
-    public init(from: String, target: PublishTargetSpec, keepVersions: Int = 3, indexMaxAge: Int = 60, withReport: Bool = false,
+    package init(from: String, target: PublishTargetSpec, keepVersions: Int = 3, indexMaxAge: Int = 60, withReport: Bool = false,
                 dryRun: Bool = false, replaceUnreadableIndex: Bool = false) {
         self.from = from
         self.target = target
@@ -34,24 +34,24 @@ public struct PublishOptions: Sendable, Equatable {
 }
 
 /// What a publish did (or, with `dryRun`, would do).
-public struct PublishReport: Sendable, Equatable {
+package struct PublishReport: Sendable, Equatable {
     /// Pack keys sent.
-    public var uploaded: [String] = []
+    package var uploaded: [String] = []
     /// Pack keys already at the target with the same size and SHA-256.
-    public var alreadyThere: [String] = []
+    package var alreadyThere: [String] = []
     /// Keys deleted by retention (after the new index was live).
-    public var deleted: [String] = []
+    package var deleted: [String] = []
     /// `index.json` was replaced (false: the target already served these bytes).
-    public var indexWritten = false
+    package var indexWritten = false
     /// The index's signature was written (`signatures/<sha256>.minisig` or `index.json.minisig`).
-    public var signatureWritten = false
+    package var signatureWritten = false
     /// `index.json.zst` was written (new, or repaired: it did not decode to the live index).
-    public var compressedIndexWritten = false
-    public var reportWritten = false
-    public var dryRun = false
-    public var bytesUploaded: Int64 = 0
+    package var compressedIndexWritten = false
+    package var reportWritten = false
+    package var dryRun = false
+    package var bytesUploaded: Int64 = 0
     /// The published index's sequence (signed indexes).
-    public var sequence: Int?
+    package var sequence: Int?
 }
 
 /// Publishes a build's output directory to a directory or an S3 bucket: every pack (and posters
@@ -69,17 +69,17 @@ public struct PublishReport: Sendable, Equatable {
 /// ```swift
 /// let report = try await Publisher(options: options, environment: ProcessInfo.processInfo.environment).run { print($0) }
 /// ```
-public struct Publisher: Sendable {
-    public let options: PublishOptions
-    public let environment: [String: String]
+package struct Publisher: Sendable {
+    package let options: PublishOptions
+    package let environment: [String: String]
 
-    public init(options: PublishOptions, environment: [String: String]) {
+    package init(options: PublishOptions, environment: [String: String]) {
         self.options = options
         self.environment = environment
     }
 
     /// Runs the publish; `say` receives one line per action, in order.
-    public func run(say: @Sendable (String) -> Void = { _ in }) async throws(PublishError) -> PublishReport {
+    package func run(say: @Sendable (String) -> Void = { _ in }) async throws(PublishError) -> PublishReport {
         let source = try await PublishSource.load(options.from)
         let client: HTTPClient?
         let target: any PublishTarget

@@ -21,38 +21,38 @@ import GifPackSystem
 /// let summary = try ReviewPage.write(old: oldRelease, new: newRelease, to: "review")
 /// print(summary.added, summary.changed, summary.removed)
 /// ```
-public enum ReviewPage {
-    public struct Options: Sendable {
+package enum ReviewPage {
+    package struct Options: Sendable {
         /// Tiles per page of a section or of the gallery; a page of changed tiles (two pictures
         /// each) holds half as many, so every page shows about as many images.
-        public var pageSize = 120
+        package var pageSize = 120
         /// Tiles of each section shown on `index.html` itself.
-        public var inlineTiles = 24
+        package var inlineTiles = 24
 
-        public init(pageSize: Int = 120, inlineTiles: Int = 24) {
+        package init(pageSize: Int = 120, inlineTiles: Int = 24) {
             self.pageSize = max(1, pageSize)
             self.inlineTiles = max(0, inlineTiles)
         }
     }
 
     /// What the page shows, in numbers.
-    public struct Summary: Sendable, Equatable {
-        public var added = 0
-        public var changed = 0
-        public var removed = 0
-        public var missing = 0
-        public var flagged = 0
+    package struct Summary: Sendable, Equatable {
+        package var added = 0
+        package var changed = 0
+        package var removed = 0
+        package var missing = 0
+        package var flagged = 0
         /// Exercises in the new version.
-        public var exercises = 0
+        package var exercises = 0
         /// HTML files written (index.html included).
-        public var pages = 0
+        package var pages = 0
         /// What could not be read (pack catalogs, images); also listed on the page.
-        public var problems: [String] = []
+        package var problems: [String] = []
     }
 
     /// Writes the page for `new` against `old` (nil: a first release) into `directory`, made if
     /// needed. Throws only when a file cannot be written; what cannot be read is listed on the page.
-    public static func write(old: ReviewRelease?, new: ReviewRelease, to directory: String,
+    package static func write(old: ReviewRelease?, new: ReviewRelease, to directory: String,
                              options: Options = Options()) throws -> Summary {
         try claim(directory)
         let writer = try ReviewWriter(old: old, new: new, directory: directory, options: options)
@@ -62,9 +62,9 @@ public enum ReviewPage {
 
 extension ReviewPage {
     /// Why a folder was refused for a page.
-    public struct FolderRefused: Error, CustomStringConvertible {
-        public var path: String
-        public var description: String {
+    package struct FolderRefused: Error, CustomStringConvertible {
+        package var path: String
+        package var description: String {
             "\(TerminalText.escaped(path, maxScalars: 200)) is neither empty nor an earlier review page (no \(ReviewMarkup.stylesheetName)): "
                 + "name a new folder for the page"
         }

@@ -5,7 +5,7 @@ import GifPackTransport
 /// What a release review reads from one side of a release: a pack's `catalog.json` and the bytes of
 /// its GIFs and posters. The command line implements it over the client's verified readers (each
 /// entry checked against the index's hashes), for output folders, index files and downloaded packs.
-public protocol ReleaseContent: Sendable {
+package protocol ReleaseContent: Sendable {
     /// The exercises of the pack's `catalog.json` (names, API records, GIF metadata), handed to
     /// `body` one at a time as the catalog is read, never the whole catalog in memory; the catalog
     /// is checked against the index's content digest before the first one. An error `body` throws
@@ -23,18 +23,18 @@ public protocol ReleaseContent: Sendable {
 /// ```swift
 /// let new = ReviewRelease(index: index, location: "dist/index.json", signer: "key F04F51FA031D372D (verified)", content: content)
 /// ```
-public struct ReviewRelease: Sendable {
-    public var index: PackIndex
+package struct ReviewRelease: Sendable {
+    package var index: PackIndex
     /// The folder, file or URL it was read from (shown escaped).
-    public var location: String
+    package var location: String
     /// Who signed the index, as the page says it ("unsigned", "key … (verified)", …).
-    public var signer: String
-    public var content: any ReleaseContent
+    package var signer: String
+    package var content: any ReleaseContent
     /// Why exercises have no GIF, by id (the reason codes of the build's `report.json`, which
     /// lists the first 1,000); empty when the report is not at hand.
-    public var missingReasons: [String: String]
+    package var missingReasons: [String: String]
 
-    public init(index: PackIndex, location: String, signer: String, content: any ReleaseContent, missingReasons: [String: String] = [:]) {
+    package init(index: PackIndex, location: String, signer: String, content: any ReleaseContent, missingReasons: [String: String] = [:]) {
         self.index = index
         // The page is an artifact others read: a URL's user name and password never reach it.
         self.location = URLCredentials.redacted(location)
@@ -44,12 +44,12 @@ public struct ReviewRelease: Sendable {
     }
 
     /// The largest `report.json` read for its reasons.
-    public static let maxReportBytes: Int64 = 8 << 20
+    package static let maxReportBytes: Int64 = 8 << 20
 
     /// The reason codes (`http-404`, `not-a-gif`, …) of the exercises `report.json` at `path` lists
     /// as rejected; empty when there is no such file, it is larger than ``maxReportBytes`` or it
     /// does not decode. Only the codes are shown: never a URL or a detail from the API.
-    public static func missingReasons(reportAt path: String) -> [String: String] {
+    package static func missingReasons(reportAt path: String) -> [String: String] {
         guard let size = FileSystem.regularFileSize(path), size <= maxReportBytes,
               let bytes = try? FileSystem.readAll(path),
               let report = try? JSONDecoder().decode(BuildReport.self, from: Data(bytes)) else { return [:] }

@@ -4,7 +4,7 @@ import GRDB
 /// The last catalog the state remembers, and how a new one changed it.
 extension BuildState {
     /// How many exercises the last catalog had (nil before the first run).
-    public func lastCatalogCount() throws -> Int? {
+    package func lastCatalogCount() throws -> Int? {
         try database.read { db in
             let count = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM catalog_entry WHERE source = ?", arguments: [source]) ?? 0
             return count > 0 ? count : nil
@@ -12,7 +12,7 @@ extension BuildState {
     }
 
     /// Replaces the remembered catalog with `fingerprints` and returns how it changed.
-    public func replaceCatalog(_ fingerprints: [String: String]) throws -> CatalogChanges {
+    package func replaceCatalog(_ fingerprints: [String: String]) throws -> CatalogChanges {
         try replaceCatalog(fingerprints.lazy.map { (id: $0.key, fingerprint: $0.value) })
     }
 
@@ -30,7 +30,7 @@ extension BuildState {
     ///
     /// `checkRemoved` hears how many remembered exercises the new catalog lacks before anything
     /// is written; when it throws, the remembered catalog stays as it was and the error goes on.
-    public func replaceCatalog<S: Sequence>(_ fingerprints: S, digest: String? = nil,
+    package func replaceCatalog<S: Sequence>(_ fingerprints: S, digest: String? = nil,
                                             listLimit: Int = BuildReport.listLimit,
                                             checkRemoved: ((_ removed: Int) throws -> Void)? = nil) throws -> CatalogChanges
         where S.Element == (id: String, fingerprint: String) {
@@ -40,10 +40,10 @@ extension BuildState {
 
     /// Ids and fingerprints handed out one at a time to the function given (which may throw:
     /// a catalog read back from the build's spool).
-    public typealias Fingerprints = ((_ each: (id: String, fingerprint: String)) throws -> Void) throws -> Void
+    package typealias Fingerprints = ((_ each: (id: String, fingerprint: String)) throws -> Void) throws -> Void
 
     /// ``replaceCatalog(_:digest:listLimit:checkRemoved:)`` of fingerprints handed out by `fingerprints`.
-    public func replaceCatalog(each fingerprints: Fingerprints, digest: String? = nil, listLimit: Int = BuildReport.listLimit,
+    package func replaceCatalog(each fingerprints: Fingerprints, digest: String? = nil, listLimit: Int = BuildReport.listLimit,
                                checkRemoved: ((_ removed: Int) throws -> Void)? = nil) throws -> CatalogChanges {
         try database.write { db in
             if let digest,

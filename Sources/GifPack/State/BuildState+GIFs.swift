@@ -3,7 +3,7 @@ import GRDB
 
 /// What the state records of each exercise's GIF: fetches, failures, 304s, forgotten blobs.
 extension BuildState {
-    public func gif(exerciseID: String, resolution: Int) throws -> GIFState? {
+    package func gif(exerciseID: String, resolution: Int) throws -> GIFState? {
         try database.read { db in
             try Row.fetchOne(db, sql: "SELECT \(GIFState.columns) FROM gif WHERE source = ? AND exercise_id = ? AND resolution = ?",
                              arguments: [source, exerciseID, resolution]).map(GIFState.init(row:))
@@ -11,7 +11,7 @@ extension BuildState {
     }
 
     /// Every known GIF of this source at a resolution, by exercise id.
-    public func gifs(resolution: Int) throws -> [String: GIFState] {
+    package func gifs(resolution: Int) throws -> [String: GIFState] {
         try database.read { db in
             let rows = try Row.fetchAll(db, sql: "SELECT \(GIFState.columns) FROM gif WHERE source = ? AND resolution = ?",
                                         arguments: [source, resolution])
@@ -21,7 +21,7 @@ extension BuildState {
 
     /// The known GIFs of this source at a resolution whose exercise ids lie between `low` and
     /// `high` (inclusive, byte order), by exercise id: what a batch of the fetch plan needs.
-    public func gifs(resolution: Int, from low: String, through high: String) throws -> [String: GIFState] {
+    package func gifs(resolution: Int, from low: String, through high: String) throws -> [String: GIFState] {
         try database.read { db in
             let rows = try Row.fetchCursor(db, sql: """
                 SELECT \(GIFState.columns) FROM gif WHERE source = ? AND exercise_id BETWEEN ? AND ? AND resolution = ?
@@ -36,7 +36,7 @@ extension BuildState {
     }
 
     /// Records a fetch that produced (or confirmed, with a 304) a valid stored GIF.
-    public func recordSuccess(_ gif: GIFState) throws {
+    package func recordSuccess(_ gif: GIFState) throws {
         try database.write { db in
             try db.execute(sql: """
                 INSERT INTO gif (source, exercise_id, resolution, url, etag, last_modified, sha256, bytes, width, height,
@@ -57,7 +57,7 @@ extension BuildState {
     /// Records a failed fetch. The stored blob and metadata of an earlier success are kept (they are
     /// the last known good GIF); `missing` marks a 404, remembered so it is not asked for again
     /// until its TTL expires.
-    public func recordFailure(exerciseID: String, resolution: Int, url: String, reason: String, missing: Bool,
+    package func recordFailure(exerciseID: String, resolution: Int, url: String, reason: String, missing: Bool,
                               at date: Date) throws {
         try database.write { db in
             try db.execute(sql: """
@@ -72,7 +72,7 @@ extension BuildState {
     }
 
     /// Marks a GIF as just confirmed unchanged (a 304): its fetch time moves on.
-    public func recordNotModified(exerciseID: String, resolution: Int, at date: Date) throws {
+    package func recordNotModified(exerciseID: String, resolution: Int, at date: Date) throws {
         try database.write { db in
             try db.execute(sql: """
                 UPDATE gif SET status = 'ok', fetched_at = ?, attempted_at = ?, consecutive_failures = 0, last_error = NULL
@@ -83,7 +83,7 @@ extension BuildState {
 
     /// Forgets that a blob was fetched: its GIFs are neither fresh nor conditionally requested
     /// again, so the next fetch downloads them whole (the blob was found damaged and removed).
-    public func forgetBlob(sha256: String) throws {
+    package func forgetBlob(sha256: String) throws {
         try database.write { db in
             try db.execute(sql: """
                 UPDATE gif SET etag = NULL, last_modified = NULL, fetched_at = NULL WHERE source = ? AND sha256 = ?
@@ -92,7 +92,7 @@ extension BuildState {
     }
 
     /// Every blob hash the state still refers to.
-    public func referencedBlobs() throws -> Set<String> {
+    package func referencedBlobs() throws -> Set<String> {
         try database.read { db in
             Set(try String.fetchAll(db, sql: "SELECT DISTINCT sha256 FROM gif WHERE sha256 IS NOT NULL"))
         }

@@ -3,7 +3,7 @@ import GRDB
 
 /// The pack versions and signed indexes this cache's builds published.
 extension BuildState {
-    public func recordPublished(pack: String, version: Int, file: String, sha256: String, contentDigest: String,
+    package func recordPublished(pack: String, version: Int, file: String, sha256: String, contentDigest: String,
                                 at date: Date) throws {
         try database.write { db in
             try db.execute(sql: """
@@ -14,7 +14,7 @@ extension BuildState {
     }
 
     /// Records a signed index this cache's builds published.
-    public func recordSignedIndex(sequence: Int, sha256: String, expires: String, at date: Date) throws {
+    package func recordSignedIndex(sequence: Int, sha256: String, expires: String, at date: Date) throws {
         try database.write { db in
             try db.execute(sql: "INSERT OR REPLACE INTO published_index (sequence, sha256, expires, published_at) VALUES (?, ?, ?, ?)",
                            arguments: [sequence, sha256, expires, date.timeIntervalSince1970])
@@ -22,19 +22,19 @@ extension BuildState {
     }
 
     /// The highest sequence of a signed index recorded here, nil before the first.
-    public func highestIndexSequence() throws -> Int? {
+    package func highestIndexSequence() throws -> Int? {
         try database.read { db in try Int.fetchOne(db, sql: "SELECT MAX(sequence) FROM published_index") }
     }
 
     /// Every version of `pack` recorded as published, oldest first.
-    public func publishedPacks(pack: String) throws -> [PublishedPack] {
+    package func publishedPacks(pack: String) throws -> [PublishedPack] {
         try database.read { db in
             try Row.fetchAll(db, sql: "SELECT version, file, sha256 FROM published_pack WHERE pack = ? ORDER BY version",
                              arguments: [pack]).map { PublishedPack(version: $0["version"], file: $0["file"], sha256: $0["sha256"]) }
         }
     }
 
-    public func publishedVersions(pack: String) throws -> [Int] {
+    package func publishedVersions(pack: String) throws -> [Int] {
         try database.read { db in
             try Int.fetchAll(db, sql: "SELECT version FROM published_pack WHERE pack = ? ORDER BY version", arguments: [pack])
         }

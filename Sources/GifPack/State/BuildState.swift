@@ -14,14 +14,14 @@ import GRDB
 /// let state = try BuildState(path: "\(cache)/state.sqlite", source: "exercisedb-rapidapi https://…")
 /// if let known = try state.gif(exerciseID: "0001", resolution: 180), known.status == .ok { … }
 /// ```
-public final class BuildState: Sendable {
+package final class BuildState: Sendable {
     let database: any DatabaseWriter
     /// Identifies the API (kind and base URL): state of one source never answers for another.
-    public let source: String
+    package let source: String
     /// The database file.
-    public let path: String
+    package let path: String
 
-    public init(path: String, source: String) throws {
+    package init(path: String, source: String) throws {
         self.path = path
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)

@@ -1,17 +1,17 @@
 import Foundation
 
 /// How the catalog changed since the last run.
-public struct CatalogChanges: Sendable, Equatable, Codable {
+package struct CatalogChanges: Sendable, Equatable, Codable {
     /// The first ids added, removed and changed, in id order, at most the report's list limit
     /// each (a first build adds the whole catalog); the counts say how many there are in all.
-    public var added: [String]
-    public var removed: [String]
-    public var changed: [String]
-    public var addedCount: Int
-    public var removedCount: Int
-    public var changedCount: Int
+    package var added: [String]
+    package var removed: [String]
+    package var changed: [String]
+    package var addedCount: Int
+    package var removedCount: Int
+    package var changedCount: Int
     /// False on the first run (nothing to compare with).
-    public var hadPrevious: Bool
+    package var hadPrevious: Bool
 
     /// Counts default to the lists' lengths (lists not cut short).
     init(hadPrevious: Bool, added: [String], removed: [String], changed: [String],

@@ -2,30 +2,30 @@ import Foundation
 import GRDB
 
 /// What the state knows of one exercise's GIF.
-public struct GIFState: Sendable, Equatable {
+package struct GIFState: Sendable, Equatable {
     /// `ok`: a valid GIF is stored; `missing`: the last answer was a 404; `failed`: the last fetch failed otherwise.
-    public enum Status: String, Sendable { case ok, missing, failed }
+    package enum Status: String, Sendable { case ok, missing, failed }
 
-    public var exerciseID: String
-    public var resolution: Int
-    public var url: String
-    public var etag: String?
-    public var lastModified: String?
-    public var sha256: String?
-    public var bytes: Int64?
-    public var width: Int?
-    public var height: Int?
-    public var frames: Int?
-    public var durationMilliseconds: Int?
-    public var loopCount: Int?
-    public var status: Status
+    package var exerciseID: String
+    package var resolution: Int
+    package var url: String
+    package var etag: String?
+    package var lastModified: String?
+    package var sha256: String?
+    package var bytes: Int64?
+    package var width: Int?
+    package var height: Int?
+    package var frames: Int?
+    package var durationMilliseconds: Int?
+    package var loopCount: Int?
+    package var status: Status
     /// When a valid body was last downloaded or confirmed (304).
-    public var fetchedAt: Date?
-    public var attemptedAt: Date
-    public var consecutiveFailures: Int
-    public var lastError: String?
+    package var fetchedAt: Date?
+    package var attemptedAt: Date
+    package var consecutiveFailures: Int
+    package var lastError: String?
 
-    public init(exerciseID: String, resolution: Int, url: String, etag: String?, lastModified: String?,
+    package init(exerciseID: String, resolution: Int, url: String, etag: String?, lastModified: String?,
                 metadata: GIFMetadata, fetchedAt: Date) {
         self.exerciseID = exerciseID
         self.resolution = resolution
@@ -75,7 +75,7 @@ public struct GIFState: Sendable, Equatable {
     }
 
     /// The stored GIF's metadata, if a valid GIF was ever stored.
-    public var metadata: GIFMetadata? {
+    package var metadata: GIFMetadata? {
         guard let sha256, let bytes, let width, let height, let frames, let durationMilliseconds else { return nil }
         return GIFMetadata(sha256: sha256, bytes: bytes, width: width, height: height, frames: frames,
                            durationMilliseconds: durationMilliseconds, loopCount: loopCount)

@@ -14,18 +14,18 @@ import GRDB
 /// ```swift
 /// if let recovery = report.stateRecovery { print("state rebuilt, damaged copy at \(recovery.movedTo)") }
 /// ```
-public struct StateRecovery: Sendable, Codable, Equatable {
+package struct StateRecovery: Sendable, Codable, Equatable {
     /// What SQLite said.
-    public var reason: String
+    package var reason: String
     /// Where the damaged database was moved.
-    public var movedTo: String
+    package var movedTo: String
     /// Pack versions recorded again from the index.
-    public var rebuiltPacks = 0
+    package var rebuiltPacks = 0
     /// Exercises whose stored GIF was recorded again.
-    public var rebuiltGIFs = 0
+    package var rebuiltGIFs = 0
 
     /// One sentence for the build's message.
-    public var sentence: String {
+    package var sentence: String {
         "the state database was damaged (\(reason)): moved aside to \(movedTo) and rebuilt from the index and the blobs "
             + "(\(rebuiltPacks) pack(s), \(rebuiltGIFs) GIF(s))"
     }

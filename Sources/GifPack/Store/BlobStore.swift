@@ -10,20 +10,20 @@ import Synchronization
 /// let store = BlobStore(layout: CacheLayout(root: ".gifpack-cache"))
 /// let isNew = try store.adopt(temporaryFile: download.path, sha256: download.sha256)
 /// ```
-public struct BlobStore: Sendable {
-    public let layout: CacheLayout
+package struct BlobStore: Sendable {
+    package let layout: CacheLayout
 
-    public init(layout: CacheLayout) { self.layout = layout }
+    package init(layout: CacheLayout) { self.layout = layout }
 
-    public func contains(sha256: String) -> Bool { FileSystem.exists(layout.blobPath(sha256: sha256)) }
+    package func contains(sha256: String) -> Bool { FileSystem.exists(layout.blobPath(sha256: sha256)) }
 
-    public func path(sha256: String) -> String { layout.blobPath(sha256: sha256) }
+    package func path(sha256: String) -> String { layout.blobPath(sha256: sha256) }
 
     /// Moves a validated download into the store. Returns false (and deletes the download) when the
     /// same content was already stored.
     /// Safe to call from several threads: the check-and-rename is serialised, the fsyncs are not.
     @discardableResult
-    public func adopt(temporaryFile: String, sha256: String) throws(FileSystemError) -> Bool {
+    package func adopt(temporaryFile: String, sha256: String) throws(FileSystemError) -> Bool {
         let destination = layout.blobPath(sha256: sha256)
         if FileSystem.exists(destination) {
             if Self.hashes(destination, to: sha256) {

@@ -10,29 +10,29 @@ import Foundation
 /// <cache>/state.sqlite                           what each exercise's last fetch learnt (see BuildState)
 /// <cache>/catalog-pages                          the last catalog's pages and exercises (see CatalogPageCache)
 /// ```
-public struct CacheLayout: Sendable, Equatable {
-    public var root: String
+package struct CacheLayout: Sendable, Equatable {
+    package var root: String
 
-    public init(root: String) { self.root = root }
+    package init(root: String) { self.root = root }
 
-    public var temporaryDirectory: String { "\(root)/tmp" }
-    public var blobsDirectory: String { "\(root)/blobs/sha256" }
+    package var temporaryDirectory: String { "\(root)/tmp" }
+    package var blobsDirectory: String { "\(root)/blobs/sha256" }
     /// The last catalog's list pages and their exercises (see ``CatalogPageCache``).
     var catalogPagesPath: String { "\(root)/catalog-pages" }
     /// The build state database (SQLite, WAL).
-    public var statePath: String { "\(root)/state.sqlite" }
+    package var statePath: String { "\(root)/state.sqlite" }
 
-    public func blobPath(sha256: String) -> String { "\(blobsDirectory)/\(sha256.prefix(2))/\(sha256).gif" }
+    package func blobPath(sha256: String) -> String { "\(blobsDirectory)/\(sha256.prefix(2))/\(sha256).gif" }
 
-    public func framesDirectory(level: Int32, mtime: Int64) -> String { "\(root)/frames/zstd\(level)-mtime\(mtime)" }
+    package func framesDirectory(level: Int32, mtime: Int64) -> String { "\(root)/frames/zstd\(level)-mtime\(mtime)" }
 
-    public func framePath(sha256: String, level: Int32, mtime: Int64) -> String {
+    package func framePath(sha256: String, level: Int32, mtime: Int64) -> String {
         "\(framesDirectory(level: level, mtime: mtime))/\(sha256.prefix(2))/\(sha256).zst"
     }
 
     /// Creates the directories and clears downloads left over by an interrupted run (its own
     /// `<UUID>.part` files only).
-    public func prepare() throws(FileSystemError) {
+    package func prepare() throws(FileSystemError) {
         try FileSystem.createDirectory(temporaryDirectory)
         try FileSystem.createDirectory(blobsDirectory)
         for name in try FileSystem.list(temporaryDirectory) where Self.isOwnDownload(name) {
@@ -48,5 +48,5 @@ public struct CacheLayout: Sendable, Equatable {
         return UUID(uuidString: String(name.dropLast(".part".count))) != nil && name.count == 36 + 5
     }
 
-    public func newTemporaryDownloadPath() -> String { "\(temporaryDirectory)/\(UUID().uuidString).part" }
+    package func newTemporaryDownloadPath() -> String { "\(temporaryDirectory)/\(UUID().uuidString).part" }
 }

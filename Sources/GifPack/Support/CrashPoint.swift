@@ -11,7 +11,7 @@ import Foundation
 /// ```swift
 /// CrashPoint.reach(.beforeIndexRename)
 /// ```
-public enum CrashPoint: String, Sendable, CaseIterable {
+package enum CrashPoint: String, Sendable, CaseIterable {
     /// After a few GIFs were stored, while other downloads are in flight.
     case duringDownloads = "during-downloads"
     /// Halfway through writing a pack file.
@@ -22,7 +22,7 @@ public enum CrashPoint: String, Sendable, CaseIterable {
     case beforeIndexRename = "before-index-rename"
 
     /// True when this build contains the hook (debug builds only).
-    public static var isCompiledIn: Bool {
+    package static var isCompiledIn: Bool {
         #if GIFPACK_CRASH_POINTS
         true
         #else
@@ -38,7 +38,7 @@ public enum CrashPoint: String, Sendable, CaseIterable {
     #endif
 
     @inline(__always)
-    public static func reach(_ point: CrashPoint) { reach(named: point.rawValue) }
+    package static func reach(_ point: CrashPoint) { reach(named: point.rawValue) }
 
     /// The one hook every set of crash points goes through (``PublishCrashPoint`` too), in debug
     /// builds only: kills the process when `GIFPACK_CRASH_AT` is `name`; and when `GIFPACK_PAUSE_AT`
@@ -46,7 +46,7 @@ public enum CrashPoint: String, Sendable, CaseIterable {
     /// until the test creates `<GIFPACK_PAUSE_DIR>/<name>.go` (at most two minutes), so a test can
     /// act exactly while the process stands at that point — an install while a publish is half done.
     @inline(__always)
-    public static func reach(named name: String) {
+    package static func reach(named name: String) {
         #if GIFPACK_CRASH_POINTS
         if armed == name { ProcessCalls.killSelf() }
         if pausing.contains(name), let directory = pauseDirectory { pause(at: name, directory: directory) }

@@ -13,17 +13,17 @@ import Foundation
 /// let redactor = SecretRedactor(secrets: [manifest.source.apiKey?.value].compactMap { $0 })
 /// redactor.redact("bad key sk-123456") // "bad key <redacted>"
 /// ```
-public struct SecretRedactor: Sendable, Equatable {
-    public static let replacement = "<redacted>"
-    public static let minimumLength = 4
+package struct SecretRedactor: Sendable, Equatable {
+    package static let replacement = "<redacted>"
+    package static let minimumLength = 4
     /// The secrets to replace, longest first (so a secret containing another is replaced whole).
-    public let secrets: [String]
+    package let secrets: [String]
 
-    public init(secrets: [String]) {
+    package init(secrets: [String]) {
         self.secrets = Array(Set(secrets.filter { $0.count >= Self.minimumLength })).sorted { $0.count > $1.count }
     }
 
-    public func redact(_ text: String) -> String {
+    package func redact(_ text: String) -> String {
         guard mentionsSecret(text) else { return text }
         var result = text
         for secret in secrets where result.contains(secret) {
@@ -35,7 +35,7 @@ public struct SecretRedactor: Sendable, Equatable {
     /// True when `text` holds a secret. A byte search over the UTF-8 form (`memchr`, `memcmp`): the check every
     /// string of every catalog page and every report goes through, so it must cost little when, as
     /// nearly always, there is nothing to find.
-    public func mentionsSecret(_ text: String) -> Bool {
+    package func mentionsSecret(_ text: String) -> Bool {
         guard !secrets.isEmpty else { return false }
         var text = text
         return text.withUTF8 { haystack in secrets.contains { Self.occurs($0, in: UnsafeRawBufferPointer(haystack)) } }
@@ -64,15 +64,15 @@ public struct SecretRedactor: Sendable, Equatable {
 
 extension SecretRedactor {
     /// The redactor for a source's API key (none for a source without a key).
-    public init(source: SourceSettings) { self.init(secrets: [source.apiKey?.value].compactMap { $0 }) }
+    package init(source: SourceSettings) { self.init(secrets: [source.apiKey?.value].compactMap { $0 }) }
 
     /// True when there is nothing to redact.
-    public var isEmpty: Bool { secrets.isEmpty }
+    package var isEmpty: Bool { secrets.isEmpty }
 
     /// `value` with every secret replaced in every string and object key, the structure unchanged.
     /// This is how a catalog record that echoes the key is published: the field stays, its text
     /// reads `<redacted>` where the key was, the same on every run.
-    public func redact(_ value: JSONValue) -> JSONValue {
+    package func redact(_ value: JSONValue) -> JSONValue {
         guard !secrets.isEmpty, mentionsSecret(value) else { return value }
         switch value {
         case .string(let text): return .string(redact(text))
@@ -86,7 +86,7 @@ extension SecretRedactor {
     }
 
     /// True when a string or object key anywhere in `value` holds a secret.
-    public func mentionsSecret(_ value: JSONValue) -> Bool {
+    package func mentionsSecret(_ value: JSONValue) -> Bool {
         switch value {
         case .string(let text): mentionsSecret(text)
         case .array(let values): values.contains { mentionsSecret($0) }
@@ -96,8 +96,8 @@ extension SecretRedactor {
     }
 
     /// Why a value could not be redacted: its `Codable` round trip failed, so it is not returned.
-    public struct Unredactable: Error, Sendable, CustomStringConvertible {
-        public let description: String
+    package struct Unredactable: Error, Sendable, CustomStringConvertible {
+        package let description: String
     }
 
     /// `value` with every secret replaced in every string it encodes to (through its `Codable`
@@ -109,7 +109,7 @@ extension SecretRedactor {
     /// them (the usual case, whatever the report's size). That search is exact because the encoder
     /// escapes nothing but `"`, `\` and control characters: a secret holding one of those is looked
     /// for in the decoded strings instead. Non-finite numbers round-trip as strings.
-    public func redacted<Value: Codable>(_ value: Value) throws(Unredactable) -> Value {
+    package func redacted<Value: Codable>(_ value: Value) throws(Unredactable) -> Value {
         guard !secrets.isEmpty else { return value }
         let strings = (positive: "+Infinity", negative: "-Infinity", nan: "NaN")
         let encoder = JSONEncoder()
@@ -137,7 +137,7 @@ extension SecretRedactor {
     /// The report with every secret replaced (``redacted(_:)``); when that fails, a report that
     /// keeps only the exit status, the counts and the times, with a message saying it was
     /// withheld — never the report as it was.
-    public func redact(_ report: BuildReport) -> BuildReport {
+    package func redact(_ report: BuildReport) -> BuildReport {
         do { return try redacted(report) } catch {
             var withheld = BuildReport(generator: redact(report.generator), exitStatus: report.exitStatus,
                                        message: "the report was withheld: it holds a secret and \(error.description)")

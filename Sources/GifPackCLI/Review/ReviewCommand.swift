@@ -4,6 +4,7 @@ import GifPack
 import GifPackClient
 import GifPackHTTP
 import GifPackSystem
+import GifPackIndexReader
 
 struct ReviewCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -3,6 +3,7 @@ import GifPack
 import GifPackClient
 import GifPackHTTP
 import GifPackSystem
+import GifPackIndexReader
 
 /// One side of `gifpack review` (an output folder, an index file or an index URL), read through the
 /// client's own index reader and its verified pack readers.

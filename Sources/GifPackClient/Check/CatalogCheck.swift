@@ -1,4 +1,5 @@
 import GifPackFormat
+import GifPackIndexReader
 
 /// Reads a pack's `catalog.json` through the index and checks that it agrees with the index.
 ///

@@ -1,5 +1,6 @@
 import GifPackFormat
 import GifPackZstd
+import GifPackIndexReader
 
 /// Checks that a pack's last zstd frame is the tar end-of-archive marker: 1024 zero bytes.
 ///

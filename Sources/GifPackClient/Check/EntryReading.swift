@@ -1,4 +1,5 @@
 import GifPackFormat
+import GifPackIndexReader
 
 /// Reads one tar entry from its zstd frame with every check a client needs, streaming the data.
 ///

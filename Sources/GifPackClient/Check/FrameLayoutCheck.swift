@@ -1,4 +1,5 @@
 import GifPackFormat
+import GifPackIndexReader
 
 /// Compares a pack file's actual zstd frames (from `ZstdFrames.frameExtents`) with the index.
 ///

@@ -1,5 +1,6 @@
 import GifPackFormat
 import GifPackGIFCore
+import GifPackIndexReader
 
 /// Walks an image — a GIF with ``GIFWalker`` (pure Swift, the checks giflib makes), a WebP (format
 /// 1.4) with ``WebPWalker`` (its RIFF container, frames and limits) — and compares what it finds

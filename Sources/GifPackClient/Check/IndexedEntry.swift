@@ -1,5 +1,6 @@
 import GifPackFormat
 import GifPackGIFCore
+import GifPackIndexReader
 
 /// Reads an entry where the index says it is and holds it to everything the index says.
 ///

@@ -1,4 +1,5 @@
 import GifPackFormat
+import GifPackIndexReader
 
 extension PackChecks {
     /// The checks that apply to a sparse upgrade's file, which holds only the catalog's frame and

@@ -1,5 +1,6 @@
 import GifPackFormat
 import GifPackGIFCore
+import GifPackIndexReader
 
 /// The one list of checks a pack file must pass, run by both `install` (which stops at the first
 /// problem) and `verify` (which lists them all), so the two cannot drift apart.

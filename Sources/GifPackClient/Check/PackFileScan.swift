@@ -1,6 +1,7 @@
 import Foundation
 import GifPackFormat
 import GifPackSystem
+import GifPackIndexReader
 
 /// Reads a pack file without an index: walks its zstd frames and reads entries frame by frame.
 ///
@@ -17,22 +18,22 @@ import GifPackSystem
 /// let catalog = try scan.catalog()
 /// let gif = try scan.gif(forExercise: "0001")
 /// ```
-public struct PackFileScan: Sendable {
+package struct PackFileScan: Sendable {
     /// One decoded entry.
-    public struct Entry: Sendable {
-        public var header: TarHeader
-        public var data: [UInt8]
-        public var sha256: String
+    package struct Entry: Sendable {
+        package var header: TarHeader
+        package var data: [UInt8]
+        package var sha256: String
     }
 
-    public let path: String
+    package let path: String
     /// Every zstd frame of the file, in order.
-    public let frames: [ZstdFrameExtent]
-    public let limits: PackLimits
+    package let frames: [ZstdFrameExtent]
+    package let limits: PackLimits
     private let reader: PackFrameReader
     private var name: String { PathText.lastComponent(path) }
 
-    public init(path: String, limits: PackLimits = .standard) throws(PackClientError) {
+    package init(path: String, limits: PackLimits = .standard) throws(PackClientError) {
         let name = PathText.lastComponent(path)
         do {
             frames = try ZstdFrames.frameExtents(in: path, maxFrames: Self.maxFrames(limits))
@@ -52,14 +53,14 @@ public struct PackFileScan: Sendable {
     /// `maxCatalogBytes / 64` of them; plus the catalog and end-of-archive frames. A file of tiny
     /// frames beyond that is refused before its frame list outgrows the bound (32 MiB of extents
     /// with the standard limits), instead of growing with the file.
-    public static func maxFrames(_ limits: PackLimits) -> Int {
+    package static func maxFrames(_ limits: PackLimits) -> Int {
         let listed = Int(clamping: max(0, limits.maxCatalogBytes) / 64)
         return listed > Int.max - 2 ? .max : listed + 2
     }
 
     /// Decodes the entry of `frame`, whose size is bounded by the frame's declared content size
     /// and `maxSize`.
-    public func entry(_ frame: ZstdFrameExtent, maxSize: Int64) throws(PackClientError) -> Entry {
+    package func entry(_ frame: ZstdFrameExtent, maxSize: Int64) throws(PackClientError) -> Entry {
         let entry = "frame@\(frame.offset)"
         guard let declared = frame.contentSize, declared >= Int64(TarHeader.blockSize) else {
             throw .rejected(PackRejection(.badFrame, pack: name, entry: entry, detail: "the frame declares no usable content size"))
@@ -77,7 +78,7 @@ public struct PackFileScan: Sendable {
     }
 
     /// The pack's `catalog.json`, the first frame.
-    public func catalog() throws(PackClientError) -> PackCatalog {
+    package func catalog() throws(PackClientError) -> PackCatalog {
         let first = try entry(frames[0], maxSize: limits.maxCatalogBytes)
         guard first.header.name == PackCatalog.path else {
             throw .rejected(PackRejection(.entryMismatch, pack: name, entry: SafePath.printable(first.header.name),
@@ -89,7 +90,7 @@ public struct PackFileScan: Sendable {
     }
 
     /// The GIF of exercise `id`, found through the catalog and checked against its hash.
-    public func gif(forExercise id: String) throws(PackClientError) -> [UInt8] {
+    package func gif(forExercise id: String) throws(PackClientError) -> [UInt8] {
         let catalog = try catalog()
         guard let exercise = catalog.exercises.first(where: { $0.id == id }) else { throw .unknownExercise(id) }
         guard let metadata = exercise.gif else { throw .noGIF(exercise: id) }

@@ -1,6 +1,7 @@
 import Foundation
 import GifPackFormat
 import GifPackSystem
+import GifPackIndexReader
 
 /// Full verification of a published output directory or of a single pack file, collecting every
 /// problem instead of stopping at the first.
@@ -23,10 +24,10 @@ import GifPackSystem
 /// let report = PackVerifier.verifyPack("dist/packs/all-v3-1a2b3c4d.tar.zst")
 /// print(report.isOK, report.gifs)
 /// ```
-public enum PackVerifier {
+package enum PackVerifier {
     /// With `trust`, the index must first pass ``IndexTrust/verify(indexBytes:signature:location:installedSequence:limits:)``
     /// with `index.json.minisig` beside it; a refused index ends the check with ``VerificationReport/indexRefusal``.
-    public static func verifyDirectory(_ directory: String, limits: PackLimits = .standard,
+    package static func verifyDirectory(_ directory: String, limits: PackLimits = .standard,
                                        trust: IndexTrust? = nil) -> VerificationReport {
         var report = VerificationReport()
         let indexPath = "\(directory)/index.json"
@@ -68,7 +69,7 @@ public enum PackVerifier {
         return report
     }
 
-    public static func verifyPack(_ path: String, limits: PackLimits = .standard) -> VerificationReport {
+    package static func verifyPack(_ path: String, limits: PackLimits = .standard) -> VerificationReport {
         var report = VerificationReport()
         let name = PathText.lastComponent(path)
         report.packs = 1

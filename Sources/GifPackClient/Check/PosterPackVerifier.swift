@@ -1,6 +1,7 @@
 import GifPackFormat
 import GifPackGIFCore
 import GifPackSystem
+import GifPackIndexReader
 
 /// Verification of a posters pack (`<pack>-posters`, format 1.2), for ``PackVerifier``.
 ///

@@ -10,17 +10,17 @@ import GifPackFormat
 /// let downloaded = try await downloader.fetch(pack, from: source)
 /// print(downloaded.path, downloaded.bytesTransferred, downloaded.resumedFrom ?? 0)
 /// ```
-public struct DownloadedPack: Sendable, Equatable {
+package struct DownloadedPack: Sendable, Equatable {
     /// The pack as the index describes it.
-    public let pack: PackDescription
+    package let pack: PackDescription
     /// The verified file.
-    public let path: String
+    package let path: String
     /// True when the file is a download the installer may delete after use.
-    public let isCopy: Bool
+    package let isCopy: Bool
     /// Bytes received over the network for this pack (0 for a local index or a finished earlier download).
-    public let bytesTransferred: Int64
+    package let bytesTransferred: Int64
     /// The offset of the first Range request, when an earlier partial download was resumed.
-    public let resumedFrom: Int64?
+    package let resumedFrom: Int64?
     /// nil: the whole file is there, checked as above. A set: a sparse upgrade's file holding only
     /// the catalog's frame and these GIFs' frames at their offsets, each checked on its own
     /// (``RangeFetcher``); every other GIF must come from the previous generation.

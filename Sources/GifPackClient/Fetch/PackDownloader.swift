@@ -1,6 +1,7 @@
 import GifPackFormat
 import GifPackSystem
 import GifPackTransport
+import GifPackIndexReader
 
 /// Fetches pack files named by an index and proves they are the ones the index describes.
 ///
@@ -25,27 +26,27 @@ import GifPackTransport
 /// let index = try await source.load(client: client)
 /// let downloaded = try await downloader.fetch(index.packs[0], from: source)
 /// ```
-public struct PackDownloader: Sendable {
+package struct PackDownloader: Sendable {
     /// Where downloads (and their `.part` files) are kept.
-    public let directory: String
+    package let directory: String
     /// Transfer attempts per ``fetch(_:from:)`` call; each retry resumes where the last one stopped.
-    public var maxAttempts = 3
+    package var maxAttempts = 3
     /// The limits of each request.
-    public var timeouts = HTTPTimeouts()
-    public var limits: PackLimits
+    package var timeouts = HTTPTimeouts()
+    package var limits: PackLimits
     /// Counts the bytes of each download (``GIFLoader/refresh(progress:)``).
     var progress: InstallProgress?
     private let client: (any HTTPTransport)?
 
     /// `client` is used for URLs; without one each URL fetch makes a short-lived ``URLSessionTransport``.
-    public init(directory: String, client: (any HTTPTransport)? = nil, limits: PackLimits = .standard) {
+    package init(directory: String, client: (any HTTPTransport)? = nil, limits: PackLimits = .standard) {
         self.directory = directory
         self.client = client
         self.limits = limits
     }
 
     /// Fetches (or finds) `pack` and verifies it.
-    public func fetch(_ pack: PackDescription, from source: PackIndexSource) async throws(PackClientError) -> DownloadedPack {
+    package func fetch(_ pack: PackDescription, from source: PackIndexSource) async throws(PackClientError) -> DownloadedPack {
         try await fetch(pack, from: source, deferringLocalChecksum: false)
     }
 
@@ -104,7 +105,7 @@ public struct PackDownloader: Sendable {
     }
 
     /// The final path of `pack`'s download.
-    public func downloadPath(for pack: PackDescription) -> String {
+    package func downloadPath(for pack: PackDescription) -> String {
         downloadPath(of: pack)
     }
 

@@ -12,9 +12,9 @@
 ///     print(fetch.pack, fetch.method, fetch.bytesFetched, "of", fetch.wholePackBytes, fetch.fallbackReason ?? "")
 /// }
 /// ```
-public struct PackFetchSummary: Sendable, Equatable {
+package struct PackFetchSummary: Sendable, Equatable {
     /// Which way the pack came.
-    public enum Method: String, Sendable, Equatable {
+    package enum Method: String, Sendable, Equatable {
         /// The catalog's frame and the missing GIFs' frames, by single-range requests.
         case sparse
         /// The whole pack file (downloaded, resumed, or found already downloaded).
@@ -26,22 +26,22 @@ public struct PackFetchSummary: Sendable, Equatable {
         case installed
     }
 
-    public var pack: String
-    public var version: Int
-    public var method: Method
+    package var pack: String
+    package var version: Int
+    package var method: Method
     /// Body bytes received for this pack.
-    public var bytesFetched: Int64
+    package var bytesFetched: Int64
     /// The size of the pack file.
-    public var wholePackBytes: Int64
+    package var wholePackBytes: Int64
     /// Range requests made (sparse only; nil otherwise).
-    public var requests: Int?
+    package var requests: Int?
     /// GIF frames fetched (sparse only; nil otherwise).
-    public var framesFetched: Int?
+    package var framesFetched: Int?
     /// Why a whole download was made although the sparse path was enabled; nil when it was not
     /// considered (a local index, sparse upgrades off) or when it was taken.
-    public var fallbackReason: String?
+    package var fallbackReason: String?
 
-    public init(pack: String, version: Int, method: Method, bytesFetched: Int64, wholePackBytes: Int64,
+    package init(pack: String, version: Int, method: Method, bytesFetched: Int64, wholePackBytes: Int64,
                 requests: Int? = nil, framesFetched: Int? = nil, fallbackReason: String? = nil) {
         self.pack = pack
         self.version = version

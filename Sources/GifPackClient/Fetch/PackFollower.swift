@@ -2,6 +2,7 @@ import Foundation
 import GifPackFormat
 import GifPackTransport
 import GifPackSystem
+import GifPackIndexReader
 
 /// Decodes a pack's GIFs while the pack downloads, on two threads of its own (one on a single
 /// core): the download (receiving, writing, hashing the file) takes less than a core, and the

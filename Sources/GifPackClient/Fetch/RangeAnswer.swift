@@ -1,5 +1,6 @@
 import GifPackFormat
 import GifPackTransport
+import GifPackIndexReader
 
 /// Judges the answer to one single-range request for bytes of a pack file.
 ///

@@ -2,6 +2,7 @@ import GifPackFormat
 import GifPackSystem
 import GifPackTransport
 import Foundation
+import GifPackIndexReader
 
 /// Fetches the ranges of a ``SparseUpgradePlan`` into a sparse file and checks every frame in them.
 ///

@@ -1,5 +1,6 @@
 import GifPackFormat
 import GifPackSystem
+import GifPackIndexReader
 
 /// Keeps `<cache>.d/downloads/` bounded: once an install has accepted an index (before it fetches
 /// anything), every file a download or a sparse upgrade made there that is not for a pack (or

@@ -1,5 +1,6 @@
 import Foundation
 import GifPackSystem
+import GifPackIndexReader
 
 /// The on-disk scheme that makes an install switch atomically.
 ///

@@ -1,5 +1,6 @@
 import Foundation
 import GifPackSystem
+import GifPackIndexReader
 
 /// Makes a freshly written generation durable before it is switched in, so that after a crash the
 /// cache link never points at files whose data did not reach the disk.

@@ -2,6 +2,7 @@ import Foundation
 import GifPackFormat
 import GifPackSystem
 import GifPackTransport
+import GifPackIndexReader
 
 /// The GIFs of a generation, staged on every core: ``GenerationBuilder/stageEntries(_:)``.
 ///

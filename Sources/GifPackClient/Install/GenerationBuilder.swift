@@ -2,6 +2,7 @@ import GifPackFormat
 import Foundation
 import GifPackSystem
 import GifPackTransport
+import GifPackIndexReader
 
 /// Fills a staging directory with one complete generation of the cache.
 ///

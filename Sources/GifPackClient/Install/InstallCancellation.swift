@@ -1,5 +1,6 @@
 import Foundation
 import GifPackSystem
+import GifPackIndexReader
 
 /// The points of ``PackInstaller/install(from:packs:client:)`` where a cancellation is looked at
 /// (and, in tests, where a hook sees the install go by).

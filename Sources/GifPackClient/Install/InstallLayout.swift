@@ -1,3 +1,5 @@
+import GifPackFormat
+
 /// How installed GIFs are named inside the cache directory.
 ///
 /// - ``byID`` (`by-id`, the default): `<cache>/<exerciseId>.gif`, the layout an app's cache lookup
@@ -17,17 +19,17 @@
 /// let installer = PackInstaller(cacheDirectory: dir, layout: .byHash)
 /// InstallLayout(rawValue: "by-id")   // .byID
 /// ```
-public enum InstallLayout: String, Sendable, Codable, CaseIterable {
+package enum InstallLayout: String, Sendable, Codable, CaseIterable {
     case byID = "by-id"
     case byHash = "by-hash"
 
     /// The file name of the id → hash map of the `by-hash` layout.
-    public static let idMapFileName = "index-by-id.json"
+    package static let idMapFileName = "index-by-id.json"
 
     /// The path, relative to the cache, of the still poster at `size` of exercise `id`, whose GIF
     /// has hash `hash` (`--with-posters`): `posters/<size>/<id>.gif` (`by-id`) or
     /// `posters/<size>/<sha256>.gif` (`by-hash`).
-    public func posterRelativePath(size: Int, exercise id: String, sha256 hash: String) -> String {
+    package func posterRelativePath(size: Int, exercise id: String, sha256 hash: String) -> String {
         switch self {
         case .byID: "posters/\(size)/\(id).gif"
         case .byHash: "posters/\(size)/\(hash).gif"
@@ -36,7 +38,7 @@ public enum InstallLayout: String, Sendable, Codable, CaseIterable {
 
     /// The path, relative to the cache, of the file that holds `hash` for the exercise `id`: a GIF's,
     /// or (`format` ``ImageFormat/webp``) a WebP's, `.webp`.
-    public func relativePath(exercise id: String, sha256 hash: String, format: ImageFormat = .gif) -> String {
+    package func relativePath(exercise id: String, sha256 hash: String, format: ImageFormat = .gif) -> String {
         switch self {
         case .byID: "\(id).\(format.fileExtension)"
         case .byHash: "gifs/\(hash).\(format.fileExtension)"

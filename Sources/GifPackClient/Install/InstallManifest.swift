@@ -1,5 +1,6 @@
 import Foundation
 import GifPackFormat
+import GifPackIndexReader
 
 /// The record of what an installed cache holds, `<cache>/gifpack-manifest.json`.
 ///
@@ -14,60 +15,60 @@ import GifPackFormat
 ///     print(manifest.packs.map { "\($0.name) v\($0.version)" })
 /// }
 /// ```
-public struct InstallManifest: Sendable, Equatable, Codable {
-    public static let fileName = "gifpack-manifest.json"
+package struct InstallManifest: Sendable, Equatable, Codable {
+    package static let fileName = "gifpack-manifest.json"
 
     /// The shape of this file: `1.4` when it records image formats (``formats``,
     /// ``imageFormats``), `1.3` when it records renditions (``preferredPixelSize``,
     /// ``placeholderGIFs``, a pack's ``InstalledPack/resolution``), else `1.2`, the manifest an
     /// install wrote before renditions existed (it has not changed otherwise).
-    public var formatVersion: FormatVersion
+    package var formatVersion: FormatVersion
     /// The generation number of the directory holding this manifest.
-    public var generation: Int
-    public var layout: InstallLayout
+    package var generation: Int
+    package var layout: InstallLayout
     /// The installed packs, sorted by name.
-    public var packs: [InstalledPack]
+    package var packs: [InstalledPack]
     /// Exercise id → SHA-256 of its GIF, nil when it has none.
-    public var exercises: [String: String?]
+    package var exercises: [String: String?]
     /// The rollback floor: the highest `sequence` of a signed index verified with trusted keys at
     /// this cache, by this generation's install or an earlier one (`floor(carrying:verified:)`).
     /// Every install carries it forward — one without keys too, which verifies nothing and so never
     /// lowers or erases it; an install with keys refuses an index with a lower sequence. nil: no
     /// install with keys yet.
-    public var indexSequence: Int?
+    package var indexSequence: Int?
     /// The posters packs installed with this generation (`--with-posters`), sorted by name; nil when
     /// it was installed without posters.
-    public var posterPacks: [InstalledPosterPack]?
+    package var posterPacks: [InstalledPosterPack]?
     /// `"<size>/<GIF sha256>"` → SHA-256 of the installed poster file, for every poster the
     /// generation holds (at ``InstallLayout/posterRelativePath(size:exercise:sha256:)``); nil
     /// without posters. The next install keeps a poster file that still hashes to its entry.
-    public var posters: [String: String]?
+    package var posters: [String: String]?
     /// GIF SHA-256 → the catalog record its file was decoded and checked against. The next install
     /// that keeps the file (its SHA-256 confirmed) under an identical record skips decoding it
     /// again: the same bytes passed the same checks. nil in manifests written before it existed.
-    public var checkedGIFs: [String: GIFMetadata]?
+    package var checkedGIFs: [String: GIFMetadata]?
     /// The remote index this generation was installed from (or last confirmed unchanged against):
     /// its validators, for the next install's conditional request (a `304` then costs no body and
     /// changes nothing). nil for a local index, a server without `ETag`/`Last-Modified`, and
     /// manifests written before it existed.
-    public var index: InstalledIndex?
+    package var index: InstalledIndex?
     /// The pixel size the install chose renditions for (``PackInstaller/preferredPixelSize``); nil:
     /// none asked, `packs[]` installed as before renditions. An install asking for another size is
     /// not "unchanged" and makes no conditional index request on this generation's record.
-    public var preferredPixelSize: Int?
+    package var preferredPixelSize: Int?
     /// With renditions: the SHA-256 of an installed GIF of a rendition beyond the first → the SHA-256
     /// of its exercise's first-resolution GIF (its `packs[]` row), the GIF whose BlurHash, average
     /// colour and posters the exercise shows (posters are keyed by it in ``posters``). nil when
     /// every installed GIF is the first resolution's.
-    public var placeholderGIFs: [String: String]?
+    package var placeholderGIFs: [String: String]?
     /// The image formats the install preferred, in order (``PackInstaller/formats``, format 1.4); nil:
     /// GIF only, as before formats. An install asking for other formats is not "unchanged".
-    public var formats: [ImageFormat]?
+    package var formats: [ImageFormat]?
     /// SHA-256 of an installed image that is not a GIF → its format (`webp`), which names its file
     /// (``InstallLayout/relativePath(exercise:sha256:format:)``); nil when every installed image is a GIF.
-    public var imageFormats: [String: ImageFormat]?
+    package var imageFormats: [String: ImageFormat]?
 
-    public init(generation: Int, layout: InstallLayout, packs: [InstalledPack], exercises: [String: String?],
+    package init(generation: Int, layout: InstallLayout, packs: [InstalledPack], exercises: [String: String?],
                 indexSequence: Int? = nil, posterPacks: [InstalledPosterPack]? = nil, posters: [String: String]? = nil,
                 checkedGIFs: [String: GIFMetadata]? = nil, index: InstalledIndex? = nil,
                 preferredPixelSize: Int? = nil, placeholderGIFs: [String: String]? = nil,
@@ -99,17 +100,17 @@ public struct InstallManifest: Sendable, Equatable, Codable {
     }
 
     /// The key of ``posters``: `"<size>/<GIF sha256>"`.
-    public static func posterKey(size: Int, gifSHA256: String) -> String { "\(size)/\(gifSHA256)" }
+    package static func posterKey(size: Int, gifSHA256: String) -> String { "\(size)/\(gifSHA256)" }
 
     /// The GIF whose placeholder and posters stand for the installed GIF `sha256`: its exercise's
     /// first-resolution GIF (``placeholderGIFs``), or itself.
-    public func placeholderGIF(for sha256: String) -> String { placeholderGIFs?[sha256] ?? sha256 }
+    package func placeholderGIF(for sha256: String) -> String { placeholderGIFs?[sha256] ?? sha256 }
 
     /// The format of the installed image `sha256`: ``imageFormats``' (a WebP), else GIF.
-    public func imageFormat(for sha256: String) -> ImageFormat { imageFormats?[sha256] == .webp ? .webp : .gif }
+    package func imageFormat(for sha256: String) -> ImageFormat { imageFormats?[sha256] == .webp ? .webp : .gif }
 
     /// The manifest of the installed cache at `cacheDirectory`, or nil when nothing is installed.
-    public static func read(cacheDirectory: String) throws(PackClientError) -> InstallManifest? {
+    package static func read(cacheDirectory: String) throws(PackClientError) -> InstallManifest? {
         try read(directory: cacheDirectory)
     }
 
@@ -156,19 +157,19 @@ public struct InstallManifest: Sendable, Equatable, Codable {
 }
 
 /// One pack recorded in an ``InstallManifest``.
-public struct InstalledPack: Sendable, Equatable, Codable {
-    public var name: String
-    public var version: Int
+package struct InstalledPack: Sendable, Equatable, Codable {
+    package var name: String
+    package var version: Int
     /// SHA-256 of the pack file that was installed.
-    public var sha256: String
-    public var contentDigest: String
+    package var sha256: String
+    package var contentDigest: String
     /// Exercises the pack gives the cache: every one it lists, or with renditions those whose
     /// chosen rendition it is.
-    public var exercises: Int
+    package var exercises: Int
     /// The resolution of the pack's GIFs (format 1.3 indexes; nil before).
-    public var resolution: Int?
+    package var resolution: Int?
 
-    public init(name: String, version: Int, sha256: String, contentDigest: String, exercises: Int, resolution: Int? = nil) {
+    package init(name: String, version: Int, sha256: String, contentDigest: String, exercises: Int, resolution: Int? = nil) {
         self.resolution = resolution
         self.name = name
         self.version = version
@@ -179,17 +180,17 @@ public struct InstalledPack: Sendable, Equatable, Codable {
 }
 
 /// One posters pack (format 1.2) recorded in an ``InstallManifest``.
-public struct InstalledPosterPack: Sendable, Equatable, Codable {
+package struct InstalledPosterPack: Sendable, Equatable, Codable {
     /// `<pack>-posters`.
-    public var name: String
-    public var version: Int
+    package var name: String
+    package var version: Int
     /// SHA-256 of the posters pack file the posters came from.
-    public var sha256: String
-    public var contentDigest: String
+    package var sha256: String
+    package var contentDigest: String
     /// The poster sizes installed (longest side, px), ascending.
-    public var sizes: [Int]
+    package var sizes: [Int]
 
-    public init(name: String, version: Int, sha256: String, contentDigest: String, sizes: [Int]) {
+    package init(name: String, version: Int, sha256: String, contentDigest: String, sizes: [Int]) {
         self.name = name
         self.version = version
         self.sha256 = sha256
@@ -203,18 +204,18 @@ public struct InstalledPosterPack: Sendable, Equatable, Codable {
 /// ```swift
 /// manifest.index?.validators.etag       // "\"6650a1b2-4f1e\""
 /// ```
-public struct InstalledIndex: Sendable, Equatable, Codable {
+package struct InstalledIndex: Sendable, Equatable, Codable {
     /// The file (`index.json.zst` or `index.json`) and its `ETag`/`Last-Modified`.
-    public var validators: IndexValidators
+    package var validators: IndexValidators
     /// Every pack the index lists, sorted: with them a `304` says which packs "all" means.
-    public var packs: [String]
+    package var packs: [String]
     /// The signed index's `expires` (installs with trusted keys): a `304` after it is refused as expired.
-    public var expires: String?
+    package var expires: String?
     /// The id of the trusted key whose signature verified it (installs with trusted keys): a `304`
     /// counts only while that key is still trusted.
-    public var signedBy: String?
+    package var signedBy: String?
 
-    public init(validators: IndexValidators, packs: [String], expires: String? = nil, signedBy: String? = nil) {
+    package init(validators: IndexValidators, packs: [String], expires: String? = nil, signedBy: String? = nil) {
         self.validators = validators
         self.packs = packs.sorted()
         self.expires = expires

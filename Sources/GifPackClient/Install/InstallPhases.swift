@@ -30,27 +30,27 @@ import GifPackTransport
 /// let report = try await installer.install(from: source)
 /// print("transfer \(report.phases.transfer) s of \(report.phases.total) s")
 /// ```
-public struct InstallPhases: Sendable, Equatable {
-    public var index: Double = 0
-    public var planning: Double = 0
-    public var transfer: Double = 0
-    public var decode: Double = 0
-    public var fileWrites: Double = 0
-    public var sync: Double = 0
-    public var `switch`: Double = 0
+package struct InstallPhases: Sendable, Equatable {
+    package var index: Double = 0
+    package var planning: Double = 0
+    package var transfer: Double = 0
+    package var decode: Double = 0
+    package var fileWrites: Double = 0
+    package var sync: Double = 0
+    package var `switch`: Double = 0
     /// From the call to its return.
-    public var total: Double = 0
+    package var total: Double = 0
 
-    public init() {}
+    package init() {}
 
     /// The phases in the order an install goes through them, with their names.
-    public var named: [(name: String, seconds: Double)] {
+    package var named: [(name: String, seconds: Double)] {
         [("index", index), ("planning", planning), ("transfer", transfer), ("decode", decode),
          ("fileWrites", fileWrites), ("sync", sync), ("switch", `switch`)]
     }
 
     /// ``total`` less every phase: what no phase covers (never below 0).
-    public var other: Double { max(0, total - named.reduce(0) { $0 + $1.seconds }) }
+    package var other: Double { max(0, total - named.reduce(0) { $0 + $1.seconds }) }
 }
 
 /// The clock of one install's phases: ``enter(_:)`` closes the phase under way (its time added to

@@ -1,5 +1,6 @@
 import Foundation
 import GifPackFormat
+import GifPackIndexReader
 
 /// The placeholders of an installed generation: `<generation>/gifpack-placeholders.json`, the
 /// index's ``GIFPlaceholder`` (BlurHash, average colour, size, timing) of every installed GIF, keyed
@@ -12,16 +13,16 @@ import GifPackFormat
 /// ```json
 /// {"gifs": {"3f1c…": {"averageColor": "#a0b1c2", "blurHash": "LEHV6n…", "width": 180, …}}}
 /// ```
-public struct InstalledPlaceholders: Sendable, Equatable, Codable {
-    public static let fileName = "gifpack-placeholders.json"
+package struct InstalledPlaceholders: Sendable, Equatable, Codable {
+    package static let fileName = "gifpack-placeholders.json"
 
     /// GIF SHA-256 → its placeholder.
-    public var gifs: [String: GIFPlaceholder]
+    package var gifs: [String: GIFPlaceholder]
 
-    public init(gifs: [String: GIFPlaceholder]) { self.gifs = gifs }
+    package init(gifs: [String: GIFPlaceholder]) { self.gifs = gifs }
 
     /// The placeholders of the generation at `directory`, or nil when it has no placeholders file.
-    public static func read(directory: String) throws(PackClientError) -> InstalledPlaceholders? {
+    package static func read(directory: String) throws(PackClientError) -> InstalledPlaceholders? {
         let path = "\(directory)/\(fileName)"
         guard FileOps.regularFileSize(path) != nil else { return nil }
         let data = try PackIndexSource.readFile(path, maxBytes: 256 << 20)

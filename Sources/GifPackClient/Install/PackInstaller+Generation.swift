@@ -1,5 +1,6 @@
 import Foundation
 import GifPackFormat
+import GifPackIndexReader
 
 /// The disk part of an install (``PackInstaller/install(from:packs:client:)``), on a dedicated
 /// thread: the packs' checks, the staging of the new generation on every core

@@ -1,6 +1,7 @@
 import GifPackFormat
 import GifPackSystem
 import GifPackTransport
+import GifPackIndexReader
 
 /// Posters across the chosen packs: each poster fetched at most once per install, by the rule
 /// ``PackInstaller/fetchPacks(_:from:downloader:client:previous:cancellation:)`` follows for GIFs.

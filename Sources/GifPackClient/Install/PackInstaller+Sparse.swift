@@ -1,6 +1,7 @@
 import GifPackFormat
 import GifPackSystem
 import GifPackTransport
+import GifPackIndexReader
 
 /// Sparse upgrades: how ``PackInstaller/install(from:packs:client:)`` gets each pack and, with
 /// posters, each posters pack.

@@ -2,6 +2,7 @@ import Foundation
 import GifPackFormat
 import GifPackSystem
 import GifPackTransport
+import GifPackIndexReader
 
 /// Installs packs into an app's cache directory so that finding an exercise's GIF is a file read.
 ///
@@ -72,29 +73,29 @@ import GifPackTransport
 /// let report = try await installer.install(from: PackIndexSource("https://cdn.example.com/gifpack/index.json"))
 /// // <cache>/0001.gif … ; report.gifsWritten, report.removed
 /// ```
-public struct PackInstaller: Sendable {
+package struct PackInstaller: Sendable {
     /// The path apps read GIFs from.
-    public let cacheDirectory: String
-    public var layout: InstallLayout
-    public var limits: PackLimits
+    package let cacheDirectory: String
+    package var layout: InstallLayout
+    package var limits: PackLimits
     /// Keep verified pack downloads after installing them (by default they are deleted).
-    public var keepDownloads = false
+    package var keepDownloads = false
     /// Transfer attempts per pack, each resuming the last (and per range of a sparse upgrade).
-    public var downloadAttempts = 3
+    package var downloadAttempts = 3
     /// Trusted signing keys: when set, ``install(from:packs:client:)`` accepts only an index signed
     /// by one of them, not expired and not older (by `sequence`) than the installed generation's
     /// floor, and records its sequence in the new generation when higher. nil: any index is accepted
     /// (see README); the floor is carried forward unchanged.
-    public var trust: IndexTrust?
+    package var trust: IndexTrust?
     /// Upgrades fetch only the frames the cache lacks, by range, when that costs less than the
     /// whole pack (see ``SparseUpgradeSettings``).
-    public var sparseUpgrades = SparseUpgradeSettings()
+    package var sparseUpgrades = SparseUpgradeSettings()
     /// Also install each chosen pack's still posters (format 1.2), at every size its posters pack
     /// has, as `<cache>/posters/<size>/<id>.gif` (``InstallLayout/posterRelativePath(size:exercise:sha256:)``).
     /// A posters pack is not fetched at all when the installed generation came from the same
     /// posters pack and still holds every poster; on an upgrade only the posters the cache lacks
     /// are fetched, by range, like a pack's GIFs. false: nothing poster-related is fetched.
-    public var withPosters = false
+    package var withPosters = false
     /// The pixels the app shows a GIF at (a view's width in points × the screen's scale,
     /// ``RenditionChoice/pixelSize(points:scale:)``). With an index that has renditions (format 1.3),
     /// each exercise of each chosen pack gets the smallest rendition at least this size, else the
@@ -102,19 +103,19 @@ public struct PackInstaller: Sendable {
     /// placeholders and posters stay the first resolution's. nil, or an index without renditions:
     /// every pack of `packs[]` is installed as before renditions. Recorded in the manifest
     /// (``InstallManifest/preferredPixelSize``): a later install with another size is not "unchanged".
-    public var preferredPixelSize: Int?
+    package var preferredPixelSize: Int?
     /// The image formats the app displays, in order of preference (format 1.4): with `[.webp, .gif]`
     /// and an index that has a WebP rendition of a chosen pack (`formatPacks[]`), that pack's WebPs
     /// are installed instead of its GIFs (`<cache>/<id>.webp`; the GIFs a WebP pack lists stay
     /// `.gif`) and the GIF pack is not fetched; placeholders and posters stay the GIFs'. GIF is
     /// always the last resort. The default, `[.gif]`, installs the GIF packs and never reads a
     /// WebP pack. Recorded in the manifest (``InstallManifest/formats``).
-    public var formats: [ImageFormat] = [.gif]
+    package var formats: [ImageFormat] = [.gif]
     /// The limits of every request (``HTTPTimeouts``): the low-speed window, counted from each
     /// request on, and ``HTTPTimeouts/deadline``, the longest one ``install(from:packs:client:)``
     /// may take over the network, the index, signature, every pack and every retry included
     /// (disk work is not cut short). nil deadline: none.
-    public var timeouts = HTTPTimeouts()
+    package var timeouts = HTTPTimeouts()
     /// Tests: sees every cancellation checkpoint (``InstallStage``) go by.
     var stageHook: (@Sendable (InstallStage) -> Void)?
     /// Counts the install's bytes and GIFs as it goes (``GIFLoader/refresh(progress:)``).
@@ -131,7 +132,7 @@ public struct PackInstaller: Sendable {
     /// ``GIFLoader``: told the index once it is accepted (loaded, and trusted when ``trust`` is set).
     var indexHook: (@Sendable (PackIndex) -> Void)?
 
-    public init(cacheDirectory: String, layout: InstallLayout = .byID, limits: PackLimits = .standard) {
+    package init(cacheDirectory: String, layout: InstallLayout = .byID, limits: PackLimits = .standard) {
         self.cacheDirectory = CacheGenerations(cachePath: cacheDirectory).cachePath
         self.layout = layout
         self.limits = limits
@@ -143,7 +144,7 @@ public struct PackInstaller: Sendable {
     /// Loads the index at `source` and installs the packs named in `names` (nil: every pack).
     /// Throws a ``PackClientError``, or `CancellationError` when the task is cancelled before the
     /// new generation is switched in (the cache then is as it was).
-    public func install(from source: PackIndexSource, packs names: [String]? = nil,
+    package func install(from source: PackIndexSource, packs names: [String]? = nil,
                         client: (any HTTPTransport)? = nil) async throws -> InstallReport {
         let cancellation = InstallCancellation(hook: stageHook)
         let clock = InstallPhaseClock()
@@ -318,7 +319,7 @@ public struct PackInstaller: Sendable {
     }
 
     /// Installs packs already fetched and verified by a ``PackDownloader``.
-    public func install(_ packs: [DownloadedPack]) async throws(PackClientError) -> InstallReport {
+    package func install(_ packs: [DownloadedPack]) async throws(PackClientError) -> InstallReport {
         let generations = CacheGenerations(cachePath: cacheDirectory)
         let clock = InstallPhaseClock()
         let lock = try await Self.lock(generations)

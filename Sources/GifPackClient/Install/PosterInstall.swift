@@ -1,4 +1,5 @@
 import GifPackFormat
+import GifPackIndexReader
 
 /// One chosen pack's posters for an install with posters (``PackInstaller/withPosters``): its
 /// posters pack as the index describes it and, when it had to be fetched, the file.

@@ -2,6 +2,7 @@ import Foundation
 import GifPackFormat
 import GifPackSystem
 import GifPackTransport
+import GifPackIndexReader
 
 /// The index side of ``LazyGIFCache``: the stored index read, verified and made ready for lookups
 /// once per revalidation (``IndexLookup``), revalidated when older than ``LazyGIFCache/indexMaxAge``.

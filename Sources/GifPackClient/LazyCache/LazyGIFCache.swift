@@ -2,6 +2,8 @@ import Foundation
 import GifPackFormat
 import GifPackSystem
 import GifPackTransport
+import GifPackIndexReader
+import GifPackSigning
 
 /// One exercise's GIF on demand: from a bounded disk cache, or fetched alone with one range request.
 ///
@@ -60,31 +62,31 @@ import GifPackTransport
 /// case .noGIF: showPlaceholder()
 /// }
 /// ```
-public final class LazyGIFCache: Sendable {
+package final class LazyGIFCache: Sendable {
     /// Where the index and the GIFs are kept.
-    public let directory: String
+    package let directory: String
     /// The index: an http(s) URL (a local path works too: its packs are read in place, nothing is stored).
-    public let source: PackIndexSource
+    package let source: PackIndexSource
     /// Most bytes of GIFs kept on disk.
-    public let byteLimit: Int64
+    package let byteLimit: Int64
     /// How long a stored index is used before it is revalidated (`If-None-Match`).
-    public let indexMaxAge: TimeSpan
-    public let limits: PackLimits
+    package let indexMaxAge: TimeSpan
+    package let limits: PackLimits
     /// Transfer attempts per request (a dropped range request is made again; one that timed out
     /// is not: a server that stops sending fails the call after one low-speed window).
-    public let attempts: Int
-    public let timeouts: HTTPTimeouts
+    package let attempts: Int
+    package let timeouts: HTTPTimeouts
     /// Trusted keys the index must be signed with (see above); nil: any index is used.
-    public let trust: IndexTrust?
+    package let trust: IndexTrust?
     /// The pixels the app shows a GIF at: with an index that has renditions (format 1.3), an
     /// exercise's GIF is its smallest rendition at least this size, else the largest there is
     /// (``RenditionChoice``), and only that rendition's frame is fetched. nil: the GIF of `packs[]`
     /// (the first resolution), as before renditions.
-    public let preferredPixelSize: Int?
+    package let preferredPixelSize: Int?
     /// The image formats the app displays, in order of preference (format 1.4, `FormatChoice`):
     /// with `[.webp, .gif]`, an exercise whose pack has a WebP rendition gets its WebP (its frame
     /// fetched from the WebP pack, its container walked before it is served). Default `[.gif]`.
-    public let formats: [ImageFormat]
+    package let formats: [ImageFormat]
     private let client: any HTTPTransport
     let store: LazyGIFStore
     /// This source's index slot in the directory (``LazyGIFStore/slotName(url:keys:)``).
@@ -101,7 +103,7 @@ public final class LazyGIFCache: Sendable {
 
     /// `client` is used for every request; without one the cache makes one ``URLSessionTransport``
     /// for its lifetime.
-    public convenience init(directory: String, indexURL: String, byteLimit: Int64 = 64 << 20, indexMaxAge: TimeSpan = .seconds(300),
+    package convenience init(directory: String, indexURL: String, byteLimit: Int64 = 64 << 20, indexMaxAge: TimeSpan = .seconds(300),
                 client: (any HTTPTransport)? = nil, limits: PackLimits = .standard, attempts: Int = 3,
                 timeouts: HTTPTimeouts = HTTPTimeouts(), trust: IndexTrust? = nil, preferredPixelSize: Int? = nil,
                 formats: [ImageFormat] = [.gif]) {
@@ -136,7 +138,7 @@ public final class LazyGIFCache: Sendable {
 
     /// The GIF of exercise `id`, or ``LazyGIF/noGIF``. Throws
     /// ``PackClientError/unknownExercise(_:)`` when no pack lists it.
-    public func gif(forExercise id: String) async throws(PackClientError) -> LazyGIF {
+    package func gif(forExercise id: String) async throws(PackClientError) -> LazyGIF {
         // One deadline for the whole call: the index, its signature and the GIF, retries included.
         try await gif(forExercise: id, call: timeouts.startingCall())
     }
@@ -191,7 +193,7 @@ public final class LazyGIFCache: Sendable {
 
     /// The index, revalidated when the stored copy is older than ``indexMaxAge`` (or always with
     /// `forceRevalidation`).
-    public func index(forceRevalidation: Bool = false) async throws(PackClientError) -> PackIndex {
+    package func index(forceRevalidation: Bool = false) async throws(PackClientError) -> PackIndex {
         try await lookup(forceRevalidation: forceRevalidation, call: timeouts.startingCall()).index
     }
 
@@ -216,7 +218,7 @@ public final class LazyGIFCache: Sendable {
     var indexLoads: Int { loads.withLock { $0 } }
 
     /// Bytes of GIFs stored now; a cache directory that cannot be read throws (never 0).
-    public func storedBytes() async throws(PackClientError) -> Int64 {
+    package func storedBytes() async throws(PackClientError) -> Int64 {
         let store = self.store
         return try await BlockingWork.run("gifpack.lazy-size") { () throws(PackClientError) -> Int64 in try store.storedBytes() }
     }
@@ -319,7 +321,7 @@ public final class LazyGIFCache: Sendable {
 /// ```swift
 /// if case .gif(let bytes, let fromCache) = try await cache.gif(forExercise: "0001") { … }
 /// ```
-public enum LazyGIF: Sendable, Equatable {
+package enum LazyGIF: Sendable, Equatable {
     /// The verified GIF; `fromCache` is false when it was fetched for this call.
     case gif(bytes: [UInt8], fromCache: Bool)
     /// The exercise has no GIF: show a placeholder.

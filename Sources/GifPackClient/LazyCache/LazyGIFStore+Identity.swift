@@ -1,4 +1,5 @@
 import GifPackSystem
+import GifPackIndexReader
 
 /// What ``LazyGIFCache`` asks of the store per lookup (one `stat` of its slot) and what a
 /// ``GIFLoader``'s installer reads of it (the URL's floor, before the cache has its folders).

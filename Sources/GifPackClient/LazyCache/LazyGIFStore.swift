@@ -2,6 +2,7 @@ import Foundation
 import GifPackFormat
 import GifPackSystem
 import GifPackTransport
+import GifPackIndexReader
 
 /// The disk side of ``LazyGIFCache``: a directory several processes share. Every call blocks
 /// (run it on a dedicated thread).

@@ -7,8 +7,8 @@ import FoundationNetworking
 #endif
 
 /// What a failed ``GIFLoader`` call means for the screen that asked: the few answers a cell or a
-/// refresh button acts on, whatever error the call threw (``PackClientError``, ``HTTPError``,
-/// ``IndexRefusal``, `CancellationError`, …). Show `error.localizedDescription` for the detail;
+/// refresh button acts on: a ``GIFLoaderError``'s ``GIFLoaderError/kind``, or what any other error
+/// (``HTTPError``, `URLError`, `CancellationError`, …) means. Show `error.localizedDescription` for the detail;
 /// switch on this to decide what to show and whether to try again.
 ///
 /// ```swift
@@ -21,7 +21,7 @@ import FoundationNetworking
 ///     }
 /// }
 /// ```
-public enum GIFLoadFailure: String, Sendable, Equatable, CaseIterable {
+public enum GIFLoadFailure: Sendable, Equatable, CaseIterable {
     /// The network is down or the server cannot be reached: the connection was refused or reset,
     /// a host name did not resolve, a request timed out or its body broke off. Try again when
     /// the network is back (what was installed or cached still answers).
@@ -48,6 +48,7 @@ public enum GIFLoadFailure: String, Sendable, Equatable, CaseIterable {
     public init(_ error: any Error) {
         switch error {
         case is CancellationError: self = .cancelled
+        case let error as GIFLoaderError: self = error.kind
         case let error as PackClientError: self = Self.kind(of: error)
         case let error as HTTPError: self = Self.kind(of: error)
         case is IndexRefusal, is PackRejection, is MinisignError: self = .notTrusted

@@ -2,6 +2,7 @@ import Foundation
 import GifPackFormat
 import GifPackSystem
 import GifPackTransport
+import GifPackIndexReader
 
 extension GIFLoader {
     /// The daily check and upgrade: the index asked for conditionally on the installed one (a `304`
@@ -10,10 +11,10 @@ extension GIFLoader {
     /// its bytes and GIFs done and total (``RefreshProgress``; ``refreshProgress()`` is the same as
     /// an `AsyncSequence`). Concurrent calls share the one in flight; each caller's `progress` hears
     /// it. A server that stops answering ends the call after ``Configuration/timeouts``' low-speed
-    /// window (30 s by default) with ``PackClientError/transfer(url:_:)`` and a message saying what to
-    /// check. Throws `CancellationError` when cancelled, at any stage: a caller that others still
+    /// window (30 s by default) with a ``GIFLoaderError`` of kind ``GIFLoadFailure/offline`` whose
+    /// message says what to check. Throws `CancellationError` when cancelled, at any stage: a caller that others still
     /// wait with leaves at once; the last one cancels the install and returns once it has stopped
-    /// (promptly: ``PackInstaller`` looks at the cancellation in every transfer, between staged
+    /// (promptly: the install looks at the cancellation in every transfer, between staged
     /// entries and right before the switch), the installed generation as it was. Only a cancellation
     /// that comes after the switch, the install's commit point, returns its report.
     ///
@@ -21,11 +22,11 @@ extension GIFLoader {
     /// let report = try await loader.refresh { step in print(step.stage, step.bytesDone, step.bytesTotal) }
     /// ```
     @discardableResult
-    public func refresh(progress: (@Sendable (RefreshProgress) -> Void)? = nil) async throws -> InstallReport {
+    public func refresh(progress: (@Sendable (RefreshProgress) -> Void)? = nil) async throws -> RefreshReport {
         let observer = state.addObserver(progress)
         defer { state.removeObserver(observer) }
         do {
-            return try await refreshFlights.value(for: .refresh) { try await self.runRefresh() }
+            return RefreshReport(try await refreshFlights.value(for: .refresh) { try await self.runRefresh() })
         } catch {
             throw Self.cancellationOr(error)
         }
@@ -79,7 +80,7 @@ extension GIFLoader {
 
     /// The install, once the cache's install lock is free: another process sharing the folder (an
     /// app's extension) may be installing. Polls the lock (no request is sent before it is taken)
-    /// for at most ``Configuration/installLockWait``, then throws
+    /// for at most `Configuration.installLockWait` (60 s), then throws
     /// ``PackClientError/cacheLocked(path:)``; cancellable while it waits.
     private func installWaitingForTheLock(_ installer: PackInstaller) async throws -> InstallReport {
         let started = TimeSpan.now()
@@ -105,21 +106,26 @@ extension GIFLoader {
 
     /// Exercise `exerciseID`'s placeholder from the installed generation alone — no request, so
     /// offline and after a relaunch: the index's average colour and BlurHash kept with the
-    /// install (``InstalledPlaceholders``), and the poster file when posters are installed. nil
-    /// when the exercise is not installed or has no GIF.
+    /// install, and the poster file when posters are installed. nil when the exercise is not
+    /// installed or has no GIF. Throws a ``GIFLoaderError`` when the installed generation cannot be read.
     public func placeholder(for exerciseID: String) async throws -> LoaderPlaceholder? {
-        guard ExerciseID.isValid(exerciseID), let installed = try await installedSnapshot() else { return nil }
+        guard ExerciseID.isValid(exerciseID), let installed = try await publicSnapshot() else { return nil }
         return Self.placeholder(exerciseID, in: installed, posterSize: configuration.posterSize)
     }
 
     /// The placeholders of every installed exercise that has a GIF, by exercise id.
     public func placeholders() async throws -> [String: LoaderPlaceholder] {
-        guard let installed = try await installedSnapshot() else { return [:] }
+        guard let installed = try await publicSnapshot() else { return [:] }
         var all: [String: LoaderPlaceholder] = [:]
         for id in installed.cache.exerciseIDs {
             all[id] = Self.placeholder(id, in: installed, posterSize: configuration.posterSize)
         }
         return all
+    }
+
+    /// The installed generation as a public call reads it: its errors are ``GIFLoaderError``s.
+    private func publicSnapshot() async throws -> InstalledSnapshot? {
+        do { return try await installedSnapshot() } catch { throw Self.cancellationOr(error) }
     }
 
     static func placeholder(_ id: String, in installed: InstalledSnapshot, posterSize: Int?) -> LoaderPlaceholder? {

@@ -3,6 +3,7 @@ import Foundation
 import GifPackFormat
 import GifPackSystem
 import GifPackTransport
+import GifPackIndexReader
 
 extension GIFLoader {
     /// One request's way down the tiers (run once per key in flight, see ``load(_:visible:call:)``).

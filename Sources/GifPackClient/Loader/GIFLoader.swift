@@ -3,6 +3,7 @@ import Foundation
 import GifPackFormat
 import GifPackSystem
 import GifPackTransport
+import GifPackIndexReader
 
 /// An app's one object for exercise GIFs: memory, the installed packs, a lazy disk cache and the
 /// network, with placeholders, prefetching and the daily refresh.
@@ -11,8 +12,8 @@ import GifPackTransport
 /// and saying which tier served it (``LoadedGIF/tier``):
 /// 1. memory: an LRU of verified GIFs bounded by bytes and count (defaults 100 MB / 50 GIFs, like
 ///    the apps' own `NSCache`), emptied on a memory warning (`UIApplicationDidReceiveMemoryWarningNotification`);
-/// 2. the installed packs (``refresh(progress:)`` installs them with ``PackInstaller``);
-/// 3. the lazy disk cache (``LazyGIFCache``, bounded by bytes, least recently used evicted);
+/// 2. the installed packs (``refresh(progress:)`` installs them);
+/// 3. the lazy disk cache (bounded by bytes, least recently used evicted);
 /// 4. the network: the GIF's one zstd frame by a single range request, checked and stored in the
 ///    lazy cache.
 ///
@@ -27,22 +28,24 @@ import GifPackTransport
 /// Concurrent calls share the one in flight. ``placeholder(for:)`` answers from the installed
 /// generation alone (offline, after a relaunch).
 ///
-/// The cache folder holds `installed` (the packs, a ``PackInstaller`` cache) and `lazy` (the
-/// ``LazyGIFCache``). Put it under Application Support: iOS may purge Caches at any time.
+/// The cache folder holds `installed` (the packs) and `lazy` (the lazy disk cache). Put it under Application Support: iOS may purge Caches at any time.
 ///
 /// ```swift
 /// let loader = try GIFLoader(indexURL: URL(string: "https://cdn.example.com/gifpack/index.json")!,
 ///                            cacheFolder: appSupport.appendingPathComponent("exercise-gifs"),
-///                            trustedKeys: [try MinisignPublicKey(text: bundledKey)])
+///                            trustedKeys: [try TrustedKey(text: bundledKey)])
 /// let cell = try await loader.placeholder(for: "0001")          // colour, BlurHash, poster file
 /// let gif = try await loader.gif(for: "0001")                    // nil: the exercise has no GIF
 /// let nextRows = loader.prefetch(["0002", "0003"]); nextRows.cancel()
 /// _ = try await loader.refresh()                                 // once a day, in the background
 /// ```
 public final class GIFLoader: Sendable {
+    /// What a loader installs and serves, and its bounds: every field has a default that suits a
+    /// phone app; set the ones to change before passing it to ``GIFLoader/init(indexURL:cacheFolder:trustedKeys:transport:configuration:)``.
     public struct Configuration: Sendable {
-        /// The memory tier's limits: total bytes and number of GIFs.
+        /// The memory tier's limit in bytes of GIFs.
         public var memoryCostLimit = 100 << 20
+        /// The memory tier's limit in number of GIFs.
         public var memoryCountLimit = 50
         /// The packs ``GIFLoader/refresh(progress:)`` installs (nil: every pack of the index).
         public var packs: [String]?
@@ -61,7 +64,7 @@ public final class GIFLoader: Sendable {
         /// installs the WebP pack instead of the GIF pack, so the app downloads no GIF it has a WebP
         /// for. GIF is always the last resort; placeholders and posters stay the GIFs'. Default
         /// `[.gif]`: GIFs only, as before. ImageIO (`CGImageSource`) displays both.
-        public var formats: [ImageFormat] = [.gif]
+        public var formats: [GIFLoader.Format] = [.gif]
         /// The poster size placeholders point at (nil: the generation's smallest).
         public var posterSize: Int?
         /// Most bytes of GIFs the lazy disk cache keeps.
@@ -75,18 +78,23 @@ public final class GIFLoader: Sendable {
         public var timeouts = HTTPTimeouts()
         /// How long ``GIFLoader/refresh(progress:)`` waits for another process's install on the same
         /// folder (an app and its extensions sharing an app group) before it throws
-        /// ``PackClientError/cacheLocked(path:)``.
-        public var installLockWait = TimeSpan.seconds(60)
-        public var limits = PackLimits.standard
-        /// Tests: sees the refresh's install go by its cancellation checkpoints (``PackInstaller``).
+        /// a ``GIFLoaderError`` saying another install is running on the folder.
+        package var installLockWait = TimeSpan.seconds(60)
+        /// The bounds every index, pack and GIF read is checked against.
+        package var limits = PackLimits.standard
+        /// Tests: sees the refresh's install go by its cancellation checkpoints (`PackInstaller`).
         var installStageHook: (@Sendable (InstallStage) -> Void)?
 
+        /// The defaults.
         public init() {}
     }
 
-    public let indexURL: URL
-    public let cacheFolder: URL
-    public let configuration: Configuration
+    /// Where the index is read: an http(s) URL, or a file URL for a local index.
+    package let indexURL: URL
+    /// The folder the loader keeps its packs and caches in (absolute, standardized).
+    package let cacheFolder: URL
+    /// The configuration the loader was made with.
+    package let configuration: Configuration
     let installer: PackInstaller
     let lazy: LazyGIFCache
     let lazyStore: LazyGIFStore
@@ -113,8 +121,9 @@ public final class GIFLoader: Sendable {
 
     /// `indexURL`: http(s) (or a file URL for a local index); `cacheFolder`: an absolute file URL
     /// (created when missing); `trustedKeys`: when not empty, every index must be signed by one of
-    /// them (``IndexTrust``); `transport`: ``URLSessionTransport`` by default.
-    public init(indexURL: URL, cacheFolder: URL, trustedKeys: [MinisignPublicKey] = [],
+    /// them (``TrustedKey``); `transport`: ``URLSessionTransport`` by default. Throws a
+    /// ``GIFLoaderError`` naming the argument that is wrong.
+    public init(indexURL: URL, cacheFolder: URL, trustedKeys: [TrustedKey] = [],
                 transport: (any HTTPTransport)? = nil, configuration: Configuration = Configuration()) throws(GIFLoaderError) {
         let folder = try Self.checkedFolder(cacheFolder)
         let scheme = indexURL.scheme?.lowercased() ?? ""
@@ -128,12 +137,12 @@ public final class GIFLoader: Sendable {
         self.configuration = configuration
         let http = transport ?? URLSessionTransport(maxConnections: max(2, configuration.maxConcurrentFetches))
         self.transport = http
-        let trust = trustedKeys.isEmpty ? nil : IndexTrust(keys: trustedKeys)
+        let trust = trustedKeys.isEmpty ? nil : IndexTrust(keys: trustedKeys.map(\.minisign))
         var installer = PackInstaller(cacheDirectory: "\(folder)/installed", limits: configuration.limits)
         installer.trust = trust
         installer.withPosters = configuration.withPosters
         installer.preferredPixelSize = configuration.preferredPixelSize
-        installer.formats = configuration.formats
+        installer.formats = configuration.formats.map(\.imageFormat)
         installer.stageHook = configuration.installStageHook
         installer.timeouts = configuration.timeouts
         // One rollback floor per index URL for the whole loader: each tier also reads the other's (LoaderFloors.swift).
@@ -142,7 +151,7 @@ public final class GIFLoader: Sendable {
         self.installer = installer
         lazy = LazyGIFCache(directory: "\(folder)/lazy", indexURL: source.description, byteLimit: configuration.lazyCacheByteLimit,
                             indexMaxAge: .seconds(300), client: http, limits: configuration.limits, attempts: 3, timeouts: configuration.timeouts,
-                            trust: trust, preferredPixelSize: configuration.preferredPixelSize, formats: configuration.formats,
+                            trust: trust, preferredPixelSize: configuration.preferredPixelSize, formats: configuration.formats.map(\.imageFormat),
                             floorSource: trust == nil ? nil : floors.installedFloor)
         lazyStore = LazyGIFStore(directory: "\(folder)/lazy")
         memory = MemoryTier(costLimit: configuration.memoryCostLimit, countLimit: configuration.memoryCountLimit)
@@ -160,10 +169,10 @@ public final class GIFLoader: Sendable {
     // MARK: GIFs
 
     /// Exercise `exerciseID`'s GIF, or nil when the index lists it without one (show its
-    /// placeholder). Throws ``PackClientError/unknownExercise(_:)`` when no pack lists it,
-    /// `CancellationError` when cancelled, else the ``PackClientError`` of the tier that failed.
+    /// placeholder). Throws `CancellationError` when cancelled, else a ``GIFLoaderError`` (of kind
+    /// ``GIFLoadFailure/other`` when no pack lists the exercise).
     public func gif(for exerciseID: String) async throws -> LoadedGIF? {
-        guard ExerciseID.isValid(exerciseID) else { throw PackClientError.unknownExercise(exerciseID) }
+        guard ExerciseID.isValid(exerciseID) else { throw GIFLoaderError(wrapping: PackClientError.unknownExercise(exerciseID)) }
         return try await load(.exercise(exerciseID), visible: true, call: configuration.timeouts.startingCall())
     }
 
@@ -178,7 +187,7 @@ public final class GIFLoader: Sendable {
     /// Loads these exercises' GIFs into the memory and disk tiers, after every visible request.
     /// Cancel the handle when the rows scroll away: no request starts after ``PrefetchHandle/cancel()``,
     /// the ones in transfer stop (unless a visible request shares them), and
-    /// ``PrefetchHandle/finished()`` returns once they have stopped. However long the list, a few
+    /// the handle knows when they have stopped. However long the list, a few
     /// workers (8, or twice ``Configuration/maxConcurrentFetches`` when more) take its ids in order,
     /// at low priority.
     @discardableResult
@@ -209,7 +218,7 @@ public final class GIFLoader: Sendable {
     public func emptyMemory() { memory.removeAll() }
 
     /// Returns once no work is in flight, cancelled work included: the caches are at rest.
-    public func settle() async {
+    package func settle() async {
         await gifFlights.settle()
         await fetchFlights.settle()
         await refreshFlights.settle()
@@ -246,11 +255,14 @@ public final class GIFLoader: Sendable {
         }
     }
 
-    /// `CancellationError` when the task is cancelled (a transfer that ended because of it included).
+    /// What a public call throws: `CancellationError` when the task is cancelled (a transfer that
+    /// ended because of it included), else the ``GIFLoaderError`` of `error`.
     static func cancellationOr(_ error: any Error) -> any Error {
         if Task.isCancelled || error is CancellationError { return CancellationError() }
-        if case PackClientError.transfer(_, .cancelled)? = error as? PackClientError { return CancellationError() }
-        return error
+        let inner = (error as? GIFLoaderError)?.underlying ?? error
+        if inner is CancellationError { return CancellationError() }
+        if case PackClientError.transfer(_, .cancelled)? = inner as? PackClientError { return CancellationError() }
+        return GIFLoaderError(wrapping: error)
     }
 }
 

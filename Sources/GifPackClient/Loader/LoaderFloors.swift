@@ -1,5 +1,6 @@
 import Foundation
 import GifPackFormat
+import GifPackIndexReader
 
 /// One rollback floor per index URL for a ``GIFLoader``, whichever tier verified the index: the
 /// installer (its generation's ``InstallManifest/indexSequence``) and the lazy cache (its slots'

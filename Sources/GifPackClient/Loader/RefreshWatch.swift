@@ -1,6 +1,7 @@
 import Foundation
 import GifPackFormat
 import GifPackSystem
+import GifPackIndexReader
 
 /// What the refresh in flight brings, for GIFs asked for meanwhile: its index
 /// once accepted, so a lookup does not fetch the index again, and each GIF of a whole pack download
@@ -152,11 +153,11 @@ extension GIFLoader {
         let hash: String?
         switch key {
         case .exercise(let id):
-            hash = FormatChoice.pack(forExercise: id, in: index, pixels: configuration.preferredPixelSize, formats: configuration.formats)?.gif
+            hash = FormatChoice.pack(forExercise: id, in: index, pixels: configuration.preferredPixelSize, formats: configuration.formats.map(\.imageFormat))?.gif
         case .hash(let sha256):
             hash = sha256
         }
-        guard let hash, Self.refreshInstalls(hash, of: index, packs: configuration.packs, formats: configuration.formats) else { return nil }
+        guard let hash, Self.refreshInstalls(hash, of: index, packs: configuration.packs, formats: configuration.formats.map(\.imageFormat)) else { return nil }
         state.remember(key, hash: hash)
         if let entry = memory.gif(hash) {
             return LoadedGIF(sha256: hash, data: entry.data, fileURL: isCurrentFile(entry.fileURL) ? entry.fileURL : nil, tier: .memory)

@@ -1,4 +1,5 @@
 import GifPackFormat
+import GifPackIndexReader
 
 /// The verified content of the packs chosen for one install: which GIF each exercise gets and
 /// where in which pack file each GIF is.

@@ -6,8 +6,8 @@ import GifPackFormat
 /// `renditionPacks[]` (`all.360`, …) at the others. For a wanted pixel size `p` — a view's width in
 /// points times the screen's scale — an exercise gets the smallest rendition whose resolution is at
 /// least `p`, else the largest there is; a rendition whose row has no GIF (the API served a smaller
-/// size) does not count. ``PackInstaller/preferredPixelSize``, ``LazyGIFCache`` and
-/// ``GIFLoader/Configuration/preferredPixelSize`` choose this way; an index without renditions
+/// size) does not count. ``GIFLoader/Configuration/preferredPixelSize`` chooses this way, in every
+/// tier; an index without renditions
 /// (1.0–1.2) has one rendition, so every size gets it.
 ///
 /// ```swift
@@ -24,7 +24,7 @@ public enum RenditionChoice {
     }
 
     /// The smallest of `resolutions` at least `pixels`, else the largest; nil when there is none.
-    public static func resolution(for pixels: Int, among resolutions: [Int]) -> Int? {
+    package static func resolution(for pixels: Int, among resolutions: [Int]) -> Int? {
         resolutions.filter { $0 >= pixels }.min() ?? resolutions.max()
     }
 
@@ -45,7 +45,7 @@ public enum RenditionChoice {
     /// The pack of `index` that gives exercise `id` its GIF for `pixels` (nil: no preference, the
     /// first of `packs[]` listing it, as before renditions) and the GIF's hash (nil: the exercise has
     /// none; show its placeholder). nil when no pack lists the exercise.
-    public static func pack(forExercise id: String, in index: PackIndex,
+    package static func pack(forExercise id: String, in index: PackIndex,
                      pixels: Int?) -> (pack: PackDescription, gif: String?)? {
         let first = index.packs.first { $0.exercises.contains { $0.id == id } }
         guard let pixels, let renditions = index.renditionPacks, !renditions.isEmpty else {

@@ -16,18 +16,18 @@ import GifPackFormat
 /// installer.sparseUpgrades.coalesceGap = 64 * 1024   // fewer, larger requests on a high-latency link
 /// installer.sparseUpgrades.isEnabled = false         // always download whole packs
 /// ```
-public struct SparseUpgradeSettings: Sendable, Equatable {
+package struct SparseUpgradeSettings: Sendable, Equatable {
     /// False: always download whole packs.
-    public var isEnabled = true
+    package var isEnabled = true
     /// Two frames whose gap is smaller than this many bytes are fetched with one range request.
-    public var coalesceGap: Int64 = 8 * 1024
+    package var coalesceGap: Int64 = 8 * 1024
     /// Range requests running at once (at least 1).
-    public var maxRequestsInFlight = 3
+    package var maxRequestsInFlight = 3
     /// What one request is reckoned to cost in bytes (headers both ways) when a plan is weighed
     /// against the whole pack.
-    public var requestOverheadBytes: Int64 = 1024
+    package var requestOverheadBytes: Int64 = 1024
 
-    public init() {}
+    package init() {}
 }
 
 /// The byte ranges of one pack that an upgrade fetches, from ``SparseUpgradePlanner``.
@@ -36,42 +36,42 @@ public struct SparseUpgradeSettings: Sendable, Equatable {
 /// let plan = SparseUpgradePlanner.plan(pack: pack, available: hashesInCache, settings: .init())
 /// plan.ranges.count, plan.bytes, plan.wholePackBytes, plan.isCheaperThanWholePack
 /// ```
-public struct SparseUpgradePlan: Sendable, Equatable {
+package struct SparseUpgradePlan: Sendable, Equatable {
     /// One range request: the bytes `first...last` of the pack and the frames they hold.
-    public struct Range: Sendable, Equatable {
-        public var first: Int64
-        public var last: Int64
+    package struct Range: Sendable, Equatable {
+        package var first: Int64
+        package var last: Int64
         /// The entries whose frames lie in the range, in offset order.
-        public var entries: [EntryLocation]
+        package var entries: [EntryLocation]
 
-        public var length: Int64 { last - first + 1 }
-        public var bytes: ClosedRange<Int64> { first...last }
+        package var length: Int64 { last - first + 1 }
+        package var bytes: ClosedRange<Int64> { first...last }
     }
 
     /// The pack's name (a posters pack's: `<pack>-posters`).
-    public let pack: String
+    package let pack: String
     /// The ranges to request, in offset order; the first holds the catalog frame.
-    public let ranges: [Range]
+    package let ranges: [Range]
     /// SHA-256 of the GIFs whose frames are fetched, sorted (empty in a posters pack's plan).
-    public let fetchedGIFs: [String]
+    package let fetchedGIFs: [String]
     /// GIFs of the pack the cache already holds (0 in a posters pack's plan).
-    public let reusedGIFs: Int
+    package let reusedGIFs: Int
     /// Tar paths of the frames fetched besides the catalog's, sorted: `gifs/<sha256>.gif`, or a
     /// posters pack's `posters/<size>/<sha256>.gif`.
-    public let fetchedPaths: [String]
+    package let fetchedPaths: [String]
     /// Frames of the file (besides the catalog's) the cache already holds: GIFs, or posters.
-    public let reusedFrames: Int
+    package let reusedFrames: Int
     /// Bytes of the frames that are needed (catalog and missing GIFs or posters), without coalescing gaps.
-    public let frameBytes: Int64
+    package let frameBytes: Int64
     /// The size of the pack file: what a whole download costs.
-    public let wholePackBytes: Int64
+    package let wholePackBytes: Int64
     /// Bytes the ranges cover (frames plus the gaps coalescing brought in).
-    public var bytes: Int64 { ranges.reduce(0) { $0 + $1.length } }
+    package var bytes: Int64 { ranges.reduce(0) { $0 + $1.length } }
     /// ``bytes`` plus the overhead of each request.
-    public let estimatedCost: Int64
+    package let estimatedCost: Int64
 
     /// True when fetching the ranges costs less than downloading the whole pack.
-    public var isCheaperThanWholePack: Bool { estimatedCost < wholePackBytes }
+    package var isCheaperThanWholePack: Bool { estimatedCost < wholePackBytes }
 }
 
 /// Works out which frames of a new pack an upgrade must fetch and how to group them into range
@@ -88,8 +88,8 @@ public struct SparseUpgradePlan: Sendable, Equatable {
 /// for range in plan.ranges { print("bytes=\(range.first)-\(range.last)") }
 /// let posterPlan = SparseUpgradePlanner.plan(posters: newPack.posters!, available: ["posters/80/ab12….gif"], settings: .init())
 /// ```
-public enum SparseUpgradePlanner {
-    public static func plan(pack: PackDescription, available: Set<String>,
+package enum SparseUpgradePlanner {
+    package static func plan(pack: PackDescription, available: Set<String>,
                             settings: SparseUpgradeSettings) -> SparseUpgradePlan {
         let missing = pack.gifs.filter { !available.contains($0.sha256) }
         return plan(file: pack.name, bytes: pack.bytes, catalog: pack.catalog, missing: missing.map(\.location),
@@ -99,7 +99,7 @@ public enum SparseUpgradePlanner {
 
     /// A posters pack's plan: `available` holds the paths (`posters/<size>/<sha256>.gif`) of the
     /// posters the cache holds.
-    public static func plan(posters: PosterPackDescription, available: Set<String>,
+    package static func plan(posters: PosterPackDescription, available: Set<String>,
                             settings: SparseUpgradeSettings) -> SparseUpgradePlan {
         let missing = posters.posters.filter { !available.contains($0.path) }
         return plan(file: posters.name, bytes: posters.bytes, catalog: posters.catalog, missing: missing,

@@ -13,23 +13,23 @@ import GifPackFormat
 /// }
 /// ```
 @dynamicMemberLookup
-public struct ExercisePlaceholder: Sendable, Equatable {
-    public var exerciseID: String
+package struct ExercisePlaceholder: Sendable, Equatable {
+    package var exerciseID: String
     /// The pack that lists the exercise (the first one, by name, when several do).
-    public var pack: String
+    package var pack: String
     /// SHA-256 of the exercise's GIF: the key of its posters (`posters/<size>/<sha256>.gif`).
-    public var gifSHA256: String
+    package var gifSHA256: String
     /// The GIF's entry in the index: BlurHash, average colour, size and timing, read through this
     /// value as `placeholder.blurHash`, `placeholder.width`, `placeholder.loopCount`, …
-    public var gif: GIFPlaceholder
+    package var gif: GIFPlaceholder
 
-    public subscript<Value>(dynamicMember keyPath: KeyPath<GIFPlaceholder, Value>) -> Value { gif[keyPath: keyPath] }
+    package subscript<Value>(dynamicMember keyPath: KeyPath<GIFPlaceholder, Value>) -> Value { gif[keyPath: keyPath] }
 }
 
 extension PackIndex {
     /// The placeholder of exercise `id` from the index alone, or nil when no pack lists the
     /// exercise with a GIF or the index predates format 1.2.
-    public func placeholder(forExercise id: String) -> ExercisePlaceholder? {
+    package func placeholder(forExercise id: String) -> ExercisePlaceholder? {
         for pack in packs {
             guard let entry = pack.gifEntry(forExercise: id), let value = entry.placeholder else { continue }
             return ExercisePlaceholder(exerciseID: id, pack: pack.name, gifSHA256: entry.sha256, gif: value)

@@ -1,5 +1,6 @@
 import Foundation
 import GifPackFormat
+import GifPackIndexReader
 
 /// Read access to an installed cache, pinned to one generation.
 ///
@@ -16,14 +17,14 @@ import GifPackFormat
 ///     imageView.image = placeholder   // unknown exercise, or listed without a GIF
 /// }
 /// ```
-public struct InstalledCache: Sendable {
+package struct InstalledCache: Sendable {
     /// The resolved generation directory all paths point into.
-    public let generationDirectory: String
-    public let manifest: InstallManifest
+    package let generationDirectory: String
+    package let manifest: InstallManifest
 
     /// Opens the cache installed at `directory`; throws ``PackClientError/unreadable(location:detail:)``
     /// when nothing is installed there.
-    public init(directory: String) throws(PackClientError) {
+    package init(directory: String) throws(PackClientError) {
         let resolved = URL(fileURLWithPath: directory).resolvingSymlinksInPath().path
         guard let manifest = try InstallManifest.read(directory: resolved) else {
             throw .unreadable(location: directory, detail: "no \(InstallManifest.fileName): nothing is installed there")
@@ -34,14 +35,14 @@ public struct InstalledCache: Sendable {
 
     /// The image file of exercise `id` (its GIF, or with an install that prefers WebP, format 1.4,
     /// its `.webp` where the index has one), or nil when the exercise is unknown or has no GIF.
-    public func gifPath(forExercise id: String) -> String? {
+    package func gifPath(forExercise id: String) -> String? {
         guard ExerciseID.isValid(id), let entry = manifest.exercises[id], let hash = entry else { return nil }
         return "\(generationDirectory)/\(manifest.layout.relativePath(exercise: id, sha256: hash, format: manifest.imageFormat(for: hash)))"
     }
 
     /// The SHA-256 of exercise `id`'s GIF: a stable key for image caches (it changes exactly when
     /// the GIF does), or nil when the exercise is unknown or has no GIF.
-    public func gifSHA256(forExercise id: String) -> String? {
+    package func gifSHA256(forExercise id: String) -> String? {
         guard let entry = manifest.exercises[id] else { return nil }
         return entry
     }
@@ -52,7 +53,7 @@ public struct InstalledCache: Sendable {
     /// ```swift
     /// let still = cache.posterPath(forExercise: "0001", size: 80)   // <cache>/posters/80/0001.gif
     /// ```
-    public func posterPath(forExercise id: String, size: Int) -> String? {
+    package func posterPath(forExercise id: String, size: Int) -> String? {
         guard ExerciseID.isValid(id), let entry = manifest.exercises[id], let hash = entry,
               manifest.posters?[InstallManifest.posterKey(size: size, gifSHA256: manifest.placeholderGIF(for: hash))] != nil
         else { return nil }
@@ -60,10 +61,10 @@ public struct InstalledCache: Sendable {
     }
 
     /// The poster sizes this generation holds, ascending (empty: installed without posters).
-    public var posterSizes: [Int] {
+    package var posterSizes: [Int] {
         Array(Set((manifest.posterPacks ?? []).flatMap(\.sizes))).sorted()
     }
 
     /// Every installed exercise id, sorted.
-    public var exerciseIDs: [String] { manifest.exercises.keys.sorted() }
+    package var exerciseIDs: [String] { manifest.exercises.keys.sorted() }
 }

@@ -1,4 +1,5 @@
 import GifPackFormat
+import GifPackIndexReader
 
 /// Random access to single GIFs inside a pack file, using the index's frame offsets.
 ///
@@ -19,15 +20,15 @@ import GifPackFormat
 /// let reader = try PackEntryReader(path: "dist/" + pack.file, pack: pack)
 /// let gif: [UInt8] = try reader.gif(forExercise: "0001")
 /// ```
-public struct PackEntryReader: Sendable {
+package struct PackEntryReader: Sendable {
     /// The pack as the index describes it.
-    public let pack: PackDescription
+    package let pack: PackDescription
     private let reader: PackFrameReader
     private let name: String
 
     /// Opens the pack file at `path`; throws if `pack` fails the index checks or the file's size
     /// is not `pack.bytes`.
-    public init(path: String, pack: PackDescription, limits: PackLimits = .standard) throws(PackClientError) {
+    package init(path: String, pack: PackDescription, limits: PackLimits = .standard) throws(PackClientError) {
         if let problem = PackDescriptionCheck.problems(in: pack, limits: limits).first { throw .rejected(problem) }
         let reader = try EntryReading.openPackFile(path, pack: pack.name, expectedBytes: pack.bytes)
         self.pack = pack
@@ -37,14 +38,14 @@ public struct PackEntryReader: Sendable {
 
     /// The GIF of exercise `id`, verified. Throws ``PackClientError/unknownExercise(_:)`` when the
     /// pack does not list it and ``PackClientError/noGIF(exercise:)`` when it has no GIF.
-    public func gif(forExercise id: String) throws(PackClientError) -> [UInt8] {
+    package func gif(forExercise id: String) throws(PackClientError) -> [UInt8] {
         guard let exercise = pack.exercises.first(where: { $0.id == id }) else { throw .unknownExercise(id) }
         guard let hash = exercise.gif else { throw .noGIF(exercise: id) }
         return try gif(sha256: hash)
     }
 
     /// The GIF whose SHA-256 is `hash`, verified.
-    public func gif(sha256 hash: String) throws(PackClientError) -> [UInt8] {
+    package func gif(sha256 hash: String) throws(PackClientError) -> [UInt8] {
         guard let entry = pack.gifs.first(where: { $0.sha256 == hash }) else {
             throw .rejected(PackRejection(.missingEntry, pack: name, entry: GIFEntry.path(forSHA256: hash),
                                           detail: "the pack lists no GIF with this hash"))
@@ -54,7 +55,7 @@ public struct PackEntryReader: Sendable {
 
     /// The pack's `catalog.json` (exercise names, API records, GIF metadata), verified against the
     /// index's content digest and exercise list.
-    public func catalog() throws(PackClientError) -> PackCatalog {
+    package func catalog() throws(PackClientError) -> PackCatalog {
         try CatalogCheck.read(pack: pack, reader: reader)
     }
 
@@ -65,7 +66,7 @@ public struct PackEntryReader: Sendable {
     /// catalog that verified. The list itself is not compared with the index's here: a caller that
     /// needs that compares each exercise with `pack.exercises` as it comes. An error `body` throws
     /// stops the decoding and is rethrown.
-    public func streamCatalog(_ body: (PackExercise) throws -> Void) throws {
+    package func streamCatalog(_ body: (PackExercise) throws -> Void) throws {
         let name = SafePath.printable(pack.name)
         func rejection(_ failure: PackCatalogStream.Failure) -> PackClientError {
             .rejected(PackRejection(.catalogMismatch, pack: name, entry: PackCatalog.path, detail: failure.description))

@@ -1,4 +1,5 @@
 import GifPackFormat
+import GifPackIndexReader
 
 /// Reads posters from a local posters pack (`<pack>-posters`, format 1.2) through its index
 /// description: the catalog is read once, when the reader is made, and checked against the content
@@ -9,14 +10,14 @@ import GifPackFormat
 /// let reader = try PosterPackReader(path: "dist/packs/all-posters-v1-1a2b3c4d.tar.zst", posters: pack.posters!)
 /// let gif = try reader.poster(size: 80, gifSHA256: hash)
 /// ```
-public struct PosterPackReader: Sendable {
-    public let posters: PosterPackDescription
+package struct PosterPackReader: Sendable {
+    package let posters: PosterPackDescription
     private let reader: PackFrameReader
     private let listed: PosterPackCatalog
     private let byPath: [String: PosterPackCatalog.Poster]
     private let locations: [String: EntryLocation]
 
-    public init(path: String, posters: PosterPackDescription) throws(PackClientError) {
+    package init(path: String, posters: PosterPackDescription) throws(PackClientError) {
         let reader = try EntryReading.openPackFile(path, pack: posters.name, expectedBytes: posters.bytes)
         let bytes = try IndexedEntry.readAll(posters.catalog, sha256: posters.contentDigest, image: nil,
                                              pack: posters.name, reader: reader)
@@ -33,10 +34,10 @@ public struct PosterPackReader: Sendable {
     }
 
     /// The posters pack's catalog (checked against its content digest).
-    public func catalog() -> PosterPackCatalog { listed }
+    package func catalog() -> PosterPackCatalog { listed }
 
     /// The poster of the GIF with hash `gifSHA256` at longest side `size`.
-    public func poster(size: Int, gifSHA256: String) throws(PackClientError) -> [UInt8] {
+    package func poster(size: Int, gifSHA256: String) throws(PackClientError) -> [UInt8] {
         let path = PosterPackDescription.path(size: size, sha256: gifSHA256)
         guard let location = locations[path], let entry = byPath[path] else {
             throw .rejected(PackRejection(.missingEntry, pack: posters.name, entry: SafePath.printable(path),

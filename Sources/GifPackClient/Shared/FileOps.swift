@@ -1,5 +1,6 @@
 import Foundation
 import GifPackSystem
+import GifPackIndexReader
 
 /// The client's view of the package's one set of file helpers (``FileSystem``, ``NewFile`` in
 /// GifPackSystem): the same operations, failing with ``PackClientError/fileSystem(path:operation:errno:)``.

@@ -4,23 +4,23 @@
 /// ```swift
 /// let poster = AreaDownscaler.downscale(still, longestSide: 80) // 180x120 -> 80x53
 /// ```
-public enum AreaDownscaler {
+package enum AreaDownscaler {
     /// Target size for `longestSide`: the longer side becomes `min(longestSide, its length)`, the
     /// other keeps the aspect ratio (rounded, at least 1).
-    public static func size(width: Int, height: Int, longestSide: Int) -> (width: Int, height: Int) {
+    package static func size(width: Int, height: Int, longestSide: Int) -> (width: Int, height: Int) {
         let longest = max(width, height)
         guard longest > longestSide else { return (width, height) }
         func scaled(_ side: Int) -> Int { max(1, (side * longestSide * 2 + longest) / (2 * longest)) }
         return width >= height ? (longestSide, scaled(height)) : (scaled(width), longestSide)
     }
 
-    public static func downscale(_ image: RGBImage, longestSide: Int) -> RGBImage {
+    package static func downscale(_ image: RGBImage, longestSide: Int) -> RGBImage {
         let target = size(width: image.width, height: image.height, longestSide: longestSide)
         return downscale(image, width: target.width, height: target.height)
     }
 
     /// Area-filters `image` to exactly `width` x `height` (each at most the source's).
-    public static func downscale(_ image: RGBImage, width: Int, height: Int) -> RGBImage {
+    package static func downscale(_ image: RGBImage, width: Int, height: Int) -> RGBImage {
         if width == image.width, height == image.height { return image }
         let columns = weights(source: image.width, target: width)
         let rows = weights(source: image.height, target: height)

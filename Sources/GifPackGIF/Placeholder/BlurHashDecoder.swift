@@ -11,11 +11,11 @@ import Glibc
 /// ```swift
 /// let image = try BlurHashDecoder.decode("LEHV6nWB2yk8pyo0adR*.7kCMdnj", width: 32, height: 24)
 /// ```
-public enum BlurHashDecoder {
-    public enum DecodeError: Error, Equatable, CustomStringConvertible {
+package enum BlurHashDecoder {
+    package enum DecodeError: Error, Equatable, CustomStringConvertible {
         case malformed(String)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .malformed(let reason): "not a BlurHash: \(reason)"
             }
@@ -23,9 +23,9 @@ public enum BlurHashDecoder {
     }
 
     /// The largest side decoded: a placeholder is drawn small and scaled up.
-    public static let maxSide = 64
+    package static let maxSide = 64
 
-    public static func decode(_ hash: String, width: Int, height: Int, punch: Double = 1) throws(DecodeError) -> RGBImage {
+    package static func decode(_ hash: String, width: Int, height: Int, punch: Double = 1) throws(DecodeError) -> RGBImage {
         guard (1...maxSide).contains(width), (1...maxSide).contains(height) else {
             throw .malformed("a size of \(width)x\(height) is outside 1...\(maxSide)")
         }
@@ -51,7 +51,7 @@ public enum BlurHashDecoder {
 
     /// The size to decode for an image of `width` x `height`: its aspect ratio, `longestSide` on
     /// the longer side.
-    public static func size(width: Int, height: Int, longestSide: Int = BlurHashEncoder.pixelSide) -> (width: Int, height: Int) {
+    package static func size(width: Int, height: Int, longestSide: Int = BlurHashEncoder.pixelSide) -> (width: Int, height: Int) {
         AreaDownscaler.size(width: max(1, width), height: max(1, height), longestSide: min(longestSide, maxSide))
     }
 

@@ -11,14 +11,14 @@ import Glibc
 /// ```swift
 /// let hash = try BlurHashEncoder.encode(image, componentsX: 4, componentsY: 3) // "LEHV6nWB2yk8pyo0adR*.7kCMdnj"
 /// ```
-public enum BlurHashEncoder {
+package enum BlurHashEncoder {
     /// The longest side of the image gifpack hashes (see ``GIFPlaceholderDeriver``).
-    public static let pixelSide = 32
-    public static let componentRange = 1...9
+    package static let pixelSide = 32
+    package static let componentRange = 1...9
 
-    public enum EncodeError: Error, Equatable { case componentsOutOfRange(x: Int, y: Int) }
+    package enum EncodeError: Error, Equatable { case componentsOutOfRange(x: Int, y: Int) }
 
-    public static func encode(_ image: RGBImage, componentsX: Int, componentsY: Int) throws(EncodeError) -> String {
+    package static func encode(_ image: RGBImage, componentsX: Int, componentsY: Int) throws(EncodeError) -> String {
         guard componentRange.contains(componentsX), componentRange.contains(componentsY) else {
             throw .componentsOutOfRange(x: componentsX, y: componentsY)
         }

@@ -4,16 +4,16 @@
 /// let derived = try GIFPlaceholderDeriver.derive(path: blob, settings: .init(posterSizes: [80, 200]))
 /// print(derived.blurHash, derived.averageColor, derived.posters[80]!.count)
 /// ```
-public struct GIFPlaceholders: Sendable, Equatable {
-    public var blurHash: String
+package struct GIFPlaceholders: Sendable, Equatable {
+    package var blurHash: String
     /// `#rrggbb`, the mean of the still.
-    public var averageColor: String
+    package var averageColor: String
     /// Which frame the still is (0 unless the first frame is blank).
-    public var stillFrameIndex: Int
+    package var stillFrameIndex: Int
     /// Single-frame GIF bytes by requested longest side.
-    public var posters: [Int: [UInt8]]
+    package var posters: [Int: [UInt8]]
 
-    public init(blurHash: String, averageColor: String, stillFrameIndex: Int, posters: [Int: [UInt8]]) {
+    package init(blurHash: String, averageColor: String, stillFrameIndex: Int, posters: [Int: [UInt8]]) {
         self.blurHash = blurHash
         self.averageColor = averageColor
         self.stillFrameIndex = stillFrameIndex
@@ -22,14 +22,14 @@ public struct GIFPlaceholders: Sendable, Equatable {
 }
 
 /// How placeholders and posters are made: BlurHash components and poster sizes (longest side, px).
-public struct PlaceholderSettings: Sendable, Equatable, Hashable {
-    public var componentsX: Int
-    public var componentsY: Int
-    public var posterSizes: [Int]
+package struct PlaceholderSettings: Sendable, Equatable, Hashable {
+    package var componentsX: Int
+    package var componentsY: Int
+    package var posterSizes: [Int]
 
-    public static let posterSizeRange = 16...512
+    package static let posterSizeRange = 16...512
 
-    public init(componentsX: Int = 4, componentsY: Int = 3, posterSizes: [Int] = [80]) {
+    package init(componentsX: Int = 4, componentsY: Int = 3, posterSizes: [Int] = [80]) {
         self.componentsX = componentsX
         self.componentsY = componentsY
         self.posterSizes = posterSizes.sorted()
@@ -38,18 +38,18 @@ public struct PlaceholderSettings: Sendable, Equatable, Hashable {
     /// Names the settings in cache paths: equal keys mean equal derived files.
     /// Bump the leading revision when the derivation itself changes (r2: posters' palettes at full
     /// precision, ``PaletteQuantizer``, instead of giflib's 5-bit `GifQuantizeBuffer`).
-    public var cacheKey: String {
+    package var cacheKey: String {
         "r2-bh\(componentsX)x\(componentsY)-p" + posterSizes.map(String.init).joined(separator: "_")
     }
 }
 
 /// Decodes a GIF's still (``StillFrameDecoder``) and derives its BlurHash, average colour and posters.
-public enum GIFPlaceholderDeriver {
-    public enum DeriveError: Error, CustomStringConvertible {
+package enum GIFPlaceholderDeriver {
+    package enum DeriveError: Error, CustomStringConvertible {
         case decode(GIFRejection)
         case encode(String)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .decode(let rejection): "cannot decode the still: \(rejection)"
             case .encode(let detail): detail
@@ -57,13 +57,13 @@ public enum GIFPlaceholderDeriver {
         }
     }
 
-    public static func derive(path: String, settings: PlaceholderSettings) throws(DeriveError) -> GIFPlaceholders {
+    package static func derive(path: String, settings: PlaceholderSettings) throws(DeriveError) -> GIFPlaceholders {
         let still: StillFrame
         do { still = try StillFrameDecoder.decode(path: path) } catch { throw .decode(error) }
         return try derive(still: still, settings: settings)
     }
 
-    public static func derive(still: StillFrame, settings: PlaceholderSettings) throws(DeriveError) -> GIFPlaceholders {
+    package static func derive(still: StillFrame, settings: PlaceholderSettings) throws(DeriveError) -> GIFPlaceholders {
         let hashPixels = AreaDownscaler.downscale(still.image, longestSide: BlurHashEncoder.pixelSide)
         let hash: String
         do { hash = try BlurHashEncoder.encode(hashPixels, componentsX: settings.componentsX, componentsY: settings.componentsY) } catch {

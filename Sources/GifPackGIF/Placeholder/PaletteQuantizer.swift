@@ -23,23 +23,23 @@
 /// let quantized = PaletteQuantizer.quantize(poster)
 /// print(quantized.palette.count, quantized.indices.count)   // <= 256, width * height
 /// ```
-public enum PaletteQuantizer {
-    public struct Result: Sendable, Equatable {
+package enum PaletteQuantizer {
+    package struct Result: Sendable, Equatable {
         /// The palette, `0xRRGGBB` per colour, 1...256 colours.
-        public var palette: [UInt32]
+        package var palette: [UInt32]
         /// One palette index per pixel, rows top to bottom.
-        public var indices: [UInt8]
+        package var indices: [UInt8]
     }
 
-    public static let maxColors = 256
+    package static let maxColors = 256
     /// Colours covering at least 1/`dominantShare` of the pixels keep exact entries...
     static let dominantShare = 100
     /// ...up to this many.
     static let maxDominant = 64
     /// The median cut stops once the image's mean squared error per channel is at most this.
-    public static let targetMeanSquaredError = 0.5
+    package static let targetMeanSquaredError = 0.5
 
-    public static func quantize(_ image: RGBImage) -> Result {
+    package static func quantize(_ image: RGBImage) -> Result {
         let count = image.width * image.height
         var keys = [UInt32](repeating: 0, count: count)
         image.pixels.withUnsafeBufferPointer { pixels in

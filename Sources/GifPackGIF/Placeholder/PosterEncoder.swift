@@ -7,12 +7,12 @@ import CGif
 /// ```swift
 /// let gif = try PosterEncoder.encode(AreaDownscaler.downscale(still, longestSide: 80))
 /// ```
-public enum PosterEncoder {
-    public struct EncodeError: Error, CustomStringConvertible {
-        public var description: String
+package enum PosterEncoder {
+    package struct EncodeError: Error, CustomStringConvertible {
+        package var description: String
     }
 
-    public static func encode(_ image: RGBImage) throws(EncodeError) -> [UInt8] {
+    package static func encode(_ image: RGBImage) throws(EncodeError) -> [UInt8] {
         var quantized = PaletteQuantizer.quantize(image)
         // The colour table holds a power of two of entries (at least 2); the rest stay black.
         var tableSize = 2

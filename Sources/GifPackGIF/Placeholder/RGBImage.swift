@@ -4,13 +4,13 @@
 /// let still = try StillFrameDecoder.decode(path: "/tmp/a.gif")
 /// let small = AreaDownscaler.downscale(still.image, longestSide: 80)
 /// ```
-public struct RGBImage: Sendable, Equatable {
-    public var width: Int
-    public var height: Int
+package struct RGBImage: Sendable, Equatable {
+    package var width: Int
+    package var height: Int
     /// `width * height * 3` bytes.
-    public var pixels: [UInt8]
+    package var pixels: [UInt8]
 
-    public init(width: Int, height: Int, pixels: [UInt8]) {
+    package init(width: Int, height: Int, pixels: [UInt8]) {
         precondition(width > 0 && height > 0 && pixels.count == width * height * 3, "RGBImage size mismatch")
         self.width = width
         self.height = height
@@ -18,7 +18,7 @@ public struct RGBImage: Sendable, Equatable {
     }
 
     /// The mean of each channel over all pixels, rounded, as `#rrggbb` (lowercase).
-    public var averageColorHex: String {
+    package var averageColorHex: String {
         var sums = (0, 0, 0)
         var index = 0
         while index < pixels.count {

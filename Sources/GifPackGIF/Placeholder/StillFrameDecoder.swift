@@ -2,24 +2,24 @@ import CGif
 import Glibc
 
 /// The still a GIF's placeholders and posters are made from, and which frame it is.
-public struct StillFrame: Sendable, Equatable {
+package struct StillFrame: Sendable, Equatable {
     /// The composited logical screen, transparent pixels shown over white.
-    public var image: RGBImage
+    package var image: RGBImage
     /// 0 for the first frame; larger when the first frame was blank (see ``StillFrameDecoder``).
-    public var frameIndex: Int
+    package var frameIndex: Int
     /// What compositing it cost.
-    public var work: StillFrameWork
+    package var work: StillFrameWork
 }
 
 /// The work ``StillFrameDecoder`` did for one still, counted as it is done.
-public struct StillFrameWork: Sendable, Equatable {
+package struct StillFrameWork: Sendable, Equatable {
     /// Frames decoded and composited.
-    public var frames = 0
+    package var frames = 0
     /// Every screen pixel read or written: the screen's initial fill, each frame's rectangle
     /// (decoded and drawn, saved and restored for disposal 3, cleared for disposal 2), the blank
     /// test, and an all-blank GIF's final fill. Frames' areas plus a few passes over the screen;
     /// never a pass over the screen per frame.
-    public var pixels = 0
+    package var pixels = 0
 }
 
 /// Composites a GIF's frames onto its logical screen, record by record, until it has the still
@@ -47,15 +47,15 @@ public struct StillFrameWork: Sendable, Equatable {
 /// let still = try StillFrameDecoder.decode(path: blobPath)
 /// print(still.frameIndex, still.image.width, still.image.height, still.work.pixels)
 /// ```
-public enum StillFrameDecoder {
-    public static func decode(path: String) throws(GIFRejection) -> StillFrame {
+package enum StillFrameDecoder {
+    package static func decode(path: String) throws(GIFRejection) -> StillFrame {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw .corrupt("cannot open \(path): \(String(cString: strerror(errno)))") }
         defer { close(fd) }
         return try decode(GIFByteSource(fileDescriptor: fd))
     }
 
-    public static func decode(bytes: [UInt8]) throws(GIFRejection) -> StillFrame {
+    package static func decode(bytes: [UInt8]) throws(GIFRejection) -> StillFrame {
         try decode(GIFByteSource(bytes: bytes))
     }
 

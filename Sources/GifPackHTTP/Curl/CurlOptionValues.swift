@@ -19,7 +19,7 @@ extension TimeSpan {
 
     /// The same length as `duration`, to the nanosecond (held at the ends of `Int64`): the
     /// builder's settings are `Duration`s (Linux), the transport's limits ``TimeSpan``s (iOS 15).
-    public init(_ duration: Duration) {
+    package init(_ duration: Duration) {
         let (seconds, attoseconds) = duration.components
         self = .seconds(Int(clamping: seconds)) + TimeSpan(nanoseconds: attoseconds / 1_000_000_000)
     }

@@ -15,36 +15,36 @@
 /// _ = try await bucket.put("packs/all-v1-1a2b3c4d.tar.zst", body: .file(path: path),
 ///                          payloadSHA256: sha256, headers: ["Cache-Control": "public, max-age=31536000, immutable"])
 /// ```
-public struct S3Bucket: Sendable {
+package struct S3Bucket: Sendable {
     /// What signs the requests: the key pair, an optional session token and the region.
-    public struct Credentials: Sendable, Equatable, CustomStringConvertible {
-        public var accessKeyID: String
-        public var secretAccessKey: String
-        public var sessionToken: String?
-        public var region: String
+    package struct Credentials: Sendable, Equatable, CustomStringConvertible {
+        package var accessKeyID: String
+        package var secretAccessKey: String
+        package var sessionToken: String?
+        package var region: String
 
-        public init(accessKeyID: String, secretAccessKey: String, sessionToken: String? = nil, region: String = "us-east-1") {
+        package init(accessKeyID: String, secretAccessKey: String, sessionToken: String? = nil, region: String = "us-east-1") {
             self.accessKeyID = accessKeyID
             self.secretAccessKey = secretAccessKey
             self.sessionToken = sessionToken
             self.region = region
         }
 
-        public var description: String { "S3 credentials for \(region) (<redacted>)" }
+        package var description: String { "S3 credentials for \(region) (<redacted>)" }
     }
 
-    public let endpoint: String?
-    public let bucket: String
+    package let endpoint: String?
+    package let bucket: String
     /// Empty, or ends with "/".
-    public let prefix: String
-    public let credentials: Credentials
-    public let client: HTTPClient
-    public var timeouts: HTTPTimeouts
+    package let prefix: String
+    package let credentials: Credentials
+    package let client: HTTPClient
+    package var timeouts: HTTPTimeouts
 
     /// SHA-256 of no bytes: the payload hash of every request without a body.
-    public static let emptyPayloadSHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+    package static let emptyPayloadSHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
-    public init(endpoint: String?, bucket: String, prefix: String, credentials: Credentials, client: HTTPClient,
+    package init(endpoint: String?, bucket: String, prefix: String, credentials: Credentials, client: HTTPClient,
                 timeouts: HTTPTimeouts = HTTPTimeouts(connect: .seconds(10), total: .seconds(3600), lowSpeedBytesPerSecond: 1024,
                                                       lowSpeedWindow: .seconds(60))) {
         var endpoint = endpoint
@@ -58,7 +58,7 @@ public struct S3Bucket: Sendable {
     }
 
     /// Where the bucket's root is: `ENDPOINT/BUCKET` or `https://BUCKET.s3.REGION.amazonaws.com`.
-    public var bucketURL: String {
+    package var bucketURL: String {
         if let endpoint { return "\(endpoint)/\(Self.encode(bucket, keepSlash: false))" }
         return "https://\(bucket).s3.\(credentials.region).amazonaws.com"
     }
@@ -66,7 +66,7 @@ public struct S3Bucket: Sendable {
     /// The URL of `key` (below the prefix): each `/`-separated segment of the prefix and key
     /// percent-encoded on its own. A key with an empty, `.` or `..` segment is refused (an HTTP
     /// library or proxy would fold such a path onto another key, outside the prefix or the bucket).
-    public func url(of key: String) throws(HTTPError) -> String {
+    package func url(of key: String) throws(HTTPError) -> String {
         let segments = (prefix + key).split(separator: "/", omittingEmptySubsequences: false)
         guard !key.isEmpty, !segments.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." }) else {
             throw .invalidURL("S3 key \"\(Self.printable(prefix + key))\" has an empty, \".\" or \"..\" segment")
@@ -84,39 +84,39 @@ public struct S3Bucket: Sendable {
         return key.unicodeScalars.count > 200 ? out + "…" : out
     }
 
-    public func head(_ key: String) async throws(HTTPError) -> HTTPResponseHead {
+    package func head(_ key: String) async throws(HTTPError) -> HTTPResponseHead {
         try await send(request(.head, url: try url(of: key)), maxBytes: 0).head
     }
 
     /// The object's bytes (up to `maxBytes`) with its head.
-    public func get(_ key: String, maxBytes: Int64) async throws(HTTPError) -> HTTPDataResponse {
+    package func get(_ key: String, maxBytes: Int64) async throws(HTTPError) -> HTTPDataResponse {
         try await send(request(.get, url: try url(of: key)), maxBytes: maxBytes)
     }
 
     /// Stores `body` under `key`. `payloadSHA256` is the body's SHA-256 (lowercase hex): signed, and
     /// checked by S3 against what arrives.
-    public func put(_ key: String, body: HTTPRequestBody, payloadSHA256: String, headers: HTTPHeaders) async throws(HTTPError) -> HTTPDataResponse {
+    package func put(_ key: String, body: HTTPRequestBody, payloadSHA256: String, headers: HTTPHeaders) async throws(HTTPError) -> HTTPDataResponse {
         var request = request(.put, url: try url(of: key), payloadSHA256: payloadSHA256)
         for (name, value) in headers { request.headers.append(name: name, value: value) }
         request.body = body
         return try await send(request, maxBytes: 1 << 20)
     }
 
-    public func delete(_ key: String) async throws(HTTPError) -> HTTPDataResponse {
+    package func delete(_ key: String) async throws(HTTPError) -> HTTPDataResponse {
         try await send(request(.delete, url: try url(of: key)), maxBytes: 1 << 20)
     }
 
     /// Keys asked for per ListObjectsV2 page (`max-keys`; S3's own ceiling) and the most a page may hold.
-    public static let maxListPageKeys = 1000
+    package static let maxListPageKeys = 1000
     /// The largest ListObjectsV2 page body read: 1000 keys of S3's longest (1024 bytes) with their
     /// other elements fit well below it; anything larger is not a listing to trust.
-    public static let maxListPageBytes: Int64 = 4 << 20
+    package static let maxListPageBytes: Int64 = 4 << 20
 
     /// One ListObjectsV2 page (at most ``maxListPageKeys`` keys, asked with `max-keys`) of the keys
     /// starting with `prefix + keyPrefix`; keys come back without the bucket's prefix. Non-200
     /// answers are returned as the response to judge; a page body over ``maxListPageBytes`` or with
     /// more keys than asked is ``S3ListOutcome/unacceptable(_:)``, never parsed into a list.
-    public func listPage(keyPrefix: String, continuation: String?) async throws(HTTPError) -> S3ListOutcome {
+    package func listPage(keyPrefix: String, continuation: String?) async throws(HTTPError) -> S3ListOutcome {
         var query = "list-type=2&max-keys=\(Self.maxListPageKeys)&prefix=\(Self.encode(prefix + keyPrefix, keepSlash: false))"
         if let continuation { query += "&continuation-token=\(Self.encode(continuation, keepSlash: false))" }
         let response: HTTPDataResponse
@@ -155,7 +155,7 @@ public struct S3Bucket: Sendable {
     }
 
     /// RFC 3986 percent-encoding as SigV4 wants it: unreserved characters stay, and "/" when asked.
-    public static func encode(_ text: String, keepSlash: Bool) -> String {
+    package static func encode(_ text: String, keepSlash: Bool) -> String {
         var out = ""
         for byte in text.utf8 {
             switch byte {
@@ -175,7 +175,7 @@ public struct S3Bucket: Sendable {
 
 /// A ListObjectsV2 answer: a page, the store's refusal (any status but 200) to judge, or a page
 /// outside the bounds (too large, too many keys), with why.
-public enum S3ListOutcome: Sendable {
+package enum S3ListOutcome: Sendable {
     case page(S3ListPage)
     case refused(HTTPDataResponse)
     case unacceptable(String)

@@ -6,12 +6,12 @@
 /// let page = S3ListPage(xml: "<ListBucketResult><IsTruncated>false</IsTruncated><Contents><Key>a</Key><Size>3</Size></Contents></ListBucketResult>")
 /// page.objects   // [S3Object(key: "a", size: 3)]
 /// ```
-public struct S3ListPage: Sendable, Equatable {
-    public var objects: [S3Object]
-    public var isTruncated: Bool
-    public var nextContinuationToken: String?
+package struct S3ListPage: Sendable, Equatable {
+    package var objects: [S3Object]
+    package var isTruncated: Bool
+    package var nextContinuationToken: String?
 
-    public init(xml: String) {
+    package init(xml: String) {
         objects = S3XML.blocks(named: "Contents", in: xml).compactMap { block in
             guard let key = S3XML.text(of: "Key", in: block) else { return nil }
             // A size that is not a whole number from 0 is unknown (nil), never a negative length.
@@ -24,11 +24,11 @@ public struct S3ListPage: Sendable, Equatable {
 }
 
 /// An object named by a listing.
-public struct S3Object: Sendable, Equatable {
-    public var key: String
-    public var size: Int64?
+package struct S3Object: Sendable, Equatable {
+    package var key: String
+    package var size: Int64?
 
-    public init(key: String, size: Int64?) {
+    package init(key: String, size: Int64?) {
         self.key = key
         self.size = size
     }
@@ -39,11 +39,11 @@ public struct S3Object: Sendable, Equatable {
 /// ```swift
 /// S3ErrorBody(xml: "<Error><Code>NoSuchBucket</Code></Error>").code   // "NoSuchBucket"
 /// ```
-public struct S3ErrorBody: Sendable, Equatable {
-    public var code: String
-    public var message: String
+package struct S3ErrorBody: Sendable, Equatable {
+    package var code: String
+    package var message: String
 
-    public init(xml: String) {
+    package init(xml: String) {
         code = S3XML.text(of: "Code", in: xml) ?? ""
         message = S3XML.text(of: "Message", in: xml) ?? ""
     }

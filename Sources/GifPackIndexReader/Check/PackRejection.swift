@@ -15,9 +15,9 @@ import GifPackSystem
 ///     print(rejection)                   // "pack chest: gifs/ab….gif: link: entry is a symbolic link to /etc/passwd"
 /// }
 /// ```
-public struct PackRejection: Error, Sendable, Equatable, CustomStringConvertible {
+package struct PackRejection: Error, Sendable, Equatable, CustomStringConvertible {
     /// The kinds of hostile or broken content a client refuses.
-    public enum Reason: String, Sendable, CaseIterable {
+    package enum Reason: String, Sendable, CaseIterable {
         /// A path starts with `/`.
         case absolutePath = "absolute-path"
         /// A path has a `..` (or `.`, or empty) component.
@@ -73,15 +73,15 @@ public struct PackRejection: Error, Sendable, Equatable, CustomStringConvertible
         case notAWebP = "not-a-webp"
     }
 
-    public var reason: Reason
+    package var reason: Reason
     /// The pack's name as the index gives it.
-    public var pack: String
+    package var pack: String
     /// The tar path, exercise id or frame that is wrong, when there is one.
-    public var entry: String?
+    package var entry: String?
     /// What exactly is wrong, for a person.
-    public var detail: String
+    package var detail: String
 
-    public init(_ reason: Reason, pack: String, entry: String? = nil, detail: String) {
+    package init(_ reason: Reason, pack: String, entry: String? = nil, detail: String) {
         self.reason = reason
         self.pack = pack
         self.entry = entry
@@ -89,7 +89,7 @@ public struct PackRejection: Error, Sendable, Equatable, CustomStringConvertible
     }
 
     /// One line, with every part escaped (`TerminalText`).
-    public var description: String {
+    package var description: String {
         TerminalText.escaped("pack \(pack): " + (entry.map { "\($0): " } ?? "") + "\(reason.rawValue): \(detail)")
     }
 }

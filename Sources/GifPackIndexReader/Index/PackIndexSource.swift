@@ -24,13 +24,13 @@ import GifPackTransport
 /// // a daily check: a 304 (no body) when nothing changed; see load(ifChangedFrom:trust:installedSequence:client:limits:)
 /// // .url("https://cdn.example.com/gifpack/packs/all-v3-1a2b3c4d.tar.zst")
 /// ```
-public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
+package struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
     /// A local file or a URL.
-    public enum Location: Sendable, Equatable, CustomStringConvertible {
+    package enum Location: Sendable, Equatable, CustomStringConvertible {
         case file(String)
         case url(String)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .file(let path): path
             case .url(let url): url
@@ -39,10 +39,10 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Where `index.json` is.
-    public let location: Location
+    package let location: Location
 
     /// `http://` and `https://` strings are URLs, `file://` URLs and everything else are paths.
-    public init(_ pathOrURL: String) {
+    package init(_ pathOrURL: String) {
         let lowered = pathOrURL.lowercased()
         if lowered.hasPrefix("file://") {
             location = .file(URL(string: pathOrURL)?.path ?? String(pathOrURL.dropFirst("file://".count)))
@@ -53,16 +53,16 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    public init(location: Location) {
+    package init(location: Location) {
         self.location = location
     }
 
-    public var description: String { location.description }
+    package var description: String { location.description }
 
     /// Reads and decodes the index. `client` is used for URLs; without one a short-lived
     /// ``URLSessionTransport`` is made for the call.
     /// A local index is read as it is decoded (``streamFile(_:limits:)``), never held whole.
-    public func load(client: (any HTTPTransport)? = nil, limits: PackLimits = .standard) async throws(PackClientError) -> PackIndex {
+    package func load(client: (any HTTPTransport)? = nil, limits: PackLimits = .standard) async throws(PackClientError) -> PackIndex {
         if case .file(let path) = location {
             return try await BlockingWork.run("gifpack.index") { () throws(PackClientError) -> PackIndex in
                 try Self.streamFile(path, limits: limits).index
@@ -72,7 +72,7 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Reads a local index synchronously, with the same cap and checks as ``load(client:limits:)``.
-    public static func loadFile(_ path: String, limits: PackLimits = .standard) throws(PackClientError) -> PackIndex {
+    package static func loadFile(_ path: String, limits: PackLimits = .standard) throws(PackClientError) -> PackIndex {
         try streamFile(path, limits: limits).index
     }
 
@@ -81,7 +81,7 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
     /// 100,000 exercises is 18 MB): the index, checked as `decode(_:limits:)` checks it, and the
     /// SHA-256 of exactly the bytes decoded (what names its signature, ``loadSignature(forSHA256:client:timeouts:)``).
     /// The same file rules as `readFile(_:maxBytes:)`: a regular file, at most `maxIndexBytes`.
-    public static func streamFile(_ path: String, limits: PackLimits = .standard) throws(PackClientError) -> (index: PackIndex, sha256: String) {
+    package static func streamFile(_ path: String, limits: PackLimits = .standard) throws(PackClientError) -> (index: PackIndex, sha256: String) {
         var stream = PackIndexStream()
         var digest = StreamingSHA256()
         try readFile(path, maxBytes: limits.maxIndexBytes) { (chunk) throws(PackClientError) in
@@ -107,7 +107,7 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
     /// Reads the index and its signature (``loadSignature(for:client:timeouts:)``) and accepts the index
     /// only as ``IndexTrust`` says (signed by a trusted key, not expired, `sequence` not below
     /// `installedSequence`); otherwise throws ``PackClientError/untrusted(_:)``.
-    public func load(trust: IndexTrust, installedSequence: Int? = nil, client: (any HTTPTransport)? = nil,
+    package func load(trust: IndexTrust, installedSequence: Int? = nil, client: (any HTTPTransport)? = nil,
                      limits: PackLimits = .standard) async throws(PackClientError) -> PackIndex {
         try await loadFetched(trust: trust, installedSequence: installedSequence, client: client, limits: limits).index
     }
@@ -138,7 +138,7 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
     ///
     /// `timeouts` limit every request of the load (the index, its signature); their
     /// ``HTTPTimeouts/deadline`` bounds the whole load.
-    public func load(ifChangedFrom validators: IndexValidators?, trust: IndexTrust? = nil, installedSequence: Int? = nil,
+    package func load(ifChangedFrom validators: IndexValidators?, trust: IndexTrust? = nil, installedSequence: Int? = nil,
                      client: (any HTTPTransport)? = nil, limits: PackLimits = .standard,
                      timeouts: HTTPTimeouts = HTTPTimeouts()) async throws(PackClientError) -> IndexCheck {
         let timeouts = timeouts.startingCall()
@@ -244,13 +244,13 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
     /// minisign), `index.json.minisig` beside it; nil when neither exists. Over HTTP "not there" is a
     /// 404, a 410 or a 403 (what a bucket that allows GetObject but not ListBucket answers for a
     /// missing key), as for `index.json.zst`; any other status is an error.
-    public func loadSignature(for indexBytes: Data, client: (any HTTPTransport)? = nil,
+    package func loadSignature(for indexBytes: Data, client: (any HTTPTransport)? = nil,
                               timeouts: HTTPTimeouts = HTTPTimeouts()) async throws(PackClientError) -> Data? {
         try await loadSignature(forSHA256: Hex.lowercase(SHA256.hash(data: indexBytes)), client: client, timeouts: timeouts)
     }
 
     /// ``loadSignature(for:client:timeouts:)`` of the index whose bytes have this SHA-256 (lowercase hex).
-    public func loadSignature(forSHA256 indexSHA256: String, client: (any HTTPTransport)? = nil,
+    package func loadSignature(forSHA256 indexSHA256: String, client: (any HTTPTransport)? = nil,
                               timeouts: HTTPTimeouts = HTTPTimeouts()) async throws(PackClientError) -> Data? {
         let timeouts = timeouts.startingCall()
         for candidate in SignatureLocation.lookupOrder(location.description, indexSHA256: indexSHA256) {
@@ -281,12 +281,12 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The pack file's location: `file` resolved against the index's directory.
-    public func packLocation(for pack: PackDescription) throws(PackClientError) -> Location {
+    package func packLocation(for pack: PackDescription) throws(PackClientError) -> Location {
         try fileLocation(pack.file, pack: pack.name)
     }
 
     /// A posters pack's location (format 1.2), resolved like ``packLocation(for:)``.
-    public func packLocation(for posters: PosterPackDescription) throws(PackClientError) -> Location {
+    package func packLocation(for posters: PosterPackDescription) throws(PackClientError) -> Location {
         try fileLocation(posters.file, pack: posters.name)
     }
 
@@ -339,20 +339,20 @@ public struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
 /// let saved = fetched.validators          // keep it with what was installed
 /// _ = try await source.load(ifChangedFrom: saved)
 /// ```
-public struct IndexValidators: Sendable, Equatable, Codable {
+package struct IndexValidators: Sendable, Equatable, Codable {
     /// The URL these validators were served for, without credentials; they are sent to it only.
-    public var url: String
-    public var etag: String?
-    public var lastModified: String?
+    package var url: String
+    package var etag: String?
+    package var lastModified: String?
 
-    public init(url: String, etag: String?, lastModified: String?) {
+    package init(url: String, etag: String?, lastModified: String?) {
         self.url = URLCredentials.redacted(url)
         self.etag = etag
         self.lastModified = lastModified
     }
 
     /// True when these are the validators of `url` (the URL compared without credentials).
-    public func belong(to url: String) -> Bool {
+    package func belong(to url: String) -> Bool {
         URLCredentials.redacted(self.url) == URLCredentials.redacted(url)
     }
 
@@ -373,7 +373,7 @@ public struct IndexValidators: Sendable, Equatable, Codable {
 }
 
 /// What ``PackIndexSource/load(ifChangedFrom:trust:installedSequence:client:limits:timeouts:)`` found.
-public enum IndexCheck: Sendable {
+package enum IndexCheck: Sendable {
     /// The server answered `304`: the copy the validators describe is current.
     case notModified
     /// A new (or first) index, decoded and, with trusted keys, verified.
@@ -382,15 +382,15 @@ public enum IndexCheck: Sendable {
 
 /// An index as loaded: decoded, its plain bytes, its signature (when trusted keys checked it) and
 /// the validators of the file it came in.
-public struct FetchedIndex: Sendable {
-    public var index: PackIndex
+package struct FetchedIndex: Sendable {
+    package var index: PackIndex
     /// The plain `index.json` bytes (decompressed when the copy came as `index.json.zst`).
-    public var bytes: Data
+    package var bytes: Data
     /// The signature that verified `bytes` (loads with trusted keys only).
-    public var signature: Data?
+    package var signature: Data?
     /// What to pass to the next ``PackIndexSource/load(ifChangedFrom:trust:installedSequence:client:limits:timeouts:)``;
     /// nil for a local index, or a server that sent neither `ETag` nor `Last-Modified`.
-    public var validators: IndexValidators?
+    package var validators: IndexValidators?
     /// Body bytes received for the index (the compressed copy's size when it came compressed).
-    public var wireBytes: Int64
+    package var wireBytes: Int64
 }

@@ -6,15 +6,15 @@ import Foundation
 
 extension PackClientError: LocalizedError {
     /// The error's message: its `description`.
-    public var errorDescription: String? { description }
+    package var errorDescription: String? { description }
 }
 
 extension PackRejection: LocalizedError {
     /// The error's message: its `description`.
-    public var errorDescription: String? { description }
+    package var errorDescription: String? { description }
 }
 
 extension IndexRefusal: LocalizedError {
     /// The error's message: its `description`.
-    public var errorDescription: String? { description }
+    package var errorDescription: String? { description }
 }

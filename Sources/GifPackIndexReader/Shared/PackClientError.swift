@@ -15,7 +15,7 @@ import Foundation
 /// catch .index(.unsupportedVersion(let version)) { print("index \(version) needs a newer app") }
 /// catch { print(error) }
 /// ```
-public enum PackClientError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum PackClientError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The index (or a pack) could not be read: a local file error or an HTTP error status.
     case unreadable(location: String, detail: String)
     /// The index is malformed or has a newer major format version.
@@ -53,7 +53,7 @@ public enum PackClientError: Error, Sendable, Equatable, CustomStringConvertible
     /// One line; every name, id, path or message that came from outside is escaped
     /// (`TerminalText`), so it cannot carry terminal control sequences, and no URL keeps its
     /// user name and password (``URLCredentials``).
-    public var description: String {
+    package var description: String {
         TerminalText.escaped(URLCredentials.redacted(rawDescription))
     }
 
@@ -93,7 +93,7 @@ public enum PackClientError: Error, Sendable, Equatable, CustomStringConvertible
     /// The HTTP status the server answered, when that status is why the call failed
     /// (``unreadable(location:detail:)`` of an index, a pack or a range answered `404`, `403`,
     /// `500`, …; a range answered `200` by a server that ignores ranges); nil otherwise.
-    public var answeredStatus: Int? {
+    package var answeredStatus: Int? {
         guard case .unreadable(_, let detail) = self else { return nil }
         if detail.hasPrefix(Self.rangesIgnoredDetail) { return 200 }
         guard detail.hasPrefix(Self.statusPrefix) else { return nil }

@@ -9,17 +9,17 @@
 /// limits.maxGIFBytes = 8 << 20
 /// let installer = PackInstaller(cacheDirectory: dir, limits: limits)
 /// ```
-public struct PackLimits: Sendable, Equatable {
+package struct PackLimits: Sendable, Equatable {
     /// Largest `index.json` read into memory.
-    public var maxIndexBytes: Int64
+    package var maxIndexBytes: Int64
     /// Largest `catalog.json` entry read into memory.
-    public var maxCatalogBytes: Int64
+    package var maxCatalogBytes: Int64
     /// Largest single GIF entry.
-    public var maxGIFBytes: Int64
+    package var maxGIFBytes: Int64
     /// Largest pack file downloaded.
-    public var maxPackBytes: Int64
+    package var maxPackBytes: Int64
 
-    public init(maxIndexBytes: Int64 = 64 << 20, maxCatalogBytes: Int64 = 64 << 20, maxGIFBytes: Int64 = 32 << 20,
+    package init(maxIndexBytes: Int64 = 64 << 20, maxCatalogBytes: Int64 = 64 << 20, maxGIFBytes: Int64 = 32 << 20,
                 maxPackBytes: Int64 = 8 << 30) {
         self.maxIndexBytes = maxIndexBytes
         self.maxCatalogBytes = maxCatalogBytes
@@ -28,5 +28,5 @@ public struct PackLimits: Sendable, Equatable {
     }
 
     /// 64 MiB index and catalog, 32 MiB per GIF, 8 GiB per pack.
-    public static let standard = PackLimits()
+    package static let standard = PackLimits()
 }

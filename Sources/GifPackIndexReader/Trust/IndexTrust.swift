@@ -9,8 +9,8 @@ import GifPackTransport
 /// ```swift
 /// catch .untrusted(let refusal) { print(refusal.reason.rawValue) }   // "expired"
 /// ```
-public struct IndexRefusal: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum Reason: String, Sendable, CaseIterable {
+package struct IndexRefusal: Error, Sendable, Equatable, CustomStringConvertible {
+    package enum Reason: String, Sendable, CaseIterable {
         /// No `index.json.minisig` beside the index, or the signed index lacks `sequence`/`expires`.
         case unsigned = "unsigned"
         /// The signature file is not a minisign Ed25519 signature.
@@ -25,19 +25,19 @@ public struct IndexRefusal: Error, Sendable, Equatable, CustomStringConvertible 
         case expired = "expired"
     }
 
-    public var reason: Reason
+    package var reason: Reason
     /// Where the index came from.
-    public var index: String
-    public var detail: String
+    package var index: String
+    package var detail: String
 
-    public init(_ reason: Reason, index: String, detail: String) {
+    package init(_ reason: Reason, index: String, detail: String) {
         self.reason = reason
         self.index = index
         self.detail = detail
     }
 
     /// One line, without any URL's credentials (``URLCredentials``).
-    public var description: String { URLCredentials.redacted("index \(index): \(reason.rawValue): \(detail)") }
+    package var description: String { URLCredentials.redacted("index \(index): \(reason.rawValue): \(detail)") }
 }
 
 /// The public keys a client trusts to sign `index.json`, and the clock expiry is judged by.
@@ -54,12 +54,12 @@ public struct IndexRefusal: Error, Sendable, Equatable, CustomStringConvertible 
 /// var installer = PackInstaller(cacheDirectory: cacheDir)
 /// installer.trust = trust
 /// ```
-public struct IndexTrust: Sendable {
-    public var keys: [MinisignPublicKey]
+package struct IndexTrust: Sendable {
+    package var keys: [MinisignPublicKey]
     /// The time expiry is judged by; nil: the clock.
-    public var now: Date?
+    package var now: Date?
 
-    public init(keys: [MinisignPublicKey], now: Date? = nil) {
+    package init(keys: [MinisignPublicKey], now: Date? = nil) {
         self.keys = keys
         self.now = now
     }
@@ -67,7 +67,7 @@ public struct IndexTrust: Sendable {
     /// Reads minisign public key files. A key file is named by the app or the operator, so a
     /// symbolic link there (a Kubernetes secret mount is a chain of them) is resolved first; what
     /// it leads to must be a regular file, as everywhere (a FIFO or device is refused at once).
-    public init(keyFiles: [String], now: Date? = nil) throws(PackClientError) {
+    package init(keyFiles: [String], now: Date? = nil) throws(PackClientError) {
         var keys: [MinisignPublicKey] = []
         for path in keyFiles {
             let resolved = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
@@ -86,7 +86,7 @@ public struct IndexTrust: Sendable {
     /// Checks `signature` over `indexBytes` and decodes the index; `installedSequence` is the
     /// sequence of what is installed (nil: nothing, or installed without a signature).
     /// The verified bytes are then decoded and checked like any index (``PackIndexSource``'s rules).
-    public func verify(indexBytes: Data, signature: Data?, location: String, installedSequence: Int? = nil,
+    package func verify(indexBytes: Data, signature: Data?, location: String, installedSequence: Int? = nil,
                        limits: PackLimits = .standard) throws(PackClientError) -> PackIndex {
         try verify(indexBytes: indexBytes, signature: signature, location: location, installedSequence: installedSequence,
                    limits: limits, checkRules: true)
@@ -95,7 +95,7 @@ public struct IndexTrust: Sendable {
     /// Reads a local index and its signature (regular files, capped) and verifies them: the signature
     /// published under the index's hash (`signatures/<sha256>.minisig`) first, `index.json.minisig`
     /// beside it when there is none, as every other reader does.
-    public func verifyFile(_ indexPath: String, installedSequence: Int? = nil,
+    package func verifyFile(_ indexPath: String, installedSequence: Int? = nil,
                            limits: PackLimits = .standard) throws(PackClientError) -> PackIndex {
         try verifyFile(indexPath, installedSequence: installedSequence, limits: limits, checkRules: true)
     }
