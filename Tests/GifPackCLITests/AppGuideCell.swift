@@ -41,7 +41,7 @@ enum CellContent: Equatable {
 // END docs/apps.md: CellContent
 
 /// The guide's cell code against nginx: a GIF, a server that is gone, an index that is not there.
-@Suite("App guide: the cell's content from the loader's answers and failures", .timeLimit(.minutes(3)))
+@Suite("App guide: the cell's content from the loader's answers and failures", .tags(.nginx), .timeLimit(.minutes(3)))
 struct AppGuideCellTests {
     @Test func aCellShowsTheGIFOrSaysWhyNot() async throws {
         let webSite = try await UpgradeDist.servedByNginx(count: 4)

@@ -8,7 +8,7 @@ import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestFixtures
 
-/// Issue 15 end to end: a build against the fixture server gives every GIF a BlurHash, an average
+/// Placeholders end to end: a build against the fixture server gives every GIF a BlurHash, an average
 /// colour, timing and posters, in a companion pack that stock tools accept; the cache makes a
 /// no-change rebuild derive nothing.
 @Suite("Placeholders and posters in built packs", .timeLimit(.minutes(5)))

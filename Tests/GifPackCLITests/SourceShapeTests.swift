@@ -3,10 +3,10 @@ import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestFixtures
 
-/// Issue 29's shape rules for `Sources/`, held by ``SourceShape`` (GifPackTestSupport, on the
+/// The shape rules for `Sources/`, held by ``SourceShape`` (GifPackTestSupport, on the
 /// scanner the other rule checks share): no function over 100 lines, no file over 450. The check
 /// runs on the real tree, and on a made-up source that breaks both rules, so it is seen to fail.
-/// Issue 37's lock rules ride along: every `@unchecked Sendable` says on its line why it is safe,
+/// The lock rules ride along: every `@unchecked Sendable` says on its line why it is safe,
 /// and `NSLock` appears only inside GifPackSystem's `Locked` (the Linux-only modules use `Mutex`).
 @Suite("Source shape: functions and files within their limits", .timeLimit(.minutes(2)))
 struct SourceShapeTests {

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Issue 37: each test target depends on the modules it tests, so a client change does not rebuild
+/// Each test target depends on the modules it tests, so a client change does not rebuild
 /// the builder or the builder's tests (docs/ARCHITECTURE.md, "Which test target holds what"). The
 /// dependency graph is read from the package itself (`swift package describe --type json`, as
 /// ``ClientPortabilityTests`` reads it): no path of target dependencies may lead from the builder's

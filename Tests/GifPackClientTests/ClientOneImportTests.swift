@@ -1,4 +1,4 @@
-// Issue 34, item 3: an app's one import. This file imports GifPackClient and nothing else of the
+// An app's one import. This file imports GifPackClient and nothing else of the
 // package, and names the transport's types an app uses: it compiles only while GifPackClient
 // re-exports GifPackTransport (Exports.swift).
 import Foundation

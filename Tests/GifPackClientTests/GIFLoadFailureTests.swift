@@ -11,7 +11,7 @@ import Testing
 /// its own message through `localizedDescription` (what alerts and logs use), and a failed load is
 /// classified for the cell (``GIFLoadFailure``) from real failures: a refused connection, a 404
 /// and a 403 from nginx, an index signed by another key, a full disk, a cancelled call.
-@Suite(.ownThread, .timeLimit(.minutes(5))) struct GIFLoadFailureTests {
+@Suite(.tags(.nginx), .ownThread, .timeLimit(.minutes(5))) struct GIFLoadFailureTests {
     /// One value of every public error type an app can meet through `import GifPackClient`.
     static func everyErrorType() throws -> [any Error] {
         var errors: [any Error] = [
@@ -46,7 +46,7 @@ import Testing
             #expect((error as? any LocalizedError)?.errorDescription == message, "\(type(of: error))")
             #expect(!error.localizedDescription.contains("The operation could not be completed"))
         }
-        // The example: what an alert showed for a cache locked by another install.
+        // What an alert showed for a cache locked by another install.
         #expect(PackClientError.cacheLocked(path: "/var/mobile/gifs").localizedDescription == "another install is running on /var/mobile/gifs")
     }
 

@@ -72,6 +72,7 @@ enum Chromium {
     }
 
     private static func runChromium(_ arguments: [String]) async throws -> ProcessResult {
+        try ServerTags.require(.chromium, starting: "Chromium")
         try requireInstalled()
         return try await run("/usr/bin/timeout", ["-k", "5", "\(timeLimit)", path] + arguments, environment: ["HOME": NSTemporaryDirectory(), "PATH": "/usr/bin:/bin"])
     }

@@ -106,6 +106,7 @@ final class NginxServer: @unchecked Sendable {
     /// accepting) polled for.
     static func start(_ options: Options) async throws -> NginxServer {
         precondition(!options.forwardProxy || options.proxyTo != nil, "forwardProxy needs proxyTo")
+        try ServerTags.require(.nginx, starting: "nginx")
         let server = NginxServer(options, workspace: try TemporaryDirectory())
         try await server.launch()
         return server

@@ -44,6 +44,7 @@ final class MotoServer: @unchecked Sendable {
 
     /// Starts moto with `extra` in its environment and polls until it listens.
     static func start(environment extra: [String: String]) async throws -> MotoServer {
+        try ServerTags.require(.s3, starting: "moto's S3 server")
         guard FileManager.default.isExecutableFile(atPath: binary) else {
             throw PublishTestFailure("\(binary) is missing: run `make test-venv` (creates .venv-test from Tests/requirements.txt)")
         }

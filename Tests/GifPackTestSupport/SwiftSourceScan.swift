@@ -1,6 +1,6 @@
 import Foundation
 
-// The one reader of Swift source text behind the repository's rule checks (issue 37): the source
+// The one reader of Swift source text behind the repository's rule checks: the source
 // shape (``SourceShape``: SourceShapeTests), the test hygiene rules (TestHygieneTests) and the
 // client's portability and platform floor scans (ClientPortabilityTests, ClientPlatformFloorTests)
 // all read code through ``SwiftSource``, which blanks comments and string literal contents (raw and
@@ -105,7 +105,7 @@ struct SwiftSource {
     }
 }
 
-/// Issue 29's shape rules: no function (`func`, `init`, `deinit`, `subscript`; from its declaration
+/// The shape rules: no function (`func`, `init`, `deinit`, `subscript`; from its declaration
 /// line to the closing brace of its body) over `maxFunction` lines, no Swift file over `maxFile`
 /// lines. A finding reads `path:line name length` (`<file>` for a file).
 ///
@@ -172,7 +172,7 @@ enum SourceShape {
         return nil
     }
 
-    /// Issue 37's lock rules for a file of `Sources/` (`path` relative to the package): an
+    /// The lock rules for a file of `Sources/` (`path` relative to the package): an
     /// `@unchecked Sendable` in code carries `// @unchecked: <why it is safe>` on its line, and
     /// `NSLock` is used only by GifPackSystem's `Locked`.
     static func lockProblems(in text: String, path: String) -> [String] {
