@@ -3,6 +3,7 @@ import Foundation
 import Testing
 @testable import GifPack
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 /// The guards between a catalog and a publish: a v1 total that disagrees with the pages, a number

@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 @testable import GifPack
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 /// GIF requests while the list still arrives: they start with the first pages' image

@@ -3,6 +3,7 @@ import Foundation
 import GifPackHTTP
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 @Suite("S3: ListObjectsV2 and error bodies", .tags(.nginx), .timeLimit(.minutes(5)))

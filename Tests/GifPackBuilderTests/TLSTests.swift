@@ -4,6 +4,7 @@ import Testing
 @testable import GifPack
 import GifPackHTTP
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 /// https through a real nginx TLS reverse proxy whose certificate a private CA signed.

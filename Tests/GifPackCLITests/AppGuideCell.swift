@@ -3,6 +3,7 @@
 // compares them).
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 // BEGIN docs/apps.md: CellContent

@@ -2,6 +2,7 @@ import Foundation
 import GifPackClient
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 /// docs/apps.md's Swift blocks: each is compiled — here (the plain-Swift blocks are test files, byte

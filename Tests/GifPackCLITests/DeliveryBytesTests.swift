@@ -7,6 +7,7 @@ import Glibc
 import Testing
 @testable import GifPack
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 /// An app's daily check costs a 304 and no body (install, `cat --index`,

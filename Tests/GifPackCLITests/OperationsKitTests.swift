@@ -4,6 +4,7 @@ import Testing
 @testable import GifPack
 @testable import GifPackCLI
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 /// What an operator installs and wires up: the files `make install` puts in place, the man page,

@@ -5,6 +5,7 @@ import Testing
 @testable import GifPack
 import GifPackClient
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 /// The operator's kit as written: every shell example of `docs/running-unattended.md` run exactly as

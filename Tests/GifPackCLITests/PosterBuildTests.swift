@@ -6,6 +6,7 @@ import GifPackSystem
 import Testing
 @testable import GifPack
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 /// Placeholders end to end: a build against the fixture server gives every GIF a BlurHash, an average

@@ -5,6 +5,7 @@ import Glibc
 import Testing
 @testable import GifPack
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 /// Publishing against hostile or broken targets: a live index that does not decode, races lost,

@@ -4,6 +4,7 @@ import Testing
 @testable import GifPack
 import GifPackClient
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 @Suite("Publish: directory target, command line, retention, racing", .tags(.nginx), .ownThread, .timeLimit(.minutes(5)))

@@ -7,6 +7,7 @@ import GifPackZstd
 import Testing
 @testable import GifPackTestFixtures
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 
 /// Several resolutions in one build against the fixture server over loopback: one
 /// catalog, each GIF once per resolution, the first resolution for every exercise before the next,

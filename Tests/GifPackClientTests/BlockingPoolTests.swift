@@ -5,6 +5,7 @@ import GifPackTransport
 import Synchronization
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 /// Blocking work runs on a bounded pool of dedicated threads (``BlockingPool``), not on a

@@ -3,6 +3,7 @@ import Foundation
 import GifPackHTTP
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 /// The deadline of one client call, against nginx dripping the packs at

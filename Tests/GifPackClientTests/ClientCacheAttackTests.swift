@@ -5,6 +5,7 @@ import GifPackClient
 import Glibc
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 /// The lazy GIF cache's rollback floors and directory claims, and what a refused or failed install

@@ -2,6 +2,7 @@ import Foundation
 import GifPackClient
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 @Suite("Client: gifpack verify, inspect, install, cat, diff", .tags(.nginx), .timeLimit(.minutes(5)))

@@ -4,6 +4,7 @@ import GifPackClient
 import GifPackGIF
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 @Suite("Client: index sources and random access", .timeLimit(.minutes(5)))

@@ -4,6 +4,7 @@ import GifPackFormat
 import GifPackHTTP
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 /// One GIF (or poster) in several packs is fetched once per install, against nginx.

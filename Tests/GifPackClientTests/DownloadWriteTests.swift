@@ -4,6 +4,7 @@ import GifPackHTTP
 import Testing
 @testable import GifPackTestFixtures
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTransport
 
 /// `URLSessionTransport` writes a download in pieces of up to 256 KiB (the

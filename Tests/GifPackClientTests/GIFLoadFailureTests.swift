@@ -5,6 +5,7 @@ import GifPackHTTP
 import GifPackSystem
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 /// Errors an app can show: every public error of the client's closure reads as

@@ -2,6 +2,7 @@ import Foundation
 @testable import GifPackClient
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 /// The loader's figures per tier (bench/loader.sh): how long an answer takes from memory, the

@@ -4,6 +4,7 @@ import GifPackHTTP
 import Testing
 @testable import GifPackTestFixtures
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 
 /// The loader's refresh progress (bytes and GIFs, done and total) and a server that
 /// accepts and never answers or stops sending, against nginx with both transports.

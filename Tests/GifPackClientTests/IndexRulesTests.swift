@@ -3,6 +3,7 @@ import Foundation
 @testable import GifPackClient
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 
 /// `gifpack verify` and every client run one set of index rules
 /// (`PackDescriptionCheck.indexProblems`), and a rendition pack's GIFs are the size its resolution

@@ -3,6 +3,7 @@ import Foundation
 import GifPackHTTP
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 /// Cancelling an install or a refresh at any stage ends it with `CancellationError` and

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import GifPackTestFixtures
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackClient
 import GifPackHTTP
 

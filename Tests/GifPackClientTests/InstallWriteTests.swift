@@ -3,6 +3,7 @@ import Foundation
 import GifPackSystem
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 /// No write that is thrown away: at the end of an install the one `syncfs` used to write the

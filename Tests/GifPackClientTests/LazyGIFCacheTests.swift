@@ -4,6 +4,7 @@ import GifPackSystem
 import GifPackClient
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 @Suite("Client: one GIF on demand from a bounded disk cache, against nginx", .tags(.nginx), .serialized, .ownThread, .timeLimit(.minutes(5)))

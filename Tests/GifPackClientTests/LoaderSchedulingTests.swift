@@ -4,6 +4,7 @@ import GifPackHTTP
 import GifPackTransport
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 /// The loader's scheduling — a

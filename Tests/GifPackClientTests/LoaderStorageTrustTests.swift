@@ -3,6 +3,7 @@ import Foundation
 import GifPackHTTP
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 /// The loader's one rollback

@@ -5,6 +5,7 @@ import GifPackSystem
 import Glibc
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 /// Files that are not files. Every file the client, the transports and

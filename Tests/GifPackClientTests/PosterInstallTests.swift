@@ -4,6 +4,7 @@ import GifPackFormat
 import GifPackGIF
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 /// `gifpack install --with-posters` (``PackInstaller/withPosters``) over real HTTP from

@@ -4,6 +4,7 @@ import GifPackFormat
 import GifPackHTTP
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 /// Posters by range: an upgrade with posters fetches the posters pack's catalog frame and

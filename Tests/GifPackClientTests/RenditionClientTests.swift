@@ -4,6 +4,7 @@ import Foundation
 import GifPackHTTP
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 /// The client chooses renditions (format 1.3) by the size it shows a GIF at, against

@@ -3,6 +3,7 @@ import Foundation
 import GifPackHTTP
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 @Suite("Client: sparse upgrades by byte range, against nginx", .tags(.nginx), .serialized, .timeLimit(.minutes(5)))

@@ -5,6 +5,7 @@ import GifPackSystem
 import Glibc
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 /// `<cache>.d/downloads/` holds at most the packs of the index being installed.

@@ -4,6 +4,7 @@ import GifPackSystem
 import GifPackTransport
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 
 /// A transfer's buffers go when it ends: both transports free the transfer —
 /// and so everything it holds, its request and its body bytes — once the call returned, whatever

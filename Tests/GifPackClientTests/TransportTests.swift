@@ -5,6 +5,7 @@ import GifPackTransport
 import Glibc
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 /// Both ``HTTPTransport``s — libcurl's `HTTPClient` (the command-line tool's) and

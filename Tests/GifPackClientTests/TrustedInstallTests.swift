@@ -5,6 +5,7 @@ import GifPackGIF
 import Testing
 @testable import GifPack
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 @Suite("Trusted delivery: verifying clients", .tags(.nginx), .timeLimit(.minutes(5)))

@@ -3,6 +3,7 @@ import GifPackClient
 import GifPackSystem
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 /// A password holding a raw `#`, `?` or `/` (which a strict URL parser

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+@testable import GifPackTestSupport
 
 /// A tiny loopback HTTP/1.1 file server for the client tests: serves files under `root` for GET,
 /// honours `Range: bytes=N-` and `Range: bytes=N-M` with `206 Partial Content`, and can misbehave

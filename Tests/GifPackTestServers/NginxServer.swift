@@ -2,6 +2,7 @@ import Foundation
 import GifPackHTTP
 import GifPackSystem
 import Glibc
+@testable import GifPackTestSupport
 
 /// The tests' one nginx (Debian's nginx-light) on free loopback ports: a static root with or
 /// without range support, a publish target's cache headers, https with a private CA, a reverse

@@ -1,4 +1,5 @@
 import Foundation
+@testable import GifPackTestSupport
 
 /// Headless Chromium (Debian's `chromium`, installed by `make deps`) for the tests that look at a
 /// page as a browser does: its DOM after the page's scripts ran, a screenshot, and the requests the
