@@ -112,9 +112,13 @@ let package = Package(
             "GifPackIndexReader", "GifPackFormat", "GifPackSigning", "GifPackGIFCore", "GifPackTransport", "GifPackZstd", "GifPackSystem",
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
-        // Loopback ExerciseDB stand-in with switchable faults, and the GIF synthesizer it serves.
+        // Deterministic animated GIFs made with giflib's encoder (GIFSynthesizer, SplitMix64): what the
+        // fixture serves and the format's tests decode, a module of its own so that those tests do not
+        // compile the fixture server.
+        .target(name: "GIFSynthesis", dependencies: ["GifPackGIF", "CGif"]),
+        // Loopback ExerciseDB stand-in with switchable faults (re-exports GIFSynthesis).
         .target(name: "ExerciseDBFixture", dependencies: [
-            "GifPackGIF", "GifPackSystem", "CGif", "CZstd", .product(name: "Crypto", package: "swift-crypto"),
+            "GIFSynthesis", "GifPackGIF", "GifPackSystem", "CGif", "CZstd", .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .executableTarget(name: "exercisedb-fixture", dependencies: [
             "ExerciseDBFixture", .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Builder"])),
@@ -131,35 +135,39 @@ let package = Package(
         .executableTarget(name: "gifpack-install-bench", dependencies: ["GifPackClient", "GifPackIndexReader"]),
         // `make bench`'s memory of the loader loading GIFs by range against plain URLSession: bench/run.sh, part 11.
         .executableTarget(name: "gifpack-loader-memory-bench", dependencies: ["GifPackClient"]),
-        // Test helpers shared by the test targets (Tests/GifPackTestSupport): child processes, polling
-        // waits, loopback ports, nginx, moto, Chromium, the fixture-server starter, hostile-pack
-        // writers. Nothing of the builder or the client, so a format test does not rebuild with them.
+        // Test helpers shared by every test target (Tests/GifPackTestSupport): child processes, polling
+        // waits, loopback ports, the test traits and tags, temporary folders, hostile-pack writers,
+        // source scans. No HTTP client and no server: what the format's tests build besides the format.
         .target(name: "GifPackTestSupport", dependencies: [
-            "GifPackFormat", "GifPackGIF", "GifPackHTTP", "GifPackSystem", "ExerciseDBFixture", "CZstd", "CGif",
-            .product(name: "Crypto", package: "swift-crypto"),
+            "GifPackFormat", "GifPackGIF", "GifPackSystem", "GIFSynthesis", "CZstd", "CGif", .product(name: "Crypto", package: "swift-crypto"),
         ], path: "Tests/GifPackTestSupport"),
+        // The servers the tests talk to over loopback (Tests/GifPackTestServers): nginx, moto,
+        // ClientStaticFileServer, headless Chromium, the fixture-server starter.
+        .target(name: "GifPackTestServers", dependencies: [
+            "GifPackTestSupport", "GifPackHTTP", "GifPackSystem", "ExerciseDBFixture",
+        ], path: "Tests/GifPackTestServers"),
         // Dists built by the real builder for the tests that read, install or publish them
         // (Tests/GifPackTestFixtures): manifests, signed dists, upgrade dists, publish builds.
         .target(name: "GifPackTestFixtures", dependencies: [
-            "GifPackTestSupport", "GifPack", "GifPackFormat", "GifPackGIF", "GifPackSystem", "ExerciseDBFixture",
+            "GifPackTestSupport", "GifPackTestServers", "GifPack", "GifPackFormat", "GifPackGIF", "GifPackSystem", "ExerciseDBFixture",
         ], path: "Tests/GifPackTestFixtures"),
         // One test target per part (docs/ARCHITECTURE.md, "Tests"): each depends on the modules it
         // tests, so a change to the client does not rebuild the builder's or the format's tests.
         .testTarget(name: "GifPackFormatTests", dependencies: [
             "GifPackTestSupport", "GifPackFormat", "GifPackJSON", "GifPackSigning", "GifPackGIF", "GifPackGIFCore", "GifPackZstd",
-            "GifPackSystem", "GifPackWebP", "ExerciseDBFixture",
+            "GifPackSystem", "GifPackWebP", "GIFSynthesis",
         ]),
         .testTarget(name: "GifPackBuilderTests", dependencies: [
-            "GifPackTestSupport", "GifPackTestFixtures", "GifPack", "GifPackFormat", "GifPackJSON", "GifPackSigning", "GifPackGIF",
+            "GifPackTestSupport", "GifPackTestServers", "GifPackTestFixtures", "GifPack", "GifPackFormat", "GifPackJSON", "GifPackSigning", "GifPackGIF",
             "GifPackHTTP", "GifPackSystem", "GifPackZstd", "GifPackWebP", "GifPackIndexReader", "ExerciseDBFixture", "CGif",
             .product(name: "Crypto", package: "swift-crypto"), .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["Builder"])),
         ]),
         .testTarget(name: "GifPackClientTests", dependencies: [
-            "GifPackTestSupport", "GifPackTestFixtures", "GifPackClient", "GifPackIndexReader", "GifPackSigning", "GifPackTransport", "GifPackHTTP", "GifPack", "GifPackFormat",
+            "GifPackTestSupport", "GifPackTestServers", "GifPackTestFixtures", "GifPackClient", "GifPackIndexReader", "GifPackSigning", "GifPackTransport", "GifPackHTTP", "GifPack", "GifPackFormat",
             "GifPackGIF", "GifPackGIFCore", "GifPackSystem", "GifPackZstd", "ExerciseDBFixture", "CZstd",
         ]),
         .testTarget(name: "GifPackCLITests", dependencies: [
-            "GifPackTestSupport", "GifPackTestFixtures", "GifPackCLI", "GifPack", "GifPackClient", "GifPackIndexReader", "GifPackSigning", "GifPackFormat", "GifPackGIF",
+            "GifPackTestSupport", "GifPackTestServers", "GifPackTestFixtures", "GifPackCLI", "GifPack", "GifPackClient", "GifPackIndexReader", "GifPackSigning", "GifPackFormat", "GifPackGIF",
             "GifPackHTTP", "GifPackTransport", "GifPackSystem", "GifPackZstd", "ExerciseDBFixture",
         ]),
     ],

@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 @testable import GifPack
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 /// A build run in-process (the GifPack library) and cancelled by its caller while GIFs download.

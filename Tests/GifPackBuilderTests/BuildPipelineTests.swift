@@ -3,6 +3,7 @@ import Foundation
 import Testing
 @testable import GifPack
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 @Suite("Build pipeline against the fixture server", .timeLimit(.minutes(5)))

@@ -3,6 +3,7 @@ import GifPackIndexReader
 import Testing
 @testable import GifPack
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 /// The builder reads every index — its output's, the one a publish uploads, the one a target

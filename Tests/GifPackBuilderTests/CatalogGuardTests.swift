@@ -3,6 +3,7 @@ import Foundation
 import Testing
 @testable import GifPack
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 /// The guards between a catalog and a publish: a v1 total that disagrees with the pages, a number
@@ -23,9 +24,9 @@ struct CatalogGuardTests {
         try await run(productPath("gifpack"), arguments, environment: environment())
     }
 
-    // MARK: Item 5: a v1 total that disagrees with the pages
+    // MARK: A v1 total that disagrees with the pages
 
-    /// The issue's case: `totalExercises` says 25 of a longer list. The pages are followed to the
+    /// A source whose `totalExercises` says 25 of a longer list. The pages are followed to the
     /// end of `nextPage`, and the disagreement is a catalog error naming both numbers; nothing is
     /// published (it used to publish the first 25-30 exercises with exit 0).
     @Test(arguments: [(10, 25), (25, 25), (10, 50), (10, 1000)])
@@ -53,7 +54,7 @@ struct CatalogGuardTests {
         #expect(server.stats.listRequests == 4, "40 exercises in pages of 10, the last one saying there is no next")
     }
 
-    // MARK: Item 6: numbers from the API never crash
+    // MARK: Numbers from the API never crash
 
     /// A negative `totalExercises` trapped in the page cache (`UInt64(-5)`, exit 132, no report).
     /// Run as the CLI, so the old trap shows as a status instead of taking the test runner down.
@@ -92,7 +93,7 @@ struct CatalogGuardTests {
         }
     }
 
-    // MARK: Item 5: max_removed
+    // MARK: max_removed
 
     /// A catalog that lost half of the last one (an API answering part of its list) stops the build
     /// with exit 8 before the fetch proper, leaving the published index and the remembered catalog
@@ -177,7 +178,7 @@ struct CatalogGuardTests {
         #expect(MissingAllowance.percent(2.5).description == "2.5%")
     }
 
-    // MARK: Issue 26: empty selectors
+    // MARK: Empty selectors
 
     /// `bodyPart: legs` used to publish an empty pack with exit 0. Now: exit 2 before the fetch
     /// proper, naming the pack, the field and the catalog's values, nearest first, with counts.

@@ -5,6 +5,7 @@ import GifPackFormat
 import Testing
 @testable import GifPack
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 /// What makes a rebuild cost little when the catalog did not change: list pages reused from the

@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 @testable import GifPack
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 /// A request waiting out a 429's cool-down in a cancelled build. The wait slept

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 @testable import GifPack
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 /// Output and cache directories: gifpack writes only into directories that are empty or already

@@ -4,9 +4,10 @@ import Synchronization
 import Testing
 @testable import GifPack
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
-/// GIF requests while the list still arrives (issue 37): they start with the first pages' image
+/// GIF requests while the list still arrives: they start with the first pages' image
 /// ids, take only the slots no list page needs, and until the list is whole and checked they are
 /// never more than the list requests sent. Told by the fixture's request log (which answers came
 /// first) with the last pages held unanswered, not by time.

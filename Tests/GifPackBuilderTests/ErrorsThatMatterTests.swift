@@ -4,6 +4,7 @@ import GRDB
 import Testing
 @testable import GifPack
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 /// Failures that change what a build does are reported and stop the build deliberately; none is

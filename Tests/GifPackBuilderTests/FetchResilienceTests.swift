@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 @testable import GifPack
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 @Suite("Fetching that survives the real API", .timeLimit(.minutes(5)))

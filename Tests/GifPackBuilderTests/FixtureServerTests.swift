@@ -4,6 +4,7 @@ import Glibc
 import GifPackGIF
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 /// The loopback ExerciseDB stand-in, driven over real sockets by /usr/bin/curl (and, for the

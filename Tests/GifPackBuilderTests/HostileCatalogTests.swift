@@ -3,6 +3,7 @@ import Foundation
 import Testing
 @testable import GifPack
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 /// A hostile or broken list route: the key echoed back, a catalog without end, a page served again.

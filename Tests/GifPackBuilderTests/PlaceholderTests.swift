@@ -6,7 +6,7 @@ import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestFixtures
 
-/// BlurHash, average colour and posters, unit level (issue 15).
+/// BlurHash, average colour and posters, unit level.
 @Suite("Placeholders and posters: still frame, BlurHash, downscale, poster encoding", .timeLimit(.minutes(5)))
 struct PlaceholderTests {
     /// A gradient with a block of colour: structure the hash and posters must keep.

@@ -5,6 +5,7 @@ import GifPackSystem
 import Testing
 @testable import GifPack
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 /// What keeps a build's memory flat as the catalog grows: records spooled to the cache as pages

@@ -4,10 +4,11 @@ import Testing
 @testable import GifPack
 import GifPackHTTP
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 /// https through a real nginx TLS reverse proxy whose certificate a private CA signed.
-@Suite("TLS: a private certificate authority", .timeLimit(.minutes(5)))
+@Suite("TLS: a private certificate authority", .tags(.nginx), .timeLimit(.minutes(5)))
 struct TLSTests {
     private func proxiedManifest(_ server: FixtureServer, _ proxy: NginxServer, fetch: String = "") -> String {
         rapidAPIManifest(server: server, fetch: fetch).replacingOccurrences(of: server.rapidAPIBaseURL, with: proxy.baseURL)

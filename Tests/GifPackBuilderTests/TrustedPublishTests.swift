@@ -4,6 +4,7 @@ import GifPackGIF
 import Testing
 @testable import GifPack
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 @Suite("Trusted delivery: immutable names, signed index", .timeLimit(.minutes(5)))

@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 @testable import GifPack
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 /// The verify stage: every frame a pack is assembled from is checked before the first pack is

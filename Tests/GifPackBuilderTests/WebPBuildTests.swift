@@ -5,6 +5,7 @@ import GifPackWebP
 import Testing
 @testable import GifPack
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 /// Issue 47 items 1 and 3 (the builder's side): `output.formats: [gif, webp]` encodes each GIF the

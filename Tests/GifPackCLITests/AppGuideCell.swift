@@ -3,6 +3,7 @@
 // compares them).
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 // BEGIN docs/apps.md: CellContent
@@ -41,7 +42,7 @@ enum CellContent: Equatable {
 // END docs/apps.md: CellContent
 
 /// The guide's cell code against nginx: a GIF, a server that is gone, an index that is not there.
-@Suite("App guide: the cell's content from the loader's answers and failures", .timeLimit(.minutes(3)))
+@Suite("App guide: the cell's content from the loader's answers and failures", .tags(.nginx), .timeLimit(.minutes(3)))
 struct AppGuideCellTests {
     @Test func aCellShowsTheGIFOrSaysWhyNot() async throws {
         let webSite = try await UpgradeDist.servedByNginx(count: 4)

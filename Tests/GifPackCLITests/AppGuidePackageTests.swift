@@ -3,7 +3,7 @@ import Testing
 @testable import GifPackTestFixtures
 @testable import GifPackTestSupport
 
-/// docs/apps.md's `Package.swift` block (issue 34, item 5): an app's manifest that depends on a clone
+/// docs/apps.md's `Package.swift` block: an app's manifest that depends on a clone
 /// of gifpack kept under any folder name. SwiftPM resolves the block, as written but pointed at a
 /// clone in a folder of another name, and rejects the form without `name:` there (so the check can
 /// fail). The clone is a stand-in with this package's name and client product, read from

@@ -2,6 +2,7 @@ import Foundation
 import GifPackClient
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 import GifPackIndexReader
 
@@ -9,7 +10,7 @@ import GifPackIndexReader
 /// for byte, and run against a signed build served by nginx; the manifest block is resolved by
 /// AppGuidePackageTests) or on Apple platforms (the SwiftUI/UIKit blocks, by the `guide-ios-simulator`
 /// job of .github/workflows/apple.yml through scripts/apple-guide-snippets.py).
-@Suite("App guide: the sketch compiles and runs against nginx", .serialized, .timeLimit(.minutes(3)))
+@Suite("App guide: the sketch compiles and runs against nginx", .tags(.nginx), .serialized, .timeLimit(.minutes(3)))
 struct AppGuideSketchTests {
     /// Each compiled block: its name and the test file that holds it.
     static let blocks = [("clientTour", "AppGuideTour.swift"), ("ExerciseGIFs", "AppGuideLoader.swift"), ("CellContent", "AppGuideCell.swift")]

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import GifPackTestSupport
 
-/// Issue 37, "file work three ways in the builder": `Sources/GifPack` does its file work one way,
+/// One way to work with files in the builder: `Sources/GifPack` does its file work one way,
 /// through GifPackSystem (`FileSystem`, `RegularFile`, `SystemCalls`, `POSIXIO`): no `FileManager`,
 /// and no call of the C library (`open(`, `fstat(`, `rename(`, `errno`, `O_…`, …) outside its
 /// `Platform.swift`, read by the client's scanner (``CCallScan``). `GIFPACK_BUILDER_SOURCES`

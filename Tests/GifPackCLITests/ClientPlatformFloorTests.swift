@@ -4,7 +4,7 @@ import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestFixtures
 
-/// Issue 34, item 2: the client closure (what product `GifPackClient` links) needs nothing newer
+/// The client closure (what product `GifPackClient` links) needs nothing newer
 /// than the platforms Package.swift names: iOS 15, macOS 12, tvOS 15, watchOS 8, visionOS 1.
 ///
 /// What needs a newer runtime, and how each is kept out:

@@ -5,7 +5,7 @@ import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestFixtures
 
-/// Issue 27, item 4: the portable client stays portable. What an app links (product
+/// The portable client stays portable. What an app links (product
 /// `GifPackClient`) is read from the package itself (`swift package describe --type json`), its
 /// whole target closure computed, and checked: no system library or C target in it, only the
 /// allowed package products (swift-crypto), no file outside a module's `Platform.swift`

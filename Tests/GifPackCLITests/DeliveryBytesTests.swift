@@ -7,14 +7,15 @@ import Glibc
 import Testing
 @testable import GifPack
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 import GifPackIndexReader
 
-/// Issue 28, items 1 and 2: an app's daily check costs a 304 and no body (install, `cat --index`,
+/// An app's daily check costs a 304 and no body (install, `cat --index`,
 /// the library), and the index travels compressed (`index.json.zst`, preferred, falling back to
 /// `index.json`; a copy that does not decode or verify is an error); the build writes the copy,
 /// `publish` writes it after the index and repairs a stale one, on directory and S3 targets.
-@Suite("Delivery bytes: conditional and compressed index fetches", .timeLimit(.minutes(10)))
+@Suite("Delivery bytes: conditional and compressed index fetches", .tags(.nginx, .s3), .timeLimit(.minutes(10)))
 struct DeliveryBytesTests {
     /// The built `gifpack` with the test's environment plus `extra` (never an inherited crash hook).
     static func gifpack(_ arguments: [String], environment extra: [String: String] = [:]) async throws -> ProcessResult {
@@ -33,7 +34,7 @@ struct DeliveryBytesTests {
         try treeSnapshot(cache) + [sha256Hex(try fileBytes("\(cache)/\(InstallManifest.fileName)"))]
     }
 
-    // MARK: - Item 1: conditional fetches
+    // MARK: - Conditional fetches
 
     @Test func anUnchangedInstallCostsA304AndNoBodyAndChangesNothing() async throws {
         let signed = try SignedDist(count: 12)
@@ -198,7 +199,7 @@ struct DeliveryBytesTests {
         }
     }
 
-    // MARK: - Item 2: the compressed copy
+    // MARK: - The compressed copy
 
     @Test func theBuildWritesADeterministicCopyThatDecodesToTheIndex() async throws {
         let built = try await ClientBuiltDist.make(count: 12)
@@ -272,7 +273,7 @@ struct DeliveryBytesTests {
         }
     }
 
-    // MARK: - Item 2: publishing the copy
+    // MARK: - Publishing the copy
 
     /// The index a client meets at a directory target, through the copy it prefers: the copy's
     /// plain bytes must have a signature published under their hash that verifies them.

@@ -5,6 +5,7 @@ import Testing
 @testable import GifPack
 @testable import GifPackCLI
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 /// The builder against a damaged cache and runs that stop early.

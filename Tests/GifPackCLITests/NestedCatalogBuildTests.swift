@@ -3,6 +3,7 @@ import GifPack
 import GifPackClient
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 import GifPackIndexReader
 

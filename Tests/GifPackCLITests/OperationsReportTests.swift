@@ -4,6 +4,7 @@ import Testing
 @testable import GifPack
 @testable import GifPackCLI
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 /// report.json and the metrics file against fixture builds whose every outcome is known in advance.

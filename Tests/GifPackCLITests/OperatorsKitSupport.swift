@@ -156,6 +156,7 @@ final class DocumentedNginx: @unchecked Sendable {
     }
 
     private init(location: String, www: String) async throws {
+        try ServerTags.require(.nginx, starting: "nginx")
         directory = try TemporaryDirectory()
         var lastError = ""
         for _ in 0..<5 {

@@ -5,12 +5,13 @@ import Testing
 @testable import GifPack
 import GifPackClient
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 /// The operator's kit as written: every shell example of `docs/running-unattended.md` run exactly as
 /// it stands (see ``UnattendedDoc`` and ``OperatorMachine``), `--quiet` on every command, the JSON
 /// stream, the check of what clients can read (`--public-url`), and `--out` mistakes.
-@Suite("Operator's kit: documented cron, systemd, Actions and nginx recipes; quiet; public reads", .serialized, .timeLimit(.minutes(5)))
+@Suite("Operator's kit: documented cron, systemd, Actions and nginx recipes; quiet; public reads", .tags(.nginx, .s3), .serialized, .timeLimit(.minutes(5)))
 struct OperatorsKitTests {
     /// A manifest for the fixture server reading its key from `EXERCISEDB_API_KEY`, writing into
     /// `root/dist` and `root/cache`.

@@ -6,10 +6,11 @@ import GifPackSystem
 import Testing
 @testable import GifPack
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 import GifPackIndexReader
 
-/// Issue 15 end to end: a build against the fixture server gives every GIF a BlurHash, an average
+/// Placeholders end to end: a build against the fixture server gives every GIF a BlurHash, an average
 /// colour, timing and posters, in a companion pack that stock tools accept; the cache makes a
 /// no-change rebuild derive nothing.
 @Suite("Placeholders and posters in built packs", .timeLimit(.minutes(5)))

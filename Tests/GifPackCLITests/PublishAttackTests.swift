@@ -5,13 +5,14 @@ import Glibc
 import Testing
 @testable import GifPack
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 import GifPackIndexReader
 
 /// Publishing against hostile or broken targets: a live index that does not decode, races lost,
 /// publishes killed between the signature and the index, listing keys that climb out of the
 /// prefix, store answers that quote credentials, `--from` files that are not regular files.
-@Suite("Publish: hostile targets, races and signatures", .ownThread, .timeLimit(.minutes(5)))
+@Suite("Publish: hostile targets, races and signatures", .tags(.s3), .ownThread, .timeLimit(.minutes(5)))
 struct PublishAttackTests {
     /// A copy of `builds.v2` whose index carries `sequence` (and differs from v2 by its generator),
     /// signed again with the builds' key, in `workspace/name`.
@@ -40,7 +41,7 @@ struct PublishAttackTests {
         return try await Publisher(options: options, environment: [:]).publish(source, to: target) { _ in }
     }
 
-    // MARK: - Issue 25 item 1: a live index that does not decode
+    // MARK: - A live index that does not decode
 
     @Test func aLiveIndexOfANewerFormatOrUnreadableIsNeverSilentlyReplaced() async throws {
         let builds = try await PublishBuilds.make(count: 6)
@@ -76,7 +77,7 @@ struct PublishAttackTests {
         #expect(try directoryIndexProblems(target).isEmpty)
     }
 
-    // MARK: - Issue 25 item 2: the signature of the index a client reads
+    // MARK: - The signature of the index a client reads
 
     @Test func aLostRaceLeavesTheWinnersSignatureBesideTheWinnersIndex() async throws {
         let builds = try await PublishBuilds.make(count: 6)
@@ -297,7 +298,7 @@ struct PublishAttackTests {
         #expect(SignatureLocation.hashNamed("index.json", indexSHA256: hex) == "signatures/\(hex).minisig")
     }
 
-    // MARK: - Issue 25 item 8: retention within its prefix
+    // MARK: - Retention within its prefix
 
     @Test func retentionNeverDeletesAKeyOutsideThePackGrammar() {
         for key in ["packs/../../victim/all-v1-abcdef12.tar.zst", "packs/a/b-v1-abcdef12.tar.zst", "packs/ALL-v1-abcdef12.tar.zst",
@@ -520,6 +521,7 @@ final class EchoingS3ErrorServer: @unchecked Sendable {
     static func start() async throws -> EchoingS3ErrorServer { try await EchoingS3ErrorServer() }
 
     private init() async throws {
+        try ServerTags.require(.s3, starting: "an S3-compatible server")
         directory = try TemporaryDirectory()
         let script = try directory.write(Self.script, to: "server.py")
         let python = "\(PublishServers.repositoryRoot)/.venv-test/bin/python"

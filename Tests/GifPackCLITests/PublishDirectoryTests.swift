@@ -4,9 +4,10 @@ import Testing
 @testable import GifPack
 import GifPackClient
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
-@Suite("Publish: directory target, command line, retention, racing", .ownThread, .timeLimit(.minutes(5)))
+@Suite("Publish: directory target, command line, retention, racing", .tags(.nginx), .ownThread, .timeLimit(.minutes(5)))
 struct PublishDirectoryTests {
     @Test func directoryPublishWritesEveryPackBeforeTheIndexAndSendsNothingTheSecondTime() async throws {
         let builds = try await PublishBuilds.make()

@@ -4,11 +4,12 @@ import GifPackHTTP
 import Testing
 @testable import GifPack
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 /// Publishing to moto's S3 server (`.venv-test`, made by `make test-venv`): a missing venv fails
 /// these tests, it does not skip them.
-@Suite("Publish: S3 target against moto", .timeLimit(.minutes(5)))
+@Suite("Publish: S3 target against moto", .tags(.s3), .timeLimit(.minutes(5)))
 struct PublishS3Tests {
     static let bucket = "gifpack-cdn"
 

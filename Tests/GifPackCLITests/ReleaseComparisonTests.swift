@@ -4,6 +4,7 @@ import Testing
 @testable import GifPack
 @testable import GifPackCLI
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 /// `gifpack review` and `gifpack diff` compare every rendition (a

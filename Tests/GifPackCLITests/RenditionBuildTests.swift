@@ -8,8 +8,9 @@ import Testing
 @testable import GifPackTestFixtures
 @testable import GifPackTestSupport
 import GifPackIndexReader
+@testable import GifPackTestServers
 
-/// Several resolutions in one build (issue 35) against the fixture server over loopback: one
+/// Several resolutions in one build against the fixture server over loopback: one
 /// catalog, each GIF once per resolution, the first resolution for every exercise before the next,
 /// the plan's ceiling never published under a higher resolution, and an index whose `packs[]` a
 /// client of format 1.2 installs as before.

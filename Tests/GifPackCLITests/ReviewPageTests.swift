@@ -5,13 +5,14 @@ import GifPackGIF
 import Testing
 @testable import GifPack
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
-/// Issue 36: `gifpack review OLD NEW --html DIR` and `gifpack build --review-html DIR`, looked at in
+/// The release-review page: `gifpack review OLD NEW --html DIR` and `gifpack build --review-html DIR`, looked at in
 /// headless Chromium from `file://`: the counts match the diff, changed tiles show both versions,
 /// removed and missing exercises are where they belong, hostile names stay text (no script runs),
 /// and the page requests nothing outside its folder.
-@Suite("Release review page in Chromium", .timeLimit(.minutes(10)))
+@Suite("Release review page in Chromium", .tags(.chromium, .nginx), .timeLimit(.minutes(10)))
 struct ReviewPageTests {
     static let injected = "document.getElementById('no-script-marker').textContent='INJECTED'"
     static let hostileNames = ["<script>\(injected)</script>", "x\" onerror=\"\(injected)\" <img src=x onerror=\"\(injected)\">"]
@@ -175,7 +176,7 @@ struct ReviewPageTests {
         return pages
     }
 
-    /// Issue 36: the gallery (per pack) and the sections are paged (`--page-size`); every exercise is on
+    /// The gallery (per pack) and the sections are paged (`--page-size`); every exercise is on
     /// exactly one page of its pack's gallery and of its section, though two packs share some; a page
     /// renders in Chromium with its tiles and the body-part filter.
     @Test func theGalleryIsPagedAndEveryExerciseIsOnExactlyOnePage() async throws {

@@ -3,7 +3,7 @@ import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestFixtures
 
-/// The test sources stay fit for a cooperative pool of two threads (issue 29): no synchronous
+/// The test sources stay fit for a cooperative pool of two threads: no synchronous
 /// function starts a process (waiting for one is async only, ``ChildProcess/exitStatus()``), the
 /// process and wait primitives live in ChildProcess.swift alone, every suite has a time limit,
 /// waiting suites run on threads of their own (`.ownThread`), synchronous tests off the pool
@@ -95,7 +95,26 @@ struct TestHygieneTests {
         #expect(problems.isEmpty, "skip visibly with @Test(.enabled(if: …)) instead:\n\(problems.joined(separator: "\n"))")
     }
 
+    /// Names and comments say what the code does or what a test holds, not which tracker issue
+    /// asked for it (the tracker is not in the repository). Tests/ and Sources/ are read as text,
+    /// comments included.
+    @Test func noSourceNamesAnIssueNumber() async throws {
+        let root = URL(fileURLWithPath: Self.directory).deletingLastPathComponent().path
+        let problems = try await onAThreadOfItsOwn("gifpack.test-issue-numbers") { () throws -> [String] in
+            try ["Tests", "Sources"].flatMap { try HygieneRules.issueNumbers(under: "\(root)/\($0)") }
+        }
+        #expect(problems.isEmpty, "say what is done or tested instead of the issue's number:\n\(problems.joined(separator: "\n"))")
+    }
+
     // MARK: The checks can fail
+
+    @Test(.computes) func issueNumbersAreFound() {
+        // Spelled in pieces, so that this file does not break the rule it checks.
+        let (issue, issues) = ("Issue" + " 33", "issues" + " 7")
+        let text = "/// \(issue), bug 4: a download\nlet a = 1 // see \(issues) and 9\n// an issue of ordering, #12\n"
+        #expect(HygieneRules.issueNumbers(in: "Bad.swift", text: text) == ["Bad.swift:1: /// \(issue), bug 4: a download",
+                                                                            "Bad.swift:2: let a = 1 // see \(issues) and 9"])
+    }
 
     @Test(.computes) func quietReturnsWhenAFileIsMissingAreFound() {
         let bad = SwiftSource(name: "Bad.swift", text: """
@@ -249,6 +268,24 @@ struct SwiftFunction {
 }
 
 enum HygieneRules {
+    /// The lines of `text` that name a tracker issue by number: the word, singular or plural and in
+    /// any case, then a number, with or without `#`.
+    static func issueNumbers(in name: String, text: String) -> [String] {
+        let pattern = try! NSRegularExpression(pattern: #"\bissues? #?[0-9]"#, options: [.caseInsensitive])
+        return text.split(separator: "\n", omittingEmptySubsequences: false).enumerated().compactMap { number, line in
+            let line = String(line)
+            guard pattern.firstMatch(in: line, range: NSRange(location: 0, length: line.utf16.count)) != nil else { return nil }
+            return "\(name):\(number + 1): \(line.trimmingCharacters(in: .whitespaces))"
+        }
+    }
+
+    /// ``issueNumbers(in:text:)`` for every Swift file below `folder`, named by path from it.
+    static func issueNumbers(under folder: String) throws -> [String] {
+        let names = (FileManager.default.enumerator(atPath: folder)?.allObjects as? [String] ?? []).filter { $0.hasSuffix(".swift") }.sorted()
+        guard !names.isEmpty else { throw PublishTestFailure("no Swift files under \(folder)") }
+        return try names.flatMap { try issueNumbers(in: $0, text: String(contentsOfFile: "\(folder)/\($0)", encoding: .utf8)) }
+    }
+
     /// Every function and initializer with a body, in every source.
     static func functions(_ sources: [SwiftSource]) -> [SwiftFunction] {
         sources.flatMap { source in

@@ -1,12 +1,13 @@
 import Foundation
 import Testing
 
-/// Issue 37: each test target depends on the modules it tests, so a client change does not rebuild
+/// Each test target depends on the modules it tests, so a client change does not rebuild
 /// the builder or the builder's tests (docs/ARCHITECTURE.md, "Which test target holds what"). The
 /// dependency graph is read from the package itself (`swift package describe --type json`, as
 /// ``ClientPortabilityTests`` reads it): no path of target dependencies may lead from the builder's
 /// side (the builder, its test support and fixtures, the builder's and the format's tests) to the
-/// client or the command line, nor from the client or its index reader to the builder.
+/// client or the command line, nor from the client or its index reader to the builder; and none
+/// from the format's tests or the shared test support to the HTTP client or the fixture server.
 @Suite("Test targets: the builder's side does not reach the client", .timeLimit(.minutes(5)))
 struct TestTargetLayeringTests {
     /// Each target, and the targets no path of its dependencies may reach.
@@ -14,9 +15,12 @@ struct TestTargetLayeringTests {
         ("GifPackIndexReader", ["GifPack", "GifPackClient"]),
         ("GifPackClient", ["GifPack", "GifPackCLI"]),
         ("GifPack", ["GifPackClient", "GifPackCLI"]),
-        ("GifPackTestSupport", ["GifPack", "GifPackClient", "GifPackCLI"]),
+        // The format's tests and the support every target shares build no HTTP client (curl) and no
+        // fixture server: the servers are GifPackTestServers'.
+        ("GifPackTestSupport", ["GifPack", "GifPackClient", "GifPackCLI", "GifPackHTTP", "CCurl", "ExerciseDBFixture"]),
+        ("GifPackTestServers", ["GifPack", "GifPackClient", "GifPackCLI"]),
         ("GifPackTestFixtures", ["GifPackClient", "GifPackCLI"]),
-        ("GifPackFormatTests", ["GifPack", "GifPackClient", "GifPackCLI"]),
+        ("GifPackFormatTests", ["GifPack", "GifPackClient", "GifPackCLI", "GifPackHTTP", "CCurl", "ExerciseDBFixture"]),
         ("GifPackBuilderTests", ["GifPackClient", "GifPackCLI"]),
     ]
 

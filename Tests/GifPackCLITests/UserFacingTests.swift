@@ -4,6 +4,7 @@ import Testing
 @testable import GifPack
 import GifPackFormat
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 /// What a user meets at the command line: exit statuses, error messages, cron and CI defaults.

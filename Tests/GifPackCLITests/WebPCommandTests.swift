@@ -4,6 +4,7 @@ import GifPackClient
 import Testing
 @testable import GifPack
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 /// Serves each exercise a smooth picture (a moving grey ramp, 64x64, 4 frames), which a WebP holds

@@ -5,9 +5,10 @@ import GifPackTransport
 import Synchronization
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
-/// Issue 29: blocking work runs on a bounded pool of dedicated threads (``BlockingPool``), not on a
+/// Blocking work runs on a bounded pool of dedicated threads (``BlockingPool``), not on a
 /// thread per call and never on the cooperative pool; curl's loop and URLSession keep their own
 /// threads, so HTTP moves while every pool thread is busy.
 @Suite("Blocking pool", .ownThread, .timeLimit(.minutes(3)))

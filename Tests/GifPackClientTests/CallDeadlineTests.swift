@@ -3,16 +3,17 @@ import Foundation
 import GifPackHTTP
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 import GifPackIndexReader
 
-/// The deadline of one client call (issue 33, weak spot 5), against nginx dripping the packs at
+/// The deadline of one client call, against nginx dripping the packs at
 /// 1,100 bytes a second — just above the default low-speed rate of 1 KB/s, so no request is ever
 /// "too slow" and, without a deadline, a pack of this size would hold an install for minutes per
 /// attempt. With `gifpack install --deadline` (curl) and ``PackInstaller/timeouts`` (URLSession)
 /// the install ends at the deadline with a message that names it and what to check, and the
 /// attempts left after it are not sent. Causes and order are asserted, not durations.
-@Suite("Client: one deadline for a whole call, against a dripping nginx", .ownThread, .serialized, .timeLimit(.minutes(5)))
+@Suite("Client: one deadline for a whole call, against a dripping nginx", .tags(.nginx), .ownThread, .serialized, .timeLimit(.minutes(5)))
 struct CallDeadlineTests {
     @Test func aDrippingServerEndsAnInstallAtItsDeadlineWithEitherTransportAndNoRetryIsSent() async throws {
         let dists = try await UpgradeDist.make(count: 30)

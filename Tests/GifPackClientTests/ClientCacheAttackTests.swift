@@ -5,12 +5,13 @@ import GifPackClient
 import Glibc
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 import GifPackIndexReader
 
 /// The lazy GIF cache's rollback floors and directory claims, and what a refused or failed install
-/// leaves behind (issue 25, items 3 and 9, and the leftovers).
-@Suite("Client: cache floors per source, claimed cache directories, nothing left by a refused or failed install", .serialized, .timeLimit(.minutes(5)))
+/// leaves behind.
+@Suite("Client: cache floors per source, claimed cache directories, nothing left by a refused or failed install", .tags(.nginx), .serialized, .timeLimit(.minutes(5)))
 struct ClientCacheAttackTests {
     /// A trusted clock inside every signed index's validity.
     static let now = trustT0.addingTimeInterval(3600)
@@ -44,7 +45,7 @@ struct ClientCacheAttackTests {
         return (id, try PackEntryReader(path: "\(packs)/\(pack.file)", pack: pack).gif(forExercise: id))
     }
 
-    // MARK: Item 3: one floor per index source and key set
+    // MARK: One floor per index source and key set
 
     @Test func twoSignedSourcesWithTheirOwnKeysShareTheDefaultCacheEachWithItsOwnFloor() async throws {
         // Source A (key kA) is at sequence 2, source B (key kB) at sequence 1.
@@ -133,7 +134,7 @@ struct ClientCacheAttackTests {
         #expect(trustedCat.status == 1 && trustedCat.output.isEmpty && trustedCat.error.contains("rollback"), "\(trustedCat.error)")
     }
 
-    /// Issue 33, bug 2: the floor belongs to the index URL, not to the key set. After `[old]` verified
+    /// The floor belongs to the index URL, not to the key set. After `[old]` verified
     /// sequence 2, the documented rotation (`[old, next]`) refuses sequence 1 replayed at the URL,
     /// though the still-trusted old key signed it: the library and `cat --index` alike.
     @Test func aKeyRotationKeepsTheFloorOfTheIndexURL() async throws {
@@ -167,7 +168,7 @@ struct ClientCacheAttackTests {
         #expect(cat.status == 1 && cat.output.isEmpty && cat.error.contains("rollback"), "\(cat.error)")
     }
 
-    // MARK: Item 9: the lazy cache only uses, and only trims, a directory that is gifpack's
+    // MARK: the lazy cache only uses, and only trims, a directory that is gifpack's
 
     /// Sets a file's modification time `seconds` in the past.
     static func age(_ path: String, by seconds: TimeInterval) throws {

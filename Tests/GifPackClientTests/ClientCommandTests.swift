@@ -2,9 +2,10 @@ import Foundation
 import GifPackClient
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
-@Suite("Client: gifpack verify, inspect, install, cat, diff", .timeLimit(.minutes(5)))
+@Suite("Client: gifpack verify, inspect, install, cat, diff", .tags(.nginx), .timeLimit(.minutes(5)))
 struct ClientCommandTests {
     /// Runs the built `gifpack` and returns its exit status, raw standard output and standard error.
     static func gifpack(_ arguments: [String], environment: [String: String]? = nil) async throws -> (status: Int32, output: [UInt8], error: String) {
@@ -111,7 +112,7 @@ struct ClientCommandTests {
         }
     }
 
-    /// Issue 33, weak spot 1: a user name and password in the index URL are used for the requests and
+    /// A user name and password in the index URL are used for the requests and
     /// never written or printed: not in the install manifest (whose record still makes the next
     /// install a 304), not in the lazy cache, not in install's or cat's failure messages.
     @Test func aPasswordInTheIndexURLIsNeitherWrittenNorPrinted() async throws {

@@ -8,7 +8,7 @@ import Testing
 import GifPackFormat
 import GifPackIndexReader
 
-/// Hostile inputs against the client side (issue 10): nested JSON, FIFOs and huge files as the
+/// Hostile inputs against the client side: nested JSON, FIFOs and huge files as the
 /// index, an entry hidden in the end-of-archive frame, the generation counter, a `<cache>.d` that is
 /// not gifpack's, terminal escapes in ids and names, an index that breaks the format's rules.
 @Suite("Client: hostile indexes, packs and caches", .ownThread, .timeLimit(.minutes(5)))

@@ -5,6 +5,7 @@ import GifPackClient
 import GifPackGIF
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 import GifPackIndexReader
 

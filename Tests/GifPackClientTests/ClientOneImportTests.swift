@@ -1,6 +1,6 @@
-// Issue 34, item 3: an app's one import. This file imports GifPackClient and nothing else of the
-// package's modules, and names the transport's types an app uses: it compiles only while
-// GifPackClient re-exports GifPackTransport (Exports.swift). Issue 46: the trusted key is the
+// An app's one import. This file imports GifPackClient and nothing else of the
+// package, and names the transport's types an app uses: it compiles only while GifPackClient
+// re-exports GifPackTransport (Exports.swift). The trusted key is the
 // client's own TrustedKey, so the signing and format modules are not re-exported.
 import Foundation
 import GifPackClient

@@ -4,11 +4,12 @@ import GifPackFormat
 import GifPackHTTP
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 import GifPackIndexReader
 
-/// Issue 34: one GIF (or poster) in several packs is fetched once per install, against nginx.
-@Suite("Client: a GIF several packs list is fetched once per install, against nginx", .serialized, .timeLimit(.minutes(5)))
+/// One GIF (or poster) in several packs is fetched once per install, against nginx.
+@Suite("Client: a GIF several packs list is fetched once per install, against nginx", .tags(.nginx), .serialized, .timeLimit(.minutes(5)))
 struct CrossPackDedupeTests {
     /// Three packs: `all`, `front` (ids 0..<12) and `middle` (ids 6..<18): ids 6..<12 are in all three.
     static func packs(_ ids: [String]) -> String {

@@ -4,15 +4,16 @@ import GifPackHTTP
 import Testing
 @testable import GifPackTestFixtures
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTransport
 
-/// Issue 34, item 4: `URLSessionTransport` writes a download in pieces of up to 256 KiB (the
+/// `URLSessionTransport` writes a download in pieces of up to 256 KiB (the
 /// 16 KiB chunks FoundationNetworking hands its delegate, held and written together), and what it
 /// reports stays true: every `wrote` is in the file when it is reported, the `chunks` add up to
 /// the body, and a download that ends early — cancelled, or cut by the server — has every byte it
 /// took in its file, so a resume starts after them. Both transports, against nginx and the fixture
 /// server.
-@Suite("Transport: a download's writes, progress and early ends, against nginx", .serialized, .ownThread, .timeLimit(.minutes(3)))
+@Suite("Transport: a download's writes, progress and early ends, against nginx", .tags(.nginx), .serialized, .ownThread, .timeLimit(.minutes(3)))
 struct DownloadWriteTests {
     /// What a request's `HTTPBodyProgress` was told, and whether each `wrote` was in the file then.
     final class Reports: @unchecked Sendable {  // @unchecked: the fields are guarded by `lock`.

@@ -5,6 +5,7 @@ import GifPackHTTP
 import GifPackSystem
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 import GifPackIndexReader
 import GifPackSigning
@@ -13,7 +14,7 @@ import GifPackSigning
 /// its own message through `localizedDescription` (what alerts and logs use), and a failed load is
 /// classified for the cell (``GIFLoadFailure``) from real failures: a refused connection, a 404
 /// and a 403 from nginx, an index signed by another key, a full disk, a cancelled call.
-@Suite(.ownThread, .timeLimit(.minutes(5))) struct GIFLoadFailureTests {
+@Suite(.tags(.nginx), .ownThread, .timeLimit(.minutes(5))) struct GIFLoadFailureTests {
     /// One value of every error type of the client's closure (an app meets them as a
     /// `GIFLoaderError`'s underlying error, or from a transport of its own).
     static func everyErrorType() throws -> [any Error] {
@@ -49,7 +50,7 @@ import GifPackSigning
             #expect((error as? any LocalizedError)?.errorDescription == message, "\(type(of: error))")
             #expect(!error.localizedDescription.contains("The operation could not be completed"))
         }
-        // The example: what an alert showed for a cache locked by another install.
+        // What an alert showed for a cache locked by another install.
         #expect(PackClientError.cacheLocked(path: "/var/mobile/gifs").localizedDescription == "another install is running on /var/mobile/gifs")
     }
 

@@ -2,6 +2,7 @@ import Foundation
 @testable import GifPackClient
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 /// The loader's figures per tier (bench/loader.sh): how long an answer takes from memory, the
@@ -9,7 +10,7 @@ import Testing
 /// relaunch: twenty cells asking at once for their first GIF against one alone.
 /// Runs only with `GIFPACK_LOADER_BENCH=<output.json>`; it records times and asserts none (the
 /// requests it counts are checked by GIFLoaderTests).
-@Suite("Bench: the loader's tiers (GIFPACK_LOADER_BENCH)", .serialized, .timeLimit(.minutes(10)),
+@Suite("Bench: the loader's tiers (GIFPACK_LOADER_BENCH)", .tags(.nginx), .serialized, .timeLimit(.minutes(10)),
        .enabled(if: ProcessInfo.processInfo.environment["GIFPACK_LOADER_BENCH"] != nil))
 struct GIFLoaderBench {
     /// Median of the times `body` takes, in microseconds.

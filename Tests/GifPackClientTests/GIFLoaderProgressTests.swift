@@ -5,10 +5,11 @@ import Testing
 @testable import GifPackTestFixtures
 @testable import GifPackTestSupport
 import GifPackIndexReader
+@testable import GifPackTestServers
 
-/// Issue 34: the loader's refresh progress (bytes and GIFs, done and total) and a server that
+/// The loader's refresh progress (bytes and GIFs, done and total) and a server that
 /// accepts and never answers or stops sending, against nginx with both transports.
-@Suite("Client: the loader's refresh progress and silent servers, against nginx", .serialized, .ownThread, .timeLimit(.minutes(5)))
+@Suite("Client: the loader's refresh progress and silent servers, against nginx", .tags(.nginx), .serialized, .ownThread, .timeLimit(.minutes(5)))
 struct GIFLoaderProgressTests {
     typealias Steps = GIFLoaderRefreshTests.Steps
 
@@ -105,13 +106,15 @@ struct GIFLoaderProgressTests {
           arguments: ["URLSession", "curl"])
     func silentIndexServer(transportName: String) async throws {
         #expect(GIFLoader.Configuration().timeouts.lowSpeedWindow == .seconds(30), "the default window")
-        let silent = try TransportTests.SilentServer()
-        defer { silent.stop() }
+        let silentServer = try ClientStaticFileServer()
+        defer { silentServer.stop() }
+        silentServer.neverAnswer(path: "/silent")
+        let silentURL = silentServer.baseURL + "/silent"
         let work = try TemporaryDirectory()
         let transport = try #require(try GIFLoaderTests.transports().first { $0.name == transportName }).transport
         var configuration = GIFLoader.Configuration()
         configuration.timeouts = HTTPTimeouts(lowSpeedBytesPerSecond: 1024, lowSpeedWindow: .seconds(1))
-        let loader = try GIFLoader(indexURL: URL(string: silent.url)!, cacheFolder: URL(fileURLWithPath: work.file("app"), isDirectory: true),
+        let loader = try GIFLoader(indexURL: URL(string: silentURL)!, cacheFolder: URL(fileURLWithPath: work.file("app"), isDirectory: true),
                                    transport: transport, configuration: configuration)
         let steps = Steps()
         do {
@@ -120,7 +123,7 @@ struct GIFLoaderProgressTests {
         } catch {
             // The loader's window ended it (not the default 30 s), with the limit and what to check.
             guard case .transfer(let url, .timedOut(let message))? = (error as? GIFLoaderError)?.packClientError else { Issue.record("\(error)"); return }
-            #expect(url.hasPrefix(silent.url) && message == configuration.timeouts.lowSpeedMessage(for: silent.url), "\(message)")
+            #expect(url.hasPrefix(silentURL) && message == configuration.timeouts.lowSpeedMessage(for: silentURL), "\(message)")
             #expect("\(error)".contains("over 1 s") && "\(error)".contains("check that it answers"), "\(error)")
         }
         #expect(steps.all == [RefreshProgress(stage: .checking)])

@@ -3,10 +3,11 @@ import Foundation
 import GifPackHTTP
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
-/// Issue 34, item 1: the loader's daily refresh, its placeholders and its cancellation, against nginx.
-@Suite("Client: the loader's refresh, placeholders and cancellation, against nginx", .serialized, .ownThread, .timeLimit(.minutes(5)))
+/// The loader's daily refresh, its placeholders and its cancellation, against nginx.
+@Suite("Client: the loader's refresh, placeholders and cancellation, against nginx", .tags(.nginx), .serialized, .ownThread, .timeLimit(.minutes(5)))
 struct GIFLoaderRefreshTests {
     typealias Served = GIFLoaderTests.Served
 

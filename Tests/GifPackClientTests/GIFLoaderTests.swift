@@ -3,11 +3,12 @@ import Foundation
 import GifPackHTTP
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
-/// Issue 34, item 1: the app's loader (``GIFLoader``) against nginx, with both transports where
+/// The app's loader (``GIFLoader``) against nginx, with both transports where
 /// HTTP is involved.
-@Suite("Client: the app's GIF loader, against nginx", .serialized, .ownThread, .timeLimit(.minutes(5)))
+@Suite("Client: the app's GIF loader, against nginx", .tags(.nginx), .serialized, .ownThread, .timeLimit(.minutes(5)))
 struct GIFLoaderTests {
     /// A built and published fixture (64 px GIFs) served by nginx, and a fresh cache folder.
     struct Served {
@@ -49,7 +50,7 @@ struct GIFLoaderTests {
         #expect(throws: GIFLoaderError.cacheFolderNotAFileURL(web.absoluteString)) { try GIFLoader(indexURL: index, cacheFolder: web) }
         let relative = URL(fileURLWithPath: "Caches/gifs")
         #expect(throws: GIFLoaderError.cacheFolderRelative("Caches/gifs")) { try GIFLoader(indexURL: index, cacheFolder: relative) }
-        // The issue's mistake: a path made from a URL's absoluteString is relative ("file:/…").
+        // A common mistake: a path made from a URL's absoluteString is relative ("file:/…").
         let mistaken = URL(fileURLWithPath: URL(fileURLWithPath: "/tmp/gifs").absoluteString)
         do {
             _ = try GIFLoader(indexURL: index, cacheFolder: mistaken)

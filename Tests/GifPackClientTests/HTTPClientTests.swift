@@ -4,6 +4,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 /// GifPackHTTP against the loopback fixture server: bodies and digests, compression, connection

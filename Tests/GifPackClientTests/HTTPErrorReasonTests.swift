@@ -36,7 +36,7 @@ import Testing
         #expect(!String(describing: failure).contains("127.0.0.1-secret"))
     }
 
-    /// The one rule for credentials in URLs (issue 33): every URL in a text loses its
+    /// The one rule for credentials in URLs: every URL in a text loses its
     /// `user:password@`, an `@` elsewhere (a path, an e-mail address without a scheme) stays, and a
     /// connection refused for a URL with credentials is described without them.
     @Test func urlCredentialsAreDroppedFromEveryURLInAText() async throws {

@@ -5,6 +5,7 @@ import Testing
 @testable import GifPackTestSupport
 import GifPackFormat
 import GifPackIndexReader
+@testable import GifPackTestServers
 
 /// `gifpack verify` and every client run one set of index rules
 /// (`PackDescriptionCheck.indexProblems`), and a rendition pack's GIFs are the size its resolution

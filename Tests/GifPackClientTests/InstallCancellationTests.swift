@@ -3,12 +3,13 @@ import Foundation
 import GifPackHTTP
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 import GifPackIndexReader
 
-/// Issue 34: cancelling an install or a refresh at any stage ends it with `CancellationError` and
+/// Cancelling an install or a refresh at any stage ends it with `CancellationError` and
 /// leaves the cache exactly as it was, against nginx, with both transports.
-@Suite("Client: cancelling an install at every stage, against nginx", .serialized, .ownThread, .timeLimit(.minutes(5)))
+@Suite("Client: cancelling an install at every stage, against nginx", .tags(.nginx), .serialized, .ownThread, .timeLimit(.minutes(5)))
 struct InstallCancellationTests {
     /// Sees the install's checkpoints go by and cancels the attached task at `target` (from the
     /// hook itself, so the checkpoint right after it sees the cancellation; `untilPropagated`, run

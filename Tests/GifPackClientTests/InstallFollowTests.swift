@@ -2,14 +2,15 @@ import Foundation
 import Testing
 @testable import GifPackTestFixtures
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackClient
 import GifPackHTTP
 import GifPackIndexReader
 
-/// Issue 34, item 4: a first install decodes a pack's GIFs while the pack is still arriving
+/// A first install decodes a pack's GIFs while the pack is still arriving
 /// (`PackFollower`, fed by each transport's `HTTPBodyProgress`), and what it installs is what an
 /// install of the same pack from disk installs, byte for byte.
-@Suite("Client: a first install decodes GIFs while the pack downloads, against nginx", .serialized, .ownThread, .timeLimit(.minutes(5)))
+@Suite("Client: a first install decodes GIFs while the pack downloads, against nginx", .tags(.nginx), .serialized, .ownThread, .timeLimit(.minutes(5)))
 struct InstallFollowTests {
     /// What the installer's follow hook saw: each GIF handed over, with the pack bytes there by then.
     final class HandOvers: @unchecked Sendable {  // @unchecked: `seen` is guarded by `lock`.

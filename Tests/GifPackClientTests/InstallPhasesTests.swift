@@ -5,6 +5,7 @@ import GifPackIndexReader
 import GifPackSystem
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 /// The install's phase clock (issue 45, item 3): ``InstallReport/phases`` says where an install's

@@ -3,6 +3,7 @@ import Foundation
 import GifPackSystem
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 import GifPackIndexReader
 

@@ -4,10 +4,11 @@ import GifPackSystem
 import GifPackClient
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 import GifPackIndexReader
 
-@Suite("Client: one GIF on demand from a bounded disk cache, against nginx", .serialized, .ownThread, .timeLimit(.minutes(5)))
+@Suite("Client: one GIF on demand from a bounded disk cache, against nginx", .tags(.nginx), .serialized, .ownThread, .timeLimit(.minutes(5)))
 struct LazyGIFCacheTests {
     /// Ids of exercises with distinct GIFs, in id order.
     static func distinctGIFs(_ dists: UpgradeDist) -> [String] {
@@ -135,7 +136,7 @@ struct LazyGIFCacheTests {
 
     /// A real full disk (a 640 KiB tmpfs mounted for the test; GIFs padded to 180-200 KiB that travel
     /// as frames of a few KB): the least recently used GIFs are evicted to make room for a new one,
-    /// and a GIF that cannot be stored even so is served all the same, verified (issue 33, weak spot 4).
+    /// and a GIF that cannot be stored even so is served all the same, verified.
     @Test(.enabled(if: getuid() == 0, "mounting a small tmpfs needs root"))
     func onAFullDiskOlderGIFsMakeRoomAndAGIFThatCannotBeStoredIsServedAnyway() async throws {
         let dists = try await UpgradeDist.make(count: 8)

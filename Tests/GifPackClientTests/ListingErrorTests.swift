@@ -7,7 +7,7 @@ import Testing
 @testable import GifPackTestFixtures
 import GifPackIndexReader
 
-/// Issue 33, "Also": a listing that fails is reported ("could not read"), never taken for an empty
+/// A listing that fails is reported ("could not read"), never taken for an empty
 /// directory where it decides what is deleted or trusted. Directories that cannot be listed are
 /// made real: a regular file where the directory should be (`ENOTDIR`; the tests run as root,
 /// which permission bits do not stop).

@@ -4,6 +4,7 @@ import GifPackHTTP
 import GifPackTransport
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 import GifPackIndexReader
 
@@ -12,7 +13,7 @@ import GifPackIndexReader
 /// after another, one deadline per call, a GIF found by hash in any rendition, one fetch per GIF,
 /// another process's install waited for, one installed snapshot for concurrent callers — against
 /// nginx, with both transports where a transport is involved.
-@Suite("Client: the loader's scheduling, against nginx", .serialized, .ownThread, .timeLimit(.minutes(5)))
+@Suite("Client: the loader's scheduling, against nginx", .tags(.nginx), .serialized, .ownThread, .timeLimit(.minutes(5)))
 struct LoaderSchedulingTests {
     typealias Served = GIFLoaderTests.Served
     typealias Steps = GIFLoaderRefreshTests.Steps

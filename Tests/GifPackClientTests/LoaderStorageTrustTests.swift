@@ -3,13 +3,14 @@ import Foundation
 import GifPackHTTP
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 import GifPackIndexReader
 
 /// The loader's one rollback
 /// floor, installs by other processes or loaders on the same folder, stored indexes from the
 /// future, and lookups that do not read the index — against nginx, with both transports.
-@Suite("Client: the loader's rollback floor, generations seen across processes, index lookups", .serialized, .ownThread,
+@Suite("Client: the loader's rollback floor, generations seen across processes, index lookups", .tags(.nginx), .serialized, .ownThread,
        .timeLimit(.minutes(6)))
 struct LoaderStorageTrustTests {
     typealias Served = GIFLoaderTests.Served
@@ -118,7 +119,7 @@ struct LoaderStorageTrustTests {
         // By hash too: the memory tier's file URL is the current generation's.
         let byHash = try #require(try await app.gif(sha256: now.sha256))
         #expect(byHash.fileURL.map { $0.path.hasPrefix(current + "/") } == true)
-        // Weak spot 1: the placeholders' poster files are the current generation's too.
+        // The placeholders' poster files are the current generation's too.
         let poster = try #require(try await app.placeholder(for: id)?.posterURL)
         #expect(poster.path.hasPrefix(current + "/") && FileManager.default.fileExists(atPath: poster.path), "\(poster.path)")
     }
@@ -255,7 +256,7 @@ struct LoaderStorageTrustTests {
 /// On a full disk, cached GIFs make room for a GIF fetched by range (the frame is
 /// verified in memory, nothing is written before), in the loader and in `gifpack cat`; a refresh
 /// that failed for want of space leaves no `.part` holding the disk full.
-@Suite("Client: a full disk, with GIFs cached that can make room", .serialized, .ownThread, .timeLimit(.minutes(5)))
+@Suite("Client: a full disk, with GIFs cached that can make room", .tags(.nginx), .serialized, .ownThread, .timeLimit(.minutes(5)))
 struct FullDiskFetchTests {
     typealias Served = GIFLoaderTests.Served
 

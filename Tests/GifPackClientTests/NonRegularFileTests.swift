@@ -5,16 +5,17 @@ import GifPackSystem
 import Glibc
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 import GifPackIndexReader
 
-/// Issue 33, bugs 3, 6 and 7: files that are not files. Every file the client, the transports and
+/// Files that are not files. Every file the client, the transports and
 /// the publisher open is opened without following a symbolic link and refused unless it is a
 /// regular file (`RegularFile`): a link planted where a download is written cannot make it write
 /// through to its target, and a FIFO cannot hang an install, a `cat` or a publish. Each command runs
 /// under `timeout -s KILL 60`: without the checks it hangs and is killed (status 137); with them it
 /// fails at once with status 1, naming the path and what is there.
-@Suite("Files that are not files: links and FIFOs in caches, downloads and publish targets", .serialized, .timeLimit(.minutes(5)))
+@Suite("Files that are not files: links and FIFOs in caches, downloads and publish targets", .tags(.nginx), .serialized, .timeLimit(.minutes(5)))
 struct NonRegularFileTests {
     /// `gifpack` with a 60 s bound: a hang is killed (status 137) instead of holding the suite.
     static func bounded(_ arguments: [String]) async throws -> (status: Int32, output: [UInt8], error: String) {
@@ -30,7 +31,7 @@ struct NonRegularFileTests {
         SystemCalls.linkStatus(path).map(SystemCalls.fileType)
     }
 
-    // MARK: Bug 3: <cache>.d/downloads/<pack>.tar.zst.part
+    // MARK: <cache>.d/downloads/<pack>.tar.zst.part
 
     @Test func aLinkOrAFIFOAtAPartFileIsRefusedAndNothingIsWrittenThroughIt() async throws {
         let built = try await ClientBuiltDist.make(count: 8)
@@ -75,7 +76,7 @@ struct NonRegularFileTests {
         #expect(installed.status == 0, "\(installed.error)")
     }
 
-    // MARK: Bug 6: gifs/<sha256>.gif in the lazy cache
+    // MARK: gifs/<sha256>.gif in the lazy cache
 
     @Test func aFIFOOrALinkToOneAtACachedGIFIsNeverOpenedAndTheGIFIsFetchedAgain() async throws {
         let webSite = try await UpgradeDist.servedByNginx(count: 12)
@@ -104,7 +105,7 @@ struct NonRegularFileTests {
         #expect(Self.kind(elsewhere) == .fifo)
     }
 
-    // MARK: Bug 7: a publish target's pack keys
+    // MARK: A publish target's pack keys
 
     @Test func aFIFOOrALinkWherePublishWritesAPackIsRefusedNamingIt() async throws {
         let builds = try await PublishBuilds.make(count: 6)

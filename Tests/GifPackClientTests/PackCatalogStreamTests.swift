@@ -6,7 +6,7 @@ import Testing
 @testable import GifPackTestSupport
 import GifPackIndexReader
 
-/// Issue 36: a catalog read one exercise at a time (`PackCatalogStream`,
+/// A catalog read one exercise at a time (`PackCatalogStream`,
 /// `PackEntryReader.streamCatalog`), so a release review of 100,000 exercises never holds a catalog.
 @Suite("Catalog read one exercise at a time", .timeLimit(.minutes(5)))
 struct PackCatalogStreamTests {

@@ -4,12 +4,13 @@ import GifPackFormat
 import GifPackGIF
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 import GifPackIndexReader
 
-/// `gifpack install --with-posters` (``PackInstaller/withPosters``, issue 15) over real HTTP from
+/// `gifpack install --with-posters` (``PackInstaller/withPosters``) over real HTTP from
 /// nginx: posters land at `<cache>/posters/<size>/<id>.gif` in the same generation as the GIFs.
-@Suite("Client: installing posters, against nginx", .serialized, .timeLimit(.minutes(5)))
+@Suite("Client: installing posters, against nginx", .tags(.nginx), .serialized, .timeLimit(.minutes(5)))
 struct PosterInstallTests {
     /// Poster sizes below the fixture's 64 px GIFs, so every poster is a real downscale.
     static let sizes = [32, 48]

@@ -4,13 +4,14 @@ import GifPackFormat
 import GifPackHTTP
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 import GifPackIndexReader
 
-/// Posters by range (issue 28): an upgrade with posters fetches the posters pack's catalog frame and
+/// Posters by range: an upgrade with posters fetches the posters pack's catalog frame and
 /// the new posters' frames by single-range requests, like a pack's GIFs, over real HTTP from nginx
 /// (its access log gives the bytes and requests), and installs what a whole download installs.
-@Suite("Client: posters by range on an upgrade, against nginx", .serialized, .timeLimit(.minutes(10)))
+@Suite("Client: posters by range on an upgrade, against nginx", .tags(.nginx), .serialized, .timeLimit(.minutes(10)))
 struct PosterRangeTests {
     /// A fixture built and published with posters (``PosterInstallTests/sizes``) and nginx serving
     /// it (the client suites' one set-up, ``UpgradeDist/servedByNginx(count:noGIF:packs:nginx:publishing:)``).
@@ -86,7 +87,7 @@ struct PosterRangeTests {
 
     /// A CDN whose edges do not all honour Range, for the posters pack: its catalog's range gets a
     /// 206, a later range a 200 while others are in flight. The whole posters pack is fetched
-    /// instead, with either transport (issue 33, bug 5).
+    /// instead, with either transport.
     @Test func aPostersRangeAnswered200MidUpgradeFallsBackToTheWholePostersPackWithBothTransports() async throws {
         let site = try await Site.start(count: 30)
         defer { site.stop() }

@@ -4,13 +4,14 @@ import Foundation
 import GifPackHTTP
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 import GifPackFormat
 import GifPackIndexReader
 
-/// Issue 35, item 6: the client chooses renditions (format 1.3) by the size it shows a GIF at, against
+/// The client chooses renditions (format 1.3) by the size it shows a GIF at, against
 /// a two-resolution dist (180 and 360 px, each GIF drawn at its size by the fixture) served by nginx.
-@Suite("Client: renditions chosen by screen size, against nginx", .serialized, .timeLimit(.minutes(5)))
+@Suite("Client: renditions chosen by screen size, against nginx", .tags(.nginx), .serialized, .timeLimit(.minutes(5)))
 struct RenditionClientTests {
     /// 6 exercises, the third without a GIF at any resolution, built at 180 and 360 px and published.
     static func site() async throws -> ServedUpgradeDist {

@@ -3,11 +3,12 @@ import Foundation
 import GifPackHTTP
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 import GifPackFormat
 import GifPackIndexReader
 
-@Suite("Client: sparse upgrades by byte range, against nginx", .serialized, .timeLimit(.minutes(5)))
+@Suite("Client: sparse upgrades by byte range, against nginx", .tags(.nginx), .serialized, .timeLimit(.minutes(5)))
 struct SparseUpgradeTests {
     @Test func anUpgradeAfterOnePercentChangedFetchesOnlyTheNewFramesAndMatchesAWholeInstall() async throws {
         let webSite = try await UpgradeDist.servedByNginx(count: 100)
@@ -173,7 +174,7 @@ struct SparseUpgradeTests {
 
     /// A CDN whose edges do not all honour Range: the first range (the catalog's) gets its 206, a
     /// later one a 200 while the others are still in flight. That is the documented fallback, the
-    /// whole pack, with either transport, never "the request was cancelled" (issue 33, bug 5).
+    /// whole pack, with either transport, never "the request was cancelled".
     @Test func aRangeAnswered200MidUpgradeFallsBackToTheWholePackWithBothTransports() async throws {
         let dists = try await UpgradeDist.make(count: 30)
         defer { dists.server.stop() }

@@ -5,9 +5,10 @@ import GifPackSystem
 import Glibc
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
-/// Issue 33, bug 4: `<cache>.d/downloads/` holds at most the packs of the index being installed.
+/// `<cache>.d/downloads/` holds at most the packs of the index being installed.
 /// A download (or `.part`, or `.sparse`) of a pack an accepted index no longer lists goes before
 /// anything is fetched; a `.part` of a pack the index still lists stays to be resumed; files a
 /// download does not make stay.

@@ -4,6 +4,7 @@ import GifPackSystem
 import GifPackTransport
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 
 /// A transfer's buffers go when it ends: both transports free the transfer —
 /// and so everything it holds, its request and its body bytes — once the call returned, whatever
@@ -14,7 +15,7 @@ import Testing
 /// The transfer is private to its transport; what it holds is seen through the request's
 /// ``HTTPBodyProgress``, an object only the transfer keeps once the caller dropped its request:
 /// it is freed exactly when the transfer is.
-@Suite(.ownThread, .timeLimit(.minutes(3))) struct TransferReleaseTests {
+@Suite(.tags(.nginx), .ownThread, .timeLimit(.minutes(3))) struct TransferReleaseTests {
     /// A weak reference, read from the polling wait.
     final class Weak: @unchecked Sendable {  // @unchecked: written once before it is shared, then only read.
         weak var object: HTTPBodyProgress?

@@ -5,6 +5,7 @@ import GifPackTransport
 import Glibc
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
 /// Both ``HTTPTransport``s — libcurl's `HTTPClient` (the command-line tool's) and
@@ -12,7 +13,7 @@ import Testing
 /// the fixture server: a whole body, a range (206), a 304 to `If-None-Match`, error statuses
 /// (404, 403, 500), the byte cap, a server ignoring `Range`, a resume, truncation, a reset, the
 /// total time limit and bad URLs. Each case expects the same answer from both.
-@Suite(.ownThread, .timeLimit(.minutes(5))) struct TransportTests {
+@Suite(.tags(.nginx), .ownThread, .timeLimit(.minutes(5))) struct TransportTests {
     enum Kind: String, CaseIterable, Sendable, CustomTestStringConvertible {
         case curl, urlSession
 
@@ -162,8 +163,9 @@ import Testing
         let (root, bytes) = try Self.site()
         let nginx = try await NginxServer.start(root: root.path)
         defer { nginx.stop() }
-        let redirector = try RedirectServer(location: nginx.baseURL + "/pack.bin")
+        let redirector = try ClientStaticFileServer()
         defer { redirector.stop() }
+        redirector.redirect(path: "/elsewhere", to: nginx.baseURL + "/pack.bin")
         let transport = try kind.make()
         defer { kind.finish(transport) }
 
@@ -172,7 +174,7 @@ import Testing
         let answer = try await transport.data(request, maxBytes: 1 << 20)
         #expect(answer.head.status == 200)
         #expect(answer.body == bytes)
-        #expect(redirector.requests == 1)
+        #expect(redirector.requests.map(\.path) == ["/elsewhere"])
         let log = try await nginx.log()
         #expect(log.count == 1 && log.first?.ifMatch == nil, "\(log)")
 
@@ -302,7 +304,7 @@ import Testing
         #expect(refused?.reason == "connect-failed", "got \(String(describing: refused))")
     }
 
-    /// A server compressing on the fly (issue 33, weak spot 2). Both transports ask for a file's own
+    /// A server compressing on the fly. Both transports ask for a file's own
     /// bytes with `Accept-Encoding: identity`, so such a server sends them as they are; one that
     /// compresses anyway is refused by both with the same error; JSON asked for with
     /// `acceptCompressedBody` comes back decoded from both.
@@ -340,20 +342,22 @@ import Testing
         #expect(Self.fileSize(work.file("again")) == 0)
     }
 
-    /// A server that accepts and never answers, and one that drips just above the low-speed rate
-    /// (issue 33, weak spot 5). Both transports end the silent request after one low-speed window
+    /// A server that accepts and never answers, and one that drips just above the low-speed rate.
+    /// Both transports end the silent request after one low-speed window
     /// counted from the request on — the low-speed limit is the cause, not a session timer — and the
     /// drip at the deadline set for the call; each message says which limit and what to check.
     /// Windows of one second keep this fast; nothing here measures durations.
     @Test(arguments: Kind.allCases) func aSilentServerEndsAfterOneWindowAndADripAtTheDeadline(kind: Kind) async throws {
         let transport = try kind.make()
         defer { kind.finish(transport) }
-        let silent = try SilentServer()
-        defer { silent.stop() }
+        let silentServer = try ClientStaticFileServer()
+        defer { silentServer.stop() }
+        silentServer.neverAnswer(path: "/silent")
+        let silentURL = silentServer.baseURL + "/silent"
         let window = HTTPTimeouts(total: .zero, lowSpeedBytesPerSecond: 1024, lowSpeedWindow: .seconds(1))
-        let quiet = await HTTPClientTests.error { try await transport.data(HTTPRequest(url: silent.url, timeouts: window), maxBytes: 1 << 20) }
-        #expect(quiet == .timedOut(window.lowSpeedMessage(for: silent.url)), "\(String(describing: quiet))")
-        #expect(window.lowSpeedMessage(for: silent.url).contains("too slow") && window.lowSpeedMessage(for: silent.url).contains("check that"))
+        let quiet = await HTTPClientTests.error { try await transport.data(HTTPRequest(url: silentURL, timeouts: window), maxBytes: 1 << 20) }
+        #expect(quiet == .timedOut(window.lowSpeedMessage(for: silentURL)), "\(String(describing: quiet))")
+        #expect(window.lowSpeedMessage(for: silentURL).contains("too slow") && window.lowSpeedMessage(for: silentURL).contains("check that"))
 
         let server = try Self.fixture(count: 2) { $0.gifDimension = 96; $0.framesRange = 4...5 }
         defer { server.stop() }
@@ -400,84 +404,6 @@ import Testing
     }
 
     // MARK: Support
-
-    /// A loopback server that accepts connections (the kernel completes them: it listens) and never
-    /// reads or answers a request.
-    final class SilentServer: @unchecked Sendable {
-        let port: Int
-        private let listener: Int32
-        private let lock = NSLock()
-        private var stopped = false
-
-        init() throws {
-            (listener, port) = try LoopbackPort.listening(backlog: 16)
-        }
-
-        deinit { stop() }
-
-        var url: String { "http://127.0.0.1:\(port)/silent" }
-
-        func stop() {
-            let first = lock.withLock { () -> Bool in
-                defer { stopped = true }
-                return !stopped
-            }
-            if first { close(listener) }
-        }
-    }
-
-    /// A loopback server answering every request with `302 Found` to `location` (one thread per
-    /// connection, `Connection: close`), counting the requests.
-    final class RedirectServer: @unchecked Sendable {
-        let port: Int
-        private let listener: Int32
-        private let lock = NSLock()
-        private var count = 0
-        private let location: String
-
-        init(location: String) throws {
-            self.location = location
-            (listener, port) = try LoopbackPort.listening(backlog: 16)
-            let thread = Thread { [self] in acceptLoop() }
-            thread.start()
-        }
-
-        var baseURL: String { "http://127.0.0.1:\(port)" }
-        var requests: Int { lock.withLock { count } }
-
-        /// Wakes the blocked accept (shutdown) and closes the socket.
-        func stop() {
-            shutdown(listener, Int32(SHUT_RDWR))
-        }
-
-        deinit { close(listener) }
-
-        private func acceptLoop() {
-            while true {
-                let client = accept(listener, nil, nil)
-                guard client >= 0 else {
-                    if errno == EINTR { continue }
-                    return
-                }
-                let thread = Thread { [self] in serve(client) }
-                thread.start()
-            }
-        }
-
-        private func serve(_ client: Int32) {
-            defer { close(client) }
-            var buffer: [UInt8] = []
-            var chunk = [UInt8](repeating: 0, count: 4096)
-            while buffer.count < 65536, buffer.firstRange(of: Array("\r\n\r\n".utf8)) == nil {
-                let got = chunk.withUnsafeMutableBytes { recv(client, $0.baseAddress, $0.count, 0) }
-                guard got > 0 else { return }
-                buffer.append(contentsOf: chunk[0..<got])
-            }
-            lock.withLock { count += 1 }
-            let answer = Array("HTTP/1.1 302 Found\r\nLocation: \(location)\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8)
-            _ = answer.withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-        }
-    }
 
     /// The fixture server without an API key (image requests then need no header).
     static func fixture(count: Int, _ configure: (inout FixtureConfiguration) -> Void = { _ in }) throws -> FixtureServer {

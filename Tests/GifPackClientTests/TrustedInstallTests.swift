@@ -5,10 +5,11 @@ import GifPackGIF
 import Testing
 @testable import GifPack
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 import GifPackIndexReader
 
-@Suite("Trusted delivery: verifying clients", .timeLimit(.minutes(5)))
+@Suite("Trusted delivery: verifying clients", .tags(.nginx), .timeLimit(.minutes(5)))
 struct TrustedInstallTests {
     func trust(_ keys: [TestSigningKey], at now: Date = trustT0.addingTimeInterval(3600)) -> IndexTrust {
         IndexTrust(keys: keys.map(\.secret.publicKey), now: now)
@@ -100,7 +101,7 @@ struct TrustedInstallTests {
         #expect(try InstallManifest.read(cacheDirectory: cache)?.indexSequence == 2)
     }
 
-    /// Issue 33, bug 1: after a trusted install of sequence 2, installs without keys — of the current
+    /// After a trusted install of sequence 2, installs without keys — of the current
     /// index in another layout, the same again (unchanged), an older index, packs already downloaded —
     /// each carry the rollback floor forward, so the replayed sequence 1 is still refused.
     @Test func installsWithoutKeysCarryTheRollbackFloorForward() async throws {
@@ -137,7 +138,7 @@ struct TrustedInstallTests {
         try await expectRefusal(.rollback, index: url, cache: cache, trust: trust([signed.key]))
     }
 
-    /// Issue 33, weak spot 3: a store that hides missing keys (GetObject allowed, ListBucket not)
+    /// A store that hides missing keys (GetObject allowed, ListBucket not)
     /// answers 403 for the hash-named signature a target signed with stock minisign, or published by
     /// an older version, lacks. That is "not there", as for `index.json.zst`: install and the lazy
     /// cache fall back to `index.json.minisig`. Without either, the refusal is `unsigned` and says so.

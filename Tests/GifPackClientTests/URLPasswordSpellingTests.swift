@@ -3,13 +3,14 @@ import GifPackClient
 import GifPackSystem
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 @testable import GifPackTestFixtures
 import GifPackFormat
 
 /// A password holding a raw `#`, `?` or `/` (which a strict URL parser
 /// takes for the fragment, query or path) is still a password: never printed, never recorded, and
 /// `.zst` is never spliced into it (nor into the query or fragment).
-@Suite("Client: credentials in an index URL however they are spelled", .timeLimit(.minutes(3)))
+@Suite("Client: credentials in an index URL however they are spelled", .tags(.nginx), .timeLimit(.minutes(3)))
 struct URLPasswordSpellingTests {
     @Test(.computes) func redactionAndTheCompressedCopysURLReadTheAuthorityAsOne() {
         let redactions = [

@@ -5,6 +5,7 @@ import GifPackFormat
 import GifPackIndexReader
 import Testing
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 
 /// Issue 47, item 4: the client picks the format. Over loopback HTTP against a format 1.4 dist (a
 /// GIF pack and its WebP rendition), an app that prefers WebP installs and fetches only the WebP

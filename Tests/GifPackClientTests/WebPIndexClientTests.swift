@@ -4,6 +4,7 @@ import Testing
 import GifPackFormat
 import GifPackIndexReader
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 
 /// Issue 47, item 3 (the reader's side): a format 1.4 index, with a WebP rendition in
 /// `formatPacks[]`, held to the rules every reader shares (`PackDescriptionCheck.indexProblems`),

@@ -139,7 +139,7 @@ extension FuzzRegressionTests {
     /// Offset code 1 with its extra bit 1 after a literal length of 0 is Repeated_Offset1 - 1, which
     /// is 0 when Repeated_Offset1 is 1 (as at a frame's start). RFC 8878 (3.1.2.5) calls the data
     /// corrupt and libzstd refuses it since 1.5.5; the machine's 1.5.4 takes 1 (the frame gives
-    /// "ABCDEFGHHHH"), as GifPackZstd did until issue 33. It is refused, naming the offset (the
+    /// "ABCDEFGHHHH"), as GifPackZstd once did. It is refused, naming the offset (the
     /// zstd-diff target names this difference from 1.5.4); the same sequence with extra bit 0
     /// (Repeated_Offset3) decodes as libzstd decodes it.
     @Test func repeatedOffsetMinusOneOfZeroIsRefusedAsTheFormatSays() async throws {

@@ -4,7 +4,7 @@ import Foundation
 import Testing
 @testable import GifPackTestSupport
 
-/// Issue 29: one source for the index's shape. `index.json` is written by ``IndentedJSONEncoder``
+/// One source for the index's shape. `index.json` is written by ``IndentedJSONEncoder``
 /// over the models' own `Encodable` conformances, whose `CodingKeys` the reader decodes with; these
 /// tests hold the two properties that rests on: every model declares its keys in the order
 /// the form writes them, and the streamed bytes are `JSONEncoder`'s (sorted keys, pretty printed,

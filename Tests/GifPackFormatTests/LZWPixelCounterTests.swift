@@ -1,4 +1,4 @@
-import ExerciseDBFixture
+import GIFSynthesis
 @testable import GifPackGIF
 import Testing
 @testable import GifPackTestSupport

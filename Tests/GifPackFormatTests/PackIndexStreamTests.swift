@@ -3,7 +3,7 @@ import Foundation
 import Testing
 @testable import GifPackTestSupport
 
-/// Issue 36, item 3: an index read without its JSON tree (`PackIndexStream`: each exercise parsed
+/// An index read without its JSON tree (`PackIndexStream`: each exercise parsed
 /// alone, the lists kept compact) and diffed by a merge of the packs' sorted lists
 /// (`IndexExercises`, `IndexExercisePairs`) instead of maps of every id, so a review or `gifpack
 /// diff` of 100,000 exercises does not grow with them. The stream must give exactly what the

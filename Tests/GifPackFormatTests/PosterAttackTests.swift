@@ -1,10 +1,10 @@
-import ExerciseDBFixture
+import GIFSynthesis
 import Foundation
 import GifPackGIF
 import Testing
 @testable import GifPackTestSupport
 
-/// Issue 25 item 4: a small GIF with a huge logical screen and thousands of blank 1x1 frames
+/// A small GIF with a huge logical screen and thousands of blank 1x1 frames
 /// made the still decoder composite, flatten and scan the whole screen once per frame (75-309 s
 /// and 209 MB for 35-115 KB). The work must follow the frames' areas: it is counted
 /// (``StillFrameWork``), not timed.

@@ -1,4 +1,4 @@
-import ExerciseDBFixture
+import GIFSynthesis
 import Foundation
 import GifPackGIF
 import GifPackGIFCore

@@ -2,6 +2,7 @@ import ExerciseDBFixture
 import Foundation
 @testable import GifPack
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 
 /// A manifest for the fixture server's RapidAPI shape.
 func rapidAPIManifest(server: FixtureServer, packs: String = "", fetch: String = "", maxMissing: String = "100%",

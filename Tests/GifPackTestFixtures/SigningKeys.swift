@@ -3,6 +3,7 @@ import Foundation
 import GifPackGIF
 @testable import GifPack
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 
 /// A key pair written to `workspace/keys/` and the manifest text that signs with it.
 struct TestSigningKey {

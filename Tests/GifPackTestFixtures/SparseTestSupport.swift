@@ -4,6 +4,7 @@ import Foundation
 @testable import GifPack
 import GifPackGIF
 @testable import GifPackTestSupport
+@testable import GifPackTestServers
 
 /// A fixture server, builds of it in `workspace/dist`, and a web root `workspace/site` that
 /// receives each build the way a release publishes one: pack files first, `index.json` last.

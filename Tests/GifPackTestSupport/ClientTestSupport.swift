@@ -1,5 +1,4 @@
 import CZstd
-import ExerciseDBFixture
 import Foundation
 import GifPackFormat
 import GifPackGIF

@@ -105,7 +105,7 @@ struct SwiftSource {
     }
 }
 
-/// Issue 29's shape rules: no function (`func`, `init`, `deinit`, `subscript`; from its declaration
+/// The shape rules: no function (`func`, `init`, `deinit`, `subscript`; from its declaration
 /// line to the closing brace of its body) over `maxFunction` lines, no Swift file over `maxFile`
 /// lines. A finding reads `path:line name length` (`<file>` for a file).
 ///

@@ -1,4 +1,3 @@
-import ExerciseDBFixture
 import Foundation
 import GifPackSystem
 import Testing
@@ -65,19 +64,6 @@ func runCapturing(_ executable: String, _ arguments: [String], environment: [Str
     return (status, try fileBytes(outPath), try fileBytes(errPath))
 }
 
-/// Starts an in-process fixture server: the tests' one starter. `count` exercises (nil: the
-/// fixture's default), requiring `apiKey` (the test key; nil: none), then `configure`'s changes.
-func startFixture(count: Int? = nil, apiKey: String? = testAPIKey,
-                  configure: (inout FixtureConfiguration) -> Void = { _ in }) throws -> FixtureServer {
-    var configuration = FixtureConfiguration()
-    if let count { configuration.exerciseCount = count }
-    configuration.apiKey = apiKey
-    configure(&configuration)
-    let server = try FixtureServer(configuration)
-    try server.start()
-    return server
-}
-
 /// The test key; tests check it never leaks into any output.
 let testAPIKey = "sk-test-1f2e3d4c5b6a"
 
@@ -112,3 +98,16 @@ func productPath(_ name: String) -> String {
 /// Whether this test process (and so the gifpack it starts, built alongside) runs under
 /// AddressSanitizer (`make sanitize`): its runtime is linked in then.
 let underAddressSanitizer = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__asan_init") != nil
+
+/// A publish test's failure to set up.
+struct PublishTestFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+enum PublishServers {
+    /// The repository's root, from this file's path.
+    static var repositoryRoot: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+    }
+}

@@ -1,4 +1,5 @@
 import Foundation
+import GIFSynthesis
 import GifPackGIF
 
 /// Builds a deterministic ExerciseDB-like catalog from a configuration's count and seed:

@@ -1,3 +1,4 @@
+import GIFSynthesis
 import GifPackGIF
 /// How to synthesize one original generated GIF at any resolution: the frame and colour counts
 /// and pixel seed are fixed per GIF, the dimension follows the resolution.

@@ -1,3 +1,4 @@
+import GIFSynthesis
 import Foundation
 import GifPackGIF
 

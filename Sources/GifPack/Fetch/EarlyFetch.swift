@@ -283,7 +283,7 @@ struct EarlyQueue: FetchWork {
     }
 }
 
-/// GIF requests sent while the catalog's pages still arrive (issue 37): the first resolution's
+/// GIF requests sent while the catalog's pages still arrive: the first resolution's
 /// fetcher, fed by ``EarlyFeed``, runs beside the catalog and plan stages. The fetch stage
 /// releases the feed and hands its plan to the same window (``takeOver(_:)``), so the requests in
 /// flight and those of the plan share one count of slots. A build the catalog checks

@@ -1,5 +1,3 @@
-import GifPackGIF
-
 /// A tiny, fast, deterministic pseudo-random generator (Steele, Lea & Flood's SplitMix64).
 ///
 /// Used where reproducibility matters more than statistical strength: synthesized fixture GIFs
@@ -25,18 +23,5 @@ package struct SplitMix64: RandomNumberGenerator, Sendable {
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
-    }
-}
-
-extension SplitMix64 {
-    /// A generator for one labelled stream of a seed, so independent parts of a generated
-    /// catalog (ids, names, GIF recipes) do not shift each other when one draws more numbers.
-    ///
-    /// ```swift
-    /// var names = SplitMix64(seed: 1, stream: 2)
-    /// ```
-    init(seed: UInt64, stream: UInt64) {
-        var mixer = SplitMix64(seed: seed ^ (stream &* 0xD6E8_FEB8_6659_FD93))
-        self.init(seed: mixer.next())
     }
 }

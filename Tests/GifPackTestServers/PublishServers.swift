@@ -1,22 +1,10 @@
 import Foundation
 import GifPackSystem
 import Glibc
+@testable import GifPackTestSupport
 
 // moto's S3 server from the Makefile's `.venv-test`, for the publish tests (nginx is NginxServer).
 // Ports, readiness and SIGKILL on `stop()` come from LoopbackPort.
-
-/// A publish test's failure to set up.
-struct PublishTestFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}
-
-enum PublishServers {
-    /// The repository's root, from this file's path.
-    static var repositoryRoot: String {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
-    }
-}
 
 /// moto's standalone S3 server on a free loopback port, its request log in a file.
 final class MotoServer: @unchecked Sendable {
@@ -44,6 +32,7 @@ final class MotoServer: @unchecked Sendable {
 
     /// Starts moto with `extra` in its environment and polls until it listens.
     static func start(environment extra: [String: String]) async throws -> MotoServer {
+        try ServerTags.require(.s3, starting: "moto's S3 server")
         guard FileManager.default.isExecutableFile(atPath: binary) else {
             throw PublishTestFailure("\(binary) is missing: run `make test-venv` (creates .venv-test from Tests/requirements.txt)")
         }

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+@testable import GifPackTestSupport
 
 /// A tiny loopback HTTP/1.1 file server for the client tests: serves files under `root` for GET,
 /// honours `Range: bytes=N-` and `Range: bytes=N-M` with `206 Partial Content`, and can misbehave
@@ -8,7 +9,9 @@ import Glibc
 /// 200), answer a range with the right length but a `Content-Range` one byte off, or honour the
 /// first range request and ignore the second, as a CDN whose edges do not all honour Range, or
 /// compress on the fly (``gzip(_:)``: `<file>.gz` beside a file is sent for it with
-/// `Content-Encoding: gzip`).
+/// `Content-Encoding: gzip`), answer a path with `302 Found` to another URL (``redirect(path:to:)``),
+/// or read a request and never answer it (``neverAnswer(path:)``). It is the test suite's one
+/// hand-written HTTP server; nginx (``NginxServer``) and the fixture server are the others it talks to.
 ///
 /// One thread accepts (woken through a pipe to stop) and each connection is served on its own
 /// thread with `Connection: close`. Every request's path and Range header are recorded.
@@ -51,10 +54,26 @@ final class ClientStaticFileServer: @unchecked Sendable {
     private var mixedRanges: [String: Int] = [:]
     private var stopped = false
     private var gzipMode = Gzip.off
+    private var redirects: [String: String] = [:]
+    private var silent: Set<String> = []
     private let finished = DispatchSemaphore(value: 0)
+    /// The empty folder a server made with ``init()`` serves from.
+    private let ownRoot: TemporaryDirectory?
 
-    init(root: String) throws {
+    /// A server with no files: for ``redirect(path:to:)`` and ``neverAnswer(path:)``; any other
+    /// path is answered 404.
+    convenience init() throws {
+        let folder = try TemporaryDirectory()
+        try self.init(root: folder.path, owning: folder)
+    }
+
+    convenience init(root: String) throws {
+        try self.init(root: root, owning: nil)
+    }
+
+    private init(root: String, owning folder: TemporaryDirectory?) throws {
         self.root = root
+        ownRoot = folder
         let (fd, port) = try LoopbackPort.listening(backlog: 64)
         var ends: [Int32] = [0, 0]
         guard pipe(&ends) == 0 else {
@@ -99,6 +118,18 @@ final class ClientStaticFileServer: @unchecked Sendable {
     /// Answers files that have a `<file>.gz` beside them with it, as `mode` says.
     func gzip(_ mode: Gzip) {
         lock.withLock { gzipMode = mode }
+    }
+
+    /// Requests for `path` are answered `302 Found` with `Location: location` and no body.
+    func redirect(path: String, to location: String) {
+        lock.withLock { redirects[path] = location }
+    }
+
+    /// Requests for `path`, or for any path it begins (`/silent` covers `/silent.zst`), are read and
+    /// never answered: the connection stays open until the
+    /// client hangs up (or a minute passes), as a server that accepts and then says nothing.
+    func neverAnswer(path: String) {
+        lock.withLock { _ = silent.insert(path) }
     }
 
     /// Range answers for `path` carry bytes and a `Content-Range` one byte further than asked.
@@ -151,6 +182,16 @@ final class ClientStaticFileServer: @unchecked Sendable {
             .map { $0.dropFirst("range:".count).trimmingCharacters(in: .whitespaces) }
         let acceptEncoding = lines.dropFirst().first { $0.lowercased().hasPrefix("accept-encoding:") }
             .map { $0.dropFirst("accept-encoding:".count).trimmingCharacters(in: .whitespaces) }
+        let (redirect, mute) = lock.withLock { (redirects[path], silent.contains { path.hasPrefix($0) }) }
+        if mute {
+            lock.withLock { recorded.append(Request(path: path, range: range, acceptEncoding: acceptEncoding)) }
+            _ = waitForHangUp(client, milliseconds: 60_000)
+            return
+        }
+        if let redirect {
+            lock.withLock { recorded.append(Request(path: path, range: range, acceptEncoding: acceptEncoding)) }
+            return respond(client, status: "302 Found", body: [], headers: ["Location: \(redirect)"])
+        }
         let (cut, ignoreRange, shift, hold, gzip) = lock.withLock { () -> (Int?, Bool, Bool, Bool, Gzip) in
             recorded.append(Request(path: path, range: range, acceptEncoding: acceptEncoding))
             var cut: Int?

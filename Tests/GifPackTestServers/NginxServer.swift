@@ -2,6 +2,7 @@ import Foundation
 import GifPackHTTP
 import GifPackSystem
 import Glibc
+@testable import GifPackTestSupport
 
 /// The tests' one nginx (Debian's nginx-light) on free loopback ports: a static root with or
 /// without range support, a publish target's cache headers, https with a private CA, a reverse
@@ -106,6 +107,7 @@ final class NginxServer: @unchecked Sendable {
     /// accepting) polled for.
     static func start(_ options: Options) async throws -> NginxServer {
         precondition(!options.forwardProxy || options.proxyTo != nil, "forwardProxy needs proxyTo")
+        try ServerTags.require(.nginx, starting: "nginx")
         let server = NginxServer(options, workspace: try TemporaryDirectory())
         try await server.launch()
         return server

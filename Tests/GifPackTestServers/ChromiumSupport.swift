@@ -1,4 +1,5 @@
 import Foundation
+@testable import GifPackTestSupport
 
 /// Headless Chromium (Debian's `chromium`, installed by `make deps`) for the tests that look at a
 /// page as a browser does: its DOM after the page's scripts ran, a screenshot, and the requests the
@@ -72,6 +73,7 @@ enum Chromium {
     }
 
     private static func runChromium(_ arguments: [String]) async throws -> ProcessResult {
+        try ServerTags.require(.chromium, starting: "Chromium")
         try requireInstalled()
         return try await run("/usr/bin/timeout", ["-k", "5", "\(timeLimit)", path] + arguments, environment: ["HOME": NSTemporaryDirectory(), "PATH": "/usr/bin:/bin"])
     }
