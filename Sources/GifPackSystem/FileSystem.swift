@@ -188,7 +188,7 @@ package enum FileSystem {
     }
 
     /// Renames `source` over `destination` and makes the rename durable.
-    package static func publish(_ source: String, as destination: String) throws(FileSystemError) {
+    package static func moveIntoPlace(_ source: String, as destination: String) throws(FileSystemError) {
         guard SystemCalls.rename(source, to: destination) == 0 else {
             throw .io(operation: "rename", path: destination, errno: Errno.current.code)
         }
@@ -263,7 +263,7 @@ package enum FileSystem {
             try body(file)
             try file.finish(sync: true)
             beforeRename()
-            try publish(temporary, as: path)
+            try moveIntoPlace(temporary, as: path)
         } catch {
             SystemCalls.unlink(temporary)
             throw error

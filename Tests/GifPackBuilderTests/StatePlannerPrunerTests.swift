@@ -72,10 +72,10 @@ struct StatePlannerPrunerTests {
         #expect(second.added == ["0004"] && second.removed == ["0003"] && second.changed == ["0002"])
         #expect(try state.lastCatalogCount() == 3)
 
-        try state.recordPublished(pack: "all", version: 2, file: "packs/all-v2.tar.zst", sha256: "x", contentDigest: "d2", at: Date())
-        try state.recordPublished(pack: "all", version: 1, file: "packs/all-v1.tar.zst", sha256: "y", contentDigest: "d1", at: Date())
-        try state.recordPublished(pack: "chest", version: 1, file: "packs/chest-v1.tar.zst", sha256: "z", contentDigest: "d", at: Date())
-        #expect(try state.publishedVersions(pack: "all") == [1, 2])
+        try state.recordWritten(pack: "all", version: 2, file: "packs/all-v2.tar.zst", sha256: "x", contentDigest: "d2", at: Date())
+        try state.recordWritten(pack: "all", version: 1, file: "packs/all-v1.tar.zst", sha256: "y", contentDigest: "d1", at: Date())
+        try state.recordWritten(pack: "chest", version: 1, file: "packs/chest-v1.tar.zst", sha256: "z", contentDigest: "d", at: Date())
+        #expect(try state.writtenVersions(pack: "all") == [1, 2])
     }
 
     // MARK: FetchPlanner
@@ -214,7 +214,7 @@ struct StatePlannerPrunerTests {
         try Data("x".utf8).write(to: URL(fileURLWithPath: "\(packs)/legs-v9-0badc0de.tar.zst"))
         let listing = try PackFileName.Listing(of: "all", in: packs)
         #expect(listing.highestVersion == 5)
-        #expect(try listing.present(sha256: sha) == [PublishedPack(version: 2, file: "packs/all-v2-\(sha.prefix(8)).tar.zst", sha256: sha)])
+        #expect(try listing.present(sha256: sha) == [WrittenPack(version: 2, file: "packs/all-v2-\(sha.prefix(8)).tar.zst", sha256: sha)])
         #expect(try PackFileName.Listing(of: "all", in: workspace.file("dist/missing")).highestVersion == 0, "no directory yet: no versions")
 
         // `packs` under a regular file: ENOTDIR (as root, permissions cannot make a directory unreadable).

@@ -8,7 +8,7 @@ import Testing
 @testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
-/// Issue 47 items 1 and 3 (the builder's side): `output.formats: [gif, webp]` encodes each GIF the
+/// The builder's side: `output.formats: [gif, webp]` encodes each GIF the
 /// fetch validated into its WebP rendition on the processing workers, caches it by the GIF's
 /// SHA-256 and the policy, and counts it in report.json; a no-change rebuild encodes nothing and a
 /// redrawn GIF is encoded once.

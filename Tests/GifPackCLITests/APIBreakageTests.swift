@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import GifPackTestSupport
 
-/// Issue 46, item 4: a release does not break an app's build unnoticed. scripts/api-check.sh
+/// A release does not break an app's build unnoticed. scripts/api-check.sh
 /// compares the public API of the test run's own modules (what `import GifPackClient` gives, dumped
 /// by swift-api-digester) with the newest baseline, api/GifPackClient-<version>.json; a breaking
 /// change passes only when CHANGELOG.md's [Unreleased] section announces it with a

@@ -86,7 +86,7 @@ struct AppGuidePackageTests {
         #expect(resolved.output.contains("gifpack") && resolved.output.contains("0.2.0"), "\(resolved.output)")
     }
 
-    /// Issue 46, item 2: an app resolves swift-crypto alone. Every dependency of the package but
+    /// An app resolves swift-crypto alone. Every dependency of the package but
     /// swift-crypto is used only under the `Builder` trait (on by default, so the builder and the
     /// tests build as before), and an app that depends on the package with `traits: []` (the guide's
     /// block) neither clones nor builds GRDB, Yams, swift-argument-parser or swift-log; the products

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import GifPackTestSupport
 
-/// Issue 46, item 1: what `import GifPackClient` puts in front of an app is a small front door: at
+/// What `import GifPackClient` puts in front of an app is a small front door: at
 /// most 150 public declarations, each with a doc comment. scripts/public-api.sh counts them from the
 /// symbol graph of the test run's own modules (swift-symbolgraph-extract, as scripts/docs.sh), per
 /// module they are declared in; a declaration made public again, or left without a doc comment,

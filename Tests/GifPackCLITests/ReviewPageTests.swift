@@ -259,7 +259,7 @@ struct ReviewPageTests {
         #expect(gallery.matches(of: /<img class=\x22poster\x22 src=\x22img\/[0-9a-f]{64}\.gif\x22/).count == 8)
     }
 
-    /// Issue 47: a release with WebP renditions shows each exercise's WebP beside its GIF, written
+    /// A release with WebP renditions shows each exercise's WebP beside its GIF, written
     /// into the folder as `img/<sha256>.webp`, and Chromium decodes it to the GIF's size.
     @Test func theWebPIsShownBesideItsGIF() async throws {
         try Chromium.requireInstalled()

@@ -19,7 +19,7 @@ func serveSmoothGIFs(_ server: FixtureServer) throws {
     }
 }
 
-/// Issue 47 item 3: `gifpack verify` and `gifpack inspect` on an output with WebP renditions
+/// `gifpack verify` and `gifpack inspect` on an output with WebP renditions
 /// (format 1.4, `formatPacks[]`), the real binary on a real build.
 @Suite("WebP renditions through verify and inspect", .timeLimit(.minutes(5)))
 struct WebPCommandTests {

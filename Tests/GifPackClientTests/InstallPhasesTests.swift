@@ -8,7 +8,7 @@ import Testing
 @testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
-/// The install's phase clock (issue 45, item 3): ``InstallReport/phases`` says where an install's
+/// The install's phase clock: ``InstallReport/phases`` says where an install's
 /// wall time went, so a fixed cost can be found from what the install reports (make bench prints
 /// it). Asserted: which phases an install went through (a phase it did not enter holds 0, one it
 /// entered more), and that the phases add up within the total — never how long any of them took.

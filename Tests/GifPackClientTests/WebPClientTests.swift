@@ -7,11 +7,11 @@ import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
 
-/// Issue 47, item 4: the client picks the format. Over loopback HTTP against a format 1.4 dist (a
+/// The client picks the format. Over loopback HTTP against a format 1.4 dist (a
 /// GIF pack and its WebP rendition), an app that prefers WebP installs and fetches only the WebP
 /// pack, gets the GIFs the WebP pack lists as GIFs, and is told each image's format; a WebP whose
 /// container is malformed is refused before it is served, whichever way it is read.
-@Suite("Client: an app that prefers WebP gets the WebP packs only", .ownThread, .timeLimit(.minutes(5)))
+@Suite("Client: an app that prefers WebP gets the WebP packs only", .tags(.nginx), .ownThread, .timeLimit(.minutes(5)))
 struct WebPClientTests {
     /// Exercise 0001's WebP pack lists its GIF (its WebP did not beat it); 0003 has no GIF at all.
     static func dist(_ workspace: TemporaryDirectory) throws -> FormatDist {

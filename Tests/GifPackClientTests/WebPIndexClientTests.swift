@@ -6,7 +6,7 @@ import GifPackIndexReader
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
 
-/// Issue 47, item 3 (the reader's side): a format 1.4 index, with a WebP rendition in
+/// The reader's side: a format 1.4 index, with a WebP rendition in
 /// `formatPacks[]`, held to the rules every reader shares (`PackDescriptionCheck.indexProblems`),
 /// and read by a client that does not ask for WebP exactly as a 1.3 client reads it: over loopback
 /// HTTP it installs and serves the GIF packs and never requests a byte of a WebP pack.

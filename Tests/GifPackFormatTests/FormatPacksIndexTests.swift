@@ -3,7 +3,7 @@ import Foundation
 import Testing
 @testable import GifPackTestSupport
 
-/// Issue 47, item 3 (the format's side): index format 1.4, a WebP rendition in `formatPacks[]`
+/// The format's side: index format 1.4, a WebP rendition in `formatPacks[]`
 /// beside the GIF packs. An index written by hand (not by this module's writer) is read by every
 /// reader path the same way; a `formatPacks[]` entry of a format the reader does not know is left
 /// out, not refused; an index without format packs keeps the bytes and version it had.

@@ -5,7 +5,7 @@ import GifPackGIFCore
 import Testing
 @testable import GifPackTestSupport
 
-/// Issue 47, item 4: the client's structural check of a WebP container (`WebPWalker`, pure Swift),
+/// The client's structural check of a WebP container (`WebPWalker`, pure Swift),
 /// on real files made by libwebp's own tools (Debian's `webp`: `gif2webp`, `cwebp`, checked against
 /// `webpmux -info`) and on containers written by hand to be truncated, oversized or malformed.
 @Suite("WebP container walker", .timeLimit(.minutes(3)))

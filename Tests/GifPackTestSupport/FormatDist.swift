@@ -147,7 +147,7 @@ struct HandPack {
     }
 }
 
-/// A format 1.4 dist written by hand (issue 47): `all` in `packs[]`, of GIFs, and its WebP rendition
+/// A format 1.4 dist written by hand: `all` in `packs[]`, of GIFs, and its WebP rendition
 /// `all.180.webp` in `formatPacks[]`, in which every exercise has its WebP except those in
 /// `gifStandsIn` (listed with their GIF, as when the WebP could not beat it) and those without a GIF.
 struct FormatDist {

@@ -6,7 +6,7 @@ import GifPackHTTP
 /// `run()` never throws: every failure ends in a report whose ``ExitStatus`` and message say what
 /// went wrong. Nothing in the output directory changes unless the build succeeds (or, with several
 /// resolutions, a quota or budget stop in a later one publishes those fetched whole before it:
-/// ``publishesBefore(_:renditions:indexes:)``); pack files are
+/// ``writesBefore(_:renditions:indexes:)``); pack files are
 /// published before the index, and the index is replaced atomically last (and only when its bytes
 /// change), so readers always see a complete index whose packs exist.
 ///
@@ -119,7 +119,7 @@ package struct BuildPipeline: Sendable {
             if case .ended = failure { stages.record(.fetch, into: &report) }
             throw failure
         }
-        if let stop = fetched.stop, !publishesBefore(fetched, renditions: renditions, indexes: indexes) {
+        if let stop = fetched.stop, !writesBefore(fetched, renditions: renditions, indexes: indexes) {
             await early?.finish()
             stages.record(.fetch, into: &report)
             throw .ended(stop)

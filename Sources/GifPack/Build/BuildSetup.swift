@@ -60,7 +60,7 @@ extension BuildPipeline {
             try await PreviousIndex.load(location, client: client)
         } else { nil }
         let indexPath = self.indexPath
-        let local = try await BlockingWork.run("gifpack.index") { () throws(PublishedIndexUnreadable) -> PackIndex? in
+        let local = try await BlockingWork.run("gifpack.index") { () throws(OutputIndexUnreadable) -> PackIndex? in
             guard var index = try BuilderIndexReader.readOutputIndex(indexPath) else { return nil }
             // Checked whole, then kept without its exercise lists (about 1 MB at 100,000 exercises
             // for the whole build): the catalog gives them, and the index writer compares its bytes.

@@ -96,7 +96,7 @@ package struct CatalogShrank: Error, Sendable, Equatable, CustomStringConvertibl
 /// `index.json` exists in the output directory but cannot be read, or the index reader refuses it
 /// (``BuilderIndexReader``). Publishing on would restart every pack at version 1 and overwrite
 /// published pack files, so the build stops.
-package struct PublishedIndexUnreadable: Error, Sendable, Equatable, CustomStringConvertible {
+package struct OutputIndexUnreadable: Error, Sendable, Equatable, CustomStringConvertible {
     package var path: String
     package var error: String
 

@@ -31,10 +31,10 @@ package enum BuilderIndexReader {
     }
 
     /// ``read(_:)`` of an output directory's own `index.json`: one that is there but cannot be
-    /// read is the build's (and `gifpack prune`'s) ``PublishedIndexUnreadable``.
-    package static func readOutputIndex(_ path: String) throws(PublishedIndexUnreadable) -> PackIndex? {
+    /// read is the build's (and `gifpack prune`'s) ``OutputIndexUnreadable``.
+    package static func readOutputIndex(_ path: String) throws(OutputIndexUnreadable) -> PackIndex? {
         do throws(PackClientError) { return try read(path) } catch {
-            throw PublishedIndexUnreadable(path: path, error: error.description)
+            throw OutputIndexUnreadable(path: path, error: error.description)
         }
     }
 }

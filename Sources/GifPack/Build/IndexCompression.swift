@@ -143,7 +143,7 @@ enum IndexCompression {
             let file = try NewFile(path: temporary, exclusive: false)
             try compress(file: indexPath, size: index.size, into: file)
             try file.finish(sync: true)
-            try FileSystem.publish(temporary, as: copyPath)
+            try FileSystem.moveIntoPlace(temporary, as: copyPath)
         } catch {
             SystemCalls.unlink(temporary)
             throw error

@@ -30,7 +30,7 @@ enum PackFileName {
     /// ```swift
     /// let files = try PackFileName.Listing(of: "all", in: "dist/packs")
     /// files.highestVersion                      // 3
-    /// try files.present(sha256: summary.sha256) // [PublishedPack(version: 2, …)] when v2 has these bytes
+    /// try files.present(sha256: summary.sha256) // [WrittenPack(version: 2, …)] when v2 has these bytes
     /// ```
     struct Listing {
         let directory: String
@@ -49,15 +49,15 @@ enum PackFileName {
 
         /// The files whose name carries the first 8 digits of `sha256` and whose bytes hash to it; a
         /// file that cannot be read is an error (one removed meanwhile is skipped).
-        func present(sha256: String) throws(FileSystemError) -> [PublishedPack] {
-            var found: [PublishedPack] = []
+        func present(sha256: String) throws(FileSystemError) -> [WrittenPack] {
+            var found: [WrittenPack] = []
             for file in files where file.name.hasSuffix("-\(sha256.prefix(8)).tar.zst") {
                 let digest: String
                 do { digest = try StreamingSHA256.file(at: "\(directory)/\(file.name)").sha256 } catch {
                     if error.errno == Errno.noSuchFileOrDirectory.code { continue }
                     throw error
                 }
-                if digest == sha256 { found.append(PublishedPack(version: file.version, file: "packs/\(file.name)", sha256: sha256)) }
+                if digest == sha256 { found.append(WrittenPack(version: file.version, file: "packs/\(file.name)", sha256: sha256)) }
             }
             return found
         }

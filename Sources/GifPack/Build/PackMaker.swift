@@ -40,7 +40,7 @@ struct PackMaker: Sendable {
         /// The pack in the output directory's index and in `--previous-index`, when present.
         var references: [PackDescription] = []
         /// Versions the state recorded (pack files this cache's builds published).
-        var recorded: [PublishedPack] = []
+        var recorded: [WrittenPack] = []
     }
 
     /// What one pack holds this run, before anything is written: its exercises' GIF references,
@@ -218,7 +218,7 @@ struct PackMaker: Sendable {
 
 /// A pack version an earlier build published: its version, file (relative to the output
 /// directory) and the file's SHA-256.
-package struct PublishedPack: Sendable, Equatable {
+package struct WrittenPack: Sendable, Equatable {
     package var version: Int
     package var file: String
     package var sha256: String
@@ -232,12 +232,12 @@ package struct PublishedPack: Sendable, Equatable {
 
 extension PackDescription {
     /// The version, file and SHA-256 this description publishes.
-    var published: PublishedPack { PublishedPack(version: version, file: file, sha256: sha256) }
+    var published: WrittenPack { WrittenPack(version: version, file: file, sha256: sha256) }
 }
 
 extension PosterPackDescription {
     /// The version, file and SHA-256 this description publishes.
-    var published: PublishedPack { PublishedPack(version: version, file: file, sha256: sha256) }
+    var published: WrittenPack { WrittenPack(version: version, file: file, sha256: sha256) }
 }
 
 extension PackMaker {
@@ -247,7 +247,7 @@ extension PackMaker {
     /// name, anything else gets `highest + 1`; a file already under the chosen name is never
     /// replaced. Removes `temporary` in every case but a rename.
     static func place(_ temporary: String, summary: PackFileSummary, pack name: String, outputDirectory: String,
-                      referenced: [PublishedPack], recorded: [PublishedPack]) throws -> (version: Int, file: String, outcome: Outcome) {
+                      referenced: [WrittenPack], recorded: [WrittenPack]) throws -> (version: Int, file: String, outcome: Outcome) {
         let version: Int
         let file: String
         let outcome: Outcome
@@ -273,7 +273,7 @@ extension PackMaker {
             }
             FileSystem.remove(temporary)
         } else {
-            try FileSystem.publish(temporary, as: finalPath)
+            try FileSystem.moveIntoPlace(temporary, as: finalPath)
         }
         return (version, file, outcome)
     }

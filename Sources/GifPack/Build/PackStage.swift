@@ -58,7 +58,7 @@ extension BuildPipeline {
                               indexes.previous?.index.pack(named: name)?.posters].compactMap { $0 }
             return try await BlockingWork.run("gifpack.posters") {
                 try posterMaker.make(pack: name, gifHashes: hashes, references: references,
-                                     recorded: try state.publishedPacks(pack: PosterPackMaker.name(forPack: name)))
+                                     recorded: try state.writtenPacks(pack: PosterPackMaker.name(forPack: name)))
             }
         }
     }
@@ -78,10 +78,10 @@ extension BuildPipeline {
                                                 state: state, now: now)
             // Every listed version counts as published from now on (earlier records are kept as they are).
             for description in descriptions + renditionPacks + formatPacks {
-                try state.recordPublished(pack: description.name, version: description.version, file: description.file,
+                try state.recordWritten(pack: description.name, version: description.version, file: description.file,
                                           sha256: description.sha256, contentDigest: description.contentDigest, at: now)
                 if let posters = description.posters {
-                    try state.recordPublished(pack: posters.name, version: posters.version, file: posters.file,
+                    try state.recordWritten(pack: posters.name, version: posters.version, file: posters.file,
                                               sha256: posters.sha256, contentDigest: posters.contentDigest, at: now)
                 }
             }

@@ -35,7 +35,7 @@ extension BuildPipeline {
     /// it: only when the published index lists no pack of a resolution the stop leaves out, so the
     /// stop never takes a rendition away from apps (that index then stays as it is, whole), and
     /// some pack takes those resolutions.
-    func publishesBefore(_ stop: FetchedRenditions, renditions: [RenditionPlan], indexes: KnownIndexes) -> Bool {
+    func writesBefore(_ stop: FetchedRenditions, renditions: [RenditionPlan], indexes: KnownIndexes) -> Bool {
         guard renditions.prefix(stop.results.count).contains(where: { !$0.plan.entries.isEmpty }) else { return false }
         let waiting = Set(renditions.dropFirst(stop.results.count).compactMap(\.resolution.pixels))
         let published = [indexes.local, indexes.previous?.index].compactMap { $0 }.flatMap(\.allPacks)

@@ -27,7 +27,7 @@ extension BuildPipeline {
             try plan.entries.map { entry in
                 let name = entry.spec.name
                 let history = PackMaker.History(references: indexes.packs(named: name),
-                                                recorded: try state.publishedPacks(pack: name))
+                                                recorded: try state.writtenPacks(pack: name))
                 return try maker.decide(entry, results: results, history: history)
             }
         }

@@ -36,7 +36,7 @@ extension BuildPipeline {
             let name = FormatPackMaker.name(pack: entry.spec.name, resolution: resolution)
             let state = tools.state
             let (description, outcome) = try await BlockingWork.run("gifpack.webp-pack") {
-                let history = PackMaker.History(references: indexes.packs(named: name), recorded: try state.publishedPacks(pack: name))
+                let history = PackMaker.History(references: indexes.packs(named: name), recorded: try state.writtenPacks(pack: name))
                 return try maker.make(entry, resolution: resolution, results: results, records: byHash, history: history)
             }
             descriptions.append(description)

@@ -27,7 +27,7 @@ struct PosterPackMaker: Sendable {
 
     /// `references`: the posters pack of this pack in the output directory's index and in
     /// `--previous-index`; `recorded`: the versions of it the state recorded.
-    func make(pack: String, gifHashes: [String], references: [PosterPackDescription], recorded: [PublishedPack])
+    func make(pack: String, gifHashes: [String], references: [PosterPackDescription], recorded: [WrittenPack])
         throws -> (PosterPackDescription, PackMaker.Outcome) {
         let name = Self.name(forPack: pack)
         let sizes = placeholders.settings.posterSizes

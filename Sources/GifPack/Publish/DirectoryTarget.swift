@@ -171,7 +171,7 @@ struct DirectoryTarget: PublishTarget {
             SystemCalls.unlink(temporary)
             throw .failed("cannot publish \(destination): \(failure)")
         }
-        do { try FileSystem.publish(temporary, as: destination) } catch {
+        do { try FileSystem.moveIntoPlace(temporary, as: destination) } catch {
             SystemCalls.unlink(temporary)
             throw .failed("cannot publish \(destination): \(error)")
         }

@@ -136,11 +136,11 @@ enum StateOpener {
         guard let index else { return }
         var gifs: [String: String] = [:]
         for pack in index.allPacks {
-            try state.recordPublished(pack: pack.name, version: pack.version, file: pack.file, sha256: pack.sha256,
+            try state.recordWritten(pack: pack.name, version: pack.version, file: pack.file, sha256: pack.sha256,
                                       contentDigest: pack.contentDigest, at: indexDate ?? Date())
             recovery.rebuiltPacks += 1
             if let posters = pack.posters {
-                try state.recordPublished(pack: posters.name, version: posters.version, file: posters.file,
+                try state.recordWritten(pack: posters.name, version: posters.version, file: posters.file,
                                           sha256: posters.sha256, contentDigest: posters.contentDigest, at: indexDate ?? Date())
             }
             // The GIFs of the first resolution (`packs[]`): those the catalog's image URLs name (not

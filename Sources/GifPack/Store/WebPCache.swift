@@ -4,7 +4,7 @@ import GifPackGIF
 import GifPackWebP
 import Synchronization
 
-/// Each stored GIF's WebP rendition (issue 47), encoded once and kept in the cache under the GIF's
+/// Each stored GIF's WebP rendition, encoded once and kept in the cache under the GIF's
 /// SHA-256 and the encoding policy:
 ///
 /// ```

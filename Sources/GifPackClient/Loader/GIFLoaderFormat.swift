@@ -9,14 +9,19 @@ extension GIFLoader {
     /// var configuration = GIFLoader.Configuration()
     /// configuration.formats = [.webp, .gif]   // WebP where the index has it, else the GIFs
     /// ```
-    public enum Format: String, Sendable, Hashable, CaseIterable {
+    public enum Format: Sendable, Hashable {
         /// GIF: every pack has it; always the last resort.
         case gif
         /// Animated (or still) WebP, about a third of the GIF's bytes at the same look.
         case webp
 
         /// The index's name for the format.
-        package var imageFormat: ImageFormat { ImageFormat(rawValue: rawValue) }
+        package var imageFormat: ImageFormat {
+            switch self {
+            case .gif: .gif
+            case .webp: .webp
+            }
+        }
 
         package init(_ format: ImageFormat) { self = format == .webp ? .webp : .gif }
     }
