@@ -21,7 +21,7 @@ public struct TimeSpan: Sendable, Hashable, Comparable, CustomStringConvertible 
     package static let zero = TimeSpan(nanoseconds: 0)
 
     /// `seconds` whole seconds.
-    public static func seconds(_ seconds: Int) -> TimeSpan { TimeSpan(nanoseconds: scaled(Int64(seconds), 1_000_000_000)) }
+    package static func seconds(_ seconds: Int) -> TimeSpan { TimeSpan(nanoseconds: scaled(Int64(seconds), 1_000_000_000)) }
     /// `seconds` seconds, fraction included (`.seconds(30)`, `.seconds(1.5)`), held at the ends of `Int64`'s nanoseconds.
     public static func seconds(_ seconds: Double) -> TimeSpan {
         let nanoseconds = (seconds * 1e9).rounded()

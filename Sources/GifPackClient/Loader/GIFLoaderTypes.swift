@@ -91,7 +91,7 @@ public struct LoaderPlaceholder: Sendable, Equatable {
 /// ```
 public struct RefreshProgress: Sendable, Equatable {
     /// The step of the refresh a report is about, in the order they come.
-    public enum Stage: String, Sendable, Equatable {
+    public enum Stage: Sendable, Equatable {
         /// The conditional index request is on its way.
         case checking
         /// The server answered that nothing changed (a 304, or the same packs): nothing was fetched or written.
