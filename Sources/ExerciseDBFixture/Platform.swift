@@ -3,5 +3,5 @@
 // build with a clear message instead of a page of missing-symbol errors. README.md, "Platforms",
 // says what an app on an Apple platform can use instead.
 #if !os(Linux)
-#error("ExerciseDBFixture builds on Linux only (glibc); see README.md, \"Platforms\"")
+    #error("ExerciseDBFixture builds on Linux only (glibc); see README.md, \"Platforms\"")
 #endif

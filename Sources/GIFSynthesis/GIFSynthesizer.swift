@@ -41,8 +41,9 @@ package enum GIFSynthesizer {
         width: Int, height: Int, frames: Int, colors: Int, seed: UInt64,
         delayCentiseconds: Int = 8, loopCount: Int? = 0
     ) throws(GIFSynthesisError) -> [UInt8] {
-        try validate(width: width, height: height, frames: frames, colors: colors,
-                     delayCentiseconds: delayCentiseconds, loopCount: loopCount)
+        try validate(
+            width: width, height: height, frames: frames, colors: colors,
+            delayCentiseconds: delayCentiseconds, loopCount: loopCount)
         var rng = SplitMix64(seed: seed)
         let paletteSize = paletteSize(for: colors)
         let sink = GIFMemorySink(reservingCapacity: width * height * frames / 3 + 1024)
@@ -62,8 +63,9 @@ package enum GIFSynthesizer {
             }
             var line = [GifPixelType](repeating: 0, count: width)
             for _ in 0..<frames {
-                try writeFrame(gif, width: width, height: height, colors: colors,
-                               delayCentiseconds: delayCentiseconds, line: &line, rng: &rng)
+                try writeFrame(
+                    gif, width: width, height: height, colors: colors,
+                    delayCentiseconds: delayCentiseconds, line: &line, rng: &rng)
             }
         } catch {
             failure = error
@@ -105,9 +107,10 @@ package enum GIFSynthesizer {
         var palette = [GifColorType](repeating: GifColorType(Red: 0, Green: 0, Blue: 0), count: paletteSize)
         for index in palette.indices {
             let bits = rng.next()
-            palette[index] = GifColorType(Red: UInt8(truncatingIfNeeded: bits),
-                                          Green: UInt8(truncatingIfNeeded: bits >> 8),
-                                          Blue: UInt8(truncatingIfNeeded: bits >> 16))
+            palette[index] = GifColorType(
+                Red: UInt8(truncatingIfNeeded: bits),
+                Green: UInt8(truncatingIfNeeded: bits >> 8),
+                Blue: UInt8(truncatingIfNeeded: bits >> 16))
         }
         guard let map = GifMakeMapObject(Int32(paletteSize), palette) else {
             throw .encoder("GifMakeMapObject(\(paletteSize)) failed")
@@ -124,7 +127,8 @@ package enum GIFSynthesizer {
     ) throws(GIFSynthesisError) {
         let identifier = Array("NETSCAPE2.0".utf8)
         let subBlock: [UInt8] = [1, UInt8(loopCount & 0xFF), UInt8(loopCount >> 8)]
-        let ok = EGifPutExtensionLeader(gif, APPLICATION_EXT_FUNC_CODE) == GIF_OK
+        let ok =
+            EGifPutExtensionLeader(gif, APPLICATION_EXT_FUNC_CODE) == GIF_OK
             && EGifPutExtensionBlock(gif, Int32(identifier.count), identifier) == GIF_OK
             && EGifPutExtensionBlock(gif, Int32(subBlock.count), subBlock) == GIF_OK
             && EGifPutExtensionTrailer(gif) == GIF_OK
@@ -135,9 +139,10 @@ package enum GIFSynthesizer {
         _ gif: UnsafeMutablePointer<GifFileType>, width: Int, height: Int, colors: Int,
         delayCentiseconds: Int, line: inout [GifPixelType], rng: inout SplitMix64
     ) throws(GIFSynthesisError) {
-        var control = GraphicsControlBlock(DisposalMode: DISPOSE_DO_NOT, UserInputFlag: false,
-                                           DelayTime: Int32(delayCentiseconds),
-                                           TransparentColor: NO_TRANSPARENT_COLOR)
+        var control = GraphicsControlBlock(
+            DisposalMode: DISPOSE_DO_NOT, UserInputFlag: false,
+            DelayTime: Int32(delayCentiseconds),
+            TransparentColor: NO_TRANSPARENT_COLOR)
         var extensionBytes = [GifByteType](repeating: 0, count: 4)
         let length = EGifGCBToExtension(&control, &extensionBytes)
         guard EGifPutExtension(gif, GRAPHICS_EXT_FUNC_CODE, Int32(length), extensionBytes) == GIF_OK else {

@@ -2,5 +2,5 @@
 // Debian's libgif-dev). Fail the build with a clear message instead of a page of missing-symbol
 // errors. README.md, "Platforms", says what an app on an Apple platform can use instead.
 #if !os(Linux)
-#error("GIFSynthesis builds on Linux only (giflib); see README.md, \"Platforms\"")
+    #error("GIFSynthesis builds on Linux only (giflib); see README.md, \"Platforms\"")
 #endif

@@ -3,7 +3,7 @@
 // build with a clear message instead of a page of missing-symbol errors. README.md, "Platforms",
 // says what an app on an Apple platform can use instead.
 #if !os(Linux)
-#error("GifPack builds on Linux only (glibc); see README.md, \"Platforms\"")
+    #error("GifPack builds on Linux only (glibc); see README.md, \"Platforms\"")
 #endif
 
 import Glibc

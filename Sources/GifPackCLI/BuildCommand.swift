@@ -9,32 +9,32 @@ struct BuildCommand: AsyncParsableCommand {
         commandName: "build",
         abstract: "Fetch the catalog and GIFs named by a manifest and publish packs plus index.json.",
         discussion: """
-        Writes <out>/packs/<pack>-v<N>-<sha8>.tar.zst, <out>/index.json (replaced atomically, last), with a signing block <out>/index.json.minisig, and <out>/report.json (not for upload). A pack gets a new version only when its content changes; a pack file name never refers to two contents, and versions continue from the state, the output directory and --previous-index. A signed index carries sequence and expires and is signed again once less than half of expires_after remains. State (ETags, hashes, failures) lives in <cache>/state.sqlite, so a rebuild sends conditional requests or none at all (refresh_after), and a killed run is finished by the next one.
+            Writes <out>/packs/<pack>-v<N>-<sha8>.tar.zst, <out>/index.json (replaced atomically, last), with a signing block <out>/index.json.minisig, and <out>/report.json (not for upload). A pack gets a new version only when its content changes; a pack file name never refers to two contents, and versions continue from the state, the output directory and --previous-index. A signed index carries sequence and expires and is signed again once less than half of expires_after remains. State (ETags, hashes, failures) lives in <cache>/state.sqlite, so a rebuild sends conditional requests or none at all (refresh_after), and a killed run is finished by the next one.
 
-        Progress and logs go to standard error: on a terminal a live progress line, otherwise a plain log line every --progress-interval seconds and every 10%, never a control character. The summary goes to standard output after a build that published (exit 0 or 3), to standard error when nothing was published; with --log-format json it is one JSON object (event "summary") on standard error like every log line, and nothing is written to standard output. --quiet prints nothing after a success and only the last line otherwise (no log lines unless --log-level is given).
+            Progress and logs go to standard error: on a terminal a live progress line, otherwise a plain log line every --progress-interval seconds and every 10%, never a control character. The summary goes to standard output after a build that published (exit 0 or 3), to standard error when nothing was published; with --log-format json it is one JSON object (event "summary") on standard error like every log line, and nothing is written to standard output. --quiet prints nothing after a success and only the last line otherwise (no log lines unless --log-level is given).
 
-        With --publish (or output.publish) the output is published after a build that exits 0 or 3 (also when nothing changed, so a publish that failed before is retried), exactly as `gifpack publish` does; --public-url then reads it back from where clients read it and fails (exit 1) when they could not install. The exit status is the build's, or the publish's when the publish fails. --metrics-file, --summary-file and --github-output are written whatever the outcome, a refused command line included. Relative paths in the manifest are relative to the manifest's folder; --out and --cache to the working directory.
+            With --publish (or output.publish) the output is published after a build that exits 0 or 3 (also when nothing changed, so a publish that failed before is retried), exactly as `gifpack publish` does; --public-url then reads it back from where clients read it and fails (exit 1) when they could not install. The exit status is the build's, or the publish's when the publish fails. --metrics-file, --summary-file and --github-output are written whatever the outcome, a refused command line included. Relative paths in the manifest are relative to the manifest's folder; --out and --cache to the working directory.
 
-        Examples:
-          EXERCISEDB_API_KEY="$(cat /etc/gifpack/api-key)" gifpack build -m manifests/exercisedb.yaml --out dist/
-          gifpack build -m manifests/demo.yaml --base-url http://127.0.0.1:8080
-          gifpack build -m manifests/exercisedb.yaml --dry-run
-          # cron: build and publish, silent on success, one line on failure
-          /usr/local/bin/gifpack build -m /srv/gifpack/exercisedb.yaml --quiet --publish /var/www/gifpack \\
-            --public-url https://www.example.com/gifpack/ --metrics-file /var/lib/node_exporter/textfile/gifpack.prom
-          # CI step: plain progress and a Markdown summary of the build
-          gifpack build -m manifests/exercisedb.yaml --progress plain \\
-            --summary-file "$GITHUB_STEP_SUMMARY" --github-output "$GITHUB_OUTPUT"
-          # every request attempt in the log
-          gifpack build -m manifests/demo.yaml --verbose
-          # a release runner that starts empty: continue from the live index
-          gifpack build -m manifests/exercisedb.yaml --previous-index https://cdn.example.com/gifpack/index.json
-          # build, then publish: packs first, index last
-          gifpack build -m manifests/exercisedb.yaml --publish s3://cdn-bucket/gifpack
+            Examples:
+              EXERCISEDB_API_KEY="$(cat /etc/gifpack/api-key)" gifpack build -m manifests/exercisedb.yaml --out dist/
+              gifpack build -m manifests/demo.yaml --base-url http://127.0.0.1:8080
+              gifpack build -m manifests/exercisedb.yaml --dry-run
+              # cron: build and publish, silent on success, one line on failure
+              /usr/local/bin/gifpack build -m /srv/gifpack/exercisedb.yaml --quiet --publish /var/www/gifpack \\
+                --public-url https://www.example.com/gifpack/ --metrics-file /var/lib/node_exporter/textfile/gifpack.prom
+              # CI step: plain progress and a Markdown summary of the build
+              gifpack build -m manifests/exercisedb.yaml --progress plain \\
+                --summary-file "$GITHUB_STEP_SUMMARY" --github-output "$GITHUB_OUTPUT"
+              # every request attempt in the log
+              gifpack build -m manifests/demo.yaml --verbose
+              # a release runner that starts empty: continue from the live index
+              gifpack build -m manifests/exercisedb.yaml --previous-index https://cdn.example.com/gifpack/index.json
+              # build, then publish: packs first, index last
+              gifpack build -m manifests/exercisedb.yaml --publish s3://cdn-bucket/gifpack
 
-        Exit status:
-        \(ExitStatus.allCases.map { "  \($0.rawValue)  \($0.summary)" }.joined(separator: "\n"))
-        """
+            Exit status:
+            \(ExitStatus.allCases.map { "  \($0.rawValue)  \($0.summary)" }.joined(separator: "\n"))
+            """
     )
 
     @OptionGroup var source: ManifestOptions
@@ -45,7 +45,9 @@ struct BuildCommand: AsyncParsableCommand {
     @Flag(help: "Exit 0, not 3, when exercises lack a rendition other than the first resolution's (e.g. the API plan serves no higher resolution).")
     var allowMissingRenditions = false
 
-    @Option(help: ArgumentHelp("The live index (a path or an http(s) URL): pack versions and the index sequence continue from it, for a runner without the last output directory or cache.", valueName: "path|url"))
+    @Option(
+        help: ArgumentHelp(
+            "The live index (a path or an http(s) URL): pack versions and the index sequence continue from it, for a runner without the last output directory or cache.", valueName: "path|url"))
     var previousIndex: String?
 
     @Option(help: ArgumentHelp("After a successful build, publish the output to a directory or s3://bucket/prefix (overrides output.publish; see `gifpack publish`).", valueName: "target"))
@@ -54,13 +56,21 @@ struct BuildCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("S3-compatible endpoint for --publish (overrides output.publish_endpoint).", valueName: "url"))
     var endpoint: String?
 
-    @Option(help: ArgumentHelp("How many of the last catalog's exercises this one may lack, a count or a percentage (overrides fetch.max_removed, default 10%); --max-removed 100% accepts a removal that is real.", valueName: "N|N%"))
+    @Option(
+        help: ArgumentHelp(
+            "How many of the last catalog's exercises this one may lack, a count or a percentage (overrides fetch.max_removed, default 10%); --max-removed 100% accepts a removal that is real.",
+            valueName: "N|N%"))
     var maxRemoved: MissingAllowance?
 
-    @Option(help: ArgumentHelp("Where clients read the published index (its URL or folder): after --publish, read back anonymously; exit 1 when clients could not install (see `gifpack publish`).", valueName: "url"))
+    @Option(
+        help: ArgumentHelp(
+            "Where clients read the published index (its URL or folder): after --publish, read back anonymously; exit 1 when clients could not install (see `gifpack publish`).", valueName: "url"))
     var publicURL: String?
 
-    @Option(help: ArgumentHelp("After a build that published (exit 0 or 3), write a release-review page of it against the previous output (its last index, else --previous-index) into this folder (see `gifpack review`).", valueName: "dir"))
+    @Option(
+        help: ArgumentHelp(
+            "After a build that published (exit 0 or 3), write a release-review page of it against the previous output (its last index, else --previous-index) into this folder (see `gifpack review`).",
+            valueName: "dir"))
     var reviewHTML: String?
 
     @OptionGroup(title: "Progress, logs and reports") var operation: OperationOptions
@@ -82,8 +92,9 @@ struct BuildCommand: AsyncParsableCommand {
         if let to = publish ?? manifest.output.publish {
             do {
                 let target = try PublishTargetSpec.parse(to, endpoint: endpoint ?? (publish == nil ? manifest.output.publishEndpoint : nil))
-                publishOptions = PublishOptions(from: options.outputDirectory, target: target, keepVersions: manifest.output.keepVersions,
-                                                indexMaxAge: manifest.output.indexMaxAge)
+                publishOptions = PublishOptions(
+                    from: options.outputDirectory, target: target, keepVersions: manifest.output.keepVersions,
+                    indexMaxAge: manifest.output.indexMaxAge)
             } catch {
                 Terminal.error("gifpack: \(error)")
                 throw ExitCode(error.exitStatus.rawValue)
@@ -109,9 +120,10 @@ struct BuildCommand: AsyncParsableCommand {
         let terminal = TerminalInfo(environment: environment)
         let console = Console()
         let redactor = SecretRedactor(secrets: [manifest.source.apiKey?.value].compactMap { $0 })
-        let logger = LogSetup.bootstrap(format: operation.logFormat == .json ? .json : .text, level: operation.resolvedLogLevel,
-                                        color: terminal.allowsColor && operation.logFormat == .text, console: console,
-                                        redactor: redactor)
+        let logger = LogSetup.bootstrap(
+            format: operation.logFormat == .json ? .json : .text, level: operation.resolvedLogLevel,
+            color: terminal.allowsColor && operation.logFormat == .text, console: console,
+            redactor: redactor)
         // The previous output's index, for --review-html: read before the build replaces it.
         let previous = reviewHTML == nil ? nil : previousRelease(options: options)
         let tracker = ProgressTracker()
@@ -165,8 +177,9 @@ struct BuildCommand: AsyncParsableCommand {
     }
 
     private func runFiles(outputDirectory: String?) -> RunFiles {
-        RunFiles(metricsFile: operation.metricsFile, summaryFile: operation.summaryFile, githubOutput: operation.githubOutput,
-                 outputDirectory: outputDirectory)
+        RunFiles(
+            metricsFile: operation.metricsFile, summaryFile: operation.summaryFile, githubOutput: operation.githubOutput,
+            outputDirectory: outputDirectory)
     }
 
     /// The metrics file and the CI summary, written whatever the outcome; a failure to write them
@@ -187,16 +200,18 @@ struct BuildCommand: AsyncParsableCommand {
         }
         Terminal.output("dry run: no image request sent (\(plan.catalogRequests) catalog request(s) made)")
         if let recovery = plan.stateRecovery {
-            Terminal.output("state: the state database is damaged (\(recovery.reason)): a build would move it aside to \(recovery.movedTo) "
-                + "and rebuild it from the index and the blobs (\(recovery.rebuiltPacks) pack(s), \(recovery.rebuiltGIFs) GIF(s)); "
-                + "nothing was moved, the counts below assume the rebuilt state")
+            Terminal.output(
+                "state: the state database is damaged (\(recovery.reason)): a build would move it aside to \(recovery.movedTo) "
+                    + "and rebuild it from the index and the blobs (\(recovery.rebuiltPacks) pack(s), \(recovery.rebuiltGIFs) GIF(s)); "
+                    + "nothing was moved, the counts below assume the rebuilt state")
         }
         Terminal.output("catalog: \(plan.exercises) exercises; \(plan.wanted) wanted by \(plan.packs.count) pack(s)")
         for (name, count) in plan.packs.sorted(by: { $0.key < $1.key }) { Terminal.output("  pack \(name): \(count) exercises") }
         Terminal.output("would send: \(plan.fullRequests) full request(s), \(plan.conditionalRequests) conditional request(s)")
         for rendition in plan.renditions ?? [] {
-            Terminal.output("  \(rendition.resolution) px (\(rendition.wanted) wanted): \(rendition.fullRequests) full, "
-                + "\(rendition.conditionalRequests) conditional, \(rendition.skippedFresh + rendition.skippedKnownMissing) skipped")
+            Terminal.output(
+                "  \(rendition.resolution) px (\(rendition.wanted) wanted): \(rendition.fullRequests) full, "
+                    + "\(rendition.conditionalRequests) conditional, \(rendition.skippedFresh + rendition.skippedKnownMissing) skipped")
         }
         Terminal.output("would skip: \(plan.skippedFresh) fresh (refresh_after), \(plan.skippedKnownMissing) known missing (missing_ttl)")
         let budget = plan.requestBudget.map { "\($0) (max_requests)" } ?? "no limit (max_requests unset)"

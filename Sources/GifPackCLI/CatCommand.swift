@@ -11,52 +11,52 @@ struct CatCommand: AsyncParsableCommand {
         commandName: "cat",
         abstract: "Write one exercise's GIF, byte for byte, to standard output.",
         discussion: """
-        With an index (a local index.json), the GIF's zstd frame is read at its offset and nothing \
-        else of the pack is decompressed; with a pack file alone, the catalog is read and the frames \
-        are decoded until the GIF's entry. Either way the tar header and the SHA-256 are checked \
-        before any byte is written. With --trusted-key (repeatable) the index must verify against \
-        index.json.minisig beside it with one of the keys and not be expired (a pack file alone is \
-        refused: it carries no signature).
+            With an index (a local index.json), the GIF's zstd frame is read at its offset and nothing \
+            else of the pack is decompressed; with a pack file alone, the catalog is read and the frames \
+            are decoded until the GIF's entry. Either way the tar header and the SHA-256 are checked \
+            before any byte is written. With --trusted-key (repeatable) the index must verify against \
+            index.json.minisig beside it with one of the keys and not be expired (a pack file alone is \
+            refused: it carries no signature).
 
-        With --index URL, the GIF comes from a disk cache (--cache) or is fetched alone: one range \
-        request for exactly its frame, checked the same way, then kept in the cache (at most \
-        --cache-limit bytes, least recently used GIFs evicted). The index is kept there too and \
-        revalidated with If-None-Match. An exercise without a GIF makes no GIF request. With \
-        --trusted-key, the index must verify against index.json.minisig beside the URL (fetched with \
-        it), not be expired, and its sequence must not be lower than the highest the cache has \
-        accepted from this URL with trusted keys, whichever keys (the floor belongs to the URL and \
-        survives a change of --trusted-key; a read without --trusted-key never touches it); a refused \
-        index is reported with its reason and nothing is fetched or cached.
+            With --index URL, the GIF comes from a disk cache (--cache) or is fetched alone: one range \
+            request for exactly its frame, checked the same way, then kept in the cache (at most \
+            --cache-limit bytes, least recently used GIFs evicted). The index is kept there too and \
+            revalidated with If-None-Match. An exercise without a GIF makes no GIF request. With \
+            --trusted-key, the index must verify against index.json.minisig beside the URL (fetched with \
+            it), not be expired, and its sequence must not be lower than the highest the cache has \
+            accepted from this URL with trusted keys, whichever keys (the floor belongs to the URL and \
+            survives a change of --trusted-key; a read without --trusted-key never touches it); a refused \
+            index is reported with its reason and nothing is fetched or cached.
 
-        The cache directory must be gifpack's: a new or empty directory is claimed (it gets a \
-        .gifpack-lazy-cache marker), one with the marker is used, and any other non-empty \
-        directory is refused (exit 2) before anything in it is created or deleted. Only the \
-        cache's own files (gifs/<sha256>.gif, tmp/<UUID>.frame|gif|index) are ever deleted.
+            The cache directory must be gifpack's: a new or empty directory is claimed (it gets a \
+            .gifpack-lazy-cache marker), one with the marker is used, and any other non-empty \
+            directory is refused (exit 2) before anything in it is created or deleted. Only the \
+            cache's own files (gifs/<sha256>.gif, tmp/<UUID>.frame|gif|index) are ever deleted.
 
-        Examples:
-          gifpack cat dist/index.json 0001 > 0001.gif
-          gifpack cat dist/packs/all-v3-1a2b3c4d.tar.zst 0001 > 0001.gif
-          gifpack cat dist/index.json 0001 --trusted-key gifpack.pub > 0001.gif
-          gifpack cat --index https://cdn.example.com/gifpack/index.json 0001 > 0001.gif
-          gifpack cat --index https://cdn.example.com/gifpack/index.json 0001 --trusted-key gifpack.pub > 0001.gif
-          gifpack cat --poster 80 dist/index.json 0001 > 0001-80.gif
-          gifpack cat --resolution 360 --index https://cdn.example.com/gifpack/index.json 0001 > 0001.gif
-          gifpack cat --format webp,gif --index https://cdn.example.com/gifpack/index.json 0001 > 0001.webp
+            Examples:
+              gifpack cat dist/index.json 0001 > 0001.gif
+              gifpack cat dist/packs/all-v3-1a2b3c4d.tar.zst 0001 > 0001.gif
+              gifpack cat dist/index.json 0001 --trusted-key gifpack.pub > 0001.gif
+              gifpack cat --index https://cdn.example.com/gifpack/index.json 0001 > 0001.gif
+              gifpack cat --index https://cdn.example.com/gifpack/index.json 0001 --trusted-key gifpack.pub > 0001.gif
+              gifpack cat --poster 80 dist/index.json 0001 > 0001-80.gif
+              gifpack cat --resolution 360 --index https://cdn.example.com/gifpack/index.json 0001 > 0001.gif
+              gifpack cat --format webp,gif --index https://cdn.example.com/gifpack/index.json 0001 > 0001.webp
 
-        With --poster SIZE (a local index.json only), the exercise's still poster at that longest side \
-        is read from the pack's posters pack instead (format 1.2).
+            With --poster SIZE (a local index.json only), the exercise's still poster at that longest side \
+            is read from the pack's posters pack instead (format 1.2).
 
-        With --resolution PX and an index that has renditions (format 1.3), the GIF is the exercise's \
-        smallest rendition of at least PX pixels, else the largest there is (the choice of \
-        install --resolution); without it, the first resolution's (packs[]).
+            With --resolution PX and an index that has renditions (format 1.3), the GIF is the exercise's \
+            smallest rendition of at least PX pixels, else the largest there is (the choice of \
+            install --resolution); without it, the first resolution's (packs[]).
 
-        With --format webp,gif and an index that has WebP renditions (format 1.4), the exercise's \
-        WebP is written where its pack has one (its RIFF container walked before any byte is \
-        written), else its GIF; the formats are tried in the order given. Without it, the GIF.
+            With --format webp,gif and an index that has WebP renditions (format 1.4), the exercise's \
+            WebP is written where its pack has one (its RIFF container walked before any byte is \
+            written), else its GIF; the formats are tried in the order given. Without it, the GIF.
 
-        Exit status: 0 written, 1 unknown exercise, no GIF, a refused pack or a refused index, 2 bad arguments \
-        (a --cache directory that is not gifpack's included).
-        """
+            Exit status: 0 written, 1 unknown exercise, no GIF, a refused pack or a refused index, 2 bad arguments \
+            (a --cache directory that is not gifpack's included).
+            """
     )
 
     @Option(help: "An index (http(s) URL or local path) to find the GIF through; then give only the exercise id.")
@@ -89,8 +89,10 @@ struct CatCommand: AsyncParsableCommand {
     func validate() throws {
         let wanted = index == nil ? 2 : 1
         guard operands.count == wanted else {
-            throw ValidationError(index == nil ? "expected a source (index.json or pack) and an exercise id"
-                                               : "with --index, expected the exercise id alone")
+            throw ValidationError(
+                index == nil
+                    ? "expected a source (index.json or pack) and an exercise id"
+                    : "with --index, expected the exercise id alone")
         }
         if posterSize != nil, index != nil {
             throw ValidationError("--poster reads a local index.json and its posters pack; it cannot be combined with --index")
@@ -146,9 +148,10 @@ struct CatCommand: AsyncParsableCommand {
     private func lazyGIF(index: String) async throws {
         let client = try CurlTransport.client(for: index, maxConnections: 2)
         defer { client?.shutdown() }
-        let cache = LazyGIFCache(directory: self.cache ?? Self.defaultCacheDirectory(), indexURL: index, byteLimit: cacheLimit,
-                                 client: client, timeouts: network.timeouts, trust: try trust.load(), preferredPixelSize: resolution,
-                                 formats: format.formats)
+        let cache = LazyGIFCache(
+            directory: self.cache ?? Self.defaultCacheDirectory(), indexURL: index, byteLimit: cacheLimit,
+            client: client, timeouts: network.timeouts, trust: try trust.load(), preferredPixelSize: resolution,
+            formats: format.formats)
         let result: LazyGIF
         do { result = try await cache.gif(forExercise: id) } catch {
             Terminal.error("gifpack: \(error)")

@@ -11,18 +11,18 @@ struct CatalogCommand: AsyncParsableCommand {
         commandName: "catalog",
         abstract: "List the values of a selector field in a manifest's catalog, with how many exercises have each.",
         discussion: """
-        Fetches the catalog's list pages as `gifpack build` does (same source, key, --base-url; no GIF is requested, \
-        nothing is written) and prints one line per value, `value<TAB>count`, most exercises first, then by value. \
-        Values are shown as the catalog spells them (selectors match them case-insensitively), control characters escaped. \
-        A summary line goes to standard error. With --json: {"field", "exercises", "values": [{"value", "count"}]}.
+            Fetches the catalog's list pages as `gifpack build` does (same source, key, --base-url; no GIF is requested, \
+            nothing is written) and prints one line per value, `value<TAB>count`, most exercises first, then by value. \
+            Values are shown as the catalog spells them (selectors match them case-insensitively), control characters escaped. \
+            A summary line goes to standard error. With --json: {"field", "exercises", "values": [{"value", "count"}]}.
 
-        Exit status: 0 listed; 1 the catalog could not be fetched; 2 bad manifest or usage; 4 API key rejected; \
-        5 API quota used up.
+            Exit status: 0 listed; 1 the catalog could not be fetched; 2 bad manifest or usage; 4 API key rejected; \
+            5 API quota used up.
 
-        Examples:
-          gifpack catalog -m manifests/exercisedb.yaml --values bodyPart
-          gifpack catalog -m manifests/demo.yaml --base-url http://127.0.0.1:8080 --values equipment --json
-        """
+            Examples:
+              gifpack catalog -m manifests/exercisedb.yaml --values bodyPart
+              gifpack catalog -m manifests/demo.yaml --base-url http://127.0.0.1:8080 --values equipment --json
+            """
     )
 
     /// The fields whose values can be listed.
@@ -55,11 +55,12 @@ struct CatalogCommand: AsyncParsableCommand {
             catalog = try await CatalogSources.make(for: manifest.source, fetch: manifest.fetch, client: client).fetchCatalog()
         } catch {
             Terminal.error("gifpack: " + SecretRedactor(source: manifest.source).redact(String(describing: error)))
-            let status: ExitStatus = switch error {
-            case CatalogError.authRejected: .authRejected
-            case CatalogError.quotaExhausted: .quotaExhausted
-            default: .failed
-            }
+            let status: ExitStatus =
+                switch error {
+                case CatalogError.authRejected: .authRejected
+                case CatalogError.quotaExhausted: .quotaExhausted
+                default: .failed
+                }
             throw ExitCode(status.rawValue)
         }
         let counts = try CatalogValues.counts(of: values.selectorField, in: catalog.exercises)
@@ -71,8 +72,9 @@ struct CatalogCommand: AsyncParsableCommand {
         } else {
             Self.write(counts.map { "\(TerminalText.escaped($0.value))\t\($0.count)\n" }.joined())
         }
-        Terminal.error("catalog: \(catalog.exercises.count) exercises, \(counts.count) \(values.rawValue) value(s)"
-            + (catalog.rejected.isEmpty ? "" : ", \(catalog.rejected.count) record(s) refused"))
+        Terminal.error(
+            "catalog: \(catalog.exercises.count) exercises, \(counts.count) \(values.rawValue) value(s)"
+                + (catalog.rejected.isEmpty ? "" : ", \(catalog.rejected.count) record(s) refused"))
     }
 
     private struct Document: Encodable {

@@ -9,8 +9,10 @@ import GifPackHTTP
 /// gifpack install --index https://cdn.example.com/index.json --cache /var/cache/gifs --deadline 600
 /// ```
 struct DeadlineOption: ParsableArguments {
-    @Option(help: ArgumentHelp("Give up after this many seconds over the network, every request and retry included (default: no overall limit; each request still ends after 30 s below 1 KB/s).",
-                               valueName: "seconds"))
+    @Option(
+        help: ArgumentHelp(
+            "Give up after this many seconds over the network, every request and retry included (default: no overall limit; each request still ends after 30 s below 1 KB/s).",
+            valueName: "seconds"))
     var deadline: Double?
 
     func validate() throws {

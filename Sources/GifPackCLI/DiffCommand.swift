@@ -10,17 +10,17 @@ struct DiffCommand: AsyncParsableCommand {
         commandName: "diff",
         abstract: "Compare two indexes: exercises added, removed and changed, and the bytes a client would download.",
         discussion: """
-        Exercises are compared by id across all packs; "changed" means the GIF's hash changed (or the \
-        exercise gained or lost its GIF). A client installing packs downloads every pack whose file \
-        changed; a client reading single GIFs by frame offset fetches only the new GIFs' frames. \
-        With renditions (format 1.3), exercises are compared at the first resolution (packs[]) and \
-        the rendition packs (<pack>.<px>) are listed among the packs to download or removed, with \
-        their resolution.
+            Exercises are compared by id across all packs; "changed" means the GIF's hash changed (or the \
+            exercise gained or lost its GIF). A client installing packs downloads every pack whose file \
+            changed; a client reading single GIFs by frame offset fetches only the new GIFs' frames. \
+            With renditions (format 1.3), exercises are compared at the first resolution (packs[]) and \
+            the rendition packs (<pack>.<px>) are listed among the packs to download or removed, with \
+            their resolution.
 
-        Examples:
-          gifpack diff old/index.json dist/index.json
-          gifpack diff https://cdn.example.com/index.json dist/index.json
-        """
+            Examples:
+              gifpack diff old/index.json dist/index.json
+              gifpack diff https://cdn.example.com/index.json dist/index.json
+            """
     )
 
     @Argument(help: "The old index (path or http(s) URL).")
@@ -41,8 +41,9 @@ struct DiffCommand: AsyncParsableCommand {
         defer { oldClient?.shutdown(); newClient?.shutdown() }
         let diff: IndexDiff
         do {
-            diff = IndexDiff(old: try await PackIndexSource(old).load(client: oldClient),
-                             new: try await PackIndexSource(new).load(client: newClient))
+            diff = IndexDiff(
+                old: try await PackIndexSource(old).load(client: oldClient),
+                new: try await PackIndexSource(new).load(client: newClient))
         } catch {
             Terminal.error("gifpack: \(error)")
             throw ExitCode(1)

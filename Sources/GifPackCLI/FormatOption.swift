@@ -6,8 +6,9 @@ import GifPackSystem
 
 /// `--format`: the image formats wanted, in order of preference (format 1.4), for `install` and `cat`.
 struct FormatOption: ParsableArguments {
-    @Option(name: .customLong("format"),
-            help: "Image formats in order of preference, comma-separated: webp,gif takes a pack's WebP rendition (format 1.4) where the index has one; default gif.")
+    @Option(
+        name: .customLong("format"),
+        help: "Image formats in order of preference, comma-separated: webp,gif takes a pack's WebP rendition (format 1.4) where the index has one; default gif.")
     var text: String?
 
     /// The formats asked for (`[.gif]` without the option).

@@ -26,7 +26,10 @@ struct GifpackCommand: AsyncParsableCommand {
         commandName: "gifpack",
         abstract: "Build verified, deduplicated, versioned offline packs of ExerciseDB GIFs.",
         version: BuildOptions.version,
-        subcommands: [BuildCommand.self, PruneCommand.self, VerifyCommand.self, InspectCommand.self, InstallCommand.self, CatCommand.self, DiffCommand.self, ReviewCommand.self, KeygenCommand.self, PublishCommand.self, CatalogCommand.self],
+        subcommands: [
+            BuildCommand.self, PruneCommand.self, VerifyCommand.self, InspectCommand.self, InstallCommand.self, CatCommand.self, DiffCommand.self, ReviewCommand.self, KeygenCommand.self,
+            PublishCommand.self, CatalogCommand.self
+        ],
         defaultSubcommand: nil
     )
 

@@ -48,8 +48,9 @@ struct GifpackLogHandler: LogHandler {
             fields[key] = Self.field(value)
         }
         if let error = event.error { fields["error"] = .string(String(describing: error)) }
-        let record = LogRecord(timestamp: Date(), level: LogSeverity(rawValue: event.level.rawValue) ?? .info,
-                               label: label, message: event.message.description, fields: fields)
+        let record = LogRecord(
+            timestamp: Date(), level: LogSeverity(rawValue: event.level.rawValue) ?? .info,
+            label: label, message: event.message.description, fields: fields)
         switch format {
         case .text: console.writeLine(record.textLine(color: color, redactor: redactor))
         case .json: console.writeLine(record.jsonLine(redactor: redactor))

@@ -12,63 +12,63 @@ struct InstallCommand: AsyncParsableCommand {
         commandName: "install",
         abstract: "Fetch, verify and install packs into a cache directory, switching atomically.",
         discussion: """
-        Reads the index (a path or an http(s) URL), downloads the chosen packs into <cache>.d/downloads \
-        (resuming an interrupted download with a Range request; a local index's packs are read in \
-        place), verifies every pack and GIF, and installs them as a new generation: <cache> is a \
-        symbolic link switched with one rename, so readers see the old complete set or the new one. \
-        Unchanged GIFs are hard-linked from the previous generation, GIFs that left are dropped. \
-        A refused pack leaves <cache> untouched and names its reason.
+            Reads the index (a path or an http(s) URL), downloads the chosen packs into <cache>.d/downloads \
+            (resuming an interrupted download with a Range request; a local index's packs are read in \
+            place), verifies every pack and GIF, and installs them as a new generation: <cache> is a \
+            symbolic link switched with one rename, so readers see the old complete set or the new one. \
+            Unchanged GIFs are hard-linked from the previous generation, GIFs that left are dropped. \
+            A refused pack leaves <cache> untouched and names its reason.
 
-        With --trusted-key (repeatable), the index must be signed: index.json.minisig beside it must \
-        verify with one of the keys, the index must not be expired, and its sequence must not be \
-        lower than the cache's floor, the highest sequence ever verified there (every install keeps \
-        it, one without --trusted-key too); otherwise nothing is downloaded and the refusal names \
-        its reason (unsigned, malformed-signature, unknown-key, bad-signature, expired, rollback).
+            With --trusted-key (repeatable), the index must be signed: index.json.minisig beside it must \
+            verify with one of the keys, the index must not be expired, and its sequence must not be \
+            lower than the cache's floor, the highest sequence ever verified there (every install keeps \
+            it, one without --trusted-key too); otherwise nothing is downloaded and the refusal names \
+            its reason (unsigned, malformed-signature, unknown-key, bad-signature, expired, rollback).
 
-        Upgrades from a URL are sparse: with a generation installed, only the new pack's catalog \
-        frame and the frames of GIFs the cache lacks are fetched, with single-range requests (at \
-        most 3 at once), each frame checked like a whole download's. The whole pack is downloaded \
-        when the server ignores Range, when the ranges would cost more, or on a first install \
-        (--no-sparse: always). The report says which way each pack came and the bytes it took.
+            Upgrades from a URL are sparse: with a generation installed, only the new pack's catalog \
+            frame and the frames of GIFs the cache lacks are fetched, with single-range requests (at \
+            most 3 at once), each frame checked like a whole download's. The whole pack is downloaded \
+            when the server ignores Range, when the ranges would cost more, or on a first install \
+            (--no-sparse: always). The report says which way each pack came and the bytes it took.
 
-        Layouts: by-id puts <cache>/<exerciseId>.gif (exercises sharing a GIF share one file \
-        through hard links); by-hash puts <cache>/gifs/<sha256>.gif plus <cache>/index-by-id.json. \
-        Either way <cache>/gifpack-manifest.json records the installed packs and versions.
+            Layouts: by-id puts <cache>/<exerciseId>.gif (exercises sharing a GIF share one file \
+            through hard links); by-hash puts <cache>/gifs/<sha256>.gif plus <cache>/index-by-id.json. \
+            Either way <cache>/gifpack-manifest.json records the installed packs and versions.
 
-        With --with-posters, each chosen pack's posters pack (format 1.2) is installed too, in the \
-        same generation: <cache>/posters/<size>/<exerciseId>.gif (by-hash: posters/<size>/<sha256>.gif), \
-        every size the posters pack has. It is fetched whole and verified like a pack, and not at \
-        all when the installed generation holds every poster of that version. Without the flag \
-        nothing poster-related is fetched.
+            With --with-posters, each chosen pack's posters pack (format 1.2) is installed too, in the \
+            same generation: <cache>/posters/<size>/<exerciseId>.gif (by-hash: posters/<size>/<sha256>.gif), \
+            every size the posters pack has. It is fetched whole and verified like a pack, and not at \
+            all when the installed generation holds every poster of that version. Without the flag \
+            nothing poster-related is fetched.
 
-        With --resolution PX and an index that has renditions (format 1.3: renditionPacks, packs \
-        named <pack>.<px>), each exercise of each chosen pack gets its smallest rendition of at \
-        least PX pixels, else the largest there is, and only the packs giving those GIFs are \
-        fetched (a 360 install downloads no byte of the 180 packs). Placeholders and posters stay \
-        the first resolution's. Without it, or with an index without renditions, the index's packs \
-        are installed as before. The manifest records the resolution asked for.
+            With --resolution PX and an index that has renditions (format 1.3: renditionPacks, packs \
+            named <pack>.<px>), each exercise of each chosen pack gets its smallest rendition of at \
+            least PX pixels, else the largest there is, and only the packs giving those GIFs are \
+            fetched (a 360 install downloads no byte of the 180 packs). Placeholders and posters stay \
+            the first resolution's. Without it, or with an index without renditions, the index's packs \
+            are installed as before. The manifest records the resolution asked for.
 
-        With --format webp,gif and an index that has WebP renditions (format 1.4: formatPacks, \
-        packs named <pack>.<px>.webp), each chosen pack (or rendition) is installed from its WebP \
-        pack where the index has one, as <cache>/<exerciseId>.webp (a GIF the WebP pack lists \
-        stays .gif), and its GIF pack is not fetched; placeholders and posters stay the GIFs'. \
-        Without it (or --format gif) the GIF packs are installed and no WebP pack is read. The \
-        manifest records the formats asked for.
+            With --format webp,gif and an index that has WebP renditions (format 1.4: formatPacks, \
+            packs named <pack>.<px>.webp), each chosen pack (or rendition) is installed from its WebP \
+            pack where the index has one, as <cache>/<exerciseId>.webp (a GIF the WebP pack lists \
+            stays .gif), and its GIF pack is not fetched; placeholders and posters stay the GIFs'. \
+            Without it (or --format gif) the GIF packs are installed and no WebP pack is read. The \
+            manifest records the formats asked for.
 
-        Examples:
-          gifpack install --index dist/index.json --cache /var/cache/gifs
-          gifpack install --index https://cdn.example.com/index.json \\
-                          --cache /var/cache/gifs --pack chest --pack back
-          gifpack install --index dist/index.json --cache /tmp/gifs --layout by-hash
-          gifpack install --index https://cdn.example.com/index.json --cache /var/cache/gifs --with-posters
-          gifpack install --index https://cdn.example.com/index.json --cache /var/cache/gifs --resolution 360
-          gifpack install --index https://cdn.example.com/index.json --cache /var/cache/gifs --format webp,gif
-          gifpack install --index https://cdn.example.com/index.json --cache /var/cache/gifs \\
-                          --trusted-key gifpack.pub --trusted-key gifpack-next.pub
+            Examples:
+              gifpack install --index dist/index.json --cache /var/cache/gifs
+              gifpack install --index https://cdn.example.com/index.json \\
+                              --cache /var/cache/gifs --pack chest --pack back
+              gifpack install --index dist/index.json --cache /tmp/gifs --layout by-hash
+              gifpack install --index https://cdn.example.com/index.json --cache /var/cache/gifs --with-posters
+              gifpack install --index https://cdn.example.com/index.json --cache /var/cache/gifs --resolution 360
+              gifpack install --index https://cdn.example.com/index.json --cache /var/cache/gifs --format webp,gif
+              gifpack install --index https://cdn.example.com/index.json --cache /var/cache/gifs \\
+                              --trusted-key gifpack.pub --trusted-key gifpack-next.pub
 
-        Exit status: 0 installed (or already up to date), 1 failed or refused, 2 bad arguments (or key file), \
-        6 another install holds the cache.
-        """
+            Exit status: 0 installed (or already up to date), 1 failed or refused, 2 bad arguments (or key file), \
+            6 another install holds the cache.
+            """
     )
 
     @Option(help: "The index: a path to index.json or an http(s) URL.")
@@ -138,10 +138,12 @@ struct InstallCommand: AsyncParsableCommand {
             return
         }
         Terminal.output("installed \(packs) into \(report.cacheDirectory) -> \(report.generationDirectory) (\(report.layout.rawValue))")
-        Terminal.output("exercises: \(report.exercises) (\(report.placeholders) without GIF): \(report.added.count) added, "
-            + "\(report.changed.count) changed, \(report.removed.count) removed")
-        Terminal.output("gifs: \(report.gifsWritten) written (\(report.bytesWritten) bytes), \(report.gifsReused) unchanged kept "
-            + "(\(report.gifChecksSkipped) already checked), \(report.linksCreated) shared by hard link; downloaded \(report.bytesDownloaded) bytes")
+        Terminal.output(
+            "exercises: \(report.exercises) (\(report.placeholders) without GIF): \(report.added.count) added, "
+                + "\(report.changed.count) changed, \(report.removed.count) removed")
+        Terminal.output(
+            "gifs: \(report.gifsWritten) written (\(report.bytesWritten) bytes), \(report.gifsReused) unchanged kept "
+                + "(\(report.gifChecksSkipped) already checked), \(report.linksCreated) shared by hard link; downloaded \(report.bytesDownloaded) bytes")
         if !report.posterPacks.isEmpty {
             let sizes = Array(Set(report.posterPacks.flatMap(\.sizes))).sorted().map(String.init).joined(separator: ", ")
             Terminal.output("posters: \(report.postersWritten) written, \(report.postersReused) unchanged kept (sizes \(sizes) px)")
@@ -155,7 +157,8 @@ struct InstallCommand: AsyncParsableCommand {
     /// bucket or CDN refuses anonymous reads, or the URL is not where the packs are published.
     static func readHint(_ error: PackClientError) -> String? {
         guard case .unreadable(let location, let detail) = error, location.lowercased().hasPrefix("http"),
-              detail.hasPrefix("HTTP status "), let status = Int(detail.dropFirst("HTTP status ".count)) else { return nil }
+            detail.hasPrefix("HTTP status "), let status = Int(detail.dropFirst("HTTP status ".count))
+        else { return nil }
         return PublicReadCheck.hint(forStatus: status)
     }
 

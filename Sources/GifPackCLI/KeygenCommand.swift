@@ -7,18 +7,18 @@ struct KeygenCommand: ParsableCommand {
         commandName: "keygen",
         abstract: "Make an Ed25519 key pair for signing index.json.",
         discussion: """
-        Writes the package key in minisign's format (give it to apps and to `minisign -V -p`) and the \
-        secret key in minisign's secret key format, unencrypted (as `minisign -G -W` writes it), with \
-        mode 0600. Neither file is replaced if it exists. The manifest's signing block names the secret \
-        key file (secret_key_file) or an environment variable holding its text (secret_key_env); the \
-        key itself never goes into the manifest.
+            Writes the package key in minisign's format (give it to apps and to `minisign -V -p`) and the \
+            secret key in minisign's secret key format, unencrypted (as `minisign -G -W` writes it), with \
+            mode 0600. Neither file is replaced if it exists. The manifest's signing block names the secret \
+            key file (secret_key_file) or an environment variable holding its text (secret_key_env); the \
+            key itself never goes into the manifest.
 
-        Examples:
-          gifpack keygen --secret-key /etc/gifpack/gifpack.key --public-key gifpack.pub
-          minisign -Vm dist/index.json -p gifpack.pub
+            Examples:
+              gifpack keygen --secret-key /etc/gifpack/gifpack.key --public-key gifpack.pub
+              minisign -Vm dist/index.json -p gifpack.pub
 
-        Exit status: 0 written, 1 a file could not be written, 2 a file already exists.
-        """
+            Exit status: 0 written, 1 a file could not be written, 2 a file already exists.
+            """
     )
 
     @Option(help: "Where to write the secret key (created with mode 0600; never replaced).")

@@ -9,8 +9,10 @@ import Logging
 /// logger.notice("build finished")
 /// ```
 enum LogSetup {
-    static func bootstrap(format: GifpackLogHandler.Format, level: Logger.Level, color: Bool, console: Console,
-                          redactor: SecretRedactor) -> Logger {
+    static func bootstrap(
+        format: GifpackLogHandler.Format, level: Logger.Level, color: Bool, console: Console,
+        redactor: SecretRedactor
+    ) -> Logger {
         LoggingSystem.bootstrap { label in
             GifpackLogHandler(label: label, format: format, color: color, console: console, redactor: redactor, logLevel: level)
         }

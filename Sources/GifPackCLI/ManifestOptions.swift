@@ -22,8 +22,10 @@ struct ManifestOptions: ParsableArguments {
     /// loads a manifest whose key variable is unset (for commands that send no request).
     /// `previousIndex`: `build --previous-index`, a path or an http(s) URL.
     /// `readsSigningKey: false` leaves the secret key of a `signing` block unread (for commands that never sign).
-    func loadManifest(requiresAPIKey: Bool = true, readsSigningKey: Bool = true,
-                      previousIndex: String? = nil) throws(ManifestError) -> (Manifest, BuildOptions) {
+    func loadManifest(
+        requiresAPIKey: Bool = true, readsSigningKey: Bool = true,
+        previousIndex: String? = nil
+    ) throws(ManifestError) -> (Manifest, BuildOptions) {
         let environment = ProcessInfo.processInfo.environment
         var manifest = try ManifestLoader(requiresAPIKey: requiresAPIKey, readsSigningKey: readsSigningKey)
             .load(path: self.manifest, environment: environment)
@@ -34,8 +36,9 @@ struct ManifestOptions: ParsableArguments {
         for (flag, path) in [("--out", outputDirectory), ("--cache", cacheDirectory)] {
             if let path, let problem = Self.directoryProblem(path) { throw .invalidValue(path: flag, reason: problem) }
         }
-        var options = try BuildOptions.resolve(manifest: manifest, outputDirectory: outputDirectory,
-                                               cacheDirectory: cacheDirectory, environment: environment)
+        var options = try BuildOptions.resolve(
+            manifest: manifest, outputDirectory: outputDirectory,
+            cacheDirectory: cacheDirectory, environment: environment)
         if let previousIndex {
             if previousIndex.lowercased().hasPrefix("http:") || previousIndex.lowercased().hasPrefix("https:") {
                 try ManifestLoader.checkHTTPURL(previousIndex, path: "--previous-index")

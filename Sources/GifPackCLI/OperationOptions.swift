@@ -34,22 +34,28 @@ struct OperationOptions: ParsableArguments {
     @Option(help: "Log lines on standard error: text for people, json for one object per line.")
     var logFormat: LogFormat = .text
 
-    @Option(help: ArgumentHelp("Progress: auto (a live line on a terminal, else a log line every --progress-interval seconds and every 10%), live, plain or off.",
-                               valueName: "mode"))
+    @Option(
+        help: ArgumentHelp(
+            "Progress: auto (a live line on a terminal, else a log line every --progress-interval seconds and every 10%), live, plain or off.",
+            valueName: "mode"))
     var progress: ProgressMode = .auto
 
     @Option(help: ArgumentHelp("Seconds between plain progress lines.", valueName: "seconds"))
     var progressInterval: Double = 10
 
-    @Option(help: ArgumentHelp("Write Prometheus metrics here, atomically, for node_exporter's textfile collector (name it *.prom).",
-                               valueName: "path"))
+    @Option(
+        help: ArgumentHelp(
+            "Write Prometheus metrics here, atomically, for node_exporter's textfile collector (name it *.prom).",
+            valueName: "path"))
     var metricsFile: String?
 
     @Option(help: ArgumentHelp("Append a Markdown summary of the build here, e.g. \"$GITHUB_STEP_SUMMARY\".", valueName: "path"))
     var summaryFile: String?
 
-    @Option(help: ArgumentHelp("Append the step outputs published=true|false, exit-status=N and packs=<pack>-v<N> ... here, e.g. \"$GITHUB_OUTPUT\".",
-                               valueName: "path"))
+    @Option(
+        help: ArgumentHelp(
+            "Append the step outputs published=true|false, exit-status=N and packs=<pack>-v<N> ... here, e.g. \"$GITHUB_OUTPUT\".",
+            valueName: "path"))
     var githubOutput: String?
 
     func validate() throws {

@@ -2,5 +2,5 @@
 // calls glibc directly). Fail the build with a clear message instead of a page of missing-symbol
 // errors. README.md, "Platforms", says what an app on an Apple platform can use instead.
 #if !os(Linux)
-#error("GifPackCLI builds on Linux only (glibc); see README.md, \"Platforms\"")
+    #error("GifPackCLI builds on Linux only (glibc); see README.md, \"Platforms\"")
 #endif

@@ -86,7 +86,7 @@ final class ProgressRenderer: Sendable {
         var fields: [String: LogField] = [
             "event": .string("progress"), "done": .int(Int64(snapshot.done)), "total": .int(Int64(snapshot.total ?? 0)),
             "bytes": .int(snapshot.bytesDownloaded), "retries": .int(Int64(snapshot.retries)),
-            "failures": .int(Int64(snapshot.failures)),
+            "failures": .int(Int64(snapshot.failures))
         ]
         if let percent = snapshot.percent { fields["percent"] = .int(Int64(percent)) }
         if let rate = snapshot.bytesPerSecond { fields["bytes_per_second"] = .double(rate.rounded()) }

@@ -7,12 +7,12 @@ struct PruneCommand: AsyncParsableCommand {
         commandName: "prune",
         abstract: "Delete old pack versions and unreferenced blobs; never anything index.json references.",
         discussion: """
-        Keeps the last K versions of each pack (output.keep_versions, default 3, or --keep), removes temporary files left by killed runs, and deletes cached GIFs no exercise refers to. A build does the same at its end.
+            Keeps the last K versions of each pack (output.keep_versions, default 3, or --keep), removes temporary files left by killed runs, and deletes cached GIFs no exercise refers to. A build does the same at its end.
 
-        Examples:
-          gifpack prune --manifest manifests/exercisedb.yaml --keep 2
-          gifpack prune -m manifests/demo.yaml --out dist --cache .gifpack-cache
-        """
+            Examples:
+              gifpack prune --manifest manifests/exercisedb.yaml --keep 2
+              gifpack prune -m manifests/demo.yaml --out dist --cache .gifpack-cache
+            """
     )
 
     @OptionGroup var source: ManifestOptions
@@ -32,10 +32,13 @@ struct PruneCommand: AsyncParsableCommand {
             let locks = try BuildLock.acquire([options.outputDirectory, options.cacheDirectory])
             defer { withExtendedLifetime(locks) {} }
             let index = try BuilderIndexReader.readOutputIndex("\(options.outputDirectory)/index.json")
-            let state = FileSystem.exists(layout.statePath)
+            let state =
+                FileSystem.exists(layout.statePath)
                 ? try BuildState(path: layout.statePath, source: manifest.source.stateKey) : nil
-            let result = try Pruner(outputDirectory: options.outputDirectory, layout: layout,
-                                    keep: keep ?? manifest.output.keepVersions).prune(index: index, state: state)
+            let result = try Pruner(
+                outputDirectory: options.outputDirectory, layout: layout,
+                keep: keep ?? manifest.output.keepVersions
+            ).prune(index: index, state: state)
             guard !quiet else { return }
             Terminal.output("deleted \(result.deletedPacks.count) pack file(s), \(result.deletedBlobs) blob(s), \(result.deletedTemporaryFiles) temporary file(s); freed \(result.freedBytes) bytes")
             for file in result.deletedPacks { Terminal.output("  \(file)") }

@@ -32,18 +32,22 @@ struct ReportPrinter {
         let out: (String) -> Void = { lines.append(Terminal.safe($0)) }
         if !quiet && report.seconds(of: .catalog) != nil {
             let gifs = report.gifs
-            out("catalog: \(report.catalog.exercises) exercises in \(report.catalog.pages) page(s)"
-                + (report.catalog.rejectedRecords.isEmpty ? "" : ", \(report.catalog.rejectedRecords.count) record(s) refused")
-                + (report.catalog.duplicateIDs.isEmpty ? "" : ", duplicate ids: \(report.catalog.duplicateIDs.joined(separator: ", "))"))
-            out("gifs: \(gifs.wanted) wanted, \(gifs.valid) valid: \(gifs.downloaded) downloaded (\(gifs.newlyStored) new, \(gifs.deduplicated) deduplicated, \(gifs.bytesDownloaded) bytes), \(gifs.notModified) not modified, \(gifs.skippedFresh) fresh, \(gifs.reusedLastGood) last known good; \(gifs.rejected) rejected, \(gifs.missing) missing")
+            out(
+                "catalog: \(report.catalog.exercises) exercises in \(report.catalog.pages) page(s)"
+                    + (report.catalog.rejectedRecords.isEmpty ? "" : ", \(report.catalog.rejectedRecords.count) record(s) refused")
+                    + (report.catalog.duplicateIDs.isEmpty ? "" : ", duplicate ids: \(report.catalog.duplicateIDs.joined(separator: ", "))"))
+            out(
+                "gifs: \(gifs.wanted) wanted, \(gifs.valid) valid: \(gifs.downloaded) downloaded (\(gifs.newlyStored) new, \(gifs.deduplicated) deduplicated, \(gifs.bytesDownloaded) bytes), \(gifs.notModified) not modified, \(gifs.skippedFresh) fresh, \(gifs.reusedLastGood) last known good; \(gifs.rejected) rejected, \(gifs.missing) missing"
+            )
             for line in renditionLines { out(line) }
             if let hint = freshHint { out(hint) }
             if let changes = report.catalogChanges, changes.hadPrevious {
                 out("catalog changes: \(changes.addedCount) added, \(changes.removedCount) removed, \(changes.changedCount) changed")
             }
             let http = report.http
-            out("requests: \(http.requests) sent, \(http.retries) retries, \(http.rateLimited) rate-limited"
-                + (http.quotaRemaining.map { ", quota left \($0)" } ?? ""))
+            out(
+                "requests: \(http.requests) sent, \(http.retries) retries, \(http.rateLimited) rate-limited"
+                    + (http.quotaRemaining.map { ", quota left \($0)" } ?? ""))
             for problem in report.stateErrors {
                 out("warning: \(problem)")
             }
@@ -58,18 +62,22 @@ struct ReportPrinter {
             }
             for pack in report.packs {
                 let ratio = pack.compressionRatio.map { String(format: ", ratio %.2f", $0) } ?? ""
-                out("pack \(pack.name) v\(pack.version) \(pack.isNewVersion ? "published (new version)" : "unchanged"): \(pack.exercises) exercises, \(pack.distinctGIFs) GIFs, \(pack.bytes) bytes\(ratio) -> \(pack.file)")
+                out(
+                    "pack \(pack.name) v\(pack.version) \(pack.isNewVersion ? "published (new version)" : "unchanged"): \(pack.exercises) exercises, \(pack.distinctGIFs) GIFs, \(pack.bytes) bytes\(ratio) -> \(pack.file)"
+                )
             }
             let bytes = report.bytes
             if !report.packs.isEmpty {
-                out("bytes: \(HumanUnits.bytes(bytes.downloaded)) downloaded; packs \(HumanUnits.bytes(bytes.packed)) from \(HumanUnits.bytes(bytes.packedUncompressed))"
-                    + (bytes.compressionRatio.map { String(format: " (ratio %.2f)", $0) } ?? "") + ", \(HumanUnits.bytes(bytes.written)) written")
+                out(
+                    "bytes: \(HumanUnits.bytes(bytes.downloaded)) downloaded; packs \(HumanUnits.bytes(bytes.packed)) from \(HumanUnits.bytes(bytes.packedUncompressed))"
+                        + (bytes.compressionRatio.map { String(format: " (ratio %.2f)", $0) } ?? "") + ", \(HumanUnits.bytes(bytes.written)) written")
             }
             let stages = BuildStage.allCases.compactMap { stage in
                 report.seconds(of: stage).map { "\(stage.rawValue) \(HumanUnits.duration($0))" }
             }
-            out("time: \(HumanUnits.duration(report.totalSeconds ?? 0))"
-                + (stages.isEmpty ? "" : " (\(stages.joined(separator: ", ")))"))
+            out(
+                "time: \(HumanUnits.duration(report.totalSeconds ?? 0))"
+                    + (stages.isEmpty ? "" : " (\(stages.joined(separator: ", ")))"))
         }
         out(lastLine)
         return lines
@@ -97,28 +105,31 @@ struct ReportPrinter {
 
     /// "ok: …", "published: …" or "error: …", with the exit status.
     var lastLine: String {
-        let word = switch report.exitStatus {
-        case .success: "ok"
-        case .partial: "published"
-        default: "error"
-        }
+        let word =
+            switch report.exitStatus {
+            case .success: "ok"
+            case .partial: "published"
+            default: "error"
+            }
         return "\(word): \(report.message) (exit \(report.exitStatus.rawValue))"
     }
 
     /// The summary as one JSON log record on standard error: the last line as `message`, the
     /// counts as fields.
     private func printRecord(redactor: SecretRedactor) {
-        let level: LogSeverity = switch report.exitStatus {
-        case .success: .notice
-        case .partial: .warning
-        default: .error
-        }
+        let level: LogSeverity =
+            switch report.exitStatus {
+            case .success: .notice
+            case .partial: .warning
+            default: .error
+            }
         var fields: [String: LogField] = [
             "event": .string("summary"),
             "exit_status": .int(Int64(report.exitStatus.rawValue)),
             // A quota stop in a later resolution may have published the resolutions before it.
-            "published": .bool(report.exitStatus == .success || report.exitStatus == .partial
-                || (report.stopReason != nil && report.index != nil)),
+            "published": .bool(
+                report.exitStatus == .success || report.exitStatus == .partial
+                    || (report.stopReason != nil && report.index != nil)),
             "new_versions": .string(report.packs.filter(\.isNewVersion).map { "\($0.name)-v\($0.version)" }.joined(separator: " ")),
             "gifs_wanted": .int(Int64(report.gifs.wanted)),
             "gifs_valid": .int(Int64(report.gifs.valid)),
@@ -129,7 +140,7 @@ struct ReportPrinter {
             "rejected": .int(Int64(report.gifs.rejected)),
             "requests": .int(Int64(report.http.requests)),
             "retries": .int(Int64(report.http.retries)),
-            "duration_ms": .double((report.totalSeconds ?? 0) * 1000),
+            "duration_ms": .double((report.totalSeconds ?? 0) * 1000)
         ]
         if let stop = report.stopReason { fields["stop_reason"] = .string(String(describing: stop)) }
         if let from = report.gifs.freshRecheckFrom, let by = report.gifs.freshRecheckBy {

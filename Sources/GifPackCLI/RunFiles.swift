@@ -52,8 +52,9 @@ struct RunFiles {
         if output == nil, let manifest = value(["--manifest", "-m"]) {
             output = RunFiles.outputDirectory(ofManifest: manifest)
         }
-        self.init(metricsFile: value(["--metrics-file"]), summaryFile: value(["--summary-file"]),
-                  githubOutput: value(["--github-output"]), outputDirectory: output)
+        self.init(
+            metricsFile: value(["--metrics-file"]), summaryFile: value(["--summary-file"]),
+            githubOutput: value(["--github-output"]), outputDirectory: output)
     }
 
     /// The output directory a manifest names, when it can be read even without its API key.
@@ -64,15 +65,18 @@ struct RunFiles {
     /// Writes the files for a run refused with exit status 2 and `message`. A failure to write one
     /// is reported on standard error and changes nothing else.
     func recordRefusal(message: String, startedAt: Date = Date()) {
-        var report = BuildReport(generator: "gifpack \(BuildOptions.version)", exitStatus: .usage,
-                                 message: "refused before any work: \(message)")
+        var report = BuildReport(
+            generator: "gifpack \(BuildOptions.version)", exitStatus: .usage,
+            message: "refused before any work: \(message)")
         report.complete(startedAt: startedAt, finishedAt: Date())
         write(report)
     }
 
     /// Writes `report` to every file this run names.
-    func write(_ report: BuildReport, redactor: SecretRedactor = SecretRedactor(secrets: []),
-               complain: (String) -> Void = { Terminal.error("gifpack: \($0)") }) {
+    func write(
+        _ report: BuildReport, redactor: SecretRedactor = SecretRedactor(secrets: []),
+        complain: (String) -> Void = { Terminal.error("gifpack: \($0)") }
+    ) {
         if let metricsFile {
             do { try MetricsFile(path: metricsFile).write(report, finishedAt: Date()) } catch {
                 complain("could not write the metrics file: \(error)")

@@ -53,8 +53,10 @@ package struct FormatVersion: Sendable, Equatable, Comparable, CustomStringConve
     package init(from decoder: any Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)
         guard let version = FormatVersion(parsing: text) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath,
-                                                    debugDescription: "format version \"\(text)\" is not MAJOR.MINOR"))
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: decoder.codingPath,
+                    debugDescription: "format version \"\(text)\" is not MAJOR.MINOR"))
         }
         self = version
     }

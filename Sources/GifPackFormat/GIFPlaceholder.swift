@@ -24,8 +24,10 @@ package struct GIFPlaceholder: Sendable, Equatable, Codable {
         case averageColor, blurHash, durationMilliseconds, frames, height, loopCount, width
     }
 
-    package init(blurHash: String, averageColor: String, width: Int, height: Int, frames: Int,
-                durationMilliseconds: Int, loopCount: Int?) {
+    package init(
+        blurHash: String, averageColor: String, width: Int, height: Int, frames: Int,
+        durationMilliseconds: Int, loopCount: Int?
+    ) {
         self.blurHash = blurHash
         self.averageColor = averageColor
         self.width = width
@@ -68,9 +70,11 @@ package struct PosterPackDescription: Sendable, Equatable, Codable {
         case bytes, catalog, contentDigest, entryCount, file, name, posters, sha256, sizes, uncompressedBytes, version
     }
 
-    package init(name: String, version: Int, file: String, bytes: Int64, sha256: String, entryCount: Int,
-                uncompressedBytes: Int64, contentDigest: String, sizes: [Int], catalog: EntryLocation,
-                posters: [EntryLocation]) {
+    package init(
+        name: String, version: Int, file: String, bytes: Int64, sha256: String, entryCount: Int,
+        uncompressedBytes: Int64, contentDigest: String, sizes: [Int], catalog: EntryLocation,
+        posters: [EntryLocation]
+    ) {
         self.name = name
         self.version = version
         self.file = file

@@ -57,8 +57,9 @@ package struct IndexDiff: Sendable, Equatable {
         downloads = new.allPacks.compactMap { pack in
             let previous = old.pack(named: pack.name)
             guard previous?.sha256 != pack.sha256 else { return nil }
-            return PackDownload(name: pack.name, oldVersion: previous?.version, newVersion: pack.version, bytes: pack.bytes,
-                                resolution: pack.resolution)
+            return PackDownload(
+                name: pack.name, oldVersion: previous?.version, newVersion: pack.version, bytes: pack.bytes,
+                resolution: pack.resolution)
         }.sorted { $0.name < $1.name }
         removedPacks = old.allPacks.map(\.name).filter { new.pack(named: $0) == nil }.sorted()
         let oldHashes = Set(old.allPacks.flatMap { $0.gifs.map(\.sha256) })
@@ -75,9 +76,12 @@ package struct IndexDiff: Sendable, Equatable {
     /// The exercises added, removed and changed (GIF hash differs, a GIF gained or lost included)
     /// from one exercise id → GIF hash map to another, each sorted: an index diff's, an install report's.
     package static func exerciseChanges(from before: [String: String?], to after: [String: String?])
-        -> (added: [String], removed: [String], changed: [String]) {
-        (after.keys.filter { before[$0] == nil }.sorted(),
-         before.keys.filter { after[$0] == nil }.sorted(),
-         after.keys.filter { id in before[id].map { $0 != after[id]! } ?? false }.sorted())
+        -> (added: [String], removed: [String], changed: [String])
+    {
+        (
+            after.keys.filter { before[$0] == nil }.sorted(),
+            before.keys.filter { after[$0] == nil }.sorted(),
+            after.keys.filter { id in before[id].map { $0 != after[id]! } ?? false }.sorted()
+        )
     }
 }

@@ -29,8 +29,9 @@ package struct PackCatalog: Sendable, Equatable, Codable {
     package func encoded() throws(CanonicalJSON.EncodingError) -> [UInt8] {
         var bytes = PackCatalogJSON.opening
         for (position, exercise) in exercises.enumerated() {
-            PackCatalogJSON.appendExercise(id: exercise.id, name: exercise.name, gif: exercise.gif,
-                                           data: try CanonicalJSON.encode(exercise.data), first: position == 0, to: &bytes)
+            PackCatalogJSON.appendExercise(
+                id: exercise.id, name: exercise.name, gif: exercise.gif,
+                data: try CanonicalJSON.encode(exercise.data), first: position == 0, to: &bytes)
         }
         PackCatalogJSON.appendClosing(formatVersion: formatVersion, pack: pack, source: source, to: &bytes)
         return bytes
@@ -86,8 +87,10 @@ package struct GIFMetadata: Sendable, Equatable, Codable {
     /// timing are then the WebP's, which match its source GIF's.
     package var format: ImageFormat?
 
-    package init(sha256: String, bytes: Int64, width: Int, height: Int, frames: Int, durationMilliseconds: Int, loopCount: Int?,
-                blurHash: String? = nil, averageColor: String? = nil, format: ImageFormat? = nil) {
+    package init(
+        sha256: String, bytes: Int64, width: Int, height: Int, frames: Int, durationMilliseconds: Int, loopCount: Int?,
+        blurHash: String? = nil, averageColor: String? = nil, format: ImageFormat? = nil
+    ) {
         self.format = format
         self.blurHash = blurHash
         self.averageColor = averageColor
@@ -113,15 +116,19 @@ package enum PackCatalogJSON {
     package static let opening = Array(#"{"exercises":["#.utf8)
 
     /// Appends one exercise; `data` must already be canonical JSON (``CanonicalJSON``).
-    package static func appendExercise(id: String, name: String, gif: GIFMetadata?, data: [UInt8], first: Bool,
-                                      to bytes: inout [UInt8]) {
+    package static func appendExercise(
+        id: String, name: String, gif: GIFMetadata?, data: [UInt8], first: Bool,
+        to bytes: inout [UInt8]
+    ) {
         appendExercise(id: id, name: name, gifJSON: gif.map(metadataJSON) ?? nullJSON, data: data, first: first, to: &bytes)
     }
 
     /// ``appendExercise(id:name:gif:data:first:to:)`` with the `gif` value already encoded
     /// (``metadataJSON(_:)``, or `null`): exercises that share a GIF share its encoding.
-    package static func appendExercise(id: String, name: String, gifJSON: [UInt8], data: [UInt8], first: Bool,
-                                      to bytes: inout [UInt8]) {
+    package static func appendExercise(
+        id: String, name: String, gifJSON: [UInt8], data: [UInt8], first: Bool,
+        to bytes: inout [UInt8]
+    ) {
         if !first { bytes.append(UInt8(ascii: ",")) }
         bytes += dataKey
         bytes += data
@@ -149,8 +156,10 @@ package enum PackCatalogJSON {
     private static let nameKey = Array(#","name":"#.utf8)
 
     /// Closes the exercise list and appends the remaining keys and the trailing newline.
-    package static func appendClosing(formatVersion: FormatVersion, pack: String, source: SourceDescription,
-                                     to bytes: inout [UInt8]) {
+    package static func appendClosing(
+        formatVersion: FormatVersion, pack: String, source: SourceDescription,
+        to bytes: inout [UInt8]
+    ) {
         bytes += Array(#"],"formatVersion":"#.utf8)
         CanonicalJSON.appendString(formatVersion.description, to: &bytes)
         bytes += Array(#","pack":"#.utf8)

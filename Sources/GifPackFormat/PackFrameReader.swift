@@ -73,12 +73,15 @@ package struct PackFrameReader: Sendable {
 
     /// Reads the entry whose frame occupies `frameLength` bytes at `frameOffset` and returns its
     /// header and exactly `header.size` data bytes, refusing entries larger than `maxSize`.
-    package func readEntry(frameOffset: Int64, frameLength: Int64,
-                          maxSize: Int64) throws(PackReadError) -> (header: TarHeader, data: [UInt8]) {
+    package func readEntry(
+        frameOffset: Int64, frameLength: Int64,
+        maxSize: Int64
+    ) throws(PackReadError) -> (header: TarHeader, data: [UInt8]) {
         var data: [UInt8] = []
-        let header = try streamEntry(frameOffset: frameOffset, frameLength: frameLength, maxSize: maxSize,
-                                     onHeader: { header in data.reserveCapacity(Int(header.size)) },
-                                     into: { chunk in data.append(contentsOf: chunk) })
+        let header = try streamEntry(
+            frameOffset: frameOffset, frameLength: frameLength, maxSize: maxSize,
+            onHeader: { header in data.reserveCapacity(Int(header.size)) },
+            into: { chunk in data.append(contentsOf: chunk) })
         return (header, data)
     }
 
@@ -92,14 +95,17 @@ package struct PackFrameReader: Sendable {
         into consumer: (UnsafeRawBufferPointer) throws(PackReadError) -> Void
     ) throws(PackReadError) -> TarHeader {
         guard frameOffset >= 0, frameLength > 0, maxSize >= 0 else {
-            throw .badFrameHeader(offset: frameOffset,
-                                  reason: "invalid frame range (length \(frameLength), max size \(maxSize))")
+            throw .badFrameHeader(
+                offset: frameOffset,
+                reason: "invalid frame range (length \(frameLength), max size \(maxSize))")
         }
         let limit = TarHeader.entryLength(dataSize: maxSize)
         let longest = ZstdEntryFrameDecoder.maxCompressedLength(contentSize: limit)
         guard frameLength <= longest else {
-            throw .corruptFrame(offset: frameOffset, reason: "a frame of \(frameLength) bytes is longer than any frame "
-                                + "of at most \(limit) content bytes (\(longest))")
+            throw .corruptFrame(
+                offset: frameOffset,
+                reason: "a frame of \(frameLength) bytes is longer than any frame "
+                    + "of at most \(limit) content bytes (\(longest))")
         }
         let frame = try readBytes(at: frameOffset, count: Int(frameLength))
         guard frame.count == Int(frameLength) else { throw .truncatedFrame(offset: frameOffset) }

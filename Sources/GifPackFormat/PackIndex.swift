@@ -49,11 +49,15 @@ package struct PackIndex: Sendable, Equatable, Codable {
     /// format version that describes it unless `formatVersion` is given: 1.4 with format packs, 1.3
     /// with rendition packs or several `source.resolutions`, else 1.2, so a build of one resolution
     /// and one format writes the same bytes as before renditions and formats existed.
-    package init(formatVersion: FormatVersion? = nil, generator: String, source: SourceDescription,
-                packs: [PackDescription], renditionPacks: [PackDescription] = [], formatPacks: [PackDescription] = [],
-                sequence: Int? = nil, expires: String? = nil) {
-        self.formatVersion = formatVersion
-            ?? (!formatPacks.isEmpty ? .withFormats
+    package init(
+        formatVersion: FormatVersion? = nil, generator: String, source: SourceDescription,
+        packs: [PackDescription], renditionPacks: [PackDescription] = [], formatPacks: [PackDescription] = [],
+        sequence: Int? = nil, expires: String? = nil
+    ) {
+        self.formatVersion =
+            formatVersion
+            ?? (!formatPacks.isEmpty
+                ? .withFormats
                 : renditionPacks.isEmpty && source.resolutions == nil ? .withoutRenditions : .withRenditions)
         self.generator = generator
         self.source = source
@@ -124,8 +128,10 @@ package struct PackIndex: Sendable, Equatable, Codable {
     /// With `omittingExercises`, the whole document is still checked but every pack's
     /// ``PackDescription/exercises`` comes back empty, which keeps a few kilobytes where the lists
     /// of 100,000 exercises would take tens of megabytes as a JSON tree.
-    package static func decode(bytes: [UInt8], limits: JSONLimits = .standard,
-                              omittingExercises: Bool = false) throws(IndexError) -> PackIndex {
+    package static func decode(
+        bytes: [UInt8], limits: JSONLimits = .standard,
+        omittingExercises: Bool = false
+    ) throws(IndexError) -> PackIndex {
         try decodeKeepingUnknownFormats(bytes: bytes, limits: limits, omittingExercises: omittingExercises).leavingOutUnknownFormats()
     }
 
@@ -261,21 +267,26 @@ package struct PackDescription: Sendable, Equatable, Codable {
     /// this part of the index's shape, read by the decoder and written by ``IndexJSONWriter``.
     enum CodingKeys: String, CodingKey, CaseIterable {
         case bytes, catalog, contentDigest, entryCount, exercises, file, format, gifs, name, posters, resolution, sha256,
-             uncompressedBytes, version
+            uncompressedBytes, version
     }
 
-    package init(name: String, version: Int, file: String, bytes: Int64, sha256: String, entryCount: Int,
-                uncompressedBytes: Int64, contentDigest: String, catalog: EntryLocation, gifs: [GIFEntry],
-                exercises: [ExerciseRef], posters: PosterPackDescription? = nil) {
-        self.init(name: name, version: version, file: file, bytes: bytes, sha256: sha256, entryCount: entryCount,
-                  uncompressedBytes: uncompressedBytes, contentDigest: contentDigest, catalog: catalog, gifs: gifs,
-                  exerciseList: ExerciseRefList(exercises), posters: posters)
+    package init(
+        name: String, version: Int, file: String, bytes: Int64, sha256: String, entryCount: Int,
+        uncompressedBytes: Int64, contentDigest: String, catalog: EntryLocation, gifs: [GIFEntry],
+        exercises: [ExerciseRef], posters: PosterPackDescription? = nil
+    ) {
+        self.init(
+            name: name, version: version, file: file, bytes: bytes, sha256: sha256, entryCount: entryCount,
+            uncompressedBytes: uncompressedBytes, contentDigest: contentDigest, catalog: catalog, gifs: gifs,
+            exerciseList: ExerciseRefList(exercises), posters: posters)
     }
 
     /// A description whose exercise list is already compact (how a builder makes one).
-    package init(name: String, version: Int, file: String, bytes: Int64, sha256: String, entryCount: Int,
-                uncompressedBytes: Int64, contentDigest: String, catalog: EntryLocation, gifs: [GIFEntry],
-                exerciseList exercises: ExerciseRefList, posters: PosterPackDescription? = nil) {
+    package init(
+        name: String, version: Int, file: String, bytes: Int64, sha256: String, entryCount: Int,
+        uncompressedBytes: Int64, contentDigest: String, catalog: EntryLocation, gifs: [GIFEntry],
+        exerciseList exercises: ExerciseRefList, posters: PosterPackDescription? = nil
+    ) {
         self.name = name
         self.version = version
         self.file = file

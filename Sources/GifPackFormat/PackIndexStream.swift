@@ -102,7 +102,7 @@ package struct PackIndexStream: Sendable {
         if strings.inString {
             switch strings.step(byte) {
             case .escaped: break
-            case .backslash: string.append(byte)   // a key written with escapes is never one looked for
+            case .backslash: string.append(byte)  // a key written with escapes is never one looked for
             case .closingQuote:
                 lastSignificant = byte
                 swap(&lastKey, &string)
@@ -212,11 +212,12 @@ private struct ExerciseListScan: Sendable {
         case UInt8(ascii: "]") where expect != .element:
             return .end
         default:
-            let wanted = switch expect {
-            case .firstOrEnd: "an exercise object or ]"
-            case .commaOrEnd: ", or ]"
-            case .element: "an exercise object"
-            }
+            let wanted =
+                switch expect {
+                case .firstOrEnd: "an exercise object or ]"
+                case .commaOrEnd: ", or ]"
+                case .element: "an exercise object"
+                }
             throw .malformed("at byte \(offset): expected \(wanted) in the exercises of pack \(ordinal + 1)")
         }
     }

@@ -4,5 +4,5 @@
 // wrappers (`SystemCalls`, `OpenFlags`, `FileType`, `Errno`; its Platform.swift imports Glibc or Darwin).
 // Anything but Linux and Apple platforms fails the build here with a clear message.
 #if !(os(Linux) || canImport(Darwin))
-#error("GifPackFormat supports Linux and Apple platforms only; see README.md, \"Platforms\"")
+    #error("GifPackFormat supports Linux and Apple platforms only; see README.md, \"Platforms\"")
 #endif

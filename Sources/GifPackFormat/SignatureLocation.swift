@@ -18,7 +18,8 @@ package enum SignatureLocation {
 
     package static func beside(_ location: String) -> String {
         if let query = location.firstIndex(where: { $0 == "?" || $0 == "#" }),
-           location.lowercased().hasPrefix("http") {
+            location.lowercased().hasPrefix("http")
+        {
             return String(location[..<query]) + suffix + String(location[query...])
         }
         return location + suffix

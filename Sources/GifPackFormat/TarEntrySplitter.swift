@@ -12,8 +12,10 @@ struct TarEntrySplitter {
         headerBytes.reserveCapacity(TarHeader.blockSize)
     }
 
-    mutating func consume(_ bytes: UnsafeRawBufferPointer, onHeader: (TarHeader) throws(PackReadError) -> Void,
-                          into consumer: (UnsafeRawBufferPointer) throws(PackReadError) -> Void) throws(PackReadError) {
+    mutating func consume(
+        _ bytes: UnsafeRawBufferPointer, onHeader: (TarHeader) throws(PackReadError) -> Void,
+        into consumer: (UnsafeRawBufferPointer) throws(PackReadError) -> Void
+    ) throws(PackReadError) {
         var rest = bytes[...]
         if header == nil {
             let take = min(rest.count, TarHeader.blockSize - headerBytes.count)

@@ -21,8 +21,10 @@ package struct TarHeader: Sendable, Equatable {
     package var gid: Int64
     package var linkName: String
 
-    package init(name: String, size: Int64, mode: Int64, mtime: Int64, typeflag: UInt8, uid: Int64, gid: Int64,
-                linkName: String) {
+    package init(
+        name: String, size: Int64, mode: Int64, mtime: Int64, typeflag: UInt8, uid: Int64, gid: Int64,
+        linkName: String
+    ) {
         self.name = name
         self.size = size
         self.mode = mode
@@ -76,16 +78,20 @@ package struct TarHeader: Sendable, Equatable {
     }
 
     /// A NUL-terminated (or field-filling) ASCII string.
-    private static func text(_ block: [UInt8], _ offset: Int, _ length: Int,
-                             _ field: String) throws(PackReadError) -> String {
+    private static func text(
+        _ block: [UInt8], _ offset: Int, _ length: Int,
+        _ field: String
+    ) throws(PackReadError) -> String {
         let bytes = block[offset..<offset + length].prefix { $0 != 0 }
         guard bytes.allSatisfy({ $0 < 0x80 }) else { throw .badTarHeader("\(field) is not ASCII") }
         return String(decoding: bytes, as: UTF8.self)
     }
 
     /// An octal number, optionally surrounded by spaces and terminated by NUL or space.
-    private static func number(_ block: [UInt8], _ offset: Int, _ length: Int,
-                               _ field: String) throws(PackReadError) -> Int64 {
+    private static func number(
+        _ block: [UInt8], _ offset: Int, _ length: Int,
+        _ field: String
+    ) throws(PackReadError) -> Int64 {
         var digits = block[offset..<offset + length].drop { $0 == 0x20 }
         digits = digits.prefix { $0 != 0 && $0 != 0x20 }
         guard !digits.isEmpty, digits.count <= 21 else { throw .badTarHeader("\(field) is not an octal number") }

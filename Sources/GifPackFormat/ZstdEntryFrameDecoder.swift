@@ -18,8 +18,10 @@ enum ZstdEntryFrameDecoder {
 
     /// Decodes the frame in `frame` (which starts at file offset `frameOffset`), handing each
     /// decoded chunk (at most 128 KiB, valid during the call) to `sink`.
-    static func decode(_ frame: UnsafeRawBufferPointer, frameOffset: Int64, maxContentSize: Int64,
-                       into sink: (UnsafeRawBufferPointer) throws(PackReadError) -> Void) throws(PackReadError) {
+    static func decode(
+        _ frame: UnsafeRawBufferPointer, frameOffset: Int64, maxContentSize: Int64,
+        into sink: (UnsafeRawBufferPointer) throws(PackReadError) -> Void
+    ) throws(PackReadError) {
         let fields = try ZstdFrameHeaderFields.parse(frame, at: frameOffset)
         guard fields.skippableLength == nil else { throw .notZstd(offset: frameOffset) }
         guard fields.declaresContentSize else {

@@ -75,8 +75,8 @@ package enum ZstdFrames {
             let blockSize = Int64(bits >> 3)
             let stored: Int64
             switch (bits >> 1) & 3 {
-            case 0, 2: stored = blockSize      // raw or compressed: the block's bytes
-            case 1: stored = 1                 // RLE: one byte repeated blockSize times
+            case 0, 2: stored = blockSize  // raw or compressed: the block's bytes
+            case 1: stored = 1  // RLE: one byte repeated blockSize times
             default:
                 throw .corruptFrame(offset: offset, reason: "reserved block type in the block header at offset \(cursor)")
             }
@@ -122,8 +122,9 @@ struct ZstdFrameHeaderFields: Equatable {
         if bytes[0] & 0xF0 == 0x50, bytes[1] == 0x2A, bytes[2] == 0x4D, bytes[3] == 0x18 {
             guard bytes.count >= 8 else { throw .truncatedFrame(offset: offset) }
             let size = Int64(UInt32(bytes[4]) | UInt32(bytes[5]) << 8 | UInt32(bytes[6]) << 16 | UInt32(bytes[7]) << 24)
-            return ZstdFrameHeaderFields(headerSize: 8, skippableLength: 8 + size, contentSize: 0,
-                                         declaresContentSize: false, hasChecksum: false)
+            return ZstdFrameHeaderFields(
+                headerSize: 8, skippableLength: 8 + size, contentSize: 0,
+                declaresContentSize: false, hasChecksum: false)
         }
         guard bytes.prefix(4).elementsEqual(zstdMagic) else {
             throw .notZstd(offset: offset)
@@ -152,8 +153,9 @@ struct ZstdFrameHeaderFields: Equatable {
             if contentSizeBytes == 2 { value += 256 }
             contentSize = Int64(exactly: value)
         }
-        return ZstdFrameHeaderFields(headerSize: headerSize, skippableLength: nil, contentSize: contentSize,
-                                     declaresContentSize: contentSizeBytes > 0, hasChecksum: descriptor & 0x04 != 0)
+        return ZstdFrameHeaderFields(
+            headerSize: headerSize, skippableLength: nil, contentSize: contentSize,
+            declaresContentSize: contentSizeBytes > 0, hasChecksum: descriptor & 0x04 != 0)
     }
 }
 
@@ -164,7 +166,7 @@ private final class FileWindow {
     let capacity: Int
     private let buffer: UnsafeMutableRawBufferPointer
     private var start: Int64 = 0  // file offset of buffer[0]
-    private var count = 0         // valid bytes in the buffer
+    private var count = 0  // valid bytes in the buffer
 
     init(path: String, capacity: Int) throws(PackReadError) {
         file = try PackFileHandle(path: path)

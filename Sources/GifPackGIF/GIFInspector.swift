@@ -61,8 +61,10 @@ package enum GIFInspector {
 
     /// Walks the GIF once with `check`; when counting meets a frame it cannot vouch for, walks it
     /// again from the start (`source(true)`) decoding every frame with giflib, whose verdict stands.
-    private static func inspect(limits: GIFLimits, check: GIFRecordWalker.PixelCheck,
-                                source: (_ again: Bool) throws(GIFRejection) -> GIFByteSource) throws(GIFRejection) -> GIFInfo {
+    private static func inspect(
+        limits: GIFLimits, check: GIFRecordWalker.PixelCheck,
+        source: (_ again: Bool) throws(GIFRejection) -> GIFByteSource
+    ) throws(GIFRejection) -> GIFInfo {
         var walk = try inspectOnce(try source(false), limits: limits, check: check)
         if walk.irregularFrame {
             walk = try inspectOnce(try source(true), limits: limits, check: .decoding)
@@ -72,7 +74,8 @@ package enum GIFInspector {
 
     /// One walk; `irregularFrame` says counting met a frame only giflib's decoder can judge.
     static func inspectOnce(_ source: GIFByteSource, limits: GIFLimits, check: GIFRecordWalker.PixelCheck)
-        throws(GIFRejection) -> (result: Result<GIFInfo, GIFRejection>, irregularFrame: Bool) {
+        throws(GIFRejection) -> (result: Result<GIFInfo, GIFRejection>, irregularFrame: Bool)
+    {
         let version = try signatureVersion(source.peek(6))
         let box = Unmanaged.passRetained(source)
         defer { box.release() }
@@ -105,7 +108,8 @@ package enum GIFInspector {
         }
         if source.reachedEnd { return .truncated }
         // giflib also reports out-of-range fields (e.g. an LZW code size above 8) as read failures.
-        let text = code == D_GIF_ERR_READ_FAILED
+        let text =
+            code == D_GIF_ERR_READ_FAILED
             ? "invalid field value (giflib error \(code))" : GiflibError.text(code)
         switch code {
         case D_GIF_ERR_NOT_GIF_FILE:

@@ -56,8 +56,9 @@ struct GIFRecordWalker {
         } while record != TERMINATE_RECORD_TYPE
 
         guard frameCount > 0 else { throw .badFrame("the GIF contains no frames") }
-        return GIFInfo(width: width, height: height, frameCount: frameCount,
-                       durationMilliseconds: durationMilliseconds, loopCount: loopCount, version: version)
+        return GIFInfo(
+            width: width, height: height, frameCount: frameCount,
+            durationMilliseconds: durationMilliseconds, loopCount: loopCount, version: version)
     }
 
     private mutating func readFrame(screenWidth: Int, screenHeight: Int) throws(GIFRejection) {
@@ -70,8 +71,9 @@ struct GIFRecordWalker {
         }
         let image = gif.pointee.Image
         let (left, top, width, height) = (Int(image.Left), Int(image.Top), Int(image.Width), Int(image.Height))
-        try GIFFrameRules.checkFrame(number: number, left: left, top: top, width: width, height: height, screenWidth: screenWidth,
-                                     screenHeight: screenHeight, totalPixels: &totalPixels, limits: limits)
+        try GIFFrameRules.checkFrame(
+            number: number, left: left, top: top, width: width, height: height, screenWidth: screenWidth,
+            screenHeight: screenHeight, totalPixels: &totalPixels, limits: limits)
         switch check {
         case .counting:
             guard countPixels(width * height) else {

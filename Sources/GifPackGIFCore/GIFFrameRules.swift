@@ -21,14 +21,17 @@ package enum GIFFrameRules {
 
     /// A frame must have an area, lie inside the logical screen, and keep the frames' total pixel
     /// count within `limits.maxTotalPixels` (added to `totalPixels`).
-    package static func checkFrame(number: Int, left: Int, top: Int, width: Int, height: Int, screenWidth: Int, screenHeight: Int,
-                                   totalPixels: inout Int, limits: GIFLimits) throws(GIFRejection) {
+    package static func checkFrame(
+        number: Int, left: Int, top: Int, width: Int, height: Int, screenWidth: Int, screenHeight: Int,
+        totalPixels: inout Int, limits: GIFLimits
+    ) throws(GIFRejection) {
         guard width > 0, height > 0 else {
             throw .badFrame("frame \(number) has zero size (\(width)x\(height))")
         }
         guard left + width <= screenWidth, top + height <= screenHeight else {
-            throw .badFrame("frame \(number) (\(width)x\(height) at \(left),\(top)) lies outside the "
-                + "\(screenWidth)x\(screenHeight) logical screen")
+            throw .badFrame(
+                "frame \(number) (\(width)x\(height) at \(left),\(top)) lies outside the "
+                    + "\(screenWidth)x\(screenHeight) logical screen")
         }
         totalPixels += width * height
         guard totalPixels <= limits.maxTotalPixels else {

@@ -18,8 +18,10 @@ package struct GIFInfo: Sendable, Codable, Equatable {
     package var loopCount: Int?
     package var version: String
 
-    package init(width: Int, height: Int, frameCount: Int, durationMilliseconds: Int,
-                loopCount: Int?, version: String) {
+    package init(
+        width: Int, height: Int, frameCount: Int, durationMilliseconds: Int,
+        loopCount: Int?, version: String
+    ) {
         self.width = width
         self.height = height
         self.frameCount = frameCount

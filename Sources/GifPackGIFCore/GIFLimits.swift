@@ -16,8 +16,10 @@ package struct GIFLimits: Sendable, Equatable {
     package var maxFrames: Int
     package var maxTotalPixels: Int
 
-    package init(maxWidth: Int = 4096, maxHeight: Int = 4096, maxFrames: Int = 5000,
-                maxTotalPixels: Int = 400_000_000) {
+    package init(
+        maxWidth: Int = 4096, maxHeight: Int = 4096, maxFrames: Int = 5000,
+        maxTotalPixels: Int = 400_000_000
+    ) {
         self.maxWidth = maxWidth
         self.maxHeight = maxHeight
         self.maxFrames = maxFrames

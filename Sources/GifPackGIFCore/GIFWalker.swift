@@ -76,13 +76,15 @@ private struct Walk {
             case 0x21: try readExtension()
             case 0x3B: break records
             default:
-                throw .corrupt("reading the record after frame \(frameCount): unknown record type 0x"
-                               + String(introducer, radix: 16))
+                throw .corrupt(
+                    "reading the record after frame \(frameCount): unknown record type 0x"
+                        + String(introducer, radix: 16))
             }
         }
         guard frameCount > 0 else { throw .badFrame("the GIF contains no frames") }
-        return GIFInfo(width: width, height: height, frameCount: frameCount,
-                       durationMilliseconds: durationMilliseconds, loopCount: loopCount, version: version)
+        return GIFInfo(
+            width: width, height: height, frameCount: frameCount,
+            durationMilliseconds: durationMilliseconds, loopCount: loopCount, version: version)
     }
 
     /// "87a" or "89a" for a valid signature; `truncated` for a strict prefix of one, else `notAGIF`.
@@ -117,8 +119,9 @@ private struct Walk {
         guard codeSize <= 8 else {
             throw .badFrame("reading the image descriptor of frame \(number): LZW minimum code size \(codeSize) (at most 8)")
         }
-        try GIFFrameRules.checkFrame(number: number, left: left, top: top, width: width, height: height, screenWidth: screenWidth,
-                                     screenHeight: screenHeight, totalPixels: &totalPixels, limits: limits)
+        try GIFFrameRules.checkFrame(
+            number: number, left: left, top: top, width: width, height: height, screenWidth: screenWidth,
+            screenHeight: screenHeight, totalPixels: &totalPixels, limits: limits)
         let dataStart = position
         if let end = countPixels(codeSize: codeSize, pixels: width * height) {
             position = end

@@ -26,8 +26,10 @@ struct GiflibLZWModel {
     /// Reads the frame data whose first sub-block length byte is at `bytes[position]`, for a frame
     /// of `pixels` pixels and LZW minimum code size `codeSize` (0...11, giflib refuses 12 and up);
     /// returns the position after the block terminator.
-    static func read(_ bytes: UnsafeBufferPointer<UInt8>, from position: Int, codeSize: Int,
-                     pixels: Int) throws(Failure) -> Int {
+    static func read(
+        _ bytes: UnsafeBufferPointer<UInt8>, from position: Int, codeSize: Int,
+        pixels: Int
+    ) throws(Failure) -> Int {
         var position = position
         var blockLeft = 0
         let clear = 1 << codeSize, end = clear + 1

@@ -154,7 +154,8 @@ private struct WebPWalk {
             // A strict prefix of a WebP header is a cut-short file; anything else is not a WebP.
             let riff = Array("RIFF".utf8)
             if bytes.count < 12, bytes.prefix(4).elementsEqual(riff.prefix(min(4, bytes.count))),
-               bytes.count <= 8 || bytes[8...].elementsEqual(Array("WEBP".utf8).prefix(bytes.count - 8)) {
+                bytes.count <= 8 || bytes[8...].elementsEqual(Array("WEBP".utf8).prefix(bytes.count - 8))
+            {
                 throw .truncated("the data ends inside the RIFF header (\(bytes.count) bytes)")
             }
             throw .notAWebP
@@ -250,8 +251,9 @@ private struct WebPWalk {
         for (number, frame) in frames.enumerated() {
             duration += try walkFrame(frame, number: number + 1, canvas: (width, height), pixels: &pixels)
         }
-        return WebPInfo(width: width, height: height, frameCount: frames.count, durationMilliseconds: duration, loopCount: loopCount,
-                        isAnimated: true)
+        return WebPInfo(
+            width: width, height: height, frameCount: frames.count, durationMilliseconds: duration, loopCount: loopCount,
+            isAnimated: true)
     }
 
     /// One `ANMF` frame: its rectangle inside the canvas, its image chunks; returns its duration.

@@ -48,8 +48,9 @@ package final class HTTPClient: Sendable {
     /// system's bundle. Proxies: curl reads `http_proxy`, `https_proxy` and `no_proxy` (lowercase;
     /// `HTTPS_PROXY` too, but never an uppercase `HTTP_PROXY`) itself.
     package init(maxConnections: Int = 8, caFile: String? = nil) throws(HTTPError) {
-        loop = try CurlMultiLoop(maxConnections: max(1, maxConnections),
-                                 caFile: caFile ?? HTTPClient.caFile(environment: ProcessInfo.processInfo.environment))
+        loop = try CurlMultiLoop(
+            maxConnections: max(1, maxConnections),
+            caFile: caFile ?? HTTPClient.caFile(environment: ProcessInfo.processInfo.environment))
         loop.start()
     }
 
@@ -81,11 +82,13 @@ package final class HTTPClient: Sendable {
     /// ``HTTPError/bodyTooLarge(limit:)``, leaving at most `maxBytes` bytes in the file. On any
     /// error the file is left as it is (a resumable partial body, or garbage): do not trust it.
     package func download(_ request: HTTPRequest, to path: String, maxBytes: Int64) async throws(HTTPError) -> HTTPDownload {
-        let sink = FileBodySink(path: path, maxBytes: maxBytes, append: (request.resumeFrom ?? 0) > 0,
-                                progress: request.bodyProgress)
+        let sink = FileBodySink(
+            path: path, maxBytes: maxBytes, append: (request.resumeFrom ?? 0) > 0,
+            progress: request.bodyProgress)
         let outcome = try await perform(request, sink: sink)
-        return HTTPDownload(head: outcome.head, bytesWritten: sink.bytesWritten, sha256: sink.sha256Hex,
-                            prefix: sink.prefix, elapsed: outcome.elapsed)
+        return HTTPDownload(
+            head: outcome.head, bytesWritten: sink.bytesWritten, sha256: sink.sha256Hex,
+            prefix: sink.prefix, elapsed: outcome.elapsed)
     }
 
     /// Like ``download(_:to:maxBytes:)`` but writes the body into the file at `path` from byte
@@ -93,13 +96,17 @@ package final class HTTPClient: Sendable {
     /// file with ``HTTPRequest/byteRange`` answers. ``HTTPDownload/bytesWritten`` says how far the
     /// body got, also when the transfer failed part way (then the error is thrown and what was
     /// written stays in place, to be asked for again).
-    package func download(_ request: HTTPRequest, to path: String, atOffset offset: Int64,
-                         maxBytes: Int64) async throws(HTTPError) -> HTTPDownload {
-        let sink = FileBodySink(path: path, maxBytes: maxBytes, append: false, offset: max(0, offset),
-                                progress: request.bodyProgress)
+    package func download(
+        _ request: HTTPRequest, to path: String, atOffset offset: Int64,
+        maxBytes: Int64
+    ) async throws(HTTPError) -> HTTPDownload {
+        let sink = FileBodySink(
+            path: path, maxBytes: maxBytes, append: false, offset: max(0, offset),
+            progress: request.bodyProgress)
         let outcome = try await perform(request, sink: sink)
-        return HTTPDownload(head: outcome.head, bytesWritten: sink.bytesWritten, sha256: sink.sha256Hex,
-                            prefix: sink.prefix, elapsed: outcome.elapsed)
+        return HTTPDownload(
+            head: outcome.head, bytesWritten: sink.bytesWritten, sha256: sink.sha256Hex,
+            prefix: sink.prefix, elapsed: outcome.elapsed)
     }
 
     /// Stops the loop thread without waiting for it: pending and running requests fail with

@@ -29,8 +29,10 @@ package enum IndentedJSONEncoder {
 
     /// Writes `value`, handing the bytes to `emit` in order, in pieces of about `chunkSize` bytes
     /// (one piece when `.max`).
-    package static func encode<Value: Encodable>(_ value: Value, chunkSize: Int = .max,
-                                                emit: ([UInt8]) -> Void) throws(Failure) {
+    package static func encode<Value: Encodable>(
+        _ value: Value, chunkSize: Int = .max,
+        emit: ([UInt8]) -> Void
+    ) throws(Failure) {
         try withoutActuallyEscaping(emit) { (emit) throws(Failure) in
             let sink = Sink(chunkSize: chunkSize, emit: emit)
             sink.write(value, level: 0)
@@ -246,8 +248,10 @@ extension IndentedJSONEncoder {
             try member(key) { sink.write(value, level: sink.frames[depth].level + 1) }
         }
 
-        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type,
-                                                            forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
+        mutating func nestedContainer<NestedKey: CodingKey>(
+            keyedBy keyType: NestedKey.Type,
+            forKey key: Key
+        ) -> KeyedEncodingContainer<NestedKey> {
             try? refuse(key, "a nested container")
             return KeyedEncodingContainer(ObjectWriter<NestedKey>(sink: sink, depth: -1))
         }

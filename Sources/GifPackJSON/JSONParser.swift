@@ -113,8 +113,10 @@ package enum JSONParser {
     /// let value = try JSONParser.parse(Array(#"{"a":[1,2],"b":3}"#.utf8), discardingArraysNamed: ["a"])
     /// // {"a":[],"b":3}
     /// ```
-    package static func parse(_ bytes: [UInt8], limits: JSONLimits = .standard,
-                             discardingArraysNamed discarded: Set<String>) throws(JSONParseError) -> JSONValue {
+    package static func parse(
+        _ bytes: [UInt8], limits: JSONLimits = .standard,
+        discardingArraysNamed discarded: Set<String>
+    ) throws(JSONParseError) -> JSONValue {
         let result: Result<JSONValue, JSONParseError> = bytes.withUnsafeBufferPointer { buffer in
             Result { () throws(JSONParseError) -> JSONValue in try parse(buffer, limits: limits, discardingArraysNamed: discarded) }
         }
@@ -125,9 +127,11 @@ package enum JSONParser {
     /// ``parse(_:limits:discardingArraysNamed:)`` does. `passed` is called now and then, while
     /// discarded elements are parsed, with an offset before which no byte is read again: a mapped
     /// file can let those pages go, so a large document is never resident whole.
-    package static func parse(_ buffer: UnsafeBufferPointer<UInt8>, limits: JSONLimits = .standard,
-                             discardingArraysNamed discarded: Set<String>,
-                             passed: ((Int) -> Void)? = nil) throws(JSONParseError) -> JSONValue {
+    package static func parse(
+        _ buffer: UnsafeBufferPointer<UInt8>, limits: JSONLimits = .standard,
+        discardingArraysNamed discarded: Set<String>,
+        passed: ((Int) -> Void)? = nil
+    ) throws(JSONParseError) -> JSONValue {
         guard buffer.count <= limits.maxBytes else {
             throw JSONParseError(.tooLarge(bytes: buffer.count, limit: limits.maxBytes), at: 0)
         }
@@ -171,7 +175,8 @@ package enum JSONParser {
         }
 
         private func fail(_ expected: String) -> JSONParseError {
-            position < input.count ? JSONParseError(.syntax(expected), at: position)
+            position < input.count
+                ? JSONParseError(.syntax(expected), at: position)
                 : JSONParseError(.unexpectedEnd(expected), at: position)
         }
 
@@ -255,12 +260,14 @@ package enum JSONParser {
                 guard position < input.count, input[position] == UInt8(ascii: ":") else { throw fail("expected :") }
                 position += 1
                 skipWhitespace()
-                let member = if !discarded.isEmpty, discarded.contains(key), position < input.count,
-                                input[position] == UInt8(ascii: "[") {
-                    try array(keeping: false)
-                } else {
-                    try value()
-                }
+                let member =
+                    if !discarded.isEmpty, discarded.contains(key), position < input.count,
+                        input[position] == UInt8(ascii: "[")
+                    {
+                        try array(keeping: false)
+                    } else {
+                        try value()
+                    }
                 guard members.updateValue(member, forKey: key) == nil else {
                     throw JSONParseError(.duplicateKey(key), at: keyOffset)
                 }
@@ -336,7 +343,8 @@ package enum JSONParser {
                 var code = try hex4(escapeAt: start)
                 if (0xD800...0xDBFF).contains(code) {
                     guard position + 1 < input.count, input[position] == UInt8(ascii: "\\"),
-                          input[position + 1] == UInt8(ascii: "u") else {
+                        input[position + 1] == UInt8(ascii: "u")
+                    else {
                         throw JSONParseError(.invalidText("\\u\(String(code, radix: 16)) is a lone high surrogate"), at: start)
                     }
                     let lowStart = position
@@ -416,7 +424,8 @@ package enum JSONParser {
             // canonical JSON writes for -9223372036854775809): those do not fit and stay doubles, or
             // canonical bytes would read back as a different value.
             if !isInteger, double == double.rounded(), double >= -0x1p63, double < 0x1p63,
-               double != -0x1p63 || Self.fitsInt64(text) {
+                double != -0x1p63 || Self.fitsInt64(text)
+            {
                 return .integer(Int64(double))
             }
             return .number(double)

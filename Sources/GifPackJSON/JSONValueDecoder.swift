@@ -175,8 +175,10 @@ private struct KeyedTree<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try single(key).decode(type) }
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try single(key).decode(type) }
 
-    func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type,
-                                               forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
+    func nestedContainer<NestedKey: CodingKey>(
+        keyedBy type: NestedKey.Type,
+        forKey key: Key
+    ) throws -> KeyedDecodingContainer<NestedKey> {
         try TreeDecoder(value: try value(key), codingPath: codingPath + [key]).container(keyedBy: type)
     }
 
@@ -206,8 +208,11 @@ private struct UnkeyedTree: UnkeyedDecodingContainer {
 
     private mutating func next() throws -> SingleTree {
         guard !isAtEnd else {
-            throw DecodingError.valueNotFound(Any.self, .init(codingPath: codingPath + [IndexKey(currentIndex)],
-                                                              debugDescription: "the array has only \(array.count) elements"))
+            throw DecodingError.valueNotFound(
+                Any.self,
+                .init(
+                    codingPath: codingPath + [IndexKey(currentIndex)],
+                    debugDescription: "the array has only \(array.count) elements"))
         }
         defer { currentIndex += 1 }
         return SingleTree(value: array[currentIndex], codingPath: codingPath + [IndexKey(currentIndex)])

@@ -12,7 +12,7 @@
 package struct BLAKE2b: Sendable {
     private static let iv: [UInt64] = [
         0x6a09e667f3bcc908, 0xbb67ae8584caa73b, 0x3c6ef372fe94f82b, 0xa54ff53a5f1d36f1,
-        0x510e527fade682d1, 0x9b05688c2b3e6c1f, 0x1f83d9abfb41bd6b, 0x5be0cd19137e2179,
+        0x510e527fade682d1, 0x9b05688c2b3e6c1f, 0x1f83d9abfb41bd6b, 0x5be0cd19137e2179
     ]
     private static let sigma: [[Int]] = [
         [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15],
@@ -24,12 +24,12 @@ package struct BLAKE2b: Sendable {
         [12, 5, 1, 15, 14, 13, 4, 10, 0, 7, 6, 3, 9, 2, 8, 11],
         [13, 11, 7, 14, 12, 1, 3, 9, 5, 0, 15, 4, 8, 6, 2, 10],
         [6, 15, 14, 9, 11, 3, 0, 8, 12, 2, 13, 7, 1, 4, 10, 5],
-        [10, 2, 8, 4, 7, 6, 1, 5, 15, 11, 9, 14, 3, 12, 13, 0],
+        [10, 2, 8, 4, 7, 6, 1, 5, 15, 11, 9, 14, 3, 12, 13, 0]
     ]
 
     private var h: [UInt64]
     private var buffer: [UInt8] = []
-    private var counter: UInt64 = 0 // bytes compressed so far (messages below 2^64 bytes)
+    private var counter: UInt64 = 0  // bytes compressed so far (messages below 2^64 bytes)
     package let outputLength: Int
 
     /// `outputLength`: 1...64 bytes (64 for BLAKE2b-512).
@@ -102,8 +102,10 @@ package struct BLAKE2b: Sendable {
         var v12 = Self.iv[4] ^ counter, v13 = Self.iv[5], v14 = Self.iv[6], v15 = Self.iv[7]
         // v13 ^= high 64 bits of the counter: always 0 here.
         if last { v14 = ~v14 }
-        @inline(__always) func g(_ a: inout UInt64, _ b: inout UInt64, _ c: inout UInt64, _ d: inout UInt64,
-                                 _ x: UInt64, _ y: UInt64) {
+        @inline(__always) func g(
+            _ a: inout UInt64, _ b: inout UInt64, _ c: inout UInt64, _ d: inout UInt64,
+            _ x: UInt64, _ y: UInt64
+        ) {
             a = a &+ b &+ x
             d = (d ^ a).rotatedRight(32)
             c = c &+ d

@@ -129,8 +129,10 @@ package struct MinisignPublicKey: Sendable, Equatable {
     /// share one: each is tried, and the verdict does not depend on their order. When none
     /// verifies, the error is the first key's that is about the signature (`badSignature`), else
     /// the first key's.
-    package static func verify(_ signature: MinisignSignature, of message: some DataProtocol,
-                              trusting keys: [MinisignPublicKey]) throws(MinisignError) -> MinisignPublicKey {
+    package static func verify(
+        _ signature: MinisignSignature, of message: some DataProtocol,
+        trusting keys: [MinisignPublicKey]
+    ) throws(MinisignError) -> MinisignPublicKey {
         let candidates = keys.filter { $0.keyID == signature.keyID }
         guard !candidates.isEmpty else { throw .unknownKey(keyID: Minisign.keyIDText(signature.keyID)) }
         var failures: [MinisignError] = []
@@ -198,7 +200,8 @@ package struct MinisignSecretKey: Sendable, CustomStringConvertible, CustomDebug
         }
         let seed = Array(secret[0..<32])
         guard let key = try? Curve25519.Signing.PrivateKey(rawRepresentation: seed),
-              Array(key.publicKey.rawRepresentation) == Array(secret[32..<64]) else {
+            Array(key.publicKey.rawRepresentation) == Array(secret[32..<64])
+        else {
             throw .malformed("the secret key is damaged (its two halves do not belong together)")
         }
         self.init(keyID: keyID, seed: seed, publicKey: Array(secret[32..<64]))
@@ -212,7 +215,7 @@ package struct MinisignSecretKey: Sendable, CustomStringConvertible, CustomDebug
     package var fileText: String {
         let secret = seed + publicKey.rawKey
         var bytes: [UInt8] = [0x45, 0x64, 0x00, 0x00, 0x42, 0x32]
-        bytes += [UInt8](repeating: 0, count: 32 + 8 + 8) // no KDF: salt, opslimit, memlimit unused
+        bytes += [UInt8](repeating: 0, count: 32 + 8 + 8)  // no KDF: salt, opslimit, memlimit unused
         bytes += keyID + secret + Self.checksum(keyID: keyID, secret: secret)
         return "untrusted comment: minisign secret key (unencrypted, written by gifpack keygen)\n"
             + Data(bytes).base64EncodedString() + "\n"
@@ -220,16 +223,19 @@ package struct MinisignSecretKey: Sendable, CustomStringConvertible, CustomDebug
 
     /// Signs `message` the way `minisign -S` does by default: Ed25519 over its BLAKE2b-512 hash,
     /// then over the signature and the trusted comment.
-    package func sign(_ message: some DataProtocol, trustedComment: String,
-                     untrustedComment: String = "signature from gifpack secret key") throws -> MinisignSignature {
+    package func sign(
+        _ message: some DataProtocol, trustedComment: String,
+        untrustedComment: String = "signature from gifpack secret key"
+    ) throws -> MinisignSignature {
         guard !trustedComment.contains(where: \.isNewline), !untrustedComment.contains(where: \.isNewline) else {
             throw MinisignError.malformed("a minisign comment must be one line")
         }
         let key = try Curve25519.Signing.PrivateKey(rawRepresentation: seed)
         let signature = Array(try key.signature(for: BLAKE2b.hash(message)))
         let global = Array(try key.signature(for: signature + Array(trustedComment.utf8)))
-        return MinisignSignature(isPrehashed: true, keyID: keyID, signature: signature, untrustedComment: untrustedComment,
-                                 trustedComment: trustedComment, globalSignature: global)
+        return MinisignSignature(
+            isPrehashed: true, keyID: keyID, signature: signature, untrustedComment: untrustedComment,
+            trustedComment: trustedComment, globalSignature: global)
     }
 
     package var description: String { "<secret key \(publicKey.keyIDText)>" }
@@ -251,8 +257,10 @@ package struct MinisignSignature: Sendable, Equatable {
     package var trustedComment: String
     package var globalSignature: [UInt8]
 
-    package init(isPrehashed: Bool, keyID: [UInt8], signature: [UInt8], untrustedComment: String, trustedComment: String,
-                globalSignature: [UInt8]) {
+    package init(
+        isPrehashed: Bool, keyID: [UInt8], signature: [UInt8], untrustedComment: String, trustedComment: String,
+        globalSignature: [UInt8]
+    ) {
         self.isPrehashed = isPrehashed
         self.keyID = keyID
         self.signature = signature
@@ -264,11 +272,13 @@ package struct MinisignSignature: Sendable, Equatable {
     package init(text: String) throws(MinisignError) {
         let lines = Minisign.signatureLines(text)
         guard lines.count >= 4, lines[0].hasPrefix("untrusted comment: "), lines[2].hasPrefix("trusted comment: "),
-              lines.dropFirst(4).allSatisfy(\.isEmpty) else {
+            lines.dropFirst(4).allSatisfy(\.isEmpty)
+        else {
             throw .malformed("not a minisign signature (expected untrusted comment, signature, trusted comment, comment signature)")
         }
         guard let bytes = Data(base64Encoded: lines[1]).map(Array.init), bytes.count == 74,
-              bytes[0] == 0x45, bytes[1] == 0x44 || bytes[1] == 0x64 else {
+            bytes[0] == 0x45, bytes[1] == 0x44 || bytes[1] == 0x64
+        else {
             throw .malformed("the signature line is not a minisign Ed25519 signature")
         }
         guard let global = Data(base64Encoded: lines[3]).map(Array.init), global.count == 64 else {

@@ -62,8 +62,10 @@ package final class BlockingPool: @unchecked Sendable {  // @unchecked: the queu
     /// Runs `body` on one of the pool's threads, after the jobs queued before it; returns its
     /// value or throws its error, typed.
     /// `urgent`: before every job not urgent still waiting.
-    package func run<T: Sendable, E: Error>(_ label: String? = nil, urgent: Bool = false,
-                                            _ body: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
+    package func run<T: Sendable, E: Error>(
+        _ label: String? = nil, urgent: Bool = false,
+        _ body: @escaping @Sendable () throws(E) -> T
+    ) async throws(E) -> T {
         let result: Result<T, E> = await withCheckedContinuation { continuation in
             enqueue(label, urgent: urgent) { continuation.resume(returning: Result { () throws(E) -> T in try body() }) }
         }
@@ -160,14 +162,18 @@ package enum BlockingWork {
     /// ```
     @TaskLocal package static var urgent = false
 
-    package static func run<T: Sendable, E: Error>(_ name: String = "gifpack.blocking",
-                                                   _ body: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
+    package static func run<T: Sendable, E: Error>(
+        _ name: String = "gifpack.blocking",
+        _ body: @escaping @Sendable () throws(E) -> T
+    ) async throws(E) -> T {
         try await BlockingPool.shared.run(name, urgent: urgent, body)
     }
 
     /// Like ``run(_:_:)`` but hands back the outcome instead of throwing it.
-    package static func result<T: Sendable, E: Error>(_ name: String = "gifpack.blocking",
-                                                      _ body: @escaping @Sendable () throws(E) -> T) async -> Result<T, E> {
+    package static func result<T: Sendable, E: Error>(
+        _ name: String = "gifpack.blocking",
+        _ body: @escaping @Sendable () throws(E) -> T
+    ) async -> Result<T, E> {
         do throws(E) { return .success(try await run(name, body)) } catch { return .failure(error) }
     }
 }

@@ -220,8 +220,10 @@ package enum FileSystem {
     /// replacing what was there: it is linked under the name `temporary` (on the same file system,
     /// one the caller clears after a crash), then renamed.
     /// `beforeRename` runs once the temporary name exists (crash-safety tests stop the process there).
-    package static func link(descriptor: Int32, to path: String, via temporary: String,
-                             beforeRename: () -> Void = {}) throws(FileSystemError) {
+    package static func link(
+        descriptor: Int32, to path: String, via temporary: String,
+        beforeRename: () -> Void = {}
+    ) throws(FileSystemError) {
         do throws(Errno) { try SystemCalls.linkDescriptor(descriptor, to: temporary) } catch {
             throw .io(operation: "link", path: temporary, errno: error.code)
         }
@@ -255,8 +257,10 @@ package enum FileSystem {
 
     /// ``writeAtomically(_:to:beforeRename:)`` of bytes `body` appends to the new file piece by
     /// piece, for content too large to hold.
-    package static func writeAtomically(to path: String, beforeRename: () -> Void = {},
-                                        _ body: (NewFile) throws(FileSystemError) -> Void) throws(FileSystemError) {
+    package static func writeAtomically(
+        to path: String, beforeRename: () -> Void = {},
+        _ body: (NewFile) throws(FileSystemError) -> Void
+    ) throws(FileSystemError) {
         let temporary = temporaryPath(beside: path)
         do throws(FileSystemError) {
             let file = try NewFile(path: temporary, exclusive: false)

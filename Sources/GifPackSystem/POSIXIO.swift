@@ -31,8 +31,10 @@ package enum POSIXIO {
 
     /// Hands `bytes` to `send` (a `write(2)`- or `send(2)`-like call returning the count written or
     /// -1 with `errno`) until all are written.
-    package static func writeAll(_ bytes: UnsafeRawBufferPointer,
-                                 with send: (UnsafeRawPointer, Int) -> Int) throws(Errno) {
+    package static func writeAll(
+        _ bytes: UnsafeRawBufferPointer,
+        with send: (UnsafeRawPointer, Int) -> Int
+    ) throws(Errno) {
         guard let base = bytes.baseAddress else { return }
         var done = 0
         while done < bytes.count {

@@ -7,11 +7,11 @@
 // closure imports the C library or calls it through Foundation's re-export (ClientPortabilityTests
 // checks both).
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #else
-#error("GifPackSystem supports Linux (Glibc) and Apple platforms (Darwin) only; see README.md, \"Platforms\"")
+    #error("GifPackSystem supports Linux (Glibc) and Apple platforms (Darwin) only; see README.md, \"Platforms\"")
 #endif
 
 /// Thin typed wrappers over the C library calls of the client closure: those whose spelling or
@@ -25,9 +25,9 @@ package enum SystemCalls {
     /// `fsync(2)`; 0 or -1 with errno.
     package static func fsync(_ fd: Int32) -> Int32 {
         #if canImport(Glibc)
-        Glibc.fsync(fd)
+            Glibc.fsync(fd)
         #else
-        Darwin.fsync(fd)
+            Darwin.fsync(fd)
         #endif
     }
 
@@ -36,7 +36,7 @@ package enum SystemCalls {
     /// would renice the whole process, so it is not made there (the worker runs at the default).
     package static func lowerCurrentThreadPriority(_ niceness: Int32) {
         #if canImport(Glibc)
-        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, niceness)
+            _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, niceness)
         #endif
     }
 
@@ -45,10 +45,10 @@ package enum SystemCalls {
     /// of any other failure.
     package static func openUnnamedFile(in directory: String) throws(Errno) -> Int32? {
         #if os(Linux) && (arch(x86_64) || arch(arm64))
-        // glibc's O_TMPFILE (__O_TMPFILE | O_DIRECTORY), which Swift does not import: 0o20000000 on these architectures.
-        let unnamed = cOpen(directory, O_RDWR | O_CLOEXEC | O_DIRECTORY | 0o20000000, 0o600)
-        if unnamed >= 0 { return unnamed }
-        guard errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL else { throw .current }
+            // glibc's O_TMPFILE (__O_TMPFILE | O_DIRECTORY), which Swift does not import: 0o20000000 on these architectures.
+            let unnamed = cOpen(directory, O_RDWR | O_CLOEXEC | O_DIRECTORY | 0o20000000, 0o600)
+            if unnamed >= 0 { return unnamed }
+            guard errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL else { throw .current }
         #endif
         return nil
     }
@@ -57,9 +57,9 @@ package enum SystemCalls {
     /// `linkat` of `/proc/self/fd/<n>` on Linux; `ENOTSUP` where there is no such file.
     package static func linkDescriptor(_ descriptor: Int32, to path: String) throws(Errno) {
         #if os(Linux)
-        guard linkat(AT_FDCWD, "/proc/self/fd/\(descriptor)", AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0 else { throw .current }
+            guard linkat(AT_FDCWD, "/proc/self/fd/\(descriptor)", AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0 else { throw .current }
         #else
-        throw Errno(ENOTSUP)
+            throw Errno(ENOTSUP)
         #endif
     }
 
@@ -67,28 +67,28 @@ package enum SystemCalls {
     /// Glibc module); nil where the platform has none (the caller fsyncs file by file).
     package static func syncFileSystem(_ fd: Int32) -> Int32? {
         #if os(Linux)
-        guard let call = syncfs else { return nil }
-        return call(fd)
+            guard let call = syncfs else { return nil }
+            return call(fd)
         #else
-        return nil
+            return nil
         #endif
     }
 
     /// A `stat`'s modification time: `st_mtim` in glibc, `st_mtimespec` in Darwin.
     package static func modificationTime(_ info: stat) -> timespec {
         #if canImport(Glibc)
-        info.st_mtim
+            info.st_mtim
         #else
-        info.st_mtimespec
+            info.st_mtimespec
         #endif
     }
 
     /// A `stat`'s last access time: `st_atim` in glibc, `st_atimespec` in Darwin.
     package static func accessTime(_ info: stat) -> timespec {
         #if canImport(Glibc)
-        info.st_atim
+            info.st_atim
         #else
-        info.st_atimespec
+            info.st_atimespec
         #endif
     }
 
@@ -104,19 +104,19 @@ package enum SystemCalls {
     /// 0, or -1 with errno.
     package static func touch(_ path: String) -> Int32 {
         #if canImport(Glibc)
-        let now = (1 << 30) - 1
+            let now = (1 << 30) - 1
         #else
-        let now = -1
+            let now = -1
         #endif
         var times = [timespec(tv_sec: 0, tv_nsec: now), timespec(tv_sec: 0, tv_nsec: now)]
         return utimensat(AT_FDCWD, path, &times, 0)
     }
 
     #if os(Linux)
-    private static let syncfs: (@convention(c) (Int32) -> Int32)? = {
-        guard let symbol = dlsym(nil, "syncfs") else { return nil }
-        return unsafeBitCast(symbol, to: (@convention(c) (Int32) -> Int32).self)
-    }()
+        private static let syncfs: (@convention(c) (Int32) -> Int32)? = {
+            guard let symbol = dlsym(nil, "syncfs") else { return nil }
+            return unsafeBitCast(symbol, to: (@convention(c) (Int32) -> Int32).self)
+        }()
     #endif
 }
 

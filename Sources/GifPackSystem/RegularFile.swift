@@ -23,10 +23,14 @@ package enum RegularFile {
     /// ``open(_:_:mode:)``, with `followingLinks` true only for a file an operator names (a
     /// manifest, a key file: mounted config maps and secrets are links), never for a file gifpack
     /// writes or reads back.
-    package static func open(_ path: String, _ flags: OpenFlags, mode: UInt32 = 0o644,
-                             followingLinks: Bool) throws(FileSystemError) -> Int32 {
-        let all = flags.union(followingLinks ? [.nonBlocking, .closeOnExec, .noControllingTerminal]
-                                             : [.noFollow, .nonBlocking, .closeOnExec, .noControllingTerminal])
+    package static func open(
+        _ path: String, _ flags: OpenFlags, mode: UInt32 = 0o644,
+        followingLinks: Bool
+    ) throws(FileSystemError) -> Int32 {
+        let all = flags.union(
+            followingLinks
+                ? [.nonBlocking, .closeOnExec, .noControllingTerminal]
+                : [.noFollow, .nonBlocking, .closeOnExec, .noControllingTerminal])
         var fd: Int32
         repeat { fd = SystemCalls.open(path, all, mode: mode) } while fd < 0 && Errno.current == .interrupted
         guard fd >= 0 else {

@@ -62,7 +62,7 @@ package enum URLAuthority {
     private static func endsText(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "\""), UInt8(ascii: "'"), UInt8(ascii: "<"), UInt8(ascii: ">"), UInt8(ascii: "`"),
-             UInt8(ascii: "("), UInt8(ascii: ")"), 0x7F:
+            UInt8(ascii: "("), UInt8(ascii: ")"), 0x7F:
             true
         default:
             byte <= 0x20

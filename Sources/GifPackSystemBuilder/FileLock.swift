@@ -72,7 +72,8 @@ package final class FileLock: Sendable {
         for line in text.split(separator: "\n") {
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
             guard fields.count >= 6, fields[1] == "FLOCK", !fields.contains("->"),
-                  fields[5].split(separator: ":").last.flatMap({ UInt64($0) }) == inode else { continue }
+                fields[5].split(separator: ":").last.flatMap({ UInt64($0) }) == inode
+            else { continue }
             return Int32(fields[4])
         }
         return nil

@@ -3,5 +3,5 @@
 // fdatasync, /proc/locks). Fail the build with a clear message instead of a page of
 // missing-symbol errors. README.md, "Platforms", says what an app on an Apple platform can use.
 #if !os(Linux)
-#error("GifPackSystemBuilder builds on Linux only (glibc); see README.md, \"Platforms\"")
+    #error("GifPackSystemBuilder builds on Linux only (glibc); see README.md, \"Platforms\"")
 #endif

@@ -31,8 +31,10 @@ package struct HTTPAdmission: Sendable {
 
     /// `decide` gets the transfers in flight (not counting this one) and returns whether to send;
     /// `answered` hears how each transfer ended.
-    package init(_ decide: @escaping @Sendable (_ inFlight: Int) -> Bool,
-                answered: (@Sendable (_ answer: HTTPAnswer) -> Void)? = nil) {
+    package init(
+        _ decide: @escaping @Sendable (_ inFlight: Int) -> Bool,
+        answered: (@Sendable (_ answer: HTTPAnswer) -> Void)? = nil
+    ) {
         self.decide = decide
         self.answered = answered
     }

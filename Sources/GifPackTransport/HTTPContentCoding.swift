@@ -29,13 +29,15 @@ package enum HTTPContentCoding {
     /// not accept; nil when the answer may be taken.
     package static func refusal(of head: HTTPResponseHead, for request: HTTPRequest) -> HTTPError? {
         guard acceptEncoding(for: request) != nil, (200..<300).contains(head.status), head.status != 204,
-              request.method != .head, let coding = head.headers["content-encoding"] else { return nil }
+            request.method != .head, let coding = head.headers["content-encoding"]
+        else { return nil }
         let codings = coding.split(separator: ",").map { $0.trimmingSpaces.lowercased() }.filter { !$0.isEmpty }
         guard codings.contains(where: { $0 != identity }) else { return nil }
-        return .transport(code: HTTPError.unrequestedEncodingCode,
-                          message: "the server answered with Content-Encoding: \(codings.joined(separator: ", ")) although the request "
-                            + "asked for the file's own bytes (Accept-Encoding: identity); the file is compressed already and checked "
-                            + "by its SHA-256: turn off on-the-fly compression for it at the server or CDN")
+        return .transport(
+            code: HTTPError.unrequestedEncodingCode,
+            message: "the server answered with Content-Encoding: \(codings.joined(separator: ", ")) although the request "
+                + "asked for the file's own bytes (Accept-Encoding: identity); the file is compressed already and checked "
+                + "by its SHA-256: turn off on-the-fly compression for it at the server or CDN")
     }
 }
 

@@ -43,7 +43,8 @@ package struct HTTPContentRange: Sendable, Equatable, CustomStringConvertible {
         }
         let bounds = spec.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
         guard bounds.count == 2, let first = Self.number(bounds[0]), let last = Self.number(bounds[1]),
-              first <= last else { return nil }
+            first <= last
+        else { return nil }
         if let completeLength, last >= completeLength { return nil }
         range = first...last
     }

@@ -131,8 +131,10 @@ extension HTTPHeaders: CustomStringConvertible, CustomReflectable {
     package var debugDescription: String { "HTTPHeaders(\(description))" }
 
     public var customMirror: Mirror {
-        Mirror(self, unlabeledChildren: fields.map {
-            "\($0.name): \(Self.isSensitive(name: $0.name) ? "<redacted>" : $0.value)"
-        }, displayStyle: .collection)
+        Mirror(
+            self,
+            unlabeledChildren: fields.map {
+                "\($0.name): \(Self.isSensitive(name: $0.name) ? "<redacted>" : $0.value)"
+            }, displayStyle: .collection)
     }
 }

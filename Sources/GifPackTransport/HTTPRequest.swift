@@ -51,8 +51,10 @@ public struct HTTPRequest: Sendable {
 
     /// A GET of `url` with these headers and limits; `acceptCompressedBody`: whether the body may
     /// come compressed (`Accept-Encoding`) and be decoded.
-    public init(url: String, headers: HTTPHeaders = [], timeouts: HTTPTimeouts = .init(),
-                acceptCompressedBody: Bool = false) {
+    public init(
+        url: String, headers: HTTPHeaders = [], timeouts: HTTPTimeouts = .init(),
+        acceptCompressedBody: Bool = false
+    ) {
         self.url = url
         self.headers = headers
         self.timeouts = timeouts
@@ -72,18 +74,20 @@ extension HTTPRequest: CustomStringConvertible, CustomReflectable {
     package var debugDescription: String { "HTTPRequest(\(description))" }
 
     public var customMirror: Mirror {
-        Mirror(self, children: [
-            "url": url,
-            "headerNames": headers.map(\.name),
-            "timeouts": timeouts,
-            "followRedirects": followRedirects,
-            "acceptCompressedBody": acceptCompressedBody,
-            "resumeFrom": resumeFrom as Any,
-            "byteRange": byteRange as Any,
-            "method": method.rawValue,
-            "signed": awsSignature != nil,
-            "admissionChecked": admission != nil,
-            "bodyProgress": bodyProgress != nil,
-        ], displayStyle: .struct)
+        Mirror(
+            self,
+            children: [
+                "url": url,
+                "headerNames": headers.map(\.name),
+                "timeouts": timeouts,
+                "followRedirects": followRedirects,
+                "acceptCompressedBody": acceptCompressedBody,
+                "resumeFrom": resumeFrom as Any,
+                "byteRange": byteRange as Any,
+                "method": method.rawValue,
+                "signed": awsSignature != nil,
+                "admissionChecked": admission != nil,
+                "bodyProgress": bodyProgress != nil
+            ], displayStyle: .struct)
     }
 }

@@ -42,8 +42,10 @@ public struct HTTPTimeouts: Sendable, Equatable {
     package var callEnds: UInt64?
 
     /// These limits (the defaults: 10 s to connect, 120 s a request, less than 1 KB/s over 30 s, no deadline).
-    public init(connect: TimeSpan = .seconds(10.0), total: TimeSpan = .seconds(120.0),
-                lowSpeedBytesPerSecond: Int = 1024, lowSpeedWindow: TimeSpan = .seconds(30.0), deadline: TimeSpan? = nil) {
+    public init(
+        connect: TimeSpan = .seconds(10.0), total: TimeSpan = .seconds(120.0),
+        lowSpeedBytesPerSecond: Int = 1024, lowSpeedWindow: TimeSpan = .seconds(30.0), deadline: TimeSpan? = nil
+    ) {
         self.connect = connect
         self.total = total
         self.lowSpeedBytesPerSecond = lowSpeedBytesPerSecond

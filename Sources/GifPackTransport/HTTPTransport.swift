@@ -33,6 +33,8 @@ public protocol HTTPTransport: Sendable {
 
     /// Writes the body into the file at `path` from byte `offset` on, creating the file if needed
     /// and truncating nothing (filling a sparse file with ``HTTPRequest/byteRange`` answers).
-    func download(_ request: HTTPRequest, to path: String, atOffset offset: Int64,
-                  maxBytes: Int64) async throws(HTTPError) -> HTTPDownload
+    func download(
+        _ request: HTTPRequest, to path: String, atOffset offset: Int64,
+        maxBytes: Int64
+    ) async throws(HTTPError) -> HTTPDownload
 }

@@ -2,11 +2,11 @@
 // close, strerror), behind thin typed wrappers the other files call. Glibc on Linux, Darwin on
 // Apple platforms; anything else fails the build here with a clear message.
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #else
-#error("GifPackTransport supports Linux (Glibc) and Apple platforms (Darwin) only")
+    #error("GifPackTransport supports Linux (Glibc) and Apple platforms (Darwin) only")
 #endif
 import GifPackSystem
 
@@ -36,11 +36,12 @@ final class BodyFile {
     private var position: Int64?
 
     init(path: String, mode: Mode) throws(BodyFileError) {
-        let extra: OpenFlags = switch mode {
-        case .truncate: .truncate
-        case .append: .append
-        case .at: []
-        }
+        let extra: OpenFlags =
+            switch mode {
+            case .truncate: .truncate
+            case .append: .append
+            case .at: []
+            }
         do { descriptor = try RegularFile.open(path, [.writeOnly, .create, extra]) } catch {
             switch error {
             case .io(_, _, let code): throw BodyFileError(code: code)

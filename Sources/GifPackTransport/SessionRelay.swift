@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 import GifPackSystem
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// The session's delegate: starts, feeds and ends every ``SessionTransfer``, all on its serial queue.
@@ -90,8 +90,10 @@ final class SessionRelay: NSObject, URLSessionDataDelegate, @unchecked Sendable 
     /// weakly, and nothing else of it: a transfer that ended is freed at once, its buffers with it,
     /// not when its window runs out (a nested function calling itself again would hold it strongly
     /// until then: 500 range requests kept 500 transfers' buffers for 30 s).
-    private static func checkSpeed(of transfer: SessionTransfer, after received: Int64, window: Double, needed: Int64,
-                                   queue: OperationQueue) {
+    private static func checkSpeed(
+        of transfer: SessionTransfer, after received: Int64, window: Double, needed: Int64,
+        queue: OperationQueue
+    ) {
         DispatchQueue.global().asyncAfter(deadline: .now() + window) { [weak transfer] in
             guard let transfer else { return }
             queue.addOperation { [weak transfer] in
@@ -175,8 +177,10 @@ final class SessionRelay: NSObject, URLSessionDataDelegate, @unchecked Sendable 
 
     // MARK: URLSessionDataDelegate
 
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-                    completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
+    ) {
         guard let transfer = transfer(for: dataTask), transfer.failure == nil else { return completionHandler(.cancel) }
         guard let http = response as? HTTPURLResponse else {
             transfer.failure = .connectionReset("the answer is not an HTTP response")
@@ -196,9 +200,11 @@ final class SessionRelay: NSObject, URLSessionDataDelegate, @unchecked Sendable 
             return completionHandler(.cancel)
         }
         if request.byteRange == nil, let offset = request.resumeFrom, offset > 0, request.method == .get,
-           (200..<300).contains(head.status), head.headers["content-range"] == nil {
-            transfer.failure = .transport(code: HTTPError.rangeNotHonouredCode,
-                                          message: "the server does not serve byte ranges (it answered \(head.status) to bytes=\(offset)-); cannot resume")
+            (200..<300).contains(head.status), head.headers["content-range"] == nil
+        {
+            transfer.failure = .transport(
+                code: HTTPError.rangeNotHonouredCode,
+                message: "the server does not serve byte ranges (it answered \(head.status) to bytes=\(offset)-); cannot resume")
             return completionHandler(.cancel)
         }
         if request.byteRange == nil, response.expectedContentLength > transfer.maxBytes {
@@ -218,10 +224,13 @@ final class SessionRelay: NSObject, URLSessionDataDelegate, @unchecked Sendable 
         }
     }
 
-    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-                    newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void) {
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void
+    ) {
         guard let transfer = transfer(for: task), transfer.failure == nil, transfer.current.followRedirects,
-              response.value(forHTTPHeaderField: "Location") != nil else { return completionHandler(nil) }
+            response.value(forHTTPHeaderField: "Location") != nil
+        else { return completionHandler(nil) }
         guard let target = request.url?.absoluteString, SessionRequests.isHTTPURL(target) else {
             transfer.failure = .invalidURL(request.url?.absoluteString ?? "")
             completionHandler(nil)
@@ -229,8 +238,9 @@ final class SessionRelay: NSObject, URLSessionDataDelegate, @unchecked Sendable 
         }
         transfer.redirects += 1
         guard transfer.redirects <= SessionRequests.maxRedirects else {
-            transfer.failure = .transport(code: URLError.Code.httpTooManyRedirects.rawValue,
-                                          message: "more than \(SessionRequests.maxRedirects) redirects, the last to \(target)")
+            transfer.failure = .transport(
+                code: URLError.Code.httpTooManyRedirects.rawValue,
+                message: "more than \(SessionRequests.maxRedirects) redirects, the last to \(target)")
             completionHandler(nil)
             return task.cancel()
         }
@@ -238,7 +248,8 @@ final class SessionRelay: NSObject, URLSessionDataDelegate, @unchecked Sendable 
         next.url = target
         next.admission = nil
         if SessionRequests.origin(transfer.current.url) == nil
-            || SessionRequests.origin(transfer.current.url) != SessionRequests.origin(target) {
+            || SessionRequests.origin(transfer.current.url) != SessionRequests.origin(target)
+        {
             next.headers = HTTPHeaders()
         }
         transfer.current = next
@@ -259,8 +270,12 @@ final class SessionRelay: NSObject, URLSessionDataDelegate, @unchecked Sendable 
         }
         let elapsed = TimeSpan.since(transfer.started)
         let sha256 = transfer.file == nil && transfer.target == .memory ? "" : hex(transfer.hasher.finalize())
-        finish(transfer, .success(.init(head: head, memory: transfer.memory, bytes: transfer.received, sha256: sha256,
-                                        prefix: transfer.prefix, elapsed: elapsed)))
+        finish(
+            transfer,
+            .success(
+                .init(
+                    head: head, memory: transfer.memory, bytes: transfer.received, sha256: sha256,
+                    prefix: transfer.prefix, elapsed: elapsed)))
     }
 
     private func hex(_ digest: SHA256.Digest) -> String {

@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// ``HTTPTransport`` over Foundation's `URLSession`: the client library's default transport, on
@@ -72,23 +72,30 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {  //
     public func download(_ request: HTTPRequest, to path: String, maxBytes: Int64) async throws(HTTPError) -> HTTPDownload {
         let mode: BodyFile.Mode = (request.resumeFrom ?? 0) > 0 && request.byteRange == nil ? .append : .truncate
         let outcome = try await perform(request, target: .file(path, mode), maxBytes: maxBytes)
-        return HTTPDownload(head: outcome.head, bytesWritten: outcome.bytes, sha256: outcome.sha256,
-                            prefix: outcome.prefix, elapsed: outcome.elapsed)
+        return HTTPDownload(
+            head: outcome.head, bytesWritten: outcome.bytes, sha256: outcome.sha256,
+            prefix: outcome.prefix, elapsed: outcome.elapsed)
     }
 
-    public func download(_ request: HTTPRequest, to path: String, atOffset offset: Int64,
-                         maxBytes: Int64) async throws(HTTPError) -> HTTPDownload {
+    public func download(
+        _ request: HTTPRequest, to path: String, atOffset offset: Int64,
+        maxBytes: Int64
+    ) async throws(HTTPError) -> HTTPDownload {
         let outcome = try await perform(request, target: .file(path, .at(max(0, offset))), maxBytes: maxBytes)
-        return HTTPDownload(head: outcome.head, bytesWritten: outcome.bytes, sha256: outcome.sha256,
-                            prefix: outcome.prefix, elapsed: outcome.elapsed)
+        return HTTPDownload(
+            head: outcome.head, bytesWritten: outcome.bytes, sha256: outcome.sha256,
+            prefix: outcome.prefix, elapsed: outcome.elapsed)
     }
 
-    private func perform(_ request: HTTPRequest, target: SessionTransfer.Target,
-                         maxBytes: Int64) async throws(HTTPError) -> SessionTransfer.Outcome {
+    private func perform(
+        _ request: HTTPRequest, target: SessionTransfer.Target,
+        maxBytes: Int64
+    ) async throws(HTTPError) -> SessionTransfer.Outcome {
         guard SessionRequests.isHTTPURL(request.url) else { throw .invalidURL(request.url) }
         if request.awsSignature != nil {
-            throw .transport(code: SessionRequests.invalidArgumentCode,
-                             message: "URLSessionTransport does not sign requests (AWS SigV4); use GifPackHTTP's HTTPClient")
+            throw .transport(
+                code: SessionRequests.invalidArgumentCode,
+                message: "URLSessionTransport does not sign requests (AWS SigV4); use GifPackHTTP's HTTPClient")
         }
         try SessionRequests.checkHeaders(request.headers)
         if let admission = request.admission, !admission.admits(inFlight: relay.inFlight) { throw .notAdmitted }
@@ -116,7 +123,8 @@ enum SessionRequests {
     /// An absolute http or https URL with a host.
     static func isHTTPURL(_ text: String) -> Bool {
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
-              let host = url.host, !host.isEmpty else { return false }
+            let host = url.host, !host.isEmpty
+        else { return false }
         return true
     }
 
@@ -134,16 +142,18 @@ enum SessionRequests {
             let valueIsClean = !value.utf8.contains { $0 == 0x0A || $0 == 0x0D || $0 == 0 }
             guard nameIsToken, valueIsClean else {
                 let shownName = nameIsToken ? name : String(name.unicodeScalars.filter { $0.isASCII && $0.value > 0x20 }.prefix(40))
-                throw .transport(code: invalidArgumentCode,
-                                 message: "request header \"\(shownName)\" holds a control character or an invalid name")
+                throw .transport(
+                    code: invalidArgumentCode,
+                    message: "request header \"\(shownName)\" holds a control character or an invalid name")
             }
         }
     }
 
     static func urlRequest(_ request: HTTPRequest) -> URLRequest? {
         guard let url = URL(string: request.url) else { return nil }
-        var made = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData,
-                              timeoutInterval: idleTimeout(request.timeouts))
+        var made = URLRequest(
+            url: url, cachePolicy: .reloadIgnoringLocalCacheData,
+            timeoutInterval: idleTimeout(request.timeouts))
         made.httpMethod = request.method.rawValue
         for (name, value) in request.headers { made.addValue(value, forHTTPHeaderField: name) }
         if let range = request.byteRange {
@@ -194,15 +204,17 @@ enum SessionRequests {
             return .connectFailed(message)
         case .timedOut:
             // The session's idle timeout, a backstop behind the relay's low-speed watch and total limit.
-            return .timedOut("\(message) (the URL loading system's idle timeout): check that \(HTTPTimeouts.host(of: transfer.current.url)) "
-                + "answers and that the network is up")
+            return .timedOut(
+                "\(message) (the URL loading system's idle timeout): check that \(HTTPTimeouts.host(of: transfer.current.url)) "
+                    + "answers and that the network is up")
         case .dataLengthExceedsMaximum:
             return .bodyTooLarge(limit: transfer.maxBytes)
         default:
             // The body ended before its announced length: Apple's loader says networkConnectionLost,
             // FoundationNetworking (libcurl inside) an unknown error, "transfer closed with N bytes remaining".
             if let head = transfer.head, transfer.expectedLength >= 0, transfer.received < transfer.expectedLength,
-               head.headers["content-encoding"] == nil {
+                head.headers["content-encoding"] == nil
+            {
                 return .truncated(expected: transfer.expectedLength, received: transfer.received)
             }
             switch URLError.Code(rawValue: nsError.code) {

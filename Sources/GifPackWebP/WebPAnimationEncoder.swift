@@ -106,8 +106,9 @@ package enum WebPAnimationEncoder {
         WebPDataInit(&data)
         defer { WebPDataClear(&data) }
         guard WebPAnimEncoderAssemble(encoder, &data) != 0 else { throw .encoder(encoderError(encoder, frame: nil)) }
-        return try restoreFrames(&data, delays: delays, encoderStarts: encoderStarts, width: width, height: height,
-                                 loopCount: Int(options.anim_params.loop_count))
+        return try restoreFrames(
+            &data, delays: delays, encoderStarts: encoderStarts, width: width, height: height,
+            loopCount: Int(options.anim_params.loop_count))
     }
 
     private static func encoderError(_ encoder: OpaquePointer, frame: Int?) -> String {
@@ -119,8 +120,10 @@ package enum WebPAnimationEncoder {
     /// has them already. When every frame of several was merged into the first, libwebp assembles
     /// a still image: it becomes the animation's frames again (with the `ANIM` loop count). A GIF
     /// of one frame stays a still WebP.
-    private static func restoreFrames(_ data: inout WebPData, delays: [Int], encoderStarts: [Int: Int],
-                                      width: Int, height: Int, loopCount: Int) throws(WebPCodecError) -> [UInt8] {
+    private static func restoreFrames(
+        _ data: inout WebPData, delays: [Int], encoderStarts: [Int: Int],
+        width: Int, height: Int, loopCount: Int
+    ) throws(WebPCodecError) -> [UInt8] {
         let assembled = [UInt8](UnsafeBufferPointer(start: data.bytes, count: data.size))
         guard let mux = WebPMuxCreate(&data, 0) else { throw .encoder("WebPMuxCreate refused the assembled WebP") }
         defer { WebPMuxDelete(mux) }
@@ -159,8 +162,9 @@ package enum WebPAnimationEncoder {
         defer { WebPMuxDelete(output) }
         var params = WebPMuxAnimParams(bgcolor: 0, loop_count: Int32(loopCount))
         guard still || WebPMuxGetAnimationParams(mux, &params) == WEBP_MUX_OK,
-              WebPMuxSetCanvasSize(output, Int32(width), Int32(height)) == WEBP_MUX_OK,
-              WebPMuxSetAnimationParams(output, &params) == WEBP_MUX_OK else {
+            WebPMuxSetCanvasSize(output, Int32(width), Int32(height)) == WEBP_MUX_OK,
+            WebPMuxSetAnimationParams(output, &params) == WEBP_MUX_OK
+        else {
             throw .encoder("the animation parameters do not carry over")
         }
         for (index, frame) in frames.enumerated() {

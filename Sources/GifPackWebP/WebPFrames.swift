@@ -45,8 +45,10 @@ package struct WebPFrames: Sendable, Equatable {
                 guard WebPAnimDecoderGetNext(decoder, &pixels, &end) != 0, let pixels else {
                     throw .decoder("frame \(result.frames.count + 1) does not decode")
                 }
-                result.frames.append(Frame(pixels: Array(UnsafeBufferPointer(start: pixels, count: width * height * 4)),
-                                           duration: Int(end - previousEnd)))
+                result.frames.append(
+                    Frame(
+                        pixels: Array(UnsafeBufferPointer(start: pixels, count: width * height * 4)),
+                        duration: Int(end - previousEnd)))
                 previousEnd = end
             }
             return result

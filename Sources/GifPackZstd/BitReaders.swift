@@ -24,7 +24,7 @@ struct BackwardBitReader {
     @inline(__always) init(start: UnsafePointer<UInt8>, size: Int) {
         self.start = start
         let last = start[size - 1]
-        let padding = UInt64(last.leadingZeroBitCount) + 1   // zero bits above the marker, and the marker
+        let padding = UInt64(last.leadingZeroBitCount) + 1  // zero bits above the marker, and the marker
         if size >= 8 {
             ptr = start + (size - 8)
             container = loadLE64(ptr)

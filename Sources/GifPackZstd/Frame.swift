@@ -99,9 +99,10 @@ enum FrameParser {
             // contentSizeSize >= 1 for single-segment frames, so contentSize is set.
             windowSize = contentSize ?? 0
         }
-        return .zstd(ZstdFrameHeader(
-            headerSize: headerSize, windowSize: windowSize, contentSize: contentSize,
-            hasChecksum: hasChecksum, isSingleSegment: singleSegment))
+        return .zstd(
+            ZstdFrameHeader(
+                headerSize: headerSize, windowSize: windowSize, contentSize: contentSize,
+                hasChecksum: hasChecksum, isSingleSegment: singleSegment))
     }
 }
 

@@ -130,7 +130,7 @@ extension DecoderContext {
         for (kind, defaults, log, start) in [
             (SequenceKind.literalLength, SequenceCodes.literalLengthDefault, 6, 0),
             (.offset, SequenceCodes.offsetDefault, 5, 64),
-            (.matchLength, SequenceCodes.matchLengthDefault, 6, 96),
+            (.matchLength, SequenceCodes.matchLengthDefault, 6, 96)
         ] {
             for (i, c) in defaults.enumerated() { normalizedCounts[i] = c }
             try FSE.build(

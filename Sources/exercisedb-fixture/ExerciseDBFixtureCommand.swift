@@ -25,8 +25,9 @@ struct ExerciseDBFixtureCommand: ParsableCommand {
     @Flag(help: "Real-service sizes: 180x180 GIFs of about 94 KB, 46-233 KB.")
     var realistic = false
 
-    @Option(name: .customLong("distinct-gifs"),
-            help: "Make at most this many distinct GIFs; later exercises share them (large catalogs for scale benchmarks).")
+    @Option(
+        name: .customLong("distinct-gifs"),
+        help: "Make at most this many distinct GIFs; later exercises share them (large catalogs for scale benchmarks).")
     var distinctGifs: Int?
 
     @Option(help: "Seed of the generated catalog and GIFs.")
@@ -62,12 +63,14 @@ struct ExerciseDBFixtureCommand: ParsableCommand {
     @Option(name: .customLong("dump-gifs"), help: "Write each distinct GIF to DIR/<id>.gif and exit.")
     var dumpGifs: String?
 
-    @Option(name: .customLong("change-percent"),
-            help: "Give this percentage of exercises (at least one) a newly drawn GIF: a later release, for upgrade benchmarks.")
+    @Option(
+        name: .customLong("change-percent"),
+        help: "Give this percentage of exercises (at least one) a newly drawn GIF: a later release, for upgrade benchmarks.")
     var changePercent: Double?
 
-    @Option(name: .customLong("gif-sizes-from"),
-            help: "Pad every generated GIF up to a size drawn from the .gif files of this folder (their sizes only are read): a catalog of real GIFs' sizes.")
+    @Option(
+        name: .customLong("gif-sizes-from"),
+        help: "Pad every generated GIF up to a size drawn from the .gif files of this folder (their sizes only are read): a catalog of real GIFs' sizes.")
     var gifSizesFrom: String?
 
     func validate() throws {

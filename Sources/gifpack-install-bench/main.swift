@@ -16,8 +16,9 @@ guard arguments.count == 2, let index = arguments.first, let cache = arguments.l
 }
 do {
     let report = try await PackInstaller(cacheDirectory: cache).install(from: PackIndexSource(index))
-    print("installed generation \(report.generation): \(report.gifsWritten) GIFs written, \(report.bytesWritten) bytes, "
-          + "\(report.bytesDownloaded) bytes downloaded")
+    print(
+        "installed generation \(report.generation): \(report.gifsWritten) GIFs written, \(report.bytesWritten) bytes, "
+            + "\(report.bytesDownloaded) bytes downloaded")
     let phases = report.phases.named.map { "\"\($0.name)\": \($0.seconds)" } + ["\"other\": \(report.phases.other)", "\"total\": \(report.phases.total)"]
     print("{" + phases.joined(separator: ", ") + "}")
 } catch {

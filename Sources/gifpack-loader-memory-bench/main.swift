@@ -12,7 +12,7 @@
 import Foundation
 import GifPackClient
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 struct Line: Sendable {
@@ -78,8 +78,9 @@ do {
         var configuration = GIFLoader.Configuration()
         configuration.memoryCostLimit = 5 << 20
         configuration.preferredPixelSize = 360
-        let loader = try GIFLoader(indexURL: URL(string: arguments[1])!, cacheFolder: URL(fileURLWithPath: arguments[2]),
-                                   configuration: configuration)
+        let loader = try GIFLoader(
+            indexURL: URL(string: arguments[1])!, cacheFolder: URL(fileURLWithPath: arguments[2]),
+            configuration: configuration)
         bytes = try await loadAll(lines, callers: 20) { line in
             guard let gif = try await loader.gif(for: line.id) else { fail("no GIF for \(line.id)") }
             guard gif.tier == .network else { fail("\(line.id) came from the \(gif.tier) tier, not by range") }
@@ -110,5 +111,6 @@ let seconds = Date().timeIntervalSince(clock)
 let end = statusKB("VmRSS")
 try? await Task.sleep(nanoseconds: 3_000_000_000)
 let settled = statusKB("VmRSS")
-print("{\"mode\": \"\(mode)\", \"gifs\": \(lines.count), \"body_bytes\": \(bytes), \"seconds\": \(seconds), "
-      + "\"peak_rss_kb\": \(statusKB("VmHWM")), \"end_rss_kb\": \(end), \"settled_rss_kb\": \(settled)}")
+print(
+    "{\"mode\": \"\(mode)\", \"gifs\": \(lines.count), \"body_bytes\": \(bytes), \"seconds\": \(seconds), "
+        + "\"peak_rss_kb\": \(statusKB("VmHWM")), \"end_rss_kb\": \(end), \"settled_rss_kb\": \(settled)}")

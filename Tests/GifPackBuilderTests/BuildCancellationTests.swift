@@ -25,8 +25,9 @@ struct BuildCancellationTests {
         for id in ids { server.setDefaultFault(.slowBody(bytesPerSecond: 5), forExercise: id) }
         let workspace = try TemporaryDirectory()
         // The drips wait as long as a loaded machine takes to cancel: never timed out and retried.
-        let manifest = v1Manifest(server, fetch: "  concurrency: 3\n  request_timeout: 30m\n  low_speed_limit: 0\n",
-                                  packs: "packs:\n  - name: all")
+        let manifest = v1Manifest(
+            server, fetch: "  concurrency: 3\n  request_timeout: 30m\n  low_speed_limit: 0\n",
+            packs: "packs:\n  - name: all")
         let ended = Mutex(false)
         let build = testTask {
             defer { ended.withLock { $0 = true } }
@@ -46,8 +47,9 @@ struct BuildCancellationTests {
         // The server records a request when its answer ends: those cut short, and no other.
         try await waitUntil { server.stats.inFlight == 0 }
         let stats = server.stats
-        #expect((1...3).contains(stats.imageRequests) && stats.requestsByExercise.count == stats.imageRequests
-                    && stats.requestsByExercise.values.allSatisfy { $0 == 1 }, "\(stats)")
+        #expect(
+            (1...3).contains(stats.imageRequests) && stats.requestsByExercise.count == stats.imageRequests
+                && stats.requestsByExercise.values.allSatisfy { $0 == 1 }, "\(stats)")
 
         for id in ids { server.setDefaultFault(nil, forExercise: id) }
         server.resetStats()

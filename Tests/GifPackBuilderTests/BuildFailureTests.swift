@@ -15,8 +15,10 @@ struct BuildFailureTests {
         let state = StateUnreadable(step: .planningFetches, path: "cache/state.sqlite", error: "disk I/O error")
         let foreignOutput = DirectoryClaimError.foreign(path: "dist", roles: [.output], examples: ["a"])
         let foreignCache = DirectoryClaimError.foreign(path: "cache", roles: [.cache], examples: ["a"])
-        func check(_ failure: BuildFailure, _ status: GifPack.ExitStatus, _ message: String,
-                   _ disposition: BuildFailure.ReportDisposition = .written, sourceLocation: SourceLocation = #_sourceLocation) {
+        func check(
+            _ failure: BuildFailure, _ status: GifPack.ExitStatus, _ message: String,
+            _ disposition: BuildFailure.ReportDisposition = .written, sourceLocation: SourceLocation = #_sourceLocation
+        ) {
             #expect(failure.exitStatus == status, "\(failure)", sourceLocation: sourceLocation)
             #expect(failure.message == message, "\(failure)", sourceLocation: sourceLocation)
             #expect(failure.reportDisposition == disposition, "\(failure)", sourceLocation: sourceLocation)
@@ -48,7 +50,7 @@ struct BuildFailureTests {
             (StateUnreadable(step: .lookingUpLastKnownGood, path: nil, error: "e"), .failed),
             (BuildLock.LockError.held(directory: "d", pid: nil), .locked),
             (BuildFailure.catalog(.quotaExhausted(url: "u")), .quotaExhausted),
-            (Unnamed(), .failed),
+            (Unnamed(), .failed)
         ]
         for (error, status) in cases {
             #expect(BuildFailure(error).exitStatus == status, "\(error)")

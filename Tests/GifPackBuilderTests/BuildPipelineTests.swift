@@ -36,7 +36,7 @@ struct BuildPipelineTests {
             (.tooManyRequests(retryAfter: nil), .httpStatus(429)),
             (.status(500), .httpStatus(500)),
             (.corruptFrame, .badFrame),
-            (.slowBody(bytesPerSecond: 200), .timeout),
+            (.slowBody(bytesPerSecond: 200), .timeout)
         ]
         var expected: [String: RejectionReason] = [:]
         for (index, (fault, reason)) in faults.enumerated() {
@@ -44,12 +44,14 @@ struct BuildPipelineTests {
             expected[ids[index]] = reason
         }
         let workspace = try TemporaryDirectory()
-        let manifest = rapidAPIManifest(server: server, fetch: """
-          low_speed_limit: 1000
-          low_speed_time: 1s
-          request_timeout: 3s
-          circuit_breaker: 0
-        """)
+        let manifest = rapidAPIManifest(
+            server: server,
+            fetch: """
+                  low_speed_limit: 1000
+                  low_speed_time: 1s
+                  request_timeout: 3s
+                  circuit_breaker: 0
+                """)
 
         let report = try await runBuild(manifest: manifest, workspace: workspace)
 
@@ -104,12 +106,12 @@ struct BuildPipelineTests {
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
         let packs = """
-        packs:
-          - name: all
-          - name: chest
-            selector:
-              bodyPart: chest
-        """
+            packs:
+              - name: all
+              - name: chest
+                selector:
+                  bodyPart: chest
+            """
         let manifest = rapidAPIManifest(server: server, packs: packs)
         let first = try await runBuild(manifest: manifest, workspace: workspace, out: "a", cache: "cache-a")
         let second = try await runBuild(manifest: manifest, workspace: workspace, out: "b", cache: "cache-b")
@@ -166,15 +168,17 @@ struct BuildPipelineTests {
         let reader = try PackFrameReader(path: workspace.file("dist/\(pack.file)"))
         for exercise in server.catalog.exercises {
             let entry = try #require(pack.gifEntry(forExercise: exercise.id))
-            let (header, data) = try reader.readEntry(frameOffset: entry.location.frameOffset,
-                                                      frameLength: entry.location.frameLength,
-                                                      maxSize: entry.location.size)
+            let (header, data) = try reader.readEntry(
+                frameOffset: entry.location.frameOffset,
+                frameLength: entry.location.frameLength,
+                maxSize: entry.location.size)
             #expect(header.name == entry.location.path)
             #expect(data == server.catalog.gifBytes(id: exercise.id, resolution: 180))
         }
-        let (catalogHeader, catalogBytes) = try reader.readEntry(frameOffset: pack.catalog.frameOffset,
-                                                                 frameLength: pack.catalog.frameLength,
-                                                                 maxSize: pack.catalog.size)
+        let (catalogHeader, catalogBytes) = try reader.readEntry(
+            frameOffset: pack.catalog.frameOffset,
+            frameLength: pack.catalog.frameLength,
+            maxSize: pack.catalog.size)
         #expect(catalogHeader.name == "catalog.json")
         let catalog = try PackCatalog.decode(from: catalogBytes)
         #expect(catalog.exercises.count == 10)
@@ -196,11 +200,11 @@ struct BuildPipelineTests {
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
         let manifest = """
-        source:
-          kind: exercisedb-v1
-          base_url: \(server.v1BaseURL)
-          page_size: 10
-        """
+            source:
+              kind: exercisedb-v1
+              base_url: \(server.v1BaseURL)
+              page_size: 10
+            """
         let report = try await runBuild(manifest: manifest, workspace: workspace)
         #expect(report.exitStatus == .success, "\(report.message)")
         #expect(report.catalog.exercises == 23)

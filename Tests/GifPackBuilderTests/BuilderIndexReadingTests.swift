@@ -47,8 +47,9 @@ struct BuilderIndexReadingTests {
         let state = try BuildState(inMemorySource: "test")
         var recovery = StateRecovery(reason: "test", movedTo: workspace.file("state.sqlite.corrupt"))
         #expect {
-            try StateOpener.rebuild(&recovery, state: state, indexPath: indexPath, catalog: [], layout: CacheLayout(root: workspace.file("cache")),
-                                    resolution: .pixels(180), fetch: FetchSettings())
+            try StateOpener.rebuild(
+                &recovery, state: state, indexPath: indexPath, catalog: [], layout: CacheLayout(root: workspace.file("cache")),
+                resolution: .pixels(180), fetch: FetchSettings())
         } throws: { "\($0)".contains(refusal) }
         #expect(recovery.rebuiltPacks == 0)
         // The public-read check, served the same index.

@@ -12,14 +12,18 @@ struct CanonicalJSONTests {
         "name": .string("45° side \"bend\"\\ /x\n\u{1}\u{8}\u{C}\u{7F}\t\r"), "id": .string("0001"),
         "ß": .integer(1), "Z": .integer(2), "a-b": .integer(3), "a10": .integer(4), "a9": .integer(5),
         "é": .bool(true), "😀": .bool(false),
-        "nums": .array([.number(1.5), .number(1e-5), .number(123456789012345678.0), .number(1e20), .number(-0.0),
-                        .number(0.1), .integer(.min), .integer(9007199254740993), .null]),
-        "nested": .object(["url": .string("https://x/y?a=1&b=<2>"), "empty": .object([:]), "list": .array([])]),
+        "nums": .array([
+            .number(1.5), .number(1e-5), .number(123456789012345678.0), .number(1e20), .number(-0.0),
+            .number(0.1), .integer(.min), .integer(9007199254740993), .null
+        ]),
+        "nested": .object(["url": .string("https://x/y?a=1&b=<2>"), "empty": .object([:]), "list": .array([])])
     ])
-    static let gif = GIFMetadata(sha256: String(repeating: "ab", count: 32), bytes: 94012, width: 180, height: 180,
-                                 frames: 12, durationMilliseconds: 960, loopCount: 0)
-    static let once = GIFMetadata(sha256: String(repeating: "0f", count: 32), bytes: 10, width: 1, height: 2, frames: 1,
-                                  durationMilliseconds: 0, loopCount: nil)
+    static let gif = GIFMetadata(
+        sha256: String(repeating: "ab", count: 32), bytes: 94012, width: 180, height: 180,
+        frames: 12, durationMilliseconds: 960, loopCount: 0)
+    static let once = GIFMetadata(
+        sha256: String(repeating: "0f", count: 32), bytes: 10, width: 1, height: 2, frames: 1,
+        durationMilliseconds: 0, loopCount: nil)
     static let source = SourceDescription(kind: "exercisedb-rapidapi", baseURL: nil, resolution: 180)
 
     /// The bytes `JSONEncoder` gave for this catalog when packs were first published (checked once
@@ -32,17 +36,19 @@ struct CanonicalJSONTests {
         #""gif":{"bytes":94012,"durationMilliseconds":960,"frames":12,"height":180,"loopCount":0,"sha256":"abababababababababababababababababababababababababababababababab","width":180},"id":"0001","name":"45° side \"bend\""},"#,
         #"{"data":{"id":"0002"},"gif":{"bytes":10,"durationMilliseconds":0,"frames":1,"height":2,"sha256":"0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f","width":1},"id":"0002","name":"once"},"#,
         #"{"data":null,"gif":null,"id":"0003","name":"none"}],"formatVersion":"1.2","pack":"all","source":{"kind":"exercisedb-rapidapi","resolution":180}}"#,
-        "\n",
+        "\n"
     ]
     static let golden: [UInt8] = Array(goldenParts.joined().utf8)
     static let goldenSHA256 = "1cf50b7ddd88d35cc92d10d6a6bf6f5ecc0256d2b7ce26370734457332815d05"
 
     @Test func aFixedCatalogGivesExactlyTheGoldenBytes() throws {
-        let catalog = PackCatalog(pack: "all", source: Self.source, exercises: [
-            PackExercise(id: "0003", name: "none", gif: nil, data: .null),
-            PackExercise(id: "0001", name: "45° side \"bend\"", gif: Self.gif, data: Self.data),
-            PackExercise(id: "0002", name: "once", gif: Self.once, data: .object(["id": .string("0002")])),
-        ])
+        let catalog = PackCatalog(
+            pack: "all", source: Self.source,
+            exercises: [
+                PackExercise(id: "0003", name: "none", gif: nil, data: .null),
+                PackExercise(id: "0001", name: "45° side \"bend\"", gif: Self.gif, data: Self.data),
+                PackExercise(id: "0002", name: "once", gif: Self.once, data: .object(["id": .string("0002")]))
+            ])
         let bytes = try catalog.encoded()
         #expect(String(decoding: bytes, as: UTF8.self) == String(decoding: Self.golden, as: UTF8.self))
         #expect(bytes == Self.golden)
@@ -57,7 +63,7 @@ struct CanonicalJSONTests {
         let rows = [
             PackCatalogWriter.Row(exercise: try exercise("0002", "once", .object(["id": .string("0002")])), gif: Self.once),
             PackCatalogWriter.Row(exercise: try exercise("0003", "none", .null), gif: nil),
-            PackCatalogWriter.Row(exercise: try exercise("0001", "45° side \"bend\"", Self.data), gif: Self.gif),
+            PackCatalogWriter.Row(exercise: try exercise("0001", "45° side \"bend\"", Self.data), gif: Self.gif)
         ]
         let workspace = try TemporaryDirectory()
         let written = try PackCatalogWriter.write(pack: "all", source: Self.source, exercises: rows, to: workspace.file("c.json"))
@@ -71,8 +77,14 @@ struct CanonicalJSONTests {
             try RawRecord(.object(["x": .number(.infinity)]))
         }
         #expect(throws: CanonicalJSON.EncodingError.self) { try CanonicalJSON.encode(.array([.number(.nan)])) }
-        let catalog = CatalogPager.assemble(records: [.object(["id": .string("0001"), "name": .string("a"),
-                                                               "weight": .number(.nan)])], pages: 1) {
+        let catalog = CatalogPager.assemble(
+            records: [
+                .object([
+                    "id": .string("0001"), "name": .string("a"),
+                    "weight": .number(.nan)
+                ])
+            ], pages: 1
+        ) {
             RapidAPICatalogSource.normalise($0, base: "https://api.example", resolution: .pixels(180))
         }
         #expect(catalog.exercises.isEmpty)

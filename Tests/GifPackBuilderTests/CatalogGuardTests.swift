@@ -83,10 +83,12 @@ struct CatalogGuardTests {
         #expect(try count(.integer(0)).get() == 0)
         #expect(try count(.integer(1500)).get() == 1500)
         #expect(try count(.integer(Int64.max)).get() == Int(Int64.max))
-        for (value, shown) in [(JSONValue.integer(-1), "-1"), (.integer(Int64.min), "\(Int64.min)"), (.number(1.5), "1.5"),
-                               (.number(1e300), "1e+300"), (.string("105"), "the string \"105\""), (.bool(true), "true"),
-                               (.array([]), "an array"), (.object([:]), "an object"),
-                               (.string("\u{1B}[2J"), "the string \"\\u{1B}[2J\"")] {
+        for (value, shown) in [
+            (JSONValue.integer(-1), "-1"), (.integer(Int64.min), "\(Int64.min)"), (.number(1.5), "1.5"),
+            (.number(1e300), "1e+300"), (.string("105"), "the string \"105\""), (.bool(true), "true"),
+            (.array([]), "an array"), (.object([:]), "an object"),
+            (.string("\u{1B}[2J"), "the string \"\\u{1B}[2J\"")
+        ] {
             #expect(throws: CatalogError.invalidNumber(url: "u", field: "metadata.totalExercises", value: shown)) {
                 try count(value).get()
             }
@@ -144,12 +146,12 @@ struct CatalogGuardTests {
         let workspace = try TemporaryDirectory()
         let manifestText = rapidAPIManifest(server: server)
         #expect(try await runBuild(manifest: manifestText, workspace: workspace).exitStatus == .success)
-        server.listOnly(first: 36) // 4 of 40: 10%, the default's limit
+        server.listOnly(first: 36)  // 4 of 40: 10%, the default's limit
         let within = try await runBuild(manifest: manifestText, workspace: workspace)
         #expect(within.exitStatus == .success, "\(within.message)")
         #expect(within.catalogChanges?.removedCount == 4)
 
-        server.listOnly(first: 33) // 3 more, against a count of 2
+        server.listOnly(first: 33)  // 3 more, against a count of 2
         let counted = try await runBuild(manifest: rapidAPIManifest(server: server, fetch: "  max_removed: 2"), workspace: workspace)
         #expect(counted.exitStatus == .catalogShrank, "\(counted.message)")
         #expect(counted.message.contains("3 of the last catalog's 36 exercises"), "\(counted.message)")
@@ -187,12 +189,12 @@ struct CatalogGuardTests {
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
         let packs = """
-        packs:
-          - name: all
-          - name: legs
-            selector:
-              bodyPart: [legs]
-        """
+            packs:
+              - name: all
+              - name: legs
+                selector:
+                  bodyPart: [legs]
+            """
         let report = try await runBuild(manifest: rapidAPIManifest(server: server, packs: packs), workspace: workspace)
         #expect(report.exitStatus == .usage, "\(report.message)")
         #expect(server.stats.imageRequests <= server.stats.listRequests, "GIFs asked for while the list arrived, at most one per list request: \(server.stats)")
@@ -219,26 +221,29 @@ struct CatalogGuardTests {
         let missing = Set(exercises.map(\.equipment)).subtracting(waist.map(\.equipment)).sorted()
         try #require(!waist.isEmpty && !missing.isEmpty)
         let packs = """
-        packs:
-          - name: odd
-            selector:
-              bodyPart: [waist]
-              equipment: ["\(missing[0])"]
-        """
+            packs:
+              - name: odd
+                selector:
+                  bodyPart: [waist]
+                  equipment: ["\(missing[0])"]
+            """
         let workspace = try TemporaryDirectory()
         let report = try await runBuild(manifest: rapidAPIManifest(server: server, packs: packs), workspace: workspace)
         #expect(report.exitStatus == .usage, "\(report.message)")
-        #expect(report.message.contains("packs[0].selector bodyPart [waist] and equipment [\(missing[0])] match no exercise together"),
-                "\(report.message)")
+        #expect(
+            report.message.contains("packs[0].selector bodyPart [waist] and equipment [\(missing[0])] match no exercise together"),
+            "\(report.message)")
         let withWaist = Dictionary(grouping: waist, by: \.equipment).mapValues(\.count)
         for (value, count) in withWaist { #expect(report.message.contains("\(value) (\(count))"), "\(report.message)") }
         #expect(server.stats.imageRequests <= server.stats.listRequests, "GIFs asked for while the list arrived, at most one per list request: \(server.stats)")
     }
 
     @Test(.computes) func nearestValuesComeFirst() {
-        let counts = [ValueCount(value: "back", count: 12), ValueCount(value: "upper legs", count: 6),
-                      ValueCount(value: "lower legs", count: 9), ValueCount(value: "chest", count: 8),
-                      ValueCount(value: "cardio", count: 2)]
+        let counts = [
+            ValueCount(value: "back", count: 12), ValueCount(value: "upper legs", count: 6),
+            ValueCount(value: "lower legs", count: 9), ValueCount(value: "chest", count: 8),
+            ValueCount(value: "cardio", count: 2)
+        ]
         #expect(CatalogValues.nearest(to: ["legs"], among: counts).map(\.value).prefix(2) == ["lower legs", "upper legs"])
         #expect(CatalogValues.nearest(to: ["chset"], among: counts).first?.value == "chest")
         #expect(CatalogValues.nearest(to: ["card"], among: counts).first?.value == "cardio")
@@ -271,8 +276,9 @@ struct CatalogGuardTests {
 
         let bad = try await cli(["catalog", "--manifest", manifest, "--values", "colour"])
         #expect(bad.status == 2, "\(bad.error)")
-        let wrongKey = try await run(productPath("gifpack"), ["catalog", "--manifest", manifest, "--values", "target"],
-                                               environment: ["GIFPACK_TEST_KEY": "not-the-key"])
+        let wrongKey = try await run(
+            productPath("gifpack"), ["catalog", "--manifest", manifest, "--values", "target"],
+            environment: ["GIFPACK_TEST_KEY": "not-the-key"])
         #expect(wrongKey.status == 4, "\(wrongKey.error)")
         #expect(!wrongKey.error.contains("not-the-key"))
     }

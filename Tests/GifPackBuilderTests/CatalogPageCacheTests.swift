@@ -18,8 +18,10 @@ struct CatalogPageCacheTests {
         let index = try readIndex("\(dist)/index.json")
         let pack = try #require(index.packs.first)
         let reader = try PackFrameReader(path: "\(dist)/\(pack.file)")
-        return try reader.readEntry(frameOffset: pack.catalog.frameOffset, frameLength: pack.catalog.frameLength,
-                                    maxSize: pack.catalog.size).1
+        return try reader.readEntry(
+            frameOffset: pack.catalog.frameOffset, frameLength: pack.catalog.frameLength,
+            maxSize: pack.catalog.size
+        ).1
     }
 
     private func cacheBytes(_ workspace: TemporaryDirectory) throws -> [UInt8] {
@@ -34,7 +36,7 @@ struct CatalogPageCacheTests {
         let server = try startFixture(count: 35)
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
-        let manifest = rapidAPIManifest(server: server) // 10 a page: pages at 0, 10, 20 and 30
+        let manifest = rapidAPIManifest(server: server)  // 10 a page: pages at 0, 10, 20 and 30
         let first = try await runBuild(manifest: manifest, workspace: workspace)
         #expect(first.exitStatus == .success, "\(first.message)")
         #expect(first.catalog.pagesReused == 0)
@@ -70,7 +72,7 @@ struct CatalogPageCacheTests {
         let server = try startFixture(count: 25)
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
-        let manifest = rapidAPIManifest(server: server) // pages at 0, 10 and 20
+        let manifest = rapidAPIManifest(server: server)  // pages at 0, 10 and 20
         let first = try await runBuild(manifest: manifest, workspace: workspace)
         #expect(first.exitStatus == .success, "\(first.message)")
         let published = try catalogJSON(workspace.file("dist"))
@@ -125,10 +127,12 @@ struct CatalogPageCacheTests {
         let workspace = try TemporaryDirectory()
         let template = RapidAPICatalogSource.imageTemplate(base: "https://api.example", resolution: .pixels(180))
         let exercises = try [
-            Exercise(id: "0001", name: "sit-up", bodyParts: ["waist"], equipment: ["body weight"], targets: ["abs"],
-                     imageTemplate: template, raw: .object(["id": .string("0001")])),
-            Exercise(id: "0002", name: "curl", bodyParts: ["upper arms"], equipment: ["dumbbell"], targets: ["biceps"],
-                     imageURL: "https://cdn.example/0002.gif", raw: .object(["id": .string("0002")])),
+            Exercise(
+                id: "0001", name: "sit-up", bodyParts: ["waist"], equipment: ["body weight"], targets: ["abs"],
+                imageTemplate: template, raw: .object(["id": .string("0001")])),
+            Exercise(
+                id: "0002", name: "curl", bodyParts: ["upper arms"], equipment: ["dumbbell"], targets: ["biceps"],
+                imageURL: "https://cdn.example/0002.gif", raw: .object(["id": .string("0002")]))
         ]
         let old = try RecordSpool(directory: workspace.path)
         let written = try old.appendPage(exercises: exercises)
@@ -137,9 +141,12 @@ struct CatalogPageCacheTests {
 
         // The new spool already numbers other lists and another template first.
         let new = try RecordSpool(directory: workspace.path)
-        _ = try new.append(exercises: [Exercise(id: "0000", name: "other", bodyParts: ["back"], equipment: ["band"], targets: ["lats"],
-                                                imageTemplate: ImageURLTemplate(prefix: "https://x/", suffix: ".gif"),
-                                                raw: .object([:]))])
+        _ = try new.append(exercises: [
+            Exercise(
+                id: "0000", name: "other", bodyParts: ["back"], equipment: ["band"], targets: ["lats"],
+                imageTemplate: ImageURLTemplate(prefix: "https://x/", suffix: ".gif"),
+                raw: .object([:]))
+        ])
         let reused = try #require(try new.appendReused(&bytes, tables: old.tablesNow, digest: written.digest))
         #expect(reused.ids == ["0001", "0002"])
         #expect(try ExerciseList(spool: new, slots: reused.0.slots).array() == exercises)
@@ -156,7 +163,7 @@ struct CatalogPageCacheTests {
         var cut = Array(try old.read(offset: written.start, length: written.length).dropLast(3))
         #expect(try new.appendReused(&cut, tables: old.tablesNow) == nil)
         var badList = try old.read(offset: written.start, length: written.length)
-        let listAt = RecordSpool.fixedHeader + 2 + 4 + 4 + "sit-up".utf8.count // after the id and the name
+        let listAt = RecordSpool.fixedHeader + 2 + 4 + 4 + "sit-up".utf8.count  // after the id and the name
         badList[listAt] = 0xFF
         #expect(try new.appendReused(&badList, tables: old.tablesNow) == nil)
     }
@@ -181,21 +188,25 @@ struct CatalogPageCacheTests {
     @Test(.computes) func theCatalogDigestIsTheSameSpooledOrInMemoryAndFollowsEveryFingerprint() throws {
         let workspace = try TemporaryDirectory()
         func exercise(_ id: String, _ name: String) throws -> Exercise {
-            try Exercise(id: id, name: name, bodyParts: ["waist"], equipment: [], targets: ["abs"],
-                         imageURL: "https://cdn.example/\(id).gif", raw: .object(["id": .string(id), "name": .string(name)]))
+            try Exercise(
+                id: id, name: name, bodyParts: ["waist"], equipment: [], targets: ["abs"],
+                imageURL: "https://cdn.example/\(id).gif", raw: .object(["id": .string(id), "name": .string(name)]))
         }
         let exercises = try [exercise("0001", "a"), exercise("0002", "b"), exercise("0003", "c")]
         let spool = try RecordSpool(directory: workspace.path)
-        let spooled = Catalog(sorted: ExerciseList(spool: spool, slots: try spool.append(exercises: exercises)), rejected: [],
-                              duplicateIDs: [], pagesFetched: 1)
+        let spooled = Catalog(
+            sorted: ExerciseList(spool: spool, slots: try spool.append(exercises: exercises)), rejected: [],
+            duplicateIDs: [], pagesFetched: 1)
         let inMemory = Catalog(exercises: exercises, rejected: [], duplicateIDs: [], pagesFetched: 1)
         #expect(try CatalogFingerprint.digest(of: spooled) == CatalogFingerprint.digest(of: inMemory))
         #expect(try CatalogFingerprint.digest(of: spooled).count == 64)
         var renamed = exercises
         renamed[1] = try exercise("0002", "B")
-        #expect(try CatalogFingerprint.digest(of: Catalog(exercises: renamed, rejected: [], duplicateIDs: [], pagesFetched: 1))
+        #expect(
+            try CatalogFingerprint.digest(of: Catalog(exercises: renamed, rejected: [], duplicateIDs: [], pagesFetched: 1))
                 != CatalogFingerprint.digest(of: inMemory))
-        #expect(try CatalogFingerprint.digest(of: Catalog(exercises: Array(exercises.dropLast()), rejected: [], duplicateIDs: [], pagesFetched: 1))
+        #expect(
+            try CatalogFingerprint.digest(of: Catalog(exercises: Array(exercises.dropLast()), rejected: [], duplicateIDs: [], pagesFetched: 1))
                 != CatalogFingerprint.digest(of: inMemory))
     }
 
@@ -225,8 +236,9 @@ struct CatalogPageCacheTests {
         server.resetStats()
         let events = EventRecorder()
         let manifestValue = try ManifestLoader().parse(manifest, environment: ["GIFPACK_TEST_KEY": testAPIKey])
-        let options = BuildOptions(outputDirectory: workspace.file("dist"), cacheDirectory: workspace.file("cache"),
-                                   sourceDateEpoch: 1_700_000_000)
+        let options = BuildOptions(
+            outputDirectory: workspace.file("dist"), cacheDirectory: workspace.file("cache"),
+            sourceDateEpoch: 1_700_000_000)
         let report = await BuildPipeline(manifest: manifestValue, options: options) { events.append($0) }.run()
         #expect(report.exitStatus == .success, "\(report.message)")
         #expect(report.gifs.skippedFresh == 30 - users.count)

@@ -15,17 +15,19 @@ struct CatalogTests {
     }
 
     @Test(.computes) func untrustedIdsAreRefusedAndDuplicatesReported() throws {
-        let records = try json("""
-        [{"id": "0001", "name": "a", "bodyPart": "chest"},
-         {"id": "../../etc/passwd", "name": "evil"},
-         {"id": "0002", "name": "b"},
-         {"id": "0001", "name": "a again"},
-         {"name": "no id"},
-         {"id": "ok_id-3", "name": "c"},
-         {"id": "\\u00e9\\u0000x", "name": "odd"},
-         {"id": "0004"},
-         42]
-        """).arrayValue!
+        let records = try json(
+            """
+            [{"id": "0001", "name": "a", "bodyPart": "chest"},
+             {"id": "../../etc/passwd", "name": "evil"},
+             {"id": "0002", "name": "b"},
+             {"id": "0001", "name": "a again"},
+             {"name": "no id"},
+             {"id": "ok_id-3", "name": "c"},
+             {"id": "\\u00e9\\u0000x", "name": "odd"},
+             {"id": "0004"},
+             42]
+            """
+        ).arrayValue!
         let catalog = CatalogPager.assemble(records: records, pages: 1) {
             RapidAPICatalogSource.normalise($0, base: "https://api.example", resolution: .pixels(360))
         }
@@ -39,11 +41,13 @@ struct CatalogTests {
     }
 
     @Test(.computes) func v1RecordsNeedAnHTTPGifURL() throws {
-        let records = try json("""
-        [{"exerciseId": "trmte8s", "name": "a", "gifUrl": "https://static.example/media/trmte8s.gif", "bodyParts": ["waist"]},
-         {"exerciseId": "abc", "name": "b", "gifUrl": "file:///etc/passwd"},
-         {"exerciseId": "def", "name": "c"}]
-        """).arrayValue!
+        let records = try json(
+            """
+            [{"exerciseId": "trmte8s", "name": "a", "gifUrl": "https://static.example/media/trmte8s.gif", "bodyParts": ["waist"]},
+             {"exerciseId": "abc", "name": "b", "gifUrl": "file:///etc/passwd"},
+             {"exerciseId": "def", "name": "c"}]
+            """
+        ).arrayValue!
         let catalog = CatalogPager.assemble(records: records, pages: 1, normalise: V1CatalogSource.normalise)
         #expect(try catalog.exercises.map(\.id) == ["trmte8s"])
         #expect(try catalog.exercises.array().first?.bodyParts == ["waist"])
@@ -51,8 +55,9 @@ struct CatalogTests {
     }
 
     @Test(.computes) func selectorsMatchCaseInsensitivelyOnEveryListedField() throws {
-        let exercise = try Exercise(id: "0001", name: "x", bodyParts: ["Chest"], equipment: ["dumbbell"], targets: ["pectorals"],
-                                imageURL: "", raw: .null)
+        let exercise = try Exercise(
+            id: "0001", name: "x", bodyParts: ["Chest"], equipment: ["dumbbell"], targets: ["pectorals"],
+            imageURL: "", raw: .null)
         #expect(Selector().matches(exercise))
         #expect(Selector(bodyParts: ["chest"]).matches(exercise))
         #expect(Selector(bodyParts: ["chest", "back"], equipment: ["DUMBBELL"]).matches(exercise))
@@ -79,11 +84,13 @@ struct CatalogTests {
         let raw = try json(#"{"name": "45\u00b0 side \"bend\"\\ /x\n\u0001", "id": "0001", "list": [1, 2.5, true, null]}"#)
         let exercises = [
             try Exercise(id: "0002", name: "b", bodyParts: [], equipment: [], targets: [], imageURL: "", raw: .object([:])),
-            try Exercise(id: "0001", name: "45° side \"bend\"\\ /x\n\u{1}", bodyParts: [], equipment: [], targets: [],
-                     imageURL: "", raw: raw),
+            try Exercise(
+                id: "0001", name: "45° side \"bend\"\\ /x\n\u{1}", bodyParts: [], equipment: [], targets: [],
+                imageURL: "", raw: raw)
         ]
-        let gif = GIFMetadata(sha256: String(repeating: "a", count: 64), bytes: 10, width: 1, height: 2, frames: 3,
-                              durationMilliseconds: 40, loopCount: 0)
+        let gif = GIFMetadata(
+            sha256: String(repeating: "a", count: 64), bytes: 10, width: 1, height: 2, frames: 3,
+            durationMilliseconds: 40, loopCount: 0)
         let rows = [PackCatalogWriter.Row(exercise: exercises[0], gif: nil), PackCatalogWriter.Row(exercise: exercises[1], gif: gif)]
         let source = SourceDescription(kind: "exercisedb-rapidapi", baseURL: nil, resolution: 180)
         let workspace = try TemporaryDirectory()
@@ -91,10 +98,12 @@ struct CatalogTests {
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: workspace.file("c.json"))))
         #expect(written.sha256 == sha256Hex(bytes))
         #expect(written.bytes == Int64(bytes.count))
-        let expected = PackCatalog(pack: "all", source: source, exercises: [
-            PackExercise(id: "0001", name: exercises[1].name, gif: gif, data: raw),
-            PackExercise(id: "0002", name: "b", gif: nil, data: .object([:])),
-        ])
+        let expected = PackCatalog(
+            pack: "all", source: source,
+            exercises: [
+                PackExercise(id: "0001", name: exercises[1].name, gif: gif, data: raw),
+                PackExercise(id: "0002", name: "b", gif: nil, data: .object([:]))
+            ])
         #expect(try PackCatalog.decode(from: bytes) == expected)
         #expect(bytes == (try expected.encoded()), "the same canonical bytes JSONEncoder gives")
     }
@@ -118,16 +127,20 @@ struct CatalogTests {
             #expect(try catalog.exercises.map(\.id) == ["0001", "0002", "0003"])
             #expect(try catalog.exercises.map(\.name) == ["a1", "b1", "c1"])
             #expect(catalog.duplicateIDs == ["0001", "0003"])
-            #expect(try catalog.exercises.map { String(decoding: try $0.record.bytes(), as: UTF8.self) }
-                        == [#"{"id":"0001","name":"a1"}"#, #"{"id":"0002","name":"b1"}"#, #"{"id":"0003","name":"c1"}"#])
+            #expect(
+                try catalog.exercises.map { String(decoding: try $0.record.bytes(), as: UTF8.self) }
+                    == [#"{"id":"0001","name":"a1"}"#, #"{"id":"0002","name":"b1"}"#, #"{"id":"0003","name":"c1"}"#])
             if spool != nil, case .memory = catalog.exercises.storage { Issue.record("the spooled catalog is in memory") }
         }
     }
 
     @Test(.computes) func aCatalogIsSortedByIDInPlaceWhateverOrderItCameIn() throws {
         let ids = (0..<300).map { String(format: "%05d", ($0 * 7919) % 1000) }
-        let exercises = try ids.map { try Exercise(id: $0, name: "n\($0)", bodyParts: [], equipment: [], targets: [],
-                                                   imageURL: "http://h/\($0).gif", raw: .string($0)) }
+        let exercises = try ids.map {
+            try Exercise(
+                id: $0, name: "n\($0)", bodyParts: [], equipment: [], targets: [],
+                imageURL: "http://h/\($0).gif", raw: .string($0))
+        }
         for input in [exercises, exercises.reversed(), exercises.sorted { $0.id < $1.id }, [exercises[0]], []] {
             let catalog = Catalog(exercises: input, rejected: [], duplicateIDs: [], pagesFetched: 1)
             #expect(try catalog.exercises.array() == input.sorted { $0.id < $1.id })
@@ -197,17 +210,18 @@ struct CatalogTests {
 
     @Test func theCommandLineRefusesABadManifestWithStatusTwoAndTheKeyPath() async throws {
         let workspace = try TemporaryDirectory()
-        let path = try workspace.write("""
-        source:
-          kind: exercisedb-v1
-          base_url: http://127.0.0.1:9/api/v1
-        packs:
-          - name: a
-          - name: b
-            selector:
-              bodyPart: 7
-              muscles: [x]
-        """, to: "bad.yaml")
+        let path = try workspace.write(
+            """
+            source:
+              kind: exercisedb-v1
+              base_url: http://127.0.0.1:9/api/v1
+            packs:
+              - name: a
+              - name: b
+                selector:
+                  bodyPart: 7
+                  muscles: [x]
+            """, to: "bad.yaml")
         let result = try await run(productPath("gifpack"), ["build", "--manifest", path, "--out", workspace.file("dist")])
         #expect(result.status == 2)
         #expect(result.error.contains("packs[1].selector.muscles"), "\(result.error)")
@@ -223,18 +237,22 @@ struct CatalogTests {
 struct IndexJSONTests {
     func sample(emptyPack: Bool) -> PackIndex {
         let location = EntryLocation(path: "gifs/\(String(repeating: "b", count: 64)).gif", size: 5, frameOffset: 10, frameLength: 20)
-        let full = PackDescription(name: "all", version: 3, file: "packs/all-v3.tar.zst", bytes: 100, sha256: "ab", entryCount: 2,
-                                   uncompressedBytes: 2048, contentDigest: "cd",
-                                   catalog: EntryLocation(path: "catalog.json", size: 9, frameOffset: 0, frameLength: 10),
-                                   gifs: [GIFEntry(sha256: String(repeating: "b", count: 64), location: location)],
-                                   exercises: [ExerciseRef(id: "0002", gif: nil), ExerciseRef(id: "0001", gif: String(repeating: "b", count: 64))])
+        let full = PackDescription(
+            name: "all", version: 3, file: "packs/all-v3.tar.zst", bytes: 100, sha256: "ab", entryCount: 2,
+            uncompressedBytes: 2048, contentDigest: "cd",
+            catalog: EntryLocation(path: "catalog.json", size: 9, frameOffset: 0, frameLength: 10),
+            gifs: [GIFEntry(sha256: String(repeating: "b", count: 64), location: location)],
+            exercises: [ExerciseRef(id: "0002", gif: nil), ExerciseRef(id: "0001", gif: String(repeating: "b", count: 64))])
         var packs = [full]
         if emptyPack {
-            packs.append(PackDescription(name: "none", version: 1, file: "packs/none-v1.tar.zst", bytes: 1, sha256: "x", entryCount: 1,
-                                         uncompressedBytes: 1, contentDigest: "y", catalog: full.catalog, gifs: [], exercises: []))
+            packs.append(
+                PackDescription(
+                    name: "none", version: 1, file: "packs/none-v1.tar.zst", bytes: 1, sha256: "x", entryCount: 1,
+                    uncompressedBytes: 1, contentDigest: "y", catalog: full.catalog, gifs: [], exercises: []))
         }
-        return PackIndex(generator: "gifpack \"test\"/1\n", source: SourceDescription(kind: "exercisedb-v1", baseURL: "http://h/api/v1", resolution: nil),
-                         packs: packs)
+        return PackIndex(
+            generator: "gifpack \"test\"/1\n", source: SourceDescription(kind: "exercisedb-v1", baseURL: "http://h/api/v1", resolution: nil),
+            packs: packs)
     }
 
     @Test(.computes) func theWriterGivesJSONEncodersCanonicalBytes() throws {

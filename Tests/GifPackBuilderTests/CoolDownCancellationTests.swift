@@ -48,10 +48,12 @@ struct CoolDownCancellationTests {
         defer { server.stop() }
         for id in server.catalog.exercises.map(\.id) { server.setDefaultFault(.tooManyRequests(retryAfter: .seconds(120)), forExercise: id) }
         let workspace = try TemporaryDirectory()
-        let manifest = try ManifestLoader().parse(v1Manifest(server, fetch: "  concurrency: 1\n", packs: "packs:\n  - name: all"),
-                                                  environment: [:])
-        let options = BuildOptions(outputDirectory: workspace.file("dist"), cacheDirectory: workspace.file("cache"),
-                                   sourceDateEpoch: 1_700_000_000)
+        let manifest = try ManifestLoader().parse(
+            v1Manifest(server, fetch: "  concurrency: 1\n", packs: "packs:\n  - name: all"),
+            environment: [:])
+        let options = BuildOptions(
+            outputDirectory: workspace.file("dist"), cacheDirectory: workspace.file("cache"),
+            sourceDateEpoch: 1_700_000_000)
         let planned = Mutex(false)
         let ended = Mutex<BuildReport?>(nil)
         let build = testTask {

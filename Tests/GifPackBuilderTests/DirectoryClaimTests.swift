@@ -25,8 +25,9 @@ struct DirectoryClaimTests {
         _ = try workspace.write("half a download of mine", to: "home/tmp/movie.part")
         let before = files(under: foreign)
 
-        let report = try await runBuild(manifest: rapidAPIManifest(server: server), workspace: workspace,
-                                        out: role == "output" ? "home" : "dist", cache: role == "cache" ? "home" : "cache")
+        let report = try await runBuild(
+            manifest: rapidAPIManifest(server: server), workspace: workspace,
+            out: role == "output" ? "home" : "dist", cache: role == "cache" ? "home" : "cache")
         #expect(report.exitStatus == .usage)
         #expect(report.message.contains(foreign) && report.message.contains(role), "\(report.message)")
         #expect(files(under: foreign) == before, "nothing written into or deleted from \(foreign)")

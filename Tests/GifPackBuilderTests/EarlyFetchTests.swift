@@ -22,8 +22,10 @@ struct EarlyFetchTests {
 
     /// Runs a build while list pages from `heldFrom` on are held; `whileHeld` runs once the build
     /// has sent `imageRequests` GIF requests (a failure there still releases the pages).
-    private func build(_ manifest: String, server: FixtureServer, workspace: TemporaryDirectory, heldFrom offset: Int,
-                       imageRequests: Int = 1, whileHeld: () async throws -> Void = {}) async throws -> BuildReport {
+    private func build(
+        _ manifest: String, server: FixtureServer, workspace: TemporaryDirectory, heldFrom offset: Int,
+        imageRequests: Int = 1, whileHeld: () async throws -> Void = {}
+    ) async throws -> BuildReport {
         server.holdListPages(fromOffset: offset)
         async let report = runBuild(manifest: manifest, workspace: workspace)
         do {
@@ -80,8 +82,10 @@ struct EarlyFetchTests {
         defer { server.stop() }
         let packs = "packs:\n  - name: all\n  - name: legs\n    selector:\n      bodyPart: [legs]"
         let workspace = try TemporaryDirectory()
-        let report = try await build(earlyManifest(server, packs: packs), server: server, workspace: workspace, heldFrom: 30,
-                                     imageRequests: 4) {
+        let report = try await build(
+            earlyManifest(server, packs: packs), server: server, workspace: workspace, heldFrom: 30,
+            imageRequests: 4
+        ) {
             // The allowance is spent: nothing more goes out while the last page is held.
             let spent = try await holdsThroughout(.milliseconds(300)) { server.stats.imageRequests == 4 }
             #expect(spent, "\(server.stats)")
@@ -91,8 +95,9 @@ struct EarlyFetchTests {
         #expect(report.message.contains("pack \"legs\" selects no exercise"), "\(report.message)")
         #expect(server.stats.imageRequests == 4 && server.stats.listRequests == 4, "\(server.stats)")
         // The message says what was spent (it used to say that no GIF was requested).
-        #expect(report.message.contains("; 4 GIF requests were sent while the list arrived (what they fetched stays cached) and nothing was published"),
-                "\(report.message)")
+        #expect(
+            report.message.contains("; 4 GIF requests were sent while the list arrived (what they fetched stays cached) and nothing was published"),
+            "\(report.message)")
         #expect(!FileManager.default.fileExists(atPath: workspace.file("dist/index.json")))
     }
 
@@ -116,8 +121,9 @@ struct EarlyFetchTests {
         #expect(report.exitStatus == .catalogShrank, "\(report.message)")
         #expect(server.stats.imageRequests == 2 && server.stats.listRequests == 2, "\(server.stats)")
         #expect(server.stats.statusCounts[304] == 2, "conditional requests for GIFs the cache holds: \(server.stats)")
-        #expect(report.message.contains("; 2 GIF requests were sent while the list arrived (what they fetched stays cached) and nothing was published"),
-                "\(report.message)")
+        #expect(
+            report.message.contains("; 2 GIF requests were sent while the list arrived (what they fetched stays cached) and nothing was published"),
+            "\(report.message)")
         #expect(try fileBytes(workspace.file("dist/index.json")) == published)
     }
 
@@ -134,8 +140,9 @@ struct EarlyFetchTests {
         try await waitUntil { server.stats.inFlight == 0 }
         let sent = server.stats.imageRequests
         #expect(sent >= 1 && sent <= server.stats.listRequests, "\(server.stats)")
-        #expect(report.message.contains("refusing a catalog that contradicts itself (\(sent) GIF request\(sent == 1 ? " was" : "s were") sent while the list arrived"),
-                "\(sent) sent: \(report.message)")
+        #expect(
+            report.message.contains("refusing a catalog that contradicts itself (\(sent) GIF request\(sent == 1 ? " was" : "s were") sent while the list arrived"),
+            "\(sent) sent: \(report.message)")
     }
 
     /// One window across the hand-over. When the list is whole three early GIF
@@ -150,8 +157,9 @@ struct EarlyFetchTests {
         server.holdImages(ids)
         let workspace = try TemporaryDirectory()
         let manifest = try ManifestLoader().parse(earlyManifest(server), environment: [:])
-        let options = BuildOptions(outputDirectory: workspace.file("dist"), cacheDirectory: workspace.file("cache"),
-                                   sourceDateEpoch: 1_700_000_000)
+        let options = BuildOptions(
+            outputDirectory: workspace.file("dist"), cacheDirectory: workspace.file("cache"),
+            sourceDateEpoch: 1_700_000_000)
         let planned = Mutex(false)
         let toRequest = Mutex<Int?>(nil)
         let build = testTask {
@@ -184,7 +192,8 @@ struct EarlyFetchTests {
         #expect(report.gifs.valid == 40)
         // The plan's count of requests includes those the early fetch sent or holds: a first build asks for every GIF.
         #expect(toRequest.withLock { $0 } == 40)
-        #expect(server.stats.requestsByExercise.count == 40 && server.stats.requestsByExercise.values.allSatisfy { $0 == 1 },
-                "each GIF asked for once: \(server.stats)")
+        #expect(
+            server.stats.requestsByExercise.count == 40 && server.stats.requestsByExercise.values.allSatisfy { $0 == 1 },
+            "each GIF asked for once: \(server.stats)")
     }
 }

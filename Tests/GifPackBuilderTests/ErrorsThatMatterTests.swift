@@ -15,7 +15,7 @@ struct ErrorsThatMatterTests {
     /// database would be); the other tables keep working.
     static func breakGIFTable(_ path: String) throws {
         var configuration = Configuration()
-        configuration.busyMode = .timeout(10) // the finished build's connection may still be closing
+        configuration.busyMode = .timeout(10)  // the finished build's connection may still be closing
         let database = try DatabaseQueue(path: path, configuration: configuration)
         try database.write { db in
             try db.execute(sql: "ALTER TABLE gif RENAME TO gif_damaged; CREATE TABLE gif (unrelated TEXT)")
@@ -51,20 +51,26 @@ struct ErrorsThatMatterTests {
         let state = try BuildState(path: layout.statePath, source: "test")
         try Self.breakGIFTable(layout.statePath)
         let manifest = try offlineManifest()
-        let pipeline = BuildPipeline(manifest: manifest, options: BuildOptions(outputDirectory: workspace.file("dist"),
-                                                                               cacheDirectory: layout.root, sourceDateEpoch: 0))
-        let exercise = try Exercise(id: "0001", name: "a", bodyParts: [], equipment: [], targets: [],
-                                    imageURL: "http://127.0.0.1:9/0001.gif", raw: .null)
+        let pipeline = BuildPipeline(
+            manifest: manifest,
+            options: BuildOptions(
+                outputDirectory: workspace.file("dist"),
+                cacheDirectory: layout.root, sourceDateEpoch: 0))
+        let exercise = try Exercise(
+            id: "0001", name: "a", bodyParts: [], equipment: [], targets: [],
+            imageURL: "http://127.0.0.1:9/0001.gif", raw: .null)
         let results = FetchResults([
-            "0001": .rejected(FetchRejection(exerciseID: "0001", url: exercise.imageURL, reason: .httpStatus(500), detail: "d", status: 500)),
+            "0001": .rejected(FetchRejection(exerciseID: "0001", url: exercise.imageURL, reason: .httpStatus(500), detail: "d", status: 500))
         ])
         #expect(throws: StateUnreadable.self) {
-            try pipeline.lastKnownGood(for: results, wanted: [exercise], state: state, store: BlobStore(layout: layout),
-                                       resolution: pipeline.manifest.source.resolution)
+            try pipeline.lastKnownGood(
+                for: results, wanted: [exercise], state: state, store: BlobStore(layout: layout),
+                resolution: pipeline.manifest.source.resolution)
         }
         do {
-            _ = try pipeline.lastKnownGood(for: results, wanted: [exercise], state: state, store: BlobStore(layout: layout),
-                                       resolution: pipeline.manifest.source.resolution)
+            _ = try pipeline.lastKnownGood(
+                for: results, wanted: [exercise], state: state, store: BlobStore(layout: layout),
+                resolution: pipeline.manifest.source.resolution)
         } catch {
             #expect(error.step == .lookingUpLastKnownGood)
             #expect(error.description.contains("nothing was published"))

@@ -20,7 +20,7 @@ struct FetchResilienceTests {
         let mix: [[Fault]] = [
             [.status(500)], [.tooManyRequests(retryAfter: nil)], [.tooManyRequests(retryAfter: .seconds(1))],
             [.htmlWith200], [.truncatedBody], [.connectionReset], [.status(502), .status(503)], [.notAGIF],
-            [.wrongContentType], [.status(504)], [.tooManyRequests(retryAfter: .httpDate(secondsFromNow: 1))],
+            [.wrongContentType], [.status(504)], [.tooManyRequests(retryAfter: .httpDate(secondsFromNow: 1))]
         ]
         for (index, faults) in mix.enumerated() { server.schedule(faults, forExercise: ids[index * 2]) }
         let workspace = try TemporaryDirectory()
@@ -59,8 +59,9 @@ struct FetchResilienceTests {
         let workspace = try TemporaryDirectory()
         let attempts = Mutex<[AttemptEvent]>([])
         let manifest = try ManifestLoader().parse(rapidAPIManifest(server: server), environment: ["GIFPACK_TEST_KEY": testAPIKey])
-        let options = BuildOptions(outputDirectory: workspace.file("dist"), cacheDirectory: workspace.file("cache"),
-                                   sourceDateEpoch: 1_700_000_000)
+        let options = BuildOptions(
+            outputDirectory: workspace.file("dist"), cacheDirectory: workspace.file("cache"),
+            sourceDateEpoch: 1_700_000_000)
 
         let report = await BuildPipeline(manifest: manifest, options: options) { event in
             if case .attempt(let attempt) = event, attempt.exerciseID == id { attempts.withLock { $0.append(attempt) } }
@@ -147,7 +148,9 @@ struct FetchResilienceTests {
     }
 
     @Test func theQuotaReserveStopsTheRequestsQueuedBehindTheWindow() async throws {
-        let server = try startFixture(count: 40) { $0.quota = 20; $0.latencyMilliseconds = 10 }
+        let server = try startFixture(count: 40) {
+            $0.quota = 20; $0.latencyMilliseconds = 10
+        }
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
         let report = try await runBuild(manifest: rapidAPIManifest(server: server, fetch: "  quota_reserve: 10"), workspace: workspace)

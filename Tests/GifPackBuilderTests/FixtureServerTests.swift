@@ -44,8 +44,9 @@ import Testing
         }
         defer { server.stop() }
         #expect(try await decodeList(curl("\(server.rapidAPIBaseURL)/exercises?limit=50")).count == 8)
-        let v1 = try JSONSerialization.jsonObject(
-            with: Data(await curl("\(server.v1BaseURL)/exercises?limit=50").body)) as? [String: Any]
+        let v1 =
+            try JSONSerialization.jsonObject(
+                with: Data(await curl("\(server.v1BaseURL)/exercises?limit=50").body)) as? [String: Any]
         #expect((v1?["data"] as? [Any])?.count == 8)
     }
 
@@ -321,12 +322,13 @@ import Testing
         let server = try startedServer { $0.exerciseCount = 3 }
         defer { server.stop() }
         let id = server.catalog.exercises[0].id
-        server.schedule([
-            .tooManyRequests(retryAfter: .seconds(7)),
-            .tooManyRequests(retryAfter: .httpDate(secondsFromNow: 120)),
-            .tooManyRequests(retryAfter: nil),
-            .monthlyQuotaExceeded,
-        ], forExercise: id)
+        server.schedule(
+            [
+                .tooManyRequests(retryAfter: .seconds(7)),
+                .tooManyRequests(retryAfter: .httpDate(secondsFromNow: 120)),
+                .tooManyRequests(retryAfter: nil),
+                .monthlyQuotaExceeded
+            ], forExercise: id)
         let seconds = try await curl(imageURL(server, id: id))
         #expect(seconds.status == 429 && seconds.headers["retry-after"] == "7")
         #expect(seconds.text.contains("rate limit per second"))
@@ -426,8 +428,11 @@ import Testing
         }
         defer { server.stop() }
         let urls = server.catalog.exercises.map { imageURL(server, id: $0.id) }
-        let result = try await curl(["--parallel", "--parallel-immediate", "--parallel-max", "3", "-o", "/dev/null", "-o", "/dev/null",
-                               "-o", "/dev/null", "-w", "%{http_code}\n"] + urls, includeHeaders: false)
+        let result = try await curl(
+            [
+                "--parallel", "--parallel-immediate", "--parallel-max", "3", "-o", "/dev/null", "-o", "/dev/null",
+                "-o", "/dev/null", "-w", "%{http_code}\n"
+            ] + urls, includeHeaders: false)
         #expect(result.text.split(separator: "\n") == ["200", "200", "200"])
         let stats = await settledStats(server)
         #expect(stats.maxInFlight == 3)
@@ -512,8 +517,10 @@ import Testing
     @Test func invalidConfigurationIsRejectedWithTheField() {
         var configuration = FixtureConfiguration()
         configuration.planMaxResolution = 500
-        #expect(throws: FixtureError.invalidConfiguration(
-            field: "planMaxResolution", reason: "must be one of [180, 360, 720, 1080], got 500")) {
+        #expect(
+            throws: FixtureError.invalidConfiguration(
+                field: "planMaxResolution", reason: "must be one of [180, 360, 720, 1080], got 500")
+        ) {
             try FixtureServer(configuration)
         }
     }

@@ -35,14 +35,18 @@ struct HostileCatalogTests {
         return files
     }
 
-    private func runCLI(_ server: FixtureServer, _ workspace: TemporaryDirectory, logFormat: String,
-                        fetch: String = "") async throws -> ProcessResult {
+    private func runCLI(
+        _ server: FixtureServer, _ workspace: TemporaryDirectory, logFormat: String,
+        fetch: String = ""
+    ) async throws -> ProcessResult {
         let manifest = try workspace.write(rapidAPIManifest(server: server, fetch: fetch), to: "manifest-\(logFormat).yaml")
-        return try await run(productPath("gifpack"), [
-            "build", "--manifest", manifest, "--out", workspace.file("dist"), "--cache", workspace.file("cache"),
-            "--log-format", logFormat, "--verbose", "--metrics-file", workspace.file("metrics-\(logFormat).prom"),
-            "--summary-file", workspace.file("summary-\(logFormat).md"),
-        ], environment: environment())
+        return try await run(
+            productPath("gifpack"),
+            [
+                "build", "--manifest", manifest, "--out", workspace.file("dist"), "--cache", workspace.file("cache"),
+                "--log-format", logFormat, "--verbose", "--metrics-file", workspace.file("metrics-\(logFormat).prom"),
+                "--summary-file", workspace.file("summary-\(logFormat).md")
+            ], environment: environment())
     }
 
     @Test func aKeyEchoedInACatalogErrorBodyIsRedactedEverywhere() async throws {
@@ -93,8 +97,9 @@ struct HostileCatalogTests {
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
         // Each page of 10 records is about 45 KB, well under the bound; the catalog is not.
-        let report = try await runBuild(manifest: rapidAPIManifest(server: server, fetch: "  max_catalog_bytes: 400KB"),
-                                        workspace: workspace)
+        let report = try await runBuild(
+            manifest: rapidAPIManifest(server: server, fetch: "  max_catalog_bytes: 400KB"),
+            workspace: workspace)
         #expect(report.exitStatus == .failed)
         #expect(report.message.contains("max_catalog_bytes"), "\(report.message)")
         #expect(server.stats.listRequests <= 14, "stopped within a few pages of the bound: \(server.stats.listRequests)")
@@ -106,8 +111,9 @@ struct HostileCatalogTests {
         let server = try startFixture(count: 12) { $0.listFault = .endless(paddingBytes: 0) }
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
-        let report = try await runBuild(manifest: rapidAPIManifest(server: server, fetch: "  max_catalog_records: 55"),
-                                        workspace: workspace)
+        let report = try await runBuild(
+            manifest: rapidAPIManifest(server: server, fetch: "  max_catalog_records: 55"),
+            workspace: workspace)
         #expect(report.exitStatus == .failed)
         #expect(report.message.contains("max_catalog_records"), "\(report.message)")
         #expect(server.stats.listRequests <= 9, "\(server.stats.listRequests) list requests")
@@ -146,4 +152,3 @@ struct HostileCatalogTests {
         #expect(server.stats.imageRequests == 0)
     }
 }
-

@@ -20,8 +20,9 @@ struct IncrementalBuildTests {
             let data = try? Data(contentsOf: URL(fileURLWithPath: "\(dist)/\(pack.file)"))
             #expect(data != nil, "\(pack.file) is missing", sourceLocation: sourceLocation)
             if let data {
-                #expect(Int64(data.count) == pack.bytes && sha256Hex([UInt8](data)) == pack.sha256,
-                        "\(pack.file) does not match the index", sourceLocation: sourceLocation)
+                #expect(
+                    Int64(data.count) == pack.bytes && sha256Hex([UInt8](data)) == pack.sha256,
+                    "\(pack.file) does not match the index", sourceLocation: sourceLocation)
             }
         }
     }
@@ -65,14 +66,14 @@ struct IncrementalBuildTests {
         defer { server.stop() }
         let ids = server.catalog.exercises.map(\.id).sorted()
         let packs = """
-        packs:
-          - name: first-half
-            selector:
-              ids: [\(ids[0..<5].map { "\"\($0)\"" }.joined(separator: ", "))]
-          - name: second-half
-            selector:
-              ids: [\(ids[5...].map { "\"\($0)\"" }.joined(separator: ", "))]
-        """
+            packs:
+              - name: first-half
+                selector:
+                  ids: [\(ids[0..<5].map { "\"\($0)\"" }.joined(separator: ", "))]
+              - name: second-half
+                selector:
+                  ids: [\(ids[5...].map { "\"\($0)\"" }.joined(separator: ", "))]
+            """
         let manifest = rapidAPIManifest(server: server, packs: packs, fetch: "  refresh_after: 0")
         let workspace = try TemporaryDirectory()
         _ = try await runBuild(manifest: manifest, workspace: workspace)
@@ -119,8 +120,11 @@ struct IncrementalBuildTests {
         #expect(setup.status == 0, "\(setup.error)")
         let published = try snapshot(workspace.file("dist"))
         for (offset, exercise) in server.catalog.exercises.sorted(by: { $0.id < $1.id }).enumerated() where offset % 2 == 0 {
-            server.replaceGIF(id: exercise.id, with: try GIFSynthesizer.animatedGIF(width: 30, height: 30, frames: 2, colors: 4,
-                                                                                      seed: UInt64(500 + offset)))
+            server.replaceGIF(
+                id: exercise.id,
+                with: try GIFSynthesizer.animatedGIF(
+                    width: 30, height: 30, frames: 2, colors: 4,
+                    seed: UInt64(500 + offset)))
         }
         server.resetStats()
 
@@ -129,8 +133,9 @@ struct IncrementalBuildTests {
         let crashed = try await run(productPath("gifpack"), arguments, environment: crashing)
         #expect(crashed.status == 128 + 9 || crashed.status == 9, "expected SIGKILL at \(point.rawValue), got \(crashed.status)")
         try expectIndexVerifies(workspace.file("dist"))
-        #expect(try snapshot(workspace.file("dist")).filter { $0.key.hasSuffix("index.json") } == published.filter { $0.key.hasSuffix("index.json") },
-                "the published index changed although the run was killed before replacing it")
+        #expect(
+            try snapshot(workspace.file("dist")).filter { $0.key.hasSuffix("index.json") } == published.filter { $0.key.hasSuffix("index.json") },
+            "the published index changed although the run was killed before replacing it")
         // The killed process's last requests may still be in the server (read, waiting out the
         // latency, or queued): they are counted only once every connection of it was handled.
         #expect(await onAThreadOfItsOwn { server.waitUntilIdle(timeout: 30) }, "the server still holds connections of the killed run")
@@ -147,8 +152,9 @@ struct IncrementalBuildTests {
             #expect(count <= (requestsBeforeCrash[id] ?? 0) + 1)
         }
         let gifBodies = server.stats.statusCounts[200, default: 0] - server.stats.listRequests
-        #expect(gifBodies <= 12 + 3 + GIFProcessor.maxBacklog,
-                "changed GIFs are downloaded once, plus at most those in flight or awaiting storage at the kill")
+        #expect(
+            gifBodies <= 12 + 3 + GIFProcessor.maxBacklog,
+            "changed GIFs are downloaded once, plus at most those in flight or awaiting storage at the kill")
     }
 
     @Test func aDamagedCachedFrameIsCompressedAgain() async throws {
@@ -164,8 +170,9 @@ struct IncrementalBuildTests {
             try handle.truncate(atOffset: 20)
             try handle.close()
         }
-        server.replaceGIF(id: server.catalog.exercises[0].id,
-                          with: try GIFSynthesizer.animatedGIF(width: 16, height: 16, frames: 2, colors: 2, seed: 3))
+        server.replaceGIF(
+            id: server.catalog.exercises[0].id,
+            with: try GIFSynthesizer.animatedGIF(width: 16, height: 16, frames: 2, colors: 2, seed: 3))
         let report = try await runBuild(manifest: manifest, workspace: workspace)
         #expect(report.exitStatus == .success, "\(report.message)")
         #expect(report.packs.first?.version == 2)
@@ -188,8 +195,12 @@ struct IncrementalBuildTests {
         let manifestPath = try workspace.write(rapidAPIManifest(server: server), to: "manifest.yaml")
         var environment = ProcessInfo.processInfo.environment
         environment["GIFPACK_TEST_KEY"] = testAPIKey
-        let result = try await run(productPath("gifpack"), ["build", "--manifest", manifestPath, "--out", workspace.file("dist"),
-                                                     "--cache", workspace.file("cache")], environment: environment)
+        let result = try await run(
+            productPath("gifpack"),
+            [
+                "build", "--manifest", manifestPath, "--out", workspace.file("dist"),
+                "--cache", workspace.file("cache")
+            ], environment: environment)
         withExtendedLifetime((holder, crowd)) {}
         #expect(result.status == ExitStatus.locked.rawValue)
         #expect(result.error.contains("pid \(getpid())"), "\(result.error)")

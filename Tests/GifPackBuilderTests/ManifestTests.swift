@@ -17,10 +17,10 @@ struct ManifestTests {
     }
 
     let minimal = """
-    source:
-      kind: exercisedb-rapidapi
-      api_key_env: KEY_VAR
-    """
+        source:
+          kind: exercisedb-rapidapi
+          api_key_env: KEY_VAR
+        """
 
     @Test(.computes) func minimalManifestGetsDefaultsAndOnePackOfEverything() throws {
         let manifest = try load(minimal)
@@ -59,14 +59,15 @@ struct ManifestTests {
     }
 
     @Test(.computes) func errorsNameTheKeyPath() {
-        let packs = minimal + """
+        let packs =
+            minimal + """
 
-        packs:
-          - name: one
-          - name: two
-            selector:
-              bodyParts: chest
-        """
+                packs:
+                  - name: one
+                  - name: two
+                    selector:
+                      bodyParts: chest
+                """
         #expect(failure(packs) == .unknownKey(path: "packs[1].selector.bodyParts", allowed: ["bodyPart", "equipment", "target", "ids"]))
         #expect(failure(packs)?.description.contains("packs[1].selector.bodyParts") == true)
 
@@ -135,14 +136,18 @@ struct ManifestTests {
     /// Every duration, size and count key refuses a value beyond what it can hold with exit 2 and
     /// its key path, instead of trapping on an Int64 overflow.
     @Test(.computes) func hugeNumbersAreRefusedWithTheKeyPath() {
-        let durations = ["fetch.connect_timeout", "fetch.request_timeout", "fetch.low_speed_time", "fetch.max_duration",
-                         "fetch.refresh_after", "fetch.missing_ttl", "fetch.retry.base_delay", "fetch.retry.max_delay",
-                         "fetch.retry.max_retry_after"]
+        let durations = [
+            "fetch.connect_timeout", "fetch.request_timeout", "fetch.low_speed_time", "fetch.max_duration",
+            "fetch.refresh_after", "fetch.missing_ttl", "fetch.retry.base_delay", "fetch.retry.max_delay",
+            "fetch.retry.max_retry_after"
+        ]
         let sizes = ["fetch.max_gif_bytes", "fetch.max_catalog_bytes"]
-        let counts = ["fetch.concurrency", "fetch.low_speed_limit", "fetch.max_width", "fetch.max_height", "fetch.max_frames",
-                      "fetch.max_total_pixels", "fetch.circuit_breaker", "fetch.quota_reserve", "fetch.max_requests",
-                      "fetch.max_catalog_records", "fetch.retry.max_attempts", "fetch.max_missing",
-                      "source.resolution", "source.page_size", "output.zstd_level", "output.keep_versions"]
+        let counts = [
+            "fetch.concurrency", "fetch.low_speed_limit", "fetch.max_width", "fetch.max_height", "fetch.max_frames",
+            "fetch.max_total_pixels", "fetch.circuit_breaker", "fetch.quota_reserve", "fetch.max_requests",
+            "fetch.max_catalog_records", "fetch.retry.max_attempts", "fetch.max_missing",
+            "source.resolution", "source.page_size", "output.zstd_level", "output.keep_versions"
+        ]
         func manifest(_ path: String, _ value: String) -> String {
             let parts = path.split(separator: ".").map(String.init)
             var text = ""
@@ -181,10 +186,10 @@ struct ManifestTests {
 @Suite("Manifest: placeholder and poster settings", .timeLimit(.minutes(3)))
 struct PlaceholderManifestTests {
     let minimal = """
-    source:
-      kind: exercisedb-rapidapi
-      api_key_env: KEY
-    """
+        source:
+          kind: exercisedb-rapidapi
+          api_key_env: KEY
+        """
 
     func failure(_ text: String) -> ManifestError? {
         do {
@@ -196,8 +201,9 @@ struct PlaceholderManifestTests {
     @Test(.computes) func postersAndBlurHashDefaultAndParse() throws {
         let defaults = try ManifestLoader().parse(minimal, environment: ["KEY": "k"])
         #expect(defaults.output.placeholderSettings == PlaceholderSettings(componentsX: 4, componentsY: 3, posterSizes: [80]))
-        let custom = try ManifestLoader().parse(minimal + "\noutput:\n  posters: [200, 80]\n  blurhash: {x: 5, y: 2}",
-                                                environment: ["KEY": "k"])
+        let custom = try ManifestLoader().parse(
+            minimal + "\noutput:\n  posters: [200, 80]\n  blurhash: {x: 5, y: 2}",
+            environment: ["KEY": "k"])
         #expect(custom.output.placeholderSettings == PlaceholderSettings(componentsX: 5, componentsY: 2, posterSizes: [80, 200]))
         let none = try ManifestLoader().parse(minimal + "\noutput:\n  posters: []", environment: ["KEY": "k"])
         #expect(none.output.posterSizes.isEmpty)

@@ -58,8 +58,11 @@ struct OperatorFileTests {
         }
         let key = try workspace.write(String(repeating: "k", count: (64 << 10) + 1), to: "big.key")
         let manifest = try workspace.write(manifestText(signingWith: key), to: "signed.yaml")
-        #expect(throws: ManifestError.invalidValue(path: "signing.secret_key_file",
-                                                   reason: "the secret key file \(key) cannot be read (it is larger than 65536 bytes)")) {
+        #expect(
+            throws: ManifestError.invalidValue(
+                path: "signing.secret_key_file",
+                reason: "the secret key file \(key) cannot be read (it is larger than 65536 bytes)")
+        ) {
             try ManifestLoader().load(path: manifest, environment: environment)
         }
     }
@@ -73,8 +76,11 @@ struct OperatorFileTests {
                 try ManifestLoader().load(path: manifest, environment: environment)
             }
         }
-        #expect(throws: ManifestError.unreadable(path: workspace.path,
-                                                 reason: "it is a directory; name the manifest file (e.g. \(workspace.path)/exercisedb.yaml)")) {
+        #expect(
+            throws: ManifestError.unreadable(
+                path: workspace.path,
+                reason: "it is a directory; name the manifest file (e.g. \(workspace.path)/exercisedb.yaml)")
+        ) {
             try ManifestLoader().load(path: workspace.path, environment: environment)
         }
     }

@@ -22,8 +22,9 @@ struct PackFrameTests {
             catalog = Array(#"{"pack":"test","exercises":[]}"#.utf8)
             var gifs: [(String, String, [UInt8])] = []
             for seed in 1...3 {
-                let bytes = try GIFSynthesizer.animatedGIF(width: 40, height: 30, frames: seed + 1, colors: 4,
-                                                           seed: UInt64(seed))
+                let bytes = try GIFSynthesizer.animatedGIF(
+                    width: 40, height: 30, frames: seed + 1, colors: 4,
+                    seed: UInt64(seed))
                 let name = "gifs/\(sha256Hex(bytes)).gif"
                 let path = directory.file("source-\(seed).gif")
                 try Data(bytes).write(to: URL(fileURLWithPath: path))
@@ -111,15 +112,21 @@ struct PackFrameTests {
         #expect(summary.entries.map(\.name) == inputs.entries.map(\.name))
         for (packed, entry) in zip(summary.entries, inputs.entries) {
             #expect(packed.size == Int64(entry.bytes.count))
-            let (header, data) = try reader.readEntry(frameOffset: packed.frameOffset, frameLength: packed.frameLength,
-                                                      maxSize: packed.size)
+            let (header, data) = try reader.readEntry(
+                frameOffset: packed.frameOffset, frameLength: packed.frameLength,
+                maxSize: packed.size)
             #expect(data == entry.bytes)
-            #expect(header == TarHeader(name: entry.name, size: Int64(entry.bytes.count), mode: 0o644,
-                                        mtime: Self.mtime, typeflag: UInt8(ascii: "0"), uid: 0, gid: 0, linkName: ""))
+            #expect(
+                header
+                    == TarHeader(
+                        name: entry.name, size: Int64(entry.bytes.count), mode: 0o644,
+                        mtime: Self.mtime, typeflag: UInt8(ascii: "0"), uid: 0, gid: 0, linkName: ""))
             var streamed: [UInt8] = []
             var chunks = 0
-            try reader.streamEntry(frameOffset: packed.frameOffset, frameLength: packed.frameLength,
-                                   maxSize: packed.size) { chunk in
+            try reader.streamEntry(
+                frameOffset: packed.frameOffset, frameLength: packed.frameLength,
+                maxSize: packed.size
+            ) { chunk in
                 streamed.append(contentsOf: chunk)
                 chunks += 1
             }
@@ -189,8 +196,9 @@ struct PackFrameTests {
             try reader.readEntry(frameOffset: entry.frameOffset, frameLength: entry.frameLength + 7, maxSize: entry.size)
         }
         #expect(throws: PackReadError.notZstd(offset: entry.frameOffset + 1)) {
-            try reader.readEntry(frameOffset: entry.frameOffset + 1, frameLength: entry.frameLength - 1,
-                                 maxSize: entry.size)
+            try reader.readEntry(
+                frameOffset: entry.frameOffset + 1, frameLength: entry.frameLength - 1,
+                maxSize: entry.size)
         }
 
         var bytes = try Self.fileBytes(pack)
@@ -199,8 +207,9 @@ struct PackFrameTests {
         let damaged = inputs.directory.file("damaged.tar.zst")
         try Data(bytes).write(to: URL(fileURLWithPath: damaged))
         #expect(throws: PackReadError.checksumMismatch(offset: entry.frameOffset)) {
-            try PackFrameReader(path: damaged).readEntry(frameOffset: entry.frameOffset,
-                                                         frameLength: entry.frameLength, maxSize: entry.size)
+            try PackFrameReader(path: damaged).readEntry(
+                frameOffset: entry.frameOffset,
+                frameLength: entry.frameLength, maxSize: entry.size)
         }
     }
 
@@ -214,8 +223,12 @@ struct PackFrameTests {
         let reader = try PackFrameReader(path: pack)
         let limit = TarHeader.entryLength(dataSize: entry.size)
         let longest = limit + limit / 4096 + 4096
-        #expect(throws: PackReadError.corruptFrame(offset: entry.frameOffset, reason: "a frame of \(longest + 1) bytes is longer "
-                        + "than any frame of at most \(limit) content bytes (\(longest))")) {
+        #expect(
+            throws: PackReadError.corruptFrame(
+                offset: entry.frameOffset,
+                reason: "a frame of \(longest + 1) bytes is longer "
+                    + "than any frame of at most \(limit) content bytes (\(longest))")
+        ) {
             try reader.readEntry(frameOffset: entry.frameOffset, frameLength: longest + 1, maxSize: entry.size)
         }
         // Up to the bound, the range is read and what follows the frame is trailing data.
@@ -223,7 +236,8 @@ struct PackFrameTests {
         #expect(throws: PackReadError.trailingData(offset: entry.frameOffset, bytes: spare)) {
             try reader.readEntry(frameOffset: entry.frameOffset, frameLength: entry.frameLength + spare, maxSize: entry.size)
         }
-        #expect(try reader.readEntry(frameOffset: entry.frameOffset, frameLength: entry.frameLength, maxSize: entry.size).data
+        #expect(
+            try reader.readEntry(frameOffset: entry.frameOffset, frameLength: entry.frameLength, maxSize: entry.size).data
                 == inputs.gifs[0].bytes)
         #expect(try reader.readBytes(at: entry.frameOffset, count: 4) == [0x28, 0xB5, 0x2F, 0xFD])
         #expect(try reader.readBytes(at: summary.bytes - 2, count: 10).count == 2)
@@ -240,8 +254,10 @@ struct PackFrameTests {
         let directory = try TemporaryDirectory()
         let sink = try FileDescriptorSink(creating: directory.file("x.zst"))
         let encoder = TarEntryFrameEncoder(level: 3, mtime: 0)
-        for name in ["gifs/übung.gif", "../escape.gif", "gifs/../../x", "/etc/passwd", "", "a//b", "gifs/",
-                     "tab\tname", String(repeating: "n", count: 100)] {
+        for name in [
+            "gifs/übung.gif", "../escape.gif", "gifs/../../x", "/etc/passwd", "", "a//b", "gifs/",
+            "tab\tname", String(repeating: "n", count: 100)
+        ] {
             #expect(throws: PackWriteError.self, "\(name)") { try encoder.encodeBytes(name: name, bytes: [1], to: sink) }
         }
         #expect(sink.offset == 0)

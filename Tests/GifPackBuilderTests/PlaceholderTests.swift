@@ -95,7 +95,8 @@ struct PlaceholderTests {
     @Test(.computes) func postersEncodedOnManyThreadsAtOnceAreTheSameAsAlone() async throws {
         var random = SplitMix64(seed: 5)
         let images = (0..<4).map { index in
-            index % 2 == 0 ? Self.pattern(width: 96 + index * 8, height: 64)
+            index % 2 == 0
+                ? Self.pattern(width: 96 + index * 8, height: 64)
                 : RGBImage(width: 80, height: 80, pixels: (0..<(80 * 80 * 3)).map { _ in UInt8(truncatingIfNeeded: random.next()) })
         }
         let alone = try images.map { try PosterEncoder.encode($0) }

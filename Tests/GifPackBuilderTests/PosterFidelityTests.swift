@@ -56,8 +56,12 @@ struct PosterFidelityTests {
             #expect(whites > 1000)
         }
         // An image of few colours keeps them exactly, white included.
-        let flat = RGBImage(width: 4, height: 2, pixels: [255, 255, 255, 0, 0, 0, 255, 255, 255, 1, 2, 3,
-                                                          254, 254, 254, 255, 255, 255, 200, 100, 50, 255, 255, 255])
+        let flat = RGBImage(
+            width: 4, height: 2,
+            pixels: [
+                255, 255, 255, 0, 0, 0, 255, 255, 255, 1, 2, 3,
+                254, 254, 254, 255, 255, 255, 200, 100, 50, 255, 255, 255
+            ])
         #expect(try StillFrameDecoder.decode(bytes: PosterEncoder.encode(flat)).image == flat)
     }
 

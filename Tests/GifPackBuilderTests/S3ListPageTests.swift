@@ -10,30 +10,37 @@ import Testing
 struct S3ListPageTests {
     @Test(.computes) func aSizeThatIsNotAWholeNumberFromZeroIsUnknown() {
         // Found by the s3-list fuzz target: a negative <Size> was taken as a length.
-        let xml = "<ListBucketResult><Contents><Key>a</Key><Size>-5</Size></Contents><Contents><Key>b</Key><Size>1.5</Size></Contents>"
+        let xml =
+            "<ListBucketResult><Contents><Key>a</Key><Size>-5</Size></Contents><Contents><Key>b</Key><Size>1.5</Size></Contents>"
             + "<Contents><Key>c</Key><Size>99999999999999999999</Size></Contents><Contents><Key>d</Key><Size>0</Size></Contents></ListBucketResult>"
-        #expect(S3ListPage(xml: xml).objects == [S3Object(key: "a", size: nil), S3Object(key: "b", size: nil),
-                                                  S3Object(key: "c", size: nil), S3Object(key: "d", size: 0)])
+        #expect(
+            S3ListPage(xml: xml).objects == [
+                S3Object(key: "a", size: nil), S3Object(key: "b", size: nil),
+                S3Object(key: "c", size: nil), S3Object(key: "d", size: 0)
+            ])
     }
 
     @Test(.computes) func listingsAreReadWhateverTheNamespaceSpacingAndEntities() {
         let xml = """
-        <?xml version="1.0" encoding="UTF-8"?>
-        <ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">
-          <Name>cdn</Name><Prefix>gifpack/packs/</Prefix><KeyCount>2</KeyCount>
-          <IsTruncated>true</IsTruncated>
-          <NextContinuationToken>1ueGcxLPRx1Tr/XYExHnhbYLgveDs2J/wm36Hy4vbOwM=&amp;x</NextContinuationToken>
-          <Contents>
-            <Key>gifpack/packs/all-v1-1a2b3c4d.tar.zst</Key><LastModified>2026-11-23T10:00:00.000Z</LastModified>
-            <ETag>&quot;9b2cf535f27731c974343645a3985328&quot;</ETag><Size>107248349</Size><StorageClass>STANDARD</StorageClass>
-          </Contents>
-          <Contents><Key>gifpack/packs/a&amp;b &#x3C;c&#62;.txt</Key><Size>3</Size></Contents>
-          <Contents><Size>4</Size></Contents>
-        </ListBucketResult>
-        """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">
+              <Name>cdn</Name><Prefix>gifpack/packs/</Prefix><KeyCount>2</KeyCount>
+              <IsTruncated>true</IsTruncated>
+              <NextContinuationToken>1ueGcxLPRx1Tr/XYExHnhbYLgveDs2J/wm36Hy4vbOwM=&amp;x</NextContinuationToken>
+              <Contents>
+                <Key>gifpack/packs/all-v1-1a2b3c4d.tar.zst</Key><LastModified>2026-11-23T10:00:00.000Z</LastModified>
+                <ETag>&quot;9b2cf535f27731c974343645a3985328&quot;</ETag><Size>107248349</Size><StorageClass>STANDARD</StorageClass>
+              </Contents>
+              <Contents><Key>gifpack/packs/a&amp;b &#x3C;c&#62;.txt</Key><Size>3</Size></Contents>
+              <Contents><Size>4</Size></Contents>
+            </ListBucketResult>
+            """
         let page = S3ListPage(xml: xml)
-        #expect(page.objects == [S3Object(key: "gifpack/packs/all-v1-1a2b3c4d.tar.zst", size: 107_248_349),
-                                 S3Object(key: "gifpack/packs/a&b <c>.txt", size: 3)])
+        #expect(
+            page.objects == [
+                S3Object(key: "gifpack/packs/all-v1-1a2b3c4d.tar.zst", size: 107_248_349),
+                S3Object(key: "gifpack/packs/a&b <c>.txt", size: 3)
+            ])
         #expect(page.isTruncated)
         #expect(page.nextContinuationToken == "1ueGcxLPRx1Tr/XYExHnhbYLgveDs2J/wm36Hy4vbOwM=&x")
 
@@ -43,7 +50,8 @@ struct S3ListPageTests {
         for broken in ["", "<Contents><Key>a", "not xml at all", "<Contents><Key>&#xFFFFFFFF;</Key></Contents>", "<<<>>>"] {
             #expect(S3ListPage(xml: broken).objects.count <= 1)
         }
-        #expect(S3ErrorBody(xml: "<Error><Code>NoSuchBucket</Code><Message>The specified bucket does not exist</Message></Error>")
+        #expect(
+            S3ErrorBody(xml: "<Error><Code>NoSuchBucket</Code><Message>The specified bucket does not exist</Message></Error>")
                 == S3ErrorBody(xml: "<Error>\n <Code>NoSuchBucket</Code>\n <Message>The specified bucket does not exist</Message></Error>"))
         #expect(S3ErrorBody(xml: "<Error><Code>SignatureDoesNotMatch</Code></Error>").code == "SignatureDoesNotMatch")
     }
@@ -69,8 +77,9 @@ struct S3ListPageTests {
         defer { nginx.stop() }
         let http = try GifPackHTTP.HTTPClient(maxConnections: 1)
         defer { http.shutdown() }
-        let target = try S3Target(bucket: "cdn", prefix: "gifpack/", endpoint: nginx.baseURL,
-                                  environment: ["AWS_ACCESS_KEY_ID": "AKIAGIFPACKTEST00001", "AWS_SECRET_ACCESS_KEY": "secret"], client: http)
+        let target = try S3Target(
+            bucket: "cdn", prefix: "gifpack/", endpoint: nginx.baseURL,
+            environment: ["AWS_ACCESS_KEY_ID": "AKIAGIFPACKTEST00001", "AWS_SECRET_ACCESS_KEY": "secret"], client: http)
         func serve(_ xml: String) throws { try xml.write(toFile: workspace.file("list.xml"), atomically: true, encoding: .utf8) }
         func refusal() async -> String {
             do {

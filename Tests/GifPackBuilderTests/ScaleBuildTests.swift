@@ -38,12 +38,15 @@ struct ScaleBuildTests {
         // One record past the 16 MiB a slot can say (its length is then read from the file).
         let big = String(repeating: "x", count: 17 << 20)
         let exercises = try [
-            Exercise(id: "0001", name: "3/4 sit-up", bodyParts: ["waist"], equipment: ["body weight"], targets: ["abs"],
-                     imageTemplate: template, raw: .object(["id": .string("0001"), "name": .string("3/4 sit-up")])),
-            Exercise(id: "0002", name: "45° side \"bend\"", bodyParts: [], equipment: ["dumbbell", "band"], targets: ["obliques"],
-                     imageURL: "https://cdn.example/0002.gif", raw: .object(["id": .string("0002"), "note": .string(big)])),
-            Exercise(id: "0003", name: "", bodyParts: ["waist"], equipment: [], targets: [],
-                     imageTemplate: template, raw: .array([])),
+            Exercise(
+                id: "0001", name: "3/4 sit-up", bodyParts: ["waist"], equipment: ["body weight"], targets: ["abs"],
+                imageTemplate: template, raw: .object(["id": .string("0001"), "name": .string("3/4 sit-up")])),
+            Exercise(
+                id: "0002", name: "45° side \"bend\"", bodyParts: [], equipment: ["dumbbell", "band"], targets: ["obliques"],
+                imageURL: "https://cdn.example/0002.gif", raw: .object(["id": .string("0002"), "note": .string(big)])),
+            Exercise(
+                id: "0003", name: "", bodyParts: ["waist"], equipment: [], targets: [],
+                imageTemplate: template, raw: .array([]))
         ]
         let slots = try spool.append(exercises: Array(exercises[0..<2])) + spool.append(exercises: [exercises[2]])
         #expect(slots[1].length == nil && slots[0].length != nil)
@@ -84,8 +87,9 @@ struct ScaleBuildTests {
         let workspace = try TemporaryDirectory()
         let spool = try RecordSpool(directory: workspace.path)
         let exercises = try (1...3).map { n in
-            try Exercise(id: "000\(n)", name: "n\(n)", bodyParts: ["waist"], equipment: [], targets: [],
-                         imageURL: "https://cdn.example/\(n).gif", raw: .object(["id": .string("000\(n)")]))
+            try Exercise(
+                id: "000\(n)", name: "n\(n)", bodyParts: ["waist"], equipment: [], targets: [],
+                imageURL: "https://cdn.example/\(n).gif", raw: .object(["id": .string("000\(n)")]))
         }
         let slots = try spool.append(exercises: exercises)
         let list = ExerciseList(spool: spool, slots: slots)
@@ -155,9 +159,11 @@ struct ScaleBuildTests {
 
     @Test(.computes) func fetchResultsReadBackWhatWasWrittenInAnyOrder() throws {
         func gif(_ n: Int, origin: GIFOrigin = .downloaded) -> GIFFetchResult {
-            .stored(StoredGIF(exerciseID: String(format: "%06d", n), sha256: String(repeating: String(n % 3), count: 64), bytes: Int64(n % 3),
-                              info: GIFInfo(width: 1, height: 1, frameCount: 2, durationMilliseconds: 0, loopCount: 0, version: "89a"),
-                              newlyStored: n % 2 == 0, resolutionMismatch: n % 5 == 0, origin: origin))
+            .stored(
+                StoredGIF(
+                    exerciseID: String(format: "%06d", n), sha256: String(repeating: String(n % 3), count: 64), bytes: Int64(n % 3),
+                    info: GIFInfo(width: 1, height: 1, frameCount: 2, durationMilliseconds: 0, loopCount: 0, version: "89a"),
+                    newlyStored: n % 2 == 0, resolutionMismatch: n % 5 == 0, origin: origin))
         }
         func rejection(_ n: Int) -> GIFFetchResult {
             .rejected(FetchRejection(exerciseID: String(format: "%06d", n), url: "u", reason: .httpStatus(500), detail: "d", status: 500))
@@ -197,8 +203,10 @@ struct ScaleBuildTests {
         let index = try readIndex(workspace.file("dist/index.json"))
         let pack = try #require(index.packs.first)
         let reader = try PackFrameReader(path: workspace.file("dist/\(pack.file)"))
-        let built = try reader.readEntry(frameOffset: pack.catalog.frameOffset, frameLength: pack.catalog.frameLength,
-                                         maxSize: pack.catalog.size).1
+        let built = try reader.readEntry(
+            frameOffset: pack.catalog.frameOffset, frameLength: pack.catalog.frameLength,
+            maxSize: pack.catalog.size
+        ).1
         let packed = try PackCatalog.decode(from: built)
         #expect(packed.exercises.count == 45)
 
@@ -211,8 +219,9 @@ struct ScaleBuildTests {
         let gifs = Dictionary(uniqueKeysWithValues: packed.exercises.map { ($0.id, $0.gif) })
         #expect(try catalog.exercises.array().allSatisfy { if case .memory = $0.record.storage { true } else { false } })
         let rows = try catalog.exercises.map { PackCatalogWriter.Row(exercise: $0, gif: gifs[$0.id] ?? nil) }
-        let written = try PackCatalogWriter.write(pack: pack.name, source: packed.source, exercises: rows,
-                                                  to: workspace.file("in-memory.json"))
+        let written = try PackCatalogWriter.write(
+            pack: pack.name, source: packed.source, exercises: rows,
+            to: workspace.file("in-memory.json"))
         #expect(written.sha256 == pack.contentDigest)
         // Hashing without writing (how a rebuild finds a pack unchanged) gives the same digest and size.
         #expect(try PackCatalogWriter.digest(pack: pack.name, source: packed.source, sortedExercises: rows) == written)
@@ -221,7 +230,7 @@ struct ScaleBuildTests {
     }
 
     @Test func aNoChangeRebuildOfMoreExercisesThanAPlanBatchSendsListRequestsOnly() async throws {
-        let count = GIFFetcher.planBatch + 37 // two batches
+        let count = GIFFetcher.planBatch + 37  // two batches
         let server = try startFixture(count: count) {
             $0.distinctGIFs = 12
             $0.maxPageSize = 500

@@ -9,13 +9,15 @@ import Testing
 @Suite("State, fetch planner and pruner", .computes, .timeLimit(.minutes(3)))
 struct StatePlannerPrunerTests {
     static func metadata(_ sha: Character, bytes: Int64 = 10) -> GIFMetadata {
-        GIFMetadata(sha256: String(repeating: sha, count: 64), bytes: bytes, width: 180, height: 180, frames: 12,
-                    durationMilliseconds: 960, loopCount: 0)
+        GIFMetadata(
+            sha256: String(repeating: sha, count: 64), bytes: bytes, width: 180, height: 180, frames: 12,
+            durationMilliseconds: 960, loopCount: 0)
     }
 
     static func success(_ id: String, url: String, etag: String?, sha: Character, at date: Date, resolution: Int = 180) -> GIFState {
-        GIFState(exerciseID: id, resolution: resolution, url: url, etag: etag, lastModified: nil, metadata: metadata(sha),
-                 fetchedAt: date)
+        GIFState(
+            exerciseID: id, resolution: resolution, url: url, etag: etag, lastModified: nil, metadata: metadata(sha),
+            fetchedAt: date)
     }
 
     // MARK: BuildState
@@ -34,10 +36,12 @@ struct StatePlannerPrunerTests {
         #expect(try other.gifs(resolution: 180).isEmpty, "one source's state never answers for another")
 
         // A failure keeps the last good GIF (last known good) and counts up.
-        try state.recordFailure(exerciseID: "0001", resolution: 180, url: "u1", reason: "http-500: boom", missing: false,
-                                at: day.addingTimeInterval(60))
-        try state.recordFailure(exerciseID: "0001", resolution: 180, url: "u1", reason: "timeout: slow", missing: false,
-                                at: day.addingTimeInterval(120))
+        try state.recordFailure(
+            exerciseID: "0001", resolution: 180, url: "u1", reason: "http-500: boom", missing: false,
+            at: day.addingTimeInterval(60))
+        try state.recordFailure(
+            exerciseID: "0001", resolution: 180, url: "u1", reason: "timeout: slow", missing: false,
+            at: day.addingTimeInterval(120))
         let failed = try #require(try state.gif(exerciseID: "0001", resolution: 180))
         #expect(failed.status == .failed)
         #expect(failed.consecutiveFailures == 2)
@@ -104,12 +108,15 @@ struct StatePlannerPrunerTests {
         #expect(planner.decide(exercise, known: fresh) == .reuseFresh(fresh))
         let stale = known(etag: "\"e\"", fetched: 7200)
         #expect(planner.decide(exercise, known: stale) == .request(conditional: stale))
-        #expect(planner.decide(exercise, known: known(etag: nil, fetched: 7200)) == .request(conditional: nil),
-                "no validator: nothing to make the request conditional with")
-        #expect(planner.decide(exercise, known: known(etag: "\"e\"", fetched: 60, url: "moved")) == .request(conditional: nil),
-                "a new URL is a new GIF")
-        #expect(planner.decide(exercise, known: known(etag: "\"e\"", sha: "d", fetched: 60)) == .request(conditional: nil),
-                "a blob gone from the store is fetched again in full")
+        #expect(
+            planner.decide(exercise, known: known(etag: nil, fetched: 7200)) == .request(conditional: nil),
+            "no validator: nothing to make the request conditional with")
+        #expect(
+            planner.decide(exercise, known: known(etag: "\"e\"", fetched: 60, url: "moved")) == .request(conditional: nil),
+            "a new URL is a new GIF")
+        #expect(
+            planner.decide(exercise, known: known(etag: "\"e\"", sha: "d", fetched: 60)) == .request(conditional: nil),
+            "a blob gone from the store is fetched again in full")
 
         var missing = known(etag: nil, fetched: 0)
         missing.status = .missing
@@ -166,22 +173,28 @@ struct StatePlannerPrunerTests {
         try state.recordSuccess(Self.success("0001", url: "u", etag: nil, sha: "a", at: Date()))
 
         func description(_ name: String, _ version: Int) -> PackDescription {
-            PackDescription(name: name, version: version, file: "packs/\(name)-v\(version)-0000000\(version).tar.zst", bytes: 1,
-                            sha256: "s", entryCount: 1, uncompressedBytes: 1, contentDigest: "d",
-                            catalog: EntryLocation(path: "catalog.json", size: 1, frameOffset: 0, frameLength: 1),
-                            gifs: [], exercises: [])
+            PackDescription(
+                name: name, version: version, file: "packs/\(name)-v\(version)-0000000\(version).tar.zst", bytes: 1,
+                sha256: "s", entryCount: 1, uncompressedBytes: 1, contentDigest: "d",
+                catalog: EntryLocation(path: "catalog.json", size: 1, frameOffset: 0, frameLength: 1),
+                gifs: [], exercises: [])
         }
-        let index = PackIndex(generator: "t", source: SourceDescription(kind: "k", baseURL: nil, resolution: nil),
-                              packs: [description("all", 5), description("chest", 1)])
+        let index = PackIndex(
+            generator: "t", source: SourceDescription(kind: "k", baseURL: nil, resolution: nil),
+            packs: [description("all", 5), description("chest", 1)])
         let result = try Pruner(outputDirectory: dist, layout: layout, keep: 2).prune(index: index, state: state)
 
-        #expect(result.deletedPacks == ["all-v1-00000001.tar.zst", "all-v2-00000002.tar.zst", "all-v3-00000003.tar.zst"],
-                "v4 and v5 kept (keep 2); v6 is above the index's version: names are immutable, so it is never deleted")
+        #expect(
+            result.deletedPacks == ["all-v1-00000001.tar.zst", "all-v2-00000002.tar.zst", "all-v3-00000003.tar.zst"],
+            "v4 and v5 kept (keep 2); v6 is above the index's version: names are immutable, so it is never deleted")
         #expect(result.deletedTemporaryFiles == 1)
         #expect(result.deletedBlobs == 1)
         #expect(result.freedBytes == 1 + 2 + 3 + 4 + 5)
-        #expect(try FileSystem.list("\(dist)/packs") == ["all-v1.tar.zst", "all-v4-00000004.tar.zst", "all-v5-00000005.tar.zst",
-                                                          "all-v6-00000006.tar.zst", "chest-v1-00000001.tar.zst", "notes.txt"])
+        #expect(
+            try FileSystem.list("\(dist)/packs") == [
+                "all-v1.tar.zst", "all-v4-00000004.tar.zst", "all-v5-00000005.tar.zst",
+                "all-v6-00000006.tar.zst", "chest-v1-00000001.tar.zst", "notes.txt"
+            ])
         #expect(store.contains(sha256: kept.sha256) && !store.contains(sha256: orphan.sha256))
         #expect(FileSystem.exists(layout.framePath(sha256: kept.sha256, level: 12, mtime: 0)))
         #expect(!FileSystem.exists(layout.framePath(sha256: orphan.sha256, level: 12, mtime: 0)), "an orphan's frames go with it")

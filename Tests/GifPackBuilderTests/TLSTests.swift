@@ -21,14 +21,16 @@ struct TLSTests {
         let proxy = try await NginxServer.start(.init(root: workspace.file("dist"), tls: true, proxyTo: server.port))
         defer { proxy.stop() }
 
-        let untrusted = try await runBuild(manifest: proxiedManifest(server, proxy), workspace: workspace, out: "untrusted",
-                                           cache: "cache-untrusted")
+        let untrusted = try await runBuild(
+            manifest: proxiedManifest(server, proxy), workspace: workspace, out: "untrusted",
+            cache: "cache-untrusted")
         #expect(untrusted.exitStatus == .failed)
         #expect(untrusted.message.lowercased().contains("certificate"), "\(untrusted.message)")
         #expect(!FileSystem.exists(workspace.file("untrusted/index.json")))
 
-        let trusted = try await runBuild(manifest: proxiedManifest(server, proxy, fetch: "  ca_file: \(proxy.caPath)"),
-                                         workspace: workspace)
+        let trusted = try await runBuild(
+            manifest: proxiedManifest(server, proxy, fetch: "  ca_file: \(proxy.caPath)"),
+            workspace: workspace)
         #expect(trusted.exitStatus == .success, "\(trusted.message)")
         #expect(trusted.gifs.downloaded == 6)
         #expect(FileSystem.exists(workspace.file("dist/index.json")))
@@ -79,8 +81,11 @@ struct TLSTests {
         let workspace = try TemporaryDirectory()
         let text = "version: 1\nsource:\n  kind: exercisedb-v1\nfetch:\n  ca_file: certs/missing.pem\n"
         let manifest = try workspace.write(text, to: "m.yaml")
-        #expect(throws: ManifestError.invalidValue(path: "fetch.ca_file",
-                                                   reason: "cannot read \(workspace.file("certs/missing.pem")): No such file or directory")) {
+        #expect(
+            throws: ManifestError.invalidValue(
+                path: "fetch.ca_file",
+                reason: "cannot read \(workspace.file("certs/missing.pem")): No such file or directory")
+        ) {
             try ManifestLoader().load(path: manifest, environment: [:])
         }
         try FileManager.default.createDirectory(atPath: workspace.file("certs"), withIntermediateDirectories: true)
@@ -97,16 +102,18 @@ struct TLSTests {
         let proxy = try await NginxServer.start(.init(root: workspace.file("dist"), tls: true, proxyTo: server.port, forwardProxy: true))
         defer { proxy.stop() }
         // A host name that resolves nowhere (.invalid, RFC 2606): only the proxy can answer for it.
-        let manifest = try workspace.write(rapidAPIManifest(server: server)
-            .replacingOccurrences(of: server.rapidAPIBaseURL, with: "http://exercisedb.invalid:8080"), to: "manifest.yaml")
+        let manifest = try workspace.write(
+            rapidAPIManifest(server: server)
+                .replacingOccurrences(of: server.rapidAPIBaseURL, with: "http://exercisedb.invalid:8080"), to: "manifest.yaml")
         var environment = ProcessInfo.processInfo.environment
         environment["GIFPACK_TEST_KEY"] = testAPIKey
         for name in ["http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY"] {
             environment.removeValue(forKey: name)
         }
         func build(_ out: String, _ extra: [String: String]) async throws -> ProcessResult {
-            try await run(productPath("gifpack"), ["build", "-m", manifest, "--out", workspace.file(out), "--cache", workspace.file("cache-\(out)"), "-q"],
-                    environment: environment.merging(extra) { $1 })
+            try await run(
+                productPath("gifpack"), ["build", "-m", manifest, "--out", workspace.file(out), "--cache", workspace.file("cache-\(out)"), "-q"],
+                environment: environment.merging(extra) { $1 })
         }
         let direct = try await build("direct", [:])
         #expect(direct.status == 1, "\(direct.error)")

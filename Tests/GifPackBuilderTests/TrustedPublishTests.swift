@@ -10,8 +10,9 @@ import Testing
 @Suite("Trusted delivery: immutable names, signed index", .timeLimit(.minutes(5)))
 struct TrustedPublishTests {
     func changeAGIF(_ server: FixtureServer, seed: UInt64) throws {
-        server.replaceGIF(id: server.catalog.exercises.map(\.id).sorted()[0],
-                          with: try GIFSynthesizer.animatedGIF(width: 24, height: 24, frames: 2, colors: 4, seed: seed))
+        server.replaceGIF(
+            id: server.catalog.exercises.map(\.id).sorted()[0],
+            with: try GIFSynthesizer.animatedGIF(width: 24, height: 24, frames: 2, colors: 4, seed: seed))
     }
 
     /// Earlier pack files are all still there, byte for byte.
@@ -82,8 +83,9 @@ struct TrustedPublishTests {
         defer { cdn.stop() }
         for previous in [cdn.baseURL + "/index.json", live.file("dist/index.json")] {
             let runner = try TemporaryDirectory()
-            let report = try await runBuild(manifest: manifest, workspace: runner, now: trustT0.addingTimeInterval(3600),
-                                            previousIndex: previous)
+            let report = try await runBuild(
+                manifest: manifest, workspace: runner, now: trustT0.addingTimeInterval(3600),
+                previousIndex: previous)
             #expect(report.exitStatus == .success, "\(report.message)")
             #expect(try fileBytes(runner.file("dist/index.json")) == liveBytes, "\(previous): the live index was signed again")
         }
@@ -162,8 +164,9 @@ struct TrustedPublishTests {
         try FileManager.default.createDirectory(atPath: dist, withIntermediateDirectories: true)
         let report = try await runBuild(manifest: rapidAPIManifest(server: server), workspace: workspace)
         #expect(report.exitStatus == .success, "\(report.message)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: dist).sorted() == [".gifpack-output", "index.json", "index.json.zst", "packs", "report.json"],
-                "the marker that says the directory is gifpack's, and nothing that locks it")
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: dist).sorted() == [".gifpack-output", "index.json", "index.json.zst", "packs", "report.json"],
+            "the marker that says the directory is gifpack's, and nothing that locks it")
     }
 
     @Test func aSignedIndexVerifiesWithStockMinisignAndKeepsTheSecretOutOfEveryOutput() async throws {
@@ -181,13 +184,18 @@ struct TrustedPublishTests {
         #expect(again.status == 2 && again.error.contains("already exists"))
         let secretText = String(try String(contentsOfFile: secretPath, encoding: .utf8).split(separator: "\n")[1])
 
-        let manifestPath = try workspace.write(rapidAPIManifest(server: server) + "\nsigning:\n  secret_key_file: \(secretPath)\n",
-                                               to: "manifest.yaml")
+        let manifestPath = try workspace.write(
+            rapidAPIManifest(server: server) + "\nsigning:\n  secret_key_file: \(secretPath)\n",
+            to: "manifest.yaml")
         var environment = ProcessInfo.processInfo.environment
         environment["GIFPACK_TEST_KEY"] = testAPIKey
         environment["GIFPACK_NOW"] = "2026-11-23T09:00:00Z"
-        let build = try await run(productPath("gifpack"), ["build", "-m", manifestPath, "--out", workspace.file("dist"),
-                                                    "--cache", workspace.file("cache"), "--log-format", "json"], environment: environment)
+        let build = try await run(
+            productPath("gifpack"),
+            [
+                "build", "-m", manifestPath, "--out", workspace.file("dist"),
+                "--cache", workspace.file("cache"), "--log-format", "json"
+            ], environment: environment)
         #expect(build.status == 0, "\(build.error)")
         let index = try readIndex(workspace.file("dist/index.json"))
         #expect(index.sequence == 1 && index.expires == "2026-12-23T09:00:00Z")
@@ -241,8 +249,11 @@ struct TrustedPublishTests {
     func badSigningCase(_ position: Int, key: TestSigningKey, workspace: TemporaryDirectory) throws -> (String, [String]) {
         switch position {
         case 0: ("signing:\n  secret_key_file: \(workspace.file("nope.key"))\n", ["signing.secret_key_file", "nope.key", "does not exist"])
-        case 1: ("signing:\n  secret_key_file: \(try workspace.write("hello\n", to: "bad.key"))\n",
-                 ["signing.secret_key_file", "bad.key", "not a minisign secret key"])
+        case 1:
+            (
+                "signing:\n  secret_key_file: \(try workspace.write("hello\n", to: "bad.key"))\n",
+                ["signing.secret_key_file", "bad.key", "not a minisign secret key"]
+            )
         case 2: ("signing:\n  secret_key_file: \(key.publicPath)\n", ["signing.secret_key_file", "gifpack.pub", "this is a public key"])
         case 3: ("signing:\n  secret_key_env: GIFPACK_UNSET_SECRET\n", ["signing.secret_key_env", "GIFPACK_UNSET_SECRET", "not set"])
         default: ("signing:\n  secret_key_file: \(key.secretPath)\n  expires_after: 0\n", ["signing.expires_after", "at least"])
@@ -260,8 +271,12 @@ struct TrustedPublishTests {
         var environment = ProcessInfo.processInfo.environment
         environment["GIFPACK_TEST_KEY"] = testAPIKey
         environment["GIFPACK_UNSET_SECRET"] = nil
-        let result = try await run(productPath("gifpack"), ["build", "-m", manifestPath, "--out", workspace.file("dist"),
-                                                     "--cache", workspace.file("cache")], environment: environment)
+        let result = try await run(
+            productPath("gifpack"),
+            [
+                "build", "-m", manifestPath, "--out", workspace.file("dist"),
+                "--cache", workspace.file("cache")
+            ], environment: environment)
         #expect(result.status == 2)
         for text in expected { #expect(result.error.contains(text), "\(text) not in: \(result.error)") }
         #expect(!result.error.contains(key.secretText) && !result.output.contains(key.secretText))

@@ -19,14 +19,14 @@ struct VerifyStageTests {
         let ids = server.catalog.exercises.map(\.id).sorted()
         // The first pack never holds the damaged GIF; the second does, and needs a new version.
         let packs = """
-        packs:
-          - name: first
-            selector:
-              ids: [\(ids[0]), \(ids[1])]
-          - name: second
-            selector:
-              ids: [\(ids[5]), \(ids[6])]
-        """
+            packs:
+              - name: first
+                selector:
+                  ids: [\(ids[0]), \(ids[1])]
+              - name: second
+                selector:
+                  ids: [\(ids[5]), \(ids[6])]
+            """
         let text = rapidAPIManifest(server: server, packs: packs, fetch: "  refresh_after: 0", maxMissing: "0")
         let first = try await runBuild(manifest: text, workspace: workspace)
         #expect(first.exitStatus == .success, "\(first.message)")
@@ -41,8 +41,9 @@ struct VerifyStageTests {
         // What happened, in order: the victim's full downloads and the packs finished.
         let events = Mutex<[String]>([])
         let manifest = try ManifestLoader().parse(text, environment: ["GIFPACK_TEST_KEY": testAPIKey])
-        let options = BuildOptions(outputDirectory: workspace.file("dist"), cacheDirectory: workspace.file("cache"),
-                                   sourceDateEpoch: 1_700_000_000)
+        let options = BuildOptions(
+            outputDirectory: workspace.file("dist"), cacheDirectory: workspace.file("cache"),
+            sourceDateEpoch: 1_700_000_000)
         let second = await BuildPipeline(manifest: manifest, options: options) { event in
             switch event {
             case .attempt(let attempt) where attempt.exerciseID == ids[6] && attempt.outcome == .downloaded:
@@ -53,8 +54,9 @@ struct VerifyStageTests {
         }.run()
         #expect(second.exitStatus == .success, "\(second.message)")
         #expect(second.damagedBlobs == [victim])
-        #expect(events.withLock { $0 } == ["download \(ids[6])", "pack first", "pack second"],
-                "the damaged GIF is downloaded again before any pack is finished")
+        #expect(
+            events.withLock { $0 } == ["download \(ids[6])", "pack first", "pack second"],
+            "the damaged GIF is downloaded again before any pack is finished")
         let index = try readIndex(workspace.file("dist/index.json"))
         #expect(index.packs.map(\.version) == [1, 2])
         #expect(index.packs.last?.exercises.first { $0.id == ids[6] }?.gif == victim)

@@ -15,11 +15,11 @@ import Testing
 @Suite("WebP renditions in the build: manifest key, cache, report", .ownThread, .timeLimit(.minutes(5)))
 struct WebPBuildTests {
     static let formats = """
-    packs:
-      - name: all
-    output:
-      formats: [gif, webp]
-    """
+        packs:
+          - name: all
+        output:
+          formats: [gif, webp]
+        """
 
     static func manifest(_ output: String, source: String = "kind: exercisedb-rapidapi\n  api_key_env: KEY\n  resolution: 180") -> String {
         """
@@ -36,25 +36,34 @@ struct WebPBuildTests {
     }
 
     @Test(.computes) func theManifestKeyIsCheckedByName() throws {
-        #expect(manifestFailure("  formats: [webp]")
-            == .invalidValue(path: "output.formats", reason: "must list gif first (the packs every client can install), e.g. [gif, webp]"))
-        #expect(manifestFailure("  formats: [webp, gif]")
-            == .invalidValue(path: "output.formats", reason: "must list gif first (the packs every client can install), e.g. [gif, webp]"))
-        #expect(manifestFailure("  formats: []")
-            == .invalidValue(path: "output.formats", reason: "must list gif first (the packs every client can install), e.g. [gif, webp]"))
-        #expect(manifestFailure("  formats: [gif, avif]")
-            == .invalidValue(path: "output.formats[1]", reason: "\"avif\" is not a format gifpack writes (gif, webp)"))
+        #expect(
+            manifestFailure("  formats: [webp]")
+                == .invalidValue(path: "output.formats", reason: "must list gif first (the packs every client can install), e.g. [gif, webp]"))
+        #expect(
+            manifestFailure("  formats: [webp, gif]")
+                == .invalidValue(path: "output.formats", reason: "must list gif first (the packs every client can install), e.g. [gif, webp]"))
+        #expect(
+            manifestFailure("  formats: []")
+                == .invalidValue(path: "output.formats", reason: "must list gif first (the packs every client can install), e.g. [gif, webp]"))
+        #expect(
+            manifestFailure("  formats: [gif, avif]")
+                == .invalidValue(path: "output.formats[1]", reason: "\"avif\" is not a format gifpack writes (gif, webp)"))
         #expect(manifestFailure("  formats: [gif, webp, webp]") == .invalidValue(path: "output.formats[2]", reason: "format webp appears twice"))
         let manifest = try ManifestLoader().parse(Self.manifest("  formats: [gif, webp]"), environment: ["KEY": "k"])
         #expect(manifest.output.formats == [.gif, .webp] && manifest.output.makesWebP)
         // The WebP packs are named by resolution: a source of one unnamed size cannot have them.
         do {
-            _ = try ManifestLoader().parse(Self.manifest("  formats: [gif, webp]", source: "kind: exercisedb-v1\n  base_url: http://127.0.0.1:9"),
-                                           environment: [:])
+            _ = try ManifestLoader().parse(
+                Self.manifest("  formats: [gif, webp]", source: "kind: exercisedb-v1\n  base_url: http://127.0.0.1:9"),
+                environment: [:])
             Issue.record("a v1 source with webp was accepted")
         } catch {
-            #expect(error == .invalidValue(path: "output.formats", reason: "webp needs a source with a resolution (its packs are named "
-                                               + "<pack>.<resolution>.webp); the exercisedb-v1 source serves one size only"))
+            #expect(
+                error
+                    == .invalidValue(
+                        path: "output.formats",
+                        reason: "webp needs a source with a resolution (its packs are named "
+                            + "<pack>.<resolution>.webp); the exercisedb-v1 source serves one size only"))
         }
         #expect(try offlineManifest().output.formats == [.gif])
     }
@@ -98,8 +107,9 @@ struct WebPBuildTests {
         #expect(second.webp?.outcomes == webp.outcomes && second.webp?.renditionBytes == webp.renditionBytes)
 
         // One GIF redrawn: that one alone is encoded, once.
-        server.replaceGIF(id: server.catalog.exercises[0].id,
-                          with: try GIFSynthesizer.animatedGIF(width: 32, height: 32, frames: 3, colors: 4, seed: 4747))
+        server.replaceGIF(
+            id: server.catalog.exercises[0].id,
+            with: try GIFSynthesizer.animatedGIF(width: 32, height: 32, frames: 3, colors: 4, seed: 4747))
         let third = try await buildDist(manifest: manifest, workspace: workspace)
         #expect(third.gifs.downloaded == 1)
         #expect(third.webp?.encoded == 1)

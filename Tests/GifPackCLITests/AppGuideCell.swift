@@ -50,18 +50,21 @@ struct AppGuideCellTests {
             webSite.nginx.stop()
             webSite.dists.server.stop()
         }
-        let loader = try GIFLoader(indexURL: URL(string: webSite.nginx.baseURL + "/index.json")!,
-                                   cacheFolder: URL(fileURLWithPath: webSite.dists.workspace.file("app/gifs")))
+        let loader = try GIFLoader(
+            indexURL: URL(string: webSite.nginx.baseURL + "/index.json")!,
+            cacheFolder: URL(fileURLWithPath: webSite.dists.workspace.file("app/gifs")))
         let id = try #require(webSite.dists.server.catalog.exercises.map(\.id).sorted().first)
         guard case .gif(let gif) = await CellContent.load(id, from: loader) else { Issue.record("no GIF for \(id)"); return }
         #expect(gif.data.starts(with: Array("GIF8".utf8)))
 
-        let gone = try GIFLoader(indexURL: URL(string: "http://127.0.0.1:\(try LoopbackPort.free())/index.json")!,
-                                 cacheFolder: URL(fileURLWithPath: webSite.dists.workspace.file("app/gone")))
+        let gone = try GIFLoader(
+            indexURL: URL(string: "http://127.0.0.1:\(try LoopbackPort.free())/index.json")!,
+            cacheFolder: URL(fileURLWithPath: webSite.dists.workspace.file("app/gone")))
         #expect(await CellContent.load(id, from: gone) == .offline)
 
-        let missing = try GIFLoader(indexURL: URL(string: webSite.nginx.baseURL + "/missing/index.json")!,
-                                    cacheFolder: URL(fileURLWithPath: webSite.dists.workspace.file("app/missing")))
+        let missing = try GIFLoader(
+            indexURL: URL(string: webSite.nginx.baseURL + "/missing/index.json")!,
+            cacheFolder: URL(fileURLWithPath: webSite.dists.workspace.file("app/missing")))
         guard case .placeholder(let reason?) = await CellContent.load(id, from: missing) else { Issue.record("not a placeholder"); return }
         #expect(reason.contains("HTTP status 404") && reason.contains("/missing/index.json"), "\(reason)")
     }

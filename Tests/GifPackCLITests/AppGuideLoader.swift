@@ -14,10 +14,11 @@ final class ExerciseGIFs: Sendable {
     /// minisign public key shipped in the app's bundle (`gifpack keygen`).
     init(indexURL: URL, folder: URL, publicKey: String) throws {
         var configuration = GIFLoader.Configuration()
-        configuration.withPosters = true                    // poster files for the placeholders
-        configuration.formats = [.webp, .gif]               // WebP where the index has it (a third of the bytes), else GIF
-        loader = try GIFLoader(indexURL: indexURL, cacheFolder: folder,
-                               trustedKeys: [try TrustedKey(text: publicKey)], configuration: configuration)
+        configuration.withPosters = true  // poster files for the placeholders
+        configuration.formats = [.webp, .gif]  // WebP where the index has it (a third of the bytes), else GIF
+        loader = try GIFLoader(
+            indexURL: indexURL, cacheFolder: folder,
+            trustedKeys: [try TrustedKey(text: publicKey)], configuration: configuration)
     }
 
     /// What a row shows before its GIF: colour, BlurHash and poster file, from the installed packs.

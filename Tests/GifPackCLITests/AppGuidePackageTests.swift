@@ -16,8 +16,9 @@ struct AppGuidePackageTests {
     static func manifestBlock() throws -> String {
         let text = try String(contentsOfFile: "\(AppGuideSketchTests.repositoryRoot)/docs/apps.md", encoding: .utf8)
         guard let tag = text.range(of: "<!-- compiled manifest: \(marker) -->"),
-              let open = text.range(of: "```swift\n", range: tag.upperBound..<text.endIndex),
-              let close = text.range(of: "\n```\n", range: open.upperBound..<text.endIndex) else {
+            let open = text.range(of: "```swift\n", range: tag.upperBound..<text.endIndex),
+            let close = text.range(of: "\n```\n", range: open.upperBound..<text.endIndex)
+        else {
             throw AppGuideSketchTests.Mismatch(description: "docs/apps.md has no ```swift block after <!-- compiled manifest: \(marker) -->")
         }
         return String(text[open.upperBound..<close.lowerBound]) + "\n"
@@ -25,8 +26,10 @@ struct AppGuidePackageTests {
 
     /// `swift package show-dependencies` of an app whose manifest is `manifest`, beside a stand-in clone
     /// of gifpack in the folder `cloneFolder` (`work`'s), made a git repository tagged `tag` when given.
-    static func resolve(_ manifest: String, cloneFolder: String, tag: String? = nil,
-                        in work: TemporaryDirectory? = nil) async throws -> ProcessResult {
+    static func resolve(
+        _ manifest: String, cloneFolder: String, tag: String? = nil,
+        in work: TemporaryDirectory? = nil
+    ) async throws -> ProcessResult {
         let root = try String(contentsOfFile: "\(AppGuideSketchTests.repositoryRoot)/Package.swift", encoding: .utf8)
         let name = try #require(root.firstMatch(of: /let package = Package\(\s*name: "([^"]+)"/)?.1)
         #expect(root.contains(".library(name: \"GifPackClient\""))
@@ -96,8 +99,12 @@ struct AppGuidePackageTests {
         let swift = try PackageDescription.swiftExecutable()
         var environment = ProcessInfo.processInfo.environment
         environment["GIFPACK_INTERNAL_PRODUCTS"] = nil
-        let dumped = try await run(swift, ["package", "--package-path", AppGuideSketchTests.repositoryRoot, "--scratch-path", work.file("scratch"),
-                                           "dump-package"], environment: environment)
+        let dumped = try await run(
+            swift,
+            [
+                "package", "--package-path", AppGuideSketchTests.repositoryRoot, "--scratch-path", work.file("scratch"),
+                "dump-package"
+            ], environment: environment)
         try #require(dumped.status == 0, "\(dumped.error)")
         let package = try #require(try JSONSerialization.jsonObject(with: Data(dumped.output.utf8)) as? [String: Any])
         let products = (package["products"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }

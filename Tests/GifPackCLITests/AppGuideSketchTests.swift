@@ -25,7 +25,8 @@ struct AppGuideSketchTests {
     static func sketchSource(_ marker: String, file: String) throws -> String {
         let text = try String(contentsOfFile: "\(repositoryRoot)/Tests/GifPackCLITests/\(file)", encoding: .utf8)
         guard let begin = text.range(of: "// BEGIN docs/apps.md: \(marker)\n"),
-              let end = text.range(of: "// END docs/apps.md: \(marker)", range: begin.upperBound..<text.endIndex) else {
+            let end = text.range(of: "// END docs/apps.md: \(marker)", range: begin.upperBound..<text.endIndex)
+        else {
             throw Mismatch(description: "\(file) has no BEGIN/END markers for \(marker)")
         }
         return String(text[begin.upperBound..<end.lowerBound])
@@ -35,8 +36,9 @@ struct AppGuideSketchTests {
     static func guideBlock(_ marker: String) throws -> String {
         let text = try String(contentsOfFile: "\(repositoryRoot)/docs/apps.md", encoding: .utf8)
         guard let tag = text.range(of: "<!-- compiled: \(marker) -->"),
-              let open = text.range(of: "```swift\n", range: tag.upperBound..<text.endIndex),
-              let close = text.range(of: "\n```\n", range: open.upperBound..<text.endIndex) else {
+            let open = text.range(of: "```swift\n", range: tag.upperBound..<text.endIndex),
+            let close = text.range(of: "\n```\n", range: open.upperBound..<text.endIndex)
+        else {
             throw Mismatch(description: "docs/apps.md has no ```swift block after <!-- compiled: \(marker) -->")
         }
         return String(text[open.upperBound..<close.lowerBound]) + "\n"
@@ -60,9 +62,10 @@ struct AppGuideSketchTests {
         let index = try await PackIndexSource("\(builds.v2)/index.json").load()
         let pack = try #require(index.pack(named: "first"))
         let id = try #require(builds.built.server.catalog.exercises.map(\.id).sorted().first)
-        let tour = try await clientTour(indexURL: nginx.baseURL + "/index.json", dist: builds.v2, packName: "first", exerciseID: id,
-                                        cachesURL: URL(fileURLWithPath: builds.workspace.file("caches")),
-                                        trustedKeyFile: builds.key.publicPath)
+        let tour = try await clientTour(
+            indexURL: nginx.baseURL + "/index.json", dist: builds.v2, packName: "first", exerciseID: id,
+            cachesURL: URL(fileURLWithPath: builds.workspace.file("caches")),
+            trustedKeyFile: builds.key.publicPath)
         let installed = try #require(tour.installed)
         let onDemand = try #require(tour.onDemand)
         #expect(try Array(Data(contentsOf: URL(fileURLWithPath: installed))) == tour.fromPack)
@@ -104,7 +107,8 @@ struct AppGuideSketchTests {
         let manifest = try String(contentsOfFile: out.file("Package.swift"), encoding: .utf8)
         #expect(manifest.contains(".product(name: \"GifPackClient\", package: \"gifpack\")") && manifest.contains(".iOS(.v15)"))
         let workflow = try String(contentsOfFile: "\(Self.repositoryRoot)/.github/workflows/apple.yml", encoding: .utf8)
-        #expect(workflow.contains("python3 scripts/apple-guide-snippets.py .build/guide-snippets")
+        #expect(
+            workflow.contains("python3 scripts/apple-guide-snippets.py .build/guide-snippets")
                 && workflow.contains("-scheme AppGuideSnippets") && workflow.contains("IPHONEOS_DEPLOYMENT_TARGET=15.0"))
     }
 
@@ -117,10 +121,11 @@ struct AppGuideSketchTests {
         let nginx = try await NginxServer.start(root: site)
         defer { nginx.stop() }
         let key = try String(contentsOfFile: builds.key.publicPath, encoding: .utf8)
-        let media = try ExerciseGIFs(indexURL: URL(string: nginx.baseURL + "/index.json")!,
-                                     folder: URL(fileURLWithPath: builds.workspace.file("app/gifs")), publicKey: key)
+        let media = try ExerciseGIFs(
+            indexURL: URL(string: nginx.baseURL + "/index.json")!,
+            folder: URL(fileURLWithPath: builds.workspace.file("app/gifs")), publicKey: key)
         let ids = builds.built.server.catalog.exercises.map(\.id).sorted()
-        #expect(await media.row(ids[0]) == nil)               // nothing installed yet
+        #expect(await media.row(ids[0]) == nil)  // nothing installed yet
         #expect(try await media.dailyRefresh())
         for id in ids {
             let row = try #require(await media.row(id))
@@ -139,9 +144,10 @@ struct AppGuideSketchTests {
 
         // An app trusting another key refuses the index before any pack request.
         let other = try TestSigningKey(workspace: builds.workspace, name: "other")
-        let stranger = try ExerciseGIFs(indexURL: URL(string: nginx.baseURL + "/index.json")!,
-                                        folder: URL(fileURLWithPath: builds.workspace.file("app/stranger")),
-                                        publicKey: try String(contentsOfFile: other.publicPath, encoding: .utf8))
+        let stranger = try ExerciseGIFs(
+            indexURL: URL(string: nginx.baseURL + "/index.json")!,
+            folder: URL(fileURLWithPath: builds.workspace.file("app/stranger")),
+            publicKey: try String(contentsOfFile: other.publicPath, encoding: .utf8))
         let before = try await nginx.mark()
         await #expect(throws: GIFLoaderError.self) { try await stranger.dailyRefresh() }
         let requests = try await nginx.log(since: before).map(\.path)

@@ -26,8 +26,9 @@ struct ChangelogTests {
         let released = try Self.newestReleased(in: changelog)
         let result = try await gifpackCLI(["--version"])
         #expect(result.status == 0, "\(result.error)")
-        #expect(result.output.trimmingCharacters(in: .whitespacesAndNewlines) == released,
-                "gifpack --version prints \(result.output), CHANGELOG.md's newest release is \(released)")
+        #expect(
+            result.output.trimmingCharacters(in: .whitespacesAndNewlines) == released,
+            "gifpack --version prints \(result.output), CHANGELOG.md's newest release is \(released)")
     }
 
     @Test(.computes) func unreleasedAndMalformedHeadingsAreNotReleases() throws {

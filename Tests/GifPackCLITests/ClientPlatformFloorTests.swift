@@ -50,8 +50,9 @@ struct ClientPlatformFloorTests {
                 .filter { $0.hasSuffix(".o") }.sorted()
             #expect(!objects.isEmpty, "no object files of \(target.name) in \(build)")
             for object in objects {
-                problems += try await FloorObjectScan.problems(inObject: "\(build)/\(target.name).build/\(object)",
-                                                              name: "\(target.name)/\(object)")
+                problems += try await FloorObjectScan.problems(
+                    inObject: "\(build)/\(target.name).build/\(object)",
+                    name: "\(target.name)/\(object)")
                 scanned += 1
             }
         }
@@ -64,63 +65,66 @@ struct ClientPlatformFloorTests {
     @Test("the source scan names file, line and API of each post-floor use, and skips comments and strings", .computes)
     func sourceScanCatchesViolations() {
         let text = #"""
-        import Synchronization
-        let lock = Mutex<Int>(0)
-        let counter = Atomic<Int>(0)
-        var limit: Duration = .seconds(30)
-        let start = ContinuousClock.now
-        try await Task.sleep(for: .seconds(1))
-        // Duration and Mutex in a comment are fine
-        let text = "a Duration in a string is fine"
-        let url = URL(filePath: "/tmp").appending(path: "x")
-        await withDiscardingTaskGroup { group in }
-        let fine = TimeSpan.seconds(30); try await Task.sleep(nanoseconds: 1_000)
-        let casted = body as? () throws(PackClientError) -> Void
-        typealias Job<E: Error> = () throws(E) -> Void
-        let jobs: [() throws(Errno) -> Int] = []
-        """#
+            import Synchronization
+            let lock = Mutex<Int>(0)
+            let counter = Atomic<Int>(0)
+            var limit: Duration = .seconds(30)
+            let start = ContinuousClock.now
+            try await Task.sleep(for: .seconds(1))
+            // Duration and Mutex in a comment are fine
+            let text = "a Duration in a string is fine"
+            let url = URL(filePath: "/tmp").appending(path: "x")
+            await withDiscardingTaskGroup { group in }
+            let fine = TimeSpan.seconds(30); try await Task.sleep(nanoseconds: 1_000)
+            let casted = body as? () throws(PackClientError) -> Void
+            typealias Job<E: Error> = () throws(E) -> Void
+            let jobs: [() throws(Errno) -> Int] = []
+            """#
         let found = FloorSourceScan.problems(in: text, file: "F.swift")
-        #expect(found == [
-            "F.swift:1: Synchronization (Mutex, Atomic: iOS 18 / macOS 15; lock with GifPackSystem's Locked or an actor)",
-            "F.swift:2: Mutex (Mutex, Atomic: iOS 18 / macOS 15; lock with GifPackSystem's Locked or an actor)",
-            "F.swift:3: Atomic< (Mutex, Atomic: iOS 18 / macOS 15; lock with GifPackSystem's Locked or an actor)",
-            "F.swift:4: Duration (Duration and the clocks: iOS 16 / macOS 13; use TimeSpan)",
-            "F.swift:5: ContinuousClock (Duration and the clocks: iOS 16 / macOS 13; use TimeSpan)",
-            "F.swift:6: sleep(for: (Duration and the clocks: iOS 16 / macOS 13; use TimeSpan)",
-            "F.swift:9: URL(filePath:, appending(path: (Foundation's iOS 16 URL API: use URL(fileURLWithPath:), appendingPathComponent)",
-            "F.swift:10: withDiscardingTaskGroup (iOS 17 / macOS 14: use withTaskGroup)",
-            "F.swift:12: a typed-throws function type in a cast, a generic argument, an array or a typealias (its metadata needs iOS 18 / macOS 15)",
-            "F.swift:13: a typed-throws function type in a cast, a generic argument, an array or a typealias (its metadata needs iOS 18 / macOS 15)",
-            "F.swift:14: a typed-throws function type in a cast, a generic argument, an array or a typealias (its metadata needs iOS 18 / macOS 15)",
-        ])
+        #expect(
+            found == [
+                "F.swift:1: Synchronization (Mutex, Atomic: iOS 18 / macOS 15; lock with GifPackSystem's Locked or an actor)",
+                "F.swift:2: Mutex (Mutex, Atomic: iOS 18 / macOS 15; lock with GifPackSystem's Locked or an actor)",
+                "F.swift:3: Atomic< (Mutex, Atomic: iOS 18 / macOS 15; lock with GifPackSystem's Locked or an actor)",
+                "F.swift:4: Duration (Duration and the clocks: iOS 16 / macOS 13; use TimeSpan)",
+                "F.swift:5: ContinuousClock (Duration and the clocks: iOS 16 / macOS 13; use TimeSpan)",
+                "F.swift:6: sleep(for: (Duration and the clocks: iOS 16 / macOS 13; use TimeSpan)",
+                "F.swift:9: URL(filePath:, appending(path: (Foundation's iOS 16 URL API: use URL(fileURLWithPath:), appendingPathComponent)",
+                "F.swift:10: withDiscardingTaskGroup (iOS 17 / macOS 14: use withTaskGroup)",
+                "F.swift:12: a typed-throws function type in a cast, a generic argument, an array or a typealias (its metadata needs iOS 18 / macOS 15)",
+                "F.swift:13: a typed-throws function type in a cast, a generic argument, an array or a typealias (its metadata needs iOS 18 / macOS 15)",
+                "F.swift:14: a typed-throws function type in a cast, a generic argument, an array or a typealias (its metadata needs iOS 18 / macOS 15)"
+            ])
         // BlockingWork's pattern: a typed-throws closure parameter, passed and called, no metadata.
         let allowed = """
-        package func run<T: Sendable, E: Error>(_ body: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
-            let result: Result<T, E> = await withCheckedContinuation { c in enqueue { c.resume(returning: Result { () throws(E) -> T in try body() }) } }
-            return try result.get()
-        }
-        """
+            package func run<T: Sendable, E: Error>(_ body: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
+                let result: Result<T, E> = await withCheckedContinuation { c in enqueue { c.resume(returning: Result { () throws(E) -> T in try body() }) } }
+                return try result.get()
+            }
+            """
         #expect(FloorSourceScan.problems(in: allowed, file: "A.swift").isEmpty)
     }
 
     @Test("the object scan finds typed-throws function metadata, Duration and Mutex in compiled code, and passes BlockingWork's pattern")
     func objectScanCatchesViolations() async throws {
         let directory = try TemporaryDirectory()
-        let bad = try directory.write("""
-        import Synchronization
-        public struct Boom: Error {}
-        public func erased(_ body: @escaping () throws(Boom) -> Void) -> Any { body }
-        public func generic<E: Error>(_ body: @escaping () throws(E) -> Void) -> Int { [body].count }
-        public func limit() -> Duration { .seconds(30) }
-        public func guarded() -> Int { Mutex(1).withLock { $0 } }
-        """, to: "Bad.swift")
-        let good = try directory.write("""
-        public func run<T, E: Error>(_ body: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
-            let result: Result<T, E> = await withCheckedContinuation { c in later { c.resume(returning: Result { () throws(E) -> T in try body() }) } }
-            return try result.get()
-        }
-        func later(_ job: @escaping @Sendable () -> Void) { job() }
-        """, to: "Good.swift")
+        let bad = try directory.write(
+            """
+            import Synchronization
+            public struct Boom: Error {}
+            public func erased(_ body: @escaping () throws(Boom) -> Void) -> Any { body }
+            public func generic<E: Error>(_ body: @escaping () throws(E) -> Void) -> Int { [body].count }
+            public func limit() -> Duration { .seconds(30) }
+            public func guarded() -> Int { Mutex(1).withLock { $0 } }
+            """, to: "Bad.swift")
+        let good = try directory.write(
+            """
+            public func run<T, E: Error>(_ body: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
+                let result: Result<T, E> = await withCheckedContinuation { c in later { c.resume(returning: Result { () throws(E) -> T in try body() }) } }
+                return try result.get()
+            }
+            func later(_ job: @escaping @Sendable () -> Void) { job() }
+            """, to: "Good.swift")
         let swiftc = try FloorObjectScan.swiftc()
         for (source, object) in [(bad, directory.file("Bad.o")), (good, directory.file("Good.o"))] {
             let compiled = try await run(swiftc, ["-parse-as-library", "-module-name", "Probe", "-c", source, "-o", object])
@@ -144,20 +148,25 @@ enum FloorSourceScan {
 
     static let rules: [Rule] = [
         Rule(names: ["Synchronization", "Mutex", "Atomic<"], reason: "Mutex, Atomic: iOS 18 / macOS 15; lock with GifPackSystem's Locked or an actor"),
-        Rule(names: ["Duration", "ContinuousClock", "SuspendingClock", "InstantProtocol", "sleep(for:", "sleep(until:"],
-             reason: "Duration and the clocks: iOS 16 / macOS 13; use TimeSpan"),
-        Rule(names: ["URL(filePath:", "appending(path:", "appending(component:", "path(percentEncoded:", "URL.temporaryDirectory",
-                     "URL.homeDirectory", "URL.cachesDirectory"],
-             reason: "Foundation's iOS 16 URL API: use URL(fileURLWithPath:), appendingPathComponent"),
+        Rule(
+            names: ["Duration", "ContinuousClock", "SuspendingClock", "InstantProtocol", "sleep(for:", "sleep(until:"],
+            reason: "Duration and the clocks: iOS 16 / macOS 13; use TimeSpan"),
+        Rule(
+            names: [
+                "URL(filePath:", "appending(path:", "appending(component:", "path(percentEncoded:", "URL.temporaryDirectory",
+                "URL.homeDirectory", "URL.cachesDirectory"
+            ],
+            reason: "Foundation's iOS 16 URL API: use URL(fileURLWithPath:), appendingPathComponent"),
         Rule(names: ["withDiscardingTaskGroup", "withThrowingDiscardingTaskGroup"], reason: "iOS 17 / macOS 14: use withTaskGroup"),
         Rule(names: ["Regex<", "Regex(", "#/"], reason: "Regex: iOS 16 / macOS 13"),
-        Rule(names: ["InlineArray", "Span<", "RawSpan", "Task.immediate", "Task(name:"], reason: "iOS 26 / macOS 26"),
+        Rule(names: ["InlineArray", "Span<", "RawSpan", "Task.immediate", "Task(name:"], reason: "iOS 26 / macOS 26")
     ]
 
     /// A function type with a typed thrown error in a cast, an array, a generic argument or a
     /// typealias: each needs the type's metadata (iOS 18 / macOS 15).
-    static let typedFunctionMetadata = try! NSRegularExpression(pattern:
-        #"(\bas[?!]?\s+|\bis\s+|\[\s*|<\s*|typealias\s+\w+(<[^>]*>)?\s*=\s*)\(*\s*\([^()]*\)\s*(async\s+)?throws\(\s*(?!any\s+Error\s*\)|Never\s*\))"#)
+    static let typedFunctionMetadata = try! NSRegularExpression(
+        pattern:
+            #"(\bas[?!]?\s+|\bis\s+|\[\s*|<\s*|typealias\s+\w+(<[^>]*>)?\s*=\s*)\(*\s*\([^()]*\)\s*(async\s+)?throws\(\s*(?!any\s+Error\s*\)|Never\s*\))"#)
 
     static func problems(in text: String, file: String) -> [String] {
         var problems: [String] = []
@@ -201,7 +210,7 @@ enum FloorObjectScan {
         "swift_getExtendedExistentialTypeMetadata": "parameterized existential metadata, iOS 16 / macOS 13",
         "swift_getExtendedExistentialTypeMetadata_unique": "parameterized existential metadata, iOS 16 / macOS 13",
         "swift_allocateMetadataPack": "parameter pack metadata, iOS 17 / macOS 14",
-        "swift_allocateWitnessTablePack": "parameter pack witness tables, iOS 17 / macOS 14",
+        "swift_allocateWitnessTablePack": "parameter pack witness tables, iOS 17 / macOS 14"
     ]
     /// Library declarations by their mangled prefix (Swift's `$s` mangling), with their floor.
     static let librarySymbols: [(mangled: String, name: String, floor: String)] = [
@@ -215,7 +224,7 @@ enum FloorObjectScan {
         ("s27ThrowingDiscardingTaskGroupV", "Swift.ThrowingDiscardingTaskGroup", "iOS 17 / macOS 14"),
         ("s11InlineArrayV", "Swift.InlineArray", "iOS 26 / macOS 26"),
         ("s4SpanV", "Swift.Span", "iOS 26 / macOS 26"),
-        ("s7RawSpanV", "Swift.RawSpan", "iOS 26 / macOS 26"),
+        ("s7RawSpanV", "Swift.RawSpan", "iOS 26 / macOS 26")
     ]
 
     static func problems(inObject path: String, name: String) async throws -> [String] {

@@ -55,67 +55,69 @@ struct ClientPortabilityTests {
     @Test("the C call scan names file, line and the C names, and skips comments, strings, members, declarations and labels", .computes)
     func cCallScanCatchesViolations() {
         let text = #"""
-        let fd = open(path, O_RDONLY | O_CLOEXEC, 0o644)
-        // close(fd) in a comment is fine
-        guard fstat (fd, &info) == 0 else { throw .io(path: path, errno: errno) }
-        let message = "read(2) failed: \(strerror(code))"
-        if info.st_mode & S_IFMT == S_IFREG, errno == ENOENT { flock(fd, LOCK_EX) }
-        let fine = SystemCalls.open(path, [.readOnly]); handle.close(); throw .io(path: path, errno: code)
-        func write(_ bytes: [UInt8]) {}
-        try write(bytes) /* unlink(path) */
-        let id = "\(getpid())"
-        let text = """
-            rename(a, b) in a multi-line string
-            """
-        var info = stat()
-        while pthread_mutex_lock(&mutex) != 0 {}
-        switch mode { case S_IFDIR: break }
-        """#
-        #expect(CCallScan.problems(in: text, file: "F.swift") == [
-            "F.swift:1: open, O_RDONLY, O_CLOEXEC (the C library: call the module's Platform.swift wrappers)",
-            "F.swift:3: fstat, errno (the C library: call the module's Platform.swift wrappers)",
-            "F.swift:4: strerror (the C library: call the module's Platform.swift wrappers)",
-            "F.swift:5: S_IFMT, S_IFREG, errno, ENOENT, flock, LOCK_EX (the C library: call the module's Platform.swift wrappers)",
-            "F.swift:9: getpid (the C library: call the module's Platform.swift wrappers)",
-            "F.swift:13: stat (the C library: call the module's Platform.swift wrappers)",
-            "F.swift:14: pthread_mutex_lock (the C library: call the module's Platform.swift wrappers)",
-            "F.swift:15: S_IFDIR (the C library: call the module's Platform.swift wrappers)",
-        ])
+            let fd = open(path, O_RDONLY | O_CLOEXEC, 0o644)
+            // close(fd) in a comment is fine
+            guard fstat (fd, &info) == 0 else { throw .io(path: path, errno: errno) }
+            let message = "read(2) failed: \(strerror(code))"
+            if info.st_mode & S_IFMT == S_IFREG, errno == ENOENT { flock(fd, LOCK_EX) }
+            let fine = SystemCalls.open(path, [.readOnly]); handle.close(); throw .io(path: path, errno: code)
+            func write(_ bytes: [UInt8]) {}
+            try write(bytes) /* unlink(path) */
+            let id = "\(getpid())"
+            let text = """
+                rename(a, b) in a multi-line string
+                """
+            var info = stat()
+            while pthread_mutex_lock(&mutex) != 0 {}
+            switch mode { case S_IFDIR: break }
+            """#
+        #expect(
+            CCallScan.problems(in: text, file: "F.swift") == [
+                "F.swift:1: open, O_RDONLY, O_CLOEXEC (the C library: call the module's Platform.swift wrappers)",
+                "F.swift:3: fstat, errno (the C library: call the module's Platform.swift wrappers)",
+                "F.swift:4: strerror (the C library: call the module's Platform.swift wrappers)",
+                "F.swift:5: S_IFMT, S_IFREG, errno, ENOENT, flock, LOCK_EX (the C library: call the module's Platform.swift wrappers)",
+                "F.swift:9: getpid (the C library: call the module's Platform.swift wrappers)",
+                "F.swift:13: stat (the C library: call the module's Platform.swift wrappers)",
+                "F.swift:14: pthread_mutex_lock (the C library: call the module's Platform.swift wrappers)",
+                "F.swift:15: S_IFDIR (the C library: call the module's Platform.swift wrappers)"
+            ])
     }
 
     @Test("the platform-name scan names file, line and name, and skips comments", .computes)
     func platformNameScanCatchesViolations() {
         let text = """
-        let used = info.st_mtim.tv_sec
-        // st_mtim in a comment is fine
-        _ = Glibc.fsync(fd)
-        let which = __priority_which_t(0)
-        let when = info.st_mtimespec   /* also one */
-        let fine = info.st_size
-        throw .posix(path, "syncfs")
-        """
-        #expect(PlatformNameScan.problems(in: text, file: "F.swift") == [
-            "F.swift:1: st_mtim (spelled differently in glibc and Darwin: use the module's Platform.swift)",
-            "F.swift:3: Glibc. (spelled differently in glibc and Darwin: use the module's Platform.swift)",
-            "F.swift:4: __ (spelled differently in glibc and Darwin: use the module's Platform.swift)",
-            "F.swift:5: st_mtimespec (spelled differently in glibc and Darwin: use the module's Platform.swift)",
-        ])
+            let used = info.st_mtim.tv_sec
+            // st_mtim in a comment is fine
+            _ = Glibc.fsync(fd)
+            let which = __priority_which_t(0)
+            let when = info.st_mtimespec   /* also one */
+            let fine = info.st_size
+            throw .posix(path, "syncfs")
+            """
+        #expect(
+            PlatformNameScan.problems(in: text, file: "F.swift") == [
+                "F.swift:1: st_mtim (spelled differently in glibc and Darwin: use the module's Platform.swift)",
+                "F.swift:3: Glibc. (spelled differently in glibc and Darwin: use the module's Platform.swift)",
+                "F.swift:4: __ (spelled differently in glibc and Darwin: use the module's Platform.swift)",
+                "F.swift:5: st_mtimespec (spelled differently in glibc and Darwin: use the module's Platform.swift)"
+            ])
     }
 
     @Test("the closure check names a system library, a C target and a foreign product reached indirectly", .computes)
     func closureCheckCatchesViolations() throws {
         let json = """
-        {"targets": [
-          {"name": "App", "type": "library", "module_type": "SwiftTarget", "path": "Sources/App", "sources": ["A.swift"],
-           "target_dependencies": ["Mid"], "product_dependencies": ["Crypto"]},
-          {"name": "Mid", "type": "library", "module_type": "SwiftTarget", "path": "Sources/Mid", "sources": ["M.swift"],
-           "target_dependencies": ["CCurl", "CShim"], "product_dependencies": ["Yams"]},
-          {"name": "CCurl", "type": "system-target", "module_type": "SystemLibraryTarget", "path": "Sources/CCurl", "sources": []},
-          {"name": "CShim", "type": "library", "module_type": "ClangTarget", "path": "Sources/CShim", "sources": ["s.c"]},
-          {"name": "Unrelated", "type": "system-target", "module_type": "SystemLibraryTarget", "path": "Sources/U", "sources": []}
-        ],
-        "products": [{"name": "GifPackClient", "targets": ["App"], "type": {"library": ["automatic"]}}]}
-        """
+            {"targets": [
+              {"name": "App", "type": "library", "module_type": "SwiftTarget", "path": "Sources/App", "sources": ["A.swift"],
+               "target_dependencies": ["Mid"], "product_dependencies": ["Crypto"]},
+              {"name": "Mid", "type": "library", "module_type": "SwiftTarget", "path": "Sources/Mid", "sources": ["M.swift"],
+               "target_dependencies": ["CCurl", "CShim"], "product_dependencies": ["Yams"]},
+              {"name": "CCurl", "type": "system-target", "module_type": "SystemLibraryTarget", "path": "Sources/CCurl", "sources": []},
+              {"name": "CShim", "type": "library", "module_type": "ClangTarget", "path": "Sources/CShim", "sources": ["s.c"]},
+              {"name": "Unrelated", "type": "system-target", "module_type": "SystemLibraryTarget", "path": "Sources/U", "sources": []}
+            ],
+            "products": [{"name": "GifPackClient", "targets": ["App"], "type": {"library": ["automatic"]}}]}
+            """
         let package = try PackageDescription(json: Data(json.utf8), root: "/x")
         let closure = try package.closure(ofProduct: "GifPackClient")
         #expect(Set(closure.targets.map(\.name)) == ["App", "Mid", "CCurl", "CShim"])
@@ -132,25 +134,27 @@ struct ClientPortabilityTests {
     @Test("the import scan names file and line of a C library or C module import, and allows Platform.swift its C library", .computes)
     func importScanCatchesViolations() {
         let text = """
-        import Foundation
-        // import Glibc (a comment is not an import)
-        #if canImport(Glibc)
-        import Glibc
-        #endif
-        @preconcurrency import CCurl
-        @_exported import Darwin
-        import struct Musl.stat
-        import GifPackFormat
-        """
+            import Foundation
+            // import Glibc (a comment is not an import)
+            #if canImport(Glibc)
+            import Glibc
+            #endif
+            @preconcurrency import CCurl
+            @_exported import Darwin
+            import struct Musl.stat
+            import GifPackFormat
+            """
         let problems = ImportScan.problems(in: text, file: "Sources/M/File.swift", isPlatformFile: false, cModules: ["CCurl"])
-        #expect(problems == [
-            "Sources/M/File.swift:4: imports Glibc (only the module's Platform.swift may)",
-            "Sources/M/File.swift:6: imports C module CCurl",
-            "Sources/M/File.swift:7: imports Darwin (only the module's Platform.swift may)",
-            "Sources/M/File.swift:8: imports Musl (only the module's Platform.swift may)",
-        ])
-        let platform = ImportScan.problems(in: "#if canImport(Glibc)\nimport Glibc\n#else\nimport CZstd\n#endif\n",
-                                           file: "Sources/M/Platform.swift", isPlatformFile: true, cModules: ["CZstd"])
+        #expect(
+            problems == [
+                "Sources/M/File.swift:4: imports Glibc (only the module's Platform.swift may)",
+                "Sources/M/File.swift:6: imports C module CCurl",
+                "Sources/M/File.swift:7: imports Darwin (only the module's Platform.swift may)",
+                "Sources/M/File.swift:8: imports Musl (only the module's Platform.swift may)"
+            ])
+        let platform = ImportScan.problems(
+            in: "#if canImport(Glibc)\nimport Glibc\n#else\nimport CZstd\n#endif\n",
+            file: "Sources/M/Platform.swift", isPlatformFile: true, cModules: ["CZstd"])
         #expect(platform == ["Sources/M/Platform.swift:4: imports C module CZstd"])
         #expect(ImportScan.problems(in: "import Glibc\n", file: "Sources/M/Platform.swift", isPlatformFile: true, cModules: []).isEmpty)
     }
@@ -207,18 +211,21 @@ struct PackageDescription {
 
     init(json: Data, root: String) throws {
         guard let object = try JSONSerialization.jsonObject(with: json) as? [String: Any],
-              let targetList = object["targets"] as? [[String: Any]],
-              let productList = object["products"] as? [[String: Any]] else {
+            let targetList = object["targets"] as? [[String: Any]],
+            let productList = object["products"] as? [[String: Any]]
+        else {
             throw DescribeError("swift package describe: no targets or products in its JSON")
         }
         var targets: [String: Target] = [:]
         for entry in targetList {
             guard let name = entry["name"] as? String, let type = entry["type"] as? String,
-                  let path = entry["path"] as? String else { throw DescribeError("a target without name, type or path: \(entry)") }
-            targets[name] = Target(name: name, type: type, moduleType: entry["module_type"] as? String ?? "",
-                                   path: path, sources: entry["sources"] as? [String] ?? [],
-                                   targetDependencies: entry["target_dependencies"] as? [String] ?? [],
-                                   productDependencies: entry["product_dependencies"] as? [String] ?? [])
+                let path = entry["path"] as? String
+            else { throw DescribeError("a target without name, type or path: \(entry)") }
+            targets[name] = Target(
+                name: name, type: type, moduleType: entry["module_type"] as? String ?? "",
+                path: path, sources: entry["sources"] as? [String] ?? [],
+                targetDependencies: entry["target_dependencies"] as? [String] ?? [],
+                productDependencies: entry["product_dependencies"] as? [String] ?? [])
         }
         var products: [String: [String]] = [:]
         for entry in productList {
@@ -237,12 +244,17 @@ struct PackageDescription {
     /// dependency checkout. `GIFPACK_PORTABILITY_ROOT` points the checks at another checkout (an
     /// older commit, to see them fail on it).
     static func describe() async throws -> PackageDescription {
-        let root = ProcessInfo.processInfo.environment["GIFPACK_PORTABILITY_ROOT"]
+        let root =
+            ProcessInfo.processInfo.environment["GIFPACK_PORTABILITY_ROOT"]
             ?? #filePath.replacingOccurrences(of: "/Tests/GifPackCLITests/ClientPortabilityTests.swift", with: "")
         let swift = try swiftExecutable()
         let scratch = try TemporaryDirectory()
-        let result = try await run(swift, ["package", "--package-path", root, "--scratch-path", scratch.file("build"),
-                                                     "describe", "--type", "json"])
+        let result = try await run(
+            swift,
+            [
+                "package", "--package-path", root, "--scratch-path", scratch.file("build"),
+                "describe", "--type", "json"
+            ])
         guard result.status == 0 else { throw DescribeError("swift package describe exited \(result.status): \(result.error)") }
         return try PackageDescription(json: Data(result.output.utf8), root: root)
     }
@@ -313,7 +325,7 @@ enum PlatformNameScan {
         "st_mtim", "st_atim", "st_ctim", "st_mtimespec", "st_atimespec", "st_ctimespec", "Glibc.", "Darwin.", "__",
         "O_TMPFILE", "syncfs", "fdatasync", "dlsym", "SOCK_CLOEXEC", "MSG_NOSIGNAL", "SO_NOSIGPIPE", "epoll_", "eventfd",
         "pipe2", "accept4", "mallopt", "sendfile", "copy_file_range", "posix_fadvise", "F_FULLFSYNC", "os_unfair_lock",
-        "UTIME_NOW",
+        "UTIME_NOW"
     ]
 
     static func problems(in text: String, file: String) -> [String] {
@@ -363,13 +375,13 @@ enum CCallScan {
         "sigaction", "getenv", "setenv", "unsetenv", "time", "clock_gettime", "gettimeofday", "nanosleep",
         "usleep", "sleep", "sched_yield", "setpriority", "getpriority", "getrlimit", "setrlimit", "sysconf",
         "dlopen", "dlsym", "dlclose", "malloc", "calloc", "realloc", "free", "posix_memalign", "memcpy",
-        "memmove", "memset", "memcmp", "strlen", "strcmp", "exit", "_exit", "abort",
+        "memmove", "memset", "memcmp", "strlen", "strcmp", "exit", "_exit", "abort"
     ]
     static let functionPrefixes = ["pthread_", "posix_"]
     static let constants: Set<String> = [
         "errno", "ENOENT", "EINTR", "EEXIST", "EINVAL", "EWOULDBLOCK", "EAGAIN", "EXDEV", "EPERM", "EMLINK",
         "ENOTSUP", "EOPNOTSUPP", "EACCES", "EIO", "EISDIR", "ENOTDIR", "ENOSPC", "EBADF", "ENOTEMPTY", "ELOOP",
-        "ENAMETOOLONG", "EROFS", "EFBIG", "EPIPE", "EBUSY", "ENOMEM", "EDQUOT", "ESPIPE", "ENXIO",
+        "ENAMETOOLONG", "EROFS", "EFBIG", "EPIPE", "EBUSY", "ENOMEM", "EDQUOT", "ESPIPE", "ENXIO"
     ]
     static let constantPrefixes = ["O_", "S_IF", "LOCK_", "AT_", "SEEK_", "F_", "DT_", "PROT_", "MAP_"]
     static let declarationWords: Set<String> = ["func", "var", "let", "typealias", "struct", "class", "enum"]
@@ -424,7 +436,7 @@ enum CCallScan {
             var ahead = index
             while ahead < characters.count, characters[ahead] == " " || characters[ahead] == "\t" { ahead += 1 }
             let after = ahead < characters.count ? String(characters[ahead]) : ""
-            if start > 0, characters[start - 1].isNumber { continue }   // 0o644, 1e3
+            if start > 0, characters[start - 1].isNumber { continue }  // 0o644, 1e3
             result.append((String(characters[start..<index]), before, after))
         }
         return result

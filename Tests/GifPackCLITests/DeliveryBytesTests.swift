@@ -55,9 +55,10 @@ struct DeliveryBytesTests {
         #expect(firstLines.first?.path == "/index.json.zst" && firstLines.first?.status == 200, "\(firstLines)")
         #expect(!firstLines.contains { $0.path == "/index.json" }, "\(firstLines)")
         let manifest = try #require(try InstallManifest.read(cacheDirectory: cache))
-        #expect(manifest.index?.validators.url == url + ".zst" && manifest.index?.validators.etag != nil
+        #expect(
+            manifest.index?.validators.url == url + ".zst" && manifest.index?.validators.etag != nil
                 && manifest.index?.validators.lastModified != nil && manifest.index?.signedBy == signed.key.secret.publicKey.keyIDText,
-                "\(String(describing: manifest.index))")
+            "\(String(describing: manifest.index))")
         let before = try Self.state(cache)
 
         // The daily check: one conditional request, a 304, no body, no signature fetch; nothing written.
@@ -109,8 +110,10 @@ struct DeliveryBytesTests {
             let validators = try #require(fetched.validators)
             #expect(validators.url == nginx.baseURL + "/index.json.zst" && validators.etag != nil && validators.lastModified != nil)
             let mark = try await nginx.mark()
-            for condition in [validators, IndexValidators(url: validators.url, etag: validators.etag, lastModified: nil),
-                              IndexValidators(url: validators.url, etag: nil, lastModified: validators.lastModified)] {
+            for condition in [
+                validators, IndexValidators(url: validators.url, etag: validators.etag, lastModified: nil),
+                IndexValidators(url: validators.url, etag: nil, lastModified: validators.lastModified)
+            ] {
                 guard case .notModified = try await source.load(ifChangedFrom: condition, client: transport) else {
                     Issue.record("\(transport): not a 304 for \(condition)")
                     continue
@@ -158,8 +161,9 @@ struct DeliveryBytesTests {
         let slot = try #require(DirectoryListing.names("\(directory)/indexes").first)
         let stored = String(decoding: try fileBytes("\(directory)/indexes/\(slot)").prefix(2048), as: UTF8.self)
             .split(separator: "\n", omittingEmptySubsequences: false)
-        #expect(stored.first == "gifpack-lazy-index 4" && stored.count > 7 && !stored[5].isEmpty && stored[6] == "\(url).zst",
-                "the Last-Modified date and the file it belongs to are stored: \(stored.prefix(7))")
+        #expect(
+            stored.first == "gifpack-lazy-index 4" && stored.count > 7 && !stored[5].isEmpty && stored[6] == "\(url).zst",
+            "the Last-Modified date and the file it belongs to are stored: \(stored.prefix(7))")
 
         // A day later (the stored index older than its max age): one conditional request, a 304, no body.
         let dayAgo = Date().addingTimeInterval(-86400)
@@ -320,8 +324,9 @@ struct DeliveryBytesTests {
 
         // --from without a matching copy (a build killed before writing it): made at publish time.
         let killedBuild = try await PublishAttackTests.signedVariant(builds, "variant-99", sequence: 99)
-        #expect(try CompressedIndex.decode(try fileBytes("\(killedBuild)/index.json.zst"), maxBytes: 1 << 26) != (try fileBytes("\(killedBuild)/index.json")),
-                "the variant's copy is v2's: stale")
+        #expect(
+            try CompressedIndex.decode(try fileBytes("\(killedBuild)/index.json.zst"), maxBytes: 1 << 26) != (try fileBytes("\(killedBuild)/index.json")),
+            "the variant's copy is v2's: stale")
         let repaired = try await Self.gifpack(["publish", "--from", killedBuild, "--to", target])
         #expect(repaired.status == 0, "\(repaired.error)")
         #expect(try CompressedIndex.decode(try fileBytes("\(target)/index.json.zst"), maxBytes: 1 << 26) == (try fileBytes("\(killedBuild)/index.json")))
@@ -345,8 +350,9 @@ struct DeliveryBytesTests {
             try FileSystem.writeAtomically(Array("{\"a\": 1}\n".utf8), to: workspace.file(key))
             let ahead = Date().addingTimeInterval(100)
             try FileManager.default.setAttributes([.modificationDate: ahead], ofItemAtPath: workspace.file(key))
-            try await target.putMetadataFile(key, bytes: Array("{\"a\": 2}\n".utf8), contentType: "application/json", maxAge: 60,
-                                             replacing: nil, conditional: false)
+            try await target.putMetadataFile(
+                key, bytes: Array("{\"a\": 2}\n".utf8), contentType: "application/json", maxAge: 60,
+                replacing: nil, conditional: false)
             let after = try #require(try FileManager.default.attributesOfItem(atPath: workspace.file(key))[.modificationDate] as? Date)
             #expect(after.timeIntervalSince1970.rounded(.down) > ahead.timeIntervalSince1970.rounded(.down), "\(key): \(after) after \(ahead)")
         }
@@ -360,8 +366,9 @@ struct DeliveryBytesTests {
         try await moto.createBucket(PublishS3Tests.bucket)
         let to = "s3://\(PublishS3Tests.bucket)/gifpack"
         func publish(_ from: String, crash: PublishCrashPoint? = nil) async throws -> ProcessResult {
-            try await Self.gifpack(["publish", "--from", from, "--to", to, "--endpoint", moto.endpoint],
-                                   environment: moto.credentials.merging(crash.map { ["GIFPACK_CRASH_AT": $0.rawValue] } ?? [:]) { $1 })
+            try await Self.gifpack(
+                ["publish", "--from", from, "--to", to, "--endpoint", moto.endpoint],
+                environment: moto.credentials.merging(crash.map { ["GIFPACK_CRASH_AT": $0.rawValue] } ?? [:]) { $1 })
         }
         func served() async throws -> (index: [UInt8]?, copy: [UInt8]?) {
             (try await moto.get("\(PublishS3Tests.bucket)/gifpack/index.json"), try await moto.get("\(PublishS3Tests.bucket)/gifpack/index.json.zst"))
@@ -383,8 +390,9 @@ struct DeliveryBytesTests {
         now = try await served()
         let stalePlain = try CompressedIndex.decode(try #require(now.copy), maxBytes: 1 << 26)
         #expect(stalePlain != now.index, "killed before the copy: it still holds the previous index")
-        #expect(try await moto.get("\(PublishS3Tests.bucket)/gifpack/\(SignatureLocation.key(forIndexSHA256: sha256Hex(stalePlain)))") != nil,
-                "whose signature is still there")
+        #expect(
+            try await moto.get("\(PublishS3Tests.bucket)/gifpack/\(SignatureLocation.key(forIndexSHA256: sha256Hex(stalePlain)))") != nil,
+            "whose signature is still there")
         let again = try await publish(next)
         #expect(again.status == 0 && again.output.contains("write: index.json.zst"), "\(again.output) \(again.error)")
         now = try await served()

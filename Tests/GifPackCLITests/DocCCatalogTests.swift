@@ -13,9 +13,11 @@ struct DocCCatalogTests {
     /// The articles, by file name (DocC's page path is the name lowercased).
     static let articles = ["GettingStarted", "TheDailyRefresh", "OfflineUse", "ChoosingRenditions", "ChoosingFormats", "TrustAndKeys"]
     /// What the overview's first screen shows an app: the one type to hold and the values it answers.
-    static let frontDoor = ["GIFLoader", "LoadedGIF", "LoaderPlaceholder", "PrefetchHandle", "RefreshProgress", "RefreshReport",
-                            "RenditionChoice", "TrustedKey", "HTTPTransport", "URLSessionTransport", "HTTPTimeouts",
-                            "GIFLoaderError", "GIFLoadFailure"]
+    static let frontDoor = [
+        "GIFLoader", "LoadedGIF", "LoaderPlaceholder", "PrefetchHandle", "RefreshProgress", "RefreshReport",
+        "RenditionChoice", "TrustedKey", "HTTPTransport", "URLSessionTransport", "HTTPTimeouts",
+        "GIFLoaderError", "GIFLoadFailure"
+    ]
 
     /// scripts/docs.sh on the test run's own modules into `out`.
     static func buildDocs(into out: String, catalog: String? = nil) async throws -> ProcessResult {
@@ -50,7 +52,7 @@ struct DocCCatalogTests {
         let text = try String(contentsOfFile: article, encoding: .utf8)
         try (text + "\nSee ``GIFLoader/noSuchMethod()`` and <doc:NoSuchArticle>.\n").write(toFile: article, atomically: true, encoding: .utf8)
         let result = try await Self.buildDocs(into: work.file("docs"), catalog: copy)
-        let diagnostics = result.output + result.error    // docc prints them on standard output
+        let diagnostics = result.output + result.error  // docc prints them on standard output
         #expect(result.status != 0)
         #expect(diagnostics.contains("'noSuchMethod()' doesn't exist at '/GifPackClient/GIFLoader'"), "\(diagnostics)")
         #expect(diagnostics.contains("NoSuchArticle"), "\(diagnostics)")

@@ -46,8 +46,9 @@ struct HostileBuildTests {
         let index = try readIndex(workspace.file("dist/index.json"))
         #expect(index.packs.first?.version == 2)
         #expect(index.packs.first?.exercises.first { $0.id == ids[2] }?.gif == victim)
-        #expect(try Data(contentsOf: URL(fileURLWithPath: blob)) == Data(server.catalog.gifBytes(id: ids[2]) ?? []),
-                "the cache holds the true bytes again")
+        #expect(
+            try Data(contentsOf: URL(fileURLWithPath: blob)) == Data(server.catalog.gifBytes(id: ids[2]) ?? []),
+            "the cache holds the true bytes again")
 
         // Healed: the next run finds nothing to do and nothing damaged.
         let third = try await runBuild(manifest: manifest, workspace: workspace)
@@ -85,10 +86,12 @@ struct HostileBuildTests {
         let server = try startFixture(count: 60)
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
-        let manifest = try ManifestLoader().parse(rapidAPIManifest(server: server, fetch: "  max_requests: 8"),
-                                                  environment: ["GIFPACK_TEST_KEY": testAPIKey])
-        let options = BuildOptions(outputDirectory: workspace.file("dist"), cacheDirectory: workspace.file("cache"),
-                                   sourceDateEpoch: 1_700_000_000)
+        let manifest = try ManifestLoader().parse(
+            rapidAPIManifest(server: server, fetch: "  max_requests: 8"),
+            environment: ["GIFPACK_TEST_KEY": testAPIKey])
+        let options = BuildOptions(
+            outputDirectory: workspace.file("dist"), cacheDirectory: workspace.file("cache"),
+            sourceDateEpoch: 1_700_000_000)
         let lines = Mutex<[String]>([])
         let report = await BuildPipeline(manifest: manifest, options: options) { event in
             if let entry = BuildEventLog.entry(for: event) { lines.withLock { $0.append(entry.message) } }
@@ -184,10 +187,12 @@ struct HostileBuildTests {
         let file = try workspace.write(manifestText, to: "manifest.yaml")
         var environment = ProcessInfo.processInfo.environment
         environment["GIFPACK_TEST_KEY"] = testAPIKey
-        let dry = try await run(productPath("gifpack"), ["build", "-m", file, "--out", workspace.file("dist"), "--cache", cache, "--dry-run"],
-                                          environment: environment)
+        let dry = try await run(
+            productPath("gifpack"), ["build", "-m", file, "--out", workspace.file("dist"), "--cache", cache, "--dry-run"],
+            environment: environment)
         #expect(dry.status == 0, "\(dry.error)")
-        #expect(dry.output.contains("state: the state database is damaged") && dry.output.contains("would move it aside to \(statePath).corrupt-")
+        #expect(
+            dry.output.contains("state: the state database is damaged") && dry.output.contains("would move it aside to \(statePath).corrupt-")
                 && dry.output.contains("(1 pack(s), 8 GIF(s))") && dry.output.contains("nothing was moved"), "\(dry.output)")
         #expect(try Self.files(under: cache) == before, "a dry run moves, creates and changes nothing in the cache")
         #expect(try Self.files(under: workspace.file("dist")) == outputBefore)
@@ -202,7 +207,9 @@ struct HostileBuildTests {
     /// suite runs as root here, and mount(8) is the only way to get a genuine ENOSPC).
     @Test(.enabled(if: getuid() == 0, "mounting a small tmpfs needs root"))
     func aFullCacheDiskStopsTheBuildAtTheFirstENOSPC() async throws {
-        let server = try startFixture(count: 40) { $0.gifDimension = 96; $0.duplicateEvery = 0; $0.colorsRange = 8...16 }
+        let server = try startFixture(count: 40) {
+            $0.gifDimension = 96; $0.duplicateEvery = 0; $0.colorsRange = 8...16
+        }
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
         let mountPoint = workspace.file("small")
@@ -228,8 +235,9 @@ struct HostileBuildTests {
         #expect(report.exitStatus == .failed)
         #expect(report.message.contains("disk is full"), "\(report.message)")
         let stored = report.gifs.downloaded
-        #expect(server.stats.imageRequests <= stored + 3 + 3 + GIFProcessor.maxBacklog,
-                "requests went on after the disk was full: \(server.stats.imageRequests) sent, \(stored) stored")
+        #expect(
+            server.stats.imageRequests <= stored + 3 + 3 + GIFProcessor.maxBacklog,
+            "requests went on after the disk was full: \(server.stats.imageRequests) sent, \(stored) stored")
         #expect((report.notAttempted?.count ?? 0) > 0)
         #expect(!FileManager.default.fileExists(atPath: workspace.file("dist/index.json")), "nothing was published")
     }

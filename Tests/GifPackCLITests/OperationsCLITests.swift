@@ -13,7 +13,7 @@ struct OperationsCLITests {
         var environment = ProcessInfo.processInfo.environment
         environment["GIFPACK_TEST_KEY"] = testAPIKey
         environment["SOURCE_DATE_EPOCH"] = "1700000000"
-        environment["TERM"] = "xterm-256color" // colour would be allowed on a terminal: a pipe must still get none
+        environment["TERM"] = "xterm-256color"  // colour would be allowed on a terminal: a pipe must still get none
         environment.removeValue(forKey: "NO_COLOR")
         return environment
     }
@@ -35,8 +35,9 @@ struct OperationsCLITests {
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
         let manifest = try workspace.write(rapidAPIManifest(server: server), to: "manifest.yaml")
-        let result = try await run(productPath("gifpack"), arguments(manifest, workspace, ["--verbose", "--progress-interval", "0.05"]),
-                             environment: environment())
+        let result = try await run(
+            productPath("gifpack"), arguments(manifest, workspace, ["--verbose", "--progress-interval", "0.05"]),
+            environment: environment())
         #expect(result.status == 3, "\(result.error)")
         for (name, text) in [("stderr", result.error), ("stdout", result.output)] {
             let controls = text.unicodeScalars.filter { $0.value < 0x20 && $0 != "\n" || $0.value == 0x7F }
@@ -56,8 +57,9 @@ struct OperationsCLITests {
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
         let manifest = try workspace.write(rapidAPIManifest(server: server), to: "manifest.yaml")
-        let result = try await run(productPath("gifpack"), arguments(manifest, workspace, ["--log-format", "json", "--verbose"]),
-                             environment: environment())
+        let result = try await run(
+            productPath("gifpack"), arguments(manifest, workspace, ["--log-format", "json", "--verbose"]),
+            environment: environment())
         #expect(result.status == 3, "\(result.error)")
         var events: [String: Int] = [:]
         var attempts: [[String: Any]] = []

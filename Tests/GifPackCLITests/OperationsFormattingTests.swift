@@ -8,8 +8,9 @@ import Testing
 /// The pure pieces behind progress, logs and the CI summary.
 @Suite("Operations: progress lines, log lines, summary", .timeLimit(.minutes(3)))
 struct OperationsFormattingTests {
-    private let busy = ProgressSnapshot(stage: .fetch, total: 1500, done: 123, toRequest: 1500, requestedDone: 123,
-                                        bytesDownloaded: 2_140_000, retries: 3, failures: 1, fetchSeconds: 10)
+    private let busy = ProgressSnapshot(
+        stage: .fetch, total: 1500, done: 123, toRequest: 1500, requestedDone: 123,
+        bytesDownloaded: 2_140_000, retries: 3, failures: 1, fetchSeconds: 10)
 
     @Test(.computes, arguments: [1, 2, 10, 20, 40, 60, 80, 100, 200])
     func aLiveLineNeverReachesTheLastColumn(width: Int) {
@@ -66,14 +67,19 @@ struct OperationsFormattingTests {
         let tracker = ProgressTracker()
         let start = ContinuousClock.now
         func attempt(_ id: String, _ outcome: AttemptEvent.Outcome, bytes: Int64 = 0) -> BuildEvent {
-            .attempt(AttemptEvent(exerciseID: id, url: "http://x/\(id)", attempt: 1, status: 200, elapsed: .milliseconds(5),
-                                  outcome: outcome, reason: nil, bytes: bytes, retryIn: nil))
+            .attempt(
+                AttemptEvent(
+                    exerciseID: id, url: "http://x/\(id)", attempt: 1, status: 200, elapsed: .milliseconds(5),
+                    outcome: outcome, reason: nil, bytes: bytes, retryIn: nil))
         }
         func stored(_ id: String, _ origin: GIFOrigin) -> BuildEvent {
-            .gifFinished(exerciseID: id, result: .stored(StoredGIF(
-                exerciseID: id, sha256: "ab", bytes: 10,
-                info: GIFInfo(width: 1, height: 1, frameCount: 1, durationMilliseconds: 0, loopCount: 0, version: "89a"),
-                newlyStored: true, resolutionMismatch: false, origin: origin)))
+            .gifFinished(
+                exerciseID: id,
+                result: .stored(
+                    StoredGIF(
+                        exerciseID: id, sha256: "ab", bytes: 10,
+                        info: GIFInfo(width: 1, height: 1, frameCount: 1, durationMilliseconds: 0, loopCount: 0, version: "89a"),
+                        newlyStored: true, resolutionMismatch: false, origin: origin)))
         }
         func rejected(_ id: String, _ reason: RejectionReason) -> BuildEvent {
             .gifFinished(exerciseID: id, result: .rejected(FetchRejection(exerciseID: id, url: "u", reason: reason, detail: "d", status: nil)))
@@ -84,8 +90,10 @@ struct OperationsFormattingTests {
         for event in [stored("a", .fresh), rejected("b", .knownMissing)] { tracker.observe(event, at: start) }
         tracker.observe(.fetchPlanned(total: 5, toRequest: 3), at: start)
         #expect(tracker.snapshot(at: start).done == 2 && tracker.snapshot(at: start).toRequest == 3)
-        for event in [attempt("c", .retry), attempt("c", .downloaded, bytes: 1000),
-                      stored("c", .downloaded), attempt("d", .failed), rejected("d", .httpStatus(500))] {
+        for event in [
+            attempt("c", .retry), attempt("c", .downloaded, bytes: 1000),
+            stored("c", .downloaded), attempt("d", .failed), rejected("d", .httpStatus(500))
+        ] {
             tracker.observe(event, at: start + .seconds(1))
         }
         tracker.observe(.stageStarted(.pack), at: start + .seconds(2))
@@ -123,10 +131,13 @@ struct OperationsFormattingTests {
     @Test(.computes) func jsonLogLinesAreOneObjectWithTypedFieldsAndNoSecret() throws {
         let key = "sk-live-0123456789"
         let redactor = SecretRedactor(secrets: [key, ""])
-        let record = LogRecord(timestamp: Date(timeIntervalSince1970: 1_700_000_000.25), level: .warning, label: "gifpack",
-                               message: "server said \"no\"\n\u{1B}[31mkey \(key)",
-                               fields: ["exercise_id": .string("0001"), "attempt": .int(2), "duration_ms": .double(12.5),
-                                        "retried": .bool(true), "level": .string("shadowed"), "echo": .string("k=\(key)")])
+        let record = LogRecord(
+            timestamp: Date(timeIntervalSince1970: 1_700_000_000.25), level: .warning, label: "gifpack",
+            message: "server said \"no\"\n\u{1B}[31mkey \(key)",
+            fields: [
+                "exercise_id": .string("0001"), "attempt": .int(2), "duration_ms": .double(12.5),
+                "retried": .bool(true), "level": .string("shadowed"), "echo": .string("k=\(key)")
+            ])
         let line = record.jsonLine(redactor: redactor)
         #expect(!line.contains("\n") && !line.contains("\r") && !line.contains("\u{1B}"))
         #expect(!line.contains(key))
@@ -174,9 +185,12 @@ struct OperationsFormattingTests {
 
     @Test(.computes) func textLogLinesEscapeControlCharactersAndQuoteValues() {
         let redactor = SecretRedactor(secrets: ["topsecret"])
-        let record = LogRecord(timestamp: Date(timeIntervalSince1970: 0), level: .info, label: "gifpack", message: "line\none\r",
-                               fields: ["url": .string("http://h/x"), "exercise_id": .string("a b"), "event": .string("attempt"),
-                                        "detail": .string("topsecret\u{1B}"), "status": .int(503)])
+        let record = LogRecord(
+            timestamp: Date(timeIntervalSince1970: 0), level: .info, label: "gifpack", message: "line\none\r",
+            fields: [
+                "url": .string("http://h/x"), "exercise_id": .string("a b"), "event": .string("attempt"),
+                "detail": .string("topsecret\u{1B}"), "status": .int(503)
+            ])
         let line = record.textLine(color: false, redactor: redactor)
         #expect(line == #"1970-01-01T00:00:00.000Z info    line\none\r event=attempt exercise_id="a b" status=503 url=http://h/x detail=<redacted>\x1b"#)
         let colored = record.textLine(color: true, redactor: redactor)
@@ -184,8 +198,9 @@ struct OperationsFormattingTests {
     }
 
     @Test(.computes) func buildEventsBecomeLogEntriesWithTheirFields() throws {
-        let attempt = AttemptEvent(exerciseID: "0042", url: "http://127.0.0.1:1/image?exerciseId=0042", attempt: 2, status: 503,
-                                   elapsed: .milliseconds(1500), outcome: .retry, reason: .httpStatus(503), bytes: 0, retryIn: .milliseconds(250))
+        let attempt = AttemptEvent(
+            exerciseID: "0042", url: "http://127.0.0.1:1/image?exerciseId=0042", attempt: 2, status: 503,
+            elapsed: .milliseconds(1500), outcome: .retry, reason: .httpStatus(503), bytes: 0, retryIn: .milliseconds(250))
         let entry = try #require(BuildEventLog.entry(for: .attempt(attempt)))
         #expect(entry.level == .info)
         #expect(entry.fields["event"] == .string("attempt"))
@@ -203,16 +218,19 @@ struct OperationsFormattingTests {
         #expect(LogSeverity.debug < .info && LogSeverity.error > .warning)
 
         // The level a logger is asked about before an entry is made is the entry's own.
-        let stored = StoredGIF(exerciseID: "0042", sha256: "ab", bytes: 10,
-                               info: GIFInfo(width: 1, height: 1, frameCount: 1, durationMilliseconds: 0, loopCount: 0, version: "89a"),
-                               newlyStored: false, resolutionMismatch: false, origin: .fresh)
+        let stored = StoredGIF(
+            exerciseID: "0042", sha256: "ab", bytes: 10,
+            info: GIFInfo(width: 1, height: 1, frameCount: 1, durationMilliseconds: 0, loopCount: 0, version: "89a"),
+            newlyStored: false, resolutionMismatch: false, origin: .fresh)
         func rejected(_ reason: RejectionReason) -> GIFFetchResult {
             .rejected(FetchRejection(exerciseID: "0042", url: "u", reason: reason, detail: "d", status: nil))
         }
-        let events: [BuildEvent] = [.attempt(attempt), .attempt(ok), .gifFinished(exerciseID: "0042", result: .stored(stored)),
-                                    .gifFinished(exerciseID: "0042", result: rejected(.knownMissing)),
-                                    .gifFinished(exerciseID: "0042", result: rejected(.httpStatus(500))),
-                                    .fetchStarted(total: 3), .fetchPlanned(total: 3, toRequest: 1), .catalogFetched(exercises: 3, pages: 1)]
+        let events: [BuildEvent] = [
+            .attempt(attempt), .attempt(ok), .gifFinished(exerciseID: "0042", result: .stored(stored)),
+            .gifFinished(exerciseID: "0042", result: rejected(.knownMissing)),
+            .gifFinished(exerciseID: "0042", result: rejected(.httpStatus(500))),
+            .fetchStarted(total: 3), .fetchPlanned(total: 3, toRequest: 1), .catalogFetched(exercises: 3, pages: 1)
+        ]
         for event in events {
             #expect(BuildEventLog.level(for: event) == BuildEventLog.entry(for: event)?.level, "\(event)")
         }
@@ -222,10 +240,14 @@ struct OperationsFormattingTests {
 
     @Test(.computes) func theStepSummaryIsAShortMarkdownTable() {
         var report = BuildReport(generator: "gifpack test", exitStatus: .partial, message: "published 1 | one")
-        report.gifs = .init(wanted: 10, valid: 9, downloaded: 7, notModified: 1, skippedFresh: 1, reusedLastGood: 0, newlyStored: 6,
-                            deduplicated: 1, rejected: 1, rejectedByReason: ["http-404": 1], missing: 1, bytesDownloaded: 70_000)
-        report.packs = [.init(name: "all", version: 2, file: "packs/all-v2.tar.zst", outcome: "published", exercises: 10,
-                              missing: 1, distinctGIFs: 8, bytes: 50_000, uncompressedBytes: 110_000)]
+        report.gifs = .init(
+            wanted: 10, valid: 9, downloaded: 7, notModified: 1, skippedFresh: 1, reusedLastGood: 0, newlyStored: 6,
+            deduplicated: 1, rejected: 1, rejectedByReason: ["http-404": 1], missing: 1, bytesDownloaded: 70_000)
+        report.packs = [
+            .init(
+                name: "all", version: 2, file: "packs/all-v2.tar.zst", outcome: "published", exercises: 10,
+                missing: 1, distinctGIFs: 8, bytes: 50_000, uncompressedBytes: 110_000)
+        ]
         report.http.requests = 12
         report.http.retries = 2
         report.http.quotaRemaining = 88
@@ -256,8 +278,9 @@ struct OperationsFormattingTests {
 @Suite("Operations: log lines never carry terminal controls", .timeLimit(.minutes(3)))
 struct LogLineControlTests {
     @Test(.computes) func c1ControlsAndBidiOverridesAreEscapedInTextAndJSONLines() throws {
-        let record = LogRecord(timestamp: Date(timeIntervalSince1970: 0), level: .info, label: "gifpack",
-                               message: "id 0001\u{9B}2J", fields: ["name": .string("abc\u{202E}fig.exe")])
+        let record = LogRecord(
+            timestamp: Date(timeIntervalSince1970: 0), level: .info, label: "gifpack",
+            message: "id 0001\u{9B}2J", fields: ["name": .string("abc\u{202E}fig.exe")])
         let redactor = SecretRedactor(secrets: [])
         for line in [record.textLine(color: false, redactor: redactor), record.jsonLine(redactor: redactor)] {
             #expect(!line.unicodeScalars.contains { $0.value == 0x9B || $0.value == 0x202E }, "\(line)")

@@ -138,8 +138,9 @@ struct OperationsReportTests {
         #expect(samples["gifpack_exit_status"] == 1)
         #expect(samples["gifpack_quota_remaining"] == nil, "an unknown quota is left out, not reported as 0")
         #expect(try String(contentsOfFile: path, encoding: .utf8) == text)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: workspace.path) == ["gifpack.prom"],
-                "no temporary file is left beside it")
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: workspace.path) == ["gifpack.prom"],
+            "no temporary file is left beside it")
         #expect(MetricsText.lastSuccess(in: "gifpack_last_success_timestamp_seconds 1.7e9\n") == 1.7e9)
         #expect(MetricsText.lastSuccess(in: "# gifpack_last_success_timestamp_seconds 5\n") == nil)
     }

@@ -131,8 +131,10 @@ final class OperatorMachine: @unchecked Sendable {
     func run(_ argv: [String], environment: [String: String], currentDirectory: String? = nil) async throws -> ProcessResult {
         let script = mounts + " && exec env -i \"$@\""
         let assignments = environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
-        return try await GifPackTestSupport.run("/usr/bin/unshare", ["--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh"]
-                                                        + assignments + argv, environment: [:], currentDirectory: currentDirectory)
+        return try await GifPackTestSupport.run(
+            "/usr/bin/unshare",
+            ["--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh"]
+                + assignments + argv, environment: [:], currentDirectory: currentDirectory)
     }
 
     /// Runs `command` the way cron does: `/bin/sh -c` with cron's bare environment.
@@ -163,43 +165,45 @@ final class DocumentedNginx: @unchecked Sendable {
             let port = try LoopbackPort.free()
             let temp = directory.path
             let config = """
-            worker_processes 1;
-            daemon off;
-            master_process off;
-            user root;
-            pid \(temp)/nginx.pid;
-            error_log \(temp)/error.log warn;
-            events { worker_connections 64; }
-            http {
-                access_log off;
-                client_body_temp_path \(temp)/client_body;
-                proxy_temp_path \(temp)/proxy;
-                fastcgi_temp_path \(temp)/fastcgi;
-                uwsgi_temp_path \(temp)/uwsgi;
-                scgi_temp_path \(temp)/scgi;
-                include /etc/nginx/mime.types;
-                default_type text/plain;
-                gzip on;
-                gzip_min_length 1;
-                gzip_types text/plain application/json application/zstd application/octet-stream;
-                server {
-                    listen 127.0.0.1:\(port);
-            \(location)
+                worker_processes 1;
+                daemon off;
+                master_process off;
+                user root;
+                pid \(temp)/nginx.pid;
+                error_log \(temp)/error.log warn;
+                events { worker_connections 64; }
+                http {
+                    access_log off;
+                    client_body_temp_path \(temp)/client_body;
+                    proxy_temp_path \(temp)/proxy;
+                    fastcgi_temp_path \(temp)/fastcgi;
+                    uwsgi_temp_path \(temp)/uwsgi;
+                    scgi_temp_path \(temp)/scgi;
+                    include /etc/nginx/mime.types;
+                    default_type text/plain;
+                    gzip on;
+                    gzip_min_length 1;
+                    gzip_types text/plain application/json application/zstd application/octet-stream;
+                    server {
+                        listen 127.0.0.1:\(port);
+                \(location)
+                    }
                 }
-            }
 
-            """
+                """
             try config.write(toFile: "\(temp)/nginx.conf", atomically: true, encoding: .utf8)
             let script = "mount --bind \(OperatorMachine.quoted(www)) /var/www && exec /usr/sbin/nginx -c \(temp)/nginx.conf -p \(temp) -e \(temp)/error.log"
-            let process = try ChildProcess("/usr/bin/unshare", ["--mount", "--propagation", "private", "/bin/sh", "-c", script],
-                                           stderr: .file("\(temp)/stderr.log"))
+            let process = try ChildProcess(
+                "/usr/bin/unshare", ["--mount", "--propagation", "private", "/bin/sh", "-c", script],
+                stderr: .file("\(temp)/stderr.log"))
             if await LoopbackPort.waitUntilListening(port: port, process: process, seconds: 10) {
                 self.port = port
                 self.process = process
                 return
             }
             LoopbackPort.kill(process)
-            lastError = ((try? String(contentsOfFile: "\(temp)/error.log", encoding: .utf8)) ?? "")
+            lastError =
+                ((try? String(contentsOfFile: "\(temp)/error.log", encoding: .utf8)) ?? "")
                 + ((try? String(contentsOfFile: "\(temp)/stderr.log", encoding: .utf8)) ?? "")
         }
         throw PublishTestFailure("nginx with the documented location did not start: \(lastError)")

@@ -18,12 +18,12 @@ struct OperatorsKitTests {
     static func manifest(server: FixtureServer, root: String, extra: String = "") -> String {
         rapidAPIManifest(server: server).replacingOccurrences(of: "GIFPACK_TEST_KEY", with: "EXERCISEDB_API_KEY") + """
 
-        output:
-          directory: \(root)/dist
-        \(extra)
-        cache:
-          directory: \(root)/cache
-        """
+            output:
+              directory: \(root)/dist
+            \(extra)
+            cache:
+              directory: \(root)/cache
+            """
     }
 
     // MARK: cron
@@ -40,8 +40,9 @@ struct OperatorsKitTests {
         defer { nginx.stop() }
         let root = machine.workspace.path
         _ = try machine.workspace.write(Self.manifest(server: server, root: root), to: "etc-upper/gifpack/exercisedb.yaml")
-        _ = try machine.workspace.write("EXERCISEDB_API_KEY=\(testAPIKey)\nGIFPACK_PUBLIC_URL=\(nginx.baseURL)/gifpack/\n",
-                                        to: "etc-upper/gifpack/env")
+        _ = try machine.workspace.write(
+            "EXERCISEDB_API_KEY=\(testAPIKey)\nGIFPACK_PUBLIC_URL=\(nginx.baseURL)/gifpack/\n",
+            to: "etc-upper/gifpack/env")
 
         // A first run builds and publishes: not a byte of output.
         let first = try await machine.cron(command)
@@ -50,8 +51,10 @@ struct OperatorsKitTests {
         // Nothing new: silent again, and the target still serves the same index.
         let again = try await machine.cron(command)
         #expect(again.status == 0 && again.output.isEmpty && again.error.isEmpty, "exit \(again.status): \(again.output)\(again.error)")
-        let install = try await gifpackCLI(["install", "--index", "\(nginx.baseURL)/gifpack/index.json",
-                                                      "--cache", machine.workspace.file("app-cache"), "--quiet"])
+        let install = try await gifpackCLI([
+            "install", "--index", "\(nginx.baseURL)/gifpack/index.json",
+            "--cache", machine.workspace.file("app-cache"), "--quiet"
+        ])
         #expect(install.status == 0 && install.output.isEmpty && install.error.isEmpty, "\(install.error)")
 
         // A publish that failed last time is finished by the next run, though the build finds nothing new.
@@ -61,28 +64,33 @@ struct OperatorsKitTests {
         #expect(try fileBytes("\(machine.www)/gifpack/index.json") == fileBytes("\(root)/dist/index.json"))
 
         // A wrong key: one line, exit 4, and the key never shown.
-        _ = try machine.workspace.write("EXERCISEDB_API_KEY=wrong-key-123\nGIFPACK_PUBLIC_URL=\(nginx.baseURL)/gifpack/\n",
-                                        to: "etc-upper/gifpack/env")
+        _ = try machine.workspace.write(
+            "EXERCISEDB_API_KEY=wrong-key-123\nGIFPACK_PUBLIC_URL=\(nginx.baseURL)/gifpack/\n",
+            to: "etc-upper/gifpack/env")
         let refused = try await machine.cron(command)
         #expect(refused.status == 4, "\(refused.error)")
         #expect(refused.output.isEmpty && refused.error.split(separator: "\n").count == 1, "one line: \(refused.output)\(refused.error)")
         #expect(!refused.error.contains("wrong-key-123"))
 
         // The public URL answers 404 (a wrong address): the run fails, loudly, naming why.
-        _ = try machine.workspace.write("EXERCISEDB_API_KEY=\(testAPIKey)\nGIFPACK_PUBLIC_URL=\(nginx.baseURL)/elsewhere/\n",
-                                        to: "etc-upper/gifpack/env")
+        _ = try machine.workspace.write(
+            "EXERCISEDB_API_KEY=\(testAPIKey)\nGIFPACK_PUBLIC_URL=\(nginx.baseURL)/elsewhere/\n",
+            to: "etc-upper/gifpack/env")
         let unreadable = try await machine.cron(command)
         #expect(unreadable.status == 1, "\(unreadable.error)")
         #expect(unreadable.output.isEmpty && unreadable.error.split(separator: "\n").count == 1, "\(unreadable.error)")
         #expect(unreadable.error.contains("clients cannot read \(nginx.baseURL)/elsewhere/index.json: HTTP 404"), "\(unreadable.error)")
-        let lost = try await gifpackCLI(["install", "--index", "\(nginx.baseURL)/elsewhere/index.json", "--cache",
-                                                   machine.workspace.file("lost-cache")])
+        let lost = try await gifpackCLI([
+            "install", "--index", "\(nginx.baseURL)/elsewhere/index.json", "--cache",
+            machine.workspace.file("lost-cache")
+        ])
         #expect(lost.status == 1 && lost.error.contains("HTTP status 404 — nothing is served there"), "install names the cause: \(lost.error)")
 
         // The API down: one line on standard error, a failing status.
         server.stop()
-        _ = try machine.workspace.write("EXERCISEDB_API_KEY=\(testAPIKey)\nGIFPACK_PUBLIC_URL=\(nginx.baseURL)/gifpack/\n",
-                                        to: "etc-upper/gifpack/env")
+        _ = try machine.workspace.write(
+            "EXERCISEDB_API_KEY=\(testAPIKey)\nGIFPACK_PUBLIC_URL=\(nginx.baseURL)/gifpack/\n",
+            to: "etc-upper/gifpack/env")
         let down = try await machine.cron(command)
         #expect(down.status == 1, "\(down.error)")
         #expect(down.output.isEmpty && down.error.split(separator: "\n").count == 1 && down.error.hasPrefix("error: "), "\(down.error)")
@@ -98,12 +106,14 @@ struct OperatorsKitTests {
         defer { nginx.stop() }
         let root = machine.workspace.path
         _ = try machine.workspace.write(Self.manifest(server: server, root: root), to: "etc-upper/gifpack/exercisedb.yaml")
-        _ = try machine.workspace.write("EXERCISEDB_API_KEY=\(testAPIKey)\nGIFPACK_PUBLIC_URL=\(nginx.baseURL)/gifpack/\n",
-                                        to: "etc-upper/gifpack/env")
+        _ = try machine.workspace.write(
+            "EXERCISEDB_API_KEY=\(testAPIKey)\nGIFPACK_PUBLIC_URL=\(nginx.baseURL)/gifpack/\n",
+            to: "etc-upper/gifpack/env")
         let partial = try await machine.cron(command)
         #expect(partial.status == 3, "\(partial.error)")
-        #expect(partial.error.isEmpty && partial.output.split(separator: "\n").count == 1 && partial.output.hasPrefix("published: "),
-                "exit 3 is one line, as documented: \(partial.output)\(partial.error)")
+        #expect(
+            partial.error.isEmpty && partial.output.split(separator: "\n").count == 1 && partial.output.hasPrefix("published: "),
+            "exit 3 is one line, as documented: \(partial.output)\(partial.error)")
         #expect(try fileBytes("\(machine.www)/gifpack/index.json") == fileBytes("\(root)/dist/index.json"), "exit 3 publishes")
     }
 
@@ -125,8 +135,11 @@ struct OperatorsKitTests {
         // systemd's own reading of the units: no unknown key, no bad value, the binary where it says.
         _ = try machine.workspace.write(service, to: "gifpack.service")
         _ = try machine.workspace.write(timer, to: "gifpack.timer")
-        let verify = try await machine.run(["/usr/bin/systemd-analyze", "verify", machine.workspace.file("gifpack.service"),
-                                            machine.workspace.file("gifpack.timer")], environment: ["PATH": "/usr/bin:/bin"])
+        let verify = try await machine.run(
+            [
+                "/usr/bin/systemd-analyze", "verify", machine.workspace.file("gifpack.service"),
+                machine.workspace.file("gifpack.timer")
+            ], environment: ["PATH": "/usr/bin:/bin"])
         #expect(verify.status == 0 && verify.error.isEmpty, "systemd-analyze verify: \(verify.output)\(verify.error)")
 
         let keys = UnattendedDoc.unitKeys(service, section: "Service")
@@ -159,8 +172,9 @@ struct OperatorsKitTests {
         #expect(!success.contains(failed.status))
         #expect(failed.output.isEmpty)
         let shown = try await Self.jqLines(failed.error, filter: journal).compactMap(Self.object)
-        #expect(shown.contains { $0["event"] as? String == "summary" && $0["level"] as? String == "error" && $0["exit_status"] as? Int == 1 },
-                "\(failed.error)")
+        #expect(
+            shown.contains { $0["event"] as? String == "summary" && $0["level"] as? String == "error" && $0["exit_status"] as? Int == 1 },
+            "\(failed.error)")
     }
 
     /// `text` (one JSON object a line, as `journalctl -o cat` prints it) through `jq` with the
@@ -206,8 +220,10 @@ struct OperatorsKitTests {
 
         // The documented bucket policy, applied as written: the same publish now passes its check.
         let policyFile = try seed.write(policy, to: "policy.json")
-        let put = try await run("/usr/bin/curl", ["-sS", "-f", "-X", "PUT", "-T", policyFile] + moto.signing
-                                          + ["\(moto.endpoint)/cdn-bucket?policy"])
+        let put = try await run(
+            "/usr/bin/curl",
+            ["-sS", "-f", "-X", "PUT", "-T", policyFile] + moto.signing
+                + ["\(moto.endpoint)/cdn-bucket?policy"])
         #expect(put.status == 0, "\(put.error)")
         let published = try await gifpackCLI(["build", "-m", seedManifest, "--quiet", "--public-url", publicURL], environment: environment)
         #expect(published.status == 0 && published.output.isEmpty && published.error.isEmpty, "\(published.error)")
@@ -216,16 +232,22 @@ struct OperatorsKitTests {
         let step = try await Self.workflowStep(workflow, named: "Build and publish")
         let runner = try TemporaryDirectory()
         try FileManager.default.createDirectory(atPath: runner.file("manifests"), withIntermediateDirectories: true)
-        _ = try runner.write(rapidAPIManifest(server: server).replacingOccurrences(of: "GIFPACK_TEST_KEY", with: "EXERCISEDB_API_KEY")
-                             + "\noutput:\n\(publishing)\n", to: "manifests/exercisedb.yaml")
+        _ = try runner.write(
+            rapidAPIManifest(server: server).replacingOccurrences(of: "GIFPACK_TEST_KEY", with: "EXERCISEDB_API_KEY")
+                + "\noutput:\n\(publishing)\n", to: "manifests/exercisedb.yaml")
         let script = try runner.write(step.run, to: "step.sh")
-        let secrets = ["EXERCISEDB_API_KEY": testAPIKey, "AWS_ACCESS_KEY_ID": moto.credentials["AWS_ACCESS_KEY_ID"] ?? "",
-                       "AWS_SECRET_ACCESS_KEY": moto.credentials["AWS_SECRET_ACCESS_KEY"] ?? ""]
-        var stepEnvironment: [String: String] = ["PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": runner.path,
-                                                 "GITHUB_OUTPUT": runner.file("github-output"), "GITHUB_STEP_SUMMARY": runner.file("step-summary.md")]
+        let secrets = [
+            "EXERCISEDB_API_KEY": testAPIKey, "AWS_ACCESS_KEY_ID": moto.credentials["AWS_ACCESS_KEY_ID"] ?? "",
+            "AWS_SECRET_ACCESS_KEY": moto.credentials["AWS_SECRET_ACCESS_KEY"] ?? ""
+        ]
+        var stepEnvironment: [String: String] = [
+            "PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": runner.path,
+            "GITHUB_OUTPUT": runner.file("github-output"), "GITHUB_STEP_SUMMARY": runner.file("step-summary.md")
+        ]
         for (name, value) in step.env {
             if let secret = value.range(of: #"^\$\{\{ secrets\.([A-Z_]+) \}\}$"#, options: .regularExpression).map({ _ in
-                String(value.dropFirst("${{ secrets.".count).dropLast(" }}".count)) }) {
+                String(value.dropFirst("${{ secrets.".count).dropLast(" }}".count))
+            }) {
                 #expect(secrets.keys.contains(secret), "no test value for secret \(secret)")
                 stepEnvironment[name] = secrets[secret] ?? ""
             } else {
@@ -234,8 +256,9 @@ struct OperatorsKitTests {
         }
         #expect(stepEnvironment["GIFPACK_PUBLIC_URL"]?.hasSuffix("/") == true)
         stepEnvironment["GIFPACK_PUBLIC_URL"] = publicURL
-        let ran = try await machine.run(["/bin/bash", "--noprofile", "--norc", "-eo", "pipefail", script], environment: stepEnvironment,
-                                        currentDirectory: runner.path)
+        let ran = try await machine.run(
+            ["/bin/bash", "--noprofile", "--norc", "-eo", "pipefail", script], environment: stepEnvironment,
+            currentDirectory: runner.path)
         #expect(ran.status == 0, "\(ran.output)\(ran.error)")
         let outputs = try String(contentsOfFile: runner.file("github-output"), encoding: .utf8)
         #expect(outputs.contains("exit-status=0"), "\(outputs)")
@@ -275,8 +298,10 @@ struct OperatorsKitTests {
         let machine = try OperatorMachine()
         let nginx = try await DocumentedNginx.start(location: try UnattendedDoc.block("nginx"), www: machine.www)
         defer { nginx.stop() }
-        let publish = try await gifpackCLI(["publish", "--from", built.workspace.file("dist"), "--to", "\(machine.www)/gifpack",
-                                                      "--public-url", "\(nginx.baseURL)/gifpack/", "--quiet"])
+        let publish = try await gifpackCLI([
+            "publish", "--from", built.workspace.file("dist"), "--to", "\(machine.www)/gifpack",
+            "--public-url", "\(nginx.baseURL)/gifpack/", "--quiet"
+        ])
         #expect(publish.status == 0 && publish.output.isEmpty && publish.error.isEmpty, "\(publish.error)")
         let index = try built.index()
         let pack = try await headWithGzip("\(nginx.baseURL)/gifpack/\(index.packs[0].file)")
@@ -289,11 +314,17 @@ struct OperatorsKitTests {
         #expect(compressed[":status"] == "200" && compressed["content-type"] == "application/zstd", "\(compressed)")
         #expect(compressed["content-encoding"] == nil && compressed["cache-control"] == "public, max-age=60", "\(compressed)")
         // Range requests reach the pack's bytes untouched.
-        let range = try await run("/usr/bin/curl", ["-sS", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Accept-Encoding: gzip",
-                                                              "-r", "0-99", "\(nginx.baseURL)/gifpack/\(index.packs[0].file)"])
+        let range = try await run(
+            "/usr/bin/curl",
+            [
+                "-sS", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Accept-Encoding: gzip",
+                "-r", "0-99", "\(nginx.baseURL)/gifpack/\(index.packs[0].file)"
+            ])
         #expect(range.output == "206")
-        let install = try await gifpackCLI(["install", "--index", "\(nginx.baseURL)/gifpack/index.json",
-                                                      "--cache", machine.workspace.file("app-cache")])
+        let install = try await gifpackCLI([
+            "install", "--index", "\(nginx.baseURL)/gifpack/index.json",
+            "--cache", machine.workspace.file("app-cache")
+        ])
         #expect(install.status == 0, "\(install.error)")
     }
 
@@ -303,11 +334,14 @@ struct OperatorsKitTests {
         let server = try startFixture(count: 6)
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
-        let keygen = try await gifpackCLI(["keygen", "--secret-key", workspace.file("k.key"), "--public-key", workspace.file("k.pub"),
-                                                     "--quiet"])
+        let keygen = try await gifpackCLI([
+            "keygen", "--secret-key", workspace.file("k.key"), "--public-key", workspace.file("k.pub"),
+            "--quiet"
+        ])
         #expect(keygen.status == 0 && keygen.output.isEmpty && keygen.error.isEmpty, "\(keygen.output)\(keygen.error)")
-        let manifest = try workspace.write(Self.manifest(server: server, root: workspace.path)
-                                           + "\nsigning:\n  secret_key_file: \(workspace.file("k.key"))\n", to: "m.yaml")
+        let manifest = try workspace.write(
+            Self.manifest(server: server, root: workspace.path)
+                + "\nsigning:\n  secret_key_file: \(workspace.file("k.key"))\n", to: "m.yaml")
         let environment = ["EXERCISEDB_API_KEY": testAPIKey]
         let site = workspace.file("site")
         let first = try await gifpackCLI(["build", "-m", manifest, "--quiet", "--publish", site], environment: environment)
@@ -325,8 +359,9 @@ struct OperatorsKitTests {
         defer { staleServer.stop() }
         // An exercise renamed upstream: a new pack version and index.
         server.renameExercise(id: try #require(server.catalog.exercises.map(\.id).sorted().first), to: "renamed upstream")
-        let second = try await gifpackCLI(["build", "-m", manifest, "--quiet", "--publish", site, "--public-url", staleServer.baseURL + "/"],
-                                                    environment: environment)
+        let second = try await gifpackCLI(
+            ["build", "-m", manifest, "--quiet", "--publish", site, "--public-url", staleServer.baseURL + "/"],
+            environment: environment)
         #expect(second.status == 1, "\(second.output)\(second.error)")
         #expect(second.error.contains("clients get another index.json from \(staleServer.baseURL)/index.json than the one just published"), "\(second.error)")
         #expect(second.error.contains("stale copy"))
@@ -334,8 +369,10 @@ struct OperatorsKitTests {
 
         // The signature served does not match the index served.
         try fileBytes("\(site)/index.json").withUnsafeBytes { try Data($0).write(to: URL(fileURLWithPath: "\(stale)/index.json")) }
-        let mismatch = try await gifpackCLI(["publish", "--from", workspace.file("dist"), "--to", site,
-                                                       "--public-url", staleServer.baseURL + "/index.json", "--quiet"])
+        let mismatch = try await gifpackCLI([
+            "publish", "--from", workspace.file("dist"), "--to", site,
+            "--public-url", staleServer.baseURL + "/index.json", "--quiet"
+        ])
         #expect(mismatch.status == 1 && mismatch.error.contains("signature mismatch"), "\(mismatch.error)")
         #expect(!mismatch.error.contains("clients get another index.json"))
         #expect(mismatch.error.contains("clients cannot read \(staleServer.baseURL)/signatures/"), "the hash-named signature: \(mismatch.error)")
@@ -352,13 +389,15 @@ struct OperatorsKitTests {
         let index = workspace.file("dist/index.json")
         func silent(_ arguments: [String], _ extra: [String: String] = [:]) async throws {
             let result = try await gifpackCLI(arguments, environment: extra)
-            #expect(result.status == 0 && result.output.isEmpty && result.error.isEmpty,
-                    "gifpack \(arguments.joined(separator: " ")): exit \(result.status), printed \(result.output)\(result.error)")
+            #expect(
+                result.status == 0 && result.output.isEmpty && result.error.isEmpty,
+                "gifpack \(arguments.joined(separator: " ")): exit \(result.status), printed \(result.output)\(result.error)")
         }
         func oneLine(_ arguments: [String], _ extra: [String: String] = [:]) async throws -> ProcessResult {
             let result = try await gifpackCLI(arguments, environment: extra)
-            #expect(result.status != 0 && (result.output + result.error).split(separator: "\n").count == 1,
-                    "gifpack \(arguments.joined(separator: " ")): exit \(result.status), printed \(result.output)\(result.error)")
+            #expect(
+                result.status != 0 && (result.output + result.error).split(separator: "\n").count == 1,
+                "gifpack \(arguments.joined(separator: " ")): exit \(result.status), printed \(result.output)\(result.error)")
             return result
         }
         try await silent(["build", "-m", manifest, "--quiet", "--publish", workspace.file("www")], environment)
@@ -389,8 +428,11 @@ struct OperatorsKitTests {
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
         let manifest = try workspace.write(Self.manifest(server: server, root: workspace.path), to: "m.yaml")
-        let result = try await gifpackCLI(["build", "-m", manifest, "--log-format", "json", "--progress", "plain",
-                                                     "--publish", workspace.file("www")], environment: ["EXERCISEDB_API_KEY": testAPIKey])
+        let result = try await gifpackCLI(
+            [
+                "build", "-m", manifest, "--log-format", "json", "--progress", "plain",
+                "--publish", workspace.file("www")
+            ], environment: ["EXERCISEDB_API_KEY": testAPIKey])
         #expect(result.status == 0, "\(result.error)")
         #expect(result.output.isEmpty, "standard output stays empty: \(result.output)")
         let lines = result.error.split(separator: "\n").map(String.init)
@@ -409,8 +451,9 @@ struct OperatorsKitTests {
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
         let manifest = try workspace.write(Self.manifest(server: server, root: workspace.path), to: "m.yaml")
-        let result = try await gifpackCLI(["build", "-m", manifest, "--verbose", "--log-format", "json", "--progress", "off"],
-                                                    environment: ["EXERCISEDB_API_KEY": testAPIKey])
+        let result = try await gifpackCLI(
+            ["build", "-m", manifest, "--verbose", "--log-format", "json", "--progress", "off"],
+            environment: ["EXERCISEDB_API_KEY": testAPIKey])
         #expect(result.status == 1, "\(result.error)")
         let attempts = result.error.split(separator: "\n").compactMap { Self.object(String($0)) }
             .filter { $0["event"] as? String == "catalog-attempt" }
@@ -439,8 +482,9 @@ struct OperatorsKitTests {
         let from = try #require(report.gifs.freshRecheckFrom.flatMap { try? Date($0, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) })
         let days = from.timeIntervalSinceNow / 86400
         #expect(days > 6.9 && days <= 7, "seven days from the first fetch: \(from)")
-        #expect(again.output.contains("not re-checked: 6 GIF(s) fetched less than refresh_after ago — the first is asked for again from \(report.gifs.freshRecheckFrom ?? "?")"),
-                "\(again.output)")
+        #expect(
+            again.output.contains("not re-checked: 6 GIF(s) fetched less than refresh_after ago — the first is asked for again from \(report.gifs.freshRecheckFrom ?? "?")"),
+            "\(again.output)")
     }
 
     /// swift-argument-parser's man page generator drops every character outside ASCII: an example
@@ -468,15 +512,20 @@ struct OperatorsKitTests {
         let deep = workspace.file("nonexistent/deep/dir")
         let missing = try await gifpackCLI(["build", "-m", manifest, "--out", deep], environment: environment)
         #expect(missing.status == 2, "\(missing.error)")
-        #expect(missing.error.contains("gifpack creates only the last component — create \(workspace.file("nonexistent/deep")) first"),
-                "\(missing.error)")
+        #expect(
+            missing.error.contains("gifpack creates only the last component — create \(workspace.file("nonexistent/deep")) first"),
+            "\(missing.error)")
         #expect(!FileSystem.exists(workspace.file("nonexistent")), "nothing was created")
-        let cache = try await gifpackCLI(["build", "-m", manifest, "--out", workspace.file("dist"), "--cache", "\(file)/cache"],
-                                                   environment: environment)
+        let cache = try await gifpackCLI(
+            ["build", "-m", manifest, "--out", workspace.file("dist"), "--cache", "\(file)/cache"],
+            environment: environment)
         #expect(cache.status == 2 && cache.error.contains("--cache: cannot use \(file)/cache: Not a directory"), "\(cache.error)")
         // The last component alone is made.
-        let made = try await gifpackCLI(["build", "-m", manifest, "--out", workspace.file("dist"), "--cache", workspace.file("cache"),
-                                                   "--quiet"], environment: environment)
+        let made = try await gifpackCLI(
+            [
+                "build", "-m", manifest, "--out", workspace.file("dist"), "--cache", workspace.file("cache"),
+                "--quiet"
+            ], environment: environment)
         #expect(made.status == 0, "\(made.error)")
     }
 }

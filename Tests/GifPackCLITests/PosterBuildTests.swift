@@ -53,7 +53,8 @@ struct PosterBuildTests {
             #expect(placeholder.averageColor == still.image.averageColorHex)
             #expect(placeholder.averageColor.wholeMatch(of: /#[0-9a-f]{6}/) != nil)
             #expect(placeholder.width == info.width && placeholder.height == info.height)
-            #expect(placeholder.frames == info.frameCount && placeholder.durationMilliseconds == info.durationMilliseconds
+            #expect(
+                placeholder.frames == info.frameCount && placeholder.durationMilliseconds == info.durationMilliseconds
                     && placeholder.loopCount == info.loopCount)
             let recorded = catalog.exercises.compactMap(\.gif).first { $0.sha256 == gif.sha256 }
             #expect(recorded?.blurHash == placeholder.blurHash && recorded?.averageColor == placeholder.averageColor)
@@ -81,9 +82,11 @@ struct PosterBuildTests {
         let listing = try await run("/usr/bin/tar", ["--zstd", "-tf", file])
         #expect(listing.status == 0, "\(listing.error)")
         let names = listing.output.split(separator: "\n").map(String.init)
-        let expectedNames = ["catalog.json"] + pack.gifs.flatMap { gif in
-            [80, 200].map { PosterPackDescription.path(size: $0, sha256: gif.sha256) }
-        }.sorted()
+        let expectedNames =
+            ["catalog.json"]
+            + pack.gifs.flatMap { gif in
+                [80, 200].map { PosterPackDescription.path(size: $0, sha256: gif.sha256) }
+            }.sorted()
         #expect(names == expectedNames)
         #expect(posters.entryCount == expectedNames.count && posters.posters.map(\.path) == Array(expectedNames.dropFirst()))
 
@@ -155,8 +158,9 @@ struct PosterBuildTests {
         #expect(index.packs.first?.posters?.sizes == [80, 120])
 
         // New BlurHash components change the catalog: a new pack version.
-        let fourth = try await runBuild(manifest: Self.postersManifest(server, output: "  posters: [80, 120]\n  blurhash: {x: 3, y: 3}"),
-                                        workspace: workspace)
+        let fourth = try await runBuild(
+            manifest: Self.postersManifest(server, output: "  posters: [80, 120]\n  blurhash: {x: 3, y: 3}"),
+            workspace: workspace)
         #expect(fourth.packs.map(\.outcome) == ["published"])
         let hash = try #require(readIndex(workspace.file("dist/index.json")).packs.first?.gifs.first?.placeholder?.blurHash)
         // The size flag is (x - 1) + (y - 1) * 9 = 20, base 83 "K"; 2 + 8 AC components of 2 characters.
@@ -207,13 +211,17 @@ struct PosterBuildTests {
             ("  posters: [80, 1024]", "output.posters[1]"),
             ("  posters: [80, 200, 80]", "output.posters[2]"),
             ("  blurhash: {x: 0, y: 3}", "output.blurhash.x"),
-            ("  blurhash: {x: 4, y: 10}", "output.blurhash.y"),
+            ("  blurhash: {x: 4, y: 10}", "output.blurhash.y")
         ]
         for (position, item) in cases.enumerated() {
             let manifest = try workspace.write(Self.postersManifest(server, output: item.output), to: "bad-\(position).yaml")
-            let result = try await run(productPath("gifpack"), ["build", "-m", manifest, "--out", workspace.file("dist"),
-                                                          "--cache", workspace.file("cache"), "--quiet"],
-                                 environment: ["GIFPACK_TEST_KEY": testAPIKey, "PATH": "/usr/bin:/bin"])
+            let result = try await run(
+                productPath("gifpack"),
+                [
+                    "build", "-m", manifest, "--out", workspace.file("dist"),
+                    "--cache", workspace.file("cache"), "--quiet"
+                ],
+                environment: ["GIFPACK_TEST_KEY": testAPIKey, "PATH": "/usr/bin:/bin"])
             #expect(result.status == 2 && result.error.contains(item.path), "\(item.output): \(result.status) \(result.error)")
         }
         #expect(server.stats.totalRequests == 0, "a bad manifest sends no request")
@@ -232,7 +240,8 @@ struct PosterBuildTests {
         let exercise = try #require(pack.exercises.first { $0.gif != nil })
         let placeholder = try #require(index.placeholder(forExercise: exercise.id))
         let entry = try #require(pack.gifEntry(forExercise: exercise.id))
-        #expect(placeholder.gifSHA256 == entry.sha256 && placeholder.blurHash == entry.placeholder?.blurHash
+        #expect(
+            placeholder.gifSHA256 == entry.sha256 && placeholder.blurHash == entry.placeholder?.blurHash
                 && placeholder.pack == "all" && placeholder.width == entry.placeholder?.width)
         #expect(index.placeholder(forExercise: "no-such-id") == nil)
 
@@ -240,8 +249,12 @@ struct PosterBuildTests {
         let expected = try PosterPackReader(path: workspace.file("dist/\(posters.file)"), posters: posters)
             .poster(size: 80, gifSHA256: entry.sha256)
         let output = workspace.file("poster.gif")
-        let cat = try await run("/bin/sh", ["-c", "\"$0\" cat --poster 80 \"$1\" \"$2\" > \"$3\"",
-                                      productPath("gifpack"), indexPath, exercise.id, output])
+        let cat = try await run(
+            "/bin/sh",
+            [
+                "-c", "\"$0\" cat --poster 80 \"$1\" \"$2\" > \"$3\"",
+                productPath("gifpack"), indexPath, exercise.id, output
+            ])
         #expect(cat.status == 0, "\(cat.error)")
         #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: output))) == expected)
         let unknownSize = try await run(productPath("gifpack"), ["cat", "--poster", "33", indexPath, exercise.id])
@@ -252,8 +265,9 @@ struct PosterBuildTests {
         let inspect = try await run(productPath("gifpack"), ["inspect", workspace.file("dist/\(posters.file)")])
         #expect(inspect.status == 0, "\(inspect.error)")
         let distinct = pack.gifs.count
-        #expect(inspect.output.contains("\(distinct * 2) poster(s) in posters pack all-posters, sizes 80, 200 px, \(distinct) GIF(s)"),
-                "\(inspect.output)")
+        #expect(
+            inspect.output.contains("\(distinct * 2) poster(s) in posters pack all-posters, sizes 80, 200 px, \(distinct) GIF(s)"),
+            "\(inspect.output)")
         #expect(inspect.output.contains(PosterPackDescription.path(size: 200, sha256: entry.sha256)))
     }
 }

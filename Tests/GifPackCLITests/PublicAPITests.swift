@@ -25,8 +25,9 @@ struct PublicAPITests {
         var environment = ProcessInfo.processInfo.environment
         environment["LIST"] = "1"
         environment.merge(extra) { $1 }
-        let result = try await run("/bin/bash", ["\(DocCCatalogTests.root)/scripts/public-api.sh", try FloorObjectScan.buildDirectory()],
-                                   environment: environment)
+        let result = try await run(
+            "/bin/bash", ["\(DocCCatalogTests.root)/scripts/public-api.sh", try FloorObjectScan.buildDirectory()],
+            environment: environment)
         try #require(result.status == 0, "scripts/public-api.sh: \(result.error)")
         var count = Count()
         for line in result.output.split(separator: "\n") {
@@ -63,8 +64,10 @@ struct PublicAPITests {
         let graphs = work.file("graphs")
         try FileManager.default.createDirectory(atPath: graphs, withIntermediateDirectories: true)
         func symbol(_ name: String, kind: String = "swift.property", documented: Bool = true) -> [String: Any] {
-            var symbol: [String: Any] = ["kind": ["identifier": kind], "pathComponents": ["Big", name],
-                                         "location": ["uri": "file:///src/Sources/GifPackClient/Big.swift"]]
+            var symbol: [String: Any] = [
+                "kind": ["identifier": kind], "pathComponents": ["Big", name],
+                "location": ["uri": "file:///src/Sources/GifPackClient/Big.swift"]
+            ]
             if documented { symbol["docComment"] = ["lines": [["text": "A property."]]] }
             return symbol
         }

@@ -68,8 +68,10 @@ struct PublishAttackTests {
         #expect(try fileBytes("\(target)/index.json") == truncated && relativeFiles(target) == before, "nothing was changed")
 
         // With the flag it is replaced, and retention, blind, deletes nothing (v1's pack stays).
-        let replaced = try await gifpackCLI(["publish", "--from", builds.v2, "--to", target, "--keep-versions", "1",
-                                                       "--replace-unreadable-index"])
+        let replaced = try await gifpackCLI([
+            "publish", "--from", builds.v2, "--to", target, "--keep-versions", "1",
+            "--replace-unreadable-index"
+        ])
         #expect(replaced.status == 0, "\(replaced.error)")
         #expect(replaced.output.contains("retention: skipped"), "\(replaced.output)")
         #expect(try fileBytes("\(target)/index.json") == fileBytes("\(builds.v2)/index.json"))
@@ -175,10 +177,14 @@ struct PublishAttackTests {
         let moto = try await MotoServer.start(environment: ["INITIAL_NO_AUTH_ACTION_COUNT": "6"])
         defer { moto.stop() }
         let admin = try await Self.iamUser(moto, "admin", statements: #"{"Effect":"Allow","Action":"s3:*","Resource":"*"}"#)
-        let restricted = try await Self.iamUser(moto, "restricted", statements: #"{"Effect":"Allow","Action":"s3:*","Resource":"*"},"#
-            + #"{"Effect":"Deny","Action":"s3:PutObject","Resource":"arn:aws:s3:::\#(bucket)/gifpack/index.json"}"#)
-        let signing = ["--aws-sigv4", "aws:amz:us-east-1:s3", "--user", "\(admin["AWS_ACCESS_KEY_ID"]!):\(admin["AWS_SECRET_ACCESS_KEY"]!)",
-                       "-H", "x-amz-content-sha256: UNSIGNED-PAYLOAD"]
+        let restricted = try await Self.iamUser(
+            moto, "restricted",
+            statements: #"{"Effect":"Allow","Action":"s3:*","Resource":"*"},"#
+                + #"{"Effect":"Deny","Action":"s3:PutObject","Resource":"arn:aws:s3:::\#(bucket)/gifpack/index.json"}"#)
+        let signing = [
+            "--aws-sigv4", "aws:amz:us-east-1:s3", "--user", "\(admin["AWS_ACCESS_KEY_ID"]!):\(admin["AWS_SECRET_ACCESS_KEY"]!)",
+            "-H", "x-amz-content-sha256: UNSIGNED-PAYLOAD"
+        ]
         let made = try await run("/usr/bin/curl", ["-sS", "-f", "-X", "PUT"] + signing + ["\(moto.endpoint)/\(bucket)"])
         #expect(made.status == 0, "\(made.error)")
         func get(_ key: String) async throws -> [UInt8]? {
@@ -200,8 +206,9 @@ struct PublishAttackTests {
         }
         let next = try await Self.signedVariant(builds, "next", sequence: 2)
         func publish(_ from: String, as user: [String: String]) async throws -> ProcessResult {
-            try await gifpackCLI(["publish", "--from", from, "--to", "s3://\(bucket)/gifpack", "--endpoint", moto.endpoint],
-                                           environment: user.merging(["AWS_REGION": "us-east-1", "AWS_SESSION_TOKEN": ""]) { $1 })
+            try await gifpackCLI(
+                ["publish", "--from", from, "--to", "s3://\(bucket)/gifpack", "--endpoint", moto.endpoint],
+                environment: user.merging(["AWS_REGION": "us-east-1", "AWS_SESSION_TOKEN": ""]) { $1 })
         }
 
         #expect(try await publish(builds.v2, as: admin).status == 0)
@@ -254,7 +261,8 @@ struct PublishAttackTests {
             }
         }
         let key = { (dir: String) throws -> String in SignatureLocation.key(forIndexSHA256: sha256Hex(try fileBytes("\(dir)/index.json"))) }
-        #expect(try relativeFiles("\(target)/signatures").map { "signatures/\($0)" }
+        #expect(
+            try relativeFiles("\(target)/signatures").map { "signatures/\($0)" }
                 == [key(two), key(three), "signatures/\(String(repeating: "A", count: 64)).minisig", "signatures/notes.txt"].sorted())
         #expect(try fileBytes("\(target)/\(key(three))") == fileBytes("\(three)/index.json.minisig"))
         // A target of an older version has only index.json.minisig: the client falls back to it.
@@ -278,8 +286,9 @@ struct PublishAttackTests {
         try FileSystem.writeAtomically(try fileBytes("\(builds.v2)/index.json.minisig"), to: "\(target)/index.json.minisig")
         let server = try ClientStaticFileServer(root: target)
         defer { server.stop() }
-        let cache = LazyGIFCache(directory: builds.workspace.file("lazy"), indexURL: server.baseURL + "/index.json",
-                                 trust: IndexTrust(keys: [builds.key.secret.publicKey]))
+        let cache = LazyGIFCache(
+            directory: builds.workspace.file("lazy"), indexURL: server.baseURL + "/index.json",
+            trust: IndexTrust(keys: [builds.key.secret.publicKey]))
         let index = try await cache.index()
         #expect(index.sequence == 2)
     }
@@ -288,11 +297,14 @@ struct PublishAttackTests {
         let hex = String(repeating: "0a", count: 32)
         #expect(SignatureLocation.key(forIndexSHA256: hex) == "signatures/\(hex).minisig")
         #expect(SignatureLocation.isKey("signatures/\(hex).minisig"))
-        for bad in ["signatures/\(hex.uppercased()).minisig", "signatures/\(hex).minisig.tmp", "signatures/../\(hex).minisig",
-                    "signatures/\(hex.dropLast()).minisig", "x/signatures/\(hex).minisig", "signatures/\(hex)g.minisig"] {
+        for bad in [
+            "signatures/\(hex.uppercased()).minisig", "signatures/\(hex).minisig.tmp", "signatures/../\(hex).minisig",
+            "signatures/\(hex.dropLast()).minisig", "x/signatures/\(hex).minisig", "signatures/\(hex)g.minisig"
+        ] {
             #expect(!SignatureLocation.isKey(bad), "\(bad)")
         }
-        #expect(SignatureLocation.hashNamed("https://cdn.example.com/g/index.json?v=2#x", indexSHA256: hex)
+        #expect(
+            SignatureLocation.hashNamed("https://cdn.example.com/g/index.json?v=2#x", indexSHA256: hex)
                 == "https://cdn.example.com/g/signatures/\(hex).minisig")
         #expect(SignatureLocation.hashNamed("/srv/www/index.json", indexSHA256: hex) == "/srv/www/signatures/\(hex).minisig")
         #expect(SignatureLocation.hashNamed("index.json", indexSHA256: hex) == "signatures/\(hex).minisig")
@@ -301,10 +313,12 @@ struct PublishAttackTests {
     // MARK: - Retention within its prefix
 
     @Test func retentionNeverDeletesAKeyOutsideThePackGrammar() {
-        for key in ["packs/../../victim/all-v1-abcdef12.tar.zst", "packs/a/b-v1-abcdef12.tar.zst", "packs/ALL-v1-abcdef12.tar.zst",
-                    "packs/all-v+1-abcdef12.tar.zst", "packs/all-v01-abcdef12.tar.zst", "packs/all-v1-ABCDEF12.tar.zst",
-                    "packs/-all-v1-abcdef12.tar.zst", "packs/al l-v1-abcdef12.tar.zst", "packs/all-v1-abcdef1２.tar.zst",
-                    "packs/all-v99999999999-abcdef12.tar.zst"] {
+        for key in [
+            "packs/../../victim/all-v1-abcdef12.tar.zst", "packs/a/b-v1-abcdef12.tar.zst", "packs/ALL-v1-abcdef12.tar.zst",
+            "packs/all-v+1-abcdef12.tar.zst", "packs/all-v01-abcdef12.tar.zst", "packs/all-v1-ABCDEF12.tar.zst",
+            "packs/-all-v1-abcdef12.tar.zst", "packs/al l-v1-abcdef12.tar.zst", "packs/all-v1-abcdef1２.tar.zst",
+            "packs/all-v99999999999-abcdef12.tar.zst"
+        ] {
             #expect(Publisher.Retention.parse(key) == nil, "\(key)")
         }
         #expect(Publisher.Retention.parse("packs/upper_body-2-v3-0123abcd.tar.zst").map { "\($0.pack) \($0.version)" } == "upper_body-2 3")
@@ -314,8 +328,9 @@ struct PublishAttackTests {
     @Test func s3URLsEncodeEachSegmentAndRefuseDotSegments() throws {
         let http = try GifPackHTTP.HTTPClient(maxConnections: 1)
         defer { http.shutdown() }
-        let bucket = S3Bucket(endpoint: "http://127.0.0.1:9", bucket: "b", prefix: "p/", credentials: .init(accessKeyID: "AKIAX", secretAccessKey: "s"),
-                              client: http)
+        let bucket = S3Bucket(
+            endpoint: "http://127.0.0.1:9", bucket: "b", prefix: "p/", credentials: .init(accessKeyID: "AKIAX", secretAccessKey: "s"),
+            client: http)
         #expect(try bucket.url(of: "packs/a b?c#d%.tar.zst") == "http://127.0.0.1:9/b/p/packs/a%20b%3Fc%23d%25.tar.zst")
         for key in ["packs/../../victim/x", "packs/./x", "packs//x", "", "packs/x/.."] {
             #expect(throws: HTTPError.self, "\(key)") { _ = try bucket.url(of: key) }
@@ -331,10 +346,14 @@ struct PublishAttackTests {
         try await moto.createBucket(bucket)
         // A victim outside the prefix, and listing keys under packs/ that climb out to it (two
         // versions, so keep-versions 1 would delete the older one).
-        for path in ["victim/all-v1-abcdef12.tar.zst", "gifpack/packs/../../victim/all-v1-abcdef12.tar.zst",
-                     "gifpack/packs/../../victim/all-v2-abcdef12.tar.zst"] {
-            let put = try await run("/usr/bin/curl", ["-sS", "-f", "--path-as-is", "-X", "PUT", "--data-binary", "victim"] + moto.signing
-                                              + ["\(moto.endpoint)/\(bucket)/\(path)"])
+        for path in [
+            "victim/all-v1-abcdef12.tar.zst", "gifpack/packs/../../victim/all-v1-abcdef12.tar.zst",
+            "gifpack/packs/../../victim/all-v2-abcdef12.tar.zst"
+        ] {
+            let put = try await run(
+                "/usr/bin/curl",
+                ["-sS", "-f", "--path-as-is", "-X", "PUT", "--data-binary", "victim"] + moto.signing
+                    + ["\(moto.endpoint)/\(bucket)/\(path)"])
             #expect(put.status == 0, "\(put.error)")
         }
         #expect(try await moto.keys(bucket: bucket, prefix: "gifpack/packs/").contains("gifpack/packs/../../victim/all-v1-abcdef12.tar.zst"))
@@ -354,11 +373,14 @@ struct PublishAttackTests {
         defer { server.stop() }
         let token = "FwoGZXIvYXdzEJr-session-token-\(UUID().uuidString)"
         let secret = "echoed-secret-\(UUID().uuidString)"
-        let environment = ["AWS_ACCESS_KEY_ID": "AKIAECHOTEST00000001", "AWS_SECRET_ACCESS_KEY": secret, "AWS_SESSION_TOKEN": token,
-                           "AWS_REGION": "us-east-1"]
+        let environment = [
+            "AWS_ACCESS_KEY_ID": "AKIAECHOTEST00000001", "AWS_SECRET_ACCESS_KEY": secret, "AWS_SESSION_TOKEN": token,
+            "AWS_REGION": "us-east-1"
+        ]
         for mode in ["header", "token", "escape"] {
-            let result = try await gifpackCLI(["publish", "--from", builds.v1, "--to", "s3://b/\(mode)", "--endpoint", server.endpoint],
-                                                        environment: environment)
+            let result = try await gifpackCLI(
+                ["publish", "--from", builds.v1, "--to", "s3://b/\(mode)", "--endpoint", server.endpoint],
+                environment: environment)
             #expect(result.status == 1, "\(mode): \(result.status) \(result.error)")
             #expect(result.error.contains("InvalidArgument"), "\(mode): \(result.error)")
             for text in [result.output, result.error] {
@@ -400,15 +422,16 @@ struct PublishAttackTests {
         func publish(_ from: String, _ to: String) async throws -> ProcessResult {
             var environment = ProcessInfo.processInfo.environment
             environment.removeValue(forKey: "GIFPACK_CRASH_AT")
-            return try await run("/usr/bin/timeout", ["-s", "KILL", "60", productPath("gifpack"), "publish", "--from", from, "--to", to],
-                                           environment: environment)
+            return try await run(
+                "/usr/bin/timeout", ["-s", "KILL", "60", productPath("gifpack"), "publish", "--from", from, "--to", to],
+                environment: environment)
         }
         let cases: [(file: String, make: (String) throws -> Void, reason: String)] = [
             ("index.json.minisig", { #expect(mkfifo($0, 0o644) == 0) }, "not a regular file (a FIFO)"),
             ("report.json", { try FileManager.default.createSymbolicLink(atPath: $0, withDestinationPath: "/dev/zero") }, "not a regular file (a symbolic link)"),
             ("index.json", { #expect(mkfifo($0, 0o644) == 0) }, "not a regular file (a FIFO)"),
             ("index.json", { #expect(truncate($0, 65 << 20) == 0) }, "larger than the 67108864-byte limit"),
-            ("index.json.minisig", { #expect(truncate($0, 5000) == 0) }, "larger than the 4096-byte limit"),
+            ("index.json.minisig", { #expect(truncate($0, 5000) == 0) }, "larger than the 4096-byte limit")
         ]
         for (number, item) in cases.enumerated() {
             let from = builds.workspace.file("from\(number)")
@@ -451,7 +474,11 @@ final class RivalFirst: PublishTarget, @unchecked Sendable {
     var rivalRan: Bool { lock.withLock { ran } }
 
     private func rivalOnce() async throws(PublishError) {
-        guard lock.withLock({ () -> Bool in defer { ran = true }; return !ran }) else { return }
+        guard
+            lock.withLock({ () -> Bool in
+                defer { ran = true }; return !ran
+            })
+        else { return }
         do { try await rival() } catch { throw .failed("the rival publisher failed: \(error)") }
     }
 
@@ -466,8 +493,10 @@ final class RivalFirst: PublishTarget, @unchecked Sendable {
         try await rivalOnce()
         try await inner.putPack(key, from: path, bytes: bytes, sha256: sha256)
     }
-    func putMetadataFile(_ key: String, bytes: [UInt8], contentType: String, maxAge: Int, replacing live: LiveIndex?,
-                         conditional: Bool) async throws(PublishError) {
+    func putMetadataFile(
+        _ key: String, bytes: [UInt8], contentType: String, maxAge: Int, replacing live: LiveIndex?,
+        conditional: Bool
+    ) async throws(PublishError) {
         try await rivalOnce()
         try await inner.putMetadataFile(key, bytes: bytes, contentType: contentType, maxAge: maxAge, replacing: live, conditional: conditional)
     }
@@ -487,36 +516,36 @@ final class EchoingS3ErrorServer: @unchecked Sendable {
     private let directory: TemporaryDirectory
 
     static let script = #"""
-    import sys
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        import sys
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-    class Handler(BaseHTTPRequestHandler):
-        def answer(self):
-            token = self.headers.get("x-amz-security-token", "")
-            auth = self.headers.get("authorization", "")
-            key = auth.split("Credential=")[1].split("/")[0] if "Credential=" in auth else ""
-            if "/header" in self.path:
-                message = "bad header x-amz-security-token: " + token
-            elif "/token" in self.path:
-                message = "the token " + token + " is not valid here"
-            else:
-                message = "\x1b[31mkey " + key + "\x1b[0m"
-            body = ("<?xml version=\"1.0\"?><Error><Code>InvalidArgument</Code><Message>" + message
-                    + "</Message><RequestId>1</RequestId></Error>").encode()
-            self.send_response(400)
-            self.send_header("Content-Type", "application/xml")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            if self.command != "HEAD":
-                self.wfile.write(body)
+        class Handler(BaseHTTPRequestHandler):
+            def answer(self):
+                token = self.headers.get("x-amz-security-token", "")
+                auth = self.headers.get("authorization", "")
+                key = auth.split("Credential=")[1].split("/")[0] if "Credential=" in auth else ""
+                if "/header" in self.path:
+                    message = "bad header x-amz-security-token: " + token
+                elif "/token" in self.path:
+                    message = "the token " + token + " is not valid here"
+                else:
+                    message = "\x1b[31mkey " + key + "\x1b[0m"
+                body = ("<?xml version=\"1.0\"?><Error><Code>InvalidArgument</Code><Message>" + message
+                        + "</Message><RequestId>1</RequestId></Error>").encode()
+                self.send_response(400)
+                self.send_header("Content-Type", "application/xml")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(body)
 
-        do_GET = do_PUT = do_HEAD = do_DELETE = do_POST = answer
+            do_GET = do_PUT = do_HEAD = do_DELETE = do_POST = answer
 
-        def log_message(self, *args):
-            pass
+            def log_message(self, *args):
+                pass
 
-    ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
-    """#
+        ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
+        """#
 
     static func start() async throws -> EchoingS3ErrorServer { try await EchoingS3ErrorServer() }
 

@@ -46,7 +46,8 @@ struct PublishDirectoryTests {
         let identities = try packFiles.map { try fileIdentity("\(target)/\($0)") }
         let second = try await gifpackCLI(["publish", "--from", builds.v2, "--to", target])
         #expect(second.status == 0, "\(second.error)")
-        #expect(second.output.contains("0 pack(s) uploaded") && second.output.contains("4 already there")
+        #expect(
+            second.output.contains("0 pack(s) uploaded") && second.output.contains("4 already there")
                 && second.output.contains("index unchanged"), "\(second.output)")
         #expect(try packFiles.map { "\(try fileIdentity("\(target)/\($0)"))" } == identities.map { "\($0)" }, "no pack was written again")
 
@@ -64,8 +65,9 @@ struct PublishDirectoryTests {
         #expect(setup.status == 0, "\(setup.error)")
         let oldIndex = try fileBytes("\(target)/index.json")
 
-        let crashed = try await gifpackCLI(["publish", "--from", builds.v2, "--to", target, "--keep-versions", "1"],
-                                     environment: ["GIFPACK_CRASH_AT": point.rawValue])
+        let crashed = try await gifpackCLI(
+            ["publish", "--from", builds.v2, "--to", target, "--keep-versions", "1"],
+            environment: ["GIFPACK_CRASH_AT": point.rawValue])
         #expect(killedBySIGKILL(crashed), "expected SIGKILL at \(point.rawValue), got \(crashed.status): \(crashed.error)")
         #expect(try directoryIndexProblems(target).isEmpty, "killed at \(point.rawValue)")
         let served = try fileBytes("\(target)/index.json")
@@ -161,21 +163,40 @@ struct PublishDirectoryTests {
     }
 
     @Test func retentionNeverDeletesWhatTheLiveIndexNames() {
-        let stored = ["packs/all-v1-aaaaaaaa.tar.zst", "packs/all-v2-bbbbbbbb.tar.zst", "packs/all-v3-cccccccc.tar.zst",
-                      "packs/upper-body-v7-dddddddd.tar.zst", "packs/upper-body-v9-eeeeeeee.tar.zst", "packs/notes.txt"]
-        #expect(Publisher.Retention.deletions(stored: stored, protected: ["packs/all-v3-cccccccc.tar.zst",
-                                                                         "packs/upper-body-v9-eeeeeeee.tar.zst"], keepVersions: 1)
+        let stored = [
+            "packs/all-v1-aaaaaaaa.tar.zst", "packs/all-v2-bbbbbbbb.tar.zst", "packs/all-v3-cccccccc.tar.zst",
+            "packs/upper-body-v7-dddddddd.tar.zst", "packs/upper-body-v9-eeeeeeee.tar.zst", "packs/notes.txt"
+        ]
+        #expect(
+            Publisher.Retention.deletions(
+                stored: stored,
+                protected: [
+                    "packs/all-v3-cccccccc.tar.zst",
+                    "packs/upper-body-v9-eeeeeeee.tar.zst"
+                ], keepVersions: 1)
                 == ["packs/all-v1-aaaaaaaa.tar.zst", "packs/all-v2-bbbbbbbb.tar.zst", "packs/upper-body-v7-dddddddd.tar.zst"])
         // The live index still names v1: kept whatever keep_versions says.
-        #expect(Publisher.Retention.deletions(stored: stored, protected: ["packs/all-v3-cccccccc.tar.zst", "packs/all-v1-aaaaaaaa.tar.zst",
-                                                                         "packs/upper-body-v9-eeeeeeee.tar.zst"], keepVersions: 2)
+        #expect(
+            Publisher.Retention.deletions(
+                stored: stored,
+                protected: [
+                    "packs/all-v3-cccccccc.tar.zst", "packs/all-v1-aaaaaaaa.tar.zst",
+                    "packs/upper-body-v9-eeeeeeee.tar.zst"
+                ], keepVersions: 2)
                 == [])
         #expect(Publisher.Retention.parse("packs/upper-body-v12-0123abcd.tar.zst").map { "\($0.pack) \($0.version)" } == "upper-body 12")
         // A posters pack is retained by its own versions, beside its pack's.
-        let withPosters = ["packs/all-v1-aaaaaaaa.tar.zst", "packs/all-posters-v1-11111111.tar.zst", "packs/all-v2-bbbbbbbb.tar.zst",
-                           "packs/all-posters-v2-22222222.tar.zst"]
-        #expect(Publisher.Retention.deletions(stored: withPosters, protected: ["packs/all-v2-bbbbbbbb.tar.zst",
-                                                                              "packs/all-posters-v2-22222222.tar.zst"], keepVersions: 1)
+        let withPosters = [
+            "packs/all-v1-aaaaaaaa.tar.zst", "packs/all-posters-v1-11111111.tar.zst", "packs/all-v2-bbbbbbbb.tar.zst",
+            "packs/all-posters-v2-22222222.tar.zst"
+        ]
+        #expect(
+            Publisher.Retention.deletions(
+                stored: withPosters,
+                protected: [
+                    "packs/all-v2-bbbbbbbb.tar.zst",
+                    "packs/all-posters-v2-22222222.tar.zst"
+                ], keepVersions: 1)
                 == ["packs/all-posters-v1-11111111.tar.zst", "packs/all-v1-aaaaaaaa.tar.zst"])
         #expect(Publisher.Retention.parse("packs/all-posters-v2-22222222.tar.zst").map { "\($0.pack) \($0.version)" } == "all-posters 2")
         #expect(Publisher.Retention.parse("packs/all-v1-xyz.tar.zst") == nil)
@@ -260,20 +281,24 @@ struct PublishDirectoryTests {
         let workspace = try TemporaryDirectory()
         let environment = ["GIFPACK_TEST_KEY": testAPIKey, "SOURCE_DATE_EPOCH": "1700000000"]
         let plain = try workspace.write(rapidAPIManifest(server: server), to: "plain.yaml")
-        let flag = try await gifpackCLI(["build", "-m", plain, "--out", workspace.file("dist"), "--cache", workspace.file("cache"), "--quiet",
-                                   "--publish", workspace.file("www")], environment: environment)
+        let flag = try await gifpackCLI(
+            [
+                "build", "-m", plain, "--out", workspace.file("dist"), "--cache", workspace.file("cache"), "--quiet",
+                "--publish", workspace.file("www")
+            ], environment: environment)
         #expect(flag.status == 0, "\(flag.error)")
         #expect(try fileBytes(workspace.file("www/index.json")) == fileBytes(workspace.file("dist/index.json")))
         #expect(try directoryIndexProblems(workspace.file("www")).isEmpty)
         #expect(!FileSystem.exists(workspace.file("www/report.json")))
 
-        let keyed = try workspace.write(rapidAPIManifest(server: server) + """
+        let keyed = try workspace.write(
+            rapidAPIManifest(server: server) + """
 
-        output:
-          directory: \(workspace.file("dist2"))
-          publish: \(workspace.file("www2"))
-          index_max_age: 5m
-        """, to: "keyed.yaml")
+                output:
+                  directory: \(workspace.file("dist2"))
+                  publish: \(workspace.file("www2"))
+                  index_max_age: 5m
+                """, to: "keyed.yaml")
         let manifest = try ManifestLoader().load(path: keyed, environment: environment)
         #expect(manifest.output.publish == workspace.file("www2") && manifest.output.indexMaxAge == 300)
         let viaKey = try await gifpackCLI(["build", "-m", keyed, "--cache", workspace.file("cache"), "--quiet"], environment: environment)

@@ -13,10 +13,13 @@ import Testing
 struct PublishS3Tests {
     static let bucket = "gifpack-cdn"
 
-    static func publish(_ from: String, moto: MotoServer, prefix: String = "gifpack", extra: [String] = [],
-                        environment: [String: String] = [:]) async throws -> ProcessResult {
-        try await gifpackCLI(["publish", "--from", from, "--to", "s3://\(bucket)/\(prefix)", "--endpoint", moto.endpoint] + extra,
-                       environment: moto.credentials.merging(environment) { $1 })
+    static func publish(
+        _ from: String, moto: MotoServer, prefix: String = "gifpack", extra: [String] = [],
+        environment: [String: String] = [:]
+    ) async throws -> ProcessResult {
+        try await gifpackCLI(
+            ["publish", "--from", from, "--to", "s3://\(bucket)/\(prefix)", "--endpoint", moto.endpoint] + extra,
+            environment: moto.credentials.merging(environment) { $1 })
     }
 
     /// The served index's problems (``servedIndexProblems(index:pack:)``), its packs fetched first.
@@ -57,9 +60,12 @@ struct PublishS3Tests {
             #expect(put < confirm && confirm < signaturePut, "\(pack.file) confirmed before the signature")
         }
         // Nothing but packs, signature and index.
-        #expect(try await moto.keys(bucket: Self.bucket, prefix: "gifpack/")
-                == (index.packFiles.map { "gifpack/\($0.file)" } + ["gifpack/index.json", "gifpack/index.json.minisig", "gifpack/index.json.zst",
-                                                                "gifpack/\(hashNamed)"]).sorted())
+        #expect(
+            try await moto.keys(bucket: Self.bucket, prefix: "gifpack/")
+                == (index.packFiles.map { "gifpack/\($0.file)" } + [
+                    "gifpack/index.json", "gifpack/index.json.minisig", "gifpack/index.json.zst",
+                    "gifpack/\(hashNamed)"
+                ]).sorted())
         #expect(try await Self.problems(moto).isEmpty)
         #expect(try await moto.get("\(Self.bucket)/gifpack/index.json") == fileBytes("\(builds.v2)/index.json"))
 
@@ -132,22 +138,26 @@ struct PublishS3Tests {
         let http = try GifPackHTTP.HTTPClient(maxConnections: 1)
         defer { http.shutdown() }
         let target = try S3Target(bucket: Self.bucket, prefix: "race/", endpoint: moto.endpoint, environment: moto.credentials, client: http)
-        try await target.putMetadataFile("index.json", bytes: Array("{}".utf8), contentType: "application/json", maxAge: 60,
-                                         replacing: nil, conditional: true)
+        try await target.putMetadataFile(
+            "index.json", bytes: Array("{}".utf8), contentType: "application/json", maxAge: 60,
+            replacing: nil, conditional: true)
         await #expect(throws: PublishError.self) {
-            try await target.putMetadataFile("index.json", bytes: Array("{\"x\":1}".utf8), contentType: "application/json", maxAge: 60,
-                                             replacing: nil, conditional: true)
+            try await target.putMetadataFile(
+                "index.json", bytes: Array("{\"x\":1}".utf8), contentType: "application/json", maxAge: 60,
+                replacing: nil, conditional: true)
         }
         // If-Match with a stale ETag.
         let current = try #require(try await target.readLiveIndex())
         var stale = current
         stale.etag = "\"0000000000000000\""
         await #expect(throws: PublishError.self) {
-            try await target.putMetadataFile("index.json", bytes: Array("{\"y\":2}".utf8), contentType: "application/json", maxAge: 60,
-                                             replacing: stale, conditional: true)
+            try await target.putMetadataFile(
+                "index.json", bytes: Array("{\"y\":2}".utf8), contentType: "application/json", maxAge: 60,
+                replacing: stale, conditional: true)
         }
-        try await target.putMetadataFile("index.json", bytes: Array("{\"z\":3}".utf8), contentType: "application/json", maxAge: 60,
-                                         replacing: current, conditional: true)
+        try await target.putMetadataFile(
+            "index.json", bytes: Array("{\"z\":3}".utf8), contentType: "application/json", maxAge: 60,
+            replacing: current, conditional: true)
         #expect(try await moto.get("\(Self.bucket)/race/index.json") == Array("{\"z\":3}".utf8))
     }
 
@@ -155,15 +165,17 @@ struct PublishS3Tests {
         let builds = try await PublishBuilds.make(count: 6)
         defer { builds.built.server.stop() }
         // Missing credentials: exit 2, naming the variables.
-        let unset = try await gifpackCLI(["publish", "--from", builds.v1, "--to", "s3://b/p", "--endpoint", "http://127.0.0.1:9"],
-                                   environment: ["AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": ""])
+        let unset = try await gifpackCLI(
+            ["publish", "--from", builds.v1, "--to", "s3://b/p", "--endpoint", "http://127.0.0.1:9"],
+            environment: ["AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": ""])
         #expect(unset.status == 2 && unset.error.contains("AWS_ACCESS_KEY_ID") && unset.error.contains("AWS_SECRET_ACCESS_KEY"), "\(unset.error)")
         // Unreachable endpoint: exit 1.
         let port = try LoopbackPort.free()
         let moto = try await MotoServer.start(strictAuth: true)
         defer { moto.stop() }
-        let unreachable = try await gifpackCLI(["publish", "--from", builds.v1, "--to", "s3://b/p", "--endpoint", "http://127.0.0.1:\(port)"],
-                                         environment: moto.credentials)
+        let unreachable = try await gifpackCLI(
+            ["publish", "--from", builds.v1, "--to", "s3://b/p", "--endpoint", "http://127.0.0.1:\(port)"],
+            environment: moto.credentials)
         #expect(unreachable.status == 1 && unreachable.error.contains("127.0.0.1:\(port)"), "\(unreachable.error)")
 
         // Wrong credentials against a moto that verifies signatures: a wrong secret, an unknown key.
@@ -173,7 +185,8 @@ struct PublishS3Tests {
             #expect(refused.status == 4, "\(refused.status) \(refused.error)")
             #expect(refused.error.contains("AWS_ACCESS_KEY_ID") && refused.error.contains("AWS_SECRET_ACCESS_KEY"), "\(refused.error)")
             for text in [refused.output, refused.error] {
-                #expect(!text.contains(wrongSecret) && !text.contains(moto.credentials["AWS_SECRET_ACCESS_KEY"]!)
+                #expect(
+                    !text.contains(wrongSecret) && !text.contains(moto.credentials["AWS_SECRET_ACCESS_KEY"]!)
                         && !text.contains("AKIAUNKNOWN000000000") && !text.contains(moto.credentials["AWS_ACCESS_KEY_ID"]!))
             }
         }

@@ -45,8 +45,12 @@ struct ReadmeQuickstartTests {
         try fm.createSymbolicLink(atPath: root.file("bin/gifpack"), withDestinationPath: productPath("gifpack"))
         let script = try root.write(block, to: "quickstart.sh")
 
-        let result = try await run("/usr/bin/env", ["-i", "PATH=\(root.file("bin")):/usr/bin:/bin", "HOME=\(root.path)",
-                                                                "/bin/bash", "-e", script], currentDirectory: root.path)
+        let result = try await run(
+            "/usr/bin/env",
+            [
+                "-i", "PATH=\(root.file("bin")):/usr/bin:/bin", "HOME=\(root.path)",
+                "/bin/bash", "-e", script
+            ], currentDirectory: root.path)
         #expect(result.status == 0, "the block failed (\(result.status)):\n\(result.output)\n\(result.error)")
 
         // The install holds one GIF file per exercise that has one, named by id, as the index says.

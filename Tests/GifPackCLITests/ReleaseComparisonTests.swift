@@ -13,8 +13,10 @@ import Testing
 /// raw (one helper, `TerminalText`, for both).
 @Suite("Review and diff: every rendition compared, bidi controls neutralized", .timeLimit(.minutes(5)))
 struct ReleaseComparisonTests {
-    static let bidi: [Unicode.Scalar] = ["\u{202A}", "\u{202B}", "\u{202C}", "\u{202D}", "\u{202E}", "\u{2066}", "\u{2067}", "\u{2068}",
-                                         "\u{2069}", "\u{200E}", "\u{200F}", "\u{061C}"]
+    static let bidi: [Unicode.Scalar] = [
+        "\u{202A}", "\u{202B}", "\u{202C}", "\u{202D}", "\u{202E}", "\u{2066}", "\u{2067}", "\u{2068}",
+        "\u{2069}", "\u{200E}", "\u{200F}", "\u{061C}"
+    ]
 
     static func holdsBidi(_ text: String) -> Bool { text.unicodeScalars.contains { bidi.contains($0) } }
 
@@ -67,8 +69,11 @@ struct ReleaseComparisonTests {
     @Test(.computes) func theBuildSummaryNeverPrintsABidiControlRaw() {
         var report = BuildReport(generator: "gifpack test", exitStatus: .partial, message: "done \u{202E}gnorw")
         report.stageSeconds["catalog"] = 1
-        report.rejections = [FetchRejection(exerciseID: "0001", url: "http://api.example/0001", reason: .wrongContentType,
-                                            detail: "Content-Type is image/\u{202E}fig\u{2066}; expected image/gif", status: 200)]
+        report.rejections = [
+            FetchRejection(
+                exerciseID: "0001", url: "http://api.example/0001", reason: .wrongContentType,
+                detail: "Content-Type is image/\u{202E}fig\u{2066}; expected image/gif", status: 200)
+        ]
         let lines = ReportPrinter(report: report).lines(quiet: false)
         #expect(lines.contains("  0001: wrong-content-type — Content-Type is image/\\u{202e}fig\\u{2066}; expected image/gif"), "\(lines)")
         #expect(lines.last == "published: done \\u{202e}gnorw (exit 3)", "\(lines)")

@@ -91,8 +91,9 @@ struct RenditionBuildTests {
         let stopped = try await runBuild(manifest: Self.manifest(server), workspace: workspace)
         #expect(stopped.exitStatus == .quotaExhausted, "\(stopped.message)")
         #expect(stopped.renditions?.map(\.gifs.downloaded) == [6, 3], "every 180 before any 360")
-        #expect(stopped.message.contains("published 180 px, fetched whole (1 new pack version(s) of 1); 360 px not published"),
-                "\(stopped.message)")
+        #expect(
+            stopped.message.contains("published 180 px, fetched whole (1 new pack version(s) of 1); 360 px not published"),
+            "\(stopped.message)")
         #expect(!stopped.message.contains("nothing was published"))
         let first = try readIndex(workspace.file("dist/index.json"))
         #expect(first.renditionPacks == nil && first.packs.map(\.name) == ["all"] && first.packs[0].resolution == 180)
@@ -142,9 +143,12 @@ struct RenditionBuildTests {
         func build(_ name: String, _ extra: [String]) async throws -> ProcessResult {
             server.setQuota(6 + 3)
             try FileManager.default.createDirectory(atPath: workspace.file(name), withIntermediateDirectories: true)
-            return try await gifpackCLI(["build", "--manifest", manifest, "--out", workspace.file("\(name)/dist"),
-                                         "--cache", workspace.file("\(name)/cache"), "--progress", "off"] + extra,
-                                        environment: environment)
+            return try await gifpackCLI(
+                [
+                    "build", "--manifest", manifest, "--out", workspace.file("\(name)/dist"),
+                    "--cache", workspace.file("\(name)/cache"), "--progress", "off"
+                ] + extra,
+                environment: environment)
         }
         let text = try await build("text", [])
         #expect(text.status == 5, "\(text.error)")
@@ -172,8 +176,9 @@ struct RenditionBuildTests {
         let report = try await runBuild(manifest: Self.manifest(server), workspace: workspace)
         #expect(report.exitStatus == .partial, "\(report.message)")
         #expect(!report.message.contains("\n"))
-        #expect(report.message.contains("360 px: the API served 5 of 5 GIFs at 180 px, not the 360 px asked for, the limit of its plan (BASIC serves 180 px only"),
-                "\(report.message)")
+        #expect(
+            report.message.contains("360 px: the API served 5 of 5 GIFs at 180 px, not the 360 px asked for, the limit of its plan (BASIC serves 180 px only"),
+            "\(report.message)")
         #expect(report.message.contains("no 360 px pack was published"))
         #expect(report.renditions?.last?.planCeiling == 5 && report.renditions?.last?.packs == 0)
         let index = try readIndex(workspace.file("dist/index.json"))
@@ -199,8 +204,10 @@ struct RenditionBuildTests {
         let workspace = try TemporaryDirectory()
         let report = try await runBuild(manifest: Self.manifest(server), workspace: workspace)
         #expect(report.exitStatus == .partial, "\(report.message)")
-        #expect(report.message.contains("360 px: the API served 1 of 3 GIFs at 720 px, not the 360 px asked for; "
-                                        + "those exercises keep their other renditions"), "\(report.message)")
+        #expect(
+            report.message.contains(
+                "360 px: the API served 1 of 3 GIFs at 720 px, not the 360 px asked for; "
+                    + "those exercises keep their other renditions"), "\(report.message)")
         #expect(!report.message.contains("limit of its plan") && !report.message.contains("smaller"), "\(report.message)")
         #expect(report.renditions?.last?.gifs.otherSizesServed == [720])
         #expect(report.rejections.contains { $0.exerciseID == large && $0.detail == "served 720×720, not 360 px" }, "\(report.rejections)")
@@ -239,8 +246,9 @@ struct RenditionBuildTests {
         let report = try await runBuild(manifest: Self.manifest(server), workspace: workspace)
         #expect(report.exitStatus == .partial, "\(report.message)")
         #expect(server.stats.imageRequests == 4, "the 360 px GIFs only")
-        #expect(report.message.contains("1 exercise(s) have no 360 px rendition; those exercises keep their other renditions"),
-                "\(report.message)")
+        #expect(
+            report.message.contains("1 exercise(s) have no 360 px rendition; those exercises keep their other renditions"),
+            "\(report.message)")
         #expect(report.renditions?.last?.gifs.rejectedByReason["http-404"] == 1)
         let index = try readIndex(workspace.file("dist/index.json"))
         #expect(index.packs[0].exercises.allSatisfy { $0.gif != nil })
@@ -296,8 +304,12 @@ struct RenditionBuildTests {
         #expect(try await runBuild(manifest: rapidAPIManifest(server: server), workspace: workspace).exitStatus == .success)
         server.resetStats()
         let manifest = try ManifestLoader().parse(Self.manifest(server), environment: ["GIFPACK_TEST_KEY": testAPIKey])
-        let plan = try await DryRun(manifest: manifest, options: BuildOptions(outputDirectory: workspace.file("dist"),
-                                                                              cacheDirectory: workspace.file("cache"))).plan()
+        let plan = try await DryRun(
+            manifest: manifest,
+            options: BuildOptions(
+                outputDirectory: workspace.file("dist"),
+                cacheDirectory: workspace.file("cache"))
+        ).plan()
         #expect(server.stats.imageRequests == 0)
         #expect(plan.renditions?.map(\.resolution) == [180, 360])
         #expect(plan.renditions?.map(\.fullRequests) == [0, 5])
@@ -348,7 +360,8 @@ struct RenditionBuildTests {
 
     static var previousGifpack: String? {
         guard let path = ProcessInfo.processInfo.environment["GIFPACK_PREVIOUS_GIFPACK"], !path.isEmpty,
-              FileManager.default.isExecutableFile(atPath: path) else { return nil }
+            FileManager.default.isExecutableFile(atPath: path)
+        else { return nil }
         return path
     }
 }

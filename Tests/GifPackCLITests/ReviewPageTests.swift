@@ -29,12 +29,14 @@ struct ReviewPageTests {
     }
 
     static func manifest(_ server: FixtureServer, ids: ArraySlice<String>) -> String {
-        rapidAPIManifest(server: server, packs: """
-            packs:
-              - name: all
-                selector:
-                  ids: [\(ids.map { "\"\($0)\"" }.joined(separator: ", "))]
-            """, fetch: "  refresh_after: 0")
+        rapidAPIManifest(
+            server: server,
+            packs: """
+                packs:
+                  - name: all
+                    selector:
+                      ids: [\(ids.map { "\"\($0)\"" }.joined(separator: ", "))]
+                """, fetch: "  refresh_after: 0")
     }
 
     static func makeRelease() async throws -> Release {
@@ -113,8 +115,9 @@ struct ReviewPageTests {
             #expect(oldHash != newHash)
             #expect(tile.contains("data-side=\"before\"") && tile.contains("data-side=\"after\""))
             // Each side: its poster, and its GIF behind the poster's link (fetched on hover or click).
-            #expect(tile.contains("<a class=\"play\" href=\"img/\(oldHash).gif\"") && tile.contains("<a class=\"play\" href=\"img/\(newHash).gif\""),
-                    "\(tile)")
+            #expect(
+                tile.contains("<a class=\"play\" href=\"img/\(oldHash).gif\"") && tile.contains("<a class=\"play\" href=\"img/\(newHash).gif\""),
+                "\(tile)")
             #expect(tile.matches(of: /<img class=\x22poster\x22 src=\x22img\/[0-9a-f]{64}\.gif\x22/).count == 2)
             #expect(FileManager.default.fileExists(atPath: "\(html)/img/\(oldHash).gif"))
             #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: "\(html)/img/\(newHash).gif"))).count > 0)
@@ -186,15 +189,17 @@ struct ReviewPageTests {
         let ids = server.catalog.exercises.map(\.id).sorted()
         let workspace = try TemporaryDirectory()
         func list(_ slice: ArraySlice<String>) -> String { slice.map { "\"\($0)\"" }.joined(separator: ", ") }
-        let manifest = rapidAPIManifest(server: server, packs: """
-            packs:
-              - name: a
-                selector:
-                  ids: [\(list(ids[0..<15]))]
-              - name: b
-                selector:
-                  ids: [\(list(ids[10..<23]))]
-            """)
+        let manifest = rapidAPIManifest(
+            server: server,
+            packs: """
+                packs:
+                  - name: a
+                    selector:
+                      ids: [\(list(ids[0..<15]))]
+                  - name: b
+                    selector:
+                      ids: [\(list(ids[10..<23]))]
+                """)
         let report = try await runBuild(manifest: manifest, workspace: workspace)
         #expect(report.exitStatus == .success, "\(report.message)")
         let html = workspace.file("review")
@@ -267,8 +272,9 @@ struct ReviewPageTests {
         defer { server.stop() }
         try serveSmoothGIFs(server)
         let workspace = try TemporaryDirectory()
-        let report = try await runBuild(manifest: rapidAPIManifest(server: server, packs: "output:\n  formats: [gif, webp]"),
-                                        workspace: workspace)
+        let report = try await runBuild(
+            manifest: rapidAPIManifest(server: server, packs: "output:\n  formats: [gif, webp]"),
+            workspace: workspace)
         #expect(report.exitStatus == .success, "\(report.message)")
         let index = try readIndex(workspace.file("dist/index.json"))
         let webpPack = try #require(index.formatPacks?.first)
@@ -287,7 +293,8 @@ struct ReviewPageTests {
         }
         // Chromium decodes a written WebP to the GIF's canvas.
         let (_, entry) = webps[0]
-        let probe = try workspace.write("""
+        let probe = try workspace.write(
+            """
             <!doctype html><body><img src="review/img/\(entry.sha256).webp" \
             onload="document.body.setAttribute('data-decoded', this.naturalWidth + 'x' + this.naturalHeight)"></body>
             """, to: "probe.html")
@@ -371,7 +378,8 @@ struct ReviewPageTests {
         let stills = try (1...3).map { seed in
             try StillFrameDecoder.decode(bytes: GIFSynthesizer.animatedGIF(width: 48, height: 32, frames: 2, colors: 6, seed: seed)).image
         }
-        let hashes = ["LEHV6nWB2yk8pyo0adR*.7kCMdnj"]
+        let hashes =
+            ["LEHV6nWB2yk8pyo0adR*.7kCMdnj"]
             + (try stills.map { try BlurHashEncoder.encode(AreaDownscaler.downscale($0, longestSide: 32), componentsX: 4, componentsY: 3) })
             + [try BlurHashEncoder.encode(AreaDownscaler.downscale(stills[0], longestSide: 32), componentsX: 9, componentsY: 9)]
         for hash in hashes {
@@ -396,22 +404,28 @@ struct ReviewPageTests {
         let blankFirst = try writeTestGIF(width: 20, height: 20, palette: palette, frames: [white, picture])
         let allWhite = try writeTestGIF(width: 20, height: 20, palette: palette, frames: [white, white])
         let good = try writeTestGIF(width: 20, height: 20, palette: palette, frames: [picture])
-        let redPoster = try writeTestGIF(width: 8, height: 8, palette: palette,
-                                         frames: [TestFrame(width: 8, height: 8, indices: [UInt8](repeating: 2, count: 64))])
+        let redPoster = try writeTestGIF(
+            width: 8, height: 8, palette: palette,
+            frames: [TestFrame(width: 8, height: 8, indices: [UInt8](repeating: 2, count: 64))])
         let average = try StillFrameDecoder.decode(bytes: good).image.averageColorHex
         func entry(_ n: Int, size: Int64) -> GIFEntry {
             GIFEntry(sha256: String(repeating: "\(n)", count: 64), location: EntryLocation(path: "g", size: size, frameOffset: Int64(n) * 100, frameLength: 50))
         }
-        let pack = PackDescription(name: "all", version: 1, file: "packs/all-v1-00000000.tar.zst", bytes: 1, sha256: String(repeating: "a", count: 64),
-                                   entryCount: 6, uncompressedBytes: 1, contentDigest: String(repeating: "b", count: 64),
-                                   catalog: EntryLocation(path: "catalog.json", size: 1, frameOffset: 0, frameLength: 50),
-                                   gifs: (1...5).map { entry($0, size: $0 == 5 ? 5_000 : 1_000) }, exercises: [])
-        let checks = ReviewChecks(index: PackIndex(generator: "t", source: SourceDescription(kind: "exercisedb-rapidapi", baseURL: nil, resolution: 20),
-                                                   packs: [pack]))
+        let pack = PackDescription(
+            name: "all", version: 1, file: "packs/all-v1-00000000.tar.zst", bytes: 1, sha256: String(repeating: "a", count: 64),
+            entryCount: 6, uncompressedBytes: 1, contentDigest: String(repeating: "b", count: 64),
+            catalog: EntryLocation(path: "catalog.json", size: 1, frameOffset: 0, frameLength: 50),
+            gifs: (1...5).map { entry($0, size: $0 == 5 ? 5_000 : 1_000) }, exercises: [])
+        let checks = ReviewChecks(
+            index: PackIndex(
+                generator: "t", source: SourceDescription(kind: "exercisedb-rapidapi", baseURL: nil, resolution: 20),
+                packs: [pack]))
         func exercise(bytes: Int64 = 1_000, side: Int = 20) -> ReviewExercise {
-            ReviewExercise(id: "0001", pack: "all", gifSHA256: String(repeating: "1", count: 64),
-                           gif: GIFMetadata(sha256: String(repeating: "1", count: 64), bytes: bytes, width: side, height: side, frames: 2,
-                                            durationMilliseconds: 100, loopCount: 0, averageColor: average))
+            ReviewExercise(
+                id: "0001", pack: "all", gifSHA256: String(repeating: "1", count: 64),
+                gif: GIFMetadata(
+                    sha256: String(repeating: "1", count: 64), bytes: bytes, width: side, height: side, frames: 2,
+                    durationMilliseconds: 100, loopCount: 0, averageColor: average))
         }
         #expect(checks.reasons(for: exercise(), gifBytes: good, posterBytes: good) == [])
         #expect(checks.reasons(for: exercise(), gifBytes: blankFirst, posterBytes: nil).first?.hasPrefix("blank first frame") == true)
@@ -430,8 +444,9 @@ struct ReviewPageTests {
             let keygen = try await gifpackCLI(["keygen", "--secret-key", workspace.file("\(name).key"), "--public-key", workspace.file("\(name).pub"), "--quiet"])
             #expect(keygen.status == 0, "\(keygen.error)")
         }
-        let report = try await runBuild(manifest: rapidAPIManifest(server: server) + "\nsigning:\n  secret_key_file: \(workspace.file("k.key"))\n",
-                                        workspace: workspace)
+        let report = try await runBuild(
+            manifest: rapidAPIManifest(server: server) + "\nsigning:\n  secret_key_file: \(workspace.file("k.key"))\n",
+            workspace: workspace)
         #expect(report.exitStatus == .success, "\(report.message)")
         let keyID = try #require(report.index?.keyID)
         let dist = workspace.file("dist")

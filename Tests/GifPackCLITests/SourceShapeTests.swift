@@ -20,8 +20,9 @@ struct SourceShapeTests {
         try "func tooLong() {\n\(body)\n}\n\(padding)\n".write(toFile: folder.file("Long.swift"), atomically: true, encoding: .utf8)
         try "func short() {\n    let x = \"}\"\n    let y = 1\n}\n".write(toFile: folder.file("Short.swift"), atomically: true, encoding: .utf8)
         let output = folder.file("report.txt")
-        let report = try ChildProcess("/usr/bin/python3", [Self.root + "/scripts/source-report.py", "--top", "5", folder.path],
-                                      stdout: .file(output), stderr: .file(output, append: true))
+        let report = try ChildProcess(
+            "/usr/bin/python3", [Self.root + "/scripts/source-report.py", "--top", "5", folder.path],
+            stdout: .file(output), stderr: .file(output, append: true))
         #expect(await report.exitStatus() == 0)
         let lines = try String(contentsOfFile: output, encoding: .utf8).split(separator: "\n").map(String.init)
         #expect(lines.first == "source report: 2 files, 526 lines, 2 functions", "\(lines)")
@@ -53,10 +54,11 @@ struct SourceShapeTests {
                 let text = "NSLock in a string is fine" // and NSLock in a comment
             }
             """
-        #expect(SourceShape.lockProblems(in: text, path: "Sources/M/A.swift") == [
-            "Sources/M/A.swift:1: @unchecked Sendable without `// @unchecked: why it is safe` on its line",
-            "Sources/M/A.swift:2: NSLock (lock with GifPackSystem's Locked in the client's closure, Mutex elsewhere)",
-        ])
+        #expect(
+            SourceShape.lockProblems(in: text, path: "Sources/M/A.swift") == [
+                "Sources/M/A.swift:1: @unchecked Sendable without `// @unchecked: why it is safe` on its line",
+                "Sources/M/A.swift:2: NSLock (lock with GifPackSystem's Locked in the client's closure, Mutex elsewhere)"
+            ])
         #expect(SourceShape.lockProblems(in: "let lock = NSLock()\n", path: "Sources/GifPackSystem/Locked.swift").isEmpty)
     }
 }

@@ -112,48 +112,58 @@ struct TestHygieneTests {
         // Spelled in pieces, so that this file does not break the rule it checks.
         let (issue, issues) = ("Issue" + " 33", "issues" + " 7")
         let text = "/// \(issue), bug 4: a download\nlet a = 1 // see \(issues) and 9\n// an issue of ordering, #12\n"
-        #expect(HygieneRules.issueNumbers(in: "Bad.swift", text: text) == ["Bad.swift:1: /// \(issue), bug 4: a download",
-                                                                            "Bad.swift:2: let a = 1 // see \(issues) and 9"])
+        #expect(
+            HygieneRules.issueNumbers(in: "Bad.swift", text: text) == [
+                "Bad.swift:1: /// \(issue), bug 4: a download",
+                "Bad.swift:2: let a = 1 // see \(issues) and 9"
+            ])
     }
 
     @Test(.computes) func quietReturnsWhenAFileIsMissingAreFound() {
-        let bad = SwiftSource(name: "Bad.swift", text: """
-            func a() throws { guard let names = try? FileManager.default.contentsOfDirectory(atPath: "/x") else { return } }
-            func b() { guard FileManager.default.fileExists(atPath: "/x") else { return } }
-            func c() { if !FileManager.default.fileExists(atPath: "/x") { return } }
-            func d() -> [String] { guard let t = try? String(contentsOfFile: "/x", encoding: .utf8) else { return [] }; return [t] }
-            func e() { guard FileManager.default.fileExists(atPath: "/x") else { Issue.record("missing"); return } }
-            """)
+        let bad = SwiftSource(
+            name: "Bad.swift",
+            text: """
+                func a() throws { guard let names = try? FileManager.default.contentsOfDirectory(atPath: "/x") else { return } }
+                func b() { guard FileManager.default.fileExists(atPath: "/x") else { return } }
+                func c() { if !FileManager.default.fileExists(atPath: "/x") { return } }
+                func d() -> [String] { guard let t = try? String(contentsOfFile: "/x", encoding: .utf8) else { return [] }; return [t] }
+                func e() { guard FileManager.default.fileExists(atPath: "/x") else { Issue.record("missing"); return } }
+                """)
         let problems = HygieneRules.quietSkips([bad])
         #expect(problems.count == 3, "\(problems)")
     }
 
     @Test(.computes) func aSynchronousTestThatRunsAProcessIsFound() {
-        let source = SwiftSource(name: "Bad.swift", text: """
-            @Suite(.timeLimit(.minutes(1))) struct Bad {
-                static func helper(_ path: String) throws -> Int32 {
-                    let child = try ChildProcess("/bin/true", [path]) // "ChildProcess(" in a comment is not a call
-                    return 0
+        let source = SwiftSource(
+            name: "Bad.swift",
+            text: """
+                @Suite(.timeLimit(.minutes(1))) struct Bad {
+                    static func helper(_ path: String) throws -> Int32 {
+                        let child = try ChildProcess("/bin/true", [path]) // "ChildProcess(" in a comment is not a call
+                        return 0
+                    }
+                    static func wrapper() throws -> Int32 { try helper("x") }
+                    static func fine() async throws -> Int32 { await try ChildProcess("/bin/true", []).exitStatus() }
+                    @Test func syncTest() throws { _ = try Self.wrapper() }
+                    @Test func asyncTest() async throws { _ = try await Self.fine() }
+                    @Test func mentionsItInAString() { _ = "ChildProcess(" }
                 }
-                static func wrapper() throws -> Int32 { try helper("x") }
-                static func fine() async throws -> Int32 { await try ChildProcess("/bin/true", []).exitStatus() }
-                @Test func syncTest() throws { _ = try Self.wrapper() }
-                @Test func asyncTest() async throws { _ = try await Self.fine() }
-                @Test func mentionsItInAString() { _ = "ChildProcess(" }
-            }
-            """)
+                """)
         let problems = HygieneRules.synchronousProcessStarters([source])
         #expect(problems.count == 3, "\(problems)")
-        #expect(problems.contains { $0.contains("helper") } && problems.contains { $0.contains("wrapper") }
+        #expect(
+            problems.contains { $0.contains("helper") } && problems.contains { $0.contains("wrapper") }
                 && problems.contains { $0.contains("syncTest") }, "\(problems)")
     }
 
     @Test(.computes) func primitivesOutsideChildProcessAreFound() {
-        let bad = SwiftSource(name: "Bad.swift", text: """
-            func a() { let p = Process(); try? p.run(); p.waitUntilExit() }
-            func b() { var s: Int32 = 0; waitpid(1, &s, 0) }
-            func c() { _ = "waitpid(" }
-            """)
+        let bad = SwiftSource(
+            name: "Bad.swift",
+            text: """
+                func a() { let p = Process(); try? p.run(); p.waitUntilExit() }
+                func b() { var s: Int32 = 0; waitpid(1, &s, 0) }
+                func c() { _ = "waitpid(" }
+                """)
         let home = SwiftSource(name: "ChildProcess.swift", text: "func d() { var s: Int32 = 0; waitpid(1, &s, 0) }")
         let problems = HygieneRules.primitivesOutsideChildProcess([bad, home])
         #expect(problems.count == 3, "\(problems)")
@@ -161,32 +171,38 @@ struct TestHygieneTests {
     }
 
     @Test(.computes) func waitingSuitesWithoutOwnThreadsAreFound() {
-        let waits = SwiftSource(name: "Waits.swift", text: """
-            @Suite("pool", .timeLimit(.minutes(2))) struct A { @Test func a() async throws { try await waitUntil { true } } }
-            @Suite("own", .ownThread, .timeLimit(.minutes(2))) struct B {
-                @Test func b() async throws { _ = try await holdsThroughout(.seconds(1)) { true } }
-                struct Nested { @Test func nested() {} }
-            }
-            extension B { @Test func inExtension() {} }
-            extension A { @Test func alsoA() {} }
-            @Test(.ownThread) func free() {}
-            @Test func freeWithout() {}
-            """)
-        let computes = SwiftSource(name: "Computes.swift", text: """
-            @Suite("pool", .timeLimit(.minutes(2))) struct C { @Test func c() { _ = "waitUntil {" } }
-            func waitUntil(_ condition: () -> Bool) {}
-            """)
-        let tasks = SwiftSource(name: "Tasks.swift", text: """
-            @Suite(.ownThread, .timeLimit(.minutes(1))) struct D {
-                @Test func d() async {
-                    let a = Task { 1 }
-                    let b = Task(priority: .high) { 2 }
-                    let c = testTask { 3 }
-                    await withTaskGroup(of: Int.self) { group in group.addTask { 4 } }
-                    _ = (await a.value, await b.value, await c.value)
+        let waits = SwiftSource(
+            name: "Waits.swift",
+            text: """
+                @Suite("pool", .timeLimit(.minutes(2))) struct A { @Test func a() async throws { try await waitUntil { true } } }
+                @Suite("own", .ownThread, .timeLimit(.minutes(2))) struct B {
+                    @Test func b() async throws { _ = try await holdsThroughout(.seconds(1)) { true } }
+                    struct Nested { @Test func nested() {} }
                 }
-            }
-            """)
+                extension B { @Test func inExtension() {} }
+                extension A { @Test func alsoA() {} }
+                @Test(.ownThread) func free() {}
+                @Test func freeWithout() {}
+                """)
+        let computes = SwiftSource(
+            name: "Computes.swift",
+            text: """
+                @Suite("pool", .timeLimit(.minutes(2))) struct C { @Test func c() { _ = "waitUntil {" } }
+                func waitUntil(_ condition: () -> Bool) {}
+                """)
+        let tasks = SwiftSource(
+            name: "Tasks.swift",
+            text: """
+                @Suite(.ownThread, .timeLimit(.minutes(1))) struct D {
+                    @Test func d() async {
+                        let a = Task { 1 }
+                        let b = Task(priority: .high) { 2 }
+                        let c = testTask { 3 }
+                        await withTaskGroup(of: Int.self) { group in group.addTask { 4 } }
+                        _ = (await a.value, await b.value, await c.value)
+                    }
+                }
+                """)
         #expect(HygieneRules.plainTasksBesideOwnThreads([tasks, computes]) == ["Tasks.swift:3", "Tasks.swift:4"])
         let problems = HygieneRules.waitingTestsWithoutOwnThread([waits, computes])
         #expect(problems.count == 3, "\(problems)")
@@ -196,23 +212,25 @@ struct TestHygieneTests {
     }
 
     @Test(.computes) func synchronousTestsOnThePoolAreFound() {
-        let source = SwiftSource(name: "Sync.swift", text: """
-            @Suite("pool", .timeLimit(.minutes(2))) struct A {
-                @Test func a() throws {}
-                @Test func b() async throws {}
-                @Test(.computes) func c() {}
-                @Test("named", .computes, arguments: [1]) func d(value: Int) {}
-            }
-            @Suite("computing", .computes, .timeLimit(.minutes(2))) struct B {
-                @Test func e() {}
-                struct Nested { @Test func f() {} }
-            }
-            extension B { @Test func g() {} }
-            @Suite(.ownThread, .timeLimit(.minutes(2))) struct C { @Test func h() {} }
-            extension A { @Test func i() {} }
-            @Test func j() {}
-            @Test(.computes) func k() {}
-            """)
+        let source = SwiftSource(
+            name: "Sync.swift",
+            text: """
+                @Suite("pool", .timeLimit(.minutes(2))) struct A {
+                    @Test func a() throws {}
+                    @Test func b() async throws {}
+                    @Test(.computes) func c() {}
+                    @Test("named", .computes, arguments: [1]) func d(value: Int) {}
+                }
+                @Suite("computing", .computes, .timeLimit(.minutes(2))) struct B {
+                    @Test func e() {}
+                    struct Nested { @Test func f() {} }
+                }
+                extension B { @Test func g() {} }
+                @Suite(.ownThread, .timeLimit(.minutes(2))) struct C { @Test func h() {} }
+                extension A { @Test func i() {} }
+                @Test func j() {}
+                @Test(.computes) func k() {}
+                """)
         let problems = HygieneRules.synchronousTestsOnThePool([source])
         #expect(problems.count == 3, "\(problems)")
         for name in ["a", "i", "j"] {
@@ -221,18 +239,20 @@ struct TestHygieneTests {
     }
 
     @Test(.computes) func suitesWithoutATimeLimitAreFound() {
-        let source = SwiftSource(name: "Bad.swift", text: """
-            @Suite("no limit") struct A { @Test func a() {} }
-            @Suite("limited", .serialized, .timeLimit(.minutes(2))) struct B {
-                @Test func b() {}
-                struct Nested { @Test func nested() {} }
-            }
-            extension B { @Test func inExtension() {} }
-            struct C { @Test(arguments: [1, 2]) func c(value: Int) {} }
-            extension A { @Test func alsoA() {} }
-            @Test(.timeLimit(.minutes(1))) func free() {}
-            @Test func freeWithout() {}
-            """)
+        let source = SwiftSource(
+            name: "Bad.swift",
+            text: """
+                @Suite("no limit") struct A { @Test func a() {} }
+                @Suite("limited", .serialized, .timeLimit(.minutes(2))) struct B {
+                    @Test func b() {}
+                    struct Nested { @Test func nested() {} }
+                }
+                extension B { @Test func inExtension() {} }
+                struct C { @Test(arguments: [1, 2]) func c(value: Int) {} }
+                extension A { @Test func alsoA() {} }
+                @Test(.timeLimit(.minutes(1))) func free() {}
+                @Test func freeWithout() {}
+                """)
         let problems = HygieneRules.testsWithoutTimeLimit([source])
         #expect(problems.count == 4, "\(problems)")
         for name in ["a", "c", "alsoA", "freeWithout"] {
@@ -241,12 +261,14 @@ struct TestHygieneTests {
     }
 
     @Test(.computes) func sleepsOutsideThePollingHelpersAreFound() {
-        let bad = SwiftSource(name: "Bad.swift", text: """
-            func a() async throws { try await Task.sleep(for: .milliseconds(100)) }
-            func b() { usleep(10_000); sleep(1); Thread.sleep(forTimeInterval: 0.1) }
-            func c() { _ = "usleep(1)" } // sleep(1)
-            func asleep(_ x: Int) {}
-            """)
+        let bad = SwiftSource(
+            name: "Bad.swift",
+            text: """
+                func a() async throws { try await Task.sleep(for: .milliseconds(100)) }
+                func b() { usleep(10_000); sleep(1); Thread.sleep(forTimeInterval: 0.1) }
+                func c() { _ = "usleep(1)" } // sleep(1)
+                func asleep(_ x: Int) {}
+                """)
         let helper = SwiftSource(name: "Waiting.swift", text: "func w() async throws { try await Task.sleep(for: .milliseconds(10)) }")
         let problems = HygieneRules.sleeps([bad, helper])
         #expect(problems.count == 4, "\(problems)")
@@ -321,11 +343,13 @@ enum HygieneRules {
             if code[position] == UInt8(ascii: "}") { depth -= 1 }
             position += 1
         } while depth > 0 && position < code.count
-        let name = header.hasPrefix("func")
+        let name =
+            header.hasPrefix("func")
             ? String(header.dropFirst(4).trimmingCharacters(in: .whitespaces).prefix { $0.isLetter || $0.isNumber || $0 == "_" })
             : "init"
-        return SwiftFunction(source: source, name: name, isAsync: effects.range(of: #"\basync\b"#, options: .regularExpression) != nil,
-                             isTest: attributes(before: start, in: source).contains("@Test"), start: start, body: bodyStart..<position)
+        return SwiftFunction(
+            source: source, name: name, isAsync: effects.range(of: #"\basync\b"#, options: .regularExpression) != nil,
+            isTest: attributes(before: start, in: source).contains("@Test"), start: start, body: bodyStart..<position)
     }
 
     /// The attributes and modifiers written before the declaration at `start`: back to the end of
@@ -407,10 +431,11 @@ enum HygieneRules {
     /// their own (`.ownThread`), and such free tests without the trait.
     static func waitingTestsWithoutOwnThread(_ sources: [SwiftSource]) -> [String] {
         let call = try! NSRegularExpression(pattern: #"(?<![A-Za-z0-9_])(?<!func )(waitUntil|holdsThroughout)\s*[({]"#)
-        let waiting = Set(sources.filter { source in
-            let text = String(decoding: source.code, as: UTF8.self)
-            return call.firstMatch(in: text, range: NSRange(location: 0, length: text.utf16.count)) != nil
-        }.map(\.name))
+        let waiting = Set(
+            sources.filter { source in
+                let text = String(decoding: source.code, as: UTF8.self)
+                return call.firstMatch(in: text, range: NSRange(location: 0, length: text.utf16.count)) != nil
+            }.map(\.name))
         return testsWithout(".ownThread", sources, inFiles: waiting)
     }
 
@@ -442,8 +467,10 @@ enum HygieneRules {
 
     /// Tests (those `only` accepts) without any of `traits` on their suite, an enclosing suite, the
     /// suite an extension extends, or their own `@Test`; only those in `inFiles` when given.
-    static func testsWithout(anyOf traits: [String], _ sources: [SwiftSource], inFiles: Set<String>? = nil,
-                             only: (SwiftFunction) -> Bool = { _ in true }) -> [String] {
+    static func testsWithout(
+        anyOf traits: [String], _ sources: [SwiftSource], inFiles: Set<String>? = nil,
+        only: (SwiftFunction) -> Bool = { _ in true }
+    ) -> [String] {
         // Types declared with the trait, by name.
         var limited: Set<String> = []
         var enclosing: [(source: SwiftSource, range: Range<Int>, name: String, isExtension: Bool, limited: Bool)] = []

@@ -21,7 +21,7 @@ struct TestTargetLayeringTests {
         ("GifPackTestServers", ["GifPack", "GifPackClient", "GifPackCLI"]),
         ("GifPackTestFixtures", ["GifPackClient", "GifPackCLI"]),
         ("GifPackFormatTests", ["GifPack", "GifPackClient", "GifPackCLI", "GifPackHTTP", "CCurl", "ExerciseDBFixture"]),
-        ("GifPackBuilderTests", ["GifPackClient", "GifPackCLI"]),
+        ("GifPackBuilderTests", ["GifPackClient", "GifPackCLI"])
     ]
 
     @Test("no dependency path leads from the builder's side to the client, or from the client to the builder")
@@ -36,19 +36,20 @@ struct TestTargetLayeringTests {
     @Test("the check names the whole path to a module that must not be reached, and passes a graph without one", .computes)
     func theCheckNamesThePath() throws {
         let json = """
-        {"targets": [
-          {"name": "BuilderTests", "type": "test", "path": "Tests/BuilderTests", "target_dependencies": ["Fixtures", "Format"]},
-          {"name": "Fixtures", "type": "library", "path": "Tests/Fixtures", "target_dependencies": ["Builder"]},
-          {"name": "Builder", "type": "library", "path": "Sources/Builder", "target_dependencies": ["Format", "Client"]},
-          {"name": "Client", "type": "library", "path": "Sources/Client", "target_dependencies": ["Format"]},
-          {"name": "Format", "type": "library", "path": "Sources/Format"}
-        ],
-        "products": []}
-        """
+            {"targets": [
+              {"name": "BuilderTests", "type": "test", "path": "Tests/BuilderTests", "target_dependencies": ["Fixtures", "Format"]},
+              {"name": "Fixtures", "type": "library", "path": "Tests/Fixtures", "target_dependencies": ["Builder"]},
+              {"name": "Builder", "type": "library", "path": "Sources/Builder", "target_dependencies": ["Format", "Client"]},
+              {"name": "Client", "type": "library", "path": "Sources/Client", "target_dependencies": ["Format"]},
+              {"name": "Format", "type": "library", "path": "Sources/Format"}
+            ],
+            "products": []}
+            """
         let package = try PackageDescription(json: Data(json.utf8), root: "/x")
-        #expect(try package.layeringProblems([("BuilderTests", ["Client"]), ("Client", ["Builder"])]) == [
-            "BuilderTests reaches Client: BuilderTests → Fixtures → Builder → Client",
-        ])
+        #expect(
+            try package.layeringProblems([("BuilderTests", ["Client"]), ("Client", ["Builder"])]) == [
+                "BuilderTests reaches Client: BuilderTests → Fixtures → Builder → Client"
+            ])
         #expect(try package.layeringProblems([("Format", ["Client", "Builder"])]).isEmpty)
         #expect(try package.layeringProblems([("Nowhere", ["Client"])]) == ["no target Nowhere in the package"])
     }

@@ -20,12 +20,12 @@ struct UserFacingTests {
 
     /// A manifest whose server is never reached (nothing listens on port 9).
     private let unreachable = """
-    version: 1
-    source:
-      kind: exercisedb-rapidapi
-      base_url: http://127.0.0.1:9
-      api_key_env: GIFPACK_TEST_KEY
-    """
+        version: 1
+        source:
+          kind: exercisedb-rapidapi
+          base_url: http://127.0.0.1:9
+          api_key_env: GIFPACK_TEST_KEY
+        """
 
     @Test func everyCommandLineMistakeExitsTwoAndWritesTheMetricsFile() async throws {
         let workspace = try TemporaryDirectory()
@@ -36,14 +36,15 @@ struct UserFacingTests {
             ("missing --manifest", ["build", "--out", out]),
             ("unknown option", ["build", "-m", manifest, "--out", out, "--frobnicate"]),
             ("bad --progress value", ["build", "-m", manifest, "--out", out, "--progress", "sideways"]),
-            ("-q -v together", ["build", "-m", manifest, "--out", out, "-q", "-v"]),
+            ("-q -v together", ["build", "-m", manifest, "--out", out, "-q", "-v"])
         ]
         for (index, (name, arguments)) in mistakes.enumerated() {
             let metrics = workspace.file("metrics-\(index).prom")
             let summary = workspace.file("summary-\(index).md")
             FileSystem.remove("\(out)/report.json")
-            let result = try await run(productPath("gifpack"), arguments + ["--metrics-file", metrics, "--summary-file=\(summary)"],
-                                 environment: environment())
+            let result = try await run(
+                productPath("gifpack"), arguments + ["--metrics-file", metrics, "--summary-file=\(summary)"],
+                environment: environment())
             #expect(result.status == 2, "\(name): exit \(result.status), \(result.error)")
             #expect(result.output.isEmpty, "\(name): \(result.output)")
             let samples = try PrometheusSamples(String(contentsOfFile: metrics, encoding: .utf8))
@@ -74,8 +75,9 @@ struct UserFacingTests {
         let workspace = try TemporaryDirectory()
         let manifest = try workspace.write(unreachable, to: "manifest.yaml")
         let file = try workspace.write("not a directory\n", to: "occupied")
-        let result = try await run(productPath("gifpack"), ["build", "-m", manifest, "--out", file, "--cache", workspace.file("cache")],
-                             environment: environment())
+        let result = try await run(
+            productPath("gifpack"), ["build", "-m", manifest, "--out", file, "--cache", workspace.file("cache")],
+            environment: environment())
         #expect(result.status == 2, "a command-line mistake")
         #expect(result.error.contains("--out: \(file) exists and is not a directory"), "\(result.error)")
         #expect(!result.error.contains("Permission denied"))
@@ -84,8 +86,9 @@ struct UserFacingTests {
         }
 
         // Below the file: the real errno, with the path.
-        let below = try await run(productPath("gifpack"), ["build", "-m", manifest, "--out", "\(file)/dist", "--cache", workspace.file("cache")],
-                            environment: environment())
+        let below = try await run(
+            productPath("gifpack"), ["build", "-m", manifest, "--out", "\(file)/dist", "--cache", workspace.file("cache")],
+            environment: environment())
         #expect(below.status == 2)
         #expect(below.error.contains("--out: cannot use \(file)/dist: Not a directory"), "\(below.error)")
     }
@@ -105,8 +108,9 @@ struct UserFacingTests {
 
     @Test func aManifestThatIsADirectoryIsNamedAsOne() async throws {
         let workspace = try TemporaryDirectory()
-        let result = try await run(productPath("gifpack"), ["build", "-m", workspace.path, "--out", workspace.file("dist")],
-                             environment: environment())
+        let result = try await run(
+            productPath("gifpack"), ["build", "-m", workspace.path, "--out", workspace.file("dist")],
+            environment: environment())
         #expect(result.status == 2)
         #expect(result.error.contains("cannot read manifest \(workspace.path): it is a directory"), "\(result.error)")
         #expect(!result.error.contains("NSCocoaErrorDomain"))
@@ -120,16 +124,24 @@ struct UserFacingTests {
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
         let manifest = try workspace.write(rapidAPIManifest(server: server), to: "manifest.yaml")
-        let quiet = try await run(productPath("gifpack"), ["build", "-m", manifest, "--out", workspace.file("dist"),
-                                                     "--cache", workspace.file("cache"), "--quiet"], environment: environment())
+        let quiet = try await run(
+            productPath("gifpack"),
+            [
+                "build", "-m", manifest, "--out", workspace.file("dist"),
+                "--cache", workspace.file("cache"), "--quiet"
+            ], environment: environment())
         #expect(quiet.status == 0, "\(quiet.error)")
         #expect(quiet.output.isEmpty && quiet.error.isEmpty, "--quiet printed: \(quiet.output)\(quiet.error)")
 
         let ids = server.catalog.exercises.map(\.id).sorted()
         server.setDefaultFault(.status(404), forExercise: ids[0])
-        let partial = try await run(productPath("gifpack"), ["build", "-m", manifest, "--out", workspace.file("dist2"),
-                                                       "--cache", workspace.file("cache2"), "--progress", "off", "--log-level", "error"],
-                              environment: environment())
+        let partial = try await run(
+            productPath("gifpack"),
+            [
+                "build", "-m", manifest, "--out", workspace.file("dist2"),
+                "--cache", workspace.file("cache2"), "--progress", "off", "--log-level", "error"
+            ],
+            environment: environment())
         #expect(partial.status == 3, "\(partial.error)")
         #expect(partial.output.contains("gifs: 12 wanted"), "the summary of a published run goes to standard output")
         #expect(partial.output.contains("published: ") && partial.output.contains("(exit 3)"), "\(partial.output)")
@@ -142,16 +154,18 @@ struct UserFacingTests {
         let workspace = try TemporaryDirectory()
         try FileManager.default.createDirectory(atPath: workspace.file("conf"), withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: workspace.file("elsewhere"), withIntermediateDirectories: true)
-        let manifest = try workspace.write(rapidAPIManifest(server: server) + """
+        let manifest = try workspace.write(
+            rapidAPIManifest(server: server) + """
 
-        output:
-          directory: ../published
-        cache:
-          directory: state
-        """, to: "conf/gifpack.yaml")
+                output:
+                  directory: ../published
+                cache:
+                  directory: state
+                """, to: "conf/gifpack.yaml")
         // Run from another folder with a relative manifest path, as cron does from $HOME.
-        let result = try await run(productPath("gifpack"), ["build", "-m", "../conf/gifpack.yaml", "-q"],
-                             environment: environment(), currentDirectory: workspace.file("elsewhere"))
+        let result = try await run(
+            productPath("gifpack"), ["build", "-m", "../conf/gifpack.yaml", "-q"],
+            environment: environment(), currentDirectory: workspace.file("elsewhere"))
         #expect(result.status == 0, "\(result.error)")
         #expect(FileSystem.exists(workspace.file("published/index.json")))
         #expect(FileSystem.exists(workspace.file("conf/state/state.sqlite")))
@@ -205,8 +219,9 @@ struct UserFacingTests {
         #expect(try fileBytes(workspace.file("dist/index.json")) == index)
         #expect(try fileBytes(workspace.file("dist/index.json.minisig")) == signature)
         // The same with the key in an unset variable.
-        let fromEnvironment = try workspace.write(rapidAPIManifest(server: server) + "\nsigning:\n  secret_key_env: GIFPACK_TEST_SIGNING_KEY\n",
-                                                  to: "manifest-env.yaml")
+        let fromEnvironment = try workspace.write(
+            rapidAPIManifest(server: server) + "\nsigning:\n  secret_key_env: GIFPACK_TEST_SIGNING_KEY\n",
+            to: "manifest-env.yaml")
         var unset = environment(key: nil)
         unset.removeValue(forKey: "GIFPACK_TEST_SIGNING_KEY")
         let prunedEnv = try await run(productPath("gifpack"), ["prune", "-m", fromEnvironment] + dirs, environment: unset)
@@ -259,8 +274,9 @@ struct UserFacingTests {
         #expect(!text.contains("127.0.0.1") && !text.contains("baseURL"), "the build's address leaks: \(text.prefix(300))")
         #expect(try readIndex(workspace.file("dist/index.json")).source.baseURL == nil)
 
-        let asked = try await runBuild(manifest: rapidAPIManifest(server: server) + "\noutput:\n  publish_base_url: true\n",
-                                       workspace: workspace, out: "dist2", cache: "cache2")
+        let asked = try await runBuild(
+            manifest: rapidAPIManifest(server: server) + "\noutput:\n  publish_base_url: true\n",
+            workspace: workspace, out: "dist2", cache: "cache2")
         #expect(asked.exitStatus == .success)
         #expect(try readIndex(workspace.file("dist2/index.json")).source.baseURL == server.rapidAPIBaseURL)
         #expect(throws: ManifestError.wrongType(path: "output.publish_base_url", expected: "true or false")) {

@@ -40,8 +40,9 @@ struct WebPCommandTests {
         let inspect = try await run(productPath("gifpack"), ["inspect", workspace.file("dist/\(webpPack.file)")])
         #expect(inspect.status == 0, "\(inspect.error)")
         #expect(inspect.output.contains("format") && inspect.output.components(separatedBy: " webp\n").count == 5, "\(inspect.output)")
-        #expect(inspect.output.contains("in pack all.180.webp at 180 px") && inspect.output.contains("(4 WebP, the others GIF)"),
-                "\(inspect.output)")
+        #expect(
+            inspect.output.contains("in pack all.180.webp at 180 px") && inspect.output.contains("(4 WebP, the others GIF)"),
+            "\(inspect.output)")
 
         // A WebP pack's entry damaged on disk: verify names it.
         let path = workspace.file("dist/\(webpPack.file)")

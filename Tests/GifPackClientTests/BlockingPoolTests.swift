@@ -193,7 +193,11 @@ struct BlockingPoolTests {
         let blocked = Locked(0)
         // Whatever other tests queue meanwhile waits too, until the gate opens.
         let holders = (0..<pool.width).map { _ in
-            testTask { await pool.run("gifpack.test-hold") { blocked.withLock { $0 += 1 }; gate.wait() } }
+            testTask {
+                await pool.run("gifpack.test-hold") {
+                    blocked.withLock { $0 += 1 }; gate.wait()
+                }
+            }
         }
         defer { gate.open() }
         try await waitUntil { blocked.withLock { $0 } == pool.width }

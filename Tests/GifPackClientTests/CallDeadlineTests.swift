@@ -96,8 +96,10 @@ struct CallDeadlineTests {
 
     @Test func theDeadlineOptionIsCheckedAndNeedsAPositiveNumber() async throws {
         for bad in ["0", "-3", "soon"] {
-            let result = try await ClientCommandTests.gifpack(["install", "--index", "http://127.0.0.1:9/index.json", "--cache", "/nonexistent/gifs",
-                                                               "--deadline", bad])
+            let result = try await ClientCommandTests.gifpack([
+                "install", "--index", "http://127.0.0.1:9/index.json", "--cache", "/nonexistent/gifs",
+                "--deadline", bad
+            ])
             #expect(result.status != 0 && result.error.contains("--deadline"), "\(bad): \(result.error)")
         }
     }

@@ -70,14 +70,17 @@ struct ClientCacheAttackTests {
         let environment = Self.environment(home: home)
 
         // gifpack cat with the default cache (~/.cache/gifpack/gifs): A with kA, then B with kB, then A again.
-        let catA = try await ClientCommandTests.gifpack(["cat", "--index", "\(nginx.baseURL)/a/index.json", idA, "--trusted-key", a.key.publicPath],
-                                               environment: environment)
+        let catA = try await ClientCommandTests.gifpack(
+            ["cat", "--index", "\(nginx.baseURL)/a/index.json", idA, "--trusted-key", a.key.publicPath],
+            environment: environment)
         #expect(catA.status == 0 && catA.output == gifA, "\(catA.error)")
-        let catB = try await ClientCommandTests.gifpack(["cat", "--index", "\(nginx.baseURL)/b/index.json", idB, "--trusted-key", b.key.publicPath],
-                                               environment: environment)
+        let catB = try await ClientCommandTests.gifpack(
+            ["cat", "--index", "\(nginx.baseURL)/b/index.json", idB, "--trusted-key", b.key.publicPath],
+            environment: environment)
         #expect(catB.status == 0 && catB.output == gifB, "B (sequence 1) is not a rollback of A (sequence 2): \(catB.error)")
-        let again = try await ClientCommandTests.gifpack(["cat", "--index", "\(nginx.baseURL)/a/index.json", idA, "--trusted-key", a.key.publicPath],
-                                                environment: environment)
+        let again = try await ClientCommandTests.gifpack(
+            ["cat", "--index", "\(nginx.baseURL)/a/index.json", idA, "--trusted-key", a.key.publicPath],
+            environment: environment)
         #expect(again.status == 0 && again.output == gifA, "\(again.error)")
         let cache = "\(home)/.cache/gifpack/gifs"
         #expect(DirectoryListing.names("\(cache)/indexes").count == 2, "one index slot per source: \(DirectoryListing.names(cache))")
@@ -129,8 +132,9 @@ struct ClientCacheAttackTests {
         let environment = Self.environment(home: signed.workspace.file("home"))
         let untrustedCat = try await ClientCommandTests.gifpack(["cat", "--index", url, "--cache", directory, id], environment: environment)
         #expect(untrustedCat.status == 0, "\(untrustedCat.error)")
-        let trustedCat = try await ClientCommandTests.gifpack(["cat", "--index", url, "--cache", directory, id, "--trusted-key", signed.key.publicPath],
-                                                     environment: environment)
+        let trustedCat = try await ClientCommandTests.gifpack(
+            ["cat", "--index", url, "--cache", directory, id, "--trusted-key", signed.key.publicPath],
+            environment: environment)
         #expect(trustedCat.status == 1 && trustedCat.output.isEmpty && trustedCat.error.contains("rollback"), "\(trustedCat.error)")
     }
 
@@ -162,9 +166,12 @@ struct ClientCacheAttackTests {
             guard case PackClientError.untrusted(let refusal) = error else { return false }
             return refusal.reason == .rollback && refusal.detail.hasSuffix(" 2")
         }
-        let cat = try await ClientCommandTests.gifpack(["cat", "--index", url, "--cache", directory, id, "--trusted-key", signed.key.publicPath,
-                                                        "--trusted-key", next.publicPath],
-                                                       environment: Self.environment(home: signed.workspace.file("home")))
+        let cat = try await ClientCommandTests.gifpack(
+            [
+                "cat", "--index", url, "--cache", directory, id, "--trusted-key", signed.key.publicPath,
+                "--trusted-key", next.publicPath
+            ],
+            environment: Self.environment(home: signed.workspace.file("home")))
         #expect(cat.status == 1 && cat.output.isEmpty && cat.error.contains("rollback"), "\(cat.error)")
     }
 
@@ -208,7 +215,8 @@ struct ClientCacheAttackTests {
         var mark = try await nginx.mark()
         let refused = try await ClientCommandTests.gifpack(["cat", "--index", url, "--cache", foreign, "--cache-limit", "1", ids[0]])
         #expect(refused.status == 2 && refused.output.isEmpty, "\(refused.status) \(refused.error)")
-        #expect(refused.error.contains(foreign) && refused.error.contains("not a gifpack cache")
+        #expect(
+            refused.error.contains(foreign) && refused.error.contains("not a gifpack cache")
                 && refused.error.contains(".gifpack-lazy-cache") && refused.error.contains("notes.txt"), "\(refused.error)")
         #expect(try Self.tree(foreign) == before)
         #expect(try await nginx.log(since: mark).isEmpty)
@@ -259,11 +267,13 @@ struct ClientCacheAttackTests {
         let limit = dists.served(ids[1]).count
         let second = try await ClientCommandTests.gifpack(["cat", "--index", url, "--cache", own, "--cache-limit", String(limit), ids[1]])
         #expect(second.status == 0 && second.output == dists.served(ids[1]), "\(second.error)")
-        #expect(DirectoryListing.names("\(own)/gifs").sorted()
+        #expect(
+            DirectoryListing.names("\(own)/gifs").sorted()
                 == ["\(String(repeating: "A", count: 64)).gif", "\(sha256Hex(dists.served(ids[1]))).gif", "holiday.gif"],
-                "\(DirectoryListing.names("\(own)/gifs"))")
-        #expect(DirectoryListing.names("\(own)/tmp").sorted() == [PathText.lastComponent(staleOther), "keep.txt"].sorted(),
-                "\(DirectoryListing.names("\(own)/tmp"))")
+            "\(DirectoryListing.names("\(own)/gifs"))")
+        #expect(
+            DirectoryListing.names("\(own)/tmp").sorted() == [PathText.lastComponent(staleOther), "keep.txt"].sorted(),
+            "\(DirectoryListing.names("\(own)/tmp"))")
     }
 
     // MARK: Leftovers: a refused install creates nothing, a failed one cleans up
@@ -297,12 +307,15 @@ struct ClientCacheAttackTests {
             guard case PackClientError.untrusted(let refusal) = error else { return false }
             return refusal.reason == .unsigned
         }
-        let unknown = try await ClientCommandTests.gifpack(["install", "--index", built.indexPath, "--cache", built.workspace.file("unknown"),
-                                                   "--pack", "no-such-pack"])
+        let unknown = try await ClientCommandTests.gifpack([
+            "install", "--index", built.indexPath, "--cache", built.workspace.file("unknown"),
+            "--pack", "no-such-pack"
+        ])
         #expect(unknown.status == 2 && unknown.error.contains("no-such-pack"), "\(unknown.error)")
         for name in ["trusting", "unknown"] {
-            #expect(!files.fileExists(atPath: built.workspace.file(name)) && !files.fileExists(atPath: built.workspace.file(name + ".d")),
-                    "\(name): \(DirectoryListing.names(built.workspace.file(name + ".d")))")
+            #expect(
+                !files.fileExists(atPath: built.workspace.file(name)) && !files.fileExists(atPath: built.workspace.file(name + ".d")),
+                "\(name): \(DirectoryListing.names(built.workspace.file(name + ".d")))")
         }
 
         // A first install that fails (the pack is missing on the server): no <cache>.d either.
@@ -382,8 +395,9 @@ struct ClientCacheAttackTests {
             return code == ENOSPC
         }
         let lines = try await nginx.log(since: mark)
-        #expect(lines.contains { $0.path.hasPrefix("/packs/") && $0.status == 206 } && !lines.contains { $0.path.hasPrefix("/packs/") && $0.status == 200 },
-                "the upgrade went the sparse way: \(lines)")
+        #expect(
+            lines.contains { $0.path.hasPrefix("/packs/") && $0.status == 206 } && !lines.contains { $0.path.hasPrefix("/packs/") && $0.status == 200 },
+            "the upgrade went the sparse way: \(lines)")
         let store = cache + ".d"
         #expect(DirectoryListing.names("\(store)/downloads").isEmpty, "\(DirectoryListing.names("\(store)/downloads"))")
         #expect(!DirectoryListing.names(store).contains { $0.hasPrefix(".staging-") || $0.hasPrefix(".link-") }, "\(DirectoryListing.names(store))")

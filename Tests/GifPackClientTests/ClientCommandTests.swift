@@ -39,8 +39,9 @@ struct ClientCommandTests {
         #expect(good.status == 0, "\(good.error)")
         // The pack and its posters pack (format 1.2, one 80 px poster per GIF).
         let posters = try #require(pack.posters)
-        #expect(Self.text(good.output).contains(
-            "ok: verified 2 pack(s), \(pack.entryCount + 1 + posters.entryCount + 1) frame(s), \(pack.gifs.count * 2) GIF(s)"))
+        #expect(
+            Self.text(good.output).contains(
+                "ok: verified 2 pack(s), \(pack.entryCount + 1 + posters.entryCount + 1) frame(s), \(pack.gifs.count * 2) GIF(s)"))
         #expect(try await Self.gifpack(["verify", "\(built.dist)/\(posters.file)"]).status == 0)
         #expect(try await Self.gifpack(["verify", packPath]).status == 0)
 
@@ -61,8 +62,9 @@ struct ClientCommandTests {
     @Test func verifyRefusesAForgedDirectoryWithTheReasons() async throws {
         let workspace = try TemporaryDirectory()
         var forged = ForgedPack(gifs: try ClientHostilePackTests.gifs())
-        forged.entries[1].header = RawPack.header(name: forged.entries[1].indexPath, size: 0, typeflag: UInt8(ascii: "2"),
-                                                  linkName: "/etc/shadow")
+        forged.entries[1].header = RawPack.header(
+            name: forged.entries[1].indexPath, size: 0, typeflag: UInt8(ascii: "2"),
+            linkName: "/etc/shadow")
         forged.entries[1].data = []
         forged.entries[1].indexSize = 0
         let payload = Array("echo owned\n".utf8)

@@ -81,8 +81,10 @@ struct ClientHostileInputTests {
         text.replaceSubrange(text.startIndex..<text.index(after: text.startIndex), with: #"{"extra":"# + Self.nested(500) + ",")
         try Data(text.utf8).write(to: URL(fileURLWithPath: index))
 
-        for arguments in [["install", "--index", index, "--cache", workspace.file("cache")], ["cat", index, "e0"],
-                          ["diff", index, index], ["verify", workspace.file("deep")]] {
+        for arguments in [
+            ["install", "--index", index, "--cache", workspace.file("cache")], ["cat", index, "e0"],
+            ["diff", index, index], ["verify", workspace.file("deep")]
+        ] {
             let run = try await Self.gifpack(arguments)
             #expect(run.status == 1, "\(arguments[0]): \(run.text)")
             #expect(run.text.contains("nested deeper than 64 levels at byte"), "\(arguments[0]): \(run.text)")
@@ -101,7 +103,7 @@ struct ClientHostileInputTests {
             ["verify", workspace.path],
             ["verify", fifo],
             ["diff", fifo, fifo],
-            ["inspect", fifo],
+            ["inspect", fifo]
         ]
         for arguments in runs {
             let run = try await Self.gifpack(arguments)
@@ -124,8 +126,10 @@ struct ClientHostileInputTests {
         #expect(fd >= 0)
         #expect(ftruncate(fd, 1 << 30) == 0)
         close(fd)
-        for arguments in [["cat", index, "0001"], ["install", "--index", index, "--cache", workspace.file("cache")],
-                          ["verify", workspace.path], ["diff", index, index]] {
+        for arguments in [
+            ["cat", index, "0001"], ["install", "--index", index, "--cache", workspace.file("cache")],
+            ["verify", workspace.path], ["diff", index, index]
+        ] {
             let run = try await Self.gifpack(arguments)
             #expect(run.status == 1, "\(arguments[0]): \(run.text)")
             #expect(run.text.contains("1073741824 bytes, larger than the 67108864-byte limit"), "\(arguments[0]): \(run.text)")

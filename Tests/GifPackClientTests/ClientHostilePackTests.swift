@@ -85,8 +85,9 @@ struct ClientHostilePackTests {
     @Test func symbolicAndHardLinks() async throws {
         for (typeflag, target) in [(UInt8(ascii: "2"), "/etc/passwd"), (UInt8(ascii: "1"), "catalog.json")] {
             var forged = ForgedPack(gifs: try Self.gifs())
-            forged.entries[1].header = RawPack.header(name: forged.entries[1].indexPath, size: 0, typeflag: typeflag,
-                                                      linkName: target)
+            forged.entries[1].header = RawPack.header(
+                name: forged.entries[1].indexPath, size: 0, typeflag: typeflag,
+                linkName: target)
             forged.entries[1].data = []
             forged.entries[1].indexSize = 0
             let rejection = try await Self.rejection(of: forged)

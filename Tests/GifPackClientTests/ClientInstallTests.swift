@@ -54,8 +54,9 @@ struct ClientInstallTests {
         let files = try FileManager.default.contentsOfDirectory(atPath: "\(cache)/gifs")
         #expect(Set(files) == Set(pack.gifs.map { "\($0.sha256).gif" }))
         #expect(report.linksCreated == 0)
-        let map = try JSONDecoder().decode([String: String?].self,
-                                           from: Data(contentsOf: URL(fileURLWithPath: "\(cache)/index-by-id.json")))
+        let map = try JSONDecoder().decode(
+            [String: String?].self,
+            from: Data(contentsOf: URL(fileURLWithPath: "\(cache)/index-by-id.json")))
         #expect(map.count == 12)
         let cached = try InstalledCache(directory: cache)
         for exercise in pack.exercises {
@@ -122,12 +123,13 @@ struct ClientInstallTests {
         let replacement = try GIFSynthesizer.animatedGIF(width: 32, height: 32, frames: 3, colors: 4, seed: 4242)
         built.server.replaceGIF(id: changedID, with: replacement)
         let kept = ids.filter { $0 != ids[0] && $0 != ids[1] }
-        try await built.build(packs: """
-        packs:
-          - name: all
-            selector:
-              ids: [\(kept.map { "\"\($0)\"" }.joined(separator: ", "))]
-        """, fetch: "  refresh_after: 0")
+        try await built.build(
+            packs: """
+                packs:
+                  - name: all
+                    selector:
+                      ids: [\(kept.map { "\"\($0)\"" }.joined(separator: ", "))]
+                """, fetch: "  refresh_after: 0")
         #expect(try built.index().packs.first?.version == 2)
 
         let report = try await installer.install(from: PackIndexSource(built.indexPath))

@@ -47,19 +47,22 @@ struct ClientReaderTests {
             _ = try await remote.load()
         }
         // A newer minor version with unknown fields is read.
-        _ = try workspace.write(#"{"formatVersion":"1.7","generator":"g","source":{"kind":"x"},"packs":[],"later":true}"#,
-                                to: "index.json")
+        _ = try workspace.write(
+            #"{"formatVersion":"1.7","generator":"g","source":{"kind":"x"},"packs":[],"later":true}"#,
+            to: "index.json")
         #expect(try await remote.load().packs.isEmpty)
         await #expect(throws: PackClientError.self) { _ = try await PackIndexSource(files.baseURL + "/missing.json").load() }
     }
 
     @Test(.computes) func packFilesResolveNextToTheIndexAndUnsafePathsAreRefused() throws {
-        let pack = PackDescription(name: "all", version: 3, file: "packs/all-v3.tar.zst", bytes: 1, sha256: "", entryCount: 1,
-                                   uncompressedBytes: 0, contentDigest: "",
-                                   catalog: EntryLocation(path: "catalog.json", size: 0, frameOffset: 0, frameLength: 1),
-                                   gifs: [], exercises: [])
-        #expect(try PackIndexSource("https://cdn.example.com/g/index.json?sig=1").packLocation(for: pack)
-            == .url("https://cdn.example.com/g/packs/all-v3.tar.zst"))
+        let pack = PackDescription(
+            name: "all", version: 3, file: "packs/all-v3.tar.zst", bytes: 1, sha256: "", entryCount: 1,
+            uncompressedBytes: 0, contentDigest: "",
+            catalog: EntryLocation(path: "catalog.json", size: 0, frameOffset: 0, frameLength: 1),
+            gifs: [], exercises: [])
+        #expect(
+            try PackIndexSource("https://cdn.example.com/g/index.json?sig=1").packLocation(for: pack)
+                == .url("https://cdn.example.com/g/packs/all-v3.tar.zst"))
         #expect(try PackIndexSource("/srv/dist/index.json").packLocation(for: pack) == .file("/srv/dist/packs/all-v3.tar.zst"))
         #expect(try PackIndexSource("file:///srv/dist/index.json").packLocation(for: pack) == .file("/srv/dist/packs/all-v3.tar.zst"))
         var escaping = pack
@@ -88,4 +91,3 @@ struct ClientReaderTests {
         #expect(IndexDiff(old: new, new: new).downloads.isEmpty)
     }
 }
-

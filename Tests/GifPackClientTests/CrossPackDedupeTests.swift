@@ -15,19 +15,20 @@ struct CrossPackDedupeTests {
     static func packs(_ ids: [String]) -> String {
         func list(_ slice: ArraySlice<String>) -> String { slice.map { "\"\($0)\"" }.joined(separator: ", ") }
         return """
-        packs:
-          - name: all
-          - name: front
-            selector:
-              ids: [\(list(ids[0..<12]))]
-          - name: middle
-            selector:
-              ids: [\(list(ids[6..<18]))]
-        """
+            packs:
+              - name: all
+              - name: front
+                selector:
+                  ids: [\(list(ids[0..<12]))]
+              - name: middle
+                selector:
+                  ids: [\(list(ids[6..<18]))]
+            """
     }
 
-    @Test("a first install of overlapping packs fetches each GIF once, an upgrade fetches a GIF of three packs once; both install what whole packs do",
-          arguments: ["URLSession", "curl"])
+    @Test(
+        "a first install of overlapping packs fetches each GIF once, an upgrade fetches a GIF of three packs once; both install what whole packs do",
+        arguments: ["URLSession", "curl"])
     func overlappingPacks(transportName: String) async throws {
         let webSite = try await UpgradeDist.servedByNginx(count: 30, packs: Self.packs)
         defer { webSite.stop() }
@@ -79,7 +80,8 @@ struct CrossPackDedupeTests {
             let frame = try #require(pack.gifs.first { $0.sha256 == newHash }).location
             for line in lines where line.path == "/\(pack.file)" {
                 guard let range = line.range?.dropFirst("bytes=".count).split(separator: "-"), range.count == 2,
-                      let low = Int64(range[0]), let high = Int64(range[1]) else { continue }
+                    let low = Int64(range[0]), let high = Int64(range[1])
+                else { continue }
                 if low <= frame.frameOffset && frame.frameOffset + frame.frameLength - 1 <= high { covering += 1 }
             }
         }
@@ -120,8 +122,9 @@ struct CrossPackDedupeTests {
         return counts
     }
 
-    @Test("posters several packs list are fetched once, on a first install and an upgrade; the posters are those each pack installs alone",
-          arguments: ["URLSession", "curl"])
+    @Test(
+        "posters several packs list are fetched once, on a first install and an upgrade; the posters are those each pack installs alone",
+        arguments: ["URLSession", "curl"])
     func overlappingPosters(transportName: String) async throws {
         let dists = try await UpgradeDist.make(count: 30, packs: Self.packs)
         defer { dists.server.stop() }
@@ -147,8 +150,9 @@ struct CrossPackDedupeTests {
         let first = try await dedupe.install(from: PackIndexSource(url), client: client)
         var lines = try await nginx.log(since: mark)
         let counts = Self.posterFetchCounts(lines, index: v1)
-        #expect(counts.count == postersPacks[0].posters.count && counts.values.allSatisfy { $0 == 1 },
-                "\(counts.filter { $0.value != 1 }): \(lines)")
+        #expect(
+            counts.count == postersPacks[0].posters.count && counts.values.allSatisfy { $0 == 1 },
+            "\(counts.filter { $0.value != 1 }): \(lines)")
         let posterFetches = first.fetches.filter { $0.pack.hasSuffix("-posters") }
         #expect(posterFetches.map(\.method) == [.wholePack, .sparse, .sparse], "\(posterFetches)")
         for posters in postersPacks.dropFirst() {

@@ -26,13 +26,14 @@ struct DownloadWriteTests {
         init(path: String) { self.path = path }
 
         var progress: HTTPBodyProgress {
-            HTTPBodyProgress(written: { [self] bytes in
-                let size = Int64(TransportTests.fileSize(path))
-                lock.withLock {
-                    wrote.append(bytes)
-                    if size < bytes { notInFile.append("wrote(\(bytes)) with \(size) bytes in the file") }
-                }
-            }, chunks: { [self] bytes in lock.withLock { chunks.append(bytes) } })
+            HTTPBodyProgress(
+                written: { [self] bytes in
+                    let size = Int64(TransportTests.fileSize(path))
+                    lock.withLock {
+                        wrote.append(bytes)
+                        if size < bytes { notInFile.append("wrote(\(bytes)) with \(size) bytes in the file") }
+                    }
+                }, chunks: { [self] bytes in lock.withLock { chunks.append(bytes) } })
         }
 
         var written: [Int64] { lock.withLock { wrote } }
@@ -49,8 +50,9 @@ struct DownloadWriteTests {
         return (directory, bytes)
     }
 
-    @Test("a whole download: each wrote is in the file, the chunks add up to the body; URLSession writes 16 KiB chunks together",
-          arguments: TransportTests.Kind.allCases)
+    @Test(
+        "a whole download: each wrote is in the file, the chunks add up to the body; URLSession writes 16 KiB chunks together",
+        arguments: TransportTests.Kind.allCases)
     func progressOfAWholeDownload(kind: TransportTests.Kind) async throws {
         let (root, bytes) = try Self.site(size: 8 << 20)
         let nginx = try await NginxServer.start(root: root.path)
@@ -80,8 +82,9 @@ struct DownloadWriteTests {
         }
     }
 
-    @Test("a download cancelled while it drips keeps every byte it took in its file, and its last wrote is the file's size",
-          arguments: TransportTests.Kind.allCases)
+    @Test(
+        "a download cancelled while it drips keeps every byte it took in its file, and its last wrote is the file's size",
+        arguments: TransportTests.Kind.allCases)
     func aCancelledDownloadKeepsWhatItTook(kind: TransportTests.Kind) async throws {
         let (root, bytes) = try Self.site(size: 4 << 20)
         var options = NginxServer.Options(root: root.path)
@@ -110,8 +113,9 @@ struct DownloadWriteTests {
         #expect(reports.missing.isEmpty, "\(reports.missing.prefix(5))")
     }
 
-    @Test("a body the server cuts short: the bytes that came are in the file when the error is reported",
-          arguments: TransportTests.Kind.allCases)
+    @Test(
+        "a body the server cuts short: the bytes that came are in the file when the error is reported",
+        arguments: TransportTests.Kind.allCases)
     func aTruncatedDownloadKeepsWhatCame(kind: TransportTests.Kind) async throws {
         let server = try TransportTests.fixture(count: 2) { $0.gifDimension = 64 }
         defer { server.stop() }

@@ -33,7 +33,7 @@ import GifPackSigning
             MinisignError.malformed("not base64"),
             JSONParseError(.syntax("a value"), at: 3),
             CanonicalJSON.EncodingError.nonFiniteNumber(.infinity),
-            FileSystemError.io(operation: "mkdir", path: "/tmp/x", errno: 28),
+            FileSystemError.io(operation: "mkdir", path: "/tmp/x", errno: 28)
         ]
         do { _ = try IndexTimestamp.now(environment: ["GIFPACK_NOW": "yesterday-ish"]) } catch { errors.append(error) }
         do { _ = try IndentedJSONEncoder.encode(1.5) } catch { errors.append(error) }
@@ -60,8 +60,9 @@ import GifPackSigning
         let work = try TemporaryDirectory()
         let transport = try kind.make()
         defer { kind.finish(transport) }
-        let loader = try GIFLoader(indexURL: URL(string: "http://127.0.0.1:\(port)/index.json")!,
-                                   cacheFolder: URL(fileURLWithPath: work.file("gifs")), transport: transport)
+        let loader = try GIFLoader(
+            indexURL: URL(string: "http://127.0.0.1:\(port)/index.json")!,
+            cacheFolder: URL(fileURLWithPath: work.file("gifs")), transport: transport)
         let error = try await Self.failure { _ = try await loader.gif(for: "0001") }
         #expect(GIFLoadFailure(error) == .offline, "\(error)")
         guard case .transfer(_, .connectFailed)? = (error as? GIFLoaderError)?.packClientError else { Issue.record("\(error)"); return }
@@ -73,8 +74,9 @@ import GifPackSigning
         let nginx = try await NginxServer.start(root: root.path)
         defer { nginx.stop() }
         for (path, status) in [("/index.json", 404), ("/private/", 403)] {
-            let loader = try GIFLoader(indexURL: URL(string: nginx.baseURL + path)!,
-                                       cacheFolder: URL(fileURLWithPath: root.file("gifs-\(status)")))
+            let loader = try GIFLoader(
+                indexURL: URL(string: nginx.baseURL + path)!,
+                cacheFolder: URL(fileURLWithPath: root.file("gifs-\(status)")))
             let error = try await Self.failure { _ = try await loader.gif(for: "0001") }
             #expect(GIFLoadFailure(error) == .serverRefused, "\(error)")
             #expect((error as? GIFLoaderError)?.packClientError?.answeredStatus == status, "\(error)")
@@ -90,9 +92,10 @@ import GifPackSigning
         let nginx = try await NginxServer.start(root: signed.dist)
         defer { nginx.stop() }
         let other = try TestSigningKey(workspace: signed.workspace, name: "other")
-        let loader = try GIFLoader(indexURL: URL(string: nginx.baseURL + "/index.json")!,
-                                   cacheFolder: URL(fileURLWithPath: signed.workspace.file("gifs")),
-                                   trustedKeys: [TrustedKey(other.secret.publicKey)])
+        let loader = try GIFLoader(
+            indexURL: URL(string: nginx.baseURL + "/index.json")!,
+            cacheFolder: URL(fileURLWithPath: signed.workspace.file("gifs")),
+            trustedKeys: [TrustedKey(other.secret.publicKey)])
         let error = try await Self.failure { _ = try await loader.refresh() }
         #expect(GIFLoadFailure(error) == .notTrusted, "\(error)")
         guard case .untrusted(let refusal)? = (error as? GIFLoaderError)?.packClientError else { Issue.record("\(error)"); return }
@@ -110,7 +113,7 @@ import GifPackSigning
             let loader = try GIFLoader(indexURL: served.indexURL, cacheFolder: URL(fileURLWithPath: "\(mount)/gifs"))
             let error = try await Self.failure { _ = try await loader.refresh() }
             #expect(GIFLoadFailure(error) == .noSpace, "\(error)")
-            await loader.settle()   // nothing of the loader's left open on the tmpfs
+            await loader.settle()  // nothing of the loader's left open on the tmpfs
         }
     }
 

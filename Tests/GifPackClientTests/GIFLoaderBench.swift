@@ -10,8 +10,9 @@ import Testing
 /// relaunch: twenty cells asking at once for their first GIF against one alone.
 /// Runs only with `GIFPACK_LOADER_BENCH=<output.json>`; it records times and asserts none (the
 /// requests it counts are checked by GIFLoaderTests).
-@Suite("Bench: the loader's tiers (GIFPACK_LOADER_BENCH)", .tags(.nginx), .serialized, .timeLimit(.minutes(10)),
-       .enabled(if: ProcessInfo.processInfo.environment["GIFPACK_LOADER_BENCH"] != nil))
+@Suite(
+    "Bench: the loader's tiers (GIFPACK_LOADER_BENCH)", .tags(.nginx), .serialized, .timeLimit(.minutes(10)),
+    .enabled(if: ProcessInfo.processInfo.environment["GIFPACK_LOADER_BENCH"] != nil))
 struct GIFLoaderBench {
     /// Median of the times `body` takes, in microseconds.
     static func median(_ runs: [Double]) -> Double {
@@ -53,12 +54,13 @@ struct GIFLoaderBench {
             let fresh = try GIFLoader(indexURL: served.indexURL, cacheFolder: served.folder("coalesced-\(round)"))
             _ = try await fresh.lazy.index()
             let mark = try await served.nginx.mark()
-            runs["coalesced20", default: []].append(try await Self.microseconds {
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    for _ in 0..<20 { group.addTask { _ = try await fresh.gif(for: id) } }
-                    try await group.waitForAll()
-                }
-            })
+            runs["coalesced20", default: []].append(
+                try await Self.microseconds {
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        for _ in 0..<20 { group.addTask { _ = try await fresh.gif(for: id) } }
+                        try await group.waitForAll()
+                    }
+                })
             runs["coalescedRequests", default: []].append(Double(try await served.rangeRequests(since: mark).count))
         }
         // A relaunch: a new loader on the folder where the packs are installed, nothing in memory. One
@@ -73,12 +75,13 @@ struct GIFLoaderBench {
             try #require(tier == .installed, "a relaunched cell was answered from \(String(describing: tier))")
             let screen = try GIFLoader(indexURL: served.indexURL, cacheFolder: served.folder("installed"))
             var tiers: [GIFTier?] = []
-            runs["relaunch20", default: []].append(try await Self.microseconds {
-                tiers = try await withThrowingTaskGroup(of: GIFTier?.self) { group in
-                    for id in cells { group.addTask { try await screen.gif(for: id)?.tier } }
-                    return try await group.reduce(into: []) { $0.append($1) }
-                }
-            })
+            runs["relaunch20", default: []].append(
+                try await Self.microseconds {
+                    tiers = try await withThrowingTaskGroup(of: GIFTier?.self) { group in
+                        for id in cells { group.addTask { try await screen.gif(for: id)?.tier } }
+                        return try await group.reduce(into: []) { $0.append($1) }
+                    }
+                })
             try #require(tiers.count == 20 && tiers.allSatisfy { $0 == .installed }, "\(tiers)")
             runs["relaunch20ManifestReads", default: []].append(Double(screen.snapshotReads.withLock { $0 }))
         }

@@ -24,8 +24,9 @@ struct GIFLoaderProgressTests {
             #expect(before.bytesDone <= after.bytesDone && before.bytesTotal <= after.bytesTotal, "\(context): \(before) then \(after)")
             #expect(before.gifsDone <= after.gifsDone && before.gifsTotal <= after.gifsTotal, "\(context): \(before) then \(after)")
             // The bar never jumps back when the next pack's bytes join the total.
-            #expect(before.fractionCompleted <= after.fractionCompleted,
-                    "\(context): \(before.fractionCompleted) then \(after.fractionCompleted) (\(before) then \(after))")
+            #expect(
+                before.fractionCompleted <= after.fractionCompleted,
+                "\(context): \(before.fractionCompleted) then \(after.fractionCompleted) (\(before) then \(after))")
         }
         #expect(steps.allSatisfy { $0.bytesDone <= $0.bytesTotal && $0.gifsDone <= $0.gifsTotal }, "\(context): \(steps)")
         if let last = steps.last {
@@ -38,8 +39,9 @@ struct GIFLoaderProgressTests {
         lines.filter { $0.path.hasPrefix("/packs/") }.reduce(Int64(0)) { $0 + $1.bodyBytes }
     }
 
-    @Test("refresh reports bytes and GIFs as packs download and install: in order, ending at done == total, totals what the plan fetches",
-          arguments: ["URLSession", "curl"])
+    @Test(
+        "refresh reports bytes and GIFs as packs download and install: in order, ending at done == total, totals what the plan fetches",
+        arguments: ["URLSession", "curl"])
     func progressOfFirstInstallAndUpgrade(transportName: String) async throws {
         let dists = try await UpgradeDist.make(count: 30, packs: CrossPackDedupeTests.packs)
         defer { dists.server.stop() }
@@ -49,8 +51,9 @@ struct GIFLoaderProgressTests {
         let nginx = try await NginxServer.start(options)
         defer { nginx.stop() }
         let transport = try #require(try GIFLoaderTests.transports().first { $0.name == transportName }).transport
-        let loader = try GIFLoader(indexURL: URL(string: nginx.baseURL + "/index.json")!,
-                                   cacheFolder: URL(fileURLWithPath: dists.workspace.file("app"), isDirectory: true), transport: transport)
+        let loader = try GIFLoader(
+            indexURL: URL(string: nginx.baseURL + "/index.json")!,
+            cacheFolder: URL(fileURLWithPath: dists.workspace.file("app"), isDirectory: true), transport: transport)
         let streamed = Steps()
         let reader = testTask {
             for await step in loader.refreshProgress() {
@@ -92,8 +95,9 @@ struct GIFLoaderProgressTests {
         #expect(last.bytesTotal == upgrade.bytesDownloaded && last.bytesTotal == Self.packBytes(lines), "\(last), \(lines)")
         #expect(last.bytesTotal < first.bytesDownloaded / 2, "\(last)")
         let upgraded = Set(try dists.index().packs.flatMap { $0.exercises.compactMap(\.gif) }).count
-        #expect(last.gifsTotal == upgraded && upgrade.gifsWritten == 1 && upgrade.gifsWritten + upgrade.gifsReused == upgraded,
-                "\(last), \(upgraded) GIFs (\(gifs) before), \(upgrade.gifsWritten) written, \(upgrade.gifsReused) reused")
+        #expect(
+            last.gifsTotal == upgraded && upgrade.gifsWritten == 1 && upgrade.gifsWritten + upgrade.gifsReused == upgraded,
+            "\(last), \(upgraded) GIFs (\(gifs) before), \(upgrade.gifsWritten) written, \(upgrade.gifsReused) reused")
 
         // The daily check: a 304, nothing to fetch.
         let quiet = Steps()
@@ -102,8 +106,9 @@ struct GIFLoaderProgressTests {
         #expect(quiet.all.last?.fractionCompleted == 1)
     }
 
-    @Test("a refresh from a server that accepts and never answers fails after the configured window, saying what to check",
-          arguments: ["URLSession", "curl"])
+    @Test(
+        "a refresh from a server that accepts and never answers fails after the configured window, saying what to check",
+        arguments: ["URLSession", "curl"])
     func silentIndexServer(transportName: String) async throws {
         #expect(GIFLoader.Configuration().timeouts.lowSpeedWindow == .seconds(30), "the default window")
         let silentServer = try ClientStaticFileServer()
@@ -114,8 +119,9 @@ struct GIFLoaderProgressTests {
         let transport = try #require(try GIFLoaderTests.transports().first { $0.name == transportName }).transport
         var configuration = GIFLoader.Configuration()
         configuration.timeouts = HTTPTimeouts(lowSpeedBytesPerSecond: 1024, lowSpeedWindow: .seconds(1))
-        let loader = try GIFLoader(indexURL: URL(string: silentURL)!, cacheFolder: URL(fileURLWithPath: work.file("app"), isDirectory: true),
-                                   transport: transport, configuration: configuration)
+        let loader = try GIFLoader(
+            indexURL: URL(string: silentURL)!, cacheFolder: URL(fileURLWithPath: work.file("app"), isDirectory: true),
+            transport: transport, configuration: configuration)
         let steps = Steps()
         do {
             _ = try await loader.refresh { steps.add($0) }
@@ -130,8 +136,9 @@ struct GIFLoaderProgressTests {
         #expect(try await loader.placeholders().isEmpty)
     }
 
-    @Test("a GIF by range from a server that stops sending fails after one window, without retries, saying what to check",
-          arguments: ["URLSession", "curl"])
+    @Test(
+        "a GIF by range from a server that stops sending fails after one window, without retries, saying what to check",
+        arguments: ["URLSession", "curl"])
     func stalledRangeRequest(transportName: String) async throws {
         // The index comes at full speed; the packs at one byte a second.
         let (site, loader, configuration) = try await Self.stalledPacks(transportName: transportName)
@@ -155,8 +162,9 @@ struct GIFLoaderProgressTests {
         #expect(DirectoryListing.names(dists.workspace.file("app/lazy/gifs")).isEmpty)
     }
 
-    @Test("a refresh whose pack download stops sending fails after one window, without retries, the cache as it was",
-          arguments: ["URLSession", "curl"])
+    @Test(
+        "a refresh whose pack download stops sending fails after one window, without retries, the cache as it was",
+        arguments: ["URLSession", "curl"])
     func stalledPackDownload(transportName: String) async throws {
         // The index comes at full speed; the packs at one byte a second.
         let (site, loader, configuration) = try await Self.stalledPacks(transportName: transportName)
@@ -189,9 +197,10 @@ struct GIFLoaderProgressTests {
             let transport = try #require(try GIFLoaderTests.transports().first { $0.name == transportName }).transport
             var configuration = GIFLoader.Configuration()
             configuration.timeouts = HTTPTimeouts(lowSpeedBytesPerSecond: 1024, lowSpeedWindow: .seconds(1))
-            let loader = try GIFLoader(indexURL: URL(string: site.url)!,
-                                       cacheFolder: URL(fileURLWithPath: site.dists.workspace.file("app"), isDirectory: true),
-                                       transport: transport, configuration: configuration)
+            let loader = try GIFLoader(
+                indexURL: URL(string: site.url)!,
+                cacheFolder: URL(fileURLWithPath: site.dists.workspace.file("app"), isDirectory: true),
+                transport: transport, configuration: configuration)
             return (site, loader, configuration)
         } catch {
             site.stop()

@@ -19,8 +19,9 @@ struct GIFLoaderRefreshTests {
         var all: [RefreshProgress] { lock.withLock { steps } }
     }
 
-    @Test("the daily check is one conditional request with 0 body bytes and writes nothing; two refreshes share one",
-          arguments: ["URLSession", "curl"])
+    @Test(
+        "the daily check is one conditional request with 0 body bytes and writes nothing; two refreshes share one",
+        arguments: ["URLSession", "curl"])
     func dailyCheckAndCoalescing(transportName: String) async throws {
         let served = try await Served.make(limitRate: 16384)
         defer { served.stop() }
@@ -81,8 +82,9 @@ struct GIFLoaderRefreshTests {
         #expect(try await relaunched.placeholder(for: "not-installed") == nil)
     }
 
-    @Test("a cancelled GIF request or refresh ends with CancellationError and leaves the caches as they were",
-          arguments: ["URLSession", "curl"])
+    @Test(
+        "a cancelled GIF request or refresh ends with CancellationError and leaves the caches as they were",
+        arguments: ["URLSession", "curl"])
     func cancellation(transportName: String) async throws {
         let served = try await Served.make(limitRate: 2048)
         defer { served.stop() }

@@ -71,7 +71,7 @@ struct GIFLoaderTests {
     func memoryTierEvicts() {
         let byCost = MemoryTier(costLimit: 250, countLimit: 10)
         for (name, size) in [("a", 100), ("b", 100)] { byCost.insert(name, data: Data(count: size), fileURL: nil) }
-        _ = byCost.gif("a")                                   // a is now the most recent
+        _ = byCost.gif("a")  // a is now the most recent
         byCost.insert("c", data: Data(count: 100), fileURL: nil)
         #expect(byCost.contents.hashes == ["a", "c"] && byCost.contents.bytes == 200)
         byCost.insert("huge", data: Data(count: 251), fileURL: nil)
@@ -100,7 +100,7 @@ struct GIFLoaderTests {
         #expect(try await loader.gif(for: ids[0])?.tier == .memory)
         #expect(try await loader.gif(sha256: first.sha256)?.tier == .memory)
         _ = try await loader.gif(for: ids[1])
-        _ = try await loader.gif(for: ids[2])                 // count limit 2: ids[0] leaves memory
+        _ = try await loader.gif(for: ids[2])  // count limit 2: ids[0] leaves memory
         #expect(try await loader.gif(for: ids[0])?.tier == .lazyCache)
         #expect(try await loader.gif(for: ids[2])?.tier == .memory)
         NotificationCenter.default.post(name: MemoryWarningObserver.name, object: nil)
@@ -135,7 +135,7 @@ struct GIFLoaderTests {
         var configuration = GIFLoader.Configuration()
         configuration.maxConcurrentFetches = 1
         let loader = try GIFLoader(indexURL: served.indexURL, cacheFolder: served.folder("app"), configuration: configuration)
-        _ = try await loader.gif(for: ids[0])                 // the index, loaded once
+        _ = try await loader.gif(for: ids[0])  // the index, loaded once
         var mark = try await served.nginx.mark()
         let prefetched = Array(ids[1...4])
         let handle = loader.prefetch(prefetched)

@@ -70,13 +70,17 @@ import Testing
     @Test func anErrorStatusIsAResponseWithItsBody() async throws {
         let (server, client) = try Self.start { $0.apiKey = Self.secret }
         defer { client.shutdown(); server.stop() }
-        let response = try await client.data(HTTPRequest(url: "\(server.rapidAPIBaseURL)/exercises",
-                                                         headers: ["X-RapidAPI-Key": "wrong-key"]), maxBytes: 1 << 16)
+        let response = try await client.data(
+            HTTPRequest(
+                url: "\(server.rapidAPIBaseURL)/exercises",
+                headers: ["X-RapidAPI-Key": "wrong-key"]), maxBytes: 1 << 16)
         #expect(response.head.status == 401)
         #expect(String(decoding: response.body, as: UTF8.self).contains("Invalid API key"))
 
-        let accepted = try await client.data(HTTPRequest(url: "\(server.rapidAPIBaseURL)/exercises",
-                                                         headers: ["x-rapidapi-key": Self.secret]), maxBytes: 1 << 16)
+        let accepted = try await client.data(
+            HTTPRequest(
+                url: "\(server.rapidAPIBaseURL)/exercises",
+                headers: ["x-rapidapi-key": Self.secret]), maxBytes: 1 << 16)
         #expect(accepted.head.status == 200)
     }
 
@@ -91,8 +95,9 @@ import Testing
         let digests = try await withThrowingTaskGroup(of: (String, String).self) { group in
             for exercise in catalog.exercises {
                 group.addTask {
-                    let download = try await client.download(HTTPRequest(url: Self.imageURL(server, exercise.id)),
-                                                             to: directory.file(exercise.id), maxBytes: 1 << 20)
+                    let download = try await client.download(
+                        HTTPRequest(url: Self.imageURL(server, exercise.id)),
+                        to: directory.file(exercise.id), maxBytes: 1 << 20)
                     return (exercise.id, download.sha256)
                 }
             }
@@ -129,8 +134,9 @@ import Testing
         }
         #expect(error == .bodyTooLarge(limit: Int64(size - 1)))
         #expect(try Self.fileSize(path) < size, "the partial file is never the whole body")
-        #expect(await Self.error { try await client.data(HTTPRequest(url: Self.imageURL(server, id)), maxBytes: 10) }
-            == .bodyTooLarge(limit: 10))
+        #expect(
+            await Self.error { try await client.data(HTTPRequest(url: Self.imageURL(server, id)), maxBytes: 10) }
+                == .bodyTooLarge(limit: 10))
     }
 
     /// A compressed body's Content-Length is under the cap, its decoded bytes are not: only the
@@ -323,9 +329,13 @@ import Testing
         let running = testTask { try await client.data(Self.slowRequest(Self.imageURL(server, ids[0])), maxBytes: 1 << 20) }
         try await waitUntil { client.statistics.currentlyInFlight == 1 && server.stats.inFlight == 1 }
         var declined = HTTPRequest(url: Self.imageURL(server, ids[1]))
-        declined.admission = HTTPAdmission { inFlight in asked.withLock { $0.append(inFlight) }; return false }
+        declined.admission = HTTPAdmission { inFlight in
+            asked.withLock { $0.append(inFlight) }; return false
+        }
         var admitted = HTTPRequest(url: Self.imageURL(server, ids[2]))
-        admitted.admission = HTTPAdmission { inFlight in asked.withLock { $0.append(inFlight) }; return true }
+        admitted.admission = HTTPAdmission { inFlight in
+            asked.withLock { $0.append(inFlight) }; return true
+        }
         let first = testTask { try await client.data(declined, maxBytes: 1 << 20) }
         try await waitUntil { client.statistics.currentlyQueued == 1 }
         let second = testTask { try await client.data(admitted, maxBytes: 1 << 20) }
@@ -335,7 +345,7 @@ import Testing
         #expect(asked.withLock { $0 }.isEmpty, "nothing is asked while the only slot is taken")
         #expect(client.statistics.currentlyInFlight == 1)
 
-        running.cancel() // frees the slot
+        running.cancel()  // frees the slot
         #expect(Self.httpError(await running.result) == .cancelled)
         #expect(Self.httpError(await first.result) == .notAdmitted)
         #expect(try await second.value.head.status == 200)
@@ -361,13 +371,18 @@ import Testing
         let events = Mutex<[String]>([])
         func request(_ id: String) -> HTTPRequest {
             var request = HTTPRequest(url: Self.imageURL(server, id))
-            request.admission = HTTPAdmission({ _ in events.withLock { $0.append("admit \(id)") }; return true }, answered: { answer in
-                let what = switch answer {
-                case .response(let head, let prefix, let bytes): "\(head.status) \(String(decoding: prefix.prefix(6), as: UTF8.self)) \(bytes)"
-                case .failed(let error): error.reason
-                }
-                events.withLock { $0.append("\(id) \(what)") }
-            })
+            request.admission = HTTPAdmission(
+                { _ in
+                    events.withLock { $0.append("admit \(id)") }; return true
+                },
+                answered: { answer in
+                    let what =
+                        switch answer {
+                        case .response(let head, let prefix, let bytes): "\(head.status) \(String(decoding: prefix.prefix(6), as: UTF8.self)) \(bytes)"
+                        case .failed(let error): error.reason
+                        }
+                    events.withLock { $0.append("\(id) \(what)") }
+                })
             return request
         }
         let tasks = ids.map(request).map { request in testTask { try? await client.data(request, maxBytes: 1 << 20) } }
@@ -428,7 +443,9 @@ import Testing
     }
 
     @Test func noErrorOrDescriptionShowsASentHeaderValue() async throws {
-        let (server, client) = try Self.start { $0.apiKey = Self.secret; $0.gifDimension = 64 }
+        let (server, client) = try Self.start {
+            $0.apiKey = Self.secret; $0.gifDimension = 64
+        }
         defer { client.shutdown() }
         let directory = try TemporaryDirectory()
         let ids = server.catalog.exercises.map(\.id)
@@ -443,9 +460,10 @@ import Testing
         var errors: [HTTPError?] = []
         errors.append(await Self.error { try await client.download(request(ids[0]), to: directory.file("a"), maxBytes: 1 << 20) })
         errors.append(await Self.error { try await client.data(request(ids[1]), maxBytes: 1 << 20) })
-        errors.append(await Self.error {
-            try await client.data(request(ids[2], HTTPTimeouts(total: .milliseconds(300))), maxBytes: 1 << 20)
-        })
+        errors.append(
+            await Self.error {
+                try await client.data(request(ids[2], HTTPTimeouts(total: .milliseconds(300))), maxBytes: 1 << 20)
+            })
         errors.append(await Self.error { try await client.data(request(ids[3]), maxBytes: 16) })
         errors.append(await Self.error { try await client.download(request(ids[3]), to: directory.file("no/such/dir"), maxBytes: 1 << 20) })
         var leaked = HTTPRequest(url: "\(server.rapidAPIBaseURL)/image", headers: headers)
@@ -453,12 +471,16 @@ import Testing
         errors.append(await Self.error { try await client.data(leaked, maxBytes: 100) })
         // A port nothing listens on (the stopped server's could be handed to another test's server).
         let refusing = try RefusingPort()
-        errors.append(await Self.error {
-            try await client.data(HTTPRequest(url: "http://127.0.0.1:\(refusing.port)/image", headers: headers), maxBytes: 1 << 20)
-        })
+        errors.append(
+            await Self.error {
+                try await client.data(HTTPRequest(url: "http://127.0.0.1:\(refusing.port)/image", headers: headers), maxBytes: 1 << 20)
+            })
 
-        #expect(errors.map { $0?.reason } == ["truncated", "connection-reset", "timeout", "too-large", "file-error",
-                                              "transport", "connect-failed"])
+        #expect(
+            errors.map { $0?.reason } == [
+                "truncated", "connection-reset", "timeout", "too-large", "file-error",
+                "transport", "connect-failed"
+            ])
         for error in errors {
             for text in [String(describing: error), String(reflecting: error)] {
                 #expect(!text.contains(Self.secret), "an error shows the key: \(text)")
@@ -481,10 +503,12 @@ import Testing
     /// folded lines joined, trailers after the body ignored, HTTP/2 status lines understood.
     @Test func responseHeadKeepsOnlyTheFinalHead() {
         var collector = ResponseHeadCollector()
-        let lines = ["HTTP/1.1 100 Continue\r\n", "\r\n",
-                     "HTTP/2 301\r\n", "location: /elsewhere\r\n", "\r\n",
-                     "HTTP/2 200\r\n", "content-type: image/gif\r\n", "x-note: first\r\n", "\t second \r\n",
-                     "Set-Cookie: a=1\r\n", "set-cookie: b=2\r\n", "\r\n"]
+        let lines = [
+            "HTTP/1.1 100 Continue\r\n", "\r\n",
+            "HTTP/2 301\r\n", "location: /elsewhere\r\n", "\r\n",
+            "HTTP/2 200\r\n", "content-type: image/gif\r\n", "x-note: first\r\n", "\t second \r\n",
+            "Set-Cookie: a=1\r\n", "set-cookie: b=2\r\n", "\r\n"
+        ]
         for line in lines { Array(line.utf8).withUnsafeBytes { collector.consume($0) } }
         collector.bodyStarted = true
         Array("x-trailer: late\r\n".utf8).withUnsafeBytes { collector.consume($0) }
@@ -501,8 +525,9 @@ import Testing
 
     /// Redirect hops keep the request headers only while scheme, host and port stay the same.
     @Test func redirectsKeepHeadersOnlyWithinTheOrigin() {
-        var request = HTTPRequest(url: "https://exercisedb.p.rapidapi.com/exercises?limit=10",
-                                  headers: ["X-RapidAPI-Key": Self.secret])
+        var request = HTTPRequest(
+            url: "https://exercisedb.p.rapidapi.com/exercises?limit=10",
+            headers: ["X-RapidAPI-Key": Self.secret])
         request.followRedirects = true
         let sameOrigin = ["https://exercisedb.p.rapidapi.com/v2/exercises", "https://EXERCISEDB.p.rapidapi.com:443/x"]
         for url in sameOrigin {
@@ -511,8 +536,10 @@ import Testing
             #expect(next.headers["x-rapidapi-key"] == Self.secret, "kept for \(url)")
             #expect(next.followRedirects)
         }
-        let elsewhere = ["https://cdn.example.com/exercises", "http://exercisedb.p.rapidapi.com/exercises",
-                         "https://exercisedb.p.rapidapi.com:8443/exercises", "https://exercisedb.p.rapidapi.com.evil.example/"]
+        let elsewhere = [
+            "https://cdn.example.com/exercises", "http://exercisedb.p.rapidapi.com/exercises",
+            "https://exercisedb.p.rapidapi.com:8443/exercises", "https://exercisedb.p.rapidapi.com.evil.example/"
+        ]
         for url in elsewhere {
             #expect(RedirectPolicy.request(following: request, to: url).headers.isEmpty, "stripped for \(url)")
         }
@@ -529,7 +556,8 @@ import Testing
     // MARK: Helpers
 
     static func start(maxConnections: Int = 8, _ configure: (inout FixtureConfiguration) -> Void = { _ in })
-        throws -> (FixtureServer, HTTPClient) {
+        throws -> (FixtureServer, HTTPClient)
+    {
         let server = try startFixture(count: 12, apiKey: nil) { configuration in
             configuration.gifDimension = 24
             configuration.framesRange = 2...3

@@ -14,8 +14,9 @@ import Testing
         let id = server.catalog.exercises[0].id
         server.setDefaultFault(.hugeHeader(bytes: 400_000), forExercise: id)
         let error = await HTTPClientTests.error {
-            try await client.download(HTTPRequest(url: HTTPClientTests.imageURL(server, id)), to: directory.file("gif"),
-                                      maxBytes: 1 << 20)
+            try await client.download(
+                HTTPRequest(url: HTTPClientTests.imageURL(server, id)), to: directory.file("gif"),
+                maxBytes: 1 << 20)
         }
         let failure = try #require(error)
         #expect(failure.reason == "headers-too-large", "\(failure)")
@@ -27,8 +28,9 @@ import Testing
         let client = try HTTPClient()
         defer { client.shutdown() }
         // Nothing listens on port 1: curl's message names the host, which is also the Host header's value.
-        let request = HTTPRequest(url: "http://127.0.0.1:1/exercises",
-                                  headers: ["X-RapidAPI-Key": "127.0.0.1-secret", "X-RapidAPI-Host": "127.0.0.1"])
+        let request = HTTPRequest(
+            url: "http://127.0.0.1:1/exercises",
+            headers: ["X-RapidAPI-Key": "127.0.0.1-secret", "X-RapidAPI-Host": "127.0.0.1"])
         let error = await HTTPClientTests.error { try await client.data(request, maxBytes: 1 << 16) }
         let failure = try #require(error)
         #expect(failure.reason == "connect-failed", "\(failure)")
@@ -41,12 +43,14 @@ import Testing
     /// connection refused for a URL with credentials is described without them.
     @Test func urlCredentialsAreDroppedFromEveryURLInAText() async throws {
         let cases: [(String, String)] = [
-            ("cannot read http://me:s3cret@cdn.example.com/g/index.json: HTTP status 404",
-             "cannot read http://cdn.example.com/g/index.json: HTTP status 404"),
+            (
+                "cannot read http://me:s3cret@cdn.example.com/g/index.json: HTTP status 404",
+                "cannot read http://cdn.example.com/g/index.json: HTTP status 404"
+            ),
             ("https://token@host:8443?x=1 and HTTP://u:p@w@Host/a@b#c", "https://host:8443?x=1 and HTTP://Host/a@b#c"),
             ("\"http://a:b@h\" (http://c@h2)", "\"http://h\" (http://h2)"),
             ("mail me@example.com, see http://example.com/@user", "mail me@example.com, see http://example.com/@user"),
-            ("no url at all: a:b@c", "no url at all: a:b@c"),
+            ("no url at all: a:b@c", "no url at all: a:b@c")
         ]
         for (text, expected) in cases { #expect(URLCredentials.redacted(text) == expected, "\(text)") }
         let client = try HTTPClient(maxConnections: 1)

@@ -29,8 +29,9 @@ struct IndexRulesTests {
         var all360 = try readIndex(directory + "/index.json").packs[0]
         all.resolution = 180
         all360.resolution = 360
-        let index = PackIndex(generator: "forged", source: SourceDescription(kind: "forged", baseURL: nil, resolution: 180, resolutions: [180, 360]),
-                              packs: [all], renditionPacks: [all360])
+        let index = PackIndex(
+            generator: "forged", source: SourceDescription(kind: "forged", baseURL: nil, resolution: 180, resolutions: [180, 360]),
+            packs: [all], renditionPacks: [all360])
         try write(index, to: directory)
         return directory + "/index.json"
     }
@@ -97,8 +98,9 @@ struct IndexRulesTests {
         // verify: the rules pass (the index says nothing wrong), the GIFs do not.
         #expect(PackVerifier.verifyDirectory(honest).isOK)
         let report = PackVerifier.verifyDirectory(forged)
-        #expect(report.problems.count == 3 && report.problems.allSatisfy { $0.reason == .wrongResolution && $0.pack == "all.360" },
-                "\(report.problems)")
+        #expect(
+            report.problems.count == 3 && report.problems.allSatisfy { $0.reason == .wrongResolution && $0.pack == "all.360" },
+            "\(report.problems)")
         #expect(report.problems.first?.detail == "the GIF is 180×180, not the pack's resolution of 360 px", "\(report.problems)")
 
         // install of the 360 px rendition, from the local index and over HTTP.
@@ -107,19 +109,25 @@ struct IndexRulesTests {
             let install = try await ClientCommandTests.gifpack(["install", "--index", source, "--cache", cache, "--resolution", "360"])
             #expect(install.status == 1 && install.error.contains("wrong-resolution"), "\(source): \(install)")
             #expect(!FileManager.default.fileExists(atPath: cache + "/e0.gif"))
-            let honestInstall = try await ClientCommandTests.gifpack(["install", "--index", honest + "/index.json", "--cache", cache,
-                                                                      "--resolution", "360"])
+            let honestInstall = try await ClientCommandTests.gifpack([
+                "install", "--index", honest + "/index.json", "--cache", cache,
+                "--resolution", "360"
+            ])
             #expect(honestInstall.status == 0, "\(honestInstall)")
         }
 
         // cat: one GIF from the local pack, and by range through the lazy cache.
-        for arguments in [["cat", "--resolution", "360", index, "e0"],
-                          ["cat", "--resolution", "360", "--index", server.baseURL + "/index.json", "--cache", workspace.file("lazy"), "e0"]] {
+        for arguments in [
+            ["cat", "--resolution", "360", index, "e0"],
+            ["cat", "--resolution", "360", "--index", server.baseURL + "/index.json", "--cache", workspace.file("lazy"), "e0"]
+        ] {
             let cat = try await ClientCommandTests.gifpack(arguments)
             #expect(cat.status == 1 && cat.output.isEmpty && cat.error.contains("wrong-resolution"), "\(arguments): \(cat)")
         }
-        let first = try await ClientCommandTests.gifpack(["cat", "--resolution", "180", "--index", server.baseURL + "/index.json",
-                                                          "--cache", workspace.file("lazy"), "e0"])
+        let first = try await ClientCommandTests.gifpack([
+            "cat", "--resolution", "180", "--index", server.baseURL + "/index.json",
+            "--cache", workspace.file("lazy"), "e0"
+        ])
         #expect(first.status == 0 && !first.output.isEmpty, "the 180 px pack is sound: \(first.error)")
     }
 }

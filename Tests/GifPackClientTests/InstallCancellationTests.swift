@@ -74,8 +74,9 @@ struct InstallCancellationTests {
         try #require(try GIFLoaderTests.transports().first { $0.name == name }).transport
     }
 
-    @Test("an install cancelled at the index, a transfer, the checks, the staging or before the switch throws CancellationError; the cache is as it was",
-          arguments: ["URLSession", "curl"])
+    @Test(
+        "an install cancelled at the index, a transfer, the checks, the staging or before the switch throws CancellationError; the cache is as it was",
+        arguments: ["URLSession", "curl"])
     func cancelledAtEveryStage(transportName: String) async throws {
         let (dists, cache) = try await Self.upgradeToCancel()
         defer { dists.server.stop() }
@@ -160,8 +161,9 @@ struct InstallCancellationTests {
             let canceller = StageCanceller(cancelAt: stage)
             var configuration = GIFLoader.Configuration()
             configuration.installStageHook = { canceller.saw($0) }
-            let loader = try GIFLoader(indexURL: URL(string: nginx.baseURL + "/index.json")!, cacheFolder: folder,
-                                       transport: try Self.transport("URLSession"), configuration: configuration)
+            let loader = try GIFLoader(
+                indexURL: URL(string: nginx.baseURL + "/index.json")!, cacheFolder: folder,
+                transport: try Self.transport("URLSession"), configuration: configuration)
             let task = testTask { try await loader.refresh().install }
             canceller.attach(task)
             // The refresh's cancellation reaches its install once the flight has no caller left (LoaderFlights):

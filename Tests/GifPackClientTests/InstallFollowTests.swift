@@ -22,8 +22,9 @@ struct InstallFollowTests {
         var all: [(sha256: String, downloaded: Int64)] { lock.withLock { seen } }
     }
 
-    @Test("GIFs are decoded, checked and written before the pack's last byte arrives; the cache equals a local install's",
-          arguments: ["URLSession", "curl"])
+    @Test(
+        "GIFs are decoded, checked and written before the pack's last byte arrives; the cache equals a local install's",
+        arguments: ["URLSession", "curl"])
     func gifsAreDecodedWhileThePackArrives(transportName: String) async throws {
         let dists = try await UpgradeDist.make(count: 20)
         defer { dists.server.stop() }
@@ -38,8 +39,9 @@ struct InstallFollowTests {
         let handOvers = HandOvers()
         var installer = PackInstaller(cacheDirectory: cache)
         installer.followHook = { handOvers.add($0, $1) }
-        let report = try await installer.install(from: PackIndexSource(nginx.baseURL + "/index.json"),
-                                                 client: try InstallCancellationTests.transport(transportName))
+        let report = try await installer.install(
+            from: PackIndexSource(nginx.baseURL + "/index.json"),
+            client: try InstallCancellationTests.transport(transportName))
 
         // Order: GIFs were handed over (read, hashed, walked, written) while the pack was still arriving.
         let early = handOvers.all.filter { $0.downloaded < pack.bytes }

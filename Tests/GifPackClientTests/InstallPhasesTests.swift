@@ -44,8 +44,9 @@ struct InstallPhasesTests {
         #expect(again.isUnchanged)
         Self.expectConsistent(again.phases, "unchanged install")
         #expect(again.phases.index > 0)
-        #expect([again.phases.transfer, again.phases.decode, again.phases.fileWrites, again.phases.sync, again.phases.switch]
-            .allSatisfy { $0 == 0 }, "\(again.phases)")
+        #expect(
+            [again.phases.transfer, again.phases.decode, again.phases.fileWrites, again.phases.sync, again.phases.switch]
+                .allSatisfy { $0 == 0 }, "\(again.phases)")
     }
 
     @Test func aLocalInstallGoesThroughEveryPhaseAndTheCLIPrintsThem() async throws {

@@ -23,9 +23,11 @@ struct JSONParserTests {
     }
 
     @Test func numbersAreReadAsJSONDecoderReadsThem() throws {
-        let cases = ["0", "-0", "1", "-17", "1.0", "-0.0", "1e2", "1E+2", "100e-2", "2.5e1", "1.5", "0.1", "-2.75e-3",
-                     "9223372036854775807", "-9223372036854775808", "9223372036854775808", "-9223372036854775809",
-                     "12345678901234567890123", "1e-400", "4.9e-324", "1.7976931348623157e308"]
+        let cases = [
+            "0", "-0", "1", "-17", "1.0", "-0.0", "1e2", "1E+2", "100e-2", "2.5e1", "1.5", "0.1", "-2.75e-3",
+            "9223372036854775807", "-9223372036854775808", "9223372036854775808", "-9223372036854775809",
+            "12345678901234567890123", "1e-400", "4.9e-324", "1.7976931348623157e308"
+        ]
         for text in cases {
             let ours = try parse(text)
             let foundation = try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
@@ -59,8 +61,10 @@ struct JSONParserTests {
     }
 
     @Test func invalidUTF8IsRefused() {
-        for bytes: [UInt8] in [[0x22, 0xFF, 0x22], [0x22, 0xC3, 0x22], [0x22, 0xED, 0xA0, 0x80, 0x22], [0x22, 0xC0, 0xAF, 0x22],
-                               [0x22, 0x5C, 0x6E, 0xFE, 0x22]] {
+        for bytes: [UInt8] in [
+            [0x22, 0xFF, 0x22], [0x22, 0xC3, 0x22], [0x22, 0xED, 0xA0, 0x80, 0x22], [0x22, 0xC0, 0xAF, 0x22],
+            [0x22, 0x5C, 0x6E, 0xFE, 0x22]
+        ] {
             #expect(error(bytes: bytes)?.kind == .invalidText("the bytes are not UTF-8"), "\(bytes)")
         }
         // A byte-order mark is not JSON.
@@ -88,12 +92,18 @@ struct JSONParserTests {
     @Test func discardedArraysAreCheckedButKeptEmpty() throws {
         let text = #"{"packs":[{"name":"a","exercises":[{"id":"1"},{"id":"2"}],"gifs":[1]}],"exercises":"not an array"}"#
         let value = try JSONParser.parse(Array(text.utf8), discardingArraysNamed: ["exercises"])
-        #expect(value == .object(["packs": .array([.object(["name": .string("a"), "exercises": .array([]), "gifs": .array([.integer(1)])])]),
-                                  "exercises": .string("not an array")]))
+        #expect(
+            value
+                == .object([
+                    "packs": .array([.object(["name": .string("a"), "exercises": .array([]), "gifs": .array([.integer(1)])])]),
+                    "exercises": .string("not an array")
+                ]))
         #expect(try JSONParser.parse(Array(text.utf8)) != value)
         // What is let go is still checked: syntax, text, nesting, duplicate keys.
-        for bad in [#"{"exercises":[1,]}"#, #"{"exercises":[{"id":"1","id":"2"}]}"#, #"{"exercises":["\#u{01}"]}"#,
-                    #"{"exercises":[[[[1]]]]}"#] {
+        for bad in [
+            #"{"exercises":[1,]}"#, #"{"exercises":[{"id":"1","id":"2"}]}"#, #"{"exercises":["\#u{01}"]}"#,
+            #"{"exercises":[[[[1]]]]}"#
+        ] {
             #expect(throws: JSONParseError.self, "\(bad)") {
                 try JSONParser.parse(Array(bad.utf8), limits: JSONLimits(maxDepth: 4), discardingArraysNamed: ["exercises"])
             }
@@ -101,12 +111,14 @@ struct JSONParserTests {
     }
 
     @Test func anIndexReadWithoutItsExerciseListsKeepsEverythingElse() throws {
-        let gif = GIFEntry(sha256: String(repeating: "a", count: 64),
-                           location: EntryLocation(path: "gifs/\(String(repeating: "a", count: 64)).gif", size: 10, frameOffset: 100, frameLength: 20))
-        let pack = PackDescription(name: "all", version: 2, file: "packs/all-v2-01234567.tar.zst", bytes: 200, sha256: String(repeating: "b", count: 64),
-                                   entryCount: 2, uncompressedBytes: 3072, contentDigest: String(repeating: "c", count: 64),
-                                   catalog: EntryLocation(path: "catalog.json", size: 5, frameOffset: 0, frameLength: 100),
-                                   gifs: [gif], exercises: [ExerciseRef(id: "0001", gif: gif.sha256), ExerciseRef(id: "0002", gif: nil)])
+        let gif = GIFEntry(
+            sha256: String(repeating: "a", count: 64),
+            location: EntryLocation(path: "gifs/\(String(repeating: "a", count: 64)).gif", size: 10, frameOffset: 100, frameLength: 20))
+        let pack = PackDescription(
+            name: "all", version: 2, file: "packs/all-v2-01234567.tar.zst", bytes: 200, sha256: String(repeating: "b", count: 64),
+            entryCount: 2, uncompressedBytes: 3072, contentDigest: String(repeating: "c", count: 64),
+            catalog: EntryLocation(path: "catalog.json", size: 5, frameOffset: 0, frameLength: 100),
+            gifs: [gif], exercises: [ExerciseRef(id: "0001", gif: gif.sha256), ExerciseRef(id: "0002", gif: nil)])
         let index = PackIndex(generator: "g", source: SourceDescription(kind: "k", baseURL: nil, resolution: 180), packs: [pack])
         let bytes = index.encodedBytes()
         let whole = try PackIndex.decode(bytes: bytes)
@@ -119,16 +131,18 @@ struct JSONParserTests {
 
     /// A pack "all" with no GIF entries and the given exercise list; `hash` fills every hash field.
     static func pack(version: Int, hash: String, exercises: [ExerciseRef]) -> PackDescription {
-        PackDescription(name: "all", version: version, file: "packs/all-v\(version)-01234567.tar.zst", bytes: 1, sha256: hash,
-                        entryCount: 1, uncompressedBytes: 1024, contentDigest: hash,
-                        catalog: EntryLocation(path: "catalog.json", size: 1, frameOffset: 0, frameLength: 1),
-                        gifs: [], exercises: exercises)
+        PackDescription(
+            name: "all", version: version, file: "packs/all-v\(version)-01234567.tar.zst", bytes: 1, sha256: hash,
+            entryCount: 1, uncompressedBytes: 1024, contentDigest: hash,
+            catalog: EntryLocation(path: "catalog.json", size: 1, frameOffset: 0, frameLength: 1),
+            gifs: [], exercises: exercises)
     }
 
     @Test func theParserSaysHowFarItHasGoneThroughTheListsItDiscards() throws {
         let hash = String(repeating: "e", count: 64)
-        let pack = Self.pack(version: 3, hash: hash,
-                             exercises: (0..<40_000).map { ExerciseRef(id: String(format: "%06d", $0), gif: $0 % 5 == 0 ? nil : hash) })
+        let pack = Self.pack(
+            version: 3, hash: hash,
+            exercises: (0..<40_000).map { ExerciseRef(id: String(format: "%06d", $0), gif: $0 % 5 == 0 ? nil : hash) })
         let index = PackIndex(generator: "g", source: SourceDescription(kind: "k", baseURL: nil, resolution: 180), packs: [pack])
         let bytes = index.encodedBytes()
         #expect(bytes.count > 3 << 20)
@@ -156,10 +170,12 @@ struct JSONParserTests {
 
     @Test func anIndexEncodedInPiecesIsTheSameBytes() throws {
         let hash = String(repeating: "d", count: 64)
-        let pack = Self.pack(version: 1, hash: hash,
-                             exercises: (0..<3000).map { ExerciseRef(id: String(format: "%05d", $0), gif: $0 % 7 == 0 ? nil : hash) })
-        let index = PackIndex(generator: "g", source: SourceDescription(kind: "k", baseURL: "http://h", resolution: nil),
-                              packs: [pack], sequence: 4, expires: "2030-01-01T00:00:00Z")
+        let pack = Self.pack(
+            version: 1, hash: hash,
+            exercises: (0..<3000).map { ExerciseRef(id: String(format: "%05d", $0), gif: $0 % 7 == 0 ? nil : hash) })
+        let index = PackIndex(
+            generator: "g", source: SourceDescription(kind: "k", baseURL: "http://h", resolution: nil),
+            packs: [pack], sequence: 4, expires: "2030-01-01T00:00:00Z")
         var pieces: [[UInt8]] = []
         index.encode { pieces.append($0) }
         #expect(pieces.count > 2, "an index of 3,000 exercises comes in pieces of about 64 KiB")
@@ -201,20 +217,30 @@ struct JSONParserTests {
             name: "all", version: 3, file: "packs/all-v3.tar.zst", bytes: 4096, sha256: String(repeating: "a", count: 64),
             entryCount: 2, uncompressedBytes: 8192, contentDigest: String(repeating: "b", count: 64),
             catalog: EntryLocation(path: "catalog.json", size: 300, frameOffset: 0, frameLength: 200),
-            gifs: [GIFEntry(sha256: String(repeating: "c", count: 64),
-                            location: EntryLocation(path: "gifs/\(String(repeating: "c", count: 64)).gif", size: 900,
-                                                    frameOffset: 200, frameLength: 800))],
+            gifs: [
+                GIFEntry(
+                    sha256: String(repeating: "c", count: 64),
+                    location: EntryLocation(
+                        path: "gifs/\(String(repeating: "c", count: 64)).gif", size: 900,
+                        frameOffset: 200, frameLength: 800))
+            ],
             exercises: [ExerciseRef(id: "0001", gif: String(repeating: "c", count: 64)), ExerciseRef(id: "0002", gif: nil)])
-        let index = PackIndex(generator: "gifpack test", source: SourceDescription(kind: "exercisedb-v1", baseURL: "http://x", resolution: nil),
-                              packs: [pack])
+        let index = PackIndex(
+            generator: "gifpack test", source: SourceDescription(kind: "exercisedb-v1", baseURL: "http://x", resolution: nil),
+            packs: [pack])
         #expect(try PackIndex.decode(from: index.encoded()) == index)
-        let catalog = PackCatalog(pack: "all", source: SourceDescription(kind: "exercisedb-v1", baseURL: nil, resolution: 180), exercises: [
-            PackExercise(id: "0001", name: "squat \"deep\"", gif: GIFMetadata(sha256: String(repeating: "c", count: 64), bytes: 900,
-                                                                         width: 180, height: 180, frames: 12, durationMilliseconds: 960,
-                                                                         loopCount: nil),
-                         data: .object(["bodyPart": .string("legs"), "score": .number(2.5), "tags": .array([.null, .bool(true)])])),
-            PackExercise(id: "0002", name: "plank", gif: nil, data: .object([:])),
-        ])
+        let catalog = PackCatalog(
+            pack: "all", source: SourceDescription(kind: "exercisedb-v1", baseURL: nil, resolution: 180),
+            exercises: [
+                PackExercise(
+                    id: "0001", name: "squat \"deep\"",
+                    gif: GIFMetadata(
+                        sha256: String(repeating: "c", count: 64), bytes: 900,
+                        width: 180, height: 180, frames: 12, durationMilliseconds: 960,
+                        loopCount: nil),
+                    data: .object(["bodyPart": .string("legs"), "score": .number(2.5), "tags": .array([.null, .bool(true)])])),
+                PackExercise(id: "0002", name: "plank", gif: nil, data: .object([:]))
+            ])
         #expect(try PackCatalog.decode(from: catalog.encoded()) == catalog)
         // A wrong type names its key path.
         var text = String(decoding: try index.encoded(), as: UTF8.self)
@@ -239,4 +265,3 @@ struct JSONParserTests {
         #expect(leaking.isEmpty, "\(leaking.prefix(5).map { String($0, radix: 16) })")
     }
 }
-

@@ -186,8 +186,12 @@ struct LazyGIFCacheTests {
         let outputs = try TemporaryDirectory()
         let processes = try ids.suffix(3).map { id -> (String, ChildProcess, String) in
             let out = outputs.file("\(id).out")
-            let process = try ChildProcess(productPath("gifpack"), ["cat", "--index", url, "--cache", directory,
-                                                                   "--cache-limit", String(limit), id], stdout: .file(out))
+            let process = try ChildProcess(
+                productPath("gifpack"),
+                [
+                    "cat", "--index", url, "--cache", directory,
+                    "--cache-limit", String(limit), id
+                ], stdout: .file(out))
             return (id, process, out)
         }
         // …while two caches in this process ask for every GIF, twice, concurrently.
@@ -300,8 +304,10 @@ struct LazyGIFCacheTests {
         #expect(try await nginx.log(since: mark).map(\.path) == ["/index.json.zst", hashNamed, "/index.json.minisig"], "revalidated, then refused")
 
         /// Expects the refusal `reason` for the index at `name`, nothing stored and no pack request.
-        func expectRefused(_ reason: IndexRefusal.Reason, _ name: String, trust: IndexTrust = trusted,
-                           sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        func expectRefused(
+            _ reason: IndexRefusal.Reason, _ name: String, trust: IndexTrust = trusted,
+            sourceLocation: SourceLocation = #_sourceLocation
+        ) async throws {
             let directory = signed.workspace.file("lazy-\(reason.rawValue)")
             let mark = try await nginx.mark()
             do {
@@ -318,10 +324,13 @@ struct LazyGIFCacheTests {
             #expect(!(try await nginx.log(since: mark)).contains { $0.path.hasPrefix("/packs/") }, sourceLocation: sourceLocation)
         }
         try await expectRefused(.unsigned, try PathText.lastComponent(signed.copyIndex(to: "unsigned.json", signed: false)))
-        try await expectRefused(.badSignature, try PathText.lastComponent(signed.copyIndex(to: "tampered.json") { bytes in
-            let at = bytes.firstIndex(of: UInt8(ascii: "0"))!
-            bytes[at] = UInt8(ascii: "9")
-        }))
+        try await expectRefused(
+            .badSignature,
+            try PathText.lastComponent(
+                signed.copyIndex(to: "tampered.json") { bytes in
+                    let at = bytes.firstIndex(of: UInt8(ascii: "0"))!
+                    bytes[at] = UInt8(ascii: "9")
+                }))
         let stranger = try TestSigningKey(workspace: signed.workspace, name: "stranger")
         try await expectRefused(.unknownKey, "index.json", trust: IndexTrust(keys: [stranger.secret.publicKey], now: now))
 
@@ -354,12 +363,18 @@ struct LazyGIFCacheTests {
         var environment = ProcessInfo.processInfo.environment
         environment["GIFPACK_NOW"] = String(Int(now.timeIntervalSince1970))
         let cli = signed.workspace.file("lazy-cli")
-        let cat = try await ClientCommandTests.gifpack(["cat", "--index", nginx.baseURL + "/index.json", "--cache", cli, id,
-                                               "--trusted-key", signed.key.publicPath], environment: environment)
+        let cat = try await ClientCommandTests.gifpack(
+            [
+                "cat", "--index", nginx.baseURL + "/index.json", "--cache", cli, id,
+                "--trusted-key", signed.key.publicPath
+            ], environment: environment)
         #expect(cat.status == 0 && cat.output == gif, "\(cat.error)")
         let unsignedCache = signed.workspace.file("lazy-cli-unsigned")
-        let refused = try await ClientCommandTests.gifpack(["cat", "--index", nginx.baseURL + "/unsigned.json", "--cache", unsignedCache, id,
-                                                   "--trusted-key", signed.key.publicPath], environment: environment)
+        let refused = try await ClientCommandTests.gifpack(
+            [
+                "cat", "--index", nginx.baseURL + "/unsigned.json", "--cache", unsignedCache, id,
+                "--trusted-key", signed.key.publicPath
+            ], environment: environment)
         #expect(refused.status == 1 && refused.output.isEmpty && refused.error.contains("unsigned"), "\(refused.error)")
         #expect(Self.storedFiles(unsignedCache).isEmpty)
     }

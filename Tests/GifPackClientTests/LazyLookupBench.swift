@@ -10,8 +10,9 @@ import Testing
 /// `GIFLoader.gif(for:)` answered from it (memory emptied before each). Runs only with
 /// `GIFPACK_LOADER_BENCH=<output.json>` and writes `<output.json>.lazy-scale`; it records times and
 /// asserts only that every answer came from the lazy cache.
-@Suite("Bench: the lazy tier at scale (GIFPACK_LOADER_BENCH)", .serialized, .timeLimit(.minutes(10)),
-       .enabled(if: ProcessInfo.processInfo.environment["GIFPACK_LOADER_BENCH"] != nil))
+@Suite(
+    "Bench: the lazy tier at scale (GIFPACK_LOADER_BENCH)", .serialized, .timeLimit(.minutes(10)),
+    .enabled(if: ProcessInfo.processInfo.environment["GIFPACK_LOADER_BENCH"] != nil))
 struct LazyLookupBench {
     /// `index.json` of `site` with the first pack's exercises replaced by `count` rows (ids `x000001`, …)
     /// showing its GIFs in turn; the compressed copy removed, so clients read this one.

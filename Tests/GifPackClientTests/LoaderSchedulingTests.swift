@@ -27,16 +27,18 @@ struct LoaderSchedulingTests {
         try await served.rangeRequests(since: mark).count
     }
 
-    @Test("a prefetch of 10,000 ids keeps a few loads in flight, sends no request after cancel() and finished() returns once its work stopped",
-          arguments: ["URLSession", "curl"])
+    @Test(
+        "a prefetch of 10,000 ids keeps a few loads in flight, sends no request after cancel() and finished() returns once its work stopped",
+        arguments: ["URLSession", "curl"])
     func cancellingALargePrefetchStopsIt(transportName: String) async throws {
         let served = try await Served.make(count: 100, limitRate: 2048)
         defer { served.stop() }
         var configuration = GIFLoader.Configuration()
-        configuration.memoryCountLimit = 0                    // every id is fetched again: the prefetch stays on the network
+        configuration.memoryCountLimit = 0  // every id is fetched again: the prefetch stays on the network
         configuration.lazyCacheByteLimit = 0
-        let loader = try GIFLoader(indexURL: served.indexURL, cacheFolder: served.folder("app"),
-                                   transport: try Self.transport(transportName), configuration: configuration)
+        let loader = try GIFLoader(
+            indexURL: served.indexURL, cacheFolder: served.folder("app"),
+            transport: try Self.transport(transportName), configuration: configuration)
         let distinct = served.distinct
         let ids = (0..<10_000).map { distinct[$0 % distinct.count] }
         let mark = try await served.nginx.mark()
@@ -69,7 +71,7 @@ struct LoaderSchedulingTests {
         let others = bySize.filter { served.dists.served($0).count > size }
         try #require(others.count >= 8)
         var configuration = GIFLoader.Configuration()
-        configuration.memoryCostLimit = size                  // only the small GIF fits: the prefetch stays on the network
+        configuration.memoryCostLimit = size  // only the small GIF fits: the prefetch stays on the network
         configuration.lazyCacheByteLimit = 0
         let loader = try GIFLoader(indexURL: served.indexURL, cacheFolder: served.folder("app"), configuration: configuration)
         // In memory by its hash: asking by exercise id goes down the tiers until the memory check after the index.
@@ -89,8 +91,9 @@ struct LoaderSchedulingTests {
         await handle.finished()
     }
 
-    @Test("a refresh started while another caller's refresh is being cancelled waits for it to stop, then installs",
-          arguments: ["URLSession", "curl"])
+    @Test(
+        "a refresh started while another caller's refresh is being cancelled waits for it to stop, then installs",
+        arguments: ["URLSession", "curl"])
     func aRefreshAfterACancelledOne(transportName: String) async throws {
         let served = try await Served.make(limitRate: 16384)
         defer { served.stop() }
@@ -106,8 +109,9 @@ struct LoaderSchedulingTests {
         #expect(try await loader.gif(for: id)?.tier == .installed)
     }
 
-    @Test("one deadline per loader call: a slow index and a slow GIF, each within it, end the call at it",
-          arguments: ["URLSession", "curl"])
+    @Test(
+        "one deadline per loader call: a slow index and a slow GIF, each within it, end the call at it",
+        arguments: ["URLSession", "curl"])
     func oneDeadlinePerCall(transportName: String) async throws {
         let dists = try await UpgradeDist.make(count: 20)
         defer { dists.server.stop() }
@@ -125,9 +129,10 @@ struct LoaderSchedulingTests {
         defer { nginx.stop() }
         var configuration = GIFLoader.Configuration()
         configuration.timeouts.deadline = .seconds(6)
-        let loader = try GIFLoader(indexURL: URL(string: nginx.baseURL + "/index.json")!,
-                                   cacheFolder: URL(fileURLWithPath: dists.workspace.file("app-\(transportName)"), isDirectory: true),
-                                   transport: try Self.transport(transportName), configuration: configuration)
+        let loader = try GIFLoader(
+            indexURL: URL(string: nginx.baseURL + "/index.json")!,
+            cacheFolder: URL(fileURLWithPath: dists.workspace.file("app-\(transportName)"), isDirectory: true),
+            transport: try Self.transport(transportName), configuration: configuration)
         let mark = try await nginx.mark()
         await #expect {
             _ = try await loader.gif(for: id)
@@ -139,8 +144,9 @@ struct LoaderSchedulingTests {
         #expect(lines.filter { $0.path.hasPrefix("/index.json") }.count == 1, "\(lines)")
     }
 
-    @Test("gif(sha256:) finds a GIF held only in another rendition than the loader's, by one range request to that pack",
-          arguments: ["URLSession", "curl"])
+    @Test(
+        "gif(sha256:) finds a GIF held only in another rendition than the loader's, by one range request to that pack",
+        arguments: ["URLSession", "curl"])
     func aHashInAnotherRendition(transportName: String) async throws {
         let site = try await RenditionClientTests.site()
         defer { site.stop() }
@@ -151,9 +157,10 @@ struct LoaderSchedulingTests {
         #expect(index.renditionPacks?[0].gifs.contains { $0.sha256 == hash } == false)
         var configuration = GIFLoader.Configuration()
         configuration.preferredPixelSize = 360
-        let loader = try GIFLoader(indexURL: URL(string: site.nginx.baseURL + "/index.json")!,
-                                   cacheFolder: URL(fileURLWithPath: site.dists.workspace.file("app-\(transportName)"), isDirectory: true),
-                                   transport: try Self.transport(transportName), configuration: configuration)
+        let loader = try GIFLoader(
+            indexURL: URL(string: site.nginx.baseURL + "/index.json")!,
+            cacheFolder: URL(fileURLWithPath: site.dists.workspace.file("app-\(transportName)"), isDirectory: true),
+            transport: try Self.transport(transportName), configuration: configuration)
         let mark = try await site.nginx.mark()
         let gif = try #require(try await loader.gif(sha256: hash))
         #expect(gif.sha256 == hash && GIFLoader.sha256(gif.data) == hash && gif.tier == .network)
@@ -163,8 +170,9 @@ struct LoaderSchedulingTests {
         #expect(try await loader.gif(for: small.id)?.sha256 != hash)
     }
 
-    @Test("one GIF shared by two exercises and asked for by both ids and its hash at once is fetched once",
-          arguments: ["URLSession", "curl"])
+    @Test(
+        "one GIF shared by two exercises and asked for by both ids and its hash at once is fetched once",
+        arguments: ["URLSession", "curl"])
     func oneFetchPerGIF(transportName: String) async throws {
         let served = try await Served.make(limitRate: 8192)
         defer { served.stop() }
@@ -193,8 +201,9 @@ struct LoaderSchedulingTests {
         let lockFile = installed + ".d/install.lock"
         let loader = try GIFLoader(indexURL: served.indexURL, cacheFolder: folder)
         let errPath = served.dists.workspace.file("install.err")
-        let other = try ChildProcess(productPath("gifpack"), ["install", "--index", served.indexURL.absoluteString, "--cache", installed],
-                                     stderr: .file(errPath))
+        let other = try ChildProcess(
+            productPath("gifpack"), ["install", "--index", served.indexURL.absoluteString, "--cache", installed],
+            stderr: .file(errPath))
         defer { other.killAndReap() }
         // The other process holds the install lock: it downloads only once it has taken it (the lock
         // file alone can be there a moment before the lock is).
@@ -224,7 +233,7 @@ struct LoaderSchedulingTests {
         let first = try GIFLoader(indexURL: served.indexURL, cacheFolder: served.folder("app"))
         _ = try await first.refresh()
         let relaunched = try GIFLoader(indexURL: served.indexURL, cacheFolder: served.folder("app"))
-        try await relaunched.ensureFolder()                   // the twenty calls meet at the installed set, not before
+        try await relaunched.ensureFolder()  // the twenty calls meet at the installed set, not before
         let ids = Array(served.distinct.prefix(20))
         let tiers = try await withThrowingTaskGroup(of: GIFTier?.self) { group in
             for index in 0..<20 { group.addTask { try await relaunched.gif(for: ids[index % ids.count])?.tier } }
@@ -234,16 +243,18 @@ struct LoaderSchedulingTests {
         #expect(relaunched.snapshotReads.withLock { $0 } == 1)
     }
 
-    @Test("a GIF asked for while the first refresh downloads its pack comes from that download: the index once, no range request",
-          arguments: ["URLSession", "curl"])
+    @Test(
+        "a GIF asked for while the first refresh downloads its pack comes from that download: the index once, no range request",
+        arguments: ["URLSession", "curl"])
     func aGIFDuringTheFirstRefreshComesFromItsDownload(transportName: String) async throws {
         let served = try await Served.make(limitRate: 16384)
         defer { served.stop() }
         let pack = try #require(try served.dists.index().packs.first)
         let early = try #require(pack.gifs.min { $0.location.frameOffset < $1.location.frameOffset })
         let id = try #require(pack.exercises.first { $0.gif == early.sha256 }?.id)
-        let loader = try GIFLoader(indexURL: served.indexURL, cacheFolder: served.folder("app-\(transportName)"),
-                                   transport: try Self.transport(transportName))
+        let loader = try GIFLoader(
+            indexURL: served.indexURL, cacheFolder: served.folder("app-\(transportName)"),
+            transport: try Self.transport(transportName))
         let mark = try await served.nginx.mark()
         let steps = Steps()
         let refresh = testTask { try await loader.refresh { steps.add($0) } }

@@ -10,8 +10,9 @@ import GifPackIndexReader
 /// The loader's one rollback
 /// floor, installs by other processes or loaders on the same folder, stored indexes from the
 /// future, and lookups that do not read the index — against nginx, with both transports.
-@Suite("Client: the loader's rollback floor, generations seen across processes, index lookups", .tags(.nginx), .serialized, .ownThread,
-       .timeLimit(.minutes(6)))
+@Suite(
+    "Client: the loader's rollback floor, generations seen across processes, index lookups", .tags(.nginx), .serialized, .ownThread,
+    .timeLimit(.minutes(6)))
 struct LoaderStorageTrustTests {
     typealias Served = GIFLoaderTests.Served
 
@@ -26,7 +27,8 @@ struct LoaderStorageTrustTests {
         let ids = signed.server.catalog.exercises.map(\.id).sorted()
         func build(at time: Date) async throws {
             let packs = "packs:\n  - name: few\n    selector:\n      ids: [\"\(ids[0])\", \"\(ids[1])\"]\n  - name: all"
-            let manifest = rapidAPIManifest(server: signed.server, packs: packs, fetch: "  refresh_after: 0") + "\n"
+            let manifest =
+                rapidAPIManifest(server: signed.server, packs: packs, fetch: "  refresh_after: 0") + "\n"
                 + signed.key.block(expiresAfter: "10d")
             try await buildDist(manifest: manifest, workspace: signed.workspace, now: time)
         }
@@ -84,8 +86,9 @@ struct LoaderStorageTrustTests {
     /// A second loader on the same folder (another process of the
     /// app group) installs a new release; the first one's refresh is then "up to date", and it
     /// serves the new release with file URLs into the generation installed now.
-    @Test("another loader's install on the same folder is seen: up to date means the new release is served",
-          arguments: ["URLSession", "curl"])
+    @Test(
+        "another loader's install on the same folder is seen: up to date means the new release is served",
+        arguments: ["URLSession", "curl"])
     func anotherLoadersInstallIsSeen(transportName: String) async throws {
         let served = try await Served.make(count: 12)
         defer { served.stop() }
@@ -114,8 +117,9 @@ struct LoaderStorageTrustTests {
         let now = try #require(try await app.gif(for: id))
         #expect(now.data == new, "the release installed now is served, not the one read before")
         let current = URL(fileURLWithPath: folder.appendingPathComponent("installed").path).resolvingSymlinksInPath().path
-        #expect(now.fileURL.map { $0.path.hasPrefix(current + "/") && (try? Data(contentsOf: $0)) == new } == true,
-                "\(String(describing: now.fileURL)) in \(current)")
+        #expect(
+            now.fileURL.map { $0.path.hasPrefix(current + "/") && (try? Data(contentsOf: $0)) == new } == true,
+            "\(String(describing: now.fileURL)) in \(current)")
         // By hash too: the memory tier's file URL is the current generation's.
         let byHash = try #require(try await app.gif(sha256: now.sha256))
         #expect(byHash.fileURL.map { $0.path.hasPrefix(current + "/") } == true)
@@ -127,8 +131,9 @@ struct LoaderStorageTrustTests {
     /// With the reader offline, another process installs v2 and then v1 again
     /// (the generation it read is deleted). Every installed GIF is still served from disk, and the
     /// one in memory comes with a file URL that exists.
-    @Test("an offline reader keeps its installed GIFs when another process installs v2 and then v1 again",
-          arguments: ["URLSession", "curl"])
+    @Test(
+        "an offline reader keeps its installed GIFs when another process installs v2 and then v1 again",
+        arguments: ["URLSession", "curl"])
     func offlineReaderFollowsGenerations(transportName: String) async throws {
         let served = try await Served.make(count: 12)
         defer { served.stop() }
@@ -168,8 +173,9 @@ struct LoaderStorageTrustTests {
             do {
                 let gif = try #require(try await reader.gif(for: id))
                 #expect(gif.data == v1[id] && [.installed, .memory].contains(gif.tier), "\(id): \(gif.tier)")
-                #expect(gif.fileURL.map { $0.path.hasPrefix(current + "/") && FileManager.default.fileExists(atPath: $0.path) } == true,
-                        "\(id): \(String(describing: gif.fileURL))")
+                #expect(
+                    gif.fileURL.map { $0.path.hasPrefix(current + "/") && FileManager.default.fileExists(atPath: $0.path) } == true,
+                    "\(id): \(String(describing: gif.fileURL))")
             } catch {
                 Issue.record("\(id): \(error)")
             }
@@ -273,8 +279,9 @@ struct FullDiskFetchTests {
         #expect(StaleDownloadsTests.freeBytes(directory).map { $0 < 4096 } == true)
     }
 
-    @Test("the loader (both transports) and gifpack cat fetch a GIF on a full disk, evicting cached GIFs to store it",
-          .enabled(if: getuid() == 0, "mounting a small tmpfs needs root"))
+    @Test(
+        "the loader (both transports) and gifpack cat fetch a GIF on a full disk, evicting cached GIFs to store it",
+        .enabled(if: getuid() == 0, "mounting a small tmpfs needs root"))
     func fetchesOnAFullDisk() async throws {
         let served = try await Served.make(count: 12)
         defer { served.stop() }
@@ -306,8 +313,9 @@ struct FullDiskFetchTests {
         }
     }
 
-    @Test("a refresh that runs out of space leaves no .part, and the lazy tier stores GIFs again",
-          .enabled(if: getuid() == 0, "mounting a small tmpfs needs root"), arguments: ["URLSession", "curl"])
+    @Test(
+        "a refresh that runs out of space leaves no .part, and the lazy tier stores GIFs again",
+        .enabled(if: getuid() == 0, "mounting a small tmpfs needs root"), arguments: ["URLSession", "curl"])
     func aFailedRefreshLeavesNoPart(transportName: String) async throws {
         let served = try await Served.make(count: 12)
         defer { served.stop() }
@@ -326,8 +334,9 @@ struct FullDiskFetchTests {
             #expect(parts.isEmpty, "\(parts)")
             let id = try #require(served.distinct.first)
             let gif = try #require(try await loader.gif(for: id))
-            #expect(gif.tier == .network && gif.fileURL.map { (try? Data(contentsOf: $0)) == gif.data } == true,
-                    "stored: \(String(describing: gif.fileURL))")
+            #expect(
+                gif.tier == .network && gif.fileURL.map { (try? Data(contentsOf: $0)) == gif.data } == true,
+                "stored: \(String(describing: gif.fileURL))")
         }
     }
 }

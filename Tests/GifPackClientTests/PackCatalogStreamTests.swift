@@ -12,13 +12,19 @@ import GifPackIndexReader
 struct PackCatalogStreamTests {
     static func catalog(_ count: Int) throws -> [UInt8] {
         let exercises = (0..<count).map { n in
-            PackExercise(id: String(format: "%04d", n), name: "ex \"\(n)\" [{\\", gif: n % 3 == 0 ? nil :
-                GIFMetadata(sha256: String(repeating: "ab", count: 32), bytes: 100, width: 180, height: 180, frames: 3,
-                            durationMilliseconds: 300, loopCount: 0, blurHash: "LEHV6nWB2yk8pyo0adR*.7kCMdnj", averageColor: "#102030"),
-                         data: .object(["bodyPart": .string("back"), "nested": .array([.object(["a": .string("]}")])])]))
+            PackExercise(
+                id: String(format: "%04d", n), name: "ex \"\(n)\" [{\\",
+                gif: n % 3 == 0
+                    ? nil
+                    : GIFMetadata(
+                        sha256: String(repeating: "ab", count: 32), bytes: 100, width: 180, height: 180, frames: 3,
+                        durationMilliseconds: 300, loopCount: 0, blurHash: "LEHV6nWB2yk8pyo0adR*.7kCMdnj", averageColor: "#102030"),
+                data: .object(["bodyPart": .string("back"), "nested": .array([.object(["a": .string("]}")])])]))
         }
-        return try PackCatalog(pack: "all", source: SourceDescription(kind: "exercisedb-rapidapi", baseURL: nil, resolution: 180),
-                               exercises: exercises).encoded()
+        return try PackCatalog(
+            pack: "all", source: SourceDescription(kind: "exercisedb-rapidapi", baseURL: nil, resolution: 180),
+            exercises: exercises
+        ).encoded()
     }
 
     /// Feeds `bytes` in chunks of `size`; the exercises it handed on and the head.

@@ -17,8 +17,9 @@ struct PosterInstallTests {
 
     /// Builds the fixture's current content with posters at ``sizes`` and publishes it to the site.
     static func buildAndPublish(_ dists: UpgradeDist) async throws {
-        let manifest = rapidAPIManifest(server: dists.server, packs: "output:\n  posters: [\(sizes.map(String.init).joined(separator: ", "))]",
-                                        fetch: "  refresh_after: 0", pageSize: 50)
+        let manifest = rapidAPIManifest(
+            server: dists.server, packs: "output:\n  posters: [\(sizes.map(String.init).joined(separator: ", "))]",
+            fetch: "  refresh_after: 0", pageSize: 50)
         let report = try await runBuild(manifest: manifest, workspace: dists.workspace)
         guard report.exitStatus == .success || report.exitStatus == .partial else {
             throw ClientTestFailure("build failed: \(report.message)")
@@ -77,15 +78,18 @@ struct PosterInstallTests {
                 // Decoded with giflib: one frame, the GIF's aspect at `size` on the longest side.
                 let info = try GIFInspector.inspect(path: path)
                 let expected = AreaDownscaler.size(width: gif.width, height: gif.height, longestSide: size)
-                #expect(info.frameCount == 1 && info.width == expected.width && info.height == expected.height,
-                        "\(exercise.id) at \(size): \(info.width)x\(info.height)")
+                #expect(
+                    info.frameCount == 1 && info.width == expected.width && info.height == expected.height,
+                    "\(exercise.id) at \(size): \(info.width)x\(info.height)")
                 #expect(try fileBytes(path) == reader.poster(size: size, gifSHA256: hash))
             }
         }
         #expect(cache.posterPath(forExercise: a, size: 80) == nil, "no poster of a size the pack does not have")
         for size in Self.sizes {
-            let shared = try (fileIdentity(try #require(cache.posterPath(forExercise: a, size: size))),
-                              fileIdentity(try #require(cache.posterPath(forExercise: b, size: size))))
+            let shared = try (
+                fileIdentity(try #require(cache.posterPath(forExercise: a, size: size))),
+                fileIdentity(try #require(cache.posterPath(forExercise: b, size: size)))
+            )
             #expect(shared.0.inode == shared.1.inode, "exercises sharing a GIF share its poster file")
         }
         #expect(DirectoryListing.names("\(installer.cacheDirectory).d/downloads").isEmpty, "the posters pack download is removed")
@@ -140,7 +144,8 @@ struct PosterInstallTests {
         #expect(report.postersWritten == 0 && report.postersReused > 0)
         let cache = try InstalledCache(directory: installer.cacheDirectory)
         for size in Self.sizes {
-            #expect(try fileBytes(try #require(cache.posterPath(forExercise: c, size: size)))
+            #expect(
+                try fileBytes(try #require(cache.posterPath(forExercise: c, size: size)))
                     == fileBytes(try #require(cache.posterPath(forExercise: b, size: size))), "c now shows b's poster")
         }
 

@@ -17,8 +17,9 @@ struct PosterRangeTests {
     /// it (the client suites' one set-up, ``UpgradeDist/servedByNginx(count:noGIF:packs:nginx:publishing:)``).
     enum Site {
         static func start(count: Int, ignoreRanges: Bool = false) async throws -> ServedUpgradeDist {
-            try await UpgradeDist.servedByNginx(count: count, nginx: { $0.ranges = !ignoreRanges },
-                                                publishing: PosterInstallTests.buildAndPublish)
+            try await UpgradeDist.servedByNginx(
+                count: count, nginx: { $0.ranges = !ignoreRanges },
+                publishing: PosterInstallTests.buildAndPublish)
         }
     }
 
@@ -80,9 +81,10 @@ struct PosterRangeTests {
         #expect(try cacheContents(sparse.cacheDirectory) == cacheContents(whole.cacheDirectory))
         #expect(DirectoryListing.names("\(sparse.cacheDirectory).d/downloads").isEmpty)
         let total = lines.reduce(Int64(0)) { $0 + $1.bodyBytes }
-        print("PosterRangeTests one-GIF upgrade with posters: \(total) bytes in \(lines.count) requests "
-              + "(posters pack: \(fetched) bytes in \(posterLines.count) requests, whole \(posters.bytes)): "
-              + lines.map(\.description).joined(separator: "; "))
+        print(
+            "PosterRangeTests one-GIF upgrade with posters: \(total) bytes in \(lines.count) requests "
+                + "(posters pack: \(fetched) bytes in \(posterLines.count) requests, whole \(posters.bytes)): "
+                + lines.map(\.description).joined(separator: "; "))
     }
 
     /// A CDN whose edges do not all honour Range, for the posters pack: its catalog's range gets a
@@ -108,8 +110,9 @@ struct PosterRangeTests {
         }
         try await PosterInstallTests.buildAndPublish(site.dists)
         let posters = try #require(try site.dists.index().packs.first?.posters)
-        let plan = SparseUpgradePlanner.plan(posters: posters, available: Set(posters.posters.map(\.path)).intersection(v1.posters.map(\.path)),
-                                             settings: installers[0].sparseUpgrades)
+        let plan = SparseUpgradePlanner.plan(
+            posters: posters, available: Set(posters.posters.map(\.path)).intersection(v1.posters.map(\.path)),
+            settings: installers[0].sparseUpgrades)
         try #require(plan.ranges.count >= 3 && plan.isCheaperThanWholePack, "\(plan.ranges.map(\.bytes))")
 
         for (transport, installer) in zip(transports, installers) {
@@ -123,8 +126,9 @@ struct PosterRangeTests {
             let ranges = edge.requests.filter { $0.path == "/\(posters.file)" }.map(\.range)
             // The edge records a request when its own thread has read the head: a frame's range sent
             // beside the one answered 200 can be recorded after the whole download (seen once under load).
-            #expect(ranges.count >= 3 && ranges.first??.hasPrefix("bytes=0-") == true && ranges.filter { $0 == nil }.count == 1,
-                    "\(transport.name): \(ranges)")
+            #expect(
+                ranges.count >= 3 && ranges.first??.hasPrefix("bytes=0-") == true && ranges.filter { $0 == nil }.count == 1,
+                "\(transport.name): \(ranges)")
             #expect(report.fetches.first { $0.pack != posters.name }?.method == .sparse)
             let whole = site.installer("whole-\(transport.name)", sparse: false)
             _ = try await whole.install(from: PackIndexSource(edge.baseURL + "/index.json"), client: transport.client)
@@ -196,7 +200,8 @@ struct PosterRangeTests {
         let changed = site.dists.ids[5]
         let hash = sha256Hex(site.dists.served(changed))
         for size in PosterInstallTests.sizes {
-            #expect(try fileBytes(try #require(cache.posterPath(forExercise: changed, size: size)))
+            #expect(
+                try fileBytes(try #require(cache.posterPath(forExercise: changed, size: size)))
                     == reader.poster(size: size, gifSHA256: hash))
         }
     }

@@ -92,8 +92,9 @@ struct ReaderAttackTests {
         for arguments in [["verify", pack], ["inspect", pack], ["cat", pack, "0001"]] {
             let result = try await Self.gifpackLimited(arguments, addressSpace: limit)
             #expect(result.status == 1, "\(arguments[0]): status \(result.status): \(result.error.suffix(400))")
-            #expect((result.output + result.error).contains("no zstd frame at offset \(summary.bytes)"),
-                    "\(arguments[0]): \(result.output)\(result.error.suffix(400))")
+            #expect(
+                (result.output + result.error).contains("no zstd frame at offset \(summary.bytes)"),
+                "\(arguments[0]): \(result.output)\(result.error.suffix(400))")
         }
         // The same pack without the junk passes verify under the same limit: the limit is not what refuses.
         let (clean, _) = try Self.smallPack(in: directory, name: "clean.tar.zst")
@@ -107,14 +108,17 @@ struct ReaderAttackTests {
         let path = directory.file("big.tar.zst")
         var assembler = try PackAssembler(path: path, level: 1, mtime: 0)
         _ = try assembler.appendEntry(name: "catalog.json", bytes: Array("{}".utf8))
-        _ = try assembler.appendEntry(name: "random.bin", bytes: Self.randomBytes(3 << 20))               // raw blocks
-        _ = try assembler.appendEntry(name: "nibbles.bin", bytes: Self.randomBytes(5 << 20, alphabetMask: 0x0F)) // compressed blocks
+        _ = try assembler.appendEntry(name: "random.bin", bytes: Self.randomBytes(3 << 20))  // raw blocks
+        _ = try assembler.appendEntry(name: "nibbles.bin", bytes: Self.randomBytes(5 << 20, alphabetMask: 0x0F))  // compressed blocks
         _ = try assembler.appendEntry(name: "small.bin", bytes: Array(repeating: 1, count: 100))
         let summary = try assembler.finish()
         #expect(summary.entries[1].frameLength > 1 << 20 && summary.entries[2].frameLength > 1 << 20)
 
-        let expected = summary.entries.map { ZstdFrameExtent(offset: $0.frameOffset, compressedLength: $0.frameLength,
-                                                             contentSize: TarHeader.entryLength(dataSize: $0.size)) }
+        let expected = summary.entries.map {
+            ZstdFrameExtent(
+                offset: $0.frameOffset, compressedLength: $0.frameLength,
+                contentSize: TarHeader.entryLength(dataSize: $0.size))
+        }
         for windowSize in [ZstdFrames.windowSize, 4096, 32] {
             let frames = try ZstdFrames.frameExtents(in: path, windowSize: windowSize)
             #expect(Array(frames.dropLast()) == expected, "window \(windowSize)")
@@ -142,8 +146,10 @@ struct ReaderAttackTests {
         let valid = directory.file("raw.zst")
         try Self.write(frame + frame, to: valid)
         #expect(try await run("/usr/bin/zstd", ["-t", "-q", valid]).status == 0)
-        let expected = [ZstdFrameExtent(offset: 0, compressedLength: Int64(frame.count), contentSize: 2_000_000),
-                        ZstdFrameExtent(offset: Int64(frame.count), compressedLength: Int64(frame.count), contentSize: 2_000_000)]
+        let expected = [
+            ZstdFrameExtent(offset: 0, compressedLength: Int64(frame.count), contentSize: 2_000_000),
+            ZstdFrameExtent(offset: Int64(frame.count), compressedLength: Int64(frame.count), contentSize: 2_000_000)
+        ]
         #expect(try ZstdFrames.frameExtents(in: valid) == expected)
         #expect(try ZstdFrames.frameExtents(in: valid, windowSize: 32) == expected)
 
@@ -152,8 +158,11 @@ struct ReaderAttackTests {
         try Self.write(frame + Self.rawBlockFrame(blocks: 20, blockSize: 100_000, reservedBlock: 15), to: reserved)
         let blockOffset = Int64(frame.count) + 10 + 15 * 100_003
         for windowSize in [ZstdFrames.windowSize, 32] {
-            #expect(throws: PackReadError.corruptFrame(offset: Int64(frame.count),
-                                                       reason: "reserved block type in the block header at offset \(blockOffset)")) {
+            #expect(
+                throws: PackReadError.corruptFrame(
+                    offset: Int64(frame.count),
+                    reason: "reserved block type in the block header at offset \(blockOffset)")
+            ) {
                 try ZstdFrames.frameExtents(in: reserved, windowSize: windowSize)
             }
         }
@@ -223,7 +232,7 @@ struct MinisignReadingTests {
             ("CRLF, no final line ending", Self.crlf(bareSignature), Self.crlf(bareKey)),
             ("CRLF, a final CR alone", Self.crlf(bareSignature) + "\r", Self.crlf(bareKey) + "\r"),
             ("LF, no final line ending", bareSignature, bareKey),
-            ("CRLF, then an empty line", Self.crlf(signature) + "\r\n", Self.crlf(publicKey) + "\r\n"),
+            ("CRLF, then an empty line", Self.crlf(signature) + "\r\n", Self.crlf(publicKey) + "\r\n")
         ]
         for (name, signatureText, keyText) in accepted {
             let signaturePath = try workspace.write(signatureText, to: "variant.minisig")
@@ -288,8 +297,9 @@ struct MinisignReadingTests {
         let impostorPath = try signed.workspace.write(impostor.fileText, to: "keys/impostor.pub")
 
         for keys in [[impostorPath, signed.key.publicPath], [signed.key.publicPath, impostorPath]] {
-            let result = try await run(gifpack, ["verify", signed.dist] + keys.flatMap { ["--trusted-key", $0] },
-                                                 environment: environment)
+            let result = try await run(
+                gifpack, ["verify", signed.dist] + keys.flatMap { ["--trusted-key", $0] },
+                environment: environment)
             #expect(result.status == 0, "\(keys): \(result.output)\(result.error)")
         }
         let alone = try await run(gifpack, ["verify", signed.dist, "--trusted-key", impostorPath], environment: environment)
@@ -319,13 +329,13 @@ struct TinyFrameTests {
         let directory = try TemporaryDirectory()
         let (pack, summary) = try ReaderAttackTests.smallPack(in: directory)
         var limits = PackLimits.standard
-        limits.maxCatalogBytes = 64 << 10   // at most 1024 GIFs, 1026 frames
+        limits.maxCatalogBytes = 64 << 10  // at most 1024 GIFs, 1026 frames
         #expect(PackFileScan.maxFrames(limits) == 1026)
         #expect(PackFileScan.maxFrames(.standard) == (64 << 20) / 64 + 2)
         let bytes = try fileBytes(pack)
         let flooded = directory.file("flooded.tar.zst")
         try ReaderAttackTests.write(bytes + Array([[UInt8]](repeating: Self.tinyFrame, count: 2000).joined()), to: flooded)
-        #expect(try await run("/usr/bin/zstd", ["-t", "-q", flooded]).status == 0)   // every byte is a valid zstd frame
+        #expect(try await run("/usr/bin/zstd", ["-t", "-q", flooded]).status == 0)  // every byte is a valid zstd frame
         // The frame after the 1026th is where the list stops.
         let frames = summary.entries.count + 1
         let stop = summary.bytes + Int64((1026 - frames) * Self.tinyFrame.count)

@@ -243,7 +243,7 @@ struct RenditionClientTests {
             (["cat", "--resolution", "200", local, id], at360),
             (["cat", "--resolution", "4000", local, id], at360),
             (["cat", "--resolution", "120", local, id], at180),
-            (["cat", local, id], at180),
+            (["cat", local, id], at180)
         ]
         for (arguments, expected) in cases {
             let cat = try await ClientCommandTests.gifpack(arguments)

@@ -184,7 +184,7 @@ struct SparseUpgradeTests {
         let transports: [(name: String, client: any HTTPTransport)] = [("curl", curl), ("URLSession", URLSessionTransport())]
         let installers = transports.map { transport in
             var installer = PackInstaller(cacheDirectory: dists.workspace.file("mixed-\(transport.name)/gifs"))
-            installer.sparseUpgrades.coalesceGap = 1   // every frame not touching another in a range of its own
+            installer.sparseUpgrades.coalesceGap = 1  // every frame not touching another in a range of its own
             return installer
         }
         let v1Server = try ClientStaticFileServer(root: dists.site)
@@ -199,8 +199,9 @@ struct SparseUpgradeTests {
         try await dists.build()
         try dists.publish()
         let v2 = try #require(try dists.index().packs.first)
-        let plan = SparseUpgradePlanner.plan(pack: v2, available: Set(v2.gifs.map(\.sha256)).intersection(v1.gifs.map(\.sha256)),
-                                             settings: installers[0].sparseUpgrades)
+        let plan = SparseUpgradePlanner.plan(
+            pack: v2, available: Set(v2.gifs.map(\.sha256)).intersection(v1.gifs.map(\.sha256)),
+            settings: installers[0].sparseUpgrades)
         // The catalog's range, the one answered 200, and at least one more in flight meanwhile.
         try #require(plan.ranges.count >= 3 && plan.isCheaperThanWholePack, "\(plan.ranges.map(\.bytes))")
 
@@ -213,7 +214,8 @@ struct SparseUpgradeTests {
             let fetch = try #require(report.fetches.first)
             #expect(fetch.method == .wholePack && fetch.fallbackReason?.contains("ignores Range") == true, "\(transport.name): \(fetch)")
             let ranges = edge.requests.filter { $0.path == "/\(v2.file)" }.map(\.range)
-            #expect(ranges.count >= 3 && ranges.first??.hasPrefix("bytes=0-") == true && ranges.dropFirst().first! != nil
+            #expect(
+                ranges.count >= 3 && ranges.first??.hasPrefix("bytes=0-") == true && ranges.dropFirst().first! != nil
                     && ranges.last! == nil, "\(transport.name): \(ranges)")
             for id in dists.ids where !dists.served(id).isEmpty {
                 #expect(try fileBytes("\(installer.cacheDirectory)/\(id).gif") == dists.served(id), "\(transport.name) \(id)")
@@ -262,8 +264,9 @@ struct SparseUpgradeTests {
         for wrong in [good + [1, 2, 3], Array(good.prefix(good.count / 2))] {
             try Data(wrong).write(to: URL(fileURLWithPath: packPath))
             let changedPack = await refusal(nginx.baseURL + "/index.json")
-            #expect(changedPack.contains("holds \(wrong.count) bytes, the index says \(good.count)") && changedPack.contains("index changed"),
-                    "\(changedPack)")
+            #expect(
+                changedPack.contains("holds \(wrong.count) bytes, the index says \(good.count)") && changedPack.contains("index changed"),
+                "\(changedPack)")
             #expect(try treeSnapshot(cache) == snapshot)
         }
 

@@ -47,8 +47,9 @@ struct StaleDownloadsTests {
 
         let installed = try await ClientCommandTests.gifpack(["install", "--index", url, "--cache", cache, "--pack", first.name])
         #expect(installed.status == 0, "\(installed.error)")
-        #expect(DirectoryListing.names(downloads) == [PathText.lastComponent(lookalike), PathText.lastComponent(secondPart), "notes.txt"].sorted(),
-                "\(DirectoryListing.names(downloads))")
+        #expect(
+            DirectoryListing.names(downloads) == [PathText.lastComponent(lookalike), PathText.lastComponent(secondPart), "notes.txt"].sorted(),
+            "\(DirectoryListing.names(downloads))")
         #expect(try fileBytes(secondPart) == Array(secondBytes.prefix(secondBytes.count / 2)), "the .part to resume is untouched")
 
         // The pack still listed resumes from its .part and leaves nothing behind once installed.

@@ -48,8 +48,9 @@ import Testing
         }
     }
 
-    @Test("a range transfer is freed when it ends, long before its 30 s low-speed window runs out",
-          arguments: TransportTests.Kind.allCases, Call.allCases)
+    @Test(
+        "a range transfer is freed when it ends, long before its 30 s low-speed window runs out",
+        arguments: TransportTests.Kind.allCases, Call.allCases)
     func aTransferIsFreedWhenItEnds(kind: TransportTests.Kind, call: Call) async throws {
         let (root, _) = try TransportTests.site()
         let nginx = try await NginxServer.start(root: root.path)

@@ -179,8 +179,9 @@ import Testing
         #expect(log.count == 1 && log.first?.ifMatch == nil, "\(log)")
 
         // The same header straight to nginx: it is sent, and refused.
-        let direct = try await transport.data(HTTPRequest(url: nginx.baseURL + "/pack.bin", headers: ["If-Match": "\"not-the-etag\""]),
-                                              maxBytes: 1 << 20)
+        let direct = try await transport.data(
+            HTTPRequest(url: nginx.baseURL + "/pack.bin", headers: ["If-Match": "\"not-the-etag\""]),
+            maxBytes: 1 << 20)
         #expect(direct.head.status == 412)
     }
 
@@ -273,9 +274,11 @@ import Testing
         let slowID = server.catalog.exercises[0].id
         server.schedule([.slowBody(bytesPerSecond: 100)], forExercise: slowID)
         let slow = await HTTPClientTests.error {
-            try await transport.data(HTTPRequest(url: HTTPClientTests.imageURL(server, slowID),
-                                                 timeouts: HTTPTimeouts(total: .milliseconds(400), lowSpeedBytesPerSecond: 0)),
-                                     maxBytes: 1 << 20)
+            try await transport.data(
+                HTTPRequest(
+                    url: HTTPClientTests.imageURL(server, slowID),
+                    timeouts: HTTPTimeouts(total: .milliseconds(400), lowSpeedBytesPerSecond: 0)),
+                maxBytes: 1 << 20)
         }
         // Causes, not durations: the body would take minutes at 100 B/s, so the total limit ends it,
         // and its message says so.
@@ -285,9 +288,11 @@ import Testing
         // curl's low-speed limit: under 2000 B/s for a whole second (the body would take minutes at 10 B/s).
         server.schedule([.slowBody(bytesPerSecond: 10)], forExercise: slowID)
         let crawl = await HTTPClientTests.error {
-            try await transport.data(HTTPRequest(url: HTTPClientTests.imageURL(server, slowID),
-                                                 timeouts: HTTPTimeouts(lowSpeedBytesPerSecond: 2000, lowSpeedWindow: .seconds(1))),
-                                     maxBytes: 1 << 20)
+            try await transport.data(
+                HTTPRequest(
+                    url: HTTPClientTests.imageURL(server, slowID),
+                    timeouts: HTTPTimeouts(lowSpeedBytesPerSecond: 2000, lowSpeedWindow: .seconds(1))),
+                maxBytes: 1 << 20)
         }
         guard case .timedOut(let message) = crawl else {
             Issue.record("expected timedOut, got \(String(describing: crawl))")
@@ -359,7 +364,9 @@ import Testing
         #expect(quiet == .timedOut(window.lowSpeedMessage(for: silentURL)), "\(String(describing: quiet))")
         #expect(window.lowSpeedMessage(for: silentURL).contains("too slow") && window.lowSpeedMessage(for: silentURL).contains("check that"))
 
-        let server = try Self.fixture(count: 2) { $0.gifDimension = 96; $0.framesRange = 4...5 }
+        let server = try Self.fixture(count: 2) {
+            $0.gifDimension = 96; $0.framesRange = 4...5
+        }
         defer { server.stop() }
         let id = server.catalog.exercises[0].id
         let size = try #require(server.catalog.gifBytes(id: id, resolution: 180)?.count)

@@ -28,8 +28,10 @@ struct TrustedInstallTests {
     }
 
     /// Installs and expects the refusal `reason`, with the cache exactly as before.
-    func expectRefusal(_ reason: IndexRefusal.Reason, index: String, cache: String, trust: IndexTrust,
-                       sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    func expectRefusal(
+        _ reason: IndexRefusal.Reason, index: String, cache: String, trust: IndexTrust,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
         let before = try treeSnapshot(cache)
         do {
             _ = try await install(index, cache: cache, trust: trust)
@@ -237,8 +239,12 @@ struct TrustedInstallTests {
         environment["GIFPACK_NOW"] = String(Int(trustT0.timeIntervalSince1970) + 60)
         let cache = signed.workspace.file("cli/gifs")
 
-        let installed = try await run(gifpack, ["install", "--index", cdn.baseURL + "/index.json", "--cache", cache,
-                                          "--trusted-key", signed.key.publicPath], environment: environment)
+        let installed = try await run(
+            gifpack,
+            [
+                "install", "--index", cdn.baseURL + "/index.json", "--cache", cache,
+                "--trusted-key", signed.key.publicPath
+            ], environment: environment)
         #expect(installed.status == 0, "\(installed.error)")
         #expect(cdn.requests.map(\.path).contains("/index.json.minisig"))
 
@@ -252,8 +258,12 @@ struct TrustedInstallTests {
         var later = environment
         later["GIFPACK_NOW"] = "2099-01-01T00:00:00Z"
         let before = try treeSnapshot(cache)
-        let refused = try await run(gifpack, ["install", "--index", cdn.baseURL + "/index.json", "--cache", cache,
-                                        "--trusted-key", signed.key.publicPath], environment: later)
+        let refused = try await run(
+            gifpack,
+            [
+                "install", "--index", cdn.baseURL + "/index.json", "--cache", cache,
+                "--trusted-key", signed.key.publicPath
+            ], environment: later)
         #expect(refused.status == 1 && refused.error.contains("expired"), "\(refused.error)")
         #expect(try treeSnapshot(cache) == before)
         let verifyLater = try await run(gifpack, ["verify", signed.dist, "--trusted-key", signed.key.publicPath], environment: later)
@@ -263,12 +273,20 @@ struct TrustedInstallTests {
 
         // Unsigned over HTTP: the signature is simply not there.
         try FileManager.default.removeItem(atPath: signed.indexPath + ".minisig")
-        let unsigned = try await run(gifpack, ["install", "--index", cdn.baseURL + "/index.json", "--cache", cache,
-                                         "--trusted-key", signed.key.publicPath], environment: environment)
+        let unsigned = try await run(
+            gifpack,
+            [
+                "install", "--index", cdn.baseURL + "/index.json", "--cache", cache,
+                "--trusted-key", signed.key.publicPath
+            ], environment: environment)
         #expect(unsigned.status == 1 && unsigned.error.contains("unsigned"), "\(unsigned.error)")
         // A bad key file is a usage error.
-        let badKey = try await run(gifpack, ["install", "--index", signed.indexPath, "--cache", cache,
-                                       "--trusted-key", signed.key.secretPath], environment: environment)
+        let badKey = try await run(
+            gifpack,
+            [
+                "install", "--index", signed.indexPath, "--cache", cache,
+                "--trusted-key", signed.key.secretPath
+            ], environment: environment)
         #expect(badKey.status == 2 && badKey.error.contains(signed.key.secretPath), "\(badKey.error)")
         #expect(!badKey.error.contains(signed.key.secretText))
     }

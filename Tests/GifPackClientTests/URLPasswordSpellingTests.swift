@@ -22,7 +22,7 @@ struct URLPasswordSpellingTests {
             ("https://me:p@ss@cdn.example.com/index.json", "https://cdn.example.com/index.json"),
             // Without credentials nothing changes: a port, IPv6, an @ in the path or query.
             ("https://cdn.example.com:8443/a@b/index.json?x=1#y", "https://cdn.example.com:8443/a@b/index.json?x=1#y"),
-            ("http://[::1]:8080/index.json and http://[::1]/x@y", "http://[::1]:8080/index.json and http://[::1]/x@y"),
+            ("http://[::1]:8080/index.json and http://[::1]/x@y", "http://[::1]:8080/index.json and http://[::1]/x@y")
         ]
         for (text, expected) in redactions { #expect(URLCredentials.redacted(text) == expected, "\(text)") }
 
@@ -31,7 +31,7 @@ struct URLPasswordSpellingTests {
             ("https://me:pa?ss@cdn.example.com/index.json?v=2#f", "https://me:pa?ss@cdn.example.com/index.json.zst?v=2#f"),
             ("https://cdn.example.com/g/index.json?v=2", "https://cdn.example.com/g/index.json.zst?v=2"),
             ("https://cdn.example.com/g/index.json#f?x", "https://cdn.example.com/g/index.json.zst#f?x"),
-            ("dist/index.json", "dist/index.json.zst"),
+            ("dist/index.json", "dist/index.json.zst")
         ]
         for (location, expected) in copies { #expect(CompressedIndex.beside(location) == expected, "\(location)") }
     }
@@ -49,7 +49,7 @@ struct URLPasswordSpellingTests {
             let runs = [
                 ("install", try await ClientCommandTests.gifpack(["install", "--index", url, "--cache", built.workspace.file("cache-\(number)")])),
                 ("cat", try await ClientCommandTests.gifpack(["cat", "--index", url, "--cache", built.workspace.file("lazy-\(number)"), id])),
-                ("review", try await ClientCommandTests.gifpack(["review", url, "--html", html])),
+                ("review", try await ClientCommandTests.gifpack(["review", url, "--html", html]))
             ]
             for (name, run) in runs {
                 let printed = (name == "cat" ? "" : ClientCommandTests.text(run.output)) + run.error

@@ -71,15 +71,16 @@ struct WebPClientTests {
         let url = server.baseURL + "/index.json"
         var installer = PackInstaller(cacheDirectory: workspace.file("installed"))
         installer.formats = [.webp, .gif]
-        installer.sparseUpgrades.requestOverheadBytes = 0   // the ranges win however small the pack
+        installer.sparseUpgrades.requestOverheadBytes = 0  // the ranges win however small the pack
         _ = try await installer.install(from: PackIndexSource(url))
         let kept = "0004", changed = "0007"
         let before = try fileIdentity("\(installer.cacheDirectory)/\(kept).webp")
 
         // v2 of the WebP pack: exercise 0007 gets another WebP (of its GIF's size and timing).
         let old = try #require(dist.webpPackImages[changed] ?? nil)
-        let redrawn = HandImage.webp(width: 180, height: 180, frames: old.frames, delay: old.durationMilliseconds / old.frames,
-                                     loopCount: old.loopCount ?? 0, seed: 77)
+        let redrawn = HandImage.webp(
+            width: 180, height: 180, frames: old.frames, delay: old.durationMilliseconds / old.frames,
+            loopCount: old.loopCount ?? 0, seed: 77)
         let rows = dist.ids.map { id in (id, id == changed ? redrawn : (dist.webpPackImages[id] ?? nil)) }
         var index = dist.index
         let v2 = try HandPack(name: "all.180.webp", version: 2, resolution: 180, format: .webp, exercises: rows)
@@ -106,9 +107,10 @@ struct WebPClientTests {
         let url = try #require(URL(string: server.baseURL + "/index.json"))
         var configuration = GIFLoader.Configuration()
         configuration.formats = [.webp, .gif]
-        configuration.memoryCountLimit = 0   // every answer from the tier below memory
-        let loader = try GIFLoader(indexURL: url, cacheFolder: URL(fileURLWithPath: workspace.file("loader"), isDirectory: true),
-                                   configuration: configuration)
+        configuration.memoryCountLimit = 0  // every answer from the tier below memory
+        let loader = try GIFLoader(
+            indexURL: url, cacheFolder: URL(fileURLWithPath: workspace.file("loader"), isDirectory: true),
+            configuration: configuration)
         for id in dist.ids {
             let loaded = try await loader.gif(for: id)
             guard let image = dist.webpPackImages[id] ?? nil else {
@@ -152,8 +154,9 @@ struct WebPClientTests {
         let id = try #require(dist.webpPack.exercises.first { $0.gif == early.sha256 }?.id)
         var configuration = GIFLoader.Configuration()
         configuration.formats = [.webp, .gif]
-        let loader = try GIFLoader(indexURL: try #require(URL(string: nginx.baseURL + "/index.json")),
-                                   cacheFolder: URL(fileURLWithPath: workspace.file("app"), isDirectory: true), configuration: configuration)
+        let loader = try GIFLoader(
+            indexURL: try #require(URL(string: nginx.baseURL + "/index.json")),
+            cacheFolder: URL(fileURLWithPath: workspace.file("app"), isDirectory: true), configuration: configuration)
         let mark = try await nginx.mark()
         let steps = GIFLoaderRefreshTests.Steps()
         let refresh = testTask { try await loader.refresh { steps.add($0) } }
@@ -171,9 +174,12 @@ struct WebPClientTests {
     @Test func aMalformedWebPIsRefusedBeforeItIsServedByTheInstallTheLazyCacheAndCat() async throws {
         let workspace = try TemporaryDirectory()
         // A WebP whose one frame lies outside the canvas, its hash, size and catalog record all consistent.
-        let bad = HandWebP.riff([HandWebP.vp8x(width: 180, height: 180, animation: true), HandWebP.anim(loopCount: 0),
-                                 HandWebP.anmf(x: 100, y: 0, width: 180, height: 180, duration: 100,
-                                               image: HandWebP.vp8l(width: 180, height: 180))])
+        let bad = HandWebP.riff([
+            HandWebP.vp8x(width: 180, height: 180, animation: true), HandWebP.anim(loopCount: 0),
+            HandWebP.anmf(
+                x: 100, y: 0, width: 180, height: 180, duration: 100,
+                image: HandWebP.vp8l(width: 180, height: 180))
+        ])
         let gif = try HandImage.gif(GIFSynthesizer.animatedGIF(width: 180, height: 180, frames: 2, colors: 4, seed: 9))
         let badImage = HandImage(bytes: bad, format: .webp, width: 180, height: 180, frames: 1, durationMilliseconds: 100, loopCount: 0)
         let directory = workspace.file("dist")

@@ -27,8 +27,9 @@ struct WebPIndexClientTests {
         let workspace = try TemporaryDirectory()
         let dist = try FormatDist.write(to: workspace.file("dist"), count: 4, noGIF: [2], gifStandsIn: [1])
         let original = dist.index
-        #expect(PackDescriptionCheck.indexProblems(in: original, limits: .standard).isEmpty,
-                "\(PackDescriptionCheck.indexProblems(in: original, limits: .standard))")
+        #expect(
+            PackDescriptionCheck.indexProblems(in: original, limits: .standard).isEmpty,
+            "\(PackDescriptionCheck.indexProblems(in: original, limits: .standard))")
         #expect(Self.loadProblem(dist.directory) == nil)
         #expect(original.formatVersion == .withFormats && original.formatPacks?.first?.gifs.map(\.imageFormat).sorted { $0.rawValue < $1.rawValue } == [.gif, .webp, .webp])
 
@@ -43,41 +44,59 @@ struct WebPIndexClientTests {
             ("a format pack without its resolution in its name", .unsafeName, changed { $0.formatPacks![0].name = "all.webp" }),
             ("a format pack named for another resolution", .unsafeName, changed { $0.formatPacks![0].name = "all.360.webp" }),
             ("a format pack named for another format", .unsafeName, changed { $0.formatPacks![0].name = "all.180.gif" }),
-            ("a format pack of a resolution the source lacks", .invalidNumber, changed {
-                $0.formatPacks![0].resolution = 360
-                $0.formatPacks![0].name = "all.360.webp"
-            }),
+            (
+                "a format pack of a resolution the source lacks", .invalidNumber,
+                changed {
+                    $0.formatPacks![0].resolution = 360
+                    $0.formatPacks![0].name = "all.360.webp"
+                }
+            ),
             ("a format pack without a resolution", .invalidNumber, changed { $0.formatPacks![0].resolution = nil }),
             ("a format pack without a format", .unsafeName, changed { $0.formatPacks![0].format = nil }),
-            ("a format pack of format gif", .unsafeName, changed {
-                $0.formatPacks![0].format = .gif
-                $0.formatPacks![0].name = "all.180.gif"
-            }),
-            ("a format pack with a posters pack", .unlistedEntry, changed {
-                $0.formatPacks![0].posters = PosterPackDescription(
-                    name: "all.180.webp-posters", version: 1, file: "packs/p.tar.zst", bytes: 1, sha256: dist.gifPack.sha256, entryCount: 1,
-                    uncompressedBytes: 1, contentDigest: dist.gifPack.sha256, sizes: [80],
-                    catalog: EntryLocation(path: "catalog.json", size: 1, frameOffset: 0, frameLength: 1), posters: [])
-            }),
-            ("a WebP entry at a GIF's path", .entryMismatch, changed {
-                let hash = $0.formatPacks![0].gifs[webpAt].sha256
-                $0.formatPacks![0].gifs[webpAt].location.path = "gifs/\(hash).gif"
-            }),
-            ("a GIF entry at a WebP's path", .entryMismatch, changed {
-                let hash = $0.formatPacks![0].gifs[gifAt].sha256
-                $0.formatPacks![0].gifs[gifAt].location.path = "images/\(hash).webp"
-            }),
+            (
+                "a format pack of format gif", .unsafeName,
+                changed {
+                    $0.formatPacks![0].format = .gif
+                    $0.formatPacks![0].name = "all.180.gif"
+                }
+            ),
+            (
+                "a format pack with a posters pack", .unlistedEntry,
+                changed {
+                    $0.formatPacks![0].posters = PosterPackDescription(
+                        name: "all.180.webp-posters", version: 1, file: "packs/p.tar.zst", bytes: 1, sha256: dist.gifPack.sha256, entryCount: 1,
+                        uncompressedBytes: 1, contentDigest: dist.gifPack.sha256, sizes: [80],
+                        catalog: EntryLocation(path: "catalog.json", size: 1, frameOffset: 0, frameLength: 1), posters: [])
+                }
+            ),
+            (
+                "a WebP entry at a GIF's path", .entryMismatch,
+                changed {
+                    let hash = $0.formatPacks![0].gifs[webpAt].sha256
+                    $0.formatPacks![0].gifs[webpAt].location.path = "gifs/\(hash).gif"
+                }
+            ),
+            (
+                "a GIF entry at a WebP's path", .entryMismatch,
+                changed {
+                    let hash = $0.formatPacks![0].gifs[gifAt].sha256
+                    $0.formatPacks![0].gifs[gifAt].location.path = "images/\(hash).webp"
+                }
+            ),
             ("an entry of a format no reader knows", .entryMismatch, changed { $0.formatPacks![0].gifs[webpAt].format = ImageFormat(rawValue: "avif") }),
             ("an entry that says gif", .entryMismatch, changed { $0.formatPacks![0].gifs[gifAt].format = .gif }),
             ("a packs[] pack with a format", .unsafeName, changed { $0.packs[0].format = .webp }),
             ("a packs[] GIF entry said to be a WebP", .entryMismatch, changed { $0.packs[0].gifs[0].format = .webp }),
-            ("a format pack named like a packs[] pack", .duplicate, changed {
-                var copy = $0.packs[0]
-                copy.resolution = 180
-                copy.format = .webp
-                copy.name = "all"
-                $0.formatPacks!.append(copy)
-            }),
+            (
+                "a format pack named like a packs[] pack", .duplicate,
+                changed {
+                    var copy = $0.packs[0]
+                    copy.resolution = 180
+                    copy.format = .webp
+                    copy.name = "all"
+                    $0.formatPacks!.append(copy)
+                }
+            )
         ]
         for (label, reason, index) in cases {
             let problems = PackDescriptionCheck.indexProblems(in: index, limits: .standard)

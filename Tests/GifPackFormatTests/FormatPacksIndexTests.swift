@@ -88,11 +88,13 @@ struct FormatPacksIndexTests {
         let index = try PackIndex.decode(bytes: Array(Self.handWritten.utf8))
         let plain = PackIndex(generator: "g", source: SourceDescription(kind: "k", baseURL: nil, resolution: 180), packs: index.packs)
         #expect(plain.formatVersion == .withoutRenditions && plain.formatPacks == nil)
-        let renditions = PackIndex(generator: "g", source: SourceDescription(kind: "k", baseURL: nil, resolution: 180, resolutions: [180, 360]),
-                                   packs: index.packs)
+        let renditions = PackIndex(
+            generator: "g", source: SourceDescription(kind: "k", baseURL: nil, resolution: 180, resolutions: [180, 360]),
+            packs: index.packs)
         #expect(renditions.formatVersion == .withRenditions)
-        let formats = PackIndex(generator: "g", source: SourceDescription(kind: "k", baseURL: nil, resolution: 180, formats: [.gif, .webp]),
-                                packs: index.packs, formatPacks: index.formatPacks ?? [])
+        let formats = PackIndex(
+            generator: "g", source: SourceDescription(kind: "k", baseURL: nil, resolution: 180, formats: [.gif, .webp]),
+            packs: index.packs, formatPacks: index.formatPacks ?? [])
         #expect(formats.formatVersion == .withFormats && formats.formatVersion == .current)
         // An index without format packs encodes without a trace of them, as before 1.4.
         let text = String(decoding: plain.encodedBytes(), as: UTF8.self)
@@ -102,12 +104,15 @@ struct FormatPacksIndexTests {
     @Test("catalog.json records a WebP entry's format between durationMilliseconds and frames, canonically, and a GIF's not at all")
     func theCatalogRecordsTheEntrysFormat() throws {
         let source = SourceDescription(kind: "exercisedb-v1", baseURL: nil, resolution: 180)
-        let webp = GIFMetadata(sha256: Self.webpC, bytes: 400, width: 180, height: 180, frames: 3, durationMilliseconds: 300, loopCount: 0,
-                               format: .webp)
+        let webp = GIFMetadata(
+            sha256: Self.webpC, bytes: 400, width: 180, height: 180, frames: 3, durationMilliseconds: 300, loopCount: 0,
+            format: .webp)
         let gif = GIFMetadata(sha256: Self.gifB, bytes: 1000, width: 180, height: 180, frames: 3, durationMilliseconds: 300, loopCount: 0)
-        let catalog = PackCatalog(pack: "all.180.webp", source: source, exercises: [
-            PackExercise(id: "0001", name: "a", gif: webp, data: .object([:])), PackExercise(id: "0002", name: "b", gif: gif, data: .object([:])),
-        ])
+        let catalog = PackCatalog(
+            pack: "all.180.webp", source: source,
+            exercises: [
+                PackExercise(id: "0001", name: "a", gif: webp, data: .object([:])), PackExercise(id: "0002", name: "b", gif: gif, data: .object([:]))
+            ])
         let bytes = try catalog.encoded()
         let text = String(decoding: bytes, as: UTF8.self)
         #expect(text.contains(#""durationMilliseconds":300,"format":"webp","frames":3"#), "\(text)")

@@ -37,7 +37,8 @@ extension FuzzRegressionTests {
     /// at least 16 bytes and the others at least 8 with its fast loop, which finishes each stream
     /// without that check, so `zstd -d` gives 1,440 bytes; GifPackZstd refused the frame ("Huffman
     /// stream does not end with its last literal").
-    static let huffmanEndOfStreamFrame = "KLUv/WCgBGURAPaeUiBgTZoDQ1vfUhKbUMfJ3TqJqD4u+IeAYMo6VBQNAQCCB0gASQBHAEneei9tWmwYXUmG5Bdf8eQlbp8V/WQ1ZSXPV8lCtVI3RmnITwyL4S6YR4/SJuu5OpEs+d45vDg0uXJ+WdrhgmPzEiYQMwdFQ9nYhL807xeOBhccelquLgEGg4FwXVmwRXxVO4ggGKD/wsv19/C70LrY1GvggGThKqqqw3QuzerTMVpnRciMwlIuFF2L8NNa9wFHyRDvfblC0lim9QS6rzpZmPae5nLblyHOmeU/WFgib0rwDT/tXnkbQ2KL81bZemXbKyzmdhjiBVOMrhTLXex40WBqJTzZcQ8Vh5oztzZvOadF2ADYH7kytwT5tTC5ySPVWFJzaN34CNUMw2A0B4KBVbyGFxXH1dGGMJGHFjvXK7cOLx6OAN0vTyPMeaO0ZfREDVmowZEhyhgpEZqghQUaAyBCghBj9RIg1TEinSKKUCBHQYGSkvJJoTGVGDbystK+3O6zaO3Nu0W9yCHCzyf4acI22YDgKntl6kwSDyrVuVyice7p+bh1On+XcAh5CtnvkrFBxsHCCIedmwjTLCSxpiaaUHxySNHKsorgDDJ/WDG4i4/DifgidmB4+zwNVxG7HXuYnr0seV8eCbVJUewCWUZIApsYjyE8o8agfNYxikkFwuuUlwg6GS1Gh11/iU1TskX2IHVNX88TDafMNL+/vae7k5bPYP8FvfKGda+N5FU="
+    static let huffmanEndOfStreamFrame =
+        "KLUv/WCgBGURAPaeUiBgTZoDQ1vfUhKbUMfJ3TqJqD4u+IeAYMo6VBQNAQCCB0gASQBHAEneei9tWmwYXUmG5Bdf8eQlbp8V/WQ1ZSXPV8lCtVI3RmnITwyL4S6YR4/SJuu5OpEs+d45vDg0uXJ+WdrhgmPzEiYQMwdFQ9nYhL807xeOBhccelquLgEGg4FwXVmwRXxVO4ggGKD/wsv19/C70LrY1GvggGThKqqqw3QuzerTMVpnRciMwlIuFF2L8NNa9wFHyRDvfblC0lim9QS6rzpZmPae5nLblyHOmeU/WFgib0rwDT/tXnkbQ2KL81bZemXbKyzmdhjiBVOMrhTLXex40WBqJTzZcQ8Vh5oztzZvOadF2ADYH7kytwT5tTC5ySPVWFJzaN34CNUMw2A0B4KBVbyGFxXH1dGGMJGHFjvXK7cOLx6OAN0vTyPMeaO0ZfREDVmowZEhyhgpEZqghQUaAyBCghBj9RIg1TEinSKKUCBHQYGSkvJJoTGVGDbystK+3O6zaO3Nu0W9yCHCzyf4acI22YDgKntl6kwSDyrVuVyice7p+bh1On+XcAh5CtnvkrFBxsHCCIedmwjTLCSxpiaaUHxySNHKsorgDDJ/WDG4i4/DifgidmB4+zwNVxG7HXuYnr0seV8eCbVJUewCWUZIApsYjyE8o8agfNYxikkFwuuUlwg6GS1Gh11/iU1TskX2IHVNX88TDafMNL+/vae7k5bPYP8FvfKGda+N5FU="
 
     /// The frame's bytes.
     static func huffmanEndOfStream() throws -> [UInt8] {
@@ -190,7 +191,8 @@ extension FuzzRegressionTests {
     @Test func reservedBitsOfTheSequenceModesAreIgnoredAsLibzstdDoes() async throws {
         let content: [UInt8] = [0x00, 0x01, 0x51, 0x00, 0x01, 0x00, 0x01]
         let header = content.count << 3 | 2 << 1 | 1
-        let frame: [UInt8] = [0x28, 0xB5, 0x2F, 0xFD, 0x20, 11, 8 << 3, 0, 0] + Array("ABCDEFGH".utf8)
+        let frame: [UInt8] =
+            [0x28, 0xB5, 0x2F, 0xFD, 0x20, 11, 8 << 3, 0, 0] + Array("ABCDEFGH".utf8)
             + [UInt8(header & 0xFF), UInt8(header >> 8), 0] + content
         #expect(frame == Array(try #require(Data(hexString: "28b52ffd200b40000041424344454647483d000000015100010001"))))
         let reference = try await LibzstdTool.decode(frame)
@@ -334,7 +336,7 @@ extension FuzzRegressionTests {
         let cases: [(String, [UInt8]?)] = [
             ("741ffd5fed7e", [UInt8](repeating: 0x40, count: 12)),
             ("d269de7b0d58", [UInt8](repeating: 0x40, count: 13)),
-            ("6095039b1214", nil),
+            ("6095039b1214", nil)
         ]
         for (tail, expected) in cases {
             let frame = [UInt8](try #require(Data(hexString: prefix + tail)))
@@ -380,7 +382,7 @@ extension FuzzRegressionTests {
             ("2,000 declared, one 2,000-byte block", frame(declaring: 2000, [rle(2000, last: true)]), 2000),
             ("no size declared, one 2,000-byte block", frame(declaring: nil, [rle(2000, last: true)]), nil),
             ("200,656 declared, a 2,000-byte block first", frame(declaring: 200_656, [rle(2000, last: false)] + ones), nil),
-            ("200,656 declared, blocks of at most 1 KiB", frame(declaring: 200_656, [rle(1024, last: false), rle(976, last: false)] + ones), 200_656),
+            ("200,656 declared, blocks of at most 1 KiB", frame(declaring: 200_656, [rle(1024, last: false), rle(976, last: false)] + ones), 200_656)
         ]
         for (label, bytes, expected) in cases {
             let reference = try await LibzstdTool.decode(bytes)
@@ -416,13 +418,17 @@ extension FuzzRegressionTests {
         func declaring(_ size: Int, window: UInt8) -> [UInt8] {
             [0x28, 0xB5, 0x2F, 0xFD, 0x80, window] + (0..<4).map { UInt8((size >> (8 * $0)) & 0xFF) }
         }
-        let big = declaring(200_000, window: 0x70) + block(1, 100_000, last: false, [0x41]) + block(2, 0, last: false)
+        let big =
+            declaring(200_000, window: 0x70) + block(1, 100_000, last: false, [0x41]) + block(2, 0, last: false)
             + block(1, 100_000, last: true, [0x42])
         let cases: [(String, [UInt8], [UInt8]?)] = [
             ("no size declared", found, text),
-            ("no size declared, the empty compressed block last", [0x28, 0xB5, 0x2F, 0xFD, 0x00, 0x00] + block(1, 15, last: false, [0x41]) + block(2, 0, last: true), [UInt8](repeating: 0x41, count: 15)),
+            (
+                "no size declared, the empty compressed block last", [0x28, 0xB5, 0x2F, 0xFD, 0x00, 0x00] + block(1, 15, last: false, [0x41]) + block(2, 0, last: true),
+                [UInt8](repeating: 0x41, count: 15)
+            ),
             ("20 bytes declared (one pass)", declaring(20, window: 0) + blocks, nil),
-            ("200,000 bytes declared", big, [UInt8](repeating: 0x41, count: 100_000) + [UInt8](repeating: 0x42, count: 100_000)),
+            ("200,000 bytes declared", big, [UInt8](repeating: 0x41, count: 100_000) + [UInt8](repeating: 0x42, count: 100_000))
         ]
         for (label, bytes, expected) in cases {
             #expect(try await LibzstdTool.decode(bytes) == expected, "\(label): zstd -d")

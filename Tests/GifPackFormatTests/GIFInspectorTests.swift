@@ -6,10 +6,13 @@ import Testing
 
 @Suite("GIF inspector and synthesizer", .computes, .timeLimit(.minutes(3)))
 struct GIFInspectorTests {
-    private static func gif(frames: Int = 12, colors: Int = 4, seed: UInt64 = 1, delay: Int = 8,
-                            loop: Int? = 0) throws -> [UInt8] {
-        try GIFSynthesizer.animatedGIF(width: 180, height: 180, frames: frames, colors: colors, seed: seed,
-                                       delayCentiseconds: delay, loopCount: loop)
+    private static func gif(
+        frames: Int = 12, colors: Int = 4, seed: UInt64 = 1, delay: Int = 8,
+        loop: Int? = 0
+    ) throws -> [UInt8] {
+        try GIFSynthesizer.animatedGIF(
+            width: 180, height: 180, frames: frames, colors: colors, seed: seed,
+            delayCentiseconds: delay, loopCount: loop)
     }
 
     /// Offset of the first image descriptor (0x2C), found by walking the GIF block structure.
@@ -37,11 +40,15 @@ struct GIFInspectorTests {
 
     @Test(arguments: [(2, 1, 0, Int?.some(0)), (4, 12, 8, 0), (3, 7, 10, 5), (256, 3, 0, nil), (5, 2, 65535, 65535)])
     func synthesizedGIFInspectsWithItsParameters(colors: Int, frames: Int, delay: Int, loop: Int?) throws {
-        let bytes = try GIFSynthesizer.animatedGIF(width: 31, height: 17, frames: frames, colors: colors, seed: 3,
-                                                   delayCentiseconds: delay, loopCount: loop)
+        let bytes = try GIFSynthesizer.animatedGIF(
+            width: 31, height: 17, frames: frames, colors: colors, seed: 3,
+            delayCentiseconds: delay, loopCount: loop)
         let info = try GIFInspector.inspect(bytes: bytes)
-        #expect(info == GIFInfo(width: 31, height: 17, frameCount: frames, durationMilliseconds: frames * delay * 10,
-                                loopCount: loop, version: "89a"))
+        #expect(
+            info
+                == GIFInfo(
+                    width: 31, height: 17, frameCount: frames, durationMilliseconds: frames * delay * 10,
+                    loopCount: loop, version: "89a"))
     }
 
     @Test func synthesizerRejectsInvalidArguments() {
@@ -56,8 +63,10 @@ struct GIFInspectorTests {
     @Test func truncationAtAnyOffsetIsReportedAsTruncated() throws {
         let bytes = try Self.gif(frames: 3)
         let descriptor = Self.firstImageDescriptor(in: bytes)
-        let cuts = [0, 3, 6, 10, 13, 40, descriptor, descriptor + 5, descriptor + 11, descriptor + 500,
-                    bytes.count / 2, bytes.count - 2, bytes.count - 1]
+        let cuts = [
+            0, 3, 6, 10, 13, 40, descriptor, descriptor + 5, descriptor + 11, descriptor + 500,
+            bytes.count / 2, bytes.count - 2, bytes.count - 1
+        ]
         for cut in cuts {
             #expect(throws: GIFRejection.truncated, "cut at \(cut) of \(bytes.count)") {
                 try GIFInspector.inspect(bytes: Array(bytes[..<cut]))
@@ -129,8 +138,11 @@ struct GIFInspectorTests {
         bytes[descriptor + 9] |= 0x40  // Interlace flag: same LZW data, rows in interlaced order.
         bytes.replaceSubrange(3..<6, with: Array("87a".utf8))
         let info = try GIFInspector.inspect(bytes: bytes)
-        #expect(info == GIFInfo(width: 180, height: 180, frameCount: 2, durationMilliseconds: 160,
-                                loopCount: nil, version: "87a"))
+        #expect(
+            info
+                == GIFInfo(
+                    width: 180, height: 180, frameCount: 2, durationMilliseconds: 160,
+                    loopCount: nil, version: "87a"))
     }
 
     @Test func limitsAreEnforcedBeforeDecoding() throws {
@@ -139,7 +151,7 @@ struct GIFInspectorTests {
             (GIFLimits(maxWidth: 179), "logical screen 180x180 exceeds 179x4096"),
             (GIFLimits(maxHeight: 100), "logical screen 180x180 exceeds 4096x100"),
             (GIFLimits(maxFrames: 3), "more than 3 frames"),
-            (GIFLimits(maxTotalPixels: 180 * 180 * 3), "frames hold more than 97200 pixels in total"),
+            (GIFLimits(maxTotalPixels: 180 * 180 * 3), "frames hold more than 97200 pixels in total")
         ]
         for (limits, message) in cases {
             #expect(throws: GIFRejection.tooLarge(message)) { try GIFInspector.inspect(bytes: bytes, limits: limits) }
@@ -156,8 +168,11 @@ struct GIFInspectorTests {
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         let info = try GIFInspector.inspect(path: path)
         #expect(info == (try GIFInspector.inspect(bytes: bytes)))
-        #expect(info == GIFInfo(width: 180, height: 180, frameCount: 40, durationMilliseconds: 1600,
-                                loopCount: 0, version: "89a"))
+        #expect(
+            info
+                == GIFInfo(
+                    width: 180, height: 180, frameCount: 40, durationMilliseconds: 1600,
+                    loopCount: 0, version: "89a"))
 
         let truncated = directory.file("t.gif")
         try Data(bytes[..<100_000]).write(to: URL(fileURLWithPath: truncated))

@@ -42,8 +42,10 @@ struct GIFWalkerTests {
                 for colors in [2, 5, 16, 256] {
                     for loop in [nil, 0, 3] as [Int?] {
                         seed += 1
-                        gifs.append(try GIFSynthesizer.animatedGIF(width: width, height: height, frames: frames, colors: colors,
-                                                                   seed: seed, delayCentiseconds: Int(seed % 17), loopCount: loop))
+                        gifs.append(
+                            try GIFSynthesizer.animatedGIF(
+                                width: width, height: height, frames: frames, colors: colors,
+                                seed: seed, delayCentiseconds: Int(seed % 17), loopCount: loop))
                     }
                 }
             }
@@ -55,9 +57,11 @@ struct GIFWalkerTests {
     static func handEncoded() -> [[UInt8]] {
         var gifs: [[UInt8]] = []
         for size in [1, 2, 4, 8] {
-            let shapes = [LZWPixelCounterTests.Encoder(minimumCodeSize: size),
-                          LZWPixelCounterTests.Encoder(minimumCodeSize: size, clearFirst: false, endCode: false),
-                          LZWPixelCounterTests.Encoder(minimumCodeSize: size, clearWhenFull: false)]
+            let shapes = [
+                LZWPixelCounterTests.Encoder(minimumCodeSize: size),
+                LZWPixelCounterTests.Encoder(minimumCodeSize: size, clearFirst: false, endCode: false),
+                LZWPixelCounterTests.Encoder(minimumCodeSize: size, clearWhenFull: false)
+            ]
             for (number, encoder) in shapes.enumerated() {
                 for runs in [false, true] {
                     let pixels = LZWPixelCounterTests.pixels(count: 97 * 61, minimumCodeSize: size, runs: runs, seed: UInt64(number * 2 + 1))
@@ -105,10 +109,13 @@ struct GIFWalkerTests {
     }
 
     @Test func everyCutOfAGIFIsRefusedAsGiflibRefusesIt() throws {
-        let gifs = [try GIFSynthesizer.animatedGIF(width: 23, height: 17, frames: 3, colors: 7, seed: 5, loopCount: 2),
-                    LZWPixelCounterTests.gif(width: 40, height: 30, minimumCodeSize: 4,
-                                             data: LZWPixelCounterTests.Encoder(minimumCodeSize: 4, endCode: false)
-                                                 .encode(LZWPixelCounterTests.pixels(count: 1200, minimumCodeSize: 4, runs: true, seed: 2)))]
+        let gifs = [
+            try GIFSynthesizer.animatedGIF(width: 23, height: 17, frames: 3, colors: 7, seed: 5, loopCount: 2),
+            LZWPixelCounterTests.gif(
+                width: 40, height: 30, minimumCodeSize: 4,
+                data: LZWPixelCounterTests.Encoder(minimumCodeSize: 4, endCode: false)
+                    .encode(LZWPixelCounterTests.pixels(count: 1200, minimumCodeSize: 4, runs: true, seed: 2)))
+        ]
         for bytes in gifs {
             for length in 0..<bytes.count {
                 let cut = Array(bytes.prefix(length))
@@ -124,9 +131,12 @@ struct GIFWalkerTests {
         // bytes), files cut short: the walker's verdict is giflib's on every one, and all three
         // outcomes (accepted, refused in a frame, refused elsewhere) occur.
         var random = SplitMix64(seed: 2027)
-        let sources = try [GIFSynthesizer.animatedGIF(width: 48, height: 40, frames: 3, colors: 5, seed: 11),
-                           GIFSynthesizer.animatedGIF(width: 40, height: 40, frames: 2, colors: 256, seed: 12, loopCount: nil),
-                           GIFSynthesizer.animatedGIF(width: 9, height: 31, frames: 4, colors: 2, seed: 13, loopCount: 7)]
+        let sources =
+            try [
+                GIFSynthesizer.animatedGIF(width: 48, height: 40, frames: 3, colors: 5, seed: 11),
+                GIFSynthesizer.animatedGIF(width: 40, height: 40, frames: 2, colors: 256, seed: 12, loopCount: nil),
+                GIFSynthesizer.animatedGIF(width: 9, height: 31, frames: 4, colors: 2, seed: 13, loopCount: 7)
+            ]
             + Self.handEncoded().enumerated().filter { $0.offset % 4 == 0 }.map(\.element)
         var outcomes: [String: Int] = [:]
         for round in 0..<3_000 {
@@ -134,7 +144,7 @@ struct GIFWalkerTests {
             switch random.next() % 8 {
             case 0: bytes.removeLast(Int(random.next() % UInt64(bytes.count - 1)) + 1)
             case 1: bytes[Int(random.next() % UInt64(bytes.count))] = UInt8(truncatingIfNeeded: random.next())
-            case 2: bytes[6 + Int(random.next() % 40)] = UInt8(truncatingIfNeeded: random.next())   // screen, tables, extensions
+            case 2: bytes[6 + Int(random.next() % 40)] = UInt8(truncatingIfNeeded: random.next())  // screen, tables, extensions
             default:
                 let start = bytes.count / 4
                 for _ in 0..<(Int(random.next() % 3) + 1) {
@@ -148,8 +158,9 @@ struct GIFWalkerTests {
             case .refused(let reason): outcomes[reason, default: 0] += 1
             }
         }
-        #expect((outcomes["accepted"] ?? 0) > 100 && (outcomes["bad-frame"] ?? 0) > 100 && (outcomes["truncated"] ?? 0) > 100,
-                "\(outcomes)")
+        #expect(
+            (outcomes["accepted"] ?? 0) > 100 && (outcomes["bad-frame"] ?? 0) > 100 && (outcomes["truncated"] ?? 0) > 100,
+            "\(outcomes)")
     }
 
     @Test func irregularLZWStreamsGetGiflibsVerdict() throws {
@@ -177,17 +188,21 @@ struct GIFWalkerTests {
 
     @Test func limitsAndOddFilesAreRefusedAsGiflibRefusesThem() throws {
         let gif = try GIFSynthesizer.animatedGIF(width: 64, height: 48, frames: 5, colors: 16, seed: 3)
-        for limits in [GIFLimits(maxWidth: 63), GIFLimits(maxHeight: 47), GIFLimits(maxFrames: 4),
-                       GIFLimits(maxTotalPixels: 64 * 48 * 5 - 1), GIFLimits(maxFrames: 5, maxTotalPixels: 64 * 48 * 5)] {
+        for limits in [
+            GIFLimits(maxWidth: 63), GIFLimits(maxHeight: 47), GIFLimits(maxFrames: 4),
+            GIFLimits(maxTotalPixels: 64 * 48 * 5 - 1), GIFLimits(maxFrames: 5, maxTotalPixels: 64 * 48 * 5)
+        ] {
             #expect(Self.walker(gif, limits) == Self.giflib(gif, limits), "\(limits)")
         }
         #expect(Self.walker(gif, GIFLimits(maxFrames: 4)) == .refused("too-large"))
         let screenOnly = Array(gif.prefix(13 + 3 * 16)) + [0x3B]
-        let odd: [[UInt8]] = [[], Array("GIF8".utf8), Array("<html>".utf8), Array("GIF89b".utf8), Array("GIF87a".utf8),
-                              screenOnly,                                          // no frames
-                              Array(gif.prefix(13)) + [0x3B],                       // table cut short
-                              Array("GIF89a".utf8) + [0, 0, 0, 0, 0, 0, 0, 0x3B],   // zero-size screen
-                              Array(gif.prefix(13 + 48)) + [0x99]]                  // unknown record
+        let odd: [[UInt8]] = [
+            [], Array("GIF8".utf8), Array("<html>".utf8), Array("GIF89b".utf8), Array("GIF87a".utf8),
+            screenOnly,  // no frames
+            Array(gif.prefix(13)) + [0x3B],  // table cut short
+            Array("GIF89a".utf8) + [0, 0, 0, 0, 0, 0, 0, 0x3B],  // zero-size screen
+            Array(gif.prefix(13 + 48)) + [0x99]
+        ]  // unknown record
         for bytes in odd {
             let expected = Self.giflib(bytes)
             #expect(Self.walker(bytes) == expected, "\(bytes.prefix(16))")

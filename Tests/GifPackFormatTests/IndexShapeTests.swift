@@ -25,7 +25,7 @@ struct IndexShapeTests {
             ("GIFEntry", GIFEntry.CodingKeys.allCases.map(\.stringValue)),
             ("ExerciseRef", ExerciseRef.CodingKeys.allCases.map(\.stringValue)),
             ("GIFPlaceholder", GIFPlaceholder.CodingKeys.allCases.map(\.stringValue)),
-            ("PosterPackDescription", PosterPackDescription.CodingKeys.allCases.map(\.stringValue)),
+            ("PosterPackDescription", PosterPackDescription.CodingKeys.allCases.map(\.stringValue))
         ]
         for (model, keys) in tables {
             #expect(Self.bytesSorted(keys), "\(model).CodingKeys out of order: \(keys)")
@@ -39,42 +39,55 @@ struct IndexShapeTests {
         func location(_ path: String, _ offset: Int64) -> EntryLocation {
             EntryLocation(path: path, size: 100 + offset, frameOffset: offset, frameLength: 40)
         }
-        let posters = PosterPackDescription(name: "all-posters", version: 2, file: "packs/all-posters-v2-01234567.tar.zst", bytes: 900,
-                                            sha256: hashB, entryCount: 3, uncompressedBytes: 4096, contentDigest: hashA, sizes: [200, 80],
-                                            catalog: location("catalog.json", 0),
-                                            posters: [location("posters/80/\(hashA).gif", 100), location("posters/200/\(hashA).gif", 200)])
+        let posters = PosterPackDescription(
+            name: "all-posters", version: 2, file: "packs/all-posters-v2-01234567.tar.zst", bytes: 900,
+            sha256: hashB, entryCount: 3, uncompressedBytes: 4096, contentDigest: hashA, sizes: [200, 80],
+            catalog: location("catalog.json", 0),
+            posters: [location("posters/80/\(hashA).gif", 100), location("posters/200/\(hashA).gif", 200)])
         let full = PackDescription(
             name: "all", version: 7, file: "packs/all-v7-89abcdef.tar.zst", bytes: 123_456_789_012, sha256: hashA, entryCount: 3,
             uncompressedBytes: 9_000_000_000, contentDigest: hashB, catalog: location("catalog.json", 0),
-            gifs: [GIFEntry(sha256: hashB, location: location("gifs/\(hashB).gif", 40),
-                            placeholder: GIFPlaceholder(blurHash: "LEHV6nWB2yk8pyo0adR*.7kCMdnj", averageColor: "#a0b1c2", width: 180,
-                                                        height: 180, frames: 12, durationMilliseconds: 1200, loopCount: 0)),
-                   GIFEntry(sha256: hashA, location: location("gifs/\(hashA).gif", 80),
-                            placeholder: GIFPlaceholder(blurHash: "L00000fQfQfQfQfQfQfQfQfQfQfQ", averageColor: "#000000", width: 1,
-                                                        height: 2, frames: 1, durationMilliseconds: 0, loopCount: nil))],
+            gifs: [
+                GIFEntry(
+                    sha256: hashB, location: location("gifs/\(hashB).gif", 40),
+                    placeholder: GIFPlaceholder(
+                        blurHash: "LEHV6nWB2yk8pyo0adR*.7kCMdnj", averageColor: "#a0b1c2", width: 180,
+                        height: 180, frames: 12, durationMilliseconds: 1200, loopCount: 0)),
+                GIFEntry(
+                    sha256: hashA, location: location("gifs/\(hashA).gif", 80),
+                    placeholder: GIFPlaceholder(
+                        blurHash: "L00000fQfQfQfQfQfQfQfQfQfQfQ", averageColor: "#000000", width: 1,
+                        height: 2, frames: 1, durationMilliseconds: 0, loopCount: nil))
+            ],
             exercises: [ExerciseRef(id: "0002", gif: hashA), ExerciseRef(id: "0001/\u{1F}\"é", gif: nil), ExerciseRef(id: "0003", gif: hashB)],
             posters: posters)
-        let bare = PackDescription(name: "empty", version: 1, file: "packs/empty-v1-00000000.tar.zst", bytes: 1, sha256: hashB,
-                                   entryCount: 1, uncompressedBytes: 1024, contentDigest: hashA, catalog: location("catalog.json", 0),
-                                   gifs: [], exercises: [])
+        let bare = PackDescription(
+            name: "empty", version: 1, file: "packs/empty-v1-00000000.tar.zst", bytes: 1, sha256: hashB,
+            entryCount: 1, uncompressedBytes: 1024, contentDigest: hashA, catalog: location("catalog.json", 0),
+            gifs: [], exercises: [])
         // Format 1.4: a WebP rendition listing a WebP and, for an exercise whose WebP did not beat its GIF, the GIF.
         var webp = PackDescription(
             name: "all.360.webp", version: 3, file: "packs/all.360.webp-v3-0badf00d.tar.zst", bytes: 9_000, sha256: hashB, entryCount: 3,
             uncompressedBytes: 12_000, contentDigest: hashA, catalog: location("catalog.json", 0),
-            gifs: [GIFEntry(sha256: hashA, location: location("images/\(hashA).webp", 40), format: .webp),
-                   GIFEntry(sha256: hashB, location: location("gifs/\(hashB).gif", 80))],
+            gifs: [
+                GIFEntry(sha256: hashA, location: location("images/\(hashA).webp", 40), format: .webp),
+                GIFEntry(sha256: hashB, location: location("gifs/\(hashB).gif", 80))
+            ],
             exercises: [ExerciseRef(id: "0001", gif: hashA), ExerciseRef(id: "0002", gif: hashB), ExerciseRef(id: "0003", gif: nil)])
         webp.resolution = 360
         webp.format = .webp
         var first = full
         first.resolution = 360
         return [
-            PackIndex(generator: "gifpack \"t\"/1\n", source: SourceDescription(kind: "exercisedb-v1", baseURL: "http://h/api/v1", resolution: 360),
-                      packs: [full, bare], sequence: 42, expires: "2030-01-02T03:04:05Z"),
-            PackIndex(formatVersion: FormatVersion(major: 1, minor: 0), generator: "g",
-                      source: SourceDescription(kind: "exercisedb-rapidapi", baseURL: nil, resolution: nil), packs: [bare]),
-            PackIndex(generator: "g", source: SourceDescription(kind: "exercisedb-v1", baseURL: nil, resolution: 360, formats: [.gif, .webp]),
-                      packs: [first], formatPacks: [webp], sequence: 1, expires: "2030-01-02T03:04:05Z"),
+            PackIndex(
+                generator: "gifpack \"t\"/1\n", source: SourceDescription(kind: "exercisedb-v1", baseURL: "http://h/api/v1", resolution: 360),
+                packs: [full, bare], sequence: 42, expires: "2030-01-02T03:04:05Z"),
+            PackIndex(
+                formatVersion: FormatVersion(major: 1, minor: 0), generator: "g",
+                source: SourceDescription(kind: "exercisedb-rapidapi", baseURL: nil, resolution: nil), packs: [bare]),
+            PackIndex(
+                generator: "g", source: SourceDescription(kind: "exercisedb-v1", baseURL: nil, resolution: 360, formats: [.gif, .webp]),
+                packs: [first], formatPacks: [webp], sequence: 1, expires: "2030-01-02T03:04:05Z")
         ]
     }
 
@@ -93,14 +106,18 @@ struct IndexShapeTests {
         }
         // What the sample holds, so a sample that lost its optional parts fails here.
         let text = String(decoding: Self.samples()[0].encodedBytes(), as: UTF8.self)
-        for part in [#""sequence" : 42"#, #""expires" : "2030-01-02T03:04:05Z""#, #""baseURL" : "http://h/api/v1""#,
-                     #""gif" : null"#, #""loopCount" : 0"#, #""sizes" : ["#, #""gifs" : [\#n\#n      ]"#, #""0001/\u001f\"é""#] {
+        for part in [
+            #""sequence" : 42"#, #""expires" : "2030-01-02T03:04:05Z""#, #""baseURL" : "http://h/api/v1""#,
+            #""gif" : null"#, #""loopCount" : 0"#, #""sizes" : ["#, #""gifs" : [\#n\#n      ]"#, #""0001/\u001f\"é""#
+        ] {
             #expect(text.contains(part), "\(part) missing from \(text)")
         }
         // Format 1.4's parts in the third; none of them (nor its version) in the indexes without format packs.
         let withFormats = String(decoding: Self.samples()[2].encodedBytes(), as: UTF8.self)
-        for part in [#""formatPacks" : ["#, #""format" : "webp""#, #""formats" : [\#n      "gif",\#n      "webp"\#n    ]"#,
-                     #""formatVersion" : "1.4""#, #""path" : "images/"#] {
+        for part in [
+            #""formatPacks" : ["#, #""format" : "webp""#, #""formats" : [\#n      "gif",\#n      "webp"\#n    ]"#,
+            #""formatVersion" : "1.4""#, #""path" : "images/"#
+        ] {
             #expect(withFormats.contains(part), "\(part) missing from \(withFormats)")
         }
         for index in Self.samples().prefix(2) {
@@ -175,10 +192,11 @@ struct IndexShapeTests {
     func aLongListIsStreamed() async throws {
         let hash = String(repeating: "c", count: 64)
         let exercises = (0..<20_000).map { ExerciseRef(id: String(format: "%05d", $0), gif: $0 % 7 == 0 ? nil : hash) }
-        let pack = PackDescription(name: "all", version: 1, file: "packs/all-v1-00000000.tar.zst", bytes: 1, sha256: hash, entryCount: 1,
-                                   uncompressedBytes: 1, contentDigest: hash,
-                                   catalog: EntryLocation(path: "catalog.json", size: 1, frameOffset: 0, frameLength: 1),
-                                   gifs: [], exercises: exercises)
+        let pack = PackDescription(
+            name: "all", version: 1, file: "packs/all-v1-00000000.tar.zst", bytes: 1, sha256: hash, entryCount: 1,
+            uncompressedBytes: 1, contentDigest: hash,
+            catalog: EntryLocation(path: "catalog.json", size: 1, frameOffset: 0, frameLength: 1),
+            gifs: [], exercises: exercises)
         let index = PackIndex(generator: "g", source: SourceDescription(kind: "k", baseURL: nil, resolution: nil), packs: [pack])
         var largest = 0, total = 0, count = 0
         try IndentedJSONEncoder.encode(index, chunkSize: 16 * 1024) { piece in

@@ -112,9 +112,11 @@ struct LZWPixelCounterTests {
     @Test(arguments: [2, 3, 5, 8])
     func wellFormedStreamsAreCountedWithoutGiflibsDecoder(minimumCodeSize: Int) throws {
         let (width, height) = (97, 61)
-        let shapes = [Encoder(minimumCodeSize: minimumCodeSize),
-                      Encoder(minimumCodeSize: minimumCodeSize, clearFirst: false, endCode: false),
-                      Encoder(minimumCodeSize: minimumCodeSize, clearWhenFull: false)]
+        let shapes = [
+            Encoder(minimumCodeSize: minimumCodeSize),
+            Encoder(minimumCodeSize: minimumCodeSize, clearFirst: false, endCode: false),
+            Encoder(minimumCodeSize: minimumCodeSize, clearWhenFull: false)
+        ]
         for (number, encoder) in shapes.enumerated() {
             for runs in [false, true] {
                 let pixels = Self.pixels(count: width * height, minimumCodeSize: minimumCodeSize, runs: runs, seed: UInt64(number * 2 + 1))
@@ -152,8 +154,9 @@ struct LZWPixelCounterTests {
         #expect(verdict == Self.verdict(short, .decoding))
         #expect(throws: GIFRejection.self) { try verdict.get() }
         // Short by one pixel and no end code: the data ends first.
-        let cut = Self.gif(width: width, height: height, minimumCodeSize: 4,
-                           data: Encoder(minimumCodeSize: 4, endCode: false).encode(Array(pixels.prefix(width * height - 1))))
+        let cut = Self.gif(
+            width: width, height: height, minimumCodeSize: 4,
+            data: Encoder(minimumCodeSize: 4, endCode: false).encode(Array(pixels.prefix(width * height - 1))))
         #expect(Self.verdict(cut, .counting) == Self.verdict(cut, .decoding))
         #expect(throws: GIFRejection.self) { try Self.verdict(cut, .counting).get() }
         // Three pixels too many: giflib stops at the last one and skips the rest.
@@ -181,7 +184,7 @@ struct LZWPixelCounterTests {
             var bytes = sources[round % sources.count]
             let dataStart = bytes.count / 4
             switch random.next() % 10 {
-            case 0: bytes.removeLast(Int(random.next() % UInt64(bytes.count - 20)) + 1)   // cut short
+            case 0: bytes.removeLast(Int(random.next() % UInt64(bytes.count - 20)) + 1)  // cut short
             case 1: bytes[dataStart + Int(random.next() % 40)] = UInt8(truncatingIfNeeded: random.next())
             default:
                 for _ in 0..<(Int(random.next() % 3) + 1) {

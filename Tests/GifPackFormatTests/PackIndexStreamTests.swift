@@ -13,17 +13,19 @@ struct PackIndexStreamTests {
     static let hashA = String(repeating: "a", count: 64), hashB = String(repeating: "b", count: 64)
 
     static func pack(_ name: String, _ refs: [ExerciseRef]) -> PackDescription {
-        var pack = PackDescription(name: name, version: 1, file: "packs/\(name).tar.zst", bytes: 10, sha256: hashA, entryCount: 1,
-                                   uncompressedBytes: 10, contentDigest: hashB,
-                                   catalog: EntryLocation(path: "catalog.json", size: 1, frameOffset: 0, frameLength: 1), gifs: [], exercises: [])
-        pack.exercises = ExerciseRefList(refs)   // as given: unsorted or repeated when the test says so
+        var pack = PackDescription(
+            name: name, version: 1, file: "packs/\(name).tar.zst", bytes: 10, sha256: hashA, entryCount: 1,
+            uncompressedBytes: 10, contentDigest: hashB,
+            catalog: EntryLocation(path: "catalog.json", size: 1, frameOffset: 0, frameLength: 1), gifs: [], exercises: [])
+        pack.exercises = ExerciseRefList(refs)  // as given: unsorted or repeated when the test says so
         return pack
     }
 
     static func index(_ packs: [PackDescription], renditions: [PackDescription] = []) -> PackIndex {
-        var index = PackIndex(generator: "g", source: SourceDescription(kind: "exercisedb-rapidapi", baseURL: nil, resolution: 180), packs: [],
-                              renditionPacks: renditions)
-        index.packs = packs   // in the order given
+        var index = PackIndex(
+            generator: "g", source: SourceDescription(kind: "exercisedb-rapidapi", baseURL: nil, resolution: 180), packs: [],
+            renditionPacks: renditions)
+        index.packs = packs  // in the order given
         return index
     }
 
@@ -46,15 +48,17 @@ struct PackIndexStreamTests {
         case (.failure, .failure):
             break
         default:
-            Issue.record("the decoders disagree on \(String(decoding: bytes, as: UTF8.self)): whole \(whole), stream \(streamed)",
-                         sourceLocation: sourceLocation)
+            Issue.record(
+                "the decoders disagree on \(String(decoding: bytes, as: UTF8.self)): whole \(whole), stream \(streamed)",
+                sourceLocation: sourceLocation)
         }
     }
 
     static var hostile: PackIndex {
         let refs = [ExerciseRef(id: "0009", gif: hashA), ExerciseRef(id: "0001", gif: nil), ExerciseRef(id: "0009", gif: hashB)]
-        return index([pack("b", refs), pack("a", [ExerciseRef(id: "x\"]}", gif: hashA)])],
-                     renditions: [pack("b.360", [ExerciseRef(id: "0002", gif: hashB)])])
+        return index(
+            [pack("b", refs), pack("a", [ExerciseRef(id: "x\"]}", gif: hashA)])],
+            renditions: [pack("b.360", [ExerciseRef(id: "0002", gif: hashB)])])
     }
 
     @Test("the stream gives the whole-document decoder's index in any chunking: renditions, repeated and unsorted ids included")
@@ -88,12 +92,15 @@ struct PackIndexStreamTests {
                 Self.agree(changed)
             }
         }
-        let head = #"{"formatVersion":"1.2","generator":"g","packs":[{"bytes":1,"catalog":{"frameLength":1,"frameOffset":0,"path":"c","size":1},"#
+        let head =
+            #"{"formatVersion":"1.2","generator":"g","packs":[{"bytes":1,"catalog":{"frameLength":1,"frameOffset":0,"path":"c","size":1},"#
             + #""contentDigest":"d","entryCount":1,"file":"f","gifs":[],"name":"a","sha256":"s","uncompressedBytes":1,"version":1,"#
         let tail = #"}],"source":{"kind":"k"}}"#
         let one = #"{"gif":null,"id":"1"}"#
-        for list in ["[]", "[\(one)]", "[\(one),\(one)]", " [ \(one) , \(one) ] ", "[\(one),]", "[,\(one)]", "[\(one)\(one)]", "[1]", "[[]]",
-                     "[{\"id\":1}]", "[{\"id\":\"1\",\"gif\":5}]", "[{\"id\":\"1\"]", "[\(one)", "{}", "null"] {
+        for list in [
+            "[]", "[\(one)]", "[\(one),\(one)]", " [ \(one) , \(one) ] ", "[\(one),]", "[,\(one)]", "[\(one)\(one)]", "[1]", "[[]]",
+            "[{\"id\":1}]", "[{\"id\":\"1\",\"gif\":5}]", "[{\"id\":\"1\"]", "[\(one)", "{}", "null"
+        ] {
             Self.agree(Array((head + #""exercises":"# + list + tail).utf8))
         }
         // A key written with escapes, a list named twice, lists where no pack is.
@@ -138,13 +145,17 @@ struct PackIndexStreamTests {
     func mergedDiffEqualsMapDiff() {
         let old = Self.index([
             Self.pack("z", [ExerciseRef(id: "0005", gif: Self.hashA), ExerciseRef(id: "0001", gif: Self.hashB)]),
-            Self.pack("m", [ExerciseRef(id: "0003", gif: Self.hashA), ExerciseRef(id: "0003", gif: Self.hashB), ExerciseRef(id: "0004", gif: nil),
-                            ExerciseRef(id: "0007", gif: Self.hashA)]),
-            Self.pack("a", [ExerciseRef(id: "0002", gif: Self.hashA), ExerciseRef(id: "0005", gif: Self.hashB)]),
+            Self.pack(
+                "m",
+                [
+                    ExerciseRef(id: "0003", gif: Self.hashA), ExerciseRef(id: "0003", gif: Self.hashB), ExerciseRef(id: "0004", gif: nil),
+                    ExerciseRef(id: "0007", gif: Self.hashA)
+                ]),
+            Self.pack("a", [ExerciseRef(id: "0002", gif: Self.hashA), ExerciseRef(id: "0005", gif: Self.hashB)])
         ])
         let new = Self.index([
             Self.pack("m", [ExerciseRef(id: "0009", gif: nil), ExerciseRef(id: "0003", gif: Self.hashA), ExerciseRef(id: "0004", gif: Self.hashA)]),
-            Self.pack("a", [ExerciseRef(id: "0001", gif: Self.hashA), ExerciseRef(id: "0005", gif: Self.hashA), ExerciseRef(id: "0007", gif: nil)]),
+            Self.pack("a", [ExerciseRef(id: "0001", gif: Self.hashA), ExerciseRef(id: "0005", gif: Self.hashA), ExerciseRef(id: "0007", gif: nil)])
         ])
         for (a, b) in [(old, new), (new, old), (old, old), (Self.index([]), new), (new, Self.index([]))] {
             let diff = IndexDiff(old: a, new: b)

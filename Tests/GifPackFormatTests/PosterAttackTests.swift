@@ -20,8 +20,9 @@ struct PosterAttackTests {
             let left = Int(random.next() % UInt64(side))
             let top = Int(random.next() % UInt64(side))
             let transparent = index % 5 == 4
-            return TestFrame(left: left, top: top, width: 1, height: 1, indices: [transparent ? 1 : 0],
-                             transparentIndex: transparent ? 1 : nil, disposal: index % 4)
+            return TestFrame(
+                left: left, top: top, width: 1, height: 1, indices: [transparent ? 1 : 0],
+                transparentIndex: transparent ? 1 : nil, disposal: index % 4)
         }
     }
 
@@ -91,8 +92,10 @@ struct PosterAttackTests {
             // A few blank frames first (white, transparent or one colour covering the screen).
             for _ in 0..<below(4) {
                 let color = UInt8(below(3))
-                frames.append(TestFrame(width: width, height: height, indices: [UInt8](repeating: color, count: width * height),
-                                        transparentIndex: below(3) == 0 ? Int(color) : nil, disposal: below(4)))
+                frames.append(
+                    TestFrame(
+                        width: width, height: height, indices: [UInt8](repeating: color, count: width * height),
+                        transparentIndex: below(3) == 0 ? Int(color) : nil, disposal: below(4)))
             }
             for _ in 0..<(1 + below(6)) {
                 let (w, h) = (1 + below(width), 1 + below(height))
@@ -100,9 +103,11 @@ struct PosterAttackTests {
                 // Mostly one colour (so screens often stay blank), sometimes mixed.
                 let base = UInt8(below(4))
                 let indices = (0..<(w * h)).map { _ in below(5) == 0 ? UInt8(below(4)) : base }
-                frames.append(TestFrame(left: left, top: top, width: w, height: h, indices: indices,
-                                        transparentIndex: below(3) == 0 ? below(4) : nil, disposal: below(4),
-                                        interlaced: below(4) == 0))
+                frames.append(
+                    TestFrame(
+                        left: left, top: top, width: w, height: h, indices: indices,
+                        transparentIndex: below(3) == 0 ? below(4) : nil, disposal: below(4),
+                        interlaced: below(4) == 0))
             }
             let gif = try writeTestGIF(width: width, height: height, palette: Self.palette, frames: frames)
             let still = try StillFrameDecoder.decode(bytes: gif)

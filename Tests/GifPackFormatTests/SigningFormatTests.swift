@@ -41,8 +41,10 @@ struct SigningFormatTests {
 
         // Stock minisign signs with our (unencrypted) secret key file, prehashed and legacy; we verify both.
         for legacy in [false, true] {
-            let signed = try await run("/usr/bin/minisign", ["-S", "-s", keyPath, "-m", workspace.file("index.json"), "-t", "made by minisign"]
-                                    + (legacy ? ["-l"] : []))
+            let signed = try await run(
+                "/usr/bin/minisign",
+                ["-S", "-s", keyPath, "-m", workspace.file("index.json"), "-t", "made by minisign"]
+                    + (legacy ? ["-l"] : []))
             #expect(signed.status == 0, "\(signed.error)")
             let text = try String(contentsOfFile: workspace.file("index.json.minisig"), encoding: .utf8)
             let theirs = try MinisignSignature(text: text)

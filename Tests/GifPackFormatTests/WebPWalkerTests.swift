@@ -10,7 +10,8 @@ import Testing
 /// `webpmux -info`) and on containers written by hand to be truncated, oversized or malformed.
 @Suite("WebP container walker", .timeLimit(.minutes(3)))
 struct WebPWalkerTests {
-    static let toolsPresent = FileManager.default.isExecutableFile(atPath: "/usr/bin/gif2webp")
+    static let toolsPresent =
+        FileManager.default.isExecutableFile(atPath: "/usr/bin/gif2webp")
         && FileManager.default.isExecutableFile(atPath: "/usr/bin/cwebp") && FileManager.default.isExecutableFile(atPath: "/usr/bin/webpmux")
 
     /// What `webpmux -info` (libwebp's demuxer) says of a file: canvas, frames, loop count, the durations' sum.
@@ -37,7 +38,7 @@ struct WebPWalkerTests {
             ("many", try GIFSynthesizer.animatedGIF(width: 21, height: 9, frames: 200, colors: 3, seed: 3, delayCentiseconds: 3), []),
             ("looping-3", try GIFSynthesizer.animatedGIF(width: 64, height: 48, frames: 3, colors: 8, seed: 4, loopCount: 3), ["-lossy", "-q", "90"]),
             ("no-loop", try GIFSynthesizer.animatedGIF(width: 15, height: 31, frames: 2, colors: 2, seed: 5, loopCount: nil), []),
-            ("fixture", try fileBytes(PublishServers.repositoryRoot + "/Fuzz/seeds/fixture-0007.gif"), ["-mixed"]),
+            ("fixture", try fileBytes(PublishServers.repositoryRoot + "/Fuzz/seeds/fixture-0007.gif"), ["-mixed"])
         ]
         for (name, gif, options) in gifs {
             let (gifPath, webpPath) = (workspace.file("\(name).gif"), workspace.file("\(name).webp"))
@@ -91,23 +92,30 @@ struct WebPWalkerTests {
 
     @Test(.computes) func handWrittenContainersOfEveryAcceptedLayout() throws {
         let animated = HandWebP.animated(width: 30, height: 20, frames: 4, delay: 70, loopCount: 5)
-        #expect(try WebPWalker.inspect(bytes: animated)
+        #expect(
+            try WebPWalker.inspect(bytes: animated)
                 == WebPInfo(width: 30, height: 20, frameCount: 4, durationMilliseconds: 280, loopCount: 5, isAnimated: true))
         // Frames smaller than the canvas, at even offsets; an ALPH before a VP8 image; metadata after the frames.
         let offsets = HandWebP.riff([
             HandWebP.vp8x(width: 40, height: 40, animation: true, alpha: true), HandWebP.anim(loopCount: 0),
             HandWebP.anmf(x: 10, y: 20, width: 30, height: 20, duration: 40, image: HandWebP.vp8l(width: 30, height: 20, alpha: true)),
-            HandWebP.anmf(x: 0, y: 0, width: 1, height: 1, duration: 60,
-                          image: HandWebP.chunk("ALPH", [0, 1, 2]) + HandWebP.vp8(width: 1, height: 1)),
-            HandWebP.chunk("EXIF", [1, 2, 3, 4, 5]), HandWebP.chunk("XMP ", [7]),
+            HandWebP.anmf(
+                x: 0, y: 0, width: 1, height: 1, duration: 60,
+                image: HandWebP.chunk("ALPH", [0, 1, 2]) + HandWebP.vp8(width: 1, height: 1)),
+            HandWebP.chunk("EXIF", [1, 2, 3, 4, 5]), HandWebP.chunk("XMP ", [7])
         ])
-        #expect(try WebPWalker.inspect(bytes: offsets)
+        #expect(
+            try WebPWalker.inspect(bytes: offsets)
                 == WebPInfo(width: 40, height: 40, frameCount: 2, durationMilliseconds: 100, loopCount: 0, isAnimated: true))
         let still = WebPInfo(width: 7, height: 5, frameCount: 1, durationMilliseconds: 0, loopCount: nil, isAnimated: false)
         #expect(try WebPWalker.inspect(bytes: HandWebP.riff([HandWebP.vp8l(width: 7, height: 5)])) == still)
         #expect(try WebPWalker.inspect(bytes: HandWebP.riff([HandWebP.vp8(width: 7, height: 5)])) == still)
-        #expect(try WebPWalker.inspect(bytes: HandWebP.riff([HandWebP.vp8x(width: 7, height: 5, animation: false, alpha: true),
-                                                              HandWebP.chunk("ALPH", [0, 9]), HandWebP.vp8(width: 7, height: 5)])) == still)
+        #expect(
+            try WebPWalker.inspect(
+                bytes: HandWebP.riff([
+                    HandWebP.vp8x(width: 7, height: 5, animation: false, alpha: true),
+                    HandWebP.chunk("ALPH", [0, 9]), HandWebP.vp8(width: 7, height: 5)
+                ])) == still)
         // A VP8L chunk of an odd length, padded.
         #expect(try WebPWalker.inspect(bytes: HandWebP.riff([HandWebP.vp8l(width: 3, height: 3, filler: 4)])).width == 3)
     }
@@ -132,7 +140,7 @@ struct WebPWalkerTests {
         // A frame whose image chunk runs past the ANMF chunk.
         let frame = HandWebP.anmf(width: 4, height: 4, duration: 10, image: HandWebP.vp8l(width: 4, height: 4))
         var inner = frame
-        inner[8 + 16 + 4] = 99   // the VP8L chunk's size, inside the frame
+        inner[8 + 16 + 4] = 99  // the VP8L chunk's size, inside the frame
         let file = HandWebP.riff([HandWebP.vp8x(width: 4, height: 4, animation: true), HandWebP.anim(loopCount: 0), inner])
         #expect(throws: WebPRejection.truncated("chunk \"VP8L\" at byte 68 says 99 bytes; frame 1 has 14 left")) { try WebPWalker.inspect(bytes: file) }
     }
@@ -204,8 +212,10 @@ struct WebPWalkerTests {
             ("a frame with two images", HandWebP.riff([header, anim, frame(image: image + image)]), "corrupt"),
             ("ALPH with a VP8L frame", HandWebP.riff([header, anim, frame(image: HandWebP.chunk("ALPH", [0]) + image)]), "corrupt"),
             ("an ANMF shorter than its header", HandWebP.riff([header, anim, HandWebP.chunk("ANMF", [0, 0, 0])]), "corrupt"),
-            ("a still whose image is not the canvas's size",
-             HandWebP.riff([HandWebP.vp8x(width: 9, height: 8, animation: false), image]), "bad-frame"),
+            (
+                "a still whose image is not the canvas's size",
+                HandWebP.riff([HandWebP.vp8x(width: 9, height: 8, animation: false), image]), "bad-frame"
+            )
         ]
         for (label, bytes, reason) in cases {
             do {

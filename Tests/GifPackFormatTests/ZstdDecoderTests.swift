@@ -52,42 +52,42 @@ import Testing
             return
         }
         let script = """
-        import sys, os, random, zstandard as zstd
-        from importlib.metadata import version
-        assert version("zstandard") == "0.25.0", version("zstandard")
-        d = sys.argv[1]
-        for kind in sys.argv[2:]:
-            data = open(os.path.join(d, kind + ".orig"), "rb").read()
-            def out(name, frames):
-                open(os.path.join(d, kind + "." + name + ".zst"), "wb").write(frames)
-            for level in (-5, 3, 19):
-                for size in (True, False):
-                    for check in (True, False):
-                        c = zstd.ZstdCompressor(level=level, write_content_size=size, write_checksum=check)
-                        out("l%d-size%d-check%d" % (level, size, check), c.compress(data))
-            # Many small blocks (repeat-mode tables, reused Huffman trees), no content size.
-            for level in (3, 19):
-                o = zstd.ZstdCompressor(level=level, write_checksum=True).compressobj()
-                rnd, pos, parts = random.Random(7), 0, []
-                while pos < len(data):
-                    n = rnd.randrange(1, 5000)
-                    parts += [o.compress(data[pos:pos + n]), o.flush(zstd.COMPRESSOBJ_FLUSH_BLOCK)]
-                    pos += n
-                parts.append(o.flush())
-                out("flushes-l%d" % level, b"".join(parts))
-            # Two frames with a skippable frame between them.
-            half, c = len(data) // 2, zstd.ZstdCompressor(level=3)
-            skippable = (0x184D2A5A).to_bytes(4, "little") + (5).to_bytes(4, "little") + b"skip!"
-            out("frames", c.compress(data[:half]) + skippable + c.compress(data[half:]))
-            p = zstd.ZstdCompressionParameters(window_log=12, strategy=zstd.STRATEGY_BTULTRA2, min_match=3, write_checksum=1)
-            out("btultra2-wlog12", zstd.ZstdCompressor(compression_params=p).compress(data))
-            p = zstd.ZstdCompressionParameters.from_level(5, enable_ldm=True, window_log=24)
-            out("ldm", zstd.ZstdCompressor(compression_params=p).compress(data))
-        samples = [open(os.path.join(d, "text.orig"), "rb").read()[i:i + 1000] for i in range(0, 200000, 1000)]
-        dictionary = zstd.train_dictionary(4096, samples)
-        open(os.path.join(d, "dictionary.zst"), "wb").write(zstd.ZstdCompressor(dict_data=dictionary).compress(samples[3]))
-        print(dictionary.dict_id())
-        """
+            import sys, os, random, zstandard as zstd
+            from importlib.metadata import version
+            assert version("zstandard") == "0.25.0", version("zstandard")
+            d = sys.argv[1]
+            for kind in sys.argv[2:]:
+                data = open(os.path.join(d, kind + ".orig"), "rb").read()
+                def out(name, frames):
+                    open(os.path.join(d, kind + "." + name + ".zst"), "wb").write(frames)
+                for level in (-5, 3, 19):
+                    for size in (True, False):
+                        for check in (True, False):
+                            c = zstd.ZstdCompressor(level=level, write_content_size=size, write_checksum=check)
+                            out("l%d-size%d-check%d" % (level, size, check), c.compress(data))
+                # Many small blocks (repeat-mode tables, reused Huffman trees), no content size.
+                for level in (3, 19):
+                    o = zstd.ZstdCompressor(level=level, write_checksum=True).compressobj()
+                    rnd, pos, parts = random.Random(7), 0, []
+                    while pos < len(data):
+                        n = rnd.randrange(1, 5000)
+                        parts += [o.compress(data[pos:pos + n]), o.flush(zstd.COMPRESSOBJ_FLUSH_BLOCK)]
+                        pos += n
+                    parts.append(o.flush())
+                    out("flushes-l%d" % level, b"".join(parts))
+                # Two frames with a skippable frame between them.
+                half, c = len(data) // 2, zstd.ZstdCompressor(level=3)
+                skippable = (0x184D2A5A).to_bytes(4, "little") + (5).to_bytes(4, "little") + b"skip!"
+                out("frames", c.compress(data[:half]) + skippable + c.compress(data[half:]))
+                p = zstd.ZstdCompressionParameters(window_log=12, strategy=zstd.STRATEGY_BTULTRA2, min_match=3, write_checksum=1)
+                out("btultra2-wlog12", zstd.ZstdCompressor(compression_params=p).compress(data))
+                p = zstd.ZstdCompressionParameters.from_level(5, enable_ldm=True, window_log=24)
+                out("ldm", zstd.ZstdCompressor(compression_params=p).compress(data))
+            samples = [open(os.path.join(d, "text.orig"), "rb").read()[i:i + 1000] for i in range(0, 200000, 1000)]
+            dictionary = zstd.train_dictionary(4096, samples)
+            open(os.path.join(d, "dictionary.zst"), "wb").write(zstd.ZstdCompressor(dict_data=dictionary).compress(samples[3]))
+            print(dictionary.dict_id())
+            """
         let result = try await run(python, ["-c", script, workspace.path] + kinds.map { "\($0)" })
         try #require(result.status == 0, "python-zstandard failed: \(result.error)")
         var decoded = 0
@@ -186,13 +186,15 @@ import Testing
         // Output limit: declared size over the limit, and an undeclared size that runs over it.
         #expect(decodingError { try ZstdDecoder.decompress(sized, maxOutput: original.count - 1) }?.kind == .outputLimitExceeded)
         #expect(decodingError { try ZstdDecoder.decompress(unsized, maxOutput: original.count - 1) }?.kind == .outputLimitExceeded)
-        #expect(decodingError {
-            try unsized.withUnsafeBytes { raw in try ZstdDecoder().decompressFrame(raw, maxOutput: 1000) { _ in } }
-        }?.kind == .outputLimitExceeded)
+        #expect(
+            decodingError {
+                try unsized.withUnsafeBytes { raw in try ZstdDecoder().decompressFrame(raw, maxOutput: 1000) { _ in } }
+            }?.kind == .outputLimitExceeded)
 
         // Not zstd, empty, trailing garbage.
-        #expect(decodingError { try ZstdDecoder.decompress(Array("GIF89a-not-zstd".utf8), maxOutput: 100) }?.reason
-            == "not a zstd frame (magic number 0x38464947)")
+        #expect(
+            decodingError { try ZstdDecoder.decompress(Array("GIF89a-not-zstd".utf8), maxOutput: 100) }?.reason
+                == "not a zstd frame (magic number 0x38464947)")
         #expect(decodingError { try ZstdDecoder.decompress([UInt8](), maxOutput: 100) }?.kind == .truncated)
         let trailing = decodingError { try ZstdDecoder.decompress(sized + [1, 2, 3, 4, 5], maxOutput: original.count + 10) }
         #expect(trailing?.kind == .corrupt && trailing?.offset == sized.count)
@@ -201,14 +203,16 @@ import Testing
         let huge: [UInt8] = [0x28, 0xB5, 0x2F, 0xFD, 0xC0, 0x00] + [UInt8](repeating: 0xFF, count: 8) + [0x01, 0x00, 0x00]
         #expect(decodingError { try ZstdDecoder.decompress(huge, maxOutput: Int.max) }?.kind == .outputLimitExceeded)
         let longSkippable: [UInt8] = [0x50, 0x2A, 0x4D, 0x18, 0xFF, 0xFF, 0xFF, 0xFF, 0x00]
-        #expect(decodingError { try ZstdDecoder.decompress(longSkippable, maxOutput: 100) }?.reason
-            == "skippable frame of 4294967295 bytes runs past the input")
+        #expect(
+            decodingError { try ZstdDecoder.decompress(longSkippable, maxOutput: 100) }?.reason
+                == "skippable frame of 4294967295 bytes runs past the input")
 
         // Reserved descriptor bit; a crafted dictionary id; a reserved block type.
         var reserved = sized
         reserved[4] |= 0x08
-        #expect(decodingError { try ZstdDecoder.decompress(reserved, maxOutput: original.count) }?.reason
-            == "reserved bit of the frame header descriptor is set")
+        #expect(
+            decodingError { try ZstdDecoder.decompress(reserved, maxOutput: original.count) }?.reason
+                == "reserved bit of the frame header descriptor is set")
         let withDictionary: [UInt8] = [0x28, 0xB5, 0x2F, 0xFD, 0x21, 0x07, 0x01, 0x01, 0x00, 0x00]
         #expect(decodingError { try ZstdDecoder.decompress(withDictionary, maxOutput: 100) }?.kind == .unsupported)
         let reservedBlock: [UInt8] = [0x28, 0xB5, 0x2F, 0xFD, 0x20, 0x04, 0x07, 0x00, 0x00]
@@ -225,16 +229,19 @@ import Testing
         func rleFrame(declaring size: UInt8) -> [UInt8] {
             [0x28, 0xB5, 0x2F, 0xFD, 0x80, 0x00, size, 0x00, 0x00, 0x00, 0x2B, 0x00, 0x00, 0x61]
         }
-        #expect(decodingError { try ZstdDecoder.decompress(rleFrame(declaring: 4), maxOutput: 100) }?.reason
-            == "frame decodes to more bytes than its declared content size 4")
-        #expect(decodingError { try ZstdDecoder.decompress(rleFrame(declaring: 6), maxOutput: 100) }?.reason
-            == "frame decodes to 5 bytes but declares 6")
+        #expect(
+            decodingError { try ZstdDecoder.decompress(rleFrame(declaring: 4), maxOutput: 100) }?.reason
+                == "frame decodes to more bytes than its declared content size 4")
+        #expect(
+            decodingError { try ZstdDecoder.decompress(rleFrame(declaring: 6), maxOutput: 100) }?.reason
+                == "frame decodes to 5 bytes but declares 6")
         #expect(try ZstdDecoder.decompress(rleFrame(declaring: 5), maxOutput: 100) == Array("aaaaa".utf8))
         // An RLE block larger than a single-segment frame's window (its content size) is corrupt: held to
         // the content size, as libzstd's one pass holds a frame declaring at most 128 KiB.
         let overBlock: [UInt8] = [0x28, 0xB5, 0x2F, 0xFD, 0x20, 0x04, 0x2B, 0x00, 0x00, 0x61]
-        #expect(decodingError { try ZstdDecoder.decompress(overBlock, maxOutput: 100) }?.reason
-            == "frame decodes to more bytes than its declared content size 4")
+        #expect(
+            decodingError { try ZstdDecoder.decompress(overBlock, maxOutput: 100) }?.reason
+                == "frame decodes to more bytes than its declared content size 4")
     }
 
     @Test(.computes) func xxh64MatchesReferenceVectorsInAnyChunking() {
@@ -259,8 +266,10 @@ import Testing
 
     /// Decodes `compressed` in one shot, and frame by frame through the streaming form, and
     /// compares both with `original`; a limit one byte short must be refused.
-    private func expectRoundTrip(_ compressed: [UInt8], _ original: [UInt8], _ label: String,
-                                 sourceLocation: SourceLocation = #_sourceLocation) throws {
+    private func expectRoundTrip(
+        _ compressed: [UInt8], _ original: [UInt8], _ label: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
         let oneShot = try ZstdDecoder.decompress(compressed, maxOutput: original.count)
         #expect(oneShot == original, "one-shot decode of \(label) differs", sourceLocation: sourceLocation)
         var streamed: [UInt8] = []
@@ -306,17 +315,20 @@ struct ZstdToolCase: Sendable, CustomStringConvertible {
         var cases: [ZstdToolCase] = []
         // Every level range and strategy, window logs, long-distance matching, with and without
         // content size and checksum, on mixed data (text, GIFs, runs, random bytes: several blocks).
-        let mixed: [[String]] = [
-            ["--fast=7"], ["--fast=1"], ["-1"], ["-3"], ["-9"], ["-19"], ["--ultra", "-22"],
-            ["-19", "--no-check"], ["-3", "--no-content-size"], ["--zstd=wlog=10"], ["-5", "--zstd=wlog=17"],
-            ["-19", "--zstd=wlog=24"], ["--long", "-19"],
-            ["-3", "--zstd=wlog=10,hlog=6,clog=6,slog=1,mml=3"], ["-19", "--zstd=mml=3,tlen=999"],
-        ] + (1...9).map { ["--zstd=strategy=\($0)"] }
+        let mixed: [[String]] =
+            [
+                ["--fast=7"], ["--fast=1"], ["-1"], ["-3"], ["-9"], ["-19"], ["--ultra", "-22"],
+                ["-19", "--no-check"], ["-3", "--no-content-size"], ["--zstd=wlog=10"], ["-5", "--zstd=wlog=17"],
+                ["-19", "--zstd=wlog=24"], ["--long", "-19"],
+                ["-3", "--zstd=wlog=10,hlog=6,clog=6,slog=1,mml=3"], ["-19", "--zstd=mml=3,tlen=999"]
+            ] + (1...9).map { ["--zstd=strategy=\($0)"] }
         cases += mixed.map { ZstdToolCase(data: .mixed, arguments: $0, fromStandardInput: false) }
         cases += [["-3"], ["--long=27", "-19"]].map { ZstdToolCase(data: .mixed, arguments: $0, fromStandardInput: true) }
         // Each kind of data alone.
-        for (kind, levels) in [(ZstdCorpus.Kind.text, ["-1", "-19"]), (.gifs, ["-3", "-19"]), (.runs, ["-3", "-19"]),
-                               (.zeros, ["-3"]), (.random, ["-3"]), (.tiny, ["-3", "-19"]), (.empty, ["-3"])] {
+        for (kind, levels) in [
+            (ZstdCorpus.Kind.text, ["-1", "-19"]), (.gifs, ["-3", "-19"]), (.runs, ["-3", "-19"]),
+            (.zeros, ["-3"]), (.random, ["-3"]), (.tiny, ["-3", "-19"]), (.empty, ["-3"])
+        ] {
             cases += levels.map { ZstdToolCase(data: kind, arguments: [$0], fromStandardInput: false) }
         }
         cases.append(ZstdToolCase(data: .tiny, arguments: ["-19", "--no-check"], fromStandardInput: true))
@@ -350,8 +362,10 @@ enum ZstdCorpus {
 
     /// Pseudo-English with long repeats (matches of every length and distance).
     private static let text: [UInt8] = {
-        let words = ["exercise", "squat", "barbell", "dumbbell", "the", "and", "of", "lateral", "raise", "push", "up",
-                     "target", "muscle", "body", "part", "equipment", "cable", "machine", "a", "to", "with", "gif"]
+        let words = [
+            "exercise", "squat", "barbell", "dumbbell", "the", "and", "of", "lateral", "raise", "push", "up",
+            "target", "muscle", "body", "part", "equipment", "cable", "machine", "a", "to", "with", "gif"
+        ]
         var rng = SplitMix(seed: 1)
         var out: [UInt8] = []
         while out.count < 250_000 {
@@ -402,7 +416,8 @@ enum ZstdCorpus {
         let input = workspace.file("input")
         let output = workspace.file("output.zst")
         try Data(original).write(to: URL(fileURLWithPath: input))
-        let child = fromStandardInput
+        let child =
+            fromStandardInput
             ? try ChildProcess("/usr/bin/zstd", ["-q", "-c", "-T1"] + arguments, stdin: .file(input), stdout: .file(output))
             : try ChildProcess("/usr/bin/zstd", ["-q", "-f", "-T1"] + arguments + [input, "-o", output])
         let status = await child.exitStatus()

@@ -5,8 +5,10 @@ import Foundation
 @testable import GifPackTestServers
 
 /// A manifest for the fixture server's RapidAPI shape.
-func rapidAPIManifest(server: FixtureServer, packs: String = "", fetch: String = "", maxMissing: String = "100%",
-                      pageSize: Int = 10) -> String {
+func rapidAPIManifest(
+    server: FixtureServer, packs: String = "", fetch: String = "", maxMissing: String = "100%",
+    pageSize: Int = 10
+) -> String {
     """
     version: 1
     source:
@@ -47,11 +49,14 @@ func v1Manifest(_ server: FixtureServer, pageSize: Int = 10, fetch: String = "",
 }
 
 /// Loads a manifest text and runs a build into `workspace/<out>` with its cache in `workspace/<cache>`.
-func runBuild(manifest text: String, workspace: TemporaryDirectory, out: String = "dist", cache: String = "cache",
-              epoch: Int64 = 1_700_000_000, now: Date? = nil, previousIndex: String? = nil) async throws -> BuildReport {
+func runBuild(
+    manifest text: String, workspace: TemporaryDirectory, out: String = "dist", cache: String = "cache",
+    epoch: Int64 = 1_700_000_000, now: Date? = nil, previousIndex: String? = nil
+) async throws -> BuildReport {
     let manifest = try ManifestLoader().parse(text, environment: ["GIFPACK_TEST_KEY": testAPIKey])
-    let options = BuildOptions(outputDirectory: workspace.file(out), cacheDirectory: workspace.file(cache),
-                               sourceDateEpoch: epoch, previousIndex: previousIndex, now: now)
+    let options = BuildOptions(
+        outputDirectory: workspace.file(out), cacheDirectory: workspace.file(cache),
+        sourceDateEpoch: epoch, previousIndex: previousIndex, now: now)
     return await BuildPipeline(manifest: manifest, options: options).run()
 }
 
@@ -59,8 +64,10 @@ func runBuild(manifest text: String, workspace: TemporaryDirectory, out: String 
 /// throwing unless the build succeeded (with `allowingPartial`, also when it published exercises
 /// without their GIF): the one way the fixtures below build a dist.
 @discardableResult
-func buildDist(manifest text: String, workspace: TemporaryDirectory, now: Date? = nil,
-               allowingPartial: Bool = false) async throws -> BuildReport {
+func buildDist(
+    manifest text: String, workspace: TemporaryDirectory, now: Date? = nil,
+    allowingPartial: Bool = false
+) async throws -> BuildReport {
     let report = try await runBuild(manifest: text, workspace: workspace, now: now)
     guard report.exitStatus == .success || (allowingPartial && report.exitStatus == .partial) else {
         throw ClientTestFailure("build failed: \(report.message)")
@@ -70,7 +77,8 @@ func buildDist(manifest text: String, workspace: TemporaryDirectory, now: Date? 
 
 /// A valid manifest for in-process tests that never reach a server (port 9, discard).
 func offlineManifest() throws -> Manifest {
-    try ManifestLoader().parse("""
+    try ManifestLoader().parse(
+        """
         source:
           kind: exercisedb-v1
           base_url: http://127.0.0.1:9

@@ -22,16 +22,17 @@ struct PublishBuilds {
         let ids = built.server.catalog.exercises.map(\.id).sorted()
         built.server.replaceGIF(id: ids[0], with: try GIFSynthesizer.animatedGIF(width: 30, height: 30, frames: 2, colors: 4, seed: 77))
         let half = ids.count / 2
-        try await built.build(packs: """
-        packs:
-          - name: first
-            selector:
-              ids: [\(ids[..<half].map { "\"\($0)\"" }.joined(separator: ", "))]
-          - name: second
-            selector:
-              ids: [\(ids[half...].map { "\"\($0)\"" }.joined(separator: ", "))]
-        \(key.block())
-        """, fetch: "  refresh_after: 0")
+        try await built.build(
+            packs: """
+                packs:
+                  - name: first
+                    selector:
+                      ids: [\(ids[..<half].map { "\"\($0)\"" }.joined(separator: ", "))]
+                  - name: second
+                    selector:
+                      ids: [\(ids[half...].map { "\"\($0)\"" }.joined(separator: ", "))]
+                \(key.block())
+                """, fetch: "  refresh_after: 0")
         try await copyTree(built.dist, to: builds.v2)
         return builds
     }

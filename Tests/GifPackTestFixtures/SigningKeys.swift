@@ -57,8 +57,9 @@ struct SignedDist {
     }
 
     func changeAGIF(seed: UInt64) throws {
-        server.replaceGIF(id: server.catalog.exercises.map(\.id).sorted()[0],
-                          with: try GIFSynthesizer.animatedGIF(width: 20, height: 20, frames: 2, colors: 4, seed: seed))
+        server.replaceGIF(
+            id: server.catalog.exercises.map(\.id).sorted()[0],
+            with: try GIFSynthesizer.animatedGIF(width: 20, height: 20, frames: 2, colors: 4, seed: seed))
     }
 
     /// Copies `index.json` (and its signature, unless `signed` is false) to `dist/<name>`, optionally changed.

@@ -32,8 +32,10 @@ struct UpgradeDist {
     /// Starts the fixture (the exercises at `noGIF` positions of ``ids`` answer 404, so they are
     /// published without a GIF) and builds v1 into `dist`.
     /// With `resolutions`, every GIF is drawn at each resolution's size (180 px at 180, as the API serves them).
-    static func make(count: Int = 100, noGIF: [Int] = [], resolutions: [Int]? = nil,
-                     packs: (_ ids: [String]) -> String = { _ in "" }) async throws -> UpgradeDist {
+    static func make(
+        count: Int = 100, noGIF: [Int] = [], resolutions: [Int]? = nil,
+        packs: (_ ids: [String]) -> String = { _ in "" }
+    ) async throws -> UpgradeDist {
         let server = try startFixture(count: count) { configuration in
             configuration.gifDimension = resolutions == nil ? 64 : 180
             configuration.framesRange = resolutions == nil ? 3...5 : 2...3
@@ -119,10 +121,12 @@ struct ServedUpgradeDist {
 extension UpgradeDist {
     /// ``make(count:noGIF:resolutions:packs:)``, published (by ``publish()``, or by `publishing`: a
     /// build of its own, then ``publish()``), and nginx started on the site with `nginx`'s options.
-    static func servedByNginx(count: Int = 100, noGIF: [Int] = [], resolutions: [Int]? = nil,
-                              packs: (_ ids: [String]) -> String = { _ in "" },
-                              nginx: (inout NginxServer.Options) -> Void = { _ in },
-                              publishing: (UpgradeDist) async throws -> Void = { try $0.publish() }) async throws -> ServedUpgradeDist {
+    static func servedByNginx(
+        count: Int = 100, noGIF: [Int] = [], resolutions: [Int]? = nil,
+        packs: (_ ids: [String]) -> String = { _ in "" },
+        nginx: (inout NginxServer.Options) -> Void = { _ in },
+        publishing: (UpgradeDist) async throws -> Void = { try $0.publish() }
+    ) async throws -> ServedUpgradeDist {
         let dists = try await make(count: count, noGIF: noGIF, resolutions: resolutions, packs: packs)
         do {
             try await publishing(dists)

@@ -11,9 +11,11 @@ enum Chromium {
 
     /// Flags that keep the browser from its own background requests (updates, sync, accounts), so
     /// that the network log holds what the page asked for.
-    static let quietFlags = ["--headless", "--disable-gpu", "--no-sandbox", "--disable-background-networking",
-                             "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-default-apps",
-                             "--mute-audio", "--hide-scrollbars", "--disable-extensions"]
+    static let quietFlags = [
+        "--headless", "--disable-gpu", "--no-sandbox", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-default-apps",
+        "--mute-audio", "--hide-scrollbars", "--disable-extensions"
+    ]
 
     struct Missing: Error, CustomStringConvertible {
         var description: String { "\(Chromium.path) is not installed: run `make deps` (or apt-get install chromium) — the review page tests need it" }
@@ -39,8 +41,11 @@ enum Chromium {
     /// A PNG screenshot of the page's first `windowSize` pixels.
     static func screenshot(_ page: String, to png: String, windowSize: String = "1280,1600") async throws {
         let profile = try TemporaryDirectory()
-        let result = try await runChromium(quietFlags + ["--user-data-dir=\(profile.path)", "--window-size=\(windowSize)",
-                                                         "--screenshot=\(png)", URL(fileURLWithPath: page).absoluteString])
+        let result = try await runChromium(
+            quietFlags + [
+                "--user-data-dir=\(profile.path)", "--window-size=\(windowSize)",
+                "--screenshot=\(png)", URL(fileURLWithPath: page).absoluteString
+            ])
         guard result.status == 0, FileManager.default.fileExists(atPath: png) else {
             throw Failure("chromium --screenshot \(page) exited \(result.status): \(result.error.suffix(2000))")
         }
@@ -52,13 +57,15 @@ enum Chromium {
     static func pageRequests(netLog: String) throws -> [String] {
         let data = try Data(contentsOf: URL(fileURLWithPath: netLog))
         guard let log = try JSONSerialization.jsonObject(with: data) as? [String: Any],
-              let constants = log["constants"] as? [String: Any], let types = constants["logEventTypes"] as? [String: Int],
-              let start = types["URL_REQUEST_START_JOB"], let events = log["events"] as? [[String: Any]] else {
+            let constants = log["constants"] as? [String: Any], let types = constants["logEventTypes"] as? [String: Int],
+            let start = types["URL_REQUEST_START_JOB"], let events = log["events"] as? [[String: Any]]
+        else {
             throw Failure("\(netLog) is not a Chromium network log")
         }
         return events.compactMap { event in
             guard event["type"] as? Int == start, let parameters = event["params"] as? [String: Any],
-                  let url = parameters["url"] as? String else { return nil }
+                let url = parameters["url"] as? String
+            else { return nil }
             let key = parameters["network_isolation_key"] as? String ?? ""
             return key.hasPrefix("file://") ? url : nil
         }

@@ -155,8 +155,10 @@ final class ClientStaticFileServer: @unchecked Sendable {
     private func acceptLoop() {
         defer { finished.signal() }
         while true {
-            var fds = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0),
-                       pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
+            var fds = [
+                pollfd(fd: listener, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)
+            ]
             if poll(&fds, 2, -1) < 0 {
                 if errno == EINTR { continue }
                 return
@@ -210,11 +212,12 @@ final class ClientStaticFileServer: @unchecked Sendable {
         guard !path.contains(".."), let data = FileManager.default.contents(atPath: root + path) else {
             return respond(client, status: "404 Not Found", body: Array("not found\n".utf8))
         }
-        let compress = switch gzip {
-        case .off: false
-        case .unlessRefused: acceptEncoding.map { $0.lowercased().contains("gzip") } ?? true
-        case .always: true
-        }
+        let compress =
+            switch gzip {
+            case .off: false
+            case .unlessRefused: acceptEncoding.map { $0.lowercased().contains("gzip") } ?? true
+            case .always: true
+            }
         if compress, let gzipped = FileManager.default.contents(atPath: root + path + ".gz") {
             return respond(client, status: "200 OK", body: [UInt8](gzipped), headers: ["Content-Encoding: gzip", "Vary: Accept-Encoding"])
         }
@@ -226,8 +229,9 @@ final class ClientStaticFileServer: @unchecked Sendable {
             let bounds = range.dropFirst("bytes=".count).split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
             if bounds.count == 2, let from = Int(bounds[0]) {
                 guard from < bytes.count else {
-                    return respond(client, status: "416 Range Not Satisfiable", body: [],
-                                   headers: ["Content-Range: bytes */\(bytes.count)"])
+                    return respond(
+                        client, status: "416 Range Not Satisfiable", body: [],
+                        headers: ["Content-Range: bytes */\(bytes.count)"])
                 }
                 start = from
                 if let to = Int(bounds[1]) { end = min(to, bytes.count - 1) }
@@ -271,8 +275,11 @@ final class ClientStaticFileServer: @unchecked Sendable {
     }
 
     private func respond(_ client: Int32, status: String, body: [UInt8], headers: [String] = [], cutAfter: Int? = nil) {
-        let head = (["HTTP/1.1 \(status)", "Content-Length: \(body.count)", "Content-Type: application/octet-stream",
-                     "Connection: close"] + headers).joined(separator: "\r\n") + "\r\n\r\n"
+        let head =
+            ([
+                "HTTP/1.1 \(status)", "Content-Length: \(body.count)", "Content-Type: application/octet-stream",
+                "Connection: close"
+            ] + headers).joined(separator: "\r\n") + "\r\n\r\n"
         let sent = cutAfter.map { min($0, body.count) } ?? body.count
         send(client, Array(head.utf8) + body[0..<sent])
     }

@@ -57,8 +57,10 @@ final class NginxServer: @unchecked Sendable {
         /// answers for a missing key.
         var missingIsForbidden = false
 
-        init(root: String, ranges: Bool = true, publishCacheHeaders: Bool = false, tls: Bool = false, proxyTo: Int? = nil,
-             forwardProxy: Bool = false, everyPathServes: String? = nil, packsLimitRate: Int? = nil) {
+        init(
+            root: String, ranges: Bool = true, publishCacheHeaders: Bool = false, tls: Bool = false, proxyTo: Int? = nil,
+            forwardProxy: Bool = false, everyPathServes: String? = nil, packsLimitRate: Int? = nil
+        ) {
             precondition(packsLimitRate == nil || !publishCacheHeaders, "one location for packs/")
             self.packsLimitRate = packsLimitRate
             self.root = root
@@ -131,12 +133,18 @@ final class NginxServer: @unchecked Sendable {
             let plainPort = options.forwardProxy ? try LoopbackPort.free() : 0
             try config(port: port, plainPort: plainPort).write(toFile: workspace.file("nginx.conf"), atomically: true, encoding: .utf8)
             unlink(workspace.file("nginx.pid"))
-            let process = try ChildProcess(Self.executable, ["-c", workspace.file("nginx.conf"), "-p", workspace.path,
-                                                             "-e", workspace.file("error.log")])
+            let process = try ChildProcess(
+                Self.executable,
+                [
+                    "-c", workspace.file("nginx.conf"), "-p", workspace.path,
+                    "-e", workspace.file("error.log")
+                ])
             // nginx writes its pid file once its ports are bound; it retries a taken port for 2.5 s, then exits.
             let pidFile = workspace.file("nginx.pid")
-            if await LoopbackPort.waitUntilListening(ports: [port] + (plainPort == 0 ? [] : [plainPort]), process: process, seconds: 10,
-                                                     ready: { FileManager.default.fileExists(atPath: pidFile) }) {
+            if await LoopbackPort.waitUntilListening(
+                ports: [port] + (plainPort == 0 ? [] : [plainPort]), process: process, seconds: 10,
+                ready: { FileManager.default.fileExists(atPath: pidFile) })
+            {
                 lock.withLock {
                     self.port = port
                     self.plainPort = plainPort
@@ -202,8 +210,9 @@ final class NginxServer: @unchecked Sendable {
             let request = fields[0].split(separator: " ")
             guard request.count >= 2, let status = Int(fields[1]), let sent = Int64(fields[2]), let body = Int64(fields[3]) else { return nil }
             func optional(_ value: String) -> String? { value == "-" ? nil : value.replacingOccurrences(of: "\\x22", with: "\"") }
-            return LogLine(method: String(request[0]), path: String(request[1]), status: status, bytesSent: sent, bodyBytes: body,
-                           range: optional(fields[4]), ifMatch: optional(fields[5]), ifNoneMatch: optional(fields[6]))
+            return LogLine(
+                method: String(request[0]), path: String(request[1]), status: status, bytesSent: sent, bodyBytes: body,
+                range: optional(fields[4]), ifMatch: optional(fields[5]), ifNoneMatch: optional(fields[6]))
         }
     }
 
@@ -243,7 +252,10 @@ final class NginxServer: @unchecked Sendable {
         }
         if let proxy { locations.append("location / {\n            \(proxy)\n        }") }
         let tls = options.tls ? "ssl_certificate \(temp)/server.pem;\n        ssl_certificate_key \(temp)/server.key;" : ""
-        let forward = plainPort == 0 ? "" : """
+        let forward =
+            plainPort == 0
+            ? ""
+            : """
             server {
                     listen 127.0.0.1:\(plainPort);
                     location / {
@@ -252,48 +264,54 @@ final class NginxServer: @unchecked Sendable {
                 }
             """
         return """
-        worker_processes 1;
-        daemon off;
-        master_process off;
-        \(getuid() == 0 ? "user root;" : "")
-        pid \(temp)/nginx.pid;
-        error_log \(temp)/error.log warn;
-        events { worker_connections 256; }
-        http {
-            log_format gifpack_test "$request\\t$status\\t$bytes_sent\\t$body_bytes_sent\\t$http_range\\t$http_if_match\\t$http_if_none_match";
-            access_log \(temp)/access.log gifpack_test;
-            client_body_temp_path \(temp)/client_body;
-            proxy_temp_path \(temp)/proxy;
-            fastcgi_temp_path \(temp)/fastcgi;
-            uwsgi_temp_path \(temp)/uwsgi;
-            scgi_temp_path \(temp)/scgi;
-            types { application/json json; application/zstd zst; application/xml xml; }
-            default_type application/octet-stream;
-            sendfile on;
-            keepalive_timeout 30s;
-            server {
-                listen 127.0.0.1:\(port)\(options.tls ? " ssl" : "");
-                \(tls)
-                \(options.ranges ? "" : "max_ranges 0;")
-                \(options.limitRate.map { "limit_rate \($0);" } ?? "")
-                \(locations.joined(separator: "\n        "))
+            worker_processes 1;
+            daemon off;
+            master_process off;
+            \(getuid() == 0 ? "user root;" : "")
+            pid \(temp)/nginx.pid;
+            error_log \(temp)/error.log warn;
+            events { worker_connections 256; }
+            http {
+                log_format gifpack_test "$request\\t$status\\t$bytes_sent\\t$body_bytes_sent\\t$http_range\\t$http_if_match\\t$http_if_none_match";
+                access_log \(temp)/access.log gifpack_test;
+                client_body_temp_path \(temp)/client_body;
+                proxy_temp_path \(temp)/proxy;
+                fastcgi_temp_path \(temp)/fastcgi;
+                uwsgi_temp_path \(temp)/uwsgi;
+                scgi_temp_path \(temp)/scgi;
+                types { application/json json; application/zstd zst; application/xml xml; }
+                default_type application/octet-stream;
+                sendfile on;
+                keepalive_timeout 30s;
+                server {
+                    listen 127.0.0.1:\(port)\(options.tls ? " ssl" : "");
+                    \(tls)
+                    \(options.ranges ? "" : "max_ranges 0;")
+                    \(options.limitRate.map { "limit_rate \($0);" } ?? "")
+                    \(locations.joined(separator: "\n        "))
+                }
+                \(forward)
             }
-            \(forward)
-        }
 
-        """
+            """
     }
 
     /// A CA (`ca.pem`) and a server key and certificate for IP 127.0.0.1 signed by it, with the
     /// stock `openssl`.
     private static func makeCertificates(in dir: String) async throws {
         let steps: [[String]] = [
-            ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "2",
-             "-subj", "/CN=gifpack test CA", "-keyout", "\(dir)/ca.key", "-out", "\(dir)/ca.pem"],
-            ["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-             "-subj", "/CN=127.0.0.1", "-keyout", "\(dir)/server.key", "-out", "\(dir)/server.csr"],
-            ["x509", "-req", "-in", "\(dir)/server.csr", "-CA", "\(dir)/ca.pem", "-CAkey", "\(dir)/ca.key",
-             "-CAcreateserial", "-days", "2", "-extfile", "\(dir)/san.cnf", "-out", "\(dir)/server.pem"],
+            [
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "2",
+                "-subj", "/CN=gifpack test CA", "-keyout", "\(dir)/ca.key", "-out", "\(dir)/ca.pem"
+            ],
+            [
+                "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                "-subj", "/CN=127.0.0.1", "-keyout", "\(dir)/server.key", "-out", "\(dir)/server.csr"
+            ],
+            [
+                "x509", "-req", "-in", "\(dir)/server.csr", "-CA", "\(dir)/ca.pem", "-CAkey", "\(dir)/ca.key",
+                "-CAcreateserial", "-days", "2", "-extfile", "\(dir)/san.cnf", "-out", "\(dir)/server.pem"
+            ]
         ]
         try "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n".write(toFile: "\(dir)/san.cnf", atomically: true, encoding: .utf8)
         for step in steps {

@@ -17,8 +17,10 @@ final class MotoServer: @unchecked Sendable {
 
     /// The credentials requests are signed with: fixed test values, or with `strictAuth` an access
     /// key moto's IAM made, whose signatures moto then verifies.
-    private(set) var credentials = ["AWS_ACCESS_KEY_ID": "AKIAGIFPACKTEST00001", "AWS_SECRET_ACCESS_KEY": "gifpack-test-secret-0123456789abcdef",
-                                    "AWS_REGION": "us-east-1", "AWS_SESSION_TOKEN": ""]
+    private(set) var credentials = [
+        "AWS_ACCESS_KEY_ID": "AKIAGIFPACKTEST00001", "AWS_SECRET_ACCESS_KEY": "gifpack-test-secret-0123456789abcdef",
+        "AWS_REGION": "us-east-1", "AWS_SESSION_TOKEN": ""
+    ]
 
     /// Starts moto and polls until it listens; throws (the test fails) when `.venv-test` lacks it:
     /// `make test-venv` installs it. `strictAuth`: moto checks every request's signature and the
@@ -44,8 +46,9 @@ final class MotoServer: @unchecked Sendable {
             let port = try LoopbackPort.free()
             var environment = ProcessInfo.processInfo.environment
             environment.merge(extra) { $1 }
-            let process = try ChildProcess(binary, ["-H", "127.0.0.1", "-p", "\(port)"], environment: environment,
-                                           stdout: .file(logPath, append: true), stderr: .file(logPath, append: true))
+            let process = try ChildProcess(
+                binary, ["-H", "127.0.0.1", "-p", "\(port)"], environment: environment,
+                stdout: .file(logPath, append: true), stderr: .file(logPath, append: true))
             if await LoopbackPort.waitUntilListening(port: port, process: process, seconds: 60) {
                 return MotoServer(port: port, process: process, logPath: logPath, directory: directory)
             }
@@ -68,8 +71,10 @@ final class MotoServer: @unchecked Sendable {
         let calls: [[String]] = [
             ["--data-urlencode", "Action=CreateUser", "--data-urlencode", "UserName=publisher", "--data-urlencode", "Version=2010-05-08"],
             ["--data-urlencode", "Action=CreateAccessKey", "--data-urlencode", "UserName=publisher", "--data-urlencode", "Version=2010-05-08"],
-            ["--data-urlencode", "Action=PutUserPolicy", "--data-urlencode", "UserName=publisher", "--data-urlencode", "PolicyName=s3",
-             "--data-urlencode", "PolicyDocument=\(policy)", "--data-urlencode", "Version=2010-05-08"],
+            [
+                "--data-urlencode", "Action=PutUserPolicy", "--data-urlencode", "UserName=publisher", "--data-urlencode", "PolicyName=s3",
+                "--data-urlencode", "PolicyDocument=\(policy)", "--data-urlencode", "Version=2010-05-08"
+            ]
         ]
         for (number, call) in calls.enumerated() {
             let result = try await run("/usr/bin/curl", iam + call + ["\(endpoint)/"])
@@ -95,8 +100,10 @@ final class MotoServer: @unchecked Sendable {
 
     /// curl's options for a request signed with ``credentials`` (moto refuses anonymous reads).
     var signing: [String] {
-        ["--aws-sigv4", "aws:amz:us-east-1:s3", "--user", "\(credentials["AWS_ACCESS_KEY_ID"]!):\(credentials["AWS_SECRET_ACCESS_KEY"]!)",
-         "-H", "x-amz-content-sha256: UNSIGNED-PAYLOAD"]
+        [
+            "--aws-sigv4", "aws:amz:us-east-1:s3", "--user", "\(credentials["AWS_ACCESS_KEY_ID"]!):\(credentials["AWS_SECRET_ACCESS_KEY"]!)",
+            "-H", "x-amz-content-sha256: UNSIGNED-PAYLOAD"
+        ]
     }
 
     func createBucket(_ name: String) async throws {

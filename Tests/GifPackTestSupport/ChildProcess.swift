@@ -1,6 +1,6 @@
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A child process the tests start with `posix_spawn`, instead of Foundation's `Process`.
@@ -35,16 +35,19 @@ final class ChildProcess: @unchecked Sendable {
 
     /// Starts `executable` (an absolute path) with `arguments`; `environment` nil inherits this
     /// process's environment. The child starts with no signal blocked and every signal at its default.
-    init(_ executable: String, _ arguments: [String], environment: [String: String]? = nil, currentDirectory: String? = nil,
-         stdin: Stream = .null, stdout: Stream = .null, stderr: Stream = .null) throws {
+    init(
+        _ executable: String, _ arguments: [String], environment: [String: String]? = nil, currentDirectory: String? = nil,
+        stdin: Stream = .null, stdout: Stream = .null, stderr: Stream = .null
+    ) throws {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         for (fd, stream, input) in [(Int32(0), stdin, true), (1, stdout, false), (2, stderr, false)] {
-            let (path, flags): (String, Int32) = switch stream {
-            case .null: ("/dev/null", input ? O_RDONLY : O_WRONLY)
-            case .file(let path, let append): (path, input ? O_RDONLY : O_WRONLY | O_CREAT | (append ? O_APPEND : O_TRUNC))
-            }
+            let (path, flags): (String, Int32) =
+                switch stream {
+                case .null: ("/dev/null", input ? O_RDONLY : O_WRONLY)
+                case .file(let path, let append): (path, input ? O_RDONLY : O_WRONLY | O_CREAT | (append ? O_APPEND : O_TRUNC))
+                }
             guard posix_spawn_file_actions_addopen(&actions, fd, path, flags, 0o644) == 0 else {
                 throw ChildProcessError("cannot redirect descriptor \(fd) to \(path)")
             }

@@ -107,7 +107,7 @@ enum RawPack {
         var frame = frame(content, declareSize: false)
         let descriptor = frame[4]
         precondition(descriptor & 0xE3 == 0, "expected a frame without content size, single segment or dictionary")
-        frame[4] = descriptor | 0x80 // Frame_Content_Size_flag 2: a 4-byte field after the window descriptor
+        frame[4] = descriptor | 0x80  // Frame_Content_Size_flag 2: a 4-byte field after the window descriptor
         frame.insert(contentsOf: withUnsafeBytes(of: UInt32(declared).littleEndian, Array.init), at: 6)
         return frame
     }
@@ -165,34 +165,44 @@ struct ForgedPack {
     func write(to directory: String) throws -> String {
         let placeholder = "@@first-exercise-data@@"
         let catalogExercises = exercises.enumerated().map { position, exercise in
-            PackExercise(id: exercise.id, name: "exercise \(exercise.id)",
-                         gif: exercise.entry.map { index in
-                             // The GIF's real metadata where it decodes (install and verify compare it).
-                             let info = try? GIFInspector.inspect(bytes: entries[index].data)
-                             return GIFMetadata(sha256: entries[index].sha256, bytes: Int64(entries[index].indexSize),
-                                                width: info?.width ?? 1, height: info?.height ?? 1, frames: info?.frameCount ?? 1,
-                                                durationMilliseconds: info?.durationMilliseconds ?? 0, loopCount: info?.loopCount)
-                         }, data: position == 0 && firstExerciseData != nil ? .string(placeholder) : .object([:]))
+            PackExercise(
+                id: exercise.id, name: "exercise \(exercise.id)",
+                gif: exercise.entry.map { index in
+                    // The GIF's real metadata where it decodes (install and verify compare it).
+                    let info = try? GIFInspector.inspect(bytes: entries[index].data)
+                    return GIFMetadata(
+                        sha256: entries[index].sha256, bytes: Int64(entries[index].indexSize),
+                        width: info?.width ?? 1, height: info?.height ?? 1, frames: info?.frameCount ?? 1,
+                        durationMilliseconds: info?.durationMilliseconds ?? 0, loopCount: info?.loopCount)
+                }, data: position == 0 && firstExerciseData != nil ? .string(placeholder) : .object([:]))
         }
-        var catalog = try PackCatalog(pack: name, source: SourceDescription(kind: "forged", baseURL: nil, resolution: 180),
-                                      exercises: catalogExercises).encoded()
+        var catalog = try PackCatalog(
+            pack: name, source: SourceDescription(kind: "forged", baseURL: nil, resolution: 180),
+            exercises: catalogExercises
+        ).encoded()
         if let firstExerciseData {
-            catalog = Array(String(decoding: catalog, as: UTF8.self)
-                .replacingOccurrences(of: "\"\(placeholder)\"", with: firstExerciseData).utf8)
+            catalog = Array(
+                String(decoding: catalog, as: UTF8.self)
+                    .replacingOccurrences(of: "\"\(placeholder)\"", with: firstExerciseData).utf8)
         }
         var file = RawPack.frame(RawPack.entry(header: RawPack.header(name: "catalog.json", size: catalog.count), data: catalog))
-        let catalogLocation = EntryLocation(path: "catalog.json", size: Int64(catalog.count), frameOffset: 0,
-                                            frameLength: Int64(file.count))
+        let catalogLocation = EntryLocation(
+            path: "catalog.json", size: Int64(catalog.count), frameOffset: 0,
+            frameLength: Int64(file.count))
         var uncompressed = Int64(RawPack.entry(header: RawPack.header(name: "x", size: catalog.count), data: catalog).count)
         var gifs: [GIFEntry] = []
         // Frames in hash order, as the format has them.
         for entry in entries.sorted(by: { $0.sha256 < $1.sha256 }) {
-            let content = RawPack.entry(header: entry.header ?? RawPack.header(name: entry.indexPath, size: entry.data.count),
-                                        data: entry.data)
+            let content = RawPack.entry(
+                header: entry.header ?? RawPack.header(name: entry.indexPath, size: entry.data.count),
+                data: entry.data)
             let frame = entry.frame ?? RawPack.frame(content)
-            gifs.append(GIFEntry(sha256: entry.sha256, location: EntryLocation(
-                path: entry.indexPath, size: Int64(entry.indexSize), frameOffset: Int64(file.count),
-                frameLength: Int64(frame.count))))
+            gifs.append(
+                GIFEntry(
+                    sha256: entry.sha256,
+                    location: EntryLocation(
+                        path: entry.indexPath, size: Int64(entry.indexSize), frameOffset: Int64(file.count),
+                        frameLength: Int64(frame.count))))
             file += frame
             uncompressed += Int64(content.count)
         }
@@ -206,8 +216,9 @@ struct ForgedPack {
             exercises: exercises.map { ExerciseRef(id: $0.id, gif: $0.entry.map { entries[$0].sha256 }) })
         try FileManager.default.createDirectory(atPath: "\(directory)/packs", withIntermediateDirectories: true)
         try Data(file).write(to: URL(fileURLWithPath: "\(directory)/packs/\(name)-v1.tar.zst"))
-        let index = PackIndex(generator: "forged", source: SourceDescription(kind: "forged", baseURL: nil, resolution: 180),
-                              packs: [pack])
+        let index = PackIndex(
+            generator: "forged", source: SourceDescription(kind: "forged", baseURL: nil, resolution: 180),
+            packs: [pack])
         try index.encoded().write(to: URL(fileURLWithPath: "\(directory)/index.json"))
         return "\(directory)/index.json"
     }

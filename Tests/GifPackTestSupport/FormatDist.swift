@@ -30,9 +30,11 @@ enum HandWebP {
     /// A `VP8 ` (lossy) chunk: a key frame's tag, the start code, the 14-bit sizes, then filler.
     static func vp8(width: Int, height: Int, filler: Int = 12) -> [UInt8] {
         let firstPartition = 10
-        let tag = UInt32(0) | 0 << 1 | 1 << 4 | UInt32(firstPartition) << 5   // key frame, version 0, shown
-        let header: [UInt8] = [UInt8(tag & 0xFF), UInt8(tag >> 8 & 0xFF), UInt8(tag >> 16 & 0xFF), 0x9D, 0x01, 0x2A,
-                               UInt8(width & 0xFF), UInt8(width >> 8 & 0x3F), UInt8(height & 0xFF), UInt8(height >> 8 & 0x3F)]
+        let tag = UInt32(0) | 0 << 1 | 1 << 4 | UInt32(firstPartition) << 5  // key frame, version 0, shown
+        let header: [UInt8] = [
+            UInt8(tag & 0xFF), UInt8(tag >> 8 & 0xFF), UInt8(tag >> 16 & 0xFF), 0x9D, 0x01, 0x2A,
+            UInt8(width & 0xFF), UInt8(width >> 8 & 0x3F), UInt8(height & 0xFF), UInt8(height >> 8 & 0x3F)
+        ]
         return chunk("VP8 ", header + [UInt8](repeating: 0xA5, count: filler))
     }
 
@@ -55,12 +57,15 @@ enum HandWebP {
     /// An animated WebP of `frames` full-canvas frames of `delay` ms each, lossless and lossy in
     /// turn (`seed` varies the filler, so equal sizes need not give equal bytes).
     static func animated(width: Int, height: Int, frames: Int, delay: Int = 100, loopCount: Int = 0, seed: Int = 0) -> [UInt8] {
-        riff([vp8x(width: width, height: height, animation: true), anim(loopCount: loopCount)]
-             + (0..<frames).map { frame in
-                 anmf(width: width, height: height, duration: delay,
-                      image: frame % 2 == 0 ? vp8l(width: width, height: height, filler: 9 + frame + seed)
-                          : vp8(width: width, height: height, filler: 12 + frame + seed))
-             })
+        riff(
+            [vp8x(width: width, height: height, animation: true), anim(loopCount: loopCount)]
+                + (0..<frames).map { frame in
+                    anmf(
+                        width: width, height: height, duration: delay,
+                        image: frame % 2 == 0
+                            ? vp8l(width: width, height: height, filler: 9 + frame + seed)
+                            : vp8(width: width, height: height, filler: 12 + frame + seed))
+                })
     }
 
     static func le32(_ value: Int) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: value >> (8 * $0)) } }
@@ -82,20 +87,23 @@ struct HandImage: Sendable {
     /// A GIF, its metadata read by the GIF inspector.
     static func gif(_ bytes: [UInt8]) throws -> HandImage {
         let info = try GIFInspector.inspect(bytes: bytes)
-        return HandImage(bytes: bytes, format: nil, width: info.width, height: info.height, frames: info.frameCount,
-                         durationMilliseconds: info.durationMilliseconds, loopCount: info.loopCount)
+        return HandImage(
+            bytes: bytes, format: nil, width: info.width, height: info.height, frames: info.frameCount,
+            durationMilliseconds: info.durationMilliseconds, loopCount: info.loopCount)
     }
 
     /// A hand-made animated WebP (``HandWebP/animated(width:height:frames:delay:loopCount:seed:)``).
     static func webp(width: Int, height: Int, frames: Int, delay: Int = 100, loopCount: Int = 0, seed: Int = 0) -> HandImage {
-        HandImage(bytes: HandWebP.animated(width: width, height: height, frames: frames, delay: delay, loopCount: loopCount, seed: seed),
-                  format: .webp,
-                  width: width, height: height, frames: frames, durationMilliseconds: frames * delay, loopCount: loopCount)
+        HandImage(
+            bytes: HandWebP.animated(width: width, height: height, frames: frames, delay: delay, loopCount: loopCount, seed: seed),
+            format: .webp,
+            width: width, height: height, frames: frames, durationMilliseconds: frames * delay, loopCount: loopCount)
     }
 
     var metadata: GIFMetadata {
-        GIFMetadata(sha256: sha256, bytes: Int64(bytes.count), width: width, height: height, frames: frames,
-                    durationMilliseconds: durationMilliseconds, loopCount: loopCount, format: format)
+        GIFMetadata(
+            sha256: sha256, bytes: Int64(bytes.count), width: width, height: height, frames: frames,
+            durationMilliseconds: durationMilliseconds, loopCount: loopCount, format: format)
     }
 }
 
@@ -112,9 +120,11 @@ struct HandPack {
 
     /// Writes `packs/<name>-v<version>-<sha8>.tar.zst` under `directory`; returns its description.
     func write(into directory: String, source: SourceDescription) throws -> PackDescription {
-        let catalog = try PackCatalog(pack: name, source: SourceDescription(kind: source.kind, baseURL: nil, resolution: source.resolution),
-                                      exercises: exercises.map { PackExercise(id: $0.id, name: "exercise \($0.id)", gif: $0.image?.metadata, data: .object([:])) })
-            .encoded()
+        let catalog = try PackCatalog(
+            pack: name, source: SourceDescription(kind: source.kind, baseURL: nil, resolution: source.resolution),
+            exercises: exercises.map { PackExercise(id: $0.id, name: "exercise \($0.id)", gif: $0.image?.metadata, data: .object([:])) }
+        )
+        .encoded()
         let catalogEntry = RawPack.entry(header: RawPack.header(name: PackCatalog.path, size: catalog.count), data: catalog)
         var file = RawPack.frame(catalogEntry)
         var uncompressed = Int64(catalogEntry.count)
@@ -126,9 +136,13 @@ struct HandPack {
             let path = (image.format ?? .gif).entryPath(forSHA256: hash) ?? "images/\(hash).\(image.format?.rawValue ?? "bin")"
             let content = RawPack.entry(header: RawPack.header(name: path, size: image.bytes.count), data: image.bytes)
             let frame = RawPack.frame(content)
-            entries.append(GIFEntry(sha256: hash, location: EntryLocation(path: path, size: Int64(image.bytes.count), frameOffset: Int64(file.count),
-                                                                          frameLength: Int64(frame.count)),
-                                    format: image.format))
+            entries.append(
+                GIFEntry(
+                    sha256: hash,
+                    location: EntryLocation(
+                        path: path, size: Int64(image.bytes.count), frameOffset: Int64(file.count),
+                        frameLength: Int64(frame.count)),
+                    format: image.format))
             file += frame
             uncompressed += Int64(content.count)
         }
@@ -138,9 +152,10 @@ struct HandPack {
         let relative = "packs/\(name)-v\(version)-\(sha.prefix(8)).tar.zst"
         try FileManager.default.createDirectory(atPath: "\(directory)/packs", withIntermediateDirectories: true)
         try Data(file).write(to: URL(fileURLWithPath: "\(directory)/\(relative)"))
-        var pack = PackDescription(name: name, version: version, file: relative, bytes: Int64(file.count), sha256: sha, entryCount: entries.count + 1,
-                                   uncompressedBytes: uncompressed, contentDigest: sha256Hex(catalog), catalog: catalogLocation, gifs: entries,
-                                   exercises: exercises.map { ExerciseRef(id: $0.id, gif: $0.image?.sha256) })
+        var pack = PackDescription(
+            name: name, version: version, file: relative, bytes: Int64(file.count), sha256: sha, entryCount: entries.count + 1,
+            uncompressedBytes: uncompressed, contentDigest: sha256Hex(catalog), catalog: catalogLocation, gifs: entries,
+            exercises: exercises.map { ExerciseRef(id: $0.id, gif: $0.image?.sha256) })
         pack.resolution = resolution
         pack.format = format
         return pack
@@ -162,8 +177,10 @@ struct FormatDist {
     var webpPack: PackDescription { index.formatPacks![0] }
 
     /// `count` exercises `0000`…, 180 px GIFs of 2–4 frames; `noGIF` positions have none.
-    static func write(to directory: String, count: Int = 4, noGIF: Set<Int> = [], gifStandsIn: Set<Int> = [],
-                      withFormats: Bool = true) throws -> FormatDist {
+    static func write(
+        to directory: String, count: Int = 4, noGIF: Set<Int> = [], gifStandsIn: Set<Int> = [],
+        withFormats: Bool = true
+    ) throws -> FormatDist {
         var gifs: [String: HandImage?] = [:], webps: [String: HandImage?] = [:]
         var rows: [(String, HandImage?)] = [], webpRows: [(String, HandImage?)] = []
         for position in 0..<count {
@@ -173,9 +190,12 @@ struct FormatDist {
                 let frames = 2 + position % 3
                 let image = try HandImage.gif(GIFSynthesizer.animatedGIF(width: 180, height: 180, frames: frames, colors: 4, seed: UInt64(4700 + position)))
                 gif = image
-                webp = gifStandsIn.contains(position) ? image
-                    : HandImage.webp(width: 180, height: 180, frames: image.frames, delay: image.durationMilliseconds / max(1, image.frames),
-                                     loopCount: image.loopCount ?? 0, seed: position)
+                webp =
+                    gifStandsIn.contains(position)
+                    ? image
+                    : HandImage.webp(
+                        width: 180, height: 180, frames: image.frames, delay: image.durationMilliseconds / max(1, image.frames),
+                        loopCount: image.loopCount ?? 0, seed: position)
             }
             gifs[id] = gif
             webps[id] = webp
@@ -184,7 +204,8 @@ struct FormatDist {
         }
         let source = SourceDescription(kind: "exercisedb-v1", baseURL: nil, resolution: 180, formats: withFormats ? [.gif, .webp] : nil)
         let all = try HandPack(name: "all", exercises: rows).write(into: directory, source: source)
-        let formatPacks = withFormats
+        let formatPacks =
+            withFormats
             ? [try HandPack(name: "all.180.webp", resolution: 180, format: .webp, exercises: webpRows).write(into: directory, source: source)] : []
         let index = PackIndex(generator: "hand", source: source, packs: [all], formatPacks: formatPacks)
         try index.encoded().write(to: URL(fileURLWithPath: directory + "/index.json"))

@@ -71,8 +71,10 @@ enum LoopbackPort {
     /// Waits (up to `seconds`, polling) until every port accepts connections while `process` runs;
     /// false when the process exited or time ran out. `ready`, when given, must hold first (nginx
     /// writes its pid file once it has bound its ports).
-    static func waitUntilListening(ports: [Int], process: ChildProcess, seconds: Double,
-                                   ready: @escaping () -> Bool = { true }) async -> Bool {
+    static func waitUntilListening(
+        ports: [Int], process: ChildProcess, seconds: Double,
+        ready: @escaping () -> Bool = { true }
+    ) async -> Bool {
         do {
             try await waitUntil(deadline: .milliseconds(Int(seconds * 1000))) {
                 !process.isRunning || (ready() && ports.allSatisfy(accepts))

@@ -26,8 +26,10 @@ public struct OwnThreadTrait: SuiteTrait, TestTrait, TestScoping {
         testCase == nil ? nil : self
     }
 
-    public func provideScope(for test: Test, testCase: Test.Case?,
-                             performing function: @Sendable () async throws -> Void) async throws {
+    public func provideScope(
+        for test: Test, testCase: Test.Case?,
+        performing function: @Sendable () async throws -> Void
+    ) async throws {
         try await OwnThreadTrait.withThreadExecutor(named: "gifpack.test", function)
     }
 }
@@ -140,8 +142,10 @@ public struct ComputesTrait: SuiteTrait, TestTrait, TestScoping {
         test.isSuite || testCase != nil ? nil : self
     }
 
-    public func provideScope(for test: Test, testCase: Test.Case?,
-                             performing function: @Sendable () async throws -> Void) async throws {
+    public func provideScope(
+        for test: Test, testCase: Test.Case?,
+        performing function: @Sendable () async throws -> Void
+    ) async throws {
         try await ComputeSlots.shared.acquire()
         defer { ComputeSlots.shared.release() }
         try await OwnThreadTrait.withThreadExecutor(named: "gifpack.test-computing", function)

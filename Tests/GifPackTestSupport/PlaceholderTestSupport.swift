@@ -17,10 +17,10 @@ enum ReferenceBlurHash {
             throw ReferenceError.missing
         }
         let script = """
-        import json, sys, blurhash
-        rows = blurhash.decode(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]))
-        print(json.dumps([channel for row in rows for pixel in row for channel in pixel]))
-        """
+            import json, sys, blurhash
+            rows = blurhash.decode(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]))
+            print(json.dumps([channel for row in rows for pixel in row for channel in pixel]))
+            """
         let result = try await run(python, ["-c", script, hash, "\(width)", "\(height)"])
         guard result.status == 0, let values = try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [Int] else {
             Issue.record("the reference BlurHash decoder failed: \(result.error)")
@@ -33,8 +33,9 @@ enum ReferenceBlurHash {
     /// when the virtual environment is missing: run `make test-venv`.
     static func encode(_ images: [(RGBImage, x: Int, y: Int)], sourceLocation: SourceLocation = #_sourceLocation) async throws -> [String] {
         guard FileManager.default.isExecutableFile(atPath: python) else {
-            Issue.record("the reference BlurHash encoder is missing: \(python) does not exist; run `make test-venv`",
-                         sourceLocation: sourceLocation)
+            Issue.record(
+                "the reference BlurHash encoder is missing: \(python) does not exist; run `make test-venv`",
+                sourceLocation: sourceLocation)
             throw ReferenceError.missing
         }
         let workspace = try TemporaryDirectory()
@@ -44,14 +45,14 @@ enum ReferenceBlurHash {
         let input = workspace.file("images.json")
         try JSONSerialization.data(withJSONObject: jobs).write(to: URL(fileURLWithPath: input))
         let script = """
-        import json, sys, blurhash
-        from importlib.metadata import version
-        assert version("blurhash") == "1.1.5", version("blurhash")
-        for job in json.load(open(sys.argv[1])):
-            w, h, p = job["w"], job["h"], job["p"]
-            rows = [[p[(y * w + x) * 3:(y * w + x) * 3 + 3] for x in range(w)] for y in range(h)]
-            print(blurhash.encode(rows, components_x=job["x"], components_y=job["y"]))
-        """
+            import json, sys, blurhash
+            from importlib.metadata import version
+            assert version("blurhash") == "1.1.5", version("blurhash")
+            for job in json.load(open(sys.argv[1])):
+                w, h, p = job["w"], job["h"], job["p"]
+                rows = [[p[(y * w + x) * 3:(y * w + x) * 3 + 3] for x in range(w)] for y in range(h)]
+                print(blurhash.encode(rows, components_x=job["x"], components_y=job["y"]))
+            """
         let result = try await run(python, ["-c", script, input])
         guard result.status == 0 else {
             Issue.record("the reference BlurHash encoder failed: \(result.error)", sourceLocation: sourceLocation)
@@ -111,8 +112,10 @@ struct TestFrame {
 /// Writes a GIF89a with giflib's encoder: one global palette (RGB triples, 2...256 colours, a power
 /// of two), each frame with a graphics control extension; a NETSCAPE2.0 extension when `loopCount`
 /// is given.
-func writeTestGIF(width: Int, height: Int, palette: [(UInt8, UInt8, UInt8)], frames: [TestFrame],
-                  loopCount: Int? = nil) throws -> [UInt8] {
+func writeTestGIF(
+    width: Int, height: Int, palette: [(UInt8, UInt8, UInt8)], frames: [TestFrame],
+    loopCount: Int? = nil
+) throws -> [UInt8] {
     final class Sink { var bytes: [UInt8] = [] }
     let sink = Sink()
     let box = Unmanaged.passRetained(sink)
@@ -132,7 +135,8 @@ func writeTestGIF(width: Int, height: Int, palette: [(UInt8, UInt8, UInt8)], fra
     if let loopCount {
         let identifier = Array("NETSCAPE2.0".utf8)
         let subBlock: [UInt8] = [1, UInt8(loopCount & 0xFF), UInt8(loopCount >> 8)]
-        ok = ok && EGifPutExtensionLeader(gif, APPLICATION_EXT_FUNC_CODE) == GIF_OK
+        ok =
+            ok && EGifPutExtensionLeader(gif, APPLICATION_EXT_FUNC_CODE) == GIF_OK
             && EGifPutExtensionBlock(gif, Int32(identifier.count), identifier) == GIF_OK
             && EGifPutExtensionBlock(gif, Int32(subBlock.count), subBlock) == GIF_OK
             && EGifPutExtensionTrailer(gif) == GIF_OK
@@ -141,12 +145,16 @@ func writeTestGIF(width: Int, height: Int, palette: [(UInt8, UInt8, UInt8)], fra
         var control: [GifByteType] = [
             GifByteType((frame.disposal << 2) | (frame.transparentIndex == nil ? 0 : 1)),
             GifByteType(frame.delayCentiseconds & 0xFF), GifByteType(frame.delayCentiseconds >> 8),
-            GifByteType(frame.transparentIndex ?? 0),
+            GifByteType(frame.transparentIndex ?? 0)
         ]
         ok = ok && EGifPutExtension(gif, GRAPHICS_EXT_FUNC_CODE, 4, &control) == GIF_OK
-        ok = ok && EGifPutImageDesc(gif, Int32(frame.left), Int32(frame.top), Int32(frame.width), Int32(frame.height),
-                                    frame.interlaced, nil) == GIF_OK
-        let rows = frame.interlaced
+        ok =
+            ok
+            && EGifPutImageDesc(
+                gif, Int32(frame.left), Int32(frame.top), Int32(frame.width), Int32(frame.height),
+                frame.interlaced, nil) == GIF_OK
+        let rows =
+            frame.interlaced
             ? [(0, 8), (4, 8), (2, 4), (1, 2)].flatMap { Array(stride(from: $0.0, to: frame.height, by: $0.1)) }
             : Array(0..<frame.height)
         var indices = frame.indices

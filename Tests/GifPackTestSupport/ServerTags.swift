@@ -29,8 +29,9 @@ enum ServerTags {
     static func require(_ tag: Tag, starting what: String) throws {
         guard let test = Test.current else { return }
         guard test.tags.contains(tag) else {
-            throw Untagged(description: "\(test.name) starts \(what) but its suite lacks `.tags(\(tag))`: "
-                + "tag it, so that `make check` (which runs without \(what)) leaves it out")
+            throw Untagged(
+                description: "\(test.name) starts \(what) but its suite lacks `.tags(\(tag))`: "
+                    + "tag it, so that `make check` (which runs without \(what)) leaves it out")
         }
     }
 }

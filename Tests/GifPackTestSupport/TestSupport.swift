@@ -46,20 +46,25 @@ struct ProcessResult {
 }
 
 /// Runs an external program (a ``ChildProcess``) to its end, waiting off the cooperative pool.
-func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
-         currentDirectory: String? = nil) async throws -> ProcessResult {
+func run(
+    _ executable: String, _ arguments: [String], environment: [String: String]? = nil,
+    currentDirectory: String? = nil
+) async throws -> ProcessResult {
     let (status, output, error) = try await runCapturing(executable, arguments, environment: environment, currentDirectory: currentDirectory)
     return ProcessResult(status: status, output: String(decoding: output, as: UTF8.self), error: String(decoding: error, as: UTF8.self))
 }
 
 /// Runs an external program (a ``ChildProcess``) to its end; its standard output and error go to
 /// files in a temporary directory and come back as bytes.
-func runCapturing(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
-                  currentDirectory: String? = nil) async throws -> (status: Int32, output: [UInt8], error: [UInt8]) {
+func runCapturing(
+    _ executable: String, _ arguments: [String], environment: [String: String]? = nil,
+    currentDirectory: String? = nil
+) async throws -> (status: Int32, output: [UInt8], error: [UInt8]) {
     let streams = try TemporaryDirectory()
     let (outPath, errPath) = (streams.file("stdout"), streams.file("stderr"))
-    let child = try ChildProcess(executable, arguments, environment: environment, currentDirectory: currentDirectory,
-                                 stdout: .file(outPath), stderr: .file(errPath))
+    let child = try ChildProcess(
+        executable, arguments, environment: environment, currentDirectory: currentDirectory,
+        stdout: .file(outPath), stderr: .file(errPath))
     let status = await child.exitStatus()
     return (status, try fileBytes(outPath), try fileBytes(errPath))
 }

@@ -18,9 +18,11 @@ struct WaitTimedOut: Error, CustomStringConvertible {
 /// line) when `deadline` has passed without it. The default deadline is generous on purpose: a full
 /// suite on 2 cores can keep the cooperative pool busy for many seconds; a condition that never
 /// comes still fails, and the suite's time limit bounds the test as a whole.
-func waitUntil(deadline: Duration = .seconds(60), every interval: Duration = .milliseconds(10),
-               fileID: String = #fileID, line: Int = #line,
-               _ condition: () async throws -> Bool) async throws {
+func waitUntil(
+    deadline: Duration = .seconds(60), every interval: Duration = .milliseconds(10),
+    fileID: String = #fileID, line: Int = #line,
+    _ condition: () async throws -> Bool
+) async throws {
     let clock = ContinuousClock()
     let end = clock.now + deadline
     while try await !condition() {
@@ -34,8 +36,10 @@ func waitUntil(deadline: Duration = .seconds(60), every interval: Duration = .mi
 /// True when `condition` holds at every poll (every `interval`) for `duration`: for a check that
 /// something does NOT happen within a window, after the event that would trigger it has been
 /// awaited. False at the first poll where it fails.
-func holdsThroughout(_ duration: Duration, every interval: Duration = .milliseconds(10),
-                     _ condition: () async throws -> Bool) async throws -> Bool {
+func holdsThroughout(
+    _ duration: Duration, every interval: Duration = .milliseconds(10),
+    _ condition: () async throws -> Bool
+) async throws -> Bool {
     let clock = ContinuousClock()
     let end = clock.now + duration
     while clock.now < end {
@@ -48,8 +52,10 @@ func holdsThroughout(_ duration: Duration, every interval: Duration = .milliseco
 /// Runs blocking `body` (a condition-variable wait, a blocking system call) on a thread of its own
 /// and awaits it: a test never blocks one of the cooperative pool's threads (two on these machines),
 /// and never takes a thread of the library's own blocking pool either.
-func onAThreadOfItsOwn<T: Sendable>(_ name: String = "gifpack.test-blocking",
-                                    _ body: @escaping @Sendable () throws -> T) async throws -> T {
+func onAThreadOfItsOwn<T: Sendable>(
+    _ name: String = "gifpack.test-blocking",
+    _ body: @escaping @Sendable () throws -> T
+) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
         let thread = Thread { continuation.resume(with: Result { try body() }) }
         thread.name = name

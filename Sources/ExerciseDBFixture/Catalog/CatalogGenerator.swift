@@ -84,14 +84,16 @@ enum CatalogGenerator {
         let secondary = Array(
             vocabulary.secondaryMuscles.shuffled(using: &details).prefix(Int.random(in: 1...3, using: &details)))
         let difficulty = vocabulary.difficulties.randomElement(using: &details)!
-        let category = Int.random(in: 0..<10, using: &details) == 0
+        let category =
+            Int.random(in: 0..<10, using: &details) == 0
             ? ["plyometrics", "balance", "rehabilitation", "mobility"].randomElement(using: &details)!
             : movement.category
         return RapidAPIExercise(
             bodyPart: movement.bodyPart, equipment: equipment, id: id, name: name,
             target: movement.target, secondaryMuscles: secondary,
-            instructions: instructions(name: name, equipment: equipment, target: movement.target,
-                                       random: &details),
+            instructions: instructions(
+                name: name, equipment: equipment, target: movement.target,
+                random: &details),
             description: "The \(name) is a \(category) exercise performed with \(equipment) that "
                 + "targets the \(movement.target), with the \(secondary.joined(separator: " and ")) "
                 + "assisting. It suits \(difficulty) trainees.",

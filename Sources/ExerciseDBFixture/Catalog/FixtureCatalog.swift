@@ -78,7 +78,8 @@ package struct FixtureCatalog: Sendable {
         var result: [String: [UInt8]] = [:]
         for id in exercises.map(\.id) + v1Exercises.map(\.exerciseId) {
             guard let gif = servedGIF(id: id, resolution: FixtureCatalog.baseResolution),
-                  seen.insert(gif.etag).inserted else { continue }
+                seen.insert(gif.etag).inserted
+            else { continue }
             result[id] = gif.bytes
         }
         return result

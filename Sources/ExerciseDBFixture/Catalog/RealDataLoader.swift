@@ -55,8 +55,9 @@ enum RealDataLoader {
             }
             gifs[sha] = [UInt8](data)
         }
-        return Output(exercises: exercises, v1Exercises: v1Exercises, rapidGIFKeys: rapidKeys,
-                      v1GIFKeys: v1Keys, gifs: gifs)
+        return Output(
+            exercises: exercises, v1Exercises: v1Exercises, rapidGIFKeys: rapidKeys,
+            v1GIFKeys: v1Keys, gifs: gifs)
     }
 
     private static func text(_ url: URL) throws(FixtureError) -> String {

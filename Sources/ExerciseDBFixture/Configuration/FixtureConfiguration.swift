@@ -90,10 +90,12 @@ extension FixtureConfiguration {
             try require((1...1_000_000).contains(exerciseCount), "exerciseCount", "must be 1...1000000, got \(exerciseCount)")
         }
         try require((1...1024).contains(gifDimension), "gifDimension", "must be 1...1024, got \(gifDimension)")
-        try require(framesRange.lowerBound >= 1 && framesRange.upperBound <= 1000,
-                    "framesRange", "must lie within 1...1000, got \(framesRange)")
-        try require(colorsRange.lowerBound >= 2 && colorsRange.upperBound <= 256,
-                    "colorsRange", "must lie within 2...256, got \(colorsRange)")
+        try require(
+            framesRange.lowerBound >= 1 && framesRange.upperBound <= 1000,
+            "framesRange", "must lie within 1...1000, got \(framesRange)")
+        try require(
+            colorsRange.lowerBound >= 2 && colorsRange.upperBound <= 256,
+            "colorsRange", "must lie within 2...256, got \(colorsRange)")
         if let typicalColors {
             try require((2...256).contains(typicalColors), "typicalColors", "must be 2...256, got \(typicalColors)")
         }
@@ -101,8 +103,9 @@ extension FixtureConfiguration {
         try require(duplicateEvery >= 0, "duplicateEvery", "must be 0 (never) or more, got \(duplicateEvery)")
         try require(latencyMilliseconds >= 0, "latencyMilliseconds", "must not be negative, got \(latencyMilliseconds)")
         try require(maxPageSize >= 1, "maxPageSize", "must be at least 1, got \(maxPageSize)")
-        try require(FixtureCatalog.resolutions.contains(planMaxResolution), "planMaxResolution",
-                    "must be one of \(FixtureCatalog.resolutions), got \(planMaxResolution)")
+        try require(
+            FixtureCatalog.resolutions.contains(planMaxResolution), "planMaxResolution",
+            "must be one of \(FixtureCatalog.resolutions), got \(planMaxResolution)")
         try require((quota ?? 0) >= 0, "quota", "must not be negative, got \(quota ?? 0)")
         try require((0...65535).contains(port), "port", "must be 0...65535, got \(port)")
     }

@@ -28,8 +28,9 @@ enum HTTPDate {
     static func parse(_ text: String) -> Int? {
         let fields = text.split(separator: " ")
         guard fields.count == 6, fields[5] == "GMT",
-              let day = Int32(fields[1]), let month = months.firstIndex(of: String(fields[2])),
-              let year = Int32(fields[3]) else { return nil }
+            let day = Int32(fields[1]), let month = months.firstIndex(of: String(fields[2])),
+            let year = Int32(fields[3])
+        else { return nil }
         let clock = fields[4].split(separator: ":").compactMap { Int32($0) }
         guard clock.count == 3 else { return nil }
         var parts = tm()

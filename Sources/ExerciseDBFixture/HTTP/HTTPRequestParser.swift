@@ -39,7 +39,8 @@ enum HTTPRequestParser {
             for pair in target[target.index(after: questionMark)...].split(separator: UInt8(ascii: "&")) {
                 let equals = pair.firstIndex(of: UInt8(ascii: "=")) ?? pair.endIndex
                 let name = percentDecoded(pair[pair.startIndex..<equals], plusIsSpace: true)
-                let value = equals == pair.endIndex
+                let value =
+                    equals == pair.endIndex
                     ? "" : percentDecoded(pair[pair.index(after: equals)...], plusIsSpace: true)
                 if query[name] == nil { query[name] = value }
             }
@@ -67,7 +68,8 @@ enum HTTPRequestParser {
         while index < bytes.endIndex {
             let byte = bytes[index]
             if byte == UInt8(ascii: "%"), bytes.distance(from: index, to: bytes.endIndex) >= 3,
-               let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2]) {
+                let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2])
+            {
                 output.append(high << 4 | low)
                 index += 3
                 continue

@@ -74,7 +74,7 @@ final class ListeningSocket: @unchecked Sendable {  // @unchecked: only constant
         while true {
             var polled = [
                 pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
-                pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)
             ]
             let ready = poll(&polled, 2, -1)
             if ready < 0 {

@@ -37,8 +37,9 @@ struct FixtureRouter: Sendable {
 
     /// The response for a request the connection could not even parse.
     static func rejection(status: Int) -> HTTPResponse {
-        HTTPResponse(status: status, contentType: jsonType,
-                     body: GatewayBodies.message(HTTPResponse.reasonPhrase(for: status)))
+        HTTPResponse(
+            status: status, contentType: jsonType,
+            body: GatewayBodies.message(HTTPResponse.reasonPhrase(for: status)))
     }
 
     static func json(_ status: Int, _ body: [UInt8]) -> HTTPResponse {
@@ -123,8 +124,10 @@ extension FixtureRouter {
         }
     }
 
-    private func faultyRapidAPIList(_ fault: ListFault, page: PageRequest, exercises: [RapidAPIExercise],
-                                    request: HTTPRequest) -> HTTPResponse {
+    private func faultyRapidAPIList(
+        _ fault: ListFault, page: PageRequest, exercises: [RapidAPIExercise],
+        request: HTTPRequest
+    ) -> HTTPResponse {
         let key = request.header("x-rapidapi-key") ?? ""
         switch fault {
         case .echoKeyInErrorBody(let status):
@@ -133,10 +136,13 @@ extension FixtureRouter {
             let records = exercises[page.range(in: exercises.count)].map { ExtendedExercise(exercise: $0, field: "note", value: "echo: \(key)") }
             return listResponse(encoding: Array(records), for: request)
         case .endless(let paddingBytes):
-            let template = exercises.first ?? RapidAPIExercise(bodyPart: "waist", equipment: "body weight", id: "0001",
-                                                               name: "sit-up", target: "abs", secondaryMuscles: [],
-                                                               instructions: [], description: "", difficulty: "beginner",
-                                                               category: "strength")
+            let template =
+                exercises.first
+                ?? RapidAPIExercise(
+                    bodyPart: "waist", equipment: "body weight", id: "0001",
+                    name: "sit-up", target: "abs", secondaryMuscles: [],
+                    instructions: [], description: "", difficulty: "beginner",
+                    category: "strength")
             let padding = String(repeating: "x", count: paddingBytes)
             let records = (page.offset..<page.offset + page.limit).map { position -> ExtendedExercise in
                 var exercise = template
@@ -161,8 +167,9 @@ extension FixtureRouter {
         var exercises = state.catalog.v1Exercises
         if let listed = state.listedCount, listed < exercises.count { exercises = Array(exercises.prefix(listed)) }
         return listResponse(
-            encoding: V1Page(exercises: exercises, page: page, mediaBase: base,
-                             listURL: base + "/api/v1/exercises", reportedTotal: state.v1ReportedTotal),
+            encoding: V1Page(
+                exercises: exercises, page: page, mediaBase: base,
+                listURL: base + "/api/v1/exercises", reportedTotal: state.v1ReportedTotal),
             for: request)
     }
 
@@ -215,11 +222,13 @@ extension FixtureRouter {
     func rapidAPIImage(_ request: HTTPRequest) -> HTTPResponse {
         guard state.spendQuota() else { return FixtureRouter.json(429, GatewayBodies.monthlyQuotaExceeded) }
         guard let id = request.query["exerciseId"], (1...6).contains(id.count), id.allSatisfy(\.isASCII),
-              id.allSatisfy(\.isNumber) else {
+            id.allSatisfy(\.isNumber)
+        else {
             return FixtureRouter.json(422, GatewayBodies.message("exerciseId must be a numeric exercise id"))
         }
         guard let resolution = request.query["resolution"].flatMap({ Int($0) }),
-              FixtureCatalog.resolutions.contains(resolution) else {
+            FixtureCatalog.resolutions.contains(resolution)
+        else {
             return FixtureRouter.json(422, GatewayBodies.message("resolution must be one of 180, 360, 720, 1080"))
         }
         let catalog = state.catalog
@@ -273,14 +282,17 @@ extension FixtureRouter {
     private func response(for fault: Fault, id: String) -> HTTPResponse? {
         switch fault {
         case .htmlWith200:
-            return HTTPResponse(status: 200, contentType: "text/html; charset=utf-8", body: Array(
-                ("<!DOCTYPE html><html><head><title>Scheduled maintenance</title></head><body>"
-                    + "<h1>We'll be back soon</h1><p>The service is down for maintenance.</p></body></html>").utf8))
+            return HTTPResponse(
+                status: 200, contentType: "text/html; charset=utf-8",
+                body: Array(
+                    ("<!DOCTYPE html><html><head><title>Scheduled maintenance</title></head><body>"
+                        + "<h1>We'll be back soon</h1><p>The service is down for maintenance.</p></body></html>").utf8))
         case .notAGIF:
             var random = SplitMix64(seed: id.utf8.reduce(0x504E_47) { $0 &* 31 &+ UInt64($1) })
             let noise = (0..<1016).map { _ in UInt8(truncatingIfNeeded: random.next()) }
-            return HTTPResponse(status: 200, contentType: "image/gif",
-                                body: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + noise)
+            return HTTPResponse(
+                status: 200, contentType: "image/gif",
+                body: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + noise)
         case .status(let status):
             return FixtureRouter.json(status, GatewayBodies.forStatus(status))
         case .tooManyRequests(let retryAfter):

@@ -10,20 +10,20 @@ enum GatewayBodies {
     static let invalidKey = json(["message": "Invalid API key. Go to https://docs.rapidapi.com/docs/keys for more info."])
     static let notSubscribed = json(["message": "You are not subscribed to this API."])
     static let rateLimited = json([
-        "message": "You have exceeded the rate limit per second for your plan, BASIC, by the API provider",
+        "message": "You have exceeded the rate limit per second for your plan, BASIC, by the API provider"
     ])
     static let monthlyQuotaExceeded = json([
         "message": "You have exceeded the MONTHLY quota for Requests on your current plan, BASIC. "
-            + "Upgrade your plan at https://rapidapi.com/justin-WFnsXH_t6/api/exercisedb",
+            + "Upgrade your plan at https://rapidapi.com/justin-WFnsXH_t6/api/exercisedb"
     ])
     static let unreachable = json([
         "message": "The API is unreachable, please contact the API provider",
-        "info": "Your Client (working) ---> Gateway (working) ---> API (not working)",
+        "info": "Your Client (working) ---> Gateway (working) ---> API (not working)"
     ])
     static let timedOut = json([
         "message": "The request to the API has timed out. Please try again later, or if the issue persists, "
             + "please contact the API provider",
-        "info": "Your Client (working) ---> Gateway (working) ---> API (took too long to respond)",
+        "info": "Your Client (working) ---> Gateway (working) ---> API (took too long to respond)"
     ])
 
     /// The body a fault or route answers `status` with.

@@ -236,8 +236,9 @@ extension FixtureServer {
             let old = catalog.gifBytes(id: id, resolution: 180) ?? []
             let width = old.count >= 10 ? Int(old[6]) | Int(old[7]) << 8 : 32
             let height = old.count >= 10 ? Int(old[8]) | Int(old[9]) << 8 : 32
-            let bytes = try GIFSynthesizer.animatedGIF(width: max(1, width), height: max(1, height), frames: 12, colors: 3,
-                                                       seed: seed &+ UInt64(slot))
+            let bytes = try GIFSynthesizer.animatedGIF(
+                width: max(1, width), height: max(1, height), frames: 12, colors: 3,
+                seed: seed &+ UInt64(slot))
             replaceGIF(id: id, with: bytes)
             changed.append(id)
         }

@@ -28,8 +28,10 @@ final class FixtureState: Sendable {
     let imageGate = ImageGate()
 
     init(catalog: FixtureCatalog, configuration: FixtureConfiguration) {
-        state = Mutex(State(catalog: catalog, latency: configuration.latencyMilliseconds, remaining: configuration.quota,
-                            listFault: configuration.listFault))
+        state = Mutex(
+            State(
+                catalog: catalog, latency: configuration.latencyMilliseconds, remaining: configuration.quota,
+                listFault: configuration.listFault))
         quotaLimit = configuration.quota
     }
 

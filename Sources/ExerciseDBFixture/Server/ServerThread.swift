@@ -17,11 +17,13 @@ enum ServerThread {
     static func spawn(detached: Bool = false, _ body: @escaping @Sendable () -> Void) throws(FixtureError) -> pthread_t {
         var thread = pthread_t()
         let context = Unmanaged.passRetained(Body(run: body)).toOpaque()
-        let result = pthread_create(&thread, nil, { context in
-            let body = Unmanaged<Body>.fromOpaque(context!).takeRetainedValue()
-            body.run()
-            return nil
-        }, context)
+        let result = pthread_create(
+            &thread, nil,
+            { context in
+                let body = Unmanaged<Body>.fromOpaque(context!).takeRetainedValue()
+                body.run()
+                return nil
+            }, context)
         guard result == 0 else {
             Unmanaged<Body>.fromOpaque(context).release()
             throw .threadStartFailed(errno: result)

@@ -43,17 +43,18 @@ enum BuildFailure: Error {
 
     /// Names the cause of an error a stage threw untyped (a build failure stays as it is).
     init(_ error: any Error) {
-        self = switch error {
-        case let failure as BuildFailure: failure
-        case let error as CatalogError: .catalog(error)
-        case let end as BuildEnded: .ended(end)
-        case let error as CatalogShrank: .catalogShrank(error)
-        case let error as EmptySelector: .emptySelector(error)
-        case let error as DirectoryClaimError: .directoryClaim(error)
-        case let error as StateUnreadable: .stateUnreadable(error)
-        case let error as BuildLock.LockError: .lock(error)
-        default: .other(error)
-        }
+        self =
+            switch error {
+            case let failure as BuildFailure: failure
+            case let error as CatalogError: .catalog(error)
+            case let end as BuildEnded: .ended(end)
+            case let error as CatalogShrank: .catalogShrank(error)
+            case let error as EmptySelector: .emptySelector(error)
+            case let error as DirectoryClaimError: .directoryClaim(error)
+            case let error as StateUnreadable: .stateUnreadable(error)
+            case let error as BuildLock.LockError: .lock(error)
+            default: .other(error)
+            }
     }
 
     var exitStatus: ExitStatus {

@@ -23,8 +23,10 @@ package struct BuildOptions: Sendable, Equatable {
     /// newest released section of CHANGELOG.md (`ChangelogTests` fails when they disagree).
     package static let version = "0.2.0"
 
-    package init(outputDirectory: String, cacheDirectory: String, sourceDateEpoch: Int64 = 0,
-                generator: String = "gifpack \(BuildOptions.version)", previousIndex: String? = nil, now: Date? = nil) {
+    package init(
+        outputDirectory: String, cacheDirectory: String, sourceDateEpoch: Int64 = 0,
+        generator: String = "gifpack \(BuildOptions.version)", previousIndex: String? = nil, now: Date? = nil
+    ) {
         self.outputDirectory = outputDirectory
         self.cacheDirectory = cacheDirectory
         self.sourceDateEpoch = sourceDateEpoch
@@ -35,8 +37,10 @@ package struct BuildOptions: Sendable, Equatable {
 
     /// Options from the manifest, overridden by the command line, with `SOURCE_DATE_EPOCH` read
     /// from the environment.
-    package static func resolve(manifest: Manifest, outputDirectory: String?, cacheDirectory: String?,
-                               environment: [String: String]) throws(ManifestError) -> BuildOptions {
+    package static func resolve(
+        manifest: Manifest, outputDirectory: String?, cacheDirectory: String?,
+        environment: [String: String]
+    ) throws(ManifestError) -> BuildOptions {
         var epoch: Int64 = 0
         if let text = environment["SOURCE_DATE_EPOCH"], !text.isEmpty {
             guard let value = Int64(text), value >= 0, value < 8_589_934_592 else {
@@ -50,7 +54,8 @@ package struct BuildOptions: Sendable, Equatable {
                 throw .invalidValue(path: "GIFPACK_NOW", reason: error.description)
             }
         }
-        return BuildOptions(outputDirectory: outputDirectory ?? manifest.output.directory,
-                            cacheDirectory: cacheDirectory ?? manifest.cache.directory, sourceDateEpoch: epoch, now: now)
+        return BuildOptions(
+            outputDirectory: outputDirectory ?? manifest.output.directory,
+            cacheDirectory: cacheDirectory ?? manifest.cache.directory, sourceDateEpoch: epoch, now: now)
     }
 }

@@ -94,8 +94,9 @@ package struct BuildPipeline: Sendable {
         defer { report.http.retries += catalogRetries.value.withLock { $0 } }
         var stages = StageClock(clock: clock, observer: observer)
 
-        let tools = GIFTools(manifest: manifest, layout: cache.layout, state: cache.state, client: client,
-                             options: options, startedAt: started, observer: observer)
+        let tools = GIFTools(
+            manifest: manifest, layout: cache.layout, state: cache.state, client: client,
+            options: options, startedAt: started, observer: observer)
         // GIF requests start with the first page's image ids, bounded until the checks pass (EarlyFetch).
         let (feed, early) = startEarlyFetch(tools: tools, recovered: cache.recovery != nil, rebuild: cache.expectedCount != nil)
         let catalog: Catalog, plan: PackPlan, renditions: [RenditionPlan]
@@ -138,8 +139,9 @@ package struct BuildPipeline: Sendable {
         // The index is what publishes: not written once the caller has cancelled.
         if Task.isCancelled { throw .cancelled(after: .pack) }
         let index = try await stage {
-            try await indexStage(descriptions, renditionPacks: renditionPacks, formatPacks: formatPacks, state: cache.state,
-                                 indexes: indexes, into: &report)
+            try await indexStage(
+                descriptions, renditionPacks: renditionPacks, formatPacks: formatPacks, state: cache.state,
+                indexes: indexes, into: &report)
         }
         stages.end(.index, into: &report)
         report.pruned = try await stage { try await pruneStage(index, cache: cache) }

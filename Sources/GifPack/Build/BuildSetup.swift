@@ -56,9 +56,10 @@ extension BuildPipeline {
     /// request: an unreadable one stops the build before any quota is spent. Its exercise lists
     /// are let go once it is checked.
     func readIndexes(client: HTTPClient) async throws -> KnownIndexes {
-        let previous: PreviousIndex? = if let location = options.previousIndex {
-            try await PreviousIndex.load(location, client: client)
-        } else { nil }
+        let previous: PreviousIndex? =
+            if let location = options.previousIndex {
+                try await PreviousIndex.load(location, client: client)
+            } else { nil }
         let indexPath = self.indexPath
         let local = try await BlockingWork.run("gifpack.index") { () throws(OutputIndexUnreadable) -> PackIndex? in
             guard var index = try BuilderIndexReader.readOutputIndex(indexPath) else { return nil }

@@ -104,4 +104,3 @@ package struct OutputIndexUnreadable: Error, Sendable, Equatable, CustomStringCo
         "\(path) exists but cannot be read (\(error)); nothing was published. Restore it, or move it away to start the pack versions over"
     }
 }
-

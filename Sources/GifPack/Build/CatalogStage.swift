@@ -7,8 +7,10 @@ extension BuildPipeline {
     /// compared with the last one (a catalog that lost more than `max_removed` allows stops the
     /// build here, before the fetch stage; the early fetch sent at most one GIF request per list
     /// request) and remembered in the state, which a recovered state is rebuilt from.
-    func catalogStage(cache: OpenedCache, client: HTTPClient, retries: CatalogRetryCount, early: EarlyFeed,
-                      into report: inout BuildReport) async throws -> Catalog {
+    func catalogStage(
+        cache: OpenedCache, client: HTTPClient, retries: CatalogRetryCount, early: EarlyFeed,
+        into report: inout BuildReport
+    ) async throws -> Catalog {
         let (layout, state, expectedCount) = (cache.layout, cache.state, cache.expectedCount)
         // The records go to a spool file in the cache as pages arrive; the catalog keeps where they are.
         let spool: RecordSpool
@@ -18,19 +20,24 @@ extension BuildPipeline {
             if case .catalogAttempt(let attempt) = event, attempt.outcome == .retry { retries.value.withLock { $0 += 1 } }
             observer?(event)
         }
-        let catalog = try await CatalogSources.make(for: manifest.source, fetch: manifest.fetch, client: client,
-                                                    expectedCount: expectedCount, spool: spool,
-                                                    pagesPath: layout.catalogPagesPath, observer: catalogObserver,
-                                                    early: early).fetchCatalog()
-        report.catalog = .init(exercises: catalog.exercises.count, pages: catalog.pagesFetched, pagesReused: catalog.pagesReused,
-                               rejectedRecords: catalog.rejected, duplicateIDs: catalog.duplicateIDs)
+        let catalog = try await CatalogSources.make(
+            for: manifest.source, fetch: manifest.fetch, client: client,
+            expectedCount: expectedCount, spool: spool,
+            pagesPath: layout.catalogPagesPath, observer: catalogObserver,
+            early: early
+        ).fetchCatalog()
+        report.catalog = .init(
+            exercises: catalog.exercises.count, pages: catalog.pagesFetched, pagesReused: catalog.pagesReused,
+            rejectedRecords: catalog.rejected, duplicateIDs: catalog.duplicateIDs)
         let listLimit = options.reportListLimit
         // A catalog that lost more of the last one's exercises than max_removed allows stops here,
         // before the fetch stage, and the state keeps the last catalog to compare the next run with.
         let (maxRemoved, lastCount, count) = (manifest.fetch.maxRemoved, expectedCount, catalog.exercises.count)
         report.catalogChanges = try await BlockingWork.run {
-            try state.replaceCatalog(each: CatalogFingerprint.fingerprints(of: catalog), digest: CatalogFingerprint.digest(of: catalog),
-                                     listLimit: listLimit) { removed in
+            try state.replaceCatalog(
+                each: CatalogFingerprint.fingerprints(of: catalog), digest: CatalogFingerprint.digest(of: catalog),
+                listLimit: listLimit
+            ) { removed in
                 guard let lastCount, removed > 0, !maxRemoved.allows(missing: removed, of: lastCount) else { return }
                 throw CatalogShrank(removed: removed, previous: lastCount, now: count, limit: maxRemoved)
             }
@@ -39,8 +46,9 @@ extension BuildPipeline {
             let (indexPath, resolution, fetch) = (self.indexPath, manifest.source.resolution, manifest.fetch)
             report.stateRecovery = try await BlockingWork.run {
                 var rebuilt = damaged
-                try StateOpener.rebuild(&rebuilt, state: state, indexPath: indexPath, catalog: catalog.exercises, layout: layout,
-                                        resolution: resolution, fetch: fetch)
+                try StateOpener.rebuild(
+                    &rebuilt, state: state, indexPath: indexPath, catalog: catalog.exercises, layout: layout,
+                    resolution: resolution, fetch: fetch)
                 return rebuilt
             }
         }
@@ -55,8 +63,9 @@ extension BuildPipeline {
     func startEarlyFetch(tools: GIFTools, recovered: Bool, rebuild: Bool) -> (EarlyFeed, EarlyFetch?) {
         let resolution = manifest.source.resolution
         let packs = manifest.packs.filter { $0.takes(resolution) }
-        let feed = EarlyFeed(cap: tools.governor.cap, governor: tools.governor, revalidationsOnly: rebuild,
-                             wants: { [recovered] exercise in !recovered && packs.contains { $0.selector.matches(exercise) } })
+        let feed = EarlyFeed(
+            cap: tools.governor.cap, governor: tools.governor, revalidationsOnly: rebuild,
+            wants: { [recovered] exercise in !recovered && packs.contains { $0.selector.matches(exercise) } })
         return (feed, recovered ? nil : EarlyFetch(fetcher: tools.fetcher(), feed: feed))
     }
 

@@ -96,8 +96,10 @@ package struct DryRun: Sendable {
 
     /// The planner's decision for each wanted exercise of each resolution, from a private copy of
     /// the state (or, when it is damaged, from what a build would rebuild, in memory).
-    private func decide(_ renditions: [RenditionPlan], catalog exercises: ExerciseList,
-                        layout: CacheLayout) async throws -> ([[FetchPlanner.Decision]], StateRecovery?) {
+    private func decide(
+        _ renditions: [RenditionPlan], catalog exercises: ExerciseList,
+        layout: CacheLayout
+    ) async throws -> ([[FetchPlanner.Decision]], StateRecovery?) {
         let sourceKey = manifest.source.stateKey
         let first = manifest.source.resolution
         let planner = FetchPlanner(settings: manifest.fetch, store: BlobStore(layout: layout), now: Date())
@@ -113,14 +115,17 @@ package struct DryRun: Sendable {
             case .damaged(var damaged):
                 // What the build would record again, in memory: the disk stays as it is.
                 let rebuilt = try BuildState(inMemorySource: sourceKey)
-                try StateOpener.rebuild(&damaged, state: rebuilt, indexPath: indexPath, catalog: exercises, layout: layout,
-                                        resolution: first, fetch: fetch)
+                try StateOpener.rebuild(
+                    &damaged, state: rebuilt, indexPath: indexPath, catalog: exercises, layout: layout,
+                    resolution: first, fetch: fetch)
                 known = try reading(rebuilt)
                 recovery = damaged
             }
-            return (try zip(renditions, known).map { rendition, known in
-                try rendition.plan.wanted.map { planner.decide($0, known: known[$0.id]) }
-            }, recovery)
+            return (
+                try zip(renditions, known).map { rendition, known in
+                    try rendition.plan.wanted.map { planner.decide($0, known: known[$0.id]) }
+                }, recovery
+            )
         }
     }
 }

@@ -18,17 +18,22 @@ struct GIFTools: Sendable {
     let governor: FetchGovernor
     let observer: BuildObserver?
 
-    init(manifest: Manifest, layout: CacheLayout, state: BuildState, client: HTTPClient, options: BuildOptions,
-         startedAt started: ContinuousClock.Instant, observer: BuildObserver?) {
+    init(
+        manifest: Manifest, layout: CacheLayout, state: BuildState, client: HTTPClient, options: BuildOptions,
+        startedAt started: ContinuousClock.Instant, observer: BuildObserver?
+    ) {
         (source, fetch, self.layout, self.state, self.client, self.observer) = (manifest.source, manifest.fetch, layout, state, client, observer)
         resolution = manifest.source.resolution
         frames = FrameCache(layout: layout, level: manifest.output.zstdLevel, mtime: options.sourceDateEpoch)
-        placeholders = PlaceholderCache(layout: layout, settings: manifest.output.placeholderSettings,
-                                        posterFrames: manifest.output.posterSizes.isEmpty ? nil
-                                            : PosterFrameCache(level: frames.level, mtime: frames.mtime))
+        placeholders = PlaceholderCache(
+            layout: layout, settings: manifest.output.placeholderSettings,
+            posterFrames: manifest.output.posterSizes.isEmpty
+                ? nil
+                : PosterFrameCache(level: frames.level, mtime: frames.mtime))
         webp = manifest.output.makesWebP ? WebPCache(layout: layout) : nil
-        governor = FetchGovernor(settings: manifest.fetch, requestsAlreadySent: client.statistics.requestsStarted,
-                                 startedAt: started)
+        governor = FetchGovernor(
+            settings: manifest.fetch, requestsAlreadySent: client.statistics.requestsStarted,
+            startedAt: started)
     }
 
     /// The same tools fetching at `resolution`: the caches, the client and the governor (window,
@@ -41,9 +46,10 @@ struct GIFTools: Sendable {
 
     /// A fetcher of GIFs into the store at ``resolution``, sharing the governor with every other of this run.
     func fetcher() -> GIFFetcher {
-        GIFFetcher(client: client, source: source, resolution: resolution, settings: fetch, layout: layout, frames: frames,
-                   state: state, governor: governor, placeholders: placeholders, webp: webp,
-                   observer: observer)
+        GIFFetcher(
+            client: client, source: source, resolution: resolution, settings: fetch, layout: layout, frames: frames,
+            state: state, governor: governor, placeholders: placeholders, webp: webp,
+            observer: observer)
     }
 }
 
@@ -53,8 +59,10 @@ extension BuildPipeline {
     /// A stopped fetch ends the build (``BuildEnded``) with what it fetched kept for the next run.
     /// With `early`, its window goes on with this fetch's plan, the requests in flight at the
     /// hand-over still in it (one count of slots), and the plan passes over what it holds or settled.
-    func fetchStage(_ wanted: ExerciseList, tools: GIFTools, early: EarlyFetch? = nil,
-                    into report: inout BuildReport) async throws -> FetchResults {
+    func fetchStage(
+        _ wanted: ExerciseList, tools: GIFTools, early: EarlyFetch? = nil,
+        into report: inout BuildReport
+    ) async throws -> FetchResults {
         let (fetchStarted, before) = (ContinuousClock.now, tools.client.statistics)
         let fetcher = early?.fetcher ?? tools.fetcher()
         // The early fetch's requests in flight stay in flight: its window sends this fetch's plan too.
@@ -73,9 +81,10 @@ extension BuildPipeline {
             try refuseOtherSizes(&results, wanted: wanted, resolution: tools.resolution, into: &report)
         }
         report.stateErrors += fetcher.processor.stateWriteErrors
-        report.http = .init(requests: after.requestsStarted, retries: outcome.retries, rateLimited: outcome.rateLimited,
-                            quotaRemaining: outcome.quotaRemaining, maxInFlight: after.maxInFlight,
-                            connectionsOpened: after.connectionsOpened)
+        report.http = .init(
+            requests: after.requestsStarted, retries: outcome.retries, rateLimited: outcome.rateLimited,
+            quotaRemaining: outcome.quotaRemaining, maxInFlight: after.maxInFlight,
+            connectionsOpened: after.connectionsOpened)
         if after.requestsStarted > before.requestsStarted, fetchEnded > fetchStarted {
             let slots = Double(manifest.fetch.concurrency) * (fetchEnded - fetchStarted).seconds
             let busy = after.inFlightSeconds(at: fetchEnded) - before.inFlightSeconds(at: fetchStarted)
@@ -118,16 +127,20 @@ extension BuildPipeline {
     func checkMissing(wanted: Int, into report: inout BuildReport) throws(BuildEnded) {
         let missing = report.gifs.missing
         guard manifest.fetch.maxMissing.allows(missing: missing, of: wanted) else {
-            throw BuildEnded(status: .failed, message: "\(missing) of \(wanted) exercises have no valid GIF, more than "
-                                 + "max_missing (\(manifest.fetch.maxMissing)); nothing was published")
+            throw BuildEnded(
+                status: .failed,
+                message: "\(missing) of \(wanted) exercises have no valid GIF, more than "
+                    + "max_missing (\(manifest.fetch.maxMissing)); nothing was published")
         }
     }
 
     /// The failures of this run an earlier run's GIF can stand in for, each with the GIF that
     /// earlier run stored for the same exercise; `results` is only read (the caller changes them).
     /// Throws when the state cannot be read: going on would silently drop GIFs an earlier pack had.
-    func lastKnownGood(for results: FetchResults, wanted: ExerciseList, state: BuildState, store: BlobStore,
-                       resolution: Resolution) throws(StateUnreadable) -> [(gif: StoredGIF, rejection: FetchRejection)] {
+    func lastKnownGood(
+        for results: FetchResults, wanted: ExerciseList, state: BuildState, store: BlobStore,
+        resolution: Resolution
+    ) throws(StateUnreadable) -> [(gif: StoredGIF, rejection: FetchRejection)] {
         var covered: [(gif: StoredGIF, rejection: FetchRejection)] = []
         var anyRejected = false
         var scan = wanted.makeIterator()
@@ -142,16 +155,22 @@ extension BuildPipeline {
         var exercises = wanted.makeIterator()
         while let exercise = try exercises.nextInFetch() {
             guard case .rejected(let rejection)? = results[exercise.id],
-                  let metadata = known[exercise.id]?.metadata, store.contains(sha256: metadata.sha256) else { continue }
-            covered.append((StoredGIF(exerciseID: exercise.id, reusing: metadata, origin: .lastKnownGood, requestedResolution: resolution),
-                            rejection))
+                let metadata = known[exercise.id]?.metadata, store.contains(sha256: metadata.sha256)
+            else { continue }
+            covered.append(
+                (
+                    StoredGIF(exerciseID: exercise.id, reusing: metadata, origin: .lastKnownGood, requestedResolution: resolution),
+                    rejection
+                ))
         }
         return covered
     }
 
     /// Counts the results of the wanted exercises into the report's GIF summary and lists.
-    func summarise(_ results: FetchResults, wanted: ExerciseList, resolution: Resolution,
-                   into report: inout BuildReport) throws(StateUnreadable) {
+    func summarise(
+        _ results: FetchResults, wanted: ExerciseList, resolution: Resolution,
+        into report: inout BuildReport
+    ) throws(StateUnreadable) {
         var exercises = wanted.makeIterator()
         while let exercise = try exercises.nextInFetch() {
             switch results[exercise.id] {
@@ -169,8 +188,10 @@ extension BuildPipeline {
                 if gif.resolutionMismatch, let requested = resolution.pixels {
                     report.gifs.resolutionMismatches += 1
                     guard report.resolutionMismatches.count < options.reportListLimit else { break }
-                    report.resolutionMismatches.append(.init(exerciseID: gif.exerciseID, requested: requested,
-                                                             width: gif.info.width, height: gif.info.height))
+                    report.resolutionMismatches.append(
+                        .init(
+                            exerciseID: gif.exerciseID, requested: requested,
+                            width: gif.info.width, height: gif.info.height))
                 }
             case .rejected(let rejection)?:
                 report.gifs.rejected += 1

@@ -29,8 +29,10 @@ struct FormatPackMaker: Sendable {
     }
 
     /// The WebP pack of `entry` at `resolution`, made or found current.
-    func make(_ entry: PackPlan.Entry, resolution: Int, results: FetchResults, records: [String: WebPCache.Record],
-              history: PackMaker.History) throws -> (PackDescription, PackMaker.Outcome) {
+    func make(
+        _ entry: PackPlan.Entry, resolution: Int, results: FetchResults, records: [String: WebPCache.Record],
+        history: PackMaker.History
+    ) throws -> (PackDescription, PackMaker.Outcome) {
         let name = Self.name(pack: entry.spec.name, resolution: resolution)
         var refs = ExerciseRefList()
         refs.reserveCapacity(entry.exercises.count)
@@ -45,12 +47,14 @@ struct FormatPackMaker: Sendable {
             }
             guard let record = records[gif.sha256] else { throw FormatPackError.noRendition(gif.sha256) }
             var metadata = gif.metadata
-            var item = Entry(path: GIFEntry.path(forSHA256: gif.sha256), sourcePath: frames.layout.blobPath(sha256: gif.sha256),
-                             metadata: metadata)
+            var item = Entry(
+                path: GIFEntry.path(forSHA256: gif.sha256), sourcePath: frames.layout.blobPath(sha256: gif.sha256),
+                metadata: metadata)
             if let hash = record.webpSHA256, let bytes = record.webpBytes {
                 (metadata.sha256, metadata.bytes, metadata.format) = (hash, bytes, .webp)
-                item = Entry(path: ImageFormat.webp.entryPath(forSHA256: hash) ?? "", sourcePath: webp.webpPath(sha256: gif.sha256),
-                             metadata: metadata)
+                item = Entry(
+                    path: ImageFormat.webp.entryPath(forSHA256: hash) ?? "", sourcePath: webp.webpPath(sha256: gif.sha256),
+                    metadata: metadata)
             }
             if let placeholders {
                 let still = try placeholders.ensure(sha256: gif.sha256, blobPath: frames.layout.blobPath(sha256: gif.sha256))
@@ -83,11 +87,15 @@ struct FormatPackMaker: Sendable {
                 try assembler.appendEntry(name: item.path, sourcePath: item.sourcePath, expectedSHA256: item.metadata.sha256)
             }
             let summary = try assembler.finish()
-            let (version, file, outcome) = try PackMaker.place(temporary, summary: summary, pack: name, outputDirectory: outputDirectory,
-                                                               referenced: history.references.map(\.published),
-                                                               recorded: history.recorded)
-            return (try describe(name: name, summary: summary, version: version, file: file, digest: digest, refs: refs,
-                                 entries: entries, previews: previews, resolution: resolution), outcome)
+            let (version, file, outcome) = try PackMaker.place(
+                temporary, summary: summary, pack: name, outputDirectory: outputDirectory,
+                referenced: history.references.map(\.published),
+                recorded: history.recorded)
+            return (
+                try describe(
+                    name: name, summary: summary, version: version, file: file, digest: digest, refs: refs,
+                    entries: entries, previews: previews, resolution: resolution), outcome
+            )
         } catch {
             FileSystem.remove(temporary)
             throw error
@@ -101,24 +109,29 @@ struct FormatPackMaker: Sendable {
             .max { $0.version < $1.version }
     }
 
-    private func describe(name: String, summary: PackFileSummary, version: Int, file: String, digest: String, refs: ExerciseRefList,
-                          entries: [String: Entry], previews: [String: GIFPlaceholder], resolution: Int) throws -> PackDescription {
+    private func describe(
+        name: String, summary: PackFileSummary, version: Int, file: String, digest: String, refs: ExerciseRefList,
+        entries: [String: Entry], previews: [String: GIFPlaceholder], resolution: Int
+    ) throws -> PackDescription {
         guard let catalogEntry = summary.entries.first, catalogEntry.name == PackCatalog.path else {
             throw PackMakerError.unexpectedLayout(file)
         }
         let byPath = Dictionary(uniqueKeysWithValues: entries.values.map { ($0.path, $0.metadata) })
         let gifs = try summary.entries.dropFirst().map { packed in
             guard let metadata = byPath[packed.name] else { throw PackMakerError.unexpectedLayout(file) }
-            return GIFEntry(sha256: metadata.sha256,
-                            location: EntryLocation(path: packed.name, size: packed.size,
-                                                    frameOffset: packed.frameOffset, frameLength: packed.frameLength),
-                            placeholder: previews[metadata.sha256], format: metadata.format)
+            return GIFEntry(
+                sha256: metadata.sha256,
+                location: EntryLocation(
+                    path: packed.name, size: packed.size,
+                    frameOffset: packed.frameOffset, frameLength: packed.frameLength),
+                placeholder: previews[metadata.sha256], format: metadata.format)
         }
         var description = PackDescription(
             name: name, version: version, file: file, bytes: summary.bytes, sha256: summary.sha256,
             entryCount: summary.entries.count, uncompressedBytes: summary.uncompressedBytes, contentDigest: digest,
-            catalog: EntryLocation(path: catalogEntry.name, size: catalogEntry.size,
-                                   frameOffset: catalogEntry.frameOffset, frameLength: catalogEntry.frameLength),
+            catalog: EntryLocation(
+                path: catalogEntry.name, size: catalogEntry.size,
+                frameOffset: catalogEntry.frameOffset, frameLength: catalogEntry.frameLength),
             gifs: gifs, exerciseList: refs)
         description.resolution = resolution
         description.format = .webp

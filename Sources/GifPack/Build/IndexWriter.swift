@@ -22,8 +22,9 @@ struct PreviousIndex: Sendable {
     static func load(_ location: String, client: HTTPClient) async throws(IndexWriterError) -> PreviousIndex {
         let source = PackIndexSource(location)
         do {
-            let fetched = try await source.loadFetched(trust: nil, installedSequence: nil, client: client,
-                                                       limits: BuilderIndexReader.limits)
+            let fetched = try await source.loadFetched(
+                trust: nil, installedSequence: nil, client: client,
+                limits: BuilderIndexReader.limits)
             let signature = try await source.loadSignature(for: fetched.bytes, client: client)
             return PreviousIndex(index: fetched.index, bytes: [UInt8](fetched.bytes), signature: signature.map { [UInt8]($0) })
         } catch {
@@ -71,15 +72,19 @@ struct IndexWriter: Sendable {
     /// absent or unreadable. Then `index.json.zst` beside the index is made to match it
     /// (``IndexCompression/ensureCopy(beside:maxIndexBytes:)``): last, so a build killed before it
     /// leaves a stale copy that the next build (or publish) replaces.
-    func write(_ unsigned: PackIndex, localIndex: PackIndex?, signing: SigningSettings?, previous: PreviousIndex?,
-               state: BuildState, now: Date) throws -> BuildReport.IndexSummary {
+    func write(
+        _ unsigned: PackIndex, localIndex: PackIndex?, signing: SigningSettings?, previous: PreviousIndex?,
+        state: BuildState, now: Date
+    ) throws -> BuildReport.IndexSummary {
         let summary = try writeIndex(unsigned, localIndex: localIndex, signing: signing, previous: previous, state: state, now: now)
         try IndexCompression.ensureCopy(beside: indexPath)
         return summary
     }
 
-    private func writeIndex(_ unsigned: PackIndex, localIndex: PackIndex?, signing: SigningSettings?, previous: PreviousIndex?,
-                            state: BuildState, now: Date) throws -> BuildReport.IndexSummary {
+    private func writeIndex(
+        _ unsigned: PackIndex, localIndex: PackIndex?, signing: SigningSettings?, previous: PreviousIndex?,
+        state: BuildState, now: Date
+    ) throws -> BuildReport.IndexSummary {
         guard let signing else {
             // Neither the new index nor the file on disk is held whole (an index of 100,000
             // exercises is about 14 MB): the new one is hashed as it is encoded, the old one as it
@@ -116,19 +121,22 @@ struct IndexWriter: Sendable {
         let halfLife = Double(signing.expiresAfter.components.seconds) / 2
         for candidate in [local, live].compactMap({ $0 }) {
             guard let signatureBytes = candidate.signature, let index = candidate.index,
-                  let sequence = index.sequence, let expiry = index.expiryDate, let expires = index.expires,
-                  candidate.isLocal ? Self.sameBytes(candidate.bytes, unsigned, sequence: sequence, expires: expires)
-                                    : Self.sameContent(index, unsigned),
-                  expiry.timeIntervalSince(now) >= halfLife,
-                  let signature = try? MinisignSignature(text: String(decoding: signatureBytes, as: UTF8.self)),
-                  (try? signing.secretKey.publicKey.verify(signature, of: candidate.bytes)) != nil else { continue }
+                let sequence = index.sequence, let expiry = index.expiryDate, let expires = index.expires,
+                candidate.isLocal
+                    ? Self.sameBytes(candidate.bytes, unsigned, sequence: sequence, expires: expires)
+                    : Self.sameContent(index, unsigned),
+                expiry.timeIntervalSince(now) >= halfLife,
+                let signature = try? MinisignSignature(text: String(decoding: signatureBytes, as: UTF8.self)),
+                (try? signing.secretKey.publicKey.verify(signature, of: candidate.bytes)) != nil
+            else { continue }
             if !candidate.isLocal {
                 try FileSystem.writeAtomically(candidate.bytes, to: indexPath) { CrashPoint.reach(.beforeIndexRename) }
                 try FileSystem.writeAtomically(signatureBytes, to: signaturePath)
             }
             try state.recordSignedIndex(sequence: sequence, sha256: try StreamingSHA256.file(at: indexPath).sha256, expires: expires, at: now)
-            return .init(written: !candidate.isLocal, signed: true, keyID: signing.secretKey.publicKey.keyIDText,
-                         sequence: sequence, expires: expires)
+            return .init(
+                written: !candidate.isLocal, signed: true, keyID: signing.secretKey.publicKey.keyIDText,
+                sequence: sequence, expires: expires)
         }
 
         let highest = [try state.highestIndexSequence(), localIndex?.sequence, previous?.index.sequence].compactMap { $0 }.max() ?? 0
@@ -144,10 +152,12 @@ struct IndexWriter: Sendable {
         }
         try FileSystem.writeAtomically(bytes, to: indexPath) { CrashPoint.reach(.beforeIndexRename) }
         try FileSystem.writeAtomically(Array(signature.fileText.utf8), to: signaturePath)
-        try state.recordSignedIndex(sequence: signed.sequence!, sha256: try StreamingSHA256.file(at: indexPath).sha256,
-                                    expires: signed.expires!, at: now)
-        return .init(written: true, signed: true, keyID: signing.secretKey.publicKey.keyIDText, sequence: signed.sequence,
-                     expires: signed.expires)
+        try state.recordSignedIndex(
+            sequence: signed.sequence!, sha256: try StreamingSHA256.file(at: indexPath).sha256,
+            expires: signed.expires!, at: now)
+        return .init(
+            written: true, signed: true, keyID: signing.secretKey.publicKey.keyIDText, sequence: signed.sequence,
+            expires: signed.expires)
     }
 
     /// True when `bytes` are those `unsigned` encodes to once given `sequence` and `expires`: the

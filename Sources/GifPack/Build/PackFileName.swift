@@ -18,7 +18,8 @@ enum PackFileName {
         let rest = name.dropFirst(pack.count + 2).dropLast(".tar.zst".count)
         let parts = rest.split(separator: "-", omittingEmptySubsequences: false)
         guard parts.count == 2, !parts[0].isEmpty, parts[0].allSatisfy(\.isASCII), let version = Int(parts[0]), version > 0,
-              parts[1].count == 8, parts[1].allSatisfy({ $0.isHexDigit && !$0.isUppercase }) else { return nil }
+            parts[1].count == 8, parts[1].allSatisfy({ $0.isHexDigit && !$0.isUppercase })
+        else { return nil }
         return version
     }
 

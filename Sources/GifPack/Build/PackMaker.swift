@@ -73,9 +73,13 @@ struct PackMaker: Sendable {
     func decide(_ entry: PackPlan.Entry, results: FetchResults, history: History) throws -> Decision {
         let content = try content(of: entry, results: results, history: history)
         if !history.references.isEmpty,
-           let current = current(try PackCatalogWriter.digest(pack: entry.spec.name, source: catalogSource,
-                                                              sortedRows: rows(content, results: results)).sha256,
-                                 content: content) {
+            let current = current(
+                try PackCatalogWriter.digest(
+                    pack: entry.spec.name, source: catalogSource,
+                    sortedRows: rows(content, results: results)
+                ).sha256,
+                content: content)
+        {
             return .current(current)
         }
         return .assemble(content)
@@ -88,8 +92,10 @@ struct PackMaker: Sendable {
         try FileSystem.createDirectory("\(outputDirectory)/packs")
         let catalogPath = FileSystem.temporaryPath(beside: "\(outputDirectory)/packs/\(name).catalog.json")
         defer { FileSystem.remove(catalogPath) }
-        let digest = try PackCatalogWriter.write(pack: name, source: catalogSource, sortedRows: rows(content, results: results),
-                                                 to: catalogPath).sha256
+        let digest = try PackCatalogWriter.write(
+            pack: name, source: catalogSource, sortedRows: rows(content, results: results),
+            to: catalogPath
+        ).sha256
         if let current = current(digest, content: content) { return (current, .unchanged) }
 
         // catalog.json is compressed into a frame file of its own before the pack is opened, and
@@ -138,24 +144,28 @@ struct PackMaker: Sendable {
     /// each GIF with its BlurHash and average colour (format 1.2).
     private func rows(_ content: Content, results: FetchResults) -> PackCatalogWriter.Rows {
         let placeholderRecords = content.previews
-        return { each in try content.entry.exercises.readingRecords.forEach { exercise in
-            var metadata: GIFMetadata?
-            if case .stored(let gif)? = results[exercise.id] {
-                metadata = gif.metadata
-                if let preview = placeholderRecords[gif.sha256] {
-                    metadata?.blurHash = preview.blurHash
-                    metadata?.averageColor = preview.averageColor
+        return { each in
+            try content.entry.exercises.readingRecords.forEach { exercise in
+                var metadata: GIFMetadata?
+                if case .stored(let gif)? = results[exercise.id] {
+                    metadata = gif.metadata
+                    if let preview = placeholderRecords[gif.sha256] {
+                        metadata?.blurHash = preview.blurHash
+                        metadata?.averageColor = preview.averageColor
+                    }
                 }
+                try each(PackCatalogWriter.Row(exercise: exercise, gif: metadata))
             }
-            try each(PackCatalogWriter.Row(exercise: exercise, gif: metadata))
-        } }
+        }
     }
 
     /// The published pack whose catalog.json had `digest`, if its file is here at its recorded size.
     private func current(_ digest: String, content: Content) -> PackDescription? {
-        guard var found = content.history.references
-            .filter({ $0.contentDigest == digest && FileSystem.fileSize("\(outputDirectory)/\($0.file)") == $0.bytes })
-            .max(by: { $0.version < $1.version }) else { return nil }
+        guard
+            var found = content.history.references
+                .filter({ $0.contentDigest == digest && FileSystem.fileSize("\(outputDirectory)/\($0.file)") == $0.bytes })
+                .max(by: { $0.version < $1.version })
+        else { return nil }
         // Equal content digests mean equal catalog.json, which names every exercise's GIF: the
         // exercise list is this run's (the builder reads its own index without those lists).
         found.exercises = content.refs
@@ -164,14 +174,17 @@ struct PackMaker: Sendable {
 
     /// Writes the pack file under a temporary name (catalog.json's frame, then every GIF's frame
     /// in hash order) and places it.
-    private func write(_ content: Content, catalogFrame: String,
-                       catalogSize: Int64) throws -> (PackFileSummary, version: Int, file: String, Outcome) {
+    private func write(
+        _ content: Content, catalogFrame: String,
+        catalogSize: Int64
+    ) throws -> (PackFileSummary, version: Int, file: String, Outcome) {
         let name = content.entry.spec.name
         let temporary = FileSystem.temporaryPath(beside: "\(outputDirectory)/packs/\(name).tar.zst")
         do {
             var assembler = try PackAssembler(path: temporary, level: frames.level, mtime: frames.mtime)
-            try assembler.appendFrame(copyingFrom: catalogFrame, uncompressedLength: TarHeader.entryLength(dataSize: catalogSize),
-                                      trustedEntry: (name: PackCatalog.path, size: catalogSize))
+            try assembler.appendFrame(
+                copyingFrom: catalogFrame, uncompressedLength: TarHeader.entryLength(dataSize: catalogSize),
+                trustedEntry: (name: PackCatalog.path, size: catalogSize))
             let hashes = content.gifSizes.keys.sorted()
             for (position, hash) in hashes.enumerated() {
                 if position == hashes.count / 2 { CrashPoint.reach(.midPack) }
@@ -180,13 +193,15 @@ struct PackMaker: Sendable {
                 // the verify stage made it from the blob, hashing it, or decoded and hashed a cached
                 // one. A frame it did not vouch for is decoded and hashed as it is copied.
                 let trusted = frames.isVerified(sha256: hash) ? (name: GIFEntry.path(forSHA256: hash), size: size) : nil
-                try assembler.appendFrame(copyingFrom: frames.path(sha256: hash), uncompressedLength: TarHeader.entryLength(dataSize: size),
-                                          trustedEntry: trusted, expectedSHA256: hash)
+                try assembler.appendFrame(
+                    copyingFrom: frames.path(sha256: hash), uncompressedLength: TarHeader.entryLength(dataSize: size),
+                    trustedEntry: trusted, expectedSHA256: hash)
             }
             let summary = try assembler.finish()
-            let (version, file, outcome) = try Self.place(temporary, summary: summary, pack: name, outputDirectory: outputDirectory,
-                                                          referenced: content.history.references.map(\.published),
-                                                          recorded: content.history.recorded)
+            let (version, file, outcome) = try Self.place(
+                temporary, summary: summary, pack: name, outputDirectory: outputDirectory,
+                referenced: content.history.references.map(\.published),
+                recorded: content.history.recorded)
             return (summary, version, file, outcome)
         } catch {
             FileSystem.remove(temporary)
@@ -195,23 +210,28 @@ struct PackMaker: Sendable {
     }
 
     /// The index's description of a pack file just written.
-    private func describe(_ content: Content, summary: PackFileSummary, version: Int, file: String,
-                          digest: String) throws -> PackDescription {
+    private func describe(
+        _ content: Content, summary: PackFileSummary, version: Int, file: String,
+        digest: String
+    ) throws -> PackDescription {
         guard let catalogEntry = summary.entries.first, catalogEntry.name == PackCatalog.path else {
             throw PackMakerError.unexpectedLayout(file)
         }
         let gifs = summary.entries.dropFirst().map { packed in
             let hash = String(packed.name.dropFirst("gifs/".count).dropLast(".gif".count))
-            return GIFEntry(sha256: hash,
-                            location: EntryLocation(path: packed.name, size: packed.size,
-                                                    frameOffset: packed.frameOffset, frameLength: packed.frameLength),
-                            placeholder: content.previews[hash])
+            return GIFEntry(
+                sha256: hash,
+                location: EntryLocation(
+                    path: packed.name, size: packed.size,
+                    frameOffset: packed.frameOffset, frameLength: packed.frameLength),
+                placeholder: content.previews[hash])
         }
         return PackDescription(
             name: content.entry.spec.name, version: version, file: file, bytes: summary.bytes, sha256: summary.sha256,
             entryCount: summary.entries.count, uncompressedBytes: summary.uncompressedBytes, contentDigest: digest,
-            catalog: EntryLocation(path: catalogEntry.name, size: catalogEntry.size,
-                                   frameOffset: catalogEntry.frameOffset, frameLength: catalogEntry.frameLength),
+            catalog: EntryLocation(
+                path: catalogEntry.name, size: catalogEntry.size,
+                frameOffset: catalogEntry.frameOffset, frameLength: catalogEntry.frameLength),
             gifs: gifs, exerciseList: content.refs)
     }
 }
@@ -246,8 +266,10 @@ extension PackMaker {
     /// `recorded`: the state's; or a file of this pack already in `packs/`) keep that version and
     /// name, anything else gets `highest + 1`; a file already under the chosen name is never
     /// replaced. Removes `temporary` in every case but a rename.
-    static func place(_ temporary: String, summary: PackFileSummary, pack name: String, outputDirectory: String,
-                      referenced: [WrittenPack], recorded: [WrittenPack]) throws -> (version: Int, file: String, outcome: Outcome) {
+    static func place(
+        _ temporary: String, summary: PackFileSummary, pack name: String, outputDirectory: String,
+        referenced: [WrittenPack], recorded: [WrittenPack]
+    ) throws -> (version: Int, file: String, outcome: Outcome) {
         let version: Int
         let file: String
         let outcome: Outcome

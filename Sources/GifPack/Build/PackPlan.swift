@@ -59,13 +59,15 @@ extension PackPlan {
             }
         }
         let unmatched = zip(asked, matched).filter { !$0.1 }.map { EmptySelector.Field(field: $0.0, wanted: $0.0.wanted(in: selector)) }
-        var error = EmptySelector(pack: entries[index].spec.name, path: "packs[\(index)].selector", unmatched: unmatched,
-                                  combination: unmatched.isEmpty ? asked.map { .init(field: $0, wanted: $0.wanted(in: selector)) } : [],
-                                  suggestionsField: nil, suggestions: [], moreValues: 0, catalogSize: catalog.exercises.count,
-                                  otherEmptyPacks: empty.dropFirst().map { entries[$0].spec.name })
+        var error = EmptySelector(
+            pack: entries[index].spec.name, path: "packs[\(index)].selector", unmatched: unmatched,
+            combination: unmatched.isEmpty ? asked.map { .init(field: $0, wanted: $0.wanted(in: selector)) } : [],
+            suggestionsField: nil, suggestions: [], moreValues: 0, catalogSize: catalog.exercises.count,
+            otherEmptyPacks: empty.dropFirst().map { entries[$0].spec.name })
         func suggest(_ field: SelectorField, among exercises: ExerciseList) throws {
-            let nearest = CatalogValues.nearest(to: field.wanted(in: selector),
-                                                among: try CatalogValues.counts(of: field, in: exercises))
+            let nearest = CatalogValues.nearest(
+                to: field.wanted(in: selector),
+                among: try CatalogValues.counts(of: field, in: exercises))
             error.suggestionsField = field
             error.suggestions = Array(nearest.prefix(EmptySelector.shown))
             error.moreValues = max(0, nearest.count - EmptySelector.shown)

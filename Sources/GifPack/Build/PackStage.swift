@@ -3,8 +3,10 @@ import Foundation
 extension BuildPipeline {
     /// The pack stage: each pack kept or assembled as decided, from frames the verify stage
     /// checked, with its posters pack made beside it; every pack reported as it is finished.
-    func packStage(_ plan: PackPlan, decided: DecidedPacks, tools: GIFTools, posters: Bool, indexes: KnownIndexes,
-                   into report: inout BuildReport) async throws -> [PackDescription] {
+    func packStage(
+        _ plan: PackPlan, decided: DecidedPacks, tools: GIFTools, posters: Bool, indexes: KnownIndexes,
+        into report: inout BuildReport
+    ) async throws -> [PackDescription] {
         let maker = packMaker(tools)
         let results = decided.results
         var descriptions: [PackDescription] = []
@@ -30,11 +32,13 @@ extension BuildPipeline {
                 if postersOutcome == .published { report.posterPacksPublished.append(posters.file) }
             }
             descriptions.append(description)
-            report.packs.append(.init(name: description.name, version: description.version, file: description.file,
-                                      outcome: outcome.rawValue, exercises: entry.exercises.count,
-                                      missing: description.exercises.filter { $0.gif == nil }.count,
-                                      distinctGIFs: description.gifs.count, bytes: description.bytes,
-                                      uncompressedBytes: description.uncompressedBytes))
+            report.packs.append(
+                .init(
+                    name: description.name, version: description.version, file: description.file,
+                    outcome: outcome.rawValue, exercises: entry.exercises.count,
+                    missing: description.exercises.filter { $0.gif == nil }.count,
+                    distinctGIFs: description.gifs.count, bytes: description.bytes,
+                    uncompressedBytes: description.uncompressedBytes))
             observer?(.packFinished(report.packs[report.packs.count - 1]))
         }
         report.gifs.placeholdersDerived = tools.placeholders.derivedCount
@@ -42,23 +46,29 @@ extension BuildPipeline {
     }
 
     /// The posters pack of `entry`, made in a task of its own; nil when the manifest wants none.
-    private func startPosters(_ entry: PackPlan.Entry, results: FetchResults, tools: GIFTools,
-                              indexes: KnownIndexes) -> Task<(PosterPackDescription, PackMaker.Outcome), any Error>? {
+    private func startPosters(
+        _ entry: PackPlan.Entry, results: FetchResults, tools: GIFTools,
+        indexes: KnownIndexes
+    ) -> Task<(PosterPackDescription, PackMaker.Outcome), any Error>? {
         guard !manifest.output.posterSizes.isEmpty else { return nil }
-        let posterMaker = PosterPackMaker(outputDirectory: options.outputDirectory, frames: tools.frames,
-                                          placeholders: tools.placeholders)
+        let posterMaker = PosterPackMaker(
+            outputDirectory: options.outputDirectory, frames: tools.frames,
+            placeholders: tools.placeholders)
         let (name, state) = (entry.spec.name, tools.state)
         return Task {
-            var distinct: Set<String> = [] // a few thousand GIFs, however many exercises share them
+            var distinct: Set<String> = []  // a few thousand GIFs, however many exercises share them
             try entry.exercises.forEach { exercise in
                 if case .stored(let gif)? = results[exercise.id] { distinct.insert(gif.sha256) }
             }
             let hashes = distinct.sorted()
-            let references = [indexes.local?.pack(named: name)?.posters,
-                              indexes.previous?.index.pack(named: name)?.posters].compactMap { $0 }
+            let references = [
+                indexes.local?.pack(named: name)?.posters,
+                indexes.previous?.index.pack(named: name)?.posters
+            ].compactMap { $0 }
             return try await BlockingWork.run("gifpack.posters") {
-                try posterMaker.make(pack: name, gifHashes: hashes, references: references,
-                                     recorded: try state.writtenPacks(pack: PosterPackMaker.name(forPack: name)))
+                try posterMaker.make(
+                    pack: name, gifHashes: hashes, references: references,
+                    recorded: try state.writtenPacks(pack: PosterPackMaker.name(forPack: name)))
             }
         }
     }
@@ -66,23 +76,29 @@ extension BuildPipeline {
     /// The index stage: the index of the packs published (written last, atomically, only when its
     /// bytes change, signed when the manifest says so), and every listed version recorded as
     /// published in the state.
-    func indexStage(_ descriptions: [PackDescription], renditionPacks: [PackDescription], formatPacks: [PackDescription] = [],
-                    state: BuildState, indexes: KnownIndexes,
-                    into report: inout BuildReport) async throws -> PackIndex {
-        let index = PackIndex(generator: options.generator, source: sourceDescription, packs: descriptions,
-                              renditionPacks: renditionPacks, formatPacks: formatPacks)
+    func indexStage(
+        _ descriptions: [PackDescription], renditionPacks: [PackDescription], formatPacks: [PackDescription] = [],
+        state: BuildState, indexes: KnownIndexes,
+        into report: inout BuildReport
+    ) async throws -> PackIndex {
+        let index = PackIndex(
+            generator: options.generator, source: sourceDescription, packs: descriptions,
+            renditionPacks: renditionPacks, formatPacks: formatPacks)
         let indexWriter = IndexWriter(outputDirectory: options.outputDirectory)
         let (signing, now) = (manifest.signing, options.now ?? Date())
         report.index = try await BlockingWork.run {
-            let summary = try indexWriter.write(index, localIndex: indexes.local, signing: signing, previous: indexes.previous,
-                                                state: state, now: now)
+            let summary = try indexWriter.write(
+                index, localIndex: indexes.local, signing: signing, previous: indexes.previous,
+                state: state, now: now)
             // Every listed version counts as published from now on (earlier records are kept as they are).
             for description in descriptions + renditionPacks + formatPacks {
-                try state.recordWritten(pack: description.name, version: description.version, file: description.file,
-                                          sha256: description.sha256, contentDigest: description.contentDigest, at: now)
+                try state.recordWritten(
+                    pack: description.name, version: description.version, file: description.file,
+                    sha256: description.sha256, contentDigest: description.contentDigest, at: now)
                 if let posters = description.posters {
-                    try state.recordWritten(pack: posters.name, version: posters.version, file: posters.file,
-                                              sha256: posters.sha256, contentDigest: posters.contentDigest, at: now)
+                    try state.recordWritten(
+                        pack: posters.name, version: posters.version, file: posters.file,
+                        sha256: posters.sha256, contentDigest: posters.contentDigest, at: now)
                 }
             }
             return summary
@@ -102,7 +118,8 @@ extension BuildPipeline {
         let published = report.packs.filter { $0.outcome == PackMaker.Outcome.published.rawValue }.count
         let stillMissing = report.gifs.missing
         report.exitStatus = stillMissing > 0 ? .partial : .success
-        report.message = published == 0
+        report.message =
+            published == 0
             ? "nothing changed: \(report.packs.count) pack(s) already current"
             : "published \(published) new pack version(s) of \(report.packs.count)"
         if published == 0, let summary = report.index, summary.signed, summary.written, let sequence = summary.sequence {

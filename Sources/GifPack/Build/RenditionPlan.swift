@@ -24,15 +24,19 @@ struct RenditionPlan: Sendable {
     /// pack takes has no entries.
     static func all(for source: SourceSettings, plan: PackPlan, catalog: Catalog) throws -> [RenditionPlan] {
         try source.resolutions.enumerated().map { position, resolution in
-            let template = position == 0 || source.kind != .rapidAPI
+            let template =
+                position == 0 || source.kind != .rapidAPI
                 ? nil : RapidAPICatalogSource.imageTemplate(for: source, resolution: resolution)
-            return RenditionPlan(resolution: resolution, isFirst: position == 0,
-                                 plan: try narrowed(plan, to: resolution, renamed: position > 0, template: template, catalog: catalog))
+            return RenditionPlan(
+                resolution: resolution, isFirst: position == 0,
+                plan: try narrowed(plan, to: resolution, renamed: position > 0, template: template, catalog: catalog))
         }
     }
 
-    private static func narrowed(_ plan: PackPlan, to resolution: Resolution, renamed: Bool, template: ImageURLTemplate?,
-                                 catalog: Catalog) throws -> PackPlan {
+    private static func narrowed(
+        _ plan: PackPlan, to resolution: Resolution, renamed: Bool, template: ImageURLTemplate?,
+        catalog: Catalog
+    ) throws -> PackPlan {
         let retemplated = { (list: ExerciseList) in template.map { list.atImageTemplate($0) } ?? list }
         let entries = plan.entries.filter { $0.spec.takes(resolution) }.map { entry in
             var entry = entry

@@ -8,8 +8,10 @@ extension BuildPipeline {
     /// a quota or budget stop after the first resolution was fetched whole comes back as
     /// ``FetchedRenditions/stop``, with the results of the resolutions before it. The first
     /// resolution's fetch goes on from `early`'s (the GIFs asked for while the list arrived).
-    func fetchRenditions(_ renditions: [RenditionPlan], tools: GIFTools, early: EarlyFetch?,
-                         into report: inout BuildReport) async throws -> FetchedRenditions {
+    func fetchRenditions(
+        _ renditions: [RenditionPlan], tools: GIFTools, early: EarlyFetch?,
+        into report: inout BuildReport
+    ) async throws -> FetchedRenditions {
         var all: [FetchResults] = []
         for rendition in renditions {
             guard !rendition.plan.entries.isEmpty else {
@@ -21,9 +23,10 @@ extension BuildPipeline {
                 observer?(.renditionStarted(resolution: pixels, position: all.count + 1, count: renditions.count))
             }
             do {
-                all.append(try await withCounts(of: rendition, among: renditions.count, report: &report) { report in
-                    try await fetchStage(rendition.plan.wanted, tools: tools, early: rendition.isFirst ? early : nil, into: &report)
-                })
+                all.append(
+                    try await withCounts(of: rendition, among: renditions.count, report: &report) { report in
+                        try await fetchStage(rendition.plan.wanted, tools: tools, early: rendition.isFirst ? early : nil, into: &report)
+                    })
             } catch let stop as BuildEnded where !all.isEmpty && stop.status == .quotaExhausted {
                 return FetchedRenditions(results: all, stop: stop)
             }
@@ -53,7 +56,8 @@ extension BuildPipeline {
         let skipped = report.notAttempted.map { "; \($0.sentence)" } ?? ""
         let missing = report.gifs.missing > 0 ? ", \(report.gifs.missing) exercise(s) without a GIF" : ""
         report.exitStatus = stop.status
-        report.message = "\(reason)\(skipped); published \(pixels(renditions.prefix(fetched))), fetched whole "
+        report.message =
+            "\(reason)\(skipped); published \(pixels(renditions.prefix(fetched))), fetched whole "
             + "(\(published) new pack version(s) of \(report.packs.count)\(missing)); \(pixels(renditions.dropFirst(fetched))) "
             + "not published. Every GIF fetched so far is kept, and the next run goes on from there"
     }
@@ -62,9 +66,12 @@ extension BuildPipeline {
     /// posters) and the others' (``PackIndex/renditionPacks``). A pack of another resolution none of
     /// whose exercises has a GIF at it is not made: the index lists the renditions the build got.
     /// `results` may hold fewer resolutions than `renditions` (a stop): only theirs are packed.
-    func packRenditions(_ renditions: [RenditionPlan], results: [FetchResults], tools: GIFTools, indexes: KnownIndexes,
-                        into report: inout BuildReport)
-        async throws -> (packs: [PackDescription], renditionPacks: [PackDescription], formatPacks: [PackDescription]) {
+    func packRenditions(
+        _ renditions: [RenditionPlan], results: [FetchResults], tools: GIFTools, indexes: KnownIndexes,
+        into report: inout BuildReport
+    )
+        async throws -> (packs: [PackDescription], renditionPacks: [PackDescription], formatPacks: [PackDescription])
+    {
         var (packs, renditionPacks, formatPacks): ([PackDescription], [PackDescription], [PackDescription]) = ([], [], [])
         for (rendition, results) in zip(renditions, results) {
             var plan = rendition.plan
@@ -78,8 +85,9 @@ extension BuildPipeline {
             let decided = try await withCounts(of: rendition, among: renditions.count, report: &report) { report in
                 try await describeAndVerify(plan, results: results, tools: tools, indexes: indexes, into: &report)
             }
-            var descriptions = try await packStage(plan, decided: decided, tools: tools, posters: rendition.isFirst,
-                                                   indexes: indexes, into: &report)
+            var descriptions = try await packStage(
+                plan, decided: decided, tools: tools, posters: rendition.isFirst,
+                indexes: indexes, into: &report)
             formatPacks += try await webpStage(plan, results: results, tools: tools, indexes: indexes, into: &report)
             if renditions.count > 1 {
                 for position in descriptions.indices { descriptions[position].resolution = rendition.resolution.pixels }
@@ -95,8 +103,10 @@ extension BuildPipeline {
     /// Runs a stage of `rendition` with ``BuildReport/gifs`` holding that resolution's counts, and
     /// records them in ``BuildReport/renditions`` (when there are several resolutions) however the
     /// stage ends.
-    private func withCounts<T>(of rendition: RenditionPlan, among count: Int, report: inout BuildReport,
-                               _ stage: (inout BuildReport) async throws -> T) async throws -> T {
+    private func withCounts<T>(
+        of rendition: RenditionPlan, among count: Int, report: inout BuildReport,
+        _ stage: (inout BuildReport) async throws -> T
+    ) async throws -> T {
         let first = report.gifs
         if !rendition.isFirst {
             report.gifs = report.renditions?.first { $0.resolution == rendition.resolution.pixels }?.gifs ?? BuildReport.GIFSummary()
@@ -131,8 +141,10 @@ extension BuildPipeline {
     /// a smaller one, still 200) is never published under that resolution: it becomes a
     /// `plan-ceiling` rejection, and its exercise keeps its other renditions. The sizes served are
     /// recorded (``BuildReport/GIFSummary/otherSizesServed``) for the message.
-    func refuseOtherSizes(_ results: inout FetchResults, wanted: ExerciseList, resolution: Resolution,
-                          into report: inout BuildReport) throws(StateUnreadable) {
+    func refuseOtherSizes(
+        _ results: inout FetchResults, wanted: ExerciseList, resolution: Resolution,
+        into report: inout BuildReport
+    ) throws(StateUnreadable) {
         guard let pixels = resolution.pixels else { return }
         var sides = Set(report.gifs.otherSizesServed ?? [])
         var exercises = wanted.makeIterator()
@@ -140,11 +152,12 @@ extension BuildPipeline {
             guard case .stored(let gif)? = results[exercise.id], gif.resolutionMismatch else { continue }
             let side = max(gif.info.width, gif.info.height)
             sides.insert(side)
-            results[exercise.id] = .rejected(FetchRejection(
-                exerciseID: exercise.id, url: exercise.imageURL, reason: .planCeiling,
-                detail: "served \(gif.info.width)×\(gif.info.height), not \(pixels) px"
-                    + (side < pixels ? ": the API plan's resolution limit" : ""),
-                status: 200))
+            results[exercise.id] = .rejected(
+                FetchRejection(
+                    exerciseID: exercise.id, url: exercise.imageURL, reason: .planCeiling,
+                    detail: "served \(gif.info.width)×\(gif.info.height), not \(pixels) px"
+                        + (side < pixels ? ": the API plan's resolution limit" : ""),
+                    status: 200))
         }
         report.gifs.otherSizesServed = sides.isEmpty ? nil : sides.sorted()
     }
@@ -158,12 +171,15 @@ extension BuildPipeline {
         var missing = 0
         for rendition in renditions.dropFirst() where rendition.gifs.missing > 0 {
             missing += rendition.gifs.missing
-            let kept = rendition.packs == 0 ? "no \(rendition.resolution) px pack was published"
+            let kept =
+                rendition.packs == 0
+                ? "no \(rendition.resolution) px pack was published"
                 : "those exercises keep their other renditions"
             if rendition.planCeiling > 0 {
                 let sides = rendition.gifs.otherSizesServed ?? []
                 let smaller = !sides.isEmpty && sides.allSatisfy { $0 < rendition.resolution }
-                report.message += "; \(rendition.resolution) px: the API served \(rendition.planCeiling) of \(rendition.gifs.wanted) "
+                report.message +=
+                    "; \(rendition.resolution) px: the API served \(rendition.planCeiling) of \(rendition.gifs.wanted) "
                     + "GIFs at \(Self.pixelList(sides)), not the \(rendition.resolution) px asked for"
                     + (smaller ? ", the limit of its plan (BASIC serves 180 px only, PRO up to 360 px)" : "") + "; \(kept)"
             } else {

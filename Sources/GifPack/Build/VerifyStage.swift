@@ -6,13 +6,18 @@ extension BuildPipeline {
     /// packs to assemble. A GIF whose cached bytes no longer match their hash is dropped and its
     /// exercises downloaded again, whole, before any pack is written; the packs are then decided
     /// again with the new results (a pack may now be current, or hold new GIFs to check).
-    func describeAndVerify(_ plan: PackPlan, results: FetchResults, tools: GIFTools, indexes: KnownIndexes,
-                           into report: inout BuildReport) async throws -> DecidedPacks {
+    func describeAndVerify(
+        _ plan: PackPlan, results: FetchResults, tools: GIFTools, indexes: KnownIndexes,
+        into report: inout BuildReport
+    ) async throws -> DecidedPacks {
         var results = results
         while true {
             let decisions = try await describeStage(plan, results: results, tools: tools, indexes: indexes)
-            guard let repaired = try await verifyStage(decisions, results: results, wanted: plan.wanted, tools: tools,
-                                                       into: &report) else {
+            guard
+                let repaired = try await verifyStage(
+                    decisions, results: results, wanted: plan.wanted, tools: tools,
+                    into: &report)
+            else {
                 return DecidedPacks(decisions: decisions, results: results)
             }
             results = repaired
@@ -20,14 +25,17 @@ extension BuildPipeline {
     }
 
     /// Decides every pack of the plan (see ``PackMaker/decide(_:results:history:)``).
-    private func describeStage(_ plan: PackPlan, results: FetchResults, tools: GIFTools,
-                               indexes: KnownIndexes) async throws -> [PackMaker.Decision] {
+    private func describeStage(
+        _ plan: PackPlan, results: FetchResults, tools: GIFTools,
+        indexes: KnownIndexes
+    ) async throws -> [PackMaker.Decision] {
         let (maker, state) = (packMaker(tools), tools.state)
         return try await BlockingWork.run("gifpack.describe") {
             try plan.entries.map { entry in
                 let name = entry.spec.name
-                let history = PackMaker.History(references: indexes.packs(named: name),
-                                                recorded: try state.writtenPacks(pack: name))
+                let history = PackMaker.History(
+                    references: indexes.packs(named: name),
+                    recorded: try state.writtenPacks(pack: name))
                 return try maker.decide(entry, results: results, history: history)
             }
         }
@@ -37,8 +45,10 @@ extension BuildPipeline {
     /// ``FrameCache/verify(sha256:size:)``), on both cores. Returns nil when all are sound, or the
     /// results with each damaged GIF's exercises downloaded again. Bytes that no longer match their
     /// hash never enter a pack; a GIF found damaged twice in one run fails the build.
-    private func verifyStage(_ decisions: [PackMaker.Decision], results: FetchResults, wanted: ExerciseList,
-                             tools: GIFTools, into report: inout BuildReport) async throws -> FetchResults? {
+    private func verifyStage(
+        _ decisions: [PackMaker.Decision], results: FetchResults, wanted: ExerciseList,
+        tools: GIFTools, into report: inout BuildReport
+    ) async throws -> FetchResults? {
         let sizes = decisions.reduce(into: [String: Int64]()) { sizes, decision in
             sizes.merge(decision.gifSizes) { first, _ in first }
         }
@@ -67,8 +77,10 @@ extension BuildPipeline {
 
     /// Drops a damaged blob (its file, its frame and what the state knows of it) and downloads its
     /// exercises again, whole; their new results replace the old in `results`.
-    private func replace(damaged hash: String, results: inout FetchResults, wanted: ExerciseList, tools: GIFTools,
-                         into report: inout BuildReport) async throws {
+    private func replace(
+        damaged hash: String, results: inout FetchResults, wanted: ExerciseList, tools: GIFTools,
+        into report: inout BuildReport
+    ) async throws {
         let current = results
         let users = try wanted.filtered { if case .stored(let gif)? = current[$0.id] { gif.sha256 == hash } else { false } }.array()
         let (layout, framePath, state) = (tools.layout, tools.frames.path(sha256: hash), tools.state)
@@ -86,8 +98,10 @@ extension BuildPipeline {
         let again = try await tools.fetcher().fetch(ExerciseList(users))
         if let stop = again.stop {
             report.stopReason = stop
-            throw BuildEnded(status: stop.exitStatus, message: failure + "; downloading it again stopped: \(stop). It was removed "
-                                 + "from the cache and the next run downloads it; the index was not changed")
+            throw BuildEnded(
+                status: stop.exitStatus,
+                message: failure + "; downloading it again stopped: \(stop). It was removed "
+                    + "from the cache and the next run downloads it; the index was not changed")
         }
         again.results.forEach { results[$0] = $1 }
         report.gifs = BuildReport.GIFSummary()
@@ -96,9 +110,11 @@ extension BuildPipeline {
         report.resolutionMismatches = []
         try summarise(results, wanted: wanted, resolution: tools.resolution, into: &report)
         guard manifest.fetch.maxMissing.allows(missing: report.gifs.missing, of: wanted.count) else {
-            throw BuildEnded(status: .failed, message: failure + "; downloading it again failed, leaving \(report.gifs.missing) of "
-                                 + "\(wanted.count) exercises without a valid GIF, more than max_missing "
-                                 + "(\(manifest.fetch.maxMissing)); the index was not changed")
+            throw BuildEnded(
+                status: .failed,
+                message: failure + "; downloading it again failed, leaving \(report.gifs.missing) of "
+                    + "\(wanted.count) exercises without a valid GIF, more than max_missing "
+                    + "(\(manifest.fetch.maxMissing)); the index was not changed")
         }
     }
 
@@ -106,18 +122,20 @@ extension BuildPipeline {
     func packMaker(_ tools: GIFTools) -> PackMaker {
         var source = sourceDescription
         (source.resolution, source.resolutions) = (tools.resolution.pixels, nil)
-        return PackMaker(outputDirectory: options.outputDirectory, frames: tools.frames, source: source,
-                         placeholders: tools.placeholders)
+        return PackMaker(
+            outputDirectory: options.outputDirectory, frames: tools.frames, source: source,
+            placeholders: tools.placeholders)
     }
 
     /// The source as the index describes it (`resolutions` only when there are several).
     var sourceDescription: SourceDescription {
         let resolutions = manifest.source.resolutions
-        return SourceDescription(kind: manifest.source.kind.rawValue,
-                                 baseURL: manifest.output.publishBaseURL ? manifest.source.baseURL : nil,
-                                 resolution: manifest.source.resolution.pixels,
-                                 resolutions: resolutions.count > 1 ? resolutions.compactMap(\.pixels) : nil,
-                                 formats: manifest.output.makesWebP ? manifest.output.formats.map { ImageFormat(rawValue: $0.rawValue) } : nil)
+        return SourceDescription(
+            kind: manifest.source.kind.rawValue,
+            baseURL: manifest.output.publishBaseURL ? manifest.source.baseURL : nil,
+            resolution: manifest.source.resolution.pixels,
+            resolutions: resolutions.count > 1 ? resolutions.compactMap(\.pixels) : nil,
+            formats: manifest.output.makesWebP ? manifest.output.formats.map { ImageFormat(rawValue: $0.rawValue) } : nil)
     }
 }
 

@@ -6,8 +6,10 @@ extension BuildPipeline {
     /// so here they are cache hits; a GIF the fetch did not get to (its encoding failed, or the
     /// cache lost it) is encoded now, and a failure ends the build. Counted in ``BuildReport/webp``.
     /// Then each pack's WebP rendition at this resolution (``FormatPackMaker``), for `formatPacks[]`.
-    func webpStage(_ plan: PackPlan, results: FetchResults, tools: GIFTools, indexes: KnownIndexes,
-                   into report: inout BuildReport) async throws -> [PackDescription] {
+    func webpStage(
+        _ plan: PackPlan, results: FetchResults, tools: GIFTools, indexes: KnownIndexes,
+        into report: inout BuildReport
+    ) async throws -> [PackDescription] {
         guard let cache = tools.webp, let resolution = tools.resolution.pixels else { return [] }
         var distinct: [String: Int64] = [:]
         for entry in plan.entries {
@@ -29,8 +31,9 @@ extension BuildPipeline {
         let byHash = Dictionary(uniqueKeysWithValues: records)
         var source = sourceDescription
         (source.baseURL, source.resolution, source.resolutions, source.formats) = (nil, resolution, nil, nil)
-        let maker = FormatPackMaker(outputDirectory: options.outputDirectory, frames: tools.frames, webp: cache,
-                                    placeholders: tools.placeholders, source: source)
+        let maker = FormatPackMaker(
+            outputDirectory: options.outputDirectory, frames: tools.frames, webp: cache,
+            placeholders: tools.placeholders, source: source)
         var descriptions: [PackDescription] = []
         for entry in plan.entries {
             let name = FormatPackMaker.name(pack: entry.spec.name, resolution: resolution)
@@ -40,11 +43,13 @@ extension BuildPipeline {
                 return try maker.make(entry, resolution: resolution, results: results, records: byHash, history: history)
             }
             descriptions.append(description)
-            report.packs.append(.init(name: description.name, version: description.version, file: description.file,
-                                      outcome: outcome.rawValue, exercises: entry.exercises.count,
-                                      missing: description.exercises.filter { $0.gif == nil }.count,
-                                      distinctGIFs: description.gifs.count, bytes: description.bytes,
-                                      uncompressedBytes: description.uncompressedBytes))
+            report.packs.append(
+                .init(
+                    name: description.name, version: description.version, file: description.file,
+                    outcome: outcome.rawValue, exercises: entry.exercises.count,
+                    missing: description.exercises.filter { $0.gif == nil }.count,
+                    distinctGIFs: description.gifs.count, bytes: description.bytes,
+                    uncompressedBytes: description.uncompressedBytes))
             observer?(.packFinished(report.packs[report.packs.count - 1]))
         }
         return descriptions

@@ -2,8 +2,10 @@ import Foundation
 
 extension CatalogPager {
     /// Normalises every record, refusing bad ones and keeping the first of duplicate ids.
-    static func assemble(records: [JSONValue], pages: Int,
-                         normalise: (JSONValue) -> Result<Exercise, CatalogRejectionReason>) -> Catalog {
+    static func assemble(
+        records: [JSONValue], pages: Int,
+        normalise: (JSONValue) -> Result<Exercise, CatalogRejectionReason>
+    ) -> Catalog {
         assemble(normalised: records.map(normalise), pages: pages)
     }
 
@@ -65,17 +67,20 @@ extension CatalogPager {
                 slots += spooled.slots
             }
             if let entry, let body = entry.body {
-                directory.append(.init(offset: entry.offset, body: body, pageDigest: entry.digest, itemCount: entry.itemCount,
-                                       isLast: entry.isLast, total: entry.total, firstRecord: entry.firstRecord,
-                                       start: spooled.start, length: spooled.length, exercises: spooled.slots.count,
-                                       content: spooled.digest, rejections: pageRejections))
+                directory.append(
+                    .init(
+                        offset: entry.offset, body: body, pageDigest: entry.digest, itemCount: entry.itemCount,
+                        isLast: entry.isLast, total: entry.total, firstRecord: entry.firstRecord,
+                        start: spooled.start, length: spooled.length, exercises: spooled.slots.count,
+                        content: spooled.digest, rejections: pageRejections))
             }
         }
 
         /// Takes a page's records in order: without a spool its exercises are kept here, with one
         /// they are returned for the spool; rejections are recorded (and returned, numbered within the page).
         fileprivate mutating func take(_ normalised: [Result<Exercise, CatalogRejectionReason>])
-            -> (page: [Exercise], rejections: [CatalogPageCache.Rejection]) {
+            -> (page: [Exercise], rejections: [CatalogPageCache.Rejection])
+        {
             var page: [Exercise] = []
             let pageStart = position
             var pageRejections: [CatalogPageCache.Rejection] = []
@@ -105,14 +110,17 @@ extension CatalogPager {
 
         /// Adds a page the last run's spool holds (`exercises`, numbered by `tables`), copied to
         /// this spool. False, adding nothing, when its bytes do not read as the page's exercises.
-        mutating func add(reused cached: CatalogPageCache.Page, exercises bytes: inout [UInt8], tables: RecordSpool.Tables,
-                          page entry: PageEntry) throws(CatalogError) -> Bool {
+        mutating func add(
+            reused cached: CatalogPageCache.Page, exercises bytes: inout [UInt8], tables: RecordSpool.Tables,
+            page entry: PageEntry
+        ) throws(CatalogError) -> Bool {
             guard let spool else { return false }
             let written: (RecordSpool.SpooledPage, ids: [String])?
             do { written = try spool.appendReused(&bytes, tables: tables, digest: cached.content) } catch { throw .spool(error) }
             guard let (spooled, ids) = written, ids.count == cached.exercises,
-                  cached.rejections.allSatisfy({ $0.position < cached.itemCount }),
-                  ids.count + cached.rejections.count == cached.itemCount else { return false }
+                cached.rejections.allSatisfy({ $0.position < cached.itemCount }),
+                ids.count + cached.rejections.count == cached.itemCount
+            else { return false }
             for id in ids {
                 if let lastID, !(lastID < id) { inOrder = false }
                 lastID = id
@@ -122,10 +130,12 @@ extension CatalogPager {
             }
             position += cached.itemCount
             slots += spooled.slots
-            directory.append(.init(offset: entry.offset, body: cached.body, pageDigest: entry.digest, itemCount: entry.itemCount,
-                                   isLast: entry.isLast, total: entry.total, firstRecord: entry.firstRecord,
-                                   start: spooled.start, length: spooled.length, exercises: ids.count,
-                                   content: spooled.digest, rejections: cached.rejections))
+            directory.append(
+                .init(
+                    offset: entry.offset, body: cached.body, pageDigest: entry.digest, itemCount: entry.itemCount,
+                    isLast: entry.isLast, total: entry.total, firstRecord: entry.firstRecord,
+                    start: spooled.start, length: spooled.length, exercises: ids.count,
+                    content: spooled.digest, rejections: cached.rejections))
             pagesReused += 1
             return true
         }
@@ -151,8 +161,9 @@ extension CatalogPager {
                 if !inOrder {
                     try sortSlots(&list, spool: spool)
                 }
-                return Catalog(sorted: ExerciseList(spool: sorted ?? spool, slots: list), rejected: rejected,
-                               duplicateIDs: duplicates.sorted(), pagesFetched: pages)
+                return Catalog(
+                    sorted: ExerciseList(spool: sorted ?? spool, slots: list), rejected: rejected,
+                    duplicateIDs: duplicates.sorted(), pagesFetched: pages)
             }
             return memoryCatalog(pages: pages)
         }

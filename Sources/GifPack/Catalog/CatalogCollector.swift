@@ -12,8 +12,10 @@ extension CatalogPager {
     /// its own task as it arrives (``PageReader``), so only compact exercises are kept, never the
     /// trees of every page; the pages are counted, checked and assembled in order, one at a time,
     /// by the ``PageCollector`` that owns that state.
-    func collect(expectedCount: Int? = nil, records: @escaping @Sendable (JSONValue, String) throws(CatalogError) -> PageContent,
-                 normalise: @escaping @Sendable (JSONValue) -> Result<Exercise, CatalogRejectionReason>) async throws(CatalogError) -> Catalog {
+    func collect(
+        expectedCount: Int? = nil, records: @escaping @Sendable (JSONValue, String) throws(CatalogError) -> PageContent,
+        normalise: @escaping @Sendable (JSONValue) -> Result<Exercise, CatalogRejectionReason>
+    ) async throws(CatalogError) -> Catalog {
         // A page holds a slot of the early fetch's window until it is taken, and the first one holds
         // the whole window until the pages after it are asked for: pages go first, so no GIF request
         // takes a slot a page it names is about to need. A list that fails closes the early fetch:
@@ -32,8 +34,9 @@ extension CatalogPager {
                 // what the pages held is refused by the collector. Past the announced total, pages are
                 // asked for one at a time, each only once the one before it said there is a next.
                 let schedule = PageSchedule(step: first.itemCount, announced: first.total, known: expectedCount)
-                collector = try await fetchRest(schedule, into: collector, reader: reader, budget: budget,
-                                                firstSlots: firstSlots)
+                collector = try await fetchRest(
+                    schedule, into: collector, reader: reader, budget: budget,
+                    firstSlots: firstSlots)
             } else {
                 early?.pageEnded(slots: firstSlots)
             }
@@ -47,10 +50,14 @@ extension CatalogPager {
     /// Fetches the pages after the first, as `schedule` says, and hands each to `collector` as it
     /// arrives; the first failure cancels the pages in flight and is thrown. The first page's
     /// `firstSlots` of the early fetch's window are given back once the next pages are asked for.
-    private func fetchRest(_ schedule: PageSchedule, into collector: PageCollector, reader: PageReader,
-                           budget: CatalogBudget, firstSlots: Int) async throws(CatalogError) -> PageCollector {
-        let outcome = await withTaskGroup(of: (Int, Result<ArrivedPage, CatalogError>).self,
-                                          returning: Result<PageCollector, CatalogError>.self) { group in
+    private func fetchRest(
+        _ schedule: PageSchedule, into collector: PageCollector, reader: PageReader,
+        budget: CatalogBudget, firstSlots: Int
+    ) async throws(CatalogError) -> PageCollector {
+        let outcome = await withTaskGroup(
+            of: (Int, Result<ArrivedPage, CatalogError>).self,
+            returning: Result<PageCollector, CatalogError>.self
+        ) { group in
             var (schedule, collector) = (schedule, collector)
             // Slots of pages taken, freed once the pages after them are asked for (the first's, to begin with).
             var taken = firstSlots
@@ -59,8 +66,13 @@ extension CatalogPager {
                     early?.pageStarted()
                     group.addTask {
                         do throws(CatalogError) {
-                            return (offset, .success(try reader.arrive(try await page(offset: offset, budget: budget),
-                                                                       url: pageURL(offset: offset))))
+                            return (
+                                offset,
+                                .success(
+                                    try reader.arrive(
+                                        try await page(offset: offset, budget: budget),
+                                        url: pageURL(offset: offset)))
+                            )
                         } catch {
                             return (offset, .failure(error))
                         }
@@ -122,7 +134,8 @@ extension CatalogPager {
         /// The offset of the next page to ask for now, counted as running; nil when none is due.
         mutating func start() -> Int? {
             guard running < 3, next / step < CatalogPager.maxPages, end.map({ next < $0 }) ?? true,
-                  running == 0 || announced.map({ next < $0 }) ?? known.map({ next <= $0 }) ?? true else { return nil }
+                running == 0 || announced.map({ next < $0 }) ?? known.map({ next <= $0 }) ?? true
+            else { return nil }
             defer { (next, running) = (next + step, running + 1) }
             return next
         }

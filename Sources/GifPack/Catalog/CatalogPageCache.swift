@@ -75,8 +75,10 @@ final class CatalogPageCache: Sendable {
     /// version of gifpack (whose normalisation and spool layout made the file).
     static func key(for source: SourceSettings) -> RecordDigest {
         var hasher = SHA256()
-        for part in ["gifpack catalog pages 1", BuildOptions.version, source.kind.rawValue, source.baseURL,
-                     source.resolution.description, String(source.pageSize)] {
+        for part in [
+            "gifpack catalog pages 1", BuildOptions.version, source.kind.rawValue, source.baseURL,
+            source.resolution.description, String(source.pageSize)
+        ] {
             hasher.update(data: Array(part.utf8) + [0])
         }
         return RecordDigest(hasher.finalize())
@@ -87,7 +89,8 @@ final class CatalogPageCache: Sendable {
         let fd = SystemCalls.open(path, [.readOnly, .closeOnExec])
         guard fd >= 0 else { return nil }
         guard let status = SystemCalls.status(descriptor: fd), SystemCalls.fileType(status) == .regular,
-              let (pages, tables) = readDirectory(fd, key: key, size: Int64(status.st_size)) else {
+            let (pages, tables) = readDirectory(fd, key: key, size: Int64(status.st_size))
+        else {
             SystemCalls.close(fd)
             return nil
         }
@@ -108,7 +111,8 @@ final class CatalogPageCache: Sendable {
     func bytes(of page: Page) -> [UInt8]? {
         guard page.length >= 0, page.length <= Self.maxPageBytes, page.start <= size - Int64(page.length) else { return nil }
         guard let bytes = Self.read(fd, offset: page.start, length: page.length),
-              RecordDigest(SHA256.hash(data: bytes)) == page.content else { return nil }
+            RecordDigest(SHA256.hash(data: bytes)) == page.content
+        else { return nil }
         return bytes
     }
 
@@ -168,14 +172,16 @@ final class CatalogPageCache: Sendable {
 
     private static func readDirectory(_ fd: Int32, key: RecordDigest, size: Int64) -> ([Int: Page], RecordSpool.Tables)? {
         guard size >= RecordSpool.headerLength, let header = read(fd, offset: 0, length: Int(RecordSpool.headerLength)),
-              Array(header[0..<8]) == magic else { return nil }
+            Array(header[0..<8]) == magic
+        else { return nil }
         var head = ByteReader(header)
         head.position = 8
         guard let offset = head.u64(), let length = head.u64(), let digest = head.digest(),
-              offset >= UInt64(RecordSpool.headerLength), length <= UInt64(maxTrailerBytes), offset <= UInt64(size),
-              length <= UInt64(size) - offset,
-              let trailer = read(fd, offset: Int64(offset), length: Int(length)),
-              RecordDigest(SHA256.hash(data: trailer)) == digest else { return nil }
+            offset >= UInt64(RecordSpool.headerLength), length <= UInt64(maxTrailerBytes), offset <= UInt64(size),
+            length <= UInt64(size) - offset,
+            let trailer = read(fd, offset: Int64(offset), length: Int(length)),
+            RecordDigest(SHA256.hash(data: trailer)) == digest
+        else { return nil }
         var input = ByteReader(trailer)
         guard input.digest() == key else { return nil }
         var tables = RecordSpool.Tables()
@@ -198,21 +204,23 @@ final class CatalogPageCache: Sendable {
         var pages: [Int: Page] = [:]
         for _ in 0..<pageCount {
             guard let offset = input.u64(), offset <= UInt64(Int.max), let body = input.digest(), let pageDigest = input.digest(),
-                  let itemCount = input.count(), let flags = input.byte(), let total = input.u64(), total <= UInt64(Int.max),
-                  let first = input.digest(), let start = input.u64(), start <= UInt64(Int64.max),
-                  let length = input.u64(), length <= UInt64(maxPageBytes),
-                  let exercises = input.count(), let content = input.digest(), let rejectionCount = input.count()
+                let itemCount = input.count(), let flags = input.byte(), let total = input.u64(), total <= UInt64(Int.max),
+                let first = input.digest(), let start = input.u64(), start <= UInt64(Int64.max),
+                let length = input.u64(), length <= UInt64(maxPageBytes),
+                let exercises = input.count(), let content = input.digest(), let rejectionCount = input.count()
             else { return nil }
             var rejections: [Rejection] = []
             for _ in 0..<rejectionCount {
                 guard let position = input.count(), let hasID = input.byte(), let id = input.string(),
-                      let code = input.string(), let reason = CatalogRejectionCode(rawValue: code) else { return nil }
+                    let code = input.string(), let reason = CatalogRejectionCode(rawValue: code)
+                else { return nil }
                 rejections.append(Rejection(position: position, id: hasID == 1 ? id : nil, reason: reason))
             }
-            pages[Int(offset)] = Page(offset: Int(offset), body: body, pageDigest: pageDigest, itemCount: itemCount,
-                                      isLast: flags & 1 != 0, total: flags & 2 != 0 ? Int(total) : nil,
-                                      firstRecord: flags & 4 != 0 ? first : nil, start: Int64(start), length: Int(length),
-                                      exercises: exercises, content: content, rejections: rejections)
+            pages[Int(offset)] = Page(
+                offset: Int(offset), body: body, pageDigest: pageDigest, itemCount: itemCount,
+                isLast: flags & 1 != 0, total: flags & 2 != 0 ? Int(total) : nil,
+                firstRecord: flags & 4 != 0 ? first : nil, start: Int64(start), length: Int(length),
+                exercises: exercises, content: content, rejections: rejections)
         }
         guard input.position == trailer.count else { return nil }
         return (pages, tables)

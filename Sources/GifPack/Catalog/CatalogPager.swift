@@ -43,9 +43,12 @@ struct CatalogPager: Sendable {
         while true {
             let started = ContinuousClock.now
             func tell(_ outcome: CatalogAttemptEvent.Outcome, reason: String? = nil, retryIn: Duration? = nil) {
-                observer?(.catalogAttempt(CatalogAttemptEvent(url: pageURL(offset: offset), attempt: attempt,
-                                                              elapsed: ContinuousClock.now - started, outcome: outcome,
-                                                              reason: reason, retryIn: retryIn)))
+                observer?(
+                    .catalogAttempt(
+                        CatalogAttemptEvent(
+                            url: pageURL(offset: offset), attempt: attempt,
+                            elapsed: ContinuousClock.now - started, outcome: outcome,
+                            reason: reason, retryIn: retryIn)))
             }
             do {
                 let page = try await pageOnce(offset: offset, budget: budget)
@@ -73,9 +76,10 @@ struct CatalogPager: Sendable {
 
     private func pageOnce(offset: Int, budget: CatalogBudget) async throws(PageFailure) -> FetchedPage {
         let url = pageURL(offset: offset)
-        var request = HTTPRequest(url: url, headers: CatalogSources.headers(for: source),
-                                  timeouts: fetch.httpTimeouts,
-                                  acceptCompressedBody: true)
+        var request = HTTPRequest(
+            url: url, headers: CatalogSources.headers(for: source),
+            timeouts: fetch.httpTimeouts,
+            acceptCompressedBody: true)
         request.followRedirects = true
         let response: HTTPDataResponse
         let remaining = budget.remainingBytes
@@ -92,8 +96,9 @@ struct CatalogPager: Sendable {
         }
         let status = response.head.status
         if status == 401 || status == 403 {
-            throw PageFailure(error: .authRejected(status: status, environmentVariable: source.apiKeyEnvironmentVariable),
-                              retryable: false)
+            throw PageFailure(
+                error: .authRejected(status: status, environmentVariable: source.apiKeyEnvironmentVariable),
+                retryable: false)
         }
         if status == 429, ResponseChecks.isMonthlyQuotaBody(Array(response.body.prefix(512))) {
             throw PageFailure(error: .quotaExhausted(url: url), retryable: false)
@@ -103,11 +108,13 @@ struct CatalogPager: Sendable {
         var body: RecordDigest?
         let redactor = SecretRedactor(source: source)
         if status == 200, let pageCache,
-           !response.body.withUnsafeBytes({ raw in redactor.secrets.contains { SecretRedactor.occurs($0, in: raw) } }) {
+            !response.body.withUnsafeBytes({ raw in redactor.secrets.contains { SecretRedactor.occurs($0, in: raw) } })
+        {
             let digest = RecordDigest(SHA256.hash(data: response.body))
             body = digest
             if let previous = pageCache.previous, let cached = previous.page(offset: offset, body: digest),
-               let exercises = previous.bytes(of: cached) {
+                let exercises = previous.bytes(of: cached)
+            {
                 return .reused(cached, exercises: exercises, body: response.body)
             }
         }
@@ -118,9 +125,10 @@ struct CatalogPager: Sendable {
         // report, a log or a pack: the page is redacted before anything reads it.
         let json = (try? parsed.get()).map(redactor.redact)
         guard status == 200 else {
-            throw PageFailure(error: .status(url: url, status: status, message: json?["message"]?.stringValue),
-                              retryable: RetryPolicy.retryableStatuses.contains(status),
-                              retryAfter: fetch.retry.retryAfter(response.head.headers["retry-after"]))
+            throw PageFailure(
+                error: .status(url: url, status: status, message: json?["message"]?.stringValue),
+                retryable: RetryPolicy.retryableStatuses.contains(status),
+                retryAfter: fetch.retry.retryAfter(response.head.headers["retry-after"]))
         }
         guard let json else {
             let html = ResponseChecks.looksLikeHTML(Array(response.body.prefix(512)))
@@ -133,8 +141,11 @@ struct CatalogPager: Sendable {
 
     /// A list page's body as JSON: a linear-time parse with bounded nesting and size.
     private func parsePage(_ body: [UInt8]) throws(JSONParseError) -> JSONValue {
-        try JSONParser.parse(body, limits: JSONLimits(maxDepth: JSONLimits.catalogPageDepth,
-                                                      maxBytes: Int(clamping: fetch.maxCatalogBytes)))
+        try JSONParser.parse(
+            body,
+            limits: JSONLimits(
+                maxDepth: JSONLimits.catalogPageDepth,
+                maxBytes: Int(clamping: fetch.maxCatalogBytes)))
     }
 
     /// `body` (a page the cache offered that could not be reused after all) parsed and redacted as

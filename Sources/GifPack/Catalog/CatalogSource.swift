@@ -19,9 +19,11 @@ package enum CatalogSources {
     /// as the page arrives and the catalog keeps only where they are.
     /// With `pagesPath` too, pages whose bodies did not change since the run that left its
     /// ``CatalogPageCache`` there are not parsed again, and this run's spool takes its place.
-    static func make(for source: SourceSettings, fetch: FetchSettings, client: HTTPClient,
-                     expectedCount: Int? = nil, spool: RecordSpool?, pagesPath: String? = nil,
-                     observer: BuildObserver? = nil, early: EarlyFeed? = nil) -> any CatalogSource {
+    static func make(
+        for source: SourceSettings, fetch: FetchSettings, client: HTTPClient,
+        expectedCount: Int? = nil, spool: RecordSpool?, pagesPath: String? = nil,
+        observer: BuildObserver? = nil, early: EarlyFeed? = nil
+    ) -> any CatalogSource {
         var pager = CatalogPager(source: source, fetch: fetch, client: client, expectedCount: expectedCount, spool: spool)
         pager.observer = observer
         pager.early = early
@@ -37,8 +39,10 @@ package enum CatalogSources {
 
     /// `expectedCount` (the size of the last catalog, if known) lets the pages be fetched in
     /// parallel without a request past the end. The records stay in memory.
-    package static func make(for source: SourceSettings, fetch: FetchSettings, client: HTTPClient,
-                            expectedCount: Int? = nil) -> any CatalogSource {
+    package static func make(
+        for source: SourceSettings, fetch: FetchSettings, client: HTTPClient,
+        expectedCount: Int? = nil
+    ) -> any CatalogSource {
         let pager = CatalogPager(source: source, fetch: fetch, client: client, expectedCount: expectedCount, spool: nil)
         switch source.kind {
         case .rapidAPI: return RapidAPICatalogSource(pager: pager)

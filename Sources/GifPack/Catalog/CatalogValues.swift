@@ -83,7 +83,9 @@ package enum CatalogValues {
             let value = Array(entry.value.lowercased().prefix(Self.compared))
             var best = (3, Int.max)
             for wish in asked where !wish.isEmpty && !value.isEmpty {
-                let group = value.contains(wish) || wish.contains(value) ? 0
+                let group =
+                    value.contains(wish) || wish.contains(value)
+                    ? 0
                     : zip(value, wish).prefix { $0 == $1 }.count >= 3 ? 1 : 2
                 let distance = EditDistance.between(String(wish), String(value))
                 if (group, distance) < best { best = (group, distance) }
@@ -168,16 +170,21 @@ package struct EmptySelector: Error, Sendable, Equatable, CustomStringConvertibl
             text += unmatched.map { "\(path).\($0.field.rawValue) \(quoted($0.wanted))" }.joined(separator: " and ")
             text += (unmatched.count == 1 ? " matches" : " match") + " none of the catalog's \(catalogSize) exercises"
         } else {
-            text += "\(path) " + combination.map { "\($0.field.rawValue) \(quoted($0.wanted))" }.joined(separator: " and ")
+            text +=
+                "\(path) " + combination.map { "\($0.field.rawValue) \(quoted($0.wanted))" }.joined(separator: " and ")
                 + " match no exercise together (each matches some on its own)"
         }
         if let field = suggestionsField {
             if suggestions.isEmpty {
                 text += "; the catalog has no \(field.rawValue) value"
             } else {
-                let intro = unmatched.isEmpty ? "; among the exercises the selector's other fields choose, the \(field.rawValue) values are:"
+                let intro =
+                    unmatched.isEmpty
+                    ? "; among the exercises the selector's other fields choose, the \(field.rawValue) values are:"
                     : "; the catalog's \(field.rawValue) values, nearest first:"
-                text += "\(intro) " + suggestions.map { "\(TerminalText.escaped($0.value, maxScalars: 60)) (\($0.count))" }
+                text +=
+                    "\(intro) "
+                    + suggestions.map { "\(TerminalText.escaped($0.value, maxScalars: 60)) (\($0.count))" }
                     .joined(separator: ", ")
                 if moreValues > 0 { text += " and \(moreValues) more" }
             }

@@ -32,8 +32,10 @@ package struct Exercise: Sendable, Equatable {
     package let fingerprint: RecordDigest
 
     /// Throws when `raw` has no canonical JSON form (a non-finite number).
-    package init(id: String, name: String, bodyParts: [String], equipment: [String], targets: [String],
-                imageURL: String, raw: JSONValue) throws(CanonicalJSON.EncodingError) {
+    package init(
+        id: String, name: String, bodyParts: [String], equipment: [String], targets: [String],
+        imageURL: String, raw: JSONValue
+    ) throws(CanonicalJSON.EncodingError) {
         self.id = id
         self.name = name
         self.bodyParts = bodyParts
@@ -50,10 +52,13 @@ package struct Exercise: Sendable, Equatable {
 
     /// An exercise whose image URL is `template.prefix + id + template.suffix` (the same URL as
     /// ``init(id:name:bodyParts:equipment:targets:imageURL:raw:)`` with it spelled out).
-    init(id: String, name: String, bodyParts: [String], equipment: [String], targets: [String],
-         imageTemplate template: ImageURLTemplate, raw: JSONValue) throws(CanonicalJSON.EncodingError) {
-        try self.init(id: id, name: name, bodyParts: bodyParts, equipment: equipment, targets: targets,
-                      imageURL: template.prefix + id + template.suffix, raw: raw)
+    init(
+        id: String, name: String, bodyParts: [String], equipment: [String], targets: [String],
+        imageTemplate template: ImageURLTemplate, raw: JSONValue
+    ) throws(CanonicalJSON.EncodingError) {
+        try self.init(
+            id: id, name: name, bodyParts: bodyParts, equipment: equipment, targets: targets,
+            imageURL: template.prefix + id + template.suffix, raw: raw)
         image = .template(template)
     }
 
@@ -64,8 +69,10 @@ package struct Exercise: Sendable, Equatable {
     }
 
     /// An exercise from its parts, as a ``RecordSpool`` reads it back.
-    init(id: String, name: String, bodyParts: [String], equipment: [String], targets: [String], image: ImageLocation,
-         record: RawRecord, fingerprint: RecordDigest) {
+    init(
+        id: String, name: String, bodyParts: [String], equipment: [String], targets: [String], image: ImageLocation,
+        record: RawRecord, fingerprint: RecordDigest
+    ) {
         self.id = id
         self.name = name
         self.bodyParts = bodyParts
@@ -160,15 +167,19 @@ package struct RecordDigest: Sendable, Hashable {
 
     package init(_ digest: SHA256Digest) {
         words = digest.withUnsafeBytes { raw in
-            (raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self), raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self),
-             raw.loadUnaligned(fromByteOffset: 16, as: UInt64.self), raw.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
+            (
+                raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self), raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self),
+                raw.loadUnaligned(fromByteOffset: 16, as: UInt64.self), raw.loadUnaligned(fromByteOffset: 24, as: UInt64.self)
+            )
         }
     }
 
     /// A digest from its 32 bytes (the first 32 of `raw`), as ``bytes`` gives them.
     init(rawBytes raw: UnsafeRawBufferPointer) {
-        words = (raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self), raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self),
-                 raw.loadUnaligned(fromByteOffset: 16, as: UInt64.self), raw.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
+        words = (
+            raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self), raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self),
+            raw.loadUnaligned(fromByteOffset: 16, as: UInt64.self), raw.loadUnaligned(fromByteOffset: 24, as: UInt64.self)
+        )
     }
 
     /// The 32 bytes, in the digest's order.
@@ -237,7 +248,7 @@ extension Catalog {
             var position = start
             while true {
                 let next = Int(order[position])
-                order[position] = -1 // placed
+                order[position] = -1  // placed
                 if next == start {
                     exercises[position] = first
                     break

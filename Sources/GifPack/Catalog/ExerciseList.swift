@@ -59,18 +59,20 @@ package struct ExerciseList: Sendable, ExpressibleByArrayLiteral {
 
     /// The exercise at `position` (one read of the spool).
     package func exercise(at position: Int) throws(SpoolReadError) -> Exercise {
-        let exercise = switch storage {
-        case .memory(let exercises): exercises[position]
-        case .spooled(let spool, let slots): try spool.exercise(at: slots[position])
-        }
+        let exercise =
+            switch storage {
+            case .memory(let exercises): exercises[position]
+            case .spooled(let spool, let slots): try spool.exercise(at: slots[position])
+            }
         return Self.retemplated(exercise, imageTemplate)
     }
 
     package subscript(bounds: Range<Int>) -> ExerciseList {
-        var list = switch storage {
-        case .memory(let exercises): ExerciseList(storage: .memory(exercises[bounds]))
-        case .spooled(let spool, let slots): ExerciseList(storage: .spooled(spool, slots[bounds]))
-        }
+        var list =
+            switch storage {
+            case .memory(let exercises): ExerciseList(storage: .memory(exercises[bounds]))
+            case .spooled(let spool, let slots): ExerciseList(storage: .spooled(spool, slots[bounds]))
+            }
         list.imageTemplate = imageTemplate
         return list
     }

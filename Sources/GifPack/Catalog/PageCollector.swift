@@ -31,9 +31,13 @@ extension CatalogPager {
             self.reader = reader
             step = first.itemCount
             // Room for the size the last run saw (or the server announces), within max_catalog_records.
-            assembler = Assembler(expected: max(0, min(expectedCount ?? first.total ?? first.itemCount,
-                                                       pager.fetch.maxCatalogRecords)),
-                                  spool: pager.spool)
+            assembler = Assembler(
+                expected: max(
+                    0,
+                    min(
+                        expectedCount ?? first.total ?? first.itemCount,
+                        pager.fetch.maxCatalogRecords)),
+                spool: pager.spool)
         }
 
         /// Admits a page that arrived at `offset` and assembles every page now in order.
@@ -100,12 +104,16 @@ extension CatalogPager {
             previousFirst = firstRecord
             assembledRecords += page.itemCount
             if let total = page.total { announcedTotals.insert(total) }
-            let entry = Assembler.PageEntry(offset: nextToAssemble, body: page.body, digest: digest, itemCount: page.itemCount,
-                                            isLast: page.isLast, total: page.total, firstRecord: firstRecord)
+            let entry = Assembler.PageEntry(
+                offset: nextToAssemble, body: page.body, digest: digest, itemCount: page.itemCount,
+                isLast: page.isLast, total: page.total, firstRecord: firstRecord)
             switch page.content {
             case .reused(let cached, var exercises, let body):
                 if let previous = pager.pageCache?.previous,
-                   try assembler.add(reused: cached, exercises: &exercises, tables: previous.tables, page: entry) { break }
+                    try assembler.add(reused: cached, exercises: &exercises, tables: previous.tables, page: entry)
+                {
+                    break
+                }
                 // Bytes that hashed right but do not read as exercises: the body is parsed after all.
                 let url = pager.pageURL(offset: nextToAssemble)
                 let content = try reader.records(try pager.parse(body, url: url), url)

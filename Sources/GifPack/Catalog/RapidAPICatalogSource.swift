@@ -8,14 +8,17 @@ struct RapidAPICatalogSource: CatalogSource {
     func fetchCatalog() async throws(CatalogError) -> Catalog {
         let source = pager.source
         let template = Self.imageTemplate(for: source, resolution: source.resolution)
-        return try await pager.collect(expectedCount: pager.expectedCount, records: { json, url throws(CatalogError) in
-            guard let items = json.arrayValue else {
-                throw .unexpectedShape(url: url, detail: "expected a JSON array of exercises")
-            }
-            return CatalogPager.PageContent(items: items, isLast: false, total: nil)
-        }, normalise: { record in
-            Self.normalise(record, template: template)
-        })
+        return try await pager.collect(
+            expectedCount: pager.expectedCount,
+            records: { json, url throws(CatalogError) in
+                guard let items = json.arrayValue else {
+                    throw .unexpectedShape(url: url, detail: "expected a JSON array of exercises")
+                }
+                return CatalogPager.PageContent(items: items, isLast: false, total: nil)
+            },
+            normalise: { record in
+                Self.normalise(record, template: template)
+            })
     }
 
     /// `<base>/image?exerciseId=<id>&resolution=<px>` (no `resolution` parameter for the source's
@@ -36,21 +39,23 @@ struct RapidAPICatalogSource: CatalogSource {
 
     /// One RapidAPI record as an ``Exercise``, or why it was refused.
     static func normalise(_ record: JSONValue, template: ImageURLTemplate) -> Result<Exercise, CatalogRejectionReason> {
-            guard case .object = record else { return .failure(.init(displayID: nil, reason: .notAnObject)) }
-            let rawID = record["id"]?.stringValue
-            guard let id = rawID, ExerciseID.isValid(id) else { return .failure(.invalidID(rawID)) }
-            guard let name = record["name"]?.stringValue else {
-                return .failure(.init(displayID: id, reason: .missingName))
-            }
-            do {
-                return .success(try Exercise(id: id, name: name,
-                                     bodyParts: record["bodyPart"]?.stringList ?? [],
-                                     equipment: record["equipment"]?.stringList ?? [],
-                                     targets: record["target"]?.stringList ?? [],
-                                     imageTemplate: template,
-                                     raw: record))
-            } catch {
-                return .failure(.init(displayID: id, reason: .unencodableRecord))
-            }
+        guard case .object = record else { return .failure(.init(displayID: nil, reason: .notAnObject)) }
+        let rawID = record["id"]?.stringValue
+        guard let id = rawID, ExerciseID.isValid(id) else { return .failure(.invalidID(rawID)) }
+        guard let name = record["name"]?.stringValue else {
+            return .failure(.init(displayID: id, reason: .missingName))
+        }
+        do {
+            return .success(
+                try Exercise(
+                    id: id, name: name,
+                    bodyParts: record["bodyPart"]?.stringList ?? [],
+                    equipment: record["equipment"]?.stringList ?? [],
+                    targets: record["target"]?.stringList ?? [],
+                    imageTemplate: template,
+                    raw: record))
+        } catch {
+            return .failure(.init(displayID: id, reason: .unencodableRecord))
+        }
     }
 }

@@ -121,8 +121,9 @@ final class RecordSpool: Sendable {
         let at = try write(trailer)
         try write(CatalogPageCache.header(trailerAt: at, trailer: trailer), at: 0)
         // Through a name the next build's clean-up of tmp/ removes, should this one be killed here.
-        try FileSystem.link(descriptor: fd, to: path, via: "\(directory)/\(UUID().uuidString).part",
-                            beforeRename: { CrashPoint.reach(named: Self.namingCrashPoint) })
+        try FileSystem.link(
+            descriptor: fd, to: path, via: "\(directory)/\(UUID().uuidString).part",
+            beforeRename: { CrashPoint.reach(named: Self.namingCrashPoint) })
     }
 
     /// The length of the file this spool wrote: no exercise it hands out reaches past it.
@@ -225,7 +226,7 @@ extension RecordSpool {
     /// ``append(exercises:)``, saying where the page's bytes are.
     func appendPage(exercises: [Exercise]) throws(FileSystemError) -> SpooledPage {
         var page: [UInt8] = []
-        var starts: [(Int, Int)] = [] // (start in page, length)
+        var starts: [(Int, Int)] = []  // (start in page, length)
         starts.reserveCapacity(exercises.count)
         for exercise in exercises {
             let start = page.count
@@ -238,7 +239,7 @@ extension RecordSpool {
             guard size <= Int(UInt32.max) else {
                 throw .io(operation: "spool an exercise of \(size) bytes (4 GiB or more) in", path: directory, errno: Errno.fileTooLarge.code)
             }
-            page.append(contentsOf: [0, 0, 0, 0]) // length, filled in below
+            page.append(contentsOf: [0, 0, 0, 0])  // length, filled in below
             Self.append(UInt32(record.count), to: &page)
             page.append(contentsOf: exercise.fingerprint.bytes)
             page.append(contentsOf: exercise.record.sha256.bytes)
@@ -268,8 +269,9 @@ extension RecordSpool {
         guard base + Int64(page.count) <= ExerciseSlot.maxOffset else {
             throw .io(operation: "spool more than 1 TiB of exercises in", path: directory, errno: Errno.fileTooLarge.code)
         }
-        return SpooledPage(slots: starts.map { ExerciseSlot(offset: base + Int64($0.0), length: $0.1) }, start: base,
-                           length: page.count, digest: RecordDigest(SHA256.hash(data: page)))
+        return SpooledPage(
+            slots: starts.map { ExerciseSlot(offset: base + Int64($0.0), length: $0.1) }, start: base,
+            length: page.count, digest: RecordDigest(SHA256.hash(data: page)))
     }
 
     /// Writes a page of exercises as an earlier spool wrote them (`page`, whose list and template
@@ -279,7 +281,8 @@ extension RecordSpool {
     ///
     /// `digest`, the SHA-256 of `page` as given, is returned as it is when no number changed.
     func appendReused(_ page: inout [UInt8], tables old: Tables, digest: RecordDigest? = nil) throws(FileSystemError)
-        -> (SpooledPage, ids: [String])? {
+        -> (SpooledPage, ids: [String])?
+    {
         var renumbered = false
         var starts: [(Int, Int)] = []
         var ids: [String] = []
@@ -341,8 +344,11 @@ extension RecordSpool {
         guard valid else { return nil }
         let base = try self.write(page)
         let written = renumbered ? nil : digest
-        return (SpooledPage(slots: starts.map { ExerciseSlot(offset: base + Int64($0.0), length: $0.1) }, start: base,
-                            length: page.count, digest: written ?? RecordDigest(SHA256.hash(data: page))), ids)
+        return (
+            SpooledPage(
+                slots: starts.map { ExerciseSlot(offset: base + Int64($0.0), length: $0.1) }, start: base,
+                length: page.count, digest: written ?? RecordDigest(SHA256.hash(data: page))), ids
+        )
     }
 
     /// The exercise at `slot`, read with one `pread` (two for an exercise of 16 MiB or more).
@@ -402,10 +408,10 @@ extension RecordSpool {
     func rewrite(_ slots: inout [ExerciseSlot], into target: RecordSpool? = nil) throws(CatalogError) {
         let target = target ?? self
         if target !== self { target.adoptTables(tablesNow) }
-        var reader = reader(chunk: 0) // each exercise where it is: out of order, a larger piece would be wasted
+        var reader = reader(chunk: 0)  // each exercise where it is: out of order, a larger piece would be wasted
         var page: [UInt8] = []
         var starts: [(Int, Int)] = []
-        var placed = 0 // slots before this have their copy's place
+        var placed = 0  // slots before this have their copy's place
         func flush() throws(CatalogError) {
             guard !page.isEmpty else { return }
             let base: Int64
@@ -482,9 +488,11 @@ extension RecordSpool {
             if slot.offset < start || slot.offset + Int64(length) > start + Int64(count) { try fill(at: slot.offset, length: length) }
             let from = Int(slot.offset - start)
             let (written, idLength) = buffer.withUnsafeBytes { raw in
-                (Int(raw.loadUnaligned(fromByteOffset: from, as: UInt32.self).littleEndian),
-                 length >= RecordSpool.fixedHeader + 2
-                    ? Int(raw.loadUnaligned(fromByteOffset: from + RecordSpool.fixedHeader, as: UInt16.self).littleEndian) : 0)
+                (
+                    Int(raw.loadUnaligned(fromByteOffset: from, as: UInt32.self).littleEndian),
+                    length >= RecordSpool.fixedHeader + 2
+                        ? Int(raw.loadUnaligned(fromByteOffset: from + RecordSpool.fixedHeader, as: UInt16.self).littleEndian) : 0
+                )
             }
             guard written == length, length >= RecordSpool.fixedHeader + 2 + idLength, idLength > 0 else {
                 throw failure(at: slot.offset, "the exercise written there was \(length) bytes, the file now says \(written) with an id of \(idLength)")
@@ -527,8 +535,10 @@ extension RecordSpool {
 
         /// The exercise in `raw` (its whole length, checked by ``checked(at:)``), every length and
         /// number in it checked against `raw` and the tables.
-        private static func decode(_ raw: UnsafeRawBufferPointer, at offset: Int64, withRecord: Bool, spool: RecordSpool,
-                                   tables: Tables) throws(Malformed) -> Exercise {
+        private static func decode(
+            _ raw: UnsafeRawBufferPointer, at offset: Int64, withRecord: Bool, spool: RecordSpool,
+            tables: Tables
+        ) throws(Malformed) -> Exercise {
             var position = 4
             func take(_ count: Int, _ what: String) throws(Malformed) -> UnsafeRawBufferPointer {
                 guard count >= 0, count <= raw.count - position else {
@@ -574,11 +584,13 @@ extension RecordSpool {
             guard raw.count - position == recordLength else {
                 throw Malformed(problem: "the record is \(raw.count - position) bytes, its length says \(recordLength)")
             }
-            let record = withRecord
+            let record =
+                withRecord
                 ? RawRecord(bytes: Array(UnsafeRawBufferPointer(rebasing: raw[position...])), sha256: recordSHA)
                 : RawRecord(spooledIn: spool, offset: offset + Int64(position), length: recordLength, sha256: recordSHA)
-            return Exercise(id: id, name: name, bodyParts: tables.lists[numbers.0], equipment: tables.lists[numbers.1],
-                            targets: tables.lists[numbers.2], image: image, record: record, fingerprint: fingerprint)
+            return Exercise(
+                id: id, name: name, bodyParts: tables.lists[numbers.0], equipment: tables.lists[numbers.1],
+                targets: tables.lists[numbers.2], image: image, record: record, fingerprint: fingerprint)
         }
     }
 

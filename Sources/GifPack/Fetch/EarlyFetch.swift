@@ -314,6 +314,10 @@ final class EarlyFetch: Sendable {
 
     /// The window's end. A cancelled build does not wait for the requests in flight: they are cancelled too.
     private func value() async -> (EarlyQueue, StateUnreadable?) {
-        await withTaskCancellationHandler { await task.value } onCancel: { [task] in task.cancel() }
+        await withTaskCancellationHandler {
+            await task.value
+        } onCancel: { [task] in
+            task.cancel()
+        }
     }
 }

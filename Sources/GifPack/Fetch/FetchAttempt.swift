@@ -51,8 +51,11 @@ struct FetchAttempt: Sendable {
         }
         do { try await governor.waitForCoolDown() } catch {
             // Cancelled while a 429's cool-down lasts: ends as a cancelled transfer would, unsent.
-            return .failed(item, rejection(.cancelled, "the build was cancelled while this request waited out a rate limit's cool-down",
-                                           nil), missing: false)
+            return .failed(
+                item,
+                rejection(
+                    .cancelled, "the build was cancelled while this request waited out a rate limit's cool-down",
+                    nil), missing: false)
         }
         let path = layout.newTemporaryDownloadPath()
         // What the answer means for the requests behind it (quota, key, rate limit, the circuit
@@ -118,7 +121,8 @@ struct FetchAttempt: Sendable {
                 return .failed(.tooLarge, "the body exceeds max_gif_bytes (\(settings.maxGIFBytes) bytes)", status: nil, missing: false)
             }
             let reason = RejectionReason(error)
-            return reason.isRetryable ? .retry(reason, String(describing: error), status: nil, wait: nil)
+            return reason.isRetryable
+                ? .retry(reason, String(describing: error), status: nil, wait: nil)
                 : .failed(reason, String(describing: error), status: nil, missing: false)
         case .response(let answered, let bodyPrefix, let bodyBytes):
             (head, prefix, bytes) = (answered, bodyPrefix, bodyBytes)
@@ -127,7 +131,8 @@ struct FetchAttempt: Sendable {
         switch status {
         case 200:
             if let problem = ResponseChecks.problem(head: head, prefix: prefix, bytesWritten: bytes) {
-                return problem.reason.isRetryable ? .retry(problem.reason, problem.detail, status: status, wait: nil)
+                return problem.reason.isRetryable
+                    ? .retry(problem.reason, problem.detail, status: status, wait: nil)
                     : .failed(problem.reason, problem.detail, status: status, missing: false)
             }
             return .downloaded
@@ -140,8 +145,10 @@ struct FetchAttempt: Sendable {
             return .failed(.quotaExhausted, "the monthly quota is used up", status: status, missing: false)
         case 429, 503:
             let wait = settings.retry.retryAfter(head.headers["retry-after"])
-            return .retry(.httpStatus(status), "the server answered HTTP \(status)"
-                + (wait.map { " (Retry-After \($0.milliseconds / 1000) s)" } ?? ""), status: status, wait: wait)
+            return .retry(
+                .httpStatus(status),
+                "the server answered HTTP \(status)"
+                    + (wait.map { " (Retry-After \($0.milliseconds / 1000) s)" } ?? ""), status: status, wait: wait)
         case 404:
             return .failed(.httpStatus(404), "the API has no image for this exercise", status: status, missing: true)
         case let code where RetryPolicy.retryableStatuses.contains(code):
@@ -157,21 +164,24 @@ struct FetchAttempt: Sendable {
             if let etag = known.etag { headers.append(name: "If-None-Match", value: etag) }
             if let lastModified = known.lastModified { headers.append(name: "If-Modified-Since", value: lastModified) }
         }
-        var request = HTTPRequest(url: item.exercise.imageURL, headers: headers,
-                                  timeouts: settings.httpTimeouts,
-                                  acceptCompressedBody: false)
+        var request = HTTPRequest(
+            url: item.exercise.imageURL, headers: headers,
+            timeouts: settings.httpTimeouts,
+            acceptCompressedBody: false)
         request.followRedirects = source.kind == .v1
         // The budget, the window and a cool-down are checked when the request reaches curl, not
         // when it is queued behind the ones in flight (see GIFFetcher.lookahead).
         let (governor, source, settings, attempt) = (governor, source, settings, item.attempt)
         let conditional = item.conditional != nil
-        request.admission = HTTPAdmission({ inFlight in
-            guard governor.admit(inFlight: inFlight) else { return false }
-            sent.note()
-            return true
-        }, answered: { answer in
-            Self.noteAnswer(answer, conditional: conditional, attempt: attempt, governor: governor, source: source, settings: settings)
-        })
+        request.admission = HTTPAdmission(
+            { inFlight in
+                guard governor.admit(inFlight: inFlight) else { return false }
+                sent.note()
+                return true
+            },
+            answered: { answer in
+                Self.noteAnswer(answer, conditional: conditional, attempt: attempt, governor: governor, source: source, settings: settings)
+            })
         return request
     }
 
@@ -181,10 +191,13 @@ struct FetchAttempt: Sendable {
     /// a row for the circuit breaker (which may stop the build). Called on the HTTP client's
     /// thread as the transfer ends, before the next queued request's admission, so a breaker that
     /// opens stops the requests queued behind the window too.
-    static func noteAnswer(_ answer: HTTPAnswer, conditional: Bool, attempt: Int, governor: FetchGovernor,
-                           source: SourceSettings, settings: FetchSettings) {
+    static func noteAnswer(
+        _ answer: HTTPAnswer, conditional: Bool, attempt: Int, governor: FetchGovernor,
+        source: SourceSettings, settings: FetchSettings
+    ) {
         if case .response(let head, _, _) = answer,
-           let remaining = head.headers["x-ratelimit-requests-remaining"].flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) }) {
+            let remaining = head.headers["x-ratelimit-requests-remaining"].flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) })
+        {
             governor.noteQuota(remaining: remaining)
         }
         // The same judgement the attempt's task makes, so the two never read an answer differently.

@@ -45,7 +45,8 @@ struct FetchPlanner: Sendable {
             return .knownMissing(known)
         }
         guard let metadata = known.metadata else { return .request(conditional: nil) }
-        let present = stored[metadata.sha256]
+        let present =
+            stored[metadata.sha256]
             ?? (self.present.hashes.withLock { $0.contains(metadata.sha256) } || store.contains(sha256: metadata.sha256))
         stored[metadata.sha256] = present
         if present { self.present.hashes.withLock { _ = $0.insert(metadata.sha256) } }
@@ -53,7 +54,8 @@ struct FetchPlanner: Sendable {
             return .request(conditional: nil)
         }
         if known.status == .ok, let refresh = settings.refreshAfter, let fetchedAt = known.fetchedAt,
-           now.timeIntervalSince(fetchedAt) < refresh.milliseconds / 1000 {
+            now.timeIntervalSince(fetchedAt) < refresh.milliseconds / 1000
+        {
             return .reuseFresh(known)
         }
         return .request(conditional: (known.etag != nil || known.lastModified != nil) ? known : nil)

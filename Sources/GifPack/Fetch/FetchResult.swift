@@ -14,8 +14,9 @@ package struct StoredGIF: Sendable, Equatable {
     package var origin: GIFOrigin
 
     package var metadata: GIFMetadata {
-        GIFMetadata(sha256: sha256, bytes: bytes, width: info.width, height: info.height, frames: info.frameCount,
-                    durationMilliseconds: info.durationMilliseconds, loopCount: info.loopCount)
+        GIFMetadata(
+            sha256: sha256, bytes: bytes, width: info.width, height: info.height, frames: info.frameCount,
+            durationMilliseconds: info.durationMilliseconds, loopCount: info.loopCount)
     }
 }
 
@@ -52,10 +53,12 @@ extension StoredGIF {
     /// A GIF already in the blob store, described by the metadata the state recorded for it.
     /// `requestedResolution` flags a size that is not that rendition; nil flags nothing.
     init(exerciseID: String, reusing metadata: GIFMetadata, origin: GIFOrigin, requestedResolution: Resolution?) {
-        let info = GIFInfo(width: metadata.width, height: metadata.height, frameCount: metadata.frames,
-                           durationMilliseconds: metadata.durationMilliseconds, loopCount: metadata.loopCount, version: "89a")
-        self.init(exerciseID: exerciseID, sha256: metadata.sha256, bytes: metadata.bytes, info: info, newlyStored: false,
-                  resolutionMismatch: requestedResolution.map { !$0.matches(width: info.width, height: info.height) } ?? false,
-                  origin: origin)
+        let info = GIFInfo(
+            width: metadata.width, height: metadata.height, frameCount: metadata.frames,
+            durationMilliseconds: metadata.durationMilliseconds, loopCount: metadata.loopCount, version: "89a")
+        self.init(
+            exerciseID: exerciseID, sha256: metadata.sha256, bytes: metadata.bytes, info: info, newlyStored: false,
+            resolutionMismatch: requestedResolution.map { !$0.matches(width: info.width, height: info.height) } ?? false,
+            origin: origin)
     }
 }

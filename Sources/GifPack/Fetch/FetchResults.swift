@@ -24,7 +24,7 @@ package struct FetchResults: Sendable, Equatable {
     private struct Slot: Sendable, Equatable {
         var bits: UInt32
 
-        static let absent = Slot(bits: .max) // a result taken back (see `subscript(id:)`)
+        static let absent = Slot(bits: .max)  // a result taken back (see `subscript(id:)`)
         private static let origins: [GIFOrigin] = [.downloaded, .notModified, .fresh, .lastKnownGood]
 
         init(bits: UInt32) { self.bits = bits }
@@ -121,9 +121,11 @@ package struct FetchResults: Sendable, Equatable {
         get {
             if let slot = slot(of: id) {
                 let record = records[slot.record]
-                return .stored(StoredGIF(exerciseID: id, sha256: record.sha256, bytes: record.bytes, info: record.info,
-                                         newlyStored: slot.newlyStored, resolutionMismatch: slot.resolutionMismatch,
-                                         origin: slot.origin))
+                return .stored(
+                    StoredGIF(
+                        exerciseID: id, sha256: record.sha256, bytes: record.bytes, info: record.info,
+                        newlyStored: slot.newlyStored, resolutionMismatch: slot.resolutionMismatch,
+                        origin: slot.origin))
             }
             return rejected[id].map { .rejected($0) }
         }
@@ -142,8 +144,10 @@ package struct FetchResults: Sendable, Equatable {
                     records.append(GIFRecord(sha256: gif.sha256, bytes: gif.bytes, info: gif.info))
                     if recordBySHA[gif.sha256] == nil { recordBySHA[gif.sha256] = index }
                 }
-                store(Slot(record: index, origin: gif.origin, newlyStored: gif.newlyStored,
-                           resolutionMismatch: gif.resolutionMismatch), for: id)
+                store(
+                    Slot(
+                        record: index, origin: gif.origin, newlyStored: gif.newlyStored,
+                        resolutionMismatch: gif.resolutionMismatch), for: id)
                 if !was { storedCount += 1 }
             case .rejected(let rejection)?:
                 if was { remove(id) }

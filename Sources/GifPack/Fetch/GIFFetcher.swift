@@ -63,18 +63,22 @@ struct GIFFetcher: Sendable {
 
     /// Fetches at `resolution` (one of `source.resolutions`; the exercises handed to ``fetch(_:)``
     /// carry its image URLs).
-    init(client: HTTPClient, source: SourceSettings, resolution: Resolution, settings: FetchSettings, layout: CacheLayout,
-         frames: FrameCache, state: BuildState?, governor: FetchGovernor, placeholders: PlaceholderCache? = nil,
-         webp: WebPCache? = nil, observer: BuildObserver? = nil) {
+    init(
+        client: HTTPClient, source: SourceSettings, resolution: Resolution, settings: FetchSettings, layout: CacheLayout,
+        frames: FrameCache, state: BuildState?, governor: FetchGovernor, placeholders: PlaceholderCache? = nil,
+        webp: WebPCache? = nil, observer: BuildObserver? = nil
+    ) {
         self.observer = observer
-        let limits = GIFLimits(maxWidth: settings.maxWidth, maxHeight: settings.maxHeight,
-                               maxFrames: settings.maxFrames, maxTotalPixels: settings.maxTotalPixels)
+        let limits = GIFLimits(
+            maxWidth: settings.maxWidth, maxHeight: settings.maxHeight,
+            maxFrames: settings.maxFrames, maxTotalPixels: settings.maxTotalPixels)
         let store = BlobStore(layout: layout)
         self.resolution = resolution
         attempt = FetchAttempt(client: client, source: source, settings: settings, layout: layout, governor: governor)
-        processor = GIFProcessor(store: store, frames: frames, limits: limits, resolution: resolution,
-                                 state: state, placeholders: placeholders, webp: webp, observer: observer,
-                                 onDiskFull: { [governor] path in governor.stop(.diskFull(path: path)) })
+        processor = GIFProcessor(
+            store: store, frames: frames, limits: limits, resolution: resolution,
+            state: state, placeholders: placeholders, webp: webp, observer: observer,
+            onDiskFull: { [governor] path in governor.stop(.diskFull(path: path)) })
         planner = FetchPlanner(settings: settings, store: store, now: Date())
         self.state = state
         self.governor = governor
@@ -139,9 +143,10 @@ struct GIFFetcher: Sendable {
             notAttempted = try await recordUnsent(&queue)
         }
         let results = await processor.drain()
-        return FetchOutcome(results: results, stop: governor.stopReason, retries: governor.retries,
-                            rateLimited: governor.rateLimited, quotaRemaining: governor.quotaRemaining,
-                            notAttempted: notAttempted, freshFetchedAt: freshTimes.value)
+        return FetchOutcome(
+            results: results, stop: governor.stopReason, retries: governor.retries,
+            rateLimited: governor.rateLimited, quotaRemaining: governor.quotaRemaining,
+            notAttempted: notAttempted, freshFetchedAt: freshTimes.value)
     }
 
     /// The sliding window: sends `queue`'s work until it is done, the governor stops the build or
@@ -232,10 +237,12 @@ struct GIFFetcher: Sendable {
                 // Not one event (one log line) per exercise: a budget stop can leave 100,000 of
                 // them. They are counted and summarised once, in the report and its message.
                 notAttempted.append(item.exercise.id)
-                processor.record(.rejected(FetchRejection(
-                    exerciseID: item.exercise.id, url: item.exercise.imageURL, reason: .notAttempted,
-                    detail: "the build stopped before this GIF was fetched: \(reason)", status: nil)),
-                                 for: item.exercise.id, notify: false)
+                processor.record(
+                    .rejected(
+                        FetchRejection(
+                            exerciseID: item.exercise.id, url: item.exercise.imageURL, reason: .notAttempted,
+                            detail: "the build stopped before this GIF was fetched: \(reason)", status: nil)),
+                    for: item.exercise.id, notify: false)
             }
         }
         return notAttempted.sorted()
@@ -252,7 +259,7 @@ struct GIFFetcher: Sendable {
                     throw StateUnreadable(step: .planningFetches, path: state.path, error: String(describing: error))
                 }
             }
-            var stored: [String: Bool] = [:] // many exercises share a GIF: one look at the store each
+            var stored: [String: Bool] = [:]  // many exercises share a GIF: one look at the store each
             return batch.map { planner.decide($0, known: known[$0.id], stored: &stored) }
         }
     }
@@ -295,9 +302,12 @@ struct GIFFetcher: Sendable {
                 fresh.append((exercise, gif))
                 if let fetchedAt = gif.fetchedAt { freshTimes.note(fetchedAt) }
             case .knownMissing(let gif):
-                processor.record(.rejected(FetchRejection(exerciseID: exercise.id, url: exercise.imageURL, reason: .knownMissing,
-                                                          detail: "HTTP 404 at the last try (\(gif.lastError ?? "missing")); not asked again until missing_ttl passes",
-                                                          status: 404)), for: exercise.id)
+                processor.record(
+                    .rejected(
+                        FetchRejection(
+                            exerciseID: exercise.id, url: exercise.imageURL, reason: .knownMissing,
+                            detail: "HTTP 404 at the last try (\(gif.lastError ?? "missing")); not asked again until missing_ttl passes",
+                            status: 404)), for: exercise.id)
             case .request(let conditional): requests.append((offset, FetchWorkItem(exercise: exercise, conditional: conditional)))
             }
         }
@@ -309,20 +319,24 @@ struct GIFFetcher: Sendable {
         let event: AttemptEvent
         switch result {
         case .downloaded(let item, let download, _):
-            event = AttemptEvent(exerciseID: item.exercise.id, url: item.exercise.imageURL, attempt: item.attempt, status: 200,
-                                 elapsed: elapsed, outcome: .downloaded, reason: nil, bytes: download.bytesWritten, retryIn: nil)
+            event = AttemptEvent(
+                exerciseID: item.exercise.id, url: item.exercise.imageURL, attempt: item.attempt, status: 200,
+                elapsed: elapsed, outcome: .downloaded, reason: nil, bytes: download.bytesWritten, retryIn: nil)
         case .notModified(let item, _):
-            event = AttemptEvent(exerciseID: item.exercise.id, url: item.exercise.imageURL, attempt: item.attempt, status: 304,
-                                 elapsed: elapsed, outcome: .notModified, reason: nil, bytes: 0, retryIn: nil)
+            event = AttemptEvent(
+                exerciseID: item.exercise.id, url: item.exercise.imageURL, attempt: item.attempt, status: 304,
+                elapsed: elapsed, outcome: .notModified, reason: nil, bytes: 0, retryIn: nil)
         case .retry(let item, let failure, _):
-            event = AttemptEvent(exerciseID: item.exercise.id, url: item.exercise.imageURL, attempt: item.attempt,
-                                 status: failure.status, elapsed: elapsed, outcome: retryAt == nil ? .failed : .retry,
-                                 reason: failure.reason, bytes: 0, retryIn: retryAt.map { $0 - .now })
+            event = AttemptEvent(
+                exerciseID: item.exercise.id, url: item.exercise.imageURL, attempt: item.attempt,
+                status: failure.status, elapsed: elapsed, outcome: retryAt == nil ? .failed : .retry,
+                reason: failure.reason, bytes: 0, retryIn: retryAt.map { $0 - .now })
         case .notSent: return
         case .failed(let item, let failure, _):
-            event = AttemptEvent(exerciseID: item.exercise.id, url: item.exercise.imageURL, attempt: item.attempt,
-                                 status: failure.status, elapsed: elapsed, outcome: .failed, reason: failure.reason,
-                                 bytes: 0, retryIn: nil)
+            event = AttemptEvent(
+                exerciseID: item.exercise.id, url: item.exercise.imageURL, attempt: item.attempt,
+                status: failure.status, elapsed: elapsed, outcome: .failed, reason: failure.reason,
+                bytes: 0, retryIn: nil)
         }
         observer(.attempt(event))
     }

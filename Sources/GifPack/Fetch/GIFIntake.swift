@@ -75,16 +75,21 @@ final class FetchStateRecorder: Sendable {
 
     /// A final failure (a 404 remembered as missing).
     func failure(_ rejection: FetchRejection, missing: Bool) {
-        remember { try state?.recordFailure(exerciseID: rejection.exerciseID, resolution: resolution.stateKey, url: rejection.url,
-                                            reason: "\(rejection.reason): \(rejection.detail)", missing: missing, at: Date()) }
+        remember {
+            try state?.recordFailure(
+                exerciseID: rejection.exerciseID, resolution: resolution.stateKey, url: rejection.url,
+                reason: "\(rejection.reason): \(rejection.detail)", missing: missing, at: Date())
+        }
     }
 
     /// A GIF downloaded and stored, with the validators of its response.
     func success(_ gif: StoredGIF, exercise: Exercise, head: HTTPResponseHead) {
         remember {
-            try state?.recordSuccess(GIFState(exerciseID: exercise.id, resolution: resolution.stateKey, url: exercise.imageURL,
-                                              etag: head.headers["etag"], lastModified: head.headers["last-modified"],
-                                              metadata: gif.metadata, fetchedAt: Date()))
+            try state?.recordSuccess(
+                GIFState(
+                    exerciseID: exercise.id, resolution: resolution.stateKey, url: exercise.imageURL,
+                    etag: head.headers["etag"], lastModified: head.headers["last-modified"],
+                    metadata: gif.metadata, fetchedAt: Date()))
         }
     }
 

@@ -46,21 +46,25 @@ final class GIFProcessor: Sendable {
 
     deinit { workers.forEach { $0.stop() } }
 
-    init(store: BlobStore, frames: FrameCache, limits: GIFLimits, resolution: Resolution, state: BuildState?,
-         placeholders: PlaceholderCache? = nil, webp: WebPCache? = nil, observer: BuildObserver? = nil, onDiskFull: (@Sendable (String) -> Void)? = nil) {
+    init(
+        store: BlobStore, frames: FrameCache, limits: GIFLimits, resolution: Resolution, state: BuildState?,
+        placeholders: PlaceholderCache? = nil, webp: WebPCache? = nil, observer: BuildObserver? = nil, onDiskFull: (@Sendable (String) -> Void)? = nil
+    ) {
         self.observer = observer
         self.onDiskFull = onDiskFull
-        intake = GIFIntake(store: store, frames: frames, limits: limits, resolution: resolution, placeholders: placeholders,
-                           webp: webp)
+        intake = GIFIntake(
+            store: store, frames: frames, limits: limits, resolution: resolution, placeholders: placeholders,
+            webp: webp)
         recorder = FetchStateRecorder(state: state, resolution: resolution)
     }
 
     /// The worker for the next job, round robin.
     private var queue: WorkerThread {
-        workers[nextWorker.withLock { index in
-            defer { index = (index + 1) % workers.count }
-            return index
-        }]
+        workers[
+            nextWorker.withLock { index in
+                defer { index = (index + 1) % workers.count }
+                return index
+            }]
     }
 
     /// Records a result decided without processing; `notify: false` keeps it out of the event
@@ -146,9 +150,13 @@ final class GIFProcessor: Sendable {
                     present[hash] = true
                 }
                 guard let metadata = known.metadata,
-                      present[metadata.sha256] ?? intake.store.contains(sha256: metadata.sha256) else {
-                    record(.rejected(FetchRejection(exerciseID: exercise.id, url: exercise.imageURL, reason: .storeFailed,
-                                                    detail: "the stored GIF is gone from the cache", status: nil)), for: exercise.id)
+                    present[metadata.sha256] ?? intake.store.contains(sha256: metadata.sha256)
+                else {
+                    record(
+                        .rejected(
+                            FetchRejection(
+                                exerciseID: exercise.id, url: exercise.imageURL, reason: .storeFailed,
+                                detail: "the stored GIF is gone from the cache", status: nil)), for: exercise.id)
                     continue
                 }
                 if present[metadata.sha256] == nil {
@@ -159,8 +167,11 @@ final class GIFProcessor: Sendable {
                 }
                 present[metadata.sha256] = true
                 if origin == .notModified { recorder.notModified(exerciseID: exercise.id) }
-                record(.stored(StoredGIF(exerciseID: exercise.id, reusing: metadata, origin: origin,
-                                         requestedResolution: intake.resolution)), for: exercise.id)
+                record(
+                    .stored(
+                        StoredGIF(
+                            exerciseID: exercise.id, reusing: metadata, origin: origin,
+                            requestedResolution: intake.resolution)), for: exercise.id)
             }
         }
     }
@@ -185,8 +196,9 @@ final class GIFProcessor: Sendable {
         let info: GIFInfo
         do { info = try intake.inspect(path: path) } catch {
             FileSystem.remove(path)
-            let rejection = FetchRejection(exerciseID: exercise.id, url: url, reason: RejectionReason(error),
-                                           detail: error.detail, status: download.head.status)
+            let rejection = FetchRejection(
+                exerciseID: exercise.id, url: url, reason: RejectionReason(error),
+                detail: error.detail, status: download.head.status)
             recorder.failure(rejection, missing: false)
             return .rejected(rejection)
         }
@@ -194,17 +206,26 @@ final class GIFProcessor: Sendable {
         do { newlyStored = try intake.store(temporaryFile: path, sha256: sha256, size: download.bytesWritten) } catch {
             FileSystem.remove(path)
             if let full = GIFIntake.diskFullPath(error) { onDiskFull?(full) }
-            return .rejected(FetchRejection(exerciseID: exercise.id, url: url, reason: .storeFailed,
-                                            detail: String(describing: error), status: download.head.status))
+            return .rejected(
+                FetchRejection(
+                    exerciseID: exercise.id, url: url, reason: .storeFailed,
+                    detail: String(describing: error), status: download.head.status))
         }
         do { try intake.derive(sha256: sha256) } catch {
-            return .rejected(FetchRejection(exerciseID: exercise.id, url: url, reason: .storeFailed,
-                                            detail: String(describing: error), status: download.head.status))
+            return .rejected(
+                FetchRejection(
+                    exerciseID: exercise.id, url: url, reason: .storeFailed,
+                    detail: String(describing: error), status: download.head.status))
         }
-        let gif = StoredGIF(exerciseID: exercise.id, sha256: sha256, bytes: download.bytesWritten, info: info,
-                            newlyStored: newlyStored, resolutionMismatch: intake.mismatch(info), origin: .downloaded)
+        let gif = StoredGIF(
+            exerciseID: exercise.id, sha256: sha256, bytes: download.bytesWritten, info: info,
+            newlyStored: newlyStored, resolutionMismatch: intake.mismatch(info), origin: .downloaded)
         recorder.success(gif, exercise: exercise, head: download.head)
-        if processed.withLock({ $0 += 1; return $0 }) == 5 { CrashPoint.reach(.duringDownloads) }
+        if processed.withLock({
+            $0 += 1; return $0
+        }) == 5 {
+            CrashPoint.reach(.duringDownloads)
+        }
         return .stored(gif)
     }
 }

@@ -52,7 +52,7 @@ package enum RejectionReason: Sendable, Hashable, Codable, CustomStringConvertib
         (.invalidURL, "invalid-url"), (.connectFailed, "connect-failed"), (.timeout, "timeout"),
         (.connectionReset, "connection-reset"), (.fileError, "file-error"), (.cancelled, "cancelled"), (.headersTooLarge, "headers-too-large"),
         (.transport, "transport"), (.quotaExhausted, "quota-exhausted"), (.knownMissing, "known-missing"),
-        (.notAttempted, "not-attempted"), (.storeFailed, "store-failed"), (.planCeiling, "plan-ceiling"),
+        (.notAttempted, "not-attempted"), (.storeFailed, "store-failed"), (.planCeiling, "plan-ceiling")
     ]
 
     /// The stable code.

@@ -12,9 +12,10 @@ enum ResponseChecks {
         guard let contentType = head.contentType else {
             return (.wrongContentType, "the response has no Content-Type; expected image/gif")
         }
-        let mediaType = contentType.split(separator: ";", maxSplits: 1).first.map {
-            $0.trimmingCharacters(in: .whitespaces).lowercased()
-        } ?? ""
+        let mediaType =
+            contentType.split(separator: ";", maxSplits: 1).first.map {
+                $0.trimmingCharacters(in: .whitespaces).lowercased()
+            } ?? ""
         guard mediaType == "image/gif" else {
             return (.wrongContentType, "Content-Type is \(contentType.prefix(100)); expected image/gif")
         }

@@ -243,8 +243,9 @@ import GifPackHTTP
 extension FetchSettings {
     /// The connect, total and low-speed limits of every request.
     var httpTimeouts: HTTPTimeouts {
-        HTTPTimeouts(connect: TimeSpan(connectTimeout), total: TimeSpan(requestTimeout), lowSpeedBytesPerSecond: lowSpeedBytesPerSecond,
-                     lowSpeedWindow: TimeSpan(lowSpeedTime))
+        HTTPTimeouts(
+            connect: TimeSpan(connectTimeout), total: TimeSpan(requestTimeout), lowSpeedBytesPerSecond: lowSpeedBytesPerSecond,
+            lowSpeedWindow: TimeSpan(lowSpeedTime))
     }
 }
 

@@ -74,15 +74,20 @@ package struct ManifestLoader: Sendable {
         let output = try top["output"].map { node throws(ManifestError) in try parseOutput(node) } ?? OutputSettings()
         let cache = try top["cache"].map { node throws(ManifestError) in try parseCache(node) } ?? CacheSettings()
         let signing = try top["signing"].flatMap { node throws(ManifestError) in try parseSigning(node, environment: environment, folder: folder) }
-        if !output.posterSizes.isEmpty, let clash = packs.firstIndex(where: { pack in
-            packs.contains { PosterPackMaker.name(forPack: $0.name) == pack.name }
-        }) {
-            throw .invalidValue(path: "packs[\(clash)].name",
-                                reason: "\"\(packs[clash].name)\" is the name of another pack's posters pack (output.posters)")
+        if !output.posterSizes.isEmpty,
+            let clash = packs.firstIndex(where: { pack in
+                packs.contains { PosterPackMaker.name(forPack: $0.name) == pack.name }
+            })
+        {
+            throw .invalidValue(
+                path: "packs[\(clash)].name",
+                reason: "\"\(packs[clash].name)\" is the name of another pack's posters pack (output.posters)")
         }
         if output.makesWebP, source.resolution.pixels == nil {
-            throw .invalidValue(path: "output.formats", reason: "webp needs a source with a resolution (its packs are named "
-                                    + "<pack>.<resolution>.webp); the exercisedb-v1 source serves one size only")
+            throw .invalidValue(
+                path: "output.formats",
+                reason: "webp needs a source with a resolution (its packs are named "
+                    + "<pack>.<resolution>.webp); the exercisedb-v1 source serves one size only")
         }
         return Manifest(source: source, fetch: fetch, packs: packs, output: output, cache: cache, signing: signing)
     }
@@ -90,8 +95,10 @@ package struct ManifestLoader: Sendable {
     /// Reads the secret key now, so a missing or wrong key stops the build before any traffic.
     /// Messages name the key path and the file or variable, never the key. Without
     /// ``readsSigningKey`` the block is checked and nil returned, the key left unread.
-    private func parseSigning(_ node: ManifestNode, environment: [String: String],
-                              folder: String?) throws(ManifestError) -> SigningSettings? {
+    private func parseSigning(
+        _ node: ManifestNode, environment: [String: String],
+        folder: String?
+    ) throws(ManifestError) -> SigningSettings? {
         let keys = try node.mapping(allowed: ["secret_key_file", "secret_key_env", "expires_after"])
         let expiresAfter = try keys["expires_after"].map { n throws(ManifestError) -> Duration in
             let duration = try n.duration()
@@ -156,8 +163,9 @@ package struct ManifestLoader: Sendable {
         let baseURL = try keys["base_url"]?.string() ?? defaultURL
         if let urlNode = keys["base_url"] { try Self.checkHTTPURL(baseURL, path: urlNode.path) }
 
-        var settings = SourceSettings(kind: kind, baseURL: baseURL, apiKeyEnvironmentVariable: nil, apiKey: nil,
-                                      hostHeader: nil, resolutions: [.sourceDefault], pageSize: 100)
+        var settings = SourceSettings(
+            kind: kind, baseURL: baseURL, apiKeyEnvironmentVariable: nil, apiKey: nil,
+            hostHeader: nil, resolutions: [.sourceDefault], pageSize: 100)
         if let pageNode = keys["page_size"] { settings.pageSize = try pageNode.int(in: 1...(kind == .v1 ? 100 : 1000)) }
         switch kind {
         case .rapidAPI:
@@ -183,11 +191,13 @@ package struct ManifestLoader: Sendable {
     }
 
     private func parseFetch(_ node: ManifestNode) throws(ManifestError) -> FetchSettings {
-        let keys = try node.mapping(allowed: ["concurrency", "connect_timeout", "request_timeout", "low_speed_limit",
-                                              "low_speed_time", "max_gif_bytes", "max_catalog_bytes", "max_catalog_records", "max_width",
-                                              "max_height", "max_frames", "max_total_pixels", "max_missing", "max_removed", "retry",
-                                              "circuit_breaker", "quota_reserve", "max_requests", "max_duration",
-                                              "refresh_after", "missing_ttl", "ca_file"])
+        let keys = try node.mapping(allowed: [
+            "concurrency", "connect_timeout", "request_timeout", "low_speed_limit",
+            "low_speed_time", "max_gif_bytes", "max_catalog_bytes", "max_catalog_records", "max_width",
+            "max_height", "max_frames", "max_total_pixels", "max_missing", "max_removed", "retry",
+            "circuit_breaker", "quota_reserve", "max_requests", "max_duration",
+            "refresh_after", "missing_ttl", "ca_file"
+        ])
         var fetch = FetchSettings()
         if let n = keys["concurrency"] { fetch.concurrency = try n.int(in: 1...3) }
         if let n = keys["connect_timeout"] { fetch.connectTimeout = try positive(n.duration(), n) }
@@ -253,8 +263,10 @@ package struct ManifestLoader: Sendable {
     }
 
     private func parseOutput(_ node: ManifestNode) throws(ManifestError) -> OutputSettings {
-        let keys = try node.mapping(allowed: ["directory", "zstd_level", "keep_versions", "publish_base_url", "publish", "publish_endpoint",
-                                              "index_max_age", "posters", "blurhash", "formats"])
+        let keys = try node.mapping(allowed: [
+            "directory", "zstd_level", "keep_versions", "publish_base_url", "publish", "publish_endpoint",
+            "index_max_age", "posters", "blurhash", "formats"
+        ])
         var output = OutputSettings()
         if let n = keys["formats"] { output.formats = try parseFormats(n) }
         if let n = keys["posters"] { output.posterSizes = try parsePosterSizes(n) }
@@ -301,8 +313,10 @@ package struct ManifestLoader: Sendable {
     private func allowance(_ node: ManifestNode, examples count: String, _ share: String) throws(ManifestError) -> MissingAllowance {
         let text = try node.string()
         guard let allowance = MissingAllowance(parsing: text) else {
-            throw .invalidValue(path: node.path, reason: "\"\(text.trimmingCharacters(in: .whitespaces))\" is neither a count (\(count)) "
-                                    + "nor a percentage from 0% to 100% (\(share))")
+            throw .invalidValue(
+                path: node.path,
+                reason: "\"\(text.trimmingCharacters(in: .whitespaces))\" is neither a count (\(count)) "
+                    + "nor a percentage from 0% to 100% (\(share))")
         }
         return allowance
     }
@@ -320,7 +334,8 @@ package struct ManifestLoader: Sendable {
 
     package static func checkHTTPURL(_ text: String, path: String) throws(ManifestError) {
         guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
-              scheme == "http" || scheme == "https", components.host?.isEmpty == false else {
+            scheme == "http" || scheme == "https", components.host?.isEmpty == false
+        else {
             throw .invalidValue(path: path, reason: "\"\(text)\" is not an http(s) URL")
         }
         guard components.user == nil, components.password == nil else {
@@ -410,8 +425,10 @@ extension ManifestLoader {
         for element in try node.sequence() {
             let resolution = try resolution(element)
             guard source.resolutions.contains(resolution) else {
-                throw .invalidValue(path: element.path, reason: "\(resolution) is not one of source.resolutions ("
-                                        + source.resolutions.map(\.description).joined(separator: ", ") + ")")
+                throw .invalidValue(
+                    path: element.path,
+                    reason: "\(resolution) is not one of source.resolutions ("
+                        + source.resolutions.map(\.description).joined(separator: ", ") + ")")
             }
             guard !chosen.contains(resolution) else { throw .invalidValue(path: element.path, reason: "\(resolution) appears twice") }
             chosen.append(resolution)
@@ -423,8 +440,10 @@ extension ManifestLoader {
     private func resolution(_ node: ManifestNode) throws(ManifestError) -> Resolution {
         let pixels = try node.int(in: 1...10_000)
         guard Resolution.rapidAPIChoices.contains(pixels) else {
-            throw .invalidValue(path: node.path, reason: "\(pixels) is not one of "
-                                    + Resolution.rapidAPIChoices.map(String.init).joined(separator: ", "))
+            throw .invalidValue(
+                path: node.path,
+                reason: "\(pixels) is not one of "
+                    + Resolution.rapidAPIChoices.map(String.init).joined(separator: ", "))
         }
         return .pixels(pixels)
     }

@@ -145,8 +145,10 @@ enum UnitParser {
     }
 
     static func parseBytes(_ text: String) -> Parsed<Int64> {
-        let units: [(String, Double)] = [("KiB", 1024), ("MiB", 1_048_576), ("GiB", 1_073_741_824),
-                                         ("KB", 1000), ("MB", 1_000_000), ("GB", 1_000_000_000), ("B", 1)]
+        let units: [(String, Double)] = [
+            ("KiB", 1024), ("MiB", 1_048_576), ("GiB", 1_073_741_824),
+            ("KB", 1000), ("MB", 1_000_000), ("GB", 1_000_000_000), ("B", 1)
+        ]
         var number: Double?
         if let (suffix, factor) = units.first(where: { text.hasSuffix($0.0) }) {
             number = Double(text.dropLast(suffix.count).trimmingCharacters(in: .whitespaces)).map { $0 * factor }

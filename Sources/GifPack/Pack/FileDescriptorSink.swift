@@ -46,8 +46,10 @@ package final class FileDescriptorSink {
     /// that ends it is short: for a large file that must survive a crash, a pack. With
     /// `hashingBehind` (instead of `hashing`), the file is hashed on another thread as it grows,
     /// reading back what was written (``HashBehind``): the writer only writes.
-    package init(creating path: String, hashing: Bool = false, flushingBehind: Bool = false,
-                hashingBehind: Bool = false) throws(PackWriteError) {
+    package init(
+        creating path: String, hashing: Bool = false, flushingBehind: Bool = false,
+        hashingBehind: Bool = false
+    ) throws(PackWriteError) {
         let fd = SystemCalls.open(path, [.writeOnly, .create, .truncate, .closeOnExec], mode: 0o644)
         guard fd >= 0 else { throw .io(path: path, operation: "open", errno: Errno.current.code) }
         self.fd = fd
@@ -143,4 +145,3 @@ package final class FileDescriptorSink {
         return Hex.lowercase(hasher.finalize())
     }
 }
-

@@ -66,9 +66,11 @@ package struct PackAssembler: ~Copyable {
     /// `expectedSHA256` the verification also hashes the entry's data: a frame whose content does
     /// not hash to the name it is stored under is an ``PackWriteError/invalidFrame(path:reason:)``.
     @discardableResult
-    package mutating func appendFrame(copyingFrom framePath: String, uncompressedLength: Int64,
-                                     trustedEntry: (name: String, size: Int64)? = nil,
-                                     expectedSHA256: String? = nil) throws(PackWriteError) -> PackedEntry {
+    package mutating func appendFrame(
+        copyingFrom framePath: String, uncompressedLength: Int64,
+        trustedEntry: (name: String, size: Int64)? = nil,
+        expectedSHA256: String? = nil
+    ) throws(PackWriteError) -> PackedEntry {
         let header: (name: String, size: Int64)
         if let trustedEntry {
             header = trustedEntry
@@ -88,8 +90,9 @@ package struct PackAssembler: ~Copyable {
             if got == 0 { break }
             try sink.write(UnsafeRawBufferPointer(rebasing: chunk[0..<got]))
         }
-        let extent = FrameExtent(offset: start, compressedLength: sink.offset - start,
-                                 uncompressedLength: uncompressedLength)
+        let extent = FrameExtent(
+            offset: start, compressedLength: sink.offset - start,
+            uncompressedLength: uncompressedLength)
         return record(name: header.name, size: header.size, extent: extent)
     }
 
@@ -98,13 +101,15 @@ package struct PackAssembler: ~Copyable {
         let end = try encoder.encodeEndOfArchive(to: sink)
         uncompressedBytes += end.uncompressedLength
         try sink.syncAndClose()
-        return PackFileSummary(bytes: sink.offset, sha256: try sink.sha256Hex(),
-                               uncompressedBytes: uncompressedBytes, entries: entries)
+        return PackFileSummary(
+            bytes: sink.offset, sha256: try sink.sha256Hex(),
+            uncompressedBytes: uncompressedBytes, entries: entries)
     }
 
     private mutating func record(name: String, size: Int64, extent: FrameExtent) -> PackedEntry {
-        let entry = PackedEntry(name: name, size: size, frameOffset: extent.offset,
-                                frameLength: extent.compressedLength)
+        let entry = PackedEntry(
+            name: name, size: size, frameOffset: extent.offset,
+            frameLength: extent.compressedLength)
         entries.append(entry)
         uncompressedBytes += extent.uncompressedLength
         return entry
@@ -112,8 +117,10 @@ package struct PackAssembler: ~Copyable {
 
     /// Decodes the whole frame file and returns its header if it is one regular-file tar entry of
     /// exactly `uncompressedLength` bytes (whose data hashes to `expectedSHA256`, when given).
-    static func verifyFrame(_ framePath: String, uncompressedLength: Int64,
-                             expectedSHA256: String?) throws(PackWriteError) -> TarHeader {
+    static func verifyFrame(
+        _ framePath: String, uncompressedLength: Int64,
+        expectedSHA256: String?
+    ) throws(PackWriteError) -> TarHeader {
         let maxSize = uncompressedLength - Int64(TarHeader.blockSize)
         guard maxSize >= 0 else {
             throw .invalidFrame(path: framePath, reason: "uncompressed length \(uncompressedLength) is below one block")
@@ -121,8 +128,9 @@ package struct PackAssembler: ~Copyable {
         do throws(PackReadError) {
             let reader = try PackFrameReader(path: framePath)
             var hasher = SHA256()
-            let header = try reader.streamEntry(frameOffset: 0, frameLength: try reader.fileSize(),
-                                                maxSize: maxSize, into: { hasher.update(bufferPointer: $0) })
+            let header = try reader.streamEntry(
+                frameOffset: 0, frameLength: try reader.fileSize(),
+                maxSize: maxSize, into: { hasher.update(bufferPointer: $0) })
             if let expectedSHA256, case let actual = Hex.lowercase(hasher.finalize()), actual != expectedSHA256 {
                 throw .badTarHeader("its data hashes to \(actual), not \(expectedSHA256)")
             }

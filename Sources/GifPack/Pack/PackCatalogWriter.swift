@@ -39,8 +39,10 @@ enum PackCatalogWriter {
 
     /// Writes rows that come in ascending id order, one at a time: a lazy sequence keeps nothing
     /// per exercise in memory (each record is read back from the build's spool as it is written).
-    static func write<Rows: Sequence<Row>>(pack: String, source: SourceDescription, sortedExercises rows: Rows,
-                                           to path: String) throws -> Written {
+    static func write<Rows: Sequence<Row>>(
+        pack: String, source: SourceDescription, sortedExercises rows: Rows,
+        to path: String
+    ) throws -> Written {
         try write(pack: pack, source: source, sortedRows: { each in for row in rows { try each(row) } }, to: path)
     }
 
@@ -68,8 +70,10 @@ enum PackCatalogWriter {
     }
 
     /// Encodes the rows in 64 KiB pieces handed to `emit`, hashing them on the way.
-    private static func encode(pack: String, source: SourceDescription, sortedRows rows: Rows,
-                               emit: @escaping ([UInt8]) throws -> Void) throws -> Written {
+    private static func encode(
+        pack: String, source: SourceDescription, sortedRows rows: Rows,
+        emit: @escaping ([UInt8]) throws -> Void
+    ) throws -> Written {
         var hasher = SHA256()
         var count: Int64 = 0
         var buffer: [UInt8] = []
@@ -100,8 +104,9 @@ enum PackCatalogWriter {
                     if encoded.count < Self.maxEncodedGIFs { encoded[gif.sha256] = (gif, gifJSON) }
                 }
             }
-            PackCatalogJSON.appendExercise(id: row.exercise.id, name: row.exercise.name, gifJSON: gifJSON,
-                                           data: try row.exercise.record.bytes(), first: index == 0, to: &buffer)
+            PackCatalogJSON.appendExercise(
+                id: row.exercise.id, name: row.exercise.name, gifJSON: gifJSON,
+                data: try row.exercise.record.bytes(), first: index == 0, to: &buffer)
             try flush()
         }
         PackCatalogJSON.appendClosing(formatVersion: .withoutRenditions, pack: pack, source: source, to: &buffer)

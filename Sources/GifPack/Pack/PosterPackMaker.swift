@@ -28,16 +28,20 @@ struct PosterPackMaker: Sendable {
     /// `references`: the posters pack of this pack in the output directory's index and in
     /// `--previous-index`; `recorded`: the versions of it the state recorded.
     func make(pack: String, gifHashes: [String], references: [PosterPackDescription], recorded: [WrittenPack])
-        throws -> (PosterPackDescription, PackMaker.Outcome) {
+        throws -> (PosterPackDescription, PackMaker.Outcome)
+    {
         let name = Self.name(forPack: pack)
         let sizes = placeholders.settings.posterSizes
         // `fresh`: derived by this process, its digest, length and frame known first-hand.
         var items: [(path: String, source: String, size: Int, gif: String, fresh: PosterFrameCache.Fresh?)] = []
         for size in sizes {
             for hash in Set(gifHashes) {
-                items.append((PosterPackDescription.path(size: size, sha256: hash),
-                              placeholders.posterPath(sha256: hash, size: size), size, hash,
-                              placeholders.posterFrames?.fresh(gifSHA256: hash, size: size)))
+                items.append(
+                    (
+                        PosterPackDescription.path(size: size, sha256: hash),
+                        placeholders.posterPath(sha256: hash, size: size), size, hash,
+                        placeholders.posterFrames?.fresh(gifSHA256: hash, size: size)
+                    ))
             }
         }
         items.sort { $0.path < $1.path }
@@ -62,7 +66,8 @@ struct PosterPackMaker: Sendable {
         catalog.append(0x0A)
         let digest = Hex.lowercase(SHA256.hash(data: catalog))
 
-        let current = references
+        let current =
+            references
             .filter { $0.contentDigest == digest && FileSystem.fileSize("\(outputDirectory)/\($0.file)") == $0.bytes }
             .max { $0.version < $1.version }
         if let current { return (current, .unchanged) }
@@ -79,16 +84,18 @@ struct PosterPackMaker: Sendable {
             for item in items {
                 // A poster derived here was compressed as it was derived; any other is compressed now.
                 if let fresh = item.fresh {
-                    try assembler.appendFrame(copyingFrom: fresh.framePath, uncompressedLength: fresh.entryLength,
-                                              trustedEntry: (item.path, Int64(fresh.bytes)))
+                    try assembler.appendFrame(
+                        copyingFrom: fresh.framePath, uncompressedLength: fresh.entryLength,
+                        trustedEntry: (item.path, Int64(fresh.bytes)))
                 } else {
                     try assembler.appendEntry(name: item.path, sourcePath: item.source)
                 }
             }
             summary = try assembler.finish()
-            (version, file, outcome) = try PackMaker.place(temporary, summary: summary, pack: name,
-                                                           outputDirectory: outputDirectory,
-                                                           referenced: references.map(\.published), recorded: recorded)
+            (version, file, outcome) = try PackMaker.place(
+                temporary, summary: summary, pack: name,
+                outputDirectory: outputDirectory,
+                referenced: references.map(\.published), recorded: recorded)
         } catch {
             FileSystem.remove(temporary)
             throw error

@@ -22,8 +22,10 @@ final class TarArchiveWriter {
         try check(archive_write_set_format_ustar(archive), "set ustar format")
         try check(archive_write_set_bytes_per_block(archive, 0), "set bytes per block")
         try check(archive_write_set_bytes_in_last_block(archive, 1), "set bytes in last block")
-        try check(archive_write_open(archive, Unmanaged.passUnretained(self).toOpaque(), nil,
-                                     tarArchiveWriterCallback, nil), "open")
+        try check(
+            archive_write_open(
+                archive, Unmanaged.passUnretained(self).toOpaque(), nil,
+                tarArchiveWriterCallback, nil), "open")
     }
 
     deinit {

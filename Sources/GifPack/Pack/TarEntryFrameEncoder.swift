@@ -41,8 +41,10 @@ package struct TarEntryFrameEncoder: Sendable {
     }
 
     /// Encodes the file at `sourcePath` as the entry `name`.
-    package func encodeFile(name: String, sourcePath: String,
-                           to output: FileDescriptorSink) throws(PackWriteError) -> FrameExtent {
+    package func encodeFile(
+        name: String, sourcePath: String,
+        to output: FileDescriptorSink
+    ) throws(PackWriteError) -> FrameExtent {
         try encodeFileReportingSize(name: name, sourcePath: sourcePath, to: output).extent
     }
 
@@ -92,8 +94,10 @@ package struct TarEntryFrameEncoder: Sendable {
     }
 
     /// Encodes `bytes` as the entry `name`.
-    package func encodeBytes(name: String, bytes: [UInt8],
-                            to output: FileDescriptorSink) throws(PackWriteError) -> FrameExtent {
+    package func encodeBytes(
+        name: String, bytes: [UInt8],
+        to output: FileDescriptorSink
+    ) throws(PackWriteError) -> FrameExtent {
         try Self.validate(name: name)
         return try encode(name: name, size: Int64(bytes.count), to: output) { tar throws(PackWriteError) in
             let result: Result<Void, PackWriteError> = bytes.withUnsafeBytes { buffer in
@@ -134,8 +138,10 @@ package struct TarEntryFrameEncoder: Sendable {
 
     /// Writes the header, lets `body` write exactly `size` data bytes, then the padding, all into
     /// one zstd frame whose pledged size is the entry length.
-    private func encode(name: String, size: Int64, to output: FileDescriptorSink,
-                        body: (TarArchiveWriter) throws(PackWriteError) -> Void) throws(PackWriteError) -> FrameExtent {
+    private func encode(
+        name: String, size: Int64, to output: FileDescriptorSink,
+        body: (TarArchiveWriter) throws(PackWriteError) -> Void
+    ) throws(PackWriteError) -> FrameExtent {
         guard (0...Self.maxMtime).contains(mtime) else {
             throw .archive("mtime \(mtime) does not fit a ustar header (0...\(Self.maxMtime))")
         }

@@ -36,7 +36,7 @@ final class ZstdFrameCompressor {
             // A large entry (a big catalog.json) would get level 9's full tables, 14-18 MB of memory;
             // these caps cost about 0.1% in size and keep the context near 6 MB.
             try check(ZSTD_CCtx_setParameter(context, ZSTD_c_windowLog, 20), "window log")
-            if level >= 6 { // lower levels already use smaller tables
+            if level >= 6 {  // lower levels already use smaller tables
                 try check(ZSTD_CCtx_setParameter(context, ZSTD_c_hashLog, 18), "hash log")
                 try check(ZSTD_CCtx_setParameter(context, ZSTD_c_chainLog, 18), "chain log")
             }
@@ -97,11 +97,13 @@ enum ZstdContextPool {
     /// Returns a context for reuse (or frees it when enough are kept).
     static func give(_ context: OpaquePointer) {
         let reset = ZSTD_CCtx_reset(context, ZSTD_reset_session_and_parameters)
-        let keep = ZSTD_isError(reset) == 0 && kept.withLock { contexts in
-            guard contexts.count < maxKept else { return false }
-            contexts.append(Context(pointer: context))
-            return true
-        }
+        let keep =
+            ZSTD_isError(reset) == 0
+            && kept.withLock { contexts in
+                guard contexts.count < maxKept else { return false }
+                contexts.append(Context(pointer: context))
+                return true
+            }
         if !keep { ZSTD_freeCCtx(context) }
     }
 }

@@ -63,8 +63,10 @@ struct DirectoryTarget: PublishTarget {
         }
     }
 
-    func putMetadataFile(_ key: String, bytes: [UInt8], contentType: String, maxAge: Int, replacing live: LiveIndex?,
-                         conditional: Bool) async throws(PublishError) {
+    func putMetadataFile(
+        _ key: String, bytes: [UInt8], contentType: String, maxAge: Int, replacing live: LiveIndex?,
+        conditional: Bool
+    ) async throws(PublishError) {
         let destination = path(key)
         try await blocking { () throws(PublishError) in
             try Self.makeDirectory(PathText.parent(destination))
@@ -86,7 +88,8 @@ struct DirectoryTarget: PublishTarget {
     static func keepValidatorsApart(_ path: String, replaced: FileStatus) {
         let replacedSecond = SystemCalls.modificationTime(replaced).tv_sec
         guard let now = SystemCalls.linkStatus(path), now.st_size == replaced.st_size,
-              SystemCalls.modificationTime(now).tv_sec <= replacedSecond else { return }
+            SystemCalls.modificationTime(now).tv_sec <= replacedSecond
+        else { return }
         _ = SystemCalls.setTimes(path, access: SystemCalls.accessTime(now), modification: timespec(tv_sec: replacedSecond + 1, tv_nsec: 0))
     }
 

@@ -72,22 +72,27 @@ package struct PublicReadCheck: Sendable {
             return problem.description
         case .success(let served):
             if served != local.index {
-                problems.append("clients get another index.json from \(indexURL) than the one just published "
-                    + "(\(Self.describe(served)) served, \(Self.describe(local.index)) published): a CDN or proxy serves a stale "
-                    + "copy — purge it or shorten its cache time for index.json (see \(Self.guide))")
+                problems.append(
+                    "clients get another index.json from \(indexURL) than the one just published "
+                        + "(\(Self.describe(served)) served, \(Self.describe(local.index)) published): a CDN or proxy serves a stale "
+                        + "copy — purge it or shorten its cache time for index.json (see \(Self.guide))")
             }
         }
         if let problem = await checkCompressedIndex(local.index, client: client) { problems.append(problem) }
         if let signature = local.signature {
             let beside = SignatureLocation.beside(indexURL)
-            if let problem = await checkSignature(at: beside, is: signature, client: client, ifMissing: "refuse the index",
-                                                  mismatch: "the index.json.minisig served at \(beside) is not the one just published (signature mismatch: a stale copy?)") {
+            if let problem = await checkSignature(
+                at: beside, is: signature, client: client, ifMissing: "refuse the index",
+                mismatch: "the index.json.minisig served at \(beside) is not the one just published (signature mismatch: a stale copy?)")
+            {
                 problems.append(problem)
             }
             // Clients look for the signature named by the index's hash first (docs/FORMAT.md, "Signatures").
             let hashNamed = SignatureLocation.hashNamed(indexURL, indexSHA256: StreamingSHA256.of(local.index))
-            if let problem = await checkSignature(at: hashNamed, is: signature, client: client, ifMissing: "look for it first",
-                                                  mismatch: "the signature served at \(hashNamed) is not the one just published (signature mismatch)") {
+            if let problem = await checkSignature(
+                at: hashNamed, is: signature, client: client, ifMissing: "look for it first",
+                mismatch: "the signature served at \(hashNamed) is not the one just published (signature mismatch)")
+            {
                 problems.append(problem)
             }
         }
@@ -103,8 +108,10 @@ package struct PublicReadCheck: Sendable {
 
     /// The signature served at `url` must be `signature`: else what clients that check signatures
     /// would do (`ifMissing` when it cannot be read; refuse the index when it differs).
-    private func checkSignature(at url: String, is signature: [UInt8], client: HTTPClient, ifMissing: String,
-                                mismatch: String) async -> String? {
+    private func checkSignature(
+        at url: String, is signature: [UInt8], client: HTTPClient, ifMissing: String,
+        mismatch: String
+    ) async -> String? {
         switch await get(url, client: client, maxBytes: 1 << 16) {
         case .failure(let problem):
             return problem.description + "; clients that check signatures (--trusted-key) " + ifMissing
@@ -149,8 +156,9 @@ package struct PublicReadCheck: Sendable {
     }
 
     private func get(_ url: String, client: HTTPClient, maxBytes: Int64) async -> Result<[UInt8], Problem> {
-        var request = HTTPRequest(url: url, timeouts: HTTPTimeouts(connect: .seconds(10), total: .seconds(60)),
-                                  acceptCompressedBody: true)
+        var request = HTTPRequest(
+            url: url, timeouts: HTTPTimeouts(connect: .seconds(10), total: .seconds(60)),
+            acceptCompressedBody: true)
         request.followRedirects = true
         let response: HTTPDataResponse
         do { response = try await client.data(request, maxBytes: maxBytes) } catch {
@@ -165,8 +173,9 @@ package struct PublicReadCheck: Sendable {
     /// the whole pack, streamed to a temporary file removed at once: downloads go to regular files only).
     private func checkPack(_ file: String, bytes: Int64, client: HTTPClient) async -> String? {
         let url = folderURL + file
-        var request = HTTPRequest(url: url, headers: HTTPHeaders([(name: "Accept-Encoding", value: "gzip")]),
-                                  timeouts: HTTPTimeouts(connect: .seconds(10), total: .seconds(300)))
+        var request = HTTPRequest(
+            url: url, headers: HTTPHeaders([(name: "Accept-Encoding", value: "gzip")]),
+            timeouts: HTTPTimeouts(connect: .seconds(10), total: .seconds(300)))
         request.byteRange = 0...0
         request.followRedirects = true
         let response: HTTPDownload
@@ -181,7 +190,8 @@ package struct PublicReadCheck: Sendable {
             return "\(url) is served compressed (Content-Encoding: \(TerminalText.escaped(encoding, maxScalars: 40))): range requests and "
                 + "the SHA-256 check break — serve .tar.zst as application/zstd with gzip off (see \(Self.guide))"
         }
-        let served: Int64? = head.status == 206
+        let served: Int64? =
+            head.status == 206
             ? head.headers["content-range"].flatMap { $0.split(separator: "/").last.flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) } }
             : response.bytesWritten
         if let served, served != bytes {

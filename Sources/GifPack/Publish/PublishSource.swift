@@ -61,16 +61,19 @@ struct PublishSource: Sendable {
             } catch { throw .badSource("cannot compress \(indexPath): \(error); nothing was uploaded") }
             made = true
         }
-        return PublishSource(directory: directory, index: index, indexBytes: bytes, signature: signature,
-                             report: report, compressedIndex: compressed, compressedIndexMade: made)
+        return PublishSource(
+            directory: directory, index: index, indexBytes: bytes, signature: signature,
+            report: report, compressedIndex: compressed, compressedIndexMade: made)
     }
 
     /// A `--from` file (``PublishFileReader``, on a thread of its own), nil when it does not exist;
     /// a refusal is a bad source (exit 2) naming the file and why.
     static func readBounded(_ path: String, maxBytes: Int64) async throws(PublishError) -> [UInt8]? {
-        do { return try await BlockingWork.run("gifpack.publish-read") { () throws(PublishFileReader.Refusal) in
-            try PublishFileReader.read(path, maxBytes: maxBytes)
-        } } catch { throw .badSource("\(error); nothing was uploaded") }
+        do {
+            return try await BlockingWork.run("gifpack.publish-read") { () throws(PublishFileReader.Refusal) in
+                try PublishFileReader.read(path, maxBytes: maxBytes)
+            }
+        } catch { throw .badSource("\(error); nothing was uploaded") }
     }
 
     /// `packs/<file name>` with a plain file name.

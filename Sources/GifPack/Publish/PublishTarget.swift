@@ -20,8 +20,9 @@ protocol PublishTarget: Sendable {
     func putPack(_ key: String, from path: String, bytes: Int64, sha256: String) async throws(PublishError)
     /// Stores a small file with a short max-age; `replacing` (for `index.json`) makes the write
     /// conditional on the live index being the one read, where the store supports it.
-    func putMetadataFile(_ key: String, bytes: [UInt8], contentType: String, maxAge: Int,
-                         replacing live: LiveIndex?, conditional: Bool) async throws(PublishError)
+    func putMetadataFile(
+        _ key: String, bytes: [UInt8], contentType: String, maxAge: Int,
+        replacing live: LiveIndex?, conditional: Bool) async throws(PublishError)
     /// Every key directly under `folder` (`packs/` or `signatures/`), with the folder.
     func listKeys(under folder: String) async throws(PublishError) -> [String]
     func delete(_ key: String) async throws(PublishError)

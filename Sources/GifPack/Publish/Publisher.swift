@@ -21,8 +21,10 @@ package struct PublishOptions: Sendable, Equatable {
     /// Replace a live `index.json` that does not parse (without it such a target is refused, exit 1).
     package var replaceUnreadableIndex = false
 
-    package init(from: String, target: PublishTargetSpec, keepVersions: Int = 3, indexMaxAge: Int = 60, withReport: Bool = false,
-                dryRun: Bool = false, replaceUnreadableIndex: Bool = false) {
+    package init(
+        from: String, target: PublishTargetSpec, keepVersions: Int = 3, indexMaxAge: Int = 60, withReport: Bool = false,
+        dryRun: Bool = false, replaceUnreadableIndex: Bool = false
+    ) {
         self.from = from
         self.target = target
         self.keepVersions = keepVersions
@@ -108,10 +110,14 @@ package struct Publisher: Sendable {
             switch Self.readIndex(live.bytes) {
             case .index(let index): liveIndex = index
             case .newerFormat(let version):
-                throw .superseded("\(target.displayName) serves index.json of format \(version), newer than the \(FormatVersion.current) this gifpack writes — it must not be replaced by an older writer (nothing was changed; publish with a gifpack that writes format \(version.major).x)")
+                throw .superseded(
+                    "\(target.displayName) serves index.json of format \(version), newer than the \(FormatVersion.current) this gifpack writes — it must not be replaced by an older writer (nothing was changed; publish with a gifpack that writes format \(version.major).x)"
+                )
             case .unreadable(let why):
                 guard options.replaceUnreadableIndex else {
-                    throw .failed("\(target.displayName): the live index.json cannot be read (\(why)); nothing was changed — check what serves it, or pass --replace-unreadable-index to replace it (retention then deletes nothing)")
+                    throw .failed(
+                        "\(target.displayName): the live index.json cannot be read (\(why)); nothing was changed — check what serves it, or pass --replace-unreadable-index to replace it (retention then deletes nothing)"
+                    )
                 }
                 say("replacing the unreadable live index.json (\(why)); retention deletes nothing this time")
                 retentionBlind = true
@@ -136,8 +142,9 @@ package struct Publisher: Sendable {
                 say("\(options.dryRun ? "would write" : "write"): \(key)")
                 report.signatureWritten = true
                 if !options.dryRun {
-                    try await target.putMetadataFile(key, bytes: signature, contentType: PublishSource.signatureContentType,
-                                                     maxAge: options.indexMaxAge, replacing: nil, conditional: false)
+                    try await target.putMetadataFile(
+                        key, bytes: signature, contentType: PublishSource.signatureContentType,
+                        maxAge: options.indexMaxAge, replacing: nil, conditional: false)
                     guard let stored = try await target.stat(key), stored.sha256 == signatureSHA256 else {
                         throw .failed("\(target.displayName): wrote \(key) but it does not read back as written; index.json was not replaced")
                     }
@@ -163,31 +170,34 @@ package struct Publisher: Sendable {
                     }
                 }
                 if report.indexWritten {
-                    try await target.putMetadataFile("index.json", bytes: source.indexBytes, contentType: "application/json",
-                                                     maxAge: options.indexMaxAge, replacing: live, conditional: true)
+                    try await target.putMetadataFile(
+                        "index.json", bytes: source.indexBytes, contentType: "application/json",
+                        maxAge: options.indexMaxAge, replacing: live, conditional: true)
                 }
                 PublishCrashPoint.reach(.afterIndex)
             }
         }
 
-        // Then the compressed copy `index.json.zst`, which clients fetch first (Publisher+Steps.swift).
+        // Then the compressed copy `index.json.zst`, which clients fetch first.
         try await publishCompressedIndex(source, to: target, indexUnchanged: indexUnchanged, report: &report, say: say)
 
-        // Then `index.json.minisig` beside it (Publisher+Steps.swift).
+        // Then `index.json.minisig` beside it.
         try await publishBesideSignature(source, to: target, report: &report, say: say)
         if options.withReport, let bytes = source.report {
             say("\(options.dryRun ? "would write" : "write"): report.json")
             report.reportWritten = true
             if !options.dryRun {
-                try await target.putMetadataFile("report.json", bytes: bytes, contentType: "application/json", maxAge: options.indexMaxAge,
-                                                 replacing: nil, conditional: false)
+                try await target.putMetadataFile(
+                    "report.json", bytes: bytes, contentType: "application/json", maxAge: options.indexMaxAge,
+                    replacing: nil, conditional: false)
             }
         }
         if !options.dryRun { PublishCrashPoint.reach(.beforeRetention) }
 
-        // Retention, once the new index is live (Publisher+Steps.swift).
-        try await retain(source, at: target, live: live, liveIndex: liveIndex, indexSHA256: indexSHA256, blind: retentionBlind,
-                         report: &report, say: say)
+        // Retention, once the new index is live.
+        try await retain(
+            source, at: target, live: live, liveIndex: liveIndex, indexSHA256: indexSHA256, blind: retentionBlind,
+            report: &report, say: say)
         if !options.dryRun { await target.removeLeftovers() }
         return report
     }
@@ -214,7 +224,9 @@ package struct Publisher: Sendable {
         let liveSequence = live.sequence ?? 0
         let newSequence = new.sequence ?? 0
         if liveSequence > newSequence || (live.sequence != nil && liveSequence == newSequence) {
-            throw .superseded("\(target) serves index.json with sequence \(liveSequence); this build's is \(newSequence) — an older or rival build must not replace it (nothing was uploaded; rebuild with --previous-index to continue from the live index)")
+            throw .superseded(
+                "\(target) serves index.json with sequence \(liveSequence); this build's is \(newSequence) — an older or rival build must not replace it (nothing was uploaded; rebuild with --previous-index to continue from the live index)"
+            )
         }
     }
 
@@ -255,13 +267,15 @@ package struct Publisher: Sendable {
             let stem = key.dropFirst("packs/".count).dropLast(".tar.zst".count)
             let parts = stem.split(separator: "-", omittingEmptySubsequences: false)
             guard parts.count >= 3, let hash = parts.last, hash.utf8.count == 8,
-                  hash.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0) }),
-                  let versionPart = parts.dropLast().last, versionPart.hasPrefix("v") else {
+                hash.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0) }),
+                let versionPart = parts.dropLast().last, versionPart.hasPrefix("v")
+            else {
                 return nil
             }
             let digits = versionPart.dropFirst()
             guard (1...9).contains(digits.utf8.count), digits.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
-                  !digits.hasPrefix("0"), let version = Int(digits) else {
+                !digits.hasPrefix("0"), let version = Int(digits)
+            else {
                 return nil
             }
             let name = parts.dropLast(2).joined(separator: "-")
@@ -280,8 +294,10 @@ extension PublishSource {
 /// Steps of ``Publisher/publish(_:to:say:)`` that have names of their own.
 extension Publisher {
     /// Uploads and confirms every pack (and posters pack) the index names that the target lacks.
-    func uploadPacks(_ source: PublishSource, to target: any PublishTarget, report: inout PublishReport,
-                     say: (String) -> Void) async throws(PublishError) {
+    func uploadPacks(
+        _ source: PublishSource, to target: any PublishTarget, report: inout PublishReport,
+        say: (String) -> Void
+    ) async throws(PublishError) {
         var toUpload: [IndexedPackFile] = []
         for pack in source.index.packFiles {
             if let stored = try await target.stat(pack.file), stored.bytes == pack.bytes, stored.sha256 == pack.sha256 {
@@ -303,8 +319,10 @@ extension Publisher {
 
     /// The compressed copy `index.json.zst`, which clients fetch first: made to decode to the index
     /// live now (so a copy a killed publish left stale is repaired), never ahead of it.
-    func publishCompressedIndex(_ source: PublishSource, to target: any PublishTarget, indexUnchanged: Bool,
-                                report: inout PublishReport, say: (String) -> Void) async throws(PublishError) {
+    func publishCompressedIndex(
+        _ source: PublishSource, to target: any PublishTarget, indexUnchanged: Bool,
+        report: inout PublishReport, say: (String) -> Void
+    ) async throws(PublishError) {
         if options.dryRun {
             let storedCopy = try await target.stat(CompressedIndex.key)
             if !indexUnchanged || storedCopy?.sha256 != SHA256Hex.of(source.compressedIndex) {
@@ -319,8 +337,10 @@ extension Publisher {
 
     /// `index.json.minisig` beside the index, for stock minisign and clients of older versions: it
     /// follows the index (and may lag it); it is written only while the live index is this one.
-    func publishBesideSignature(_ source: PublishSource, to target: any PublishTarget, report: inout PublishReport,
-                                say: (String) -> Void) async throws(PublishError) {
+    func publishBesideSignature(
+        _ source: PublishSource, to target: any PublishTarget, report: inout PublishReport,
+        say: (String) -> Void
+    ) async throws(PublishError) {
         let besideKey = "index.json.minisig"
         if let signature = source.signature {
             if try await target.stat(besideKey)?.sha256 != SHA256Hex.of(signature) {
@@ -330,8 +350,9 @@ extension Publisher {
                 } else if try await target.readLiveIndex()?.bytes == source.indexBytes {
                     say("write: \(besideKey)")
                     report.signatureWritten = true
-                    try await target.putMetadataFile(besideKey, bytes: signature, contentType: PublishSource.signatureContentType,
-                                                     maxAge: options.indexMaxAge, replacing: nil, conditional: false)
+                    try await target.putMetadataFile(
+                        besideKey, bytes: signature, contentType: PublishSource.signatureContentType,
+                        maxAge: options.indexMaxAge, replacing: nil, conditional: false)
                 } else {
                     say("\(besideKey): left alone (index.json was replaced by another publisher meanwhile)")
                 }
@@ -345,8 +366,10 @@ extension Publisher {
     /// Retention, once the new index is live: never a file (or signature) of the index that was
     /// live, the new one, the one live now or the one the live `index.json.zst` holds; nothing at all
     /// when one of them cannot be read (`blind`).
-    func retain(_ source: PublishSource, at target: any PublishTarget, live: LiveIndex?, liveIndex: PackIndex?, indexSHA256: String,
-                blind: Bool, report: inout PublishReport, say: (String) -> Void) async throws(PublishError) {
+    func retain(
+        _ source: PublishSource, at target: any PublishTarget, live: LiveIndex?, liveIndex: PackIndex?, indexSHA256: String,
+        blind: Bool, report: inout PublishReport, say: (String) -> Void
+    ) async throws(PublishError) {
         var retentionBlind = blind
         var protected = Set(source.index.packFiles.map(\.file))
         protected.formUnion(liveIndex?.packFiles.map(\.file) ?? [])
@@ -363,7 +386,8 @@ extension Publisher {
         // The index inside the live index.json.zst too: whatever a client is served, its packs and signature stay.
         if !options.dryRun, let copy = try await target.read(CompressedIndex.key, maxBytes: PublishFileReader.maxIndexBytes) {
             if let plain = try? CompressedIndex.decode(copy, maxBytes: PublishFileReader.maxIndexBytes),
-               case .index(let index) = Self.readIndex(plain) {
+                case .index(let index) = Self.readIndex(plain)
+            {
                 protectedSignatures.insert(SignatureLocation.key(forIndexSHA256: SHA256Hex.of(plain)))
                 protected.formUnion(index.packFiles.map(\.file))
             } else {
@@ -375,7 +399,8 @@ extension Publisher {
         } else {
             let stored = try await target.listKeys(under: "packs/")
             let signatures = try await target.listKeys(under: SignatureLocation.directory + "/")
-            let deletions = Retention.deletions(stored: stored, protected: protected, keepVersions: options.keepVersions)
+            let deletions =
+                Retention.deletions(stored: stored, protected: protected, keepVersions: options.keepVersions)
                 + Retention.signatureDeletions(stored: signatures, protected: protectedSignatures)
             for key in deletions {
                 say("\(options.dryRun ? "would delete" : "delete"): \(key)")
@@ -411,8 +436,9 @@ extension Publisher {
             }
             if try await target.stat(CompressedIndex.key)?.sha256 == SHA256Hex.of(wanted) { return written }
             say("write: \(CompressedIndex.key)" + (ours ? "" : " (of the index live now: another publisher replaced index.json meanwhile)"))
-            try await target.putMetadataFile(CompressedIndex.key, bytes: wanted, contentType: PublishHeaders.packContentType,
-                                             maxAge: options.indexMaxAge, replacing: nil, conditional: false)
+            try await target.putMetadataFile(
+                CompressedIndex.key, bytes: wanted, contentType: PublishHeaders.packContentType,
+                maxAge: options.indexMaxAge, replacing: nil, conditional: false)
             written = true
         }
         throw .failed("\(target.displayName): index.json kept changing while \(CompressedIndex.key) was written; run the publish again to bring it in line")

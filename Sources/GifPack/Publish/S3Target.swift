@@ -25,8 +25,9 @@ struct S3Target: PublishTarget {
         guard region.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }) else {
             throw .usage("AWS_REGION is not a region name (letters, digits and dashes)")
         }
-        let credentials = S3Bucket.Credentials(accessKeyID: id, secretAccessKey: secret, sessionToken: environment["AWS_SESSION_TOKEN"],
-                                               region: region)
+        let credentials = S3Bucket.Credentials(
+            accessKeyID: id, secretAccessKey: secret, sessionToken: environment["AWS_SESSION_TOKEN"],
+            region: region)
         bucket = S3Bucket(endpoint: endpoint, bucket: name, prefix: prefix, credentials: credentials, client: client)
     }
 
@@ -65,7 +66,7 @@ struct S3Target: PublishTarget {
         let headers: HTTPHeaders = [
             "Cache-Control": PublishHeaders.packCacheControl,
             "Content-Type": PublishHeaders.packContentType,
-            "x-amz-meta-sha256": sha256,
+            "x-amz-meta-sha256": sha256
         ]
         let response = try await call("upload \(key)") { () async throws(HTTPError) in
             try await bucket.put(key, body: .file(path: path), payloadSHA256: sha256, headers: headers)
@@ -77,13 +78,19 @@ struct S3Target: PublishTarget {
         }
     }
 
-    func putMetadataFile(_ key: String, bytes: [UInt8], contentType: String, maxAge: Int, replacing live: LiveIndex?,
-                         conditional: Bool) async throws(PublishError) {
+    func putMetadataFile(
+        _ key: String, bytes: [UInt8], contentType: String, maxAge: Int, replacing live: LiveIndex?,
+        conditional: Bool
+    ) async throws(PublishError) {
         let sha = SHA256Hex.of(bytes)
-        var headers: HTTPHeaders = ["Cache-Control": PublishHeaders.shortCacheControl(maxAge: maxAge), "Content-Type": contentType,
-                                    "x-amz-meta-sha256": sha]
+        var headers: HTTPHeaders = [
+            "Cache-Control": PublishHeaders.shortCacheControl(maxAge: maxAge), "Content-Type": contentType,
+            "x-amz-meta-sha256": sha
+        ]
         if conditional {
-            if let etag = live?.etag { headers.append(name: "If-Match", value: etag) } else if live == nil {
+            if let etag = live?.etag {
+                headers.append(name: "If-Match", value: etag)
+            } else if live == nil {
                 headers.append(name: "If-None-Match", value: "*")
             }
         }
@@ -93,7 +100,9 @@ struct S3Target: PublishTarget {
         switch response.head.status {
         case 200: return
         case 412 where conditional, 409 where conditional:
-            throw .superseded("\(displayName)index.json changed while this publish ran (the store refused the conditional write, HTTP \(response.head.status)); another publisher was faster — nothing was replaced, run again to compare sequences")
+            throw .superseded(
+                "\(displayName)index.json changed while this publish ran (the store refused the conditional write, HTTP \(response.head.status)); another publisher was faster — nothing was replaced, run again to compare sequences"
+            )
         default: throw refusal(response, doing: "upload \(key)")
         }
     }
@@ -146,10 +155,13 @@ struct S3Target: PublishTarget {
     private func refusal(_ response: HTTPDataResponse, doing what: String) -> PublishError {
         let error = S3ErrorBody(xml: String(decoding: response.body.prefix(64 << 10), as: UTF8.self))
         let status = response.head.status
-        let code = error.code.utf8.count <= 64 && error.code.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == ".") })
+        let code =
+            error.code.utf8.count <= 64 && error.code.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == ".") })
             ? error.code : error.code.isEmpty ? "" : "(an unreadable error code)"
-        let credentialCodes: Set<String> = ["InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "InvalidToken",
-                                            "ExpiredToken", "AuthorizationHeaderMalformed", "InvalidClientTokenId"]
+        let credentialCodes: Set<String> = [
+            "InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "InvalidToken",
+            "ExpiredToken", "AuthorizationHeaderMalformed", "InvalidClientTokenId"
+        ]
         if status == 401 || status == 403 || credentialCodes.contains(code) {
             return .credentialsRejected("the store refused to \(what) at \(displayName) (HTTP \(status)\(code.isEmpty ? "" : ", \(code)")): check \(Self.credentialVariables) and AWS_REGION")
         }

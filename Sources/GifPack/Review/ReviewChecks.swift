@@ -36,7 +36,8 @@ struct ReviewChecks {
             reasons.append("\(gif.width)×\(gif.height), not the \(resolution) px rendition asked for")
         }
         if let posterBytes, let average = gif.averageColor, let expected = Self.rgb(average),
-           let still = try? StillFrameDecoder.decode(bytes: posterBytes), let actual = Self.rgb(still.image.averageColorHex) {
+            let still = try? StillFrameDecoder.decode(bytes: posterBytes), let actual = Self.rgb(still.image.averageColorHex)
+        {
             let distance = max(abs(expected.0 - actual.0), abs(expected.1 - actual.1), abs(expected.2 - actual.2))
             if distance > Self.posterColorDistance {
                 reasons.append("poster colour \(still.image.averageColorHex) is far from the GIF's \(average)")

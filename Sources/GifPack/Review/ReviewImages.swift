@@ -39,8 +39,9 @@ final class ReviewImages {
     /// pack as `img/<sha256>.webp`; nil without one, or where the rendition lists the GIF itself.
     func webp(_ exercise: ReviewExercise, of release: ReviewRelease) -> String? {
         guard let pack = release.index.pack(named: exercise.pack), let webpPack = release.index.formatPack(.webp, for: pack),
-              let hash = webpPack.exercises.first(where: { $0.id == exercise.id })?.gif, Self.isHash(hash),
-              webpPack.gifs.first(where: { $0.sha256 == hash })?.format == .webp else { return nil }
+            let hash = webpPack.exercises.first(where: { $0.id == exercise.id })?.gif, Self.isHash(hash),
+            webpPack.gifs.first(where: { $0.sha256 == hash })?.format == .webp
+        else { return nil }
         let path = Self.path(hash, extension: "webp")
         if written.contains(path) { return path }
         do {
@@ -55,7 +56,8 @@ final class ReviewImages {
     /// The GIF's smallest poster (format 1.2), written under its own hash; nil without one.
     func poster(_ exercise: ReviewExercise, of release: ReviewRelease) -> String? {
         guard let hash = exercise.gifSHA256, let pack = release.index.pack(named: exercise.pack),
-              let size = pack.posters?.sizes.min() else { return nil }
+            let size = pack.posters?.sizes.min()
+        else { return nil }
         let key = "\(release.location)\u{0}\(hash)"
         if let known = posterNames[key] { return known.map(Self.path) }
         var name: String?

@@ -15,17 +15,17 @@ enum ReviewMarkup {
     static let marker = #"<p id="no-script-marker" class="marker">no injected script ran</p>"#
 
     static let script = """
-    (function(){var d=document.documentElement;d.setAttribute('data-page-script','ran');\
-    addEventListener('load',function(){d.setAttribute('data-load-ms',String(Math.round(performance.now())));});\
-    function link(e){return e.target.closest?e.target.closest('a.play'):null;}\
-    function play(a,on){var i=a.querySelector('img.anim');if(on&&!i){i=document.createElement('img');i.className='anim';i.alt='';\
-    i.src=a.getAttribute('href');a.appendChild(i);}a.classList.toggle('playing',on);}\
-    document.addEventListener('mouseover',function(e){var a=link(e);if(a)play(a,true);});\
-    document.addEventListener('mouseout',function(e){var a=link(e);if(a&&!a.contains(e.relatedTarget)&&!a.classList.contains('pinned'))play(a,false);});\
-    document.addEventListener('click',function(e){var a=link(e);if(a){e.preventDefault();play(a,a.classList.toggle('pinned'));}});\
-    var f=document.getElementById('body-filter');if(f){f.hidden=false;f.querySelector('select').addEventListener('change',function(e){\
-    var v=e.target.value;document.querySelectorAll('.tile').forEach(function(t){t.hidden=v!==''&&t.getAttribute('data-body')!==v;});});}})();
-    """
+        (function(){var d=document.documentElement;d.setAttribute('data-page-script','ran');\
+        addEventListener('load',function(){d.setAttribute('data-load-ms',String(Math.round(performance.now())));});\
+        function link(e){return e.target.closest?e.target.closest('a.play'):null;}\
+        function play(a,on){var i=a.querySelector('img.anim');if(on&&!i){i=document.createElement('img');i.className='anim';i.alt='';\
+        i.src=a.getAttribute('href');a.appendChild(i);}a.classList.toggle('playing',on);}\
+        document.addEventListener('mouseover',function(e){var a=link(e);if(a)play(a,true);});\
+        document.addEventListener('mouseout',function(e){var a=link(e);if(a&&!a.contains(e.relatedTarget)&&!a.classList.contains('pinned'))play(a,false);});\
+        document.addEventListener('click',function(e){var a=link(e);if(a){e.preventDefault();play(a,a.classList.toggle('pinned'));}});\
+        var f=document.getElementById('body-filter');if(f){f.hidden=false;f.querySelector('select').addEventListener('change',function(e){\
+        var v=e.target.value;document.querySelectorAll('.tile').forEach(function(t){t.hidden=v!==''&&t.getAttribute('data-body')!==v;});});}})();
+        """
 
     static var scriptHash: String { Data(SHA256.hash(data: Data(script.utf8))).base64EncodedString() }
 
@@ -69,11 +69,13 @@ enum ReviewMarkup {
     }
 
     static func tile(kind: String, exercise: ReviewExercise, sides: [Side], reasons: [String] = []) -> String {
-        var html = "<article class=\"tile \(kind)\" data-id=\"\(HTMLText.escaped(exercise.id))\" data-pack=\""
+        var html =
+            "<article class=\"tile \(kind)\" data-id=\"\(HTMLText.escaped(exercise.id))\" data-pack=\""
             + HTMLText.escaped(exercise.pack) + "\" data-body=\"\(HTMLText.escaped(exercise.bodyPart ?? ""))\">"
         html += "<div class=\"sides\">" + sides.map(side).joined() + "</div>"
         html += "<h3 class=\"name\">\(HTMLText.escaped(exercise.name ?? "(name not at hand)"))</h3>"
-        html += "<p class=\"facts\"><code class=\"id\">\(HTMLText.escaped(exercise.id))</code> · <span class=\"body\">"
+        html +=
+            "<p class=\"facts\"><code class=\"id\">\(HTMLText.escaped(exercise.id))</code> · <span class=\"body\">"
             + HTMLText.escaped(exercise.bodyPart ?? "—") + "</span> · <span class=\"pack\">\(HTMLText.escaped(exercise.pack))</span></p>"
         if !reasons.isEmpty {
             html += "<ul class=\"reasons\">" + reasons.map { "<li>\(HTMLText.escaped($0))</li>" }.joined() + "</ul>"
@@ -116,29 +118,29 @@ enum ReviewMarkup {
     }
 
     static let stylesheet = """
-    :root{color-scheme:light dark;--line:#8884;--tile:14rem}
-    body{font:14px/1.4 system-ui,sans-serif;margin:1.5rem;max-width:120rem}
-    h1{font-size:1.6rem;margin:.2rem 0}h2{font-size:1.25rem;margin:1.6rem 0 .6rem;border-bottom:1px solid var(--line)}
-    table{border-collapse:collapse;margin:.5rem 0}th,td{padding:.2rem .6rem;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
-    td.num{text-align:right;font-variant-numeric:tabular-nums}
-    .marker{position:absolute;left:-9999px}
-    .counts{display:flex;gap:1rem;flex-wrap:wrap;padding:0;list-style:none}.counts li{border:1px solid var(--line);border-radius:.4rem;padding:.4rem .8rem}
-    .counts b{font-size:1.3rem;display:block}
-    .grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(var(--tile),1fr));gap:.8rem}
-    .tile{border:1px solid var(--line);border-radius:.5rem;padding:.5rem;overflow:hidden}
-    .tile.changed{grid-column:span 2}.tile[hidden]{display:none}
-    .sides{display:flex;gap:.5rem}.side{margin:0;flex:1;min-width:0}
-    .frame{position:relative;aspect-ratio:1;background:#8882;border-radius:.3rem;display:flex;align-items:center;justify-content:center;overflow:hidden}
-    .frame img{width:100%;height:100%;object-fit:contain;image-rendering:auto}
-    .play{display:block;position:relative;width:100%;height:100%}
-    .frame .anim{display:none;position:absolute;inset:0}
-    .play.playing .anim{display:block}
-    .note{padding:.5rem;text-align:center;font-size:.85rem;opacity:.8}
-    figcaption{font-size:.78rem;display:flex;gap:.3rem;align-items:center;flex-wrap:wrap;margin-top:.25rem}
-    .label{font-weight:600}.blur{width:1.6rem;height:1.6rem;border-radius:.2rem}
-    .name{font-size:.95rem;margin:.4rem 0 .1rem;overflow-wrap:anywhere}.facts{margin:0;font-size:.8rem;opacity:.85;overflow-wrap:anywhere}
-    .reasons{margin:.3rem 0 0;padding-left:1rem;font-size:.8rem;color:#c40}
-    .more{margin:.6rem 0}.pager{margin:.6rem 0}.problems li{color:#c40}
+        :root{color-scheme:light dark;--line:#8884;--tile:14rem}
+        body{font:14px/1.4 system-ui,sans-serif;margin:1.5rem;max-width:120rem}
+        h1{font-size:1.6rem;margin:.2rem 0}h2{font-size:1.25rem;margin:1.6rem 0 .6rem;border-bottom:1px solid var(--line)}
+        table{border-collapse:collapse;margin:.5rem 0}th,td{padding:.2rem .6rem;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
+        td.num{text-align:right;font-variant-numeric:tabular-nums}
+        .marker{position:absolute;left:-9999px}
+        .counts{display:flex;gap:1rem;flex-wrap:wrap;padding:0;list-style:none}.counts li{border:1px solid var(--line);border-radius:.4rem;padding:.4rem .8rem}
+        .counts b{font-size:1.3rem;display:block}
+        .grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(var(--tile),1fr));gap:.8rem}
+        .tile{border:1px solid var(--line);border-radius:.5rem;padding:.5rem;overflow:hidden}
+        .tile.changed{grid-column:span 2}.tile[hidden]{display:none}
+        .sides{display:flex;gap:.5rem}.side{margin:0;flex:1;min-width:0}
+        .frame{position:relative;aspect-ratio:1;background:#8882;border-radius:.3rem;display:flex;align-items:center;justify-content:center;overflow:hidden}
+        .frame img{width:100%;height:100%;object-fit:contain;image-rendering:auto}
+        .play{display:block;position:relative;width:100%;height:100%}
+        .frame .anim{display:none;position:absolute;inset:0}
+        .play.playing .anim{display:block}
+        .note{padding:.5rem;text-align:center;font-size:.85rem;opacity:.8}
+        figcaption{font-size:.78rem;display:flex;gap:.3rem;align-items:center;flex-wrap:wrap;margin-top:.25rem}
+        .label{font-weight:600}.blur{width:1.6rem;height:1.6rem;border-radius:.2rem}
+        .name{font-size:.95rem;margin:.4rem 0 .1rem;overflow-wrap:anywhere}.facts{margin:0;font-size:.8rem;opacity:.85;overflow-wrap:anywhere}
+        .reasons{margin:.3rem 0 0;padding-left:1rem;font-size:.8rem;color:#c40}
+        .more{margin:.6rem 0}.pager{margin:.6rem 0}.problems li{color:#c40}
 
-    """
+        """
 }

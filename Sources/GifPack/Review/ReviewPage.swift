@@ -52,8 +52,10 @@ package enum ReviewPage {
 
     /// Writes the page for `new` against `old` (nil: a first release) into `directory`, made if
     /// needed. Throws only when a file cannot be written; what cannot be read is listed on the page.
-    package static func write(old: ReviewRelease?, new: ReviewRelease, to directory: String,
-                             options: Options = Options()) throws -> Summary {
+    package static func write(
+        old: ReviewRelease?, new: ReviewRelease, to directory: String,
+        options: Options = Options()
+    ) throws -> Summary {
         try claim(directory)
         let writer = try ReviewWriter(old: old, new: new, directory: directory, options: options)
         return try writer.write()
@@ -177,14 +179,16 @@ final class ReviewWriter {
         let numbers = Dictionary(new.index.packs.enumerated().map { ($1.name, $0 + 1) }, uniquingKeysWith: { first, _ in first })
         for (order, pack) in IndexExercises(new.index).packs.enumerated() {
             let number = numbers[pack.name] ?? 0
-            let gallery = PagedTiles(writer: self, total: pack.exercises.count, pageSize: options.pageSize,
-                                     title: "Gallery of \(pack.name)",
-                                     heading: "<h1>Gallery of pack <span class=\"pack\">\(HTMLText.escaped(pack.name))</span></h1>\n",
-                                     name: { "gallery-\(number)-\($0).html" })
+            let gallery = PagedTiles(
+                writer: self, total: pack.exercises.count, pageSize: options.pageSize,
+                title: "Gallery of \(pack.name)",
+                heading: "<h1>Gallery of pack <span class=\"pack\">\(HTMLText.escaped(pack.name))</span></h1>\n",
+                name: { "gallery-\(number)-\($0).html" })
             var position = 0
             try ReviewPackWalk.exercises(of: pack, in: new, problems: &readProblems) { exercise in
-                try gallery.append(ReviewMarkup.tile(kind: "gallery", exercise: exercise, sides: [side("after", exercise, of: new, animate: false)]),
-                                   bodyPart: exercise.bodyPart)
+                try gallery.append(
+                    ReviewMarkup.tile(kind: "gallery", exercise: exercise, sides: [side("after", exercise, of: new, animate: false)]),
+                    bodyPart: exercise.bodyPart)
                 let role = roles.new[order][position]
                 position += 1
                 guard role != .other else { return }
@@ -225,19 +229,21 @@ final class ReviewWriter {
         }
         let poster = images.poster(exercise, of: release)
         let gif = animate || poster == nil ? images.gif(exercise, of: release) : nil
-        return ReviewMarkup.Side(label: label, gif: gif, poster: poster, blurHash: images.blurHash(exercise.gif),
-                                 metadata: exercise.gif, webp: images.webp(exercise, of: release),
-                                 note: gif == nil && poster == nil ? "picture not at hand" : nil)
+        return ReviewMarkup.Side(
+            label: label, gif: gif, poster: poster, blurHash: images.blurHash(exercise.gif),
+            metadata: exercise.gif, webp: images.webp(exercise, of: release),
+            note: gif == nil && poster == nil ? "picture not at hand" : nil)
     }
 
     /// The tile of an exercise in a section: its old and new records, as the section shows them.
     func tile(_ section: ReviewSection, before: ReviewExercise?, after: ReviewExercise?, reasons: [String] = []) -> String {
         guard let shown = after ?? before else { return "" }
-        let sides: [ReviewMarkup.Side] = switch section {
-        case .changed: [side("before", before, of: old), side("after", after, of: new)]
-        case .removed: [side("before", before, of: old)]
-        case .added, .missing, .flagged: [side("after", after, of: new)]
-        }
+        let sides: [ReviewMarkup.Side] =
+            switch section {
+            case .changed: [side("before", before, of: old), side("after", after, of: new)]
+            case .removed: [side("before", before, of: old)]
+            case .added, .missing, .flagged: [side("after", after, of: new)]
+            }
         return ReviewMarkup.tile(kind: section.rawValue, exercise: shown, sides: sides, reasons: reasons)
     }
 
@@ -246,9 +252,10 @@ final class ReviewWriter {
         guard let spool = spools[section] else { return }
         try spool.close()
         let total = spool.count
-        let pages = PagedTiles(writer: self, total: total, pageSize: section == .changed ? max(1, options.pageSize / 2) : options.pageSize,
-                               title: section.title, heading: "<h1>\(section.title) <span class=\"count\">\(total)</span></h1>\n",
-                               name: section.pageName)
+        let pages = PagedTiles(
+            writer: self, total: total, pageSize: section == .changed ? max(1, options.pageSize / 2) : options.pageSize,
+            title: section.title, heading: "<h1>\(section.title) <span class=\"count\">\(total)</span></h1>\n",
+            name: section.pageName)
         try spool.read { html, bodyPart throws(FileSystemError) in try pages.append(html, bodyPart: bodyPart) }
         try pages.finish()
     }

@@ -51,8 +51,9 @@ package struct ReviewRelease: Sendable {
     /// does not decode. Only the codes are shown: never a URL or a detail from the API.
     package static func missingReasons(reportAt path: String) -> [String: String] {
         guard let size = FileSystem.regularFileSize(path), size <= maxReportBytes,
-              let bytes = try? FileSystem.readAll(path),
-              let report = try? JSONDecoder().decode(BuildReport.self, from: Data(bytes)) else { return [:] }
+            let bytes = try? FileSystem.readAll(path),
+            let report = try? JSONDecoder().decode(BuildReport.self, from: Data(bytes))
+        else { return [:] }
         return Dictionary(report.rejections.map { ($0.exerciseID, $0.reason.code) }, uniquingKeysWith: { first, _ in first })
     }
 }
@@ -76,8 +77,10 @@ struct ReviewExercise: Sendable {
 /// exercise at a time.
 enum ReviewPackWalk {
     /// Calls `body` once for every exercise the index lists in `pack`.
-    static func exercises(of pack: PackDescription, in release: ReviewRelease, problems: inout [String],
-                          _ body: (ReviewExercise) throws -> Void) throws {
+    static func exercises(
+        of pack: PackDescription, in release: ReviewRelease, problems: inout [String],
+        _ body: (ReviewExercise) throws -> Void
+    ) throws {
         let refs = pack.exercises
         var position = 0
         do {
@@ -85,8 +88,9 @@ enum ReviewPackWalk {
                 guard position < refs.count, refs[position].id == exercise.id, refs[position].gif == exercise.gif?.sha256 else {
                     throw Disagreement(position: position)
                 }
-                let described = ReviewExercise(id: exercise.id, name: exercise.name, bodyPart: bodyPart(exercise), pack: pack.name,
-                                               gifSHA256: refs[position].gif, gif: exercise.gif)
+                let described = ReviewExercise(
+                    id: exercise.id, name: exercise.name, bodyPart: bodyPart(exercise), pack: pack.name,
+                    gifSHA256: refs[position].gif, gif: exercise.gif)
                 do { try body(described) } catch { throw Stopped(error: error) }
                 position += 1
             }
@@ -94,17 +98,21 @@ enum ReviewPackWalk {
         } catch let stopped as Stopped {
             throw stopped.error
         } catch let disagreement as Disagreement {
-            problems.append("pack \(pack.name) of \(release.location): its catalog disagrees with the index from exercise \(disagreement.position + 1) on; "
-                            + "those exercises are shown without names")
+            problems.append(
+                "pack \(pack.name) of \(release.location): its catalog disagrees with the index from exercise \(disagreement.position + 1) on; "
+                    + "those exercises are shown without names")
         } catch {
-            problems.append("pack \(pack.name) of \(release.location): its catalog could not be read (\(error)); "
-                            + "its exercises are shown without names")
+            problems.append(
+                "pack \(pack.name) of \(release.location): its catalog could not be read (\(error)); "
+                    + "its exercises are shown without names")
         }
         guard position < refs.count else { return }
         let entries = Dictionary(pack.gifs.map { ($0.sha256, $0) }, uniquingKeysWith: { first, _ in first })
         for ref in refs[position...] {
-            try body(ReviewExercise(id: ref.id, name: nil, bodyPart: nil, pack: pack.name, gifSHA256: ref.gif,
-                                    gif: ref.gif.flatMap { entries[$0] }.map(metadata)))
+            try body(
+                ReviewExercise(
+                    id: ref.id, name: nil, bodyPart: nil, pack: pack.name, gifSHA256: ref.gif,
+                    gif: ref.gif.flatMap { entries[$0] }.map(metadata)))
         }
     }
 
@@ -113,10 +121,11 @@ enum ReviewPackWalk {
 
     /// What the index alone says of a GIF (its 1.2 placeholder), when the catalog is not at hand.
     private static func metadata(_ entry: GIFEntry) -> GIFMetadata {
-        GIFMetadata(sha256: entry.sha256, bytes: entry.location.size, width: entry.placeholder?.width ?? 0,
-                    height: entry.placeholder?.height ?? 0, frames: entry.placeholder?.frames ?? 0,
-                    durationMilliseconds: entry.placeholder?.durationMilliseconds ?? 0, loopCount: entry.placeholder?.loopCount,
-                    blurHash: entry.placeholder?.blurHash, averageColor: entry.placeholder?.averageColor)
+        GIFMetadata(
+            sha256: entry.sha256, bytes: entry.location.size, width: entry.placeholder?.width ?? 0,
+            height: entry.placeholder?.height ?? 0, frames: entry.placeholder?.frames ?? 0,
+            durationMilliseconds: entry.placeholder?.durationMilliseconds ?? 0, loopCount: entry.placeholder?.loopCount,
+            blurHash: entry.placeholder?.blurHash, averageColor: entry.placeholder?.averageColor)
     }
 
     /// The API's `bodyPart` (RapidAPI) or first of `bodyParts` (v1).

@@ -131,8 +131,9 @@ final class PagedTiles {
         let (number, pages, shown) = (page, max(pageCount, page), tiles)
         tiles.removeAll(keepingCapacity: true)
         let bodyParts = Array(Set(shown.compactMap(\.bodyPart))).sorted()
-        let pager = ReviewMarkup.pager(page: number, pages: pages, total: max(total, (number - 1) * pageSize + shown.count),
-                                       pageSize: pageSize, name: name)
+        let pager = ReviewMarkup.pager(
+            page: number, pages: pages, total: max(total, (number - 1) * pageSize + shown.count),
+            pageSize: pageSize, name: name)
         try writer.writePage(name(number), title: "\(title) — page \(number)") { sink throws(FileSystemError) in
             try sink.append(heading)
             try sink.append(pager + ReviewMarkup.bodyFilter(bodyParts) + "<div class=\"grid\">\n")

@@ -4,15 +4,17 @@ import GifPackSystem
 extension ReviewWriter {
     func writeIndex() throws(FileSystemError) {
         try writePage("index.html", title: "Release review") { sink throws(FileSystemError) in
-            try sink.append("<header><h1>Release review</h1><p class=\"lead\">\(HTMLText.escaped(new.location))"
-                            + (old.map { " against \(HTMLText.escaped($0.location))" } ?? " — a first release (nothing to compare with)")
-                            + "</p></header>\n")
+            try sink.append(
+                "<header><h1>Release review</h1><p class=\"lead\">\(HTMLText.escaped(new.location))"
+                    + (old.map { " against \(HTMLText.escaped($0.location))" } ?? " — a first release (nothing to compare with)")
+                    + "</p></header>\n")
             try sink.append(releaseTable() + countList() + packTable() + downloadLine())
             let problems = self.problems
             if !problems.isEmpty {
-                try sink.append("<h2 id=\"problems\">Not shown <span class=\"count\">\(problems.count)</span></h2><ul class=\"problems\">"
-                                + problems.prefix(200).map { "<li>\(HTMLText.escaped($0))</li>" }.joined()
-                                + (problems.count > 200 ? "<li>… \(problems.count - 200) more</li>" : "") + "</ul>\n")
+                try sink.append(
+                    "<h2 id=\"problems\">Not shown <span class=\"count\">\(problems.count)</span></h2><ul class=\"problems\">"
+                        + problems.prefix(200).map { "<li>\(HTMLText.escaped($0))</li>" }.joined()
+                        + (problems.count > 200 ? "<li>… \(problems.count - 200) more</li>" : "") + "</ul>\n")
             }
             for section in ReviewSection.allCases { try appendSection(section, to: sink) }
             try sink.append(galleryList())
@@ -21,8 +23,9 @@ extension ReviewWriter {
 
     private func appendSection(_ section: ReviewSection, to sink: PageSink) throws(FileSystemError) {
         let total = count(section)
-        try sink.append("<section id=\"\(section.rawValue)\" class=\"changes\" data-count=\"\(total)\"><h2>\(section.title) "
-                        + "<span class=\"count\">\(total)</span></h2>\n")
+        try sink.append(
+            "<section id=\"\(section.rawValue)\" class=\"changes\" data-count=\"\(total)\"><h2>\(section.title) "
+                + "<span class=\"count\">\(total)</span></h2>\n")
         if total == 0 {
             try sink.append("<p class=\"none\">none</p></section>\n")
             return
@@ -49,9 +52,10 @@ extension ReviewWriter {
     }
 
     private func countList() -> String {
-        "<ul class=\"counts\">" + ReviewSection.allCases.map { section in
-            "<li><a href=\"#\(section.rawValue)\">\(section.title)<b data-count=\"\(section.rawValue)\">\(count(section))</b></a></li>"
-        }.joined() + "</ul>\n"
+        "<ul class=\"counts\">"
+            + ReviewSection.allCases.map { section in
+                "<li><a href=\"#\(section.rawValue)\">\(section.title)<b data-count=\"\(section.rawValue)\">\(count(section))</b></a></li>"
+            }.joined() + "</ul>\n"
     }
 
     /// Bytes per pack (and posters pack) before and after.
@@ -92,7 +96,8 @@ extension ReviewWriter {
 
     private func galleryList() -> String {
         let links = new.index.packs.enumerated().map { number, pack in
-            pack.exercises.isEmpty ? "<li>\(HTMLText.escaped(pack.name)) (no exercises)</li>"
+            pack.exercises.isEmpty
+                ? "<li>\(HTMLText.escaped(pack.name)) (no exercises)</li>"
                 : "<li><a href=\"gallery-\(number + 1)-1.html\">\(HTMLText.escaped(pack.name))</a> (\(pack.exercises.count) exercises)</li>"
         }.joined()
         return "<h2 id=\"gallery\">Gallery of the new version</h2><p>By pack, filtered by body part on each page:</p><ul>\(links)</ul>\n"

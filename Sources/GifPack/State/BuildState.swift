@@ -74,63 +74,66 @@ package final class BuildState: Sendable {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
-            try db.execute(sql: """
-                CREATE TABLE gif (
-                    source TEXT NOT NULL,
-                    exercise_id TEXT NOT NULL,
-                    resolution INTEGER NOT NULL,
-                    url TEXT NOT NULL,
-                    etag TEXT,
-                    last_modified TEXT,
-                    sha256 TEXT,
-                    bytes INTEGER,
-                    width INTEGER,
-                    height INTEGER,
-                    frames INTEGER,
-                    duration_ms INTEGER,
-                    loop_count INTEGER,
-                    status TEXT NOT NULL,
-                    fetched_at REAL,
-                    attempted_at REAL NOT NULL,
-                    consecutive_failures INTEGER NOT NULL DEFAULT 0,
-                    last_error TEXT,
-                    PRIMARY KEY (source, exercise_id, resolution)
-                );
-                CREATE TABLE catalog_entry (
-                    source TEXT NOT NULL,
-                    exercise_id TEXT NOT NULL,
-                    fingerprint TEXT NOT NULL,
-                    PRIMARY KEY (source, exercise_id)
-                );
-                CREATE TABLE published_pack (
-                    pack TEXT NOT NULL,
-                    version INTEGER NOT NULL,
-                    file TEXT NOT NULL,
-                    sha256 TEXT NOT NULL,
-                    content_digest TEXT NOT NULL,
-                    published_at REAL NOT NULL,
-                    PRIMARY KEY (pack, version)
-                );
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE gif (
+                        source TEXT NOT NULL,
+                        exercise_id TEXT NOT NULL,
+                        resolution INTEGER NOT NULL,
+                        url TEXT NOT NULL,
+                        etag TEXT,
+                        last_modified TEXT,
+                        sha256 TEXT,
+                        bytes INTEGER,
+                        width INTEGER,
+                        height INTEGER,
+                        frames INTEGER,
+                        duration_ms INTEGER,
+                        loop_count INTEGER,
+                        status TEXT NOT NULL,
+                        fetched_at REAL,
+                        attempted_at REAL NOT NULL,
+                        consecutive_failures INTEGER NOT NULL DEFAULT 0,
+                        last_error TEXT,
+                        PRIMARY KEY (source, exercise_id, resolution)
+                    );
+                    CREATE TABLE catalog_entry (
+                        source TEXT NOT NULL,
+                        exercise_id TEXT NOT NULL,
+                        fingerprint TEXT NOT NULL,
+                        PRIMARY KEY (source, exercise_id)
+                    );
+                    CREATE TABLE published_pack (
+                        pack TEXT NOT NULL,
+                        version INTEGER NOT NULL,
+                        file TEXT NOT NULL,
+                        sha256 TEXT NOT NULL,
+                        content_digest TEXT NOT NULL,
+                        published_at REAL NOT NULL,
+                        PRIMARY KEY (pack, version)
+                    );
+                    """)
         }
         migrator.registerMigration("v2") { db in
-            try db.execute(sql: """
-                CREATE TABLE published_index (
-                    sequence INTEGER PRIMARY KEY,
-                    sha256 TEXT NOT NULL,
-                    expires TEXT NOT NULL,
-                    published_at REAL NOT NULL
-                );
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE published_index (
+                        sequence INTEGER PRIMARY KEY,
+                        sha256 TEXT NOT NULL,
+                        expires TEXT NOT NULL,
+                        published_at REAL NOT NULL
+                    );
+                    """)
         }
         migrator.registerMigration("v3") { db in
             // The digest of the catalog catalog_entry holds (see replaceCatalog(_:digest:)).
-            try db.execute(sql: """
-                CREATE TABLE catalog_digest (
-                    source TEXT PRIMARY KEY,
-                    digest TEXT NOT NULL
-                );
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE catalog_digest (
+                        source TEXT PRIMARY KEY,
+                        digest TEXT NOT NULL
+                    );
+                    """)
         }
         return migrator
     }
@@ -165,12 +168,15 @@ extension BuildState {
     ///
     /// `checkRemoved` hears how many remembered exercises the new catalog lacks before anything
     /// is written; when it throws, the remembered catalog stays as it was and the error goes on.
-    package func replaceCatalog<S: Sequence>(_ fingerprints: S, digest: String? = nil,
-                                            listLimit: Int = BuildReport.listLimit,
-                                            checkRemoved: ((_ removed: Int) throws -> Void)? = nil) throws -> CatalogChanges
-        where S.Element == (id: String, fingerprint: String) {
-        try replaceCatalog(each: { each in for pair in fingerprints { try each(pair) } }, digest: digest, listLimit: listLimit,
-                           checkRemoved: checkRemoved)
+    package func replaceCatalog<S: Sequence>(
+        _ fingerprints: S, digest: String? = nil,
+        listLimit: Int = BuildReport.listLimit,
+        checkRemoved: ((_ removed: Int) throws -> Void)? = nil
+    ) throws -> CatalogChanges
+    where S.Element == (id: String, fingerprint: String) {
+        try replaceCatalog(
+            each: { each in for pair in fingerprints { try each(pair) } }, digest: digest, listLimit: listLimit,
+            checkRemoved: checkRemoved)
     }
 
     /// Ids and fingerprints handed out one at a time to the function given (which may throw:
@@ -178,61 +184,75 @@ extension BuildState {
     package typealias Fingerprints = ((_ each: (id: String, fingerprint: String)) throws -> Void) throws -> Void
 
     /// ``replaceCatalog(_:digest:listLimit:checkRemoved:)`` of fingerprints handed out by `fingerprints`.
-    package func replaceCatalog(each fingerprints: Fingerprints, digest: String? = nil, listLimit: Int = BuildReport.listLimit,
-                               checkRemoved: ((_ removed: Int) throws -> Void)? = nil) throws -> CatalogChanges {
+    package func replaceCatalog(
+        each fingerprints: Fingerprints, digest: String? = nil, listLimit: Int = BuildReport.listLimit,
+        checkRemoved: ((_ removed: Int) throws -> Void)? = nil
+    ) throws -> CatalogChanges {
         try database.write { db in
             if let digest,
-               try String.fetchOne(db, sql: "SELECT digest FROM catalog_digest WHERE source = ?", arguments: [source]) == digest {
-                let hadPrevious = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM catalog_entry WHERE source = ?)",
-                                                    arguments: [source]) ?? false
+                try String.fetchOne(db, sql: "SELECT digest FROM catalog_digest WHERE source = ?", arguments: [source]) == digest
+            {
+                let hadPrevious =
+                    try Bool.fetchOne(
+                        db, sql: "SELECT EXISTS (SELECT 1 FROM catalog_entry WHERE source = ?)",
+                        arguments: [source]) ?? false
                 return CatalogChanges(hadPrevious: hadPrevious, added: [], removed: [], changed: [])
             }
-            try db.execute(sql: """
-                CREATE TEMP TABLE IF NOT EXISTS catalog_now (exercise_id TEXT PRIMARY KEY, fingerprint TEXT NOT NULL);
-                DELETE FROM temp.catalog_now;
-                PRAGMA temp.cache_size = -\(Self.cacheKiB);
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TEMP TABLE IF NOT EXISTS catalog_now (exercise_id TEXT PRIMARY KEY, fingerprint TEXT NOT NULL);
+                    DELETE FROM temp.catalog_now;
+                    PRAGMA temp.cache_size = -\(Self.cacheKiB);
+                    """)
             let insert = try db.cachedStatement(sql: "INSERT OR REPLACE INTO temp.catalog_now (exercise_id, fingerprint) VALUES (?, ?)")
             try fingerprints { pair in try insert.execute(arguments: [pair.id, pair.fingerprint]) }
-            let hadPrevious = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM catalog_entry WHERE source = ?)",
-                                                arguments: [source]) ?? false
+            let hadPrevious =
+                try Bool.fetchOne(
+                    db, sql: "SELECT EXISTS (SELECT 1 FROM catalog_entry WHERE source = ?)",
+                    arguments: [source]) ?? false
             /// The first `listLimit` ids a query gives, in id order, and how many it gives in all
             /// (counted by the same pass, as a window over every row).
             func ids(_ query: String) throws -> (ids: [String], count: Int) {
-                let rows = try Row.fetchAll(db, sql: "SELECT exercise_id, COUNT(*) OVER () FROM (\(query)) ORDER BY 1 LIMIT ?",
-                                            arguments: [source, listLimit])
+                let rows = try Row.fetchAll(
+                    db, sql: "SELECT exercise_id, COUNT(*) OVER () FROM (\(query)) ORDER BY 1 LIMIT ?",
+                    arguments: [source, listLimit])
                 return (rows.map { $0[0] }, rows.first.map { $0[1] } ?? 0)
             }
-            let added = try ids("""
+            let added = try ids(
+                """
                 SELECT n.exercise_id FROM temp.catalog_now n
                 WHERE NOT EXISTS (SELECT 1 FROM catalog_entry c WHERE c.source = ? AND c.exercise_id = n.exercise_id)
                 """)
-            let removed = try ids("""
+            let removed = try ids(
+                """
                 SELECT c.exercise_id FROM catalog_entry c
                 WHERE c.source = ? AND NOT EXISTS (SELECT 1 FROM temp.catalog_now n WHERE n.exercise_id = c.exercise_id)
                 """)
             try checkRemoved?(removed.count)
-            let changed = try ids("""
+            let changed = try ids(
+                """
                 SELECT n.exercise_id FROM temp.catalog_now n JOIN catalog_entry c ON c.source = ? AND c.exercise_id = n.exercise_id
                 WHERE c.fingerprint != n.fingerprint
                 """)
-            try db.execute(sql: """
-                DELETE FROM catalog_entry
-                WHERE source = ? AND NOT EXISTS (SELECT 1 FROM temp.catalog_now n WHERE n.exercise_id = catalog_entry.exercise_id);
-                INSERT INTO catalog_entry (source, exercise_id, fingerprint)
-                SELECT ?, n.exercise_id, n.fingerprint FROM temp.catalog_now n
-                WHERE NOT EXISTS (SELECT 1 FROM catalog_entry c WHERE c.source = ? AND c.exercise_id = n.exercise_id
-                                  AND c.fingerprint = n.fingerprint)
-                ON CONFLICT (source, exercise_id) DO UPDATE SET fingerprint = excluded.fingerprint;
-                DELETE FROM temp.catalog_now;
-                """, arguments: [source, source, source])
+            try db.execute(
+                sql: """
+                    DELETE FROM catalog_entry
+                    WHERE source = ? AND NOT EXISTS (SELECT 1 FROM temp.catalog_now n WHERE n.exercise_id = catalog_entry.exercise_id);
+                    INSERT INTO catalog_entry (source, exercise_id, fingerprint)
+                    SELECT ?, n.exercise_id, n.fingerprint FROM temp.catalog_now n
+                    WHERE NOT EXISTS (SELECT 1 FROM catalog_entry c WHERE c.source = ? AND c.exercise_id = n.exercise_id
+                                      AND c.fingerprint = n.fingerprint)
+                    ON CONFLICT (source, exercise_id) DO UPDATE SET fingerprint = excluded.fingerprint;
+                    DELETE FROM temp.catalog_now;
+                    """, arguments: [source, source, source])
             if let digest {
                 try db.execute(sql: "INSERT OR REPLACE INTO catalog_digest (source, digest) VALUES (?, ?)", arguments: [source, digest])
             } else {
                 try db.execute(sql: "DELETE FROM catalog_digest WHERE source = ?", arguments: [source])
             }
-            return CatalogChanges(hadPrevious: hadPrevious, added: added.ids, removed: removed.ids, changed: changed.ids,
-                                  addedCount: added.count, removedCount: removed.count, changedCount: changed.count)
+            return CatalogChanges(
+                hadPrevious: hadPrevious, added: added.ids, removed: removed.ids, changed: changed.ids,
+                addedCount: added.count, removedCount: removed.count, changedCount: changed.count)
         }
     }
 }
@@ -241,16 +261,19 @@ extension BuildState {
 extension BuildState {
     package func gif(exerciseID: String, resolution: Int) throws -> GIFState? {
         try database.read { db in
-            try Row.fetchOne(db, sql: "SELECT \(GIFState.columns) FROM gif WHERE source = ? AND exercise_id = ? AND resolution = ?",
-                             arguments: [source, exerciseID, resolution]).map(GIFState.init(row:))
+            try Row.fetchOne(
+                db, sql: "SELECT \(GIFState.columns) FROM gif WHERE source = ? AND exercise_id = ? AND resolution = ?",
+                arguments: [source, exerciseID, resolution]
+            ).map(GIFState.init(row:))
         }
     }
 
     /// Every known GIF of this source at a resolution, by exercise id.
     package func gifs(resolution: Int) throws -> [String: GIFState] {
         try database.read { db in
-            let rows = try Row.fetchAll(db, sql: "SELECT \(GIFState.columns) FROM gif WHERE source = ? AND resolution = ?",
-                                        arguments: [source, resolution])
+            let rows = try Row.fetchAll(
+                db, sql: "SELECT \(GIFState.columns) FROM gif WHERE source = ? AND resolution = ?",
+                arguments: [source, resolution])
             return Dictionary(rows.map { GIFState(row: $0) }.map { ($0.exerciseID, $0) }, uniquingKeysWith: { a, _ in a })
         }
     }
@@ -259,9 +282,11 @@ extension BuildState {
     /// `high` (inclusive, byte order), by exercise id: what a batch of the fetch plan needs.
     package func gifs(resolution: Int, from low: String, through high: String) throws -> [String: GIFState] {
         try database.read { db in
-            let rows = try Row.fetchCursor(db, sql: """
-                SELECT \(GIFState.columns) FROM gif WHERE source = ? AND exercise_id BETWEEN ? AND ? AND resolution = ?
-                """, arguments: [source, low, high, resolution])
+            let rows = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT \(GIFState.columns) FROM gif WHERE source = ? AND exercise_id BETWEEN ? AND ? AND resolution = ?
+                    """, arguments: [source, low, high, resolution])
             var result: [String: GIFState] = [:]
             while let row = try rows.next() {
                 let gif = GIFState(row: row)
@@ -274,46 +299,57 @@ extension BuildState {
     /// Records a fetch that produced (or confirmed, with a 304) a valid stored GIF.
     package func recordSuccess(_ gif: GIFState) throws {
         try database.write { db in
-            try db.execute(sql: """
-                INSERT INTO gif (source, exercise_id, resolution, url, etag, last_modified, sha256, bytes, width, height,
-                                 frames, duration_ms, loop_count, status, fetched_at, attempted_at, consecutive_failures, last_error)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'ok', ?, ?, 0, NULL)
-                ON CONFLICT (source, exercise_id, resolution) DO UPDATE SET
-                    url = excluded.url, etag = excluded.etag, last_modified = excluded.last_modified,
-                    sha256 = excluded.sha256, bytes = excluded.bytes, width = excluded.width, height = excluded.height,
-                    frames = excluded.frames, duration_ms = excluded.duration_ms, loop_count = excluded.loop_count,
-                    status = 'ok', fetched_at = excluded.fetched_at, attempted_at = excluded.attempted_at,
-                    consecutive_failures = 0, last_error = NULL
-                """, arguments: [source, gif.exerciseID, gif.resolution, gif.url, gif.etag, gif.lastModified,
-                                 gif.sha256, gif.bytes, gif.width, gif.height, gif.frames, gif.durationMilliseconds,
-                                 gif.loopCount, gif.fetchedAt?.timeIntervalSince1970, gif.attemptedAt.timeIntervalSince1970])
+            try db.execute(
+                sql: """
+                    INSERT INTO gif (source, exercise_id, resolution, url, etag, last_modified, sha256, bytes, width, height,
+                                     frames, duration_ms, loop_count, status, fetched_at, attempted_at, consecutive_failures, last_error)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'ok', ?, ?, 0, NULL)
+                    ON CONFLICT (source, exercise_id, resolution) DO UPDATE SET
+                        url = excluded.url, etag = excluded.etag, last_modified = excluded.last_modified,
+                        sha256 = excluded.sha256, bytes = excluded.bytes, width = excluded.width, height = excluded.height,
+                        frames = excluded.frames, duration_ms = excluded.duration_ms, loop_count = excluded.loop_count,
+                        status = 'ok', fetched_at = excluded.fetched_at, attempted_at = excluded.attempted_at,
+                        consecutive_failures = 0, last_error = NULL
+                    """,
+                arguments: [
+                    source, gif.exerciseID, gif.resolution, gif.url, gif.etag, gif.lastModified,
+                    gif.sha256, gif.bytes, gif.width, gif.height, gif.frames, gif.durationMilliseconds,
+                    gif.loopCount, gif.fetchedAt?.timeIntervalSince1970, gif.attemptedAt.timeIntervalSince1970
+                ])
         }
     }
 
     /// Records a failed fetch. The stored blob and metadata of an earlier success are kept (they are
     /// the last known good GIF); `missing` marks a 404, remembered so it is not asked for again
     /// until its TTL expires.
-    package func recordFailure(exerciseID: String, resolution: Int, url: String, reason: String, missing: Bool,
-                              at date: Date) throws {
+    package func recordFailure(
+        exerciseID: String, resolution: Int, url: String, reason: String, missing: Bool,
+        at date: Date
+    ) throws {
         try database.write { db in
-            try db.execute(sql: """
-                INSERT INTO gif (source, exercise_id, resolution, url, status, attempted_at, consecutive_failures, last_error)
-                VALUES (?, ?, ?, ?, ?, ?, 1, ?)
-                ON CONFLICT (source, exercise_id, resolution) DO UPDATE SET
-                    url = excluded.url, status = excluded.status, attempted_at = excluded.attempted_at,
-                    consecutive_failures = gif.consecutive_failures + 1, last_error = excluded.last_error
-                """, arguments: [source, exerciseID, resolution, url, missing ? "missing" : "failed",
-                                 date.timeIntervalSince1970, reason])
+            try db.execute(
+                sql: """
+                    INSERT INTO gif (source, exercise_id, resolution, url, status, attempted_at, consecutive_failures, last_error)
+                    VALUES (?, ?, ?, ?, ?, ?, 1, ?)
+                    ON CONFLICT (source, exercise_id, resolution) DO UPDATE SET
+                        url = excluded.url, status = excluded.status, attempted_at = excluded.attempted_at,
+                        consecutive_failures = gif.consecutive_failures + 1, last_error = excluded.last_error
+                    """,
+                arguments: [
+                    source, exerciseID, resolution, url, missing ? "missing" : "failed",
+                    date.timeIntervalSince1970, reason
+                ])
         }
     }
 
     /// Marks a GIF as just confirmed unchanged (a 304): its fetch time moves on.
     package func recordNotModified(exerciseID: String, resolution: Int, at date: Date) throws {
         try database.write { db in
-            try db.execute(sql: """
-                UPDATE gif SET status = 'ok', fetched_at = ?, attempted_at = ?, consecutive_failures = 0, last_error = NULL
-                WHERE source = ? AND exercise_id = ? AND resolution = ?
-                """, arguments: [date.timeIntervalSince1970, date.timeIntervalSince1970, source, exerciseID, resolution])
+            try db.execute(
+                sql: """
+                    UPDATE gif SET status = 'ok', fetched_at = ?, attempted_at = ?, consecutive_failures = 0, last_error = NULL
+                    WHERE source = ? AND exercise_id = ? AND resolution = ?
+                    """, arguments: [date.timeIntervalSince1970, date.timeIntervalSince1970, source, exerciseID, resolution])
         }
     }
 
@@ -321,9 +357,10 @@ extension BuildState {
     /// again, so the next fetch downloads them whole (the blob was found damaged and removed).
     package func forgetBlob(sha256: String) throws {
         try database.write { db in
-            try db.execute(sql: """
-                UPDATE gif SET etag = NULL, last_modified = NULL, fetched_at = NULL WHERE source = ? AND sha256 = ?
-                """, arguments: [source, sha256])
+            try db.execute(
+                sql: """
+                    UPDATE gif SET etag = NULL, last_modified = NULL, fetched_at = NULL WHERE source = ? AND sha256 = ?
+                    """, arguments: [source, sha256])
         }
     }
 
@@ -337,21 +374,25 @@ extension BuildState {
 
 /// The pack versions and signed indexes this cache's builds published.
 extension BuildState {
-    package func recordWritten(pack: String, version: Int, file: String, sha256: String, contentDigest: String,
-                                at date: Date) throws {
+    package func recordWritten(
+        pack: String, version: Int, file: String, sha256: String, contentDigest: String,
+        at date: Date
+    ) throws {
         try database.write { db in
-            try db.execute(sql: """
-                INSERT OR IGNORE INTO published_pack (pack, version, file, sha256, content_digest, published_at)
-                VALUES (?, ?, ?, ?, ?, ?)
-                """, arguments: [pack, version, file, sha256, contentDigest, date.timeIntervalSince1970])
+            try db.execute(
+                sql: """
+                    INSERT OR IGNORE INTO published_pack (pack, version, file, sha256, content_digest, published_at)
+                    VALUES (?, ?, ?, ?, ?, ?)
+                    """, arguments: [pack, version, file, sha256, contentDigest, date.timeIntervalSince1970])
         }
     }
 
     /// Records a signed index this cache's builds published.
     package func recordSignedIndex(sequence: Int, sha256: String, expires: String, at date: Date) throws {
         try database.write { db in
-            try db.execute(sql: "INSERT OR REPLACE INTO published_index (sequence, sha256, expires, published_at) VALUES (?, ?, ?, ?)",
-                           arguments: [sequence, sha256, expires, date.timeIntervalSince1970])
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO published_index (sequence, sha256, expires, published_at) VALUES (?, ?, ?, ?)",
+                arguments: [sequence, sha256, expires, date.timeIntervalSince1970])
         }
     }
 
@@ -363,8 +404,10 @@ extension BuildState {
     /// Every version of `pack` recorded as published, oldest first.
     package func writtenPacks(pack: String) throws -> [WrittenPack] {
         try database.read { db in
-            try Row.fetchAll(db, sql: "SELECT version, file, sha256 FROM published_pack WHERE pack = ? ORDER BY version",
-                             arguments: [pack]).map { WrittenPack(version: $0["version"], file: $0["file"], sha256: $0["sha256"]) }
+            try Row.fetchAll(
+                db, sql: "SELECT version, file, sha256 FROM published_pack WHERE pack = ? ORDER BY version",
+                arguments: [pack]
+            ).map { WrittenPack(version: $0["version"], file: $0["file"], sha256: $0["sha256"]) }
         }
     }
 

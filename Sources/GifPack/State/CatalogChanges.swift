@@ -14,8 +14,10 @@ package struct CatalogChanges: Sendable, Equatable, Codable {
     package var hadPrevious: Bool
 
     /// Counts default to the lists' lengths (lists not cut short).
-    init(hadPrevious: Bool, added: [String], removed: [String], changed: [String],
-         addedCount: Int? = nil, removedCount: Int? = nil, changedCount: Int? = nil) {
+    init(
+        hadPrevious: Bool, added: [String], removed: [String], changed: [String],
+        addedCount: Int? = nil, removedCount: Int? = nil, changedCount: Int? = nil
+    ) {
         self.hadPrevious = hadPrevious
         self.added = added
         self.removed = removed

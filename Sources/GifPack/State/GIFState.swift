@@ -25,8 +25,10 @@ package struct GIFState: Sendable, Equatable {
     package var consecutiveFailures: Int
     package var lastError: String?
 
-    package init(exerciseID: String, resolution: Int, url: String, etag: String?, lastModified: String?,
-                metadata: GIFMetadata, fetchedAt: Date) {
+    package init(
+        exerciseID: String, resolution: Int, url: String, etag: String?, lastModified: String?,
+        metadata: GIFMetadata, fetchedAt: Date
+    ) {
         self.exerciseID = exerciseID
         self.resolution = resolution
         self.url = url
@@ -77,7 +79,8 @@ package struct GIFState: Sendable, Equatable {
     /// The stored GIF's metadata, if a valid GIF was ever stored.
     package var metadata: GIFMetadata? {
         guard let sha256, let bytes, let width, let height, let frames, let durationMilliseconds else { return nil }
-        return GIFMetadata(sha256: sha256, bytes: bytes, width: width, height: height, frames: frames,
-                           durationMilliseconds: durationMilliseconds, loopCount: loopCount)
+        return GIFMetadata(
+            sha256: sha256, bytes: bytes, width: width, height: height, frames: frames,
+            durationMilliseconds: durationMilliseconds, loopCount: loopCount)
     }
 }

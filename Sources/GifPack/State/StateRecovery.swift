@@ -55,8 +55,10 @@ enum StateOpener {
     /// because even a read-only SQLite connection leaves `-wal` and `-shm` files beside a WAL
     /// database. No state yet; a sound one, which `reading` reads; or the recovery a build would make
     /// (`movedTo` is where it would move the damaged file; nothing is rebuilt yet).
-    static func inspect<T>(layout: CacheLayout, source: String, now: Date = Date(),
-                           reading: (BuildState) throws -> T) throws -> Inspection<T> {
+    static func inspect<T>(
+        layout: CacheLayout, source: String, now: Date = Date(),
+        reading: (BuildState) throws -> T
+    ) throws -> Inspection<T> {
         guard FileSystem.exists(layout.statePath) else { return .absent }
         let directory = FileSystem.temporaryDirectory + "/gifpack-state-\(UUID().uuidString)"
         try FileSystem.makeDirectory(directory)
@@ -117,31 +119,40 @@ enum StateOpener {
     /// directory's `index.json` (its mtime is when it was last confirmed) and the cache's blobs.
     /// No `index.json`: nothing published to rebuild. One that cannot be read or decoded throws
     /// (``UnreadableIndex``): the published pack versions are never silently forgotten.
-    static func rebuild(_ recovery: inout StateRecovery, state: BuildState, indexPath: String, catalog: ExerciseList,
-                        layout: CacheLayout, resolution: Resolution, fetch: FetchSettings) throws {
+    static func rebuild(
+        _ recovery: inout StateRecovery, state: BuildState, indexPath: String, catalog: ExerciseList,
+        layout: CacheLayout, resolution: Resolution, fetch: FetchSettings
+    ) throws {
         let index: PackIndex?
         do { index = try BuilderIndexReader.read(indexPath) } catch {
             throw UnreadableIndex(path: indexPath, detail: "\(error)")
         }
         let date = FileSystem.modificationDate(indexPath)
-        try rebuild(&recovery, state: state, index: index, indexDate: date, catalog: catalog, store: BlobStore(layout: layout),
-                    resolution: resolution, limits: GIFLimits(maxWidth: fetch.maxWidth, maxHeight: fetch.maxHeight,
-                                                              maxFrames: fetch.maxFrames, maxTotalPixels: fetch.maxTotalPixels))
+        try rebuild(
+            &recovery, state: state, index: index, indexDate: date, catalog: catalog, store: BlobStore(layout: layout),
+            resolution: resolution,
+            limits: GIFLimits(
+                maxWidth: fetch.maxWidth, maxHeight: fetch.maxHeight,
+                maxFrames: fetch.maxFrames, maxTotalPixels: fetch.maxTotalPixels))
     }
 
     /// Records again what the index and the blobs tell: each pack's published version, and each
     /// catalog exercise's GIF the index names and the store holds intact.
-    static func rebuild(_ recovery: inout StateRecovery, state: BuildState, index: PackIndex?, indexDate: Date?,
-                        catalog: ExerciseList, store: BlobStore, resolution: Resolution, limits: GIFLimits) throws {
+    static func rebuild(
+        _ recovery: inout StateRecovery, state: BuildState, index: PackIndex?, indexDate: Date?,
+        catalog: ExerciseList, store: BlobStore, resolution: Resolution, limits: GIFLimits
+    ) throws {
         guard let index else { return }
         var gifs: [String: String] = [:]
         for pack in index.allPacks {
-            try state.recordWritten(pack: pack.name, version: pack.version, file: pack.file, sha256: pack.sha256,
-                                      contentDigest: pack.contentDigest, at: indexDate ?? Date())
+            try state.recordWritten(
+                pack: pack.name, version: pack.version, file: pack.file, sha256: pack.sha256,
+                contentDigest: pack.contentDigest, at: indexDate ?? Date())
             recovery.rebuiltPacks += 1
             if let posters = pack.posters {
-                try state.recordWritten(pack: posters.name, version: posters.version, file: posters.file,
-                                          sha256: posters.sha256, contentDigest: posters.contentDigest, at: indexDate ?? Date())
+                try state.recordWritten(
+                    pack: posters.name, version: posters.version, file: posters.file,
+                    sha256: posters.sha256, contentDigest: posters.contentDigest, at: indexDate ?? Date())
             }
             // The GIFs of the first resolution (`packs[]`): those the catalog's image URLs name (not
             // a WebP rendition's entries, format 1.4: they are WebPs, or GIFs `packs[]` names too).
@@ -153,14 +164,18 @@ enum StateOpener {
             guard let hash = gifs[exercise.id] else { continue }
             let path = store.path(sha256: hash)
             guard BlobStore.hashes(path, to: hash), let size = FileSystem.fileSize(path),
-                  let info = try? GIFInspector.inspect(path: path, limits: limits) else { continue }
-            let metadata = GIFMetadata(sha256: hash, bytes: size, width: info.width, height: info.height,
-                                       frames: info.frameCount, durationMilliseconds: info.durationMilliseconds,
-                                       loopCount: info.loopCount)
+                let info = try? GIFInspector.inspect(path: path, limits: limits)
+            else { continue }
+            let metadata = GIFMetadata(
+                sha256: hash, bytes: size, width: info.width, height: info.height,
+                frames: info.frameCount, durationMilliseconds: info.durationMilliseconds,
+                loopCount: info.loopCount)
             // Confirmed current when the index was last written, no later.
-            try state.recordSuccess(GIFState(exerciseID: exercise.id, resolution: resolution.stateKey, url: exercise.imageURL,
-                                             etag: nil, lastModified: nil, metadata: metadata,
-                                             fetchedAt: indexDate ?? Date(timeIntervalSince1970: 0)))
+            try state.recordSuccess(
+                GIFState(
+                    exerciseID: exercise.id, resolution: resolution.stateKey, url: exercise.imageURL,
+                    etag: nil, lastModified: nil, metadata: metadata,
+                    fetchedAt: indexDate ?? Date(timeIntervalSince1970: 0)))
             recovery.rebuiltGIFs += 1
         }
     }

@@ -37,8 +37,9 @@ struct FrameCache: Sendable {
         let encoder = TarEntryFrameEncoder(level: level, mtime: mtime)
         try Self.writeFrameFile(at: destination) { sink in
             // The blob is hashed as it is framed: bytes damaged in the cache never make a frame.
-            _ = try encoder.encodeFileReportingSize(name: GIFEntry.path(forSHA256: sha256), sourcePath: blobPath,
-                                                    to: sink, expectedSHA256: sha256)
+            _ = try encoder.encodeFileReportingSize(
+                name: GIFEntry.path(forSHA256: sha256), sourcePath: blobPath,
+                to: sink, expectedSHA256: sha256)
         }
         verified.insert(sha256)
     }
@@ -55,8 +56,9 @@ struct FrameCache: Sendable {
             try ensureFrame(sha256: sha256, blobPath: blob, size: size)
             guard !isVerified(sha256: sha256) else { return true }
             do throws(PackWriteError) {
-                _ = try PackAssembler.verifyFrame(path(sha256: sha256), uncompressedLength: TarHeader.entryLength(dataSize: size),
-                                                  expectedSHA256: sha256)
+                _ = try PackAssembler.verifyFrame(
+                    path(sha256: sha256), uncompressedLength: TarHeader.entryLength(dataSize: size),
+                    expectedSHA256: sha256)
                 verified.insert(sha256)
             } catch {
                 guard case .invalidFrame = error else { throw error }

@@ -54,8 +54,9 @@ struct PlaceholderCache: Sendable {
     /// The cached record, or nil when it is missing or incomplete.
     func cached(sha256: String) -> Record? {
         guard let bytes = try? FileSystem.readAll(recordPath(sha256: sha256)),
-              let record = Self.parse(String(decoding: bytes, as: UTF8.self)),
-              Set(record.posterBytes.keys) == Set(settings.posterSizes) else { return nil }
+            let record = Self.parse(String(decoding: bytes, as: UTF8.self)),
+            Set(record.posterBytes.keys) == Set(settings.posterSizes)
+        else { return nil }
         for (size, length) in record.posterBytes where FileSystem.fileSize(posterPath(sha256: sha256, size: size)) != length {
             return nil
         }
@@ -90,8 +91,9 @@ struct PlaceholderCache: Sendable {
             try posterFrames?.store(poster, size: size, gifSHA256: sha256, posterPath: path)
             lengths[size] = Int64(poster.count)
         }
-        let record = Record(blurHash: derived.blurHash, averageColor: derived.averageColor,
-                            stillFrameIndex: derived.stillFrameIndex, posterBytes: lengths)
+        let record = Record(
+            blurHash: derived.blurHash, averageColor: derived.averageColor,
+            stillFrameIndex: derived.stillFrameIndex, posterBytes: lengths)
         try Self.write(Array(Self.text(record).utf8), to: recordPath(sha256: sha256))
         counter.increment()
         return record

@@ -53,8 +53,9 @@ final class PosterFrameCache: Sendable {
         let extent = try FrameCache.writeFrameFile(at: destination) { sink in
             try encoder.encodeBytes(name: PosterPackDescription.path(size: size, sha256: hash), bytes: bytes, to: sink)
         }
-        let fresh = Fresh(sha256: StreamingSHA256.of(bytes), bytes: bytes.count, framePath: destination,
-                          entryLength: extent.uncompressedLength)
+        let fresh = Fresh(
+            sha256: StreamingSHA256.of(bytes), bytes: bytes.count, framePath: destination,
+            entryLength: extent.uncompressedLength)
         made.withLock { $0[Self.key(hash, size)] = fresh }
     }
 

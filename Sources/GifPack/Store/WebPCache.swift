@@ -59,7 +59,8 @@ struct WebPCache: Sendable {
     /// The cached record, or nil when it is missing or its WebP is.
     func cached(sha256: String) -> Record? {
         guard let bytes = try? FileSystem.readAll(recordPath(sha256: sha256)),
-              let record = Self.parse(String(decoding: bytes, as: UTF8.self)) else { return nil }
+            let record = Self.parse(String(decoding: bytes, as: UTF8.self))
+        else { return nil }
         if let length = record.webpBytes, FileSystem.fileSize(webpPath(sha256: sha256)) != length { return nil }
         return record
     }
@@ -88,9 +89,10 @@ struct WebPCache: Sendable {
         switch rendition.choice {
         case .webp(let webp, let settings, let comparison):
             try Self.write(webp, to: webpPath(sha256: sha256))
-            record = Record(outcome: settings.label, webpSHA256: SHA256.hash(data: webp).map { String(format: "%02x", $0) }.joined(),
-                            webpBytes: Int64(webp.count), frames: comparison.frames,
-                            meanSSIM: comparison.meanSSIM, worstSSIM: comparison.worstSSIM)
+            record = Record(
+                outcome: settings.label, webpSHA256: SHA256.hash(data: webp).map { String(format: "%02x", $0) }.joined(),
+                webpBytes: Int64(webp.count), frames: comparison.frames,
+                meanSSIM: comparison.meanSSIM, worstSSIM: comparison.worstSSIM)
         case .useGIF:
             FileSystem.remove(webpPath(sha256: sha256))
             record = Record(outcome: "gif", webpSHA256: nil, webpBytes: nil, frames: info.frameCount, meanSSIM: nil, worstSSIM: nil)
@@ -102,8 +104,10 @@ struct WebPCache: Sendable {
 
     static func text(_ record: Record) -> String {
         func value(_ double: Double?) -> String { double.map { "\($0)" } ?? "-" }
-        return [record.outcome, record.webpSHA256 ?? "-", record.webpBytes.map(String.init) ?? "-", "\(record.frames)",
-                value(record.meanSSIM), value(record.worstSSIM)].joined(separator: "\n") + "\n"
+        return [
+            record.outcome, record.webpSHA256 ?? "-", record.webpBytes.map(String.init) ?? "-", "\(record.frames)",
+            value(record.meanSSIM), value(record.worstSSIM)
+        ].joined(separator: "\n") + "\n"
     }
 
     static func parse(_ text: String) -> Record? {

@@ -24,17 +24,17 @@ package enum CrashPoint: String, Sendable, CaseIterable {
     /// True when this build contains the hook (debug builds only).
     package static var isCompiledIn: Bool {
         #if GIFPACK_CRASH_POINTS
-        true
+            true
         #else
-        false
+            false
         #endif
     }
 
     #if GIFPACK_CRASH_POINTS
-    private static let armed: String? = ProcessCalls.environment("GIFPACK_CRASH_AT")
-    private static let pausing: Set<String> = Set(
-        (ProcessCalls.environment("GIFPACK_PAUSE_AT") ?? "").split(separator: ",").map(String.init))
-    private static let pauseDirectory: String? = ProcessCalls.environment("GIFPACK_PAUSE_DIR")
+        private static let armed: String? = ProcessCalls.environment("GIFPACK_CRASH_AT")
+        private static let pausing: Set<String> = Set(
+            (ProcessCalls.environment("GIFPACK_PAUSE_AT") ?? "").split(separator: ",").map(String.init))
+        private static let pauseDirectory: String? = ProcessCalls.environment("GIFPACK_PAUSE_DIR")
     #endif
 
     @inline(__always)
@@ -48,18 +48,18 @@ package enum CrashPoint: String, Sendable, CaseIterable {
     @inline(__always)
     package static func reach(named name: String) {
         #if GIFPACK_CRASH_POINTS
-        if armed == name { ProcessCalls.killSelf() }
-        if pausing.contains(name), let directory = pauseDirectory { pause(at: name, directory: directory) }
+            if armed == name { ProcessCalls.killSelf() }
+            if pausing.contains(name), let directory = pauseDirectory { pause(at: name, directory: directory) }
         #endif
     }
 
     #if GIFPACK_CRASH_POINTS
-    private static func pause(at name: String, directory: String) {
-        let reached = SystemCalls.open("\(directory)/\(name).reached", [.writeOnly, .create, .closeOnExec], mode: 0o644)
-        if reached >= 0 { SystemCalls.close(reached) }
-        for _ in 0..<6000 where !FileSystem.exists("\(directory)/\(name).go") {
-            ProcessCalls.pause(microseconds: 20_000)
+        private static func pause(at name: String, directory: String) {
+            let reached = SystemCalls.open("\(directory)/\(name).reached", [.writeOnly, .create, .closeOnExec], mode: 0o644)
+            if reached >= 0 { SystemCalls.close(reached) }
+            for _ in 0..<6000 where !FileSystem.exists("\(directory)/\(name).go") {
+                ProcessCalls.pause(microseconds: 20_000)
+            }
         }
-    }
     #endif
 }

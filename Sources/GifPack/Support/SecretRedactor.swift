@@ -114,11 +114,13 @@ extension SecretRedactor {
         let strings = (positive: "+Infinity", negative: "-Infinity", nan: "NaN")
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.withoutEscapingSlashes]
-        encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: strings.positive, negativeInfinity: strings.negative,
-                                                                      nan: strings.nan)
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(
+            positiveInfinity: strings.positive, negativeInfinity: strings.negative,
+            nan: strings.nan)
         let decoder = JSONDecoder()
-        decoder.nonConformingFloatDecodingStrategy = .convertFromString(positiveInfinity: strings.positive, negativeInfinity: strings.negative,
-                                                                        nan: strings.nan)
+        decoder.nonConformingFloatDecodingStrategy = .convertFromString(
+            positiveInfinity: strings.positive, negativeInfinity: strings.negative,
+            nan: strings.nan)
         let data: Data
         do { data = try encoder.encode(value) } catch { throw Unredactable(description: "\(Value.self) cannot be encoded to be searched for secrets") }
         let plain = secrets.allSatisfy { $0.utf8.allSatisfy { $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") } }
@@ -139,8 +141,9 @@ extension SecretRedactor {
     /// withheld — never the report as it was.
     package func redact(_ report: BuildReport) -> BuildReport {
         do { return try redacted(report) } catch {
-            var withheld = BuildReport(generator: redact(report.generator), exitStatus: report.exitStatus,
-                                       message: "the report was withheld: it holds a secret and \(error.description)")
+            var withheld = BuildReport(
+                generator: redact(report.generator), exitStatus: report.exitStatus,
+                message: "the report was withheld: it holds a secret and \(error.description)")
             withheld.exitMeaning = redact(report.exitMeaning)
             withheld.startedAt = report.startedAt
             withheld.finishedAt = report.finishedAt

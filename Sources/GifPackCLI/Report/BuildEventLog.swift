@@ -56,56 +56,71 @@ enum BuildEventLog {
     static func entry(for event: BuildEvent) -> Entry? {
         switch event {
         case .stageStarted(let stage):
-            return Entry(level: .info, message: "stage \(stage.rawValue) started",
-                         fields: ["event": .string("stage"), "stage": .string(stage.rawValue)])
+            return Entry(
+                level: .info, message: "stage \(stage.rawValue) started",
+                fields: ["event": .string("stage"), "stage": .string(stage.rawValue)])
         case .catalogFetched(let exercises, let pages):
-            return Entry(level: .info, message: "catalog: \(exercises) exercises in \(pages) page(s)",
-                         fields: ["event": .string("catalog"), "exercises": .int(Int64(exercises)), "pages": .int(Int64(pages))])
+            return Entry(
+                level: .info, message: "catalog: \(exercises) exercises in \(pages) page(s)",
+                fields: ["event": .string("catalog"), "exercises": .int(Int64(exercises)), "pages": .int(Int64(pages))])
         case .fetchStarted:
-            return nil // the plan's line says it all, once the plan is made
+            return nil  // the plan's line says it all, once the plan is made
         case .renditionStarted(let resolution, let position, let count):
-            return Entry(level: .info, message: "fetch: \(resolution) px, resolution \(position) of \(count)",
-                         fields: ["event": .string("rendition"), "resolution": .int(Int64(resolution)),
-                                  "position": .int(Int64(position)), "count": .int(Int64(count))])
+            return Entry(
+                level: .info, message: "fetch: \(resolution) px, resolution \(position) of \(count)",
+                fields: [
+                    "event": .string("rendition"), "resolution": .int(Int64(resolution)),
+                    "position": .int(Int64(position)), "count": .int(Int64(count))
+                ])
         case .fetchPlanned(let total, let toRequest):
-            return Entry(level: .info, message: "fetch: \(total) GIFs wanted, \(toRequest) to request, \(total - toRequest) not asked for (fresh or known missing)",
-                         fields: ["event": .string("plan"), "total": .int(Int64(total)), "to_request": .int(Int64(toRequest))])
+            return Entry(
+                level: .info, message: "fetch: \(total) GIFs wanted, \(toRequest) to request, \(total - toRequest) not asked for (fresh or known missing)",
+                fields: ["event": .string("plan"), "total": .int(Int64(total)), "to_request": .int(Int64(toRequest))])
         case .attempt(let attempt):
             return attemptEntry(attempt)
         case .catalogAttempt(let attempt):
             var fields: [String: LogField] = [
                 "event": .string("catalog-attempt"), "url": .string(attempt.url), "attempt": .int(Int64(attempt.attempt)),
-                "outcome": .string(attempt.outcome.rawValue), "duration_ms": .double(milliseconds(attempt.elapsed)),
+                "outcome": .string(attempt.outcome.rawValue), "duration_ms": .double(milliseconds(attempt.elapsed))
             ]
             if let reason = attempt.reason { fields["reason"] = .string(reason) }
             if let wait = attempt.retryIn { fields["retry_in_ms"] = .double(max(0, milliseconds(wait))) }
-            let message = switch attempt.outcome {
-            case .received: "GET catalog page: received"
-            case .retry: "GET catalog page: \(attempt.reason ?? "failed"), trying again"
-            case .failed: "GET catalog page: \(attempt.reason ?? "failed"), giving up"
-            }
+            let message =
+                switch attempt.outcome {
+                case .received: "GET catalog page: received"
+                case .retry: "GET catalog page: \(attempt.reason ?? "failed"), trying again"
+                case .failed: "GET catalog page: \(attempt.reason ?? "failed"), giving up"
+                }
             return Entry(level: attempt.outcome == .received ? .debug : .info, message: message, fields: fields)
         case .gifFinished(let id, let result):
             return gifEntry(id: id, result: result)
         case .packFinished(let pack):
-            return Entry(level: .notice, message: "pack \(pack.name) v\(pack.version) \(pack.outcome): \(pack.exercises) exercises, \(pack.distinctGIFs) GIFs, \(HumanUnits.bytes(pack.bytes))",
-                         fields: ["event": .string("pack"), "pack": .string(pack.name), "version": .int(Int64(pack.version)),
-                                  "outcome": .string(pack.outcome), "bytes": .int(pack.bytes), "file": .string(pack.file),
-                                  "exercises": .int(Int64(pack.exercises)), "gifs": .int(Int64(pack.distinctGIFs))])
+            return Entry(
+                level: .notice, message: "pack \(pack.name) v\(pack.version) \(pack.outcome): \(pack.exercises) exercises, \(pack.distinctGIFs) GIFs, \(HumanUnits.bytes(pack.bytes))",
+                fields: [
+                    "event": .string("pack"), "pack": .string(pack.name), "version": .int(Int64(pack.version)),
+                    "outcome": .string(pack.outcome), "bytes": .int(pack.bytes), "file": .string(pack.file),
+                    "exercises": .int(Int64(pack.exercises)), "gifs": .int(Int64(pack.distinctGIFs))
+                ])
         case .stopped(let reason):
-            return Entry(level: .error, message: "build stopped: \(reason)",
-                         fields: ["event": .string("stopped"), "exit_status": .int(Int64(reason.exitStatus.rawValue))])
+            return Entry(
+                level: .error, message: "build stopped: \(reason)",
+                fields: ["event": .string("stopped"), "exit_status": .int(Int64(reason.exitStatus.rawValue))])
         case .finished(let report):
-            let level: LogSeverity = switch report.exitStatus {
-            case .success: .notice
-            case .partial: .warning
-            default: .error
-            }
-            return Entry(level: level, message: "build finished: \(report.message)",
-                         fields: ["event": .string("finished"), "exit_status": .int(Int64(report.exitStatus.rawValue)),
-                                  "duration_ms": .double(((report.totalSeconds ?? 0) * 1_000_000).rounded() / 1000),
-                                  "requests": .int(Int64(report.http.requests)), "downloaded": .int(Int64(report.gifs.downloaded)),
-                                  "missing": .int(Int64(report.gifs.missing))])
+            let level: LogSeverity =
+                switch report.exitStatus {
+                case .success: .notice
+                case .partial: .warning
+                default: .error
+                }
+            return Entry(
+                level: level, message: "build finished: \(report.message)",
+                fields: [
+                    "event": .string("finished"), "exit_status": .int(Int64(report.exitStatus.rawValue)),
+                    "duration_ms": .double(((report.totalSeconds ?? 0) * 1_000_000).rounded() / 1000),
+                    "requests": .int(Int64(report.http.requests)), "downloaded": .int(Int64(report.gifs.downloaded)),
+                    "missing": .int(Int64(report.gifs.missing))
+                ])
         }
     }
 
@@ -113,31 +128,38 @@ enum BuildEventLog {
         var fields: [String: LogField] = [
             "event": .string("attempt"), "exercise_id": .string(attempt.exerciseID), "url": .string(attempt.url),
             "attempt": .int(Int64(attempt.attempt)), "outcome": .string(attempt.outcome.rawValue),
-            "duration_ms": .double(milliseconds(attempt.elapsed)), "bytes": .int(attempt.bytes),
+            "duration_ms": .double(milliseconds(attempt.elapsed)), "bytes": .int(attempt.bytes)
         ]
         if let status = attempt.status { fields["status"] = .int(Int64(status)) }
         if let reason = attempt.reason { fields["reason"] = .string(reason.code) }
         if let wait = attempt.retryIn { fields["retry_in_ms"] = .double(max(0, milliseconds(wait))) }
-        let message = switch attempt.outcome {
-        case .downloaded, .notModified: "GET \(attempt.exerciseID): \(attempt.outcome.rawValue)"
-        case .retry: "GET \(attempt.exerciseID): \(attempt.reason?.code ?? "failed"), trying again"
-        case .failed: "GET \(attempt.exerciseID): \(attempt.reason?.code ?? "failed"), giving up"
-        }
+        let message =
+            switch attempt.outcome {
+            case .downloaded, .notModified: "GET \(attempt.exerciseID): \(attempt.outcome.rawValue)"
+            case .retry: "GET \(attempt.exerciseID): \(attempt.reason?.code ?? "failed"), trying again"
+            case .failed: "GET \(attempt.exerciseID): \(attempt.reason?.code ?? "failed"), giving up"
+            }
         return Entry(level: attemptLevel(attempt.outcome), message: message, fields: fields)
     }
 
     private static func gifEntry(id: String, result: GIFFetchResult) -> Entry {
         switch result {
         case .stored(let gif):
-            return Entry(level: gifLevel(result), message: "GIF \(id) stored (\(gif.origin.rawValue))",
-                         fields: ["event": .string("gif"), "exercise_id": .string(id), "outcome": .string(gif.origin.rawValue),
-                                  "sha256": .string(gif.sha256), "bytes": .int(gif.bytes)])
+            return Entry(
+                level: gifLevel(result), message: "GIF \(id) stored (\(gif.origin.rawValue))",
+                fields: [
+                    "event": .string("gif"), "exercise_id": .string(id), "outcome": .string(gif.origin.rawValue),
+                    "sha256": .string(gif.sha256), "bytes": .int(gif.bytes)
+                ])
         case .rejected(let rejection):
-            var fields: [String: LogField] = ["event": .string("gif"), "exercise_id": .string(id), "outcome": .string("rejected"),
-                                              "reason": .string(rejection.reason.code), "url": .string(rejection.url)]
+            var fields: [String: LogField] = [
+                "event": .string("gif"), "exercise_id": .string(id), "outcome": .string("rejected"),
+                "reason": .string(rejection.reason.code), "url": .string(rejection.url)
+            ]
             if let status = rejection.status { fields["status"] = .int(Int64(status)) }
-            return Entry(level: gifLevel(result), message: "GIF \(id) refused: \(rejection.reason) — \(rejection.detail)",
-                         fields: fields)
+            return Entry(
+                level: gifLevel(result), message: "GIF \(id) refused: \(rejection.reason) — \(rejection.detail)",
+                fields: fields)
         }
     }
 

@@ -53,15 +53,17 @@ struct LogRecord: Sendable, Equatable {
     static let reservedKeys = ["timestamp", "level", "label", "message"]
 
     /// Fields that lead a text line, in this order; the others follow sorted by name.
-    static let textOrder = ["event", "stage", "exercise_id", "attempt", "outcome", "status", "reason", "duration_ms",
-                            "bytes", "retry_in_ms", "url"]
+    static let textOrder = [
+        "event", "stage", "exercise_id", "attempt", "outcome", "status", "reason", "duration_ms",
+        "bytes", "retry_in_ms", "url"
+    ]
 
     func jsonLine(redactor: SecretRedactor) -> String {
         var members = [
             ("timestamp", LogJSONText.string(BuildReport.timestamp(timestamp))),
             ("level", LogJSONText.string(level.rawValue)),
             ("label", LogJSONText.string(redactor.redact(label))),
-            ("message", LogJSONText.string(redactor.redact(message))),
+            ("message", LogJSONText.string(redactor.redact(message)))
         ]
         for key in fields.keys.sorted() {
             let name = LogRecord.reservedKeys.contains(key) ? "_" + key : key
@@ -72,10 +74,12 @@ struct LogRecord: Sendable, Equatable {
 
     func textLine(color: Bool, redactor: SecretRedactor) -> String {
         let levelText = level.rawValue.padding(toLength: 7, withPad: " ", startingAt: 0)
-        var line = BuildReport.timestamp(timestamp) + " "
+        var line =
+            BuildReport.timestamp(timestamp) + " "
             + (color ? "\u{1B}[\(LogRecord.colorCode(level))m\(levelText)\u{1B}[0m" : levelText)
             + " " + PlainText.escaped(redactor.redact(message))
-        let ordered = LogRecord.textOrder.filter { fields[$0] != nil }
+        let ordered =
+            LogRecord.textOrder.filter { fields[$0] != nil }
             + fields.keys.filter { !LogRecord.textOrder.contains($0) }.sorted()
         for key in ordered {
             line += " " + PlainText.escaped(redactor.redact(key)) + "=" + PlainText.fieldValue(fields[key]!, redactor: redactor)

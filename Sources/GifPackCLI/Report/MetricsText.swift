@@ -28,48 +28,63 @@ enum MetricsText {
     static func render(_ report: BuildReport, finishedAt: Date, previousLastSuccess: Double?) -> String {
         var out = MetricsBuilder()
         let now = finishedAt.timeIntervalSince1970
-        out.gauge("build_duration_seconds", "Wall-clock duration of the last build.",
-                  [([], report.totalSeconds ?? 0)])
-        out.gauge("build_stage_duration_seconds", "Duration of each stage of the last build that ran.",
-                  BuildStage.allCases.compactMap { stage in report.seconds(of: stage).map { ([("stage", stage.rawValue)], $0) } })
+        out.gauge(
+            "build_duration_seconds", "Wall-clock duration of the last build.",
+            [([], report.totalSeconds ?? 0)])
+        out.gauge(
+            "build_stage_duration_seconds", "Duration of each stage of the last build that ran.",
+            BuildStage.allCases.compactMap { stage in report.seconds(of: stage).map { ([("stage", stage.rawValue)], $0) } })
         out.gauge("last_run_timestamp_seconds", "Unix time the last build finished.", [([], now)])
-        out.gauge("last_success_timestamp_seconds",
-                  "Unix time of the last build that published or found its packs current (exit status 0 or 3); 0 if none yet.",
-                  [([], isSuccess(report.exitStatus) ? now : (previousLastSuccess ?? 0))])
-        out.gauge("exit_status", "Exit status of the last build (0 ok, 1 failed, 2 usage, 3 partial, 4 key rejected, 5 quota, 6 locked).",
-                  [([], Double(report.exitStatus.rawValue))])
+        out.gauge(
+            "last_success_timestamp_seconds",
+            "Unix time of the last build that published or found its packs current (exit status 0 or 3); 0 if none yet.",
+            [([], isSuccess(report.exitStatus) ? now : (previousLastSuccess ?? 0))])
+        out.gauge(
+            "exit_status", "Exit status of the last build (0 ok, 1 failed, 2 usage, 3 partial, 4 key rejected, 5 quota, 6 locked).",
+            [([], Double(report.exitStatus.rawValue))])
 
         let gifs = report.gifs
         out.gauge("gifs_wanted", "Exercises selected by at least one pack in the last build.", [([], Double(gifs.wanted))])
-        out.gauge("gifs", "GIFs of the last build by outcome; the outcomes add up to gifpack_gifs_wanted.", [
-            ([("outcome", "downloaded")], Double(gifs.downloaded)),
-            ([("outcome", "not_modified")], Double(gifs.notModified)),
-            ([("outcome", "skipped_fresh")], Double(gifs.skippedFresh)),
-            ([("outcome", "reused_last_good")], Double(gifs.reusedLastGood)),
-            ([("outcome", "missing")], Double(gifs.missing)),
-        ])
-        out.gauge("gifs_deduplicated", "Downloaded GIFs whose bytes were already stored (another exercise's or an earlier build's).",
-                  [([], Double(gifs.deduplicated))])
-        out.gauge("gifs_rejected", "GIFs refused in the last build, by reason.",
-                  gifs.rejectedByReason.sorted { $0.key < $1.key }.map { ([("reason", $0.key)], Double($0.value)) })
-        out.gauge("downloaded_bytes", "Bytes of GIF bodies downloaded and validated by the last build.",
-                  [([], Double(gifs.bytesDownloaded))])
+        out.gauge(
+            "gifs", "GIFs of the last build by outcome; the outcomes add up to gifpack_gifs_wanted.",
+            [
+                ([("outcome", "downloaded")], Double(gifs.downloaded)),
+                ([("outcome", "not_modified")], Double(gifs.notModified)),
+                ([("outcome", "skipped_fresh")], Double(gifs.skippedFresh)),
+                ([("outcome", "reused_last_good")], Double(gifs.reusedLastGood)),
+                ([("outcome", "missing")], Double(gifs.missing))
+            ])
+        out.gauge(
+            "gifs_deduplicated", "Downloaded GIFs whose bytes were already stored (another exercise's or an earlier build's).",
+            [([], Double(gifs.deduplicated))])
+        out.gauge(
+            "gifs_rejected", "GIFs refused in the last build, by reason.",
+            gifs.rejectedByReason.sorted { $0.key < $1.key }.map { ([("reason", $0.key)], Double($0.value)) })
+        out.gauge(
+            "downloaded_bytes", "Bytes of GIF bodies downloaded and validated by the last build.",
+            [([], Double(gifs.bytesDownloaded))])
 
-        out.gauge("pack_bytes", "Size of each pack file the index lists after the last build.",
-                  report.packs.map { ([("pack", $0.name)], Double($0.bytes)) })
-        out.gauge("pack_version", "Version of each pack the index lists after the last build.",
-                  report.packs.map { ([("pack", $0.name)], Double($0.version)) })
-        out.gauge("pack_published", "1 if the last build published a new version of the pack, 0 if it was unchanged.",
-                  report.packs.map { ([("pack", $0.name)], $0.isNewVersion ? 1 : 0) })
-        out.gauge("pack_exercises_missing", "Exercises of each pack without a GIF after the last build.",
-                  report.packs.map { ([("pack", $0.name)], Double($0.missing)) })
+        out.gauge(
+            "pack_bytes", "Size of each pack file the index lists after the last build.",
+            report.packs.map { ([("pack", $0.name)], Double($0.bytes)) })
+        out.gauge(
+            "pack_version", "Version of each pack the index lists after the last build.",
+            report.packs.map { ([("pack", $0.name)], Double($0.version)) })
+        out.gauge(
+            "pack_published", "1 if the last build published a new version of the pack, 0 if it was unchanged.",
+            report.packs.map { ([("pack", $0.name)], $0.isNewVersion ? 1 : 0) })
+        out.gauge(
+            "pack_exercises_missing", "Exercises of each pack without a GIF after the last build.",
+            report.packs.map { ([("pack", $0.name)], Double($0.missing)) })
 
-        out.gauge("requests", "HTTP requests the last build sent (catalog pages included, retries included).",
-                  [([], Double(report.http.requests))])
+        out.gauge(
+            "requests", "HTTP requests the last build sent (catalog pages included, retries included).",
+            [([], Double(report.http.requests))])
         out.gauge("retries", "Requests of the last build that were tried again.", [([], Double(report.http.retries))])
         out.gauge("rate_limited", "HTTP 429 answers the last build got.", [([], Double(report.http.rateLimited))])
-        out.gauge("quota_remaining", "API requests left (x-ratelimit-requests-remaining) at the end of the last build.",
-                  report.http.quotaRemaining.map { [([], Double($0))] } ?? [])
+        out.gauge(
+            "quota_remaining", "API requests left (x-ratelimit-requests-remaining) at the end of the last build.",
+            report.http.quotaRemaining.map { [([], Double($0))] } ?? [])
         return out.text
     }
 

@@ -38,7 +38,7 @@ enum ProgressLine {
             Part(text: snapshot.bytesPerSecond.map(HumanUnits.rate) ?? "- B/s", priority: 4, color: nil),
             Part(text: "ETA " + (snapshot.etaSeconds.map(HumanUnits.duration) ?? "-"), priority: 2, color: nil),
             Part(text: "retries \(snapshot.retries)", priority: 7, color: color && snapshot.retries > 0 ? "33" : nil),
-            Part(text: "failed \(snapshot.failures)", priority: 3, color: color && snapshot.failures > 0 ? "31" : nil),
+            Part(text: "failed \(snapshot.failures)", priority: 3, color: color && snapshot.failures > 0 ? "31" : nil)
         ]
         while parts.count > 1, visibleLength(parts) > budget {
             let drop = parts.indices.max { parts[$0].priority < parts[$1].priority }!

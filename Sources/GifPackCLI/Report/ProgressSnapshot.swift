@@ -38,9 +38,11 @@ struct ProgressSnapshot: Sendable, Equatable {
     /// Seconds since the current stage started.
     var stageSeconds: Double
 
-    init(stage: BuildStage? = nil, total: Int? = nil, done: Int = 0, toRequest: Int = 0, requestedDone: Int = 0,
-                bytesDownloaded: Int64 = 0, retries: Int = 0, failures: Int = 0, packsDone: Int = 0,
-                fetchSeconds: Double = 0, stageSeconds: Double = 0) {
+    init(
+        stage: BuildStage? = nil, total: Int? = nil, done: Int = 0, toRequest: Int = 0, requestedDone: Int = 0,
+        bytesDownloaded: Int64 = 0, retries: Int = 0, failures: Int = 0, packsDone: Int = 0,
+        fetchSeconds: Double = 0, stageSeconds: Double = 0
+    ) {
         self.stage = stage
         self.total = total
         self.done = done

@@ -17,10 +17,10 @@ enum StepOutputs {
         let newVersions = published ? report.packs.filter(\.isNewVersion) : []
         // Pack names are [a-z0-9_-] (the manifest checks them): nothing here can break a line.
         return """
-        published=\(!newVersions.isEmpty)
-        exit-status=\(report.exitStatus.rawValue)
-        packs=\(newVersions.map { "\($0.name)-v\($0.version)" }.joined(separator: " "))
+            published=\(!newVersions.isEmpty)
+            exit-status=\(report.exitStatus.rawValue)
+            packs=\(newVersions.map { "\($0.name)-v\($0.version)" }.joined(separator: " "))
 
-        """
+            """
     }
 }

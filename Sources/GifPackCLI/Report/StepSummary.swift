@@ -24,7 +24,7 @@ enum StepSummary {
             "| downloaded | \(gifs.downloaded) (\(gifs.deduplicated) deduplicated, \(HumanUnits.bytes(gifs.bytesDownloaded))) |",
             "| not modified | \(gifs.notModified) |",
             "| skipped as fresh | \(gifs.skippedFresh) |",
-            "| reused last good | \(gifs.reusedLastGood) |",
+            "| reused last good | \(gifs.reusedLastGood) |"
         ]
         let reasons = gifs.rejectedByReason.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")
         lines.append("| missing | \(gifs.missing)\(reasons.isEmpty ? "" : " (\(cell(reasons)))") |")
@@ -32,7 +32,9 @@ enum StepSummary {
             lines += ["", "| pack | version | result | exercises | GIFs | size | ratio |", "|:--|--:|:--|--:|--:|--:|--:|"]
             for pack in report.packs {
                 let ratio = pack.compressionRatio.map { String(format: "%.2f", $0) } ?? "-"
-                lines.append("| \(cell(pack.name)) | \(pack.version) | \(pack.isNewVersion ? "new version" : "unchanged") | \(pack.exercises) | \(pack.distinctGIFs) | \(HumanUnits.bytes(pack.bytes)) | \(ratio) |")
+                lines.append(
+                    "| \(cell(pack.name)) | \(pack.version) | \(pack.isNewVersion ? "new version" : "unchanged") | \(pack.exercises) | \(pack.distinctGIFs) | \(HumanUnits.bytes(pack.bytes)) | \(ratio) |"
+                )
             }
         }
         let quota = report.http.quotaRemaining.map { ", quota left \($0)" } ?? ""

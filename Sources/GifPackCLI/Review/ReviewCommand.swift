@@ -11,21 +11,21 @@ struct ReviewCommand: AsyncParsableCommand {
         commandName: "review",
         abstract: "Write a static release-review page: what a new version changes, in pictures.",
         discussion: """
-        OLD and NEW are output folders, index files or http(s) index URLs; with NEW alone the page \
-        reviews a first release. DIR gets index.html (the summary: versions, sequence, signer, expiry, \
-        exercises added, changed, removed and missing, bytes per pack before and after, what an app's \
-        upgrade downloads; then tiles of each section, changed ones before and after side by side, the \
-        animation on hover or click, and a "look again" list of what automatic checks flag: the first 24 of each), every section's \
-        tiles on pages of their own (--page-size a page), a gallery of the new version per pack, review.css \
-        and the images, img/<sha256>.gif. Nothing on the page comes from the network: open DIR/index.html from \
-        the disk, or serve DIR from any static host. Remote packs are downloaded (and verified) into a \
-        temporary folder; posters are shown for local folders only.
+            OLD and NEW are output folders, index files or http(s) index URLs; with NEW alone the page \
+            reviews a first release. DIR gets index.html (the summary: versions, sequence, signer, expiry, \
+            exercises added, changed, removed and missing, bytes per pack before and after, what an app's \
+            upgrade downloads; then tiles of each section, changed ones before and after side by side, the \
+            animation on hover or click, and a "look again" list of what automatic checks flag: the first 24 of each), every section's \
+            tiles on pages of their own (--page-size a page), a gallery of the new version per pack, review.css \
+            and the images, img/<sha256>.gif. Nothing on the page comes from the network: open DIR/index.html from \
+            the disk, or serve DIR from any static host. Remote packs are downloaded (and verified) into a \
+            temporary folder; posters are shown for local folders only.
 
-        Examples:
-          gifpack review old-dist/ dist/ --html review/
-          gifpack review https://cdn.example.com/gifpack/index.json dist/ --html review/ --trusted-key gifpack.pub
-          gifpack review dist/ --html review/        # a first release
-        """
+            Examples:
+              gifpack review old-dist/ dist/ --html review/
+              gifpack review https://cdn.example.com/gifpack/index.json dist/ --html review/ --trusted-key gifpack.pub
+              gifpack review dist/ --html review/        # a first release
+            """
     )
 
     @Argument(help: ArgumentHelp("[OLD] NEW: output folders, index files or index URLs.", valueName: "index"))
@@ -51,8 +51,9 @@ struct ReviewCommand: AsyncParsableCommand {
         let indexTrust = try trust.load()
         let summary: ReviewPage.Summary
         do {
-            summary = try await Self.review(old: releases.count == 2 ? releases[0] : nil, new: releases[releases.count - 1],
-                                            html: html, trust: indexTrust, pageSize: pageSize)
+            summary = try await Self.review(
+                old: releases.count == 2 ? releases[0] : nil, new: releases[releases.count - 1],
+                html: html, trust: indexTrust, pageSize: pageSize)
         } catch {
             Terminal.error("gifpack: review: \(error)")
             throw ExitCode(1)
@@ -82,12 +83,15 @@ struct ReviewCommand: AsyncParsableCommand {
     }
 
     static func lines(_ summary: ReviewPage.Summary, html: String) -> [String] {
-        var lines = ["review: \(TerminalText.escaped(html, maxScalars: 200))/index.html — \(summary.exercises) exercises: "
-                     + "\(summary.added) added, \(summary.changed) changed, \(summary.removed) removed, \(summary.missing) missing, "
-                     + "\(summary.flagged) to look again (\(summary.pages) page(s))"]
+        var lines = [
+            "review: \(TerminalText.escaped(html, maxScalars: 200))/index.html — \(summary.exercises) exercises: "
+                + "\(summary.added) added, \(summary.changed) changed, \(summary.removed) removed, \(summary.missing) missing, "
+                + "\(summary.flagged) to look again (\(summary.pages) page(s))"
+        ]
         if !summary.problems.isEmpty {
-            lines.append("not shown (\(summary.problems.count)): " + TerminalText.escaped(summary.problems[0], maxScalars: 200)
-                         + (summary.problems.count > 1 ? " …" : ""))
+            lines.append(
+                "not shown (\(summary.problems.count)): " + TerminalText.escaped(summary.problems[0], maxScalars: 200)
+                    + (summary.problems.count > 1 ? " …" : ""))
         }
         return lines
     }

@@ -31,7 +31,8 @@ struct ReviewSide: Sendable {
             let (index, sha256) = try await BlockingWork.run("gifpack.index") { () throws(PackClientError) in
                 try PackIndexSource.streamFile(path, limits: localLimits)
             }
-            let signer = try await source.loadSignature(forSHA256: sha256, client: client)
+            let signer =
+                try await source.loadSignature(forSHA256: sha256, client: client)
                 .map { "key \(try Self.keyID($0)) (not verified: no --trusted-key)" } ?? "unsigned"
             return ReviewSide(source: source, index: index, signer: signer)
         }
@@ -102,8 +103,9 @@ struct ReviewSide: Sendable {
         // A local output's report.json says why exercises have no GIF.
         var reasons: [String: String] = [:]
         if case .file(let path) = source.location { reasons = ReviewRelease.missingReasons(reportAt: PathText.parent(path) + "/report.json") }
-        return ReviewRelease(index: index, location: source.description, signer: signer,
-                             content: ReaderContent(packs: packs, posters: posters), missingReasons: reasons)
+        return ReviewRelease(
+            index: index, location: source.description, signer: signer,
+            content: ReaderContent(packs: packs, posters: posters), missingReasons: reasons)
     }
 }
 

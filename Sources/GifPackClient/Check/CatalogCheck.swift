@@ -14,12 +14,15 @@ import GifPackIndexReader
 enum CatalogCheck {
     static func read(pack: PackDescription, reader: PackFrameReader) throws(PackClientError) -> PackCatalog {
         let name = SafePath.printable(pack.name)
-        let bytes = try IndexedEntry.readAll(pack.catalog, sha256: pack.contentDigest, image: nil, pack: name,
-                                             reader: reader)
+        let bytes = try IndexedEntry.readAll(
+            pack.catalog, sha256: pack.contentDigest, image: nil, pack: name,
+            reader: reader)
         let catalog: PackCatalog
         do { catalog = try PackCatalog.decode(from: bytes) } catch {
-            throw .rejected(PackRejection(.catalogMismatch, pack: name, entry: PackCatalog.path,
-                                          detail: "catalog.json does not decode: \(JSONValueDecoder.describe(error))"))
+            throw .rejected(
+                PackRejection(
+                    .catalogMismatch, pack: name, entry: PackCatalog.path,
+                    detail: "catalog.json does not decode: \(JSONValueDecoder.describe(error))"))
         }
         if let problem = problems(catalog, pack: pack).first { throw .rejected(problem) }
         return catalog
@@ -30,12 +33,16 @@ enum CatalogCheck {
         let name = SafePath.printable(pack.name)
         var problems: [PackRejection] = []
         if !catalog.formatVersion.isReadable {
-            problems.append(PackRejection(.catalogMismatch, pack: name, entry: PackCatalog.path,
-                                          detail: "catalog format version \(catalog.formatVersion) is not readable"))
+            problems.append(
+                PackRejection(
+                    .catalogMismatch, pack: name, entry: PackCatalog.path,
+                    detail: "catalog format version \(catalog.formatVersion) is not readable"))
         }
         if catalog.pack != pack.name {
-            problems.append(PackRejection(.catalogMismatch, pack: name, entry: PackCatalog.path,
-                                          detail: "the catalog is for pack \(SafePath.printable(catalog.pack))"))
+            problems.append(
+                PackRejection(
+                    .catalogMismatch, pack: name, entry: PackCatalog.path,
+                    detail: "the catalog is for pack \(SafePath.printable(catalog.pack))"))
         }
         return problems
     }
@@ -62,8 +69,10 @@ enum CatalogCheck {
         let formats = Dictionary(pack.gifs.map { ($0.sha256, $0.imageFormat) }, uniquingKeysWith: { first, _ in first })
         for exercise in catalog.exercises {
             guard let gif = exercise.gif, let format = formats[gif.sha256], format != (gif.format ?? .gif) else { continue }
-            problems.append(problem("exercise \(SafePath.printable(exercise.id)): the catalog says format \(SafePath.printable(gif.format?.rawValue ?? "gif")), "
-                                    + "the index \(format.rawValue)"))
+            problems.append(
+                problem(
+                    "exercise \(SafePath.printable(exercise.id)): the catalog says format \(SafePath.printable(gif.format?.rawValue ?? "gif")), "
+                        + "the index \(format.rawValue)"))
         }
         return problems
     }

@@ -22,9 +22,11 @@ enum EntryReading {
         var prefix: [UInt8]
     }
 
-    static func read(reader: PackFrameReader, pack: String, entry: String, frameOffset: Int64, frameLength: Int64,
-                     maxSize: Int64, validate: (TarHeader) -> PackRejection?,
-                     into consumer: (UnsafeRawBufferPointer) throws(PackReadError) -> Void) throws(PackClientError) -> Result {
+    static func read(
+        reader: PackFrameReader, pack: String, entry: String, frameOffset: Int64, frameLength: Int64,
+        maxSize: Int64, validate: (TarHeader) -> PackRejection?,
+        into consumer: (UnsafeRawBufferPointer) throws(PackReadError) -> Void
+    ) throws(PackClientError) -> Result {
         var headerProblem: PackRejection?
         var digest = StreamingSHA256()
         var prefix: [UInt8] = []
@@ -59,11 +61,13 @@ enum EntryReading {
         }
         switch header.typeflag {
         case UInt8(ascii: "1"):
-            return PackRejection(.link, pack: pack, entry: name,
-                                 detail: "entry is a hard link to \(SafePath.printable(header.linkName))")
+            return PackRejection(
+                .link, pack: pack, entry: name,
+                detail: "entry is a hard link to \(SafePath.printable(header.linkName))")
         case UInt8(ascii: "2"):
-            return PackRejection(.link, pack: pack, entry: name,
-                                 detail: "entry is a symbolic link to \(SafePath.printable(header.linkName))")
+            return PackRejection(
+                .link, pack: pack, entry: name,
+                detail: "entry is a symbolic link to \(SafePath.printable(header.linkName))")
         case UInt8(ascii: "3"), UInt8(ascii: "4"):
             return PackRejection(.deviceFile, pack: pack, entry: name, detail: "entry is a device file")
         case UInt8(ascii: "6"):
@@ -71,8 +75,9 @@ enum EntryReading {
         default:
             guard header.isRegularFile else {
                 let type = String(decoding: [header.typeflag], as: UTF8.self)
-                return PackRejection(.notARegularFile, pack: pack, entry: name,
-                                     detail: "entry has tar type \"\(SafePath.printable(type))\", not a regular file")
+                return PackRejection(
+                    .notARegularFile, pack: pack, entry: name,
+                    detail: "entry has tar type \"\(SafePath.printable(type))\", not a regular file")
             }
             return nil
         }
@@ -94,8 +99,10 @@ enum EntryReading {
             throw translate(error, pack: pack, entry: path, readerPath: path)
         }
         guard size == expectedBytes else {
-            throw .rejected(PackRejection(.packSize, pack: pack, entry: path,
-                                          detail: "the file is \(size) bytes, the index says \(expectedBytes)"))
+            throw .rejected(
+                PackRejection(
+                    .packSize, pack: pack, entry: path,
+                    detail: "the file is \(size) bytes, the index says \(expectedBytes)"))
         }
         return reader
     }
@@ -108,8 +115,10 @@ enum EntryReading {
         case let .notRegularFile(path, kind):
             return .unreadable(location: path, detail: "not a regular file (\(kind))")
         case let .frameTooLarge(offset, limit):
-            return .rejected(PackRejection(.bomb, pack: pack, entry: entry,
-                                           detail: "the frame at offset \(offset) decompresses to more than the \(limit) bytes the index allows"))
+            return .rejected(
+                PackRejection(
+                    .bomb, pack: pack, entry: entry,
+                    detail: "the frame at offset \(offset) decompresses to more than the \(limit) bytes the index allows"))
         case .badTarHeader(let detail):
             return .rejected(PackRejection(.badEntry, pack: pack, entry: entry, detail: detail))
         case .notZstd, .badFrameHeader, .checksumMismatch, .corruptFrame, .truncatedFrame, .trailingData:

@@ -65,13 +65,15 @@ enum FrameLayoutCheck {
             return problems
         }
         for frame in frames.dropLast() where !listed.contains(frame.offset) {
-            add(.unlistedEntry, "frame@\(frame.offset)",
+            add(
+                .unlistedEntry, "frame@\(frame.offset)",
                 "the frame at offset \(frame.offset) (\(frame.compressedLength) bytes, declaring \(frame.contentSize.map(String.init) ?? "no") content size) is not listed in the index")
         }
         if listed.contains(last.offset) {
             add(.badFrame, nil, "the pack lacks its end-of-archive frame")
         } else if last.contentSize != endOfArchiveSize {
-            add(.unlistedEntry, "frame@\(last.offset)",
+            add(
+                .unlistedEntry, "frame@\(last.offset)",
                 "the last frame declares \(last.contentSize.map(String.init) ?? "no") content size, not the \(endOfArchiveSize)-byte end-of-archive marker")
         }
         return problems

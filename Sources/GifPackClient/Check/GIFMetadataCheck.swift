@@ -19,8 +19,10 @@ enum GIFMetadataCheck {
         var loopCount: Int?
     }
 
-    static func problems(bytes: [UInt8], metadata: GIFMetadata?, side: Int? = nil, format: ImageFormat = .gif, pack: String,
-                         entry: String) -> [PackRejection] {
+    static func problems(
+        bytes: [UInt8], metadata: GIFMetadata?, side: Int? = nil, format: ImageFormat = .gif, pack: String,
+        entry: String
+    ) -> [PackRejection] {
         switch walk(bytes, format: format, pack: pack, entry: entry) {
         case .failure(let problem): [problem]
         case .success(let walked): compare(walked, byteCount: Int64(bytes.count), metadata: metadata, side: side, format: format, pack: pack, entry: entry)
@@ -29,8 +31,10 @@ enum GIFMetadataCheck {
 
     /// The same for an image already written to `path`, read back whole: the installer wrote it from
     /// an entry whose size the index bounds and whose SHA-256 it checked.
-    static func problems(file path: String, metadata: GIFMetadata?, side: Int? = nil, format: ImageFormat = .gif, pack: String,
-                         entry: String) -> [PackRejection] {
+    static func problems(
+        file path: String, metadata: GIFMetadata?, side: Int? = nil, format: ImageFormat = .gif, pack: String,
+        entry: String
+    ) -> [PackRejection] {
         let bytes: [UInt8]
         do {
             let reader = try PackFrameReader(path: path)
@@ -41,8 +45,9 @@ enum GIFMetadataCheck {
         switch walk(bytes, format: format, pack: pack, entry: entry) {
         case .failure(let problem): return [problem]
         case .success(let walked):
-            return compare(walked, byteCount: FileOps.regularFileSize(path) ?? -1, metadata: metadata, side: side, format: format, pack: pack,
-                           entry: entry)
+            return compare(
+                walked, byteCount: FileOps.regularFileSize(path) ?? -1, metadata: metadata, side: side, format: format, pack: pack,
+                entry: entry)
         }
     }
 
@@ -50,28 +55,37 @@ enum GIFMetadataCheck {
         if format == .webp {
             do {
                 let info = try WebPWalker.inspect(bytes: bytes)
-                return .success(Walked(width: info.width, height: info.height, frames: info.frameCount,
-                                       durationMilliseconds: info.durationMilliseconds, loopCount: info.loopCount))
+                return .success(
+                    Walked(
+                        width: info.width, height: info.height, frames: info.frameCount,
+                        durationMilliseconds: info.durationMilliseconds, loopCount: info.loopCount))
             } catch {
                 return .failure(PackRejection(.notAWebP, pack: pack, entry: entry, detail: "the WebP container is refused: \(error)"))
             }
         }
         do {
             let info = try GIFWalker.inspect(bytes: bytes)
-            return .success(Walked(width: info.width, height: info.height, frames: info.frameCount,
-                                   durationMilliseconds: info.durationMilliseconds, loopCount: info.loopCount))
+            return .success(
+                Walked(
+                    width: info.width, height: info.height, frames: info.frameCount,
+                    durationMilliseconds: info.durationMilliseconds, loopCount: info.loopCount))
         } catch {
             return .failure(PackRejection(.notAGIF, pack: pack, entry: entry, detail: "does not decode: \(error)"))
         }
     }
 
     /// `side`: a rendition pack's resolution, the larger side its GIFs' logical screens must have.
-    private static func compare(_ info: Walked, byteCount: Int64, metadata: GIFMetadata?, side: Int?, format: ImageFormat, pack: String,
-                                entry: String) -> [PackRejection] {
+    private static func compare(
+        _ info: Walked, byteCount: Int64, metadata: GIFMetadata?, side: Int?, format: ImageFormat, pack: String,
+        entry: String
+    ) -> [PackRejection] {
         let kind = format == .webp ? "WebP" : "GIF"
         if let side, max(info.width, info.height) != side {
-            return [PackRejection(.wrongResolution, pack: pack, entry: entry,
-                                  detail: "the \(kind) is \(info.width)×\(info.height), not the pack's resolution of \(side) px")]
+            return [
+                PackRejection(
+                    .wrongResolution, pack: pack, entry: entry,
+                    detail: "the \(kind) is \(info.width)×\(info.height), not the pack's resolution of \(side) px")
+            ]
         }
         guard let metadata else { return [] }
         var differences: [String] = []
@@ -88,7 +102,10 @@ enum GIFMetadataCheck {
             differences.append("loop count \(metadata.loopCount.map(String.init) ?? "none") vs \(info.loopCount.map(String.init) ?? "none")")
         }
         guard !differences.isEmpty else { return [] }
-        return [PackRejection(.catalogMismatch, pack: pack, entry: entry,
-                              detail: "catalog.json vs the decoded \(kind): " + differences.joined(separator: ", "))]
+        return [
+            PackRejection(
+                .catalogMismatch, pack: pack, entry: entry,
+                detail: "catalog.json vs the decoded \(kind): " + differences.joined(separator: ", "))
+        ]
     }
 }

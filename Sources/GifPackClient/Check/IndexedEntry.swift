@@ -17,9 +17,11 @@ import GifPackIndexReader
 /// let bytes = try IndexedEntry.readAll(gif.location, sha256: gif.sha256, image: gif.imageFormat, pack: "all", reader: reader)
 /// ```
 enum IndexedEntry {
-    static func read(_ location: EntryLocation, sha256 expected: String, image: ImageFormat?, side: Int? = nil, pack: String,
-                     reader: PackFrameReader,
-                     into consumer: (UnsafeRawBufferPointer) throws(PackReadError) -> Void) throws(PackClientError) {
+    static func read(
+        _ location: EntryLocation, sha256 expected: String, image: ImageFormat?, side: Int? = nil, pack: String,
+        reader: PackFrameReader,
+        into consumer: (UnsafeRawBufferPointer) throws(PackReadError) -> Void
+    ) throws(PackClientError) {
         let entry = SafePath.printable(location.path)
         let allowed = TarHeader.entryLength(dataSize: location.size) - Int64(TarHeader.blockSize)
         let result = try EntryReading.read(
@@ -27,8 +29,10 @@ enum IndexedEntry {
             frameLength: location.frameLength, maxSize: allowed,
             validate: { header in headerProblem(header, location: location, pack: pack) }, into: consumer)
         guard result.sha256 == expected else {
-            throw .rejected(PackRejection(.hashMismatch, pack: pack, entry: entry,
-                                          detail: "the data hashes to \(result.sha256), the index says \(expected)"))
+            throw .rejected(
+                PackRejection(
+                    .hashMismatch, pack: pack, entry: entry,
+                    detail: "the data hashes to \(result.sha256), the index says \(expected)"))
         }
         guard let image else { return }
         if image == .webp {
@@ -61,13 +65,16 @@ enum IndexedEntry {
         let width = Int(prefix[6]) | Int(prefix[7]) << 8
         let height = Int(prefix[8]) | Int(prefix[9]) << 8
         guard max(width, height) != side else { return nil }
-        return PackRejection(.wrongResolution, pack: pack, entry: entry,
-                             detail: "the GIF is \(width)×\(height), not the pack's resolution of \(side) px")
+        return PackRejection(
+            .wrongResolution, pack: pack, entry: entry,
+            detail: "the GIF is \(width)×\(height), not the pack's resolution of \(side) px")
     }
 
     /// Reads the entry into memory (a WebP's container walked too).
-    static func readAll(_ location: EntryLocation, sha256: String, image: ImageFormat?, side: Int? = nil, pack: String,
-                        reader: PackFrameReader) throws(PackClientError) -> [UInt8] {
+    static func readAll(
+        _ location: EntryLocation, sha256: String, image: ImageFormat?, side: Int? = nil, pack: String,
+        reader: PackFrameReader
+    ) throws(PackClientError) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(Int(max(0, location.size)))
         try read(location, sha256: sha256, image: image, side: side, pack: pack, reader: reader) { chunk in
@@ -81,16 +88,19 @@ enum IndexedEntry {
         if let problem = EntryReading.unsafeHeaderProblem(header, pack: pack) { return problem }
         let name = SafePath.printable(header.name)
         guard header.name == location.path else {
-            return PackRejection(.entryMismatch, pack: pack, entry: name,
-                                 detail: "the frame holds \(name) where the index puts \(SafePath.printable(location.path))")
+            return PackRejection(
+                .entryMismatch, pack: pack, entry: name,
+                detail: "the frame holds \(name) where the index puts \(SafePath.printable(location.path))")
         }
         if header.size > location.size {
-            return PackRejection(.oversize, pack: pack, entry: name,
-                                 detail: "the entry is \(header.size) bytes, the index says \(location.size)")
+            return PackRejection(
+                .oversize, pack: pack, entry: name,
+                detail: "the entry is \(header.size) bytes, the index says \(location.size)")
         }
         if header.size < location.size {
-            return PackRejection(.sizeMismatch, pack: pack, entry: name,
-                                 detail: "the entry is \(header.size) bytes, the index says \(location.size)")
+            return PackRejection(
+                .sizeMismatch, pack: pack, entry: name,
+                detail: "the entry is \(header.size) bytes, the index says \(location.size)")
         }
         return nil
     }

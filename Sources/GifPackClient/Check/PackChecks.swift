@@ -38,8 +38,10 @@ enum PackChecks {
         return overflow ? PackFileScan.maxFrames(limits) : min(expected, PackFileScan.maxFrames(limits))
     }
 
-    static func structure(path: String, pack: PackDescription, limits: PackLimits,
-                          report: (PackRejection) throws(PackClientError) -> Void) throws(PackClientError) -> Opened? {
+    static func structure(
+        path: String, pack: PackDescription, limits: PackLimits,
+        report: (PackRejection) throws(PackClientError) -> Void
+    ) throws(PackClientError) -> Opened? {
         let name = SafePath.printable(pack.name)
         let descriptionProblems = PackDescriptionCheck.problems(in: pack, limits: limits)
         for problem in descriptionProblems { try report(problem) }
@@ -58,8 +60,10 @@ enum PackChecks {
         var uncompressed: Int64 = 0
         for frame in frames { uncompressed = uncompressed.addingReportingOverflow(frame.contentSize ?? 0).partialValue }
         if uncompressed != pack.uncompressedBytes {
-            try report(PackRejection(.sizeMismatch, pack: name,
-                                     detail: "the frames hold \(uncompressed) bytes, uncompressedBytes says \(pack.uncompressedBytes)"))
+            try report(
+                PackRejection(
+                    .sizeMismatch, pack: name,
+                    detail: "the frames hold \(uncompressed) bytes, uncompressedBytes says \(pack.uncompressedBytes)"))
         }
         if let last = frames.last, let problem = EndOfArchiveCheck.problem(path: path, frame: last, pack: name) {
             try report(problem)
@@ -82,8 +86,10 @@ enum PackChecks {
 
     /// The image (already read through ``IndexedEntry``, so its hash is right) walked — a GIF decoded,
     /// a WebP's container (format 1.4) — and compared with its catalog record.
-    static func gifProblems(_ gif: GIFSource, metadata: GIFMetadata?, side: Int? = nil, format: ImageFormat, pack: String,
-                            entry: String) -> [PackRejection] {
+    static func gifProblems(
+        _ gif: GIFSource, metadata: GIFMetadata?, side: Int? = nil, format: ImageFormat, pack: String,
+        entry: String
+    ) -> [PackRejection] {
         switch gif {
         case .bytes(let bytes): GIFMetadataCheck.problems(bytes: bytes, metadata: metadata, side: side, format: format, pack: pack, entry: entry)
         case .file(let path): GIFMetadataCheck.problems(file: path, metadata: metadata, side: side, format: format, pack: pack, entry: entry)

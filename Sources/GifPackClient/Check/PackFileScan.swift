@@ -81,8 +81,10 @@ package struct PackFileScan: Sendable {
     package func catalog() throws(PackClientError) -> PackCatalog {
         let first = try entry(frames[0], maxSize: limits.maxCatalogBytes)
         guard first.header.name == PackCatalog.path else {
-            throw .rejected(PackRejection(.entryMismatch, pack: name, entry: SafePath.printable(first.header.name),
-                                          detail: "the first entry must be catalog.json"))
+            throw .rejected(
+                PackRejection(
+                    .entryMismatch, pack: name, entry: SafePath.printable(first.header.name),
+                    detail: "the first entry must be catalog.json"))
         }
         do { return try PackCatalog.decode(from: first.data) } catch {
             throw .rejected(PackRejection(.catalogMismatch, pack: name, entry: PackCatalog.path, detail: "does not decode: \(JSONValueDecoder.describe(error))"))
@@ -101,8 +103,10 @@ package struct PackFileScan: Sendable {
             let found = try entry(frame, maxSize: limits.maxGIFBytes)
             guard found.header.name == wanted else { continue }
             guard found.sha256 == metadata.sha256 else {
-                throw .rejected(PackRejection(.hashMismatch, pack: name, entry: wanted,
-                                              detail: "the data hashes to \(found.sha256)"))
+                throw .rejected(
+                    PackRejection(
+                        .hashMismatch, pack: name, entry: wanted,
+                        detail: "the data hashes to \(found.sha256)"))
             }
             if format == .webp, let problem = IndexedEntry.webpProblem(found.data, pack: name, entry: wanted) { throw .rejected(problem) }
             return found.data

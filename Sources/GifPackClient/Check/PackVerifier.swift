@@ -27,8 +27,10 @@ import GifPackIndexReader
 package enum PackVerifier {
     /// With `trust`, the index must first pass ``IndexTrust/verify(indexBytes:signature:location:installedSequence:limits:)``
     /// with `index.json.minisig` beside it; a refused index ends the check with ``VerificationReport/indexRefusal``.
-    package static func verifyDirectory(_ directory: String, limits: PackLimits = .standard,
-                                       trust: IndexTrust? = nil) -> VerificationReport {
+    package static func verifyDirectory(
+        _ directory: String, limits: PackLimits = .standard,
+        trust: IndexTrust? = nil
+    ) -> VerificationReport {
         var report = VerificationReport()
         let indexPath = "\(directory)/index.json"
         let index: PackIndex
@@ -81,7 +83,8 @@ package enum PackVerifier {
         report.frames = scan.frames.count
         // A posters pack (format 1.2) has its own catalog.
         if let first = try? scan.entry(scan.frames[0], maxSize: limits.maxCatalogBytes), first.header.name == PackCatalog.path,
-           let posters = try? PosterPackCatalog.decode(from: first.data) {
+            let posters = try? PosterPackCatalog.decode(from: first.data)
+        {
             PosterPackVerifier.verifyFile(scan, catalog: posters, into: &report)
             if let last = scan.frames.last, let endProblem = EndOfArchiveCheck.problem(path: path, frame: last, pack: name) {
                 report.problems.append(endProblem)
@@ -90,8 +93,9 @@ package enum PackVerifier {
         }
         var catalog: PackCatalog?
         do { catalog = try scan.catalog() } catch { report.problems.append(problem(error, pack: name)) }
-        let metadata = Dictionary((catalog?.exercises ?? []).compactMap { $0.gif.map { ($0.sha256, $0) } },
-                                  uniquingKeysWith: { first, _ in first })
+        let metadata = Dictionary(
+            (catalog?.exercises ?? []).compactMap { $0.gif.map { ($0.sha256, $0) } },
+            uniquingKeysWith: { first, _ in first })
         var entries = Set<String>()
         for frame in scan.frames.dropFirst().dropLast() {
             let entry: PackFileScan.Entry
@@ -103,23 +107,30 @@ package enum PackVerifier {
             // A GIF, or (format 1.4) a WebP of a WebP pack.
             let format: ImageFormat = entry.header.name.hasPrefix("images/") ? .webp : .gif
             let prefix = format == .webp ? "images/" : "gifs/", suffix = format == .webp ? ".webp" : ".gif"
-            let hash = entry.header.name.hasPrefix(prefix) && entry.header.name.hasSuffix(suffix)
+            let hash =
+                entry.header.name.hasPrefix(prefix) && entry.header.name.hasSuffix(suffix)
                 ? String(entry.header.name.dropFirst(prefix.count).dropLast(suffix.count)) : ""
             guard SafePath.isSHA256(hash), entry.header.name == format.entryPath(forSHA256: hash) else {
-                report.problems.append(PackRejection(.unlistedEntry, pack: name, entry: path,
-                                                     detail: "not a gifs/<sha256>.gif (or images/<sha256>.webp) entry"))
+                report.problems.append(
+                    PackRejection(
+                        .unlistedEntry, pack: name, entry: path,
+                        detail: "not a gifs/<sha256>.gif (or images/<sha256>.webp) entry"))
                 continue
             }
             if !entries.insert(hash).inserted {
                 report.problems.append(PackRejection(.duplicate, pack: name, entry: path, detail: "the GIF is stored twice"))
             }
             if entry.sha256 != hash {
-                report.problems.append(PackRejection(.hashMismatch, pack: name, entry: path,
-                                                     detail: "the data hashes to \(entry.sha256)"))
+                report.problems.append(
+                    PackRejection(
+                        .hashMismatch, pack: name, entry: path,
+                        detail: "the data hashes to \(entry.sha256)"))
             }
             if catalog != nil, metadata[hash] == nil {
-                report.problems.append(PackRejection(.unlistedEntry, pack: name, entry: path,
-                                                     detail: "no exercise of catalog.json uses this GIF"))
+                report.problems.append(
+                    PackRejection(
+                        .unlistedEntry, pack: name, entry: path,
+                        detail: "no exercise of catalog.json uses this GIF"))
             }
             report.gifs += 1
             report.problems += GIFMetadataCheck.problems(bytes: entry.data, metadata: metadata[hash], format: format, pack: name, entry: path)
@@ -130,20 +141,26 @@ package enum PackVerifier {
         if let catalog {
             for exercise in catalog.exercises {
                 if !ExerciseID.isValid(exercise.id) {
-                    report.problems.append(PackRejection(.unsafeName, pack: name, entry: SafePath.printable(exercise.id),
-                                                         detail: "the exercise id is not 1-64 characters of A-Z a-z 0-9 _ -"))
+                    report.problems.append(
+                        PackRejection(
+                            .unsafeName, pack: name, entry: SafePath.printable(exercise.id),
+                            detail: "the exercise id is not 1-64 characters of A-Z a-z 0-9 _ -"))
                 }
                 if let gif = exercise.gif, !entries.contains(gif.sha256) {
-                    report.problems.append(PackRejection(.missingEntry, pack: name, entry: exercise.id,
-                                                         detail: "its GIF \(SafePath.printable(gif.sha256)) is not in the pack"))
+                    report.problems.append(
+                        PackRejection(
+                            .missingEntry, pack: name, entry: exercise.id,
+                            detail: "its GIF \(SafePath.printable(gif.sha256)) is not in the pack"))
                 }
             }
         }
         return report
     }
 
-    private static func verify(_ pack: PackDescription, source: PackIndexSource, limits: PackLimits,
-                               into report: inout VerificationReport) {
+    private static func verify(
+        _ pack: PackDescription, source: PackIndexSource, limits: PackLimits,
+        into report: inout VerificationReport
+    ) {
         report.packs += 1
         let name = SafePath.printable(pack.name)
         guard case .file(let path) = (try? source.packLocation(for: pack)) ?? .url("") else { return }
@@ -171,11 +188,13 @@ package enum PackVerifier {
         guard opened.entriesReadable else { return }
         for gif in pack.gifs {
             do {
-                let bytes = try IndexedEntry.readAll(gif.location, sha256: gif.sha256, image: gif.imageFormat, side: pack.renditionSide, pack: name,
-                                                     reader: opened.reader)
+                let bytes = try IndexedEntry.readAll(
+                    gif.location, sha256: gif.sha256, image: gif.imageFormat, side: pack.renditionSide, pack: name,
+                    reader: opened.reader)
                 report.gifs += 1
-                report.problems += PackChecks.gifProblems(.bytes(bytes), metadata: opened.metadata?[gif.sha256], format: gif.imageFormat,
-                                                          pack: name, entry: gif.location.path)
+                report.problems += PackChecks.gifProblems(
+                    .bytes(bytes), metadata: opened.metadata?[gif.sha256], format: gif.imageFormat,
+                    pack: name, entry: gif.location.path)
             } catch {
                 report.problems.append(problem(error, pack: name))
             }

@@ -41,8 +41,10 @@ enum PosterPackVerifier {
             report.problems += problems(entry.data, sha256: entry.sha256, poster: poster, pack: name)
         }
         for poster in catalog.posters where !seen.contains(poster.path) {
-            report.problems.append(PackRejection(.missingEntry, pack: name, entry: SafePath.printable(poster.path),
-                                                 detail: "catalog.json lists it but the pack does not hold it"))
+            report.problems.append(
+                PackRejection(
+                    .missingEntry, pack: name, entry: SafePath.printable(poster.path),
+                    detail: "catalog.json lists it but the pack does not hold it"))
         }
     }
 
@@ -52,26 +54,34 @@ enum PosterPackVerifier {
         do {
             let hash = try StreamingSHA256.file(at: path).sha256
             if hash != posters.sha256 {
-                report.problems.append(PackRejection(.packChecksum, pack: name, entry: posters.file,
-                                                     detail: "the file hashes to \(hash), the index says \(posters.sha256)"))
+                report.problems.append(
+                    PackRejection(
+                        .packChecksum, pack: name, entry: posters.file,
+                        detail: "the file hashes to \(hash), the index says \(posters.sha256)"))
                 return
             }
             let locations = [posters.catalog] + posters.posters
             // The catalog, the posters and the end of archive, plus one: the list never grows with the file.
             let frames = try ZstdFrames.frameExtents(in: path, maxFrames: locations.count + 2)
             report.frames += frames.count
-            if frames.count != locations.count + 1 || zip(frames, locations).contains(where: {
-                $0.offset != $1.frameOffset || $0.compressedLength != $1.frameLength
-            }) {
-                report.problems.append(PackRejection(.badFrame, pack: name, entry: posters.file,
-                                                     detail: "the file's zstd frames are not the entries the index lists plus the end of the archive"))
+            if frames.count != locations.count + 1
+                || zip(frames, locations).contains(where: {
+                    $0.offset != $1.frameOffset || $0.compressedLength != $1.frameLength
+                })
+            {
+                report.problems.append(
+                    PackRejection(
+                        .badFrame, pack: name, entry: posters.file,
+                        detail: "the file's zstd frames are not the entries the index lists plus the end of the archive"))
             }
             if let last = frames.last, let endProblem = EndOfArchiveCheck.problem(path: path, frame: last, pack: name) {
                 report.problems.append(endProblem)
             }
             try verifyPosters(posters, path: path, only: nil, into: &report)
         } catch let error as PackClientError {
-            if case .rejected(let rejection) = error { report.problems.append(rejection) } else {
+            if case .rejected(let rejection) = error {
+                report.problems.append(rejection)
+            } else {
                 report.problems.append(PackRejection(.unreadable, pack: name, entry: posters.file, detail: error.description))
             }
         } catch {
@@ -81,23 +91,31 @@ enum PosterPackVerifier {
 
     /// Verifies a sparse upgrade's posters file: `fetched` are the paths of the posters whose
     /// frames it holds (``RangeFetcher``); the other posters come from the installed generation.
-    static func verifySparse(_ posters: PosterPackDescription, path: String, fetched: Set<String>,
-                             into report: inout VerificationReport) {
+    static func verifySparse(
+        _ posters: PosterPackDescription, path: String, fetched: Set<String>,
+        into report: inout VerificationReport
+    ) {
         report.packs += 1
         do throws(PackClientError) {
             try verifyPosters(posters, path: path, only: fetched, into: &report)
         } catch {
-            if case .rejected(let rejection) = error { report.problems.append(rejection) } else {
-                report.problems.append(PackRejection(.unreadable, pack: SafePath.printable(posters.name), entry: posters.file,
-                                                     detail: error.description))
+            if case .rejected(let rejection) = error {
+                report.problems.append(rejection)
+            } else {
+                report.problems.append(
+                    PackRejection(
+                        .unreadable, pack: SafePath.printable(posters.name), entry: posters.file,
+                        detail: error.description))
             }
         }
     }
 
     /// The catalog (against the content digest and the index) and every poster (all, or those in
     /// `only`) read at its listed frame and checked.
-    private static func verifyPosters(_ posters: PosterPackDescription, path: String, only: Set<String>?,
-                                      into report: inout VerificationReport) throws(PackClientError) {
+    private static func verifyPosters(
+        _ posters: PosterPackDescription, path: String, only: Set<String>?,
+        into report: inout VerificationReport
+    ) throws(PackClientError) {
         let name = SafePath.printable(posters.name)
         let reader = try PosterPackReader(path: path, posters: posters)
         let catalog = reader.catalog()
@@ -120,8 +138,10 @@ enum PosterPackVerifier {
         var found: [PackRejection] = []
         let paths = catalog.posters.map(\.path)
         if Set(paths) != Set(posters.posters.map(\.path)) || Set(paths).count != paths.count {
-            found.append(PackRejection(.catalogMismatch, pack: name, entry: PackCatalog.path,
-                                       detail: "the catalog and the index list different posters"))
+            found.append(
+                PackRejection(
+                    .catalogMismatch, pack: name, entry: PackCatalog.path,
+                    detail: "the catalog and the index list different posters"))
         }
         return found + recordProblems(catalog, pack: name)
     }
@@ -129,8 +149,9 @@ enum PosterPackVerifier {
     /// Catalog records whose size and GIF name another path than theirs.
     private static func recordProblems(_ catalog: PosterPackCatalog, pack: String) -> [PackRejection] {
         catalog.posters.filter { $0.path != PosterPackDescription.path(size: $0.size, sha256: $0.gif) }.map { poster in
-            PackRejection(.catalogMismatch, pack: pack, entry: SafePath.printable(poster.path),
-                          detail: "catalog.json gives it size \(poster.size) and GIF \(SafePath.printable(poster.gif)), which name another path")
+            PackRejection(
+                .catalogMismatch, pack: pack, entry: SafePath.printable(poster.path),
+                detail: "catalog.json gives it size \(poster.size) and GIF \(SafePath.printable(poster.gif)), which name another path")
         }
     }
 
@@ -143,8 +164,10 @@ enum PosterPackVerifier {
         do {
             let info = try GIFWalker.inspect(bytes: bytes)
             if info.frameCount != 1 || max(info.width, info.height) > poster.size {
-                found.append(PackRejection(.badEntry, pack: pack, entry: entry,
-                                           detail: "a poster is one frame of at most \(poster.size) px; this is \(info.frameCount) frame(s) of \(info.width)x\(info.height)"))
+                found.append(
+                    PackRejection(
+                        .badEntry, pack: pack, entry: entry,
+                        detail: "a poster is one frame of at most \(poster.size) px; this is \(info.frameCount) frame(s) of \(info.width)x\(info.height)"))
             }
         } catch {
             found.append(PackRejection(.notAGIF, pack: pack, entry: entry, detail: "does not decode: \(error)"))

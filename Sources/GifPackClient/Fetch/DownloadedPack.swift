@@ -31,8 +31,10 @@ package struct DownloadedPack: Sendable, Equatable {
     /// GIFs decoded, checked and written while the pack downloaded (``PackFollower``), by SHA-256.
     var ready: [String: PackFollower.Ready] = [:]
 
-    init(pack: PackDescription, path: String, isCopy: Bool, bytesTransferred: Int64, resumedFrom: Int64?,
-         fetchedGIFs: Set<String>? = nil) {
+    init(
+        pack: PackDescription, path: String, isCopy: Bool, bytesTransferred: Int64, resumedFrom: Int64?,
+        fetchedGIFs: Set<String>? = nil
+    ) {
         self.pack = pack
         self.path = path
         self.isCopy = isCopy

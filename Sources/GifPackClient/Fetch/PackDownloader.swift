@@ -55,8 +55,10 @@ package struct PackDownloader: Sendable {
     /// while it stages the pack, and installs nothing unless it matches.
     /// With a `follower`, a download's GIFs are decoded while it arrives (``PackFollower``); the
     /// follower is told when the download ends, and its results are the caller's to collect.
-    func fetch(_ pack: PackDescription, from source: PackIndexSource, deferringLocalChecksum: Bool,
-               follower: PackFollower? = nil) async throws(PackClientError) -> DownloadedPack {
+    func fetch(
+        _ pack: PackDescription, from source: PackIndexSource, deferringLocalChecksum: Bool,
+        follower: PackFollower? = nil
+    ) async throws(PackClientError) -> DownloadedPack {
         if let problem = PackDescriptionCheck.problems(in: pack, limits: limits).first { throw .rejected(problem) }
         let location = try source.packLocation(for: pack)
         if deferringLocalChecksum, case .file(let path) = location {
@@ -74,8 +76,9 @@ package struct PackDownloader: Sendable {
         } else {
             file = try await fetchFile(pack, location: location)
         }
-        return DownloadedPack(pack: pack, path: file.path, isCopy: file.isCopy, bytesTransferred: file.bytesTransferred,
-                              resumedFrom: file.resumedFrom)
+        return DownloadedPack(
+            pack: pack, path: file.path, isCopy: file.isCopy, bytesTransferred: file.bytesTransferred,
+            resumedFrom: file.resumedFrom)
     }
 
     /// Fetches (or finds) a posters pack (format 1.2) whole and verifies its size and SHA-256. Its
@@ -125,16 +128,20 @@ package struct PackDownloader: Sendable {
             throw .unreadable(location: path, detail: "no such regular file")
         }
         guard size == pack.bytes else {
-            throw .rejected(PackRejection(.packSize, pack: pack.name, entry: pack.file,
-                                          detail: "the file is \(size) bytes, the index says \(pack.bytes)"))
+            throw .rejected(
+                PackRejection(
+                    .packSize, pack: pack.name, entry: pack.file,
+                    detail: "the file is \(size) bytes, the index says \(pack.bytes)"))
         }
         return size
     }
 
     /// Throws unless the file at `path` is `size` bytes, the pack's size, and hashes to the pack's
     /// SHA-256: `sha256` when the caller hashed those very bytes as it wrote them, else the file read whole.
-    static func check(size: Int64?, sha256 known: String?, path: String,
-                      pack: some PackFileDescription) throws(PackClientError) {
+    static func check(
+        size: Int64?, sha256 known: String?, path: String,
+        pack: some PackFileDescription
+    ) throws(PackClientError) {
         let size = try checkSize(size, path: path, pack: pack)
         let digest: (size: Int64, sha256: String)
         if let known {
@@ -143,13 +150,17 @@ package struct PackDownloader: Sendable {
             do { digest = try StreamingSHA256.file(at: path) } catch { throw PackClientError(error) }
         }
         guard digest.size == pack.bytes, digest.sha256 == pack.sha256 else {
-            throw .rejected(PackRejection(.packChecksum, pack: pack.name, entry: pack.file,
-                                          detail: "the file hashes to \(digest.sha256), the index says \(pack.sha256)"))
+            throw .rejected(
+                PackRejection(
+                    .packChecksum, pack: pack.name, entry: pack.file,
+                    detail: "the file hashes to \(digest.sha256), the index says \(pack.sha256)"))
         }
     }
 
-    private func download(_ pack: some PackFileDescription, url: String,
-                          follower: PackFollower? = nil) async throws(PackClientError) -> FetchedFile {
+    private func download(
+        _ pack: some PackFileDescription, url: String,
+        follower: PackFollower? = nil
+    ) async throws(PackClientError) -> FetchedFile {
         let final = downloadPath(of: pack)
         let part = final + ".part"
         try await BlockingWork.run("gifpack.downloads") { [directory] () throws(PackClientError) in
@@ -210,8 +221,10 @@ package struct PackDownloader: Sendable {
     }
 
     /// Runs attempts until `part` holds `pack.bytes` bytes, resuming each time.
-    private func transferAttempts(url: String, part: String, pack: some PackFileDescription, client: any HTTPTransport,
-                                  follower: PackFollower?, state: inout TransferState) async throws(PackClientError) {
+    private func transferAttempts(
+        url: String, part: String, pack: some PackFileDescription, client: any HTTPTransport,
+        follower: PackFollower?, state: inout TransferState
+    ) async throws(PackClientError) {
         var lastError: HTTPError?
         for _ in 0..<max(1, maxAttempts) {
             var have = FileOps.regularFileSize(part) ?? 0
@@ -223,8 +236,9 @@ package struct PackDownloader: Sendable {
             state.wholeFileSHA256 = nil
             var request = HTTPRequest(url: url, timeouts: timeouts)
             request.followRedirects = true
-            request.bodyProgress = HTTPBodyProgress(written: follower?.progress(from: have),
-                                                    chunks: state.progress?.bodyProgress)
+            request.bodyProgress = HTTPBodyProgress(
+                written: follower?.progress(from: have),
+                chunks: state.progress?.bodyProgress)
             if have > 0 {
                 request.resumeFrom = have
                 if state.resumedFrom == nil { state.resumedFrom = have }
@@ -242,8 +256,10 @@ package struct PackDownloader: Sendable {
                     continue
                 case .bodyTooLarge:
                     FileOps.remove(part)
-                    throw .rejected(PackRejection(.packSize, pack: pack.name, entry: pack.file,
-                                                  detail: "\(url) sends more than the \(pack.bytes) bytes the index announces"))
+                    throw .rejected(
+                        PackRejection(
+                            .packSize, pack: pack.name, entry: pack.file,
+                            detail: "\(url) sends more than the \(pack.bytes) bytes the index announces"))
                 case .fileError(_, let code) where Errno(code).meansDiskFull:
                     // A full disk: what came cannot be finished here, and kept it would hold the disk
                     // full for everything else the app stores (its lazy cache's GIFs), so it goes.

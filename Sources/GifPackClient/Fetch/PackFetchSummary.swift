@@ -41,8 +41,10 @@ package struct PackFetchSummary: Sendable, Equatable {
     /// considered (a local index, sparse upgrades off) or when it was taken.
     package var fallbackReason: String?
 
-    package init(pack: String, version: Int, method: Method, bytesFetched: Int64, wholePackBytes: Int64,
-                requests: Int? = nil, framesFetched: Int? = nil, fallbackReason: String? = nil) {
+    package init(
+        pack: String, version: Int, method: Method, bytesFetched: Int64, wholePackBytes: Int64,
+        requests: Int? = nil, framesFetched: Int? = nil, fallbackReason: String? = nil
+    ) {
         self.pack = pack
         self.version = version
         self.method = method

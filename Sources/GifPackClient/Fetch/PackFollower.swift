@@ -69,8 +69,10 @@ final class PackFollower: @unchecked Sendable {  // @unchecked: the mutable fiel
     let onReady: (@Sendable (_ sha256: String, _ written: Int64, _ path: String) -> Void)?
 
     /// `final`: the download's path once verified (`part` without `.part`).
-    init(pack: PackDescription, final: String, directory: String, cancellation: InstallCancellation?,
-         onReady: (@Sendable (String, Int64, String) -> Void)? = nil) {
+    init(
+        pack: PackDescription, final: String, directory: String, cancellation: InstallCancellation?,
+        onReady: (@Sendable (String, Int64, String) -> Void)? = nil
+    ) {
         self.pack = pack
         self.part = final + ".part"
         self.final = final
@@ -164,9 +166,10 @@ final class PackFollower: @unchecked Sendable {  // @unchecked: the mutable fiel
         defer { locked { threadEnded = true } }
         // The download may be done and renamed by the time the catalog is there.
         guard wait(until: pack.catalog.frameOffset + pack.catalog.frameLength),
-              let reader = (try? PackFrameReader(path: part)) ?? (try? PackFrameReader(path: final)),
-              let catalog = try? CatalogCheck.read(pack: pack, reader: reader),
-              (try? FileOps.makeDirectories(directory)) != nil else { return [:] }
+            let reader = (try? PackFrameReader(path: part)) ?? (try? PackFrameReader(path: final)),
+            let catalog = try? CatalogCheck.read(pack: pack, reader: reader),
+            (try? FileOps.makeDirectories(directory)) != nil
+        else { return [:] }
         var records: [String: GIFMetadata] = [:]
         for exercise in catalog.exercises { if let gif = exercise.gif { records[gif.sha256] = gif } }
         let gifs = pack.gifs.sorted { $0.location.frameOffset < $1.location.frameOffset }
@@ -178,7 +181,8 @@ final class PackFollower: @unchecked Sendable {  // @unchecked: the mutable fiel
             while let position = queue.next() {
                 let gif = gifs[position]
                 guard cancellation?.isCancelled != true,
-                      wait(until: gif.location.frameOffset + gif.location.frameLength) else { return queue.stop() }
+                    wait(until: gif.location.frameOffset + gif.location.frameLength)
+                else { return queue.stop() }
                 guard queue.claim(gif.sha256) else { continue }
                 if let ready = decode(gif, metadata: records[gif.sha256], reader: reader, position: position) {
                     queue.hand(ready, for: gif.sha256)
@@ -193,10 +197,14 @@ final class PackFollower: @unchecked Sendable {  // @unchecked: the mutable fiel
     /// (named by its place in the file); nil when anything fails (the staging decides).
     private func decode(_ gif: GIFEntry, metadata: GIFMetadata?, reader: PackFrameReader, position: Int) -> Ready? {
         let name = SafePath.printable(pack.name)
-        guard let bytes = try? IndexedEntry.readAll(gif.location, sha256: gif.sha256, image: gif.imageFormat, side: pack.renditionSide, pack: name,
-                                                    reader: reader),
-              PackChecks.gifProblems(.bytes(bytes), metadata: metadata, side: pack.renditionSide, format: gif.imageFormat, pack: name,
-                                 entry: gif.location.path).isEmpty
+        guard
+            let bytes = try? IndexedEntry.readAll(
+                gif.location, sha256: gif.sha256, image: gif.imageFormat, side: pack.renditionSide, pack: name,
+                reader: reader),
+            PackChecks.gifProblems(
+                .bytes(bytes), metadata: metadata, side: pack.renditionSide, format: gif.imageFormat, pack: name,
+                entry: gif.location.path
+            ).isEmpty
         else { return nil }
         let path = "\(directory)/\(position).gif"
         guard (try? FileOps.writeNew(path, bytes)) != nil else { return nil }

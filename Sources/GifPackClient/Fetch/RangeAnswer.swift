@@ -27,15 +27,19 @@ enum RangeAnswer: Equatable {
     case rangeIgnored
     case refused(PackClientError)
 
-    static func judge(_ head: HTTPResponseHead, bodyBytes: Int64, asked: ClosedRange<Int64>, pack: PackDescription,
-                      url: String, etag expectedETag: String?) -> RangeAnswer {
+    static func judge(
+        _ head: HTTPResponseHead, bodyBytes: Int64, asked: ClosedRange<Int64>, pack: PackDescription,
+        url: String, etag expectedETag: String?
+    ) -> RangeAnswer {
         judge(head, bodyBytes: bodyBytes, asked: asked, fileBytes: pack.bytes, url: url, etag: expectedETag)
     }
 
     /// The same judgement for any file the index sizes (a pack or a posters pack): `fileBytes` is
     /// the size the index gives it.
-    static func judge(_ head: HTTPResponseHead, bodyBytes: Int64, asked: ClosedRange<Int64>, fileBytes: Int64,
-                      url: String, etag expectedETag: String?) -> RangeAnswer {
+    static func judge(
+        _ head: HTTPResponseHead, bodyBytes: Int64, asked: ClosedRange<Int64>, fileBytes: Int64,
+        url: String, etag expectedETag: String?
+    ) -> RangeAnswer {
         let askedText = "bytes=\(asked.lowerBound)-\(asked.upperBound)"
         func refuse(_ detail: String) -> RangeAnswer { .refused(.unreadable(location: url, detail: detail)) }
         switch head.status {
@@ -45,9 +49,10 @@ enum RangeAnswer: Equatable {
             return .rangeIgnored
         case 416:
             let length = head.headers["content-range"].flatMap { HTTPContentRange($0) }?.completeLength
-            return refuse("the server answers 416 Range Not Satisfiable to \(askedText)"
-                + (length.map { " (it holds \($0) bytes, the index says \(fileBytes))" } ?? "")
-                + ": the pack is not the one the index describes; the index changed after it was read — load it again")
+            return refuse(
+                "the server answers 416 Range Not Satisfiable to \(askedText)"
+                    + (length.map { " (it holds \($0) bytes, the index says \(fileBytes))" } ?? "")
+                    + ": the pack is not the one the index describes; the index changed after it was read — load it again")
         case 412:
             return refuse("the pack changed while it was being fetched (If-Match failed for \(askedText)); load the index again")
         default:

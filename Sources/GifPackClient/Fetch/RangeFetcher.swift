@@ -36,20 +36,35 @@ struct RangeFetcher: Sendable {
         case posters(PosterPackDescription)
 
         var name: String {
-            switch self { case .pack(let pack): pack.name; case .posters(let posters): posters.name }
+            switch self {
+            case .pack(let pack): pack.name;
+            case .posters(let posters): posters.name
+            }
         }
         /// A rendition pack's resolution, which its GIFs' larger side must be (`PackDescription.renditionSide`).
         var side: Int? {
-            switch self { case .pack(let pack): pack.renditionSide; case .posters: nil }
+            switch self {
+            case .pack(let pack): pack.renditionSide;
+            case .posters: nil
+            }
         }
         var bytes: Int64 {
-            switch self { case .pack(let pack): pack.bytes; case .posters(let posters): posters.bytes }
+            switch self {
+            case .pack(let pack): pack.bytes;
+            case .posters(let posters): posters.bytes
+            }
         }
         var catalog: EntryLocation {
-            switch self { case .pack(let pack): pack.catalog; case .posters(let posters): posters.catalog }
+            switch self {
+            case .pack(let pack): pack.catalog;
+            case .posters(let posters): posters.catalog
+            }
         }
         var contentDigest: String {
-            switch self { case .pack(let pack): pack.contentDigest; case .posters(let posters): posters.contentDigest }
+            switch self {
+            case .pack(let pack): pack.contentDigest;
+            case .posters(let posters): posters.contentDigest
+            }
         }
 
         /// Path → SHA-256 of every frame besides the catalog's; for a posters pack, read from the
@@ -60,8 +75,10 @@ struct RangeFetcher: Sendable {
                 return Dictionary(pack.gifs.map { ($0.location.path, $0.sha256) }, uniquingKeysWith: { first, _ in first })
             case .posters(let posters):
                 guard let path else {
-                    throw .rejected(PackRejection(.missingEntry, pack: SafePath.printable(posters.name), entry: PackCatalog.path,
-                                                  detail: "the posters catalog must be fetched before any poster"))
+                    throw .rejected(
+                        PackRejection(
+                            .missingEntry, pack: SafePath.printable(posters.name), entry: PackCatalog.path,
+                            detail: "the posters catalog must be fetched before any poster"))
                 }
                 let catalog = try PosterPackReader(path: path, posters: posters).catalog()
                 if let problem = PosterPackVerifier.catalogProblems(catalog, of: posters).first { throw .rejected(problem) }
@@ -179,8 +196,10 @@ struct RangeFetcher: Sendable {
 
     /// Requests one range (again after a dropped transfer), judges the answer and checks its frames
     /// (against `hashes`, else against those the target gives once the range's catalog is read).
-    private func fetchRange(_ range: SparseUpgradePlan.Range, ifMatch: String?, etag: String? = nil,
-                            hashes: [String: String]?) async -> RangeResult {
+    private func fetchRange(
+        _ range: SparseUpgradePlan.Range, ifMatch: String?, etag: String? = nil,
+        hashes: [String: String]?
+    ) async -> RangeResult {
         var outcome = RangeResult(result: .failure(.transfer(url: url, .cancelled)))
         var request = HTTPRequest(url: url, timeouts: timeouts)
         request.followRedirects = true
@@ -202,8 +221,9 @@ struct RangeFetcher: Sendable {
                 }
             }
             outcome.bytes += download.bytesWritten
-            let answer = RangeAnswer.judge(download.head, bodyBytes: download.bytesWritten, asked: range.bytes,
-                                           fileBytes: target.bytes, url: url, etag: etag)
+            let answer = RangeAnswer.judge(
+                download.head, bodyBytes: download.bytesWritten, asked: range.bytes,
+                fileBytes: target.bytes, url: url, etag: etag)
             outcome.result = .success(answer)
             guard case .partial = answer else { return outcome }
             switch await verify(range, hashes: hashes) {
@@ -236,11 +256,15 @@ struct RangeFetcher: Sendable {
             if let hashes { known = hashes } else { known = try target.hashes(catalogIn: holdsCatalog ? path : nil) }
             for location in range.entries where location != catalog {
                 guard let expected = known[location.path] else {
-                    throw .rejected(PackRejection(.missingEntry, pack: name, entry: SafePath.printable(location.path),
-                                                  detail: "the index lists no hash for this frame"))
+                    throw .rejected(
+                        PackRejection(
+                            .missingEntry, pack: name, entry: SafePath.printable(location.path),
+                            detail: "the index lists no hash for this frame"))
                 }
-                try IndexedEntry.read(location, sha256: expected, image: location.path.hasSuffix(".webp") ? .webp : .gif, side: target.side, pack: name,
-                                      reader: reader) { _ in }
+                try IndexedEntry.read(
+                    location, sha256: expected, image: location.path.hasSuffix(".webp") ? .webp : .gif, side: target.side, pack: name,
+                    reader: reader
+                ) { _ in }
             }
             return known
         }

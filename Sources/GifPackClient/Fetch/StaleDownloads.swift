@@ -32,9 +32,11 @@ enum StaleDownloads {
     /// True for a name a download or a sparse upgrade makes: `<name>-v<N>-<16 hex>` followed by
     /// `.tar.zst`, `.tar.zst.part` or `.sparse`.
     static func isDownloadName(_ name: String) -> Bool {
-        guard let stem = [".tar.zst", ".tar.zst.part", ".sparse"].lazy.compactMap({ suffix -> Substring? in
-            name.hasSuffix(suffix) ? name.dropLast(suffix.count) : nil
-        }).first else { return false }
+        guard
+            let stem = [".tar.zst", ".tar.zst.part", ".sparse"].lazy.compactMap({ suffix -> Substring? in
+                name.hasSuffix(suffix) ? name.dropLast(suffix.count) : nil
+            }).first
+        else { return false }
         let parts = stem.split(separator: "-", omittingEmptySubsequences: false)
         guard parts.count >= 3, let hash = parts.last, let version = parts.dropLast().last else { return false }
         let packName = parts.dropLast(2).joined(separator: "-")

@@ -71,7 +71,8 @@ struct CacheGenerations {
             return nil
         case .symbolicLink:
             guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: cachePath),
-                  let generation = parse(target), target == linkTarget(generation) else {
+                let generation = parse(target), target == linkTarget(generation)
+            else {
                 throw .cacheNotManaged(path: cachePath, detail: "it is a symbolic link that does not point into \(cacheName).d/")
             }
             return generation
@@ -188,8 +189,9 @@ struct CacheGenerations {
     /// (`g000001`, `g1000000`; not `g1`, `g0000001` or `g+00001`).
     static func parseDirectoryName(_ name: String) -> Int? {
         guard name.utf8.count >= 7, name.hasPrefix("g"),
-              name.utf8.dropFirst().allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
-              let number = Int(name.dropFirst()), number > 0, directoryName(number) == name else { return nil }
+            name.utf8.dropFirst().allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+            let number = Int(name.dropFirst()), number > 0, directoryName(number) == name
+        else { return nil }
         return number
     }
 }
@@ -229,7 +231,8 @@ final class InstallLock: Sendable {
                 throw .posix(path, "flock", code.code)
             }
             guard let held = SystemCalls.status(descriptor: fd), let linked = SystemCalls.status(path),
-                  held.st_dev == linked.st_dev, held.st_ino == linked.st_ino else {
+                held.st_dev == linked.st_dev, held.st_ino == linked.st_ino
+            else {
                 // The file was unlinked (a failed first install cleaning up) before this lock was taken.
                 SystemCalls.close(fd)
                 continue

@@ -117,11 +117,12 @@ struct GenerationBuilder {
         }
         phaseClock?.enter(.fileWrites)
         try writePlaceholders(plan)
-        let manifest = InstallManifest(generation: generation, layout: layout, packs: plan.packs, exercises: plan.exercises,
-                                       indexSequence: InstallManifest.floor(carrying: previous?.manifest.indexSequence, verified: verifiedSequence),
-                                       posterPacks: posters?.packs, posters: posterRecords,
-                                       checkedGIFs: checked, index: indexRecord, preferredPixelSize: preferredPixelSize,
-                                       placeholderGIFs: plan.basis.mapValues(\.gif), formats: formats, imageFormats: plan.imageFormats)
+        let manifest = InstallManifest(
+            generation: generation, layout: layout, packs: plan.packs, exercises: plan.exercises,
+            indexSequence: InstallManifest.floor(carrying: previous?.manifest.indexSequence, verified: verifiedSequence),
+            posterPacks: posters?.packs, posters: posterRecords,
+            checkedGIFs: checked, index: indexRecord, preferredPixelSize: preferredPixelSize,
+            placeholderGIFs: plan.basis.mapValues(\.gif), formats: formats, imageFormats: plan.imageFormats)
         let manifestPath = "\(staging)/\(InstallManifest.fileName)"
         try FileOps.writeNew(manifestPath, try manifest.encoded())
         written.append(manifestPath)
@@ -160,7 +161,7 @@ struct GenerationBuilder {
 
     /// True when `path` is a regular file of `size` bytes hashing to `sha256`.
     static func holds(_ path: String, sha256: String, size: Int64) -> Bool {
-        guard FileOps.regularFileSize(path) == size, let digest = try? StreamingSHA256.file(at: path) else { return false } // unreadable: not reusable
+        guard FileOps.regularFileSize(path) == size, let digest = try? StreamingSHA256.file(at: path) else { return false }  // unreadable: not reusable
         return digest.sha256 == sha256
     }
 
@@ -289,7 +290,9 @@ extension GenerationBuilder {
                 return source.isPresent ? .verify : .skip
             }
             let format = source.entry.imageFormat
-            let names = layout == .byID ? ids.map { layout.relativePath(exercise: $0, sha256: hash, format: format) }
+            let names =
+                layout == .byID
+                ? ids.map { layout.relativePath(exercise: $0, sha256: hash, format: format) }
                 : [layout.relativePath(exercise: ids[0], sha256: hash, format: format)]
             return .place(names: names, reusable: reusable[hash], previouslyChecked: previous?.manifest.checkedGIFs?[hash])
         }
@@ -308,8 +311,10 @@ extension GenerationBuilder {
         let first = "\(staging)/\(names[0])"
         if let old = reusable, holds(old, sha256: hash, size: source.entry.location.size) {
             if source.isPresent {
-                try IndexedEntry.read(source.entry.location, sha256: hash, image: source.entry.imageFormat, side: source.side, pack: source.pack,
-                                      reader: source.reader) { _ in }
+                try IndexedEntry.read(
+                    source.entry.location, sha256: hash, image: source.entry.imageFormat, side: source.side, pack: source.pack,
+                    reader: source.reader
+                ) { _ in }
             }
             try timed(&outcome) { () throws(PackClientError) in try linkOrCopy(old, to: first) }
             outcome.counts.gifsReused += 1
@@ -321,8 +326,9 @@ extension GenerationBuilder {
                 try check(.file(first), source)
             }
         } else if !source.isPresent {
-            throw .unreadable(location: reusable ?? GIFEntry.path(forSHA256: hash),
-                              detail: "the previous generation no longer holds this GIF intact and the sparse upgrade did not fetch it; install again")
+            throw .unreadable(
+                location: reusable ?? GIFEntry.path(forSHA256: hash),
+                detail: "the previous generation no longer holds this GIF intact and the sparse upgrade did not fetch it; install again")
         } else {
             if let ready {
                 try timed(&outcome) { () throws(PackClientError) in try FileOps.move(ready.path, to: first) }
@@ -353,15 +359,18 @@ extension GenerationBuilder {
 
     /// The entry's GIF, read through its frame with every check of ``IndexedEntry``.
     private static func readAll(_ source: InstallPlan.Source) throws(PackClientError) -> [UInt8] {
-        try IndexedEntry.readAll(source.entry.location, sha256: source.entry.sha256, image: source.entry.imageFormat, side: source.side,
-                                 pack: source.pack, reader: source.reader)
+        try IndexedEntry.readAll(
+            source.entry.location, sha256: source.entry.sha256, image: source.entry.imageFormat, side: source.side,
+            pack: source.pack, reader: source.reader)
     }
 
     /// The GIF decodes and matches its catalog record (the checks `verify` runs), else the pack is refused.
     static func check(_ gif: PackChecks.GIFSource, _ source: InstallPlan.Source) throws(PackClientError) {
         let name = SafePath.printable(source.pack)
-        if let problem = PackChecks.gifProblems(gif, metadata: source.metadata, side: source.side, format: source.entry.imageFormat, pack: name,
-                                                entry: SafePath.printable(source.entry.location.path)).first {
+        if let problem = PackChecks.gifProblems(
+            gif, metadata: source.metadata, side: source.side, format: source.entry.imageFormat, pack: name,
+            entry: SafePath.printable(source.entry.location.path)
+        ).first {
             throw .rejected(problem)
         }
     }

@@ -13,7 +13,8 @@ extension IndexTrust {
         }
         let now = self.now ?? Date()
         guard expiry > now else {
-            throw Self.refuse(.expired, location, "it is unchanged (304 Not Modified) and expired at \(expires) (now \(IndexTimestamp.format(now))); the publisher has not re-signed it — a stale or frozen mirror?")
+            throw Self.refuse(
+                .expired, location, "it is unchanged (304 Not Modified) and expired at \(expires) (now \(IndexTimestamp.format(now))); the publisher has not re-signed it — a stale or frozen mirror?")
         }
     }
 }

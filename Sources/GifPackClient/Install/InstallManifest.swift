@@ -68,18 +68,22 @@ package struct InstallManifest: Sendable, Equatable, Codable {
     /// (``InstallLayout/relativePath(exercise:sha256:format:)``); nil when every installed image is a GIF.
     package var imageFormats: [String: ImageFormat]?
 
-    package init(generation: Int, layout: InstallLayout, packs: [InstalledPack], exercises: [String: String?],
-                indexSequence: Int? = nil, posterPacks: [InstalledPosterPack]? = nil, posters: [String: String]? = nil,
-                checkedGIFs: [String: GIFMetadata]? = nil, index: InstalledIndex? = nil,
-                preferredPixelSize: Int? = nil, placeholderGIFs: [String: String]? = nil,
-                formats: [ImageFormat]? = nil, imageFormats: [String: ImageFormat]? = nil) {
+    package init(
+        generation: Int, layout: InstallLayout, packs: [InstalledPack], exercises: [String: String?],
+        indexSequence: Int? = nil, posterPacks: [InstalledPosterPack]? = nil, posters: [String: String]? = nil,
+        checkedGIFs: [String: GIFMetadata]? = nil, index: InstalledIndex? = nil,
+        preferredPixelSize: Int? = nil, placeholderGIFs: [String: String]? = nil,
+        formats: [ImageFormat]? = nil, imageFormats: [String: ImageFormat]? = nil
+    ) {
         self.index = index
         self.preferredPixelSize = preferredPixelSize
         self.placeholderGIFs = placeholderGIFs?.isEmpty == true ? nil : placeholderGIFs
         self.formats = formats == [.gif] ? nil : formats
         self.imageFormats = imageFormats?.isEmpty == true ? nil : imageFormats
         let renditions = preferredPixelSize != nil || placeholderGIFs?.isEmpty == false || packs.contains { $0.resolution != nil }
-        self.formatVersion = self.formats != nil || self.imageFormats != nil ? .withFormats
+        self.formatVersion =
+            self.formats != nil || self.imageFormats != nil
+            ? .withFormats
             : renditions ? .withRenditions : .withoutRenditions
         self.generation = generation
         self.layout = layout
@@ -119,8 +123,9 @@ package struct InstallManifest: Sendable, Equatable, Codable {
         guard FileOps.regularFileSize(path) != nil else { return nil }
         let data = try PackIndexSource.readFile(path, maxBytes: 256 << 20)
         do {
-            return try JSONValueDecoder.decode(InstallManifest.self, from: [UInt8](data),
-                                               limits: JSONLimits(maxBytes: 256 << 20))
+            return try JSONValueDecoder.decode(
+                InstallManifest.self, from: [UInt8](data),
+                limits: JSONLimits(maxBytes: 256 << 20))
         } catch {
             throw .unreadable(location: path, detail: "not a gifpack manifest: \(JSONValueDecoder.describe(error))")
         }

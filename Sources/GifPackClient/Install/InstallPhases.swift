@@ -45,8 +45,10 @@ package struct InstallPhases: Sendable, Equatable {
 
     /// The phases in the order an install goes through them, with their names.
     package var named: [(name: String, seconds: Double)] {
-        [("index", index), ("planning", planning), ("transfer", transfer), ("decode", decode),
-         ("fileWrites", fileWrites), ("sync", sync), ("switch", `switch`)]
+        [
+            ("index", index), ("planning", planning), ("transfer", transfer), ("decode", decode),
+            ("fileWrites", fileWrites), ("sync", sync), ("switch", `switch`)
+        ]
     }
 
     /// ``total`` less every phase: what no phase covers (never below 0).
@@ -142,7 +144,9 @@ final class StagingTimes: Sendable {
     private let totals = Locked<(files: UInt64, all: UInt64)>((0, 0))
 
     func add(files: UInt64, all: UInt64) {
-        totals.withLock { $0.files &+= files; $0.all &+= all }
+        totals.withLock {
+            $0.files &+= files; $0.all &+= all
+        }
     }
 
     /// Files' share of all the entries' time (0 when nothing was timed).

@@ -100,13 +100,14 @@ final class InstallProgress: Sendable {
         /// Body bytes arrived (a transport's ``HTTPRequest/bodyProgress``); a retry's bytes beyond
         /// what the transfer expected are not counted again.
         func received(_ bytes: Int64) {
-            progress.change({ counts in
-                guard !ended else { return }
-                let counted = min(bytes, expected - got)
-                guard counted > 0 else { return }
-                got += counted
-                counts.bytesDone += counted
-            }, bytesOnly: true)
+            progress.change(
+                { counts in
+                    guard !ended else { return }
+                    let counted = min(bytes, expected - got)
+                    guard counted > 0 else { return }
+                    got += counted
+                    counts.bytesDone += counted
+                }, bytesOnly: true)
         }
 
         /// The transfer is over: what it expected and did not get leaves the total.

@@ -144,8 +144,10 @@ package struct PackInstaller: Sendable {
     /// Loads the index at `source` and installs the packs named in `names` (nil: every pack).
     /// Throws a ``PackClientError``, or `CancellationError` when the task is cancelled before the
     /// new generation is switched in (the cache then is as it was).
-    package func install(from source: PackIndexSource, packs names: [String]? = nil,
-                        client: (any HTTPTransport)? = nil) async throws -> InstallReport {
+    package func install(
+        from source: PackIndexSource, packs names: [String]? = nil,
+        client: (any HTTPTransport)? = nil
+    ) async throws -> InstallReport {
         let cancellation = InstallCancellation(hook: stageHook)
         let clock = InstallPhaseClock()
         do {
@@ -164,16 +166,19 @@ package struct PackInstaller: Sendable {
         }
     }
 
-    private func lockedInstall(from source: PackIndexSource, packs names: [String]?, client: (any HTTPTransport)?,
-                               cancellation: InstallCancellation, clock: InstallPhaseClock) async throws(PackClientError) -> InstallReport {
+    private func lockedInstall(
+        from source: PackIndexSource, packs names: [String]?, client: (any HTTPTransport)?,
+        cancellation: InstallCancellation, clock: InstallPhaseClock
+    ) async throws(PackClientError) -> InstallReport {
         let generations = CacheGenerations(cachePath: cacheDirectory)
         let lock = try await Self.lock(generations)
         // GIFs decoded while their pack downloads wait here for the staging (named like a staging
         // directory, so what an interrupted install leaves goes with the rest, CacheGenerations.removeStale).
         let unpacked = "\(generations.storePath)/\(CacheGenerations.stagingName(1))"
         do {
-            let report = try await install(from: source, packs: names, client: client, generations: generations,
-                                           unpacked: unpacked, cancellation: cancellation, clock: clock)
+            let report = try await install(
+                from: source, packs: names, client: client, generations: generations,
+                unpacked: unpacked, cancellation: cancellation, clock: clock)
             await removeFiles([unpacked])
             clock.enter(.none)
             withExtendedLifetime(lock) {}
@@ -186,9 +191,11 @@ package struct PackInstaller: Sendable {
         }
     }
 
-    private func install(from source: PackIndexSource, packs names: [String]?, client: (any HTTPTransport)?,
-                         generations: CacheGenerations, unpacked: String,
-                         cancellation: InstallCancellation, clock: InstallPhaseClock) async throws(PackClientError) -> InstallReport {
+    private func install(
+        from source: PackIndexSource, packs names: [String]?, client: (any HTTPTransport)?,
+        generations: CacheGenerations, unpacked: String,
+        cancellation: InstallCancellation, clock: InstallPhaseClock
+    ) async throws(PackClientError) -> InstallReport {
         // One client for the index and every pack of a remote source, unless the caller brought one.
         var owned: (any HTTPTransport)?
         if client == nil, case .url = source.location {
@@ -207,16 +214,19 @@ package struct PackInstaller: Sendable {
         let condition = (otherFloor ?? .min) > (installedFloor ?? .min) ? nil : conditionalBasis(current?.manifest, names: names, source: source)
         let fetched: FetchedIndex
         try cancellation.checkpoint(.index)
-        switch try await source.load(ifChangedFrom: condition?.validators, trust: trust,
-                                     installedSequence: trust == nil ? nil : floor,
-                                     client: http, limits: limits, timeouts: timeouts) {
+        switch try await source.load(
+            ifChangedFrom: condition?.validators, trust: trust,
+            installedSequence: trust == nil ? nil : floor,
+            client: http, limits: limits, timeouts: timeouts)
+        {
         case .notModified:
             guard let current, let condition else {
                 throw .unconditionalNotModified(source.description)
             }
             if let trust { try trust.acceptUnchanged(condition, location: source.description) }
-            return Self.unchangedReport(current.manifest, directory: current.directory, cacheDirectory: cacheDirectory,
-                                        generations: generations)
+            return Self.unchangedReport(
+                current.manifest, directory: current.directory, cacheDirectory: cacheDirectory,
+                generations: generations)
         case .modified(let loaded):
             fetched = loaded
         }
@@ -224,8 +234,9 @@ package struct PackInstaller: Sendable {
         indexHook?(index)
         clock.enter(.planning)
         let record = fetched.validators.map {
-            InstalledIndex(validators: $0, packs: index.packs.map(\.name), expires: trust == nil ? nil : index.expires,
-                           signedBy: trust == nil ? nil : IndexTrust.signerKeyID(of: fetched.signature))
+            InstalledIndex(
+                validators: $0, packs: index.packs.map(\.name), expires: trust == nil ? nil : index.expires,
+                signedBy: trust == nil ? nil : IndexTrust.signerKeyID(of: fetched.signature))
         }
         let named = try select(names, from: index)
         if withPosters, let bare = named.first(where: { $0.posters == nil }) { throw .noPosters(pack: bare.name) }
@@ -235,8 +246,10 @@ package struct PackInstaller: Sendable {
         let chosen = selection.packs
         // The index is accepted: downloads of packs it no longer lists go before anything is fetched.
         try await removeStaleDownloads(generations, index: index)
-        if let report = try await unchangedReport(for: chosen, posters: named, generations: generations,
-                                                  refreshing: record, sequence: trust == nil ? nil : index.sequence) {
+        if let report = try await unchangedReport(
+            for: chosen, posters: named, generations: generations,
+            refreshing: record, sequence: trust == nil ? nil : index.sequence)
+        {
             return report
         }
 
@@ -245,19 +258,21 @@ package struct PackInstaller: Sendable {
         downloader.progress = progress
         downloader.maxAttempts = downloadAttempts
         downloader.timeouts = timeouts
-        // Sparse upgrades (PackInstaller+Sparse.swift): only the missing frames, by range, when it pays.
+        // Sparse upgrades (below): only the missing frames, by range, when it pays.
         let previous = try await sparseBasis(for: source, generations: generations)
         clock.enter(.transfer)
-        let packs = try await fetchPacks(chosen, from: source, downloader: downloader, client: http, previous: previous,
-                                         cancellation: cancellation, unpacked: unpacked, selection: selection)
+        let packs = try await fetchPacks(
+            chosen, from: source, downloader: downloader, client: http, previous: previous,
+            cancellation: cancellation, unpacked: unpacked, selection: selection)
         let downloaded = packs.0
         var fetches = packs.1
         var posterSources: [PosterSource] = []
         if withPosters {
             do {
                 let installed = try await installedGeneration(generations)
-                let posters = try await fetchPosterPacks(named.compactMap(\.posters), from: source, downloader: downloader,
-                                                         client: http, installed: installed, cancellation: cancellation)
+                let posters = try await fetchPosterPacks(
+                    named.compactMap(\.posters), from: source, downloader: downloader,
+                    client: http, installed: installed, cancellation: cancellation)
                 posterSources = posters.0
                 fetches += posters.1
             } catch {
@@ -266,9 +281,10 @@ package struct PackInstaller: Sendable {
             }
         }
         clock.enter(.planning)
-        var report = try await installLocked(downloaded, posters: posterSources, generations: generations,
-                                             indexSequence: trust == nil ? nil : index.sequence, indexRecord: record,
-                                             cancellation: cancellation, selection: selection, clock: clock)
+        var report = try await installLocked(
+            downloaded, posters: posterSources, generations: generations,
+            indexSequence: trust == nil ? nil : index.sequence, indexRecord: record,
+            cancellation: cancellation, selection: selection, clock: clock)
         report.fetches = fetches
         return report
     }
@@ -305,9 +321,10 @@ package struct PackInstaller: Sendable {
     /// Otherwise nil: the index is fetched whole.
     private func conditionalBasis(_ manifest: InstallManifest?, names: [String]?, source: PackIndexSource) -> InstalledIndex? {
         guard case .url(let url) = source.location, let manifest, let record = manifest.index,
-              record.validators.belong(to: url) || record.validators.belong(to: CompressedIndex.beside(url)),
-              manifest.layout == layout, (manifest.posterPacks != nil) == withPosters,
-              manifest.preferredPixelSize == preferredPixelSize, manifest.formats == FormatChoice.recorded(formats) else { return nil }
+            record.validators.belong(to: url) || record.validators.belong(to: CompressedIndex.beside(url)),
+            manifest.layout == layout, (manifest.posterPacks != nil) == withPosters,
+            manifest.preferredPixelSize == preferredPixelSize, manifest.formats == FormatChoice.recorded(formats)
+        else { return nil }
         // With renditions, `all.360` was installed for `all`: the packs asked for are the families.
         let installed = Array(Set(manifest.packs.map { RenditionChoice.family(of: $0.name) })).sorted()
         let wanted = names.flatMap { $0.isEmpty ? nil : Array(Set($0)).sorted() } ?? record.packs
@@ -354,14 +371,17 @@ package struct PackInstaller: Sendable {
         }
     }
 
-    private func installLocked(_ packs: [DownloadedPack], posters: [PosterSource] = [], generations: CacheGenerations,
-                               indexSequence: Int? = nil, indexRecord: InstalledIndex? = nil,
-                               cancellation: InstallCancellation = InstallCancellation(),
-                               selection: RenditionSelection? = nil, clock: InstallPhaseClock) async throws(PackClientError) -> InstallReport {
+    private func installLocked(
+        _ packs: [DownloadedPack], posters: [PosterSource] = [], generations: CacheGenerations,
+        indexSequence: Int? = nil, indexRecord: InstalledIndex? = nil,
+        cancellation: InstallCancellation = InstallCancellation(),
+        selection: RenditionSelection? = nil, clock: InstallPhaseClock
+    ) async throws(PackClientError) -> InstallReport {
         let settings = self
         let outcome = await BlockingWork.result("gifpack.install") { () throws(PackClientError) -> InstallReport in
-            try settings.installGeneration(packs, posters: posters, generations: generations, indexSequence: indexSequence,
-                                           indexRecord: indexRecord, cancellation: cancellation, selection: selection, clock: clock)
+            try settings.installGeneration(
+                packs, posters: posters, generations: generations, indexSequence: indexSequence,
+                indexRecord: indexRecord, cancellation: cancellation, selection: selection, clock: clock)
         }
         switch outcome {
         case .success(let report):
@@ -404,16 +424,18 @@ package struct PackInstaller: Sendable {
     /// index's record (`refreshing`: validators, expiry), so the next check is conditional on this
     /// index, and, with trusted keys, the floor raised to its `sequence` (a re-signed index with the
     /// same packs); `sequence` is nil without keys, which leaves the floor as it is.
-    private func unchangedReport(for packs: [PackDescription], posters named: [PackDescription], generations: CacheGenerations,
-                                 refreshing record: InstalledIndex?, sequence: Int?) async throws(PackClientError) -> InstallReport? {
+    private func unchangedReport(
+        for packs: [PackDescription], posters named: [PackDescription], generations: CacheGenerations,
+        refreshing record: InstalledIndex?, sequence: Int?
+    ) async throws(PackClientError) -> InstallReport? {
         let wantedPosters = withPosters ? named.compactMap(\.posters).map { [$0.name, $0.sha256] }.sorted { $0[0] < $1[0] } : []
         let formats = FormatChoice.recorded(formats)
         return try await BlockingWork.run("gifpack.manifest") { [layout, cacheDirectory, preferredPixelSize] () throws(PackClientError) -> InstallReport? in
             guard let generation = try generations.current(),
-                  var manifest = try InstallManifest.read(directory: generations.generationPath(generation)),
-                  manifest.layout == layout, manifest.preferredPixelSize == preferredPixelSize, manifest.formats == formats,
-                  manifest.packs.map({ [$0.name, $0.sha256] }) == packs.sorted(by: { $0.name < $1.name }).map({ [$0.name, $0.sha256] }),
-                  (manifest.posterPacks ?? []).map({ [$0.name, $0.sha256] }) == wantedPosters
+                var manifest = try InstallManifest.read(directory: generations.generationPath(generation)),
+                manifest.layout == layout, manifest.preferredPixelSize == preferredPixelSize, manifest.formats == formats,
+                manifest.packs.map({ [$0.name, $0.sha256] }) == packs.sorted(by: { $0.name < $1.name }).map({ [$0.name, $0.sha256] }),
+                (manifest.posterPacks ?? []).map({ [$0.name, $0.sha256] }) == wantedPosters
             else { return nil }
             let directory = generations.generationPath(generation)
             let floor = InstallManifest.floor(carrying: manifest.indexSequence, verified: sequence)
@@ -427,8 +449,10 @@ package struct PackInstaller: Sendable {
     }
 
     /// The report of an install that changed nothing: the generation as its manifest describes it.
-    private static func unchangedReport(_ manifest: InstallManifest, directory: String, cacheDirectory: String,
-                                        generations: CacheGenerations) -> InstallReport {
+    private static func unchangedReport(
+        _ manifest: InstallManifest, directory: String, cacheDirectory: String,
+        generations: CacheGenerations
+    ) -> InstallReport {
         InstallReport(
             cacheDirectory: cacheDirectory, generationDirectory: directory,
             generation: manifest.generation, layout: manifest.layout, packs: manifest.packs, exercises: manifest.exercises.count,
@@ -462,10 +486,12 @@ package struct PackInstaller: Sendable {
 extension PackInstaller {
     /// Plans, stages and switches in a new generation. Runs on a dedicated thread; stops at the
     /// checkpoints of `cancellation` until the switch.
-    func installGeneration(_ packs: [DownloadedPack], posters: [PosterSource], generations: CacheGenerations,
-                                   indexSequence: Int?, indexRecord: InstalledIndex?,
-                                   cancellation: InstallCancellation, selection: RenditionSelection? = nil,
-                                   clock: InstallPhaseClock) throws(PackClientError) -> InstallReport {
+    func installGeneration(
+        _ packs: [DownloadedPack], posters: [PosterSource], generations: CacheGenerations,
+        indexSequence: Int?, indexRecord: InstalledIndex?,
+        cancellation: InstallCancellation, selection: RenditionSelection? = nil,
+        clock: InstallPhaseClock
+    ) throws(PackClientError) -> InstallReport {
         try cancellation.checkpoint(.verify)
         // A local pack's SHA-256 is checked on a thread of its own while the pack is staged; a file
         // that is not the index's is what the install reports, whatever else went wrong with it.
@@ -476,14 +502,17 @@ extension PackInstaller {
         }
         let staged: Staged
         do {
-            staged = try stageGeneration(packs, posters: posters, generations: generations, indexSequence: indexSequence,
-                                         indexRecord: indexRecord, cancellation: cancellation, selection: selection, clock: clock)
+            staged = try stageGeneration(
+                packs, posters: posters, generations: generations, indexSequence: indexSequence,
+                indexRecord: indexRecord, cancellation: cancellation, selection: selection, clock: clock)
         } catch {
             try checksums.wait().get()
             throw error
         }
-        let (current, previous, plan, posterPlan, generation) = (staged.current, staged.previous, staged.plan,
-                                                                 staged.posterPlan, staged.generation)
+        let (current, previous, plan, posterPlan, generation) = (
+            staged.current, staged.previous, staged.plan,
+            staged.posterPlan, staged.generation
+        )
         // What is left of a local pack's SHA-256 (checked beside the staging) is a check: decode.
         clock.enter(.decode)
         do { try checksums.wait().get() } catch {
@@ -531,10 +560,12 @@ extension PackInstaller {
 
     /// Checks the packs' structure (``InstallPlan``), stages the new generation (``GenerationBuilder``)
     /// and gives it its final name; on a failure nothing of it is left.
-    private func stageGeneration(_ packs: [DownloadedPack], posters: [PosterSource], generations: CacheGenerations,
-                                 indexSequence: Int?, indexRecord: InstalledIndex?,
-                                 cancellation: InstallCancellation, selection: RenditionSelection?,
-                                 clock: InstallPhaseClock) throws(PackClientError) -> Staged {
+    private func stageGeneration(
+        _ packs: [DownloadedPack], posters: [PosterSource], generations: CacheGenerations,
+        indexSequence: Int?, indexRecord: InstalledIndex?,
+        cancellation: InstallCancellation, selection: RenditionSelection?,
+        clock: InstallPhaseClock
+    ) throws(PackClientError) -> Staged {
         let current = try generations.current()
         let previous: GenerationBuilder.Previous? = try current.flatMap { generation throws(PackClientError) in
             let directory = generations.generationPath(generation)
@@ -565,8 +596,9 @@ extension PackInstaller {
             FileOps.remove(staging)
             throw error
         }
-        return Staged(current: current, previous: previous, plan: plan, posterPlan: posterPlan, generation: generation,
-                      counts: builder.counts)
+        return Staged(
+            current: current, previous: previous, plan: plan, posterPlan: posterPlan, generation: generation,
+            counts: builder.counts)
     }
 }
 
@@ -582,17 +614,20 @@ extension PackInstaller {
     /// gives it the SHA-256 the earlier one does (the install then reads it from the earlier file,
     /// checked against that SHA-256). Answers in the order of `chosen`; on a failure, removes what
     /// it downloaded.
-    func fetchPosterPacks(_ chosen: [PosterPackDescription], from source: PackIndexSource, downloader: PackDownloader,
-                          client: (any HTTPTransport)?, installed: GenerationBuilder.Previous?,
-                          cancellation: InstallCancellation) async throws(PackClientError) -> ([PosterSource], [PackFetchSummary]) {
+    func fetchPosterPacks(
+        _ chosen: [PosterPackDescription], from source: PackIndexSource, downloader: PackDownloader,
+        client: (any HTTPTransport)?, installed: GenerationBuilder.Previous?,
+        cancellation: InstallCancellation
+    ) async throws(PackClientError) -> ([PosterSource], [PackFetchSummary]) {
         let order = chosen.indices.sorted { (chosen[$0].posters.count, -$0) > (chosen[$1].posters.count, -$1) }
         var fetched: [Int: (PosterSource, PackFetchSummary)] = [:]
         var brought: [String: String] = [:]
         for position in order {
             do {
                 try cancellation.checkpoint(.transfer)
-                let item = try await fetchPosters(chosen[position], from: source, downloader: downloader, client: client,
-                                                  installed: installed, alsoFetched: brought)
+                let item = try await fetchPosters(
+                    chosen[position], from: source, downloader: downloader, client: client,
+                    installed: installed, alsoFetched: brought)
                 fetched[position] = item
                 let more = await Self.postersBrought(by: item.0)
                 brought.merge(more) { earlier, _ in earlier }
@@ -647,8 +682,10 @@ extension PackInstaller {
 
     /// The installed generation an upgrade can reuse GIFs from; nil when sparse upgrades do not
     /// apply (turned off, a local index) or nothing is installed.
-    func sparseBasis(for source: PackIndexSource,
-                     generations: CacheGenerations) async throws(PackClientError) -> GenerationBuilder.Previous? {
+    func sparseBasis(
+        for source: PackIndexSource,
+        generations: CacheGenerations
+    ) async throws(PackClientError) -> GenerationBuilder.Previous? {
         guard sparseUpgrades.isEnabled, case .url = source.location else { return nil }
         return try await BlockingWork.run("gifpack.sparse-basis") { () throws(PackClientError) -> GenerationBuilder.Previous? in
             guard let generation = try generations.current() else { return nil }
@@ -665,10 +702,12 @@ extension PackInstaller {
     /// `unpacked`: where the GIFs of whole downloads go as they are decoded during the download
     /// (``PackFollower``), one folder per pack; nil: decoded after. `selection`: with renditions, the
     /// GIFs of a pack no chosen exercise takes from it are left out of its plan like GIFs the cache holds.
-    func fetchPacks(_ chosen: [PackDescription], from source: PackIndexSource, downloader: PackDownloader,
-                    client: (any HTTPTransport)?, previous: GenerationBuilder.Previous?,
-                    cancellation: InstallCancellation, unpacked: String? = nil,
-                    selection: RenditionSelection? = nil) async throws(PackClientError) -> ([DownloadedPack], [PackFetchSummary]) {
+    func fetchPacks(
+        _ chosen: [PackDescription], from source: PackIndexSource, downloader: PackDownloader,
+        client: (any HTTPTransport)?, previous: GenerationBuilder.Previous?,
+        cancellation: InstallCancellation, unpacked: String? = nil,
+        selection: RenditionSelection? = nil
+    ) async throws(PackClientError) -> ([DownloadedPack], [PackFetchSummary]) {
         let order = chosen.indices.sorted { (chosen[$0].gifs.count, -$0) > (chosen[$1].gifs.count, -$1) }
         var fetched: [Int: (DownloadedPack, PackFetchSummary)] = [:]
         var planned = Set<String>()
@@ -677,8 +716,9 @@ extension PackInstaller {
             do {
                 try cancellation.checkpoint(.transfer)
                 let follow = unpacked.map { Following(directory: "\($0)/\(position)", cancellation: cancellation) }
-                let item = try await fetchPack(pack, from: source, downloader: downloader, client: client, previous: previous,
-                                               alsoFetched: planned, unneeded: selection?.unneededGIFs(of: pack) ?? [], follow: follow)
+                let item = try await fetchPack(
+                    pack, from: source, downloader: downloader, client: client, previous: previous,
+                    alsoFetched: planned, unneeded: selection?.unneededGIFs(of: pack) ?? [], follow: follow)
                 fetched[position] = item
                 planned.formUnion(item.0.fetchedGIFs ?? Set(pack.gifs.map(\.sha256)))
             } catch {
@@ -691,8 +731,10 @@ extension PackInstaller {
     }
 
     /// The follower's hand-over hook: the tests' and the loader's, when either is set.
-    static func readyHook(_ follow: (@Sendable (String, Int64) -> Void)?,
-                          _ ready: (@Sendable (String, String) -> Void)?) -> (@Sendable (String, Int64, String) -> Void)? {
+    static func readyHook(
+        _ follow: (@Sendable (String, Int64) -> Void)?,
+        _ ready: (@Sendable (String, String) -> Void)?
+    ) -> (@Sendable (String, Int64, String) -> Void)? {
         if follow == nil, ready == nil { return nil }
         return { (sha256: String, written: Int64, path: String) in
             follow?(sha256, written)
@@ -703,14 +745,17 @@ extension PackInstaller {
     /// Fetches `pack` sparsely when it pays, else whole; says which way it went. `alsoFetched`: GIFs
     /// another pack of the same install brings (the installed generation takes them from there);
     /// `unneeded`: GIFs no exercise takes from this pack (another rendition is chosen for them).
-    func fetchPack(_ pack: PackDescription, from source: PackIndexSource, downloader: PackDownloader,
-                   client: (any HTTPTransport)?, previous: GenerationBuilder.Previous?,
-                   alsoFetched: Set<String> = [], unneeded: Set<String> = [], follow: Following? = nil) async throws(PackClientError) -> (DownloadedPack, PackFetchSummary) {
+    func fetchPack(
+        _ pack: PackDescription, from source: PackIndexSource, downloader: PackDownloader,
+        client: (any HTTPTransport)?, previous: GenerationBuilder.Previous?,
+        alsoFetched: Set<String> = [], unneeded: Set<String> = [], follow: Following? = nil
+    ) async throws(PackClientError) -> (DownloadedPack, PackFetchSummary) {
         func whole(_ reason: String?, alreadySpent: Int64 = 0) async throws(PackClientError) -> (DownloadedPack, PackFetchSummary) {
             let readyHook = Self.readyHook(followHook, gifReadyHook)
             let follower = follow.map {
-                PackFollower(pack: pack, final: downloader.downloadPath(for: pack), directory: $0.directory,
-                             cancellation: $0.cancellation, onReady: readyHook)
+                PackFollower(
+                    pack: pack, final: downloader.downloadPath(for: pack), directory: $0.directory,
+                    cancellation: $0.cancellation, onReady: readyHook)
             }
             // The follower's thread is joined whatever happens, so nothing writes under `unpacked` after the call.
             let fetched: Result<DownloadedPack, PackClientError>
@@ -720,9 +765,10 @@ extension PackInstaller {
             let ready = await BlockingWork.run("gifpack.follow") { () -> [String: PackFollower.Ready] in follower?.results() ?? [:] }
             var item = try fetched.get()
             item.ready = ready
-            let summary = PackFetchSummary(pack: pack.name, version: pack.version, method: item.isCopy ? .wholePack : .local,
-                                           bytesFetched: item.bytesTransferred + alreadySpent, wholePackBytes: pack.bytes,
-                                           fallbackReason: reason)
+            let summary = PackFetchSummary(
+                pack: pack.name, version: pack.version, method: item.isCopy ? .wholePack : .local,
+                bytesFetched: item.bytesTransferred + alreadySpent, wholePackBytes: pack.bytes,
+                fallbackReason: reason)
             return (item, summary)
         }
         guard sparseUpgrades.isEnabled, let client, case .url(let url) = try source.packLocation(for: pack) else {
@@ -737,7 +783,8 @@ extension PackInstaller {
             var available = shared
             for gif in pack.gifs where !available.contains(gif.sha256) {
                 guard let file = files[gif.sha256],
-                      GenerationBuilder.holds(file, sha256: gif.sha256, size: gif.location.size) else { continue }
+                    GenerationBuilder.holds(file, sha256: gif.sha256, size: gif.location.size)
+                else { continue }
                 available.insert(gif.sha256)
             }
             return available
@@ -745,17 +792,20 @@ extension PackInstaller {
         let plan = SparseUpgradePlanner.plan(pack: pack, available: available, settings: sparseUpgrades)
         guard plan.isCheaperThanWholePack else { return try await whole(Self.costlier(plan, frames: "GIFs")) }
 
-        let (path, outcome) = try await fetchRanges(plan, of: .pack(pack), version: pack.version, sha256: pack.sha256,
-                                                    url: url, client: client, downloader: downloader)
+        let (path, outcome) = try await fetchRanges(
+            plan, of: .pack(pack), version: pack.version, sha256: pack.sha256,
+            url: url, client: client, downloader: downloader)
         switch outcome {
         case .rangeIgnored(let stats):
             return try await whole(Self.rangesIgnored, alreadySpent: stats.bytes)
         case .fetched(let stats):
-            let item = DownloadedPack(pack: pack, path: path, isCopy: true, bytesTransferred: stats.bytes, resumedFrom: nil,
-                                      fetchedGIFs: Set(plan.fetchedGIFs))
-            let summary = PackFetchSummary(pack: pack.name, version: pack.version, method: .sparse, bytesFetched: stats.bytes,
-                                           wholePackBytes: pack.bytes, requests: stats.requests,
-                                           framesFetched: plan.fetchedGIFs.count)
+            let item = DownloadedPack(
+                pack: pack, path: path, isCopy: true, bytesTransferred: stats.bytes, resumedFrom: nil,
+                fetchedGIFs: Set(plan.fetchedGIFs))
+            let summary = PackFetchSummary(
+                pack: pack.name, version: pack.version, method: .sparse, bytesFetched: stats.bytes,
+                wholePackBytes: pack.bytes, requests: stats.requests,
+                framesFetched: plan.fetchedGIFs.count)
             return (item, summary)
         }
     }
@@ -765,23 +815,31 @@ extension PackInstaller {
     /// when that pays, or the whole (verified) file. `alsoFetched`: poster path → SHA-256, the
     /// posters another posters pack of the same install brings (``fetchPosterPacks(_:from:downloader:client:installed:cancellation:)``);
     /// they count as held when this pack's catalog gives them that same SHA-256.
-    func fetchPosters(_ posters: PosterPackDescription, from source: PackIndexSource, downloader: PackDownloader,
-                      client: (any HTTPTransport)?, installed: GenerationBuilder.Previous?,
-                      alsoFetched: [String: String] = [:]) async throws(PackClientError) -> (PosterSource, PackFetchSummary) {
+    func fetchPosters(
+        _ posters: PosterPackDescription, from source: PackIndexSource, downloader: PackDownloader,
+        client: (any HTTPTransport)?, installed: GenerationBuilder.Previous?,
+        alsoFetched: [String: String] = [:]
+    ) async throws(PackClientError) -> (PosterSource, PackFetchSummary) {
         let kept = await BlockingWork.result("gifpack.posters") { () throws(PackClientError) -> Bool in
             installed?.holdsEveryPoster(of: posters) ?? false
         }
         if case .success(true) = kept {
-            return (PosterSource(posters: posters, file: nil),
-                    PackFetchSummary(pack: posters.name, version: posters.version, method: .installed, bytesFetched: 0,
-                                     wholePackBytes: posters.bytes))
+            return (
+                PosterSource(posters: posters, file: nil),
+                PackFetchSummary(
+                    pack: posters.name, version: posters.version, method: .installed, bytesFetched: 0,
+                    wholePackBytes: posters.bytes)
+            )
         }
         func whole(_ reason: String?, alreadySpent: Int64 = 0) async throws(PackClientError) -> (PosterSource, PackFetchSummary) {
             let file = try await downloader.fetch(posters, from: source)
-            return (PosterSource(posters: posters, file: file),
-                    PackFetchSummary(pack: posters.name, version: posters.version, method: file.isCopy ? .wholePack : .local,
-                                     bytesFetched: file.bytesTransferred + alreadySpent, wholePackBytes: posters.bytes,
-                                     fallbackReason: reason))
+            return (
+                PosterSource(posters: posters, file: file),
+                PackFetchSummary(
+                    pack: posters.name, version: posters.version, method: file.isCopy ? .wholePack : .local,
+                    bytesFetched: file.bytesTransferred + alreadySpent, wholePackBytes: posters.bytes,
+                    fallbackReason: reason)
+            )
         }
         guard sparseUpgrades.isEnabled, let client, case .url(let url) = try source.packLocation(for: posters) else {
             return try await whole(nil)
@@ -796,8 +854,9 @@ extension PackInstaller {
         let plan = SparseUpgradePlanner.plan(posters: posters, available: available, settings: sparseUpgrades)
         guard plan.isCheaperThanWholePack else { return try await whole(Self.costlier(plan, frames: "posters")) }
 
-        let (path, outcome) = try await fetchRanges(plan, of: .posters(posters), version: posters.version, sha256: posters.sha256,
-                                                    url: url, client: client, downloader: downloader)
+        let (path, outcome) = try await fetchRanges(
+            plan, of: .posters(posters), version: posters.version, sha256: posters.sha256,
+            url: url, client: client, downloader: downloader)
         switch outcome {
         case .rangeIgnored(let stats):
             return try await whole(Self.rangesIgnored, alreadySpent: stats.bytes)
@@ -808,7 +867,8 @@ extension PackInstaller {
             let differing = try await BlockingWork.run("gifpack.posters") { () throws(PackClientError) -> [String] in
                 do throws(PackClientError) {
                     let catalog = try PosterPackReader(path: path, posters: posters).catalog()
-                    let paths = (installed?.postersDiffering(from: catalog, among: held) ?? [])
+                    let paths =
+                        (installed?.postersDiffering(from: catalog, among: held) ?? [])
                         + catalog.posters.filter { shared.contains($0.path) && alsoFetched[$0.path] != $0.sha256 }.map(\.path).sorted()
                     if !paths.isEmpty { FileOps.remove(path) }
                     return paths
@@ -818,21 +878,27 @@ extension PackInstaller {
                 }
             }
             if let example = differing.first {
-                return try await whole("\(differing.count) posters the cache holds or another chosen posters pack brings differ "
-                    + "from the new posters pack's (e.g. \(SafePath.printable(example)))", alreadySpent: stats.bytes)
+                return try await whole(
+                    "\(differing.count) posters the cache holds or another chosen posters pack brings differ "
+                        + "from the new posters pack's (e.g. \(SafePath.printable(example)))", alreadySpent: stats.bytes)
             }
             let file = PackDownloader.FetchedFile(path: path, isCopy: true, bytesTransferred: stats.bytes, resumedFrom: nil)
-            return (PosterSource(posters: posters, file: file, fetchedPosters: Set(plan.fetchedPaths)),
-                    PackFetchSummary(pack: posters.name, version: posters.version, method: .sparse, bytesFetched: stats.bytes,
-                                     wholePackBytes: posters.bytes, requests: stats.requests,
-                                     framesFetched: plan.fetchedPaths.count))
+            return (
+                PosterSource(posters: posters, file: file, fetchedPosters: Set(plan.fetchedPaths)),
+                PackFetchSummary(
+                    pack: posters.name, version: posters.version, method: .sparse, bytesFetched: stats.bytes,
+                    wholePackBytes: posters.bytes, requests: stats.requests,
+                    framesFetched: plan.fetchedPaths.count)
+            )
         }
     }
 
     /// Fetches the plan's ranges of `target` into `<downloads>/<name>-v<N>-<hash>.sparse`.
-    private func fetchRanges(_ plan: SparseUpgradePlan, of target: RangeFetcher.Target, version: Int, sha256: String,
-                             url: String, client: any HTTPTransport,
-                             downloader: PackDownloader) async throws(PackClientError) -> (path: String, outcome: RangeFetcher.Outcome) {
+    private func fetchRanges(
+        _ plan: SparseUpgradePlan, of target: RangeFetcher.Target, version: Int, sha256: String,
+        url: String, client: any HTTPTransport,
+        downloader: PackDownloader
+    ) async throws(PackClientError) -> (path: String, outcome: RangeFetcher.Outcome) {
         let directory = downloader.directory
         try await BlockingWork.run("gifpack.downloads") { () throws(PackClientError) in
             try FileOps.makeDirectories(directory)
@@ -840,8 +906,9 @@ extension PackInstaller {
         let path = "\(directory)/\(target.name)-v\(version)-\(sha256.prefix(16)).sparse"
         let transfer = progress?.transfer(expecting: plan.bytes)
         defer { transfer?.end() }
-        let fetcher = RangeFetcher(client: client, url: url, target: target, path: path, attempts: downloadAttempts,
-                                   settings: sparseUpgrades, timeouts: downloader.timeouts, progress: transfer)
+        let fetcher = RangeFetcher(
+            client: client, url: url, target: target, path: path, attempts: downloadAttempts,
+            settings: sparseUpgrades, timeouts: downloader.timeouts, progress: transfer)
         return (path, try await fetcher.fetch(plan))
     }
 

@@ -62,15 +62,19 @@ struct PosterInstallPlan {
                 let recorded = previous?.manifest.posters ?? [:]
                 for location in posters.posters {
                     guard let (size, gif) = Self.parse(location.path), case let key = InstallManifest.posterKey(size: size, gifSHA256: gif),
-                          let sha256 = recorded[key] else {
-                        throw .unreadable(location: SafePath.printable(location.path),
-                                          detail: "the installed generation does not hold this poster of \(SafePath.printable(posters.name)); install again")
+                        let sha256 = recorded[key]
+                    else {
+                        throw .unreadable(
+                            location: SafePath.printable(location.path),
+                            detail: "the installed generation does not hold this poster of \(SafePath.printable(posters.name)); install again")
                     }
                     expected[key] = (sha256, location.size)
                 }
             }
-            packs.append(InstalledPosterPack(name: posters.name, version: posters.version, sha256: posters.sha256,
-                                             contentDigest: posters.contentDigest, sizes: posters.sizes))
+            packs.append(
+                InstalledPosterPack(
+                    name: posters.name, version: posters.version, sha256: posters.sha256,
+                    contentDigest: posters.contentDigest, sizes: posters.sizes))
         }
         self.packs = packs
         sizes = Array(Set(packs.flatMap(\.sizes))).sorted()
@@ -92,8 +96,10 @@ extension GenerationBuilder {
     /// a file of the previous generation that still hashes to the poster's SHA-256 is hard-linked,
     /// otherwise the poster is read from its verified posters pack (SHA-256 checked) into a new file;
     /// exercises sharing a GIF share its poster through hard links. Returns the manifest's records.
-    mutating func placePosters(_ posters: PosterInstallPlan, plan: InstallPlan,
-                               directories: inout [String]) throws(PackClientError) -> [String: String] {
+    mutating func placePosters(
+        _ posters: PosterInstallPlan, plan: InstallPlan,
+        directories: inout [String]
+    ) throws(PackClientError) -> [String: String] {
         let root = "\(staging)/posters"
         try FileOps.makeDirectory(root)
         directories.append(root)
@@ -110,8 +116,10 @@ extension GenerationBuilder {
             for size in posters.sizes {
                 let key = InstallManifest.posterKey(size: size, gifSHA256: posterGIF)
                 guard let want = posters.expected[key] else { continue }
-                let names = layout == .byID ? ids.map { layout.posterRelativePath(size: size, exercise: $0, sha256: hash) }
-                                            : [layout.posterRelativePath(size: size, exercise: ids[0], sha256: hash)]
+                let names =
+                    layout == .byID
+                    ? ids.map { layout.posterRelativePath(size: size, exercise: $0, sha256: hash) }
+                    : [layout.posterRelativePath(size: size, exercise: ids[0], sha256: hash)]
                 let first = "\(staging)/\(names[0])"
                 if let old = reusable[key], Self.holds(old, sha256: want.sha256, size: want.bytes) {
                     try Self.linkOrCopy(old, to: first)
@@ -122,8 +130,9 @@ extension GenerationBuilder {
                     recordWritten(first)
                     counts.postersWritten += 1
                 } else {
-                    throw .unreadable(location: reusable[key] ?? key,
-                                      detail: "the previous generation no longer holds this poster intact and the upgrade did not fetch it; install again")
+                    throw .unreadable(
+                        location: reusable[key] ?? key,
+                        detail: "the previous generation no longer holds this poster intact and the upgrade did not fetch it; install again")
                 }
                 records[key] = want.sha256
                 for name in names.dropFirst() {
@@ -151,7 +160,8 @@ extension GenerationBuilder.Previous {
         for key in recorded.keys {
             let parts = key.split(separator: "/", omittingEmptySubsequences: false)
             guard parts.count == 2, let size = Int(parts[0]), (16...512).contains(size),
-                  let installed = installedByPosterGIF[String(parts[1])] else { continue }
+                let installed = installedByPosterGIF[String(parts[1])]
+            else { continue }
             files[key] = "\(directory)/\(manifest.layout.posterRelativePath(size: size, exercise: installed.id, sha256: installed.gif))"
         }
         return files
@@ -175,9 +185,10 @@ extension GenerationBuilder.Previous {
         var held = Set<String>()
         for location in posters.posters {
             guard let (size, gif) = PosterInstallPlan.parse(location.path),
-                  case let key = InstallManifest.posterKey(size: size, gifSHA256: gif),
-                  let sha256 = recorded[key], let file = files[key],
-                  GenerationBuilder.holds(file, sha256: sha256, size: location.size) else { continue }
+                case let key = InstallManifest.posterKey(size: size, gifSHA256: gif),
+                let sha256 = recorded[key], let file = files[key],
+                GenerationBuilder.holds(file, sha256: sha256, size: location.size)
+            else { continue }
             held.insert(location.path)
         }
         return held

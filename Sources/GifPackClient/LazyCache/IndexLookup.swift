@@ -150,10 +150,12 @@ extension RenditionChoice {
         for (id, listed) in listing {
             let options = candidates[id] ?? []
             if let wanted = resolution(for: pixels, among: options.map(\.resolution)),
-               let pick = options.first(where: { $0.resolution == wanted }) {
+                let pick = options.first(where: { $0.resolution == wanted })
+            {
                 chosen[id] = (pick.pack, pick.gif)
             } else if let row = resolution(for: pixels, among: listed.map(\.resolution)),
-                      let pick = listed.first(where: { $0.resolution == row }) {
+                let pick = listed.first(where: { $0.resolution == row })
+            {
                 chosen[id] = (pick.pack, nil)
             }
         }

@@ -103,18 +103,23 @@ package final class LazyGIFCache: Sendable {
 
     /// `client` is used for every request; without one the cache makes one ``URLSessionTransport``
     /// for its lifetime.
-    package convenience init(directory: String, indexURL: String, byteLimit: Int64 = 64 << 20, indexMaxAge: TimeSpan = .seconds(300),
-                client: (any HTTPTransport)? = nil, limits: PackLimits = .standard, attempts: Int = 3,
-                timeouts: HTTPTimeouts = HTTPTimeouts(), trust: IndexTrust? = nil, preferredPixelSize: Int? = nil,
-                formats: [ImageFormat] = [.gif]) {
-        self.init(directory: directory, indexURL: indexURL, byteLimit: byteLimit, indexMaxAge: indexMaxAge, client: client, limits: limits,
-                  attempts: attempts, timeouts: timeouts, trust: trust, preferredPixelSize: preferredPixelSize, formats: formats, floorSource: nil)
+    package convenience init(
+        directory: String, indexURL: String, byteLimit: Int64 = 64 << 20, indexMaxAge: TimeSpan = .seconds(300),
+        client: (any HTTPTransport)? = nil, limits: PackLimits = .standard, attempts: Int = 3,
+        timeouts: HTTPTimeouts = HTTPTimeouts(), trust: IndexTrust? = nil, preferredPixelSize: Int? = nil,
+        formats: [ImageFormat] = [.gif]
+    ) {
+        self.init(
+            directory: directory, indexURL: indexURL, byteLimit: byteLimit, indexMaxAge: indexMaxAge, client: client, limits: limits,
+            attempts: attempts, timeouts: timeouts, trust: trust, preferredPixelSize: preferredPixelSize, formats: formats, floorSource: nil)
     }
 
     /// With `floorSource`: the rollback floor another tier of the app keeps (``GIFLoader``).
-    init(directory: String, indexURL: String, byteLimit: Int64, indexMaxAge: TimeSpan, client: (any HTTPTransport)?, limits: PackLimits,
-         attempts: Int, timeouts: HTTPTimeouts, trust: IndexTrust?, preferredPixelSize: Int?, formats: [ImageFormat] = [.gif],
-         floorSource: (@Sendable () throws -> Int?)?) {
+    init(
+        directory: String, indexURL: String, byteLimit: Int64, indexMaxAge: TimeSpan, client: (any HTTPTransport)?, limits: PackLimits,
+        attempts: Int, timeouts: HTTPTimeouts, trust: IndexTrust?, preferredPixelSize: Int?, formats: [ImageFormat] = [.gif],
+        floorSource: (@Sendable () throws -> Int?)?
+    ) {
         self.floorSource = floorSource
         self.formats = FormatChoice.normalized(formats)
         self.trust = trust
@@ -160,8 +165,10 @@ package final class LazyGIFCache: Sendable {
 
     /// The GIF `locate` finds in the index's lookup tables (its pack, its entry and the name errors
     /// give it; nil: no GIF).
-    private func gif(call timeouts: HTTPTimeouts,
-                     locate: (IndexLookup) throws(PackClientError) -> (PackDescription, GIFEntry, String)?) async throws(PackClientError) -> LazyGIF {
+    private func gif(
+        call timeouts: HTTPTimeouts,
+        locate: (IndexLookup) throws(PackClientError) -> (PackDescription, GIFEntry, String)?
+    ) async throws(PackClientError) -> LazyGIF {
         if case .file = source.location { return try await localGIF(locate) }
         let http = client
         var lookup = try await currentLookup(client: http, forceRevalidation: false, timeouts: timeouts)
@@ -234,8 +241,10 @@ package final class LazyGIFCache: Sendable {
     /// most the index's frame length) stays in memory until it is verified: nothing touches the disk
     /// before, so a full disk costs no fetch, and the verified GIF makes room for itself
     /// (``LazyGIFStore/keepGIF(_:sha256:byteLimit:)``).
-    private func fetch(_ entry: GIFEntry, of pack: PackDescription, client http: any HTTPTransport,
-                       timeouts: HTTPTimeouts) async throws -> [UInt8] {
+    private func fetch(
+        _ entry: GIFEntry, of pack: PackDescription, client http: any HTTPTransport,
+        timeouts: HTTPTimeouts
+    ) async throws -> [UInt8] {
         guard case .url(let url) = try source.packLocation(for: pack) else {
             throw PackClientError.unreadable(location: source.description, detail: "not a remote index")
         }
@@ -258,8 +267,10 @@ package final class LazyGIFCache: Sendable {
             case .partial:
                 return try await decodeAndStore(entry, pack: pack, frame: answer.body)
             case .rangeIgnored:
-                throw PackClientError.unreadable(location: url, detail: "the server ignores Range requests (it answered 200): "
-                    + "a single GIF cannot be fetched from it; install the pack instead")
+                throw PackClientError.unreadable(
+                    location: url,
+                    detail: "the server ignores Range requests (it answered 200): "
+                        + "a single GIF cannot be fetched from it; install the pack instead")
             case .refused(let error):
                 if [206, 404, 410, 412, 416].contains(answer.head.status) {
                     throw IndexOutOfDate(underlying: error)
@@ -283,8 +294,10 @@ package final class LazyGIFCache: Sendable {
             alone.frameOffset = 0
             var bytes: [UInt8] = []
             bytes.reserveCapacity(Int(max(0, entry.location.size)))
-            try IndexedEntry.read(alone, sha256: entry.sha256, image: entry.imageFormat, side: pack.renditionSide, pack: SafePath.printable(pack.name),
-                                  reader: reader) { chunk in bytes.append(contentsOf: chunk) }
+            try IndexedEntry.read(
+                alone, sha256: entry.sha256, image: entry.imageFormat, side: pack.renditionSide, pack: SafePath.printable(pack.name),
+                reader: reader
+            ) { chunk in bytes.append(contentsOf: chunk) }
             // Format 1.4: a WebP's container is walked before it is kept or served.
             if entry.imageFormat == .webp, let problem = IndexedEntry.webpProblem(bytes, pack: SafePath.printable(pack.name), entry: name) {
                 throw .rejected(problem)
@@ -301,7 +314,8 @@ package final class LazyGIFCache: Sendable {
         let lookup = IndexLookup(try await loadLocal(), pixels: preferredPixelSize, formats: formats, limits: limits)
         guard let (pack, entry, name) = try locate(lookup) else { return .noGIF }
         guard case .file(let path) = try source.packLocation(for: pack),
-              let id = pack.exercises.first(where: { $0.gif == entry.sha256 })?.id else { throw .unknownExercise(name) }
+            let id = pack.exercises.first(where: { $0.gif == entry.sha256 })?.id
+        else { throw .unknownExercise(name) }
         let limits = self.limits
         let bytes = try await BlockingWork.run("gifpack.lazy-local") { () throws(PackClientError) -> [UInt8] in
             try PackEntryReader(path: path, pack: pack, limits: limits).gif(forExercise: id)
@@ -351,8 +365,10 @@ extension LazyGIFCache {
         return age >= 0 && TimeSpan.seconds(age) < indexMaxAge
     }
 
-    func currentLookup(client http: any HTTPTransport, forceRevalidation: Bool,
-                       timeouts: HTTPTimeouts) async throws(PackClientError) -> IndexLookup {
+    func currentLookup(
+        client http: any HTTPTransport, forceRevalidation: Bool,
+        timeouts: HTTPTimeouts
+    ) async throws(PackClientError) -> IndexLookup {
         guard case .url(let url) = source.location else {
             return IndexLookup(try await loadLocal(), pixels: preferredPixelSize, formats: formats, limits: limits)
         }
@@ -365,7 +381,8 @@ extension LazyGIFCache {
         }
         // The index read last, unchanged on disk, fresh and (with trust) still acceptable: no read at all.
         if !forceRevalidation, let remembered, let identity, remembered.identity == identity,
-           isFresh(validatedAt: remembered.stored.validatedAt), accepts(remembered, url: url, floor: knownFloor.withLock { $0 }) {
+            isFresh(validatedAt: remembered.stored.validatedAt), accepts(remembered, url: url, floor: knownFloor.withLock { $0 })
+        {
             return remembered.lookup
         }
         let (stored, floor) = try await storedIndexAndFloor(url: url, identity: identity, remembered: remembered)
@@ -379,8 +396,9 @@ extension LazyGIFCache {
         // If-Modified-Since) on the stored copy's validators, which are sent only to their own file.
         let fetched: PackIndexSource.BytesFetch
         do {
-            fetched = try await source.fetchBytes(ifChangedFrom: usable == nil ? nil : stored?.validators, client: http,
-                                                  limits: limits, timeouts: timeouts)
+            fetched = try await source.fetchBytes(
+                ifChangedFrom: usable == nil ? nil : stored?.validators, client: http,
+                limits: limits, timeouts: timeouts)
         } catch {
             // Offline: the stored index still names the GIFs stored.
             if case .transfer = error, let usable {
@@ -416,8 +434,10 @@ extension LazyGIFCache {
     /// The stored index when it may be used now, made ready for lookups: decoded (the one read
     /// last is not decoded again); with ``trust``, its stored signature verifies it, it has not
     /// expired and it is not below the URL's `floor`.
-    func usableLookup(_ stored: LazyGIFStore.StoredIndex, identity: LazyGIFStore.FileIdentity?, remembered: Resolved?,
-                              url: String, floor: Int?) -> Resolved? {
+    func usableLookup(
+        _ stored: LazyGIFStore.StoredIndex, identity: LazyGIFStore.FileIdentity?, remembered: Resolved?,
+        url: String, floor: Int?
+    ) -> Resolved? {
         let lookup: IndexLookup
         if let remembered, remembered.stored.json == stored.json, remembered.stored.signature == stored.signature {
             lookup = remembered.lookup
@@ -450,20 +470,25 @@ extension LazyGIFCache {
     }
 
     /// Keeps an index just fetched and stored, as it was written.
-    func remember(json: Data, url: String, validators: IndexValidators?, signature: Data?, sequence: Int?,
-                          lookup: IndexLookup, identity: LazyGIFStore.FileIdentity?) {
-        let stored = LazyGIFStore.StoredIndex(json: json, url: LazyGIFStore.normalisedURL(url), etag: validators?.etag,
-                                              validatedAt: identity?.seconds ?? Int(Date().timeIntervalSince1970),
-                                              signature: signature, verifiedSequence: sequence, lastModified: validators?.lastModified,
-                                              validatedURL: validators?.url)
+    func remember(
+        json: Data, url: String, validators: IndexValidators?, signature: Data?, sequence: Int?,
+        lookup: IndexLookup, identity: LazyGIFStore.FileIdentity?
+    ) {
+        let stored = LazyGIFStore.StoredIndex(
+            json: json, url: LazyGIFStore.normalisedURL(url), etag: validators?.etag,
+            validatedAt: identity?.seconds ?? Int(Date().timeIntervalSince1970),
+            signature: signature, verifiedSequence: sequence, lastModified: validators?.lastModified,
+            validatedURL: validators?.url)
         resolved.withLock { $0 = Resolved(stored: stored, lookup: lookup, identity: identity) }
     }
 
     /// The stored index (not read again when it is the file read last) and, with trust, the URL's
     /// rollback floor: this cache's slots, the app's other tier (``floorSource``), what this process
     /// verified.
-    func storedIndexAndFloor(url: String, identity: LazyGIFStore.FileIdentity?,
-                             remembered: Resolved?) async throws(PackClientError) -> (LazyGIFStore.StoredIndex?, Int?) {
+    func storedIndexAndFloor(
+        url: String, identity: LazyGIFStore.FileIdentity?,
+        remembered: Resolved?
+    ) async throws(PackClientError) -> (LazyGIFStore.StoredIndex?, Int?) {
         let store = self.store
         let (slot, trust, limits) = (self.slot, self.trust, self.limits)
         let maxBytes = limits.maxIndexBytes
@@ -489,8 +514,10 @@ extension LazyGIFCache {
     }
 
     /// A new index fetched: decoded (and with trust verified and held to `floor`), stored, kept for the next lookups.
-    func accept(_ json: Data, validators: IndexValidators?, url: String, floor: Int?, client http: any HTTPTransport,
-                timeouts: HTTPTimeouts) async throws(PackClientError) -> IndexLookup {
+    func accept(
+        _ json: Data, validators: IndexValidators?, url: String, floor: Int?, client http: any HTTPTransport,
+        timeouts: HTTPTimeouts
+    ) async throws(PackClientError) -> IndexLookup {
         let store = self.store
         let (slot, trust, limits) = (self.slot, self.trust, self.limits)
         let maxBytes = limits.maxIndexBytes
@@ -516,8 +543,10 @@ extension LazyGIFCache {
         let written = try await BlockingWork.run("gifpack.lazy-index") { () throws(PackClientError) -> LazyGIFStore.FileIdentity? in
             // Under the cache's lock: another process may have stored a newer index meanwhile, or
             // installed one (the other tier's floor).
-            try store.writeIndex(json, slot: slot, url: url, validators: validators, signature: signature, verifiedSequence: index.sequence,
-                                 maxBytes: maxBytes) { (held: Int?) throws(PackClientError) in
+            try store.writeIndex(
+                json, slot: slot, url: url, validators: validators, signature: signature, verifiedSequence: index.sequence,
+                maxBytes: maxBytes
+            ) { (held: Int?) throws(PackClientError) in
                 let other = try LoaderFloors.read(floorSource)
                 try trust.accept(index, location: url, installedSequence: [held, other].compactMap { $0 }.max(), holder: "the cached index's")
             }

@@ -82,8 +82,10 @@ struct LazyGIFStore: Sendable {
             let foreign = names.filter { !Self.isMarkerName($0) }.sorted()
             guard foreign.isEmpty else {
                 let examples = foreign.prefix(3).map { SafePath.printable($0) }.joined(separator: ", ")
-                throw .cacheNotManaged(path: directory, detail: "it is not empty (\(examples)\(foreign.count > 3 ? ", …" : "")) and has no "
-                    + "\(Self.marker) marker; gifpack keeps its GIF cache only in a new or empty directory, or one it made")
+                throw .cacheNotManaged(
+                    path: directory,
+                    detail: "it is not empty (\(examples)\(foreign.count > 3 ? ", …" : "")) and has no "
+                        + "\(Self.marker) marker; gifpack keeps its GIF cache only in a new or empty directory, or one it made")
             }
         } else if Errno.current == .noSuchFileOrDirectory {
             try FileOps.makeDirectories(directory)
@@ -249,7 +251,8 @@ struct LazyGIFStore: Sendable {
         for name in try FileOps.list(temporaryPath) where Self.isTemporaryName(name) {
             let path = "\(temporaryPath)/\(name)"
             if let info = SystemCalls.linkStatus(path), SystemCalls.fileType(info) == .regular,
-               now - Self.seconds(info) > Self.staleTemporarySeconds {
+                now - Self.seconds(info) > Self.staleTemporarySeconds
+            {
                 SystemCalls.unlink(path)
             }
         }
@@ -335,13 +338,15 @@ struct LazyGIFStore: Sendable {
 
     private func readIndex(at path: String, maxBytes: Int64) -> StoredIndex? {
         guard let info = SystemCalls.status(path),
-              let data = try? PackIndexSource.readFile(path, maxBytes: maxBytes + Self.maxHeadBytes) else { return nil }
+            let data = try? PackIndexSource.readFile(path, maxBytes: maxBytes + Self.maxHeadBytes)
+        else { return nil }
         let bytes = [UInt8](data)
         guard let (lines, start) = Self.head(of: bytes) else { return nil }
-        return StoredIndex(json: Data(bytes[start...]), url: lines[1], etag: lines[2].isEmpty ? nil : lines[2],
-                           validatedAt: Self.seconds(info), signature: Data(base64Encoded: lines[4]).flatMap { $0.isEmpty ? nil : $0 },
-                           verifiedSequence: Int(lines[3]), lastModified: lines[5].isEmpty ? nil : lines[5],
-                           validatedURL: lines[6].isEmpty ? nil : lines[6])
+        return StoredIndex(
+            json: Data(bytes[start...]), url: lines[1], etag: lines[2].isEmpty ? nil : lines[2],
+            validatedAt: Self.seconds(info), signature: Data(base64Encoded: lines[4]).flatMap { $0.isEmpty ? nil : $0 },
+            verifiedSequence: Int(lines[3]), lastModified: lines[5].isEmpty ? nil : lines[5],
+            validatedURL: lines[6].isEmpty ? nil : lines[6])
     }
 
     /// The most bytes a slot's head (the lines before the index JSON) may take.
@@ -369,7 +374,8 @@ struct LazyGIFStore: Sendable {
         do { names = try FileSystem.list(indexesPath) } catch { throw PackClientError(error) }
         return names.compactMap { name -> Int? in
             guard SafePath.isSHA256(name), let bytes = Self.readPrefix(indexPath(slot: name), maxBytes: Int(Self.maxHeadBytes)),
-                  let (lines, _) = Self.head(of: bytes), Self.isStored(lines[1], from: url) else { return nil }
+                let (lines, _) = Self.head(of: bytes), Self.isStored(lines[1], from: url)
+            else { return nil }
             return Int(lines[3])
         }.max()
     }
@@ -379,12 +385,15 @@ struct LazyGIFStore: Sendable {
     /// index verified with trusted keys. `admit` sees the URL's floor (``floor(url:)``), under the
     /// lock, just before the rename of a verified index, and may refuse: another process may have
     /// stored a newer index since this one was accepted.
-    func writeIndex(_ json: Data, slot: String, url: String, validators: IndexValidators?, signature: Data? = nil, verifiedSequence: Int? = nil,
-                    maxBytes: Int64, admit: (Int?) throws(PackClientError) -> Void = { _ in }) throws(PackClientError) {
+    func writeIndex(
+        _ json: Data, slot: String, url: String, validators: IndexValidators?, signature: Data? = nil, verifiedSequence: Int? = nil,
+        maxBytes: Int64, admit: (Int?) throws(PackClientError) -> Void = { _ in }
+    ) throws(PackClientError) {
         let temporary = temporaryFile("index")
         let path = indexPath(slot: slot)
         do {
-            let head = "\(Self.indexMagic)\n\(Self.normalisedURL(url))\n\(Self.oneLine(validators?.etag ?? ""))\n"
+            let head =
+                "\(Self.indexMagic)\n\(Self.normalisedURL(url))\n\(Self.oneLine(validators?.etag ?? ""))\n"
                 + "\(verifiedSequence.map(String.init) ?? "")\n\(signature?.base64EncodedString() ?? "")\n"
                 + "\(Self.oneLine(validators?.lastModified ?? ""))\n\(Self.oneLine(validators?.url ?? ""))\n"
             try FileOps.writeNew(temporary, Array(head.utf8) + [UInt8](json))

@@ -3,7 +3,7 @@ import GifPackIndexReader
 import GifPackSystem
 import GifPackTransport
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// What a failed ``GIFLoader`` call means for the screen that asked: the few answers a cell or a
@@ -88,10 +88,10 @@ public enum GIFLoadFailure: Sendable, Equatable, CaseIterable {
         return switch code {
         case .cancelled: .cancelled
         case .notConnectedToInternet, .networkConnectionLost, .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed,
-             .timedOut, .internationalRoamingOff, .dataNotAllowed:
+            .timedOut, .internationalRoamingOff, .dataNotAllowed:
             .offline
         case .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateNotYetValid,
-             .serverCertificateHasUnknownRoot, .clientCertificateRejected:
+            .serverCertificateHasUnknownRoot, .clientCertificateRejected:
             .notTrusted
         default: .other
         }

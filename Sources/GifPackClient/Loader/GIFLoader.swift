@@ -123,8 +123,10 @@ public final class GIFLoader: Sendable {
     /// (created when missing); `trustedKeys`: when not empty, every index must be signed by one of
     /// them (``TrustedKey``); `transport`: ``URLSessionTransport`` by default. Throws a
     /// ``GIFLoaderError`` naming the argument that is wrong.
-    public init(indexURL: URL, cacheFolder: URL, trustedKeys: [TrustedKey] = [],
-                transport: (any HTTPTransport)? = nil, configuration: Configuration = Configuration()) throws(GIFLoaderError) {
+    public init(
+        indexURL: URL, cacheFolder: URL, trustedKeys: [TrustedKey] = [],
+        transport: (any HTTPTransport)? = nil, configuration: Configuration = Configuration()
+    ) throws(GIFLoaderError) {
         let folder = try Self.checkedFolder(cacheFolder)
         let scheme = indexURL.scheme?.lowercased() ?? ""
         switch scheme {
@@ -149,10 +151,11 @@ public final class GIFLoader: Sendable {
         let floors = LoaderFloors(folder: folder, indexURL: source.description)
         installer.floorSource = trust == nil ? nil : floors.lazyFloor
         self.installer = installer
-        lazy = LazyGIFCache(directory: "\(folder)/lazy", indexURL: source.description, byteLimit: configuration.lazyCacheByteLimit,
-                            indexMaxAge: .seconds(300), client: http, limits: configuration.limits, attempts: 3, timeouts: configuration.timeouts,
-                            trust: trust, preferredPixelSize: configuration.preferredPixelSize, formats: configuration.formats.map(\.imageFormat),
-                            floorSource: trust == nil ? nil : floors.installedFloor)
+        lazy = LazyGIFCache(
+            directory: "\(folder)/lazy", indexURL: source.description, byteLimit: configuration.lazyCacheByteLimit,
+            indexMaxAge: .seconds(300), client: http, limits: configuration.limits, attempts: 3, timeouts: configuration.timeouts,
+            trust: trust, preferredPixelSize: configuration.preferredPixelSize, formats: configuration.formats.map(\.imageFormat),
+            floorSource: trust == nil ? nil : floors.installedFloor)
         lazyStore = LazyGIFStore(directory: "\(folder)/lazy")
         memory = MemoryTier(costLimit: configuration.memoryCostLimit, countLimit: configuration.memoryCountLimit)
         gate = FetchGate(width: configuration.maxConcurrentFetches)
@@ -374,8 +377,9 @@ extension GIFLoader {
     }
 
     private static func progress(_ stage: RefreshProgress.Stage, _ counts: InstallProgress.Counts) -> RefreshProgress {
-        RefreshProgress(stage: stage, bytesDone: counts.bytesDone, bytesTotal: counts.bytesTotal,
-                        gifsDone: counts.gifsDone, gifsTotal: counts.gifsTotal)
+        RefreshProgress(
+            stage: stage, bytesDone: counts.bytesDone, bytesTotal: counts.bytesTotal,
+            gifsDone: counts.gifsDone, gifsTotal: counts.gifsTotal)
     }
 
     // MARK: Placeholders
@@ -409,8 +413,9 @@ extension GIFLoader {
         let gif = installed.placeholders?.gifs[hash]
         let size = posterSize ?? installed.cache.posterSizes.first
         let poster = size.flatMap { installed.cache.posterPath(forExercise: id, size: $0) }
-        return LoaderPlaceholder(exerciseID: id, gifSHA256: hash, averageColor: gif?.averageColor, blurHash: gif?.blurHash,
-                                 width: gif?.width, height: gif?.height, posterURL: poster.map { URL(fileURLWithPath: $0) })
+        return LoaderPlaceholder(
+            exerciseID: id, gifSHA256: hash, averageColor: gif?.averageColor, blurHash: gif?.blurHash,
+            width: gif?.width, height: gif?.height, posterURL: poster.map { URL(fileURLWithPath: $0) })
     }
 }
 

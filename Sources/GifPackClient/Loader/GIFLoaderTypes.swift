@@ -181,14 +181,18 @@ public struct GIFLoaderError: Error, Sendable, Equatable, CustomStringConvertibl
 
     /// The cache folder is not a `file:` URL.
     package static func cacheFolderNotAFileURL(_ url: String) -> GIFLoaderError {
-        GIFLoaderError(kind: .other, description:
-            "the cache folder must be a file URL (URL(fileURLWithPath:) or FileManager's url(for:in:…)), not \(url)")
+        GIFLoaderError(
+            kind: .other,
+            description:
+                "the cache folder must be a file URL (URL(fileURLWithPath:) or FileManager's url(for:in:…)), not \(url)")
     }
 
     /// The cache folder's path is relative (it would depend on the working directory, `/` in an iOS app).
     package static func cacheFolderRelative(_ path: String) -> GIFLoaderError {
-        GIFLoaderError(kind: .other, description:
-            "the cache folder must be an absolute path, not \(path) (it would resolve against the working directory)")
+        GIFLoaderError(
+            kind: .other,
+            description:
+                "the cache folder must be an absolute path, not \(path) (it would resolve against the working directory)")
     }
 
     /// The index URL is neither http(s) nor a file URL.

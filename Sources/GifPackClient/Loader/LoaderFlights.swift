@@ -50,8 +50,10 @@ final class LoaderFlights<Value: Sendable>: Sendable {
     }
 
     /// The outcome of the flight for `key`, started with `work` when there is none.
-    func value(for key: Key, awaitsCancelledWork: Bool = false,
-               work: @escaping @Sendable () async throws -> Value) async throws -> Value {
+    func value(
+        for key: Key, awaitsCancelledWork: Bool = false,
+        work: @escaping @Sendable () async throws -> Value
+    ) async throws -> Value {
         let waiter = state.withLock { state in
             state.counter += 1
             if awaitsCancelledWork { state.patientWaiters.insert(state.counter) }

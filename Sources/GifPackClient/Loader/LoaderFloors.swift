@@ -32,9 +32,13 @@ struct LoaderFloors: Sendable {
         return { () throws -> Int? in
             let generations = CacheGenerations(cachePath: directory)
             guard let generation = try generations.current(),
-                  let manifest = try InstallManifest.read(directory: generations.generationPath(generation)) else { return nil }
+                let manifest = try InstallManifest.read(directory: generations.generationPath(generation))
+            else { return nil }
             if let record = manifest.index,
-               !record.validators.belong(to: url), !record.validators.belong(to: CompressedIndex.beside(url)) { return nil }
+                !record.validators.belong(to: url), !record.validators.belong(to: CompressedIndex.beside(url))
+            {
+                return nil
+            }
             return manifest.indexSequence
         }
     }

@@ -37,8 +37,10 @@ package enum FormatChoice {
 
     /// ``RenditionChoice/pack(forExercise:in:pixels:)`` in the first of `formats` the index has for
     /// the chosen pack: its format pack and that pack's row for the exercise, when it lists it.
-    package static func pack(forExercise id: String, in index: PackIndex, pixels: Int?,
-                             formats: [ImageFormat]) -> (pack: PackDescription, gif: String?)? {
+    package static func pack(
+        forExercise id: String, in index: PackIndex, pixels: Int?,
+        formats: [ImageFormat]
+    ) -> (pack: PackDescription, gif: String?)? {
         guard let found = RenditionChoice.pack(forExercise: id, in: index, pixels: pixels) else { return nil }
         let chosen = pack(for: found.pack, in: index, formats: formats)
         guard chosen.name != found.pack.name, let row = chosen.exercises.first(where: { $0.id == id }) else { return found }

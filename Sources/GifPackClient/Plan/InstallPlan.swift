@@ -60,7 +60,8 @@ struct InstallPlan {
             let pack = item.pack
             // A sparse upgrade's file holds only the fetched frames: its layout cannot be scanned,
             // and only the description and the catalog apply (PackChecks.sparseStructure).
-            let checked = item.fetchedGIFs == nil
+            let checked =
+                item.fetchedGIFs == nil
                 ? try PackChecks.structure(path: item.path, pack: pack, limits: limits) { problem throws(PackClientError) in
                     throw .rejected(problem)
                 }
@@ -69,21 +70,26 @@ struct InstallPlan {
                 throw .rejected(PackRejection(.unreadable, pack: SafePath.printable(pack.name), detail: "the pack could not be checked"))
             }
             entries += pack.gifs.map {
-                Source(reader: checked.reader, pack: pack.name, entry: $0, side: pack.renditionSide, metadata: metadata[$0.sha256],
-                       isPresent: item.fetchedGIFs?.contains($0.sha256) ?? true, ready: item.ready[$0.sha256])
+                Source(
+                    reader: checked.reader, pack: pack.name, entry: $0, side: pack.renditionSide, metadata: metadata[$0.sha256],
+                    isPresent: item.fetchedGIFs?.contains($0.sha256) ?? true, ready: item.ready[$0.sha256])
             }
             let taken = selection?.taken?[pack.name]
             for exercise in pack.exercises where taken?.contains(exercise.id) ?? true {
                 if let existing = exercises[exercise.id], existing != exercise.gif {
-                    throw .rejected(PackRejection(.conflict, pack: pack.name, entry: exercise.id,
-                                                  detail: "pack \(owner[exercise.id] ?? "?") gives this exercise a different GIF"))
+                    throw .rejected(
+                        PackRejection(
+                            .conflict, pack: pack.name, entry: exercise.id,
+                            detail: "pack \(owner[exercise.id] ?? "?") gives this exercise a different GIF"))
                 }
                 exercises[exercise.id] = exercise.gif
                 owner[exercise.id] = pack.name
             }
-            installed.append(InstalledPack(name: pack.name, version: pack.version, sha256: pack.sha256,
-                                           contentDigest: pack.contentDigest, exercises: taken?.count ?? pack.exercises.count,
-                                           resolution: pack.resolution))
+            installed.append(
+                InstalledPack(
+                    name: pack.name, version: pack.version, sha256: pack.sha256,
+                    contentDigest: pack.contentDigest, exercises: taken?.count ?? pack.exercises.count,
+                    resolution: pack.resolution))
         }
         for (id, hash) in exercises {
             guard let hash else { continue }

@@ -45,8 +45,10 @@ public enum RenditionChoice {
     /// The pack of `index` that gives exercise `id` its GIF for `pixels` (nil: no preference, the
     /// first of `packs[]` listing it, as before renditions) and the GIF's hash (nil: the exercise has
     /// none; show its placeholder). nil when no pack lists the exercise.
-    package static func pack(forExercise id: String, in index: PackIndex,
-                     pixels: Int?) -> (pack: PackDescription, gif: String?)? {
+    package static func pack(
+        forExercise id: String, in index: PackIndex,
+        pixels: Int?
+    ) -> (pack: PackDescription, gif: String?)? {
         let first = index.packs.first { $0.exercises.contains { $0.id == id } }
         guard let pixels, let renditions = index.renditionPacks, !renditions.isEmpty else {
             return first.map { ($0, $0.exercises.first { $0.id == id }?.gif) }
@@ -59,7 +61,8 @@ public enum RenditionChoice {
             if let gif = row.gif { candidates.append((resolution(of: pack, in: index), pack, gif)) }
         }
         guard let wanted = resolution(for: pixels, among: candidates.map(\.resolution)),
-              let chosen = candidates.first(where: { $0.resolution == wanted }) else {
+            let chosen = candidates.first(where: { $0.resolution == wanted })
+        else {
             let row = resolution(for: pixels, among: listing.map(\.resolution))
             return listing.first { $0.resolution == row }.map { ($0.pack, nil) }
         }
@@ -145,7 +148,8 @@ struct RenditionSelection: Sendable {
 
     /// One family's choice: each exercise's pack, and the first-resolution GIF of each GIF chosen at another.
     private static func pick(_ members: [PackDescription], index: PackIndex, pixels: Int)
-        -> (taken: [String: Set<String>], basis: [String: (gif: String, placeholder: GIFPlaceholder?)]) {
+        -> (taken: [String: Set<String>], basis: [String: (gif: String, placeholder: GIFPlaceholder?)])
+    {
         var rows: [String: [(resolution: Int, pack: String, gif: String?)]] = [:]
         for pack in members {
             let resolution = RenditionChoice.resolution(of: pack, in: index)
@@ -165,7 +169,8 @@ struct RenditionSelection: Sendable {
             else { continue }
             taken[chosen.pack, default: []].insert(id)
             if let gif = chosen.gif, !firstNames.contains(chosen.pack),
-               let first = options.first(where: { firstNames.contains($0.pack) })?.gif, first != gif {
+                let first = options.first(where: { firstNames.contains($0.pack) })?.gif, first != gif
+            {
                 basis[gif] = (first, placeholders[first] ?? nil)
             }
         }

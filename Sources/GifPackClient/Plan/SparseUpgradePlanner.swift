@@ -89,26 +89,34 @@ package struct SparseUpgradePlan: Sendable, Equatable {
 /// let posterPlan = SparseUpgradePlanner.plan(posters: newPack.posters!, available: ["posters/80/ab12….gif"], settings: .init())
 /// ```
 package enum SparseUpgradePlanner {
-    package static func plan(pack: PackDescription, available: Set<String>,
-                            settings: SparseUpgradeSettings) -> SparseUpgradePlan {
+    package static func plan(
+        pack: PackDescription, available: Set<String>,
+        settings: SparseUpgradeSettings
+    ) -> SparseUpgradePlan {
         let missing = pack.gifs.filter { !available.contains($0.sha256) }
-        return plan(file: pack.name, bytes: pack.bytes, catalog: pack.catalog, missing: missing.map(\.location),
-                    reused: pack.gifs.count - missing.count, fetchedGIFs: missing.map(\.sha256).sorted(),
-                    reusedGIFs: pack.gifs.count - missing.count, settings: settings)
+        return plan(
+            file: pack.name, bytes: pack.bytes, catalog: pack.catalog, missing: missing.map(\.location),
+            reused: pack.gifs.count - missing.count, fetchedGIFs: missing.map(\.sha256).sorted(),
+            reusedGIFs: pack.gifs.count - missing.count, settings: settings)
     }
 
     /// A posters pack's plan: `available` holds the paths (`posters/<size>/<sha256>.gif`) of the
     /// posters the cache holds.
-    package static func plan(posters: PosterPackDescription, available: Set<String>,
-                            settings: SparseUpgradeSettings) -> SparseUpgradePlan {
+    package static func plan(
+        posters: PosterPackDescription, available: Set<String>,
+        settings: SparseUpgradeSettings
+    ) -> SparseUpgradePlan {
         let missing = posters.posters.filter { !available.contains($0.path) }
-        return plan(file: posters.name, bytes: posters.bytes, catalog: posters.catalog, missing: missing,
-                    reused: posters.posters.count - missing.count, fetchedGIFs: [],
-                    reusedGIFs: 0, settings: settings)
+        return plan(
+            file: posters.name, bytes: posters.bytes, catalog: posters.catalog, missing: missing,
+            reused: posters.posters.count - missing.count, fetchedGIFs: [],
+            reusedGIFs: 0, settings: settings)
     }
 
-    private static func plan(file: String, bytes: Int64, catalog: EntryLocation, missing: [EntryLocation], reused: Int,
-                             fetchedGIFs: [String], reusedGIFs: Int, settings: SparseUpgradeSettings) -> SparseUpgradePlan {
+    private static func plan(
+        file: String, bytes: Int64, catalog: EntryLocation, missing: [EntryLocation], reused: Int,
+        fetchedGIFs: [String], reusedGIFs: Int, settings: SparseUpgradeSettings
+    ) -> SparseUpgradePlan {
         let needed = ([catalog] + missing).sorted { $0.frameOffset < $1.frameOffset }
         var ranges: [SparseUpgradePlan.Range] = []
         for location in needed {

@@ -55,7 +55,7 @@ package struct InstalledCache: Sendable {
     /// ```
     package func posterPath(forExercise id: String, size: Int) -> String? {
         guard ExerciseID.isValid(id), let entry = manifest.exercises[id], let hash = entry,
-              manifest.posters?[InstallManifest.posterKey(size: size, gifSHA256: manifest.placeholderGIF(for: hash))] != nil
+            manifest.posters?[InstallManifest.posterKey(size: size, gifSHA256: manifest.placeholderGIF(for: hash))] != nil
         else { return nil }
         return "\(generationDirectory)/\(manifest.layout.posterRelativePath(size: size, exercise: id, sha256: hash))"
     }

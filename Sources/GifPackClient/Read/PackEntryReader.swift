@@ -47,8 +47,10 @@ package struct PackEntryReader: Sendable {
     /// The GIF whose SHA-256 is `hash`, verified.
     package func gif(sha256 hash: String) throws(PackClientError) -> [UInt8] {
         guard let entry = pack.gifs.first(where: { $0.sha256 == hash }) else {
-            throw .rejected(PackRejection(.missingEntry, pack: name, entry: GIFEntry.path(forSHA256: hash),
-                                          detail: "the pack lists no GIF with this hash"))
+            throw .rejected(
+                PackRejection(
+                    .missingEntry, pack: name, entry: GIFEntry.path(forSHA256: hash),
+                    detail: "the pack lists no GIF with this hash"))
         }
         return try IndexedEntry.readAll(entry.location, sha256: entry.sha256, image: entry.imageFormat, side: pack.renditionSide, pack: name, reader: reader)
     }

@@ -19,12 +19,15 @@ package struct PosterPackReader: Sendable {
 
     package init(path: String, posters: PosterPackDescription) throws(PackClientError) {
         let reader = try EntryReading.openPackFile(path, pack: posters.name, expectedBytes: posters.bytes)
-        let bytes = try IndexedEntry.readAll(posters.catalog, sha256: posters.contentDigest, image: nil,
-                                             pack: posters.name, reader: reader)
+        let bytes = try IndexedEntry.readAll(
+            posters.catalog, sha256: posters.contentDigest, image: nil,
+            pack: posters.name, reader: reader)
         let catalog: PosterPackCatalog
         do { catalog = try PosterPackCatalog.decode(from: bytes) } catch {
-            throw .rejected(PackRejection(.catalogMismatch, pack: posters.name, entry: PackCatalog.path,
-                                          detail: JSONValueDecoder.describe(error)))
+            throw .rejected(
+                PackRejection(
+                    .catalogMismatch, pack: posters.name, entry: PackCatalog.path,
+                    detail: JSONValueDecoder.describe(error)))
         }
         self.posters = posters
         self.reader = reader
@@ -40,8 +43,10 @@ package struct PosterPackReader: Sendable {
     package func poster(size: Int, gifSHA256: String) throws(PackClientError) -> [UInt8] {
         let path = PosterPackDescription.path(size: size, sha256: gifSHA256)
         guard let location = locations[path], let entry = byPath[path] else {
-            throw .rejected(PackRejection(.missingEntry, pack: posters.name, entry: SafePath.printable(path),
-                                          detail: "the posters pack has no poster of this GIF at \(size) px (sizes: \(posters.sizes.map(String.init).joined(separator: ", ")))"))
+            throw .rejected(
+                PackRejection(
+                    .missingEntry, pack: posters.name, entry: SafePath.printable(path),
+                    detail: "the posters pack has no poster of this GIF at \(size) px (sizes: \(posters.sizes.map(String.init).joined(separator: ", ")))"))
         }
         return try IndexedEntry.readAll(location, sha256: entry.sha256, image: .gif, pack: posters.name, reader: reader)
     }

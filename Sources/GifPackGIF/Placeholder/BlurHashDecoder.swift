@@ -55,15 +55,18 @@ package enum BlurHashDecoder {
         AreaDownscaler.size(width: max(1, width), height: max(1, height), longestSide: min(longestSide, maxSide))
     }
 
-    private static func render(_ colors: [(Double, Double, Double)], componentsX: Int, componentsY: Int,
-                               width: Int, height: Int) -> RGBImage {
+    private static func render(
+        _ colors: [(Double, Double, Double)], componentsX: Int, componentsY: Int,
+        width: Int, height: Int
+    ) -> RGBImage {
         var pixels = [UInt8](repeating: 0, count: width * height * 3)
         for y in 0..<height {
             for x in 0..<width {
                 var (red, green, blue) = (0.0, 0.0, 0.0)
                 for j in 0..<componentsY {
                     for i in 0..<componentsX {
-                        let basis = cos(Double.pi * Double(x) * Double(i) / Double(width))
+                        let basis =
+                            cos(Double.pi * Double(x) * Double(i) / Double(width))
                             * cos(Double.pi * Double(y) * Double(j) / Double(height))
                         let color = colors[i + j * componentsX]
                         red += color.0 * basis
@@ -81,8 +84,10 @@ package enum BlurHashDecoder {
     }
 
     private static func dcColor(_ value: Int) -> (Double, Double, Double) {
-        (BlurHashEncoder.srgbToLinear(value >> 16), BlurHashEncoder.srgbToLinear((value >> 8) & 255),
-         BlurHashEncoder.srgbToLinear(value & 255))
+        (
+            BlurHashEncoder.srgbToLinear(value >> 16), BlurHashEncoder.srgbToLinear((value >> 8) & 255),
+            BlurHashEncoder.srgbToLinear(value & 255)
+        )
     }
 
     private static func acColor(_ value: Int, maxAC: Double) -> (Double, Double, Double) {

@@ -75,7 +75,8 @@ package enum GIFPlaceholderDeriver {
                 throw .encode(error.description)
             }
         }
-        return GIFPlaceholders(blurHash: hash, averageColor: still.image.averageColorHex,
-                               stillFrameIndex: still.frameIndex, posters: posters)
+        return GIFPlaceholders(
+            blurHash: hash, averageColor: still.image.averageColorHex,
+            stillFrameIndex: still.frameIndex, posters: posters)
     }
 }

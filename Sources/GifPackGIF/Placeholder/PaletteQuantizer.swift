@@ -52,7 +52,9 @@ package enum PaletteQuantizer {
         var colors: [UInt32] = []
         var weights: [Int] = []
         for key in keys.sorted() {
-            if let last = colors.last, last == key { weights[weights.count - 1] += 1 } else {
+            if let last = colors.last, last == key {
+                weights[weights.count - 1] += 1
+            } else {
                 colors.append(key)
                 weights.append(1)
             }
@@ -72,9 +74,10 @@ package enum PaletteQuantizer {
         let reserved = Set(dominant)
         let rest = colors.indices.filter { !reserved.contains($0) }
         if !rest.isEmpty {
-            let cut = medianCut(entries: rest.map { Entry(color: colors[$0], weight: weights[$0]) },
-                                boxes: maxColors - palette.count,
-                                errorBudget: targetMeanSquaredError * Double(count) * 3)
+            let cut = medianCut(
+                entries: rest.map { Entry(color: colors[$0], weight: weights[$0]) },
+                boxes: maxColors - palette.count,
+                errorBudget: targetMeanSquaredError * Double(count) * 3)
             for (restIndex, position) in rest.enumerated() {
                 indexOfColor[position] = UInt8(truncatingIfNeeded: palette.count + cut.index[restIndex])
             }
@@ -114,8 +117,10 @@ package enum PaletteQuantizer {
     /// Median cut of `entries` (distinct colours, ascending, with their weights) into at most
     /// `boxes` colours, stopping once the squared error left is at most `errorBudget`: the palette
     /// and each entry's index in it.
-    private static func medianCut(entries original: [Entry], boxes maxBoxes: Int,
-                                  errorBudget: Double) -> (palette: [UInt32], index: [Int]) {
+    private static func medianCut(
+        entries original: [Entry], boxes maxBoxes: Int,
+        errorBudget: Double
+    ) -> (palette: [UInt32], index: [Int]) {
         var entries = original
         var boxes = [Box(start: 0, end: entries.count, error: squaredError(entries[...]))]
         var totalError = boxes[0].error

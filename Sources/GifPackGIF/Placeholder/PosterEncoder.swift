@@ -19,8 +19,9 @@ package enum PosterEncoder {
         while tableSize < quantized.palette.count { tableSize *= 2 }
         var palette = (0..<tableSize).map { index in
             let color = index < quantized.palette.count ? quantized.palette[index] : 0
-            return GifColorType(Red: UInt8(truncatingIfNeeded: color >> 16), Green: UInt8(truncatingIfNeeded: color >> 8),
-                                Blue: UInt8(truncatingIfNeeded: color))
+            return GifColorType(
+                Red: UInt8(truncatingIfNeeded: color >> 16), Green: UInt8(truncatingIfNeeded: color >> 8),
+                Blue: UInt8(truncatingIfNeeded: color))
         }
         guard let map = GifMakeMapObject(Int32(tableSize), &palette) else {
             throw EncodeError(description: "giflib could not allocate a colour map")
@@ -34,7 +35,8 @@ package enum PosterEncoder {
         guard let gif = EGifOpen(box.toOpaque(), posterSinkWrite, &error) else {
             throw EncodeError(description: "EGifOpen failed (giflib error \(error))")
         }
-        var ok = EGifPutScreenDesc(gif, Int32(image.width), Int32(image.height), 8, 0, map) == GIF_OK
+        var ok =
+            EGifPutScreenDesc(gif, Int32(image.width), Int32(image.height), 8, 0, map) == GIF_OK
             && EGifPutImageDesc(gif, 0, 0, Int32(image.width), Int32(image.height), false, nil) == GIF_OK
         if ok {
             for row in 0..<image.height where ok {

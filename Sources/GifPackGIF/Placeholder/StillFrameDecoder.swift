@@ -116,8 +116,9 @@ struct FrameCompositor {
                 if let blankColor = try compositeFrame() {
                     if firstBlankColor == nil { firstBlankColor = blankColor }
                 } else {
-                    return StillFrame(image: RGBImage(width: width, height: height, pixels: screen),
-                                      frameIndex: frameIndex - 1, work: work)
+                    return StillFrame(
+                        image: RGBImage(width: width, height: height, pixels: screen),
+                        frameIndex: frameIndex - 1, work: work)
                 }
             case EXTENSION_RECORD_TYPE:
                 try readExtension()
@@ -127,8 +128,10 @@ struct FrameCompositor {
         } while record != TERMINATE_RECORD_TYPE
         guard let color = firstBlankColor else { throw .badFrame("the GIF contains no frames") }
         // Every frame was blank: the first one, a screen of one colour.
-        let (red, green, blue) = (UInt8(truncatingIfNeeded: color >> 16), UInt8(truncatingIfNeeded: color >> 8),
-                                  UInt8(truncatingIfNeeded: color))
+        let (red, green, blue) = (
+            UInt8(truncatingIfNeeded: color >> 16), UInt8(truncatingIfNeeded: color >> 8),
+            UInt8(truncatingIfNeeded: color)
+        )
         screen.withUnsafeMutableBufferPointer { pixels in
             var offset = 0
             while offset < pixels.count {
@@ -179,8 +182,9 @@ struct FrameCompositor {
             let ok = line.withUnsafeMutableBufferPointer { DGifGetLine(gif, $0.baseAddress, Int32(frameWidth)) == GIF_OK }
             guard ok else { throw failure("decoding frame \(frameIndex + 1)", inFrame: true) }
             let start = ((top + row) * width + left) * 3
-            Self.draw(line: line, count: frameWidth, palette: palette, colorCount: colorCount, transparent: transparent,
-                      into: &screen, at: start, colors: &colors, counting: !scans)
+            Self.draw(
+                line: line, count: frameWidth, palette: palette, colorCount: colorCount, transparent: transparent,
+                into: &screen, at: start, colors: &colors, counting: !scans)
         }
         work.pixels += area
         work.frames += 1
@@ -206,8 +210,9 @@ struct FrameCompositor {
             work.pixels += area
         case 3:
             for (index, row) in (top..<(top + frameHeight)).enumerated() {
-                Self.copy(saved, from: index * rowBytes, count: frameWidth, into: &screen,
-                          at: (row * width + left) * 3, colors: &colors)
+                Self.copy(
+                    saved, from: index * rowBytes, count: frameWidth, into: &screen,
+                    at: (row * width + left) * 3, colors: &colors)
             }
             work.pixels += area
         default:
@@ -217,8 +222,10 @@ struct FrameCompositor {
     }
 
     /// Draws one decoded line at byte offset `start`, counting colour changes in `colors` when `counting`.
-    private static func draw(line: [GifPixelType], count: Int, palette: [UInt32], colorCount: Int, transparent: Int,
-                             into screen: inout [UInt8], at start: Int, colors: inout ScreenColors, counting: Bool) {
+    private static func draw(
+        line: [GifPixelType], count: Int, palette: [UInt32], colorCount: Int, transparent: Int,
+        into screen: inout [UInt8], at start: Int, colors: inout ScreenColors, counting: Bool
+    ) {
         line.withUnsafeBufferPointer { line in
             palette.withUnsafeBufferPointer { palette in
                 screen.withUnsafeMutableBufferPointer { screen in
@@ -254,8 +261,10 @@ struct FrameCompositor {
     }
 
     /// Copies `count` pixels of `saved` (from byte `from`) back to byte offset `start`, counting the changes.
-    private static func copy(_ saved: [UInt8], from: Int, count: Int, into screen: inout [UInt8], at start: Int,
-                             colors: inout ScreenColors) {
+    private static func copy(
+        _ saved: [UInt8], from: Int, count: Int, into screen: inout [UInt8], at start: Int,
+        colors: inout ScreenColors
+    ) {
         saved.withUnsafeBufferPointer { saved in
             screen.withUnsafeMutableBufferPointer { screen in
                 for pixel in 0..<count {

@@ -30,7 +30,7 @@ enum CurlErrorMapping {
         case CURLE_ABORTED_BY_CALLBACK:
             return .cancelled
         case CURLE_OUT_OF_MEMORY where !transfer.head.headEnded || message.lowercased().contains("header"),
-             CURLcode(rawValue: 100):
+            CURLcode(rawValue: 100):
             // curl refuses a response header block over its limit (100 KB a line, 300 KB in all)
             // with CURLE_OUT_OF_MEMORY ("Out of memory") before 8.6 and CURLE_TOO_LARGE (100)
             // since. Failing before the head ended, that is what it means, not a lack of memory.

@@ -46,7 +46,7 @@ final class CurlMultiLoop: @unchecked Sendable {  // @unchecked: what tasks hand
         self.caFile = caFile
         let codes = [
             gp_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, maxConnections),
-            gp_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX)),
+            gp_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
         ]
         if let failed = codes.first(where: { $0 != CURLM_OK }) {
             curl_multi_cleanup(multi)
@@ -126,11 +126,12 @@ final class CurlMultiLoop: @unchecked Sendable {  // @unchecked: what tasks hand
     private func admitWaiting() {
         while active.count < maxConcurrent, !waiting.isEmpty {
             let transfer = waiting.removeFirst()
-            let failure: HTTPError? = if let admission = transfer.request.admission, !admission.admits(inFlight: active.count) {
-                .notAdmitted
-            } else {
-                begin(transfer)
-            }
+            let failure: HTTPError? =
+                if let admission = transfer.request.admission, !admission.admits(inFlight: active.count) {
+                    .notAdmitted
+                } else {
+                    begin(transfer)
+                }
             let (queued, inFlight) = (waiting.count, active.count)
             shared.withLock { shared in
                 shared.statistics.currentlyQueued = queued
@@ -253,9 +254,10 @@ final class CurlMultiLoop: @unchecked Sendable {  // @unchecked: what tasks hand
         _ = gp_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
         var micros: curl_off_t = 0
         _ = gp_easy_getinfo_off(easy, CURLINFO_TOTAL_TIME_T, &micros)
-        let head = HTTPResponseHead(status: status > 0 ? status : transfer.head.status,
-                                    httpVersion: transfer.head.httpVersion.isEmpty ? Self.httpVersion(of: easy) : transfer.head.httpVersion,
-                                    headers: transfer.head.headers)
+        let head = HTTPResponseHead(
+            status: status > 0 ? status : transfer.head.status,
+            httpVersion: transfer.head.httpVersion.isEmpty ? Self.httpVersion(of: easy) : transfer.head.httpVersion,
+            headers: transfer.head.headers)
         var redirectURL: String?
         if transfer.discardsBody {
             var location: UnsafeMutablePointer<CChar>?

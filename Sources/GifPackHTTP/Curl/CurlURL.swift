@@ -27,7 +27,8 @@ enum CurlURL {
                 return String(cString: value).lowercased()
             }
             guard let scheme = part(CURLUPART_SCHEME), let host = part(CURLUPART_HOST),
-                  let port = part(CURLUPART_PORT, flags: CURLU_DEFAULT_PORT) else { return nil }
+                let port = part(CURLUPART_PORT, flags: CURLU_DEFAULT_PORT)
+            else { return nil }
             self.scheme = scheme
             self.host = host
             self.port = port

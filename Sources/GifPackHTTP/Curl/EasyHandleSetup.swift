@@ -40,12 +40,13 @@ enum EasyHandleSetup {
             gp_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, timeouts.connect.curlMilliseconds),
             gp_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, totalMilliseconds),
             gp_easy_setopt_long(easy, CURLOPT_LOW_SPEED_LIMIT, max(0, timeouts.lowSpeedBytesPerSecond)),
-            gp_easy_setopt_long(easy, CURLOPT_LOW_SPEED_TIME,
-                                timeouts.lowSpeedBytesPerSecond > 0 ? timeouts.lowSpeedWindow.curlWholeSeconds : 0),
+            gp_easy_setopt_long(
+                easy, CURLOPT_LOW_SPEED_TIME,
+                timeouts.lowSpeedBytesPerSecond > 0 ? timeouts.lowSpeedWindow.curlWholeSeconds : 0),
             gp_easy_setopt_data_cb(easy, CURLOPT_WRITEFUNCTION, curlBodyCallback),
             gp_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, context),
             gp_easy_setopt_data_cb(easy, CURLOPT_HEADERFUNCTION, curlHeaderCallback),
-            gp_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, context),
+            gp_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, context)
         ]
         if let caFile {
             codes.append(gp_easy_setopt_string(easy, CURLOPT_CAINFO, caFile))
@@ -89,8 +90,10 @@ enum EasyHandleSetup {
     }
 
     /// HEAD, PUT (with its streamed body) and DELETE, and AWS SigV4 signing.
-    private static func methodOptions(_ easy: UnsafeMutableRawPointer, for transfer: Transfer,
-                                      context: UnsafeMutableRawPointer) throws(HTTPError) -> [CURLcode] {
+    private static func methodOptions(
+        _ easy: UnsafeMutableRawPointer, for transfer: Transfer,
+        context: UnsafeMutableRawPointer
+    ) throws(HTTPError) -> [CURLcode] {
         let request = transfer.request
         var codes: [CURLcode] = []
         switch request.method {
@@ -106,14 +109,14 @@ enum EasyHandleSetup {
                 gp_easy_setopt_long(easy, CURLOPT_UPLOAD, 1),
                 gp_easy_setopt_data_cb(easy, CURLOPT_READFUNCTION, curlReadCallback),
                 gp_easy_setopt_pointer(easy, CURLOPT_READDATA, context),
-                gp_easy_setopt_off(easy, CURLOPT_INFILESIZE_LARGE, curl_off_t(upload.length)),
+                gp_easy_setopt_off(easy, CURLOPT_INFILESIZE_LARGE, curl_off_t(upload.length))
             ]
         }
         if let signature = request.awsSignature {
             codes += [
                 gp_easy_setopt_string(easy, CURLOPT_AWS_SIGV4, signature.curlProvider),
                 gp_easy_setopt_string(easy, CURLOPT_USERNAME, signature.accessKeyID),
-                gp_easy_setopt_string(easy, CURLOPT_PASSWORD, signature.secretAccessKey),
+                gp_easy_setopt_string(easy, CURLOPT_PASSWORD, signature.secretAccessKey)
             ]
         }
         return codes
@@ -130,8 +133,9 @@ enum EasyHandleSetup {
             guard nameIsToken, valueIsClean else {
                 if let list { curl_slist_free_all(list) }
                 let shownName = nameIsToken ? name : String(name.unicodeScalars.filter { $0.isASCII && $0.value > 0x20 }.prefix(40))
-                throw .transport(code: Int(CURLE_BAD_FUNCTION_ARGUMENT.rawValue),
-                                 message: "request header \"\(shownName)\" holds a control character or an invalid name")
+                throw .transport(
+                    code: Int(CURLE_BAD_FUNCTION_ARGUMENT.rawValue),
+                    message: "request header \"\(shownName)\" holds a control character or an invalid name")
             }
             let line = value.isEmpty ? "\(name);" : "\(name): \(value)"
             guard let appended = curl_slist_append(list, line) else {

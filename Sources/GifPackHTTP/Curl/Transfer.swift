@@ -123,8 +123,12 @@ final class Transfer: @unchecked Sendable {  // @unchecked: the completion state
                 stoppedAtHead = true
                 return 0
             }
-            if !discardsBody, let refusal = HTTPContentCoding.refusal(of: HTTPResponseHead(status: head.status, httpVersion: head.httpVersion,
-                                                                                             headers: head.headers), for: request) {
+            if !discardsBody,
+                let refusal = HTTPContentCoding.refusal(
+                    of: HTTPResponseHead(
+                        status: head.status, httpVersion: head.httpVersion,
+                        headers: head.headers), for: request)
+            {
                 callbackFailure = refusal
                 return 0
             }

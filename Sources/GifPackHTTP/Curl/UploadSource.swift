@@ -65,8 +65,10 @@ final class UploadSource: @unchecked Sendable {  // @unchecked: used on the loop
 }
 
 /// `CURLOPT_READFUNCTION`: asks the transfer's upload source for the next piece of the body.
-func curlReadCallback(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int,
-                      _ userdata: UnsafeMutableRawPointer?) -> Int {
+func curlReadCallback(
+    _ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int,
+    _ userdata: UnsafeMutableRawPointer?
+) -> Int {
     guard let userdata, let data else { return UploadSource.abort }
     let transfer = Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue()
     guard let upload = transfer.upload else { return 0 }

@@ -44,9 +44,12 @@ package struct S3Bucket: Sendable {
     /// SHA-256 of no bytes: the payload hash of every request without a body.
     package static let emptyPayloadSHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
-    package init(endpoint: String?, bucket: String, prefix: String, credentials: Credentials, client: HTTPClient,
-                timeouts: HTTPTimeouts = HTTPTimeouts(connect: .seconds(10), total: .seconds(3600), lowSpeedBytesPerSecond: 1024,
-                                                      lowSpeedWindow: .seconds(60))) {
+    package init(
+        endpoint: String?, bucket: String, prefix: String, credentials: Credentials, client: HTTPClient,
+        timeouts: HTTPTimeouts = HTTPTimeouts(
+            connect: .seconds(10), total: .seconds(3600), lowSpeedBytesPerSecond: 1024,
+            lowSpeedWindow: .seconds(60))
+    ) {
         var endpoint = endpoint
         while endpoint?.hasSuffix("/") == true { endpoint?.removeLast() }
         self.endpoint = endpoint
@@ -78,7 +81,8 @@ package struct S3Bucket: Sendable {
     static func printable(_ key: String) -> String {
         var out = ""
         for scalar in key.unicodeScalars.prefix(200) {
-            out += scalar.value < 0x20 || scalar.value == 0x7F || (0x80..<0xA0).contains(scalar.value)
+            out +=
+                scalar.value < 0x20 || scalar.value == 0x7F || (0x80..<0xA0).contains(scalar.value)
                 ? "\\u{\(String(scalar.value, radix: 16))}" : String(scalar)
         }
         return key.unicodeScalars.count > 200 ? out + "…" : out
@@ -145,8 +149,9 @@ package struct S3Bucket: Sendable {
         if let token = credentials.sessionToken, !token.isEmpty {
             request.headers.append(name: "x-amz-security-token", value: token)
         }
-        request.awsSignature = AWSSignature(region: credentials.region, service: "s3", accessKeyID: credentials.accessKeyID,
-                                            secretAccessKey: credentials.secretAccessKey)
+        request.awsSignature = AWSSignature(
+            region: credentials.region, service: "s3", accessKeyID: credentials.accessKeyID,
+            secretAccessKey: credentials.secretAccessKey)
         return request
     }
 
@@ -160,7 +165,7 @@ package struct S3Bucket: Sendable {
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
                 out.unicodeScalars.append(Unicode.Scalar(byte))
             case UInt8(ascii: "/") where keepSlash:
                 out.append("/")

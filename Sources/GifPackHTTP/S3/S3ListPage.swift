@@ -108,17 +108,22 @@ enum S3XML {
                 continue
             }
             let entity = rest[rest.index(after: amp)..<semi]
-            let scalar: Unicode.Scalar? = switch entity {
-            case "amp": "&"
-            case "lt": "<"
-            case "gt": ">"
-            case "quot": "\""
-            case "apos": "'"
-            default:
-                if entity.hasPrefix("#x") || entity.hasPrefix("#X") { UInt32(entity.dropFirst(2), radix: 16).flatMap { Unicode.Scalar($0) } }
-                else if entity.hasPrefix("#") { UInt32(entity.dropFirst()).flatMap { Unicode.Scalar($0) } }
-                else { nil }
-            }
+            let scalar: Unicode.Scalar? =
+                switch entity {
+                case "amp": "&"
+                case "lt": "<"
+                case "gt": ">"
+                case "quot": "\""
+                case "apos": "'"
+                default:
+                    if entity.hasPrefix("#x") || entity.hasPrefix("#X") {
+                        UInt32(entity.dropFirst(2), radix: 16).flatMap { Unicode.Scalar($0) }
+                    } else if entity.hasPrefix("#") {
+                        UInt32(entity.dropFirst()).flatMap { Unicode.Scalar($0) }
+                    } else {
+                        nil
+                    }
+                }
             if let scalar { out.unicodeScalars.append(scalar) } else { out += rest[amp...semi] }
             rest = rest[rest.index(after: semi)...]
         }

@@ -34,21 +34,29 @@ package enum PackDescriptionCheck {
             problems.append(PackRejection(.duplicate, pack: SafePath.printable(pack.name), detail: "the index lists this pack name twice"))
         }
         for pack in index.packs where !ExerciseID.isValid(pack.name) {
-            problems.append(PackRejection(.unsafeName, pack: SafePath.printable(pack.name),
-                                          detail: "a pack of packs[] is named 1-64 characters of A-Z a-z 0-9 _ -"))
+            problems.append(
+                PackRejection(
+                    .unsafeName, pack: SafePath.printable(pack.name),
+                    detail: "a pack of packs[] is named 1-64 characters of A-Z a-z 0-9 _ -"))
         }
         for pack in index.renditionPacks ?? [] where ExerciseID.isValid(pack.name) {
-            problems.append(PackRejection(.unsafeName, pack: SafePath.printable(pack.name),
-                                          detail: "a rendition pack is named <pack>.<resolution>"))
+            problems.append(
+                PackRejection(
+                    .unsafeName, pack: SafePath.printable(pack.name),
+                    detail: "a rendition pack is named <pack>.<resolution>"))
         }
         for pack in index.gifPacks {
             if let format = pack.format {
-                problems.append(PackRejection(.unsafeName, pack: SafePath.printable(pack.name),
-                                              detail: "a pack of packs[] or renditionPacks[] holds GIFs and has no format, not \"\(SafePath.printable(format.rawValue))\""))
+                problems.append(
+                    PackRejection(
+                        .unsafeName, pack: SafePath.printable(pack.name),
+                        detail: "a pack of packs[] or renditionPacks[] holds GIFs and has no format, not \"\(SafePath.printable(format.rawValue))\""))
             }
             for gif in pack.gifs where gif.format != nil {
-                problems.append(PackRejection(.entryMismatch, pack: SafePath.printable(pack.name), entry: SafePath.printable(gif.location.path),
-                                              detail: "a pack of packs[] or renditionPacks[] lists GIFs only, not an entry of format \"\(SafePath.printable(gif.format?.rawValue ?? ""))\""))
+                problems.append(
+                    PackRejection(
+                        .entryMismatch, pack: SafePath.printable(pack.name), entry: SafePath.printable(gif.location.path),
+                        detail: "a pack of packs[] or renditionPacks[] lists GIFs only, not an entry of format \"\(SafePath.printable(gif.format?.rawValue ?? ""))\""))
             }
         }
         for pack in index.formatPacks ?? [] {
@@ -67,12 +75,16 @@ package enum PackDescriptionCheck {
         for (number, pack) in index.allPacks.enumerated() {
             guard let resolution = pack.resolution else { continue }
             if !known.contains(resolution) {
-                problems.append(PackRejection(.invalidNumber, pack: SafePath.printable(pack.name),
-                                              detail: "resolution \(resolution) is not one of source.resolutions "
-                                                  + "(\(known.map(String.init).joined(separator: ", ")))"))
+                problems.append(
+                    PackRejection(
+                        .invalidNumber, pack: SafePath.printable(pack.name),
+                        detail: "resolution \(resolution) is not one of source.resolutions "
+                            + "(\(known.map(String.init).joined(separator: ", ")))"))
             } else if number < index.packs.count, let first = index.source.resolution, resolution != first {
-                problems.append(PackRejection(.invalidNumber, pack: SafePath.printable(pack.name),
-                                              detail: "a pack of packs[] is at the first resolution, \(first), not \(resolution)"))
+                problems.append(
+                    PackRejection(
+                        .invalidNumber, pack: SafePath.printable(pack.name),
+                        detail: "a pack of packs[] is at the first resolution, \(first), not \(resolution)"))
             }
         }
         for pack in index.allPacks { problems += self.problems(in: pack, limits: limits) }
@@ -98,8 +110,10 @@ package enum PackDescriptionCheck {
             problems.append(PackRejection(reason, pack: SafePath.printable(pack.name), entry: entry, detail: detail))
         }
         if !isValidPackName(pack) {
-            add(.unsafeName, nil, "the pack name is not 1-64 characters of A-Z a-z 0-9 _ - (a rendition pack: then . and its resolution; "
-                + "a format pack: then . and its resolution, . and its format)")
+            add(
+                .unsafeName, nil,
+                "the pack name is not 1-64 characters of A-Z a-z 0-9 _ - (a rendition pack: then . and its resolution; "
+                    + "a format pack: then . and its resolution, . and its format)")
         }
         if let (reason, detail) = SafePath.problem(in: pack.file) {
             add(reason, pack.file, detail)
@@ -126,7 +140,8 @@ package enum PackDescriptionCheck {
             if !hashes.insert(gif.sha256).inserted { add(.duplicate, gif.location.path, "the GIF is listed twice") }
             // Format 1.4: an entry's format is webp or absent (a GIF), and names its path.
             guard gif.format == nil || gif.format == .webp, let expected = gif.expectedPath else {
-                add(.entryMismatch, SafePath.printable(gif.location.path),
+                add(
+                    .entryMismatch, SafePath.printable(gif.location.path),
                     "the entry's format \"\(SafePath.printable(gif.format?.rawValue ?? ""))\" is not webp or absent (a GIF)")
                 continue
             }
@@ -143,7 +158,8 @@ package enum PackDescriptionCheck {
         var end: Int64 = 0
         for location in [pack.catalog] + pack.gifs.map(\.location) where location.frameOffset >= 0 && location.frameLength > 0 {
             if location.frameOffset < end {
-                add(.badFrame, SafePath.printable(location.path),
+                add(
+                    .badFrame, SafePath.printable(location.path),
                     "frame \(location.frameOffset)+\(location.frameLength) starts before the previous entry's frame ends at \(end)")
             }
             let next = location.frameOffset.addingReportingOverflow(location.frameLength)
@@ -179,8 +195,10 @@ package enum PackDescriptionCheck {
     /// plain file path, SHA-256 hex hashes, a size within the limits, sizes 16...512 ascending and
     /// distinct, `catalog.json` the first frame, and one `posters/<size>/<sha256>.gif` entry per
     /// listed size and GIF of the pack, frames in order without overlap.
-    package static func posterProblems(in posters: PosterPackDescription, of pack: PackDescription, gifHashes: Set<String>,
-                               limits: PackLimits) -> [PackRejection] {
+    package static func posterProblems(
+        in posters: PosterPackDescription, of pack: PackDescription, gifHashes: Set<String>,
+        limits: PackLimits
+    ) -> [PackRejection] {
         var problems: [PackRejection] = []
         func add(_ reason: PackRejection.Reason, _ entry: String?, _ detail: String) {
             problems.append(PackRejection(reason, pack: SafePath.printable(posters.name), entry: entry, detail: detail))
@@ -203,8 +221,9 @@ package enum PackDescriptionCheck {
         if posters.sizes.isEmpty || posters.sizes.contains(where: { !(16...512).contains($0) }) || Set(posters.sizes).count != posters.sizes.count {
             add(.invalidNumber, nil, "sizes \(posters.sizes) must be distinct longest sides in 16...512")
         }
-        problems += locationProblems(posters.catalog, expectedPath: PackCatalog.path, maxSize: limits.maxCatalogBytes,
-                                     packName: posters.name, packBytes: posters.bytes)
+        problems += locationProblems(
+            posters.catalog, expectedPath: PackCatalog.path, maxSize: limits.maxCatalogBytes,
+            packName: posters.name, packBytes: posters.bytes)
         if posters.catalog.frameOffset != 0 {
             add(.entryMismatch, PackCatalog.path, "catalog.json must be the first frame (offset 0), not at \(posters.catalog.frameOffset)")
         }
@@ -215,14 +234,16 @@ package enum PackDescriptionCheck {
             let entry = SafePath.printable(location.path)
             let parts = location.path.split(separator: "/", omittingEmptySubsequences: false)
             guard parts.count == 3, parts[0] == "posters", let size = Int(parts[1]), sizes.contains(size),
-                  parts[2].hasSuffix(".gif"), case let hash = String(parts[2].dropLast(4)), gifHashes.contains(hash),
-                  location.path == PosterPackDescription.path(size: size, sha256: hash) else {
+                parts[2].hasSuffix(".gif"), case let hash = String(parts[2].dropLast(4)), gifHashes.contains(hash),
+                location.path == PosterPackDescription.path(size: size, sha256: hash)
+            else {
                 add(.unlistedEntry, entry, "not a posters/<size>/<sha256>.gif entry of one of the pack's GIFs at one of its sizes")
                 continue
             }
             if !seen.insert(location.path).inserted { add(.duplicate, entry, "the poster is listed twice") }
-            problems += locationProblems(location, expectedPath: location.path, maxSize: limits.maxGIFBytes,
-                                         packName: posters.name, packBytes: posters.bytes)
+            problems += locationProblems(
+                location, expectedPath: location.path, maxSize: limits.maxGIFBytes,
+                packName: posters.name, packBytes: posters.bytes)
             if location.frameOffset >= 0, location.frameLength > 0 {
                 if location.frameOffset < end {
                     add(.badFrame, entry, "frame \(location.frameOffset)+\(location.frameLength) starts before the previous entry's frame ends at \(end)")
@@ -242,13 +263,17 @@ package enum PackDescriptionCheck {
 
     /// Problems with one entry location: a safe path equal to `expectedPath`, a size within
     /// `0...maxSize`, and a frame range inside the file.
-    static func locationProblems(_ location: EntryLocation, expectedPath: String, maxSize: Int64,
-                                 pack: PackDescription) -> [PackRejection] {
+    static func locationProblems(
+        _ location: EntryLocation, expectedPath: String, maxSize: Int64,
+        pack: PackDescription
+    ) -> [PackRejection] {
         locationProblems(location, expectedPath: expectedPath, maxSize: maxSize, packName: pack.name, packBytes: pack.bytes)
     }
 
-    static func locationProblems(_ location: EntryLocation, expectedPath: String, maxSize: Int64,
-                                 packName: String, packBytes: Int64) -> [PackRejection] {
+    static func locationProblems(
+        _ location: EntryLocation, expectedPath: String, maxSize: Int64,
+        packName: String, packBytes: Int64
+    ) -> [PackRejection] {
         let pack = (name: packName, bytes: packBytes)
         let name = SafePath.printable(pack.name)
         let entry = SafePath.printable(location.path)
@@ -257,22 +282,30 @@ package enum PackDescriptionCheck {
         }
         var problems: [PackRejection] = []
         if location.path != expectedPath {
-            problems.append(PackRejection(.entryMismatch, pack: name, entry: entry,
-                                          detail: "the index names this entry \(entry), expected \(expectedPath)"))
+            problems.append(
+                PackRejection(
+                    .entryMismatch, pack: name, entry: entry,
+                    detail: "the index names this entry \(entry), expected \(expectedPath)"))
         }
         if location.size < 0 {
             problems.append(PackRejection(.invalidNumber, pack: name, entry: entry, detail: "size \(location.size) is negative"))
         } else if location.size > maxSize {
-            problems.append(PackRejection(.oversize, pack: name, entry: entry,
-                                          detail: "size \(location.size) is outside the allowed 0...\(maxSize)"))
+            problems.append(
+                PackRejection(
+                    .oversize, pack: name, entry: entry,
+                    detail: "size \(location.size) is outside the allowed 0...\(maxSize)"))
         }
         let end = location.frameOffset.addingReportingOverflow(location.frameLength)
         if location.frameOffset < 0 || location.frameLength <= 0 {
-            problems.append(PackRejection(.invalidNumber, pack: name, entry: entry,
-                                          detail: "frame \(location.frameOffset)+\(location.frameLength): a negative offset or a length below 1"))
+            problems.append(
+                PackRejection(
+                    .invalidNumber, pack: name, entry: entry,
+                    detail: "frame \(location.frameOffset)+\(location.frameLength): a negative offset or a length below 1"))
         } else if end.overflow || end.partialValue > pack.bytes {
-            problems.append(PackRejection(.missingEntry, pack: name, entry: entry,
-                                          detail: "frame \(location.frameOffset)+\(location.frameLength) lies outside the \(pack.bytes)-byte pack"))
+            problems.append(
+                PackRejection(
+                    .missingEntry, pack: name, entry: entry,
+                    detail: "frame \(location.frameOffset)+\(location.frameLength) lies outside the \(pack.bytes)-byte pack"))
         }
         return problems
     }

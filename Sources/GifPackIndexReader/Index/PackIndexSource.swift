@@ -107,8 +107,10 @@ package struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
     /// Reads the index and its signature (``loadSignature(for:client:timeouts:)``) and accepts the index
     /// only as ``IndexTrust`` says (signed by a trusted key, not expired, `sequence` not below
     /// `installedSequence`); otherwise throws ``PackClientError/untrusted(_:)``.
-    package func load(trust: IndexTrust, installedSequence: Int? = nil, client: (any HTTPTransport)? = nil,
-                     limits: PackLimits = .standard) async throws(PackClientError) -> PackIndex {
+    package func load(
+        trust: IndexTrust, installedSequence: Int? = nil, client: (any HTTPTransport)? = nil,
+        limits: PackLimits = .standard
+    ) async throws(PackClientError) -> PackIndex {
         try await loadFetched(trust: trust, installedSequence: installedSequence, client: client, limits: limits).index
     }
 
@@ -138,39 +140,52 @@ package struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
     ///
     /// `timeouts` limit every request of the load (the index, its signature); their
     /// ``HTTPTimeouts/deadline`` bounds the whole load.
-    package func load(ifChangedFrom validators: IndexValidators?, trust: IndexTrust? = nil, installedSequence: Int? = nil,
-                     client: (any HTTPTransport)? = nil, limits: PackLimits = .standard,
-                     timeouts: HTTPTimeouts = HTTPTimeouts()) async throws(PackClientError) -> IndexCheck {
+    package func load(
+        ifChangedFrom validators: IndexValidators?, trust: IndexTrust? = nil, installedSequence: Int? = nil,
+        client: (any HTTPTransport)? = nil, limits: PackLimits = .standard,
+        timeouts: HTTPTimeouts = HTTPTimeouts()
+    ) async throws(PackClientError) -> IndexCheck {
         let timeouts = timeouts.startingCall()
         switch try await fetchBytes(ifChangedFrom: validators, client: client, limits: limits, timeouts: timeouts) {
         case .notModified:
             return .notModified
         case .fetched(let bytes, let newValidators, let wire):
-            return .modified(try await finish(bytes, validators: newValidators, wireBytes: wire, trust: trust,
-                                              installedSequence: installedSequence, client: client, limits: limits, timeouts: timeouts))
+            return .modified(
+                try await finish(
+                    bytes, validators: newValidators, wireBytes: wire, trust: trust,
+                    installedSequence: installedSequence, client: client, limits: limits, timeouts: timeouts))
         }
     }
 
     /// An unconditional load with what it came with (the builder's `--previous-index` reads it so).
-    package func loadFetched(trust: IndexTrust?, installedSequence: Int?,
-                     client: (any HTTPTransport)?, limits: PackLimits) async throws(PackClientError) -> FetchedIndex {
-        guard case .modified(let fetched) = try await load(ifChangedFrom: nil, trust: trust, installedSequence: installedSequence,
-                                                           client: client, limits: limits) else {
+    package func loadFetched(
+        trust: IndexTrust?, installedSequence: Int?,
+        client: (any HTTPTransport)?, limits: PackLimits
+    ) async throws(PackClientError) -> FetchedIndex {
+        guard
+            case .modified(let fetched) = try await load(
+                ifChangedFrom: nil, trust: trust, installedSequence: installedSequence,
+                client: client, limits: limits)
+        else {
             throw .unconditionalNotModified(location.description)
         }
         return fetched
     }
 
     /// Decodes (and with `trust` verifies) plain index bytes.
-    private func finish(_ bytes: Data, validators: IndexValidators?, wireBytes: Int64, trust: IndexTrust?, installedSequence: Int?,
-                        client: (any HTTPTransport)?, limits: PackLimits, timeouts: HTTPTimeouts) async throws(PackClientError) -> FetchedIndex {
+    private func finish(
+        _ bytes: Data, validators: IndexValidators?, wireBytes: Int64, trust: IndexTrust?, installedSequence: Int?,
+        client: (any HTTPTransport)?, limits: PackLimits, timeouts: HTTPTimeouts
+    ) async throws(PackClientError) -> FetchedIndex {
         guard let trust else {
-            return FetchedIndex(index: try Self.decode(bytes, limits: limits), bytes: bytes, signature: nil, validators: validators,
-                                wireBytes: wireBytes)
+            return FetchedIndex(
+                index: try Self.decode(bytes, limits: limits), bytes: bytes, signature: nil, validators: validators,
+                wireBytes: wireBytes)
         }
         let signature = try await loadSignature(for: bytes, client: client, timeouts: timeouts)
-        let index = try trust.verify(indexBytes: bytes, signature: signature, location: location.description,
-                                     installedSequence: installedSequence, limits: limits)
+        let index = try trust.verify(
+            indexBytes: bytes, signature: signature, location: location.description,
+            installedSequence: installedSequence, limits: limits)
         return FetchedIndex(index: index, bytes: bytes, signature: signature, validators: validators, wireBytes: wireBytes)
     }
 
@@ -183,16 +198,19 @@ package struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
 
     /// The plain bytes of the index: a local file as it is; over HTTP `index.json.zst` first,
     /// `index.json` when the copy is missing, each conditional on `validators` when they are its.
-    package func fetchBytes(ifChangedFrom validators: IndexValidators?, client: (any HTTPTransport)?, limits: PackLimits,
-                    timeouts: HTTPTimeouts = HTTPTimeouts()) async throws(PackClientError) -> BytesFetch {
+    package func fetchBytes(
+        ifChangedFrom validators: IndexValidators?, client: (any HTTPTransport)?, limits: PackLimits,
+        timeouts: HTTPTimeouts = HTTPTimeouts()
+    ) async throws(PackClientError) -> BytesFetch {
         guard case .url(let url) = location else {
             let bytes = try await loadBytes(location.description, client: client, maxBytes: limits.maxIndexBytes, optional: false)!
             return .fetched(bytes, nil, wireBytes: Int64(bytes.count))
         }
         let http = client ?? URLSessionTransport(maxConnections: 2)
         let compressedURL = CompressedIndex.beside(url)
-        let compressed = try await Self.conditionalGET(compressedURL, validators: validators, client: http, maxBytes: limits.maxIndexBytes,
-                                                       acceptCompressedBody: false, timeouts: timeouts)
+        let compressed = try await Self.conditionalGET(
+            compressedURL, validators: validators, client: http, maxBytes: limits.maxIndexBytes,
+            acceptCompressedBody: false, timeouts: timeouts)
         switch compressed.head.status {
         case 304:
             guard validators?.belong(to: compressedURL) == true else {
@@ -202,17 +220,20 @@ package struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
         case 200:
             let plain: [UInt8]
             do { plain = try CompressedIndex.decode(compressed.body, maxBytes: limits.maxIndexBytes) } catch {
-                throw .unreadable(location: compressedURL, detail: "not a compressed copy of an index: \(error.reason) "
-                    + "(it is not skipped for index.json: the publisher must repair it; gifpack publish rewrites it)")
+                throw .unreadable(
+                    location: compressedURL,
+                    detail: "not a compressed copy of an index: \(error.reason) "
+                        + "(it is not skipped for index.json: the publisher must repair it; gifpack publish rewrites it)")
             }
             return .fetched(Data(plain), IndexValidators(url: compressedURL, head: compressed.head), wireBytes: Int64(compressed.body.count))
         case let status where Self.isNotThere(status: status):
-            break   // not published there (an older publisher): the plain index
+            break  // not published there (an older publisher): the plain index
         default:
             throw .status(compressed.head.status, of: compressedURL)
         }
-        let plain = try await Self.conditionalGET(url, validators: validators, client: http, maxBytes: limits.maxIndexBytes,
-                                                  acceptCompressedBody: true, timeouts: timeouts)
+        let plain = try await Self.conditionalGET(
+            url, validators: validators, client: http, maxBytes: limits.maxIndexBytes,
+            acceptCompressedBody: true, timeouts: timeouts)
         switch plain.head.status {
         case 304:
             guard validators?.belong(to: url) == true else {
@@ -227,8 +248,10 @@ package struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// A GET that carries `validators`' conditions when they are this URL's.
-    private static func conditionalGET(_ url: String, validators: IndexValidators?, client: any HTTPTransport, maxBytes: Int64,
-                                       acceptCompressedBody: Bool, timeouts: HTTPTimeouts) async throws(PackClientError) -> HTTPDataResponse {
+    private static func conditionalGET(
+        _ url: String, validators: IndexValidators?, client: any HTTPTransport, maxBytes: Int64,
+        acceptCompressedBody: Bool, timeouts: HTTPTimeouts
+    ) async throws(PackClientError) -> HTTPDataResponse {
         var request = HTTPRequest(url: url, timeouts: timeouts, acceptCompressedBody: acceptCompressedBody)
         request.followRedirects = true
         if let validators, validators.belong(to: url) {
@@ -244,18 +267,24 @@ package struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
     /// minisign), `index.json.minisig` beside it; nil when neither exists. Over HTTP "not there" is a
     /// 404, a 410 or a 403 (what a bucket that allows GetObject but not ListBucket answers for a
     /// missing key), as for `index.json.zst`; any other status is an error.
-    package func loadSignature(for indexBytes: Data, client: (any HTTPTransport)? = nil,
-                              timeouts: HTTPTimeouts = HTTPTimeouts()) async throws(PackClientError) -> Data? {
+    package func loadSignature(
+        for indexBytes: Data, client: (any HTTPTransport)? = nil,
+        timeouts: HTTPTimeouts = HTTPTimeouts()
+    ) async throws(PackClientError) -> Data? {
         try await loadSignature(forSHA256: Hex.lowercase(SHA256.hash(data: indexBytes)), client: client, timeouts: timeouts)
     }
 
     /// ``loadSignature(for:client:timeouts:)`` of the index whose bytes have this SHA-256 (lowercase hex).
-    package func loadSignature(forSHA256 indexSHA256: String, client: (any HTTPTransport)? = nil,
-                              timeouts: HTTPTimeouts = HTTPTimeouts()) async throws(PackClientError) -> Data? {
+    package func loadSignature(
+        forSHA256 indexSHA256: String, client: (any HTTPTransport)? = nil,
+        timeouts: HTTPTimeouts = HTTPTimeouts()
+    ) async throws(PackClientError) -> Data? {
         let timeouts = timeouts.startingCall()
         for candidate in SignatureLocation.lookupOrder(location.description, indexSHA256: indexSHA256) {
-            if let signature = try await loadBytes(candidate, client: client, maxBytes: Self.maxSignatureBytes, optional: true,
-                                                   timeouts: timeouts) {
+            if let signature = try await loadBytes(
+                candidate, client: client, maxBytes: Self.maxSignatureBytes, optional: true,
+                timeouts: timeouts)
+            {
                 return signature
             }
         }
@@ -267,8 +296,10 @@ package struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
 
     /// A file or URL of the same kind as the index; `optional`: nil when it does not exist
     /// (``isNotThere(status:)`` over HTTP).
-    private func loadBytes(_ target: String, client: (any HTTPTransport)?, maxBytes: Int64,
-                           optional: Bool, timeouts: HTTPTimeouts = HTTPTimeouts()) async throws(PackClientError) -> Data? {
+    private func loadBytes(
+        _ target: String, client: (any HTTPTransport)?, maxBytes: Int64,
+        optional: Bool, timeouts: HTTPTimeouts = HTTPTimeouts()
+    ) async throws(PackClientError) -> Data? {
         switch location {
         case .file:
             return try await BlockingWork.run("gifpack.index") { () throws(PackClientError) -> Data? in
@@ -296,8 +327,10 @@ package struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
             throw .rejected(PackRejection(reason, pack: SafePath.printable(pack.name), entry: SafePath.printable(pack.file), detail: detail))
         }
         guard PackDescriptionCheck.isPlainFilePath(pack.file) else {
-            throw .rejected(PackRejection(.unsafeName, pack: SafePath.printable(pack.name), entry: SafePath.printable(pack.file),
-                                          detail: "the pack file path must use only A-Z a-z 0-9 . _ - /"))
+            throw .rejected(
+                PackRejection(
+                    .unsafeName, pack: SafePath.printable(pack.name), entry: SafePath.printable(pack.file),
+                    detail: "the pack file path must use only A-Z a-z 0-9 . _ - /"))
         }
         switch location {
         case .file(let path):
@@ -315,8 +348,10 @@ package struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
     /// published: 404, 410, or 403 from a store that hides missing keys (S3 without ListBucket).
     static func isNotThere(status: Int) -> Bool { status == 404 || status == 410 || status == 403 }
 
-    static func fetch(_ url: String, client: (any HTTPTransport)?, maxBytes: Int64,
-                      notFoundIsNil: Bool = false, timeouts: HTTPTimeouts = HTTPTimeouts()) async throws(PackClientError) -> Data? {
+    static func fetch(
+        _ url: String, client: (any HTTPTransport)?, maxBytes: Int64,
+        notFoundIsNil: Bool = false, timeouts: HTTPTimeouts = HTTPTimeouts()
+    ) async throws(PackClientError) -> Data? {
         let http = client ?? URLSessionTransport(maxConnections: 2)
         var request = HTTPRequest(url: url, timeouts: timeouts, acceptCompressedBody: true)
         request.followRedirects = true
@@ -421,8 +456,10 @@ extension PackIndexSource {
 
     /// ``readFile(_:maxBytes:)`` handed to `body` 64 KiB at a time, in order; a file that grows past
     /// the size it had when opened is refused as there.
-    package static func readFile(_ path: String, maxBytes: Int64,
-                         chunks body: (UnsafeRawBufferPointer) throws(PackClientError) -> Void) throws(PackClientError) {
+    package static func readFile(
+        _ path: String, maxBytes: Int64,
+        chunks body: (UnsafeRawBufferPointer) throws(PackClientError) -> Void
+    ) throws(PackClientError) {
         let (fd, info) = try openFile(path, maxBytes: maxBytes)
         defer { SystemCalls.close(fd) }
         let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)

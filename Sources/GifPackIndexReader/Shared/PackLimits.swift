@@ -19,8 +19,10 @@ package struct PackLimits: Sendable, Equatable {
     /// Largest pack file downloaded.
     package var maxPackBytes: Int64
 
-    package init(maxIndexBytes: Int64 = 64 << 20, maxCatalogBytes: Int64 = 64 << 20, maxGIFBytes: Int64 = 32 << 20,
-                maxPackBytes: Int64 = 8 << 30) {
+    package init(
+        maxIndexBytes: Int64 = 64 << 20, maxCatalogBytes: Int64 = 64 << 20, maxGIFBytes: Int64 = 32 << 20,
+        maxPackBytes: Int64 = 8 << 30
+    ) {
         self.maxIndexBytes = maxIndexBytes
         self.maxCatalogBytes = maxCatalogBytes
         self.maxGIFBytes = maxGIFBytes

@@ -86,35 +86,46 @@ package struct IndexTrust: Sendable {
     /// Checks `signature` over `indexBytes` and decodes the index; `installedSequence` is the
     /// sequence of what is installed (nil: nothing, or installed without a signature).
     /// The verified bytes are then decoded and checked like any index (``PackIndexSource``'s rules).
-    package func verify(indexBytes: Data, signature: Data?, location: String, installedSequence: Int? = nil,
-                       limits: PackLimits = .standard) throws(PackClientError) -> PackIndex {
-        try verify(indexBytes: indexBytes, signature: signature, location: location, installedSequence: installedSequence,
-                   limits: limits, checkRules: true)
+    package func verify(
+        indexBytes: Data, signature: Data?, location: String, installedSequence: Int? = nil,
+        limits: PackLimits = .standard
+    ) throws(PackClientError) -> PackIndex {
+        try verify(
+            indexBytes: indexBytes, signature: signature, location: location, installedSequence: installedSequence,
+            limits: limits, checkRules: true)
     }
 
     /// Reads a local index and its signature (regular files, capped) and verifies them: the signature
     /// published under the index's hash (`signatures/<sha256>.minisig`) first, `index.json.minisig`
     /// beside it when there is none, as every other reader does.
-    package func verifyFile(_ indexPath: String, installedSequence: Int? = nil,
-                           limits: PackLimits = .standard) throws(PackClientError) -> PackIndex {
+    package func verifyFile(
+        _ indexPath: String, installedSequence: Int? = nil,
+        limits: PackLimits = .standard
+    ) throws(PackClientError) -> PackIndex {
         try verifyFile(indexPath, installedSequence: installedSequence, limits: limits, checkRules: true)
     }
 
-    package func verifyFile(_ indexPath: String, installedSequence: Int?, limits: PackLimits,
-                    checkRules: Bool) throws(PackClientError) -> PackIndex {
+    package func verifyFile(
+        _ indexPath: String, installedSequence: Int?, limits: PackLimits,
+        checkRules: Bool
+    ) throws(PackClientError) -> PackIndex {
         let bytes = try PackIndexSource.readFile(indexPath, maxBytes: limits.maxIndexBytes)
         let candidates = SignatureLocation.lookupOrder(indexPath, indexSHA256: Hex.lowercase(SHA256.hash(data: bytes)))
         let signature = try candidates.first { FileManager.default.fileExists(atPath: $0) }
             .map { (path: String) throws(PackClientError) -> Data in try PackIndexSource.readFile(path, maxBytes: PackIndexSource.maxSignatureBytes) }
-        return try verify(indexBytes: bytes, signature: signature, location: indexPath, installedSequence: installedSequence,
-                          limits: limits, checkRules: checkRules)
+        return try verify(
+            indexBytes: bytes, signature: signature, location: indexPath, installedSequence: installedSequence,
+            limits: limits, checkRules: checkRules)
     }
 
     /// `checkRules` false: decode only, for ``PackVerifier``, which lists every problem of the index itself.
-    package func verify(indexBytes: Data, signature: Data?, location: String, installedSequence: Int?, limits: PackLimits,
-                checkRules: Bool) throws(PackClientError) -> PackIndex {
-        let index = try verifySignature(indexBytes: indexBytes, signature: signature, location: location, limits: limits,
-                                        checkRules: checkRules)
+    package func verify(
+        indexBytes: Data, signature: Data?, location: String, installedSequence: Int?, limits: PackLimits,
+        checkRules: Bool
+    ) throws(PackClientError) -> PackIndex {
+        let index = try verifySignature(
+            indexBytes: indexBytes, signature: signature, location: location, limits: limits,
+            checkRules: checkRules)
         try accept(index, location: location, installedSequence: installedSequence)
         return index
     }
@@ -122,13 +133,17 @@ package struct IndexTrust: Sendable {
     /// The first half of ``verify(indexBytes:signature:location:installedSequence:limits:)``: the
     /// signature over the bytes by a trusted key, then the decoding. Its result does not change with
     /// time, so it may be remembered; ``accept(_:location:installedSequence:)`` must still follow.
-    package func verifySignature(indexBytes: Data, signature: Data?, location: String, limits: PackLimits,
-                         checkRules: Bool = true) throws(PackClientError) -> PackIndex {
+    package func verifySignature(
+        indexBytes: Data, signature: Data?, location: String, limits: PackLimits,
+        checkRules: Bool = true
+    ) throws(PackClientError) -> PackIndex {
         guard let signature else {
             let remote = location.lowercased().hasPrefix("http://") || location.lowercased().hasPrefix("https://")
-            throw Self.refuse(.unsigned, location, "no signature of it is published: neither signatures/<its sha256>.minisig nor "
-                + "\(PathText.lastComponent(SignatureLocation.beside(location))) is there beside it"
-                + (remote ? " (HTTP 404, 410, or 403 from a store that hides missing keys)" : "") + ", and trusted keys were given")
+            throw Self.refuse(
+                .unsigned, location,
+                "no signature of it is published: neither signatures/<its sha256>.minisig nor "
+                    + "\(PathText.lastComponent(SignatureLocation.beside(location))) is there beside it"
+                    + (remote ? " (HTTP 404, 410, or 403 from a store that hides missing keys)" : "") + ", and trusted keys were given")
         }
         let parsed: MinisignSignature
         do { parsed = try MinisignSignature(text: String(decoding: signature, as: UTF8.self)) } catch {
@@ -148,8 +163,10 @@ package struct IndexTrust: Sendable {
     /// The second half: the signed index carries `sequence` and `expires`, has not expired by
     /// ``now``, and its sequence is not below `installedSequence` (whose holder `holder` names in
     /// the refusal).
-    package func accept(_ index: PackIndex, location: String, installedSequence: Int?,
-                holder: String = "the installed generation's") throws(PackClientError) {
+    package func accept(
+        _ index: PackIndex, location: String, installedSequence: Int?,
+        holder: String = "the installed generation's"
+    ) throws(PackClientError) {
         guard let sequence = index.sequence, let expiry = index.expiryDate else {
             throw Self.refuse(.unsigned, location, "the signed index has no sequence or expires field")
         }
