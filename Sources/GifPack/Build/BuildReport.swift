@@ -289,3 +289,13 @@ package struct BuildReport: Sendable, Codable, Equatable {
         package var fetchWindowIdleSlotSeconds: Double?
     }
 }
+
+extension BuildReport.PackResult {
+    /// The line of a pack this run made or found current, from its description.
+    init(_ pack: PackDescription, outcome: String, exercises: Int) {
+        self.init(
+            name: pack.name, version: pack.version, file: pack.file, outcome: outcome, exercises: exercises,
+            missing: pack.exercises.filter { $0.gif == nil }.count, distinctGIFs: pack.gifs.count, bytes: pack.bytes,
+            uncompressedBytes: pack.uncompressedBytes)
+    }
+}

@@ -32,13 +32,7 @@ extension BuildPipeline {
                 if postersOutcome == .published { report.posterPacksPublished.append(posters.file) }
             }
             descriptions.append(description)
-            report.packs.append(
-                .init(
-                    name: description.name, version: description.version, file: description.file,
-                    outcome: outcome.rawValue, exercises: entry.exercises.count,
-                    missing: description.exercises.filter { $0.gif == nil }.count,
-                    distinctGIFs: description.gifs.count, bytes: description.bytes,
-                    uncompressedBytes: description.uncompressedBytes))
+            report.packs.append(.init(description, outcome: outcome.rawValue, exercises: entry.exercises.count))
             observer?(.packFinished(report.packs[report.packs.count - 1]))
         }
         report.gifs.placeholdersDerived = tools.placeholders.derivedCount

@@ -43,13 +43,7 @@ extension BuildPipeline {
                 return try maker.make(entry, resolution: resolution, results: results, records: byHash, history: history)
             }
             descriptions.append(description)
-            report.packs.append(
-                .init(
-                    name: description.name, version: description.version, file: description.file,
-                    outcome: outcome.rawValue, exercises: entry.exercises.count,
-                    missing: description.exercises.filter { $0.gif == nil }.count,
-                    distinctGIFs: description.gifs.count, bytes: description.bytes,
-                    uncompressedBytes: description.uncompressedBytes))
+            report.packs.append(.init(description, outcome: outcome.rawValue, exercises: entry.exercises.count))
             observer?(.packFinished(report.packs[report.packs.count - 1]))
         }
         return descriptions

@@ -34,7 +34,7 @@ struct PlaceholderCache: Sendable {
     let settings: PlaceholderSettings
     /// Where the posters this cache derives are also compressed as posters pack entries (nil: not).
     let posterFrames: PosterFrameCache?
-    private let counter = DerivationCounter()
+    private let counter = CacheWorkCounter()
 
     init(layout: CacheLayout, settings: PlaceholderSettings, posterFrames: PosterFrameCache? = nil) {
         self.layout = layout
@@ -87,14 +87,14 @@ struct PlaceholderCache: Sendable {
         var lengths: [Int: Int64] = [:]
         for (size, poster) in derived.posters {
             let path = posterPath(sha256: sha256, size: size)
-            try Self.write(poster, to: path)
+            try CacheFile.write(poster, to: path)
             try posterFrames?.store(poster, size: size, gifSHA256: sha256, posterPath: path)
             lengths[size] = Int64(poster.count)
         }
         let record = Record(
             blurHash: derived.blurHash, averageColor: derived.averageColor,
             stillFrameIndex: derived.stillFrameIndex, posterBytes: lengths)
-        try Self.write(Array(Self.text(record).utf8), to: recordPath(sha256: sha256))
+        try CacheFile.write(Array(Self.text(record).utf8), to: recordPath(sha256: sha256))
         counter.increment()
         return record
     }
@@ -115,35 +115,4 @@ struct PlaceholderCache: Sendable {
         }
         return Record(blurHash: String(lines[0]), averageColor: String(lines[1]), stillFrameIndex: still, posterBytes: posters)
     }
-
-    /// Temporary file and rename, without fsync (a cache; see the type's comment).
-    private static func write(_ bytes: [UInt8], to path: String) throws {
-        let temporary = FileSystem.temporaryPath(beside: path)
-        // Not FileManager.createFile: it fsyncs every file, which cost 4% of a fresh build's CPU.
-        do {
-            let file = try NewFile(path: temporary)
-            try file.append(bytes)
-            try file.finish(sync: false)
-        } catch {
-            FileSystem.remove(temporary)
-            throw error
-        }
-        guard SystemCalls.rename(temporary, to: path) == 0 else {
-            let code = Errno.current.code
-            FileSystem.remove(temporary)
-            throw FileSystemError.io(operation: "rename", path: path, errno: code)
-        }
-    }
-}
-
-/// Counts derivations across the copies of a ``PlaceholderCache``, and holds the striped locks
-/// that keep one GIF from being derived twice at once.
-private final class DerivationCounter: Sendable {
-    private let count = Mutex(0)
-    /// A stripe's lock (a `Mutex` is not copyable: each is kept in a class of its own).
-    final class Stripe: Sendable { let lock = Mutex(()) }
-    private let stripes = (0..<16).map { _ in Stripe() }
-    func stripe(for hash: String) -> Stripe { stripes[Int(hash.utf8.first ?? 0) % stripes.count] }
-    func increment() { count.withLock { $0 += 1 } }
-    var value: Int { count.withLock { $0 } }
 }

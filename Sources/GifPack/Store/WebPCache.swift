@@ -36,7 +36,7 @@ struct WebPCache: Sendable {
 
     let layout: CacheLayout
     let policy: WebPEncodingPolicy
-    private let counter = EncodingCounter()
+    private let counter = CacheWorkCounter()
 
     init(layout: CacheLayout, policy: WebPEncodingPolicy = .standard) {
         self.layout = layout
@@ -83,12 +83,12 @@ struct WebPCache: Sendable {
         let rendition = try WebPRenditionEncoder.encode(gif: gif, gifLoopCount: info.loopCount, policy: policy)
         try FileSystem.createDirectory(PathText.parent(recordPath(sha256: sha256)))
         if !FileSystem.exists("\(directory)/key.txt") {
-            try Self.write(Array("\(policy.cacheKey)\n".utf8), to: "\(directory)/key.txt")
+            try CacheFile.write(Array("\(policy.cacheKey)\n".utf8), to: "\(directory)/key.txt")
         }
         let record: Record
         switch rendition.choice {
         case .webp(let webp, let settings, let comparison):
-            try Self.write(webp, to: webpPath(sha256: sha256))
+            try CacheFile.write(webp, to: webpPath(sha256: sha256))
             record = Record(
                 outcome: settings.label, webpSHA256: SHA256.hash(data: webp).map { String(format: "%02x", $0) }.joined(),
                 webpBytes: Int64(webp.count), frames: comparison.frames,
@@ -97,7 +97,7 @@ struct WebPCache: Sendable {
             FileSystem.remove(webpPath(sha256: sha256))
             record = Record(outcome: "gif", webpSHA256: nil, webpBytes: nil, frames: info.frameCount, meanSSIM: nil, worstSSIM: nil)
         }
-        try Self.write(Array(Self.text(record).utf8), to: recordPath(sha256: sha256))
+        try CacheFile.write(Array(Self.text(record).utf8), to: recordPath(sha256: sha256))
         counter.increment()
         return record
     }
@@ -123,33 +123,4 @@ struct WebPCache: Sendable {
         }
         return Record(outcome: outcome, webpSHA256: lines[1], webpBytes: bytes, frames: frames, meanSSIM: mean, worstSSIM: worst)
     }
-
-    /// Temporary file and rename, without fsync (a cache; see the type's comment).
-    private static func write(_ bytes: [UInt8], to path: String) throws {
-        let temporary = FileSystem.temporaryPath(beside: path)
-        do {
-            let file = try NewFile(path: temporary)
-            try file.append(bytes)
-            try file.finish(sync: false)
-        } catch {
-            FileSystem.remove(temporary)
-            throw error
-        }
-        guard SystemCalls.rename(temporary, to: path) == 0 else {
-            let code = Errno.current.code
-            FileSystem.remove(temporary)
-            throw FileSystemError.io(operation: "rename", path: path, errno: code)
-        }
-    }
-}
-
-/// Counts encodings across the copies of a ``WebPCache``, and holds the striped locks that keep
-/// one GIF from being encoded twice at once.
-private final class EncodingCounter: Sendable {
-    private let count = Mutex(0)
-    final class Stripe: Sendable { let lock = Mutex(()) }
-    private let stripes = (0..<16).map { _ in Stripe() }
-    func stripe(for hash: String) -> Stripe { stripes[Int(hash.utf8.first ?? 0) % stripes.count] }
-    func increment() { count.withLock { $0 += 1 } }
-    var value: Int { count.withLock { $0 } }
 }
