@@ -214,4 +214,90 @@ struct WebPCodecTests {
             }
         }
     }
+
+    /// The gate's SSIM (padded planes, eight pixels at a time, one workspace for every frame pair)
+    /// gives, to the last bit, the figures of the direct definition: each pixel's 11 x 11 Gaussian
+    /// window as two 11-tap passes with the borders clamped, over white and, when a pixel is not
+    /// opaque, over black. Sizes below the window, of one pixel, and with rows that are not a
+    /// multiple of eight pixels included.
+    @Test func ssimIsTheDirectFilterToTheLastBit() {
+        var random = SplitMix64(seed: 1987)
+        for (width, height) in [(24, 17), (3, 5), (1, 1), (9, 30), (180, 12), (17, 8)] {
+            let workspace = SSIM.Workspace(width: width, height: height)
+            for transparent in [false, true] {
+                let first = (0..<(width * height * 4)).map { index -> UInt8 in
+                    index % 4 == 3 ? (transparent && index % 7 == 0 ? UInt8(truncatingIfNeeded: random.next()) : 255) : UInt8(truncatingIfNeeded: random.next())
+                }
+                let second = first.enumerated().map { index, value in
+                    index % 4 == 3 ? value : UInt8(clamping: Int(value) + Int(random.next() % 41) - 20)
+                }
+                first.withUnsafeBufferPointer { first in
+                    second.withUnsafeBufferPointer { second in
+                        let direct = Self.directSSIM(first, second, width: width, height: height)
+                        #expect(SSIM.frameSSIM(first, second, workspace: workspace) == direct, "\(width)x\(height), transparent: \(transparent)")
+                        #expect(SSIM.frameSSIM(first, second, width: width, height: height) == direct)
+                        #expect(direct < 1 && direct > 0.1, "\(direct)")
+                    }
+                }
+            }
+        }
+    }
+
+    /// SSIM by its definition, pixel by pixel, with clamped borders.
+    static func directSSIM(_ first: UnsafeBufferPointer<UInt8>, _ second: UnsafeBufferPointer<UInt8>, width: Int, height: Int) -> Double {
+        let weights: [Float] = {
+            let weights = (-5...5).map { offset in Float(exp(-Double(offset * offset) / (2 * 1.5 * 1.5))) }
+            let total = weights.reduce(0, +)
+            return weights.map { $0 / total }
+        }()
+        func luma(_ pixels: UnsafeBufferPointer<UInt8>, _ background: Float) -> [Float] {
+            (0..<(width * height)).map { index in
+                let alpha = Float(pixels[index * 4 + 3]) / 255
+                let under = background * (1 - alpha)
+                let red = Float(pixels[index * 4]) * alpha + under
+                let green = Float(pixels[index * 4 + 1]) * alpha + under
+                let blue = Float(pixels[index * 4 + 2]) * alpha + under
+                return 0.299 * red + 0.587 * green + 0.114 * blue
+            }
+        }
+        func blur(_ plane: [Float]) -> [Float] {
+            var rows = [Float](repeating: 0, count: width * height)
+            for y in 0..<height {
+                for x in 0..<width {
+                    var sum: Float = 0
+                    for tap in 0..<11 { sum += weights[tap] * plane[y * width + min(width - 1, max(0, x + tap - 5))] }
+                    rows[y * width + x] = sum
+                }
+            }
+            var result = [Float](repeating: 0, count: width * height)
+            for y in 0..<height {
+                for x in 0..<width {
+                    var sum: Float = 0
+                    for tap in 0..<11 { sum += weights[tap] * rows[min(height - 1, max(0, y + tap - 5)) * width + x] }
+                    result[y * width + x] = sum
+                }
+            }
+            return result
+        }
+        func ssim(_ a: [Float], _ b: [Float]) -> Double {
+            let (meanA, meanB) = (blur(a), blur(b))
+            let (squaresA, squaresB, cross) = (blur(a.map { $0 * $0 }), blur(b.map { $0 * $0 }), blur(zip(a, b).map { $0 * $1 }))
+            let c1: Float = (0.01 * 255) * (0.01 * 255)
+            let c2: Float = (0.03 * 255) * (0.03 * 255)
+            var total = 0.0
+            for index in 0..<(width * height) {
+                let (muA, muB) = (meanA[index], meanB[index])
+                let varianceA = squaresA[index] - muA * muA
+                let varianceB = squaresB[index] - muB * muB
+                let covariance = cross[index] - muA * muB
+                let numerator = (2 * muA * muB + c1) * (2 * covariance + c2)
+                let denominator = (muA * muA + muB * muB + c1) * (varianceA + varianceB + c2)
+                total += Double(numerator / denominator)
+            }
+            return total / Double(width * height)
+        }
+        let overWhite = ssim(luma(first, 255), luma(second, 255))
+        let opaque = (0..<(width * height)).allSatisfy { first[$0 * 4 + 3] == 255 && second[$0 * 4 + 3] == 255 }
+        return opaque ? overWhite : min(overWhite, ssim(luma(first, 0), luma(second, 0)))
+    }
 }
