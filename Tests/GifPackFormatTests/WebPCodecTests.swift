@@ -5,7 +5,7 @@ import GifPackWebP
 import Testing
 @testable import GifPackTestSupport
 
-/// Issue 47 items 1 and 2: each GIF's animated WebP, encoded with libwebp under pinned settings,
+/// The WebP codec: each GIF's animated WebP, encoded with libwebp under pinned settings,
 /// decoded back with libwebp and compared frame by frame with the GIF's composited frames (canvas,
 /// frame count, delays, loop count, SSIM), climbing to a higher quality and then lossless when the
 /// gate refuses, and listing the GIF when even that is not smaller. Real encodes and decodes on
