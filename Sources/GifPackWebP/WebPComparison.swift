@@ -46,6 +46,7 @@ package struct WebPComparison: Sendable, Equatable, Codable {
             var total = 0.0
             var previousEnd: Int32 = 0
             var webpFrames = 0
+            let workspace = SSIM.Workspace(width: width, height: height)
             while true {
                 let delay: Int?
                 do throws(GIFRejection) { delay = try reader.nextFrame() } catch { throw .gif(error) }
@@ -70,7 +71,7 @@ package struct WebPComparison: Sendable, Equatable, Codable {
                 }
                 previousEnd = end
                 let score = reader.canvas.withUnsafeBufferPointer { gifPixels in
-                    SSIM.frameSSIM(gifPixels, UnsafeBufferPointer(start: pixels, count: width * height * 4), width: width, height: height)
+                    SSIM.frameSSIM(gifPixels, UnsafeBufferPointer(start: pixels, count: width * height * 4), workspace: workspace)
                 }
                 total += score
                 if score < result.worstSSIM || result.frames == 0 {

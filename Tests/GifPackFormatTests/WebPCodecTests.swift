@@ -5,7 +5,7 @@ import GifPackWebP
 import Testing
 @testable import GifPackTestSupport
 
-/// Each GIF's animated WebP, encoded with libwebp under pinned settings,
+/// The WebP codec: each GIF's animated WebP, encoded with libwebp under pinned settings,
 /// decoded back with libwebp and compared frame by frame with the GIF's composited frames (canvas,
 /// frame count, delays, loop count, SSIM), climbing to a higher quality and then lossless when the
 /// gate refuses, and listing the GIF when even that is not smaller. Real encodes and decodes on
@@ -50,14 +50,17 @@ struct WebPCodecTests {
     }
 
     /// `frames` full-screen frames; `delays` cycles through per frame; `hold` shows each pose that many frames.
-    static func animation(width: Int, height: Int, frames: Int, transparent: Bool = false, delays: [Int] = [8],
-                          hold: Int = 1, loopCount: Int? = 0) throws -> [UInt8] {
+    static func animation(
+        width: Int, height: Int, frames: Int, transparent: Bool = false, delays: [Int] = [8],
+        hold: Int = 1, loopCount: Int? = 0
+    ) throws -> [UInt8] {
         let poses = max(1, frames / hold)
         let testFrames = (0..<frames).map { index in
-            TestFrame(width: width, height: height,
-                      indices: picture(width: width, height: height, pose: index / hold, poses: poses, transparent: transparent),
-                      transparentIndex: transparent ? 255 : nil, disposal: transparent ? 2 : 0,
-                      delayCentiseconds: delays[index % delays.count])
+            TestFrame(
+                width: width, height: height,
+                indices: picture(width: width, height: height, pose: index / hold, poses: poses, transparent: transparent),
+                transparentIndex: transparent ? 255 : nil, disposal: transparent ? 2 : 0,
+                delayCentiseconds: delays[index % delays.count])
         }
         return try writeTestGIF(width: width, height: height, palette: palette, frames: testFrames, loopCount: loopCount)
     }
@@ -150,8 +153,9 @@ struct WebPCodecTests {
         let gif = try Self.animation(width: 96, height: 64, frames: 6)
         // Lossy frames only: a mixed encode would keep these flat-coloured frames lossless.
         let degraded = WebPEncoderSettings(quality: 5, method: 0, allowMixed: false)
-        let withLossless = try WebPRenditionEncoder.encode(gif: gif, gifLoopCount: 0,
-                                                           policy: WebPEncodingPolicy(rungs: [degraded, .lossless]))
+        let withLossless = try WebPRenditionEncoder.encode(
+            gif: gif, gifLoopCount: 0,
+            policy: WebPEncodingPolicy(rungs: [degraded, .lossless]))
         #expect(withLossless.attempts.count == 2)
         #expect(!withLossless.attempts[0].passedGate && withLossless.attempts[0].comparison.mismatch == nil)
         #expect(withLossless.attempts[0].comparison.worstSSIM < 0.98, "\(withLossless.attempts[0].comparison)")
@@ -171,8 +175,9 @@ struct WebPCodecTests {
         let gif = try writeTestGIF(width: 8, height: 8, palette: [(10, 20, 30), (200, 100, 0)], frames: frames, loopCount: 0)
         let rendition = try WebPRenditionEncoder.encode(gif: gif, gifLoopCount: 0, policy: .standard)
         #expect(rendition.choice == .useGIF)
-        #expect(rendition.attempts.count == 3 && rendition.attempts.allSatisfy { $0.passedGate && $0.bytes >= gif.count },
-                "\(gif.count) bytes: \(rendition.attempts.map { "\($0.settings.label) \($0.bytes)" })")
+        #expect(
+            rendition.attempts.count == 3 && rendition.attempts.allSatisfy { $0.passedGate && $0.bytes >= gif.count },
+            "\(gif.count) bytes: \(rendition.attempts.map { "\($0.settings.label) \($0.bytes)" })")
     }
 
     @Test func aDifferentStructureIsAMismatch() throws {
@@ -193,7 +198,7 @@ struct WebPCodecTests {
             TestFrame(width: 3, height: 1, indices: [0, 0, 0]),
             TestFrame(left: 1, top: 0, width: 1, height: 1, indices: [1], disposal: 3),
             TestFrame(left: 2, top: 0, width: 1, height: 1, indices: [2], disposal: 2),
-            TestFrame(left: 0, top: 0, width: 1, height: 1, indices: [3], transparentIndex: 3),
+            TestFrame(left: 0, top: 0, width: 1, height: 1, indices: [3], transparentIndex: 3)
         ]
         let decoded = try Self.decodeGIF(try writeTestGIF(width: 3, height: 1, palette: palette, frames: frames))
         let red: [UInt8] = [255, 0, 0, 255], green: [UInt8] = [0, 255, 0, 255], blue: [UInt8] = [0, 0, 255, 255], clear: [UInt8] = [0, 0, 0, 0]
@@ -213,5 +218,91 @@ struct WebPCodecTests {
                 #expect(SSIM.frameSSIM(first, second, width: width, height: height) < 0.9)
             }
         }
+    }
+
+    /// The gate's SSIM (padded planes, eight pixels at a time, one workspace for every frame pair)
+    /// gives, to the last bit, the figures of the direct definition: each pixel's 11 x 11 Gaussian
+    /// window as two 11-tap passes with the borders clamped, over white and, when a pixel is not
+    /// opaque, over black. Sizes below the window, of one pixel, and with rows that are not a
+    /// multiple of eight pixels included.
+    @Test func ssimIsTheDirectFilterToTheLastBit() {
+        var random = SplitMix64(seed: 1987)
+        for (width, height) in [(24, 17), (3, 5), (1, 1), (9, 30), (180, 12), (17, 8)] {
+            let workspace = SSIM.Workspace(width: width, height: height)
+            for transparent in [false, true] {
+                let first = (0..<(width * height * 4)).map { index -> UInt8 in
+                    index % 4 == 3 ? (transparent && index % 7 == 0 ? UInt8(truncatingIfNeeded: random.next()) : 255) : UInt8(truncatingIfNeeded: random.next())
+                }
+                let second = first.enumerated().map { index, value in
+                    index % 4 == 3 ? value : UInt8(clamping: Int(value) + Int(random.next() % 41) - 20)
+                }
+                first.withUnsafeBufferPointer { first in
+                    second.withUnsafeBufferPointer { second in
+                        let direct = Self.directSSIM(first, second, width: width, height: height)
+                        #expect(SSIM.frameSSIM(first, second, workspace: workspace) == direct, "\(width)x\(height), transparent: \(transparent)")
+                        #expect(SSIM.frameSSIM(first, second, width: width, height: height) == direct)
+                        #expect(direct < 1 && direct > 0.1, "\(direct)")
+                    }
+                }
+            }
+        }
+    }
+
+    /// SSIM by its definition, pixel by pixel, with clamped borders.
+    static func directSSIM(_ first: UnsafeBufferPointer<UInt8>, _ second: UnsafeBufferPointer<UInt8>, width: Int, height: Int) -> Double {
+        let weights: [Float] = {
+            let weights = (-5...5).map { offset in Float(exp(-Double(offset * offset) / (2 * 1.5 * 1.5))) }
+            let total = weights.reduce(0, +)
+            return weights.map { $0 / total }
+        }()
+        func luma(_ pixels: UnsafeBufferPointer<UInt8>, _ background: Float) -> [Float] {
+            (0..<(width * height)).map { index in
+                let alpha = Float(pixels[index * 4 + 3]) / 255
+                let under = background * (1 - alpha)
+                let red = Float(pixels[index * 4]) * alpha + under
+                let green = Float(pixels[index * 4 + 1]) * alpha + under
+                let blue = Float(pixels[index * 4 + 2]) * alpha + under
+                return 0.299 * red + 0.587 * green + 0.114 * blue
+            }
+        }
+        func blur(_ plane: [Float]) -> [Float] {
+            var rows = [Float](repeating: 0, count: width * height)
+            for y in 0..<height {
+                for x in 0..<width {
+                    var sum: Float = 0
+                    for tap in 0..<11 { sum += weights[tap] * plane[y * width + min(width - 1, max(0, x + tap - 5))] }
+                    rows[y * width + x] = sum
+                }
+            }
+            var result = [Float](repeating: 0, count: width * height)
+            for y in 0..<height {
+                for x in 0..<width {
+                    var sum: Float = 0
+                    for tap in 0..<11 { sum += weights[tap] * rows[min(height - 1, max(0, y + tap - 5)) * width + x] }
+                    result[y * width + x] = sum
+                }
+            }
+            return result
+        }
+        func ssim(_ a: [Float], _ b: [Float]) -> Double {
+            let (meanA, meanB) = (blur(a), blur(b))
+            let (squaresA, squaresB, cross) = (blur(a.map { $0 * $0 }), blur(b.map { $0 * $0 }), blur(zip(a, b).map { $0 * $1 }))
+            let c1: Float = (0.01 * 255) * (0.01 * 255)
+            let c2: Float = (0.03 * 255) * (0.03 * 255)
+            var total = 0.0
+            for index in 0..<(width * height) {
+                let (muA, muB) = (meanA[index], meanB[index])
+                let varianceA = squaresA[index] - muA * muA
+                let varianceB = squaresB[index] - muB * muB
+                let covariance = cross[index] - muA * muB
+                let numerator = (2 * muA * muB + c1) * (2 * covariance + c2)
+                let denominator = (muA * muA + muB * muB + c1) * (varianceA + varianceB + c2)
+                total += Double(numerator / denominator)
+            }
+            return total / Double(width * height)
+        }
+        let overWhite = ssim(luma(first, 255), luma(second, 255))
+        let opaque = (0..<(width * height)).allSatisfy { first[$0 * 4 + 3] == 255 && second[$0 * 4 + 3] == 255 }
+        return opaque ? overWhite : min(overWhite, ssim(luma(first, 0), luma(second, 0)))
     }
 }
