@@ -113,16 +113,11 @@ package final class GIFAnimationReader {
     }
 
     private func drawFrame() throws(GIFRejection) {
-        guard DGifGetImageHeader(gif) == GIF_OK else { throw failure("reading an image descriptor", inFrame: true) }
-        let desc = gif.pointee.Image
-        let (left, top, frameWidth, frameHeight) = (Int(desc.Left), Int(desc.Top), Int(desc.Width), Int(desc.Height))
-        guard frameWidth > 0, frameHeight > 0, left >= 0, top >= 0, left + frameWidth <= width, top + frameHeight <= height else {
-            throw .badFrame("frame \(frameCount + 1) lies outside the logical screen")
-        }
-        guard let map = desc.ColorMap ?? gif.pointee.SColorMap, let colorTable = map.pointee.Colors else {
-            throw .badFrame("frame \(frameCount + 1) has no colour table")
-        }
-        let colorCount = max(0, min(256, Int(map.pointee.ColorCount)))
+        let header = try FrameCompositor.frameHeader(
+            gif, screenWidth: width, screenHeight: height, number: frameCount + 1,
+            unreadable: failure("reading an image descriptor", inFrame: true))
+        let (left, top, frameWidth, frameHeight) = (header.left, header.top, header.width, header.height)
+        let (colorTable, colorCount) = (header.colorTable, header.colorCount)
         // RGBA per index; indexes past the table and the transparent index leave the canvas as it is.
         var palette = [UInt32](repeating: 0, count: 256)
         var drawn = [Bool](repeating: false, count: 256)
@@ -141,7 +136,7 @@ package final class GIFAnimationReader {
             }
         }
         if line.count < frameWidth { line = [GifPixelType](repeating: 0, count: frameWidth) }
-        for row in FrameCompositor.rowOrder(height: frameHeight, interlaced: desc.Interlace) {
+        for row in FrameCompositor.rowOrder(height: frameHeight, interlaced: header.interlaced) {
             let ok = line.withUnsafeMutableBufferPointer { DGifGetLine(gif, $0.baseAddress, Int32(frameWidth)) == GIF_OK }
             guard ok else { throw failure("decoding frame \(frameCount + 1)", inFrame: true) }
             let start = ((top + row) * width + left) * 4

@@ -147,16 +147,11 @@ struct FrameCompositor {
     /// screen is the still), else its one colour, after applying the frame's disposal method for
     /// the frame after it.
     private mutating func compositeFrame() throws(GIFRejection) -> UInt32? {
-        guard DGifGetImageHeader(gif) == GIF_OK else { throw failure("reading an image descriptor", inFrame: true) }
-        let desc = gif.pointee.Image
-        let (left, top, frameWidth, frameHeight) = (Int(desc.Left), Int(desc.Top), Int(desc.Width), Int(desc.Height))
-        guard frameWidth > 0, frameHeight > 0, left >= 0, top >= 0, left + frameWidth <= width, top + frameHeight <= height else {
-            throw .badFrame("frame \(frameIndex + 1) lies outside the logical screen")
-        }
-        guard let map = desc.ColorMap ?? gif.pointee.SColorMap, let colorTable = map.pointee.Colors else {
-            throw .badFrame("frame \(frameIndex + 1) has no colour table")
-        }
-        let colorCount = max(0, min(256, Int(map.pointee.ColorCount)))
+        let header = try Self.frameHeader(
+            gif, screenWidth: width, screenHeight: height, number: frameIndex + 1,
+            unreadable: failure("reading an image descriptor", inFrame: true))
+        let (left, top, frameWidth, frameHeight) = (header.left, header.top, header.width, header.height)
+        let (colorTable, colorCount) = (header.colorTable, header.colorCount)
         var palette = [UInt32](repeating: 0, count: 256)
         for index in 0..<colorCount {
             let color = colorTable[index]
@@ -178,7 +173,7 @@ struct FrameCompositor {
         }
         if line.count < frameWidth { line = [GifPixelType](repeating: 0, count: frameWidth) }
         let transparent = transparentIndex ?? -1
-        for row in Self.rowOrder(height: frameHeight, interlaced: desc.Interlace) {
+        for row in Self.rowOrder(height: frameHeight, interlaced: header.interlaced) {
             let ok = line.withUnsafeMutableBufferPointer { DGifGetLine(gif, $0.baseAddress, Int32(frameWidth)) == GIF_OK }
             guard ok else { throw failure("decoding frame \(frameIndex + 1)", inFrame: true) }
             let start = ((top + row) * width + left) * 3
@@ -285,6 +280,40 @@ struct FrameCompositor {
 
     private static func color(_ pixels: UnsafeBufferPointer<UInt8>, _ offset: Int) -> UInt32 {
         UInt32(pixels[offset]) << 16 | UInt32(pixels[offset + 1]) << 8 | UInt32(pixels[offset + 2])
+    }
+
+    /// The descriptor of the frame `gif` is at (giflib's `DGifGetImageHeader`), held to the logical
+    /// screen, and its colour table (the frame's own, else the global one, at most 256 entries).
+    /// `number` (1-based) names the frame in a refusal; `unreadable` is the refusal when giflib
+    /// cannot read the descriptor. One reading for every decoder of frames here (stills, and the
+    /// WebP encoder's ``GIFAnimationReader``).
+    static func frameHeader(
+        _ gif: UnsafeMutablePointer<GifFileType>, screenWidth: Int, screenHeight: Int, number: Int,
+        unreadable: @autoclosure () -> GIFRejection
+    ) throws(GIFRejection) -> FrameHeader {
+        guard DGifGetImageHeader(gif) == GIF_OK else { throw unreadable() }
+        let desc = gif.pointee.Image
+        let (left, top, width, height) = (Int(desc.Left), Int(desc.Top), Int(desc.Width), Int(desc.Height))
+        guard width > 0, height > 0, left >= 0, top >= 0, left + width <= screenWidth, top + height <= screenHeight else {
+            throw .badFrame("frame \(number) lies outside the logical screen")
+        }
+        guard let map = desc.ColorMap ?? gif.pointee.SColorMap, let colorTable = map.pointee.Colors else {
+            throw .badFrame("frame \(number) has no colour table")
+        }
+        return FrameHeader(
+            left: left, top: top, width: width, height: height, interlaced: desc.Interlace, colorTable: colorTable,
+            colorCount: max(0, min(256, Int(map.pointee.ColorCount))))
+    }
+
+    /// A frame's place on the logical screen and its colour table (``frameHeader(_:screenWidth:screenHeight:number:unreadable:)``).
+    struct FrameHeader {
+        let left: Int
+        let top: Int
+        let width: Int
+        let height: Int
+        let interlaced: Bool
+        let colorTable: UnsafeMutablePointer<GifColorType>
+        let colorCount: Int
     }
 
     /// File row order to screen row: interlaced frames come in four passes.
