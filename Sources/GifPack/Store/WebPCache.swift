@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import GifPackGIF
+import GifPackSystem
 import GifPackWebP
 import Synchronization
 
@@ -47,7 +48,7 @@ struct WebPCache: Sendable {
     var encodedCount: Int { counter.value }
 
     static func policyKey(_ policy: WebPEncodingPolicy) -> String {
-        SHA256.hash(data: Array(policy.cacheKey.utf8)).prefix(8).map { String(format: "%02x", $0) }.joined()
+        Hex.lowercase(SHA256.hash(data: Array(policy.cacheKey.utf8)).prefix(8))
     }
 
     var directory: String { "\(layout.root)/webp/\(Self.policyKey(policy))" }
@@ -90,7 +91,7 @@ struct WebPCache: Sendable {
         case .webp(let webp, let settings, let comparison):
             try CacheFile.write(webp, to: webpPath(sha256: sha256))
             record = Record(
-                outcome: settings.label, webpSHA256: SHA256.hash(data: webp).map { String(format: "%02x", $0) }.joined(),
+                outcome: settings.label, webpSHA256: Hex.lowercase(SHA256.hash(data: webp)),
                 webpBytes: Int64(webp.count), frames: comparison.frames,
                 meanSSIM: comparison.meanSSIM, worstSSIM: comparison.worstSSIM)
         case .useGIF:
