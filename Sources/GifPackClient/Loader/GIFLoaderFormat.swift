@@ -22,7 +22,5 @@ extension GIFLoader {
             case .webp: .webp
             }
         }
-
-        package init(_ format: ImageFormat) { self = format == .webp ? .webp : .gif }
     }
 }
