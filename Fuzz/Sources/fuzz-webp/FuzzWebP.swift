@@ -1,5 +1,5 @@
 import FuzzSupport
-import GifPackGIFCore
+@testable import GifPackGIFCore
 
 /// The client's WebP container walker (`WebPWalker`, GifPackGIFCore): on any bytes it gives info or
 /// a rejection, never a crash, a read out of bounds or a hang; what it accepts is within the limits
