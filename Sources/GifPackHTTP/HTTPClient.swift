@@ -146,6 +146,7 @@ package final class HTTPClient: Sendable {
                 if transfer.install(continuation) { loop.submit(transfer) }
             }
         } onCancel: {
+            request.admission?.cancelled?()
             loop.cancel(transfer)
         }
         switch result {

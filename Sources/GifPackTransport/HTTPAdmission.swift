@@ -28,22 +28,27 @@
 package struct HTTPAdmission: Sendable {
     let decide: @Sendable (_ inFlight: Int) -> Bool
     package let answered: (@Sendable (_ answer: HTTPAnswer) -> Void)?
+    package let cancelled: (@Sendable () -> Void)?
 
     /// `decide` gets the transfers in flight (not counting this one) and returns whether to send;
-    /// `answered` hears how each transfer ended.
+    /// `answered` hears how each transfer ended; `cancelled` hears that the request's task was
+    /// cancelled, before the client drops the transfer (so a slot it frees is not handed to a
+    /// request whose own cancel is still on its way).
     package init(
         _ decide: @escaping @Sendable (_ inFlight: Int) -> Bool,
-        answered: (@Sendable (_ answer: HTTPAnswer) -> Void)? = nil
+        answered: (@Sendable (_ answer: HTTPAnswer) -> Void)? = nil,
+        cancelled: (@Sendable () -> Void)? = nil
     ) {
         self.decide = decide
         self.answered = answered
+        self.cancelled = cancelled
     }
 
     /// Whether the request may start with `inFlight` transfers running.
     package func admits(inFlight: Int) -> Bool { decide(inFlight) }
 
-    /// The same `answered`, admitting always: a redirect hop's.
-    package var answersOnly: HTTPAdmission { HTTPAdmission({ _ in true }, answered: answered) }
+    /// The same `answered` and `cancelled`, admitting always: a redirect hop's.
+    package var answersOnly: HTTPAdmission { HTTPAdmission({ _ in true }, answered: answered, cancelled: cancelled) }
 }
 
 /// How a transfer ended, as `HTTPAdmission`'s `answered` hears it on the client's loop thread.

@@ -14,8 +14,8 @@ struct BuildCancellationTests {
     /// nothing is published (once, every GIF came back "cancelled" and a pack of 30 exercises
     /// without a GIF was published with exit 3), and the next build fetches and publishes all.
     ///
-    /// The v1 list announces its total, so the build asks for exactly its 3 pages: once they are
-    /// answered, every request in flight is a GIF's. How many the early fetch has in flight when the
+    /// The test cancels once the fetch stage has begun (cancelled while the last page was still
+    /// being read, the build rightly says its catalog stage was cancelled). How many the early fetch has in flight when the
     /// fetch stage takes over depends on timing (one to three), so the test asserts what cancelling
     /// guarantees whatever that number: at most a window's worth were sent, each exercise once.
     @Test func aCancelledBuildSendsNothingMorePublishesNothingAndTheNextBuildHasEverything() async throws {
@@ -29,11 +29,15 @@ struct BuildCancellationTests {
             server, fetch: "  concurrency: 3\n  request_timeout: 30m\n  low_speed_limit: 0\n",
             packs: "packs:\n  - name: all")
         let ended = Mutex(false)
+        let fetching = Mutex(false)
         let build = testTask {
             defer { ended.withLock { $0 = true } }
-            return try await runBuild(manifest: manifest, workspace: workspace)
+            return try await runBuild(manifest: manifest, workspace: workspace) { event in
+                if case .stageStarted(.fetch) = event { fetching.withLock { $0 = true } }
+            }
         }
-        try await waitUntil { (server.stats.listRequests == 3 && server.stats.inFlight >= 1) || ended.withLock { $0 } }
+        // The fetch stage has begun (the catalog is read and planned) and a GIF's drip is under way.
+        try await waitUntil { (fetching.withLock { $0 } && server.stats.inFlight >= 1) || ended.withLock { $0 } }
         guard !ended.withLock({ $0 }) else {
             let report = try await build.value
             Issue.record("the build ended before a GIF request was in flight: \(report.exitStatus) \(report.message)")
@@ -56,5 +60,26 @@ struct BuildCancellationTests {
         let again = try await runBuild(manifest: manifest, workspace: workspace)
         #expect(again.exitStatus == .success, "\(again.message)")
         #expect(again.gifs.valid == 30 && server.stats.imageRequests == 30, "\(server.stats)")
+    }
+
+    /// Cancelled while the catalog's pages arrive: the build says its catalog stage was cancelled
+    /// (not that a page failed, which reads like a broken source) and writes nothing.
+    @Test func aBuildCancelledWhileTheCatalogArrivesSaysSo() async throws {
+        let server = try startFixture(count: 12) { $0.listFault = .endless(paddingBytes: 0) }
+        defer { server.stop() }
+        let workspace = try TemporaryDirectory()
+        let ended = Mutex(false)
+        let build = testTask {
+            defer { ended.withLock { $0 = true } }
+            return try await runBuild(manifest: rapidAPIManifest(server: server), workspace: workspace)
+        }
+        try await waitUntil { server.stats.listRequests >= 2 || ended.withLock { $0 } }
+        build.cancel()
+        let report = try await build.value
+        #expect(report.exitStatus == .failed, "\(report.message)")
+        #expect(report.message == "the build was cancelled during its catalog stage; nothing was published (the GIFs fetched stay cached)")
+        try await waitUntil { server.stats.inFlight == 0 }
+        #expect(server.stats.imageRequests <= 3, "\(server.stats)")
+        #expect(!FileManager.default.fileExists(atPath: workspace.file("dist/index.json")))
     }
 }

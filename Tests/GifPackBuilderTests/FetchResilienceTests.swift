@@ -308,6 +308,14 @@ struct FetchGovernorTests {
         #expect(FetchGovernor.cap(for: settings) == 3, "never more than three in flight")
     }
 
+    @Test(.computes) func aCancelledRequestClosesAdmissionForEveryRequestBehindIt() {
+        let governor = FetchGovernor(settings: FetchSettings(), requestsAlreadySent: 0, startedAt: .now)
+        #expect(governor.admit(inFlight: 0))
+        governor.noteCancelled()
+        #expect(!governor.admit(inFlight: 0), "a slot freed by a cancel is not handed on")
+        #expect(governor.requestsSent == 1 && governor.stopReason == nil)
+    }
+
     @Test(.computes) func theCircuitOpensAfterConsecutiveFailuresOnly() {
         var settings = FetchSettings()
         settings.circuitBreaker = 3

@@ -360,6 +360,30 @@ import Testing
         #expect(HTTPError.notAdmitted.reason == "not-admitted")
     }
 
+    /// A build that is cancelled cancels every request, one after another: the first one's cancel
+    /// frees its slot, and the next queued request must not take it before its own cancel comes.
+    /// `cancelled` is heard before the transfer is dropped, so an admission check can close first.
+    @Test func cancelledIsHeardBeforeTheSlotIsFreedSoTheRequestBehindIsNotSent() async throws {
+        let (server, client) = try Self.start(maxConnections: 1) { $0.gifDimension = 64 }
+        defer { client.shutdown(); server.stop() }
+        let ids = server.catalog.exercises.map(\.id)
+        server.schedule([.slowBody(bytesPerSecond: 5)], forExercise: ids[0])
+        let closed = Mutex(false)
+        var slow = Self.slowRequest(Self.imageURL(server, ids[0]))
+        slow.admission = HTTPAdmission({ _ in !closed.withLock { $0 } }, cancelled: { closed.withLock { $0 = true } })
+        var behind = HTTPRequest(url: Self.imageURL(server, ids[1]))
+        behind.admission = HTTPAdmission({ _ in !closed.withLock { $0 } })
+
+        let running = testTask { try await client.data(slow, maxBytes: 1 << 20) }
+        try await waitUntil { client.statistics.currentlyInFlight == 1 && server.stats.inFlight == 1 }
+        let queued = testTask { try await client.data(behind, maxBytes: 1 << 20) }
+        try await waitUntil { client.statistics.currentlyQueued == 1 }
+        running.cancel()
+        #expect(Self.httpError(await running.result) == .cancelled)
+        #expect(Self.httpError(await queued.result) == .notAdmitted)
+        #expect(server.stats.requestsByExercise[ids[1]] == nil, "the request behind never reached the server")
+    }
+
     @Test func answeredHearsEveryResponseAndFailureBeforeTheNextRequestIsAdmitted() async throws {
         let (server, client) = try Self.start(maxConnections: 1) { $0.gifDimension = 64 }
         defer { client.shutdown(); server.stop() }

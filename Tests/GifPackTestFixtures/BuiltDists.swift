@@ -51,16 +51,17 @@ func v1Manifest(_ server: FixtureServer, pageSize: Int = 10, fetch: String = "",
 /// Loads a manifest text and runs a build into `workspace/<out>` with its cache in `workspace/<cache>`.
 func runBuild(
     manifest text: String, workspace: TemporaryDirectory, out: String = "dist", cache: String = "cache",
-    epoch: Int64 = 1_700_000_000, now: Date? = nil, previousIndex: String? = nil
+    epoch: Int64 = 1_700_000_000, now: Date? = nil, previousIndex: String? = nil,
+    observer: BuildObserver? = nil
 ) async throws -> BuildReport {
     let manifest = try ManifestLoader().parse(text, environment: ["GIFPACK_TEST_KEY": testAPIKey])
     let options = BuildOptions(
         outputDirectory: workspace.file(out), cacheDirectory: workspace.file(cache),
         sourceDateEpoch: epoch, previousIndex: previousIndex, now: now)
-    return await BuildPipeline(manifest: manifest, options: options).run()
+    return await BuildPipeline(manifest: manifest, options: options, observer: observer).run()
 }
 
-/// ``runBuild(manifest:workspace:out:cache:epoch:now:previousIndex:)`` into `workspace/dist`,
+/// ``runBuild(manifest:workspace:out:cache:epoch:now:previousIndex:observer:)`` into `workspace/dist`,
 /// throwing unless the build succeeded (with `allowingPartial`, also when it published exercises
 /// without their GIF): the one way the fixtures below build a dist.
 @discardableResult

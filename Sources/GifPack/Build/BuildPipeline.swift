@@ -110,6 +110,8 @@ package struct BuildPipeline: Sendable {
             stages.end(.plan, into: &report)
         } catch {
             await early?.finish()
+            // A page cut short by the caller's cancel is the cancel, not a catalog that failed.
+            if Task.isCancelled { throw .cancelled(after: stages.current) }
             // The early requests are back: the message says how many were sent.
             throw error.spent(gifRequests: tools.governor.gifRequestsSent)
         }

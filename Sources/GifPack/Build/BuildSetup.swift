@@ -95,6 +95,8 @@ struct StageClock {
     let observer: BuildObserver?
     private var started: ContinuousClock.Instant
     private var stages: IndexingIterator<[BuildStage]>
+    /// The stage running (the last one once every stage has ended).
+    private(set) var current: BuildStage = .catalog
 
     /// Starts the first stage.
     init(clock: ContinuousClock, observer: BuildObserver?) {
@@ -102,14 +104,20 @@ struct StageClock {
         self.observer = observer
         started = clock.now
         stages = BuildStage.allCases.makeIterator()
-        if let first = stages.next() { observer?(.stageStarted(first)) }
+        if let first = stages.next() {
+            current = first
+            observer?(.stageStarted(first))
+        }
     }
 
     /// Ends `stage` and starts the next.
     mutating func end(_ stage: BuildStage, into report: inout BuildReport) {
         record(stage, into: &report)
         started = clock.now
-        if let next = stages.next() { observer?(.stageStarted(next)) }
+        if let next = stages.next() {
+            current = next
+            observer?(.stageStarted(next))
+        }
     }
 
     /// Records the time of `stage` so far (a stage that ended the build).

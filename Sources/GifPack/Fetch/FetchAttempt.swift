@@ -181,7 +181,9 @@ struct FetchAttempt: Sendable {
             },
             answered: { answer in
                 Self.noteAnswer(answer, conditional: conditional, attempt: attempt, governor: governor, source: source, settings: settings)
-            })
+            },
+            // Only a cancelled fetch cancels its requests: no request queued behind is sent after.
+            cancelled: { governor.noteCancelled() })
         return request
     }
 

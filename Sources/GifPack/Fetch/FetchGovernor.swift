@@ -60,6 +60,7 @@ final class FetchGovernor: Sendable {
         var rateLimited = 0
         var coolDownSleeps = 0
         var gifRequestsSent = 0
+        var cancelled = false
     }
 
     private let state: Mutex<State>
@@ -115,17 +116,22 @@ final class FetchGovernor: Sendable {
     }
 
     /// The admission check of every image request, made the moment it would reach curl with
-    /// `inFlight` requests running: yes while the window has room, no cool-down is on and a
-    /// request can be claimed from the budget (``reserveRequest(now:)``, which may stop the build).
+    /// `inFlight` requests running: yes while the build is not cancelled, the window has room, no
+    /// cool-down is on and a request can be claimed from the budget (``reserveRequest(now:)``,
+    /// which may stop the build).
     /// A request turned away is sent later, or never if the build stopped.
     func admit(inFlight: Int, now: ContinuousClock.Instant = .now) -> Bool {
         let open = state.withLock { state in
-            inFlight < state.window && !(state.coolDownUntil.map { $0 > now } ?? false)
+            !state.cancelled && inFlight < state.window && !(state.coolDownUntil.map { $0 > now } ?? false)
         }
         guard open, reserveRequest(now: now) else { return false }
         state.withLock { $0.gifRequestsSent += 1 }
         return true
     }
+
+    /// A request's task was cancelled, which only a cancelled build does: nothing more is admitted,
+    /// also when its transfer's end frees a slot before the cancels of those queued behind arrive.
+    func noteCancelled() { state.withLock { $0.cancelled = true } }
 
     /// A request sent outside the GIF fetch (a list page while the early fetch runs): it counts
     /// against `max_requests` like those sent before the governor was made.
