@@ -26,14 +26,16 @@
 # loader's memory loading 500 GIFs by range against plain URLSession), BENCH_LOADER_MEMORY=0 (skip it),
 # BENCH_LOADER_MEMORY_GIFS (default 500), BENCH_LOADER_MEMORY_BEFORE (an older build of the tool, measured too),
 # BENCH_WEBP_ONLY=1 (section 12 alone: WebP renditions on the real sample), BENCH_WEBP=0 (skip it),
-# BENCH_WEBP_RUNS (rounds, default 2).
+# BENCH_WEBP_RUNS (rounds, default 5).
 # BENCH_INSTALL_COUNTS (section 9's catalogs: exercises of the realistic fixture, default "124 690 1480",
 # packs of about 10, 56 and 120 MB). BENCH_PARTS (the parts to run, by name, overriding the flags above:
 # build = 1-4, scale = 5, scale-real = 5 at 100,000 exercises with GIFs of the real sample's sizes,
 # upgrades = 6, publish = 7, posters = 8, install = 9, renditions = 10, loader-memory = 11, webp = 12).
 # BENCH_PASSES (default "quiet"; "quiet neighbour": the whole run again beside a CPU-bound neighbour,
 # a busy loop pinned to core 0 that the script starts and kills; its results go to
-# bench/results-neighbour.json). BENCH_SIZES_FROM (the real sample whose GIF sizes scale-real draws:
+# bench/results-neighbour.json). BENCH_RESULTS (default "results": the name of the results files, so a
+# run of some parts, e.g. BENCH_RESULTS=results-webp, keeps bench/results.json, the last full run's, as it
+# is). BENCH_SIZES_FROM (the real sample whose GIF sizes scale-real draws:
 # default ../shared/realdata/exercisedb-sample beside the main checkout; only the sizes are read).
 set -euo pipefail
 
@@ -68,11 +70,13 @@ install_counts=${BENCH_INSTALL_COUNTS:-}
 parts=${BENCH_PARTS:-}
 passes=${BENCH_PASSES:-quiet}
 pass=${BENCH_PASS:-}
+results_name=${BENCH_RESULTS:-results}
+case $results_name in *[!A-Za-z0-9_-]*|"") echo "bench/run.sh: BENCH_RESULTS=$results_name: letters, digits, - and _ only" >&2; exit 2 ;; esac
 sizes_from=${BENCH_SIZES_FROM:-}
 all_args=("$@")
 webp_only=${BENCH_WEBP_ONLY:-0}
 webp_bench=${BENCH_WEBP:-1}
-webp_runs=${BENCH_WEBP_RUNS:-2}
+webp_runs=${BENCH_WEBP_RUNS:-5}
 
 while [ $# -gt 0 ]; do
   case $1 in
@@ -920,7 +924,7 @@ fi
 # 12: WebP renditions (issue 47) on the real sample (--real-data; skipped without it): fresh builds
 # (empty output and cache, latency as section 1) of `output.formats: [gif]` against `[gif, webp]`,
 # alternating, then a no-change rebuild of the WebP build (its cache kept). Recorded: wall and CPU of
-# each build; from the WebP build's report, the renditions by outcome (q75, q90, lossless, gif), the
+# each build; from the WebP build's report, the renditions by outcome (q75, q80, q90, lossless, gif), the
 # SSIM (mean, worst, the worst frames' distribution), the renditions' bytes against the GIFs', and how
 # many GIFs each build encoded (0 on the rebuild); the encoder's CPU time alone is the WebP build's
 # CPU less the GIF-only build's.
@@ -951,6 +955,6 @@ fi
 
 fact load_at_end "\"$(cut -d' ' -f1-3 /proc/loadavg)\""
 stop_neighbour
-results=$root/bench/results.json
-[ "$pass" != neighbour ] || results=$root/bench/results-neighbour.json
+results=$root/bench/$results_name.json
+[ "$pass" != neighbour ] || results=$root/bench/$results_name-neighbour.json
 python3 "$here/summarize.py" "$facts" "$results"

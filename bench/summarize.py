@@ -57,7 +57,83 @@ def summarize(f):
     result["targets"] += install_targets(result["install"])
     result["renditions"] = renditions(f)
     result["loader_memory"] = loader_memory(f)
+    result["webp"] = webp(f)
+    result["targets"] += webp_targets(result["webp"])
     return result
+
+
+def webp(f):
+    """Section 12: fresh builds of [gif] against [gif, webp], round by round. The WebP build's bound
+    is the larger of the GIF-only build's wall time and the encoder's CPU (the WebP build's CPU less
+    the GIF build's) over the cores; its ratio to that bound is taken per round, then the median."""
+    runs = f.get("webp_runs")
+    if not runs:
+        return None
+    cores = f["machine"]["nproc"]
+    rounds = []
+    for r in range(1, runs + 1):
+        gif, both = f.get(f"webp.gif.r{r}"), f.get(f"webp.webp.r{r}")
+        if not gif or not both or gif["status"] != 0 or both["status"] != 0:
+            continue
+        encoder = cpu(both) - cpu(gif)
+        bound, bound_by = max((gif["wall"], "the GIF-only build"), (encoder / cores, f"the encoder's CPU / {cores}"))
+        rendition = f.get(f"webp.webp.r{r}.renditions") or {}
+        rounds.append({"round": r, "gif_wall_s": gif["wall"], "gif_cpu_s": cpu(gif), "webp_wall_s": both["wall"],
+                       "webp_cpu_s": cpu(both), "encoder_cpu_s": encoder, "bound_s": bound, "bound_by": bound_by,
+                       "wall_ratio": both["wall"] / bound, "rebuild_wall_s": (f.get(f"webp.rebuild.r{r}") or {}).get("wall"),
+                       "rebuild_encoded": f.get(f"webp.rebuild.r{r}.encoded"), "gifs": rendition.get("gifs"),
+                       "gif_pack_bytes": f.get(f"webp.webp.r{r}.gif_pack_bytes"),
+                       "webp_pack_bytes": f.get(f"webp.webp.r{r}.webp_pack_bytes"), "renditions": rendition})
+    if not rounds:
+        return {"rounds": [], "failed": runs}
+    first = rounds[0]
+    return {"rounds": rounds, "failed": runs - len(rounds),
+            "wall_ratio": spread([row["wall_ratio"] for row in rounds]),
+            "gif_wall_s": spread([row["gif_wall_s"] for row in rounds]), "webp_wall_s": spread([row["webp_wall_s"] for row in rounds]),
+            "encoder_cpu_s": spread([row["encoder_cpu_s"] for row in rounds]),
+            "rebuild_wall_s": spread([row["rebuild_wall_s"] for row in rounds if row["rebuild_wall_s"] is not None]),
+            "rebuild_encoded": max((row["rebuild_encoded"] or 0) for row in rounds),
+            "same_bytes_every_round": len({(row["gif_pack_bytes"], row["webp_pack_bytes"]) for row in rounds}) == 1,
+            "pack_ratio": ratio(first["webp_pack_bytes"], first["gif_pack_bytes"]), "renditions": first["renditions"],
+            "gif_pack_bytes": first["gif_pack_bytes"], "webp_pack_bytes": first["webp_pack_bytes"]}
+
+
+def webp_targets(w):
+    if not w or not w["rounds"]:
+        return []
+    worst = w["renditions"].get("worstSSIM")
+    ratio_spread = w["wall_ratio"]
+    return [
+        {"target": "WebP pack bytes / GIF pack bytes", "goal": "<= 0.40", "measured": w["pack_ratio"],
+         "met": w["pack_ratio"] is not None and w["pack_ratio"] <= 0.40},
+        {"target": "WebP renditions: worst frame SSIM", "goal": ">= 0.98", "measured": worst, "met": worst is not None and worst >= 0.98},
+        {"target": "first WebP build wall / its bound (median)", "goal": "<= 1.10", "measured": ratio_spread["median"],
+         "met": ratio_spread["median"] <= 1.10, "range": [ratio_spread["min"], ratio_spread["max"]]},
+        {"target": "no-change rebuild: GIFs encoded", "goal": "0", "measured": w["rebuild_encoded"], "met": w["rebuild_encoded"] == 0},
+    ]
+
+
+def webp_table(w):
+    lines = [f"12. WebP renditions, real sample: fresh builds of [gif] and [gif, webp], alternating, {len(w['rounds'])} rounds"
+             + (f" ({w['failed']} failed)" if w["failed"] else "")]
+    if not w["rounds"]:
+        return lines
+    lines.append("  round   [gif] wall / cpu s   [gif, webp] wall / cpu s   encoder cpu s   bound s (by)                     wall / bound")
+    for row in w["rounds"]:
+        lines.append(f"  {row['round']:>5}   {row['gif_wall_s']:>7.2f} / {row['gif_cpu_s']:<8.2f}   {row['webp_wall_s']:>10.2f} / {row['webp_cpu_s']:<11.2f}"
+                     f"   {row['encoder_cpu_s']:>13.2f}   {row['bound_s']:>6.2f} ({row['bound_by']:<24})   {row['wall_ratio']:>11.3f}")
+    r, x = w["renditions"], w["wall_ratio"]
+    lines.append(f"  wall / bound, median {x['median']:.3f} (range {x['min']:.3f}-{x['max']:.3f}); encoder CPU median "
+                 f"{w['encoder_cpu_s']['median']:.2f} s, {1000 * w['encoder_cpu_s']['median'] / (r.get('gifs') or 1):.1f} ms a GIF")
+    lines.append(f"  WebP packs / GIF packs: {fmt(w['pack_ratio'], 4)} ({fmt(w['webp_pack_bytes'])} / {fmt(w['gif_pack_bytes'])} bytes"
+                 f"{', the same every round' if w['same_bytes_every_round'] else ', DIFFERENT between rounds'}); renditions / GIFs "
+                 f"{fmt(r.get('ratio'), 4)}")
+    lines.append("  outcomes: " + ", ".join(f"{k} {v}" for k, v in sorted((r.get("outcomes") or {}).items()))
+                 + f"; SSIM mean {fmt(r.get('meanSSIM'), 4)}, worst frame {fmt(r.get('worstSSIM'), 4)}; worst frame per WebP "
+                 + ", ".join(f"{k} {v}" for k, v in sorted((r.get("worstSSIMDistribution") or {}).items())))
+    if w["rebuild_wall_s"]:
+        lines.append(f"  no-change rebuild: wall median {w['rebuild_wall_s']['median']:.2f} s, GIFs encoded {w['rebuild_encoded']}")
+    return lines
 
 
 def loader_memory(f):
@@ -703,6 +779,9 @@ def table(r):
         add("")
     if r.get("loader_memory"):
         lines += loader_memory_table(r["loader_memory"])
+        add("")
+    if r.get("webp"):
+        lines += webp_table(r["webp"])
         add("")
     return "\n".join(lines)
 

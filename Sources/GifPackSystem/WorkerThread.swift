@@ -5,29 +5,40 @@ import Foundation
 /// on these machines). One-off blocking jobs go to the bounded ``BlockingPool`` through
 /// ``BlockingWork/run(_:_:)`` instead.
 ///
-/// A ``WorkerThread`` runs jobs one at a time, in order; it can lower its own scheduling priority
-/// (nice, which Linux applies per thread), so on a busy machine the threads that keep requests
-/// moving — curl's loop and the cooperative pool — run first. A pool job may wait for a
-/// ``WorkerThread`` (it is not one of the pool's threads).
+/// A ``WorkerThread`` runs jobs one at a time, in order; with `threads` above one, that many
+/// threads take the jobs in order from one queue, each the next as soon as it is free (a long
+/// job on one thread never holds up the queue while another is idle). It can lower its threads'
+/// scheduling priority (nice, which Linux applies per thread), so on a busy machine the threads
+/// that keep requests moving — curl's loop and the cooperative pool — run first. A pool job may
+/// wait for a ``WorkerThread`` (it is not one of the pool's threads).
 ///
 /// ```swift
-/// let worker = WorkerThread(name: "gifpack.process.0", niceness: 5)
+/// let worker = WorkerThread(name: "gifpack.process", threads: 2, niceness: 5)
 /// worker.async { decodeAndStore(file) }
 /// await worker.drain()
 /// let summary = try await BlockingWork.run("gifpack.pack") { try assembler.finish() }
 /// ```
-package final class WorkerThread: @unchecked Sendable {  // @unchecked: `jobs` and `stopping` are read and written under `condition`.
+package final class WorkerThread: @unchecked Sendable {  // @unchecked: every stored var is read and written under `condition`.
     private let condition = NSCondition()
     private var jobs: [@Sendable () -> Void] = []
     private var stopping = false
+    /// Jobs queued so far, and taken from the queue so far: job `n` (from 0) is the `n`th queued.
+    private var queued = 0
+    private var taken = 0
+    /// The numbers of the jobs running now (at most `threads`).
+    private var running: Set<Int> = []
+    /// ``drain()``s waiting for every job numbered below theirs to have run.
+    private var drains: [(before: Int, continuation: CheckedContinuation<Void, Never>)] = []
 
-    package init(name: String, niceness: Int32 = 0) {
-        let thread = Thread { [self] in
-            if niceness != 0 { SystemCalls.lowerCurrentThreadPriority(niceness) }
-            run()
+    package init(name: String, threads: Int = 1, niceness: Int32 = 0) {
+        for index in 0..<max(1, threads) {
+            let thread = Thread { [self] in
+                if niceness != 0 { SystemCalls.lowerCurrentThreadPriority(niceness) }
+                run()
+            }
+            thread.name = threads > 1 ? "\(name).\(index)" : name
+            thread.start()
         }
-        thread.name = name
-        thread.start()
     }
 
     deinit { stop() }
@@ -35,11 +46,12 @@ package final class WorkerThread: @unchecked Sendable {  // @unchecked: `jobs` a
     package func async(_ job: @escaping @Sendable () -> Void) {
         condition.lock()
         jobs.append(job)
+        queued += 1
         condition.signal()
         condition.unlock()
     }
 
-    /// Runs `body` after the jobs already queued and returns its outcome.
+    /// Runs `body` after the jobs already queued have been taken, and returns its outcome.
     package func run<T: Sendable, E: Error>(_ body: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
         let result: Result<T, E> = await withCheckedContinuation { continuation in
             async { continuation.resume(returning: Result { () throws(E) -> T in try body() }) }
@@ -47,19 +59,32 @@ package final class WorkerThread: @unchecked Sendable {  // @unchecked: `jobs` a
         return try result.get()
     }
 
-    /// Returns once every job queued before the call has run.
+    /// Returns once every job queued before the call has run (on every thread).
     package func drain() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            async { continuation.resume() }
+            condition.lock()
+            let before = queued
+            if hasRun(before: before) {
+                condition.unlock()
+                continuation.resume()
+            } else {
+                drains.append((before, continuation))
+                condition.unlock()
+            }
         }
     }
 
-    /// Ends the thread after the jobs already queued.
+    /// Ends the threads after the jobs already queued.
     package func stop() {
         condition.lock()
         stopping = true
-        condition.signal()
+        condition.broadcast()
         condition.unlock()
+    }
+
+    /// Whether every job numbered below `before` has run (under `condition`).
+    private func hasRun(before: Int) -> Bool {
+        taken >= before && !running.contains { $0 < before }
     }
 
     private func run() {
@@ -71,8 +96,21 @@ package final class WorkerThread: @unchecked Sendable {  // @unchecked: `jobs` a
                 return
             }
             let job = jobs.removeFirst()
+            let number = taken
+            taken += 1
+            running.insert(number)
             condition.unlock()
             job()
+            condition.lock()
+            running.remove(number)
+            var done: [CheckedContinuation<Void, Never>] = []
+            drains.removeAll { drain in
+                guard hasRun(before: drain.before) else { return false }
+                done.append(drain.continuation)
+                return true
+            }
+            condition.unlock()
+            done.forEach { $0.resume() }
         }
     }
 }

@@ -22,7 +22,7 @@ package struct WebPRendition: Sendable, Equatable {
     /// Every rung tried, in order.
     package var attempts: [WebPAttempt]
 
-    /// `q75`, `q90`, `lossless` (the chosen rung's label) or `gif`.
+    /// `q75`, `q80`, `q90`, `lossless` (the chosen rung's label) or `gif`.
     package var outcomeLabel: String {
         switch choice {
         case .webp(_, let settings, _): settings.label

@@ -202,7 +202,7 @@ package struct BuildReport: Sendable, Codable, Equatable {
         package var gifs = 0
         /// GIFs this run encoded (the others' renditions were in the cache: 0 on a no-change rebuild).
         package var encoded = 0
-        /// Renditions by outcome: `q75`, `q90`, `lossless` (the rung whose WebP was chosen) and
+        /// Renditions by outcome: `q75`, `q80`, `q90`, `lossless` (the rung whose WebP was chosen) and
         /// `gif` (no WebP cleared the bar with fewer bytes: the rendition lists the GIF).
         package var outcomes: [String: Int] = [:]
         /// The chosen WebPs' frame SSIM: the mean of their means and the worst frame of all.

@@ -15,11 +15,12 @@ import Synchronization
 /// let results = await processor.drain()
 /// ```
 final class GIFProcessor: Sendable {
-    /// Two serial workers: decoding and compressing keep the second core busy, and one worker's
-    /// fsync wait overlaps the other's work. They run at a lower priority than the threads that
-    /// move requests along (see ``WorkerThread``).
-    private let workers = (0..<2).map { WorkerThread(name: "gifpack.process.\($0)", niceness: 5) }
-    private let nextWorker = Mutex(0)
+    /// Two threads taking the jobs from one queue: decoding, compressing and encoding WebPs keep
+    /// the second core busy, and one thread's fsync wait overlaps the other's work; whichever is
+    /// free takes the next job, so one long job (a large GIF's WebP) never leaves the other thread
+    /// idle behind a queue of its own. They run at a lower priority than the threads that move
+    /// requests along (see ``WorkerThread``).
+    private let queue = WorkerThread(name: "gifpack.process", threads: 2, niceness: 5)
     /// Validation, storage, frame and placeholders of one GIF (see ``GIFIntake``).
     private let intake: GIFIntake
     /// The state writes (see ``FetchStateRecorder``).
@@ -44,7 +45,7 @@ final class GIFProcessor: Sendable {
     /// Called with the path when storing a GIF fails because the disk is full.
     private let onDiskFull: (@Sendable (String) -> Void)?
 
-    deinit { workers.forEach { $0.stop() } }
+    deinit { queue.stop() }
 
     init(
         store: BlobStore, frames: FrameCache, limits: GIFLimits, resolution: Resolution, state: BuildState?,
@@ -56,15 +57,6 @@ final class GIFProcessor: Sendable {
             store: store, frames: frames, limits: limits, resolution: resolution, placeholders: placeholders,
             webp: webp)
         recorder = FetchStateRecorder(state: state, resolution: resolution)
-    }
-
-    /// The worker for the next job, round robin.
-    private var queue: WorkerThread {
-        workers[
-            nextWorker.withLock { index in
-                defer { index = (index + 1) % workers.count }
-                return index
-            }]
     }
 
     /// Records a result decided without processing; `notify: false` keeps it out of the event
@@ -181,7 +173,7 @@ final class GIFProcessor: Sendable {
 
     /// Waits until every submitted GIF is processed and returns all results by exercise id.
     func drain() async -> FetchResults {
-        for worker in workers { await worker.drain() }
+        await queue.drain()
         return results.withLock { $0 }
     }
 

@@ -9,7 +9,7 @@ import Synchronization
 /// SHA-256 and the encoding policy:
 ///
 /// ```
-/// <cache>/webp/<policy key>/ab/<sha256>.txt    the outcome (q75, q90, lossless or gif), the WebP's hash and
+/// <cache>/webp/<policy key>/ab/<sha256>.txt    the outcome (q75, q80, q90, lossless or gif), the WebP's hash and
 ///                                              length, frames, mean and worst SSIM
 /// <cache>/webp/<policy key>/ab/<sha256>.webp   the WebP, when the outcome is not gif
 /// ```
@@ -23,7 +23,7 @@ import Synchronization
 struct WebPCache: Sendable {
     /// What the cache keeps of one GIF's rendition.
     struct Record: Sendable, Equatable {
-        /// `q75`, `q90`, `lossless` or `gif` (no WebP: the rendition lists the GIF).
+        /// `q75`, `q80`, `q90`, `lossless` or `gif` (no WebP: the rendition lists the GIF).
         var outcome: String
         var webpSHA256: String?
         var webpBytes: Int64?
