@@ -157,6 +157,20 @@ struct ScaleBuildTests {
         #expect(output.status == 0 && output.output == small)
     }
 
+    /// A GIF of 128-256 KB gets level 9's tables for that size capped at 2^17 entries: its
+    /// context, kept in the pool by each processing thread, holds about 2 MB instead of 4.2.
+    /// (Contexts come from the pool other tests share; none kept there is larger.)
+    @Test func aMediumEntrysContextStaysNearTwoMegabytes() throws {
+        let directory = try TemporaryDirectory()
+        let bytes = (0..<200_000).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761) >> 13) }
+        let sink = try FileDescriptorSink(creating: directory.file("medium"))
+        let compressor = try ZstdFrameCompressor(level: 9, pledgedSize: Int64(bytes.count), sink: sink)
+        try bytes.withUnsafeBytes { try compressor.compress($0) }
+        try compressor.finish()
+        try sink.close()
+        #expect(compressor.contextBytes < 2_600_000, "\(compressor.contextBytes) bytes")
+    }
+
     @Test(.computes) func fetchResultsReadBackWhatWasWrittenInAnyOrder() throws {
         func gif(_ n: Int, origin: GIFOrigin = .downloaded) -> GIFFetchResult {
             .stored(

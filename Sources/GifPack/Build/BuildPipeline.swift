@@ -129,6 +129,8 @@ package struct BuildPipeline: Sendable {
         }
         await early?.finish()
         stages.end(.fetch, into: &report)
+        // The fetch's frames are made: their compression contexts are not kept through the pack stage.
+        ZstdContextPool.drain()
         // A cancelled fetch ends its requests as cancelled: never published as missing GIFs.
         if Task.isCancelled { throw .cancelled(after: .fetch) }
         do { try checkMissing(wanted: renditions[0].plan.wanted.count, into: &report) } catch { throw .ended(error) }

@@ -16,6 +16,13 @@ final class ZstdFrameCompressor {
 
     /// Entries above this size get pinned table sizes (see `init`).
     static let largeEntry: Int64 = 256 * 1024
+    /// Entries above this size (and up to ``largeEntry``) get hash and chain tables of at most
+    /// 2^``mediumTableLog`` entries (see `init`).
+    static let mediumEntry: Int64 = 128 * 1024
+    static let mediumTableLog: UInt32 = 17
+    /// Names the parameters above in the frame caches' paths (``CacheLayout/framesDirectory(level:mtime:)``):
+    /// a frame made under other rules is never reused. Bump it when they change.
+    static let parametersVersion = 2
 
     init(level: Int32, pledgedSize: Int64, sink: FileDescriptorSink) throws(PackWriteError) {
         let bounds = ZSTD_cParam_getBounds(ZSTD_c_compressionLevel)
@@ -40,6 +47,14 @@ final class ZstdFrameCompressor {
                 try check(ZSTD_CCtx_setParameter(context, ZSTD_c_hashLog, 18), "hash log")
                 try check(ZSTD_CCtx_setParameter(context, ZSTD_c_chainLog, 18), "chain log")
             }
+        } else if pledgedSize > Self.mediumEntry, level >= 6 {
+            // A GIF of 128-256 KB would get the tables of levels 6 and up for that size (2^19 hash
+            // and 2^18-2^19 chain entries: a 4.2 MB context at level 9, kept in the pool and made by
+            // each processing thread at once); at 2^17 the context is 2.1 MB and the real sample's
+            // GIFs of that size compress 0.01% larger. Smaller sizes and lower levels already use
+            // tables of at most 2^17 and 2^18.
+            try check(ZSTD_CCtx_setParameter(context, ZSTD_c_hashLog, Int32(Self.mediumTableLog)), "hash log")
+            try check(ZSTD_CCtx_setParameter(context, ZSTD_c_chainLog, Int32(Self.mediumTableLog)), "chain log")
         }
     }
 
@@ -49,6 +64,9 @@ final class ZstdFrameCompressor {
         if large { ZSTD_freeCCtx(context) } else { ZstdContextPool.give(context) }
         output.deallocate()
     }
+
+    /// The memory its context holds now (`ZSTD_sizeof_CCtx`): what the table caps above bound.
+    var contextBytes: Int { ZSTD_sizeof_CCtx(context) }
 
     /// Compresses `bytes`, writing whatever output zstd produces.
     func compress(_ bytes: UnsafeRawBufferPointer) throws(PackWriteError) {
@@ -92,6 +110,17 @@ enum ZstdContextPool {
     /// A context with zstd's default parameters, reused or new (nil when zstd cannot allocate one).
     static func take() -> OpaquePointer? {
         kept.withLock { $0.popLast()?.pointer } ?? ZSTD_createCCtx()
+    }
+
+    /// Frees every context kept: the fetch's GIF frames are made, and the pack stage needs their
+    /// tables (up to 2 MB each) no longer, while it holds the catalog's and the packs' own.
+    static func drain() {
+        for context in kept.withLock({ contexts in
+            defer { contexts = [] }
+            return contexts
+        }) {
+            ZSTD_freeCCtx(context.pointer)
+        }
     }
 
     /// Returns a context for reuse (or frees it when enough are kept).

@@ -24,7 +24,9 @@ package struct CacheLayout: Sendable, Equatable {
 
     package func blobPath(sha256: String) -> String { "\(blobsDirectory)/\(sha256.prefix(2))/\(sha256).gif" }
 
-    package func framesDirectory(level: Int32, mtime: Int64) -> String { "\(root)/frames/zstd\(level)-mtime\(mtime)" }
+    package func framesDirectory(level: Int32, mtime: Int64) -> String {
+        "\(root)/frames/zstd\(level)-mtime\(mtime)-p\(ZstdFrameCompressor.parametersVersion)"
+    }
 
     package func framePath(sha256: String, level: Int32, mtime: Int64) -> String {
         "\(framesDirectory(level: level, mtime: mtime))/\(sha256.prefix(2))/\(sha256).zst"

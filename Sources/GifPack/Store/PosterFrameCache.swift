@@ -42,7 +42,7 @@ final class PosterFrameCache: Sendable {
     /// Where the frame of the poster at `posterPath` goes.
     func framePath(posterPath: String) -> String {
         let stem = posterPath.hasSuffix(".gif") ? String(posterPath.dropLast(4)) : posterPath
-        return "\(stem).l\(level)m\(mtime).zst"
+        return "\(stem).l\(level)m\(mtime)p\(ZstdFrameCompressor.parametersVersion).zst"
     }
 
     /// Compresses the entry of a poster just derived (`bytes`, written at `posterPath`) and
