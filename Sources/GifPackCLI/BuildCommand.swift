@@ -7,11 +7,11 @@ import Logging
 struct BuildCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "build",
-        abstract: "Fetch the catalog and GIFs named by a manifest and publish packs plus index.json.",
+        abstract: "Fetch the catalog and GIFs named by a manifest and write packs plus index.json.",
         discussion: """
             Writes <out>/packs/<pack>-v<N>-<sha8>.tar.zst, <out>/index.json (replaced atomically, last), with a signing block <out>/index.json.minisig, and <out>/report.json (not for upload). A pack gets a new version only when its content changes; a pack file name never refers to two contents, and versions continue from the state, the output directory and --previous-index. A signed index carries sequence and expires and is signed again once less than half of expires_after remains. State (ETags, hashes, failures) lives in <cache>/state.sqlite, so a rebuild sends conditional requests or none at all (refresh_after), and a killed run is finished by the next one.
 
-            Progress and logs go to standard error: on a terminal a live progress line, otherwise a plain log line every --progress-interval seconds and every 10%, never a control character. The summary goes to standard output after a build that published (exit 0 or 3), to standard error when nothing was published; with --log-format json it is one JSON object (event "summary") on standard error like every log line, and nothing is written to standard output. --quiet prints nothing after a success and only the last line otherwise (no log lines unless --log-level is given).
+            Progress and logs go to standard error: on a terminal a live progress line, otherwise a plain log line every --progress-interval seconds and every 10%, never a control character. The summary goes to standard output after a build that wrote its packs (exit 0 or 3), to standard error otherwise; with --log-format json it is one JSON object (event "summary") on standard error like every log line, and nothing is written to standard output. --quiet prints nothing after a success and only the last line otherwise (no log lines unless --log-level is given).
 
             With --publish (or output.publish) the output is published after a build that exits 0 or 3 (also when nothing changed, so a publish that failed before is retried), exactly as `gifpack publish` does; --public-url then reads it back from where clients read it and fails (exit 1) when they could not install. The exit status is the build's, or the publish's when the publish fails. --metrics-file, --summary-file and --github-output are written whatever the outcome, a refused command line included. Relative paths in the manifest are relative to the manifest's folder; --out and --cache to the working directory.
 
@@ -69,7 +69,7 @@ struct BuildCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "After a build that published (exit 0 or 3), write a release-review page of it against the previous output (its last index, else --previous-index) into this folder (see `gifpack review`).",
+            "After a build that wrote its packs (exit 0 or 3), write a release-review page of it against the previous output (its last index, else --previous-index) into this folder (see `gifpack review`).",
             valueName: "dir"))
     var reviewHTML: String?
 

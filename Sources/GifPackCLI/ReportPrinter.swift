@@ -5,7 +5,7 @@ import GifPack
 struct ReportPrinter {
     let report: BuildReport
 
-    /// Prints the summary: on standard output after a build that published (exit 0 or 3), on
+    /// Prints the summary: on standard output after a build that wrote its packs (exit 0 or 3), on
     /// standard error otherwise. The block of counts only follows a run that got as far as the
     /// catalog; `quiet` leaves it out always, and after a full success prints nothing at all (cron
     /// mails any output). With `json` (`--log-format json`) the summary is one JSON record (event
@@ -17,8 +17,7 @@ struct ReportPrinter {
             printRecord(redactor: redactor)
             return
         }
-        let published = report.exitStatus == .success || report.exitStatus == .partial
-        let toStandardOutput = published
+        let toStandardOutput = report.exitStatus == .success || report.exitStatus == .partial
         // A reader that went away (EPIPE) must not turn a finished build into a crash: the
         // throwing write is used and its error ignored.
         let handle = toStandardOutput ? FileHandle.standardOutput : FileHandle.standardError
@@ -63,7 +62,7 @@ struct ReportPrinter {
             for pack in report.packs {
                 let ratio = pack.compressionRatio.map { String(format: ", ratio %.2f", $0) } ?? ""
                 out(
-                    "pack \(pack.name) v\(pack.version) \(pack.isNewVersion ? "published (new version)" : "unchanged"): \(pack.exercises) exercises, \(pack.distinctGIFs) GIFs, \(pack.bytes) bytes\(ratio) -> \(pack.file)"
+                    "pack \(pack.name) v\(pack.version) \(pack.isNewVersion ? "written (new version)" : "unchanged"): \(pack.exercises) exercises, \(pack.distinctGIFs) GIFs, \(pack.bytes) bytes\(ratio) -> \(pack.file)"
                 )
             }
             let bytes = report.bytes
@@ -103,12 +102,12 @@ struct ReportPrinter {
             + "from \(from)" + (by == from ? "" : ", all by \(by)") + "; a change upstream before then is not seen (lower fetch.refresh_after to check sooner)"
     }
 
-    /// "ok: …", "published: …" or "error: …", with the exit status.
+    /// "ok: …", "partial: …" or "error: …", with the exit status.
     var lastLine: String {
         let word =
             switch report.exitStatus {
             case .success: "ok"
-            case .partial: "published"
+            case .partial: "partial"
             default: "error"
             }
         return "\(word): \(report.message) (exit \(report.exitStatus.rawValue))"
@@ -126,7 +125,8 @@ struct ReportPrinter {
         var fields: [String: LogField] = [
             "event": .string("summary"),
             "exit_status": .int(Int64(report.exitStatus.rawValue)),
-            // A quota stop in a later resolution may have published the resolutions before it.
+            // `published`: the field's historical name for "wrote packs and an index". A quota stop in a
+            // later resolution may have written the resolutions before it.
             "published": .bool(
                 report.exitStatus == .success || report.exitStatus == .partial
                     || (report.stopReason != nil && report.index != nil)),

@@ -1,8 +1,8 @@
 import GifPackSystem
 import GifPackZstd
 
-/// The compressed copy of `index.json` published beside it, `index.json.zst` (docs/FORMAT.md,
-/// "Published layout").
+/// The compressed copy of `index.json` a build writes beside it (and `gifpack publish` uploads),
+/// `index.json.zst` (docs/FORMAT.md, "`index.json.zst`: the index on the wire").
 ///
 /// One zstd frame that declares its content size and carries a content checksum, made by the
 /// builder at a pinned level (``level``), so the same index gives the same bytes run after run

@@ -219,7 +219,7 @@ package struct SourceDescription: Sendable, Equatable, Codable {
     }
 }
 
-/// One published pack in the index.
+/// One pack in the index.
 package struct PackDescription: Sendable, Equatable, Codable {
     package var name: String
     /// Rises by one each time the pack's content digest changes.

@@ -13,7 +13,7 @@ import GifPackSystem
 ///   NaN and infinities cannot be written.
 ///
 /// These are the bytes `JSONEncoder` gave with `[.sortedKeys, .withoutEscapingSlashes]` when
-/// packs were first published, so existing packs keep their content digests.
+/// packs were first made, so existing packs keep their content digests.
 ///
 /// ```swift
 /// let bytes = try CanonicalJSON.encode(.object(["b": .integer(1), "a": .string("x/y")]))

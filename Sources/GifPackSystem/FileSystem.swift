@@ -37,7 +37,7 @@ package enum FileSystemError: Error, Sendable, Equatable, CustomStringConvertibl
 }
 
 /// The package's one set of file helpers, thin wrappers over POSIX calls, with crash-safe
-/// publishing: write to a temporary name in the same directory, fsync, rename over the final
+/// replacement: write to a temporary name in the same directory, fsync, rename over the final
 /// name, fsync the directory. A reader (or a crash) sees the old file or the new one, never a
 /// partial one. Every failure names the operation, the path and the real `errno`.
 ///

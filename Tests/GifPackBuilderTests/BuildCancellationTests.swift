@@ -11,14 +11,14 @@ import Testing
 @Suite("A build its caller cancels", .ownThread, .timeLimit(.minutes(3)))
 struct BuildCancellationTests {
     /// Cancelled while its first GIFs drip in: the requests in flight end, no other is sent,
-    /// nothing is published (once, every GIF came back "cancelled" and a pack of 30 exercises
-    /// without a GIF was published with exit 3), and the next build fetches and publishes all.
+    /// no index is written (once, every GIF came back "cancelled" and a pack of 30 exercises
+    /// without a GIF was written with exit 3), and the next build fetches and packs all.
     ///
     /// The test cancels once the fetch stage has begun (cancelled while the last page was still
     /// being read, the build rightly says its catalog stage was cancelled). How many the early fetch has in flight when the
     /// fetch stage takes over depends on timing (one to three), so the test asserts what cancelling
     /// guarantees whatever that number: at most a window's worth were sent, each exercise once.
-    @Test func aCancelledBuildSendsNothingMorePublishesNothingAndTheNextBuildHasEverything() async throws {
+    @Test func aCancelledBuildSendsNothingMoreWritesNoIndexAndTheNextBuildHasEverything() async throws {
         let server = try startFixture(count: 30) { $0.gifDimension = 64 }
         defer { server.stop() }
         let ids = server.catalog.exercises.map(\.id)
@@ -46,7 +46,7 @@ struct BuildCancellationTests {
         build.cancel()
         let report = try await build.value
         #expect(report.exitStatus == .failed, "\(report.message)")
-        #expect(report.message == "the build was cancelled during its fetch stage; nothing was published (the GIFs fetched stay cached)")
+        #expect(report.message == "the build was cancelled during its fetch stage; index.json was not written (the GIFs fetched stay cached)")
         #expect(!FileManager.default.fileExists(atPath: workspace.file("dist/index.json")))
         // The server records a request when its answer ends: those cut short, and no other.
         try await waitUntil { server.stats.inFlight == 0 }
@@ -77,7 +77,7 @@ struct BuildCancellationTests {
         build.cancel()
         let report = try await build.value
         #expect(report.exitStatus == .failed, "\(report.message)")
-        #expect(report.message == "the build was cancelled during its catalog stage; nothing was published (the GIFs fetched stay cached)")
+        #expect(report.message == "the build was cancelled during its catalog stage; index.json was not written (the GIFs fetched stay cached)")
         try await waitUntil { server.stats.inFlight == 0 }
         #expect(server.stats.imageRequests <= 3, "\(server.stats)")
         #expect(!FileManager.default.fileExists(atPath: workspace.file("dist/index.json")))

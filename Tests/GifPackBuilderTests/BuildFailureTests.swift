@@ -34,7 +34,7 @@ struct BuildFailureTests {
         let held = BuildLock.LockError.held(directory: "dist", pid: 7), io = BuildLock.LockError.io(directory: "dist", errno: EACCES)
         check(.lock(held), .locked, held.description, .returnedOnly)
         check(.lock(io), .failed, io.description, .returnedOnly)
-        check(.cancelled(after: .pack), .failed, "the build was cancelled during its pack stage; nothing was published (the GIFs fetched stay cached)")
+        check(.cancelled(after: .pack), .failed, "the build was cancelled during its pack stage; index.json was not written (the GIFs fetched stay cached)")
         check(.other(Unnamed()), .failed, "the disk is full")
         #expect(BuildFailure.stateUnreadable(state).stateError == state.detail)
         #expect(BuildFailure.catalogShrank(shrank).stateError == nil)

@@ -131,7 +131,7 @@ struct BuildPipelineTests {
         }
     }
 
-    @Test func aRebuildWithNothingChangedPublishesNothing() async throws {
+    @Test func aRebuildWithNothingChangedWritesNothing() async throws {
         let server = try startFixture(count: 12)
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
@@ -237,7 +237,7 @@ struct BuildPipelineTests {
         #expect(!FileManager.default.fileExists(atPath: workspace.file("dist/index.json")))
     }
 
-    @Test func tooManyMissingPublishesNothing() async throws {
+    @Test func tooManyMissingWritesNothing() async throws {
         let server = try startFixture(count: 5)
         defer { server.stop() }
         server.setDefaultFault(.status(404), forExercise: server.catalog.exercises[0].id)

@@ -26,7 +26,7 @@ struct CanonicalJSONTests {
         durationMilliseconds: 0, loopCount: nil)
     static let source = SourceDescription(kind: "exercisedb-rapidapi", baseURL: nil, resolution: 180)
 
-    /// The bytes `JSONEncoder` gave for this catalog when packs were first published (checked once
+    /// The bytes `JSONEncoder` gave for this catalog when packs were first made (checked once
     /// against it, format 1.0), with the format version 1.2 (1.1: signed indexes; 1.2: placeholders); the
     /// canonical writer must keep giving them.
     static let goldenParts: [String] = [

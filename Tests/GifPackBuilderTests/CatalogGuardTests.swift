@@ -6,10 +6,10 @@ import Testing
 @testable import GifPackTestServers
 @testable import GifPackTestFixtures
 
-/// The guards between a catalog and a publish: a v1 total that disagrees with the pages, a number
+/// The guards between a catalog and the packs made from it: a v1 total that disagrees with the pages, a number
 /// from the API gifpack cannot use, a catalog that lost more of the last one than `max_removed`
-/// allows, and a pack whose selector chooses nothing. Each stops the build before anything is
-/// published; the GIF requests sent while the list arrived are at most one per list request
+/// allows, and a pack whose selector chooses nothing. Each stops the build before any pack or index is
+/// written; the GIF requests sent while the list arrived are at most one per list request
 /// (EarlyFetchTests).
 @Suite("Catalog guards", .timeLimit(.minutes(5)))
 struct CatalogGuardTests {
@@ -27,8 +27,8 @@ struct CatalogGuardTests {
     // MARK: A v1 total that disagrees with the pages
 
     /// A source whose `totalExercises` says 25 of a longer list. The pages are followed to the
-    /// end of `nextPage`, and the disagreement is a catalog error naming both numbers; nothing is
-    /// published (it used to publish the first 25-30 exercises with exit 0).
+    /// end of `nextPage`, and the disagreement is a catalog error naming both numbers; no pack or
+    /// index is written (it used to write packs of the first 25-30 exercises with exit 0).
     @Test(arguments: [(10, 25), (25, 25), (10, 50), (10, 1000)])
     func aV1TotalThatDisagreesWithThePagesIsACatalogError(pageSize: Int, said: Int) async throws {
         let server = try startFixture(count: 45)
@@ -98,7 +98,7 @@ struct CatalogGuardTests {
     // MARK: max_removed
 
     /// A catalog that lost half of the last one (an API answering part of its list) stops the build
-    /// with exit 8 before the fetch proper, leaving the published index and the remembered catalog
+    /// with exit 8 before the fetch proper, leaving the output's index and the remembered catalog
     /// as they were; `--max-removed 100%` accepts it.
     @Test func aCatalogThatLostMoreThanMaxRemovedStopsTheBuild() async throws {
         let server = try startFixture(count: 40)
@@ -107,7 +107,7 @@ struct CatalogGuardTests {
         let manifestText = rapidAPIManifest(server: server, packs: "packs:\n  - name: all")
         let first = try await runBuild(manifest: manifestText, workspace: workspace)
         #expect(first.exitStatus == .success, "\(first.message)")
-        let published = try Data(contentsOf: URL(fileURLWithPath: workspace.file("dist/index.json")))
+        let indexBefore = try Data(contentsOf: URL(fileURLWithPath: workspace.file("dist/index.json")))
 
         server.listOnly(first: 20)
         server.resetStats()
@@ -118,7 +118,7 @@ struct CatalogGuardTests {
             #expect(second.message.contains(part), "\(second.message)")
         }
         #expect(server.stats.imageRequests <= server.stats.listRequests, "GIFs asked for while the list arrived, at most one per list request: \(server.stats)")
-        #expect(try Data(contentsOf: URL(fileURLWithPath: workspace.file("dist/index.json"))) == published)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: workspace.file("dist/index.json"))) == indexBefore)
 
         // The state still remembers 40: the same short list is refused again, not taken as the norm.
         let third = try await runBuild(manifest: manifestText, workspace: workspace)
@@ -182,7 +182,7 @@ struct CatalogGuardTests {
 
     // MARK: Empty selectors
 
-    /// `bodyPart: legs` used to publish an empty pack with exit 0. Now: exit 2 before the fetch
+    /// `bodyPart: legs` used to make an empty pack with exit 0. Now: exit 2 before the fetch
     /// proper, naming the pack, the field and the catalog's values, nearest first, with counts.
     @Test func aSelectorThatMatchesNothingIsRefusedWithTheNearestValues() async throws {
         let server = try startFixture(count: 40)

@@ -13,7 +13,7 @@ import Testing
 /// digest, and each exercise decided once. Each must give exactly what a build from nothing gives.
 @Suite("Catalog page cache", .timeLimit(.minutes(5)))
 struct CatalogPageCacheTests {
-    /// The first pack's `catalog.json`, as published in `dist`.
+    /// The first pack's `catalog.json`, as written in `dist`.
     private func catalogJSON(_ dist: String) throws -> [UInt8] {
         let index = try readIndex("\(dist)/index.json")
         let pack = try #require(index.packs.first)
@@ -41,13 +41,13 @@ struct CatalogPageCacheTests {
         #expect(first.exitStatus == .success, "\(first.message)")
         #expect(first.catalog.pagesReused == 0)
         #expect(FileManager.default.fileExists(atPath: workspace.file("cache/catalog-pages")))
-        let published = try catalogJSON(workspace.file("dist"))
+        let written = try catalogJSON(workspace.file("dist"))
 
         let second = try await runBuild(manifest: manifest, workspace: workspace)
         #expect(second.catalog.pages == 4 && second.catalog.pagesReused == 4 && second.catalog.exercises == 35)
         #expect(second.catalogChanges == CatalogChanges(hadPrevious: true, added: [], removed: [], changed: []))
         #expect(second.packs.map(\.outcome) == ["unchanged"])
-        #expect(try catalogJSON(workspace.file("dist")) == published)
+        #expect(try catalogJSON(workspace.file("dist")) == written)
 
         // One record changes upstream (the fifth of the second page): that page is parsed again.
         let renamed = server.catalog.exercises[14].id
@@ -75,7 +75,7 @@ struct CatalogPageCacheTests {
         let manifest = rapidAPIManifest(server: server)  // pages at 0, 10 and 20
         let first = try await runBuild(manifest: manifest, workspace: workspace)
         #expect(first.exitStatus == .success, "\(first.message)")
-        let published = try catalogJSON(workspace.file("dist"))
+        let written = try catalogJSON(workspace.file("dist"))
         let whole = try cacheBytes(workspace)
 
         // One flipped bit in the first page's exercises (just past the 64-byte header): that page
@@ -86,7 +86,7 @@ struct CatalogPageCacheTests {
         let second = try await runBuild(manifest: manifest, workspace: workspace)
         #expect(second.catalog.pagesReused == 2 && second.catalog.exercises == 25)
         #expect(second.packs.map(\.outcome) == ["unchanged"])
-        #expect(try catalogJSON(workspace.file("dist")) == published)
+        #expect(try catalogJSON(workspace.file("dist")) == written)
         #expect(try await runBuild(manifest: manifest, workspace: workspace).catalog.pagesReused == 3, "written whole again")
 
         // A damaged directory (its last byte), a file cut short, or no cache at all: every page is parsed.
@@ -98,7 +98,7 @@ struct CatalogPageCacheTests {
             #expect(report.exitStatus == .success, "\(report.message)")
             #expect(report.catalog.pagesReused == 0 && report.catalog.exercises == 25)
             #expect(report.packs.map(\.outcome) == ["unchanged"])
-            #expect(try catalogJSON(workspace.file("dist")) == published)
+            #expect(try catalogJSON(workspace.file("dist")) == written)
         }
 
         // Other source settings: the cache made for 180 px is not used for 360 px.

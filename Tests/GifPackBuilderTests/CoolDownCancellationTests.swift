@@ -69,7 +69,7 @@ struct CoolDownCancellationTests {
         try await waitUntil { ended.withLock { $0 != nil } }
         let report = await build.value
         #expect(report.exitStatus == .failed, "\(report.message)")
-        #expect(report.message == "the build was cancelled during its fetch stage; nothing was published (the GIFs fetched stay cached)")
+        #expect(report.message == "the build was cancelled during its fetch stage; index.json was not written (the GIFs fetched stay cached)")
         #expect(server.stats.imageRequests == 1, "only the early request that set the cool-down: \(server.stats)")
         #expect(!FileManager.default.fileExists(atPath: workspace.file("dist/index.json")))
     }

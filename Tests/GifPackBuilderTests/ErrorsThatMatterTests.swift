@@ -8,7 +8,7 @@ import Testing
 @testable import GifPackTestFixtures
 
 /// Failures that change what a build does are reported and stop the build deliberately; none is
-/// swallowed into a default that spends quota, drops GIFs, or overwrites published packs.
+/// swallowed into a default that spends quota, drops GIFs, or overwrites the pack files written before.
 @Suite("Errors that matter are not swallowed", .timeLimit(.minutes(5)))
 struct ErrorsThatMatterTests {
     /// Replaces the state's `gif` table by one the queries cannot read (as a damaged or foreign
@@ -29,7 +29,7 @@ struct ErrorsThatMatterTests {
         let manifest = rapidAPIManifest(server: server)
         let first = try await runBuild(manifest: manifest, workspace: workspace)
         #expect(first.exitStatus == .success, "\(first.message)")
-        let publishedIndex = try fileBytes(workspace.file("dist/index.json"))
+        let indexBefore = try fileBytes(workspace.file("dist/index.json"))
         try Self.breakGIFTable(workspace.file("cache/state.sqlite"))
         server.resetStats()
 
@@ -39,7 +39,7 @@ struct ErrorsThatMatterTests {
         #expect(second.stateErrors.count == 1)
         #expect(second.stateErrors.first?.contains("planning fetches") == true, "\(second.stateErrors)")
         #expect(server.stats.imageRequests == 0, "no GIF is requested in full because the state could not be read")
-        #expect(try fileBytes(workspace.file("dist/index.json")) == publishedIndex)
+        #expect(try fileBytes(workspace.file("dist/index.json")) == indexBefore)
         let written = try JSONDecoder().decode(BuildReport.self, from: Data(contentsOf: URL(fileURLWithPath: workspace.file("dist/report.json"))))
         #expect(written.stateErrors == second.stateErrors, "report.json carries the state error too")
     }
@@ -73,11 +73,11 @@ struct ErrorsThatMatterTests {
                 resolution: pipeline.manifest.source.resolution)
         } catch {
             #expect(error.step == .lookingUpLastKnownGood)
-            #expect(error.description.contains("nothing was published"))
+            #expect(error.description.contains("no pack or index was written"))
         }
     }
 
-    @Test func aDamagedPublishedIndexStopsTheBuildInsteadOfRestartingAtVersionOne() async throws {
+    @Test func aDamagedOutputIndexStopsTheBuildInsteadOfRestartingAtVersionOne() async throws {
         let server = try startFixture(count: 4)
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
@@ -88,7 +88,7 @@ struct ErrorsThatMatterTests {
         let packFiles = try FileSystem.list(workspace.file("dist/packs")).sorted()
         try #require(packFiles.count == 2 && packFiles[0].hasPrefix("all-posters-v1-") && packFiles[1].hasPrefix("all-v1-"), "\(packFiles)")
         let packPath = workspace.file("dist/packs/\(packFiles[1])")
-        let publishedPack = try fileBytes(packPath)
+        let packBefore = try fileBytes(packPath)
         try Data("{not json".utf8).write(to: URL(fileURLWithPath: workspace.file("dist/index.json")))
         let id = server.catalog.exercises[0].id
         server.replaceGIF(id: id, with: try GIFSynthesizer.animatedGIF(width: 20, height: 20, frames: 2, colors: 4, seed: 99))
@@ -96,11 +96,11 @@ struct ErrorsThatMatterTests {
         let second = try await runBuild(manifest: manifest, workspace: workspace)
         #expect(second.exitStatus == .failed)
         #expect(second.message.contains("index.json exists but cannot be read"), "\(second.message)")
-        #expect(try fileBytes(packPath) == publishedPack, "the published version 1 is never overwritten")
+        #expect(try fileBytes(packPath) == packBefore, "the version 1 written before is never overwritten")
         #expect(try FileSystem.list(workspace.file("dist/packs")).sorted() == packFiles)
     }
 
-    @Test(.computes) func aMissingPublishedIndexIsAFirstBuildAndAnUnreadableOneIsAnError() throws {
+    @Test(.computes) func aMissingOutputIndexIsAFirstBuildAndAnUnreadableOneIsAnError() throws {
         let workspace = try TemporaryDirectory()
         #expect(try BuilderIndexReader.read(workspace.file("index.json")) == nil)
         try FileManager.default.createDirectory(atPath: workspace.file("index.json"), withIntermediateDirectories: false)

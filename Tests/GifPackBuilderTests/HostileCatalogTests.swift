@@ -67,7 +67,7 @@ struct HostileCatalogTests {
         }
     }
 
-    @Test func aRecordEchoingTheKeyIsPublishedRedacted() async throws {
+    @Test func aRecordEchoingTheKeyIsPackedRedacted() async throws {
         let server = try startFixture(count: 12) { $0.listFault = .echoKeyInRecord }
         defer { server.stop() }
         let workspace = try TemporaryDirectory()

@@ -114,11 +114,11 @@ struct IncrementalBuildTests {
         environment["GIFPACK_TEST_KEY"] = testAPIKey
         environment["SOURCE_DATE_EPOCH"] = "1700000000"
 
-        // A first complete build, so there is a published index to protect; then a changed GIF so the
-        // next build has to publish a new version.
+        // A first complete build, so there is an index to protect; then a changed GIF so the
+        // next build has to write a new version.
         let setup = try await run(productPath("gifpack"), arguments, environment: environment)
         #expect(setup.status == 0, "\(setup.error)")
-        let published = try snapshot(workspace.file("dist"))
+        let before = try snapshot(workspace.file("dist"))
         for (offset, exercise) in server.catalog.exercises.sorted(by: { $0.id < $1.id }).enumerated() where offset % 2 == 0 {
             server.replaceGIF(
                 id: exercise.id,
@@ -134,8 +134,8 @@ struct IncrementalBuildTests {
         #expect(crashed.status == 128 + 9 || crashed.status == 9, "expected SIGKILL at \(point.rawValue), got \(crashed.status)")
         try expectIndexVerifies(workspace.file("dist"))
         #expect(
-            try snapshot(workspace.file("dist")).filter { $0.key.hasSuffix("index.json") } == published.filter { $0.key.hasSuffix("index.json") },
-            "the published index changed although the run was killed before replacing it")
+            try snapshot(workspace.file("dist")).filter { $0.key.hasSuffix("index.json") } == before.filter { $0.key.hasSuffix("index.json") },
+            "the output's index changed although the run was killed before replacing it")
         // The killed process's last requests may still be in the server (read, waiting out the
         // latency, or queued): they are counted only once every connection of it was handled.
         #expect(await onAThreadOfItsOwn { server.waitUntilIdle(timeout: 30) }, "the server still holds connections of the killed run")

@@ -65,7 +65,7 @@ struct StatePlannerPrunerTests {
         #expect(try BuildState(path: path, source: "rapidapi https://a").gifs(resolution: 180).count == 2)
     }
 
-    @Test func theStateTellsHowTheCatalogChangedAndKeepsPublishedVersions() throws {
+    @Test func theStateTellsHowTheCatalogChangedAndKeepsWrittenVersions() throws {
         let workspace = try TemporaryDirectory()
         let state = try BuildState(path: workspace.file("state.sqlite"), source: "s")
         #expect(try state.lastCatalogCount() == nil)

@@ -15,7 +15,7 @@ struct HostileBuildTests {
         try await run(productPath("gifpack"), ["verify", dist])
     }
 
-    @Test func aCorruptedCachedGIFIsNeverPublishedAndTheNextRunHeals() async throws {
+    @Test func aCorruptedCachedGIFIsNeverPackedAndTheNextRunHeals() async throws {
         let server = try startFixture(count: 12) { $0.duplicateEvery = 0 }
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
@@ -37,7 +37,7 @@ struct HostileBuildTests {
 
         let second = try await runBuild(manifest: manifest, workspace: workspace)
         let afterSecond = try await verify(workspace.file("dist"))
-        #expect(afterSecond.status == 0, "a corrupted GIF was published: \(afterSecond.output) \(afterSecond.error)")
+        #expect(afterSecond.status == 0, "a corrupted GIF was packed: \(afterSecond.output) \(afterSecond.error)")
         // The damaged blob was dropped and fetched again in the same run; the pack holds the true bytes.
         #expect(second.exitStatus == .success, "\(second.message)")
         #expect(second.damagedBlobs == [victim])
@@ -57,7 +57,7 @@ struct HostileBuildTests {
         #expect(try await verify(workspace.file("dist")).status == 0)
     }
 
-    @Test func aGIFDamagedAgainAfterItsNewDownloadFailsTheBuildAndPublishesNothing() async throws {
+    @Test func aGIFDamagedAgainAfterItsNewDownloadFailsTheBuildAndWritesNoIndex() async throws {
         let server = try startFixture(count: 6) { $0.duplicateEvery = 0 }
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
@@ -130,7 +130,7 @@ struct HostileBuildTests {
         #expect(FileManager.default.fileExists(atPath: recovery.movedTo), "the damaged file is kept for inspection")
         #expect(recovery.rebuiltPacks == 1 && recovery.rebuiltGIFs == 8, "\(recovery)")
         #expect(second.message.contains("state.sqlite") && second.message.contains(recovery.movedTo), "\(second.message)")
-        // Rebuilt from the blobs and the index: nothing fetched again, nothing republished.
+        // Rebuilt from the blobs and the index: nothing fetched again, nothing written again.
         #expect(server.stats.imageRequests == 0)
         #expect(second.packs.map(\.outcome) == ["unchanged"])
         let written = try String(contentsOfFile: workspace.file("dist/report.json"), encoding: .utf8)
@@ -239,6 +239,6 @@ struct HostileBuildTests {
             server.stats.imageRequests <= stored + 3 + 3 + GIFProcessor.maxBacklog,
             "requests went on after the disk was full: \(server.stats.imageRequests) sent, \(stored) stored")
         #expect((report.notAttempted?.count ?? 0) > 0)
-        #expect(!FileManager.default.fileExists(atPath: workspace.file("dist/index.json")), "nothing was published")
+        #expect(!FileManager.default.fileExists(atPath: workspace.file("dist/index.json")), "no index was written")
     }
 }

@@ -239,7 +239,7 @@ struct OperationsFormattingTests {
     }
 
     @Test(.computes) func theStepSummaryIsAShortMarkdownTable() {
-        var report = BuildReport(generator: "gifpack test", exitStatus: .partial, message: "published 1 | one")
+        var report = BuildReport(generator: "gifpack test", exitStatus: .partial, message: "wrote 1 | one")
         report.gifs = .init(
             wanted: 10, valid: 9, downloaded: 7, notModified: 1, skippedFresh: 1, reusedLastGood: 0, newlyStored: 6,
             deduplicated: 1, rejected: 1, rejectedByReason: ["http-404": 1], missing: 1, bytesDownloaded: 70_000)
@@ -254,8 +254,8 @@ struct OperationsFormattingTests {
         report.stageSeconds["total"] = 4.2
         report.complete(startedAt: Date(timeIntervalSince1970: 0), finishedAt: Date(timeIntervalSince1970: 4.2))
         let markdown = StepSummary.markdown(report)
-        #expect(markdown.hasPrefix("### ⚠️ gifpack build: published with exercises missing (exit 3)\n"))
-        #expect(markdown.contains("published 1 \\| one"), "a pipe in text cannot break the table")
+        #expect(markdown.hasPrefix("### ⚠️ gifpack build: written with exercises missing (exit 3)\n"))
+        #expect(markdown.contains("wrote 1 \\| one"), "a pipe in text cannot break the table")
         #expect(markdown.contains("| downloaded | 7 (1 deduplicated, 70 kB) |"))
         #expect(markdown.contains("| missing | 1 (http-404: 1) |"))
         #expect(markdown.contains("| all | 2 | new version | 10 | 8 | 50 kB | 2.20 |"))

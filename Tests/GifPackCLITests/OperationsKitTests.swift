@@ -73,7 +73,7 @@ struct OperationsKitTests {
         }
     }
 
-    @Test func githubOutputSaysWhetherARunPublished() async throws {
+    @Test func githubOutputSaysWhetherARunWroteANewVersion() async throws {
         let server = try startFixture(count: 6)
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
@@ -104,7 +104,7 @@ struct OperationsKitTests {
                 """)
     }
 
-    @Test(.computes) func stepOutputsOfAPartialRunThatPublished() {
+    @Test(.computes) func stepOutputsOfAPartialRunThatWroteANewVersion() {
         var report = BuildReport(generator: "t", exitStatus: .partial, message: "")
         report.packs = [
             .init(

@@ -92,7 +92,7 @@ struct OperationsReportTests {
         #expect(second.bytes.written == 0)
         let secondMetrics = try PrometheusSamples(try metrics.write(second, finishedAt: Date(timeIntervalSince1970: 1_800_000_100)))
         try expectMetrics(secondMetrics, match: second)
-        #expect(secondMetrics["gifpack_last_success_timestamp_seconds"] == 1_800_000_100, "exit 3 published: a success")
+        #expect(secondMetrics["gifpack_last_success_timestamp_seconds"] == 1_800_000_100, "exit 3 wrote its packs: a success")
         #expect(secondMetrics["gifpack_pack_published{pack=\"all\"}"] == 0)
 
         // Build 3: within refresh_after nothing is asked again but the GIF that failed (a 304 now).
@@ -112,7 +112,7 @@ struct OperationsReportTests {
         let thirdMetrics = try PrometheusSamples(try metrics.write(third, finishedAt: Date(timeIntervalSince1970: 1_800_000_200)))
         try expectMetrics(thirdMetrics, match: third)
 
-        // Build 4: the monthly quota is used up. Exit 5, nothing published, last success kept.
+        // Build 4: the monthly quota is used up. Exit 5, nothing written, last success kept.
         server.setQuota(0)
         let fourth = try await runBuild(manifest: conditional, workspace: workspace)
         #expect(fourth.exitStatus == .quotaExhausted, "\(fourth.message)")

@@ -112,7 +112,7 @@ struct OperatorsKitTests {
         let partial = try await machine.cron(command)
         #expect(partial.status == 3, "\(partial.error)")
         #expect(
-            partial.error.isEmpty && partial.output.split(separator: "\n").count == 1 && partial.output.hasPrefix("published: "),
+            partial.error.isEmpty && partial.output.split(separator: "\n").count == 1 && partial.output.hasPrefix("partial: "),
             "exit 3 is one line, as documented: \(partial.output)\(partial.error)")
         #expect(try fileBytes("\(machine.www)/gifpack/index.json") == fileBytes("\(root)/dist/index.json"), "exit 3 publishes")
     }

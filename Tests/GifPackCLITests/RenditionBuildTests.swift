@@ -12,7 +12,7 @@ import GifPackIndexReader
 
 /// Several resolutions in one build against the fixture server over loopback: one
 /// catalog, each GIF once per resolution, the first resolution for every exercise before the next,
-/// the plan's ceiling never published under a higher resolution, and an index whose `packs[]` a
+/// the plan's ceiling never packed under a higher resolution, and an index whose `packs[]` a
 /// client of format 1.2 installs as before.
 @Suite("Renditions: several resolutions in one build", .timeLimit(.minutes(5)))
 struct RenditionBuildTests {
@@ -80,10 +80,10 @@ struct RenditionBuildTests {
     }
 
     /// A quota that runs out in the second resolution: the first is whole (it went first) and is
-    /// published, as its packs alone (no half 360 px pack); what the second fetched is kept, the
+    /// written, as its packs alone (no half 360 px pack); what the second fetched is kept, the
     /// next run asks only for the rest and adds the 360 px pack, the 180 px pack as it was. The
     /// summary shows each resolution's counts.
-    @Test func aQuotaStopInTheSecondResolutionPublishesTheFirstAndResumesWithoutFetchingAgain() async throws {
+    @Test func aQuotaStopInTheSecondResolutionWritesTheFirstAndResumesWithoutFetchingAgain() async throws {
         let server = try Self.fixture(count: 6) { $0.duplicateEvery = 0 }
         defer { server.stop() }
         server.setQuota(6 + 3)
@@ -92,9 +92,9 @@ struct RenditionBuildTests {
         #expect(stopped.exitStatus == .quotaExhausted, "\(stopped.message)")
         #expect(stopped.renditions?.map(\.gifs.downloaded) == [6, 3], "every 180 before any 360")
         #expect(
-            stopped.message.contains("published 180 px, fetched whole (1 new pack version(s) of 1); 360 px not published"),
+            stopped.message.contains("wrote 180 px, fetched whole (1 new pack version(s) of 1); 360 px not written"),
             "\(stopped.message)")
-        #expect(!stopped.message.contains("nothing was published"))
+        #expect(!stopped.message.contains("no pack or index was written"))
         let first = try readIndex(workspace.file("dist/index.json"))
         #expect(first.renditionPacks == nil && first.packs.map(\.name) == ["all"] && first.packs[0].resolution == 180)
         #expect(first.packs[0].exercises.count == 6 && first.packs[0].exercises.allSatisfy { $0.gif != nil })
@@ -112,29 +112,29 @@ struct RenditionBuildTests {
         #expect(index.renditionPacks?.first?.exercises.allSatisfy { $0.gif != nil } == true)
     }
 
-    /// A stop in the second resolution when the published index already has a 360 px pack: the
-    /// first resolution alone would take that rendition away from apps, so nothing is published and
+    /// A stop in the second resolution when the output's index already has a 360 px pack: the
+    /// first resolution alone would take that rendition away from apps, so nothing is written and
     /// the index stays as it is, byte for byte.
-    @Test func aQuotaStopNeverTakesAwayARenditionThePublishedIndexHas() async throws {
+    @Test func aQuotaStopNeverTakesAwayARenditionTheOutputsIndexHas() async throws {
         let server = try Self.fixture(count: 6) { $0.duplicateEvery = 0 }
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
         #expect(try await runBuild(manifest: Self.manifest(server), workspace: workspace).exitStatus == .success)
-        let published = try fileBytes(workspace.file("dist/index.json"))
+        let indexBefore = try fileBytes(workspace.file("dist/index.json"))
         #expect(try readIndex(workspace.file("dist/index.json")).renditionPacks?.map(\.name) == ["all.360"])
         server.setQuota(6 + 3)
         // A new cache: every GIF is asked for again, and the quota runs out in the 360 px ones.
         let stopped = try await runBuild(manifest: Self.manifest(server), workspace: workspace, cache: "cache-2")
         #expect(stopped.exitStatus == .quotaExhausted, "\(stopped.message)")
         #expect(stopped.renditions?.map(\.gifs.downloaded) == [6, 3])
-        #expect(stopped.message.contains("nothing was published"), "\(stopped.message)")
-        #expect(try fileBytes(workspace.file("dist/index.json")) == published)
+        #expect(stopped.message.contains("no pack or index was written"), "\(stopped.message)")
+        #expect(try fileBytes(workspace.file("dist/index.json")) == indexBefore)
     }
 
     /// What an operator sees of that stop from `gifpack build`: exit 5, a summary line per
-    /// resolution and the last line saying what was published; with JSON logs, a summary record
-    /// saying it published.
-    @Test func theCommandLineShowsEachResolutionsCountsAndWhatTheStopPublished() async throws {
+    /// resolution and the last line saying what was written; with JSON logs, a summary record
+    /// saying so (`published`, the field's historical name).
+    @Test func theCommandLineShowsEachResolutionsCountsAndWhatTheStopWrote() async throws {
         let server = try Self.fixture(count: 6) { $0.duplicateEvery = 0 }
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
@@ -155,7 +155,7 @@ struct RenditionBuildTests {
         #expect(text.error.contains("\n  180 px: 6 wanted, 6 valid: 6 downloaded ("), "\(text.error)")
         #expect(text.error.contains("\n  360 px: 6 wanted, 3 valid: 3 downloaded ("), "\(text.error)")
         #expect(text.error.contains("; 3 missing; 0 pack(s)\n"), "\(text.error)")
-        #expect(text.error.contains("published 180 px, fetched whole (1 new pack version(s) of 1); 360 px not published"))
+        #expect(text.error.contains("wrote 180 px, fetched whole (1 new pack version(s) of 1); 360 px not written"))
 
         let json = try await build("json", ["--log-format", "json"])
         #expect(json.status == 5, "\(json.error)")
@@ -167,9 +167,9 @@ struct RenditionBuildTests {
         #expect(summary["exit_status"] as? Int == 5)
     }
 
-    /// A BASIC key asking for 360 gets 180 px GIFs, still 200: the build publishes 180 only, says
+    /// A BASIC key asking for 360 gets 180 px GIFs, still 200: the build writes 180 only, says
     /// so in one line naming the plan's limit, and exits 3 (0 with --allow-missing-renditions).
-    @Test func aBasicKeyAskingFor360PublishesTheFirstResolutionOnlyAndNamesThePlanLimit() async throws {
+    @Test func aBasicKeyAskingFor360WritesTheFirstResolutionOnlyAndNamesThePlanLimit() async throws {
         let server = try Self.fixture(count: 5) { $0.planMaxResolution = FixturePlan.basic.maxResolution }
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
@@ -179,7 +179,7 @@ struct RenditionBuildTests {
         #expect(
             report.message.contains("360 px: the API served 5 of 5 GIFs at 180 px, not the 360 px asked for, the limit of its plan (BASIC serves 180 px only"),
             "\(report.message)")
-        #expect(report.message.contains("no 360 px pack was published"))
+        #expect(report.message.contains("no 360 px pack was made"))
         #expect(report.renditions?.last?.planCeiling == 5 && report.renditions?.last?.packs == 0)
         let index = try readIndex(workspace.file("dist/index.json"))
         #expect(index.renditionPacks == nil && index.packs.map(\.name) == ["all"])

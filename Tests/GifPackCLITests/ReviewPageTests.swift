@@ -350,7 +350,7 @@ struct ReviewPageTests {
         #expect(!FileManager.default.fileExists(atPath: workspace.file("dist/img")))
     }
 
-    @Test func buildWritesTheReviewOfWhatItPublished() async throws {
+    @Test func buildWritesTheReviewOfWhatItWrote() async throws {
         try Chromium.requireInstalled()
         let server = try startFixture(count: 8) { $0.gifDimension = 180 }
         defer { server.stop() }

@@ -143,8 +143,8 @@ struct UserFacingTests {
             ],
             environment: environment())
         #expect(partial.status == 3, "\(partial.error)")
-        #expect(partial.output.contains("gifs: 12 wanted"), "the summary of a published run goes to standard output")
-        #expect(partial.output.contains("published: ") && partial.output.contains("(exit 3)"), "\(partial.output)")
+        #expect(partial.output.contains("gifs: 12 wanted"), "the summary of a run that wrote its packs goes to standard output")
+        #expect(partial.output.contains("partial: ") && partial.output.contains("(exit 3)"), "\(partial.output)")
         #expect(!partial.output.contains("error:") && !partial.error.contains("error:"), "\(partial.output)\(partial.error)")
     }
 
@@ -158,7 +158,7 @@ struct UserFacingTests {
             rapidAPIManifest(server: server) + """
 
                 output:
-                  directory: ../published
+                  directory: ../output
                 cache:
                   directory: state
                 """, to: "conf/gifpack.yaml")
@@ -167,13 +167,13 @@ struct UserFacingTests {
             productPath("gifpack"), ["build", "-m", "../conf/gifpack.yaml", "-q"],
             environment: environment(), currentDirectory: workspace.file("elsewhere"))
         #expect(result.status == 0, "\(result.error)")
-        #expect(FileSystem.exists(workspace.file("published/index.json")))
+        #expect(FileSystem.exists(workspace.file("output/index.json")))
         #expect(FileSystem.exists(workspace.file("conf/state/state.sqlite")))
         #expect(try FileManager.default.contentsOfDirectory(atPath: workspace.file("elsewhere")).isEmpty)
 
         // The loader resolves defaults too; absolute paths and --out stay as given.
         let loaded = try ManifestLoader().load(path: manifest, environment: ["GIFPACK_TEST_KEY": testAPIKey])
-        #expect(loaded.output.directory == workspace.file("conf/../published"))
+        #expect(loaded.output.directory == workspace.file("conf/../output"))
         #expect(loaded.cache.directory == workspace.file("conf/state"))
         let bare = try workspace.write(unreachable, to: "conf/bare.yaml")
         let defaults = try ManifestLoader().load(path: bare, environment: ["GIFPACK_TEST_KEY": "k"])

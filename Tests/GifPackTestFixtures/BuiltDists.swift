@@ -62,7 +62,7 @@ func runBuild(
 }
 
 /// ``runBuild(manifest:workspace:out:cache:epoch:now:previousIndex:observer:)`` into `workspace/dist`,
-/// throwing unless the build succeeded (with `allowingPartial`, also when it published exercises
+/// throwing unless the build succeeded (with `allowingPartial`, also when it wrote packs with exercises
 /// without their GIF): the one way the fixtures below build a dist.
 @discardableResult
 func buildDist(

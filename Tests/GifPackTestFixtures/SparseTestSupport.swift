@@ -30,7 +30,7 @@ struct UpgradeDist {
     var site: String { workspace.file("site") }
 
     /// Starts the fixture (the exercises at `noGIF` positions of ``ids`` answer 404, so they are
-    /// published without a GIF) and builds v1 into `dist`.
+    /// packed without a GIF) and builds v1 into `dist`.
     /// With `resolutions`, every GIF is drawn at each resolution's size (180 px at 180, as the API serves them).
     static func make(
         count: Int = 100, noGIF: [Int] = [], resolutions: [Int]? = nil,
@@ -51,7 +51,7 @@ struct UpgradeDist {
 
     /// Builds the fixture's current content into `dist` (every GIF fetched again).
     func build() async throws {
-        // .partial: published, with the no-GIF exercises asked for.
+        // .partial: written, with the no-GIF exercises asked for.
         var manifest = rapidAPIManifest(server: server, packs: packs, fetch: "  refresh_after: 0", pageSize: 50)
         if let resolutions {
             manifest = manifest.replacingOccurrences(of: "resolution: 180", with: "resolutions: \(resolutions)")

@@ -25,7 +25,7 @@ enum BuildFailure: Error {
     /// Another run holds a lock (exit 6), or a lock could not be taken (exit 1).
     case lock(BuildLock.LockError)
     /// The caller cancelled the build's task (the GifPack library run in-process): nothing more
-    /// is sent and nothing is published (exit 1); the GIFs fetched stay cached for the next build.
+    /// is sent and no index is written (exit 1); the GIFs fetched stay cached for the next build.
     case cancelled(after: BuildStage)
     /// Anything else a stage threw (a file, pack or index that could not be read or written, the
     /// previous index, the HTTP client): exit 1 with the error's description.
@@ -96,7 +96,7 @@ enum BuildFailure: Error {
         case .directoryClaim(let error): error.description + "; nothing was fetched"
         case .stateUnreadable(let error): error.description
         case .lock(let error): error.description
-        case .cancelled(let stage): "the build was cancelled during its \(stage.rawValue) stage; nothing was published (the GIFs fetched stay cached)"
+        case .cancelled(let stage): "the build was cancelled during its \(stage.rawValue) stage; index.json was not written (the GIFs fetched stay cached)"
         case .other(let error): String(describing: error)
         }
     }

@@ -2,9 +2,10 @@ import Foundation
 import GifPackSystemBuilder
 
 /// An exclusive `flock` on a directory's own descriptor, held for the life of the value. Nothing is
-/// written into the directory, so a published output directory holds only what clients fetch. A
-/// second run that finds the lock held names the holder's pid (read from `/proc/locks`). The kernel
-/// drops the lock when the process dies, even on `kill -9`, so a crash never leaves a stale lock.
+/// written into the directory, so the output directory (what `gifpack publish` uploads) holds only
+/// what clients fetch. A second run that finds the lock held names the holder's pid (read from
+/// `/proc/locks`). The kernel drops the lock when the process dies, even on `kill -9`, so a crash
+/// never leaves a stale lock.
 ///
 /// ```swift
 /// let lock = try BuildLock(directory: "dist")   // throws .held(pid:) while another run builds

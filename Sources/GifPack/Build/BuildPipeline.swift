@@ -5,9 +5,9 @@ import GifPackHTTP
 ///
 /// `run()` never throws: every failure ends in a report whose ``ExitStatus`` and message say what
 /// went wrong. Nothing in the output directory changes unless the build succeeds (or, with several
-/// resolutions, a quota or budget stop in a later one publishes those fetched whole before it:
+/// resolutions, a quota or budget stop in a later one writes those fetched whole before it:
 /// ``writesBefore(_:renditions:indexes:)``); pack files are
-/// published before the index, and the index is replaced atomically last (and only when its bytes
+/// written before the index, and the index is replaced atomically last (and only when its bytes
 /// change), so readers always see a complete index whose packs exist.
 ///
 /// ```swift
@@ -131,7 +131,7 @@ package struct BuildPipeline: Sendable {
         stages.end(.fetch, into: &report)
         // The fetch's frames are made: their compression contexts are not kept through the pack stage.
         ZstdContextPool.drain()
-        // A cancelled fetch ends its requests as cancelled: never published as missing GIFs.
+        // A cancelled fetch ends its requests as cancelled: never packed as missing GIFs.
         if Task.isCancelled { throw .cancelled(after: .fetch) }
         do { try checkMissing(wanted: renditions[0].plan.wanted.count, into: &report) } catch { throw .ended(error) }
         // After a quota or budget stop in a later resolution, the resolutions fetched whole before it
@@ -140,7 +140,7 @@ package struct BuildPipeline: Sendable {
             try await packRenditions(renditions, results: fetched.results, tools: tools, indexes: indexes, into: &report)
         }
         stages.end(.pack, into: &report)
-        // The index is what publishes: not written once the caller has cancelled.
+        // The index is what apps see: not written once the caller has cancelled.
         if Task.isCancelled { throw .cancelled(after: .pack) }
         let index = try await stage {
             try await indexStage(

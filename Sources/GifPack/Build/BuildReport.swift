@@ -38,9 +38,10 @@ package struct BuildReport: Sendable, Codable, Equatable {
     package var packs: [PackResult] = []
     /// The WebP renditions (`output.formats` with `webp`); nil when the build makes GIF only.
     package var webp: WebPSummary?
-    /// What happened to `index.json` (absent when the build published nothing).
+    /// What happened to `index.json` (absent when the build wrote no index).
     package var index: IndexSummary?
-    /// Posters pack files (`packs/<pack>-posters-v<N>-<sha8>.tar.zst`) this run published.
+    /// Posters pack files (`packs/<pack>-posters-v<N>-<sha8>.tar.zst`) this run wrote
+    /// (`posterPacksPublished`: the historical key in `report.json`).
     package var posterPacksPublished: [String] = []
     /// Why the build stopped scheduling requests early, if it did.
     package var stopReason: StopReason?
@@ -227,7 +228,7 @@ package struct BuildReport: Sendable, Codable, Equatable {
         /// Its GIFs by outcome, as ``BuildReport/gifs``; `missing` counts the exercises without
         /// this rendition (they keep their others).
         package var gifs: GIFSummary
-        /// Exercises the API served at a smaller size (the plan's ceiling): not published at this
+        /// Exercises the API served at a smaller size (the plan's ceiling): not packed at this
         /// resolution (also in `gifs.rejectedByReason` as `plan-ceiling`).
         package var planCeiling = 0
         /// Packs made at this resolution (none when no exercise has it).
@@ -257,7 +258,7 @@ package struct BuildReport: Sendable, Codable, Equatable {
         package var name: String
         package var version: Int
         package var file: String
-        /// `published` (a new version) or `unchanged`.
+        /// `published` (a new version written; the historical word, kept in `report.json`) or `unchanged`.
         package var outcome: String
         package var exercises: Int
         package var missing: Int
@@ -267,7 +268,7 @@ package struct BuildReport: Sendable, Codable, Equatable {
         /// `uncompressedBytes / bytes`, rounded to 3 decimals; filled by ``BuildReport/complete(startedAt:finishedAt:)``.
         package var compressionRatio: Double?
 
-        /// True when this run published a new version of the pack.
+        /// True when this run wrote a new version of the pack.
         package var isNewVersion: Bool { outcome == "published" }
     }
 

@@ -30,7 +30,7 @@ struct KnownIndexes: Sendable {
     var previous: PreviousIndex?
     var local: PackIndex?
 
-    /// The published descriptions of the pack `name` in either index.
+    /// The descriptions of the pack `name` in either index (the output's, `--previous-index`).
     func packs(named name: String) -> [PackDescription] {
         [local?.pack(named: name), previous?.index.pack(named: name)].compactMap { $0 }
     }

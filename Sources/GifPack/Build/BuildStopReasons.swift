@@ -1,7 +1,7 @@
 import Foundation
 
 /// The build state could not be read at a step whose answer changes what the build does. The build
-/// stops there, publishes nothing, and says so; the error also goes into the report's `stateErrors`.
+/// stops there, writes no pack or index, and says so; the error also goes into the report's `stateErrors`.
 ///
 /// - planning fetches: without the state every GIF would be requested in full (no conditional
 ///   requests, nothing fresh, known-missing ones asked again), spending quota for nothing; no
@@ -41,11 +41,11 @@ package struct StateUnreadable: Error, Sendable, Equatable, CustomStringConverti
     package var description: String {
         switch step {
         case .planningFetches:
-            "cannot read the build state \(path ?? ""): \(error); no GIF was requested (without the state every GIF would be downloaded again in full) and nothing was published"
+            "cannot read the build state \(path ?? ""): \(error); no GIF was requested (without the state every GIF would be downloaded again in full) and no pack or index was written"
         case .lookingUpLastKnownGood:
-            "cannot read the build state \(path ?? ""): \(error) while looking up last known good GIFs for this run's failures; nothing was published"
+            "cannot read the build state \(path ?? ""): \(error) while looking up last known good GIFs for this run's failures; no pack or index was written"
         case .readingCatalog:
-            "cannot read the catalog back from \(path ?? "its spool"): \(error); nothing was published"
+            "cannot read the catalog back from \(path ?? "its spool"): \(error); no pack or index was written"
         }
     }
 }
@@ -64,9 +64,9 @@ enum EarlyRequests {
 }
 
 /// The catalog lacks more of the last catalog's exercises than `fetch.max_removed` allows. Whatever
-/// the cause (a total that lied, an API answering half its list), publishing it would drop those
+/// the cause (a total that lied, an API answering half its list), building on it would drop those
 /// exercises from every pack: the build stops before the fetch stage (the GIF requests sent while
-/// the list arrived are at most one per list request: ``EarlyFeed``), publishing nothing and
+/// the list arrived are at most one per list request: ``EarlyFeed``), writing no pack or index and
 /// remembering the last catalog as it was, so the next run compares with it again. Exit status
 /// ``ExitStatus/catalogShrank`` (8).
 ///
@@ -88,19 +88,19 @@ package struct CatalogShrank: Error, Sendable, Equatable, CustomStringConvertibl
         let share = previous > 0 ? Double(removed) * 100 / Double(previous) : 0
         return "the catalog would remove \(removed) of the last catalog's \(previous) exercises "
             + "(\(String(format: "%.1f", share))%; it now has \(now)), more than fetch.max_removed (\(limit)) allows; "
-            + "\(EarlyRequests.sentence(gifRequests)) and nothing was published. If the removal is real, run again with --max-removed 100% "
+            + "\(EarlyRequests.sentence(gifRequests)) and no pack or index was written. If the removal is real, run again with --max-removed 100% "
             + "(or raise fetch.max_removed in the manifest)"
     }
 }
 
 /// `index.json` exists in the output directory but cannot be read, or the index reader refuses it
-/// (``BuilderIndexReader``). Publishing on would restart every pack at version 1 and overwrite
-/// published pack files, so the build stops.
+/// (``BuilderIndexReader``). Building on would restart every pack at version 1 and overwrite
+/// the pack files written before, so the build stops.
 package struct OutputIndexUnreadable: Error, Sendable, Equatable, CustomStringConvertible {
     package var path: String
     package var error: String
 
     package var description: String {
-        "\(path) exists but cannot be read (\(error)); nothing was published. Restore it, or move it away to start the pack versions over"
+        "\(path) exists but cannot be read (\(error)); no pack or index was written. Restore it, or move it away to start the pack versions over"
     }
 }

@@ -1,13 +1,13 @@
 /// The process exit statuses of `gifpack build`, distinct so cron wrappers and CI steps can branch
 /// on them. Documented in the README and in `gifpack build --help`.
 package enum ExitStatus: Int32, Sendable, Codable, CaseIterable {
-    /// Success: a new version was published, or nothing had changed (the report says which).
+    /// Success: a new version was written, or nothing had changed (the report says which).
     case success = 0
-    /// The build failed; what was published before is untouched.
+    /// The build failed; the index written before is untouched.
     case failed = 1
     /// Bad manifest or command line; nothing was fetched.
     case usage = 2
-    /// Published, but some exercises have no GIF (within `max_missing`).
+    /// Written, but some exercises have no GIF (within `max_missing`).
     case partial = 3
     /// The API rejected the key (401/403).
     case authRejected = 4
@@ -18,7 +18,7 @@ package enum ExitStatus: Int32, Sendable, Codable, CaseIterable {
     /// `gifpack publish`: the target serves a newer index (a higher `sequence`) than the one to publish.
     case superseded = 7
     /// The catalog lacks more of the last catalog's exercises than `fetch.max_removed` allows
-    /// (an API answering part of its list?); nothing was published. `--max-removed 100%` accepts it.
+    /// (an API answering part of its list?); no pack or index was written. `--max-removed 100%` accepts it.
     case catalogShrank = 8
 
     package var summary: String {
@@ -26,7 +26,7 @@ package enum ExitStatus: Int32, Sendable, Codable, CaseIterable {
         case .success: "success"
         case .failed: "build failed"
         case .usage: "bad manifest or usage"
-        case .partial: "published with exercises missing"
+        case .partial: "written with exercises missing"
         case .authRejected: "API key rejected"
         case .quotaExhausted: "quota, budget or deadline exhausted"
         case .locked: "another run holds the lock"

@@ -116,9 +116,9 @@ extension BuildPipeline {
         if !notAttempted.isEmpty { report.notAttempted = .init(ids: notAttempted) }
         observer?(.stopped(stop))
         let skipped = report.notAttempted.map { "; \($0.sentence)" } ?? ""
-        var message = "\(stop)\(skipped); nothing was published. Every GIF fetched so far is kept, and the next run goes on from there"
+        var message = "\(stop)\(skipped); no pack or index was written. Every GIF fetched so far is kept, and the next run goes on from there"
         if case .authRejected = stop, let variable = manifest.source.apiKeyEnvironmentVariable {
-            message = "\(stop): check the key in the environment variable \(variable)\(skipped); nothing was published"
+            message = "\(stop): check the key in the environment variable \(variable)\(skipped); no pack or index was written"
         }
         return BuildEnded(status: stop.exitStatus, message: message)
     }
@@ -130,7 +130,7 @@ extension BuildPipeline {
             throw BuildEnded(
                 status: .failed,
                 message: "\(missing) of \(wanted) exercises have no valid GIF, more than "
-                    + "max_missing (\(manifest.fetch.maxMissing)); nothing was published")
+                    + "max_missing (\(manifest.fetch.maxMissing)); no pack or index was written")
         }
     }
 

@@ -8,7 +8,7 @@ import Foundation
 /// pack's posters serve both.
 ///
 /// Versions and names follow ``PackMaker``'s rules (``PackMaker/place(_:summary:pack:outputDirectory:referenced:recorded:)``):
-/// a `catalog.json` whose digest equals a published pack's, with its file present, writes nothing,
+/// a `catalog.json` whose digest equals that of a pack written before, with its file present, writes nothing,
 /// so a no-change rebuild is byte-identical; the entries are written in tar-path order.
 struct FormatPackMaker: Sendable {
     let outputDirectory: String
@@ -89,7 +89,7 @@ struct FormatPackMaker: Sendable {
             let summary = try assembler.finish()
             let (version, file, outcome) = try PackMaker.place(
                 temporary, summary: summary, pack: name, outputDirectory: outputDirectory,
-                referenced: history.references.map(\.published),
+                referenced: history.references.map(\.written),
                 recorded: history.recorded)
             return (
                 try describe(
@@ -102,7 +102,7 @@ struct FormatPackMaker: Sendable {
         }
     }
 
-    /// The published pack whose catalog.json had `digest`, if its file is here at its recorded size.
+    /// The pack written before whose catalog.json had `digest`, if its file is here at its recorded size.
     private func current(_ digest: String, history: PackMaker.History) -> PackDescription? {
         history.references
             .filter { $0.contentDigest == digest && FileSystem.fileSize("\(outputDirectory)/\($0.file)") == $0.bytes }

@@ -3,7 +3,7 @@ import GifPackHTTP
 import GifPackIndexReader
 
 /// The live index a build continues from (`--previous-index`): its versions and sequence count as
-/// published, and when it is signed and still current its bytes are kept.
+/// written, and when it is signed and still current its bytes are kept.
 ///
 /// ```swift
 /// let previous = try await PreviousIndex.load("https://cdn.example.com/gifpack/index.json", client: client)
@@ -42,7 +42,7 @@ enum IndexWriterError: Error, CustomStringConvertible {
     var description: String {
         switch self {
         case .previousIndex(let location, let detail):
-            "cannot read the previous index \(location): \(detail); nothing was published (versions continue from it, so the build does not guess)"
+            "cannot read the previous index \(location): \(detail); index.json was not written (versions continue from it, so the build does not guess)"
         case .signing(let detail): "cannot sign the index: \(detail)"
         }
     }

@@ -1,16 +1,17 @@
 import Crypto
 import Foundation
 
-/// Turns one planned pack into a published pack file, or finds that the published one is current.
+/// Turns one planned pack into a pack file in the output directory, or finds that the one written
+/// before is current.
 ///
 /// The pack's `catalog.json` is built first; its SHA-256 is the content digest. When it equals the
 /// digest of a pack in a previous index (the output directory's, or `--previous-index`) whose file is
 /// here at its recorded size, nothing is written and that description is kept, so an unchanged build
-/// republishes nothing. Otherwise the pack is assembled from the precompressed frames under a
+/// writes nothing. Otherwise the pack is assembled from the precompressed frames under a
 /// temporary name and fsynced; its file name carries its version and the first 8 hex digits of its
 /// SHA-256 (`packs/<name>-v<N>-<sha8>.tar.zst`). Names are immutable:
 ///
-/// - bytes equal to a version published before (in either index or the state's history) keep that
+/// - bytes equal to a version written before (in either index or the state's history) keep that
 ///   version and name;
 /// - anything else gets version `highest + 1`, the highest of the state's history, both indexes and
 ///   the pack files in `packs/`, so a lost index or cache never numbers a pack from 1 again;
@@ -33,13 +34,14 @@ struct PackMaker: Sendable {
     /// Each GIF's BlurHash and average colour (format 1.2), found in (or derived into) the cache.
     var placeholders: PlaceholderCache? = nil
 
-    enum Outcome: String { case published, unchanged }
+    /// `written`: a new version (`published` in `report.json`, its historical word), or `unchanged`.
+    enum Outcome: String { case written = "published", unchanged }
 
-    /// What earlier builds published of one pack.
+    /// What earlier builds wrote of one pack.
     struct History: Sendable {
         /// The pack in the output directory's index and in `--previous-index`, when present.
         var references: [PackDescription] = []
-        /// Versions the state recorded (pack files this cache's builds published).
+        /// Versions the state recorded (pack files this cache's builds wrote).
         var recorded: [WrittenPack] = []
     }
 
@@ -54,7 +56,7 @@ struct PackMaker: Sendable {
         var previews: [String: GIFPlaceholder]
     }
 
-    /// What the pack stage does with one pack: keep the published one its content equals, or
+    /// What the pack stage does with one pack: keep the one written before whose content it equals, or
     /// assemble a new one (after the verify stage checked the frames of its GIFs).
     enum Decision: Sendable {
         case current(PackDescription)
@@ -67,8 +69,8 @@ struct PackMaker: Sendable {
         }
     }
 
-    /// Whether `entry` equals a published pack (then nothing is written) or must be assembled.
-    /// With a published version to compare with, catalog.json is hashed without being written: an
+    /// Whether `entry` equals a pack written before (then nothing is written) or must be assembled.
+    /// With such a version to compare with, catalog.json is hashed without being written: an
     /// unchanged pack (every no-change rebuild) writes nothing, and its GIFs are not looked at.
     func decide(_ entry: PackPlan.Entry, results: FetchResults, history: History) throws -> Decision {
         let content = try content(of: entry, results: results, history: history)
@@ -86,7 +88,7 @@ struct PackMaker: Sendable {
     }
 
     /// Assembles and places the pack `content` describes, from the frames of its GIFs (which the
-    /// verify stage checked); or finds, once catalog.json is written, that a published pack has it.
+    /// verify stage checked); or finds, once catalog.json is written, that a pack written before has it.
     func assemble(_ content: Content, results: FetchResults) throws -> (PackDescription, Outcome) {
         let name = content.entry.spec.name
         try FileSystem.createDirectory("\(outputDirectory)/packs")
@@ -159,7 +161,7 @@ struct PackMaker: Sendable {
         }
     }
 
-    /// The published pack whose catalog.json had `digest`, if its file is here at its recorded size.
+    /// The pack written before whose catalog.json had `digest`, if its file is here at its recorded size.
     private func current(_ digest: String, content: Content) -> PackDescription? {
         guard
             var found = content.history.references
@@ -200,7 +202,7 @@ struct PackMaker: Sendable {
             let summary = try assembler.finish()
             let (version, file, outcome) = try Self.place(
                 temporary, summary: summary, pack: name, outputDirectory: outputDirectory,
-                referenced: content.history.references.map(\.published),
+                referenced: content.history.references.map(\.written),
                 recorded: content.history.recorded)
             return (summary, version, file, outcome)
         } catch {
@@ -236,7 +238,7 @@ struct PackMaker: Sendable {
     }
 }
 
-/// A pack version an earlier build published: its version, file (relative to the output
+/// A pack version an earlier build wrote: its version, file (relative to the output
 /// directory) and the file's SHA-256.
 package struct WrittenPack: Sendable, Equatable {
     package var version: Int
@@ -251,18 +253,18 @@ package struct WrittenPack: Sendable, Equatable {
 }
 
 extension PackDescription {
-    /// The version, file and SHA-256 this description publishes.
-    var published: WrittenPack { WrittenPack(version: version, file: file, sha256: sha256) }
+    /// The version, file and SHA-256 this description names.
+    var written: WrittenPack { WrittenPack(version: version, file: file, sha256: sha256) }
 }
 
 extension PosterPackDescription {
-    /// The version, file and SHA-256 this description publishes.
-    var published: WrittenPack { WrittenPack(version: version, file: file, sha256: sha256) }
+    /// The version, file and SHA-256 this description names.
+    var written: WrittenPack { WrittenPack(version: version, file: file, sha256: sha256) }
 }
 
 extension PackMaker {
     /// Names an assembled pack file (pack or posters pack) and moves it into place, by the rules of
-    /// the type's comment: bytes equal to a version published before (`referenced`: the indexes';
+    /// the type's comment: bytes equal to a version written before (`referenced`: the indexes';
     /// `recorded`: the state's; or a file of this pack already in `packs/`) keep that version and
     /// name, anything else gets `highest + 1`; a file already under the chosen name is never
     /// replaced. Removes `temporary` in every case but a rename.
@@ -276,15 +278,15 @@ extension PackMaker {
         let packFiles = try PackFileName.Listing(of: name, in: "\(outputDirectory)/packs")
         let known = referenced + recorded + (try packFiles.present(sha256: summary.sha256))
         if let same = known.first(where: { $0.sha256 == summary.sha256 && PackFileName.isPlain($0.file) }) {
-            // The same bytes were published before (or renamed into place by a run killed before
+            // The same bytes were written before (or renamed into place by a run killed before
             // its index): same version, same name.
             version = same.version
             file = same.file
-            outcome = referenced.contains { $0.version == same.version && $0.file == same.file } ? .unchanged : .published
+            outcome = referenced.contains { $0.version == same.version && $0.file == same.file } ? .unchanged : .written
         } else {
             version = max(known.map(\.version).max() ?? 0, packFiles.highestVersion) + 1
             file = PackFileName.file(pack: name, version: version, sha256: summary.sha256)
-            outcome = .published
+            outcome = .written
         }
         let finalPath = "\(outputDirectory)/\(file)"
         CrashPoint.reach(.beforePackRename)
@@ -309,8 +311,8 @@ enum PackMakerError: Error, CustomStringConvertible {
         switch self {
         case .unexpectedLayout(let file): "the assembled pack \(file) does not start with catalog.json"
         case .nameTaken(let file):
-            "\(file) already exists with different bytes; a published pack name never changes content, so nothing was "
-                + "published (if that file was never published, move it away and run again)"
+            "\(file) already exists with different bytes; a pack file's name never changes content, so index.json was not "
+                + "written (if no index ever listed that file, move it away and run again)"
         }
     }
 }

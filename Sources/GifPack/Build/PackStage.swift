@@ -18,7 +18,7 @@ extension BuildPipeline {
             var description: PackDescription, outcome: PackMaker.Outcome
             do {
                 switch decision {
-                case .current(let published): (description, outcome) = (published, .unchanged)
+                case .current(let current): (description, outcome) = (current, .unchanged)
                 case .assemble(let content):
                     (description, outcome) = try await BlockingWork.run { try maker.assemble(content, results: results) }
                 }
@@ -29,7 +29,7 @@ extension BuildPipeline {
             }
             if let (posters, postersOutcome) = try await postersWork?.value {
                 description.posters = posters
-                if postersOutcome == .published { report.posterPacksPublished.append(posters.file) }
+                if postersOutcome == .written { report.posterPacksPublished.append(posters.file) }
             }
             descriptions.append(description)
             report.packs.append(.init(description, outcome: outcome.rawValue, exercises: entry.exercises.count))
@@ -67,9 +67,9 @@ extension BuildPipeline {
         }
     }
 
-    /// The index stage: the index of the packs published (written last, atomically, only when its
+    /// The index stage: the index of the packs (written last, atomically, only when its
     /// bytes change, signed when the manifest says so), and every listed version recorded as
-    /// published in the state.
+    /// written in the state.
     func indexStage(
         _ descriptions: [PackDescription], renditionPacks: [PackDescription], formatPacks: [PackDescription] = [],
         state: BuildState, indexes: KnownIndexes,
@@ -84,7 +84,7 @@ extension BuildPipeline {
             let summary = try indexWriter.write(
                 index, localIndex: indexes.local, signing: signing, previous: indexes.previous,
                 state: state, now: now)
-            // Every listed version counts as published from now on (earlier records are kept as they are).
+            // Every listed version counts as written from now on (earlier records are kept as they are).
             for description in descriptions + renditionPacks + formatPacks {
                 try state.recordWritten(
                     pack: description.name, version: description.version, file: description.file,
@@ -109,14 +109,14 @@ extension BuildPipeline {
 
     /// The status and message of a build that went through every stage.
     func conclude(_ report: inout BuildReport) {
-        let published = report.packs.filter { $0.outcome == PackMaker.Outcome.published.rawValue }.count
+        let newVersions = report.packs.filter { $0.outcome == PackMaker.Outcome.written.rawValue }.count
         let stillMissing = report.gifs.missing
         report.exitStatus = stillMissing > 0 ? .partial : .success
         report.message =
-            published == 0
+            newVersions == 0
             ? "nothing changed: \(report.packs.count) pack(s) already current"
-            : "published \(published) new pack version(s) of \(report.packs.count)"
-        if published == 0, let summary = report.index, summary.signed, summary.written, let sequence = summary.sequence {
+            : "wrote \(newVersions) new pack version(s) of \(report.packs.count)"
+        if newVersions == 0, let summary = report.index, summary.signed, summary.written, let sequence = summary.sequence {
             report.message += "; index signed anew (sequence \(sequence), expires \(summary.expires ?? "?"))"
         }
         if stillMissing > 0 { report.message += "; \(stillMissing) exercise(s) have no GIF" }

@@ -39,12 +39,12 @@ package struct Pruner: Sendable {
             FileSystem.remove(path)
             result.deletedTemporaryFiles += 1
         }
-        let published = (index?.allPacks ?? []).flatMap { pack in
+        let listed = (index?.allPacks ?? []).flatMap { pack in
             [(pack.name, pack.version)] + (pack.posters.map { [($0.name, $0.version)] } ?? [])
         }
-        for pack in published.map({ (name: $0.0, version: $0.1) }) {
+        for pack in listed.map({ (name: $0.0, version: $0.1) }) {
             // Retention: keep versions V-keep+1 ... V of each pack and of its posters pack. A version
-            // above V (published by a build whose index this one does not know, or left by a killed
+            // above V (written by a build whose index this one does not know, or left by a killed
             // run) is never deleted here: names are immutable, and no build reuses its number.
             let oldestKept = pack.version - keep + 1
             for name in names {

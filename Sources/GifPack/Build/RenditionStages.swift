@@ -34,21 +34,21 @@ extension BuildPipeline {
         return FetchedRenditions(results: all, stop: nil)
     }
 
-    /// Whether a build whose fetch `stop`ped in a later resolution publishes the resolutions before
-    /// it: only when the published index lists no pack of a resolution the stop leaves out, so the
-    /// stop never takes a rendition away from apps (that index then stays as it is, whole), and
-    /// some pack takes those resolutions.
+    /// Whether a build whose fetch `stop`ped in a later resolution writes the resolutions before
+    /// it: only when neither index (the output's, `--previous-index`) lists a pack of a resolution
+    /// the stop leaves out, so the stop never takes a rendition away from apps (that index then
+    /// stays as it is, whole), and some pack takes those resolutions.
     func writesBefore(_ stop: FetchedRenditions, renditions: [RenditionPlan], indexes: KnownIndexes) -> Bool {
         guard renditions.prefix(stop.results.count).contains(where: { !$0.plan.entries.isEmpty }) else { return false }
         let waiting = Set(renditions.dropFirst(stop.results.count).compactMap(\.resolution.pixels))
-        let published = [indexes.local, indexes.previous?.index].compactMap { $0 }.flatMap(\.allPacks)
-        return !published.contains { $0.resolution.map(waiting.contains) ?? false }
+        let listed = [indexes.local, indexes.previous?.index].compactMap { $0 }.flatMap(\.allPacks)
+        return !listed.contains { $0.resolution.map(waiting.contains) ?? false }
     }
 
-    /// The status and message of a build whose fetch stopped in a later resolution and published
-    /// the resolutions before it: the stop's status (5), what was published, what waits.
+    /// The status and message of a build whose fetch stopped in a later resolution and wrote
+    /// the resolutions before it: the stop's status (5), what was written, what waits.
     func concludeStopped(_ stop: BuildEnded, renditions: [RenditionPlan], fetched: Int, into report: inout BuildReport) {
-        let published = report.packs.filter { $0.outcome == PackMaker.Outcome.published.rawValue }.count
+        let newVersions = report.packs.filter { $0.outcome == PackMaker.Outcome.written.rawValue }.count
         let pixels = { (renditions: ArraySlice<RenditionPlan>) in
             renditions.compactMap(\.resolution.pixels).map { "\($0) px" }.joined(separator: ", ")
         }
@@ -57,9 +57,9 @@ extension BuildPipeline {
         let missing = report.gifs.missing > 0 ? ", \(report.gifs.missing) exercise(s) without a GIF" : ""
         report.exitStatus = stop.status
         report.message =
-            "\(reason)\(skipped); published \(pixels(renditions.prefix(fetched))), fetched whole "
-            + "(\(published) new pack version(s) of \(report.packs.count)\(missing)); \(pixels(renditions.dropFirst(fetched))) "
-            + "not published. Every GIF fetched so far is kept, and the next run goes on from there"
+            "\(reason)\(skipped); wrote \(pixels(renditions.prefix(fetched))), fetched whole "
+            + "(\(newVersions) new pack version(s) of \(report.packs.count)\(missing)); \(pixels(renditions.dropFirst(fetched))) "
+            + "not written. Every GIF fetched so far is kept, and the next run goes on from there"
     }
 
     /// Each resolution's packs decided, verified and made: the first's (``PackIndex/packs``, with
@@ -138,7 +138,7 @@ extension BuildPipeline {
     }
 
     /// At a resolution other than the first, a GIF of another size (the API plan's ceiling serves
-    /// a smaller one, still 200) is never published under that resolution: it becomes a
+    /// a smaller one, still 200) is never packed under that resolution: it becomes a
     /// `plan-ceiling` rejection, and its exercise keeps its other renditions. The sizes served are
     /// recorded (``BuildReport/GIFSummary/otherSizesServed``) for the message.
     func refuseOtherSizes(
@@ -173,7 +173,7 @@ extension BuildPipeline {
             missing += rendition.gifs.missing
             let kept =
                 rendition.packs == 0
-                ? "no \(rendition.resolution) px pack was published"
+                ? "no \(rendition.resolution) px pack was made"
                 : "those exercises keep their other renditions"
             if rendition.planCeiling > 0 {
                 let sides = rendition.gifs.otherSizesServed ?? []

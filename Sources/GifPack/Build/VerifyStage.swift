@@ -1,7 +1,7 @@
 import Foundation
 
 extension BuildPipeline {
-    /// Each pack's decision (keep the published one, or assemble) once every frame an assembly
+    /// Each pack's decision (keep the one written before, or assemble) once every frame an assembly
     /// will copy is verified: the describe step decides, the verify stage checks the frames of the
     /// packs to assemble. A GIF whose cached bytes no longer match their hash is dropped and its
     /// exercises downloaded again, whole, before any pack is written; the packs are then decided
@@ -132,7 +132,7 @@ extension BuildPipeline {
         let resolutions = manifest.source.resolutions
         return SourceDescription(
             kind: manifest.source.kind.rawValue,
-            baseURL: manifest.output.publishBaseURL ? manifest.source.baseURL : nil,
+            baseURL: manifest.output.writesBaseURL ? manifest.source.baseURL : nil,
             resolution: manifest.source.resolution.pixels,
             resolutions: resolutions.count > 1 ? resolutions.compactMap(\.pixels) : nil,
             formats: manifest.output.makesWebP ? manifest.output.formats.map { ImageFormat(rawValue: $0.rawValue) } : nil)

@@ -48,7 +48,7 @@ package enum CatalogError: Error, Sendable, Equatable, CustomStringConvertible {
             "catalog page \(url) says \(field) is \(value), which is not a count (a whole number from 0); refusing the catalog"
         case .totalMismatch(let total, let seen, let gifRequests):
             "the catalog says metadata.totalExercises is \(total), but its pages held \(seen) records following nextPage to the end; "
-                + "refusing a catalog that contradicts itself (\(EarlyRequests.sentence(gifRequests)), nothing was published)"
+                + "refusing a catalog that contradicts itself (\(EarlyRequests.sentence(gifRequests)), no pack or index was written)"
         }
     }
 }

@@ -124,7 +124,7 @@ package enum EditDistance {
     }
 }
 
-/// A pack whose selector chooses no exercise of the catalog. Publishing it would ship an empty pack
+/// A pack whose selector chooses no exercise of the catalog. Making it would give apps an empty pack
 /// (a misspelt `bodyPart: legs` where the catalog says `upper legs`), so the build stops before any
 /// GIF request, with exit status 2, naming the pack, the field and the values the catalog has.
 ///
@@ -193,6 +193,6 @@ package struct EmptySelector: Error, Sendable, Equatable, CustomStringConvertibl
         if !otherEmptyPacks.isEmpty {
             text += "; pack(s) \(otherEmptyPacks.map { "\"\($0)\"" }.joined(separator: ", ")) select no exercise either"
         }
-        return text + "; \(EarlyRequests.sentence(gifRequests)) and nothing was published"
+        return text + "; \(EarlyRequests.sentence(gifRequests)) and no pack or index was written"
     }
 }

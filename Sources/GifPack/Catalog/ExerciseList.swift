@@ -16,7 +16,7 @@
 /// The spool is a file this process wrote and holds open (unnamed while the build runs, or the
 /// page cache it became, which only this build, under its lock, writes). A read that fails (the
 /// disk), comes short (the file cut) or finds bytes that are not the exercise written there
-/// throws ``SpoolReadError``, and the build stops with it: nothing new is published.
+/// throws ``SpoolReadError``, and the build stops with it: nothing new is written.
 package struct ExerciseList: Sendable, ExpressibleByArrayLiteral {
     enum Storage: Sendable {
         case memory(ArraySlice<Exercise>)

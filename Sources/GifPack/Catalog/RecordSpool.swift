@@ -5,7 +5,7 @@ import Crypto
 
 /// A catalog spool that cannot be read back: the disk failed, or the file was changed under the
 /// build (cut short, or bytes that are not the exercises written there). The build stops with it,
-/// as with any other failed read; nothing new is published.
+/// as with any other failed read; nothing new is written.
 package struct SpoolReadError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The spool file (its directory, while it is unnamed).
     package var path: String

@@ -160,7 +160,7 @@ struct GIFFetcher: Sendable {
             var (timerPending, watching) = (false, false)
             // Nothing more is sent once the governor stopped the build, the state could not be read
             // or the caller cancelled (then the requests in flight end cancelled, and the pipeline
-            // publishes nothing: ``BuildFailure/cancelled``).
+            // writes no index: ``BuildFailure/cancelled``).
             func halted() -> Bool { governor.stopReason != nil || planFailure != nil || Task.isCancelled }
             while true {
                 // Work that changes from outside (the early fetch's feed) is watched from before it is read.

@@ -156,7 +156,7 @@ final class GIFProcessor: Sendable {
                 }
                 if present[metadata.sha256] == nil {
                     // Derived once per blob: a cache hit unless the placeholder settings changed. A
-                    // failure here is reported by the pack publisher, which asks again.
+                    // failure here is reported by the pack maker, which asks again.
                     try? intake.derive(sha256: metadata.sha256)
                     confirmedBlobs.withLock { _ = $0.insert(metadata.sha256) }
                 }

@@ -43,7 +43,7 @@ package enum RejectionReason: Sendable, Hashable, Codable, CustomStringConvertib
     /// The GIF could not be stored in the cache (or its stored copy is gone).
     case storeFailed
     /// A rendition other than the first came at a smaller size than asked (the API plan's
-    /// ceiling): never published under that resolution.
+    /// ceiling): never packed under that resolution.
     case planCeiling
 
     private static let fixed: [(RejectionReason, String)] = [

@@ -113,10 +113,10 @@ package struct FetchSettings: Sendable, Equatable {
     package var maxHeight: Int = 4096
     package var maxFrames: Int = 5000
     package var maxTotalPixels: Int = 400_000_000
-    /// How many exercises may end up without a GIF before the build refuses to publish.
+    /// How many exercises may end up without a GIF before the build refuses to write its packs.
     package var maxMissing: MissingAllowance = .percent(1)
     /// How many of the last catalog's exercises may be gone from this one before the build stops,
-    /// publishing nothing (`fetch.max_removed`, overridden by `build --max-removed`): a count or a
+    /// writing no pack or index (`fetch.max_removed`, overridden by `build --max-removed`): a count or a
     /// share of the last catalog. Guards against an API answering part of its list.
     package var maxRemoved: MissingAllowance = .percent(10)
     package var retry = RetryPolicy()
@@ -199,9 +199,10 @@ package struct OutputSettings: Sendable, Equatable {
     package var zstdLevel: Int32 = 9
     /// Pack versions kept per pack (the current one included); older files are pruned.
     package var keepVersions: Int = 3
-    /// Write `source.base_url` into `index.json` (`output.publish_base_url`). Off by default: the
-    /// address a build fetched from (a mirror, a proxy, a fixture) is nobody else's business.
-    package var publishBaseURL: Bool = false
+    /// Write `source.base_url` into `index.json` (`output.publish_base_url`, the key's historical
+    /// name). Off by default: the address a build fetched from (a mirror, a proxy, a fixture) is
+    /// nobody else's business.
+    package var writesBaseURL: Bool = false
     /// `output.publish`: where `gifpack build` publishes after a successful build (a directory or
     /// `s3://bucket/prefix`); nil: it does not.
     package var publish: String? = nil

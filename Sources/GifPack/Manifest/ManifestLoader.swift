@@ -289,7 +289,7 @@ package struct ManifestLoader: Sendable {
         if let n = keys["directory"] { output.directory = try nonEmptyPath(n) }
         if let n = keys["zstd_level"] { output.zstdLevel = Int32(try n.int(in: 1...19)) }
         if let n = keys["keep_versions"] { output.keepVersions = try n.int(in: 1...1000) }
-        if let n = keys["publish_base_url"] { output.publishBaseURL = try n.bool() }
+        if let n = keys["publish_base_url"] { output.writesBaseURL = try n.bool() }
         return output
     }
 

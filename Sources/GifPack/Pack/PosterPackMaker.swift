@@ -3,7 +3,7 @@ import Foundation
 import GifPackGIF
 
 /// Makes a pack's companion posters pack, `<pack>-posters` (format 1.2), or finds that the
-/// published one is current.
+/// one written before is current.
 ///
 /// Its first entry is `catalog.json` (canonical JSON: sorted keys, no whitespace, trailing newline)
 /// listing every poster by path with its own SHA-256, the GIF it shows and its size; the SHA-256 of
@@ -95,7 +95,7 @@ struct PosterPackMaker: Sendable {
             (version, file, outcome) = try PackMaker.place(
                 temporary, summary: summary, pack: name,
                 outputDirectory: outputDirectory,
-                referenced: references.map(\.published), recorded: recorded)
+                referenced: references.map(\.written), recorded: recorded)
         } catch {
             FileSystem.remove(temporary)
             throw error

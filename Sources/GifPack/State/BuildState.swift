@@ -6,7 +6,8 @@ import GRDB
 /// For each (source, exercise id, resolution) it keeps what the last fetch learnt — URL, ETag,
 /// Last-Modified, the blob's hash and GIF metadata, status, when it was fetched, consecutive
 /// failures and the last error — plus the last catalog (to report what changed) and the history of
-/// published pack versions. Every finished download is recorded in its own transaction, so a killed
+/// the pack versions its builds wrote (tables `published_pack` and `published_index`: historical
+/// names, kept as they are on disk). Every finished download is recorded in its own transaction, so a killed
 /// run loses at most the requests that were in flight. The schema is created and upgraded by
 /// migrations.
 ///
@@ -372,7 +373,8 @@ extension BuildState {
     }
 }
 
-/// The pack versions and signed indexes this cache's builds published.
+/// The pack versions and signed indexes this cache's builds wrote (in the tables `published_pack`
+/// and `published_index`: historical names).
 extension BuildState {
     package func recordWritten(
         pack: String, version: Int, file: String, sha256: String, contentDigest: String,
@@ -387,7 +389,7 @@ extension BuildState {
         }
     }
 
-    /// Records a signed index this cache's builds published.
+    /// Records a signed index this cache's builds wrote.
     package func recordSignedIndex(sequence: Int, sha256: String, expires: String, at date: Date) throws {
         try database.write { db in
             try db.execute(
@@ -401,7 +403,7 @@ extension BuildState {
         try database.read { db in try Int.fetchOne(db, sql: "SELECT MAX(sequence) FROM published_index") }
     }
 
-    /// Every version of `pack` recorded as published, oldest first.
+    /// Every version of `pack` recorded as written, oldest first.
     package func writtenPacks(pack: String) throws -> [WrittenPack] {
         try database.read { db in
             try Row.fetchAll(

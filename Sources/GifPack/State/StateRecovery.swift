@@ -6,7 +6,7 @@ import GRDB
 ///
 /// A state database that SQLite finds corrupt (or that is not a database at all) would fail every
 /// later run. Instead it is moved aside to `state.sqlite.corrupt-<UTC time>` (kept for inspection),
-/// a new one is created, and what can be known again is rebuilt: the published pack versions from
+/// a new one is created, and what can be known again is rebuilt: the pack versions written, from
 /// `index.json`, and for each exercise of the catalog whose GIF the index names and the cache still
 /// holds (checked against its hash and decoded again) its GIF, as confirmed when the index was last
 /// written. The build then goes on as usual.
@@ -86,7 +86,7 @@ enum StateOpener {
     }
 
     /// The `index.json` a damaged state would be rebuilt from is there but cannot be read or
-    /// decoded: the build stops rather than forget the published pack versions.
+    /// decoded: the build stops rather than forget the pack versions written.
     struct UnreadableIndex: Error, CustomStringConvertible {
         var path: String
         var detail: String
@@ -117,8 +117,8 @@ enum StateOpener {
 
     /// ``rebuild(_:state:index:indexDate:catalog:store:resolution:limits:)`` from the output
     /// directory's `index.json` (its mtime is when it was last confirmed) and the cache's blobs.
-    /// No `index.json`: nothing published to rebuild. One that cannot be read or decoded throws
-    /// (``UnreadableIndex``): the published pack versions are never silently forgotten.
+    /// No `index.json`: no pack written to rebuild. One that cannot be read or decoded throws
+    /// (``UnreadableIndex``): the pack versions written are never silently forgotten.
     static func rebuild(
         _ recovery: inout StateRecovery, state: BuildState, indexPath: String, catalog: ExerciseList,
         layout: CacheLayout, resolution: Resolution, fetch: FetchSettings
@@ -136,7 +136,7 @@ enum StateOpener {
                 maxFrames: fetch.maxFrames, maxTotalPixels: fetch.maxTotalPixels))
     }
 
-    /// Records again what the index and the blobs tell: each pack's published version, and each
+    /// Records again what the index and the blobs tell: each pack's version written, and each
     /// catalog exercise's GIF the index names and the store holds intact.
     static func rebuild(
         _ recovery: inout StateRecovery, state: BuildState, index: PackIndex?, indexDate: Date?,

@@ -70,7 +70,7 @@ extension SecretRedactor {
     package var isEmpty: Bool { secrets.isEmpty }
 
     /// `value` with every secret replaced in every string and object key, the structure unchanged.
-    /// This is how a catalog record that echoes the key is published: the field stays, its text
+    /// This is how a catalog record that echoes the key is written into a pack: the field stays, its text
     /// reads `<redacted>` where the key was, the same on every run.
     package func redact(_ value: JSONValue) -> JSONValue {
         guard !secrets.isEmpty, mentionsSecret(value) else { return value }

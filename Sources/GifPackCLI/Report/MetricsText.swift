@@ -8,7 +8,7 @@ import GifPack
 /// `gifpack_gifs{outcome=…}` partitions the GIFs wanted (`downloaded`, `not_modified`,
 /// `skipped_fresh`, `reused_last_good`, `missing` add up to `gifpack_gifs_wanted`); deduplicated
 /// downloads and refusals by reason are separate metrics so no sum counts a GIF twice.
-/// `gifpack_last_success_timestamp_seconds` is the time of the last run that published or found
+/// `gifpack_last_success_timestamp_seconds` is the time of the last run that wrote or found
 /// its packs current (exit status 0 or 3): a failed run carries the previous file's value forward
 /// (0 when no run has succeeded yet), so `time() - gifpack_last_success_timestamp_seconds` alerts on
 /// staleness whatever the last run did.
@@ -22,7 +22,7 @@ import GifPack
 enum MetricsText {
     static let lastSuccessName = "gifpack_last_success_timestamp_seconds"
 
-    /// True for the exit statuses that count as a success: packs published or already current.
+    /// True for the exit statuses that count as a success: packs written or already current.
     static func isSuccess(_ status: ExitStatus) -> Bool { status == .success || status == .partial }
 
     static func render(_ report: BuildReport, finishedAt: Date, previousLastSuccess: Double?) -> String {
@@ -37,7 +37,7 @@ enum MetricsText {
         out.gauge("last_run_timestamp_seconds", "Unix time the last build finished.", [([], now)])
         out.gauge(
             "last_success_timestamp_seconds",
-            "Unix time of the last build that published or found its packs current (exit status 0 or 3); 0 if none yet.",
+            "Unix time of the last build that wrote or found its packs current (exit status 0 or 3); 0 if none yet.",
             [([], isSuccess(report.exitStatus) ? now : (previousLastSuccess ?? 0))])
         out.gauge(
             "exit_status", "Exit status of the last build (0 ok, 1 failed, 2 usage, 3 partial, 4 key rejected, 5 quota, 6 locked).",
@@ -71,7 +71,7 @@ enum MetricsText {
             "pack_version", "Version of each pack the index lists after the last build.",
             report.packs.map { ([("pack", $0.name)], Double($0.version)) })
         out.gauge(
-            "pack_published", "1 if the last build published a new version of the pack, 0 if it was unchanged.",
+            "pack_published", "1 if the last build wrote a new version of the pack, 0 if it was unchanged.",
             report.packs.map { ([("pack", $0.name)], $0.isNewVersion ? 1 : 0) })
         out.gauge(
             "pack_exercises_missing", "Exercises of each pack without a GIF after the last build.",

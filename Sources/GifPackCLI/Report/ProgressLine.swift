@@ -78,7 +78,7 @@ enum ProgressLine {
         case .plan?: return "plan: choosing what to fetch (\(elapsed))"
         case .fetch?: return "fetch: planning requests (\(elapsed))"
         case .pack?: return "pack: writing packs, \(snapshot.packsDone) done (\(elapsed))"
-        case .index?: return "index: publishing index.json (\(elapsed))"
+        case .index?: return "index: writing index.json (\(elapsed))"
         case .prune?: return "prune: deleting old versions (\(elapsed))"
         }
     }

@@ -1,8 +1,8 @@
 import GifPack
 
 /// The outputs a CI step exposes to later steps, as `name=value` lines for GitHub Actions'
-/// `$GITHUB_OUTPUT` (`--github-output`): `published` (`true` when this run published a new pack
-/// version), `exit-status`, and `packs` (the new versions, `name-vN` separated by spaces; empty
+/// `$GITHUB_OUTPUT` (`--github-output`): `published` (its historical name: `true` when this run wrote a
+/// new pack version), `exit-status`, and `packs` (the new versions, `name-vN` separated by spaces; empty
 /// when none). Appended with ``StepSummary/append(_:to:)``, like the step summary.
 ///
 /// ```swift
@@ -13,8 +13,8 @@ import GifPack
 /// ```
 enum StepOutputs {
     static func lines(_ report: BuildReport) -> String {
-        let published = report.exitStatus == .success || report.exitStatus == .partial
-        let newVersions = published ? report.packs.filter(\.isNewVersion) : []
+        let wrote = report.exitStatus == .success || report.exitStatus == .partial
+        let newVersions = wrote ? report.packs.filter(\.isNewVersion) : []
         // Pack names are [a-z0-9_-] (the manifest checks them): nothing here can break a line.
         return """
             published=\(!newVersions.isEmpty)

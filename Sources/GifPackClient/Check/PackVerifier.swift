@@ -3,7 +3,7 @@ import GifPackFormat
 import GifPackSystem
 import GifPackIndexReader
 
-/// Full verification of a published output directory or of a single pack file, collecting every
+/// Full verification of a build's output directory or of a single pack file, collecting every
 /// problem instead of stopping at the first.
 ///
 /// ``verifyDirectory(_:limits:trust:)`` reads `<dir>/index.json`, lists every problem of the index's

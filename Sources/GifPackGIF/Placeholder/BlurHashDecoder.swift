@@ -3,7 +3,7 @@ import Glibc
 /// Turns a BlurHash back into pixels, as an app shows it (woltapp/blurhash's reference decoder:
 /// the inverse DCT of the hash's components, in linear light, written back as sRGB).
 ///
-/// gifpack publishes the hash of each GIF's still (``BlurHashEncoder``); a release review
+/// gifpack writes the hash of each GIF's still into its packs (``BlurHashEncoder``); a release review
 /// (`gifpack review`) decodes it to a small image so the reviewer sees the placeholder an app would
 /// draw before the GIF arrives. Invalid hashes (wrong length, a character outside base 83, a
 /// component count outside 1...9) are refused rather than drawn.

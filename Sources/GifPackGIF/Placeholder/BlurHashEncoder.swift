@@ -3,10 +3,10 @@ import Glibc
 /// The BlurHash algorithm (https://blurha.sh, woltapp/blurhash's reference encoder): a DCT of the
 /// image in linear light, `componentsX` x `componentsY` coefficients, quantised and written in base 83.
 ///
-/// The arithmetic follows the published encoder step by step (same summation order, same rounding),
+/// The arithmetic follows the reference encoder step by step (same summation order, same rounding),
 /// so its output matches other faithful implementations on the same pixels; the tests compare it
 /// with PyPI's `blurhash` 1.1.5. gifpack encodes the still downscaled to ``pixelSide`` px on its
-/// longest side (area filter), which is what the published hash describes.
+/// longest side (area filter), which is what the hash in a pack describes.
 ///
 /// ```swift
 /// let hash = try BlurHashEncoder.encode(image, componentsX: 4, componentsY: 3) // "LEHV6nWB2yk8pyo0adR*.7kCMdnj"

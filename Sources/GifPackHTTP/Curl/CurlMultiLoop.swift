@@ -122,7 +122,7 @@ final class CurlMultiLoop: @unchecked Sendable {  // @unchecked: what tasks hand
     }
 
     /// Starts waiting transfers, oldest first, while there is a free slot. Statistics are
-    /// published before any continuation is resumed.
+    /// updated before any continuation is resumed.
     private func admitWaiting() {
         while active.count < maxConcurrent, !waiting.isEmpty {
             let transfer = waiting.removeFirst()
