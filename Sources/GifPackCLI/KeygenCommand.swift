@@ -7,7 +7,7 @@ struct KeygenCommand: ParsableCommand {
         commandName: "keygen",
         abstract: "Make an Ed25519 key pair for signing index.json.",
         discussion: """
-            Writes the package key in minisign's format (give it to apps and to `minisign -V -p`) and the \
+            Writes the public key in minisign's format (give it to apps and to `minisign -V -p`) and the \
             secret key in minisign's secret key format, unencrypted (as `minisign -G -W` writes it), with \
             mode 0600. Neither file is replaced if it exists. The manifest's signing block names the secret \
             key file (secret_key_file) or an environment variable holding its text (secret_key_env); the \

@@ -160,7 +160,7 @@ struct ScaleBuildTests {
     /// A GIF of 128-256 KB gets level 9's tables for that size capped at 2^17 entries: its
     /// context, kept in the pool by each processing thread, holds about 2 MB instead of 4.2.
     /// (Contexts come from the pool other tests share; none kept there is larger.)
-    @Test func aMediumEntrysContextStaysNearTwoMegabytes() throws {
+    @Test(.computes) func aMediumEntrysContextStaysNearTwoMegabytes() throws {
         let directory = try TemporaryDirectory()
         let bytes = (0..<200_000).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761) >> 13) }
         let sink = try FileDescriptorSink(creating: directory.file("medium"))
