@@ -6,7 +6,6 @@ import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
 @testable import GifPackDistFixtures
-@testable import GifPackTestFixtures
 
 /// Serves each exercise a smooth picture (a moving grey ramp, 64x64, 4 frames), which a WebP holds
 /// in fewer bytes than the GIF: the fixture's own random-pixel GIFs are kept as GIFs.
