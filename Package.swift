@@ -146,10 +146,16 @@ let package = Package(
         .target(name: "GifPackTestServers", dependencies: [
             "GifPackTestSupport", "GifPackHTTP", "GifPackSystem", "ExerciseDBFixture",
         ], path: "Tests/GifPackTestServers"),
-        // Dists built by the real builder for the tests that read, install or publish them
-        // (Tests/GifPackTestFixtures): manifests, signed dists, upgrade dists, publish builds.
+        // Dists made by the built `gifpack` binary, run as a child process, for the tests that read,
+        // install or publish them (Tests/GifPackDistFixtures): manifests, signing keys, signed dists,
+        // upgrade dists, publish builds. It does not compile the builder.
+        .target(name: "GifPackDistFixtures", dependencies: [
+            "GifPackTestSupport", "GifPackTestServers", "GifPackFormat", "GifPackSigning", "ExerciseDBFixture",
+        ], path: "Tests/GifPackDistFixtures"),
+        // Builds in process for the builder's tests, which read a build's report, and the command
+        // line's checks of written folders (Tests/GifPackTestFixtures).
         .target(name: "GifPackTestFixtures", dependencies: [
-            "GifPackTestSupport", "GifPackTestServers", "GifPack", "GifPackFormat", "GifPackGIF", "GifPackSystem", "ExerciseDBFixture",
+            "GifPackTestSupport", "GifPack", "GifPackFormat", "GifPackSystem",
         ], path: "Tests/GifPackTestFixtures"),
         // One test target per part (docs/ARCHITECTURE.md, "Tests"): each depends on the modules it
         // tests, so a change to the client does not rebuild the builder's or the format's tests.
@@ -158,16 +164,16 @@ let package = Package(
             "GifPackSystem", "GifPackWebP", "GIFSynthesis",
         ]),
         .testTarget(name: "GifPackBuilderTests", dependencies: [
-            "GifPackTestSupport", "GifPackTestServers", "GifPackTestFixtures", "GifPack", "GifPackFormat", "GifPackJSON", "GifPackSigning", "GifPackGIF",
+            "GifPackTestSupport", "GifPackTestServers", "GifPackDistFixtures", "GifPackTestFixtures", "GifPack", "GifPackFormat", "GifPackJSON", "GifPackSigning", "GifPackGIF",
             "GifPackHTTP", "GifPackSystem", "GifPackZstd", "GifPackWebP", "GifPackIndexReader", "ExerciseDBFixture", "CGif",
             .product(name: "Crypto", package: "swift-crypto"), .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["Builder"])),
         ]),
         .testTarget(name: "GifPackClientTests", dependencies: [
-            "GifPackTestSupport", "GifPackTestServers", "GifPackTestFixtures", "GifPackClient", "GifPackIndexReader", "GifPackSigning", "GifPackTransport", "GifPackHTTP", "GifPack", "GifPackFormat",
+            "GifPackTestSupport", "GifPackTestServers", "GifPackDistFixtures", "GifPackClient", "GifPackIndexReader", "GifPackSigning", "GifPackTransport", "GifPackHTTP", "GifPackFormat",
             "GifPackGIF", "GifPackGIFCore", "GifPackSystem", "GifPackZstd", "ExerciseDBFixture", "CZstd",
         ]),
         .testTarget(name: "GifPackCLITests", dependencies: [
-            "GifPackTestSupport", "GifPackTestServers", "GifPackTestFixtures", "GifPackCLI", "GifPack", "GifPackClient", "GifPackIndexReader", "GifPackSigning", "GifPackFormat", "GifPackGIF",
+            "GifPackTestSupport", "GifPackTestServers", "GifPackDistFixtures", "GifPackTestFixtures", "GifPackCLI", "GifPack", "GifPackClient", "GifPackIndexReader", "GifPackSigning", "GifPackFormat", "GifPackGIF",
             "GifPackHTTP", "GifPackTransport", "GifPackSystem", "GifPackZstd", "ExerciseDBFixture",
         ]),
     ],

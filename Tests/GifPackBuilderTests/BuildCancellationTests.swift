@@ -5,6 +5,7 @@ import Testing
 @testable import GifPack
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
+@testable import GifPackDistFixtures
 @testable import GifPackTestFixtures
 
 /// A build run in-process (the GifPack library) and cancelled by its caller while GIFs download.

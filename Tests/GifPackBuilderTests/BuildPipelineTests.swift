@@ -4,6 +4,7 @@ import Testing
 @testable import GifPack
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
+@testable import GifPackDistFixtures
 @testable import GifPackTestFixtures
 
 @Suite("Build pipeline against the fixture server", .timeLimit(.minutes(5)))

@@ -2,7 +2,6 @@ import Foundation
 import Testing
 @testable import GifPack
 @testable import GifPackTestSupport
-@testable import GifPackTestFixtures
 
 /// `catalog.json` is hashed into every pack's content digest, so its bytes are pinned here: a fixed
 /// catalog must give exactly these bytes and this SHA-256, whatever Foundation does.

@@ -4,6 +4,7 @@ import Testing
 @testable import GifPack
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
+@testable import GifPackDistFixtures
 @testable import GifPackTestFixtures
 
 /// The guards between a catalog and the packs made from it: a v1 total that disagrees with the pages, a number

@@ -6,6 +6,7 @@ import Testing
 @testable import GifPack
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
+@testable import GifPackDistFixtures
 @testable import GifPackTestFixtures
 
 /// What makes a rebuild cost little when the catalog did not change: list pages reused from the

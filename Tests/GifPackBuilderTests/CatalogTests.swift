@@ -6,6 +6,7 @@ import Testing
 @testable import GifPack
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
+@testable import GifPackDistFixtures
 @testable import GifPackTestFixtures
 
 @Suite("Catalog", .timeLimit(.minutes(5)))

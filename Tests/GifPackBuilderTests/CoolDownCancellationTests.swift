@@ -5,7 +5,7 @@ import Testing
 @testable import GifPack
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
-@testable import GifPackTestFixtures
+@testable import GifPackDistFixtures
 
 /// A request waiting out a 429's cool-down in a cancelled build. The wait slept
 /// in a loop with `try?`, so once cancelled each sleep threw at once and the loop spun a core until

@@ -4,6 +4,7 @@ import Testing
 @testable import GifPack
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
+@testable import GifPackDistFixtures
 @testable import GifPackTestFixtures
 
 /// Output and cache directories: gifpack writes only into directories that are empty or already

@@ -5,6 +5,7 @@ import Testing
 @testable import GifPack
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
+@testable import GifPackDistFixtures
 @testable import GifPackTestFixtures
 
 /// GIF requests while the list still arrives: they start with the first pages' image

@@ -5,7 +5,6 @@ import GifPackGIF
 import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
-@testable import GifPackTestFixtures
 
 /// The loopback ExerciseDB stand-in, driven over real sockets by /usr/bin/curl (and, for the
 /// byte-level cases, by a raw socket): list shapes and paging, image bytes, auth, quota, every

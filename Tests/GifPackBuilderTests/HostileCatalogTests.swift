@@ -4,6 +4,7 @@ import Testing
 @testable import GifPack
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
+@testable import GifPackDistFixtures
 @testable import GifPackTestFixtures
 
 /// A hostile or broken list route: the key echoed back, a catalog without end, a page served again.

@@ -1,7 +1,6 @@
 import Testing
 @testable import GifPack
 @testable import GifPackTestSupport
-@testable import GifPackTestFixtures
 
 @Suite("Manifest", .timeLimit(.minutes(3)))
 struct ManifestTests {

@@ -3,7 +3,7 @@ import Glibc
 import Testing
 @testable import GifPack
 @testable import GifPackTestSupport
-@testable import GifPackTestFixtures
+@testable import GifPackDistFixtures
 
 /// The manifest and the signing key file, read as an operator names them (``OperatorFile``):
 /// through the links a mounted config map or secret is made of, regular files only, never without bound.

@@ -5,7 +5,6 @@ import GifPackFormat
 import GifPackGIF
 import Testing
 @testable import GifPackTestSupport
-@testable import GifPackTestFixtures
 
 @Suite("tar.zst entry frames", .timeLimit(.minutes(3)))
 struct PackFrameTests {

@@ -4,7 +4,6 @@ import GifPackGIF
 import Testing
 @testable import GifPack
 @testable import GifPackTestSupport
-@testable import GifPackTestFixtures
 
 /// BlurHash, average colour and posters, unit level.
 @Suite("Placeholders and posters: still frame, BlurHash, downscale, poster encoding", .timeLimit(.minutes(5)))

@@ -3,7 +3,6 @@ import Foundation
 import GifPackGIF
 import Testing
 @testable import GifPackTestSupport
-@testable import GifPackTestFixtures
 
 /// "Posters are darker than their GIF": giflib's quantiser kept 5 bits per channel and shifted
 /// them back, so white came out #f8f8f8 and real posters were off by about 6/255 per channel.

@@ -4,7 +4,6 @@ import GifPackHTTP
 import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
-@testable import GifPackTestFixtures
 
 @Suite("S3: ListObjectsV2 and error bodies", .tags(.nginx), .timeLimit(.minutes(5)))
 struct S3ListPageTests {

@@ -6,6 +6,7 @@ import Testing
 @testable import GifPack
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
+@testable import GifPackDistFixtures
 @testable import GifPackTestFixtures
 
 /// What keeps a build's memory flat as the catalog grows: records spooled to the cache as pages

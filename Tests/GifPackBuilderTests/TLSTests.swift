@@ -5,6 +5,7 @@ import Testing
 import GifPackHTTP
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
+@testable import GifPackDistFixtures
 @testable import GifPackTestFixtures
 
 /// https through a real nginx TLS reverse proxy whose certificate a private CA signed.

@@ -5,6 +5,7 @@ import Testing
 @testable import GifPack
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
+@testable import GifPackDistFixtures
 @testable import GifPackTestFixtures
 
 @Suite("Trusted delivery: immutable names, signed index", .timeLimit(.minutes(5)))

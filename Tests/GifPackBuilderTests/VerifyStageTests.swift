@@ -5,6 +5,7 @@ import Testing
 @testable import GifPack
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
+@testable import GifPackDistFixtures
 @testable import GifPackTestFixtures
 
 /// The verify stage: every frame a pack is assembled from is checked before the first pack is

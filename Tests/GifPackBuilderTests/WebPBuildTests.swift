@@ -6,6 +6,7 @@ import Testing
 @testable import GifPack
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
+@testable import GifPackDistFixtures
 @testable import GifPackTestFixtures
 
 /// The builder's side: `output.formats: [gif, webp]` encodes each GIF the

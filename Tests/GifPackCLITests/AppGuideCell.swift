@@ -4,7 +4,7 @@
 import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
-@testable import GifPackTestFixtures
+@testable import GifPackDistFixtures
 
 // BEGIN docs/apps.md: CellContent
 import Foundation

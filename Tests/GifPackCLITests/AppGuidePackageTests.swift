@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-@testable import GifPackTestFixtures
 @testable import GifPackTestSupport
 
 /// docs/apps.md's `Package.swift` block: an app's manifest that depends on a clone

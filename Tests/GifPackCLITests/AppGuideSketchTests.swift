@@ -3,7 +3,7 @@ import GifPackClient
 import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
-@testable import GifPackTestFixtures
+@testable import GifPackDistFixtures
 import GifPackIndexReader
 
 /// docs/apps.md's Swift blocks: each is compiled — here (the plain-Swift blocks are test files, byte

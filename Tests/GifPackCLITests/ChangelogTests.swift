@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 @testable import GifPackTestSupport
-@testable import GifPackTestFixtures
+@testable import GifPackDistFixtures
 
 /// CHANGELOG.md and the built `gifpack` agree: the newest released section (the first `## [x.y.z]`
 /// heading; `## [Unreleased]` is not a release) names the version `gifpack --version` prints.

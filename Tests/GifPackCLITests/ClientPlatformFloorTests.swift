@@ -2,7 +2,6 @@ import Foundation
 import GifPackSystem
 import Testing
 @testable import GifPackTestSupport
-@testable import GifPackTestFixtures
 
 /// The client closure (what product `GifPackClient` links) needs nothing newer
 /// than the platforms Package.swift names: iOS 15, macOS 12, tvOS 15, watchOS 8, visionOS 1.

@@ -3,7 +3,6 @@ import GifPackSystem
 import Testing
 @testable import GifPackClient
 @testable import GifPackTestSupport
-@testable import GifPackTestFixtures
 
 /// The portable client stays portable. What an app links (product
 /// `GifPackClient`) is read from the package itself (`swift package describe --type json`), its

@@ -6,6 +6,7 @@ import Testing
 @testable import GifPackCLI
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
+@testable import GifPackDistFixtures
 @testable import GifPackTestFixtures
 
 /// The builder against a damaged cache and runs that stop early.

@@ -4,6 +4,7 @@ import GifPackClient
 import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
+@testable import GifPackDistFixtures
 @testable import GifPackTestFixtures
 import GifPackIndexReader
 

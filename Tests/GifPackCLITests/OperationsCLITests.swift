@@ -4,7 +4,7 @@ import Testing
 @testable import GifPack
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
-@testable import GifPackTestFixtures
+@testable import GifPackDistFixtures
 
 /// The built `gifpack` binary as cron and CI see it: standard error is a pipe.
 @Suite("Operations: the command line unattended", .timeLimit(.minutes(3)))

@@ -3,7 +3,6 @@ import Testing
 @testable import GifPack
 @testable import GifPackCLI
 @testable import GifPackTestSupport
-@testable import GifPackTestFixtures
 
 /// The pure pieces behind progress, logs and the CI summary.
 @Suite("Operations: progress lines, log lines, summary", .timeLimit(.minutes(3)))

@@ -5,7 +5,7 @@ import Testing
 @testable import GifPackCLI
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
-@testable import GifPackTestFixtures
+@testable import GifPackDistFixtures
 
 /// What an operator installs and wires up: the files `make install` puts in place, the man page,
 /// and the step outputs a CI job branches on.

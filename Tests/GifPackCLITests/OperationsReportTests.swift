@@ -5,6 +5,7 @@ import Testing
 @testable import GifPackCLI
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
+@testable import GifPackDistFixtures
 @testable import GifPackTestFixtures
 
 /// report.json and the metrics file against fixture builds whose every outcome is known in advance.

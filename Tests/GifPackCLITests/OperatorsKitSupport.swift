@@ -3,7 +3,6 @@ import Foundation
 import GifPackSystem
 import Glibc
 @testable import GifPackTestSupport
-@testable import GifPackTestFixtures
 
 /// The examples of `docs/running-unattended.md`, read from the Markdown: each is a fenced block
 /// whose info string carries `title=NAME` (```` ```crontab title=cron ````).

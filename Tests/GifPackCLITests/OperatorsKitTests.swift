@@ -6,7 +6,7 @@ import Testing
 import GifPackClient
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
-@testable import GifPackTestFixtures
+@testable import GifPackDistFixtures
 
 /// The operator's kit as written: every shell example of `docs/running-unattended.md` run exactly as
 /// it stands (see ``UnattendedDoc`` and ``OperatorMachine``), `--quiet` on every command, the JSON

@@ -5,6 +5,7 @@ import Testing
 import GifPackClient
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
+@testable import GifPackDistFixtures
 @testable import GifPackTestFixtures
 
 @Suite("Publish: directory target, command line, retention, racing", .tags(.nginx), .ownThread, .timeLimit(.minutes(5)))

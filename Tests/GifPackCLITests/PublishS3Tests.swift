@@ -5,6 +5,7 @@ import Testing
 @testable import GifPack
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
+@testable import GifPackDistFixtures
 @testable import GifPackTestFixtures
 
 /// Publishing to moto's S3 server (`.venv-test`, made by `make test-venv`): a missing venv fails

@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 @testable import GifPackTestSupport
-@testable import GifPackTestFixtures
 
 /// The README's five-minute path, run as written: the block is cut out of README.md at test time and
 /// run by `bash -e` (any failing step fails the test) under `env -i`, from a folder laid out like the

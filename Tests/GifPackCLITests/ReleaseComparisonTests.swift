@@ -5,6 +5,7 @@ import Testing
 @testable import GifPackCLI
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
+@testable import GifPackDistFixtures
 @testable import GifPackTestFixtures
 
 /// `gifpack review` and `gifpack diff` compare every rendition (a

@@ -5,6 +5,7 @@ import GifPackClient
 import GifPackGIF
 import GifPackZstd
 import Testing
+@testable import GifPackDistFixtures
 @testable import GifPackTestFixtures
 @testable import GifPackTestSupport
 import GifPackIndexReader

@@ -6,6 +6,7 @@ import Testing
 @testable import GifPack
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
+@testable import GifPackDistFixtures
 @testable import GifPackTestFixtures
 
 /// The release-review page: `gifpack review OLD NEW --html DIR` and `gifpack build --review-html DIR`, looked at in

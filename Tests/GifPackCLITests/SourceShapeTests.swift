@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 @testable import GifPackTestSupport
-@testable import GifPackTestFixtures
 
 /// The source shape is a report, not a limit: `make lint` prints the longest functions and files
 /// (`scripts/source-report.py`) for a reader to judge, and a type's story stays in one file where it

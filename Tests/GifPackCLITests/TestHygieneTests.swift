@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 @testable import GifPackTestSupport
-@testable import GifPackTestFixtures
 
 /// The test sources stay fit for a cooperative pool of two threads: no synchronous
 /// function starts a process (waiting for one is async only, ``ChildProcess/exitStatus()``), the

@@ -6,8 +6,8 @@ import Testing
 /// dependency graph is read from the package itself (`swift package describe --type json`, as
 /// ``ClientPortabilityTests`` reads it): no path of target dependencies may lead from the builder's
 /// side (the builder, its test support and fixtures, the builder's and the format's tests) to the
-/// client or the command line, nor from the client or its index reader to the builder; and none
-/// from the format's tests or the shared test support to the HTTP client or the fixture server.
+/// client or the command line, nor from the client, its index reader or its tests to the builder;
+/// and none from the format's tests or the shared test support to the HTTP client or the fixture server.
 @Suite("Test targets: the builder's side does not reach the client", .timeLimit(.minutes(5)))
 struct TestTargetLayeringTests {
     /// Each target, and the targets no path of its dependencies may reach.
@@ -20,6 +20,10 @@ struct TestTargetLayeringTests {
         ("GifPackTestSupport", ["GifPack", "GifPackClient", "GifPackCLI", "GifPackHTTP", "CCurl", "ExerciseDBFixture"]),
         ("GifPackTestServers", ["GifPack", "GifPackClient", "GifPackCLI"]),
         ("GifPackTestFixtures", ["GifPackClient", "GifPackCLI"]),
+        // The client's tests read dists the built binary makes (GifPackDistFixtures): they compile
+        // neither the builder nor the command line.
+        ("GifPackDistFixtures", ["GifPack", "GifPackClient", "GifPackCLI"]),
+        ("GifPackClientTests", ["GifPack", "GifPackCLI", "GifPackTestFixtures"]),
         ("GifPackFormatTests", ["GifPack", "GifPackClient", "GifPackCLI", "GifPackHTTP", "CCurl", "ExerciseDBFixture"]),
         ("GifPackBuilderTests", ["GifPackClient", "GifPackCLI"])
     ]

@@ -5,6 +5,7 @@ import Testing
 import GifPackFormat
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
+@testable import GifPackDistFixtures
 @testable import GifPackTestFixtures
 
 /// What a user meets at the command line: exit statuses, error messages, cron and CI defaults.

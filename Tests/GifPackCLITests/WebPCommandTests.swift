@@ -5,7 +5,7 @@ import Testing
 @testable import GifPack
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
-@testable import GifPackTestFixtures
+@testable import GifPackDistFixtures
 
 /// Serves each exercise a smooth picture (a moving grey ramp, 64x64, 4 frames), which a WebP holds
 /// in fewer bytes than the GIF: the fixture's own random-pixel GIFs are kept as GIFs.
@@ -28,7 +28,7 @@ struct WebPCommandTests {
         defer { server.stop() }
         try serveSmoothGIFs(server)
         let workspace = try TemporaryDirectory()
-        try await buildDist(manifest: rapidAPIManifest(server: server, packs: "output:\n  formats: [gif, webp]"), workspace: workspace)
+        try await makeDist(manifest: rapidAPIManifest(server: server, packs: "output:\n  formats: [gif, webp]"), workspace: workspace)
         let index = try readIndex(workspace.file("dist/index.json"))
         let webpPack = try #require(index.formatPacks?.first)
         #expect(webpPack.gifs.allSatisfy { $0.format == .webp } && webpPack.gifs.count == index.packs[0].gifs.count)

@@ -6,7 +6,7 @@ import Synchronization
 import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
-@testable import GifPackTestFixtures
+@testable import GifPackDistFixtures
 
 /// Blocking work runs on a bounded pool of dedicated threads (``BlockingPool``), not on a
 /// thread per call and never on the cooperative pool; curl's loop and URLSession keep their own

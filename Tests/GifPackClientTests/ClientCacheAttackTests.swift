@@ -1,12 +1,11 @@
 import Foundation
 import GifPackSystem
-@testable import GifPack
 import GifPackClient
 import Glibc
 import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
-@testable import GifPackTestFixtures
+@testable import GifPackDistFixtures
 import GifPackIndexReader
 
 /// The lazy GIF cache's rollback floors and directory claims, and what a refused or failed install

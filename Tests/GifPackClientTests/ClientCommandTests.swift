@@ -3,7 +3,7 @@ import GifPackClient
 import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
-@testable import GifPackTestFixtures
+@testable import GifPackDistFixtures
 
 @Suite("Client: gifpack verify, inspect, install, cat, diff", .tags(.nginx), .timeLimit(.minutes(5)))
 struct ClientCommandTests {

@@ -4,7 +4,7 @@ import GifPackGIF
 import Glibc
 import Testing
 @testable import GifPackTestSupport
-@testable import GifPackTestFixtures
+@testable import GifPackDistFixtures
 import GifPackFormat
 import GifPackIndexReader
 

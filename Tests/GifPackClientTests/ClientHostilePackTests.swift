@@ -4,7 +4,7 @@ import GifPackClient
 import GifPackGIF
 import Testing
 @testable import GifPackTestSupport
-@testable import GifPackTestFixtures
+@testable import GifPackDistFixtures
 import GifPackIndexReader
 
 @Suite("Client: hostile packs are refused and leave the cache untouched", .timeLimit(.minutes(5)))

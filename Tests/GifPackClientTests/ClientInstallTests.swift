@@ -6,7 +6,7 @@ import GifPackGIF
 import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
-@testable import GifPackTestFixtures
+@testable import GifPackDistFixtures
 import GifPackIndexReader
 
 @Suite("Client: install packs into a cache", .timeLimit(.minutes(5)))

@@ -6,7 +6,7 @@ import Foundation
 import GifPackClient
 import Testing
 @testable import GifPackTestSupport
-@testable import GifPackTestFixtures
+@testable import GifPackDistFixtures
 
 @Suite("Client: one import", .computes, .timeLimit(.minutes(1)))
 struct ClientOneImportTests {

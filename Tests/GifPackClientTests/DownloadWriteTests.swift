@@ -2,7 +2,7 @@ import ExerciseDBFixture
 import Foundation
 import GifPackHTTP
 import Testing
-@testable import GifPackTestFixtures
+@testable import GifPackDistFixtures
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
 @testable import GifPackTransport

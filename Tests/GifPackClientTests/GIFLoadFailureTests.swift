@@ -6,7 +6,7 @@ import GifPackSystem
 import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
-@testable import GifPackTestFixtures
+@testable import GifPackDistFixtures
 import GifPackIndexReader
 import GifPackSigning
 

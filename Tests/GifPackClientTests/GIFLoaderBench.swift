@@ -3,7 +3,7 @@ import Foundation
 import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
-@testable import GifPackTestFixtures
+@testable import GifPackDistFixtures
 
 /// The loader's figures per tier (bench/loader.sh): how long an answer takes from memory, the
 /// installed packs, the lazy disk cache and the network by range, twenty coalesced callers, and a

@@ -2,7 +2,7 @@ import Foundation
 @testable import GifPackClient
 import GifPackHTTP
 import Testing
-@testable import GifPackTestFixtures
+@testable import GifPackDistFixtures
 @testable import GifPackTestSupport
 import GifPackIndexReader
 @testable import GifPackTestServers

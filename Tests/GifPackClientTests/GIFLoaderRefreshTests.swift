@@ -4,7 +4,7 @@ import GifPackHTTP
 import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
-@testable import GifPackTestFixtures
+@testable import GifPackDistFixtures
 
 /// The loader's daily refresh, its placeholders and its cancellation, against nginx.
 @Suite("Client: the loader's refresh, placeholders and cancellation, against nginx", .tags(.nginx), .serialized, .ownThread, .timeLimit(.minutes(5)))

@@ -5,7 +5,7 @@ import Synchronization
 import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
-@testable import GifPackTestFixtures
+@testable import GifPackDistFixtures
 
 /// GifPackHTTP against the loopback fixture server: bodies and digests, compression, connection
 /// reuse, the byte cap, every transport failure the fixture can stage, cancellation, shutdown,

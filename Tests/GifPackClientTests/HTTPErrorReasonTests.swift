@@ -3,7 +3,7 @@ import Foundation
 @testable import GifPackHTTP
 import Testing
 @testable import GifPackTestSupport
-@testable import GifPackTestFixtures
+@testable import GifPackDistFixtures
 
 /// What a failed transfer says: the true reason, and every header value but the secret ones.
 @Suite(.timeLimit(.minutes(3))) struct HTTPErrorReasonTests {

@@ -4,7 +4,7 @@ import GifPackHTTP
 import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
-@testable import GifPackTestFixtures
+@testable import GifPackDistFixtures
 import GifPackIndexReader
 
 /// Cancelling an install or a refresh at any stage ends it with `CancellationError` and

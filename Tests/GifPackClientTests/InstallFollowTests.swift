@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import GifPackTestFixtures
+@testable import GifPackDistFixtures
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
 @testable import GifPackClient

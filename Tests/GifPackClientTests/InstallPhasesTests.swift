@@ -6,7 +6,7 @@ import GifPackSystem
 import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
-@testable import GifPackTestFixtures
+@testable import GifPackDistFixtures
 
 /// The install's phase clock: ``InstallReport/phases`` says where an install's
 /// wall time went, so a fixed cost can be found from what the install reports (make bench prints
@@ -26,7 +26,7 @@ struct InstallPhasesTests {
         let server = try startFixture(count: 12)
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
-        try await buildDist(manifest: rapidAPIManifest(server: server), workspace: workspace)
+        try await makeDist(manifest: rapidAPIManifest(server: server), workspace: workspace)
         let files = try ClientStaticFileServer(root: workspace.file("dist"))
         defer { files.stop() }
         let installer = PackInstaller(cacheDirectory: workspace.file("app/gifs"))

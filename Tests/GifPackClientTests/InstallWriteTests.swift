@@ -4,7 +4,7 @@ import GifPackSystem
 import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
-@testable import GifPackTestFixtures
+@testable import GifPackDistFixtures
 import GifPackIndexReader
 
 /// No write that is thrown away: at the end of an install the one `syncfs` used to write the
@@ -22,7 +22,7 @@ struct InstallWriteTests {
         let server = try startFixture(count: 12)
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
-        try await buildDist(manifest: rapidAPIManifest(server: server), workspace: workspace)
+        try await makeDist(manifest: rapidAPIManifest(server: server), workspace: workspace)
         let files = try ClientStaticFileServer(root: workspace.file("dist"))
         defer { files.stop() }
         let cache = workspace.file("app/gifs")

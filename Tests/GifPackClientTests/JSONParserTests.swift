@@ -1,10 +1,10 @@
 import Foundation
-import GifPack
 import GifPackClient
 import GifPackFormat
+import GifPackSystem
 import Testing
 @testable import GifPackTestSupport
-@testable import GifPackTestFixtures
+@testable import GifPackDistFixtures
 
 @Suite("JSON parser: strict, linear, bounded", .computes, .timeLimit(.minutes(3)))
 struct JSONParserTests {

@@ -1,11 +1,10 @@
 import Foundation
 import GifPackSystem
-@testable import GifPack
 import GifPackClient
 import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
-@testable import GifPackTestFixtures
+@testable import GifPackDistFixtures
 import GifPackIndexReader
 
 @Suite("Client: one GIF on demand from a bounded disk cache, against nginx", .tags(.nginx), .serialized, .ownThread, .timeLimit(.minutes(5)))

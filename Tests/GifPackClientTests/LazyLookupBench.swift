@@ -2,7 +2,7 @@ import Foundation
 @testable import GifPackClient
 import Testing
 @testable import GifPackTestSupport
-@testable import GifPackTestFixtures
+@testable import GifPackDistFixtures
 
 /// The lazy tier's answer time as the catalog grows: an index of
 /// 1,000, 10,000 and 100,000 exercises (a 60-exercise build's pack, its exercise list made that long,

@@ -1,16 +1,14 @@
 import Foundation
 import GifPackSystem
-@testable import GifPack
 @testable import GifPackClient
 import Testing
 @testable import GifPackTestSupport
-@testable import GifPackTestFixtures
 import GifPackIndexReader
 
 /// A listing that fails is reported ("could not read"), never taken for an empty
 /// directory where it decides what is deleted or trusted. Directories that cannot be listed are
 /// made real: a regular file where the directory should be (`ENOTDIR`; the tests run as root,
-/// which permission bits do not stop).
+/// which permission bits do not stop). The builder's listings: BuilderListingErrorTests.
 @Suite("Listing errors are errors, never an empty directory", .timeLimit(.minutes(5)))
 struct ListingErrorTests {
     @Test(.computes) func theClientsListingThrowsForAPathItCannotList() throws {
@@ -33,6 +31,7 @@ struct ListingErrorTests {
         try FileSystem.writeAtomically(Array("x".utf8), to: store.gifsPath)
         await #expect(throws: PackClientError.self) { try await cache.storedBytes() }
     }
+<<<<<<< HEAD
 
     @Test func aPublishTargetFolderThatCannotBeListedIsAnErrorNotAnEmptyFolder() async throws {
         let workspace = try TemporaryDirectory()
@@ -61,4 +60,6 @@ struct ListingErrorTests {
         try FileSystem.writeAtomically(Array("{\"formatVersion\": ".utf8), to: garbled)
         #expect { try rebuild(garbled) } throws: { error in "\(error)".contains("could not read \(garbled)") }
     }
+=======
+>>>>>>> h1
 }

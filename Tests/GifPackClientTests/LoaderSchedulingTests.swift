@@ -5,7 +5,7 @@ import GifPackTransport
 import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
-@testable import GifPackTestFixtures
+@testable import GifPackDistFixtures
 import GifPackIndexReader
 
 /// The loader's scheduling — a

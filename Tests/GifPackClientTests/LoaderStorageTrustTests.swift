@@ -4,7 +4,7 @@ import GifPackHTTP
 import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
-@testable import GifPackTestFixtures
+@testable import GifPackDistFixtures
 import GifPackIndexReader
 
 /// The loader's one rollback
@@ -30,7 +30,7 @@ struct LoaderStorageTrustTests {
             let manifest =
                 rapidAPIManifest(server: signed.server, packs: packs, fetch: "  refresh_after: 0") + "\n"
                 + signed.key.block(expiresAfter: "10d")
-            try await buildDist(manifest: manifest, workspace: signed.workspace, now: time)
+            try await makeDist(manifest: manifest, workspace: signed.workspace, now: time)
         }
         try await build(at: Date())
         let v1 = try signed.copyIndex(to: "index-v1.json")

@@ -1,12 +1,11 @@
 import Foundation
 import GifPackSystem
-@testable import GifPack
 @testable import GifPackClient
 import Glibc
 import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
-@testable import GifPackTestFixtures
+@testable import GifPackDistFixtures
 import GifPackIndexReader
 
 /// Files that are not files. Every file the client, the transports and

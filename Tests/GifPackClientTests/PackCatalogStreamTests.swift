@@ -2,7 +2,7 @@ import Foundation
 import GifPackClient
 import GifPackFormat
 import Testing
-@testable import GifPackTestFixtures
+@testable import GifPackDistFixtures
 @testable import GifPackTestSupport
 import GifPackIndexReader
 

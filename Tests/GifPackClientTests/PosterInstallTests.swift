@@ -5,7 +5,7 @@ import GifPackGIF
 import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
-@testable import GifPackTestFixtures
+@testable import GifPackDistFixtures
 import GifPackIndexReader
 
 /// `gifpack install --with-posters` (``PackInstaller/withPosters``) over real HTTP from
@@ -20,10 +20,7 @@ struct PosterInstallTests {
         let manifest = rapidAPIManifest(
             server: dists.server, packs: "output:\n  posters: [\(sizes.map(String.init).joined(separator: ", "))]",
             fetch: "  refresh_after: 0", pageSize: 50)
-        let report = try await runBuild(manifest: manifest, workspace: dists.workspace)
-        guard report.exitStatus == .success || report.exitStatus == .partial else {
-            throw ClientTestFailure("build failed: \(report.message)")
-        }
+        try await makeDist(manifest: manifest, workspace: dists.workspace, allowingPartial: true)
         try dists.publish()
     }
 

@@ -5,7 +5,7 @@ import GifPackHTTP
 import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
-@testable import GifPackTestFixtures
+@testable import GifPackDistFixtures
 import GifPackIndexReader
 
 /// Posters by range: an upgrade with posters fetches the posters pack's catalog frame and

@@ -1,10 +1,9 @@
 import Foundation
-import GifPack
 @testable import GifPackClient
 @testable import GifPackFormat
 import Testing
 @testable import GifPackTestSupport
-@testable import GifPackTestFixtures
+@testable import GifPackDistFixtures
 import GifPackIndexReader
 
 /// Hostile bytes after, inside and instead of a pack's frames: the frame scanner's memory stays
@@ -12,13 +11,15 @@ import GifPackIndexReader
 @Suite("Reader attacks: the frame scanner on hostile files", .timeLimit(.minutes(5)))
 struct ReaderAttackTests {
     /// A small real pack (catalog, two entries, end of archive) and its summary.
-    static func smallPack(in directory: TemporaryDirectory, name: String = "small.tar.zst") throws -> (path: String, summary: PackFileSummary) {
+    static func smallPack(in directory: TemporaryDirectory, name: String = "small.tar.zst") throws -> (path: String, summary: (bytes: Int64, entries: [RawPack.WrittenEntry])) {
         let path = directory.file(name)
-        var assembler = try PackAssembler(path: path, level: 3, mtime: 0)
-        _ = try assembler.appendEntry(name: "catalog.json", bytes: Array(#"{"pack":"small","exercises":[]}"#.utf8))
-        _ = try assembler.appendEntry(name: "a.bin", bytes: Array(repeating: 7, count: 5000))
-        _ = try assembler.appendEntry(name: "b.bin", bytes: (0..<3000).map { UInt8($0 % 251) })
-        return (path, try assembler.finish())
+        let summary = try RawPack.write(
+            [
+                ("catalog.json", Array(#"{"pack":"small","exercises":[]}"#.utf8)),
+                ("a.bin", Array(repeating: 7, count: 5000)),
+                ("b.bin", (0..<3000).map { UInt8($0 % 251) })
+            ], to: path)
+        return (path, summary)
     }
 
     /// Extends the file at `path` by `bytes` zero bytes without writing them (a sparse tail).
@@ -106,12 +107,13 @@ struct ReaderAttackTests {
     @Test(.computes) func framesLargerThanTheWindowAreWalkedBlockByBlock() throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("big.tar.zst")
-        var assembler = try PackAssembler(path: path, level: 1, mtime: 0)
-        _ = try assembler.appendEntry(name: "catalog.json", bytes: Array("{}".utf8))
-        _ = try assembler.appendEntry(name: "random.bin", bytes: Self.randomBytes(3 << 20))  // raw blocks
-        _ = try assembler.appendEntry(name: "nibbles.bin", bytes: Self.randomBytes(5 << 20, alphabetMask: 0x0F))  // compressed blocks
-        _ = try assembler.appendEntry(name: "small.bin", bytes: Array(repeating: 1, count: 100))
-        let summary = try assembler.finish()
+        let summary = try RawPack.write(
+            [
+                ("catalog.json", Array("{}".utf8)),
+                ("random.bin", Self.randomBytes(3 << 20)),  // raw blocks
+                ("nibbles.bin", Self.randomBytes(5 << 20, alphabetMask: 0x0F)),  // compressed blocks
+                ("small.bin", Array(repeating: 1, count: 100))
+            ], to: path)
         #expect(summary.entries[1].frameLength > 1 << 20 && summary.entries[2].frameLength > 1 << 20)
 
         let expected = summary.entries.map {

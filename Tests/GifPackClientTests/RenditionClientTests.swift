@@ -5,7 +5,7 @@ import GifPackHTTP
 import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
-@testable import GifPackTestFixtures
+@testable import GifPackDistFixtures
 import GifPackFormat
 import GifPackIndexReader
 

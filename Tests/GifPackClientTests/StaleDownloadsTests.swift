@@ -1,12 +1,11 @@
 import Foundation
 import GifPackSystem
-@testable import GifPack
 @testable import GifPackClient
 import Glibc
 import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
-@testable import GifPackTestFixtures
+@testable import GifPackDistFixtures
 
 /// `<cache>.d/downloads/` holds at most the packs of the index being installed.
 /// A download (or `.part`, or `.sparse`) of a pack an accepted index no longer lists goes before

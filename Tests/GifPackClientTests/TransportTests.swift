@@ -6,7 +6,7 @@ import Glibc
 import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
-@testable import GifPackTestFixtures
+@testable import GifPackDistFixtures
 
 /// Both ``HTTPTransport``s — libcurl's `HTTPClient` (the command-line tool's) and
 /// ``URLSessionTransport`` (the client library's default) — run the same cases against nginx and

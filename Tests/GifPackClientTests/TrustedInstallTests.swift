@@ -3,10 +3,9 @@ import Foundation
 import GifPackClient
 import GifPackGIF
 import Testing
-@testable import GifPack
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
-@testable import GifPackTestFixtures
+@testable import GifPackDistFixtures
 import GifPackIndexReader
 
 @Suite("Trusted delivery: verifying clients", .tags(.nginx), .timeLimit(.minutes(5)))

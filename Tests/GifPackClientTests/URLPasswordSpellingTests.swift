@@ -4,7 +4,7 @@ import GifPackSystem
 import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
-@testable import GifPackTestFixtures
+@testable import GifPackDistFixtures
 import GifPackFormat
 
 /// A password holding a raw `#`, `?` or `/` (which a strict URL parser

@@ -113,6 +113,29 @@ enum RawPack {
     }
 
     static let endOfArchive = frame([UInt8](repeating: 0, count: 1024))
+
+    /// One entry of a pack ``write(_:to:)`` wrote: its name, data size and zstd frame's byte range.
+    struct WrittenEntry: Equatable {
+        let name: String
+        let size: Int64
+        let frameOffset: Int64
+        let frameLength: Int64
+    }
+
+    /// Writes a well-formed pack to `path`, laid out as the builder lays one out: each entry a zstd
+    /// frame of its own, then the end-of-archive frame. Returns the file's size and its entries.
+    static func write(_ entries: [(name: String, bytes: [UInt8])], to path: String) throws -> (bytes: Int64, entries: [WrittenEntry]) {
+        var file: [UInt8] = []
+        var written: [WrittenEntry] = []
+        for (name, bytes) in entries {
+            let frame = frame(entry(header: header(name: name, size: bytes.count), data: bytes))
+            written.append(WrittenEntry(name: name, size: Int64(bytes.count), frameOffset: Int64(file.count), frameLength: Int64(frame.count)))
+            file += frame
+        }
+        file += endOfArchive
+        try Data(file).write(to: URL(fileURLWithPath: path))
+        return (Int64(file.count), written)
+    }
 }
 
 extension String {

@@ -1,7 +1,6 @@
 import ExerciseDBFixture
 import Foundation
-import GifPackGIF
-@testable import GifPack
+import GifPackSigning
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
 
@@ -53,7 +52,7 @@ struct SignedDist {
 
     func build(with key: TestSigningKey? = nil, at now: Date = trustT0) async throws {
         let manifest = rapidAPIManifest(server: server, fetch: "  refresh_after: 0") + "\n" + (key ?? self.key).block(expiresAfter: "10d")
-        try await buildDist(manifest: manifest, workspace: workspace, now: now)
+        try await makeDist(manifest: manifest, workspace: workspace, now: now)
     }
 
     func changeAGIF(seed: UInt64) throws {

@@ -1,8 +1,6 @@
 import ExerciseDBFixture
-import GifPackSystem
 import Foundation
-@testable import GifPack
-import GifPackGIF
+import GifPackFormat
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
 
@@ -56,7 +54,7 @@ struct UpgradeDist {
         if let resolutions {
             manifest = manifest.replacingOccurrences(of: "resolution: 180", with: "resolutions: \(resolutions)")
         }
-        try await buildDist(manifest: manifest, workspace: workspace, allowingPartial: true)
+        try await makeDist(manifest: manifest, workspace: workspace, allowingPartial: true)
     }
 
     /// Copies the current build to the site: new pack files, then the index.
