@@ -32,7 +32,7 @@ struct BuilderListingErrorTests {
             try StateOpener.rebuild(&recovery, state: state, indexPath: indexPath, catalog: [], layout: layout, resolution: .pixels(180), fetch: FetchSettings())
         }
         try rebuild(workspace.file("missing.json"))
-        #expect(recovery.rebuiltPacks == 0, "no index: nothing published to rebuild")
+        #expect(recovery.rebuiltPacks == 0, "no index: no pack written to rebuild")
         let garbled = workspace.file("index.json")
         try FileSystem.writeAtomically(Array("{\"formatVersion\": ".utf8), to: garbled)
         #expect { try rebuild(garbled) } throws: { error in "\(error)".contains("could not read \(garbled)") }

@@ -31,35 +31,4 @@ struct ListingErrorTests {
         try FileSystem.writeAtomically(Array("x".utf8), to: store.gifsPath)
         await #expect(throws: PackClientError.self) { try await cache.storedBytes() }
     }
-<<<<<<< HEAD
-
-    @Test func aPublishTargetFolderThatCannotBeListedIsAnErrorNotAnEmptyFolder() async throws {
-        let workspace = try TemporaryDirectory()
-        let target = DirectoryTarget(root: workspace.file("www"))
-        try FileSystem.createDirectory(workspace.file("www"))
-        #expect(try await target.listKeys(under: "packs/").isEmpty, "a folder that does not exist holds no keys")
-        try FileSystem.writeAtomically(Array("x".utf8), to: workspace.file("www/packs"))
-        await #expect {
-            _ = try await target.listKeys(under: "packs/")
-        } throws: { error in
-            "\(error)".contains("could not read \(workspace.file("www/packs"))")
-        }
-    }
-
-    @Test(.computes) func aDamagedStateIsNotRebuiltFromAnIndexThatCannotBeRead() throws {
-        let workspace = try TemporaryDirectory()
-        let layout = CacheLayout(root: workspace.file("cache"))
-        let state = try BuildState(path: workspace.file("state.sqlite"), source: "test")
-        var recovery = StateRecovery(reason: "test", movedTo: workspace.file("state.sqlite.corrupt"))
-        func rebuild(_ indexPath: String) throws {
-            try StateOpener.rebuild(&recovery, state: state, indexPath: indexPath, catalog: [], layout: layout, resolution: .pixels(180), fetch: FetchSettings())
-        }
-        try rebuild(workspace.file("missing.json"))
-        #expect(recovery.rebuiltPacks == 0, "no index: no pack written to rebuild")
-        let garbled = workspace.file("index.json")
-        try FileSystem.writeAtomically(Array("{\"formatVersion\": ".utf8), to: garbled)
-        #expect { try rebuild(garbled) } throws: { error in "\(error)".contains("could not read \(garbled)") }
-    }
-=======
->>>>>>> h1
 }
