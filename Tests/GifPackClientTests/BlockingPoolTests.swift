@@ -226,26 +226,7 @@ private enum Refusal: Error, Equatable {
     case refused(Int)
 }
 
-/// A gate pool jobs wait at (on their own threads, never a cooperative one) until the test opens it.
 private final class Captured: Sendable {}
-
-private final class Gate: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var isOpen = false
-
-    func wait() {
-        condition.lock()
-        while !isOpen { condition.wait() }
-        condition.unlock()
-    }
-
-    func open() {
-        condition.lock()
-        isOpen = true
-        condition.broadcast()
-        condition.unlock()
-    }
-}
 
 /// A value behind a lock that escaping closures can share.
 private final class Locked<Value: Sendable>: Sendable {

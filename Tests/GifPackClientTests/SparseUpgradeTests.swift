@@ -213,10 +213,13 @@ struct SparseUpgradeTests {
 
             let fetch = try #require(report.fetches.first)
             #expect(fetch.method == .wholePack && fetch.fallbackReason?.contains("ignores Range") == true, "\(transport.name): \(fetch)")
+            // One request for the whole pack, after the ranges (a range still in flight when the
+            // fallback starts may be logged after it).
             let ranges = edge.requests.filter { $0.path == "/\(v2.file)" }.map(\.range)
+            let whole = ranges.firstIndex { $0 == nil }
             #expect(
                 ranges.count >= 3 && ranges.first??.hasPrefix("bytes=0-") == true && ranges.dropFirst().first! != nil
-                    && ranges.last! == nil, "\(transport.name): \(ranges)")
+                    && ranges.filter { $0 == nil }.count == 1 && (whole ?? 0) >= 2, "\(transport.name): \(ranges)")
             for id in dists.ids where !dists.served(id).isEmpty {
                 #expect(try fileBytes("\(installer.cacheDirectory)/\(id).gif") == dists.served(id), "\(transport.name) \(id)")
             }

@@ -12,7 +12,7 @@ struct WorkerThreadTests {
     @Test func aFreeThreadTakesTheNextJobWhileAnotherRunsALongOne() async throws {
         let worker = WorkerThread(name: "gifpack.test-worker", threads: 2)
         defer { worker.stop() }
-        let long = WorkerGate()
+        let long = Gate()
         let ran = Mutex<[String]>([])
         worker.async {
             long.wait()
@@ -45,24 +45,5 @@ struct WorkerThreadTests {
         await worker.drain()
         #expect(ran.withLock { $0 } == Array(0..<50))
         #expect(await worker.run { ran.withLock { $0.count } } == 50)
-    }
-}
-
-/// A gate a worker's job waits at (on the worker's own thread) until the test opens it.
-private final class WorkerGate: @unchecked Sendable {  // @unchecked: `isOpen` is read and written under `condition`.
-    private let condition = NSCondition()
-    private var isOpen = false
-
-    func wait() {
-        condition.lock()
-        while !isOpen { condition.wait() }
-        condition.unlock()
-    }
-
-    func open() {
-        condition.lock()
-        isOpen = true
-        condition.broadcast()
-        condition.unlock()
     }
 }

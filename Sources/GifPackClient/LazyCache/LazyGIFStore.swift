@@ -71,14 +71,16 @@ struct LazyGIFStore: Sendable {
     }
 
     /// Marks a missing or empty directory; refuses anything else before creating or deleting a
-    /// thing in it.
-    private func claim() throws(PackClientError) {
+    /// thing in it. A directory another process claimed since ``prepare()`` looked (its marker,
+    /// then its folders, there by the time this lists it) is the cache, not a foreign directory.
+    func claim() throws(PackClientError) {
         if let info = SystemCalls.status(directory) {
             guard SystemCalls.fileType(info) == .directory else {
                 throw .cacheNotManaged(path: directory, detail: "it is not a directory (\(FileKind.name(info.st_mode)))")
             }
             let names: [String]
             do { names = try FileSystem.list(directory) } catch { throw PackClientError(error) }
+            if names.contains(Self.marker), isMarked() { return }
             let foreign = names.filter { !Self.isMarkerName($0) }.sorted()
             guard foreign.isEmpty else {
                 let examples = foreign.prefix(3).map { SafePath.printable($0) }.joined(separator: ", ")
