@@ -18,10 +18,12 @@ final class GIFProcessor: Sendable {
     /// Threads taking the jobs from one queue: decoding and compressing keep the second core busy,
     /// and one thread's fsync wait overlaps the other's work; whichever is free takes the next job,
     /// so one long job (a large GIF's WebP) never leaves another thread idle behind a queue of its
-    /// own. Two, or three when WebPs are encoded: the encoder is then what bounds the build, and a
-    /// third thread keeps both cores encoding while one thread waits on a GIF's fsync (the first
-    /// WebP build of the real sample took 0.95x the time with three, median of 6 pairs). They run
-    /// at a lower priority than the threads that move requests along (see ``WorkerThread``).
+    /// own. Two, at a lower priority than the threads that move requests along (see
+    /// ``WorkerThread``), so a GIF build keeps its transfers going on a busy machine. When WebPs are
+    /// encoded the encoder is what bounds the build: three, at normal priority, so both cores encode
+    /// while one thread waits on a GIF's fsync (the first WebP build of the real sample: 0.95x the
+    /// time with three, median of 6 pairs) and a neighbour on the machine does not take the
+    /// encoders' share (1.34x to 1.21x its bound quiet, 2.41x to 1.68x beside a busy loop).
     private let queue: WorkerThread
     /// Validation, storage, frame and placeholders of one GIF (see ``GIFIntake``).
     private let intake: GIFIntake
@@ -55,7 +57,7 @@ final class GIFProcessor: Sendable {
     ) {
         self.observer = observer
         self.onDiskFull = onDiskFull
-        queue = WorkerThread(name: "gifpack.process", threads: webp == nil ? 2 : 3, niceness: 5)
+        queue = WorkerThread(name: "gifpack.process", threads: webp == nil ? 2 : 3, niceness: webp == nil ? 5 : 0)
         intake = GIFIntake(
             store: store, frames: frames, limits: limits, resolution: resolution, placeholders: placeholders,
             webp: webp)
