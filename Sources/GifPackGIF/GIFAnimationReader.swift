@@ -165,20 +165,8 @@ package final class GIFAnimationReader {
     }
 
     private func readExtension() throws(GIFRejection) {
-        var code: Int32 = 0
-        var block: UnsafeMutablePointer<GifByteType>?
-        guard DGifGetExtension(gif, &code, &block) == GIF_OK else { throw failure("reading an extension") }
-        var isFirst = true
-        while let data = block {
-            if code == GRAPHICS_EXT_FUNC_CODE, isFirst, Int(data[0]) >= 4 {
-                let packed = Int(data[1])
-                disposal = (packed >> 2) & 0x07
-                delayMilliseconds = (Int(data[2]) | Int(data[3]) << 8) * 10
-                transparentIndex = packed & 0x01 != 0 ? Int(data[4]) : nil
-            }
-            isFirst = false
-            guard DGifGetExtensionNext(gif, &block) == GIF_OK else { throw failure("reading an extension block") }
-        }
+        guard let control = try FrameCompositor.readExtension(gif, failure: { failure($0) }) else { return }
+        (disposal, delayMilliseconds, transparentIndex) = (control.disposal, control.delayMilliseconds, control.transparentIndex)
     }
 
     private func failure(_ step: String, inFrame: Bool = false) -> GIFRejection {

@@ -305,6 +305,38 @@ struct FrameCompositor {
             colorCount: max(0, min(256, Int(map.pointee.ColorCount))))
     }
 
+    /// What a graphics control extension says of the frame after it.
+    struct GraphicsControl {
+        let disposal: Int
+        let delayMilliseconds: Int
+        let transparentIndex: Int?
+    }
+
+    /// Reads the extension `gif` is at, every block of it, and returns its graphics control when it
+    /// is one (read from its first block, of 4 bytes or more). `failure` names the step giflib
+    /// could not do. One reading for every decoder of frames here (stills, and the WebP encoder's
+    /// ``GIFAnimationReader``).
+    static func readExtension(
+        _ gif: UnsafeMutablePointer<GifFileType>, failure: (String) -> GIFRejection
+    ) throws(GIFRejection) -> GraphicsControl? {
+        var code: Int32 = 0
+        var block: UnsafeMutablePointer<GifByteType>?
+        guard DGifGetExtension(gif, &code, &block) == GIF_OK else { throw failure("reading an extension") }
+        var control: GraphicsControl?
+        var isFirst = true
+        while let data = block {
+            if code == GRAPHICS_EXT_FUNC_CODE, isFirst, Int(data[0]) >= 4 {
+                let packed = Int(data[1])
+                control = GraphicsControl(
+                    disposal: (packed >> 2) & 0x07, delayMilliseconds: (Int(data[2]) | Int(data[3]) << 8) * 10,
+                    transparentIndex: packed & 0x01 != 0 ? Int(data[4]) : nil)
+            }
+            isFirst = false
+            guard DGifGetExtensionNext(gif, &block) == GIF_OK else { throw failure("reading an extension block") }
+        }
+        return control
+    }
+
     /// A frame's place on the logical screen and its colour table (``frameHeader(_:screenWidth:screenHeight:number:unreadable:)``).
     struct FrameHeader {
         let left: Int
@@ -341,19 +373,8 @@ struct FrameCompositor {
     }
 
     private mutating func readExtension() throws(GIFRejection) {
-        var code: Int32 = 0
-        var block: UnsafeMutablePointer<GifByteType>?
-        guard DGifGetExtension(gif, &code, &block) == GIF_OK else { throw failure("reading an extension") }
-        var isFirst = true
-        while let data = block {
-            if code == GRAPHICS_EXT_FUNC_CODE, isFirst, Int(data[0]) >= 4 {
-                let packed = Int(data[1])
-                disposal = (packed >> 2) & 0x07
-                transparentIndex = packed & 0x01 != 0 ? Int(data[4]) : nil
-            }
-            isFirst = false
-            guard DGifGetExtensionNext(gif, &block) == GIF_OK else { throw failure("reading an extension block") }
-        }
+        guard let control = try FrameCompositor.readExtension(gif, failure: { failure($0) }) else { return }
+        (disposal, transparentIndex) = (control.disposal, control.transparentIndex)
     }
 
     private func failure(_ step: String, inFrame: Bool = false) -> GIFRejection {
