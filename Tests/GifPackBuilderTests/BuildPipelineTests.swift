@@ -94,7 +94,15 @@ struct BuildPipelineTests {
         #expect(distinct.count < served.count, "the fixture must serve some identical GIFs")
         #expect(report.gifs.newlyStored == distinct.count)
         #expect(report.gifs.deduplicated == served.count - distinct.count)
-        #expect(try allFiles(under: workspace.file("cache/blobs")).count == distinct.count)
+        let blobs = try allFiles(under: workspace.file("cache/blobs"))
+        #expect(blobs.count == distinct.count)
+        // A duplicate's download file is written over by a later download, of another length: each
+        // blob is exactly its GIF (the file was truncated as it was opened), and none is left over.
+        for blob in blobs {
+            let bytes = try #require(try FileSystem.readAll(blob))
+            #expect(sha256Hex(bytes) + ".gif" == PathText.lastComponent(blob))
+        }
+        #expect(try FileSystem.list(workspace.file("cache/tmp")).filter(CacheLayout.isOwnDownload).isEmpty)
         let pack = try #require(try readIndex(workspace.file("dist/index.json")).packs.first)
         #expect(pack.gifs.count == distinct.count)
         #expect(pack.entryCount == distinct.count + 1)

@@ -1,3 +1,4 @@
+import Crypto
 import ExerciseDBFixture
 import Foundation
 import GifPackGIF
@@ -130,6 +131,32 @@ struct PosterFidelityTests {
             for channel in 0..<3 { pixels[target * 3 + channel] = noise.pixels[source * 3 + channel] }
         }
         #expect(PaletteQuantizer.quantize(RGBImage(width: 80, height: 80, pixels: pixels)).palette == first.palette)
+    }
+
+    /// The quantizer's output for images of many colours is pinned (SHA-256 of palette and
+    /// indices): a faster implementation must give the same posters, byte for byte, or the
+    /// posters a cache holds would differ from those a fresh build makes.
+    @Test func theQuantizersOutputIsPinned() {
+        var random = SplitMix64(seed: 11)
+        let noise = RGBImage(width: 80, height: 80, pixels: (0..<(80 * 80 * 3)).map { _ in UInt8(truncatingIfNeeded: random.next()) })
+        let images: [(String, RGBImage)] = [
+            ("noise", noise), ("ramp", Self.diagonalRamp(width: 120, height: 90)),
+            ("gradient", Self.gradientOnWhite(width: 80, height: 80)), ("pattern", PlaceholderTests.pattern(width: 180, height: 120))
+        ]
+        let pinned = [
+            "noise": "c5052a70d38e5a8a28e6e111c63dcaa3cfcb756dab0c2fef93872851b60177d7",
+            "ramp": "72e6766251def681e48a9924fe67970e1ee34e3625d9e04e35e5e5305b611c44",
+            "gradient": "5fb47c4c3d1c1539a3218107cfe123cdba297e9df84fabeda41043cd73c1c37d",
+            "pattern": "e72b8f565df2ce8275b5d12d5a6465bc9c874cefa550b040a1ec393c2c00d06e"
+        ]
+        for (name, image) in images {
+            let result = PaletteQuantizer.quantize(image)
+            var bytes = [UInt8]()
+            for color in result.palette { bytes += [UInt8(color >> 16 & 0xFF), UInt8(color >> 8 & 0xFF), UInt8(color & 0xFF)] }
+            bytes += result.indices
+            let digest = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+            #expect(digest == pinned[name], "\(name): \(result.palette.count) colours")
+        }
     }
 
     /// The real ExerciseDB sample (`../shared/realdata`, see its README), when this machine has it:

@@ -67,6 +67,23 @@ import Testing
         #expect(try Array(Data(contentsOf: URL(fileURLWithPath: path))) == expected)
     }
 
+    /// The builder writes a download over the file of one it did not keep (`DownloadFiles`): a
+    /// shorter body leaves no byte of the longer one behind.
+    @Test func aDownloadOverALongerFileLeavesExactlyItsBody() async throws {
+        let (server, client) = try Self.start { $0.gifDimension = 48 }
+        defer { client.shutdown(); server.stop() }
+        let directory = try TemporaryDirectory()
+        let id = server.catalog.exercises[3].id
+        let expected = try #require(server.catalog.gifBytes(id: id, resolution: 180))
+        let path = directory.file("gif.part")
+        try Data(repeating: 0x5A, count: expected.count * 3).write(to: URL(fileURLWithPath: path))
+
+        let download = try await client.download(HTTPRequest(url: Self.imageURL(server, id)), to: path, maxBytes: 1 << 20)
+
+        #expect(download.sha256 == sha256Hex(expected))
+        #expect(try Array(Data(contentsOf: URL(fileURLWithPath: path))) == expected)
+    }
+
     @Test func anErrorStatusIsAResponseWithItsBody() async throws {
         let (server, client) = try Self.start { $0.apiKey = Self.secret }
         defer { client.shutdown(); server.stop() }

@@ -33,7 +33,8 @@ struct FetchAttempt: Sendable {
     let client: HTTPClient
     let source: SourceSettings
     let settings: FetchSettings
-    let layout: CacheLayout
+    /// The files downloads are written to; one not kept is handed back.
+    let downloads: DownloadFiles
     let governor: FetchGovernor
 
     /// Sends the request once the governor admits it; returns the answer and when the request
@@ -57,7 +58,7 @@ struct FetchAttempt: Sendable {
                     .cancelled, "the build was cancelled while this request waited out a rate limit's cool-down",
                     nil), missing: false)
         }
-        let path = layout.newTemporaryDownloadPath()
+        let path = downloads.take()
         // What the answer means for the requests behind it (quota, key, rate limit, the circuit
         // breaker) was told to the governor on the HTTP client's thread as the transfer ended:
         // see `noteAnswer`. Here it is only judged again, the same way, for this exercise.
@@ -66,7 +67,7 @@ struct FetchAttempt: Sendable {
             let body = try await client.download(request(for: item, noting: sent), to: path, maxBytes: settings.maxGIFBytes)
             (answer, download) = (.response(body.head, bodyPrefix: body.prefix, bodyBytes: body.bytesWritten), body)
         } catch {
-            if case .notAdmitted = error { FileSystem.remove(path); return .notSent(item) }
+            if case .notAdmitted = error { downloads.giveBack(path); return .notSent(item) }
             if case .fileError(let file, let code) = error, FetchGovernor.isDiskFull(code) {
                 // The first full-disk error stops the build: later downloads would only be dropped.
                 governor.stop(.diskFull(path: file))
@@ -77,13 +78,13 @@ struct FetchAttempt: Sendable {
         case .downloaded:
             return .downloaded(item, download!, path: path)
         case .notModified:
-            FileSystem.remove(path)
+            downloads.giveBack(path)
             return .notModified(item, item.conditional!)
         case .retry(let reason, let detail, let status, let wait):
-            FileSystem.remove(path)
+            downloads.giveBack(path)
             return .retry(item, rejection(reason, detail, status), wait: wait)
         case .failed(let reason, let detail, let status, let missing):
-            FileSystem.remove(path)
+            downloads.giveBack(path)
             return .failed(item, rejection(reason, detail, status), missing: missing)
         }
     }

@@ -57,6 +57,8 @@ struct GIFFetcher: Sendable {
     let retry: RetryPolicy
     let resolution: Resolution
     let observer: BuildObserver?
+    /// The files downloads are written to (shared by the attempts and the processor).
+    let downloads: DownloadFiles
     let freshTimes = FreshFetchTimes()
     /// The exercises the early fetch settled while the list arrived (``EarlyFetch``): passed over here.
     let early = EarlySettled()
@@ -74,9 +76,10 @@ struct GIFFetcher: Sendable {
             maxFrames: settings.maxFrames, maxTotalPixels: settings.maxTotalPixels)
         let store = BlobStore(layout: layout)
         self.resolution = resolution
-        attempt = FetchAttempt(client: client, source: source, settings: settings, layout: layout, governor: governor)
+        downloads = DownloadFiles(layout: layout)
+        attempt = FetchAttempt(client: client, source: source, settings: settings, downloads: downloads, governor: governor)
         processor = GIFProcessor(
-            store: store, frames: frames, limits: limits, resolution: resolution,
+            store: store, downloads: downloads, frames: frames, limits: limits, resolution: resolution,
             state: state, placeholders: placeholders, webp: webp, observer: observer,
             onDiskFull: { [governor] path in governor.stop(.diskFull(path: path)) })
         planner = FetchPlanner(settings: settings, store: store, now: Date())
@@ -143,6 +146,7 @@ struct GIFFetcher: Sendable {
             notAttempted = try await recordUnsent(&queue)
         }
         let results = await processor.drain()
+        downloads.removeSpares()
         return FetchOutcome(
             results: results, stop: governor.stopReason, retries: governor.retries,
             rateLimited: governor.rateLimited, quotaRemaining: governor.quotaRemaining,

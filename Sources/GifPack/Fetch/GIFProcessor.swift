@@ -46,17 +46,20 @@ final class GIFProcessor: Sendable {
     static let maxBacklog = 16
 
     private let observer: BuildObserver?
+    /// Where a download not kept (refused, or a duplicate of a stored GIF) goes back to.
+    private let downloads: DownloadFiles
     /// Called with the path when storing a GIF fails because the disk is full.
     private let onDiskFull: (@Sendable (String) -> Void)?
 
     deinit { queue.stop() }
 
     init(
-        store: BlobStore, frames: FrameCache, limits: GIFLimits, resolution: Resolution, state: BuildState?,
+        store: BlobStore, downloads: DownloadFiles, frames: FrameCache, limits: GIFLimits, resolution: Resolution, state: BuildState?,
         placeholders: PlaceholderCache? = nil, webp: WebPCache? = nil, observer: BuildObserver? = nil, onDiskFull: (@Sendable (String) -> Void)? = nil
     ) {
         self.observer = observer
         self.onDiskFull = onDiskFull
+        self.downloads = downloads
         queue = WorkerThread(name: "gifpack.process", threads: webp == nil ? 2 : 3, niceness: webp == nil ? 5 : 0)
         intake = GIFIntake(
             store: store, frames: frames, limits: limits, resolution: resolution, placeholders: placeholders,
@@ -192,7 +195,7 @@ final class GIFProcessor: Sendable {
         let sha256 = download.sha256
         let info: GIFInfo
         do { info = try intake.inspect(path: path) } catch {
-            FileSystem.remove(path)
+            downloads.giveBack(path)
             let rejection = FetchRejection(
                 exerciseID: exercise.id, url: url, reason: RejectionReason(error),
                 detail: error.detail, status: download.head.status)
@@ -201,13 +204,14 @@ final class GIFProcessor: Sendable {
         }
         let newlyStored: Bool
         do { newlyStored = try intake.store(temporaryFile: path, sha256: sha256, size: download.bytesWritten) } catch {
-            FileSystem.remove(path)
+            downloads.giveBack(path)
             if let full = GIFIntake.diskFullPath(error) { onDiskFull?(full) }
             return .rejected(
                 FetchRejection(
                     exerciseID: exercise.id, url: url, reason: .storeFailed,
                     detail: String(describing: error), status: download.head.status))
         }
+        if !newlyStored { downloads.giveBack(path) }
         do { try intake.derive(sha256: sha256) } catch {
             return .rejected(
                 FetchRejection(

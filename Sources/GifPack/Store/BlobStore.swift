@@ -19,15 +19,15 @@ package struct BlobStore: Sendable {
 
     package func path(sha256: String) -> String { layout.blobPath(sha256: sha256) }
 
-    /// Moves a validated download into the store. Returns false (and deletes the download) when the
-    /// same content was already stored.
+    /// Moves a validated download into the store. Returns false when the same content was already
+    /// stored: the download is left where it is, for the caller (``DownloadFiles`` writes the next
+    /// download there).
     /// Safe to call from several threads: the check-and-rename is serialised, the fsyncs are not.
     @discardableResult
     package func adopt(temporaryFile: String, sha256: String) throws(FileSystemError) -> Bool {
         let destination = layout.blobPath(sha256: sha256)
         if FileSystem.exists(destination) {
             if Self.hashes(destination, to: sha256) {
-                FileSystem.remove(temporaryFile)
                 return false
             }
             // The stored copy was damaged: the fresh, validated download replaces it.
@@ -38,7 +38,6 @@ package struct BlobStore: Sendable {
         try FileSystem.fsync(path: temporaryFile)
         let adopted = try Self.adoption.withLock { _ throws(FileSystemError) -> Bool in
             if FileSystem.exists(destination) {
-                FileSystem.remove(temporaryFile)
                 return false
             }
             guard SystemCalls.rename(temporaryFile, to: destination) == 0 else {

@@ -112,6 +112,7 @@ package enum PaletteQuantizer {
         var color: UInt32
         var weight: Int
         func channel(_ c: Int) -> Int { Int((color >> UInt32(16 - 8 * c)) & 0xFF) }
+        var channels: SIMD3<Int> { SIMD3(Int(color >> 16 & 0xFF), Int(color >> 8 & 0xFF), Int(color & 0xFF)) }
     }
 
     /// Median cut of `entries` (distinct colours, ascending, with their weights) into at most
@@ -161,6 +162,11 @@ package enum PaletteQuantizer {
 
     /// Sorts the box along the channel with the most squared error and returns the position that
     /// leaves the least total squared error in the two halves (both non-empty).
+    ///
+    /// The order is by that channel, then the next two (the colours of a box are distinct, so it is
+    /// total): each colour's channels rearranged in that order make a 24-bit key, and the keys,
+    /// with each entry's place in the box in the low 24 bits (at most 2^24 distinct colours), sort
+    /// as plain integers.
     private static func bestSplit(_ entries: inout [Entry], start: Int, end: Int) -> Int {
         var axis = 0
         var largest = -1.0
@@ -168,38 +174,37 @@ package enum PaletteQuantizer {
             let error = channelError(entries[start..<end], channel: channel)
             if error > largest { largest = error; axis = channel }
         }
-        let order = [axis, (axis + 1) % 3, (axis + 2) % 3]
-        entries[start..<end].sort { a, b in
-            for channel in order where a.channel(channel) != b.channel(channel) {
-                return a.channel(channel) < b.channel(channel)
-            }
-            return false
+        var keys = [UInt64]()
+        keys.reserveCapacity(end - start)
+        for position in start..<end {
+            let color = entries[position].color
+            let key = color.rotatedLeft(byChannels: axis) & 0xFF_FFFF
+            keys.append(UInt64(key) << 24 | UInt64(position - start))
         }
+        keys.sort()
+        let box = Array(entries[start..<end])
+        for (offset, key) in keys.enumerated() { entries[start + offset] = box[Int(key & 0xFF_FFFF)] }
         // Prefix sums of weight, sum and sum of squares per channel.
         var totalWeight = 0
-        var totalSum = [0, 0, 0]
-        var totalSquares = [0, 0, 0]
+        var totalSum = SIMD3<Int>()
+        var totalSquares = SIMD3<Int>()
         for entry in entries[start..<end] {
+            let value = entry.channels
             totalWeight += entry.weight
-            for c in 0..<3 {
-                let value = entry.channel(c)
-                totalSum[c] += value * entry.weight
-                totalSquares[c] += value * value * entry.weight
-            }
+            totalSum &+= value &* entry.weight
+            totalSquares &+= value &* value &* entry.weight
         }
         var weight = 0
-        var sum = [0, 0, 0]
-        var squares = [0, 0, 0]
+        var sum = SIMD3<Int>()
+        var squares = SIMD3<Int>()
         var bestCut = start + 1
         var bestError = Double.infinity
         for position in start..<(end - 1) {
             let entry = entries[position]
+            let value = entry.channels
             weight += entry.weight
-            for c in 0..<3 {
-                let value = entry.channel(c)
-                sum[c] += value * entry.weight
-                squares[c] += value * value * entry.weight
-            }
+            sum &+= value &* entry.weight
+            squares &+= value &* value &* entry.weight
             // Cut only between different values of the axis (equal values stay together).
             guard entries[position + 1].channel(axis) != entry.channel(axis) else { continue }
             let rest = totalWeight - weight
@@ -230,5 +235,13 @@ package enum PaletteQuantizer {
 
     private static func squaredError(_ entries: ArraySlice<Entry>) -> Double {
         (0..<3).reduce(0.0) { $0 + channelError(entries, channel: $1) }
+    }
+}
+
+extension UInt32 {
+    /// A `0xRRGGBB` colour with its channels rotated so that channel `first` (0 red, 1 green,
+    /// 2 blue) comes first, then the two after it: 1 gives `0xGGBBRR`, 2 gives `0xBBRRGG`.
+    fileprivate func rotatedLeft(byChannels first: Int) -> UInt32 {
+        first == 0 ? self : (self << UInt32(8 * first) | self >> UInt32(24 - 8 * first)) & 0xFF_FFFF
     }
 }
