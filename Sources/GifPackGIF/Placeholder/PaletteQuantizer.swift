@@ -100,12 +100,50 @@ package enum PaletteQuantizer {
         return Result(palette: palette, indices: indices)
     }
 
-    /// A box of the median cut: `entries[start..<end]` of the working colour list.
+    /// A box of the median cut: `entries[start..<end]` of the working colour list, with the sums
+    /// its squared error is computed from.
     private struct Box {
         var start: Int
         var end: Int
-        var error: Double
+        var stats: Stats
+        var error: Double { stats.squaredError }
         var splittable: Bool { end - start > 1 && error > 0 }
+    }
+
+    /// Pixel count, and per channel the sum and the sum of squares of the values, weighted.
+    private struct Stats {
+        var weight = 0
+        var sum = SIMD3<Int>()
+        var squares = SIMD3<Int>()
+
+        init() {}
+
+        init(_ entries: ArraySlice<Entry>) {
+            for entry in entries { add(entry) }
+        }
+
+        mutating func add(_ entry: Entry) {
+            let value = entry.channels
+            weight += entry.weight
+            sum &+= value &* entry.weight
+            squares &+= value &* value &* entry.weight
+        }
+
+        static func - (total: Stats, part: Stats) -> Stats {
+            var rest = Stats()
+            rest.weight = total.weight - part.weight
+            rest.sum = total.sum &- part.sum
+            rest.squares = total.squares &- part.squares
+            return rest
+        }
+
+        /// The squared error of one channel about its mean.
+        func channelError(_ c: Int) -> Double {
+            guard weight > 0 else { return 0 }
+            return Double(squares[c]) - Double(sum[c]) * Double(sum[c]) / Double(weight)
+        }
+
+        var squaredError: Double { channelError(0) + channelError(1) + channelError(2) }
     }
 
     private struct Entry {
@@ -123,7 +161,7 @@ package enum PaletteQuantizer {
         errorBudget: Double
     ) -> (palette: [UInt32], index: [Int]) {
         var entries = original
-        var boxes = [Box(start: 0, end: entries.count, error: squaredError(entries[...]))]
+        var boxes = [Box(start: 0, end: entries.count, stats: Stats(entries[...]))]
         var totalError = boxes[0].error
         while boxes.count < maxBoxes, totalError > errorBudget {
             // The box with the most squared error (the first of equals) is split next.
@@ -134,9 +172,9 @@ package enum PaletteQuantizer {
             }
             guard let chosen else { break }
             let box = boxes[chosen]
-            let cut = bestSplit(&entries, start: box.start, end: box.end)
-            boxes[chosen] = Box(start: box.start, end: cut, error: squaredError(entries[box.start..<cut]))
-            boxes.append(Box(start: cut, end: box.end, error: squaredError(entries[cut..<box.end])))
+            let (cut, left) = bestSplit(&entries, box)
+            boxes[chosen] = Box(start: box.start, end: cut, stats: left)
+            boxes.append(Box(start: cut, end: box.end, stats: box.stats - left))
             totalError += boxes[chosen].error + boxes[boxes.count - 1].error - box.error
         }
         // Boxes in the order of their smallest colour: a palette that does not depend on split order.
@@ -145,33 +183,28 @@ package enum PaletteQuantizer {
         var palette: [UInt32] = []
         var indexOfColor: [UInt32: Int] = [:]
         for (index, box) in ordered.enumerated() {
-            var sums = (0, 0, 0)
-            var total = 0
-            for entry in entries[box.start..<box.end] {
-                sums.0 += entry.channel(0) * entry.weight
-                sums.1 += entry.channel(1) * entry.weight
-                sums.2 += entry.channel(2) * entry.weight
-                total += entry.weight
-                indexOfColor[entry.color] = index
-            }
+            for entry in entries[box.start..<box.end] { indexOfColor[entry.color] = index }
+            let (sums, total) = (box.stats.sum, box.stats.weight)
             func mean(_ sum: Int) -> UInt32 { UInt32((2 * sum + total) / (2 * total)) }
-            palette.append(mean(sums.0) << 16 | mean(sums.1) << 8 | mean(sums.2))
+            palette.append(mean(sums[0]) << 16 | mean(sums[1]) << 8 | mean(sums[2]))
         }
         return (palette, original.map { indexOfColor[$0.color] ?? 0 })
     }
 
     /// Sorts the box along the channel with the most squared error and returns the position that
-    /// leaves the least total squared error in the two halves (both non-empty).
+    /// leaves the least total squared error in the two halves (both non-empty), with the sums of
+    /// the first half.
     ///
     /// The order is by that channel, then the next two (the colours of a box are distinct, so it is
     /// total): each colour's channels rearranged in that order make a 24-bit key, and the keys,
     /// with each entry's place in the box in the low 24 bits (at most 2^24 distinct colours), sort
     /// as plain integers.
-    private static func bestSplit(_ entries: inout [Entry], start: Int, end: Int) -> Int {
+    private static func bestSplit(_ entries: inout [Entry], _ box: Box) -> (cut: Int, left: Stats) {
+        let (start, end, total) = (box.start, box.end, box.stats)
         var axis = 0
         var largest = -1.0
         for channel in 0..<3 {
-            let error = channelError(entries[start..<end], channel: channel)
+            let error = total.channelError(channel)
             if error > largest { largest = error; axis = channel }
         }
         var keys = [UInt64]()
@@ -182,59 +215,25 @@ package enum PaletteQuantizer {
             keys.append(UInt64(key) << 24 | UInt64(position - start))
         }
         keys.sort()
-        let box = Array(entries[start..<end])
-        for (offset, key) in keys.enumerated() { entries[start + offset] = box[Int(key & 0xFF_FFFF)] }
-        // Prefix sums of weight, sum and sum of squares per channel.
-        var totalWeight = 0
-        var totalSum = SIMD3<Int>()
-        var totalSquares = SIMD3<Int>()
-        for entry in entries[start..<end] {
-            let value = entry.channels
-            totalWeight += entry.weight
-            totalSum &+= value &* entry.weight
-            totalSquares &+= value &* value &* entry.weight
-        }
-        var weight = 0
-        var sum = SIMD3<Int>()
-        var squares = SIMD3<Int>()
-        var bestCut = start + 1
+        let unsorted = Array(entries[start..<end])
+        for (offset, key) in keys.enumerated() { entries[start + offset] = unsorted[Int(key & 0xFF_FFFF)] }
+        var prefix = Stats()
+        var best = (cut: start + 1, left: Stats(entries[start..<start + 1]))
         var bestError = Double.infinity
         for position in start..<(end - 1) {
             let entry = entries[position]
-            let value = entry.channels
-            weight += entry.weight
-            sum &+= value &* entry.weight
-            squares &+= value &* value &* entry.weight
+            prefix.add(entry)
             // Cut only between different values of the axis (equal values stay together).
             guard entries[position + 1].channel(axis) != entry.channel(axis) else { continue }
-            let rest = totalWeight - weight
+            let rest = total - prefix
             var error = 0.0
             for c in 0..<3 {
-                error += Double(squares[c]) - Double(sum[c]) * Double(sum[c]) / Double(weight)
-                let restSum = Double(totalSum[c] - sum[c])
-                error += Double(totalSquares[c] - squares[c]) - restSum * restSum / Double(rest)
+                error += prefix.channelError(c)
+                error += rest.channelError(c)
             }
-            if error < bestError { bestError = error; bestCut = position + 1 }
+            if error < bestError { (bestError, best) = (error, (position + 1, prefix)) }
         }
-        return bestCut
-    }
-
-    private static func channelError(_ entries: ArraySlice<Entry>, channel: Int) -> Double {
-        var weight = 0
-        var sum = 0
-        var squares = 0
-        for entry in entries {
-            let value = entry.channel(channel)
-            weight += entry.weight
-            sum += value * entry.weight
-            squares += value * value * entry.weight
-        }
-        guard weight > 0 else { return 0 }
-        return Double(squares) - Double(sum) * Double(sum) / Double(weight)
-    }
-
-    private static func squaredError(_ entries: ArraySlice<Entry>) -> Double {
-        (0..<3).reduce(0.0) { $0 + channelError(entries, channel: $1) }
+        return best
     }
 }
 
