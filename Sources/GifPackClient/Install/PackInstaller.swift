@@ -49,7 +49,7 @@ import GifPackIndexReader
 /// the ranges would cost more, or with nothing installed yet. Across the chosen packs, each GIF is
 /// fetched at most once: the packs go largest first, and a later one is planned against the GIFs
 /// the earlier ones bring too (so on a first install, a pack whose GIFs all came with another costs
-/// its catalog frame); see `Fetching.packs(_:previous:selection:)`.
+/// its catalog frame); see `Fetching.packs(_:selection:)`.
 ///
 /// Cancelling the calling task ends ``install(from:packs:client:)`` with `CancellationError` at any
 /// stage before the switch — the index or a pack in transfer, the checks, the staging (looked at
@@ -375,13 +375,12 @@ extension PackInstaller {
             downloader.progress = installer.progress
             downloader.maxAttempts = installer.downloadAttempts
             downloader.timeouts = timeouts
+            // Sparse upgrades (Fetching): only the missing frames, by range, when it pays.
             let fetching = Fetching(
                 installer: installer, source: source, client: http, downloader: downloader,
-                cancellation: cancellation, unpacked: unpacked)
-            // Sparse upgrades (Fetching): only the missing frames, by range, when it pays.
-            let previous = try await sparseBasis(for: source)
+                cancellation: cancellation, unpacked: unpacked, previous: try await sparseBasis(for: source))
             clock.enter(.transfer)
-            var (downloaded, fetches) = try await fetching.packs(chosen, previous: previous, selection: selection)
+            var (downloaded, fetches) = try await fetching.packs(chosen, selection: selection)
             var posterSources: [PosterSource] = []
             if installer.withPosters {
                 do {
@@ -616,8 +615,9 @@ extension PackInstaller {
 /// posters catalog gives.
 extension PackInstaller {
     /// The transfers of one install: the index's source, the client and downloader of every pack,
-    /// the call's cancellation, and where a whole download's GIFs go as a ``PackFollower`` decodes
-    /// them (a folder per pack).
+    /// the call's cancellation, where a whole download's GIFs go as a ``PackFollower`` decodes
+    /// them (a folder per pack), and the installed generation a pack's plan reuses GIFs from
+    /// (``PackInstaller/Run/sparseBasis(for:)``; nil: whole downloads).
     struct Fetching: Sendable {
         let installer: PackInstaller
         let source: PackIndexSource
@@ -625,16 +625,15 @@ extension PackInstaller {
         let downloader: PackDownloader
         let cancellation: InstallCancellation
         let unpacked: String
+        let previous: GenerationBuilder.Previous?
 
         /// Fetches the chosen packs, each GIF at most once: the packs go largest first (most GIFs), and
         /// a later pack is planned against the GIFs the earlier ones fetched as well as those the
         /// previous generation holds, so a GIF in several packs comes with the first (by range when
-        /// that pays, see ``pack(_:previous:alsoFetched:unneeded:following:)``). Answers in the order of
+        /// that pays, see ``pack(_:alsoFetched:unneeded:following:)``). Answers in the order of
         /// `chosen`; on a failure, removes what it downloaded. `selection`: with renditions, the GIFs of
         /// a pack no chosen exercise takes from it are left out of its plan like GIFs the cache holds.
-        func packs(
-            _ chosen: [PackDescription], previous: GenerationBuilder.Previous?, selection: RenditionSelection
-        ) async throws(PackClientError) -> ([DownloadedPack], [PackFetchSummary]) {
+        func packs(_ chosen: [PackDescription], selection: RenditionSelection) async throws(PackClientError) -> ([DownloadedPack], [PackFetchSummary]) {
             let order = chosen.indices.sorted { (chosen[$0].gifs.count, -$0) > (chosen[$1].gifs.count, -$1) }
             var fetched: [Int: (DownloadedPack, PackFetchSummary)] = [:]
             var planned = Set<String>()
@@ -643,8 +642,7 @@ extension PackInstaller {
                 do {
                     try cancellation.checkpoint(.transfer)
                     let item = try await self.pack(
-                        pack, previous: previous, alsoFetched: planned, unneeded: selection.unneededGIFs(of: pack),
-                        following: "\(unpacked)/\(position)")
+                        pack, alsoFetched: planned, unneeded: selection.unneededGIFs(of: pack), following: "\(unpacked)/\(position)")
                     fetched[position] = item
                     planned.formUnion(item.0.fetchedGIFs ?? Set(pack.gifs.map(\.sha256)))
                 } catch {
@@ -661,8 +659,7 @@ extension PackInstaller {
         /// `unneeded`: GIFs no exercise takes from this pack (another rendition is chosen for them).
         /// A whole download's GIFs are decoded as they arrive, into `directory` (``PackFollower``).
         private func pack(
-            _ pack: PackDescription, previous: GenerationBuilder.Previous?,
-            alsoFetched: Set<String>, unneeded: Set<String>, following directory: String
+            _ pack: PackDescription, alsoFetched: Set<String>, unneeded: Set<String>, following directory: String
         ) async throws(PackClientError) -> (DownloadedPack, PackFetchSummary) {
             func whole(_ reason: String?, alreadySpent: Int64 = 0) async throws(PackClientError) -> (DownloadedPack, PackFetchSummary) {
                 // The follower's hand-over hook: the tests' and the loader's, when either is set.
