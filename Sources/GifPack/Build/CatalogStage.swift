@@ -20,12 +20,11 @@ extension BuildPipeline {
             if case .catalogAttempt(let attempt) = event, attempt.outcome == .retry { retries.value.withLock { $0 += 1 } }
             observer?(event)
         }
-        let catalog = try await CatalogSources.make(
-            for: manifest.source, fetch: manifest.fetch, client: client,
-            expectedCount: expectedCount, spool: spool,
-            pagesPath: layout.catalogPagesPath, observer: catalogObserver,
-            early: early
-        ).fetchCatalog()
+        var pager = CatalogPager(source: manifest.source, fetch: manifest.fetch, client: client, expectedCount: expectedCount, spool: spool)
+        pager.observer = catalogObserver
+        pager.early = early
+        pager.reusePages(at: layout.catalogPagesPath)
+        let catalog = try await CatalogSources.make(pager).fetchCatalog()
         report.catalog = .init(
             exercises: catalog.exercises.count, pages: catalog.pagesFetched, pagesReused: catalog.pagesReused,
             rejectedRecords: catalog.rejected, duplicateIDs: catalog.duplicateIDs)

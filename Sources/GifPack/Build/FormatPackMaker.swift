@@ -91,11 +91,30 @@ struct FormatPackMaker: Sendable {
                 temporary, summary: summary, pack: name, outputDirectory: outputDirectory,
                 referenced: history.references.map(\.written),
                 recorded: history.recorded)
-            return (
-                try describe(
-                    name: name, summary: summary, version: version, file: file, digest: digest, refs: refs,
-                    entries: entries, previews: previews, resolution: resolution), outcome
-            )
+            // The index's description of the file just written.
+            guard let catalogEntry = summary.entries.first, catalogEntry.name == PackCatalog.path else {
+                throw PackMakerError.unexpectedLayout(file)
+            }
+            let byPath = Dictionary(uniqueKeysWithValues: entries.values.map { ($0.path, $0.metadata) })
+            let gifs = try summary.entries.dropFirst().map { packed in
+                guard let metadata = byPath[packed.name] else { throw PackMakerError.unexpectedLayout(file) }
+                return GIFEntry(
+                    sha256: metadata.sha256,
+                    location: EntryLocation(
+                        path: packed.name, size: packed.size,
+                        frameOffset: packed.frameOffset, frameLength: packed.frameLength),
+                    placeholder: previews[metadata.sha256], format: metadata.format)
+            }
+            var description = PackDescription(
+                name: name, version: version, file: file, bytes: summary.bytes, sha256: summary.sha256,
+                entryCount: summary.entries.count, uncompressedBytes: summary.uncompressedBytes, contentDigest: digest,
+                catalog: EntryLocation(
+                    path: catalogEntry.name, size: catalogEntry.size,
+                    frameOffset: catalogEntry.frameOffset, frameLength: catalogEntry.frameLength),
+                gifs: gifs, exerciseList: refs)
+            description.resolution = resolution
+            description.format = .webp
+            return (description, outcome)
         } catch {
             FileSystem.remove(temporary)
             throw error
@@ -107,35 +126,6 @@ struct FormatPackMaker: Sendable {
         history.references
             .filter { $0.contentDigest == digest && FileSystem.fileSize("\(outputDirectory)/\($0.file)") == $0.bytes }
             .max { $0.version < $1.version }
-    }
-
-    private func describe(
-        name: String, summary: PackFileSummary, version: Int, file: String, digest: String, refs: ExerciseRefList,
-        entries: [String: Entry], previews: [String: GIFPlaceholder], resolution: Int
-    ) throws -> PackDescription {
-        guard let catalogEntry = summary.entries.first, catalogEntry.name == PackCatalog.path else {
-            throw PackMakerError.unexpectedLayout(file)
-        }
-        let byPath = Dictionary(uniqueKeysWithValues: entries.values.map { ($0.path, $0.metadata) })
-        let gifs = try summary.entries.dropFirst().map { packed in
-            guard let metadata = byPath[packed.name] else { throw PackMakerError.unexpectedLayout(file) }
-            return GIFEntry(
-                sha256: metadata.sha256,
-                location: EntryLocation(
-                    path: packed.name, size: packed.size,
-                    frameOffset: packed.frameOffset, frameLength: packed.frameLength),
-                placeholder: previews[metadata.sha256], format: metadata.format)
-        }
-        var description = PackDescription(
-            name: name, version: version, file: file, bytes: summary.bytes, sha256: summary.sha256,
-            entryCount: summary.entries.count, uncompressedBytes: summary.uncompressedBytes, contentDigest: digest,
-            catalog: EntryLocation(
-                path: catalogEntry.name, size: catalogEntry.size,
-                frameOffset: catalogEntry.frameOffset, frameLength: catalogEntry.frameLength),
-            gifs: gifs, exerciseList: refs)
-        description.resolution = resolution
-        description.format = .webp
-        return description
     }
 }
 

@@ -24,6 +24,13 @@ struct CatalogPager: Sendable {
         var previous: CatalogPageCache?
     }
 
+    /// With a ``spool``: pages whose bodies did not change since the run that left its
+    /// ``CatalogPageCache`` at `path` are not parsed again, and this run's spool takes its place.
+    mutating func reusePages(at path: String) {
+        let key = CatalogPageCache.key(for: source)
+        pageCache = .init(path: path, key: key, previous: CatalogPageCache.open(path: path, key: key))
+    }
+
     /// A list page as received: its JSON (with the SHA-256 of its body, unless the body holds the
     /// key), or the last run's exercises for the same body.
     enum FetchedPage: Sendable {

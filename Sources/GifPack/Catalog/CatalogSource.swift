@@ -15,36 +15,17 @@ package protocol CatalogSource: Sendable {
 /// Makes the ``CatalogSource`` for a manifest's source kind.
 package enum CatalogSources {
     /// `expectedCount` (the size of the last catalog, if known) lets the pages be fetched in
-    /// parallel without a request past the end. With a `spool`, every page's records go to its file
-    /// as the page arrives and the catalog keeps only where they are.
-    /// With `pagesPath` too, pages whose bodies did not change since the run that left its
-    /// ``CatalogPageCache`` there are not parsed again, and this run's spool takes its place.
-    static func make(
-        for source: SourceSettings, fetch: FetchSettings, client: HTTPClient,
-        expectedCount: Int? = nil, spool: RecordSpool?, pagesPath: String? = nil,
-        observer: BuildObserver? = nil, early: EarlyFeed? = nil
-    ) -> any CatalogSource {
-        var pager = CatalogPager(source: source, fetch: fetch, client: client, expectedCount: expectedCount, spool: spool)
-        pager.observer = observer
-        pager.early = early
-        if let pagesPath, spool != nil {
-            let key = CatalogPageCache.key(for: source)
-            pager.pageCache = .init(path: pagesPath, key: key, previous: CatalogPageCache.open(path: pagesPath, key: key))
-        }
-        switch source.kind {
-        case .rapidAPI: return RapidAPICatalogSource(pager: pager)
-        case .v1: return V1CatalogSource(pager: pager)
-        }
-    }
-
-    /// `expectedCount` (the size of the last catalog, if known) lets the pages be fetched in
     /// parallel without a request past the end. The records stay in memory.
     package static func make(
         for source: SourceSettings, fetch: FetchSettings, client: HTTPClient,
         expectedCount: Int? = nil
     ) -> any CatalogSource {
-        let pager = CatalogPager(source: source, fetch: fetch, client: client, expectedCount: expectedCount, spool: nil)
-        switch source.kind {
+        make(CatalogPager(source: source, fetch: fetch, client: client, expectedCount: expectedCount))
+    }
+
+    /// The source that pages with `pager`, for its source's API shape.
+    static func make(_ pager: CatalogPager) -> any CatalogSource {
+        switch pager.source.kind {
         case .rapidAPI: return RapidAPICatalogSource(pager: pager)
         case .v1: return V1CatalogSource(pager: pager)
         }

@@ -104,7 +104,6 @@ package struct Publisher: Sendable {
         let live = try await target.readLiveIndex()
         let indexUnchanged = live?.bytes == source.indexBytes
         // Retention runs blind when the live index cannot be read: it then deletes nothing.
-        var retentionBlind = false
         var liveIndex: PackIndex?
         if let live {
             switch Self.readIndex(live.bytes) {
@@ -120,7 +119,6 @@ package struct Publisher: Sendable {
                     )
                 }
                 say("replacing the unreadable live index.json (\(why)); retention deletes nothing this time")
-                retentionBlind = true
             }
         }
         if let live, !indexUnchanged {
@@ -134,9 +132,8 @@ package struct Publisher: Sendable {
         // Then the index's own signature, named by the index's SHA-256 and confirmed: whatever
         // happens next (a lost race, a refused or killed index write), the index a client reads
         // has its signature under the name of its bytes.
-        let indexSHA256 = SHA256Hex.of(source.indexBytes)
         if let signature = source.signature {
-            let key = SignatureLocation.key(forIndexSHA256: indexSHA256)
+            let key = SignatureLocation.key(forIndexSHA256: SHA256Hex.of(source.indexBytes))
             let signatureSHA256 = SHA256Hex.of(signature)
             if try await target.stat(key)?.sha256 != signatureSHA256 {
                 say("\(options.dryRun ? "would write" : "write"): \(key)")
@@ -195,9 +192,7 @@ package struct Publisher: Sendable {
         if !options.dryRun { PublishCrashPoint.reach(.beforeRetention) }
 
         // Retention, once the new index is live.
-        try await retain(
-            source, at: target, live: live, liveIndex: liveIndex, indexSHA256: indexSHA256, blind: retentionBlind,
-            report: &report, say: say)
+        try await retain(source, at: target, wasLive: live, liveIndex: liveIndex, report: &report, say: say)
         if !options.dryRun { await target.removeLeftovers() }
         return report
     }
@@ -364,17 +359,17 @@ extension Publisher {
     }
 
     /// Retention, once the new index is live: never a file (or signature) of the index that was
-    /// live, the new one, the one live now or the one the live `index.json.zst` holds; nothing at all
-    /// when one of them cannot be read (`blind`).
+    /// live (`wasLive`, read as `liveIndex`), the new one, the one live now or the one the live
+    /// `index.json.zst` holds; nothing at all when one of them cannot be read.
     func retain(
-        _ source: PublishSource, at target: any PublishTarget, live: LiveIndex?, liveIndex: PackIndex?, indexSHA256: String,
-        blind: Bool, report: inout PublishReport, say: (String) -> Void
+        _ source: PublishSource, at target: any PublishTarget, wasLive: LiveIndex?, liveIndex: PackIndex?,
+        report: inout PublishReport, say: (String) -> Void
     ) async throws(PublishError) {
-        var retentionBlind = blind
+        var retentionBlind = wasLive != nil && liveIndex == nil
         var protected = Set(source.index.packFiles.map(\.file))
         protected.formUnion(liveIndex?.packFiles.map(\.file) ?? [])
-        var protectedSignatures: Set<String> = [SignatureLocation.key(forIndexSHA256: indexSHA256)]
-        if let live { protectedSignatures.insert(SignatureLocation.key(forIndexSHA256: SHA256Hex.of(live.bytes))) }
+        var protectedSignatures: Set<String> = [SignatureLocation.key(forIndexSHA256: SHA256Hex.of(source.indexBytes))]
+        if let wasLive { protectedSignatures.insert(SignatureLocation.key(forIndexSHA256: SHA256Hex.of(wasLive.bytes))) }
         if !options.dryRun, let current = try await target.readLiveIndex() {
             protectedSignatures.insert(SignatureLocation.key(forIndexSHA256: SHA256Hex.of(current.bytes)))
             if case .index(let index) = Self.readIndex(current.bytes) {

@@ -115,10 +115,11 @@ enum StateOpener {
         return "\(layout.statePath).corrupt-\(stamp)"
     }
 
-    /// ``rebuild(_:state:index:indexDate:catalog:store:resolution:limits:)`` from the output
-    /// directory's `index.json` (its mtime is when it was last confirmed) and the cache's blobs.
-    /// No `index.json`: no pack written to rebuild. One that cannot be read or decoded throws
-    /// (``UnreadableIndex``): the pack versions written are never silently forgotten.
+    /// Records again what the output directory's `index.json` (its mtime is when it was last
+    /// confirmed) and the cache's blobs tell: each pack's version written, and each catalog
+    /// exercise's GIF the index names and the store holds intact. No `index.json`: no pack written
+    /// to rebuild. One that cannot be read or decoded throws (``UnreadableIndex``): the pack
+    /// versions written are never silently forgotten.
     static func rebuild(
         _ recovery: inout StateRecovery, state: BuildState, indexPath: String, catalog: ExerciseList,
         layout: CacheLayout, resolution: Resolution, fetch: FetchSettings
@@ -127,22 +128,11 @@ enum StateOpener {
         do { index = try BuilderIndexReader.read(indexPath) } catch {
             throw UnreadableIndex(path: indexPath, detail: "\(error)")
         }
-        let date = FileSystem.modificationDate(indexPath)
-        try rebuild(
-            &recovery, state: state, index: index, indexDate: date, catalog: catalog, store: BlobStore(layout: layout),
-            resolution: resolution,
-            limits: GIFLimits(
-                maxWidth: fetch.maxWidth, maxHeight: fetch.maxHeight,
-                maxFrames: fetch.maxFrames, maxTotalPixels: fetch.maxTotalPixels))
-    }
-
-    /// Records again what the index and the blobs tell: each pack's version written, and each
-    /// catalog exercise's GIF the index names and the store holds intact.
-    static func rebuild(
-        _ recovery: inout StateRecovery, state: BuildState, index: PackIndex?, indexDate: Date?,
-        catalog: ExerciseList, store: BlobStore, resolution: Resolution, limits: GIFLimits
-    ) throws {
         guard let index else { return }
+        let indexDate = FileSystem.modificationDate(indexPath)
+        let store = BlobStore(layout: layout)
+        let limits = GIFLimits(
+            maxWidth: fetch.maxWidth, maxHeight: fetch.maxHeight, maxFrames: fetch.maxFrames, maxTotalPixels: fetch.maxTotalPixels)
         var gifs: [String: String] = [:]
         for pack in index.allPacks {
             try state.recordWritten(

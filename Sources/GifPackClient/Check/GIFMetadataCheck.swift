@@ -7,7 +7,7 @@ import GifPackIndexReader
 /// with the pack catalog's record, the entry's format included.
 ///
 /// ```swift
-/// let problems = GIFMetadataCheck.problems(bytes: gif, metadata: exercise.gif, format: .gif, pack: "all", entry: path)
+/// let problems = GIFMetadataCheck.problems(.bytes(gif), metadata: exercise.gif, format: .gif, pack: "all", entry: path)
 /// ```
 enum GIFMetadataCheck {
     /// What a walk found: the canvas, frames and timing both formats have.
@@ -19,66 +19,36 @@ enum GIFMetadataCheck {
         var loopCount: Int?
     }
 
-    static func problems(
-        bytes: [UInt8], metadata: GIFMetadata?, side: Int? = nil, format: ImageFormat = .gif, pack: String,
-        entry: String
-    ) -> [PackRejection] {
-        switch walk(bytes, format: format, pack: pack, entry: entry) {
-        case .failure(let problem): [problem]
-        case .success(let walked): compare(walked, byteCount: Int64(bytes.count), metadata: metadata, side: side, format: format, pack: pack, entry: entry)
-        }
+    /// Where an image's verified bytes are: in memory, or in a file the installer wrote from an
+    /// entry whose size the index bounds and whose SHA-256 it checked (read back whole).
+    enum Source {
+        case bytes([UInt8])
+        case file(String)
     }
 
-    /// The same for an image already written to `path`, read back whole: the installer wrote it from
-    /// an entry whose size the index bounds and whose SHA-256 it checked.
+    /// The image (already read through ``IndexedEntry``, so its hash is right) walked — a GIF decoded,
+    /// a WebP's container (format 1.4) — and compared with its catalog record (`metadata`; nil: walked only).
+    /// `side`: a rendition pack's resolution, the larger side its GIFs' logical screens must have.
     static func problems(
-        file path: String, metadata: GIFMetadata?, side: Int? = nil, format: ImageFormat = .gif, pack: String,
-        entry: String
+        _ image: Source, metadata: GIFMetadata?, side: Int? = nil, format: ImageFormat, pack: String, entry: String
     ) -> [PackRejection] {
         let bytes: [UInt8]
-        do {
-            let reader = try PackFrameReader(path: path)
-            bytes = try reader.readBytes(at: 0, count: Int(try reader.fileSize()))
-        } catch {
-            return [PackRejection(format == .webp ? .notAWebP : .notAGIF, pack: pack, entry: entry, detail: "cannot be read back: \(error)")]
-        }
-        switch walk(bytes, format: format, pack: pack, entry: entry) {
-        case .failure(let problem): return [problem]
-        case .success(let walked):
-            return compare(
-                walked, byteCount: FileOps.regularFileSize(path) ?? -1, metadata: metadata, side: side, format: format, pack: pack,
-                entry: entry)
-        }
-    }
-
-    private static func walk(_ bytes: [UInt8], format: ImageFormat, pack: String, entry: String) -> Result<Walked, PackRejection> {
-        if format == .webp {
+        switch image {
+        case .bytes(let inMemory): bytes = inMemory
+        case .file(let path):
             do {
-                let info = try WebPWalker.inspect(bytes: bytes)
-                return .success(
-                    Walked(
-                        width: info.width, height: info.height, frames: info.frameCount,
-                        durationMilliseconds: info.durationMilliseconds, loopCount: info.loopCount))
+                let reader = try PackFrameReader(path: path)
+                bytes = try reader.readBytes(at: 0, count: Int(try reader.fileSize()))
             } catch {
-                return .failure(PackRejection(.notAWebP, pack: pack, entry: entry, detail: "the WebP container is refused: \(error)"))
+                return [PackRejection(format == .webp ? .notAWebP : .notAGIF, pack: pack, entry: entry, detail: "cannot be read back: \(error)")]
             }
         }
-        do {
-            let info = try GIFWalker.inspect(bytes: bytes)
-            return .success(
-                Walked(
-                    width: info.width, height: info.height, frames: info.frameCount,
-                    durationMilliseconds: info.durationMilliseconds, loopCount: info.loopCount))
-        } catch {
-            return .failure(PackRejection(.notAGIF, pack: pack, entry: entry, detail: "does not decode: \(error)"))
+        let info: Walked
+        switch walk(bytes, format: format, pack: pack, entry: entry) {
+        case .failure(let problem): return [problem]
+        case .success(let walked): info = walked
         }
-    }
-
-    /// `side`: a rendition pack's resolution, the larger side its GIFs' logical screens must have.
-    private static func compare(
-        _ info: Walked, byteCount: Int64, metadata: GIFMetadata?, side: Int?, format: ImageFormat, pack: String,
-        entry: String
-    ) -> [PackRejection] {
+        let byteCount = if case .file(let path) = image { FileOps.regularFileSize(path) ?? -1 } else { Int64(bytes.count) }
         let kind = format == .webp ? "WebP" : "GIF"
         if let side, max(info.width, info.height) != side {
             return [
@@ -107,5 +77,28 @@ enum GIFMetadataCheck {
                 .catalogMismatch, pack: pack, entry: entry,
                 detail: "catalog.json vs the decoded \(kind): " + differences.joined(separator: ", "))
         ]
+    }
+
+    private static func walk(_ bytes: [UInt8], format: ImageFormat, pack: String, entry: String) -> Result<Walked, PackRejection> {
+        if format == .webp {
+            do {
+                let info = try WebPWalker.inspect(bytes: bytes)
+                return .success(
+                    Walked(
+                        width: info.width, height: info.height, frames: info.frameCount,
+                        durationMilliseconds: info.durationMilliseconds, loopCount: info.loopCount))
+            } catch {
+                return .failure(PackRejection(.notAWebP, pack: pack, entry: entry, detail: "the WebP container is refused: \(error)"))
+            }
+        }
+        do {
+            let info = try GIFWalker.inspect(bytes: bytes)
+            return .success(
+                Walked(
+                    width: info.width, height: info.height, frames: info.frameCount,
+                    durationMilliseconds: info.durationMilliseconds, loopCount: info.loopCount))
+        } catch {
+            return .failure(PackRejection(.notAGIF, pack: pack, entry: entry, detail: "does not decode: \(error)"))
+        }
     }
 }

@@ -12,7 +12,7 @@ import GifPackIndexReader
 /// to exactly 1024 zero bytes (``EndOfArchiveCheck``; stock `tar` would extract anything hidden
 /// there); and `catalog.json` against the content digest and the index (``CatalogCheck``). Then
 /// every image entry is read through its frame (tar header, capped size, SHA-256: ``IndexedEntry``) and
-/// walked by its format's walker and compared with its catalog record (``gifProblems(_:metadata:side:format:pack:entry:)``). The file's
+/// walked by its format's walker and compared with its catalog record (``GIFMetadataCheck/problems(_:metadata:side:format:pack:entry:)``). The file's
 /// size and SHA-256 are checked before, by ``PackDownloader``.
 ///
 /// ```swift
@@ -82,24 +82,6 @@ enum PackChecks {
             try report(rejection(error, pack: name))
         }
         return Opened(reader: reader, frames: frames, metadata: metadata, entriesReadable: true)
-    }
-
-    /// The image (already read through ``IndexedEntry``, so its hash is right) walked — a GIF decoded,
-    /// a WebP's container (format 1.4) — and compared with its catalog record.
-    static func gifProblems(
-        _ gif: GIFSource, metadata: GIFMetadata?, side: Int? = nil, format: ImageFormat, pack: String,
-        entry: String
-    ) -> [PackRejection] {
-        switch gif {
-        case .bytes(let bytes): GIFMetadataCheck.problems(bytes: bytes, metadata: metadata, side: side, format: format, pack: pack, entry: entry)
-        case .file(let path): GIFMetadataCheck.problems(file: path, metadata: metadata, side: side, format: format, pack: pack, entry: entry)
-        }
-    }
-
-    /// Where a GIF's verified bytes are.
-    enum GIFSource {
-        case bytes([UInt8])
-        case file(String)
     }
 
     static func rejection(_ error: PackClientError, pack: String) -> PackRejection {

@@ -133,7 +133,7 @@ package enum PackVerifier {
                         detail: "no exercise of catalog.json uses this GIF"))
             }
             report.gifs += 1
-            report.problems += GIFMetadataCheck.problems(bytes: entry.data, metadata: metadata[hash], format: format, pack: name, entry: path)
+            report.problems += GIFMetadataCheck.problems(.bytes(entry.data), metadata: metadata[hash], format: format, pack: name, entry: path)
         }
         if let last = scan.frames.last, let endProblem = EndOfArchiveCheck.problem(path: path, frame: last, pack: name) {
             report.problems.append(endProblem)
@@ -192,7 +192,7 @@ package enum PackVerifier {
                     gif.location, sha256: gif.sha256, image: gif.imageFormat, side: pack.renditionSide, pack: name,
                     reader: opened.reader)
                 report.gifs += 1
-                report.problems += PackChecks.gifProblems(
+                report.problems += GIFMetadataCheck.problems(
                     .bytes(bytes), metadata: opened.metadata?[gif.sha256], format: gif.imageFormat,
                     pack: name, entry: gif.location.path)
             } catch {

@@ -201,7 +201,7 @@ final class PackFollower: @unchecked Sendable {  // @unchecked: the mutable fiel
             let bytes = try? IndexedEntry.readAll(
                 gif.location, sha256: gif.sha256, image: gif.imageFormat, side: pack.renditionSide, pack: name,
                 reader: reader),
-            PackChecks.gifProblems(
+            GIFMetadataCheck.problems(
                 .bytes(bytes), metadata: metadata, side: pack.renditionSide, format: gif.imageFormat, pack: name,
                 entry: gif.location.path
             ).isEmpty

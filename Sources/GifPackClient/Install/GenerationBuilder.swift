@@ -365,9 +365,9 @@ extension GenerationBuilder {
     }
 
     /// The GIF decodes and matches its catalog record (the checks `verify` runs), else the pack is refused.
-    static func check(_ gif: PackChecks.GIFSource, _ source: InstallPlan.Source) throws(PackClientError) {
+    static func check(_ gif: GIFMetadataCheck.Source, _ source: InstallPlan.Source) throws(PackClientError) {
         let name = SafePath.printable(source.pack)
-        if let problem = PackChecks.gifProblems(
+        if let problem = GIFMetadataCheck.problems(
             gif, metadata: source.metadata, side: source.side, format: source.entry.imageFormat, pack: name,
             entry: SafePath.printable(source.entry.location.path)
         ).first {

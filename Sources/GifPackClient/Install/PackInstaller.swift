@@ -33,7 +33,7 @@ import GifPackIndexReader
 /// With ``withPosters``, each chosen pack's posters pack (format 1.2) is fetched (nothing when the
 /// installed generation already holds every poster of that very file; on an upgrade only its
 /// catalog's frame and the missing posters' frames, as for a pack below; each poster at most once across
-/// the chosen packs, see `fetchPosterPacks(_:from:downloader:client:installed:cancellation:)`), verified like a pack (see
+/// the chosen packs, see `Fetching.posterPacks(_:installed:)`), verified like a pack (see
 /// `PosterInstallPlan`), and its posters are installed in the same generation, at
 /// `<cache>/posters/<size>/<id>.gif`; ``InstalledCache/posterPath(forExercise:size:)`` finds them.
 ///
@@ -49,7 +49,7 @@ import GifPackIndexReader
 /// the ranges would cost more, or with nothing installed yet. Across the chosen packs, each GIF is
 /// fetched at most once: the packs go largest first, and a later one is planned against the GIFs
 /// the earlier ones bring too (so on a first install, a pack whose GIFs all came with another costs
-/// its catalog frame); see `fetchPacks(_:from:downloader:client:previous:cancellation:unpacked:)`.
+/// its catalog frame); see `Fetching.packs(_:selection:)`.
 ///
 /// Cancelling the calling task ends ``install(from:packs:client:)`` with `CancellationError` at any
 /// stage before the switch — the index or a pack in transfer, the checks, the staging (looked at
@@ -148,154 +148,37 @@ package struct PackInstaller: Sendable {
         from source: PackIndexSource, packs names: [String]? = nil,
         client: (any HTTPTransport)? = nil
     ) async throws -> InstallReport {
-        let cancellation = InstallCancellation(hook: stageHook)
-        let clock = InstallPhaseClock()
+        let run = Run(self, cancellation: InstallCancellation(hook: stageHook))
         do {
             var report = try await withTaskCancellationHandler {
-                try await lockedInstall(from: source, packs: names, client: client, cancellation: cancellation, clock: clock)
+                try await run.lockedInstall(from: source, packs: names, client: client)
             } onCancel: {
-                cancellation.cancel()
+                run.cancellation.cancel()
             }
-            report.phases = clock.phases()
+            report.phases = run.clock.phases()
             return report
         } catch {
             // A transfer the cancellation stopped (.transfer(…, .cancelled)), a checkpoint that saw it, or
             // anything else that failed once the call was cancelled: the caller asked to stop.
-            if cancellation.isCancelled || Task.isCancelled || error as? PackClientError == .cancelled { throw CancellationError() }
+            if run.cancellation.isCancelled || Task.isCancelled || error as? PackClientError == .cancelled { throw CancellationError() }
             throw error
         }
     }
 
-    private func lockedInstall(
-        from source: PackIndexSource, packs names: [String]?, client: (any HTTPTransport)?,
-        cancellation: InstallCancellation, clock: InstallPhaseClock
-    ) async throws(PackClientError) -> InstallReport {
-        let generations = CacheGenerations(cachePath: cacheDirectory)
-        let lock = try await Self.lock(generations)
-        // GIFs decoded while their pack downloads wait here for the staging (named like a staging
-        // directory, so what an interrupted install leaves goes with the rest, CacheGenerations.removeStale).
-        let unpacked = "\(generations.storePath)/\(CacheGenerations.stagingName(1))"
+    /// Installs packs already fetched and verified by a ``PackDownloader``.
+    package func install(_ packs: [DownloadedPack]) async throws(PackClientError) -> InstallReport {
+        let run = Run(self, cancellation: InstallCancellation())
+        let lock = try await run.takeLock()
         do {
-            let report = try await install(
-                from: source, packs: names, client: client, generations: generations,
-                unpacked: unpacked, cancellation: cancellation, clock: clock)
-            await removeFiles([unpacked])
-            clock.enter(.none)
+            run.clock.enter(.planning)
+            var report = try await run.installLocked(NewGeneration(packs: packs))
             withExtendedLifetime(lock) {}
+            run.clock.enter(.none)
+            report.phases = run.clock.phases()
             return report
         } catch {
-            await removeFiles([unpacked])
-            // A refusal or failure of a first install leaves no <cache>.d behind (only what can resume a download).
-            await Self.release(lock, generations: generations)
+            await run.release(lock)
             throw error
-        }
-    }
-
-    private func install(
-        from source: PackIndexSource, packs names: [String]?, client: (any HTTPTransport)?,
-        generations: CacheGenerations, unpacked: String,
-        cancellation: InstallCancellation, clock: InstallPhaseClock
-    ) async throws(PackClientError) -> InstallReport {
-        // One client for the index and every pack of a remote source, unless the caller brought one.
-        var owned: (any HTTPTransport)?
-        if client == nil, case .url = source.location {
-            owned = URLSessionTransport(maxConnections: max(2, sparseUpgrades.maxRequestsInFlight))
-        }
-        let http = client ?? owned
-        let timeouts = self.timeouts.startingCall()
-
-        // The index: conditional on the one the installed generation came from when that generation
-        // is what this call asks for again, so an unchanged index costs a 304 and no body.
-        let current = try await installedGeneration(generations)
-        // With trust, the floor is the higher of the installed generation's and the other tier's (one per URL for the app).
-        let installedFloor = current?.manifest.indexSequence
-        let otherFloor = try await otherTierFloor()
-        let floor = [installedFloor, otherFloor].compactMap { $0 }.max()
-        let condition = (otherFloor ?? .min) > (installedFloor ?? .min) ? nil : conditionalBasis(current?.manifest, names: names, source: source)
-        let fetched: FetchedIndex
-        try cancellation.checkpoint(.index)
-        switch try await source.load(
-            ifChangedFrom: condition?.validators, trust: trust,
-            installedSequence: trust == nil ? nil : floor,
-            client: http, limits: limits, timeouts: timeouts)
-        {
-        case .notModified:
-            guard let current, let condition else {
-                throw .unconditionalNotModified(source.description)
-            }
-            if let trust { try trust.acceptUnchanged(condition, location: source.description) }
-            return Self.unchangedReport(
-                current.manifest, directory: current.directory, cacheDirectory: cacheDirectory,
-                generations: generations)
-        case .modified(let loaded):
-            fetched = loaded
-        }
-        let index = fetched.index
-        indexHook?(index)
-        clock.enter(.planning)
-        let record = fetched.validators.map {
-            InstalledIndex(
-                validators: $0, packs: index.packs.map(\.name), expires: trust == nil ? nil : index.expires,
-                signedBy: trust == nil ? nil : IndexTrust.signerKeyID(of: fetched.signature))
-        }
-        let named = try select(names, from: index)
-        if withPosters, let bare = named.first(where: { $0.posters == nil }) { throw .noPosters(pack: bare.name) }
-        // With renditions, the packs of each exercise's chosen rendition (RenditionChoice.swift); with
-        // formats, each of those in the app's preferred format (FormatChoice.swift).
-        let selection = RenditionSelection(chosen: named, index: index, pixels: preferredPixelSize).preferring(formats, in: index)
-        let chosen = selection.packs
-        // The index is accepted: downloads of packs it no longer lists go before anything is fetched.
-        try await removeStaleDownloads(generations, index: index)
-        if let report = try await unchangedReport(
-            for: chosen, posters: named, generations: generations,
-            refreshing: record, sequence: trust == nil ? nil : index.sequence)
-        {
-            return report
-        }
-
-        progress?.begin(gifs: selection.gifCount)
-        var downloader = PackDownloader(directory: generations.downloadsPath, client: http, limits: limits)
-        downloader.progress = progress
-        downloader.maxAttempts = downloadAttempts
-        downloader.timeouts = timeouts
-        // Sparse upgrades (below): only the missing frames, by range, when it pays.
-        let previous = try await sparseBasis(for: source, generations: generations)
-        clock.enter(.transfer)
-        let packs = try await fetchPacks(
-            chosen, from: source, downloader: downloader, client: http, previous: previous,
-            cancellation: cancellation, unpacked: unpacked, selection: selection)
-        let downloaded = packs.0
-        var fetches = packs.1
-        var posterSources: [PosterSource] = []
-        if withPosters {
-            do {
-                let installed = try await installedGeneration(generations)
-                let posters = try await fetchPosterPacks(
-                    named.compactMap(\.posters), from: source, downloader: downloader,
-                    client: http, installed: installed, cancellation: cancellation)
-                posterSources = posters.0
-                fetches += posters.1
-            } catch {
-                await removeCopies(downloaded)
-                throw error
-            }
-        }
-        clock.enter(.planning)
-        var report = try await installLocked(
-            downloaded, posters: posterSources, generations: generations,
-            indexSequence: trust == nil ? nil : index.sequence, indexRecord: record,
-            cancellation: cancellation, selection: selection, clock: clock)
-        report.fetches = fetches
-        return report
-    }
-
-    /// Once `index` is accepted (loaded, and trusted when ``trust`` is set): the downloads of packs it
-    /// no longer lists go (``StaleDownloads``), so `downloads/` never holds more than the packs of
-    /// the index being installed.
-    private func removeStaleDownloads(_ generations: CacheGenerations, index: PackIndex) async throws(PackClientError) {
-        let directory = generations.downloadsPath
-        try await BlockingWork.run("gifpack.downloads") { () throws(PackClientError) in
-            _ = try StaleDownloads.remove(in: directory, keepingPacksOf: index)
         }
     }
 
@@ -303,15 +186,6 @@ package struct PackInstaller: Sendable {
     private func otherTierFloor() async throws(PackClientError) -> Int? {
         guard trust != nil, let floorSource else { return nil }
         return try await BlockingWork.run("gifpack.floor") { () throws(PackClientError) -> Int? in try LoaderFloors.read(floorSource) }
-    }
-
-    /// The installed generation (directory and manifest), nil when nothing is installed.
-    private func installedGeneration(_ generations: CacheGenerations) async throws(PackClientError) -> GenerationBuilder.Previous? {
-        try await BlockingWork.run("gifpack.manifest") { () throws(PackClientError) -> GenerationBuilder.Previous? in
-            guard let generation = try generations.current() else { return nil }
-            let directory = generations.generationPath(generation)
-            return try InstallManifest.read(directory: directory).map { .init(directory: directory, manifest: $0) }
-        }
     }
 
     /// The index record to make the index request conditional on: the installed generation's,
@@ -335,76 +209,6 @@ package struct PackInstaller: Sendable {
         return record
     }
 
-    /// Installs packs already fetched and verified by a ``PackDownloader``.
-    package func install(_ packs: [DownloadedPack]) async throws(PackClientError) -> InstallReport {
-        let generations = CacheGenerations(cachePath: cacheDirectory)
-        let clock = InstallPhaseClock()
-        let lock = try await Self.lock(generations)
-        do {
-            clock.enter(.planning)
-            var report = try await installLocked(packs, generations: generations, clock: clock)
-            withExtendedLifetime(lock) {}
-            clock.enter(.none)
-            report.phases = clock.phases()
-            return report
-        } catch {
-            await Self.release(lock, generations: generations)
-            throw error
-        }
-    }
-
-    /// Refuses a `<cache>` that is not gifpack's before anything is created, then creates
-    /// `<cache>.d` (when missing) and takes the install lock.
-    private static func lock(_ generations: CacheGenerations) async throws(PackClientError) -> InstallLock {
-        try await BlockingWork.run("gifpack.lock") { () throws(PackClientError) -> InstallLock in
-            _ = try generations.current()
-            return try InstallLock(generations)
-        }
-    }
-
-    /// After a failed install: when that install made `<cache>.d` and nothing was installed, removes
-    /// what it left there (see ``CacheGenerations/removeUnusedStore()``), then lets the lock go.
-    private static func release(_ lock: InstallLock, generations: CacheGenerations) async {
-        guard lock.createdStore else { return }
-        _ = await BlockingWork.result("gifpack.cleanup") { () throws(PackClientError) in
-            withExtendedLifetime(lock) { generations.removeUnusedStore() }
-        }
-    }
-
-    private func installLocked(
-        _ packs: [DownloadedPack], posters: [PosterSource] = [], generations: CacheGenerations,
-        indexSequence: Int? = nil, indexRecord: InstalledIndex? = nil,
-        cancellation: InstallCancellation = InstallCancellation(),
-        selection: RenditionSelection? = nil, clock: InstallPhaseClock
-    ) async throws(PackClientError) -> InstallReport {
-        let settings = self
-        let outcome = await BlockingWork.result("gifpack.install") { () throws(PackClientError) -> InstallReport in
-            try settings.installGeneration(
-                packs, posters: posters, generations: generations, indexSequence: indexSequence,
-                indexRecord: indexRecord, cancellation: cancellation, selection: selection, clock: clock)
-        }
-        switch outcome {
-        case .success(let report):
-            clock.enter(.switch)
-            if !keepDownloads {
-                await removeCopies(packs)
-                await removeCopies(posters)
-            }
-            return report
-        case .failure(let error):
-            if case .rejected = error {
-                await removeCopies(packs)
-                await removeCopies(posters)
-            } else {
-                // A whole download is kept to be reused (checked again) by the next attempt; a sparse
-                // upgrade's file never is (each attempt makes it anew): it goes now.
-                await removeCopies(packs.filter { $0.fetchedGIFs != nil })
-                await removeCopies(posters.filter { $0.fetchedPosters != nil })
-            }
-            throw error
-        }
-    }
-
     /// The packs to install, in index order, without repeats.
     private func select(_ names: [String]?, from index: PackIndex) throws(PackClientError) -> [PackDescription] {
         guard let names, !names.isEmpty else { return index.packs }
@@ -418,41 +222,8 @@ package struct PackInstaller: Sendable {
         return chosen.sorted { $0.name < $1.name }
     }
 
-    /// A report without any work when exactly these packs (and, with posters, the posters packs of
-    /// `posters`, the packs asked for; without, none) are installed in this layout, for this
-    /// ``preferredPixelSize``. The generation's manifest then takes the new
-    /// index's record (`refreshing`: validators, expiry), so the next check is conditional on this
-    /// index, and, with trusted keys, the floor raised to its `sequence` (a re-signed index with the
-    /// same packs); `sequence` is nil without keys, which leaves the floor as it is.
-    private func unchangedReport(
-        for packs: [PackDescription], posters named: [PackDescription], generations: CacheGenerations,
-        refreshing record: InstalledIndex?, sequence: Int?
-    ) async throws(PackClientError) -> InstallReport? {
-        let wantedPosters = withPosters ? named.compactMap(\.posters).map { [$0.name, $0.sha256] }.sorted { $0[0] < $1[0] } : []
-        let formats = FormatChoice.recorded(formats)
-        return try await BlockingWork.run("gifpack.manifest") { [layout, cacheDirectory, preferredPixelSize] () throws(PackClientError) -> InstallReport? in
-            guard let generation = try generations.current(),
-                var manifest = try InstallManifest.read(directory: generations.generationPath(generation)),
-                manifest.layout == layout, manifest.preferredPixelSize == preferredPixelSize, manifest.formats == formats,
-                manifest.packs.map({ [$0.name, $0.sha256] }) == packs.sorted(by: { $0.name < $1.name }).map({ [$0.name, $0.sha256] }),
-                (manifest.posterPacks ?? []).map({ [$0.name, $0.sha256] }) == wantedPosters
-            else { return nil }
-            let directory = generations.generationPath(generation)
-            let floor = InstallManifest.floor(carrying: manifest.indexSequence, verified: sequence)
-            if manifest.index != record || manifest.indexSequence != floor {
-                manifest.index = record
-                manifest.indexSequence = floor
-                try manifest.replace(inDirectory: directory)
-            }
-            return Self.unchangedReport(manifest, directory: directory, cacheDirectory: cacheDirectory, generations: generations)
-        }
-    }
-
     /// The report of an install that changed nothing: the generation as its manifest describes it.
-    private static func unchangedReport(
-        _ manifest: InstallManifest, directory: String, cacheDirectory: String,
-        generations: CacheGenerations
-    ) -> InstallReport {
+    private static func unchangedReport(_ manifest: InstallManifest, directory: String, cacheDirectory: String) -> InstallReport {
         InstallReport(
             cacheDirectory: cacheDirectory, generationDirectory: directory,
             generation: manifest.generation, layout: manifest.layout, packs: manifest.packs, exercises: manifest.exercises.count,
@@ -479,185 +250,354 @@ package struct PackInstaller: Sendable {
     }
 }
 
-/// The disk part of an install (``PackInstaller/install(from:packs:client:)``), on a dedicated
-/// thread: the packs' checks, the staging of the new generation on every core
-/// (``GenerationBuilder/stageEntries(_:)``) with a local pack's SHA-256 checked beside it, the
-/// switch, and the report.
+/// One install, from the install lock to the report: the index (``PackInstaller/install(from:packs:client:)``),
+/// the transfers (``PackInstaller/Fetching``), then the disk part on a dedicated thread: the packs'
+/// checks, the staging of the new generation on every core (``GenerationBuilder/stageEntries(_:)``)
+/// with a local pack's SHA-256 checked beside it, the switch, and the report.
 extension PackInstaller {
-    /// Plans, stages and switches in a new generation. Runs on a dedicated thread; stops at the
-    /// checkpoints of `cancellation` until the switch.
-    func installGeneration(
-        _ packs: [DownloadedPack], posters: [PosterSource], generations: CacheGenerations,
-        indexSequence: Int?, indexRecord: InstalledIndex?,
-        cancellation: InstallCancellation, selection: RenditionSelection? = nil,
-        clock: InstallPhaseClock
-    ) throws(PackClientError) -> InstallReport {
-        try cancellation.checkpoint(.verify)
-        // A local pack's SHA-256 is checked on a thread of its own while the pack is staged; a file
-        // that is not the index's is what the install reports, whatever else went wrong with it.
-        let checksums = ParallelWork.start(name: "gifpack.pack-checksum") {
-            Result { () throws(PackClientError) in
-                for pack in packs where pack.checksumPending { try PackDownloader.verify(pack.path, pack: pack.pack) }
+    /// One install under way; its stages are the methods. What they all look at is here: the
+    /// installer's settings, the cache's generations, the call's cancellation and its phase clock.
+    struct Run: Sendable {
+        let installer: PackInstaller
+        let generations: CacheGenerations
+        let cancellation: InstallCancellation
+        let clock = InstallPhaseClock()
+
+        init(_ installer: PackInstaller, cancellation: InstallCancellation) {
+            self.installer = installer
+            generations = CacheGenerations(cachePath: installer.cacheDirectory)
+            self.cancellation = cancellation
+        }
+
+        /// Where GIFs decoded while their pack downloads wait for the staging (named like a staging
+        /// directory, so what an interrupted install leaves goes with the rest, CacheGenerations.removeStale).
+        var unpacked: String { "\(generations.storePath)/\(CacheGenerations.stagingName(1))" }
+
+        /// Refuses a `<cache>` that is not gifpack's before anything is created, then creates
+        /// `<cache>.d` (when missing) and takes the install lock.
+        func takeLock() async throws(PackClientError) -> InstallLock {
+            try await BlockingWork.run("gifpack.lock") { [generations] () throws(PackClientError) -> InstallLock in
+                _ = try generations.current()
+                return try InstallLock(generations)
             }
         }
-        let staged: Staged
-        do {
-            staged = try stageGeneration(
-                packs, posters: posters, generations: generations, indexSequence: indexSequence,
-                indexRecord: indexRecord, cancellation: cancellation, selection: selection, clock: clock)
-        } catch {
-            try checksums.wait().get()
-            throw error
-        }
-        let (current, previous, plan, posterPlan, generation) = (
-            staged.current, staged.previous, staged.plan,
-            staged.posterPlan, staged.generation
-        )
-        // What is left of a local pack's SHA-256 (checked beside the staging) is a check: decode.
-        clock.enter(.decode)
-        do { try checksums.wait().get() } catch {
-            FileOps.remove(generations.generationPath(generation))
-            throw error
-        }
-        // The commit point: cancelled before the rename, nothing changed; after it, the install is done.
-        clock.enter(.switch)
-        do {
-            try cancellation.checkpoint(.switch)
-            try generations.switchTo(generation)
-        } catch {
-            FileOps.remove(generations.generationPath(generation))
-            throw error
-        }
-        cancellation.passed(.switched)
-        // Only now, with the new generation in place: older generations and leftovers of interrupted installs.
-        generations.removeStale(keeping: Set([generation] + [current].compactMap { $0 }))
-        clock.enter(.none)
 
-        let old = previous?.manifest.exercises ?? [:]
-        let new = plan.exercises
-        let counts = staged.counts
-        let changes = IndexDiff.exerciseChanges(from: old, to: new)
-        return InstallReport(
-            cacheDirectory: cacheDirectory, generationDirectory: generations.generationPath(generation),
-            generation: generation, layout: layout, packs: plan.packs, exercises: new.count,
-            placeholders: new.values.filter { $0 == nil }.count, gifsWritten: counts.gifsWritten,
-            gifsReused: counts.gifsReused, linksCreated: counts.linksCreated, bytesWritten: counts.bytesWritten,
-            bytesDownloaded: packs.reduce(0) { $0 + $1.bytesTransferred } + posters.reduce(0) { $0 + ($1.file?.bytesTransferred ?? 0) },
-            added: changes.added, removed: changes.removed, changed: changes.changed,
-            isUnchanged: false, posterPacks: posterPlan?.packs ?? [], postersWritten: counts.postersWritten,
-            postersReused: counts.postersReused, gifChecksSkipped: counts.checksSkipped)
-    }
-
-    /// A generation planned and staged, moved to its final name but not switched in.
-    struct Staged {
-        let current: Int?
-        let previous: GenerationBuilder.Previous?
-        let plan: InstallPlan
-        let posterPlan: PosterInstallPlan?
-        let generation: Int
-        let counts: GenerationBuilder.Counts
-    }
-
-    /// Checks the packs' structure (``InstallPlan``), stages the new generation (``GenerationBuilder``)
-    /// and gives it its final name; on a failure nothing of it is left.
-    private func stageGeneration(
-        _ packs: [DownloadedPack], posters: [PosterSource], generations: CacheGenerations,
-        indexSequence: Int?, indexRecord: InstalledIndex?,
-        cancellation: InstallCancellation, selection: RenditionSelection?,
-        clock: InstallPhaseClock
-    ) throws(PackClientError) -> Staged {
-        let current = try generations.current()
-        let previous: GenerationBuilder.Previous? = try current.flatMap { generation throws(PackClientError) in
-            let directory = generations.generationPath(generation)
-            return try InstallManifest.read(directory: directory).map { .init(directory: directory, manifest: $0) }
+        /// After a failed install: when that install made `<cache>.d` and nothing was installed, removes
+        /// what it left there (see ``CacheGenerations/removeUnusedStore()``), then lets the lock go.
+        func release(_ lock: InstallLock) async {
+            guard lock.createdStore else { return }
+            _ = await BlockingWork.result("gifpack.cleanup") { [generations] () throws(PackClientError) in
+                withExtendedLifetime(lock) { generations.removeUnusedStore() }
+            }
         }
-        let plan = try InstallPlan(packs: packs, limits: limits, selection: selection)
-        let posterPlan = withPosters ? try PosterInstallPlan(sources: posters, previous: previous) : nil
-        let generation = CacheGenerations.next(after: try generations.numbersInUse() + [current].compactMap { $0 })
-        let staging = "\(generations.storePath)/\(CacheGenerations.stagingName(generation))"
-        var builder = GenerationBuilder(staging: staging, layout: layout, previous: previous)
-        builder.verifiedSequence = indexSequence
-        builder.preferredPixelSize = preferredPixelSize
-        builder.formats = FormatChoice.recorded(formats)
-        builder.indexRecord = indexRecord
-        builder.cancellation = cancellation
-        builder.progress = progress
-        builder.phaseClock = clock
-        if !keepDownloads {
-            // Deleted before the sync, not after the switch: the sync would write them first.
-            builder.discardBeforeSync = packs.filter(\.isCopy).map(\.path) + posters.compactMap(\.file).filter(\.isCopy).map(\.path)
-        }
-        progress?.installing()
-        do {
-            try builder.build(plan, posters: posterPlan, generation: generation)
-            clock.enter(.switch)
-            try FileOps.move(staging, to: generations.generationPath(generation))
-        } catch {
-            FileOps.remove(staging)
-            throw error
-        }
-        return Staged(
-            current: current, previous: previous, plan: plan, posterPlan: posterPlan, generation: generation,
-            counts: builder.counts)
-    }
-}
 
-/// Posters across the chosen packs: each poster fetched at most once per install, by the rule
-/// ``PackInstaller/fetchPacks(_:from:downloader:client:previous:cancellation:)`` follows for GIFs.
-extension PackInstaller {
-    /// Fetches the chosen packs' posters packs (``fetchPosters(_:from:downloader:client:installed:alsoFetched:)``),
-    /// each poster at most once: the posters packs go largest first (most posters), and a later one
-    /// is planned against the posters the earlier ones bring as well as those the installed
-    /// generation holds, so a poster listed by several packs comes with the first — the later
-    /// pack then fetches its catalog's frame and, by range, only the posters nobody brings, when
-    /// that costs less than its whole file. A shared poster counts only when the later catalog
-    /// gives it the SHA-256 the earlier one does (the install then reads it from the earlier file,
-    /// checked against that SHA-256). Answers in the order of `chosen`; on a failure, removes what
-    /// it downloaded.
-    func fetchPosterPacks(
-        _ chosen: [PosterPackDescription], from source: PackIndexSource, downloader: PackDownloader,
-        client: (any HTTPTransport)?, installed: GenerationBuilder.Previous?,
-        cancellation: InstallCancellation
-    ) async throws(PackClientError) -> ([PosterSource], [PackFetchSummary]) {
-        let order = chosen.indices.sorted { (chosen[$0].posters.count, -$0) > (chosen[$1].posters.count, -$1) }
-        var fetched: [Int: (PosterSource, PackFetchSummary)] = [:]
-        var brought: [String: String] = [:]
-        for position in order {
+        /// ``PackInstaller/install(from:packs:client:)`` under the install lock, then without what waited in ``unpacked``.
+        func lockedInstall(
+            from source: PackIndexSource, packs names: [String]?, client: (any HTTPTransport)?
+        ) async throws(PackClientError) -> InstallReport {
+            let lock = try await takeLock()
             do {
-                try cancellation.checkpoint(.transfer)
-                let item = try await fetchPosters(
-                    chosen[position], from: source, downloader: downloader, client: client,
-                    installed: installed, alsoFetched: brought)
-                fetched[position] = item
-                let more = await Self.postersBrought(by: item.0)
-                brought.merge(more) { earlier, _ in earlier }
+                let report = try await install(from: source, packs: names, client: client)
+                await installer.removeFiles([unpacked])
+                clock.enter(.none)
+                withExtendedLifetime(lock) {}
+                return report
             } catch {
-                await removeCopies(fetched.values.map(\.0))
+                await installer.removeFiles([unpacked])
+                // A refusal or failure of a first install leaves no <cache>.d behind (only what can resume a download).
+                await release(lock)
                 throw error
             }
         }
-        let inOrder = chosen.indices.compactMap { fetched[$0] }
-        return (inOrder.map(\.0), inOrder.map(\.1))
+
+        /// The index loaded (conditionally) and accepted, the chosen packs fetched, the new generation installed.
+        private func install(
+            from source: PackIndexSource, packs names: [String]?, client: (any HTTPTransport)?
+        ) async throws(PackClientError) -> InstallReport {
+            let (trust, limits) = (installer.trust, installer.limits)
+            // One client for the index and every pack of a remote source, unless the caller brought one.
+            var owned: (any HTTPTransport)?
+            if client == nil, case .url = source.location {
+                owned = URLSessionTransport(maxConnections: max(2, installer.sparseUpgrades.maxRequestsInFlight))
+            }
+            let http = client ?? owned
+            let timeouts = installer.timeouts.startingCall()
+
+            // The index: conditional on the one the installed generation came from when that generation
+            // is what this call asks for again, so an unchanged index costs a 304 and no body.
+            let current = try await installedGeneration()
+            // With trust, the floor is the higher of the installed generation's and the other tier's (one per URL for the app).
+            let installedFloor = current?.manifest.indexSequence
+            let otherFloor = try await installer.otherTierFloor()
+            let floor = [installedFloor, otherFloor].compactMap { $0 }.max()
+            let condition =
+                (otherFloor ?? .min) > (installedFloor ?? .min) ? nil : installer.conditionalBasis(current?.manifest, names: names, source: source)
+            let fetched: FetchedIndex
+            try cancellation.checkpoint(.index)
+            switch try await source.load(
+                ifChangedFrom: condition?.validators, trust: trust,
+                installedSequence: trust == nil ? nil : floor,
+                client: http, limits: limits, timeouts: timeouts)
+            {
+            case .notModified:
+                guard let current, let condition else {
+                    throw .unconditionalNotModified(source.description)
+                }
+                if let trust { try trust.acceptUnchanged(condition, location: source.description) }
+                return PackInstaller.unchangedReport(current.manifest, directory: current.directory, cacheDirectory: installer.cacheDirectory)
+            case .modified(let loaded):
+                fetched = loaded
+            }
+            let index = fetched.index
+            installer.indexHook?(index)
+            clock.enter(.planning)
+            let record = fetched.validators.map {
+                InstalledIndex(
+                    validators: $0, packs: index.packs.map(\.name), expires: trust == nil ? nil : index.expires,
+                    signedBy: trust == nil ? nil : IndexTrust.signerKeyID(of: fetched.signature))
+            }
+            let sequence = trust == nil ? nil : index.sequence
+            let named = try installer.select(names, from: index)
+            if installer.withPosters, let bare = named.first(where: { $0.posters == nil }) { throw .noPosters(pack: bare.name) }
+            // With renditions, the packs of each exercise's chosen rendition (RenditionChoice.swift); with
+            // formats, each of those in the app's preferred format (FormatChoice.swift).
+            let selection = RenditionSelection(chosen: named, index: index, pixels: installer.preferredPixelSize)
+                .preferring(installer.formats, in: index)
+            let chosen = selection.packs
+            // The index is accepted: downloads of packs it no longer lists go before anything is fetched.
+            try await removeStaleDownloads(keepingPacksOf: index)
+            if let report = try await unchangedReport(for: chosen, posters: named, refreshing: record, sequence: sequence) {
+                return report
+            }
+
+            installer.progress?.begin(gifs: selection.gifCount)
+            var downloader = PackDownloader(directory: generations.downloadsPath, client: http, limits: limits)
+            downloader.progress = installer.progress
+            downloader.maxAttempts = installer.downloadAttempts
+            downloader.timeouts = timeouts
+            // Sparse upgrades (Fetching): only the missing frames, by range, when it pays.
+            let fetching = Fetching(
+                installer: installer, source: source, client: http, downloader: downloader,
+                cancellation: cancellation, unpacked: unpacked, previous: try await sparseBasis(for: source))
+            clock.enter(.transfer)
+            var (downloaded, fetches) = try await fetching.packs(chosen, selection: selection)
+            var posterSources: [PosterSource] = []
+            if installer.withPosters {
+                do {
+                    let installed = try await installedGeneration()
+                    let posters = try await fetching.posterPacks(named.compactMap(\.posters), installed: installed)
+                    posterSources = posters.0
+                    fetches += posters.1
+                } catch {
+                    await installer.removeCopies(downloaded)
+                    throw error
+                }
+            }
+            clock.enter(.planning)
+            var report = try await installLocked(
+                NewGeneration(packs: downloaded, posters: posterSources, indexSequence: sequence, indexRecord: record, selection: selection))
+            report.fetches = fetches
+            return report
+        }
+
+        /// Once `index` is accepted (loaded, and trusted when ``trust`` is set): the downloads of packs it
+        /// no longer lists go (``StaleDownloads``), so `downloads/` never holds more than the packs of
+        /// the index being installed.
+        private func removeStaleDownloads(keepingPacksOf index: PackIndex) async throws(PackClientError) {
+            let directory = generations.downloadsPath
+            try await BlockingWork.run("gifpack.downloads") { () throws(PackClientError) in
+                _ = try StaleDownloads.remove(in: directory, keepingPacksOf: index)
+            }
+        }
+
+        /// The installed generation (directory and manifest), nil when nothing is installed.
+        private func installedGeneration() async throws(PackClientError) -> GenerationBuilder.Previous? {
+            try await BlockingWork.run("gifpack.manifest") { [generations] () throws(PackClientError) -> GenerationBuilder.Previous? in
+                guard let generation = try generations.current() else { return nil }
+                let directory = generations.generationPath(generation)
+                return try InstallManifest.read(directory: directory).map { .init(directory: directory, manifest: $0) }
+            }
+        }
+
+        /// The installed generation an upgrade can reuse GIFs from; nil when sparse upgrades do not
+        /// apply (turned off, a local index) or nothing is installed.
+        private func sparseBasis(for source: PackIndexSource) async throws(PackClientError) -> GenerationBuilder.Previous? {
+            guard installer.sparseUpgrades.isEnabled, case .url = source.location else { return nil }
+            return try await installedGeneration()
+        }
+
+        /// A report without any work when exactly these packs (and, with posters, the posters packs of
+        /// `posters`, the packs asked for; without, none) are installed in this layout, for this
+        /// ``preferredPixelSize``. The generation's manifest then takes the new
+        /// index's record (`refreshing`: validators, expiry), so the next check is conditional on this
+        /// index, and, with trusted keys, the floor raised to its `sequence` (a re-signed index with the
+        /// same packs); `sequence` is nil without keys, which leaves the floor as it is.
+        private func unchangedReport(
+            for packs: [PackDescription], posters named: [PackDescription],
+            refreshing record: InstalledIndex?, sequence: Int?
+        ) async throws(PackClientError) -> InstallReport? {
+            let wantedPosters =
+                installer.withPosters ? named.compactMap(\.posters).map { [$0.name, $0.sha256] }.sorted { $0[0] < $1[0] } : []
+            let formats = FormatChoice.recorded(installer.formats)
+            return try await BlockingWork.run("gifpack.manifest") { [installer, generations] () throws(PackClientError) -> InstallReport? in
+                guard let generation = try generations.current(),
+                    var manifest = try InstallManifest.read(directory: generations.generationPath(generation)),
+                    manifest.layout == installer.layout, manifest.preferredPixelSize == installer.preferredPixelSize,
+                    manifest.formats == formats,
+                    manifest.packs.map({ [$0.name, $0.sha256] }) == packs.sorted(by: { $0.name < $1.name }).map({ [$0.name, $0.sha256] }),
+                    (manifest.posterPacks ?? []).map({ [$0.name, $0.sha256] }) == wantedPosters
+                else { return nil }
+                let directory = generations.generationPath(generation)
+                let floor = InstallManifest.floor(carrying: manifest.indexSequence, verified: sequence)
+                if manifest.index != record || manifest.indexSequence != floor {
+                    manifest.index = record
+                    manifest.indexSequence = floor
+                    try manifest.replace(inDirectory: directory)
+                }
+                return PackInstaller.unchangedReport(manifest, directory: directory, cacheDirectory: installer.cacheDirectory)
+            }
+        }
+
+        /// Installs `new` (``installGeneration(_:)``, on a dedicated thread), then removes the
+        /// downloads it came from.
+        func installLocked(_ new: NewGeneration) async throws(PackClientError) -> InstallReport {
+            let outcome = await BlockingWork.result("gifpack.install") { [self] () throws(PackClientError) -> InstallReport in
+                try installGeneration(new)
+            }
+            switch outcome {
+            case .success(let report):
+                clock.enter(.switch)
+                if !installer.keepDownloads {
+                    await installer.removeCopies(new.packs)
+                    await installer.removeCopies(new.posters)
+                }
+                return report
+            case .failure(let error):
+                if case .rejected = error {
+                    await installer.removeCopies(new.packs)
+                    await installer.removeCopies(new.posters)
+                } else {
+                    // A whole download is kept to be reused (checked again) by the next attempt; a sparse
+                    // upgrade's file never is (each attempt makes it anew): it goes now.
+                    await installer.removeCopies(new.packs.filter { $0.fetchedGIFs != nil })
+                    await installer.removeCopies(new.posters.filter { $0.fetchedPosters != nil })
+                }
+                throw error
+            }
+        }
+
+        /// Plans, stages and switches in a new generation. Runs on a dedicated thread; stops at the
+        /// checkpoints of ``cancellation`` until the switch.
+        private func installGeneration(_ new: NewGeneration) throws(PackClientError) -> InstallReport {
+            try cancellation.checkpoint(.verify)
+            // A local pack's SHA-256 is checked on a thread of its own while the pack is staged; a file
+            // that is not the index's is what the install reports, whatever else went wrong with it.
+            let checksums = ParallelWork.start(name: "gifpack.pack-checksum") {
+                Result { () throws(PackClientError) in
+                    for pack in new.packs where pack.checksumPending { try PackDownloader.verify(pack.path, pack: pack.pack) }
+                }
+            }
+            let staged: Staged
+            do {
+                staged = try stageGeneration(new)
+            } catch {
+                try checksums.wait().get()
+                throw error
+            }
+            let (plan, generation) = (staged.plan, staged.generation)
+            // What is left of a local pack's SHA-256 (checked beside the staging) is a check: decode.
+            clock.enter(.decode)
+            do { try checksums.wait().get() } catch {
+                FileOps.remove(generations.generationPath(generation))
+                throw error
+            }
+            // The commit point: cancelled before the rename, nothing changed; after it, the install is done.
+            clock.enter(.switch)
+            do {
+                try cancellation.checkpoint(.switch)
+                try generations.switchTo(generation)
+            } catch {
+                FileOps.remove(generations.generationPath(generation))
+                throw error
+            }
+            cancellation.passed(.switched)
+            // Only now, with the new generation in place: older generations and leftovers of interrupted installs.
+            generations.removeStale(keeping: Set([generation] + [staged.current].compactMap { $0 }))
+            clock.enter(.none)
+
+            let exercises = plan.exercises
+            let counts = staged.counts
+            let changes = IndexDiff.exerciseChanges(from: staged.previous?.manifest.exercises ?? [:], to: exercises)
+            return InstallReport(
+                cacheDirectory: installer.cacheDirectory, generationDirectory: generations.generationPath(generation),
+                generation: generation, layout: installer.layout, packs: plan.packs, exercises: exercises.count,
+                placeholders: exercises.values.filter { $0 == nil }.count, gifsWritten: counts.gifsWritten,
+                gifsReused: counts.gifsReused, linksCreated: counts.linksCreated, bytesWritten: counts.bytesWritten,
+                bytesDownloaded: new.packs.reduce(0) { $0 + $1.bytesTransferred }
+                    + new.posters.reduce(0) { $0 + ($1.file?.bytesTransferred ?? 0) },
+                added: changes.added, removed: changes.removed, changed: changes.changed,
+                isUnchanged: false, posterPacks: staged.posterPlan?.packs ?? [], postersWritten: counts.postersWritten,
+                postersReused: counts.postersReused, gifChecksSkipped: counts.checksSkipped)
+        }
+
+        /// A generation planned and staged, moved to its final name but not switched in.
+        private struct Staged {
+            let current: Int?
+            let previous: GenerationBuilder.Previous?
+            let plan: InstallPlan
+            let posterPlan: PosterInstallPlan?
+            let generation: Int
+            let counts: GenerationBuilder.Counts
+        }
+
+        /// Checks the packs' structure (``InstallPlan``), stages the new generation (``GenerationBuilder``)
+        /// and gives it its final name; on a failure nothing of it is left.
+        private func stageGeneration(_ new: NewGeneration) throws(PackClientError) -> Staged {
+            let current = try generations.current()
+            let previous: GenerationBuilder.Previous? = try current.flatMap { generation throws(PackClientError) in
+                let directory = generations.generationPath(generation)
+                return try InstallManifest.read(directory: directory).map { .init(directory: directory, manifest: $0) }
+            }
+            let plan = try InstallPlan(packs: new.packs, limits: installer.limits, selection: new.selection)
+            let posterPlan = installer.withPosters ? try PosterInstallPlan(sources: new.posters, previous: previous) : nil
+            let generation = CacheGenerations.next(after: try generations.numbersInUse() + [current].compactMap { $0 })
+            let staging = "\(generations.storePath)/\(CacheGenerations.stagingName(generation))"
+            var builder = GenerationBuilder(staging: staging, layout: installer.layout, previous: previous)
+            builder.verifiedSequence = new.indexSequence
+            builder.preferredPixelSize = installer.preferredPixelSize
+            builder.formats = FormatChoice.recorded(installer.formats)
+            builder.indexRecord = new.indexRecord
+            builder.cancellation = cancellation
+            builder.progress = installer.progress
+            builder.phaseClock = clock
+            if !installer.keepDownloads {
+                // Deleted before the sync, not after the switch: the sync would write them first.
+                builder.discardBeforeSync = new.packs.filter(\.isCopy).map(\.path) + new.posters.compactMap(\.file).filter(\.isCopy).map(\.path)
+            }
+            installer.progress?.installing()
+            do {
+                try builder.build(plan, posters: posterPlan, generation: generation)
+                clock.enter(.switch)
+                try FileOps.move(staging, to: generations.generationPath(generation))
+            } catch {
+                FileOps.remove(staging)
+                throw error
+            }
+            return Staged(
+                current: current, previous: previous, plan: plan, posterPlan: posterPlan, generation: generation,
+                counts: builder.counts)
+        }
     }
 
-    /// Poster path → the SHA-256 its catalog gives, for the posters whose frames `source`'s file
-    /// holds (all of a whole file, the fetched ones of a sparse file; none without a file). A
-    /// catalog that cannot be read brings nothing: the later packs fetch those posters themselves,
-    /// and the install's checks refuse this file.
-    private static func postersBrought(by source: PosterSource) async -> [String: String] {
-        guard let file = source.file else { return [:] }
-        let posters = source.posters
-        let fetchedPosters = source.fetchedPosters
-        let read = await BlockingWork.result("gifpack.posters") { () throws(PackClientError) -> [String: String] in
-            let catalog = try PosterPackReader(path: file.path, posters: posters).catalog()
-            var brought: [String: String] = [:]
-            for poster in catalog.posters where fetchedPosters?.contains(poster.path) ?? true {
-                brought[poster.path] = poster.sha256
-            }
-            return brought
-        }
-        guard case .success(let brought) = read else { return [:] }
-        return brought
+    /// What a new generation is made of: the verified packs and posters packs, and what the accepted
+    /// index gives it (none for ``PackInstaller/install(_:)``): the sequence that raises the rollback
+    /// floor, the record the next index request is conditional on, the exercises' renditions.
+    struct NewGeneration: Sendable {
+        var packs: [DownloadedPack]
+        var posters: [PosterSource] = []
+        var indexSequence: Int?
+        var indexRecord: InstalledIndex?
+        var selection: RenditionSelection?
     }
 }
 
@@ -674,248 +614,272 @@ extension PackInstaller {
 /// a range request with `200`, or (posters) when a poster the cache holds is not the one the new
 /// posters catalog gives.
 extension PackInstaller {
-    /// Where a whole download's GIFs go as a ``PackFollower`` decodes them, and the install's cancellation.
-    struct Following: Sendable {
-        let directory: String
+    /// The transfers of one install: the index's source, the client and downloader of every pack,
+    /// the call's cancellation, where a whole download's GIFs go as a ``PackFollower`` decodes
+    /// them (a folder per pack), and the installed generation a pack's plan reuses GIFs from
+    /// (``PackInstaller/Run/sparseBasis(for:)``; nil: whole downloads).
+    struct Fetching: Sendable {
+        let installer: PackInstaller
+        let source: PackIndexSource
+        let client: (any HTTPTransport)?
+        let downloader: PackDownloader
         let cancellation: InstallCancellation
-    }
+        let unpacked: String
+        let previous: GenerationBuilder.Previous?
 
-    /// The installed generation an upgrade can reuse GIFs from; nil when sparse upgrades do not
-    /// apply (turned off, a local index) or nothing is installed.
-    func sparseBasis(
-        for source: PackIndexSource,
-        generations: CacheGenerations
-    ) async throws(PackClientError) -> GenerationBuilder.Previous? {
-        guard sparseUpgrades.isEnabled, case .url = source.location else { return nil }
-        return try await BlockingWork.run("gifpack.sparse-basis") { () throws(PackClientError) -> GenerationBuilder.Previous? in
-            guard let generation = try generations.current() else { return nil }
-            let directory = generations.generationPath(generation)
-            return try InstallManifest.read(directory: directory).map { .init(directory: directory, manifest: $0) }
-        }
-    }
-
-    /// Fetches the chosen packs, each GIF at most once: the packs go largest first (most GIFs), and
-    /// a later pack is planned against the GIFs the earlier ones fetched as well as those the
-    /// previous generation holds, so a GIF in several packs comes with the first (by range when
-    /// that pays, see ``fetchPack(_:from:downloader:client:previous:alsoFetched:follow:)``). Answers in
-    /// the order of `chosen`; on a failure, removes what it downloaded.
-    /// `unpacked`: where the GIFs of whole downloads go as they are decoded during the download
-    /// (``PackFollower``), one folder per pack; nil: decoded after. `selection`: with renditions, the
-    /// GIFs of a pack no chosen exercise takes from it are left out of its plan like GIFs the cache holds.
-    func fetchPacks(
-        _ chosen: [PackDescription], from source: PackIndexSource, downloader: PackDownloader,
-        client: (any HTTPTransport)?, previous: GenerationBuilder.Previous?,
-        cancellation: InstallCancellation, unpacked: String? = nil,
-        selection: RenditionSelection? = nil
-    ) async throws(PackClientError) -> ([DownloadedPack], [PackFetchSummary]) {
-        let order = chosen.indices.sorted { (chosen[$0].gifs.count, -$0) > (chosen[$1].gifs.count, -$1) }
-        var fetched: [Int: (DownloadedPack, PackFetchSummary)] = [:]
-        var planned = Set<String>()
-        for position in order {
-            let pack = chosen[position]
-            do {
-                try cancellation.checkpoint(.transfer)
-                let follow = unpacked.map { Following(directory: "\($0)/\(position)", cancellation: cancellation) }
-                let item = try await fetchPack(
-                    pack, from: source, downloader: downloader, client: client, previous: previous,
-                    alsoFetched: planned, unneeded: selection?.unneededGIFs(of: pack) ?? [], follow: follow)
-                fetched[position] = item
-                planned.formUnion(item.0.fetchedGIFs ?? Set(pack.gifs.map(\.sha256)))
-            } catch {
-                await removeCopies(fetched.values.map(\.0))
-                throw error
-            }
-        }
-        let inOrder = chosen.indices.compactMap { fetched[$0] }
-        return (inOrder.map(\.0), inOrder.map(\.1))
-    }
-
-    /// The follower's hand-over hook: the tests' and the loader's, when either is set.
-    static func readyHook(
-        _ follow: (@Sendable (String, Int64) -> Void)?,
-        _ ready: (@Sendable (String, String) -> Void)?
-    ) -> (@Sendable (String, Int64, String) -> Void)? {
-        if follow == nil, ready == nil { return nil }
-        return { (sha256: String, written: Int64, path: String) in
-            follow?(sha256, written)
-            ready?(sha256, path)
-        }
-    }
-
-    /// Fetches `pack` sparsely when it pays, else whole; says which way it went. `alsoFetched`: GIFs
-    /// another pack of the same install brings (the installed generation takes them from there);
-    /// `unneeded`: GIFs no exercise takes from this pack (another rendition is chosen for them).
-    func fetchPack(
-        _ pack: PackDescription, from source: PackIndexSource, downloader: PackDownloader,
-        client: (any HTTPTransport)?, previous: GenerationBuilder.Previous?,
-        alsoFetched: Set<String> = [], unneeded: Set<String> = [], follow: Following? = nil
-    ) async throws(PackClientError) -> (DownloadedPack, PackFetchSummary) {
-        func whole(_ reason: String?, alreadySpent: Int64 = 0) async throws(PackClientError) -> (DownloadedPack, PackFetchSummary) {
-            let readyHook = Self.readyHook(followHook, gifReadyHook)
-            let follower = follow.map {
-                PackFollower(
-                    pack: pack, final: downloader.downloadPath(for: pack), directory: $0.directory,
-                    cancellation: $0.cancellation, onReady: readyHook)
-            }
-            // The follower's thread is joined whatever happens, so nothing writes under `unpacked` after the call.
-            let fetched: Result<DownloadedPack, PackClientError>
-            do { fetched = .success(try await downloader.fetch(pack, from: source, deferringLocalChecksum: true, follower: follower)) } catch {
-                fetched = .failure(error)
-            }
-            let ready = await BlockingWork.run("gifpack.follow") { () -> [String: PackFollower.Ready] in follower?.results() ?? [:] }
-            var item = try fetched.get()
-            item.ready = ready
-            let summary = PackFetchSummary(
-                pack: pack.name, version: pack.version, method: item.isCopy ? .wholePack : .local,
-                bytesFetched: item.bytesTransferred + alreadySpent, wholePackBytes: pack.bytes,
-                fallbackReason: reason)
-            return (item, summary)
-        }
-        guard sparseUpgrades.isEnabled, let client, case .url(let url) = try source.packLocation(for: pack) else {
-            return try await whole(nil)
-        }
-        let shared = Set(pack.gifs.map(\.sha256)).intersection(alsoFetched).union(unneeded)
-        guard previous != nil || !shared.isEmpty else { return try await whole("no previous generation to upgrade from") }
-        if let problem = PackDescriptionCheck.problems(in: pack, limits: limits).first { throw .rejected(problem) }
-
-        let available = try await BlockingWork.run("gifpack.sparse-plan") { () throws(PackClientError) -> Set<String> in
-            let files = previous?.filesByHash ?? [:]
-            var available = shared
-            for gif in pack.gifs where !available.contains(gif.sha256) {
-                guard let file = files[gif.sha256],
-                    GenerationBuilder.holds(file, sha256: gif.sha256, size: gif.location.size)
-                else { continue }
-                available.insert(gif.sha256)
-            }
-            return available
-        }
-        let plan = SparseUpgradePlanner.plan(pack: pack, available: available, settings: sparseUpgrades)
-        guard plan.isCheaperThanWholePack else { return try await whole(Self.costlier(plan, frames: "GIFs")) }
-
-        let (path, outcome) = try await fetchRanges(
-            plan, of: .pack(pack), version: pack.version, sha256: pack.sha256,
-            url: url, client: client, downloader: downloader)
-        switch outcome {
-        case .rangeIgnored(let stats):
-            return try await whole(Self.rangesIgnored, alreadySpent: stats.bytes)
-        case .fetched(let stats):
-            let item = DownloadedPack(
-                pack: pack, path: path, isCopy: true, bytesTransferred: stats.bytes, resumedFrom: nil,
-                fetchedGIFs: Set(plan.fetchedGIFs))
-            let summary = PackFetchSummary(
-                pack: pack.name, version: pack.version, method: .sparse, bytesFetched: stats.bytes,
-                wholePackBytes: pack.bytes, requests: stats.requests,
-                framesFetched: plan.fetchedGIFs.count)
-            return (item, summary)
-        }
-    }
-
-    /// A posters pack: nothing fetched when the installed generation holds every poster of this
-    /// very file intact; else, as for a pack, the catalog's frame and the missing posters' frames
-    /// when that pays, or the whole (verified) file. `alsoFetched`: poster path → SHA-256, the
-    /// posters another posters pack of the same install brings (``fetchPosterPacks(_:from:downloader:client:installed:cancellation:)``);
-    /// they count as held when this pack's catalog gives them that same SHA-256.
-    func fetchPosters(
-        _ posters: PosterPackDescription, from source: PackIndexSource, downloader: PackDownloader,
-        client: (any HTTPTransport)?, installed: GenerationBuilder.Previous?,
-        alsoFetched: [String: String] = [:]
-    ) async throws(PackClientError) -> (PosterSource, PackFetchSummary) {
-        let kept = await BlockingWork.result("gifpack.posters") { () throws(PackClientError) -> Bool in
-            installed?.holdsEveryPoster(of: posters) ?? false
-        }
-        if case .success(true) = kept {
-            return (
-                PosterSource(posters: posters, file: nil),
-                PackFetchSummary(
-                    pack: posters.name, version: posters.version, method: .installed, bytesFetched: 0,
-                    wholePackBytes: posters.bytes)
-            )
-        }
-        func whole(_ reason: String?, alreadySpent: Int64 = 0) async throws(PackClientError) -> (PosterSource, PackFetchSummary) {
-            let file = try await downloader.fetch(posters, from: source)
-            return (
-                PosterSource(posters: posters, file: file),
-                PackFetchSummary(
-                    pack: posters.name, version: posters.version, method: file.isCopy ? .wholePack : .local,
-                    bytesFetched: file.bytesTransferred + alreadySpent, wholePackBytes: posters.bytes,
-                    fallbackReason: reason)
-            )
-        }
-        guard sparseUpgrades.isEnabled, let client, case .url(let url) = try source.packLocation(for: posters) else {
-            return try await whole(nil)
-        }
-        let shared = Set(posters.posters.map(\.path).filter { alsoFetched[$0] != nil })
-        guard installed != nil || !shared.isEmpty else { return try await whole("no previous generation to upgrade from") }
-
-        let held = try await BlockingWork.run("gifpack.sparse-plan") { () throws(PackClientError) -> Set<String> in
-            installed?.heldPosters(of: posters).subtracting(shared) ?? []
-        }
-        let available = held.union(shared)
-        let plan = SparseUpgradePlanner.plan(posters: posters, available: available, settings: sparseUpgrades)
-        guard plan.isCheaperThanWholePack else { return try await whole(Self.costlier(plan, frames: "posters")) }
-
-        let (path, outcome) = try await fetchRanges(
-            plan, of: .posters(posters), version: posters.version, sha256: posters.sha256,
-            url: url, client: client, downloader: downloader)
-        switch outcome {
-        case .rangeIgnored(let stats):
-            return try await whole(Self.rangesIgnored, alreadySpent: stats.bytes)
-        case .fetched(let stats):
-            // The posters the plan reuses were matched by the SHA-256 recorded at their install, or
-            // given by another posters pack's catalog; the new catalog (checked against the index by
-            // the fetch) must give them that same one.
-            let differing = try await BlockingWork.run("gifpack.posters") { () throws(PackClientError) -> [String] in
-                do throws(PackClientError) {
-                    let catalog = try PosterPackReader(path: path, posters: posters).catalog()
-                    let paths =
-                        (installed?.postersDiffering(from: catalog, among: held) ?? [])
-                        + catalog.posters.filter { shared.contains($0.path) && alsoFetched[$0.path] != $0.sha256 }.map(\.path).sorted()
-                    if !paths.isEmpty { FileOps.remove(path) }
-                    return paths
+        /// Fetches the chosen packs, each GIF at most once: the packs go largest first (most GIFs), and
+        /// a later pack is planned against the GIFs the earlier ones fetched as well as those the
+        /// previous generation holds, so a GIF in several packs comes with the first (by range when
+        /// that pays, see ``pack(_:alsoFetched:unneeded:following:)``). Answers in the order of
+        /// `chosen`; on a failure, removes what it downloaded. `selection`: with renditions, the GIFs of
+        /// a pack no chosen exercise takes from it are left out of its plan like GIFs the cache holds.
+        func packs(_ chosen: [PackDescription], selection: RenditionSelection) async throws(PackClientError) -> ([DownloadedPack], [PackFetchSummary]) {
+            let order = chosen.indices.sorted { (chosen[$0].gifs.count, -$0) > (chosen[$1].gifs.count, -$1) }
+            var fetched: [Int: (DownloadedPack, PackFetchSummary)] = [:]
+            var planned = Set<String>()
+            for position in order {
+                let pack = chosen[position]
+                do {
+                    try cancellation.checkpoint(.transfer)
+                    let item = try await self.pack(
+                        pack, alsoFetched: planned, unneeded: selection.unneededGIFs(of: pack), following: "\(unpacked)/\(position)")
+                    fetched[position] = item
+                    planned.formUnion(item.0.fetchedGIFs ?? Set(pack.gifs.map(\.sha256)))
                 } catch {
-                    FileOps.remove(path)
+                    await installer.removeCopies(fetched.values.map(\.0))
                     throw error
                 }
             }
-            if let example = differing.first {
-                return try await whole(
-                    "\(differing.count) posters the cache holds or another chosen posters pack brings differ "
-                        + "from the new posters pack's (e.g. \(SafePath.printable(example)))", alreadySpent: stats.bytes)
+            let inOrder = chosen.indices.compactMap { fetched[$0] }
+            return (inOrder.map(\.0), inOrder.map(\.1))
+        }
+
+        /// Fetches `pack` sparsely when it pays, else whole; says which way it went. `alsoFetched`: GIFs
+        /// another pack of the same install brings (the installed generation takes them from there);
+        /// `unneeded`: GIFs no exercise takes from this pack (another rendition is chosen for them).
+        /// A whole download's GIFs are decoded as they arrive, into `directory` (``PackFollower``).
+        private func pack(
+            _ pack: PackDescription, alsoFetched: Set<String>, unneeded: Set<String>, following directory: String
+        ) async throws(PackClientError) -> (DownloadedPack, PackFetchSummary) {
+            func whole(_ reason: String?, alreadySpent: Int64 = 0) async throws(PackClientError) -> (DownloadedPack, PackFetchSummary) {
+                // The follower's hand-over hook: the tests' and the loader's, when either is set.
+                let (followHook, gifReadyHook) = (installer.followHook, installer.gifReadyHook)
+                var readyHook: (@Sendable (String, Int64, String) -> Void)?
+                if followHook != nil || gifReadyHook != nil {
+                    readyHook = { (sha256: String, written: Int64, path: String) in
+                        followHook?(sha256, written)
+                        gifReadyHook?(sha256, path)
+                    }
+                }
+                let follower = PackFollower(
+                    pack: pack, final: downloader.downloadPath(for: pack), directory: directory,
+                    cancellation: cancellation, onReady: readyHook)
+                // The follower's thread is joined whatever happens, so nothing writes under `unpacked` after the call.
+                let fetched: Result<DownloadedPack, PackClientError>
+                do { fetched = .success(try await downloader.fetch(pack, from: source, deferringLocalChecksum: true, follower: follower)) } catch {
+                    fetched = .failure(error)
+                }
+                let ready = await BlockingWork.run("gifpack.follow") { () -> [String: PackFollower.Ready] in follower.results() }
+                var item = try fetched.get()
+                item.ready = ready
+                let summary = PackFetchSummary(
+                    pack: pack.name, version: pack.version, method: item.isCopy ? .wholePack : .local,
+                    bytesFetched: item.bytesTransferred + alreadySpent, wholePackBytes: pack.bytes,
+                    fallbackReason: reason)
+                return (item, summary)
             }
-            let file = PackDownloader.FetchedFile(path: path, isCopy: true, bytesTransferred: stats.bytes, resumedFrom: nil)
-            return (
-                PosterSource(posters: posters, file: file, fetchedPosters: Set(plan.fetchedPaths)),
-                PackFetchSummary(
-                    pack: posters.name, version: posters.version, method: .sparse, bytesFetched: stats.bytes,
-                    wholePackBytes: posters.bytes, requests: stats.requests,
-                    framesFetched: plan.fetchedPaths.count)
-            )
+            guard installer.sparseUpgrades.isEnabled, let client, case .url(let url) = try source.packLocation(for: pack) else {
+                return try await whole(nil)
+            }
+            let shared = Set(pack.gifs.map(\.sha256)).intersection(alsoFetched).union(unneeded)
+            guard previous != nil || !shared.isEmpty else { return try await whole("no previous generation to upgrade from") }
+            if let problem = PackDescriptionCheck.problems(in: pack, limits: installer.limits).first { throw .rejected(problem) }
+
+            let available = try await BlockingWork.run("gifpack.sparse-plan") { () throws(PackClientError) -> Set<String> in
+                let files = previous?.filesByHash ?? [:]
+                var available = shared
+                for gif in pack.gifs where !available.contains(gif.sha256) {
+                    guard let file = files[gif.sha256],
+                        GenerationBuilder.holds(file, sha256: gif.sha256, size: gif.location.size)
+                    else { continue }
+                    available.insert(gif.sha256)
+                }
+                return available
+            }
+            let plan = SparseUpgradePlanner.plan(pack: pack, available: available, settings: installer.sparseUpgrades)
+            guard plan.isCheaperThanWholePack else { return try await whole(Self.costlier(plan, frames: "GIFs")) }
+
+            let (path, outcome) = try await ranges(plan, of: .pack(pack), version: pack.version, sha256: pack.sha256, url: url, client: client)
+            switch outcome {
+            case .rangeIgnored(let stats):
+                return try await whole(Self.rangesIgnored, alreadySpent: stats.bytes)
+            case .fetched(let stats):
+                let item = DownloadedPack(
+                    pack: pack, path: path, isCopy: true, bytesTransferred: stats.bytes, resumedFrom: nil,
+                    fetchedGIFs: Set(plan.fetchedGIFs))
+                let summary = PackFetchSummary(
+                    pack: pack.name, version: pack.version, method: .sparse, bytesFetched: stats.bytes,
+                    wholePackBytes: pack.bytes, requests: stats.requests,
+                    framesFetched: plan.fetchedGIFs.count)
+                return (item, summary)
+            }
         }
-    }
 
-    /// Fetches the plan's ranges of `target` into `<downloads>/<name>-v<N>-<hash>.sparse`.
-    private func fetchRanges(
-        _ plan: SparseUpgradePlan, of target: RangeFetcher.Target, version: Int, sha256: String,
-        url: String, client: any HTTPTransport,
-        downloader: PackDownloader
-    ) async throws(PackClientError) -> (path: String, outcome: RangeFetcher.Outcome) {
-        let directory = downloader.directory
-        try await BlockingWork.run("gifpack.downloads") { () throws(PackClientError) in
-            try FileOps.makeDirectories(directory)
+        /// Fetches the chosen packs' posters packs (``posters(_:installed:alsoFetched:)``), each poster
+        /// at most once: the posters packs go largest first (most posters), and a later one
+        /// is planned against the posters the earlier ones bring as well as those the installed
+        /// generation holds, so a poster listed by several packs comes with the first — the later
+        /// pack then fetches its catalog's frame and, by range, only the posters nobody brings, when
+        /// that costs less than its whole file. A shared poster counts only when the later catalog
+        /// gives it the SHA-256 the earlier one does (the install then reads it from the earlier file,
+        /// checked against that SHA-256). Answers in the order of `chosen`; on a failure, removes what
+        /// it downloaded.
+        func posterPacks(
+            _ chosen: [PosterPackDescription], installed: GenerationBuilder.Previous?
+        ) async throws(PackClientError) -> ([PosterSource], [PackFetchSummary]) {
+            let order = chosen.indices.sorted { (chosen[$0].posters.count, -$0) > (chosen[$1].posters.count, -$1) }
+            var fetched: [Int: (PosterSource, PackFetchSummary)] = [:]
+            var brought: [String: String] = [:]
+            for position in order {
+                do {
+                    try cancellation.checkpoint(.transfer)
+                    let item = try await posters(chosen[position], installed: installed, alsoFetched: brought)
+                    fetched[position] = item
+                    let more = await Self.postersBrought(by: item.0)
+                    brought.merge(more) { earlier, _ in earlier }
+                } catch {
+                    await installer.removeCopies(fetched.values.map(\.0))
+                    throw error
+                }
+            }
+            let inOrder = chosen.indices.compactMap { fetched[$0] }
+            return (inOrder.map(\.0), inOrder.map(\.1))
         }
-        let path = "\(directory)/\(target.name)-v\(version)-\(sha256.prefix(16)).sparse"
-        let transfer = progress?.transfer(expecting: plan.bytes)
-        defer { transfer?.end() }
-        let fetcher = RangeFetcher(
-            client: client, url: url, target: target, path: path, attempts: downloadAttempts,
-            settings: sparseUpgrades, timeouts: downloader.timeouts, progress: transfer)
-        return (path, try await fetcher.fetch(plan))
-    }
 
-    private static let rangesIgnored = "the server ignores Range requests (it answered 200)"
+        /// Poster path → the SHA-256 its catalog gives, for the posters whose frames `source`'s file
+        /// holds (all of a whole file, the fetched ones of a sparse file; none without a file). A
+        /// catalog that cannot be read brings nothing: the later packs fetch those posters themselves,
+        /// and the install's checks refuse this file.
+        private static func postersBrought(by source: PosterSource) async -> [String: String] {
+            guard let file = source.file else { return [:] }
+            let posters = source.posters
+            let fetchedPosters = source.fetchedPosters
+            let read = await BlockingWork.result("gifpack.posters") { () throws(PackClientError) -> [String: String] in
+                let catalog = try PosterPackReader(path: file.path, posters: posters).catalog()
+                var brought: [String: String] = [:]
+                for poster in catalog.posters where fetchedPosters?.contains(poster.path) ?? true {
+                    brought[poster.path] = poster.sha256
+                }
+                return brought
+            }
+            guard case .success(let brought) = read else { return [:] }
+            return brought
+        }
 
-    private static func costlier(_ plan: SparseUpgradePlan, frames: String) -> String {
-        "fetching \(plan.fetchedPaths.count) \(frames) in \(plan.ranges.count) ranges "
-            + "(\(plan.estimatedCost) bytes with request overhead) costs more than the whole pack"
+        /// A posters pack: nothing fetched when the installed generation holds every poster of this
+        /// very file intact; else, as for a pack, the catalog's frame and the missing posters' frames
+        /// when that pays, or the whole (verified) file. `alsoFetched`: poster path → SHA-256, the
+        /// posters another posters pack of the same install brings (``posterPacks(_:installed:)``);
+        /// they count as held when this pack's catalog gives them that same SHA-256.
+        private func posters(
+            _ posters: PosterPackDescription, installed: GenerationBuilder.Previous?, alsoFetched: [String: String]
+        ) async throws(PackClientError) -> (PosterSource, PackFetchSummary) {
+            let kept = await BlockingWork.result("gifpack.posters") { () throws(PackClientError) -> Bool in
+                installed?.holdsEveryPoster(of: posters) ?? false
+            }
+            if case .success(true) = kept {
+                return (
+                    PosterSource(posters: posters, file: nil),
+                    PackFetchSummary(
+                        pack: posters.name, version: posters.version, method: .installed, bytesFetched: 0,
+                        wholePackBytes: posters.bytes)
+                )
+            }
+            func whole(_ reason: String?, alreadySpent: Int64 = 0) async throws(PackClientError) -> (PosterSource, PackFetchSummary) {
+                let file = try await downloader.fetch(posters, from: source)
+                return (
+                    PosterSource(posters: posters, file: file),
+                    PackFetchSummary(
+                        pack: posters.name, version: posters.version, method: file.isCopy ? .wholePack : .local,
+                        bytesFetched: file.bytesTransferred + alreadySpent, wholePackBytes: posters.bytes,
+                        fallbackReason: reason)
+                )
+            }
+            guard installer.sparseUpgrades.isEnabled, let client, case .url(let url) = try source.packLocation(for: posters) else {
+                return try await whole(nil)
+            }
+            let shared = Set(posters.posters.map(\.path).filter { alsoFetched[$0] != nil })
+            guard installed != nil || !shared.isEmpty else { return try await whole("no previous generation to upgrade from") }
+
+            let held = try await BlockingWork.run("gifpack.sparse-plan") { () throws(PackClientError) -> Set<String> in
+                installed?.heldPosters(of: posters).subtracting(shared) ?? []
+            }
+            let available = held.union(shared)
+            let plan = SparseUpgradePlanner.plan(posters: posters, available: available, settings: installer.sparseUpgrades)
+            guard plan.isCheaperThanWholePack else { return try await whole(Self.costlier(plan, frames: "posters")) }
+
+            let (path, outcome) = try await ranges(
+                plan, of: .posters(posters), version: posters.version, sha256: posters.sha256, url: url, client: client)
+            switch outcome {
+            case .rangeIgnored(let stats):
+                return try await whole(Self.rangesIgnored, alreadySpent: stats.bytes)
+            case .fetched(let stats):
+                // The posters the plan reuses were matched by the SHA-256 recorded at their install, or
+                // given by another posters pack's catalog; the new catalog (checked against the index by
+                // the fetch) must give them that same one.
+                let differing = try await BlockingWork.run("gifpack.posters") { () throws(PackClientError) -> [String] in
+                    do throws(PackClientError) {
+                        let catalog = try PosterPackReader(path: path, posters: posters).catalog()
+                        let paths =
+                            (installed?.postersDiffering(from: catalog, among: held) ?? [])
+                            + catalog.posters.filter { shared.contains($0.path) && alsoFetched[$0.path] != $0.sha256 }.map(\.path).sorted()
+                        if !paths.isEmpty { FileOps.remove(path) }
+                        return paths
+                    } catch {
+                        FileOps.remove(path)
+                        throw error
+                    }
+                }
+                if let example = differing.first {
+                    return try await whole(
+                        "\(differing.count) posters the cache holds or another chosen posters pack brings differ "
+                            + "from the new posters pack's (e.g. \(SafePath.printable(example)))", alreadySpent: stats.bytes)
+                }
+                let file = PackDownloader.FetchedFile(path: path, isCopy: true, bytesTransferred: stats.bytes, resumedFrom: nil)
+                return (
+                    PosterSource(posters: posters, file: file, fetchedPosters: Set(plan.fetchedPaths)),
+                    PackFetchSummary(
+                        pack: posters.name, version: posters.version, method: .sparse, bytesFetched: stats.bytes,
+                        wholePackBytes: posters.bytes, requests: stats.requests,
+                        framesFetched: plan.fetchedPaths.count)
+                )
+            }
+        }
+
+
+        /// Fetches the plan's ranges of `target` into `<downloads>/<name>-v<N>-<hash>.sparse`.
+        private func ranges(
+            _ plan: SparseUpgradePlan, of target: RangeFetcher.Target, version: Int, sha256: String,
+            url: String, client: any HTTPTransport
+        ) async throws(PackClientError) -> (path: String, outcome: RangeFetcher.Outcome) {
+            let directory = downloader.directory
+            try await BlockingWork.run("gifpack.downloads") { () throws(PackClientError) in
+                try FileOps.makeDirectories(directory)
+            }
+            let path = "\(directory)/\(target.name)-v\(version)-\(sha256.prefix(16)).sparse"
+            let transfer = installer.progress?.transfer(expecting: plan.bytes)
+            defer { transfer?.end() }
+            let fetcher = RangeFetcher(
+                client: client, url: url, target: target, path: path, attempts: installer.downloadAttempts,
+                settings: installer.sparseUpgrades, timeouts: downloader.timeouts, progress: transfer)
+            return (path, try await fetcher.fetch(plan))
+        }
+
+        private static let rangesIgnored = "the server ignores Range requests (it answered 200)"
+
+        private static func costlier(_ plan: SparseUpgradePlan, frames: String) -> String {
+            "fetching \(plan.fetchedPaths.count) \(frames) in \(plan.ranges.count) ranges "
+                + "(\(plan.estimatedCost) bytes with request overhead) costs more than the whole pack"
+        }
     }
 }

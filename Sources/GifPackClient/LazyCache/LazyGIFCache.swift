@@ -469,19 +469,6 @@ extension LazyGIFCache {
         self.resolved.withLock { $0 = resolved }
     }
 
-    /// Keeps an index just fetched and stored, as it was written.
-    func remember(
-        json: Data, url: String, validators: IndexValidators?, signature: Data?, sequence: Int?,
-        lookup: IndexLookup, identity: LazyGIFStore.FileIdentity?
-    ) {
-        let stored = LazyGIFStore.StoredIndex(
-            json: json, url: LazyGIFStore.normalisedURL(url), etag: validators?.etag,
-            validatedAt: identity?.seconds ?? Int(Date().timeIntervalSince1970),
-            signature: signature, verifiedSequence: sequence, lastModified: validators?.lastModified,
-            validatedURL: validators?.url)
-        resolved.withLock { $0 = Resolved(stored: stored, lookup: lookup, identity: identity) }
-    }
-
     /// The stored index (not read again when it is the file read last) and, with trust, the URL's
     /// rollback floor: this cache's slots, the app's other tier (``floorSource``), what this process
     /// verified.
@@ -520,41 +507,43 @@ extension LazyGIFCache {
     ) async throws(PackClientError) -> IndexLookup {
         let store = self.store
         let (slot, trust, limits) = (self.slot, self.trust, self.limits)
-        let maxBytes = limits.maxIndexBytes
         let floorSource = self.floorSource
         loads.withLock { $0 += 1 }
-        let pixels = preferredPixelSize
-        guard let trust else {
+        let index: PackIndex
+        let signature: Data?
+        if let trust {
+            // A new index: its signature (signatures/<sha256>.minisig, else index.json.minisig beside it), then the
+            // rules of a trusted install, before anything is stored.
+            let signed = try await source.loadSignature(for: json, client: http, timeouts: timeouts)
+            index = try trust.verifySignature(indexBytes: json, signature: signed, location: url, limits: limits)
+            try trust.accept(index, location: url, installedSequence: floor, holder: "the cached index's")
+            signature = signed
+        } else {
             // The same decoding and index rules as every other index load.
-            let index = try PackIndexSource.decode(json, limits: limits)
-            let lookup = IndexLookup(index, pixels: pixels, formats: formats, limits: limits)
-            let written = try await BlockingWork.run("gifpack.lazy-index") { () throws(PackClientError) -> LazyGIFStore.FileIdentity? in
-                try store.writeIndex(json, slot: slot, url: url, validators: validators, maxBytes: maxBytes)
-                return store.indexIdentity(slot: slot)
-            }
-            remember(json: json, url: url, validators: validators, signature: nil, sequence: nil, lookup: lookup, identity: written)
-            return lookup
+            index = try PackIndexSource.decode(json, limits: limits)
+            signature = nil
         }
-        // A new index: its signature (signatures/<sha256>.minisig, else index.json.minisig beside it), then the
-        // rules of a trusted install, before anything is stored.
-        let signature = try await source.loadSignature(for: json, client: http, timeouts: timeouts)
-        let index = try trust.verifySignature(indexBytes: json, signature: signature, location: url, limits: limits)
-        try trust.accept(index, location: url, installedSequence: floor, holder: "the cached index's")
+        let sequence = trust == nil ? nil : index.sequence
         let written = try await BlockingWork.run("gifpack.lazy-index") { () throws(PackClientError) -> LazyGIFStore.FileIdentity? in
-            // Under the cache's lock: another process may have stored a newer index meanwhile, or
-            // installed one (the other tier's floor).
-            try store.writeIndex(
-                json, slot: slot, url: url, validators: validators, signature: signature, verifiedSequence: index.sequence,
-                maxBytes: maxBytes
-            ) { (held: Int?) throws(PackClientError) in
+            // A verified index under the cache's lock: another process may have stored a newer index
+            // meanwhile, or installed one (the other tier's floor).
+            try store.writeIndex(json, slot: slot, url: url, validators: validators, signature: signature, verifiedSequence: sequence) {
+                (held: Int?) throws(PackClientError) in
+                guard let trust else { return }
                 let other = try LoaderFloors.read(floorSource)
                 try trust.accept(index, location: url, installedSequence: [held, other].compactMap { $0 }.max(), holder: "the cached index's")
             }
             return store.indexIdentity(slot: slot)
         }
-        noteVerified(sequence: index.sequence)
-        let lookup = IndexLookup(index, pixels: pixels, formats: formats, limits: limits)
-        remember(json: json, url: url, validators: validators, signature: signature, sequence: index.sequence, lookup: lookup, identity: written)
+        noteVerified(sequence: sequence)
+        let lookup = IndexLookup(index, pixels: preferredPixelSize, formats: formats, limits: limits)
+        // Kept for the next lookups as it was written.
+        let stored = LazyGIFStore.StoredIndex(
+            json: json, url: LazyGIFStore.normalisedURL(url), etag: validators?.etag,
+            validatedAt: written?.seconds ?? Int(Date().timeIntervalSince1970),
+            signature: signature, verifiedSequence: sequence, lastModified: validators?.lastModified,
+            validatedURL: validators?.url)
+        resolved.withLock { $0 = Resolved(stored: stored, lookup: lookup, identity: written) }
         return lookup
     }
 }

@@ -388,8 +388,8 @@ struct LazyGIFStore: Sendable {
     /// lock, just before the rename of a verified index, and may refuse: another process may have
     /// stored a newer index since this one was accepted.
     func writeIndex(
-        _ json: Data, slot: String, url: String, validators: IndexValidators?, signature: Data? = nil, verifiedSequence: Int? = nil,
-        maxBytes: Int64, admit: (Int?) throws(PackClientError) -> Void = { _ in }
+        _ json: Data, slot: String, url: String, validators: IndexValidators?, signature: Data?, verifiedSequence: Int?,
+        admit: (Int?) throws(PackClientError) -> Void
     ) throws(PackClientError) {
         let temporary = temporaryFile("index")
         let path = indexPath(slot: slot)

@@ -10,7 +10,7 @@ import GifPackIndexReader
 /// `catalog.json` against the index — stopping at the first problem. Two packs that give one
 /// exercise different GIFs are a ``PackRejection/Reason/conflict``. ``entries`` lists every GIF
 /// entry of every pack with its catalog record, so the installer reads, decodes and compares all
-/// of them (``PackChecks/gifProblems(_:metadata:side:format:pack:entry:)``), including GIFs it does not write.
+/// of them (``GIFMetadataCheck/problems(_:metadata:side:format:pack:entry:)``), including GIFs it does not write.
 ///
 /// ```swift
 /// let plan = try InstallPlan(packs: downloaded, limits: .standard)

@@ -146,15 +146,22 @@ package struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
         timeouts: HTTPTimeouts = HTTPTimeouts()
     ) async throws(PackClientError) -> IndexCheck {
         let timeouts = timeouts.startingCall()
-        switch try await fetchBytes(ifChangedFrom: validators, client: client, limits: limits, timeouts: timeouts) {
-        case .notModified:
-            return .notModified
-        case .fetched(let bytes, let newValidators, let wire):
+        guard
+            case .fetched(let bytes, let newValidators, let wire) = try await fetchBytes(
+                ifChangedFrom: validators, client: client, limits: limits, timeouts: timeouts)
+        else { return .notModified }
+        // Decoded, and with `trust` verified against its signature.
+        guard let trust else {
             return .modified(
-                try await finish(
-                    bytes, validators: newValidators, wireBytes: wire, trust: trust,
-                    installedSequence: installedSequence, client: client, limits: limits, timeouts: timeouts))
+                FetchedIndex(
+                    index: try Self.decode(bytes, limits: limits), bytes: bytes, signature: nil, validators: newValidators,
+                    wireBytes: wire))
         }
+        let signature = try await loadSignature(for: bytes, client: client, timeouts: timeouts)
+        let index = try trust.verify(
+            indexBytes: bytes, signature: signature, location: location.description,
+            installedSequence: installedSequence, limits: limits)
+        return .modified(FetchedIndex(index: index, bytes: bytes, signature: signature, validators: newValidators, wireBytes: wire))
     }
 
     /// An unconditional load with what it came with (the builder's `--previous-index` reads it so).
@@ -170,23 +177,6 @@ package struct PackIndexSource: Sendable, Equatable, CustomStringConvertible {
             throw .unconditionalNotModified(location.description)
         }
         return fetched
-    }
-
-    /// Decodes (and with `trust` verifies) plain index bytes.
-    private func finish(
-        _ bytes: Data, validators: IndexValidators?, wireBytes: Int64, trust: IndexTrust?, installedSequence: Int?,
-        client: (any HTTPTransport)?, limits: PackLimits, timeouts: HTTPTimeouts
-    ) async throws(PackClientError) -> FetchedIndex {
-        guard let trust else {
-            return FetchedIndex(
-                index: try Self.decode(bytes, limits: limits), bytes: bytes, signature: nil, validators: validators,
-                wireBytes: wireBytes)
-        }
-        let signature = try await loadSignature(for: bytes, client: client, timeouts: timeouts)
-        let index = try trust.verify(
-            indexBytes: bytes, signature: signature, location: location.description,
-            installedSequence: installedSequence, limits: limits)
-        return FetchedIndex(index: index, bytes: bytes, signature: signature, validators: validators, wireBytes: wireBytes)
     }
 
     /// What a fetch of the index's bytes gave.
