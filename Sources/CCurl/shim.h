@@ -5,8 +5,6 @@
 /* curl_easy_setopt, curl_easy_getinfo and curl_multi_setopt are variadic macros/functions that
    Swift cannot call directly: these typed wrappers pin each argument kind. */
 typedef size_t (*gp_curl_data_cb)(char *ptr, size_t size, size_t nmemb, void *userdata);
-typedef int (*gp_curl_xferinfo_cb)(void *clientp, curl_off_t dltotal, curl_off_t dlnow,
-                                   curl_off_t ultotal, curl_off_t ulnow);
 
 static inline CURLcode gp_easy_setopt_long(CURL *h, CURLoption o, long v) { return curl_easy_setopt(h, o, v); }
 static inline CURLcode gp_easy_setopt_off(CURL *h, CURLoption o, curl_off_t v) { return curl_easy_setopt(h, o, v); }
@@ -14,12 +12,9 @@ static inline CURLcode gp_easy_setopt_string(CURL *h, CURLoption o, const char *
 static inline CURLcode gp_easy_setopt_pointer(CURL *h, CURLoption o, void *v) { return curl_easy_setopt(h, o, v); }
 static inline CURLcode gp_easy_setopt_slist(CURL *h, CURLoption o, struct curl_slist *v) { return curl_easy_setopt(h, o, v); }
 static inline CURLcode gp_easy_setopt_data_cb(CURL *h, CURLoption o, gp_curl_data_cb v) { return curl_easy_setopt(h, o, v); }
-static inline CURLcode gp_easy_setopt_xferinfo_cb(CURL *h, gp_curl_xferinfo_cb v) { return curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, v); }
 static inline CURLcode gp_easy_getinfo_long(CURL *h, CURLINFO i, long *v) { return curl_easy_getinfo(h, i, v); }
 static inline CURLcode gp_easy_getinfo_off(CURL *h, CURLINFO i, curl_off_t *v) { return curl_easy_getinfo(h, i, v); }
-static inline CURLcode gp_easy_getinfo_double(CURL *h, CURLINFO i, double *v) { return curl_easy_getinfo(h, i, v); }
 static inline CURLcode gp_easy_getinfo_string(CURL *h, CURLINFO i, char **v) { return curl_easy_getinfo(h, i, v); }
-static inline CURLcode gp_easy_getinfo_pointer(CURL *h, CURLINFO i, void **v) { return curl_easy_getinfo(h, i, v); }
 static inline CURLMcode gp_multi_setopt_long(CURLM *m, CURLMoption o, long v) { return curl_multi_setopt(m, o, v); }
 
 /* CURLMsg carries a union; these read it without Swift having to model the union. */

@@ -18,8 +18,6 @@ struct CommandOutput: Sendable {
     var quiet: Bool
     var redactor: SecretRedactor
 
-    static let text = CommandOutput(format: .text, quiet: false, redactor: SecretRedactor(secrets: []))
-
     /// An action line (`upload: …`): dropped with `quiet`.
     func line(_ text: String, event: String, fields: [String: LogField] = [:]) {
         guard !quiet else { return }

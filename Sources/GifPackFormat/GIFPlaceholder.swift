@@ -45,7 +45,7 @@ package struct GIFPlaceholder: Sendable, Equatable, Codable {
 ///
 /// ```swift
 /// let posters = index.packs[0].posters        // nil in a 1.0 index or when posters are off
-/// let entry = posters?.poster(size: 80, sha256: gifHash)
+/// let entry = posters?.posters.first { $0.path == PosterPackDescription.path(size: 80, sha256: gifHash) }
 /// ```
 package struct PosterPackDescription: Sendable, Equatable, Codable {
     /// `<pack>-posters`.
@@ -90,12 +90,6 @@ package struct PosterPackDescription: Sendable, Equatable, Codable {
 
     /// The tar path of the poster of the GIF with hash `sha256` at `size`.
     package static func path(size: Int, sha256: String) -> String { "posters/\(size)/\(sha256).gif" }
-
-    /// The poster entry for a GIF hash at one size.
-    package func poster(size: Int, sha256: String) -> EntryLocation? {
-        let path = Self.path(size: size, sha256: sha256)
-        return posters.first { $0.path == path }
-    }
 }
 
 /// `catalog.json` of a posters pack: every poster with its own SHA-256, the GIF it shows and its

@@ -168,12 +168,6 @@ package struct PackIndex: Sendable, Equatable, Codable {
         index.formatPacks = known.isEmpty ? nil : known
         return index
     }
-
-    static var encoder: JSONEncoder {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
-        return encoder
-    }
 }
 
 /// Why an index could not be read.

@@ -199,9 +199,4 @@ private final class FileWindow {
         count = got
         return UnsafeRawBufferPointer(rebasing: buffer[0..<got])
     }
-
-    /// True when `bytes` (returned for `offset`) run to the end of the file.
-    func reachesEnd(_ bytes: UnsafeRawBufferPointer, at offset: Int64) -> Bool {
-        offset + Int64(bytes.count) >= fileSize
-    }
 }

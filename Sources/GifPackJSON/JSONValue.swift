@@ -4,7 +4,7 @@ import Foundation
 /// canonically (object keys sorted by the encoder), so equal values give equal bytes.
 ///
 /// ```swift
-/// let value = try JSONValue(parsing: Array(#"{"id":"0001"}"#.utf8))
+/// let value = try JSONParser.parse(Array(#"{"id":"0001"}"#.utf8))
 /// value["id"]?.stringValue // "0001"
 /// ```
 ///
@@ -17,11 +17,6 @@ package enum JSONValue: Sendable, Equatable, Codable {
     case string(String)
     case array([JSONValue])
     case object([String: JSONValue])
-
-    /// Parses a JSON document with ``JSONParser``.
-    package init(parsing bytes: [UInt8], limits: JSONLimits = .standard) throws(JSONParseError) {
-        self = try JSONParser.parse(bytes, limits: limits)
-    }
 
     package init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()

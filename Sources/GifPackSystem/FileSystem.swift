@@ -26,14 +26,6 @@ package enum FileSystemError: Error, Sendable, Equatable, CustomStringConvertibl
         case .notRegularFile: 0
         }
     }
-
-    /// The call that failed (`open`, `read`, `mkdir`, …).
-    package var operation: String {
-        switch self {
-        case .io(let operation, _, _): operation
-        case .notRegularFile: "open"
-        }
-    }
 }
 
 /// The package's one set of file helpers, thin wrappers over POSIX calls, with crash-safe

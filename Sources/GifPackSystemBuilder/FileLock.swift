@@ -2,22 +2,22 @@ import GifPackSystem
 import Foundation
 import Glibc
 
-/// An exclusive, non-blocking `flock` on a lock file, held for the life of the value. The kernel
-/// drops it when the process dies, even on `kill -9`, so a crash never leaves a stale lock. The
-/// holder may write a note (its pid) into the file so a second process can say who has it.
+/// An exclusive, non-blocking `flock` on a directory, held for the life of the value. The kernel
+/// drops it when the process dies, even on `kill -9`, so a crash never leaves a stale lock; a
+/// second process is told the holder's pid.
 ///
 /// ```swift
-/// switch FileLock.acquire(path: "dist/.gifpack.lock", note: "\(getpid())\n") {
+/// switch FileLock.acquire(directory: "dist") {
 /// case .locked(let lock): defer { withExtendedLifetime(lock) {} }; build()
 /// case .held(let note): print("held by pid \(note ?? "?")")
 /// case .failed(let error): print(error)
 /// }
 /// ```
 package final class FileLock: Sendable {
-    /// The outcome of ``acquire(path:note:)``.
+    /// The outcome of ``acquire(directory:)``.
     package enum Attempt: Sendable {
         case locked(FileLock)
-        /// Another process holds the lock; the note it wrote, if any (at most 64 bytes, trimmed).
+        /// Another process holds the lock; its pid, when `/proc/locks` names it.
         case held(note: String?)
         case failed(FileSystemError)
     }
@@ -25,26 +25,6 @@ package final class FileLock: Sendable {
     private let descriptor: Int32
 
     private init(descriptor: Int32) { self.descriptor = descriptor }
-
-    package static func acquire(path: String, note: String? = nil) -> Attempt {
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { return .failed(.io(operation: "open", path: path, errno: errno)) }
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-            let code = errno
-            defer { close(fd) }
-            guard code == EWOULDBLOCK else { return .failed(.io(operation: "flock", path: path, errno: code)) }
-            var buffer = [UInt8](repeating: 0, count: 64)
-            let count = (try? buffer.withUnsafeMutableBytes { try POSIXIO.read(fd, into: $0, at: 0) }) ?? 0
-            let text = String(decoding: buffer[0..<count], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            return .held(note: text.isEmpty ? nil : text)
-        }
-        if let note {
-            _ = ftruncate(fd, 0)
-            let bytes = Array(note.utf8)
-            _ = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
-        }
-        return .locked(FileLock(descriptor: fd))
-    }
 
     /// Locks the directory's own descriptor: nothing is written into the directory. When another
     /// process holds it, the note is that process's pid, read from `/proc/locks`.

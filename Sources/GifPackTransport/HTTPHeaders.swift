@@ -128,8 +128,6 @@ extension HTTPHeaders: CustomStringConvertible, CustomReflectable {
             .joined(separator: ", ")
     }
 
-    package var debugDescription: String { "HTTPHeaders(\(description))" }
-
     public var customMirror: Mirror {
         Mirror(
             self,

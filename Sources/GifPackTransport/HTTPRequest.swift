@@ -62,7 +62,7 @@ public struct HTTPRequest: Sendable {
     }
 }
 
-/// However a request is printed (`description`, `debugDescription`, `dump`), it shows header
+/// However a request is printed (`String(describing:)`, `String(reflecting:)`, `dump`), it shows header
 /// names and never a header value, whatever the header's name.
 extension HTTPRequest: CustomStringConvertible, CustomReflectable {
     /// `GET <url>` plus header names.
@@ -70,8 +70,6 @@ extension HTTPRequest: CustomStringConvertible, CustomReflectable {
         let names = headers.map(\.name)
         return "\(method.rawValue) \(url)" + (names.isEmpty ? "" : " (headers: \(names.joined(separator: ", ")))")
     }
-
-    package var debugDescription: String { "HTTPRequest(\(description))" }
 
     public var customMirror: Mirror {
         Mirror(

@@ -15,9 +15,6 @@ enum TransportSystem {
     static func errorText(_ code: Int32) -> String {
         String(cString: strerror(code))
     }
-
-    /// `EIO`: a file error whose errno the platform did not give.
-    static let ioErrorCode: Int32 = EIO
 }
 
 /// A file a response body is written to: created if missing, then truncated, appended to, or

@@ -42,9 +42,6 @@ public struct TimeSpan: Sendable, Hashable, Comparable, CustomStringConvertible 
         let sum = lhs.nanoseconds.addingReportingOverflow(rhs.nanoseconds)
         return TimeSpan(nanoseconds: sum.overflow ? (rhs.nanoseconds > 0 ? .max : .min) : sum.partialValue)
     }
-    package static func - (lhs: TimeSpan, rhs: TimeSpan) -> TimeSpan {
-        lhs + TimeSpan(nanoseconds: rhs.nanoseconds == .min ? .max : -rhs.nanoseconds)
-    }
     package static func += (lhs: inout TimeSpan, rhs: TimeSpan) { lhs = lhs + rhs }
 
     /// A point on the monotonic clock (uptime, not wall time), to measure a span from.

@@ -61,13 +61,6 @@ struct BackwardBitReader {
         return v
     }
 
-    /// Reads `n` bits where `n` is 1...57 (one shift fewer than `read`).
-    @inline(__always) mutating func readNonZero(_ n: UInt64) -> UInt64 {
-        let v = (container &<< (bitsConsumed & 63)) &>> ((64 &- n) & 63)
-        bitsConsumed &+= n
-        return v
-    }
-
     /// Refills the container so that at least 57 bits are available, unless the stream's start is
     /// near (then as many as remain).
     @inline(__always) mutating func reload() {

@@ -10,13 +10,6 @@ struct SequenceEntry {
     var baseValue: UInt32
 }
 
-/// One state of the table that decodes FSE-compressed Huffman weights.
-struct WeightEntry {
-    var newState: UInt16
-    var symbol: UInt8
-    var nbBits: UInt8
-}
-
 enum FSE {
     /// Reads an FSE table description at `base[0..<size]` into `counts` (one per symbol,
     /// -1 = "less than 1"). Returns the accuracy log, the number of symbols described and the

@@ -59,13 +59,6 @@ public final class ZstdDecoder {
     ///   - maxOutput: the most bytes the caller accepts; more is an `.outputLimitExceeded` error.
     ///   - maxWindow: the largest window (bytes) a frame may ask for.
     public static func decompress(
-        _ input: UnsafeRawBufferPointer, maxOutput: Int, maxWindow: Int = defaultMaxWindow
-    ) throws(ZstdDecodingError) -> [UInt8] {
-        try ZstdDecoder().decompress(input, maxOutput: maxOutput, maxWindow: maxWindow)
-    }
-
-    /// Decompresses every frame of `input`; see ``decompress(_:maxOutput:maxWindow:)-(UnsafeRawBufferPointer,_,_)``.
-    public static func decompress(
         _ input: some Collection<UInt8>, maxOutput: Int, maxWindow: Int = defaultMaxWindow
     ) throws(ZstdDecodingError) -> [UInt8] {
         try ZstdDecoder().decompress(input, maxOutput: maxOutput, maxWindow: maxWindow)

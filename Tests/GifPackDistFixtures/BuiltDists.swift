@@ -61,7 +61,7 @@ func v1Manifest(_ server: FixtureServer, pageSize: Int = 10, fetch: String = "",
 ///
 /// At most one build per core runs at a time (``distBuildSlots``): a child process's threads are
 /// not the test process's cooperative pool, and a dozen builds at once starve the tests that wait
-/// for events. The wait for a slot, the build and the slot's release run on a thread of their own,
+/// for events. The wait for a slot, the build and the slot's release run on an executor of their own,
 /// so a build that ended gives its slot back even while the cooperative pool is busy.
 func makeDist(
     manifest text: String, workspace: TemporaryDirectory, now: Date? = nil,
@@ -72,7 +72,7 @@ func makeDist(
     if let now { environment["GIFPACK_NOW"] = String(Int64(now.timeIntervalSince1970.rounded(.down))) }
     let arguments = ["build", "-m", manifest, "--out", workspace.file("dist"), "--cache", workspace.file("cache"), "--progress", "off"]
     let outcome = Mutex<ProcessResult?>(nil)
-    try await OwnThreadTrait.withThreadExecutor(named: "gifpack.test-dist-build") { [environment] in
+    try await OwnThreadTrait.withOwnExecutor { [environment] in
         try await distBuildSlots.acquire()
         defer { distBuildSlots.release() }
         let result = try await gifpackCLI(arguments, environment: environment)

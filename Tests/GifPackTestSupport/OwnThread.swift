@@ -2,14 +2,14 @@ import Foundation
 import Synchronization
 import Testing
 
-/// Runs each test case of a suite (or of one test) on a thread of its own: the test's body, its
-/// child tasks and every default actor it calls prefer that thread's executor
+/// Runs each test case of a suite (or of one test) on an executor of its own (``QueueExecutor``):
+/// the test's body, its child tasks and every default actor it calls prefer it
 /// (`withTaskExecutorPreference`) over Swift's cooperative pool, which has two threads on these
 /// machines.
 ///
 /// The whole suite runs in one process. A test that waits (a minute at most) for a request to reach
 /// a server or a cancellation to land must not depend on getting one of the pool's threads in
-/// time: with this trait it resumes on its own thread whatever the others do. TestHygieneTests
+/// time: with this trait it resumes on its own executor whatever the others do. TestHygieneTests
 /// requires it on every suite that waits for an event with a bound (`waitUntil`,
 /// `holdsThroughout`). Tests that compute take ``ComputesTrait`` instead, which bounds how many run
 /// at once: with this trait on every suite, a hundred tests computed at once and twenty ran past
@@ -21,7 +21,7 @@ import Testing
 public struct OwnThreadTrait: SuiteTrait, TestTrait, TestScoping {
     public var isRecursive: Bool { true }
 
-    /// One thread per test case: a parameterized test's cases still run side by side.
+    /// One executor per test case: a parameterized test's cases still run side by side.
     public func scopeProvider(for test: Test, testCase: Test.Case?) -> OwnThreadTrait? {
         testCase == nil ? nil : self
     }
@@ -30,93 +30,44 @@ public struct OwnThreadTrait: SuiteTrait, TestTrait, TestScoping {
         for test: Test, testCase: Test.Case?,
         performing function: @Sendable () async throws -> Void
     ) async throws {
-        try await OwnThreadTrait.withThreadExecutor(named: "gifpack.test", function)
+        try await OwnThreadTrait.withOwnExecutor(function)
     }
 }
 
 extension Trait where Self == OwnThreadTrait {
-    /// Each test case on a thread of its own (``OwnThreadTrait``).
+    /// Each test case on an executor of its own (``OwnThreadTrait``).
     public static var ownThread: OwnThreadTrait { OwnThreadTrait() }
 }
 
-/// A task executor with one thread that runs its jobs in order. ``finish()`` lets the thread end
-/// once its queue is empty; a job enqueued later (nothing in a finished scope should enqueue one)
-/// starts a new thread rather than being lost.
-final class ThreadExecutor: TaskExecutor, @unchecked Sendable {
-    // @unchecked: `jobs`, `finished` and `running` are read and written only with `condition` held.
-    private let condition = NSCondition()
-    private let name: String
-    private var jobs: [UnownedJob] = []
-    private var finished = false
-    private var running = false
-
-    init(name: String) {
-        self.name = name
-    }
+/// A task executor that runs its jobs in order on a serial dispatch queue of its own. On Linux a
+/// serial queue targets dispatch's overcommit root queue, which starts a worker thread whenever
+/// every one it has is busy, so a job here never waits for the cooperative pool's threads; the
+/// queue holds no thread while it has no job.
+final class QueueExecutor: TaskExecutor {
+    private let queue = DispatchQueue(label: "gifpack.test")
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        condition.lock()
-        jobs.append(job)
-        let start = !running
-        running = true
-        condition.signal()
-        condition.unlock()
-        if start { startThread() }
-    }
-
-    /// The scope is over: the thread ends when its queue is empty.
-    func finish() {
-        condition.lock()
-        finished = true
-        condition.signal()
-        condition.unlock()
-    }
-
-    private func startThread() {
-        let thread = Thread { [self] in runJobs() }
-        thread.name = name
-        thread.stackSize = 8 << 20
-        thread.start()
-    }
-
-    private func runJobs() {
-        while let job = nextJob() {
-            job.runSynchronously(on: asUnownedTaskExecutor())
-        }
-    }
-
-    /// The next job, waiting for one while the scope lasts; nil (and the thread ends) when the
-    /// scope is over and nothing is queued.
-    private func nextJob() -> UnownedJob? {
-        condition.lock()
-        defer { condition.unlock() }
-        while jobs.isEmpty && !finished { condition.wait() }
-        guard !jobs.isEmpty else {
-            running = false
-            return nil
-        }
-        return jobs.removeFirst()
+        queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }
 }
 
 extension OwnThreadTrait {
     /// The executor of the test case running now, when its suite has ``OwnThreadTrait`` or
     /// ``ComputesTrait``.
-    @TaskLocal static var executor: ThreadExecutor?
+    @TaskLocal static var executor: QueueExecutor?
 
-    /// Runs `function` on a new ``ThreadExecutor`` named `name`, which its tasks and the default
-    /// actors it calls prefer.
-    static func withThreadExecutor(named name: String, _ function: @Sendable () async throws -> Void) async throws {
-        let executor = ThreadExecutor(name: name)
-        defer { executor.finish() }
+    /// Runs `function` on a new ``QueueExecutor``, which its tasks and the default actors it calls
+    /// prefer.
+    static func withOwnExecutor(_ function: @Sendable () async throws -> Void) async throws {
+        let executor = QueueExecutor()
         try await $executor.withValue(executor) {
             try await withTaskExecutorPreference(executor) { try await function() }
         }
     }
 }
 
-/// Runs each test of a suite (or one test) that computes on a thread of its own, once one of the
+/// Runs each test of a suite (or one test) that computes on an executor of its own, once one of the
 /// run's computing slots is free: as many slots as the machine has cores (``ComputeSlots``).
 ///
 /// A synchronous test holds the thread it runs on from its first line to its last. On the
@@ -137,7 +88,7 @@ public struct ComputesTrait: SuiteTrait, TestTrait, TestScoping {
     /// One scope per test function, around all its cases, and none per case: a scope per test
     /// function is entered before the time limits of its cases start (Swift Testing applies them
     /// per case), so the wait for a slot is not counted as the test's running time. The cases of a
-    /// parameterized test share the function's thread and slot, one case after another.
+    /// parameterized test share the function's executor and slot, one case after another.
     public func scopeProvider(for test: Test, testCase: Test.Case?) -> ComputesTrait? {
         test.isSuite || testCase != nil ? nil : self
     }
@@ -148,12 +99,12 @@ public struct ComputesTrait: SuiteTrait, TestTrait, TestScoping {
     ) async throws {
         try await ComputeSlots.shared.acquire()
         defer { ComputeSlots.shared.release() }
-        try await OwnThreadTrait.withThreadExecutor(named: "gifpack.test-computing", function)
+        try await OwnThreadTrait.withOwnExecutor(function)
     }
 }
 
 extension Trait where Self == ComputesTrait {
-    /// Each test case on a thread of its own, as many at a time as the machine has cores
+    /// Each test on an executor of its own, as many at a time as the machine has cores
     /// (``ComputesTrait``).
     public static var computes: ComputesTrait { ComputesTrait() }
 }
@@ -221,7 +172,7 @@ final class ComputeSlots: Sendable {
     }
 }
 
-/// `Task { … }` for a test on a thread of its own: an unstructured task does not inherit a task
+/// `Task { … }` for a test on an executor of its own: an unstructured task does not inherit a task
 /// executor preference, so a plain `Task` would start on the cooperative pool, which the
 /// computing tests can hold for a minute. Elsewhere the same as `Task { … }`.
 @discardableResult

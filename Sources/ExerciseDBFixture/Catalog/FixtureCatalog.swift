@@ -65,9 +65,6 @@ package struct FixtureCatalog: Sendable {
         servedGIF(id: id, resolution: resolution)?.etag
     }
 
-    /// Whether `id` is a RapidAPI or v1 id of this catalog.
-    package func contains(id: String) -> Bool { rapidGIFKeys[id] != nil || v1GIFKeys[id] != nil }
-
     func isRapidID(_ id: String) -> Bool { rapidGIFKeys[id] != nil }
     func isV1ID(_ id: String) -> Bool { v1GIFKeys[id] != nil }
 

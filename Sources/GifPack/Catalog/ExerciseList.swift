@@ -150,16 +150,6 @@ package struct ExerciseList: Sendable, ExpressibleByArrayLiteral {
         return false
     }
 
-    /// Whether the two lists hold the same exercises in the same order, read from both.
-    package func elementsEqual(_ other: ExerciseList) throws(SpoolReadError) -> Bool {
-        guard count == other.count else { return false }
-        var (mine, theirs) = (makeIterator(), other.makeIterator())
-        while let a = try mine.next() {
-            guard let b = try theirs.next(), a == b else { return false }
-        }
-        return true
-    }
-
     package func makeIterator() -> Iterator {
         Iterator(storage: storage, readsRecords: readsRecords, imageTemplate: imageTemplate)
     }

@@ -70,8 +70,6 @@ package struct FetchResults: Sendable, Equatable {
     /// Number of exercises with a result.
     package var count: Int { storedCount + rejected.count }
 
-    package var isEmpty: Bool { count == 0 }
-
     /// The i-th stored id's bytes.
     private func idBytes(at index: Int) -> ArraySlice<UInt8> {
         idBytes[(index == 0 ? 0 : Int(ends[index - 1]))..<Int(ends[index])]

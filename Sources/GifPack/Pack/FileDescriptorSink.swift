@@ -6,10 +6,10 @@ import GifPackSystemBuilder
 /// everything written.
 ///
 /// Writes are complete or throw: short writes are continued and `EINTR` is retried. `offset`
-/// counts bytes written through this sink (plus the starting offset given at creation), which is
-/// how ``FrameExtent`` offsets are computed. When created with `hashing: true` every byte also
-/// goes into an incremental SHA-256 (swift-crypto), so a pack's digest costs no second read; with
-/// `hashingBehind: true` another thread hashes the file as it grows (``HashBehind``).
+/// counts bytes written through this sink, which is how ``FrameExtent`` offsets are computed. When
+/// created with `hashing: true` every byte also goes into an incremental SHA-256 (swift-crypto), so
+/// a pack's digest costs no second read; with `hashingBehind: true` another thread hashes the file
+/// as it grows (``HashBehind``).
 /// A sink is used by one writer on one thread.
 ///
 /// ```swift
@@ -20,25 +20,14 @@ import GifPackSystemBuilder
 /// ```
 package final class FileDescriptorSink {
     package let path: String
-    /// Bytes written so far, plus the starting offset.
+    /// Bytes written so far.
     package private(set) var offset: Int64
     private var fd: Int32
-    private let ownsDescriptor: Bool
     private var hasher: SHA256?
     private var hashBehind: HashBehind?
     private var digest: String?
     private var writeBehind: WriteBehind?
     private var endedFlushes = 0
-
-    /// Wraps an open, writable descriptor; `startOffset` is where the first write lands.
-    /// The descriptor is not closed by the sink.
-    package init(fileDescriptor: Int32, path: String, startOffset: Int64 = 0, hashing: Bool = false) {
-        self.fd = fileDescriptor
-        self.path = path
-        self.offset = startOffset
-        self.ownsDescriptor = false
-        self.hasher = hashing ? SHA256() : nil
-    }
 
     /// Creates (or truncates) `path` with mode 0644 and writes from its start; the sink owns the
     /// descriptor and closes it in ``close()`` or when deallocated. With `flushingBehind`, the file
@@ -55,7 +44,6 @@ package final class FileDescriptorSink {
         self.fd = fd
         self.path = path
         self.offset = 0
-        self.ownsDescriptor = true
         self.hasher = hashing && !hashingBehind ? SHA256() : nil
         self.writeBehind = flushingBehind ? WriteBehind(fileDescriptor: fd) : nil
         if hashingBehind {
@@ -69,7 +57,7 @@ package final class FileDescriptorSink {
     deinit {
         hashBehind?.cancel()
         writeBehind?.finish()
-        if ownsDescriptor, fd >= 0 { SystemCalls.close(fd) }
+        if fd >= 0 { SystemCalls.close(fd) }
     }
 
     /// Flushes made on the way by ``WriteBehind`` (0 for a sink made without `flushingBehind`).
@@ -113,10 +101,10 @@ package final class FileDescriptorSink {
         }
     }
 
-    /// Closes the descriptor if the sink owns it; later writes fail. Safe to call twice.
+    /// Closes the descriptor; later writes fail. Safe to call twice.
     package func close() throws(PackWriteError) {
         endWriteBehind()
-        guard ownsDescriptor, fd >= 0 else { return }
+        guard fd >= 0 else { return }
         let descriptor = fd
         fd = -1
         // Linux always releases the descriptor, even when close reports an error: never retry.

@@ -41,9 +41,6 @@ package struct PackAssembler: ~Copyable {
         encoder = TarEntryFrameEncoder(level: level, mtime: mtime)
     }
 
-    /// The pack file being written.
-    package var path: String { sink.path }
-
     /// Encodes `bytes` as the next entry.
     @discardableResult
     package mutating func appendEntry(name: String, bytes: [UInt8]) throws(PackWriteError) -> PackedEntry {

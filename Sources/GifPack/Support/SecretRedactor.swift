@@ -66,9 +66,6 @@ extension SecretRedactor {
     /// The redactor for a source's API key (none for a source without a key).
     package init(source: SourceSettings) { self.init(secrets: [source.apiKey?.value].compactMap { $0 }) }
 
-    /// True when there is nothing to redact.
-    package var isEmpty: Bool { secrets.isEmpty }
-
     /// `value` with every secret replaced in every string and object key, the structure unchanged.
     /// This is how a catalog record that echoes the key is written into a pack: the field stays, its text
     /// reads `<redacted>` where the key was, the same on every run.

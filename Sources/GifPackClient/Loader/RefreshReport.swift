@@ -20,10 +20,6 @@ public struct RefreshReport: Sendable, Equatable {
     public var isUnchanged: Bool { install.isUnchanged }
     /// The installed generation's number: it goes up by one with each install that changed something.
     package var generation: Int { install.generation }
-    /// Exercises installed, those without a GIF included.
-    package var exercises: Int { install.exercises }
-    /// Exercises listed without a GIF (show their placeholder).
-    package var placeholders: Int { install.placeholders }
     /// Exercise ids new since the previous install.
     public var added: [String] { install.added }
     /// Exercise ids gone since the previous install.

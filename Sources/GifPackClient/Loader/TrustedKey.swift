@@ -29,7 +29,4 @@ public struct TrustedKey: Sendable, Equatable {
 
     /// The key's id, 16 uppercase hex digits as minisign prints it: the one a signature names.
     public var keyID: String { minisign.keyIDText }
-
-    /// `minisign public key <keyID>`.
-    package var description: String { "minisign public key \(keyID)" }
 }
