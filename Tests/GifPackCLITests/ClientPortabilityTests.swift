@@ -175,7 +175,7 @@ struct ClientFileTimeTests {
         try FileManager.default.setAttributes([.modificationDate: future], ofItemAtPath: store.gifPath(old))
         let stamped = try FileManager.default.attributesOfItem(atPath: store.gifPath(old))[.modificationDate] as? Date
         #expect(stamped == future, "the file system kept another time: the test proves nothing here")
-        let temporary = store.temporaryFile("gif")
+        let temporary = store.temporaryFile(.gif)
         try Data(repeating: 2, count: 100).write(to: URL(fileURLWithPath: temporary))
         try store.storeGIF(temporary, sha256: new, byteLimit: 150)
         #expect(!FileManager.default.fileExists(atPath: store.gifPath(old)))

@@ -45,7 +45,9 @@ struct LazyGIFStore: Sendable {
     /// The file that marks a directory as gifpack's GIF cache.
     static let marker = ".gifpack-lazy-cache"
     /// The kinds of temporary file (`tmp/<UUID>.<kind>`) the cache makes.
-    static let temporaryKinds: Set<String> = ["frame", "gif", "index"]
+    enum TemporaryKind: String, CaseIterable {
+        case frame, gif, index
+    }
 
     let directory: String
 
@@ -129,13 +131,12 @@ struct LazyGIFStore: Sendable {
     /// `<UUID>.<kind>`: a name ``temporaryFile(_:)`` makes.
     static func isTemporaryName(_ name: String) -> Bool {
         guard let dot = name.firstIndex(of: ".") else { return false }
-        return UUID(uuidString: String(name[..<dot])) != nil && temporaryKinds.contains(String(name[name.index(after: dot)...]))
+        return UUID(uuidString: String(name[..<dot])) != nil && TemporaryKind(rawValue: String(name[name.index(after: dot)...])) != nil
     }
 
     /// A fresh name in `tmp/`.
-    func temporaryFile(_ kind: String) -> String {
-        precondition(Self.temporaryKinds.contains(kind), "an unknown kind of temporary file")
-        return "\(temporaryPath)/\(UUID().uuidString).\(kind)"
+    func temporaryFile(_ kind: TemporaryKind) -> String {
+        "\(temporaryPath)/\(UUID().uuidString).\(kind.rawValue)"
     }
 
     // MARK: GIFs
@@ -193,7 +194,7 @@ struct LazyGIFStore: Sendable {
     @discardableResult
     func keepGIF(_ bytes: [UInt8], sha256: String, byteLimit: Int64) -> Bool {
         for attempt in 0..<2 {
-            let temporary = temporaryFile("gif")
+            let temporary = temporaryFile(.gif)
             do {
                 try FileOps.writeNew(temporary, bytes)
                 try storeGIF(temporary, sha256: sha256, byteLimit: byteLimit)
@@ -391,7 +392,7 @@ struct LazyGIFStore: Sendable {
         _ json: Data, slot: String, url: String, validators: IndexValidators?, signature: Data?, verifiedSequence: Int?,
         admit: (Int?) throws(PackClientError) -> Void
     ) throws(PackClientError) {
-        let temporary = temporaryFile("index")
+        let temporary = temporaryFile(.index)
         let path = indexPath(slot: slot)
         do {
             let head =
