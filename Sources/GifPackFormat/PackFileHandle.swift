@@ -11,6 +11,11 @@ final class PackFileHandle: Sendable {
     private let fd: Int32
     /// The bytes read instead of a file (``init(bytes:name:)``); nil for a file.
     private let bytes: [UInt8]?
+    /// Bytes read through this handle so far (``bytesRead``).
+    private let readCount = Locked<Int64>(0)
+
+    /// Bytes ``read(into:at:)`` has returned so far, by every reader sharing the handle.
+    var bytesRead: Int64 { readCount.withLock { $0 } }
 
     /// Bytes in memory, read like a file of exactly them; `name` stands for the path in messages.
     init(bytes: [UInt8], name: String) {
@@ -54,11 +59,15 @@ final class PackFileHandle: Sendable {
             bytes.withUnsafeBytes { source in
                 destination.baseAddress?.copyMemory(from: source.baseAddress! + Int(offset), byteCount: count)
             }
+            readCount.withLock { $0 += Int64(count) }
             return count
         }
-        do { return try POSIXIO.read(fd, into: destination, at: offset) } catch {
+        let count: Int
+        do { count = try POSIXIO.read(fd, into: destination, at: offset) } catch {
             throw .io(path: path, operation: "pread", errno: error.code)
         }
+        readCount.withLock { $0 += Int64(count) }
+        return count
     }
 }
 

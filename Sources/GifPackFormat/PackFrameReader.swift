@@ -28,6 +28,9 @@ package struct PackFrameReader: Sendable {
 
     package var path: String { file.path }
 
+    /// Bytes read from the file so far through this reader and its copies (tests: what a step read).
+    package var bytesRead: Int64 { file.bytesRead }
+
     package init(path: String) throws(PackReadError) {
         file = try PackFileHandle(path: path)
     }

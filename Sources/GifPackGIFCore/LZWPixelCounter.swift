@@ -72,9 +72,14 @@ package struct LZWPixelCounter: ~Copyable {
     /// are not looked at, as giflib does not). After ``Irregular`` the counter is not to be used.
     ///
     /// The state is worked on in locals and stored back at the end: by callgrind, 17% fewer
-    /// instructions than working on the stored properties.
+    /// instructions than working on the stored properties. The bit buffer takes as many whole bytes
+    /// as fit (6 or 7) with one 8-byte load while 8 bytes of the block are left, then codes are read
+    /// until fewer bits than a code remain: the codes and the order they are read in are those of a
+    /// byte-by-byte reading, with one hard-to-predict loop exit per load instead of one per byte
+    /// (about a third less time on a pack's GIFs).
     package mutating func consume(_ block: UnsafeBufferPointer<UInt8>) throws(Irregular) -> Bool {
         if remaining <= 0 { return true }
+        guard let base = block.baseAddress else { return false }
         let table = lengths, clear = clearCode, firstFree = clearCode + 2, startBits = minimumCodeSize + 1
         var buffer = bitBuffer, count = bitCount, bits = runningBits, running = runningCode, max1 = maxCode1
         var last = lastCode, left = remaining
@@ -82,9 +87,24 @@ package struct LZWPixelCounter: ~Copyable {
             (bitBuffer, bitCount, runningBits, runningCode, maxCode1) = (buffer, count, bits, running, max1)
             (lastCode, remaining) = (last, left)
         }
-        for byte in block {
-            buffer |= UInt64(byte) &<< UInt64(count)
-            count &+= 8
+        var at = 0
+        let end = block.count
+        while true {
+            // Here fewer bits than a code (at most 11) are buffered, so 6 or 7 whole bytes fit in 63 bits.
+            if end &- at >= 8 {
+                let word = UInt64(littleEndian: UnsafeRawPointer(base + at).loadUnaligned(as: UInt64.self))
+                let take = (63 &- count) &>> 3
+                let width = UInt64(truncatingIfNeeded: take &<< 3)
+                buffer |= (word & ((1 &<< width) &- 1)) &<< UInt64(truncatingIfNeeded: count)
+                count &+= take &<< 3
+                at &+= take
+            } else if at < end {
+                buffer |= UInt64(base[at]) &<< UInt64(truncatingIfNeeded: count)
+                count &+= 8
+                at &+= 1
+            } else {
+                return false
+            }
             while count >= bits {
                 let code = Int(truncatingIfNeeded: buffer) & ((1 &<< bits) &- 1)
                 buffer &>>= UInt64(bits)
@@ -127,6 +147,5 @@ package struct LZWPixelCounter: ~Copyable {
                 if left <= 0 { return true }
             }
         }
-        return false
     }
 }

@@ -4,6 +4,7 @@ import Testing
 @testable import GifPackTestSupport
 @testable import GifPackTestServers
 @testable import GifPackClient
+import GifPackFormat
 import GifPackHTTP
 import GifPackIndexReader
 
@@ -96,7 +97,7 @@ struct InstallFollowTests {
             report(Int64(offset))
             try await waitUntil { follower.isWaiting || follower.isDone }
         }
-        let ready = follower.results()
+        let ready = follower.results().ready
 
         let gifs = Set(pack.gifs.map(\.sha256))
         #expect(Set(ready.keys) == gifs, "the follower missed GIFs it could decode")
@@ -105,5 +106,42 @@ struct InstallFollowTests {
         // it would be about once per chunk.
         #expect(follower.wakeUpCount <= gifs.count + 2, "\(follower.wakeUpCount) wake-ups for \(gifs.count) GIFs in \(chunks) chunks")
         #expect(chunks > 2 * (gifs.count + 2), "the pack is too small to tell: \(chunks) chunks for \(gifs.count) GIFs")
+    }
+
+    @Test("the install plan takes the catalog the follower read and checked instead of reading its frame again")
+    func thePlanTakesTheFollowersCatalog() async throws {
+        let dists = try await UpgradeDist.make(count: 20)
+        defer { dists.server.stop() }
+        try dists.publish()
+        let pack = try #require(try dists.index().packs.first)
+        let path = "\(dists.site)/\(pack.file)"
+        let final = dists.workspace.file("follow/pack.tar.zst")
+        try FileManager.default.createDirectory(atPath: dists.workspace.file("follow"), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: path, toPath: final + ".part")
+        let follower = PackFollower(pack: pack, final: final, directory: dists.workspace.file("follow/unpacked"), cancellation: nil)
+        follower.start()
+        follower.progress(from: 0)(pack.bytes)
+        // Told the whole file is there, it takes every GIF and ends on its own.
+        try await waitUntil { follower.isDone }
+        let followed = follower.results()
+
+        // The follower hands over the catalog's records, as CatalogCheck reads them from the file.
+        let catalog = try CatalogCheck.read(pack: pack, reader: try PackFrameReader(path: path))
+        var records: [String: GIFMetadata] = [:]
+        for exercise in catalog.exercises { if let gif = exercise.gif { records[gif.sha256] = gif } }
+        #expect(followed.catalog == records)
+        #expect(!records.isEmpty)
+
+        // With them, making the plan reads nothing through the entries' reader (the catalog's frame
+        // is the only entry a plan reads); without them, it reads the catalog's frame.
+        var item = DownloadedPack(pack: pack, path: path, isCopy: false, bytesTransferred: 0, resumedFrom: nil)
+        item.checkedCatalog = followed.catalog
+        let handed = try InstallPlan(packs: [item], limits: .standard)
+        #expect(try #require(handed.entries.first).reader.bytesRead == 0)
+        #expect(handed.entries.map(\.metadata) == pack.gifs.map { records[$0.sha256] })
+        item.checkedCatalog = nil
+        let read = try InstallPlan(packs: [item], limits: .standard)
+        #expect(try #require(read.entries.first).reader.bytesRead == pack.catalog.frameLength)
+        #expect(read.entries.map(\.metadata) == handed.entries.map(\.metadata))
     }
 }

@@ -1,5 +1,6 @@
 import GIFSynthesis
 @testable import GifPackGIF
+import GifPackGIFCore
 import Testing
 @testable import GifPackTestSupport
 
@@ -210,5 +211,106 @@ struct LZWPixelCounterTests {
         let bytes = Self.gif(width: 8, height: 1, minimumCodeSize: 2, data: writer.finish())
         #expect(Self.walk(bytes, .counting).irregular)
         #expect(Self.verdict(bytes, .counting) == Self.verdict(bytes, .decoding))
+    }
+
+    /// giflib's reading, one byte at a time (the counter before it read 8 bytes at once): the
+    /// codes a stream gives and what they count to, as ``LZWPixelCounter/consume(_:)`` must give them.
+    struct ByteByByteCounter {
+        let clear: Int, startBits: Int
+        var remaining: Int
+        var running: Int, bits: Int, max1: Int, last = -1
+        var buffer: UInt64 = 0, count = 0
+        var table = [UInt16](repeating: 0, count: 4096)
+
+        init(minimumCodeSize: Int, pixels: Int) {
+            clear = 1 << minimumCodeSize
+            startBits = minimumCodeSize + 1
+            remaining = pixels
+            running = clear + 2
+            bits = startBits
+            max1 = 1 << bits
+            for code in 0..<clear { table[code] = 1 }
+        }
+
+        /// true: complete; false: wants more; nil: irregular.
+        mutating func consume(_ block: ArraySlice<UInt8>) -> Bool? {
+            if remaining <= 0 { return true }
+            for byte in block {
+                buffer |= UInt64(byte) << UInt64(count)
+                count += 8
+                while count >= bits {
+                    let code = Int(buffer & ((1 << UInt64(bits)) - 1))
+                    buffer >>= UInt64(bits)
+                    count -= bits
+                    if running < 4097 {
+                        running += 1
+                        if running > max1, bits < 12 { max1 <<= 1; bits += 1 }
+                    }
+                    if code == clear {
+                        for index in (clear + 2)..<4096 { table[index] = 0 }
+                        running = clear + 2; bits = startBits; max1 = 1 << bits; last = -1
+                        continue
+                    }
+                    let next = running - 2
+                    var produced = Int(table[code])
+                    if produced == 0 {
+                        guard code == next, last >= 0 else { return nil }
+                        produced = Int(table[last]) + 1
+                    }
+                    if produced >= 4095 { return nil }
+                    if last >= 0, next <= 4095, table[next] == 0 { table[next] = UInt16(Int(table[last]) + 1) }
+                    last = code
+                    remaining -= produced
+                    if remaining <= 0 { return true }
+                }
+            }
+            return false
+        }
+    }
+
+    @Test func eightBytesAtOnceReadTheCodesOneByteAtATimeReads() {
+        // Streams of every shape, whole and damaged, cut into sub-blocks of random lengths (1 to 255,
+        // so blocks end both inside and outside an 8-byte load): every call's answer — complete,
+        // wanting more, irregular — is the byte-by-byte reading's, call by call.
+        var random = SplitMix64(seed: 45)
+        var (complete, irregular, short) = (0, 0, 0)
+        for round in 0..<600 {
+            let size = [2, 3, 5, 8][round % 4]
+            let encoder = [
+                Encoder(minimumCodeSize: size), Encoder(minimumCodeSize: size, clearFirst: false, endCode: false),
+                Encoder(minimumCodeSize: size, clearWhenFull: false)
+            ][round / 4 % 3]
+            let pixelCount = Int(random.next() % 30_000) + 1
+            let pixels = Self.pixels(count: pixelCount, minimumCodeSize: size, runs: round % 2 == 0, seed: UInt64(round))
+            var data = encoder.encode(pixels)
+            if round % 3 == 0, !data.isEmpty {
+                for _ in 0..<(Int(random.next() % 4) + 1) { data[Int(random.next() % UInt64(data.count))] ^= UInt8(1 << (random.next() % 8)) }
+            }
+            if round % 5 == 0 { data.removeLast(Int(random.next() % UInt64(data.count / 2 + 1))) }
+            // Asked for a little more or fewer pixels than encoded now and then: ends inside a load.
+            let asked = round % 7 == 0 ? pixelCount + Int(random.next() % 5) : pixelCount - (round % 11 == 0 ? 1 : 0)
+            var counter = LZWPixelCounter(minimumCodeSize: size, pixels: asked)
+            var reference = ByteByByteCounter(minimumCodeSize: size, pixels: asked)
+            var offset = 0
+            var outcome: Bool? = false
+            while offset < data.count {
+                let length = min(data.count - offset, Int(random.next() % 255) + 1)
+                let block = data[offset..<(offset + length)]
+                offset += length
+                let expected = reference.consume(block)
+                let got: Bool? = block.withUnsafeBufferPointer { pointer in
+                    do throws(LZWPixelCounter.Irregular) { return try counter.consume(pointer) } catch { return nil }
+                }
+                #expect(got == expected, "round \(round), block at \(offset - length)")
+                outcome = got
+                if got != false { break }
+            }
+            switch outcome {
+            case true?: complete += 1
+            case nil: irregular += 1
+            case false?: short += 1
+            }
+        }
+        #expect(complete > 100 && irregular > 20 && short > 20, "complete \(complete), irregular \(irregular), short \(short)")
     }
 }

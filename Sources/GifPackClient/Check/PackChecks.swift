@@ -38,8 +38,11 @@ enum PackChecks {
         return overflow ? PackFileScan.maxFrames(limits) : min(expected, PackFileScan.maxFrames(limits))
     }
 
+    /// `checkedCatalog`: the catalog's GIF records by SHA-256, when ``CatalogCheck`` already read
+    /// them from this very file's catalog frame (a ``PackFollower`` while the file downloaded; the
+    /// file's SHA-256 was checked since): the catalog frame is not read again.
     static func structure(
-        path: String, pack: PackDescription, limits: PackLimits,
+        path: String, pack: PackDescription, limits: PackLimits, checkedCatalog: [String: GIFMetadata]? = nil,
         report: (PackRejection) throws(PackClientError) -> Void
     ) throws(PackClientError) -> Opened? {
         let name = SafePath.printable(pack.name)
@@ -72,6 +75,7 @@ enum PackChecks {
         guard descriptionProblems.isEmpty else {
             return Opened(reader: reader, frames: frames, metadata: nil, entriesReadable: false)
         }
+        if let checkedCatalog { return Opened(reader: reader, frames: frames, metadata: checkedCatalog, entriesReadable: true) }
         var metadata: [String: GIFMetadata]?
         do {
             let catalog = try CatalogCheck.read(pack: pack, reader: reader)

@@ -30,6 +30,10 @@ package struct DownloadedPack: Sendable, Equatable {
     var checksumPending = false
     /// GIFs decoded, checked and written while the pack downloaded (``PackFollower``), by SHA-256.
     var ready: [String: PackFollower.Ready] = [:]
+    /// The catalog's GIF records by SHA-256, read and checked (``CatalogCheck``) by the
+    /// ``PackFollower`` while the pack downloaded: the plan takes them instead of reading the
+    /// catalog's frame again.
+    var checkedCatalog: [String: GIFMetadata]?
 
     init(
         pack: PackDescription, path: String, isCopy: Bool, bytesTransferred: Int64, resumedFrom: Int64?,

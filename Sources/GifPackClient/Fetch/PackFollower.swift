@@ -31,7 +31,7 @@ import GifPackIndexReader
 /// request.bodyProgress = HTTPBodyProgress(written: follower.progress(from: bytesAlreadyThere))
 /// …download…
 /// follower.finish()
-/// let ready = follower.results()   // sha256 → file and record
+/// let followed = follower.results()   // followed.ready: sha256 → file and record
 /// ```
 final class PackFollower: @unchecked Sendable {  // @unchecked: the mutable fields are guarded by `condition`.
     /// A GIF decoded, checked and written while its pack downloaded.
@@ -39,6 +39,14 @@ final class PackFollower: @unchecked Sendable {  // @unchecked: the mutable fiel
         let path: String
         /// The catalog record it was walked against.
         let metadata: GIFMetadata?
+    }
+
+    /// What the follower hands over: the GIFs it made, by SHA-256, and the catalog's GIF records by
+    /// SHA-256 when it read the catalog (``CatalogCheck``: its bytes hash to the index's content
+    /// digest and it agrees with the index), so the install does not read and check it again.
+    struct Followed: Sendable, Equatable {
+        var ready: [String: Ready] = [:]
+        var catalog: [String: GIFMetadata]?
     }
 
     private let pack: PackDescription
@@ -62,7 +70,7 @@ final class PackFollower: @unchecked Sendable {  // @unchecked: the mutable fiel
     private var wakeUps = 0
     private var ended = false
     private var threadEnded = false
-    private var running: ParallelWork.Background<[String: Ready]>?
+    private var running: ParallelWork.Background<Followed>?
     /// Told each GIF handed over, with how much of the file was written at that moment and the
     /// file it was written to (verified: its bytes hash to `sha256`; the staging moves it later):
     /// tests, and ``GIFLoader`` serving a GIF asked for while its pack downloads.
@@ -103,13 +111,13 @@ final class PackFollower: @unchecked Sendable {  // @unchecked: the mutable fiel
         condition.unlock()
     }
 
-    /// Ends the follower (after ``finish()``) and hands over what it made, by SHA-256.
-    func results() -> [String: Ready] {
+    /// Ends the follower (after ``finish()``) and hands over what it made and the catalog it checked.
+    func results() -> Followed {
         finish()
         condition.lock()
         let thread = running
         condition.unlock()
-        return thread?.wait() ?? [:]
+        return thread?.wait() ?? Followed()
     }
 
     private func advance(to offset: Int64) {
@@ -162,16 +170,16 @@ final class PackFollower: @unchecked Sendable {  // @unchecked: the mutable fiel
         return body()
     }
 
-    private func follow() -> [String: Ready] {
+    private func follow() -> Followed {
         defer { locked { threadEnded = true } }
         // The download may be done and renamed by the time the catalog is there.
         guard wait(until: pack.catalog.frameOffset + pack.catalog.frameLength),
             let reader = (try? PackFrameReader(path: part)) ?? (try? PackFrameReader(path: final)),
-            let catalog = try? CatalogCheck.read(pack: pack, reader: reader),
-            (try? FileOps.makeDirectories(directory)) != nil
-        else { return [:] }
+            let catalog = try? CatalogCheck.read(pack: pack, reader: reader)
+        else { return Followed() }
         var records: [String: GIFMetadata] = [:]
         for exercise in catalog.exercises { if let gif = exercise.gif { records[gif.sha256] = gif } }
+        guard (try? FileOps.makeDirectories(directory)) != nil else { return Followed(catalog: records) }
         let gifs = pack.gifs.sorted { $0.location.frameOffset < $1.location.frameOffset }
         let queue = FollowQueue(count: gifs.count)
         let width = min(2, ParallelWork.defaultWidth)
@@ -190,7 +198,7 @@ final class PackFollower: @unchecked Sendable {  // @unchecked: the mutable fiel
                 }
             }
         }
-        return queue.ready
+        return Followed(ready: queue.ready, catalog: records)
     }
 
     /// One GIF read from its frame with the staging's checks and written to a file of its own

@@ -679,9 +679,10 @@ extension PackInstaller {
                 do { fetched = .success(try await downloader.fetch(pack, from: source, deferringLocalChecksum: true, follower: follower)) } catch {
                     fetched = .failure(error)
                 }
-                let ready = await BlockingWork.run("gifpack.follow") { () -> [String: PackFollower.Ready] in follower.results() }
+                let followed = await BlockingWork.run("gifpack.follow") { () -> PackFollower.Followed in follower.results() }
                 var item = try fetched.get()
-                item.ready = ready
+                item.ready = followed.ready
+                item.checkedCatalog = followed.catalog
                 let summary = PackFetchSummary(
                     pack: pack.name, version: pack.version, method: item.isCopy ? .wholePack : .local,
                     bytesFetched: item.bytesTransferred + alreadySpent, wholePackBytes: pack.bytes,

@@ -62,7 +62,8 @@ struct InstallPlan {
             // and only the description and the catalog apply (PackChecks.sparseStructure).
             let checked =
                 item.fetchedGIFs == nil
-                ? try PackChecks.structure(path: item.path, pack: pack, limits: limits) { problem throws(PackClientError) in
+                ? try PackChecks.structure(path: item.path, pack: pack, limits: limits, checkedCatalog: item.checkedCatalog) {
+                    problem throws(PackClientError) in
                     throw .rejected(problem)
                 }
                 : try PackChecks.sparseStructure(path: item.path, pack: pack, limits: limits)
