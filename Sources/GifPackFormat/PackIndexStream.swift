@@ -56,13 +56,22 @@ package struct PackIndexStream: Sendable {
         guard offset + bytes.count <= limits.maxBytes else {
             throw .malformed(JSONParseError(.tooLarge(bytes: offset + bytes.count, limit: limits.maxBytes), at: 0).description)
         }
-        for byte in bytes {
+        var position = 0
+        while position < bytes.count {
             if inExercises {
-                try scanExercise(byte)
-            } else {
-                scanHead(byte)
+                try scanExercise(bytes[position])
+                offset += 1
+                position += 1
+                continue
             }
-            offset += 1
+            // The head is kept as it is read: a run of head bytes is appended at once.
+            let start = position
+            while position < bytes.count, !inExercises {
+                scanHead(bytes[position])
+                offset += 1
+                position += 1
+            }
+            head.append(contentsOf: bytes[start..<position])
         }
     }
 
@@ -97,8 +106,8 @@ package struct PackIndexStream: Sendable {
 
     private func fail(_ reason: String) -> IndexError { .malformed("at byte \(offset): \(reason)") }
 
+    /// One byte of the head (the caller keeps the bytes).
     private mutating func scanHead(_ byte: UInt8) {
-        head.append(byte)
         if strings.inString {
             switch strings.step(byte) {
             case .escaped: break
@@ -156,13 +165,17 @@ package struct PackIndexStream: Sendable {
         case .more:
             break
         case .element(let bytes):
-            let ref: ExerciseRef
-            do {
-                let value = try JSONParser.parse(bytes, limits: JSONLimits(maxDepth: max(1, limits.maxDepth - 4), maxBytes: Self.maxExerciseBytes))
-                ref = try JSONValueDecoder.decode(ExerciseRef.self, from: value)
-            } catch {
-                let name = ["packs", "renditionPacks", "formatPacks"][scan.list]
-                throw fail("\(name)[\(scan.ordinal)].exercises[\(scan.count - 1)]: \(JSONValueDecoder.describe(error))")
+            var ref: ExerciseRef
+            if let plain = ExerciseRef.plain(bytes) {
+                ref = plain
+            } else {
+                do {
+                        let value = try JSONParser.parse(bytes, limits: JSONLimits(maxDepth: max(1, limits.maxDepth - 4), maxBytes: Self.maxExerciseBytes))
+                    ref = try JSONValueDecoder.decode(ExerciseRef.self, from: value)
+                } catch {
+                    let name = ["packs", "renditionPacks", "formatPacks"][scan.list]
+                    throw fail("\(name)[\(scan.ordinal)].exercises[\(scan.count - 1)]: \(JSONValueDecoder.describe(error))")
+                }
             }
             current.append(ref)
         case .end:
@@ -243,5 +256,62 @@ private struct ExerciseListScan: Sendable {
         default: break
         }
         return .more
+    }
+}
+
+extension ExerciseRef {
+    /// The element as the builder writes it, read without a JSON tree: `{"gif": "…", "id": "…"}`
+    /// (`"gif": null` for no GIF), those two keys in that order, whitespace anywhere between tokens,
+    /// each string printable ASCII without a quote or a backslash. Anything else is nil, and the
+    /// caller decodes the element in full: for what this accepts the full decoder gives the same.
+    static func plain(_ element: [UInt8]) -> ExerciseRef? {
+        element.withUnsafeBufferPointer { bytes -> ExerciseRef? in
+            var at = 0
+            func skipSpace() {
+                while at < bytes.count, bytes[at] == 0x20 || bytes[at] == 0x0A || bytes[at] == 0x0D || bytes[at] == 0x09 { at += 1 }
+            }
+            func take(_ byte: UInt8) -> Bool {
+                skipSpace()
+                guard at < bytes.count, bytes[at] == byte else { return false }
+                at += 1
+                return true
+            }
+            /// A string's bytes, or nil.
+            func string() -> String? {
+                guard take(UInt8(ascii: "\"")) else { return nil }
+                let start = at
+                while at < bytes.count, bytes[at] != UInt8(ascii: "\"") {
+                    guard bytes[at] >= 0x20, bytes[at] < 0x7F, bytes[at] != UInt8(ascii: "\\") else { return nil }
+                    at += 1
+                }
+                guard at < bytes.count else { return nil }
+                defer { at += 1 }
+                return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<at]), as: UTF8.self)
+            }
+            func key(_ name: StaticString) -> Bool {
+                guard take(UInt8(ascii: "\"")) else { return false }
+                let count = name.utf8CodeUnitCount
+                guard at + count < bytes.count, bytes[at + count] == UInt8(ascii: "\"") else { return false }
+                for index in 0..<count where bytes[at + index] != name.utf8Start[index] { return false }
+                at += count + 1
+                return take(UInt8(ascii: ":"))
+            }
+            guard take(UInt8(ascii: "{")), key("gif") else { return nil }
+            let gif: String?
+            skipSpace()
+            if at + 4 <= bytes.count, bytes[at] == UInt8(ascii: "n"), bytes[at + 1] == UInt8(ascii: "u"),
+                bytes[at + 2] == UInt8(ascii: "l"), bytes[at + 3] == UInt8(ascii: "l")
+            {
+                at += 4
+                gif = nil
+            } else {
+                guard let text = string() else { return nil }
+                gif = text
+            }
+            guard take(UInt8(ascii: ",")), key("id"), let id = string(), take(UInt8(ascii: "}")) else { return nil }
+            skipSpace()
+            guard at == bytes.count else { return nil }
+            return ExerciseRef(id: id, gif: gif)
+        }
     }
 }

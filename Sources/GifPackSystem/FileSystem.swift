@@ -343,9 +343,11 @@ package final class NewFile {
         try result.get()
     }
 
-    /// Closes the file, fsyncing it first when `sync` is true.
-    package func finish(sync: Bool) throws(FileSystemError) {
+    /// Closes the file, fsyncing it first when `sync` is true; with `writeBack` (and no `sync`) its
+    /// pages are handed to the disk now (``SystemCalls/startWriteback(_:)``), for a later sync.
+    package func finish(sync: Bool, writeBack: Bool = false) throws(FileSystemError) {
         if sync, SystemCalls.fsync(fd) != 0 { throw .io(operation: "fsync", path: path, errno: Errno.current.code) }
+        if writeBack, !sync { SystemCalls.startWriteback(fd) }
         let result = SystemCalls.close(fd)
         fd = -1
         guard result == 0 else { throw .io(operation: "close", path: path, errno: Errno.current.code) }

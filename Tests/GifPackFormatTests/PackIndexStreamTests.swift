@@ -1,6 +1,7 @@
 import Foundation
 @testable import GifPackFormat
 import Testing
+import GifPackJSON
 @testable import GifPackTestSupport
 
 /// An index read without its JSON tree (`PackIndexStream`: each exercise parsed
@@ -110,6 +111,48 @@ struct PackIndexStreamTests {
         Self.agree(Array(#"[{"packs":[{"exercises":[{"id":"1"}]}]}]"#.utf8))
         let deep = String(repeating: "[", count: 70) + String(repeating: "]", count: 70)
         Self.agree(Array((head + #""exercises":[{"gif":null,"id":"1","x":\#(deep)}]"# + tail).utf8))
+    }
+
+    @Test("an exercise element as builders write it is read without a JSON tree, and reads as the full decoder reads it")
+    func plainElementsReadAsTheFullDecoderReadsThem() throws {
+        func full(_ text: String) -> ExerciseRef? {
+            let bytes = Array(text.utf8)
+            let limits = JSONLimits(maxDepth: 60, maxBytes: PackIndexStream.maxExerciseBytes)
+            guard let value = try? JSONParser.parse(bytes, limits: limits) else { return nil }
+            return try? JSONValueDecoder.decode(ExerciseRef.self, from: value)
+        }
+        // What builders write (pretty and compact) takes the plain path.
+        var written = 0
+        for index in IndexShapeTests.samples() + [Self.hostile] {
+            for pack in index.packs + (index.renditionPacks ?? []) {
+                for ref in pack.exercises where !ref.id.contains("\"") {
+                    let gif = ref.gif.map { "\"\($0)\"" } ?? "null"
+                    for text in ["{\n  \"gif\" : \(gif),\n  \"id\" : \"\(ref.id)\"\n}", "{\"gif\":\(gif),\"id\":\"\(ref.id)\"}"] {
+                        #expect(ExerciseRef.plain(Array(text.utf8)) == ref, "\(text)")
+                        written += 1
+                    }
+                }
+            }
+        }
+        #expect(written > 10)
+        // Anything else is left to the full decoder (nil) or read exactly as it reads it.
+        let hash = Self.hashA
+        let others = [
+            #"{"gif":"\#(hash)","id":"0001"}"#, #" { "gif" : null , "id" : "a-b_C" } "#, "{\t\"gif\"\r:\nnull,\"id\":\"x\"}",
+            #"{"gif":null,"id":""}"#,
+            #"{"id":"0001","gif":"\#(hash)"}"#, #"{"gif":"a\"b","id":"1"}"#, #"{"gif":"a\u0041","id":"1"}"#, #"{"gif":"é","id":"1"}"#,
+            #"{"gif":nul,"id":"1"}"#, #"{"gif":nullx,"id":"1"}"#, #"{"gif":5,"id":"1"}"#, #"{"gif":null,"id":1}"#,
+            #"{"gif":null}"#, #"{"gif":null,"id":"1","x":2}"#, #"{"gif":null,"id":"1",}"#, #"{"gif":null,"id":"1"}x"#,
+            #"{"gif":null "id":"1"}"#, #"{"gif":null,"id":"1""#, #"{"gi":null,"id":"1"}"#, #"{"gifs":null,"id":"1"}"#,
+            "{\"gif\":\"a\u{01}b\",\"id\":\"1\"}", "{\"gif\":null,\"id\":\"\u{7F}\"}", "{}", "{", "",
+        ]
+        var plain = 0
+        for text in others {
+            guard let fast = ExerciseRef.plain(Array(text.utf8)) else { continue }
+            plain += 1
+            #expect(full(text) == fast, "\(text)")
+        }
+        #expect(plain == 4, "the first four take the plain path")
     }
 
     @Test("a truncated index is refused with where and why")

@@ -11,6 +11,11 @@ import GifPackIndexReader
 /// Swift's Glibc module); where it is missing, and on other systems, each file and directory is
 /// fsynced in turn.
 ///
+/// The files themselves are handed to the disk as each is closed (``FileOps/writeNew(_:_:)``:
+/// `sync_file_range` on Linux), while the pack still downloads and the rest is staged, so the one
+/// `syncfs` finds them written: on a 56 MB pack it took 0.001 s instead of 0.03-0.06 s, the
+/// install 0.31 s instead of 0.33 s (median of 8 alternating pairs).
+///
 /// ```swift
 /// try Durability.flush(files: written, directories: [staging])
 /// ```

@@ -29,12 +29,13 @@ enum FileOps {
         try client { () throws(FileSystemError) in try RegularFile.open(path, flags, mode: mode) }
     }
 
-    /// Writes `bytes` to a new file (failing if it exists), without fsync (see ``Durability``).
+    /// Writes `bytes` to a new file (failing if it exists), without fsync but with its pages handed
+    /// to the disk as it is closed, for the install's one sync (see ``Durability``).
     static func writeNew(_ path: String, _ bytes: [UInt8]) throws(PackClientError) {
         try client { () throws(FileSystemError) in
             let file = try NewFile(path: path)
             try file.append(bytes)
-            try file.finish(sync: false)
+            try file.finish(sync: false, writeBack: true)
         }
     }
 

@@ -231,7 +231,7 @@ package enum PackDescriptionCheck {
         var seen = Set<String>()
         var end: Int64 = max(0, posters.catalog.frameOffset) &+ max(0, posters.catalog.frameLength)
         for location in posters.posters {
-            let entry = SafePath.printable(location.path)
+            var entry: String { SafePath.printable(location.path) }
             let parts = location.path.split(separator: "/", omittingEmptySubsequences: false)
             guard parts.count == 3, parts[0] == "posters", let size = Int(parts[1]), sizes.contains(size),
                 parts[2].hasSuffix(".gif"), case let hash = String(parts[2].dropLast(4)), gifHashes.contains(hash),
@@ -275,8 +275,9 @@ package enum PackDescriptionCheck {
         packName: String, packBytes: Int64
     ) -> [PackRejection] {
         let pack = (name: packName, bytes: packBytes)
-        let name = SafePath.printable(pack.name)
-        let entry = SafePath.printable(location.path)
+        // Escaped for messages only when there is one to write (most entries have none).
+        var name: String { SafePath.printable(pack.name) }
+        var entry: String { SafePath.printable(location.path) }
         if let (reason, detail) = SafePath.problem(in: location.path) {
             return [PackRejection(reason, pack: name, entry: entry, detail: detail)]
         }

@@ -20,8 +20,10 @@ package enum SafePath {
         guard bytes.allSatisfy({ (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "\\") }) else {
             return (.unsafeName, "\"\(printable(path))\" holds characters other than printable ASCII")
         }
-        let components = path.split(separator: "/", omittingEmptySubsequences: false)
-        if components.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." }) {
+        // Printable ASCII from here on: components compared byte by byte.
+        let components = bytes.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+        let dot = UInt8(ascii: ".")
+        if components.contains(where: { $0.isEmpty || $0.elementsEqual([dot]) || $0.elementsEqual([dot, dot]) }) {
             return (.parentDirectory, "\"\(path)\" has an empty, \".\" or \"..\" component")
         }
         return nil
