@@ -165,13 +165,13 @@ package struct PackIndexStream: Sendable {
         case .more:
             break
         case .element(let bytes):
-            var ref: ExerciseRef
+            let ref: ExerciseRef
             if let plain = ExerciseRef.plain(bytes) {
                 ref = plain
             } else {
                 do {
-                        let value = try JSONParser.parse(bytes, limits: JSONLimits(maxDepth: max(1, limits.maxDepth - 4), maxBytes: Self.maxExerciseBytes))
-                    ref = try JSONValueDecoder.decode(ExerciseRef.self, from: value)
+                    let limits = JSONLimits(maxDepth: max(1, limits.maxDepth - 4), maxBytes: Self.maxExerciseBytes)
+                    ref = try JSONValueDecoder.decode(ExerciseRef.self, from: try JSONParser.parse(bytes, limits: limits))
                 } catch {
                     let name = ["packs", "renditionPacks", "formatPacks"][scan.list]
                     throw fail("\(name)[\(scan.ordinal)].exercises[\(scan.count - 1)]: \(JSONValueDecoder.describe(error))")

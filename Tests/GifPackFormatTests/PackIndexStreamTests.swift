@@ -144,7 +144,7 @@ struct PackIndexStreamTests {
             #"{"gif":nul,"id":"1"}"#, #"{"gif":nullx,"id":"1"}"#, #"{"gif":5,"id":"1"}"#, #"{"gif":null,"id":1}"#,
             #"{"gif":null}"#, #"{"gif":null,"id":"1","x":2}"#, #"{"gif":null,"id":"1",}"#, #"{"gif":null,"id":"1"}x"#,
             #"{"gif":null "id":"1"}"#, #"{"gif":null,"id":"1""#, #"{"gi":null,"id":"1"}"#, #"{"gifs":null,"id":"1"}"#,
-            "{\"gif\":\"a\u{01}b\",\"id\":\"1\"}", "{\"gif\":null,\"id\":\"\u{7F}\"}", "{}", "{", "",
+            "{\"gif\":\"a\u{01}b\",\"id\":\"1\"}", "{\"gif\":null,\"id\":\"\u{7F}\"}", "{}", "{", ""
         ]
         var plain = 0
         for text in others {
