@@ -249,6 +249,11 @@ def install_rows(f, prefix, runs):
         ratios = [a["wall"] / b["wall"] for a, b in good]
         # Each install's phases (InstallReport.phases), the median of each over the rounds.
         phases = [p for p in (f.get(f"{prefix}.{kind}.r{r}.phases") for r in range(1, runs + 1)) if p]
+        # The install call alone (its phases' total, taken inside the process: no process start, as
+        # in an app, where the library runs in a process already started) against the same pair's
+        # stock wall time.
+        calls = [(f.get(f"{prefix}.{kind}.r{r}.phases"), f.get(f"{prefix}.{kind}.stock.r{r}")) for r in range(1, runs + 1)]
+        call_ratios = [p["total"] / b["wall"] for p, b in calls if p and p.get("total") and b and b["status"] == 0]
         rows.append({
             "kind": kind, "label": label, "pairs": len(good), "failed": len(pairs) - len(good),
             "ratios": ratios, "median_ratio": statistics.median(ratios) if ratios else None,
@@ -259,6 +264,8 @@ def install_rows(f, prefix, runs):
             "median_stock_cpu_s": statistics.median([cpu(b) for _, b in good]) if good else None,
             "peak_rss_mb": max([a["rss_kb"] for a, _ in good], default=0) / 1024 or None,
             "phases_s": {k: statistics.median([p.get(k, 0) for p in phases]) for k in PHASES + ("total",)} if phases else None,
+            "call_ratios": call_ratios if kind == "library" else None,
+            "median_call_ratio": statistics.median(call_ratios) if kind == "library" and call_ratios else None,
         })
     return rows
 
@@ -308,6 +315,11 @@ def install_table(install):
                          f"{fmt(row['peak_rss_mb'], 1):>13} {row['pairs']:>7}" + (f"   {row['failed']} failed" if row["failed"] else ""))
         for row in size["rows"]:
             lines.append(f"  {row['kind']} ratios by pair: " + ", ".join(f"{v:.3f}" for v in row["ratios"]))
+        for row in size["rows"]:
+            if row.get("call_ratios"):
+                c = row["call_ratios"]
+                lines.append(f"  {row['kind']}, the install call alone (no process start, as in an app) / stock: "
+                             f"{statistics.median(c):.3f} ({min(c):.3f}-{max(c):.3f}); by pair " + ", ".join(f"{v:.3f}" for v in c))
         for row in size["rows"]:
             if row.get("phases_s"):
                 p = row["phases_s"]
