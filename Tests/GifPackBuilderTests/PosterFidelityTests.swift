@@ -159,6 +159,29 @@ struct PosterFidelityTests {
         }
     }
 
+    /// The quantizer's sort: by 24 bits of each value, equal keys in their order, as a stable
+    /// comparison sort gives them; duplicates, one value, and bytes equal across all values
+    /// (a skipped pass) included.
+    @Test func theColourSortIsAStableSortByItsKey() {
+        var random = SplitMix64(seed: 5)
+        for (count, shift, spread) in [
+            (0, 24, 0xFF_FFFF), (1, 24, 0xFF_FFFF), (2, 32, 0xFF_FFFF), (500, 24, 0xFF_FFFF),
+            (6400, 32, 0xFF), (3000, 32, 0x1F_0000), (4096, 24, 0xFFFF_FFFF)
+        ] {
+            var values = (0..<count).map { index -> UInt64 in
+                let key = random.next() & UInt64(spread)
+                return (key & 0xFF_FFFF) << UInt64(shift) | UInt64(index)
+            }
+            values.shuffle(using: &random)
+            let expected = values.enumerated().sorted { a, b in
+                let (ka, kb) = (a.element >> UInt64(shift) & 0xFF_FFFF, b.element >> UInt64(shift) & 0xFF_FFFF)
+                return ka != kb ? ka < kb : a.offset < b.offset
+            }.map(\.element)
+            PaletteQuantizer.radixSort24(&values, keyShift: shift)
+            #expect(values == expected, "\(count) values, keys in \(spread)")
+        }
+    }
+
     /// The real ExerciseDB sample (`../shared/realdata`, see its README), when this machine has it:
     /// every GIF's 80 px poster within 1/255 per channel of its downscale on average, white kept.
     @Test(.enabled(if: RealSample.has("gifs"), RealSample.missing))
