@@ -82,7 +82,7 @@ package enum PaletteQuantizer {
         let rest = colors.indices.filter { !reserved.contains($0) }
         if !rest.isEmpty {
             let cut = medianCut(
-                entries: rest.map { Entry(color: colors[$0], weight: weights[$0]) },
+                entries: rest.enumerated().map { Entry(color: colors[$1], weight: weights[$1], origin: $0) },
                 boxes: maxColors - palette.count,
                 errorBudget: targetMeanSquaredError * Double(count) * 3)
             for (restIndex, position) in rest.enumerated() {
@@ -132,7 +132,13 @@ package enum PaletteQuantizer {
         var start: Int
         var end: Int
         var stats: Stats
-        var error: Double { stats.squaredError }
+        /// `stats.squaredError`, kept: every split looks at every box's.
+        let error: Double
+
+        init(start: Int, end: Int, stats: Stats) {
+            (self.start, self.end, self.stats, error) = (start, end, stats, stats.squaredError)
+        }
+
         var splittable: Bool { end - start > 1 && error > 0 }
     }
 
@@ -175,6 +181,8 @@ package enum PaletteQuantizer {
     private struct Entry {
         var color: UInt32
         var weight: Int
+        /// Its place in the list the median cut was given.
+        var origin: Int
         func channel(_ c: Int) -> Int { Int((color >> UInt32(16 - 8 * c)) & 0xFF) }
         var channels: SIMD3<Int> { SIMD3(Int(color >> 16 & 0xFF), Int(color >> 8 & 0xFF), Int(color & 0xFF)) }
     }
@@ -207,14 +215,14 @@ package enum PaletteQuantizer {
         let ordered = boxes.map { box in (box, entries[box.start..<box.end].lazy.map(\.color).min() ?? 0) }
             .sorted { $0.1 < $1.1 }.map(\.0)
         var palette: [UInt32] = []
-        var indexOfColor: [UInt32: Int] = [:]
-        for (index, box) in ordered.enumerated() {
-            for entry in entries[box.start..<box.end] { indexOfColor[entry.color] = index }
+        var index = [Int](repeating: 0, count: original.count)
+        for (paletteIndex, box) in ordered.enumerated() {
+            for entry in entries[box.start..<box.end] { index[entry.origin] = paletteIndex }
             let (sums, total) = (box.stats.sum, box.stats.weight)
             func mean(_ sum: Int) -> UInt32 { UInt32((2 * sum + total) / (2 * total)) }
             palette.append(mean(sums[0]) << 16 | mean(sums[1]) << 8 | mean(sums[2]))
         }
-        return (palette, original.map { indexOfColor[$0.color] ?? 0 })
+        return (palette, index)
     }
 
     /// Sorts the box along the channel with the most squared error and returns the position that
