@@ -165,7 +165,7 @@ struct PosterFidelityTests {
     @Test func theColourSortIsAStableSortByItsKey() {
         var random = SplitMix64(seed: 5)
         for (count, shift, spread) in [
-            (0, 24, 0xFF_FFFF), (1, 24, 0xFF_FFFF), (2, 32, 0xFF_FFFF), (500, 24, 0xFF_FFFF),
+            (0, 24, 0xFF_FFFF), (1, 24, 0xFF_FFFF), (2, 32, 0xFF_FFFF), (20, 24, 0x3), (32, 32, 0xFF_FFFF), (500, 24, 0xFF_FFFF),
             (6400, 32, 0xFF), (3000, 32, 0x1F_0000), (4096, 24, 0xFFFF_FFFF)
         ] {
             var values = (0..<count).map { index -> UInt64 in

@@ -101,6 +101,22 @@ package enum PaletteQuantizer {
     package static func radixSort24(_ values: inout [UInt64], keyShift: Int) {
         let count = values.count
         guard count > 1 else { return }
+        if count <= 32 {
+            // A few values: an insertion sort by the key (stable) costs less than three passes.
+            values.withUnsafeMutableBufferPointer { values in
+                for index in 1..<count {
+                    let value = values[index]
+                    let key = value >> UInt64(keyShift) & 0xFF_FFFF
+                    var place = index
+                    while place > 0, values[place - 1] >> UInt64(keyShift) & 0xFF_FFFF > key {
+                        values[place] = values[place - 1]
+                        place -= 1
+                    }
+                    values[place] = value
+                }
+            }
+            return
+        }
         var other = [UInt64](repeating: 0, count: count)
         var inOther = false
         values.withUnsafeMutableBufferPointer { first in
@@ -134,9 +150,12 @@ package enum PaletteQuantizer {
         var stats: Stats
         /// `stats.squaredError`, kept: every split looks at every box's.
         let error: Double
+        /// The channel the box's entries are in the order of (``bestSplit(_:_:)``'s), if known.
+        var sortedBy: Int?
 
-        init(start: Int, end: Int, stats: Stats) {
-            (self.start, self.end, self.stats, error) = (start, end, stats, stats.squaredError)
+        init(start: Int, end: Int, stats: Stats, sortedBy: Int?) {
+            (self.start, self.end, self.stats, self.sortedBy) = (start, end, stats, sortedBy)
+            error = stats.squaredError
         }
 
         var splittable: Bool { end - start > 1 && error > 0 }
@@ -195,7 +214,8 @@ package enum PaletteQuantizer {
         errorBudget: Double
     ) -> (palette: [UInt32], index: [Int]) {
         var entries = original
-        var boxes = [Box(start: 0, end: entries.count, stats: Stats(entries[...]))]
+        // Ascending colours are in the order of the red channel, then green, then blue.
+        var boxes = [Box(start: 0, end: entries.count, stats: Stats(entries[...]), sortedBy: 0)]
         var totalError = boxes[0].error
         while boxes.count < maxBoxes, totalError > errorBudget {
             // The box with the most squared error (the first of equals) is split next.
@@ -206,9 +226,9 @@ package enum PaletteQuantizer {
             }
             guard let chosen else { break }
             let box = boxes[chosen]
-            let (cut, left) = bestSplit(&entries, box)
-            boxes[chosen] = Box(start: box.start, end: cut, stats: left)
-            boxes.append(Box(start: cut, end: box.end, stats: box.stats - left))
+            let (cut, left, axis) = bestSplit(&entries, box)
+            boxes[chosen] = Box(start: box.start, end: cut, stats: left, sortedBy: axis)
+            boxes.append(Box(start: cut, end: box.end, stats: box.stats - left, sortedBy: axis))
             totalError += boxes[chosen].error + boxes[boxes.count - 1].error - box.error
         }
         // Boxes in the order of their smallest colour: a palette that does not depend on split order.
@@ -232,8 +252,9 @@ package enum PaletteQuantizer {
     /// The order is by that channel, then the next two (the colours of a box are distinct, so it is
     /// total): each colour's channels rearranged in that order make a 24-bit key, and the keys,
     /// with each entry's place in the box in the low 24 bits (at most 2^24 distinct colours), sort
-    /// as plain integers.
-    private static func bestSplit(_ entries: inout [Entry], _ box: Box) -> (cut: Int, left: Stats) {
+    /// as plain integers. A box already in that order (its halves after a split along the same
+    /// channel) is not sorted again.
+    private static func bestSplit(_ entries: inout [Entry], _ box: Box) -> (cut: Int, left: Stats, axis: Int) {
         let (start, end, total) = (box.start, box.end, box.stats)
         var axis = 0
         var largest = -1.0
@@ -241,18 +262,20 @@ package enum PaletteQuantizer {
             let error = total.channelError(channel)
             if error > largest { largest = error; axis = channel }
         }
-        var keys = [UInt64]()
-        keys.reserveCapacity(end - start)
-        for position in start..<end {
-            let color = entries[position].color
-            let key = color.rotatedLeft(byChannels: axis) & 0xFF_FFFF
-            keys.append(UInt64(key) << 24 | UInt64(position - start))
+        if box.sortedBy != axis {
+            var keys = [UInt64]()
+            keys.reserveCapacity(end - start)
+            for position in start..<end {
+                let color = entries[position].color
+                let key = color.rotatedLeft(byChannels: axis) & 0xFF_FFFF
+                keys.append(UInt64(key) << 24 | UInt64(position - start))
+            }
+            // The rotated colours are distinct (the box's colours are): sorting by them alone gives
+            // the whole keys' order.
+            radixSort24(&keys, keyShift: 24)
+            let unsorted = Array(entries[start..<end])
+            for (offset, key) in keys.enumerated() { entries[start + offset] = unsorted[Int(key & 0xFF_FFFF)] }
         }
-        // The rotated colours are distinct (the box's colours are): sorting by them alone gives the
-        // whole keys' order.
-        radixSort24(&keys, keyShift: 24)
-        let unsorted = Array(entries[start..<end])
-        for (offset, key) in keys.enumerated() { entries[start + offset] = unsorted[Int(key & 0xFF_FFFF)] }
         var prefix = Stats()
         var best = (cut: start + 1, left: Stats(entries[start..<start + 1]))
         var bestError = Double.infinity
@@ -269,7 +292,7 @@ package enum PaletteQuantizer {
             }
             if error < bestError { (bestError, best) = (error, (position + 1, prefix)) }
         }
-        return best
+        return (best.cut, best.left, axis)
     }
 }
 
