@@ -67,7 +67,9 @@ package final class BlockingPool: @unchecked Sendable {  // @unchecked: the queu
         _ body: @escaping @Sendable () throws(E) -> T
     ) async throws(E) -> T {
         let result: Result<T, E> = await withCheckedContinuation { continuation in
-            enqueue(label, urgent: urgent) { continuation.resume(returning: Result { () throws(E) -> T in try body() }) }
+            // The body goes before the caller resumes: what it captured is not still held by a worker.
+            let lease = Lease { Result { () throws(E) -> T in try body() } }
+            enqueue(label, urgent: urgent) { continuation.resume(returning: lease.run()) }
         }
         return try result.get()
     }
@@ -175,5 +177,27 @@ package enum BlockingWork {
         _ body: @escaping @Sendable () throws(E) -> T
     ) async -> Result<T, E> {
         do throws(E) { return .success(try await run(name, body)) } catch { return .failure(error) }
+    }
+}
+
+/// A body for one thread to run once and let go of, with what it captured, before it reports
+/// that it is done: a thread object or a queued job keeps its closure until the thread or the
+/// worker's loop is through with it, which may be well after the caller went on (a file the body
+/// held open stayed open after the call returned, and a deleted file kept its disk space).
+///
+/// ```swift
+/// let lease = Lease { readAll(file) }
+/// Thread { background.set(lease.run()) }.start()
+/// ```
+package final class Lease<T>: @unchecked Sendable {  // @unchecked: `body` is read and cleared by the one thread that runs it.
+    private var body: (@Sendable () -> T)?
+
+    package init(_ body: @escaping @Sendable () -> T) { self.body = body }
+
+    /// Runs the body (once: a second call is a programming error) and lets go of it.
+    package func run() -> T {
+        guard let body else { preconditionFailure("a lease run twice") }
+        self.body = nil
+        return body()
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import GifPackSystem
 
 /// Runs one piece of blocking work on several threads at once: the calling thread and up to
 /// `width - 1` threads started for the call, each running the same `body`, which takes its jobs
@@ -20,14 +21,17 @@ enum ParallelWork {
     static var defaultWidth: Int { min(max(ProcessInfo.processInfo.activeProcessorCount, 1), 4) }
 
     /// Calls `body` on the calling thread and on `width - 1` threads of its own (named `name.1`, …)
-    /// at the same time; returns when all of them have returned.
+    /// at the same time; returns when all of them have returned and let go of `body`, and so of
+    /// what it holds (a thread object keeps its closure until the thread has exited, which may be
+    /// well after it said it was done: a file the body held open stayed open after the call).
     static func run(width: Int, name: String, _ body: @escaping @Sendable () -> Void) {
         let helpers = max(0, width - 1)
         guard helpers > 0 else { return body() }
         let finished = Countdown(helpers)
         for number in 1...helpers {
+            let lease = Lease(body)
             let thread = Thread {
-                body()
+                lease.run()
                 finished.arrive()
             }
             thread.name = "\(name).\(number)"
@@ -41,7 +45,8 @@ enum ParallelWork {
     /// caller collects its value with ``Background/wait()``.
     static func start<T: Sendable>(name: String, _ body: @escaping @Sendable () -> T) -> Background<T> {
         let background = Background<T>()
-        let thread = Thread { background.set(body()) }
+        let lease = Lease(body)
+        let thread = Thread { background.set(lease.run()) }
         thread.name = name
         thread.start()
         return background
