@@ -54,7 +54,9 @@ package final class WorkerThread: @unchecked Sendable {  // @unchecked: every st
     /// Runs `body` after the jobs already queued have been taken, and returns its outcome.
     package func run<T: Sendable, E: Error>(_ body: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
         let result: Result<T, E> = await withCheckedContinuation { continuation in
-            async { continuation.resume(returning: Result { () throws(E) -> T in try body() }) }
+            // The body goes before the caller resumes (``Lease``).
+            let lease = Lease { Result { () throws(E) -> T in try body() } }
+            async { continuation.resume(returning: lease.run()) }
         }
         return try result.get()
     }
@@ -95,12 +97,14 @@ package final class WorkerThread: @unchecked Sendable {  // @unchecked: every st
                 condition.unlock()
                 return
             }
-            let job = jobs.removeFirst()
+            var job: (@Sendable () -> Void)? = jobs.removeFirst()
             let number = taken
             taken += 1
             running.insert(number)
             condition.unlock()
-            job()
+            job?()
+            // Let go of the job, and what it captured, before a drain waiting for it resumes.
+            job = nil
             condition.lock()
             running.remove(number)
             var done: [CheckedContinuation<Void, Never>] = []

@@ -4,12 +4,14 @@ import GifPackSystem
 import Testing
 @testable import GifPackTestSupport
 
-/// `ParallelWork` returns, and a `BlockingPool` job's caller goes on, only once every thread that
-/// ran the body has let go of it, and with it of whatever it holds. The pack follower's body holds
-/// the reader of the downloaded `.part` file: a thread that still held it after the call returned
-/// kept the file's descriptor open, so a deleted `.part` kept its disk space, and a full disk
-/// stayed full for the caller's next write (the loader's lazy tier on a small disk failed with
-/// ENOSPC in 2 of about 10 full runs). Without the fix, 9-68 of 600 calls returned early here.
+/// `ParallelWork` returns, and the caller of a `BlockingPool` or `WorkerThread` job goes on, only
+/// once every thread that ran the body has let go of it, and with it of whatever it holds. The
+/// pack follower's body holds the reader of the downloaded `.part` file: a thread that still held
+/// it after the call returned kept the file's descriptor open, so a deleted `.part` kept its disk
+/// space, and a full disk stayed full for the caller's next write (the loader's lazy tier on a
+/// small disk failed with ENOSPC in 2 of about 10 full runs). Without the fix, 9-68 of 600
+/// `ParallelWork` calls, 8-80 of 300 pool calls and 1-3 of 600 worker-thread calls returned early
+/// here.
 @Suite(.ownThread, .timeLimit(.minutes(2))) struct ParallelWorkTests {
     final class Probe: @unchecked Sendable {  // @unchecked: only counted, never changed.
         let number: Int
@@ -67,5 +69,30 @@ extension ParallelWorkTests {
         var held = 0
         for _ in 0..<300 where await Self.poolHolding(pool).probe != nil { held += 1 }
         #expect(held == 0, "\(held) of 300 calls went on while a worker still held the job")
+    }
+}
+
+extension ParallelWorkTests {
+    /// The same of a worker thread's job, run or drained.
+    static func workerHolding(_ worker: WorkerThread) async -> (run: Weak, drained: Weak) {
+        let (first, second) = (Probe(3), Probe(4))
+        let kept = (Weak(first), Weak(second))
+        let number = await worker.run { [first] in first.number }
+        #expect(number == 3)
+        worker.async { [second] in _ = second.number }
+        await worker.drain()
+        return kept
+    }
+
+    @Test func whatAWorkerThreadsJobHoldsIsLetGoBeforeItsCallerGoesOn() async {
+        let worker = WorkerThread(name: "gifpack.test", threads: 2)
+        var held = 0
+        for _ in 0..<300 {
+            let (run, drained) = await Self.workerHolding(worker)
+            if run.probe != nil { held += 1 }
+            if drained.probe != nil { held += 1 }
+        }
+        worker.stop()
+        #expect(held == 0, "\(held) of 600 calls went on while a thread still held the job")
     }
 }
