@@ -22,9 +22,10 @@ package enum CompressedIndex {
     /// The zstd level the builder compresses at (pinned: the bytes depend only on the index and
     /// libzstd), with the window and tables the builder pins (`IndexCompression`: 2 MiB window).
     /// 13: with those tables it gives what 15 gave in about half the time, and the compression is
-    /// on the build's path after the last pack. Measured with libzstd, best of 5 runs each: 1,324
-    /// exercises (1.17 MB), 120,670 bytes in 13 ms against 120,612 in 24-32 ms; 100,000 exercises
-    /// (14 MB), 540,338 bytes in 75 ms against 540,425 in 107 ms. Level 19 gives 495 KB for the
+    /// on the build's path after the last pack. Measured with libzstd, medians of 9 alternating
+    /// pairs: 1,324 exercises (1.17 MB), 120,670 bytes in 12.9 ms (12.7-14.8) against 120,612 in
+    /// 23.6 ms (23.4-26.1); 100,000 exercises (14 MB), 540,338 bytes in 76.5 ms (74.5-79.6) against
+    /// 540,425 in 108.1 ms (106.3-110.0); the same beside a busy core. Level 19 gives 495 KB for the
     /// 14 MB index in 22 s and 100 MB of memory; 9 gives 565 KB, 10-12 more still. A copy an older
     /// builder made at 15 is kept while it decodes to the index.
     package static let level: Int32 = 13

@@ -186,8 +186,8 @@ package enum BlockingWork {
 /// held open stayed open after the call returned, and a deleted file kept its disk space).
 ///
 /// ```swift
-/// let lease = Lease { readAll(file) }
-/// Thread { background.set(lease.run()) }.start()
+/// let lease = Lease { [probe] in probe.number }
+/// Thread { print(lease.run()) }.start()   // `probe` is let go of before the number is printed
 /// ```
 package final class Lease<T>: @unchecked Sendable {  // @unchecked: `body` is read and cleared by the one thread that runs it.
     private var body: (@Sendable () -> T)?

@@ -96,3 +96,23 @@ extension ParallelWorkTests {
         #expect(held == 0, "\(held) of 600 calls went on while a thread still held the job")
     }
 }
+
+extension ParallelWorkTests {
+    /// `Lease`'s own example, as its doc comment writes it (the print's output aside).
+    @Test func aLeaseLetsGoOfItsBodyOnceRun() {
+        var probe: Probe? = Probe(5)
+        let kept = Weak(probe!)
+        let lease = Lease { [probe] in probe!.number }
+        probe = nil
+        #expect(kept.probe != nil, "the lease holds the body until it runs")
+        let finished = DispatchSemaphore(value: 0)
+        let answer = GifPackSystem.Locked(0)
+        Thread {
+            answer.withLock { $0 = lease.run() }
+            finished.signal()
+        }.start()
+        finished.wait()
+        #expect(answer.withLock { $0 } == 5)
+        #expect(kept.probe == nil, "once run, the lease holds nothing")
+    }
+}
