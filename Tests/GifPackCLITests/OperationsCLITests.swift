@@ -18,8 +18,11 @@ struct OperationsCLITests {
         return environment
     }
 
-    private func faultyServer() throws -> FixtureServer {
-        let server = try startFixture(count: 24) { $0.latencyMilliseconds = 3 }
+    /// `latency`: a build whose fetch lasts several of the progress renderer's ticks (0.1 s) needs
+    /// tens of milliseconds a request; at 3 ms its 24 GIFs are fetched within one tick, before any
+    /// plain progress line is due.
+    private func faultyServer(latency: Int = 3) throws -> FixtureServer {
+        let server = try startFixture(count: 24) { $0.latencyMilliseconds = latency }
         let ids = server.catalog.exercises.map(\.id).sorted()
         server.setDefaultFault(.status(404), forExercise: ids[0])
         server.schedule([.status(503)], forExercise: ids[1])
@@ -31,7 +34,7 @@ struct OperationsCLITests {
     }
 
     @Test func textOutputToAPipeHoldsNoControlCharacters() async throws {
-        let server = try faultyServer()
+        let server = try faultyServer(latency: 40)
         defer { server.stop() }
         let workspace = try TemporaryDirectory()
         let manifest = try workspace.write(rapidAPIManifest(server: server), to: "manifest.yaml")
