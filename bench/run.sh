@@ -20,7 +20,7 @@
 # directory and to moto's S3), BENCH_PUBLISH=0 (skip it), BENCH_POSTERS_ONLY=1 (section 8 alone:
 # placeholders and posters), BENCH_POSTERS=0 (skip it), BENCH_FLOOR_RUNS, BENCH_PACK_RUNS,
 # BENCH_INSTALL_ONLY=1 (section 9 alone: install speed against the stock pipeline), BENCH_INSTALL=0
-# (skip it), BENCH_INSTALL_RUNS (pairs per row, default 5), BENCH_RENDITIONS_ONLY=1 (section 10 alone:
+# (skip it), BENCH_INSTALL_RUNS (pairs per row, default 9), BENCH_RENDITIONS_ONLY=1 (section 10 alone:
 # a two-resolution build against two one-resolution builds), BENCH_RENDITIONS=0 (skip it),
 # BENCH_RENDITIONS_RUNS (rounds, default 3), BENCH_LOADER_MEMORY_ONLY=1 (section 11 alone: the app
 # loader's memory loading 500 GIFs by range against plain URLSession), BENCH_LOADER_MEMORY=0 (skip it),
@@ -60,7 +60,7 @@ publish_only=${BENCH_PUBLISH_ONLY:-0}
 publish_bench=${BENCH_PUBLISH:-1}
 install_only=${BENCH_INSTALL_ONLY:-0}
 install_bench=${BENCH_INSTALL:-1}
-install_runs=${BENCH_INSTALL_RUNS:-5}
+install_runs=${BENCH_INSTALL_RUNS:-9}
 renditions_only=${BENCH_RENDITIONS_ONLY:-0}
 renditions_bench=${BENCH_RENDITIONS:-1}
 renditions_runs=${BENCH_RENDITIONS_RUNS:-3}
@@ -205,7 +205,7 @@ moto=$root/.venv-test/bin/moto_server
 if [ "$publish_bench" = 1 ] && [ ! -x "$moto" ]; then
   echo "bench/run.sh: $moto is missing: run \`make test-venv\` (make bench does)" >&2; exit 2
 fi
-bin=${bin:-$(cd "$root" && swift build -c release --show-bin-path)}
+bin=${bin:-$(cd "$root" && swift build -c release --static-swift-stdlib --show-bin-path)}
 if [ -n "$real_data" ] && [ ! -d "$real_data" ]; then
   echo "bench/run.sh: --real-data $real_data is not a directory" >&2; exit 2
 fi

@@ -32,8 +32,8 @@ for candidate in "$real_data/exercisedb-sample/gifs" "$real_data/gifs" "$real_da
 done
 [ -n "$gifs" ] || { echo "bench/webp-timing.sh: no .gif files under $real_data" >&2; exit 2; }
 
-swift build -c release --package-path "$root" --target GifPackWebP 2>&1 | grep -E "error|warning: " >&2 || true
-release=$(swift build -c release --package-path "$root" --show-bin-path)
+swift build -c release --static-swift-stdlib --package-path "$root" --target GifPackWebP 2>&1 | grep -E "error|warning: " >&2 || true
+release=$(swift build -c release --static-swift-stdlib --package-path "$root" --show-bin-path)
 work=$(mktemp -d "${TMPDIR:-/tmp}/gifpack-webp-timing.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 objects=()
