@@ -297,21 +297,28 @@ fact() { jq -nc --arg k "$1" --argjson v "$2" '{key: $k, value: $v}' >> "$facts"
 # measure NAME COMMAND...: wall (nanosecond clock), user, sys, peak RSS (of the largest process), bytes
 # written to the file system (%O, 512-byte blocks) and exit status of COMMAND, recorded as fact NAME. Output goes to runs/NAME.out and .err.
 # Dirty pages of the previous step are written back first (sync), so no step pays for another's.
+# Also recorded: the CPU time the hypervisor took from this virtual machine while COMMAND ran (steal,
+# all cores, /proc/stat; 0 on bare metal), which tells a run the host disturbed from one that was slow.
 measure() {
   local name=$1; shift
   local out=$work/runs/$name
-  local t0 t1 rc user sys rss blocks
+  local t0 t1 rc user sys rss blocks steal0 steal1
   sync
+  steal0=$(steal_ticks)
   t0=$(date +%s%N)
   set +e
   /usr/bin/time -f '%U %S %M %O' -o "$out.time" "$@" > "$out.out" 2> "$out.err"
   rc=$?
   set -e
   t1=$(date +%s%N)
+  steal1=$(steal_ticks)
   read -r user sys rss blocks < <(tail -n 1 "$out.time")
-  fact "$name" "{\"wall\": $(( (t1 - t0) / 1000 ))e-6, \"user\": $user, \"sys\": $sys, \"rss_kb\": $rss, \"written_bytes\": $(( blocks * 512 )), \"status\": $rc}"
+  fact "$name" "{\"wall\": $(( (t1 - t0) / 1000 ))e-6, \"user\": $user, \"sys\": $sys, \"rss_kb\": $rss, \"written_bytes\": $(( blocks * 512 )), \"steal_s\": $(( steal1 - steal0 ))e-2, \"status\": $rc}"
   return 0
 }
+
+# steal_ticks: the steal column of /proc/stat's "cpu" line, in USER_HZ ticks (1/100 s).
+steal_ticks() { awk '$1 == "cpu" { print $9 + 0; exit }' /proc/stat 2> /dev/null || echo 0; }
 
 # start_fixture ARGS...: starts the fixture server, waits for its port; sets $port and $base.
 start_fixture() {

@@ -264,6 +264,9 @@ def install_rows(f, prefix, runs):
             "median_stock_cpu_s": statistics.median([cpu(b) for _, b in good]) if good else None,
             "peak_rss_mb": max([a["rss_kb"] for a, _ in good], default=0) / 1024 or None,
             "phases_s": {k: statistics.median([p.get(k, 0) for p in phases]) for k in PHASES + ("total",)} if phases else None,
+            # CPU time the host took from the machine while the row's runs (both sides) ran: a row
+            # the hypervisor disturbed shows here (None for a run before it was recorded).
+            "steal_s": sum(a.get("steal_s", 0) + b.get("steal_s", 0) for a, b in good) if good and "steal_s" in good[0][0] else None,
             "call_ratios": call_ratios if kind == "library" else None,
             "median_call_ratio": statistics.median(call_ratios) if kind == "library" and call_ratios else None,
         })
@@ -315,6 +318,9 @@ def install_table(install):
                          f"{fmt(row['peak_rss_mb'], 1):>13} {row['pairs']:>7}" + (f"   {row['failed']} failed" if row["failed"] else ""))
         for row in size["rows"]:
             lines.append(f"  {row['kind']} ratios by pair: " + ", ".join(f"{v:.3f}" for v in row["ratios"]))
+        steal = [f"{row['kind']} {row['steal_s']:.2f}" for row in size["rows"] if row.get("steal_s") is not None]
+        if steal:
+            lines.append("  CPU taken by the host (steal) while each row's pairs ran, s: " + ", ".join(steal))
         for row in size["rows"]:
             if row.get("call_ratios"):
                 c = row["call_ratios"]
@@ -528,7 +534,8 @@ def summarize_builds(f):
         return row
 
     rounds = [with_catalog_floor({"round": 1, "gifpack_wall_s": build1["wall"], "floor_wall_s": [floor["wall"], floor2["wall"]],
-                                  "ratio": ratio(build1["wall"], floor_wall), "stage_s": report1.get("stageSeconds")},
+                                  "ratio": ratio(build1["wall"], floor_wall), "stage_s": report1.get("stageSeconds"),
+                                  "steal_s": build1.get("steal_s")},
                                  "floor_catalog", floor_wall)]
     for r in range(2, int(f.get("floor_runs", 1)) + 1):
         build, before, after = f.get(f"build1.r{r}"), f.get(f"floor{r}"), f.get(f"floor{r + 1}")
@@ -537,7 +544,8 @@ def summarize_builds(f):
         mean = (before["wall"] + after["wall"]) / 2
         rounds.append(with_catalog_floor({"round": r, "gifpack_wall_s": build["wall"], "floor_wall_s": [before["wall"], after["wall"]],
                                           "ratio": ratio(build["wall"], mean), "status": build["status"],
-                                          "stage_s": (f.get(f"build1.r{r}.report") or {}).get("stageSeconds")},
+                                          "stage_s": (f.get(f"build1.r{r}.report") or {}).get("stageSeconds"),
+                                          "steal_s": build.get("steal_s")},
                                          f"floor_catalog.r{r}", mean))
     end_to_end["floor_rounds"] = rounds
     ratios = [r["ratio"] for r in rounds if r["ratio"] is not None]
@@ -856,6 +864,9 @@ def build_tables(r):
         add("  gifpack / floor by round (fresh build between two floor runs): "
             + ", ".join(f"{fmt(r['ratio'], 3)} ({r['gifpack_wall_s']:.2f} s against {r['floor_wall_s'][0]:.2f} and "
                         f"{r['floor_wall_s'][1]:.2f} s)" for r in e["floor_rounds"]))
+    steal = [r.get("steal_s") for r in e.get("floor_rounds") or []]
+    if steal and None not in steal:
+        add("  CPU taken by the host (steal) during each round's build, s: " + ", ".join(f"{v:.2f}" for v in steal))
     if e.get("floor_catalog"):
         c = e["floor_catalog"]
         add(f"  floor with the catalog's {c['pages']} pages in front (the least any build asks through 3 slots) / floor: "
