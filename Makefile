@@ -12,8 +12,8 @@ BENCH_REAL_DATA ?= ../shared/realdata
 # make bench runs the whole bench twice: quiet, then beside a busy loop pinned to one core (BENCH_PASSES=quiet: once).
 BENCH_PASSES ?= quiet neighbour
 # Release binaries carry the Swift runtime and Foundation in themselves (--static-swift-stdlib): they run
-# where no Swift toolchain is installed, and a run starts in about 13 ms instead of 24 (`perf stat -r 30
-# gifpack --version`), most of what a small `gifpack install` spends beyond its download (bench/README.md).
+# where no Swift toolchain is installed, and a run starts in about 16 ms instead of 24 (`gifpack --version`,
+# medians of alternating pairs), most of what a small `gifpack install` spends beyond its work (README.md).
 RELEASE := -c release --static-swift-stdlib
 RELEASE_BIN = $(shell $(SWIFT) build $(RELEASE) --show-bin-path 2>/dev/null)
 DEMO_DIR := .demo
